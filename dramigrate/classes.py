@@ -1,0 +1,38 @@
+"""The classes file: cluster-scoped DeviceClasses the claims need, for the cluster admins to apply."""
+
+from __future__ import annotations
+
+from dramigrate.documents import dump_yaml, parse_document, split_documents
+from dramigrate.emit import device_class
+from dramigrate.findings import InputError
+from dramigrate.rules import DeviceClassInfo
+from dramigrate.validate import device_class_errors
+from dramigrate.versions import Target
+
+HEADER = (
+    "# DeviceClasses that the migrated ResourceClaimTemplates need and that no installed driver chart\n"
+    "# ships. Written by dramigrate for the cluster admins: review, then kubectl apply -f this file.\n"
+)
+
+
+def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], target: Target) -> str:
+    """The existing file with every missing class appended; classes already there are kept as they are."""
+    present: set[str] = set()
+    if existing.strip():
+        yf = split_documents(path, existing.encode("utf-8"))
+        for doc in yf.documents:
+            data = parse_document(path, doc)
+            if isinstance(data, dict) and data.get("kind") == "DeviceClass":
+                present.add(str((data.get("metadata") or {}).get("name")))
+    out = existing or HEADER
+    for cls in classes:
+        if cls.name in present:
+            continue
+        obj = device_class(cls, target)
+        errors = device_class_errors(obj, target.text)
+        if errors:
+            raise InputError(f"DeviceClass {cls.name} from pack {cls.pack} is invalid: {'; '.join(errors)}", path)
+        if not out.endswith("\n"):
+            out += "\n"
+        out += "---\n" + dump_yaml(obj)
+    return out

@@ -1,0 +1,232 @@
+"""Command line: turns arguments into calls and results into output; decides nothing itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dramigrate import __version__
+from dramigrate.findings import InputError, Severity
+
+app = typer.Typer(
+    name="dramigrate",
+    help="Migrate Kubernetes workloads from device-plugin accelerator requests (nvidia.com/gpu: 2) to "
+    "Dynamic Resource Allocation (resource.k8s.io ResourceClaimTemplates).\n\n"
+    "Examples:\n\n"
+    "  dramigrate lint k8s/                 # findings with file:line; exit 1 when errors remain\n\n"
+    "  dramigrate diff k8s/                 # the exact change, nothing written\n\n"
+    "  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
+    "  helm template my-release ./chart | dramigrate fix - > migrated.yaml",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+rules_app = typer.Typer(help="List, show and validate rule packs and workload-kind files.", no_args_is_help=True)
+app.add_typer(rules_app, name="rules")
+
+Paths = Annotated[
+    list[str], typer.Argument(help="Files, folders (searched for *.yaml, *.yml) or - for stdin.", show_default=False)
+]
+KubeVersion = Annotated[
+    str | None,
+    typer.Option(
+        "--kube-version",
+        help="Target Kubernetes version: 1.34+ emits resource.k8s.io/v1; 1.32/1.33 need "
+        "--assume-dra-enabled. [default: 1.36]",
+        show_default=False,
+    ),
+]
+AssumeDra = Annotated[
+    bool,
+    typer.Option("--assume-dra-enabled", help="For 1.32/1.33 targets: the DRA feature gate and beta API group are on."),
+]
+RulesOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--rules", help="Extra rule pack or workloads file (repeatable); its rules win over the shipped ones."
+    ),
+]
+FormatOpt = Annotated[str, typer.Option("--format", help="Report format: text or json.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", help="Write the report to this file.")]
+ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
+ClassesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--classes-file", help="Where to write cluster-scoped DeviceClasses the claims need (for cluster admins)."
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: .dramigrate.yaml or [tool.dramigrate] in pyproject.toml, searched upward).",
+    ),
+]
+DropQuota = Annotated[bool, typer.Option("--drop-legacy-quota", help="Remove legacy device keys from ResourceQuotas.")]
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"dramigrate {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    pass
+
+
+def _fail(message: str) -> None:
+    print(f"dramigrate: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+@app.command(
+    epilog="Examples:\n\n  dramigrate lint k8s/ manifests/job.yaml\n\n"
+    "  dramigrate lint --format json --output report.json .\n\n"
+    "  dramigrate lint --fail-on warning k8s/"
+)
+def lint(
+    paths: Paths,
+    kube_version: KubeVersion = None,
+    assume_dra_enabled: AssumeDra = False,
+    rules: RulesOpt = None,
+    format: FormatOpt = "text",
+    output: OutputOpt = None,
+    exclude: ExcludeOpt = None,
+    classes_file: ClassesOpt = None,
+    config: ConfigOpt = None,
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info.")
+    ] = "error",
+) -> None:
+    """Report device-plugin requests and DRA wiring problems with file:line. Exit 0 clean, 1 errors, 2 bad input."""
+    from dramigrate.commands import Options, do_lint
+
+    opts = Options(
+        paths, kube_version, assume_dra_enabled, rules or [], format, output, exclude or [], classes_file, config
+    )
+    if fail_on not in ("error", "warning", "info"):
+        _fail("--fail-on takes error, warning or info")
+    _guard(lambda: do_lint(opts, Severity(fail_on)))
+
+
+@app.command(
+    epilog="Examples:\n\n  dramigrate diff k8s/\n\n  dramigrate diff --check k8s/   # in CI: exit 1 "
+    "when anything would change"
+)
+def diff(
+    paths: Paths,
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 when anything would change.")] = False,
+    kube_version: KubeVersion = None,
+    assume_dra_enabled: AssumeDra = False,
+    rules: RulesOpt = None,
+    format: FormatOpt = "text",
+    output: OutputOpt = None,
+    exclude: ExcludeOpt = None,
+    classes_file: ClassesOpt = None,
+    config: ConfigOpt = None,
+    drop_legacy_quota: DropQuota = False,
+) -> None:
+    """Show the unified diff fix would apply, and a summary; writes nothing."""
+    from dramigrate.commands import Options, do_diff
+
+    opts = Options(
+        paths,
+        kube_version,
+        assume_dra_enabled,
+        rules or [],
+        format,
+        output,
+        exclude or [],
+        classes_file,
+        config,
+        drop_legacy_quota,
+    )
+    _guard(lambda: do_diff(opts, check))
+
+
+@app.command(
+    epilog="Examples:\n\n  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
+    "  dramigrate fix --kube-version 1.34 deploy.yaml\n\n"
+    "  helm template rel ./chart | dramigrate fix - > migrated.yaml"
+)
+def fix(
+    paths: Paths,
+    kube_version: KubeVersion = None,
+    assume_dra_enabled: AssumeDra = False,
+    rules: RulesOpt = None,
+    format: FormatOpt = "text",
+    output: OutputOpt = None,
+    exclude: ExcludeOpt = None,
+    classes_file: ClassesOpt = None,
+    config: ConfigOpt = None,
+    drop_legacy_quota: DropQuota = False,
+) -> None:
+    """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
+    from dramigrate.commands import Options, do_fix
+
+    opts = Options(
+        paths,
+        kube_version,
+        assume_dra_enabled,
+        rules or [],
+        format,
+        output,
+        exclude or [],
+        classes_file,
+        config,
+        drop_legacy_quota,
+    )
+    _guard(lambda: do_fix(opts))
+
+
+@rules_app.command("list")
+def rules_list(rules: RulesOpt = None) -> None:
+    """List the rule packs and their resource mappings."""
+    from dramigrate.commands import do_rules_list
+
+    _guard(lambda: do_rules_list(rules or []))
+
+
+@rules_app.command("show")
+def rules_show(
+    name: Annotated[str, typer.Argument(help="Pack name (see `rules list`) or `workloads`.")], rules: RulesOpt = None
+) -> None:
+    """Print one rule pack as YAML."""
+    from dramigrate.commands import do_rules_show
+
+    _guard(lambda: do_rules_show(name, rules or []))
+
+
+@rules_app.command("validate")
+def rules_validate(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Rule pack or workloads files; default: the shipped ones.")
+    ] = None,
+) -> None:
+    """Check rule files against their JSON Schema. Exit 0 valid, 2 invalid."""
+    from dramigrate.commands import do_rules_validate
+
+    _guard(lambda: do_rules_validate(files or []))
+
+
+def _guard(action: object) -> None:
+    try:
+        code = action()  # type: ignore[operator]
+    except InputError as exc:
+        _fail(str(exc))
+    except BrokenPipeError:
+        raise typer.Exit(0) from None
+    raise typer.Exit(code or 0)
+
+
+def main() -> None:
+    app()

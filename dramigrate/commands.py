@@ -1,0 +1,252 @@
+"""What each command does, from parsed options to exit code. Reading and writing happen here, at the edge."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from dramigrate.config import Settings, load_settings
+from dramigrate.engine import RunResult, classes_warning, needed_classes, run
+from dramigrate.findings import InputError, Severity
+from dramigrate.report import FORMATS, summary, worst
+from dramigrate.rules import RuleSet, load_rules, shipped_rule_files, validate_rule_file
+from dramigrate.sources import Inputs, expand
+from dramigrate.versions import Target
+
+
+@dataclass
+class Options:
+    paths: list[str]
+    kube_version: str | None = None
+    assume_dra_enabled: bool = False
+    rules: list[Path] = field(default_factory=list)
+    format: str = "text"
+    output: Path | None = None
+    exclude: list[str] = field(default_factory=list)
+    classes_file: Path | None = None
+    config: Path | None = None
+    drop_legacy_quota: bool = False
+
+
+@dataclass
+class Context:
+    settings: Settings
+    target: Target
+    rules: RuleSet
+    inputs: Inputs
+    stdin: bytes | None
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def prepare(opts: Options, writes: bool) -> Context:
+    if opts.format not in FORMATS:
+        raise InputError(f"--format takes one of {', '.join(FORMATS)}, not {opts.format!r}")
+    settings = load_settings(opts.config, Path.cwd())
+    if opts.kube_version:
+        settings.kube_version = opts.kube_version
+    settings.assume_dra_enabled = settings.assume_dra_enabled or opts.assume_dra_enabled
+    settings.rules = tuple(settings.rules) + tuple(opts.rules)
+    settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
+    settings.classes_file = opts.classes_file or settings.classes_file
+    settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
+    target = Target.parse(settings.kube_version)
+    if target.unreleased:
+        _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
+    if target.needs_gate:
+        if writes and not settings.assume_dra_enabled:
+            raise InputError(target.gate_advice())
+        _err(f"dramigrate: note: {target.gate_advice()}")
+    rules = load_rules(settings.rules)
+    inputs = expand(opts.paths, settings.exclude)
+    for chart in inputs.charts:
+        _err(
+            f"dramigrate: {chart}: a Helm chart; chart support is not in this version, its templates are "
+            "skipped (render it and pipe it in: helm template REL {chart} | dramigrate lint -)"
+        )
+    for note in inputs.notes:
+        _err(f"dramigrate: {note}")
+    stdin = sys.stdin.buffer.read() if inputs.stdin else None
+    return Context(settings, target, rules, inputs, stdin)
+
+
+def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult]:
+    ctx = prepare(opts, writes)
+    result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin)
+    for path, message in ctx.inputs.errors:
+        result.files.append(_error_result(path, message))
+        result.bad_input += 1
+    return ctx, result
+
+
+def _error_result(path: str, message: str) -> Any:
+    from dramigrate.migrate import FileResult
+
+    return FileResult(path, error=InputError(message, path))
+
+
+def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show_fixed: bool) -> None:
+    errors = [r.error for r in result.files if r.error is not None]
+    s = summary(result.findings, result.scanned, changed, result.bad_input)
+    out = stream
+    if opts.output is not None:
+        out = open(opts.output, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        if opts.format == "json":
+            from dramigrate.report.json import render
+
+            out.write(
+                render(
+                    result.findings,
+                    s,
+                    [{"file": e.file, "line": e.line, "column": e.column, "message": e.message} for e in errors],
+                )
+            )
+        else:
+            from dramigrate.report.text import render as render_text
+
+            color = None if out is stream and stream.isatty() else False
+            render_text(result.findings, s, errors, out, show_fixed=show_fixed, color=color)
+    finally:
+        if out is not stream:
+            out.close()
+
+
+def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, str] | None:
+    """The classes file's (path, before, after) when claims need DeviceClasses no chart ships."""
+    missing = needed_classes(result, ctx.rules)
+    if not missing:
+        return None
+    if ctx.settings.classes_file is None:
+        result.findings.append(classes_warning(result, missing))
+        return None
+    from dramigrate.classes import merge_classes
+
+    path = ctx.settings.classes_file
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    after = merge_classes(str(path), before, [ctx.rules.classes[c] for c in missing], ctx.target)
+    if write and after != before:
+        from dramigrate.writer import write_atomic
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, after)
+    return path, before, after
+
+
+def _exit(result: RunResult, fail_on: Severity) -> int:
+    if result.bad_input:
+        return 2
+    w = worst(result.findings)
+    return 1 if w is not None and w.rank >= fail_on.rank else 0
+
+
+def do_lint(opts: Options, fail_on: Severity) -> int:
+    ctx, result = _execute(opts, fix=False, writes=False)
+    missing = needed_classes(result, ctx.rules)
+    if missing and ctx.settings.classes_file is None:
+        result.findings.append(classes_warning(result, missing))
+    _report(opts, result, 0, sys.stdout, show_fixed=False)
+    return _exit(result, fail_on)
+
+
+def do_diff(opts: Options, check: bool) -> int:
+    from dramigrate.report.diff import unified
+
+    ctx, result = _execute(opts, fix=True, writes=False)
+    changed = 0
+    for r in result.files:
+        if r.rewritten is not None and r.original is not None:
+            changed += 1
+            sys.stdout.write(unified(r.path, r.original, r.rewritten))
+    classes = _classes(ctx, result, write=False)
+    if classes and classes[1] != classes[2]:
+        changed += 1
+        sys.stdout.write(unified(str(classes[0]), classes[1], classes[2]))
+    _report(opts, result, changed, sys.stderr, show_fixed=True)
+    if result.bad_input:
+        return 2
+    return 1 if check and changed else 0
+
+
+def do_fix(opts: Options) -> int:
+    from dramigrate.writer import write_atomic
+
+    ctx, result = _execute(opts, fix=True, writes=True)
+    changed = 0
+    raw_by_path = {str(p): p for p in ctx.inputs.files}
+    for r in result.files:
+        if r.path == "-":
+            continue
+        if r.rewritten is not None:
+            path = raw_by_path.get(r.path, Path(r.path))
+            try:
+                write_atomic(path, r.rewritten, expected=r.raw)
+                changed += 1
+            except InputError as exc:
+                r.error = exc
+                result.bad_input += 1
+                for f in r.findings:
+                    f.fixed = False
+    if ctx.stdin is not None:
+        stdin_result = next((r for r in result.files if r.path == "-"), None)
+        if stdin_result is not None and stdin_result.error is None:
+            text = stdin_result.rewritten or stdin_result.original or ctx.stdin.decode("utf-8", "replace")
+        else:
+            text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
+        sys.stdout.write(text)
+    _classes(ctx, result, write=True)
+    for r in result.files:
+        for c in r.changes:
+            _err(f"fixed {c}")
+    _report(opts, result, changed, sys.stderr, show_fixed=True)
+    return _exit(result, Severity.ERROR)
+
+
+def do_rules_list(extra: list[Path]) -> int:
+    rules = load_rules(tuple(extra))
+    for name, pack in rules.packs.items():
+        print(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]")
+        for res in pack.get("resources", []):
+            what = res.get("match") or f"/{res.get('regex')}/"
+            to = f"report only ({res['reportOnly']})" if res.get("reportOnly") else f"-> {res['deviceClass']}"
+            print(f"  {what} {to}")
+    print(f"workload kinds: {len(rules.kinds)} ({', '.join(sorted({k.kind for k in rules.kinds.values()}))})")
+    return 0
+
+
+def do_rules_show(name: str, extra: list[Path]) -> int:
+    import yaml
+
+    rules = load_rules(tuple(extra))
+    if name == "workloads":
+        print(next(p for p in shipped_rule_files() if p.name == "workloads.yaml").read_text(encoding="utf-8"), end="")
+        return 0
+    if name not in rules.packs:
+        raise InputError(f"no rule pack named {name!r}; known: {', '.join(rules.packs)}")
+    print(yaml.safe_dump(rules.packs[name], sort_keys=False, width=110), end="")
+    return 0
+
+
+def do_rules_validate(files: list[Path]) -> int:
+    import yaml
+
+    targets = files or [p for p in shipped_rule_files() if p.name not in ("kube-versions.yaml",)]
+    bad = 0
+    for path in targets:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            print(f"{path}: cannot read: {exc}")
+            bad += 1
+            continue
+        errors = validate_rule_file(path, data)
+        for e in errors:
+            print(e)
+        bad += bool(errors)
+        if not errors:
+            print(f"{path}: ok")
+    return 2 if bad else 0

@@ -1,0 +1,105 @@
+"""Settings: defaults, then `.dramigrate.yaml` or `[tool.dramigrate]` in pyproject.toml, then flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.findings import InputError
+
+CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
+SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
+
+
+@dataclass
+class Settings:
+    kube_version: str = "1.36"
+    assume_dra_enabled: bool = False
+    rules: tuple[Path, ...] = ()
+    exclude: tuple[str, ...] = ()
+    classes_file: Path | None = None
+    # The cluster's device-plugin sharing per resource: {"nvidia.com/gpu": "time-slicing"}.
+    sharing: dict[str, str] = field(default_factory=dict)
+    drop_legacy_quota: bool = False
+    fail_on: str = "error"
+    config_file: Path | None = None
+
+    def merge(self, values: dict[str, Any], base: Path) -> None:
+        names = {f.name for f in fields(self)}
+        for raw_key, value in values.items():
+            key = raw_key.replace("-", "_")
+            if key not in names or key == "config_file":
+                raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
+            if key == "rules":
+                value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
+            elif key == "exclude":
+                value = tuple(str(v) for v in _as_list(value, raw_key))
+            elif key == "classes_file" and value is not None:
+                value = (base / str(value)).resolve()
+            elif key == "kube_version":
+                value = str(value)
+            elif key == "sharing":
+                if not isinstance(value, dict):
+                    raise InputError("`sharing` must map resource names to a mode", str(self.config_file))
+                for res, mode in value.items():
+                    if mode not in SHARING_MODES:
+                        raise InputError(
+                            f"sharing mode for {res} must be one of {', '.join(SHARING_MODES)}, not {mode!r}",
+                            str(self.config_file),
+                        )
+                value = {str(k): str(v) for k, v in value.items()}
+            setattr(self, key, value)
+
+
+def _as_list(value: Any, key: str) -> list[Any]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return value
+    raise InputError(f"`{key}` must be a list")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward."""
+    for folder in (start, *start.parents):
+        for name in CONFIG_NAMES:
+            if (folder / name).is_file():
+                return folder / name
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "[tool.dramigrate]" in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return pyproject
+    return None
+
+
+def load_settings(config: Path | None, cwd: Path) -> Settings:
+    settings = Settings()
+    path = config or find_config(cwd)
+    if path is None:
+        return settings
+    settings.config_file = path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read config: {exc.strerror}", str(path)) from exc
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            values = tomllib.loads(text).get("tool", {}).get("dramigrate", {})
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"invalid TOML: {exc}", str(path)) from exc
+    else:
+        try:
+            values = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(f"invalid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+    if not isinstance(values, dict):
+        raise InputError("config must be a mapping of settings", str(path))
+    settings.merge(values, path.parent)
+    return settings

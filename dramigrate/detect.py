@@ -1,0 +1,471 @@
+"""Detect: findings on one parsed document, and the device uses that `fix` can rewrite."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramigrate.config import Settings
+from dramigrate.documents import Document
+from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
+from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
+
+IGNORE_ANNOTATION = "dramigrate.io/ignore"
+_IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
+REPLICATED_KINDS = {
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicationController",
+    "Job",
+    "CronJob",
+    "JobSet",
+    "LeaderWorkerSet",
+}
+
+
+@dataclass
+class ObjectInfo:
+    """Identity of one Kubernetes object inside a document (a document, or an item of a List)."""
+
+    obj: Any
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    generate_name: str
+    path: str  # "" for the document itself, items[3] for an item of a List
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        meta = self.obj.get("metadata")
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        return ann if isinstance(ann, dict) else {}
+
+
+@dataclass
+class DeviceUse:
+    container: ContainerRef
+    resource: str
+    match: ResourceMatch
+    count: int
+    line: int
+    column: int
+
+
+@dataclass
+class PodAnalysis:
+    info: ObjectInfo
+    ref: PodSpecRef
+    kind: WorkloadKind
+    uses: list[DeviceUse] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # the legacy-device-request ones, one per use
+
+
+def objects_of(data: Any) -> list[ObjectInfo]:
+    if not isinstance(data, dict):
+        return []
+    if data.get("kind") == "List" and isinstance(data.get("items"), list):
+        out = []
+        for i, item in enumerate(data["items"]):
+            for o in objects_of(item):
+                o.path = f"items[{i}]"
+                out.append(o)
+        return out
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return [
+        ObjectInfo(
+            obj=data,
+            api_version=str(data.get("apiVersion", "")),
+            kind=str(data.get("kind", "")),
+            name=str(meta.get("name") or ""),
+            namespace=str(meta.get("namespace") or ""),
+            generate_name=str(meta.get("generateName") or ""),
+            path="",
+        )
+    ]
+
+
+def parse_count(value: Any) -> int | None:
+    """The integer device count, or None for placeholders, fractions, nulls and anything else."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return int(value) if value >= 0 else None
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+", value.strip()):
+        return int(value.strip())
+    return None
+
+
+class Detector:
+    """Findings for one file. Keeps the file's ResourceClaimTemplates to check existing DRA wiring."""
+
+    def __init__(self, path: str, rules: RuleSet, settings: Settings, claim_templates: dict[str, set[str]]):
+        self.path = path
+        self.rules = rules
+        self.settings = settings
+        self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
+
+    def finding(
+        self, rule: str, message: str, doc: Document, node: Any, key: Any, info: ObjectInfo | None, **extra: Any
+    ) -> Finding:
+        line, column = doc.line_of(node, key)
+        f = Finding(
+            rule=rule, severity=RULES[rule][0], message=message, file=self.path, line=line, column=column, **extra
+        )
+        if info is not None:
+            f.kind, f.name, f.namespace = info.kind, info.name or info.generate_name, info.namespace
+        return f
+
+    def ignored(self, doc: Document, line: int, rule: str) -> bool:
+        lines = doc.body.splitlines()
+        for n in (line, line - 1):
+            idx = n - doc.start_line
+            if 0 <= idx < len(lines):
+                m = _IGNORE_COMMENT.search(lines[idx])
+                if m and (not m.group(1) or rule in m.group(1).split(",")):
+                    return True
+        return False
+
+    # -- pod specs ---------------------------------------------------------------------------------
+
+    def analyze(self, doc: Document) -> tuple[list[Finding], list[PodAnalysis]]:
+        findings: list[Finding] = []
+        pods: list[PodAnalysis] = []
+        for info in objects_of(doc.data):
+            if IGNORE_ANNOTATION in info.annotations:
+                continue
+            kind = self.rules.workload(info.api_version, info.kind)
+            covered: set[int] = set()
+            if kind is not None:
+                for ref in pod_specs(info.obj, kind):
+                    pa = self.analyze_pod(doc, info, kind, ref, findings, covered)
+                    if pa.uses:
+                        pods.append(pa)
+                        findings.extend(pa.findings)
+            findings.extend(self.stray_requests(doc, info, kind, covered))
+        findings = [f for f in findings if not self.ignored(doc, f.line, f.rule)]
+        kept = {id(f) for f in findings}
+        for pa in pods:
+            pa.uses = [u for u, f in zip(pa.uses, pa.findings) if id(f) in kept]
+            pa.findings = [f for f in pa.findings if id(f) in kept]
+        return findings, [pa for pa in pods if pa.uses]
+
+    def analyze_pod(
+        self,
+        doc: Document,
+        info: ObjectInfo,
+        kind: WorkloadKind,
+        ref: PodSpecRef,
+        findings: list[Finding],
+        covered: set[int],
+    ) -> PodAnalysis:
+        pa = PodAnalysis(info, ref, kind)
+        accepts = kind.accepts(info.annotations)
+        pod_claims = {str(c.get("name")): c for c in ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
+        shared_by_label = self.shared_product_label(ref.spec)
+        ctx = {
+            "kind": info.kind,
+            "namespace": info.namespace,
+            "name": info.name or info.generate_name,
+            "pod_template_path": ref.path,
+        }
+        for c in containers(ref, kind):
+            resources = c.container.get("resources")
+            if not isinstance(resources, dict):
+                continue
+            covered.add(id(resources))
+            findings.extend(self.existing_claims(doc, info, ref, c, resources, pod_claims, ctx))
+            entries = self.device_entries(resources)
+            # A whole device beside a slice of the same vendor's device (nvidia.com/gpu with HAMi's
+            # nvidia.com/gpumem) is a share of one device: rewriting it would make it exclusive.
+            slices = {r.split("/")[0]: r for r in entries if (m := self.rules.lookup(r)) and m.rule.report_only}
+            for res, (count_value, holder) in entries.items():
+                where = {**ctx, "container": c.name, "resource": res}
+                match = self.rules.lookup(res)
+                if match is None:
+                    findings.append(
+                        self.finding(
+                            "unknown-resource",
+                            f"{res} is an extended resource no rule pack knows; if it is a device, add a rule pack "
+                            "(--rules FILE) that maps it to a device class",
+                            doc,
+                            holder,
+                            res,
+                            info,
+                            **where,
+                        )
+                    )
+                    continue
+                rule = match.rule
+                shared = rule.report_only or self.shared_mode(rule, shared_by_label)
+                if not shared and res.split("/")[0] in slices:
+                    shared = f"shared (asked for with {slices[res.split('/')[0]]})"
+                if shared:
+                    advice = rule.advice or rule.sharing.get("advice", "")
+                    findings.append(
+                        self.finding(
+                            "shared-device",
+                            f"{res} is a {shared} device resource: a per-pod claim would give each pod a whole device; "
+                            f"left as is. The DRA way: {advice}",
+                            doc,
+                            holder,
+                            res,
+                            info,
+                            **where,
+                        )
+                    )
+                    continue
+                count = parse_count(count_value)
+                if not accepts:
+                    findings.append(
+                        self.finding(
+                            "report-only-kind",
+                            f"{info.kind} ({info.api_version}) asks for {res}, but {kind.reason}; left as is",
+                            doc,
+                            holder,
+                            res,
+                            info,
+                            **where,
+                        )
+                    )
+                    continue
+                if count is None or not self.consistent(resources, res):
+                    findings.append(
+                        self.finding(
+                            "invalid-count",
+                            self.count_problem(res, count_value, resources),
+                            doc,
+                            holder,
+                            res,
+                            info,
+                            **where,
+                        )
+                    )
+                    continue
+                if count == 0:
+                    msg = f"{res}: 0 asks for no device; fix drops the key and emits no claim"
+                else:
+                    msg = (
+                        f"{res}: {count} is a device-plugin request; fix moves it to a ResourceClaimTemplate "
+                        f"request on device class {rule.device_class}"
+                    )
+                f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
+                line, column = doc.line_of(holder, res)
+                pa.uses.append(DeviceUse(c, res, match, count, line, column))
+                pa.findings.append(f)
+        return pa
+
+    def device_entries(self, resources: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+        """Extended resources of a container: name -> (value, mapping holding it); limits win over requests."""
+        out: dict[str, tuple[Any, Any]] = {}
+        for section in ("requests", "limits"):
+            values = resources.get(section)
+            if isinstance(values, dict):
+                for res, value in values.items():
+                    if self.rules.is_device_candidate(str(res)):
+                        out[str(res)] = (value, values)
+        return out
+
+    @staticmethod
+    def consistent(resources: dict[str, Any], res: str) -> bool:
+        """Limits and requests agree on the count (or only one of them is set)."""
+        values = [
+            resources[s][res]
+            for s in ("limits", "requests")
+            if isinstance(resources.get(s), dict) and res in resources[s]
+        ]
+        return len({parse_count(v) for v in values}) == 1
+
+    @staticmethod
+    def count_problem(res: str, value: Any, resources: dict[str, Any]) -> str:
+        both = [
+            resources[s].get(res)
+            for s in ("limits", "requests")
+            if isinstance(resources.get(s), dict) and res in resources[s]
+        ]
+        if len(both) == 2 and parse_count(both[0]) != parse_count(both[1]) and None not in map(parse_count, both):
+            return f"{res}: limits ({both[0]}) and requests ({both[1]}) differ; an extended resource needs them equal"
+        if value is None:
+            return f"{res} has no value (null); set an integer device count, then run fix"
+        if isinstance(value, float) or (isinstance(value, str) and re.fullmatch(r"\s*[0-9]*\.[0-9]+\s*", value)):
+            return f"{res}: {value} is a fraction; DRA claims whole devices; use a shared claim for a slice"
+        return f"{res}: {value!s} is not an integer device count (a placeholder?); fix leaves this container alone"
+
+    def shared_mode(self, rule: Any, shared_by_label: set[str]) -> str:
+        if not rule.sharing:
+            return ""
+        mode = self.settings.sharing.get(rule.sharing["setting"], "none")
+        if mode != "none":
+            return f"shared ({mode}, from the sharing setting)"
+        if rule.sharing.get("nodeLabel") in shared_by_label:
+            return "shared (the pod is pinned to a -SHARED or -MIG- product label)"
+        return ""
+
+    def shared_product_label(self, spec: dict[str, Any]) -> set[str]:
+        """Node labels whose pinned values say the plain resource is a slice (GFD -SHARED, -MIG-<profile>)."""
+        patterns = {
+            r.sharing["nodeLabel"]: re.compile(r.sharing["sharedValuePattern"])
+            for r in self.rules.resources
+            if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
+        }
+        hits: set[str] = set()
+        selector = spec.get("nodeSelector")
+        for label, pattern in patterns.items():
+            values: list[Any] = []
+            if isinstance(selector, dict) and label in selector:
+                values.append(selector[label])
+            values.extend(_affinity_values(spec, label))
+            if any(pattern.search(str(v)) for v in values):
+                hits.add(label)
+        return hits
+
+    # -- objects that already use DRA ---------------------------------------------------------------
+
+    def existing_claims(
+        self,
+        doc: Document,
+        info: ObjectInfo,
+        ref: PodSpecRef,
+        c: ContainerRef,
+        resources: dict[str, Any],
+        pod_claims: dict[str, Any],
+        ctx: dict[str, str],
+    ) -> list[Finding]:
+        out: list[Finding] = []
+        claims = resources.get("claims")
+        if not isinstance(claims, list):
+            return out
+        for i, entry in enumerate(claims):
+            if not isinstance(entry, dict):
+                continue
+            name = str(entry.get("name"))
+            where = {**ctx, "container": c.name}
+            if name not in pod_claims:
+                out.append(
+                    self.finding(
+                        "dangling-claim",
+                        f"container {c.name} uses claim {name!r}, which is not in the pod's "
+                        f"spec.resourceClaims ({', '.join(pod_claims) or 'none'})",
+                        doc,
+                        claims,
+                        i,
+                        info,
+                        **where,
+                    )
+                )
+                continue
+            pod_claim = pod_claims[name]
+            if pod_claim.get("resourceClaimName") and info.kind in REPLICATED_KINDS:
+                out.append(
+                    self.finding(
+                        "shared-claim-replicated",
+                        f"claim {name!r} names ResourceClaim {pod_claim['resourceClaimName']!r}: every replica of this "
+                        f"{info.kind} shares its devices; use resourceClaimTemplateName for a device per pod",
+                        doc,
+                        claims,
+                        i,
+                        info,
+                        **where,
+                    )
+                )
+            template = pod_claim.get("resourceClaimTemplateName")
+            classes = self.claim_templates.get(f"{info.namespace}/{template}", set()) if template else set()
+            for res in self.device_entries(resources):
+                match = self.rules.lookup(res)
+                if match and not match.rule.report_only and match.rule.device_class in classes:
+                    out.append(
+                        self.finding(
+                            "extended-resource-beside-claim",
+                            f"container {c.name} asks for {res} and for claim {name!r} of class "
+                            f"{match.rule.device_class}: that allocates two devices; drop {res} or the claim",
+                            doc,
+                            claims,
+                            i,
+                            info,
+                            **{**where, "resource": res},
+                        )
+                    )
+        return out
+
+    # -- device requests outside pod specs dramigrate knows ------------------------------------------
+
+    def stray_requests(
+        self, doc: Document, info: ObjectInfo, kind: WorkloadKind | None, covered: set[int]
+    ) -> list[Finding]:
+        out: list[Finding] = []
+        for resources, path in _resource_blocks(info.obj, info.path):
+            if id(resources) in covered:
+                continue
+            for res, (_, holder) in self.device_entries(resources).items():
+                match = self.rules.lookup(res)
+                if match is None:
+                    continue  # resources no pack knows are reported where pods are known
+                what = (
+                    f"{info.kind} ({info.api_version}) is not a kind dramigrate knows"
+                    if kind is None
+                    else f"{path} is not a pod spec dramigrate knows in {info.kind}"
+                )
+                out.append(
+                    self.finding(
+                        "unknown-kind",
+                        f"{res} at {path}: {what}; add the kind to a workloads file (--rules) to "
+                        "migrate it, or migrate it by hand",
+                        doc,
+                        holder,
+                        res,
+                        info,
+                        resource=res,
+                        pod_template_path=path,
+                    )
+                )
+        return out
+
+
+def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
+    """Every `resources`-like mapping (with limits or requests) in an object, with its path."""
+    out: list[tuple[dict[str, Any], str]] = []
+    stack: list[tuple[Any, str]] = [(node, path)]
+    seen: set[int] = set()
+    while stack:
+        cur, p = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, dict):
+            if isinstance(cur.get("limits"), dict) or isinstance(cur.get("requests"), dict):
+                out.append((cur, p))
+            for k, v in cur.items():
+                stack.append((v, f"{p}.{k}" if p else str(k)))
+        elif isinstance(cur, list):
+            for i, v in enumerate(cur):
+                stack.append((v, f"{p}[{i}]"))
+    return out
+
+
+def _affinity_values(spec: dict[str, Any], label: str) -> list[Any]:
+    values: list[Any] = []
+    try:
+        terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    except (KeyError, TypeError):
+        return values
+    for term in terms or []:
+        for expr in (term or {}).get("matchExpressions") or []:
+            if isinstance(expr, dict) and expr.get("key") == label and expr.get("operator") == "In":
+                values.extend(expr.get("values") or [])
+    return values
+
+
+def require_name(path: str, doc: Document, info: ObjectInfo) -> None:
+    if not info.name:
+        line, _ = doc.line_of(info.obj.get("metadata") or info.obj)
+        hint = f" (it has only generateName {info.generate_name!r})" if info.generate_name else ""
+        raise InputError(
+            f"{info.kind} has no metadata.name{hint}: the ResourceClaimTemplate name is derived from it; "
+            "give the workload a name",
+            path,
+            line,
+        )

@@ -1,0 +1,295 @@
+"""YAML documents that survive a round trip: comments, quoting, indentation, CRLF, BOM, untouched documents.
+
+A file is split into documents on `---` lines. Each document is parsed on its own with ruamel.yaml's
+round-trip loader, so line numbers are real and an untouched document is written back byte for byte.
+An edited document is dumped again, and only the lines the edit changed replace the original lines
+(a three-way merge), so ruamel's own normalisation of untouched lines never reaches the user's file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramigrate.findings import InputError
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_NODES = 2_000_000
+_MARKER = re.compile(r"^---[ \t]*(#.*)?$")
+
+
+@dataclass
+class Document:
+    """One YAML document of a file: its raw text, where it starts, and its parsed round-trip data."""
+
+    head: str  # the `---` marker line, or "" for a first document without one
+    body: str
+    start_line: int  # 1-based line of the body's first line in the file
+    data: Any = None
+    parsed: bool = False
+    baseline: str | None = None  # ruamel's dump of the document before any edit
+    edited: bool = False
+    appended: list[str] = field(default_factory=list)  # new documents to write right after this one
+
+    def line_of(self, node: Any, key: Any = None) -> tuple[int, int]:
+        """1-based (line, column) of a key in a mapping or an index in a sequence, or of the node."""
+        lc = getattr(node, "lc", None)
+        if lc is None:
+            return (self.start_line, 1)
+        try:
+            if key is None:
+                line, col = lc.line, lc.col
+            elif isinstance(key, int):
+                line, col = lc.item(key)
+            else:
+                line, col = lc.key(key)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            line, col = lc.line, lc.col
+        return (self.start_line + line, col + 1)
+
+
+@dataclass
+class YamlFile:
+    path: str
+    text: str  # decoded, BOM removed, newlines normalised to \n
+    newline: str = "\n"
+    bom: bool = False
+    documents: list[Document] = field(default_factory=list)
+
+    def render(self) -> str:
+        out = []
+        for doc in self.documents:
+            body = doc.body
+            if doc.edited and doc.baseline is not None:
+                body = merge_edit(doc.body, doc.baseline, dump_yaml(doc.data, indent_of(doc.body)))
+            out.append(doc.head + body)
+            for extra in doc.appended:
+                if out and not out[-1].endswith("\n"):
+                    out.append("\n")
+                out.append("---\n" + extra)
+        text = "".join(out)
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)
+        return ("\ufeff" if self.bom else "") + text
+
+    @property
+    def changed(self) -> bool:
+        return any(d.edited or d.appended for d in self.documents)
+
+
+def decode(path: str, raw: bytes) -> tuple[str, str, bool]:
+    """Text with \n newlines, the file's newline, and whether it had a BOM. Bad bytes are bad input."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not processed", path)
+    if b"\0" in raw:
+        raise InputError("file contains NUL bytes: not a YAML text file", path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x})", path, line) from exc
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    crlf = text.count("\r\n")
+    newline = "\r\n" if crlf and crlf == text.count("\n") else "\n"
+    if crlf:
+        text = text.replace("\r\n", "\n")
+    return text, newline, bom
+
+
+def split_documents(path: str, raw: bytes) -> YamlFile:
+    text, newline, bom = decode(path, raw)
+    yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
+    lines = text.splitlines(keepends=True)
+    head, body, start = "", [], 1
+    for number, line in enumerate(lines, start=1):
+        if _MARKER.match(line.rstrip("\n")):
+            if head or "".join(body).strip():
+                yf.documents.append(Document(head, "".join(body), start))
+            elif body:  # comments or blank lines before the first marker: keep them in the marker's head
+                line = "".join(body) + line
+            head, body, start = line, [], number + 1
+        else:
+            body.append(line)
+    if head or body:
+        yf.documents.append(Document(head, "".join(body), start))
+    return yf
+
+
+def has_content(body: str) -> bool:
+    for line in body.splitlines():
+        s = line.strip()
+        if s and not s.startswith("#") and not s.startswith("%") and s != "...":
+            return True
+    return False
+
+
+def _round_trip() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    return yaml
+
+
+def parse_document(path: str, doc: Document) -> Any:
+    """Parse a document with the round-trip loader; errors become InputError with the file's line."""
+    if doc.parsed:
+        return doc.data
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    doc.parsed = True
+    if not has_content(doc.body):
+        doc.data = None
+        return None
+    try:
+        doc.data = _round_trip().load(doc.body)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = doc.start_line + (mark.line if mark else 0)
+        column = mark.column + 1 if mark else 0
+        problem = exc.problem or str(exc).splitlines()[0]
+        if "duplicate key" in str(exc):
+            problem = "duplicate key " + str(exc).split('found duplicate key "', 1)[-1].split('"', 1)[0]
+            problem = "duplicate key: " + problem.removeprefix("duplicate key ")
+        raise InputError(f"invalid YAML: {problem}", path, line, column) from exc
+    except YAMLError as exc:
+        raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
+    check_size(path, doc)
+    return doc.data
+
+
+def check_size(path: str, doc: Document) -> None:
+    """Refuse documents whose aliases would expand into too many nodes (YAML bombs)."""
+    budget = MAX_NODES
+    stack = [doc.data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise InputError(
+                "document expands to too many nodes (YAML alias bomb?); not processed", path, doc.start_line
+            )
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def start_edit(doc: Document) -> None:
+    """Remember ruamel's dump of the document before the first edit, for the three-way merge."""
+    if doc.baseline is None:
+        doc.baseline = dump_yaml(doc.data, indent_of(doc.body))
+    doc.edited = True
+
+
+@dataclass(frozen=True)
+class Indent:
+    mapping: int = 2
+    sequence: int = 2
+    offset: int = 0
+
+
+_KEY_LINE = re.compile(r"^(\s*)(- )?[^\s#-][^#]*:\s*(#.*)?$")
+_DASH_LINE = re.compile(r"^(\s*)-( +)\S")
+
+
+def indent_of(body: str) -> Indent:
+    """The document's own indentation: mapping step, and where sequence dashes sit under their key."""
+    mapping = seq = off = None
+    prev_key_indent: int | None = None
+    for line in body.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        dash = _DASH_LINE.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        if dash and prev_key_indent is not None and seq is None:
+            off = len(dash.group(1)) - prev_key_indent
+            seq = off + 1 + len(dash.group(2))
+        elif not dash and prev_key_indent is not None and mapping is None and indent > prev_key_indent:
+            mapping = indent - prev_key_indent
+        key = _KEY_LINE.match(line)
+        if key and line.rstrip().endswith(":"):
+            prev_key_indent = len(key.group(1)) + (2 if key.group(2) else 0)
+        else:
+            prev_key_indent = None
+        if mapping is not None and seq is not None:
+            break
+    mapping = mapping or 2
+    if seq is None:
+        seq, off = mapping, 0
+    return Indent(mapping=mapping, sequence=max(seq, off + 2), offset=max(off or 0, 0))
+
+
+def dump_yaml(data: Any, indent: Indent | None = None) -> str:
+    yaml = _round_trip()
+    ind = indent or Indent()
+    yaml.indent(mapping=ind.mapping, sequence=ind.sequence, offset=ind.offset)
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    return buf.getvalue()
+
+
+def merge_edit(original: str, baseline: str, after: str) -> str:
+    """Apply the change baseline -> after onto the original text, keeping every untouched line as it was.
+
+    baseline is ruamel's dump of the unedited document; it may differ from the original in lines
+    ruamel normalises. Each changed block is placed at the original lines that match the baseline;
+    when a block touches a line that does not match, the whole dump is used instead.
+    """
+    if baseline == original:
+        return after
+    o = original.splitlines(keepends=True)
+    b = baseline.splitlines(keepends=True)
+    a = after.splitlines(keepends=True)
+    to_original: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, b, o, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                to_original[i1 + k] = j1 + k
+    out: list[str] = []
+    pos = 0
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 > i1:
+            if not all(k in to_original for k in range(i1, i2)):
+                return after
+            start, end = to_original[i1], to_original[i2 - 1] + 1
+            if end - start != i2 - i1:
+                return after
+        elif i1 - 1 in to_original:
+            start = end = to_original[i1 - 1] + 1
+        elif i1 in to_original:
+            start = end = to_original[i1]
+        else:
+            return after
+        if start < pos:
+            return after
+        out.extend(o[pos:start])
+        out.extend(a[j1:j2])
+        pos = end
+    out.extend(o[pos:])
+    return "".join(out)
+
+
+def to_plain(node: Any) -> Any:
+    """Round-trip data as plain dicts, lists and scalars (for validation and hashing)."""
+    if isinstance(node, dict):
+        return {str(k): to_plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [to_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node

@@ -1,0 +1,74 @@
+"""Emit: DRA objects for the target Kubernetes version, with names that carry a hash of their spec."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from dramigrate.plan import PodPlan, RequestPlan
+from dramigrate.rules import DeviceClassInfo
+from dramigrate.versions import Target
+
+DNS_SUBDOMAIN_MAX = 253
+
+
+def go_json(value: Any) -> str:
+    """JSON exactly as Go's encoding/json writes a map (and so Helm's toJson): sorted keys, no spaces,
+    and <, >, &, U+2028, U+2029 escaped."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text
+
+
+def spec_hash(spec: Any) -> str:
+    """First 8 hex digits of the SHA-256 of the spec as Go JSON (`toJson | sha256sum | trunc 8` in a chart)."""
+    return hashlib.sha256(go_json(spec).encode("utf-8")).hexdigest()[:8]
+
+
+def name_base(workload: str, suffix: str) -> str:
+    raw = f"{workload}-{suffix}" if suffix else workload
+    base = re.sub(r"[^a-z0-9.-]+", "-", raw.lower())
+    base = re.sub(r"-{2,}", "-", base).strip("-.")
+    return base[: DNS_SUBDOMAIN_MAX - 9].rstrip("-.") or "claim"
+
+
+def request_object(req: RequestPlan, target: Target) -> dict[str, Any]:
+    exact: dict[str, Any] = {"deviceClassName": req.device_class}
+    if req.selectors:
+        exact["selectors"] = [{"cel": {"expression": s}} for s in req.selectors]
+    exact["allocationMode"] = "ExactCount"
+    exact["count"] = req.count
+    if target.api_version.endswith("v1beta1"):  # flat request shape
+        return {"name": req.name, **exact}
+    return {"name": req.name, "exactly": exact}
+
+
+def claim_template(plan: PodPlan, target: Target) -> dict[str, Any]:
+    info = plan.analysis.info
+    devices: dict[str, Any] = {"requests": [request_object(r, target) for r in plan.requests]}
+    config = [{"requests": [r.name], **c} for r in plan.requests for c in r.config]
+    if config:
+        devices["config"] = config
+    spec = {"spec": {"devices": devices}}
+    metadata: dict[str, Any] = {"name": f"{name_base(info.name, plan.analysis.ref.name_suffix)}-{spec_hash(spec)}"}
+    if info.namespace:
+        metadata["namespace"] = info.namespace
+    return {"apiVersion": target.api_version, "kind": "ResourceClaimTemplate", "metadata": metadata, "spec": spec}
+
+
+def device_class(cls: DeviceClassInfo, target: Target) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if cls.selectors:
+        spec["selectors"] = [{"cel": {"expression": s}} for s in cls.selectors]
+    if cls.config:
+        spec["config"] = list(cls.config)
+    return {"apiVersion": target.api_version, "kind": "DeviceClass", "metadata": {"name": cls.name}, "spec": spec}

@@ -1,0 +1,94 @@
+"""Run the per-file pipeline over all inputs: in order, on both cores for large trees."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from dramigrate.config import Settings
+from dramigrate.findings import RULES, Finding
+from dramigrate.kustomize import report_only_files
+from dramigrate.migrate import FileResult, Job, may_matter, run_file
+from dramigrate.rules import RuleSet, load_rules
+from dramigrate.sources import Inputs
+from dramigrate.versions import Target
+
+PARALLEL_MIN_FILES = 200
+_worker: tuple[RuleSet, Settings, Target] | None = None
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    classes: set[str] = field(default_factory=set)
+    bad_input: int = 0
+    scanned: int = 0
+
+
+def _init(settings: Settings, target: Target) -> None:
+    global _worker
+    _worker = (load_rules(settings.rules), settings, target)
+
+
+def _run(job: Job) -> FileResult:
+    assert _worker is not None
+    return run_file(job, *_worker)
+
+
+def run(
+    inputs: Inputs, rules: RuleSet, settings: Settings, target: Target, fix: bool, stdin: bytes | None = None
+) -> RunResult:
+    out = RunResult()
+    jobs: list[Job] = []
+    reasons = report_only_files(inputs.files, rules) if inputs.files else {}
+    for path in inputs.files:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            out.files.append(_unreadable(str(path), exc))
+            continue
+        jobs.append(Job(str(path), raw, fix, reasons.get(path.resolve(), "")))
+    if stdin is not None:
+        jobs.append(Job("-", stdin, fix))
+    out.scanned = len(jobs)
+    relevant = [j for j in jobs if may_matter(j.raw)]
+    if len(relevant) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
+        with ProcessPoolExecutor(
+            max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
+        ) as pool:
+            results = list(pool.map(_run, relevant, chunksize=16))
+    else:
+        results = [run_file(j, rules, settings, target) for j in relevant]
+    out.files.extend(results)
+    for r in out.files:
+        out.findings.extend(r.findings)
+        out.classes |= r.classes
+        if r.error is not None:
+            out.bad_input += 1
+    out.findings.sort(key=Finding.sort_key)
+    return out
+
+
+def _unreadable(path: str, exc: OSError) -> FileResult:
+    from dramigrate.findings import InputError
+
+    return FileResult(path, error=InputError(f"cannot read: {exc.strerror}", path))
+
+
+def needed_classes(result: RunResult, rules: RuleSet) -> list[str]:
+    """Device classes the claims use that no installed driver chart ships: the cluster admin creates them."""
+    return sorted(c for c in result.classes if c in rules.classes and not rules.classes[c].shipped_by)
+
+
+def classes_warning(result: RunResult, missing: list[str]) -> Finding:
+    first = next((f for f in result.findings if f.rule == "legacy-device-request"), None)
+    return Finding(
+        "classes-file-needed",
+        RULES["classes-file-needed"][0],
+        f"the claims use DeviceClasses that no driver chart ships ({', '.join(missing)}); "
+        "pass --classes-file FILE to write them for the cluster admins",
+        first.file if first else "",
+        first.line if first else 0,
+    )

@@ -1,0 +1,515 @@
+"""Render Helm charts as `helm template` does, with the Helm engine embedded in helm-python-sdk.
+
+The SDK (import name `helm_python`) wraps Helm's Go SDK in a shared library, so no `helm` binary, no
+network and no cluster are involved. `render_chart` reproduces what `helm template` adds around the
+engine: the values from `-f`, `--set` and `--set-string`, the check that declared dependencies are in
+`charts/`, `--kube-version` and `--api-versions`, and the output: every document with its
+`# Source:` path, ordered by kind, hooks last, NOTES.txt left out. With `RenderOptions.helm_binary` an
+external `helm template` runs instead and its output is split on the `# Source:` comments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    release_name: str = "release-name"
+    namespace: str | None = None
+    values_files: tuple[Path, ...] = ()
+    set_values: tuple[str, ...] = ()  # like --set a.b=1,c=2
+    set_string_values: tuple[str, ...] = ()  # like --set-string
+    kube_version: str | None = None  # e.g. "1.36" -> .Capabilities.KubeVersion
+    api_versions: tuple[str, ...] = ()  # like -a/--api-versions
+    helm_binary: Path | None = None  # use an external `helm template` instead of the SDK
+
+
+@dataclass(frozen=True)
+class RenderedManifest:
+    source: str  # the template path as in "# Source: chart/templates/x.yaml"
+    text: str  # the YAML text of that manifest (one or more documents)
+
+
+class HelmError(Exception):
+    """A chart that does not render; the message is Helm's own and names the template file."""
+
+
+def is_chart(path: Path) -> bool:
+    """Whether `path` is a chart folder (it has a Chart.yaml) or a packaged chart (.tgz)."""
+    if path.is_dir():
+        return (path / "Chart.yaml").is_file()
+    if path.suffix != ".tgz" or not path.is_file():
+        return False
+    import tarfile
+    import zlib
+
+    try:
+        with tarfile.open(path, "r:gz") as archive:
+            # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first.
+            return any(member.name.split("/")[1:] == ["Chart.yaml"] for member in archive)
+    except (OSError, EOFError, tarfile.TarError, zlib.error):
+        return False
+
+
+def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
+    """Render a chart folder or packaged chart as `helm template` prints it."""
+    if options.helm_binary is not None:
+        return _render_with_binary(chart, options)
+    return _order_like_helm_template(_render_with_sdk(chart, options))
+
+
+_SOURCE_HEADER = re.compile(r"^---[ \t]*\n# Source: (.*)$", re.MULTILINE)
+
+
+def split_template_output(text: str) -> list[RenderedManifest]:
+    """Split the output of `helm template` on its `# Source:` comments; empty manifests are dropped."""
+    parts = _SOURCE_HEADER.split(text)
+    return [
+        RenderedManifest(source.strip(), body.strip() + "\n")
+        for source, body in zip(parts[1::2], parts[2::2], strict=True)
+        if body.strip()
+    ]
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+
+def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
+    """Template path -> rendered text, from the SDK's native `helm_render`.
+
+    The SDK's public `Chart.render()` does not take the capabilities; its native call does (options
+    JSON: name, namespace, kube_version, api_versions). It runs the dependency conditions, tags and
+    import-values, coalesces values and validates them against values.schema.json, as an install does.
+    """
+    import helm_python as sdk
+    from helm_python import _native
+
+    try:
+        sdk.validate_release_name(options.release_name)
+    except sdk.HelmError as exc:
+        raise HelmError(f"release name {json.dumps(options.release_name)}: {exc}") from None
+    values = _user_values(options)
+    native_options: dict[str, Any] = {"name": options.release_name}
+    if options.namespace:
+        native_options["namespace"] = options.namespace
+    if options.kube_version:
+        native_options["kube_version"] = options.kube_version
+    # `-a` is a string slice flag: "a/v1,b/v1" is two versions.
+    api_versions = [api for entry in options.api_versions for api in entry.split(",") if api]
+    if api_versions:
+        native_options["api_versions"] = api_versions
+    try:
+        with sdk.Chart.load(chart) as loaded:
+            _check_installable(loaded.metadata, loaded.dependencies)
+            rendered = _native.call_string("helm_render", loaded._raw(), json.dumps(values), json.dumps(native_options))
+    except sdk.HelmError as exc:
+        raise HelmError(str(exc)) from None
+    files: dict[str, str] = json.loads(rendered)
+    return files
+
+
+def _check_installable(metadata: dict[str, Any], loaded: list[dict[str, Any]]) -> None:
+    """What `helm template` checks before rendering and the SDK does not."""
+    chart_type = metadata.get("type") or "application"
+    if chart_type != "application":
+        raise HelmError(f"{chart_type} charts are not installable")
+    # action.CheckDependencies: every declared dependency is in charts/, by name (aliases and
+    # conditions do not matter).
+    present = {str(dependency.get("name")) for dependency in loaded}
+    declared = [str(dependency.get("name")) for dependency in metadata.get("dependencies") or []]
+    missing = [name for name in declared if name not in present]
+    if missing:
+        raise HelmError(
+            "An error occurred while checking for chart dependencies. You may need to run "
+            "`helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing "
+            f"in charts/ directory: {', '.join(missing)}"
+        )
+
+
+def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
+    # An absolute chart path cannot be taken for a flag, nor can a `--flag=value` value starting with "-".
+    command = [str(options.helm_binary), "template", options.release_name, str(chart.absolute())]
+    if options.namespace:
+        command.append(f"--namespace={options.namespace}")
+    command += [f"--values={path}" for path in options.values_files]
+    command += [f"--set={expression}" for expression in options.set_values]
+    command += [f"--set-string={expression}" for expression in options.set_string_values]
+    if options.kube_version:
+        command.append(f"--kube-version={options.kube_version}")
+    command += [f"--api-versions={api}" for api in options.api_versions]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        message = done.stderr.strip().removeprefix("Error: ")
+        raise HelmError(message or f"`helm template` failed with exit status {done.returncode}")
+    return split_template_output(done.stdout)
+
+
+# --- values: -f, --set, --set-string -----------------------------------------------------------------
+
+
+def _user_values(options: RenderOptions) -> dict[str, Any]:
+    """The values `helm template` hands to the chart (pkg/cli/values.Options.MergeValues): the `-f`
+    files merged in order, then every `--set`, then every `--set-string`, each parsed into the result.
+    """
+    import helm_python as sdk
+
+    values: dict[str, Any] = {}
+    for path in options.values_files:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HelmError(f"cannot read values file {path}: {exc}") from None
+        try:
+            values = _merge_maps(values, sdk.values_from_yaml(text))  # Helm's own YAML reading
+        except sdk.HelmError as exc:
+            raise HelmError(f"failed to parse {path}: {exc}") from None
+    for flag, expressions, as_string in (
+        ("--set", options.set_values, False),
+        ("--set-string", options.set_string_values, True),
+    ):
+        for expression in expressions:
+            try:
+                _SetParser(expression, as_string).parse_into(values)
+            except _SetError as exc:
+                raise HelmError(f"failed parsing {flag} data: {exc}") from None
+    return values
+
+
+def _merge_maps(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Helm's mergeMaps: maps merge key by key, anything else (lists too) is replaced."""
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge_maps(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class _SetError(Exception):
+    pass
+
+
+class _End(Exception):
+    """End of the expression (io.EOF in the Go parser): not an error."""
+
+
+class _NotList(Exception):
+    pass
+
+
+_MAX_INDEX = 65536
+_MAX_NESTED_NAME_LEVEL = 30
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+class _SetParser:
+    """Helm's `--set`/`--set-string` parser (pkg/strvals ParseInto/ParseIntoString), ported.
+
+    The SDK only parses an expression into an empty map, while Helm parses it into the values from
+    the `-f` files, and that differs for lists: `a[0].b=x` edits the first item a file gave instead of
+    replacing the list. Differences from the SDK's parser on an empty map are bugs (see the tests).
+    """
+
+    def __init__(self, text: str, as_string: bool) -> None:
+        self._text = text
+        self._pos = 0
+        self._as_string = as_string
+
+    def parse_into(self, data: dict[str, Any]) -> None:
+        try:
+            while True:
+                self._key(data, 0)
+        except _End:
+            return
+
+    def _read(self) -> str | None:
+        if self._pos >= len(self._text):
+            return None
+        self._pos += 1
+        return self._text[self._pos - 1]
+
+    def _until(self, stop: str) -> tuple[str, str | None]:
+        """The text up to a stop character (None at the end), with backslash escapes resolved."""
+        out: list[str] = []
+        while (char := self._read()) is not None:
+            if char in stop:
+                return "".join(out), char
+            if char == "\\" and (char := self._read()) is None:
+                break
+            out.append(char)
+        return "".join(out), None
+
+    def _key(self, data: dict[str, Any], level: int) -> None:
+        key, last = self._until("=[,.")
+        if last is None:
+            if key:
+                raise _SetError(f"key {_quote(key)} has no value")
+            raise _End
+        if last == "[":
+            index = self._index()
+            items = _expect(data.get(key, []), list)
+            try:
+                items = self._list_item(items, index, level)
+            finally:
+                _set(data, key, items)
+        elif last == "=":
+            try:
+                _set(data, key, self._list_or_value())
+            except _End:
+                _set(data, key, "")
+                raise
+        elif last == ",":
+            _set(data, key, "")
+            raise _SetError(f"key {_quote(key)} has no value (cannot end with ,)")
+        else:  # "."
+            level += 1
+            if level > _MAX_NESTED_NAME_LEVEL:
+                raise _SetError(
+                    "value name nested level is greater than maximum supported nested level of "
+                    f"{_MAX_NESTED_NAME_LEVEL}"
+                )
+            inner = _expect(data.get(key, {}), dict)
+            try:
+                self._key(inner, level)
+            except _End:
+                if inner:
+                    _set(data, key, inner)
+                raise
+            if not inner:
+                raise _SetError(f"key map {_quote(key)} has no value")
+            _set(data, key, inner)
+
+    def _list_item(self, items: list[Any], index: int, level: int) -> list[Any]:
+        if index < 0:
+            raise _SetError(f"negative {index} index not allowed")
+        rest, last = self._until("[.=")
+        if rest:
+            raise _SetError(f"unexpected data at end of array index: {_quote(rest)}")
+        if last is None:
+            raise _End
+        if last == "=":
+            try:
+                value = self._list_or_value()
+            except _End:
+                value = ""
+            return _set_index(items, index, value)
+        if last == "[":
+            inner_index = self._index()
+            current = items[index] if index < len(items) else None
+            inner = [] if current is None else _expect(current, list)
+            return _set_index(items, index, self._list_item(inner, inner_index, level))
+        # ".": a map inside the list; a value of another type there is replaced.
+        inner: dict[str, Any] = {}
+        if index < len(items):
+            if not isinstance(items[index], dict):
+                items[index] = {}
+            inner = items[index]
+        self._key(inner, level)
+        return _set_index(items, index, inner)
+
+    def _index(self) -> int:
+        text, last = self._until("]")
+        if last is None:
+            raise _End  # Helm wraps io.EOF here, and its parse loop then ends without an error
+        if not _INTEGER.fullmatch(text):
+            raise _SetError(f"error parsing index: strconv.Atoi: parsing {_quote(text)}: invalid syntax")
+        return int(text)
+
+    def _list_or_value(self) -> Any:
+        """`{a,b}` as a list, else the value up to the next comma."""
+        first = self._read()
+        if first is None:
+            raise _End
+        if first != "{":
+            self._pos -= 1
+            return self._typed(self._until(",")[0])
+        items: list[Any] = []
+        while True:
+            text, last = self._until(",}")
+            if last is None:
+                raise _SetError("list must terminate with '}'")
+            items.append(self._typed(text))
+            if last == "}":
+                if self._read() not in (",", None):
+                    self._pos -= 1
+                return items
+
+    def _typed(self, text: str) -> Any:
+        if self._as_string:
+            return text
+        folded = text.casefold()
+        if folded in ("true", "false"):
+            return folded == "true"
+        if folded == "null":
+            return None
+        if text == "0":
+            return 0
+        if text and text[0] != "0" and _INTEGER.fullmatch(text) and -(2**63) <= int(text) < 2**63:
+            return int(text)
+        return text
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> None:
+    if key:
+        data[key] = value
+
+
+def _set_index(items: list[Any], index: int, value: Any) -> list[Any]:
+    if index < 0:
+        raise _SetError(f"negative {index} index not allowed")
+    if index > _MAX_INDEX:
+        raise _SetError(f"index of {index} is greater than maximum supported index of {_MAX_INDEX}")
+    items.extend([None] * (index + 1 - len(items)))
+    items[index] = value
+    return items
+
+
+def _expect(value: Any, kind: type) -> Any:
+    """The Go parser's type assertion: a value of another type is an error."""
+    if isinstance(value, kind):
+        return value
+    want = "map[string]interface {}" if kind is dict else "[]interface {}"
+    raise _SetError(f"unable to parse key: interface conversion: interface {{}} is {_go_type(value)}, not {want}")
+
+
+def _go_type(value: Any) -> str:
+    if value is None:
+        return "nil"
+    for python_type, go_type in ((bool, "bool"), (int, "int64"), (float, "float64"), (str, "string")):
+        if isinstance(value, python_type):
+            return go_type
+    return "[]interface {}" if isinstance(value, list) else "map[string]interface {}"
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # close to Go's %q
+
+
+# --- output: what `helm template` prints ---------------------------------------------------------------
+
+# releaseutil.InstallOrder; unknown kinds go last, sorted by kind.
+_INSTALL_ORDER = {
+    kind: rank
+    for rank, kind in enumerate(
+        (
+            "PriorityClass",
+            "Namespace",
+            "NetworkPolicy",
+            "ResourceQuota",
+            "LimitRange",
+            "PodSecurityPolicy",
+            "PodDisruptionBudget",
+            "ServiceAccount",
+            "Secret",
+            "SecretList",
+            "ConfigMap",
+            "StorageClass",
+            "PersistentVolume",
+            "PersistentVolumeClaim",
+            "CustomResourceDefinition",
+            "ClusterRole",
+            "ClusterRoleList",
+            "ClusterRoleBinding",
+            "ClusterRoleBindingList",
+            "Role",
+            "RoleList",
+            "RoleBinding",
+            "RoleBindingList",
+            "Service",
+            "DaemonSet",
+            "Pod",
+            "ReplicationController",
+            "ReplicaSet",
+            "Deployment",
+            "HorizontalPodAutoscaler",
+            "StatefulSet",
+            "Job",
+            "CronJob",
+            "IngressClass",
+            "Ingress",
+            "APIService",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        )
+    )
+}
+_HOOK_EVENTS = frozenset(
+    {
+        "pre-install",
+        "post-install",
+        "pre-delete",
+        "post-delete",
+        "pre-upgrade",
+        "post-upgrade",
+        "pre-rollback",
+        "post-rollback",
+        "test",
+        "test-success",  # Helm 2 tests
+    }
+)
+# releaseutil.SplitManifests; Go's \s is [\t\n\f\r ].
+_DOCUMENT_SEPARATOR = re.compile(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*")
+_YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+# Only kind and annotations are read: no typing, any tag accepted, nothing Helm reads leniently refused.
+_HEAD_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
+
+
+def _order_like_helm_template(files: dict[str, str]) -> list[RenderedManifest]:
+    """Documents in `helm template` order (releaseutil.SortManifests): templates by path, documents
+    in file order, then a stable sort by kind; hooks the same way, after everything else."""
+    manifests: list[tuple[str, RenderedManifest]] = []
+    hooks: list[tuple[str, RenderedManifest]] = []
+    for path in sorted(files):
+        if path.endswith("NOTES.txt") or path.rpartition("/")[2].startswith("_"):
+            continue
+        for document in _DOCUMENT_SEPARATOR.split(files[path].lstrip()):
+            if not document.strip():
+                continue
+            kind, annotations = _head(path, document)
+            item = (kind, RenderedManifest(path, document.strip() + "\n"))
+            hook = annotations.get("helm.sh/hook")
+            if hook is None:
+                manifests.append(item)
+            elif _known_hook(hook):
+                hooks.append(item)
+    return [manifest for _, manifest in sorted(manifests, key=_kind_rank)] + [
+        hook for _, hook in sorted(hooks, key=_kind_rank)
+    ]
+
+
+def _known_hook(events: Any) -> bool:
+    """Whether Helm knows every event a helm.sh/hook annotation names; it leaves other hooks out."""
+    return isinstance(events, str) and all(event.strip().lower() in _HOOK_EVENTS for event in events.split(","))
+
+
+def _kind_rank(item: tuple[str, RenderedManifest]) -> tuple[int, int, str]:
+    kind = item[0]
+    return (0, _INSTALL_ORDER[kind], "") if kind in _INSTALL_ORDER else (1, 0, kind)
+
+
+def _head(path: str, document: str) -> tuple[str, dict[str, Any]]:
+    """The kind and annotations of a rendered document; a document that is not YAML fails as in Helm."""
+    try:
+        head = next(yaml.load_all(document, Loader=_HEAD_LOADER), None)
+    except yaml.YAMLError as exc:
+        raise HelmError(f"YAML parse error on {path}: {exc}") from None
+    if head is None or (isinstance(head, str) and head in _YAML_NULLS):
+        return "", {}
+    if not isinstance(head, dict):
+        raise HelmError(f"YAML parse error on {path}: a document must be a mapping: {document[:80]!r}")
+    metadata = head.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    kind = head.get("kind")
+    return (kind if isinstance(kind, str) else ""), (annotations if isinstance(annotations, dict) else {})

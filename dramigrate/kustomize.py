@@ -1,0 +1,121 @@
+"""Kustomize: find patches and the bases that overlays patch with device resources, to report, not rewrite.
+
+A half-migrated overlay would ask for a device twice (the base's claim plus the patch's limit), so
+files that are kustomize patches, and files an overlay patches with device resources, are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.rules import RuleSet
+from dramigrate.sources import SKIP_DIRS
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+_KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
+
+
+def repo_root(start: Path) -> Path:
+    folder = start if start.is_dir() else start.parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder or ".",
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return folder.resolve()
+    return Path(out.stdout.strip()).resolve() if out.returncode == 0 and out.stdout.strip() else folder.resolve()
+
+
+def mentions_device(text: str, rules: RuleSet) -> bool:
+    return any(rules.is_device_candidate(k) and rules.lookup(k) for k in _KEY.findall(text))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _kustomization_in(folder: Path) -> Path | None:
+    for name in NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def report_only_files(roots: list[Path], rules: RuleSet) -> dict[Path, str]:
+    """Resolved file path -> why it must be left alone."""
+    reasons: dict[Path, str] = {}
+    scanned: set[Path] = set()
+    for root in {repo_root(r) for r in roots}:
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            for name in names:
+                if name in NAMES and (Path(folder) / name).resolve() not in scanned:
+                    k = (Path(folder) / name).resolve()
+                    scanned.add(k)
+                    _scan(k, rules, reasons)
+    return reasons
+
+
+def _patch_files(base: Path, data: dict[str, Any]) -> tuple[list[Path], list[str]]:
+    files: list[Path] = []
+    inline: list[str] = []
+    for item in data.get("patchesStrategicMerge") or []:
+        if isinstance(item, str) and "\n" not in item:
+            files.append(base / item)
+        elif isinstance(item, str):
+            inline.append(item)
+    for item in (data.get("patches") or []) + (data.get("patchesJson6902") or []):
+        if isinstance(item, dict):
+            if item.get("path"):
+                files.append(base / str(item["path"]))
+            if item.get("patch"):
+                inline.append(str(item["patch"]))
+    return [f.resolve() for f in files], inline
+
+
+def _scan(kfile: Path, rules: RuleSet, reasons: dict[Path, str]) -> None:
+    base = kfile.parent
+    data = _load(kfile)
+    files, inline = _patch_files(base, data)
+    device_patch = any(mentions_device(t, rules) for t in inline)
+    for f in files:
+        reasons.setdefault(f, f"kustomize patch listed in {kfile}")
+        try:
+            if mentions_device(f.read_text(encoding="utf-8", errors="replace"), rules):
+                device_patch = True
+        except OSError:
+            pass
+    if device_patch:
+        for f in _reachable(base, data, set()):
+            reasons.setdefault(f, f"a kustomize base that overlay {kfile} patches with device resources")
+
+
+def _reachable(base: Path, data: dict[str, Any], seen: set[Path]) -> set[Path]:
+    out: set[Path] = set()
+    for item in (data.get("resources") or []) + (data.get("bases") or []) + (data.get("components") or []):
+        if not isinstance(item, str) or "://" in item:
+            continue
+        target = (base / item).resolve()
+        if target in seen:
+            continue
+        seen.add(target)
+        if target.is_file():
+            out.add(target)
+        elif target.is_dir() and (k := _kustomization_in(target)):
+            out |= _reachable(target, _load(k), seen)
+    return out

@@ -1,0 +1,280 @@
+"""The pipeline for one file: documents -> detect -> plan -> emit -> apply -> validate.
+
+lint, diff and fix all run this one code path; only fix and diff keep the rewritten text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from dramigrate.apply import apply_plan
+from dramigrate.config import Settings
+from dramigrate.detect import Detector, ObjectInfo, objects_of, require_name
+from dramigrate.documents import (
+    Document,
+    YamlFile,
+    dump_yaml,
+    indent_of,
+    parse_document,
+    split_documents,
+    start_edit,
+    to_plain,
+)
+from dramigrate.emit import claim_template
+from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.plan import plan_pod
+from dramigrate.quota import check_quota
+from dramigrate.rules import RuleSet
+from dramigrate.validate import claim_template_errors, pod_spec_errors
+from dramigrate.versions import Target
+
+_QUALIFIED_KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)["']?\s*:""", re.M)
+_ALWAYS = re.compile(rb"resourceClaims|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    raw: bytes | None = None  # the bytes read, to refuse writing over a file that changed since
+    original: str | None = None
+    rewritten: str | None = None  # None when nothing changes
+    error: InputError | None = None
+    classes: set[str] = field(default_factory=set)  # device classes the claims need
+    changes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    raw: bytes
+    fix: bool
+    report_only_reason: str = ""  # set for kustomize patches and the bases overlays patch
+
+
+@cache
+def _native_key(domain_key: bytes) -> bool:
+    key = domain_key.decode("ascii", "replace")
+    domain = key.split("/", 1)[0]
+    return domain.endswith("kubernetes.io") or domain.endswith("k8s.io")
+
+
+def may_matter(raw: bytes) -> bool:
+    """Decide from the bytes, before any YAML parsing, whether a file can hold anything dramigrate reports."""
+    if _ALWAYS.search(raw):
+        return True
+    return any(not _native_key(m.group(1)) for m in _QUALIFIED_KEY.finditer(raw))
+
+
+def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
+    result = FileResult(job.path, raw=job.raw)
+    if not may_matter(job.raw):
+        return result
+    try:
+        yf = split_documents(job.path, job.raw)
+        result.original = yf.render()
+        _process(yf, job, rules, settings, target, result)
+    except RewriteInvalid as exc:
+        for f in result.findings:
+            f.fixed = False
+        result.findings.append(exc.finding)
+        return result
+    except InputError as exc:
+        if not exc.file:
+            exc.file = job.path
+        if "{{" in job.raw.decode("utf-8", "replace") and exc.message.startswith("invalid YAML"):
+            result.findings = [
+                Finding(
+                    "templated-file",
+                    RULES["templated-file"][0],
+                    "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it and pipe it in: "
+                    "helm template ... | dramigrate lint -",
+                    job.path,
+                    exc.line,
+                    exc.column,
+                )
+            ]
+            return result
+        result.error = exc
+        result.findings = []
+        result.rewritten = None
+        return result
+    if yf.changed:
+        result.rewritten = yf.render()
+        if result.rewritten == result.original:
+            result.rewritten = None
+    return result
+
+
+def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
+    for doc in yf.documents:
+        parse_document(job.path, doc)
+    templates = _claim_templates(yf)
+    det = Detector(job.path, rules, settings, {k: v[1] for k, v in templates.items()})
+    emitted: set[str] = set()
+    for doc in yf.documents:
+        if doc.data is None:
+            continue
+        findings, pods = det.analyze(doc)
+        for info in objects_of(doc.data):
+            quota = check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota)
+            if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:
+                start_edit(doc)
+                quota = check_quota(det, doc, info, fix=True, drop_legacy=settings.drop_legacy_quota)
+            findings.extend(quota)
+        if job.report_only_reason:
+            findings = [_report_only(f, job.report_only_reason) for f in findings]
+            pods = []
+        result.findings.extend(findings)
+        if not pods:
+            continue
+        for pa in pods:
+            for use in pa.uses:
+                if use.count and not use.match.rule.report_only:
+                    result.classes.add(use.match.rule.device_class)
+        if not job.fix:
+            continue
+        _fix_document(yf, doc, pods, templates, emitted, target, result)
+
+
+def _report_only(f: Finding, reason: str) -> Finding:
+    if not f.fixable:
+        return f
+    return Finding(
+        "kustomize-patch",
+        RULES["kustomize-patch"][0],
+        f"{reason}; left as is ({f.message})",
+        f.file,
+        f.line,
+        f.column,
+        f.kind,
+        f.namespace,
+        f.name,
+        f.pod_template_path,
+        f.container,
+        f.resource,
+    )
+
+
+def _fix_document(
+    yf: YamlFile,
+    doc: Document,
+    pods: list[Any],
+    templates: dict[str, Any],
+    emitted: set[str],
+    target: Target,
+    result: FileResult,
+) -> None:
+    path = yf.path
+    plans = []
+    for pa in pods:
+        require_name(path, doc, pa.info)
+        plans.append(plan_pod(pa))
+    before = {
+        id(p.analysis.ref.spec): pod_spec_errors(
+            to_plain(p.analysis.ref.spec), target.text, {k: v[0] for k, v in templates.items()}
+        )
+        for p in plans
+    }
+    start_edit(doc)
+    new_docs: list[dict[str, Any]] = []
+    local_templates = {k: v[0] for k, v in templates.items()}
+    for plan in plans:
+        name = None
+        if plan.needs_claim:
+            rct = claim_template(plan, target)
+            name = rct["metadata"]["name"]
+            errors = claim_template_errors(rct, target.text)
+            if errors:
+                raise_invalid(result, doc, plan, "the emitted ResourceClaimTemplate", errors)
+            key = f"{plan.analysis.info.namespace}/{name}"
+            local_templates[name] = rct
+            if key not in emitted:
+                emitted.add(key)
+                new_docs.append(rct)
+        result.changes.extend(
+            f"{path}: {plan.analysis.info.kind}/{plan.analysis.info.name} {plan.analysis.ref.path}: {c}"
+            for c in apply_plan(plan, name)
+        )
+    for plan in plans:
+        after = pod_spec_errors(to_plain(plan.analysis.ref.spec), target.text, local_templates)
+        introduced = sorted(set(after) - set(before[id(plan.analysis.ref.spec)]))
+        if introduced:
+            raise_invalid(result, doc, plan, "the rewritten pod template", introduced)
+        for f in plan.analysis.findings:
+            f.fixed = True
+        if plan.ray_num_gpus is not None:
+            info = plan.analysis.info
+            line, column = doc.line_of(plan.analysis.ref.owner)
+            result.findings.append(
+                Finding(
+                    "count-from-limits",
+                    RULES["count-from-limits"][0],
+                    f"KubeRay builds `ray start --num-gpus` from limits: rayStartParams.num-gpus is set to "
+                    f'"{plan.ray_num_gpus}" unless it was set already',
+                    path,
+                    line,
+                    column,
+                    info.kind,
+                    info.namespace,
+                    info.name,
+                    plan.analysis.ref.path,
+                    fixed=True,
+                )
+            )
+    indent = indent_of(doc.body)
+    for rct in new_docs:
+        doc.appended.append(dump_yaml(rct, indent))
+
+
+class RewriteInvalid(Exception):
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.message)
+        self.finding = finding
+
+
+def raise_invalid(result: FileResult, doc: Document, plan: Any, what: str, errors: list[str]) -> None:
+    info: ObjectInfo = plan.analysis.info
+    line, column = doc.line_of(plan.analysis.ref.spec)
+    raise RewriteInvalid(
+        Finding(
+            "rewrite-invalid",
+            RULES["rewrite-invalid"][0],
+            f"{what} would not validate for the target Kubernetes version, so nothing is written for this file: "
+            + "; ".join(errors[:5]),
+            result.path,
+            line,
+            column,
+            info.kind,
+            info.namespace,
+            info.name,
+            plan.analysis.ref.path,
+        )
+    )
+
+
+def _claim_templates(yf: YamlFile) -> dict[str, tuple[dict[str, Any], set[str]]]:
+    """ResourceClaimTemplates already in the file: '<namespace>/<name>' (and '<name>') -> (object, classes)."""
+    out: dict[str, tuple[dict[str, Any], set[str]]] = {}
+    for doc in yf.documents:
+        for info in objects_of(doc.data):
+            if info.kind != "ResourceClaimTemplate" or not info.api_version.startswith("resource.k8s.io/"):
+                continue
+            obj = to_plain(info.obj)
+            try:
+                requests = obj["spec"]["spec"]["devices"]["requests"]
+            except (KeyError, TypeError):
+                continue
+            classes = set()
+            for r in requests or []:
+                if not isinstance(r, dict):
+                    continue
+                for sub in [r, r.get("exactly") or {}, *(r.get("firstAvailable") or [])]:
+                    if isinstance(sub, dict) and sub.get("deviceClassName"):
+                        classes.add(str(sub["deviceClassName"]))
+            out[f"{info.namespace}/{info.name}"] = (obj, classes)
+            out[info.name] = (obj, classes)
+    return out

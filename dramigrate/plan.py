@@ -1,0 +1,162 @@
+"""Plan: for one pod spec, the claim, its requests, the container claim entries and the other edits.
+
+Device totals stay what the device plugin gave the pod: app containers and restartable (sidecar) init
+containers add up; a plain init container runs before them and reuses their devices, so the pod gets
+the larger of its biggest init request and the app sum.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramigrate.detect import DeviceUse, PodAnalysis
+
+DNS_LABEL_MAX = 63
+
+
+@dataclass
+class RequestPlan:
+    name: str
+    device_class: str
+    count: int
+    selectors: tuple[str, ...] = ()
+    config: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass
+class PodPlan:
+    analysis: PodAnalysis
+    claim_name: str = ""
+    requests: list[RequestPlan] = field(default_factory=list)
+    # container id -> claim entries to add ({name} or {name, request})
+    container_claims: dict[int, list[dict[str, str]]] = field(default_factory=dict)
+    removals: list[DeviceUse] = field(default_factory=list)
+    tolerations: list[dict[str, str]] = field(default_factory=list)
+    ray_num_gpus: int | None = None
+
+    @property
+    def needs_claim(self) -> bool:
+        return bool(self.requests)
+
+
+def dns_label(text: str, limit: int = DNS_LABEL_MAX) -> str:
+    label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    label = re.sub(r"-{2,}", "-", label)[:limit].strip("-")
+    return label or "x"
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        suffix = f"-{n}"
+        candidate = name[: DNS_LABEL_MAX - len(suffix)] + suffix
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def plan_pod(pa: PodAnalysis) -> PodPlan:
+    plan = PodPlan(pa)
+    plan.removals = list(pa.uses)
+    uses = [u for u in pa.uses if u.count > 0]
+    key = lambda u: (u.match.rule.device_class, u.match.selectors)  # noqa: E731  same device set
+    app = [u for u in uses if not u.container.init or u.container.sidecar]
+    init = [u for u in uses if u.container.init and not u.container.sidecar]
+
+    # One request per (app container, device set); names say the device, and the container when several share it.
+    taken: set[str] = set()
+    per_set_containers: dict[Any, set[str]] = {}
+    for u in app:
+        per_set_containers.setdefault(u.match.rule.request, set()).add(u.container.path)
+    app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]] = {}
+    for u in app:
+        base = u.match.rule.request
+        if len(per_set_containers[base]) > 1:
+            base = f"{u.container.name}-{base}"
+        req = RequestPlan(
+            _unique(dns_label(base), taken), u.match.rule.device_class, u.count, u.match.selectors, u.match.rule.config
+        )
+        plan.requests.append(req)
+        app_requests.setdefault(key(u), []).append((req, u))
+
+    # Plain init containers reuse the app containers' devices; a larger init request adds the difference.
+    extra: dict[Any, RequestPlan] = {}
+    init_refs: dict[int, list[str]] = {}
+    for u in init:
+        pool = app_requests.get(key(u), [])
+        have = sum(r.count for r, _ in pool)
+        refs, covered = [], 0
+        for r, _ in pool:
+            if covered >= u.count:
+                break
+            refs.append(r.name)
+            covered += r.count
+        if u.count > have:
+            req = extra.get(key(u))
+            if req is None:
+                req = RequestPlan(
+                    _unique(dns_label(f"{u.match.rule.request}-init"), taken),
+                    u.match.rule.device_class,
+                    0,
+                    u.match.selectors,
+                    u.match.rule.config,
+                )
+                extra[key(u)] = req
+                plan.requests.append(req)
+            req.count = max(req.count, u.count - have)
+            refs.append(req.name)
+        init_refs.setdefault(id(u.container.container), []).extend(refs)
+
+    if not plan.requests:
+        return _finish(plan, pa)
+    taken_claims = {str(c.get("name")) for c in pa.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
+    bases = list(dict.fromkeys(u.match.rule.request for u in uses))
+    plan.claim_name = _unique(dns_label("-".join(bases) if len(bases) <= 2 else "devices"), taken_claims)
+
+    # Container claim entries: the whole claim when only one container uses it, else named requests.
+    by_container: dict[int, list[str]] = {}
+    for reqs in app_requests.values():
+        for r, u in reqs:
+            by_container.setdefault(id(u.container.container), []).append(r.name)
+    for cid, names in init_refs.items():
+        by_container.setdefault(cid, []).extend(n for n in names if n not in by_container.get(cid, []))
+    if len(by_container) == 1:
+        (cid,) = by_container
+        plan.container_claims[cid] = [{"name": plan.claim_name}]
+    else:
+        for cid, names in by_container.items():
+            plan.container_claims[cid] = [{"name": plan.claim_name, "request": n} for n in dict.fromkeys(names)]
+    return _finish(plan, pa)
+
+
+def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
+    # The ExtendedResourceToleration admission plugin added exactly this toleration for each resource.
+    existing = [t for t in pa.ref.spec.get("tolerations") or [] if isinstance(t, dict)]
+    for res in dict.fromkeys(u.resource for u in pa.uses):
+        wanted = {"key": res, "operator": "Exists", "effect": "NoSchedule"}
+        if not any(_covers(t, wanted) for t in existing):
+            plan.tolerations.append(wanted)
+            existing.append(wanted)
+    # KubeRay builds `ray start --num-gpus` from limits: tell it explicitly.
+    if pa.ref.location.ray_start_params:
+        gpus = _pod_total(pa, lambda u: u.match.rule.ray_num_gpus)
+        if gpus:
+            plan.ray_num_gpus = gpus
+    return plan
+
+
+def _pod_total(pa: PodAnalysis, which: Any) -> int:
+    app = sum(u.count for u in pa.uses if which(u) and (not u.container.init or u.container.sidecar))
+    init = max((u.count for u in pa.uses if which(u) and u.container.init and not u.container.sidecar), default=0)
+    return max(app, init)
+
+
+def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
+    """An existing toleration tolerates every taint the wanted one does."""
+    if t.get("effect") not in (None, "", wanted["effect"]):
+        return False
+    if t.get("operator", "Equal") != "Exists":
+        return False
+    return t.get("key") in (None, "", wanted["key"])

@@ -1,0 +1,125 @@
+"""Quotas: ResourceQuotas gain the DRA device-class key; other device quotas and defaults are reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dramigrate.detect import Detector, ObjectInfo, parse_count
+from dramigrate.documents import Document
+from dramigrate.findings import Finding
+
+DRA_QUOTA_SUFFIX = ".deviceclass.resource.k8s.io/devices"
+
+# (group, kind) of scheduler and autoscaler objects that count devices, and where.
+REPORTED_QUOTAS = {
+    ("kueue.x-k8s.io", "ClusterQueue"): "Kueue counts DRA devices only through deviceClassMappings "
+    "(and not with TAS, firstAvailable or direct claims)",
+    ("karpenter.sh", "NodePool"): "Karpenter ignores DRA claims when provisioning (karpenter#2384)",
+    ("scheduling.run.ai", "Queue"): "KAI counts claims of classes whose name contains 'gpu' only, "
+    "without shared claims or firstAvailable",
+    ("", "LimitRange"): "LimitRange defaults for device resources do not apply to claims",
+}
+
+
+def check_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, drop_legacy: bool) -> list[Finding]:
+    group = info.api_version.rpartition("/")[0] if "/" in info.api_version else ""
+    if (group, info.kind) == ("", "ResourceQuota"):
+        return _resource_quota(det, doc, info, fix, drop_legacy)
+    reason = REPORTED_QUOTAS.get((group, info.kind))
+    if reason is None:
+        return []
+    out = []
+    for holder, key in _device_keys(det, info.obj):
+        out.append(
+            det.finding(
+                "scheduler-quota",
+                f"{info.kind} sets {key} for a device resource: {reason}; adjust it by hand "
+                "when the workloads move to claims",
+                doc,
+                holder,
+                key,
+                info,
+                resource=str(key),
+            )
+        )
+    return out
+
+
+def _device_keys(det: Detector, node: Any) -> list[tuple[Any, Any]]:
+    """(mapping, key) pairs for mapping keys or string list items that name a device resource a pack knows."""
+    out: list[tuple[Any, Any]] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            for k, v in cur.items():
+                if _known(det, str(k)):
+                    out.append((cur, k))
+                stack.append(v)
+        elif isinstance(cur, list):
+            for i, v in enumerate(cur):
+                if isinstance(v, str) and _known(det, v):
+                    out.append((cur, i))
+                else:
+                    stack.append(v)
+    return sorted(out, key=lambda hk: hk[0].lc.line if hasattr(hk[0], "lc") else 0)
+
+
+def _known(det: Detector, name: str) -> bool:
+    name = name.removeprefix("requests.").removeprefix("limits.")
+    return det.rules.is_device_candidate(name) and det.rules.lookup(name) is not None
+
+
+def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, drop_legacy: bool) -> list[Finding]:
+    hard = (info.obj.get("spec") or {}).get("hard")
+    if not isinstance(hard, dict):
+        return []
+    totals: dict[str, int] = {}
+    legacy: dict[str, list[str]] = {}
+    bad: list[str] = []
+    for key, value in hard.items():
+        res = str(key).removeprefix("requests.")
+        match = det.rules.lookup(res) if det.rules.is_device_candidate(res) else None
+        if match is None or match.rule.report_only:
+            continue
+        count = parse_count(value)
+        if count is None:
+            bad.append(str(key))
+            continue
+        cls = match.rule.device_class
+        totals[cls] = totals.get(cls, 0) + count
+        legacy.setdefault(cls, []).append(str(key))
+    out: list[Finding] = []
+    for cls, total in totals.items():
+        dra_key = cls + DRA_QUOTA_SUFFIX
+        first = legacy[cls][0]
+        if dra_key in hard and not drop_legacy:
+            continue
+        if dra_key in hard:
+            msg = f"legacy quota {', '.join(legacy[cls])} beside {dra_key}: --drop-legacy-quota removes it"
+        else:
+            msg = f"quota on {', '.join(legacy[cls])} does not cover DRA claims: add {dra_key}: {total}" + (
+                " (summed)" if len(legacy[cls]) > 1 else ""
+            )
+        f = det.finding("quota-legacy-device", msg, doc, hard, first, info, resource=first, fixable=True)
+        if fix:
+            if dra_key not in hard:
+                hard[dra_key] = total
+            if drop_legacy:
+                for key in legacy[cls]:
+                    del hard[key]
+            f.fixed = True
+        out.append(f)
+    for key in bad:
+        out.append(
+            det.finding(
+                "invalid-count",
+                f"quota {key}: {hard[key]} is not an integer device count",
+                doc,
+                hard,
+                key,
+                info,
+                resource=key,
+            )
+        )
+    return out

@@ -1,0 +1,18 @@
+"""Unified diffs of what fix would write."""
+
+from __future__ import annotations
+
+import difflib
+
+
+def unified(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=path if path.startswith("/") else f"a/{path}",
+        tofile=path if path.startswith("/") else f"b/{path}",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

@@ -1,0 +1,241 @@
+"""Rule packs and workload kinds: loading, validation and lookups. Vendor facts live in rules/*.yaml."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.findings import InputError
+
+# Resources the kubelet and scheduler handle natively: never device requests.
+NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
+
+
+@dataclass(frozen=True)
+class DeviceClassInfo:
+    name: str
+    driver: str
+    shipped_by: str = ""
+    extended_resource_name: str = ""
+    selectors: tuple[str, ...] = ()
+    config: tuple[dict[str, Any], ...] = ()
+    pack: str = ""
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    pack: str
+    match: str = ""
+    regex: re.Pattern[str] | None = None
+    device_class: str = ""
+    request: str = ""
+    selectors: tuple[str, ...] = ()
+    config: tuple[dict[str, Any], ...] = ()
+    report_only: str = ""
+    advice: str = ""
+    ray_num_gpus: bool = False
+    nic: bool = False
+    sharing: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResourceMatch:
+    """A resource name resolved against a rule: selectors filled in from the regex captures."""
+
+    rule: ResourceRule
+    name: str
+    selectors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PodSpecLocation:
+    at: str
+    spec: str = ""
+    name: str = ""
+    ray_start_params: str = ""
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    group: str
+    kind: str
+    pod_specs: tuple[PodSpecLocation, ...]
+    container_lists: tuple[str, ...] = ("initContainers", "containers")
+    single_containers: tuple[str, ...] = ()
+    accepts_claims: bool | dict[str, Any] = True
+    reason: str = ""
+    count_from_limits: str = ""
+
+    def accepts(self, annotations: dict[str, Any]) -> bool:
+        if isinstance(self.accepts_claims, bool):
+            return self.accepts_claims
+        value = annotations.get(self.accepts_claims["annotation"])
+        return value in self.accepts_claims["values"]
+
+
+@dataclass
+class RuleSet:
+    """Every loaded pack and workload file, with the lookups the pipeline needs."""
+
+    resources: list[ResourceRule] = field(default_factory=list)
+    classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
+    domains: dict[str, str] = field(default_factory=dict)
+    taints: dict[str, str] = field(default_factory=dict)
+    kinds: dict[tuple[str, str], WorkloadKind] = field(default_factory=dict)
+    packs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pack_files: dict[str, str] = field(default_factory=dict)
+
+    def lookup(self, resource: str) -> ResourceMatch | None:
+        """The rule for a resource name; the first pack that matches wins, user packs first."""
+        for rule in self.resources:
+            if rule.match:
+                if rule.match == resource:
+                    return ResourceMatch(rule, resource, rule.selectors)
+            elif rule.regex is not None and (m := rule.regex.fullmatch(resource)):
+                captures = {k: v for k, v in m.groupdict().items() if v is not None}
+                return ResourceMatch(rule, resource, tuple(s.format(**captures) for s in rule.selectors))
+        return None
+
+    def is_device_candidate(self, resource: str) -> bool:
+        """An extended resource: not native, and qualified with a domain."""
+        return "/" in resource and not NATIVE_RESOURCES.match(resource)
+
+    def workload(self, api_version: str, kind: str) -> WorkloadKind | None:
+        group = api_version.rpartition("/")[0] if "/" in api_version else ""
+        return self.kinds.get((group, kind))
+
+
+def _shipped(name: str) -> Path:
+    return Path(str(files("dramigrate.rules_data").joinpath(name)))
+
+
+def shipped_rule_files() -> list[Path]:
+    return sorted(p for p in Path(str(files("dramigrate.rules_data"))).glob("*.yaml"))
+
+
+@cache
+def _schema(name: str) -> dict[str, Any]:
+    return json.loads(_shipped(name).read_text(encoding="utf-8"))
+
+
+def validate_rule_file(path: Path, data: Any) -> list[str]:
+    """Schema errors of one rules file, as 'path: where: message' strings (empty when valid)."""
+    import jsonschema
+
+    if not isinstance(data, dict) or data.get("kind") not in ("RulePack", "Workloads"):
+        return [f"{path}: not a rules file: expected `kind: RulePack` or `kind: Workloads`"]
+    schema = _schema("rule-pack.schema.json" if data["kind"] == "RulePack" else "workloads.schema.json")
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in err.absolute_path) or "(top)"
+        errors.append(f"{path}: {where}: {err.message}")
+    if data["kind"] == "RulePack":
+        for i, res in enumerate(data.get("resources", [])):
+            if isinstance(res, dict) and "regex" in res:
+                try:
+                    re.compile(res["regex"])
+                except re.error as exc:
+                    errors.append(f"{path}: resources.{i}.regex: {exc}")
+    return errors
+
+
+def _read_rule_file(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read rules file: {exc.strerror}", str(path)) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"rules file is not valid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+    return data
+
+
+def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> None:
+    name = data["name"]
+    rs.packs[name] = data
+    rs.pack_files[name] = origin
+    new_rules = []
+    for res in data.get("resources", []):
+        new_rules.append(
+            ResourceRule(
+                pack=name,
+                match=res.get("match", ""),
+                regex=re.compile(res["regex"]) if "regex" in res else None,
+                device_class=res.get("deviceClass", ""),
+                request=res.get("request", ""),
+                selectors=tuple(res.get("selectors", ())),
+                config=tuple(res.get("config", ())),
+                report_only=res.get("reportOnly", ""),
+                advice=res.get("advice", ""),
+                ray_num_gpus=res.get("rayNumGpus", False),
+                nic=res.get("nic", False),
+                sharing=dict(res.get("sharing", {})),
+            )
+        )
+    rs.resources = new_rules + rs.resources if first else rs.resources + new_rules
+    for cls in data.get("deviceClasses", []):
+        if first or cls["name"] not in rs.classes:
+            rs.classes[cls["name"]] = DeviceClassInfo(
+                name=cls["name"],
+                driver=cls["driver"],
+                shipped_by=cls.get("shippedBy", ""),
+                extended_resource_name=cls.get("extendedResourceName", ""),
+                selectors=tuple(cls.get("selectors", ())),
+                config=tuple(cls.get("config", ())),
+                pack=name,
+            )
+    for domain in data.get("domains", []):
+        rs.domains.setdefault(domain, name)
+    for taint in data.get("taints", []):
+        rs.taints[taint["key"]] = taint.get("resource", "")
+
+
+def _add_workloads(rs: RuleSet, data: dict[str, Any]) -> None:
+    for k in data["kinds"]:
+        rs.kinds[(k["group"], k["kind"])] = WorkloadKind(
+            group=k["group"],
+            kind=k["kind"],
+            pod_specs=tuple(
+                PodSpecLocation(
+                    at=p["at"],
+                    spec=p.get("spec", ""),
+                    name=p.get("name", ""),
+                    ray_start_params=p.get("rayStartParams", ""),
+                )
+                for p in k["podSpecs"]
+            ),
+            container_lists=tuple(k.get("containerLists", ("initContainers", "containers"))),
+            single_containers=tuple(k.get("singleContainers", ())),
+            accepts_claims=k.get("acceptsClaims", True),
+            reason=k.get("reason", ""),
+            count_from_limits=k.get("countFromLimits", ""),
+        )
+
+
+def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
+    """The shipped packs and workload kinds, then the user's files (whose rules take precedence)."""
+    rs = RuleSet()
+    for path in shipped_rule_files():
+        data = _read_rule_file(path)
+        if data.get("kind") == "RulePack":
+            _add_pack(rs, data, str(path), first=False)
+        elif data.get("kind") == "Workloads":
+            _add_workloads(rs, data)
+    for path in user_files:
+        data = _read_rule_file(path)
+        errors = validate_rule_file(path, data)
+        if errors:
+            raise InputError("invalid rules file:\n  " + "\n  ".join(errors), str(path))
+        if data["kind"] == "RulePack":
+            _add_pack(rs, data, str(path), first=True)
+        else:
+            _add_workloads(rs, data)
+    return rs

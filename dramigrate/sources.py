@@ -1,0 +1,80 @@
+"""Sources: expand the user's paths into YAML inputs; charts, templates and odd files are said, never silently skipped."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+YAML_SUFFIXES = (".yaml", ".yml")
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
+STDIN = "-"
+
+
+@dataclass
+class Inputs:
+    files: list[Path] = field(default_factory=list)
+    stdin: bool = False
+    charts: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was skipped and why
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+
+
+def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
+    text = path.as_posix()
+    return any(
+        fnmatch.fnmatch(text, p) or fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(text, f"*/{p}") for p in patterns
+    )
+
+
+def expand(paths: list[str], exclude: tuple[str, ...] = ()) -> Inputs:
+    out = Inputs()
+    seen: set[Path] = set()
+    for raw in paths:
+        if raw == STDIN:
+            out.stdin = True
+            continue
+        p = Path(raw)
+        if not p.exists():
+            out.errors.append((raw, "no such file or folder"))
+        elif p.is_file():
+            if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
+                out.charts.append(p)
+            elif p not in seen:
+                seen.add(p)
+                out.files.append(p)
+        elif (p / "Chart.yaml").is_file():
+            out.charts.append(p)
+        else:
+            _walk(p, exclude, out, seen)
+    return out
+
+
+def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+    root = top.resolve()
+    for folder, dirs, names in os.walk(top):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
+        if (here / "Chart.yaml").is_file():
+            out.charts.append(here)
+            dirs[:] = []
+            continue
+        for name in sorted(names):
+            path = here / name
+            if not name.endswith(YAML_SUFFIXES) or excluded(path, exclude):
+                continue
+            if path.is_symlink() and not _inside(path, root):
+                out.notes.append(f"{path}: symlink leaves {top}; skipped")
+                continue
+            if path not in seen:
+                seen.add(path)
+                out.files.append(path)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        return False
+    return True
