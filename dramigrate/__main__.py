@@ -1,0 +1,3 @@
+from dramigrate.cli import main
+
+main()
