@@ -27,6 +27,8 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
                 del values[use.resource]
                 if not values:
                     del resources[section]
+        if not resources and not plan.container_claims.get(id(use.container.container)):
+            del use.container.container["resources"]
         changes.append(f"{use.container.name}: removed {use.resource}: {use.count}")
     if plan.needs_claim and template_name:
         claims = spec.get("resourceClaims")

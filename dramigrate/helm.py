@@ -6,6 +6,12 @@ engine: the values from `-f`, `--set` and `--set-string`, the check that declare
 `charts/`, `--kube-version` and `--api-versions`, and the output: every document with its
 `# Source:` path, ordered by kind, hooks last, NOTES.txt left out. With `RenderOptions.helm_binary` an
 external `helm template` runs instead and its output is split on the `# Source:` comments.
+
+Known differences from `helm template`, all in the SDK: values cross into the engine as JSON, so an
+integer from `--set` reaches templates as float64 where Helm has int64 (`kindIs "int64"` is false, and
+integers of a million and more print in exponent form, `1e+06`; numbers from values files are float64 in Helm too);
+dependencies are processed with chartutil.ProcessDependencies where `helm template` uses
+ProcessDependenciesWithMerge, which differs only for null values in import-values.
 """
 
 from __future__ import annotations
@@ -146,7 +152,7 @@ def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedMan
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, capture_output=True, encoding="utf-8", check=False)
     except OSError as exc:
         raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
     if done.returncode != 0:
@@ -198,15 +204,11 @@ def _merge_maps(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
 
 
 class _SetError(Exception):
-    pass
+    """A malformed `--set` expression, with the message Helm gives."""
 
 
 class _End(Exception):
     """End of the expression (io.EOF in the Go parser): not an error."""
-
-
-class _NotList(Exception):
-    pass
 
 
 _MAX_INDEX = 65536
@@ -296,7 +298,7 @@ class _SetParser:
             raise _SetError(f"negative {index} index not allowed")
         rest, last = self._until("[.=")
         if rest:
-            raise _SetError(f"unexpected data at end of array index: {_quote(rest)}")
+            raise _SetError(f"unexpected data at end of array index: {_quote_runes(rest)}")
         if last is None:
             raise _End
         if last == "=":
@@ -397,6 +399,10 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # close to Go's %q
 
 
+def _quote_runes(text: str) -> str:
+    return "[" + " ".join(f"'{char}'" for char in text) + "]"  # Go's %q of a []rune
+
+
 # --- output: what `helm template` prints ---------------------------------------------------------------
 
 # releaseutil.InstallOrder; unknown kinds go last, sorted by kind.
@@ -462,7 +468,7 @@ _HOOK_EVENTS = frozenset(
 # releaseutil.SplitManifests; Go's \s is [\t\n\f\r ].
 _DOCUMENT_SEPARATOR = re.compile(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*")
 _YAML_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-# Only kind and annotations are read: no typing, any tag accepted, nothing Helm reads leniently refused.
+# Only kind and annotations are read: untyped, any tag accepted, so nothing Helm accepts is refused.
 _HEAD_LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 

@@ -68,12 +68,16 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
     # One request per (app container, device set); names say the device, and the container when several share it.
     taken: set[str] = set()
     per_set_containers: dict[Any, set[str]] = {}
+    per_container_sets: dict[tuple[str, str], set[str]] = {}
     for u in app:
         per_set_containers.setdefault(u.match.rule.request, set()).add(u.container.path)
+        per_container_sets.setdefault((u.container.path, u.match.rule.request), set()).add(u.resource)
     app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]] = {}
     for u in app:
         base = u.match.rule.request
-        if len(per_set_containers[base]) > 1:
+        if len(per_container_sets[(u.container.path, base)]) > 1:  # mig-1g.5gb and mig-3g.20gb side by side
+            base = u.resource.split("/", 1)[-1]
+        if len(per_set_containers[u.match.rule.request]) > 1:
             base = f"{u.container.name}-{base}"
         req = RequestPlan(
             _unique(dns_label(base), taken), u.match.rule.device_class, u.count, u.match.selectors, u.match.rule.config

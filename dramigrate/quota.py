@@ -104,7 +104,8 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
         f = det.finding("quota-legacy-device", msg, doc, hard, first, info, resource=first, fixable=True)
         if fix:
             if dra_key not in hard:
-                hard[dra_key] = total
+                # Same style as the legacy value: a quoted "8" stays a string.
+                hard[dra_key] = str(total) if isinstance(hard[first], str) else total
             if drop_legacy:
                 for key in legacy[cls]:
                     del hard[key]
