@@ -1,0 +1,209 @@
+"""Load device inventories from ResourceSlice YAML (``kubectl get resourceslices -o yaml``).
+
+Accepted input: a ``List`` (or ``ResourceSliceList``) of ResourceSlices, a
+multi-document YAML stream of ResourceSlices, or a single ResourceSlice, of any
+``resource.k8s.io`` version.  Device attributes and capacities are qualified the
+way Kubernetes does it (``parseQualifiedName`` in
+k8s.io/dynamic-resource-allocation ``cel/compile.go``): a bare name belongs to
+the driver's domain (``spec.driver``), ``domain/name`` to ``domain``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+__all__ = ["Device", "VersionValue", "devices_from_objects", "load_inventory", "split_qualified_name"]
+
+_LIST_KINDS = ("List", "ResourceSliceList")
+_SCALAR_KINDS = ("string", "int", "bool", "version")
+_LIST_VALUE_KINDS = ("strings", "ints", "bools", "versions")  # DRAListTypeAttributes
+
+
+class VersionValue(str):
+    """A string attribute value published as ``version:`` (a semantic version).
+
+    It behaves like ``str``; the CEL evaluator exposes it as a Semver object.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"VersionValue({str(self)!r})"
+
+
+@dataclass
+class Device:
+    """One device of a ResourceSlice with fully qualified attributes and capacity."""
+
+    driver: str
+    pool: str
+    node: str | None
+    name: str
+    attributes: dict[str, dict[str, object]] = field(default_factory=dict)
+    capacity: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def attribute(self, qualified_name: str) -> object | None:
+        """Look up ``domain/name`` (or a bare name in the driver's domain)."""
+        domain, name = split_qualified_name(qualified_name, self.driver)
+        return self.attributes.get(domain, {}).get(name)
+
+
+def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
+    """``parseQualifiedName``: split ``domain/name``; a bare name gets ``default_domain``."""
+    domain, sep, ident = name.partition("/")
+    if not sep:
+        return default_domain, name
+    return domain, ident
+
+
+def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
+    """Read all devices from a YAML file of ResourceSlices.
+
+    Raises ValueError (naming the file) for unreadable YAML or objects that are
+    not ResourceSlices.
+    """
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as stream:
+            text = stream.read()
+    except OSError as exc:
+        raise ValueError(f"{source}: cannot read inventory: {exc.strerror or exc}") from exc
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{source}: invalid YAML: {_one_line(str(exc))}") from exc
+    if not documents:
+        raise ValueError(f"{source}: no ResourceSlice objects found (the file is empty)")
+    return devices_from_objects(documents, source)
+
+
+def devices_from_objects(objects: Iterable[Any], source: str = "<input>") -> list[Device]:
+    """Flatten already parsed YAML/JSON objects (slices or lists of slices) into devices."""
+    devices: list[Device] = []
+    for index, obj in enumerate(objects):
+        where = f"{source}: document {index + 1}"
+        if not isinstance(obj, Mapping):
+            raise ValueError(f"{where}: expected a Kubernetes object, got {type(obj).__name__}")
+        if obj.get("kind") in _LIST_KINDS:
+            items = obj.get("items") or []
+            if not isinstance(items, list):
+                raise ValueError(f"{where}: 'items' must be a list")
+            for item_index, item in enumerate(items):
+                devices.extend(_slice_devices(item, f"{where}, items[{item_index}]"))
+        else:
+            devices.extend(_slice_devices(obj, where))
+    return devices
+
+
+def _slice_devices(obj: Any, where: str) -> list[Device]:
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{where}: expected a ResourceSlice, got {type(obj).__name__}")
+    kind = obj.get("kind")
+    api_version = str(obj.get("apiVersion", ""))
+    if kind != "ResourceSlice" or not api_version.startswith("resource.k8s.io/"):
+        found = f"{api_version or '<no apiVersion>'} {kind or '<no kind>'}"
+        raise ValueError(f"{where}: not a resource.k8s.io ResourceSlice (found {found})")
+    name = (obj.get("metadata") or {}).get("name") or "<unnamed>"
+    where = f"{where} (ResourceSlice {name})"
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"{where}: missing spec")
+    driver = spec.get("driver")
+    if not isinstance(driver, str) or not driver:
+        raise ValueError(f"{where}: spec.driver is missing")
+    pool = spec.get("pool") or {}
+    if not isinstance(pool, Mapping) or not isinstance(pool.get("name"), str):
+        raise ValueError(f"{where}: spec.pool.name is missing")
+    node = spec.get("nodeName")
+    if node is not None and not isinstance(node, str):
+        raise ValueError(f"{where}: spec.nodeName must be a string")
+    raw_devices = spec.get("devices") or []
+    if not isinstance(raw_devices, list):
+        raise ValueError(f"{where}: spec.devices must be a list")
+
+    devices = []
+    for index, raw in enumerate(raw_devices):
+        device_where = f"{where}: spec.devices[{index}]"
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+            raise ValueError(f"{device_where}: device without a name")
+        body = raw.get("basic") if isinstance(raw.get("basic"), Mapping) else raw  # v1beta1
+        device_where = f"{where}: device {raw['name']}"
+        devices.append(
+            Device(
+                driver=driver,
+                pool=pool["name"],
+                node=node,
+                name=raw["name"],
+                attributes=_attributes(body.get("attributes") or {}, driver, device_where),
+                capacity=_capacity(body.get("capacity") or {}, driver, device_where),
+            )
+        )
+    return devices
+
+
+def _attributes(raw: Any, driver: str, where: str) -> dict[str, dict[str, object]]:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: attributes must be a mapping")
+    result: dict[str, dict[str, object]] = {}
+    for qualified, value in raw.items():
+        domain, name = split_qualified_name(str(qualified), driver)
+        result.setdefault(domain, {})[name] = _attribute_value(value, f"{where}: attribute {qualified}")
+    return result
+
+
+def _attribute_value(value: Any, where: str) -> object:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: expected one of {', '.join(_SCALAR_KINDS)}, got {value!r}")
+    kinds = [k for k in value if k in _SCALAR_KINDS + _LIST_VALUE_KINDS]
+    if len(kinds) != 1 or len(value) != 1:
+        raise ValueError(f"{where}: expected exactly one of {', '.join(_SCALAR_KINDS)}, got {dict(value)!r}")
+    kind = kinds[0]
+    if kind in _LIST_VALUE_KINDS:
+        items = value[kind]
+        if not isinstance(items, list):
+            raise ValueError(f"{where}: {kind} must be a list")
+        return [_scalar(kind[:-1], item, where) for item in items]
+    return _scalar(kind, value[kind], where)
+
+
+def _scalar(kind: str, value: Any, where: str) -> object:
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}: bool value must be true or false, got {value!r}")
+        return value
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where}: int value must be an integer, got {value!r}")
+        return value
+    if isinstance(value, (bool, float, datetime.date)):
+        raise ValueError(f"{where}: {kind} value {value!r} was not read as a string; quote it in the YAML")
+    if isinstance(value, int):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: {kind} value must be a string, got {value!r}")
+    return VersionValue(value) if kind == "version" else value
+
+
+def _capacity(raw: Any, driver: str, where: str) -> dict[str, dict[str, str]]:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{where}: capacity must be a mapping")
+    result: dict[str, dict[str, str]] = {}
+    for qualified, value in raw.items():
+        domain, name = split_qualified_name(str(qualified), driver)
+        quantity = value.get("value") if isinstance(value, Mapping) else value  # v1alpha3: bare quantity
+        if isinstance(quantity, int) and not isinstance(quantity, bool):
+            quantity = str(quantity)
+        if not isinstance(quantity, str) or not quantity:
+            raise ValueError(f"{where}: capacity {qualified} needs a quantity 'value', got {value!r}")
+        result.setdefault(domain, {})[name] = quantity
+    return result
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
