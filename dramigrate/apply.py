@@ -54,6 +54,8 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
         for t in plan.tolerations:
             tolerations.append(CommentedMap(t))
             changes.append(f"added toleration {t['key']}:{t['effect']} (was added by ExtendedResourceToleration)")
+    if pa.selection is not None:
+        changes.extend(apply_selection(spec, pa.selection))
     if plan.ray_num_gpus is not None:
         path = pa.ref.location.ray_start_params
         found = [p for p, _, _ in resolve(pa.ref.owner, path)]
@@ -63,4 +65,52 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
         if isinstance(found[0], dict) and "num-gpus" not in found[0]:
             found[0]["num-gpus"] = str(plan.ray_num_gpus)
             changes.append(f'set {path}.num-gpus: "{plan.ray_num_gpus}"')
+    return changes
+
+
+def apply_selection(spec: Any, sel: Any) -> list[str]:
+    """Remove the node-label hacks the claim's selectors now state, and the tolerations asked to go."""
+    changes: list[str] = []
+    ns = spec.get("nodeSelector")
+    for key in sel.drop_node_selector:
+        if isinstance(ns, dict) and key in ns:
+            del ns[key]
+            changes.append(f"moved nodeSelector {key} into the claim's selectors")
+    if isinstance(ns, dict) and not ns and sel.drop_node_selector:
+        del spec["nodeSelector"]
+    affinity = spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    if isinstance(node, dict):
+        required_key = "requiredDuringSchedulingIgnoredDuringExecution"
+        if sel.drop_required and required_key in node:
+            del node[required_key]
+            changes.append("moved required node affinity into the claim's selectors")
+        elif sel.required_terms is not None:
+            terms = node[required_key]["nodeSelectorTerms"]
+            keep = {idx: drop for idx, drop in sel.required_terms}
+            for idx in reversed(range(len(terms))):
+                if idx not in keep:
+                    del terms[idx]
+                    continue
+                exprs = terms[idx].get("matchExpressions")
+                for j in sorted(keep[idx], reverse=True):
+                    del exprs[j]
+                if exprs is not None and not exprs:
+                    del terms[idx]["matchExpressions"]
+            changes.append("moved device labels of required node affinity into the claim's selectors")
+        preferred_key = "preferredDuringSchedulingIgnoredDuringExecution"
+        if sel.drop_preferred and isinstance(node.get(preferred_key), list):
+            for i in sorted(sel.drop_preferred, reverse=True):
+                del node[preferred_key][i]
+            if not node[preferred_key]:
+                del node[preferred_key]
+            changes.append("moved preferred device models into the claim's firstAvailable list")
+        if not node:
+            del affinity["nodeAffinity"]
+    if isinstance(affinity, dict) and not affinity:
+        del spec["affinity"]
+    tolerations = spec.get("tolerations")
+    for i in sorted(sel.drop_tolerations, reverse=True):
+        changes.append(f"dropped toleration {tolerations[i].get('key')}")
+        del tolerations[i]
     return changes

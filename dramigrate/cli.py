@@ -23,6 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
+    pretty_exceptions_enable=False,
 )
 rules_app = typer.Typer(help="List, show and validate rule packs and workload-kind files.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
@@ -225,6 +226,15 @@ def _guard(action: object) -> None:
         _fail(str(exc))
     except BrokenPipeError:
         raise typer.Exit(0) from None
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a bug, not the user's input: say so briefly, traceback only on request
+        import os
+        import traceback
+
+        if os.environ.get("DRAMIGRATE_DEBUG"):
+            traceback.print_exc()
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set DRAMIGRATE_DEBUG=1 for details; please report it)")
     raise typer.Exit(code or 0)
 
 

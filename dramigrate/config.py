@@ -24,6 +24,10 @@ class Settings:
     # The cluster's device-plugin sharing per resource: {"nvidia.com/gpu": "time-slicing"}.
     sharing: dict[str, str] = field(default_factory=dict)
     drop_legacy_quota: bool = False
+    remove_node_selectors: bool = False
+    drop_tolerations: bool = False
+    named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
+    strategy: str = "claims"  # or extended-resource
     fail_on: str = "error"
     config_file: Path | None = None
 

@@ -10,6 +10,7 @@ from dramigrate.config import Settings
 from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
+from dramigrate.selectors import Selection, select
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
@@ -63,6 +64,7 @@ class PodAnalysis:
     kind: WorkloadKind
     uses: list[DeviceUse] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # the legacy-device-request ones, one per use
+    selection: Selection | None = None  # node-label hacks and tolerations, translated
 
 
 def objects_of(data: Any) -> list[ObjectInfo]:
@@ -147,12 +149,83 @@ class Detector:
                         pods.append(pa)
                         findings.extend(pa.findings)
             findings.extend(self.stray_requests(doc, info, kind, covered))
+        for pa in pods:
+            findings.extend(self.selection(doc, pa))
         findings = [f for f in findings if not self.ignored(doc, f.line, f.rule)]
         kept = {id(f) for f in findings}
         for pa in pods:
-            pa.uses = [u for u, f in zip(pa.uses, pa.findings) if id(f) in kept]
+            pa.uses = [u for u, f in zip(pa.uses, pa.findings, strict=True) if id(f) in kept]
             pa.findings = [f for f in pa.findings if id(f) in kept]
         return findings, [pa for pa in pods if pa.uses]
+
+    def selection(self, doc: Document, pa: PodAnalysis) -> list[Finding]:
+        """Translate the pod's node-label hacks and device tolerations for the classes its claims will use."""
+        from dramigrate.plan import topology_shape
+        from dramigrate.versions import Target
+
+        out: list[Finding] = []
+        uses = [u for u in pa.uses if u.count > 0]
+        ctx = {
+            "kind": pa.info.kind,
+            "namespace": pa.info.namespace,
+            "name": pa.info.name,
+            "pod_template_path": pa.ref.path,
+        }
+
+        def report(rule: str, message: str, node: Any, key: Any) -> None:
+            f = self.finding(rule, message, doc, node, key, pa.info)
+            f.pod_template_path = pa.ref.path
+            out.append(f)
+
+        classes = {u.match.rule.device_class for u in uses}
+        target = Target.parse(self.settings.kube_version)
+        sel = select(
+            pa.ref.spec,
+            classes,
+            self.rules,
+            report,
+            remove_pool_labels=self.settings.remove_node_selectors,
+            prioritized_list=target.enabled("DRAPrioritizedList"),
+            drop_tolerations=self.settings.drop_tolerations,
+            removed_resources={u.resource for u in pa.uses},
+        )
+        for cls in list(sel.alternatives):
+            if sum(1 for u in uses if u.match.rule.device_class == cls) != 1:
+                report(
+                    "preference-lost",
+                    f"preferred node affinity between models of {cls}: several requests of "
+                    "that class would each choose on their own; left on the pod, not translated",
+                    pa.ref.spec,
+                    "affinity",
+                )
+                del sel.alternatives[cls]
+                sel.drop_preferred = []
+        by_container: dict[str, list[DeviceUse]] = {}
+        for u in uses:
+            by_container.setdefault(u.container.path, []).append(u)
+        for cuses in by_container.values():
+            if (
+                any(u.match.rule.nic for u in cuses)
+                and not all(u.match.rule.nic for u in cuses)
+                and topology_shape(cuses) is None
+            ):
+                u = cuses[0]
+                out.append(
+                    self.finding(
+                        "topology-unaligned",
+                        f"container {u.container.name} asks for "
+                        + ", ".join(f"{x.count} {x.resource}" for x in cuses)
+                        + ": not N devices with k*N NICs of each kind, so no PCIe-root constraint pairs them",
+                        doc,
+                        u.container.container,
+                        "resources",
+                        pa.info,
+                        **ctx,
+                        container=u.container.name,
+                    )
+                )
+        pa.selection = sel
+        return out
 
     def analyze_pod(
         self,

@@ -41,20 +41,29 @@ def name_base(workload: str, suffix: str) -> str:
     return base[: DNS_SUBDOMAIN_MAX - 9].rstrip("-.") or "claim"
 
 
-def request_object(req: RequestPlan, target: Target) -> dict[str, Any]:
-    exact: dict[str, Any] = {"deviceClassName": req.device_class}
-    if req.selectors:
-        exact["selectors"] = [{"cel": {"expression": s}} for s in req.selectors]
+def _exact(device_class: str, selectors: tuple[str, ...], count: int) -> dict[str, Any]:
+    exact: dict[str, Any] = {"deviceClassName": device_class}
+    if selectors:
+        exact["selectors"] = [{"cel": {"expression": s}} for s in selectors]
     exact["allocationMode"] = "ExactCount"
-    exact["count"] = req.count
-    if target.api_version.endswith("v1beta1"):  # flat request shape
-        return {"name": req.name, **exact}
-    return {"name": req.name, "exactly": exact}
+    exact["count"] = count
+    return exact
+
+
+def request_object(req: RequestPlan, target: Target) -> dict[str, Any]:
+    flat = target.api_version.endswith("v1beta1")  # v1beta1: flat request shape
+    if req.alternatives:
+        subs = [{"name": n, **_exact(req.device_class, sel, req.count)} for n, sel in req.alternatives]
+        return {"name": req.name, "firstAvailable": subs}
+    exact = _exact(req.device_class, req.selectors, req.count)
+    return {"name": req.name, **exact} if flat else {"name": req.name, "exactly": exact}
 
 
 def claim_template(plan: PodPlan, target: Target) -> dict[str, Any]:
     info = plan.analysis.info
     devices: dict[str, Any] = {"requests": [request_object(r, target) for r in plan.requests]}
+    if plan.constraints:
+        devices["constraints"] = plan.constraints
     config = [{"requests": [r.name], **c} for r in plan.requests for c in r.config]
     if config:
         devices["config"] = config

@@ -105,6 +105,10 @@ RULES: dict[str, tuple[Severity, str]] = {
     "target-version": (Severity.WARNING, "the target Kubernetes version needs a feature gate or API group"),
     "templated-file": (Severity.WARNING, "a Go-templated file outside a Helm chart: render it first"),
     "rewrite-invalid": (Severity.ERROR, "the rewrite would introduce an invalid object; nothing written"),
+    "inexact-label": (Severity.WARNING, "a node-label hack with no exact translation for the driver"),
+    "preference-lost": (Severity.WARNING, "a preferred device choice the target version cannot express"),
+    "topology-unaligned": (Severity.INFO, "GPUs and NICs in a shape that gets no pcieRoot constraint"),
+    "pool-label-kept": (Severity.INFO, "a cloud node-pool label translated and kept on the pod"),
     "count-from-limits": (Severity.INFO, "a controller read the device count from limits and is told explicitly"),
     "device-toleration": (Severity.INFO, "a device-taint toleration other than the plugin-equivalent one"),
 }

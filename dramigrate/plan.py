@@ -23,6 +23,8 @@ class RequestPlan:
     count: int
     selectors: tuple[str, ...] = ()
     config: tuple[dict[str, Any], ...] = ()
+    # firstAvailable: (subrequest name, selectors), most preferred first; empty for a plain request
+    alternatives: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class PodPlan:
     removals: list[DeviceUse] = field(default_factory=list)
     tolerations: list[dict[str, str]] = field(default_factory=list)
     ray_num_gpus: int | None = None
+    constraints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def needs_claim(self) -> bool:
@@ -73,7 +76,10 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
         per_set_containers.setdefault(u.match.rule.request, set()).add(u.container.path)
         per_container_sets.setdefault((u.container.path, u.match.rule.request), set()).add(u.resource)
     app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]] = {}
+    paired = _pair_topology(plan, app, init, taken, app_requests, key)
     for u in app:
+        if id(u) in paired:
+            continue
         base = u.match.rule.request
         if len(per_container_sets[(u.container.path, base)]) > 1:  # mig-1g.5gb and mig-3g.20gb side by side
             base = u.resource.split("/", 1)[-1]
@@ -115,6 +121,7 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
 
     if not plan.requests:
         return _finish(plan, pa)
+    _apply_selection(plan, pa)
     taken_claims = {str(c.get("name")) for c in pa.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
     bases = list(dict.fromkeys(u.match.rule.request for u in uses))
     plan.claim_name = _unique(dns_label("-".join(bases) if len(bases) <= 2 else "devices"), taken_claims)
@@ -164,3 +171,81 @@ def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
     if t.get("operator", "Equal") != "Exists":
         return False
     return t.get("key") in (None, "", wanted["key"])
+
+
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+MAX_REQUESTS = 32
+
+
+def topology_shape(uses: list[DeviceUse]) -> tuple[DeviceUse, list[DeviceUse]] | None:
+    """(the GPU use, its NIC uses) when N GPUs come with k*N NICs of each kind in one container."""
+    gpus = [u for u in uses if not u.match.rule.nic]
+    nics = [u for u in uses if u.match.rule.nic]
+    if len(gpus) != 1 or not nics:
+        return None
+    n = gpus[0].count
+    if n < 1 or any(nic.count % n for nic in nics) or n * (1 + len(nics)) > MAX_REQUESTS:
+        return None
+    return gpus[0], nics
+
+
+def _pair_topology(
+    plan: PodPlan,
+    app: list[DeviceUse],
+    init: list[DeviceUse],
+    taken: set[str],
+    app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]],
+    key: Any,
+) -> set[int]:
+    """N GPUs with k*N NICs become N pairs of (1 GPU, k NICs) under one PCIe root each: one constraint per pair,
+    since one constraint over all devices could never be met."""
+    paired: set[int] = set()
+    if init:
+        return paired
+    by_container: dict[str, list[DeviceUse]] = {}
+    for u in app:
+        by_container.setdefault(u.container.path, []).append(u)
+    for uses in by_container.values():
+        shape = topology_shape(uses)
+        if shape is None:
+            continue
+        gpu, nics = shape
+        prefix = f"{gpu.container.name}-" if len(by_container) > 1 else ""
+        for i in range(gpu.count):
+            names = []
+            for u, count in [(gpu, 1), *((nic, nic.count // gpu.count) for nic in nics)]:
+                req = RequestPlan(
+                    _unique(dns_label(f"{prefix}{u.match.rule.request}-{i}"), taken),
+                    u.match.rule.device_class,
+                    count,
+                    u.match.selectors,
+                    u.match.rule.config,
+                )
+                plan.requests.append(req)
+                app_requests.setdefault(key(u), []).append((req, u))
+                names.append(req.name)
+            plan.constraints.append({"requests": names, "matchAttribute": PCIE_ROOT})
+        paired |= {id(gpu), *(id(n) for n in nics)}
+    return paired
+
+
+def _apply_selection(plan: PodPlan, pa: PodAnalysis) -> None:
+    """Selectors translated from node labels go on every request of their class; a preference between models
+    becomes a firstAvailable list on the single request of its class, the required choice last."""
+    sel = pa.selection
+    if sel is None:
+        return
+    for req in plan.requests:
+        extra = tuple(sel.selectors.get(req.device_class, ()))
+        req.selectors = tuple(dict.fromkeys(req.selectors + extra))
+    for cls, alternatives in sel.alternatives.items():
+        reqs = [r for r in plan.requests if r.device_class == cls]
+        if len(reqs) != 1:
+            continue
+        req = reqs[0]
+        names: set[str] = set()
+        for n, alt in enumerate(alternatives, start=1):
+            req.alternatives.append(
+                (_unique(f"choice-{n}", names), tuple(dict.fromkeys(req.selectors + tuple(alt.selectors.get(cls, ())))))
+            )
+        req.alternatives.append(("fallback", req.selectors))

@@ -80,6 +80,22 @@ class WorkloadKind:
         return value in self.accepts_claims["values"]
 
 
+@dataclass(frozen=True)
+class LabelRule:
+    """A node label that picks a device, and how it becomes CEL on requests of its classes."""
+
+    key: str
+    role: str  # feature (removed once translated) or pool (kept: autoscalers scale from it)
+    classes: tuple[str, ...]
+    exact: bool = True
+    reason: str = ""
+    implied: tuple[str, ...] = ()
+    value_type: str = "string"
+    value_map: dict[str, Any] = field(default_factory=dict)
+    cel: dict[str, str] = field(default_factory=dict)
+    pack: str = ""
+
+
 @dataclass
 class RuleSet:
     """Every loaded pack and workload file, with the lookups the pipeline needs."""
@@ -88,6 +104,8 @@ class RuleSet:
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
     domains: dict[str, str] = field(default_factory=dict)
     taints: dict[str, str] = field(default_factory=dict)
+    taint_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    labels: dict[str, LabelRule] = field(default_factory=dict)
     kinds: dict[tuple[str, str], WorkloadKind] = field(default_factory=dict)
     packs: dict[str, dict[str, Any]] = field(default_factory=dict)
     pack_files: dict[str, str] = field(default_factory=dict)
@@ -196,6 +214,22 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
         rs.domains.setdefault(domain, name)
     for taint in data.get("taints", []):
         rs.taints[taint["key"]] = taint.get("resource", "")
+        if taint.get("values"):
+            rs.taint_values[taint["key"]] = tuple(taint["values"])
+    for label in data.get("labels", []):
+        if first or label["key"] not in rs.labels:
+            rs.labels[label["key"]] = LabelRule(
+                key=label["key"],
+                role=label["role"],
+                classes=tuple(label["classes"]),
+                exact=label.get("exact", True),
+                reason=label.get("reason", ""),
+                implied=tuple(label.get("implied", ())),
+                value_type=label.get("valueType", "string"),
+                value_map=dict(label.get("valueMap", {})),
+                cel=dict(label.get("cel", {})),
+                pack=name,
+            )
 
 
 def _add_workloads(rs: RuleSet, data: dict[str, Any]) -> None:
