@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dramigrate.documents import dump_yaml, parse_document, split_documents
-from dramigrate.emit import device_class
+from dramigrate.emit import device_class, spec_hash
 from dramigrate.findings import InputError
 from dramigrate.rules import DeviceClassInfo
 from dramigrate.validate import device_class_errors
@@ -36,3 +36,40 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
             out += "\n"
         out += "---\n" + dump_yaml(obj)
     return out
+
+
+def class_selectors(cls: DeviceClassInfo) -> tuple[str, ...]:
+    """What the vendor's class selects (from the pack), or every device of its driver."""
+    return cls.selectors or (f"device.driver == '{cls.driver}'",)
+
+
+def named_class(base: DeviceClassInfo, selectors: tuple[str, ...], slugs: dict[str, str]) -> DeviceClassInfo:
+    """One DeviceClass for one hardware choice: the vendor class's selectors plus the request's."""
+    from dramigrate.plan import dns_label
+
+    parts = [slugs[s] for s in selectors if slugs.get(s)]
+    readable = dns_label("-".join(dict.fromkeys(parts)) or "devices", 40)
+    digest = spec_hash(list(selectors))[:6]
+    name = f"{readable}-{digest}.{base.name}"
+    return DeviceClassInfo(
+        name=name,
+        driver=base.driver,
+        selectors=tuple(dict.fromkeys(class_selectors(base) + selectors)),
+        config=base.config,
+        pack=base.pack,
+    )
+
+
+def extended_resource_class(resource: str, base: DeviceClassInfo, selectors: tuple[str, ...]) -> DeviceClassInfo:
+    """A DeviceClass that serves a device-plugin resource name through extendedResourceName (KEP-5004)."""
+    from dramigrate.plan import dns_label
+
+    name = f"{dns_label(resource.split('/', 1)[-1])}.{base.driver}"
+    return DeviceClassInfo(
+        name=name,
+        driver=base.driver,
+        extended_resource_name=resource,
+        selectors=tuple(dict.fromkeys(class_selectors(base) + selectors)),
+        config=base.config,
+        pack=base.pack,
+    )

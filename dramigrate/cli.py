@@ -67,6 +67,37 @@ ConfigOpt = Annotated[
     ),
 ]
 DropQuota = Annotated[bool, typer.Option("--drop-legacy-quota", help="Remove legacy device keys from ResourceQuotas.")]
+RemoveSelectors = Annotated[
+    bool,
+    typer.Option(
+        "--remove-node-selectors",
+        help="Also remove cloud node-pool labels (GKE/Karpenter accelerator) once translated into the claim's "
+        "selectors; by default they stay, since autoscalers scale node pools from them.",
+    ),
+]
+DropTolerations = Annotated[
+    bool,
+    typer.Option(
+        "--drop-tolerations",
+        help="Remove device-taint tolerations other than the ExtendedResourceToleration equivalent (sku=gpu, ...).",
+    ),
+]
+NamedClasses = Annotated[
+    bool,
+    typer.Option(
+        "--classes",
+        help="Turn translated selectors into named DeviceClasses (e.g. nvidia-a100-sxm4-80gb-....gpu.nvidia.com) in "
+        "the classes file, and reference them from the claims instead of repeating CEL.",
+    ),
+]
+Strategy = Annotated[
+    str,
+    typer.Option(
+        "--strategy",
+        help="claims (rewrite pods to ResourceClaimTemplates) or extended-resource (leave pods unchanged and emit "
+        "DeviceClasses with extendedResourceName into the classes file; KEP-5004).",
+    ),
+]
 
 
 def _version(value: bool) -> None:
@@ -104,18 +135,20 @@ def lint(
     exclude: ExcludeOpt = None,
     classes_file: ClassesOpt = None,
     config: ConfigOpt = None,
+    remove_node_selectors: RemoveSelectors = False,
+    drop_tolerations: DropTolerations = False,
+    classes: NamedClasses = False,
+    strategy: Strategy = "claims",
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info.")
     ] = "error",
 ) -> None:
     """Report device-plugin requests and DRA wiring problems with file:line. Exit 0 clean, 1 errors, 2 bad input."""
-    from dramigrate.commands import Options, do_lint
+    from dramigrate.commands import do_lint
 
-    opts = Options(
-        paths, kube_version, assume_dra_enabled, rules or [], format, output, exclude or [], classes_file, config
-    )
     if fail_on not in ("error", "warning", "info"):
         _fail("--fail-on takes error, warning or info")
+    opts = _options(locals())
     _guard(lambda: do_lint(opts, Severity(fail_on)))
 
 
@@ -135,22 +168,15 @@ def diff(
     classes_file: ClassesOpt = None,
     config: ConfigOpt = None,
     drop_legacy_quota: DropQuota = False,
+    remove_node_selectors: RemoveSelectors = False,
+    drop_tolerations: DropTolerations = False,
+    classes: NamedClasses = False,
+    strategy: Strategy = "claims",
 ) -> None:
     """Show the unified diff fix would apply, and a summary; writes nothing."""
-    from dramigrate.commands import Options, do_diff
+    from dramigrate.commands import do_diff
 
-    opts = Options(
-        paths,
-        kube_version,
-        assume_dra_enabled,
-        rules or [],
-        format,
-        output,
-        exclude or [],
-        classes_file,
-        config,
-        drop_legacy_quota,
-    )
+    opts = _options(locals())
     _guard(lambda: do_diff(opts, check))
 
 
@@ -170,23 +196,61 @@ def fix(
     classes_file: ClassesOpt = None,
     config: ConfigOpt = None,
     drop_legacy_quota: DropQuota = False,
+    remove_node_selectors: RemoveSelectors = False,
+    drop_tolerations: DropTolerations = False,
+    classes: NamedClasses = False,
+    strategy: Strategy = "claims",
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
-    from dramigrate.commands import Options, do_fix
+    from dramigrate.commands import do_fix
 
-    opts = Options(
-        paths,
-        kube_version,
-        assume_dra_enabled,
-        rules or [],
-        format,
-        output,
-        exclude or [],
-        classes_file,
-        config,
-        drop_legacy_quota,
-    )
+    opts = _options(locals())
     _guard(lambda: do_fix(opts))
+
+
+@app.command(
+    epilog="Examples:\n\n  kubectl get resourceslices -o yaml > slices.yaml\n\n"
+    "  dramigrate fit --inventory slices.yaml k8s/\n\n"
+    "  dramigrate fit --inventory fixtures/inventories/a100-80gb.yaml examples/manifests --format json"
+)
+def fit(
+    paths: Paths,
+    inventory: Annotated[
+        Path,
+        typer.Option(
+            "--inventory", help="ResourceSlices: `kubectl get resourceslices -o yaml` (a List or multi-document YAML)."
+        ),
+    ],
+    kube_version: KubeVersion = None,
+    assume_dra_enabled: AssumeDra = False,
+    rules: RulesOpt = None,
+    format: FormatOpt = "text",
+    exclude: ExcludeOpt = None,
+    config: ConfigOpt = None,
+    remove_node_selectors: RemoveSelectors = False,
+    classes: NamedClasses = False,
+) -> None:
+    """Check the claims the migration would create against a device inventory: which devices on which nodes match
+    each request, and whether counts and constraints fit on one empty node. Exit 1 when a claim fits nowhere."""
+    from dramigrate.commands import do_fit
+
+    opts = _options(locals())
+    _guard(lambda: do_fit(opts, inventory))
+
+
+def _options(args: dict[str, object]) -> object:
+    """The command's parsed arguments as commands.Options (names match)."""
+    import dataclasses
+
+    from dramigrate.commands import Options
+
+    names = {f.name for f in dataclasses.fields(Options)}
+    values = {k: v for k, v in args.items() if k in names}
+    for key in ("rules", "exclude"):
+        values[key] = values.get(key) or []
+    if values.get("strategy", "claims") not in ("claims", "extended-resource"):
+        _fail("--strategy takes claims or extended-resource")
+    return Options(**values)
 
 
 @rules_app.command("list")

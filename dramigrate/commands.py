@@ -28,6 +28,10 @@ class Options:
     classes_file: Path | None = None
     config: Path | None = None
     drop_legacy_quota: bool = False
+    remove_node_selectors: bool = False
+    drop_tolerations: bool = False
+    classes: bool = False
+    strategy: str = "claims"
 
 
 @dataclass
@@ -54,6 +58,11 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
     settings.classes_file = opts.classes_file or settings.classes_file
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
+    settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
+    settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    settings.named_classes = settings.named_classes or opts.classes
+    if opts.strategy != "claims":
+        settings.strategy = opts.strategy
     target = Target.parse(settings.kube_version)
     if target.unreleased:
         _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
@@ -61,6 +70,8 @@ def prepare(opts: Options, writes: bool) -> Context:
         if writes and not settings.assume_dra_enabled:
             raise InputError(target.gate_advice())
         _err(f"dramigrate: note: {target.gate_advice()}")
+    if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
+        raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
     inputs = expand(opts.paths, settings.exclude)
     for chart in inputs.charts:
@@ -118,7 +129,7 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
 
 def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, str] | None:
     """The classes file's (path, before, after) when claims need DeviceClasses no chart ships."""
-    missing = needed_classes(result, ctx.rules)
+    missing = needed_classes(result)
     if not missing:
         return None
     if ctx.settings.classes_file is None:
@@ -128,7 +139,7 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
     path = ctx.settings.classes_file
     before = path.read_text(encoding="utf-8") if path.exists() else ""
-    after = merge_classes(str(path), before, [ctx.rules.classes[c] for c in missing], ctx.target)
+    after = merge_classes(str(path), before, missing, ctx.target)
     if write and after != before:
         from dramigrate.writer import write_atomic
 
@@ -146,7 +157,7 @@ def _exit(result: RunResult, fail_on: Severity) -> int:
 
 def do_lint(opts: Options, fail_on: Severity) -> int:
     ctx, result = _execute(opts, fix=False, writes=False)
-    missing = needed_classes(result, ctx.rules)
+    missing = needed_classes(result)
     if missing and ctx.settings.classes_file is None:
         result.findings.append(classes_warning(result, missing))
     _report(opts, result, 0, sys.stdout, show_fixed=False)
@@ -250,3 +261,67 @@ def do_rules_validate(files: list[Path]) -> int:
         if not errors:
             print(f"{path}: ok")
     return 2 if bad else 0
+
+
+def do_fit(opts: Options, inventory: Path) -> int:
+    """Which devices of an inventory each claim's requests match, and on which nodes the claim fits."""
+    from dramigrate.fit import fit_claim
+    from dramigrate.inventory import load_inventory
+
+    try:
+        devices = load_inventory(inventory)
+    except (OSError, ValueError) as exc:
+        raise InputError(str(exc), str(inventory)) from exc
+    ctx, result = _execute(opts, fix=True, writes=False)
+    classes = {**ctx.rules.classes, **result.classes}
+    fits = []
+    for r in result.files:
+        for template in r.templates:
+            fits.append((r.path, fit_claim(template, classes, devices)))
+    if opts.format == "json":
+        import json
+
+        print(
+            json.dumps(
+                {
+                    "inventory": str(inventory),
+                    "claims": [
+                        {
+                            "file": path,
+                            "template": f.template,
+                            "namespace": f.namespace,
+                            "fits": f.fits,
+                            "nodes": f.nodes,
+                            "errors": f.errors,
+                            "requests": [
+                                {
+                                    "name": q.name,
+                                    "deviceClassName": q.device_class,
+                                    "count": q.count,
+                                    "matches": q.matches,
+                                }
+                                for q in f.requests
+                            ],
+                        }
+                        for path, f in fits
+                    ],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for path, f in fits:
+            verdict = f"fits on {len(f.nodes)} node(s): {', '.join(f.nodes)}" if f.fits else "FITS NOWHERE"
+            print(f"{path}: ResourceClaimTemplate {f.template}: {verdict}")
+            for q in f.requests:
+                where = ", ".join(f"{node}: {len(names)}" for node, names in sorted(q.matches.items())) or "none"
+                print(f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}")
+            for e in f.errors[:5]:
+                print(f"  selector error: {e}")
+    for err in (r.error for r in result.files if r.error is not None):
+        _err(f"bad input {err}")
+    if not fits:
+        _err("dramigrate: no claim to check: the paths have no device request that fix would migrate")
+    if result.bad_input:
+        return 2
+    return 1 if any(not f.fits for _, f in fits) else 0

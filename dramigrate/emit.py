@@ -53,7 +53,8 @@ def _exact(device_class: str, selectors: tuple[str, ...], count: int) -> dict[st
 def request_object(req: RequestPlan, target: Target) -> dict[str, Any]:
     flat = target.api_version.endswith("v1beta1")  # v1beta1: flat request shape
     if req.alternatives:
-        subs = [{"name": n, **_exact(req.device_class, sel, req.count)} for n, sel in req.alternatives]
+        classes = req.alternative_classes or [req.device_class] * len(req.alternatives)
+        subs = [{"name": n, **_exact(c, sel, req.count)} for (n, sel), c in zip(req.alternatives, classes, strict=True)]
         return {"name": req.name, "firstAvailable": subs}
     exact = _exact(req.device_class, req.selectors, req.count)
     return {"name": req.name, **exact} if flat else {"name": req.name, "exactly": exact}
@@ -80,4 +81,6 @@ def device_class(cls: DeviceClassInfo, target: Target) -> dict[str, Any]:
         spec["selectors"] = [{"cel": {"expression": s}} for s in cls.selectors]
     if cls.config:
         spec["config"] = list(cls.config)
+    if cls.extended_resource_name:
+        spec["extendedResourceName"] = cls.extended_resource_name
     return {"apiVersion": target.api_version, "kind": "DeviceClass", "metadata": {"name": cls.name}, "spec": spec}

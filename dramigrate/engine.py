@@ -10,7 +10,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import report_only_files
 from dramigrate.migrate import FileResult, Job, may_matter, run_file
-from dramigrate.rules import RuleSet, load_rules
+from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
 from dramigrate.versions import Target
 
@@ -22,7 +22,7 @@ _worker: tuple[RuleSet, Settings, Target] | None = None
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    classes: set[str] = field(default_factory=set)
+    classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
     bad_input: int = 0
     scanned: int = 0
 
@@ -64,7 +64,17 @@ def run(
     out.files.extend(results)
     for r in out.files:
         out.findings.extend(r.findings)
-        out.classes |= r.classes
+        for name, cls in r.classes.items():
+            if name in out.classes and out.classes[name] != cls:
+                out.findings.append(
+                    Finding(
+                        "class-conflict",
+                        RULES["class-conflict"][0],
+                        f"two different DeviceClasses named {name}; rename one in its rule pack",
+                        r.path,
+                    )
+                )
+            out.classes.setdefault(name, cls)
         if r.error is not None:
             out.bad_input += 1
     out.findings.sort(key=Finding.sort_key)
@@ -77,17 +87,17 @@ def _unreadable(path: str, exc: OSError) -> FileResult:
     return FileResult(path, error=InputError(f"cannot read: {exc.strerror}", path))
 
 
-def needed_classes(result: RunResult, rules: RuleSet) -> list[str]:
-    """Device classes the claims use that no installed driver chart ships: the cluster admin creates them."""
-    return sorted(c for c in result.classes if c in rules.classes and not rules.classes[c].shipped_by)
+def needed_classes(result: RunResult) -> list[DeviceClassInfo]:
+    """DeviceClasses the claims use that no installed driver chart ships: the cluster admins create them."""
+    return [result.classes[name] for name in sorted(result.classes)]
 
 
-def classes_warning(result: RunResult, missing: list[str]) -> Finding:
+def classes_warning(result: RunResult, missing: list[DeviceClassInfo]) -> Finding:
     first = next((f for f in result.findings if f.rule == "legacy-device-request"), None)
     return Finding(
         "classes-file-needed",
         RULES["classes-file-needed"][0],
-        f"the claims use DeviceClasses that no driver chart ships ({', '.join(missing)}); "
+        f"the claims use DeviceClasses that no driver chart ships ({', '.join(c.name for c in missing)}); "
         "pass --classes-file FILE to write them for the cluster admins",
         first.file if first else "",
         first.line if first else 0,

@@ -109,6 +109,9 @@ RULES: dict[str, tuple[Severity, str]] = {
     "preference-lost": (Severity.WARNING, "a preferred device choice the target version cannot express"),
     "topology-unaligned": (Severity.INFO, "GPUs and NICs in a shape that gets no pcieRoot constraint"),
     "pool-label-kept": (Severity.INFO, "a cloud node-pool label translated and kept on the pod"),
+    "extended-resource-init": (Severity.WARNING, "a plain init container gets its own device under KEP-5004"),
+    "extended-resource": (Severity.INFO, "a device-plugin request served through a DeviceClass extendedResourceName"),
+    "class-conflict": (Severity.ERROR, "two different DeviceClasses would get the same name"),
     "count-from-limits": (Severity.INFO, "a controller read the device count from limits and is told explicitly"),
     "device-toleration": (Severity.INFO, "a device-taint toleration other than the plugin-equivalent one"),
 }

@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from dramigrate.apply import apply_plan
+from dramigrate.classes import extended_resource_class, named_class
 from dramigrate.config import Settings
 from dramigrate.detect import Detector, ObjectInfo, objects_of, require_name
 from dramigrate.documents import (
@@ -27,7 +28,7 @@ from dramigrate.emit import claim_template
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
-from dramigrate.rules import RuleSet
+from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 
@@ -43,8 +44,9 @@ class FileResult:
     original: str | None = None
     rewritten: str | None = None  # None when nothing changes
     error: InputError | None = None
-    classes: set[str] = field(default_factory=set)  # device classes the claims need
+    classes: dict[str, DeviceClassInfo] = field(default_factory=dict)  # DeviceClasses no chart ships, to emit
     changes: list[str] = field(default_factory=list)
+    templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
 
 
 @dataclass(frozen=True)
@@ -128,16 +130,20 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if job.report_only_reason:
             findings = [_report_only(f, job.report_only_reason) for f in findings]
             pods = []
+        if pods and settings.strategy == "extended-resource":
+            findings = extended_resource(findings, pods, rules, target, result)
+            pods = []
         result.findings.extend(findings)
         if not pods:
             continue
         for pa in pods:
             for use in pa.uses:
-                if use.count and not use.match.rule.report_only:
-                    result.classes.add(use.match.rule.device_class)
+                info = rules.classes.get(use.match.rule.device_class)
+                if use.count and info is not None and not info.shipped_by:
+                    result.classes[info.name] = info
         if not job.fix:
             continue
-        _fix_document(yf, doc, pods, templates, emitted, target, result)
+        _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
 
 
 def _report_only(f: Finding, reason: str) -> Finding:
@@ -167,12 +173,15 @@ def _fix_document(
     emitted: set[str],
     target: Target,
     result: FileResult,
+    named_classes: RuleSet | None,
 ) -> None:
     path = yf.path
     plans = []
     for pa in pods:
         require_name(path, doc, pa.info)
         plans.append(plan_pod(pa))
+        if named_classes is not None:
+            _use_named_classes(plans[-1], named_classes, result)
     before = {
         id(p.analysis.ref.spec): pod_spec_errors(
             to_plain(p.analysis.ref.spec), target.text, {k: v[0] for k, v in templates.items()}
@@ -225,6 +234,7 @@ def _fix_document(
                     fixed=True,
                 )
             )
+    result.templates.extend(new_docs)
     indent = indent_of(doc.body)
     for rct in new_docs:
         doc.appended.append(dump_yaml(rct, indent))
@@ -277,4 +287,92 @@ def _claim_templates(yf: YamlFile) -> dict[str, tuple[dict[str, Any], set[str]]]
                         classes.add(str(sub["deviceClassName"]))
             out[f"{info.namespace}/{info.name}"] = (obj, classes)
             out[info.name] = (obj, classes)
+    return out
+
+
+def _use_named_classes(plan: Any, rules: RuleSet, result: FileResult) -> None:
+    """--classes: a request whose selectors were translated from node labels names a DeviceClass instead."""
+    sel = plan.analysis.selection
+    slugs = sel.slugs if sel is not None else {}
+    for req in plan.requests:
+        base = rules.classes.get(req.device_class)
+        if base is None:
+            continue
+        choices = req.alternatives or [("", req.selectors)]
+        renamed = []
+        for name, selectors in choices:
+            if not any(s in slugs for s in selectors):
+                renamed.append((name, selectors, req.device_class))
+                continue
+            cls = named_class(base, selectors, slugs)
+            result.classes[cls.name] = cls
+            renamed.append((name, (), cls.name))
+        if req.alternatives:
+            req.alternatives = [(n, s) for n, s, _ in renamed]
+            req.alternative_classes = [c for _, _, c in renamed]
+        else:
+            req.selectors, req.device_class = renamed[0][1], renamed[0][2]
+
+
+def extended_resource(
+    findings: list[Finding], pods: list[Any], rules: RuleSet, target: Target, result: FileResult
+) -> list[Finding]:
+    """--strategy extended-resource: pods stay as they are; DeviceClasses with extendedResourceName serve them."""
+    by_id = {id(f): f for pa in pods for f in pa.findings}
+    out = [f for f in findings if id(f) not in by_id]
+    for pa in pods:
+        for use, f in zip(pa.uses, pa.findings, strict=True):
+            base = rules.classes.get(use.match.rule.device_class)
+            if base is None or use.count == 0:
+                continue
+            if base.extended_resource_name == use.resource and base.shipped_by:
+                cls_name = base.name
+                how = f"DeviceClass {base.name} from the {base.shipped_by} maps it already"
+            else:
+                cls = extended_resource_class(use.resource, base, use.match.selectors)
+                result.classes[cls.name] = cls
+                cls_name = cls.name
+                how = f"DeviceClass {cls.name} (classes file) maps it with extendedResourceName"
+            gate = (
+                ""
+                if target.enabled("DRAExtendedResource")
+                else (
+                    f"; Kubernetes {target.text} needs the DRAExtendedResource feature gate (on by default from 1.36)"
+                )
+            )
+            out.append(
+                Finding(
+                    "extended-resource",
+                    RULES["extended-resource"][0],
+                    f"{use.resource}: {use.count} stays in the pod: {how}{gate}",
+                    f.file,
+                    f.line,
+                    f.column,
+                    f.kind,
+                    f.namespace,
+                    f.name,
+                    f.pod_template_path,
+                    f.container,
+                    use.resource,
+                )
+            )
+            if use.container.init and not use.container.sidecar:
+                out.append(
+                    Finding(
+                        "extended-resource-init",
+                        RULES["extended-resource-init"][0],
+                        f"init container {use.container.name}: under the extended-resource mapping each "
+                        f"plain init container gets its own {cls_name} device instead of reusing the app "
+                        "containers' (kubernetes/kubernetes#134880)",
+                        f.file,
+                        f.line,
+                        f.column,
+                        f.kind,
+                        f.namespace,
+                        f.name,
+                        f.pod_template_path,
+                        f.container,
+                        use.resource,
+                    )
+                )
     return out

@@ -25,6 +25,7 @@ class RequestPlan:
     config: tuple[dict[str, Any], ...] = ()
     # firstAvailable: (subrequest name, selectors), most preferred first; empty for a plain request
     alternatives: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    alternative_classes: list[str] = field(default_factory=list)  # per alternative, with --classes
 
 
 @dataclass

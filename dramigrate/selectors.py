@@ -42,10 +42,20 @@ class Selection:
     drop_required: bool = False
     drop_preferred: list[int] = field(default_factory=list)
     drop_tolerations: list[int] = field(default_factory=list)
+    slugs: dict[str, str] = field(default_factory=dict)  # CEL -> readable name part, for named DeviceClasses
 
-    def add(self, cls: str, cel: str) -> None:
+    def add(self, cls: str, cel: str, slug: str = "") -> None:
         if cel and cel not in self.selectors.setdefault(cls, []):
             self.selectors[cls].append(cel)
+        if cel and slug:
+            self.slugs.setdefault(cel, slug)
+
+
+def slug(rule: LabelRule, operator: str, values: list[str]) -> str:
+    """A readable name for a requirement: the value for In, `<label>-gt-<n>` for comparisons."""
+    short = rule.key.rsplit("/", 1)[-1].removeprefix("gpu.").replace(".", "-")
+    joined = "-".join(values).lower()
+    return {"In": joined, "NotIn": f"not-{joined}"}.get(operator, f"{short}-{operator.lower()}-{joined}")
 
 
 def literal(text: str) -> str:
@@ -176,7 +186,7 @@ def _node_selector(
             report("inexact-label", f"nodeSelector {key}: {text}: {exc}; left on the pod, not translated", ns, key)
             continue
         for cls in set(rule.classes) & classes:
-            sel.add(cls, cel)
+            sel.add(cls, cel, slug(rule, "In", [text]))
         if rule.role == "feature" or remove_pool:
             sel.drop_node_selector.append(str(key))
         else:
@@ -212,6 +222,7 @@ def _required(
         )
         return
     per_term: list[dict[str, list[str]]] = []
+    slugs: dict[str, str] = {}
     try:
         for _, device, _, _ in parsed:
             cels: dict[str, list[str]] = {}
@@ -219,6 +230,7 @@ def _required(
                 rule = rules.labels[str(e["key"])]
                 values = _expr_values(e, f"node affinity {e['key']}")
                 cel = requirement(rule, str(e.get("operator")), values)
+                slugs[cel] = slug(rule, str(e.get("operator")), values)
                 for cls in set(rule.classes) & classes:
                     cels.setdefault(cls, [])
                     if cel:
@@ -235,9 +247,10 @@ def _required(
             continue  # some term allows any device of the class
         if len(alts) == 1:
             for cel in per_term[0][cls]:
-                sel.add(cls, cel)
+                sel.add(cls, cel, slugs.get(cel, ""))
         else:
-            sel.add(cls, " || ".join(f"({a})" for a in dict.fromkeys(alts)))
+            alt_slugs = ["-".join(slugs.get(c, "") for c in t.get(cls, [])) for t in per_term]
+            sel.add(cls, " || ".join(f"({a})" for a in dict.fromkeys(alts)), "-or-".join(dict.fromkeys(alt_slugs)))
     # The terms without the translated labels (pool labels stay unless asked); identical terms collapse.
     edits: list[tuple[int, list[int]]] = []
     seen: set[str] = set()
@@ -290,7 +303,10 @@ def _preferred(
             cels: dict[str, list[str]] = {}
             for e in exprs:
                 rule = rules.labels[str(e["key"])]
-                cel = requirement(rule, str(e.get("operator")), _expr_values(e, f"preferred affinity {e['key']}"))
+                values = _expr_values(e, f"preferred affinity {e['key']}")
+                cel = requirement(rule, str(e.get("operator")), values)
+                if cel:
+                    sel.slugs.setdefault(cel, slug(rule, str(e.get("operator")), values))
                 for cls in set(rule.classes) & classes:
                     cels.setdefault(cls, [])
                     if cel:

@@ -1,0 +1,147 @@
+"""Fit: would each claim the migration creates be allocated on some node of a ResourceSlice inventory?
+
+For every request (and every firstAvailable alternative), the device class's selectors and the request's
+own are evaluated with real CEL on every device; then, node by node, the counts and the matchAttribute
+constraints are solved on an empty node (distinct devices, every constrained group sharing one value).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramigrate.cel import CelError, compile_selector
+from dramigrate.classes import class_selectors
+from dramigrate.inventory import Device
+from dramigrate.rules import DeviceClassInfo
+
+
+@dataclass
+class RequestFit:
+    name: str
+    device_class: str
+    count: int
+    matches: dict[str, list[str]] = field(default_factory=dict)  # node -> device names
+
+
+@dataclass
+class ClaimFit:
+    template: str
+    namespace: str
+    requests: list[RequestFit] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)  # nodes where the whole claim fits
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.nodes)
+
+
+def _options(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives of one request, each {name, deviceClassName, selectors, count}, most preferred first."""
+    if "firstAvailable" in request:
+        return [{**sub, "name": f"{request['name']}/{sub['name']}"} for sub in request["firstAvailable"]]
+    exact = request.get("exactly") or request
+    return [{**exact, "name": request["name"]}]
+
+
+def _matching(
+    option: dict[str, Any], classes: dict[str, DeviceClassInfo], devices: list[Device], errors: list[str]
+) -> list[Device]:
+    cls = classes.get(option["deviceClassName"])
+    if cls is None:
+        errors.append(f"device class {option['deviceClassName']} is not known to the rule packs; no device matches")
+        return []
+    exprs = list(class_selectors(cls)) + [s["cel"]["expression"] for s in option.get("selectors") or []]
+    compiled = [compile_selector(e) for e in exprs]
+    out = []
+    for d in devices:
+        try:
+            if all(c.matches(d.driver, d.attributes, d.capacity) for c in compiled):
+                out.append(d)
+        except CelError as exc:
+            msg = f"{d.node}/{d.name}: {exc}"
+            if msg not in errors:
+                errors.append(msg)
+    return out
+
+
+def _assign(slots: list[tuple[str, set[int]]]) -> bool:
+    """Every slot gets a distinct device from its candidates (Kuhn's augmenting paths)."""
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for d in slots[i][1]:
+            if d in seen:
+                continue
+            seen.add(d)
+            if d not in owner or augment(owner[d], seen):
+                owner[d] = i
+                return True
+        return False
+
+    return all(augment(i, set()) for i in range(len(slots)))
+
+
+def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[dict[str, Any]]) -> bool:
+    index = {id(d): i for i, d in enumerate(d for _, _, ds in requests for d in ds)}
+    names = [n.split("/")[0] for n, _, _ in requests]
+    groups = []
+    for c in constraints:
+        members = [i for i, n in enumerate(names) if not c.get("requests") or n in c["requests"]]
+        groups.append((c["matchAttribute"], members))
+
+    def candidates(choice: dict[int, Any]) -> list[tuple[str, set[int]]]:
+        slots = []
+        for i, (n, count, ds) in enumerate(requests):
+            allowed = {
+                index[id(d)]
+                for d in ds
+                if all(
+                    d.attribute(attr) == choice[g]
+                    for g, (attr, members) in enumerate(groups)
+                    if g in choice and i in members
+                )
+            }
+            slots.extend((n, allowed) for _ in range(count))
+        return slots
+
+    def search(g: int, choice: dict[int, Any]) -> bool:
+        if not _assign(candidates(choice)):
+            return False
+        if g == len(groups):
+            return True
+        attr, members = groups[g]
+        values = None
+        for i in members:
+            vals = {d.attribute(attr) for d in requests[i][2]} - {None}
+            values = vals if values is None else values & vals
+        return any(search(g + 1, {**choice, g: v}) for v in sorted(values or (), key=str))
+
+    return search(0, {})
+
+
+def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], devices: list[Device]) -> ClaimFit:
+    meta = template.get("metadata", {})
+    result = ClaimFit(str(meta.get("name", "")), str(meta.get("namespace", "")))
+    spec = template["spec"]["spec"]["devices"]
+    per_request = []
+    for request in spec.get("requests", []):
+        opts = []
+        for option in _options(request):
+            matched = _matching(option, classes, devices, result.errors)
+            rf = RequestFit(option["name"], option["deviceClassName"], int(option.get("count", 1)))
+            for d in matched:
+                rf.matches.setdefault(str(d.node), []).append(d.name)
+            result.requests.append(rf)
+            opts.append((option["name"], rf.count, matched))
+        per_request.append(opts)
+    nodes = sorted({str(d.node) for d in devices})
+    for node in nodes:
+        for combo in itertools.product(*per_request):
+            on_node = [(n, c, [d for d in ds if str(d.node) == node]) for n, c, ds in combo]
+            if _fits_node(on_node, spec.get("constraints") or []):
+                result.nodes.append(node)
+                break
+    return result
