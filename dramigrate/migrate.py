@@ -92,7 +92,7 @@ def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> Fi
                 Finding(
                     "templated-file",
                     RULES["templated-file"][0],
-                    "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it and pipe it in: "
+                    "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it, pipe it in: "
                     "helm template ... | dramigrate lint -",
                     job.path,
                     exc.line,

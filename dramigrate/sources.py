@@ -1,4 +1,4 @@
-"""Sources: expand the user's paths into YAML inputs; charts, templates and odd files are said, never silently skipped."""
+"""Sources: expand the user's paths into YAML inputs; charts and odd files are said, never silently skipped."""
 
 from __future__ import annotations
 
