@@ -64,10 +64,12 @@ def literal(text: str) -> str:
 
 
 def check_label_value(value: Any, where: str) -> str:
-    text = "" if value is None else str(value)
-    if isinstance(value, bool) or len(text) > 63 or not LABEL_VALUE.match(text):
-        raise InputError(f"{where}: {text!r} is not a valid Kubernetes label value")
-    return text
+    """A label value as Kubernetes accepts it: a string (YAML 8 or true must be quoted), at most 63 characters."""
+    if not isinstance(value, str):
+        raise InputError(f"{where}: {value!r} is not a string; the API server rejects it: quote the label value")
+    if len(value) > 63 or not LABEL_VALUE.match(value):
+        raise InputError(f"{where}: {value!r} is not a valid Kubernetes label value")
+    return str(value)
 
 
 def _coerce_version(text: str) -> str:

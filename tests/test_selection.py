@@ -111,9 +111,8 @@ def affinity(*terms: list[tuple[str, str, list[str]]]) -> str:
     for term in terms:
         out.append("        - matchExpressions:")
         for key, op, values in term:
-            out.append(
-                f"          - {{key: {key}, operator: {op}, values: {yaml.safe_dump(values, default_flow_style=True).strip()}}}"
-            )
+            flow = "[" + ", ".join(f"'{v}'" for v in values) + "]"
+            out.append(f"          - {{key: {key}, operator: {op}, values: {flow}}}")
     return AFFINITY.format(terms="\n".join(out) + "\n")
 
 
@@ -253,8 +252,10 @@ def test_preferred_models_become_first_available_ordered_by_weight():
     pref = """  affinity:
     nodeAffinity:
       preferredDuringSchedulingIgnoredDuringExecution:
-      - {weight: 10, preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4]}]}}
-      - {weight: 90, preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}]}}
+      - weight: 10
+        preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4]}]}
+      - weight: 90
+        preference: {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-H100-80GB-HBM3]}]}
 """
     (template,), _ = migrate(pod("nvidia.com/gpu: 1", pref))
     subs = template["spec"]["spec"]["devices"]["requests"][0]["firstAvailable"]
@@ -316,7 +317,7 @@ def test_product_translation_is_exact(words: list[str], other: list[str]):
         Device(NV, "p", "n", f"d{i}", {NV: {"type": "gpu", "productName": n}}, {NV: {"memory": "1Gi"}})
         for i, n in enumerate((name, other_name))
     ]
-    (template,), _ = migrate(pod("nvidia.com/gpu: 1", f"  nodeSelector:\n    nvidia.com/gpu.product: {label}\n"))
+    (template,), _ = migrate(pod("nvidia.com/gpu: 1", f"  nodeSelector:\n    nvidia.com/gpu.product: '{label}'\n"))
     expected = {f"n/d{i}" for i, n in enumerate((name, other_name)) if "-".join(n.split()) == label}
     assert selected(template, devices) == expected
 
