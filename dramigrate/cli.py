@@ -25,11 +25,22 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-rules_app = typer.Typer(help="List, show and validate rule packs and workload-kind files.", no_args_is_help=True)
+RULES_EXAMPLES = (
+    "Examples:\n\n  dramigrate rules list\n\n  dramigrate rules show nvidia\n\n"
+    "  dramigrate rules validate my-pack.yaml\n\n  dramigrate rules list --rules my-pack.yaml"
+)
+rules_app = typer.Typer(
+    help="List, show and validate rule packs and workload-kind files.", no_args_is_help=True, epilog=RULES_EXAMPLES
+)
 app.add_typer(rules_app, name="rules")
 
 Paths = Annotated[
-    list[str], typer.Argument(help="Files, folders (searched for *.yaml, *.yml) or - for stdin.", show_default=False)
+    list[str],
+    typer.Argument(
+        help="Files, folders (searched for *.yaml, *.yml and charts), Helm chart folders or .tgz, or - for stdin. "
+        "A first argument that is not a path, followed by a chart, is the release name (as in helm template).",
+        show_default=False,
+    ),
 ]
 KubeVersion = Annotated[
     str | None,
@@ -98,6 +109,28 @@ Strategy = Annotated[
         "DeviceClasses with extendedResourceName into the classes file; KEP-5004).",
     ),
 ]
+# Helm charts: the options of `helm template` (a release name may come first, as in `helm template REL CHART`).
+ValuesOpt = Annotated[
+    list[Path] | None,
+    typer.Option("-f", "--values", help="Chart values file (repeatable, later files win), as helm takes it."),
+]
+SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Chart value: --set a.b=1,c=x (repeatable).")]
+SetStringOpt = Annotated[list[str] | None, typer.Option("--set-string", help="Chart value kept a string (repeatable).")]
+NamespaceOpt = Annotated[
+    str | None, typer.Option("-n", "--namespace", help="Namespace the chart renders into (.Release.Namespace).")
+]
+ApiVersionsOpt = Annotated[
+    list[str] | None,
+    typer.Option("-a", "--api-versions", help="Extra API versions for .Capabilities (repeatable), as helm takes it."),
+]
+HelmBinaryOpt = Annotated[
+    Path | None,
+    typer.Option("--helm-binary", help="Render charts with this `helm` executable instead of the embedded Helm SDK."),
+]
+CHART_EXAMPLES = (
+    "  dramigrate {cmd} ./chart -f gpu-values.yaml --set gpu.number=2\n\n"
+    "  dramigrate {cmd} my-release ./chart-1.0.0.tgz --namespace ml --kube-version 1.34\n\n"
+)
 
 
 def _version(value: bool) -> None:
@@ -123,7 +156,7 @@ def _fail(message: str) -> None:
 @app.command(
     epilog="Examples:\n\n  dramigrate lint k8s/ manifests/job.yaml\n\n"
     "  dramigrate lint --format json --output report.json .\n\n"
-    "  dramigrate lint --fail-on warning k8s/"
+    "  dramigrate lint --fail-on warning k8s/\n\n" + CHART_EXAMPLES.format(cmd="lint")
 )
 def lint(
     paths: Paths,
@@ -139,6 +172,12 @@ def lint(
     drop_tolerations: DropTolerations = False,
     classes: NamedClasses = False,
     strategy: Strategy = "claims",
+    values_files: ValuesOpt = None,
+    set_values: SetOpt = None,
+    set_string_values: SetStringOpt = None,
+    namespace: NamespaceOpt = None,
+    api_versions: ApiVersionsOpt = None,
+    helm_binary: HelmBinaryOpt = None,
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info.")
     ] = "error",
@@ -154,7 +193,7 @@ def lint(
 
 @app.command(
     epilog="Examples:\n\n  dramigrate diff k8s/\n\n  dramigrate diff --check k8s/   # in CI: exit 1 "
-    "when anything would change"
+    "when anything would change\n\n" + CHART_EXAMPLES.format(cmd="diff")
 )
 def diff(
     paths: Paths,
@@ -172,6 +211,12 @@ def diff(
     drop_tolerations: DropTolerations = False,
     classes: NamedClasses = False,
     strategy: Strategy = "claims",
+    values_files: ValuesOpt = None,
+    set_values: SetOpt = None,
+    set_string_values: SetStringOpt = None,
+    namespace: NamespaceOpt = None,
+    api_versions: ApiVersionsOpt = None,
+    helm_binary: HelmBinaryOpt = None,
 ) -> None:
     """Show the unified diff fix would apply, and a summary; writes nothing."""
     from dramigrate.commands import do_diff
@@ -183,7 +228,9 @@ def diff(
 @app.command(
     epilog="Examples:\n\n  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
     "  dramigrate fix --kube-version 1.34 deploy.yaml\n\n"
-    "  helm template rel ./chart | dramigrate fix - > migrated.yaml"
+    "  helm template rel ./chart | dramigrate fix - > migrated.yaml\n\n"
+    + CHART_EXAMPLES.format(cmd="fix")
+    + "  helm install rel ./chart --post-renderer dramigrate   # Helm 4 plugin, see docs/helm.md"
 )
 def fix(
     paths: Paths,
@@ -200,6 +247,20 @@ def fix(
     drop_tolerations: DropTolerations = False,
     classes: NamedClasses = False,
     strategy: Strategy = "claims",
+    values_files: ValuesOpt = None,
+    set_values: SetOpt = None,
+    set_string_values: SetStringOpt = None,
+    namespace: NamespaceOpt = None,
+    api_versions: ApiVersionsOpt = None,
+    helm_binary: HelmBinaryOpt = None,
+    post_renderer: Annotated[
+        bool,
+        typer.Option(
+            "--post-renderer",
+            help="Run as a Helm post-renderer (`fix - --post-renderer`): exit 0 whenever valid YAML was written "
+            "to stdout, so remaining findings go to stderr without aborting the install.",
+        ),
+    ] = False,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
@@ -246,14 +307,15 @@ def _options(args: dict[str, object]) -> object:
 
     names = {f.name for f in dataclasses.fields(Options)}
     values = {k: v for k, v in args.items() if k in names}
-    for key in ("rules", "exclude"):
-        values[key] = values.get(key) or []
+    for key in ("rules", "exclude", "values_files", "set_values", "set_string_values", "api_versions"):
+        if key in names:
+            values[key] = values.get(key) or []
     if values.get("strategy", "claims") not in ("claims", "extended-resource"):
         _fail("--strategy takes claims or extended-resource")
     return Options(**values)
 
 
-@rules_app.command("list")
+@rules_app.command("list", epilog="Examples:\n\n  dramigrate rules list\n\n  dramigrate rules list --rules acme.yaml")
 def rules_list(rules: RulesOpt = None) -> None:
     """List the rule packs and their resource mappings."""
     from dramigrate.commands import do_rules_list
@@ -261,7 +323,7 @@ def rules_list(rules: RulesOpt = None) -> None:
     _guard(lambda: do_rules_list(rules or []))
 
 
-@rules_app.command("show")
+@rules_app.command("show", epilog="Examples:\n\n  dramigrate rules show nvidia\n\n  dramigrate rules show workloads")
 def rules_show(
     name: Annotated[str, typer.Argument(help="Pack name (see `rules list`) or `workloads`.")], rules: RulesOpt = None
 ) -> None:
@@ -271,7 +333,10 @@ def rules_show(
     _guard(lambda: do_rules_show(name, rules or []))
 
 
-@rules_app.command("validate")
+@rules_app.command(
+    "validate",
+    epilog="Examples:\n\n  dramigrate rules validate\n\n  dramigrate rules validate acme.yaml workloads.yaml",
+)
 def rules_validate(
     files: Annotated[
         list[Path] | None, typer.Argument(help="Rule pack or workloads files; default: the shipped ones.")

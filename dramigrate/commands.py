@@ -32,6 +32,14 @@ class Options:
     drop_tolerations: bool = False
     classes: bool = False
     strategy: str = "claims"
+    # Helm charts, as `helm template` takes them (chart.py)
+    values_files: list[Path] = field(default_factory=list)
+    set_values: list[str] = field(default_factory=list)
+    set_string_values: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    api_versions: list[str] = field(default_factory=list)
+    helm_binary: Path | None = None
+    post_renderer: bool = False
 
 
 @dataclass
@@ -41,6 +49,8 @@ class Context:
     rules: RuleSet
     inputs: Inputs
     stdin: bytes | None
+    release: str | None = None
+    charts: list[Any] = field(default_factory=list)  # chart.ChartOutcome, one per chart
 
 
 def _err(message: str) -> None:
@@ -73,16 +83,17 @@ def prepare(opts: Options, writes: bool) -> Context:
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
-    inputs = expand(opts.paths, settings.exclude)
-    for chart in inputs.charts:
-        _err(
-            f"dramigrate: {chart}: a Helm chart; chart support is not in this version, its templates are "
-            "skipped (render it and pipe it in: helm template REL {chart} | dramigrate lint -)"
-        )
+    from dramigrate.chart import split_release
+
+    release, paths = split_release(opts.paths)
+    inputs = expand(paths, settings.exclude)
+    chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
+    if chart_flags and not inputs.charts:
+        raise InputError("-f/--set/--set-string/--api-versions apply to Helm charts, and no chart was given")
     for note in inputs.notes:
         _err(f"dramigrate: {note}")
     stdin = sys.stdin.buffer.read() if inputs.stdin else None
-    return Context(settings, target, rules, inputs, stdin)
+    return Context(settings, target, rules, inputs, stdin, release)
 
 
 def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult]:
@@ -91,6 +102,16 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
     for path, message in ctx.inputs.errors:
         result.files.append(_error_result(path, message))
         result.bad_input += 1
+    if ctx.stdin is not None:
+        from dramigrate.chart import stream_related
+
+        for r in result.files:
+            if r.path == "-":
+                stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+    if ctx.inputs.charts:
+        from dramigrate.chart import run_charts
+
+        ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
     return ctx, result
 
 
@@ -173,6 +194,12 @@ def do_diff(opts: Options, check: bool) -> int:
         if r.rewritten is not None and r.original is not None:
             changed += 1
             sys.stdout.write(unified(r.path, r.original, r.rewritten))
+    for chart in ctx.charts:
+        if chart.changes and not chart.manual:
+            changed += len(chart.changes)
+            sys.stdout.write(chart.diff())
+        if chart.report():
+            _err(chart.report().rstrip("\n"))
     classes = _classes(ctx, result, write=False)
     if classes and classes[1] != classes[2]:
         changed += 1
@@ -209,12 +236,35 @@ def do_fix(opts: Options) -> int:
         else:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
+    for chart in ctx.charts:
+        changed += _write_chart(chart, result)
     _classes(ctx, result, write=True)
-    for r in result.files:
-        for c in r.changes:
-            _err(f"fixed {c}")
+    if opts.format == "text":
+        for r in result.files:
+            for c in r.changes:
+                _err(f"fixed {c}")
     _report(opts, result, changed, sys.stderr, show_fixed=True)
+    if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
+        stdin_result = next((r for r in result.files if r.path == "-"), None)
+        return 2 if stdin_result is not None and stdin_result.error is not None else 0
     return _exit(result, Severity.ERROR)
+
+
+def _write_chart(chart: Any, result: RunResult) -> int:
+    from dramigrate.chart import write_changes
+
+    written = 0
+    if chart.changes and not chart.manual:
+        try:
+            written = write_changes(chart)
+        except InputError as exc:
+            result.files.append(_error_result(exc.file or chart.display, exc.message))
+            result.bad_input += 1
+            for f in chart.findings:
+                f.fixed = False
+    if chart.report():
+        _err(chart.report().rstrip("\n"))
+    return written
 
 
 def do_rules_list(extra: list[Path]) -> int:

@@ -14,6 +14,7 @@ from dramigrate.selectors import Selection, select
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
+KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
 _IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
 REPLICATED_KINDS = {
     "Deployment",
@@ -477,11 +478,12 @@ class Detector:
                 match = self.rules.lookup(res)
                 if match is None:
                     continue  # resources no pack knows are reported where pods are known
-                what = (
-                    f"{info.kind} ({info.api_version}) is not a kind dramigrate knows"
-                    if kind is None
-                    else f"{path} is not a pod spec dramigrate knows in {info.kind}"
-                )
+                if not info.kind:
+                    what = "this is not a Kubernetes object (a Helm values file?), so its pods are built elsewhere"
+                elif kind is None:
+                    what = f"{info.kind} ({info.api_version}) is not a kind dramigrate knows"
+                else:
+                    what = f"{path} is not a pod spec dramigrate knows in {info.kind}"
                 out.append(
                     self.finding(
                         "unknown-kind",
@@ -511,6 +513,9 @@ def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
         if isinstance(cur, dict):
             if isinstance(cur.get("limits"), dict) or isinstance(cur.get("requests"), dict):
                 out.append((cur, p))
+            for key in KUBESPAWNER_KEYS:  # JupyterHub values: KubeSpawner builds pods from these at run time
+                if isinstance(cur.get(key), dict):
+                    out.append(({"limits": cur[key]}, f"{p}.{key}" if p else key))
             for k, v in cur.items():
                 stack.append((v, f"{p}.{k}" if p else str(k)))
         elif isinstance(cur, list):

@@ -64,7 +64,7 @@ class YamlFile:
         for doc in self.documents:
             body = doc.body
             if doc.edited and doc.baseline is not None:
-                body = merge_edit(doc.body, doc.baseline, dump_yaml(doc.data, indent_of(doc.body)))
+                body = edited_body(self.path, doc)
             out.append(doc.head + body)
             for extra in doc.appended:
                 if out and not out[-1].endswith("\n"):
@@ -235,26 +235,46 @@ def dump_yaml(data: Any, indent: Indent | None = None) -> str:
     return buf.getvalue()
 
 
+def edited_body(path: str, doc: Document) -> str:
+    """The edited document's text: the minimal merge when it parses back to exactly the edited data, else
+    ruamel's whole dump (e.g. a document mixing flush and indented sequences), which must parse too."""
+    after = dump_yaml(doc.data, indent_of(doc.body))
+    expected = to_plain(doc.data)
+    merged = merge_edit(doc.body, doc.baseline or "", after)
+    for candidate in (merged, after):
+        try:
+            if to_plain(_round_trip().load(candidate)) == expected:
+                return candidate
+        except Exception:  # noqa: BLE001,S112 - any parse failure means: try the next candidate
+            continue
+    raise InputError(
+        "the rewritten document would not parse back to the intended objects; nothing written", path, doc.start_line
+    )
+
+
 def merge_edit(original: str, baseline: str, after: str) -> str:
     """Apply the change baseline -> after onto the original text, keeping every untouched line as it was.
 
-    baseline is ruamel's dump of the unedited document; it may differ from the original in lines
-    ruamel normalises. Each changed block is placed at the original lines that match the baseline;
-    when a block touches a line that does not match, the whole dump is used instead.
+    baseline is ruamel's dump of the unedited document; it may differ from the original in lines ruamel
+    normalises (spacing, and the indentation of a document that mixes sequence styles). Baseline lines are
+    matched to original lines by their content; each changed block goes where its neighbours are in the
+    original, shifted by the indentation difference there. When a block cannot be placed, the whole dump is
+    used (edited_body then checks that the result parses back to the intended data).
     """
-    if baseline == original:
-        return after
     o = original.splitlines(keepends=True)
     b = baseline.splitlines(keepends=True)
     a = after.splitlines(keepends=True)
     to_original: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, b, o, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, [x.strip() for x in b], [x.strip() for x in o], autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
         if tag == "equal":
             for k in range(i2 - i1):
                 to_original[i1 + k] = j1 + k
+    opcodes = difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes()
+    shifts = _shifts(o, b, a, to_original, opcodes)
     out: list[str] = []
     pos = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
         if i2 > i1:
@@ -271,11 +291,63 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
             return after
         if start < pos:
             return after
+        new = [_shifted(a[j], shifts[j]) for j in range(j1, j2)]
         out.extend(o[pos:start])
-        out.extend(a[j1:j2])
+        out.extend(c for c in _comments_of(o[start:end]) if c.strip() not in "".join(new))
+        out.extend(new)
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int], opcodes: list[Any]) -> list[int]:
+    """How far each line of the dump moves to sit like the original: an unchanged line by the difference to its
+    original line; a new line like the nearest line above it that is not deeper (its parent or sibling)."""
+    baseline_of: dict[int, int] = {}
+    for tag, i1, _, j1, j2 in opcodes:
+        if tag == "equal":
+            for k in range(j2 - j1):
+                baseline_of[j1 + k] = i1 + k
+    shifts: list[int] = []
+    for j, line in enumerate(a):
+        bi = baseline_of.get(j)
+        if bi is not None:
+            shifts.append(_indent(o[to_original[bi]]) - _indent(b[bi]) if bi in to_original else 0)
+            continue
+        shift = 0
+        dash = line.lstrip(" ").startswith("- ")
+        for k in range(j - 1, -1, -1):
+            if not a[k].strip() or _indent(a[k]) > _indent(line):
+                continue
+            if not dash and _indent(a[k]) == _indent(line) and a[k].lstrip(" ").startswith("- "):
+                continue  # a flush sequence item: the line is a sibling of the key that holds the sequence
+            shift = shifts[k]
+            break
+        shifts.append(shift)
+    return shifts
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _shifted(line: str, shift: int) -> str:
+    if shift == 0 or not line.strip():
+        return line
+    return " " * max(_indent(line) + shift, 0) + line.lstrip(" ")
+
+
+def _comments_of(lines: list[str]) -> list[str]:
+    """The comments of lines an edit removes, kept as comment lines at the same indentation."""
+    kept = []
+    for line in lines:
+        stripped = line.lstrip(" ")
+        indent = line[: len(line) - len(stripped)]
+        if stripped.startswith("#"):
+            kept.append(line)
+        elif " #" in stripped and not any(q in stripped.split(" #", 1)[0] for q in "'\"|>"):
+            kept.append(indent + "#" + stripped.split(" #", 1)[1].rstrip("\n") + "\n")
+    return kept
 
 
 def to_plain(node: Any) -> Any:

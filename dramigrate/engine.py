@@ -93,12 +93,13 @@ def needed_classes(result: RunResult) -> list[DeviceClassInfo]:
 
 
 def classes_warning(result: RunResult, missing: list[DeviceClassInfo]) -> Finding:
-    first = next((f for f in result.findings if f.rule == "legacy-device-request"), None)
+    first = next((f for f in result.findings if f.file and f.line), None)
     return Finding(
         "classes-file-needed",
         RULES["classes-file-needed"][0],
         f"the claims use DeviceClasses that no driver chart ships ({', '.join(c.name for c in missing)}); "
         "pass --classes-file FILE to write them for the cluster admins",
-        first.file if first else "",
-        first.line if first else 0,
+        first.file if first else next((r.path for r in result.files), "-"),
+        first.line if first else 1,
+        first.column if first else 1,
     )

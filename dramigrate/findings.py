@@ -114,4 +114,12 @@ RULES: dict[str, tuple[Severity, str]] = {
     "class-conflict": (Severity.ERROR, "two different DeviceClasses would get the same name"),
     "count-from-limits": (Severity.INFO, "a controller read the device count from limits and is told explicitly"),
     "device-toleration": (Severity.INFO, "a device-taint toleration other than the plugin-equivalent one"),
+    "chart-rewrite-unproven": (
+        Severity.WARNING,
+        "fix could not prove a rewrite of a Helm chart, so nothing was written; the report has the suggested patch",
+    ),
+    "chart-label-from-values": (
+        Severity.WARNING,
+        "a node-label hack comes from chart values: the rewritten chart keeps it; translate it by hand",
+    ),
 }

@@ -33,7 +33,7 @@ from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 
 _QUALIFIED_KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)["']?\s*:""", re.M)
-_ALWAYS = re.compile(rb"resourceClaims|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
+_ALWAYS = re.compile(rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
 
 
 @dataclass
@@ -130,6 +130,9 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if job.report_only_reason:
             findings = [_report_only(f, job.report_only_reason) for f in findings]
             pods = []
+        if settings.strategy == "claims" and not job.report_only_reason:
+            for pa in pods:
+                require_name(job.path, doc, pa.info)
         if pods and settings.strategy == "extended-resource":
             findings = extended_resource(findings, pods, rules, target, result)
             pods = []
@@ -215,6 +218,14 @@ def _fix_document(
             raise_invalid(result, doc, plan, "the rewritten pod template", introduced)
         for f in plan.analysis.findings:
             f.fixed = True
+            for other in result.findings:
+                if (
+                    other.rule == "extended-resource-beside-claim"
+                    and other.container == f.container
+                    and other.resource == f.resource
+                    and other.pod_template_path == f.pod_template_path
+                ):
+                    other.fixed = True
         if plan.ray_num_gpus is not None:
             info = plan.analysis.info
             line, column = doc.line_of(plan.analysis.ref.owner)

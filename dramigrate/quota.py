@@ -30,16 +30,16 @@ def check_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, drop_
         return []
     out = []
     for holder, key in _device_keys(det, info.obj):
+        name = str(holder[key]) if isinstance(key, int) or key == "name" else str(key)
         out.append(
             det.finding(
                 "scheduler-quota",
-                f"{info.kind} sets {key} for a device resource: {reason}; adjust it by hand "
-                "when the workloads move to claims",
+                f"{info.kind} counts {name}: {reason}; adjust it by hand when the workloads move to claims",
                 doc,
                 holder,
                 key,
                 info,
-                resource=str(key),
+                resource=name,
             )
         )
     return out
@@ -53,7 +53,7 @@ def _device_keys(det: Detector, node: Any) -> list[tuple[Any, Any]]:
         cur = stack.pop()
         if isinstance(cur, dict):
             for k, v in cur.items():
-                if _known(det, str(k)):
+                if _known(det, str(k)) or (k == "name" and isinstance(v, str) and _known(det, v)):
                     out.append((cur, k))
                 stack.append(v)
         elif isinstance(cur, list):

@@ -23,8 +23,22 @@ def _run(raw: bytes, fix: bool, name: str) -> tuple[bytes, list[dict[str, object
     assert result.error is None, str(result.error)
     out = raw if result.rewritten is None else result.rewritten.encode("utf-8")
     findings = [
-        {k: f.to_json()[k] for k in ("rule", "severity", "line", "column", "kind", "name", "podTemplatePath",
-                                     "container", "resource", "fixable", "fixed")}
+        {
+            k: f.to_json()[k]
+            for k in (
+                "rule",
+                "severity",
+                "line",
+                "column",
+                "kind",
+                "name",
+                "podTemplatePath",
+                "container",
+                "resource",
+                "fixable",
+                "fixed",
+            )
+        }
         for f in result.findings
     ]
     return out, findings

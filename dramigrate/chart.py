@@ -1,0 +1,809 @@
+"""Helm charts: lint, diff and fix a chart as `helm template` renders it, and rewrite its sources only when
+a re-render proves the rewrite.
+
+lint: the chart is rendered with the user's options (helm.py) and the rendered stream goes through the
+core (migrate.run_file), as `helm template ... | dramigrate lint -` would; each finding is moved to the
+template that wrote it (chart_map.py) and, where a values key drives the count, gets that key's file
+and line as a related location (chart_values.py: found by rendering again with the key changed).
+
+fix and diff: the templates whose renders carry device requests are wrapped (chart_rewrite.py) in a
+working copy. The proof renders the original and the rewritten chart for the user's values, the
+default values, each -f file, values that change or switch off each count found, and values that add a
+device to each resources map; migrating the original rendering with the core must give the same
+objects as rendering the rewritten chart. Only then is anything written (writer.write_atomic); else the
+chart is reported as needing manual work, with the suggested patch and the first difference.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.chart_map import find_in_files, map_line, source_of, stream_sources
+from dramigrate.chart_rewrite import Change, RewriteError, build_rewrite, first_difference, objects
+from dramigrate.chart_values import (
+    Leaf,
+    Path_,
+    ValueSources,
+    as_count,
+    bumped,
+    candidates,
+    display,
+    inject,
+    locate,
+    resources_maps,
+    set_path,
+    zero,
+)
+from dramigrate.config import Settings
+from dramigrate.findings import RULES, Finding, InputError, Location
+from dramigrate.rules import RuleSet
+from dramigrate.versions import Target
+
+MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
+MAX_VARIATIONS = 28  # value sets the proof renders both charts with
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    """The `helm template` options the user gave."""
+
+    release: str = "release-name"
+    values_files: tuple[Path, ...] = ()
+    set_values: tuple[str, ...] = ()
+    set_string_values: tuple[str, ...] = ()
+    namespace: str | None = None
+    kube_version: str | None = None
+    api_versions: tuple[str, ...] = ()
+    helm_binary: Path | None = None
+
+    def render(self, values_files: tuple[Path, ...] | None = None, sets: bool = True) -> Any:
+        from dramigrate.helm import RenderOptions
+
+        return RenderOptions(
+            release_name=self.release,
+            namespace=self.namespace,
+            values_files=self.values_files if values_files is None else values_files,
+            set_values=self.set_values if sets else (),
+            set_string_values=self.set_string_values if sets else (),
+            kube_version=self.kube_version,
+            api_versions=self.api_versions,
+            helm_binary=self.helm_binary,
+        )
+
+
+def split_release(paths: list[str]) -> tuple[str | None, list[str]]:
+    """`[RELEASE] CHART ...` as helm takes it: a first argument that is not a path, followed by a chart."""
+    from dramigrate.helm import is_chart
+
+    first_is_name = len(paths) >= 2 and paths[0] != "-" and not Path(paths[0]).exists()
+    if first_is_name and any(p != "-" and is_chart(Path(p)) for p in paths[1:]):
+        return paths[0], paths[1:]
+    return None, paths
+
+
+@dataclass
+class Variation:
+    label: str
+    options: Any  # helm.RenderOptions
+
+
+@dataclass
+class Render:
+    manifests: list[Any]
+    stream: str
+    error: str = ""
+
+
+@dataclass
+class ChartOutcome:
+    chart: Path
+    display: str
+    findings: list[Finding] = field(default_factory=list)
+    error: InputError | None = None
+    changes: list[Change] = field(default_factory=list)  # proven; written by fix, shown by diff
+    writable: bool = True  # a chart folder (a packaged chart is not rewritten in place)
+    manual: str = ""  # why the chart needs manual work
+    patch: str = ""  # the suggested patch when it does
+    checked: list[str] = field(default_factory=list)  # value sets the proof rendered
+    classes: dict[str, Any] = field(default_factory=dict)
+    templates: list[dict[str, Any]] = field(default_factory=list)
+    device_requests: int = 0
+
+    @property
+    def proven(self) -> bool:
+        return bool(self.changes) and not self.manual
+
+    def diff(self) -> str:
+        from dramigrate.report.diff import unified
+
+        return "".join(unified(f"{self.display}/{c.rel}", c.before or "", c.after) for c in self.changes)
+
+    def report(self) -> str:
+        if self.manual:
+            text = f"dramigrate: {self.display}: needs manual work, nothing written: {self.manual}\n"
+            if self.patch:
+                text += "suggested patch (not proven):\n" + self.patch
+            return text
+        if self.changes:
+            return (
+                f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
+                + "; ".join(self.checked)
+                + "\n"
+            )
+        return ""
+
+
+# --- rendering ----------------------------------------------------------------------------------------------
+
+
+def _render(root: Path, options: Any) -> Render:
+    from dramigrate.helm import HelmError, render_chart
+
+    try:
+        manifests = render_chart(root, options)
+    except HelmError as exc:
+        return Render([], "", str(exc))
+    return Render(manifests, _stream(manifests))
+
+
+def _stream(manifests: list[Any]) -> str:
+    return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in manifests)
+
+
+def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
+    from dramigrate.migrate import Job, run_file
+
+    return run_file(Job(name, stream.encode("utf-8"), fix), rules, settings, target)
+
+
+def _no_labels(rules: RuleSet) -> RuleSet:
+    stripped = copy.copy(rules)
+    stripped.labels = {}
+    return stripped
+
+
+# --- device requests in rendered output (a light scan, for probes) ------------------------------------------
+
+DeviceKey = tuple[str, str, str, str, str, str]  # kind, namespace, name, container path, container name, resource
+
+
+def device_uses(stream: str, rules: RuleSet) -> dict[DeviceKey, Any]:
+    """Every known device resource in a limits/requests map of the rendered objects, with its value."""
+    out: dict[DeviceKey, Any] = {}
+    try:
+        docs = list(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError:
+        return out
+    for doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        ident = (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        _scan(doc, "", ident, rules, out)
+    return out
+
+
+def _scan(node: Any, path: str, ident: tuple[str, str, str], rules: RuleSet, out: dict[DeviceKey, Any]) -> None:
+    if isinstance(node, dict):
+        resources = node.get("resources")
+        if isinstance(resources, dict):
+            for section in ("limits", "requests"):
+                values = resources.get(section)
+                if not isinstance(values, dict):
+                    continue
+                for res, value in values.items():
+                    if rules.is_device_candidate(str(res)) and rules.lookup(str(res)) is not None:
+                        out.setdefault((*ident, path, str(node.get("name", "")), str(res)), value)
+        for k, v in node.items():
+            _scan(v, f"{path}.{k}" if path else str(k), ident, rules, out)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _scan(v, f"{path}[{i}]", ident, rules, out)
+
+
+def _matches(f: Finding, key: DeviceKey) -> bool:
+    kind, namespace, name, path, container, resource = key
+    return (
+        (kind, namespace, name, resource) == (f.kind, f.namespace, f.name, f.resource)
+        and (not f.pod_template_path or path.startswith(f.pod_template_path + "."))
+        and (not f.container or container == f.container)
+    )
+
+
+# --- values ---------------------------------------------------------------------------------------------------
+
+
+def _values_from_yaml(text: str) -> dict[str, Any]:
+    import helm_python as sdk
+
+    try:
+        data = sdk.values_from_yaml(text)
+    except sdk.HelmError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def chart_defaults(chart_dir: Path) -> dict[str, Any]:
+    """A chart's values.yaml with its subcharts' defaults under their names (parent values win)."""
+    from dramigrate.helm import _merge_maps
+
+    path = chart_dir / "values.yaml"
+    values = _values_from_yaml(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for key, sub in _subcharts(chart_dir).items():
+        if sub is None:
+            continue
+        parent = values.get(key)
+        values[key] = _merge_maps(chart_defaults(sub), parent if isinstance(parent, dict) else {})
+    return values
+
+
+def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
+    """Subchart name (and alias) -> its folder in charts/, or None when it is packaged."""
+    out: dict[str, Path | None] = {}
+    charts = chart_dir / "charts"
+    if charts.is_dir():
+        for entry in sorted(charts.iterdir()):
+            if entry.is_dir() and (entry / "Chart.yaml").is_file():
+                from dramigrate.chart_rewrite import chart_name
+
+                out.setdefault(chart_name(entry), entry)
+            elif entry.suffix == ".tgz":
+                out.setdefault(entry.name.rsplit("-", 1)[0], None)
+    try:
+        meta = yaml.safe_load((chart_dir / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        meta = {}
+    for dep in meta.get("dependencies") or []:
+        if isinstance(dep, dict) and dep.get("alias") and dep.get("name") in out:
+            out[str(dep["alias"])] = out[str(dep["name"])]
+    return out
+
+
+def _user_values(options: Any) -> dict[str, Any]:
+    from dramigrate.helm import _user_values as helm_user_values
+
+    return helm_user_values(options)
+
+
+def value_sources(root: Path, display_root: str, copts: ChartOptions, options: Any) -> ValueSources:
+    from dramigrate.helm import _merge_maps
+
+    user = _user_values(options)
+    merged = _merge_maps(chart_defaults(root), user)
+    files: list[tuple[str, Path]] = []
+    if (root / "values.yaml").is_file():
+        files.append((f"{display_root}/values.yaml", root / "values.yaml"))
+    files += [(str(p), Path(p)) for p in options.values_files]
+    sets = [*options.set_values, *options.set_string_values]
+    return ValueSources(merged, user, files, [s for expr in sets for s in expr.split(",")])
+
+
+def _subchart_locate(root: Path, display_root: str, path: Path_) -> Location | None:
+    """A key inside a subchart's defaults: that subchart's values.yaml."""
+    if not path or not isinstance(path[0], str):
+        return None
+    sub = _subcharts(root).get(path[0])
+    if sub is None:
+        return None
+    rel = sub.relative_to(root).as_posix()
+    inner = ValueSources({}, {}, [(f"{display_root}/{rel}/values.yaml", sub / "values.yaml")], [])
+    loc = locate(path[1:], inner)
+    if loc.line:
+        return Location(loc.file, loc.line, 0, display(path))
+    return _subchart_locate(sub, f"{display_root}/{rel}", path[1:])
+
+
+class Workdir:
+    """Temporary files of one chart run: value files for probes, working copies."""
+
+    def __init__(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="dramigrate-chart-")
+        self.path = Path(self._tmp.name)
+        self._n = 0
+
+    def values_file(self, values: dict[str, Any]) -> Path:
+        self._n += 1
+        path = self.path / f"values-{self._n}.json"
+        path.write_text(json.dumps(values, default=str), encoding="utf-8")
+        return path
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+@dataclass
+class Relation:
+    leaf: Leaf
+    kind: str  # "count": the count follows the value; "switch": the value turns the request off; "adds"
+    keys: set[DeviceKey]
+
+
+def probe(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    limit: int = MAX_PROBES,
+) -> list[Relation]:
+    """Render again with each likely values key changed; which device requests follow it."""
+    counts = {c for v in base.values() if (c := as_count(v)) is not None}
+    device_names = {k[5] for k in base}
+    out: list[Relation] = []
+    for leaf in candidates(sources.merged, counts, device_names, limit):
+        new = (not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value)
+        changed = _probe_render(root, copts, set_path(sources.merged, leaf.path, new), rules, work)
+        if changed is None:
+            continue
+        follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
+        gone = {k for k in base if k not in changed}
+        added = {k for k in changed if k not in base}
+        if follow:
+            out.append(Relation(leaf, "count", follow))
+        if gone:
+            out.append(Relation(leaf, "switch", gone))
+        if added:
+            out.append(Relation(leaf, "adds", added))
+    return out
+
+
+def _probe_render(
+    root: Path, copts: ChartOptions, values: dict[str, Any], rules: RuleSet, work: Workdir
+) -> dict[DeviceKey, Any] | None:
+    rendered = _render(root, copts.render((work.values_file(values),), sets=False))
+    if rendered.error:
+        return None
+    return device_uses(rendered.stream, rules)
+
+
+# --- findings: back to templates and values ---------------------------------------------------------------
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _chart_files(chart_dir: Path) -> dict[str, str]:
+    """Text files of a chart outside templates/ and charts/ that `.Files.Get` can pull in."""
+    out: dict[str, str] = {}
+    skip = {"Chart.yaml", "Chart.lock", "values.yaml", "values.schema.json", ".helmignore", "README.md"}
+    for path in sorted(chart_dir.rglob("*")):
+        rel = path.relative_to(chart_dir)
+        if not path.is_file() or rel.parts[0] in ("templates", "charts") or rel.name in skip:
+            continue
+        if path.stat().st_size > 256 * 1024:
+            continue
+        text = _read(path)
+        if text is not None and "\0" not in text:
+            out[rel.as_posix()] = text
+    return out
+
+
+def resolve_source(root: Path, source: str) -> tuple[str, str]:
+    """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
+    parts = source.split("/")
+    chart_dir, i = root, 1
+    while i + 1 < len(parts) and parts[i] == "charts":
+        sub = _subcharts(chart_dir).get(parts[i + 1])
+        if sub is None:
+            raise RewriteError(
+                f"{source} comes from the packaged subchart {parts[i + 1]} in charts/: unpack it into "
+                f"charts/{parts[i + 1]}/ (or migrate that chart itself) so fix can rewrite it"
+            )
+        chart_dir, i = sub, i + 2
+    rel_dir = chart_dir.relative_to(root).as_posix()
+    return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
+
+
+def map_findings(
+    findings: list[Finding], stream: str, root: Path, display_root: str
+) -> tuple[list[Finding], dict[int, str]]:
+    """Findings on the rendered stream, moved to their template files; also each finding's source."""
+    parts = stream_sources(stream)
+    stream_lines = stream.splitlines()
+    files_cache: dict[str, dict[str, str]] = {}
+    source_of_finding: dict[int, str] = {}
+    out = []
+    for f in findings:
+        part = source_of(parts, f.line)
+        if part is None:
+            f.file = display_root
+            out.append(f)
+            continue
+        source_of_finding[id(f)] = part.source
+        rendered = "\n".join(stream_lines[part.start - 1 : part.end])
+        try:
+            sub, rel = resolve_source(root, part.source)
+        except RewriteError:
+            f.related.append(Location(part.source, f.line - part.start + 1, 0, "rendered line (packaged subchart)"))
+            f.file, f.line, f.column = f"{display_root}/{part.source.split('/', 1)[-1]}", 0, 0
+            out.append(f)
+            continue
+        chart_dir = root / sub if sub else root
+        template = _read(chart_dir / rel)
+        shown = f"{display_root}/{sub + '/' if sub else ''}{rel}"
+        offset = f.line - part.start
+        if template is None:
+            f.file = shown
+            out.append(f)
+            continue
+        mapped = map_line(template, rendered, offset, f.resource)
+        rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
+        f.file, f.line = shown, mapped.line
+        if not mapped.exact:
+            f.column = 1
+            f.message += f" [{mapped.note}]"
+            files = files_cache.setdefault(str(chart_dir), _chart_files(chart_dir))
+            hit = find_in_files(files, rendered_line)
+            if hit is not None:
+                f.related.append(
+                    Location(
+                        f"{display_root}/{sub + '/' if sub else ''}{hit[0]}",
+                        hit[1],
+                        0,
+                        "the text comes from this chart file (tpl/.Files.Get)",
+                    )
+                )
+        out.append(f)
+    return out, source_of_finding
+
+
+def attach_values(
+    findings: list[Finding], relations: list[Relation], sources: ValueSources, root: Path, display_root: str
+) -> None:
+    for f in findings:
+        if not f.resource:
+            continue
+        for rel in relations:
+            if not any(_matches(f, k) for k in rel.keys):
+                continue
+            if rel.kind == "adds":
+                continue
+            loc = locate(rel.leaf.path, sources)
+            if not loc.file:
+                loc = _subchart_locate(root, display_root, rel.leaf.path) or loc
+            key, value = display(rel.leaf.path), json.dumps(rel.leaf.value)
+            if rel.kind == "count":
+                what = f"{key}: {value} sets this device count"
+            else:
+                other = json.dumps(not rel.leaf.value if isinstance(rel.leaf.value, bool) else bumped(rel.leaf.value))
+                what = f"{key}: {value} keeps this device request (with {other} it is gone)"
+            located = Location(loc.file or "values", loc.line, 0, what)
+            if located not in f.related:
+                f.related.append(located)
+
+
+# --- the chart run ----------------------------------------------------------------------------------------------
+
+
+def run_chart(
+    chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
+) -> ChartOutcome:
+    """mode: lint, diff or fix."""
+    display_root = str(chart).rstrip("/") or "."
+    outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
+    work = Workdir()
+    try:
+        root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
+        _run(outcome, root, copts, rules, settings, target, mode, work)
+    except InputError as exc:
+        outcome.error = exc
+    finally:
+        work.close()
+    return outcome
+
+
+def _unpack(archive: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(dest, filter="data")
+    except (OSError, tarfile.TarError) as exc:
+        raise InputError(f"cannot unpack the chart: {exc}", str(archive)) from exc
+    tops = [p for p in dest.iterdir() if (p / "Chart.yaml").is_file()]
+    if not tops:
+        raise InputError("not a packaged chart: no <name>/Chart.yaml inside", str(archive))
+    return tops[0]
+
+
+def _run(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    mode: str,
+    work: Workdir,
+) -> None:
+    base_options = copts.render()
+    base = _render(root, base_options)
+    if base.error:
+        raise InputError(f"helm: {base.error}", outcome.display)
+    core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
+    if core.error is not None:
+        raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
+    outcome.classes = dict(core.classes)
+    outcome.templates = list(core.templates)
+    findings, _ = map_findings(core.findings, base.stream, root, outcome.display)
+    outcome.findings = findings
+    base_uses = device_uses(base.stream, rules)
+    outcome.device_requests = len(base_uses)
+    relations: list[Relation] = []
+    sources = value_sources(root, outcome.display, copts, base_options)
+    if base_uses:
+        relations = probe(root, copts, sources, base_uses, rules, work)
+        attach_values(findings, relations, sources, root, outcome.display)
+    if mode == "lint":
+        return
+    _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+
+
+def _variations(
+    root: Path, copts: ChartOptions, sources: ValueSources, relations: list[Relation], rules: RuleSet, work: Workdir
+) -> list[Variation]:
+    """The value sets the proof renders: the user's, the defaults, each -f file, each count changed and
+    switched off, each switch flipped, and a device added to every resources map."""
+    out: list[Variation] = []
+    seen: set[str] = set()
+
+    def add(label: str, options: Any, values: dict[str, Any] | None = None) -> None:
+        key = json.dumps(values, sort_keys=True, default=str) if values is not None else repr(options)
+        if key not in seen and len(out) < MAX_VARIATIONS:
+            seen.add(key)
+            out.append(Variation(label, options))
+
+    user_given = bool(copts.values_files or copts.set_values or copts.set_string_values)
+    add("your values" if user_given else "default values", copts.render())
+    if user_given:
+        add("default values", copts.render((), sets=False))
+        for f in copts.values_files:
+            add(f"-f {f}", copts.render((f,), sets=False))
+    merged = sources.merged
+    for rel in relations:
+        leaf = rel.leaf
+        if rel.kind == "count":
+            options = [(bumped(leaf.value), "changed to"), (zero(leaf.value), "switched off with")]
+        else:
+            options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
+        for value, how in options:
+            values = set_path(merged, leaf.path, value)
+            label = f"{display(leaf.path)} {how} {json.dumps(value)}"
+            add(label, copts.render((work.values_file(values),), False), values)
+    maps = resources_maps(merged)
+    resource = _probe_resource(rules)
+    if maps and resource:
+        values = inject(merged, maps, resource, 1)
+        label = f"{resource}: 1 added to every resources map of the values"
+        add(label, copts.render((work.values_file(values),), False), values)
+    return out
+
+
+def _probe_resource(rules: RuleSet) -> str:
+    """A whole-device resource the packs migrate, for the added-device probe: nvidia.com/gpu if known."""
+    whole = [r.match for r in rules.resources if r.match and not r.report_only and r.device_class]
+    return "nvidia.com/gpu" if "nvidia.com/gpu" in whole else (whole[0] if whole else "")
+
+
+def _fix(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    sources: ValueSources,
+    relations: list[Relation],
+    mode: str,
+) -> None:
+    variations = _variations(root, copts, sources, relations, rules, work)
+    renders = [(v, _render(root, v.options)) for v in variations]
+    nolabels = _no_labels(rules)
+    given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
+    wanted: dict[str, set[str]] = {}
+    expected: list[tuple[Variation, Render, str, list[str]]] = []
+    rewrite = False
+    for v, r in renders:
+        if r.error:
+            expected.append((v, r, "", []))
+            continue
+        full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
+        result, notes = full, []
+        if rules.labels and any(key in r.stream for key in rules.labels):
+            bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
+            if _text(bare, r.stream) != _text(full, r.stream):
+                from_values = _labels_from_values(r.stream, rules, sources.merged)
+                if from_values:
+                    result, notes = bare, from_values
+        parts = stream_sources(r.stream)
+        fixable = [f for f in result.findings if f.fixable]
+        if fixable and v.label in given:
+            rewrite = True
+        for f in fixable:
+            part = source_of(parts, f.line)
+            if part is None:
+                continue
+            try:
+                sub, rel = resolve_source(root, part.source)
+            except RewriteError as exc:
+                _manual(outcome, str(exc), "")
+                return
+            wanted.setdefault(sub, set()).add(rel)
+        expected.append((v, r, _text(result, r.stream), notes))
+    if not rewrite:
+        return
+    label_notes = sorted({n for _, _, _, notes in expected for n in notes})
+    try:
+        changes = build_rewrite(root, wanted, rules, settings, target)
+    except RewriteError as exc:
+        _manual(outcome, f"a workload template cannot be wrapped: {exc}", "")
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        _manual(outcome, f"cannot read a template: {exc}", "")
+        return
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = work.path / "rewritten" / root.name
+    shutil.copytree(root, copy_root, symlinks=True)
+    for c in changes:
+        target_path = copy_root / c.rel
+        target_path.parent.mkdir(parents=True, exist_ok=True)
+        target_path.write_bytes(c.after.encode("utf-8"))
+    for v, original, want, _ in expected:
+        new = _render(copy_root, v.options)
+        if original.error:
+            if not new.error:
+                _manual(
+                    outcome,
+                    f"with {v.label}, the original chart fails to render ({original.error}) "
+                    "but the rewritten one renders",
+                    patch,
+                )
+                return
+            continue
+        if new.error:
+            _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
+            return
+        diff = first_difference(objects(want), objects(new.stream))
+        if diff:
+            _manual(
+                outcome,
+                f"with {v.label}, the rewritten chart renders differently from the migrated original rendering: {diff}",
+                patch,
+            )
+            return
+        outcome.checked.append(v.label)
+    if label_notes:
+        outcome.findings.append(
+            Finding(
+                "chart-label-from-values",
+                RULES["chart-label-from-values"][0],
+                "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
+                "CEL selectors): " + "; ".join(label_notes) + "; translate them by hand with the claim's selectors",
+                f"{outcome.display}/values.yaml",
+            )
+        )
+    if not outcome.writable and mode == "fix":
+        _manual(
+            outcome,
+            "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the "
+            "folder; the patch below was proven",
+            patch,
+        )
+
+
+def _text(result: Any, original: str) -> str:
+    return result.rewritten if result.rewritten is not None else original
+
+
+def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[str]:
+    """The label keys of the rendered pods that values set (a values key or value naming the label),
+    as notes; empty when some label in the output does not come from values."""
+    from dramigrate.chart_values import walk
+
+    notes = []
+    leaves = list(walk(merged))
+    for key in rules.labels:
+        if key not in stream:
+            continue
+        hits = [leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key]
+        if not hits:
+            return []
+        notes.append(f"{key} from {display(hits[0].path)}")
+    return notes
+
+
+def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
+    outcome.manual = reason
+    outcome.patch = patch
+    outcome.changes = []
+    outcome.findings.append(
+        Finding(
+            "chart-rewrite-unproven",
+            RULES["chart-rewrite-unproven"][0],
+            f"fix writes nothing for this chart: {reason}",
+            outcome.display,
+        )
+    )
+    for f in outcome.findings:
+        f.fixed = False
+
+
+def write_changes(outcome: ChartOutcome) -> int:
+    """Write a proven rewrite into the chart folder; the number of files written."""
+    from dramigrate.writer import write_atomic
+
+    written = 0
+    for c in outcome.changes:
+        path = outcome.chart / c.rel
+        if c.before is None and path.exists():
+            raise InputError("appeared since it was read; not overwritten (run again)", str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
+        written += 1
+    return written
+
+
+def chart_options(opts: Any, release: str | None) -> ChartOptions:
+    return ChartOptions(
+        release=release or "release-name",
+        values_files=tuple(Path(p) for p in opts.values_files),
+        set_values=tuple(opts.set_values),
+        set_string_values=tuple(opts.set_string_values),
+        namespace=opts.namespace,
+        kube_version=opts.kube_version,
+        api_versions=tuple(opts.api_versions),
+        helm_binary=Path(opts.helm_binary) if opts.helm_binary else None,
+    )
+
+
+def stream_related(findings: list[Finding], text: str) -> None:
+    """Findings on a rendered stream (stdin) get the template each document came from as a related
+    location: `# Source:` comments or the Helm 4 post-renderer filename annotation."""
+    parts = stream_sources(text)
+    if not parts:
+        return
+    for f in findings:
+        part = source_of(parts, f.line)
+        if part is not None:
+            f.related.append(Location(part.source, f.line - part.start + 1, 0, "rendered from this template"))
+
+
+def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome]:
+    """Every chart of the run, in input order; findings, classes and errors go into the run's result."""
+    from dramigrate.migrate import FileResult
+
+    copts = chart_options(opts, ctx.release)
+    outcomes = []
+    for chart in ctx.inputs.charts:
+        outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+        outcomes.append(outcome)
+        result.scanned += 1
+        if outcome.error is not None:
+            if not outcome.error.file:
+                outcome.error.file = outcome.display
+            result.files.append(FileResult(outcome.display, error=outcome.error))
+            result.bad_input += 1
+            continue
+        result.files.append(
+            FileResult(outcome.display, findings=outcome.findings, classes=outcome.classes, templates=outcome.templates)
+        )
+        result.findings.extend(outcome.findings)
+        for name, cls in outcome.classes.items():
+            result.classes.setdefault(name, cls)
+    result.findings.sort(key=Finding.sort_key)
+    return outcomes

@@ -1,0 +1,188 @@
+"""Where a line of rendered output comes from: its template file and, where it can be said exactly, its line.
+
+A template line becomes a pattern: its literal text, with every `{{ ... }}` action matching anything. The
+rendered document is aligned to the template's lines by the longest monotonic chain of matches (an LCS
+with a regex match instead of equality), so a rendered line maps to the template line that wrote it. Lines
+that only actions wrote (`{{ toYaml .Values.resources | nindent 12 }}`) map to nothing: for them the
+object's first line in the template is given instead, and the finding says so.
+
+Streams (`helm template ... | dramigrate lint -`, and post-renderer input) carry their origin as
+`# Source:` comments (helm template, Helm 3 post-renderers) or as the
+`postrenderer.helm.sh/postrender-filename` annotation (Helm 4 post-renderers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_ACTION = re.compile(r"\{\{.*?\}\}")
+_SOURCE = re.compile(r"^# Source: (.+?)\s*$")
+_FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
+_ANNOTATION_LINE = re.compile(r"^\s+" + re.escape(_FILENAME_ANNOTATION) + r"""\s*:\s*['"]?(.+?)['"]?\s*$""")
+_DOC_MARKER = re.compile(r"^---(\s|$)")
+
+
+@dataclass(frozen=True)
+class LinePattern:
+    regex: re.Pattern[str]
+    literal: str  # the literal text of the line, actions removed (for quick rejection and key checks)
+
+
+@lru_cache(maxsize=64)
+def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
+    """One pattern per template line; None for lines with no literal text (actions, comments, blanks)."""
+    out: list[LinePattern | None] = []
+    in_action = False
+    for line in text.splitlines():
+        if in_action:
+            end = line.find("}}")
+            if end < 0:
+                out.append(None)
+                continue
+            line = " " * (end + 2) + line[end + 2 :]
+            in_action = False
+            prefix_action = True
+        else:
+            prefix_action = False
+        open_at = line.rfind("{{")
+        if open_at >= 0 and line.find("}}", open_at) < 0:
+            line = line[:open_at] + "{{}}"
+            in_action = True
+        parts = _ACTION.split(line)
+        literal = "".join(parts).strip()
+        if not literal or literal.startswith("#"):
+            out.append(None)
+            continue
+        pattern = ".*?".join(re.escape(p) for p in parts)
+        if prefix_action:
+            pattern = ".*?" + pattern.lstrip()
+        out.append(LinePattern(re.compile(pattern.rstrip() + r"\s*"), literal))
+    return tuple(out)
+
+
+def align(template: str, rendered: str) -> list[int | None]:
+    """For each rendered line, the 0-based template line that wrote it, or None."""
+    patterns = template_patterns(template)
+    lines = rendered.splitlines()
+    candidates: list[list[int]] = []
+    for line in lines:
+        stripped = line.strip()
+        found = []
+        if stripped and not stripped.startswith("#"):
+            for j, pat in enumerate(patterns):
+                if pat is not None and _longest(pat.literal) in line and pat.regex.fullmatch(line):
+                    found.append(j)
+        candidates.append(found)
+    # Longest chain of (i, j) pairs increasing in both: DP over rendered lines, patience-style on j.
+    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}  # j -> (chain length, chain) ending at j
+    for i, found in enumerate(candidates):
+        updates = {}
+        for j in found:
+            prev = max((v for k, v in best.items() if k < j), key=lambda v: v[0], default=(0, ()))
+            updates[j] = (prev[0] + 1, (*prev[1], (i, j)))
+        for j, v in updates.items():
+            if j not in best or v[0] > best[j][0]:
+                best[j] = v
+    chain = max(best.values(), key=lambda v: v[0], default=(0, ()))[1]
+    out: list[int | None] = [None] * len(lines)
+    for i, j in chain:
+        out[i] = j
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _longest(literal: str) -> str:
+    return max(literal.split(), key=len, default="")
+
+
+@dataclass(frozen=True)
+class Mapped:
+    line: int  # 1-based line in the template
+    exact: bool
+    note: str = ""  # for an inexact line: which line it is instead
+
+
+def map_line(template: str, rendered: str, offset: int, key: str = "") -> Mapped:
+    """The template line of rendered line `offset` (0-based). Exact when that template line wrote it
+    literally (and contains `key`); else the nearest enclosing key the template writes literally (such as
+    `resources:` above a `toYaml` block); else the line where the object starts."""
+    mapping = align(template, rendered)
+    lines = template.splitlines()
+    rendered_lines = rendered.splitlines()
+    j = mapping[offset] if 0 <= offset < len(mapping) else None
+    if j is not None and (not key or key in lines[j]):
+        return Mapped(j + 1, True)
+    if 0 <= offset < len(rendered_lines):
+        indent = _indent(rendered_lines[offset])
+        for i in range(offset - 1, -1, -1):
+            text = rendered_lines[i]
+            if not text.strip() or _indent(text) >= indent:
+                continue
+            indent = _indent(text)
+            if mapping[i] is not None:
+                return Mapped(
+                    mapping[i] + 1,
+                    False,
+                    f"line of the enclosing `{text.strip()}` in the template: a template expression writes the value",
+                )
+    start = next((m for m in mapping if m is not None), None)
+    return Mapped(
+        start + 1 if start is not None else 1,
+        False,
+        "the line is where the object starts in the template: a template expression writes the value",
+    )
+
+
+def _indent(line: str) -> int:
+    stripped = line.lstrip(" ")
+    return len(line) - len(stripped) + (2 if stripped.startswith("- ") else 0)
+
+
+def find_in_files(files: dict[str, str], rendered_line: str) -> tuple[str, int] | None:
+    """The one file line (of chart files outside templates/) that a rendered line's text came from, as
+    `tpl` or `.Files.Get` pull them in: the same text, indentation aside."""
+    target = rendered_line.strip()
+    if not target:
+        return None
+    hits = []
+    for name, text in files.items():
+        for n, pat in enumerate(template_patterns(text), start=1):
+            literal = pat is None and text.splitlines()[n - 1].strip() == target
+            if literal or (pat is not None and _longest(pat.literal) in target and pat.regex.fullmatch(target)):
+                hits.append((name, n))
+    return hits[0] if len(hits) == 1 else None
+
+
+@dataclass(frozen=True)
+class StreamPart:
+    start: int  # 1-based first line of the document (after its markers)
+    end: int  # 1-based last line
+    source: str
+
+
+def stream_sources(text: str) -> list[StreamPart]:
+    """Documents of a rendered stream with the template they came from: `# Source:` comments (helm
+    template, Helm 3 post-renderers) or the Helm 4 post-renderer filename annotation."""
+    lines = text.splitlines()
+    parts: list[StreamPart] = []
+    start, source = 1, ""
+    for n, line in enumerate(lines, start=1):
+        if _DOC_MARKER.match(line):
+            if source:
+                parts.append(StreamPart(start, n - 1, source))
+            start, source = n + 1, ""
+            continue
+        m = _SOURCE.match(line) or _ANNOTATION_LINE.match(line)
+        if m and not source:
+            source = m.group(1)
+            if line.startswith("# Source:"):
+                start = n + 1
+    if source:
+        parts.append(StreamPart(start, len(lines), source))
+    return parts
+
+
+def source_of(parts: list[StreamPart], line: int) -> StreamPart | None:
+    return next((p for p in parts if p.start <= line <= p.end), None)

@@ -1,0 +1,297 @@
+"""Rewriting a chart's sources, and comparing renders as parsed objects (the proof's yardstick).
+
+The rewrite touches only what must change: each workload template that renders device requests keeps
+its text inside a `define` and is rendered through the migration helper (chart_tpl.py); a new
+`templates/_dramigrate.tpl` holds the helper, a new `templates/dramigrate-resourceclaimtemplates.yaml`
+renders the ResourceClaimTemplates; values.yaml changes only when the target needs a resource.k8s.io
+version offline renders cannot pick (Kubernetes below 1.34), through the round-trip YAML machinery so
+its comments stay. Every other file stays byte for byte.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.chart_tpl import CLAIMS_FILE, HELPER_FILE, SOURCE_MARK, claims_text, helper_text, wrap_source
+from dramigrate.config import Settings
+from dramigrate.rules import RuleSet
+from dramigrate.versions import Target
+
+_OPENERS = {"if", "range", "with", "define", "block"}
+
+
+class RewriteError(Exception):
+    """A template shape the rewrite does not handle; the chart needs manual work."""
+
+
+@dataclass
+class Change:
+    rel: str  # path relative to the chart root
+    before: str | None  # None for a new file
+    after: str
+
+
+# --- Go template actions ---------------------------------------------------------------------------------
+
+
+def _actions(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, keyword) of every `{{ ... }}` action, quoted strings and comments respected."""
+    out: list[tuple[int, int, str]] = []
+    pos = 0
+    while (start := text.find("{{", pos)) >= 0:
+        i = start + 2
+        if text.startswith("-", i):
+            i += 1
+        body_start = i
+        while i < len(text):
+            if text.startswith("}}", i):
+                break
+            ch = text[i]
+            if text.startswith("/*", i):
+                close = text.find("*/", i + 2)
+                i = len(text) if close < 0 else close + 2
+                continue
+            if ch in "\"'`":
+                i = _skip_string(text, i)
+                continue
+            i += 1
+        end = min(len(text), i + 2)
+        body = text[body_start:i].strip().lstrip("-").strip() if i < len(text) else ""
+        word = re.match(r"[A-Za-z_]+", body)
+        out.append((start, end, word.group(0) if word and not body.startswith("/*") else ""))
+        pos = end
+    return out
+
+
+def _skip_string(text: str, i: int) -> int:
+    quote = text[i]
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\" and quote != "`":
+            j += 2
+            continue
+        if text[j] == quote:
+            return j + 1
+        j += 1
+    return j
+
+
+def split_defines(text: str) -> tuple[str, str]:
+    """A template's top-level `define` blocks, moved out so the rest can be wrapped in a define
+    (defines do not nest): (the defines, the rest)."""
+    depth = 0
+    spans: list[tuple[int, int]] = []
+    open_define = -1
+    for start, end, word in _actions(text):
+        if word == "block":
+            raise RewriteError("it uses {{ block }}, which defines a template inside the file")
+        if word in _OPENERS:
+            if word == "define" and depth == 0:
+                open_define = start
+            depth += 1
+        elif word == "end":
+            depth -= 1
+            if depth == 0 and open_define >= 0:
+                stop = end + 1 if text.startswith("\n", end) else end
+                spans.append((open_define, stop))
+                open_define = -1
+        if depth < 0:
+            raise RewriteError("its {{ end }} actions do not balance")
+    defines = "".join(text[a:b] for a, b in spans)
+    rest, pos = [], 0
+    for a, b in spans:
+        rest.append(text[pos:a])
+        pos = b
+    rest.append(text[pos:])
+    return defines, "".join(rest)
+
+
+def is_wrapped(text: str) -> bool:
+    return SOURCE_MARK in text.split("\n", 2)[0] or f".{SOURCE_MARK}" in "".join(text.splitlines(True)[:1])
+
+
+def wrapped_sources(chart_dir: Path, chart_name: str) -> set[str]:
+    """Templates of a chart dramigrate wrapped already (on an earlier run)."""
+    out = set()
+    templates = chart_dir / "templates"
+    if not templates.is_dir():
+        return out
+    marker = f'{{{{- define "{chart_name}.{SOURCE_MARK}'
+    for path in templates.rglob("*"):
+        if path.is_file() and path.suffix in (".yaml", ".yml", ".tpl") and not path.name.startswith("_"):
+            try:
+                head = path.read_text(encoding="utf-8")[:400]
+            except (OSError, UnicodeDecodeError):
+                continue
+            if marker in head:
+                out.add(path.relative_to(chart_dir).as_posix())
+    return out
+
+
+# --- the rewrite -------------------------------------------------------------------------------------------
+
+
+def chart_name(chart_dir: Path) -> str:
+    data = yaml.safe_load((chart_dir / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    return str(data.get("name") or chart_dir.name)
+
+
+def build_rewrite(
+    root: Path, sources: dict[str, set[str]], rules: RuleSet, settings: Settings, target: Target
+) -> list[Change]:
+    """The changes for a chart whose templates `sources` ({chart dir relative to root: template paths
+    relative to that dir}) render device requests."""
+    changes: list[Change] = []
+    for sub, rels in sorted(sources.items()):
+        chart_dir = root / sub if sub else root
+        name = chart_name(chart_dir)
+        wrapped = wrapped_sources(chart_dir, name)
+        for rel in sorted(rels - wrapped):
+            path = chart_dir / rel
+            before = path.read_text(encoding="utf-8")
+            defines, rest = split_defines(before)
+            after = defines + wrap_source(name, rel, rest)
+            changes.append(Change(_join(sub, rel), before, after))
+        all_sources = sorted(rels | wrapped)
+        for rel, text in (
+            (HELPER_FILE, helper_text(name, rules, settings)),
+            (CLAIMS_FILE, claims_text(name, all_sources)),
+        ):
+            path = chart_dir / rel
+            before = path.read_text(encoding="utf-8") if path.exists() else None
+            if before != text:
+                changes.append(Change(_join(sub, rel), before, text))
+        values = _values_change(chart_dir, target)
+        if values is not None:
+            changes.append(Change(_join(sub, "values.yaml"), values[0], values[1]))
+    return changes
+
+
+def _join(sub: str, rel: str) -> str:
+    return f"{sub}/{rel}" if sub else rel
+
+
+def _values_change(chart_dir: Path, target: Target) -> tuple[str | None, str] | None:
+    """Targets below 1.34: the resource.k8s.io version goes into values.yaml, since offline renders read
+    every version as served. Newer targets leave values.yaml alone (the helper picks v1)."""
+    if target.at_least("1.34"):
+        return None
+    api = target.api_version
+    path = chart_dir / "values.yaml"
+    before = path.read_text(encoding="utf-8") if path.exists() else None
+    current = (yaml.safe_load(before) if before else None) or {}
+    block = current.get("dramigrate") if isinstance(current, dict) else None
+    if isinstance(block, dict) and block.get("resourceApiVersion") == api:
+        return None
+    if isinstance(block, dict):
+        return before, _set_in_values(path, before or "", api)
+    text = before or ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    addition = (
+        "\n# dramigrate: the resource.k8s.io version of the DRA ResourceClaimTemplates (templates/_dramigrate.tpl).\n"
+        '# "" picks the newest the cluster serves (v1, then v1beta2, then v1beta1); offline renders see every\n'
+        f"# version as served, so a target below Kubernetes 1.34 names it.\n"
+        f"dramigrate:\n  resourceApiVersion: {api}\n"
+    )
+    return before, text + addition
+
+
+def _set_in_values(path: Path, text: str, api: str) -> str:
+    """Set dramigrate.resourceApiVersion in an existing block, comments and layout kept."""
+    from dramigrate.documents import parse_document, split_documents, start_edit
+
+    yf = split_documents(str(path), text.encode("utf-8"))
+    doc = next(d for d in yf.documents if parse_document(str(path), d) is not None)
+    start_edit(doc)
+    doc.data["dramigrate"]["resourceApiVersion"] = api
+    return yf.render()
+
+
+# --- comparing renders --------------------------------------------------------------------------------------
+
+ObjKey = tuple[str, str, str, str]
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    if isinstance(node, (datetime.date, datetime.datetime)):
+        return node.isoformat()
+    return node
+
+
+def objects(text: str) -> dict[ObjKey, list[Any]]:
+    """The objects of a rendered stream by (apiVersion, kind, namespace, name); YAML 1.1 as Kubernetes reads it."""
+    out: dict[ObjKey, list[Any]] = {}
+    for doc in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if not isinstance(doc, dict):
+            continue
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        key = (
+            str(doc.get("apiVersion", "")),
+            str(doc.get("kind", "")),
+            str(meta.get("namespace") or ""),
+            str(meta.get("name") or meta.get("generateName") or ""),
+        )
+        out.setdefault(key, []).append(_plain(doc))
+    for docs in out.values():
+        docs.sort(key=lambda d: json.dumps(d, sort_keys=True, default=str))
+    return out
+
+
+def first_difference(expected: dict[ObjKey, list[Any]], actual: dict[ObjKey, list[Any]]) -> str:
+    """'' when equal; else the first difference, in words."""
+    for key in sorted(set(expected) | set(actual)):
+        e, a = expected.get(key), actual.get(key)
+        what = f"{key[1]} {key[2] + '/' if key[2] else ''}{key[3]}"
+        if e is None:
+            return f"{what}: the rewritten chart renders it, migrating the original rendering does not"
+        if a is None:
+            return f"{what}: migrating the original rendering gives it, the rewritten chart does not render it"
+        if len(e) != len(a):
+            return f"{what}: {len(e)} object(s) expected, {len(a)} rendered"
+        for x, y in zip(e, a, strict=True):
+            where = _diff_path(x, y, "")
+            if where is not None:
+                return f"{what}: {where}"
+    return ""
+
+
+def _diff_path(x: Any, y: Any, path: str) -> str | None:
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in sorted(set(x) | set(y), key=str):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in y:
+                return f"{sub}: expected {_short(x[k])}, the rewritten chart has none"
+            if k not in x:
+                return f"{sub}: not expected, the rewritten chart has {_short(y[k])}"
+            found = _diff_path(x[k], y[k], sub)
+            if found is not None:
+                return found
+        return None
+    if isinstance(x, list) and isinstance(y, list):
+        if len(x) != len(y):
+            return f"{path}: expected {_short(x)}, the rewritten chart has {_short(y)}"
+        for i, (a, b) in enumerate(zip(x, y, strict=True)):
+            found = _diff_path(a, b, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if x != y or type(x) is not type(y):
+        return f"{path}: expected {_short(x)}, the rewritten chart has {_short(y)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 160 else text[:157] + "..."

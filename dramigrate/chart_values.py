@@ -1,0 +1,233 @@
+"""Chart values: what a render used, which keys drive device requests, and where those keys are written.
+
+Which values key sets a device count is found by rendering again with that key changed, not by reading
+templates: it works whatever the template does with the value (`toYaml .Values.resources`,
+`gpu.number | default 1`, helpers, `tpl`, `.Files.Get`). Candidate keys are numbers and booleans of
+the merged values, most likely first (keys that name a device resource or GPU-ish words, values equal to
+a count seen in the output); the probes are capped so a large chart stays quick.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dramigrate.findings import Location
+
+Path_ = tuple[str | int, ...]
+_WORDS = re.compile(
+    r"gpu|accelerat|device|tpu|neuron|gaudi|habana|xpu|mig|nvidia|amd|intel|dra|claim|resource|limit|count|number"
+    r"|enable",
+    re.IGNORECASE,
+)
+MAX_COUNT = 4096
+
+
+@dataclass(frozen=True)
+class Leaf:
+    path: Path_
+    value: Any
+
+
+@dataclass
+class ValueSources:
+    """The values of one render, and the files that set them (for locations)."""
+
+    merged: dict[str, Any]  # chart defaults (with subcharts') under the user's values
+    user: dict[str, Any]  # -f files and --set, merged as helm does
+    files: list[tuple[str, Path]] = field(default_factory=list)  # (display name, path), lowest precedence first
+    set_keys: list[str] = field(default_factory=list)  # --set/--set-string expressions
+
+
+def walk(values: Any, path: Path_ = ()) -> Iterator[Leaf]:
+    if isinstance(values, dict):
+        for k, v in values.items():
+            yield from walk(v, (*path, str(k)))
+    elif isinstance(values, list):
+        for i, v in enumerate(values):
+            yield from walk(v, (*path, i))
+    else:
+        yield Leaf(path, values)
+
+
+def get_path(values: Any, path: Path_) -> Any:
+    node = values
+    for part in path:
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return None
+        elif not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def set_path(values: dict[str, Any], path: Path_, value: Any) -> dict[str, Any]:
+    """A deep copy of values with the leaf at path set (intermediate maps created)."""
+    out = copy.deepcopy(values)
+    node: Any = out
+    for part, nxt in zip(path[:-1], path[1:], strict=True):
+        if isinstance(part, int):
+            node = node[part]
+            continue
+        if not isinstance(node.get(part), (dict, list)):
+            node[part] = [] if isinstance(nxt, int) else {}
+        node = node[part]
+    node[path[-1]] = value
+    return out
+
+
+def display(path: Path_) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f'["{part}"]'
+    return out
+
+
+def as_count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 0 <= value <= MAX_COUNT:
+        return value
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_COUNT:
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,4}", value.strip()):
+        return int(value)
+    return None
+
+
+def bumped(value: Any) -> Any:
+    """The value one more (same type), for a probe."""
+    if isinstance(value, str):
+        return str(int(value.strip()) + 1)
+    if isinstance(value, float):
+        return value + 1.0
+    return int(value) + 1
+
+
+def zero(value: Any) -> Any:
+    return "0" if isinstance(value, str) else type(value)(0)
+
+
+def candidates(merged: dict[str, Any], counts: set[int], device_names: set[str], limit: int) -> list[Leaf]:
+    """Number and boolean leaves most likely to drive device requests, best first, at most limit."""
+    scored: list[tuple[int, str, Leaf]] = []
+    for leaf in walk(merged):
+        names = [p for p in leaf.path if isinstance(p, str)]
+        if isinstance(leaf.value, bool):
+            score = 2 if any(_WORDS.search(n) for n in names[-2:]) else 0
+        elif as_count(leaf.value) is not None:
+            score = 1
+            if any(n in device_names or "/" in n for n in names):
+                score += 4
+            if any(_WORDS.search(n) for n in names):
+                score += 2
+            if as_count(leaf.value) in counts:
+                score += 1
+        else:
+            continue
+        scored.append((-score, display(leaf.path), leaf))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    return [leaf for _, _, leaf in scored[:limit]]
+
+
+def resources_maps(merged: dict[str, Any]) -> list[Path_]:
+    """Paths of values that look like a container's resources (key `resources`, a map or empty)."""
+    out: list[Path_] = []
+
+    def visit(node: Any, path: Path_) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                p = (*path, str(k))
+                shaped = v is None or (isinstance(v, dict) and (not v or "limits" in v or "requests" in v))
+                if str(k) == "resources" and shaped:
+                    out.append(p)
+                    continue
+                visit(v, p)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                visit(v, (*path, i))
+
+    visit(merged, ())
+    return out
+
+
+def inject(merged: dict[str, Any], paths: list[Path_], resource: str, count: int = 1) -> dict[str, Any]:
+    """Values with `limits: {resource: count}` added to each resources map."""
+    out = copy.deepcopy(merged)
+    for path in paths:
+        current = get_path(out, path)
+        block = dict(current) if isinstance(current, dict) else {}
+        limits = dict(block.get("limits") or {})
+        limits[resource] = count
+        block["limits"] = limits
+        out = set_path(out, path, block)
+    return out
+
+
+def locate(path: Path_, sources: ValueSources) -> Location:
+    """Where the effective value of path is set: a --set flag, the last -f file that sets it, or a
+    chart's values.yaml; with the key's line."""
+    key = display(path)
+    for expr in reversed(sources.set_keys):
+        name = expr.split("=", 1)[0]
+        if _set_key_matches(name, path):
+            return Location("--set", 0, 0, f"{key} set on the command line ({expr})")
+    for name, file in reversed(sources.files):
+        line = key_line(file, path)
+        if line:
+            return Location(name, line, 0, key)
+    return Location("", 0, 0, key)
+
+
+def _set_key_matches(name: str, path: Path_) -> bool:
+    parts = [p.replace("\\.", ".") for p in re.split(r"(?<!\\)\.", re.sub(r"\[(\d+)\]", r".\1", name))]
+    return parts == [str(p) for p in path]
+
+
+def key_line(file: Path, path: Path_) -> int:
+    """1-based line of the key at path in a YAML file, 0 when the file does not set it."""
+    try:
+        data = _load_rt(str(file), file.stat().st_mtime_ns)
+    except OSError:
+        return 0
+    node = data
+    line = 0
+    for part in path:
+        lc = getattr(node, "lc", None)
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                return 0
+            if lc is not None:
+                line = lc.item(part)[0] + 1
+        else:
+            if not isinstance(node, dict) or part not in node:
+                return 0
+            if lc is not None:
+                line = lc.key(part)[0] + 1
+        node = node[part]
+    return line
+
+
+_RT_CACHE: dict[tuple[str, int], Any] = {}
+
+
+def _load_rt(name: str, mtime: int) -> Any:
+    key = (name, mtime)
+    if key not in _RT_CACHE:
+        from ruamel.yaml import YAML
+
+        try:
+            _RT_CACHE[key] = YAML(typ="rt").load(Path(name).read_text(encoding="utf-8"))
+        except Exception:  # a values file Helm read but ruamel does not: no line, not an error
+            _RT_CACHE[key] = None
+    return _RT_CACHE[key]

@@ -1,0 +1,516 @@
+{{- /*
+_dramigrate.tpl, written by `dramigrate fix`: device-plugin requests (nvidia.com/gpu: 2 and the like)
+become DRA ResourceClaims at render time, the way `dramigrate fix` migrates rendered manifests.
+
+Workload templates that can ask for devices keep their text inside a `define` and render it through
+"__P__.migrate"; "__P__.claimTemplates" renders the ResourceClaimTemplates (see
+dramigrate-resourceclaimtemplates.yaml). Values keep working as before: whatever device count the
+chart's values give is moved into a claim; a count of 0 or no device request renders no claim.
+resource.k8s.io/v1 is used when the cluster serves it, then v1beta2, then v1beta1; set
+dramigrate.resourceApiVersion (or global.dramigrate.resourceApiVersion) to choose, e.g. for offline
+renders that target Kubernetes older than 1.34. Regenerate this file with `dramigrate fix` rather than
+editing it: it embeds the rule packs it was written with.
+*/ -}}
+
+{{- define "__P__.rules" -}}
+{{ `__RULES__` }}
+{{- end -}}
+
+{{- define "__P__.apiVersion" -}}
+{{- $v := "" -}}
+{{- $d := .Values.dramigrate -}}
+{{- if and (kindIs "map" $d) (index $d "resourceApiVersion") -}}{{- $v = toString (index $d "resourceApiVersion") -}}{{- end -}}
+{{- $g := .Values.global -}}
+{{- if and (not $v) (kindIs "map" $g) -}}
+  {{- $gd := index $g "dramigrate" -}}
+  {{- if and (kindIs "map" $gd) (index $gd "resourceApiVersion") -}}{{- $v = toString (index $gd "resourceApiVersion") -}}{{- end -}}
+{{- end -}}
+{{- if $v -}}{{ $v }}
+{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1" -}}resource.k8s.io/v1
+{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1beta2" -}}resource.k8s.io/v1beta2
+{{- else if .Capabilities.APIVersions.Has "resource.k8s.io/v1beta1" -}}resource.k8s.io/v1beta1
+{{- else -}}
+{{- fail "devices are requested as DRA ResourceClaims (resource.k8s.io), which this cluster does not serve; enable Dynamic Resource Allocation or set dramigrate.resourceApiVersion" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.state" -}}
+{{- $_ := set . "rules" (include "__P__.rules" .root | fromJson) -}}
+{{- $_ := set . "seen" dict -}}
+{{- $_ := set . "rcts" list -}}
+{{- end -}}
+
+{{- define "__P__.migrate" -}}
+{{- $st := dict "root" (index . 0) -}}
+{{- include "__P__.state" $st -}}
+{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` (index . 1) -1 -}}
+{{- if trim $piece -}}
+{{- $doc := dict "text" $piece "changed" false -}}
+{{- include "__P__.document" (dict "st" $st "doc" $doc) -}}
+{{- if $doc.changed }}
+---
+{{ toYaml $doc.obj }}
+{{- else }}
+---
+{{ $piece }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.claimTemplates" -}}
+{{- $st := dict "root" (index . 0) -}}
+{{- include "__P__.state" $st -}}
+{{- range $text := index . 1 -}}
+{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` $text -1 -}}
+{{- if trim $piece -}}
+{{- include "__P__.document" (dict "st" $st "doc" (dict "text" $piece "changed" false)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $rct := $st.rcts }}
+---
+{{ toYaml $rct }}
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.document" -}}
+{{- $st := .st -}}{{- $doc := .doc -}}{{- $rules := $st.rules -}}
+{{- $o := fromYaml $doc.text -}}
+{{- if and (kindIs "map" $o) (not (hasKey $o "Error")) -}}
+{{- $apiv := toString (default "" (index $o "apiVersion")) -}}
+{{- $kind := toString (default "" (index $o "kind")) -}}
+{{- $group := "" -}}{{- if contains "/" $apiv -}}{{- $group = regexReplaceAll "/[^/]*$" $apiv "" -}}{{- end -}}
+{{- $k := index $rules.kinds (printf "%s/%s" $group $kind) -}}
+{{- $meta := index $o "metadata" -}}{{- if not (kindIs "map" $meta) -}}{{- $meta = dict -}}{{- end -}}
+{{- $ann := index $meta "annotations" -}}{{- if not (kindIs "map" $ann) -}}{{- $ann = dict -}}{{- end -}}
+{{- $name := "" -}}{{- if index $meta "name" -}}{{- $name = toString (index $meta "name") -}}{{- end -}}
+{{- $ns := "" -}}{{- if index $meta "namespace" -}}{{- $ns = toString (index $meta "namespace") -}}{{- end -}}
+{{- if and (kindIs "map" $k) $name (not (hasKey $ann "dramigrate.io/ignore")) (not (regexMatch `#\s*dramigrate:\s*ignore` $doc.text)) -}}
+{{- $accepts := false -}}
+{{- if kindIs "bool" $k.accepts -}}{{- $accepts = $k.accepts -}}
+{{- else if kindIs "map" $k.accepts -}}
+  {{- $av := index $ann $k.accepts.annotation -}}
+  {{- if and (kindIs "string" $av) (has $av $k.accepts.values) -}}{{- $accepts = true -}}{{- end -}}
+{{- end -}}
+{{- if $accepts -}}
+{{- $pods := list -}}
+{{- range $loc := $k.podSpecs -}}
+  {{- $owners := dict "items" list -}}
+  {{- include "__P__.walk" (dict "node" $o "segs" $loc.at "key" "" "out" $owners) -}}
+  {{- range $ow := $owners.items -}}
+  {{- if kindIs "map" $ow.node -}}
+    {{- $specs := dict "items" list -}}
+    {{- include "__P__.walk" (dict "node" $ow.node "segs" $loc.spec "key" "" "out" $specs) -}}
+    {{- range $sp := $specs.items -}}
+    {{- if kindIs "map" $sp.node -}}
+      {{- $suffix := $loc.name -}}
+      {{- if eq $loc.name "{key}" -}}{{- $suffix = $ow.key -}}
+      {{- else if and (hasPrefix "{" $loc.name) (hasSuffix "}" $loc.name) -}}
+        {{- $fv := index $ow.node (trimSuffix "}" (trimPrefix "{" $loc.name)) -}}
+        {{- if kindIs "invalid" $fv -}}{{- $suffix = $ow.key -}}{{- else -}}{{- $suffix = toString $fv -}}{{- end -}}
+      {{- end -}}
+      {{- $p := dict "st" $st "kind" $k "loc" $loc "owner" $ow.node "spec" $sp.node "suffix" $suffix "name" $name "ns" $ns "text" $doc.text -}}
+      {{- include "__P__.analyze" $p -}}
+      {{- if $p.uses -}}{{- $pods = append $pods $p -}}{{- end -}}
+    {{- end -}}
+    {{- end -}}
+  {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- range $p := $pods -}}
+  {{- include "__P__.plan" $p -}}
+  {{- if $p.rct -}}
+    {{- $key := printf "%s/%s" $p.ns $p.rct.metadata.name -}}
+    {{- if not (hasKey $st.seen $key) -}}{{- $_ := set $st.seen $key true -}}{{- $_ := set $st "rcts" (append $st.rcts $p.rct) -}}{{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- if $pods -}}{{- $_ := set $doc "obj" $o -}}{{- $_ := set $doc "changed" true -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.walk" -}}
+{{- if not .segs -}}
+  {{- $_ := set .out "items" (append .out.items (dict "node" .node "key" .key)) -}}
+{{- else -}}
+  {{- $seg := first .segs -}}{{- $rest := rest .segs -}}
+  {{- $key := trimSuffix "[*]" $seg -}}
+  {{- if eq $seg "*" -}}
+    {{- if kindIs "map" .node -}}
+      {{- range $k, $v := .node -}}{{- include "__P__.walk" (dict "node" $v "segs" $rest "key" $k "out" $.out) -}}{{- end -}}
+    {{- end -}}
+  {{- else if and (kindIs "map" .node) (hasKey .node $key) -}}
+    {{- $child := index .node $key -}}
+    {{- if hasSuffix "[*]" $seg -}}
+      {{- if kindIs "slice" $child -}}
+        {{- range $i, $v := $child -}}{{- include "__P__.walk" (dict "node" $v "segs" $rest "key" (toString $i) "out" $.out) -}}{{- end -}}
+      {{- end -}}
+    {{- else -}}
+      {{- include "__P__.walk" (dict "node" $child "segs" $rest "key" .key "out" .out) -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.count" -}}
+{{- if kindIs "float64" . -}}{{- if and (ge . 0.0) (eq . (floor .)) -}}{{ int64 . }}{{- else -}}none{{- end -}}
+{{- else if or (kindIs "int" .) (kindIs "int64" .) -}}{{- if ge (int64 .) 0 -}}{{ . }}{{- else -}}none{{- end -}}
+{{- else if kindIs "string" . -}}{{- if regexMatch "^[0-9]+$" (trim .) -}}{{ atoi (trim .) }}{{- else -}}none{{- end -}}
+{{- else -}}none
+{{- end -}}
+{{- end -}}
+
+{{- define "__P__.entries" -}}
+{{- $out := list -}}{{- $seen := dict -}}
+{{- range $sec := list "requests" "limits" -}}
+  {{- $m := index $.res $sec -}}
+  {{- if kindIs "map" $m -}}
+    {{- $keyed := list -}}
+    {{- range $k, $v := $m -}}
+      {{- if and (not (hasKey $seen $k)) (contains "/" $k) (not (regexMatch $.rules.native $k)) -}}
+        {{- $pos := len $.text -}}
+        {{- range $form := list (printf "%s:" $k) (printf "%q:" $k) (printf "'%s':" $k) -}}
+          {{- $at := len (index (splitList $form $.text) 0) -}}{{- if lt $at $pos -}}{{- $pos = $at -}}{{- end -}}
+        {{- end -}}
+        {{- $keyed = append $keyed (printf "%012d %s" $pos $k) -}}
+      {{- end -}}
+    {{- end -}}
+    {{- range $e := sortAlpha $keyed -}}
+      {{- $k := regexReplaceAll "^[0-9]+ " $e "" -}}{{- $_ := set $seen $k true -}}{{- $out = append $out $k -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{- define "__P__.lookup" -}}
+{{- $found := "" -}}
+{{- range $i, $r := $.rules.resources -}}
+  {{- if $r.match -}}
+    {{- if eq $r.match $.res -}}{{- $found = toJson (dict "i" $i "sel" $r.selectors) -}}{{- break -}}{{- end -}}
+  {{- else if regexMatch $r.regex $.res -}}
+    {{- $sel := list -}}{{- range $s := $r.selectors -}}{{- $sel = append $sel (regexReplaceAll $r.regex $.res $s) -}}{{- end -}}
+    {{- $found = toJson (dict "i" $i "sel" $sel) -}}{{- break -}}
+  {{- end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
+
+{{- define "__P__.analyze" -}}
+{{- $p := . -}}{{- $rules := $p.st.rules -}}{{- $spec := $p.spec -}}
+{{- $hits := dict -}}
+{{- range $lbl, $pat := $rules.sharedLabels -}}
+  {{- $vals := list -}}
+  {{- $nsel := index $spec "nodeSelector" -}}
+  {{- if and (kindIs "map" $nsel) (hasKey $nsel $lbl) -}}{{- $vals = append $vals (index $nsel $lbl) -}}{{- end -}}
+  {{- $aff := index $spec "affinity" -}}
+  {{- $na := dict -}}{{- if kindIs "map" $aff -}}{{- $na = index $aff "nodeAffinity" -}}{{- end -}}
+  {{- $rq := dict -}}{{- if kindIs "map" $na -}}{{- $rq = index $na "requiredDuringSchedulingIgnoredDuringExecution" -}}{{- end -}}
+  {{- $terms := list -}}{{- if kindIs "map" $rq -}}{{- $terms = index $rq "nodeSelectorTerms" -}}{{- end -}}
+  {{- if kindIs "slice" $terms -}}{{- range $term := $terms -}}{{- if kindIs "map" $term -}}
+    {{- $exprs := index $term "matchExpressions" -}}
+    {{- if kindIs "slice" $exprs -}}{{- range $e := $exprs -}}
+      {{- if and (kindIs "map" $e) (eq (toString (index $e "key")) $lbl) (eq (toString (index $e "operator")) "In") -}}
+        {{- $ev := index $e "values" -}}{{- if kindIs "slice" $ev -}}{{- $vals = concat $vals $ev -}}{{- end -}}
+      {{- end -}}
+    {{- end -}}{{- end -}}
+  {{- end -}}{{- end -}}{{- end -}}
+  {{- range $v := $vals -}}{{- if regexMatch $pat (toString $v) -}}{{- $_ := set $hits $lbl true -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- $ctrs := list -}}
+{{- range $lk := $p.kind.lists -}}
+  {{- $items := index $spec $lk -}}
+  {{- if kindIs "slice" $items -}}{{- range $i, $c := $items -}}{{- if kindIs "map" $c -}}
+    {{- $init := eq $lk "initContainers" -}}
+    {{- $cname := printf "%s[%d]" $lk $i -}}{{- if hasKey $c "name" -}}{{- $cname = toString (index $c "name") -}}{{- end -}}
+    {{- $side := and $init (eq (toString (index $c "restartPolicy")) "Always") -}}
+    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" (printf "%s[%d]" $lk $i) "init" $init "sidecar" $side) -}}
+  {{- end -}}{{- end -}}{{- end -}}
+{{- end -}}
+{{- range $sk := $p.kind.singles -}}
+  {{- $c := index $spec $sk -}}
+  {{- if kindIs "map" $c -}}
+    {{- $cname := $sk -}}{{- if hasKey $c "name" -}}{{- $cname = toString (index $c "name") -}}{{- end -}}
+    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" $sk "init" false "sidecar" false) -}}
+  {{- end -}}
+{{- end -}}
+{{- $uses := list -}}
+{{- range $ct := $ctrs -}}
+  {{- $res := index $ct.c "resources" -}}
+  {{- if kindIs "map" $res -}}
+    {{- $entries := include "__P__.entries" (dict "res" $res "rules" $rules "text" $p.text) | fromJsonArray -}}
+    {{- $slices := dict -}}
+    {{- range $r := $entries -}}
+      {{- $mj := include "__P__.lookup" (dict "rules" $rules "res" $r) -}}
+      {{- if $mj -}}{{- if (index $rules.resources (int (fromJson $mj).i)).reportOnly -}}{{- $_ := set $slices (regexReplaceAll "/.*$" $r "") true -}}{{- end -}}{{- end -}}
+    {{- end -}}
+    {{- range $r := $entries -}}
+      {{- $mj := include "__P__.lookup" (dict "rules" $rules "res" $r) -}}
+      {{- if $mj -}}
+        {{- $m := fromJson $mj -}}
+        {{- $rule := index $rules.resources (int $m.i) -}}
+        {{- $shared := $rule.reportOnly -}}
+        {{- if and (not $shared) $rule.sharingAlways -}}{{- $shared = "setting" -}}{{- end -}}
+        {{- if and (not $shared) $rule.sharingLabel (hasKey $hits $rule.sharingLabel) -}}{{- $shared = "label" -}}{{- end -}}
+        {{- if and (not $shared) (hasKey $slices (regexReplaceAll "/.*$" $r "")) -}}{{- $shared = "slice" -}}{{- end -}}
+        {{- if not $shared -}}
+          {{- $lim := index $res "limits" -}}{{- $req := index $res "requests" -}}
+          {{- $counts := dict -}}{{- $cnt := "none" -}}
+          {{- if and (kindIs "map" $req) (hasKey $req $r) -}}{{- $cnt = include "__P__.count" (index $req $r) -}}{{- $_ := set $counts $cnt true -}}{{- end -}}
+          {{- if and (kindIs "map" $lim) (hasKey $lim $r) -}}{{- $cnt = include "__P__.count" (index $lim $r) -}}{{- $_ := set $counts $cnt true -}}{{- end -}}
+          {{- if and (ne $cnt "none") (eq (len $counts) 1) -}}
+            {{- $uses = append $uses (dict "ct" $ct "res" $r "rule" $rule "count" (atoi $cnt) "sel" $m.sel "setKey" (printf "%s|%s" $rule.class (toJson $m.sel))) -}}
+          {{- end -}}
+        {{- end -}}
+      {{- end -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- $_ := set $p "uses" $uses -}}
+{{- end -}}
+
+{{- define "__P__.dnsLabel" -}}
+{{- $l := regexReplaceAll "[^a-z0-9-]+" (lower .) "-" | trimAll "-" -}}
+{{- $l = regexReplaceAll "-{2,}" $l "-" | trunc 63 | trimAll "-" -}}
+{{- default "x" $l -}}
+{{- end -}}
+
+{{- define "__P__.unique" -}}
+{{- $cand := .name -}}
+{{- range $n := untilStep 2 2000 1 -}}
+  {{- if not (hasKey $.taken $cand) -}}{{- break -}}{{- end -}}
+  {{- $sfx := printf "-%d" $n -}}
+  {{- $cand = printf "%s%s" (trunc (int (sub 63 (len $sfx))) $.name) $sfx -}}
+{{- end -}}
+{{- $_ := set .taken $cand true -}}
+{{- $cand -}}
+{{- end -}}
+
+{{- define "__P__.nameBase" -}}
+{{- $raw := .w -}}{{- if .s -}}{{- $raw = printf "%s-%s" .w .s -}}{{- end -}}
+{{- $b := regexReplaceAll "[^a-z0-9.-]+" (lower $raw) "-" -}}
+{{- $b = regexReplaceAll "-{2,}" $b "-" | trimAll "-." -}}
+{{- $b = regexReplaceAll "[-.]+$" (trunc 244 $b) "" -}}
+{{- default "claim" $b -}}
+{{- end -}}
+
+{{- define "__P__.covers" -}}
+{{- $t := .t -}}{{- $e := index $t "effect" -}}{{- $o := index $t "operator" -}}{{- $k := index $t "key" -}}
+{{- $effOk := or (kindIs "invalid" $e) (and (kindIs "string" $e) (or (eq $e "") (eq $e .w.effect))) -}}
+{{- $opOk := and (kindIs "string" $o) (eq $o "Exists") -}}
+{{- $keyOk := or (kindIs "invalid" $k) (and (kindIs "string" $k) (or (eq $k "") (eq $k .w.key))) -}}
+{{- if and $effOk $opOk $keyOk -}}yes{{- end -}}
+{{- end -}}
+
+{{- define "__P__.addRequest" -}}
+{{- $rq := dict "name" (include "__P__.unique" (dict "name" (include "__P__.dnsLabel" .base) "taken" .plan.taken)) "class" .u.rule.class "count" (int .count) "sel" .u.sel "config" .u.rule.config -}}
+{{- $_ := set .plan "requests" (append .plan.requests $rq) -}}
+{{- if .app -}}
+  {{- if not (hasKey .plan.appReq .u.setKey) -}}{{- $_ := set .plan.appReq .u.setKey list -}}{{- $_ := set .plan "appKeys" (append .plan.appKeys .u.setKey) -}}{{- end -}}
+  {{- $_ := set .plan.appReq .u.setKey (append (index .plan.appReq .u.setKey) (dict "req" $rq "u" .u)) -}}
+{{- end -}}
+{{- $_ := set .plan "last" $rq -}}
+{{- end -}}
+
+{{- define "__P__.plan" -}}
+{{- $p := . -}}
+{{- $pl := dict "taken" dict "requests" list "appReq" dict "appKeys" list "last" dict -}}
+{{- $uses := list -}}{{- $app := list -}}{{- $init := list -}}
+{{- range $u := $p.uses -}}{{- if gt $u.count 0 -}}
+  {{- $uses = append $uses $u -}}
+  {{- if or (not $u.ct.init) $u.ct.sidecar -}}{{- $app = append $app $u -}}{{- else -}}{{- $init = append $init $u -}}{{- end -}}
+{{- end -}}{{- end -}}
+{{- $perSet := dict -}}{{- $perCtr := dict -}}
+{{- range $u := $app -}}
+  {{- if not (hasKey $perSet $u.rule.request) -}}{{- $_ := set $perSet $u.rule.request dict -}}{{- end -}}
+  {{- $_ := set (index $perSet $u.rule.request) $u.ct.path true -}}
+  {{- $pk := printf "%s|%s" $u.ct.path $u.rule.request -}}
+  {{- if not (hasKey $perCtr $pk) -}}{{- $_ := set $perCtr $pk dict -}}{{- end -}}
+  {{- $_ := set (index $perCtr $pk) $u.res true -}}
+{{- end -}}
+{{- /* GPU/NIC pairs: N GPUs with k*N NICs become N (1 GPU, k NICs) groups under one PCIe root each */ -}}
+{{- $constraints := list -}}{{- $paired := dict -}}
+{{- if not $init -}}
+  {{- $byC := dict -}}{{- $byCKeys := list -}}
+  {{- range $u := $app -}}
+    {{- if not (hasKey $byC $u.ct.path) -}}{{- $_ := set $byC $u.ct.path list -}}{{- $byCKeys = append $byCKeys $u.ct.path -}}{{- end -}}
+    {{- $_ := set $byC $u.ct.path (append (index $byC $u.ct.path) $u) -}}
+  {{- end -}}
+  {{- range $ck := $byCKeys -}}
+    {{- $gpus := list -}}{{- $nics := list -}}
+    {{- range $u := index $byC $ck -}}{{- if $u.rule.nic -}}{{- $nics = append $nics $u -}}{{- else -}}{{- $gpus = append $gpus $u -}}{{- end -}}{{- end -}}
+    {{- $ok := and (eq (len $gpus) 1) (gt (len $nics) 0) -}}
+    {{- if $ok -}}
+      {{- $g := index $gpus 0 -}}
+      {{- if lt $g.count 1 -}}{{- $ok = false -}}{{- end -}}
+      {{- if $ok -}}{{- range $nic := $nics -}}{{- if ne (int (mod $nic.count $g.count)) 0 -}}{{- $ok = false -}}{{- end -}}{{- end -}}{{- end -}}
+      {{- if gt (int (mul $g.count (add 1 (len $nics)))) 32 -}}{{- $ok = false -}}{{- end -}}
+      {{- if $ok -}}
+        {{- $prefix := "" -}}{{- if gt (len $byCKeys) 1 -}}{{- $prefix = printf "%s-" $g.ct.name -}}{{- end -}}
+        {{- range $i := until (int $g.count) -}}
+          {{- $names := list -}}
+          {{- $members := list (dict "u" $g "count" 1) -}}
+          {{- range $nic := $nics -}}{{- $members = append $members (dict "u" $nic "count" (div $nic.count $g.count)) -}}{{- end -}}
+          {{- range $mb := $members -}}
+            {{- include "__P__.addRequest" (dict "plan" $pl "u" $mb.u "count" $mb.count "app" true "base" (printf "%s%s-%d" $prefix $mb.u.rule.request $i)) -}}
+            {{- $names = append $names $pl.last.name -}}
+          {{- end -}}
+          {{- $constraints = append $constraints (dict "requests" $names "matchAttribute" "resource.kubernetes.io/pcieRoot") -}}
+        {{- end -}}
+        {{- $_ := set $paired (printf "%s|%s" $g.ct.path $g.res) true -}}
+        {{- range $nic := $nics -}}{{- $_ := set $paired (printf "%s|%s" $nic.ct.path $nic.res) true -}}{{- end -}}
+      {{- end -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- /* one request per (app container, device set); the container's name when several share the set */ -}}
+{{- range $u := $app -}}
+  {{- if not (hasKey $paired (printf "%s|%s" $u.ct.path $u.res)) -}}
+    {{- $base := $u.rule.request -}}
+    {{- if gt (len (index $perCtr (printf "%s|%s" $u.ct.path $u.rule.request))) 1 -}}{{- $base = regexReplaceAll "^[^/]*/" $u.res "" -}}{{- end -}}
+    {{- if gt (len (index $perSet $u.rule.request)) 1 -}}{{- $base = printf "%s-%s" $u.ct.name $base -}}{{- end -}}
+    {{- include "__P__.addRequest" (dict "plan" $pl "u" $u "count" $u.count "app" true "base" $base) -}}
+  {{- end -}}
+{{- end -}}
+{{- /* plain init containers reuse the app containers' devices; a larger init request adds the difference */ -}}
+{{- $extra := dict -}}{{- $initRefs := dict -}}{{- $initKeys := list -}}
+{{- range $u := $init -}}
+  {{- $pool := index $pl.appReq $u.setKey | default list -}}
+  {{- $have := 0 -}}{{- range $e := $pool -}}{{- $have = add $have $e.req.count -}}{{- end -}}
+  {{- $refs := list -}}{{- $cov := 0 -}}
+  {{- range $e := $pool -}}
+    {{- if ge (int $cov) $u.count -}}{{- break -}}{{- end -}}
+    {{- $refs = append $refs $e.req.name -}}{{- $cov = add $cov $e.req.count -}}
+  {{- end -}}
+  {{- if gt $u.count (int $have) -}}
+    {{- if not (hasKey $extra $u.setKey) -}}
+      {{- include "__P__.addRequest" (dict "plan" $pl "u" $u "count" 0 "app" false "base" (printf "%s-init" $u.rule.request)) -}}
+      {{- $_ := set $extra $u.setKey $pl.last -}}
+    {{- end -}}
+    {{- $rq := index $extra $u.setKey -}}
+    {{- $_ := set $rq "count" (int (max (int $rq.count) (sub $u.count (int $have)))) -}}
+    {{- $refs = append $refs $rq.name -}}
+  {{- end -}}
+  {{- if not (hasKey $initRefs $u.ct.path) -}}{{- $_ := set $initRefs $u.ct.path list -}}{{- $initKeys = append $initKeys $u.ct.path -}}{{- end -}}
+  {{- $_ := set $initRefs $u.ct.path (concat (index $initRefs $u.ct.path) $refs) -}}
+{{- end -}}
+{{- $claim := "" -}}{{- $cclaims := dict -}}{{- $tname := "" -}}
+{{- if $pl.requests -}}
+  {{- $takenClaims := dict -}}
+  {{- $rcs := index $p.spec "resourceClaims" -}}
+  {{- if kindIs "slice" $rcs -}}{{- range $c := $rcs -}}{{- if kindIs "map" $c -}}{{- $_ := set $takenClaims (toString (index $c "name")) true -}}{{- end -}}{{- end -}}{{- end -}}
+  {{- $bases := list -}}{{- range $u := $uses -}}{{- if not (has $u.rule.request $bases) -}}{{- $bases = append $bases $u.rule.request -}}{{- end -}}{{- end -}}
+  {{- $cb := "devices" -}}{{- if le (len $bases) 2 -}}{{- $cb = join "-" $bases -}}{{- end -}}
+  {{- $claim = include "__P__.unique" (dict "name" (include "__P__.dnsLabel" $cb) "taken" $takenClaims) -}}
+  {{- $byCtr := dict -}}{{- $byCtrKeys := list -}}
+  {{- range $k := $pl.appKeys -}}{{- range $e := index $pl.appReq $k -}}
+    {{- if not (hasKey $byCtr $e.u.ct.path) -}}{{- $_ := set $byCtr $e.u.ct.path list -}}{{- $byCtrKeys = append $byCtrKeys $e.u.ct.path -}}{{- end -}}
+    {{- $_ := set $byCtr $e.u.ct.path (append (index $byCtr $e.u.ct.path) $e.req.name) -}}
+  {{- end -}}{{- end -}}
+  {{- range $k := $initKeys -}}
+    {{- if not (hasKey $byCtr $k) -}}{{- $_ := set $byCtr $k list -}}{{- $byCtrKeys = append $byCtrKeys $k -}}{{- end -}}
+    {{- range $n := index $initRefs $k -}}{{- if not (has $n (index $byCtr $k)) -}}{{- $_ := set $byCtr $k (append (index $byCtr $k) $n) -}}{{- end -}}{{- end -}}
+  {{- end -}}
+  {{- if eq (len $byCtrKeys) 1 -}}
+    {{- $_ := set $cclaims (index $byCtrKeys 0) (list (dict "name" $claim)) -}}
+  {{- else -}}
+    {{- range $k := $byCtrKeys -}}
+      {{- $ents := list -}}{{- range $n := uniq (index $byCtr $k) -}}{{- $ents = append $ents (dict "name" $claim "request" $n) -}}{{- end -}}
+      {{- $_ := set $cclaims $k $ents -}}
+    {{- end -}}
+  {{- end -}}
+  {{- /* the ResourceClaimTemplate, named <workload>-<first 8 hex of sha256(toJson spec)> as the core names it */ -}}
+  {{- if not (hasKey $p.st "api") -}}{{- $_ := set $p.st "api" (include "__P__.apiVersion" $p.st.root) -}}{{- end -}}
+  {{- $flat := hasSuffix "v1beta1" $p.st.api -}}
+  {{- $reqObjs := list -}}
+  {{- range $r := $pl.requests -}}
+    {{- $ex := dict "deviceClassName" $r.class -}}
+    {{- if $r.sel -}}
+      {{- $cel := list -}}{{- range $s := $r.sel -}}{{- $cel = append $cel (dict "cel" (dict "expression" $s)) -}}{{- end -}}
+      {{- $_ := set $ex "selectors" $cel -}}
+    {{- end -}}
+    {{- $_ := set $ex "allocationMode" "ExactCount" -}}{{- $_ := set $ex "count" (int $r.count) -}}
+    {{- if $flat -}}{{- $_ := set $ex "name" $r.name -}}{{- $reqObjs = append $reqObjs $ex -}}
+    {{- else -}}{{- $reqObjs = append $reqObjs (dict "name" $r.name "exactly" $ex) -}}{{- end -}}
+  {{- end -}}
+  {{- $devices := dict "requests" $reqObjs -}}
+  {{- if $constraints -}}{{- $_ := set $devices "constraints" $constraints -}}{{- end -}}
+  {{- $config := list -}}
+  {{- range $r := $pl.requests -}}{{- range $c := $r.config -}}
+    {{- $config = append $config (mergeOverwrite (dict "requests" (list $r.name)) (deepCopy $c)) -}}
+  {{- end -}}{{- end -}}
+  {{- if $config -}}{{- $_ := set $devices "config" $config -}}{{- end -}}
+  {{- $specObj := dict "spec" (dict "devices" $devices) -}}
+  {{- $tname = printf "%s-%s" (include "__P__.nameBase" (dict "w" $p.name "s" $p.suffix)) (toJson $specObj | sha256sum | trunc 8) -}}
+  {{- $md := dict "name" $tname -}}{{- if $p.ns -}}{{- $_ := set $md "namespace" $p.ns -}}{{- end -}}
+  {{- $_ := set $p "rct" (dict "apiVersion" $p.st.api "kind" "ResourceClaimTemplate" "metadata" $md "spec" (deepCopy $specObj)) -}}
+{{- end -}}
+{{- /* the toleration ExtendedResourceToleration added for each removed resource */ -}}
+{{- $tols := list -}}{{- $existing := list -}}
+{{- $pt := index $p.spec "tolerations" -}}
+{{- if kindIs "slice" $pt -}}{{- range $t := $pt -}}{{- if kindIs "map" $t -}}{{- $existing = append $existing $t -}}{{- end -}}{{- end -}}{{- end -}}
+{{- $seenRes := list -}}
+{{- range $u := $p.uses -}}{{- if not (has $u.res $seenRes) -}}
+  {{- $seenRes = append $seenRes $u.res -}}
+  {{- $w := dict "key" $u.res "operator" "Exists" "effect" "NoSchedule" -}}
+  {{- $covered := false -}}
+  {{- range $t := $existing -}}{{- if include "__P__.covers" (dict "t" $t "w" $w) -}}{{- $covered = true -}}{{- end -}}{{- end -}}
+  {{- if not $covered -}}{{- $tols = append $tols $w -}}{{- $existing = append $existing $w -}}{{- end -}}
+{{- end -}}{{- end -}}
+{{- /* KubeRay builds `ray start --num-gpus` from limits: tell it explicitly */ -}}
+{{- $ray := 0 -}}
+{{- if $p.loc.rayPath -}}
+  {{- $appSum := 0 -}}{{- $initMax := 0 -}}
+  {{- range $u := $p.uses -}}{{- if $u.rule.rayNumGpus -}}
+    {{- if or (not $u.ct.init) $u.ct.sidecar -}}{{- $appSum = add $appSum $u.count -}}
+    {{- else if gt $u.count (int $initMax) -}}{{- $initMax = $u.count -}}{{- end -}}
+  {{- end -}}{{- end -}}
+  {{- $ray = int (max $appSum $initMax) -}}
+{{- end -}}
+{{- /* apply: the same edits apply.py makes */ -}}
+{{- range $u := $p.uses -}}
+  {{- $res := index $u.ct.c "resources" -}}
+  {{- if kindIs "map" $res -}}
+    {{- range $sec := list "limits" "requests" -}}
+      {{- $m := index $res $sec -}}
+      {{- if and (kindIs "map" $m) (hasKey $m $u.res) -}}
+        {{- $_ := unset $m $u.res -}}{{- if not $m -}}{{- $_ := unset $res $sec -}}{{- end -}}
+      {{- end -}}
+    {{- end -}}
+    {{- if and (not $res) (not (hasKey $cclaims $u.ct.path)) -}}{{- $_ := unset $u.ct.c "resources" -}}{{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- if $pl.requests -}}
+  {{- $rcs := index $p.spec "resourceClaims" -}}{{- if not (kindIs "slice" $rcs) -}}{{- $rcs = list -}}{{- end -}}
+  {{- $_ := set $p.spec "resourceClaims" (append $rcs (dict "name" $claim "resourceClaimTemplateName" $tname)) -}}
+  {{- range $u := $p.uses -}}
+    {{- if hasKey $cclaims $u.ct.path -}}
+      {{- $ents := index $cclaims $u.ct.path -}}{{- $_ := unset $cclaims $u.ct.path -}}
+      {{- if not (hasKey $u.ct.c "resources") -}}{{- $_ := set $u.ct.c "resources" dict -}}{{- end -}}
+      {{- $res := index $u.ct.c "resources" -}}
+      {{- if kindIs "map" $res -}}
+        {{- $ex := index $res "claims" -}}{{- if not (kindIs "slice" $ex) -}}{{- $ex = list -}}{{- end -}}
+        {{- range $e := $ents -}}
+          {{- $dup := false -}}
+          {{- range $x := $ex -}}{{- if and (kindIs "map" $x) (eq (toJson $x) (toJson $e)) -}}{{- $dup = true -}}{{- end -}}{{- end -}}
+          {{- if not $dup -}}{{- $ex = append $ex $e -}}{{- end -}}
+        {{- end -}}
+        {{- $_ := set $res "claims" $ex -}}
+      {{- end -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- if $tols -}}
+  {{- $tl := index $p.spec "tolerations" -}}{{- if not (kindIs "slice" $tl) -}}{{- $tl = list -}}{{- end -}}
+  {{- $_ := set $p.spec "tolerations" (concat $tl $tols) -}}
+{{- end -}}
+{{- if gt $ray 0 -}}
+  {{- if not (hasKey $p.owner $p.loc.rayPath) -}}{{- $_ := set $p.owner $p.loc.rayPath (dict "num-gpus" (toString $ray)) -}}
+  {{- else -}}
+    {{- $rp := index $p.owner $p.loc.rayPath -}}
+    {{- if and (kindIs "map" $rp) (not (hasKey $rp "num-gpus")) -}}{{- $_ := set $rp "num-gpus" (toString $ray) -}}{{- end -}}
+  {{- end -}}
+{{- end -}}
+{{- end -}}

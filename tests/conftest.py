@@ -1,0 +1,66 @@
+"""Shared fixtures: the public corpus beside the repo, and the installed `dramigrate` entry point."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS_MISSING = "../shared/corpus is not beside the repo (it exists only in the dramigrate workspace and CI)"
+
+RunCli = Callable[..., tuple[int, str, str]]
+
+
+def dramigrate_executable() -> str:
+    """The console script installed next to the running interpreter (the venv's bin/), else the one on PATH."""
+    beside = Path(sys.executable).parent / "dramigrate"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("dramigrate")
+    if found is None:
+        pytest.fail("the dramigrate entry point is not installed: pip install -e '.[test]'")
+    return found
+
+
+def run_dramigrate(
+    args: Sequence[str | os.PathLike[str]],
+    stdin: str | bytes | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 120,
+) -> tuple[int, str, str]:
+    """Run the installed `dramigrate` with args; (exit code, stdout, stderr) as text."""
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200", "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.run(
+        [dramigrate_executable(), *map(str, args)],
+        input=data if data is not None else b"",
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+    return (
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(CORPUS_MISSING)
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def run_cli() -> RunCli:
+    """run_cli(args, stdin=None, cwd=None) -> (exit code, stdout, stderr) through the installed entry point."""
+    return run_dramigrate

@@ -1,0 +1,411 @@
+"""Property tests of the one-file pipeline (in process): random Pods and Deployments with app containers,
+plain and sidecar init containers, random device counts, indentation, comments and line endings.
+
+Properties: every request is reported on its own line; fix is idempotent; every emitted or rewritten object
+validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app containers
+and sidecars add up, a plain init container reuses them: max(app + sidecar sum, biggest plain init)); each
+container still sees its devices; the plugin's toleration is explicit; documents the fix does not touch
+are byte-identical; comments survive.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import kubernetes_validate
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from dramigrate.config import Settings
+from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.rules import RuleSet, load_rules
+from dramigrate.versions import Target
+
+CLASSES = {"nvidia.com/gpu": "gpu.nvidia.com", "amd.com/gpu": "gpu.amd.com", "habana.ai/gaudi": "gaudi.intel.com"}
+VERSIONS = ("1.34", "1.36")
+
+
+@cache
+def rules() -> RuleSet:
+    return load_rules(())
+
+
+# -- a tiny YAML writer with the formatting knobs real repos use ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Style:
+    indent: int  # mapping indentation step
+    offset: int  # where a sequence's dash sits under its key: 0 (flush), 2 or the mapping step
+    newline: str
+    quote_counts: bool
+    toleration_offset: int = -1  # real files mix styles: the tolerations list may sit differently
+
+    def offset_of(self, key: str) -> int:
+        return self.toleration_offset if key == "tolerations" and self.toleration_offset >= 0 else self.offset
+
+
+@dataclass(frozen=True)
+class S:
+    """A scalar already written as YAML text, with an optional end-of-line comment."""
+
+    text: str
+    comment: str = ""
+
+
+def _line(text: str, comment: str) -> str:
+    return f"{text}  # {comment}" if comment else text
+
+
+def _pair(key: str, value: Any, col: int, style: Style, out: list[str], lead: str | None = None) -> None:
+    pad = " " * col if lead is None else lead
+    if isinstance(value, dict) and value:
+        out.append(f"{pad}{key}:")
+        _mapping(value, col + style.indent, style, out)
+    elif isinstance(value, list) and value:
+        out.append(f"{pad}{key}:")
+        _sequence(value, col + style.offset_of(key), style, out)
+    else:
+        scalar = value if isinstance(value, S) else S("{}" if isinstance(value, dict) else str(value))
+        out.append(_line(f"{pad}{key}: {scalar.text}", scalar.comment))
+
+
+def _mapping(data: dict[str, Any], col: int, style: Style, out: list[str]) -> None:
+    for k, v in data.items():
+        _pair(k, v, col, style, out)
+
+
+def _sequence(items: list[Any], col: int, style: Style, out: list[str]) -> None:
+    for item in items:
+        assert isinstance(item, dict) and item
+        for i, (k, v) in enumerate(item.items()):
+            _pair(k, v, col + 2, style, out, lead=" " * col + "- " if i == 0 else None)
+
+
+def to_yaml(data: dict[str, Any], style: Style, head_comment: str = "") -> str:
+    out = [f"# {head_comment}"] if head_comment else []
+    _mapping(data, 0, style, out)
+    return "\n".join(out) + "\n"
+
+
+# -- the generated workloads -----------------------------------------------------------------------------
+
+
+@dataclass
+class Container:
+    name: str
+    role: str  # "app", "sidecar" or "init"
+    counts: dict[str, int]  # resource -> count as the device plugin saw it
+    placement: dict[str, str]  # resource -> "limits", "requests" or "both"
+
+
+@dataclass
+class Case:
+    kind: str
+    name: str
+    namespace: str
+    containers: list[Container]
+    style: Style
+    comments: list[str] = field(default_factory=list)
+    tolerations: list[dict[str, str]] = field(default_factory=list)
+    before: str = ""  # untouched documents before the workload (with the marker that ends them)
+    after: str = ""  # untouched documents after it (starting with their marker)
+    workload: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.before + self.workload + self.after
+
+    def raw(self) -> bytes:
+        return self.text.replace("\n", self.style.newline).encode("utf-8")
+
+    def expected(self) -> dict[str, int]:
+        """Per device class: max(app + sidecar sum, biggest plain init container)."""
+        out: dict[str, int] = {}
+        for res, cls in CLASSES.items():
+            app = sum(c.counts.get(res, 0) for c in self.containers if c.role != "init")
+            init = max((c.counts.get(res, 0) for c in self.containers if c.role == "init"), default=0)
+            if max(app, init):
+                out[cls] = max(app, init)
+        return out
+
+
+def _container_yaml(c: Container, style: Style, comment: str, image_comment: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": S(c.name, comment), "image": S(f"registry.example/{c.name}:1", image_comment)}
+    if c.role == "sidecar":
+        body["restartPolicy"] = "Always"
+    limits: dict[str, Any] = {}
+    requests: dict[str, Any] = {}
+    for res, n in c.counts.items():
+        value = S(f'"{n}"' if style.quote_counts else str(n))
+        if c.placement[res] in ("limits", "both"):
+            limits[res] = value
+        if c.placement[res] in ("requests", "both"):
+            requests[res] = value
+    if c.role == "app":
+        limits.setdefault("memory", S('"1Gi"'))
+    resources = {k: v for k, v in (("limits", limits), ("requests", requests)) if v}
+    if resources:
+        body["resources"] = resources
+    return body
+
+
+UNTOUCHED = [
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings   # odd spacing\ndata:\n  a: 'quoted'\n",
+    "# a Service, indented with four spaces\napiVersion: v1\nkind: Service\nmetadata:\n    name: svc\nspec:\n"
+    "    ports:\n        -   port: 80   # wide dash\n",
+    'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  token: "x"\n',
+]
+
+names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12).map(lambda s: "w" + s)
+counts = st.integers(min_value=0, max_value=8)
+
+
+@st.composite
+def containers(draw: st.DrawFn, role: str, index: int) -> Container:
+    resources = draw(st.lists(st.sampled_from(sorted(CLASSES)), max_size=3, unique=True))
+    return Container(
+        name=f"{role}-{index}",
+        role=role,
+        counts={r: draw(counts) for r in resources},
+        placement={r: draw(st.sampled_from(["limits", "limits", "both", "requests"])) for r in resources},
+    )
+
+
+@st.composite
+def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
+    indent = draw(st.sampled_from([2, 4]))
+    offsets = sorted({0, 2, indent})
+    style = Style(
+        indent=indent,
+        offset=(offset := draw(st.sampled_from(offsets))),
+        newline=draw(st.sampled_from(["\n", "\r\n"])),
+        quote_counts=draw(st.booleans()),
+        toleration_offset=draw(st.sampled_from([o for o in offsets if o != offset])) if mixed else -1,
+    )
+    apps = [draw(containers("app", i)) for i in range(draw(st.integers(1, 3)))]
+    inits = [draw(containers(draw(st.sampled_from(["init", "sidecar"])), i)) for i in range(draw(st.integers(0, 2)))]
+    case = Case(
+        kind=draw(st.sampled_from(["Pod", "Deployment"])),
+        name=draw(names),
+        namespace=draw(st.sampled_from(["", "ml", "team-a"])),
+        containers=inits + apps,
+        style=style,
+    )
+    with_comments = draw(st.booleans())
+
+    def comment() -> str:
+        if with_comments and draw(st.booleans()):
+            case.comments.append(f"note-{len(case.comments)} keep me")
+            return case.comments[-1]
+        return ""
+
+    if draw(st.booleans()):
+        case.tolerations = [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]
+    pod_spec: dict[str, Any] = {}
+    init_yaml = [_container_yaml(c, style, comment(), comment()) for c in inits]
+    if init_yaml:
+        pod_spec["initContainers"] = init_yaml
+    pod_spec["containers"] = [_container_yaml(c, style, comment(), comment()) for c in apps]
+    if case.tolerations:
+        pod_spec["tolerations"] = [{k: S(f'"{v}"') for k, v in t.items()} for t in case.tolerations]
+    if draw(st.booleans()):
+        pod_spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    metadata: dict[str, Any] = {"name": S(case.name, comment())}
+    if case.namespace:
+        metadata["namespace"] = case.namespace
+    if case.kind == "Pod":
+        obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+    else:
+        labels = {"app": case.name}
+        obj = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": metadata,
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            },
+        }
+    head = comment()
+    case.workload = to_yaml(obj, style, head)
+    before = draw(st.lists(st.sampled_from(UNTOUCHED), max_size=2))
+    after = draw(st.lists(st.sampled_from(UNTOUCHED), max_size=2))
+    leading_marker = draw(st.booleans())
+    case.before = "".join(("---\n" if i or leading_marker else "") + d for i, d in enumerate(before))
+    if before or leading_marker:
+        case.before += "---\n"
+    case.after = "".join("---\n" + d for d in after)
+    return case
+
+
+# -- running the pipeline --------------------------------------------------------------------------------
+
+
+def run(raw: bytes, fix: bool, target: str = "1.36") -> FileResult:
+    result = run_file(Job("generated.yaml", raw, fix), rules(), Settings(), Target.parse(target))
+    assert result.error is None, f"bad input? {result.error}\n{raw.decode()}"
+    return result
+
+
+def validate(obj: dict[str, Any]) -> None:
+    for version in VERSIONS:
+        kubernetes_validate.validate(obj, version, strict=True)
+
+
+def pod_spec_of(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
+
+
+def seen_by_container(container: dict[str, Any], claims: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Devices per class a container gets through its claim entries."""
+    out: dict[str, int] = {}
+    for entry in (container.get("resources") or {}).get("claims") or []:
+        template = claims[entry["name"]]
+        for r in template["spec"]["spec"]["devices"]["requests"]:
+            if entry.get("request") in (None, r["name"]):
+                cls = r["exactly"]["deviceClassName"]
+                out[cls] = out.get(cls, 0) + r["exactly"]["count"]
+    return out
+
+
+def check_fixed(case: Case, result: FileResult, target: str) -> str:
+    text = result.rewritten if result.rewritten is not None else case.raw().decode("utf-8")
+    newline = case.style.newline
+    # CRLF in, CRLF out (and LF in, LF out).
+    if newline == "\r\n":
+        assert text.count("\n") == text.count("\r\n"), "mixed line endings after fix"
+    else:
+        assert "\r" not in text
+    plain = text.replace("\r\n", "\n")
+    # (d) the documents around the workload are byte-identical.
+    assert plain.startswith(case.before), "a document before the workload changed"
+    assert plain.endswith(case.after), "a document after the workload changed"
+    # (e) comments survive.
+    for c in case.comments:
+        assert f"# {c}" in plain, f"comment {c!r} lost:\n{plain}"
+    # Inside the workload only the lines of the removed requests (and maps they empty) change; every other
+    # line keeps its bytes, indentation included.
+    original = case.workload.splitlines()
+    rewritten = plain[len(case.before) : len(plain) - len(case.after)].splitlines()
+    changed = []
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, original, rewritten, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            changed.extend(original[i1:i2])
+    allowed = (*CLASSES, "limits:", "requests:", "resources:")
+    unexpected = [line for line in changed if not line.strip().startswith(allowed)]
+    assert not unexpected, f"untouched lines changed: {unexpected}\n--- before\n{case.workload}--- after\n{plain}"
+
+    objects = [d for d in yaml.safe_load_all(plain) if d is not None]
+    workloads = [o for o in objects if o["kind"] == case.kind]
+    templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    (workload,) = workloads
+    spec = pod_spec_of(workload)
+    expected = case.expected()
+
+    # (b) everything emitted or rewritten validates strictly, for 1.34 and 1.36.
+    validate(workload)
+    for t in templates.values():
+        assert t["apiVersion"] == "resource.k8s.io/v1"
+        assert t["metadata"].get("namespace", "") == case.namespace
+        validate(t)
+
+    # No device-plugin request is left.
+    for c in (spec.get("initContainers") or []) + spec["containers"]:
+        for section in ("limits", "requests"):
+            left = set((c.get("resources") or {}).get(section) or {}) & set(CLASSES)
+            assert not left, f"{c['name']} still asks for {left}"
+
+    # (c) device totals per pod and per device class.
+    claims = {
+        c["name"]: templates[c["resourceClaimTemplateName"]]
+        for c in spec.get("resourceClaims") or []
+        if c.get("resourceClaimTemplateName") in templates
+    }
+    assert len(claims) == len(spec.get("resourceClaims") or []), "a claim names a template not in the file"
+    got: dict[str, int] = {}
+    for template in claims.values():
+        for r in template["spec"]["spec"]["devices"]["requests"]:
+            exact = r["exactly"]
+            assert exact["allocationMode"] == "ExactCount" and exact["count"] > 0
+            got[exact["deviceClassName"]] = got.get(exact["deviceClassName"], 0) + exact["count"]
+    assert got == expected, f"devices per class before {expected}, after {got}"
+    if not expected:
+        assert not templates and "resourceClaims" not in spec, "a claim for zero devices"
+
+    # Each container still sees its devices: app containers and sidecars exactly theirs, plain init containers
+    # at least theirs (they reuse the app containers' devices).
+    by_name = {c["name"]: c for c in (spec.get("initContainers") or []) + spec["containers"]}
+    for c in case.containers:
+        want = {CLASSES[r]: n for r, n in c.counts.items() if n}
+        have = seen_by_container(by_name[c.name], claims)
+        if c.role == "init":
+            assert all(have.get(cls, 0) >= n for cls, n in want.items()), f"{c.name}: wants {want}, sees {have}"
+        else:
+            assert have == want, f"{c.name}: wants {want}, sees {have}"
+
+    # The ExtendedResourceToleration admission plugin's toleration is explicit, once; existing ones are kept.
+    tolerations = spec.get("tolerations") or []
+    for t in case.tolerations:
+        assert t in tolerations
+    for res in {r for c in case.containers for r, n in c.counts.items() if n}:
+        wanted = {"key": res, "operator": "Exists", "effect": "NoSchedule"}
+        assert tolerations.count(wanted) == 1, f"toleration for {res}: {tolerations}"
+    return text
+
+
+COMMON = settings(
+    max_examples=120,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@COMMON
+@given(case=cases(), target=st.sampled_from(["1.34", "1.36"]))
+def test_fix_keeps_devices_validates_and_is_idempotent(case: Case, target: str) -> None:
+    raw = case.raw()
+    result = run(raw, fix=True, target=target)
+    if not any(c.counts for c in case.containers):
+        assert result.rewritten is None, "nothing to fix, yet the text changed"
+        return
+    assert result.rewritten is not None
+    text = check_fixed(case, result, target)
+    # (a) idempotence: fixing the fixed text changes nothing and finds nothing left to fix.
+    again = run(text.encode("utf-8"), fix=True, target=target)
+    assert again.rewritten is None, "a second fix changed the text"
+    assert not [f for f in again.findings if f.fixable], [f.rule for f in again.findings]
+
+
+# No shrinking here: a failure is reported as found (shrinking these documents takes minutes).
+@settings(COMMON, max_examples=30, phases=(Phase.explicit, Phase.generate))
+@given(
+    case=cases(mixed=True).filter(lambda c: c.tolerations and any(n for x in c.containers for n in x.counts.values()))
+)
+def test_mixed_sequence_styles(case: Case) -> None:
+    """Real files mix flush and indented sequences in one document (flush containers, indented tolerations):
+    the added toleration must still give valid YAML, and every other line must keep its bytes."""
+    check_fixed(case, run(case.raw(), fix=True), "1.36")
+
+
+@settings(COMMON, max_examples=60)
+@given(case=cases())
+def test_every_request_is_reported_on_its_line(case: Case) -> None:
+    raw = case.raw()
+    result = run(raw, fix=False)
+    assert result.rewritten is None, "lint must not rewrite"
+    lines = raw.decode("utf-8").splitlines()
+    findings = [f for f in result.findings if f.rule == "legacy-device-request"]
+    want = sorted((c.name, r) for c in case.containers for r in c.counts)
+    assert sorted((f.container, f.resource) for f in findings) == want
+    for f in findings:
+        assert f.fixable and f.kind == case.kind and f.name == case.name and f.namespace == case.namespace
+        assert f.resource in lines[f.line - 1], f"line {f.line} is {lines[f.line - 1]!r}, not {f.resource}"
+        assert lines[f.line - 1][f.column - 1 :].startswith(f.resource), (f.line, f.column, lines[f.line - 1])
+    assert not [f for f in result.findings if f.severity.value == "error" and not f.fixable]
