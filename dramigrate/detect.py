@@ -11,10 +11,10 @@ from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
+from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
-KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
 _IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
 REPLICATED_KINDS = {
     "Deployment",

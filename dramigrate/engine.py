@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import report_only_files
-from dramigrate.migrate import FileResult, Job, may_matter, run_file
+from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
 from dramigrate.versions import Target
@@ -44,23 +44,17 @@ def run(
     jobs: list[Job] = []
     reasons = report_only_files(inputs.files, rules) if inputs.files else {}
     for path in inputs.files:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            out.files.append(_unreadable(str(path), exc))
-            continue
-        jobs.append(Job(str(path), raw, fix, reasons.get(path.resolve(), "")))
+        jobs.append(Job(str(path), None, fix, reasons.get(path.resolve(), "")))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
-    relevant = [j for j in jobs if may_matter(j.raw)]
-    if len(relevant) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
+    if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(
             max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
         ) as pool:
-            results = list(pool.map(_run, relevant, chunksize=16))
+            results = [r for r in pool.map(_run, jobs, chunksize=32) if r.findings or r.error or r.rewritten]
     else:
-        results = [run_file(j, rules, settings, target) for j in relevant]
+        results = [r for j in jobs if (r := run_file(j, rules, settings, target)).findings or r.error or r.rewritten]
     out.files.extend(results)
     for r in out.files:
         out.findings.extend(r.findings)
@@ -79,12 +73,6 @@ def run(
             out.bad_input += 1
     out.findings.sort(key=Finding.sort_key)
     return out
-
-
-def _unreadable(path: str, exc: OSError) -> FileResult:
-    from dramigrate.findings import InputError
-
-    return FileResult(path, error=InputError(f"cannot read: {exc.strerror}", path))
 
 
 def needed_classes(result: RunResult) -> list[DeviceClassInfo]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +22,17 @@ _KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
 
 
 def repo_root(start: Path) -> Path:
-    folder = start if start.is_dir() else start.parent
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=folder or ".",
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return folder.resolve()
-    return Path(out.stdout.strip()).resolve() if out.returncode == 0 and out.stdout.strip() else folder.resolve()
+    """The enclosing git work tree (a folder with .git), else the folder itself."""
+    folder = (start if start.is_dir() else start.parent).resolve()
+    return _root_of(folder)
+
+
+@cache
+def _root_of(folder: Path) -> Path:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
 
 
 def mentions_device(text: str, rules: RuleSet) -> bool:
@@ -60,7 +58,13 @@ def report_only_files(roots: list[Path], rules: RuleSet) -> dict[Path, str]:
     """Resolved file path -> why it must be left alone."""
     reasons: dict[Path, str] = {}
     scanned: set[Path] = set()
-    for root in {repo_root(r) for r in roots}:
+    tops: set[Path] = set()
+    for top in sorted(
+        {repo_root(r) for r in {p if p.is_dir() else p.parent for p in roots}}, key=lambda t: len(t.parts)
+    ):
+        if not any(parent in tops for parent in top.parents):  # a folder inside another is walked with it
+            tops.add(top)
+    for root in sorted(tops):
         for folder, dirs, names in os.walk(root):
             dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
             for name in names:

@@ -5,9 +5,8 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from functools import cache
+from pathlib import Path
 from typing import Any
 
 from dramigrate.apply import apply_plan
@@ -29,11 +28,9 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
+from dramigrate.triage import fast_relevant, may_matter
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
-
-_QUALIFIED_KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)["']?\s*:""", re.M)
-_ALWAYS = re.compile(rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
 
 
 @dataclass
@@ -52,31 +49,24 @@ class FileResult:
 @dataclass(frozen=True)
 class Job:
     path: str
-    raw: bytes
+    raw: bytes | None  # None: read the file when the job runs (memory grows with the largest file only)
     fix: bool
     report_only_reason: str = ""  # set for kustomize patches and the bases overlays patch
 
 
-@cache
-def _native_key(domain_key: bytes) -> bool:
-    key = domain_key.decode("ascii", "replace")
-    domain = key.split("/", 1)[0]
-    return domain.endswith("kubernetes.io") or domain.endswith("k8s.io")
-
-
-def may_matter(raw: bytes) -> bool:
-    """Decide from the bytes, before any YAML parsing, whether a file can hold anything dramigrate reports."""
-    if _ALWAYS.search(raw):
-        return True
-    return any(not _native_key(m.group(1)) for m in _QUALIFIED_KEY.finditer(raw))
-
-
 def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
-    result = FileResult(job.path, raw=job.raw)
-    if not may_matter(job.raw):
+    raw = job.raw
+    if raw is None:
+        try:
+            raw = Path(job.path).read_bytes()
+        except OSError as exc:
+            return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
+    result = FileResult(job.path, raw=raw)
+    if not may_matter(raw, rules) or fast_relevant(raw, rules) is False:
+        result.raw = None
         return result
     try:
-        yf = split_documents(job.path, job.raw)
+        yf = split_documents(job.path, raw)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
@@ -87,7 +77,7 @@ def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> Fi
     except InputError as exc:
         if not exc.file:
             exc.file = job.path
-        if "{{" in job.raw.decode("utf-8", "replace") and exc.message.startswith("invalid YAML"):
+        if b"{{" in raw and exc.message.startswith("invalid YAML"):
             result.findings = [
                 Finding(
                     "templated-file",
@@ -108,6 +98,8 @@ def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> Fi
         result.rewritten = yf.render()
         if result.rewritten == result.original:
             result.rewritten = None
+    if result.rewritten is None:  # keep the bytes only where a write must check them
+        result.raw = result.original = None
     return result
 
 

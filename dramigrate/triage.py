@@ -1,0 +1,108 @@
+"""Triage: decide cheaply which files can hold anything dramigrate reports, before any round-trip parse.
+
+Most files in a repo ask for no device. First the bytes: a known device resource name or domain, an
+object kind dramigrate checks, or a domain-qualified key under limits/requests. Then, for what passes, a
+fast C YAML parse: only documents with a device request, a claim or a quota go on to the round-trip
+loader, which is about ten times slower and is needed only for line numbers and edits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from dramigrate.rules import NATIVE_RESOURCES, RuleSet
+
+_ALWAYS = re.compile(rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
+_SECTION = re.compile(
+    rb"^([ \t]*)(?:- )?[\"']?(limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?\s*:(.*)$"
+)
+_KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*/[-\w.]+)["']?\s*:""")
+QUOTA_KINDS = {"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Queue"}
+KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
+_LOOKAHEAD = 40
+
+
+_compiled: dict[int, tuple[RuleSet, re.Pattern[bytes]]] = {}
+
+
+def _literals(rules: RuleSet) -> re.Pattern[bytes]:
+    """Known device resource names and domains, from the rule packs (compiled once per rule set)."""
+    hit = _compiled.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    words: set[str] = set()
+    for rule in rules.resources:
+        if rule.match:
+            words.add(rule.match)
+        elif rule.regex is not None:
+            # the regex's literal start: escaped dots count as dots, any other special character ends it
+            literal = re.match(r"(?:\\\.|[^\\\[\](){}.*+?|^$])*", rule.regex.pattern)
+            words.add(literal.group(0).replace("\\.", ".") if literal else "")
+    words |= {f"{d}/" for d in rules.domains}
+    words.discard("")
+    pattern = re.compile(b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)))
+    _compiled[id(rules)] = (rules, pattern)
+    return pattern
+
+
+def _extended(key: bytes) -> bool:
+    return not NATIVE_RESOURCES.match(key.decode("ascii", "replace"))
+
+
+def may_matter(raw: bytes, rules: RuleSet) -> bool:
+    """From the bytes alone: can this file hold a device request, a claim or a device quota?"""
+    if _ALWAYS.search(raw) or _literals(rules).search(raw):
+        return True
+    if b"limits" not in raw and b"requests" not in raw and b"extra_resource" not in raw:
+        return False
+    lines = raw.split(b"\n")
+    for i, line in enumerate(lines):
+        m = _SECTION.match(line)
+        if not m:
+            continue
+        if any(_extended(k.group(1)) for k in _KEY.finditer(m.group(3))):
+            return True
+        indent = len(m.group(1))
+        for nxt in lines[i + 1 : i + 1 + _LOOKAHEAD]:
+            stripped = nxt.strip()
+            if not stripped or stripped.startswith(b"#"):
+                continue
+            if len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            k = _KEY.match(b" " + stripped)
+            if k and _extended(k.group(1)):
+                return True
+    return False
+
+
+def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
+    """Parse with the C loader and say whether any document needs the full pipeline; None if it did not parse."""
+    try:
+        docs = list(yaml.load_all(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return None
+    return any(_needs_pipeline(d, rules) for d in docs)
+
+
+def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
+    stack = [node]
+    seen: set[int] = set()
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, dict):
+            if cur.get("kind") in QUOTA_KINDS or "resourceClaims" in cur or "claims" in cur:
+                return True
+            for section in ("limits", "requests", *KUBESPAWNER_KEYS):
+                values = cur.get(section)
+                if isinstance(values, dict) and any(rules.is_device_candidate(str(k)) for k in values):
+                    return True
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return False
