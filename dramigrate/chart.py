@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 import yaml
 
 from dramigrate.chart_map import find_in_files, map_line, source_of, stream_sources
-from dramigrate.chart_rewrite import Change, RewriteError, build_rewrite, first_difference, objects
+from dramigrate.chart_rewrite import Change, RewriteError, build_rewrite, first_difference, objects, volatile
 from dramigrate.chart_values import (
     Leaf,
     Path_,
@@ -99,7 +100,8 @@ class Variation:
 @dataclass
 class Render:
     manifests: list[Any]
-    stream: str
+    stream: str  # the manifests that may hold anything dramigrate reports, as `helm template` prints them
+    rest: str = ""  # the other manifests
     error: str = ""
 
 
@@ -151,8 +153,19 @@ def _render(root: Path, options: Any) -> Render:
     try:
         manifests = render_chart(root, options)
     except HelmError as exc:
-        return Render([], "", str(exc))
-    return Render(manifests, _stream(manifests))
+        return Render([], "", "", str(exc))
+    relevant = [m for m in manifests if _may_matter(m.text)]
+    others = [m for m in manifests if m not in relevant]
+    return Render(manifests, _stream(relevant), _stream(others))
+
+
+_RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
+
+
+def _may_matter(text: str) -> bool:
+    """Whether a manifest can hold anything the core reports (a superset of the core's own triage, so the
+    core sees every document it would act on; the others are compared as rendered)."""
+    return any(word in text for word in _RELEVANT)
 
 
 def _stream(manifests: list[Any]) -> str:
@@ -678,7 +691,10 @@ def _fix(
         if new.error:
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
-        diff = first_difference(objects(want), objects(new.stream))
+        again = _render(root, v.options)
+        before = objects(original.stream + original.rest)
+        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+        diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
         if diff:
             _manual(
                 outcome,
@@ -704,6 +720,15 @@ def _fix(
             "folder; the patch below was proven",
             patch,
         )
+
+
+def _merge(a: dict[Any, list[Any]], b: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+    out = {k: list(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, []).extend(v)
+    for docs in out.values():
+        docs.sort(key=lambda d: json.dumps(d, sort_keys=True, default=str))
+    return out
 
 
 def _text(result: Any, original: str) -> str:
@@ -780,7 +805,19 @@ def stream_related(findings: list[Finding], text: str) -> None:
     for f in findings:
         part = source_of(parts, f.line)
         if part is not None:
-            f.related.append(Location(part.source, f.line - part.start + 1, 0, "rendered from this template"))
+            note = f"rendered from this template (line {f.line - part.start + 1} of its output)"
+            f.related.append(Location(part.source, 0, 0, note))
+
+
+def valid_yaml(text: str) -> bool:
+    """Whether a stream parses as YAML (what a post-renderer must hand back to Helm)."""
+    try:
+        for _ in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            pass
+    except yaml.YAMLError as exc:
+        print(f"dramigrate: the manifests are not valid YAML: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome]:

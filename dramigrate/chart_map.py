@@ -63,8 +63,14 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
 
 
 def align(template: str, rendered: str) -> list[int | None]:
-    """For each rendered line, the 0-based template line that wrote it, or None."""
+    """For each rendered line, the 0-based template line that wrote it, or None.
+
+    A template line with literal children (`limits:` then `cpu: "1"`) is only kept as the match of a
+    rendered line if some rendered child matches one of them: else an `else` branch's literal block could
+    claim a line that `toYaml` wrote. Rejected pairs are left out and the alignment is computed again.
+    """
     patterns = template_patterns(template)
+    t_lines = template.splitlines()
     lines = rendered.splitlines()
     candidates: list[list[int]] = []
     for line in lines:
@@ -75,21 +81,87 @@ def align(template: str, rendered: str) -> list[int | None]:
                 if pat is not None and _longest(pat.literal) in line and pat.regex.fullmatch(line):
                     found.append(j)
         candidates.append(found)
-    # Longest chain of (i, j) pairs increasing in both: DP over rendered lines, patience-style on j.
-    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}  # j -> (chain length, chain) ending at j
+    forbidden: set[tuple[int, int]] = set()
+    out: list[int | None] = [None] * len(lines)
+    for _ in range(8):
+        out = _chain(candidates, forbidden, len(lines))
+        bad = {
+            (i, j)
+            for i, j in enumerate(out)
+            if j is not None and not _children_agree(i, j, out, lines, t_lines, patterns)
+        }
+        if not bad:
+            break
+        forbidden |= bad
+    return out
+
+
+def _chain(candidates: list[list[int]], forbidden: set[tuple[int, int]], size: int) -> list[int | None]:
+    """The longest chain of (rendered, template) pairs increasing in both."""
+    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}  # template line -> best chain ending there
     for i, found in enumerate(candidates):
         updates = {}
         for j in found:
+            if (i, j) in forbidden:
+                continue
             prev = max((v for k, v in best.items() if k < j), key=lambda v: v[0], default=(0, ()))
             updates[j] = (prev[0] + 1, (*prev[1], (i, j)))
         for j, v in updates.items():
             if j not in best or v[0] > best[j][0]:
                 best[j] = v
     chain = max(best.values(), key=lambda v: v[0], default=(0, ()))[1]
-    out: list[int | None] = [None] * len(lines)
+    out: list[int | None] = [None] * size
     for i, j in chain:
         out[i] = j
     return out
+
+
+def _block(lines: list[str], at: int, literal: list[bool] | None = None) -> range:
+    """Lines after `at` indented deeper than it (blank, comment and action-only lines do not end it)."""
+    indent = _raw_indent(lines[at])
+    end = at + 1
+    while end < len(lines):
+        text = lines[end]
+        meaningful = text.strip() and not text.strip().startswith("#") and (literal is None or literal[end])
+        if meaningful and _raw_indent(text) <= indent:
+            break
+        end += 1
+    return range(at + 1, end)
+
+
+def _children_agree(
+    i: int,
+    j: int,
+    mapping: list[int | None],
+    lines: list[str],
+    t_lines: list[str],
+    patterns: tuple[LinePattern | None, ...],
+) -> bool:
+    """A rendered line may come from template line j unless j's block is all literal text (no action that
+    writes output) and a rendered child of it is not one of those literal lines."""
+    literal = [p is not None for p in patterns]
+    t_block = _block(t_lines, j, literal)
+    if any(_writes(t_lines[k]) for k in t_block):
+        return True
+    block = set(t_block)
+    children = [k for k in _block(lines, i) if lines[k].strip() and not lines[k].strip().startswith("#")]
+    return all(mapping[k] in block for k in children)
+
+
+_CONTROL = re.compile(r"^(if|else|end|range|with|define|block|break|continue)\b|^/\*|^\$\w*\s*:?=")
+
+
+def _writes(line: str) -> bool:
+    """Whether a template line has an action that writes output (not control flow, comments, assignments)."""
+    for action in _ACTION.findall(line):
+        body = action[2:-2].strip().strip("-").strip()
+        if body and not _CONTROL.match(body):
+            return True
+    return "{{" in line and "}}" not in line[line.rfind("{{") :]
+
+
+def _raw_indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
 
 
 @lru_cache(maxsize=4096)
@@ -112,15 +184,15 @@ def map_line(template: str, rendered: str, offset: int, key: str = "") -> Mapped
     lines = template.splitlines()
     rendered_lines = rendered.splitlines()
     j = mapping[offset] if 0 <= offset < len(mapping) else None
-    if j is not None and (not key or key in lines[j]):
-        return Mapped(j + 1, True)
+    if j is not None and (not key or key in lines[j] or not re.search(r"[A-Za-z0-9]", _ACTION.sub("", lines[j]))):
+        return Mapped(j + 1, True)  # the line holds the key, or writes it from an action (`{{ .res }}: {{ .n }}`)
     if 0 <= offset < len(rendered_lines):
-        indent = _indent(rendered_lines[offset])
+        indent = _raw_indent(rendered_lines[offset])
         for i in range(offset - 1, -1, -1):
             text = rendered_lines[i]
-            if not text.strip() or _indent(text) >= indent:
+            if not text.strip() or text.strip().startswith("#") or _raw_indent(text) >= indent:
                 continue
-            indent = _indent(text)
+            indent = _raw_indent(text)
             if mapping[i] is not None:
                 return Mapped(
                     mapping[i] + 1,
@@ -133,11 +205,6 @@ def map_line(template: str, rendered: str, offset: int, key: str = "") -> Mapped
         False,
         "the line is where the object starts in the template: a template expression writes the value",
     )
-
-
-def _indent(line: str) -> int:
-    stripped = line.lstrip(" ")
-    return len(line) - len(stripped) + (2 if stripped.startswith("- ") else 0)
 
 
 def find_in_files(files: dict[str, str], rendered_line: str) -> tuple[str, int] | None:

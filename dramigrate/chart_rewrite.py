@@ -249,9 +249,43 @@ def objects(text: str) -> dict[ObjKey, list[Any]]:
     return out
 
 
-def first_difference(expected: dict[ObjKey, list[Any]], actual: dict[ObjKey, list[Any]]) -> str:
-    """'' when equal; else the first difference, in words."""
+def volatile(a: dict[ObjKey, list[Any]], b: dict[ObjKey, list[Any]]) -> set[str]:
+    """Where two renders of the same chart with the same values differ (random passwords, checksums of
+    them): `<key>` for whole objects, `<key>|<path>` for fields. The proof does not compare those."""
+    out: set[str] = set()
+    for key in set(a) | set(b):
+        x, y = a.get(key), b.get(key)
+        if x is None or y is None or len(x) != len(y):
+            out.add(repr(key))
+            continue
+        for i, j in zip(x, y, strict=True):
+            _collect(i, j, "", repr(key), out)
+    return out
+
+
+def _collect(x: Any, y: Any, path: str, key: str, out: set[str]) -> None:
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in set(x) | set(y):
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in x or k not in y:
+                out.add(f"{key}|{sub}")
+            else:
+                _collect(x[k], y[k], sub, key, out)
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (a, b) in enumerate(zip(x, y, strict=True)):
+            _collect(a, b, f"{path}[{i}]", key, out)
+    elif x != y:
+        out.add(f"{key}|{path}")
+
+
+def first_difference(
+    expected: dict[ObjKey, list[Any]], actual: dict[ObjKey, list[Any]], ignore: set[str] | None = None
+) -> str:
+    """'' when equal (fields in `ignore` aside, see volatile); else the first difference, in words."""
+    ignore = ignore or set()
     for key in sorted(set(expected) | set(actual)):
+        if repr(key) in ignore:
+            continue
         e, a = expected.get(key), actual.get(key)
         what = f"{key[1]} {key[2] + '/' if key[2] else ''}{key[3]}"
         if e is None:
@@ -261,21 +295,25 @@ def first_difference(expected: dict[ObjKey, list[Any]], actual: dict[ObjKey, lis
         if len(e) != len(a):
             return f"{what}: {len(e)} object(s) expected, {len(a)} rendered"
         for x, y in zip(e, a, strict=True):
-            where = _diff_path(x, y, "")
+            where = _diff_path(x, y, "", repr(key), ignore)
             if where is not None:
                 return f"{what}: {where}"
     return ""
 
 
-def _diff_path(x: Any, y: Any, path: str) -> str | None:
+def _diff_path(x: Any, y: Any, path: str, key: str, ignore: set[str]) -> str | None:
+    if path and f"{key}|{path}" in ignore:
+        return None
     if isinstance(x, dict) and isinstance(y, dict):
         for k in sorted(set(x) | set(y), key=str):
             sub = f"{path}.{k}" if path else str(k)
+            if f"{key}|{sub}" in ignore:
+                continue
             if k not in y:
                 return f"{sub}: expected {_short(x[k])}, the rewritten chart has none"
             if k not in x:
                 return f"{sub}: not expected, the rewritten chart has {_short(y[k])}"
-            found = _diff_path(x[k], y[k], sub)
+            found = _diff_path(x[k], y[k], sub, key, ignore)
             if found is not None:
                 return found
         return None
@@ -283,11 +321,14 @@ def _diff_path(x: Any, y: Any, path: str) -> str | None:
         if len(x) != len(y):
             return f"{path}: expected {_short(x)}, the rewritten chart has {_short(y)}"
         for i, (a, b) in enumerate(zip(x, y, strict=True)):
-            found = _diff_path(a, b, f"{path}[{i}]")
+            found = _diff_path(a, b, f"{path}[{i}]", key, ignore)
             if found is not None:
                 return found
         return None
-    if x != y or type(x) is not type(y):
+    numbers = (
+        isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) | isinstance(y, bool)
+    )
+    if x != y or (type(x) is not type(y) and not numbers):
         return f"{path}: expected {_short(x)}, the rewritten chart has {_short(y)}"
     return None
 

@@ -110,9 +110,29 @@ def _helper_source() -> str:
 
 
 def helper_text(chart_name: str, rules: RuleSet, settings: Settings) -> str:
-    data = json.dumps(rules_data(rules, settings), sort_keys=True, indent=1)
+    data = _one_entry_a_line(rules_data(rules, settings))
     data = data.replace("`", "\\u0060")  # it goes into a Go raw string
     return _helper_source().replace("__P__", prefix(chart_name)).replace("__RULES__", data)
+
+
+def _one_entry_a_line(data: dict[str, Any]) -> str:
+    """JSON with each rule and each workload kind on a line of its own: short, and diffs stay readable."""
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(", ", ": "))
+
+    parts = []
+    for key in sorted(data):
+        value = data[key]
+        if isinstance(value, dict) and value:
+            items = ",\n".join(f"  {json.dumps(k)}: {compact(v)}" for k, v in sorted(value.items()))
+            parts.append(f"{json.dumps(key)}: {{\n{items}\n }}")
+        elif isinstance(value, list) and value:
+            items = ",\n".join(f"  {compact(v)}" for v in value)
+            parts.append(f"{json.dumps(key)}: [\n{items}\n ]")
+        else:
+            parts.append(f"{json.dumps(key)}: {compact(value)}")
+    return "{\n " + ",\n ".join(parts) + "\n}"
 
 
 def claims_text(chart_name: str, sources: list[str]) -> str:

@@ -179,16 +179,17 @@ def lint(
     api_versions: ApiVersionsOpt = None,
     helm_binary: HelmBinaryOpt = None,
     fail_on: Annotated[
-        str, typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info.")
-    ] = "error",
+        str | None,
+        typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info. [default: error]"),
+    ] = None,
 ) -> None:
     """Report device-plugin requests and DRA wiring problems with file:line. Exit 0 clean, 1 errors, 2 bad input."""
     from dramigrate.commands import do_lint
 
-    if fail_on not in ("error", "warning", "info"):
+    if fail_on not in (None, "error", "warning", "info"):
         _fail("--fail-on takes error, warning or info")
     opts = _options(locals())
-    _guard(lambda: do_lint(opts, Severity(fail_on)))
+    _guard(lambda: do_lint(opts, Severity(fail_on) if fail_on else None))
 
 
 @app.command(

@@ -79,7 +79,8 @@ def prepare(opts: Options, writes: bool) -> Context:
     if target.needs_gate:
         if writes and not settings.assume_dra_enabled:
             raise InputError(target.gate_advice())
-        _err(f"dramigrate: note: {target.gate_advice()}")
+        if not settings.assume_dra_enabled:
+            _err(f"dramigrate: note: {target.gate_advice()}")
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
@@ -176,8 +177,10 @@ def _exit(result: RunResult, fail_on: Severity) -> int:
     return 1 if w is not None and w.rank >= fail_on.rank else 0
 
 
-def do_lint(opts: Options, fail_on: Severity) -> int:
+def do_lint(opts: Options, fail_on: Severity | None) -> int:
     ctx, result = _execute(opts, fix=False, writes=False)
+    if fail_on is None:  # the config file's fail-on, else errors only
+        fail_on = Severity(ctx.settings.fail_on)
     missing = needed_classes(result)
     if missing and ctx.settings.classes_file is None:
         result.findings.append(classes_warning(result, missing))
@@ -245,8 +248,12 @@ def do_fix(opts: Options) -> int:
                 _err(f"fixed {c}")
     _report(opts, result, changed, sys.stderr, show_fixed=True)
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
+        from dramigrate.chart import valid_yaml
+
         stdin_result = next((r for r in result.files if r.path == "-"), None)
-        return 2 if stdin_result is not None and stdin_result.error is not None else 0
+        if stdin_result is not None and stdin_result.error is not None:
+            return 2
+        return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR)
 
 
@@ -321,7 +328,7 @@ def do_fit(opts: Options, inventory: Path) -> int:
     try:
         devices = load_inventory(inventory)
     except (OSError, ValueError) as exc:
-        raise InputError(str(exc), str(inventory)) from exc
+        raise InputError(str(exc)) from exc
     ctx, result = _execute(opts, fix=True, writes=False)
     classes = {**ctx.rules.classes, **result.classes}
     fits = []

@@ -45,6 +45,12 @@ class Settings:
                 value = (base / str(value)).resolve()
             elif key == "kube_version":
                 value = str(value)
+            elif key == "strategy" and value not in ("claims", "extended-resource"):
+                raise InputError(
+                    f"`strategy` must be claims or extended-resource, not {value!r}", str(self.config_file)
+                )
+            elif key == "fail_on" and value not in ("error", "warning", "info"):
+                raise InputError(f"`fail-on` must be error, warning or info, not {value!r}", str(self.config_file))
             elif key == "sharing":
                 if not isinstance(value, dict):
                     raise InputError("`sharing` must map resource names to a mode", str(self.config_file))

@@ -147,7 +147,7 @@ def _report_only(f: Finding, reason: str) -> Finding:
     return Finding(
         "kustomize-patch",
         RULES["kustomize-patch"][0],
-        f"{reason}; left as is ({f.message})",
+        f"{f.resource}: {reason}; left as is, so an overlay does not ask for a device twice",
         f.file,
         f.line,
         f.column,

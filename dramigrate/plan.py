@@ -92,11 +92,16 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
         plan.requests.append(req)
         app_requests.setdefault(key(u), []).append((req, u))
 
-    # Plain init containers reuse the app containers' devices; a larger init request adds the difference.
+    # Plain init containers reuse the app containers' devices, and those of sidecars that start after them
+    # (a sidecar started earlier is still running); a larger init request adds the difference.
     extra: dict[Any, RequestPlan] = {}
     init_refs: dict[int, list[str]] = {}
     for u in init:
-        pool = app_requests.get(key(u), [])
+        pool = [
+            (r, a)
+            for r, a in app_requests.get(key(u), [])
+            if not (a.container.sidecar and a.container.key < u.container.key)
+        ]
         have = sum(r.count for r, _ in pool)
         refs, covered = [], 0
         for r, _ in pool:
@@ -160,8 +165,18 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
 
 
 def _pod_total(pa: PodAnalysis, which: Any) -> int:
-    app = sum(u.count for u in pa.uses if which(u) and (not u.container.init or u.container.sidecar))
-    init = max((u.count for u in pa.uses if which(u) and u.container.init and not u.container.sidecar), default=0)
+    """The pod's devices as the scheduler counts them: app containers plus sidecars, or a plain init container
+    plus the sidecars started before it, whichever is larger."""
+    uses = [u for u in pa.uses if which(u)]
+    app = sum(u.count for u in uses if not u.container.init or u.container.sidecar)
+    init = max(
+        (
+            u.count + sum(s.count for s in uses if s.container.sidecar and s.container.key < u.container.key)
+            for u in uses
+            if u.container.init and not u.container.sidecar
+        ),
+        default=0,
+    )
     return max(app, init)
 
 

@@ -105,7 +105,8 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
         if fix:
             if dra_key not in hard:
                 # Same style as the legacy value: a quoted "8" stays a string.
-                hard[dra_key] = str(total) if isinstance(hard[first], str) else total
+                legacy_value = hard[first]  # same style: a "quoted" count stays a string with the same quotes
+                hard[dra_key] = type(legacy_value)(str(total)) if isinstance(legacy_value, str) else total
             if drop_legacy:
                 for key in legacy[cls]:
                     del hard[key]

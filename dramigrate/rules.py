@@ -54,6 +54,16 @@ class ResourceMatch:
     selectors: tuple[str, ...]
 
 
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def fill(selector: str, captures: dict[str, str]) -> str:
+    """Put the regex captures into a selector template; they land inside CEL string literals, so escape them."""
+    return PLACEHOLDER.sub(
+        lambda m: captures.get(m.group(1), m.group(0)).replace("\\", "\\\\").replace("'", "\\'"), selector
+    )
+
+
 @dataclass(frozen=True)
 class PodSpecLocation:
     at: str
@@ -118,7 +128,7 @@ class RuleSet:
                     return ResourceMatch(rule, resource, rule.selectors)
             elif rule.regex is not None and (m := rule.regex.fullmatch(resource)):
                 captures = {k: v for k, v in m.groupdict().items() if v is not None}
-                return ResourceMatch(rule, resource, tuple(s.format(**captures) for s in rule.selectors))
+                return ResourceMatch(rule, resource, tuple(fill(s, captures) for s in rule.selectors))
         return None
 
     def is_device_candidate(self, resource: str) -> bool:
@@ -155,19 +165,48 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top)"
         errors.append(f"{path}: {where}: {err.message}")
-    if data["kind"] == "RulePack":
-        for i, res in enumerate(data.get("resources", [])):
-            if isinstance(res, dict) and "regex" in res:
-                try:
-                    re.compile(res["regex"])
-                except re.error as exc:
-                    errors.append(f"{path}: resources.{i}.regex: {exc}")
+    if data["kind"] == "RulePack" and not errors:
+        errors.extend(_check_selectors(path, data))
+    return errors
+
+
+def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
+    """Regexes compile, selector placeholders name regex groups, and every selector compiles as CEL."""
+    from dramigrate.cel import CelError, compile_selector
+
+    errors = []
+    for i, res in enumerate(data.get("resources", [])):
+        groups: set[str] = set()
+        if "regex" in res:
+            try:
+                groups = set(re.compile(res["regex"]).groupindex)
+            except re.error as exc:
+                errors.append(f"{path}: resources.{i}.regex: {exc}")
+                continue
+        for j, selector in enumerate(res.get("selectors", [])):
+            unknown = set(PLACEHOLDER.findall(selector)) - groups
+            if unknown:
+                errors.append(
+                    f"{path}: resources.{i}.selectors.{j}: {{{', '.join(sorted(unknown))}}} is not a named "
+                    "group of the resource's regex"
+                )
+                continue
+            try:
+                compile_selector(fill(selector, dict.fromkeys(groups, "x")))
+            except CelError as exc:
+                errors.append(f"{path}: resources.{i}.selectors.{j}: {exc}")
+    for i, cls in enumerate(data.get("deviceClasses", [])):
+        for j, selector in enumerate(cls.get("selectors", [])):
+            try:
+                compile_selector(selector)
+            except CelError as exc:
+                errors.append(f"{path}: deviceClasses.{i}.selectors.{j}: {exc}")
     return errors
 
 
 def _read_rule_file(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except OSError as exc:
         raise InputError(f"cannot read rules file: {exc.strerror}", str(path)) from exc
     except yaml.YAMLError as exc:

@@ -15,7 +15,8 @@ from dramigrate.findings import InputError
 
 @cache
 def _table() -> dict[str, Any]:
-    return yaml.safe_load(files("dramigrate.rules_data").joinpath("kube-versions.yaml").read_text("utf-8"))
+    text = files("dramigrate.rules_data").joinpath("kube-versions.yaml").read_text("utf-8")
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def _parse(version: str) -> tuple[int, int]:

@@ -3,7 +3,7 @@ plain and sidecar init containers, random device counts, indentation, comments a
 
 Properties: every request is reported on its own line; fix is idempotent; every emitted or rewritten object
 validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app containers
-and sidecars add up, a plain init container reuses them: max(app + sidecar sum, biggest plain init)); each
+and sidecars add up, a plain init container reuses all but the sidecars started before it); each
 container still sees its devices; the plugin's toleration is explicit; documents the fix does not touch
 are byte-identical; comments survive.
 """
@@ -124,11 +124,17 @@ class Case:
         return self.text.replace("\n", self.style.newline).encode("utf-8")
 
     def expected(self) -> dict[str, int]:
-        """Per device class: max(app + sidecar sum, biggest plain init container)."""
+        """Per device class, as the scheduler counts a pod: max(app + sidecar sum, and for each plain init
+        container its own count plus the sidecars started before it)."""
         out: dict[str, int] = {}
         for res, cls in CLASSES.items():
             app = sum(c.counts.get(res, 0) for c in self.containers if c.role != "init")
-            init = max((c.counts.get(res, 0) for c in self.containers if c.role == "init"), default=0)
+            init = running = 0
+            for c in self.containers:  # init containers in their order; app containers do not matter here
+                if c.role == "sidecar":
+                    running += c.counts.get(res, 0)
+                elif c.role == "init":
+                    init = max(init, c.counts.get(res, 0) + running)
             if max(app, init):
                 out[cls] = max(app, init)
         return out

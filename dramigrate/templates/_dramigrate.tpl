@@ -43,7 +43,8 @@ editing it: it embeds the rule packs it was written with.
 {{- define "__P__.migrate" -}}
 {{- $st := dict "root" (index . 0) -}}
 {{- include "__P__.state" $st -}}
-{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` (index . 1) -1 -}}
+{{- /* Helm blanks "<no value>" in a template's output, but `include` returns it raw: blank it the same way */ -}}
+{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` (replace "<no value>" "" (index . 1)) -1 -}}
 {{- if trim $piece -}}
 {{- $doc := dict "text" $piece "changed" false -}}
 {{- include "__P__.document" (dict "st" $st "doc" $doc) -}}
@@ -62,7 +63,7 @@ editing it: it embeds the rule packs it was written with.
 {{- $st := dict "root" (index . 0) -}}
 {{- include "__P__.state" $st -}}
 {{- range $text := index . 1 -}}
-{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` $text -1 -}}
+{{- range $piece := regexSplit `(?:^|\s*\n)---\s*` (replace "<no value>" "" $text) -1 -}}
 {{- if trim $piece -}}
 {{- include "__P__.document" (dict "st" $st "doc" (dict "text" $piece "changed" false)) -}}
 {{- end -}}
