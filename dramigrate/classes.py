@@ -57,6 +57,7 @@ def named_class(base: DeviceClassInfo, selectors: tuple[str, ...], slugs: dict[s
         selectors=tuple(dict.fromkeys(class_selectors(base) + selectors)),
         config=base.config,
         pack=base.pack,
+        derived_from=base.name,
     )
 
 

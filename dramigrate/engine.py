@@ -71,6 +71,9 @@ def run(
             out.classes.setdefault(name, cls)
         if r.error is not None:
             out.bad_input += 1
+    named = sorted(n for n, c in out.classes.items() if c.derived_from)
+    if named:
+        out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
 
@@ -88,6 +91,22 @@ def classes_warning(result: RunResult, missing: list[DeviceClassInfo]) -> Findin
         f"the claims use DeviceClasses that no driver chart ships ({', '.join(c.name for c in missing)}); "
         "pass --classes-file FILE to write them for the cluster admins",
         first.file if first else next((r.path for r in result.files), "-"),
+        first.line if first else 1,
+        first.column if first else 1,
+    )
+
+
+def _named_class_quota(result: RunResult, named: list[str]) -> Finding:
+    """Quota counts claims per class: claims on a named class escape the vendor class's quota key."""
+    first = next((f for f in result.findings if f.rule == "legacy-device-request"), None)
+    keys = ", ".join(f"{n}.deviceclass.resource.k8s.io/devices" for n in named)
+    bases = sorted({result.classes[n].derived_from for n in named})
+    return Finding(
+        "named-class-quota",
+        RULES["named-class-quota"][0],
+        f"claims on the named classes count toward {keys}, not toward the quota keys of {', '.join(bases)}: "
+        "size ResourceQuotas for them",
+        first.file if first else "-",
         first.line if first else 1,
         first.column if first else 1,
     )

@@ -111,6 +111,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "pool-label-kept": (Severity.INFO, "a cloud node-pool label translated and kept on the pod"),
     "extended-resource-init": (Severity.WARNING, "a plain init container gets its own device under KEP-5004"),
     "extended-resource": (Severity.INFO, "a device-plugin request served through a DeviceClass extendedResourceName"),
+    "named-class-quota": (Severity.WARNING, "claims on --classes named classes escape the vendor class's quota"),
     "class-conflict": (Severity.ERROR, "two different DeviceClasses would get the same name"),
     "count-from-limits": (Severity.INFO, "a controller read the device count from limits and is told explicitly"),
     "device-toleration": (Severity.INFO, "a device-taint toleration other than the plugin-equivalent one"),

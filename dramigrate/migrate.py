@@ -5,6 +5,7 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,23 @@ class FileResult:
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
 
 
+# A Go template action where YAML expects a value or a line (not inside a quoted string): such a file is a
+# Helm or other template outside a chart, even when it happens to parse as YAML.
+GO_TEMPLATE = re.compile(rb"(?m)^[ \t]*(?:- )?(?:[\w.\-/]+[ \t]*:[ \t]*)?\{\{")
+
+
+def _templated(path: str, line: int, column: int) -> Finding:
+    return Finding(
+        "templated-file",
+        RULES["templated-file"][0],
+        "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it, pipe it in: "
+        "helm template ... | dramigrate lint -",
+        path,
+        line,
+        column,
+    )
+
+
 @dataclass(frozen=True)
 class Job:
     path: str
@@ -65,6 +83,10 @@ def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> Fi
     if not may_matter(raw, rules) or fast_relevant(raw, rules) is False:
         result.raw = None
         return result
+    if (m := GO_TEMPLATE.search(raw)) is not None:
+        result.findings = [_templated(job.path, raw[: m.start()].count(b"\n") + 1, 1)]
+        result.raw = None
+        return result
     try:
         yf = split_documents(job.path, raw)
         result.original = yf.render()
@@ -78,17 +100,7 @@ def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> Fi
         if not exc.file:
             exc.file = job.path
         if b"{{" in raw and exc.message.startswith("invalid YAML"):
-            result.findings = [
-                Finding(
-                    "templated-file",
-                    RULES["templated-file"][0],
-                    "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it, pipe it in: "
-                    "helm template ... | dramigrate lint -",
-                    job.path,
-                    exc.line,
-                    exc.column,
-                )
-            ]
+            result.findings = [_templated(job.path, exc.line, exc.column)]
             return result
         result.error = exc
         result.findings = []

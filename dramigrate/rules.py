@@ -27,6 +27,7 @@ class DeviceClassInfo:
     selectors: tuple[str, ...] = ()
     config: tuple[dict[str, Any], ...] = ()
     pack: str = ""
+    derived_from: str = ""  # --classes: the vendor class this named class narrows
 
 
 @dataclass(frozen=True)
