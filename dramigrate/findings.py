@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 
@@ -41,6 +41,18 @@ class Finding:
     fixable: bool = False
     fixed: bool = False
     related: list[Location] = field(default_factory=list)
+
+    def recast(self, rule: str, message: str) -> Finding:
+        """The same place and object under another rule: not fixable, not fixed."""
+        return replace(
+            self,
+            rule=rule,
+            severity=RULES[rule][0],
+            message=message,
+            fixable=False,
+            fixed=False,
+            related=list(self.related),
+        )
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.file, self.line, self.column, self.rule)

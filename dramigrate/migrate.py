@@ -156,19 +156,8 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
 def _report_only(f: Finding, reason: str) -> Finding:
     if not f.fixable:
         return f
-    return Finding(
-        "kustomize-patch",
-        RULES["kustomize-patch"][0],
-        f"{f.resource}: {reason}; left as is, so an overlay does not ask for a device twice",
-        f.file,
-        f.line,
-        f.column,
-        f.kind,
-        f.namespace,
-        f.name,
-        f.pod_template_path,
-        f.container,
-        f.resource,
+    return f.recast(
+        "kustomize-patch", f"{f.resource}: {reason}; left as is, so an overlay does not ask for a device twice"
     )
 
 
@@ -355,39 +344,14 @@ def extended_resource(
                     f"; Kubernetes {target.text} needs the DRAExtendedResource feature gate (on by default from 1.36)"
                 )
             )
-            out.append(
-                Finding(
-                    "extended-resource",
-                    RULES["extended-resource"][0],
-                    f"{use.resource}: {use.count} stays in the pod: {how}{gate}",
-                    f.file,
-                    f.line,
-                    f.column,
-                    f.kind,
-                    f.namespace,
-                    f.name,
-                    f.pod_template_path,
-                    f.container,
-                    use.resource,
-                )
-            )
+            out.append(f.recast("extended-resource", f"{use.resource}: {use.count} stays in the pod: {how}{gate}"))
             if use.container.init and not use.container.sidecar:
                 out.append(
-                    Finding(
+                    f.recast(
                         "extended-resource-init",
-                        RULES["extended-resource-init"][0],
-                        f"init container {use.container.name}: under the extended-resource mapping each "
-                        f"plain init container gets its own {cls_name} device instead of reusing the app "
-                        "containers' (kubernetes/kubernetes#134880)",
-                        f.file,
-                        f.line,
-                        f.column,
-                        f.kind,
-                        f.namespace,
-                        f.name,
-                        f.pod_template_path,
-                        f.container,
-                        use.resource,
+                        f"init container {use.container.name}: under the extended-resource mapping each plain init "
+                        f"container gets its own {cls_name} device instead of reusing the app containers' "
+                        "(kubernetes/kubernetes#134880)",
                     )
                 )
     return out
