@@ -61,7 +61,9 @@ RulesOpt = Annotated[
         "--rules", help="Extra rule pack or workloads file (repeatable); its rules win over the shipped ones."
     ),
 ]
-FormatOpt = Annotated[str, typer.Option("--format", help="Report format: text or json.")]
+FormatOpt = Annotated[
+    str, typer.Option("--format", help="Report format: text, json, sarif, github (annotations), junit or markdown.")
+]
 OutputOpt = Annotated[Path | None, typer.Option("--output", help="Write the report to this file.")]
 ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
 ClassesOpt = Annotated[

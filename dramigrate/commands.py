@@ -139,6 +139,14 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
                     [{"file": e.file, "line": e.line, "column": e.column, "message": e.message} for e in errors],
                 )
             )
+        elif opts.format in ("sarif", "github", "junit"):
+            from dramigrate.report import ci
+
+            out.write(getattr(ci, opts.format)(result.findings, errors))
+        elif opts.format == "markdown":
+            from dramigrate.report.ci import markdown
+
+            out.write(markdown(result.findings, errors, s))
         else:
             from dramigrate.report.text import render as render_text
 

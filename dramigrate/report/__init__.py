@@ -7,7 +7,7 @@ from typing import Any
 
 from dramigrate.findings import Finding, Severity
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 
 
 def summary(findings: list[Finding], files: int, changed: int, bad_input: int) -> dict[str, Any]:
