@@ -40,6 +40,7 @@ from dramigrate.chart_values import (
     display,
     inject,
     locate,
+    minimal_patch,
     resources_maps,
     set_path,
     zero,
@@ -115,10 +116,10 @@ class ChartOutcome:
     writable: bool = True  # a chart folder (a packaged chart is not rewritten in place)
     manual: str = ""  # why the chart needs manual work
     patch: str = ""  # the suggested patch when it does
+    patch_proven: bool = False  # a packaged chart: the patch was proven but cannot be written in place
     checked: list[str] = field(default_factory=list)  # value sets the proof rendered
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
-    device_requests: int = 0
 
     @property
     def proven(self) -> bool:
@@ -133,7 +134,7 @@ class ChartOutcome:
         if self.manual:
             text = f"dramigrate: {self.display}: needs manual work, nothing written: {self.manual}\n"
             if self.patch:
-                text += "suggested patch (not proven):\n" + self.patch
+                text += ("patch (proven):\n" if self.patch_proven else "suggested patch (not proven):\n") + self.patch
             return text
         if self.changes:
             return (
@@ -355,7 +356,7 @@ def probe(
     out: list[Relation] = []
     for leaf in candidates(sources.merged, counts, device_names, limit):
         new = (not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value)
-        changed = _probe_render(root, copts, set_path(sources.merged, leaf.path, new), rules, work)
+        changed = _probe_render(root, copts, _override(sources, set_path(sources.merged, leaf.path, new)), rules, work)
         if changed is None:
             continue
         follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
@@ -368,6 +369,13 @@ def probe(
         if added:
             out.append(Relation(leaf, "adds", added))
     return out
+
+
+def _override(sources: ValueSources, changed: dict[str, Any]) -> dict[str, Any]:
+    """The user's values with just what differs between the merged values and `changed` on top."""
+    from dramigrate.helm import _merge_maps
+
+    return _merge_maps(sources.user, minimal_patch(sources.merged, changed))
 
 
 def _probe_render(
@@ -421,14 +429,11 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
 
 
-def map_findings(
-    findings: list[Finding], stream: str, root: Path, display_root: str
-) -> tuple[list[Finding], dict[int, str]]:
-    """Findings on the rendered stream, moved to their template files; also each finding's source."""
+def map_findings(findings: list[Finding], stream: str, root: Path, display_root: str) -> list[Finding]:
+    """Findings on the rendered stream, moved to the template files that wrote them."""
     parts = stream_sources(stream)
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
-    source_of_finding: dict[int, str] = {}
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -436,7 +441,6 @@ def map_findings(
             f.file = display_root
             out.append(f)
             continue
-        source_of_finding[id(f)] = part.source
         rendered = "\n".join(stream_lines[part.start - 1 : part.end])
         try:
             sub, rel = resolve_source(root, part.source)
@@ -471,7 +475,7 @@ def map_findings(
                     )
                 )
         out.append(f)
-    return out, source_of_finding
+    return out
 
 
 def attach_values(
@@ -523,13 +527,22 @@ def _unpack(archive: Path, dest: Path) -> Path:
     dest.mkdir(parents=True)
     try:
         with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(dest, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(dest, filter="data")
+            else:  # Python before 3.10.12: only plain files and folders, inside dest
+                members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and _inside(dest, m.name)]
+                tar.extractall(dest, members=members)
     except (OSError, tarfile.TarError) as exc:
         raise InputError(f"cannot unpack the chart: {exc}", str(archive)) from exc
     tops = [p for p in dest.iterdir() if (p / "Chart.yaml").is_file()]
     if not tops:
         raise InputError("not a packaged chart: no <name>/Chart.yaml inside", str(archive))
     return tops[0]
+
+
+def _inside(dest: Path, name: str) -> bool:
+    target = (dest / name).resolve()
+    return target == dest.resolve() or dest.resolve() in target.parents
 
 
 def _run(
@@ -551,15 +564,15 @@ def _run(
         raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
     outcome.classes = dict(core.classes)
     outcome.templates = list(core.templates)
-    findings, _ = map_findings(core.findings, base.stream, root, outcome.display)
+    findings = map_findings(core.findings, base.stream, root, outcome.display)
     outcome.findings = findings
     base_uses = device_uses(base.stream, rules)
-    outcome.device_requests = len(base_uses)
     relations: list[Relation] = []
     sources = value_sources(root, outcome.display, copts, base_options)
     if base_uses:
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
+        attach_label_values(findings, base.stream, rules, sources)
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
@@ -593,13 +606,13 @@ def _variations(
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
         for value, how in options:
-            values = set_path(merged, leaf.path, value)
+            values = _override(sources, set_path(merged, leaf.path, value))
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
             add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
-        values = inject(merged, maps, resource, 1)
+        values = _override(sources, inject(merged, maps, resource, 1))
         label = f"{resource}: 1 added to every resources map of the values"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
@@ -628,20 +641,22 @@ def _fix(
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
-    expected: list[tuple[Variation, Render, str, list[str]]] = []
-    rewrite = False
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
+    rewrite = literal_labels = False
     for v, r in renders:
         if r.error:
             expected.append((v, r, "", []))
             continue
         full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
         result, notes = full, []
-        if rules.labels and any(key in r.stream for key in rules.labels):
+        if rules.labels and _pod_label_keys(r.stream) & set(rules.labels):
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
                 from_values = _labels_from_values(r.stream, rules, sources.merged)
                 if from_values:
                     result, notes = bare, from_values
+                else:
+                    literal_labels = True
         parts = stream_sources(r.stream)
         fixable = [f for f in result.findings if f.fixable]
         if fixable and v.label in given:
@@ -659,7 +674,7 @@ def _fix(
         expected.append((v, r, _text(result, r.stream), notes))
     if not rewrite:
         return
-    label_notes = sorted({n for _, _, _, notes in expected for n in notes})
+    label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
         changes = build_rewrite(root, wanted, rules, settings, target)
     except RewriteError as exc:
@@ -696,21 +711,32 @@ def _fix(
         ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
         diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
         if diff:
+            why = (
+                "the pods select nodes by device labels that a template writes itself (the core moves them into "
+                "the claim's selectors, the chart helper does not); "
+                if literal_labels
+                else ""
+            )
             _manual(
                 outcome,
-                f"with {v.label}, the rewritten chart renders differently from the migrated original rendering: {diff}",
+                f"{why}with {v.label}, the rewritten chart renders differently from the migrated original "
+                f"rendering: {diff}",
                 patch,
             )
             return
         outcome.checked.append(v.label)
     if label_notes:
+        where = locate(label_notes[0][1], sources)
         outcome.findings.append(
             Finding(
                 "chart-label-from-values",
                 RULES["chart-label-from-values"][0],
                 "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
-                "CEL selectors): " + "; ".join(label_notes) + "; translate them by hand with the claim's selectors",
-                f"{outcome.display}/values.yaml",
+                "CEL selectors): "
+                + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
+                + "; translate them by hand with the claim's selectors",
+                where.file or f"{outcome.display}/values.yaml",
+                where.line,
             )
         )
     if not outcome.writable and mode == "fix":
@@ -720,6 +746,7 @@ def _fix(
             "folder; the patch below was proven",
             patch,
         )
+        outcome.patch_proven = True
 
 
 def _merge(a: dict[Any, list[Any]], b: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -735,21 +762,63 @@ def _text(result: Any, original: str) -> str:
     return result.rewritten if result.rewritten is not None else original
 
 
-def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[str]:
-    """The label keys of the rendered pods that values set (a values key or value naming the label),
-    as notes; empty when some label in the output does not come from values."""
+def _pod_label_keys(stream: str) -> set[str]:
+    """Node label keys the rendered objects select on: nodeSelector keys and node-affinity expression keys."""
+    keys: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            selector = node.get("nodeSelector")
+            if isinstance(selector, dict):
+                keys.update(str(k) for k in selector)
+            exprs = node.get("matchExpressions")
+            if isinstance(exprs, list):
+                keys.update(str(e.get("key")) for e in exprs if isinstance(e, dict))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    try:
+        for doc in yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            walk(doc)
+    except yaml.YAMLError:
+        pass
+    return keys
+
+
+def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[str, Leaf | None]:
+    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key
+    named after the label, or a value equal to it), None when the label does not come from values."""
     from dramigrate.chart_values import walk
 
-    notes = []
     leaves = list(walk(merged))
-    for key in rules.labels:
-        if key not in stream:
-            continue
-        hits = [leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key]
-        if not hits:
-            return []
-        notes.append(f"{key} from {display(hits[0].path)}")
-    return notes
+    out: dict[str, Leaf | None] = {}
+    for key in sorted(_pod_label_keys(stream) & set(rules.labels)):
+        out[key] = next((leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key), None)
+    return out
+
+
+def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
+    """The label hacks of the rendered pods with the values leaves that set them; empty when one is not
+    set by values."""
+    found = _label_leaves(stream, rules, merged)
+    if not found or any(leaf is None for leaf in found.values()):
+        return []
+    return [(key, leaf) for key, leaf in found.items() if leaf is not None]
+
+
+def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, sources: ValueSources) -> None:
+    """Findings about node-label hacks get the values key that sets the label as a related location."""
+    leaves = {k: v for k, v in _label_leaves(stream, rules, sources.merged).items() if v is not None}
+    for f in findings:
+        for key, leaf in leaves.items():
+            if key in f.message and not f.resource:
+                loc = locate(leaf.path, sources)
+                located = Location(loc.file or "values", loc.line, 0, f"{display(leaf.path)} sets this node label")
+                if located not in f.related:
+                    f.related.append(located)
 
 
 def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:

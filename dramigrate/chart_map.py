@@ -215,7 +215,8 @@ def find_in_files(files: dict[str, str], rendered_line: str) -> tuple[str, int] 
         return None
     hits = []
     for name, text in files.items():
-        for n, pat in enumerate(template_patterns(text), start=1):
+        flat = "\n".join(line.strip() for line in text.splitlines())  # indentation aside
+        for n, pat in enumerate(template_patterns(flat), start=1):
             literal = pat is None and text.splitlines()[n - 1].strip() == target
             if literal or (pat is not None and _longest(pat.literal) in target and pat.regex.fullmatch(target)):
                 hits.append((name, n))

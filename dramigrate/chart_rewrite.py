@@ -113,10 +113,6 @@ def split_defines(text: str) -> tuple[str, str]:
     return defines, "".join(rest)
 
 
-def is_wrapped(text: str) -> bool:
-    return SOURCE_MARK in text.split("\n", 2)[0] or f".{SOURCE_MARK}" in "".join(text.splitlines(True)[:1])
-
-
 def wrapped_sources(chart_dir: Path, chart_name: str) -> set[str]:
     """Templates of a chart dramigrate wrapped already (on an earlier run)."""
     out = set()
@@ -325,10 +321,12 @@ def _diff_path(x: Any, y: Any, path: str, key: str, ignore: set[str]) -> str | N
             if found is not None:
                 return found
         return None
-    numbers = (
-        isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool) | isinstance(y, bool)
-    )
-    if x != y or (type(x) is not type(y) and not numbers):
+
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    same_type = type(x) is type(y) or (number(x) and number(y))  # 2 and 2.0 are the same count
+    if x != y or not same_type:
         return f"{path}: expected {_short(x)}, the rewritten chart has {_short(y)}"
     return None
 

@@ -81,6 +81,21 @@ def set_path(values: dict[str, Any], path: Path_, value: Any) -> dict[str, Any]:
     return out
 
 
+def minimal_patch(before: Any, after: Any) -> Any:
+    """The values that turn `before` into `after` when Helm merges them over it: changed map keys only
+    (maps merge), whole lists (lists are replaced). Chart defaults stay where they are, so a rewritten
+    chart's own values.yaml still counts."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = {}
+        for key, value in after.items():
+            if key not in before:
+                out[key] = copy.deepcopy(value)
+            elif value != before[key]:
+                out[key] = minimal_patch(before[key], value)
+        return out
+    return copy.deepcopy(after)
+
+
 def display(path: Path_) -> str:
     out = ""
     for part in path:

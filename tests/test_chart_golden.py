@@ -53,7 +53,7 @@ def _patch(changes: list[Any]) -> str:
         after = c.after
         if c.rel.endswith(HELPER_FILE):
             head = "".join(after.splitlines(keepends=True)[:14])
-            after = head + f"... ({len(after.splitlines())} lines: the helper, see chart_tpl.py)\n"
+            after = head + "... (the rest of the helper: dramigrate/templates/_dramigrate.tpl)\n"
         out.append(unified(f"chart/{c.rel}", c.before or "", after))
     return "".join(out)
 

@@ -227,14 +227,14 @@ editing it: it embeds the rule packs it was written with.
     {{- $init := eq $lk "initContainers" -}}
     {{- $cname := printf "%s[%d]" $lk $i -}}{{- if hasKey $c "name" -}}{{- $cname = toString (index $c "name") -}}{{- end -}}
     {{- $side := and $init (eq (toString (index $c "restartPolicy")) "Always") -}}
-    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" (printf "%s[%d]" $lk $i) "init" $init "sidecar" $side) -}}
+    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" (printf "%s[%d]" $lk $i) "index" $i "init" $init "sidecar" $side) -}}
   {{- end -}}{{- end -}}{{- end -}}
 {{- end -}}
 {{- range $sk := $p.kind.singles -}}
   {{- $c := index $spec $sk -}}
   {{- if kindIs "map" $c -}}
     {{- $cname := $sk -}}{{- if hasKey $c "name" -}}{{- $cname = toString (index $c "name") -}}{{- end -}}
-    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" $sk "init" false "sidecar" false) -}}
+    {{- $ctrs = append $ctrs (dict "c" $c "name" $cname "path" $sk "index" -1 "init" false "sidecar" false) -}}
   {{- end -}}
 {{- end -}}
 {{- $uses := list -}}
@@ -375,10 +375,14 @@ editing it: it embeds the rule packs it was written with.
     {{- include "__P__.addRequest" (dict "plan" $pl "u" $u "count" $u.count "app" true "base" $base) -}}
   {{- end -}}
 {{- end -}}
-{{- /* plain init containers reuse the app containers' devices; a larger init request adds the difference */ -}}
+{{- /* plain init containers reuse the app containers' devices, and those of sidecars that start after them
+(a sidecar started earlier is still running); a larger init request adds the difference */ -}}
 {{- $extra := dict -}}{{- $initRefs := dict -}}{{- $initKeys := list -}}
 {{- range $u := $init -}}
-  {{- $pool := index $pl.appReq $u.setKey | default list -}}
+  {{- $pool := list -}}
+  {{- range $e := index $pl.appReq $u.setKey | default list -}}
+    {{- if not (and $e.u.ct.sidecar (lt (int $e.u.ct.index) (int $u.ct.index))) -}}{{- $pool = append $pool $e -}}{{- end -}}
+  {{- end -}}
   {{- $have := 0 -}}{{- range $e := $pool -}}{{- $have = add $have $e.req.count -}}{{- end -}}
   {{- $refs := list -}}{{- $cov := 0 -}}
   {{- range $e := $pool -}}
@@ -466,7 +470,14 @@ editing it: it embeds the rule packs it was written with.
   {{- $appSum := 0 -}}{{- $initMax := 0 -}}
   {{- range $u := $p.uses -}}{{- if $u.rule.rayNumGpus -}}
     {{- if or (not $u.ct.init) $u.ct.sidecar -}}{{- $appSum = add $appSum $u.count -}}
-    {{- else if gt $u.count (int $initMax) -}}{{- $initMax = $u.count -}}{{- end -}}
+    {{- else -}}
+      {{- /* a plain init container plus the sidecars started before it */ -}}
+      {{- $n := $u.count -}}
+      {{- range $s := $p.uses -}}
+        {{- if and $s.rule.rayNumGpus $s.ct.sidecar (lt (int $s.ct.index) (int $u.ct.index)) -}}{{- $n = add $n $s.count -}}{{- end -}}
+      {{- end -}}
+      {{- if gt (int $n) (int $initMax) -}}{{- $initMax = $n -}}{{- end -}}
+    {{- end -}}
   {{- end -}}{{- end -}}
   {{- $ray = int (max $appSum $initMax) -}}
 {{- end -}}
