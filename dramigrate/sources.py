@@ -57,7 +57,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
         here = Path(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
         if (here / "Chart.yaml").is_file():
-            out.charts.append(here)
+            if _library_chart(here / "Chart.yaml"):
+                out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
+            else:
+                out.charts.append(here)
             dirs[:] = []
             continue
         for name in sorted(names):
@@ -78,3 +81,15 @@ def _inside(path: Path, root: Path) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _library_chart(chart_yaml: Path) -> bool:
+    """Chart.yaml says `type: library` (helm template refuses to render such a chart on its own)."""
+    try:
+        text = chart_yaml.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(
+        line.split("#", 1)[0].strip().replace(" ", "") in ("type:library", "type:'library'", 'type:"library"')
+        for line in text.splitlines()
+    )
