@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -135,6 +138,47 @@ CHART_EXAMPLES = (
 )
 
 
+# The options lint, diff and fix share: name -> (annotation, default). shared_options adds them to a command.
+SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "kube_version": (KubeVersion, None),
+    "assume_dra_enabled": (AssumeDra, False),
+    "rules": (RulesOpt, None),
+    "format": (FormatOpt, "text"),
+    "output": (OutputOpt, None),
+    "exclude": (ExcludeOpt, None),
+    "classes_file": (ClassesOpt, None),
+    "config": (ConfigOpt, None),
+    "drop_legacy_quota": (DropQuota, False),
+    "remove_node_selectors": (RemoveSelectors, False),
+    "drop_tolerations": (DropTolerations, False),
+    "classes": (NamedClasses, False),
+    "strategy": (Strategy, "claims"),
+    "values_files": (ValuesOpt, None),
+    "set_values": (SetOpt, None),
+    "set_string_values": (SetStringOpt, None),
+    "namespace": (NamespaceOpt, None),
+    "api_versions": (ApiVersionsOpt, None),
+    "helm_binary": (HelmBinaryOpt, None),
+}
+
+
+def shared_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Declare SHARED_OPTIONS on a command that takes them as **options: typer reads the signature."""
+    signature = inspect.signature(command)
+    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for name, (annotation, default) in SHARED_OPTIONS.items()
+    ]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        command(*args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=own + extra)  # type: ignore[attr-defined]
+    return wrapper
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"dramigrate {__version__}")
@@ -160,37 +204,21 @@ def _fail(message: str) -> None:
     "  dramigrate lint --format json --output report.json .\n\n"
     "  dramigrate lint --fail-on warning k8s/\n\n" + CHART_EXAMPLES.format(cmd="lint")
 )
+@shared_options
 def lint(
     paths: Paths,
-    kube_version: KubeVersion = None,
-    assume_dra_enabled: AssumeDra = False,
-    rules: RulesOpt = None,
-    format: FormatOpt = "text",
-    output: OutputOpt = None,
-    exclude: ExcludeOpt = None,
-    classes_file: ClassesOpt = None,
-    config: ConfigOpt = None,
-    remove_node_selectors: RemoveSelectors = False,
-    drop_tolerations: DropTolerations = False,
-    classes: NamedClasses = False,
-    strategy: Strategy = "claims",
-    values_files: ValuesOpt = None,
-    set_values: SetOpt = None,
-    set_string_values: SetStringOpt = None,
-    namespace: NamespaceOpt = None,
-    api_versions: ApiVersionsOpt = None,
-    helm_binary: HelmBinaryOpt = None,
     fail_on: Annotated[
         str | None,
         typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info. [default: error]"),
     ] = None,
+    **options: Any,
 ) -> None:
     """Report device-plugin requests and DRA wiring problems with file:line. Exit 0 clean, 1 errors, 2 bad input."""
     from dramigrate.commands import do_lint
 
     if fail_on not in (None, "error", "warning", "info"):
         _fail("--fail-on takes error, warning or info")
-    opts = _options(locals())
+    opts = _options({"paths": paths, **options})
     _guard(lambda: do_lint(opts, Severity(fail_on) if fail_on else None))
 
 
@@ -198,33 +226,16 @@ def lint(
     epilog="Examples:\n\n  dramigrate diff k8s/\n\n  dramigrate diff --check k8s/   # in CI: exit 1 "
     "when anything would change\n\n" + CHART_EXAMPLES.format(cmd="diff")
 )
+@shared_options
 def diff(
     paths: Paths,
     check: Annotated[bool, typer.Option("--check", help="Exit 1 when anything would change.")] = False,
-    kube_version: KubeVersion = None,
-    assume_dra_enabled: AssumeDra = False,
-    rules: RulesOpt = None,
-    format: FormatOpt = "text",
-    output: OutputOpt = None,
-    exclude: ExcludeOpt = None,
-    classes_file: ClassesOpt = None,
-    config: ConfigOpt = None,
-    drop_legacy_quota: DropQuota = False,
-    remove_node_selectors: RemoveSelectors = False,
-    drop_tolerations: DropTolerations = False,
-    classes: NamedClasses = False,
-    strategy: Strategy = "claims",
-    values_files: ValuesOpt = None,
-    set_values: SetOpt = None,
-    set_string_values: SetStringOpt = None,
-    namespace: NamespaceOpt = None,
-    api_versions: ApiVersionsOpt = None,
-    helm_binary: HelmBinaryOpt = None,
+    **options: Any,
 ) -> None:
     """Show the unified diff fix would apply, and a summary; writes nothing."""
     from dramigrate.commands import do_diff
 
-    opts = _options(locals())
+    opts = _options({"paths": paths, **options})
     _guard(lambda: do_diff(opts, check))
 
 
@@ -235,27 +246,9 @@ def diff(
     + CHART_EXAMPLES.format(cmd="fix")
     + "  helm install rel ./chart --post-renderer dramigrate   # Helm 4 plugin, see docs/helm.md"
 )
+@shared_options
 def fix(
     paths: Paths,
-    kube_version: KubeVersion = None,
-    assume_dra_enabled: AssumeDra = False,
-    rules: RulesOpt = None,
-    format: FormatOpt = "text",
-    output: OutputOpt = None,
-    exclude: ExcludeOpt = None,
-    classes_file: ClassesOpt = None,
-    config: ConfigOpt = None,
-    drop_legacy_quota: DropQuota = False,
-    remove_node_selectors: RemoveSelectors = False,
-    drop_tolerations: DropTolerations = False,
-    classes: NamedClasses = False,
-    strategy: Strategy = "claims",
-    values_files: ValuesOpt = None,
-    set_values: SetOpt = None,
-    set_string_values: SetStringOpt = None,
-    namespace: NamespaceOpt = None,
-    api_versions: ApiVersionsOpt = None,
-    helm_binary: HelmBinaryOpt = None,
     post_renderer: Annotated[
         bool,
         typer.Option(
@@ -264,11 +257,12 @@ def fix(
             "to stdout, so remaining findings go to stderr without aborting the install.",
         ),
     ] = False,
+    **options: Any,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
 
-    opts = _options(locals())
+    opts = _options({"paths": paths, "post_renderer": post_renderer, **options})
     _guard(lambda: do_fix(opts))
 
 
