@@ -20,7 +20,10 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None) -> None:
             raise InputError("file changed since it was read; not overwritten (run again)", str(path))
     data = text.encode("utf-8")
     mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".dramigrate", dir=str(path.parent or "."))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".dramigrate", dir=str(path.parent or "."))
+    except OSError as exc:
+        raise InputError(f"cannot write next to the file: {exc.strerror}", str(path)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
