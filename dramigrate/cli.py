@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -107,11 +108,12 @@ NamedClasses = Annotated[
     ),
 ]
 Strategy = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--strategy",
         help="claims (rewrite pods to ResourceClaimTemplates) or extended-resource (leave pods unchanged and emit "
-        "DeviceClasses with extendedResourceName into the classes file; KEP-5004).",
+        "DeviceClasses with extendedResourceName into the classes file; KEP-5004). [default: claims, or the "
+        "config file's]",
     ),
 ]
 # Helm charts: the options of `helm template` (a release name may come first, as in `helm template REL CHART`).
@@ -152,7 +154,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
     "classes": (NamedClasses, False),
-    "strategy": (Strategy, "claims"),
+    "strategy": (Strategy, None),
     "values_files": (ValuesOpt, None),
     "set_values": (SetOpt, None),
     "set_string_values": (SetStringOpt, None),
@@ -165,7 +167,12 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
 def shared_options(command: Callable[..., None]) -> Callable[..., None]:
     """Declare SHARED_OPTIONS on a command that takes them as **options: typer reads the signature."""
     signature = inspect.signature(command)
-    own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    hints = typing.get_type_hints(command, include_extras=True)  # resolve the command's own Annotated options
+    own = [
+        p.replace(annotation=hints.get(p.name, p.annotation))
+        for p in signature.parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
     extra = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
         for name, (annotation, default) in SHARED_OPTIONS.items()
@@ -176,6 +183,7 @@ def shared_options(command: Callable[..., None]) -> Callable[..., None]:
         command(*args, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=own + extra)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
     return wrapper
 
 
@@ -307,7 +315,7 @@ def _options(args: dict[str, object]) -> object:
     for key in ("rules", "exclude", "values_files", "set_values", "set_string_values", "api_versions"):
         if key in names:
             values[key] = values.get(key) or []
-    if values.get("strategy", "claims") not in ("claims", "extended-resource"):
+    if values.get("strategy") not in (None, "claims", "extended-resource"):
         _fail("--strategy takes claims or extended-resource")
     return Options(**values)
 

@@ -31,7 +31,7 @@ class Options:
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
     classes: bool = False
-    strategy: str = "claims"
+    strategy: str | None = None  # None: the config file's, else claims
     # Helm charts, as `helm template` takes them (chart.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
@@ -71,7 +71,7 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
     settings.named_classes = settings.named_classes or opts.classes
-    if opts.strategy != "claims":
+    if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
     target = Target.parse(settings.kube_version)
     if target.unreleased:
@@ -330,6 +330,8 @@ def do_rules_validate(files: list[Path]) -> int:
 
 def do_fit(opts: Options, inventory: Path) -> int:
     """Which devices of an inventory each claim's requests match, and on which nodes the claim fits."""
+    if opts.format not in ("text", "json"):
+        raise InputError(f"fit reports as text or json, not {opts.format}")
     from dramigrate.fit import fit_claim
     from dramigrate.inventory import load_inventory
 

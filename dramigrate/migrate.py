@@ -47,16 +47,20 @@ class FileResult:
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
 
 
-# A Go template action where YAML expects a value or a line (not inside a quoted string): such a file is a
-# Helm or other template outside a chart, even when it happens to parse as YAML.
-GO_TEMPLATE = re.compile(rb"(?m)^[ \t]*(?:- )?(?:[\w.\-/]+[ \t]*:[ \t]*)?\{\{")
+# A Go template action where YAML expects a value or a line, or a quoted value that starts with a Helm action:
+# such a file is a template outside a chart, even when it parses as YAML. Quoted {{ $labels }} in a Prometheus
+# rule, or a values file's string for `tpl` in the middle of a value, is not one.
+GO_TEMPLATE = re.compile(
+    rb"(?m)^[ \t]*(?:- )?(?:[\w.\-/]+[ \t]*:[ \t]*)?\{\{"
+    rb"|:[ \t]*[\"']\{\{-?\s*(?:\.Values|\.Release|\.Chart|\.Capabilities|include |template |toYaml |tpl |\$\.Values)"
+)
 
 
 def _templated(path: str, line: int, column: int) -> Finding:
     return Finding(
         "templated-file",
         RULES["templated-file"][0],
-        "a Go/Helm template outside a chart (no Chart.yaml above it) is not YAML; render it, pipe it in: "
+        "a Go/Helm template outside a chart (no Chart.yaml above it), not a manifest; render it, pipe it in: "
         "helm template ... | dramigrate lint -",
         path,
         line,
@@ -149,6 +153,9 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
                 if use.count and info is not None and not info.shipped_by:
                     result.classes[info.name] = info
         if not job.fix:
+            if settings.named_classes:  # lint names the same classes fix would, for the same findings
+                for pa in pods:
+                    _use_named_classes(plan_pod(pa), rules, result)
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
 
