@@ -127,6 +127,8 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
 
     if not plan.requests:
         return _finish(plan, pa)
+    if len(plan.requests) > MAX_REQUESTS:
+        _pool_requests(plan, app_requests, init_refs)
     _apply_selection(plan, pa)
     taken_claims = {str(c.get("name")) for c in pa.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
     bases = list(dict.fromkeys(u.match.rule.request for u in uses))
@@ -265,3 +267,32 @@ def _apply_selection(plan: PodPlan, pa: PodAnalysis) -> None:
                 (_unique(f"choice-{n}", names), tuple(dict.fromkeys(req.selectors + tuple(alt.selectors.get(cls, ())))))
             )
         req.alternatives.append(("fallback", req.selectors))
+
+
+def _pool_requests(
+    plan: PodPlan,
+    app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]],
+    init_refs: dict[int, list[str]],
+) -> None:
+    """More requests than a claim may hold (32): one request per device set with the pod's total, which every
+    container that asks for that set uses. Counts stay; containers of the pod see each other's devices."""
+    replaced: dict[str, RequestPlan] = {}  # request name before pooling -> the request that replaces it
+    pooled: list[RequestPlan] = []
+    for reqs in app_requests.values():
+        first, use = reqs[0]
+        p = RequestPlan(
+            use.match.rule.request, first.device_class, sum(r.count for r, _ in reqs), first.selectors, first.config
+        )
+        pooled.append(p)
+        for r, _ in reqs:
+            replaced[r.name] = p
+        reqs[:] = [(p, u) for _, u in reqs]
+    extras = [r for r in plan.requests if r.name not in replaced]  # what plain init containers needed on top
+    replaced.update({r.name: r for r in extras})
+    names: set[str] = set()
+    for r in pooled + extras:
+        r.name = _unique(dns_label(r.name), names)
+    plan.requests = pooled + extras
+    plan.constraints = []
+    for cid, refs in init_refs.items():
+        init_refs[cid] = list(dict.fromkeys(replaced[n].name for n in refs))

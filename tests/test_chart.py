@@ -369,6 +369,10 @@ spec:
 }
 
 
+# Cases the chart helper does not reproduce; a chart with such a pod fails the proof and is reported as manual.
+CORE_ONLY = {"many-containers"}  # more than 32 requests pooled into one per device set
+
+
 def test_helper_migrates_like_the_core_on_every_golden_case(tmp_path: Path) -> None:
     """Each fixtures/cases input, as a chart template, renders what the core writes for it. Node-label
     translation is the core's alone (charts report it), and so are ResourceQuotas (not pod templates)."""
@@ -378,7 +382,7 @@ def test_helper_migrates_like_the_core_on_every_golden_case(tmp_path: Path) -> N
     inputs = {case: (CASES / case / "input.yaml").read_bytes() for case in _case_inputs()}
     inputs.update({case: text.encode() for case, text in EXTRA_INPUTS.items()})
     for case, raw in inputs.items():
-        if b"{{" in raw:
+        if b"{{" in raw or case in CORE_ONLY:
             continue
         chart = tmp_path / case
         (chart / "templates").mkdir(parents=True)
