@@ -227,21 +227,15 @@ def _fix_document(
                 ):
                     other.fixed = True
         if plan.ray_num_gpus is not None:
-            info = plan.analysis.info
-            line, column = doc.line_of(plan.analysis.ref.owner)
             result.findings.append(
-                Finding(
+                _pod_finding(
                     "count-from-limits",
-                    RULES["count-from-limits"][0],
                     f"KubeRay builds `ray start --num-gpus` from limits: rayStartParams.num-gpus is set to "
                     f'"{plan.ray_num_gpus}" unless it was set already',
                     path,
-                    line,
-                    column,
-                    info.kind,
-                    info.namespace,
-                    info.name,
-                    plan.analysis.ref.path,
+                    doc,
+                    plan.analysis.ref.owner,
+                    plan,
                     fixed=True,
                 )
             )
@@ -258,22 +252,31 @@ class RewriteInvalid(Exception):
 
 
 def raise_invalid(result: FileResult, doc: Document, plan: Any, what: str, errors: list[str]) -> None:
+    message = (
+        f"{what} would not validate for the target Kubernetes version, so nothing is written for this file: "
+        + "; ".join(errors[:5])
+    )
+    raise RewriteInvalid(_pod_finding("rewrite-invalid", message, result.path, doc, plan.analysis.ref.spec, plan))
+
+
+def _pod_finding(
+    rule: str, message: str, path: str, doc: Document, node: Any, plan: Any, fixed: bool = False
+) -> Finding:
+    """A finding on a planned pod template, at the given node of its document."""
     info: ObjectInfo = plan.analysis.info
-    line, column = doc.line_of(plan.analysis.ref.spec)
-    raise RewriteInvalid(
-        Finding(
-            "rewrite-invalid",
-            RULES["rewrite-invalid"][0],
-            f"{what} would not validate for the target Kubernetes version, so nothing is written for this file: "
-            + "; ".join(errors[:5]),
-            result.path,
-            line,
-            column,
-            info.kind,
-            info.namespace,
-            info.name,
-            plan.analysis.ref.path,
-        )
+    line, column = doc.line_of(node)
+    return Finding(
+        rule,
+        RULES[rule][0],
+        message,
+        path,
+        line,
+        column,
+        info.kind,
+        info.namespace,
+        info.name,
+        plan.analysis.ref.path,
+        fixed=fixed,
     )
 
 
