@@ -1109,30 +1109,30 @@ def _capacity_value(value: Any) -> Quantity:
     return Quantity.parse(value)
 
 
+def _convert_domains(
+    what: str, domains: Mapping[str, Mapping[str, object]], convert: Callable[[object], object]
+) -> list[tuple[str, celtypes.MapType]]:
+    """domain -> name -> value, each value converted for CEL; a bad value names its domain and name."""
+    out = []
+    for domain, values in domains.items():
+        items = []
+        for name, value in values.items():
+            try:
+                items.append((name, convert(value)))
+            except ValueError as exc:
+                raise CelError(f"{what} {domain}/{name}: {exc}") from exc
+        out.append((domain, _cel_string_map(items)))
+    return out
+
+
 def _device_variable(
     driver: str,
     attributes: Mapping[str, Mapping[str, object]],
     capacity: Mapping[str, Mapping[str, object]],
     allow_multiple_allocations: bool,
 ) -> celtypes.MapType:
-    converted_attributes = []
-    for domain, values in attributes.items():
-        items = []
-        for name, value in values.items():
-            try:
-                items.append((name, _attribute_value(value)))
-            except ValueError as exc:
-                raise CelError(f"attribute {domain}/{name}: {exc}") from exc
-        converted_attributes.append((domain, _cel_string_map(items)))
-    converted_capacity = []
-    for domain, values in capacity.items():
-        items = []
-        for name, value in values.items():
-            try:
-                items.append((name, _capacity_value(value)))
-            except ValueError as exc:
-                raise CelError(f"capacity {domain}/{name}: {exc}") from exc
-        converted_capacity.append((domain, _cel_string_map(items)))
+    converted_attributes = _convert_domains("attribute", attributes, _attribute_value)
+    converted_capacity = _convert_domains("capacity", capacity, _capacity_value)
     return _cel_string_map(
         [
             ("driver", celtypes.StringType(driver)),

@@ -12,6 +12,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
 from dramigrate.triage import KUBESPAWNER_KEYS
+from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
@@ -106,10 +107,13 @@ def parse_count(value: Any) -> int | None:
 class Detector:
     """Findings for one file. Keeps the file's ResourceClaimTemplates to check existing DRA wiring."""
 
-    def __init__(self, path: str, rules: RuleSet, settings: Settings, claim_templates: dict[str, set[str]]):
+    def __init__(
+        self, path: str, rules: RuleSet, settings: Settings, target: Target, claim_templates: dict[str, set[str]]
+    ):
         self.path = path
         self.rules = rules
         self.settings = settings
+        self.target = target
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
 
     def finding(
@@ -162,7 +166,6 @@ class Detector:
     def selection(self, doc: Document, pa: PodAnalysis) -> list[Finding]:
         """Translate the pod's node-label hacks and device tolerations for the classes its claims will use."""
         from dramigrate.plan import topology_shape
-        from dramigrate.versions import Target
 
         out: list[Finding] = []
         uses = [u for u in pa.uses if u.count > 0]
@@ -179,14 +182,13 @@ class Detector:
             out.append(f)
 
         classes = {u.match.rule.device_class for u in uses}
-        target = Target.parse(self.settings.kube_version)
         sel = select(
             pa.ref.spec,
             classes,
             self.rules,
             report,
             remove_pool_labels=self.settings.remove_node_selectors,
-            prioritized_list=target.enabled("DRAPrioritizedList"),
+            prioritized_list=self.target.enabled("DRAPrioritizedList"),
             drop_tolerations=self.settings.drop_tolerations,
             removed_resources={u.resource for u in pa.uses},
         )

@@ -123,7 +123,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
     for doc in yf.documents:
         parse_document(job.path, doc)
     templates = _claim_templates(yf)
-    det = Detector(job.path, rules, settings, {k: v[1] for k, v in templates.items()})
+    det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
     emitted: set[str] = set()
     for doc in yf.documents:
         if doc.data is None:
