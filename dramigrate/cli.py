@@ -134,6 +134,15 @@ HelmBinaryOpt = Annotated[
     Path | None,
     typer.Option("--helm-binary", help="Render charts with this `helm` executable instead of the embedded Helm SDK."),
 ]
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        help="Also write the HTML migration report to this file: one self-contained page with the summary, "
+        "the findings (filterable) and each file's before and after (docs/json-output.md#the-html-report).",
+        show_default=False,
+    ),
+]
 CHART_EXAMPLES = (
     "  dramigrate {cmd} ./chart -f gpu-values.yaml --set gpu.number=2\n\n"
     "  dramigrate {cmd} my-release ./chart-1.0.0.tgz --namespace ml --kube-version 1.34\n\n"
@@ -232,18 +241,20 @@ def lint(
 
 @app.command(
     epilog="Examples:\n\n  dramigrate diff k8s/\n\n  dramigrate diff --check k8s/   # in CI: exit 1 "
-    "when anything would change\n\n" + CHART_EXAMPLES.format(cmd="diff")
+    "when anything would change\n\n  dramigrate diff k8s/ --html report.html   # the migration report as a web page\n\n"
+    + CHART_EXAMPLES.format(cmd="diff")
 )
 @shared_options
 def diff(
     paths: Paths,
     check: Annotated[bool, typer.Option("--check", help="Exit 1 when anything would change.")] = False,
+    html: HtmlOpt = None,
     **options: Any,
 ) -> None:
-    """Show the unified diff fix would apply, and a summary; writes nothing."""
+    """Show the unified diff fix would apply, and a summary; writes nothing (but the --html report)."""
     from dramigrate.commands import do_diff
 
-    opts = _options({"paths": paths, **options})
+    opts = _options({"paths": paths, "html": html, **options})
     _guard(lambda: do_diff(opts, check))
 
 

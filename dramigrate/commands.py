@@ -40,6 +40,7 @@ class Options:
     api_versions: list[str] = field(default_factory=list)
     helm_binary: Path | None = None
     post_renderer: bool = False
+    html: Path | None = None  # diff/fix: also write the HTML migration report here
 
 
 @dataclass
@@ -130,15 +131,9 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
         out = open(opts.output, "w", encoding="utf-8")  # noqa: SIM115
     try:
         if opts.format == "json":
-            from dramigrate.report.json import render
+            import json
 
-            out.write(
-                render(
-                    result.findings,
-                    s,
-                    [{"file": e.file, "line": e.line, "column": e.column, "message": e.message} for e in errors],
-                )
-            )
+            out.write(json.dumps(_json_document(result, changed), indent=2) + "\n")
         elif opts.format in ("sarif", "github", "junit"):
             from dramigrate.report import ci
 
@@ -155,6 +150,33 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
     finally:
         if out is not stream:
             out.close()
+
+
+def _json_document(result: RunResult, changed: int) -> dict[str, Any]:
+    """The JSON report's document (docs/json-output.md), which the HTML report is built from too."""
+    from dramigrate.report.json import document
+
+    errors = [
+        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+        for e in (r.error for r in result.files)
+        if e is not None
+    ]
+    return document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+
+
+def _write_html(opts: Options, result: RunResult, changed: int, changes: list[Any], command: str) -> None:
+    """The HTML migration report (--html), from the JSON report's data and the files' before and after."""
+    if opts.html is None:
+        return
+    from dramigrate.report.html import render
+    from dramigrate.writer import write_atomic
+
+    page = render(_json_document(result, changed), changes, command, opts.paths)
+    try:
+        opts.html.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder for the HTML report: {exc.strerror}", str(opts.html)) from exc
+    write_atomic(opts.html, page)
 
 
 def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, str] | None:
@@ -198,24 +220,30 @@ def do_lint(opts: Options, fail_on: Severity | None) -> int:
 
 def do_diff(opts: Options, check: bool) -> int:
     from dramigrate.report.diff import unified
+    from dramigrate.report.html import FileChange
 
     ctx, result = _execute(opts, fix=True, writes=False)
     changed = 0
+    changes: list[FileChange] = []  # for --html
     for r in result.files:
         if r.rewritten is not None and r.original is not None:
             changed += 1
+            changes.append(FileChange(r.path, r.original, r.rewritten))
             sys.stdout.write(unified(r.path, r.original, r.rewritten))
     for chart in ctx.charts:
         if chart.changes and not chart.manual:
             changed += len(chart.changes)
+            changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
             sys.stdout.write(chart.diff())
         if chart.report():
             _err(chart.report().rstrip("\n"))
     classes = _classes(ctx, result, write=False)
     if classes and classes[1] != classes[2]:
         changed += 1
+        changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
         sys.stdout.write(unified(str(classes[0]), classes[1], classes[2]))
     _report(opts, result, changed, sys.stderr, show_fixed=True)
+    _write_html(opts, result, changed, changes, "diff")
     if result.bad_input:
         return 2
     return 1 if check and changed else 0

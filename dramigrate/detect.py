@@ -277,6 +277,7 @@ class Detector:
                     )
                     continue
                 rule = match.rule
+                where["device_class"] = rule.device_class
                 shared = rule.report_only or self.shared_mode(rule, shared_by_label)
                 if not shared and res.split("/")[0] in slices:
                     shared = f"shared (asked for with {slices[res.split('/')[0]]})"

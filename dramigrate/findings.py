@@ -38,6 +38,7 @@ class Finding:
     pod_template_path: str = ""
     container: str = ""
     resource: str = ""
+    device_class: str = ""  # the DeviceClass the resource maps to in the rule packs, "" when none
     fixable: bool = False
     fixed: bool = False
     related: list[Location] = field(default_factory=list)
@@ -70,6 +71,7 @@ class Finding:
             "podTemplatePath": self.pod_template_path,
             "container": self.container,
             "resource": self.resource,
+            "deviceClass": self.device_class,
             "message": self.message,
             "fixable": self.fixable,
             "fixed": self.fixed,

@@ -28,6 +28,7 @@ FINDING_KEYS = {
     "podTemplatePath",
     "container",
     "resource",
+    "deviceClass",
     "message",
     "fixable",
     "fixed",  # DESIGN.md "Output": fix flags the fixed ones `fixed: true`
