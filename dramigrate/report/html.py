@@ -181,6 +181,7 @@ def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: 
     script = env.get_template("report.js").render()
     findings = sorted(doc["findings"], key=lambda f: (f["file"], f["line"], f["column"], f["rule"]))
     fig = figures(doc)
+    sections = _sections(doc, changes)
     charts = [
         ("byVendor", "Device requests by vendor", _bars(fig["byVendor"])),
         ("byKind", "Device requests by kind", _bars(fig["byKind"])),
@@ -195,10 +196,12 @@ def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: 
         stack=_stack(fig["outcomes"]),
         charts=charts,
         fixed_word="would fix" if command == "diff" else "fixed",
+        migrated_word="would be migrated" if command == "diff" else "migrated",
+        anchors={s["path"]: s["anchor"] for s in sections},
         findings=findings,
         outcome=outcome,
         errors=doc["errors"],
-        sections=_sections(doc, changes),
+        sections=sections,
         style=style,
         script=script,
         csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
