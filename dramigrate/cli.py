@@ -262,6 +262,7 @@ def diff(
     epilog="Examples:\n\n  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
     "  dramigrate fix --kube-version 1.34 deploy.yaml\n\n"
     "  helm template rel ./chart | dramigrate fix - > migrated.yaml\n\n"
+    "  dramigrate fix k8s/ --html migration.html   # what was rewritten, as a web page\n\n"
     + CHART_EXAMPLES.format(cmd="fix")
     + "  helm install rel ./chart --post-renderer dramigrate   # Helm 4 plugin, see docs/helm.md"
 )
@@ -276,12 +277,13 @@ def fix(
             "to stdout, so remaining findings go to stderr without aborting the install.",
         ),
     ] = False,
+    html: HtmlOpt = None,
     **options: Any,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
 
-    opts = _options({"paths": paths, "post_renderer": post_renderer, **options})
+    opts = _options({"paths": paths, "post_renderer": post_renderer, "html": html, **options})
     _guard(lambda: do_fix(opts))
 
 

@@ -172,10 +172,13 @@ def _write_html(opts: Options, result: RunResult, changed: int, changes: list[An
     from dramigrate.writer import write_atomic
 
     page = render(_json_document(result, changed), changes, command, opts.paths)
+    folder = opts.html.parent
     try:
-        opts.html.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create the folder for the HTML report: {exc.strerror}", str(opts.html)) from exc
+        raise InputError(
+            f"cannot create the folder {folder} for the HTML report: {exc.strerror}", str(opts.html)
+        ) from exc
     write_atomic(opts.html, page)
 
 
@@ -250,19 +253,24 @@ def do_diff(opts: Options, check: bool) -> int:
 
 
 def do_fix(opts: Options) -> int:
+    from dramigrate.report.html import FileChange
     from dramigrate.writer import write_atomic
 
     ctx, result = _execute(opts, fix=True, writes=True)
     changed = 0
+    changes: list[FileChange] = []  # for --html: what was written
     raw_by_path = {str(p): p for p in ctx.inputs.files}
     for r in result.files:
         if r.path == "-":
+            if r.rewritten is not None and r.original is not None and r.error is None:
+                changes.append(FileChange(r.path, r.original, r.rewritten))
             continue
         if r.rewritten is not None:
             path = raw_by_path.get(r.path, Path(r.path))
             try:
                 write_atomic(path, r.rewritten, expected=r.raw)
                 changed += 1
+                changes.append(FileChange(r.path, r.original or "", r.rewritten))
             except InputError as exc:
                 r.error = exc
                 result.bad_input += 1
@@ -276,13 +284,19 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        changed += _write_chart(chart, result)
-    _classes(ctx, result, write=True)
+        written = _write_chart(chart, result)
+        changed += written
+        if written:
+            changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
+    classes = _classes(ctx, result, write=True)
+    if classes and classes[1] != classes[2]:
+        changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
     if opts.format == "text":
         for r in result.files:
             for c in r.changes:
                 _err(f"fixed {c}")
     _report(opts, result, changed, sys.stderr, show_fixed=True)
+    _write_html(opts, result, changed, changes, "fix")
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.chart import valid_yaml
 

@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
 ]
 # Markup in a file's name and in a comment beside a device request: the page must show it as text.
 WEIRD_NAME = "odd <i>name & 'quotes\".yaml"
-HOSTILE = "<img src=x onerror=\"window.pwned=1\"></td><script>window.pwned=2</script>"
+HOSTILE = '<img src=x onerror="window.pwned=1"></td><script>window.pwned=2</script>'
 WEIRD = f"""\
 apiVersion: batch/v1
 kind: Job
@@ -83,9 +83,22 @@ def test_input_is_escaped_and_nothing_is_fetched(report: dict[str, Any]) -> None
 
 def test_unwritable_html_path_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
-    code, _, err = run_cli(["diff", REPO / "examples" / "manifests", "--html", tmp_path / "a-file" / "r.html"])
+    code, _, err = run_cli(
+        ["diff", REPO / "examples" / "manifests" / "inference.yaml", "--html", tmp_path / "a-file" / "r.html"]
+    )
     assert code == 2
     assert "a-file" in err and "Traceback" not in err and "internal error" not in err
+
+
+def test_fix_html_shows_what_was_written(run_cli: RunCli, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples" / "manifests", tmp_path / "m")
+    code, _, err = run_cli(["fix", "m", "--format", "json", "--output", "r.json", "--html", "r.html"], cwd=tmp_path)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["summary"]
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page.count('<details class="udiff">') == summary["filesChanged"] > 0
+    assert "rewritten in place" in page and "would fix" not in page
+    assert f'data-summary="fixed">{summary["fixed"]}<' in page
 
 
 def _expected(doc: dict[str, Any]) -> dict[str, Any]:
@@ -93,10 +106,12 @@ def _expected(doc: dict[str, Any]) -> dict[str, Any]:
     requests = [
         f
         for f in doc["findings"]
-        if f["rule"]
+        if f["podTemplatePath"]
+        and f["rule"]
         in {
             "legacy-device-request",
             "extended-resource",
+            "kustomize-patch",
             "report-only-kind",
             "shared-device",
             "invalid-count",
@@ -105,7 +120,10 @@ def _expected(doc: dict[str, Any]) -> dict[str, Any]:
         }
     ]
     left = [f for f in requests if not f["fixed"]]
-    by_left = Counter("report-only" if f["rule"] in {"report-only-kind", "shared-device", "extended-resource"} else "manual" for f in left)
+    by_left = Counter(
+        "report-only" if f["rule"] in {"report-only-kind", "shared-device", "extended-resource"} else "manual"
+        for f in left
+    )
     return {
         "workloads": len({(f["file"], f["kind"], f["namespace"], f["name"]) for f in requests}),
         "requests": len(requests),
@@ -164,7 +182,8 @@ def test_page_loads_cleanly_offline(browser_page: Any) -> None:
 def test_summary_numbers_equal_the_json_report(browser_page: Any, report: dict[str, Any]) -> None:
     doc = report["json"]
     shown = {
-        el.get_attribute("data-summary"): int(el.inner_text()) for el in browser_page.query_selector_all("[data-summary]")
+        el.get_attribute("data-summary"): int(el.inner_text())
+        for el in browser_page.query_selector_all("[data-summary]")
     }
     assert shown == doc["summary"]
     expected = _expected(doc)

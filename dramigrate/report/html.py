@@ -18,12 +18,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from dramigrate import __version__
 from dramigrate.report.diff import unified
 
-# Each device-plugin key in a container yields exactly one finding of these rules (detect.py), so counting
-# them counts device requests.
+# Each device-plugin key in a container yields exactly one finding of these rules on its pod template
+# (detect.py; migrate.py recasts some), so counting them counts device requests.
 REQUEST_RULES = frozenset(
     {
         "legacy-device-request",
         "extended-resource",
+        "kustomize-patch",
         "report-only-kind",
         "shared-device",
         "invalid-count",
@@ -57,9 +58,14 @@ def workload_key(finding: dict[str, Any]) -> tuple[str, str, str, str]:
     return (finding["file"], finding["kind"], finding["namespace"], finding["name"])
 
 
+def is_request(finding: dict[str, Any]) -> bool:
+    """A device request in a pod template (not a quota's invalid-count, which has no pod template)."""
+    return finding["rule"] in REQUEST_RULES and bool(finding["podTemplatePath"])
+
+
 def figures(doc: dict[str, Any]) -> dict[str, Any]:
     """The summary the page shows, from the JSON report alone."""
-    requests = [f for f in doc["findings"] if f["rule"] in REQUEST_RULES]
+    requests = [f for f in doc["findings"] if is_request(f)]
     return {
         "workloads": len({workload_key(f) for f in requests}),
         "requests": len(requests),
@@ -139,7 +145,7 @@ def _sections(doc: dict[str, Any], changes: list[FileChange]) -> list[dict[str, 
     for path in sorted(set(by_file) | set(changed)):
         workloads = []
         for (_, kind, namespace, name), found in by_file.get(path, {}).items():
-            requests = [f for f in found if f["rule"] in REQUEST_RULES]
+            requests = [f for f in found if is_request(f)]
             workloads.append(
                 {
                     "kind": kind,
