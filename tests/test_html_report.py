@@ -81,6 +81,37 @@ def test_input_is_escaped_and_nothing_is_fetched(report: dict[str, Any]) -> None
     assert "default-src &#39;none&#39;" in page  # the CSP: no fetch of any kind
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("a\nb\nc\n", "a\nB\nc\nd\n"),
+        ("".join(f"l{i}\n" for i in range(40)), "".join(f"l{i}\n" for i in range(40) if i not in (3, 30)) + "end"),
+        ("x: 1\r\ny: 2\r\n", "x: 1\r\ny: 3\r\n"),
+        ("a\n", "b\n"),
+        ("", "new: file\n"),
+    ],
+)
+def test_side_by_side_has_the_hunks_of_the_unified_diff(before: str, after: str) -> None:
+    from dramigrate.report.diff import unified
+    from dramigrate.report.html import side_by_side
+
+    rows = side_by_side(before, after)
+    unified_hunks = [line.rstrip("\n") for line in unified("f", before, after).splitlines() if line.startswith("@@")]
+    assert [r.old for r in rows if r.kind == "hunk"] == unified_hunks
+    assert [r.old for r in rows if r.old_no] == [
+        before.splitlines()[r.old_no - 1] for r in rows if r.old_no
+    ]  # each line beside its number
+    added = [r.new for r in rows if r.kind in ("insert", "replace") and r.new_no]
+    removed = [r.old for r in rows if r.kind in ("delete", "replace") and r.old_no]
+    diff_lines = unified("f", before, after).splitlines()
+    assert added == [
+        line[1:].rstrip("\r") for line in diff_lines if line.startswith("+") and not line.startswith("+++")
+    ]
+    assert removed == [
+        line[1:].rstrip("\r") for line in diff_lines if line.startswith("-") and not line.startswith("---")
+    ]
+
+
 def test_unwritable_html_path_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     code, _, err = run_cli(
@@ -131,7 +162,7 @@ def _expected(doc: dict[str, Any]) -> dict[str, Any]:
         "manual-requests": by_left["manual"],
         "report-only-requests": by_left["report-only"],
         "byVendor": Counter(f["resource"].split("/")[0] for f in requests),
-        "byKind": Counter(f["kind"] for f in requests),
+        "byKind": Counter(f["kind"] or "(not a Kubernetes object)" for f in requests),
         "byClass": Counter(f["deviceClass"] or "(no class)" for f in requests),
     }
 

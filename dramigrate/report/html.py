@@ -36,6 +36,7 @@ REQUEST_RULES = frozenset(
 # request served through a DeviceClass extendedResourceName): reported, nothing to migrate by hand.
 REPORT_ONLY_RULES = frozenset({"report-only-kind", "shared-device", "extended-resource"})
 OUTCOMES = ("fixed", "manual", "report-only")
+NOT_AN_OBJECT = "(not a Kubernetes object)"  # the kind shown for a request in a values file, say
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def figures(doc: dict[str, Any]) -> dict[str, Any]:
         "requests": len(requests),
         "outcomes": {o: sum(1 for f in requests if outcome(f) == o) for o in OUTCOMES},
         "byVendor": _counts(f["resource"].split("/")[0] for f in requests),
-        "byKind": _counts(f["kind"] or "(no kind)" for f in requests),
+        "byKind": _counts(f["kind"] or NOT_AN_OBJECT for f in requests),
         "byClass": _counts(f.get("deviceClass") or "(no class)" for f in requests),
     }
 
@@ -109,13 +110,21 @@ class Row:
     new: str = ""
 
 
+def _range(start: int, stop: int) -> str:
+    """A hunk header's range, as difflib.unified_diff writes it: `3` for one line, `2,0` for none."""
+    length = stop - start
+    if length == 1:
+        return str(start + 1)
+    return f"{start + 1 if length else start},{length}"
+
+
 def side_by_side(before: str, after: str, context: int = 3) -> list[Row]:
-    """The changed hunks of two texts, old lines beside new ones, with `context` unchanged lines around each."""
-    a, b = before.splitlines(), after.splitlines()
+    """The hunks of the unified diff of two texts (same matcher and context), old lines beside new ones."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)  # as report.diff.unified splits
     rows: list[Row] = []
-    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+    for group in difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(context):
         first, last = group[0], group[-1]
-        rows.append(Row("hunk", old=f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@"))
+        rows.append(Row("hunk", old=f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"))
         for tag, i1, i2, j1, j2 in group:
             for k in range(max(i2 - i1, j2 - j1)):
                 i, j = i1 + k, j1 + k
@@ -126,9 +135,9 @@ def side_by_side(before: str, after: str, context: int = 3) -> list[Row]:
                     Row(
                         kind,
                         i + 1 if left else 0,
-                        a[i] if left else "",
+                        a[i].rstrip("\r\n") if left else "",
                         j + 1 if right else 0,
-                        b[j] if right else "",
+                        b[j].rstrip("\r\n") if right else "",
                     )
                 )
     return rows
@@ -138,7 +147,7 @@ def _sections(doc: dict[str, Any], changes: list[FileChange]) -> list[dict[str, 
     """One section per file with device requests or a change: its workloads, and the before and after."""
     by_file: dict[str, dict[tuple[str, str, str, str], list[dict[str, Any]]]] = {}
     for f in doc["findings"]:
-        if f["kind"]:  # about one object (not the run-wide classes-file-needed)
+        if f["kind"] or is_request(f):  # about one object or request (not the run-wide classes-file-needed)
             by_file.setdefault(f["file"], {}).setdefault(workload_key(f), []).append(f)
     changed = {c.path: c for c in changes}
     sections = []
@@ -148,7 +157,7 @@ def _sections(doc: dict[str, Any], changes: list[FileChange]) -> list[dict[str, 
             requests = [f for f in found if is_request(f)]
             workloads.append(
                 {
-                    "kind": kind,
+                    "kind": kind or NOT_AN_OBJECT,
                     "namespace": namespace,
                     "name": name,
                     "requests": requests,
