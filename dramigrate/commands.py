@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +99,21 @@ def prepare(opts: Options, writes: bool) -> Context:
     return Context(settings, target, rules, inputs, stdin, release)
 
 
+def _check_html_target(path: Path | None) -> None:
+    """Refuse an --html path that cannot be written before doing any work (fix would have rewritten files)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise InputError("is a folder; --html takes the report's file name", str(path))
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write the HTML report: {folder} is not a writable folder", str(path))
+
+
 def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult]:
+    _check_html_target(opts.html)
     ctx = prepare(opts, writes)
     result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin)
     for path, message in ctx.inputs.errors:
@@ -180,6 +195,8 @@ def _write_html(opts: Options, result: RunResult, changed: int, changes: list[An
             f"cannot create the folder {folder} for the HTML report: {exc.strerror}", str(opts.html)
         ) from exc
     write_atomic(opts.html, page)
+    if opts.format == "text":
+        _err(f"dramigrate: wrote the HTML report {opts.html}")
 
 
 def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, str] | None:

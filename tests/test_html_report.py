@@ -112,13 +112,16 @@ def test_side_by_side_has_the_hunks_of_the_unified_diff(before: str, after: str)
     ]
 
 
-def test_unwritable_html_path_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:
+def test_unwritable_html_path_is_bad_input_before_any_write(run_cli: RunCli, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
-    code, _, err = run_cli(
-        ["diff", REPO / "examples" / "manifests" / "inference.yaml", "--html", tmp_path / "a-file" / "r.html"]
-    )
-    assert code == 2
-    assert "a-file" in err and "Traceback" not in err and "internal error" not in err
+    manifest = tmp_path / "inference.yaml"
+    shutil.copy(REPO / "examples" / "manifests" / "inference.yaml", manifest)
+    before = manifest.read_bytes()
+    for target in (tmp_path / "a-file" / "r.html", tmp_path / "a-file" / "deeper" / "r.html", tmp_path):
+        code, _, err = run_cli(["fix", manifest, "--html", target])
+        assert code == 2, err
+        assert str(target) in err and "Traceback" not in err and "internal error" not in err
+        assert manifest.read_bytes() == before  # refused before fix rewrote anything
 
 
 def test_fix_html_shows_what_was_written(run_cli: RunCli, tmp_path: Path) -> None:
