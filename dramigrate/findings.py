@@ -133,6 +133,10 @@ RULES: dict[str, tuple[Severity, str]] = {
         Severity.WARNING,
         "fix could not prove a rewrite of a Helm chart, so nothing was written; the report has the suggested patch",
     ),
+    "internal-error": (
+        Severity.ERROR,
+        "dramigrate failed on this file (a bug): the file was left alone and the rest of the run went on",
+    ),
     "chart-label-from-values": (
         Severity.WARNING,
         "a node-label hack comes from chart values: the rewritten chart keeps it; translate it by hand",
