@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
-from dramigrate.kustomize import report_only_files
+from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
@@ -25,6 +26,7 @@ class RunResult:
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
     bad_input: int = 0
     scanned: int = 0
+    kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
 
 
 def _init(settings: Settings, target: Target) -> None:
@@ -42,9 +44,13 @@ def run(
 ) -> RunResult:
     out = RunResult()
     jobs: list[Job] = []
-    reasons = report_only_files(inputs.files, rules) if inputs.files else {}
+    kz = scan(inputs.files, rules) if inputs.files else None
+    out.kustomize = kz
     for path in inputs.files:
-        jobs.append(Job(str(path), None, fix, reasons.get(path.resolve(), "")))
+        resolved = path.resolve()
+        if kz is not None and kz.skip(resolved):
+            continue  # a kustomize patch: reported (and migrated) by the kustomize flow
+        jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
@@ -56,6 +62,8 @@ def run(
     else:
         results = [r for j in jobs if (r := run_file(j, rules, settings, target)).findings or r.error or r.rewritten]
     out.files.extend(results)
+    if kz is not None:
+        _kustomize_findings(kz, rules, out)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -76,6 +84,32 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
+    """Findings on kustomize patches and graphs (no build), and broken kustomizations as bad input."""
+    from dramigrate.migrate import FileResult
+
+    for error in kz.errors:
+        out.files.append(FileResult(error.file, error=error))
+        out.bad_input += 1
+    for r in out.files:  # a base's requests: name the overlays that build on it
+        unit = kz.unit_of.get(Path(r.path).resolve()) if r.path != "-" else None
+        if unit is None or not unit.migratable:
+            continue
+        overlays = ", ".join(
+            kz.display(o) for d in kz.graph.owners_of(Path(r.path).resolve()) for o in kz.graph.overlays_of(d)
+        )
+        for f in r.findings:
+            if f.fixable:
+                f.message += (
+                    f"; in a kustomize base of {overlays}: fix migrates it with every overlay and proves each build"
+                )
+    by_file: dict[str, list[Finding]] = {}
+    for f in patch_findings(kz, rules):
+        by_file.setdefault(f.file, []).append(f)
+    for file, found in by_file.items():
+        out.files.append(FileResult(file, findings=found))
 
 
 def needed_classes(result: RunResult) -> list[DeviceClassInfo]:
