@@ -33,7 +33,7 @@ class Options:
     drop_tolerations: bool = False
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
-    # Helm charts, as `helm template` takes them (chart.py)
+    # Helm charts, as `helm template` takes them (run.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
     set_string_values: list[str] = field(default_factory=list)
@@ -86,7 +86,7 @@ def prepare(opts: Options, writes: bool) -> Context:
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
-    from dramigrate.chart import split_release
+    from dramigrate.helm.run import split_release
 
     release, paths = split_release(opts.paths)
     inputs = expand(paths, settings.exclude)
@@ -120,13 +120,13 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
         result.files.append(_error_result(path, message))
         result.bad_input += 1
     if ctx.stdin is not None:
-        from dramigrate.chart import stream_related
+        from dramigrate.helm.run import stream_related
 
         for r in result.files:
             if r.path == "-":
                 stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
     if ctx.inputs.charts:
-        from dramigrate.chart import run_charts
+        from dramigrate.helm.run import run_charts
 
         ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
     return ctx, result
@@ -315,7 +315,7 @@ def do_fix(opts: Options) -> int:
     _report(opts, result, changed, sys.stderr, show_fixed=True)
     _write_html(opts, result, changed, changes, "fix")
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
-        from dramigrate.chart import valid_yaml
+        from dramigrate.helm.run import valid_yaml
 
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         if stdin_result is not None and stdin_result.error is not None:
@@ -325,7 +325,7 @@ def do_fix(opts: Options) -> int:
 
 
 def _write_chart(chart: Any, result: RunResult) -> int:
-    from dramigrate.chart import write_changes
+    from dramigrate.helm.run import write_changes
 
     written = 0
     if chart.changes and not chart.manual:
