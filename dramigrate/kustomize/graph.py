@@ -87,7 +87,8 @@ class Graph:
 
     nodes: dict[Path, Kustomization] = field(default_factory=dict)
     parents: dict[Path, set[Path]] = field(default_factory=dict)  # folder -> folders that list it
-    errors: list[InputError] = field(default_factory=list)  # broken kustomizations under the paths
+    errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations under the paths
+    broken: set[Path] = field(default_factory=set)  # folders of every broken kustomization
 
     def overlays_of(self, folder: Path) -> list[Path]:
         """The top overlays (kustomizations nothing builds on) that reach `folder`, itself included when it is one."""
@@ -282,9 +283,10 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
             inside = any(w == file.parent or w in file.parents or w == file for w in wanted)
             try:
                 graph.nodes[file.parent] = read_kustomization(file, inside)
-            except InputError as exc:
+            except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
+                graph.broken.add(file.parent)
                 if inside:
-                    graph.errors.append(exc)
+                    graph.errors.append((Path(folder) / name, exc))
     for folder, node in graph.nodes.items():
         for child in node.children + node.components:
             graph.parents.setdefault(child, set()).add(folder)

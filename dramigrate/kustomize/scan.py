@@ -54,7 +54,7 @@ class Scan:
     graph: Graph
     units: list[Unit] = field(default_factory=list)
     unit_of: dict[Path, Unit] = field(default_factory=dict)  # resource and patch file -> its graph
-    errors: list[InputError] = field(default_factory=list)
+    errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[Path] = field(default_factory=set)  # the input files, resolved
 
@@ -71,7 +71,7 @@ class Scan:
         unit = self.unit_of.get(path)
         if unit is None:
             if any(b == path.parent or b in path.parents for b in self.broken):
-                return "its kustomization is broken, so the overlays that build on it are unknown"
+                return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
             return unit.why_not()
@@ -87,7 +87,11 @@ class Scan:
 def scan(paths: list[Path], rules: RuleSet) -> Scan:
     graph = discover(paths)
     out = Scan(graph, errors=list(graph.errors))
-    out.broken = {Path(e.file).resolve().parent for e in graph.errors if e.file}
+    out.broken = set(graph.broken)
+    out.errors = [(Path(out.display(p)), e) for p, e in graph.errors]
+    for _, exc in out.errors:
+        if isinstance(exc, InputError) and exc.file:
+            exc.file = out.display(Path(exc.file))
     done: set[Path] = set()
     inputs = out.inputs = {p.resolve() for p in paths}
     for folder in sorted(graph.nodes):
@@ -172,10 +176,9 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                 )
             )
     if out.errors:
-        e = out.errors[0]
-        unit.blockers.append(
-            Blocker(Path(e.file), e.line or 1, f"a kustomization under the paths is broken ({e}); nothing written")
-        )
+        path, exc = out.errors[0]
+        where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
+        unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
     return unit
 
 
