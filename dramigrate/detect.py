@@ -182,6 +182,7 @@ class Detector:
             prioritized_list=self.target.enabled("DRAPrioritizedList"),
             drop_tolerations=self.settings.drop_tolerations,
             removed_resources={u.resource for u in pa.uses},
+            removed_taints=self.settings.removed_taints,
         )
         for cls in list(sel.alternatives):
             if sum(1 for u in uses if u.match.rule.device_class == cls) != 1:
@@ -378,23 +379,31 @@ class Detector:
         if mode != "none":
             return f"shared ({mode}, from the sharing setting)"
         if rule.sharing.get("nodeLabel") in shared_by_label:
-            return "shared (the pod is pinned to a -SHARED or -MIG- product label)"
+            return "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
         return ""
 
     def shared_product_label(self, spec: dict[str, Any]) -> set[str]:
-        """Node labels whose pinned values say the plain resource is a slice (GFD -SHARED, -MIG-<profile>)."""
-        patterns = {
-            r.sharing["nodeLabel"]: re.compile(r.sharing["sharedValuePattern"])
-            for r in self.rules.resources
-            if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
-        }
+        """Node labels whose pinned values say the plain resource is a slice (GFD -SHARED, -MIG-<profile>): in a
+        node selector, in required node affinity, or as the value of a toleration for the resource's taint
+        (OpenShift samples taint time-sliced nodes nvidia.com/gpu=Tesla-T4-SHARED)."""
         hits: set[str] = set()
         selector = spec.get("nodeSelector")
-        for label, pattern in patterns.items():
+        tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+        for r in self.rules.resources:
+            label, pattern_text = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")
+            if not label or not pattern_text:
+                continue
+            pattern = re.compile(pattern_text)
             values: list[Any] = []
             if isinstance(selector, dict) and label in selector:
                 values.append(selector[label])
             values.extend(_affinity_values(spec, label))
+            taint_keys = {label} | {k for k, res in self.rules.taints.items() if res and res == r.match}
+            values.extend(
+                t.get("value")
+                for t in tolerations
+                if t.get("key") in taint_keys and t.get("operator", "Equal") == "Equal" and t.get("value") is not None
+            )
             if any(pattern.search(str(v)) for v in values):
                 hits.add(label)
         return hits
