@@ -154,13 +154,21 @@ def _schema(name: str) -> dict[str, Any]:
     return json.loads(_shipped(name).read_text(encoding="utf-8"))
 
 
+# Each kind of rules file and its JSON Schema (FindingRules: the finding rule catalogue, catalogue.py).
+SCHEMAS = {
+    "RulePack": "rule-pack.schema.json",
+    "Workloads": "workloads.schema.json",
+    "FindingRules": "findings.schema.json",
+}
+
+
 def validate_rule_file(path: Path, data: Any) -> list[str]:
     """Schema errors of one rules file, as 'path: where: message' strings (empty when valid)."""
     import jsonschema
 
-    if not isinstance(data, dict) or data.get("kind") not in ("RulePack", "Workloads"):
-        return [f"{path}: not a rules file: expected `kind: RulePack` or `kind: Workloads`"]
-    schema = _schema("rule-pack.schema.json" if data["kind"] == "RulePack" else "workloads.schema.json")
+    if not isinstance(data, dict) or data.get("kind") not in SCHEMAS:
+        return [f"{path}: not a rules file: expected `kind: RulePack`, `kind: Workloads` or `kind: FindingRules`"]
+    schema = _schema(SCHEMAS[data["kind"]])
     validator = jsonschema.Draft202012Validator(schema)
     errors = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
