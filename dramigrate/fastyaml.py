@@ -94,12 +94,45 @@ class LineCol:
         return d[0], d[1]
 
 
+class Format:
+    """ruamel's `fa`: whether the collection was written in flow style ({...} or [...])."""
+
+    __slots__ = ("_flow",)
+
+    def __init__(self, flow: bool) -> None:
+        self._flow = flow
+
+    def flow_style(self, default: Any = None) -> Any:
+        return self._flow
+
+
+_BLOCK, _FLOW, _EMPTY = Format(False), Format(True), Format(None)  # ruamel leaves empty collections unstyled
+
+
 class Mapping(dict):  # type: ignore[type-arg]
-    __slots__ = ("lc",)
+    __slots__ = ("fa", "lc")
 
 
 class Sequence(list):  # type: ignore[type-arg]
-    __slots__ = ("lc",)
+    __slots__ = ("fa", "lc")
+
+
+_STRINGS: dict[str, Any] = {}
+
+
+def _string_types() -> dict[str, Any]:
+    """ruamel's string classes for quoted and block scalars (preserve_quotes), which quantity.py tells apart."""
+    if not _STRINGS:
+        from ruamel.yaml.scalarstring import (
+            DoubleQuotedScalarString,
+            FoldedScalarString,
+            LiteralScalarString,
+            SingleQuotedScalarString,
+        )
+
+        _STRINGS.update({'"': DoubleQuotedScalarString, "'": SingleQuotedScalarString, "|": LiteralScalarString})
+        _STRINGS[">"] = FoldedScalarString
+    return _STRINGS
 
 
 def plain_scalar(value: str) -> Any:
@@ -161,7 +194,8 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 if ev.anchor is not None or ev.tag is not None:
                     raise Decline("anchor or tag")
                 value = ev.value
-                node = plain_scalar(value) if not ev.style else value
+                style = ev.style
+                node = plain_scalar(value) if not style else (_STRINGS or _string_types())[style](value)
                 mark = ev.start_mark
                 line, col = mark.line, mark.column
                 if not stack:
@@ -172,17 +206,17 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 if type(cont) is Sequence:
                     pos = cont.lc.data[len(cont)] = [line, col]
                     cont.append(node)
-                    if not value and not ev.style:
+                    if not value and not style:
                         empty, empty_at = pos, 0
                 elif top[1] is _NO_KEY:
-                    if node in cont or (not value and not ev.style):
+                    if node in cont or (not value and not style):
                         raise Decline("duplicate or empty key")
                     top[1], top[2], top[3] = node, line, col
                 else:
                     pos = cont.lc.data[top[1]] = [top[2], top[3], line, col]
                     cont[top[1]] = node
                     top[1] = _NO_KEY
-                    if not value and not ev.style:
+                    if not value and not style:
                         empty, empty_at = pos, 2
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 if ev.anchor is not None or ev.tag is not None:
@@ -193,6 +227,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 line, col = mark.line, mark.column
                 new: Any = Mapping() if cls is MappingStartEvent else Sequence()
                 new.lc = LineCol(line, col)
+                new.fa = _FLOW if ev.flow_style else _BLOCK
                 if not stack:
                     root, root_line = new, line
                 else:
@@ -209,7 +244,9 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                         top[1] = _NO_KEY
                 stack.append([new, _NO_KEY, 0, 0])
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                stack.pop()
+                done = stack.pop()[0]
+                if not done:
+                    done.fa = _EMPTY
             elif cls is DocumentStartEvent:
                 if ev.version is not None or ev.tags:
                     raise Decline("directive")

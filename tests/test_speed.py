@@ -27,6 +27,7 @@ def _same(fast: Any, slow: Any, where: str) -> None:
     if isinstance(slow, dict):
         assert type(fast) is Mapping, where
         assert (fast.lc.line, fast.lc.col) == (slow.lc.line, slow.lc.col), where
+        assert fast.fa.flow_style() == slow.fa.flow_style(), where
         assert list(fast) == list(slow), where
         for k in slow:
             assert fast.lc.key(k) == tuple(slow.lc.key(k)), f"{where}.{k} key"
@@ -35,16 +36,17 @@ def _same(fast: Any, slow: Any, where: str) -> None:
     elif isinstance(slow, list):
         assert type(fast) is Sequence, where
         assert (fast.lc.line, fast.lc.col) == (slow.lc.line, slow.lc.col), where
+        assert fast.fa.flow_style() == slow.fa.flow_style(), where
         assert len(fast) == len(slow), where
         for i, v in enumerate(slow):
             assert fast.lc.item(i) == tuple(slow.lc.item(i)), f"{where}[{i}]"
             _same(fast[i], v, f"{where}[{i}]")
     else:
         assert fast == slow, where
-        for t in (bool, int, str, type(None)):  # ruamel's subclasses (ScalarInt 0, quoted strings) read the same
-            if isinstance(slow, t):
-                assert isinstance(fast, t) and type(fast) in (t, type(slow)), where
-                break
+        if isinstance(slow, int) and not isinstance(slow, bool):  # ruamel loads 0 as a ScalarInt, an int all the same
+            assert type(fast) is int, where
+        else:
+            assert type(fast) is type(slow), where  # quoted and block strings: ruamel's str subclasses
 
 
 RULES = load_rules(())
