@@ -26,6 +26,7 @@ class Settings:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    crds: Path | None = None  # --crds: `kubectl get crd -o yaml`, to check that CRDs keep the claim fields
     named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
     strategy: str = "claims"  # or extended-resource
     fail_on: str = "error"
@@ -41,7 +42,7 @@ class Settings:
                 value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
             elif key == "exclude":
                 value = tuple(str(v) for v in _as_list(value, raw_key))
-            elif key == "classes_file" and value is not None:
+            elif key in ("classes_file", "crds") and value is not None:
                 value = (base / str(value)).resolve()
             elif key == "kube_version":
                 value = str(value)
