@@ -389,9 +389,10 @@ class Detector:
             why = f"{self.settings.crds} has no CRD for {info.kind} ({info.api_version})"
         else:
             why = "pass the installed CRDs with --crds FILE (kubectl get crd -o yaml) to check"
+        since = _operator_versions(kind, info.api_version)
         return self.finding(
             "operator-version",
-            f"{info.kind} keeps resourceClaims and resources.claims only with {_operator_versions(kind, info.api_version)}: "
+            f"{info.kind} keeps resourceClaims and resources.claims only with {since}: "
             "an older CRD prunes them and the pods run without devices; " + why,
             doc,
             info.obj,
