@@ -107,6 +107,23 @@ NamedClasses = Annotated[
         "the classes file, and reference them from the claims instead of repeating CEL.",
     ),
 ]
+ChartStyle = Annotated[
+    str | None,
+    typer.Option(
+        "--chart-style",
+        help="How fix rewrites a Helm chart: idiomatic (a `dra.enabled` values switch around the chart's own device "
+        "key, a ResourceClaimTemplate template) or engine (every workload template rendered through a generated "
+        "migration helper). [default: idiomatic, or the config file's]",
+        show_default=False,
+    ),
+]
+OptIn = Annotated[
+    bool,
+    typer.Option(
+        "--opt-in",
+        help="Chart rewrites leave the DRA switch off by default (dra.enabled: false), for a pull request upstream.",
+    ),
+]
 Strategy = Annotated[
     str | None,
     typer.Option(
@@ -164,6 +181,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "drop_tolerations": (DropTolerations, False),
     "classes": (NamedClasses, False),
     "strategy": (Strategy, None),
+    "chart_style": (ChartStyle, None),
+    "opt_in": (OptIn, False),
     "values_files": (ValuesOpt, None),
     "set_values": (SetOpt, None),
     "set_string_values": (SetStringOpt, None),
@@ -330,6 +349,8 @@ def _options(args: dict[str, object]) -> object:
             values[key] = values.get(key) or []
     if values.get("strategy") not in (None, "claims", "extended-resource"):
         _fail("--strategy takes claims or extended-resource")
+    if values.get("chart_style") not in (None, "idiomatic", "engine"):
+        _fail("--chart-style takes idiomatic or engine")
     return Options(**values)
 
 

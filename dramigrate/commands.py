@@ -33,6 +33,8 @@ class Options:
     drop_tolerations: bool = False
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
+    chart_style: str | None = None  # None: the config file's, else idiomatic
+    opt_in: bool = False
     # Helm charts, as `helm template` takes them (run.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
@@ -75,6 +77,9 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
+    if opts.chart_style is not None:
+        settings.chart_style = opts.chart_style
+    settings.opt_in = settings.opt_in or opts.opt_in
     target = Target.parse(settings.kube_version)
     if target.unreleased:
         _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
