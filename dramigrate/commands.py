@@ -143,7 +143,45 @@ def _error_result(path: str, message: str) -> Any:
     return FileResult(path, error=InputError(message, path))
 
 
-def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show_fixed: bool) -> None:
+def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict[str, str]]]:
+    """Which files were written, which had a rewrite that was not written, and which failed (with why)."""
+
+    def why(r: Any) -> str:
+        if r.error is not None:
+            return printable(r.error.message)
+        return printable(next((f.message for f in r.findings if f.rule == "internal-error"), ""))
+
+    def printable(text: str) -> str:
+        return "".join(c if c.isprintable() else "?" for c in text)
+
+    return {
+        "written": [{"file": printable(p)} for p in written or []],
+        "notWritten": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.not_written],
+        "failed": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.failed],
+    }
+
+
+def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
+    """The summary's file lines: always after fix, else only when files failed."""
+    o = outcome(result, written)
+    lines: list[str] = []
+    if written is not None:
+        lines.append(f"written: {len(o['written'])} file(s)" + "".join(f"\n  {w['file']}" for w in o["written"]))
+        if o["notWritten"]:
+            lines.append(
+                f"not written: {len(o['notWritten'])} file(s)"
+                + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["notWritten"])
+            )
+    if o["failed"]:
+        lines.append(
+            f"failed: {len(o['failed'])} file(s)" + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["failed"])
+        )
+    return lines
+
+
+def _report(
+    opts: Options, result: RunResult, changed: int, stream: TextIO, show_fixed: bool, written: list[str] | None = None
+) -> None:
     errors = [r.error for r in result.files if r.error is not None]
     s = summary(result.findings, result.scanned, changed, result.bad_input)
     out = stream
@@ -153,7 +191,7 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
         if opts.format == "json":
             import json
 
-            out.write(json.dumps(_json_document(result, changed), indent=2) + "\n")
+            out.write(json.dumps(_json_document(result, changed, written), indent=2) + "\n")
         elif opts.format in ("sarif", "github", "junit"):
             from dramigrate.report import ci
 
@@ -167,12 +205,14 @@ def _report(opts: Options, result: RunResult, changed: int, stream: TextIO, show
 
             color = None if out is stream and stream.isatty() else False
             render_text(result.findings, s, errors, out, show_fixed=show_fixed, color=color)
+            for line in _outcome_lines(result, written):
+                out.write(line + "\n")
     finally:
         if out is not stream:
             out.close()
 
 
-def _json_document(result: RunResult, changed: int) -> dict[str, Any]:
+def _json_document(result: RunResult, changed: int, written: list[str] | None = None) -> dict[str, Any]:
     """The JSON report's document (docs/json-output.md), which the HTML report is built from too."""
     from dramigrate.report.json import document
 
@@ -181,7 +221,9 @@ def _json_document(result: RunResult, changed: int) -> dict[str, Any]:
         for e in (r.error for r in result.files)
         if e is not None
     ]
-    return document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+    doc = document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+    doc["files"] = outcome(result, written)
+    return doc
 
 
 def _write_html(opts: Options, result: RunResult, changed: int, changes: list[Any], command: str) -> None:
@@ -281,6 +323,7 @@ def do_fix(opts: Options) -> int:
     ctx, result = _execute(opts, fix=True, writes=True)
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
+    written: list[str] = []
     raw_by_path = {str(p): p for p in ctx.inputs.files}
     for r in result.files:
         if r.path == "-":
@@ -292,12 +335,10 @@ def do_fix(opts: Options) -> int:
             try:
                 write_atomic(path, r.rewritten, expected=r.raw)
                 changed += 1
+                written.append(r.path)
                 changes.append(FileChange(r.path, r.original or "", r.rewritten))
-            except InputError as exc:
-                r.error = exc
-                result.bad_input += 1
-                for f in r.findings:
-                    f.fixed = False
+            except Exception as exc:  # this file is not written (disk full, permission, a bug); the others are
+                _not_written(r, result, exc)
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         if stdin_result is not None and stdin_result.error is None:
@@ -317,7 +358,7 @@ def do_fix(opts: Options) -> int:
         for r in result.files:
             for c in r.changes:
                 _err(f"fixed {c}")
-    _report(opts, result, changed, sys.stderr, show_fixed=True)
+    _report(opts, result, changed, sys.stderr, show_fixed=True, written=written)
     _write_html(opts, result, changed, changes, "fix")
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
@@ -327,6 +368,21 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR)
+
+
+def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
+    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone."""
+    from dramigrate.migrate import failed_file
+
+    failed = failed_file(r.path, exc, "not written")
+    r.error = failed.error
+    for f in r.findings:
+        f.fixed = False
+    r.findings.extend(failed.findings)
+    result.findings.extend(failed.findings)
+    r.rewritten = None
+    r.not_written = True
+    result.bad_input += 1
 
 
 def _write_chart(chart: Any, result: RunResult) -> int:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import report_only_files
-from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
 from dramigrate.versions import Target
@@ -42,20 +44,26 @@ def run(
 ) -> RunResult:
     out = RunResult()
     jobs: list[Job] = []
-    reasons = report_only_files(inputs.files, rules) if inputs.files else {}
+    failures: list[tuple[Path, BaseException]] = []
+    reasons = report_only_files(inputs.files, rules, failures) if inputs.files else {}
+    out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in failures)
     for path in inputs.files:
-        jobs.append(Job(str(path), None, fix, reasons.get(path.resolve(), "")))
+        jobs.append(Job(str(path), None, fix, reasons.get(_resolved(path), "")))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
+    results: list[FileResult] | None = None
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor(
-            max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
-        ) as pool:
-            results = [r for r in pool.map(_run, jobs, chunksize=32) if r.findings or r.error or r.rewritten]
-    else:
-        results = [r for j in jobs if (r := run_file(j, rules, settings, target)).findings or r.error or r.rewritten]
-    out.files.extend(results)
+        try:
+            with ProcessPoolExecutor(
+                max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
+            ) as pool:
+                results = list(pool.map(_run, jobs, chunksize=32))
+        except BrokenProcessPool:  # a worker died (killed, out of memory): do the files here, one by one
+            results = None
+    if results is None:
+        results = [run_file(j, rules, settings, target) for j in jobs]
+    out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -69,13 +77,20 @@ def run(
                     )
                 )
             out.classes.setdefault(name, cls)
-        if r.error is not None:
+        if r.failed:
             out.bad_input += 1
     named = sorted(n for n, c in out.classes.items() if c.derived_from)
     if named:
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the file fails on its own when read
+        return path
 
 
 def needed_classes(result: RunResult) -> list[DeviceClassInfo]:

@@ -54,8 +54,11 @@ def _kustomization_in(folder: Path) -> Path | None:
     return None
 
 
-def report_only_files(roots: list[Path], rules: RuleSet) -> dict[Path, str]:
-    """Resolved file path -> why it must be left alone."""
+def report_only_files(
+    roots: list[Path], rules: RuleSet, failures: list[tuple[Path, BaseException]] | None = None
+) -> dict[Path, str]:
+    """Resolved file path -> why it must be left alone. A kustomization that cannot be read is added to failures
+    and every YAML file in its folder and below is left alone (its patches are not known)."""
     reasons: dict[Path, str] = {}
     scanned: set[Path] = set()
     tops: set[Path] = set()
@@ -71,8 +74,22 @@ def report_only_files(roots: list[Path], rules: RuleSet) -> dict[Path, str]:
                 if name in NAMES and (Path(folder) / name).resolve() not in scanned:
                     k = (Path(folder) / name).resolve()
                     scanned.add(k)
-                    _scan(k, rules, reasons)
+                    try:
+                        _scan(k, rules, reasons)
+                    except Exception as exc:
+                        if failures is None:
+                            raise
+                        failures.append((Path(folder) / name, exc))
+                        _leave_folder_alone(k, reasons)
     return reasons
+
+
+def _leave_folder_alone(kfile: Path, reasons: dict[Path, str]) -> None:
+    why = f"the kustomization {kfile} could not be read, so its patches are unknown"
+    for folder, _dirs, names in os.walk(kfile.parent):
+        for name in names:
+            if name.endswith((".yaml", ".yml")):
+                reasons.setdefault((Path(folder) / name).resolve(), why)
 
 
 def _patch_files(base: Path, data: dict[str, Any]) -> tuple[list[Path], list[str]]:

@@ -35,25 +35,36 @@ def expand(paths: list[str], exclude: tuple[str, ...] = ()) -> Inputs:
         if raw == STDIN:
             out.stdin = True
             continue
-        p = Path(raw)
-        if not p.exists():
-            out.errors.append((raw, "no such file or folder"))
-        elif p.is_file():
-            if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
-                out.charts.append(p)
-            elif p not in seen:
-                seen.add(p)
-                out.files.append(p)
-        elif (p / "Chart.yaml").is_file():
-            out.charts.append(p)
-        else:
-            _walk(p, exclude, out, seen)
+        try:
+            _expand_path(raw, exclude, out, seen)
+        except (OSError, RuntimeError) as exc:  # this path fails on its own; the others are still checked
+            out.errors.append((raw, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
     return out
+
+
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+    p = Path(raw)
+    if not p.exists():
+        out.errors.append((raw, "no such file or folder"))
+    elif p.is_file():
+        if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
+            out.charts.append(p)
+        elif p not in seen:
+            seen.add(p)
+            out.files.append(p)
+    elif (p / "Chart.yaml").is_file():
+        out.charts.append(p)
+    else:
+        _walk(p, exclude, out, seen)
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
     root = top.resolve()
-    for folder, dirs, names in os.walk(top):
+
+    def unreadable(exc: OSError) -> None:
+        out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
+
+    for folder, dirs, names in os.walk(top, onerror=unreadable):
         here = Path(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
         if (here / "Chart.yaml").is_file():

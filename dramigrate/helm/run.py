@@ -898,12 +898,20 @@ def valid_yaml(text: str) -> bool:
 
 def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome]:
     """Every chart of the run, in input order; findings, classes and errors go into the run's result."""
-    from dramigrate.migrate import FileResult
+    from dramigrate.migrate import FileResult, failed_file
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
     for chart in ctx.inputs.charts:
-        outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+        try:
+            outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+        except Exception as exc:  # one chart's failure is that chart's finding; the other charts go on
+            failed = failed_file(str(chart), exc, "checking the chart")
+            result.scanned += 1
+            result.files.append(failed)
+            result.findings.extend(failed.findings)
+            result.bad_input += 1
+            continue
         outcomes.append(outcome)
         result.scanned += 1
         if outcome.error is not None:
