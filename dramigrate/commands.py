@@ -352,9 +352,10 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        written = _write_chart(chart, result)
-        changed += written
-        if written:
+        chart_written = _write_chart(chart, result)
+        changed += chart_written
+        if chart_written:
+            written += [f"{chart.display}/{c.rel}" for c in chart.changes]
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:
