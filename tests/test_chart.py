@@ -372,7 +372,10 @@ spec:
 
 
 # Cases the chart helper does not reproduce; a chart with such a pod fails the proof and is reported as manual.
-CORE_ONLY = {"many-containers"}  # more than 32 requests pooled into one per device set
+# many-containers: more than 32 requests pooled into one per device set; counts-invalid: the core leaves a pod
+# with an invalid count whole (quantity.py), the engine helper migrates per container, so the proof refuses
+# such a chart (manual work) rather than writing it.
+CORE_ONLY = {"many-containers", "counts-invalid"}
 
 
 def test_helper_migrates_like_the_core_on_every_golden_case(tmp_path: Path) -> None:
