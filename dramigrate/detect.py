@@ -200,6 +200,7 @@ class Detector:
                 del sel.alternatives[cls]
                 sel.drop_preferred = []
         out.extend(self.alignment(doc, pa, uses, sel, ctx))
+        out.extend(self.topology_lost(doc, pa, ctx))
         pa.selection = sel
         return out
 
@@ -279,6 +280,26 @@ class Detector:
                 )
             )
         return out
+
+    def topology_lost(self, doc: Document, pa: PodAnalysis, ctx: dict[str, str]) -> list[Finding]:
+        """Info findings where the device plugin placed devices with topology in mind and a claim does not (B6)."""
+        from dramigrate.topology import lost_alignment
+
+        return [
+            self.finding(
+                "topology-lost",
+                f"{what}. The claim keeps the device count, not that placement; if the "
+                "workload depends on it, add a matchAttribute constraint on a topology attribute the driver "
+                "publishes (resource.kubernetes.io/pcieRoot) to the ResourceClaimTemplate",
+                doc,
+                ctr.container,
+                "resources",
+                pa.info,
+                **ctx,
+                container=ctr.name,
+            )
+            for ctr, what in lost_alignment(pa)
+        ]
 
     def analyze_pod(
         self,

@@ -43,6 +43,7 @@ class ResourceRule:
     advice: str = ""
     ray_num_gpus: bool = False
     nic: bool = False
+    preferred_allocation: str = ""  # what the device plugin's GetPreferredAllocation chose that a claim does not
     sharing: dict[str, str] = field(default_factory=dict)
 
 
@@ -257,6 +258,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 advice=res.get("advice", ""),
                 ray_num_gpus=res.get("rayNumGpus", False),
                 nic=res.get("nic", False),
+                preferred_allocation=res.get("preferredAllocation", ""),
                 sharing=dict(res.get("sharing", {})),
             )
         )

@@ -90,3 +90,30 @@ def test_required_pairs_and_never_chooses_devices_without_pcie_root(
     }
     assert fit_claim(rct, RULES.classes, inventories[0]).fits
     assert not fit_claim(rct, RULES.classes, inventories[1]).fits
+
+
+GUARANTEED = b"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      containers:
+      - name: train
+        image: train
+        resources:
+          limits: {cpu: 8, memory: 64Gi, nvidia.com/gpu: 1}
+      - name: burst
+        image: burst
+        resources:
+          limits: {cpu: 500m, memory: 1Gi, nvidia.com/gpu: 4}
+"""
+
+
+def test_lost_numa_and_nvlink_placement_is_reported_per_container() -> None:
+    result = run_file(Job("d.yaml", GUARANTEED, False), RULES, Settings(), Target.parse("1.36"))
+    lost = {f.container: f for f in result.findings if f.rule == "topology-lost"}
+    assert set(lost) == {"train", "burst"} and all(f.severity.value == "info" for f in lost.values())
+    assert "Topology Manager" in lost["train"].message and "NVLink" not in lost["train"].message
+    assert "NVLink" in lost["burst"].message and "Topology Manager" not in lost["burst"].message
