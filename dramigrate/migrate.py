@@ -32,6 +32,7 @@ from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.triage import fast_relevant, may_matter
+from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 
@@ -244,6 +245,7 @@ def _fix_document(
         for p in plans
     }
     start_edit(doc)
+    unshare_resources(doc.data, [u.container.container for plan in plans for u in plan.analysis.uses])
     new_docs: list[dict[str, Any]] = []
     local_templates = {k: v[0] for k, v in templates.items()}
     for plan in plans:
