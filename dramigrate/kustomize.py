@@ -6,7 +6,6 @@ files that are kustomize patches, and files an overlay patches with device resou
 
 from __future__ import annotations
 
-import os
 import re
 from functools import cache
 from pathlib import Path
@@ -14,8 +13,10 @@ from typing import Any
 
 import yaml
 
+from dramigrate.findings import InputError
+from dramigrate.limits import is_regular, read_regular
 from dramigrate.rules import RuleSet
-from dramigrate.sources import SKIP_DIRS
+from dramigrate.sources import SKIP_DIRS, walk
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
@@ -41,15 +42,15 @@ def mentions_device(text: str, rules: RuleSet) -> bool:
 
 def _load(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = yaml.safe_load(read_regular(str(path)).decode("utf-8"))
+    except (OSError, InputError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _kustomization_in(folder: Path) -> Path | None:
     for name in NAMES:
-        if (folder / name).is_file():
+        if is_regular(folder / name):
             return folder / name
     return None
 
@@ -68,10 +69,10 @@ def report_only_files(
         if not any(parent in tops for parent in top.parents):  # a folder inside another is walked with it
             tops.add(top)
     for root in sorted(tops):
-        for folder, dirs, names in os.walk(root):
+        for folder, dirs, names in walk(root):
             dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
             for name in names:
-                if name in NAMES and (Path(folder) / name).resolve() not in scanned:
+                if name in NAMES and is_regular(Path(folder) / name) and (Path(folder) / name).resolve() not in scanned:
                     k = (Path(folder) / name).resolve()
                     scanned.add(k)
                     try:
@@ -86,7 +87,7 @@ def report_only_files(
 
 def _leave_folder_alone(kfile: Path, reasons: dict[Path, str]) -> None:
     why = f"the kustomization {kfile} could not be read, so its patches are unknown"
-    for folder, _dirs, names in os.walk(kfile.parent):
+    for folder, _dirs, names in walk(kfile.parent):
         for name in names:
             if name.endswith((".yaml", ".yml")):
                 reasons.setdefault((Path(folder) / name).resolve(), why)
@@ -117,9 +118,9 @@ def _scan(kfile: Path, rules: RuleSet, reasons: dict[Path, str]) -> None:
     for f in files:
         reasons.setdefault(f, f"kustomize patch listed in {kfile}")
         try:
-            if mentions_device(f.read_text(encoding="utf-8", errors="replace"), rules):
+            if mentions_device(read_regular(str(f)).decode("utf-8", errors="replace"), rules):
                 device_patch = True
-        except OSError:
+        except (OSError, InputError):
             pass
     if device_patch:
         for f in _reachable(base, data, set()):

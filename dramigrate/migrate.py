@@ -9,7 +9,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from dramigrate.apply import apply_plan
@@ -28,6 +27,7 @@ from dramigrate.documents import (
 )
 from dramigrate.emit import claim_template
 from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.limits import Limits, read_regular, size_message
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
@@ -131,11 +131,14 @@ def internal_error(path: str, exc: BaseException, what: str = "") -> Finding:
 
 def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
     raw = job.raw
+    limits = Limits(max_bytes=settings.max_file_size)
     if raw is None:
         try:
-            raw = Path(job.path).read_bytes()
+            raw = read_regular(job.path, limits)
         except OSError as exc:
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
+    elif len(raw) > limits.max_bytes:
+        return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
     result = FileResult(job.path, raw=raw)
     if not may_matter(raw, rules) or fast_relevant(raw, rules) is False:
         result.raw = None
@@ -145,7 +148,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         return result
     try:
-        yf = split_documents(job.path, raw)
+        yf = split_documents(job.path, raw, limits)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
