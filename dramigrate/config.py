@@ -29,6 +29,8 @@ class Settings:
     named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
     strategy: str = "claims"  # or extended-resource
     fail_on: str = "error"
+    disable: tuple[str, ...] = ()  # finding rule ids not reported (--disable; `enable` turns them on again)
+    enable: tuple[str, ...] = ()
     config_file: Path | None = None
 
     def merge(self, values: dict[str, Any], base: Path) -> None:
@@ -39,7 +41,7 @@ class Settings:
                 raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
             if key == "rules":
                 value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
-            elif key == "exclude":
+            elif key in ("exclude", "disable", "enable"):
                 value = tuple(str(v) for v in _as_list(value, raw_key))
             elif key == "classes_file" and value is not None:
                 value = (base / str(value)).resolve()

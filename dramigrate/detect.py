@@ -11,6 +11,7 @@ from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
+from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
@@ -115,6 +116,7 @@ class Detector:
         self.settings = settings
         self.target = target
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
+        self.suppressions = Suppressions()  # block and file-level comments (suppress.py), set by the caller
 
     def finding(
         self, rule: str, message: str, doc: Document, node: Any, key: Any, info: ObjectInfo | None, **extra: Any
@@ -128,6 +130,8 @@ class Detector:
         return f
 
     def ignored(self, doc: Document, line: int, rule: str) -> bool:
+        if self.suppressions.covers(line, rule):
+            return True
         lines = doc.body.splitlines()
         for n in (line, line - 1):
             idx = n - doc.start_line

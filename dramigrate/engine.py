@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -38,8 +39,15 @@ def _run(job: Job) -> FileResult:
 
 
 def run(
-    inputs: Inputs, rules: RuleSet, settings: Settings, target: Target, fix: bool, stdin: bytes | None = None
+    inputs: Inputs,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    fix: bool,
+    stdin: bytes | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
+    """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
     reasons = report_only_files(inputs.files, rules) if inputs.files else {}
@@ -52,9 +60,9 @@ def run(
         with ProcessPoolExecutor(
             max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
         ) as pool:
-            results = [r for r in pool.map(_run, jobs, chunksize=32) if r.findings or r.error or r.rewritten]
+            results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
     else:
-        results = [r for j in jobs if (r := run_file(j, rules, settings, target)).findings or r.error or r.rewritten]
+        results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
     out.files.extend(results)
     for r in out.files:
         out.findings.extend(r.findings)
@@ -76,6 +84,19 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _collect(
+    results: Iterable[FileResult], total: int, progress: Callable[[int, int], None] | None
+) -> list[FileResult]:
+    """The results that say something (findings, an error, a rewrite), in input order."""
+    kept = []
+    for done, r in enumerate(results, start=1):
+        if progress is not None:
+            progress(done, total)
+        if r.findings or r.error or r.rewritten:
+            kept.append(r)
+    return kept
 
 
 def needed_classes(result: RunResult) -> list[DeviceClassInfo]:
