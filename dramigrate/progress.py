@@ -1,14 +1,15 @@
 """A progress bar on standard error for runs longer than about a second, on a terminal only (never when piped,
-with --quiet, or under NO_COLOR-free dumb terminals). Drawn with rich; it disappears when the run ends."""
+or with --quiet). Drawn with rich; it disappears when the run ends."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from types import TracebackType
 from typing import Any
 
-DELAY = 1.0  # seconds before the bar appears: short runs stay silent
+DELAY = 1.0  # seconds before the bar appears: short runs stay silent (DRAMIGRATE_PROGRESS_DELAY overrides it)
 
 
 class Progress:
@@ -17,6 +18,7 @@ class Progress:
         self.color = color
         self.what = what
         self.started = time.monotonic()
+        self.delay = float(os.environ.get("DRAMIGRATE_PROGRESS_DELAY", DELAY))
         self._bar: Any = None
         self._task: Any = None
 
@@ -24,7 +26,7 @@ class Progress:
         if not self.enabled or total <= 1:
             return
         if self._bar is None:
-            if time.monotonic() - self.started < DELAY:
+            if time.monotonic() - self.started < self.delay:
                 return
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
