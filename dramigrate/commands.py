@@ -36,9 +36,11 @@ class Options:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    removed_taint: list[str] = field(default_factory=list)
+    align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
-    # Helm charts, as `helm template` takes them (chart.py)
+    # Helm charts, as `helm template` takes them (run.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
     set_string_values: list[str] = field(default_factory=list)
@@ -156,6 +158,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
+    if opts.align_nics is not None:
+        settings.merge({"align-nics": opts.align_nics}, Path.cwd())
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
@@ -170,7 +175,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
-    from dramigrate.chart import split_release
+    from dramigrate.helm.run import split_release
 
     release, paths = split_release(opts.paths)
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
@@ -218,13 +223,13 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         result.files.append(_error_result(path, message))
         result.bad_input += 1
     if ctx.stdin is not None:
-        from dramigrate.chart import stream_related
+        from dramigrate.helm.run import stream_related
 
         for r in result.files:
             if r.path == "-":
                 stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
     if ctx.inputs.charts:
-        from dramigrate.chart import run_charts
+        from dramigrate.helm.run import run_charts
 
         ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
     if not result.scanned and not ctx.inputs.charts and not result.bad_input:
@@ -271,10 +276,52 @@ def _error_result(path: str, message: str) -> Any:
     return FileResult(path, error=InputError(message, path))
 
 
+def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict[str, str]]]:
+    """Which files were written, which had a rewrite that was not written, and which failed (with why)."""
+
+    def why(r: Any) -> str:
+        if r.error is not None:
+            return printable(r.error.message)
+        return printable(next((f.message for f in r.findings if f.rule == "internal-error"), ""))
+
+    def printable(text: str) -> str:
+        return "".join(c if c.isprintable() else "?" for c in text)
+
+    return {
+        "written": [{"file": printable(p)} for p in written or []],
+        "notWritten": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.not_written],
+        "failed": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.failed],
+    }
+
+
+def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
+    """The summary's file lines: always after fix, else only when files failed."""
+    o = outcome(result, written)
+    lines: list[str] = []
+    if written is not None:
+        lines.append(f"written: {len(o['written'])} file(s)" + "".join(f"\n  {w['file']}" for w in o["written"]))
+        if o["notWritten"]:
+            lines.append(
+                f"not written: {len(o['notWritten'])} file(s)"
+                + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["notWritten"])
+            )
+    if o["failed"]:
+        lines.append(
+            f"failed: {len(o['failed'])} file(s)" + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["failed"])
+        )
+    return lines
+
+
 def _report(
-    ctx: Context, opts: Options, result: RunResult, changed: int, command: str, extra: dict[str, Any] | None = None
+    ctx: Context,
+    opts: Options,
+    result: RunResult,
+    changed: int,
+    command: str,
+    extra: dict[str, Any] | None = None,
+    written: list[str] | None = None,
 ) -> None:
-    """Every report asked for, each to its file or its stream (stream_of)."""
+    """Every report asked for, each to its file or its stream (stream_of). written: the files fix wrote."""
     errors = [r.error for r in result.files if r.error is not None]
     s = summary(result.findings, result.scanned, changed, result.bad_input)
     for spec in ctx.reports:
@@ -292,14 +339,15 @@ def _report(
                     color=use_color(stream, opts.color),
                     dry_run=command == "diff",
                 )
+                stream.write("".join(plain(line) + "\n" for line in _outcome_lines(result, written)))
                 continue
             import io
 
             buffer = io.StringIO()
             render_text(result.findings, s, errors, buffer, show_fixed=command != "lint", dry_run=command == "diff")
-            text = buffer.getvalue()
+            text = buffer.getvalue() + "".join(plain(line) + "\n" for line in _outcome_lines(result, written))
         else:
-            text = _render(spec.format, ctx, result, changed, errors, s, command, extra)
+            text = _render(spec.format, ctx, result, changed, errors, s, command, extra, written)
         if spec.path is None:
             stream.write(text)
             stream.flush()
@@ -317,13 +365,14 @@ def _render(
     s: dict[str, Any],
     command: str,
     extra: dict[str, Any] | None,
+    written: list[str] | None,
 ) -> str:
     from dramigrate.report import ci
 
     if fmt == "json":
         import json
 
-        doc = _json_document(result, changed)
+        doc = _json_document(result, changed, written)
         if extra:
             doc.update(extra)
         return json.dumps(doc, indent=2) + "\n"
@@ -347,7 +396,7 @@ def _write_report(path: Path, text: str) -> None:
         raise InputError(f"cannot write the report: {exc.strerror}", str(path)) from exc
 
 
-def _json_document(result: RunResult, changed: int) -> dict[str, Any]:
+def _json_document(result: RunResult, changed: int, written: list[str] | None = None) -> dict[str, Any]:
     """The JSON report's document (docs/json-output.md), which the HTML report is built from too."""
     from dramigrate.report.json import document
 
@@ -356,7 +405,9 @@ def _json_document(result: RunResult, changed: int) -> dict[str, Any]:
         for e in (r.error for r in result.files)
         if e is not None
     ]
-    return document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+    doc = document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+    doc["files"] = outcome(result, written)
+    return doc
 
 
 def _write_html(opts: Options, result: RunResult, changed: int, changes: list[Any], command: str) -> None:
@@ -467,6 +518,7 @@ def do_fix(opts: Options) -> int:
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
+    written: list[str] = []
     raw_by_path = {str(p): p for p in ctx.inputs.files}
     for r in result.files:
         if r.path == "-":
@@ -478,12 +530,10 @@ def do_fix(opts: Options) -> int:
             try:
                 write_atomic(path, r.rewritten, expected=r.raw)
                 changed += 1
+                written.append(r.path)
                 changes.append(FileChange(r.path, r.original or "", r.rewritten))
-            except InputError as exc:
-                r.error = exc
-                result.bad_input += 1
-                for f in r.findings:
-                    f.fixed = False
+            except Exception as exc:  # this file is not written (disk full, permission, a bug); the others are
+                _not_written(r, result, exc)
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         if stdin_result is not None and stdin_result.error is None:
@@ -492,9 +542,9 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        written = _write_chart(chart, result)
-        changed += written
-        if written:
+        chart_written = _write_chart(chart, result)
+        changed += chart_written
+        if chart_written:
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:
@@ -504,10 +554,10 @@ def do_fix(opts: Options) -> int:
             for c in r.changes:
                 _err(f"fixed {plain(str(c))}")
     _filter(ctx, opts, result, "fix")
-    _report(ctx, opts, result, changed, "fix")
+    _report(ctx, opts, result, changed, "fix", written=written)
     _write_html(opts, result, changed, changes, "fix")
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
-        from dramigrate.chart import valid_yaml
+        from dramigrate.helm.run import valid_yaml
 
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         if stdin_result is not None and stdin_result.error is not None:
@@ -516,8 +566,23 @@ def do_fix(opts: Options) -> int:
     return _exit(result, Severity.ERROR, opts.exit_zero)
 
 
+def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
+    """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone."""
+    from dramigrate.migrate import failed_file
+
+    failed = failed_file(r.path, exc, "not written")
+    r.error = failed.error
+    for f in r.findings:
+        f.fixed = False
+    r.findings.extend(failed.findings)
+    result.findings.extend(failed.findings)
+    r.rewritten = None
+    r.not_written = True
+    result.bad_input += 1
+
+
 def _write_chart(chart: Any, result: RunResult) -> int:
-    from dramigrate.chart import write_changes
+    from dramigrate.helm.run import write_changes
 
     written = 0
     if chart.changes and not chart.manual:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
-from dramigrate.kustomize import report_only_files
-from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.kustomize import Scan, patch_findings, scan
+from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
 from dramigrate.versions import Target
@@ -26,6 +28,7 @@ class RunResult:
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
     bad_input: int = 0
     scanned: int = 0
+    kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
 
 
 def _init(settings: Settings, target: Target) -> None:
@@ -50,20 +53,32 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
-    reasons = report_only_files(inputs.files, rules) if inputs.files else {}
+    kz = scan(inputs.files, rules) if inputs.files else None
+    out.kustomize = kz
+    if kz is not None:
+        out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
     for path in inputs.files:
-        jobs.append(Job(str(path), None, fix, reasons.get(path.resolve(), "")))
+        resolved = _resolved(path)
+        if kz is not None and kz.skip(resolved):
+            continue  # a kustomize patch: reported (and migrated) by the kustomize flow
+        jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
+    results: list[FileResult] | None = None
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor(
-            max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
-        ) as pool:
-            results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
-    else:
+        try:
+            with ProcessPoolExecutor(
+                max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
+            ) as pool:
+                results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): do the files here, one by one
+            results = None
+    if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
-    out.files.extend(results)
+    out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
+    if kz is not None:
+        _kustomize_findings(kz, rules, out)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -77,7 +92,7 @@ def run(
                     )
                 )
             out.classes.setdefault(name, cls)
-        if r.error is not None:
+        if r.failed:
             out.bad_input += 1
     named = sorted(n for n, c in out.classes.items() if c.derived_from)
     if named:
@@ -89,14 +104,40 @@ def run(
 def _collect(
     results: Iterable[FileResult], total: int, progress: Callable[[int, int], None] | None
 ) -> list[FileResult]:
-    """The results that say something (findings, an error, a rewrite), in input order."""
-    kept = []
+    """The results in input order, telling progress(done, total) after each."""
+    out = []
     for done, r in enumerate(results, start=1):
         if progress is not None:
             progress(done, total)
-        if r.findings or r.error or r.rewritten:
-            kept.append(r)
-    return kept
+        out.append(r)
+    return out
+
+
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
+    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it."""
+    for r in out.files:
+        unit = kz.unit_of.get(_resolved(Path(r.path))) if r.path != "-" else None
+        if unit is None or not unit.migratable:
+            continue
+        folders = kz.graph.owners_of(_resolved(Path(r.path)))
+        overlays = ", ".join(sorted({kz.display(o) for d in folders for o in kz.graph.overlays_of(d)}))
+        for f in r.findings:
+            if f.fixable:
+                f.message += (
+                    f"; in a kustomize base of {overlays}: fix migrates it with every overlay, proving each build"
+                )
+    by_file: dict[str, list[Finding]] = {}
+    for f in patch_findings(kz, rules):
+        by_file.setdefault(f.file, []).append(f)
+    for file, found in by_file.items():
+        out.files.append(FileResult(file, findings=found))
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the file fails on its own when read
+        return path
 
 
 def needed_classes(result: RunResult) -> list[DeviceClassInfo]:

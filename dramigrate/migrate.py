@@ -5,7 +5,9 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,12 @@ class FileResult:
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)  # DeviceClasses no chart ships, to emit
     changes: list[str] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
+    not_written: bool = False  # fix had a rewrite for it that could not be written
+
+    @property
+    def failed(self) -> bool:
+        """The file could not be processed (bad input, a limit, an OS error or a bug): it counts toward exit 2."""
+        return self.error is not None or any(f.rule == "internal-error" for f in self.findings)
 
 
 # A Go template action where YAML expects a value or a line, or a quoted value that starts with a Helm action:
@@ -77,7 +85,51 @@ class Job:
     report_only_reason: str = ""  # set for kustomize patches and the bases overlays patch
 
 
+REPORT_HINT = "set DRAMIGRATE_DEBUG=1 for the traceback and please report it"
+
+
 def run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
+    """One file's result, whatever happens: a failure on this file is this file's finding, never the run's end."""
+    try:
+        return _run_file(job, rules, settings, target)
+    except Exception as exc:
+        return failed_file(job.path, exc)
+
+
+def failed_file(path: str, exc: BaseException, what: str = "") -> FileResult:
+    """The result of a file whose processing raised: OS errors and limits are bad input, anything else a bug."""
+    prefix = f"{what}: " if what else ""
+    if isinstance(exc, InputError):
+        return FileResult(path, error=InputError(prefix + exc.message, exc.file or path, exc.line, exc.column))
+    if isinstance(exc, OSError):
+        reason = exc.strerror or type(exc).__name__
+        return FileResult(path, error=InputError(f"{prefix or 'cannot process: '}{reason}", path))
+    if isinstance(exc, RecursionError):
+        return FileResult(path, error=InputError(f"{prefix}nested too deeply to process", path))
+    return FileResult(path, findings=[internal_error(path, exc, what)])
+
+
+def internal_error(path: str, exc: BaseException, what: str = "") -> Finding:
+    """A bug met on one file: its finding names the file, says how to report it, and the traceback goes to
+    stderr only with DRAMIGRATE_DEBUG=1."""
+    if os.environ.get("DRAMIGRATE_DEBUG"):
+        import traceback
+
+        print(f"dramigrate: internal error on {path}:", file=sys.stderr)
+        traceback.print_exception(exc, file=sys.stderr)
+    detail = " ".join(str(exc).split())[:200]
+    return Finding(
+        "internal-error",
+        RULES["internal-error"][0],
+        f"internal error{' while ' + what if what else ''}: {type(exc).__name__}"
+        f"{': ' + detail if detail else ''}; this file was left alone ({REPORT_HINT})",
+        path,
+        1,
+        1,
+    )
+
+
+def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
     raw = job.raw
     if raw is None:
         try:

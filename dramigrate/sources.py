@@ -46,19 +46,13 @@ def expand(
         if force_exclude and exclude and p.exists() and (pattern := excluded_by(p, exclude)):
             out.skipped.append(f"{raw}: excluded by the pattern {pattern!r}")
             continue
-        if not p.exists():
-            out.errors.append((raw, "no such file or folder"))
-        elif p.is_file():
-            if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
-                out.charts.append(p)
-            elif p not in seen:
-                seen.add(p)
-                out.files.append(p)
-        elif (p / "Chart.yaml").is_file():
-            out.charts.append(p)
-        else:
-            before = len(out.files)
-            _walk(p, exclude, out, seen)
+        before = len(out.files)
+        try:
+            walked_folder = _expand_path(raw, exclude, out, seen)
+        except (OSError, RuntimeError) as exc:  # this path fails on its own; the others are still checked
+            out.errors.append((raw, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if walked_folder:
             walked.append((p, out.files[before:]))
     if not include_ignored:
         ignored = set().union(*(git_ignored(top, found) for top, found in walked))
@@ -66,6 +60,25 @@ def expand(
             out.files = [f for f in out.files if f not in ignored]
             out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
     return out
+
+
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> bool:
+    """Add one path's inputs; True when it was a folder that was walked."""
+    p = Path(raw)
+    if not p.exists():
+        out.errors.append((raw, "no such file or folder"))
+    elif p.is_file():
+        if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
+            out.charts.append(p)
+        elif p not in seen:
+            seen.add(p)
+            out.files.append(p)
+    elif (p / "Chart.yaml").is_file():
+        out.charts.append(p)
+    else:
+        _walk(p, exclude, out, seen)
+        return True
+    return False
 
 
 def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
@@ -100,7 +113,11 @@ def git_ignored(top: Path, files: list[Path]) -> set[Path]:
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
     root = top.resolve()
-    for folder, dirs, names in os.walk(top):
+
+    def unreadable(exc: OSError) -> None:
+        out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
+
+    for folder, dirs, names in os.walk(top, onerror=unreadable):
         here = Path(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
         if (here / "Chart.yaml").is_file():

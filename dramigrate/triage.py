@@ -96,7 +96,8 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             continue
         seen.add(id(cur))
         if isinstance(cur, dict):
-            if cur.get("kind") in QUOTA_KINDS or "resourceClaims" in cur or "claims" in cur:
+            kind = cur.get("kind")
+            if (isinstance(kind, str) and kind in QUOTA_KINDS) or "resourceClaims" in cur or "claims" in cur:
                 return True
             for section in ("limits", "requests", *KUBESPAWNER_KEYS):
                 values = cur.get(section)

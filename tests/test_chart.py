@@ -17,12 +17,13 @@ import pytest
 import yaml
 from conftest import RunCli, dramigrate_executable
 
-from dramigrate.chart import ChartOptions, run_chart, split_release, write_changes
-from dramigrate.chart_map import stream_sources
-from dramigrate.chart_rewrite import first_difference, objects, split_defines
-from dramigrate.chart_tpl import claims_text, helper_text, wrap_source
 from dramigrate.config import Settings
-from dramigrate.helm import RenderOptions, render_chart
+from dramigrate.helm.engine import claims_text, helper_text, wrap_source
+from dramigrate.helm.locate import stream_sources
+from dramigrate.helm.prove import first_difference, objects
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.rewrite import split_defines
+from dramigrate.helm.run import ChartOptions, run_chart, split_release, write_changes
 from dramigrate.migrate import Job, run_file
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -478,7 +479,7 @@ def test_existing_values_block_is_edited_in_place(gpu_chart: Path) -> None:
 
 
 def test_block_templates_are_not_wrapped() -> None:
-    from dramigrate.chart_rewrite import RewriteError
+    from dramigrate.helm.rewrite import RewriteError
 
     with pytest.raises(RewriteError, match="block"):
         split_defines('{{ block "x" . }}a: 1{{ end }}\n')

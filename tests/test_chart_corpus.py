@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
-from dramigrate.chart import ChartOptions, run_chart, write_changes
 from dramigrate.config import Settings
-from dramigrate.helm import RenderOptions, render_chart
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -212,7 +212,7 @@ def test_corpus_chart(run: Run, corpus: Path, tmp_path: Path) -> None:
 
 
 def _renders(root: Path, options: RenderOptions) -> bool:
-    from dramigrate.helm import HelmError
+    from dramigrate.helm.render import HelmError
 
     try:
         render_chart(root, options)

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
-from dramigrate.chart import ChartOptions, run_chart, write_changes
-from dramigrate.chart_tpl import HELPER_FILE
 from dramigrate.config import Settings
-from dramigrate.helm import RenderOptions, render_chart
+from dramigrate.helm.engine import HELPER_FILE
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -53,7 +53,7 @@ def _patch(changes: list[Any]) -> str:
         after = c.after
         if c.rel.endswith(HELPER_FILE):
             head = "".join(after.splitlines(keepends=True)[:14])
-            after = head + "... (the rest of the helper: dramigrate/templates/_dramigrate.tpl)\n"
+            after = head + "... (the rest of the helper: dramigrate/helm/templates/_dramigrate.tpl)\n"
         out.append(unified(f"chart/{c.rel}", c.before or "", after))
     return "".join(out)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dramigrate.helm import (
+from dramigrate.helm.render import (
     HelmError,
     RenderedManifest,
     RenderOptions,

@@ -1,12 +1,12 @@
 """Helm charts: lint, diff and fix a chart as `helm template` renders it, and rewrite its sources only when
 a re-render proves the rewrite.
 
-lint: the chart is rendered with the user's options (helm.py) and the rendered stream goes through the
+lint: the chart is rendered with the user's options (render.py) and the rendered stream goes through the
 core (migrate.run_file), as `helm template ... | dramigrate lint -` would; each finding is moved to the
-template that wrote it (chart_map.py) and, where a values key drives the count, gets that key's file
-and line as a related location (chart_values.py: found by rendering again with the key changed).
+template that wrote it (locate.py) and, where a values key drives the count, gets that key's file
+and line as a related location (values.py: found by rendering again with the key changed).
 
-fix and diff: the templates whose renders carry device requests are wrapped (chart_rewrite.py) in a
+fix and diff: the templates whose renders carry device requests are wrapped (rewrite.py) in a
 working copy. The proof renders the original and the rewritten chart for the user's values, the
 default values, each -f file, values that change or switch off each count found, and values that add a
 device to each resources map; migrating the original rendering with the core must give the same
@@ -28,9 +28,12 @@ from typing import Any
 
 import yaml
 
-from dramigrate.chart_map import find_in_files, map_line, source_of, stream_sources
-from dramigrate.chart_rewrite import Change, RewriteError, build_rewrite, first_difference, objects, volatile
-from dramigrate.chart_values import (
+from dramigrate.config import Settings
+from dramigrate.findings import RULES, Finding, InputError, Location
+from dramigrate.helm.locate import find_in_files, map_line, source_of, stream_sources
+from dramigrate.helm.prove import first_difference, objects, volatile
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite
+from dramigrate.helm.values import (
     Leaf,
     Path_,
     ValueSources,
@@ -45,8 +48,6 @@ from dramigrate.chart_values import (
     set_path,
     zero,
 )
-from dramigrate.config import Settings
-from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -68,7 +69,7 @@ class ChartOptions:
     helm_binary: Path | None = None
 
     def render(self, values_files: tuple[Path, ...] | None = None, sets: bool = True) -> Any:
-        from dramigrate.helm import RenderOptions
+        from dramigrate.helm.render import RenderOptions
 
         return RenderOptions(
             release_name=self.release,
@@ -84,7 +85,7 @@ class ChartOptions:
 
 def split_release(paths: list[str]) -> tuple[str | None, list[str]]:
     """`[RELEASE] CHART ...` as helm takes it: a first argument that is not a path, followed by a chart."""
-    from dramigrate.helm import is_chart
+    from dramigrate.helm.render import is_chart
 
     first_is_name = len(paths) >= 2 and paths[0] != "-" and not Path(paths[0]).exists()
     if first_is_name and any(p != "-" and is_chart(Path(p)) for p in paths[1:]):
@@ -149,7 +150,7 @@ class ChartOutcome:
 
 
 def _render(root: Path, options: Any) -> Render:
-    from dramigrate.helm import HelmError, render_chart
+    from dramigrate.helm.render import HelmError, render_chart
 
     try:
         manifests = render_chart(root, options)
@@ -248,7 +249,7 @@ def _values_from_yaml(text: str) -> dict[str, Any]:
 
 def chart_defaults(chart_dir: Path) -> dict[str, Any]:
     """A chart's values.yaml with its subcharts' defaults under their names (parent values win)."""
-    from dramigrate.helm import _merge_maps
+    from dramigrate.helm.render import _merge_maps
 
     path = chart_dir / "values.yaml"
     values = _values_from_yaml(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -267,7 +268,7 @@ def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
     if charts.is_dir():
         for entry in sorted(charts.iterdir()):
             if entry.is_dir() and (entry / "Chart.yaml").is_file():
-                from dramigrate.chart_rewrite import chart_name
+                from dramigrate.helm.rewrite import chart_name
 
                 out.setdefault(chart_name(entry), entry)
             elif entry.suffix == ".tgz":
@@ -283,13 +284,13 @@ def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
 
 
 def _user_values(options: Any) -> dict[str, Any]:
-    from dramigrate.helm import _user_values as helm_user_values
+    from dramigrate.helm.render import _user_values as helm_user_values
 
     return helm_user_values(options)
 
 
 def value_sources(root: Path, display_root: str, copts: ChartOptions, options: Any) -> ValueSources:
-    from dramigrate.helm import _merge_maps
+    from dramigrate.helm.render import _merge_maps
 
     user = _user_values(options)
     merged = _merge_maps(chart_defaults(root), user)
@@ -373,7 +374,7 @@ def probe(
 
 def _override(sources: ValueSources, changed: dict[str, Any]) -> dict[str, Any]:
     """The user's values with just what differs between the merged values and `changed` on top."""
-    from dramigrate.helm import _merge_maps
+    from dramigrate.helm.render import _merge_maps
 
     return _merge_maps(sources.user, minimal_patch(sources.merged, changed))
 
@@ -791,7 +792,7 @@ def _pod_label_keys(stream: str) -> set[str]:
 def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[str, Leaf | None]:
     """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key
     named after the label, or a value equal to it), None when the label does not come from values."""
-    from dramigrate.chart_values import walk
+    from dramigrate.helm.values import walk
 
     leaves = list(walk(merged))
     out: dict[str, Leaf | None] = {}
@@ -891,12 +892,20 @@ def valid_yaml(text: str) -> bool:
 
 def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome]:
     """Every chart of the run, in input order; findings, classes and errors go into the run's result."""
-    from dramigrate.migrate import FileResult
+    from dramigrate.migrate import FileResult, failed_file
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
     for chart in ctx.inputs.charts:
-        outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+        try:
+            outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
+        except Exception as exc:  # one chart's failure is that chart's finding; the other charts go on
+            failed = failed_file(str(chart), exc, "checking the chart")
+            result.scanned += 1
+            result.files.append(failed)
+            result.findings.extend(failed.findings)
+            result.bad_input += 1
+            continue
         outcomes.append(outcome)
         result.scanned += 1
         if outcome.error is not None:

@@ -12,7 +12,7 @@ exactly as emit.spec_hash computes it. Because the chart's own logic (values, he
 
 The rule packs and workload kinds are embedded as JSON data (`rules_data`), so the helper holds
 mechanisms only. Node-label translation is not done here: label hacks that come from values are
-reported for manual work (chart.py). The proof in chart_rewrite.py compares this helper's output with
+reported for manual work (run.py). The proof in rewrite.py compares this helper's output with
 the core's on real renders; whatever it does not match is never written.
 """
 
@@ -105,8 +105,8 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
 
 @cache
 def _helper_source() -> str:
-    """The helper's Go template source, shipped as dramigrate/templates/_dramigrate.tpl."""
-    return files("dramigrate").joinpath("templates", "_dramigrate.tpl").read_text(encoding="utf-8")
+    """The helper's Go template source, shipped as dramigrate/helm/templates/_dramigrate.tpl."""
+    return files("dramigrate.helm").joinpath("templates", "_dramigrate.tpl").read_text(encoding="utf-8")
 
 
 def helper_text(chart_name: str, rules: RuleSet, settings: Settings) -> str:

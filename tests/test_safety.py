@@ -1,0 +1,179 @@
+"""Never crash, never go silent: one file's failure is that file's finding and the run goes on (issue 9 item 1,
+issue 11 item 1); the review's R items found on real repositories (reference/semantic-review.md section 4)."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import RunCli
+
+from dramigrate import commands, writer
+from dramigrate.commands import Options
+
+GOOD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: registry.example/app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+"""
+
+# R1: a CRD bundle whose schema has a mapping under the key `kind` and mentions a device (Kueue CRDs).
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: resourceflavors.kueue.x-k8s.io
+spec:
+  group: kueue.x-k8s.io
+  names:
+    kind: ResourceFlavor
+    plural: resourceflavors
+  scope: Cluster
+  versions:
+  - name: v1beta1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        description: quotas such as nvidia.com/gpu
+        type: object
+        properties:
+          kind:
+            description: Kind is a string value representing the REST resource this object represents.
+            type: string
+          spec:
+            type: object
+"""
+
+# A file that fails inside the pipeline: a pod with a value nested 300 levels deep.
+DEEP = GOOD.format(name="deep") + "    env: " + "[" * 300 + "1" + "]" * 300 + "\n"
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "a-good.yaml").write_text(GOOD.format(name="a"))
+    (folder / "b-crd.yaml").write_text(CRD)
+    (folder / "c-deep.yaml").write_text(DEEP)
+    (folder / "d-good.yaml").write_text(GOOD.format(name="d"))
+    return folder
+
+
+def test_folder_run_goes_on_past_a_failing_file_and_a_crd(run_cli: RunCli, tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    code, out, err = run_cli(["lint", "--format", "json", folder])
+    assert "Traceback" not in out + err and "internal error" not in err
+    report = json.loads(out)
+    assert code == 2
+    by_file = {Path(f["file"]).name: f["rule"] for f in report["findings"]}
+    assert by_file["a-good.yaml"] == by_file["d-good.yaml"] == "legacy-device-request"
+    assert "b-crd.yaml" not in by_file  # a CRD asks for no device
+    failed = [Path(f["file"]).name for f in report["files"]["failed"]]
+    assert failed == ["c-deep.yaml"]
+
+    code, _, err = run_cli(["fix", folder])
+    assert code == 2 and "Traceback" not in err
+    assert "claims:" in (folder / "a-good.yaml").read_text() and "claims:" in (folder / "d-good.yaml").read_text()
+    assert (folder / "c-deep.yaml").read_text() == DEEP and (folder / "b-crd.yaml").read_text() == CRD
+    assert "failed: 1 file(s)" in err and "c-deep.yaml" in err.split("failed:")[1]
+    assert "written: 2 file(s)" in err
+
+
+def _bug_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A bug met on one file only: detection raises for it."""
+    from dramigrate.detect import Detector
+
+    real = Detector.analyze
+
+    def analyze(self: Detector, doc: object) -> object:
+        if self.path.endswith(name):
+            raise KeyError("spec")
+        return real(self, doc)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Detector, "analyze", analyze)
+
+
+def test_a_bug_on_one_file_is_that_files_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.yaml").write_text(GOOD.format(name=name))
+    _bug_on(monkeypatch, "b.yaml")
+    monkeypatch.delenv("DRAMIGRATE_DEBUG", raising=False)
+    code = commands.do_fix(Options([str(folder)]))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "claims:" in (folder / "a.yaml").read_text() and "claims:" in (folder / "c.yaml").read_text()
+    assert (folder / "b.yaml").read_text() == GOOD.format(name="b")
+    line = next(x for x in err.splitlines() if "[internal-error]" in x)
+    assert line.startswith(f"{folder / 'b.yaml'}:") and "DRAMIGRATE_DEBUG=1" in line and "report" in line
+    assert "Traceback" not in err
+
+    monkeypatch.setenv("DRAMIGRATE_DEBUG", "1")
+    commands.do_lint(Options([str(folder / "b.yaml")]), None)
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_disk_full_on_one_file_leaves_it_named_and_writes_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.yaml").write_text(GOOD.format(name=name))
+    real = writer.write_atomic
+
+    def write_atomic(path: Path, text: str, expected: bytes | None = None) -> None:
+        if path.name == "b.yaml":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, text, expected)
+
+    monkeypatch.setattr(writer, "write_atomic", write_atomic)
+    code = commands.do_fix(Options([str(folder)], format="json", output=tmp_path / "r.json"))
+    assert code == 2
+    assert (folder / "b.yaml").read_text() == GOOD.format(name="b")
+    assert all("claims:" in (folder / f"{n}.yaml").read_text() for n in ("a", "c"))
+    files = json.loads((tmp_path / "r.json").read_text())["files"]
+    assert sorted(Path(w["file"]).name for w in files["written"]) == ["a.yaml", "c.yaml"]
+    assert [Path(w["file"]).name for w in files["notWritten"]] == ["b.yaml"]
+    assert "No space left on device" in files["notWritten"][0]["reason"]
+    # the findings of the file that was not written are not reported as fixed
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert not any(f["fixed"] for f in report["findings"] if f["file"].endswith("b.yaml"))
+
+
+def test_unreadable_kustomization_leaves_its_folder_alone(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kustomize pre-pass fails on one kustomization: that file is named, its folder's files are not
+    rewritten (its patches are unknown), and files elsewhere are fixed."""
+    base = tmp_path / "repo" / "overlay"
+    base.mkdir(parents=True)
+    (base / "kustomization.yaml").write_text("resources: [pod.yaml]\npatches:\n- path: patch.yaml\n")
+    (base / "pod.yaml").write_text(GOOD.format(name="k"))
+    (base / "patch.yaml").write_text(GOOD.format(name="k"))
+    (tmp_path / "repo" / "other.yaml").write_text(GOOD.format(name="o"))
+    from dramigrate import kustomize
+
+    def broken(kfile: Path, *args: object) -> None:
+        raise yaml.YAMLError("simulated")
+
+    monkeypatch.setattr(kustomize, "_scan", broken)
+    code = commands.do_fix(Options([str(tmp_path / "repo")]))
+    assert code == 2
+    assert (base / "patch.yaml").read_text() == GOOD.format(name="k")
+    assert (base / "pod.yaml").read_text() == GOOD.format(name="k")
+    assert "claims:" in (tmp_path / "repo" / "other.yaml").read_text()
