@@ -178,6 +178,14 @@ ClassesOpt = Annotated[
         help="Where to write cluster-scoped DeviceClasses the claims need (for cluster admins).",
     ),
 ]
+CrdsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--crds",
+        help="Installed CRDs (`kubectl get crd -o yaml`): custom resources whose CRD would prune resourceClaims or "
+        "resources.claims are reported, not rewritten (config key: crds).",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -301,6 +309,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "output": (OutputOpt, None),
     "exclude": (ExcludeOpt, None),
     "classes_file": (ClassesOpt, None),
+    "crds": (CrdsOpt, None),
     "config": (ConfigOpt, None),
     "drop_legacy_quota": (DropQuota, False),
     "remove_node_selectors": (RemoveSelectors, False),

@@ -32,6 +32,7 @@ class Options:
     output: Path | None = None
     exclude: list[str] = field(default_factory=list)
     classes_file: Path | None = None
+    crds: Path | None = None
     config: Path | None = None
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
@@ -155,6 +156,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     settings.rules = tuple(settings.rules) + tuple(opts.rules)
     settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
     settings.classes_file = opts.classes_file or settings.classes_file
+    settings.crds = opts.crds or settings.crds
+    if settings.crds is not None:
+        from dramigrate.crds import load_crds
+
+        load_crds(settings.crds)  # a bad CRD file is bad input before any work
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations

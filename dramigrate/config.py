@@ -27,6 +27,7 @@ class Settings:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    crds: Path | None = None  # --crds: `kubectl get crd -o yaml`, to check that CRDs keep the claim fields
     # Node taints the cluster removes when it moves to DRA (`key` or `key=value`): only their tolerations go.
     removed_taints: tuple[str, ...] = ()
     # GPU/NIC pcieRoot pairing: off (the device plugin's placement), preferred (firstAvailable with an
@@ -55,7 +56,7 @@ class Settings:
                     raise InputError(
                         f"`align-nics` must be one of {', '.join(ALIGN_NICS)}, not {value!r}", str(self.config_file)
                     )
-            elif key == "classes_file" and value is not None:
+            elif key in ("classes_file", "crds") and value is not None:
                 value = (base / str(value)).resolve()
             elif key == "kube_version":
                 value = str(value)
