@@ -59,6 +59,14 @@ AssumeDra = Annotated[
     bool,
     typer.Option("--assume-dra-enabled", help="For 1.32/1.33 targets: the DRA feature gate and beta API group are on."),
 ]
+AssumeExtendedResource = Annotated[
+    bool,
+    typer.Option(
+        "--assume-extended-resource-enabled",
+        help="For --strategy extended-resource on 1.34/1.35: the DRAExtendedResource feature gate is on in "
+        "kube-apiserver, kube-controller-manager, kube-scheduler and kubelet.",
+    ),
+]
 RulesOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -179,6 +187,7 @@ CHART_EXAMPLES = (
 SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "kube_version": (KubeVersion, None),
     "assume_dra_enabled": (AssumeDra, False),
+    "assume_extended_resource_enabled": (AssumeExtendedResource, False),
     "rules": (RulesOpt, None),
     "format": (FormatOpt, "text"),
     "output": (OutputOpt, None),

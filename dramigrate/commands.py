@@ -22,6 +22,7 @@ class Options:
     paths: list[str]
     kube_version: str | None = None
     assume_dra_enabled: bool = False
+    assume_extended_resource_enabled: bool = False
     rules: list[Path] = field(default_factory=list)
     format: str = "text"
     output: Path | None = None
@@ -69,6 +70,9 @@ def prepare(opts: Options, writes: bool) -> Context:
     if opts.kube_version:
         settings.kube_version = opts.kube_version
     settings.assume_dra_enabled = settings.assume_dra_enabled or opts.assume_dra_enabled
+    settings.assume_extended_resource_enabled = (
+        settings.assume_extended_resource_enabled or opts.assume_extended_resource_enabled
+    )
     settings.rules = tuple(settings.rules) + tuple(opts.rules)
     settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
     settings.classes_file = opts.classes_file or settings.classes_file
@@ -96,6 +100,11 @@ def prepare(opts: Options, writes: bool) -> Context:
             _err(f"dramigrate: note: {target.gate_advice()}")
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
+    if settings.strategy == "extended-resource" and not target.enabled("DRAExtendedResource"):
+        if writes and not settings.assume_extended_resource_enabled:
+            raise InputError(target.extended_resource_advice())
+        if not settings.assume_extended_resource_enabled:
+            _err(f"dramigrate: note: {target.extended_resource_advice()}")
     rules = load_rules(settings.rules)
     from dramigrate.helm.run import split_release
 

@@ -19,6 +19,8 @@ ALIGN_NICS = ("off", "preferred", "required")
 class Settings:
     kube_version: str = "1.36"
     assume_dra_enabled: bool = False
+    # --strategy extended-resource on 1.34/1.35: the DRAExtendedResource gate is on in every component.
+    assume_extended_resource_enabled: bool = False
     rules: tuple[Path, ...] = ()
     exclude: tuple[str, ...] = ()
     classes_file: Path | None = None

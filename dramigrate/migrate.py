@@ -5,6 +5,7 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -278,12 +279,13 @@ def _fix_document(
                     and other.pod_template_path == f.pod_template_path
                 ):
                     other.fixed = True
-        if plan.ray_num_gpus is not None:
+        if plan.ray_params:
             result.findings.append(
                 _pod_finding(
                     "count-from-limits",
-                    f"KubeRay builds `ray start --num-gpus` from limits: rayStartParams.num-gpus is set to "
-                    f'"{plan.ray_num_gpus}" unless it was set already',
+                    "KubeRay builds `ray start` from the Ray container's limits: rayStartParams "
+                    + ", ".join(f"{k} is set to {json.dumps(v)}" for k, v in plan.ray_params.items())
+                    + ", as KubeRay derived it",
                     path,
                     doc,
                     plan.analysis.ref.owner,
@@ -394,6 +396,8 @@ def extended_resource(
             if base.extended_resource_name == use.resource and base.shipped_by:
                 cls_name = base.name
                 how = f"DeviceClass {base.name} from the {base.shipped_by} maps it already"
+                if base.extended_resource_caveat:
+                    how += f" ({base.extended_resource_caveat})"
             else:
                 cls = extended_resource_class(use.resource, base, use.match.selectors)
                 result.classes[cls.name] = cls
@@ -403,17 +407,19 @@ def extended_resource(
                 ""
                 if target.enabled("DRAExtendedResource")
                 else (
-                    f"; Kubernetes {target.text} needs the DRAExtendedResource feature gate (on by default from 1.36)"
+                    f"; Kubernetes {target.text} serves it only with the DRAExtendedResource feature gate on "
+                    "kube-apiserver, kube-controller-manager, kube-scheduler and kubelet (on by default from 1.36)"
                 )
             )
             out.append(f.recast("extended-resource", f"{use.resource}: {use.count} stays in the pod: {how}{gate}"))
-            if use.container.init and not use.container.sidecar:
+            # From 1.35 a plain init container reuses the app containers' devices, as under the device plugin.
+            if use.container.init and not use.container.sidecar and not target.enabled("DRAExtendedResourceInitReuse"):
                 out.append(
                     f.recast(
                         "extended-resource-init",
                         f"init container {use.container.name}: under the extended-resource mapping each plain init "
-                        f"container gets its own {cls_name} device instead of reusing the app containers' "
-                        "(kubernetes/kubernetes#134880)",
+                        f"container gets its own {cls_name} device instead of reusing the app containers' on "
+                        f"Kubernetes {target.text} (kubernetes/kubernetes#134880; fixed in 1.35 by #134882)",
                     )
                 )
     return out
