@@ -410,3 +410,48 @@ def test_amd_requests_select_what_the_device_plugin_gave(resource: str, device: 
     selectors = [s["cel"]["expression"] for s in req["exactly"]["selectors"]]
     assert _selects(selectors, device) is chosen
     assert ("mapping-caution" in rules_of(result)) is (resource != "amd.com/gpu")
+
+
+# -- B10, C2, C5: quotas ------------------------------------------------------------------------------------------
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: ml}
+spec:
+  hard:
+    requests.nvidia.com/gpu: 8
+    requests.nvidia.com/mig-1g.5gb: 8
+    requests.nvidia.com/mig-3g.20gb: 2
+"""
+
+
+def _hard(result: FileResult) -> dict[str, Any]:
+    (quota,) = output_docs(result)
+    return quota["spec"]["hard"]
+
+
+def test_per_profile_mig_quotas_are_not_merged_into_one_class_key() -> None:
+    result = run(QUOTA)
+    per_profile = [f for f in result.findings if f.rule == "quota-per-profile"]
+    assert sorted(f.resource for f in per_profile) == [
+        "requests.nvidia.com/mig-1g.5gb",
+        "requests.nvidia.com/mig-3g.20gb",
+    ]
+    assert "mig.nvidia.com.deviceclass.resource.k8s.io/devices" not in _hard(result)
+    assert _hard(result)["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == 8
+
+
+@pytest.mark.parametrize(("kube", "rule"), [("1.35", "quota-legacy-device"), ("1.36", "quota-legacy-covered")])
+def test_legacy_gpu_quota_message_follows_the_target_version(kube: str, rule: str) -> None:
+    result = run(QUOTA, fix=False, kube=kube)
+    (finding,) = [f for f in result.findings if f.resource == "requests.nvidia.com/gpu"]
+    assert finding.rule == rule
+    if rule == "quota-legacy-covered":  # 1.36 charges claims on a class with extendedResourceName to the old key
+        assert "25.12.0" in finding.message and finding.severity.value == "info"
+
+
+def test_extended_resource_strategy_leaves_quotas_to_the_legacy_keys() -> None:
+    result = run(QUOTA, strategy="extended-resource")
+    assert result.rewritten is None
+    assert not [f for f in result.findings if f.rule.startswith("quota")]
