@@ -204,6 +204,7 @@ RemoveSelectors = Annotated[
         "selectors; by default they stay, since autoscalers scale node pools from them.",
     ),
 ]
+BACKUP_SUFFIX = ".orig"  # fix --backup without a suffix
 MaxFileSize = Annotated[
     str | None,
     typer.Option(
@@ -503,12 +504,37 @@ def fix(
     ] = False,
     html: HtmlOpt = None,
     exit_zero: ExitZeroOpt = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also rewrite files that are read-only, hard-linked (the links are split) or owned by another user.",
+        ),
+    ] = False,
+    backup: Annotated[
+        str | None,
+        typer.Option(
+            "--backup",
+            help=f"Keep each original beside it: --backup (suffix {BACKUP_SUFFIX}) or --backup=SUFFIX.",
+            show_default=False,
+        ),
+    ] = None,
     **options: Any,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
 
-    opts = _options({"paths": paths, "post_renderer": post_renderer, "html": html, "exit_zero": exit_zero, **options})
+    opts = _options(
+        {
+            "paths": paths,
+            "post_renderer": post_renderer,
+            "html": html,
+            "exit_zero": exit_zero,
+            "force": force,
+            "backup": backup,
+            **options,
+        }
+    )
     _guard(lambda: do_fix(opts))
 
 
@@ -651,4 +677,6 @@ def _guard(action: object) -> None:
 
 
 def main() -> None:
+    # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
+    sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in sys.argv[1:]]
     app()

@@ -53,6 +53,8 @@ class Options:
     helm_binary: Path | None = None
     kustomize_binary: Path | None = None  # kubectl or kustomize for kustomizations (default: kubectl, else the wheel's)
     post_renderer: bool = False
+    force: bool = False  # fix: write read-only, hard-linked and other users' files too
+    backup: str | None = None  # fix: keep each original beside it with this suffix
     html: Path | None = None  # diff/fix: also write the HTML migration report here
     # the gate (docs/ci.md)
     force_exclude: bool = True  # excludes apply to files named on the command line too
@@ -533,13 +535,19 @@ def do_diff(opts: Options, check: bool) -> int:
 
 def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
-    from dramigrate.writer import write_atomic
+    from dramigrate.writer import WriteOptions, write_atomic
 
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
     raw_by_path = {str(p): p for p in ctx.inputs.files}
+    given = [Path(p) for p in opts.paths if p != "-"]
+    write_options = WriteOptions(
+        force=opts.force,
+        backup=opts.backup,
+        roots=tuple(p if p.is_dir() else p.parent for p in given),
+    )
     for r in result.files:
         if r.path == "-":
             if r.rewritten is not None and r.original is not None and r.error is None:
@@ -548,7 +556,7 @@ def do_fix(opts: Options) -> int:
         if r.rewritten is not None:
             path = raw_by_path.get(r.path, Path(r.path))
             try:
-                write_atomic(path, r.rewritten, expected=r.raw)
+                write_atomic(path, r.rewritten, expected=r.raw, options=write_options)
                 changed += 1
                 written.append(r.path)
                 changes.append(FileChange(r.path, r.original or "", r.rewritten))

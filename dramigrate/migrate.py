@@ -37,6 +37,7 @@ from dramigrate.triage import any_relevant, fast_relevant, may_matter
 from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
+from dramigrate.writer import as_json, bom_encoding
 
 
 @dataclass
@@ -141,7 +142,12 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
     elif len(raw) > limits.max_bytes:
         return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
-    result = FileResult(job.path, raw=raw)
+    result = FileResult(job.path, raw=raw)  # the bytes as read: a write checks them and keeps their encoding
+    if (encoding := bom_encoding(raw)) is not None:  # UTF-16/32 with a BOM: processed as text, written back in it
+        try:
+            raw = raw.decode(encoding).encode("utf-8")
+        except UnicodeDecodeError:
+            return FileResult(job.path, error=InputError(f"not valid {encoding.upper()} text", job.path))
     if not may_matter(raw, rules):
         result.raw = None
         return result
@@ -178,6 +184,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         return result
     if yf.changed:
         result.rewritten = yf.render()
+        if job.path.endswith(".json"):  # a JSON manifest stays JSON
+            result.rewritten = as_json(result.original or "", result.rewritten)
         if result.rewritten == result.original:
             result.rewritten = None
     if result.rewritten is None:  # keep the bytes only where a write must check them

@@ -12,6 +12,7 @@ from pathlib import Path
 from dramigrate.limits import NotRegular, file_type, is_regular
 
 YAML_SUFFIXES = (".yaml", ".yml")
+MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 STDIN = "-"
 WalkStep = tuple[str, list[str], list[str]]
@@ -162,7 +163,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
             continue
         for name in names:
             path = here / name
-            if not name.endswith(YAML_SUFFIXES) or excluded(path, exclude):
+            if not name.endswith(MANIFEST_SUFFIXES) or excluded(path, exclude):
                 continue
             if path.is_symlink() and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")
