@@ -205,6 +205,18 @@ RemoveSelectors = Annotated[
     ),
 ]
 BACKUP_SUFFIX = ".orig"  # fix --backup without a suffix
+TrustConfig = Annotated[
+    bool,
+    typer.Option(
+        "--trust-config",
+        help="Let the repository's .dramigrate.yaml name rule packs and classes files outside the repository "
+        "(ignored in CI, where the CI variable is set, and with --untrusted).",
+    ),
+]
+Untrusted = Annotated[
+    bool,
+    typer.Option("--untrusted", help="Never trust the repository's config (for pull requests from forks)."),
+]
 MaxFileSize = Annotated[
     str | None,
     typer.Option(
@@ -348,6 +360,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
     "max_file_size": (MaxFileSize, None),
+    "trust_config": (TrustConfig, False),
+    "untrusted": (Untrusted, False),
     "removed_taint": (RemovedTaint, None),
     "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),

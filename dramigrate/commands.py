@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dramigrate.config import Settings, load_settings, parse_size
+from dramigrate.config import (
+    Settings,
+    config_overview,
+    confine_to_repository,
+    in_ci,
+    load_settings,
+    parse_size,
+)
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
@@ -38,6 +45,8 @@ class Options:
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
     max_file_size: str | None = None
+    trust_config: bool = False  # the repository's config may name files outside it (never in CI)
+    untrusted: bool = False  # never trust the repository's config, even with --trust-config
     removed_taint: list[str] = field(default_factory=list)
     align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
@@ -156,6 +165,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     settings = load_settings(opts.config, Path.cwd())
+    trusted = opts.trust_config and not opts.untrusted and not in_ci()
+    if not trusted:
+        confine_to_repository(settings)
+    if overview := config_overview(settings, trusted):
+        MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     if opts.kube_version:
         settings.kube_version = opts.kube_version
     settings.assume_dra_enabled = settings.assume_dra_enabled or opts.assume_dra_enabled
