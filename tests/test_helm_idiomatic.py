@@ -160,3 +160,18 @@ def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_p
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     code, _, err = run_cli(["fix", "--chart-style", "engine", str(chart)])
     assert (chart / "templates" / "_dramigrate.tpl").is_file(), err
+
+
+def test_chart_with_its_own_dra_switch_gets_the_setting(run_cli: RunCli, corpus: Path, tmp_path: Path) -> None:
+    chart = shutil.copytree(corpus / "ollama-helm", tmp_path / "ollama")
+    templates = {p: p.read_bytes() for p in (chart / "templates").rglob("*") if p.is_file()}
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("# our GPU settings\nollama:\n  gpu:\n    enabled: true\n")
+    code, _, err = run_cli(["fix", str(chart), "-f", str(gpu)])
+    assert "[chart-dra-switch]" in err and "set ollama.gpu.draEnabled=true" in err, err
+    assert gpu.read_text() == "# our GPU settings\nollama:\n  gpu:\n    enabled: true\n    draEnabled: true\n"
+    assert {p: p.read_bytes() for p in (chart / "templates").rglob("*") if p.is_file()} == templates
+    out = [d for m in render_chart(chart, RenderOptions(values_files=(gpu,))) for d in yaml.safe_load_all(m.text) if d]
+    (pod,) = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"]
+    assert "nvidia.com/gpu" not in json.dumps(pod["containers"]) and pod["resourceClaims"]
+    assert any(d["kind"] == "ResourceClaimTemplate" for d in out)
