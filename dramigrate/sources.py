@@ -47,8 +47,14 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
     if not p.exists():
         out.errors.append((raw, "no such file or folder"))
     elif p.is_file():
+        chart = chart_root(p)
         if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
+        elif chart is not None:  # a chart's file (pre-commit passes single templates): the chart, once
+            if _library_chart(chart / "Chart.yaml"):
+                out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
+            elif chart not in out.charts:
+                out.charts.append(chart)
         elif p not in seen:
             seen.add(p)
             out.files.append(p)
@@ -56,6 +62,16 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
         out.charts.append(p)
     else:
         _walk(p, exclude, out, seen)
+
+
+def chart_root(path: Path) -> Path | None:
+    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved)."""
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if folder == folder.parent:
+            break
+    return None
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:

@@ -175,3 +175,13 @@ def test_chart_with_its_own_dra_switch_gets_the_setting(run_cli: RunCli, corpus:
     (pod,) = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"]
     assert "nvidia.com/gpu" not in json.dumps(pod["containers"]) and pod["resourceClaims"]
     assert any(d["kind"] == "ResourceClaimTemplate" for d in out)
+
+
+def test_precommit_single_template_file_lints_its_chart_once(run_cli: RunCli, tmp_path: Path) -> None:
+    chart = write_chart(tmp_path)
+    files = [chart / "templates" / "deployment.yaml", chart / "values.yaml", chart / "templates" / "_helpers.tpl"]
+    code, out, err = run_cli(["lint", "--format", "json", *map(str, files)])
+    assert code == 1, err  # the changed template still requests a GPU: the hook fails
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert [(f["file"], f["line"]) for f in found] == [(f"{chart}/templates/deployment.yaml", 23)]
+    assert not [f for f in json.loads(out)["findings"] if f["rule"] == "templated-file"]
