@@ -185,3 +185,11 @@ def test_precommit_single_template_file_lints_its_chart_once(run_cli: RunCli, tm
     found = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
     assert [(f["file"], f["line"]) for f in found] == [(f"{chart}/templates/deployment.yaml", 23)]
     assert not [f for f in json.loads(out)["findings"] if f["rule"] == "templated-file"]
+
+
+def test_capped_count_gets_its_values_location(tmp_path: Path) -> None:
+    capped = DEPLOYMENT.replace("{{ .Values.numGpus }}", "{{ min .Values.numGpus 8 }}")
+    chart = write_chart(tmp_path, capped, VALUES.replace("numGpus: 1", "numGpus: 8"))
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
+    (f,) = [f for f in outcome.findings if f.rule == "legacy-device-request"]
+    assert [(r.file, r.line) for r in f.related] == [(f"{chart}/values.yaml", 4)]  # found by one less, not one more

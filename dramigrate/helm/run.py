@@ -45,6 +45,7 @@ from dramigrate.helm.values import (
     display,
     inject,
     locate,
+    lowered,
     minimal_patch,
     resources_maps,
     set_path,
@@ -364,6 +365,12 @@ def probe(
         if changed is None:
             continue
         follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
+        capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
+        if capped and (down := lowered(leaf.value)) is not None:
+            values = _override(sources, set_path(sources.merged, leaf.path, down))
+            lower = _probe_render(root, copts, values, rules, work)
+            if lower is not None:
+                follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
         gone = {k for k in base if k not in changed}
         added = {k for k in changed if k not in base}
         if follow:
