@@ -85,10 +85,12 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOu
 def test_rewrite_is_small_and_readable(fixed: tuple[Path, Path, ChartOutcome]) -> None:
     _, chart, outcome = fixed
     assert sorted(c.rel for c in outcome.changes) == [
+        "Chart.yaml",
         "templates/deployment.yaml",
         "templates/resourceclaimtemplate.yaml",
         "values.yaml",
     ]
+    assert yaml.safe_load((chart / "Chart.yaml").read_text())["version"] == "0.1.1"  # a patch release
     template = (chart / "templates" / "deployment.yaml").read_text()
     assert "{{- if not .Values.dra.enabled }}\n              nvidia.com/gpu: {{ .Values.numGpus }}" in template
     assert "gt (int .Values.numGpus) 0" in template
@@ -145,6 +147,9 @@ def test_opt_in_leaves_the_switch_off(run_cli: RunCli, tmp_path: Path) -> None:
     assert yaml.safe_load((chart / "values.yaml").read_text())["dra"]["enabled"] is False
     assert rendered_text(chart) == before  # upstream users see no change until they turn it on
     assert any(d["kind"] == "ResourceClaimTemplate" for d in docs(chart, "dra.enabled=true"))
+    code, _, err = run_cli(["fix", "--opt-in", str(chart)])  # again: the switch is the chart's own now, left off
+    assert "set dra.enabled=true" in err and "needs manual work" not in err
+    assert yaml.safe_load((chart / "values.yaml").read_text())["dra"]["enabled"] is False
 
 
 def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_path: Path) -> None:

@@ -589,7 +589,7 @@ def _run(
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
-        if mode != "lint":
+        if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
             _use_switch(outcome, root, switch, copts)
         return
     if mode == "lint":
