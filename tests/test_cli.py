@@ -32,6 +32,7 @@ FINDING_KEYS = {
     "message",
     "fixable",
     "fixed",  # DESIGN.md "Output": fix flags the fixed ones `fixed: true`
+    "wouldFix",  # diff is a dry run: what fix would fix
     "related",
 }
 SUMMARY_KEYS = {"files", "filesChanged", "badInput", "errors", "warnings", "infos", "fixable", "fixed"}
@@ -654,7 +655,9 @@ spec:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_kustomize_base_with_an_overlay_outside_the_paths_is_reported_and_untouched(run_cli: RunCli, tmp_path: Path) -> None:
+def test_kustomize_base_with_an_overlay_outside_the_paths_is_reported_and_untouched(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)

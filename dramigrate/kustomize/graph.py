@@ -8,7 +8,6 @@ resources, bases or components; it is migrated whole or not at all.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.sources import SKIP_DIRS
+from dramigrate.limits import is_regular, read_regular
+from dramigrate.sources import SKIP_DIRS, walk
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
@@ -146,7 +146,7 @@ class Graph:
 
 def kustomization_in(folder: Path) -> Path | None:
     for name in NAMES:
-        if (folder / name).is_file():
+        if is_regular(folder / name):  # a FIFO named kustomization.yaml would block a read forever
             return folder / name
     return None
 
@@ -168,7 +168,7 @@ def _root_of(folder: Path) -> Path:
 def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
     """The kustomization's data, the line of each top-level key, and the line of each item of list keys."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(str(path)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("not UTF-8 text", str(path)) from exc
     except OSError as exc:
@@ -257,8 +257,8 @@ def _patch(file: Path, key: str, index: int, line: int, entry: Any) -> Patch:
 
 def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target: dict[str, Any] | None) -> Patch:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(str(path)).decode("utf-8")
+    except (OSError, InputError, UnicodeDecodeError) as exc:
         raise InputError(f"{key} entry {path.name}: cannot read the patch file", str(file), line) from exc
     return Patch(file, key, index, line, path.resolve(), text, target)
 
@@ -275,9 +275,9 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
         if not any(t == top or t in top.parents for t in tops):
             tops.append(top)
     for top in tops:
-        for folder, dirs, names in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-            name = next((n for n in NAMES if n in names), None)
+        for folder, dirs, names in walk(top):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            name = next((n for n in NAMES if n in names and is_regular(Path(folder) / n)), None)
             if name is None:
                 continue
             file = (Path(folder) / name).resolve()
