@@ -75,8 +75,14 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
         broken = os.path.lexists(p)
         out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
+        chart = chart_root(p)
         if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
+        elif chart is not None:  # a chart's file (pre-commit passes single templates): the chart, once
+            if _library_chart(chart / "Chart.yaml"):
+                out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
+            elif chart not in out.charts:
+                out.charts.append(chart)
         elif p not in seen:
             seen.add(p)
             out.files.append(p)
@@ -143,6 +149,16 @@ def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None 
         names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
         yield here, folders, names
         stack.extend(os.path.join(here, d) for d in reversed(folders))
+
+
+def chart_root(path: Path) -> Path | None:
+    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved)."""
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if folder == folder.parent:
+            break
+    return None
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
