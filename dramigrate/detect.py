@@ -14,6 +14,7 @@ from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
+from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
@@ -110,6 +111,7 @@ class Detector:
         self.settings = settings
         self.target = target
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
+        self.suppressions = Suppressions()  # block and file-level comments (suppress.py), set by the caller
         self._lines: tuple[Document | None, list[str]] = (None, [])  # the source lines of the document in hand
 
     def finding(
@@ -124,6 +126,8 @@ class Detector:
         return f
 
     def ignored(self, doc: Document, line: int, rule: str) -> bool:
+        if self.suppressions.covers(line, rule):
+            return True
         lines = doc.body.splitlines()
         for n in (line, line - 1):
             idx = n - doc.start_line

@@ -32,6 +32,7 @@ FINDING_KEYS = {
     "message",
     "fixable",
     "fixed",  # DESIGN.md "Output": fix flags the fixed ones `fixed: true`
+    "wouldFix",  # diff is a dry run: what fix would fix
     "related",
 }
 SUMMARY_KEYS = {"files", "filesChanged", "badInput", "errors", "warnings", "infos", "fixable", "fixed"}
