@@ -269,6 +269,7 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
     A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
     wanted = [p.resolve() for p in paths]
+    wanted_set = set(wanted)  # a set: a repository has thousands of files and hundreds of kustomizations
     tops: list[Path] = []
     for top in sorted({repo_root(p) for p in wanted} | {r.resolve() for r in extra_roots}, key=lambda t: len(t.parts)):
         if not any(t == top or t in top.parents for t in tops):
@@ -280,7 +281,7 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
             if name is None:
                 continue
             file = (Path(folder) / name).resolve()
-            inside = any(w == file.parent or w in file.parents or w == file for w in wanted)
+            inside = file in wanted_set or any(a in wanted_set for a in file.parents)
             try:
                 graph.nodes[file.parent] = read_kustomization(file, inside)
             except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
