@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
+from dramigrate.limits import MAX_RESOURCE_NAME, regex_problem
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
@@ -24,6 +25,7 @@ class DeviceClassInfo:
     driver: str
     shipped_by: str = ""
     extended_resource_name: str = ""
+    extended_resource_caveat: str = ""  # when the shipped class carries extendedResourceName only sometimes
     selectors: tuple[str, ...] = ()
     config: tuple[dict[str, Any], ...] = ()
     pack: str = ""
@@ -42,6 +44,8 @@ class ResourceRule:
     report_only: str = ""
     advice: str = ""
     ray_num_gpus: bool = False
+    caution: str = ""  # a warning that goes with every migrated request of this rule
+    ray_resource: str = ""  # the Ray resource KubeRay makes of this limit (TPU), see dramigrate/ray.py
     nic: bool = False
     preferred_allocation: str = ""  # what the device plugin's GetPreferredAllocation chose that a claim does not
     sharing: dict[str, str] = field(default_factory=dict)
@@ -142,7 +146,9 @@ class RuleSet:
             if rule.match:
                 if rule.match == resource:
                     return ResourceMatch(rule, resource, rule.selectors)
-            elif rule.regex is not None and (m := rule.regex.fullmatch(resource)):
+            elif (
+                rule.regex is not None and len(resource) <= MAX_RESOURCE_NAME and (m := rule.regex.fullmatch(resource))
+            ):
                 captures = {k: v for k, v in m.groupdict().items() if v is not None}
                 return ResourceMatch(rule, resource, tuple(fill(s, captures) for s in rule.selectors))
         return None
@@ -207,6 +213,9 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
             except re.error as exc:
                 errors.append(f"{path}: resources.{i}.regex: {exc}")
                 continue
+            if problem := regex_problem(res["regex"]):
+                errors.append(f"{path}: resources.{i}.regex: {problem}: it could take exponential time on a name")
+                continue
         for j, selector in enumerate(res.get("selectors", [])):
             unknown = set(PLACEHOLDER.findall(selector)) - groups
             if unknown:
@@ -239,6 +248,14 @@ def _read_rule_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def _safe_regex(pattern: str, origin: str) -> re.Pattern[str]:
+    """A rule's regex, refused when it could backtrack catastrophically (a hostile pack must not hang lint)."""
+    problem = regex_problem(pattern)
+    if problem:
+        raise InputError(f"rule-pack regex {pattern!r}: {problem}; it could take exponential time on a name", origin)
+    return re.compile(pattern)
+
+
 def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> None:
     name = data["name"]
     rs.packs[name] = data
@@ -249,7 +266,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
             ResourceRule(
                 pack=name,
                 match=res.get("match", ""),
-                regex=re.compile(res["regex"]) if "regex" in res else None,
+                regex=_safe_regex(res["regex"], origin) if "regex" in res else None,
                 device_class=res.get("deviceClass", ""),
                 request=res.get("request", ""),
                 selectors=tuple(res.get("selectors", ())),
@@ -257,6 +274,8 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 report_only=res.get("reportOnly", ""),
                 advice=res.get("advice", ""),
                 ray_num_gpus=res.get("rayNumGpus", False),
+                ray_resource=res.get("rayResource", ""),
+                caution=res.get("caution", ""),
                 nic=res.get("nic", False),
                 preferred_allocation=res.get("preferredAllocation", ""),
                 sharing=dict(res.get("sharing", {})),
@@ -270,6 +289,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 driver=cls["driver"],
                 shipped_by=cls.get("shippedBy", ""),
                 extended_resource_name=cls.get("extendedResourceName", ""),
+                extended_resource_caveat=cls.get("extendedResourceCaveat", ""),
                 selectors=tuple(cls.get("selectors", ())),
                 config=tuple(cls.get("config", ())),
                 pack=name,

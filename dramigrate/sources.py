@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dramigrate.limits import NotRegular, file_type, is_regular
+
 YAML_SUFFIXES = (".yaml", ".yml")
+MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 STDIN = "-"
+WalkStep = tuple[str, list[str], list[str]]
 
 
 @dataclass
@@ -18,6 +24,7 @@ class Inputs:
     stdin: bool = False
     charts: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was skipped and why
+    skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
 
 
@@ -28,34 +35,130 @@ def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
     )
 
 
-def expand(paths: list[str], exclude: tuple[str, ...] = ()) -> Inputs:
+def expand(
+    paths: list[str], exclude: tuple[str, ...] = (), force_exclude: bool = True, include_ignored: bool = False
+) -> Inputs:
+    """The inputs of the paths given. Excludes apply to files and folders named on the command line too (as
+    pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
+    include_ignored is on (files named on the command line are always taken)."""
     out = Inputs()
     seen: set[Path] = set()
+    walked: list[tuple[Path, list[Path]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
             out.stdin = True
             continue
+        p = Path(raw)
+        if force_exclude and exclude and p.exists() and (pattern := excluded_by(p, exclude)):
+            out.skipped.append(f"{raw}: excluded by the pattern {pattern!r}")
+            continue
+        before = len(out.files)
         try:
-            _expand_path(raw, exclude, out, seen)
+            walked_folder = _expand_path(raw, exclude, out, seen)
         except (OSError, RuntimeError) as exc:  # this path fails on its own; the others are still checked
             out.errors.append((raw, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if walked_folder:
+            walked.append((p, out.files[before:]))
+    if not include_ignored:
+        ignored = set().union(*(git_ignored(top, found) for top, found in walked))
+        if ignored:
+            out.files = [f for f in out.files if f not in ignored]
+            out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
     return out
 
 
-def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> bool:
+    """Add one path's inputs; True when it was a folder that was walked."""
     p = Path(raw)
     if not p.exists():
-        out.errors.append((raw, "no such file or folder"))
+        broken = os.path.lexists(p)
+        out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
+        chart = chart_root(p)
         if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
+        elif chart is not None:  # a chart's file (pre-commit passes single templates): the chart, once
+            if _library_chart(chart / "Chart.yaml"):
+                out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
+            elif chart not in out.charts:
+                out.charts.append(chart)
         elif p not in seen:
             seen.add(p)
             out.files.append(p)
-    elif (p / "Chart.yaml").is_file():
+    elif not p.is_dir():
+        out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
+    elif is_regular(p / "Chart.yaml"):
         out.charts.append(p)
     else:
         _walk(p, exclude, out, seen)
+        return True
+    return False
+
+
+def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
+    """The first pattern that excludes path, or ""."""
+    return next((p for p in patterns if excluded(path, (p,))), "")
+
+
+def git_ignored(top: Path, files: list[Path]) -> set[Path]:
+    """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
+    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None or not files:
+        return set()
+    by_rel = {os.path.relpath(f, top): f for f in files}
+    try:
+        proc = subprocess.run(
+            [git, "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
+            input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if proc.returncode not in (0, 1):  # 128: not a git work tree
+        return set()
+    return {by_rel[n] for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n in by_rel}
+
+
+def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None) -> Iterator[WalkStep]:
+    """os.walk, top down with the folders in name order, without recursion (any depth), each folder once (by
+    device and inode: a bind mount or a loop cannot repeat it); symlinks to folders are listed with the files
+    and not followed. Remove names from the yielded folder list to skip them."""
+    visited: set[tuple[int, int]] = set()
+    stack = [os.fspath(top)]
+    while stack:
+        here = stack.pop()
+        try:
+            st = os.stat(here)
+            if (st.st_dev, st.st_ino) in visited:
+                continue
+            visited.add((st.st_dev, st.st_ino))
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            continue
+        folders = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
+        yield here, folders, names
+        stack.extend(os.path.join(here, d) for d in reversed(folders))
+
+
+def chart_root(path: Path) -> Path | None:
+    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved)."""
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if folder == folder.parent:
+            break
+    return None
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
@@ -64,31 +167,38 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
-    for folder, dirs, names in os.walk(top, onerror=unreadable):
+    for folder, dirs, names in walk(top, unreadable):
         here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
-        if (here / "Chart.yaml").is_file():
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude)]
+        if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
                 out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
             else:
                 out.charts.append(here)
             dirs[:] = []
             continue
-        for name in sorted(names):
+        for name in names:
             path = here / name
-            if not name.endswith(YAML_SUFFIXES) or excluded(path, exclude):
+            if not name.endswith(MANIFEST_SUFFIXES) or excluded(path, exclude):
                 continue
             if path.is_symlink() and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")
                 continue
-            if path not in seen:
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                out.notes.append(f"{path}: cannot be followed ({exc.strerror}); skipped")
+                continue
+            if not stat.S_ISREG(mode):
+                out.notes.append(NotRegular(str(path), file_type(mode)).note)
+            elif path not in seen:
                 seen.add(path)
                 out.files.append(path)
 
 
 def _inside(path: Path, root: Path) -> bool:
     try:
-        path.resolve().relative_to(root)
+        Path(os.path.realpath(path)).relative_to(root)
     except ValueError:
         return False
     return True
