@@ -6,7 +6,6 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
+from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import fast_relevant, may_matter
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
@@ -53,27 +53,6 @@ class FileResult:
     def failed(self) -> bool:
         """The file could not be processed (bad input, a limit, an OS error or a bug): it counts toward exit 2."""
         return self.error is not None or any(f.rule == "internal-error" for f in self.findings)
-
-
-# A Go template action where YAML expects a value or a line, or a quoted value that starts with a Helm action:
-# such a file is a template outside a chart, even when it parses as YAML. Quoted {{ $labels }} in a Prometheus
-# rule, or a values file's string for `tpl` in the middle of a value, is not one.
-GO_TEMPLATE = re.compile(
-    rb"(?m)^[ \t]*(?:- )?(?:[\w.\-/]+[ \t]*:[ \t]*)?\{\{"
-    rb"|:[ \t]*[\"']\{\{-?\s*(?:\.Values|\.Release|\.Chart|\.Capabilities|include |template |toYaml |tpl |\$\.Values)"
-)
-
-
-def _templated(path: str, line: int, column: int) -> Finding:
-    return Finding(
-        "templated-file",
-        RULES["templated-file"][0],
-        "a Go/Helm template outside a chart (no Chart.yaml above it), not a manifest; render it, pipe it in: "
-        "helm template ... | dramigrate lint -",
-        path,
-        line,
-        column,
-    )
 
 
 @dataclass(frozen=True)
@@ -139,8 +118,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     if not may_matter(raw, rules) or fast_relevant(raw, rules) is False:
         result.raw = None
         return result
-    if (m := GO_TEMPLATE.search(raw)) is not None:
-        result.findings = [_templated(job.path, raw[: m.start()].count(b"\n") + 1, 1)]
+    if (line := template_line(raw)) is not None:
+        result.findings = [templated_finding(job.path, line, 1, raw, rules)]
         result.raw = None
         return result
     try:
@@ -155,8 +134,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     except InputError as exc:
         if not exc.file:
             exc.file = job.path
-        if b"{{" in raw and exc.message.startswith("invalid YAML"):
-            result.findings = [_templated(job.path, exc.line, exc.column)]
+        if unparsed_template(raw) and exc.message.startswith("invalid YAML"):
+            result.findings = [templated_finding(job.path, exc.line, exc.column, raw, rules)]
             return result
         result.error = exc
         result.findings = []

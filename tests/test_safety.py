@@ -177,3 +177,95 @@ def test_unreadable_kustomization_leaves_its_folder_alone(
     assert (base / "patch.yaml").read_text() == GOOD.format(name="k")
     assert (base / "pod.yaml").read_text() == GOOD.format(name="k")
     assert "claims:" in (tmp_path / "repo" / "other.yaml").read_text()
+
+
+# R4: a Jinja chat template in a ConfigMap block scalar, next to the GPU Deployment that uses it (vLLM).
+CHAT_TEMPLATE = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: chat-template
+data:
+  template.jinja: |
+    {{- bos_token }}
+    {%- for message in messages %}
+    {{ message['content'] }}
+    {%- endfor %}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_template_in_a_block_scalar_does_not_make_the_file_templated(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "vllm.yaml"
+    f.write_text(CHAT_TEMPLATE)
+    code, out, _ = run_cli(["lint", "--format", "json", f])
+    assert code == 1
+    assert [x["rule"] for x in json.loads(out)["findings"]] == ["legacy-device-request"]
+    code, _, err = run_cli(["fix", f])
+    assert code == 0, err
+    text = f.read_text()
+    assert text.startswith(CHAT_TEMPLATE.split("---")[0])  # the chat template is untouched
+    assert "resourceClaimTemplateName" in text and "nvidia.com/gpu: 1" not in text
+
+
+def test_really_templated_file_asking_for_a_device_fails_lint(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "job.yaml"
+    f.write_text(CHAT_TEMPLATE.split("---\n")[1].replace("name: vllm\nspec", "name: {{ .Values.name }}\nspec"))
+    code, out, _ = run_cli(["lint", "--format", "json", f])
+    (finding,) = json.loads(out)["findings"]
+    assert (finding["rule"], finding["severity"], finding["line"]) == ("templated-device-file", "error", 4)
+    assert code == 1
+
+
+# R8: legacy KFServing, always on Knative.
+KFSERVING = """\
+apiVersion: serving.kubeflow.org/v1beta1
+kind: InferenceService
+metadata:
+  name: flowers
+spec:
+  predictor:
+    tensorflow:
+      storageUri: gs://kfserving-samples/models/tensorflow/flowers
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+---
+apiVersion: serving.kubeflow.org/v1alpha2
+kind: InferenceService
+metadata:
+  name: custom
+spec:
+  default:
+    predictor:
+      custom:
+        container:
+          image: registry.example/model:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_kfserving_inference_service_is_reported_like_serverless_kserve(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "kfs.yaml"
+    f.write_text(KFSERVING)
+    code, out, _ = run_cli(["lint", "--format", "json", f])
+    findings = json.loads(out)["findings"]
+    assert [x["rule"] for x in findings] == ["report-only-kind", "report-only-kind"]
+    assert all("Knative" in x["message"] for x in findings)
+    code, _, _ = run_cli(["fix", f])
+    assert f.read_text() == KFSERVING
