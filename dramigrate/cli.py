@@ -96,7 +96,25 @@ DropTolerations = Annotated[
     bool,
     typer.Option(
         "--drop-tolerations",
-        help="Remove device-taint tolerations other than the ExtendedResourceToleration equivalent (sku=gpu, ...).",
+        help="Remove device-taint tolerations, but only those for taints named with --removed-taint: node taints "
+        "stay when a cluster moves to DRA.",
+    ),
+]
+RemovedTaint = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--removed-taint",
+        help="A node taint (KEY or KEY=VALUE) the cluster removes from its device nodes (repeatable): tolerations "
+        "of it on migrated pods are removed.",
+    ),
+]
+AlignNics = Annotated[
+    str | None,
+    typer.Option(
+        "--align-nics",
+        help="GPUs and NICs asked for together: off (the device plugin's placement, no new constraint), preferred "
+        "(firstAvailable: same PCIe root when possible) or required (same PCIe root always; devices without "
+        "resource.kubernetes.io/pcieRoot are never chosen). [default: off, or the config file's]",
     ),
 ]
 NamedClasses = Annotated[
@@ -162,6 +180,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "drop_legacy_quota": (DropQuota, False),
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
+    "removed_taint": (RemovedTaint, None),
+    "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),
     "strategy": (Strategy, None),
     "values_files": (ValuesOpt, None),
@@ -325,7 +345,7 @@ def _options(args: dict[str, object]) -> object:
 
     names = {f.name for f in dataclasses.fields(Options)}
     values = {k: v for k, v in args.items() if k in names}
-    for key in ("rules", "exclude", "values_files", "set_values", "set_string_values", "api_versions"):
+    for key in ("rules", "exclude", "values_files", "set_values", "set_string_values", "api_versions", "removed_taint"):
         if key in names:
             values[key] = values.get(key) or []
     if values.get("strategy") not in (None, "claims", "extended-resource"):

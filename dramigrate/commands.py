@@ -31,6 +31,8 @@ class Options:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    removed_taint: list[str] = field(default_factory=list)
+    align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
     # Helm charts, as `helm template` takes them (run.py)
@@ -72,6 +74,9 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
+    if opts.align_nics is not None:
+        settings.merge({"align-nics": opts.align_nics}, Path.cwd())
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy

@@ -12,6 +12,7 @@ from dramigrate.findings import InputError
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
+ALIGN_NICS = ("off", "preferred", "required")
 
 
 @dataclass
@@ -26,6 +27,11 @@ class Settings:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    # Node taints the cluster removes when it moves to DRA (`key` or `key=value`): only their tolerations go.
+    removed_taints: tuple[str, ...] = ()
+    # GPU/NIC pcieRoot pairing: off (the device plugin's placement), preferred (firstAvailable with an
+    # unaligned fallback) or required (a hard matchAttribute constraint).
+    align_nics: str = "off"
     named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
     strategy: str = "claims"  # or extended-resource
     fail_on: str = "error"
@@ -39,8 +45,14 @@ class Settings:
                 raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
             if key == "rules":
                 value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
-            elif key == "exclude":
+            elif key in ("exclude", "removed_taints"):
                 value = tuple(str(v) for v in _as_list(value, raw_key))
+            elif key == "align_nics":
+                value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+                if value not in ALIGN_NICS:
+                    raise InputError(
+                        f"`align-nics` must be one of {', '.join(ALIGN_NICS)}, not {value!r}", str(self.config_file)
+                    )
             elif key == "classes_file" and value is not None:
                 value = (base / str(value)).resolve()
             elif key == "kube_version":

@@ -9,6 +9,7 @@ from typing import Any
 from dramigrate.config import Settings
 from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
 from dramigrate.triage import KUBESPAWNER_KEYS
@@ -93,17 +94,6 @@ def objects_of(data: Any) -> list[ObjectInfo]:
     ]
 
 
-def parse_count(value: Any) -> int | None:
-    """The integer device count, or None for placeholders, fractions, nulls and anything else."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return int(value) if value >= 0 else None
-    if isinstance(value, str) and re.fullmatch(r"[0-9]+", value.strip()):
-        return int(value.strip())
-    return None
-
-
 class Detector:
     """Findings for one file. Keeps the file's ResourceClaimTemplates to check existing DRA wiring."""
 
@@ -115,6 +105,7 @@ class Detector:
         self.settings = settings
         self.target = target
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
+        self._lines: tuple[Document | None, list[str]] = (None, [])  # the source lines of the document in hand
 
     def finding(
         self, rule: str, message: str, doc: Document, node: Any, key: Any, info: ObjectInfo | None, **extra: Any
@@ -191,6 +182,7 @@ class Detector:
             prioritized_list=self.target.enabled("DRAPrioritizedList"),
             drop_tolerations=self.settings.drop_tolerations,
             removed_resources={u.resource for u in pa.uses},
+            removed_taints=self.settings.removed_taints,
         )
         for cls in list(sel.alternatives):
             if sum(1 for u in uses if u.match.rule.device_class == cls) != 1:
@@ -249,6 +241,7 @@ class Detector:
             "name": info.name or info.generate_name,
             "pod_template_path": ref.path,
         }
+        blocked: list[str] = []  # containers whose count cannot be migrated: the pod is then left whole
         for c in containers(ref, kind):
             resources = c.container.get("resources")
             if not isinstance(resources, dict):
@@ -259,7 +252,7 @@ class Detector:
             # A whole device beside a slice of the same vendor's device (nvidia.com/gpu with HAMi's
             # nvidia.com/gpumem) is a share of one device: rewriting it would make it exclusive.
             slices = {r.split("/")[0]: r for r in entries if (m := self.rules.lookup(r)) and m.rule.report_only}
-            for res, (count_value, holder) in entries.items():
+            for res, (_value, holder) in entries.items():
                 where = {**ctx, "container": c.name, "resource": res}
                 match = self.rules.lookup(res)
                 if match is None:
@@ -296,7 +289,8 @@ class Detector:
                         )
                     )
                     continue
-                count = parse_count(count_value)
+                counts = self.counts(doc, resources, res)
+                count = counts[0].value if len({c.value for c in counts}) == 1 else None
                 if not accepts:
                     findings.append(
                         self.finding(
@@ -310,11 +304,12 @@ class Detector:
                         )
                     )
                     continue
-                if count is None or not self.consistent(resources, res):
+                if count is None:
+                    blocked.append(f"container {c.name}'s {res}")
                     findings.append(
                         self.finding(
                             "invalid-count",
-                            self.count_problem(res, count_value, resources),
+                            self.count_problem(res, counts),
                             doc,
                             holder,
                             res,
@@ -324,16 +319,28 @@ class Detector:
                     )
                     continue
                 if count == 0:
-                    msg = f"{res}: 0 asks for no device; fix drops the key and emits no claim"
+                    msg = f"{res}: {counts[0].shown} asks for no device; fix drops the key and emits no claim"
                 else:
                     msg = (
-                        f"{res}: {count} is a device-plugin request; fix moves it to a ResourceClaimTemplate "
+                        f"{res}: {counts[0].shown} is a device-plugin request; fix moves it to a ResourceClaimTemplate "
                         f"request on device class {rule.device_class}"
                     )
                 f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
                 line, column = doc.line_of(holder, res)
                 pa.uses.append(DeviceUse(c, res, match, count, line, column))
                 pa.findings.append(f)
+        if blocked and pa.uses:
+            # Claims beside device-plugin requests would be half a migration: the pod stays as it is, whole.
+            why = ", ".join(blocked)
+            for use, f in zip(pa.uses, pa.findings, strict=True):
+                findings.append(
+                    f.recast(
+                        "legacy-device-request",
+                        f"{use.resource}: {use.count} is a device-plugin request, but fix leaves this pod as it is: "
+                        f"the count of {why} cannot be migrated, and a pod is migrated whole or not at all",
+                    )
+                )
+            pa.uses, pa.findings = [], []
         return pa
 
     def device_entries(self, resources: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
@@ -347,30 +354,23 @@ class Detector:
                         out[str(res)] = (value, values)
         return out
 
-    @staticmethod
-    def consistent(resources: dict[str, Any], res: str) -> bool:
-        """Limits and requests agree on the count (or only one of them is set)."""
-        values = [
-            resources[s][res]
+    def counts(self, doc: Document, resources: dict[str, Any], res: str) -> list[Count]:
+        """The counts Kubernetes reads for res in limits and in requests (one or two), from the source text."""
+        if self._lines[0] is not doc:
+            self._lines = (doc, doc.body.splitlines())
+        return [
+            device_count(resources[s][res], plain_source(self._lines[1], resources[s], res))
             for s in ("limits", "requests")
             if isinstance(resources.get(s), dict) and res in resources[s]
         ]
-        return len({parse_count(v) for v in values}) == 1
 
     @staticmethod
-    def count_problem(res: str, value: Any, resources: dict[str, Any]) -> str:
-        both = [
-            resources[s].get(res)
-            for s in ("limits", "requests")
-            if isinstance(resources.get(s), dict) and res in resources[s]
-        ]
-        if len(both) == 2 and parse_count(both[0]) != parse_count(both[1]) and None not in map(parse_count, both):
-            return f"{res}: limits ({both[0]}) and requests ({both[1]}) differ; an extended resource needs them equal"
-        if value is None:
-            return f"{res} has no value (null); set an integer device count, then run fix"
-        if isinstance(value, float) or (isinstance(value, str) and re.fullmatch(r"\s*[0-9]*\.[0-9]+\s*", value)):
-            return f"{res}: {value} is a fraction; DRA claims whole devices; use a shared claim for a slice"
-        return f"{res}: {value!s} is not an integer device count (a placeholder?); fix leaves this container alone"
+    def count_problem(res: str, counts: list[Count]) -> str:
+        if len(counts) == 2 and all(c.ok for c in counts):
+            a, b = counts
+            return f"{res}: limits ({a.value}) and requests ({b.value}) differ; an extended resource needs them equal"
+        bad = next(c for c in counts if not c.ok)
+        return f"{res}: {bad.problem}"
 
     def shared_mode(self, rule: Any, shared_by_label: set[str]) -> str:
         if not rule.sharing:
@@ -379,23 +379,31 @@ class Detector:
         if mode != "none":
             return f"shared ({mode}, from the sharing setting)"
         if rule.sharing.get("nodeLabel") in shared_by_label:
-            return "shared (the pod is pinned to a -SHARED or -MIG- product label)"
+            return "shared (the pod is pinned to, or tolerates, a -SHARED or -MIG- product label)"
         return ""
 
     def shared_product_label(self, spec: dict[str, Any]) -> set[str]:
-        """Node labels whose pinned values say the plain resource is a slice (GFD -SHARED, -MIG-<profile>)."""
-        patterns = {
-            r.sharing["nodeLabel"]: re.compile(r.sharing["sharedValuePattern"])
-            for r in self.rules.resources
-            if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
-        }
+        """Node labels whose pinned values say the plain resource is a slice (GFD -SHARED, -MIG-<profile>): in a
+        node selector, in required node affinity, or as the value of a toleration for the resource's taint
+        (OpenShift samples taint time-sliced nodes nvidia.com/gpu=Tesla-T4-SHARED)."""
         hits: set[str] = set()
         selector = spec.get("nodeSelector")
-        for label, pattern in patterns.items():
+        tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+        for r in self.rules.resources:
+            label, pattern_text = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")
+            if not label or not pattern_text:
+                continue
+            pattern = re.compile(pattern_text)
             values: list[Any] = []
             if isinstance(selector, dict) and label in selector:
                 values.append(selector[label])
             values.extend(_affinity_values(spec, label))
+            taint_keys = {label} | {k for k, res in self.rules.taints.items() if res and res == r.match}
+            values.extend(
+                t.get("value")
+                for t in tolerations
+                if t.get("key") in taint_keys and t.get("operator", "Equal") == "Equal" and t.get("value") is not None
+            )
             if any(pattern.search(str(v)) for v in values):
                 hits.add(label)
         return hits

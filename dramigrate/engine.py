@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
-from dramigrate.kustomize import report_only_files
+from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
@@ -27,6 +27,7 @@ class RunResult:
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
     bad_input: int = 0
     scanned: int = 0
+    kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
 
 
 def _init(settings: Settings, target: Target) -> None:
@@ -44,11 +45,15 @@ def run(
 ) -> RunResult:
     out = RunResult()
     jobs: list[Job] = []
-    failures: list[tuple[Path, BaseException]] = []
-    reasons = report_only_files(inputs.files, rules, failures) if inputs.files else {}
-    out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in failures)
+    kz = scan(inputs.files, rules) if inputs.files else None
+    out.kustomize = kz
+    if kz is not None:
+        out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
     for path in inputs.files:
-        jobs.append(Job(str(path), None, fix, reasons.get(_resolved(path), "")))
+        resolved = _resolved(path)
+        if kz is not None and kz.skip(resolved):
+            continue  # a kustomize patch: reported (and migrated) by the kustomize flow
+        jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
@@ -64,6 +69,8 @@ def run(
     if results is None:
         results = [run_file(j, rules, settings, target) for j in jobs]
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
+    if kz is not None:
+        _kustomize_findings(kz, rules, out)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -84,6 +91,26 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
+    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it."""
+    for r in out.files:
+        unit = kz.unit_of.get(_resolved(Path(r.path))) if r.path != "-" else None
+        if unit is None or not unit.migratable:
+            continue
+        folders = kz.graph.owners_of(_resolved(Path(r.path)))
+        overlays = ", ".join(sorted({kz.display(o) for d in folders for o in kz.graph.overlays_of(d)}))
+        for f in r.findings:
+            if f.fixable:
+                f.message += (
+                    f"; in a kustomize base of {overlays}: fix migrates it with every overlay, proving each build"
+                )
+    by_file: dict[str, list[Finding]] = {}
+    for f in patch_findings(kz, rules):
+        by_file.setdefault(f.file, []).append(f)
+    for file, found in by_file.items():
+        out.files.append(FileResult(file, findings=found))
 
 
 def _resolved(path: Path) -> Path:

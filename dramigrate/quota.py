@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dramigrate.detect import Detector, ObjectInfo, parse_count
+from dramigrate.detect import Detector, ObjectInfo
 from dramigrate.documents import Document
 from dramigrate.findings import Finding
+from dramigrate.quantity import device_count, plain_source
 
 DRA_QUOTA_SUFFIX = ".deviceclass.resource.k8s.io/devices"
 
@@ -82,7 +83,7 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
         match = det.rules.lookup(res) if det.rules.is_device_candidate(res) else None
         if match is None or match.rule.report_only:
             continue
-        count = parse_count(value)
+        count = device_count(value, plain_source(doc.body.splitlines(), hard, key)).value
         if count is None:
             bad.append(str(key))
             continue

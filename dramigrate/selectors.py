@@ -18,6 +18,8 @@ from typing import Any
 from dramigrate.findings import InputError
 from dramigrate.rules import LabelRule, RuleSet
 
+# A device attribute or capacity named with a field: device.attributes['gpu.nvidia.com'].productName
+DEVICE_FIELD = re.compile(r"device\.(?:attributes|capacity)\[(?:'[^'\\]*'|\"[^\"\\]*\")\]\.[A-Za-z_][A-Za-z0-9_]*")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 Report = Callable[[str, str, Any, Any], None]  # (rule, message, node, key)
 
@@ -110,8 +112,37 @@ def _fill(template: str, rule: LabelRule, value: str) -> str:
     return template.format(**subs)
 
 
+def guard(expression: str) -> str:
+    """The expression behind `has()` for every device attribute and capacity it reads that no `has()` guards yet.
+    A driver may leave any of them out (the NVIDIA driver publishes no memory capacity when NVML cannot read it,
+    the TPU driver no topology on some multi-host nodes), and reading a missing one is a CEL runtime error that
+    aborts the whole allocation instead of skipping that device."""
+    guarded = set(re.findall(r"has\(\s*(" + DEVICE_FIELD.pattern + r")\s*\)", expression))
+    fields = [f for f in dict.fromkeys(DEVICE_FIELD.findall(expression)) if f not in guarded]
+    if not fields:
+        return expression
+    body = f"({expression})" if "||" in expression and not _parenthesized(expression) else expression
+    return " && ".join(f"has({f})" for f in fields) + " && " + body
+
+
+def _parenthesized(expression: str) -> bool:
+    """The whole expression is one (...) group (label values hold no parentheses, so counting is enough)."""
+    if not expression.startswith("(") or not expression.endswith(")"):
+        return False
+    depth = 0
+    for i, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and i < len(expression) - 1:
+            return False
+    return True
+
+
 def requirement(rule: LabelRule, operator: str, values: list[str]) -> str:
-    """CEL for one node-selector requirement; '' means no selector is needed."""
+    """CEL for one node-selector requirement, guarded with has(); '' means no selector is needed."""
+    return guard(_requirement(rule, operator, values))
+
+
+def _requirement(rule: LabelRule, operator: str, values: list[str]) -> str:
     if not rule.exact:
         raise Inexact(f"{rule.key}: {rule.reason or 'no exact mapping'}")
     if operator == "In":
@@ -155,6 +186,7 @@ def select(
     prioritized_list: bool,
     drop_tolerations: bool,
     removed_resources: set[str],
+    removed_taints: tuple[str, ...] = (),
 ) -> Selection:
     sel = Selection()
     _node_selector(spec, classes, rules, report, sel, remove_pool_labels)
@@ -167,7 +199,7 @@ def select(
     preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(affinity, dict) else None
     if isinstance(preferred, list):
         _preferred(preferred, classes, rules, report, sel, remove_pool_labels, prioritized_list)
-    _tolerations(spec, rules, report, sel, drop_tolerations, removed_resources)
+    _tolerations(spec, rules, report, sel, drop_tolerations, removed_resources, removed_taints)
     return sel
 
 
@@ -338,9 +370,33 @@ def _preferred(
             sel.drop_preferred.append(i)
 
 
+def removed_taint(t: dict[str, Any], removed_taints: tuple[str, ...]) -> str:
+    """The `removed-taints` entry (`key` or `key=value`) that covers everything this toleration tolerates, or ''.
+    An Exists toleration is covered only by a key-wide entry: it tolerates every value of the key."""
+    key = str(t.get("key") or "")
+    value = t.get("value")
+    exists = t.get("operator") == "Exists"
+    for entry in removed_taints:
+        k, sep, v = entry.partition("=")
+        if k != key:
+            continue
+        if not sep or (not exists and value is not None and str(value) == v):
+            return entry
+    return ""
+
+
 def _tolerations(
-    spec: dict[str, Any], rules: RuleSet, report: Report, sel: Selection, drop: bool, removed: set[str]
+    spec: dict[str, Any],
+    rules: RuleSet,
+    report: Report,
+    sel: Selection,
+    drop: bool,
+    removed: set[str],
+    removed_taints: tuple[str, ...],
 ) -> None:
+    """Device-taint tolerations besides the plugin-equivalent one. Node taints do not change when a cluster moves
+    to DRA (an AKS GPU pool stays tainted sku=gpu), so a toleration is removed only when its taint is named in the
+    `removed-taints` setting."""
     tolerations = spec.get("tolerations")
     if not isinstance(tolerations, list):
         return
@@ -348,10 +404,11 @@ def _tolerations(
         if not isinstance(t, dict):
             continue
         key = str(t.get("key") or "")
+        gone = removed_taint(t, removed_taints)
         device_key = key in rules.taints or key in removed
         if key in rules.taint_values:
             device_key = t.get("operator") == "Exists" or str(t.get("value")) in rules.taint_values[key]
-        if not device_key:
+        if not device_key and not gone:
             continue
         plugin_equivalent = (
             key in removed and t.get("operator") == "Exists" and t.get("effect") in (None, "", "NoSchedule")
@@ -359,11 +416,21 @@ def _tolerations(
         if plugin_equivalent:
             continue
         what = f"{key}{'=' + str(t.get('value')) if t.get('value') is not None else ''}"
-        if drop:
+        if gone:
             sel.drop_tolerations.append(i)
             report(
                 "device-toleration",
-                f"toleration {what} keeps device-node taints off the pod's path; removed (--drop-tolerations)",
+                f"toleration {what}: the cluster removes the taint {gone} (removed-taints setting), so the "
+                "toleration goes",
+                tolerations,
+                i,
+            )
+        elif drop:
+            report(
+                "device-toleration",
+                f"toleration {what} is kept although --drop-tolerations is set: node taints stay when a cluster "
+                "moves to DRA, so the pod still needs it; if the cluster removes this taint, name it with "
+                f"--removed-taint {what} (config removed-taints)",
                 tolerations,
                 i,
             )
@@ -371,7 +438,8 @@ def _tolerations(
             report(
                 "device-toleration",
                 f"toleration {what} is a device-node taint toleration besides the one the "
-                "ExtendedResourceToleration plugin added; kept (--drop-tolerations removes it)",
+                "ExtendedResourceToleration plugin added; kept, since node taints stay when a cluster moves to DRA "
+                f"(--removed-taint {what} removes it if the cluster drops that taint)",
                 tolerations,
                 i,
             )

@@ -657,15 +657,17 @@ def test_kustomize_base_patched_by_overlay_is_reported_and_untouched(run_cli: Ru
     unrelated = write(repo, "apps/other.yaml", POD.replace("trainer", "other"))
     code, report = lint_json(run_cli, "base/pod.yaml", cwd=repo)
     assert code == 0, report
-    (finding,) = report["findings"]
+    (finding,) = [f for f in report["findings"] if f["file"] == "base/pod.yaml"]
     assert finding["rule"] == "kustomize-patch" and finding["severity"] == "warning"
+    (outside,) = [f for f in report["findings"] if f["rule"] == "kustomize-unproven"]
+    assert "overlays/prod" in outside["message"] and "outside the given paths" in outside["message"]
     assert finding["resource"] == "nvidia.com/gpu" and not finding["fixable"]
     code, out, err = run_cli(["fix", "."], cwd=repo)
-    assert code == 0, err
+    assert code == 1, err  # the overlay's device patch remains
     assert base.read_text() == base_text
     assert patch.read_text() == patch_text
     assert "ResourceClaimTemplate" in unrelated.read_text(), "files no overlay patches are still fixed"
-    assert "kustomize-patch" in err
+    assert "kustomize-device-patch" in err
 
 
 # -- suppression -----------------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ def test_drop_tolerations_and_remove_node_selectors(run_cli: RunCli) -> None:
     pod = next(yaml.safe_load_all(out))["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb"}
     assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in pod["tolerations"]
-    code, out, err = run_cli(["fix", "-", "--drop-tolerations", "--remove-node-selectors"], stdin=PINNED)
+    code, out, err = run_cli(["fix", "-", "--removed-taint", "sku=gpu", "--remove-node-selectors"], stdin=PINNED)
     assert code == 0, err
     pod = next(yaml.safe_load_all(out))["spec"]["template"]["spec"]
     assert "nodeSelector" not in pod

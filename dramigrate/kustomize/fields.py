@@ -1,0 +1,152 @@
+"""Device fields in kustomize patches, components and replacements, with the line that sets each (no build)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from dramigrate.kustomize.graph import Kustomization, Patch
+from dramigrate.rules import RuleSet
+
+SECTIONS = ("limits", "requests")
+_KEY = re.compile(r"([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)")
+
+
+@dataclass(frozen=True)
+class DeviceField:
+    """A device count, a device resource or a hardware-pinning node label a patch or replacement sets."""
+
+    path: str  # the field, e.g. spec.template.spec.containers[name=c].resources.limits.nvidia.com/gpu
+    line: int  # 1-based, in the patch file (or the kustomization for inline patches)
+    what: str  # the resource or label key
+    value: Any = None
+    label: bool = False  # a node label rather than a device resource
+
+
+def device_key(key: str, rules: RuleSet) -> bool:
+    return rules.is_device_candidate(key) and rules.lookup(key) is not None
+
+
+def _compose_all(text: str) -> list[yaml.Node]:
+    try:
+        return [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader) if n is not None]
+    except yaml.YAMLError:
+        return []
+
+
+def _scalar(node: yaml.Node) -> str:
+    return str(node.value) if isinstance(node, yaml.ScalarNode) else ""
+
+
+def _walk(node: yaml.Node, path: str, parent_key: str, rules: RuleSet, out: list[DeviceField]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = _scalar(k)
+            sub = f"{path}.{key}" if path else key
+            if parent_key in SECTIONS and device_key(key, rules):
+                out.append(DeviceField(sub, k.start_mark.line + 1, key, _scalar(v) or None))
+            elif parent_key == "nodeSelector" and key in rules.labels:
+                out.append(DeviceField(sub, k.start_mark.line + 1, key, _scalar(v) or None, label=True))
+            elif key == "key" and parent_key == "matchExpressions" and _scalar(v) in rules.labels:
+                out.append(DeviceField(f"{path}[key={_scalar(v)}]", k.start_mark.line + 1, _scalar(v), label=True))
+            else:
+                _walk(v, sub, key if parent_key != "matchExpressions" else parent_key, rules, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            label = ""
+            if isinstance(item, yaml.MappingNode):
+                label = next((_scalar(v) for k, v in item.value if _scalar(k) == "name"), "")
+            _walk(item, f"{path}[{f'name={label}' if label else i}]", parent_key, rules, out)
+
+
+def _unescape(segment: str) -> str:
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def _json6902(nodes: list[yaml.Node], rules: RuleSet, out: list[DeviceField]) -> None:
+    for node in nodes:
+        if not isinstance(node, yaml.SequenceNode):
+            continue
+        for op in node.value:
+            if not isinstance(op, yaml.MappingNode):
+                continue
+            fields = {_scalar(k): (k, v) for k, v in op.value}
+            if "path" not in fields:
+                continue
+            path = _scalar(fields["path"][1])
+            segments = [_unescape(s) for s in path.split("/")[1:]]
+            line = op.start_mark.line + 1
+            value = fields.get("value")
+            last = segments[-1] if segments else ""
+            where = ".".join(segments)
+            if device_key(last, rules) and any(s in SECTIONS for s in segments):
+                out.append(DeviceField(where, line, last, _scalar(value[1]) if value else None))
+            elif last in rules.labels and "nodeSelector" in segments:
+                out.append(DeviceField(where, line, last, _scalar(value[1]) if value else None, label=True))
+            elif value is not None:
+                inner: list[DeviceField] = []
+                _walk(value[1], where, last, rules, inner)
+                for f in inner:
+                    out.append(DeviceField(f.path, line, f.what, f.value, f.label))
+
+
+def patch_fields(patch: Patch, rules: RuleSet) -> list[DeviceField]:
+    """Device fields the patch sets; lines are in `patch.where`."""
+    out: list[DeviceField] = []
+    nodes = _compose_all(patch.text)
+    if patch.json6902:
+        _json6902(nodes, rules, out)
+    else:
+        for node in nodes:
+            _walk(node, "", "", rules, out)
+    offset = patch_text_line(patch) - 1
+    return [DeviceField(f.path, f.line + offset, f.what, f.value, f.label) for f in out]
+
+
+def patch_text_line(patch: Patch) -> int:
+    """The line where the patch text starts in `patch.where`: 1 for a file, the line after `patch: |` inline."""
+    if patch.file is not None:
+        return 1
+    first = next((ln.strip() for ln in patch.text.splitlines() if ln.strip()), "")
+    try:
+        lines = patch.owner.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return patch.line
+    for i in range(patch.line - 1, len(lines)):
+        if lines[i].strip() == first:
+            return i + 1 - next(j for j, ln in enumerate(patch.text.splitlines()) if ln.strip())
+    return patch.line
+
+
+def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
+    """Replacements whose source or target field path reaches a device resource or a device label."""
+    out: list[DeviceField] = []
+    entries = k.data.get("replacements") or []
+    if not isinstance(entries, list):
+        return out
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        paths: list[str] = []
+        source = entry.get("source")
+        if isinstance(source, dict) and source.get("fieldPath"):
+            paths.append(str(source["fieldPath"]))
+        for target in entry.get("targets") or []:
+            if isinstance(target, dict):
+                paths.extend(str(p) for p in target.get("fieldPaths") or [])
+        for p in paths:
+            segments = p.replace("[", ".[").split(".")
+            if any(device_key(s, rules) for s in segments) or (
+                "nodeSelector" in segments and any(s in rules.labels for s in segments)
+            ):
+                what = next((s for s in segments if device_key(s, rules) or s in rules.labels), p)
+                out.append(DeviceField(p, k.line_of("replacements"), what))
+    return out
+
+
+def mentions_device(text: str, rules: RuleSet) -> bool:
+    """A cheap test: the text names a device resource some pack knows."""
+    return any(device_key(k, rules) for k in _KEY.findall(text.replace("~1", "/")))

@@ -1,0 +1,293 @@
+"""Discovery: every kustomization under the repository, what it lists, and which overlays build on each base.
+
+Kustomizations are read as plain YAML with positions (no building): resources, bases, components, patches in
+their three forms (`patchesStrategicMerge`, `patchesJson6902`, `patches` with a file or inline), replacements,
+namePrefix/nameSuffix, namespace, labels and configurations. A graph is a set of kustomizations connected by
+resources, bases or components; it is migrated whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.findings import InputError
+from dramigrate.sources import SKIP_DIRS
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+
+
+@dataclass
+class Patch:
+    """One patch entry of a kustomization."""
+
+    owner: Path  # the kustomization file that lists it
+    key: str  # patches, patchesStrategicMerge or patchesJson6902
+    index: int  # position in that list
+    line: int  # line of the entry in the kustomization
+    file: Path | None  # the patch file; None for an inline patch
+    text: str  # the patch's text (file contents or the inline string)
+    target: dict[str, Any] | None = None
+    text_line: int = 1  # line of the patch text's first line in `file`, or in the kustomization when inline
+
+    @property
+    def json6902(self) -> bool:
+        """A JSON patch (a list of operations) rather than a strategic-merge patch; kustomize decides by content."""
+        if self.key == "patchesJson6902":
+            return True
+        if self.key == "patchesStrategicMerge":
+            return False
+        try:
+            data = yaml.safe_load(self.text)
+        except yaml.YAMLError:
+            return False
+        return isinstance(data, list)
+
+    @property
+    def where(self) -> Path:
+        return self.file if self.file is not None else self.owner
+
+    @property
+    def form(self) -> str:
+        if self.json6902:
+            return "JSON6902 patch"
+        return "inline patch" if self.file is None else "strategic-merge patch"
+
+
+@dataclass
+class Kustomization:
+    file: Path
+    data: dict[str, Any]
+    inside: bool  # under the paths the user gave
+    kind: str = "Kustomization"  # or Component
+    files: list[Path] = field(default_factory=list)  # resource files
+    children: list[Path] = field(default_factory=list)  # folders of kustomizations it builds on (resources, bases)
+    components: list[Path] = field(default_factory=list)
+    patches: list[Patch] = field(default_factory=list)
+    remote: list[str] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # top-level key -> line
+
+    @property
+    def dir(self) -> Path:
+        return self.file.parent
+
+    def line_of(self, key: str) -> int:
+        return self.lines.get(key, 1)
+
+
+@dataclass
+class Graph:
+    """Kustomizations by folder, and who builds on whom."""
+
+    nodes: dict[Path, Kustomization] = field(default_factory=dict)
+    parents: dict[Path, set[Path]] = field(default_factory=dict)  # folder -> folders that list it
+    errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations under the paths
+    broken: set[Path] = field(default_factory=set)  # folders of every broken kustomization
+
+    def overlays_of(self, folder: Path) -> list[Path]:
+        """The top overlays (kustomizations nothing builds on) that reach `folder`, itself included when it is one."""
+        out: set[Path] = set()
+        seen: set[Path] = set()
+        todo = [folder]
+        while todo:
+            here = todo.pop()
+            if here in seen:
+                continue
+            seen.add(here)
+            up = self.parents.get(here, set())
+            if not up and self.nodes.get(here) is not None and self.nodes[here].kind != "Component":
+                out.add(here)
+            todo.extend(up)
+        return sorted(out)
+
+    def owners_of(self, path: Path) -> list[Path]:
+        """Kustomization folders that list the resource file `path`."""
+        return sorted(d for d, k in self.nodes.items() if path in k.files)
+
+    def component_of(self, folder: Path) -> set[Path]:
+        """Every kustomization connected to `folder` by resources, bases or components, either way."""
+        out: set[Path] = set()
+        todo = [folder]
+        while todo:
+            here = todo.pop()
+            if here in out or here not in self.nodes:
+                continue
+            out.add(here)
+            node = self.nodes[here]
+            todo.extend(node.children)
+            todo.extend(node.components)
+            todo.extend(self.parents.get(here, set()))
+        return out
+
+    def build_order(self, folders: set[Path]) -> list[Path]:
+        """Buildable kustomizations of a graph (not Components), bases first."""
+        order: list[Path] = []
+        seen: set[Path] = set()
+
+        def visit(d: Path) -> None:
+            if d in seen or d not in folders:
+                return
+            seen.add(d)
+            for c in self.nodes[d].children + self.nodes[d].components:
+                visit(c)
+            if self.nodes[d].kind != "Component":
+                order.append(d)
+
+        for d in sorted(folders):
+            visit(d)
+        return order
+
+
+def kustomization_in(folder: Path) -> Path | None:
+    for name in NAMES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def repo_root(start: Path) -> Path:
+    """The enclosing git work tree (a folder with .git), else the folder itself."""
+    folder = (start if start.is_dir() else start.parent).resolve()
+    return _root_of(folder)
+
+
+@cache
+def _root_of(folder: Path) -> Path:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
+    """The kustomization's data, the line of each top-level key, and the line of each item of list keys."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError("not UTF-8 text", str(path)) from exc
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", str(path)) from exc
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(
+            f"invalid kustomization: {getattr(exc, 'problem', None) or exc}",
+            str(path),
+            mark.line + 1 if mark else 0,
+            mark.column + 1 if mark else 0,
+        ) from exc
+    finally:
+        loader.dispose()
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError("invalid kustomization: not a mapping", str(path), 1, 1)
+    lines: dict[str, int] = {}
+    items: dict[str, list[int]] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            lines[str(key.value)] = key.start_mark.line + 1
+            if isinstance(value, yaml.SequenceNode):
+                items[str(key.value)] = [v.start_mark.line + 1 for v in value.value]
+    return data, lines, items
+
+
+def _strings(data: dict[str, Any], key: str, file: Path, lines: dict[str, int]) -> list[str]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"invalid kustomization: {key} must be a list of paths", str(file), lines.get(key, 0))
+    return value
+
+
+def read_kustomization(file: Path, inside: bool) -> Kustomization:
+    data, lines, items = _load(file)
+    k = Kustomization(file, data, inside, str(data.get("kind") or "Kustomization"), lines=lines)
+    folder = file.parent
+    for key in ("resources", "bases", "components"):
+        for i, entry in enumerate(_strings(data, key, file, lines)):
+            if "://" in entry or entry.startswith(("github.com/", "git@")):
+                k.remote.append(entry)
+                continue
+            target = (folder / entry).resolve()
+            line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
+            if target.is_file():
+                if key == "components":
+                    raise InputError(f"invalid kustomization: component {entry} is not a folder", str(file), line)
+                k.files.append(target)
+            elif target.is_dir() and kustomization_in(target) is not None:
+                (k.components if key == "components" else k.children).append(target)
+            else:
+                raise InputError(f"{key} entry {entry}: no such file or kustomization folder", str(file), line)
+    for key in PATCH_KEYS:
+        entries = data.get(key) or []
+        if not isinstance(entries, list):
+            raise InputError(f"invalid kustomization: {key} must be a list", str(file), lines.get(key, 0))
+        for i, entry in enumerate(entries):
+            line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
+            k.patches.append(_patch(file, key, i, line, entry))
+    return k
+
+
+def _patch(file: Path, key: str, index: int, line: int, entry: Any) -> Patch:
+    folder = file.parent
+    if isinstance(entry, str):
+        if key == "patchesStrategicMerge" and "\n" not in entry.strip() and not entry.lstrip().startswith("apiVersion"):
+            return _patch_file(file, key, index, line, folder / entry, None)
+        return Patch(file, key, index, line, None, entry, None, line + 1)
+    if not isinstance(entry, dict):
+        raise InputError(f"invalid kustomization: {key} entry is not a mapping", str(file), line)
+    target = entry.get("target") if isinstance(entry.get("target"), dict) else None
+    if entry.get("path"):
+        return _patch_file(file, key, index, line, folder / str(entry["path"]), target)
+    if entry.get("patch") is not None:
+        return Patch(file, key, index, line, None, str(entry["patch"]), target, line + 1)
+    raise InputError(f"invalid kustomization: {key} entry has neither path nor patch", str(file), line)
+
+
+def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target: dict[str, Any] | None) -> Patch:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{key} entry {path.name}: cannot read the patch file", str(file), line) from exc
+    return Patch(file, key, index, line, path.resolve(), text, target)
+
+
+def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
+    """Every kustomization of the repositories that hold `paths`; those under `paths` are marked inside.
+
+    A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
+    graph = Graph()
+    wanted = [p.resolve() for p in paths]
+    tops: list[Path] = []
+    for top in sorted({repo_root(p) for p in wanted} | {r.resolve() for r in extra_roots}, key=lambda t: len(t.parts)):
+        if not any(t == top or t in top.parents for t in tops):
+            tops.append(top)
+    for top in tops:
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            name = next((n for n in NAMES if n in names), None)
+            if name is None:
+                continue
+            file = (Path(folder) / name).resolve()
+            inside = any(w == file.parent or w in file.parents or w == file for w in wanted)
+            try:
+                graph.nodes[file.parent] = read_kustomization(file, inside)
+            except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
+                graph.broken.add(file.parent)
+                if inside:
+                    graph.errors.append((Path(folder) / name, exc))
+    for folder, node in graph.nodes.items():
+        for child in node.children + node.components:
+            graph.parents.setdefault(child, set()).add(folder)
+    return graph

@@ -1,0 +1,231 @@
+"""What the kustomizations around the inputs mean for the run, without building: which files belong to a
+graph that holds devices, whether that graph can be migrated whole, and the findings on its patches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
+from dramigrate.kustomize.graph import Graph, Patch, discover
+from dramigrate.rules import RuleSet
+
+
+@dataclass
+class DevicePatch:
+    patch: Patch
+    folder: Path  # the kustomization folder that lists it
+    fields: list[DeviceField]
+    component: bool = False  # listed by a Component
+
+
+@dataclass
+class Blocker:
+    """Why a graph is not migrated: said once, at a place the user can open."""
+
+    file: Path
+    line: int
+    message: str
+    rule: str = "kustomize-unproven"
+
+
+@dataclass
+class Unit:
+    """A graph of kustomizations (connected by resources, bases and components) that holds device requests."""
+
+    folders: set[Path]
+    files: set[Path] = field(default_factory=set)  # resource files
+    patch_files: set[Path] = field(default_factory=set)
+    device_files: set[Path] = field(default_factory=set)
+    device_patches: list[DevicePatch] = field(default_factory=list)
+    blockers: list[Blocker] = field(default_factory=list)
+
+    @property
+    def migratable(self) -> bool:
+        return not self.blockers
+
+    def why_not(self) -> str:
+        return self.blockers[0].message if self.blockers else ""
+
+
+@dataclass
+class Scan:
+    graph: Graph
+    units: list[Unit] = field(default_factory=list)
+    unit_of: dict[Path, Unit] = field(default_factory=dict)  # resource and patch file -> its graph
+    errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
+    broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
+    inputs: set[Path] = field(default_factory=set)  # the input files, resolved
+
+    def skip(self, path: Path) -> bool:
+        """A patch file: the core does not read it as a manifest (the kustomize flow does)."""
+        unit = self.unit_of.get(path)
+        return unit is not None and path in unit.patch_files and path not in unit.files
+
+    def reason(self, path: Path, fix: bool) -> str:
+        """Why the core must leave this file as it is ("" when it may rewrite or report it as usual).
+
+        In fix and diff mode every file of a device graph is left to the kustomize flow; lint reports the
+        files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
+        unit = self.unit_of.get(path)
+        if unit is None:
+            if any(b == path.parent or b in path.parents for b in self.broken):
+                return "a kustomization above it is broken, so the overlays that build on it are unknown"
+            return ""
+        if not unit.migratable:
+            return unit.why_not()
+        return "migrated with its kustomize graph" if fix else ""
+
+    def display(self, folder: Path) -> str:
+        try:
+            return str(folder.relative_to(Path.cwd().resolve())) or "."
+        except ValueError:
+            return str(folder)
+
+
+def scan(paths: list[Path], rules: RuleSet) -> Scan:
+    graph = discover(paths)
+    out = Scan(graph, errors=list(graph.errors))
+    out.broken = set(graph.broken)
+    out.errors = [(Path(out.display(p)), e) for p, e in graph.errors]
+    for _, exc in out.errors:
+        if isinstance(exc, InputError) and exc.file:
+            exc.file = out.display(Path(exc.file))
+    done: set[Path] = set()
+    inputs = out.inputs = {p.resolve() for p in paths}
+    for folder in sorted(graph.nodes):
+        node = graph.nodes[folder]
+        touched = node.inside or any(f in inputs for f in node.files) or any(p.file in inputs for p in node.patches)
+        if folder in done or not touched:
+            continue
+        members = graph.component_of(folder)
+        done |= members
+        unit = _unit(graph, members, rules, out)
+        if unit is None:
+            continue
+        out.units.append(unit)
+        for f in unit.files | unit.patch_files:
+            out.unit_of[f] = unit
+    return out
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit | None:
+    unit = Unit(members)
+    for d in sorted(members):
+        node = graph.nodes[d]
+        unit.files.update(node.files)
+        for p in node.patches:
+            if p.file is not None:
+                unit.patch_files.add(p.file)
+            found = patch_fields(p, rules) if mentions_device(p.text, rules) or _labels(p.text, rules) else []
+            if found:
+                unit.device_patches.append(DevicePatch(p, d, found, node.kind == "Component"))
+        for f in replacement_fields(node, rules):
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    f.line,
+                    f"a replacement in {out.display(node.file)} reaches the device field {f.path}: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
+    unit.device_files = {f for f in unit.files if mentions_device(_read(f), rules)}
+    if not unit.device_files and not any(not dp.fields[0].label for dp in unit.device_patches):
+        return None
+    for dp in unit.device_patches:
+        if dp.component:
+            f = dp.fields[0]
+            unit.blockers.append(
+                Blocker(
+                    dp.patch.where,
+                    f.line,
+                    f"the component {out.display(dp.folder)} patches the device field {f.path}: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
+    outside = [d for d in sorted(members) if not graph.nodes[d].inside]
+    if outside:
+        names = ", ".join(out.display(d) for d in outside[:3]) + (
+            f" and {len(outside) - 3} more" if len(outside) > 3 else ""
+        )
+        unit.blockers.append(
+            Blocker(
+                graph.nodes[outside[0]].file,
+                1,
+                f"{names} {'is' if len(outside) == 1 else 'are'} part of this kustomize graph but outside the given "
+                "paths; nothing of the graph is written (pass them too)",
+            )
+        )
+    for d in sorted(members):
+        node = graph.nodes[d]
+        if node.remote:
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    node.line_of("resources"),
+                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}); "
+                    "fix migrates local trees only",
+                )
+            )
+    if out.errors:
+        path, exc = out.errors[0]
+        where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
+        unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
+    return unit
+
+
+def _labels(text: str, rules: RuleSet) -> bool:
+    return "nodeSelector" in text or "matchExpressions" in text and any(k in text for k in rules.labels)
+
+
+def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
+    """Lint's findings on device patches (file and line of the field, naming the overlays) and on blockers."""
+    out: list[Finding] = []
+    for unit in s.units:
+        for dp in unit.device_patches:
+            if not s.graph.nodes[dp.folder].inside and dp.patch.file not in s.inputs:
+                continue
+            overlays = ", ".join(s.display(o) for o in s.graph.overlays_of(dp.folder)) or s.display(dp.folder)
+            for f in dp.fields:
+                what = f"node label {f.what}" if f.label else f"{f.what}: {f.value}" if f.value else f.what
+                text = (
+                    f"{f.path}: {what} set by the {dp.patch.form} of {s.display(dp.patch.owner)} (overlay {overlays})"
+                )
+                if unit.migratable:
+                    finding = Finding(
+                        "kustomize-device-patch",
+                        RULES["kustomize-device-patch"][0],
+                        f"{text}; fix migrates it with its base and proves every overlay build",
+                        s.display(dp.patch.where),
+                        f.line,
+                        1,
+                        resource=f.what if not f.label else "",
+                        fixable=True,
+                    )
+                else:
+                    finding = Finding(
+                        "kustomize-patch",
+                        RULES["kustomize-patch"][0],
+                        f"{text}; left as is: {unit.why_not()}",
+                        s.display(dp.patch.where),
+                        f.line,
+                        1,
+                        resource=f.what if not f.label else "",
+                    )
+                out.append(finding)
+        seen: set[tuple[str, int, str]] = set()
+        for b in unit.blockers:
+            key = (str(b.file), b.line, b.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(Finding(b.rule, RULES[b.rule][0], b.message, s.display(b.file), b.line, 1))
+    return out

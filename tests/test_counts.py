@@ -1,0 +1,129 @@
+"""Device counts as Kubernetes reads them (sigs.k8s.io/yaml's YAML 1.1 decoder, then resource.ParseQuantity), and a
+pod migrated whole or not at all."""
+
+from __future__ import annotations
+
+import pytest
+from ruamel.yaml import YAML
+
+from dramigrate.config import Settings
+from dramigrate.documents import _round_trip
+from dramigrate.migrate import Job, run_file
+from dramigrate.quantity import INT64_MAX, device_count, plain_source
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: a
+    image: a:1
+    resources:
+      limits:
+        nvidia.com/gpu: {a}
+  - name: b
+    image: b:1
+    resources:
+      limits: {{nvidia.com/gpu: {b}, cpu: 1}}
+"""
+
+
+def _fix(text: str) -> tuple[str | None, list]:
+    result = run_file(Job("pod.yaml", text.encode(), True), RULES, Settings(), Target.parse("1.36"))
+    assert result.error is None, str(result.error)
+    return result.rewritten, result.findings
+
+
+def _loaded(value: str) -> tuple[object, str | None]:
+    body = f"limits:\n  nvidia.com/gpu: {value}\n"
+    data = _round_trip().load(body)  # the loader dramigrate reads files with (quotes kept)
+    return data["limits"]["nvidia.com/gpu"], plain_source(body.splitlines(), data["limits"], "nvidia.com/gpu")
+
+
+# (as written, devices Kubernetes gives) -- plain scalars resolved as YAML 1.1 (go-yaml v2), then the JSON number
+# or string parsed as a resource.Quantity.
+ACCEPTED = [
+    ("2", 2),
+    ('"2"', 2),
+    ("010", 8),  # YAML 1.1 octal
+    ('"010"', 10),  # a string: the quantity parser drops leading zeros
+    ("0o10", 8),
+    ("0x10", 16),
+    ("1_000", 1000),
+    ("+3", 3),
+    ("09", 9),  # not octal: go-yaml reads it as the float 9
+    ("2.0", 2),
+    ('"2000m"', 2),
+    ("1e3", 1000),
+    ('"1e3"', 1000),
+    ("1Ki", 1024),
+    ("&n 010 # eight", 8),
+    ("!!str 010", 10),
+    ("0", 0),
+]
+
+
+@pytest.mark.parametrize(("written", "devices"), ACCEPTED)
+def test_counts_kubernetes_accepts(written: str, devices: int) -> None:
+    assert device_count(*_loaded(written)).value == devices
+
+
+REFUSED = [
+    ("2.5", "fraction"),
+    ('"1500m"', "fraction"),
+    ("-1", "negative"),
+    ("yes", "boolean"),  # YAML 1.1 boolean
+    ("null", "null"),
+    (".inf", "not-a-number"),
+    (str(INT64_MAX), "too-large"),
+    ("99999999999999999999999", "too-large"),
+    ('"1Ei"', "too-large"),
+    ("$GPU_PER_NODE", ""),
+]
+
+
+@pytest.mark.parametrize(("written", "kind"), REFUSED)
+def test_counts_kubernetes_refuses(written: str, kind: str) -> None:
+    count = device_count(*_loaded(written))
+    assert count.value is None
+    assert count.kind == kind
+
+
+def test_octal_count_becomes_the_devices_kubernetes_gives() -> None:
+    """`010` was migrated as count 10; the API server gives the container 8 GPUs."""
+    out, findings = _fix(POD.format(a="010", b='"2000m"'))
+    assert out is not None
+    template = YAML(typ="safe").load(out.split("---\n")[1])
+    counts = {r["name"]: r["exactly"]["count"] for r in template["spec"]["spec"]["devices"]["requests"]}
+    assert counts == {"a-gpu": 8, "b-gpu": 2}
+    messages = [f.message for f in findings if f.rule == "legacy-device-request"]
+    assert any("010 (= 8 for Kubernetes)" in m for m in messages)
+
+
+@pytest.mark.parametrize("bad", ["2.5", str(2**63), "$GPUS"])
+def test_a_pod_with_a_count_that_cannot_migrate_is_left_whole(bad: str) -> None:
+    """Claims beside device-plugin requests in one pod would be half a migration: nothing of the pod changes."""
+    out, findings = _fix(POD.format(a="1", b=bad))
+    assert out is None
+    by_rule = {f.rule: f for f in findings}
+    assert by_rule["invalid-count"].container == "b"
+    kept = by_rule["legacy-device-request"]
+    assert kept.container == "a" and not kept.fixable and not kept.fixed
+    assert "container b's nvidia.com/gpu" in kept.message
+
+
+def test_limits_and_requests_compared_as_quantities() -> None:
+    """`2` and `"2000m"` are the same count for Kubernetes; `2` and `3` are not."""
+    same = POD.replace("nvidia.com/gpu: {a}", "nvidia.com/gpu: 2\n      requests:\n        nvidia.com/gpu: 2000m")
+    out, _ = _fix(same.format(b=1))
+    assert out is not None and "count: 2" in out
+    differ = POD.replace("nvidia.com/gpu: {a}", "nvidia.com/gpu: 2\n      requests:\n        nvidia.com/gpu: 3")
+    out, findings = _fix(differ.format(b=1))
+    assert out is None
+    assert any("differ" in f.message for f in findings if f.rule == "invalid-count")

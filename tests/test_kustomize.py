@@ -1,0 +1,126 @@
+"""Kustomize: bases and overlays migrated together and proven with the real kustomize (`kubectl kustomize`).
+
+One repository exercises several features at once (namePrefix with namespace and a component, nameSuffix
+with an inline JSON6902 patch, an overlay with no device patch); builds are shared through module fixtures
+because each kustomize build costs a fraction of a second."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import RunCli
+
+TRAIN = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      containers:
+      - name: app
+        image: trainer:1
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+A100_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+      containers:
+      - name: app
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+"""
+FILES = {
+    "base/train.yaml": TRAIN,
+    "base/kustomization.yaml": "resources:\n- train.yaml\n",
+    "components/debug/kustomization.yaml": (
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- target: {kind: Deployment}\n"
+        "  patch: |-\n    - op: add\n      path: /spec/template/spec/containers/0/env\n"
+        "      value: [{name: DEBUG, value: '1'}]\n"
+    ),
+    "overlays/a100/kustomization.yaml": (
+        "resources:\n- ../../base\nnamePrefix: big-\nnamespace: ml\ncomponents:\n- ../../components/debug\n"
+        "patches:\n- path: gpus.yaml\n"
+    ),
+    "overlays/a100/gpus.yaml": A100_PATCH,
+    "overlays/small/kustomization.yaml": (
+        "resources:\n- ../../base\nnameSuffix: -small\npatches:\n- target: {kind: Deployment, name: trainer}\n"
+        "  patch: |-\n    - op: replace\n"
+        "      path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n      value: 2\n"
+    ),
+    "overlays/plain/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: dev-\nlabels:\n- pairs: {team: ml}\n",
+}
+
+
+def make_repo(root: Path, files: dict[str, str] = FILES) -> Path:
+    root.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+@pytest.fixture(scope="module")
+def lint_report(tmp_path_factory: pytest.TempPathFactory, run_cli: RunCli) -> dict:
+    repo = make_repo(tmp_path_factory.mktemp("lint") / "repo")
+    code, out, err = run_cli(["lint", "--format", "json", "."], cwd=repo)
+    assert code == 1, err
+    return json.loads(out)
+
+
+def test_lint_points_at_the_patch_line_and_names_the_overlay(lint_report: dict) -> None:
+    by_file: dict[str, list[dict]] = {}
+    for f in lint_report["findings"]:
+        by_file.setdefault(f["file"], []).append(f)
+    (count, label) = sorted(by_file["overlays/a100/gpus.yaml"], key=lambda f: f["line"], reverse=True)
+    assert count["rule"] == "kustomize-device-patch" and count["fixable"]
+    assert count["line"] == A100_PATCH.splitlines().index("            nvidia.com/gpu: 4") + 1
+    assert "overlays/a100" in count["message"] and count["resource"] == "nvidia.com/gpu"
+    assert label["line"] == 9 and "nvidia.com/gpu.product" in label["message"]
+    (inline,) = by_file["overlays/small/kustomization.yaml"]
+    assert inline["rule"] == "kustomize-device-patch" and "JSON6902" in inline["message"]
+    assert inline["line"] == FILES["overlays/small/kustomization.yaml"].splitlines().index("    - op: replace") + 1
+    (base,) = by_file["base/train.yaml"]
+    assert base["rule"] == "legacy-device-request"
+    assert all(o in base["message"] for o in ("overlays/a100", "overlays/small", "overlays/plain"))
+    assert "components/debug/kustomization.yaml" not in by_file, "a component without device fields is no finding"
+
+
+def test_broken_kustomization_is_bad_input_and_nothing_is_written(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = make_repo(
+        tmp_path / "repo", {**FILES, "overlays/small/kustomization.yaml": "resources:\n- ../../base\npatches: [\n"}
+    )
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    assert code == 2, err
+    assert "overlays/small/kustomization.yaml:4" in err and "Traceback" not in err
+    assert snapshot(repo) == before
