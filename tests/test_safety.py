@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import RunCli
 
 from dramigrate import commands, writer
@@ -155,25 +154,18 @@ def test_disk_full_on_one_file_leaves_it_named_and_writes_the_others(
     assert not any(f["fixed"] for f in report["findings"] if f["file"].endswith("b.yaml"))
 
 
-def test_unreadable_kustomization_leaves_its_folder_alone(
-    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The kustomize pre-pass fails on one kustomization: that file is named, its folder's files are not
-    rewritten (its patches are unknown), and files elsewhere are fixed."""
+def test_broken_kustomization_leaves_its_folder_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The kustomize pre-pass meets a kustomization that does not parse: that file is named, its folder's files
+    are not rewritten (its patches are unknown), and files elsewhere are fixed."""
     base = tmp_path / "repo" / "overlay"
     base.mkdir(parents=True)
-    (base / "kustomization.yaml").write_text("resources: [pod.yaml]\npatches:\n- path: patch.yaml\n")
+    (base / "kustomization.yaml").write_text("resources: [pod.yaml\npatches:\n- path: patch.yaml\n")
     (base / "pod.yaml").write_text(GOOD.format(name="k"))
     (base / "patch.yaml").write_text(GOOD.format(name="k"))
     (tmp_path / "repo" / "other.yaml").write_text(GOOD.format(name="o"))
-    from dramigrate import kustomize
-
-    def broken(kfile: Path, *args: object) -> None:
-        raise yaml.YAMLError("simulated")
-
-    monkeypatch.setattr(kustomize, "_scan", broken)
     code = commands.do_fix(Options([str(tmp_path / "repo")]))
-    assert code == 2
+    err = capsys.readouterr().err
+    assert code == 2 and "kustomization.yaml" in err.split("failed:")[1]
     assert (base / "patch.yaml").read_text() == GOOD.format(name="k")
     assert (base / "pod.yaml").read_text() == GOOD.format(name="k")
     assert "claims:" in (tmp_path / "repo" / "other.yaml").read_text()
