@@ -25,6 +25,7 @@ from dramigrate.documents import (
     start_edit,
     to_plain,
 )
+from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
@@ -160,6 +161,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if doc.data is None:
             continue
         findings, pods = det.analyze(doc)
+        findings.extend(embedded_findings(job.path, doc, rules))
         for info in objects_of(doc.data):
             quota = check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota)
             if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:

@@ -395,3 +395,75 @@ def test_irregularly_indented_pod_spec_is_edited_in_place(run_cli: RunCli, tmp_p
         assert line in removed or line in text, f"changed although untouched: {line!r}"
     pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "tpu"}]}
+
+
+# R7: device requests held in strings (Argo workflows, benchmark templates in ConfigMaps).
+ARGO = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: train-
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    podSpecPatch: '{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":2}}}]}'
+    container:
+      image: trainer:1
+  - name: launch
+    resource:
+      action: create
+      manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          generateName: bench-
+        spec:
+          template:
+            spec:
+              containers:
+              - name: b
+                image: bench
+                resources:
+                  limits:
+                    amd.com/gpu: 1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: templates
+data:
+  readme: "jobs here ask for nvidia.com/gpu: see the templates"
+  mpijob.yaml: |
+    apiVersion: kubeflow.org/v2beta1
+    kind: MPIJob
+    metadata:
+      name: {{ .Name }}
+    spec:
+      mpiReplicaSpecs:
+        Worker:
+          template:
+            spec:
+              containers:
+              - name: w
+                resources:
+                  limits:
+                    nvidia.com/gpu: {{ .GPUs }}
+"""
+
+
+def test_device_requests_inside_strings_are_warned_with_their_line(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "wf.yaml"
+    f.write_text(ARGO)
+    code, out, _ = run_cli(["lint", "--format", "json", f])
+    found = [(x["line"], x["resource"]) for x in json.loads(out)["findings"] if x["rule"] == "embedded-device-request"]
+    lines = ARGO.splitlines()
+    assert [lines[n - 1].strip() for n, _ in found] == [
+        lines[8].strip(),  # the JSON podSpecPatch: its own line
+        "amd.com/gpu: 1",  # inside a block scalar: the line of the request itself
+        "nvidia.com/gpu: {{ .GPUs }}",
+    ]
+    assert [r for _, r in found] == ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu"]
+    assert all(x["severity"] == "warning" for x in json.loads(out)["findings"])
+    code, _, _ = run_cli(["fix", f])
+    assert f.read_text() == ARGO  # never rewritten inside a string
