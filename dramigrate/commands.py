@@ -255,15 +255,30 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         result.findings.append(classes_warning(result, missing))
         return None
     from dramigrate.classes import merge_classes
+    from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    after = merge_classes(str(path), before, missing, ctx.target)
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        after = merge_classes(str(path), before, missing, ctx.target)
+    except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
+        failed = failed_file(str(path), exc)
+        result.files.append(failed)
+        result.findings.extend(failed.findings)
+        result.bad_input += 1
+        return None
     if write and after != before:
+        from dramigrate.migrate import FileResult
         from dramigrate.writer import write_atomic
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, after)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, after)
+        except Exception as exc:
+            r = FileResult(str(path), rewritten=after)
+            result.files.append(r)
+            _not_written(r, result, exc)
+            return None
     return path, before, after
 
 
@@ -392,9 +407,12 @@ def _write_chart(chart: Any, result: RunResult) -> int:
     if chart.changes and not chart.manual:
         try:
             written = write_changes(chart)
-        except InputError as exc:
-            result.files.append(_error_result(exc.file or chart.display, exc.message))
-            result.bad_input += 1
+        except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
+            from dramigrate.migrate import FileResult
+
+            r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
+            result.files.append(r)
+            _not_written(r, result, exc)
             for f in chart.findings:
                 f.fixed = False
     if chart.report():

@@ -25,7 +25,8 @@ from dramigrate.documents import (
     start_edit,
     to_plain,
 )
-from dramigrate.emit import claim_template
+from dramigrate.embedded import embedded_findings
+from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
@@ -160,6 +161,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if doc.data is None:
             continue
         findings, pods = det.analyze(doc)
+        findings.extend(embedded_findings(job.path, doc, rules))
         for info in objects_of(doc.data):
             quota = check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota)
             if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:
@@ -170,8 +172,12 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
             findings = [_report_only(f, job.report_only_reason) for f in findings]
             pods = []
         if settings.strategy == "claims" and not job.report_only_reason:
+            named: set[int] = set()
             for pa in pods:
                 require_name(job.path, doc, pa.info)
+                if id(pa.info.obj) not in named:
+                    named.add(id(pa.info.obj))
+                    findings.extend(name_findings(job.path, doc, pa.info))
         if pods and settings.strategy == "extended-resource":
             findings = extended_resource(findings, pods, rules, target, result)
             pods = []
@@ -189,6 +195,49 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
                     _use_named_classes(plan_pod(pa), rules, result)
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
+
+
+def name_findings(path: str, doc: Document, info: ObjectInfo) -> list[Finding]:
+    """Info findings on how a workload without a plain name gets its ResourceClaimTemplate name (R2, R3)."""
+    meta = info.obj.get("metadata") if isinstance(info.obj.get("metadata"), dict) else info.obj
+    common = (info.kind, info.namespace, info.name or info.generate_name)
+    if info.name and PLACEHOLDER.search(info.name):
+        line, column = doc.line_of(meta, "name")
+        return [
+            Finding(
+                "placeholder-name",
+                RULES["placeholder-name"][0],
+                f"the name {info.name} holds a placeholder: the ResourceClaimTemplate name keeps it (it starts "
+                f"with {name_base(info.name, '')}-), so each substitution gets its own template; it was "
+                f"validated with the placeholder replaced by {STAND_IN!r}",
+                path,
+                line,
+                column,
+                *common,
+            )
+        ]
+    if not info.name and info.generate_name:
+        line, column = doc.line_of(meta, "generateName")
+        return [
+            Finding(
+                "generate-name-template",
+                RULES["generate-name-template"][0],
+                f"only generateName {info.generate_name!r}: the ResourceClaimTemplate is named from the prefix "
+                f"({name_base(info.generate_name, '')}-<hash>), and every {info.kind} created from this file shares "
+                "it; delete it only when none of them is left",
+                path,
+                line,
+                column,
+                *common,
+            )
+        ]
+    return []
+
+
+def _stood_in(obj: dict[str, Any]) -> dict[str, Any]:
+    """The emitted object as validation sees it: placeholders in its name and namespace replaced by a stand-in."""
+    metadata = {k: stand_in(v) if isinstance(v, str) else v for k, v in obj["metadata"].items()}
+    return {**obj, "metadata": metadata}
 
 
 def _report_only(f: Finding, reason: str) -> Finding:
@@ -230,7 +279,7 @@ def _fix_document(
         if plan.needs_claim:
             rct = claim_template(plan, target)
             name = rct["metadata"]["name"]
-            errors = claim_template_errors(rct, target.text)
+            errors = claim_template_errors(_stood_in(rct), target.text)
             if errors:
                 raise_invalid(result, doc, plan, "the emitted ResourceClaimTemplate", errors)
             key = f"{plan.analysis.info.namespace}/{name}"

@@ -111,4 +111,6 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)
+        elif isinstance(cur, str) and ("limits" in cur or "requests" in cur) and _literals(rules).search(cur.encode()):
+            return True  # a pod spec or manifest held in a string (embedded.py reports it)
     return False

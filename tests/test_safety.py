@@ -261,3 +261,201 @@ def test_kfserving_inference_service_is_reported_like_serverless_kserve(run_cli:
     assert all("Knative" in x["message"] for x in findings)
     code, _, _ = run_cli(["fix", f])
     assert f.read_text() == KFSERVING
+
+
+# R2: envsubst placeholders in the workload name (TPU recipe JobSets launched with `envsubst | kubectl apply`).
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: ${JOB_NAME}
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: main
+              image: maxtext:1
+              resources:
+                limits:
+                  google.com/tpu: 4
+"""
+
+# R3: a generateName-only Job (Kueue samples).
+GENERATED = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: sample-job-
+  namespace: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: dummy
+        image: busybox
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def _fixed(run_cli: RunCli, tmp_path: Path, name: str, text: str) -> tuple[list[dict[str, object]], list[dict]]:
+    """fix one file: (its findings from the JSON report, its documents after the fix)."""
+    f = tmp_path / name
+    f.write_text(text)
+    code, _, err = run_cli(["fix", "--format", "json", "--output", tmp_path / "r.json", f])
+    assert code == 0, err
+    return json.loads((tmp_path / "r.json").read_text())["findings"], list(yaml.safe_load_all(f.read_text()))
+
+
+def test_placeholder_name_stays_in_the_template_name(run_cli: RunCli, tmp_path: Path) -> None:
+    findings, (jobset, rct) = _fixed(run_cli, tmp_path, "jobset.yaml", JOBSET)
+    name = rct["metadata"]["name"]
+    assert name.startswith("${JOB_NAME}-workers-")
+    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == name
+    (info,) = [f for f in findings if f["rule"] == "placeholder-name"]
+    assert info["severity"] == "info" and info["line"] == 4
+
+
+def test_generate_name_only_workload_is_migrated(run_cli: RunCli, tmp_path: Path) -> None:
+    findings, (job, rct) = _fixed(run_cli, tmp_path, "job.yaml", GENERATED)
+    assert rct["metadata"]["name"].startswith("sample-job-") and rct["metadata"]["namespace"] == "team-a"
+    assert job["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == rct["metadata"]["name"]
+    assert job["metadata"] == {"generateName": "sample-job-", "namespace": "team-a"}
+    (info,) = [f for f in findings if f["rule"] == "generate-name-template"]
+    assert info["severity"] == "info" and "shares" in info["message"]
+
+
+# R5: the comment of a removed device line whose count is quoted.
+QUOTED = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: tpu
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        cpu: "8"
+        google.com/tpu: "4"  # chips of one v5e host
+"""
+
+# R6: a pod spec indented irregularly (a TPU serving file): only the lines the edit changes move.
+IRREGULAR = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: serve
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        template:
+          spec:
+                 containers:
+                 - name: server
+                   image: server:1   # pinned
+                   args: ["--port", "8000"]  # the port
+                   resources:
+                       limits:
+                            google.com/tpu: 4
+                 nodeSelector:
+                        cloud.google.com/gke-nodepool: tpu-pool   # the pool
+"""
+
+
+def test_comment_of_a_removed_quoted_count_is_kept(run_cli: RunCli, tmp_path: Path) -> None:
+    _, (pod, _) = _fixed(run_cli, tmp_path, "pod.yaml", QUOTED)
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "8"}
+    assert "# chips of one v5e host" in (tmp_path / "pod.yaml").read_text()
+
+
+def test_irregularly_indented_pod_spec_is_edited_in_place(run_cli: RunCli, tmp_path: Path) -> None:
+    _, (jobset, _) = _fixed(run_cli, tmp_path, "serve.yaml", IRREGULAR)
+    text = (tmp_path / "serve.yaml").read_text()
+    removed = {"                       limits:\n", "                            google.com/tpu: 4\n"}
+    for line in IRREGULAR.splitlines(keepends=True):
+        assert line in removed or line in text, f"changed although untouched: {line!r}"
+    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "tpu"}]}
+
+
+# R7: device requests held in strings (Argo workflows, benchmark templates in ConfigMaps).
+ARGO = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: train-
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    podSpecPatch: '{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpu":2}}}]}'
+    container:
+      image: trainer:1
+  - name: launch
+    resource:
+      action: create
+      manifest: |
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          generateName: bench-
+        spec:
+          template:
+            spec:
+              containers:
+              - name: b
+                image: bench
+                resources:
+                  limits:
+                    amd.com/gpu: 1
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: templates
+data:
+  readme: "jobs here ask for nvidia.com/gpu: see the templates"
+  mpijob.yaml: |
+    apiVersion: kubeflow.org/v2beta1
+    kind: MPIJob
+    metadata:
+      name: {{ .Name }}
+    spec:
+      mpiReplicaSpecs:
+        Worker:
+          template:
+            spec:
+              containers:
+              - name: w
+                resources:
+                  limits:
+                    nvidia.com/gpu: {{ .GPUs }}
+"""
+
+
+def test_device_requests_inside_strings_are_warned_with_their_line(run_cli: RunCli, tmp_path: Path) -> None:
+    f = tmp_path / "wf.yaml"
+    f.write_text(ARGO)
+    code, out, _ = run_cli(["lint", "--format", "json", f])
+    found = [(x["line"], x["resource"]) for x in json.loads(out)["findings"] if x["rule"] == "embedded-device-request"]
+    lines = ARGO.splitlines()
+    assert [lines[n - 1].strip() for n, _ in found] == [
+        lines[8].strip(),  # the JSON podSpecPatch: its own line
+        "amd.com/gpu: 1",  # inside a block scalar: the line of the request itself
+        "nvidia.com/gpu: {{ .GPUs }}",
+    ]
+    assert [r for _, r in found] == ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu"]
+    assert all(x["severity"] == "warning" for x in json.loads(out)["findings"])
+    code, _, _ = run_cli(["fix", f])
+    assert f.read_text() == ARGO  # never rewritten inside a string
