@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import RunCli
 
 from dramigrate import commands, writer
