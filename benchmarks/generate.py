@@ -497,9 +497,9 @@ def device_file(name: str, team: str, rng: random.Random) -> tuple[str, list[dic
     return "app", [configmap(name, team, rng), workload, service(name, team, rng)]
 
 
-def generate(out: Path, files: int, seed: int) -> dict:
+def generate(out: Path, files: int, seed: int, device_share: float = DEVICE_SHARE) -> dict:
     rng = random.Random(seed)
-    n_device = round(files * DEVICE_SHARE)
+    n_device = round(files * device_share)
     device_slots = set(rng.sample(range(files), n_device))
     used: set[Path] = set()
     stats = {"files": 0, "device_files": 0, "bytes": 0}
@@ -535,13 +535,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--files", type=int, default=2000, help="number of YAML files (default 2000)")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    ap.add_argument(
+        "--device-share",
+        type=float,
+        default=DEVICE_SHARE,
+        help=f"share of files asking for devices (default {DEVICE_SHARE})",
+    )
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     if args.files < 1:
         ap.error("--files must be at least 1")
     if args.out_dir.exists() and any(args.out_dir.iterdir()):
         ap.error(f"{args.out_dir} is not empty")
-    stats = generate(args.out_dir, args.files, args.seed)
+    stats = generate(args.out_dir, args.files, args.seed, args.device_share)
     if not args.quiet:
         print(
             f"wrote {stats['files']} files ({stats['device_files']} with device requests, "

@@ -76,6 +76,14 @@ ClassesOpt = Annotated[
         "--classes-file", help="Where to write cluster-scoped DeviceClasses the claims need (for cluster admins)."
     ),
 ]
+CrdsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--crds",
+        help="Installed CRDs (`kubectl get crd -o yaml`): custom resources whose CRD would prune resourceClaims or "
+        "resources.claims are reported, not rewritten (config key: crds).",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -123,6 +131,23 @@ NamedClasses = Annotated[
         "--classes",
         help="Turn translated selectors into named DeviceClasses (e.g. nvidia-a100-sxm4-80gb-....gpu.nvidia.com) in "
         "the classes file, and reference them from the claims instead of repeating CEL.",
+    ),
+]
+ChartStyle = Annotated[
+    str | None,
+    typer.Option(
+        "--chart-style",
+        help="How fix rewrites a Helm chart: idiomatic (a `dra.enabled` values switch around the chart's own device "
+        "key, a ResourceClaimTemplate template) or engine (every workload template rendered through a generated "
+        "migration helper). [default: idiomatic, or the config file's]",
+        show_default=False,
+    ),
+]
+OptIn = Annotated[
+    bool,
+    typer.Option(
+        "--opt-in",
+        help="Chart rewrites leave the DRA switch off by default (dra.enabled: false), for a pull request upstream.",
     ),
 ]
 Strategy = Annotated[
@@ -176,6 +201,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "output": (OutputOpt, None),
     "exclude": (ExcludeOpt, None),
     "classes_file": (ClassesOpt, None),
+    "crds": (CrdsOpt, None),
     "config": (ConfigOpt, None),
     "drop_legacy_quota": (DropQuota, False),
     "remove_node_selectors": (RemoveSelectors, False),
@@ -184,6 +210,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),
     "strategy": (Strategy, None),
+    "chart_style": (ChartStyle, None),
+    "opt_in": (OptIn, False),
     "values_files": (ValuesOpt, None),
     "set_values": (SetOpt, None),
     "set_string_values": (SetStringOpt, None),
@@ -350,6 +378,8 @@ def _options(args: dict[str, object]) -> object:
             values[key] = values.get(key) or []
     if values.get("strategy") not in (None, "claims", "extended-resource"):
         _fail("--strategy takes claims or extended-resource")
+    if values.get("chart_style") not in (None, "idiomatic", "engine"):
+        _fail("--chart-style takes idiomatic or engine")
     return Options(**values)
 
 

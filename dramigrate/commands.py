@@ -27,6 +27,7 @@ class Options:
     output: Path | None = None
     exclude: list[str] = field(default_factory=list)
     classes_file: Path | None = None
+    crds: Path | None = None
     config: Path | None = None
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
@@ -35,6 +36,8 @@ class Options:
     align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
     strategy: str | None = None  # None: the config file's, else claims
+    chart_style: str | None = None  # None: the config file's, else idiomatic
+    opt_in: bool = False
     # Helm charts, as `helm template` takes them (run.py)
     values_files: list[Path] = field(default_factory=list)
     set_values: list[str] = field(default_factory=list)
@@ -71,6 +74,11 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.rules = tuple(settings.rules) + tuple(opts.rules)
     settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
     settings.classes_file = opts.classes_file or settings.classes_file
+    settings.crds = opts.crds or settings.crds
+    if settings.crds is not None:
+        from dramigrate.crds import load_crds
+
+        load_crds(settings.crds)  # a bad CRD file is bad input before any work
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
@@ -80,6 +88,9 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
+    if opts.chart_style is not None:
+        settings.chart_style = opts.chart_style
+    settings.opt_in = settings.opt_in or opts.opt_in
     target = Target.parse(settings.kube_version)
     if target.unreleased:
         _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
@@ -362,9 +373,10 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        written = _write_chart(chart, result)
-        changed += written
-        if written:
+        chart_written = _write_chart(chart, result)
+        changed += chart_written
+        if chart_written:
+            written += [f"{chart.display}/{c.rel}" for c in chart.changes]
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:

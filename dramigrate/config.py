@@ -27,6 +27,7 @@ class Settings:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    crds: Path | None = None  # --crds: `kubectl get crd -o yaml`, to check that CRDs keep the claim fields
     # Node taints the cluster removes when it moves to DRA (`key` or `key=value`): only their tolerations go.
     removed_taints: tuple[str, ...] = ()
     # GPU/NIC pcieRoot pairing: off (the device plugin's placement), preferred (firstAvailable with an
@@ -34,6 +35,8 @@ class Settings:
     align_nics: str = "off"
     named_classes: bool = False  # --classes: recurring selectors become named DeviceClasses
     strategy: str = "claims"  # or extended-resource
+    chart_style: str = "idiomatic"  # or engine: how fix rewrites a Helm chart
+    opt_in: bool = False  # chart rewrites leave their DRA switch off by default
     fail_on: str = "error"
     config_file: Path | None = None
 
@@ -53,7 +56,7 @@ class Settings:
                     raise InputError(
                         f"`align-nics` must be one of {', '.join(ALIGN_NICS)}, not {value!r}", str(self.config_file)
                     )
-            elif key == "classes_file" and value is not None:
+            elif key in ("classes_file", "crds") and value is not None:
                 value = (base / str(value)).resolve()
             elif key == "kube_version":
                 value = str(value)
@@ -61,6 +64,8 @@ class Settings:
                 raise InputError(
                     f"`strategy` must be claims or extended-resource, not {value!r}", str(self.config_file)
                 )
+            elif key == "chart_style" and value not in ("idiomatic", "engine"):
+                raise InputError(f"`chart-style` must be idiomatic or engine, not {value!r}", str(self.config_file))
             elif key == "fail_on" and value not in ("error", "warning", "info"):
                 raise InputError(f"`fail-on` must be error, warning or info, not {value!r}", str(self.config_file))
             elif key == "sharing":

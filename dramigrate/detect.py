@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dramigrate.config import Settings
+from dramigrate.crds import load_crds, pruned_fields
 from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
@@ -147,6 +148,10 @@ class Detector:
             findings.extend(self.stray_requests(doc, info, kind, covered))
         for pa in pods:
             findings.extend(self.selection(doc, pa))
+        for obj_id in dict.fromkeys(id(pa.info.obj) for pa in pods):
+            first = next(pa for pa in pods if id(pa.info.obj) == obj_id)
+            if (f := self.operator_version(doc, first)) is not None:
+                findings.append(f)
         findings = [f for f in findings if not self.ignored(doc, f.line, f.rule)]
         kept = {id(f) for f in findings}
         for pa in pods:
@@ -233,6 +238,7 @@ class Detector:
     ) -> PodAnalysis:
         pa = PodAnalysis(info, ref, kind)
         accepts = kind.accepts(info.annotations)
+        pruned = self.crd_pruned(info, kind)
         pod_claims = {str(c.get("name")): c for c in ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
         shared_by_label = self.shared_product_label(ref.spec)
         ctx = {
@@ -251,7 +257,11 @@ class Detector:
             entries = self.device_entries(resources)
             # A whole device beside a slice of the same vendor's device (nvidia.com/gpu with HAMi's
             # nvidia.com/gpumem) is a share of one device: rewriting it would make it exclusive.
-            slices = {r.split("/")[0]: r for r in entries if (m := self.rules.lookup(r)) and m.rule.report_only}
+            slices = {
+                r.split("/")[0]: r
+                for r in entries
+                if (m := self.rules.lookup(r)) and m.rule.report_only not in ("", "config")  # a VF is no GPU slice
+            }
             for res, (_value, holder) in entries.items():
                 where = {**ctx, "container": c.name, "resource": res}
                 match = self.rules.lookup(res)
@@ -271,6 +281,13 @@ class Detector:
                     continue
                 rule = match.rule
                 where["device_class"] = rule.device_class
+                if rule.report_only == "config":
+                    findings.append(
+                        self.finding(
+                            "driver-config-needed", f"{res}: {rule.advice}; left as is", doc, holder, res, info, **where
+                        )
+                    )
+                    continue
                 shared = rule.report_only or self.shared_mode(rule, shared_by_label)
                 if not shared and res.split("/")[0] in slices:
                     shared = f"shared (asked for with {slices[res.split('/')[0]]})"
@@ -291,6 +308,22 @@ class Detector:
                     continue
                 counts = self.counts(doc, resources, res)
                 count = counts[0].value if len({c.value for c in counts}) == 1 else None
+                if accepts and pruned:
+                    findings.append(
+                        self.finding(
+                            "crd-prunes-claims",
+                            f"{res}: the installed {info.kind} CRD ({self.settings.crds}) has no "
+                            f"{', '.join(pruned[:2])}{' ...' if len(pruned) > 2 else ''}, so the API server would "
+                            f"drop the claims and the pod would run without devices; left as is. Upgrade to "
+                            f"{_operator_versions(kind, info.api_version)}, then fix",
+                            doc,
+                            holder,
+                            res,
+                            info,
+                            **where,
+                        )
+                    )
+                    continue
                 if not accepts:
                     findings.append(
                         self.finding(
@@ -342,6 +375,37 @@ class Detector:
                 )
             pa.uses, pa.findings = [], []
         return pa
+
+    def crd_pruned(self, info: ObjectInfo, kind: WorkloadKind) -> list[str]:
+        """The claim fields the installed CRD (--crds) would prune from this object; empty when it keeps them, or
+        when there is no CRD file or no CRD of the kind in it (operator_version reports that)."""
+        if self.settings.crds is None or not kind.operators(info.api_version):
+            return []
+        schema = load_crds(self.settings.crds).schema(info.api_version, info.kind)
+        return pruned_fields(schema, kind) if schema is not None else []
+
+    def operator_version(self, doc: Document, pa: PodAnalysis) -> Finding | None:
+        """Claims migrated into a custom resource survive only when its CRD keeps them: name the operator release
+        that does, unless the installed CRD (--crds) shows it."""
+        info, kind = pa.info, pa.kind
+        if not kind.operators(info.api_version):
+            return None
+        if self.settings.crds is not None:
+            if load_crds(self.settings.crds).schema(info.api_version, info.kind) is not None:
+                return None  # checked: a CRD that prunes turned the requests into crd-prunes-claims
+            why = f"{self.settings.crds} has no CRD for {info.kind} ({info.api_version})"
+        else:
+            why = "pass the installed CRDs with --crds FILE (kubectl get crd -o yaml) to check"
+        since = _operator_versions(kind, info.api_version)
+        return self.finding(
+            "operator-version",
+            f"{info.kind} keeps resourceClaims and resources.claims only with {since}: "
+            "an older CRD prunes them and the pods run without devices; " + why,
+            doc,
+            info.obj,
+            "kind",
+            info,
+        )
 
     def device_entries(self, resources: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
         """Extended resources of a container: name -> (value, mapping holding it); limits win over requests."""
@@ -533,6 +597,10 @@ def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
             for i, v in enumerate(cur):
                 stack.append((v, f"{p}[{i}]"))
     return out
+
+
+def _operator_versions(kind: WorkloadKind, api_version: str) -> str:
+    return " or ".join(f"{o.operator} {o.version} or newer" for o in kind.operators(api_version))
 
 
 def _affinity_values(spec: dict[str, Any], label: str) -> list[Any]:

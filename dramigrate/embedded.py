@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 import yaml
-from ruamel.yaml.scalarstring import LiteralScalarString
 
 from dramigrate.detect import ObjectInfo, objects_of
 from dramigrate.documents import Document
@@ -24,6 +23,8 @@ SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
 # The string of the object itself that kubectl keeps; its requests are the object's own, reported already.
 SKIP_KEYS = {"kubectl.kubernetes.io/last-applied-configuration"}
 _SECTION_LINE = re.compile(r"(?m)^[ \t\-]*[\"']?(?:limits|requests)[\"']?[ \t]*:")
+# A literal block scalar's indicator line (`key: |`, `- |-`, with an optional comment): its lines are the string's.
+_LITERAL = re.compile(r"(?:^|[:\-])[ \t]*\|[-+0-9]*[ \t]*(?:#.*)?$")
 _MAX_DEPTH = 3  # a manifest in a string in a manifest in a string ...
 
 
@@ -94,10 +95,11 @@ def _finding(
     path: str, doc: Document, info: ObjectInfo, parent: Any, key: Any, text: str, resources: list[str]
 ) -> Finding:
     line, column = doc.line_of(parent, key)
+    lines = doc.body.splitlines()
     at = min((i for r in resources if (i := text.find(r)) >= 0), default=-1)
-    if at >= 0 and isinstance(text, LiteralScalarString):  # a block scalar: its content starts a line below
+    row = line - doc.start_line
+    if at >= 0 and 0 <= row < len(lines) and _LITERAL.search(lines[row]):  # content starts a line below
         line += 1 + text[:at].count("\n")
-        lines = doc.body.splitlines()
         row = line - doc.start_line
         column = lines[row].find(text[at:].split("\n", 1)[0]) + 1 if 0 <= row < len(lines) else 1
         column = max(column, 1)

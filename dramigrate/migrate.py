@@ -27,12 +27,13 @@ from dramigrate.documents import (
 )
 from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
+from dramigrate.fastyaml import fast_documents
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.templated import template_line, templated_finding, unparsed_template
-from dramigrate.triage import fast_relevant, may_matter
+from dramigrate.triage import any_relevant, fast_relevant, may_matter
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 
@@ -116,7 +117,11 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         except OSError as exc:
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
     result = FileResult(job.path, raw=raw)
-    if not may_matter(raw, rules) or fast_relevant(raw, rules) is False:
+    if not may_matter(raw, rules):
+        result.raw = None
+        return result
+    fast = None if job.fix else fast_documents(job.path, raw)  # lint: libyaml once, ruamel only if it declines
+    if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
         return result
     if (line := template_line(raw)) is not None:
@@ -124,7 +129,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         return result
     try:
-        yf = split_documents(job.path, raw)
+        yf = fast.yf if fast is not None else split_documents(job.path, raw)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:

@@ -74,6 +74,15 @@ class PodSpecLocation:
 
 
 @dataclass(frozen=True)
+class OperatorVersion:
+    """The first release of an operator whose CRD keeps the claim fields (for the API versions it serves)."""
+
+    operator: str
+    version: str
+    api_versions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WorkloadKind:
     group: str
     kind: str
@@ -83,6 +92,11 @@ class WorkloadKind:
     accepts_claims: bool | dict[str, Any] = True
     reason: str = ""
     count_from_limits: str = ""
+    claims_since: tuple[OperatorVersion, ...] = ()
+
+    def operators(self, api_version: str) -> tuple[OperatorVersion, ...]:
+        """The operator releases that matter for an object of this apiVersion."""
+        return tuple(o for o in self.claims_since if not o.api_versions or api_version in o.api_versions)
 
     def accepts(self, annotations: dict[str, Any]) -> bool:
         if isinstance(self.accepts_claims, bool):
@@ -299,6 +313,10 @@ def _add_workloads(rs: RuleSet, data: dict[str, Any]) -> None:
             accepts_claims=k.get("acceptsClaims", True),
             reason=k.get("reason", ""),
             count_from_limits=k.get("countFromLimits", ""),
+            claims_since=tuple(
+                OperatorVersion(o["operator"], str(o["version"]), tuple(o.get("apiVersions", ())))
+                for o in k.get("claimsSince", ())
+            ),
         )
 
 

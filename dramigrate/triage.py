@@ -89,6 +89,11 @@ def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
         docs = list(yaml.load_all(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         return None
+    return any_relevant(docs, rules)
+
+
+def any_relevant(docs: list[Any], rules: RuleSet) -> bool:
+    """Does any parsed document need the full pipeline?"""
     return any(_needs_pipeline(d, rules) for d in docs)
 
 

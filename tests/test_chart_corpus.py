@@ -173,7 +173,7 @@ def corpus() -> Path:
 def test_corpus_chart(run: Run, corpus: Path, tmp_path: Path) -> None:
     root = _copy(run.chart, tmp_path)
     options = ChartOptions(values_files=_values(run, tmp_path), set_values=run.sets, kube_version=run.kube)
-    settings = Settings(kube_version=run.kube or "1.36")
+    settings = Settings(kube_version=run.kube or "1.36", chart_style="engine")
     target = Target.parse(settings.kube_version)
     wanted = device_requests(root, options.render())
     SUMMARY.rendered.add(run.chart)

@@ -31,6 +31,7 @@ from dramigrate.versions import Target
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "charts"
 RULES = load_rules()
 TARGET = Target.parse("1.36")
+ENGINE = Settings(chart_style="engine")  # these cases are the generated-engine rewrite
 
 
 def _options(spec: dict[str, Any], root: Path) -> ChartOptions:
@@ -97,12 +98,12 @@ def test_chart_golden(case: str, tmp_path: Path, file_regression: Any, data_regr
     os.chdir(work)  # findings name files as the user named the chart: chart/...
     try:
         options = _options(spec["args"], Path("."))
-        lint = run_chart(Path("chart"), options, RULES, Settings(), TARGET, "lint")
-        fixed = run_chart(Path("chart"), options, RULES, Settings(), TARGET, "fix")
+        lint = run_chart(Path("chart"), options, RULES, ENGINE, TARGET, "lint")
+        fixed = run_chart(Path("chart"), options, RULES, ENGINE, TARGET, "fix")
         assert lint.error is None and fixed.error is None, (lint.error, fixed.error)
         assert fixed.changes and not fixed.manual, fixed.report()
         write_changes(fixed)
-        again = run_chart(Path("chart"), options, RULES, Settings(), TARGET, "fix")
+        again = run_chart(Path("chart"), options, RULES, ENGINE, TARGET, "fix")
     finally:
         os.chdir(cwd)
     file_regression.check(_patch(fixed.changes), fullpath=source / "expected.diff")

@@ -379,11 +379,12 @@ def test_every_finding_position_is_one_based(run_cli: RunCli, tmp_path: Path) ->
     """DESIGN.md: lines and columns are 1-based, for every finding (here: classes-file-needed too)."""
     path = write(
         tmp_path,
-        "sriov.yaml",
-        POD.replace("nvidia.com/gpu: 2", "intel.com/intel_sriov_netdevice: 1"),
+        "mig.yaml",
+        POD.replace("nvidia.com/gpu: 2", "nvidia.com/mig-1g.5gb: 1"),
     )
-    _, report = lint_json(run_cli, path)
-    assert {f["rule"] for f in report["findings"]} == {"legacy-device-request", "classes-file-needed"}
+    # No driver chart ships a class that maps nvidia.com/mig-1g.5gb by extendedResourceName: the tool writes one.
+    _, report = lint_json(run_cli, path, "--strategy", "extended-resource")
+    assert {f["rule"] for f in report["findings"]} == {"extended-resource", "classes-file-needed"}
     for f in report["findings"]:
         assert f["line"] >= 1 and f["column"] >= 1, f
 
@@ -502,7 +503,7 @@ def test_bad_kube_version(run_cli: RunCli, tmp_path: Path) -> None:
 
 # -- device classes --------------------------------------------------------------------------------------
 
-SRIOV = """\
+NPU = """\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -515,36 +516,48 @@ spec:
         image: x
         resources:
           limits:
-            intel.com/intel_sriov_netdevice: 1
+            acme.example/npu: 1
+"""
+# A user pack whose class no driver chart ships (every shipped pack's classes come with their driver charts).
+NPU_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: acme
+resources:
+  - {match: acme.example/npu, deviceClass: npu.acme.example, request: npu}
+deviceClasses:
+  - {name: npu.acme.example, driver: npu.acme.example, selectors: ["device.driver == 'npu.acme.example'"]}
 """
 
 
 def test_classes_file_gets_classes_no_chart_ships(run_cli: RunCli, tmp_path: Path) -> None:
-    path = write(tmp_path, "app/net.yaml", SRIOV)
+    path = write(tmp_path, "app/net.yaml", NPU)
+    pack = write(tmp_path, "acme.yaml", NPU_PACK)
     classes = tmp_path / "cluster" / "deviceclasses.yaml"
-    code, out, err = run_cli(["fix", "--classes-file", classes, path])
+    code, out, err = run_cli(["fix", "--rules", pack, "--classes-file", classes, path])
     assert code == 0, err
     objects = docs(classes.read_text())
     assert [o["kind"] for o in objects] == ["DeviceClass"]
-    assert objects[0]["metadata"]["name"] == "sriovnetwork.k8snetworkplumbingwg.io"
+    assert objects[0]["metadata"]["name"] == "npu.acme.example"
     for version in ("1.34", "1.36"):
         kubernetes_validate.validate(objects[0], version, strict=True)
     assert "DeviceClass" not in path.read_text(), "cluster-scoped objects never go into application files"
     assert "classes-file-needed" not in err
     # Running again adds nothing.
     before = classes.read_bytes()
-    path.write_text(SRIOV)
-    assert run_cli(["fix", "--classes-file", classes, path])[0] == 0
+    path.write_text(NPU)
+    assert run_cli(["fix", "--rules", pack, "--classes-file", classes, path])[0] == 0
     assert classes.read_bytes() == before
 
 
 def test_without_classes_file_a_warning_says_what_is_needed(run_cli: RunCli, tmp_path: Path) -> None:
-    path = write(tmp_path, "net.yaml", SRIOV)
-    code, report = lint_json(run_cli, path)
+    path = write(tmp_path, "net.yaml", NPU)
+    pack = write(tmp_path, "acme.yaml", NPU_PACK)
+    code, report = lint_json(run_cli, "--rules", pack, path)
     needed = [f for f in report["findings"] if f["rule"] == "classes-file-needed"]
     assert len(needed) == 1 and needed[0]["severity"] == "warning"
-    assert "sriovnetwork.k8snetworkplumbingwg.io" in needed[0]["message"]
-    code, out, err = run_cli(["fix", path])
+    assert "npu.acme.example" in needed[0]["message"]
+    code, out, err = run_cli(["fix", "--rules", pack, path])
     assert code == 0 and "classes-file-needed" in err and "--classes-file" in err
 
 

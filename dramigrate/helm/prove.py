@@ -133,3 +133,73 @@ def _diff_path(x: Any, y: Any, path: str, key: str, ignore: set[str]) -> str | N
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
+    """ResourceClaimTemplates named by their content: the chart names them with its own name helper, the
+    manifest migration with the workload's name; both end in a hash of the spec. The pods' references follow."""
+    renames: dict[str, str] = {}
+    out: dict[ObjKey, list[Any]] = {}
+    for key, docs in objs.items():
+        if key[1] == "ResourceClaimTemplate":
+            for doc in docs:
+                content = "claim-template:" + json.dumps(doc.get("spec"), sort_keys=True, default=str)
+                renames[key[3]] = content
+                doc = json.loads(json.dumps(doc, default=str))
+                doc["metadata"]["name"] = content
+                out.setdefault((key[0], key[1], key[2], content), []).append(doc)
+        else:
+            out[key] = docs
+    if not renames:
+        return out
+
+    def follow(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (renames.get(v, v) if k == "resourceClaimTemplateName" and isinstance(v, str) else follow(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [follow(v) for v in node]
+        return node
+
+    return {k: [follow(d) for d in docs] for k, docs in out.items()}
+
+
+def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
+    """'' when the rewritten chart's manifests are byte-identical to the original chart's (lines that
+    differ between two renders of the original, random values, are masked); else the first difference."""
+    if [m.source for m in new] != [m.source for m in original]:
+        extra = sorted({m.source for m in new} ^ {m.source for m in original})
+        return f"the templates rendered differ: {', '.join(extra) or 'their order'}"
+    for a, b, c in zip(original, again, new, strict=False):
+        if a.text == c.text:
+            continue
+        la, lb, lc = a.text.splitlines(), b.text.splitlines(), c.text.splitlines()
+        if len(la) != len(lc) or len(la) != len(lb):
+            return f"{a.source}: {len(la)} lines before, {len(lc)} after"
+        for n, (x, y, z) in enumerate(zip(la, lb, lc, strict=False), start=1):
+            if x != z and x == y:
+                return f"{a.source}:{n}: {x.strip()!r} became {z.strip()!r}"
+        if a.text.endswith("\n") != c.text.endswith("\n"):
+            return f"{a.source}: the final newline differs"
+    return ""
+
+
+def strict_errors(stream: str, versions: tuple[str, ...]) -> str:
+    """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads."""
+    from dramigrate.validate import schema_errors
+
+    for doc in yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if not isinstance(doc, dict):
+            continue
+        api = str(doc.get("apiVersion", ""))
+        if api.split("/")[0] not in ("resource.k8s.io", "apps", "batch", "v1"):
+            continue
+        for version in versions:
+            errors = schema_errors(_plain(doc), version)
+            if errors:
+                return (
+                    f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}: {errors[0]}"
+                )
+    return ""

@@ -31,6 +31,7 @@ import yaml
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm.locate import find_in_files, map_line, source_of, stream_sources
+from dramigrate.helm.patterns import classify
 from dramigrate.helm.prove import first_difference, objects, volatile
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite
 from dramigrate.helm.values import (
@@ -461,6 +462,8 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
         mapped = map_line(template, rendered, offset, f.resource)
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
+        if f.resource and f.line:
+            f.message += f" [chart {classify(template, f.line, f.resource).describe()}]"
         if not mapped.exact:
             f.column = 1
             f.message += f" [{mapped.note}]"
@@ -674,6 +677,9 @@ def _fix(
             wanted.setdefault(sub, set()).add(rel)
         expected.append((v, r, _text(result, r.stream), notes))
     if not rewrite:
+        return
+    if settings.chart_style == "idiomatic":
+        _fix_idiomatic(outcome, root, copts, rules, settings, work, wanted, expected, given, mode)
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -922,3 +928,147 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
             result.classes.setdefault(name, cls)
     result.findings.sort(key=Finding.sort_key)
     return outcomes
+
+
+# --- the idiomatic rewrite (idiomatic.py) and its proof -----------------------------------------------------
+
+
+def _with_switch(options: Any, on: bool) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(options, set_values=(*options.set_values, f"dra.enabled={'true' if on else 'false'}"))
+
+
+def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
+    """The objects of a rendered stream per template path of the root chart (`templates/x.yaml`)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    lines = text.splitlines()
+    for part in stream_sources(text):
+        source = part.source.split("/", 1)[-1] if part.source.startswith(chart + "/") else part.source
+        try:
+            docs = list(yaml.safe_load_all("\n".join(lines[part.start - 1 : part.end])))
+        except yaml.YAMLError:
+            continue
+        out.setdefault(source, []).extend(d for d in docs if isinstance(d, dict))
+    return out
+
+
+def _fix_idiomatic(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+) -> None:
+    """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
+    is byte-identical to the original chart's, with it on every render equals the migrated original render
+    (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
+    from dramigrate.helm import idiomatic
+    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors
+    from dramigrate.helm.rewrite import chart_name
+
+    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    subs = sorted(s for s in wanted if s)
+    if subs:
+        _manual(
+            outcome, f"the device requests come from the subchart {subs[0]}: run fix on that chart{engine_hint}", ""
+        )
+        return
+    reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
+    if reference is None:
+        return
+    _, ref_render, ref_want = reference
+    name = chart_name(root)
+    migrated = _by_template(ref_want, name)
+    claim_templates = {
+        str(doc["metadata"]["name"]): doc
+        for key, docs in objects(ref_want).items()
+        if key[1] == "ResourceClaimTemplate"
+        for doc in docs
+    }
+    hints = {}
+    for f in sorted(outcome.findings, key=lambda f: f.line):
+        rel = f.file[len(outcome.display) + 1 :]
+        if f.resource and f.line and rel in wanted[""] and rel not in hints:
+            hints[rel] = classify((root / rel).read_text(encoding="utf-8"), f.line, f.resource)
+    try:
+        changes = idiomatic.build(
+            root,
+            wanted[""],
+            rules,
+            _by_template(ref_render.stream, name),
+            migrated,
+            claim_templates,
+            settings.opt_in,
+            hints,
+        )
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{engine_hint}", "")
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        _manual(outcome, f"cannot read a template: {exc}", "")
+        return
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = work.path / "rewritten" / root.name
+    shutil.copytree(root, copy_root, symlinks=True)
+    for c in changes:
+        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+    for v, original, want, _ in expected:
+        off = _render(copy_root, _with_switch(v.options, False))
+        on = _render(copy_root, _with_switch(v.options, True))
+        if original.error:
+            if not (off.error and on.error):
+                _manual(
+                    outcome, f"with {v.label}, the original chart fails to render but the rewritten one renders", patch
+                )
+                return
+            continue
+        for switch, new in (("off", off), ("on", on)):
+            if new.error:
+                _manual(
+                    outcome,
+                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}",
+                    patch,
+                )
+                return
+        again = _render(root, v.options)
+        difference = same_text(
+            original.manifests, again.manifests if not again.error else original.manifests, off.manifests
+        )
+        if difference:
+            _manual(
+                outcome, f"with {v.label} and the DRA switch off, the render is not byte-identical: {difference}", patch
+            )
+            return
+        before = objects(original.stream + original.rest)
+        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+        expected_objects = canonical_claims(_merge(objects(want), objects(original.rest)))
+        diff = first_difference(expected_objects, canonical_claims(objects(on.stream + on.rest)), ignore)
+        if diff:
+            _manual(
+                outcome,
+                f"with {v.label} and the DRA switch on, the rewritten chart renders differently from the migrated "
+                f"original rendering: {diff}",
+                patch,
+            )
+            return
+        invalid = strict_errors(on.stream, ("1.34", "1.36"))
+        if invalid:
+            _manual(outcome, f"with {v.label} and the DRA switch on, the render is not valid: {invalid}", patch)
+            return
+        outcome.checked.append(v.label)
+    if not outcome.writable and mode == "fix":
+        _manual(
+            outcome,
+            "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder; the patch "
+            "below was proven",
+            patch,
+        )
+        outcome.patch_proven = True

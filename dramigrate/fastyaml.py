@@ -1,0 +1,334 @@
+"""Lint's YAML parse: libyaml events into plain dicts and lists that carry ruamel's line and column positions.
+
+The round-trip loader (ruamel.yaml, pure Python) is needed to edit a file, but lint only reads: it needs
+the data and where each key and item is. libyaml's parser (C) gives both in events. This module builds
+from them exactly what ruamel's round-trip loader would give detection: the same dicts, lists, strings,
+integers, booleans and nulls, and an `lc` on every mapping and sequence with the same 0-based positions
+(`lc.line`, `lc.col`, `lc.key(k)`, `lc.value(k)`, `lc.item(i)`), relative to the document's body.
+
+It is exact or it declines: anything whose round-trip value or position this cannot reproduce for sure
+(anchors, aliases, tags, merge keys, directives, non-string keys, duplicate keys, numbers other than plain
+decimal integers, timestamps, scalars that YAML 1.1 and 1.2 read differently, deep nesting, odd line
+breaks, a document split that differs from the file's `---` lines) makes it return None, and the caller
+uses ruamel for that file. tests/test_speed.py proves lint's output is the same both ways.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dramigrate.documents import YamlFile, check_size, has_content, split_documents
+from dramigrate.findings import InputError
+
+MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
+
+# Plain scalars that resolve to something other than a string in YAML 1.1 or 1.2 (ruamel's resolver tables
+# for both versions, and PyYAML's for 1.1): numbers, timestamps, booleans, merge keys and the like.
+_NUMERIC = re.compile(
+    r"""[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)
+    |[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?
+    |[-+]?0b[0-1_]+|[-+]?0o?[0-7_]+|[-+]?[0-9_]+|[-+]?0x[0-9a-fA-F_]+
+    |[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?
+      (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)?""",
+    re.X,
+)
+_DECIMAL = re.compile(r"0|-?[1-9][0-9]*")
+_SPECIAL = frozenset(
+    [
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "=",
+        "<<",
+        "!",
+        "&",
+        "*",
+    ]
+)  # YAML 1.1 booleans, value, merge and yaml tags
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_TRUE = frozenset(("true", "True", "TRUE"))
+_FALSE = frozenset(("false", "False", "FALSE"))
+_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class Decline(Exception):
+    """The event stream holds something this parse cannot reproduce exactly; ruamel takes the file."""
+
+
+class LineCol:
+    """Positions as ruamel's round-trip containers keep them (0-based, relative to the document body)."""
+
+    __slots__ = ("col", "data", "line")
+
+    def __init__(self, line: int, col: int) -> None:
+        self.line = line
+        self.col = col
+        self.data: dict[Any, list[int]] = {}
+
+    def key(self, k: Any) -> tuple[int, int]:
+        d = self.data[k]
+        return d[0], d[1]
+
+    def value(self, k: Any) -> tuple[int, int]:
+        d = self.data[k]
+        return d[2], d[3]
+
+    def item(self, idx: int) -> tuple[int, int]:
+        d = self.data[idx]
+        return d[0], d[1]
+
+
+class Format:
+    """ruamel's `fa`: whether the collection was written in flow style ({...} or [...])."""
+
+    __slots__ = ("_flow",)
+
+    def __init__(self, flow: bool) -> None:
+        self._flow = flow
+
+    def flow_style(self, default: Any = None) -> Any:
+        return self._flow
+
+
+_BLOCK, _FLOW, _EMPTY = Format(False), Format(True), Format(None)  # ruamel leaves empty collections unstyled
+
+
+class Mapping(dict):  # type: ignore[type-arg]
+    __slots__ = ("fa", "lc")
+
+
+class Sequence(list):  # type: ignore[type-arg]
+    __slots__ = ("fa", "lc")
+
+
+_STRINGS: dict[str, Any] = {}
+
+
+def _string_types() -> dict[str, Any]:
+    """ruamel's string classes for quoted and block scalars (preserve_quotes), which quantity.py tells apart."""
+    if not _STRINGS:
+        from ruamel.yaml.scalarstring import (
+            DoubleQuotedScalarString,
+            FoldedScalarString,
+            LiteralScalarString,
+            SingleQuotedScalarString,
+        )
+
+        _STRINGS.update({'"': DoubleQuotedScalarString, "'": SingleQuotedScalarString, "|": LiteralScalarString})
+        _STRINGS[">"] = FoldedScalarString
+    return _STRINGS
+
+
+def plain_scalar(value: str) -> Any:
+    """A plain scalar as ruamel's round-trip loader gives it, or Decline when that is not a str, int, bool or None."""
+    if value in _NULLS:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    first = value[0]
+    if first in "-+0123456789.":
+        if _DECIMAL.fullmatch(value):
+            return int(value)
+        if _NUMERIC.fullmatch(value):
+            raise Decline(value)
+    elif value in _SPECIAL:
+        raise Decline(value)
+    return value
+
+
+_NO_KEY = object()
+
+
+def parse_stream(text: str) -> list[tuple[Any, int]]:
+    """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError."""
+    from yaml import (
+        AliasEvent,
+        DocumentEndEvent,
+        DocumentStartEvent,
+        MappingEndEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceEndEvent,
+        SequenceStartEvent,
+    )
+    from yaml._yaml import CParser  # the C extension, without importing PyYAML's pure-Python loaders
+
+    parser = CParser(text)
+    get = parser.get_event
+    docs: list[tuple[Any, int]] = []
+    stack: list[list[Any]] = []  # [container, pending key or _NO_KEY, key line, key column]
+    root: Any = None
+    root_line = 0
+    # An empty value's position is where the next token starts (ruamel), not where libyaml puts it.
+    empty: list[int] | None = None
+    empty_at = 0
+    try:
+        while True:
+            ev = get()
+            if ev is None:
+                break
+            if empty is not None:
+                mark = ev.start_mark
+                empty[empty_at], empty[empty_at + 1] = mark.line, mark.column
+                empty = None
+            cls = type(ev)
+            if cls is ScalarEvent:
+                if ev.anchor is not None or ev.tag is not None:
+                    raise Decline("anchor or tag")
+                value = ev.value
+                style = ev.style
+                node = plain_scalar(value) if not style else (_STRINGS or _string_types())[style](value)
+                mark = ev.start_mark
+                line, col = mark.line, mark.column
+                if not stack:
+                    root, root_line = node, line
+                    continue
+                top = stack[-1]
+                cont = top[0]
+                if type(cont) is Sequence:
+                    pos = cont.lc.data[len(cont)] = [line, col]
+                    cont.append(node)
+                    if not value and not style:
+                        empty, empty_at = pos, 0
+                elif top[1] is _NO_KEY:
+                    if node in cont or (not value and not style):
+                        raise Decline("duplicate or empty key")
+                    top[1], top[2], top[3] = node, line, col
+                else:
+                    pos = cont.lc.data[top[1]] = [top[2], top[3], line, col]
+                    cont[top[1]] = node
+                    top[1] = _NO_KEY
+                    if not value and not style:
+                        empty, empty_at = pos, 2
+            elif cls is MappingStartEvent or cls is SequenceStartEvent:
+                if ev.anchor is not None or ev.tag is not None:
+                    raise Decline("anchor or tag")
+                if len(stack) >= MAX_DEPTH:
+                    raise Decline("deep")
+                mark = ev.start_mark
+                line, col = mark.line, mark.column
+                new: Any = Mapping() if cls is MappingStartEvent else Sequence()
+                new.lc = LineCol(line, col)
+                new.fa = _FLOW if ev.flow_style else _BLOCK
+                if not stack:
+                    root, root_line = new, line
+                else:
+                    top = stack[-1]
+                    cont = top[0]
+                    if type(cont) is Sequence:
+                        cont.lc.data[len(cont)] = [line, col]
+                        cont.append(new)
+                    elif top[1] is _NO_KEY:
+                        raise Decline("collection as a key")
+                    else:
+                        cont[top[1]] = new
+                        cont.lc.data[top[1]] = [top[2], top[3], line, col]
+                        top[1] = _NO_KEY
+                stack.append([new, _NO_KEY, 0, 0])
+            elif cls is MappingEndEvent or cls is SequenceEndEvent:
+                done = stack.pop()[0]
+                if not done:
+                    done.fa = _EMPTY
+            elif cls is DocumentStartEvent:
+                if ev.version is not None or ev.tags:
+                    raise Decline("directive")
+                root, root_line = None, -1
+            elif cls is DocumentEndEvent:
+                docs.append((root, root_line))
+            elif cls is AliasEvent:
+                raise Decline("alias")
+    except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
+        raise Decline(str(exc)) from exc
+    return docs
+
+
+class FastFile:
+    """A file split into documents as split_documents splits it, each parsed from libyaml events."""
+
+    def __init__(self, yf: YamlFile, roots: list[Any]) -> None:
+        self.yf = yf
+        self.roots = roots  # every document libyaml saw, for triage
+
+
+def fast_documents(path: str, raw: bytes) -> FastFile | None:
+    """The file's documents with data and positions as ruamel would give them, or None to use ruamel."""
+    import yaml
+
+    try:
+        yf = split_documents(path, raw)
+    except InputError:
+        return None
+    if _ODD_BREAKS.search(yf.text):  # line counting that splitlines() and YAML would disagree on
+        return None
+    try:
+        docs = parse_stream(yf.text)
+    except (Decline, yaml.YAMLError, RecursionError, ValueError):
+        return None
+    # Match libyaml's documents to the file's `---` sections by the line their root starts on.
+    bounds = []
+    for doc in yf.documents:
+        first = doc.start_line - 1
+        bounds.append((first, first + doc.body.count("\n") + (0 if doc.body.endswith("\n") else 1)))
+    found: list[list[Any]] = [[] for _ in yf.documents]
+    for root, line in docs:
+        idx = next((i for i, (lo, hi) in enumerate(bounds) if lo <= line < hi), None)
+        if idx is None:
+            if root is not None:
+                return None
+            continue
+        found[idx].append(root)
+    for doc, roots, (first, _) in zip(yf.documents, found, bounds, strict=True):
+        content = has_content(doc.body)
+        if not content:
+            if any(r is not None for r in roots):
+                return None
+            doc.data, doc.parsed = None, True
+            continue
+        if len(roots) != 1:
+            return None
+        doc.data = _shift(roots[0], first) if first else roots[0]
+        doc.parsed = True
+        try:
+            check_size(path, doc)
+        except InputError:
+            return None
+    return FastFile(yf, [r for r, _ in docs])
+
+
+def _shift(node: Any, lines: int) -> Any:
+    """Make positions relative to the document body (the stream was parsed whole)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if type(cur) is Mapping:
+            lc = cur.lc
+            lc.line -= lines
+            for d in lc.data.values():
+                d[0] -= lines
+                d[2] -= lines
+            stack.extend(v for v in cur.values() if type(v) is Mapping or type(v) is Sequence)
+        elif type(cur) is Sequence:
+            lc = cur.lc
+            lc.line -= lines
+            for d in lc.data.values():
+                d[0] -= lines
+            stack.extend(v for v in cur if type(v) is Mapping or type(v) is Sequence)
+    return node

@@ -1,0 +1,491 @@
+"""The idiomatic chart rewrite for pattern A (a literal device key with a values count), the shape chart
+maintainers converged on when they added DRA themselves (KubeRay, ollama-helm, llm-d-modelservice):
+
+- values.yaml gets a `dra:` block (`enabled`, `deviceClassName`, `existingClaimTemplate`) documented in
+  the chart's own comment style;
+- the template keeps its device key in the `else` branch (`{{- if not .Values.dra.enabled }}`), and in
+  the DRA branch the container gets `claims`, the pod a `resourceClaims` entry and the explicit toleration
+  the device plugin's admission used to add, guarded by `gt (int <count>) 0` (a zero count renders no claim);
+- a new `templates/resourceclaimtemplate.yaml` renders the ResourceClaimTemplate whose count is the
+  chart's existing knob, named with the workload's own name plus the hash of its spec (the spec is
+  immutable, so a changed count gives a new template).
+
+What the DRA branch writes (claim names, request names, device class, CEL selectors, tolerations) is
+taken from the core's migration of the chart's own render, so the rewrite cannot drift from `fix -`;
+run.py proves it by rendering with the switch off (byte-identical) and on (equal to the migration).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
+from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.rules import RuleSet
+
+CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
+SWITCH = "dra.enabled"
+
+
+class NotIdiomatic(RewriteError):
+    """The template shape is not pattern A (or A in a shape the rewrite does not take)."""
+
+    def __init__(self, pattern: Pattern, rel: str, why: str = "") -> None:
+        self.pattern, self.rel, self.why = pattern, rel, why
+        super().__init__(f"{rel}:{pattern.line}: {pattern.describe()}{': ' + why if why else ''}")
+
+
+@dataclass
+class Device:
+    index: int  # 0-based line of `<resource>: <count>`
+    resource: str
+    count: str  # Go expression
+    conditions: list[str]
+
+
+@dataclass
+class PodDelta:
+    """What the core's migration added to one pod spec."""
+
+    claim: str  # the pod's resourceClaims[].name (= the container claim name)
+    tolerations: list[dict[str, Any]]
+    spec: dict[str, Any]  # ResourceClaimTemplate.spec
+    namespaced: bool
+
+
+@dataclass
+class Edit:
+    index: int  # insert before this line (or replace [index, stop) when stop > index)
+    stop: int
+    lines: list[str] = field(default_factory=list)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _control(line: str) -> bool:
+    s = line.strip()
+    return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
+
+
+def _parent(lines: list[str], index: int) -> int:
+    """The nearest line above `index` with a smaller indent that is YAML, not a template action."""
+    want = _indent(lines[index])
+    for i in range(index - 1, -1, -1):
+        if not _control(lines[i]) and _indent(lines[i]) < want:
+            return i
+    return -1
+
+
+def _block_end(lines: list[str], index: int) -> int:
+    """One past the last line of the YAML block that starts at `index` (its deeper lines and actions)."""
+    base = _indent(lines[index])
+    end = index + 1
+    for i in range(index + 1, len(lines)):
+        if not _control(lines[i]) and _indent(lines[i]) <= base:
+            break
+        if not _control(lines[i]):
+            end = i + 1
+    return end
+
+
+def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]:
+    """The `if` conditions around `offset`; other enclosing actions make the shape not pattern A."""
+    stack: list[tuple[str, str, bool]] = []
+    for start, end, word in _actions(text):
+        if start >= offset:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append((word, body[len(word) :].strip(), False))
+        elif word == "else" and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1], True)
+        elif word == "end" and stack:
+            stack.pop()
+    out = []
+    for word, cond, in_else in stack:
+        if word == "define":
+            raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
+        if word != "if" or in_else:
+            raise NotIdiomatic(pattern, rel, f"the device key is inside `{word}{' ... else' if in_else else ''}`")
+        out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
+    return out
+
+
+def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
+    lines = text.splitlines()
+    offsets, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        offsets.append(pos)
+        pos += len(line)
+    out = []
+    for i, line in enumerate(lines):
+        m = _LITERAL_KEY.match(line)
+        if not m or line.lstrip().startswith("-"):
+            continue
+        resource = m.group(2)
+        if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
+            continue
+        pattern = classify(text, i + 1, resource)
+        count = count_expression(m.group(3))
+        if count is None:
+            raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
+        out.append(Device(i, resource, count, _conditions(text, offsets[i], rel, pattern)))
+    return out
+
+
+def _pod_specs(node: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            out.append(node)
+        for v in node.values():
+            _pod_specs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _pod_specs(v, out)
+    return out
+
+
+def pod_delta(
+    original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
+) -> PodDelta:
+    """What the migration added to the first pod of a template that got a claim."""
+    before = [p for doc in original for p in _pod_specs(doc, [])]
+    after = [p for doc in migrated for p in _pod_specs(doc, [])]
+    for old, new in zip(before, after, strict=False):
+        claims = new.get("resourceClaims") or []
+        if not claims or claims == (old.get("resourceClaims") or []):
+            continue
+        if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
+            raise RewriteError("the migration gives this pod several claims")
+        name = claims[0]["resourceClaimTemplateName"]
+        template = claim_templates.get(name)
+        if template is None:
+            raise RewriteError(f"the migration's ResourceClaimTemplate {name} is not in the render")
+        old_tol = old.get("tolerations") or []
+        added = [t for t in new.get("tolerations") or [] if t not in old_tol]
+        return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
+    raise RewriteError("the migration adds no claim to this template's pods")
+
+
+def _comment_style(values: str) -> str:
+    if re.search(r"^\s*## @param ", values, re.M):
+        return "bitnami"
+    if re.search(r"^\s*# -- ", values, re.M):
+        return "helm-docs"
+    return "plain"
+
+
+def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
+    """The `dra:` block appended to values.yaml, in the chart's comment style."""
+    docs = {
+        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+): request devices with "
+        f"ResourceClaims instead of the {resource} device-plugin resource",
+        "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
+        "deviceClassName": "DeviceClass the claim's device request asks for",
+        "existingClaimTemplate": "Name of an existing ResourceClaimTemplate to use instead of the chart's own",
+    }
+    items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
+    items.append(("existingClaimTemplate", '""'))
+    style = _comment_style(values)
+    out = ["" if values.endswith("\n") or not values else "\n", "\n"]
+    if style == "bitnami":
+        out.append(f"## @section DRA\n## {docs['dra']}\n##\n")
+        for key, _ in items:
+            out.append(f"## @param dra.{key} {docs[key]}\n")
+        out.append("##\n")
+    else:
+        lead = "# -- " if style == "helm-docs" else "# "
+        out.extend(f"{lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs["dra"], 96)))
+    out.append("dra:\n")
+    for key, value in items:
+        if style != "bitnami":
+            out.append(f"  {lead}{docs[key]}\n")
+        out.append(f"  {key}: {value}\n")
+    return "".join(out)
+
+
+def _metadata_line(lines: list[str], key: str) -> str | None:
+    """The text after `key:` in the workload's top-level metadata (its name or namespace)."""
+    for i, line in enumerate(lines):
+        if line.rstrip() == "metadata:":
+            for j in range(i + 1, len(lines)):
+                if not _control(lines[j]) and _indent(lines[j]) == 0:
+                    break
+                m = re.match(rf"^  {key}:\s*(\S.*)$", lines[j])
+                if m:
+                    return m.group(1).strip()
+    return None
+
+
+@dataclass
+class Workload:
+    rel: str
+    text: str
+    devices: list[Device]
+    delta: PodDelta
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block lists indented under their key, as charts write them."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _arg(expr: str) -> str:
+    """An expression as a function argument: parenthesised unless it is one term."""
+    return expr if re.fullmatch(r"[\w.$]+", expr) else f"({expr})"
+
+
+def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
+    """The claim spec as template text: the device class from values, each request's count the chart's knob."""
+    data = json.loads(json.dumps(spec))
+    for req in data.get("devices", {}).get("requests", []):
+        exact = req.get("exactly", req)
+        if exact.get("deviceClassName") == device_class:
+            exact["deviceClassName"] = "@@CLASS@@"
+        if req.get("name") in request_counts:
+            exact["count"] = f"@@COUNT:{req['name']}@@"
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
+    for name, expr in request_counts.items():
+        text = text.replace(f"'@@COUNT:{name}@@'", f"{{{{ int {_arg(expr)} }}}}")
+    return text
+
+
+def build(
+    root: Path,
+    rels: set[str],
+    rules: RuleSet,
+    originals: dict[str, list[dict[str, Any]]],
+    migrated: dict[str, list[dict[str, Any]]],
+    claim_templates: dict[str, Any],
+    opt_in: bool,
+    hints: dict[str, Pattern] | None = None,
+) -> list[Change]:
+    """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
+    NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout."""
+    name = chart_name(root)
+    values_path = root / "values.yaml"
+    values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
+    if re.search(r"^dra:", values, re.M):
+        raise RewriteError("values.yaml already has a top-level `dra:` key")
+    if (root / CLAIM_TEMPLATE_FILE).exists():
+        raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
+    workloads = []
+    for rel in sorted(rels):
+        text = (root / rel).read_text(encoding="utf-8")
+        devices = find_devices(text, rel, rules)
+        if not devices:
+            first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
+        if len({d.resource for d in devices}) > 1:
+            raise RewriteError(f"{rel} requests several device resources")
+        delta = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        workloads.append(Workload(rel, text, devices, delta))
+    if len({w.devices[0].resource for w in workloads}) > 1:
+        raise RewriteError("the chart's templates request different device resources")
+    classes = {_device_class(w.delta.spec) for w in workloads}
+    if len(classes) != 1 or None in classes:
+        raise RewriteError("the migration asks for several device classes")
+    device_class = str(classes.pop())
+    changes = []
+    sections = []
+    for w in workloads:
+        suffix = "" if len(workloads) == 1 else f".{Path(w.rel).stem}"
+        after, section = _rewrite_template(name, suffix, w)
+        changes.append(Change(w.rel, w.text, after))
+        sections.append(section)
+    head = (
+        "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
+        "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+    )
+    changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
+    resource = workloads[0].devices[0].resource
+    changes.append(
+        Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
+    )
+    return changes
+
+
+def _device_class(spec: dict[str, Any]) -> str | None:
+    names = {
+        (r.get("exactly") or r).get("deviceClassName")
+        for r in spec.get("spec", spec).get("devices", {}).get("requests", [])
+    }
+    return names.pop() if len(names) == 1 else None
+
+
+def _first_device_line(text: str, rules: RuleSet) -> Pattern:
+    for i, line in enumerate(text.splitlines()):
+        for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
+            if rules.is_device_candidate(res) and rules.lookup(res) is not None:
+                return classify(text, i + 1, res)
+        if re.search(r"\b(resources|Resources)\b", line) and "toYaml" in line:
+            return classify(text, i + 1, "")
+    return Pattern("F", 1, "")
+
+
+def _and(*parts: str) -> str:
+    parts = tuple(p for p in parts if p)
+    return parts[0] if len(parts) == 1 else "and " + " ".join(parts)
+
+
+def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
+    lines = w.text.splitlines()
+    trailing = "\n" if w.text.endswith("\n") else ""
+    count = w.devices[0].count
+    spec_define = f"{chart}{suffix}.draClaimSpec"
+    name_define = f"{chart}{suffix}.draClaimTemplateName"
+    conditions = w.devices[0].conditions
+    gate = f"(gt (int {_arg(count)}) 0)"
+    claim_cond = _and(".Values.dra.enabled", *conditions, gate)
+    tol_cond = _and(".Values.dra.enabled", *conditions)
+    edits: list[Edit] = []
+    maps: dict[int, list[Device]] = {}
+    for d in w.devices:
+        if d.count != count or d.conditions != conditions:
+            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
+        parent = _parent(lines, d.index)
+        if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
+            raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), w.rel, "not under limits/requests")
+        maps.setdefault(parent, []).append(d)
+    resources_lines = {_parent(lines, m) for m in maps}
+    if len(resources_lines) != 1 or min(resources_lines) < 0:
+        raise RewriteError(f"{w.rel}: the device keys are in several containers")
+    res = resources_lines.pop()
+    if lines[res].strip() != "resources:":
+        raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, "the container's resources are templated")
+    for m, devices in maps.items():
+        end = _block_end(lines, m)
+        children = [i for i in range(m + 1, end) if not _control(lines[i])]
+        if set(children) == {d.index for d in devices}:
+            _wrap(edits, lines, m, end, "if not .Values.dra.enabled")
+        else:
+            for d in devices:
+                _wrap(edits, lines, d.index, d.index + 1, "if not .Values.dra.enabled")
+    ind = " " * (_indent(lines[res]) + 2)
+    claim = w.delta.claim
+    edits.append(
+        Edit(
+            res + 1,
+            res + 1,
+            [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", f"{ind}{{{{- end }}}}"],
+        )
+    )
+    containers = next(
+        (
+            i
+            for i in range(res - 1, -1, -1)
+            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[res])
+        ),
+        -1,
+    )
+    if containers < 0:
+        raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
+    pod = _parent(lines, containers)
+    p = " " * _indent(lines[containers])
+    pod_lines = [
+        f"{p}{{{{- if {claim_cond} }}}}",
+        f"{p}resourceClaims:",
+        f"{p}  - name: {claim}",
+        f"{p}    resourceClaimTemplateName: {{{{ .Values.dra.existingClaimTemplate"
+        f' | default (include "{name_define}" .) }}}}',
+        f"{p}{{{{- end }}}}",
+    ]
+    tolerations = w.delta.tolerations
+    tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    existing = [
+        i
+        for i in range(pod + 1, pod_end)
+        if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
+    ]
+    if tolerations and existing:
+        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel))
+    elif tolerations:
+        pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+    edits.append(Edit(containers, containers, pod_lines))
+    out = list(lines)
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+        out[e.index : e.stop] = e.lines
+    name_expr = _metadata_line(lines, "name")
+    if not name_expr:
+        raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
+    namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
+    spec_counts = {r["name"]: count for r in w.delta.spec.get("spec", {}).get("devices", {}).get("requests", [])}
+    inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, _device_class(w.delta.spec) or "")
+    guard = _and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
+    section = (
+        f"{{{{- if {guard} }}}}\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: ResourceClaimTemplate\n"
+        "metadata:\n"
+        f'  name: {{{{ include "{name_define}" . }}}}\n'
+        + (f"  namespace: {namespace}\n" if namespace else "")
+        + "spec:\n"
+        "  spec:\n"
+        f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + inner + "{{- end }}\n"
+        f'{{{{- define "{name_define}" -}}}}\n'
+        f'{_name_text(name_expr)}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
+        "{{- end }}\n"
+    )
+    return "\n".join(out) + trailing, section
+
+
+def _name_text(expr: str) -> str:
+    return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+
+
+def _dump_list(items: list[dict[str, Any]]) -> list[str]:
+    return yaml.dump(items, Dumper=_Dumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
+
+
+def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:
+    ind = " " * _indent(lines[start])
+    edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
+
+
+def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str) -> Edit:
+    """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
+    the DRA toleration appended in the DRA branch."""
+    prev = lines[at - 1].strip() if at > 0 else ""
+    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
+    with_m = re.fullmatch(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}", prev)
+    if (
+        with_m
+        and re.fullmatch(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}", body)
+        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
+    ):
+        expr = with_m.group(1)
+        new = [
+            f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
+            f"{p}tolerations:",
+            f"{p}  {{{{- with {expr} }}}}",
+            f"{p}  {body}",
+            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- if {cond} }}}}",
+            *tol_text,
+            f"{p}  {{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return Edit(at - 1, at + 3, new)
+    plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
+    if lines[at].strip() == "tolerations:" and plain:
+        return Edit(at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"])
+    raise NotIdiomatic(
+        Pattern("F", at + 1, lines[at].strip()),
+        rel,
+        "the pod's tolerations have a shape the rewrite does not merge into",
+    )

@@ -1,0 +1,79 @@
+"""How a device request reaches a chart's rendered pod, read from the template line that writes it.
+
+A) a literal device key with a values (or literal) count: `nvidia.com/gpu: {{ .Values.gpus }}`;
+B) `toYaml` of a values `resources` map; C) `with .Values.x.resources` and `toYaml .`;
+D) a named helper or library include; E) the resource *name* comes from values; F) anything else.
+The idiomatic rewrite (idiomatic.py) handles A; the others are reported with the pattern and the first
+template line (or rewritten by the engine when the user asks for `--chart-style engine`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PATTERNS = {
+    "A": "a literal device key with a values count",
+    "B": "toYaml of a values resources map",
+    "C": "`with` a values resources map",
+    "D": "a named helper or library include",
+    "E": "a resource name from values",
+    "F": "another template shape",
+}
+
+_ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
+_LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)\1\s*:\s*(\S.*)$""")
+_TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    letter: str
+    line: int  # 1-based template line
+    text: str  # that line, stripped
+
+    def describe(self) -> str:
+        return f"pattern {self.letter} ({PATTERNS[self.letter]})"
+
+
+def count_expression(value: str) -> str | None:
+    """The Go expression of a device count as written after the key: `{{ .Values.gpus }}`,
+    `"{{ .Values.gpus }}"`, `{{ .Values.gpus | quote }}` or a literal integer; None otherwise."""
+    value = value.split(" #", 1)[0].strip()
+    literal = re.fullmatch(r"""(["']?)(\d+)\1""", value)
+    if literal:
+        return literal.group(2)
+    unquoted = re.fullmatch(r"""(["']?)(\{\{.*\}\})\1""", value)
+    if not unquoted:
+        return None
+    actions = _ACTION.findall(unquoted.group(2))
+    if len(actions) != 1 or _ACTION.sub("", unquoted.group(2)).strip():
+        return None
+    expr = re.sub(r"\s*\|\s*(quote|toString|squote)\s*$", "", actions[0]).strip()
+    if not expr or "{{" in expr or expr.startswith(("if ", "with ", "range ", "include ", "template ")):
+        return None
+    return expr
+
+
+def classify(template: str, line: int, resource: str) -> Pattern:
+    """The pattern of the device request a finding mapped to `line` (1-based) of `template`."""
+    lines = template.splitlines()
+    if not 0 < line <= len(lines):
+        return Pattern("F", line, "")
+    text = lines[line - 1]
+    stripped = text.strip()
+    key = _LITERAL_KEY.match(text)
+    if key and key.group(2) == resource and count_expression(key.group(3)) is not None:
+        return Pattern("A", line, stripped)
+    if _TEMPLATED_KEY.match(text):
+        return Pattern("E", line, stripped)
+    if re.search(r"\b(include|template)\s+\"", text):
+        return Pattern("D", line, stripped)
+    window = "\n".join(lines[max(0, line - 3) : line + 3])
+    if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and "toYaml ." in window:
+        return Pattern("C", line, stripped)
+    if re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window) or re.search(r"toYaml\s+\$", window):
+        return Pattern("B", line, stripped)
+    if re.search(r"\b(include|template)\s+\"", window):
+        return Pattern("D", line, stripped)
+    return Pattern("F", line, stripped)

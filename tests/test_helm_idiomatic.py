@@ -1,0 +1,162 @@
+"""The idiomatic chart rewrite (the default `--chart-style idiomatic`): a `dra.enabled` switch around the
+chart's own device key, proven by rendering with the switch off (byte-identical) and on (the migration).
+
+Renders are real (the Helm engine embedded in helm-python-sdk). One fix per module, shared by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import RunCli
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T136 = Target.parse("1.36")
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "app.fullname" . }}
+  namespace: {{ .Release.Namespace }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: app
+          image: {{ .Values.image }}
+          resources:
+            limits:
+              memory: 1Gi
+              nvidia.com/gpu: {{ .Values.numGpus }}
+"""
+HELPERS = '{{- define "app.fullname" -}}\n{{ .Release.Name }}-{{ .Chart.Name }}\n{{- end }}\n'
+VALUES = "# -- Image\nimage: app:1\n# -- GPUs per pod\nnumGpus: 1\n# -- Tolerations\ntolerations: []\n"
+
+
+def write_chart(root: Path, deployment: str = DEPLOYMENT, values: str = VALUES) -> Path:
+    chart = root / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text(values)
+    (chart / "templates" / "_helpers.tpl").write_text(HELPERS)
+    (chart / "templates" / "deployment.yaml").write_text(deployment)
+    return chart
+
+
+def docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
+    return [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+
+
+def rendered_text(chart: Path, *sets: str) -> list[tuple[str, str]]:
+    return [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=sets))]
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOutcome]:
+    root = tmp_path_factory.mktemp("idiomatic")
+    original = write_chart(root / "original")
+    chart = shutil.copytree(original, root / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, chart, outcome
+
+
+def test_rewrite_is_small_and_readable(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    _, chart, outcome = fixed
+    assert sorted(c.rel for c in outcome.changes) == [
+        "templates/deployment.yaml",
+        "templates/resourceclaimtemplate.yaml",
+        "values.yaml",
+    ]
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert "{{- if not .Values.dra.enabled }}\n              nvidia.com/gpu: {{ .Values.numGpus }}" in template
+    assert "gt (int .Values.numGpus) 0" in template
+    assert "_dramigrate" not in "".join(c.after for c in outcome.changes)  # no generated engine
+    values = yaml.safe_load((chart / "values.yaml").read_text())
+    assert values["dra"] == {"enabled": True, "deviceClassName": "gpu.nvidia.com", "existingClaimTemplate": ""}
+    assert "# -- Request nvidia.com/gpu through a DRA ResourceClaim" in (chart / "values.yaml").read_text()
+    added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
+    assert added <= 60, added
+    assert "numGpus changed to 2" in outcome.checked and "numGpus switched off with 0" in outcome.checked
+
+
+def test_switch_off_renders_byte_identical(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    original, chart, _ = fixed
+    for sets in ((), ("numGpus=4",), ("numGpus=0",), ("tolerations[0].key=x,tolerations[0].operator=Exists",)):
+        assert rendered_text(chart, "dra.enabled=false", *sets) == rendered_text(original, *sets)
+
+
+def test_switch_on_claims_follow_the_count_knob(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    _, chart, _ = fixed
+    out = docs(chart, "numGpus=3")
+    (rct,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    (dep,) = [d for d in out if d["kind"] == "Deployment"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
+    assert rct["metadata"]["name"].startswith("release-name-app-")  # the chart's own name helper + spec hash
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": rct["metadata"]["name"]}]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+    # a changed count is a new claim template (its spec cannot change in place)
+    assert docs(chart, "numGpus=2")[0]["metadata"]["name"] != rct["metadata"]["name"]
+    # zero GPUs: no claim at all
+    zero = docs(chart, "numGpus=0")
+    assert not [d for d in zero if d["kind"] == "ResourceClaimTemplate"]
+    assert "resourceClaims" not in zero[0]["spec"]["template"]["spec"]
+    # a platform-managed claim template instead of the chart's own
+    shared = docs(chart, "dra.existingClaimTemplate=team-gpus")
+    assert [d["kind"] for d in shared] == ["Deployment"]
+    assert shared[0]["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == "team-gpus"
+
+
+def test_findings_name_the_pattern(run_cli: RunCli, fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    original, _, _ = fixed
+    code, out, _ = run_cli(["lint", str(original), "--format", "json"])
+    (f,) = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert "pattern A" in f["message"] and f["line"] == 23
+
+
+def test_opt_in_leaves_the_switch_off(run_cli: RunCli, tmp_path: Path) -> None:
+    chart = write_chart(tmp_path)
+    before = rendered_text(chart)
+    code, _, err = run_cli(["fix", "--opt-in", str(chart)])
+    assert code == 0, err
+    assert yaml.safe_load((chart / "values.yaml").read_text())["dra"]["enabled"] is False
+    assert rendered_text(chart) == before  # upstream users see no change until they turn it on
+    assert any(d["kind"] == "ResourceClaimTemplate" for d in docs(chart, "dra.enabled=true"))
+
+
+def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_path: Path) -> None:
+    toyaml = DEPLOYMENT.replace(
+        "            limits:\n              memory: 1Gi\n              nvidia.com/gpu: {{ .Values.numGpus }}\n",
+        "            {{- toYaml .Values.resources | nindent 12 }}\n",
+    )
+    chart = write_chart(tmp_path, toyaml, "resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    code, _, err = run_cli(["fix", str(chart)])
+    assert "pattern B (toYaml of a values resources map)" in err and "templates/deployment.yaml:20" in err
+    assert "--chart-style engine" in err
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    code, _, err = run_cli(["fix", "--chart-style", "engine", str(chart)])
+    assert (chart / "templates" / "_dramigrate.tpl").is_file(), err

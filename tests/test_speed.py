@@ -1,0 +1,119 @@
+"""The fast lint path gives exactly what the round-trip (ruamel) path gives: same data, positions and findings."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, CORPUS_MISSING
+
+from dramigrate import migrate
+from dramigrate.config import Settings
+from dramigrate.documents import parse_document, split_documents
+from dramigrate.fastyaml import Mapping, Sequence, fast_documents
+from dramigrate.findings import InputError
+from dramigrate.rules import load_rules
+from dramigrate.triage import may_matter
+from dramigrate.versions import Target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _same(fast: Any, slow: Any, where: str) -> None:
+    """Same values and types as detection sees them, and the same positions on every mapping and sequence."""
+    if isinstance(slow, dict):
+        assert type(fast) is Mapping, where
+        assert (fast.lc.line, fast.lc.col) == (slow.lc.line, slow.lc.col), where
+        assert fast.fa.flow_style() == slow.fa.flow_style(), where
+        assert list(fast) == list(slow), where
+        for k in slow:
+            assert fast.lc.key(k) == tuple(slow.lc.key(k)), f"{where}.{k} key"
+            assert fast.lc.value(k) == tuple(slow.lc.value(k)), f"{where}.{k} value"
+            _same(fast[k], slow[k], f"{where}.{k}")
+    elif isinstance(slow, list):
+        assert type(fast) is Sequence, where
+        assert (fast.lc.line, fast.lc.col) == (slow.lc.line, slow.lc.col), where
+        assert fast.fa.flow_style() == slow.fa.flow_style(), where
+        assert len(fast) == len(slow), where
+        for i, v in enumerate(slow):
+            assert fast.lc.item(i) == tuple(slow.lc.item(i)), f"{where}[{i}]"
+            _same(fast[i], v, f"{where}[{i}]")
+    else:
+        assert fast == slow, where
+        if isinstance(slow, int) and not isinstance(slow, bool):  # ruamel loads 0 as a ScalarInt, an int all the same
+            assert type(fast) is int, where
+        else:
+            assert type(fast) is type(slow), where  # quoted and block strings: ruamel's str subclasses
+
+
+RULES = load_rules(())
+
+
+def _findings(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], str]:
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(migrate, "fast_documents", lambda _path, _raw: None)
+        r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
+    return [dataclasses.asdict(f) for f in r.findings], repr(r.error)
+
+
+def _check_tree(files: list[Path], monkeypatch: pytest.MonkeyPatch) -> int:
+    fast_parsed = 0
+    for path in files:
+        raw = path.read_bytes()
+        if not may_matter(raw, RULES):  # lint decides these from the bytes, before either parse
+            continue
+        fast = fast_documents(str(path), raw)
+        if fast is not None:
+            fast_parsed += 1
+            slow = split_documents(str(path), raw)
+            for a, b in zip(fast.yf.documents, slow.documents, strict=True):
+                try:
+                    parse_document(str(path), b)
+                except InputError as exc:
+                    pytest.fail(f"{path}: libyaml parsed a document ruamel refuses: {exc.message}")
+                _same(a.data, b.data, f"{path}:{b.start_line}")
+        assert _findings(path, True, monkeypatch) == _findings(path, False, monkeypatch), path
+    return fast_parsed
+
+
+def test_fast_lint_is_identical_on_the_golden_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted(p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml"))
+    assert files
+    assert _check_tree(files, monkeypatch) > 10
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=CORPUS_MISSING)
+def test_fast_lint_is_identical_on_the_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    assert _check_tree(files, monkeypatch) > 100
+
+
+def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    gen.generate(tmp_path, 120, 7, device_share=0.5)
+    assert _check_tree(sorted(tmp_path.rglob("*.y*ml")), monkeypatch) > 50
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",  # aliases share objects in ruamel
+        "a: 010\n",  # octal in YAML 1.1, decimal-ish in 1.2
+        "a: yes\n",  # a boolean in YAML 1.1 only
+        "a: 1.5\n",  # ruamel keeps float formatting
+        "a: !!str 5\n",
+        "<<: {a: 1}\n",
+        "%YAML 1.1\n---\na: 1\n",
+        "a: 1\na: 2\n",  # ruamel refuses duplicate keys with its own message
+        "a: 1\r\n\rb: 2\n",  # a bare CR is a line break for YAML, not for the document splitter
+    ],
+)
+def test_what_the_fast_parse_cannot_reproduce_goes_to_ruamel(text: str) -> None:
+    assert fast_documents("x.yaml", text.encode()) is None
