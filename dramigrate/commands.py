@@ -140,7 +140,14 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
 
         for r in result.files:
             if r.path == "-":
-                stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+                try:
+                    stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+                except Exception as exc:  # the findings stand without their template locations
+                    from dramigrate.migrate import internal_error
+
+                    r.findings.append(internal_error("-", exc, "finding the templates of the stream"))
+                    result.findings.append(r.findings[-1])
+                    result.bad_input += 1
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 

@@ -60,6 +60,10 @@ spec:
 DEEP = GOOD.format(name="deep") + "    env: " + "[" * 300 + "1" + "]" * 300 + "\n"
 
 
+# A Go template outside a chart that asks for a device.
+TEMPLATED = GOOD.format(name="{{ .Values.name }}")
+
+
 def _folder(tmp_path: Path) -> Path:
     folder = tmp_path / "repo"
     folder.mkdir()
@@ -67,6 +71,7 @@ def _folder(tmp_path: Path) -> Path:
     (folder / "b-crd.yaml").write_text(CRD)
     (folder / "c-deep.yaml").write_text(DEEP)
     (folder / "d-good.yaml").write_text(GOOD.format(name="d"))
+    (folder / "e-templated.yaml").write_text(TEMPLATED)
     return folder
 
 
@@ -78,6 +83,7 @@ def test_folder_run_goes_on_past_a_failing_file_and_a_crd(run_cli: RunCli, tmp_p
     assert code == 2
     by_file = {Path(f["file"]).name: f["rule"] for f in report["findings"]}
     assert by_file["a-good.yaml"] == by_file["d-good.yaml"] == "legacy-device-request"
+    assert by_file["e-templated.yaml"] == "templated-device-file"
     assert "b-crd.yaml" not in by_file  # a CRD asks for no device
     failed = [Path(f["file"]).name for f in report["files"]["failed"]]
     assert failed == ["c-deep.yaml"]
@@ -86,6 +92,7 @@ def test_folder_run_goes_on_past_a_failing_file_and_a_crd(run_cli: RunCli, tmp_p
     assert code == 2 and "Traceback" not in err
     assert "claims:" in (folder / "a-good.yaml").read_text() and "claims:" in (folder / "d-good.yaml").read_text()
     assert (folder / "c-deep.yaml").read_text() == DEEP and (folder / "b-crd.yaml").read_text() == CRD
+    assert (folder / "e-templated.yaml").read_text() == TEMPLATED
     assert "failed: 1 file(s)" in err and "c-deep.yaml" in err.split("failed:")[1]
     assert "written: 2 file(s)" in err
 
