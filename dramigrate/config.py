@@ -38,6 +38,8 @@ class Settings:
     chart_style: str = "idiomatic"  # or engine: how fix rewrites a Helm chart
     opt_in: bool = False  # chart rewrites leave their DRA switch off by default
     fail_on: str = "error"
+    disable: tuple[str, ...] = ()  # finding rule ids not reported (--disable; `enable` turns them on again)
+    enable: tuple[str, ...] = ()
     config_file: Path | None = None
 
     def merge(self, values: dict[str, Any], base: Path) -> None:
@@ -48,7 +50,7 @@ class Settings:
                 raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
             if key == "rules":
                 value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
-            elif key in ("exclude", "removed_taints"):
+            elif key in ("exclude", "removed_taints", "disable", "enable"):
                 value = tuple(str(v) for v in _as_list(value, raw_key))
             elif key == "align_nics":
                 value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false

@@ -13,6 +13,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
+from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
 from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
@@ -69,6 +70,7 @@ class PodAnalysis:
     uses: list[DeviceUse] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # the legacy-device-request ones, one per use
     selection: Selection | None = None  # node-label hacks and tolerations, translated
+    align: dict[str, str] = field(default_factory=dict)  # container path -> GPU/NIC alignment: preferred|required
 
 
 def objects_of(data: Any) -> list[ObjectInfo]:
@@ -106,6 +108,7 @@ class Detector:
         self.settings = settings
         self.target = target
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
+        self.suppressions = Suppressions()  # block and file-level comments (suppress.py), set by the caller
         self._lines: tuple[Document | None, list[str]] = (None, [])  # the source lines of the document in hand
 
     def finding(
@@ -120,6 +123,8 @@ class Detector:
         return f
 
     def ignored(self, doc: Document, line: int, rule: str) -> bool:
+        if self.suppressions.covers(line, rule):
+            return True
         lines = doc.body.splitlines()
         for n in (line, line - 1):
             idx = n - doc.start_line
@@ -161,8 +166,6 @@ class Detector:
 
     def selection(self, doc: Document, pa: PodAnalysis) -> list[Finding]:
         """Translate the pod's node-label hacks and device tolerations for the classes its claims will use."""
-        from dramigrate.plan import topology_shape
-
         out: list[Finding] = []
         uses = [u for u in pa.uses if u.count > 0]
         ctx = {
@@ -200,31 +203,85 @@ class Detector:
                 )
                 del sel.alternatives[cls]
                 sel.drop_preferred = []
+        out.extend(self.alignment(doc, pa, uses, sel, ctx))
+        pa.selection = sel
+        return out
+
+    def alignment(
+        self, doc: Document, pa: PodAnalysis, uses: list[DeviceUse], sel: Selection, ctx: dict[str, str]
+    ) -> list[Finding]:
+        """Which containers' GPUs and NICs get a PCIe-root constraint (`pa.align`), and an info finding for each
+        container whose GPUs and NICs stay unaligned. The device plugin never aligned them, and a matchAttribute
+        constraint never chooses a device without the attribute (drivers publish pcieRoot only when available),
+        so alignment is opt-in: --align-nics preferred (firstAvailable: aligned, else any) or required."""
+        from dramigrate.plan import topology_shape
+
+        out: list[Finding] = []
+        mode = self.settings.align_nics
+        plain_init = any(u.container.init and not u.container.sidecar for u in uses)
         by_container: dict[str, list[DeviceUse]] = {}
         for u in uses:
             by_container.setdefault(u.container.path, []).append(u)
-        for cuses in by_container.values():
-            if (
-                any(u.match.rule.nic for u in cuses)
-                and not all(u.match.rule.nic for u in cuses)
-                and topology_shape(cuses) is None
-            ):
-                u = cuses[0]
-                out.append(
-                    self.finding(
-                        "topology-unaligned",
-                        f"container {u.container.name} asks for "
-                        + ", ".join(f"{x.count} {x.resource}" for x in cuses)
-                        + ": not N devices with k*N NICs of each kind, so no PCIe-root constraint pairs them",
-                        doc,
-                        u.container.container,
-                        "resources",
-                        pa.info,
-                        **ctx,
-                        container=u.container.name,
-                    )
+        for path, cuses in by_container.items():
+            if not any(u.match.rule.nic for u in cuses) or all(u.match.rule.nic for u in cuses):
+                continue
+            asks = ", ".join(f"{x.count} {x.resource}" for x in cuses)
+            shape = topology_shape(cuses)
+            why = ""
+            if shape is None:
+                why = "not N devices with k*N NICs of each kind, so no PCIe-root constraint pairs them"
+            elif mode == "off":
+                why = (
+                    "they keep the device plugin's placement, with no PCIe-root constraint (GPU and NICs may sit "
+                    "under different PCIe roots); --align-nics preferred pairs each GPU with its NICs under one "
+                    "PCIe root when the node allows it, --align-nics required always (a device without "
+                    "resource.kubernetes.io/pcieRoot is then never chosen)"
                 )
-        pa.selection = sel
+            elif plain_init:
+                why = "the pod has a plain init container that reuses devices, so no PCIe-root constraint pairs them"
+            elif mode == "preferred" and not self.target.enabled("DRAPrioritizedList"):
+                why = (
+                    f"--align-nics preferred needs firstAvailable, which Kubernetes {self.target.text} does not "
+                    "have on by default (1.34 and later), so they stay unaligned; --align-nics required pairs them"
+                )
+            elif mode == "preferred" and shape[0].match.rule.device_class in sel.alternatives:
+                why = (
+                    "the preferred node affinity between models already makes the request a firstAvailable list, "
+                    "so they stay unaligned; --align-nics required pairs them"
+                )
+            else:
+                pa.align[path] = mode
+                gpu = shape[0]
+                if gpu.count > 1 and gpu.match.rule.device_class in sel.alternatives:
+                    out.append(
+                        self.finding(
+                            "preference-lost",
+                            f"preferred node affinity between models of {gpu.match.rule.device_class}: the "
+                            f"{gpu.count} GPUs are paired with NICs one by one, and each pair would choose its "
+                            "model on its own; left on the pod, not translated",
+                            doc,
+                            pa.ref.spec,
+                            "affinity",
+                            pa.info,
+                            **ctx,
+                        )
+                    )
+                    del sel.alternatives[gpu.match.rule.device_class]
+                    sel.drop_preferred = []
+                continue
+            u = cuses[0]
+            out.append(
+                self.finding(
+                    "topology-unaligned",
+                    f"container {u.container.name} asks for {asks}: {why}",
+                    doc,
+                    u.container.container,
+                    "resources",
+                    pa.info,
+                    **ctx,
+                    container=u.container.name,
+                )
+            )
         return out
 
     def analyze_pod(
@@ -466,7 +523,7 @@ class Detector:
             values.extend(
                 t.get("value")
                 for t in tolerations
-                if t.get("key") in taint_keys and t.get("operator", "Equal") == "Equal" and t.get("value") is not None
+                if t.get("key") in taint_keys and t.get("operator") in (None, "Equal") and t.get("value") is not None
             )
             if any(pattern.search(str(v)) for v in values):
                 hits.add(label)

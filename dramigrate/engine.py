@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -41,8 +42,15 @@ def _run(job: Job) -> FileResult:
 
 
 def run(
-    inputs: Inputs, rules: RuleSet, settings: Settings, target: Target, fix: bool, stdin: bytes | None = None
+    inputs: Inputs,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    fix: bool,
+    stdin: bytes | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunResult:
+    """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
     kz = scan(inputs.files, rules) if inputs.files else None
@@ -63,11 +71,11 @@ def run(
             with ProcessPoolExecutor(
                 max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
             ) as pool:
-                results = list(pool.map(_run, jobs, chunksize=32))
+                results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
         except BrokenProcessPool:  # a worker died (killed, out of memory): do the files here, one by one
             results = None
     if results is None:
-        results = [run_file(j, rules, settings, target) for j in jobs]
+        results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
         _kustomize_findings(kz, rules, out)
@@ -90,6 +98,18 @@ def run(
     if named:
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
+    return out
+
+
+def _collect(
+    results: Iterable[FileResult], total: int, progress: Callable[[int, int], None] | None
+) -> list[FileResult]:
+    """The results in input order, telling progress(done, total) after each."""
+    out = []
+    for done, r in enumerate(results, start=1):
+        if progress is not None:
+            progress(done, total)
+        out.append(r)
     return out
 
 

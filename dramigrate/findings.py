@@ -43,6 +43,7 @@ class Finding:
     device_class: str = ""  # the DeviceClass the resource maps to in the rule packs, "" when none
     fixable: bool = False
     fixed: bool = False
+    would_fix: bool = False  # diff (a dry run): fix would resolve it; never set together with fixed
     related: list[Location] = field(default_factory=list)
 
     def recast(self, rule: str, message: str) -> Finding:
@@ -54,6 +55,7 @@ class Finding:
             message=message,
             fixable=False,
             fixed=False,
+            would_fix=False,
             related=list(self.related),
         )
 
@@ -77,6 +79,7 @@ class Finding:
             "message": self.message,
             "fixable": self.fixable,
             "fixed": self.fixed,
+            "wouldFix": self.would_fix,
             "related": [{"file": r.file, "line": r.line, "column": r.column, "message": r.note} for r in self.related],
         }
 

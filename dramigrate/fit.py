@@ -86,10 +86,10 @@ def _assign(slots: list[tuple[str, set[int]]]) -> bool:
 
 def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[dict[str, Any]]) -> bool:
     index = {id(d): i for i, d in enumerate(d for _, _, ds in requests for d in ds)}
-    names = [n.split("/")[0] for n, _, _ in requests]
+    names = [n for n, _, _ in requests]
     groups = []
-    for c in constraints:
-        members = [i for i, n in enumerate(names) if not c.get("requests") or n in c["requests"]]
+    for c in constraints:  # a request's name covers its subrequests; a subrequest's name only itself
+        members = [i for i, n in enumerate(names) if not c.get("requests") or {n, n.split("/")[0]} & set(c["requests"])]
         groups.append((c["matchAttribute"], members))
 
     def candidates(choice: dict[int, Any]) -> list[tuple[str, set[int]]]:
@@ -113,6 +113,8 @@ def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[
         if g == len(groups):
             return True
         attr, members = groups[g]
+        if not members:  # the constraint names only subrequests this combination did not choose
+            return search(g + 1, choice)
         values = None
         for i in members:
             vals = {d.attribute(attr) for d in requests[i][2]} - {None}

@@ -32,6 +32,7 @@ from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
+from dramigrate.suppress import parse as parse_suppressions
 from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import any_relevant, fast_relevant, may_matter
 from dramigrate.validate import claim_template_errors, pod_spec_errors
@@ -161,6 +162,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         parse_document(job.path, doc)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
+    det.suppressions = parse_suppressions(result.original or "")
     emitted: set[str] = set()
     for doc in yf.documents:
         if doc.data is None:

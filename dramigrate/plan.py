@@ -192,6 +192,7 @@ def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
 
 
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+ALIGNED, UNALIGNED = "aligned", "unaligned"  # --align-nics preferred: the subrequests of each paired request
 MAX_REQUESTS = 32
 
 
@@ -215,17 +216,21 @@ def _pair_topology(
     app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]],
     key: Any,
 ) -> set[int]:
-    """N GPUs with k*N NICs become N pairs of (1 GPU, k NICs) under one PCIe root each: one constraint per pair,
-    since one constraint over all devices could never be met."""
+    """With --align-nics (detect decides per container, in `align`): N GPUs with k*N NICs become N pairs of
+    (1 GPU, k NICs) under one PCIe root each, one constraint per pair, since one constraint over all devices could
+    never be met. `preferred` makes each request a firstAvailable list, aligned first, then the same devices
+    anywhere: a constraint that names a subrequest applies only when that subrequest is chosen."""
     paired: set[int] = set()
-    if init:
+    align = plan.analysis.align
+    if init or not align:
         return paired
     by_container: dict[str, list[DeviceUse]] = {}
     for u in app:
         by_container.setdefault(u.container.path, []).append(u)
-    for uses in by_container.values():
+    for path, uses in by_container.items():
         shape = topology_shape(uses)
-        if shape is None:
+        mode = align.get(path)
+        if shape is None or mode is None:
             continue
         gpu, nics = shape
         prefix = f"{gpu.container.name}-" if len(by_container) > 1 else ""
@@ -239,9 +244,11 @@ def _pair_topology(
                     u.match.selectors,
                     u.match.rule.config,
                 )
+                if mode == "preferred":
+                    req.alternatives = [(ALIGNED, req.selectors), (UNALIGNED, req.selectors)]
                 plan.requests.append(req)
                 app_requests.setdefault(key(u), []).append((req, u))
-                names.append(req.name)
+                names.append(f"{req.name}/{ALIGNED}" if mode == "preferred" else req.name)
             plan.constraints.append({"requests": names, "matchAttribute": PCIE_ROOT})
         paired |= {id(gpu), *(id(n) for n in nics)}
     return paired
@@ -256,9 +263,10 @@ def _apply_selection(plan: PodPlan, pa: PodAnalysis) -> None:
     for req in plan.requests:
         extra = tuple(sel.selectors.get(req.device_class, ()))
         req.selectors = tuple(dict.fromkeys(req.selectors + extra))
+        req.alternatives = [(n, tuple(dict.fromkeys(s + extra))) for n, s in req.alternatives]
     for cls, alternatives in sel.alternatives.items():
         reqs = [r for r in plan.requests if r.device_class == cls]
-        if len(reqs) != 1:
+        if len(reqs) != 1 or reqs[0].alternatives:
             continue
         req = reqs[0]
         names: set[str] = set()

@@ -18,6 +18,7 @@ class Inputs:
     stdin: bool = False
     charts: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was skipped and why
+    skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
 
 
@@ -28,21 +29,41 @@ def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
     )
 
 
-def expand(paths: list[str], exclude: tuple[str, ...] = ()) -> Inputs:
+def expand(
+    paths: list[str], exclude: tuple[str, ...] = (), force_exclude: bool = True, include_ignored: bool = False
+) -> Inputs:
+    """The inputs of the paths given. Excludes apply to files and folders named on the command line too (as
+    pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
+    include_ignored is on (files named on the command line are always taken)."""
     out = Inputs()
     seen: set[Path] = set()
+    walked: list[tuple[Path, list[Path]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
             out.stdin = True
             continue
+        p = Path(raw)
+        if force_exclude and exclude and p.exists() and (pattern := excluded_by(p, exclude)):
+            out.skipped.append(f"{raw}: excluded by the pattern {pattern!r}")
+            continue
+        before = len(out.files)
         try:
-            _expand_path(raw, exclude, out, seen)
+            walked_folder = _expand_path(raw, exclude, out, seen)
         except (OSError, RuntimeError) as exc:  # this path fails on its own; the others are still checked
             out.errors.append((raw, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
+            continue
+        if walked_folder:
+            walked.append((p, out.files[before:]))
+    if not include_ignored:
+        ignored = set().union(*(git_ignored(top, found) for top, found in walked))
+        if ignored:
+            out.files = [f for f in out.files if f not in ignored]
+            out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
     return out
 
 
-def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> bool:
+    """Add one path's inputs; True when it was a folder that was walked."""
     p = Path(raw)
     if not p.exists():
         out.errors.append((raw, "no such file or folder"))
@@ -56,6 +77,38 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
         out.charts.append(p)
     else:
         _walk(p, exclude, out, seen)
+        return True
+    return False
+
+
+def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
+    """The first pattern that excludes path, or ""."""
+    return next((p for p in patterns if excluded(path, (p,))), "")
+
+
+def git_ignored(top: Path, files: list[Path]) -> set[Path]:
+    """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
+    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None or not files:
+        return set()
+    by_rel = {os.path.relpath(f, top): f for f in files}
+    try:
+        proc = subprocess.run(
+            [git, "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
+            input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if proc.returncode not in (0, 1):  # 128: not a git work tree
+        return set()
+    return {by_rel[n] for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n in by_rel}
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:

@@ -32,6 +32,7 @@ FINDING_KEYS = {
     "message",
     "fixable",
     "fixed",  # DESIGN.md "Output": fix flags the fixed ones `fixed: true`
+    "wouldFix",  # diff is a dry run: what fix would fix
     "related",
 }
 SUMMARY_KEYS = {"files", "filesChanged", "badInput", "errors", "warnings", "infos", "fixable", "fixed"}
@@ -654,7 +655,9 @@ spec:
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-def test_kustomize_base_patched_by_overlay_is_reported_and_untouched(run_cli: RunCli, tmp_path: Path) -> None:
+def test_kustomize_base_with_an_overlay_outside_the_paths_is_reported_and_untouched(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
@@ -675,12 +678,12 @@ def test_kustomize_base_patched_by_overlay_is_reported_and_untouched(run_cli: Ru
     (outside,) = [f for f in report["findings"] if f["rule"] == "kustomize-unproven"]
     assert "overlays/prod" in outside["message"] and "outside the given paths" in outside["message"]
     assert finding["resource"] == "nvidia.com/gpu" and not finding["fixable"]
-    code, out, err = run_cli(["fix", "."], cwd=repo)
-    assert code == 1, err  # the overlay's device patch remains
+    code, out, err = run_cli(["fix", "base", "apps"], cwd=repo)  # the overlay is not given: the base stays
+    assert code == 0, err
     assert base.read_text() == base_text
     assert patch.read_text() == patch_text
     assert "ResourceClaimTemplate" in unrelated.read_text(), "files no overlay patches are still fixed"
-    assert "kustomize-device-patch" in err
+    assert "kustomize-unproven" in err and "overlays/prod" in err
 
 
 # -- suppression -----------------------------------------------------------------------------------------

@@ -1,51 +1,183 @@
-"""CI report formats through the installed command: SARIF, GitHub annotations, JUnit and Markdown."""
+"""Report formats, each read back by its real consumer: SARIF against the official 2.1.0 schema, GitHub
+workflow commands as the runner splits them, JUnit through junitparser, Markdown and text with hostile names."""
 
 from __future__ import annotations
 
 import json
-import xml.dom.minidom
+import os
+import re
+import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
-from conftest import RunCli
+import jsonschema
+import pytest
+from conftest import dramigrate_executable
+from junitparser import Error, Failure, JUnitXml
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "manifests"
-
-
-def test_sarif_has_a_result_per_open_finding_with_locations(run_cli: RunCli) -> None:
-    code, out, _ = run_cli(["lint", EXAMPLES, "--format", "sarif"])
-    assert code == 1
-    doc = json.loads(out)
-    assert doc["version"] == "2.1.0"
-    (run,) = doc["runs"]
-    _, plain, _ = run_cli(["lint", EXAMPLES, "--format", "json"])
-    findings = json.loads(plain)["findings"]
-    assert len(run["results"]) == len(findings)
-    ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
-    for result, finding in zip(run["results"], findings, strict=True):
-        assert result["ruleId"] == finding["rule"] and result["ruleId"] in ids
-        region = result["locations"][0]["physicalLocation"]["region"]
-        assert (region["startLine"], region["startColumn"]) == (finding["line"], finding["column"])
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "manifests"
+SARIF_SCHEMA = REPO / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json"
+# A file name an attacker would choose: a space, %, a comma, a colon, Markdown and HTML.
+HOSTILE = "gpu 100%, a:b |x| <b>[y](javascript:e).yaml"
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  a: b\n"
 
 
-def test_github_annotations_point_at_file_and_line(run_cli: RunCli) -> None:
-    _, out, _ = run_cli(["lint", EXAMPLES / "inference.yaml", "--format", "github"])
-    (line,) = out.splitlines()
-    assert (
-        line.startswith("::error file=") and "inference.yaml,line=20,col=13" in line and "legacy-device-request" in line
+def run_env(args: list[Any], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [dramigrate_executable(), *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, "COLUMNS": "200", **env},
+        timeout=120,
+        check=False,
     )
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
-def test_junit_fails_files_with_errors(run_cli: RunCli) -> None:
-    _, out, _ = run_cli(["lint", EXAMPLES, "--format", "junit"])
-    suite = xml.dom.minidom.parseString(out).documentElement
-    failed = {
-        c.getAttribute("name") for c in suite.getElementsByTagName("testcase") if c.getElementsByTagName("failure")
-    }
-    assert any(name.endswith("inference.yaml") for name in failed)
-    assert not any(name.endswith("not-yet.yaml") for name in failed)  # warnings only
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Examples, plus a device file with a hostile name, a clean file and a file that is bad input."""
+    root = tmp_path_factory.mktemp("formats")
+    shutil.copytree(EXAMPLES, root / "m")
+    shutil.copy(EXAMPLES / "inference.yaml", root / "m" / HOSTILE)
+    (root / "m" / "clean.yaml").write_text(CONFIGMAP)
+    (root / "m" / "broken.yaml").write_text("resources:\n  limits: {nvidia.com/gpu: [1\n")
+    return root
 
 
-def test_markdown_table(run_cli: RunCli) -> None:
-    _, out, _ = run_cli(["lint", EXAMPLES, "--format", "markdown"])
-    assert out.startswith("| severity | rule | where | object | message |")
-    assert "`legacy-device-request`" in out and "fixable with `dramigrate fix`" in out
+@pytest.fixture(scope="module")
+def reports(tree: Path) -> dict[str, Any]:
+    """One lint run writing every format at once (--format FMT=FILE, repeatable), json on standard output."""
+    args = ["lint", "m", "--format", "json"]
+    for fmt in ("sarif", "github", "junit", "markdown", "text"):
+        args += ["--format", f"{fmt}=out/deeper/report.{fmt}"]  # a folder that does not exist yet
+    code, out, err = run_env(args, tree, {"NO_COLOR": "1"})
+    files = {p.rsplit(".", 1)[1]: (tree / p).read_text(encoding="utf-8") for p in (a.split("=")[1] for a in args[5::2])}
+    return {"code": code, "json": json.loads(out), "err": err, **files}
+
+
+def test_one_run_writes_every_format_and_json_stays_alone_on_stdout(reports: dict[str, Any]) -> None:
+    assert reports["code"] == 2  # broken.yaml is bad input
+    assert set(reports) >= {"sarif", "github", "junit", "markdown", "text"}
+    files = reports["json"]["summary"]["files"]
+    assert any(line.startswith(f"{files} file(s) scanned") for line in reports["text"].splitlines())
+
+
+def test_sarif_is_valid_against_the_official_schema(reports: dict[str, Any]) -> None:
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    doc = json.loads(reports["sarif"])
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    assert [e.message for e in validator.iter_errors(doc)] == []
+    (run,) = doc["runs"]
+    rules = run["tool"]["driver"]["rules"]
+    declared = {r["id"] for r in rules}
+    assert {r["ruleId"] for r in run["results"]} <= declared and "bad-input" in declared
+    assert any(r["ruleId"] == "bad-input" for r in run["results"])
+    for r in rules:
+        assert r["shortDescription"]["text"] and r["help"]["text"]
+        assert r["helpUri"].startswith("https://") and "/docs/" in r["helpUri"] and "#" in r["helpUri"]
+    for result in run["results"]:
+        assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+    # a name with a space, % and more is a valid URI reference that decodes back to the file's name
+    uris = {res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for res in run["results"]}
+    hostile = [u for u in uris if unquote(u) == f"m/{HOSTILE}"]
+    assert hostile and not re.search(r"[ <>|\[\]]", hostile[0]) and "%25" in hostile[0]
+    open_findings = [f for f in reports["json"]["findings"] if not f["fixed"]]
+    assert len(run["results"]) == len(open_findings) + len(reports["json"]["errors"])
+
+
+def test_github_annotations_cannot_be_forged_by_a_file_name(tmp_path: Path) -> None:
+    evil = "x.yaml\n::error file=forged.yaml,line=1::pwned\n.yaml"
+    (tmp_path / evil).write_text((EXAMPLES / "inference.yaml").read_text())
+    code, out, _ = run_env(["lint", ".", "--format", "auto"], tmp_path, {"GITHUB_ACTIONS": "true"})
+    assert code == 1
+    (line,) = out.splitlines()  # one finding, one workflow command: nothing injected
+    m = re.fullmatch(r"::error (?P<props>[^:]*)::(?P<data>.*)", line)
+    assert m, line
+    props = dict(p.split("=", 1) for p in m["props"].split(","))
+    decode = {"%0A": "\n", "%0D": "\r", "%3A": ":", "%2C": ",", "%25": "%"}
+    assert re.sub("|".join(decode), lambda x: decode[x.group(0)], props["file"]) == evil
+    assert props["line"] == "20" and props["title"] == "dramigrate legacy-device-request"
+    # outside GitHub Actions, auto is the text report
+    _, out, _ = run_env(["lint", ".", "--format", "auto"], tmp_path, {"GITHUB_ACTIONS": ""})
+    assert "error [legacy-device-request]" in out and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_junit_has_a_testcase_per_file_and_a_failure_per_finding(tree: Path, reports: dict[str, Any]) -> None:
+    path = tree / "report.xml"
+    path.write_text(reports["junit"], encoding="utf-8")
+    xml = JUnitXml.fromfile(str(path))
+    cases = [c for suite in xml for c in suite]
+    names = {c.name for c in cases}
+    scanned = {f"m/{p.name}" for p in (tree / "m").iterdir() if p.suffix in (".yaml", ".yml")}
+    assert names == scanned  # every file, clean ones too
+    assert [c for c in cases if c.name == "m/clean.yaml"][0].is_passed
+    failures = [r for c in cases for r in c.result if isinstance(r, Failure)]
+    errors = [r for c in cases for r in c.result if isinstance(r, Error)]
+    open_findings = [f for f in reports["json"]["findings"] if not f["fixed"]]
+    assert len(failures) == len(open_findings) and len(errors) == len(reports["json"]["errors"]) == 1
+    for suite in xml:
+        assert (suite.tests, suite.failures, suite.errors) == (len(cases), len(failures), len(errors))
+
+
+def test_markdown_escapes_input_and_says_when_clean(tree: Path, reports: dict[str, Any]) -> None:
+    md = reports["markdown"]
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    assert all(len(re.findall(r"(?<!\\)\|", row)) == 6 for row in rows)  # no cell broken by a | in a name
+    assert "<b>" not in md and not re.search(r"(?<!\\)\]\(javascript", md) and "&lt;b&gt;" in md
+    code, out, _ = run_env(["lint", "m/clean.yaml", "--format", "markdown"], tree, {})
+    assert code == 0 and "no findings" in out and "| severity |" not in out
+
+
+def test_text_report_shows_control_characters_instead_of_obeying_them(tmp_path: Path) -> None:
+    evil = "a\x1b[2J\x1b]0;title\x07.yaml"
+    (tmp_path / evil).write_text((EXAMPLES / "inference.yaml").read_text())
+    code, out, _ = run_env(["lint", ".", "--color", "always"], tmp_path, {})
+    assert code == 1
+    assert "\\x1b[2J" in out and "\x07" not in out and "\x1b[2J" not in out and "\x1b]0" not in out
+    assert "\x1b[" in out  # --color always still colours the severity
+
+
+def test_machine_formats_go_to_stdout_for_lint_diff_and_fix(tree: Path) -> None:
+    work = tree / "dfx"
+    work.mkdir()
+    shutil.copy(EXAMPLES / "inference.yaml", work / "a.yaml")
+    code, out, err = run_env(["diff", "dfx", "--format", "json"], tree, {})
+    doc = json.loads(out)  # stdout is the JSON and nothing else: | jq works
+    (f,) = [f for f in doc["findings"] if f["rule"] == "legacy-device-request"]
+    assert code == 0 and f["wouldFix"] and not f["fixed"] and doc["summary"]["fixed"] == 0
+    assert doc["summary"]["fixable"] >= 1 and "would fix" not in out
+    code, out, err = run_env(["diff", "dfx"], tree, {})
+    assert out.startswith("--- ") and "(would fix)" in err and " fixed" not in err and "fixable" in err
+    code, out, err = run_env(["fix", "dfx", "--format", "sarif"], tree, {})
+    assert code == 0 and json.loads(out)["version"] == "2.1.0"
+    code, out, err = run_env(["fix", "-", "--format", "json"], tree, {})
+    assert code == 2 and "--output" in err and out == ""
+
+
+def test_report_destinations_are_checked_before_any_work(tree: Path) -> None:
+    work = tree / "dest"
+    work.mkdir()
+    shutil.copy(EXAMPLES / "inference.yaml", work / "a.yaml")
+    before = (work / "a.yaml").read_bytes()
+    code, _, err = run_env(["fix", "dest", "--format", "json", "--format", "sarif"], tree, {})
+    assert code == 2 and "sarif=FILE" in err
+    blocked = tree / "a-file"
+    blocked.write_text("")
+    code, _, err = run_env(["fix", "dest", "--format", "json", "-o", blocked / "r.json"], tree, {})
+    assert code == 2 and str(blocked / "r.json") in err and "internal error" not in err and "Traceback" not in err
+    assert (work / "a.yaml").read_bytes() == before  # nothing rewritten
+
+
+def test_fit_format_accepts_what_its_help_lists(tree: Path) -> None:
+    code, out, _ = run_env(["fit", "--help"], tree, {})
+    listed = re.search(r"Report format: (.*?)\.", " ".join(out.split()))
+    assert listed and listed.group(1) == "text or json"
+    inventory = REPO / "fixtures" / "inventories" / "a100-80gb.yaml"
+    code, out, _ = run_env(["fit", "--inventory", inventory, "m/inference.yaml", "--format", "json"], tree, {})
+    assert json.loads(out)["claims"]
+    code, _, err = run_env(["fit", "--inventory", inventory, "m/inference.yaml", "--format", "sarif"], tree, {})
+    assert code == 2 and "text or json" in err

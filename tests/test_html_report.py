@@ -153,7 +153,7 @@ def _expected(doc: dict[str, Any]) -> dict[str, Any]:
             "unknown-kind",
         }
     ]
-    left = [f for f in requests if not f["fixed"]]
+    left = [f for f in requests if not (f["fixed"] or f["wouldFix"])]  # diff: would fix
     by_left = Counter(
         "report-only" if f["rule"] in {"report-only-kind", "shared-device", "extended-resource"} else "manual"
         for f in left

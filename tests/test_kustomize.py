@@ -12,7 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import RunCli
+
+from dramigrate.kustomize.build import find_binary
 
 TRAIN = """\
 apiVersion: apps/v1
@@ -123,4 +126,81 @@ def test_broken_kustomization_is_bad_input_and_nothing_is_written(tmp_path: Path
     code, out, err = run_cli(["fix", "."], cwd=repo)
     assert code == 2, err
     assert "overlays/small/kustomization.yaml:4" in err and "Traceback" not in err
+    assert snapshot(repo) == before
+
+
+def build(kubectl: str, folder: Path) -> list[dict]:
+    out = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory, run_cli: RunCli) -> tuple[Path, str, dict[str, list[dict]]]:
+    """The repository after `fix .`, and each overlay's build with the real kustomize."""
+    repo = make_repo(tmp_path_factory.mktemp("fix") / "repo")
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    kubectl = find_binary()[0]
+    builds = {o: build(kubectl, repo / "overlays" / o) for o in ("a100", "small", "plain")}
+    return repo, f"exit {code}\n{err}", builds
+
+
+def _pod_and_templates(objects: list[dict]) -> tuple[dict, dict[str, dict]]:
+    (deploy,) = [o for o in objects if o["kind"] == "Deployment"]
+    templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    return deploy, templates
+
+
+@pytest.mark.parametrize(
+    ("overlay", "name", "count", "namespace"),
+    [("a100", "big-trainer", 4, "ml"), ("small", "trainer-small", 2, None), ("plain", "dev-trainer", 1, None)],
+)
+def test_every_overlay_builds_migrated_with_pods_pointing_at_their_templates(
+    fixed: tuple[Path, str, dict[str, list[dict]]], overlay: str, name: str, count: int, namespace: str | None
+) -> None:
+    repo, log, builds = fixed
+    assert log.startswith("exit 0"), log
+    deploy, templates = _pod_and_templates(builds[overlay])
+    assert deploy["metadata"]["name"] == name and deploy["metadata"].get("namespace") == namespace
+    pod = deploy["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert "nvidia.com/gpu" not in json.dumps(container.get("resources", {})), "no legacy request left"
+    (claim,) = pod["resourceClaims"]
+    template = templates[claim["resourceClaimTemplateName"]]  # prefix/suffix renamed both sides
+    assert len(templates) == 1, f"the base's template is replaced, not left beside the overlay's: {list(templates)}"
+    assert template["metadata"].get("namespace") == namespace
+    exactly = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert exactly["count"] == count
+    assert ("selectors" in exactly) == (overlay == "a100"), "the node-label hack became a CEL selector"
+    assert "nvidia.com/gpu.product" not in json.dumps(pod.get("nodeSelector", {}))
+    if overlay == "a100":
+        assert container["env"] == [{"name": "DEBUG", "value": "1"}], "the component's patch still applies"
+
+
+def test_fix_reports_what_it_proved_and_names_each_patch(fixed: tuple[Path, str, dict[str, list[dict]]]) -> None:
+    repo, log, _ = fixed
+    assert "kustomize-device-patch] (fixed)" in log and "overlays/small/kustomization.yaml:7" in log
+    assert (repo / "base/dramigrate-claim-template-names.yaml").is_file()
+    assert "configurations:" in (repo / "base/kustomization.yaml").read_text()
+    assert "nvidia.com/gpu: 4" not in (repo / "overlays/a100/gpus.yaml").read_text()
+
+
+def test_overlay_outside_the_paths_is_reported_and_nothing_is_written(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = make_repo(tmp_path / "repo")
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "base", "overlays/a100", "overlays/small", "components"], cwd=repo)
+    assert code == 0, err
+    assert "kustomize-unproven" in err and "overlays/plain" in err
+    assert snapshot(repo) == before
+
+
+def test_component_patching_a_device_is_reported_with_the_field(tmp_path: Path, run_cli: RunCli) -> None:
+    component = FILES["components/debug/kustomization.yaml"].replace(
+        "/spec/template/spec/containers/0/env\n      value: [{name: DEBUG, value: '1'}]",
+        "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n      value: 8",
+    )
+    repo = make_repo(tmp_path / "repo", {**FILES, "components/debug/kustomization.yaml": component})
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    assert "kustomize-device-field" in err, err
+    assert "spec.template.spec.containers.0.resources.limits.nvidia.com/gpu" in err
     assert snapshot(repo) == before

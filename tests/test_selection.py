@@ -288,7 +288,7 @@ def test_fit_agrees_with_evaluation():
 
 
 def test_gpu_efa_pairs_fit_under_one_pcie_root_each():
-    (template,), _ = migrate(pod("nvidia.com/gpu: 8\n        vpc.amazonaws.com/efa: 32", ""))
+    (template,), _ = migrate(pod("nvidia.com/gpu: 8\n        vpc.amazonaws.com/efa: 32", ""), align_nics="required")
     devices = template["spec"]["spec"]["devices"]
     assert len(devices["constraints"]) == 8 and len(devices["requests"]) == 16
     assert fit_claim(template, RULES.classes, load_inventory(INVENTORIES / "gpu-efa.yaml")).fits

@@ -83,6 +83,14 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
         for r in rules.resources
         if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
     }
+    # A toleration of the resource's taint whose value is a -SHARED product marks the request shared too (R10).
+    shared_taints = {
+        key: r.sharing["nodeLabel"]
+        for r in rules.resources
+        if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
+        for key, res in rules.taints.items()
+        if res and res == r.match
+    }
     kinds: dict[str, Any] = {}
     for (group, kind), wk in sorted(rules.kinds.items()):
         accepts: Any = wk.accepts_claims
@@ -100,7 +108,14 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
             "singles": list(wk.single_containers),
             "accepts": accepts,
         }
-    return {"native": NATIVE_RESOURCES.pattern, "resources": resources, "sharedLabels": shared_labels, "kinds": kinds}
+    return {
+        "native": NATIVE_RESOURCES.pattern,
+        "resources": resources,
+        "sharedLabels": shared_labels,
+        "sharedTaints": shared_taints,
+        "kinds": kinds,
+        "alignNics": settings.align_nics,
+    }
 
 
 @cache

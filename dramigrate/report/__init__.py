@@ -8,6 +8,7 @@ from typing import Any
 from dramigrate.findings import Finding, Severity
 
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+MACHINE_FORMATS = ("json", "sarif", "github", "junit")  # read by programs: never mixed with human messages
 
 
 def summary(findings: list[Finding], files: int, changed: int, bad_input: int) -> dict[str, Any]:
@@ -20,7 +21,7 @@ def summary(findings: list[Finding], files: int, changed: int, bad_input: int) -
         "errors": by.get("error", 0),
         "warnings": by.get("warning", 0),
         "infos": by.get("info", 0),
-        "fixable": sum(1 for f in remaining if f.fixable),
+        "fixable": sum(1 for f in remaining if f.fixable or f.would_fix),
         "fixed": sum(1 for f in findings if f.fixed),
     }
 

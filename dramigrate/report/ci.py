@@ -1,57 +1,83 @@
-"""CI formats: SARIF 2.1.0 (code scanning), GitHub workflow annotations, JUnit XML, Markdown."""
+"""CI formats: SARIF 2.1.0 (code scanning), GitHub workflow annotations, JUnit XML, Markdown.
+
+Everything that comes from input is escaped for its consumer (report/escape.py).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from dramigrate import __version__
-from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.catalogue import catalogue
+from dramigrate.findings import Finding, InputError
+from dramigrate.report import escape as esc
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+INFORMATION_URI = "https://github.com/dramigrate/dramigrate"
+
+
+def _region(line: int, column: int) -> dict[str, int]:
+    region = {"startLine": max(line, 1)}
+    if column > 0:
+        region["startColumn"] = column
+    return region
+
+
+def _location(file: str, line: int, column: int = 0) -> dict[str, Any]:
+    return {"physicalLocation": {"artifactLocation": {"uri": esc.uri(file)}, "region": _region(line, column)}}
+
+
+def sarif_rules() -> list[dict[str, Any]]:
+    """Every rule of the catalogue as a SARIF reportingDescriptor: the ids results refer to are all declared."""
+    out = []
+    for r in catalogue().values():
+        out.append(
+            {
+                "id": r.id,
+                "shortDescription": {"text": r.summary},
+                "fullDescription": {"text": r.rationale},
+                "help": {
+                    "text": f"{r.rationale}\n\nExample: {r.example}" if r.example else r.rationale,
+                    "markdown": f"{r.rationale}\n\nExample:\n\n```\n{r.example}\n```" if r.example else r.rationale,
+                },
+                "helpUri": r.help_uri,
+                "defaultConfiguration": {"level": _SARIF_LEVEL[r.severity]},
+                "properties": {"fixable": r.fixable},
+            }
+        )
+    return out
 
 
 def sarif(findings: list[Finding], errors: list[InputError]) -> str:
-    used = sorted({f.rule for f in findings})
+    rules = sarif_rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
     results: list[dict[str, Any]] = []
     for f in findings:
         if f.fixed:
             continue
-        results.append(
-            {
-                "ruleId": f.rule,
-                "level": _SARIF_LEVEL[f.severity.value],
-                "message": {"text": f.message},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": f.file},
-                            "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
-                        }
-                    }
-                ],
-                "relatedLocations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": r.file},
-                            "region": {"startLine": max(r.line, 1)},
-                        },
-                        "message": {"text": r.note},
-                    }
-                    for r in f.related
-                ],
-            }
-        )
+        result: dict[str, Any] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": _SARIF_LEVEL[f.severity.value],
+            "message": {"text": f.message},
+            "locations": [_location(f.file, f.line, f.column)],
+        }
+        if f.related:
+            result["relatedLocations"] = [
+                {"id": i, **_location(r.file, r.line), "message": {"text": r.note}} for i, r in enumerate(f.related)
+            ]
+        results.append(result)
     for e in errors:
         results.append(
             {
                 "ruleId": "bad-input",
+                "ruleIndex": index["bad-input"],
                 "level": "error",
                 "message": {"text": e.message},
-                "locations": [
-                    {"physicalLocation": {"artifactLocation": {"uri": e.file}, "region": {"startLine": max(e.line, 1)}}}
-                ],
+                "locations": [_location(e.file or "-", e.line, e.column)],
             }
         )
     run = {
@@ -59,15 +85,8 @@ def sarif(findings: list[Finding], errors: list[InputError]) -> str:
             "driver": {
                 "name": "dramigrate",
                 "version": __version__,
-                "informationUri": "https://github.com/dramigrate/dramigrate",
-                "rules": [
-                    {
-                        "id": r,
-                        "shortDescription": {"text": RULES[r][1]},
-                        "defaultConfiguration": {"level": _SARIF_LEVEL[RULES[r][0].value]},
-                    }
-                    for r in used
-                ],
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
             }
         },
         "results": results,
@@ -79,57 +98,91 @@ def sarif(findings: list[Finding], errors: list[InputError]) -> str:
 def github(findings: list[Finding], errors: list[InputError]) -> str:
     """GitHub Actions workflow commands: one annotation a finding, shown on the pull request's lines."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
+    prop, data = esc.workflow_property, esc.workflow_data
     lines = []
     for f in findings:
         if not f.fixed:
-            msg = f.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            lines.append(
-                f"::{level[f.severity.value]} file={f.file},line={max(f.line, 1)},col={max(f.column, 1)},"
-                f"title=dramigrate {f.rule}::{msg}"
-            )
-    lines.extend(f"::error file={e.file},line={max(e.line, 1)},title=dramigrate bad input::{e.message}" for e in errors)
+            where = f"file={prop(f.file)},line={max(f.line, 1)}" + (f",col={f.column}" if f.column > 0 else "")
+            lines.append(f"::{level[f.severity.value]} {where},title={prop('dramigrate ' + f.rule)}::{data(f.message)}")
+    for e in errors:
+        where = f"file={prop(e.file or '-')},line={max(e.line, 1)}"
+        lines.append(f"::error {where},title={prop('dramigrate bad-input')}::{data(e.message)}")
     return "".join(line + "\n" for line in lines)
 
 
-def junit(findings: list[Finding], errors: list[InputError]) -> str:
-    """JUnit XML: a test case per file, failed when it has error findings or bad input."""
+def junit(findings: list[Finding], errors: list[InputError], files: Iterable[str] = ()) -> str:
+    """JUnit XML: a test case per file scanned (clean files pass), a failure element per finding, an error element
+    per bad input; the suite's counts are those of the elements."""
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
         if not f.fixed:
             by_file.setdefault(f.file, []).append(f)
-    bad = {e.file: e for e in errors}
+    bad: dict[str, list[InputError]] = {}
+    for e in errors:
+        bad.setdefault(e.file or "-", []).append(e)
     cases = []
-    for name in sorted(set(by_file) | set(bad)):
-        problems = [f for f in by_file.get(name, []) if f.severity.value == "error"]
-        body = "".join(
-            f"<failure type={quoteattr(f.rule)} message={quoteattr(f.message)}>"
-            f"{escape(f.file)}:{f.line}:{f.column}</failure>"
-            for f in problems
-        )
-        if name in bad:
-            body += f"<error message={quoteattr(bad[name].message)}>{escape(str(bad[name]))}</error>"
-        cases.append(f'<testcase classname="dramigrate" name={quoteattr(name)}>{body}</testcase>')
-    failures = sum(1 for c in cases if "<failure" in c)
+    failures = 0
+    for name in sorted(set(files) | set(by_file) | set(bad)):
+        body = ""
+        for f in by_file.get(name, []):
+            obj = f"{f.kind}/{f.name}" + (f" container {f.container}" if f.container else "") if f.kind else ""
+            text = f"{f.file}:{f.line}:{f.column}: {f.severity.value} [{f.rule}] {obj + ': ' if obj else ''}{f.message}"
+            body += (
+                f"<failure type={quoteattr(f.rule)} message={quoteattr(_xml(f'{f.severity.value}: {f.message}'))}>"
+                f"{escape(_xml(text))}</failure>"
+            )
+            failures += 1
+        for e in bad.get(name, []):
+            body += f'<error type="bad-input" message={quoteattr(_xml(e.message))}>{escape(_xml(str(e)))}</error>'
+        cases.append(f'<testcase classname="dramigrate" name={quoteattr(_xml(name))}>{body}</testcase>')
+    n_errors = sum(len(v) for v in bad.values())
     return (
-        f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="dramigrate" tests="{len(cases)}" '
-        f'failures="{failures}" errors="{len(bad)}">{"".join(cases)}</testsuite>\n'
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dramigrate" tests="{len(cases)}" '
+        f'failures="{failures}" errors="{n_errors}">'
+        f'<testsuite name="dramigrate" tests="{len(cases)}" failures="{failures}" errors="{n_errors}" skipped="0">'
+        f"{''.join(cases)}</testsuite></testsuites>\n"
     )
 
 
-def markdown(findings: list[Finding], errors: list[InputError], summary: dict[str, Any]) -> str:
-    """A Markdown table, e.g. for a pull-request comment or a job summary."""
-    out = ["| severity | rule | where | object | message |", "|---|---|---|---|---|"]
+def _xml(text: str) -> str:
+    """XML 1.0 cannot carry most control characters, even escaped: show them as \\xNN."""
+    return esc.plain(text)
+
+
+def markdown(findings: list[Finding], errors: list[InputError], summary: dict[str, Any], command: str = "lint") -> str:
+    """A Markdown report, e.g. for a pull-request comment or a job summary (report/templates/report.md.j2)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(
+        loader=PackageLoader("dramigrate.report", "templates"),
+        autoescape=False,  # Markdown, not HTML: every value from input goes through the md filter
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["md"] = esc.markdown
+    rows = []
     for f in findings:
         if not f.fixed:
             obj = f"{f.kind}/{f.name}" + (f" ({f.container})" if f.container else "") if f.kind else ""
-            msg = f.message.replace("|", "\\|")
-            out.append(f"| {f.severity.value} | `{f.rule}` | `{f.file}:{f.line}` | {obj} | {msg} |")
+            rows.append(
+                {
+                    "severity": f.severity.value,
+                    "rule": f.rule,
+                    "where": f"{f.file}:{f.line}",
+                    "object": obj,
+                    "message": f.message,
+                }
+            )
     for e in errors:
-        msg = e.message.replace("|", "\\|")
-        out.append(f"| error | `bad-input` | `{e.file}:{e.line}` |  | {msg} |")
-    out.append("")
-    out.append(
-        f"{summary['files']} file(s) scanned: {summary['errors']} error(s), {summary['warnings']} warning(s), "
-        f"{summary['infos']} info, {summary['fixable']} fixable with `dramigrate fix`."
-    )
-    return "\n".join(out) + "\n"
+        rows.append(
+            {
+                "severity": "error",
+                "rule": "bad-input",
+                "where": f"{e.file}:{e.line}",
+                "object": "",
+                "message": e.message,
+            }
+        )
+    return env.get_template("report.md.j2").render(rows=rows, summary=summary, command=command)

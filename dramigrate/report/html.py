@@ -50,7 +50,7 @@ class FileChange:
 
 def outcome(finding: dict[str, Any]) -> str:
     """fixed (this run fixes it; for diff: would fix), report-only (left as is by design) or manual."""
-    if finding["fixed"]:
+    if finding["fixed"] or finding.get("wouldFix"):
         return "fixed"
     return "report-only" if finding["rule"] in REPORT_ONLY_RULES else "manual"
 

@@ -1,10 +1,15 @@
-"""Text report: one line a finding, file:line:column first, coloured on a terminal, plain when piped."""
+"""Text report: one line a finding, file:line:column first, coloured on a terminal, plain when piped.
+
+Text from input (file names, keys, messages that quote values) is shown with control characters escaped, so a
+file name cannot move the cursor, clear the screen or forge a line of the report.
+"""
 
 from __future__ import annotations
 
 from typing import Any, TextIO
 
 from dramigrate.findings import Finding, InputError
+from dramigrate.report.escape import plain
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -15,30 +20,42 @@ def render(
     errors: list[InputError],
     stream: TextIO,
     show_fixed: bool = False,
-    color: bool | None = None,
+    color: bool = False,
+    dry_run: bool = False,
 ) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(file=stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=color is False)
+    console = Console(
+        file=stream, highlight=False, soft_wrap=True, force_terminal=color, no_color=not color, emoji=False
+    )
     for err in errors:
-        console.print(f"[bold red]bad input[/] {escape(str(err))}")
+        console.print(f"[bold red]bad input[/] {escape(plain(str(err)))}")
     for f in findings:
         if f.fixed and not show_fixed:
             continue
         where = f"{f.file}:{f.line}:{f.column}"
         obj = f"{f.kind}/{f.name}" if f.kind else ""
         ctx = " ".join(x for x in (obj, f"container {f.container}" if f.container else "") if x)
-        status = " [green](fixed)[/]" if f.fixed else (" (fixable)" if f.fixable else "")
+        status = (
+            " [green](fixed)[/]" if f.fixed else " (would fix)" if f.would_fix else " (fixable)" if f.fixable else ""
+        )
         console.print(
-            f"{escape(where)}: [{_STYLE[f.severity.value]}]{f.severity.value}[/] {escape('[' + f.rule + ']')}{status} "
-            f"{escape(ctx + ': ' if ctx else '')}{escape(f.message)}"
+            f"{escape(plain(where, False))}: [{_STYLE[f.severity.value]}]{f.severity.value}[/] "
+            f"{escape('[' + f.rule + ']')}{status} {escape(plain(ctx + ': ' if ctx else '', False))}"
+            f"{escape(plain(f.message, False))}"
         )
         for r in f.related:
-            console.print(f"    related: {escape(r.file)}:{r.line}: {escape(r.note)}")
+            console.print(f"    related: {escape(plain(r.file, False))}:{r.line}: {escape(plain(r.note, False))}")
+    console.print(summary_line(summary, dry_run))
+
+
+def summary_line(summary: dict[str, Any], dry_run: bool = False) -> str:
+    if not summary["files"] and not summary.get("badInput"):
+        return "0 files scanned: nothing to check (no YAML manifest, chart or kustomization in the paths given)"
     parts = [f"{summary['files']} file(s) scanned"]
     if summary.get("filesChanged"):
-        parts.append(f"{summary['filesChanged']} changed")
+        parts.append(f"{summary['filesChanged']} {'would change' if dry_run else 'changed'}")
     parts.append(f"{summary['errors']} error(s), {summary['warnings']} warning(s), {summary['infos']} info")
     if summary.get("fixed"):
         parts.append(f"{summary['fixed']} fixed")
@@ -46,4 +63,4 @@ def render(
         parts.append(f"{summary['fixable']} fixable with `dramigrate fix`")
     if summary.get("badInput"):
         parts.append(f"{summary['badInput']} file(s) with bad input")
-    console.print(", ".join(parts))
+    return ", ".join(parts)

@@ -218,6 +218,15 @@ editing it: it embeds the rule packs it was written with.
       {{- end -}}
     {{- end -}}{{- end -}}
   {{- end -}}{{- end -}}{{- end -}}
+  {{- /* a toleration of the resource's taint with a -SHARED product value (nvidia.com/gpu=Tesla-T4-SHARED) */ -}}
+  {{- $tl := index $spec "tolerations" -}}
+  {{- if kindIs "slice" $tl -}}{{- range $t := $tl -}}{{- if kindIs "map" $t -}}
+    {{- $tk := toString (index $t "key") -}}{{- $op := index $t "operator" -}}{{- $tv := index $t "value" -}}
+    {{- $forLbl := or (eq $tk $lbl) (and (hasKey $rules.sharedTaints $tk) (eq (toString (index $rules.sharedTaints $tk)) $lbl)) -}}
+    {{- if and $forLbl (or (kindIs "invalid" $op) (eq (toString $op) "Equal")) (not (kindIs "invalid" $tv)) -}}
+      {{- $vals = append $vals $tv -}}
+    {{- end -}}
+  {{- end -}}{{- end -}}{{- end -}}
   {{- range $v := $vals -}}{{- if regexMatch $pat (toString $v) -}}{{- $_ := set $hits $lbl true -}}{{- end -}}{{- end -}}
 {{- end -}}
 {{- $ctrs := list -}}
@@ -331,9 +340,10 @@ editing it: it embeds the rule packs it was written with.
   {{- if not (hasKey $perCtr $pk) -}}{{- $_ := set $perCtr $pk dict -}}{{- end -}}
   {{- $_ := set (index $perCtr $pk) $u.res true -}}
 {{- end -}}
-{{- /* GPU/NIC pairs: N GPUs with k*N NICs become N (1 GPU, k NICs) groups under one PCIe root each */ -}}
+{{- /* GPU/NIC pairs (--align-nics required): N GPUs with k*N NICs become N (1 GPU, k NICs) groups under one PCIe
+root each */ -}}
 {{- $constraints := list -}}{{- $paired := dict -}}
-{{- if not $init -}}
+{{- if and (not $init) (eq (toString $p.st.rules.alignNics) "required") -}}
   {{- $byC := dict -}}{{- $byCKeys := list -}}
   {{- range $u := $app -}}
     {{- if not (hasKey $byC $u.ct.path) -}}{{- $_ := set $byC $u.ct.path list -}}{{- $byCKeys = append $byCKeys $u.ct.path -}}{{- end -}}

@@ -1,0 +1,93 @@
+"""Baselines: record today's findings (`lint --write-baseline FILE`), then fail only on new ones
+(`lint --baseline FILE`).
+
+A finding is matched by what it is about, not where: file, object identity (kind, namespace, name), container,
+resource and rule. Unrelated edits that move lines do not break the baseline; a new device request (another
+container, another object, another resource) is new. Entries that match nothing any more are stale: fixed since.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from dramigrate.findings import Finding, InputError
+
+VERSION = 1
+FIELDS = ("file", "kind", "namespace", "name", "container", "resource", "rule")
+Key = tuple[str, ...]
+
+
+def _file(path: str) -> str:
+    text = PurePosixPath(Path(path).as_posix()).as_posix()
+    return text[2:] if text.startswith("./") else text
+
+
+def key(f: Finding) -> Key:
+    return (_file(f.file), f.kind, f.namespace, f.name, f.container, f.resource, f.rule)
+
+
+def document(findings: list[Finding]) -> dict[str, Any]:
+    counts = Counter(key(f) for f in findings if not f.fixed)
+    entries = [{**dict(zip(FIELDS, k, strict=True)), "count": n} for k, n in sorted(counts.items())]
+    return {"version": VERSION, "tool": "dramigrate", "findings": entries}
+
+
+def write(path: Path, findings: list[Finding]) -> int:
+    """Write the baseline of these findings; the number of findings it holds."""
+    from dramigrate.writer import write_atomic
+
+    doc = document(findings)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(doc, indent=2) + "\n")
+    except OSError as exc:
+        raise InputError(f"cannot write the baseline: {exc.strerror}", str(path)) from exc
+    return sum(e["count"] for e in doc["findings"])
+
+
+def load(path: Path) -> Counter[Key]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the baseline: {exc.strerror}", str(path)) from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"the baseline is not JSON: {exc}", str(path)) from exc
+    if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
+        raise InputError(f"not a dramigrate baseline (version {VERSION}); write one with --write-baseline", str(path))
+    out: Counter[Key] = Counter()
+    for i, entry in enumerate(doc["findings"]):
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in FIELDS):
+            raise InputError(f"findings[{i}]: an entry needs the string fields {', '.join(FIELDS)}", str(path))
+        out[tuple(_file(entry["file"]) if k == "file" else entry[k] for k in FIELDS)] += int(entry.get("count", 1))
+    return out
+
+
+@dataclass
+class Outcome:
+    new: list[Finding] = field(default_factory=list)  # not in the baseline: these are reported
+    known: list[Finding] = field(default_factory=list)  # in the baseline: not reported
+    stale: list[dict[str, Any]] = field(default_factory=list)  # baseline entries nothing matched: fixed since
+
+
+def apply(findings: list[Finding], baseline: Counter[Key]) -> Outcome:
+    left = Counter(baseline)
+    out = Outcome()
+    for f in findings:
+        k = key(f)
+        if not f.fixed and left[k] > 0:
+            left[k] -= 1
+            out.known.append(f)
+        else:
+            out.new.append(f)
+    out.stale = [{**dict(zip(FIELDS, k, strict=True)), "count": n} for k, n in sorted(left.items()) if n > 0]
+    return out
+
+
+def describe(entry: dict[str, Any]) -> str:
+    obj = f"{entry['kind']}/{entry['name']}" if entry["kind"] else ""
+    parts = [entry["file"], obj, f"container {entry['container']}" if entry["container"] else "", entry["resource"]]
+    return " ".join(p for p in parts if p) + f" [{entry['rule']}]"

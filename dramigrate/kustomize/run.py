@@ -1,0 +1,479 @@
+"""fix and diff on kustomize graphs: build every kustomization of a graph with the real kustomize, migrate each
+build (`fix -`), rewrite the sources, build the rewritten tree in a scratch copy, and keep the rewrite only when
+every build equals the migration of its original build (templates by content), validates for 1.34 and 1.36, and
+leaves no legacy request. Builds of all graphs run together, in parallel.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dramigrate.config import Settings
+from dramigrate.findings import RULES, Finding
+from dramigrate.kustomize.build import Build, Builder
+from dramigrate.kustomize.fields import mentions_device
+from dramigrate.kustomize.graph import Kustomization
+from dramigrate.kustomize.namerefs import FILE_NAME, configuration_text, map_keys_of
+from dramigrate.kustomize.proof import canonical, differences, invalid, load
+from dramigrate.kustomize.rewrite import (
+    POD_FIELDS_FROM_BUILD,
+    TEMPLATES_FILE,
+    PodWiring,
+    TreeEdit,
+    Unprovable,
+    add_list_item,
+    delete_patch,
+    dump_ops,
+    json6902_ops,
+    set_patch_text,
+    smp_for,
+    smp_text,
+    templates_of,
+    templates_text,
+    wiring,
+)
+from dramigrate.kustomize.scan import Scan, Unit
+from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.rules import RuleSet
+from dramigrate.sources import SKIP_DIRS
+from dramigrate.versions import Target
+from dramigrate.workloads import pod_specs
+
+PROOF_VERSIONS = ("1.34", "1.36")
+FILL_ROUNDS = 2
+
+
+@dataclass
+class Outcome:
+    unit: Unit
+    edit: TreeEdit = field(default_factory=TreeEdit)
+    base_results: dict[Path, FileResult] = field(default_factory=dict)
+    expected: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> migrated original build
+    reason: str = ""  # why nothing is written ("" when proven)
+    where: tuple[Path, int] | None = None
+    fill: dict[tuple[Path, int, str, str], dict[str, Any]] = field(default_factory=dict)  # pod fields from builds
+    proven: bool = False
+    checked: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class _Patching:
+    """What rewriting one graph's device patches collects."""
+
+    outcome: Outcome
+    base_claims: dict[tuple[str, str, str], dict[str, str]]
+    base_templates: set[str]
+    emitted: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> templates it emits
+    deletes: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> delete patches
+
+
+class Runner:
+    def __init__(self, kz: Scan, rules: RuleSet, settings: Settings, target: Target, builder: Builder) -> None:
+        self.kz = kz
+        self.rules = rules
+        self.settings = settings
+        self.target = target
+        self.builder = builder
+        self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
+        if not target.at_least("1.34"):
+            self.versions = (target.text,)
+
+    # --- the run -------------------------------------------------------------------------------------------
+
+    def run(self) -> list[Outcome]:
+        outcomes = [Outcome(u) for u in self.kz.units if u.migratable]
+        orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
+        builds = self.builder.build_all([f for o in outcomes for f in orders[id(o)]])
+        for o in outcomes:
+            self._expect(o, orders[id(o)], builds)
+        live = [o for o in outcomes if not o.reason]
+        for o in live:
+            self._rewrite(o)
+        for _ in range(FILL_ROUNDS + 1):
+            todo = [o for o in live if not o.reason and not o.proven]
+            if not todo:
+                break
+            self._prove(todo, orders)
+            for o in todo:
+                if not o.proven and not o.reason.startswith("!"):
+                    o.edit = TreeEdit()
+                    o.base_results = {}
+                    self._rewrite(o)
+        for o in live:
+            if not o.proven and not o.reason:
+                o.reason = "the rewrite could not be proven"
+            o.reason = o.reason.removeprefix("!")
+        return outcomes
+
+    def display(self, path: Path) -> str:
+        return self.kz.display(path)
+
+    def _expect(self, o: Outcome, order: list[Path], builds: dict[Path, Build]) -> None:
+        for folder in order:
+            b = builds[folder]
+            if not b.ok:
+                o.reason = f"{self.display(folder)} does not build with kustomize: {b.error.splitlines()[0]}"
+                o.where = (self.kz.graph.nodes[folder].file, 1)
+                return
+            if not mentions_device(b.text, self.rules):
+                o.expected[folder] = load(b.text)
+                continue
+            r = run_file(
+                Job(f"{self.display(folder)} (kustomize build)", b.text.encode("utf-8"), True),
+                self.rules,
+                self.settings,
+                self.target,
+            )
+            left = [f for f in r.findings if f.severity.value == "error" and not f.fixed]
+            if r.error is not None or left:
+                why = str(r.error) if r.error is not None else f"[{left[0].rule}] {left[0].message}"
+                o.reason = f"the migration of the build of {self.display(folder)} leaves an error: {why}"
+                o.where = (self.kz.graph.nodes[folder].file, 1)
+                return
+            o.expected[folder] = load(r.rewritten or r.original or b.text)
+
+    # --- rewriting -----------------------------------------------------------------------------------------
+
+    def _rewrite(self, o: Outcome) -> None:
+        try:
+            self._rewrite_bases(o)
+            self._rewrite_patches(o)
+        except Unprovable as exc:
+            o.reason = "!" + str(exc)
+
+    def _rewrite_bases(self, o: Outcome) -> None:
+        graph = self.kz.graph
+        for f in sorted(o.unit.device_files):
+            r = run_file(Job(self.display(f), None, True), self.rules, self.settings, self.target)
+            if r.error is not None:
+                raise Unprovable(f"{self.display(f)}: {r.error.message}")
+            left = [x for x in r.findings if x.severity.value == "error" and not x.fixed]
+            if left:
+                raise Unprovable(f"{self.display(f)}:{left[0].line}: [{left[0].rule}] {left[0].message}")
+            o.base_results[f] = r
+            if r.rewritten is not None:
+                o.edit.set(f, r.rewritten)
+                o.edit.changes.extend(r.changes)
+        objects = [obj for objs in o.expected.values() for obj in objs]
+        text = configuration_text(self.rules, map_keys_of(objects, self.rules))
+        for folder in sorted(o.unit.folders):
+            k = graph.nodes[folder]
+            if not any(o.base_results.get(f) and o.base_results[f].templates for f in k.files):
+                continue
+            config = folder / FILE_NAME
+            if o.edit.text(config) != text:
+                o.edit.set(config, text)
+            add_list_item(o.edit, k, "configurations", FILE_NAME)
+            o.edit.changes.append(f"{self.display(k.file)}: configurations: {FILE_NAME} (name references to templates)")
+
+    def _base_claims(self, o: Outcome) -> dict[tuple[str, str, str], dict[str, str]]:
+        """(kind, name, pod path) -> claim name -> template name, in the rewritten base files."""
+        out: dict[tuple[str, str, str], dict[str, str]] = {}
+        for f, r in o.base_results.items():
+            for obj in load(o.edit.text(f) or ""):
+                kind = self.rules.workload(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+                if kind is None:
+                    continue
+                for ref in pod_specs(obj, kind):
+                    claims = (ref.spec or {}).get("resourceClaims") or []
+                    out[(str(obj.get("kind")), str((obj.get("metadata") or {}).get("name")), ref.path)] = {
+                        str(c.get("name")): str(c.get("resourceClaimTemplateName")) for c in claims
+                    }
+            del r
+        return out
+
+    def _base_templates(self, o: Outcome) -> set[str]:
+        return {str(t["metadata"]["name"]) for r in o.base_results.values() for t in r.templates}
+
+    def _rewrite_patches(self, o: Outcome) -> None:
+        graph = self.kz.graph
+        pc = _Patching(o, self._base_claims(o), self._base_templates(o))
+        for dp in o.unit.device_patches:
+            k = graph.nodes[dp.folder]
+            built = o.expected.get(dp.folder)
+            if built is None:
+                raise Unprovable(f"{self.display(k.file)}: a device patch in a kustomization that is not built")
+            labels = {f.what for f in dp.fields if f.label}
+            drop = {lb for lb in labels if not _has_label(built, lb)}
+            if dp.patch.json6902:
+                self._json6902(pc, dp, k, built, drop)
+                continue
+
+            def wiring_of(doc: dict[str, Any], dp: Any = dp, k: Kustomization = k, built: Any = built) -> Any:
+                meta = doc.get("metadata") or {}
+                text = str(doc)
+                if not mentions_device(text, self.rules) and not any(lb in text for lb in {f.what for f in dp.fields}):
+                    return None
+                return self._wire(pc, dp, k, built, doc, str(doc.get("kind", "")), str(meta.get("name", "")))[0]
+
+            text = o.edit.text(dp.patch.where) if dp.patch.file is not None else dp.patch.text
+            set_patch_text(o.edit, dp.patch, smp_text(dp.patch.where, text or "", self.rules, wiring_of, drop))
+            o.edit.changes.append(f"{self.display(dp.patch.where)}: device patch -> DRA claims")
+        for folder, templates in pc.emitted.items():
+            k = graph.nodes[folder]
+            path = folder / TEMPLATES_FILE
+            o.edit.set(path, templates_text(o.edit.text(path) if path.exists() else None, templates))
+            add_list_item(o.edit, k, "resources", TEMPLATES_FILE)
+            o.edit.changes.append(f"{self.display(path)}: ResourceClaimTemplates of the overlay")
+        for folder, items in pc.deletes.items():
+            for item in items:
+                add_list_item(o.edit, graph.nodes[folder], "patches", item)
+
+    def _json6902(self, pc: _Patching, dp: Any, k: Kustomization, built: list[dict[str, Any]], drop: set[str]) -> None:
+        from ruamel.yaml.scalarstring import LiteralScalarString
+
+        o = pc.outcome
+        target = dp.patch.target or {}
+        kind, name = str(target.get("kind", "")), str(target.get("name", ""))
+        if not kind or not name:
+            raise Unprovable(f"{self.display(dp.patch.where)}: a JSON6902 patch without a target kind and name")
+        wirings, obj = self._wire(pc, dp, k, built, {}, kind, name)
+        ops, _ = json6902_ops(dp.patch.text, self.rules, drop)
+        smp = smp_for(str(obj.get("apiVersion")), kind, name, wirings)
+        if dp.patch.key == "patchesJson6902":
+            raise Unprovable(
+                f"{self.display(k.file)}: a patchesJson6902 entry sets device fields; move it to patches: first"
+            )
+        if ops:
+            set_patch_text(o.edit, dp.patch, dump_ops(ops))
+            add_list_item(o.edit, k, "patches", {"patch": LiteralScalarString(smp)})
+        else:
+            set_patch_text(o.edit, dp.patch, smp)
+        o.edit.changes.append(f"{self.display(dp.patch.where)}: JSON6902 device operations -> DRA claims")
+
+    def _wire(
+        self,
+        pc: _Patching,
+        dp: Any,
+        k: Kustomization,
+        built: list[dict[str, Any]],
+        doc: dict[str, Any],
+        kind: str,
+        name: str,
+    ) -> tuple[list[PodWiring], dict[str, Any]]:
+        obj = _match(built, kind, name, k)
+        if obj is None:
+            raise Unprovable(
+                f"{self.display(dp.patch.where)}: the {dp.patch.form} targets {kind}/{name}, which the build of "
+                f"{self.display(k.dir)} does not hold under a name kustomize gave it"
+            )
+        kind_rules = self.rules.workload(str(obj.get("apiVersion", "")), kind)
+        if kind_rules is None:
+            raise Unprovable(f"{self.display(dp.patch.where)}: {kind} is not a workload kind dramigrate knows")
+        paths = {ref.path for ref in pod_specs(doc, kind_rules)} if doc else None
+        ns = None if k.data.get("namespace") else str((obj.get("metadata") or {}).get("namespace") or "") or None
+        wirings = wiring(obj, templates_of(built), kind_rules, name, ns, paths)
+        for w in wirings:
+            self._local(pc, w, kind, name, k)
+            fill = pc.outcome.fill.get((dp.patch.where, dp.patch.index, name, w.path), {})
+            for key in POD_FIELDS_FROM_BUILD:
+                if key in fill:
+                    w.fields[key] = fill[key]
+        return wirings, obj
+
+    def _local(self, pc: _Patching, w: PodWiring, kind: str, name: str, k: Kustomization) -> None:
+        """The overlay's own templates for a wired pod, and deletion of the base's templates it replaces."""
+        new_names = {str(c.get("resourceClaimTemplateName")) for c in w.claims}
+        for t in w.templates:
+            if t["metadata"]["name"] not in pc.base_templates:
+                pc.emitted.setdefault(k.dir, []).append(t)
+        old = pc.base_claims.get((kind, name, w.path), {})
+        api = w.templates[0]["apiVersion"] if w.templates else self.target.api_version
+        for tname in sorted(set(old.values()) - new_names):
+            item = delete_patch(api, tname)
+            if item not in pc.deletes.setdefault(k.dir, []):
+                pc.deletes[k.dir].append(item)
+
+    # --- the proof -----------------------------------------------------------------------------------------
+
+    def _prove(self, outcomes: list[Outcome], orders: dict[int, list[Path]]) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix="dramigrate-kustomize-"))
+        try:
+            roots: dict[int, tuple[Path, Path]] = {}
+            for i, o in enumerate(outcomes):
+                root = _common_root(o.unit, o.edit)
+                copy_root = scratch / str(i)
+                shutil.copytree(root, copy_root, symlinks=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+                for path, text in o.edit.texts.items():
+                    target = copy_root / path.relative_to(root)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+                roots[id(o)] = (root, copy_root)
+            builder = Builder(self.builder.command, self.builder.workers)
+            wanted = [roots[id(o)][1] / f.relative_to(roots[id(o)][0]) for o in outcomes for f in orders[id(o)]]
+            builds = builder.build_all(wanted)
+            self.builder.count += builder.count
+            for o in outcomes:
+                root, copy_root = roots[id(o)]
+                self._check(
+                    o, orders[id(o)], {f: builds[(copy_root / f.relative_to(root)).resolve()] for f in orders[id(o)]}
+                )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _check(self, o: Outcome, order: list[Path], builds: dict[Path, Build]) -> None:
+        for folder in order:
+            b = builds[folder]
+            k = self.kz.graph.nodes[folder]
+            if not b.ok:
+                o.reason = f"the rewritten {self.display(folder)} does not build: {b.error.splitlines()[0]}"
+                o.where = (k.file, 1)
+                return
+            actual = load(b.text)
+            diffs = differences(canonical(o.expected[folder]), canonical(actual))
+            if diffs:
+                if self._fillable(o, folder, diffs, actual):
+                    o.reason = ""
+                    return
+                o.reason = f"!the rewritten {self.display(folder)} builds differently: {diffs[0][2]}"
+                o.where = (k.file, 1)
+                return
+            bad = invalid(actual, self.rules, self.versions)
+            if bad:
+                o.reason = f"!the rewritten {self.display(folder)} does not validate: {bad}"
+                o.where = (k.file, 1)
+                return
+        o.proven = True
+        o.checked = order
+
+    def _fillable(self, o: Outcome, folder: Path, diffs: list[Any], actual: list[dict[str, Any]]) -> bool:
+        """Differences only in pod fields a device patch can set (tolerations, nodeSelector, affinity): set them
+        from the migrated build in the next round."""
+        added = False
+        expected = o.expected[folder]
+        for dp in o.unit.device_patches:
+            if dp.folder != folder:
+                continue
+            for obj in expected:
+                kind_rules = self.rules.workload(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+                if kind_rules is None:
+                    continue
+                name = _patched_name(dp, obj)
+                if name is None:
+                    continue
+                for ref in pod_specs(obj, kind_rules):
+                    for key in POD_FIELDS_FROM_BUILD:
+                        if any(d[1].startswith(f"{ref.path}.{key}") for d in diffs):
+                            fill = o.fill.setdefault((dp.patch.where, dp.patch.index, name, ref.path), {})
+                            if key not in fill:
+                                fill[key] = copy.deepcopy(ref.spec.get(key))
+                                added = True
+        return added
+
+
+def _patched_name(dp: Any, obj: dict[str, Any]) -> str | None:
+    """The name a device patch gives for this built object, when the patch targets it."""
+    built = str((obj.get("metadata") or {}).get("name") or "")
+    if dp.patch.json6902:
+        t = dp.patch.target or {}
+        name = str(t.get("name", ""))
+        return name if t.get("kind") == obj.get("kind") and name and name in built else None
+    for doc in load(dp.patch.text):
+        name = str((doc.get("metadata") or {}).get("name") or "")
+        if doc.get("kind") == obj.get("kind") and name and name in built:
+            return name
+    return None
+
+
+def _match(objects: list[dict[str, Any]], kind: str, name: str, k: Kustomization) -> dict[str, Any] | None:
+    prefix = str(k.data.get("namePrefix") or "")
+    suffix = str(k.data.get("nameSuffix") or "")
+    same = [o for o in objects if o.get("kind") == kind]
+    for o in same:
+        if (o.get("metadata") or {}).get("name") == f"{prefix}{name}{suffix}":
+            return o
+    near = [
+        o
+        for o in same
+        if name in str((o.get("metadata") or {}).get("name"))
+        and str((o.get("metadata") or {}).get("name")).startswith(prefix)
+        and str((o.get("metadata") or {}).get("name")).endswith(suffix)
+    ]
+    return near[0] if len(near) == 1 else None
+
+
+def _has_label(objects: list[dict[str, Any]], label: str) -> bool:
+    import json
+
+    return any(f'"{label}"' in json.dumps(o) for o in objects)
+
+
+def _common_root(unit: Unit, edit: TreeEdit) -> Path:
+    import os
+
+    paths = [str(p) for p in unit.folders] + [str(p.parent) for p in unit.files | unit.patch_files]
+    paths += [str(p.parent) for p in edit.texts]
+    return Path(os.path.commonpath(paths))
+
+
+# --- into the run's result -------------------------------------------------------------------------------------
+
+
+def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, target: Target, binary: Any) -> None:
+    """fix/diff: migrate every migratable graph; proven graphs' files join the result as rewritten files, the
+    others get a kustomize-unproven finding and stay as they are."""
+    from dramigrate.kustomize.build import find_binary
+
+    if not any(u.migratable for u in kz.units):
+        return
+    runner = Runner(kz, rules, settings, target, Builder(find_binary(binary)))
+    for o in runner.run():
+        if o.proven:
+            _proven(result, kz, o)
+            continue
+        file, line = o.where or (min(kz.graph.nodes[d].file for d in o.unit.folders), 1)
+        finding = Finding(
+            "kustomize-unproven",
+            RULES["kustomize-unproven"][0],
+            f"nothing of this kustomize graph is written: {o.reason}",
+            kz.display(file),
+            line,
+            1,
+        )
+        result.files.append(FileResult(kz.display(file), findings=[finding]))
+        result.findings.append(finding)
+    result.findings.sort(key=Finding.sort_key)
+
+
+def _resolve(path: str) -> Path | None:
+    try:
+        return Path(path).resolve() if path != "-" else None
+    except (OSError, RuntimeError):
+        return None
+
+
+def _proven(result: Any, kz: Scan, o: Outcome) -> None:
+    """Swap the graph's report-only results for the proven rewrite; device-patch findings become fixed."""
+    bases = set(o.base_results)
+    removed = [r for r in result.files if _resolve(r.path) in bases]
+    result.files[:] = [r for r in result.files if not any(r is x for x in removed)]
+    dropped = {id(f) for r in removed for f in r.findings}
+    result.findings[:] = [f for f in result.findings if id(f) not in dropped]
+    members = o.unit.files | o.unit.patch_files | {kz.graph.nodes[d].file for d in o.unit.folders}
+    for r in result.files:
+        if _resolve(r.path) in members:
+            for f in r.findings:
+                if f.rule == "kustomize-device-patch":
+                    f.fixed = True
+    for f, r in o.base_results.items():
+        r.path = kz.display(f)
+        for finding in r.findings:
+            finding.file = r.path
+        r.rewritten = r.original = r.raw = None
+        result.files.append(r)
+        result.findings.extend(r.findings)
+    for path, text in o.edit.texts.items():
+        original = o.edit.originals.get(path)
+        existing = next((r for r in result.files if _resolve(r.path) == path), None)
+        if existing is None:
+            existing = FileResult(kz.display(path))
+            result.files.append(existing)
+        existing.original = original or ""
+        existing.rewritten = text
+        existing.raw = original.encode("utf-8") if original is not None else None
+        existing.changes = [c for c in o.edit.changes if c.startswith(existing.path)]

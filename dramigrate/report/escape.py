@@ -1,0 +1,51 @@
+"""Escaping of what comes from input (file names, keys, values in messages) for each report format.
+
+A file name or a YAML key is chosen by whoever wrote the input: it must never become a GitHub workflow command,
+a terminal escape sequence, or Markdown markup in someone's pull request.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+# C0 controls but tab and newline, DEL and C1 controls (ESC starts terminal sequences; CR overwrites a line).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_OR_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    c = m.group(0)
+    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c, f"\\x{ord(c):02x}")
+
+
+def plain(text: str, newlines: bool = True) -> str:
+    """Text for a terminal or a log: control characters shown as \\xNN (newlines kept only when allowed)."""
+    return (_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(_visible, text)
+
+
+def workflow_data(text: str) -> str:
+    """The message of a GitHub workflow command (`::error ...::DATA`), as the Actions runner decodes it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: str) -> str:
+    """A property value of a workflow command (`file=`, `title=`): also `:` and `,`, which end a property."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+# In a table cell: what starts emphasis, code, links or images, ends the cell, or escapes (HTML is entity-encoded).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def markdown(text: str) -> str:
+    """Inline Markdown text (a table cell): markup characters backslash-escaped, HTML and line breaks defused."""
+    text = plain(text, newlines=False).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def uri(path: str) -> str:
+    """A file path as a SARIF artifact URI: relative paths percent-encoded (RFC 3986), absolute ones as file://."""
+    if path.startswith("/"):
+        return "file://" + quote(path, safe="/")
+    return quote(path, safe="/")
