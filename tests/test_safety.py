@@ -149,7 +149,7 @@ def test_disk_full_on_one_file_leaves_it_named_and_writes_the_others(
         real(path, text, expected)
 
     monkeypatch.setattr(writer, "write_atomic", write_atomic)
-    code = commands.do_fix(Options([str(folder)], format="json", output=tmp_path / "r.json"))
+    code = commands.do_fix(Options([str(folder)], format=["json"], output=tmp_path / "r.json"))
     assert code == 2
     assert (folder / "b.yaml").read_text() == GOOD.format(name="b")
     assert all("claims:" in (folder / f"{n}.yaml").read_text() for n in ("a", "c"))
