@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -95,6 +96,15 @@ def test_folder_run_goes_on_past_a_failing_file_and_a_crd(run_cli: RunCli, tmp_p
     assert (folder / "e-templated.yaml").read_text() == TEMPLATED
     assert "failed: 1 file(s)" in err and "c-deep.yaml" in err.split("failed:")[1]
     assert "written: 2 file(s)" in err
+
+
+def _run(command: str, path: Path) -> tuple[int, dict[str, Any]]:
+    """lint or fix in this process (the folder test above goes through the installed entry point): the exit code
+    and the JSON report."""
+    report = path.parent / f"{path.name}.{command}.json"
+    opts = Options([str(path)], format=["json"], output=report)
+    code = commands.do_lint(opts, None) if command == "lint" else commands.do_fix(opts)
+    return code, json.loads(report.read_text())
 
 
 def _bug_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
@@ -208,24 +218,24 @@ spec:
 """
 
 
-def test_template_in_a_block_scalar_does_not_make_the_file_templated(run_cli: RunCli, tmp_path: Path) -> None:
+def test_template_in_a_block_scalar_does_not_make_the_file_templated(tmp_path: Path) -> None:
     f = tmp_path / "vllm.yaml"
     f.write_text(CHAT_TEMPLATE)
-    code, out, _ = run_cli(["lint", "--format", "json", f])
+    code, report = _run("lint", f)
     assert code == 1
-    assert [x["rule"] for x in json.loads(out)["findings"]] == ["legacy-device-request"]
-    code, _, err = run_cli(["fix", f])
-    assert code == 0, err
+    assert [x["rule"] for x in report["findings"]] == ["legacy-device-request"]
+    code, report = _run("fix", f)
+    assert code == 0, report
     text = f.read_text()
     assert text.startswith(CHAT_TEMPLATE.split("---")[0])  # the chat template is untouched
     assert "resourceClaimTemplateName" in text and "nvidia.com/gpu: 1" not in text
 
 
-def test_really_templated_file_asking_for_a_device_fails_lint(run_cli: RunCli, tmp_path: Path) -> None:
+def test_really_templated_file_asking_for_a_device_fails_lint(tmp_path: Path) -> None:
     f = tmp_path / "job.yaml"
     f.write_text(CHAT_TEMPLATE.split("---\n")[1].replace("name: vllm\nspec", "name: {{ .Values.name }}\nspec"))
-    code, out, _ = run_cli(["lint", "--format", "json", f])
-    (finding,) = json.loads(out)["findings"]
+    code, report = _run("lint", f)
+    (finding,) = report["findings"]
     assert (finding["rule"], finding["severity"], finding["line"]) == ("templated-device-file", "error", 4)
     assert code == 1
 
@@ -260,14 +270,14 @@ spec:
 """
 
 
-def test_kfserving_inference_service_is_reported_like_serverless_kserve(run_cli: RunCli, tmp_path: Path) -> None:
+def test_kfserving_inference_service_is_reported_like_serverless_kserve(tmp_path: Path) -> None:
     f = tmp_path / "kfs.yaml"
     f.write_text(KFSERVING)
-    code, out, _ = run_cli(["lint", "--format", "json", f])
-    findings = json.loads(out)["findings"]
+    _, report = _run("lint", f)
+    findings = report["findings"]
     assert [x["rule"] for x in findings] == ["report-only-kind", "report-only-kind"]
     assert all("Knative" in x["message"] for x in findings)
-    code, _, _ = run_cli(["fix", f])
+    _run("fix", f)
     assert f.read_text() == KFSERVING
 
 
@@ -312,17 +322,17 @@ spec:
 """
 
 
-def _fixed(run_cli: RunCli, tmp_path: Path, name: str, text: str) -> tuple[list[dict[str, object]], list[dict]]:
+def _fixed(tmp_path: Path, name: str, text: str) -> tuple[list[dict[str, Any]], list[Any]]:
     """fix one file: (its findings from the JSON report, its documents after the fix)."""
     f = tmp_path / name
     f.write_text(text)
-    code, _, err = run_cli(["fix", "--format", "json", "--output", tmp_path / "r.json", f])
-    assert code == 0, err
-    return json.loads((tmp_path / "r.json").read_text())["findings"], list(yaml.safe_load_all(f.read_text()))
+    code, report = _run("fix", f)
+    assert code == 0, report
+    return report["findings"], list(yaml.safe_load_all(f.read_text()))
 
 
-def test_placeholder_name_stays_in_the_template_name(run_cli: RunCli, tmp_path: Path) -> None:
-    findings, (jobset, rct) = _fixed(run_cli, tmp_path, "jobset.yaml", JOBSET)
+def test_placeholder_name_stays_in_the_template_name(tmp_path: Path) -> None:
+    findings, (jobset, rct) = _fixed(tmp_path, "jobset.yaml", JOBSET)
     name = rct["metadata"]["name"]
     assert name.startswith("${JOB_NAME}-workers-")
     pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -331,8 +341,8 @@ def test_placeholder_name_stays_in_the_template_name(run_cli: RunCli, tmp_path: 
     assert info["severity"] == "info" and info["line"] == 4
 
 
-def test_generate_name_only_workload_is_migrated(run_cli: RunCli, tmp_path: Path) -> None:
-    findings, (job, rct) = _fixed(run_cli, tmp_path, "job.yaml", GENERATED)
+def test_generate_name_only_workload_is_migrated(tmp_path: Path) -> None:
+    findings, (job, rct) = _fixed(tmp_path, "job.yaml", GENERATED)
     assert rct["metadata"]["name"].startswith("sample-job-") and rct["metadata"]["namespace"] == "team-a"
     assert job["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == rct["metadata"]["name"]
     assert job["metadata"] == {"generateName": "sample-job-", "namespace": "team-a"}
@@ -381,14 +391,14 @@ spec:
 """
 
 
-def test_comment_of_a_removed_quoted_count_is_kept(run_cli: RunCli, tmp_path: Path) -> None:
-    _, (pod, _) = _fixed(run_cli, tmp_path, "pod.yaml", QUOTED)
+def test_comment_of_a_removed_quoted_count_is_kept(tmp_path: Path) -> None:
+    _, (pod, _) = _fixed(tmp_path, "pod.yaml", QUOTED)
     assert pod["spec"]["containers"][0]["resources"]["limits"] == {"cpu": "8"}
     assert "# chips of one v5e host" in (tmp_path / "pod.yaml").read_text()
 
 
-def test_irregularly_indented_pod_spec_is_edited_in_place(run_cli: RunCli, tmp_path: Path) -> None:
-    _, (jobset, _) = _fixed(run_cli, tmp_path, "serve.yaml", IRREGULAR)
+def test_irregularly_indented_pod_spec_is_edited_in_place(tmp_path: Path) -> None:
+    _, (jobset, _) = _fixed(tmp_path, "serve.yaml", IRREGULAR)
     text = (tmp_path / "serve.yaml").read_text()
     removed = {"                       limits:\n", "                            google.com/tpu: 4\n"}
     for line in IRREGULAR.splitlines(keepends=True):
@@ -452,11 +462,11 @@ data:
 """
 
 
-def test_device_requests_inside_strings_are_warned_with_their_line(run_cli: RunCli, tmp_path: Path) -> None:
+def test_device_requests_inside_strings_are_warned_with_their_line(tmp_path: Path) -> None:
     f = tmp_path / "wf.yaml"
     f.write_text(ARGO)
-    code, out, _ = run_cli(["lint", "--format", "json", f])
-    found = [(x["line"], x["resource"]) for x in json.loads(out)["findings"] if x["rule"] == "embedded-device-request"]
+    _, report = _run("lint", f)
+    found = [(x["line"], x["resource"]) for x in report["findings"] if x["rule"] == "embedded-device-request"]
     lines = ARGO.splitlines()
     assert [lines[n - 1].strip() for n, _ in found] == [
         lines[8].strip(),  # the JSON podSpecPatch: its own line
@@ -464,6 +474,6 @@ def test_device_requests_inside_strings_are_warned_with_their_line(run_cli: RunC
         "nvidia.com/gpu: {{ .GPUs }}",
     ]
     assert [r for _, r in found] == ["nvidia.com/gpu", "amd.com/gpu", "nvidia.com/gpu"]
-    assert all(x["severity"] == "warning" for x in json.loads(out)["findings"])
-    code, _, _ = run_cli(["fix", f])
+    assert all(x["severity"] == "warning" for x in report["findings"])
+    _run("fix", f)
     assert f.read_text() == ARGO  # never rewritten inside a string
