@@ -204,6 +204,13 @@ RemoveSelectors = Annotated[
         "selectors; by default they stay, since autoscalers scale node pools from them.",
     ),
 ]
+MaxFileSize = Annotated[
+    str | None,
+    typer.Option(
+        "--max-file-size",
+        help="Refuse files larger than this (checked before reading), e.g. 32Mi (the default) or 100M.",
+    ),
+]
 DropTolerations = Annotated[
     bool,
     typer.Option(
@@ -339,6 +346,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "drop_legacy_quota": (DropQuota, False),
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
+    "max_file_size": (MaxFileSize, None),
     "removed_taint": (RemovedTaint, None),
     "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dramigrate.config import Settings, load_settings
+from dramigrate.config import Settings, load_settings, parse_size
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
@@ -37,6 +37,7 @@ class Options:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    max_file_size: str | None = None
     removed_taint: list[str] = field(default_factory=list)
     align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
@@ -167,6 +168,8 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    if opts.max_file_size is not None:
+        settings.max_file_size = parse_size(opts.max_file_size, "--max-file-size")
     settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
     if opts.align_nics is not None:
         settings.merge({"align-nics": opts.align_nics}, Path.cwd())

@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
+from dramigrate.limits import MAX_FILE_BYTES
+from dramigrate.quantity import QuantityError, parse_quantity
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
@@ -41,6 +43,7 @@ class Settings:
     disable: tuple[str, ...] = ()  # finding rule ids not reported (--disable; `enable` turns them on again)
     enable: tuple[str, ...] = ()
     config_file: Path | None = None
+    max_file_size: int = MAX_FILE_BYTES  # bytes; files larger are refused (checked with stat, before reading)
 
     def merge(self, values: dict[str, Any], base: Path) -> None:
         names = {f.name for f in fields(self)}
@@ -60,6 +63,8 @@ class Settings:
                     )
             elif key in ("classes_file", "crds") and value is not None:
                 value = (base / str(value)).resolve()
+            elif key == "max_file_size":
+                value = parse_size(value, str(self.config_file or ""))
             elif key == "kube_version":
                 value = str(value)
             elif key == "strategy" and value not in ("claims", "extended-resource"):
@@ -132,3 +137,14 @@ def load_settings(config: Path | None, cwd: Path) -> Settings:
         raise InputError("config must be a mapping of settings", str(path))
     settings.merge(values, path.parent)
     return settings
+
+
+def parse_size(value: Any, where: str = "") -> int:
+    """A size in bytes, written as Kubernetes writes quantities: 33554432, 32Mi, 10M."""
+    try:
+        size = parse_quantity(str(value).strip())
+    except QuantityError:
+        size = None
+    if size is None or size <= 0 or size != size.to_integral_value():
+        raise InputError(f"`max-file-size` must be a positive size such as 32Mi or 10M, not {value!r}", where)
+    return int(size)

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dramigrate.findings import InputError
+from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
+from dramigrate.limits import Limits, check_structure, size_message
 
-MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 
@@ -80,10 +81,10 @@ class YamlFile:
         return any(d.edited or d.appended for d in self.documents)
 
 
-def decode(path: str, raw: bytes) -> tuple[str, str, bool]:
+def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, str, bool]:
     """Text with \n newlines, the file's newline, and whether it had a BOM. Bad bytes are bad input."""
-    if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not processed", path)
+    if len(raw) > limits.max_bytes:
+        raise InputError(size_message(len(raw), limits), path)
     if b"\0" in raw:
         raise InputError("file contains NUL bytes: not a YAML text file", path)
     try:
@@ -101,8 +102,9 @@ def decode(path: str, raw: bytes) -> tuple[str, str, bool]:
     return text, newline, bom
 
 
-def split_documents(path: str, raw: bytes) -> YamlFile:
-    text, newline, bom = decode(path, raw)
+def split_documents(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> YamlFile:
+    text, newline, bom = decode(path, raw, limits)
+    check_structure(path, text, limits)
     yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
     lines = text.splitlines(keepends=True)
     head, body, start = "", [], 1

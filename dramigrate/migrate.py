@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from dramigrate.apply import apply_plan
@@ -29,12 +28,14 @@ from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
 from dramigrate.fastyaml import fast_documents
 from dramigrate.findings import RULES, Finding, InputError
+from dramigrate.limits import Limits, check_structure, read_regular, size_message
 from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.suppress import parse as parse_suppressions
 from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import any_relevant, fast_relevant, may_matter
+from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 
@@ -112,15 +113,22 @@ def internal_error(path: str, exc: BaseException, what: str = "") -> Finding:
 
 def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
     raw = job.raw
+    limits = Limits(max_bytes=settings.max_file_size)
     if raw is None:
         try:
-            raw = Path(job.path).read_bytes()
+            raw = read_regular(job.path, limits)
         except OSError as exc:
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
+    elif len(raw) > limits.max_bytes:
+        return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
     result = FileResult(job.path, raw=raw)
     if not may_matter(raw, rules):
         result.raw = None
         return result
+    try:  # bounded nesting and document count before any parser recurses into the text
+        check_structure(job.path, raw.decode("utf-8", "replace"), limits)
+    except InputError as exc:
+        return FileResult(job.path, error=exc)
     fast = None if job.fix else fast_documents(job.path, raw)  # lint: libyaml once, ruamel only if it declines
     if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
@@ -130,7 +138,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         return result
     try:
-        yf = fast.yf if fast is not None else split_documents(job.path, raw)
+        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
@@ -279,6 +287,7 @@ def _fix_document(
         for p in plans
     }
     start_edit(doc)
+    unshare_resources(doc.data, [u.container.container for plan in plans for u in plan.analysis.uses])
     new_docs: list[dict[str, Any]] = []
     local_templates = {k: v[0] for k, v in templates.items()}
     for plan in plans:

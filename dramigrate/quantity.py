@@ -303,7 +303,8 @@ def owner_of(mapping: Any, key: Any) -> Any:
     own = getattr(mapping, "_ok", None)
     if own is None or key in own:
         return mapping
-    for _, merged in getattr(mapping, "merge", []) or []:
+    for merged in getattr(mapping, "merge", None) or []:
+        merged = merged[1] if isinstance(merged, tuple) else merged
         if key in merged:
             return owner_of(merged, key)
     return mapping

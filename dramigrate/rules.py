@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
+from dramigrate.limits import MAX_RESOURCE_NAME, regex_problem
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
@@ -141,7 +142,9 @@ class RuleSet:
             if rule.match:
                 if rule.match == resource:
                     return ResourceMatch(rule, resource, rule.selectors)
-            elif rule.regex is not None and (m := rule.regex.fullmatch(resource)):
+            elif (
+                rule.regex is not None and len(resource) <= MAX_RESOURCE_NAME and (m := rule.regex.fullmatch(resource))
+            ):
                 captures = {k: v for k, v in m.groupdict().items() if v is not None}
                 return ResourceMatch(rule, resource, tuple(fill(s, captures) for s in rule.selectors))
         return None
@@ -206,6 +209,9 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
             except re.error as exc:
                 errors.append(f"{path}: resources.{i}.regex: {exc}")
                 continue
+            if problem := regex_problem(res["regex"]):
+                errors.append(f"{path}: resources.{i}.regex: {problem}: it could take exponential time on a name")
+                continue
         for j, selector in enumerate(res.get("selectors", [])):
             unknown = set(PLACEHOLDER.findall(selector)) - groups
             if unknown:
@@ -238,6 +244,14 @@ def _read_rule_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def _safe_regex(pattern: str, origin: str) -> re.Pattern[str]:
+    """A rule's regex, refused when it could backtrack catastrophically (a hostile pack must not hang lint)."""
+    problem = regex_problem(pattern)
+    if problem:
+        raise InputError(f"rule-pack regex {pattern!r}: {problem}; it could take exponential time on a name", origin)
+    return re.compile(pattern)
+
+
 def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> None:
     name = data["name"]
     rs.packs[name] = data
@@ -248,7 +262,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
             ResourceRule(
                 pack=name,
                 match=res.get("match", ""),
-                regex=re.compile(res["regex"]) if "regex" in res else None,
+                regex=_safe_regex(res["regex"], origin) if "regex" in res else None,
                 device_class=res.get("deviceClass", ""),
                 request=res.get("request", ""),
                 selectors=tuple(res.get("selectors", ())),

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from dramigrate.limits import NotRegular, file_type, is_regular
 
 YAML_SUFFIXES = (".yaml", ".yml")
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 STDIN = "-"
+WalkStep = tuple[str, list[str], list[str]]
 
 
 @dataclass
@@ -66,14 +71,17 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
     """Add one path's inputs; True when it was a folder that was walked."""
     p = Path(raw)
     if not p.exists():
-        out.errors.append((raw, "no such file or folder"))
+        broken = os.path.lexists(p)
+        out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
         if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
         elif p not in seen:
             seen.add(p)
             out.files.append(p)
-    elif (p / "Chart.yaml").is_file():
+    elif not p.is_dir():
+        out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
+    elif is_regular(p / "Chart.yaml"):
         out.charts.append(p)
     else:
         _walk(p, exclude, out, seen)
@@ -111,37 +119,69 @@ def git_ignored(top: Path, files: list[Path]) -> set[Path]:
     return {by_rel[n] for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n in by_rel}
 
 
+def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None) -> Iterator[WalkStep]:
+    """os.walk, top down with the folders in name order, without recursion (any depth), each folder once (by
+    device and inode: a bind mount or a loop cannot repeat it); symlinks to folders are listed with the files
+    and not followed. Remove names from the yielded folder list to skip them."""
+    visited: set[tuple[int, int]] = set()
+    stack = [os.fspath(top)]
+    while stack:
+        here = stack.pop()
+        try:
+            st = os.stat(here)
+            if (st.st_dev, st.st_ino) in visited:
+                continue
+            visited.add((st.st_dev, st.st_ino))
+            with os.scandir(here) as it:
+                entries = list(it)
+        except OSError as exc:
+            if onerror is not None:
+                onerror(exc)
+            continue
+        folders = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
+        yield here, folders, names
+        stack.extend(os.path.join(here, d) for d in reversed(folders))
+
+
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
     root = top.resolve()
 
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
-    for folder, dirs, names in os.walk(top, onerror=unreadable):
+    for folder, dirs, names in walk(top, unreadable):
         here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude))
-        if (here / "Chart.yaml").is_file():
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude)]
+        if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
                 out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
             else:
                 out.charts.append(here)
             dirs[:] = []
             continue
-        for name in sorted(names):
+        for name in names:
             path = here / name
             if not name.endswith(YAML_SUFFIXES) or excluded(path, exclude):
                 continue
             if path.is_symlink() and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")
                 continue
-            if path not in seen:
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                out.notes.append(f"{path}: cannot be followed ({exc.strerror}); skipped")
+                continue
+            if not stat.S_ISREG(mode):
+                out.notes.append(NotRegular(str(path), file_type(mode)).note)
+            elif path not in seen:
                 seen.add(path)
                 out.files.append(path)
 
 
 def _inside(path: Path, root: Path) -> bool:
     try:
-        path.resolve().relative_to(root)
+        Path(os.path.realpath(path)).relative_to(root)
     except ValueError:
         return False
     return True

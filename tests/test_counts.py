@@ -127,3 +127,47 @@ def test_limits_and_requests_compared_as_quantities() -> None:
     out, findings = _fix(differ.format(b=1))
     assert out is None
     assert any("differ" in f.message for f in findings if f.rule == "invalid-count")
+
+
+SHARED = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: &lab {app: x}}
+spec:
+  containers:
+  - &w
+    name: a
+    image: x
+    resources: &r
+      limits:
+        nvidia.com/gpu: 1
+  - <<: *w
+    name: b
+  - <<: *w
+    name: c
+    resources:
+      limits:
+        nvidia.com/gpu: 0
+  - name: d
+    image: x
+    resources: *r
+  nodeSelector: *lab
+"""
+
+
+def test_anchors_and_merge_keys_unshared_so_each_container_keeps_its_own_devices() -> None:
+    """A resources map shared through an anchor or a merge key gave every container every container's claims."""
+    out, _ = _fix(SHARED)
+    assert out is not None
+    pod, template = YAML(typ="safe").load_all(out)
+    claims = {c["name"]: c.get("resources", {}).get("claims") for c in pod["spec"]["containers"]}
+    assert claims == {
+        "a": [{"name": "gpu", "request": "a-gpu"}],
+        "b": [{"name": "gpu", "request": "b-gpu"}],
+        "c": None,
+        "d": [{"name": "gpu", "request": "d-gpu"}],
+    }
+    assert all("limits" not in c.get("resources", {}) for c in pod["spec"]["containers"])
+    counts = {r["name"]: r["exactly"]["count"] for r in template["spec"]["spec"]["devices"]["requests"]}
+    assert counts == {"a-gpu": 1, "b-gpu": 1, "d-gpu": 1}
+    assert "labels: &lab {app: x}" in out and "nodeSelector: *lab" in out  # anchors elsewhere are kept

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,3 +100,18 @@ class Builder:
             for f in todo:
                 self.build_one(f)
         return {f.resolve(): self.cache[f.resolve()] for f in folders}
+
+    def stream(self, folders: list[Path]) -> Iterator[tuple[Path, Build]]:
+        """Build each folder once, in parallel, yielding (resolved folder, build) as each finishes, so the caller
+        can work on one build while the others run."""
+        todo = list(dict.fromkeys(f.resolve() for f in folders))
+        cached = [f for f in todo if f in self.cache]
+        for f in cached:
+            yield f, self.cache[f]
+        rest = [f for f in todo if f not in self.cache]
+        if not rest:
+            return
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(rest))) as pool:
+            futures = {pool.submit(self.build_one, f): f for f in rest}
+            for future in as_completed(futures):
+                yield futures[future], future.result()

@@ -8,7 +8,6 @@ resources, bases or components; it is migrated whole or not at all.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.sources import SKIP_DIRS
+from dramigrate.limits import is_regular, read_regular
+from dramigrate.sources import SKIP_DIRS, walk
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
@@ -146,7 +146,7 @@ class Graph:
 
 def kustomization_in(folder: Path) -> Path | None:
     for name in NAMES:
-        if (folder / name).is_file():
+        if is_regular(folder / name):  # a FIFO named kustomization.yaml would block a read forever
             return folder / name
     return None
 
@@ -168,7 +168,7 @@ def _root_of(folder: Path) -> Path:
 def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
     """The kustomization's data, the line of each top-level key, and the line of each item of list keys."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(str(path)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("not UTF-8 text", str(path)) from exc
     except OSError as exc:
@@ -257,8 +257,8 @@ def _patch(file: Path, key: str, index: int, line: int, entry: Any) -> Patch:
 
 def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target: dict[str, Any] | None) -> Patch:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(str(path)).decode("utf-8")
+    except (OSError, InputError, UnicodeDecodeError) as exc:
         raise InputError(f"{key} entry {path.name}: cannot read the patch file", str(file), line) from exc
     return Patch(file, key, index, line, path.resolve(), text, target)
 
@@ -269,18 +269,19 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
     A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
     wanted = [p.resolve() for p in paths]
+    wanted_set = set(wanted)  # a set: a repository has thousands of files and hundreds of kustomizations
     tops: list[Path] = []
     for top in sorted({repo_root(p) for p in wanted} | {r.resolve() for r in extra_roots}, key=lambda t: len(t.parts)):
         if not any(t == top or t in top.parents for t in tops):
             tops.append(top)
     for top in tops:
-        for folder, dirs, names in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-            name = next((n for n in NAMES if n in names), None)
+        for folder, dirs, names in walk(top):
+            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+            name = next((n for n in NAMES if n in names and is_regular(Path(folder) / n)), None)
             if name is None:
                 continue
             file = (Path(folder) / name).resolve()
-            inside = any(w == file.parent or w in file.parents or w == file for w in wanted)
+            inside = file in wanted_set or any(a in wanted_set for a in file.parents)
             try:
                 graph.nodes[file.parent] = read_kustomization(file, inside)
             except Exception as exc:  # a broken kustomization is its own file's error; the run goes on

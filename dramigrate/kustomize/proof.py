@@ -9,13 +9,14 @@ every object are not the template's content. Pod references are compared through
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 import yaml
 
 from dramigrate.emit import spec_hash
 from dramigrate.rules import RuleSet
-from dramigrate.validate import claim_template_errors, pod_spec_errors
+from dramigrate.validate import DNS_SUBDOMAIN, claim_template_errors, pod_spec_errors
 from dramigrate.workloads import pod_specs
 
 ObjKey = tuple[str, str, str, str]
@@ -111,24 +112,51 @@ def _diff(x: Any, y: Any, path: str, key: ObjKey, what: str, out: list[tuple[Obj
 
 
 def invalid(objects: list[dict[str, Any]], rules: RuleSet, versions: tuple[str, ...]) -> str:
-    """'' when every template and every pod spec that claims devices is strict-valid for each version."""
-    templates = {str(_meta(o).get("name")): o for o in objects if _is_rct(o)}
+    """'' when every template and every pod spec that claims devices is strict-valid for each version.
+
+    Checked by content: a template's spec (its name is checked as a DNS subdomain on its own) and a pod spec with
+    its template references replaced by content ids; many overlays share them, so each is validated once."""
+    templates: dict[str, dict[str, Any]] = {}
+    ids: dict[tuple[str, str], str] = {}
+    for o in objects:
+        if _is_rct(o):
+            name = str(_meta(o).get("name"))
+            if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
+                return f"ResourceClaimTemplate {name}: the name is not a DNS subdomain"
+            cid = f"content-{spec_hash(o.get('spec'))}"
+            ids[(str(_meta(o).get("namespace") or ""), name)] = cid
+            templates[cid] = {"apiVersion": o["apiVersion"], "kind": RCT, "metadata": {"name": cid}, "spec": o["spec"]}
     for version in versions:
-        for name, rct in templates.items():
-            errors = claim_template_errors(rct, version)
+        for cid, rct in templates.items():
+            errors = _template_errors(json.dumps(rct, sort_keys=True), version)
             if errors:
-                return f"ResourceClaimTemplate {name} is not valid for Kubernetes {version}: {errors[0]}"
+                return f"ResourceClaimTemplate with spec {cid} is not valid for Kubernetes {version}: {errors[0]}"
         for obj in objects:
             kind = rules.workload(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
             if kind is None:
                 continue
+            ns = str(_meta(obj).get("namespace") or "")
             for ref in pod_specs(obj, kind):
                 if not isinstance(ref.spec, dict) or not ref.spec.get("resourceClaims"):
                     continue
-                errors = pod_spec_errors(ref.spec, version, templates)
+                spec = _rename(ref.spec, ns, ids)
+                used = sorted({str(c.get("resourceClaimTemplateName")) for c in spec["resourceClaims"]})
+                key = json.dumps([spec, {u: templates.get(u) for u in used}], sort_keys=True, default=str)
+                errors = _pod_errors(key, version)
                 if errors:
                     return (
                         f"{obj.get('kind')} {_meta(obj).get('name')} {ref.path} is not valid for Kubernetes "
                         f"{version}: {errors[0]}"
                     )
     return ""
+
+
+@lru_cache(maxsize=4096)
+def _template_errors(text: str, version: str) -> tuple[str, ...]:
+    return tuple(claim_template_errors(json.loads(text), version))
+
+
+@lru_cache(maxsize=4096)
+def _pod_errors(key: str, version: str) -> tuple[str, ...]:
+    spec, templates = json.loads(key)
+    return tuple(pod_spec_errors(spec, version, {k: v for k, v in templates.items() if v is not None}))

@@ -35,6 +35,7 @@ class TreeEdit:
     texts: dict[Path, str] = field(default_factory=dict)
     originals: dict[Path, str | None] = field(default_factory=dict)  # None: a new file
     changes: list[str] = field(default_factory=list)
+    pending: dict[Path, list[tuple[str, Any]]] = field(default_factory=dict)  # kustomization -> (key, item) to add
 
     def text(self, path: Path) -> str | None:
         if path in self.texts:
@@ -61,17 +62,26 @@ def _yaml_file(path: Path, text: str) -> YamlFile:
 
 
 def add_list_item(edit: TreeEdit, k: Kustomization, key: str, item: Any) -> None:
-    """Append an item to a top-level list of the kustomization (created when missing), keeping the file's layout."""
-    text = edit.text(k.file) or ""
-    yf = _yaml_file(k.file, text)
-    doc = next(d for d in yf.documents if d.data is not None)
-    start_edit(doc)
-    entries = doc.data.get(key)
-    if entries is None:
-        doc.data[key] = [item]
-    elif item not in [to_plain(e) for e in entries]:
-        entries.append(item)
-    edit.set(k.file, yf.render())
+    """Append an item to a top-level list of the kustomization (created when missing); see apply_items."""
+    items = edit.pending.setdefault(k.file, [])
+    if (key, item) not in items:
+        items.append((key, item))
+
+
+def apply_items(edit: TreeEdit) -> None:
+    """Write the pending list items into each kustomization in one round trip, keeping the file's layout."""
+    for file, items in edit.pending.items():
+        yf = _yaml_file(file, edit.text(file) or "")
+        doc = next(d for d in yf.documents if d.data is not None)
+        start_edit(doc)
+        for key, item in items:
+            entries = doc.data.get(key)
+            if entries is None:
+                doc.data[key] = [item]
+            elif item not in [to_plain(e) for e in entries]:
+                entries.append(item)
+        edit.set(file, yf.render())
+    edit.pending = {}
 
 
 def set_patch_text(edit: TreeEdit, patch: Patch, text: str) -> None:

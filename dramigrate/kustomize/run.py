@@ -10,6 +10,7 @@ import copy
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from dramigrate.kustomize.rewrite import (
     TreeEdit,
     Unprovable,
     add_list_item,
+    apply_items,
     delete_patch,
     dump_ops,
     json6902_ops,
@@ -88,9 +90,11 @@ class Runner:
     def run(self) -> list[Outcome]:
         outcomes = [Outcome(u) for u in self.kz.units if u.migratable]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
-        builds = self.builder.build_all([f for o in outcomes for f in orders[id(o)]])
-        for o in outcomes:
-            self._expect(o, orders[id(o)], builds)
+        owner = {f: o for o in outcomes for f in orders[id(o)]}
+        for folder, b in self.builder.stream(list(owner)):  # migrate each build while the others still run
+            o = owner[folder]
+            if not o.reason:
+                self._expect(o, folder, b)
         live = [o for o in outcomes if not o.reason]
         for o in live:
             self._rewrite(o)
@@ -113,29 +117,27 @@ class Runner:
     def display(self, path: Path) -> str:
         return self.kz.display(path)
 
-    def _expect(self, o: Outcome, order: list[Path], builds: dict[Path, Build]) -> None:
-        for folder in order:
-            b = builds[folder]
-            if not b.ok:
-                o.reason = f"{self.display(folder)} does not build with kustomize: {b.error.splitlines()[0]}"
-                o.where = (self.kz.graph.nodes[folder].file, 1)
-                return
-            if not mentions_device(b.text, self.rules):
-                o.expected[folder] = load(b.text)
-                continue
-            r = run_file(
-                Job(f"{self.display(folder)} (kustomize build)", b.text.encode("utf-8"), True),
-                self.rules,
-                self.settings,
-                self.target,
-            )
-            left = [f for f in r.findings if f.severity.value == "error" and not f.fixed]
-            if r.error is not None or left:
-                why = str(r.error) if r.error is not None else f"[{left[0].rule}] {left[0].message}"
-                o.reason = f"the migration of the build of {self.display(folder)} leaves an error: {why}"
-                o.where = (self.kz.graph.nodes[folder].file, 1)
-                return
-            o.expected[folder] = load(r.rewritten or r.original or b.text)
+    def _expect(self, o: Outcome, folder: Path, b: Build) -> None:
+        if not b.ok:
+            o.reason = f"{self.display(folder)} does not build with kustomize: {b.error.splitlines()[0]}"
+            o.where = (self.kz.graph.nodes[folder].file, 1)
+            return
+        if not mentions_device(b.text, self.rules):
+            o.expected[folder] = load(b.text)
+            return
+        r = run_file(
+            Job(f"{self.display(folder)} (kustomize build)", b.text.encode("utf-8"), True),
+            self.rules,
+            self.settings,
+            self.target,
+        )
+        left = [f for f in r.findings if f.severity.value == "error" and not f.fixed]
+        if r.error is not None or left:
+            why = str(r.error) if r.error is not None else f"[{left[0].rule}] {left[0].message}"
+            o.reason = f"the migration of the build of {self.display(folder)} leaves an error: {why}"
+            o.where = (self.kz.graph.nodes[folder].file, 1)
+            return
+        o.expected[folder] = load(r.rewritten or r.original or b.text)
 
     # --- rewriting -----------------------------------------------------------------------------------------
 
@@ -143,6 +145,7 @@ class Runner:
         try:
             self._rewrite_bases(o)
             self._rewrite_patches(o)
+            apply_items(o.edit)
         except Unprovable as exc:
             o.reason = "!" + str(exc)
 
@@ -440,6 +443,7 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
     result.findings.sort(key=Finding.sort_key)
 
 
+@cache
 def _resolve(path: str) -> Path | None:
     try:
         return Path(path).resolve() if path != "-" else None

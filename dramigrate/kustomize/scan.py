@@ -9,6 +9,7 @@ from pathlib import Path
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
 from dramigrate.kustomize.graph import Graph, Patch, discover
+from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 
 
@@ -112,8 +113,8 @@ def scan(paths: list[Path], rules: RuleSet) -> Scan:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_regular(str(path)).decode("utf-8", errors="replace")
+    except (OSError, InputError):
         return ""
 
 

@@ -1,0 +1,247 @@
+"""Limits checked before any work: only regular files are opened, their size comes from stat before reading,
+and nesting depth and document count are bounded before a YAML parser sees the text.
+
+A FIFO named `*.yaml` would block a read forever, a device would stream without end, a 100 MB file would be
+read whole before a size check: each is refused here with a message, never read.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from dramigrate.findings import InputError
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 100  # Kubernetes objects nest about 20 deep; ruamel's composer recurses per level
+MAX_DOCUMENTS = 10_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = MAX_FILE_BYTES
+    max_depth: int = MAX_DEPTH
+    max_documents: int = MAX_DOCUMENTS
+
+
+DEFAULT = Limits()
+
+
+class NotRegular(OSError):
+    """A path that is a FIFO, a device, a socket or a folder: skipped with a note, never opened for reading."""
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(errno.EINVAL, f"{what}, not a regular file; skipped (never read)", path)
+        self.what = what
+
+    @property
+    def note(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def is_regular(path: str | os.PathLike[str]) -> bool:
+    """True for a regular file (through symlinks); False for anything else, missing or unreadable."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def size_message(size: int, limits: Limits) -> str:
+    mib = limits.max_bytes / (1024 * 1024)
+    return f"file is {size / (1024 * 1024):.1f} MiB, larger than the {mib:g} MiB limit (--max-file-size); not processed"
+
+
+def read_regular(path: str, limits: Limits = DEFAULT) -> bytes:
+    """The bytes of a regular file of at most limits.max_bytes, checked with stat before reading. Raises
+    NotRegular for FIFOs, devices and sockets, InputError when it is too large, OSError when it cannot be read."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegular(path, file_type(st.st_mode))
+    if st.st_size > limits.max_bytes:
+        raise InputError(size_message(st.st_size, limits), path)
+    # O_NONBLOCK: a FIFO swapped in after the stat must not block the open; fstat checks what was opened.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise NotRegular(path, file_type(opened.st_mode))
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, 1024 * 1024)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limits.max_bytes:  # grew after the stat
+                raise InputError(size_message(total, limits), path)
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+_BLOCK_SCALAR = re.compile(r"(?:^|[:\-]\s|^\s*)[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
+    """Refuse text nested deeper than limits.max_depth (block indentation levels plus open flow brackets) or
+    holding more than limits.max_documents documents, before any parser recurses into it."""
+    documents = 0
+    indents: list[tuple[int, int]] = []  # (indentation, levels it opens) of the lines that enclose this one
+    flow = 0
+    block: int | None = None  # inside a block scalar (`|`, `>`): lines indented deeper than this are text
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if block is not None:
+            if not stripped.strip() or indent > block:
+                continue
+            block = None
+        if line.startswith("---"):
+            documents += 1
+            if documents > limits.max_documents:
+                raise InputError(
+                    f"more than {limits.max_documents} YAML documents in one file; not processed", path, number
+                )
+            indents, flow = [], 0
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        if flow == 0:
+            while indents and indents[-1][0] >= indent:
+                indents.pop()
+            dashes, rest = 0, stripped
+            while rest.startswith("- ") or rest == "-":  # each `- ` opening an item on the line is a level
+                dashes += 1
+                rest = rest[2:].lstrip(" ")
+            indents.append((indent, 1 + dashes))
+        base = sum(weight for _, weight in indents)
+        peak = flow
+        if "[" in stripped or "{" in stripped or flow:
+            flow, peak = _flow_depth(stripped, flow)
+        if base + peak > limits.max_depth:
+            raise InputError(
+                f"nested more than {limits.max_depth} levels deep; not processed (limit on nesting)", path, number
+            )
+        if flow == 0 and _BLOCK_SCALAR.search(stripped):
+            block = indent
+
+
+def _flow_depth(line: str, depth: int) -> tuple[int, int]:
+    """Open flow brackets after this line and the most open on it, outside quotes and comments (errs high)."""
+    quote = ""
+    peak = depth
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'" and (i == 0 or line[i - 1] in " [{,:"):
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            break
+        elif ch in "[{":
+            depth += 1
+            peak = max(peak, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return depth, peak
+
+
+def same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def folder_id(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino)
+
+
+MAX_RESOURCE_NAME = 317  # a qualified name: a 253-character DNS prefix, "/", a 63-character name
+
+
+def regex_problem(pattern: str) -> str:
+    """Why a rule-pack regex could backtrack catastrophically ("" when it cannot): a repeated group that holds
+    another unbounded repeat (`(a+)+`, `(.*x)*`), or a repeated alternation whose branches can start alike
+    (`(x|xy)+`). Checked when a pack loads, so a hostile pack fails fast instead of hanging a lint; a possessive
+    quantifier (`(a+)++`) cannot backtrack into its body and is accepted."""
+    try:
+        import re._parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - older Pythons
+        import sre_parse  # type: ignore[import-not-found,no-redef]
+    try:
+        tree = sre_parse.parse(pattern)
+    except re.error as exc:
+        return f"does not compile: {exc}"
+    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT}
+
+    def unbounded(op: object, av: tuple[int, int, object]) -> bool:
+        return op in repeats and av[1] > 1  # MAXREPEAT or any count above one
+
+    def walk(items: object, inside: bool) -> str:
+        for op, av in items:  # type: ignore[attr-defined]
+            if op == getattr(sre_parse, "POSSESSIVE_REPEAT", None) or op == getattr(sre_parse, "ATOMIC_GROUP", None):
+                found = walk(av[2] if op != getattr(sre_parse, "ATOMIC_GROUP", None) else av, False)
+                if found:
+                    return found
+            elif op in repeats:
+                body = av[2]
+                if inside and av[1] > 1:
+                    return "a repeat inside a repeat (nested quantifiers)"
+                if av[1] > 1 and _alternation_overlaps(body, sre_parse):
+                    return "a repeated alternation whose branches can match the same text"
+                found = walk(body, inside or unbounded(op, av))
+                if found:
+                    return found
+            elif op == sre_parse.SUBPATTERN:
+                found = walk(av[-1], inside)
+                if found:
+                    return found
+            elif op == sre_parse.BRANCH:
+                for branch in av[1]:
+                    found = walk(branch, inside)
+                    if found:
+                        return found
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                found = walk(av[1], inside)
+                if found:
+                    return found
+        return ""
+
+    return walk(tree, False)
+
+
+def _alternation_overlaps(body: object, sre_parse: object) -> bool:
+    """A branch list directly inside a repeat where two branches start with the same literal or a class/any."""
+    for op, av in body:  # type: ignore[attr-defined]
+        if op == sre_parse.SUBPATTERN:  # type: ignore[attr-defined]
+            return _alternation_overlaps(av[-1], sre_parse)
+        if op == sre_parse.BRANCH:  # type: ignore[attr-defined]
+            firsts = []
+            for branch in av[1]:
+                if not branch:
+                    return True
+                first_op, first_av = branch[0]
+                if first_op != sre_parse.LITERAL:  # type: ignore[attr-defined]
+                    return True
+                firsts.append(first_av)
+            return len(firsts) != len(set(firsts))
+        return False
+    return False

@@ -1,0 +1,140 @@
+"""Limits before work: hostile files in a folder of good ones are refused or skipped with a message, never read
+when they are not regular files, never hang and never stop the run; hostile rule-pack regexes fail at load."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RunCli
+
+from dramigrate.findings import InputError
+from dramigrate.limits import Limits, check_structure, regex_problem
+from dramigrate.sources import expand, walk
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def _deep(top: Path, levels: int) -> Path:
+    """levels nested folders named d under top (created one by one: pathlib's mkdir(parents=True) recurses;
+    kept shallow enough for shutil.rmtree, which recurses too, to clean up)."""
+    here = top
+    for _ in range(levels):
+        here = here / "d"
+        os.mkdir(here)
+    return here
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of good files beside a FIFO named *.yaml, a FIFO named kustomization.yaml, a symlink loop, a file
+    over the size limit, a document nested 300 deep, and a good file 1000 folders down."""
+    top = tmp_path_factory.mktemp("hostile")
+    (top / "good.yaml").write_text(POD.format(name="good"))
+    os.mkfifo(top / "pipe.yaml")
+    os.mkfifo(top / "kustomization.yaml")
+    os.symlink("loop.yaml", top / "loop.yaml")
+    (top / "big.yaml").write_text(POD.format(name="big") + "#" * 3_000_000 + "\n")
+    (top / "deep.yaml").write_text(POD.format(name="deep") + "---\nx: " + "[" * 300 + "]" * 300 + "\n")
+    down = _deep(top, 300)
+    (down / "far.yaml").write_text(POD.format(name="far"))
+    return top
+
+
+def test_hostile_folder_never_hangs_and_good_files_still_migrate(hostile: Path, run_cli: RunCli) -> None:
+    code, out, err = run_cli(["lint", "--format", "json", "--max-file-size", "2Mi", hostile], timeout=60)
+    assert code == 2, err  # bad input in some files, the rest still checked
+    assert "Traceback" not in err and "internal error" not in err
+    assert f"{hostile / 'pipe.yaml'}: a FIFO (named pipe), not a regular file; skipped (never read)" in err
+    assert f"{hostile / 'kustomization.yaml'}: a FIFO" in err
+    assert "loop.yaml: cannot be followed" in err
+    report = json.loads(out)
+    bad = {Path(b["file"]).name: b["message"] for b in report["errors"]}
+    assert "larger than the 2 MiB limit" in bad["big.yaml"]
+    assert "nested more than 100 levels deep" in bad["deep.yaml"]
+    migrated = {f["name"] for f in report["findings"] if f["rule"] == "legacy-device-request"}
+    assert migrated == {"good", "far"}
+
+
+def test_size_is_checked_before_reading(tmp_path: Path) -> None:
+    """A sparse 1 TiB file is refused at once from its stat, never read into memory."""
+    from dramigrate.limits import read_regular
+
+    huge = tmp_path / "huge.yaml"
+    with open(huge, "wb") as fh:
+        fh.truncate(1 << 40)
+    with pytest.raises(InputError, match="larger than the 32 MiB limit"):
+        read_regular(str(huge))
+
+
+def test_walk_is_iterative_and_visits_each_folder_once(tmp_path: Path) -> None:
+    deep = _deep(tmp_path, 300)
+    (deep / "a.yaml").write_text("a: 1\n")
+    os.symlink(tmp_path, deep / "up")  # a symlinked folder back to the top is not followed
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)  # os.walk recursed once per level: 990 levels crashed at the default limit
+    try:
+        found = expand([str(tmp_path)]).files
+    finally:
+        sys.setrecursionlimit(limit)
+    assert found == [deep / "a.yaml"]
+    assert sum(1 for _ in walk(tmp_path)) == 301
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a:\n" + "".join("  " * i + f"- k{i}:\n" for i in range(1, 80)),
+        "a: " + "{b: " * 120 + "1" + "}" * 120 + "\n",
+        "---\n" * 20,
+    ],
+)
+def test_structure_limits(text: str) -> None:
+    with pytest.raises(InputError, match="nested more than|YAML documents"):
+        check_structure("f.yaml", text, Limits(max_depth=100, max_documents=10))
+
+
+def test_block_scalars_are_text_not_nesting() -> None:
+    text = "data:\n  script: |\n" + "".join("    " + " " * i + "x\n" for i in range(400)) + "b: 1\n"
+    check_structure("f.yaml", text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "bad"),
+    [
+        (r"(a+)+\.com/y", True),
+        (r"(\w*x)*", True),
+        (r"(a+)++\.com/y", False),  # possessive: no backtracking into the group
+        (r"nvidia\.com/mig-(?P<profile>[0-9]+g\.[0-9]+gb)", False),
+        (r"(?:intel\.com|nvidia\.com)/[A-Za-z0-9_.-]*sriov[A-Za-z0-9_.-]*", False),
+    ],
+)
+def test_regex_backtracking_check(pattern: str, bad: bool) -> None:
+    assert bool(regex_problem(pattern)) is bad
+
+
+def test_hostile_rule_pack_fails_at_load_not_during_lint(tmp_path: Path, run_cli: RunCli) -> None:
+    pack = tmp_path / "evil.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: evil\ndescription: evil\nresources:\n"
+        "  - regex: '(a+)+\\.com/y'\n    deviceClass: gpu.nvidia.com\n    request: gpu\n"
+    )
+    (tmp_path / "w.yaml").write_text(POD.format(name="w").replace("nvidia.com/gpu", "a" * 40 + ".com/x"))
+    code, _, err = run_cli(["lint", "--rules", pack, tmp_path / "w.yaml"], timeout=30)
+    assert code == 2
+    assert "resources.0.regex: a repeat inside a repeat" in err
