@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -56,15 +57,16 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
             changes.append(f"added toleration {t['key']}:{t['effect']} (was added by ExtendedResourceToleration)")
     if pa.selection is not None:
         changes.extend(apply_selection(spec, pa.selection))
-    if plan.ray_num_gpus is not None:
+    if plan.ray_params:
         path = pa.ref.location.ray_start_params
         found = [p for p, _, _ in resolve(pa.ref.owner, path)]
         if not found:
             pa.ref.owner[path] = found_params = CommentedMap()
             found = [found_params]
-        if isinstance(found[0], dict) and "num-gpus" not in found[0]:
-            found[0]["num-gpus"] = str(plan.ray_num_gpus)
-            changes.append(f'set {path}.num-gpus: "{plan.ray_num_gpus}"')
+        if isinstance(found[0], dict):
+            for key, value in plan.ray_params.items():
+                found[0][key] = value
+                changes.append(f"set {path}.{key}: {json.dumps(value)}")
     return changes
 
 

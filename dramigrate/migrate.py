@@ -5,6 +5,7 @@ lint, diff and fix all run this one code path; only fix and diff keep the rewrit
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from dramigrate.triage import any_relevant, fast_relevant, may_matter
 from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
+from dramigrate.writer import as_json, bom_encoding
 
 
 @dataclass
@@ -121,7 +123,12 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
     elif len(raw) > limits.max_bytes:
         return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
-    result = FileResult(job.path, raw=raw)
+    result = FileResult(job.path, raw=raw)  # the bytes as read: a write checks them and keeps their encoding
+    if (encoding := bom_encoding(raw)) is not None:  # UTF-16/32 with a BOM: processed as text, written back in it
+        try:
+            raw = raw.decode(encoding).encode("utf-8")
+        except UnicodeDecodeError:
+            return FileResult(job.path, error=InputError(f"not valid {encoding.upper()} text", job.path))
     if not may_matter(raw, rules):
         result.raw = None
         return result
@@ -158,6 +165,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         return result
     if yf.changed:
         result.rewritten = yf.render()
+        if job.path.endswith(".json"):  # a JSON manifest stays JSON
+            result.rewritten = as_json(result.original or "", result.rewritten)
         if result.rewritten == result.original:
             result.rewritten = None
     if result.rewritten is None:  # keep the bytes only where a write must check them
@@ -322,12 +331,13 @@ def _fix_document(
                     and other.pod_template_path == f.pod_template_path
                 ):
                     other.fixed = True
-        if plan.ray_num_gpus is not None:
+        if plan.ray_params:
             result.findings.append(
                 _pod_finding(
                     "count-from-limits",
-                    f"KubeRay builds `ray start --num-gpus` from limits: rayStartParams.num-gpus is set to "
-                    f'"{plan.ray_num_gpus}" unless it was set already',
+                    "KubeRay builds `ray start` from the Ray container's limits: rayStartParams "
+                    + ", ".join(f"{k} is set to {json.dumps(v)}" for k, v in plan.ray_params.items())
+                    + ", as KubeRay derived it",
                     path,
                     doc,
                     plan.analysis.ref.owner,
@@ -438,6 +448,8 @@ def extended_resource(
             if base.extended_resource_name == use.resource and base.shipped_by:
                 cls_name = base.name
                 how = f"DeviceClass {base.name} from the {base.shipped_by} maps it already"
+                if base.extended_resource_caveat:
+                    how += f" ({base.extended_resource_caveat})"
             else:
                 cls = extended_resource_class(use.resource, base, use.match.selectors)
                 result.classes[cls.name] = cls
@@ -447,17 +459,19 @@ def extended_resource(
                 ""
                 if target.enabled("DRAExtendedResource")
                 else (
-                    f"; Kubernetes {target.text} needs the DRAExtendedResource feature gate (on by default from 1.36)"
+                    f"; Kubernetes {target.text} serves it only with the DRAExtendedResource feature gate on "
+                    "kube-apiserver, kube-controller-manager, kube-scheduler and kubelet (on by default from 1.36)"
                 )
             )
             out.append(f.recast("extended-resource", f"{use.resource}: {use.count} stays in the pod: {how}{gate}"))
-            if use.container.init and not use.container.sidecar:
+            # From 1.35 a plain init container reuses the app containers' devices, as under the device plugin.
+            if use.container.init and not use.container.sidecar and not target.enabled("DRAExtendedResourceInitReuse"):
                 out.append(
                     f.recast(
                         "extended-resource-init",
                         f"init container {use.container.name}: under the extended-resource mapping each plain init "
-                        f"container gets its own {cls_name} device instead of reusing the app containers' "
-                        "(kubernetes/kubernetes#134880)",
+                        f"container gets its own {cls_name} device instead of reusing the app containers' on "
+                        f"Kubernetes {target.text} (kubernetes/kubernetes#134880; fixed in 1.35 by #134882)",
                     )
                 )
     return out

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dramigrate.detect import DeviceUse, PodAnalysis
+from dramigrate.ray import ray_start_params
+from dramigrate.workloads import containers, resolve
 
 DNS_LABEL_MAX = 63
 
@@ -37,7 +39,7 @@ class PodPlan:
     container_claims: dict[int, list[dict[str, str]]] = field(default_factory=dict)
     removals: list[DeviceUse] = field(default_factory=list)
     tolerations: list[dict[str, str]] = field(default_factory=list)
-    ray_num_gpus: int | None = None
+    ray_params: dict[str, str] = field(default_factory=dict)  # rayStartParams entries KubeRay derived from limits
     constraints: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -158,28 +160,13 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
         if not any(_covers(t, wanted) for t in existing):
             plan.tolerations.append(wanted)
             existing.append(wanted)
-    # KubeRay builds `ray start --num-gpus` from limits: tell it explicitly.
+    # KubeRay builds `ray start --num-gpus` and `--resources` from the Ray container's limits: write them out.
     if pa.ref.location.ray_start_params:
-        gpus = _pod_total(pa, lambda u: u.match.rule.ray_num_gpus)
-        if gpus:
-            plan.ray_num_gpus = gpus
+        ray = next((c for c in containers(pa.ref, pa.kind) if not c.init and c.key == 0), None)
+        migrated = {u.resource for u in pa.uses if ray is not None and u.container.container is ray.container}
+        existing = next((p for p, _, _ in resolve(pa.ref.owner, pa.ref.location.ray_start_params)), None)
+        plan.ray_params = ray_start_params(pa.ray_limits, migrated, existing, pa.ray_accelerators)
     return plan
-
-
-def _pod_total(pa: PodAnalysis, which: Any) -> int:
-    """The pod's devices as the scheduler counts them: app containers plus sidecars, or a plain init container
-    plus the sidecars started before it, whichever is larger."""
-    uses = [u for u in pa.uses if which(u)]
-    app = sum(u.count for u in uses if not u.container.init or u.container.sidecar)
-    init = max(
-        (
-            u.count + sum(s.count for s in uses if s.container.sidecar and s.container.key < u.container.key)
-            for u in uses
-            if u.container.init and not u.container.sidecar
-        ),
-        default=0,
-    )
-    return max(app, init)
 
 
 def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:

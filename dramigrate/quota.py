@@ -75,8 +75,15 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
     hard = (info.obj.get("spec") or {}).get("hard")
     if not isinstance(hard, dict):
         return []
+    if det.settings.strategy == "extended-resource":
+        # The pods keep their extended resources and the classes map them (extendedResourceName): the API server
+        # charges claims on a mapped class to requests.<name> (pkg/quota/v1/evaluator/core/resource_claims.go,
+        # addExtendedResourceQuota), so the legacy keys keep limiting them; a device-class key would name the
+        # vendor class, which these claims do not use (review C5).
+        return []
     totals: dict[str, int] = {}
     legacy: dict[str, list[str]] = {}
+    narrowed: list[tuple[str, str, str]] = []  # (key, class, resource): the resource is a part of its class
     bad: list[str] = []
     for key, value in hard.items():
         res = str(key).removeprefix("requests.")
@@ -88,6 +95,9 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
             bad.append(str(key))
             continue
         cls = match.rule.device_class
+        if match.selectors:
+            narrowed.append((str(key), cls, res))
+            continue
         totals[cls] = totals.get(cls, 0) + count
         legacy.setdefault(cls, []).append(str(key))
     out: list[Finding] = []
@@ -96,13 +106,21 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
         first = legacy[cls][0]
         if dra_key in hard and not drop_legacy:
             continue
+        rule = "quota-legacy-device"
         if dra_key in hard:
             msg = f"legacy quota {', '.join(legacy[cls])} beside {dra_key}: --drop-legacy-quota removes it"
+        elif (covered := _covered_by_extended_resource(det, cls, legacy[cls])) is not None:
+            rule = "quota-legacy-covered"
+            msg = (
+                f"on Kubernetes {det.target.text} the quota on {', '.join(legacy[cls])} also limits claims on class "
+                f"{cls}, which maps it by extendedResourceName{covered}, with the DRAExtendedResource gate on; "
+                f"{dra_key}: {total} limits them with any chart: fix adds it"
+            )
         else:
             msg = f"quota on {', '.join(legacy[cls])} does not cover DRA claims: add {dra_key}: {total}" + (
                 " (summed)" if len(legacy[cls]) > 1 else ""
             )
-        f = det.finding("quota-legacy-device", msg, doc, hard, first, info, resource=first, fixable=True)
+        f = det.finding(rule, msg, doc, hard, first, info, resource=first, fixable=True)
         if fix:
             if dra_key not in hard:
                 # Same style as the legacy value: a quoted "8" stays a string.
@@ -113,6 +131,24 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
                     del hard[key]
             f.fixed = True
         out.append(f)
+    for key, cls, res in narrowed:
+        # A DRA quota counts devices per DeviceClass; this resource is only the part of its class its selectors
+        # pick (one MIG profile of mig.nvidia.com, one partition mode of gpu.amd.com), so a class key would count
+        # every other part too: per-profile limits would merge into one (review B10). Reported, never guessed.
+        out.append(
+            det.finding(
+                "quota-per-profile",
+                f"quota {key}: {res} is one part of class {cls} (its claims carry a selector), and a DRA quota "
+                f"counts devices per class: {cls}{DRA_QUOTA_SUFFIX} would count every {cls} device together. To "
+                f"keep this limit, add a DeviceClass that selects only {res} and quota "
+                f"<that class>{DRA_QUOTA_SUFFIX}, or size {cls}{DRA_QUOTA_SUFFIX} for all of them by hand",
+                doc,
+                hard,
+                key,
+                info,
+                resource=key,
+            )
+        )
     for key in bad:
         out.append(
             det.finding(
@@ -126,3 +162,14 @@ def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, d
             )
         )
     return out
+
+
+def _covered_by_extended_resource(det: Detector, cls: str, keys: list[str]) -> str | None:
+    """When the API server already charges claims on `cls` to the one legacy key (KEP-5004 quota, 1.36+): the
+    class's caveat (which chart releases carry the mapping), else None."""
+    info = det.rules.classes.get(cls)
+    if info is None or not info.shipped_by or not det.target.enabled("DRAExtendedResource") or len(keys) != 1:
+        return None
+    if keys[0] != "requests." + info.extended_resource_name:
+        return None
+    return f" ({info.extended_resource_caveat})" if info.extended_resource_caveat else ""

@@ -25,6 +25,7 @@ class DeviceClassInfo:
     driver: str
     shipped_by: str = ""
     extended_resource_name: str = ""
+    extended_resource_caveat: str = ""  # when the shipped class carries extendedResourceName only sometimes
     selectors: tuple[str, ...] = ()
     config: tuple[dict[str, Any], ...] = ()
     pack: str = ""
@@ -43,6 +44,8 @@ class ResourceRule:
     report_only: str = ""
     advice: str = ""
     ray_num_gpus: bool = False
+    caution: str = ""  # a warning that goes with every migrated request of this rule
+    ray_resource: str = ""  # the Ray resource KubeRay makes of this limit (TPU), see dramigrate/ray.py
     nic: bool = False
     sharing: dict[str, str] = field(default_factory=dict)
 
@@ -270,6 +273,8 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 report_only=res.get("reportOnly", ""),
                 advice=res.get("advice", ""),
                 ray_num_gpus=res.get("rayNumGpus", False),
+                ray_resource=res.get("rayResource", ""),
+                caution=res.get("caution", ""),
                 nic=res.get("nic", False),
                 sharing=dict(res.get("sharing", {})),
             )
@@ -282,6 +287,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 driver=cls["driver"],
                 shipped_by=cls.get("shippedBy", ""),
                 extended_resource_name=cls.get("extendedResourceName", ""),
+                extended_resource_caveat=cls.get("extendedResourceCaveat", ""),
                 selectors=tuple(cls.get("selectors", ())),
                 config=tuple(cls.get("config", ())),
                 pack=name,

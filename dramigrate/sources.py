@@ -12,6 +12,7 @@ from pathlib import Path
 from dramigrate.limits import NotRegular, file_type, is_regular
 
 YAML_SUFFIXES = (".yaml", ".yml")
+MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 STDIN = "-"
 WalkStep = tuple[str, list[str], list[str]]
@@ -74,8 +75,14 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
         broken = os.path.lexists(p)
         out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
+        chart = chart_root(p)
         if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
+        elif chart is not None:  # a chart's file (pre-commit passes single templates): the chart, once
+            if _library_chart(chart / "Chart.yaml"):
+                out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
+            elif chart not in out.charts:
+                out.charts.append(chart)
         elif p not in seen:
             seen.add(p)
             out.files.append(p)
@@ -144,6 +151,16 @@ def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None 
         stack.extend(os.path.join(here, d) for d in reversed(folders))
 
 
+def chart_root(path: Path) -> Path | None:
+    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved)."""
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if folder == folder.parent:
+            break
+    return None
+
+
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
     root = top.resolve()
 
@@ -162,7 +179,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
             continue
         for name in names:
             path = here / name
-            if not name.endswith(YAML_SUFFIXES) or excluded(path, exclude):
+            if not name.endswith(MANIFEST_SUFFIXES) or excluded(path, exclude):
                 continue
             if path.is_symlink() and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")

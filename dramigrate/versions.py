@@ -76,6 +76,17 @@ class Target:
             "then pass --assume-dra-enabled"
         )
 
+    def extended_resource_advice(self) -> str:
+        """Why --strategy extended-resource needs a confirmation on targets where DRAExtendedResource is off."""
+        since = _table()["features"]["DRAExtendedResource"]
+        return (
+            f"Kubernetes {self.text} has DeviceClass.spec.extendedResourceName (KEP-5004) only behind the "
+            f"DRAExtendedResource feature gate, off by default before {since}: enable it on kube-apiserver, "
+            "kube-controller-manager, kube-scheduler and kubelet (without it the API server drops "
+            "extendedResourceName from the classes, and pods keep asking for a device plugin that is gone), "
+            "then pass --assume-extended-resource-enabled"
+        )
+
     @staticmethod
     def parse(version: str | None) -> Target:
         table = _table()

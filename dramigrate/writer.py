@@ -1,37 +1,238 @@
-"""Write files whole and atomically: temp file in the same folder, same mode, rename; never over a changed file."""
+"""Write files whole and atomically, keeping what the file was: temp file in the same folder with the owner, group,
+mode, extended attributes and ACLs of the original, fsync, a last check that nobody changed or replaced the file,
+rename, fsync of the folder. Files that are read-only, hard-linked or someone else's are refused unless forced;
+a symlink is written through to its target only when the target stays inside the tree; a file keeps its
+encoding (UTF-8, or UTF-16/32 with a BOM) and a JSON manifest stays JSON.
+"""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import errno
+import json
 import os
+import re
+import shutil
+import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dramigrate.findings import InputError
 
+TEMP_SUFFIX = ".dramigrate"
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
-def write_atomic(path: Path, text: str, expected: bytes | None = None) -> None:
-    """Replace path with text. With expected, refuse when the file changed since it was read."""
-    if expected is not None:
+
+@dataclass(frozen=True)
+class WriteOptions:
+    force: bool = False  # write read-only, hard-linked and other users' files anyway
+    backup: str | None = None  # keep the original beside the file with this suffix
+    roots: tuple[Path, ...] = ()  # the trees a symlink's target must stay inside (none given: no symlink check)
+
+
+def bom_encoding(raw: bytes) -> str | None:
+    """The UTF-16/32 encoding a byte-order mark announces, or None (UTF-8, with or without its BOM)."""
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            return name
+    return None
+
+
+def encode_like(text: str, original: bytes | None) -> bytes:
+    """text encoded as the original was: UTF-16/32 when it had that BOM (text keeps its leading U+FEFF)."""
+    encoding = bom_encoding(original or b"") or "utf-8"
+    return text.encode(encoding)
+
+
+def as_json(original: str, yaml_text: str) -> str:
+    """The rewritten manifest as JSON again, indented as the original: one object stays one object; with the
+    emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
+    import yaml
+
+    objects = [d for d in yaml.safe_load_all(yaml_text) if d is not None]
+    data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
+    m = re.search(r"\n([ \t]+)\S", original)
+    indent: int | str | None = None
+    if m:
+        indent = m.group(1) if "\t" in m.group(1) else len(m.group(1))
+    out = json.dumps(data, indent=indent, ensure_ascii=False)
+    return out + ("\n" if original.endswith("\n") else "")
+
+
+def _inside(path: str, roots: tuple[Path, ...]) -> bool:
+    for root in roots:
         try:
-            current = path.read_bytes()
-        except OSError as exc:
-            raise InputError(f"cannot re-read before writing: {exc.strerror}", str(path)) from exc
-        if current != expected:
-            raise InputError("file changed since it was read; not overwritten (run again)", str(path))
-    data = text.encode("utf-8")
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+            Path(path).relative_to(os.path.realpath(root))
+            return True
+        except ValueError:
+            continue
+    return False
+
+
+def clean_stale_temps(folder: str, name: str) -> None:
+    """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".dramigrate", dir=str(path.parent or "."))
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        m = pattern.fullmatch(entry)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        if pid != os.getpid() and not _alive(pid):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _refusal(path: str, st: os.stat_result) -> str:
+    if not st.st_mode & 0o222:
+        return "read-only file; not written (--force writes it anyway)"
+    if st.st_nlink > 1:
+        return (
+            f"has {st.st_nlink} hard links; a rewrite would split them, so it is not written (--force writes it anyway)"
+        )
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return f"owned by user {st.st_uid}, not by you; not written (--force writes it anyway)"
+    return ""
+
+
+def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
+    """Owner and group, then mode, then extended attributes (POSIX ACLs live there) of source onto fd."""
+    if hasattr(os, "fchown"):
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except PermissionError as exc:
+            if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                raise InputError(
+                    f"cannot keep the file's owner and group ({st.st_uid}:{st.st_gid}): {exc.strerror}", source
+                ) from exc
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return
+        raise
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(source, name))
+        except OSError as exc:
+            raise InputError(f"cannot keep the extended attribute {name}: {exc.strerror}", source) from exc
+
+
+def write_atomic(path: Path, text: str, expected: bytes | None = None, options: WriteOptions | None = None) -> None:
+    """Replace path with text (encoded as expected was). With expected, refuse when the file changed since it
+    was read; refuse read-only, hard-linked and others' files unless options.force."""
+    opts = options or WriteOptions()
+    target = str(path)
+    if os.path.islink(target):
+        target = os.path.realpath(target)
+        if opts.roots and not _inside(target, opts.roots):
+            raise InputError("a symlink whose target is outside the tree; not written through it", str(path))
+    try:
+        before = os.stat(target)
+    except FileNotFoundError:
+        before = None
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", str(path)) from exc
+    if before is not None:
+        if not stat.S_ISREG(before.st_mode):
+            raise InputError("not a regular file; not written", str(path))
+        why = "" if opts.force else _refusal(target, before)
+        if why:
+            raise InputError(why, str(path))
+    if expected is not None and _read(target, path) != expected:
+        raise InputError("file changed since it was read; not overwritten (run again)", str(path))
+    data = encode_like(text, expected)
+    folder, name = os.path.split(target)
+    folder = folder or "."
+    clean_stale_temps(folder, name)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder)
     except OSError as exc:
         raise InputError(f"cannot write next to the file: {exc.strerror}", str(path)) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            if before is not None:
+                _copy_metadata(fh.fileno(), before, target)
+            else:
+                os.fchmod(fh.fileno(), 0o644 & ~_umask())
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if before is not None:
+            now = os.stat(target)  # the last look: the same file, with the same bytes, right before the rename
+            same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+                before.st_dev,
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            )
+            if not same or (expected is not None and _read(target, path) != expected):
+                raise InputError("file changed while it was being rewritten; not overwritten (run again)", str(path))
+            if opts.backup:
+                _backup(target, target + opts.backup)
+        os.replace(tmp, target)
+        _fsync_folder(folder)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _read(target: str, shown: Path) -> bytes:
+    try:
+        with open(target, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot re-read before writing: {exc.strerror}", str(shown)) from exc
+
+
+def _backup(target: str, backup: str) -> None:
+    """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata)."""
+    try:
+        if os.path.lexists(backup):
+            os.unlink(backup)
+        os.link(target, backup)
+    except OSError:
+        shutil.copy2(target, backup)
+
+
+def _fsync_folder(folder: str) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -192,8 +192,10 @@ def test_fix_rewrites_and_values_users_set_keep_working(gpu_chart: Path) -> None
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     amd = docs(gpu_chart, "resources.limits.nvidia\\.com/gpu=0", "resources.limits.amd\\.com/gpu=2")
+    amd_guards = RULES.lookup("amd.com/gpu").selectors  # AMD's own whole-GPU guards (no partition, no VFIO twin)
     assert kind(amd, "ResourceClaimTemplate")[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
         "deviceClassName": "gpu.amd.com",
+        "selectors": [{"cel": {"expression": s}} for s in amd_guards],
         "allocationMode": "ExactCount",
         "count": 2,
     }

@@ -132,8 +132,11 @@ def _values(run: Run, tmp: Path) -> tuple[Path, ...]:
         if v == "@ray":
             (tmp / "ray-gpu.yaml").write_text(RAY_GPU)
             out.append(tmp / "ray-gpu.yaml")
-        else:
-            out.append(CORPUS / v)
+        else:  # a copy: fix writes a chart's own DRA switch into the last -f file, never into the corpus
+            copy = tmp / "values" / v
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes((CORPUS / v).read_bytes())
+            out.append(copy)
     return tuple(out)
 
 

@@ -588,20 +588,21 @@ spec:
     requests.cpu: "64"
 """
     path = write(tmp_path, "quota.yaml", text)
-    code, report = lint_json(run_cli, path)
-    assert code == 1 and {f["rule"] for f in report["findings"]} == {"quota-legacy-device"}
-    code, _, err = run_cli(["fix", path])
+    # Before 1.36 the legacy key does not limit claims; a key for one MIG profile cannot become a class key.
+    code, report = lint_json(run_cli, path, "--kube-version", "1.35")
+    assert code == 1 and {f["rule"] for f in report["findings"]} == {"quota-legacy-device", "quota-per-profile"}
+    code, _, err = run_cli(["fix", "--kube-version", "1.35", path])
     assert code == 0, err
     (quota,) = docs(path.read_text())
     hard = quota["spec"]["hard"]
     assert hard["requests.nvidia.com/gpu"] == 8 and hard["requests.nvidia.com/mig-1g.5gb"] == 4, "legacy keys stay"
     assert int(hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"]) == 8
-    assert int(hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"]) == 4
-    kubernetes_validate.validate(quota, "1.36", strict=True)
+    assert "mig.nvidia.com.deviceclass.resource.k8s.io/devices" not in hard
+    kubernetes_validate.validate(quota, "1.35", strict=True)
     assert path.read_text().startswith(text), "existing lines are kept; the DRA keys are added"
 
 
-def test_resource_quota_mig_profiles_sum_into_one_key(run_cli: RunCli) -> None:
+def test_resource_quota_mig_profiles_are_not_merged_into_one_key(run_cli: RunCli) -> None:
     text = """\
 apiVersion: v1
 kind: ResourceQuota
@@ -615,10 +616,8 @@ spec:
 """
     code, out, err = run_cli(["fix", "-"], stdin=text)
     assert code == 0, err
-    (quota,) = docs(out)
-    dra = {k: v for k, v in quota["spec"]["hard"].items() if "deviceclass.resource.k8s.io" in k}
-    assert {k: int(v) for k, v in dra.items()} == {"mig.nvidia.com.deviceclass.resource.k8s.io/devices": 7}
-    assert run_cli(["fix", "-"], stdin=out)[1] == out, "fix twice changes nothing"
+    # "4 of 1g.5gb, 2 of 2g.10gb, 1 of 3g.20gb" is not "7 of any profile": each key is reported, none merged.
+    assert out == text and err.count("quota-per-profile") == 3
 
 
 def test_drop_legacy_quota(run_cli: RunCli) -> None:

@@ -104,7 +104,17 @@ def test_extended_resource_strategy_leaves_pods_and_emits_mig_class(run_cli: Run
     f = write(tmp_path, "mig.yaml", MIG)
     classes = tmp_path / "classes.yaml"
     code, _, err = run_cli(
-        ["fix", f, "--strategy", "extended-resource", "--classes-file", classes, "--kube-version", "1.35"]
+        [
+            "fix",
+            f,
+            "--strategy",
+            "extended-resource",
+            "--classes-file",
+            classes,
+            "--kube-version",
+            "1.34",
+            "--assume-extended-resource-enabled",
+        ]
     )
     assert code == 0, err
     assert f.read_text() == MIG

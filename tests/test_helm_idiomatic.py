@@ -85,10 +85,12 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOu
 def test_rewrite_is_small_and_readable(fixed: tuple[Path, Path, ChartOutcome]) -> None:
     _, chart, outcome = fixed
     assert sorted(c.rel for c in outcome.changes) == [
+        "Chart.yaml",
         "templates/deployment.yaml",
         "templates/resourceclaimtemplate.yaml",
         "values.yaml",
     ]
+    assert yaml.safe_load((chart / "Chart.yaml").read_text())["version"] == "0.1.1"  # a patch release
     template = (chart / "templates" / "deployment.yaml").read_text()
     assert "{{- if not .Values.dra.enabled }}\n              nvidia.com/gpu: {{ .Values.numGpus }}" in template
     assert "gt (int .Values.numGpus) 0" in template
@@ -145,6 +147,9 @@ def test_opt_in_leaves_the_switch_off(run_cli: RunCli, tmp_path: Path) -> None:
     assert yaml.safe_load((chart / "values.yaml").read_text())["dra"]["enabled"] is False
     assert rendered_text(chart) == before  # upstream users see no change until they turn it on
     assert any(d["kind"] == "ResourceClaimTemplate" for d in docs(chart, "dra.enabled=true"))
+    code, _, err = run_cli(["fix", "--opt-in", str(chart)])  # again: the switch is the chart's own now, left off
+    assert "set dra.enabled=true" in err and "needs manual work" not in err
+    assert yaml.safe_load((chart / "values.yaml").read_text())["dra"]["enabled"] is False
 
 
 def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_path: Path) -> None:
@@ -160,3 +165,36 @@ def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_p
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     code, _, err = run_cli(["fix", "--chart-style", "engine", str(chart)])
     assert (chart / "templates" / "_dramigrate.tpl").is_file(), err
+
+
+def test_chart_with_its_own_dra_switch_gets_the_setting(run_cli: RunCli, corpus: Path, tmp_path: Path) -> None:
+    chart = shutil.copytree(corpus / "ollama-helm", tmp_path / "ollama")
+    templates = {p: p.read_bytes() for p in (chart / "templates").rglob("*") if p.is_file()}
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("# our GPU settings\nollama:\n  gpu:\n    enabled: true\n")
+    code, _, err = run_cli(["fix", str(chart), "-f", str(gpu)])
+    assert "[chart-dra-switch]" in err and "set ollama.gpu.draEnabled=true" in err, err
+    assert gpu.read_text() == "# our GPU settings\nollama:\n  gpu:\n    enabled: true\n    draEnabled: true\n"
+    assert {p: p.read_bytes() for p in (chart / "templates").rglob("*") if p.is_file()} == templates
+    out = [d for m in render_chart(chart, RenderOptions(values_files=(gpu,))) for d in yaml.safe_load_all(m.text) if d]
+    (pod,) = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"]
+    assert "nvidia.com/gpu" not in json.dumps(pod["containers"]) and pod["resourceClaims"]
+    assert any(d["kind"] == "ResourceClaimTemplate" for d in out)
+
+
+def test_precommit_single_template_file_lints_its_chart_once(run_cli: RunCli, tmp_path: Path) -> None:
+    chart = write_chart(tmp_path)
+    files = [chart / "templates" / "deployment.yaml", chart / "values.yaml", chart / "templates" / "_helpers.tpl"]
+    code, out, err = run_cli(["lint", "--format", "json", *map(str, files)])
+    assert code == 1, err  # the changed template still requests a GPU: the hook fails
+    found = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert [(f["file"], f["line"]) for f in found] == [(f"{chart}/templates/deployment.yaml", 23)]
+    assert not [f for f in json.loads(out)["findings"] if f["rule"] == "templated-file"]
+
+
+def test_capped_count_gets_its_values_location(tmp_path: Path) -> None:
+    capped = DEPLOYMENT.replace("{{ .Values.numGpus }}", "{{ min .Values.numGpus 8 }}")
+    chart = write_chart(tmp_path, capped, VALUES.replace("numGpus: 1", "numGpus: 8"))
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
+    (f,) = [f for f in outcome.findings if f.rule == "legacy-device-request"]
+    assert [(r.file, r.line) for r in f.related] == [(f"{chart}/values.yaml", 4)]  # found by one less, not one more

@@ -251,3 +251,207 @@ spec:
     (req,) = claim_requests(result)
     (selector,) = [s["cel"]["expression"] for s in req["exactly"]["selectors"]]
     assert selector.endswith("device.attributes['gpu.nvidia.com'].architecture == 'Rubin'")
+
+
+# -- A5, C1, C4, C6, B1: the extended-resource strategy -----------------------------------------------------------
+
+INIT_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: er}
+spec:
+  initContainers:
+  - name: warmup
+    image: w:1
+    resources:
+      limits: {nvidia.com/gpu: 1}
+  containers:
+  - name: app
+    image: a:1
+    resources:
+      limits: {nvidia.com/gpu: 2}
+"""
+
+
+def test_extended_resource_on_1_35_needs_the_confirmation_naming_gate_and_components(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dramigrate.cli import app
+
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(INIT_POD)
+    args = ["fix", str(manifest), "--strategy", "extended-resource", "--kube-version", "1.35"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2
+    for word in ("DRAExtendedResource", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"):
+        assert word in refused.output
+    assert "--assume-extended-resource-enabled" in refused.output
+    assert CliRunner().invoke(app, [*args, "--assume-extended-resource-enabled"]).exit_code == 0
+    # On 1.36 the gate is on by default: no confirmation.
+    assert CliRunner().invoke(app, [*args[:-1], "1.36"]).exit_code == 0
+
+
+@pytest.mark.parametrize(("kube", "warned"), [("1.34", True), ("1.35", False), ("1.36", False)])
+def test_init_container_warning_only_where_kubernetes_gives_it_its_own_device(kube: str, warned: bool) -> None:
+    result = run(INIT_POD, fix=False, kube=kube, strategy="extended-resource")
+    assert ("extended-resource-init" in rules_of(result)) is warned
+
+
+@pytest.mark.parametrize(
+    ("resource", "needle"),
+    [
+        ("nvidia.com/gpu", "25.12.0"),  # C4: older NVIDIA charts ship gpu.nvidia.com without extendedResourceName
+        ("amd.com/gpu", "gpu.amd.com-spx"),  # C6: AutoPartition moves the mapping to gpu.amd.com-spx
+    ],
+)
+def test_extended_resource_message_states_when_the_chart_maps_the_resource(resource: str, needle: str) -> None:
+    result = run(INIT_POD.replace("nvidia.com/gpu", resource), fix=False, strategy="extended-resource")
+    messages = [f.message for f in result.findings if f.rule == "extended-resource"]
+    assert messages and all(needle in m for m in messages)
+
+
+def test_extended_resource_class_for_efa_keeps_the_vendor_class_selector() -> None:
+    result = run(INIT_POD.replace("nvidia.com/gpu", "vpc.amazonaws.com/efa"), fix=False, strategy="extended-resource")
+    (cls,) = result.classes.values()
+    assert cls.extended_resource_name == "vpc.amazonaws.com/efa"
+    assert any("Elastic Fabric Adapter (EFA)" in s for s in cls.selectors)
+
+
+# -- A4, B9: KubeRay's ray start flags ----------------------------------------------------------------------------
+
+RAY_GROUP = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: head, image: ray:2}]
+  workerGroupSpecs:
+  - groupName: acc
+    rayStartParams: PARAMS
+    template:
+      spec:
+        containers:
+        - name: ray-worker
+          image: ray:2
+          resources:
+            limits: LIMITS
+        - name: sidecar
+          image: s:1
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize(
+    ("limits", "params", "expected"),
+    [
+        # A4: KubeRay turns google.com/tpu into resources {"TPU": n}; Ray's autoscaler plans TPU groups from it.
+        ("{google.com/tpu: 4}", "{}", {"resources": "'{\"TPU\":4}'"}),
+        # ... merged into resources the group already declares, as KubeRay merges them.
+        ("{google.com/tpu: 4}", """{resources: '{"custom": 1.5}'}""", {"resources": """'{"TPU":4,"custom":1.5}'"""}),
+        # ... but not when the group already names an accelerator resource.
+        ("{google.com/tpu: 4}", """{resources: '{"TPU": 8}'}""", {"resources": '{"TPU": 8}'}),
+        # B9: KubeRay never counted Intel GPUs as GPUs (IsGPUResourceKey), so no num-gpus appears.
+        ("{gpu.intel.com/i915: 1}", "{}", {}),
+        # num-gpus comes from the Ray container alone, not from the sidecar's GPU.
+        ("{nvidia.com/gpu: 2}", "{}", {"num-gpus": "2"}),
+    ],
+)
+def test_ray_start_params_are_what_kuberay_derived(limits: str, params: str, expected: dict[str, str]) -> None:
+    result = run(RAY_GROUP.replace("LIMITS", limits).replace("PARAMS", params))
+    (cluster,) = [d for d in output_docs(result) if d["kind"] == "RayCluster"]
+    assert cluster["spec"]["workerGroupSpecs"][0]["rayStartParams"] == expected
+
+
+# -- A2, B2: AMD ------------------------------------------------------------------------------------------------------
+
+AMD_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: amd}
+spec:
+  containers:
+  - name: c
+    image: c:1
+    resources:
+      limits: {RESOURCE: 1}
+"""
+
+
+def _selects(selectors: list[str], attributes: dict[str, str]) -> bool:
+    """Evaluate the emitted CEL on a device with these gpu.amd.com attributes."""
+    from dramigrate.cel import compile_selector
+
+    return all(compile_selector(s).matches("gpu.amd.com", {"gpu.amd.com": attributes}, {}) for s in selectors)
+
+
+@pytest.mark.parametrize(
+    ("resource", "device", "chosen"),
+    [
+        # A2: a static (DCM) partition, the device plugin's layout, and an AutoPartition device both match.
+        ("amd.com/cpx_nps4", {"type": "amdgpu-partition", "partitionProfile": "cpx_nps4"}, True),
+        ("amd.com/cpx_nps4", {"type": "amdgpu-partition", "computePartition": "cpx", "memoryPartition": "nps4"}, True),
+        ("amd.com/cpx_nps4", {"type": "amdgpu-partition", "partitionProfile": "dpx_nps2"}, False),
+        ("amd.com/cpx_nps4", {"type": "vfio", "partitionProfile": "cpx_nps4"}, False),
+        # B2: a whole-GPU request never gets an AutoPartition fraction or a VFIO twin.
+        ("amd.com/gpu", {"type": "amdgpu"}, True),
+        ("amd.com/gpu", {"type": "amdgpu", "computePartition": "spx", "memoryPartition": "nps1"}, True),
+        ("amd.com/gpu", {"type": "amdgpu-partition", "computePartition": "cpx", "memoryPartition": "nps4"}, False),
+        ("amd.com/gpu", {"type": "vfio"}, False),
+    ],
+)
+def test_amd_requests_select_what_the_device_plugin_gave(resource: str, device: dict[str, str], chosen: bool) -> None:
+    result = run(AMD_POD.replace("RESOURCE", resource))
+    (req,) = claim_requests(result)
+    selectors = [s["cel"]["expression"] for s in req["exactly"]["selectors"]]
+    assert _selects(selectors, device) is chosen
+    assert ("mapping-caution" in rules_of(result)) is (resource != "amd.com/gpu")
+
+
+# -- B10, C2, C5: quotas ------------------------------------------------------------------------------------------
+
+QUOTA = """\
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q, namespace: ml}
+spec:
+  hard:
+    requests.nvidia.com/gpu: 8
+    requests.nvidia.com/mig-1g.5gb: 8
+    requests.nvidia.com/mig-3g.20gb: 2
+"""
+
+
+def _hard(result: FileResult) -> dict[str, Any]:
+    (quota,) = output_docs(result)
+    return quota["spec"]["hard"]
+
+
+def test_per_profile_mig_quotas_are_not_merged_into_one_class_key() -> None:
+    result = run(QUOTA)
+    per_profile = [f for f in result.findings if f.rule == "quota-per-profile"]
+    assert sorted(f.resource for f in per_profile) == [
+        "requests.nvidia.com/mig-1g.5gb",
+        "requests.nvidia.com/mig-3g.20gb",
+    ]
+    assert "mig.nvidia.com.deviceclass.resource.k8s.io/devices" not in _hard(result)
+    assert _hard(result)["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == 8
+
+
+@pytest.mark.parametrize(("kube", "rule"), [("1.35", "quota-legacy-device"), ("1.36", "quota-legacy-covered")])
+def test_legacy_gpu_quota_message_follows_the_target_version(kube: str, rule: str) -> None:
+    result = run(QUOTA, fix=False, kube=kube)
+    (finding,) = [f for f in result.findings if f.resource == "requests.nvidia.com/gpu"]
+    assert finding.rule == rule
+    if rule == "quota-legacy-covered":  # 1.36 charges claims on a class with extendedResourceName to the old key
+        assert "25.12.0" in finding.message and finding.severity.value == "info"
+
+
+def test_extended_resource_strategy_leaves_quotas_to_the_legacy_keys() -> None:
+    result = run(QUOTA, strategy="extended-resource")
+    assert result.rewritten is None
+    assert not [f for f in result.findings if f.rule.startswith("quota")]

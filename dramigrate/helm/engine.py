@@ -73,6 +73,7 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
                 "config": [dict(c) for c in r.config],
                 "reportOnly": r.report_only,
                 "rayNumGpus": bool(r.ray_num_gpus),
+                "rayResource": r.ray_resource,
                 "nic": bool(r.nic),
                 "sharingAlways": sharing_always,
                 "sharingLabel": str(r.sharing.get("nodeLabel", "")) if r.sharing else "",

@@ -311,6 +311,7 @@ def build(
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
     resource = workloads[0].devices[0].resource
+    changes += conventions(root, device_class, not opt_in)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
@@ -489,3 +490,58 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+# --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
+
+
+def conventions(root: Path, device_class: str, enabled: bool) -> list[Change]:
+    """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
+    values.schema.json gets the `dra` block when the chart has a schema."""
+    out = []
+    chart_path = root / "Chart.yaml"
+    before = chart_path.read_text(encoding="utf-8")
+    after = re.sub(
+        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
+        lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
+        before,
+        count=1,
+        flags=re.M,
+    )
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    if changes:
+        body = changes.group(2)
+        first = body.splitlines()[0]
+        item = " " * (len(first) - len(first.lstrip()))
+        entry = f"{item}- kind: added\n{item}  description: DRA ResourceClaims behind the dra.enabled switch\n"
+        end = changes.end(2)
+        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
+    if after != before:
+        out.append(Change("Chart.yaml", before, after))
+    schema_path = root / "values.schema.json"
+    if schema_path.is_file():
+        text = schema_path.read_text(encoding="utf-8")
+        try:
+            schema = json.loads(text)
+        except ValueError:
+            return out
+        if (
+            isinstance(schema, dict)
+            and isinstance(schema.get("properties"), dict)
+            and "dra" not in schema["properties"]
+        ):
+            schema["properties"]["dra"] = {
+                "type": "object",
+                "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+                "properties": {
+                    "enabled": {"type": "boolean", "default": enabled},
+                    "deviceClassName": {"type": "string", "default": device_class},
+                    "existingClaimTemplate": {"type": "string", "default": ""},
+                },
+            }
+            indent = re.search(r"\n( +)\"", text)
+            new = json.dumps(schema, indent=len(indent.group(1)) if indent else 2) + (
+                "\n" if text.endswith("\n") else ""
+            )
+            out.append(Change("values.schema.json", text, new))
+    return out

@@ -203,3 +203,17 @@ def strict_errors(stream: str, versions: tuple[str, ...]) -> str:
                     f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}: {errors[0]}"
                 )
     return ""
+
+
+def without_nulls(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
+    """Objects with null-valued keys dropped: the API server reads `limits:` with nothing under it as no
+    `limits` at all, as the migration writes it."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if v is not None}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return {k: [strip(d) for d in docs] for k, docs in objs.items()}

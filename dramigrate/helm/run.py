@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import sys
 import tarfile
@@ -44,6 +45,7 @@ from dramigrate.helm.values import (
     display,
     inject,
     locate,
+    lowered,
     minimal_patch,
     resources_maps,
     set_path,
@@ -53,7 +55,8 @@ from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
-MAX_VARIATIONS = 28  # value sets the proof renders both charts with
+MAX_VARIATIONS = 28
+ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 
 
 @dataclass(frozen=True)
@@ -362,6 +365,12 @@ def probe(
         if changed is None:
             continue
         follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
+        capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
+        if capped and (down := lowered(leaf.value)) is not None:
+            values = _override(sources, set_path(sources.merged, leaf.path, down))
+            lower = _probe_render(root, copts, values, rules, work)
+            if lower is not None:
+                follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
         gone = {k for k in base if k not in changed}
         added = {k for k in changed if k not in base}
         if follow:
@@ -577,6 +586,12 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
+    if switch is not None:
+        _report_switch(outcome, switch, sources, root)
+        if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
+            _use_switch(outcome, root, switch, copts)
+        return
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
@@ -617,7 +632,7 @@ def _variations(
     resource = _probe_resource(rules)
     if maps and resource:
         values = _override(sources, inject(merged, maps, resource, 1))
-        label = f"{resource}: 1 added to every resources map of the values"
+        label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
 
@@ -645,6 +660,7 @@ def _fix(
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
+    wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
     for v, r in renders:
@@ -675,11 +691,13 @@ def _fix(
                 _manual(outcome, str(exc), "")
                 return
             wanted.setdefault(sub, set()).add(rel)
+            if v.label in given:
+                wanted_given.setdefault(sub, set()).add(rel)
         expected.append((v, r, _text(result, r.stream), notes))
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(outcome, root, copts, rules, settings, work, wanted, expected, given, mode)
+        _fix_idiomatic(outcome, root, copts, rules, settings, work, wanted_given, expected, given, mode)
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -969,7 +987,7 @@ def _fix_idiomatic(
     is byte-identical to the original chart's, with it on every render equals the migrated original render
     (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
     from dramigrate.helm import idiomatic
-    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors
+    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors, without_nulls
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1018,6 +1036,8 @@ def _fix_idiomatic(
     copy_root = work.path / "rewritten" / root.name
     shutil.copytree(root, copy_root, symlinks=True)
     for c in changes:
+        if c.rel == "Chart.yaml":  # the release bump shows in `.Chart.Version` labels; the proof renders as before
+            continue
         (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
         (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
     for v, original, want, _ in expected:
@@ -1047,10 +1067,14 @@ def _fix_idiomatic(
                 outcome, f"with {v.label} and the DRA switch off, the render is not byte-identical: {difference}", patch
             )
             return
+        if v.label.endswith(ADDED_DEVICE):
+            # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
+            outcome.checked.append(f"{v.label} (switch off)")
+            continue
         before = objects(original.stream + original.rest)
         ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
-        expected_objects = canonical_claims(_merge(objects(want), objects(original.rest)))
-        diff = first_difference(expected_objects, canonical_claims(objects(on.stream + on.rest)), ignore)
+        expected_objects = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
+        diff = first_difference(expected_objects, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
         if diff:
             _manual(
                 outcome,
@@ -1072,3 +1096,74 @@ def _fix_idiomatic(
             patch,
         )
         outcome.patch_proven = True
+
+
+# --- charts that have their own DRA switch (ollama `draEnabled`, llm-d `accelerator.dra`) -------------------
+
+_SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.IGNORECASE)
+
+
+def _own_dra_switch(
+    root: Path, copts: ChartOptions, sources: ValueSources, base: dict[DeviceKey, Any], rules: RuleSet, work: Workdir
+) -> Leaf | None:
+    """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself."""
+    from dramigrate.helm.values import walk
+
+    for leaf in walk(sources.merged):
+        if leaf.value is not False or not leaf.path:
+            continue
+        named = [str(p) for p in leaf.path if isinstance(p, str)]
+        if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] == ["dra"])):
+            continue
+        values = _override(sources, set_path(sources.merged, leaf.path, True))
+        rendered = _render(root, copts.render((work.values_file(values),), sets=False))
+        if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
+            continue
+        if len(device_uses(rendered.stream, rules)) < len(base):
+            return leaf
+    return None
+
+
+def _report_switch(outcome: ChartOutcome, leaf: Leaf, sources: ValueSources, root: Path) -> None:
+    loc = locate(leaf.path, sources)
+    setting = f"{display(leaf.path)}=true"
+    outcome.findings.append(
+        Finding(
+            "chart-dra-switch",
+            RULES["chart-dra-switch"][0],
+            f"the chart has its own DRA switch: set {setting} (with it on, the chart renders ResourceClaims instead "
+            "of device-plugin requests); fix writes it into the values file, not into the templates",
+            loc.file or f"{outcome.display}/values.yaml",
+            loc.line,
+        )
+    )
+    for f in outcome.findings:
+        if f.resource:
+            f.related.append(Location(loc.file or f"{outcome.display}/values.yaml", loc.line, 0, f"set {setting}"))
+
+
+def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptions) -> None:
+    """fix: the switch goes on in the last -f file the user named, else in the chart's values.yaml."""
+    from dramigrate.documents import parse_document, split_documents, start_edit
+
+    path = copts.values_files[-1] if copts.values_files else root / "values.yaml"
+    rel = str(path.resolve()) if copts.values_files else "values.yaml"
+    before = path.read_text(encoding="utf-8") if path.is_file() else ""
+    yf = split_documents(str(path), before.encode("utf-8"))
+    doc = next((d for d in yf.documents if parse_document(str(path), d) is not None), None)
+    if doc is None or not isinstance(doc.data, dict):
+        _manual(outcome, f"cannot set {display(leaf.path)} in {path}: it is not a YAML mapping", "")
+        return
+    start_edit(doc)
+    node = doc.data
+    for key in leaf.path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[leaf.path[-1]] = True
+    outcome.changes = [Change(rel, before or None, yf.render())]
+    outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
+    for f in outcome.findings:
+        if f.resource:
+            f.fixed = True

@@ -129,6 +129,17 @@ def bumped(value: Any) -> Any:
     return int(value) + 1
 
 
+def lowered(value: Any) -> Any | None:
+    """The value one less (same type), for a probe of a count capped in the template (`min .Values.gpus 8`
+    at 8 does not follow a bump); None when it is 1 or less (0 is the switched-off probe)."""
+    count = as_count(value)
+    if count is None or count <= 1:
+        return None
+    if isinstance(value, str):
+        return str(count - 1)
+    return type(value)(count - 1)
+
+
 def zero(value: Any) -> Any:
     return "0" if isinstance(value, str) else type(value)(0)
 

@@ -466,8 +466,11 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
                     f.fixed = True
     for f, r in o.base_results.items():
         r.path = kz.display(f)
+        overlays = ", ".join(sorted({kz.display(x) for d in kz.graph.owners_of(f) for x in kz.graph.overlays_of(d)}))
         for finding in r.findings:
             finding.file = r.path
+            if finding.fixable:
+                finding.message += f"; in a kustomize base of {overlays}, migrated with every overlay and proven"
         r.rewritten = r.original = r.raw = None
         result.files.append(r)
         result.findings.extend(r.findings)

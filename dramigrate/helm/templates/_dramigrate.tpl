@@ -254,7 +254,7 @@ editing it: it embeds the rule packs it was written with.
     {{- $slices := dict -}}
     {{- range $r := $entries -}}
       {{- $mj := include "__P__.lookup" (dict "rules" $rules "res" $r) -}}
-      {{- if $mj -}}{{- if (index $rules.resources (int (fromJson $mj).i)).reportOnly -}}{{- $_ := set $slices (regexReplaceAll "/.*$" $r "") true -}}{{- end -}}{{- end -}}
+      {{- if $mj -}}{{- $ro := (index $rules.resources (int (fromJson $mj).i)).reportOnly -}}{{- if and $ro (ne $ro "config") -}}{{- $_ := set $slices (regexReplaceAll "/.*$" $r "") true -}}{{- end -}}{{- end -}}
     {{- end -}}
     {{- range $r := $entries -}}
       {{- $mj := include "__P__.lookup" (dict "rules" $rules "res" $r) -}}
@@ -474,22 +474,49 @@ root each */ -}}
   {{- range $t := $existing -}}{{- if include "__P__.covers" (dict "t" $t "w" $w) -}}{{- $covered = true -}}{{- end -}}{{- end -}}
   {{- if not $covered -}}{{- $tols = append $tols $w -}}{{- $existing = append $existing $w -}}{{- end -}}
 {{- end -}}{{- end -}}
-{{- /* KubeRay builds `ray start --num-gpus` from limits: tell it explicitly */ -}}
-{{- $ray := 0 -}}
+{{- /* KubeRay builds `ray start` from the Ray container's (containers[0]) limits: write out what it derived
+     (num-gpus from the first GPU key, resources {"TPU": n} from the first custom accelerator; dramigrate/ray.py) */ -}}
+{{- $rayParams := dict -}}
 {{- if $p.loc.rayPath -}}
-  {{- $appSum := 0 -}}{{- $initMax := 0 -}}
-  {{- range $u := $p.uses -}}{{- if $u.rule.rayNumGpus -}}
-    {{- if or (not $u.ct.init) $u.ct.sidecar -}}{{- $appSum = add $appSum $u.count -}}
-    {{- else -}}
-      {{- /* a plain init container plus the sidecars started before it */ -}}
-      {{- $n := $u.count -}}
-      {{- range $s := $p.uses -}}
-        {{- if and $s.rule.rayNumGpus $s.ct.sidecar (lt (int $s.ct.index) (int $u.ct.index)) -}}{{- $n = add $n $s.count -}}{{- end -}}
-      {{- end -}}
-      {{- if gt (int $n) (int $initMax) -}}{{- $initMax = $n -}}{{- end -}}
-    {{- end -}}
+  {{- $rp0 := index $p.owner $p.loc.rayPath -}}{{- if not (kindIs "map" $rp0) -}}{{- $rp0 = dict -}}{{- end -}}
+  {{- $lim0 := dict -}}
+  {{- $cl := index $p.spec "containers" -}}
+  {{- if and (kindIs "slice" $cl) $cl -}}{{- $c0 := index $cl 0 -}}{{- if kindIs "map" $c0 -}}
+    {{- $r0 := index $c0 "resources" -}}
+    {{- if kindIs "map" $r0 -}}{{- $l := index $r0 "limits" -}}{{- if kindIs "map" $l -}}{{- $lim0 = $l -}}{{- end -}}{{- end -}}
   {{- end -}}{{- end -}}
-  {{- $ray = int (max $appSum $initMax) -}}
+  {{- $migrated := dict -}}
+  {{- range $u := $p.uses -}}{{- if eq $u.ct.path "containers[0]" -}}{{- $_ := set $migrated $u.res true -}}{{- end -}}{{- end -}}
+  {{- $keys := list -}}
+  {{- range $k, $_ := $lim0 -}}{{- if and (contains "/" $k) (not (regexMatch $p.st.rules.native $k)) -}}{{- $keys = append $keys $k -}}{{- end -}}{{- end -}}
+  {{- $info := list -}}
+  {{- range $k := sortAlpha $keys -}}
+    {{- $gpu := hasSuffix "gpu" $k -}}{{- $rr := "" -}}
+    {{- $mj := include "__P__.lookup" (dict "rules" $p.st.rules "res" $k) -}}
+    {{- if $mj -}}{{- $rule := index $p.st.rules.resources (int (fromJson $mj).i) -}}{{- $gpu = $rule.rayNumGpus -}}{{- $rr = $rule.rayResource -}}{{- end -}}
+    {{- $info = append $info (dict "k" $k "gpu" $gpu "rr" $rr "n" (include "__P__.count" (index $lim0 $k))) -}}
+  {{- end -}}
+  {{- if not (hasKey $rp0 "num-gpus") -}}
+    {{- range $i := $info -}}{{- if and $i.gpu (ne $i.n "0") -}}
+      {{- if and (hasKey $migrated $i.k) (ne $i.n "none") -}}{{- $_ := set $rayParams "num-gpus" $i.n -}}{{- end -}}{{- break -}}
+    {{- end -}}{{- end -}}
+  {{- end -}}
+  {{- $cur := dict -}}{{- $ok := true -}}
+  {{- if hasKey $rp0 "resources" -}}
+    {{- $parsed := fromJson (trimAll "'\"` " (toString (index $rp0 "resources"))) -}}
+    {{- if hasKey $parsed "Error" -}}{{- $ok = false -}}{{- else -}}{{- $cur = $parsed -}}{{- end -}}
+  {{- end -}}
+  {{- if $ok -}}
+    {{- $present := false -}}
+    {{- range $r := $p.st.rules.resources -}}{{- if and $r.rayResource (hasKey $cur $r.rayResource) -}}{{- $present = true -}}{{- end -}}{{- end -}}
+    {{- if not $present -}}
+      {{- range $i := $info -}}{{- if and $i.rr (ne $i.n "0") -}}
+        {{- if and (hasKey $migrated $i.k) (ne $i.n "none") -}}
+          {{- $_ := set $cur $i.rr (atoi $i.n) -}}{{- $_ := set $rayParams "resources" (printf "'%s'" (toJson $cur)) -}}
+        {{- end -}}{{- break -}}
+      {{- end -}}{{- end -}}
+    {{- end -}}
+  {{- end -}}
 {{- end -}}
 {{- /* apply: the same edits apply.py makes */ -}}
 {{- range $u := $p.uses -}}
@@ -528,11 +555,11 @@ root each */ -}}
   {{- $tl := index $p.spec "tolerations" -}}{{- if not (kindIs "slice" $tl) -}}{{- $tl = list -}}{{- end -}}
   {{- $_ := set $p.spec "tolerations" (concat $tl $tols) -}}
 {{- end -}}
-{{- if gt $ray 0 -}}
-  {{- if not (hasKey $p.owner $p.loc.rayPath) -}}{{- $_ := set $p.owner $p.loc.rayPath (dict "num-gpus" (toString $ray)) -}}
+{{- if $rayParams -}}
+  {{- if not (hasKey $p.owner $p.loc.rayPath) -}}{{- $_ := set $p.owner $p.loc.rayPath $rayParams -}}
   {{- else -}}
     {{- $rp := index $p.owner $p.loc.rayPath -}}
-    {{- if and (kindIs "map" $rp) (not (hasKey $rp "num-gpus")) -}}{{- $_ := set $rp "num-gpus" (toString $ray) -}}{{- end -}}
+    {{- if kindIs "map" $rp -}}{{- range $k, $v := $rayParams -}}{{- $_ := set $rp $k $v -}}{{- end -}}{{- end -}}
   {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -1,0 +1,60 @@
+"""A repository's config is not trusted by default: paths it names stay inside the repository unless
+--trust-config (never in CI, never with --untrusted), and what it turns off is printed for the reviewer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import RunCli
+
+RULES = Path(__file__).resolve().parents[1] / "rules" / "nvidia.yaml"
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(RULES, tmp_path / "elsewhere" / "pack.yaml")
+    (tmp_path / "repo" / "a.yaml").write_text(POD)
+    (tmp_path / "repo" / ".dramigrate.yaml").write_text("rules: [../elsewhere/pack.yaml]\n")
+    return tmp_path / "repo"
+
+
+def test_config_paths_outside_the_repository_are_refused(repo: Path, run_cli: RunCli) -> None:
+    code, _, err = run_cli(["lint", "a.yaml"], cwd=repo)
+    assert code == 2
+    assert "`rules` names" in err and "outside the repository" in err
+
+
+def test_trust_config_allows_them_but_never_in_ci_or_untrusted(repo: Path, run_cli: RunCli, monkeypatch) -> None:
+    for key in ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD"):
+        monkeypatch.delenv(key, raising=False)
+    code, _, err = run_cli(["lint", "--trust-config", "a.yaml"], cwd=repo)
+    assert code == 1, err  # the pack loads; the request is an error finding
+    code, _, err = run_cli(["lint", "--trust-config", "--untrusted", "a.yaml"], cwd=repo)
+    assert code == 2 and "outside the repository" in err
+    monkeypatch.setenv("CI", "true")
+    code, _, err = run_cli(["lint", "--trust-config", "a.yaml"], cwd=repo)
+    assert code == 2 and "outside the repository" in err
+
+
+def test_what_the_config_turns_off_is_printed(repo: Path, run_cli: RunCli) -> None:
+    (repo / ".dramigrate.yaml").write_text("exclude: ['legacy/*']\nsharing: {nvidia.com/gpu: time-slicing}\n")
+    code, _, err = run_cli(["lint", "--quiet", "a.yaml"], cwd=repo)
+    assert code == 0  # the gate is green only because the config says the GPUs are shared...
+    assert "(untrusted): excludes legacy/*; report-only (shared) resources nvidia.com/gpu: time-slicing" in err
