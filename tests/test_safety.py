@@ -153,10 +153,10 @@ def test_disk_full_on_one_file_leaves_it_named_and_writes_the_others(
         (folder / f"{name}.yaml").write_text(GOOD.format(name=name))
     real = writer.write_atomic
 
-    def write_atomic(path: Path, text: str, expected: bytes | None = None) -> None:
+    def write_atomic(path: Path, text: str, *args: Any, **kwargs: Any) -> None:
         if path.name == "b.yaml":
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(path, text, expected)
+        real(path, text, *args, **kwargs)
 
     monkeypatch.setattr(writer, "write_atomic", write_atomic)
     code = commands.do_fix(Options([str(folder)], format=["json"], output=tmp_path / "r.json"))
