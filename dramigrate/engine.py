@@ -13,6 +13,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
+from dramigrate.prefilter import wanted
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs
 from dramigrate.versions import Target
@@ -65,6 +66,9 @@ def run(
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
+    maybe = wanted([Path(j.path) for j in jobs if j.raw is None], rules)
+    if maybe is not None:  # files grep rules out would give no result: skip them unread
+        jobs = [j for j in jobs if j.raw is not None or j.path in maybe]
     results: list[FileResult] | None = None
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         try:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
 
-from dramigrate import migrate
+from dramigrate import migrate, prefilter
 from dramigrate.config import Settings
 from dramigrate.documents import parse_document, split_documents
 from dramigrate.fastyaml import Mapping, Sequence, fast_documents
@@ -117,3 +117,40 @@ def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.Mo
 )
 def test_what_the_fast_parse_cannot_reproduce_goes_to_ruamel(text: str) -> None:
     assert fast_documents("x.yaml", text.encode()) is None
+
+
+EDGE_CASES = {
+    "section-far.yaml": "spec:\n  resources:\n    limits:\n"
+    + "      # note\n" * 30
+    + "\n"
+    + "      example.com/fpga: 1\n",
+    "crlf.yaml": "resources:\r\n  requests:\r\n    'vendor.io/dev': 2\r\n",
+    "flow.yaml": "resources: {limits: {acme.dev/x: 1}}\n",
+    "dash.yaml": "- limits:\n    foo.org/thing: 1\n",
+    "kubespawner.yaml": "extra_resource_limits:\n  amd.com/gpu: '1'\n",
+    "tabs.yaml": "limits:\n\t\tfoo.io/bar: 1\n",
+    "nul.yaml": "a: 1\n\0limits:\n  x.io/y: 1\n",
+    "utf16.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    "native.yaml": "resources:\n  limits:\n    hugepages.kubernetes.io/x: 1\n",
+    "clean.yaml": "metadata:\n  labels:\n    app.kubernetes.io/name: x\nspec:\n  limits:\n    cpu: 1\nz:\n  a.io/b: 1",
+}
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name, text in EDGE_CASES.items():
+        (tmp_path / name).write_bytes(text.encode("utf-16" if name == "utf16.yaml" else "utf-8"))
+    files = sorted(tmp_path.iterdir())
+    files += sorted(p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml"))
+    if CORPUS.is_dir():
+        files += sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    monkeypatch.setattr(prefilter, "MIN_FILES", 0)
+    kept = prefilter.candidates([str(p) for p in files], RULES)
+    assert kept is not None
+    missed = [p for p in files if may_matter(p.read_bytes(), RULES) and str(p) not in kept]
+    assert missed == []
+    assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
+    assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
+    assert len(kept) < len(files) * 0.8

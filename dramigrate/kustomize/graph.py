@@ -271,9 +271,11 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
     wanted = [p.resolve() for p in paths]
     wanted_set = set(wanted)  # a set: a repository has thousands of files and hundreds of kustomizations
     tops: list[Path] = []
+    seen_tops: set[Path] = set()
     for top in sorted({repo_root(p) for p in wanted} | {r.resolve() for r in extra_roots}, key=lambda t: len(t.parts)):
-        if not any(t == top or t in top.parents for t in tops):
+        if top not in seen_tops and not any(a in seen_tops for a in top.parents):  # sets: one top per folder
             tops.append(top)
+            seen_tops.add(top)
     for top in tops:
         for folder, dirs, names in walk(top):
             dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
