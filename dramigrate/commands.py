@@ -267,12 +267,31 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
         for r in result.files:
             if r.path == "-":
-                stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+                try:
+                    stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+                except Exception as exc:  # the findings stand without their template locations
+                    from dramigrate.migrate import internal_error
+
+                    r.findings.append(internal_error("-", exc, "finding the templates of the stream"))
+                    result.findings.append(r.findings[-1])
+                    result.bad_input += 1
     kz = result.kustomize
     if fix and kz is not None and kz.units and ctx.settings.strategy == "claims":
         from dramigrate.kustomize.run import run_kustomize
 
-        run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
+        try:
+            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
+        except Exception as exc:  # the kustomize graphs fail as a whole (nothing of them was written yet)
+            from dramigrate.kustomize.graph import NAMES
+            from dramigrate.migrate import failed_file
+
+            for unit in kz.units:
+                folder = min(unit.folders)
+                kfile = next((folder / n for n in NAMES if (folder / n).is_file()), folder)
+                failed = failed_file(kz.display(kfile), exc, "migrating the kustomize graph")
+                result.files.append(failed)
+                result.findings.extend(failed.findings)
+                result.bad_input += 1
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
@@ -483,15 +502,30 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         result.findings.append(classes_warning(result, missing))
         return None
     from dramigrate.classes import merge_classes
+    from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    after = merge_classes(str(path), before, missing, ctx.target)
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        after = merge_classes(str(path), before, missing, ctx.target)
+    except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
+        failed = failed_file(str(path), exc)
+        result.files.append(failed)
+        result.findings.extend(failed.findings)
+        result.bad_input += 1
+        return None
     if write and after != before:
+        from dramigrate.migrate import FileResult
         from dramigrate.writer import write_atomic
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, after)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, after)
+        except Exception as exc:
+            r = FileResult(str(path), rewritten=after)
+            result.files.append(r)
+            _not_written(r, result, exc)
+            return None
     return path, before, after
 
 
@@ -640,9 +674,12 @@ def _write_chart(chart: Any, result: RunResult) -> int:
     if chart.changes and not chart.manual:
         try:
             written = write_changes(chart)
-        except InputError as exc:
-            result.files.append(_error_result(exc.file or chart.display, exc.message))
-            result.bad_input += 1
+        except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
+            from dramigrate.migrate import FileResult
+
+            r = FileResult(getattr(exc, "file", "") or chart.display, rewritten="")
+            result.files.append(r)
+            _not_written(r, result, exc)
             for f in chart.findings:
                 f.fixed = False
     if chart.report():

@@ -725,11 +725,10 @@ def _affinity_values(spec: dict[str, Any], label: str) -> list[Any]:
 
 
 def require_name(path: str, doc: Document, info: ObjectInfo) -> None:
-    if not info.name:
+    if not info.name and not info.generate_name:
         line, _ = doc.line_of(info.obj.get("metadata") or info.obj)
-        hint = f" (it has only generateName {info.generate_name!r})" if info.generate_name else ""
         raise InputError(
-            f"{info.kind} has no metadata.name{hint}: the ResourceClaimTemplate name is derived from it; "
+            f"{info.kind} has no metadata.name or generateName: the ResourceClaimTemplate name is derived from it; "
             "give the workload a name",
             path,
             line,

@@ -267,7 +267,7 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     b = baseline.splitlines(keepends=True)
     a = after.splitlines(keepends=True)
     to_original: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, [x.strip() for x in b], [x.strip() for x in o], autojunk=False)
+    matcher = difflib.SequenceMatcher(None, [_content(x) for x in b], [_content(x) for x in o], autojunk=False)
     for tag, i1, i2, j1, _ in matcher.get_opcodes():
         if tag == "equal":
             for k in range(i2 - i1):
@@ -339,6 +339,30 @@ def _shifted(line: str, shift: int) -> str:
     return " " * max(_indent(line) + shift, 0) + line.lstrip(" ")
 
 
+def _content(line: str) -> str:
+    """A line as the matcher compares it: without indentation, and with the spaces before a trailing comment
+    collapsed (ruamel keeps a comment's column, not its distance, so a re-indented line moves it)."""
+    text = line.strip()
+    at = _comment_start(text)
+    if at > 0:
+        text = text[:at].rstrip() + " " + text[at:]
+    return text
+
+
+def _comment_start(text: str) -> int:
+    """Where the trailing comment of a YAML line starts (-1 when none): a # after a space, outside quotes."""
+    quote = ""
+    for i, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"" and (i == 0 or text[i - 1] in " :-[{,"):
+            quote = char
+        elif char == "#" and (i == 0 or text[i - 1] in " \t"):
+            return i
+    return -1
+
+
 def _comments_of(lines: list[str]) -> list[str]:
     """The comments of lines an edit removes, kept as comment lines at the same indentation."""
     kept = []
@@ -347,8 +371,11 @@ def _comments_of(lines: list[str]) -> list[str]:
         indent = line[: len(line) - len(stripped)]
         if stripped.startswith("#"):
             kept.append(line)
-        elif " #" in stripped and not any(q in stripped.split(" #", 1)[0] for q in "'\"|>"):
-            kept.append(indent + "#" + stripped.split(" #", 1)[1].rstrip("\n") + "\n")
+            continue
+        at = _comment_start(stripped)
+        value = stripped[:at].split(": ", 1)[-1].lstrip() if at > 0 else ""
+        if at > 0 and not value.startswith(("|", ">")):  # a block scalar's indicator line keeps its own
+            kept.append(indent + stripped[at:].rstrip("\n") + "\n")
     return kept
 
 

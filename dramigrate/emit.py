@@ -34,11 +34,27 @@ def spec_hash(spec: Any) -> str:
     return hashlib.sha256(go_json(spec).encode("utf-8")).hexdigest()[:8]
 
 
+# Placeholders a launch script or Terraform substitutes before `kubectl apply`: ${JOB_NAME}, ${var.name}, $(VAR),
+# $VAR. They stay in the template name verbatim, so each substitution gets its own template.
+PLACEHOLDER = re.compile(r"\$\{[^{}\s]+\}|\$\([A-Za-z_][A-Za-z0-9_]*\)|\$[A-Za-z_][A-Za-z0-9_]*")
+STAND_IN = "x"  # what a placeholder becomes for validation: a valid DNS label character
+
+
 def name_base(workload: str, suffix: str) -> str:
     raw = f"{workload}-{suffix}" if suffix else workload
-    base = re.sub(r"[^a-z0-9.-]+", "-", raw.lower())
+    literals = PLACEHOLDER.split(raw)
+    holders = PLACEHOLDER.findall(raw)
+    parts = [re.sub(r"[^a-z0-9.-]+", "-", literal.lower()) for literal in literals]
+    base = "".join(p + h for p, h in zip(parts, [*holders, ""], strict=True))
     base = re.sub(r"-{2,}", "-", base).strip("-.")
+    if holders:  # its length is known only once substituted; validation uses a stand-in
+        return base
     return base[: DNS_SUBDOMAIN_MAX - 9].rstrip("-.") or "claim"
+
+
+def stand_in(text: str) -> str:
+    """text with each placeholder replaced by a valid stand-in, to validate what a substitution would give."""
+    return PLACEHOLDER.sub(STAND_IN, text)
 
 
 def _exact(device_class: str, selectors: tuple[str, ...], count: int) -> dict[str, Any]:
@@ -69,7 +85,8 @@ def claim_template(plan: PodPlan, target: Target) -> dict[str, Any]:
     if config:
         devices["config"] = config
     spec = {"spec": {"devices": devices}}
-    metadata: dict[str, Any] = {"name": f"{name_base(info.name, plan.analysis.ref.name_suffix)}-{spec_hash(spec)}"}
+    base = name_base(info.name or info.generate_name, plan.analysis.ref.name_suffix)
+    metadata: dict[str, Any] = {"name": f"{base}-{spec_hash(spec)}"}
     if info.namespace:
         metadata["namespace"] = info.namespace
     return {"apiVersion": target.api_version, "kind": "ResourceClaimTemplate", "metadata": metadata, "spec": spec}

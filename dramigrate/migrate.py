@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,8 @@ from dramigrate.documents import (
     start_edit,
     to_plain,
 )
-from dramigrate.emit import claim_template
+from dramigrate.embedded import embedded_findings
+from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
 from dramigrate.fastyaml import fast_documents
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, check_structure, read_regular, size_message
@@ -34,6 +34,7 @@ from dramigrate.plan import plan_pod
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.suppress import parse as parse_suppressions
+from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import any_relevant, fast_relevant, may_matter
 from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
@@ -58,27 +59,6 @@ class FileResult:
     def failed(self) -> bool:
         """The file could not be processed (bad input, a limit, an OS error or a bug): it counts toward exit 2."""
         return self.error is not None or any(f.rule == "internal-error" for f in self.findings)
-
-
-# A Go template action where YAML expects a value or a line, or a quoted value that starts with a Helm action:
-# such a file is a template outside a chart, even when it parses as YAML. Quoted {{ $labels }} in a Prometheus
-# rule, or a values file's string for `tpl` in the middle of a value, is not one.
-GO_TEMPLATE = re.compile(
-    rb"(?m)^[ \t]*(?:- )?(?:[\w.\-/]+[ \t]*:[ \t]*)?\{\{"
-    rb"|:[ \t]*[\"']\{\{-?\s*(?:\.Values|\.Release|\.Chart|\.Capabilities|include |template |toYaml |tpl |\$\.Values)"
-)
-
-
-def _templated(path: str, line: int, column: int) -> Finding:
-    return Finding(
-        "templated-file",
-        RULES["templated-file"][0],
-        "a Go/Helm template outside a chart (no Chart.yaml above it), not a manifest; render it, pipe it in: "
-        "helm template ... | dramigrate lint -",
-        path,
-        line,
-        column,
-    )
 
 
 @dataclass(frozen=True)
@@ -160,8 +140,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
         return result
-    if (m := GO_TEMPLATE.search(raw)) is not None:
-        result.findings = [_templated(job.path, raw[: m.start()].count(b"\n") + 1, 1)]
+    if (line := template_line(raw)) is not None:
+        result.findings = [templated_finding(job.path, line, 1, raw, rules)]
         result.raw = None
         return result
     try:
@@ -176,8 +156,8 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     except InputError as exc:
         if not exc.file:
             exc.file = job.path
-        if b"{{" in raw and exc.message.startswith("invalid YAML"):
-            result.findings = [_templated(job.path, exc.line, exc.column)]
+        if unparsed_template(raw) and exc.message.startswith("invalid YAML"):
+            result.findings = [templated_finding(job.path, exc.line, exc.column, raw, rules)]
             return result
         result.error = exc
         result.findings = []
@@ -205,6 +185,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if doc.data is None:
             continue
         findings, pods = det.analyze(doc)
+        findings.extend(embedded_findings(job.path, doc, rules))
         for info in objects_of(doc.data):
             quota = check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota)
             if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:
@@ -215,8 +196,12 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
             findings = [_report_only(f, job.report_only_reason) for f in findings]
             pods = []
         if settings.strategy == "claims" and not job.report_only_reason:
+            named: set[int] = set()
             for pa in pods:
                 require_name(job.path, doc, pa.info)
+                if id(pa.info.obj) not in named:
+                    named.add(id(pa.info.obj))
+                    findings.extend(name_findings(job.path, doc, pa.info))
         if pods and settings.strategy == "extended-resource":
             findings = extended_resource(findings, pods, rules, target, result)
             pods = []
@@ -234,6 +219,49 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
                     _use_named_classes(plan_pod(pa), rules, result)
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
+
+
+def name_findings(path: str, doc: Document, info: ObjectInfo) -> list[Finding]:
+    """Info findings on how a workload without a plain name gets its ResourceClaimTemplate name (R2, R3)."""
+    meta = info.obj.get("metadata") if isinstance(info.obj.get("metadata"), dict) else info.obj
+    common = (info.kind, info.namespace, info.name or info.generate_name)
+    if info.name and PLACEHOLDER.search(info.name):
+        line, column = doc.line_of(meta, "name")
+        return [
+            Finding(
+                "placeholder-name",
+                RULES["placeholder-name"][0],
+                f"the name {info.name} holds a placeholder: the ResourceClaimTemplate name keeps it (it starts "
+                f"with {name_base(info.name, '')}-), so each substitution gets its own template; it was "
+                f"validated with the placeholder replaced by {STAND_IN!r}",
+                path,
+                line,
+                column,
+                *common,
+            )
+        ]
+    if not info.name and info.generate_name:
+        line, column = doc.line_of(meta, "generateName")
+        return [
+            Finding(
+                "generate-name-template",
+                RULES["generate-name-template"][0],
+                f"only generateName {info.generate_name!r}: the ResourceClaimTemplate is named from the prefix "
+                f"({name_base(info.generate_name, '')}-<hash>), and every {info.kind} created from this file shares "
+                "it; delete it only when none of them is left",
+                path,
+                line,
+                column,
+                *common,
+            )
+        ]
+    return []
+
+
+def _stood_in(obj: dict[str, Any]) -> dict[str, Any]:
+    """The emitted object as validation sees it: placeholders in its name and namespace replaced by a stand-in."""
+    metadata = {k: stand_in(v) if isinstance(v, str) else v for k, v in obj["metadata"].items()}
+    return {**obj, "metadata": metadata}
 
 
 def _report_only(f: Finding, reason: str) -> Finding:
@@ -276,7 +304,7 @@ def _fix_document(
         if plan.needs_claim:
             rct = claim_template(plan, target)
             name = rct["metadata"]["name"]
-            errors = claim_template_errors(rct, target.text)
+            errors = claim_template_errors(_stood_in(rct), target.text)
             if errors:
                 raise_invalid(result, doc, plan, "the emitted ResourceClaimTemplate", errors)
             key = f"{plan.analysis.info.namespace}/{name}"

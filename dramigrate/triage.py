@@ -54,7 +54,12 @@ def _extended(key: bytes) -> bool:
 
 def may_matter(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: can this file hold a device request, a claim or a device quota?"""
-    if _ALWAYS.search(raw) or _literals(rules).search(raw):
+    return _ALWAYS.search(raw) is not None or mentions_device(raw, rules)
+
+
+def mentions_device(raw: bytes, rules: RuleSet) -> bool:
+    """From the bytes alone: does this file name a known device resource, or an extended resource in limits?"""
+    if _literals(rules).search(raw):
         return True
     if b"limits" not in raw and b"requests" not in raw and b"extra_resource" not in raw:
         return False
@@ -111,4 +116,6 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             stack.extend(cur.values())
         elif isinstance(cur, list):
             stack.extend(cur)
+        elif isinstance(cur, str) and ("limits" in cur or "requests" in cur) and _literals(rules).search(cur.encode()):
+            return True  # a pod spec or manifest held in a string (embedded.py reports it)
     return False

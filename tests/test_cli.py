@@ -408,8 +408,8 @@ BAD_INPUTS = {
         b"  containers:\n  - name: a\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n",
         6,
     ),
-    "generate-name.yaml": (
-        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  generateName: gen-\nspec:\n  template:\n"
+    "no-name.yaml": (
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels: {app: x}\nspec:\n  template:\n"
         b"    spec:\n      containers:\n      - name: a\n        image: x\n        resources:\n"
         b"          limits:\n            nvidia.com/gpu: 1\n",
         4,

@@ -135,8 +135,8 @@ def test_templated_file_outside_a_chart_is_reported(run_cli: RunCli, tmp_path: P
     )
     code, out, _ = run_cli(["lint", f, "--format", "json"])
     (finding,) = json.loads(out)["findings"]
-    assert finding["rule"] == "templated-file" and finding["line"] == 4
-    assert code == 0  # a warning
+    assert finding["rule"] == "templated-device-file" and finding["line"] == 4
+    assert code == 1  # it asks for a device: an error, so a lint gate cannot pass it unchecked
 
 
 def test_invalid_label_value_is_bad_input(run_cli: RunCli, tmp_path: Path) -> None:

@@ -1,0 +1,120 @@
+"""Device requests held inside strings: reported, never rewritten, never silent.
+
+Some objects carry a pod spec or a whole manifest as a string: Argo's `podSpecPatch` and
+`resource.manifest`, JobSet or MPIJob templates kept in a ConfigMap for a launcher to apply. dramigrate
+does not rewrite inside strings (the string is someone else's document), but a device request there
+is still a device request: it gets a warning with the file and line where it sits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from dramigrate.detect import ObjectInfo, objects_of
+from dramigrate.documents import Document
+from dramigrate.findings import RULES, Finding
+from dramigrate.rules import RuleSet
+from dramigrate.triage import KUBESPAWNER_KEYS
+
+SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
+# The string of the object itself that kubectl keeps; its requests are the object's own, reported already.
+SKIP_KEYS = {"kubectl.kubernetes.io/last-applied-configuration"}
+_SECTION_LINE = re.compile(r"(?m)^[ \t\-]*[\"']?(?:limits|requests)[\"']?[ \t]*:")
+# A literal block scalar's indicator line (`key: |`, `- |-`, with an optional comment): its lines are the string's.
+_LITERAL = re.compile(r"(?:^|[:\-])[ \t]*\|[-+0-9]*[ \t]*(?:#.*)?$")
+_MAX_DEPTH = 3  # a manifest in a string in a manifest in a string ...
+
+
+def embedded_findings(path: str, doc: Document, rules: RuleSet) -> list[Finding]:
+    """A warning for each string of the document that holds a device request."""
+    out: list[Finding] = []
+    for info in objects_of(doc.data):
+        for parent, key, text in _strings(info.obj):
+            resources = _requests_in(text, rules, 0)
+            if not resources:
+                continue
+            out.append(_finding(path, doc, info, parent, key, text, resources))
+    return out
+
+
+def _strings(root: Any) -> list[tuple[Any, Any, str]]:
+    """Every (container, key, string) below root whose string may hold a manifest, in document order."""
+    found: list[tuple[Any, Any, str]] = []
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(value, str):
+                if key not in SKIP_KEYS and ":" in value and ("\n" in value or "{" in value):
+                    found.append((node, key, value))
+            elif isinstance(value, dict | list):
+                stack.append(value)
+    return found
+
+
+def _requests_in(text: str, rules: RuleSet, depth: int) -> list[str]:
+    """The device resources a string asks for: from its parsed documents, or from its lines when it does not
+    parse (a template inside the string)."""
+    if not any(s in text for s in SECTIONS):
+        return []
+    try:
+        docs = list(yaml.load_all(str(text), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return _requests_in_lines(text, rules)
+    found: list[str] = []
+    stack: list[Any] = list(docs)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for section in SECTIONS:
+                values = node.get(section)
+                if isinstance(values, dict):
+                    found.extend(str(k) for k in values if rules.is_device_candidate(str(k)))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and depth < _MAX_DEPTH and ":" in node:
+            found.extend(_requests_in(node, rules, depth + 1))
+    return sorted(set(found))
+
+
+def _requests_in_lines(text: str, rules: RuleSet) -> list[str]:
+    """A string that is not YAML (a template): known device resources named after a limits/requests line."""
+    section = _SECTION_LINE.search(text)
+    if section is None:
+        return []
+    names = re.findall(r"[\"']?([a-z0-9][-a-z0-9.]*\.[a-z]{2,}/[-\w.]+)[\"']?[ \t]*:", text[section.start() :])
+    return sorted({n for n in names if rules.is_device_candidate(n) and rules.lookup(n)})
+
+
+def _finding(
+    path: str, doc: Document, info: ObjectInfo, parent: Any, key: Any, text: str, resources: list[str]
+) -> Finding:
+    line, column = doc.line_of(parent, key)
+    lines = doc.body.splitlines()
+    at = min((i for r in resources if (i := text.find(r)) >= 0), default=-1)
+    row = line - doc.start_line
+    if at >= 0 and 0 <= row < len(lines) and _LITERAL.search(lines[row]):  # content starts a line below
+        line += 1 + text[:at].count("\n")
+        row = line - doc.start_line
+        column = lines[row].find(text[at:].split("\n", 1)[0]) + 1 if 0 <= row < len(lines) else 1
+        column = max(column, 1)
+    where = f"{key}" if isinstance(key, str) else f"item {key}"
+    return Finding(
+        "embedded-device-request",
+        RULES["embedded-device-request"][0],
+        f"{', '.join(resources)} requested inside the string {where} (a pod spec or manifest held as text, such "
+        "as Argo's podSpecPatch or resource.manifest, or a template in a ConfigMap): dramigrate does not rewrite "
+        "inside strings; migrate it by hand, or keep the manifest in its own file",
+        path,
+        line,
+        column,
+        info.kind,
+        info.namespace,
+        info.name or info.generate_name,
+        resource=resources[0],
+    )
