@@ -25,7 +25,7 @@ spec:
         image: server
         resources:
           limits:
-            nvidia.com/gpu: 2
+            nvidia.com/gpu: 1
       - name: sidecar
         image: sidecar
 """
@@ -72,7 +72,7 @@ def test_baseline_survives_unrelated_edits_and_catches_new_requests(tmp_path: Pa
     assert code == 1 and [(f["container"], f["resource"]) for f in findings] == [("sidecar", "amd.com/gpu")]
 
     # the baselined request fixed by hand: its entry is stale
-    manifest.write_text(DEPLOY.replace("            nvidia.com/gpu: 2\n", "            cpu: 1\n"))
+    manifest.write_text(DEPLOY.replace("            nvidia.com/gpu: 1\n", "            cpu: 1\n"))
     code, out, err = run(["lint", "k8s", "--baseline", ".dramigrate/baseline.json", "--format", "json"], tmp_path)
     doc = json.loads(out)
     assert code == 0 and "stale" in err and "Deployment/web container server" in err

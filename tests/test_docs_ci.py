@@ -115,7 +115,7 @@ def test_config_file_excludes_hold_for_named_files(tmp_path: Path) -> None:
     (cwd / "vendor").mkdir()
     shutil.copy(cwd / "k8s" / "inference.yaml", cwd / "vendor" / "gpu.yaml")
     code, output = shell("dramigrate lint vendor/gpu.yaml k8s/inference.yaml", cwd)
-    assert code == 1 and "vendor/" not in output.replace("vendor/* ", "") and "k8s/inference.yaml" in output
+    assert code == 1 and "vendor/gpu.yaml" not in output and "k8s/inference.yaml" in output
 
 
 def test_github_workflow_uses_the_action_as_it_is(tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ def test_github_workflow_uses_the_action_as_it_is(tmp_path: Path) -> None:
         for k, v in run_step["env"].items()
     }
     code, output = shell(run_step["run"], cwd, {**env, "GITHUB_ACTIONS": "true"})
-    assert code == 1 and output.startswith("::error file=") and "Traceback" not in output
+    assert code == 1 and "::error file=" in output and "Traceback" not in output
     assert (cwd / upload["with"]["sarif_file"]).is_file()
 
 
