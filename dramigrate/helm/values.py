@@ -223,7 +223,8 @@ def _set_key_matches(name: str, path: Path_) -> bool:
 def key_line(file: Path, path: Path_) -> int:
     """1-based line of the key at path in a YAML file, 0 when the file does not set it."""
     try:
-        data = _load_rt(str(file), file.stat().st_mtime_ns)
+        stat = file.stat()  # keyed by the absolute path: a relative name can mean another file after a chdir
+        data = _load_rt(str(file.absolute()), stat.st_mtime_ns, stat.st_size)
     except OSError:
         return 0
     node = data
@@ -244,11 +245,11 @@ def key_line(file: Path, path: Path_) -> int:
     return line
 
 
-_RT_CACHE: dict[tuple[str, int], Any] = {}
+_RT_CACHE: dict[tuple[str, int, int], Any] = {}
 
 
-def _load_rt(name: str, mtime: int) -> Any:
-    key = (name, mtime)
+def _load_rt(name: str, mtime: int, size: int) -> Any:
+    key = (name, mtime, size)
     if key not in _RT_CACHE:
         from ruamel.yaml import YAML
 
