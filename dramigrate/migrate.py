@@ -224,38 +224,25 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
 def name_findings(path: str, doc: Document, info: ObjectInfo) -> list[Finding]:
     """Info findings on how a workload without a plain name gets its ResourceClaimTemplate name (R2, R3)."""
     meta = info.obj.get("metadata") if isinstance(info.obj.get("metadata"), dict) else info.obj
-    common = (info.kind, info.namespace, info.name or info.generate_name)
     if info.name and PLACEHOLDER.search(info.name):
-        line, column = doc.line_of(meta, "name")
-        return [
-            Finding(
-                "placeholder-name",
-                RULES["placeholder-name"][0],
-                f"the name {info.name} holds a placeholder: the ResourceClaimTemplate name keeps it (it starts "
-                f"with {name_base(info.name, '')}-), so each substitution gets its own template; it was "
-                f"validated with the placeholder replaced by {STAND_IN!r}",
-                path,
-                line,
-                column,
-                *common,
-            )
-        ]
-    if not info.name and info.generate_name:
-        line, column = doc.line_of(meta, "generateName")
-        return [
-            Finding(
-                "generate-name-template",
-                RULES["generate-name-template"][0],
-                f"only generateName {info.generate_name!r}: the ResourceClaimTemplate is named from the prefix "
-                f"({name_base(info.generate_name, '')}-<hash>), and every {info.kind} created from this file shares "
-                "it; delete it only when none of them is left",
-                path,
-                line,
-                column,
-                *common,
-            )
-        ]
-    return []
+        rule, key = "placeholder-name", "name"
+        message = (
+            f"the name {info.name} holds a placeholder: the ResourceClaimTemplate name keeps it (it starts "
+            f"with {name_base(info.name, '')}-), so each substitution gets its own template; it was "
+            f"validated with the placeholder replaced by {STAND_IN!r}"
+        )
+    elif not info.name and info.generate_name:
+        rule, key = "generate-name-template", "generateName"
+        message = (
+            f"only generateName {info.generate_name!r}: the ResourceClaimTemplate is named from the prefix "
+            f"({name_base(info.generate_name, '')}-<hash>), and every {info.kind} created from this file shares "
+            "it; delete it only when none of them is left"
+        )
+    else:
+        return []
+    line, column = doc.line_of(meta, key)
+    owner = info.name or info.generate_name
+    return [Finding(rule, RULES[rule][0], message, path, line, column, info.kind, info.namespace, owner)]
 
 
 def _stood_in(obj: dict[str, Any]) -> dict[str, Any]:

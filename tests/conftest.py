@@ -16,6 +16,21 @@ CORPUS_MISSING = "../shared/corpus is not beside the repo (it exists only in the
 
 RunCli = Callable[..., tuple[int, str, str]]
 
+# One Pod asking for one GPU; `.format(name=...)` names it.
+ONE_GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
 
 def dramigrate_executable() -> str:
     """The console script installed next to the running interpreter (the venv's bin/), else the one on PATH."""

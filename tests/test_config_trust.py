@@ -7,22 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
+from conftest import ONE_GPU_POD, RunCli
 
 RULES = Path(__file__).resolve().parents[1] / "rules" / "nvidia.yaml"
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+POD = ONE_GPU_POD.format(name="p")
 
 
 @pytest.fixture

@@ -9,25 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
+from conftest import ONE_GPU_POD, RunCli
 
 from dramigrate.findings import InputError
 from dramigrate.limits import Limits, check_structure, regex_problem
 from dramigrate.sources import expand, walk
 
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+POD = ONE_GPU_POD
 
 
 def _deep(top: Path, levels: int) -> Path:

@@ -11,24 +11,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import RunCli
+from conftest import ONE_GPU_POD, RunCli
 
 from dramigrate.findings import InputError
 from dramigrate.writer import write_atomic
 
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: 1
-"""
+POD = ONE_GPU_POD
 JSON_POD = {
     "apiVersion": "v1",
     "kind": "Pod",

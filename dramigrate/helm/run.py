@@ -710,12 +710,7 @@ def _fix(
         return
     outcome.changes = changes
     patch = outcome.diff()
-    copy_root = work.path / "rewritten" / root.name
-    shutil.copytree(root, copy_root, symlinks=True)
-    for c in changes:
-        target_path = copy_root / c.rel
-        target_path.parent.mkdir(parents=True, exist_ok=True)
-        target_path.write_bytes(c.after.encode("utf-8"))
+    copy_root = _rewritten_copy(root, changes, work)
     for v, original, want, _ in expected:
         new = _render(copy_root, v.options)
         if original.error:
@@ -1033,13 +1028,7 @@ def _fix_idiomatic(
         return
     outcome.changes = changes
     patch = outcome.diff()
-    copy_root = work.path / "rewritten" / root.name
-    shutil.copytree(root, copy_root, symlinks=True)
-    for c in changes:
-        if c.rel == "Chart.yaml":  # the release bump shows in `.Chart.Version` labels; the proof renders as before
-            continue
-        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
     for v, original, want, _ in expected:
         off = _render(copy_root, _with_switch(v.options, False))
         on = _render(copy_root, _with_switch(v.options, True))
@@ -1167,3 +1156,15 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
     for f in outcome.findings:
         if f.resource:
             f.fixed = True
+
+
+def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
+    """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+    copy_root = work.path / "rewritten" / root.name
+    shutil.copytree(root, copy_root, symlinks=True)
+    for c in changes:
+        if c.rel in skip:
+            continue
+        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+    return copy_root

@@ -201,27 +201,17 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
                     f"{f.path}: {what} set by the {dp.patch.form} of {s.display(dp.patch.owner)} (overlay {overlays})"
                 )
                 if unit.migratable:
-                    finding = Finding(
+                    rule, text = (
                         "kustomize-device-patch",
-                        RULES["kustomize-device-patch"][0],
                         f"{text}; fix migrates it with its base and proves every overlay build",
-                        s.display(dp.patch.where),
-                        f.line,
-                        1,
-                        resource=f.what if not f.label else "",
-                        fixable=True,
                     )
                 else:
-                    finding = Finding(
-                        "kustomize-patch",
-                        RULES["kustomize-patch"][0],
-                        f"{text}; left as is: {unit.why_not()}",
-                        s.display(dp.patch.where),
-                        f.line,
-                        1,
-                        resource=f.what if not f.label else "",
-                    )
-                out.append(finding)
+                    rule, text = "kustomize-patch", f"{text}; left as is: {unit.why_not()}"
+                resource = "" if f.label else f.what
+                where = s.display(dp.patch.where)
+                out.append(
+                    Finding(rule, RULES[rule][0], text, where, f.line, 1, resource=resource, fixable=unit.migratable)
+                )
         seen: set[tuple[str, int, str]] = set()
         for b in unit.blockers:
             key = (str(b.file), b.line, b.message)
