@@ -98,6 +98,10 @@ def run(
             out.classes.setdefault(name, cls)
         if r.failed:
             out.bad_input += 1
+    if settings.strategy == "claims":
+        from dramigrate.cutover import cutover_findings, seen_autoscalers
+
+        out.findings.extend(cutover_findings(out.findings, rules, seen_autoscalers(inputs.files, stdin)))
     named = sorted(n for n, c in out.classes.items() if c.derived_from)
     if named:
         out.findings.append(_named_class_quota(out, named))
