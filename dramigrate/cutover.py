@@ -4,8 +4,11 @@ leave migrated pods Pending.
 A node cannot serve the same devices from a device plugin and a DRA driver (the NVIDIA DRA driver chart refuses
 it: "this DRA driver cannot be deployed alongside the standard GPU device plugin on the same node"), so a pod
 migrated to claims schedules only on converted nodes and a pod not yet migrated only on device-plugin nodes.
-Once per run, an info finding `cutover-plan` gives the order; each migrated workload gets a warning
-`autoscaler-claims` when a node autoscaler that is known not to provision for claim-only pods is in the paths.
+Once per run, the cutover plan gives the order: in the report's footer (text, Markdown) and as the JSON report's
+`cutover` object, not as a finding, because it is about the rollout, not about a line (a SARIF result or an
+annotation on whichever request came first would be noise a gate has to suppress). Each migrated workload gets a
+warning `autoscaler-claims`, at its own line, when a node autoscaler that is known not to provision for claim-only
+pods is in the paths.
 The autoscaler facts are data: rules/autoscalers.yaml.
 """
 
@@ -130,20 +133,45 @@ def seen_autoscalers(paths: Iterable[Path], stdin: bytes | None = None) -> list[
     return out
 
 
-def cutover_findings(findings: list[Finding], rules: RuleSet, seen: list[Seen]) -> list[Finding]:
-    """`cutover-plan` once, at the first request the run migrates; `autoscaler-claims` once per migrated workload."""
-    migrated = [f for f in findings if f.rule == "legacy-device-request" and f.fixable and f.device_class]
-    if not migrated:
-        return []
-    first = min(migrated, key=Finding.sort_key)
-    out = [first.recast("cutover-plan", plan_message(sorted({f.device_class for f in migrated}), rules))]
-    out[0].container = out[0].resource = out[0].device_class = ""
+@dataclass(frozen=True)
+class Plan:
+    """The run's cutover plan: the drivers and DeviceClasses its claims need, and the order of operations."""
+
+    drivers: tuple[str, ...]
+    device_classes: tuple[str, ...]
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "drivers": list(self.drivers),
+            "deviceClasses": list(self.device_classes),
+            "plan": self.message,
+            "docs": DOCS,
+        }
+
+
+def _migrated(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.rule == "legacy-device-request" and f.fixable and f.device_class]
+
+
+def cutover_plan(findings: list[Finding], rules: RuleSet) -> Plan | None:
+    """The plan for the classes the run migrates to, or None when it migrates nothing."""
+    classes = sorted({f.device_class for f in _migrated(findings)})
+    if not classes:
+        return None
+    drivers = tuple(sorted({rules.classes[c].driver for c in classes if c in rules.classes}))
+    return Plan(drivers, tuple(classes), plan_message(classes, rules))
+
+
+def autoscaler_findings(findings: list[Finding], seen: list[Seen]) -> list[Finding]:
+    """`autoscaler-claims` once per migrated workload, at its first migrated request, when an autoscaler is seen."""
     if not seen:
-        return out
+        return []
     names = "; ".join(f"{s.autoscaler.name} ({s.what} at {s.file}:{s.line}): {s.autoscaler.problem}" for s in seen)
     workloads: dict[tuple[str, str, str, str], Finding] = {}
-    for f in sorted(migrated, key=Finding.sort_key):
+    for f in sorted(_migrated(findings), key=Finding.sort_key):
         workloads.setdefault((f.file, f.kind, f.namespace, f.name), f)
+    out: list[Finding] = []
     for f in workloads.values():
         w = f.recast(
             "autoscaler-claims",
