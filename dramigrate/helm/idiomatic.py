@@ -324,7 +324,7 @@ def capabilities_check(condition: str, way_back: str) -> str:
     serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
     on such a cluster would otherwise install pods that never schedule."""
     return (
-        f"{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has \"resource.k8s.io/v1\") "
+        f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
         '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
         f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
         f'set {way_back} for the device-plugin request" }}}}\n'
