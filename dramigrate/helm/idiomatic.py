@@ -308,6 +308,7 @@ def build(
     head = (
         "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
         "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+        + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
     resource = workloads[0].devices[0].resource
@@ -316,6 +317,19 @@ def build(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def capabilities_check(condition: str, way_back: str) -> str:
+    """Template text that fails the render, with a clear message, when `condition` holds and the cluster
+    serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
+    on such a cluster would otherwise install pods that never schedule."""
+    return (
+        f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
+        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
+        f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
+        f'set {way_back} for the device-plugin request" }}}}\n'
+        "{{- end }}\n"
+    )
 
 
 def _device_class(spec: dict[str, Any]) -> str | None:
