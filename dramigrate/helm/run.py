@@ -181,7 +181,7 @@ def _stream(manifests: list[Any]) -> str:
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix), rules, settings, target)
+    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -586,6 +586,15 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    from dramigrate.suppress import suppressed_request
+
+    if mode != "lint" and (why := suppressed_request(findings)):
+        from dramigrate.terminal import MESSAGES
+
+        MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
+        for f in findings:
+            f.fixed = False
+        return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
