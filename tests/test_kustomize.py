@@ -221,7 +221,8 @@ def test_patch_fix_cannot_express_is_reported_after_building_and_nothing_is_writ
 
 
 def test_a_suppressed_device_patch_is_hidden_and_its_graph_left_alone(tmp_path: Path, run_cli: RunCli) -> None:
-    patch = A100_PATCH.replace("      containers:", "      # dramigrate: disable=kustomize-device-patch\n      containers:")
+    block = "      # dramigrate: disable=kustomize-device-patch\n      containers:"
+    patch = A100_PATCH.replace("      containers:", block)
     repo = make_repo(tmp_path / "repo", {**FILES, "overlays/a100/gpus.yaml": patch})
     code, out, err = run_cli(["lint", "--format", "json", "."], cwd=repo)
     lines = {(f["file"], f["line"]) for f in json.loads(out)["findings"]}
