@@ -106,6 +106,50 @@ def test_excludes_apply_to_named_files_and_gitignore_to_folders(repo: Path) -> N
     assert "build/pod.yaml" in out
 
 
+def test_verbose_explains_each_decision_on_stderr_only(repo: Path) -> None:
+    (repo / "app" / "notes.txt").write_text("nvidia.com/gpu: 1\n")
+    (repo / "app" / "quiet.yaml").write_text(
+        POD.format(name="quiet").replace("metadata:", "# dramigrate: disable-file=legacy-device-request\nmetadata:")
+    )
+    pack = repo / "mine.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: mine\nresources:\n"
+        "  - {match: example.com/gpu, request: gpu, deviceClass: gpu.example.com}\n"
+        "deviceClasses:\n  - {name: gpu.example.com, driver: gpu.example.com}\n"
+    )
+    (repo / "app" / "own.yaml").write_text(POD.format(name="own").replace("nvidia.com/gpu", "example.com/gpu"))
+    for command in ("lint", "diff", "fix"):
+        args = [command, ".", "--rules", pack, "--format", "json"]
+        code, out, err = run([*args, "-v"], repo)
+        if command == "lint":  # the machine report on stdout is the same with and without --verbose
+            quiet_code, quiet_out, quiet_err = run(args, repo)
+            assert (code, out) == (quiet_code, quiet_out), command
+            assert "matched" not in quiet_err and "skipped" not in quiet_err
+        for said in (
+            # the rule-pack entry and the workload path that matched each device request
+            "app/pod.yaml:11: Pod/app container app: nvidia.com/gpu matched rule pack nvidia (rules/nvidia.yaml) "
+            "entry `match: nvidia.com/gpu`: device class gpu.nvidia.com; its pod template spec was found by the "
+            "core/Pod entry of rules/workloads.yaml (spec: spec)",
+            f"app/own.yaml:11: Pod/own container app: example.com/gpu matched rule pack mine ({pack}) "
+            "entry `match: example.com/gpu`: device class gpu.example.com",
+            # why each file was left out or not migrated
+            "vendor/pod.yaml: excluded by the pattern 'vendor/*'",
+            "build/pod.yaml: ignored by git (.gitignore; --include-ignored takes it)",
+            "app/notes.txt: not a manifest (only .yaml, .yml, .json files are read)",
+            ".git/: a .git folder, never scanned",
+            "app/quiet.yaml:12: [legacy-device-request] not reported and not rewritten: suppressed by "
+            "`# dramigrate: disable-file=legacy-device-request`",
+        ):
+            assert said in err, (command, said, err)
+        assert "matched" not in out and "excluded" not in out
+    assert "nvidia.com/gpu: 1" in (repo / "app" / "quiet.yaml").read_text()
+    code, _, err = run(["lint", "app", "-v"], repo)  # after fix
+    assert "app/pod.yaml: checked: no device-plugin request in it" in err
+    (repo / "app" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    code, out, _ = run(["lint", "app/cm.yaml", "-v", "--max-file-size", "10"], repo)
+    assert code == 2 and "larger than the 10 bytes limit (--max-file-size)" in out
+
+
 def test_a_run_that_scans_nothing_says_so(repo: Path) -> None:
     code, out, err = run(["lint", "vendor/pod.yaml"], repo)
     assert code == 0 and "nothing scanned" in err and "excluded" in err
