@@ -226,6 +226,11 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
 
     for folder, dirs, entries in walk_entries(top, unreadable):
         here = Path(folder)
+        for d in dirs:
+            if d in SKIP_DIRS:
+                out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
+            elif exclude and (pattern := excluded_by(here / d, exclude)):
+                out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
         keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(here / d, exclude))]
         walked.pruned.extend(
             Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
@@ -244,6 +249,9 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
         for entry in entries:
             name = entry.name
             if not name.endswith(MANIFEST_SUFFIXES):
+                out.skipped.append(
+                    f"{here / name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)"
+                )
                 continue
             path = here / name
             if exclude and excluded(path, exclude):
