@@ -1137,7 +1137,25 @@ def _fix_passthrough(
             classes |= {_device_class(spec) for spec in templates.values()}
             variants[f] = pt.variant_text(f, edits, templates, fsources.merged)
             paths += [e.path for e in edits]
-        if not variants:
+        overlay = ""
+        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        if not variants and default and default[1] and default[1] != default[0].stream:
+            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
+            marked, maps = pt.marked_values(dsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            edits, rcts = pt.map_edits(
+                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
+            )
+            templates = pt.claim_names(edits, rcts, chart_name(root))
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+            classes |= {_device_class(spec) for spec in templates.values()}
+            overlay = pt.overlay_text(edits, templates, dsources.merged)
+            paths += [e.path for e in edits]
+        if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
                 "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
@@ -1152,13 +1170,17 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    for f in variants:
-        if pt.variant_path(f).exists():
-            _manual(outcome, f"{pt.variant_path(f)} exists already: move it away and run fix again", "")
+    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
+    for target in targets:
+        if target.exists():
+            _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
+    if overlay:
+        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
     patch = outcome.diff()
-    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
     staged = {}
     for i, (f, text) in enumerate(variants.items()):
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
@@ -1181,7 +1203,14 @@ def _fix_passthrough(
             )
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
-        if v.label == "your values" and copts.values_files:
+        if overlay and v.label in ("your values", "default values"):
+            own = (
+                (copy_root / pt.OVERLAY,)
+                if v.label == "default values"
+                else (copy_root / pt.OVERLAY, *copts.values_files)
+            )
+            dra = copts.render(own, sets=v.label == "your values")
+        elif v.label == "your values" and copts.values_files:
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
@@ -1211,7 +1240,8 @@ def _fix_passthrough(
         if invalid:
             _manual(outcome, f"with {v.label} and the DRA values files, the render is not valid: {invalid}", patch)
             return
-        outcome.checked.append(f"{v.label} (DRA values: {', '.join(pt.variant_path(f).name for f in variants)})")
+        names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
+        outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
