@@ -523,6 +523,8 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
+    from dramigrate.helm.sandbox import ChartRefused
+
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
@@ -531,6 +533,10 @@ def run_chart(
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
+    except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
+        outcome.error = InputError(exc.message, display_root)
+        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.changes = []
     finally:
         work.close()
     return outcome
@@ -930,7 +936,8 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
         if outcome.error is not None:
             if not outcome.error.file:
                 outcome.error.file = outcome.display
-            result.files.append(FileResult(outcome.display, error=outcome.error))
+            result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
+            result.findings.extend(outcome.findings)
             result.bad_input += 1
             continue
         result.files.append(
