@@ -6,10 +6,12 @@ loops or recurses ends its render process (not dramigrate), and every other file
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 
@@ -172,3 +174,84 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+class _Zeros:
+    """A file object of `size` zero bytes, read in chunks (a bomb that compresses to almost nothing)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n < 0 else min(n, self.left)
+        self.left -= n
+        return bytes(n)
+
+
+def _archive(path: Path, members: list[tuple[tarfile.TarInfo, object]]) -> Path:
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        for info, data in members:
+            tar.addfile(info, data)  # type: ignore[arg-type]
+    return path
+
+
+def _file(name: str, size: int = 0, text: str = "") -> tuple[tarfile.TarInfo, object]:
+    info = tarfile.TarInfo(name)
+    raw = text.encode()
+    info.size = len(raw) if text else size
+    return info, (_Zeros(size) if not text else io.BytesIO(raw))
+
+
+def test_packaged_charts_are_unpacked_within_bounds(tmp_path: Path, run_cli: RunCli) -> None:
+    def chart() -> list[tuple[tarfile.TarInfo, object]]:
+        return [
+            _file("app/Chart.yaml", text=CHART_YAML.format(name="app")),
+            _file("app/templates/pod.yaml", text=GPU_POD_TEMPLATE),
+        ]
+
+    link = tarfile.TarInfo("app/files/passwd")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    archives = {
+        "big": _archive(tmp_path / "big-0.1.0.tgz", [*chart(), _file("app/files/zeros", 6 << 20)]),
+        "many": _archive(tmp_path / "many-0.1.0.tgz", [*chart(), *(_file(f"app/files/{i}") for i in range(10_001))]),
+        "escape": _archive(tmp_path / "escape-0.1.0.tgz", [*chart(), _file("app/../../escaped.txt", text="x")]),
+        "link": _archive(tmp_path / "link-0.1.0.tgz", [*chart(), (link, None)]),
+    }
+    code, everything, report = outputs(tmp_path, run_cli, *archives.values())
+
+    assert code == 2
+    refused = {f["file"]: f["message"] for f in report["findings"] if f["rule"] == "chart-archive-limit"}
+    assert set(refused) == {str(p) for p in archives.values()}
+    assert "5 MiB" in refused[str(archives["big"])] and "10000 members" in refused[str(archives["many"])]
+    assert "outside" in refused[str(archives["escape"])] and "link" in refused[str(archives["link"])]
+    assert "root:x:0" not in everything
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_diff_writes_nothing_and_fix_refuses_a_templates_link_out_of_the_chart(tmp_path: Path, run_cli: RunCli) -> None:
+    outside = tmp_path / "elsewhere" / "templates"
+    outside.mkdir(parents=True)
+    (outside / "pod.yaml").write_text(GPU_POD_TEMPLATE)
+    linked = make_chart(tmp_path / "charts", "linked", {})
+    for template in (linked / "templates").iterdir():
+        template.unlink()
+    (linked / "templates").rmdir()
+    (linked / "templates").symlink_to(outside)
+    # a link that stays inside the chart, written as an absolute path: the proof's copy must not write through it
+    inner = make_chart(tmp_path / "charts", "inner", {})
+    (inner / "shared").mkdir()
+    (inner / "templates" / "pod.yaml").rename(inner / "shared" / "pod.yaml")
+    (inner / "templates" / "pod.yaml").symlink_to((inner / "shared" / "pod.yaml").absolute())
+    before = _snapshot(tmp_path)
+
+    code, out, err = run_cli(["diff", linked, inner])
+    assert _snapshot(tmp_path) == before
+    assert "chart-symlink-outside" in out + err and code == 2
+    assert "+++ " in out and "inner/templates/pod.yaml" in out  # the inner chart's rewrite is shown, not written
+
+    code, out, err = run_cli(["fix", linked])
+    assert code == 2 and "chart-symlink-outside" in out + err and "templates ->" in out + err
+    assert _snapshot(tmp_path) == before

@@ -66,8 +66,13 @@ def is_chart(path: Path) -> bool:
 
     try:
         with tarfile.open(path, "r:gz") as archive:
-            # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first.
-            return any(member.name.split("/")[1:] == ["Chart.yaml"] for member in archive)
+            # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first (a bomb is not read through).
+            for count, member in enumerate(archive):
+                if member.name.split("/")[1:] == ["Chart.yaml"]:
+                    return True
+                if count >= 1000:
+                    return False
+            return False
     except (OSError, EOFError, tarfile.TarError, zlib.error):
         return False
 

@@ -168,6 +168,68 @@ def _in_templates(fragment: str, templates: str) -> bool:
     return any(text in templates for text in candidates)
 
 
+# --- packaged charts -------------------------------------------------------------------------------------------
+
+# Helm's own loader caps (pkg/chart/loader: MaxDecompressedChartSize, MaxDecompressedFileSize); a member count too.
+MAX_ARCHIVE_BYTES = 100 << 20
+MAX_MEMBER_BYTES = 5 << 20
+MAX_MEMBERS = 10_000
+
+
+def unpack_chart(archive: Path, dest: Path) -> None:
+    """Unpack a packaged chart into `dest`: plain files and folders only, every name relative and inside,
+    at most MAX_MEMBERS members and MAX_ARCHIVE_BYTES in all. The headers are all checked before a byte
+    is written."""
+    import tarfile
+    import zlib
+
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = _checked_members(tar)
+            for member in members:
+                target = dest / member.name
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                with source, open(target, "xb") as out:
+                    while chunk := source.read(1 << 20):
+                        out.write(chunk)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+        raise ChartRefused("chart-archive-limit", f"cannot unpack the chart: {exc}") from None
+
+
+def _checked_members(tar: Any) -> list[Any]:
+    members = []
+    total = 0
+    for count, member in enumerate(tar, start=1):
+        name = member.name
+        if count > MAX_MEMBERS:
+            raise ChartRefused("chart-archive-limit", f"the archive has more than {MAX_MEMBERS} members")
+        if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/"):
+            raise ChartRefused("chart-archive-limit", f"the archive member {name!r} would land outside the chart")
+        if not (member.isfile() or member.isdir()):
+            raise ChartRefused(
+                "chart-archive-limit", f"the archive member {name!r} is a link or a special file, not unpacked"
+            )
+        if member.size > MAX_MEMBER_BYTES:
+            raise ChartRefused(
+                "chart-archive-limit",
+                f"the archive member {name!r} is {member.size} bytes, over the {MAX_MEMBER_BYTES >> 20} MiB "
+                "Helm allows for one file",
+            )
+        total += member.size
+        if total > MAX_ARCHIVE_BYTES:
+            raise ChartRefused(
+                "chart-archive-limit", f"the archive expands past {MAX_ARCHIVE_BYTES >> 20} MiB, Helm's limit"
+            )
+        members.append(member)
+    return members
+
+
 # --- the render process ---------------------------------------------------------------------------------------
 
 
@@ -275,6 +337,14 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
             worker.kill()
             del _workers[memory_mb]
             raise
+
+
+def prestart(memory_mb: int | None = None) -> None:
+    """Start the render process now, so its start overlaps dramigrate's own work before the first render."""
+    memory_mb = render_memory_mb() if memory_mb is None else memory_mb
+    with _lock:
+        if memory_mb not in _workers:
+            _workers[memory_mb] = _Worker(memory_mb)
 
 
 @atexit.register
