@@ -169,6 +169,11 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
 
     for folder, dirs, names in walk(top, unreadable):
         here = Path(folder)
+        for d in dirs:
+            if d in SKIP_DIRS:
+                out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
+            elif pattern := excluded_by(here / d, exclude):
+                out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude)]
         if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
@@ -180,6 +185,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
         for name in names:
             path = here / name
             if not name.endswith(MANIFEST_SUFFIXES):
+                out.skipped.append(f"{path}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)")
                 continue
             if excluded(path, exclude):
                 out.skipped.append(f"{path}: excluded by the pattern {excluded_by(path, exclude)!r}")

@@ -198,3 +198,14 @@ def test_capped_count_gets_its_values_location(tmp_path: Path) -> None:
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
     (f,) = [f for f in outcome.findings if f.rule == "legacy-device-request"]
     assert [(r.file, r.line) for r in f.related] == [(f"{chart}/values.yaml", 4)]  # found by one less, not one more
+
+
+def test_switch_on_fails_clearly_below_kubernetes_1_34(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    from dramigrate.helm.render import HelmError
+
+    _, chart, _ = fixed
+    with pytest.raises(HelmError, match=r"DRA ResourceClaims need Kubernetes 1\.34\+ .*set dra\.enabled=false"):
+        render_chart(chart, RenderOptions(kube_version="1.33"))
+    older = render_chart(chart, RenderOptions(kube_version="1.33", set_values=("dra.enabled=false",)))
+    assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
+    assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))

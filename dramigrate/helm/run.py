@@ -132,7 +132,10 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(unified(f"{self.display}/{c.rel}", c.before or "", c.after) for c in self.changes)
+        return "".join(
+            unified(c.rel if Path(c.rel).is_absolute() else f"{self.display}/{c.rel}", c.before or "", c.after)
+            for c in self.changes
+        )
 
     def report(self) -> str:
         if self.manual:
@@ -180,7 +183,7 @@ def _stream(manifests: list[Any]) -> str:
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix), rules, settings, target)
+    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -580,6 +583,15 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    from dramigrate.suppress import suppressed_request
+
+    if mode != "lint" and (why := suppressed_request(findings)):
+        from dramigrate.terminal import MESSAGES
+
+        MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
+        for f in findings:
+            f.fixed = False
+        return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -1011,6 +1023,10 @@ def _fix_idiomatic(
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel in wanted[""] and rel not in hints:
             hints[rel] = classify((root / rel).read_text(encoding="utf-8"), f.line, f.resource)
+    if any(h.letter in ("B", "C") for h in hints.values()):
+        first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
+        _fix_passthrough(outcome, root, copts, work, wanted[""], expected, first)
+        return
     try:
         changes = idiomatic.build(
             root,
@@ -1085,6 +1101,131 @@ def _fix_idiomatic(
             "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder; the patch "
             "below was proven",
             patch,
+        )
+        outcome.patch_proven = True
+
+
+def _fix_passthrough(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    rels: set[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hint: tuple[str, Any],
+) -> None:
+    """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
+    maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
+    devices gets a DRA variant. Proven: (L) every value set renders byte-identical with the original values;
+    (D) with the variants in place of the files, the render equals the migration of the original render and
+    is strict-valid for Kubernetes 1.34 and 1.36."""
+    from dramigrate.helm import passthrough as pt
+    from dramigrate.helm.idiomatic import _device_class
+    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors, without_nulls
+    from dramigrate.helm.rewrite import chart_name
+
+    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
+    variants: dict[Path, str] = {}
+    paths: list[Path_] = []
+    namespaced, classes = False, set()
+    try:
+        for f in copts.values_files:
+            options = copts.render((f,), sets=False)
+            _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
+            if not want or want == r.stream:
+                continue  # this file alone asks for no device
+            fsources = value_sources(root, outcome.display, copts, options)
+            marked, maps = pt.marked_values(fsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(fsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
+            templates = pt.claim_names(edits, rcts, chart_name(root))
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+            classes |= {_device_class(spec) for spec in templates.values()}
+            variants[f] = pt.variant_text(f, edits, templates, fsources.merged)
+            paths += [e.path for e in edits]
+        if not variants:
+            raise pt.NotPassThrough(
+                f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
+                "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
+                "variant"
+            )
+        if len(classes) != 1 or None in classes:
+            raise pt.NotPassThrough("the migration asks for several device classes")
+        changes = pt.build(root, rels, paths, namespaced, str(next(iter(classes))))
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{engine_hint}", "")
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        _manual(outcome, f"cannot read a template or values file: {exc}", "")
+        return
+    for f in variants:
+        if pt.variant_path(f).exists():
+            _manual(outcome, f"{pt.variant_path(f)} exists already: move it away and run fix again", "")
+            return
+    outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    staged = {}
+    for i, (f, text) in enumerate(variants.items()):
+        staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
+        staged[f].parent.mkdir(parents=True, exist_ok=True)
+        staged[f].write_text(text, encoding="utf-8")
+    for v, original, want, _ in expected:
+        new = _render(copy_root, v.options)
+        if original.error or new.error:
+            if not (original.error and new.error):
+                _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
+                return
+            continue
+        again = _render(root, v.options)
+        difference = same_text(
+            original.manifests, again.manifests if not again.error else original.manifests, new.manifests
+        )
+        if difference:
+            _manual(
+                outcome, f"with {v.label} (values as they were), the render is not byte-identical: {difference}", patch
+            )
+            return
+        outcome.checked.append(f"{v.label} (device-plugin values)")
+        if v.label == "your values" and copts.values_files:
+            dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
+        elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
+            dra = copts.render((staged[Path(v.label[3:])],), sets=False)
+        else:
+            continue  # value sets the DRA files do not cover: the values as they were, proven above
+        on = _render(copy_root, dra)
+        if on.error:
+            _manual(
+                outcome,
+                f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
+                patch,
+            )
+            return
+        before = objects(original.stream + original.rest)
+        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+        want_objects = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
+        diff = first_difference(want_objects, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
+        if diff:
+            _manual(
+                outcome,
+                f"with {v.label} and the DRA values files, the rewritten chart renders differently from the migrated "
+                f"original rendering: {diff}",
+                patch,
+            )
+            return
+        invalid = strict_errors(on.stream, ("1.34", "1.36"))
+        if invalid:
+            _manual(outcome, f"with {v.label} and the DRA values files, the render is not valid: {invalid}", patch)
+            return
+        outcome.checked.append(f"{v.label} (DRA values: {', '.join(pt.variant_path(f).name for f in variants)})")
+    if not outcome.writable:
+        _manual(
+            outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
 
