@@ -114,6 +114,7 @@ class Detector:
         self.suppressions = Suppressions()  # block and file-level comments (suppress.py), set by the caller
         self._lines: tuple[Document | None, list[str]] = (None, [])  # the source lines of the document in hand
         self.decisions: list[str] = []  # --verbose: which rule and workload path matched, what was suppressed
+        self.suppressed: list[Finding] = []  # findings a comment suppressed (kustomize leaves their graph alone)
 
     def finding(
         self, rule: str, message: str, doc: Document, node: Any, key: Any, info: ObjectInfo | None, **extra: Any
@@ -167,7 +168,10 @@ class Detector:
             first = next(pa for pa in pods if id(pa.info.obj) == obj_id)
             if (f := self.operator_version(doc, first)) is not None:
                 findings.append(f)
-        findings = [f for f in findings if not self.ignored(doc, f.line, f.rule)]
+        hidden = [f for f in findings if self.ignored(doc, f.line, f.rule)]
+        self.suppressed.extend(hidden)
+        gone = {id(f) for f in hidden}
+        findings = [f for f in findings if id(f) not in gone]
         kept = {id(f) for f in findings}
         for pa in pods:
             pa.uses = [u for u, f in zip(pa.uses, pa.findings, strict=True) if id(f) in kept]

@@ -12,6 +12,7 @@ from pathlib import Path
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
+from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.prefilter import wanted
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
@@ -88,7 +89,10 @@ def run(
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
     for r in results:
-        out.decisions.extend(r.decisions)
+        if kz is not None and Path(r.path).name in KUSTOMIZATION_NAMES and not r.findings:
+            out.decisions.append(f"{r.path}: a kustomization: its patches are checked with its graph")
+        else:
+            out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
         _kustomize_findings(kz, rules, out)

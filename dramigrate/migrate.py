@@ -55,6 +55,7 @@ class FileResult:
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
     not_written: bool = False  # fix had a rewrite for it that could not be written
     decisions: list[str] = field(default_factory=list)  # --verbose: why each thing was done or left alone
+    suppressed: list[Finding] = field(default_factory=list)  # findings its suppression comments hid (not rewritten)
 
     @property
     def failed(self) -> bool:
@@ -68,6 +69,9 @@ class Job:
     raw: bytes | None  # None: read the file when the job runs (memory grows with the largest file only)
     fix: bool
     report_only_reason: str = ""  # set for kustomize patches and the bases overlays patch
+    # Block and file comments in the text suppress findings; not in a rendered chart, whose comments come from many
+    # templates (its findings are matched to each template's and values file's comments after mapping, suppress.py)
+    suppressions: bool = True
 
 
 REPORT_HINT = "set DRAMIGRATE_DEBUG=1 for the traceback and please report it"
@@ -186,8 +190,9 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         parse_document(job.path, doc)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
-    det.suppressions = parse_suppressions(result.original or "")
-    det.decisions = result.decisions
+    if job.suppressions:
+        det.suppressions = parse_suppressions(result.original or "")
+    det.decisions, det.suppressed = result.decisions, result.suppressed
     if job.report_only_reason:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()

@@ -102,8 +102,22 @@ class FileSuppressions:
                 continue
             why = self.of(file).reason(line, finding.rule)
             if why:
-                return f"{file}:{line}: {why}" if line else f"{file}: {why}"
+                return f"{file}: {why}"
         return ""
+
+
+def suppressed_request(findings: list[Finding], suppressions: FileSuppressions | None = None) -> str:
+    """Why fix leaves a generated source (a chart, a kustomize graph) as it is: the first fixable finding among
+    findings that a comment suppresses, and the comment; "" when there is none. fix never rewrites a suppressed
+    request, and such a source is rewritten whole or not at all."""
+    suppressions = suppressions or FileSuppressions()
+    for f in findings:
+        if f.fixable and (why := suppressions.reason(f)):
+            return (
+                f"[{f.rule}] at {f.file}:{f.line} is suppressed by {why}; fix never rewrites a suppressed request, "
+                "and this source is rewritten whole or not at all"
+            )
+    return ""
 
 
 def _read(file: str) -> str:

@@ -193,6 +193,60 @@ def test_block_and_file_suppressions(tmp_path: Path) -> None:
     assert fixed.count("nvidia.com/gpu: 1") == 1 and "ResourceClaimTemplate" in fixed
 
 
+CHART_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{{{ .Release.Name }}}}-{name}
+spec:
+  containers:
+  - name: app
+    image: app
+    resources:
+      limits:
+        nvidia.com/gpu: {{{{ .Values.{key} }}}}
+"""
+
+
+def test_block_and_file_suppressions_in_a_chart_template_and_its_values(tmp_path: Path) -> None:
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n# dramigrate: disable\ntrainer:\n  gpus: 1\n# dramigrate: enable\n")
+    (chart / "templates" / "open.yaml").write_text(CHART_POD.format(name="open", key="gpus"))
+    (chart / "templates" / "off.yaml").write_text(
+        "# dramigrate: disable-file=legacy-device-request\n" + CHART_POD.format(name="off", key="gpus")
+    )
+    (chart / "templates" / "trainer.yaml").write_text(CHART_POD.format(name="trainer", key="trainer.gpus"))
+    before = {p.name: p.read_text() for p in chart.rglob("*.yaml")}
+    code, out, err = run(["lint", "app", "--format", "json"], tmp_path)
+    import json
+
+    found = {(f["file"], f["rule"]) for f in json.loads(out)["findings"]}
+    # the template's disable-file hides only that template (the rendered stream used to carry it to every one),
+    # and the block in values.yaml hides the request whose count it sets
+    assert found == {("app/templates/open.yaml", "legacy-device-request")}, (found, err)
+    code, out, err = run(["fix", "app"], tmp_path)
+    assert code == 1, "the open request stays: the chart is rewritten whole or not at all"
+    assert {p.name: p.read_text() for p in chart.rglob("*.yaml")} == before
+    assert "app: chart not rewritten: [legacy-device-request] at app/templates/off.yaml:12 is suppressed" in err
+
+
+def test_suppressions_apply_to_run_wide_findings(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: mine\nresources:\n"
+        "  - {match: example.com/gpu, request: gpu, deviceClass: gpu.example.com}\n"
+        "deviceClasses:\n  - {name: gpu.example.com, driver: gpu.example.com}\n"
+    )
+    pod = POD.format(name="p").replace("nvidia.com/gpu", "example.com/gpu")
+    (tmp_path / "pod.yaml").write_text(pod)
+    _, out, _ = run(["lint", "pod.yaml", "--rules", "mine.yaml"], tmp_path)
+    assert "[classes-file-needed]" in out  # about the classes file, placed on the first finding
+    (tmp_path / "pod.yaml").write_text("# dramigrate: disable-file=classes-file-needed\n" + pod)
+    _, out, _ = run(["lint", "pod.yaml", "--rules", "mine.yaml"], tmp_path)
+    assert "[classes-file-needed]" not in out and "[legacy-device-request]" in out
+
+
 def test_explain_and_rules_list_come_from_the_catalogue(tmp_path: Path) -> None:
     from dramigrate.catalogue import catalogue
 

@@ -218,3 +218,18 @@ def test_patch_fix_cannot_express_is_reported_after_building_and_nothing_is_writ
     assert "kustomize-unproven" in err and "overlays/small/kustomization.yaml" in err, err
     assert "without a target kind and name" in err
     assert snapshot(repo) == before, "nothing of the base's graph is written, not even the overlays that proved"
+
+
+def test_a_suppressed_device_patch_is_hidden_and_its_graph_left_alone(tmp_path: Path, run_cli: RunCli) -> None:
+    block = "      # dramigrate: disable=kustomize-device-patch\n      containers:"
+    patch = A100_PATCH.replace("      containers:", block)
+    repo = make_repo(tmp_path / "repo", {**FILES, "overlays/a100/gpus.yaml": patch})
+    code, out, err = run_cli(["lint", "--format", "json", "."], cwd=repo)
+    lines = {(f["file"], f["line"]) for f in json.loads(out)["findings"]}
+    count_line = patch.splitlines().index("            nvidia.com/gpu: 4") + 1
+    assert ("overlays/a100/gpus.yaml", 9) in lines, "the label line above the block is still reported"
+    assert ("overlays/a100/gpus.yaml", count_line) not in lines
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    assert code == 1 and snapshot(repo) == before, err
+    assert f"not migrated: [kustomize-device-patch] at overlays/a100/gpus.yaml:{count_line} is suppressed" in err

@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,7 +183,7 @@ def _stream(manifests: list[Any]) -> str:
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix), rules, settings, target)
+    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -526,6 +525,8 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
+    from dramigrate.helm.sandbox import ChartRefused
+
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
@@ -534,31 +535,24 @@ def run_chart(
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
+    except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
+        outcome.error = InputError(exc.message, display_root)
+        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.changes = []
     finally:
         work.close()
     return outcome
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
+    from dramigrate.helm.sandbox import unpack_chart
+
     dest.mkdir(parents=True)
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(dest, filter="data")
-            else:  # Python before 3.10.12: only plain files and folders, inside dest
-                members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and _inside(dest, m.name)]
-                tar.extractall(dest, members=members)
-    except (OSError, tarfile.TarError) as exc:
-        raise InputError(f"cannot unpack the chart: {exc}", str(archive)) from exc
+    unpack_chart(archive, dest)  # bounded, no links, nothing outside dest (sandbox.py)
     tops = [p for p in dest.iterdir() if (p / "Chart.yaml").is_file()]
     if not tops:
         raise InputError("not a packaged chart: no <name>/Chart.yaml inside", str(archive))
     return tops[0]
-
-
-def _inside(dest: Path, name: str) -> bool:
-    target = (dest / name).resolve()
-    return target == dest.resolve() or dest.resolve() in target.parents
 
 
 def _run(
@@ -589,6 +583,15 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    from dramigrate.suppress import suppressed_request
+
+    if mode != "lint" and (why := suppressed_request(findings)):
+        from dramigrate.terminal import MESSAGES
+
+        MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
+        for f in findings:
+            f.fixed = False
+        return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -865,8 +868,11 @@ def write_changes(outcome: ChartOutcome) -> int:
     from dramigrate.writer import write_atomic
 
     written = 0
+    top = outcome.chart.resolve()
     for c in outcome.changes:
         path = outcome.chart / c.rel
+        if not Path(c.rel).is_absolute() and top not in path.resolve().parents:  # an -f file is named by the user
+            raise InputError("a symlink whose target is outside the chart; not written through it", str(path))
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -918,6 +924,10 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
+    if ctx.inputs.charts and copts.helm_binary is None:
+        from dramigrate.helm.sandbox import prestart
+
+        prestart()
     for chart in ctx.inputs.charts:
         try:
             outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
@@ -933,7 +943,8 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
         if outcome.error is not None:
             if not outcome.error.file:
                 outcome.error.file = outcome.display
-            result.files.append(FileResult(outcome.display, error=outcome.error))
+            result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
+            result.findings.extend(outcome.findings)
             result.bad_input += 1
             continue
         result.files.append(
@@ -1322,11 +1333,20 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
 
 def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
     """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+    from dramigrate.helm.sandbox import refuse_outside_links
+
     copy_root = work.path / "rewritten" / root.name
-    shutil.copytree(root, copy_root, symlinks=True)
+    refuse_outside_links(root, str(root))
+    # Links (all inside the chart, checked above) become plain files: no write below follows one, into the
+    # chart or anywhere else, and Helm reads the same text through them.
+    shutil.copytree(root, copy_root, symlinks=False)
+    top = copy_root.resolve()
     for c in changes:
         if c.rel in skip:
             continue
-        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+        target = copy_root / c.rel
+        if top not in target.resolve().parents:
+            raise InputError(f"{c.rel} is not inside the chart", str(root))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(c.after.encode("utf-8"))
     return copy_root

@@ -43,6 +43,8 @@ from dramigrate.kustomize.scan import Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
+from dramigrate.suppress import FileSuppressions, suppressed_request
+from dramigrate.terminal import MESSAGES
 from dramigrate.versions import Target
 from dramigrate.workloads import pod_specs
 
@@ -81,6 +83,7 @@ class Runner:
         self.settings = settings
         self.target = target
         self.builder = builder
+        self.left_alone: set[int] = set()  # units fix leaves as they are (a suppressed request), by id
         self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
         if not target.at_least("1.34"):
             self.versions = (target.text,)
@@ -88,7 +91,7 @@ class Runner:
     # --- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> list[Outcome]:
-        outcomes = [Outcome(u) for u in self.kz.units if u.migratable]
+        outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in self.left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}
         for folder, b in self.builder.stream(list(owner)):  # migrate each build while the others still run
@@ -425,6 +428,14 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
     if not any(u.migratable for u in kz.units):
         return
     runner = Runner(kz, rules, settings, target, Builder(find_binary(binary)))
+    for unit in kz.units:
+        if unit.migratable and (why := _suppressed(result, kz, unit)):
+            runner.left_alone.add(id(unit))
+            top = min(kz.graph.nodes[d].file for d in unit.folders)
+            MESSAGES.note(f"kustomize graph of {kz.display(top)} not migrated: {why}")
+            for f in result.findings:
+                if _resolve(f.file) in _members(kz, unit):
+                    f.fixed = False
     for o in runner.run():
         if o.proven:
             _proven(result, kz, o)
@@ -441,6 +452,27 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
         result.files.append(FileResult(kz.display(file), findings=[finding]))
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _members(kz: Scan, unit: Unit) -> set[Path]:
+    """A graph's files: resources, patches and kustomization files."""
+    return unit.files | unit.patch_files | {kz.graph.nodes[d].file for d in unit.folders}
+
+
+def _suppressed(result: Any, kz: Scan, unit: Unit) -> str:
+    """Why a graph is left alone: a device request in one of its files is suppressed by a comment (fix never
+    rewrites a suppressed request, and a graph is migrated whole); "" when none is."""
+    members = _members(kz, unit)
+    suppressions = FileSuppressions()
+    hidden = [f for r in result.files if _resolve(r.path) in members for f in r.suppressed]
+    for f in hidden:
+        if f.fixable:
+            how = suppressions.reason(f) or "a `# dramigrate: ignore` comment"
+            return (
+                f"[{f.rule}] at {f.file}:{f.line} is suppressed by {how}; fix never rewrites a suppressed request, "
+                "and a kustomize graph is migrated whole or not at all"
+            )
+    return suppressed_request([f for f in result.findings if _resolve(f.file) in members], suppressions)
 
 
 @cache
