@@ -265,6 +265,46 @@ def variant_text(path: Path, edits: list[MapEdit], templates: dict[str, Any], me
     return yf.render()
 
 
+OVERLAY = "values-dra.yaml"
+
+
+def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any]) -> str:
+    """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
+    `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
+    to null); lists are whole (Helm replaces lists)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for edit in edits:
+        for section, keys in edit.removed.items():
+            left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
+            for k in keys if left else ():
+                out = set_path(out, (*edit.path, section, k), None)
+            if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
+                out = set_path(out, (*edit.path, section), None)
+        if edit.claims:
+            current = get_path(merged, (*edit.path, "claims"))
+            out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
+        for name, added in edit.siblings.items():
+            key = (*edit.path[:-1], sibling_key(str(edit.path[-1]), name))
+            current = get_path(merged, key)
+            if isinstance(added, list):
+                out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
+            else:
+                out = set_path(out, key, dict(added))
+    out[VALUES_KEY] = templates
+    head = (
+        "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
+        "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+    )
+
+    class _Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)
+
+    return head + yaml.dump(out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
 # --- the templates ---------------------------------------------------------------------------------------------
 
 _MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")

@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -526,6 +525,8 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
+    from dramigrate.helm.sandbox import ChartRefused
+
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
@@ -534,31 +535,24 @@ def run_chart(
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
+    except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
+        outcome.error = InputError(exc.message, display_root)
+        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.changes = []
     finally:
         work.close()
     return outcome
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
+    from dramigrate.helm.sandbox import unpack_chart
+
     dest.mkdir(parents=True)
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(dest, filter="data")
-            else:  # Python before 3.10.12: only plain files and folders, inside dest
-                members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and _inside(dest, m.name)]
-                tar.extractall(dest, members=members)
-    except (OSError, tarfile.TarError) as exc:
-        raise InputError(f"cannot unpack the chart: {exc}", str(archive)) from exc
+    unpack_chart(archive, dest)  # bounded, no links, nothing outside dest (sandbox.py)
     tops = [p for p in dest.iterdir() if (p / "Chart.yaml").is_file()]
     if not tops:
         raise InputError("not a packaged chart: no <name>/Chart.yaml inside", str(archive))
     return tops[0]
-
-
-def _inside(dest: Path, name: str) -> bool:
-    target = (dest / name).resolve()
-    return target == dest.resolve() or dest.resolve() in target.parents
 
 
 def _run(
@@ -874,8 +868,11 @@ def write_changes(outcome: ChartOutcome) -> int:
     from dramigrate.writer import write_atomic
 
     written = 0
+    top = outcome.chart.resolve()
     for c in outcome.changes:
         path = outcome.chart / c.rel
+        if not Path(c.rel).is_absolute() and top not in path.resolve().parents:  # an -f file is named by the user
+            raise InputError("a symlink whose target is outside the chart; not written through it", str(path))
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -927,6 +924,10 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
+    if ctx.inputs.charts and copts.helm_binary is None:
+        from dramigrate.helm.sandbox import prestart
+
+        prestart()
     for chart in ctx.inputs.charts:
         try:
             outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
@@ -942,7 +943,8 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
         if outcome.error is not None:
             if not outcome.error.file:
                 outcome.error.file = outcome.display
-            result.files.append(FileResult(outcome.display, error=outcome.error))
+            result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
+            result.findings.extend(outcome.findings)
             result.bad_input += 1
             continue
         result.files.append(
@@ -1146,7 +1148,25 @@ def _fix_passthrough(
             classes |= {_device_class(spec) for spec in templates.values()}
             variants[f] = pt.variant_text(f, edits, templates, fsources.merged)
             paths += [e.path for e in edits]
-        if not variants:
+        overlay = ""
+        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        if not variants and default and default[1] and default[1] != default[0].stream:
+            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
+            marked, maps = pt.marked_values(dsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            edits, rcts = pt.map_edits(
+                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
+            )
+            templates = pt.claim_names(edits, rcts, chart_name(root))
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+            classes |= {_device_class(spec) for spec in templates.values()}
+            overlay = pt.overlay_text(edits, templates, dsources.merged)
+            paths += [e.path for e in edits]
+        if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
                 "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
@@ -1161,13 +1181,17 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    for f in variants:
-        if pt.variant_path(f).exists():
-            _manual(outcome, f"{pt.variant_path(f)} exists already: move it away and run fix again", "")
+    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
+    for target in targets:
+        if target.exists():
+            _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
+    if overlay:
+        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
     patch = outcome.diff()
-    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
     staged = {}
     for i, (f, text) in enumerate(variants.items()):
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
@@ -1190,7 +1214,14 @@ def _fix_passthrough(
             )
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
-        if v.label == "your values" and copts.values_files:
+        if overlay and v.label in ("your values", "default values"):
+            own = (
+                (copy_root / pt.OVERLAY,)
+                if v.label == "default values"
+                else (copy_root / pt.OVERLAY, *copts.values_files)
+            )
+            dra = copts.render(own, sets=v.label == "your values")
+        elif v.label == "your values" and copts.values_files:
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
@@ -1220,7 +1251,8 @@ def _fix_passthrough(
         if invalid:
             _manual(outcome, f"with {v.label} and the DRA values files, the render is not valid: {invalid}", patch)
             return
-        outcome.checked.append(f"{v.label} (DRA values: {', '.join(pt.variant_path(f).name for f in variants)})")
+        names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
+        outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
@@ -1301,11 +1333,20 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
 
 def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
     """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+    from dramigrate.helm.sandbox import refuse_outside_links
+
     copy_root = work.path / "rewritten" / root.name
-    shutil.copytree(root, copy_root, symlinks=True)
+    refuse_outside_links(root, str(root))
+    # Links (all inside the chart, checked above) become plain files: no write below follows one, into the
+    # chart or anywhere else, and Helm reads the same text through them.
+    shutil.copytree(root, copy_root, symlinks=False)
+    top = copy_root.resolve()
     for c in changes:
         if c.rel in skip:
             continue
-        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+        target = copy_root / c.rel
+        if top not in target.resolve().parents:
+            raise InputError(f"{c.rel} is not inside the chart", str(root))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(c.after.encode("utf-8"))
     return copy_root
