@@ -16,7 +16,7 @@ from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.prefilter import wanted
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
-from dramigrate.sources import Inputs
+from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
 
 PARALLEL_MIN_FILES = 200
@@ -56,12 +56,12 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
-    kz = scan(inputs.files, rules) if inputs.files else None
+    resolved_files = resolve_paths(inputs.files)
+    kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
-    for path in inputs.files:
-        resolved = _resolved(path)
+    for path, resolved in zip(inputs.files, resolved_files, strict=True):
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow

@@ -172,6 +172,23 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
     assert texts(chart, (gpu,), kube="1.33")  # the device-plugin values still render on an older cluster
 
 
+def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path) -> None:
+    """A GPU in the chart's own values.yaml: `values-dra.yaml` beside it nulls the default device key (Helm deletes a
+    chart-default key set to null) and adds the claims; the chart's default render stays as it was."""
+    chart = write_chart(tmp_path)
+    (chart / "values.yaml").write_text(
+        VALUES.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    )
+    before = texts(chart)
+    code, _, err = run_cli(["fix", str(chart)])
+    assert code == 0 and "DRA values: values-dra.yaml" in err, err
+    assert texts(chart) == before
+    overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
+    pod = docs(chart, (chart / "values-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]} and pod["resourceClaims"]
+
+
 def test_device_request_only_from_set_is_manual(run_cli: RunCli, tmp_path: Path) -> None:
     chart = write_chart(tmp_path)
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}

@@ -17,9 +17,9 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import is_regular, read_regular
-from dramigrate.sources import SKIP_DIRS, walk
+from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, walk
 
-NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+NAMES = KUSTOMIZATION_NAMES
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
@@ -157,12 +157,16 @@ def repo_root(start: Path) -> Path:
     return _root_of(folder)
 
 
-@cache
 def _root_of(folder: Path) -> Path:
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return folder
+    return _git_above(folder) or folder
+
+
+@cache
+def _git_above(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` holding .git (each folder looked at once per run)."""
+    if (folder / ".git").exists():
+        return folder
+    return None if folder.parent == folder else _git_above(folder.parent)
 
 
 def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
@@ -263,34 +267,59 @@ def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target:
     return Patch(file, key, index, line, path.resolve(), text, target)
 
 
-def discover(paths: list[Path], extra_roots: tuple[Path, ...] = ()) -> Graph:
-    """Every kustomization of the repositories that hold `paths`; those under `paths` are marked inside.
+def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list[Walked] | None = None) -> Graph:
+    """Every kustomization of the repositories that hold `paths` (resolved); those under `paths` are marked inside.
 
-    A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
+    `walked`: the folders the input walk went through, with the kustomizations it saw there; they are not walked
+    again. A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
-    wanted = [p.resolve() for p in paths]
-    wanted_set = set(wanted)  # a set: a repository has thousands of files and hundreds of kustomizations
-    tops: list[Path] = []
-    seen_tops: set[Path] = set()
-    for top in sorted({repo_root(p) for p in wanted} | {r.resolve() for r in extra_roots}, key=lambda t: len(t.parts)):
-        if top not in seen_tops and not any(a in seen_tops for a in top.parents):  # sets: one top per folder
-            tops.append(top)
-            seen_tops.add(top)
-    for top in tops:
-        for folder, dirs, names in walk(top):
-            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-            name = next((n for n in NAMES if n in names and is_regular(Path(folder) / n)), None)
-            if name is None:
-                continue
-            file = (Path(folder) / name).resolve()
-            inside = file in wanted_set or any(a in wanted_set for a in file.parents)
-            try:
-                graph.nodes[file.parent] = read_kustomization(file, inside)
-            except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
-                graph.broken.add(file.parent)
-                if inside:
-                    graph.errors.append((Path(folder) / name, exc))
+    wanted_set = set(paths)  # a set: a repository has thousands of files and hundreds of kustomizations
+    roots = {_root_of(folder) for folder in {p.parent for p in paths}} | {r.resolve() for r in extra_roots}
+    top_set: set[Path] = set()
+    for top in sorted(roots, key=lambda t: len(t.parts)):
+        if not under(top, top_set):  # sets: one top per folder, the outermost
+            top_set.add(top)
+    files: set[Path] = set()
+    done = {w.top: w for w in walked or ()}
+    for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter
+        files.update(k for k in w.kustomizations if under(k.parent, top_set))
+        files.update(k for p in w.pruned if under(p, top_set) for k in _find(p, done))
+    for top in top_set:
+        w = next((done[a] for a in (top, *top.parents) if a in done), None)
+        if w is None or under(top, set(w.pruned)):  # a folder no walk went through
+            files.update(_find(top, done))
+    by_folder: dict[Path, Path] = {}
+    for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
+        if f.parent not in by_folder and is_regular(f):
+            by_folder[f.parent] = f
+    for folder in sorted(by_folder, key=lambda d: d.parts):
+        name = by_folder[folder].name
+        file = by_folder[folder]
+        if file.is_symlink():
+            file = file.resolve()
+        inside = file in wanted_set or under(file.parent, wanted_set)
+        try:
+            graph.nodes[file.parent] = read_kustomization(file, inside)
+        except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
+            graph.broken.add(file.parent)
+            if inside:
+                graph.errors.append((folder / name, exc))
     for folder, node in graph.nodes.items():
         for child in node.children + node.components:
             graph.parents.setdefault(child, set()).add(folder)
     return graph
+
+
+def under(folder: Path, folders: set[Path]) -> bool:
+    """folder is one of folders or inside one of them."""
+    return folder in folders or any(a in folders for a in folder.parents)
+
+
+def _find(top: Path, walked: dict[Path, Walked]) -> list[Path]:
+    """Kustomization files under top by walking it, except inside folders already walked (their own lists count)."""
+    found: list[Path] = []
+    for folder, dirs, names in walk(top):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and here / d not in walked]
+        found.extend(here / n for n in NAMES if n in names)
+    return found

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, discover
+from dramigrate.kustomize.graph import Graph, Patch, discover, under
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
+from dramigrate.sources import Walked
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Scan:
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
         unit = self.unit_of.get(path)
         if unit is None:
-            if any(b == path.parent or b in path.parents for b in self.broken):
+            if self.broken and under(path.parent, self.broken):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
@@ -85,8 +86,9 @@ class Scan:
             return str(folder)
 
 
-def scan(paths: list[Path], rules: RuleSet) -> Scan:
-    graph = discover(paths)
+def scan(paths: list[Path], rules: RuleSet, walked: list[Walked] | None = None) -> Scan:
+    """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through."""
+    graph = discover(paths, walked=walked)
     out = Scan(graph, errors=list(graph.errors))
     out.broken = set(graph.broken)
     out.errors = [(Path(out.display(p)), e) for p, e in graph.errors]
@@ -94,7 +96,7 @@ def scan(paths: list[Path], rules: RuleSet) -> Scan:
         if isinstance(exc, InputError) and exc.file:
             exc.file = out.display(Path(exc.file))
     done: set[Path] = set()
-    inputs = out.inputs = {p.resolve() for p in paths}
+    inputs = out.inputs = set(paths)
     for folder in sorted(graph.nodes):
         node = graph.nodes[folder]
         touched = node.inside or any(f in inputs for f in node.files) or any(p.file in inputs for p in node.patches)
@@ -172,8 +174,9 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                 Blocker(
                     node.file,
                     node.line_of("resources"),
-                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}); "
-                    "fix migrates local trees only",
+                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}), which dramigrate "
+                    "neither fetches nor rewrites: fix migrates local trees only, so this graph is reported and "
+                    "left as it is (migrate the base where it lives, or vendor it into the repository)",
                 )
             )
     if out.errors:
