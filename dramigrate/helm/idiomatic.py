@@ -509,6 +509,17 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
 
 
+def bump_version(chart_yaml: str) -> str:
+    """Chart.yaml text with its `version:` a patch release up."""
+    return re.sub(
+        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
+        lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
+        chart_yaml,
+        count=1,
+        flags=re.M,
+    )
+
+
 def conventions(
     root: Path,
     device_class: str,
@@ -521,13 +532,7 @@ def conventions(
     out = []
     chart_path = root / "Chart.yaml"
     before = chart_path.read_text(encoding="utf-8")
-    after = re.sub(
-        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
-        lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
-        before,
-        count=1,
-        flags=re.M,
-    )
+    after = bump_version(before)
     changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
     if changes:
         body = changes.group(2)

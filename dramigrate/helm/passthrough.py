@@ -215,7 +215,9 @@ def variant_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}-dra{path.suffix or '.yaml'}")
 
 
-def variant_text(path: Path, edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any]) -> str:
+def variant_text(
+    path: Path, edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()
+) -> str:
     """The values file with the DRA request in place of the device key, comments and layout kept."""
     from dramigrate.documents import parse_document, split_documents, start_edit
 
@@ -261,14 +263,19 @@ def variant_text(path: Path, edits: list[MapEdit], templates: dict[str, Any], me
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
             parent[key] = value
-    root[VALUES_KEY] = {**(root.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
+    holder = root
+    for part in scope:  # an umbrella chart passes the subchart's values under its name
+        if not isinstance(holder.get(part), dict):
+            holder[part] = {}
+        holder = holder[part]
+    holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
     return yf.render()
 
 
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any]) -> str:
+def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()) -> str:
     """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
     `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
     to null); lists are whole (Helm replaces lists)."""
@@ -292,7 +299,7 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
             else:
                 out = set_path(out, key, dict(added))
-    out[VALUES_KEY] = templates
+    out = set_path(out, (*scope, VALUES_KEY), templates)
     head = (
         "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
         "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
@@ -310,9 +317,12 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
 _MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
 
 
-def template_edits(text: str, rel: str, paths: list[Path_]) -> str:
-    """The template with the pod-level `resourceClaims` pass-through beside each values map in `paths` that
-    it passes into a container, unless it renders that sibling already."""
+def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
+    """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
+    one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
+    renders that sibling already."""
+    from dramigrate.helm.idiomatic import _block_end, _parent
+
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
     for i, line in enumerate(lines):
@@ -321,13 +331,9 @@ def template_edits(text: str, rel: str, paths: list[Path_]) -> str:
             continue
         base, key = m.group(1), m.group(2)
         words = [w for w in base.split(".") if w and not w.startswith("$")][1 if base.startswith(".Values") else 0 :]
-        target = next((p for p in paths if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
+        target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
         if target is None:
             continue
-        sibling = sibling_key(key, "resourceClaims")
-        expr = f"{base}.{sibling}" if base else f".{sibling}"
-        if re.search(rf"{re.escape(expr)}\b", text):
-            continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
         containers = next(
             (
                 j
@@ -339,18 +345,26 @@ def template_edits(text: str, rel: str, paths: list[Path_]) -> str:
         if containers < 0:
             raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
         ind = " " * _indent(lines[containers])
-        inserts.setdefault(containers, []).extend(
-            [
+        pod = _parent(lines, containers)
+        pod_lines = lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines
+        for name in ("resourceClaims", "tolerations"):
+            if name not in needs[target]:
+                continue
+            sibling = sibling_key(key, name)
+            expr = f"{base}.{sibling}" if base else f".{sibling}"
+            if re.search(rf"{re.escape(expr)}\b", text) or any(x == f"{ind}{name}:" for x in pod_lines):
+                continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+            block = [
                 f"{ind}{{{{- with {expr} }}}}",
-                f"{ind}resourceClaims:",
+                f"{ind}{name}:",
                 f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}",
                 f"{ind}{{{{- end }}}}",
             ]
-        )
+            if block[0] not in inserts.get(containers, []):
+                inserts.setdefault(containers, []).extend(block)
     out = []
     for i, line in enumerate(lines):
-        if i in inserts and inserts[i] not in (out[-len(inserts[i]) :] if out else []):
-            out.extend(inserts[i])
+        out.extend(inserts.get(i, []))
         out.append(line)
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
@@ -399,7 +413,7 @@ def values_doc(values: str) -> str:
 def build(
     root: Path,
     rels: set[str],
-    map_paths: list[Path_],
+    map_paths: dict[Path_, set[str]],
     namespaced: bool,
     device_class: str,
 ) -> list[Change]:

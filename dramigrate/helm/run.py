@@ -590,7 +590,9 @@ def _run(
 
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
-            f.fixed = False
+            if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
+                f.fixable = f.fixed = False
+                f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
@@ -960,10 +962,71 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
 # --- the idiomatic rewrite (idiomatic.py) and its proof -----------------------------------------------------
 
 
-def _with_switch(options: Any, on: bool) -> Any:
+def _with_switch(options: Any, on: bool, key: str = "dra.enabled") -> Any:
     import dataclasses
 
-    return dataclasses.replace(options, set_values=(*options.set_values, f"dra.enabled={'true' if on else 'false'}"))
+    return dataclasses.replace(options, set_values=(*options.set_values, f"{key}={'true' if on else 'false'}"))
+
+
+def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
+    """The values key under which an umbrella chart passes values to its subchart `leaf` (its alias, else its
+    name); () for the chart itself."""
+    if leaf == root:
+        return ()
+    keys = sorted({k for k, p in _subcharts(root).items() if p == leaf})
+    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
+    used = [k for k in keys if k in aliases] or keys
+    if len(used) != 1:
+        raise RewriteError(f"the subchart {leaf.relative_to(root)} is used under several names ({', '.join(used)})")
+    return (used[0],)
+
+
+def _file_source(root: Path, leaf: Path) -> Path | None:
+    """The folder a subchart in charts/ was built from, when the umbrella names it with a `file://` repository."""
+    from dramigrate.helm.rewrite import chart_name
+
+    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    for dep in meta.get("dependencies") or []:
+        repo = str(dep.get("repository", "")) if isinstance(dep, dict) else ""
+        if repo.startswith("file://") and dep.get("name") == chart_name(leaf):
+            source = (root / repo.removeprefix("file://")).resolve()
+            if source.is_dir() and source != leaf.resolve():
+                return source
+    return None
+
+
+def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
+    """A subchart's changes as the umbrella's: paths under charts/<sub>/, the same change to the `file://`
+    folder the subchart is built from (whose files must match the copy in charts/), and the version bump on the
+    umbrella's Chart.yaml instead of the subchart's (its version is pinned in the umbrella's dependencies)."""
+    if not sub:
+        return changes
+    from dramigrate.helm.idiomatic import bump_version
+
+    leaf = root / sub
+    source = _file_source(root, leaf)
+    out = []
+    for c in changes:
+        if Path(c.rel).is_absolute():
+            out.append(c)
+            continue
+        if c.rel == "Chart.yaml":
+            continue
+        out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
+        if source is not None:
+            before = _read(source / c.rel)
+            if before != c.before:
+                raise RewriteError(
+                    f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` "
+                    "and fix again"
+                )
+            out.append(Change(str(source / c.rel), c.before, c.after))
+    text = (root / "Chart.yaml").read_text(encoding="utf-8")
+    bumped_text = bump_version(text)
+    if bumped_text != text:
+        out.append(Change("Chart.yaml", text, bumped_text))
+    return out
 
 
 def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
@@ -1001,17 +1064,37 @@ def _fix_idiomatic(
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     subs = sorted(s for s in wanted if s)
-    if subs:
-        _manual(
-            outcome, f"the device requests come from the subchart {subs[0]}: run fix on that chart{engine_hint}", ""
-        )
+    if len(subs) > 1 or (subs and wanted.get("")):
+        where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
+        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{engine_hint}", "")
+        return
+    sub = subs[0] if subs else ""
+    leaf = root / sub if sub else root
+    prefix = f"{sub}/" if sub else ""
+    try:
+        scope = _subchart_scope(root, leaf)
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{engine_hint}", "")
         return
     reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
     if reference is None:
         return
     _, ref_render, ref_want = reference
     name = chart_name(root)
-    migrated = _by_template(ref_want, name)
+
+    def in_leaf(by_template: dict[str, Any]) -> dict[str, Any]:
+        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...)."""
+        out = {}
+        for key, docs in by_template.items():
+            try:
+                where, rel = resolve_source(root, f"{name}/{key}")
+            except RewriteError:
+                continue
+            if where == sub:
+                out[rel] = docs
+        return out
+
+    migrated = in_leaf(_by_template(ref_want, name))
     claim_templates = {
         str(doc["metadata"]["name"]): doc
         for key, docs in objects(ref_want).items()
@@ -1021,23 +1104,25 @@ def _fix_idiomatic(
     hints = {}
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
-        if f.resource and f.line and rel in wanted[""] and rel not in hints:
-            hints[rel] = classify((root / rel).read_text(encoding="utf-8"), f.line, f.resource)
+        if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in wanted[sub]:
+            rel = rel[len(prefix) :]
+            hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
-        _fix_passthrough(outcome, root, copts, work, wanted[""], expected, first)
+        _fix_passthrough(outcome, root, copts, work, wanted[sub], expected, (prefix + first[0], first[1]), sub, scope)
         return
     try:
         changes = idiomatic.build(
-            root,
-            wanted[""],
+            leaf,
+            wanted[sub],
             rules,
-            _by_template(ref_render.stream, name),
+            in_leaf(_by_template(ref_render.stream, name)),
             migrated,
             claim_templates,
             settings.opt_in,
             hints,
         )
+        changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
@@ -1046,10 +1131,12 @@ def _fix_idiomatic(
         return
     outcome.changes = changes
     patch = outcome.diff()
-    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
+    own = [c for c in changes if not Path(c.rel).is_absolute()]
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
+    switch_key = ".".join((*scope, "dra", "enabled"))
     for v, original, want, _ in expected:
-        off = _render(copy_root, _with_switch(v.options, False))
-        on = _render(copy_root, _with_switch(v.options, True))
+        off = _render(copy_root, _with_switch(v.options, False, switch_key))
+        on = _render(copy_root, _with_switch(v.options, True, switch_key))
         if original.error:
             if not (off.error and on.error):
                 _manual(
@@ -1113,6 +1200,8 @@ def _fix_passthrough(
     rels: set[str],
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     hint: tuple[str, Any],
+    sub: str = "",
+    scope: tuple[str, ...] = (),
 ) -> None:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
@@ -1127,7 +1216,7 @@ def _fix_passthrough(
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
-    paths: list[Path_] = []
+    paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
     try:
         for f in copts.values_files:
@@ -1146,8 +1235,8 @@ def _fix_passthrough(
             templates = pt.claim_names(edits, rcts, chart_name(root))
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
-            variants[f] = pt.variant_text(f, edits, templates, fsources.merged)
-            paths += [e.path for e in edits]
+            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope)
+            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         overlay = ""
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if not variants and default and default[1] and default[1] != default[0].stream:
@@ -1164,8 +1253,8 @@ def _fix_passthrough(
             templates = pt.claim_names(edits, rcts, chart_name(root))
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
-            overlay = pt.overlay_text(edits, templates, dsources.merged)
-            paths += [e.path for e in edits]
+            overlay = pt.overlay_text(edits, templates, dsources.merged, scope)
+            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -1174,7 +1263,9 @@ def _fix_passthrough(
             )
         if len(classes) != 1 or None in classes:
             raise pt.NotPassThrough("the migration asks for several device classes")
-        changes = pt.build(root, rels, paths, namespaced, str(next(iter(classes))))
+        changes = _in_umbrella(
+            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, str(next(iter(classes))))
+        )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
@@ -1214,7 +1305,8 @@ def _fix_passthrough(
             )
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
-        if overlay and v.label in ("your values", "default values"):
+        sets = bool(copts.set_values or copts.set_string_values)
+        if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"

@@ -180,8 +180,9 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                 Blocker(
                     node.file,
                     node.line_of("resources"),
-                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}); "
-                    "fix migrates local trees only",
+                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}), which dramigrate "
+                    "neither fetches nor rewrites: fix migrates local trees only, so this graph is reported and "
+                    "left as it is (migrate the base where it lives, or vendor it into the repository)",
                 )
             )
     if out.errors:
