@@ -259,6 +259,8 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
     with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
         result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin, bar.update)
+    for decision in result.decisions:
+        MESSAGES.explain(decision)
     for path, message in ctx.inputs.errors:
         result.files.append(_error_result(path, message))
         result.bad_input += 1
@@ -297,7 +299,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
         ctx.charts = run_charts(ctx, opts, "fix" if writes else "diff" if fix else "lint", result)
     if not result.scanned and not ctx.inputs.charts and not result.bad_input:
-        left_out = f" ({len(ctx.inputs.skipped)} path(s) excluded or ignored; --verbose says which)"
+        left_out = f" ({len(ctx.inputs.skipped)} path(s) excluded, ignored or not manifests; --verbose says which)"
         MESSAGES.warn(
             "nothing scanned: the paths given hold no YAML manifest or chart" + (left_out if ctx.inputs.skipped else "")
         )
@@ -305,8 +307,9 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
 
 def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dict[str, Any] | None:
-    """Leave out disabled rules and, for lint --baseline, known findings. The baseline's outcome for the report.
-    The cutover plan is then made for what is reported: charts' claims count, baselined or disabled ones do not."""
+    """Leave out suppressed findings, disabled rules and, for lint --baseline, known findings. The baseline's outcome
+    for the report. The cutover plan is then made for what is reported: charts' claims count, suppressed, baselined
+    or disabled ones do not."""
     outcome = _drop_known(ctx, opts, result)
     if ctx.settings.strategy == "claims":
         from dramigrate.cutover import cutover_plan
@@ -316,6 +319,16 @@ def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dic
 
 
 def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any] | None:
+    from dramigrate.suppress import FileSuppressions
+
+    suppressions = FileSuppressions()
+    kept = []
+    for f in result.findings:
+        if why := suppressions.reason(f):
+            MESSAGES.explain(f"{f.file}:{f.line}: [{f.rule}] not reported: suppressed by {why}")
+        else:
+            kept.append(f)
+    result.findings = kept
     if ctx.disabled:
         gone = [f for f in result.findings if f.rule in ctx.disabled]
         for f in gone:

@@ -12,7 +12,7 @@ from dramigrate.documents import Document
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
-from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind
+from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, shown_origin
 from dramigrate.selectors import Selection, select
 from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
@@ -113,6 +113,8 @@ class Detector:
         self.claim_templates = claim_templates  # "<namespace>/<name>" -> device classes
         self.suppressions = Suppressions()  # block and file-level comments (suppress.py), set by the caller
         self._lines: tuple[Document | None, list[str]] = (None, [])  # the source lines of the document in hand
+        self.decisions: list[str] = []  # --verbose: which rule and workload path matched, what was suppressed
+        self.suppressed: list[Finding] = []  # findings a comment suppressed (kustomize leaves their graph alone)
 
     def finding(
         self, rule: str, message: str, doc: Document, node: Any, key: Any, info: ObjectInfo | None, **extra: Any
@@ -126,16 +128,18 @@ class Detector:
         return f
 
     def ignored(self, doc: Document, line: int, rule: str) -> bool:
-        if self.suppressions.covers(line, rule):
-            return True
+        why = self.suppressions.reason(line, rule)
         lines = doc.body.splitlines()
-        for n in (line, line - 1):
+        for n in (line, line - 1) if not why else ():
             idx = n - doc.start_line
             if 0 <= idx < len(lines):
                 m = _IGNORE_COMMENT.search(lines[idx])
                 if m and (not m.group(1) or rule in m.group(1).split(",")):
-                    return True
-        return False
+                    why = f"the `# dramigrate: ignore` comment on line {n}"
+                    break
+        if why:
+            self.decisions.append(f"{self.path}:{line}: [{rule}] not reported and not rewritten: suppressed by {why}")
+        return bool(why)
 
     # -- pod specs ---------------------------------------------------------------------------------
 
@@ -144,6 +148,10 @@ class Detector:
         pods: list[PodAnalysis] = []
         for info in objects_of(doc.data):
             if IGNORE_ANNOTATION in info.annotations:
+                self.decisions.append(
+                    f"{self.path}: {info.kind}/{info.name}: skipped: annotated {IGNORE_ANNOTATION} "
+                    f"({info.annotations[IGNORE_ANNOTATION]})"
+                )
                 continue
             kind = self.rules.workload(info.api_version, info.kind)
             covered: set[int] = set()
@@ -160,7 +168,10 @@ class Detector:
             first = next(pa for pa in pods if id(pa.info.obj) == obj_id)
             if (f := self.operator_version(doc, first)) is not None:
                 findings.append(f)
-        findings = [f for f in findings if not self.ignored(doc, f.line, f.rule)]
+        hidden = [f for f in findings if self.ignored(doc, f.line, f.rule)]
+        self.suppressed.extend(hidden)
+        gone = {id(f) for f in hidden}
+        findings = [f for f in findings if id(f) not in gone]
         kept = {id(f) for f in findings}
         for pa in pods:
             pa.uses = [u for u, f in zip(pa.uses, pa.findings, strict=True) if id(f) in kept]
@@ -349,6 +360,7 @@ class Detector:
             for res, (_value, holder) in entries.items():
                 where = {**ctx, "container": c.name, "resource": res}
                 match = self.rules.lookup(res)
+                self.explain_match(doc, info, kind, ref, c.name, holder, res, match)
                 if match is None:
                     findings.append(
                         self.finding(
@@ -463,6 +475,28 @@ class Detector:
                 )
             pa.uses, pa.findings = [], []
         return pa
+
+    def explain_match(
+        self,
+        doc: Document,
+        info: ObjectInfo,
+        kind: WorkloadKind,
+        ref: PodSpecRef,
+        container: str,
+        holder: Any,
+        res: str,
+        match: ResourceMatch | None,
+    ) -> None:
+        """--verbose: the rule-pack entry a device request matched and the workload path that found its pod spec."""
+        line, _ = doc.line_of(holder, res)
+        loc = ref.location
+        how = f"spec: {loc.spec}" + (f", at: {loc.at}" if loc.at else "")
+        self.decisions.append(
+            f"{self.path}:{line}: {info.kind}/{info.name or info.generate_name} container {container}: {res} matched "
+            + (self.rules.describe(match) if match else "no rule-pack entry")
+            + f"; its pod template {ref.path} was found by the {kind.group or 'core'}/{kind.kind} entry of "
+            f"{shown_origin(kind.origin) or 'the workloads file'} ({how})"
+        )
 
     def ray_limits(self, spec: dict[str, Any]) -> list[RayLimit]:
         """The limits of a Ray pod's Ray container (containers[0]), as KubeRay reads them (dramigrate/ray.py)."""

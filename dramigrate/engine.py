@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
+from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.prefilter import wanted
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
-from dramigrate.sources import Inputs
+from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class RunResult:
     scanned: int = 0
     kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
     cutover: Plan | None = None  # the order of operations for the classes the run migrates to (report footer)
+    decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
 
 
 def _init(settings: Settings, target: Target) -> None:
@@ -59,13 +61,14 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
-    kz = scan(inputs.files, rules) if inputs.files else None
+    resolved_files = resolve_paths(inputs.files, inputs.resolved)
+    kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
-    for path in inputs.files:
-        resolved = _resolved(path)
+    for path, resolved in zip(inputs.files, resolved_files, strict=True):
         if kz is not None and kz.skip(resolved):
+            out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
         jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
@@ -73,6 +76,11 @@ def run(
     out.scanned = len(jobs)
     maybe = wanted([Path(j.path) for j in jobs if j.raw is None], rules)
     if maybe is not None:  # files grep rules out would give no result: skip them unread
+        out.decisions.extend(
+            f"{j.path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"
+            for j in jobs
+            if j.raw is None and j.path not in maybe
+        )
         jobs = [j for j in jobs if j.raw is not None or j.path in maybe]
     results: list[FileResult] | None = None
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
@@ -85,6 +93,11 @@ def run(
             results = None
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
+    for r in results:
+        if kz is not None and Path(r.path).name in KUSTOMIZATION_NAMES and not r.findings:
+            out.decisions.append(f"{r.path}: a kustomization: its patches are checked with its graph")
+        else:
+            out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
         _kustomize_findings(kz, rules, out)

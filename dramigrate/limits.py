@@ -65,8 +65,18 @@ def is_regular(path: str | os.PathLike[str]) -> bool:
 
 
 def size_message(size: int, limits: Limits) -> str:
-    mib = limits.max_bytes / (1024 * 1024)
-    return f"file is {size / (1024 * 1024):.1f} MiB, larger than the {mib:g} MiB limit (--max-file-size); not processed"
+    cap = limits.max_bytes
+    shown = f"{cap / (1024 * 1024):g} MiB" if cap >= 1024 * 1024 else _size(cap)
+    return f"file is {_size(size)}, larger than the {shown} limit (--max-file-size); not processed"
+
+
+def _size(n: int) -> str:
+    """A byte count as people read it: bytes below a KiB, else KiB or MiB with one decimal."""
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.1f} MiB"
 
 
 def read_regular(path: str, limits: Limits = DEFAULT) -> bytes:

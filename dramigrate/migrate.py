@@ -54,6 +54,8 @@ class FileResult:
     changes: list[str] = field(default_factory=list)
     templates: list[dict[str, Any]] = field(default_factory=list)  # ResourceClaimTemplates emitted (fix mode)
     not_written: bool = False  # fix had a rewrite for it that could not be written
+    decisions: list[str] = field(default_factory=list)  # --verbose: why each thing was done or left alone
+    suppressed: list[Finding] = field(default_factory=list)  # findings its suppression comments hid (not rewritten)
 
     @property
     def failed(self) -> bool:
@@ -67,6 +69,9 @@ class Job:
     raw: bytes | None  # None: read the file when the job runs (memory grows with the largest file only)
     fix: bool
     report_only_reason: str = ""  # set for kustomize patches and the bases overlays patch
+    # Block and file comments in the text suppress findings; not in a rendered chart, whose comments come from many
+    # templates (its findings are matched to each template's and values file's comments after mapping, suppress.py)
+    suppressions: bool = True
 
 
 REPORT_HINT = "set DRAMIGRATE_DEBUG=1 for the traceback and please report it"
@@ -131,6 +136,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
             return FileResult(job.path, error=InputError(f"not valid {encoding.upper()} text", job.path))
     if not may_matter(raw, rules):
         result.raw = None
+        result.decisions.append(f"{job.path}: nothing to check: no device resource name or device field in its bytes")
         return result
     try:  # bounded nesting and document count before any parser recurses into the text
         check_structure(job.path, raw.decode("utf-8", "replace"), limits)
@@ -139,9 +145,11 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     fast = None if job.fix else fast_documents(job.path, raw)  # lint: libyaml once, ruamel only if it declines
     if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
+        result.decisions.append(f"{job.path}: nothing to check: no pod template or quota names a device resource")
         return result
     if (line := template_line(raw)) is not None:
         result.findings = [templated_finding(job.path, line, 1, raw, rules)]
+        result.decisions.append(f"{job.path}:{line}: not migrated: Helm or Go template syntax, not a manifest")
         result.raw = None
         return result
     try:
@@ -158,11 +166,14 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
             exc.file = job.path
         if unparsed_template(raw) and exc.message.startswith("invalid YAML"):
             result.findings = [templated_finding(job.path, exc.line, exc.column, raw, rules)]
+            result.decisions.append(f"{job.path}:{exc.line}: not migrated: template syntax makes it invalid YAML")
             return result
         result.error = exc
         result.findings = []
         result.rewritten = None
         return result
+    if not result.findings and not result.decisions:
+        result.decisions.append(f"{job.path}: checked: no device-plugin request in it")
     if yf.changed:
         result.rewritten = yf.render()
         if job.path.endswith(".json"):  # a JSON manifest stays JSON
@@ -179,7 +190,11 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         parse_document(job.path, doc)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
-    det.suppressions = parse_suppressions(result.original or "")
+    if job.suppressions:
+        det.suppressions = parse_suppressions(result.original or "")
+    det.decisions, det.suppressed = result.decisions, result.suppressed
+    if job.report_only_reason:
+        result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
     for doc in yf.documents:
         if doc.data is None:

@@ -98,6 +98,7 @@ class WorkloadKind:
     reason: str = ""
     count_from_limits: str = ""
     claims_since: tuple[OperatorVersion, ...] = ()
+    origin: str = ""  # the workloads file that declared the kind (--verbose names it)
 
     def operators(self, api_version: str) -> tuple[OperatorVersion, ...]:
         """The operator releases that matter for an object of this apiVersion."""
@@ -153,6 +154,19 @@ class RuleSet:
                 return ResourceMatch(rule, resource, tuple(fill(s, captures) for s in rule.selectors))
         return None
 
+    def describe(self, match: ResourceMatch) -> str:
+        """Which rule-pack entry a resource matched, and what it decides (for --verbose)."""
+        rule = match.rule
+        entry = f"match: {rule.match}" if rule.match else f"regex: {rule.regex.pattern if rule.regex else ''}"
+        origin = shown_origin(self.pack_files.get(rule.pack, rule.pack))
+        if rule.report_only:
+            decides = f"report-only ({rule.report_only})"
+        else:
+            decides = f"device class {rule.device_class}"
+            if match.selectors:
+                decides += " with selectors " + ", ".join(f"({s})" for s in match.selectors)
+        return f"rule pack {rule.pack} ({origin}) entry `{entry}`: {decides}"
+
     def is_device_candidate(self, resource: str) -> bool:
         """An extended resource: not native, and qualified with a domain."""
         return "/" in resource and not NATIVE_RESOURCES.match(resource)
@@ -168,6 +182,16 @@ def _shipped(name: str) -> Path:
 
 def shipped_rule_files() -> list[Path]:
     return sorted(p for p in Path(str(files("dramigrate.rules_data"))).glob("*.yaml"))
+
+
+def shown_origin(origin: str) -> str:
+    """A rules file as a user knows it: rules/<name>.yaml for a shipped one, else the path given."""
+    return f"rules/{Path(origin).name}" if origin in _shipped_paths() else origin
+
+
+@cache
+def _shipped_paths() -> frozenset[str]:
+    return frozenset(str(p) for p in shipped_rule_files())
 
 
 @cache
@@ -316,7 +340,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
             )
 
 
-def _add_workloads(rs: RuleSet, data: dict[str, Any]) -> None:
+def _add_workloads(rs: RuleSet, data: dict[str, Any], origin: str) -> None:
     for k in data["kinds"]:
         rs.kinds[(k["group"], k["kind"])] = WorkloadKind(
             group=k["group"],
@@ -339,6 +363,7 @@ def _add_workloads(rs: RuleSet, data: dict[str, Any]) -> None:
                 OperatorVersion(o["operator"], str(o["version"]), tuple(o.get("apiVersions", ())))
                 for o in k.get("claimsSince", ())
             ),
+            origin=origin,
         )
 
 
@@ -350,7 +375,7 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
         if data.get("kind") == "RulePack":
             _add_pack(rs, data, str(path), first=False)
         elif data.get("kind") == "Workloads":
-            _add_workloads(rs, data)
+            _add_workloads(rs, data, str(path))
     for path in user_files:
         data = _read_rule_file(path)
         errors = validate_rule_file(path, data)
@@ -359,5 +384,5 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
         if data["kind"] == "RulePack":
             _add_pack(rs, data, str(path), first=True)
         else:
-            _add_workloads(rs, data)
+            _add_workloads(rs, data, str(path))
     return rs

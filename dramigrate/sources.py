@@ -14,8 +14,19 @@ from dramigrate.limits import NotRegular, file_type, is_regular
 YAML_SUFFIXES = (".yaml", ".yml")
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # in kustomize's order
 STDIN = "-"
 WalkStep = tuple[str, list[str], list[str]]
+
+
+@dataclass
+class Walked:
+    """A folder the walk went through, resolved: the kustomizations it saw (so the kustomize scan never walks it
+    again) and the folders it did not enter (excluded, Helm charts) that the scan still has to look into."""
+
+    top: Path
+    kustomizations: list[Path] = field(default_factory=list)  # resolved; every kustomization name present
+    pruned: list[Path] = field(default_factory=list)  # resolved
 
 
 @dataclass
@@ -26,6 +37,8 @@ class Inputs:
     notes: list[str] = field(default_factory=list)  # what was skipped and why
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
+    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (known without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -42,7 +55,7 @@ def expand(
     pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
     include_ignored is on (files named on the command line are always taken)."""
     out = Inputs()
-    seen: set[Path] = set()
+    seen: set[str] = set()
     walked: list[tuple[Path, list[Path]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
@@ -68,7 +81,7 @@ def expand(
     return out
 
 
-def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> bool:
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> bool:
     """Add one path's inputs; True when it was a folder that was walked."""
     p = Path(raw)
     if not p.exists():
@@ -83,8 +96,8 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
                 out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
             elif chart not in out.charts:
                 out.charts.append(chart)
-        elif p not in seen:
-            seen.add(p)
+        elif str(p) not in seen:
+            seen.add(str(p))
             out.files.append(p)
     elif not p.is_dir():
         out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
@@ -130,6 +143,14 @@ def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None 
     """os.walk, top down with the folders in name order, without recursion (any depth), each folder once (by
     device and inode: a bind mount or a loop cannot repeat it); symlinks to folders are listed with the files
     and not followed. Remove names from the yielded folder list to skip them."""
+    for here, folders, entries in walk_entries(top, onerror):
+        yield here, folders, [e.name for e in entries]
+
+
+def walk_entries(
+    top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None
+) -> Iterator[tuple[str, list[str], list[os.DirEntry[str]]]]:
+    """walk, with the scandir entries of the files (their type is known without a stat per file)."""
     visited: set[tuple[int, int]] = set()
     stack = [os.fspath(top)]
     while stack:
@@ -145,10 +166,44 @@ def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None 
             if onerror is not None:
                 onerror(exc)
             continue
-        folders = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
-        names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
-        yield here, folders, names
+        folders: list[str] = []
+        files: list[os.DirEntry[str]] = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                folders.append(e.name)
+            else:
+                files.append(e)
+        folders.sort()
+        files.sort(key=lambda e: e.name)
+        yield here, folders, files
         stack.extend(os.path.join(here, d) for d in reversed(folders))
+
+
+def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> list[Path]:
+    """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
+    one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
+    walk already resolved (Inputs.resolved)."""
+    real: dict[str, str] = {}
+    out: list[Path] = []
+    known = known or {}
+    for p in paths:
+        text = os.fspath(p)
+        if (done := known.get(text)) is not None:
+            out.append(Path(done))
+            continue
+        folder, name = os.path.split(text)
+        if not name or name in (".", "..") or os.path.islink(text):
+            out.append(Path(os.path.realpath(text)))
+            continue
+        top = real.get(folder)
+        if top is None:
+            top = real[folder] = os.path.realpath(folder or ".")
+        out.append(Path(os.path.join(top, name)))
+    return out
 
 
 def chart_root(path: Path) -> Path | None:
@@ -161,42 +216,69 @@ def chart_root(path: Path) -> Path | None:
     return None
 
 
-def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> None:
     root = top.resolve()
+    walked = Walked(root)
+    out.walked.append(walked)
+    start, real_start = os.fspath(top), os.fspath(root)
+
+    def resolved(folder: str) -> str:
+        """The walk enters no symlinked folder: below top, a folder resolves to top's real path plus the rest."""
+        return real_start + folder[len(start) :] if folder.startswith(start) else os.path.realpath(folder)
 
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
-    for folder, dirs, names in walk(top, unreadable):
+    for folder, dirs, entries in walk_entries(top, unreadable):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, exclude)]
+        real_here = resolved(folder)
+        for d in dirs:
+            if d in SKIP_DIRS:
+                out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
+            elif exclude and (pattern := excluded_by(here / d, exclude)):
+                out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
+        keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(here / d, exclude))]
+        walked.pruned.extend(
+            Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
+        )
+        dirs[:] = keep
+        names = {e.name: e for e in entries}
+        walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
         if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
                 out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
             else:
                 out.charts.append(here)
+            walked.pruned.extend(Path(resolved(os.path.join(folder, d))) for d in dirs)
             dirs[:] = []
             continue
-        for name in names:
-            path = here / name
+        for entry in entries:
+            name = entry.name
             if not name.endswith(MANIFEST_SUFFIXES):
+                out.skipped.append(
+                    f"{here / name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)"
+                )
                 continue
-            if excluded(path, exclude):
+            path = here / name
+            if exclude and excluded(path, exclude):
                 out.skipped.append(f"{path}: excluded by the pattern {excluded_by(path, exclude)!r}")
                 continue
-            if path.is_symlink() and not _inside(path, root):
+            link = entry.is_symlink()
+            if link and not _inside(path, root):
                 out.notes.append(f"{path}: symlink leaves {top}; skipped")
                 continue
             try:
-                mode = os.stat(path).st_mode
+                regular = entry.is_file() if not link else stat.S_ISREG(os.stat(path).st_mode)
+                mode = 0 if regular else os.stat(path).st_mode
             except OSError as exc:
                 out.notes.append(f"{path}: cannot be followed ({exc.strerror}); skipped")
                 continue
-            if not stat.S_ISREG(mode):
+            if not regular:
                 out.notes.append(NotRegular(str(path), file_type(mode)).note)
-            elif path not in seen:
-                seen.add(path)
+            elif (text := str(path)) not in seen:
+                seen.add(text)
                 out.files.append(path)
+                out.resolved[text] = os.path.realpath(text) if link else os.path.join(real_here, name)
 
 
 def _inside(path: Path, root: Path) -> bool:

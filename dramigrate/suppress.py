@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dramigrate.findings import Finding
 
 _DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)\b(?:\s*=\s*([\w,-]+))?")
 ALL = "*"
+MAX_SCAN = 64 * 1024 * 1024  # the size cap's order: a file bigger than this was refused before it had findings
 
 
 @dataclass
@@ -24,9 +29,18 @@ class Suppressions:
     blocks: list[tuple[int, int, str]] = field(default_factory=list)
 
     def covers(self, line: int, rule: str) -> bool:
-        if ALL in self.whole_file or rule in self.whole_file:
-            return True
-        return any(start <= line and (end == 0 or line <= end) and r in (ALL, rule) for start, end, r in self.blocks)
+        return bool(self.reason(line, rule))
+
+    def reason(self, line: int, rule: str) -> str:
+        """Which comment suppresses rule at line (for --verbose), or "" when none does."""
+        for r in (ALL, rule):
+            if r in self.whole_file:
+                return f"`# dramigrate: disable-file{'' if r == ALL else '=' + r}`"
+        for start, end, r in self.blocks:
+            if start <= line and (end == 0 or line <= end) and r in (ALL, rule):
+                until = f"to the `enable` on line {end}" if end else "to the end of the file"
+                return f"`# dramigrate: disable{'' if r == ALL else '=' + r}` on line {start} ({until})"
+        return ""
 
     def __bool__(self) -> bool:
         return bool(self.whole_file or self.blocks)
@@ -62,3 +76,55 @@ def _is_comment(line: str, at: int) -> bool:
     if before and not before[-1].isspace():
         return False
     return before.count('"') % 2 == 0 and before.count("'") % 2 == 0
+
+
+class FileSuppressions:
+    """The block and file suppressions of the files findings point at, read once per file. Findings that do not
+    come from the plain-manifest pass (Helm templates and values files, kustomize patches and kustomizations, the
+    classes file, run-wide findings) are matched here by their file and line, and by the lines of their related
+    locations (a chart's values file and key that set the count)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Suppressions] = {}
+
+    def of(self, file: str) -> Suppressions:
+        if file not in self._cache:
+            self._cache[file] = parse(_read(file))
+        return self._cache[file]
+
+    def reason(self, finding: Finding) -> str:
+        """Why the finding is suppressed (for --verbose), or "" when it is not."""
+        if finding.rule == "internal-error":  # a bug is never hidden
+            return ""
+        places = [(finding.file, finding.line), *((r.file, r.line) for r in finding.related)]
+        for file, line in places:
+            if not file or file == "-":
+                continue
+            why = self.of(file).reason(line, finding.rule)
+            if why:
+                return f"{file}: {why}"
+        return ""
+
+
+def suppressed_request(findings: list[Finding], suppressions: FileSuppressions | None = None) -> str:
+    """Why fix leaves a generated source (a chart, a kustomize graph) as it is: the first fixable finding among
+    findings that a comment suppresses, and the comment; "" when there is none. fix never rewrites a suppressed
+    request, and such a source is rewritten whole or not at all."""
+    suppressions = suppressions or FileSuppressions()
+    for f in findings:
+        if f.fixable and (why := suppressions.reason(f)):
+            return (
+                f"[{f.rule}] at {f.file}:{f.line} is suppressed by {why}; fix never rewrites a suppressed request, "
+                "and this source is rewritten whole or not at all"
+            )
+    return ""
+
+
+def _read(file: str) -> str:
+    """A file's text for its suppression comments; "" when it cannot be read (a packaged chart's member, ...)."""
+    try:
+        with open(file, "rb") as fh:
+            raw = fh.read(MAX_SCAN)
+    except OSError:
+        return ""
+    return raw.decode("utf-8", "replace") if b"dramigrate:" in raw else ""

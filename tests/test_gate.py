@@ -106,6 +106,50 @@ def test_excludes_apply_to_named_files_and_gitignore_to_folders(repo: Path) -> N
     assert "build/pod.yaml" in out
 
 
+def test_verbose_explains_each_decision_on_stderr_only(repo: Path) -> None:
+    (repo / "app" / "notes.txt").write_text("nvidia.com/gpu: 1\n")
+    (repo / "app" / "quiet.yaml").write_text(
+        POD.format(name="quiet").replace("metadata:", "# dramigrate: disable-file=legacy-device-request\nmetadata:")
+    )
+    pack = repo / "mine.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: mine\nresources:\n"
+        "  - {match: example.com/gpu, request: gpu, deviceClass: gpu.example.com}\n"
+        "deviceClasses:\n  - {name: gpu.example.com, driver: gpu.example.com}\n"
+    )
+    (repo / "app" / "own.yaml").write_text(POD.format(name="own").replace("nvidia.com/gpu", "example.com/gpu"))
+    for command in ("lint", "diff", "fix"):
+        args = [command, ".", "--rules", pack, "--format", "json"]
+        code, out, err = run([*args, "-v"], repo)
+        if command == "lint":  # the machine report on stdout is the same with and without --verbose
+            quiet_code, quiet_out, quiet_err = run(args, repo)
+            assert (code, out) == (quiet_code, quiet_out), command
+            assert "matched" not in quiet_err and "skipped" not in quiet_err
+        for said in (
+            # the rule-pack entry and the workload path that matched each device request
+            "app/pod.yaml:11: Pod/app container app: nvidia.com/gpu matched rule pack nvidia (rules/nvidia.yaml) "
+            "entry `match: nvidia.com/gpu`: device class gpu.nvidia.com; its pod template spec was found by the "
+            "core/Pod entry of rules/workloads.yaml (spec: spec)",
+            f"app/own.yaml:11: Pod/own container app: example.com/gpu matched rule pack mine ({pack}) "
+            "entry `match: example.com/gpu`: device class gpu.example.com",
+            # why each file was left out or not migrated
+            "vendor/pod.yaml: excluded by the pattern 'vendor/*'",
+            "build/pod.yaml: ignored by git (.gitignore; --include-ignored takes it)",
+            "app/notes.txt: not a manifest (only .yaml, .yml, .json files are read)",
+            ".git/: a .git folder, never scanned",
+            "app/quiet.yaml:12: [legacy-device-request] not reported and not rewritten: suppressed by "
+            "`# dramigrate: disable-file=legacy-device-request`",
+        ):
+            assert said in err, (command, said, err)
+        assert "matched" not in out and "excluded" not in out
+    assert "nvidia.com/gpu: 1" in (repo / "app" / "quiet.yaml").read_text()
+    code, _, err = run(["lint", "app", "-v"], repo)  # after fix
+    assert "app/pod.yaml: checked: no device-plugin request in it" in err
+    (repo / "app" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    code, out, _ = run(["lint", "app/cm.yaml", "-v", "--max-file-size", "10"], repo)
+    assert code == 2 and "larger than the 10 bytes limit (--max-file-size)" in out
+
+
 def test_a_run_that_scans_nothing_says_so(repo: Path) -> None:
     code, out, err = run(["lint", "vendor/pod.yaml"], repo)
     assert code == 0 and "nothing scanned" in err and "excluded" in err
@@ -147,6 +191,62 @@ def test_block_and_file_suppressions(tmp_path: Path) -> None:
     assert (tmp_path / "file.yaml").read_text().count("nvidia.com/gpu: 1") == 2  # suppressed: not rewritten
     fixed = (tmp_path / "block.yaml").read_text()
     assert fixed.count("nvidia.com/gpu: 1") == 1 and "ResourceClaimTemplate" in fixed
+
+
+CHART_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{{{ .Release.Name }}}}-{name}
+spec:
+  containers:
+  - name: app
+    image: app
+    resources:
+      limits:
+        nvidia.com/gpu: {{{{ .Values.{key} }}}}
+"""
+
+
+def test_block_and_file_suppressions_in_a_chart_template_and_its_values(tmp_path: Path) -> None:
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n# dramigrate: disable\ntrainer:\n  gpus: 1\n# dramigrate: enable\n")
+    (chart / "templates" / "open.yaml").write_text(CHART_POD.format(name="open", key="gpus"))
+    (chart / "templates" / "off.yaml").write_text(
+        "# dramigrate: disable-file=legacy-device-request\n" + CHART_POD.format(name="off", key="gpus")
+    )
+    (chart / "templates" / "trainer.yaml").write_text(CHART_POD.format(name="trainer", key="trainer.gpus"))
+    before = {p.name: p.read_text() for p in chart.rglob("*.yaml")}
+    code, out, err = run(["lint", "app", "--format", "json"], tmp_path)
+    import json
+
+    found = {(f["file"], f["rule"]) for f in json.loads(out)["findings"]}
+    # the template's disable-file hides only that template (the rendered stream used to carry it to every one),
+    # and the block in values.yaml hides the request whose count it sets
+    assert found == {("app/templates/open.yaml", "legacy-device-request")}, (found, err)
+    code, out, err = run(["fix", "app"], tmp_path)
+    assert code == 1, "the open request stays: the chart is rewritten whole or not at all"
+    assert {p.name: p.read_text() for p in chart.rglob("*.yaml")} == before
+    assert "app: chart not rewritten: [legacy-device-request] at app/templates/off.yaml:12 is suppressed" in err
+    (summary,) = [line for line in err.splitlines() if "file(s) scanned" in line]
+    assert "1 error(s)" in summary and "fixable" not in summary, "fix does not count what it leaves alone as fixable"
+
+
+def test_suppressions_apply_to_run_wide_findings(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: mine\nresources:\n"
+        "  - {match: example.com/gpu, request: gpu, deviceClass: gpu.example.com}\n"
+        "deviceClasses:\n  - {name: gpu.example.com, driver: gpu.example.com}\n"
+    )
+    pod = POD.format(name="p").replace("nvidia.com/gpu", "example.com/gpu")
+    (tmp_path / "pod.yaml").write_text(pod)
+    _, out, _ = run(["lint", "pod.yaml", "--rules", "mine.yaml"], tmp_path)
+    assert "[classes-file-needed]" in out  # about the classes file, placed on the first finding
+    (tmp_path / "pod.yaml").write_text("# dramigrate: disable-file=classes-file-needed\n" + pod)
+    _, out, _ = run(["lint", "pod.yaml", "--rules", "mine.yaml"], tmp_path)
+    assert "[classes-file-needed]" not in out and "[legacy-device-request]" in out
 
 
 def test_explain_and_rules_list_come_from_the_catalogue(tmp_path: Path) -> None:

@@ -153,14 +153,16 @@ def test_opt_in_leaves_the_switch_off(run_cli: RunCli, tmp_path: Path) -> None:
 
 
 def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_path: Path) -> None:
-    toyaml = DEPLOYMENT.replace(
+    helper = DEPLOYMENT.replace(
         "            limits:\n              memory: 1Gi\n              nvidia.com/gpu: {{ .Values.numGpus }}\n",
-        "            {{- toYaml .Values.resources | nindent 12 }}\n",
+        '            {{- include "app.resources" . | nindent 12 }}\n',
     )
-    chart = write_chart(tmp_path, toyaml, "resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    chart = write_chart(tmp_path, helper)
+    with (chart / "templates" / "_helpers.tpl").open("a") as f:
+        f.write('{{- define "app.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.numGpus }}\n{{- end }}\n')
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     code, _, err = run_cli(["fix", str(chart)])
-    assert "pattern B (toYaml of a values resources map)" in err and "templates/deployment.yaml:20" in err
+    assert "pattern D (a named helper or library include)" in err and "templates/deployment.yaml:20" in err, err
     assert "--chart-style engine" in err
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     code, _, err = run_cli(["fix", "--chart-style", "engine", str(chart)])
@@ -198,3 +200,14 @@ def test_capped_count_gets_its_values_location(tmp_path: Path) -> None:
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
     (f,) = [f for f in outcome.findings if f.rule == "legacy-device-request"]
     assert [(r.file, r.line) for r in f.related] == [(f"{chart}/values.yaml", 4)]  # found by one less, not one more
+
+
+def test_switch_on_fails_clearly_below_kubernetes_1_34(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    from dramigrate.helm.render import HelmError
+
+    _, chart, _ = fixed
+    with pytest.raises(HelmError, match=r"DRA ResourceClaims need Kubernetes 1\.34\+ .*set dra\.enabled=false"):
+        render_chart(chart, RenderOptions(kube_version="1.33"))
+    older = render_chart(chart, RenderOptions(kube_version="1.33", set_values=("dra.enabled=false",)))
+    assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
+    assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))

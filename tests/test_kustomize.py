@@ -218,3 +218,107 @@ def test_patch_fix_cannot_express_is_reported_after_building_and_nothing_is_writ
     assert "kustomize-unproven" in err and "overlays/small/kustomization.yaml" in err, err
     assert "without a target kind and name" in err
     assert snapshot(repo) == before, "nothing of the base's graph is written, not even the overlays that proved"
+
+
+def test_a_suppressed_device_patch_is_hidden_and_its_graph_left_alone(tmp_path: Path, run_cli: RunCli) -> None:
+    block = "      # dramigrate: disable=kustomize-device-patch\n      containers:"
+    patch = A100_PATCH.replace("      containers:", block)
+    repo = make_repo(tmp_path / "repo", {**FILES, "overlays/a100/gpus.yaml": patch})
+    code, out, err = run_cli(["lint", "--format", "json", "."], cwd=repo)
+    lines = {(f["file"], f["line"]) for f in json.loads(out)["findings"]}
+    count_line = patch.splitlines().index("            nvidia.com/gpu: 4") + 1
+    assert ("overlays/a100/gpus.yaml", 9) in lines, "the label line above the block is still reported"
+    assert ("overlays/a100/gpus.yaml", count_line) not in lines
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    assert code == 1 and snapshot(repo) == before, err
+    assert f"not migrated: [kustomize-device-patch] at overlays/a100/gpus.yaml:{count_line} is suppressed" in err
+    (summary,) = [line for line in err.splitlines() if "file(s) scanned" in line]
+    assert "fixable" not in summary, "fix does not count what it leaves alone as fixable"
+
+
+def _gpus(count: int) -> str:
+    """A strategic-merge patch of the trainer's device count."""
+    return A100_PATCH.replace(
+        "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n", ""
+    ).replace("nvidia.com/gpu: 4", f"nvidia.com/gpu: {count}")
+
+
+DEVICE_OP = "- op: replace\n  path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n  value: 3\n"
+STACKS = {
+    # a base that patches its own count, an overlay, an overlay of that overlay, and a deprecated patchesJson6902
+    "stack/base/train.yaml": TRAIN,
+    "stack/base/kustomization.yaml": "resources:\n- train.yaml\npatches:\n- path: gpus.yaml\n",
+    "stack/base/gpus.yaml": _gpus(2),
+    "stack/big/kustomization.yaml": "resources:\n- ../base\npatches:\n- path: gpus.yaml\n",
+    "stack/big/gpus.yaml": _gpus(4),
+    "stack/huge/kustomization.yaml": "resources:\n- ../big\nnameSuffix: -x\npatches:\n- path: gpus.yaml\n",
+    "stack/huge/gpus.yaml": _gpus(8),
+    "stack/small/kustomization.yaml": (
+        "resources:\n- ../base\npatchesJson6902:\n- target: {group: apps, version: v1, kind: Deployment, "
+        "name: trainer}\n  path: ops.yaml\n"
+    ),
+    "stack/small/ops.yaml": DEVICE_OP,
+    # a CPU overlay removes the base's device: its build has no claim, while the rewritten base brings one
+    "cpu/base/train.yaml": TRAIN,
+    "cpu/base/kustomization.yaml": "resources:\n- train.yaml\n",
+    "cpu/gpu/kustomization.yaml": "resources:\n- ../base\n",
+    "cpu/cpu/kustomization.yaml": (
+        "resources:\n- ../base\npatches:\n- target: {kind: Deployment, name: trainer}\n  patch: |-\n"
+        "    - op: remove\n      path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n"
+    ),
+    # an overlay on a remote base
+    "remote/base/train.yaml": TRAIN,
+    "remote/base/kustomization.yaml": "resources:\n- train.yaml\n",
+    "remote/big/kustomization.yaml": (
+        "resources:\n- ../base\n- github.com/example/gpu-base//deploy?ref=v1\npatches:\n- path: gpus.yaml\n"
+    ),
+    "remote/big/gpus.yaml": _gpus(4),
+}
+
+
+@pytest.fixture(scope="module")
+def stacked(tmp_path_factory: pytest.TempPathFactory, run_cli: RunCli) -> tuple[Path, dict, str, dict]:
+    """One `fix .` over three graphs; the migratable graph's builds with the real kustomize."""
+    repo = make_repo(tmp_path_factory.mktemp("stacked") / "repo", STACKS)
+    before = snapshot(repo)
+    code, out, err = run_cli(["fix", "."], cwd=repo)
+    kubectl = find_binary()[0]
+    builds = {o: build(kubectl, repo / "stack" / o) for o in ("base", "big", "huge", "small")}
+    return repo, before, f"exit {code}\n{err}", builds
+
+
+@pytest.mark.parametrize(
+    ("overlay", "name", "count"),
+    [("base", "trainer", 2), ("big", "trainer", 4), ("huge", "trainer-x", 8), ("small", "trainer", 3)],
+)
+def test_overlays_of_overlays_and_patches_json6902_build_migrated(
+    stacked: tuple[Path, dict, str, dict], overlay: str, name: str, count: int
+) -> None:
+    repo, _, log, builds = stacked
+    deploy, templates = _pod_and_templates(builds[overlay])
+    assert deploy["metadata"]["name"] == name, log
+    pod = deploy["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in json.dumps(pod["containers"][0].get("resources", {})), log
+    (claim,) = pod["resourceClaims"]
+    assert list(templates) == [claim["resourceClaimTemplateName"]], "each template replaced, none left beside"
+    assert (
+        templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        == count
+    )
+    if overlay == "small":
+        assert "patchesJson6902" not in (repo / "stack/small/kustomization.yaml").read_text()
+
+
+def test_a_proof_mismatch_or_a_remote_base_writes_nothing_of_that_graph(stacked: tuple[Path, dict, str, dict]) -> None:
+    repo, before, log, _ = stacked
+    after = snapshot(repo)
+    for graph in ("cpu/", "remote/"):
+        assert {p: t for p, t in after.items() if p.startswith(graph)} == {
+            p: t for p, t in before.items() if p.startswith(graph)
+        }, graph
+    # the overlay whose rewritten build differs from the migration of its original build is named, with the field
+    assert "cpu/cpu/kustomization.yaml:1:1: warning [kustomize-unproven]" in log, log
+    assert "the rewritten cpu/cpu builds differently: Deployment trainer: spec.template.spec.containers[0]" in log
+    assert "remote/big/kustomization.yaml builds on a remote base (github.com/example/gpu-base//deploy?ref=v1)" in log
+    assert "neither fetches nor rewrites" in log

@@ -308,6 +308,7 @@ def build(
     head = (
         "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
         "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+        + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
     resource = workloads[0].devices[0].resource
@@ -316,6 +317,19 @@ def build(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def capabilities_check(condition: str, way_back: str) -> str:
+    """Template text that fails the render, with a clear message, when `condition` holds and the cluster
+    serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
+    on such a cluster would otherwise install pods that never schedule."""
+    return (
+        f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
+        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
+        f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
+        f'set {way_back} for the device-plugin request" }}}}\n'
+        "{{- end }}\n"
+    )
 
 
 def _device_class(spec: dict[str, Any]) -> str | None:
@@ -495,25 +509,36 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
 
 
-def conventions(root: Path, device_class: str, enabled: bool) -> list[Change]:
-    """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
-    values.schema.json gets the `dra` block when the chart has a schema."""
-    out = []
-    chart_path = root / "Chart.yaml"
-    before = chart_path.read_text(encoding="utf-8")
-    after = re.sub(
+def bump_version(chart_yaml: str) -> str:
+    """Chart.yaml text with its `version:` a patch release up."""
+    return re.sub(
         r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
         lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
-        before,
+        chart_yaml,
         count=1,
         flags=re.M,
     )
+
+
+def conventions(
+    root: Path,
+    device_class: str,
+    enabled: bool,
+    change: str = "DRA ResourceClaims behind the dra.enabled switch",
+    schema: tuple[str, dict[str, Any]] | None = None,
+) -> list[Change]:
+    """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
+    values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema."""
+    out = []
+    chart_path = root / "Chart.yaml"
+    before = chart_path.read_text(encoding="utf-8")
+    after = bump_version(before)
     changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
     if changes:
         body = changes.group(2)
         first = body.splitlines()[0]
         item = " " * (len(first) - len(first.lstrip()))
-        entry = f"{item}- kind: added\n{item}  description: DRA ResourceClaims behind the dra.enabled switch\n"
+        entry = f"{item}- kind: added\n{item}  description: {change}\n"
         end = changes.end(2)
         after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
     if after != before:
@@ -522,26 +547,26 @@ def conventions(root: Path, device_class: str, enabled: bool) -> list[Change]:
     if schema_path.is_file():
         text = schema_path.read_text(encoding="utf-8")
         try:
-            schema = json.loads(text)
+            document = json.loads(text)
         except ValueError:
             return out
-        if (
-            isinstance(schema, dict)
-            and isinstance(schema.get("properties"), dict)
-            and "dra" not in schema["properties"]
+        key, entry = schema or ("dra", {})
+        if not (
+            isinstance(document, dict)
+            and isinstance(document.get("properties"), dict)
+            and key not in document["properties"]
         ):
-            schema["properties"]["dra"] = {
-                "type": "object",
-                "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
-                "properties": {
-                    "enabled": {"type": "boolean", "default": enabled},
-                    "deviceClassName": {"type": "string", "default": device_class},
-                    "existingClaimTemplate": {"type": "string", "default": ""},
-                },
-            }
-            indent = re.search(r"\n( +)\"", text)
-            new = json.dumps(schema, indent=len(indent.group(1)) if indent else 2) + (
-                "\n" if text.endswith("\n") else ""
-            )
-            out.append(Change("values.schema.json", text, new))
+            return out
+        document["properties"][key] = entry or {
+            "type": "object",
+            "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+            "properties": {
+                "enabled": {"type": "boolean", "default": enabled},
+                "deviceClassName": {"type": "string", "default": device_class},
+                "existingClaimTemplate": {"type": "string", "default": ""},
+            },
+        }
+        indent = re.search(r"\n( +)\"", text)
+        new = json.dumps(document, indent=len(indent.group(1)) if indent else 2) + ("\n" if text.endswith("\n") else "")
+        out.append(Change("values.schema.json", text, new))
     return out

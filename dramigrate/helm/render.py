@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from dramigrate.helm.sandbox import ChartRefused, RenderLimit, render_memory_mb, render_timeout, scrub
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class RenderOptions:
     kube_version: str | None = None  # e.g. "1.36" -> .Capabilities.KubeVersion
     api_versions: tuple[str, ...] = ()  # like -a/--api-versions
     helm_binary: Path | None = None  # use an external `helm template` instead of the SDK
+    timeout: float = field(default_factory=render_timeout)  # seconds per render (sandbox.py)
+    memory_mb: int = field(default_factory=render_memory_mb)  # address space of the render process
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,9 @@ class RenderedManifest:
 
 class HelmError(Exception):
     """A chart that does not render; the message is Helm's own and names the template file."""
+
+
+__all__ = ["ChartRefused", "HelmError", "RenderLimit", "RenderOptions", "RenderedManifest", "render_chart"]
 
 
 def is_chart(path: Path) -> bool:
@@ -59,8 +66,13 @@ def is_chart(path: Path) -> bool:
 
     try:
         with tarfile.open(path, "r:gz") as archive:
-            # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first.
-            return any(member.name.split("/")[1:] == ["Chart.yaml"] for member in archive)
+            # Helm reads `<top folder>/Chart.yaml`; `helm package` writes it first (a bomb is not read through).
+            for count, member in enumerate(archive):
+                if member.name.split("/")[1:] == ["Chart.yaml"]:
+                    return True
+                if count >= 1000:
+                    return False
+            return False
     except (OSError, EOFError, tarfile.TarError, zlib.error):
         return False
 
@@ -69,7 +81,11 @@ def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     """Render a chart folder or packaged chart as `helm template` prints it."""
     if options.helm_binary is not None:
         return _render_with_binary(chart, options)
-    return _order_like_helm_template(_render_with_sdk(chart, options))
+    files = _render_with_sdk(chart, options)
+    try:
+        return _order_like_helm_template(files)
+    except HelmError as exc:  # a YAML error can quote rendered text, which can come from chart files
+        raise HelmError(scrub(str(exc), chart)) from None
 
 
 _SOURCE_HEADER = re.compile(r"^---[ \t]*\n# Source: (.*)$", re.MULTILINE)
@@ -89,14 +105,17 @@ def split_template_output(text: str) -> list[RenderedManifest]:
 
 
 def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
-    """Template path -> rendered text, from the SDK's native `helm_render`.
+    """Template path -> rendered text, from the SDK's native `helm_render`, run in the sandbox's child
+    process (sandbox.py) after the chart's symlinks are checked; Helm's own messages are scrubbed of
+    anything that is not template text.
 
     The SDK's public `Chart.render()` does not take the capabilities; its native call does (options
     JSON: name, namespace, kube_version, api_versions). It runs the dependency conditions, tags and
     import-values, coalesces values and validates them against values.schema.json, as an install does.
     """
     import helm_python as sdk
-    from helm_python import _native
+
+    from dramigrate.helm.sandbox import refuse_outside_links, render_in_child, scrub
 
     try:
         sdk.validate_release_name(options.release_name)
@@ -112,14 +131,31 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
     api_versions = [api for entry in options.api_versions for api in entry.split(",") if api]
     if api_versions:
         native_options["api_versions"] = api_versions
+    refuse_outside_links(chart, str(chart))
+    payload = {"chart": str(Path(chart).absolute()), "values": values, "options": native_options}
+    reply = render_in_child(payload, options.timeout, options.memory_mb)
+    if "helm" in reply:
+        raise HelmError(scrub(reply["helm"], chart))
+    if "error" in reply:
+        raise HelmError(reply["error"])
+    files: dict[str, str] = reply["files"]
+    return files
+
+
+def render_native(chart: Path, values: dict[str, Any], native_options: dict[str, Any]) -> dict[str, Any]:
+    """In the render process: {"files": template path -> text}, {"helm": Helm's message} or {"error": ours}."""
+    import helm_python as sdk
+    from helm_python import _native
+
     try:
         with sdk.Chart.load(chart) as loaded:
             _check_installable(loaded.metadata, loaded.dependencies)
             rendered = _native.call_string("helm_render", loaded._raw(), json.dumps(values), json.dumps(native_options))
     except sdk.HelmError as exc:
-        raise HelmError(str(exc)) from None
-    files: dict[str, str] = json.loads(rendered)
-    return files
+        return {"helm": str(exc)}
+    except HelmError as exc:
+        return {"error": str(exc)}
+    return {"files": json.loads(rendered)}
 
 
 def _check_installable(metadata: dict[str, Any], loaded: list[dict[str, Any]]) -> None:
@@ -151,13 +187,21 @@ def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedMan
     if options.kube_version:
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
+    from dramigrate.helm.sandbox import refuse_outside_links
+
+    refuse_outside_links(chart, str(chart))
     try:
-        done = subprocess.run(command, capture_output=True, encoding="utf-8", check=False)
+        done = subprocess.run(
+            command, capture_output=True, encoding="utf-8", errors="replace", check=False, timeout=options.timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise RenderLimit(f"`helm template` took longer than {options.timeout:g} s (the time limit)") from None
     except OSError as exc:
         raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
     if done.returncode != 0:
         message = done.stderr.strip().removeprefix("Error: ")
-        raise HelmError(message or f"`helm template` failed with exit status {done.returncode}")
+        status = f"`helm template` failed with exit status {done.returncode}"
+        raise HelmError(scrub(message, chart) if message else status)
     return split_template_output(done.stdout)
 
 
@@ -510,11 +554,13 @@ def _head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     try:
         head = next(yaml.load_all(document, Loader=_HEAD_LOADER), None)
     except yaml.YAMLError as exc:
-        raise HelmError(f"YAML parse error on {path}: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise HelmError(f"YAML parse error on {path}: {where}{getattr(exc, 'problem', None) or 'not YAML'}") from None
     if head is None or (isinstance(head, str) and head in _YAML_NULLS):
         return "", {}
     if not isinstance(head, dict):
-        raise HelmError(f"YAML parse error on {path}: a document must be a mapping: {document[:80]!r}")
+        raise HelmError(f"YAML parse error on {path}: a document must be a mapping")
     metadata = head.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     kind = head.get("kind")

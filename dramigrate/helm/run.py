@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +132,10 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(unified(f"{self.display}/{c.rel}", c.before or "", c.after) for c in self.changes)
+        return "".join(
+            unified(c.rel if Path(c.rel).is_absolute() else f"{self.display}/{c.rel}", c.before or "", c.after)
+            for c in self.changes
+        )
 
     def report(self) -> str:
         if self.manual:
@@ -181,7 +183,7 @@ def _stream(manifests: list[Any]) -> str:
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix), rules, settings, target)
+    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -523,6 +525,8 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
+    from dramigrate.helm.sandbox import ChartRefused
+
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
@@ -531,31 +535,24 @@ def run_chart(
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
+    except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
+        outcome.error = InputError(exc.message, display_root)
+        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.changes = []
     finally:
         work.close()
     return outcome
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
+    from dramigrate.helm.sandbox import unpack_chart
+
     dest.mkdir(parents=True)
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(dest, filter="data")
-            else:  # Python before 3.10.12: only plain files and folders, inside dest
-                members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and _inside(dest, m.name)]
-                tar.extractall(dest, members=members)
-    except (OSError, tarfile.TarError) as exc:
-        raise InputError(f"cannot unpack the chart: {exc}", str(archive)) from exc
+    unpack_chart(archive, dest)  # bounded, no links, nothing outside dest (sandbox.py)
     tops = [p for p in dest.iterdir() if (p / "Chart.yaml").is_file()]
     if not tops:
         raise InputError("not a packaged chart: no <name>/Chart.yaml inside", str(archive))
     return tops[0]
-
-
-def _inside(dest: Path, name: str) -> bool:
-    target = (dest / name).resolve()
-    return target == dest.resolve() or dest.resolve() in target.parents
 
 
 def _run(
@@ -586,6 +583,17 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    from dramigrate.suppress import suppressed_request
+
+    if mode != "lint" and (why := suppressed_request(findings)):
+        from dramigrate.terminal import MESSAGES
+
+        MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
+        for f in findings:
+            if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
+                f.fixable = f.fixed = False
+                f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
+        return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -862,8 +870,11 @@ def write_changes(outcome: ChartOutcome) -> int:
     from dramigrate.writer import write_atomic
 
     written = 0
+    top = outcome.chart.resolve()
     for c in outcome.changes:
         path = outcome.chart / c.rel
+        if not Path(c.rel).is_absolute() and top not in path.resolve().parents:  # an -f file is named by the user
+            raise InputError("a symlink whose target is outside the chart; not written through it", str(path))
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -915,6 +926,10 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
 
     copts = chart_options(opts, ctx.release)
     outcomes = []
+    if ctx.inputs.charts and copts.helm_binary is None:
+        from dramigrate.helm.sandbox import prestart
+
+        prestart()
     for chart in ctx.inputs.charts:
         try:
             outcome = run_chart(Path(chart), copts, ctx.rules, ctx.settings, ctx.target, mode)
@@ -930,7 +945,8 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
         if outcome.error is not None:
             if not outcome.error.file:
                 outcome.error.file = outcome.display
-            result.files.append(FileResult(outcome.display, error=outcome.error))
+            result.files.append(FileResult(outcome.display, error=outcome.error, findings=outcome.findings))
+            result.findings.extend(outcome.findings)
             result.bad_input += 1
             continue
         result.files.append(
@@ -946,10 +962,71 @@ def run_charts(ctx: Any, opts: Any, mode: str, result: Any) -> list[ChartOutcome
 # --- the idiomatic rewrite (idiomatic.py) and its proof -----------------------------------------------------
 
 
-def _with_switch(options: Any, on: bool) -> Any:
+def _with_switch(options: Any, on: bool, key: str = "dra.enabled") -> Any:
     import dataclasses
 
-    return dataclasses.replace(options, set_values=(*options.set_values, f"dra.enabled={'true' if on else 'false'}"))
+    return dataclasses.replace(options, set_values=(*options.set_values, f"{key}={'true' if on else 'false'}"))
+
+
+def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
+    """The values key under which an umbrella chart passes values to its subchart `leaf` (its alias, else its
+    name); () for the chart itself."""
+    if leaf == root:
+        return ()
+    keys = sorted({k for k, p in _subcharts(root).items() if p == leaf})
+    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
+    used = [k for k in keys if k in aliases] or keys
+    if len(used) != 1:
+        raise RewriteError(f"the subchart {leaf.relative_to(root)} is used under several names ({', '.join(used)})")
+    return (used[0],)
+
+
+def _file_source(root: Path, leaf: Path) -> Path | None:
+    """The folder a subchart in charts/ was built from, when the umbrella names it with a `file://` repository."""
+    from dramigrate.helm.rewrite import chart_name
+
+    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    for dep in meta.get("dependencies") or []:
+        repo = str(dep.get("repository", "")) if isinstance(dep, dict) else ""
+        if repo.startswith("file://") and dep.get("name") == chart_name(leaf):
+            source = (root / repo.removeprefix("file://")).resolve()
+            if source.is_dir() and source != leaf.resolve():
+                return source
+    return None
+
+
+def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
+    """A subchart's changes as the umbrella's: paths under charts/<sub>/, the same change to the `file://`
+    folder the subchart is built from (whose files must match the copy in charts/), and the version bump on the
+    umbrella's Chart.yaml instead of the subchart's (its version is pinned in the umbrella's dependencies)."""
+    if not sub:
+        return changes
+    from dramigrate.helm.idiomatic import bump_version
+
+    leaf = root / sub
+    source = _file_source(root, leaf)
+    out = []
+    for c in changes:
+        if Path(c.rel).is_absolute():
+            out.append(c)
+            continue
+        if c.rel == "Chart.yaml":
+            continue
+        out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
+        if source is not None:
+            before = _read(source / c.rel)
+            if before != c.before:
+                raise RewriteError(
+                    f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` "
+                    "and fix again"
+                )
+            out.append(Change(str(source / c.rel), c.before, c.after))
+    text = (root / "Chart.yaml").read_text(encoding="utf-8")
+    bumped_text = bump_version(text)
+    if bumped_text != text:
+        out.append(Change("Chart.yaml", text, bumped_text))
+    return out
 
 
 def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
@@ -987,17 +1064,37 @@ def _fix_idiomatic(
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     subs = sorted(s for s in wanted if s)
-    if subs:
-        _manual(
-            outcome, f"the device requests come from the subchart {subs[0]}: run fix on that chart{engine_hint}", ""
-        )
+    if len(subs) > 1 or (subs and wanted.get("")):
+        where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
+        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{engine_hint}", "")
+        return
+    sub = subs[0] if subs else ""
+    leaf = root / sub if sub else root
+    prefix = f"{sub}/" if sub else ""
+    try:
+        scope = _subchart_scope(root, leaf)
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{engine_hint}", "")
         return
     reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
     if reference is None:
         return
     _, ref_render, ref_want = reference
     name = chart_name(root)
-    migrated = _by_template(ref_want, name)
+
+    def in_leaf(by_template: dict[str, Any]) -> dict[str, Any]:
+        """Objects by template path inside the leaf chart (an aliased subchart renders as charts/<alias>/...)."""
+        out = {}
+        for key, docs in by_template.items():
+            try:
+                where, rel = resolve_source(root, f"{name}/{key}")
+            except RewriteError:
+                continue
+            if where == sub:
+                out[rel] = docs
+        return out
+
+    migrated = in_leaf(_by_template(ref_want, name))
     claim_templates = {
         str(doc["metadata"]["name"]): doc
         for key, docs in objects(ref_want).items()
@@ -1007,19 +1104,25 @@ def _fix_idiomatic(
     hints = {}
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
-        if f.resource and f.line and rel in wanted[""] and rel not in hints:
-            hints[rel] = classify((root / rel).read_text(encoding="utf-8"), f.line, f.resource)
+        if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in wanted[sub]:
+            rel = rel[len(prefix) :]
+            hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
+    if any(h.letter in ("B", "C") for h in hints.values()):
+        first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
+        _fix_passthrough(outcome, root, copts, work, wanted[sub], expected, (prefix + first[0], first[1]), sub, scope)
+        return
     try:
         changes = idiomatic.build(
-            root,
-            wanted[""],
+            leaf,
+            wanted[sub],
             rules,
-            _by_template(ref_render.stream, name),
+            in_leaf(_by_template(ref_render.stream, name)),
             migrated,
             claim_templates,
             settings.opt_in,
             hints,
         )
+        changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
@@ -1028,10 +1131,12 @@ def _fix_idiomatic(
         return
     outcome.changes = changes
     patch = outcome.diff()
-    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
+    own = [c for c in changes if not Path(c.rel).is_absolute()]
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
+    switch_key = ".".join((*scope, "dra", "enabled"))
     for v, original, want, _ in expected:
-        off = _render(copy_root, _with_switch(v.options, False))
-        on = _render(copy_root, _with_switch(v.options, True))
+        off = _render(copy_root, _with_switch(v.options, False, switch_key))
+        on = _render(copy_root, _with_switch(v.options, True, switch_key))
         if original.error:
             if not (off.error and on.error):
                 _manual(
@@ -1083,6 +1188,166 @@ def _fix_idiomatic(
             "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder; the patch "
             "below was proven",
             patch,
+        )
+        outcome.patch_proven = True
+
+
+def _fix_passthrough(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    rels: set[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hint: tuple[str, Any],
+    sub: str = "",
+    scope: tuple[str, ...] = (),
+) -> None:
+    """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
+    maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
+    devices gets a DRA variant. Proven: (L) every value set renders byte-identical with the original values;
+    (D) with the variants in place of the files, the render equals the migration of the original render and
+    is strict-valid for Kubernetes 1.34 and 1.36."""
+    from dramigrate.helm import passthrough as pt
+    from dramigrate.helm.idiomatic import _device_class
+    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors, without_nulls
+    from dramigrate.helm.rewrite import chart_name
+
+    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
+    variants: dict[Path, str] = {}
+    paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
+    namespaced, classes = False, set()
+    try:
+        for f in copts.values_files:
+            options = copts.render((f,), sets=False)
+            _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
+            if not want or want == r.stream:
+                continue  # this file alone asks for no device
+            fsources = value_sources(root, outcome.display, copts, options)
+            marked, maps = pt.marked_values(fsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(fsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
+            templates = pt.claim_names(edits, rcts, chart_name(root))
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+            classes |= {_device_class(spec) for spec in templates.values()}
+            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope)
+            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        overlay = ""
+        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        if not variants and default and default[1] and default[1] != default[0].stream:
+            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
+            marked, maps = pt.marked_values(dsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            edits, rcts = pt.map_edits(
+                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
+            )
+            templates = pt.claim_names(edits, rcts, chart_name(root))
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+            classes |= {_device_class(spec) for spec in templates.values()}
+            overlay = pt.overlay_text(edits, templates, dsources.merged, scope)
+            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        if not variants and not overlay:
+            raise pt.NotPassThrough(
+                f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
+                "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
+                "variant"
+            )
+        if len(classes) != 1 or None in classes:
+            raise pt.NotPassThrough("the migration asks for several device classes")
+        changes = _in_umbrella(
+            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, str(next(iter(classes))))
+        )
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{engine_hint}", "")
+        return
+    except (OSError, UnicodeDecodeError) as exc:
+        _manual(outcome, f"cannot read a template or values file: {exc}", "")
+        return
+    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
+    for target in targets:
+        if target.exists():
+            _manual(outcome, f"{target} exists already: move it away and run fix again", "")
+            return
+    outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
+    if overlay:
+        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    patch = outcome.diff()
+    own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
+    staged = {}
+    for i, (f, text) in enumerate(variants.items()):
+        staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
+        staged[f].parent.mkdir(parents=True, exist_ok=True)
+        staged[f].write_text(text, encoding="utf-8")
+    for v, original, want, _ in expected:
+        new = _render(copy_root, v.options)
+        if original.error or new.error:
+            if not (original.error and new.error):
+                _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
+                return
+            continue
+        again = _render(root, v.options)
+        difference = same_text(
+            original.manifests, again.manifests if not again.error else original.manifests, new.manifests
+        )
+        if difference:
+            _manual(
+                outcome, f"with {v.label} (values as they were), the render is not byte-identical: {difference}", patch
+            )
+            return
+        outcome.checked.append(f"{v.label} (device-plugin values)")
+        sets = bool(copts.set_values or copts.set_string_values)
+        if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
+            own = (
+                (copy_root / pt.OVERLAY,)
+                if v.label == "default values"
+                else (copy_root / pt.OVERLAY, *copts.values_files)
+            )
+            dra = copts.render(own, sets=v.label == "your values")
+        elif v.label == "your values" and copts.values_files:
+            dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
+        elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
+            dra = copts.render((staged[Path(v.label[3:])],), sets=False)
+        else:
+            continue  # value sets the DRA files do not cover: the values as they were, proven above
+        on = _render(copy_root, dra)
+        if on.error:
+            _manual(
+                outcome,
+                f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
+                patch,
+            )
+            return
+        before = objects(original.stream + original.rest)
+        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+        want_objects = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
+        diff = first_difference(want_objects, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
+        if diff:
+            _manual(
+                outcome,
+                f"with {v.label} and the DRA values files, the rewritten chart renders differently from the migrated "
+                f"original rendering: {diff}",
+                patch,
+            )
+            return
+        invalid = strict_errors(on.stream, ("1.34", "1.36"))
+        if invalid:
+            _manual(outcome, f"with {v.label} and the DRA values files, the render is not valid: {invalid}", patch)
+            return
+        names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
+        outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+    if not outcome.writable:
+        _manual(
+            outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
 
@@ -1160,11 +1425,20 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
 
 def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
     """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+    from dramigrate.helm.sandbox import refuse_outside_links
+
     copy_root = work.path / "rewritten" / root.name
-    shutil.copytree(root, copy_root, symlinks=True)
+    refuse_outside_links(root, str(root))
+    # Links (all inside the chart, checked above) become plain files: no write below follows one, into the
+    # chart or anywhere else, and Helm reads the same text through them.
+    shutil.copytree(root, copy_root, symlinks=False)
+    top = copy_root.resolve()
     for c in changes:
         if c.rel in skip:
             continue
-        (copy_root / c.rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy_root / c.rel).write_bytes(c.after.encode("utf-8"))
+        target = copy_root / c.rel
+        if top not in target.resolve().parents:
+            raise InputError(f"{c.rel} is not inside the chart", str(root))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(c.after.encode("utf-8"))
     return copy_root

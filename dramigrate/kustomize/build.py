@@ -83,7 +83,9 @@ class Builder:
             build = Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
         else:
             if proc.returncode != 0:
-                message = proc.stderr.strip().removeprefix("Error: ").strip() or f"exit code {proc.returncode}"
+                # without kustomize's deprecation warnings, which come first
+                said = "\n".join(ln for ln in proc.stderr.splitlines() if not ln.startswith("# Warning"))
+                message = said.strip().removeprefix("Error: ").strip() or f"exit code {proc.returncode}"
                 build = Build(folder, error=message)
             else:
                 build = Build(folder, proc.stdout)

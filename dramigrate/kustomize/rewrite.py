@@ -36,6 +36,7 @@ class TreeEdit:
     originals: dict[Path, str | None] = field(default_factory=dict)  # None: a new file
     changes: list[str] = field(default_factory=list)
     pending: dict[Path, list[tuple[str, Any]]] = field(default_factory=dict)  # kustomization -> (key, item) to add
+    dropped: dict[Path, set[tuple[str, int]]] = field(default_factory=dict)  # kustomization -> (key, index) to remove
 
     def text(self, path: Path) -> str | None:
         if path in self.texts:
@@ -68,12 +69,23 @@ def add_list_item(edit: TreeEdit, k: Kustomization, key: str, item: Any) -> None
         items.append((key, item))
 
 
+def drop_list_item(edit: TreeEdit, k: Kustomization, key: str, index: int) -> None:
+    """Remove an item of a top-level list of the kustomization (the key too when it empties); see apply_items."""
+    edit.dropped.setdefault(k.file, set()).add((key, index))
+    edit.pending.setdefault(k.file, [])
+
+
 def apply_items(edit: TreeEdit) -> None:
-    """Write the pending list items into each kustomization in one round trip, keeping the file's layout."""
+    """Write the pending list items into each kustomization in one round trip, keeping the file's layout; items
+    to drop go first, last index first, so the indexes patches were found at still hold."""
     for file, items in edit.pending.items():
         yf = _yaml_file(file, edit.text(file) or "")
         doc = next(d for d in yf.documents if d.data is not None)
         start_edit(doc)
+        for key, index in sorted(edit.dropped.get(file, set()), key=lambda d: -d[1]):
+            del doc.data[key][index]
+            if not doc.data[key]:
+                del doc.data[key]
         for key, item in items:
             entries = doc.data.get(key)
             if entries is None:
@@ -81,7 +93,7 @@ def apply_items(edit: TreeEdit) -> None:
             elif item not in [to_plain(e) for e in entries]:
                 entries.append(item)
         edit.set(file, yf.render())
-    edit.pending = {}
+    edit.pending, edit.dropped = {}, {}
 
 
 def set_patch_text(edit: TreeEdit, patch: Patch, text: str) -> None:

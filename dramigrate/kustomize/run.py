@@ -30,6 +30,7 @@ from dramigrate.kustomize.rewrite import (
     add_list_item,
     apply_items,
     delete_patch,
+    drop_list_item,
     dump_ops,
     json6902_ops,
     set_patch_text,
@@ -43,6 +44,8 @@ from dramigrate.kustomize.scan import Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
+from dramigrate.suppress import FileSuppressions, suppressed_request
+from dramigrate.terminal import MESSAGES
 from dramigrate.versions import Target
 from dramigrate.workloads import pod_specs
 
@@ -72,6 +75,9 @@ class _Patching:
     base_templates: set[str]
     emitted: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> templates it emits
     deletes: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> delete patches
+    deleted: dict[Path, set[str]] = field(default_factory=dict)  # folder -> names of the templates it deletes
+    # (folder, kind, name, pod path) -> claim name -> template name, as the folder's device patch wires the pod
+    wired: dict[tuple[Path, str, str, str], dict[str, str]] = field(default_factory=dict)
 
 
 class Runner:
@@ -81,6 +87,7 @@ class Runner:
         self.settings = settings
         self.target = target
         self.builder = builder
+        self.left_alone: set[int] = set()  # units fix leaves as they are (a suppressed request), by id
         self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
         if not target.at_least("1.34"):
             self.versions = (target.text,)
@@ -88,7 +95,7 @@ class Runner:
     # --- the run -------------------------------------------------------------------------------------------
 
     def run(self) -> list[Outcome]:
-        outcomes = [Outcome(u) for u in self.kz.units if u.migratable]
+        outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in self.left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}
         for folder, b in self.builder.stream(list(owner)):  # migrate each build while the others still run
@@ -196,7 +203,9 @@ class Runner:
     def _rewrite_patches(self, o: Outcome) -> None:
         graph = self.kz.graph
         pc = _Patching(o, self._base_claims(o), self._base_templates(o))
-        for dp in o.unit.device_patches:
+        order = {d: i for i, d in enumerate(graph.build_order(o.unit.folders))}
+        # bases first: an overlay of an overlay replaces the templates the overlay below it emitted
+        for dp in sorted(o.unit.device_patches, key=lambda dp: order.get(dp.folder, -1)):
             k = graph.nodes[dp.folder]
             built = o.expected.get(dp.folder)
             if built is None:
@@ -238,13 +247,17 @@ class Runner:
         wirings, obj = self._wire(pc, dp, k, built, {}, kind, name)
         ops, _ = json6902_ops(dp.patch.text, self.rules, drop)
         smp = smp_for(str(obj.get("apiVersion")), kind, name, wirings)
-        if dp.patch.key == "patchesJson6902":
-            raise Unprovable(
-                f"{self.display(k.file)}: a patchesJson6902 entry sets device fields; move it to patches: first"
-            )
         if ops:
             set_patch_text(o.edit, dp.patch, dump_ops(ops))
             add_list_item(o.edit, k, "patches", {"patch": LiteralScalarString(smp)})
+        elif dp.patch.key == "patchesJson6902":  # it takes operations only, and none is left: the wiring replaces it
+            drop_list_item(o.edit, k, dp.patch.key, dp.patch.index)
+            add_list_item(o.edit, k, "patches", {"patch": LiteralScalarString(smp)})
+            if dp.patch.file is not None:
+                o.edit.changes.append(
+                    f"{self.display(k.file)}: patchesJson6902 {self.display(dp.patch.file)} replaced by the DRA "
+                    "wiring (its operations only set device fields; the file is no longer used, delete it)"
+                )
         else:
             set_patch_text(o.edit, dp.patch, smp)
         o.edit.changes.append(f"{self.display(dp.patch.where)}: JSON6902 device operations -> DRA claims")
@@ -280,15 +293,25 @@ class Runner:
         return wirings, obj
 
     def _local(self, pc: _Patching, w: PodWiring, kind: str, name: str, k: Kustomization) -> None:
-        """The overlay's own templates for a wired pod, and deletion of the base's templates it replaces."""
+        """The overlay's own templates for a wired pod, and deletion of the templates it replaces: the base's, or
+        those an overlay below it emitted (an overlay of an overlay), as far as they reach this overlay."""
         new_names = {str(c.get("resourceClaimTemplateName")) for c in w.claims}
+        below = _below(self.kz.graph, k.dir)
+        reaching = pc.base_templates | {str(t["metadata"]["name"]) for d in below for t in pc.emitted.get(d, [])}
+        reaching -= {n for d in below for n in pc.deleted.get(d, set())}
         for t in w.templates:
-            if t["metadata"]["name"] not in pc.base_templates:
+            if t["metadata"]["name"] not in reaching:
                 pc.emitted.setdefault(k.dir, []).append(t)
-        old = pc.base_claims.get((kind, name, w.path), {})
+        old = dict(pc.base_claims.get((kind, name, w.path), {}))
+        for d in self.kz.graph.build_order(below):  # the nearest overlay below that wired this pod wins
+            old = pc.wired.get((d, kind, name, w.path), old)
+        pc.wired[(k.dir, kind, name, w.path)] = {
+            str(c.get("name")): str(c.get("resourceClaimTemplateName")) for c in w.claims
+        }
         api = w.templates[0]["apiVersion"] if w.templates else self.target.api_version
-        for tname in sorted(set(old.values()) - new_names):
+        for tname in sorted((set(old.values()) & reaching) - new_names):
             item = delete_patch(api, tname)
+            pc.deleted.setdefault(k.dir, set()).add(tname)
             if item not in pc.deletes.setdefault(k.dir, []):
                 pc.deletes[k.dir].append(item)
 
@@ -369,6 +392,19 @@ class Runner:
         return added
 
 
+def _below(graph: Any, folder: Path) -> set[Path]:
+    """The kustomizations a folder builds on, at any depth (resources, bases and components), itself excluded."""
+    out: set[Path] = set()
+    todo = list(graph.nodes[folder].children + graph.nodes[folder].components) if folder in graph.nodes else []
+    while todo:
+        here = todo.pop()
+        if here in out or here not in graph.nodes:
+            continue
+        out.add(here)
+        todo.extend(graph.nodes[here].children + graph.nodes[here].components)
+    return out
+
+
 def _patched_name(dp: Any, obj: dict[str, Any]) -> str | None:
     """The name a device patch gives for this built object, when the patch targets it."""
     built = str((obj.get("metadata") or {}).get("name") or "")
@@ -425,6 +461,15 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
     if not any(u.migratable for u in kz.units):
         return
     runner = Runner(kz, rules, settings, target, Builder(find_binary(binary)))
+    for unit in kz.units:
+        if unit.migratable and (why := _suppressed(result, kz, unit)):
+            runner.left_alone.add(id(unit))
+            top = min(kz.graph.nodes[d].file for d in unit.folders)
+            MESSAGES.note(f"kustomize graph of {kz.display(top)} not migrated: {why}")
+            for f in result.findings:
+                if _resolve(f.file) in _members(kz, unit) and f.fixable:  # fix will not resolve it
+                    f.fixable = f.fixed = False
+                    f.message += "; fix leaves this kustomize graph as it is: a device request in it is suppressed"
     for o in runner.run():
         if o.proven:
             _proven(result, kz, o)
@@ -441,6 +486,27 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
         result.files.append(FileResult(kz.display(file), findings=[finding]))
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _members(kz: Scan, unit: Unit) -> set[Path]:
+    """A graph's files: resources, patches and kustomization files."""
+    return unit.files | unit.patch_files | {kz.graph.nodes[d].file for d in unit.folders}
+
+
+def _suppressed(result: Any, kz: Scan, unit: Unit) -> str:
+    """Why a graph is left alone: a device request in one of its files is suppressed by a comment (fix never
+    rewrites a suppressed request, and a graph is migrated whole); "" when none is."""
+    members = _members(kz, unit)
+    suppressions = FileSuppressions()
+    hidden = [f for r in result.files if _resolve(r.path) in members for f in r.suppressed]
+    for f in hidden:
+        if f.fixable:
+            how = suppressions.reason(f) or "a `# dramigrate: ignore` comment"
+            return (
+                f"[{f.rule}] at {f.file}:{f.line} is suppressed by {how}; fix never rewrites a suppressed request, "
+                "and a kustomize graph is migrated whole or not at all"
+            )
+    return suppressed_request([f for f in result.findings if _resolve(f.file) in members], suppressions)
 
 
 @cache

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, discover
+from dramigrate.kustomize.graph import Graph, Patch, discover, under
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
+from dramigrate.sources import Walked
 
 
 @dataclass
@@ -58,6 +59,7 @@ class Scan:
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[Path] = field(default_factory=set)  # the input files, resolved
+    _broken_text: set[str] = field(default_factory=set, repr=False)
 
     def skip(self, path: Path) -> bool:
         """A patch file: the core does not read it as a manifest (the kustomize flow does)."""
@@ -71,12 +73,17 @@ class Scan:
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
         unit = self.unit_of.get(path)
         if unit is None:
-            if any(b == path.parent or b in path.parents for b in self.broken):
+            if self.broken and under(str(path.parent), self._broken_folders()):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
             return unit.why_not()
         return "migrated with its kustomize graph" if fix else ""
+
+    def _broken_folders(self) -> set[str]:
+        if len(self._broken_text) != len(self.broken):
+            self._broken_text = {str(b) for b in self.broken}
+        return self._broken_text
 
     def display(self, folder: Path) -> str:
         try:
@@ -85,8 +92,9 @@ class Scan:
             return str(folder)
 
 
-def scan(paths: list[Path], rules: RuleSet) -> Scan:
-    graph = discover(paths)
+def scan(paths: list[Path], rules: RuleSet, walked: list[Walked] | None = None) -> Scan:
+    """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through."""
+    graph = discover(paths, walked=walked)
     out = Scan(graph, errors=list(graph.errors))
     out.broken = set(graph.broken)
     out.errors = [(Path(out.display(p)), e) for p, e in graph.errors]
@@ -94,7 +102,7 @@ def scan(paths: list[Path], rules: RuleSet) -> Scan:
         if isinstance(exc, InputError) and exc.file:
             exc.file = out.display(Path(exc.file))
     done: set[Path] = set()
-    inputs = out.inputs = {p.resolve() for p in paths}
+    inputs = out.inputs = set(paths)
     for folder in sorted(graph.nodes):
         node = graph.nodes[folder]
         touched = node.inside or any(f in inputs for f in node.files) or any(p.file in inputs for p in node.patches)
@@ -172,8 +180,9 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                 Blocker(
                     node.file,
                     node.line_of("resources"),
-                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}); "
-                    "fix migrates local trees only",
+                    f"{out.display(node.file)} builds on a remote base ({node.remote[0]}), which dramigrate "
+                    "neither fetches nor rewrites: fix migrates local trees only, so this graph is reported and "
+                    "left as it is (migrate the base where it lives, or vendor it into the repository)",
                 )
             )
     if out.errors:

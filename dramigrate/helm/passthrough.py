@@ -1,0 +1,448 @@
+"""The idiomatic rewrite for patterns B and C: a container's `resources` passed through from values
+(`{{- toYaml .Values.resources | nindent 12 }}`, `{{- with .Values.worker.resources }}`).
+
+The shape chart maintainers chose for these (KubeRay's ray-cluster chart, PR #4290): the values carry the
+DRA request, the templates only pass it through. So the rewrite is
+
+- in the templates, a sibling key named after the map (`resources` -> `resourceClaims`, `worker.resources` ->
+  `worker.resourceClaims`) rendered with `with`/`toYaml` into the pod spec whose containers take that map
+  (which pod takes which map is found by rendering with a marker in each map, never by reading templates),
+  unless the template renders it already;
+- one new template, `templates/resourceclaimtemplates.yaml`, that renders the `resourceClaimTemplates` map of
+  the values (name -> ResourceClaimTemplate spec), with `resourceClaimTemplates: {}` documented in values.yaml;
+- a DRA variant of each values file that asks for devices (`gpu.yaml` -> `gpu-dra.yaml`, beside it): the same
+  file with the device key replaced in it (not a null overlay: Helm deletes only chart-default keys), the
+  container's `claims` in the map, the pod's `resourceClaims`, the toleration and KubeRay's `num-gpus` in
+  the sibling keys, and the claim templates. The switch is the values file: `-f gpu.yaml` renders the
+  device-plugin request as before, `-f gpu-dra.yaml` the claims.
+
+What the DRA variant writes is read off the core's migration of the original render, so it cannot drift from
+`fix -`; run.py proves (L) byte-identical renders with the original values and (D) the migration with the
+variants.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
+from dramigrate.helm.patterns import Pattern
+from dramigrate.helm.prove import objects
+from dramigrate.helm.rewrite import Change, RewriteError
+from dramigrate.helm.values import Path_, display, get_path, resources_maps, set_path
+
+TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
+VALUES_KEY = "resourceClaimTemplates"
+MARKER = "dramigrate.io/map-"
+# keys beside a resources map that the migration fills for the pod or group that takes the map
+SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
+
+
+class NotPassThrough(RewriteError):
+    """The chart's device requests do not all come from values resources maps passed through whole."""
+
+
+@dataclass
+class MapEdit:
+    """What the migration changed for the containers and pod that take one values resources map."""
+
+    path: Path_  # the resources map in the values
+    removed: dict[str, list[str]] = field(default_factory=dict)  # section -> device keys gone
+    claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
+    siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
+
+
+def sibling_key(map_key: str, sibling: str) -> str:
+    """`resources` -> `resourceClaims`; `gpuResources` -> `gpuResourceClaims`; other siblings keep their name."""
+    if sibling != "resourceClaims":
+        return sibling
+    if map_key.endswith("Resources"):
+        return map_key[: -len("Resources")] + "ResourceClaims"
+    return map_key[: -len("resources")] + "resourceClaims" if map_key.endswith("resources") else "resourceClaims"
+
+
+def sibling_path(path: Path_, sibling: str) -> Path_:
+    return (*path[:-1], sibling_key(str(path[-1]), sibling))
+
+
+def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
+    """The values with a marker key in the limits of each resources map, and those maps in marker order."""
+    maps = resources_maps(merged)
+    out = copy.deepcopy(merged)
+    for i, path in enumerate(maps):
+        current = get_path(out, path)
+        block = dict(current) if isinstance(current, dict) else {}
+        block["limits"] = {**dict(block.get("limits") or {}), f"{MARKER}{i}": "1"}
+        out = set_path(out, path, block)
+    return out, maps
+
+
+def pod_specs(node: Any, out: list[tuple[list[Any], dict[str, Any]]], trail: list[Any]) -> None:
+    """Every pod spec (a map with `containers`) with the chain of maps above it (the group that holds it)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            out.append((list(trail), node))
+        for v in node.values():
+            pod_specs(v, out, [*trail, node])
+    elif isinstance(node, list):
+        for v in node:
+            pod_specs(v, out, trail)
+
+
+def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+
+
+def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], Path_]:
+    """(object key, pod index, container index) -> the values map the container's resources come from."""
+    out: dict[tuple[Any, int, int], Path_] = {}
+    for key, docs in objects(marked_stream).items():
+        for doc in docs[:1]:
+            pods: list[tuple[list[Any], dict[str, Any]]] = []
+            pod_specs(doc, pods, [])
+            for p, (_, pod) in enumerate(pods):
+                for c, container in enumerate(_containers(pod)):
+                    limits = (container.get("resources") or {}).get("limits") or {}
+                    marks = [int(k[len(MARKER) :]) for k in limits if str(k).startswith(MARKER)]
+                    if len(marks) == 1:
+                        out[(key, p, c)] = maps[marks[0]]
+    return out
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def map_edits(
+    original: str,
+    migrated: str,
+    fed: dict[tuple[Any, int, int], Path_],
+    merged: dict[str, Any],
+    hint: tuple[str, Pattern],
+) -> tuple[list[MapEdit], dict[str, Any]]:
+    """The values edits that make the chart render the migration, and the claim templates (name -> spec)."""
+    before, after = objects(original), objects(migrated)
+    claim_templates = {k[3]: docs[0] for k, docs in after.items() if k[1] == "ResourceClaimTemplate"}
+    edits: dict[Path_, MapEdit] = {}
+    for key, docs in before.items():
+        if key not in after or len(docs) != 1 or len(after[key]) != 1:
+            continue
+        old_pods: list[tuple[list[Any], dict[str, Any]]] = []
+        new_pods: list[tuple[list[Any], dict[str, Any]]] = []
+        pod_specs(docs[0], old_pods, [])
+        pod_specs(after[key][0], new_pods, [])
+        for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
+            changed = [
+                (c, o, n)
+                for c, (o, n) in enumerate(zip(_containers(old), _containers(new), strict=False))
+                if o.get("resources") != n.get("resources")
+            ]
+            if not changed:
+                continue
+            paths = set()
+            for c, o, n in changed:
+                path = fed.get((key, p, c))
+                if path is None:
+                    raise NotPassThrough(
+                        f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
+                        "does not take its resources whole from one values map"
+                    )
+                if _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
+                    raise NotPassThrough(
+                        f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
+                    )
+                edit = edits.setdefault(path, MapEdit(path))
+                for section in ("limits", "requests"):
+                    gone = [
+                        k
+                        for k in (o.get("resources") or {}).get(section) or {}
+                        if k not in (n["resources"].get(section) or {})
+                    ]
+                    if gone:
+                        edit.removed[section] = gone
+                edit.claims = [
+                    c for c in n["resources"].get("claims") or [] if c not in (o["resources"].get("claims") or [])
+                ]
+                paths.add(path)
+            if len(paths) != 1:
+                raise NotPassThrough(f"{key[1]}/{key[3]}: one pod takes several values resources maps with devices")
+            edit = edits[paths.pop()]
+            for name in ("resourceClaims", "tolerations"):
+                added = [x for x in new.get(name) or [] if x not in (old.get(name) or [])]
+                if added:
+                    edit.siblings[name] = added
+            for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
+                old_params, new_params = old_group.get("rayStartParams") or {}, new_group.get("rayStartParams") or {}
+                if old_params != new_params:
+                    edit.siblings["rayStartParams"] = {k: v for k, v in new_params.items() if old_params.get(k) != v}
+                    break
+    if not edits:
+        raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
+    return list(edits.values()), claim_templates
+
+
+def claim_names(edits: list[MapEdit], claim_templates: dict[str, Any], chart: str) -> dict[str, Any]:
+    """The `resourceClaimTemplates` values entries, renamed release-independently (`<group>-<claim>-<hash>`),
+    with the pods' `resourceClaims` following; the name keeps the spec hash the migration gave it."""
+    out: dict[str, Any] = {}
+    for edit in edits:
+        group = next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
+        renamed = []
+        for claim in edit.siblings.get("resourceClaims", []):
+            old = claim.get("resourceClaimTemplateName")
+            if old not in claim_templates:
+                raise NotPassThrough(f"the migration's ResourceClaimTemplate {old} is not in the render")
+            suffix = old.rsplit("-", 1)[-1]
+            base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
+            name = f"{base[: 62 - len(suffix)]}-{suffix}"
+            out[name] = claim_templates[old]["spec"]
+            renamed.append({**claim, "resourceClaimTemplateName": name})
+        if renamed:
+            edit.siblings["resourceClaims"] = renamed
+    return out
+
+
+# --- the DRA variant of a values file ------------------------------------------------------------------------
+
+
+def variant_path(path: Path) -> Path:
+    """`gpu.yaml` -> `gpu-dra.yaml`, beside it."""
+    return path.with_name(f"{path.stem}-dra{path.suffix or '.yaml'}")
+
+
+def variant_text(
+    path: Path, edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()
+) -> str:
+    """The values file with the DRA request in place of the device key, comments and layout kept."""
+    from dramigrate.documents import parse_document, split_documents, start_edit
+
+    text = path.read_text(encoding="utf-8")
+    yf = split_documents(str(path), text.encode("utf-8"))
+    doc = next((d for d in yf.documents if parse_document(str(path), d) is not None), None)
+    if doc is None or not isinstance(doc.data, dict):
+        raise NotPassThrough(f"{path}: not a YAML mapping")
+    start_edit(doc)
+    root = doc.data
+
+    def node_at(path_: Path_) -> Any:
+        node = root
+        for part in path_:
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    raise NotPassThrough(f"{path}: does not set {display(path_)}")
+            elif not isinstance(node, dict) or part not in node:
+                raise NotPassThrough(f"{path}: does not set {display(path_)} (it sets the device key elsewhere)")
+            node = node[part]
+        return node
+
+    for edit in edits:
+        res = node_at(edit.path)
+        for section, keys in edit.removed.items():
+            block = res.get(section)
+            if block is None:
+                raise NotPassThrough(f"{path}: the device key of {display(edit.path)}.{section} is set in another file")
+            for k in keys:
+                if k not in block:
+                    raise NotPassThrough(f"{path}: {display((*edit.path, section, k))} is set in another file")
+                del block[k]
+            if not block:
+                del res[section]
+        if edit.claims:
+            res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]
+        parent = node_at(edit.path[:-1])
+        for name, added in edit.siblings.items():
+            key = sibling_key(str(edit.path[-1]), name)
+            current = get_path(merged, (*edit.path[:-1], key))
+            if isinstance(added, list):
+                value = [*(current if isinstance(current, list) else []), *copy.deepcopy(added)]
+            else:
+                value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
+            parent[key] = value
+    holder = root
+    for part in scope:  # an umbrella chart passes the subchart's values under its name
+        if not isinstance(holder.get(part), dict):
+            holder[part] = {}
+        holder = holder[part]
+    holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
+    return yf.render()
+
+
+OVERLAY = "values-dra.yaml"
+
+
+def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()) -> str:
+    """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
+    `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
+    to null); lists are whole (Helm replaces lists)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for edit in edits:
+        for section, keys in edit.removed.items():
+            left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
+            for k in keys if left else ():
+                out = set_path(out, (*edit.path, section, k), None)
+            if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
+                out = set_path(out, (*edit.path, section), None)
+        if edit.claims:
+            current = get_path(merged, (*edit.path, "claims"))
+            out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
+        for name, added in edit.siblings.items():
+            key = (*edit.path[:-1], sibling_key(str(edit.path[-1]), name))
+            current = get_path(merged, key)
+            if isinstance(added, list):
+                out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
+            else:
+                out = set_path(out, key, dict(added))
+    out = set_path(out, (*scope, VALUES_KEY), templates)
+    head = (
+        "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
+        "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+    )
+
+    class _Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+            super().increase_indent(flow, False)
+
+    return head + yaml.dump(out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+# --- the templates ---------------------------------------------------------------------------------------------
+
+_MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
+
+
+def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
+    """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
+    one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
+    renders that sibling already."""
+    from dramigrate.helm.idiomatic import _block_end, _parent
+
+    lines = text.splitlines()
+    inserts: dict[int, list[str]] = {}
+    for i, line in enumerate(lines):
+        m = _MAP_EXPR.search(line)
+        if not m:
+            continue
+        base, key = m.group(1), m.group(2)
+        words = [w for w in base.split(".") if w and not w.startswith("$")][1 if base.startswith(".Values") else 0 :]
+        target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
+        if target is None:
+            continue
+        containers = next(
+            (
+                j
+                for j in range(i - 1, -1, -1)
+                if lines[j].strip() in ("containers:", "- containers:") and _indent(lines[j]) < _indent(line)
+            ),
+            -1,
+        )
+        if containers < 0:
+            raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
+        ind = " " * _indent(lines[containers])
+        pod = _parent(lines, containers)
+        pod_lines = lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines
+        for name in ("resourceClaims", "tolerations"):
+            if name not in needs[target]:
+                continue
+            sibling = sibling_key(key, name)
+            expr = f"{base}.{sibling}" if base else f".{sibling}"
+            if re.search(rf"{re.escape(expr)}\b", text) or any(x == f"{ind}{name}:" for x in pod_lines):
+                continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+            block = [
+                f"{ind}{{{{- with {expr} }}}}",
+                f"{ind}{name}:",
+                f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}",
+                f"{ind}{{{{- end }}}}",
+            ]
+            if block[0] not in inserts.get(containers, []):
+                inserts.setdefault(containers, []).extend(block)
+    out = []
+    for i, line in enumerate(lines):
+        out.extend(inserts.get(i, []))
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def claim_template_file(namespaced: bool) -> str:
+    head = (
+        "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n"
+        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims. */}}\n"
+    )
+    body = (
+        "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
+        "---\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: ResourceClaimTemplate\n"
+        "metadata:\n"
+        "  name: {{ $name }}\n" + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "") + "spec:\n"
+        "  {{- toYaml $spec | nindent 2 }}\n"
+        "{{- end }}\n"
+    )
+    return (
+        head
+        + capabilities_check(".Values.resourceClaimTemplates", "the values without DRA (not the *-dra.yaml file)")
+        + body
+    )
+
+
+def values_doc(values: str) -> str:
+    """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
+    text = (
+        "DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) the chart renders, by name; a pod asks for"
+        " one in its resourceClaims, a container in its resources.claims (see the *-dra.yaml values files)"
+    )
+    import textwrap
+
+    style = _comment_style(values)
+    lines = textwrap.wrap(text, 100)
+    if style == "bitnami":
+        doc = [f"## @param {VALUES_KEY} {lines[0]}", *(f"## {x}" for x in lines[1:])]
+    else:
+        lead = "# -- " if style == "helm-docs" else "# "
+        doc = [f"{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
+    sep = "" if values.endswith("\n") or not values else "\n"
+    return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
+
+
+def build(
+    root: Path,
+    rels: set[str],
+    map_paths: dict[Path_, set[str]],
+    namespaced: bool,
+    device_class: str,
+) -> list[Change]:
+    """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema)."""
+    values_path = root / "values.yaml"
+    values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
+    changes = []
+    for rel in sorted(rels):
+        text = (root / rel).read_text(encoding="utf-8")
+        after = template_edits(text, rel, map_paths)
+        if after != text:
+            changes.append(Change(rel, text, after))
+    existing = root / TEMPLATE_FILE
+    if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):
+        return changes  # rewritten before: only the values files of this run need their DRA variants
+    if existing.exists():
+        raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
+    if re.search(rf"^{VALUES_KEY}:", values, re.M):
+        raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced)))
+    changes += conventions(
+        root,
+        device_class,
+        True,
+        change=f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
+        schema=(
+            VALUES_KEY,
+            {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},
+        ),
+    )
+    changes.append(Change("values.yaml", values or None, values_doc(values)))
+    return changes

@@ -1,0 +1,394 @@
+"""The Helm sandbox: charts are untrusted input, so rendering one must not leak, hang or crash dramigrate.
+
+- Links: Helm's loader follows symlinks in a chart folder (it only refuses them in packaged charts), so a
+  `files/x` linked to `/proc/self/environ` or `../../.git/config` would be read. A chart with a symlink
+  that leaves the chart (or loops) is refused before Helm sees it (`outside_links`).
+- Messages: Helm's errors quote template nodes, `fail` messages and the text given to `tpl`/`include`,
+  which can be the content of a chart file. `scrub` keeps a message only when everything it quotes is
+  text of the chart's templates; otherwise only the template location is kept.
+- Limits: the engine runs in a child process (a worker reused across renders) with an address-space
+  limit and a per-render time limit. Recursive `tpl`, `include` fan-out, huge `until` loops and Go stack
+  overflows kill the child, not dramigrate: the chart gets a `chart-render-limit` finding and the run
+  goes on. The worker dies with dramigrate (PR_SET_PDEATHSIG, and end of input).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TIMEOUT = 30.0  # seconds per render; DRAMIGRATE_HELM_TIMEOUT overrides
+DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM_MEMORY_MB overrides
+
+
+class ChartRefused(Exception):
+    """A chart dramigrate does not render: `rule` is its finding's rule id, the message names the chart path."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message
+
+
+def render_timeout() -> float:
+    return _env_number("DRAMIGRATE_HELM_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def render_memory_mb() -> int:
+    return int(_env_number("DRAMIGRATE_HELM_MEMORY_MB", DEFAULT_MEMORY_MB))
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+# --- links ---------------------------------------------------------------------------------------------------
+
+
+def outside_links(root: Path) -> list[str]:
+    """Symlinks in a chart folder that leave it, loop, or point at a folder that contains them, as
+    `path -> target` relative to the chart (the target as written in the link, never its content)."""
+    top = os.path.realpath(root)
+    out: list[str] = []
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        for name in sorted(dirs + files):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                continue
+            rel = os.path.relpath(path, top)
+            try:
+                written = os.readlink(path)
+                os.stat(path)  # a loop or a dangling link raises
+            except OSError:
+                out.append(f"{rel} (a dangling link or a loop)")
+                continue
+            target = os.path.realpath(path)
+            if not (target == top or target.startswith(top + os.sep)):
+                out.append(f"{rel} -> {written}")
+            elif os.path.isdir(target) and (folder == target or folder.startswith(target + os.sep)):
+                out.append(f"{rel} -> {written} (a folder that contains the link: Helm would loop)")
+    return out
+
+
+def refuse_outside_links(root: Path, display: str) -> None:
+    if not root.is_dir():
+        return
+    links = outside_links(root)
+    if links:
+        raise ChartRefused(
+            "chart-symlink-outside",
+            f"not rendered: symlink(s) leave the chart: {', '.join(links)}; Helm would read "
+            "what they point to (it refuses symlinks only in packaged charts); copy the files into the chart",
+        )
+
+
+# --- messages -------------------------------------------------------------------------------------------------
+
+_LOCATION = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*/templates/[\w.@+/-]+(?::\d+){0,2}")
+_ANGLED = re.compile(r"<([^<>\n]*)>")
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`|\'([^\'\n]*)\'')
+_FAIL = re.compile(r"execution error at \(([^()]*)\): (.*)", re.DOTALL)
+_PUNCTUATION = re.compile(r"[^\w\s]{1,2}")
+HIDDEN = "Helm's message is not shown: it quotes text that is not in the chart's templates (a chart file or a value)"
+
+
+def template_text(root: Path) -> str:
+    """The text of every file in a `templates/` folder of the chart and its unpacked subcharts."""
+    parts: list[str] = []
+    if not root.is_dir():
+        return ""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        if os.path.basename(folder) != "templates" and "/templates/" not in folder + "/":
+            continue
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                if os.path.islink(path) or os.path.getsize(path) > 1 << 20:
+                    continue
+                with open(path, "rb") as handle:
+                    parts.append(handle.read().decode("utf-8", "replace"))
+            except OSError:
+                continue
+    return "\n".join(parts)
+
+
+def scrub(message: str, root: Path) -> str:
+    """Helm's error message when all it quotes is template text (a `fail "literal"` message, a template
+    node, a function name); else the message up to its first template location and a note."""
+    templates = template_text(root)
+    if _verified(message, templates):
+        return message
+    where = _LOCATION.search(message)
+    if where is None:
+        return f"the chart does not render; {HIDDEN}"
+    head = message[: where.end()]
+    if head.count("(") > head.count(")"):
+        head += ")"
+    return f"{head}: {HIDDEN}"
+
+
+def _verified(message: str, templates: str) -> bool:
+    failed = _FAIL.match(message)
+    if failed:
+        return bool(failed.group(2).strip()) and failed.group(2).strip() in templates
+    rest = message
+    fragments: list[str] = []
+    for match in _ANGLED.finditer(message):
+        fragments.append(match.group(1))
+    rest = _ANGLED.sub(" ", rest)
+    for match in _QUOTED.finditer(rest):
+        fragments.append(next(g for g in match.groups() if g is not None))
+    return all(_in_templates(fragment, templates) for fragment in fragments)
+
+
+def _in_templates(fragment: str, templates: str) -> bool:
+    if _LOCATION.fullmatch(fragment) or _PUNCTUATION.fullmatch(fragment):
+        return True
+    if len(fragment) < 3:  # a letter or two is found anywhere: only a quoted name of the templates counts
+        return f'"{fragment}"' in templates
+    candidates = {fragment}
+    with contextlib.suppress(ValueError):
+        candidates.add(json.loads(f'"{fragment}"'))  # Go's %q escapes
+    return any(text in templates for text in candidates)
+
+
+# --- packaged charts -------------------------------------------------------------------------------------------
+
+# Helm's own loader caps (pkg/chart/loader: MaxDecompressedChartSize, MaxDecompressedFileSize); a member count too.
+MAX_ARCHIVE_BYTES = 100 << 20
+MAX_MEMBER_BYTES = 5 << 20
+MAX_MEMBERS = 10_000
+
+
+def unpack_chart(archive: Path, dest: Path) -> None:
+    """Unpack a packaged chart into `dest`: plain files and folders only, every name relative and inside,
+    at most MAX_MEMBERS members and MAX_ARCHIVE_BYTES in all. The headers are all checked before a byte
+    is written."""
+    import tarfile
+    import zlib
+
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = _checked_members(tar)
+            for member in members:
+                target = dest / member.name
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                if source is None:
+                    continue
+                with source, open(target, "xb") as out:
+                    while chunk := source.read(1 << 20):
+                        out.write(chunk)
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+        raise ChartRefused("chart-archive-limit", f"cannot unpack the chart: {exc}") from None
+
+
+def _checked_members(tar: Any) -> list[Any]:
+    members = []
+    total = 0
+    for count, member in enumerate(tar, start=1):
+        name = member.name
+        if count > MAX_MEMBERS:
+            raise ChartRefused("chart-archive-limit", f"the archive has more than {MAX_MEMBERS} members")
+        if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/"):
+            raise ChartRefused("chart-archive-limit", f"the archive member {name!r} would land outside the chart")
+        if not (member.isfile() or member.isdir()):
+            raise ChartRefused(
+                "chart-archive-limit", f"the archive member {name!r} is a link or a special file, not unpacked"
+            )
+        if member.size > MAX_MEMBER_BYTES:
+            raise ChartRefused(
+                "chart-archive-limit",
+                f"the archive member {name!r} is {member.size} bytes, over the {MAX_MEMBER_BYTES >> 20} MiB "
+                "Helm allows for one file",
+            )
+        total += member.size
+        if total > MAX_ARCHIVE_BYTES:
+            raise ChartRefused(
+                "chart-archive-limit", f"the archive expands past {MAX_ARCHIVE_BYTES >> 20} MiB, Helm's limit"
+            )
+        members.append(member)
+    return members
+
+
+# --- the render process ---------------------------------------------------------------------------------------
+
+
+class RenderLimit(ChartRefused):
+    def __init__(self, message: str) -> None:
+        super().__init__("chart-render-limit", message)
+
+
+class _Worker:
+    def __init__(self, memory_mb: int) -> None:
+        self.memory_mb = memory_mb
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (open while the worker lives; closed by kill)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-m", "dramigrate.helm.sandbox", str(os.getpid()), str(memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env={**os.environ, "GOTRACEBACK": "none"},
+            start_new_session=False,
+        )
+        self._buffer = b""
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(json.dumps(payload).encode("utf-8") + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            raise RenderLimit(self._death()) from None
+        fd = self.process.stdout.fileno()
+        selector = selectors.DefaultSelector()
+        selector.register(fd, selectors.EVENT_READ)
+        deadline = _now() + timeout
+        chunks = [self._buffer]
+        try:
+            while True:
+                if b"\n" in chunks[-1]:
+                    break
+                left = deadline - _now()
+                if left <= 0 or not selector.select(left):
+                    self.kill()
+                    raise RenderLimit(
+                        f"rendering took longer than {timeout:g} s (the time limit; set DRAMIGRATE_HELM_TIMEOUT "
+                        "to change it): a recursive tpl or include, or a huge loop?"
+                    )
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    raise RenderLimit(self._death())
+                chunks.append(chunk)
+        finally:
+            selector.close()
+        data = b"".join(chunks)
+        line, _, self._buffer = data.partition(b"\n")
+        return json.loads(line)
+
+    def _death(self) -> str:
+        code = self.process.wait()
+        self.log.seek(0, os.SEEK_END)
+        size = self.log.tell()
+        self.log.seek(max(0, size - 65536))
+        tail = self.log.read().decode("utf-8", "replace")
+        if "stack exceeds" in tail or "stack overflow" in tail:
+            why = "a Go stack overflow (a recursive template?)"
+        elif "out of memory" in tail or "cannot allocate memory" in tail or isinstance(code, int) and code == -9:
+            why = f"the memory limit ({self.memory_mb} MiB; set DRAMIGRATE_HELM_MEMORY_MB to change it)"
+        else:
+            why = f"exit status {code}"
+        return f"the Helm engine died while rendering the chart: {why}"
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.log.close()
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+_lock = threading.Lock()
+_workers: dict[int, _Worker] = {}
+
+
+def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> dict[str, Any]:
+    """Run one render request in the worker process; a dead or stuck worker is replaced next time."""
+    with _lock:
+        worker = _workers.get(memory_mb)
+        if worker is None or not worker.alive():
+            if worker is not None:
+                worker.kill()
+            worker = _workers[memory_mb] = _Worker(memory_mb)
+        try:
+            return worker.request(payload, timeout)
+        except RenderLimit:
+            worker.kill()
+            del _workers[memory_mb]
+            raise
+
+
+def prestart(memory_mb: int | None = None) -> None:
+    """Start the render process now, so its start overlaps dramigrate's own work before the first render."""
+    memory_mb = render_memory_mb() if memory_mb is None else memory_mb
+    with _lock:
+        if memory_mb not in _workers:
+            _workers[memory_mb] = _Worker(memory_mb)
+
+
+@atexit.register
+def shutdown() -> None:
+    with _lock:
+        for worker in _workers.values():
+            worker.kill()
+        _workers.clear()
+
+
+# --- the child ------------------------------------------------------------------------------------------------
+
+
+def _die_with_parent(parent: int) -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+
+
+def _child(parent: int, memory_mb: int) -> None:
+    import resource
+
+    _die_with_parent(parent)
+    limit = memory_mb << 20
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # The replies go to the original stdout; anything the engine prints goes to stderr.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    from dramigrate.helm.render import render_native
+
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        try:
+            reply = render_native(Path(request["chart"]), request["values"], request["options"])
+        except MemoryError:
+            os._exit(3)
+        out.write(json.dumps(reply).encode("utf-8") + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    _child(int(sys.argv[1]), int(sys.argv[2]))

@@ -1,0 +1,115 @@
+"""Umbrella charts: a device request that comes from a subchart is rewritten in the subchart, in its `file://`
+source folder and in the umbrella's charts/ copy alike, and proven by rendering the umbrella (the switch is
+`<subchart>.dra.enabled` there).
+
+Renders are real (the Helm engine embedded in helm-python-sdk). One fix per module, shared by the tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import RunCli
+from test_helm_idiomatic import write_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+UMBRELLA = """\
+apiVersion: v2
+name: platform
+version: 2.0.0
+dependencies:
+  - name: app
+    alias: trainer
+    version: 0.1.0
+    repository: file://../app
+"""
+
+
+def write_umbrella(root: Path) -> Path:
+    """root/app (the leaf, pattern A) and root/platform, which takes it as `trainer` from file://../app."""
+    leaf = write_chart(root)
+    umbrella = root / "platform"
+    umbrella.mkdir()
+    (umbrella / "Chart.yaml").write_text(UMBRELLA)
+    (umbrella / "values.yaml").write_text("# the platform's trainer\ntrainer:\n  numGpus: 2\n")
+    shutil.copytree(leaf, umbrella / "charts" / "app")  # as `helm dependency build` leaves it, unpacked
+    return umbrella
+
+
+def docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
+    return [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOutcome]:
+    root = tmp_path_factory.mktemp("umbrella")
+    original = write_umbrella(root / "original")
+    copy = root / "fixed"
+    shutil.copytree(root / "original", copy)
+    umbrella = copy / "platform"
+    outcome = run_chart(umbrella, ChartOptions(), RULES, Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, umbrella, outcome
+
+
+def test_leaf_is_rewritten_in_its_source_and_in_charts(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    _, umbrella, outcome = fixed
+    source, vendored = umbrella.parent / "app", umbrella / "charts" / "app"
+    for leaf in (source, vendored):
+        assert "{{- if not .Values.dra.enabled }}" in (leaf / "templates" / "deployment.yaml").read_text()
+        assert (leaf / "templates" / "resourceclaimtemplate.yaml").is_file()
+        assert yaml.safe_load((leaf / "values.yaml").read_text())["dra"]["enabled"] is True
+        assert yaml.safe_load((leaf / "Chart.yaml").read_text())["version"] == "0.1.0"  # pinned by the umbrella
+    assert yaml.safe_load((umbrella / "Chart.yaml").read_text())["version"] == "2.0.1"
+    assert "trainer.numGpus switched off with 0" in outcome.checked  # the proof perturbs the umbrella's values
+
+
+def test_umbrella_renders_claims_and_the_way_back(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    original, umbrella, _ = fixed
+    out = docs(umbrella)
+    (rct,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2  # the umbrella's own value
+    back = [
+        (m.source, m.text) for m in render_chart(umbrella, RenderOptions(set_values=("trainer.dra.enabled=false",)))
+    ]
+    assert back == [(m.source, m.text) for m in render_chart(original, RenderOptions())]
+
+
+def test_stale_charts_copy_is_manual(run_cli: RunCli, tmp_path: Path) -> None:
+    umbrella = write_umbrella(tmp_path)
+    deployment = umbrella.parent / "app" / "templates" / "deployment.yaml"
+    deployment.write_text(deployment.read_text().replace("image:", "imagePullPolicy: Always\n          image:"))
+    code, _, err = run_cli(["fix", str(umbrella)])
+    assert "differs from its file:// source" in err and "helm dependency build" in err, err
+    assert "nvidia.com/gpu" in (umbrella / "charts" / "app" / "templates" / "deployment.yaml").read_text()
+
+
+def test_pass_through_in_a_vendored_subchart(tmp_path: Path) -> None:
+    """fixtures/charts/subchart: the umbrella's values give its `worker` subchart a GPU through `toYaml`; the
+    subchart's template gets the pass-through and values-dra.yaml sets the claims under `worker:`."""
+    chart = shutil.copytree(Path(__file__).parents[1] / "fixtures/charts/subchart/chart", tmp_path / "platform")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "resourceClaims" in (chart / "charts/worker/templates/deployment.yaml").read_text()
+    overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    (name,) = overlay["worker"]["resourceClaimTemplates"]
+    assert overlay["worker"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+    out = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    assert sorted(d["kind"] for d in out) == ["ConfigMap", "Deployment", "ResourceClaimTemplate"]

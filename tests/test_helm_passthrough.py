@@ -1,0 +1,220 @@
+"""The idiomatic rewrite for patterns B and C (a container's `resources` passed through from values): a
+`resourceClaims` pass-through beside the map, one template rendering `resourceClaimTemplates` from values,
+and a DRA variant of each values file that asks for devices (`gpu.yaml` -> `gpu-dra.yaml`).
+
+Renders are real (the Helm engine embedded in helm-python-sdk). One fix per module, shared by the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import RunCli
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T136 = Target.parse("1.36")
+
+# a trainer Deployment whose container takes .Values.trainer.resources (pattern C), and a launcher Job that takes
+# another map (.Values.launcher.resources, pattern B): only the trainer's pod may get the claims
+WORKLOADS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-trainer
+spec:
+  selector:
+    matchLabels: {app: trainer}
+  template:
+    metadata:
+      labels: {app: trainer}
+    spec:
+      {{- with .Values.trainer.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: trainer
+          image: {{ .Values.image }}
+          {{- with .Values.trainer.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-launcher
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: launcher
+          image: {{ .Values.image }}
+          resources:
+            {{- toYaml .Values.launcher.resources | nindent 12 }}
+"""
+VALUES = """\
+# -- Image
+image: app:1
+trainer:
+  # -- Trainer container resources
+  resources: {}
+  # -- Trainer tolerations
+  tolerations: []
+launcher:
+  # -- Launcher container resources
+  resources:
+    limits:
+      cpu: 100m
+"""
+GPU = """\
+# our GPU trainer
+trainer:
+  resources:
+    limits:
+      memory: 8Gi  # per pod
+      nvidia.com/gpu: 2
+"""
+
+
+def write_chart(root: Path) -> Path:
+    chart = root / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.3.0\n")
+    (chart / "values.yaml").write_text(VALUES)
+    (chart / "templates" / "workloads.yaml").write_text(WORKLOADS)
+    return chart
+
+
+def texts(chart: Path, values: tuple[Path, ...] = (), kube: str | None = None) -> list[tuple[str, str]]:
+    return [(m.source, m.text) for m in render_chart(chart, RenderOptions(values_files=values, kube_version=kube))]
+
+
+def docs(chart: Path, values: tuple[Path, ...]) -> dict[str, dict[str, Any]]:
+    out = [d for m in render_chart(chart, RenderOptions(values_files=values)) for d in yaml.safe_load_all(m.text) if d]
+    return {d["kind"]: d for d in out}
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, ChartOutcome]:
+    root = tmp_path_factory.mktemp("passthrough")
+    original = write_chart(root / "original")
+    chart = shutil.copytree(original, root / "fixed" / "app")
+    gpu = root / "gpu.yaml"
+    gpu.write_text(GPU)
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, chart, gpu, outcome
+
+
+def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+    _, chart, gpu, outcome = fixed
+    assert sorted(Path(c.rel).name for c in outcome.changes) == [
+        "Chart.yaml",
+        "gpu-dra.yaml",
+        "resourceclaimtemplates.yaml",
+        "values.yaml",
+        "workloads.yaml",
+    ]
+    template = (chart / "templates" / "workloads.yaml").read_text()
+    # only the trainer's pod (the one whose container takes trainer.resources) gets the pass-through
+    assert template.count("resourceClaims") == 2
+    assert "      {{- with .Values.trainer.resourceClaims }}\n      resourceClaims:\n" in template
+    assert "launcher.resourceClaims" not in template
+    assert gpu.read_text() == GPU  # the user's file stays: -f gpu.yaml is the way back
+    assert yaml.safe_load((chart / "values.yaml").read_text())["resourceClaimTemplates"] == {}
+    added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
+    assert added <= 60, added
+
+
+def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+    _, _, gpu, _ = fixed
+    dra = (gpu.parent / "gpu-dra.yaml").read_text()
+    assert dra.startswith("# our GPU trainer\ntrainer:\n  resources:\n    limits:\n      memory: 8Gi  # per pod\n")
+    values = yaml.safe_load(dra)
+    assert "nvidia.com/gpu" not in values["trainer"]["resources"]["limits"]  # replaced, not a null overlay
+    assert values["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
+    (claim,) = values["trainer"]["resourceClaims"]
+    spec = values["resourceClaimTemplates"][claim["resourceClaimTemplateName"]]["spec"]
+    assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
+
+
+def test_original_values_render_byte_identical(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+    original, chart, gpu, _ = fixed
+    assert texts(chart) == texts(original)
+    assert texts(chart, (gpu,)) == texts(original, (gpu,))
+
+
+def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+    _, chart, gpu, _ = fixed
+    out = docs(chart, (gpu.parent / "gpu-dra.yaml",))
+    pod = out["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == out["ResourceClaimTemplate"]["metadata"]["name"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+    assert "resourceClaims" not in out["Job"]["spec"]["template"]["spec"]
+    assert out["ResourceClaimTemplate"]["apiVersion"] == "resource.k8s.io/v1"
+    with pytest.raises(HelmError, match=r"need Kubernetes 1\.34\+"):
+        texts(chart, (gpu.parent / "gpu-dra.yaml",), kube="1.33")
+    assert texts(chart, (gpu,), kube="1.33")  # the device-plugin values still render on an older cluster
+
+
+def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path) -> None:
+    """A GPU in the chart's own values.yaml: `values-dra.yaml` beside it nulls the default device key (Helm deletes a
+    chart-default key set to null) and adds the claims; the chart's default render stays as it was."""
+    chart = write_chart(tmp_path)
+    (chart / "values.yaml").write_text(
+        VALUES.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    )
+    before = texts(chart)
+    code, _, err = run_cli(["fix", str(chart)])
+    assert code == 0 and "DRA values: values-dra.yaml" in err, err
+    assert texts(chart) == before
+    overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
+    pod = docs(chart, (chart / "values-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]} and pod["resourceClaims"]
+
+
+def test_device_request_only_from_set_is_manual(run_cli: RunCli, tmp_path: Path) -> None:
+    chart = write_chart(tmp_path)
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    code, out, err = run_cli(["fix", str(chart), "--set", "trainer.resources.limits.nvidia\\.com/gpu=1"])
+    assert "templates/workloads.yaml:20: pattern C" in err and "not set in a -f values file" in err, err
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+
+
+def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
+    """KubeRay's chart renders `worker.resourceClaims` already: no template edit, only the claim-template file,
+    and the DRA values file carries the claims, the toleration and rayStartParams num-gpus for each group."""
+    chart = shutil.copytree(corpus / "kuberay/helm-chart/ray-cluster", tmp_path / "ray-cluster")
+    for path in [chart, *chart.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)  # the corpus is read-only
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("worker:\n  resources:\n    limits: {cpu: '4', nvidia.com/gpu: 2}\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "templates/raycluster-cluster.yaml" not in {c.rel for c in outcome.changes}
+    write_changes(outcome)
+    values = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert values["worker"]["rayStartParams"] == {"num-gpus": "2"}
+    (ray,) = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d and d["kind"] == "RayCluster"
+    ]
+    assert "nvidia.com/gpu" not in json.dumps(ray["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"])
