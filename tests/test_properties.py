@@ -13,14 +13,18 @@ are byte-identical; comments survive.
 from __future__ import annotations
 
 import difflib
+import json
 import os
+import re
+import tempfile
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from dramigrate.config import Settings
@@ -499,3 +503,75 @@ def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, int,
     assert len(pod["spec"]["containers"]) == n
     assert "# keep me" in result.rewritten
     assert run(result.rewritten.encode(), fix=True).rewritten is None, "a second fix changed the text"
+
+
+# -- the engine's count reader (_dramigrate.tpl) against the core's ---------------------------------------
+
+
+@cache
+def count_chart() -> Path:
+    """A chart whose one template prints the engine helper's count of `.Values.c` (built once per session)."""
+    from dramigrate.helm.engine import helper_text, prefix
+
+    root = Path(tempfile.mkdtemp(prefix="dramigrate-count-chart-")) / "counts"
+    (root / "templates").mkdir(parents=True)
+    (root / "Chart.yaml").write_text("apiVersion: v2\nname: counts\nversion: 0.1.0\n")
+    (root / "templates" / "_dramigrate.tpl").write_text(helper_text("counts", rules(), Settings()))
+    (root / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n"
+        f'  n: "{{{{ include "{prefix("counts")}.count" .Values.c }}}}"\n'
+    )
+    return root
+
+
+quantity_texts = st.one_of(
+    st.builds(
+        lambda sign, whole, frac, tail, pad: f"{pad}{sign}{whole}{frac}{tail}{pad}",
+        st.sampled_from(["", "+", "-"]),
+        st.integers(0, 10**6).map(str) | st.sampled_from(["010", "0", "00"]),
+        st.sampled_from(["", ".", ".0", ".00", ".5", ".25", ".000"]),
+        st.sampled_from(["", "m", "k", "M", "u", "n", "e0", "e3", "E2", "e-1", "e-3", "e+2", "Ki", "e17", "e-12"]),
+        st.sampled_from(["", " "]),
+    ),
+    st.text(alphabet="0123456789.+-eEmkiKM ", max_size=6),
+)
+# The tpl fails where Kubernetes accepts these: no digit before the point (".5", "-", "e3"), binary suffixes ("1Ki").
+UNSUPPORTED = re.compile(r"\s*[+-]?([^0-9]|$|[0-9.]*[KMGTPE]i\s*$)")
+
+
+@settings(COMMON, max_examples=25 * SCALE, phases=(Phase.explicit, Phase.generate))
+@given(value=quantity_texts | st.integers(-3, 2**53) | st.floats(-3, 1e16, allow_nan=False))
+# Values that once slipped through the tpl's old `^[0-9]+$` (the device was silently left on the device plugin)
+# and forms Kubernetes reads differently from a plain integer: kept as explicit regression examples.
+@example(value="2.0")
+@example(value="2000m")
+@example(value="1e3")
+@example(value="+2")
+@example(value=" 3 ")
+@example(value="010")
+@example(value=2.0)
+@example(value="2500m")
+@example(value=-1)
+@example(value="9223372036854776")
+def test_engine_counts_are_read_as_kubernetes_reads_them(value: Any) -> None:
+    from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+    from dramigrate.quantity import count_of
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump({"c": value}, handle)
+    try:
+        try:
+            [manifest] = render_chart(count_chart(), RenderOptions(values_files=(Path(handle.name),)))
+            got: int | None = int(yaml.safe_load(manifest.text)["data"]["n"])
+        except HelmError as exc:
+            assert "dramigrate: a device count is not a whole number" in str(exc), str(exc)
+            got = None
+    finally:
+        os.unlink(handle.name)
+    want = count_of(value, json.dumps(value))
+    if got is not None:
+        assert want.ok and got == want.value, f"{value!r}: the tpl reads {got}, Kubernetes {want.shown or want.problem}"
+    else:
+        assert not want.ok or (isinstance(value, str) and UNSUPPORTED.match(value)), (
+            f"{value!r}: Kubernetes reads {want.value}, the tpl fails the render"
+        )

@@ -155,10 +155,38 @@ editing it: it embeds the rule packs it was written with.
 {{- end -}}
 {{- end -}}
 
+{{- /* A device count as Kubernetes reads it (resource.Quantity, spaces trimmed): 2, 2.0, "2", "+2", "2000m",
+"2e0", "0.2e1", "2k"; a negative, fractional, too large (past int64 thousandths) or unreadable count fails the
+render instead of being left out. */ -}}
 {{- define "__P__.count" -}}
-{{- if kindIs "float64" . -}}{{- if and (ge . 0.0) (eq . (floor .)) -}}{{ int64 . }}{{- else -}}none{{- end -}}
-{{- else if or (kindIs "int" .) (kindIs "int64" .) -}}{{- if ge (int64 .) 0 -}}{{ . }}{{- else -}}none{{- end -}}
-{{- else if kindIs "string" . -}}{{- if regexMatch "^[0-9]+$" (trim .) -}}{{ atoi (trim .) }}{{- else -}}none{{- end -}}
+{{- $bad := "dramigrate: a device count is not a whole number of devices that Kubernetes can read (such as 2, 2.0 or 2000m): write it as an integer" -}}
+{{- if kindIs "float64" . -}}
+  {{- if and (ge . 0.0) (eq . (floor .)) (le . 9223372036854775.0) -}}{{ int64 . }}{{- else -}}{{- fail $bad -}}{{- end -}}
+{{- else if or (kindIs "int" .) (kindIs "int64" .) -}}
+  {{- if and (ge (int64 .) 0) (le (int64 .) 9223372036854775) -}}{{ . }}{{- else -}}{{- fail $bad -}}{{- end -}}
+{{- else if kindIs "string" . -}}
+  {{- $q := `^\+?([0-9]+)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+)|(n|u|m|k|M|G|T|P|E))?$` -}}
+  {{- $s := trim . -}}
+  {{- if not (regexMatch $q $s) -}}{{- fail $bad -}}{{- end -}}
+  {{- $frac := regexReplaceAll $q $s "${2}" -}}{{- $digits := printf "%s%s" (regexReplaceAll $q $s "${1}") $frac -}}
+  {{- $exp := regexReplaceAll $q $s "${3}" -}}{{- $e := 0 -}}{{- if $exp -}}{{- $e = atoi $exp -}}{{- end -}}
+  {{- $suffix := regexReplaceAll $q $s "${4}" -}}
+  {{- $e = add $e (get (dict "n" -9 "u" -6 "m" -3 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18) $suffix | default 0) -}}
+  {{- $digits = regexReplaceAll "^0+" $digits "" -}}
+  {{- $shift := sub $e (len $frac) -}}
+  {{- if ge $shift 0 -}}
+    {{- if and $digits (gt (add (len $digits) $shift) 16) -}}{{- fail $bad -}}{{- end -}}
+    {{- if $digits -}}{{- $digits = printf "%s%s" $digits (repeat (int $shift) "0") -}}{{- end -}}
+  {{- else if gt (int (mul -1 $shift)) (len $digits) -}}
+    {{- if regexMatch "[1-9]" $digits -}}{{- fail $bad -}}{{- end -}}{{- $digits = "" -}}
+  {{- else -}}
+    {{- $cut := sub (len $digits) (mul -1 $shift) -}}
+    {{- if regexMatch "[1-9]" (substr (int $cut) (len $digits) $digits) -}}{{- fail $bad -}}{{- end -}}
+    {{- $digits = substr 0 (int $cut) $digits -}}
+  {{- end -}}
+  {{- $digits = default "0" $digits -}}
+  {{- if or (gt (len $digits) 16) (and (eq (len $digits) 16) (gt $digits "9223372036854775")) -}}{{- fail $bad -}}{{- end -}}
+  {{- atoi $digits -}}
 {{- else -}}none
 {{- end -}}
 {{- end -}}
