@@ -588,9 +588,7 @@ def fit(
     kube_version: KubeVersion = None,
     assume_dra_enabled: AssumeDra = False,
     rules: RulesOpt = None,
-    format: Annotated[
-        str, typer.Option("--format", metavar="FMT", help="Report format: text or json. [default: text]")
-    ] = "text",
+    format: Annotated[str, typer.Option("--format", metavar="FMT", help="Report format: text or json.")] = "text",
     exclude: ExcludeOpt = None,
     config: ConfigOpt = None,
     remove_node_selectors: RemoveSelectors = False,

@@ -230,6 +230,8 @@ def test_block_and_file_suppressions_in_a_chart_template_and_its_values(tmp_path
     assert code == 1, "the open request stays: the chart is rewritten whole or not at all"
     assert {p.name: p.read_text() for p in chart.rglob("*.yaml")} == before
     assert "app: chart not rewritten: [legacy-device-request] at app/templates/off.yaml:12 is suppressed" in err
+    (summary,) = [line for line in err.splitlines() if "file(s) scanned" in line]
+    assert "1 error(s)" in summary and "fixable" not in summary, "fix does not count what it leaves alone as fixable"
 
 
 def test_suppressions_apply_to_run_wide_findings(tmp_path: Path) -> None:

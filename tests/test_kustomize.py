@@ -233,6 +233,8 @@ def test_a_suppressed_device_patch_is_hidden_and_its_graph_left_alone(tmp_path: 
     code, out, err = run_cli(["fix", "."], cwd=repo)
     assert code == 1 and snapshot(repo) == before, err
     assert f"not migrated: [kustomize-device-patch] at overlays/a100/gpus.yaml:{count_line} is suppressed" in err
+    (summary,) = [line for line in err.splitlines() if "file(s) scanned" in line]
+    assert "fixable" not in summary, "fix does not count what it leaves alone as fixable"
 
 
 def _gpus(count: int) -> str:

@@ -590,7 +590,9 @@ def _run(
 
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
-            f.fixed = False
+            if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
+                f.fixable = f.fixed = False
+                f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
     if switch is not None:

@@ -467,8 +467,9 @@ def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, tar
             top = min(kz.graph.nodes[d].file for d in unit.folders)
             MESSAGES.note(f"kustomize graph of {kz.display(top)} not migrated: {why}")
             for f in result.findings:
-                if _resolve(f.file) in _members(kz, unit):
-                    f.fixed = False
+                if _resolve(f.file) in _members(kz, unit) and f.fixable:  # fix will not resolve it
+                    f.fixable = f.fixed = False
+                    f.message += "; fix leaves this kustomize graph as it is: a device request in it is suppressed"
     for o in runner.run():
         if o.proven:
             _proven(result, kz, o)
