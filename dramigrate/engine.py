@@ -57,7 +57,7 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
-    resolved_files = resolve_paths(inputs.files)
+    resolved_files = resolve_paths(inputs.files, inputs.resolved)
     kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
     out.kustomize = kz
     if kz is not None:

@@ -7,8 +7,8 @@ integers, booleans and nulls, and an `lc` on every mapping and sequence with the
 (`lc.line`, `lc.col`, `lc.key(k)`, `lc.value(k)`, `lc.item(i)`), relative to the document's body.
 
 It is exact or it declines: anything whose round-trip value or position this cannot reproduce for sure
-(anchors, aliases, tags, merge keys, directives, non-string keys, duplicate keys, numbers other than plain
-decimal integers, timestamps, scalars that YAML 1.1 and 1.2 read differently, deep nesting, odd line
+(anchored scalars, tags, merge keys, directives, non-string keys, duplicate keys, numbers other than plain decimal
+integers, timestamps, scalars that YAML 1.1 and 1.2 read differently, deep nesting, odd line
 breaks, a document split that differs from the file's `---` lines) makes it return None, and the caller
 uses ruamel for that file. tests/test_speed.py proves lint's output is the same both ways.
 """
@@ -175,6 +175,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
     get = parser.get_event
     docs: list[tuple[Any, int]] = []
     stack: list[list[Any]] = []  # [container, pending key or _NO_KEY, key line, key column]
+    anchors: dict[str, Any] = {}  # anchored mappings and sequences: an alias is the same object, as in ruamel
     root: Any = None
     root_line = 0
     # An empty value's position is where the next token starts (ruamel), not where libyaml puts it.
@@ -219,8 +220,8 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                     if not value and not style:
                         empty, empty_at = pos, 2
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
-                if ev.anchor is not None or ev.tag is not None:
-                    raise Decline("anchor or tag")
+                if ev.tag is not None:
+                    raise Decline("tag")
                 if len(stack) >= MAX_DEPTH:
                     raise Decline("deep")
                 mark = ev.start_mark
@@ -228,6 +229,8 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 new: Any = Mapping() if cls is MappingStartEvent else Sequence()
                 new.lc = LineCol(line, col)
                 new.fa = _FLOW if ev.flow_style else _BLOCK
+                if ev.anchor is not None:
+                    anchors[ev.anchor] = new
                 if not stack:
                     root, root_line = new, line
                 else:
@@ -251,10 +254,25 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 if ev.version is not None or ev.tags:
                     raise Decline("directive")
                 root, root_line = None, -1
+                anchors = {}
             elif cls is DocumentEndEvent:
                 docs.append((root, root_line))
-            elif cls is AliasEvent:
-                raise Decline("alias")
+            elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
+                new = anchors.get(ev.anchor)
+                if new is None or not stack or any(t[0] is new for t in stack):
+                    raise Decline("alias of a scalar, or of a collection inside itself")
+                line, col = new.lc.line, new.lc.col
+                top = stack[-1]
+                cont = top[0]
+                if type(cont) is Sequence:
+                    cont.lc.data[len(cont)] = [line, col]
+                    cont.append(new)
+                elif top[1] is _NO_KEY:
+                    raise Decline("alias as a key")
+                else:
+                    cont[top[1]] = new
+                    cont.lc.data[top[1]] = [top[2], top[3], line, col]
+                    top[1] = _NO_KEY
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
     return docs
@@ -314,10 +332,14 @@ def fast_documents(path: str, raw: bytes) -> FastFile | None:
 
 
 def _shift(node: Any, lines: int) -> Any:
-    """Make positions relative to the document body (the stream was parsed whole)."""
+    """Make positions relative to the document body (the stream was parsed whole); a shared object once."""
     stack = [node]
+    seen: set[int] = set()
     while stack:
         cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
         if type(cur) is Mapping:
             lc = cur.lc
             lc.line -= lines

@@ -38,6 +38,7 @@ class Inputs:
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
+    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (known without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -54,7 +55,7 @@ def expand(
     pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
     include_ignored is on (files named on the command line are always taken)."""
     out = Inputs()
-    seen: set[Path] = set()
+    seen: set[str] = set()
     walked: list[tuple[Path, list[Path]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
@@ -80,7 +81,7 @@ def expand(
     return out
 
 
-def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> bool:
+def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> bool:
     """Add one path's inputs; True when it was a folder that was walked."""
     p = Path(raw)
     if not p.exists():
@@ -95,8 +96,8 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[Path
                 out.notes.append(f"{chart}: a library chart; it is checked through the charts that use it")
             elif chart not in out.charts:
                 out.charts.append(chart)
-        elif p not in seen:
-            seen.add(p)
+        elif str(p) not in seen:
+            seen.add(str(p))
             out.files.append(p)
     elif not p.is_dir():
         out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
@@ -182,13 +183,18 @@ def walk_entries(
         stack.extend(os.path.join(here, d) for d in reversed(folders))
 
 
-def resolve_paths(paths: list[Path]) -> list[Path]:
+def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> list[Path]:
     """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
-    one per file: a file that is not a symlink is its resolved folder joined with its name."""
+    one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
+    walk already resolved (Inputs.resolved)."""
     real: dict[str, str] = {}
     out: list[Path] = []
+    known = known or {}
     for p in paths:
         text = os.fspath(p)
+        if (done := known.get(text)) is not None:
+            out.append(Path(done))
+            continue
         folder, name = os.path.split(text)
         if not name or name in (".", "..") or os.path.islink(text):
             out.append(Path(os.path.realpath(text)))
@@ -210,22 +216,22 @@ def chart_root(path: Path) -> Path | None:
     return None
 
 
-def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> None:
+def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> None:
     root = top.resolve()
     walked = Walked(root)
     out.walked.append(walked)
-    real: dict[str, str] = {}  # folder as walked -> resolved (one realpath per folder, none per file)
+    start, real_start = os.fspath(top), os.fspath(root)
 
     def resolved(folder: str) -> str:
-        if folder not in real:
-            real[folder] = os.path.realpath(folder)
-        return real[folder]
+        """The walk enters no symlinked folder: below top, a folder resolves to top's real path plus the rest."""
+        return real_start + folder[len(start) :] if folder.startswith(start) else os.path.realpath(folder)
 
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
     for folder, dirs, entries in walk_entries(top, unreadable):
         here = Path(folder)
+        real_here = resolved(folder)
         for d in dirs:
             if d in SKIP_DIRS:
                 out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
@@ -237,7 +243,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
         )
         dirs[:] = keep
         names = {e.name: e for e in entries}
-        walked.kustomizations.extend(Path(resolved(folder)) / n for n in KUSTOMIZATION_NAMES if n in names)
+        walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
         if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
                 out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
@@ -269,9 +275,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[Path]) -> 
                 continue
             if not regular:
                 out.notes.append(NotRegular(str(path), file_type(mode)).note)
-            elif path not in seen:
-                seen.add(path)
+            elif (text := str(path)) not in seen:
+                seen.add(text)
                 out.files.append(path)
+                out.resolved[text] = os.path.realpath(text) if link else os.path.join(real_here, name)
 
 
 def _inside(path: Path, root: Path) -> bool:

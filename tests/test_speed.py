@@ -104,7 +104,7 @@ def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     "text",
     [
-        "a: &x {b: 1}\nc: *x\n",  # aliases share objects in ruamel
+        "a: &x 1\nc: *x\n",  # an anchored scalar is a ruamel scalar type
         "a: 010\n",  # octal in YAML 1.1, decimal-ish in 1.2
         "a: yes\n",  # a boolean in YAML 1.1 only
         "a: 1.5\n",  # ruamel keeps float formatting
@@ -117,6 +117,19 @@ def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.Mo
 )
 def test_what_the_fast_parse_cannot_reproduce_goes_to_ruamel(text: str) -> None:
     assert fast_documents("x.yaml", text.encode()) is None
+
+
+def test_aliased_maps_parse_fast_and_shared_as_ruamel_shares_them() -> None:
+    text = (
+        "spec:\n  selector:\n    matchLabels: &id001\n      app: x\n  template:\n    metadata:\n      labels: *id001\n"
+    )
+    fast = fast_documents("x.yaml", text.encode())
+    assert fast is not None
+    slow = split_documents("x.yaml", text.encode())
+    parse_document("x.yaml", slow.documents[0])
+    a, b = fast.yf.documents[0].data, slow.documents[0].data
+    _same(a, b, "x.yaml")
+    assert a["spec"]["template"]["metadata"]["labels"] is a["spec"]["selector"]["matchLabels"]
 
 
 EDGE_CASES = {

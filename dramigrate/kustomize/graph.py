@@ -8,8 +8,9 @@ resources, bases or components; it is migrated whole or not at all.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -158,15 +159,30 @@ def repo_root(start: Path) -> Path:
 
 
 def _root_of(folder: Path) -> Path:
-    return _git_above(folder) or folder
+    return Path(_git_above(str(folder)) or folder)
 
 
-@cache
-def _git_above(folder: Path) -> Path | None:
-    """The nearest folder at or above `folder` holding .git (each folder looked at once per run)."""
-    if (folder / ".git").exists():
-        return folder
-    return None if folder.parent == folder else _git_above(folder.parent)
+_GIT_ABOVE: dict[str, str | None] = {}
+
+
+def _git_above(folder: str) -> str | None:
+    """The nearest folder at or above `folder` holding .git; each folder is looked at once per run."""
+    below: list[str] = []
+    found: str | None = None
+    while folder not in _GIT_ABOVE:
+        if os.path.exists(os.path.join(folder, ".git")):
+            found = _GIT_ABOVE[folder] = folder
+            break
+        below.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    else:
+        found = _GIT_ABOVE[folder]
+    for f in below:
+        _GIT_ABOVE[f] = found
+    return found
 
 
 def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
@@ -177,20 +193,22 @@ def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[in
         raise InputError("not UTF-8 text", str(path)) from exc
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", str(path)) from exc
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(
-            f"invalid kustomization: {getattr(exc, 'problem', None) or exc}",
-            str(path),
-            mark.line + 1 if mark else 0,
-            mark.column + 1 if mark else 0,
-        ) from exc
-    finally:
-        loader.dispose()
+    node, data = _load_fast(text)
+    if node is None:  # PyYAML's own parser for the message and position of what libyaml refused (or no libyaml)
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(
+                f"invalid kustomization: {getattr(exc, 'problem', None) or exc}",
+                str(path),
+                mark.line + 1 if mark else 0,
+                mark.column + 1 if mark else 0,
+            ) from exc
+        finally:
+            loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -203,6 +221,21 @@ def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[in
             if isinstance(value, yaml.SequenceNode):
                 items[str(key.value)] = [v.start_mark.line + 1 for v in value.value]
     return data, lines, items
+
+
+def _load_fast(text: str) -> tuple[Any, Any]:
+    """(node, data) from libyaml (C, several times faster), or (None, None) when it is missing or refuses."""
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is None:
+        return None, None
+    loader = fast(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else {}
+    except yaml.YAMLError:
+        return None, None
+    finally:
+        loader.dispose()
 
 
 def _strings(data: dict[str, Any], key: str, file: Path, lines: dict[str, int]) -> list[str]:
@@ -273,21 +306,22 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     `walked`: the folders the input walk went through, with the kustomizations it saw there; they are not walked
     again. A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
-    wanted_set = set(paths)  # a set: a repository has thousands of files and hundreds of kustomizations
-    roots = {_root_of(folder) for folder in {p.parent for p in paths}} | {r.resolve() for r in extra_roots}
-    top_set: set[Path] = set()
-    for top in sorted(roots, key=lambda t: len(t.parts)):
-        if not under(top, top_set):  # sets: one top per folder, the outermost
+    wanted_set = {str(p) for p in paths}  # sets of strings: a repository has thousands of files and folders
+    roots = {_git_above(folder) or folder for folder in {os.path.dirname(str(p)) for p in paths}}
+    roots |= {str(r.resolve()) for r in extra_roots}
+    top_set: set[str] = set()
+    for top in sorted(roots, key=lambda t: t.count(os.sep)):
+        if not under(top, top_set):  # one top per folder, the outermost
             top_set.add(top)
     files: set[Path] = set()
-    done = {w.top: w for w in walked or ()}
+    done = {str(w.top): w for w in walked or ()}
     for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter
-        files.update(k for k in w.kustomizations if under(k.parent, top_set))
-        files.update(k for p in w.pruned if under(p, top_set) for k in _find(p, done))
+        files.update(k for k in w.kustomizations if under(str(k.parent), top_set))
+        files.update(k for p in w.pruned if under(str(p), top_set) for k in _find(p, done))
     for top in top_set:
-        w = next((done[a] for a in (top, *top.parents) if a in done), None)
-        if w is None or under(top, set(w.pruned)):  # a folder no walk went through
-            files.update(_find(top, done))
+        w = next((done[a] for a in _ancestors(top) if a in done), None)
+        if w is None or under(top, {str(p) for p in w.pruned}):  # a folder no walk went through
+            files.update(_find(Path(top), done))
     by_folder: dict[Path, Path] = {}
     for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
         if f.parent not in by_folder and is_regular(f):
@@ -297,7 +331,7 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
         file = by_folder[folder]
         if file.is_symlink():
             file = file.resolve()
-        inside = file in wanted_set or under(file.parent, wanted_set)
+        inside = under(str(file), wanted_set)
         try:
             graph.nodes[file.parent] = read_kustomization(file, inside)
         except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
@@ -310,16 +344,26 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     return graph
 
 
-def under(folder: Path, folders: set[Path]) -> bool:
-    """folder is one of folders or inside one of them."""
-    return folder in folders or any(a in folders for a in folder.parents)
+def under(folder: str, folders: set[str]) -> bool:
+    """folder is one of folders or inside one of them (paths as strings: no Path objects per step)."""
+    return any(a in folders for a in _ancestors(folder))
 
 
-def _find(top: Path, walked: dict[Path, Walked]) -> list[Path]:
+def _ancestors(folder: str) -> Iterator[str]:
+    """folder, then each folder above it up to the root."""
+    while True:
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
+def _find(top: Path, walked: dict[str, Walked]) -> list[Path]:
     """Kustomization files under top by walking it, except inside folders already walked (their own lists count)."""
     found: list[Path] = []
     for folder, dirs, names in walk(top):
         here = Path(folder)
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and here / d not in walked]
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and os.path.join(folder, d) not in walked]
         found.extend(here / n for n in NAMES if n in names)
     return found

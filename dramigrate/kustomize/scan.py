@@ -59,6 +59,7 @@ class Scan:
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[Path] = field(default_factory=set)  # the input files, resolved
+    _broken_text: set[str] = field(default_factory=set, repr=False)
 
     def skip(self, path: Path) -> bool:
         """A patch file: the core does not read it as a manifest (the kustomize flow does)."""
@@ -72,12 +73,17 @@ class Scan:
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
         unit = self.unit_of.get(path)
         if unit is None:
-            if self.broken and under(path.parent, self.broken):
+            if self.broken and under(str(path.parent), self._broken_folders()):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
             return unit.why_not()
         return "migrated with its kustomize graph" if fix else ""
+
+    def _broken_folders(self) -> set[str]:
+        if len(self._broken_text) != len(self.broken):
+            self._broken_text = {str(b) for b in self.broken}
+        return self._broken_text
 
     def display(self, folder: Path) -> str:
         try:
