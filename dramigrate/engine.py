@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dramigrate.config import Settings
+from dramigrate.detect import explain_requests
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
@@ -155,7 +156,9 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
                     f"; in a kustomize base of {overlays}: fix migrates it with every overlay, proving each build"
                 )
     by_file: dict[str, list[Finding]] = {}
-    for f in patch_findings(kz, rules):
+    found = patch_findings(kz, rules)
+    out.decisions.extend(explain_requests(found, rules))
+    for f in found:
         by_file.setdefault(f.file, []).append(f)
     for file, found in by_file.items():
         out.files.append(FileResult(file, findings=found))

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -255,3 +256,16 @@ def test_diff_writes_nothing_and_fix_refuses_a_templates_link_out_of_the_chart(t
     code, out, err = run_cli(["fix", linked])
     assert code == 2 and "chart-symlink-outside" in out + err and "templates ->" in out + err
     assert _snapshot(tmp_path) == before
+
+
+def test_an_external_helm_gets_the_time_limit(tmp_path: Path) -> None:
+    from dramigrate.helm.render import RenderLimit, RenderOptions, render_chart
+
+    chart = make_chart(tmp_path, "app", {})
+    fake = tmp_path / "helm"
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(60)\n")
+    fake.chmod(0o755)
+    started = time.monotonic()
+    with pytest.raises(RenderLimit, match="longer than 1 s"):
+        render_chart(chart, RenderOptions(helm_binary=fake, timeout=1))
+    assert time.monotonic() - started < 10
