@@ -45,6 +45,8 @@ class Options:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    no_extended_resource_toleration: bool = False
+    sriov_vf_config: bool = False
     max_file_size: str | None = None
     trust_config: bool = False  # the repository's config may name files outside it (never in CI)
     untrusted: bool = False  # never trust the repository's config, even with --trust-config
@@ -188,6 +190,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    settings.sriov_vf_config = settings.sriov_vf_config or opts.sriov_vf_config
+    if opts.no_extended_resource_toleration:
+        settings.extended_resource_toleration = False
     if opts.max_file_size is not None:
         settings.max_file_size = parse_size(opts.max_file_size, "--max-file-size")
     settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)

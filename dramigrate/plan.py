@@ -203,7 +203,7 @@ def _letter(i: int) -> str:
 def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
     # The ExtendedResourceToleration admission plugin added exactly this toleration for each resource.
     existing = [t for t in pa.ref.spec.get("tolerations") or [] if isinstance(t, dict)]
-    for res in dict.fromkeys(u.resource for u in pa.uses):
+    for res in dict.fromkeys(u.resource for u in pa.uses if pa.plugin_tolerations):
         wanted = {"key": res, "operator": "Exists", "effect": "NoSchedule"}
         if not any(_covers(t, wanted) for t in existing):
             plan.tolerations.append(wanted)

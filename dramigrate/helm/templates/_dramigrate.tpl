@@ -541,7 +541,7 @@ count: a request that would give it more is split where its share ends (gpu: 2 -
 {{- $pt := index $p.spec "tolerations" -}}
 {{- if kindIs "slice" $pt -}}{{- range $t := $pt -}}{{- if kindIs "map" $t -}}{{- $existing = append $existing $t -}}{{- end -}}{{- end -}}{{- end -}}
 {{- $seenRes := list -}}
-{{- range $u := $p.uses -}}{{- if not (has $u.res $seenRes) -}}
+{{- range $u := $p.uses -}}{{- if and (ne (toString $p.st.rules.erToleration) "false") (not (has $u.res $seenRes)) -}}
   {{- $seenRes = append $seenRes $u.res -}}
   {{- $w := dict "key" $u.res "operator" "Exists" "effect" "NoSchedule" -}}
   {{- $covered := false -}}
