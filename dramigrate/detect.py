@@ -767,3 +767,28 @@ def require_name(path: str, doc: Document, info: ObjectInfo) -> None:
             path,
             line,
         )
+
+
+def explain_requests(findings: list[Finding], rules: RuleSet) -> list[str]:
+    """--verbose for findings made away from the source text (a chart's rendered stream mapped back to its templates,
+    kustomize patches): the rule-pack entry each device request matched, once per request, and where its count
+    comes from."""
+    out, seen = [], set()
+    for f in findings:
+        if not f.resource or (f.file, f.line, f.resource) in seen or not rules.is_device_candidate(f.resource):
+            continue
+        seen.add((f.file, f.line, f.resource))
+        match = rules.lookup(f.resource)
+        who = f"{f.kind}/{f.name} container {f.container}: " if f.kind and f.container else ""
+        where = f"; pod template {f.pod_template_path}" if f.pod_template_path else ""
+        kinds = [k for k in rules.kinds.values() if k.kind == f.kind]
+        if where and len(kinds) == 1:
+            where += f", found by the {kinds[0].group or 'core'}/{f.kind} entry of {shown_origin(kinds[0].origin)}"
+        counts = "".join(f"; {r.note} ({r.file}:{r.line})" for r in f.related if r.line)
+        out.append(
+            f"{f.file}:{f.line}: {who}{f.resource} matched "
+            + (rules.describe(match) if match else "no rule-pack entry")
+            + where
+            + counts
+        )
+    return out

@@ -211,3 +211,28 @@ def test_switch_on_fails_clearly_below_kubernetes_1_34(fixed: tuple[Path, Path, 
     older = render_chart(chart, RenderOptions(kube_version="1.33", set_values=("dra.enabled=false",)))
     assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
     assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))
+
+
+def test_gpu_and_nic_in_one_container(tmp_path: Path) -> None:
+    """Two device keys with their own counts (a GPU and an EFA NIC): one claim whose requests follow each count;
+    a request whose count is 0 is left out, and the claim is named after the requests it has."""
+    two = DEPLOYMENT.replace(
+        "nvidia.com/gpu: {{ .Values.numGpus }}\n",
+        "nvidia.com/gpu: {{ .Values.numGpus }}\n              vpc.amazonaws.com/efa: {{ .Values.numNics }}\n",
+    )
+    original = write_chart(tmp_path / "original", two, VALUES + "# -- EFA NICs per pod\nnumNics: 1\n")
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "numNics switched off with 0" in outcome.checked and "numGpus switched off with 0" in outcome.checked
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert "{{- if not .Values.dra.enabled }}\n              nvidia.com/gpu: {{ .Values.numGpus }}\n" in template
+    for sets, claim, requests in (((), "gpu-efa", ["gpu", "efa"]), (("numGpus=0",), "efa", ["efa"])):
+        out = docs(chart, *sets)
+        (rct,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+        assert [r["name"] for r in rct["spec"]["spec"]["devices"]["requests"]] == requests
+        pod = [d for d in out if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"]["claims"] == [{"name": claim}]
+        assert pod["resourceClaims"][0]["name"] == claim
+    assert rendered_text(chart, "dra.enabled=false", "numNics=3") == rendered_text(original, "numNics=3")

@@ -190,7 +190,9 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+): request devices with "
         f"ResourceClaims instead of the {resource} device-plugin resource",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
-        "deviceClassName": "DeviceClass the claim's device request asks for",
+        "deviceClassName": "DeviceClass the claim's "
+        + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
+        + " asks for",
         "existingClaimTemplate": "Name of an existing ResourceClaimTemplate to use instead of the chart's own",
     }
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
@@ -232,6 +234,7 @@ class Workload:
     text: str
     devices: list[Device]
     delta: PodDelta
+    requests: dict[str, str] = field(default_factory=dict)  # claim request name -> device resource
 
 
 class _Dumper(yaml.SafeDumper):
@@ -288,13 +291,11 @@ def build(
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
-        if len({d.resource for d in devices}) > 1:
-            raise RewriteError(f"{rel} requests several device resources")
         delta = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        workloads.append(Workload(rel, text, devices, delta))
+        workloads.append(Workload(rel, text, devices, delta, _request_resources(delta.spec, devices, rules, rel)))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
-    classes = {_device_class(w.delta.spec) for w in workloads}
+    classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
     if len(classes) != 1 or None in classes:
         raise RewriteError("the migration asks for several device classes")
     device_class = str(classes.pop())
@@ -311,7 +312,7 @@ def build(
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
-    resource = workloads[0].devices[0].resource
+    resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
     changes += conventions(root, device_class, not opt_in)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
@@ -330,6 +331,39 @@ def capabilities_check(condition: str, way_back: str) -> str:
         f'set {way_back} for the device-plugin request" }}}}\n'
         "{{- end }}\n"
     )
+
+
+def _requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(spec.get("spec", spec).get("devices", {}).get("requests", []))
+
+
+def _request_resources(spec: dict[str, Any], devices: list[Device], rules: RuleSet, rel: str) -> dict[str, str]:
+    """Which device resource of the template each request of the migrated claim stands for (by device class)."""
+    resources = list(dict.fromkeys(d.resource for d in devices))
+    if len(resources) == 1:
+        return {r["name"]: resources[0] for r in _requests(spec)}
+    by_class: dict[str, str] = {}
+    for res in resources:
+        match = rules.lookup(res)
+        cls = match.rule.device_class if match is not None else None
+        if cls is None or cls in by_class:
+            raise RewriteError(f"{rel}: the device resources {', '.join(resources)} do not map to distinct classes")
+        by_class[cls] = res
+    out = {}
+    for req in _requests(spec):
+        cls = (req.get("exactly") or req).get("deviceClassName")
+        if cls not in by_class:
+            raise RewriteError(f"{rel}: the claim's request {req.get('name')} has no device key in the template")
+        out[str(req["name"])] = by_class[cls]
+    return out
+
+
+def _class_of(spec: dict[str, Any], resource: str, requests: dict[str, str]) -> str | None:
+    """The device class of the request for `resource` (the chart's first device: dra.deviceClassName)."""
+    names = {
+        (r.get("exactly") or r).get("deviceClassName") for r in _requests(spec) if requests.get(r["name"]) == resource
+    }
+    return names.pop() if len(names) == 1 else None
 
 
 def _device_class(spec: dict[str, Any]) -> str | None:
@@ -358,18 +392,20 @@ def _and(*parts: str) -> str:
 def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
     lines = w.text.splitlines()
     trailing = "\n" if w.text.endswith("\n") else ""
-    count = w.devices[0].count
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
-    gate = f"(gt (int {_arg(count)}) 0)"
+    counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
+    for d in w.devices:
+        if counts.setdefault(d.resource, d.count) != d.count or d.conditions != conditions:
+            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
+    gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
+    gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     claim_cond = _and(".Values.dra.enabled", *conditions, gate)
     tol_cond = _and(".Values.dra.enabled", *conditions)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
-        if d.count != count or d.conditions != conditions:
-            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
         parent = _parent(lines, d.index)
         if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
             raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), w.rel, "not under limits/requests")
@@ -386,10 +422,17 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
         if set(children) == {d.index for d in devices}:
             _wrap(edits, lines, m, end, "if not .Values.dra.enabled")
         else:
-            for d in devices:
-                _wrap(edits, lines, d.index, d.index + 1, "if not .Values.dra.enabled")
+            runs: list[list[int]] = []  # adjacent device keys share one `if`
+            for index in sorted(d.index for d in devices):
+                if runs and index == runs[-1][-1] + 1:
+                    runs[-1].append(index)
+                else:
+                    runs.append([index])
+            for run in runs:
+                _wrap(edits, lines, run[0], run[-1] + 1, "if not .Values.dra.enabled")
     ind = " " * (_indent(lines[res]) + 2)
-    claim = w.delta.claim
+    claim_define = f"{chart}{suffix}.draClaimName"
+    claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
     edits.append(
         Edit(
             res + 1,
@@ -437,8 +480,12 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
-    spec_counts = {r["name"]: count for r in w.delta.spec.get("spec", {}).get("devices", {}).get("requests", [])}
-    inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, _device_class(w.delta.spec) or "")
+    spec_counts = {name: counts[res] for name, res in w.requests.items()}
+    primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
+    if len(counts) == 1:
+        inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
+    else:
+        inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     guard = _and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     section = (
         f"{{{{- if {guard} }}}}\n"
@@ -456,7 +503,37 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
         f'{_name_text(name_expr)}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
     )
+    if len(counts) > 1:  # the claim is named after the requests it has: those whose count is above 0
+        section += f'{{{{- define "{claim_define}" -}}}}\n{{{{- $requests := list -}}}}\n'
+        for name, res in w.requests.items():
+            section += (
+                f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
+            )
+        section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return "\n".join(out) + trailing, section
+
+
+def _guarded_spec(
+    spec: dict[str, Any], counts: dict[str, str], device_class: str, requests: dict[str, str], gates: dict[str, str]
+) -> str:
+    """The claim spec of several device requests as template text: each request only when its count is above
+    0, a constraint only when every request it names is there."""
+    devices = dict(spec.get("devices", {}))
+    out = ["devices:", "  requests:"]
+    for req in devices.pop("requests", []):
+        item = _sentinel_yaml({"devices": {"requests": [req]}}, counts, device_class).splitlines()[2:]
+        out += [f"    {{{{- if {gates[requests[req['name']]]} }}}}", *item, "    {{- end }}"]
+    constraints = devices.pop("constraints", [])
+    if constraints:
+        out.append("  {{- if " + _and(*(gates[r] for r in requests.values())) + " }}")
+        out += ["  constraints:", *(f"  {x}" for x in _dump_list(constraints))]
+        out.append("  {{- end }}")
+    for key, value in devices.items():
+        out += [f"  {x}" for x in yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False).splitlines()]
+    rest = {k: v for k, v in spec.items() if k != "devices"}
+    if rest:
+        out += yaml.dump(rest, Dumper=_Dumper, sort_keys=False).splitlines()
+    return "\n".join(out) + "\n"
 
 
 def _name_text(expr: str) -> str:
