@@ -11,7 +11,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from dramigrate.apply import apply_plan
 from dramigrate.classes import extended_resource_class, named_class
 from dramigrate.config import Settings
 from dramigrate.detect import Detector, ObjectInfo, objects_of, require_name
@@ -36,7 +35,6 @@ from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.suppress import parse as parse_suppressions
 from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import any_relevant, fast_relevant, may_matter
-from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 from dramigrate.writer import as_json, bom_encoding
@@ -285,6 +283,9 @@ def _fix_document(
     result: FileResult,
     named_classes: RuleSet | None,
 ) -> None:
+    from dramigrate.apply import apply_plan  # fix only: these import ruamel, which lint need not load
+    from dramigrate.unshare import unshare_resources
+
     path = yf.path
     plans = []
     for pa in pods:
