@@ -138,11 +138,12 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no device resource name or device field in its bytes")
         return result
+    text = raw.decode("utf-8", "replace")
     try:  # bounded nesting and document count before any parser recurses into the text
-        check_structure(job.path, raw.decode("utf-8", "replace"), limits)
+        check_structure(job.path, text, limits)
     except InputError as exc:
         return FileResult(job.path, error=exc)
-    fast = None if job.fix else fast_documents(job.path, raw)  # lint: libyaml once, ruamel only if it declines
+    fast = None if job.fix else fast_documents(job.path, raw, text)  # lint: libyaml once, ruamel only if it declines
     if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no pod template or quota names a device resource")
@@ -153,7 +154,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         return result
     try:
-        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits)
+        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits, text)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
