@@ -271,3 +271,16 @@ def test_an_external_helm_gets_the_time_limit(tmp_path: Path) -> None:
     with pytest.raises(RenderLimit, match="longer than 1 s"):
         render_chart(chart, RenderOptions(helm_binary=fake, timeout=1))
     assert time.monotonic() - started < 10
+
+
+def test_an_external_helm_message_that_echoes_a_chart_file_is_not_shown(tmp_path: Path, run_cli: RunCli) -> None:
+    chart = make_chart(tmp_path, "app", {}, {"files/token": f"{SECRET}\n"})
+    fake = tmp_path / "helm"
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        f"sys.stderr.write('Error: app/templates/pod.yaml:3:1: improper constraint: {SECRET}\\n')\nsys.exit(1)\n"
+    )
+    fake.chmod(0o755)
+    code, out, err = run_cli(["lint", chart, "--helm-binary", fake, "--format", "json"])
+    assert code == 2 and SECRET not in out + err
+    assert "app/templates/pod.yaml:3:1" in json.loads(out)["errors"][0]["message"]
