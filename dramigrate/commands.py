@@ -220,9 +220,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         if not settings.assume_extended_resource_enabled:
             _err(f"dramigrate: note: {target.extended_resource_advice()}")
     rules = load_rules(settings.rules)
-    from dramigrate.helm.run import split_release
+    release, paths = None, list(opts.paths)
+    if len(paths) >= 2:  # only then can the first be a release name (a lint of one file loads no Helm module)
+        from dramigrate.helm.run import split_release
 
-    release, paths = split_release(opts.paths)
+        release, paths = split_release(opts.paths)
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
