@@ -8,7 +8,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from dramigrate.plan import PodPlan
-from dramigrate.workloads import resolve
+from dramigrate.workloads import pod_metadata, resolve
 
 
 def _seq(items: list[dict[str, Any]]) -> CommentedSeq:
@@ -54,7 +54,19 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
             tolerations = spec["tolerations"] = CommentedSeq()
         for t in plan.tolerations:
             tolerations.append(CommentedMap(t))
-            changes.append(f"added toleration {t['key']}:{t['effect']} (was added by ExtendedResourceToleration)")
+            changes.append(
+                f"added toleration {t['key']}:{t['effect']} (was added by ExtendedResourceToleration; "
+                "--no-extended-resource-toleration leaves it out on clusters without that admission plugin)"
+            )
+    if pa.drop_annotations and plan.needs_claim:
+        meta = pod_metadata(pa.info.obj, pa.ref.path)
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        for key in pa.drop_annotations:
+            if isinstance(annotations, dict) and key in annotations:
+                del annotations[key]
+                changes.append(f"removed annotation {key}: the SR-IOV DRA driver attaches that network (VfConfig)")
+        if isinstance(annotations, dict) and not annotations:
+            del meta["annotations"]
     if pa.selection is not None:
         changes.extend(apply_selection(spec, pa.selection))
     if plan.ray_params:

@@ -244,6 +244,25 @@ DropTolerations = Annotated[
         "stay when a cluster moves to DRA.",
     ),
 ]
+NoErToleration = Annotated[
+    bool,
+    typer.Option(
+        "--no-extended-resource-toleration",
+        help="Do not write out the toleration the ExtendedResourceToleration admission plugin added for each "
+        "removed device request: for clusters that do not enable the plugin (it is not in the default admission "
+        "set; GKE enables it), where the toleration only widens placement. Config: extended-resource-toleration.",
+    ),
+]
+SriovVfConfig = Annotated[
+    bool,
+    typer.Option(
+        "--sriov-vf-config",
+        help="Migrate SR-IOV VFs (report-only otherwise) for the SR-IOV DRA driver in STANDALONE mode whose pools "
+        "carry the device-plugin resource names in k8s.cni.cncf.io/resourceName: the pool becomes a selector and "
+        "the network the pod's k8s.v1.cni.cncf.io/networks annotation names becomes VfConfig{netAttachDefName}. "
+        "Config: sriov-vf-config.",
+    ),
+]
 RemovedTaint = Annotated[
     list[str] | None,
     typer.Option(
@@ -376,6 +395,8 @@ SHARED_OPTIONS: dict[str, tuple[Any, Any]] = {
     "drop_legacy_quota": (DropQuota, False),
     "remove_node_selectors": (RemoveSelectors, False),
     "drop_tolerations": (DropTolerations, False),
+    "no_extended_resource_toleration": (NoErToleration, False),
+    "sriov_vf_config": (SriovVfConfig, False),
     "max_file_size": (MaxFileSize, None),
     "trust_config": (TrustConfig, False),
     "untrusted": (Untrusted, False),

@@ -45,6 +45,8 @@ class Options:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    no_extended_resource_toleration: bool = False
+    sriov_vf_config: bool = False
     max_file_size: str | None = None
     trust_config: bool = False  # the repository's config may name files outside it (never in CI)
     untrusted: bool = False  # never trust the repository's config, even with --trust-config
@@ -188,6 +190,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
+    settings.sriov_vf_config = settings.sriov_vf_config or opts.sriov_vf_config
+    if opts.no_extended_resource_toleration:
+        settings.extended_resource_toleration = False
     if opts.max_file_size is not None:
         settings.max_file_size = parse_size(opts.max_file_size, "--max-file-size")
     settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
@@ -215,9 +220,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         if not settings.assume_extended_resource_enabled:
             _err(f"dramigrate: note: {target.extended_resource_advice()}")
     rules = load_rules(settings.rules)
-    from dramigrate.helm.run import split_release
+    release, paths = None, list(opts.paths)
+    if len(paths) >= 2:  # only then can the first be a release name (a lint of one file loads no Helm module)
+        from dramigrate.helm.run import split_release
 
-    release, paths = split_release(opts.paths)
+        release, paths = split_release(opts.paths)
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
@@ -308,7 +315,17 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
 def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dict[str, Any] | None:
     """Leave out suppressed findings, disabled rules and, for lint --baseline, known findings. The baseline's outcome
-    for the report."""
+    for the report. The cutover plan is then made for what is reported: charts' claims count, suppressed, baselined
+    or disabled ones do not."""
+    outcome = _drop_known(ctx, opts, result)
+    if ctx.settings.strategy == "claims":
+        from dramigrate.cutover import cutover_plan
+
+        result.cutover = cutover_plan(result.findings, ctx.rules)
+    return outcome
+
+
+def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any] | None:
     from dramigrate.suppress import FileSuppressions
 
     suppressions = FileSuppressions()
@@ -415,13 +432,22 @@ def _report(
                     show_fixed=command != "lint",
                     color=use_color(stream, opts.color),
                     dry_run=command == "diff",
+                    cutover=_plan(result),
                 )
                 stream.write("".join(plain(line) + "\n" for line in _outcome_lines(result, written)))
                 continue
             import io
 
             buffer = io.StringIO()
-            render_text(result.findings, s, errors, buffer, show_fixed=command != "lint", dry_run=command == "diff")
+            render_text(
+                result.findings,
+                s,
+                errors,
+                buffer,
+                show_fixed=command != "lint",
+                dry_run=command == "diff",
+                cutover=_plan(result),
+            )
             text = buffer.getvalue() + "".join(plain(line) + "\n" for line in _outcome_lines(result, written))
         else:
             text = _render(spec.format, ctx, result, changed, errors, s, command, extra, written)
@@ -460,7 +486,12 @@ def _render(
     if fmt == "junit":
         files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
         return ci.junit(result.findings, errors, files)
-    return ci.markdown(result.findings, errors, s, command)
+    return ci.markdown(result.findings, errors, s, command, _plan(result))
+
+
+def _plan(result: RunResult) -> str | None:
+    """The cutover plan's text for the human reports' footer (docs/migration.md#rolling-out)."""
+    return result.cutover.message if result.cutover is not None else None
 
 
 def _write_report(path: Path, text: str) -> None:
@@ -484,6 +515,7 @@ def _json_document(result: RunResult, changed: int, written: list[str] | None = 
     ]
     doc = document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
     doc["files"] = outcome(result, written)
+    doc["cutover"] = result.cutover.to_json() if result.cutover is not None else None
     return doc
 
 

@@ -31,6 +31,14 @@ class Settings:
     drop_legacy_quota: bool = False
     remove_node_selectors: bool = False
     drop_tolerations: bool = False
+    # Write out the toleration the ExtendedResourceToleration admission plugin added for each removed request.
+    # The plugin is not in the default admission set (GKE enables it); without it the toleration only widens
+    # placement. On by default, the safe side: a pod on a cluster with the plugin keeps landing on tainted nodes.
+    extended_resource_toleration: bool = True
+    # SR-IOV VFs (review A1): report-only unless the cluster runs the SR-IOV DRA driver in STANDALONE mode with
+    # pools named after the device-plugin resources (k8s.cni.cncf.io/resourceName, as Multus matches it against the
+    # NAD); then a VF whose network the pod's annotation names is migrated with VfConfig{netAttachDefName}.
+    sriov_vf_config: bool = False
     crds: Path | None = None  # --crds: `kubectl get crd -o yaml`, to check that CRDs keep the claim fields
     # Node taints the cluster removes when it moves to DRA (`key` or `key=value`): only their tolerations go.
     removed_taints: tuple[str, ...] = ()

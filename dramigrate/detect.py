@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dramigrate.config import Settings
@@ -17,7 +18,7 @@ from dramigrate.selectors import Selection, select
 from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
 from dramigrate.versions import Target
-from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_specs
+from dramigrate.workloads import ContainerRef, PodSpecRef, containers, pod_metadata, pod_specs
 
 IGNORE_ANNOTATION = "dramigrate.io/ignore"
 _IGNORE_COMMENT = re.compile(r"#\s*dramigrate:\s*ignore(?:=([\w,-]+))?")
@@ -74,6 +75,8 @@ class PodAnalysis:
     ray_limits: list[RayLimit] = field(default_factory=list)  # the Ray container's limits, for KubeRay groups
     ray_accelerators: frozenset[str] = frozenset()  # Ray resources KubeRay makes of accelerators (TPU, ...)
     align: dict[str, str] = field(default_factory=dict)  # container path -> GPU/NIC alignment: preferred|required
+    plugin_tolerations: bool = True  # write out what ExtendedResourceToleration added (extended-resource-toleration)
+    drop_annotations: list[str] = field(default_factory=list)  # pod-template annotations fix removes (SR-IOV)
 
 
 def objects_of(data: Any) -> list[ObjectInfo]:
@@ -328,7 +331,7 @@ class Detector:
         findings: list[Finding],
         covered: set[int],
     ) -> PodAnalysis:
-        pa = PodAnalysis(info, ref, kind)
+        pa = PodAnalysis(info, ref, kind, plugin_tolerations=self.settings.extended_resource_toleration)
         if ref.location.ray_start_params:
             pa.ray_limits = self.ray_limits(ref.spec)
             pa.ray_accelerators = frozenset(r.ray_resource for r in self.rules.resources if r.ray_resource)
@@ -378,12 +381,26 @@ class Detector:
                 rule = match.rule
                 where["device_class"] = rule.device_class
                 if rule.report_only == "config":
-                    findings.append(
-                        self.finding(
-                            "driver-config-needed", f"{res}: {rule.advice}; left as is", doc, holder, res, info, **where
+                    derived = self.vf_config(doc, info, ref, kind, match, resources, res) if rule.vf_config else None
+                    if isinstance(derived, ResourceMatch):
+                        match, rule = derived, derived.rule
+                        where["device_class"] = rule.device_class
+                        if rule.vf_config["annotation"] not in pa.drop_annotations:
+                            pa.drop_annotations.append(rule.vf_config["annotation"])
+                    else:
+                        why = f" ({derived})" if derived else ""
+                        findings.append(
+                            self.finding(
+                                "driver-config-needed",
+                                f"{res}: {rule.advice}; left as is{why}",
+                                doc,
+                                holder,
+                                res,
+                                info,
+                                **where,
+                            )
                         )
-                    )
-                    continue
+                        continue
                 shared = rule.report_only or self.shared_mode(rule, shared_by_label)
                 if not shared and res.split("/")[0] in slices:
                     shared = f"shared (asked for with {slices[res.split('/')[0]]})"
@@ -447,6 +464,39 @@ class Detector:
                         )
                     )
                     continue
+                if rule.whole_host and count:
+                    host = _host_devices(ref.spec, rule.whole_host)
+                    if host is not None and host[0] != count:
+                        blocked.append(f"container {c.name}'s {res}")
+                        findings.append(
+                            self.finding(
+                                "tpu-partial-host",
+                                f"{res}: {count} of the {host[0]} devices of a host ({host[1]}): "
+                                f"{rule.whole_host['reason']}, so the migrated pod would not start; left as is. "
+                                f"Ask for all {host[0]}, or keep the device plugin for this workload",
+                                doc,
+                                holder,
+                                res,
+                                info,
+                                **where,
+                            )
+                        )
+                        continue
+                    if host is None:
+                        labels = " or ".join(str(x["key"]) for x in rule.whole_host["labels"])
+                        findings.append(
+                            self.finding(
+                                "tpu-host-chips",
+                                f"{res}: {count}: {rule.whole_host['reason']}; the claim asks for {count}, so the pod "
+                                f"starts only on hosts with exactly {count}, and the pod does not say its host's "
+                                f"count (a node selector on {labels})",
+                                doc,
+                                holder,
+                                res,
+                                info,
+                                **where,
+                            )
+                        )
                 if count == 0:
                     msg = f"{res}: {counts[0].shown} asks for no device; fix drops the key and emits no claim"
                 else:
@@ -497,6 +547,60 @@ class Detector:
             + f"; its pod template {ref.path} was found by the {kind.group or 'core'}/{kind.kind} entry of "
             f"{shown_origin(kind.origin) or 'the workloads file'} ({how})"
         )
+
+    def vf_config(
+        self,
+        doc: Document,
+        info: ObjectInfo,
+        ref: PodSpecRef,
+        kind: WorkloadKind,
+        match: ResourceMatch,
+        resources: Any,
+        res: str,
+    ) -> ResourceMatch | str:
+        """--sriov-vf-config: the match that migrates this VF with VfConfig{netAttachDefName} from the network the
+        pod's annotation names, or why it cannot be told (then the VF stays report-only). One VF pool and one
+        network in the pod, one VF: which network uses which pool is otherwise only in the NADs."""
+        vf = match.rule.vf_config
+        if not self.settings.sriov_vf_config:
+            return "--sriov-vf-config migrates it when the driver runs in STANDALONE mode with pools named after it"
+        if self.settings.strategy != "claims":
+            return "--sriov-vf-config writes VfConfig into claims, which --strategy extended-resource does not make"
+        key = vf["annotation"]
+        meta = pod_metadata(info.obj, ref.path)
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        value = annotations.get(key) if isinstance(annotations, dict) else None
+        if not isinstance(value, str) or not value.strip():
+            return f"the pod has no {key} annotation to take the network from"
+        networks = parse_networks(value)
+        pools = {
+            r
+            for c in containers(ref, kind)
+            if isinstance(c.container.get("resources"), dict)
+            for r in self.device_entries(c.container["resources"])
+            if (m := self.rules.lookup(r)) is not None and m.rule.report_only == "config"
+        }
+        if networks is None or len({(ns, name) for ns, name, _ in networks}) != 1 or len(pools) != 1:
+            return (
+                f"cannot tell which network of the pod's {key} annotation ({value.strip()}) uses {res}: "
+                "the NetworkAttachmentDefinitions say it; write the claim by hand"
+            )
+        if {c.value for c in self.counts(doc, resources, res)} != {1} or len(networks) != 1:
+            return "more than one VF: one request's VfConfig would give them one interface name; write it by hand"
+        namespace, name, iface = networks[0]
+        params: dict[str, str] = {"apiVersion": vf["apiVersion"], "kind": vf["kind"], "netAttachDefName": name}
+        if namespace:
+            params["netAttachDefNamespace"] = namespace
+        params["ifName"] = iface or "net1"  # Multus names the first network's interface net1
+        rule = replace(
+            match.rule,
+            device_class=vf["deviceClass"],
+            request=vf["request"],
+            report_only="",
+            config=({"opaque": {"driver": vf["driver"], "parameters": params}},),
+        )
+        selector = vf["selector"].replace("{resource}", res.replace("\\", "\\\\").replace("'", "\\'"))
+        return ResourceMatch(rule, res, (*match.selectors, selector))
 
     def ray_limits(self, spec: dict[str, Any]) -> list[RayLimit]:
         """The limits of a Ray pod's Ray container (containers[0]), as KubeRay reads them (dramigrate/ray.py)."""
@@ -758,6 +862,43 @@ def _affinity_values(spec: dict[str, Any], label: str) -> list[Any]:
     return values
 
 
+def _host_devices(spec: dict[str, Any], whole_host: dict[str, Any]) -> tuple[int, str] | None:
+    """(the node's device count, the label that says it) from the pod's node selector or required node affinity,
+    when every value the pod pins agrees; None when the pod does not say."""
+    found: dict[int, str] = {}
+    selector = spec.get("nodeSelector")
+    for label in whole_host["labels"]:
+        key, pattern = str(label["key"]), label.get("pattern")
+        values = [selector[key]] if isinstance(selector, dict) and key in selector else []
+        for value in values + _affinity_values(spec, key):
+            m = re.fullmatch(pattern or r"\s*([0-9]+)\s*", str(value))
+            if m:
+                found.setdefault(int(m.group(1)), f"{key}: {value}")
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
+def parse_networks(value: str) -> list[tuple[str, str, str]] | None:
+    """Multus's k8s.v1.cni.cncf.io/networks: `ns/name@iface, ...` or a JSON list of {name, namespace, interface},
+    as (namespace, name, interface); None when it is neither."""
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            items = json.loads(text)
+        except ValueError:
+            return None
+        named = isinstance(items, list) and all(isinstance(i, dict) and isinstance(i.get("name"), str) for i in items)
+        if not named:
+            return None
+        return [(str(i.get("namespace") or ""), i["name"], str(i.get("interface") or "")) for i in items]
+    out = []
+    for entry in (e.strip() for e in text.split(",")):
+        m = re.fullmatch(r"(?:([a-z0-9.-]+)/)?([a-z0-9.-]+)(?:@([A-Za-z0-9_.-]+))?", entry)
+        if m is None:
+            return None
+        out.append((m.group(1) or "", m.group(2), m.group(3) or ""))
+    return out
+
+
 def require_name(path: str, doc: Document, info: ObjectInfo) -> None:
     if not info.name and not info.generate_name:
         line, _ = doc.line_of(info.obj.get("metadata") or info.obj)
@@ -767,3 +908,28 @@ def require_name(path: str, doc: Document, info: ObjectInfo) -> None:
             path,
             line,
         )
+
+
+def explain_requests(findings: list[Finding], rules: RuleSet) -> list[str]:
+    """--verbose for findings made away from the source text (a chart's rendered stream mapped back to its templates,
+    kustomize patches): the rule-pack entry each device request matched, once per request, and where its count
+    comes from."""
+    out, seen = [], set()
+    for f in findings:
+        if not f.resource or (f.file, f.line, f.resource) in seen or not rules.is_device_candidate(f.resource):
+            continue
+        seen.add((f.file, f.line, f.resource))
+        match = rules.lookup(f.resource)
+        who = f"{f.kind}/{f.name} container {f.container}: " if f.kind and f.container else ""
+        where = f"; pod template {f.pod_template_path}" if f.pod_template_path else ""
+        kinds = [k for k in rules.kinds.values() if k.kind == f.kind]
+        if where and len(kinds) == 1:
+            where += f", found by the {kinds[0].group or 'core'}/{f.kind} entry of {shown_origin(kinds[0].origin)}"
+        counts = "".join(f"; {r.note} ({r.file}:{r.line})" for r in f.related if r.line)
+        out.append(
+            f"{f.file}:{f.line}: {who}{f.resource} matched "
+            + (rules.describe(match) if match else "no rule-pack entry")
+            + where
+            + counts
+        )
+    return out

@@ -102,9 +102,11 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     return text, newline, bom
 
 
-def split_documents(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> YamlFile:
+def split_documents(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS, checked: str | None = None) -> YamlFile:
+    """The file's documents. checked: a text check_structure already passed (not checked twice when it is this)."""
     text, newline, bom = decode(path, raw, limits)
-    check_structure(path, text, limits)
+    if text != checked:
+        check_structure(path, text, limits)
     yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
     lines = text.splitlines(keepends=True)
     head, body, start = "", [], 1

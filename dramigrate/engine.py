@@ -8,8 +8,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dramigrate.config import Settings
+from dramigrate.detect import explain_requests
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
@@ -18,6 +20,9 @@ from dramigrate.prefilter import wanted
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
+
+if TYPE_CHECKING:
+    from dramigrate.cutover import Plan
 
 PARALLEL_MIN_FILES = 200
 _worker: tuple[RuleSet, Settings, Target] | None = None
@@ -31,6 +36,7 @@ class RunResult:
     bad_input: int = 0
     scanned: int = 0
     kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
+    cutover: Plan | None = None  # the order of operations for the classes the run migrates to (report footer)
     decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
 
 
@@ -111,6 +117,12 @@ def run(
             out.classes.setdefault(name, cls)
         if r.failed:
             out.bad_input += 1
+    if settings.strategy == "claims":
+        from dramigrate.cutover import autoscaler_findings, cutover_plan, seen_autoscalers
+
+        out.cutover = cutover_plan(out.findings, rules)
+        if out.cutover is not None:
+            out.findings.extend(autoscaler_findings(out.findings, seen_autoscalers(inputs.files, stdin)))
     named = sorted(n for n, c in out.classes.items() if c.derived_from)
     if named:
         out.findings.append(_named_class_quota(out, named))
@@ -144,7 +156,9 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
                     f"; in a kustomize base of {overlays}: fix migrates it with every overlay, proving each build"
                 )
     by_file: dict[str, list[Finding]] = {}
-    for f in patch_findings(kz, rules):
+    found = patch_findings(kz, rules)
+    out.decisions.extend(explain_requests(found, rules))
+    for f in found:
         by_file.setdefault(f.file, []).append(f)
     for file, found in by_file.items():
         out.files.append(FileResult(file, findings=found))

@@ -286,12 +286,13 @@ class FastFile:
         self.roots = roots  # every document libyaml saw, for triage
 
 
-def fast_documents(path: str, raw: bytes) -> FastFile | None:
-    """The file's documents with data and positions as ruamel would give them, or None to use ruamel."""
+def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:
+    """The file's documents with data and positions as ruamel would give them, or None to use ruamel. checked: a
+    text check_structure already passed."""
     import yaml
 
     try:
-        yf = split_documents(path, raw)
+        yf = split_documents(path, raw, checked=checked)
     except InputError:
         return None
     if _ODD_BREAKS.search(yf.text):  # line counting that splitlines() and YAML would disagree on

@@ -11,7 +11,6 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from dramigrate.apply import apply_plan
 from dramigrate.classes import extended_resource_class, named_class
 from dramigrate.config import Settings
 from dramigrate.detect import Detector, ObjectInfo, objects_of, require_name
@@ -36,7 +35,6 @@ from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.suppress import parse as parse_suppressions
 from dramigrate.templated import template_line, templated_finding, unparsed_template
 from dramigrate.triage import any_relevant, fast_relevant, may_matter
-from dramigrate.unshare import unshare_resources
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 from dramigrate.writer import as_json, bom_encoding
@@ -138,11 +136,12 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no device resource name or device field in its bytes")
         return result
+    text = raw.decode("utf-8", "replace")
     try:  # bounded nesting and document count before any parser recurses into the text
-        check_structure(job.path, raw.decode("utf-8", "replace"), limits)
+        check_structure(job.path, text, limits)
     except InputError as exc:
         return FileResult(job.path, error=exc)
-    fast = None if job.fix else fast_documents(job.path, raw)  # lint: libyaml once, ruamel only if it declines
+    fast = None if job.fix else fast_documents(job.path, raw, text)  # lint: libyaml once, ruamel only if it declines
     if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no pod template or quota names a device resource")
@@ -153,7 +152,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
         result.raw = None
         return result
     try:
-        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits)
+        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits, text)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
@@ -284,6 +283,9 @@ def _fix_document(
     result: FileResult,
     named_classes: RuleSet | None,
 ) -> None:
+    from dramigrate.apply import apply_plan  # fix only: these import ruamel, which lint need not load
+    from dramigrate.unshare import unshare_resources
+
     path = yf.path
     plans = []
     for pa in pods:

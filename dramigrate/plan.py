@@ -7,8 +7,10 @@ the larger of its biggest init request and the app sum.
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass, field
+import string
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dramigrate.detect import DeviceUse, PodAnalysis
@@ -95,22 +97,14 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
         app_requests.setdefault(key(u), []).append((req, u))
 
     # Plain init containers reuse the app containers' devices, and those of sidecars that start after them
-    # (a sidecar started earlier is still running); a larger init request adds the difference.
+    # (a sidecar started earlier is still running); a larger init request adds the difference. Each gets exactly
+    # its count (B8): a request that would give it more is split where its share ends.
     extra: dict[Any, RequestPlan] = {}
-    init_refs: dict[int, list[str]] = {}
+    pools: list[tuple[DeviceUse, list[RequestPlan]]] = []
     for u in init:
-        pool = [
-            (r, a)
-            for r, a in app_requests.get(key(u), [])
-            if not (a.container.sidecar and a.container.key < u.container.key)
-        ]
-        have = sum(r.count for r, _ in pool)
-        refs, covered = [], 0
-        for r, _ in pool:
-            if covered >= u.count:
-                break
-            refs.append(r.name)
-            covered += r.count
+        at = u.container.key
+        pool = [r for r, a in app_requests.get(key(u), []) if not (a.container.sidecar and a.container.key < at)]
+        have = sum(r.count for r in pool)
         if u.count > have:
             req = extra.get(key(u))
             if req is None:
@@ -124,7 +118,17 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
                 extra[key(u)] = req
                 plan.requests.append(req)
             req.count = max(req.count, u.count - have)
-            refs.append(req.name)
+        pools.append((u, pool))
+    sequences = [(u, pool + ([extra[key(u)]] if key(u) in extra else [])) for u, pool in pools]
+    pieces = _split_shares(plan, app_requests, sequences, taken, pa)
+    init_refs: dict[int, list[str]] = {}
+    for u, sequence in sequences:
+        refs, covered = [], 0
+        for piece in (p for r in sequence for p in pieces.get(id(r), [r])):
+            if covered >= u.count:
+                break
+            refs.append(piece.name)
+            covered += piece.count
         init_refs.setdefault(id(u.container.container), []).extend(refs)
 
     if not plan.requests:
@@ -152,10 +156,54 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
     return _finish(plan, pa)
 
 
+def _split_shares(
+    plan: PodPlan,
+    app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]],
+    sequences: list[tuple[DeviceUse, list[RequestPlan]]],
+    taken: set[str],
+    pa: PodAnalysis,
+) -> dict[int, list[RequestPlan]]:
+    """Split each request where a plain init container's share ends inside it (`gpu: 2` for a 1-device init
+    container becomes `gpu-a: 1`, `gpu-b: 1`), in plan.requests and app_requests alike: the app container names
+    every piece, the init container exactly its share. id(request) -> its pieces. A class with a preference
+    between models (a firstAvailable list on its single request) is left whole: pieces could get different models."""
+    ranked = set(pa.selection.alternatives) if pa.selection is not None else set()
+    cuts: dict[int, set[int]] = {}
+    for u, sequence in sequences:
+        if u.match.rule.device_class in ranked:
+            continue
+        covered = 0
+        for r in sequence:
+            if covered + r.count > u.count:
+                if u.count > covered:
+                    cuts.setdefault(id(r), set()).add(u.count - covered)
+                break
+            covered += r.count
+    if not cuts:
+        return {}
+    pieces: dict[int, list[RequestPlan]] = {}
+    for r in plan.requests:
+        if id(r) not in cuts:
+            continue
+        bounds = [0, *sorted(cuts[id(r)]), r.count]
+        pieces[id(r)] = [
+            replace(r, name=_unique(dns_label(f"{r.name}-{_letter(i)}"), taken), count=hi - lo)
+            for i, (lo, hi) in enumerate(itertools.pairwise(bounds))
+        ]
+    plan.requests = [p for r in plan.requests for p in pieces.get(id(r), [r])]
+    for reqs in app_requests.values():
+        reqs[:] = [(p, u) for r, u in reqs for p in pieces.get(id(r), [r])]
+    return pieces
+
+
+def _letter(i: int) -> str:
+    return string.ascii_lowercase[i] if i < len(string.ascii_lowercase) else str(i)
+
+
 def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
     # The ExtendedResourceToleration admission plugin added exactly this toleration for each resource.
     existing = [t for t in pa.ref.spec.get("tolerations") or [] if isinstance(t, dict)]
-    for res in dict.fromkeys(u.resource for u in pa.uses):
+    for res in dict.fromkeys(u.resource for u in pa.uses if pa.plugin_tolerations):
         wanted = {"key": res, "operator": "Exists", "effect": "NoSchedule"}
         if not any(_covers(t, wanted) for t in existing):
             plan.tolerations.append(wanted)

@@ -1,10 +1,13 @@
 """A grep pre-filter: which files of a large run can hold anything dramigrate reports, without reading them here.
 
-`grep` reads bytes several times faster than Python opens and scans them. Its pattern (PCRE, whole file as one
-record with -z) is a superset of triage.may_matter: a file grep leaves out is one may_matter would refuse too,
-so skipping it changes no output. Everything grep lets through still goes through may_matter and the parse,
-which stay the final word; without a GNU grep with -P, or when grep fails on a batch, every file of it goes
-to Python as before. Files with a NUL byte (UTF-16, binary) always go to Python too.
+`grep` reads bytes several times faster than Python opens and scans them. Its patterns (whole file as one
+record with -z) are a superset of triage.may_matter: a file grep leaves out is one may_matter would refuse too,
+so skipping it changes no output. Two passes: the words (kinds, device names and domains) as an extended regex,
+which grep matches at the speed of reading; then, on the files without them, the limits/requests section
+pattern, which needs PCRE (a PCRE alternation of many words is several times slower than reading).
+Everything grep lets through still goes through may_matter and the parse, which stay the final word; without a
+GNU grep with -P, or when grep fails on a batch, every file of it goes to Python as before. Files with a NUL
+byte (UTF-16, binary) always go to Python too.
 """
 
 from __future__ import annotations
@@ -12,28 +15,45 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 from dramigrate.rules import RuleSet
-from dramigrate.triage import _ALWAYS, _literals
+from dramigrate.triage import _ALWAYS, _literals, literal_words
 
 MIN_FILES = 400  # below this, starting grep costs more than it saves
 BATCH = 1500  # files per grep command line (well under ARG_MAX)
 TIMEOUT = 120.0
 
-# A limits/requests section with a domain-qualified key that is not native (*.kubernetes.io/...): on its line,
-# or on a more indented line within the 40 that follow (the window may hold blank, comment and indented
-# lines only: a line at column 0 ends every section). A superset of triage._SECTION and its look-ahead.
+# A limits/requests key with a domain-qualified key that is not native (*.kubernetes.io/...): on its line, or
+# on a more indented line within the 40 that follow (the window may hold blank, comment and indented lines
+# only: a line at column 0 ends every section). A superset of triage._SECTION and its look-ahead (the key
+# need not start its line: PCRE then finds candidates by the word instead of trying every line start).
 _SECTION = (
-    rb"(?<![^\n])[ \t]*(?:- )?[\"']?(?:limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?"
+    rb"(?:limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?"
     rb"[ \t\r\f\v]*:(?:[^\n]*/|[^\n]*\n(?:(?:[ \t\r\f\v#][^\n]*)?\n){0,39}?"
     rb"[ \t\r\f\v]+[\"']?(?!(?:[-a-z0-9.]*\.)?kubernetes\.io/)[a-z0-9][-a-z0-9.]*/)"
 )
 
 
+# triage._ALWAYS as an extended regex (with -z, [[:space:]] spans lines as Python's \s does).
+_ALWAYS_ERE = "resourceClaims|claims[[:space:]]*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|[{][{]"
+assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{", (
+    "prefilter._ALWAYS_ERE must say what triage._ALWAYS says"
+)
+
+
 def pattern(rules: RuleSet) -> bytes:
+    """The whole filter as one PCRE (what the two passes find together)."""
     return b"|".join((_ALWAYS.pattern, _literals(rules).pattern, _SECTION))
+
+
+def words(rules: RuleSet) -> str:
+    """The first pass: triage._ALWAYS and the rule packs' device names and domains, as an extended regex."""
+    special = set(".[]()*+?{}|$\\")
+    ere = ["".join(f"[{c}]" if c in special else "\\^" if c == "^" else c for c in w) for w in literal_words(rules)]
+    return "|".join([_ALWAYS_ERE, *ere])
 
 
 @cache
@@ -58,51 +78,56 @@ def _grep() -> str | None:
 _ENV = {**os.environ, "LC_ALL": "C"}  # bytes, not characters: no encoding errors, and faster
 
 
+class _Failed(Exception):
+    """A grep failed or timed out: Python decides the whole batch."""
+
+
+def _listed(procs: list[subprocess.Popen[bytes]]) -> set[str]:
+    out: set[str] = set()
+    try:
+        for proc in procs:
+            found, _ = proc.communicate(timeout=TIMEOUT)
+            if proc.returncode not in (0, 1):  # an unreadable file, a PCRE limit
+                raise _Failed
+            out.update(n.decode("utf-8", "surrogateescape") for n in found.split(b"\0") if n)
+    except subprocess.TimeoutExpired as exc:
+        for proc in procs:
+            proc.kill()
+            proc.communicate()
+        raise _Failed from exc
+    return out
+
+
 def candidates(files: list[str], rules: RuleSet) -> set[str] | None:
     """The files that may matter (a superset), or None when there is no usable grep or too few files."""
     grep = _grep()
     if grep is None or len(files) < MIN_FILES:
         return None
-    pat = pattern(rules)
-    batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
-    out: set[str] = set()
-    running: list[tuple[list[str], subprocess.Popen[bytes], subprocess.Popen[bytes]]] = []
-    width = max(1, os.cpu_count() or 1)
+    ere = words(rules)
+    common = ["-D", "skip", "-d", "skip", "-s"]
 
-    def finish(batch: list[str], hits: subprocess.Popen[bytes], nul: subprocess.Popen[bytes]) -> None:
-        try:
-            found, _ = hits.communicate(timeout=TIMEOUT)
-            binary, _ = nul.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            hits.kill()
-            nul.kill()
-            hits.communicate()
-            nul.communicate()
-            out.update(batch)
-            return
-        if hits.returncode not in (0, 1) or nul.returncode not in (0, 1):
-            out.update(batch)  # an unreadable file, a PCRE limit: Python decides the whole batch
-            return
-        for listing in (found, binary):
-            out.update(n.decode("utf-8", "surrogateescape") for n in listing.split(b"\0") if n)
-
-    for batch in batches:
-        args = ["--", *batch]
-        common = ["-D", "skip", "-d", "skip", "-s"]
-        hits = subprocess.Popen(
-            [grep, "-lZzP", *common, "-e", pat, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_ENV
-        )
-        nul = subprocess.Popen(
-            [grep, "-lZaP", *common, "-e", r"\x00", *args],
+    def start(flags: str, pat: str | bytes, batch: list[str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [grep, flags, *common, "-e", pat, "--", *batch],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=_ENV,
         )
-        running.append((batch, hits, nul))
-        if len(running) >= width:
-            finish(*running.pop(0))
-    for item in running:
-        finish(*item)
+
+    def one(batch: list[str]) -> set[str]:
+        try:
+            # the words, and files with a NUL byte (UTF-16, binary: Python decides those)
+            found = _listed([start("-lZzE", ere, batch), start("-lZaP", r"\x00", batch)])
+            rest = [f for f in batch if f not in found]
+            return found | (_listed([start("-lZzP", _SECTION, rest)]) if rest else set())
+        except (_Failed, OSError):
+            return set(batch)
+
+    batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
+    out: set[str] = set()
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for found in pool.map(one, batches):
+            out |= found
     return out
 
 

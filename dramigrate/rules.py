@@ -49,6 +49,8 @@ class ResourceRule:
     nic: bool = False
     preferred_allocation: str = ""  # what the device plugin's GetPreferredAllocation chose that a claim does not
     sharing: dict[str, str] = field(default_factory=dict)
+    whole_host: dict[str, Any] = field(default_factory=dict)  # wholeHost: {labels: [{key, pattern}], reason}
+    vf_config: dict[str, str] = field(default_factory=dict)  # vfConfig: the SR-IOV opt-in (--sriov-vf-config)
 
 
 @dataclass(frozen=True)
@@ -303,6 +305,8 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 nic=res.get("nic", False),
                 preferred_allocation=res.get("preferredAllocation", ""),
                 sharing=dict(res.get("sharing", {})),
+                whole_host=dict(res.get("wholeHost", {})),
+                vf_config=dict(res.get("vfConfig", {})),
             )
         )
     rs.resources = new_rules + rs.resources if first else rs.resources + new_rules

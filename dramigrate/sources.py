@@ -121,7 +121,7 @@ def git_ignored(top: Path, files: list[Path]) -> set[Path]:
     import subprocess
 
     git = shutil.which("git")
-    if git is None or not files:
+    if git is None or not files or (git_above(os.path.realpath(top)) is None and "GIT_DIR" not in os.environ):
         return set()
     by_rel = {os.path.relpath(f, top): f for f in files}
     try:
@@ -137,6 +137,29 @@ def git_ignored(top: Path, files: list[Path]) -> set[Path]:
     if proc.returncode not in (0, 1):  # 128: not a git work tree
         return set()
     return {by_rel[n] for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n in by_rel}
+
+
+_GIT_ABOVE: dict[str, str | None] = {}
+
+
+def git_above(folder: str) -> str | None:
+    """The nearest folder at or above `folder` (resolved) holding .git; each folder is looked at once per run."""
+    below: list[str] = []
+    found: str | None = None
+    while folder not in _GIT_ABOVE:
+        if os.path.exists(os.path.join(folder, ".git")):
+            found = _GIT_ABOVE[folder] = folder
+            break
+        below.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    else:
+        found = _GIT_ABOVE[folder]
+    for f in below:
+        _GIT_ABOVE[f] = found
+    return found
 
 
 def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None) -> Iterator[WalkStep]:

@@ -33,6 +33,13 @@ def _literals(rules: RuleSet) -> re.Pattern[bytes]:
     hit = _compiled.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
+    pattern = re.compile(b"|".join(re.escape(w.encode()) for w in literal_words(rules)))
+    _compiled[id(rules)] = (rules, pattern)
+    return pattern
+
+
+def literal_words(rules: RuleSet) -> list[str]:
+    """The words _literals looks for, longest first."""
     words: set[str] = set()
     for rule in rules.resources:
         if rule.match:
@@ -43,9 +50,7 @@ def _literals(rules: RuleSet) -> re.Pattern[bytes]:
             words.add(literal.group(0).replace("\\.", ".") if literal else "")
     words |= {f"{d}/" for d in rules.domains}
     words.discard("")
-    pattern = re.compile(b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)))
-    _compiled[id(rules)] = (rules, pattern)
-    return pattern
+    return sorted(words, key=lambda w: (-len(w), w))
 
 
 def _extended(key: bytes) -> bool:

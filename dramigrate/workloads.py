@@ -21,6 +21,21 @@ class PodSpecRef:
     location: PodSpecLocation
 
 
+def pod_metadata(obj: Any, spec_path: str) -> Any:
+    """The metadata of the pod (template) whose spec is at spec_path: beside the spec."""
+    node = obj
+    for part in spec_path.split(".")[:-1]:
+        m = re.fullmatch(r"([^\[\]]+)((?:\[\d+\])*)", part)
+        if m is None or not isinstance(node, dict):
+            return None
+        node = node.get(m.group(1))
+        for index in re.findall(r"\[(\d+)\]", m.group(2)):
+            if not isinstance(node, list) or int(index) >= len(node):
+                return None
+            node = node[int(index)]
+    return node.get("metadata") if isinstance(node, dict) else None
+
+
 @dataclass
 class ContainerRef:
     container: Any  # the container mapping

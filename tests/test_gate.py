@@ -219,13 +219,20 @@ def test_block_and_file_suppressions_in_a_chart_template_and_its_values(tmp_path
     )
     (chart / "templates" / "trainer.yaml").write_text(CHART_POD.format(name="trainer", key="trainer.gpus"))
     before = {p.name: p.read_text() for p in chart.rglob("*.yaml")}
-    code, out, err = run(["lint", "app", "--format", "json"], tmp_path)
+    code, out, err = run(["lint", "app", "--format", "json", "-v"], tmp_path)
     import json
 
     found = {(f["file"], f["rule"]) for f in json.loads(out)["findings"]}
     # the template's disable-file hides only that template (the rendered stream used to carry it to every one),
     # and the block in values.yaml hides the request whose count it sets
     assert found == {("app/templates/open.yaml", "legacy-device-request")}, (found, err)
+    assert (  # --verbose on a chart: the pack entry, the workloads entry and the values key behind the count
+        "app/templates/trainer.yaml:11: Pod/release-name-trainer container app: nvidia.com/gpu matched rule pack "
+        "nvidia (rules/nvidia.yaml) entry `match: nvidia.com/gpu`: device class gpu.nvidia.com; pod template spec, "
+        "found by the core/Pod entry of rules/workloads.yaml; trainer.gpus: 1 sets this device count "
+        "(app/values.yaml:4)"
+    ) in err
+    assert "app/templates/trainer.yaml:11: [legacy-device-request] not reported: suppressed by app/values.yaml: " in err
     code, out, err = run(["fix", "app"], tmp_path)
     assert code == 1, "the open request stays: the chart is rewritten whole or not at all"
     assert {p.name: p.read_text() for p in chart.rglob("*.yaml")} == before

@@ -320,5 +320,6 @@ def test_a_proof_mismatch_or_a_remote_base_writes_nothing_of_that_graph(stacked:
     # the overlay whose rewritten build differs from the migration of its original build is named, with the field
     assert "cpu/cpu/kustomization.yaml:1:1: warning [kustomize-unproven]" in log, log
     assert "the rewritten cpu/cpu builds differently: Deployment trainer: spec.template.spec.containers[0]" in log
+    assert "(because cpu/cpu/kustomization.yaml:6 removes nvidia.com/gpu: the overlay takes away a device" in log
     assert "remote/big/kustomization.yaml builds on a remote base (github.com/example/gpu-base//deploy?ref=v1)" in log
     assert "neither fetches nor rewrites" in log

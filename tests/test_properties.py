@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
+import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
@@ -575,3 +576,39 @@ def test_engine_counts_are_read_as_kubernetes_reads_them(value: Any) -> None:
         assert not want.ok or (isinstance(value, str) and UNSUPPORTED.match(value)), (
             f"{value!r}: Kubernetes reads {want.value}, the tpl fails the render"
         )
+
+
+# -- failing examples kept (tests/data/fuzz-regressions/README.md) ----------------------------------------
+
+REGRESSIONS = Path(__file__).parent / "data" / "fuzz-regressions"
+
+
+@pytest.mark.parametrize("path", sorted(REGRESSIONS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_fuzz_regressions(path: Path) -> None:
+    raw = path.read_bytes()
+    header = dict(
+        line[2:].split(": ", 1) for line in raw.decode().splitlines() if line.startswith(("# found: ", "# expect: "))
+    )
+    expect = json.loads(header["expect"])
+    result = run(raw, fix=True)
+    if expect is None:
+        assert result.rewritten is None, "the pod must be left whole"
+        assert any(f.rule == "invalid-count" for f in result.findings)
+        return
+    assert result.rewritten is not None
+    objects = [d for d in yaml.safe_load_all(result.rewritten) if d is not None]
+    claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    (workload,) = [o for o in objects if o["kind"] != "ResourceClaimTemplate"]
+    for o in objects:
+        validate(o)
+    spec = pod_spec_of(workload)
+    by_claim = {c["name"]: claims[c["resourceClaimTemplateName"]] for c in spec.get("resourceClaims") or []}
+    seen = {c["name"]: seen_by_container(c, by_claim) for c in spec["containers"]}
+    assert seen == expect
+    for c in spec["containers"]:
+        for section in ("limits", "requests"):
+            left = {k: v for k, v in ((c.get("resources") or {}).get(section) or {}).items() if k in CLASSES and v}
+            assert not left, f"{c['name']} keeps device-plugin requests {left}"
+    for comment in re.findall(r"#\s*(keep me)", raw.decode()):
+        assert comment in result.rewritten
+    assert run(result.rewritten.encode(), fix=True).rewritten is None, "a second fix changed the text"

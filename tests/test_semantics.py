@@ -69,6 +69,58 @@ def test_sriov_vf_is_reported_not_migrated_and_the_gpu_beside_it_still_is() -> N
     assert [r["exactly"]["deviceClassName"] for r in claim_requests(result)] == ["gpu.nvidia.com"]
 
 
+R9_POD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: roce}
+spec:
+  template:
+    metadata:
+      annotations:
+        k8s.v1.cni.cncf.io/networks: sriov-111, sriov-112
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: app
+        image: app:1
+        resources:
+          limits: {intel.com/sriov_111: 1, intel.com/sriov_112: 1}
+"""
+
+
+def test_sriov_vf_opt_in_migrates_with_the_network_of_the_annotation() -> None:
+    """--sriov-vf-config: the pool becomes a selector on the attribute Multus matches against the NAD's resourceName
+    (the device-plugin name), and the network the pod's annotation names becomes VfConfig{netAttachDefName}; the
+    annotation goes, since the driver attaches that network itself (STANDALONE mode)."""
+    result = run(SRIOV_POD, sriov_vf_config=True)
+    assert "driver-config-needed" not in rules_of(result)
+    sriov = "sriovnetwork.k8snetworkplumbingwg.io"
+    (vf,) = [r for r in claim_requests(result) if r["exactly"]["deviceClassName"] == sriov]
+    (selector,) = [s["cel"]["expression"] for s in vf["exactly"]["selectors"]]
+    assert "device.attributes['k8s.cni.cncf.io'].resourceName == 'intel.com/sriov_111'" in selector
+    rct = next(d for d in output_docs(result) if d["kind"] == "ResourceClaimTemplate")
+    (config,) = [c for c in rct["spec"]["spec"]["devices"]["config"] if c["requests"] == [vf["name"]]]
+    assert config["opaque"] == {
+        "driver": "sriovnetwork.k8snetworkplumbingwg.io",
+        "parameters": {
+            "apiVersion": "sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",
+            "kind": "VfConfig",
+            "netAttachDefName": "sriov-111",
+            "ifName": "net1",
+        },
+    }
+    pod = output_docs(result)[0]
+    assert "k8s.v1.cni.cncf.io/networks" not in (pod["metadata"].get("annotations") or {})
+
+
+def test_sriov_vf_opt_in_stays_report_only_when_the_network_cannot_be_told() -> None:
+    """R9: two pools and two networks: which network uses which pool is in the NADs, not in the pod."""
+    result = run(R9_POD, sriov_vf_config=True)
+    assert rules_of(result).count("driver-config-needed") == 2
+    assert all("sriov-111, sriov-112" in f.message for f in result.findings if f.rule == "driver-config-needed")
+    assert result.rewritten is None
+
+
 # -- A3: CRDs that prune claims ---------------------------------------------------------------------------------
 
 RAYCLUSTER = """\
@@ -455,3 +507,63 @@ def test_extended_resource_strategy_leaves_quotas_to_the_legacy_keys() -> None:
     result = run(QUOTA, strategy="extended-resource")
     assert result.rewritten is None
     assert not [f for f in result.findings if f.rule.startswith("quota")]
+
+
+# -- B4: TPU hosts are allocated whole ------------------------------------------------------------------------------
+
+TPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: tpu}}
+spec:
+  nodeSelector:
+    cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice
+{selector}
+  containers:
+  - name: jax
+    image: jax:1
+    resources:
+      limits: {{google.com/tpu: {count}}}
+"""
+
+MACHINE = "node.kubernetes.io/instance-type"
+
+
+@pytest.mark.parametrize(
+    ("selector", "count", "rule", "migrated"),
+    [
+        pytest.param(f"    {MACHINE}: ct5lp-hightpu-4t", 1, "tpu-partial-host", False, id="1-of-4"),
+        pytest.param("    cloud.google.com/gke-accelerator-count: '8'", 4, "tpu-partial-host", False, id="4-of-8"),
+        pytest.param(f"    {MACHINE}: ct5lp-hightpu-4t", 4, None, True, id="whole-host"),
+        pytest.param("", 4, "tpu-host-chips", True, id="host-unknown"),
+    ],
+)
+def test_tpu_partial_host_requests_are_not_migrated(
+    selector: str, count: int, rule: str | None, migrated: bool
+) -> None:
+    """The TPU DRA driver prepares a claim only for all of a host's chips (ValidateTpuRequest: "you must request all
+    N chips on this node together") and sets libtpu's environment for all of them."""
+    result = run(TPU_POD.format(selector=selector, count=count))
+    tpu = [f for f in result.findings if f.rule in ("tpu-partial-host", "tpu-host-chips")]
+    assert [f.rule for f in tpu] == ([rule] if rule else [])
+    if rule == "tpu-partial-host":
+        assert f"{count} of" in tpu[0].message and tpu[0].severity.value == "warning"
+    assert (result.rewritten is not None and bool(claim_requests(result))) is migrated
+
+
+# -- C8: the ExtendedResourceToleration toleration is a setting -----------------------------------------------------
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_extended_resource_toleration_follows_the_setting(enabled: bool) -> None:
+    """The admission plugin is not in the default set (GKE enables it): the toleration that stands in for it is
+    written by default and names the setting that leaves it out; without the plugin it only widens placement."""
+    result = run(INIT_POD, extended_resource_toleration=enabled)
+    pod = output_docs(result)[0]
+    wanted = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    assert (pod["spec"].get("tolerations") == [wanted]) is enabled
+    if enabled:
+        (change,) = [c for c in result.changes if "added toleration" in c]
+        assert "--no-extended-resource-toleration" in change
+    else:
+        assert claim_requests(result), "the pod is still migrated"

@@ -55,7 +55,7 @@ RULES = load_rules(())
 def _findings(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], str]:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(migrate, "fast_documents", lambda _path, _raw: None)
+            m.setattr(migrate, "fast_documents", lambda *_args: None)
         r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
     return [dataclasses.asdict(f) for f in r.findings], repr(r.error)
 

@@ -116,6 +116,7 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
         "sharedTaints": shared_taints,
         "kinds": kinds,
         "alignNics": settings.align_nics,
+        "erToleration": settings.extended_resource_toleration,
     }
 
 

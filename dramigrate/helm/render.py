@@ -187,17 +187,25 @@ def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedMan
     if options.kube_version:
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
-    from dramigrate.helm.sandbox import refuse_outside_links
+    from dramigrate.helm.sandbox import limit_memory, refuse_outside_links
 
     refuse_outside_links(chart, str(chart))
     try:
-        done = subprocess.run(
-            command, capture_output=True, encoding="utf-8", errors="replace", check=False, timeout=options.timeout
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace"
         )
-    except subprocess.TimeoutExpired:
-        raise RenderLimit(f"`helm template` took longer than {options.timeout:g} s (the time limit)") from None
     except OSError as exc:
         raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
+    limit_memory(process.pid, options.memory_mb)
+    try:
+        stdout, stderr = process.communicate(timeout=options.timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise RenderLimit(f"`helm template` took longer than {options.timeout:g} s (the time limit)") from None
+    done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+    if done.returncode < 0:
+        raise RenderLimit(f"`helm template` was killed by signal {-done.returncode} (the memory limit?)")
     if done.returncode != 0:
         message = done.stderr.strip().removeprefix("Error: ")
         status = f"`helm template` failed with exit status {done.returncode}"

@@ -583,11 +583,13 @@ def _run(
         relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+    from dramigrate.detect import explain_requests
     from dramigrate.suppress import suppressed_request
+    from dramigrate.terminal import MESSAGES
 
+    for decision in explain_requests(findings, rules):
+        MESSAGES.explain(decision)
     if mode != "lint" and (why := suppressed_request(findings)):
-        from dramigrate.terminal import MESSAGES
-
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
             if f.fixable:  # fix will not resolve it: the summary must not count it as fixable

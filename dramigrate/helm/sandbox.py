@@ -132,7 +132,7 @@ def scrub(message: str, root: Path) -> str:
     """Helm's error message when all it quotes is template text (a `fail "literal"` message, a template
     node, a function name); else the message up to its first template location and a note."""
     templates = template_text(root)
-    if _verified(message, templates):
+    if _verified(message, templates) and not _echoes_chart_files(message, root, templates):
         return message
     where = _LOCATION.search(message)
     if where is None:
@@ -141,6 +141,42 @@ def scrub(message: str, root: Path) -> str:
     if head.count("(") > head.count(")"):
         head += ")"
     return f"{head}: {HIDDEN}"
+
+
+_TOKEN = re.compile(r"[^\s\"'`<>(){}\[\]:;,=]{4,}")
+# Words of Go's, Helm's and sprig's own messages: they may appear in a chart file without coming from it.
+_MESSAGE_TEXT = (
+    "error expected string interface template executing calling pointer evaluating function defined "
+    "unexpected unclosed action parse value values found field evaluate converting mapping allowed "
+    "context document associated nested reference execute rendering invalid character looking beginning "
+    "number integer boolean float64 int64 missing closing constraint improper semantic version wrong type "
+    "execution"
+)
+_MESSAGE_WORDS = frozenset(_MESSAGE_TEXT.split())
+
+
+def _echoes_chart_files(message: str, root: Path, templates: str) -> bool:
+    """Whether the message holds a word that is in one of the chart's other files (files/, values.yaml, ...)
+    and not in its templates: a safety net for messages that echo data without quoting it."""
+    words = {w for w in _TOKEN.findall(message) if w.lower() not in _MESSAGE_WORDS and w not in templates}
+    if not words or not root.is_dir():
+        return False
+    budget = 32 << 20
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d != "templates")
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            try:
+                if os.path.islink(path) or os.path.getsize(path) > 1 << 20 or budget <= 0:
+                    continue
+                with open(path, "rb") as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            budget -= len(text)
+            if any(w in text for w in words):
+                return True
+    return False
 
 
 def _verified(message: str, templates: str) -> bool:
@@ -353,6 +389,17 @@ def shutdown() -> None:
         for worker in _workers.values():
             worker.kill()
         _workers.clear()
+
+
+def limit_memory(pid: int, memory_mb: int) -> None:
+    """The address-space limit for a process already started (an external `helm`), where the OS allows it."""
+    try:
+        import resource
+
+        limit = memory_mb << 20
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
 
 
 # --- the child ------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import is_regular, read_regular
-from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, walk
+from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, walk
 
 NAMES = KUSTOMIZATION_NAMES
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
@@ -159,30 +159,7 @@ def repo_root(start: Path) -> Path:
 
 
 def _root_of(folder: Path) -> Path:
-    return Path(_git_above(str(folder)) or folder)
-
-
-_GIT_ABOVE: dict[str, str | None] = {}
-
-
-def _git_above(folder: str) -> str | None:
-    """The nearest folder at or above `folder` holding .git; each folder is looked at once per run."""
-    below: list[str] = []
-    found: str | None = None
-    while folder not in _GIT_ABOVE:
-        if os.path.exists(os.path.join(folder, ".git")):
-            found = _GIT_ABOVE[folder] = folder
-            break
-        below.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    else:
-        found = _GIT_ABOVE[folder]
-    for f in below:
-        _GIT_ABOVE[f] = found
-    return found
+    return Path(git_above(str(folder)) or folder)
 
 
 def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
@@ -307,12 +284,14 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     again. A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
     wanted_set = {str(p) for p in paths}  # sets of strings: a repository has thousands of files and folders
-    roots = {_git_above(folder) or folder for folder in {os.path.dirname(str(p)) for p in paths}}
+    roots = {git_above(folder) or folder for folder in {os.path.dirname(str(p)) for p in paths}}
     roots |= {str(r.resolve()) for r in extra_roots}
     top_set: set[str] = set()
-    for top in sorted(roots, key=lambda t: t.count(os.sep)):
-        if not under(top, top_set):  # one top per folder, the outermost
-            top_set.add(top)
+    last = None
+    for top in sorted(roots, key=lambda t: t.split(os.sep)):  # a folder's subfolders come right after it
+        if last is None or not (top == last or top.startswith(last.rstrip(os.sep) + os.sep)):
+            top_set.add(top)  # one top per folder, the outermost
+            last = top
     files: set[Path] = set()
     done = {str(w.top): w for w in walked or ()}
     for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter

@@ -357,6 +357,7 @@ class Runner:
                     o.reason = ""
                     return
                 o.reason = f"!the rewritten {self.display(folder)} builds differently: {diffs[0][2]}"
+                o.reason += self._why_different(o, folder)
                 o.where = (k.file, 1)
                 return
             bad = invalid(actual, self.rules, self.versions)
@@ -366,6 +367,22 @@ class Runner:
                 return
         o.proven = True
         o.checked = order
+
+    def _why_different(self, o: Outcome, folder: Path) -> str:
+        """What in the overlay's own device patches fix cannot carry over (a device taken away), for the finding."""
+        gone = [
+            f"{self.display(dp.patch.where)}:{f.line} {'removes' if f.value is None else 'sets 0 for'} {f.what}"
+            for dp in o.unit.device_patches
+            if dp.folder == folder
+            for f in dp.fields
+            if not f.label and (f.value is None or str(f.value).strip() in ("0", "'0'", '"0"'))
+        ]
+        if not gone:
+            return ""
+        return (
+            f" (because {', '.join(gone)}: the overlay takes away a device the base asks for, and fix does not yet "
+            "rewrite such a patch to take away the base's claim)"
+        )
 
     def _fillable(self, o: Outcome, folder: Path, diffs: list[Any], actual: list[dict[str, Any]]) -> bool:
         """Differences only in pod fields a device patch can set (tolerations, nodeSelector, affinity): set them

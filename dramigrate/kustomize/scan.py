@@ -60,6 +60,7 @@ class Scan:
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[Path] = field(default_factory=set)  # the input files, resolved
     _broken_text: set[str] = field(default_factory=set, repr=False)
+    _below: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def skip(self, path: Path) -> bool:
         """A patch file: the core does not read it as a manifest (the kustomize flow does)."""
@@ -73,17 +74,22 @@ class Scan:
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
         unit = self.unit_of.get(path)
         if unit is None:
-            if self.broken and under(str(path.parent), self._broken_folders()):
+            if self.broken and self._below_broken(str(path.parent)):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
             return unit.why_not()
         return "migrated with its kustomize graph" if fix else ""
 
-    def _broken_folders(self) -> set[str]:
+    def _below_broken(self, folder: str) -> bool:
+        """folder is, or is inside, the folder of a broken kustomization (remembered per folder)."""
         if len(self._broken_text) != len(self.broken):
             self._broken_text = {str(b) for b in self.broken}
-        return self._broken_text
+            self._below = {}
+        hit = self._below.get(folder)
+        if hit is None:
+            hit = self._below[folder] = under(folder, self._broken_text)
+        return hit
 
     def display(self, folder: Path) -> str:
         try:

@@ -149,7 +149,13 @@ def _xml(text: str) -> str:
     return esc.plain(text)
 
 
-def markdown(findings: list[Finding], errors: list[InputError], summary: dict[str, Any], command: str = "lint") -> str:
+def markdown(
+    findings: list[Finding],
+    errors: list[InputError],
+    summary: dict[str, Any],
+    command: str = "lint",
+    cutover: str | None = None,
+) -> str:
     """A Markdown report, e.g. for a pull-request comment or a job summary (report/templates/report.md.j2)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
@@ -185,4 +191,4 @@ def markdown(findings: list[Finding], errors: list[InputError], summary: dict[st
                 "message": e.message,
             }
         )
-    return env.get_template("report.md.j2").render(rows=rows, summary=summary, command=command)
+    return env.get_template("report.md.j2").render(rows=rows, summary=summary, command=command, cutover=cutover)

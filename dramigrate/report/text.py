@@ -22,6 +22,7 @@ def render(
     show_fixed: bool = False,
     color: bool = False,
     dry_run: bool = False,
+    cutover: str | None = None,
 ) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -47,6 +48,8 @@ def render(
         )
         for r in f.related:
             console.print(f"    related: {escape(plain(r.file, False))}:{r.line}: {escape(plain(r.note, False))}")
+    if cutover:
+        console.print(f"[bold]cutover plan[/]: {escape(plain(cutover, False))}")
     console.print(summary_line(summary, dry_run))
 
 

@@ -414,19 +414,15 @@ root each */ -}}
   {{- end -}}
 {{- end -}}
 {{- /* plain init containers reuse the app containers' devices, and those of sidecars that start after them
-(a sidecar started earlier is still running); a larger init request adds the difference */ -}}
-{{- $extra := dict -}}{{- $initRefs := dict -}}{{- $initKeys := list -}}
+(a sidecar started earlier is still running); a larger init request adds the difference. Each gets exactly its
+count: a request that would give it more is split where its share ends (gpu: 2 -> gpu-a: 1, gpu-b: 1) */ -}}
+{{- $extra := dict -}}{{- $seqs := list -}}
 {{- range $u := $init -}}
   {{- $pool := list -}}
   {{- range $e := index $pl.appReq $u.setKey | default list -}}
-    {{- if not (and $e.u.ct.sidecar (lt (int $e.u.ct.index) (int $u.ct.index))) -}}{{- $pool = append $pool $e -}}{{- end -}}
+    {{- if not (and $e.u.ct.sidecar (lt (int $e.u.ct.index) (int $u.ct.index))) -}}{{- $pool = append $pool $e.req -}}{{- end -}}
   {{- end -}}
-  {{- $have := 0 -}}{{- range $e := $pool -}}{{- $have = add $have $e.req.count -}}{{- end -}}
-  {{- $refs := list -}}{{- $cov := 0 -}}
-  {{- range $e := $pool -}}
-    {{- if ge (int $cov) $u.count -}}{{- break -}}{{- end -}}
-    {{- $refs = append $refs $e.req.name -}}{{- $cov = add $cov $e.req.count -}}
-  {{- end -}}
+  {{- $have := 0 -}}{{- range $r := $pool -}}{{- $have = add $have $r.count -}}{{- end -}}
   {{- if gt $u.count (int $have) -}}
     {{- if not (hasKey $extra $u.setKey) -}}
       {{- include "__P__.addRequest" (dict "plan" $pl "u" $u "count" 0 "app" false "base" (printf "%s-init" $u.rule.request)) -}}
@@ -434,7 +430,57 @@ root each */ -}}
     {{- end -}}
     {{- $rq := index $extra $u.setKey -}}
     {{- $_ := set $rq "count" (int (max (int $rq.count) (sub $u.count (int $have)))) -}}
-    {{- $refs = append $refs $rq.name -}}
+  {{- end -}}
+  {{- $seqs = append $seqs (dict "u" $u "pool" $pool) -}}
+{{- end -}}
+{{- $cuts := dict -}}
+{{- range $s := $seqs -}}
+  {{- $seq := $s.pool -}}{{- if hasKey $extra $s.u.setKey -}}{{- $seq = append $seq (index $extra $s.u.setKey) -}}{{- end -}}
+  {{- $_ := set $s "seq" $seq -}}
+  {{- $cov := 0 -}}
+  {{- range $r := $seq -}}
+    {{- if gt (int (add $cov $r.count)) $s.u.count -}}
+      {{- if gt $s.u.count (int $cov) -}}
+        {{- $_ := set $cuts $r.name (append (index $cuts $r.name | default list) (int (sub $s.u.count (int $cov)))) -}}
+      {{- end -}}
+      {{- break -}}
+    {{- end -}}
+    {{- $cov = add $cov $r.count -}}
+  {{- end -}}
+{{- end -}}
+{{- $pieces := dict -}}
+{{- if $cuts -}}
+  {{- $reqs := list -}}
+  {{- range $r := $pl.requests -}}
+    {{- if hasKey $cuts $r.name -}}
+      {{- $at := index $cuts $r.name -}}{{- $ps := list -}}{{- $lo := 0 -}}
+      {{- range $i := untilStep 1 (int (add $r.count 1)) 1 -}}
+        {{- if or (has $i $at) (eq $i (int $r.count)) -}}
+          {{- $n := len $ps -}}{{- $sfx := printf "%d" $n -}}{{- if lt $n 26 -}}{{- $sfx = printf "%c" (add 97 $n) -}}{{- end -}}
+          {{- $nm := include "__P__.unique" (dict "name" (include "__P__.dnsLabel" (printf "%s-%s" $r.name $sfx)) "taken" $pl.taken) -}}
+          {{- $ps = append $ps (dict "name" $nm "class" $r.class "count" (int (sub $i $lo)) "sel" $r.sel "config" $r.config) -}}
+          {{- $lo = $i -}}
+        {{- end -}}
+      {{- end -}}
+      {{- $_ := set $pieces $r.name $ps -}}{{- $reqs = concat $reqs $ps -}}
+    {{- else -}}{{- $reqs = append $reqs $r -}}{{- end -}}
+  {{- end -}}
+  {{- $_ := set $pl "requests" $reqs -}}
+  {{- range $k := $pl.appKeys -}}
+    {{- $es := list -}}
+    {{- range $e := index $pl.appReq $k -}}
+      {{- range $pc := index $pieces $e.req.name | default (list $e.req) -}}{{- $es = append $es (dict "req" $pc "u" $e.u) -}}{{- end -}}
+    {{- end -}}
+    {{- $_ := set $pl.appReq $k $es -}}
+  {{- end -}}
+{{- end -}}
+{{- $initRefs := dict -}}{{- $initKeys := list -}}
+{{- range $s := $seqs -}}
+  {{- $u := $s.u -}}{{- $refs := list -}}{{- $cov := 0 -}}
+  {{- range $r := $s.seq -}}
+    {{- range $pc := index $pieces $r.name | default (list $r) -}}
+      {{- if lt (int $cov) $u.count -}}{{- $refs = append $refs $pc.name -}}{{- $cov = add $cov $pc.count -}}{{- end -}}
+    {{- end -}}
   {{- end -}}
   {{- if not (hasKey $initRefs $u.ct.path) -}}{{- $_ := set $initRefs $u.ct.path list -}}{{- $initKeys = append $initKeys $u.ct.path -}}{{- end -}}
   {{- $_ := set $initRefs $u.ct.path (concat (index $initRefs $u.ct.path) $refs) -}}
@@ -495,7 +541,7 @@ root each */ -}}
 {{- $pt := index $p.spec "tolerations" -}}
 {{- if kindIs "slice" $pt -}}{{- range $t := $pt -}}{{- if kindIs "map" $t -}}{{- $existing = append $existing $t -}}{{- end -}}{{- end -}}{{- end -}}
 {{- $seenRes := list -}}
-{{- range $u := $p.uses -}}{{- if not (has $u.res $seenRes) -}}
+{{- range $u := $p.uses -}}{{- if and (ne (toString $p.st.rules.erToleration) "false") (not (has $u.res $seenRes)) -}}
   {{- $seenRes = append $seenRes $u.res -}}
   {{- $w := dict "key" $u.res "operator" "Exists" "effect" "NoSchedule" -}}
   {{- $covered := false -}}
