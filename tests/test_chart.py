@@ -21,7 +21,7 @@ from dramigrate.config import Settings
 from dramigrate.helm.engine import claims_text, helper_text, wrap_source
 from dramigrate.helm.locate import stream_sources
 from dramigrate.helm.prove import first_difference, objects
-from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.rewrite import split_defines
 from dramigrate.helm.run import ChartOptions, run_chart, split_release, write_changes
 from dramigrate.migrate import Job, run_file
@@ -374,10 +374,10 @@ spec:
 
 
 # Cases the chart helper does not reproduce; a chart with such a pod fails the proof and is reported as manual.
-# many-containers: more than 32 requests pooled into one per device set; counts-invalid: the core leaves a pod
-# with an invalid count whole (quantity.py), the engine helper migrates per container, so the proof refuses
-# such a chart (manual work) rather than writing it.
-CORE_ONLY = {"many-containers", "counts-invalid"}
+# counts-invalid: the core leaves a pod with an invalid count whole (quantity.py), the engine helper migrates per
+# container. many-containers, vendor-efa-gpu: more than 32 devices in a pod, which the core splits into one claim per
+# device class or refuses, and the helper fails to render (test_helper_fails_past_the_claim_device_limit).
+CORE_ONLY = {"many-containers", "counts-invalid", "vendor-efa-gpu"}
 
 
 def test_helper_migrates_like_the_core_on_every_golden_case(tmp_path: Path) -> None:
@@ -408,6 +408,19 @@ def test_helper_migrates_like_the_core_on_every_golden_case(tmp_path: Path) -> N
         if diff:
             failures.append(f"{case}: {diff}")
     assert not failures, "\n".join(failures)
+
+
+def test_helper_fails_past_the_claim_device_limit(tmp_path: Path) -> None:
+    """8 GPUs and 32 EFA interfaces in one pod: one claim of 40 would never schedule, so the render fails and says
+    why, instead of deploying a pod that waits forever."""
+    chart = tmp_path / "efa"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    raw = (CASES / "vendor-efa-gpu" / "input.yaml").read_text()
+    (chart / "templates" / "w.yaml").write_text(wrap_source("c", "templates/w.yaml", raw))
+    (chart / "templates" / "_dramigrate.tpl").write_text(helper_text("c", RULES, Settings()))
+    with pytest.raises(HelmError, match="more than 32 devices.*at most 32 to one claim"):
+        render_chart(chart, RenderOptions())
 
 
 # --- streams and post-rendering ---------------------------------------------------------------------------------------

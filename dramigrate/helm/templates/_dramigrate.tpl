@@ -487,6 +487,8 @@ count: a request that would give it more is split where its share ends (gpu: 2 -
 {{- end -}}
 {{- $claim := "" -}}{{- $cclaims := dict -}}{{- $tname := "" -}}
 {{- if $pl.requests -}}
+  {{- $total := 0 -}}{{- range $r := $pl.requests -}}{{- $total = add $total $r.count -}}{{- end -}}
+  {{- if gt (int $total) 32 -}}{{- fail "dramigrate: a pod asks for more than 32 devices, and the scheduler allocates at most 32 to one claim (AllocationResultsMaxSize); lower the counts in values or run `dramigrate fix` on the rendered manifests, which splits the devices into one claim per device class" -}}{{- end -}}
   {{- $takenClaims := dict -}}
   {{- $rcs := index $p.spec "resourceClaims" -}}
   {{- if kindIs "slice" $rcs -}}{{- range $c := $rcs -}}{{- if kindIs "map" $c -}}{{- $_ := set $takenClaims (toString (index $c "name")) true -}}{{- end -}}{{- end -}}{{- end -}}
