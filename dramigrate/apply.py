@@ -58,6 +58,8 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
                 f"added toleration {t['key']}:{t['effect']} (was added by ExtendedResourceToleration; "
                 "--no-extended-resource-toleration leaves it out on clusters without that admission plugin)"
             )
+    if not plan.primary:  # a further claim of the same pod: the pod-wide edits below were made with the first
+        return changes
     if pa.drop_annotations and plan.needs_claim:
         meta = pod_metadata(pa.info.obj, pa.ref.path)
         annotations = meta.get("annotations") if isinstance(meta, dict) else None

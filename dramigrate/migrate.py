@@ -29,7 +29,7 @@ from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, st
 from dramigrate.fastyaml import fast_documents
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, check_structure, read_regular, size_message
-from dramigrate.plan import plan_pod
+from dramigrate.plan import plan_pod, split_claims
 from dramigrate.quota import check_quota
 from dramigrate.rules import DeviceClassInfo, RuleSet
 from dramigrate.suppress import parse as parse_suppressions
@@ -290,9 +290,10 @@ def _fix_document(
     plans = []
     for pa in pods:
         require_name(path, doc, pa.info)
-        plans.append(plan_pod(pa))
+        planned = plan_pod(pa)
         if named_classes is not None:
-            _use_named_classes(plans[-1], named_classes, result)
+            _use_named_classes(planned, named_classes, result)
+        plans.extend(split_claims(planned))
     before = {
         id(p.analysis.ref.spec): pod_spec_errors(
             to_plain(p.analysis.ref.spec), target.text, {k: v[0] for k, v in templates.items()}

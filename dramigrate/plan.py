@@ -15,6 +15,7 @@ from typing import Any
 
 from dramigrate.detect import DeviceUse, PodAnalysis
 from dramigrate.ray import ray_start_params
+from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 from dramigrate.workloads import containers, resolve
 
 DNS_LABEL_MAX = 63
@@ -43,6 +44,7 @@ class PodPlan:
     tolerations: list[dict[str, str]] = field(default_factory=list)
     ray_params: dict[str, str] = field(default_factory=dict)  # rayStartParams entries KubeRay derived from limits
     constraints: list[dict[str, Any]] = field(default_factory=list)
+    primary: bool = True  # False for a pod's further claims (split_claims): pod-wide edits are made once
 
     @property
     def needs_claim(self) -> bool:
@@ -133,8 +135,6 @@ def plan_pod(pa: PodAnalysis) -> PodPlan:
 
     if not plan.requests:
         return _finish(plan, pa)
-    if len(plan.requests) > MAX_REQUESTS:
-        _pool_requests(plan, app_requests, init_refs)
     _apply_selection(plan, pa)
     taken_claims = {str(c.get("name")) for c in pa.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
     bases = list(dict.fromkeys(u.match.rule.request for u in uses))
@@ -215,6 +215,52 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
         existing = next((p for p, _, _ in resolve(pa.ref.owner, pa.ref.location.ray_start_params)), None)
         plan.ray_params = ray_start_params(pa.ray_limits, migrated, existing, pa.ray_accelerators)
     return plan
+
+
+def split_claims(plan: PodPlan) -> list[PodPlan]:
+    """The scheduler allocates at most 32 devices per claim (AllocationResultsMaxSize). A pod asking for more (8 GPUs
+    and 32 EFA interfaces) gets one claim per device class, packed up to that limit, when no constraint spans two
+    of them; otherwise the one plan stays, and validation refuses it."""
+    if sum(r.count for r in plan.requests) <= MAX_DEVICES_PER_CLAIM or any(
+        not c.get("requests") for c in plan.constraints
+    ):
+        return [plan]
+    by_class: dict[str, list[RequestPlan]] = {}
+    for r in plan.requests:
+        by_class.setdefault(r.device_class, []).append(r)
+    bins: list[list[RequestPlan]] = []
+    for group in by_class.values():
+        size = sum(r.count for r in group)
+        fits = next((b for b in bins if sum(r.count for r in b) + size <= MAX_DEVICES_PER_CLAIM), None)
+        if size > MAX_DEVICES_PER_CLAIM:
+            return [plan]
+        if fits is None:
+            bins.append(list(group))
+        else:
+            fits.extend(group)
+    home = {r.name: i for i, b in enumerate(bins) for r in b}
+    if any(len({home[n.split("/")[0]] for n in c["requests"]}) > 1 for c in plan.constraints):
+        return [plan]
+    taken = {str(c.get("name")) for c in plan.analysis.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
+    parts = []
+    for i, requests in enumerate(bins):
+        names = [r.name for r in requests]
+        claim = _unique(dns_label("-".join(names) if len(names) <= 2 else f"devices-{i + 1}"), taken)
+        entries = {
+            cid: [{**e, "name": claim} for e in claims if "request" not in e or home.get(e["request"]) == i]
+            for cid, claims in plan.container_claims.items()
+        }
+        part = replace(
+            plan,
+            claim_name=claim,
+            requests=requests,
+            container_claims={cid: e for cid, e in entries.items() if e},
+            constraints=[c for c in plan.constraints if home[c["requests"][0].split("/")[0]] == i],
+        )
+        if i:
+            part = replace(part, removals=[], tolerations=[], ray_params={}, primary=False)
+        parts.append(part)
+    return parts
 
 
 def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
@@ -310,32 +356,3 @@ def _apply_selection(plan: PodPlan, pa: PodAnalysis) -> None:
                 (_unique(f"choice-{n}", names), tuple(dict.fromkeys(req.selectors + tuple(alt.selectors.get(cls, ())))))
             )
         req.alternatives.append(("fallback", req.selectors))
-
-
-def _pool_requests(
-    plan: PodPlan,
-    app_requests: dict[Any, list[tuple[RequestPlan, DeviceUse]]],
-    init_refs: dict[int, list[str]],
-) -> None:
-    """More requests than a claim may hold (32): one request per device set with the pod's total, which every
-    container that asks for that set uses. Counts stay; containers of the pod see each other's devices."""
-    replaced: dict[str, RequestPlan] = {}  # request name before pooling -> the request that replaces it
-    pooled: list[RequestPlan] = []
-    for reqs in app_requests.values():
-        first, use = reqs[0]
-        p = RequestPlan(
-            use.match.rule.request, first.device_class, sum(r.count for r, _ in reqs), first.selectors, first.config
-        )
-        pooled.append(p)
-        for r, _ in reqs:
-            replaced[r.name] = p
-        reqs[:] = [(p, u) for _, u in reqs]
-    extras = [r for r in plan.requests if r.name not in replaced]  # what plain init containers needed on top
-    replaced.update({r.name: r for r in extras})
-    names: set[str] = set()
-    for r in pooled + extras:
-        r.name = _unique(dns_label(r.name), names)
-    plan.requests = pooled + extras
-    plan.constraints = []
-    for cid, refs in init_refs.items():
-        init_refs[cid] = list(dict.fromkeys(replaced[n].name for n in refs))

@@ -12,6 +12,7 @@ MAX_REQUESTS = 32
 MAX_SELECTORS = 32
 MAX_FIRST_AVAILABLE = 8
 MAX_CEL_LENGTH = 10 * 1024
+MAX_DEVICES_PER_CLAIM = 32  # AllocationResultsMaxSize: the scheduler's allocator refuses a claim asking for more
 
 
 @cache
@@ -120,7 +121,20 @@ def claim_template_errors(obj: dict[str, Any], version: str) -> list[str]:
         for ref in c.get("requests", []):
             if ref.count("/") > 1 or ref.split("/")[0] not in names:
                 out.append(f"spec.spec.devices constraint/config {i}: request {ref!r} does not exist")
+    least = sum(_least_devices(r) for r in requests)
+    if least > MAX_DEVICES_PER_CLAIM:
+        out.append(
+            f"spec.spec.devices: the claim asks for {least} devices, and the scheduler allocates at most"
+            f" {MAX_DEVICES_PER_CLAIM} per claim (AllocationResultsMaxSize), so the pod would never be scheduled"
+        )
     return out
+
+
+def _least_devices(request: dict[str, Any]) -> int:
+    """The fewest devices a request can be given, as the allocator counts it before allocating."""
+    subs = request.get("firstAvailable") or [request.get("exactly") or request]
+    counts = [s.get("count", 1) if s.get("allocationMode", "ExactCount") == "ExactCount" else 1 for s in subs]
+    return min((c for c in counts if isinstance(c, int)), default=1)
 
 
 def _exact_errors(req: dict[str, Any], where: str) -> list[str]:

@@ -179,14 +179,22 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     (chart / "values.yaml").write_text(
         VALUES.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
     )
+    (chart / "ci").mkdir()  # a values file the chart ships: it overrides the default count
+    (chart / "ci" / "two-gpus.yaml").write_text("trainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
     before = texts(chart)
     code, _, err = run_cli(["fix", str(chart)])
-    assert code == 0 and "DRA values: values-dra.yaml" in err, err
+    assert code == 0 and "DRA values: two-gpus-dra.yaml, values-dra.yaml" in err, err
     assert texts(chart) == before
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
     pod = docs(chart, (chart / "values-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]} and pod["resourceClaims"]
+    # the shipped file's variant: its key set to null, else the chart's default 1 would come back
+    shipped = (chart / "ci" / "two-gpus-dra.yaml").read_text()
+    assert "    limits:  # null deletes the chart's default" in shipped
+    out = docs(chart, (chart / "ci" / "two-gpus-dra.yaml",))
+    assert "limits" not in out["Deployment"]["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
 def test_device_request_only_from_set_is_manual(run_cli: RunCli, tmp_path: Path) -> None:

@@ -477,3 +477,17 @@ def test_device_requests_inside_strings_are_warned_with_their_line(tmp_path: Pat
     assert all(x["severity"] == "warning" for x in report["findings"])
     _run("fix", f)
     assert f.read_text() == ARGO  # never rewritten inside a string
+
+
+def test_pod_asking_for_more_devices_than_one_claim_can_hold_is_left_alone(run_cli: RunCli, tmp_path: Path) -> None:
+    # The scheduler's allocator refuses a claim with more than 32 devices (AllocationResultsMaxSize): two containers
+    # of 20 GPUs in one pod would become one claim of 40 that never schedules, so fix refuses and says why.
+    pod = tmp_path / "big.yaml"
+    text = GOOD.format(name="big").replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 20")
+    text += text[text.index("  - name:") :].replace("name: app", "name: second", 1)
+    pod.write_text(text)
+    code, out, _ = run_cli(["fix", "--format", "json", pod])
+    report = json.loads(out)
+    refused = [f for f in report["findings"] if f["rule"] == "rewrite-invalid"]
+    assert code != 0 and pod.read_text() == text
+    assert len(refused) == 1 and "40 devices" in refused[0]["message"] and "at most 32" in refused[0]["message"]

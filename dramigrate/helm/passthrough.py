@@ -216,9 +216,16 @@ def variant_path(path: Path) -> Path:
 
 
 def variant_text(
-    path: Path, edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()
+    path: Path,
+    edits: list[MapEdit],
+    templates: dict[str, Any],
+    merged: dict[str, Any],
+    scope: Path_ = (),
+    defaults: dict[str, Any] | None = None,
 ) -> str:
-    """The values file with the DRA request in place of the device key, comments and layout kept."""
+    """The values file with the DRA request in place of the device key, comments and layout kept. A device key
+    the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
+    key left out would come back from the defaults)."""
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -249,8 +256,18 @@ def variant_text(
             for k in keys:
                 if k not in block:
                     raise NotPassThrough(f"{path}: {display((*edit.path, section, k))} is set in another file")
-                del block[k]
-            if not block:
+                if get_path(defaults or {}, (*edit.path, section, k)) is not None:
+                    block[k] = None
+                    if hasattr(block, "yaml_add_eol_comment"):
+                        block.yaml_add_eol_comment("null deletes the chart's default: the claims ask for it", k)
+                else:
+                    del block[k]
+            left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
+            if not left and get_path(defaults or {}, (*edit.path, section)) is not None:
+                res[section] = None  # nothing else in it: the chart's default map goes whole, as the migration's
+                if hasattr(res, "yaml_add_eol_comment"):
+                    res.yaml_add_eol_comment("null deletes the chart's default: the claims ask for it", section)
+            elif not block:
                 del res[section]
         if edit.claims:
             res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]

@@ -707,7 +707,7 @@ def _fix(
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(outcome, root, copts, rules, settings, work, wanted_given, expected, given, mode)
+        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode)
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -1051,6 +1051,7 @@ def _fix_idiomatic(
     copts: ChartOptions,
     rules: RuleSet,
     settings: Settings,
+    target: Target,
     work: Workdir,
     wanted: dict[str, set[str]],
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
@@ -1111,7 +1112,10 @@ def _fix_idiomatic(
             hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
-        _fix_passthrough(outcome, root, copts, work, wanted[sub], expected, (prefix + first[0], first[1]), sub, scope)
+        shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
+        _fix_passthrough(
+            outcome, root, copts, work, wanted[sub], [*expected, *shipped], (prefix + first[0], first[1]), sub, scope
+        )
         return
     try:
         changes = idiomatic.build(
@@ -1194,6 +1198,34 @@ def _fix_idiomatic(
         outcome.patch_proven = True
 
 
+def _shipped_values(
+    outcome: ChartOutcome, root: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target
+) -> list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]:
+    """The chart's own values files that ask for devices (`ci/gpu-values.yaml`, `values-gpu.yaml`; not values.yaml,
+    templates/, charts/ or tests/), each as a value set of the proof, with its render and that render migrated."""
+    out: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
+    given = {p.resolve() for p in copts.values_files}
+    for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ("templates", "charts", "tests") or len(rel.parts) > 3 or path.resolve() in given:
+            continue
+        if rel.name in ("Chart.yaml", "values.yaml", "Chart.lock") or rel.stem.endswith("-dra"):
+            continue
+        text = _read(path)
+        names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text or "")
+        if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
+            continue
+        options = copts.render((path,), sets=False)
+        rendered = _render(root, options)
+        if rendered.error:
+            continue
+        result = _run_core(rendered.stream, outcome.display, rules, settings, target, fix=True)
+        want = _text(result, rendered.stream)
+        if want != rendered.stream:
+            out.append((Variation(f"-f {path}", options), rendered, want, []))
+    return out
+
+
 def _fix_passthrough(
     outcome: ChartOutcome,
     root: Path,
@@ -1220,8 +1252,13 @@ def _fix_passthrough(
     variants: dict[Path, str] = {}
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
+    files = list(
+        dict.fromkeys(
+            [*copts.values_files, *(Path(v.label[3:]) for v, _, _, _ in expected if v.label.startswith("-f "))]
+        )
+    )
     try:
-        for f in copts.values_files:
+        for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
             if not want or want == r.stream:
@@ -1237,11 +1274,11 @@ def _fix_passthrough(
             templates = pt.claim_names(edits, rcts, chart_name(root))
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
-            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope)
+            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope, chart_defaults(root))
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         overlay = ""
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
-        if not variants and default and default[1] and default[1] != default[0].stream:
+        if default and default[1] and default[1] != default[0].stream:
             dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
             marked, maps = pt.marked_values(dsources.merged)
             probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
@@ -1312,7 +1349,7 @@ def _fix_passthrough(
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"
-                else (copy_root / pt.OVERLAY, *copts.values_files)
+                else (copy_root / pt.OVERLAY, *(staged.get(f, f) for f in copts.values_files))
             )
             dra = copts.render(own, sets=v.label == "your values")
         elif v.label == "your values" and copts.values_files:
