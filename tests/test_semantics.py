@@ -567,3 +567,22 @@ def test_extended_resource_toleration_follows_the_setting(enabled: bool) -> None
         assert "--no-extended-resource-toleration" in change
     else:
         assert claim_requests(result), "the pod is still migrated"
+
+
+def test_the_chart_helper_follows_the_extended_resource_toleration_setting(tmp_path: Path) -> None:
+    """A chart rewritten with the setting off renders no toleration, as `fix` writes none."""
+    from dramigrate.helm.engine import claims_text, helper_text, wrap_source
+    from dramigrate.helm.prove import first_difference, objects
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    settings = Settings(extended_resource_toleration=False)
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates" / "w.yaml").write_text(wrap_source("c", "templates/w.yaml", INIT_POD))
+    (chart / "templates" / "_dramigrate.tpl").write_text(helper_text("c", RULES, settings))
+    (chart / "templates" / "dramigrate-resourceclaimtemplates.yaml").write_text(claims_text("c", ["templates/w.yaml"]))
+    core = run(INIT_POD, extended_resource_toleration=False)
+    rendered = "".join("---\n" + m.text for m in render_chart(chart, RenderOptions()))
+    assert "tolerations" not in rendered
+    assert first_difference(objects(core.rewritten or ""), objects(rendered)) == ""
