@@ -314,10 +314,36 @@ def build(
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
     resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
     changes += conventions(root, device_class, not opt_in)
+    if (root / "tests").is_dir():
+        changes += unit_tests(root, workloads, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
+    """helm-unittest suites for the rewritten templates (the chart keeps its unit tests in `tests/`)."""
+    from dramigrate.helm.unittest_suite import suite, suite_path
+
+    out = []
+    for w in workloads:
+        if (root / suite_path(w.rel)).exists():
+            continue
+        count = w.devices[0].count if len(w.devices) == 1 else None
+        made = suite(
+            w.rel,
+            CLAIM_TEMPLATE_FILE,
+            originals.get(w.rel, []),
+            w.devices[0].resource,
+            count,
+            w.delta.claim,
+            SWITCH,
+            1 if len(workloads) == 1 else None,
+        )
+        if made is not None:
+            out.append(made)
+    return out
 
 
 def capabilities_check(condition: str, way_back: str) -> str:

@@ -1,0 +1,135 @@
+"""The helm-unittest suite the idiomatic rewrite writes when the chart has a `tests/` folder.
+
+The plugin cannot run here, so each test case of the written suite is checked against the real render
+(the Helm engine embedded in helm-python-sdk) of the rewritten chart with that case's `set` values: every
+assert is evaluated on the rendered documents of its template, with helm-unittest's path syntax.
+One fix per module; three renders, one per test case.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_helm_idiomatic import RULES, T136, write_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+
+SUITE = "tests/deployment-dra_test.yaml"
+_SEGMENT = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["([^"]+)"\]')
+_MISSING = object()
+
+
+def lookup(doc: Any, path: str) -> Any:
+    """The value at a helm-unittest path (`a.b[0]["c.d/e"]`), or _MISSING."""
+    pos, node = 0, doc
+    while pos < len(path):
+        m = _SEGMENT.match(path, pos)
+        assert m, f"not a helm-unittest path: {path!r} at {pos}"
+        pos = m.end()
+        key: Any = int(m.group(2)) if m.group(2) is not None else (m.group(1) or m.group(3))
+        if isinstance(key, int):
+            if not isinstance(node, list) or key >= len(node):
+                return _MISSING
+        elif not isinstance(node, dict) or key not in node:
+            return _MISSING
+        node = node[key]
+    return node
+
+
+def holds(assertion: dict[str, Any], docs: list[dict[str, Any]]) -> bool:
+    """One helm-unittest assertion on the documents its template rendered (all documents, as the plugin
+    does without documentIndex)."""
+    (kind,) = [k for k in assertion if k not in ("template", "not", "documentIndex")]
+    arg = assertion[kind]
+    if kind == "hasDocuments":
+        return len(docs) == arg["count"]
+    if not docs:
+        return False  # the plugin fails an assert on a template that rendered nothing
+    checks = {
+        "isKind": lambda d: d.get("kind") == arg["of"],
+        "exists": lambda d: lookup(d, arg["path"]) is not _MISSING,
+        "notExists": lambda d: lookup(d, arg["path"]) is _MISSING,
+        "equal": lambda d: lookup(d, arg["path"]) == arg["value"],
+    }
+    return all(checks[kind](d) for d in docs)
+
+
+def set_args(values: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+
+
+def by_template(chart: Path, case: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    version = f"{capabilities['majorVersion']}.{capabilities['minorVersion']}"
+    options = RenderOptions(set_values=set_args(case.get("set", {})), kube_version=version)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for m in render_chart(chart, options):
+        rel = m.source.split("/templates/", 1)[1]
+        out.setdefault(rel, []).extend(d for d in yaml.safe_load_all(m.text) if d)
+    return out
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], list[dict[str, Any]]]:
+    root = tmp_path_factory.mktemp("unittest")
+    chart = write_chart(root)
+    (chart / "tests").mkdir()
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    body = yaml.safe_load((chart / SUITE).read_text())
+    renders = [by_template(chart, case, body["capabilities"]) for case in body["tests"]]
+    return chart, body, renders
+
+
+def test_suite_has_the_plugin_layout(suite: tuple[Path, dict[str, Any], list[dict[str, Any]]]) -> None:
+    chart, body, _ = suite
+    assert set(body) >= {"suite", "templates", "tests"}
+    assert body["templates"] == ["deployment.yaml", "resourceclaimtemplate.yaml"]
+    assert all((chart / "templates" / t).is_file() for t in body["templates"])
+    sets = [case["set"] for case in body["tests"]]
+    assert sets == [{"dra.enabled": False}, {"dra.enabled": True}, {"dra.enabled": True, "numGpus": 0}]
+    for case in body["tests"]:
+        assert case["it"] and case["asserts"]
+        for a in case["asserts"]:
+            assert a["template"] in body["templates"]
+            assert len([k for k in a if k != "template"]) == 1  # one assertion type per entry, as the plugin wants
+
+
+def test_every_assert_holds_on_the_real_render(suite: tuple[Path, dict[str, Any], list[dict[str, Any]]]) -> None:
+    _, body, renders = suite
+    for case, rendered in zip(body["tests"], renders, strict=True):
+        for a in case["asserts"]:
+            assert holds(a, rendered.get(a["template"], [])), (case["it"], a)
+
+
+def test_the_cases_pin_what_the_switch_and_count_change(
+    suite: tuple[Path, dict[str, Any], list[dict[str, Any]]],
+) -> None:
+    """Off: the device key and no claim; on: the claim and no device key; count 0: no claim. Each case's
+    asserts fail on another case's render, so the suite notices a switch that does nothing."""
+    _, body, renders = suite
+    off, on, zero = body["tests"]
+    paths = {kind: [a[kind]["path"] for a in off["asserts"] if kind in a] for kind in ("exists", "notExists")}
+    assert paths["exists"] == ['spec.template.spec.containers[0].resources.limits["nvidia.com/gpu"]']
+    assert "spec.template.spec.resourceClaims" in paths["notExists"]
+    assert {"equal": {"path": "spec.template.spec.resourceClaims[0].name", "value": "gpu"}} in [
+        {k: v for k, v in a.items() if k != "template"} for a in on["asserts"]
+    ]
+    assert {"hasDocuments": {"count": 0}, "template": "resourceclaimtemplate.yaml"} in zero["asserts"]
+    for i, case in enumerate(body["tests"]):
+        for j, rendered in enumerate(renders):
+            if i != j:
+                assert not all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), (i, j)
+
+
+def test_no_suite_without_a_tests_folder(tmp_path: Path) -> None:
+    chart = shutil.copytree(write_chart(tmp_path / "a"), tmp_path / "b" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven and not [c for c in outcome.changes if c.rel.startswith("tests/")]
