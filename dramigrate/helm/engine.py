@@ -172,10 +172,10 @@ def wrap_source(chart_name: str, rel_path: str, text: str) -> str:
     """The workload template's own text inside a define, rendered through the migration helper."""
     name = source_name(chart_name, rel_path)
     body = text if text.endswith("\n") else text + "\n"
-    return (
+    return (  # `{{ end }}` untrimmed: a block scalar that ends the template keeps its final newline
         f'{{{{- define "{name}" -}}}}\n'
         f"{body}"
-        "{{- end }}\n"
+        "{{ end }}\n"
         "{{- /* dramigrate: this template's device requests become DRA claims (see _dramigrate.tpl) */}}\n"
         f'{{{{- include "{prefix(chart_name)}.migrate" (list . (include "{name}" .)) }}}}\n'
     )

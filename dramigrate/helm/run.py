@@ -346,6 +346,7 @@ class Relation:
     leaf: Leaf
     kind: str  # "count": the count follows the value; "switch": the value turns the request off; "adds"
     keys: set[DeviceKey]
+    changed: Any = None  # a count capped in the template (`min .Values.gpus 8`) follows one less, not one more
 
 
 def probe(
@@ -367,16 +368,18 @@ def probe(
         if changed is None:
             continue
         follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
+        followed = None
         capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
         if capped and (down := lowered(leaf.value)) is not None:
             values = _override(sources, set_path(sources.merged, leaf.path, down))
             lower = _probe_render(root, copts, values, rules, work)
             if lower is not None:
                 follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
+                followed = down
         gone = {k for k in base if k not in changed}
         added = {k for k in changed if k not in base}
         if follow:
-            out.append(Relation(leaf, "count", follow))
+            out.append(Relation(leaf, "count", follow, followed))
         if gone:
             out.append(Relation(leaf, "switch", gone))
         if added:
@@ -631,7 +634,8 @@ def _variations(
     for rel in relations:
         leaf = rel.leaf
         if rel.kind == "count":
-            options = [(bumped(leaf.value), "changed to"), (zero(leaf.value), "switched off with")]
+            changed = rel.changed if rel.changed is not None else bumped(leaf.value)
+            options = [(changed, "changed to"), (zero(leaf.value), "switched off with")]
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
         for value, how in options:

@@ -1,0 +1,56 @@
+"""Details of the chart rewrite's proof (issue 7 item 3): charts that render random values, templates that end
+in a block scalar, counts capped in the template. Each case is one real fix of a small chart (the Helm engine
+embedded in helm-python-sdk), so each test is a second or two.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from test_helm_idiomatic import DEPLOYMENT, RULES, T136, VALUES, docs, write_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+
+SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\ndata:\n  token: {{ randAlphaNum 24 | b64enc }}\n"
+
+
+def test_random_values_are_masked_not_a_failed_proof(tmp_path: Path) -> None:
+    """A token from randAlphaNum in the GPU pod and a Secret: two renders of the original already differ
+    there, so the proof compares everything else (switch off byte-identical, switch on equal to the migration)."""
+    env = "          env:\n            - name: TOKEN\n              value: {{ randAlphaNum 16 | quote }}\n"
+    chart = write_chart(tmp_path, DEPLOYMENT.replace("          resources:\n", env + "          resources:\n"))
+    (chart / "templates" / "secret.yaml").write_text(SECRET)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert outcome.checked[:2] == ["default values", "numGpus changed to 2"]
+    write_changes(outcome)
+    (pod,) = [d["spec"]["template"]["spec"] for d in docs(chart) if d["kind"] == "Deployment"]
+    assert pod["resourceClaims"] and len(pod["containers"][0]["env"][0]["value"]) == 16
+
+
+def test_template_ending_in_a_block_scalar_keeps_its_final_newline(tmp_path: Path) -> None:
+    """`args: [|\\n echo hi]` as the template's last lines: the value is "echo hi\\n". The generated engine
+    (`--chart-style engine`) wraps the template in a define; its end must not trim that newline away."""
+    chart = write_chart(tmp_path, DEPLOYMENT + "          args:\n            - |\n              echo hi\n")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(chart_style="engine"), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out = [d for m in render_chart(chart, RenderOptions()) for d in yaml.safe_load_all(m.text) if d]
+    (pod,) = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"]
+    assert pod["containers"][0]["args"] == ["echo hi\n"] and pod["resourceClaims"]
+
+
+def test_capped_count_is_proven_with_a_count_the_render_shows(tmp_path: Path) -> None:
+    """`min .Values.numGpus 8` at 8: one more renders the same 8 GPUs, so the proof changes the count one down."""
+    capped = DEPLOYMENT.replace("{{ .Values.numGpus }}", "{{ min .Values.numGpus 8 }}")
+    chart = write_chart(tmp_path, capped, VALUES.replace("numGpus: 1", "numGpus: 8"))
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "numGpus changed to 7" in outcome.checked and "numGpus switched off with 0" in outcome.checked
+    write_changes(outcome)
+    for count, expected in ((7, 7), (12, 8)):
+        (rct,) = [d for d in docs(chart, f"numGpus={count}") if d["kind"] == "ResourceClaimTemplate"]
+        assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == expected
