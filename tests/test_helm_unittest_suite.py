@@ -172,3 +172,22 @@ def test_passthrough_suite_switches_with_the_dra_values_file(
     plugin, dra = body["tests"]
     assert not all(holds(a, renders[1].get(a["template"], [])) for a in plugin["asserts"])
     assert not all(holds(a, renders[0].get(a["template"], [])) for a in dra["asserts"])
+
+
+def test_umbrella_leaf_gets_its_suite_in_its_own_keys(tmp_path: Path) -> None:
+    """The umbrella's leaf (pattern A, from file://../app) keeps unit tests: its source and its charts/ copy get
+    the suite, whose `set` keys are the leaf's own (dra.enabled, not trainer.dra.enabled)."""
+    from test_chart_umbrella import write_umbrella
+
+    umbrella = write_umbrella(tmp_path)
+    for leaf in (tmp_path / "app", umbrella / "charts" / "app"):
+        (leaf / "tests").mkdir()
+    outcome = run_chart(umbrella, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    leaf = tmp_path / "app"
+    assert (leaf / SUITE).read_text() == (umbrella / "charts" / "app" / SUITE).read_text()
+    body = yaml.safe_load((leaf / SUITE).read_text())
+    for case in body["tests"]:
+        rendered = by_template(leaf, case, body["capabilities"])
+        assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
