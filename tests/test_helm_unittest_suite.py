@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from test_helm_idiomatic import RULES, T136, write_chart
+from test_helm_passthrough import write_chart as passthrough_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -46,10 +47,14 @@ def lookup(doc: Any, path: str) -> Any:
 def holds(assertion: dict[str, Any], docs: list[dict[str, Any]]) -> bool:
     """One helm-unittest assertion on the documents its template rendered (all documents, as the plugin
     does without documentIndex)."""
-    (kind,) = [k for k in assertion if k not in ("template", "not", "documentIndex")]
+    (kind,) = [k for k in assertion if k not in ("template", "not", "documentIndex", "documentSelector")]
     arg = assertion[kind]
     if kind == "hasDocuments":
         return len(docs) == arg["count"]
+    if "documentSelector" in assertion:
+        selector = assertion["documentSelector"]
+        docs = [d for d in docs if lookup(d, selector["path"]) == selector["value"]]
+        assert len(docs) == 1, f"documentSelector {selector} matches {len(docs)} documents"
     if not docs:
         return False  # the plugin fails an assert on a template that rendered nothing
     checks = {
@@ -66,8 +71,11 @@ def set_args(values: dict[str, Any]) -> tuple[str, ...]:
 
 
 def by_template(chart: Path, case: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The documents each template renders with the case's values (files relative to the suite, in tests/)."""
     version = f"{capabilities['majorVersion']}.{capabilities['minorVersion']}"
-    options = RenderOptions(set_values=set_args(case.get("set", {})), kube_version=version)
+    files = tuple((chart / "tests" / f).resolve() for f in case.get("values", []))
+    assert all(f.is_file() for f in files), files
+    options = RenderOptions(values_files=files, set_values=set_args(case.get("set", {})), kube_version=version)
     out: dict[str, list[dict[str, Any]]] = {}
     for m in render_chart(chart, options):
         rel = m.source.split("/templates/", 1)[1]
@@ -133,3 +141,34 @@ def test_no_suite_without_a_tests_folder(tmp_path: Path) -> None:
     chart = shutil.copytree(write_chart(tmp_path / "a"), tmp_path / "b" / "app")
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven and not [c for c in outcome.changes if c.rel.startswith("tests/")]
+
+
+@pytest.fixture(scope="module")
+def passthrough(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Pattern C with a GPU in the chart's defaults: the switch is values-dra.yaml; the template renders a
+    Deployment and a Job, so the suite picks the Deployment by kind."""
+    chart = passthrough_chart(tmp_path_factory.mktemp("passthrough"))
+    values = (chart / "values.yaml").read_text()
+    (chart / "values.yaml").write_text(
+        values.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n", 1)
+    )
+    (chart / "tests").mkdir()
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
+    return body, [by_template(chart, case, body["capabilities"]) for case in body["tests"]]
+
+
+def test_passthrough_suite_switches_with_the_dra_values_file(
+    passthrough: tuple[dict[str, Any], list[dict[str, Any]]],
+) -> None:
+    body, renders = passthrough
+    assert [case.get("values", []) for case in body["tests"]] == [[], ["../values-dra.yaml"]]
+    for case, rendered in zip(body["tests"], renders, strict=True):
+        assert all(a.get("documentSelector", {}).get("value") in (None, "Deployment") for a in case["asserts"])
+        for a in case["asserts"]:
+            assert holds(a, rendered.get(a["template"], [])), (case["it"], a)
+    plugin, dra = body["tests"]
+    assert not all(holds(a, renders[1].get(a["template"], [])) for a in plugin["asserts"])
+    assert not all(holds(a, renders[0].get(a["template"], [])) for a in dra["asserts"])

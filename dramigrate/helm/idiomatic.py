@@ -324,22 +324,23 @@ def build(
 
 def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
     """helm-unittest suites for the rewritten templates (the chart keeps its unit tests in `tests/`)."""
-    from dramigrate.helm.unittest_suite import suite, suite_path
+    from dramigrate.helm.unittest_suite import suite, suite_path, switch_cases
 
     out = []
     for w in workloads:
         if (root / suite_path(w.rel)).exists():
             continue
+        resource = w.devices[0].resource
         count = w.devices[0].count if len(w.devices) == 1 else None
+        cases = switch_cases(resource, SWITCH, count, 1 if len(workloads) == 1 else None)
         made = suite(
             w.rel,
             CLAIM_TEMPLATE_FILE,
             originals.get(w.rel, []),
-            w.devices[0].resource,
-            count,
+            resource,
             w.delta.claim,
-            SWITCH,
-            1 if len(workloads) == 1 else None,
+            cases,
+            f"DRA ResourceClaims behind the {SWITCH} switch",
         )
         if made is not None:
             out.append(made)

@@ -1254,6 +1254,7 @@ def _fix_passthrough(
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
+    streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
     files = list(
@@ -1279,6 +1280,7 @@ def _fix_passthrough(
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
             variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope, chart_defaults(root))
+            streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         overlay = ""
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
@@ -1323,6 +1325,14 @@ def _fix_passthrough(
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    if not sub and (root / "tests").is_dir():
+        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default else None
+        for f in variants:
+            if pair is None and f.resolve().is_relative_to(root.resolve()):
+                rel_f = f.resolve().relative_to(root.resolve()).as_posix()
+                pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
+        if pair is not None:
+            outcome.changes += _passthrough_suites(root, rels, *pair)
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
@@ -1393,6 +1403,30 @@ def _fix_passthrough(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
+
+
+def _passthrough_suites(
+    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str]
+) -> list[Change]:
+    """helm-unittest suites (the chart keeps its unit tests in `tests/`) for the pass-through rewrite: with the
+    values as they were the template renders the device key, with the DRA values file the claim."""
+    from dramigrate.helm.passthrough import TEMPLATE_FILE
+    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import removed_device, suite, suite_path, values_cases
+
+    name = chart_name(root)
+    original, migrated = _by_template(renders[0], name), _by_template(renders[1], name)
+    out = []
+    for rel in sorted(rels):
+        found = removed_device(original.get(rel, []), migrated.get(rel, []))
+        if found is None or (root / suite_path(rel)).exists():
+            continue
+        resource, claim = found
+        cases = values_cases(resource, plugin, dra)
+        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, f"DRA ResourceClaims with {dra}")
+        if made is not None:
+            out.append(made)
+    return out
 
 
 # --- charts that have their own DRA switch (ollama `draEnabled`, llm-d `accelerator.dra`) -------------------

@@ -11,6 +11,7 @@ the rewrite (the switch key, the count knob, the claim name); the paths use helm
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,11 @@ def path_text(segments: list[Segment]) -> str:
 
 
 def _device_paths(node: Any, resource: str, at: list[Segment], out: list[list[Segment]]) -> list[list[Segment]]:
-    """Paths of `<resource>` keys directly under a container's `resources.limits` or `resources.requests`."""
+    """Paths of `<resource>` keys (every `<domain>/<name>` key when resource is "") directly under a container's
+    `resources.limits` or `resources.requests`."""
     if isinstance(node, dict):
-        if resource in node and len(at) >= 2 and at[-2] == "resources" and at[-1] in ("limits", "requests"):
-            out.append([*at, resource])
+        if len(at) >= 2 and at[-2] == "resources" and at[-1] in ("limits", "requests"):
+            out.extend([*at, str(k)] for k in node if (k == resource if resource else "/" in str(k)))
         for k, v in node.items():
             _device_paths(v, resource, [*at, str(k)], out)
     elif isinstance(node, list):
@@ -60,10 +62,88 @@ def _get(node: Any, segments: list[Segment]) -> Any:
     return node
 
 
+def removed_device(original: list[dict[str, Any]], migrated: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(device resource, claim name) of the one document whose container lost a device key to a claim in the
+    migration, or None when the template's documents do not show exactly one such change."""
+    found = []
+    for before, after in zip(original, migrated, strict=False):
+        if before.get("kind") != after.get("kind"):
+            return None
+        for at in _device_paths(before, "", [], []):
+            container = at[:-3]
+            kept = _get(after, at[:-1]) if _has(after, at[:-1]) else {}
+            claims = _get(after, [*container, "resources"]).get("claims") if _has(after, container) else None
+            if at[-1] not in kept and claims:
+                found.append((str(at[-1]), str(claims[-1].get("name"))))
+    return found[0] if len(found) == 1 else None
+
+
+def _has(node: Any, segments: list[Segment]) -> bool:
+    try:
+        _get(node, segments)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
 def count_key(expr: str) -> str | None:
     """The values key (`gpu.count`) a count expression reads (`.Values.gpu.count`, `int .Values.gpu.count`)."""
     m = _VALUES_PATH.fullmatch(expr.strip())
     return m.group(1) if m else None
+
+
+@dataclass
+class Case:
+    """One test of the suite: the values it renders with and what the workload must show."""
+
+    it: str
+    set: dict[str, Any] = field(default_factory=dict)
+    values: list[str] = field(default_factory=list)  # values files, relative to the suite file
+    expect: str = "device"  # "device": the device key, no claim; "claim": the claim, no key; "none": neither
+    claim_documents: int | None = None  # documents the claim-template file renders (None: not asserted)
+
+
+def switch_cases(resource: str, switch: str, count_expr: str | None, claim_documents: int | None) -> list[Case]:
+    """Pattern A: the switch off, on, and on with the count knob at 0."""
+    cases = [
+        Case(
+            f"renders the {resource} device-plugin request and no claim with the DRA switch off",
+            {switch: False},
+            expect="device",
+            claim_documents=0 if claim_documents is not None else None,
+        ),
+        Case(
+            f"renders a ResourceClaim and no {resource} request with the DRA switch on",
+            {switch: True},
+            expect="claim",
+            claim_documents=claim_documents,
+        ),
+    ]
+    knob = count_key(count_expr) if count_expr else None
+    if knob:
+        cases.append(
+            Case(
+                f"renders no claim with the DRA switch on and {knob} 0",
+                {switch: True, knob: 0},
+                expect="none",
+                claim_documents=0 if claim_documents is not None else None,
+            )
+        )
+    return cases
+
+
+def values_cases(resource: str, plugin: str | None, dra: str) -> list[Case]:
+    """Patterns B and C: the chart's values (or a values file it ships) and their DRA variant."""
+    where = f"with {plugin}" if plugin else "with the chart's defaults"
+    return [
+        Case(
+            f"renders the {resource} device-plugin request and no claim {where}",
+            values=[f"../{plugin}"] if plugin else [],
+            expect="device",
+            claim_documents=0,
+        ),
+        Case(f"renders a ResourceClaim and no {resource} request with {dra}", values=[f"../{dra}"], expect="claim"),
+    ]
 
 
 def suite(
@@ -71,16 +151,20 @@ def suite(
     claim_file: str,
     original: list[dict[str, Any]],
     resource: str,
-    count_expr: str | None,
     claim: str,
-    switch: str,
-    claim_documents: int | None,
+    cases: list[Case],
+    about: str,
 ) -> Change | None:
-    """The suite for one rewritten workload template, or None when its default render does not show the
-    shape the suite can pin (one document, one device key, no claims of its own already)."""
-    if len(original) != 1:
+    """The suite for one rewritten workload template, or None when its render does not show the shape the
+    suite can pin (one device key in one document, of a kind no other document of the template has, and no
+    claims of its own already)."""
+    holding = [d for d in original if _device_paths(d, resource, [], [])]
+    if len(holding) != 1:
         return None
-    (doc,) = original
+    (doc,) = holding
+    kind = str(doc.get("kind", ""))
+    if [str(d.get("kind", "")) for d in original].count(kind) != 1:
+        return None
     found = _device_paths(doc, resource, [], [])
     if len(found) != 1:
         return None
@@ -89,72 +173,53 @@ def suite(
     if len(container) < 2 or not isinstance(container[-1], int):
         return None
     pod = container[:-2]
-    pod_spec = _get(doc, pod)
-    if pod_spec.get("resourceClaims") or _get(doc, container).get("resources", {}).get("claims"):
+    if _get(doc, pod).get("resourceClaims") or _get(doc, container).get("resources", {}).get("claims"):
         return None
     template = rel.removeprefix("templates/")
     claims_template = claim_file.removeprefix("templates/")
     device, pod_claims = path_text(key_path), path_text([*pod, "resourceClaims"])
     container_claims = path_text([*container, "resources", "claims"])
-    kind = str(doc.get("kind", ""))
 
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
+        out = [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
+        if len(original) > 1:  # a template of several documents: its workload picked by kind (a new dict each time)
+            out = [{**a, "documentSelector": {"path": "kind", "value": kind}} for a in out]
+        return out
 
-    def claim_docs(count: int | None) -> list[dict[str, Any]]:
-        return [] if count is None else [{"hasDocuments": {"count": count}, "template": claims_template}]
-
-    tests: list[dict[str, Any]] = [
-        {
-            "it": f"renders the {resource} device-plugin request and no claim with the DRA switch off",
-            "set": {switch: False},
-            "asserts": [
-                *on_workload(
-                    {"exists": {"path": device}},
-                    {"notExists": {"path": pod_claims}},
-                    {"notExists": {"path": container_claims}},
-                ),
-                *claim_docs(0 if claim_documents is not None else None),
-            ],
-        },
-        {
-            "it": f"renders a ResourceClaim and no {resource} request with the DRA switch on",
-            "set": {switch: True},
-            "asserts": [
-                *on_workload(
-                    {"notExists": {"path": device}},
-                    {"equal": {"path": f"{pod_claims}[0].name", "value": claim}},
-                    {"equal": {"path": f"{container_claims}[0].name", "value": claim}},
-                ),
-                *claim_docs(claim_documents),
-                *(
-                    [{"isKind": {"of": "ResourceClaimTemplate"}, "template": claims_template}]
-                    if claim_documents == 1
-                    else []
-                ),
-            ],
-        },
-    ]
-    knob = count_key(count_expr) if count_expr else None
-    if knob:
-        tests.append(
-            {
-                "it": f"renders no claim with the DRA switch on and {knob} 0",
-                "set": {switch: True, knob: 0},
-                "asserts": [
-                    *on_workload(
-                        {"notExists": {"path": device}},
-                        {"notExists": {"path": pod_claims}},
-                        {"notExists": {"path": container_claims}},
-                    ),
-                    *claim_docs(0 if claim_documents is not None else None),
-                ],
-            }
-        )
+    expected = {
+        "device": [
+            {"exists": {"path": device}},
+            {"notExists": {"path": pod_claims}},
+            {"notExists": {"path": container_claims}},
+        ],
+        "claim": [
+            {"notExists": {"path": device}},
+            {"equal": {"path": f"{pod_claims}[0].name", "value": claim}},
+            {"equal": {"path": f"{container_claims}[0].name", "value": claim}},
+        ],
+        "none": [
+            {"notExists": {"path": device}},
+            {"notExists": {"path": pod_claims}},
+            {"notExists": {"path": container_claims}},
+        ],
+    }
+    tests = []
+    for case in cases:
+        asserts = on_workload(*expected[case.expect])
+        if case.claim_documents is not None:
+            asserts.append({"hasDocuments": {"count": case.claim_documents}, "template": claims_template})
+            if case.claim_documents == 1:
+                asserts.append({"isKind": {"of": "ResourceClaimTemplate"}, "template": claims_template})
+        test: dict[str, Any] = {"it": case.it}
+        if case.values:
+            test["values"] = case.values
+        if case.set:
+            test["set"] = case.set
+        tests.append({**test, "asserts": asserts})
     body = {
-        "suite": f"{template}: DRA ResourceClaims behind the {switch} switch",
+        "suite": f"{template}: {about}",
         "templates": [template, claims_template],
-        # the rewritten chart fails the render below Kubernetes 1.34 with the switch on: pin a DRA cluster
+        # the rewritten chart fails the render below Kubernetes 1.34 when it renders claims: pin a DRA cluster
         "capabilities": {"majorVersion": 1, "minorVersion": 34, "apiVersions": ["resource.k8s.io/v1"]},
         "tests": tests,
     }
