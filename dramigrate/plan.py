@@ -219,28 +219,50 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
 
 def split_claims(plan: PodPlan) -> list[PodPlan]:
     """The scheduler allocates at most 32 devices per claim (AllocationResultsMaxSize). A pod asking for more (8 GPUs
-    and 32 EFA interfaces) gets one claim per device class, packed up to that limit, when no constraint spans two
-    of them; otherwise the one plan stays, and validation refuses it."""
+    and 32 EFA interfaces) gets several claims, each within that limit: requests a constraint ties together (a GPU
+    and its NICs under one PCIe root) stay in one claim, the others go by device class. A unit that alone exceeds the
+    limit keeps the one plan, and validation refuses it."""
     if sum(r.count for r in plan.requests) <= MAX_DEVICES_PER_CLAIM or any(
         not c.get("requests") for c in plan.constraints
     ):
         return [plan]
-    by_class: dict[str, list[RequestPlan]] = {}
+    unit_of: dict[str, int] = {}  # request name -> its unit
+    units: list[list[RequestPlan]] = []
+    by_name = {r.name: r for r in plan.requests}
+    for c in plan.constraints:
+        names = list(dict.fromkeys(n.split("/")[0] for n in c["requests"]))
+        joined = sorted({unit_of[n] for n in names if n in unit_of})
+        target = joined[0] if joined else len(units)
+        if not joined:
+            units.append([])
+        for other in joined[1:]:  # a constraint joining two units merges them
+            for r in units[other]:
+                unit_of[r.name] = target
+            units[target].extend(units[other])
+            units[other] = []
+        for n in names:
+            if n not in unit_of:
+                unit_of[n] = target
+                units[target].append(by_name[n])
+    classes: dict[str, int] = {}
     for r in plan.requests:
-        by_class.setdefault(r.device_class, []).append(r)
+        if r.name not in unit_of:
+            if r.device_class not in classes:
+                classes[r.device_class] = len(units)
+                units.append([])
+            unit_of[r.name] = classes[r.device_class]
+            units[classes[r.device_class]].append(r)
     bins: list[list[RequestPlan]] = []
-    for group in by_class.values():
-        size = sum(r.count for r in group)
-        fits = next((b for b in bins if sum(r.count for r in b) + size <= MAX_DEVICES_PER_CLAIM), None)
+    for unit in filter(None, units):
+        size = sum(r.count for r in unit)
         if size > MAX_DEVICES_PER_CLAIM:
             return [plan]
+        fits = next((b for b in bins if sum(r.count for r in b) + size <= MAX_DEVICES_PER_CLAIM), None)
         if fits is None:
-            bins.append(list(group))
+            bins.append(list(unit))
         else:
-            fits.extend(group)
+            fits.extend(unit)
     home = {r.name: i for i, b in enumerate(bins) for r in b}
-    if any(len({home[n.split("/")[0]] for n in c["requests"]}) > 1 for c in plan.constraints):
-        return [plan]
     taken = {str(c.get("name")) for c in plan.analysis.ref.spec.get("resourceClaims") or [] if isinstance(c, dict)}
     parts = []
     for i, requests in enumerate(bins):

@@ -288,10 +288,19 @@ def test_fit_agrees_with_evaluation():
 
 
 def test_gpu_efa_pairs_fit_under_one_pcie_root_each():
-    (template,), _ = migrate(pod("nvidia.com/gpu: 8\n        vpc.amazonaws.com/efa: 32", ""), align_nics="required")
-    devices = template["spec"]["spec"]["devices"]
-    assert len(devices["constraints"]) == 8 and len(devices["requests"]) == 16
-    assert fit_claim(template, RULES.classes, load_inventory(INVENTORIES / "gpu-efa.yaml")).fits
+    # 40 devices: more than one claim may hold (32), so the GPU/EFA pairs are packed into two claims, each pair whole
+    templates, _ = migrate(pod("nvidia.com/gpu: 8\n        vpc.amazonaws.com/efa: 32", ""), align_nics="required")
+    inventory = load_inventory(INVENTORIES / "gpu-efa.yaml")
+    assert len(templates) == 2
+    counts = []
+    for template in templates:
+        devices = template["spec"]["spec"]["devices"]
+        in_claim = {r["name"] for r in devices["requests"]}
+        assert all(set(c["requests"]) <= in_claim for c in devices["constraints"])
+        assert sum(r["exactly"]["count"] for r in devices["requests"]) <= 32
+        assert fit_claim(template, RULES.classes, inventory).fits
+        counts.append(len(devices["constraints"]))
+    assert sum(counts) == 8
 
 
 def test_named_classes_select_the_same_devices():
