@@ -157,6 +157,20 @@ def plain_scalar(value: str) -> Any:
 _NO_KEY = object()
 
 
+def _attach(top: list[Any], new: Any, line: int, col: int, as_key: str) -> None:
+    """Put a collection (or an alias of one) into the open collection `top`, with ruamel's line and column data."""
+    cont = top[0]
+    if type(cont) is Sequence:
+        cont.lc.data[len(cont)] = [line, col]
+        cont.append(new)
+    elif top[1] is _NO_KEY:
+        raise Decline(as_key)
+    else:
+        cont[top[1]] = new
+        cont.lc.data[top[1]] = [top[2], top[3], line, col]
+        top[1] = _NO_KEY
+
+
 def parse_stream(text: str) -> list[tuple[Any, int]]:
     """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError."""
     from yaml import (
@@ -234,17 +248,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 if not stack:
                     root, root_line = new, line
                 else:
-                    top = stack[-1]
-                    cont = top[0]
-                    if type(cont) is Sequence:
-                        cont.lc.data[len(cont)] = [line, col]
-                        cont.append(new)
-                    elif top[1] is _NO_KEY:
-                        raise Decline("collection as a key")
-                    else:
-                        cont[top[1]] = new
-                        cont.lc.data[top[1]] = [top[2], top[3], line, col]
-                        top[1] = _NO_KEY
+                    _attach(stack[-1], new, line, col, "collection as a key")
                 stack.append([new, _NO_KEY, 0, 0])
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 done = stack.pop()[0]
@@ -261,18 +265,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 new = anchors.get(ev.anchor)
                 if new is None or not stack or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
-                line, col = new.lc.line, new.lc.col
-                top = stack[-1]
-                cont = top[0]
-                if type(cont) is Sequence:
-                    cont.lc.data[len(cont)] = [line, col]
-                    cont.append(new)
-                elif top[1] is _NO_KEY:
-                    raise Decline("alias as a key")
-                else:
-                    cont[top[1]] = new
-                    cont.lc.data[top[1]] = [top[2], top[3], line, col]
-                    top[1] = _NO_KEY
+                _attach(stack[-1], new, new.lc.line, new.lc.col, "alias as a key")
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
     return docs

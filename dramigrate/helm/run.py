@@ -855,6 +855,29 @@ def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, so
                     f.related.append(located)
 
 
+def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want: str, on: Any, patch: str) -> bool:
+    """Proof D for one value set: the migrated chart's render equals the migration of the original render (fields
+    that differ between two renders of the original masked) and is strict-valid; else the chart is manual work."""
+    from dramigrate.helm.prove import canonical_claims, strict_errors, without_nulls
+
+    before = objects(original.stream + original.rest)
+    ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+    expected = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
+    diff = first_difference(expected, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
+    if diff:
+        _manual(
+            outcome,
+            f"{case}, the rewritten chart renders differently from the migrated original rendering: {diff}",
+            patch,
+        )
+        return False
+    invalid = strict_errors(on.stream, ("1.34", "1.36"))
+    if invalid:
+        _manual(outcome, f"{case}, the render is not valid: {invalid}", patch)
+        return False
+    return True
+
+
 def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
     outcome.manual = reason
     outcome.patch = patch
@@ -1066,7 +1089,7 @@ def _fix_idiomatic(
     is byte-identical to the original chart's, with it on every render equals the migrated original render
     (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
     from dramigrate.helm import idiomatic
-    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors, without_nulls
+    from dramigrate.helm.prove import same_text
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1175,21 +1198,7 @@ def _fix_idiomatic(
             # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
             outcome.checked.append(f"{v.label} (switch off)")
             continue
-        before = objects(original.stream + original.rest)
-        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
-        expected_objects = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
-        diff = first_difference(expected_objects, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
-        if diff:
-            _manual(
-                outcome,
-                f"with {v.label} and the DRA switch on, the rewritten chart renders differently from the migrated "
-                f"original rendering: {diff}",
-                patch,
-            )
-            return
-        invalid = strict_errors(on.stream, ("1.34", "1.36"))
-        if invalid:
-            _manual(outcome, f"with {v.label} and the DRA switch on, the render is not valid: {invalid}", patch)
+        if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
             return
         outcome.checked.append(v.label)
     if not outcome.writable and mode == "fix":
@@ -1248,7 +1257,7 @@ def _fix_passthrough(
     is strict-valid for Kubernetes 1.34 and 1.36."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
-    from dramigrate.helm.prove import canonical_claims, same_text, strict_errors, without_nulls
+    from dramigrate.helm.prove import same_text
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1380,21 +1389,7 @@ def _fix_passthrough(
                 patch,
             )
             return
-        before = objects(original.stream + original.rest)
-        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
-        want_objects = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
-        diff = first_difference(want_objects, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
-        if diff:
-            _manual(
-                outcome,
-                f"with {v.label} and the DRA values files, the rewritten chart renders differently from the migrated "
-                f"original rendering: {diff}",
-                patch,
-            )
-            return
-        invalid = strict_errors(on.stream, ("1.34", "1.36"))
-        if invalid:
-            _manual(outcome, f"with {v.label} and the DRA values files, the render is not valid: {invalid}", patch)
+        if not _proven_on(outcome, f"with {v.label} and the DRA values files", original, again, want, on, patch):
             return
         names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
         outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
