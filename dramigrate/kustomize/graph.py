@@ -283,6 +283,8 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     `walked`: the folders the input walk went through, with the kustomizations it saw there; they are not walked
     again. A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
+    if not extra_roots and not any(w.kustomizations for w in walked or ()) and not _in_a_kustomization(paths):
+        return graph  # no kustomization anywhere can load these files: skip the walk of the whole repository
     wanted_set = {str(p) for p in paths}  # sets of strings: a repository has thousands of files and folders
     roots = {git_above(folder) or folder for folder in {os.path.dirname(str(p)) for p in paths}}
     roots |= {str(r.resolve()) for r in extra_roots}
@@ -321,6 +323,20 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
         for child in node.children + node.components:
             graph.parents.setdefault(child, set()).add(folder)
     return graph
+
+
+def _in_a_kustomization(paths: list[Path]) -> bool:
+    """Some path has a kustomization in its folder or a folder above. kustomize loads a file only from under the
+    kustomization's own folder (its default load restrictor), so a file with none above it is in no graph."""
+    seen: set[str] = set()
+    for p in paths:
+        for folder in _ancestors(os.path.dirname(str(p))):
+            if folder in seen:  # it and every folder above it were looked at already
+                break
+            seen.add(folder)
+            if any(os.path.isfile(os.path.join(folder, n)) for n in NAMES):
+                return True
+    return False
 
 
 def under(folder: str, folders: set[str]) -> bool:
