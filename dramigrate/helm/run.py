@@ -32,7 +32,15 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm.locate import find_in_files, map_line, source_of, stream_sources
 from dramigrate.helm.patterns import classify
-from dramigrate.helm.prove import first_difference, objects, volatile
+from dramigrate.helm.prove import (
+    canonical_claims,
+    first_difference,
+    objects,
+    same_text,
+    strict_errors,
+    volatile,
+    without_nulls,
+)
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite
 from dramigrate.helm.values import (
     Leaf,
@@ -740,9 +748,7 @@ def _fix(
         if new.error:
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
-        again = _render(root, v.options)
-        before = objects(original.stream + original.rest)
-        ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+        ignore = _volatile(original, _render(root, v.options))
         diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
         if diff:
             why = (
@@ -855,13 +861,28 @@ def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, so
                     f.related.append(located)
 
 
+def _volatile(original: Any, again: Any) -> set[Any]:
+    """Fields that differ between two renders of the original chart (randAlphaNum and the like): not compared."""
+    if again.error:
+        return set()
+    return volatile(objects(original.stream + original.rest), objects(again.stream + again.rest))
+
+
+def _identical(outcome: ChartOutcome, case: str, original: Any, again: Any, new: Any, patch: str) -> bool:
+    """Proof L for one value set: the rewritten chart renders byte for byte what the original did (text that differs
+    between two renders of the original aside); else the chart is manual work."""
+    twice = again.manifests if not again.error else original.manifests
+    difference = same_text(original.manifests, twice, new.manifests)
+    if difference:
+        _manual(outcome, f"{case}, the render is not byte-identical: {difference}", patch)
+        return False
+    return True
+
+
 def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want: str, on: Any, patch: str) -> bool:
     """Proof D for one value set: the migrated chart's render equals the migration of the original render (fields
     that differ between two renders of the original masked) and is strict-valid; else the chart is manual work."""
-    from dramigrate.helm.prove import canonical_claims, strict_errors, without_nulls
-
-    before = objects(original.stream + original.rest)
-    ignore = volatile(before, objects(again.stream + again.rest)) if not again.error else set()
+    ignore = _volatile(original, again)
     expected = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
     diff = first_difference(expected, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
     if diff:
@@ -1089,7 +1110,6 @@ def _fix_idiomatic(
     is byte-identical to the original chart's, with it on every render equals the migrated original render
     (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
     from dramigrate.helm import idiomatic
-    from dramigrate.helm.prove import same_text
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1186,13 +1206,7 @@ def _fix_idiomatic(
                 )
                 return
         again = _render(root, v.options)
-        difference = same_text(
-            original.manifests, again.manifests if not again.error else original.manifests, off.manifests
-        )
-        if difference:
-            _manual(
-                outcome, f"with {v.label} and the DRA switch off, the render is not byte-identical: {difference}", patch
-            )
+        if not _identical(outcome, f"with {v.label} and the DRA switch off", original, again, off, patch):
             return
         if v.label.endswith(ADDED_DEVICE):
             # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
@@ -1257,7 +1271,6 @@ def _fix_passthrough(
     is strict-valid for Kubernetes 1.34 and 1.36."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
-    from dramigrate.helm.prove import same_text
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1358,13 +1371,7 @@ def _fix_passthrough(
                 return
             continue
         again = _render(root, v.options)
-        difference = same_text(
-            original.manifests, again.manifests if not again.error else original.manifests, new.manifests
-        )
-        if difference:
-            _manual(
-                outcome, f"with {v.label} (values as they were), the render is not byte-identical: {difference}", patch
-            )
+        if not _identical(outcome, f"with {v.label} (values as they were)", original, again, new, patch):
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
         sets = bool(copts.set_values or copts.set_string_values)
