@@ -334,6 +334,32 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
 _MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
 
 
+_BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
+
+
+def _dot_context(lines: list[str], i: int) -> str | None:
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, None inside a `range` or a
+    `define` (a list element or a helper's argument, not a values path the rewrite can name)."""
+    depth = 0
+    for j in range(i, -1, -1):
+        actions = _BLOCK.findall(lines[j])
+        for word, expr in reversed(actions if j < i else []):
+            if word == "end":
+                depth += 1
+            elif depth:
+                depth -= 1
+            elif word in ("range", "define", "block"):
+                return None
+            elif word == "with":
+                path = expr.split()[0] if expr.split() else ""
+                if path.startswith(".Values"):
+                    return path
+                if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
+                    return f"{outer}{path}"
+                return None
+    return ""
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
@@ -347,6 +373,11 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
         if not m:
             continue
         base, key = m.group(1), m.group(2)
+        if not base.startswith((".Values", "$")):
+            context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
+            if context is None:
+                continue  # inside a range (or a define): `.` is not a values map fix can name
+            base = f"{context}{base}"
         words = [w for w in base.split(".") if w and not w.startswith("$")][1 if base.startswith(".Values") else 0 :]
         target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
         if target is None:
