@@ -1164,6 +1164,11 @@ def _fix_idiomatic(
             outcome, root, copts, work, wanted[sub], [*expected, *shipped], (prefix + first[0], first[1]), sub, scope
         )
         return
+    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+        from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
+
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+            return
     try:
         changes = idiomatic.build(
             leaf,
