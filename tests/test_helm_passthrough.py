@@ -135,7 +135,12 @@ def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, P
     assert "      {{- with .Values.trainer.resourceClaims }}\n      resourceClaims:\n" in template
     assert "launcher.resourceClaims" not in template
     assert gpu.read_text() == GPU  # the user's file stays: -f gpu.yaml is the way back
-    assert yaml.safe_load((chart / "values.yaml").read_text())["resourceClaimTemplates"] == {}
+    values = (chart / "values.yaml").read_text()
+    assert yaml.safe_load(values)["resourceClaimTemplates"] == {}
+    # the pass-through's key documented beside its map, in the chart's comment style (helm-docs here)
+    assert "  resources: {}\n  # -- DRA ResourceClaims of the pod (resource.k8s.io/v1" in values
+    assert yaml.safe_load(values)["trainer"]["resourceClaims"] == []
+    assert "resourceClaims" not in yaml.safe_load(values)["launcher"]
     added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
     assert added <= 60, added
 

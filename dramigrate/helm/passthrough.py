@@ -439,21 +439,67 @@ def claim_template_file(namespaced: bool) -> str:
     )
 
 
+def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
+    import textwrap
+
+    lines = textwrap.wrap(text, max(40, 100 - len(ind)))
+    if style == "bitnami":
+        return [f"{ind}## @param {key} {lines[0]}", *(f"{ind}## {x}" for x in lines[1:])]
+    lead = "# -- " if style == "helm-docs" else "# "
+    return [f"{ind}{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
+
+
+def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
+    """values.yaml with `resourceClaims: []` (the sibling each pass-through renders) documented right after each
+    resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing."""
+    from dramigrate.helm.values import key_line
+
+    lines = values.splitlines()
+    inserts: dict[int, list[str]] = {}
+    style = _comment_style(values)
+    for path in map_paths:
+        if not path or not all(isinstance(p, str) for p in path):
+            continue
+        found = next(((path[k:], n) for k in range(len(path)) if (n := key_line(values_path, path[k:]))), None)
+        if found is None:
+            continue
+        own, line = found
+        sibling = sibling_path(own, "resourceClaims")
+        if key_line(values_path, sibling) or not 0 < line <= len(lines):
+            continue
+        ind = _indent(lines[line - 1])
+        end = line  # the map's block: deeper lines, comments included (a commented-out example)
+        for j in range(line, len(lines)):
+            text = lines[j]
+            if not text.strip():
+                continue
+            if _indent(text) <= ind:
+                break
+            end = j + 1
+        doc = (
+            "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by name; containers ask for"
+            f" them in {own[-1]}.claims (see the *-dra.yaml values files)"
+        )
+        blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        inserts.setdefault(end, []).extend(
+            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: []"]
+        )
+    if not inserts:
+        return values
+    out = []
+    for i, text in enumerate(lines, start=1):
+        out.append(text)
+        out.extend(inserts.get(i, []))
+    return "\n".join(out) + ("\n" if values.endswith("\n") else "")
+
+
 def values_doc(values: str) -> str:
     """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
     text = (
         "DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) the chart renders, by name; a pod asks for"
         " one in its resourceClaims, a container in its resources.claims (see the *-dra.yaml values files)"
     )
-    import textwrap
-
-    style = _comment_style(values)
-    lines = textwrap.wrap(text, 100)
-    if style == "bitnami":
-        doc = [f"## @param {VALUES_KEY} {lines[0]}", *(f"## {x}" for x in lines[1:])]
-    else:
-        lead = "# -- " if style == "helm-docs" else "# "
-        doc = [f"{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
+    doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
 
@@ -492,5 +538,6 @@ def build(
             {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},
         ),
     )
-    changes.append(Change("values.yaml", values or None, values_doc(values)))
+    documented = claims_docs(values, values_path, list(map_paths)) if values else values
+    changes.append(Change("values.yaml", values or None, values_doc(documented)))
     return changes
