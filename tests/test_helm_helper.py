@@ -111,3 +111,29 @@ def test_switch_off_renders_byte_identical(vllm: dict[str, Any]) -> None:
     before = _render(vllm["original"], vllm["values"], {"dra": {"enabled": False}}, vllm["tmp"])
     assert off == before
     assert "nvidia.com/gpu" in off
+
+
+RAY_VALUES = "vllm-production-stack/tutorials/assets/values-15-a-minimal-pipeline-parallel-example-raycluster.yaml"
+
+
+def test_ray_groups_get_claims_and_num_gpus(vllm: dict[str, Any]) -> None:
+    """The helper's other call sites (the RayCluster head and workers) are wired too: KubeRay reads num-gpus from the
+    limits the claim replaces, so the DRA branch sets rayStartParams.num-gpus as the manifest migration does."""
+    values = vllm["tmp"].parent / "ray.yaml"
+    values.write_bytes((CORPUS / RAY_VALUES).read_bytes())
+    (ray,) = [d for d in _objects(_render(vllm["root"], values)) if d["kind"] == "RayCluster"]
+    groups = [ray["spec"]["headGroupSpec"], *ray["spec"]["workerGroupSpecs"]]
+    for group in groups:
+        pod = group["template"]["spec"]
+        assert "nvidia.com/gpu" not in str(pod["containers"][0]["resources"])
+        assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+        assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
+        assert group["rayStartParams"]["num-gpus"] == "1"
+    off = {
+        "dra": {"enabled": False},
+        "raySpec": {
+            "enabled": True,
+            "headNode": {"requestCPU": 1, "requestMemory": "20Gi", "requestGPU": 1, "dra": {"enabled": False}},
+        },
+    }
+    assert _render(vllm["root"], values, off, vllm["tmp"]) == _render(vllm["original"], values, off, vllm["tmp"])

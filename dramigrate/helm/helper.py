@@ -343,12 +343,44 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     raise NotHelper(f"{rel}:{at + 1}: the pod's tolerations have a shape the rewrite does not merge into")
 
 
+def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, count: str, rel: str) -> tuple:
+    """(start, stop, new lines) setting KubeRay's `rayStartParams.num-gpus` in the DRA branch: KubeRay reads the
+    GPU count from the Ray container's limits, which no longer name the GPU (the migration sets it too)."""
+    if set(params) != {"num-gpus"}:
+        raise NotHelper(f"{rel}: the migration sets rayStartParams {', '.join(sorted(params))}")
+    template = _parent(lines, pod)
+    if template < 0 or lines[template].strip() != "template:":
+        raise NotHelper(f"{rel}:{pod + 1}: the pod spec is not under a `template:` of a Ray group")
+    col = _indent(lines[template])
+    for i in range(template - 1, max(-1, template - 40), -1):
+        m = re.match(r"^(\s*)(- )?rayStartParams:\s*(\{\})?\s*$", lines[i])
+        if m and len(m.group(1)) + len(m.group(2) or "") == col:
+            pad = " " * col
+            value = f"{pad}  num-gpus: {{{{ {count} | toString | quote }}}}"
+            if m.group(3):  # `rayStartParams: {}`: the DRA branch writes the map
+                head = lines[i][: len(m.group(1)) + len(m.group(2) or "")]
+                new = [
+                    f"{m.group(1)}{{{{- if {cond} }}}}",
+                    f"{head}rayStartParams:",
+                    value,
+                    f"{m.group(1)}{{{{- else }}}}",
+                    lines[i],
+                    f"{m.group(1)}{{{{- end }}}}",
+                ]
+                return i, i + 1, new
+            return i + 1, i + 1, [f"{pad}  {{{{- if {cond} }}}}", value, f"{pad}  {{{{- end }}}}"]
+        if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
+            break
+    raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
+
+
 @dataclass
 class Wiring:
     """One call site's pod: what the migration added there."""
 
     site: CallSite
     delta: PodDelta
+    params: dict[str, Any]  # keys the migration set in the pod's group `rayStartParams` (KubeRay's num-gpus)
 
 
 def rewrite_site_template(
@@ -410,6 +442,8 @@ def rewrite_site_template(
         elif tolerations:
             pod_lines += [f"{p}{{{{- if {claim_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
         edits.append((containers, containers, pod_lines))
+        if w.params:
+            edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
         namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
         check = capabilities_check(_arg(claim_cond), f"dra.enabled=false ({site.arg})")
         check = check.replace(".Capabilities", "$.Capabilities")
@@ -468,7 +502,7 @@ def build(
     root: Path,
     keys: list[KeyLine],
     sites: list[CallSite],
-    deltas: dict[tuple[str, int], PodDelta],
+    deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]],
     context_path: str,
     opt_in: bool,
 ) -> list[Change]:
@@ -482,11 +516,11 @@ def build(
     define, file, key = defines.pop(), files.pop(), keys[0]
     mode = "values" if ".Values" in key.count else "context"
     default = not opt_in
-    claims = {d.claim for d in deltas.values()}
-    specs = {repr(d.spec) for d in deltas.values()}
+    claims = {d.claim for d, _ in deltas.values()}
+    specs = {repr(d.spec) for d, _ in deltas.values()}
     if len(claims) != 1 or len(specs) != 1:
         raise NotHelper("the migration gives the helper's call sites different claims")
-    any_delta = next(iter(deltas.values()))
+    any_delta = next(iter(deltas.values()))[0]
     requests = [r["name"] for r in any_delta.spec.get("spec", {}).get("devices", {}).get("requests", [])]
     if len(requests) != 1:
         raise NotHelper("the migrated claim has several requests")
@@ -498,10 +532,10 @@ def build(
     changes = [Change(file, helper_text, after)]
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
-        delta = deltas.get((s.rel, s.index))
-        if delta is None:
+        found = deltas.get((s.rel, s.index))
+        if found is None:
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
-        by_rel.setdefault(s.rel, []).append(Wiring(s, delta))
+        by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
         new = rewrite_site_template(text, rel, define, wirings, mode, default)
@@ -528,16 +562,31 @@ def _class(spec: dict[str, Any]) -> str:
 # --- locating, building and proving (called by run.py for patterns D, E and F) -----------------------------------
 
 
+def _groups(node: Any, out: list[tuple[dict[str, Any] | None, dict[str, Any]]], parent: Any = None) -> list:
+    """(the object whose `template` holds the pod, the pod spec) for each pod spec, in document order."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            out.append((parent, node))
+        for k, v in node.items():
+            holder = node if k == "template" else None
+            if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
+                holder = parent  # template.spec: the group is the template's holder
+            _groups(v, out, holder if k in ("template", "spec") else None)
+    elif isinstance(node, list):
+        for v in node:
+            _groups(v, out)
+    return out
+
+
 def pod_deltas(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
-) -> list[PodDelta]:
-    """What the migration added to each pod spec of a template that got a claim, in document order."""
-    from dramigrate.helm.idiomatic import _pod_specs
-
+) -> list[tuple[PodDelta, dict[str, Any]]]:
+    """What the migration added to each pod spec of a template that got a claim, in document order, with the
+    keys it set in the pod's group `rayStartParams`."""
     out = []
-    before = [p for doc in original for p in _pod_specs(doc, [])]
-    after = [p for doc in migrated for p in _pod_specs(doc, [])]
-    for old, new in zip(before, after, strict=False):
+    before = [g for doc in original for g in _groups(doc, [])]
+    after = [g for doc in migrated for g in _groups(doc, [])]
+    for (old_group, old), (new_group, new) in zip(before, after, strict=False):
         claims = new.get("resourceClaims") or []
         if not claims or claims == (old.get("resourceClaims") or []):
             continue
@@ -548,7 +597,11 @@ def pod_deltas(
             raise NotHelper("the migration's ResourceClaimTemplate is not in the render")
         old_tol = old.get("tolerations") or []
         added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-        out.append(PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace"))))
+        delta = PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
+        params_before = (old_group or {}).get("rayStartParams") or {}
+        params_after = (new_group or {}).get("rayStartParams") or {}
+        params = {k: v for k, v in params_after.items() if params_before.get(k) != v}
+        out.append((delta, params))
     return out
 
 
@@ -612,7 +665,7 @@ def fix(
             if key[1] == "ResourceClaimTemplate"
             for doc in docs
         }
-        deltas: dict[tuple[str, int], PodDelta] = {}
+        deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
         for rel in sorted({s.rel for s in sites}):
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
@@ -626,12 +679,16 @@ def fix(
             deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
-        shared = next(iter(deltas.values()))
-        deltas.update({(s.rel, s.index): shared for s in sites if (s.rel, s.index) not in deltas})
+        shared = next(iter(deltas.values()))[0]
+        for s in sites:  # a call site these values do not render: wired as the others (one helper, one device)
+            if (s.rel, s.index) not in deltas:
+                ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
+                # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
+                deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
         if not {s.rel for s in sites} >= rels:
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
-        where = context_path(root, sites[0])
+        where = " and each ".join(dict.fromkeys(context_path(root, s) for s in sites))
         changes = build(root, keys, sites, deltas, where, opt_in)
         switched_off = build(root, keys, sites, deltas, where, True) if not opt_in else changes
         switched_on = build(root, keys, sites, deltas, where, False) if opt_in else changes
