@@ -135,7 +135,12 @@ def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, P
     assert "      {{- with .Values.trainer.resourceClaims }}\n      resourceClaims:\n" in template
     assert "launcher.resourceClaims" not in template
     assert gpu.read_text() == GPU  # the user's file stays: -f gpu.yaml is the way back
-    assert yaml.safe_load((chart / "values.yaml").read_text())["resourceClaimTemplates"] == {}
+    values = (chart / "values.yaml").read_text()
+    assert yaml.safe_load(values)["resourceClaimTemplates"] == {}
+    # the pass-through's key documented beside its map, in the chart's comment style (helm-docs here)
+    assert "  resources: {}\n  # -- DRA ResourceClaims of the pod (resource.k8s.io/v1" in values
+    assert yaml.safe_load(values)["trainer"]["resourceClaims"] == []
+    assert "resourceClaims" not in yaml.safe_load(values)["launcher"]
     added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
     assert added <= 60, added
 
@@ -226,3 +231,70 @@ def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
         if d and d["kind"] == "RayCluster"
     ]
     assert "nvidia.com/gpu" not in json.dumps(ray["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"])
+
+
+# Shapes from real public charts (not copied): a range over extra init containers that pass their own `.resources`
+# through, before the main container's `.Values.resources`; and a chart that ships one values file per accelerator
+# vendor (NVIDIA, Intel Gaudi).
+VENDOR_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      initContainers:
+        {{- range .Values.initContainers }}
+        - name: {{ .name }}
+          image: {{ .image }}
+          {{- if .resources }}
+          resources:
+            {{- toYaml .resources | nindent 12 }}
+          {{- end }}
+        {{- end }}
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+VENDOR_VALUES = "initContainers: []\nresources:\n  requests:\n    cpu: 100m\n"
+VENDOR_FILES = {
+    "nv-values.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    "gaudi-values.yaml": "resources:\n  limits:\n    habana.ai/gaudi: 2\n",
+}
+
+
+def test_vendor_values_files_and_a_range_of_init_containers(tmp_path: Path) -> None:
+    """Each shipped vendor file gets its own DRA variant with its own device class (was: manual, "several device
+    classes"), and `.resources` inside a range is not taken for `.Values.resources` (was: manual, "no
+    `containers:` line above the resources map")."""
+    chart = tmp_path / "server"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: server\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text(VENDOR_VALUES)
+    (chart / "templates" / "deployment.yaml").write_text(VENDOR_TEMPLATE)
+    for name, text in VENDOR_FILES.items():
+        (chart / name).write_text(text)
+    original = shutil.copytree(chart, tmp_path / "original")
+    nv = chart / "nv-values.yaml"
+    outcome = run_chart(chart, ChartOptions(values_files=(nv,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert template.count("{{- with .Values.resourceClaims }}") == 1
+    classes = {}
+    for name in VENDOR_FILES:
+        assert texts(chart, (chart / name,)) == texts(original, (original / name,))
+        out = docs(chart, (chart / name.replace(".yaml", "-dra.yaml"),))
+        pod = out["Deployment"]["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"]["claims"] and "limits" not in pod["containers"][0]["resources"]
+        request = out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        classes[name] = (request["deviceClassName"], request["count"])
+    assert classes["nv-values.yaml"] == ("gpu.nvidia.com", 1)
+    assert classes["gaudi-values.yaml"][1] == 2 and classes["gaudi-values.yaml"][0] != "gpu.nvidia.com"

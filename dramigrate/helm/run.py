@@ -1164,6 +1164,11 @@ def _fix_idiomatic(
             outcome, root, copts, work, wanted[sub], [*expected, *shipped], (prefix + first[0], first[1]), sub, scope
         )
         return
+    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+        from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
+
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+            return
     try:
         changes = idiomatic.build(
             leaf,
@@ -1328,10 +1333,11 @@ def _fix_passthrough(
                 "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
                 "variant"
             )
-        if len(classes) != 1 or None in classes:
-            raise pt.NotPassThrough("the migration asks for several device classes")
+        # each values variant carries its own claim templates, so the chart's shipped files may ask for different
+        # device classes (an NVIDIA, a Gaudi and a ROCm file); the class only documents the schema entry
+        named = sorted(c for c in classes if c)
         changes = _in_umbrella(
-            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, str(next(iter(classes))))
+            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, named[0] if named else "")
         )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
