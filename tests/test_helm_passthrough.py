@@ -135,7 +135,12 @@ def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, P
     assert "      {{- with .Values.trainer.resourceClaims }}\n      resourceClaims:\n" in template
     assert "launcher.resourceClaims" not in template
     assert gpu.read_text() == GPU  # the user's file stays: -f gpu.yaml is the way back
-    assert yaml.safe_load((chart / "values.yaml").read_text())["resourceClaimTemplates"] == {}
+    values = (chart / "values.yaml").read_text()
+    assert yaml.safe_load(values)["resourceClaimTemplates"] == {}
+    # the pass-through's key documented beside its map, in the chart's comment style (helm-docs here)
+    assert "  resources: {}\n  # -- DRA ResourceClaims of the pod (resource.k8s.io/v1" in values
+    assert yaml.safe_load(values)["trainer"]["resourceClaims"] == []
+    assert "resourceClaims" not in yaml.safe_load(values)["launcher"]
     added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
     assert added <= 60, added
 
@@ -148,7 +153,8 @@ def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, 
     assert "nvidia.com/gpu" not in values["trainer"]["resources"]["limits"]  # replaced, not a null overlay
     assert values["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
     (claim,) = values["trainer"]["resourceClaims"]
-    spec = values["resourceClaimTemplates"][claim["resourceClaimTemplateName"]]["spec"]
+    name = claim["resourceClaimTemplateName"].removeprefix("{{ .Release.Name }}-")  # rendered with tpl
+    spec = values["resourceClaimTemplates"][name]["spec"]
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
@@ -164,6 +170,23 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
     pod = out["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == out["ResourceClaimTemplate"]["metadata"]["name"]
+    # two releases in one namespace get a claim template each, each pod naming its own
+    names = set()
+    for release in ("blue", "green"):
+        rendered = [
+            d
+            for m in render_chart(
+                chart, RenderOptions(release_name=release, values_files=(gpu.parent / "gpu-dra.yaml",))
+            )
+            for d in yaml.safe_load_all(m.text)
+            if d
+        ]
+        by_kind = {d["kind"]: d for d in rendered}
+        name = by_kind["ResourceClaimTemplate"]["metadata"]["name"]
+        claims = by_kind["Deployment"]["spec"]["template"]["spec"]["resourceClaims"]
+        assert name.startswith(f"{release}-") and claims[0]["resourceClaimTemplateName"] == name
+        names.add(name)
+    assert len(names) == 2
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     assert "resourceClaims" not in out["Job"]["spec"]["template"]["spec"]
     assert out["ResourceClaimTemplate"]["apiVersion"] == "resource.k8s.io/v1"

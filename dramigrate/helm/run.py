@@ -1290,6 +1290,7 @@ def _fix_passthrough(
         )
     )
     try:
+        scoped = pt.release_scoped(root / sub if sub else root, rels)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -1303,7 +1304,7 @@ def _fix_passthrough(
                     f"the chart does not render with a marker in each resources map: {probe_render.error}"
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = pt.claim_names(edits, rcts, chart_name(root), scoped)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
             variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope, chart_defaults(root))
@@ -1322,7 +1323,7 @@ def _fix_passthrough(
             edits, rcts = pt.map_edits(
                 default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
             )
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = pt.claim_names(edits, rcts, chart_name(root), scoped)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
             overlay = pt.overlay_text(edits, templates, dsources.merged, scope)
@@ -1337,7 +1338,7 @@ def _fix_passthrough(
         # device classes (an NVIDIA, a Gaudi and a ROCm file); the class only documents the schema entry
         named = sorted(c for c in classes if c)
         changes = _in_umbrella(
-            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, named[0] if named else "")
+            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, named[0] if named else "", scoped)
         )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
