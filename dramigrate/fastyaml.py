@@ -16,6 +16,7 @@ uses ruamel for that file. tests/test_speed.py proves lint's output is the same 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Any
 
 from dramigrate.documents import YamlFile, check_size, has_content, split_documents
@@ -300,8 +301,11 @@ def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFil
         first = doc.start_line - 1
         bounds.append((first, first + doc.body.count("\n") + (0 if doc.body.endswith("\n") else 1)))
     found: list[list[Any]] = [[] for _ in yf.documents]
+    starts = [lo for lo, _ in bounds]  # in file order: the section holding a line is found by bisection
     for root, line in docs:
-        idx = next((i for i, (lo, hi) in enumerate(bounds) if lo <= line < hi), None)
+        idx: int | None = bisect_right(starts, line) - 1
+        if idx is not None and (idx < 0 or line >= bounds[idx][1]):
+            idx = None
         if idx is None:
             if root is not None:
                 return None

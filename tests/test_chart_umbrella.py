@@ -105,7 +105,8 @@ def test_pass_through_in_a_vendored_subchart(tmp_path: Path) -> None:
     assert "resourceClaims" in (chart / "charts/worker/templates/deployment.yaml").read_text()
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     (name,) = overlay["worker"]["resourceClaimTemplates"]
-    assert overlay["worker"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+    ref = "{{ .Release.Name }}-" + name  # the subchart renders it with tpl, so each release has its own
+    assert overlay["worker"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": ref}]
     out = [
         d
         for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml",)))

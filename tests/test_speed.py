@@ -167,3 +167,20 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
     assert len(kept) < len(files) * 0.8
+
+
+def test_a_manifest_of_more_than_ten_thousand_documents_is_linted(tmp_path: Path) -> None:
+    """A rendered platform (kustomize build or helm template output) holds tens of thousands of small objects
+    within the 32 MiB file cap: the document limit must not refuse it, and positions stay right to the end."""
+    objects = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(12_000))
+    workload = (
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: t\n        image: x\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+    )
+    path = tmp_path / "rendered.yaml"
+    path.write_text(objects + workload)
+    r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
+    assert r.error is None
+    device = [f for f in r.findings if f.rule == "legacy-device-request"]
+    assert [(f.line, f.resource) for f in device] == [(objects.count("\n") + 15, "nvidia.com/gpu")]

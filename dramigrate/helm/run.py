@@ -719,7 +719,9 @@ def _fix(
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode)
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
+        )
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -1105,6 +1107,7 @@ def _fix_idiomatic(
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     given: set[str],
     mode: str,
+    relations: list[Relation] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1164,6 +1167,12 @@ def _fix_idiomatic(
             outcome, root, copts, work, wanted[sub], [*expected, *shipped], (prefix + first[0], first[1]), sub, scope
         )
         return
+    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+        from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
+
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+            return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
@@ -1174,6 +1183,7 @@ def _fix_idiomatic(
             claim_templates,
             settings.opt_in,
             hints,
+            tuple(guards),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1214,7 +1224,7 @@ def _fix_idiomatic(
             continue
         if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
             return
-        outcome.checked.append(v.label)
+        outcome.checked.append(notes.get(v.label, v.label))
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1285,6 +1295,7 @@ def _fix_passthrough(
         )
     )
     try:
+        scoped = pt.release_scoped(root / sub if sub else root, rels)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -1298,7 +1309,7 @@ def _fix_passthrough(
                     f"the chart does not render with a marker in each resources map: {probe_render.error}"
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = pt.claim_names(edits, rcts, chart_name(root), scoped)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
             variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope, chart_defaults(root))
@@ -1317,7 +1328,7 @@ def _fix_passthrough(
             edits, rcts = pt.map_edits(
                 default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
             )
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = pt.claim_names(edits, rcts, chart_name(root), scoped)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for spec in templates.values()}
             overlay = pt.overlay_text(edits, templates, dsources.merged, scope)
@@ -1328,10 +1339,11 @@ def _fix_passthrough(
                 "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
                 "variant"
             )
-        if len(classes) != 1 or None in classes:
-            raise pt.NotPassThrough("the migration asks for several device classes")
+        # each values variant carries its own claim templates, so the chart's shipped files may ask for different
+        # device classes (an NVIDIA, a Gaudi and a ROCm file); the class only documents the schema entry
+        named = sorted(c for c in classes if c)
         changes = _in_umbrella(
-            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, str(next(iter(classes))))
+            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, named[0] if named else "", scoped)
         )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
