@@ -33,6 +33,7 @@ from dramigrate.helm.idiomatic import (
     PodDelta,
     _and,
     _arg,
+    _block_end,
     _control,
     _dump_list,
     _indent,
@@ -320,11 +321,21 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     extra = count_define(text, define, block, key)
     out = list(lines)
     out[block.end : block.end + 1] = [*claims, out[block.end]]
-    for k in sorted(keys, key=lambda k: k.index, reverse=True):
-        pad = " " * _indent(lines[k.index])
-        out[k.index : k.index + 1] = [f"{pad}{{{{- if not {_arg(dra_on)} }}}}", lines[k.index], f"{pad}{{{{- end }}}}"]
+    spans: set[tuple[int, int]] = set()
+    for k in keys:
+        parent = _parent(lines, k.index)
+        end = _block_end(lines, parent) if parent > block.start else -1
+        children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
+        # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
+        spans.add((parent, end) if children and children <= {x.index for x in keys} else (k.index, k.index + 1))
+    for start, stop in sorted(spans, reverse=True):
+        pad = " " * _indent(lines[start])
+        # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
+        trim = "-" if start == block.start + 1 and lines[block.start].rstrip().endswith("-}}") else ""
+        opening = f"{pad}{{{{- if not {_arg(dra_on)} {trim}}}}}"
+        out[start:stop] = [opening, *lines[start:stop], f"{pad}{{{{- end }}}}"]
     # the new define goes right after the helper's `end` (its place moved by the lines added above it)
-    shift = 2 * len(keys) + len(claims)
+    shift = 2 * len(spans) + len(claims)
     at = block.end + shift + 1
     out[at:at] = extra.rstrip("\n").splitlines()
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
@@ -434,6 +445,9 @@ def rewrite_site_template(
         conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
         switch = _switch(mode, "$" if mode == "values" else site.arg, default)
         claim_cond = _and(switch, *conds, f"(gt {_count_at(define, site.arg)} 0)")
+        # the migration adds the toleration for any device key it removes, a count of 0 too
+        written = f'(ne (include "{define}.draCount" {site.arg} | trimAll "{_NUMBER}") "")'
+        tol_cond = _and(switch, *conds, written)
         p = " " * _indent(lines[containers])
         suffix = "" if len(wirings) == 1 else f"-{n}"
         spec_call = f'include "{define}.draClaimSpec" {site.arg}'
@@ -454,9 +468,9 @@ def rewrite_site_template(
             if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
         ]
         if tolerations and existing:
-            edits.append(_merge_tolerations(lines, existing[0], p, claim_cond, tol_text, rel))
+            edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
         elif tolerations:
-            pod_lines += [f"{p}{{{{- if {claim_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+            pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
         edits.append((containers, containers, pod_lines))
         if w.params:
             edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))

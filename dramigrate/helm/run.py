@@ -719,7 +719,9 @@ def _fix(
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode)
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
+        )
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -1119,6 +1121,7 @@ def _fix_idiomatic(
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     given: set[str],
     mode: str,
+    relations: list[Relation] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1186,6 +1189,7 @@ def _fix_idiomatic(
 
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
             return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
@@ -1196,6 +1200,7 @@ def _fix_idiomatic(
             claim_templates,
             settings.opt_in,
             hints,
+            tuple(guards),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1236,7 +1241,7 @@ def _fix_idiomatic(
             continue
         if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
             return
-        outcome.checked.append(v.label)
+        outcome.checked.append(notes.get(v.label, v.label))
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
