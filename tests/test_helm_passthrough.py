@@ -153,7 +153,8 @@ def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, 
     assert "nvidia.com/gpu" not in values["trainer"]["resources"]["limits"]  # replaced, not a null overlay
     assert values["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
     (claim,) = values["trainer"]["resourceClaims"]
-    spec = values["resourceClaimTemplates"][claim["resourceClaimTemplateName"]]["spec"]
+    name = claim["resourceClaimTemplateName"].removeprefix("{{ .Release.Name }}-")  # rendered with tpl
+    spec = values["resourceClaimTemplates"][name]["spec"]
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
@@ -169,6 +170,23 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
     pod = out["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == out["ResourceClaimTemplate"]["metadata"]["name"]
+    # two releases in one namespace get a claim template each, each pod naming its own
+    names = set()
+    for release in ("blue", "green"):
+        rendered = [
+            d
+            for m in render_chart(
+                chart, RenderOptions(release_name=release, values_files=(gpu.parent / "gpu-dra.yaml",))
+            )
+            for d in yaml.safe_load_all(m.text)
+            if d
+        ]
+        by_kind = {d["kind"]: d for d in rendered}
+        name = by_kind["ResourceClaimTemplate"]["metadata"]["name"]
+        claims = by_kind["Deployment"]["spec"]["template"]["spec"]["resourceClaims"]
+        assert name.startswith(f"{release}-") and claims[0]["resourceClaimTemplateName"] == name
+        names.add(name)
+    assert len(names) == 2
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     assert "resourceClaims" not in out["Job"]["spec"]["template"]["spec"]
     assert out["ResourceClaimTemplate"]["apiVersion"] == "resource.k8s.io/v1"
@@ -298,3 +316,42 @@ def test_vendor_values_files_and_a_range_of_init_containers(tmp_path: Path) -> N
         classes[name] = (request["deviceClassName"], request["count"])
     assert classes["nv-values.yaml"] == ("gpu.nvidia.com", 1)
     assert classes["gaudi-values.yaml"][1] == 2 and classes["gaudi-values.yaml"][0] != "gpu.nvidia.com"
+
+
+INLINE_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-api
+spec:
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+      - name: api
+        image: api:1
+        {{- with .Values.resources }}
+        resources: {{- toYaml . | nindent 10 }}
+        {{- end }}
+"""
+
+
+def test_resources_key_and_its_toyaml_on_one_line(tmp_path: Path) -> None:
+    """`resources: {{- toYaml . | nindent 10 }}` (key and action on one line, a shape real charts use): the finding
+    points at that line as pattern C and the pass-through is proven (was: the container's first line, pattern F,
+    manual)."""
+    chart = tmp_path / "api"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: api\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("resources: {}\n")
+    (chart / "templates" / "deployment.yaml").write_text(INLINE_TEMPLATE)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    lint = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "lint")
+    (finding,) = [f for f in lint.findings if f.resource]
+    assert finding.line == 16 and "pattern C" in finding.message, (finding.line, finding.message)
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()

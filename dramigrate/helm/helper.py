@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import shutil
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from dramigrate.helm.idiomatic import (
     PodDelta,
     _and,
     _arg,
-    _comment_style,
+    _block_end,
     _control,
     _dump_list,
     _indent,
@@ -75,7 +75,8 @@ class Block:
     cond: str
     start: int  # line of the opening action
     end: int  # line of its `end`
-    else_line: int = -1  # line of a plain `else` (-1: none); `else if` chains are not taken
+    branches: list[tuple[int, str | None]] = field(default_factory=list)  # `else if X` (line, X), `else` (line, None)
+    chained_with: bool = False  # an `else with`: not taken
 
 
 def _line_of(text: str) -> list[int]:
@@ -107,10 +108,13 @@ def blocks(text: str) -> list[Block]:
         if word in ("if", "with", "range", "define", "block"):
             stack.append(Block(word, body[len(word) :].strip(), line(start), -1))
         elif word == "else" and stack:
-            if body.strip() == "else":
-                stack[-1].else_line = line(start)
+            rest = body.strip()[len("else") :].strip()
+            if not rest:
+                stack[-1].branches.append((line(start), None))
+            elif rest.startswith("if "):
+                stack[-1].branches.append((line(start), rest[3:].strip()))
             else:
-                stack[-1].else_line = -2  # `else if` / `else with`: a chain
+                stack[-1].chained_with = True
         elif word == "end" and stack:
             done = stack.pop()
             done.end = line(start)
@@ -201,6 +205,7 @@ def key_lines(root: Path, hits: dict[int, str], marks: dict[int, tuple[str, int,
         if key.startswith("{{"):
             actions = _ACTION.findall(key)
             name_expr = actions[0].strip() if len(actions) == 1 else None
+            name_expr = re.sub(r"\s*\|\s*(quote|squote|toString)\s*$", "", name_expr or "") or None
             if not name_expr or " " in name_expr.strip("()") and not name_expr.startswith("$"):
                 raise NotHelper(f"{file}:{index + 1}: the helper's device key is not one variable or value")
         count = count_expression(value)
@@ -232,6 +237,9 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
         text = path.read_text(encoding="utf-8")
         for i, line in enumerate(text.splitlines()):
             for m in _INCLUDE.finditer(line):
+                opening = line.rfind("{{", 0, m.start())
+                if re.match(r"\{\{-?\s*(if|else|with|range)\b", line[opening:]) if opening >= 0 else False:
+                    continue  # the helper's text as a condition: it writes nothing into the pod
                 if m.group("name") == define:
                     out.append(CallSite(rel, i, m.group("arg")))
     return out
@@ -247,17 +255,24 @@ def _site_conditions(all_blocks: list[Block], pod: int, index: int, rel: str) ->
     for b in enclosing(all_blocks, index):
         if b.start <= pod:
             continue
-        if b.word != "if" or b.else_line == -2:
+        if b.word != "if" or b.chained_with:
             raise NotHelper(f"{rel}:{index + 1}: the helper is included inside `{b.word} {b.cond}`")
-        cond = b.cond if " " not in b.cond or b.cond.startswith("(") else f"({b.cond})"
-        out.append(_negated(b.cond) if 0 <= b.else_line < index else cond)
+        conds: list[str | None] = [b.cond]
+        for at, cond in b.branches:  # the branch the call site is in: every earlier condition false, its own true
+            if at < index:
+                conds = [*(_negated(c) for c in conds if c is not None), cond] if conds[-1] is not None else conds
+        *negated, own = conds
+        out += [c for c in negated if c is not None]
+        if own is not None:
+            out.append(own if " " not in own or own.startswith("(") else f"({own})")
     return out
 
 
 def _switch(mode: str, context: str, default: bool) -> str:
-    if mode == "values":
-        return f"{context}.Values.dra.enabled"
-    return f'(dig "dra" "enabled" {"true" if default else "false"} {context})'
+    """The switch, read with `dig` so that values which never mention it keep the chart's default: a new key in
+    values.yaml would change the render of charts that embed their values (z2jh's hub Secret)."""
+    where = f"{context}.Values.AsMap" if mode == "values" else context
+    return f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
 
 
 def _count_at(define: str, context: str) -> str:
@@ -306,11 +321,21 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     extra = count_define(text, define, block, key)
     out = list(lines)
     out[block.end : block.end + 1] = [*claims, out[block.end]]
-    for k in sorted(keys, key=lambda k: k.index, reverse=True):
-        pad = " " * _indent(lines[k.index])
-        out[k.index : k.index + 1] = [f"{pad}{{{{- if not {_arg(dra_on)} }}}}", lines[k.index], f"{pad}{{{{- end }}}}"]
+    spans: set[tuple[int, int]] = set()
+    for k in keys:
+        parent = _parent(lines, k.index)
+        end = _block_end(lines, parent) if parent > block.start else -1
+        children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
+        # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
+        spans.add((parent, end) if children and children <= {x.index for x in keys} else (k.index, k.index + 1))
+    for start, stop in sorted(spans, reverse=True):
+        pad = " " * _indent(lines[start])
+        # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
+        trim = "-" if start == block.start + 1 and lines[block.start].rstrip().endswith("-}}") else ""
+        opening = f"{pad}{{{{- if not {_arg(dra_on)} {trim}}}}}"
+        out[start:stop] = [opening, *lines[start:stop], f"{pad}{{{{- end }}}}"]
     # the new define goes right after the helper's `end` (its place moved by the lines added above it)
-    shift = 2 * len(keys) + len(claims)
+    shift = 2 * len(spans) + len(claims)
     at = block.end + shift + 1
     out[at:at] = extra.rstrip("\n").splitlines()
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
@@ -323,7 +348,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     after = lines[at + 2].strip() if at + 2 < len(lines) else ""
     guard = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", prev)
-    yaml_m = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
+    yaml_m = re.fullmatch(r"\{\{-?\s*(?:toYaml (\S+)|\. \| toYaml) \| nindent \d+\s*-?\}\}", body)
     if guard and yaml_m and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
         word, expr = guard.groups()
         new = [
@@ -412,12 +437,17 @@ def rewrite_site_template(
         )
         if containers < 0:
             raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
-        if not lines[site.index].strip().startswith("resources:"):
+        on_key = lines[site.index].strip().startswith("resources:")
+        below_key = site.index > 0 and lines[site.index - 1].strip() == "resources:" and _control(lines[site.index])
+        if not (on_key or below_key):
             raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
         pod = _parent(lines, containers)
         conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
         switch = _switch(mode, "$" if mode == "values" else site.arg, default)
         claim_cond = _and(switch, *conds, f"(gt {_count_at(define, site.arg)} 0)")
+        # the migration adds the toleration for any device key it removes, a count of 0 too
+        written = f'(ne (include "{define}.draCount" {site.arg} | trimAll "{_NUMBER}") "")'
+        tol_cond = _and(switch, *conds, written)
         p = " " * _indent(lines[containers])
         suffix = "" if len(wirings) == 1 else f"-{n}"
         spec_call = f'include "{define}.draClaimSpec" {site.arg}'
@@ -434,13 +464,13 @@ def rewrite_site_template(
         pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
         existing = [
             i
-            for i in range(containers + 1, min(pod_end, len(lines)))
+            for i in range(pod + 1, min(pod_end, len(lines)))
             if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
         ]
         if tolerations and existing:
-            edits.append(_merge_tolerations(lines, existing[0], p, claim_cond, tol_text, rel))
+            edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
         elif tolerations:
-            pod_lines += [f"{p}{{{{- if {claim_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+            pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
         edits.append((containers, containers, pod_lines))
         if w.params:
             edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
@@ -479,22 +509,17 @@ def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
 
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
     """The documentation of the switch appended to values.yaml."""
-    lead = "# -- " if _comment_style(values) == "helm-docs" else "# "
     sep = "" if values.endswith("\n") or not values else "\n"
-    what = (
-        f"Request {resource} through a DRA ResourceClaim (resource.k8s.io/v1, Kubernetes 1.34+) instead of the "
-        "device-plugin resource (false: as before)"
+    where = "values.yaml" if mode == "values" else f"each {context_path}"
+    text = (
+        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled` in {where} requests {resource} through a "
+        f"ResourceClaim instead of the device-plugin resource; false renders the chart as before. Not set, it is "
+        f"{'on' if default else 'off'}:"
     )
-    if mode == "values":
-        return (
-            f"{sep}\n{lead}Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)\n"
-            f"dra:\n  {lead}{what}\n  enabled: {'true' if default else 'false'}\n"
-        )
-    text = f"{what}; not set, it is {'on' if default else 'off'}."
     return (
-        f"{sep}\n# DRA (resource.k8s.io/v1, Kubernetes 1.34+): each {context_path} takes\n"
-        f"#   dra:\n#     enabled: {'true' if default else 'false'}\n"
+        f"{sep}\n"
         + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100))
+        + f"# dra:\n#   enabled: {'true' if default else 'false'}\n"
     )
 
 
@@ -514,7 +539,8 @@ def build(
     if len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
         raise NotHelper("the helper writes different device keys or counts")
     define, file, key = defines.pop(), files.pop(), keys[0]
-    mode = "values" if ".Values" in key.count else "context"
+    # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
+    mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
     specs = {repr(d.spec) for d, _ in deltas.values()}

@@ -186,9 +186,25 @@ def map_edits(
     return list(edits.values()), claim_templates
 
 
-def claim_names(edits: list[MapEdit], claim_templates: dict[str, Any], chart: str) -> dict[str, Any]:
-    """The `resourceClaimTemplates` values entries, renamed release-independently (`<group>-<claim>-<hash>`),
-    with the pods' `resourceClaims` following; the name keeps the spec hash the migration gave it."""
+RELEASE_PREFIX = "{{ .Release.Name }}-"
+
+
+def release_scoped(root: Path, rels: set[str]) -> bool:
+    """Whether the chart's claim templates are named after the release: yes when the rewrite writes the pods'
+    `resourceClaims` pass-through itself (it renders the names with `tpl`, so two releases in one namespace get
+    their own templates); no when a template renders that key already with plain `toYaml` (KubeRay's)."""
+    existing = root / TEMPLATE_FILE
+    if existing.is_file():
+        return ".Release.Name" in existing.read_text(encoding="utf-8")
+    return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
+
+
+def claim_names(
+    edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False
+) -> dict[str, Any]:
+    """The `resourceClaimTemplates` values entries, named `<group>-<claim>-<hash>` (the spec hash the migration
+    gave it), with the pods' `resourceClaims` following; `scoped`: the pods name them `{{ .Release.Name }}-<name>`,
+    as the claim-template file renders them."""
     out: dict[str, Any] = {}
     for edit in edits:
         group = next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
@@ -201,7 +217,7 @@ def claim_names(edits: list[MapEdit], claim_templates: dict[str, Any], chart: st
             base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
             out[name] = claim_templates[old]["spec"]
-            renamed.append({**claim, "resourceClaimTemplateName": name})
+            renamed.append({**claim, "resourceClaimTemplateName": (RELEASE_PREFIX if scoped else "") + name})
         if renamed:
             edit.siblings["resourceClaims"] = renamed
     return out
@@ -218,14 +234,14 @@ def variant_path(path: Path) -> Path:
 def variant_text(
     path: Path,
     edits: list[MapEdit],
-    templates: dict[str, Any],
+    templates: dict[Path_, dict[str, Any]],
     merged: dict[str, Any],
-    scope: Path_ = (),
     defaults: dict[str, Any] | None = None,
 ) -> str:
     """The values file with the DRA request in place of the device key, comments and layout kept. A device key
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
-    key left out would come back from the defaults)."""
+    key left out would come back from the defaults). `templates`: the claim templates by the values key they go
+    under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -280,19 +296,20 @@ def variant_text(
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
             parent[key] = value
-    holder = root
-    for part in scope:  # an umbrella chart passes the subchart's values under its name
-        if not isinstance(holder.get(part), dict):
-            holder[part] = {}
-        holder = holder[part]
-    holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
+    for scope, own in templates.items():
+        holder = root
+        for part in scope:  # an umbrella chart passes the subchart's values under its name
+            if not isinstance(holder.get(part), dict):
+                holder[part] = {}
+            holder = holder[part]
+        holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)}
     return yf.render()
 
 
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()) -> str:
+def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], merged: dict[str, Any]) -> str:
     """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
     `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
     to null); lists are whole (Helm replaces lists)."""
@@ -316,7 +333,8 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
             else:
                 out = set_path(out, key, dict(added))
-    out = set_path(out, (*scope, VALUES_KEY), templates)
+    for scope, own in templates.items():
+        out = set_path(out, (*scope, VALUES_KEY), own)
     head = (
         "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
         "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
@@ -360,7 +378,7 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return ""
 
 
-def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
+def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
     renders that sibling already."""
@@ -402,10 +420,12 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
             expr = f"{base}.{sibling}" if base else f".{sibling}"
             if re.search(rf"{re.escape(expr)}\b", text) or any(x == f"{ind}{name}:" for x in pod_lines):
                 continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+            # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
+            render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."
             block = [
                 f"{ind}{{{{- with {expr} }}}}",
                 f"{ind}{name}:",
-                f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}",
+                f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
                 f"{ind}{{{{- end }}}}",
             ]
             if block[0] not in inserts.get(containers, []):
@@ -417,10 +437,13 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def claim_template_file(namespaced: bool) -> str:
-    head = (
-        "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n"
-        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims. */}}\n"
+def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
+    head = "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n" + (
+        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec, rendered as <release>-<name>; pods\n"
+        'name it so in resourceClaims ("{{ .Release.Name }}-<name>"). */}}\n'
+        if scoped
+        else "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims."
+        " */}}\n"
     )
     body = (
         "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
@@ -428,7 +451,9 @@ def claim_template_file(namespaced: bool) -> str:
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
-        "  name: {{ $name }}\n" + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "") + "spec:\n"
+        + ("  name: {{ $.Release.Name }}-{{ $name }}\n" if scoped else "  name: {{ $name }}\n")
+        + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "")
+        + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
         "{{- end }}\n"
     )
@@ -510,6 +535,7 @@ def build(
     map_paths: dict[Path_, set[str]],
     namespaced: bool,
     device_class: str,
+    scoped: bool = False,
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema)."""
     values_path = root / "values.yaml"
@@ -517,7 +543,7 @@ def build(
     changes = []
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = template_edits(text, rel, map_paths)
+        after = template_edits(text, rel, map_paths, scoped)
         if after != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
@@ -527,7 +553,7 @@ def build(
         raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
-    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced)))
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced, scoped)))
     changes += conventions(
         root,
         device_class,
