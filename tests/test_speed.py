@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
 
-from dramigrate import migrate, prefilter
+from dramigrate import migrate, pipeline, prefilter
 from dramigrate.config import Settings
 from dramigrate.documents import parse_document, split_documents
 from dramigrate.fastyaml import Mapping, Sequence, fast_documents
@@ -55,7 +55,7 @@ RULES = load_rules(())
 def _findings(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], str]:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(migrate, "fast_documents", lambda *_args: None)
+            m.setattr(pipeline, "fast_documents", lambda *_args: None)
         r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
     return [dataclasses.asdict(f) for f in r.findings], repr(r.error)
 

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import selectors
-import signal
 import subprocess
 import sys
 import tempfile
@@ -405,20 +404,12 @@ def limit_memory(pid: int, memory_mb: int) -> None:
 # --- the child ------------------------------------------------------------------------------------------------
 
 
-def _die_with_parent(parent: int) -> None:
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before prctl
-        os._exit(1)
-
-
 def _child(parent: int, memory_mb: int) -> None:
     import resource
 
-    _die_with_parent(parent)
+    from dramigrate.lifetime import die_with_parent
+
+    die_with_parent(parent)
     limit = memory_mb << 20
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
