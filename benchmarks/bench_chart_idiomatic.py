@@ -251,6 +251,15 @@ def independent_check(run: Run, root: Path, copy: Path, values: tuple[Path, ...]
             parts = [part for part in p.split("/") if part and part != "charts"]
             keys.append(".".join([*parts, "dra", "enabled"]) + "=true")
         sets = (*sets, ",".join(keys)) if keys else sets
+    if any(".draCount" in c.after for c in outcome.changes):  # pattern D (helper.py): the switch, read with `dig`
+        # inside the helper's object, defaults off with --opt-in; on is the chart fix writes without --opt-in
+        switched = copy.parent / "switched-on"
+        shutil.copytree(copy, switched / copy.name, dirs_exist_ok=True)
+        for c in outcome.changes:
+            if ".draCount" in c.after and not Path(c.rel).is_absolute():
+                text = c.after.replace('(dig "dra" "enabled" false ', '(dig "dra" "enabled" true ')
+                (switched / copy.name / c.rel).write_text(text, encoding="utf-8")
+        copy = switched / copy.name
     on = render(copy, files, sets)
     invalid = strict_errors(on, ("1.34", "1.36"))
     if invalid:
@@ -293,6 +302,8 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
                 if any(f.rule == "chart-dra-switch" for f in outcome.findings)
                 else "B/C pass-through"
                 if any(c.rel.endswith(TEMPLATE_FILE) for c in outcome.changes)
+                else "D helper dra.enabled"
+                if any(".draCount" in c.after for c in outcome.changes)
                 else "A dra.enabled"
             )
             write_changes(outcome)
