@@ -289,8 +289,8 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
                 if any(f.rule == "chart-dra-switch" for f in outcome.findings)
                 else "B/C pass-through"
                 if any(c.rel.endswith(TEMPLATE_FILE) for c in outcome.changes)
-                else "D helper switch"
-                if "D" in result.patterns
+                else "D helper dra.enabled"
+                if any(".draCount" in c.after for c in outcome.changes)
                 else "A dra.enabled"
             )
             write_changes(outcome)
