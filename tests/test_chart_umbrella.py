@@ -7,6 +7,7 @@ Renders are real (the Helm engine embedded in helm-python-sdk). One fix per modu
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,80 @@ def test_pass_through_in_a_vendored_subchart(tmp_path: Path) -> None:
         if d
     ]
     assert sorted(d["kind"] for d in out) == ["ConfigMap", "Deployment", "ResourceClaimTemplate"]
+
+
+SERVING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+spec:
+  selector:
+    matchLabels: {app: {{ .Chart.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Chart.Name }}}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+SERVING_UMBRELLA = """\
+apiVersion: v2
+name: rag
+version: 1.0.0
+dependencies:
+  - name: llm
+    alias: guard
+    version: 0.1.0
+    condition: guard.enabled
+  - name: llm
+    version: 0.1.0
+  - name: embed
+    version: 0.1.0
+"""
+
+
+def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
+    """An umbrella whose values file gives two vendored subcharts a device each through `toYaml` (one of them also
+    included under an alias, disabled): both subcharts get the pass-through and the DRA variant puts each claim
+    template under the key its subchart reads (was: manual, "the device requests come from several charts")."""
+    umbrella = tmp_path / "rag"
+    for name in ("llm", "embed"):
+        sub = umbrella / "charts" / name
+        (sub / "templates").mkdir(parents=True)
+        (sub / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (sub / "values.yaml").write_text("resources: {}\n")
+        (sub / "templates" / "deployment.yaml").write_text(SERVING)
+    (umbrella / "Chart.yaml").write_text(SERVING_UMBRELLA)
+    (umbrella / "values.yaml").write_text("guard:\n  enabled: false\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "llm:\n  resources:\n    limits: {nvidia.com/gpu: 2}\nembed:\n  resources:\n    limits: {nvidia.com/gpu: 1}\n"
+    )
+    outcome = run_chart(umbrella, ChartOptions(values_files=(gpu,)), RULES, Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for name in ("llm", "embed"):
+        assert "resourceClaims" in (umbrella / "charts" / name / "templates" / "deployment.yaml").read_text()
+    variant = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert variant["llm"]["resourceClaimTemplates"] and variant["embed"]["resourceClaimTemplates"]
+    out = [
+        d
+        for m in render_chart(umbrella, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in out
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    assert {name: counts[pod["resourceClaims"][0]["resourceClaimTemplateName"]] for name, pod in pods.items()} == {
+        "release-name-llm": 2,
+        "release-name-embed": 1,
+    }
+    assert "nvidia.com/gpu" not in json.dumps([pod["containers"] for pod in pods.values()])

@@ -22,6 +22,7 @@ core's migration of the chart's render, so it cannot drift from `fix -`; run.py 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import textwrap
@@ -41,7 +42,6 @@ from dramigrate.helm.idiomatic import (
     _name_text,
     _parent,
     _sentinel_yaml,
-    capabilities_check,
     conventions,
 )
 from dramigrate.helm.patterns import _ACTION, count_expression
@@ -50,6 +50,10 @@ from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
+_OLD_CLUSTER = (
+    "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
+    "({}) for the device-plugin request"
+)
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
 
@@ -283,14 +287,24 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     """`<helper>.draCount`: the helper's own actions up to its device key, then the count it writes there (only
     when the key is the device migrated), each open block closed: the count the key would render, else empty."""
     lines = text.splitlines()
-    body = []
-    open_blocks = [b for b in enclosing(blocks(text), key.index) if b.start > block.start]
-    for i in range(block.start + 1, key.index):
+    all_blocks = blocks(text)
+    open_blocks = [b for b in enclosing(all_blocks, key.index) if b.start > block.start]
+    openers = {b.start for b in open_blocks}
+    closed = [b for b in all_blocks if block.start < b.start and b.end < key.index]
+    # kept: the blocks around the key and the variables they (and the count) need, nothing that only writes text
+    needed = set(re.findall(r"\$\w+", f"{key.count} {key.name_expr or ''}"))
+    needed |= {v for b in open_blocks for v in re.findall(r"\$\w+", b.cond)}
+    kept = []
+    for i in range(key.index - 1, block.start, -1):
         s = lines[i].strip()
-        if not s or s.startswith("{{/*") or s.startswith("{{- /*"):
+        if i in openers:
+            kept.append(lines[i])
             continue
-        if _control(lines[i]) and s.startswith("{{"):
-            body.append(lines[i])
+        assign = re.fullmatch(r"\{\{-?\s*(\$\w+)\s*:?=\s*(.*?)\s*-?\}\}", s)
+        if assign and assign.group(1) in needed and not any(b.start < i < b.end for b in closed):
+            kept.append(lines[i])
+            needed |= set(re.findall(r"\$\w+", assign.group(2)))
+    body = kept[::-1]
     count = f"{{{{ {key.count} }}}}"
     if key.name_expr:
         count = f'{{{{- if eq ({key.name_expr} | toString) "{key.resource}" }}}}{count}{{{{- end }}}}'
@@ -475,11 +489,11 @@ def rewrite_site_template(
         if w.params:
             edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
         namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
-        check = capabilities_check(_arg(claim_cond), f"dra.enabled=false ({site.arg})")
-        check = check.replace(".Capabilities", "$.Capabilities")
+        caps = '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" '
+        caps += "$.Capabilities.KubeVersion.Version))"
         document = [
-            *check.rstrip("\n").splitlines(),
             f"{{{{- if {claim_cond} }}}}",
+            f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(site.arg))} }}}}{{{{ end }}}}",
             "---",
             "apiVersion: resource.k8s.io/v1",
             "kind: ResourceClaimTemplate",

@@ -234,14 +234,14 @@ def variant_path(path: Path) -> Path:
 def variant_text(
     path: Path,
     edits: list[MapEdit],
-    templates: dict[str, Any],
+    templates: dict[Path_, dict[str, Any]],
     merged: dict[str, Any],
-    scope: Path_ = (),
     defaults: dict[str, Any] | None = None,
 ) -> str:
     """The values file with the DRA request in place of the device key, comments and layout kept. A device key
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
-    key left out would come back from the defaults)."""
+    key left out would come back from the defaults). `templates`: the claim templates by the values key they go
+    under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -296,19 +296,20 @@ def variant_text(
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
             parent[key] = value
-    holder = root
-    for part in scope:  # an umbrella chart passes the subchart's values under its name
-        if not isinstance(holder.get(part), dict):
-            holder[part] = {}
-        holder = holder[part]
-    holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
+    for scope, own in templates.items():
+        holder = root
+        for part in scope:  # an umbrella chart passes the subchart's values under its name
+            if not isinstance(holder.get(part), dict):
+                holder[part] = {}
+            holder = holder[part]
+        holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)}
     return yf.render()
 
 
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()) -> str:
+def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], merged: dict[str, Any]) -> str:
     """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
     `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
     to null); lists are whole (Helm replaces lists)."""
@@ -332,7 +333,8 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
             else:
                 out = set_path(out, key, dict(added))
-    out = set_path(out, (*scope, VALUES_KEY), templates)
+    for scope, own in templates.items():
+        out = set_path(out, (*scope, VALUES_KEY), own)
     head = (
         "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
         "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
