@@ -275,6 +275,8 @@ def edited_body(path: str, doc: Document) -> str:
     expected = to_plain(doc.data)
     merged = merge_edit(doc.body, doc.baseline or "", after)
     for candidate in (merged, after):
+        if _reads_back_fast(candidate, expected):
+            return candidate
         try:
             if to_plain(_round_trip().load(candidate)) == expected:
                 return candidate
@@ -283,6 +285,22 @@ def edited_body(path: str, doc: Document) -> str:
     raise InputError(
         "the rewritten document would not parse back to the intended objects; nothing written", path, doc.start_line
     )
+
+
+def _reads_back_fast(text: str, expected: Any) -> bool:
+    """Whether libyaml reads text as exactly one document equal to expected, as ruamel would read it (fastyaml
+    reproduces ruamel's values or declines). False when it declines or differs: ruamel then decides, as before."""
+    import yaml
+
+    from dramigrate.fastyaml import _ODD_BREAKS, Decline, parse_stream
+
+    if _ODD_BREAKS.search(text):
+        return False
+    try:
+        docs = parse_stream(text)
+    except (Decline, yaml.YAMLError, RecursionError, ValueError):
+        return False
+    return len(docs) == 1 and to_plain(docs[0][0]) == expected
 
 
 def merge_edit(original: str, baseline: str, after: str) -> str:
