@@ -23,7 +23,7 @@ from dramigrate.documents import (
 )
 from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
-from dramigrate.fastyaml import fast_documents
+from dramigrate.fastyaml import fast_parse
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, check_structure
 from dramigrate.migrate import FileResult, Job
@@ -47,8 +47,16 @@ def process(
         check_structure(job.path, text, limits)
     except InputError as exc:
         return FileResult(job.path, error=exc)
-    fast = None if job.fix else fast_documents(job.path, raw, text)  # lint: libyaml once, ruamel only if it declines
-    if (not any_relevant(fast.roots, rules)) if fast is not None else fast_relevant(raw, rules) is False:
+    yf: YamlFile | None = None
+    if job.fix:
+        relevant = fast_relevant(raw, rules) is not False
+    else:  # lint: each document from libyaml once, ruamel only for a document it cannot reproduce exactly
+        try:
+            yf = split_documents(job.path, raw, limits, text)
+        except InputError:
+            yf = None  # said below, with the file's bad-input handling
+        relevant = yf is None or _lint_relevant(job.path, yf, rules)
+    if not relevant:
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no pod template or quota names a device resource")
         return result
@@ -57,8 +65,9 @@ def process(
         result.decisions.append(f"{job.path}:{line}: not migrated: Helm or Go template syntax, not a manifest")
         result.raw = None
         return result
+    before = len(result.decisions)
     try:
-        yf = fast.yf if fast is not None else split_documents(job.path, raw, limits, text)
+        yf = yf or split_documents(job.path, raw, limits, text)
         result.original = yf.render()
         _process(yf, job, rules, settings, target, result)
     except RewriteInvalid as exc:
@@ -76,6 +85,8 @@ def process(
         result.error = exc
         result.findings = []
         result.rewritten = None
+        del result.decisions[before:]  # lint parses while it checks: what it decided before the error is void
+        result.classes, result.suppressed[:] = {}, []
         return result
     if not result.findings and not result.decisions:
         result.decisions.append(f"{job.path}: checked: no device-plugin request in it")
@@ -90,9 +101,29 @@ def process(
     return result
 
 
-def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
+def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
+    """Does any document need the full pipeline? Parses the documents (kept for _process) up to the first that does."""
     for doc in yf.documents:
-        parse_document(job.path, doc)
+        if fast_parse(path, doc):
+            if any_relevant([doc.data], rules):
+                return True
+        elif fast_relevant(doc.body.encode("utf-8"), rules) is not False:
+            return True
+    return False
+
+
+def _parse(path: str, doc: Document, fix: bool) -> None:
+    if fix or not fast_parse(path, doc):
+        parse_document(path, doc)
+
+
+def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
+    # lint parses each document when it comes to it and lets its data go after its findings, so memory holds one
+    # document at a time (a 30 MB manifest); fix parses all first (it edits them)
+    stream = not job.fix
+    if not stream or "ResourceClaimTemplate" in yf.text:  # templates in the file: known before any workload
+        for doc in yf.documents:
+            _parse(job.path, doc, job.fix)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
     if job.suppressions:
@@ -102,6 +133,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
     for doc in yf.documents:
+        _parse(job.path, doc, job.fix)
         if doc.data is None:
             continue
         findings, pods = det.analyze(doc)
@@ -127,6 +159,8 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
             pods = []
         result.findings.extend(findings)
         if not pods:
+            if stream:
+                doc.data = None  # its findings are made: let the document go
             continue
         for pa in pods:
             for use in pa.uses:
@@ -137,6 +171,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
             if settings.named_classes:  # lint names the same classes fix would, for the same findings
                 for pa in pods:
                     _use_named_classes(plan_pod(pa), rules, result)
+            doc.data = None  # its findings are made: let the document go
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
 

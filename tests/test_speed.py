@@ -55,7 +55,7 @@ RULES = load_rules(())
 def _findings(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], str]:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(pipeline, "fast_documents", lambda *_args: None)
+            m.setattr(pipeline, "fast_parse", lambda *_args: False)
         r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
     return [dataclasses.asdict(f) for f in r.findings], repr(r.error)
 
@@ -110,7 +110,7 @@ def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.Mo
         "a: 1.5\n",  # ruamel keeps float formatting
         "a: !!str 5\n",
         "<<: {a: 1}\n",
-        "%YAML 1.1\n---\na: 1\n",
+        "a: 1\n...\nb: 2\n",  # a document end marker inside a `---` section: two YAML documents
         "a: 1\na: 2\n",  # ruamel refuses duplicate keys with its own message
         "a: 1\r\n\rb: 2\n",  # a bare CR is a line break for YAML, not for the document splitter
     ],
@@ -184,3 +184,25 @@ def test_a_manifest_of_more_than_ten_thousand_documents_is_linted(tmp_path: Path
     assert r.error is None
     device = [f for f in r.findings if f.rule == "legacy-device-request"]
     assert [(f.line, f.resource) for f in device] == [(objects.count("\n") + 15, "nvidia.com/gpu")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a: 1",
+        "a: 1\n",
+        "---\n",
+        "---",
+        "# c\n\n---\na: 1\n---  # two\nb: 2",
+        "\n  \n---\na: 1\n",
+        "a: 1\n---\n---\nb: 2\n---\n",
+        "a: |\n  ---\n  x\n----\n--- x\n---\t\nc: 3\n",
+        "---\n---\n\n",
+    ],
+)
+def test_the_document_split_by_regex_is_the_split_by_lines(text: str) -> None:
+    """Lint splits a big file on its `---` lines with one regex over the text instead of a list of every line."""
+    from dramigrate import documents
+
+    assert documents._split_markers(text) == documents._split_lines(text)

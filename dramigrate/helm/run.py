@@ -1405,6 +1405,13 @@ def _fix_passthrough(
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
             outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+    for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
+        if sub and (root / sub / "tests").is_dir():
+            outcome.changes += [
+                c
+                for c in _in_umbrella(root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams))
+                if c.rel != "Chart.yaml"
+            ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
@@ -1479,6 +1486,58 @@ def _passthrough_suites(
         if made is not None:
             out.append(made)
     return out
+
+
+def _leaf_suites(
+    root: Path,
+    leaf: Path,
+    rels: set[str],
+    keys: list[tuple[str, ...]],
+    variants: dict[Path, str],
+    streams: dict[Path, tuple[str, str]],
+) -> list[Change]:
+    """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
+    the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
+    umbrella's key for the subchart) and of its DRA variant."""
+    from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
+    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
+
+    name = chart_name(root)
+    for f, dra_text in variants.items():
+        plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        dra_values = yaml.safe_load(dra_text) or {}
+        key = next((k[0] for k in keys if isinstance(plugin_values.get(k[0]), dict)), None)
+        if key is None or not isinstance(dra_values.get(key), dict):
+            continue
+        original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
+        out = []
+        for rel in sorted(rels):
+            source = f"charts/{key}/{rel}"
+            found = removed_device(original.get(source, []), migrated.get(source, []))
+            if found is None or (leaf / suite_path(rel)).exists():
+                continue
+            resource, claim = found
+            cases = [
+                Case(
+                    f"renders the {resource} device-plugin request and no claim with the {key} values of {f.name}",
+                    set=plugin_values[key],
+                    expect="device",
+                    claim_documents=0,
+                ),
+                Case(
+                    f"renders a ResourceClaim and no {resource} request with the {key} values of "
+                    f"{variant_path(f).name}",
+                    set=dra_values[key],
+                    expect="claim",
+                ),
+            ]
+            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, "DRA ResourceClaims from values")
+            if made is not None:
+                out.append(made)
+        if out:
+            return out
+    return []
 
 
 # --- charts that have their own DRA switch (ollama `draEnabled`, llm-d `accelerator.dra`) -------------------
