@@ -135,6 +135,8 @@ def _in_pool(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
+
     global _worker
     _worker = (rules, settings, target)  # what a forked worker starts with
     workers = min(cores, 8)
