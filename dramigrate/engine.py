@@ -40,8 +40,11 @@ class RunResult:
     decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
 
 
-def _init(settings: Settings, target: Target) -> None:
+def _init(settings: Settings, target: Target, parent: int) -> None:
     global _worker
+    from dramigrate.lifetime import die_with_parent
+
+    die_with_parent(parent)  # a kill -9 of dramigrate must not leave workers behind
     _worker = (load_rules(settings.rules), settings, target)
 
 
@@ -67,7 +70,11 @@ def run(
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
+    first = _first_names(inputs.files, resolved_files)
     for path, resolved in zip(inputs.files, resolved_files, strict=True):
+        if first[resolved] != path:  # a symlink to a file the run already takes: one read, one write
+            out.decisions.append(f"{path}: the same file as {first[resolved]}: checked and written once, there")
+            continue
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
@@ -87,7 +94,7 @@ def run(
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         try:
             with ProcessPoolExecutor(
-                max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target)
+                max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target, os.getpid())
             ) as pool:
                 results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
         except BrokenProcessPool:  # a worker died (killed, out of memory): do the files here, one by one
@@ -127,6 +134,16 @@ def run(
     if named:
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
+    return out
+
+
+def _first_names(paths: list[Path], resolved: list[Path]) -> dict[Path, Path]:
+    """For each resolved file, the one input name it is processed under: a name that is not a symlink if there is
+    one, else the first (fixing a file twice, through itself and a link to it, would fail the second write)."""
+    out: dict[Path, Path] = {}
+    for path, real in zip(paths, resolved, strict=True):
+        if real not in out or (os.path.islink(out[real]) and not os.path.islink(path)):
+            out[real] = path
     return out
 
 
