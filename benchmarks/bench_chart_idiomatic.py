@@ -1,86 +1,376 @@
 #!/usr/bin/env python3
-"""How many corpus charts get a proven idiomatic rewrite (the default `--chart-style idiomatic`), per run.
+"""How many charts get a proven idiomatic rewrite (the default `--chart-style idiomatic`), measured as issue 7
+will be checked.
 
-    python benchmarks/bench_chart_idiomatic.py [--corpus DIR] [--only TEXT]
+    python benchmarks/bench_chart_idiomatic.py [--corpus DIR] [--charts DIR] [--only TEXT]
 
-Runs `fix` (idiomatic, nothing written: on a copy) on every chart run of tests/test_chart_corpus.py (the corpus
-charts that render offline, each with its GPU values), and prints per run: proven (with how: a pattern-A
-switch, a B/C pass-through with DRA values files, or the chart's own DRA switch), nothing to fix, or manual
-with the reason, and the time; then the totals (runs and charts). Issue 7's target: most real charts whose
-device requests come from values get an idiomatic rewrite. Exits 0; says why and exits 0 when the corpus is
-missing.
+Without --charts: every chart run of tests/test_chart_corpus.py (the corpus charts that render offline, each
+with its GPU values). With --charts DIR: any folder of charts; DIR/runs.yaml lists the runs
+(`- {chart: <folder under DIR or DIR/set>, label: <text>, values: [<file>], sets: [a=b], kube: "1.34"}`, a value
+file is relative to DIR, or to the chart with a `chart:` prefix); without runs.yaml every chart folder
+(a Chart.yaml not inside charts/) is one run with its defaults.
+
+Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switch off by default) and without
+(on by default); then, independently of the tool's own proof, the rewritten copies are rendered again:
+  (L) the --opt-in copy with the run's values: byte-identical to the original chart's render (the original given
+      the rewrite's Chart.yaml version bump, which shows in `helm.sh/chart` labels);
+  (D) the other copy with the run's values (patterns A and D: the values switch is on by default) or with the
+      `-dra` values variants (B/C): strict-valid for 1.34 and 1.36, no device-plugin request left, and the
+      devices the claims ask for per pod equal the devices the original pod asked for.
+Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
+without the `-dra.yaml` values variants, which copy the values files they stand for) and whether
+the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
+totals, the median added lines and the failures with their reason. Exits 0; says why and exits 0 when there is
+nothing to measure.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import stat
+import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Run:
+    chart: Path  # the chart folder (read-only: copied before fix)
+    label: str
+    values: tuple[Path, ...] = ()
+    sets: tuple[str, ...] = ()
+    kube: str | None = None
+
+
+@dataclass
+class Result:
+    run: Run
+    state: str = "nothing to fix"  # proven | manual | error | nothing to fix
+    detail: str = ""
+    how: str = ""
+    patterns: set[str] = field(default_factory=set)
+    added: int = 0  # every changed or new file
+    added_chart: int = 0  # without the `-dra.yaml` values variants (copies of the user's or shipped values files)
+    engine: bool = False
+    checks: str = ""  # the independent L/D check: "" when passed
+    took: float = 0.0
+
+
+def folder_runs(folder: Path) -> list[Run]:
+    spec = folder / "runs.yaml"
+    base = folder / "set" if (folder / "set").is_dir() else folder
+    if not spec.is_file():
+        return [
+            Run(p.parent, "defaults")
+            for p in sorted(base.rglob("Chart.yaml"))
+            if "charts" not in p.parent.relative_to(base).parts and "templates" not in p.parent.parts
+        ]
+    runs = []
+    for item in yaml.safe_load(spec.read_text()) or []:
+        chart = base / item["chart"]
+
+        def where(v: str, chart: Path = chart) -> Path:
+            return chart / v.removeprefix("chart:") if v.startswith("chart:") else folder / v
+
+        runs.append(
+            Run(
+                chart,
+                str(item.get("label", "defaults")),
+                tuple(where(v) for v in item.get("values") or ()),
+                tuple(item.get("sets") or ()),
+                item.get("kube"),
+            )
+        )
+    return runs
+
+
+def corpus_runs(corpus: Path) -> tuple[list[Run], Any]:
+    sys.path.insert(0, str(REPO / "tests"))
+    import test_chart_corpus as corpus_module
+
+    corpus_module.CORPUS = corpus
+    return [
+        Run(corpus / r.chart, r.label, tuple(Path(v) for v in r.values), r.sets, r.kube) for r in corpus_module.RUNS
+    ], corpus_module
+
+
+def copy_chart(run: Run, dest: Path, corpus_module: Any) -> tuple[Path, tuple[Path, ...]]:
+    """A writable copy of the chart and of its values files (fix may write a values variant beside them)."""
+    if corpus_module is not None:
+        rel = str(run.chart.relative_to(corpus_module.CORPUS))
+        root = corpus_module._copy(rel, dest)
+        original = corpus_module.Run(rel, run.label, tuple(str(v) for v in run.values), run.sets, run.kube)
+        return root, corpus_module._values(original, dest)
+    root = dest / run.chart.name
+    shutil.copytree(run.chart, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    values = []
+    for i, v in enumerate(run.values):
+        if v.is_relative_to(run.chart):
+            values.append(root / v.relative_to(run.chart))
+        else:
+            copy = dest / "values" / str(i) / v.name
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(v.read_bytes())
+            values.append(copy)
+    return root, tuple(values)
+
+
+def added_lines(changes: list[Any]) -> int:
+    import difflib
+
+    total = 0
+    for c in changes:
+        before = (c.before or "").splitlines()
+        after = c.after.splitlines()
+        total += sum(1 for line in difflib.unified_diff(before, after, lineterm="", n=0) if line.startswith("+")) - (
+            1 if before or after else 0
+        )  # the "+++" header
+    return total
+
+
+def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
+    from dramigrate.helm.patterns import classify
+
+    out = set()
+    for f in findings:
+        if not (f.resource and f.line and f.file.startswith(display + "/")):
+            continue
+        path = root / f.file[len(display) + 1 :]
+        if path.suffix in (".yaml", ".yml", ".tpl") and "templates" in path.parts:
+            try:
+                out.add(classify(path.read_text(encoding="utf-8"), f.line, f.resource).letter)
+            except OSError:
+                continue
+    return out
+
+
+def pod_devices(stream: str, rules: Any) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """Per pod template (kind/name/path): devices asked by extended resources, devices asked by claims
+    (ResourceClaimTemplate counts, ExactCount or All=1), and legacy device keys left."""
+    from dramigrate.helm.prove import objects
+
+    objs = objects(stream)
+    templates: dict[str, int] = {}
+    for (_, kind, _ns, _name), docs in objs.items():
+        if kind == "ResourceClaimTemplate":
+            for doc in docs:
+                reqs = (((doc.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or []
+                count = 0
+                for req in reqs:
+                    exact = req.get("exactly") or req
+                    subs = req.get("firstAvailable")
+                    if subs:
+                        exact = subs[0]
+                    count += int(exact.get("count", 1)) if exact.get("allocationMode", "ExactCount") != "All" else 1
+                templates[str(doc["metadata"]["name"])] = count
+    legacy: list[str] = []
+    plugin: dict[str, int] = {}
+    claimed: dict[str, int] = {}
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("containers"), list):
+                total = 0
+                for c in [*(node.get("initContainers") or []), *node["containers"]]:
+                    res = (c or {}).get("resources") or {}
+                    counts: dict[str, int] = {}
+                    for section in ("limits", "requests"):
+                        for key, value in (res.get(section) or {}).items():
+                            if rules.is_device_candidate(str(key)) and rules.lookup(str(key)) is not None:
+                                try:
+                                    counts[str(key)] = max(counts.get(str(key), 0), int(str(value)))
+                                except ValueError:
+                                    counts[str(key)] = counts.get(str(key), 0)
+                    total += sum(counts.values())
+                    legacy.extend(f"{where}: {k}" for k, v in counts.items() if v)
+                plugin[where] = total
+                claimed[where] = sum(
+                    templates.get(str(rc.get("resourceClaimTemplateName")), 0)
+                    for rc in node.get("resourceClaims") or []
+                    if isinstance(rc, dict)
+                )
+            for k, v in node.items():
+                walk(v, f"{where}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{where}[{i}]")
+
+    for (_, kind, _ns, name), docs in objs.items():
+        for i, doc in enumerate(docs):
+            walk(doc, f"{kind}/{name}#{i}")
+    return plugin, claimed, legacy
+
+
+def independent_check(
+    run: Run, root: Path, off_chart: Path, on: tuple[Path, tuple[Path, ...], Any], values: tuple[Path, ...], rules: Any
+) -> str:
+    """Proof L and D again, from outside the tool: "" when both hold, else the first failure. `off_chart`: the chart
+    rewritten with --opt-in (the switch off by default); `on`: the chart rewritten without it, its values files
+    and its outcome (a values switch, pattern A or D, is on by default there: no need to know its key)."""
+    from dramigrate.helm.passthrough import TEMPLATE_FILE
+    from dramigrate.helm.prove import strict_errors
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    def render(chart: Path, files: tuple[Path, ...], sets: tuple[str, ...]) -> str:
+        opts = RenderOptions(values_files=files, set_values=sets, kube_version=run.kube)
+        return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in render_chart(chart, opts))
+
+    on_chart, on_values, outcome = on
+    for c in outcome.changes:  # the version bump shows in `helm.sh/chart` labels: the original gets it too
+        if Path(c.rel).name == "Chart.yaml":
+            (root / c.rel).write_text(c.after, encoding="utf-8")
+    original = render(root, values, run.sets)
+    off = render(off_chart, values, run.sets)
+    if off != original:
+        again = render(root, values, run.sets)
+        lines = zip(original.splitlines(), again.splitlines(), off.splitlines(), strict=False)
+        for n, (a, b, c) in enumerate(lines, start=1):
+            if a != c and a == b:
+                return f"L: switch off, not byte-identical: line {n}: {a.strip()!r} -> {c.strip()!r}"
+        if len(original) != len(off) and again == original:
+            return "L: with the switch off the render is not byte-identical (length)"
+    rels = {c.rel for c in outcome.changes}
+    files = on_values
+    if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files are the switch
+        overlay = [on_chart / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
+        variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
+        files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, on_values, strict=True)))
+    rendered = render(on_chart, files, run.sets)
+    invalid = strict_errors(rendered, ("1.34", "1.36"))
+    if invalid:
+        return f"D: not strict-valid: {invalid[:200]}"
+    before, _, _ = pod_devices(original, rules)
+    _, after_claims, legacy = pod_devices(rendered, rules)
+    if legacy:
+        return f"D: device-plugin requests left: {legacy[0]}"
+    for pod, count in before.items():
+        if count and after_claims.get(pod, 0) != count:
+            return f"D: {pod} asked for {count} devices, its claims ask for {after_claims.get(pod, 0)}"
+    return ""
+
+
+def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
+    from dramigrate.config import Settings
+    from dramigrate.helm.engine import HELPER_FILE
+    from dramigrate.helm.passthrough import TEMPLATE_FILE
+    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.versions import Target
+
+    result = Result(run)
+    with tempfile.TemporaryDirectory(prefix="bench-idiomatic-") as tmp:
+        root, values = copy_chart(run, Path(tmp), corpus_module)
+        pristine = Path(tmp) / "pristine"
+        shutil.copytree(root, pristine / root.name)
+        options = ChartOptions(values_files=values, set_values=run.sets, kube_version=run.kube)
+        settings = Settings(kube_version=run.kube or "1.36", opt_in=True)
+        start = time.perf_counter()
+        outcome = run_chart(root, options, rules, settings, Target.parse(settings.kube_version), "fix")
+        result.took = time.perf_counter() - start
+        result.patterns = patterns_of(outcome.findings, outcome.display, root)
+        result.engine = any(Path(c.rel).as_posix().endswith(HELPER_FILE) for c in outcome.changes)
+        result.added = added_lines(outcome.changes)
+        result.added_chart = added_lines([c for c in outcome.changes if not c.rel.endswith("-dra.yaml")])
+        if outcome.proven:
+            result.state = "proven"
+            result.how = (
+                "own DRA switch"
+                if any(f.rule == "chart-dra-switch" for f in outcome.findings)
+                else "B/C pass-through"
+                if any(c.rel.endswith(TEMPLATE_FILE) for c in outcome.changes)
+                else "D helper dra.enabled"
+                if any(".draCount" in c.after for c in outcome.changes)
+                else "A dra.enabled"
+            )
+            write_changes(outcome)
+            on_root, on_values = copy_chart(run, Path(tmp) / "on", corpus_module)  # the switch on by default
+            on_settings = Settings(kube_version=run.kube or "1.36")
+            on_options = ChartOptions(values_files=on_values, set_values=run.sets, kube_version=run.kube)
+            on = run_chart(on_root, on_options, rules, on_settings, Target.parse(settings.kube_version), "fix")
+            if not on.proven:
+                result.checks = f"without --opt-in: {on.manual or on.error}"
+            else:
+                write_changes(on)
+                result.checks = independent_check(
+                    run, pristine / root.name, root, (on_root, on_values, on), values, rules
+                )
+        elif any(f.rule == "chart-dra-switch" for f in outcome.findings):
+            result.state, result.how = "proven", "own DRA switch"
+        elif outcome.manual:
+            result.state, result.detail = "manual", outcome.manual
+        elif outcome.error is not None:
+            result.state, result.detail = "error", str(outcome.error)
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--charts", type=Path, help="a folder of charts (with an optional runs.yaml)")
     parser.add_argument("--only", default="", help="only runs whose chart:label contains this text")
     args = parser.parse_args()
-    if not args.corpus.is_dir():
+    corpus_module = None
+    if args.charts is not None:
+        runs = folder_runs(args.charts)
+    elif args.corpus.is_dir():
+        runs, corpus_module = corpus_runs(args.corpus)
+    else:
         print(f"skipped: no corpus at {args.corpus} (it exists only in the dramigrate workspace and CI)")
         return 0
-    sys.path.insert(0, str(REPO / "tests"))
-    import test_chart_corpus as corpus_runs
+    from dramigrate.rules import load_rules
 
-    from dramigrate.config import Settings
-    from dramigrate.helm.passthrough import TEMPLATE_FILE
-    from dramigrate.helm.run import ChartOptions, run_chart
-    from dramigrate.versions import Target
-
-    corpus_runs.CORPUS = args.corpus
-    proven: dict[str, list[str]] = {}
-    charts: set[str] = set()
-    gpu_runs = 0
-    for run in corpus_runs.RUNS:
-        name = f"{Path(run.chart).name}:{run.label}"
+    rules = load_rules()
+    results: list[Result] = []
+    for run in runs:
+        name = f"{run.chart.name}:{run.label}"
         if args.only not in name:
             continue
-        with tempfile.TemporaryDirectory(prefix="bench-idiomatic-") as tmp:
-            root = corpus_runs._copy(run.chart, Path(tmp))
-            options = ChartOptions(
-                values_files=corpus_runs._values(run, Path(tmp)), set_values=run.sets, kube_version=run.kube
-            )
-            settings = Settings(kube_version=run.kube or "1.36")
-            start = time.perf_counter()
-            outcome = run_chart(root, options, corpus_runs.RULES, settings, Target.parse(settings.kube_version), "fix")
-            took = time.perf_counter() - start
-        charts.add(run.chart)
-        rels = {Path(c.rel).name for c in outcome.changes}
-        if outcome.proven:
-            how = (
-                "own DRA switch"
-                if any(f.rule == "chart-dra-switch" for f in outcome.findings)
-                else "B/C pass-through + DRA values"
-                if Path(TEMPLATE_FILE).name in rels
-                else "A: dra.enabled switch"
-            )
-            proven.setdefault(run.chart, []).append(run.label)
-            state = f"proven ({how})"
-        elif outcome.manual:
-            state = f"manual: {outcome.manual[:160]}"
-        elif outcome.error is not None:
-            state = f"error: {outcome.error}"
-        else:
-            state = "nothing to fix"
-        if outcome.proven or outcome.manual:
-            gpu_runs += 1
-        print(f"{name:45} {took:5.1f}s  {state}")
-    runs = sum(len(v) for v in proven.values())
+        r = measure(run, corpus_module, rules)
+        results.append(r)
+        state = f"{r.state} ({r.how})" if r.how else r.state
+        extra = f"  {r.detail[:200]}" if r.detail else ""
+        check = f"  CHECK FAILED {r.checks}" if r.checks else ""
+        pats = "".join(sorted(r.patterns)) or "-"
+        lines = f"+{r.added}/{r.added_chart}"
+        print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:9} {state}{extra}{check}", flush=True)
+    by_chart: dict[Path, list[Result]] = {}
+    for r in results:
+        if r.state != "nothing to fix":
+            by_chart.setdefault(r.run.chart, []).append(r)
+    proven = {c: rs for c, rs in by_chart.items() if all(r.state == "proven" and not r.checks for r in rs)}
+    added = {c: max(r.added for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
+    added_chart = {c: max(r.added_chart for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
+    engine = sum(r.engine for r in results)
+    letters = Counter("".join(sorted(set().union(*(r.patterns for r in rs)))) or "-" for rs in by_chart.values())
     print(
-        f"\nproven idiomatic: {runs} of {gpu_runs} runs with device requests to fix; "
-        f"{len(proven)} of {len(charts)} charts ({', '.join(sorted(Path(c).name for c in proven))})"
+        f"\ncharts with device requests: {len(by_chart)}; proven idiomatic (L and D, every run): {len(proven)} "
+        f"({100 * len(proven) / max(1, len(by_chart)):.0f}%); engine used: {engine}"
     )
+    print("patterns per chart: " + ", ".join(f"{k}: {v}" for k, v in sorted(letters.items())))
+    if added:
+        print(
+            f"added lines per rewritten chart: median {statistics.median(added.values()):g}, "
+            f"max {max(added.values())} ({', '.join(f'{c.name} {n}' for c, n in sorted(added.items()))})"
+        )
+        print(
+            f"  without the -dra.yaml values variants: median {statistics.median(added_chart.values()):g}, "
+            f"max {max(added_chart.values())}"
+        )
+    for chart, rs in sorted(by_chart.items()):
+        if chart not in proven:
+            bad = next(r for r in rs if r.state != "proven" or r.checks)
+            print(f"  not proven: {chart.name} ({bad.run.label}): {(bad.checks or bad.detail)[:300]}")
     return 0
 
 

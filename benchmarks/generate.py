@@ -462,8 +462,8 @@ def clean_file(name: str, team: str, rng: random.Random) -> tuple[str, list[dict
         return "deployment", [deployment(name, team, rng, near_miss=near)]
     if kind == "app":  # one file with the whole app, no devices
         return "app", [deployment(name, team, rng), service(name, team, rng), configmap(name, team, rng)]
-    if kind == "kustomization":
-        return "kustomization", [kustomization(name, rng, ["deployment.yaml", "service.yaml"])]
+    if kind == "kustomization":  # its resources are filled in by generate, once the folder's files are known
+        return "kustomization", [kustomization(name, rng, [])]
     make = {
         "service": service,
         "configmap": configmap,
@@ -502,6 +502,9 @@ def generate(out: Path, files: int, seed: int, device_share: float = DEVICE_SHAR
     n_device = round(files * device_share)
     device_slots = set(rng.sample(range(files), n_device))
     used: set[Path] = set()
+    in_folder: dict[Path, list[str]] = {}  # folder -> the manifests written in it
+    open_folders: list[Path] = []  # folders with manifests and no kustomization, in the order they were made
+    kustomizations: dict[Path, tuple[dict, str]] = {}  # folder -> (its kustomization, the dump's header/indent seed)
     stats = {"files": 0, "device_files": 0, "bytes": 0}
     for i in range(files):
         team = rng.choice(TEAMS)
@@ -515,17 +518,41 @@ def generate(out: Path, files: int, seed: int, device_share: float = DEVICE_SHAR
             folder = folder / "overlays" / rng.choice(ENVS)
         stem, docs = (device_file if is_device else clean_file)(name, team, rng)
         suffix = ".yml" if rng.random() < 0.1 else ".yaml"
+        if stem == "kustomization":
+            # kustomize reads only kustomization.yaml/.yml, one per folder: it goes to a folder that has manifests
+            # and no kustomization yet, and lists that folder's manifests once every file is written (so every
+            # entry exists)
+            where = open_folders.pop(rng.randrange(len(open_folders))) if open_folders else out / folder
+            if where not in kustomizations:
+                kustomizations[where] = (docs[0], suffix)
+                stats["files"] += 1
+                continue
+            stem, docs = "configmap", [configmap(name, team, rng)]  # no folder left for it: a ConfigMap instead
         path = out / folder / f"{stem}{suffix}"
         n = 1
         while path in used:
             n += 1
             path = out / folder / f"{stem}-{n}{suffix}"
         used.add(path)
+        if path.parent not in in_folder and path.parent not in kustomizations:
+            open_folders.append(path.parent)
+        in_folder.setdefault(path.parent, []).append(path.name)
         text = dump(docs, rng)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
         stats["files"] += 1
         stats["device_files"] += is_device
+        stats["bytes"] += len(text.encode())
+    for folder in sorted(kustomizations):
+        doc, suffix = kustomizations[folder]
+        listed = sorted(in_folder.get(folder, []))
+        base = folder.parent.parent / "base"
+        if folder.parent.name == "overlays" and base in kustomizations:
+            listed.insert(0, "../../base")  # an overlay builds on its app's base, as kustomize repos do
+        doc["resources"] = listed
+        text = dump([doc], rng)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"kustomization{suffix}").write_text(text, encoding="utf-8", newline="\n")
         stats["bytes"] += len(text.encode())
     return stats
 

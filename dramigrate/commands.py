@@ -155,9 +155,11 @@ def stream_of(fmt: str, command: str) -> str:
 
 def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
     """Rule ids of --disable/--enable (comma-separated or repeated), each one the catalogue declares."""
+    ids = {part.strip() for v in values for part in v.split(",") if part.strip()}
+    if not ids:
+        return frozenset()
     from dramigrate.catalogue import catalogue
 
-    ids = {part.strip() for v in values for part in v.split(",") if part.strip()}
     unknown = sorted(ids - set(catalogue()))
     if unknown:
         raise InputError(f"{flag}: no finding rule {', '.join(unknown)}; `dramigrate rules list` lists them")
@@ -319,9 +321,11 @@ def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dic
     or disabled ones do not."""
     outcome = _drop_known(ctx, opts, result)
     if ctx.settings.strategy == "claims":
-        from dramigrate.cutover import cutover_plan
+        result.cutover = None  # no finding, no plan (and no cutover import)
+        if result.findings:
+            from dramigrate.cutover import cutover_plan
 
-        result.cutover = cutover_plan(result.findings, ctx.rules)
+            result.cutover = cutover_plan(result.findings, ctx.rules)
     return outcome
 
 
@@ -470,8 +474,6 @@ def _render(
     extra: dict[str, Any] | None,
     written: list[str] | None,
 ) -> str:
-    from dramigrate.report import ci
-
     if fmt == "json":
         import json
 
@@ -479,6 +481,8 @@ def _render(
         if extra:
             doc.update(extra)
         return json.dumps(doc, indent=2) + "\n"
+    from dramigrate.report import ci
+
     if fmt == "sarif":
         return ci.sarif(result.findings, errors)
     if fmt == "github":

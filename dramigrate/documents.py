@@ -20,6 +20,8 @@ from dramigrate.limits import Limits, check_structure, size_message
 
 MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
+_MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
+_LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
 
 
 @dataclass
@@ -108,20 +110,47 @@ def split_documents(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS, chec
     if text != checked:
         check_structure(path, text, limits)
     yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
+    yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
+    return yf
+
+
+def _split_markers(text: str) -> list[Document]:
+    """_split_lines for a text whose only line break is \n: the `---` lines found by a regex over the whole text
+    (a 30 MB file is never held as a million line strings)."""
+    documents: list[Document] = []
+    head, body_start, start, line, at = "", 0, 1, 1, 0
+    for m in _MARKERS.finditer(text):
+        line += text.count("\n", at, m.start())  # the marker's line number
+        at = m.start()
+        body = text[body_start : m.start()]
+        marker = text[m.start() : m.end() + 1]  # with its newline
+        if head or body.strip():
+            documents.append(Document(head, body, start))
+        elif body:  # comments or blank lines before the first marker: keep them in the marker's head
+            marker = body + marker
+        head, body_start, start = marker, m.end() + 1, line + 1
+    body = text[body_start:]
+    if head or body:
+        documents.append(Document(head, body, start))
+    return documents
+
+
+def _split_lines(text: str) -> list[Document]:
+    documents: list[Document] = []
     lines = text.splitlines(keepends=True)
     head, body, start = "", [], 1
     for number, line in enumerate(lines, start=1):
         if _MARKER.match(line.rstrip("\n")):
             if head or "".join(body).strip():
-                yf.documents.append(Document(head, "".join(body), start))
+                documents.append(Document(head, "".join(body), start))
             elif body:  # comments or blank lines before the first marker: keep them in the marker's head
                 line = "".join(body) + line
             head, body, start = line, [], number + 1
         else:
             body.append(line)
     if head or body:
-        yf.documents.append(Document(head, "".join(body), start))
-    return yf
+        documents.append(Document(head, "".join(body), start))
+    return documents
 
 
 def has_content(body: str) -> bool:
@@ -246,6 +275,8 @@ def edited_body(path: str, doc: Document) -> str:
     expected = to_plain(doc.data)
     merged = merge_edit(doc.body, doc.baseline or "", after)
     for candidate in (merged, after):
+        if _reads_back_fast(candidate, expected):
+            return candidate
         try:
             if to_plain(_round_trip().load(candidate)) == expected:
                 return candidate
@@ -254,6 +285,22 @@ def edited_body(path: str, doc: Document) -> str:
     raise InputError(
         "the rewritten document would not parse back to the intended objects; nothing written", path, doc.start_line
     )
+
+
+def _reads_back_fast(text: str, expected: Any) -> bool:
+    """Whether libyaml reads text as exactly one document equal to expected, as ruamel would read it (fastyaml
+    reproduces ruamel's values or declines). False when it declines or differs: ruamel then decides, as before."""
+    import yaml
+
+    from dramigrate.fastyaml import _ODD_BREAKS, Decline, parse_stream
+
+    if _ODD_BREAKS.search(text):
+        return False
+    try:
+        docs = parse_stream(text)
+    except (Decline, yaml.YAMLError, RecursionError, ValueError):
+        return False
+    return len(docs) == 1 and to_plain(docs[0][0]) == expected
 
 
 def merge_edit(original: str, baseline: str, after: str) -> str:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dramigrate.config import Settings
-from dramigrate.detect import explain_requests
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
@@ -40,12 +37,14 @@ class RunResult:
     decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
 
 
-def _init(settings: Settings, target: Target, parent: int) -> None:
-    global _worker
+def _init(parent: int, settings: Settings, target: Target) -> None:
+    """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them."""
     from dramigrate.lifetime import die_with_parent
 
-    die_with_parent(parent)  # a kill -9 of dramigrate must not leave workers behind
-    _worker = (load_rules(settings.rules), settings, target)
+    global _worker
+    die_with_parent(parent)
+    if _worker is None or _worker[1:] != (settings, target):
+        _worker = (load_rules(settings.rules), settings, target)
 
 
 def _run(job: Job) -> FileResult:
@@ -90,15 +89,7 @@ def run(
             if j.raw is None and j.path not in maybe
         )
         jobs = [j for j in jobs if j.raw is not None or j.path in maybe]
-    results: list[FileResult] | None = None
-    if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
-        try:
-            with ProcessPoolExecutor(
-                max_workers=min(os.cpu_count() or 2, 8), initializer=_init, initargs=(settings, target, os.getpid())
-            ) as pool:
-                results = _collect(pool.map(_run, jobs, chunksize=32), len(jobs), progress)
-        except BrokenProcessPool:  # a worker died (killed, out of memory): do the files here, one by one
-            results = None
+    results = _in_pool(jobs, rules, settings, target, progress) if len(jobs) >= PARALLEL_MIN_FILES else None
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
     for r in results:
@@ -124,7 +115,7 @@ def run(
             out.classes.setdefault(name, cls)
         if r.failed:
             out.bad_input += 1
-    if settings.strategy == "claims":
+    if settings.strategy == "claims" and out.findings:  # no finding, no plan (and no cutover import)
         from dramigrate.cutover import autoscaler_findings, cutover_plan, seen_autoscalers
 
         out.cutover = cutover_plan(out.findings, rules)
@@ -135,6 +126,31 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _in_pool(
+    jobs: list[Job], rules: RuleSet, settings: Settings, target: Target, progress: Callable[[int, int], None] | None
+) -> list[FileResult] | None:
+    """The jobs' results in input order, over every core (at most 8); None when there is one core or a worker died
+    (killed, out of memory: the caller then does the files here, one by one). Workers die with dramigrate."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if cores < 2:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _worker
+    _worker = (rules, settings, target)  # what a forked worker starts with
+    workers = min(cores, 8)
+    # Chunks small enough that both workers stay busy to the end, large enough to keep pickling cheap.
+    chunk = max(1, min(32, len(jobs) // (workers * 8)))
+    try:
+        with ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target)) as pool:
+            return _collect(pool.map(_run, jobs, chunksize=chunk), len(jobs), progress)
+    except BrokenProcessPool:
+        return None
+    finally:
+        _worker = None
 
 
 def _first_names(paths: list[Path], resolved: list[Path]) -> dict[Path, Path]:
@@ -174,7 +190,10 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
                 )
     by_file: dict[str, list[Finding]] = {}
     found = patch_findings(kz, rules)
-    out.decisions.extend(explain_requests(found, rules))
+    if found:
+        from dramigrate.detect import explain_requests
+
+        out.decisions.extend(explain_requests(found, rules))
     for f in found:
         by_file.setdefault(f.file, []).append(f)
     for file, found in by_file.items():

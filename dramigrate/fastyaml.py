@@ -7,10 +7,10 @@ integers, booleans and nulls, and an `lc` on every mapping and sequence with the
 (`lc.line`, `lc.col`, `lc.key(k)`, `lc.value(k)`, `lc.item(i)`), relative to the document's body.
 
 It is exact or it declines: anything whose round-trip value or position this cannot reproduce for sure
-(anchored scalars, tags, merge keys, directives, non-string keys, duplicate keys, numbers other than plain decimal
-integers, timestamps, scalars that YAML 1.1 and 1.2 read differently, deep nesting, odd line
-breaks, a document split that differs from the file's `---` lines) makes it return None, and the caller
-uses ruamel for that file. tests/test_speed.py proves lint's output is the same both ways.
+(anchored scalars, tags, merge keys, non-string keys, duplicate keys, numbers other than plain decimal integers,
+timestamps, scalars that YAML 1.1 and 1.2 read differently, deep nesting, odd line breaks, a `...` end marker
+inside a `---` section) makes it decline, and the caller uses ruamel for that document (each `---` section is
+parsed on its own, as ruamel parses it). tests/test_speed.py proves lint's output is the same both ways.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dramigrate.documents import YamlFile, check_size, has_content, split_documents
+from dramigrate.documents import Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
@@ -276,75 +276,41 @@ class FastFile:
 
     def __init__(self, yf: YamlFile, roots: list[Any]) -> None:
         self.yf = yf
-        self.roots = roots  # every document libyaml saw, for triage
+        self.roots = roots  # every document's data, for triage
+
+
+def fast_parse(path: str, doc: Document) -> bool:
+    """Parse one document's body from libyaml events into doc.data, exactly as parse_document would with ruamel
+    (positions are relative to the body, as there). False when this parse cannot be exact: the caller then uses
+    parse_document for this document. An alias bomb raises InputError, as parse_document does."""
+    import yaml
+
+    if doc.parsed:
+        return True
+    body = doc.body
+    if not has_content(body):
+        doc.data, doc.parsed = None, True
+        return True
+    if _ODD_BREAKS.search(body):  # line counting that splitlines() and YAML would disagree on
+        return False
+    try:
+        docs = parse_stream(body)
+    except (Decline, yaml.YAMLError, RecursionError, ValueError):
+        return False
+    if len(docs) != 1:  # a `...` end marker inside the body: more than one YAML document
+        return False
+    doc.data, doc.parsed = docs[0][0], True
+    check_size(path, doc)
+    return True
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:
-    """The file's documents with data and positions as ruamel would give them, or None to use ruamel. checked: a
-    text check_structure already passed."""
-    import yaml
-
+    """The file's documents with data and positions as ruamel would give them, or None when any document needs
+    ruamel. checked: a text check_structure already passed."""
     try:
         yf = split_documents(path, raw, checked=checked)
+        if not all(fast_parse(path, doc) for doc in yf.documents):
+            return None
     except InputError:
         return None
-    if _ODD_BREAKS.search(yf.text):  # line counting that splitlines() and YAML would disagree on
-        return None
-    try:
-        docs = parse_stream(yf.text)
-    except (Decline, yaml.YAMLError, RecursionError, ValueError):
-        return None
-    # Match libyaml's documents to the file's `---` sections by the line their root starts on.
-    bounds = []
-    for doc in yf.documents:
-        first = doc.start_line - 1
-        bounds.append((first, first + doc.body.count("\n") + (0 if doc.body.endswith("\n") else 1)))
-    found: list[list[Any]] = [[] for _ in yf.documents]
-    for root, line in docs:
-        idx = next((i for i, (lo, hi) in enumerate(bounds) if lo <= line < hi), None)
-        if idx is None:
-            if root is not None:
-                return None
-            continue
-        found[idx].append(root)
-    for doc, roots, (first, _) in zip(yf.documents, found, bounds, strict=True):
-        content = has_content(doc.body)
-        if not content:
-            if any(r is not None for r in roots):
-                return None
-            doc.data, doc.parsed = None, True
-            continue
-        if len(roots) != 1:
-            return None
-        doc.data = _shift(roots[0], first) if first else roots[0]
-        doc.parsed = True
-        try:
-            check_size(path, doc)
-        except InputError:
-            return None
-    return FastFile(yf, [r for r, _ in docs])
-
-
-def _shift(node: Any, lines: int) -> Any:
-    """Make positions relative to the document body (the stream was parsed whole); a shared object once."""
-    stack = [node]
-    seen: set[int] = set()
-    while stack:
-        cur = stack.pop()
-        if id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        if type(cur) is Mapping:
-            lc = cur.lc
-            lc.line -= lines
-            for d in lc.data.values():
-                d[0] -= lines
-                d[2] -= lines
-            stack.extend(v for v in cur.values() if type(v) is Mapping or type(v) is Sequence)
-        elif type(cur) is Sequence:
-            lc = cur.lc
-            lc.line -= lines
-            for d in lc.data.values():
-                d[0] -= lines
-            stack.extend(v for v in cur if type(v) is Mapping or type(v) is Sequence)
-    return node
+    return FastFile(yf, [doc.data for doc in yf.documents])

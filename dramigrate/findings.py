@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-
-from dramigrate.catalogue import catalogue
+from functools import cache
 
 
 class Severity(str, Enum):
@@ -103,6 +103,27 @@ class InputError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
 
+@cache
+def _rules() -> dict[str, tuple[Severity, str]]:
+    from dramigrate.catalogue import catalogue
+
+    return {r.id: (Severity(r.severity), r.summary) for r in catalogue().values()}
+
+
+class _Rules(Mapping[str, tuple[Severity, str]]):
+    """The catalogue's rules, read on first use: a run that reports nothing (lint of a file without devices) never
+    parses it."""
+
+    def __getitem__(self, rule_id: str) -> tuple[Severity, str]:
+        return _rules()[rule_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_rules())
+
+    def __len__(self) -> int:
+        return len(_rules())
+
+
 # Every rule dramigrate reports: id -> (default severity, one-line summary), from the rule catalogue
 # (rules/findings.yaml, read by catalogue.py). Declare a new rule id there.
-RULES: dict[str, tuple[Severity, str]] = {r.id: (Severity(r.severity), r.summary) for r in catalogue().values()}
+RULES: Mapping[str, tuple[Severity, str]] = _Rules()

@@ -94,8 +94,8 @@ def _stop() -> None:
 
 
 def die_with_parent(parent: int) -> None:
-    """In a child process: be killed when the process `parent` (which started this one) dies, or exit now if it
-    is already gone. Linux only (elsewhere a worker ends when its pipes close)."""
+    """Called first in a child: the kernel kills it when `parent` dies (Linux PR_SET_PDEATHSIG); it exits now if
+    the parent is already gone."""
     if sys.platform.startswith("linux"):
         import ctypes
 

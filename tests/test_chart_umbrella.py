@@ -7,6 +7,7 @@ Renders are real (the Helm engine embedded in helm-python-sdk). One fix per modu
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,8 @@ def test_pass_through_in_a_vendored_subchart(tmp_path: Path) -> None:
     assert "resourceClaims" in (chart / "charts/worker/templates/deployment.yaml").read_text()
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     (name,) = overlay["worker"]["resourceClaimTemplates"]
-    assert overlay["worker"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+    ref = "{{ .Release.Name }}-" + name  # the subchart renders it with tpl, so each release has its own
+    assert overlay["worker"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": ref}]
     out = [
         d
         for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml",)))
@@ -113,3 +115,98 @@ def test_pass_through_in_a_vendored_subchart(tmp_path: Path) -> None:
         if d
     ]
     assert sorted(d["kind"] for d in out) == ["ConfigMap", "Deployment", "ResourceClaimTemplate"]
+
+
+SERVING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+spec:
+  selector:
+    matchLabels: {app: {{ .Chart.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Chart.Name }}}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+SERVING_UMBRELLA = """\
+apiVersion: v2
+name: rag
+version: 1.0.0
+dependencies:
+  - name: llm
+    alias: guard
+    version: 0.1.0
+    condition: guard.enabled
+  - name: llm
+    version: 0.1.0
+  - name: embed
+    version: 0.1.0
+"""
+
+
+def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
+    """An umbrella whose values file gives two vendored subcharts a device each through `toYaml` (one of them also
+    included under an alias, disabled): both subcharts get the pass-through and the DRA variant puts each claim
+    template under the key its subchart reads (was: manual, "the device requests come from several charts")."""
+    umbrella = tmp_path / "rag"
+    for name in ("llm", "embed"):
+        sub = umbrella / "charts" / name
+        (sub / "templates").mkdir(parents=True)
+        (sub / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (sub / "values.yaml").write_text("resources: {}\n")
+        (sub / "templates" / "deployment.yaml").write_text(SERVING)
+    (umbrella / "charts" / "llm" / "tests").mkdir()  # the llm subchart keeps helm-unittest suites
+    (umbrella / "Chart.yaml").write_text(SERVING_UMBRELLA)
+    (umbrella / "values.yaml").write_text("guard:\n  enabled: false\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "llm:\n  resources:\n    limits: {nvidia.com/gpu: 2}\nembed:\n  resources:\n    limits: {nvidia.com/gpu: 1}\n"
+    )
+    outcome = run_chart(umbrella, ChartOptions(values_files=(gpu,)), RULES, Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for name in ("llm", "embed"):
+        assert "resourceClaims" in (umbrella / "charts" / name / "templates" / "deployment.yaml").read_text()
+    variant = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert variant["llm"]["resourceClaimTemplates"] and variant["embed"]["resourceClaimTemplates"]
+    out = [
+        d
+        for m in render_chart(umbrella, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in out
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    assert {name: counts[pod["resourceClaims"][0]["resourceClaimTemplateName"]] for name, pod in pods.items()} == {
+        "release-name-llm": 2,
+        "release-name-embed": 1,
+    }
+    assert "nvidia.com/gpu" not in json.dumps([pod["containers"] for pod in pods.values()])
+    # the llm subchart's suite, in its own keys (`resources`, not `llm.resources`), holds on its real renders
+    from test_helm_unittest_suite import holds
+
+    leaf = umbrella / "charts" / "llm"
+    body = yaml.safe_load((leaf / "tests" / "deployment-dra_test.yaml").read_text())
+    assert [sorted(case["set"]) for case in body["tests"]] == [
+        ["resources"],
+        ["resourceClaimTemplates", "resourceClaims", "resources", "tolerations"],
+    ]
+    for i, case in enumerate(body["tests"]):
+        values = tmp_path / f"case{i}.yaml"
+        values.write_text(yaml.safe_dump(case["set"]))
+        rendered: dict[str, list[Any]] = {}
+        for m in render_chart(leaf, RenderOptions(values_files=(values,), kube_version="1.34")):
+            rendered.setdefault(m.source.split("/templates/", 1)[1], []).extend(yaml.safe_load_all(m.text))
+        assert all(holds(a, [d for d in rendered.get(a["template"], []) if d]) for a in case["asserts"]), case["it"]
+    assert not (umbrella / "charts" / "embed" / "tests").exists()

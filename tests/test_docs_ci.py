@@ -109,6 +109,21 @@ def test_pre_commit_hooks_run_as_configured(tmp_path: Path) -> None:
             assert "charts/" not in output
 
 
+def test_shipped_hooks_take_a_changed_chart_helper(tmp_path: Path) -> None:
+    """pre-commit passes the staged files that match a hook's `types` and `files`: a commit that changes only a
+    chart's `templates/_helpers.tpl` must reach the hook (identify tags a .tpl file `text`, not `yaml`), and lint
+    of that one file takes its chart (nearest Chart.yaml) and fails while the chart still asks for a GPU."""
+    cwd = workdir(tmp_path / "w")
+    helper = cwd / "charts" / "trainer" / "templates" / "_helpers.tpl"
+    helper.write_text('{{- define "trainer.name" -}}trainer{{- end }}\n')
+    for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")):
+        assert set(hook.get("types", ["file"])) <= {"text", "file"}, hook
+        assert re.search(hook.get("files", ""), "charts/trainer/templates/_helpers.tpl"), hook
+        assert re.search(hook.get("files", ""), "k8s/inference.yaml"), hook
+    code, output = shell("dramigrate lint charts/trainer/templates/_helpers.tpl", cwd)
+    assert code == 1 and "charts/trainer/templates/pod.yaml" in output and "legacy-device-request" in output, output
+
+
 def test_config_file_excludes_hold_for_named_files(tmp_path: Path) -> None:
     cwd = workdir(tmp_path / "w")
     (cwd / ".dramigrate.yaml").write_text(yaml.safe_dump(snippet(".dramigrate.yaml")))

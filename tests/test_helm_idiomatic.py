@@ -159,7 +159,12 @@ def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_p
     )
     chart = write_chart(tmp_path, helper)
     with (chart / "templates" / "_helpers.tpl").open("a") as f:
-        f.write('{{- define "app.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.numGpus }}\n{{- end }}\n')
+        # a helper that builds the map with toYaml: no line of it writes the device key (the helper rewrite of
+        # tests/test_helm_helper.py finds none), so it stays manual work
+        f.write(
+            '{{- define "app.resources" -}}\n'
+            '{{- toYaml (dict "limits" (dict "nvidia.com/gpu" .Values.numGpus)) }}\n{{- end }}\n'
+        )
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     code, _, err = run_cli(["fix", str(chart)])
     assert "pattern D (a named helper or library include)" in err and "templates/deployment.yaml:20" in err, err

@@ -135,7 +135,12 @@ def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, P
     assert "      {{- with .Values.trainer.resourceClaims }}\n      resourceClaims:\n" in template
     assert "launcher.resourceClaims" not in template
     assert gpu.read_text() == GPU  # the user's file stays: -f gpu.yaml is the way back
-    assert yaml.safe_load((chart / "values.yaml").read_text())["resourceClaimTemplates"] == {}
+    values = (chart / "values.yaml").read_text()
+    assert yaml.safe_load(values)["resourceClaimTemplates"] == {}
+    # the pass-through's key documented beside its map, in the chart's comment style (helm-docs here)
+    assert "  resources: {}\n  # -- DRA ResourceClaims of the pod (resource.k8s.io/v1" in values
+    assert yaml.safe_load(values)["trainer"]["resourceClaims"] == []
+    assert "resourceClaims" not in yaml.safe_load(values)["launcher"]
     added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
     assert added <= 60, added
 
@@ -148,7 +153,8 @@ def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, 
     assert "nvidia.com/gpu" not in values["trainer"]["resources"]["limits"]  # replaced, not a null overlay
     assert values["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
     (claim,) = values["trainer"]["resourceClaims"]
-    spec = values["resourceClaimTemplates"][claim["resourceClaimTemplateName"]]["spec"]
+    name = claim["resourceClaimTemplateName"].removeprefix("{{ .Release.Name }}-")  # rendered with tpl
+    spec = values["resourceClaimTemplates"][name]["spec"]
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
@@ -164,6 +170,23 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
     pod = out["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == out["ResourceClaimTemplate"]["metadata"]["name"]
+    # two releases in one namespace get a claim template each, each pod naming its own
+    names = set()
+    for release in ("blue", "green"):
+        rendered = [
+            d
+            for m in render_chart(
+                chart, RenderOptions(release_name=release, values_files=(gpu.parent / "gpu-dra.yaml",))
+            )
+            for d in yaml.safe_load_all(m.text)
+            if d
+        ]
+        by_kind = {d["kind"]: d for d in rendered}
+        name = by_kind["ResourceClaimTemplate"]["metadata"]["name"]
+        claims = by_kind["Deployment"]["spec"]["template"]["spec"]["resourceClaims"]
+        assert name.startswith(f"{release}-") and claims[0]["resourceClaimTemplateName"] == name
+        names.add(name)
+    assert len(names) == 2
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     assert "resourceClaims" not in out["Job"]["spec"]["template"]["spec"]
     assert out["ResourceClaimTemplate"]["apiVersion"] == "resource.k8s.io/v1"
@@ -226,3 +249,109 @@ def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
         if d and d["kind"] == "RayCluster"
     ]
     assert "nvidia.com/gpu" not in json.dumps(ray["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"])
+
+
+# Shapes from real public charts (not copied): a range over extra init containers that pass their own `.resources`
+# through, before the main container's `.Values.resources`; and a chart that ships one values file per accelerator
+# vendor (NVIDIA, Intel Gaudi).
+VENDOR_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      initContainers:
+        {{- range .Values.initContainers }}
+        - name: {{ .name }}
+          image: {{ .image }}
+          {{- if .resources }}
+          resources:
+            {{- toYaml .resources | nindent 12 }}
+          {{- end }}
+        {{- end }}
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+VENDOR_VALUES = "initContainers: []\nresources:\n  requests:\n    cpu: 100m\n"
+VENDOR_FILES = {
+    "nv-values.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
+    "gaudi-values.yaml": "resources:\n  limits:\n    habana.ai/gaudi: 2\n",
+}
+
+
+def test_vendor_values_files_and_a_range_of_init_containers(tmp_path: Path) -> None:
+    """Each shipped vendor file gets its own DRA variant with its own device class (was: manual, "several device
+    classes"), and `.resources` inside a range is not taken for `.Values.resources` (was: manual, "no
+    `containers:` line above the resources map")."""
+    chart = tmp_path / "server"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: server\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text(VENDOR_VALUES)
+    (chart / "templates" / "deployment.yaml").write_text(VENDOR_TEMPLATE)
+    for name, text in VENDOR_FILES.items():
+        (chart / name).write_text(text)
+    original = shutil.copytree(chart, tmp_path / "original")
+    nv = chart / "nv-values.yaml"
+    outcome = run_chart(chart, ChartOptions(values_files=(nv,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert template.count("{{- with .Values.resourceClaims }}") == 1
+    classes = {}
+    for name in VENDOR_FILES:
+        assert texts(chart, (chart / name,)) == texts(original, (original / name,))
+        out = docs(chart, (chart / name.replace(".yaml", "-dra.yaml"),))
+        pod = out["Deployment"]["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"]["claims"] and "limits" not in pod["containers"][0]["resources"]
+        request = out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        classes[name] = (request["deviceClassName"], request["count"])
+    assert classes["nv-values.yaml"] == ("gpu.nvidia.com", 1)
+    assert classes["gaudi-values.yaml"][1] == 2 and classes["gaudi-values.yaml"][0] != "gpu.nvidia.com"
+
+
+INLINE_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-api
+spec:
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+      - name: api
+        image: api:1
+        {{- with .Values.resources }}
+        resources: {{- toYaml . | nindent 10 }}
+        {{- end }}
+"""
+
+
+def test_resources_key_and_its_toyaml_on_one_line(tmp_path: Path) -> None:
+    """`resources: {{- toYaml . | nindent 10 }}` (key and action on one line, a shape real charts use): the finding
+    points at that line as pattern C and the pass-through is proven (was: the container's first line, pattern F,
+    manual)."""
+    chart = tmp_path / "api"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: api\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("resources: {}\n")
+    (chart / "templates" / "deployment.yaml").write_text(INLINE_TEMPLATE)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    lint = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "lint")
+    (finding,) = [f for f in lint.findings if f.resource]
+    assert finding.line == 16 and "pattern C" in finding.message, (finding.line, finding.message)
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
 
-from dramigrate import migrate, prefilter
+from dramigrate import migrate, pipeline, prefilter
 from dramigrate.config import Settings
 from dramigrate.documents import parse_document, split_documents
 from dramigrate.fastyaml import Mapping, Sequence, fast_documents
@@ -55,7 +55,7 @@ RULES = load_rules(())
 def _findings(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, Any]], str]:
     with monkeypatch.context() as m:
         if not fast:
-            m.setattr(migrate, "fast_documents", lambda *_args: None)
+            m.setattr(pipeline, "fast_parse", lambda *_args: False)
         r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
     return [dataclasses.asdict(f) for f in r.findings], repr(r.error)
 
@@ -110,7 +110,7 @@ def test_fast_lint_is_identical_on_generated_device_files(monkeypatch: pytest.Mo
         "a: 1.5\n",  # ruamel keeps float formatting
         "a: !!str 5\n",
         "<<: {a: 1}\n",
-        "%YAML 1.1\n---\na: 1\n",
+        "a: 1\n...\nb: 2\n",  # a document end marker inside a `---` section: two YAML documents
         "a: 1\na: 2\n",  # ruamel refuses duplicate keys with its own message
         "a: 1\r\n\rb: 2\n",  # a bare CR is a line break for YAML, not for the document splitter
     ],
@@ -167,3 +167,42 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
     assert len(kept) < len(files) * 0.8
+
+
+def test_a_manifest_of_more_than_ten_thousand_documents_is_linted(tmp_path: Path) -> None:
+    """A rendered platform (kustomize build or helm template output) holds tens of thousands of small objects
+    within the 32 MiB file cap: the document limit must not refuse it, and positions stay right to the end."""
+    objects = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(12_000))
+    workload = (
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: t\n        image: x\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+    )
+    path = tmp_path / "rendered.yaml"
+    path.write_text(objects + workload)
+    r = migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
+    assert r.error is None
+    device = [f for f in r.findings if f.rule == "legacy-device-request"]
+    assert [(f.line, f.resource) for f in device] == [(objects.count("\n") + 15, "nvidia.com/gpu")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a: 1",
+        "a: 1\n",
+        "---\n",
+        "---",
+        "# c\n\n---\na: 1\n---  # two\nb: 2",
+        "\n  \n---\na: 1\n",
+        "a: 1\n---\n---\nb: 2\n---\n",
+        "a: |\n  ---\n  x\n----\n--- x\n---\t\nc: 3\n",
+        "---\n---\n\n",
+    ],
+)
+def test_the_document_split_by_regex_is_the_split_by_lines(text: str) -> None:
+    """Lint splits a big file on its `---` lines with one regex over the text instead of a list of every line."""
+    from dramigrate import documents
+
+    assert documents._split_markers(text) == documents._split_lines(text)

@@ -274,6 +274,7 @@ def build(
     claim_templates: dict[str, Any],
     opt_in: bool,
     hints: dict[str, Pattern] | None = None,
+    guards: tuple[str, ...] = (),
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout."""
@@ -303,7 +304,7 @@ def build(
     sections = []
     for w in workloads:
         suffix = "" if len(workloads) == 1 else f".{Path(w.rel).stem}"
-        after, section = _rewrite_template(name, suffix, w)
+        after, section = _rewrite_template(name, suffix, w, guards)
         changes.append(Change(w.rel, w.text, after))
         sections.append(section)
     head = (
@@ -416,7 +417,7 @@ def _and(*parts: str) -> str:
     return parts[0] if len(parts) == 1 else "and " + " ".join(parts)
 
 
-def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
+def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, ...] = ()) -> tuple[str, str]:
     lines = w.text.splitlines()
     trailing = "\n" if w.text.endswith("\n") else ""
     spec_define = f"{chart}{suffix}.draClaimSpec"
@@ -428,8 +429,9 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
             raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
-    claim_cond = _and(".Values.dra.enabled", *conditions, gate)
-    tol_cond = _and(".Values.dra.enabled", *conditions)
+    on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
+    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
+    tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -447,7 +449,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, end, "if not .Values.dra.enabled")
+            _wrap(edits, lines, m, end, f"if not {_arg(on)}")
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -456,7 +458,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
                 else:
                     runs.append([index])
             for run in runs:
-                _wrap(edits, lines, run[0], run[-1] + 1, "if not .Values.dra.enabled")
+                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on)}")
     ind = " " * (_indent(lines[res]) + 2)
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
@@ -513,7 +515,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload) -> tuple[str, str]:
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
-    guard = _and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
+    guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     section = (
         f"{{{{- if {guard} }}}}\n"
         "apiVersion: resource.k8s.io/v1\n"
@@ -674,3 +676,39 @@ def conventions(
         new = json.dumps(document, indent=len(indent.group(1)) if indent else 2) + ("\n" if text.endswith("\n") else "")
         out.append(Change("values.schema.json", text, new))
     return out
+
+
+def values_expr(path: tuple[str | int, ...]) -> str:
+    """The Go template expression of a values key (`.Values.a.b`, or `index` for keys that are not identifiers)."""
+    if all(isinstance(p, str) and re.fullmatch(r"[A-Za-z_]\w*", p) for p in path):
+        return ".Values." + ".".join(str(p) for p in path)
+    return "(index .Values " + " ".join(json.dumps(p) if isinstance(p, str) else str(p) for p in path) + ")"
+
+
+def kind_guards(expected: list[Any], relations: list[Any], rules: RuleSet) -> tuple[list[str], dict[str, str]]:
+    """Conditions that keep the DRA branch off where a values key makes the chart render its device request in a
+    kind the manifest migration leaves as is (`isRunaiJob: true` renders a RunaiJob, `unknown-kind`), so the chart
+    does what `fix -` does there; and, per proof label, the note saying so."""
+    from dramigrate.helm.run import device_uses
+    from dramigrate.helm.values import display
+
+    guards: list[str] = []
+    notes: dict[str, str] = {}
+    for rel in relations:
+        leaf = rel.leaf
+        if rel.kind != "switch" or not isinstance(leaf.value, bool):
+            continue
+        label = f"{display(leaf.path)} flipped to {json.dumps(not leaf.value)}"
+        hit = next(((r, want) for v, r, want, _ in expected if v.label == label and not r.error), None)
+        if hit is None or hit[1] != hit[0].stream:
+            continue  # the migration rewrites that render: not a kind it leaves alone
+        kinds = sorted({k[0] for k in device_uses(hit[0].stream, rules)})
+        if not kinds:
+            continue
+        expr = values_expr(leaf.path)
+        guards.append(expr if leaf.value else f"(not {expr})")
+        notes[label] = (
+            f"{label}: the chart renders {', '.join(kinds)}, a kind the migration leaves on its device plugin "
+            "(unknown-kind), so the DRA switch does too"
+        )
+    return guards, notes

@@ -51,6 +51,11 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
             line = line[:open_at] + "{{}}"
             in_action = True
         parts = _ACTION.split(line)
+        for k, action in enumerate(_ACTION.findall(line)):  # `{{-` and `-}}` trim the space beside them
+            if action.startswith("{{-"):
+                parts[k] = parts[k].rstrip()
+            if action.endswith("-}}"):
+                parts[k + 1] = parts[k + 1].lstrip()
         literal = "".join(parts).strip()
         if not literal or literal.startswith("#"):
             out.append(None)
@@ -141,7 +146,8 @@ def _children_agree(
     writes output) and a rendered child of it is not one of those literal lines."""
     literal = [p is not None for p in patterns]
     t_block = _block(t_lines, j, literal)
-    if any(_writes(t_lines[k]) for k in t_block):
+    # `resources: {{- toYaml . | nindent 10 }}`: the line's own action writes the children
+    if _writes(t_lines[j]) or any(_writes(t_lines[k]) for k in t_block):
         return True
     block = set(t_block)
     children = [k for k in _block(lines, i) if lines[k].strip() and not lines[k].strip().startswith("#")]

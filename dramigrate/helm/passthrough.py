@@ -186,9 +186,25 @@ def map_edits(
     return list(edits.values()), claim_templates
 
 
-def claim_names(edits: list[MapEdit], claim_templates: dict[str, Any], chart: str) -> dict[str, Any]:
-    """The `resourceClaimTemplates` values entries, renamed release-independently (`<group>-<claim>-<hash>`),
-    with the pods' `resourceClaims` following; the name keeps the spec hash the migration gave it."""
+RELEASE_PREFIX = "{{ .Release.Name }}-"
+
+
+def release_scoped(root: Path, rels: set[str]) -> bool:
+    """Whether the chart's claim templates are named after the release: yes when the rewrite writes the pods'
+    `resourceClaims` pass-through itself (it renders the names with `tpl`, so two releases in one namespace get
+    their own templates); no when a template renders that key already with plain `toYaml` (KubeRay's)."""
+    existing = root / TEMPLATE_FILE
+    if existing.is_file():
+        return ".Release.Name" in existing.read_text(encoding="utf-8")
+    return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
+
+
+def claim_names(
+    edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False
+) -> dict[str, Any]:
+    """The `resourceClaimTemplates` values entries, named `<group>-<claim>-<hash>` (the spec hash the migration
+    gave it), with the pods' `resourceClaims` following; `scoped`: the pods name them `{{ .Release.Name }}-<name>`,
+    as the claim-template file renders them."""
     out: dict[str, Any] = {}
     for edit in edits:
         group = next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
@@ -201,7 +217,7 @@ def claim_names(edits: list[MapEdit], claim_templates: dict[str, Any], chart: st
             base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
             out[name] = claim_templates[old]["spec"]
-            renamed.append({**claim, "resourceClaimTemplateName": name})
+            renamed.append({**claim, "resourceClaimTemplateName": (RELEASE_PREFIX if scoped else "") + name})
         if renamed:
             edit.siblings["resourceClaims"] = renamed
     return out
@@ -218,14 +234,14 @@ def variant_path(path: Path) -> Path:
 def variant_text(
     path: Path,
     edits: list[MapEdit],
-    templates: dict[str, Any],
+    templates: dict[Path_, dict[str, Any]],
     merged: dict[str, Any],
-    scope: Path_ = (),
     defaults: dict[str, Any] | None = None,
 ) -> str:
     """The values file with the DRA request in place of the device key, comments and layout kept. A device key
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
-    key left out would come back from the defaults)."""
+    key left out would come back from the defaults). `templates`: the claim templates by the values key they go
+    under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -280,19 +296,20 @@ def variant_text(
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
             parent[key] = value
-    holder = root
-    for part in scope:  # an umbrella chart passes the subchart's values under its name
-        if not isinstance(holder.get(part), dict):
-            holder[part] = {}
-        holder = holder[part]
-    holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(templates)}
+    for scope, own in templates.items():
+        holder = root
+        for part in scope:  # an umbrella chart passes the subchart's values under its name
+            if not isinstance(holder.get(part), dict):
+                holder[part] = {}
+            holder = holder[part]
+        holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)}
     return yf.render()
 
 
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[str, Any], scope: Path_ = ()) -> str:
+def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], merged: dict[str, Any]) -> str:
     """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
     `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
     to null); lists are whole (Helm replaces lists)."""
@@ -316,7 +333,8 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
             else:
                 out = set_path(out, key, dict(added))
-    out = set_path(out, (*scope, VALUES_KEY), templates)
+    for scope, own in templates.items():
+        out = set_path(out, (*scope, VALUES_KEY), own)
     head = (
         "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
         "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
@@ -334,7 +352,33 @@ def overlay_text(edits: list[MapEdit], templates: dict[str, Any], merged: dict[s
 _MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
 
 
-def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
+_BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
+
+
+def _dot_context(lines: list[str], i: int) -> str | None:
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, None inside a `range` or a
+    `define` (a list element or a helper's argument, not a values path the rewrite can name)."""
+    depth = 0
+    for j in range(i, -1, -1):
+        actions = _BLOCK.findall(lines[j])
+        for word, expr in reversed(actions if j < i else []):
+            if word == "end":
+                depth += 1
+            elif depth:
+                depth -= 1
+            elif word in ("range", "define", "block"):
+                return None
+            elif word == "with":
+                path = expr.split()[0] if expr.split() else ""
+                if path.startswith(".Values"):
+                    return path
+                if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
+                    return f"{outer}{path}"
+                return None
+    return ""
+
+
+def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
     renders that sibling already."""
@@ -347,6 +391,11 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
         if not m:
             continue
         base, key = m.group(1), m.group(2)
+        if not base.startswith((".Values", "$")):
+            context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
+            if context is None:
+                continue  # inside a range (or a define): `.` is not a values map fix can name
+            base = f"{context}{base}"
         words = [w for w in base.split(".") if w and not w.startswith("$")][1 if base.startswith(".Values") else 0 :]
         target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
         if target is None:
@@ -371,10 +420,12 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
             expr = f"{base}.{sibling}" if base else f".{sibling}"
             if re.search(rf"{re.escape(expr)}\b", text) or any(x == f"{ind}{name}:" for x in pod_lines):
                 continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+            # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
+            render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."
             block = [
                 f"{ind}{{{{- with {expr} }}}}",
                 f"{ind}{name}:",
-                f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}",
+                f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
                 f"{ind}{{{{- end }}}}",
             ]
             if block[0] not in inserts.get(containers, []):
@@ -386,10 +437,13 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]]) -> str:
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def claim_template_file(namespaced: bool) -> str:
-    head = (
-        "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n"
-        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims. */}}\n"
+def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
+    head = "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n" + (
+        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec, rendered as <release>-<name>; pods\n"
+        'name it so in resourceClaims ("{{ .Release.Name }}-<name>"). */}}\n'
+        if scoped
+        else "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims."
+        " */}}\n"
     )
     body = (
         "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
@@ -397,7 +451,9 @@ def claim_template_file(namespaced: bool) -> str:
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
-        "  name: {{ $name }}\n" + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "") + "spec:\n"
+        + ("  name: {{ $.Release.Name }}-{{ $name }}\n" if scoped else "  name: {{ $name }}\n")
+        + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "")
+        + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
         "{{- end }}\n"
     )
@@ -408,21 +464,67 @@ def claim_template_file(namespaced: bool) -> str:
     )
 
 
+def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
+    import textwrap
+
+    lines = textwrap.wrap(text, max(40, 100 - len(ind)))
+    if style == "bitnami":
+        return [f"{ind}## @param {key} {lines[0]}", *(f"{ind}## {x}" for x in lines[1:])]
+    lead = "# -- " if style == "helm-docs" else "# "
+    return [f"{ind}{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
+
+
+def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
+    """values.yaml with `resourceClaims: []` (the sibling each pass-through renders) documented right after each
+    resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing."""
+    from dramigrate.helm.values import key_line
+
+    lines = values.splitlines()
+    inserts: dict[int, list[str]] = {}
+    style = _comment_style(values)
+    for path in map_paths:
+        if not path or not all(isinstance(p, str) for p in path):
+            continue
+        found = next(((path[k:], n) for k in range(len(path)) if (n := key_line(values_path, path[k:]))), None)
+        if found is None:
+            continue
+        own, line = found
+        sibling = sibling_path(own, "resourceClaims")
+        if key_line(values_path, sibling) or not 0 < line <= len(lines):
+            continue
+        ind = _indent(lines[line - 1])
+        end = line  # the map's block: deeper lines, comments included (a commented-out example)
+        for j in range(line, len(lines)):
+            text = lines[j]
+            if not text.strip():
+                continue
+            if _indent(text) <= ind:
+                break
+            end = j + 1
+        doc = (
+            "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by name; containers ask for"
+            f" them in {own[-1]}.claims (see the *-dra.yaml values files)"
+        )
+        blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        inserts.setdefault(end, []).extend(
+            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: []"]
+        )
+    if not inserts:
+        return values
+    out = []
+    for i, text in enumerate(lines, start=1):
+        out.append(text)
+        out.extend(inserts.get(i, []))
+    return "\n".join(out) + ("\n" if values.endswith("\n") else "")
+
+
 def values_doc(values: str) -> str:
     """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
     text = (
         "DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) the chart renders, by name; a pod asks for"
         " one in its resourceClaims, a container in its resources.claims (see the *-dra.yaml values files)"
     )
-    import textwrap
-
-    style = _comment_style(values)
-    lines = textwrap.wrap(text, 100)
-    if style == "bitnami":
-        doc = [f"## @param {VALUES_KEY} {lines[0]}", *(f"## {x}" for x in lines[1:])]
-    else:
-        lead = "# -- " if style == "helm-docs" else "# "
-        doc = [f"{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
+    doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
 
@@ -433,6 +535,7 @@ def build(
     map_paths: dict[Path_, set[str]],
     namespaced: bool,
     device_class: str,
+    scoped: bool = False,
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema)."""
     values_path = root / "values.yaml"
@@ -440,7 +543,7 @@ def build(
     changes = []
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = template_edits(text, rel, map_paths)
+        after = template_edits(text, rel, map_paths, scoped)
         if after != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
@@ -450,7 +553,7 @@ def build(
         raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
-    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced)))
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced, scoped)))
     changes += conventions(
         root,
         device_class,
@@ -461,5 +564,6 @@ def build(
             {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},
         ),
     )
-    changes.append(Change("values.yaml", values or None, values_doc(values)))
+    documented = claims_docs(values, values_path, list(map_paths)) if values else values
+    changes.append(Change("values.yaml", values or None, values_doc(documented)))
     return changes

@@ -720,7 +720,9 @@ def _fix(
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode)
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
+        )
         return
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
@@ -1097,6 +1099,20 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[str, Any]:
+    """The pattern of the first device request the findings map to in each template of `rels` (relative to the
+    chart `sub`, "" for the chart itself)."""
+    prefix = f"{sub}/" if sub else ""
+    leaf = root / sub if sub else root
+    hints: dict[str, Any] = {}
+    for f in sorted(outcome.findings, key=lambda f: f.line):
+        rel = f.file[len(outcome.display) + 1 :]
+        if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
+            rel = rel[len(prefix) :]
+            hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
+    return hints
+
+
 def _fix_idiomatic(
     outcome: ChartOutcome,
     root: Path,
@@ -1109,6 +1125,7 @@ def _fix_idiomatic(
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     given: set[str],
     mode: str,
+    relations: list[Relation] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1118,6 +1135,15 @@ def _fix_idiomatic(
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     subs = sorted(s for s in wanted if s)
+    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
+        names = _subcharts(root)
+        scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
+        by_sub = {s: _hints(outcome, root, s, wanted[s]) for s in subs}
+        if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
+            rel, first = min(by_sub[subs[0]].items(), key=lambda kv: (kv[0], kv[1].line))
+            leaves = {s: wanted[s] for s in subs}
+            _fix_passthrough(outcome, root, copts, work, leaves, expected, (f"{subs[0]}/{rel}", first), scopes)
+            return
     if len(subs) > 1 or (subs and wanted.get("")):
         where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
         _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{engine_hint}", "")
@@ -1155,19 +1181,19 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
-    hints = {}
-    for f in sorted(outcome.findings, key=lambda f: f.line):
-        rel = f.file[len(outcome.display) + 1 :]
-        if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in wanted[sub]:
-            rel = rel[len(prefix) :]
-            hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
+    hints = _hints(outcome, root, sub, wanted[sub])
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
-        _fix_passthrough(
-            outcome, root, copts, work, wanted[sub], [*expected, *shipped], (prefix + first[0], first[1]), sub, scope
-        )
+        hint = (prefix + first[0], first[1])
+        _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
         return
+    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+        from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
+
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+            return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
@@ -1178,6 +1204,7 @@ def _fix_idiomatic(
             claim_templates,
             settings.opt_in,
             hints,
+            tuple(guards),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1218,7 +1245,7 @@ def _fix_idiomatic(
             continue
         if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
             return
-        outcome.checked.append(v.label)
+        outcome.checked.append(notes.get(v.label, v.label))
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1262,22 +1289,38 @@ def _fix_passthrough(
     root: Path,
     copts: ChartOptions,
     work: Workdir,
-    rels: set[str],
+    leaves: dict[str, set[str]],
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     hint: tuple[str, Any],
-    sub: str = "",
-    scope: tuple[str, ...] = (),
+    scopes: dict[str, list[tuple[str, ...]]],
 ) -> None:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
-    devices gets a DRA variant. Proven: (L) every value set renders byte-identical with the original values;
-    (D) with the variants in place of the files, the render equals the migration of the original render and
-    is strict-valid for Kubernetes 1.34 and 1.36."""
+    devices gets a DRA variant. `leaves`: the templates to change by chart ("" the chart itself, else an
+    umbrella's subcharts, each passed its values under the keys `scopes[sub]`: its name or its aliases).
+    Proven: (L) every value set renders byte-identical with the original values; (D) with the variants in place
+    of the files, the render equals the migration of the original render and is strict-valid for Kubernetes
+    1.34 and 1.36."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+
+    def named(edits: list[Any], rcts: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
+        """The claim templates by the values scope of the chart whose pods take them (each leaf its own)."""
+        out = {}
+        left = list(edits)
+        single = len(scopes) == 1 and len(next(iter(scopes.values()))) == 1
+        for scope in (scope for keys in scopes.values() for scope in keys):
+            mine = [e for e in left if single or tuple(e.path[: len(scope)]) == scope]
+            left = [e for e in left if e not in mine]
+            if mine:
+                out[scope] = pt.claim_names(mine, rcts, chart_name(root), scoped)
+        if left:
+            raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
+        return out
+
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
@@ -1289,6 +1332,7 @@ def _fix_passthrough(
         )
     )
     try:
+        scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -1302,10 +1346,10 @@ def _fix_passthrough(
                     f"the chart does not render with a marker in each resources map: {probe_render.error}"
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = named(edits, rcts)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
-            classes |= {_device_class(spec) for spec in templates.values()}
-            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, scope, chart_defaults(root))
+            classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
+            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
             streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         overlay = ""
@@ -1321,10 +1365,10 @@ def _fix_passthrough(
             edits, rcts = pt.map_edits(
                 default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
             )
-            templates = pt.claim_names(edits, rcts, chart_name(root))
+            templates = named(edits, rcts)
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
-            classes |= {_device_class(spec) for spec in templates.values()}
-            overlay = pt.overlay_text(edits, templates, dsources.merged, scope)
+            classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
+            overlay = pt.overlay_text(edits, templates, dsources.merged)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         if not variants and not overlay:
             raise pt.NotPassThrough(
@@ -1332,11 +1376,17 @@ def _fix_passthrough(
                 "(it comes from --set or the chart's defaults); put it in a values file so fix can write its DRA "
                 "variant"
             )
-        if len(classes) != 1 or None in classes:
-            raise pt.NotPassThrough("the migration asks for several device classes")
-        changes = _in_umbrella(
-            root, sub, pt.build(root / sub if sub else root, rels, paths, namespaced, str(next(iter(classes))))
-        )
+        # each values variant carries its own claim templates, so the chart's shipped files may ask for different
+        # device classes (an NVIDIA, a Gaudi and a ROCm file); the class only documents the schema entry
+        some_class = min((c for c in classes if c), default="")
+        changes = []
+        for sub, rels in leaves.items():
+            keys = scopes[sub]
+            own = {p: v for p, v in paths.items() if len(leaves) == 1 or any(tuple(p[: len(k)]) == k for k in keys)}
+            leaf = root / sub if sub else root
+            for c in _in_umbrella(root, sub, pt.build(leaf, rels, own, namespaced, some_class, scoped)):
+                if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
+                    changes.append(c)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
@@ -1351,14 +1401,21 @@ def _fix_passthrough(
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
-    if not sub and (root / "tests").is_dir():
+    if list(leaves) == [""] and (root / "tests").is_dir():
         pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
-            outcome.changes += _passthrough_suites(root, rels, *pair)
+            outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+    for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
+        if sub and (root / sub / "tests").is_dir():
+            outcome.changes += [
+                c
+                for c in _in_umbrella(root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams))
+                if c.rel != "Chart.yaml"
+            ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
@@ -1433,6 +1490,58 @@ def _passthrough_suites(
         if made is not None:
             out.append(made)
     return out
+
+
+def _leaf_suites(
+    root: Path,
+    leaf: Path,
+    rels: set[str],
+    keys: list[tuple[str, ...]],
+    variants: dict[Path, str],
+    streams: dict[Path, tuple[str, str]],
+) -> list[Change]:
+    """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
+    the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
+    umbrella's key for the subchart) and of its DRA variant."""
+    from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
+    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
+
+    name = chart_name(root)
+    for f, dra_text in variants.items():
+        plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        dra_values = yaml.safe_load(dra_text) or {}
+        key = next((k[0] for k in keys if isinstance(plugin_values.get(k[0]), dict)), None)
+        if key is None or not isinstance(dra_values.get(key), dict):
+            continue
+        original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
+        out = []
+        for rel in sorted(rels):
+            source = f"charts/{key}/{rel}"
+            found = removed_device(original.get(source, []), migrated.get(source, []))
+            if found is None or (leaf / suite_path(rel)).exists():
+                continue
+            resource, claim = found
+            cases = [
+                Case(
+                    f"renders the {resource} device-plugin request and no claim with the {key} values of {f.name}",
+                    set=plugin_values[key],
+                    expect="device",
+                    claim_documents=0,
+                ),
+                Case(
+                    f"renders a ResourceClaim and no {resource} request with the {key} values of "
+                    f"{variant_path(f).name}",
+                    set=dra_values[key],
+                    expect="claim",
+                ),
+            ]
+            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, "DRA ResourceClaims from values")
+            if made is not None:
+                out.append(made)
+        if out:
+            return out
+    return []
 
 
 # --- charts that have their own DRA switch (ollama `draEnabled`, llm-d `accelerator.dra`) -------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from dramigrate import __version__
 from dramigrate.catalogue import catalogue
@@ -113,6 +112,8 @@ def github(findings: list[Finding], errors: list[InputError]) -> str:
 def junit(findings: list[Finding], errors: list[InputError], files: Iterable[str] = ()) -> str:
     """JUnit XML: a test case per file scanned (clean files pass), a failure element per finding, an error element
     per bad input; the suite's counts are those of the elements."""
+    from xml.sax.saxutils import escape, quoteattr  # imports urllib.request: only for this format
+
     by_file: dict[str, list[Finding]] = {}
     for f in findings:
         if not f.fixed:

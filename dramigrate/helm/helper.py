@@ -1,0 +1,780 @@
+"""The idiomatic chart rewrite for pattern D: the device key is written by a named helper (a `define` in
+`_helpers.tpl`) that the workload templates `include` with the values the count comes from.
+
+Which helper line writes the device key is found by rendering, never by reading templates alone: a copy of the
+chart gets a marker comment on each key-shaped line inside a `define`, and the rendered device key that carries
+a marker names its line. The rewrite then stays inside the helper's `define` and at the call sites' pod specs,
+the shape the vLLM production-stack maintainers chose for their helper (`gpuAllocation` per `modelSpec`,
+PR #1086) and llm-d-modelservice for theirs (`accelerator.dra`, PR #185):
+
+- the switch sits beside the count in the values the helper reads: `dra.enabled` in the object the helper
+  gets (`servingEngineSpec.modelSpec[].dra.enabled`), or in values.yaml when the helper reads `.Values`;
+  read with `dig`, so values that never mention it keep the chart's default (on; off with `--opt-in`);
+- in the helper, the device key stays in the non-DRA branch and the DRA branch adds the container's `claims`;
+  a new `<helper>.draCount` define gives the count the key would have had (0 when the helper writes no key);
+- at each call site's pod spec, the pod's `resourceClaims` entry and the toleration the device plugin's
+  admission used to add, guarded by the call site's own conditions and `gt <count> 0`; beside the workload
+  document, its ResourceClaimTemplate, named after the workload plus a hash of its spec.
+
+What the DRA branch writes (claim and request names, device class, selectors, tolerations) comes from the
+core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dramigrate.helm.idiomatic import (
+    PodDelta,
+    _and,
+    _arg,
+    _block_end,
+    _control,
+    _dump_list,
+    _indent,
+    _metadata_line,
+    _name_text,
+    _parent,
+    _sentinel_yaml,
+    conventions,
+)
+from dramigrate.helm.patterns import _ACTION, count_expression
+from dramigrate.helm.rewrite import Change, RewriteError, _actions
+from dramigrate.rules import RuleSet
+
+MARKER = "dramigrate-helper-line-"
+_KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
+_OLD_CLUSTER = (
+    "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
+    "({}) for the device-plugin request"
+)
+_NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
+
+
+class NotHelper(RewriteError):
+    """The device key is not written by one named helper in a shape this rewrite takes."""
+
+
+@dataclass(frozen=True)
+class KeyLine:
+    """A line inside a `define` that, rendered, wrote a device key."""
+
+    file: str  # chart-relative path of the template file
+    index: int  # 0-based line
+    define: str
+    resource: str  # the device resource it rendered
+    name_expr: str | None  # the Go expression of a templated key (`$gpuType`), None for a literal key
+    count: str  # the Go expression of the count
+
+
+@dataclass
+class Block:
+    word: str  # if, with, range, define, block
+    cond: str
+    start: int  # line of the opening action
+    end: int  # line of its `end`
+    branches: list[tuple[int, str | None]] = field(default_factory=list)  # `else if X` (line, X), `else` (line, None)
+    chained_with: bool = False  # an `else with`: not taken
+
+
+def _line_of(text: str) -> list[int]:
+    starts, pos = [], 0
+    for line in text.splitlines(keepends=True):
+        starts.append(pos)
+        pos += len(line)
+    return starts
+
+
+def blocks(text: str) -> list[Block]:
+    """Every block action of a template with its lines (unbalanced templates give what balances)."""
+    starts = _line_of(text)
+
+    def line(offset: int) -> int:
+        lo, hi = 0, len(starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    out: list[Block] = []
+    stack: list[Block] = []
+    for start, end, word in _actions(text):
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append(Block(word, body[len(word) :].strip(), line(start), -1))
+        elif word == "else" and stack:
+            rest = body.strip()[len("else") :].strip()
+            if not rest:
+                stack[-1].branches.append((line(start), None))
+            elif rest.startswith("if "):
+                stack[-1].branches.append((line(start), rest[3:].strip()))
+            else:
+                stack[-1].chained_with = True
+        elif word == "end" and stack:
+            done = stack.pop()
+            done.end = line(start)
+            out.append(done)
+    return out
+
+
+def enclosing(all_blocks: list[Block], index: int) -> list[Block]:
+    """The blocks around line `index`, outermost first."""
+    inside = [b for b in all_blocks if b.start < index < b.end]
+    return sorted(inside, key=lambda b: b.start)
+
+
+def _defines(text: str) -> list[tuple[str, Block]]:
+    out = []
+    for b in blocks(text):
+        if b.word == "define":
+            m = re.fullmatch(r'"([^"]+)"', b.cond)
+            if m:
+                out.append((m.group(1), b))
+    return out
+
+
+# --- locating the helper line by rendering --------------------------------------------------------------------
+
+
+def template_files(root: Path) -> list[Path]:
+    folder = root / "templates"
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml", ".txt"))
+
+
+def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
+    """A copy of the chart at `dest` with a marker comment on each key-shaped line inside a `define`;
+    marker number -> (file, line, define name)."""
+    from dramigrate.helm.sandbox import refuse_outside_links
+
+    refuse_outside_links(root, str(root))
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(root, dest, symlinks=False)
+    marks: dict[int, tuple[str, int, str]] = {}
+    for path in template_files(dest):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "define" not in text:
+            continue
+        lines = text.splitlines()
+        changed = False
+        for name, block in _defines(text):
+            for i in range(block.start + 1, block.end):
+                m = _KEY_LINE.match(lines[i])
+                if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
+                    continue
+                n = len(marks)
+                marks[n] = (path.relative_to(dest).as_posix(), i, name)
+                lines[i] = f"{lines[i]} # {MARKER}{n}"
+                changed = True
+        if changed:
+            path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
+    return marks
+
+
+def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: RuleSet) -> dict[int, str]:
+    """Marker number -> the device resource of each rendered device key that carries a marker."""
+    out: dict[int, str] = {}
+    for line in stream.splitlines():
+        m = re.search(rf"#\s*{MARKER}(\d+)\s*$", line)
+        if not m or int(m.group(1)) not in marks:
+            continue
+        key = re.match(r"""^\s*(?:-\s+)?["']?([^"':]+)["']?\s*:""", line)
+        if key and rules.is_device_candidate(key.group(1)) and rules.lookup(key.group(1)) is not None:
+            out[int(m.group(1))] = key.group(1)
+    return out
+
+
+def key_lines(root: Path, hits: dict[int, str], marks: dict[int, tuple[str, int, str]]) -> list[KeyLine]:
+    out = []
+    for n, resource in sorted(hits.items()):
+        file, index, define = marks[n]
+        line = (root / file).read_text(encoding="utf-8").splitlines()[index]
+        m = _KEY_LINE.match(line)
+        if m is None:
+            continue
+        key, value = m.group(2), m.group(3)
+        name_expr = None
+        if key.startswith("{{"):
+            actions = _ACTION.findall(key)
+            name_expr = actions[0].strip() if len(actions) == 1 else None
+            name_expr = re.sub(r"\s*\|\s*(quote|squote|toString)\s*$", "", name_expr or "") or None
+            if not name_expr or " " in name_expr.strip("()") and not name_expr.startswith("$"):
+                raise NotHelper(f"{file}:{index + 1}: the helper's device key is not one variable or value")
+        count = count_expression(value)
+        if count is None:
+            raise NotHelper(f"{file}:{index + 1}: the helper's device count is not one expression")
+        out.append(KeyLine(file, index, define, resource, name_expr, count))
+    return out
+
+
+# --- the rewrite --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CallSite:
+    rel: str  # the workload template
+    index: int  # the line with `include "<helper>" <arg>`
+    arg: str  # the include's argument (the helper's context at the call site)
+
+
+_INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+(?P<arg>\([^()]*\)|[^\s|})]+)')
+
+
+def call_sites(root: Path, define: str) -> list[CallSite]:
+    out = []
+    for path in template_files(root):
+        rel = path.relative_to(root).as_posix()
+        if path.name.startswith("_"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for i, line in enumerate(text.splitlines()):
+            for m in _INCLUDE.finditer(line):
+                opening = line.rfind("{{", 0, m.start())
+                if re.match(r"\{\{-?\s*(if|else|with|range)\b", line[opening:]) if opening >= 0 else False:
+                    continue  # the helper's text as a condition: it writes nothing into the pod
+                if m.group("name") == define:
+                    out.append(CallSite(rel, i, m.group("arg")))
+    return out
+
+
+def _negated(cond: str) -> str:
+    return f"(not {_arg(cond) if not cond.startswith('(') else cond})"
+
+
+def _site_conditions(all_blocks: list[Block], pod: int, index: int, rel: str) -> list[str]:
+    """The `if` conditions between the pod spec and the call site (an `else` branch negated)."""
+    out = []
+    for b in enclosing(all_blocks, index):
+        if b.start <= pod:
+            continue
+        if b.word != "if" or b.chained_with:
+            raise NotHelper(f"{rel}:{index + 1}: the helper is included inside `{b.word} {b.cond}`")
+        conds: list[str | None] = [b.cond]
+        for at, cond in b.branches:  # the branch the call site is in: every earlier condition false, its own true
+            if at < index:
+                conds = [*(_negated(c) for c in conds if c is not None), cond] if conds[-1] is not None else conds
+        *negated, own = conds
+        out += [c for c in negated if c is not None]
+        if own is not None:
+            out.append(own if " " not in own or own.startswith("(") else f"({own})")
+    return out
+
+
+def _switch(mode: str, context: str, default: bool) -> str:
+    """The switch, read with `dig` so that values which never mention it keep the chart's default: a new key in
+    values.yaml would change the render of charts that embed their values (z2jh's hub Secret)."""
+    where = f"{context}.Values.AsMap" if mode == "values" else context
+    return f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
+
+
+def _count_at(define: str, context: str) -> str:
+    return f'(include "{define}.draCount" {context} | trimAll "{_NUMBER}" | int)'
+
+
+def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
+    """`<helper>.draCount`: the helper's own actions up to its device key, then the count it writes there (only
+    when the key is the device migrated), each open block closed: the count the key would render, else empty."""
+    lines = text.splitlines()
+    all_blocks = blocks(text)
+    open_blocks = [b for b in enclosing(all_blocks, key.index) if b.start > block.start]
+    openers = {b.start for b in open_blocks}
+    closed = [b for b in all_blocks if block.start < b.start and b.end < key.index]
+    # kept: the blocks around the key and the variables they (and the count) need, nothing that only writes text
+    needed = set(re.findall(r"\$\w+", f"{key.count} {key.name_expr or ''}"))
+    needed |= {v for b in open_blocks for v in re.findall(r"\$\w+", b.cond)}
+    kept = []
+    for i in range(key.index - 1, block.start, -1):
+        s = lines[i].strip()
+        if i in openers:
+            kept.append(lines[i])
+            continue
+        assign = re.fullmatch(r"\{\{-?\s*(\$\w+)\s*:?=\s*(.*?)\s*-?\}\}", s)
+        if assign and assign.group(1) in needed and not any(b.start < i < b.end for b in closed):
+            kept.append(lines[i])
+            needed |= set(re.findall(r"\$\w+", assign.group(2)))
+    body = kept[::-1]
+    count = f"{{{{ {key.count} }}}}"
+    if key.name_expr:
+        count = f'{{{{- if eq ({key.name_expr} | toString) "{key.resource}" }}}}{count}{{{{- end }}}}'
+    body.append(count)
+    body += ["{{- end }}"] * len(open_blocks)
+    return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+
+
+def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
+    """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
+    DRA branch, and the `<helper>.draCount` define after it."""
+    lines = text.splitlines()
+    block = next(b for name, b in _defines(text) if name == define)
+    switch = _switch(mode, "$", default)
+    key = keys[0]
+    dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
+    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in keys}
+    if len(parents) != 1:
+        raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
+    ind = " " * parents.pop()
+    counted = _count_at(define, "$")
+    claims = [
+        f"{ind}{{{{- if {_and(switch, f'(gt {counted} 0)')} }}}}",
+        f"{ind}claims:",
+        f"{ind}  - name: {claim}",
+        f"{ind}{{{{- end }}}}",
+    ]
+    extra = count_define(text, define, block, key)
+    out = list(lines)
+    out[block.end : block.end + 1] = [*claims, out[block.end]]
+    spans: set[tuple[int, int]] = set()
+    for k in keys:
+        parent = _parent(lines, k.index)
+        end = _block_end(lines, parent) if parent > block.start else -1
+        children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
+        # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
+        spans.add((parent, end) if children and children <= {x.index for x in keys} else (k.index, k.index + 1))
+    for start, stop in sorted(spans, reverse=True):
+        pad = " " * _indent(lines[start])
+        # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
+        trim = "-" if start == block.start + 1 and lines[block.start].rstrip().endswith("-}}") else ""
+        opening = f"{pad}{{{{- if not {_arg(dra_on)} {trim}}}}}"
+        out[start:stop] = [opening, *lines[start:stop], f"{pad}{{{{- end }}}}"]
+    # the new define goes right after the helper's `end` (its place moved by the lines added above it)
+    shift = 2 * len(spans) + len(claims)
+    at = block.end + shift + 1
+    out[at:at] = extra.rstrip("\n").splitlines()
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str) -> tuple:
+    """(start, stop, new lines) merging the DRA toleration into the pod's `tolerations:` rendered by
+    `{{- if X }}`/`{{- with X }}` + `{{- toYaml X | nindent N }}` + `{{- end }}`."""
+    prev = lines[at - 1].strip() if at > 0 else ""
+    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
+    after = lines[at + 2].strip() if at + 2 < len(lines) else ""
+    guard = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", prev)
+    yaml_m = re.fullmatch(r"\{\{-?\s*(?:toYaml (\S+)|\. \| toYaml) \| nindent \d+\s*-?\}\}", body)
+    if guard and yaml_m and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
+        word, expr = guard.groups()
+        new = [
+            f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
+            f"{p}tolerations:",
+            f"{p}  {{{{- {word} {expr} }}}}",
+            f"{p}  {body}",
+            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- if {cond} }}}}",
+            *tol_text,
+            f"{p}  {{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return at - 1, at + 3, new
+    if yaml_m and lines[at].strip() == "tolerations:":
+        return at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
+    raise NotHelper(f"{rel}:{at + 1}: the pod's tolerations have a shape the rewrite does not merge into")
+
+
+def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, count: str, rel: str) -> tuple:
+    """(start, stop, new lines) setting KubeRay's `rayStartParams.num-gpus` in the DRA branch: KubeRay reads the
+    GPU count from the Ray container's limits, which no longer name the GPU (the migration sets it too)."""
+    if set(params) != {"num-gpus"}:
+        raise NotHelper(f"{rel}: the migration sets rayStartParams {', '.join(sorted(params))}")
+    template = _parent(lines, pod)
+    if template < 0 or lines[template].strip() != "template:":
+        raise NotHelper(f"{rel}:{pod + 1}: the pod spec is not under a `template:` of a Ray group")
+    col = _indent(lines[template])
+    for i in range(template - 1, max(-1, template - 40), -1):
+        m = re.match(r"^(\s*)(- )?rayStartParams:\s*(\{\})?\s*$", lines[i])
+        if m and len(m.group(1)) + len(m.group(2) or "") == col:
+            pad = " " * col
+            value = f"{pad}  num-gpus: {{{{ {count} | toString | quote }}}}"
+            if m.group(3):  # `rayStartParams: {}`: the DRA branch writes the map
+                head = lines[i][: len(m.group(1)) + len(m.group(2) or "")]
+                new = [
+                    f"{m.group(1)}{{{{- if {cond} }}}}",
+                    f"{head}rayStartParams:",
+                    value,
+                    f"{m.group(1)}{{{{- else }}}}",
+                    lines[i],
+                    f"{m.group(1)}{{{{- end }}}}",
+                ]
+                return i, i + 1, new
+            return i + 1, i + 1, [f"{pad}  {{{{- if {cond} }}}}", value, f"{pad}  {{{{- end }}}}"]
+        if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
+            break
+    raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
+
+
+@dataclass
+class Wiring:
+    """One call site's pod: what the migration added there."""
+
+    site: CallSite
+    delta: PodDelta
+    params: dict[str, Any]  # keys the migration set in the pod's group `rayStartParams` (KubeRay's num-gpus)
+
+
+def rewrite_site_template(
+    text: str,
+    rel: str,
+    define: str,
+    wirings: list[Wiring],
+    mode: str,
+    default: bool,
+) -> str:
+    """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
+    ResourceClaimTemplate document beside the workload."""
+    lines = text.splitlines()
+    all_blocks = blocks(text)
+    edits: list[tuple[int, int, list[str]]] = []
+    name_expr = _metadata_line(lines, "name")
+    if not name_expr:
+        raise NotHelper(f"{rel}: the workload's metadata.name is not one line")
+    for n, w in enumerate(wirings):
+        site = w.site
+        containers = next(
+            (
+                i
+                for i in range(site.index - 1, -1, -1)
+                if lines[i].strip() in ("containers:", "initContainers:")
+                and _indent(lines[i]) < _indent(lines[site.index])
+            ),
+            -1,
+        )
+        if containers < 0:
+            raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
+        on_key = lines[site.index].strip().startswith("resources:")
+        below_key = site.index > 0 and lines[site.index - 1].strip() == "resources:" and _control(lines[site.index])
+        if not (on_key or below_key):
+            raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
+        pod = _parent(lines, containers)
+        conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
+        switch = _switch(mode, "$" if mode == "values" else site.arg, default)
+        claim_cond = _and(switch, *conds, f"(gt {_count_at(define, site.arg)} 0)")
+        # the migration adds the toleration for any device key it removes, a count of 0 too
+        written = f'(ne (include "{define}.draCount" {site.arg} | trimAll "{_NUMBER}") "")'
+        tol_cond = _and(switch, *conds, written)
+        p = " " * _indent(lines[containers])
+        suffix = "" if len(wirings) == 1 else f"-{n}"
+        spec_call = f'include "{define}.draClaimSpec" {site.arg}'
+        template_name = f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
+        pod_lines = [
+            f"{p}{{{{- if {claim_cond} }}}}",
+            f"{p}resourceClaims:",
+            f"{p}  - name: {w.delta.claim}",
+            f"{p}    resourceClaimTemplateName: {template_name}",
+            f"{p}{{{{- end }}}}",
+        ]
+        tolerations = w.delta.tolerations
+        tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+        pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
+        existing = [
+            i
+            for i in range(pod + 1, min(pod_end, len(lines)))
+            if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
+        ]
+        if tolerations and existing:
+            edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
+        elif tolerations:
+            pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+        edits.append((containers, containers, pod_lines))
+        if w.params:
+            edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
+        namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
+        caps = '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" '
+        caps += "$.Capabilities.KubeVersion.Version))"
+        document = [
+            f"{{{{- if {claim_cond} }}}}",
+            f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(site.arg))} }}}}{{{{ end }}}}",
+            "---",
+            "apiVersion: resource.k8s.io/v1",
+            "kind: ResourceClaimTemplate",
+            "metadata:",
+            f"  name: {template_name}",
+            *([f"  namespace: {namespace}"] if namespace else []),
+            "spec:",
+            "  spec:",
+            f"    {{{{- {spec_call} | nindent 4 }}}}",
+            "{{- end }}",
+        ]
+        around = [b for b in enclosing(all_blocks, containers)]
+        at = around[-1].end if around else len(lines)
+        edits.append((at, at, document))
+    out = list(lines)
+    for start, stop, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        out[start:stop] = new
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
+    """`<helper>.draClaimSpec`: the claim spec of the migration with its count the helper's."""
+    inner = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
+    inner = inner.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
+    return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{inner}{{{{- end }}}}\n'
+
+
+def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
+    """The documentation of the switch appended to values.yaml."""
+    sep = "" if values.endswith("\n") or not values else "\n"
+    where = "values.yaml" if mode == "values" else f"each {context_path}"
+    text = (
+        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled` in {where} requests {resource} through a "
+        f"ResourceClaim instead of the device-plugin resource; false renders the chart as before. Not set, it is "
+        f"{'on' if default else 'off'}:"
+    )
+    return (
+        f"{sep}\n"
+        + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100))
+        + f"# dra:\n#   enabled: {'true' if default else 'false'}\n"
+    )
+
+
+def build(
+    root: Path,
+    keys: list[KeyLine],
+    sites: list[CallSite],
+    deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]],
+    context_path: str,
+    opt_in: bool,
+) -> list[Change]:
+    """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions."""
+    defines = {k.define for k in keys}
+    files = {k.file for k in keys}
+    if len(defines) != 1 or len(files) != 1:
+        raise NotHelper(f"the device keys are written by several helpers ({', '.join(sorted(defines))})")
+    if len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
+        raise NotHelper("the helper writes different device keys or counts")
+    define, file, key = defines.pop(), files.pop(), keys[0]
+    # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
+    mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    default = not opt_in
+    claims = {d.claim for d, _ in deltas.values()}
+    specs = {repr(d.spec) for d, _ in deltas.values()}
+    if len(claims) != 1 or len(specs) != 1:
+        raise NotHelper("the migration gives the helper's call sites different claims")
+    any_delta = next(iter(deltas.values()))[0]
+    requests = [r["name"] for r in any_delta.spec.get("spec", {}).get("devices", {}).get("requests", [])]
+    if len(requests) != 1:
+        raise NotHelper("the migrated claim has several requests")
+    helper_text = (root / file).read_text(encoding="utf-8")
+    if f'"{define}.draCount"' in helper_text:
+        raise NotHelper(f"{file} has a {define}.draCount define already")
+    after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop())
+    after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
+    changes = [Change(file, helper_text, after)]
+    by_rel: dict[str, list[Wiring]] = {}
+    for s in sites:
+        found = deltas.get((s.rel, s.index))
+        if found is None:
+            raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
+        by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
+    for rel, wirings in sorted(by_rel.items()):
+        text = (root / rel).read_text(encoding="utf-8")
+        new = rewrite_site_template(text, rel, define, wirings, mode, default)
+        changes.append(Change(rel, text, new))
+    values_path = root / "values.yaml"
+    values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
+    if mode == "values" and re.search(r"^dra:", values, re.M):
+        raise NotHelper("values.yaml already has a top-level `dra:` key")
+    changes.append(
+        Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
+    )
+    device_class = _class(any_delta.spec)
+    made = conventions(root, device_class, default, f"DRA ResourceClaims behind a dra.enabled switch read by {define}")
+    # a switch inside a values object (a list entry) has no place among values.schema.json's top-level properties
+    changes += [c for c in made if c.rel != "values.schema.json" or mode == "values"]
+    return changes
+
+
+def _class(spec: dict[str, Any]) -> str:
+    reqs = spec.get("spec", spec).get("devices", {}).get("requests", [])
+    return str((reqs[0].get("exactly") or reqs[0]).get("deviceClassName", "")) if reqs else ""
+
+
+# --- locating, building and proving (called by run.py for patterns D, E and F) -----------------------------------
+
+
+def _groups(node: Any, out: list[tuple[dict[str, Any] | None, dict[str, Any]]], parent: Any = None) -> list:
+    """(the object whose `template` holds the pod, the pod spec) for each pod spec, in document order."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list):
+            out.append((parent, node))
+        for k, v in node.items():
+            holder = node if k == "template" else None
+            if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
+                holder = parent  # template.spec: the group is the template's holder
+            _groups(v, out, holder if k in ("template", "spec") else None)
+    elif isinstance(node, list):
+        for v in node:
+            _groups(v, out)
+    return out
+
+
+def pod_deltas(
+    original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
+) -> list[tuple[PodDelta, dict[str, Any]]]:
+    """What the migration added to each pod spec of a template that got a claim, in document order, with the
+    keys it set in the pod's group `rayStartParams`."""
+    out = []
+    before = [g for doc in original for g in _groups(doc, [])]
+    after = [g for doc in migrated for g in _groups(doc, [])]
+    for (old_group, old), (new_group, new) in zip(before, after, strict=False):
+        claims = new.get("resourceClaims") or []
+        if not claims or claims == (old.get("resourceClaims") or []):
+            continue
+        if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
+            raise NotHelper("the migration gives a pod several claims")
+        template = claim_templates.get(claims[0]["resourceClaimTemplateName"])
+        if template is None:
+            raise NotHelper("the migration's ResourceClaimTemplate is not in the render")
+        old_tol = old.get("tolerations") or []
+        added = [t for t in new.get("tolerations") or [] if t not in old_tol]
+        delta = PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
+        params_before = (old_group or {}).get("rayStartParams") or {}
+        params_after = (new_group or {}).get("rayStartParams") or {}
+        params = {k: v for k, v in params_after.items() if params_before.get(k) != v}
+        out.append((delta, params))
+    return out
+
+
+def context_path(root: Path, site: CallSite) -> str:
+    """Where the helper's context sits in the values, in words (`servingEngineSpec.modelSpec[]`)."""
+    text = (root / site.rel).read_text(encoding="utf-8")
+    var = re.match(r"(\$\w+)((?:\.\w+)*)$", site.arg)
+    if var:
+        loop = re.search(r"range\s+" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
+        if loop:
+            return f"{loop.group(1)}[]{var.group(2)}"
+    return f'object the "{site.arg}" argument of the helper\'s include names'
+
+
+def fix(
+    outcome: Any,
+    root: Path,
+    rels: set[str],
+    rules: RuleSet,
+    work: Any,
+    expected: list[tuple[Any, Any, str, list[Any]]],
+    reference: tuple[Any, Any, str],
+    opt_in: bool,
+    mode: str,
+) -> bool:
+    """Rewrite a chart whose device key a named helper writes, and prove it; False (nothing done) when no helper
+    line writes the device key, so the caller reports the template's own pattern."""
+    from dramigrate.helm.prove import objects
+    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.run import (
+        ADDED_DEVICE,
+        _by_template,
+        _identical,
+        _manual,
+        _proven_on,
+        _render,
+        _rewritten_copy,
+    )
+
+    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    ref_variation, ref_render, ref_want = reference
+    marks = marked_copy(root, work.path / "helper-markers" / root.name)
+    marked = _render(work.path / "helper-markers" / root.name, ref_variation.options)
+    if marked.error:
+        return False
+    hits = marked_keys(marked.stream, marks, rules)
+    if not hits:
+        return False
+    name = chart_name(root)
+    keys: list[KeyLine] = []
+    try:
+        keys = key_lines(root, hits, marks)
+        define = keys[0].define
+        sites = call_sites(root, define)
+        if not sites:
+            raise NotHelper(f"{keys[0].file}: no template includes {define} directly")
+        originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
+        claim_templates = {
+            str(doc["metadata"]["name"]): doc
+            for key, docs in objects(ref_want).items()
+            if key[1] == "ResourceClaimTemplate"
+            for doc in docs
+        }
+        deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
+        for rel in sorted({s.rel for s in sites}):
+            found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+            here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
+            if not found:
+                continue  # not rendered with these values: wired like the others (one helper, one device)
+            if len(found) != len(here):
+                raise NotHelper(
+                    f"{rel}: {len(here)} include(s) of {define}, the migration adds claims to {len(found)} pod(s) "
+                    "(render with values that ask for devices in every one)"
+                )
+            deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
+        if not deltas:
+            raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
+        shared = next(iter(deltas.values()))[0]
+        for s in sites:  # a call site these values do not render: wired as the others (one helper, one device)
+            if (s.rel, s.index) not in deltas:
+                ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
+                # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
+                deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
+        if not {s.rel for s in sites} >= rels:
+            other = ", ".join(sorted(rels - {s.rel for s in sites}))
+            raise NotHelper(f"{other}: a device request there does not come from {define}")
+        where = " and each ".join(dict.fromkeys(context_path(root, s) for s in sites))
+        changes = build(root, keys, sites, deltas, where, opt_in)
+        switched_off = build(root, keys, sites, deltas, where, True) if not opt_in else changes
+        switched_on = build(root, keys, sites, deltas, where, False) if opt_in else changes
+    except RewriteError as exc:
+        _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{engine_hint}", "")
+        return True
+    except (OSError, UnicodeDecodeError) as exc:
+        _manual(outcome, f"cannot read a template: {exc}", "")
+        return True
+    outcome.changes = changes
+    patch = outcome.diff()
+    off_root = _rewritten_copy(root, switched_off, work, skip=frozenset({"Chart.yaml"}))
+    off_root = off_root.rename(work.path / "helper-off")
+    on_root = _rewritten_copy(root, switched_on, work, skip=frozenset({"Chart.yaml"}))
+    for v, original, want, _ in expected:
+        off, on = _render(off_root, v.options), _render(on_root, v.options)
+        if original.error:
+            if not (off.error and on.error):
+                _manual(
+                    outcome, f"with {v.label}, the original chart fails to render but the rewritten one renders", patch
+                )
+                return True
+            continue
+        for switch, new in (("off", off), ("on", on)):
+            if new.error:
+                _manual(
+                    outcome,
+                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}",
+                    patch,
+                )
+                return True
+        again = _render(root, v.options)
+        if not _identical(outcome, f"with {v.label} and the DRA switch off", original, again, off, patch):
+            return True
+        if v.label.endswith(ADDED_DEVICE):
+            outcome.checked.append(f"{v.label} (switch off)")
+            continue
+        if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
+            return True
+        outcome.checked.append(v.label)
+    if not outcome.writable and mode == "fix":
+        _manual(
+            outcome,
+            "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder; the patch "
+            "below was proven",
+            patch,
+        )
+        outcome.patch_proven = True
+    return True
