@@ -10,13 +10,13 @@ with its GPU values). With --charts DIR: any folder of charts; DIR/runs.yaml lis
 file is relative to DIR, or to the chart with a `chart:` prefix); without runs.yaml every chart folder
 (a Chart.yaml not inside charts/) is one run with its defaults.
 
-Each run: `fix` (idiomatic, with --opt-in so the switch stays off by default) on a copy of the chart; then,
-independently of the tool's own proof, the rewritten copy is rendered again:
-  (L) with the run's values (switch off): byte-identical to the original chart's render (the original given the
-      rewrite's Chart.yaml version bump, which shows in `helm.sh/chart` labels);
-  (D) switch on (pattern A: `dra.enabled=true`, B/C: the `-dra` values variants): strict-valid for 1.34 and 1.36,
-      no device-plugin request left, and the devices the claims ask for per pod equal the devices the original
-      pod asked for.
+Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switch off by default) and without
+(on by default); then, independently of the tool's own proof, the rewritten copies are rendered again:
+  (L) the --opt-in copy with the run's values: byte-identical to the original chart's render (the original given
+      the rewrite's Chart.yaml version bump, which shows in `helm.sh/chart` labels);
+  (D) the other copy with the run's values (patterns A and D: the values switch is on by default) or with the
+      `-dra` values variants (B/C): strict-valid for 1.34 and 1.36, no device-plugin request left, and the
+      devices the claims ask for per pod equal the devices the original pod asked for.
 Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
 without the `-dra.yaml` values variants, which copy the values files they stand for) and whether
 the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
@@ -213,9 +213,12 @@ def pod_devices(stream: str, rules: Any) -> tuple[dict[str, int], dict[str, int]
     return plugin, claimed, legacy
 
 
-def independent_check(run: Run, root: Path, copy: Path, values: tuple[Path, ...], outcome: Any, rules: Any) -> str:
-    """Proof L and D again, from outside the tool: "" when both hold, else the first failure."""
-    from dramigrate.helm.idiomatic import CLAIM_TEMPLATE_FILE
+def independent_check(
+    run: Run, root: Path, off_chart: Path, on: tuple[Path, tuple[Path, ...], Any], values: tuple[Path, ...], rules: Any
+) -> str:
+    """Proof L and D again, from outside the tool: "" when both hold, else the first failure. `off_chart`: the chart
+    rewritten with --opt-in (the switch off by default); `on`: the chart rewritten without it, its values files
+    and its outcome (a values switch, pattern A or D, is on by default there: no need to know its key)."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE
     from dramigrate.helm.prove import strict_errors
     from dramigrate.helm.render import RenderOptions, render_chart
@@ -224,11 +227,12 @@ def independent_check(run: Run, root: Path, copy: Path, values: tuple[Path, ...]
         opts = RenderOptions(values_files=files, set_values=sets, kube_version=run.kube)
         return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in render_chart(chart, opts))
 
+    on_chart, on_values, outcome = on
     for c in outcome.changes:  # the version bump shows in `helm.sh/chart` labels: the original gets it too
         if Path(c.rel).name == "Chart.yaml":
             (root / c.rel).write_text(c.after, encoding="utf-8")
     original = render(root, values, run.sets)
-    off = render(copy, values, run.sets)
+    off = render(off_chart, values, run.sets)
     if off != original:
         again = render(root, values, run.sets)
         lines = zip(original.splitlines(), again.splitlines(), off.splitlines(), strict=False)
@@ -238,34 +242,17 @@ def independent_check(run: Run, root: Path, copy: Path, values: tuple[Path, ...]
         if len(original) != len(off) and again == original:
             return "L: with the switch off the render is not byte-identical (length)"
     rels = {c.rel for c in outcome.changes}
-    sets = run.sets
-    files = values
-    if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files
-        overlay = [copy / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
-        variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in values]
-        files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, values, strict=True)))
-    else:
-        prefixes = sorted({r[: -len(CLAIM_TEMPLATE_FILE)] for r in rels if r.endswith(CLAIM_TEMPLATE_FILE)})
-        keys = []
-        for p in prefixes:  # "" for the chart itself, "charts/<name>/" for an umbrella's leaf
-            parts = [part for part in p.split("/") if part and part != "charts"]
-            keys.append(".".join([*parts, "dra", "enabled"]) + "=true")
-        sets = (*sets, ",".join(keys)) if keys else sets
-    if any(".draCount" in c.after for c in outcome.changes):  # pattern D (helper.py): the switch, read with `dig`
-        # inside the helper's object, defaults off with --opt-in; on is the chart fix writes without --opt-in
-        switched = copy.parent / "switched-on"
-        shutil.copytree(copy, switched / copy.name, dirs_exist_ok=True)
-        for c in outcome.changes:
-            if ".draCount" in c.after and not Path(c.rel).is_absolute():
-                text = c.after.replace('(dig "dra" "enabled" false ', '(dig "dra" "enabled" true ')
-                (switched / copy.name / c.rel).write_text(text, encoding="utf-8")
-        copy = switched / copy.name
-    on = render(copy, files, sets)
-    invalid = strict_errors(on, ("1.34", "1.36"))
+    files = on_values
+    if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files are the switch
+        overlay = [on_chart / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
+        variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
+        files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, on_values, strict=True)))
+    rendered = render(on_chart, files, run.sets)
+    invalid = strict_errors(rendered, ("1.34", "1.36"))
     if invalid:
         return f"D: not strict-valid: {invalid[:200]}"
     before, _, _ = pod_devices(original, rules)
-    after_plugin, after_claims, legacy = pod_devices(on, rules)
+    _, after_claims, legacy = pod_devices(rendered, rules)
     if legacy:
         return f"D: device-plugin requests left: {legacy[0]}"
     for pod, count in before.items():
@@ -307,7 +294,17 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
                 else "A dra.enabled"
             )
             write_changes(outcome)
-            result.checks = independent_check(run, pristine / root.name, root, values, outcome, rules)
+            on_root, on_values = copy_chart(run, Path(tmp) / "on", corpus_module)  # the switch on by default
+            on_settings = Settings(kube_version=run.kube or "1.36")
+            on_options = ChartOptions(values_files=on_values, set_values=run.sets, kube_version=run.kube)
+            on = run_chart(on_root, on_options, rules, on_settings, Target.parse(settings.kube_version), "fix")
+            if not on.proven:
+                result.checks = f"without --opt-in: {on.manual or on.error}"
+            else:
+                write_changes(on)
+                result.checks = independent_check(
+                    run, pristine / root.name, root, (on_root, on_values, on), values, rules
+                )
         elif any(f.rule == "chart-dra-switch" for f in outcome.findings):
             result.state, result.how = "proven", "own DRA switch"
         elif outcome.manual:
