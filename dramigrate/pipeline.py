@@ -112,9 +112,15 @@ def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
     return False
 
 
-def _parse(path: str, doc: Document, fix: bool) -> None:
-    if fix or not fast_parse(path, doc):
-        parse_document(path, doc)
+def _parse(path: str, doc: Document, fix: bool, rules: RuleSet) -> None:
+    """libyaml where it is exact, ruamel otherwise and for every document fix may edit; a document fix cannot edit
+    stays with libyaml (a 30 MB ConfigMap beside one Deployment took minutes in ruamel's pure-Python parser)."""
+    if doc.parsed:
+        return
+    if fast_parse(path, doc) and not (fix and any_relevant([doc.data], rules)):
+        return
+    doc.data, doc.parsed = None, False
+    parse_document(path, doc)
 
 
 def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
@@ -123,7 +129,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
     stream = not job.fix
     if not stream or "ResourceClaimTemplate" in yf.text:  # templates in the file: known before any workload
         for doc in yf.documents:
-            _parse(job.path, doc, job.fix)
+            _parse(job.path, doc, job.fix, rules)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
     if job.suppressions:
@@ -133,7 +139,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
     for doc in yf.documents:
-        _parse(job.path, doc, job.fix)
+        _parse(job.path, doc, job.fix, rules)
         if doc.data is None:
             continue
         findings, pods = det.analyze(doc)

@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +131,7 @@ class ChartOutcome:
     checked: list[str] = field(default_factory=list)  # value sets the proof rendered
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
+    root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
 
     @property
     def proven(self) -> bool:
@@ -335,8 +335,9 @@ class Workdir:
     """Temporary files of one chart run: value files for probes, working copies."""
 
     def __init__(self) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="dramigrate-chart-")
-        self.path = Path(self._tmp.name)
+        from dramigrate.lifetime import make_folder
+
+        self.path = make_folder("dramigrate-chart-")  # removed even if dramigrate is killed
         self._n = 0
 
     def values_file(self, values: dict[str, Any]) -> Path:
@@ -346,7 +347,7 @@ class Workdir:
         return path
 
     def close(self) -> None:
-        self._tmp.cleanup()
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 @dataclass
@@ -542,7 +543,7 @@ def run_chart(
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
     try:
-        root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
+        root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
@@ -902,6 +903,9 @@ def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want
 
 
 def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
+    from dramigrate.helm.sandbox import hide_chart_data
+
+    reason = hide_chart_data(reason, outcome.root or outcome.chart)  # a rendered value can be a chart file's text
     outcome.manual = reason
     outcome.patch = patch
     outcome.changes = []
@@ -1613,13 +1617,13 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
 
 def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
     """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
-    from dramigrate.helm.sandbox import refuse_outside_links
+    from dramigrate.helm.sandbox import private_copy
 
     copy_root = work.path / "rewritten" / root.name
-    refuse_outside_links(root, str(root))
-    # Links (all inside the chart, checked above) become plain files: no write below follows one, into the
+    copy_root.parent.mkdir(exist_ok=True)
+    # Links (all inside the chart, checked in the copy) become plain files: no write below follows one, into the
     # chart or anywhere else, and Helm reads the same text through them.
-    shutil.copytree(root, copy_root, symlinks=False)
+    private_copy(root, copy_root)
     top = copy_root.resolve()
     for c in changes:
         if c.rel in skip:
