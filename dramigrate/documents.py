@@ -316,12 +316,11 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     b = baseline.splitlines(keepends=True)
     a = after.splitlines(keepends=True)
     to_original: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, [_content(x) for x in b], [_content(x) for x in o], autojunk=False)
-    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+    for tag, i1, i2, j1, _ in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
         if tag == "equal":
             for k in range(i2 - i1):
                 to_original[i1 + k] = j1 + k
-    opcodes = difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes()
+    opcodes = opcodes_of(b, a)
     shifts = _shifts(o, b, a, to_original, opcodes)
     out: list[str] = []
     pos = 0
@@ -349,6 +348,33 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+MAX_MATCH_WORK = 2_000_000  # line pairs SequenceMatcher may compare before popular lines are left out
+
+
+def opcodes_of(x: list[str], y: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes from x to y, the common head and tail matched first. Without autojunk, SequenceMatcher
+    compares every pair of equal lines: 20,000 equal comment lines took minutes. When the lines left would cost
+    more than MAX_MATCH_WORK pairs, lines found in more than 1% of them are not used as anchors (autojunk); the
+    merge result is checked by edited_body either way."""
+    head = 0
+    while head < min(len(x), len(y)) and x[head] == y[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(x), len(y)) - head and x[-1 - tail] == y[-1 - tail]:
+        tail += 1
+    mx, my = x[head : len(x) - tail], y[head : len(y) - tail]
+    counts: dict[str, int] = {}
+    for line in my:
+        counts[line] = counts.get(line, 0) + 1
+    work = sum(counts.get(line, 0) for line in mx)
+    matcher = difflib.SequenceMatcher(None, mx, my, autojunk=work > MAX_MATCH_WORK)
+    out: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
+    out += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in matcher.get_opcodes()]
+    if tail:
+        out.append(("equal", len(x) - tail, len(x), len(y) - tail, len(y)))
+    return [op for op in out if op[0] != "equal" or op[2] > op[1]]
 
 
 def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int], opcodes: list[Any]) -> list[int]:

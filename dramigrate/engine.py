@@ -69,7 +69,11 @@ def run(
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
+    first = _first_names(inputs.files, resolved_files)
     for path, resolved in zip(inputs.files, resolved_files, strict=True):
+        if first[resolved] != path:  # a symlink to a file the run already takes: one read, one write
+            out.decisions.append(f"{path}: the same file as {first[resolved]}: checked and written once, there")
+            continue
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
@@ -135,6 +139,8 @@ def _in_pool(
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
+
     global _worker
     _worker = (rules, settings, target)  # what a forked worker starts with
     workers = min(cores, 8)
@@ -147,6 +153,16 @@ def _in_pool(
         return None
     finally:
         _worker = None
+
+
+def _first_names(paths: list[Path], resolved: list[Path]) -> dict[Path, Path]:
+    """For each resolved file, the one input name it is processed under: a name that is not a symlink if there is
+    one, else the first (fixing a file twice, through itself and a link to it, would fail the second write)."""
+    out: dict[Path, Path] = {}
+    for path, real in zip(paths, resolved, strict=True):
+        if real not in out or (os.path.islink(out[real]) and not os.path.islink(path)):
+            out[real] = path
+    return out
 
 
 def _collect(

@@ -1,11 +1,96 @@
-"""Child processes die with dramigrate: a `kill -9` of the parent leaves no worker behind."""
+"""Nothing of dramigrate outlives it, even a `kill -9` (no atexit, no finally): its child processes and its
+temporary folders.
+
+Child processes (the Helm render worker, the worker pool of large runs) call die_with_parent first thing: the
+kernel kills them when dramigrate dies (PR_SET_PDEATHSIG on Linux).
+
+The first temporary folder of a process starts a janitor: a small child in its own session (a `kill -9` of
+dramigrate's process group does not reach it) that reads the folders' paths from a pipe and, when the pipe
+closes, removes any of them that is still there. The pipe closes when dramigrate exits, however it exits,
+and with it any child that inherited it (a forked worker), so a folder is removed once nobody can use it.
+A normal exit removes its folders itself and then waits for the janitor, which finds nothing left to do.
+"""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_JANITOR = (
+    "import os,shutil,sys\n"
+    "for p in sys.stdin.buffer.read().split(b'\\0'):\n"
+    "    p=os.fsdecode(p)\n"
+    "    if p and os.path.isdir(p) and not os.path.islink(p): shutil.rmtree(p,ignore_errors=True)\n"
+)
+_lock = threading.Lock()
+_janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
+
+
+def _watch(path: str) -> None:
+    """Have the janitor remove path if this process dies before removing it."""
+    global _janitor
+    with _lock:
+        if _janitor is None or _janitor[0] != os.getpid():  # a forked child gets its own janitor
+            try:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", "-c", _JANITOR],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            except OSError:
+                return  # no janitor (process limit): the folder is still removed on a normal exit
+            _janitor = (os.getpid(), process)
+        stdin = _janitor[1].stdin
+        assert stdin is not None
+        with contextlib.suppress(OSError):
+            stdin.write(os.fsencode(path) + b"\0")
+            stdin.flush()
+
+
+def make_folder(prefix: str) -> Path:
+    """A new private temporary folder (mode 0700) the janitor removes should the process die without doing so."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _watch(path)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def temporary_folder(prefix: str) -> Iterator[Path]:
+    """make_folder, removed when the block ends."""
+    path = make_folder(prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@atexit.register
+def _stop() -> None:
+    """Close the pipe and let the janitor finish, so no process of dramigrate's is left once it exits."""
+    global _janitor
+    with _lock:
+        if _janitor is None or _janitor[0] != os.getpid():
+            return
+        process = _janitor[1]
+        _janitor = None
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        if process.stdin is not None:
+            process.stdin.close()
+        process.wait(timeout=5)
 
 
 def die_with_parent(parent: int) -> None:

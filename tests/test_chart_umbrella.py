@@ -162,6 +162,7 @@ def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
         (sub / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
         (sub / "values.yaml").write_text("resources: {}\n")
         (sub / "templates" / "deployment.yaml").write_text(SERVING)
+    (umbrella / "charts" / "llm" / "tests").mkdir()  # the llm subchart keeps helm-unittest suites
     (umbrella / "Chart.yaml").write_text(SERVING_UMBRELLA)
     (umbrella / "values.yaml").write_text("guard:\n  enabled: false\n")
     gpu = tmp_path / "gpu.yaml"
@@ -192,3 +193,20 @@ def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
         "release-name-embed": 1,
     }
     assert "nvidia.com/gpu" not in json.dumps([pod["containers"] for pod in pods.values()])
+    # the llm subchart's suite, in its own keys (`resources`, not `llm.resources`), holds on its real renders
+    from test_helm_unittest_suite import holds
+
+    leaf = umbrella / "charts" / "llm"
+    body = yaml.safe_load((leaf / "tests" / "deployment-dra_test.yaml").read_text())
+    assert [sorted(case["set"]) for case in body["tests"]] == [
+        ["resources"],
+        ["resourceClaimTemplates", "resourceClaims", "resources", "tolerations"],
+    ]
+    for i, case in enumerate(body["tests"]):
+        values = tmp_path / f"case{i}.yaml"
+        values.write_text(yaml.safe_dump(case["set"]))
+        rendered: dict[str, list[Any]] = {}
+        for m in render_chart(leaf, RenderOptions(values_files=(values,), kube_version="1.34")):
+            rendered.setdefault(m.source.split("/templates/", 1)[1], []).extend(yaml.safe_load_all(m.text))
+        assert all(holds(a, [d for d in rendered.get(a["template"], []) if d]) for a in case["asserts"]), case["it"]
+    assert not (umbrella / "charts" / "embed" / "tests").exists()

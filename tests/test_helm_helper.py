@@ -137,3 +137,61 @@ def test_ray_groups_get_claims_and_num_gpus(vllm: dict[str, Any]) -> None:
         },
     }
     assert _render(vllm["root"], values, off, vllm["tmp"]) == _render(vllm["original"], values, off, vllm["tmp"])
+
+
+HELPERS = """\
+{{- define "app.unused" -}}
+limits:
+  nvidia.com/gpu: {{ .Values.numGpus }}
+{{- end }}
+{{- define "app.resources" -}}
+requests:
+  memory: 1Gi
+limits:
+  memory: 1Gi
+  nvidia.com/gpu: {{ .Values.numGpus }}
+{{- end }}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+        - name: app
+          image: app:1
+          resources:
+            {{- include "app.resources" . | nindent 12 }}
+"""
+
+
+def test_the_helper_is_the_one_that_renders_the_key(tmp_path: Path) -> None:
+    """Two defines hold the same device key line; only the one the workload includes is rewritten (found by
+    rendering a marker, not by reading the templates)."""
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("numGpus: 1\n")
+    (chart / "templates" / "_helpers.tpl").write_text(HELPERS)
+    (chart / "templates" / "deployment.yaml").write_text(DEPLOYMENT)
+    settings = Settings(kube_version="1.36")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), settings, Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.manual
+    (helpers,) = [c.after for c in outcome.changes if c.rel == "templates/_helpers.tpl"]
+    assert helpers.startswith(HELPERS.split('{{- define "app.resources"')[0])  # app.unused is untouched
+    assert '"app.resources.draCount"' in helpers and '"app.unused.draCount"' not in helpers
+    write_changes(outcome)
+    (deployment,) = [d for d in _objects(_render_plain(chart)) if d["kind"] == "Deployment"]
+    resources = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources == {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+
+
+def _render_plain(root: Path) -> str:
+    return "".join(f"---\n{m.text}" for m in render_chart(root, RenderOptions()))

@@ -355,3 +355,60 @@ def test_resources_key_and_its_toyaml_on_one_line(tmp_path: Path) -> None:
     assert finding.line == 16 and "pattern C" in finding.message, (finding.line, finding.message)
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
+
+
+INDEX_TEMPLATE = """\
+{{- $module := index .Values "modules" "text-gen" -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-text-gen
+spec:
+  selector:
+    matchLabels: {app: text-gen}
+  template:
+    metadata:
+      labels: {app: text-gen}
+    spec:
+      containers:
+      - name: text-gen
+        image: text-gen:1
+        resources:
+{{ index $module "resources" | toYaml | indent 10 }}
+"""
+
+
+def test_resources_map_read_with_index_from_a_variable(tmp_path: Path) -> None:
+    """A values key with a dash read through `index` and a variable (`$module := index .Values "modules"
+    "text-gen"`, then `index $module "resources" | toYaml` at column 0): pattern B, and the pass-through reads the
+    sibling the same way (was: pattern F, manual)."""
+    chart = tmp_path / "search"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: search\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("modules:\n  text-gen:\n    resources: {}\n")
+    (chart / "templates" / "text-gen.yaml").write_text(INDEX_TEMPLATE)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("modules:\n  text-gen:\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert '{{- with index $module "resourceClaims" }}' in (chart / "templates" / "text-gen.yaml").read_text()
+    assert yaml.safe_load((chart / "values.yaml").read_text())["modules"]["text-gen"]["resourceClaims"] == []
+    pod = docs(chart, (tmp_path / "gpu-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] and pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+def test_with_block_piping_dot_into_toyaml(tmp_path: Path) -> None:
+    """`{{- with .Values.worker.resources }}` then `{{- . | toYaml | nindent 12 }}` (Dask's worker): pattern C and
+    proven (was: pattern F, manual)."""
+    chart = tmp_path / "workers"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: workers\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("worker:\n  resources: {}\n")
+    template = WORKLOADS.split("---\n")[0].replace(".Values.trainer.", ".Values.worker.")
+    (chart / "templates" / "worker.yaml").write_text(template.replace("toYaml . |", ". | toYaml |"))
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert any("pattern C" in f.message for f in outcome.findings if f.resource)

@@ -411,10 +411,12 @@ def test_helm_binary_command_and_errors(app: Path, tmp_path: Path) -> None:
     )
     [manifest] = render_chart(app, options)
     assert manifest.source == "app/templates/args.yaml"
-    assert yaml.safe_load(manifest.text)["args"] == [
+    args = yaml.safe_load(manifest.text)["args"]
+    chart = Path(args.pop(2))  # helm reads a private copy of the chart (the sandbox), never the folder itself
+    assert chart.is_absolute() and chart.name == app.name and chart != app.absolute()
+    assert args == [
         "template",
         "demo",
-        str(app.absolute()),
         "--namespace=ml",
         "--values=v.yaml",
         "--set=a=1",

@@ -378,6 +378,23 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return ""
 
 
+_INDEX_MAP = re.compile(r'\bindex\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)')
+_QUOTED = re.compile(r'"([^"]+)"')
+_INDEX_SET = re.compile(r'\{\{-?\s*(\$\w+)\s*:?=\s*index\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)\s*-?\}\}')
+
+
+def _index_variables(text: str) -> dict[str, list[str]]:
+    """Template variables set to a values map by `index` (`{{- $module := index .Values "modules" "t2v" -}}`),
+    each with its values path (keys under .Values); chains through earlier variables."""
+    out: dict[str, list[str]] = {}
+    for var, base, keys in _INDEX_SET.findall(text):
+        if base == ".Values":
+            out[var] = _QUOTED.findall(keys)
+        elif base in out:
+            out[var] = [*out[base], *_QUOTED.findall(keys)]
+    return out
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
@@ -386,25 +403,42 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
 
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
+    variables = _index_variables(text)
     for i, line in enumerate(lines):
         m = _MAP_EXPR.search(line)
-        if not m:
+        indexed = _INDEX_MAP.search(line) if not m and "toYaml" in line else None
+        if indexed and re.search(r"[Rr]esources$", (keys := _QUOTED.findall(indexed.group(2)))[-1]):
+            # `index $module "resources" | toYaml` (keys with dashes): the variable's values path, if assigned
+            base, key = indexed.group(1), keys[-1]
+            words = [*variables.get(base, []), *keys[:-1]] if base != ".Values" else keys[:-1]
+
+            def sibling_expr(sibling: str, base: str = base, keys: list[str] = keys) -> str:
+                return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
+        elif m:
+            base, key = m.group(1), m.group(2)
+            if not base.startswith((".Values", "$")):
+                context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
+                if context is None:
+                    continue  # inside a range (or a define): `.` is not a values map fix can name
+                base = f"{context}{base}"
+            words = [w for w in base.split(".") if w and not w.startswith("$")]
+            words = words[1 if base.startswith(".Values") else 0 :]
+
+            def sibling_expr(sibling: str, base: str = base) -> str:
+                return f"{base}.{sibling}" if base else f".{sibling}"
+        else:
             continue
-        base, key = m.group(1), m.group(2)
-        if not base.startswith((".Values", "$")):
-            context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
-            if context is None:
-                continue  # inside a range (or a define): `.` is not a values map fix can name
-            base = f"{context}{base}"
-        words = [w for w in base.split(".") if w and not w.startswith("$")][1 if base.startswith(".Values") else 0 :]
         target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
         if target is None:
             continue
+        at = _indent(line)
+        if line.lstrip().startswith("{{") and i and lines[i - 1].rstrip().endswith(":"):
+            at = max(at, _indent(lines[i - 1]) + 1)  # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0
         containers = next(
             (
                 j
                 for j in range(i - 1, -1, -1)
-                if lines[j].strip() in ("containers:", "- containers:") and _indent(lines[j]) < _indent(line)
+                if lines[j].strip() in ("containers:", "- containers:") and _indent(lines[j]) < at
             ),
             -1,
         )
@@ -416,9 +450,8 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
         for name in ("resourceClaims", "tolerations"):
             if name not in needs[target]:
                 continue
-            sibling = sibling_key(key, name)
-            expr = f"{base}.{sibling}" if base else f".{sibling}"
-            if re.search(rf"{re.escape(expr)}\b", text) or any(x == f"{ind}{name}:" for x in pod_lines):
+            expr = sibling_expr(sibling_key(key, name))
+            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or any(x == f"{ind}{name}:" for x in pod_lines):
                 continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
             # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
             render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."

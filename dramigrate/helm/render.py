@@ -115,7 +115,7 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
     """
     import helm_python as sdk
 
-    from dramigrate.helm.sandbox import refuse_outside_links, render_in_child, scrub
+    from dramigrate.helm.sandbox import chart_for_render, render_in_child, scrub
 
     try:
         sdk.validate_release_name(options.release_name)
@@ -131,11 +131,11 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
     api_versions = [api for entry in options.api_versions for api in entry.split(",") if api]
     if api_versions:
         native_options["api_versions"] = api_versions
-    refuse_outside_links(chart, str(chart))
-    payload = {"chart": str(Path(chart).absolute()), "values": values, "options": native_options}
-    reply = render_in_child(payload, options.timeout, options.memory_mb)
-    if "helm" in reply:
-        raise HelmError(scrub(reply["helm"], chart))
+    with chart_for_render(chart) as safe:  # a private copy: no link reaches Helm, even one swapped in since
+        payload = {"chart": str(Path(safe).absolute()), "values": values, "options": native_options}
+        reply = render_in_child(payload, options.timeout, options.memory_mb)
+        if "helm" in reply:
+            raise HelmError(scrub(reply["helm"], safe))
     if "error" in reply:
         raise HelmError(reply["error"])
     files: dict[str, str] = reply["files"]
@@ -177,6 +177,13 @@ def _check_installable(metadata: dict[str, Any], loaded: list[dict[str, Any]]) -
 
 
 def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
+    from dramigrate.helm.sandbox import chart_for_render
+
+    with chart_for_render(chart) as safe:  # a private copy: no link reaches helm, even one swapped in since
+        return _run_binary(safe, options)
+
+
+def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     # An absolute chart path cannot be taken for a flag, nor can a `--flag=value` value starting with "-".
     command = [str(options.helm_binary), "template", options.release_name, str(chart.absolute())]
     if options.namespace:
@@ -187,9 +194,8 @@ def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedMan
     if options.kube_version:
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
-    from dramigrate.helm.sandbox import limit_memory, refuse_outside_links
+    from dramigrate.helm.sandbox import limit_memory
 
-    refuse_outside_links(chart, str(chart))
     try:
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace"

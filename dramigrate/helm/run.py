@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +131,7 @@ class ChartOutcome:
     checked: list[str] = field(default_factory=list)  # value sets the proof rendered
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
+    root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
 
     @property
     def proven(self) -> bool:
@@ -335,8 +335,9 @@ class Workdir:
     """Temporary files of one chart run: value files for probes, working copies."""
 
     def __init__(self) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="dramigrate-chart-")
-        self.path = Path(self._tmp.name)
+        from dramigrate.lifetime import make_folder
+
+        self.path = make_folder("dramigrate-chart-")  # removed even if dramigrate is killed
         self._n = 0
 
     def values_file(self, values: dict[str, Any]) -> Path:
@@ -346,7 +347,7 @@ class Workdir:
         return path
 
     def close(self) -> None:
-        self._tmp.cleanup()
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 @dataclass
@@ -542,7 +543,7 @@ def run_chart(
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
     try:
-        root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
+        root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
         _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
@@ -902,6 +903,9 @@ def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want
 
 
 def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
+    from dramigrate.helm.sandbox import hide_chart_data
+
+    reason = hide_chart_data(reason, outcome.root or outcome.chart)  # a rendered value can be a chart file's text
     outcome.manual = reason
     outcome.patch = patch
     outcome.changes = []
@@ -1405,6 +1409,13 @@ def _fix_passthrough(
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
             outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+    for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
+        if sub and (root / sub / "tests").is_dir():
+            outcome.changes += [
+                c
+                for c in _in_umbrella(root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams))
+                if c.rel != "Chart.yaml"
+            ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
@@ -1481,6 +1492,58 @@ def _passthrough_suites(
     return out
 
 
+def _leaf_suites(
+    root: Path,
+    leaf: Path,
+    rels: set[str],
+    keys: list[tuple[str, ...]],
+    variants: dict[Path, str],
+    streams: dict[Path, tuple[str, str]],
+) -> list[Change]:
+    """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
+    the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
+    umbrella's key for the subchart) and of its DRA variant."""
+    from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
+    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
+
+    name = chart_name(root)
+    for f, dra_text in variants.items():
+        plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        dra_values = yaml.safe_load(dra_text) or {}
+        key = next((k[0] for k in keys if isinstance(plugin_values.get(k[0]), dict)), None)
+        if key is None or not isinstance(dra_values.get(key), dict):
+            continue
+        original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
+        out = []
+        for rel in sorted(rels):
+            source = f"charts/{key}/{rel}"
+            found = removed_device(original.get(source, []), migrated.get(source, []))
+            if found is None or (leaf / suite_path(rel)).exists():
+                continue
+            resource, claim = found
+            cases = [
+                Case(
+                    f"renders the {resource} device-plugin request and no claim with the {key} values of {f.name}",
+                    set=plugin_values[key],
+                    expect="device",
+                    claim_documents=0,
+                ),
+                Case(
+                    f"renders a ResourceClaim and no {resource} request with the {key} values of "
+                    f"{variant_path(f).name}",
+                    set=dra_values[key],
+                    expect="claim",
+                ),
+            ]
+            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, "DRA ResourceClaims from values")
+            if made is not None:
+                out.append(made)
+        if out:
+            return out
+    return []
+
+
 # --- charts that have their own DRA switch (ollama `draEnabled`, llm-d `accelerator.dra`) -------------------
 
 _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.IGNORECASE)
@@ -1554,13 +1617,13 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
 
 def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
     """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
-    from dramigrate.helm.sandbox import refuse_outside_links
+    from dramigrate.helm.sandbox import private_copy
 
     copy_root = work.path / "rewritten" / root.name
-    refuse_outside_links(root, str(root))
-    # Links (all inside the chart, checked above) become plain files: no write below follows one, into the
+    copy_root.parent.mkdir(exist_ok=True)
+    # Links (all inside the chart, checked in the copy) become plain files: no write below follows one, into the
     # chart or anywhere else, and Helm reads the same text through them.
-    shutil.copytree(root, copy_root, symlinks=False)
+    private_copy(root, copy_root)
     top = copy_root.resolve()
     for c in changes:
         if c.rel in skip:

@@ -20,12 +20,17 @@ import json
 import os
 import re
 import selectors
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 DEFAULT_TIMEOUT = 30.0  # seconds per render; DRAMIGRATE_HELM_TIMEOUT overrides
 DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM_MEMORY_MB overrides
@@ -96,6 +101,146 @@ def refuse_outside_links(root: Path, display: str) -> None:
         )
 
 
+# --- private copies -------------------------------------------------------------------------------------------
+
+_PRIVATE: set[str] = set()  # folders made by private_copy or unpack_chart: only dramigrate writes in them
+
+
+def is_private(path: Path) -> bool:
+    """Whether path is inside a folder dramigrate made itself (a private copy or an unpacked archive)."""
+    real = os.path.realpath(path)
+    return any(real == top or real.startswith(top + os.sep) for top in _PRIVATE)
+
+
+def private_copy(root: Path, dest: Path) -> Path:
+    """Copy the chart folder root into dest (which must not exist), as Helm would read it, and render that copy:
+    a link swapped in after the check can then no longer reach Helm (no time-of-check to time-of-use gap).
+
+    Files are opened through the folder descriptors of one walk that never follows a link (os.fwalk), with
+    O_NOFOLLOW and O_NONBLOCK, and checked with fstat: a FIFO, device or socket is refused, never read; so is a
+    file hard-linked to a file outside the chart. Symlinks are checked in the chart (for the message), then
+    recreated in the copy and checked again there, where nobody else can change them (see outside_links), and
+    replaced by copies of their targets, so the copy holds no link at all. Bounded like a packaged chart
+    (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS)."""
+    refuse_outside_links(root, str(root))  # names each link with its target; the copy is checked again below
+    top = os.path.realpath(root)
+    dest.mkdir(mode=0o700)
+    _PRIVATE.add(os.path.realpath(dest))
+    links: list[tuple[str, str]] = []
+    special: list[str] = []
+    inodes: dict[tuple[int, int], tuple[int, list[str]]] = {}
+    budget = [MAX_ARCHIVE_BYTES, MAX_MEMBERS]
+    for folder, dirs, files, dirfd in os.fwalk(top, follow_symlinks=False):
+        dirs.sort()
+        rel = os.path.relpath(folder, top)
+        here = dest if rel == "." else dest / rel
+        for name in sorted(dirs + files):
+            path = os.path.normpath(os.path.join(rel, name))
+            budget[1] -= 1
+            if budget[1] < 0:
+                raise ChartRefused("chart-archive-limit", f"the chart has more than {MAX_MEMBERS} files")
+            st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                links.append((path, os.readlink(name, dir_fd=dirfd)))
+            elif stat.S_ISDIR(st.st_mode):
+                (here / name).mkdir(mode=0o700)
+            elif stat.S_ISREG(st.st_mode):
+                fst = _copy_file(name, dirfd, here / name, path, budget)
+                if fst is None:
+                    special.append(path)
+                elif fst.st_nlink > 1:
+                    inodes.setdefault((fst.st_dev, fst.st_ino), (fst.st_nlink, []))[1].append(path)
+            else:
+                special.append(path)
+    linked = [p for nlink, paths in inodes.values() if len(paths) < nlink for p in paths]
+    if special or linked:
+        what = [f"{p} (a FIFO, device or socket: Helm would block on it or read a device)" for p in special]
+        what += [f"{p} (hard-linked to a file outside the chart)" for p in linked]
+        raise ChartRefused(
+            "chart-unsafe-file",
+            f"not rendered: {', '.join(sorted(what))}; Helm would read it; copy the content into the chart",
+        )
+    for path, written in links:
+        os.symlink(_relocated(written, path, top, os.path.abspath(root)), dest / path)
+    refuse_outside_links(dest, str(root))
+    _materialize(dest, [path for path, _ in links], budget)
+    return dest
+
+
+def _relocated(written: str, path: str, *tops: str) -> str:
+    """A link's text for the copy: an absolute target inside the chart becomes relative (the same file in the copy)."""
+    if not os.path.isabs(written):
+        return written
+    target = os.path.normpath(written)
+    for top in tops:
+        if target.startswith(top + os.sep):
+            return os.path.relpath(os.path.relpath(target, top), os.path.dirname(path) or ".")
+    return written
+
+
+def _copy_file(name: str, dirfd: int, target: Path, shown: str, budget: list[int]) -> os.stat_result | None:
+    """Copy one regular file through its folder's descriptor; None when it is not a regular file once opened."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(name, flags, dir_fd=dirfd)
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):
+            return None
+        if fst.st_size > MAX_MEMBER_BYTES:
+            raise ChartRefused(
+                "chart-archive-limit",
+                f"{shown} is {fst.st_size} bytes, over the {MAX_MEMBER_BYTES >> 20} MiB Helm allows for one chart file",
+            )
+        with open(target, "xb") as out:
+            while chunk := os.read(fd, 1 << 20):
+                budget[0] -= len(chunk)
+                if budget[0] < 0:
+                    raise ChartRefused("chart-archive-limit", f"the chart is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
+                out.write(chunk)
+        return fst
+    finally:
+        os.close(fd)
+
+
+def _materialize(dest: Path, links: list[str], budget: list[int]) -> None:
+    """Replace each (checked) link in the copy by a copy of what it points to, within the size budget."""
+
+    def copy(source: str, target: str) -> None:
+        budget[0] -= os.path.getsize(source)
+        if budget[0] < 0:
+            raise ChartRefused("chart-archive-limit", f"the chart is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
+        shutil.copyfile(source, target)
+
+    for path in sorted(links, key=lambda p: -p.count(os.sep)):
+        link = dest / path
+        if not link.is_symlink():
+            continue
+        target = os.path.realpath(link)
+        link.unlink()
+        try:
+            if os.path.isdir(target):
+                shutil.copytree(target, link, symlinks=False, copy_function=copy)
+            else:
+                copy(target, str(link))
+        except (OSError, RecursionError, shutil.Error) as exc:
+            raise ChartRefused(
+                "chart-symlink-outside", f"not rendered: the symlink {path} cannot be followed ({type(exc).__name__})"
+            ) from None
+
+
+@contextlib.contextmanager
+def chart_for_render(chart: Path) -> Iterator[Path]:
+    """The folder Helm should read for chart: the chart itself when dramigrate made it (a private copy, an unpacked
+    archive), else a private copy of it, removed afterwards."""
+    if not chart.is_dir() or is_private(chart):
+        yield chart
+        return
+    from dramigrate.lifetime import temporary_folder
+
+    with temporary_folder("dramigrate-render-") as work:
+        yield private_copy(chart, work / (chart.resolve().name or "chart"))
+
+
 # --- messages -------------------------------------------------------------------------------------------------
 
 _LOCATION = re.compile(r"[\w.@+-]+(?:/[\w.@+-]+)*/templates/[\w.@+/-]+(?::\d+){0,2}")
@@ -140,6 +285,43 @@ def scrub(message: str, root: Path) -> str:
     if head.count("(") > head.count(")"):
         head += ")"
     return f"{head}: {HIDDEN}"
+
+
+_QUOTED_VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_WORD = re.compile(r"[^\W_]+")
+NOT_SHOWN = "<not shown: may come from a chart file>"
+
+
+def hide_chart_data(message: str, root: Path) -> str:
+    """message with each quoted value replaced by NOT_SHOWN unless every word of it is in the chart's templates
+    or values files: a proof's difference quotes rendered values, and a rendered value can be the content of a
+    chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead)."""
+    if "'" not in message and '"' not in message:
+        return message
+    known = set(_WORD.findall(template_text(root) + "\n" + _values_text(root)))
+
+    def shown(match: re.Match[str]) -> str:
+        return match.group(0) if set(_WORD.findall(match.group(0))) <= known else NOT_SHOWN
+
+    return _QUOTED_VALUE.sub(shown, message)
+
+
+def _values_text(root: Path) -> str:
+    """The text of the values.yaml files of the chart and its unpacked subcharts."""
+    parts: list[str] = []
+    if not root.is_dir():
+        return ""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        if "values.yaml" in files:
+            path = os.path.join(folder, "values.yaml")
+            try:
+                if not os.path.islink(path) and os.path.getsize(path) <= 1 << 20:
+                    with open(path, "rb") as handle:
+                        parts.append(handle.read().decode("utf-8", "replace"))
+            except OSError:
+                continue
+    return "\n".join(parts)
 
 
 _TOKEN = re.compile(r"[^\s\"'`<>(){}\[\]:;,=]{4,}")
@@ -218,6 +400,7 @@ def unpack_chart(archive: Path, dest: Path) -> None:
     import tarfile
     import zlib
 
+    _PRIVATE.add(os.path.realpath(dest))
     try:
         with tarfile.open(archive, "r:gz") as tar:
             members = _checked_members(tar)

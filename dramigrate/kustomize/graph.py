@@ -299,9 +299,27 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter
         files.update(k for k in w.kustomizations if under(str(k.parent), top_set))
         files.update(k for p in w.pruned if under(str(p), top_set) for k in _find(p, done))
+    pruned = {key: {str(p) for p in w.pruned} for key, w in done.items()}
+    walk_of: dict[str, str | None] = {}  # folder -> the walked top it is in (each folder looked at once)
+
+    def walked_top(folder: str) -> str | None:
+        chain: list[str] = []
+        found: str | None = None
+        for a in _ancestors(folder):
+            if a in walk_of:
+                found = walk_of[a]
+                break
+            chain.append(a)
+            if a in done:
+                found = a
+                break
+        for a in chain:
+            walk_of[a] = found
+        return found
+
     for top in top_set:
-        w = next((done[a] for a in _ancestors(top) if a in done), None)
-        if w is None or under(top, {str(p) for p in w.pruned}):  # a folder no walk went through
+        key = walked_top(top)
+        if key is None or (pruned[key] and under(top, pruned[key])):  # a folder no walk went through
             files.update(_find(Path(top), done))
     by_folder: dict[Path, Path] = {}
     for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):

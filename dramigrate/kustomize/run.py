@@ -7,8 +7,9 @@ leaves no legacy request. Builds of all graphs run together, in parallel.
 from __future__ import annotations
 
 import copy
+import os
 import shutil
-import tempfile
+import stat
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -318,13 +319,15 @@ class Runner:
     # --- the proof -----------------------------------------------------------------------------------------
 
     def _prove(self, outcomes: list[Outcome], orders: dict[int, list[Path]]) -> None:
-        scratch = Path(tempfile.mkdtemp(prefix="dramigrate-kustomize-"))
+        from dramigrate.lifetime import make_folder
+
+        scratch = make_folder("dramigrate-kustomize-")  # removed even if dramigrate is killed
         try:
             roots: dict[int, tuple[Path, Path]] = {}
             for i, o in enumerate(outcomes):
                 root = _common_root(o.unit, o.edit)
                 copy_root = scratch / str(i)
-                shutil.copytree(root, copy_root, symlinks=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+                shutil.copytree(root, copy_root, symlinks=True, ignore=_skipped)
                 for path, text in o.edit.texts.items():
                     target = copy_root / path.relative_to(root)
                     target.parent.mkdir(parents=True, exist_ok=True)
@@ -567,3 +570,18 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
         existing.rewritten = text
         existing.raw = original.encode("utf-8") if original is not None else None
         existing.changes = [c for c in o.edit.changes if c.startswith(existing.path)]
+
+
+def _skipped(folder: str, names: list[str]) -> set[str]:
+    """What the proof's copy leaves out: the SKIP_DIRS, and FIFOs, devices and sockets (a copy would block on a
+    FIFO or read a device such as /dev/zero without end; kustomize loads only regular files)."""
+    out = set(shutil.ignore_patterns(*SKIP_DIRS)(folder, names))
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            out.add(name)
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            out.add(name)
+    return out
