@@ -23,7 +23,7 @@ from dramigrate.documents import (
 )
 from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
-from dramigrate.fastyaml import fast_parse
+from dramigrate.fastyaml import Mapping, Sequence, fast_parse
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, check_structure
 from dramigrate.migrate import FileResult, Job
@@ -112,15 +112,19 @@ def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
     return False
 
 
-def _parse(path: str, doc: Document, fix: bool, rules: RuleSet) -> None:
-    """libyaml where it is exact, ruamel otherwise and for every document fix may edit; a document fix cannot edit
-    stays with libyaml (a 30 MB ConfigMap beside one Deployment took minutes in ruamel's pure-Python parser)."""
-    if doc.parsed:
-        return
-    if fast_parse(path, doc) and not (fix and any_relevant([doc.data], rules)):
-        return
+def _parse(path: str, doc: Document) -> None:
+    """libyaml where it reproduces ruamel exactly, else ruamel; fix re-parses with ruamel a document it edits."""
+    if not fast_parse(path, doc):
+        parse_document(path, doc)
+
+
+def _round_trip(path: str, doc: Document) -> bool:
+    """Give a document libyaml parsed ruamel's round-trip data, which fix edits and dumps; False if it has it."""
+    if type(doc.data) is not Mapping and type(doc.data) is not Sequence:
+        return False
     doc.data, doc.parsed = None, False
     parse_document(path, doc)
+    return True
 
 
 def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
@@ -129,7 +133,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
     stream = not job.fix
     if not stream or "ResourceClaimTemplate" in yf.text:  # templates in the file: known before any workload
         for doc in yf.documents:
-            _parse(job.path, doc, job.fix, rules)
+            _parse(job.path, doc)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
     if job.suppressions:
@@ -139,13 +143,17 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
     for doc in yf.documents:
-        _parse(job.path, doc, job.fix, rules)
+        _parse(job.path, doc)
         if doc.data is None:
             continue
-        findings, pods = det.analyze(doc)
-        findings.extend(embedded_findings(job.path, doc, rules))
-        for info in objects_of(doc.data):
-            quota = check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota)
+        marks = len(result.decisions), len(result.suppressed)
+        findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
+        edits = job.fix and not job.report_only_reason
+        edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
+        if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
+            del result.decisions[marks[0] :], result.suppressed[marks[1] :]
+            findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
+        for info, quota in quotas:
             if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:
                 start_edit(doc)
                 quota = check_quota(det, doc, info, fix=True, drop_legacy=settings.drop_legacy_quota)
@@ -180,6 +188,19 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
             doc.data = None  # its findings are made: let the document go
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
+
+
+def _analyze(
+    det: Detector, doc: Document, path: str, rules: RuleSet, settings: Settings
+) -> tuple[list[Finding], list[Any], list[tuple[ObjectInfo, list[Finding]]]]:
+    """A document's findings, its pods with device requests, and each object's quota findings (not fixed yet)."""
+    findings, pods = det.analyze(doc)
+    findings.extend(embedded_findings(path, doc, rules))
+    quotas = [
+        (info, check_quota(det, doc, info, fix=False, drop_legacy=settings.drop_legacy_quota))
+        for info in objects_of(doc.data)
+    ]
+    return findings, pods, quotas
 
 
 def name_findings(path: str, doc: Document, info: ObjectInfo) -> list[Finding]:

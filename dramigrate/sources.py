@@ -38,7 +38,7 @@ class Inputs:
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
-    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (known without a syscall)
+    resolved: dict[str, str | Path] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -203,10 +203,11 @@ def walk_entries(
         folders.sort()
         files.sort(key=lambda e: e.name)
         yield here, folders, files
-        stack.extend(os.path.join(here, d) for d in reversed(folders))
+        prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
+        stack.extend(prefix + d for d in reversed(folders))
 
 
-def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> list[Path]:
+def resolve_paths(paths: list[Path], known: dict[str, str | Path] | None = None) -> list[Path]:
     """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
     one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
     walk already resolved (Inputs.resolved)."""
@@ -216,7 +217,7 @@ def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> lis
     for p in paths:
         text = os.fspath(p)
         if (done := known.get(text)) is not None:
-            out.append(Path(done))
+            out.append(done if isinstance(done, Path) else Path(done))
             continue
         folder, name = os.path.split(text)
         if not name or name in (".", "..") or os.path.islink(text):
@@ -252,27 +253,42 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
+    # Paths are made from their folder's Path without parsing the text again (pathlib's own child constructor,
+    # joinpath where a Python lacks it): a 20,000-file tree has 30,000 folders.
+    made: dict[str, Path] = {}
     for folder, dirs, entries in walk_entries(top, unreadable):
-        here = Path(folder)
+        here = made.pop(folder, None) or Path(folder)
+        child = getattr(here, "_make_child_relpath", here.joinpath)
         real_here = resolved(folder)
-        for d in dirs:
-            if d in SKIP_DIRS:
-                out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
-            elif exclude and (pattern := excluded_by(here / d, exclude)):
-                out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
-        keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(here / d, exclude))]
-        walked.pruned.extend(
-            Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
-        )
-        dirs[:] = keep
-        names = {e.name: e for e in entries}
-        walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
+        # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
+        if real_here == real_start or ".git" in dirs or any(e.name == ".git" for e in entries):
+            git_above(real_here)
+        elif (up := _GIT_ABOVE.get(os.path.dirname(real_here), False)) is not False:
+            _GIT_ABOVE[real_here] = up
+        if exclude or SKIP_DIRS.intersection(dirs):
+            for d in dirs:
+                if d in SKIP_DIRS:
+                    out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
+                elif exclude and (pattern := excluded_by(here / d, exclude)):
+                    out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
+            keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(here / d, exclude))]
+            walked.pruned.extend(
+                Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
+            )
+            dirs[:] = keep
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep  # as walk_entries names the subfolders
+        made.update((prefix + d, child(d)) for d in dirs)
+        names = {e.name for e in entries}
+        if not names.isdisjoint(KUSTOMIZATION_NAMES):
+            walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
         if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
             if _library_chart(here / "Chart.yaml"):
                 out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
             else:
                 out.charts.append(here)
             walked.pruned.extend(Path(resolved(os.path.join(folder, d))) for d in dirs)
+            for d in dirs:
+                made.pop(prefix + d, None)
             dirs[:] = []
             continue
         for entry in entries:
@@ -282,7 +298,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
                     f"{here / name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)"
                 )
                 continue
-            path = here / name
+            path = child(name)
             if exclude and excluded(path, exclude):
                 out.skipped.append(f"{path}: excluded by the pattern {excluded_by(path, exclude)!r}")
                 continue
@@ -301,7 +317,8 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             elif (text := str(path)) not in seen:
                 seen.add(text)
                 out.files.append(path)
-                out.resolved[text] = os.path.realpath(text) if link else os.path.join(real_here, name)
+                real = os.path.realpath(text) if link else os.path.join(real_here, name)
+                out.resolved[text] = path if real == text else real  # an absolute, resolved top: the path itself
 
 
 def _inside(path: Path, root: Path) -> bool:

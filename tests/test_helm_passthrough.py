@@ -396,3 +396,19 @@ def test_resources_map_read_with_index_from_a_variable(tmp_path: Path) -> None:
     assert yaml.safe_load((chart / "values.yaml").read_text())["modules"]["text-gen"]["resourceClaims"] == []
     pod = docs(chart, (tmp_path / "gpu-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
     assert pod["resourceClaims"] and pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+def test_with_block_piping_dot_into_toyaml(tmp_path: Path) -> None:
+    """`{{- with .Values.worker.resources }}` then `{{- . | toYaml | nindent 12 }}` (Dask's worker): pattern C and
+    proven (was: pattern F, manual)."""
+    chart = tmp_path / "workers"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: workers\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text("worker:\n  resources: {}\n")
+    template = WORKLOADS.split("---\n")[0].replace(".Values.trainer.", ".Values.worker.")
+    (chart / "templates" / "worker.yaml").write_text(template.replace("toYaml . |", ". | toYaml |"))
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert any("pattern C" in f.message for f in outcome.findings if f.resource)

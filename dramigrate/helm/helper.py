@@ -279,6 +279,22 @@ def _switch(mode: str, context: str, default: bool) -> str:
     return f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
 
 
+def state_define(define: str, mode: str, default: bool) -> str:
+    """`<helper>.dra`: "claim" when the switch is on and the helper writes the device key with a count above 0,
+    "key" when it writes it with 0 (the migration still adds the toleration), "" otherwise (switch off, no key)."""
+    return (
+        f'{{{{- define "{define}.dra" -}}}}\n'
+        f'{{{{- $count := include "{define}.draCount" . | trimAll "{_NUMBER}" -}}}}\n'
+        f'{{{{- if and {_switch(mode, "$", default)} (ne $count "") }}}}'
+        "{{ if gt (int $count) 0 }}claim{{ else }}key{{ end }}{{ end }}\n"
+        "{{- end }}\n"
+    )
+
+
+def _claim_at(define: str, context: str) -> str:
+    return f'(eq (include "{define}.dra" {context}) "claim")'
+
+
 def _count_at(define: str, context: str) -> str:
     return f'(include "{define}.draCount" {context} | trimAll "{_NUMBER}" | int)'
 
@@ -325,14 +341,13 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     if len(parents) != 1:
         raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
     ind = " " * parents.pop()
-    counted = _count_at(define, "$")
     claims = [
-        f"{ind}{{{{- if {_and(switch, f'(gt {counted} 0)')} }}}}",
+        f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
         f"{ind}claims:",
         f"{ind}  - name: {claim}",
         f"{ind}{{{{- end }}}}",
     ]
-    extra = count_define(text, define, block, key)
+    extra = count_define(text, define, block, key) + state_define(define, mode, default)
     out = list(lines)
     out[block.end : block.end + 1] = [*claims, out[block.end]]
     spans: set[tuple[int, int]] = set()
@@ -457,11 +472,9 @@ def rewrite_site_template(
             raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
         pod = _parent(lines, containers)
         conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
-        switch = _switch(mode, "$" if mode == "values" else site.arg, default)
-        claim_cond = _and(switch, *conds, f"(gt {_count_at(define, site.arg)} 0)")
+        claim_cond = _and(_claim_at(define, site.arg), *conds)
         # the migration adds the toleration for any device key it removes, a count of 0 too
-        written = f'(ne (include "{define}.draCount" {site.arg} | trimAll "{_NUMBER}") "")'
-        tol_cond = _and(switch, *conds, written)
+        tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds)
         p = " " * _indent(lines[containers])
         suffix = "" if len(wirings) == 1 else f"-{n}"
         spec_call = f'include "{define}.draClaimSpec" {site.arg}'

@@ -70,7 +70,9 @@ def classify(template: str, line: int, resource: str) -> Pattern:
     if re.search(r"\b(include|template)\s+\"", text):
         return Pattern("D", line, stripped)
     window = "\n".join(lines[max(0, line - 3) : line + 3])
-    if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and "toYaml ." in window:
+    if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and (
+        "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
+    ):
         return Pattern("C", line, stripped)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)

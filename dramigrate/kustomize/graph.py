@@ -90,6 +90,8 @@ class Graph:
     parents: dict[Path, set[Path]] = field(default_factory=dict)  # folder -> folders that list it
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations under the paths
     broken: set[Path] = field(default_factory=set)  # folders of every broken kustomization
+    # resource file -> the folders listing it, built on the first owners_of (the graph is complete by then)
+    _owners: tuple[int, dict[Path, list[Path]]] = field(default=(-1, {}), repr=False)
 
     def overlays_of(self, folder: Path) -> list[Path]:
         """The top overlays (kustomizations nothing builds on) that reach `folder`, itself included when it is one."""
@@ -109,7 +111,13 @@ class Graph:
 
     def owners_of(self, path: Path) -> list[Path]:
         """Kustomization folders that list the resource file `path`."""
-        return sorted(d for d, k in self.nodes.items() if path in k.files)
+        if self._owners[0] != len(self.nodes):
+            owners: dict[Path, list[Path]] = {}
+            for d, k in self.nodes.items():
+                for f in dict.fromkeys(k.files):
+                    owners.setdefault(f, []).append(d)
+            self._owners = (len(self.nodes), owners)
+        return sorted(self._owners[1].get(path, ()))
 
     def component_of(self, folder: Path) -> set[Path]:
         """Every kustomization connected to `folder` by resources, bases or components, either way."""
@@ -299,9 +307,27 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter
         files.update(k for k in w.kustomizations if under(str(k.parent), top_set))
         files.update(k for p in w.pruned if under(str(p), top_set) for k in _find(p, done))
+    pruned = {key: {str(p) for p in w.pruned} for key, w in done.items()}
+    walk_of: dict[str, str | None] = {}  # folder -> the walked top it is in (each folder looked at once)
+
+    def walked_top(folder: str) -> str | None:
+        chain: list[str] = []
+        found: str | None = None
+        for a in _ancestors(folder):
+            if a in walk_of:
+                found = walk_of[a]
+                break
+            chain.append(a)
+            if a in done:
+                found = a
+                break
+        for a in chain:
+            walk_of[a] = found
+        return found
+
     for top in top_set:
-        w = next((done[a] for a in _ancestors(top) if a in done), None)
-        if w is None or under(top, {str(p) for p in w.pruned}):  # a folder no walk went through
+        key = walked_top(top)
+        if key is None or (pruned[key] and under(top, pruned[key])):  # a folder no walk went through
             files.update(_find(Path(top), done))
     by_folder: dict[Path, Path] = {}
     for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
