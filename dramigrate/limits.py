@@ -14,6 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dramigrate.findings import InputError
 
@@ -218,6 +219,34 @@ def folder_id(path: Path) -> tuple[int, int]:
 
 
 MAX_RESOURCE_NAME = 317  # a qualified name: a 253-character DNS prefix, "/", a 63-character name
+REGEX_TIMEOUT = 0.5  # seconds a rule-pack regex of the user's may take on one resource name
+
+
+class BoundedRegex:
+    """A regex from a user's rule pack, matched with a time limit. regex_problem refuses the usual catastrophic
+    shapes when the pack loads, but no static check catches them all (`(a|aa)+x`, `a*a*a*a*b`): the matching runs
+    in the `regex` module, whose matcher gives up after REGEX_TIMEOUT, and the file being checked gets a bad-input
+    error naming the pattern (a name it timed out on fails at once from then on). Shipped packs use `re`."""
+
+    def __init__(self, pattern: str, origin: str) -> None:
+        import regex
+
+        self.pattern = pattern
+        self.origin = origin
+        self._compiled = regex.compile(pattern)
+        self.groupindex = dict(self._compiled.groupindex)
+        self._failed: set[str] = set()
+
+    def fullmatch(self, text: str) -> Any:
+        if text not in self._failed:
+            try:
+                return self._compiled.fullmatch(text, timeout=REGEX_TIMEOUT)
+            except TimeoutError:
+                self._failed.add(text)
+        raise InputError(
+            f"the rule-pack regex {self.pattern!r} of {self.origin} took more than {REGEX_TIMEOUT:g} s on the "
+            f"resource name {text!r} (catastrophic backtracking): this file is not checked; fix the pack"
+        )
 
 
 def regex_problem(pattern: str) -> str:
