@@ -442,8 +442,6 @@ def rewrite_site_template(
     rel: str,
     define: str,
     wirings: list[Wiring],
-    mode: str,
-    default: bool,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload."""
@@ -591,7 +589,7 @@ def build(
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
-        new = rewrite_site_template(text, rel, define, wirings, mode, default)
+        new = rewrite_site_template(text, rel, define, wirings)
         changes.append(Change(rel, text, new))
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
