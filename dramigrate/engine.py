@@ -99,7 +99,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out)
+        _kustomize_findings(kz, rules, out, dict(zip(map(str, inputs.files), resolved_files, strict=True)))
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -177,13 +177,17 @@ def _collect(
     return out
 
 
-def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
-    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it."""
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, Path]) -> None:
+    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it.
+    resolved: the inputs' resolved paths (each file is resolved once per run)."""
     for r in out.files:
-        unit = kz.unit_of.get(_resolved(Path(r.path))) if r.path != "-" else None
+        if r.path == "-" or not kz.unit_of:
+            continue
+        path = resolved.get(r.path) or _resolved(Path(r.path))
+        unit = kz.unit_of.get(path)
         if unit is None or not unit.migratable:
             continue
-        folders = kz.graph.owners_of(_resolved(Path(r.path)))
+        folders = kz.graph.owners_of(path)
         overlays = ", ".join(sorted({kz.display(o) for d in folders for o in kz.graph.overlays_of(d)}))
         for f in r.findings:
             if f.fixable:
