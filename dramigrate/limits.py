@@ -117,6 +117,8 @@ _BLOCK_SCALAR = re.compile(r"(?:^|[:\-]\s|^\s*)[|>][-+0-9]*\s*(?:#.*)?$")
 def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
     """Refuse text nested deeper than limits.max_depth (block indentation levels plus open flow brackets) or
     holding more than limits.max_documents documents, before any parser recurses into it."""
+    if _within_limits(text, limits):
+        return
     documents = 0
     indents: list[tuple[int, int]] = []  # (indentation, levels it opens) of the lines that enclose this one
     flow = 0
@@ -156,6 +158,23 @@ def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
             )
         if flow == 0 and _BLOCK_SCALAR.search(stripped):
             block = indent
+
+
+_TWO_ITEMS = re.compile(r"\n *- +-(?: |\n|$)")  # a line opening two sequence levels (`- - x`)
+
+
+def _within_limits(text: str, limits: Limits) -> bool:
+    """A bound check_structure's line walk cannot exceed, from whole-text searches (C speed): its depth is at most
+    the enclosing lines (strictly increasing indentation, so at most the deepest indentation plus one), each
+    opening at most two levels when no line opens two sequence items, plus every flow bracket in the text; its
+    documents are at most the lines starting with `---`. False: walk the lines."""
+    if text.count("\n---") + 1 > limits.max_documents:
+        return False
+    room = limits.max_depth - text.count("[") - text.count("{")
+    lined = "\n" + text  # patterns start at a newline: `^` in multiline mode is several times slower
+    if room < 2 or _TWO_ITEMS.search(lined):
+        return False
+    return re.search(f"\n {{{room // 2},}}", lined) is None  # every indentation below room // 2
 
 
 def _lines(text: str) -> Iterator[str]:
