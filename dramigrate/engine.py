@@ -13,7 +13,7 @@ from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
-from dramigrate.prefilter import wanted
+from dramigrate.prefilter import candidates
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
@@ -81,7 +81,7 @@ def run(
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
-    maybe = wanted([Path(j.path) for j in jobs if j.raw is None], rules)
+    maybe = candidates([j.path for j in jobs if j.raw is None], rules)
     if maybe is not None:  # files grep rules out would give no result: skip them unread
         out.decisions.extend(
             f"{j.path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"

@@ -17,7 +17,6 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from pathlib import Path
 
 from dramigrate.rules import RuleSet
 from dramigrate.triage import _ALWAYS, _literals, literal_words
@@ -156,7 +155,3 @@ def containing(files: list[str], needles: list[bytes]) -> set[str] | None:
         for found in pool.map(one, [files[i : i + BATCH] for i in range(0, len(files), BATCH)]):
             out |= found
     return out
-
-
-def wanted(paths: list[Path], rules: RuleSet) -> set[str] | None:
-    return candidates([str(p) for p in paths], rules)
