@@ -679,8 +679,11 @@ def do_fix(opts: Options) -> int:
         chart_written = _write_chart(chart, result)
         changed += chart_written
         if chart_written:
-            written += [f"{chart.display}/{c.rel}" for c in chart.changes]
-            changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
+            written += [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
+            changes += [
+                FileChange(c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}", c.before or "", c.after)
+                for c in chart.changes
+            ]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))

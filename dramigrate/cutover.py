@@ -117,7 +117,11 @@ def seen_autoscalers(paths: Iterable[Path], stdin: bytes | None = None) -> list[
     needles = _needles()
     out: list[Seen] = []
     sources: list[tuple[str, bytes]] = []
-    for p in paths:
+    paths = list(paths)
+    from dramigrate.prefilter import containing
+
+    hits = containing([str(p) for p in paths], needles)  # on a large tree, grep says which files to read
+    for p in paths if hits is None else [p for p in paths if str(p) in hits]:
         try:
             if not p.is_file() or p.stat().st_size > MAX_SCAN_BYTES:
                 continue

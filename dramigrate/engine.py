@@ -13,7 +13,7 @@ from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
-from dramigrate.prefilter import wanted
+from dramigrate.prefilter import candidates
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
@@ -81,7 +81,7 @@ def run(
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
-    maybe = wanted([Path(j.path) for j in jobs if j.raw is None], rules)
+    maybe = candidates([j.path for j in jobs if j.raw is None], rules)
     if maybe is not None:  # files grep rules out would give no result: skip them unread
         out.decisions.extend(
             f"{j.path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"
@@ -99,7 +99,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out)
+        _kustomize_findings(kz, rules, out, dict(zip(map(str, inputs.files), resolved_files, strict=True)))
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -177,13 +177,17 @@ def _collect(
     return out
 
 
-def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult) -> None:
-    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it."""
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, Path]) -> None:
+    """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it.
+    resolved: the inputs' resolved paths (each file is resolved once per run)."""
     for r in out.files:
-        unit = kz.unit_of.get(_resolved(Path(r.path))) if r.path != "-" else None
+        if r.path == "-" or not kz.unit_of:
+            continue
+        path = resolved.get(r.path) or _resolved(Path(r.path))
+        unit = kz.unit_of.get(path)
         if unit is None or not unit.migratable:
             continue
-        folders = kz.graph.owners_of(_resolved(Path(r.path)))
+        folders = kz.graph.owners_of(path)
         overlays = ", ".join(sorted({kz.display(o) for d in folders for o in kz.graph.overlays_of(d)}))
         for f in r.findings:
             if f.fixable:

@@ -14,6 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dramigrate.findings import InputError
 
@@ -116,6 +117,8 @@ _BLOCK_SCALAR = re.compile(r"(?:^|[:\-]\s|^\s*)[|>][-+0-9]*\s*(?:#.*)?$")
 def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
     """Refuse text nested deeper than limits.max_depth (block indentation levels plus open flow brackets) or
     holding more than limits.max_documents documents, before any parser recurses into it."""
+    if _within_limits(text, limits):
+        return
     documents = 0
     indents: list[tuple[int, int]] = []  # (indentation, levels it opens) of the lines that enclose this one
     flow = 0
@@ -155,6 +158,23 @@ def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
             )
         if flow == 0 and _BLOCK_SCALAR.search(stripped):
             block = indent
+
+
+_TWO_ITEMS = re.compile(r"\n *- +-(?: |\n|$)")  # a line opening two sequence levels (`- - x`)
+
+
+def _within_limits(text: str, limits: Limits) -> bool:
+    """A bound check_structure's line walk cannot exceed, from whole-text searches (C speed): its depth is at most
+    the enclosing lines (strictly increasing indentation, so at most the deepest indentation plus one), each
+    opening at most two levels when no line opens two sequence items, plus every flow bracket in the text; its
+    documents are at most the lines starting with `---`. False: walk the lines."""
+    if text.count("\n---") + 1 > limits.max_documents:
+        return False
+    room = limits.max_depth - text.count("[") - text.count("{")
+    lined = "\n" + text  # patterns start at a newline: `^` in multiline mode is several times slower
+    if room < 2 or _TWO_ITEMS.search(lined):
+        return False
+    return re.search(f"\n {{{room // 2},}}", lined) is None  # every indentation below room // 2
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -199,6 +219,34 @@ def folder_id(path: Path) -> tuple[int, int]:
 
 
 MAX_RESOURCE_NAME = 317  # a qualified name: a 253-character DNS prefix, "/", a 63-character name
+REGEX_TIMEOUT = 0.5  # seconds a rule-pack regex of the user's may take on one resource name
+
+
+class BoundedRegex:
+    """A regex from a user's rule pack, matched with a time limit. regex_problem refuses the usual catastrophic
+    shapes when the pack loads, but no static check catches them all (`(a|aa)+x`, `a*a*a*a*b`): the matching runs
+    in the `regex` module, whose matcher gives up after REGEX_TIMEOUT, and the file being checked gets a bad-input
+    error naming the pattern (a name it timed out on fails at once from then on). Shipped packs use `re`."""
+
+    def __init__(self, pattern: str, origin: str) -> None:
+        import regex
+
+        self.pattern = pattern
+        self.origin = origin
+        self._compiled = regex.compile(pattern)
+        self.groupindex = dict(self._compiled.groupindex)
+        self._failed: set[str] = set()
+
+    def fullmatch(self, text: str) -> Any:
+        if text not in self._failed:
+            try:
+                return self._compiled.fullmatch(text, timeout=REGEX_TIMEOUT)
+            except TimeoutError:
+                self._failed.add(text)
+        raise InputError(
+            f"the rule-pack regex {self.pattern!r} of {self.origin} took more than {REGEX_TIMEOUT:g} s on the "
+            f"resource name {text!r} (catastrophic backtracking): this file is not checked; fix the pack"
+        )
 
 
 def regex_problem(pattern: str) -> str:

@@ -17,7 +17,6 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from pathlib import Path
 
 from dramigrate.rules import RuleSet
 from dramigrate.triage import _ALWAYS, _literals, literal_words
@@ -131,5 +130,28 @@ def candidates(files: list[str], rules: RuleSet) -> set[str] | None:
     return out
 
 
-def wanted(paths: list[Path], rules: RuleSet) -> set[str] | None:
-    return candidates([str(p) for p in paths], rules)
+def containing(files: list[str], needles: list[bytes]) -> set[str] | None:
+    """The files holding any of the byte strings (exactly the ones a Python `needle in raw` finds), or None when
+    there is no usable grep or too few files."""
+    grep = _grep()
+    if grep is None or len(files) < MIN_FILES or not needles:
+        return None
+    args = [a for n in needles for a in (b"-e", n)]
+
+    def one(batch: list[str]) -> set[str]:
+        proc = subprocess.Popen(
+            [grep.encode(), b"-lZzaF", b"-D", b"skip", b"-d", b"skip", b"-s", *args, b"--", *map(os.fsencode, batch)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_ENV,
+        )
+        try:
+            return _listed([proc])
+        except (_Failed, OSError):
+            return set(batch)
+
+    out: set[str] = set()
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for found in pool.map(one, [files[i : i + BATCH] for i in range(0, len(files), BATCH)]):
+            out |= found
+    return out

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_RESOURCE_NAME, regex_problem
+from dramigrate.limits import MAX_RESOURCE_NAME, BoundedRegex, regex_problem
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
@@ -36,7 +36,7 @@ class DeviceClassInfo:
 class ResourceRule:
     pack: str
     match: str = ""
-    regex: re.Pattern[str] | None = None
+    regex: re.Pattern[str] | BoundedRegex | None = None
     device_class: str = ""
     request: str = ""
     selectors: tuple[str, ...] = ()
@@ -274,12 +274,13 @@ def _read_rule_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _safe_regex(pattern: str, origin: str) -> re.Pattern[str]:
-    """A rule's regex, refused when it could backtrack catastrophically (a hostile pack must not hang lint)."""
+def _safe_regex(pattern: str, origin: str, shipped: bool) -> re.Pattern[str] | BoundedRegex:
+    """A rule's regex, refused when it could backtrack catastrophically (a hostile pack must not hang lint); a
+    user's pack is matched with a time limit too (BoundedRegex), since no static check catches every such regex."""
     problem = regex_problem(pattern)
     if problem:
         raise InputError(f"rule-pack regex {pattern!r}: {problem}; it could take exponential time on a name", origin)
-    return re.compile(pattern)
+    return re.compile(pattern) if shipped else BoundedRegex(pattern, origin)
 
 
 def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> None:
@@ -292,7 +293,7 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
             ResourceRule(
                 pack=name,
                 match=res.get("match", ""),
-                regex=_safe_regex(res["regex"], origin) if "regex" in res else None,
+                regex=_safe_regex(res["regex"], origin, shipped=not first) if "regex" in res else None,
                 device_class=res.get("deviceClass", ""),
                 request=res.get("request", ""),
                 selectors=tuple(res.get("selectors", ())),

@@ -38,7 +38,7 @@ class Inputs:
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
-    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (known without a syscall)
+    resolved: dict[str, str | Path] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -207,7 +207,7 @@ def walk_entries(
         stack.extend(prefix + d for d in reversed(folders))
 
 
-def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> list[Path]:
+def resolve_paths(paths: list[Path], known: dict[str, str | Path] | None = None) -> list[Path]:
     """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
     one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
     walk already resolved (Inputs.resolved)."""
@@ -217,7 +217,7 @@ def resolve_paths(paths: list[Path], known: dict[str, str] | None = None) -> lis
     for p in paths:
         text = os.fspath(p)
         if (done := known.get(text)) is not None:
-            out.append(Path(done))
+            out.append(done if isinstance(done, Path) else Path(done))
             continue
         folder, name = os.path.split(text)
         if not name or name in (".", "..") or os.path.islink(text):
@@ -317,7 +317,8 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             elif (text := str(path)) not in seen:
                 seen.add(text)
                 out.files.append(path)
-                out.resolved[text] = os.path.realpath(text) if link else os.path.join(real_here, name)
+                real = os.path.realpath(text) if link else os.path.join(real_here, name)
+                out.resolved[text] = path if real == text else real  # an absolute, resolved top: the path itself
 
 
 def _inside(path: Path, root: Path) -> bool:

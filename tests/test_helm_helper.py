@@ -195,3 +195,22 @@ def test_the_helper_is_the_one_that_renders_the_key(tmp_path: Path) -> None:
 
 def _render_plain(root: Path) -> str:
     return "".join(f"---\n{m.text}" for m in render_chart(root, RenderOptions()))
+
+
+def test_unittest_suite_pins_the_switch_on_the_real_render(vllm: dict[str, Any]) -> None:
+    """The chart keeps helm-unittest suites in tests/, so fix writes one for the helper's call site: each case's
+    asserts hold on the rewritten chart's real render with that case's values (switch off, on, count 0)."""
+    from test_helm_unittest_suite import holds
+
+    body = yaml.safe_load((vllm["root"] / "tests" / "deployment-vllm-multi-dra_test.yaml").read_text())
+    assert body["templates"] == ["deployment-vllm-multi.yaml"]
+    assert [case.get("values") for case in body["tests"]] == [None, None, None]
+    for n, case in enumerate(body["tests"]):
+        values = vllm["tmp"] / f"case-{n}.yaml"
+        values.write_text(yaml.safe_dump(case["set"]))
+        rendered = render_chart(vllm["root"], RenderOptions(values_files=(values,), kube_version="1.34"))
+        docs: dict[str, list[dict[str, Any]]] = {}
+        for m in rendered:
+            docs.setdefault(m.source.split("/templates/", 1)[1], []).extend(d for d in yaml.safe_load_all(m.text) if d)
+        for assertion in case["asserts"]:
+            assert holds(assertion, docs.get(assertion["template"], [])), (case["it"], assertion)

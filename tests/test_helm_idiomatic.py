@@ -168,6 +168,7 @@ def test_other_patterns_are_manual_unless_engine_is_asked(run_cli: RunCli, tmp_p
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     code, _, err = run_cli(["fix", str(chart)])
     assert "pattern D (a named helper or library include)" in err and "templates/deployment.yaml:20" in err, err
+    assert "no line of a helper in this chart writes the device key" in err
     assert "--chart-style engine" in err
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     code, _, err = run_cli(["fix", "--chart-style", "engine", str(chart)])

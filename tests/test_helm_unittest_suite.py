@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import RunCli
 from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
@@ -190,4 +191,27 @@ def test_umbrella_leaf_gets_its_suite_in_its_own_keys(tmp_path: Path) -> None:
     body = yaml.safe_load((leaf / SUITE).read_text())
     for case in body["tests"]:
         rendered = by_template(leaf, case, body["capabilities"])
+        assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
+
+
+def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: RunCli, tmp_path: Path) -> None:
+    """The GPU values file the user names lives outside the chart (a suite names its values files relative to
+    itself): the suite sets the file's values itself (`set:`) and its asserts hold on the real renders (was: no
+    suite); fix lists the DRA variant where it wrote it."""
+    chart = passthrough_chart(tmp_path / "c")
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("trainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
+    code, out, err = run_cli(["fix", str(chart), "-f", str(gpu)])
+    assert code == 0, err
+    assert f"\n  {tmp_path / 'gpu-dra.yaml'}\n" in out + err
+    body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
+    assert [case["set"]["trainer"]["resources"] for case in body["tests"]] == [
+        {"limits": {"nvidia.com/gpu": 2}},
+        {"claims": [{"name": "gpu"}]},
+    ]
+    for i, case in enumerate(body["tests"]):
+        values = tmp_path / f"case{i}.yaml"
+        values.write_text(yaml.safe_dump(case["set"]))
+        rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
         assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]

@@ -208,3 +208,22 @@ def test_a_pod_full_of_equal_comment_lines_is_fixed_in_seconds(tmp_path: Path) -
     assert time.monotonic() - started < 30  # minutes before
     assert result.rewritten is not None and "resourceClaims" in result.rewritten
     assert result.rewritten.count("# keep\n") == 20_000
+
+
+def test_a_backtracking_regex_the_static_check_misses_fails_its_file_not_the_run(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    pattern = r"(a|aa)+\.com/y"  # exponential on a run of a's; regex_problem does not see it
+    pack = tmp_path / "evil.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: evil\ndescription: evil\nresources:\n"
+        f"  - regex: '{pattern}'\n    deviceClass: gpu.nvidia.com\n    request: gpu\n"
+    )
+    (tmp_path / "bad.yaml").write_text(ONE_GPU_POD.format(name="bad").replace("nvidia.com/gpu", "a" * 300 + ".com/x"))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_cli(["lint", "--rules", pack, tmp_path / "bad.yaml", tmp_path / "good.yaml"], timeout=60)
+
+    assert code == 2, err
+    assert "bad.yaml: the rule-pack regex" in out + err and "catastrophic backtracking" in out + err
+    assert "good.yaml:11:" in out  # the other file is still checked

@@ -206,3 +206,47 @@ def test_the_document_split_by_regex_is_the_split_by_lines(text: str) -> None:
     from dramigrate import documents
 
     assert documents._split_markers(text) == documents._split_lines(text)
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_grep_finds_the_autoscaler_files_python_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The autoscaler check of a large tree reads only the files grep names: exactly those holding a needle."""
+    from dramigrate.cutover import _needles
+
+    needles = _needles()
+    texts = {
+        "karpenter.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\n",
+        "nul.yaml": "a: 1\n\0image: registry.k8s.io/autoscaling/cluster-autoscaler:v1\n",
+        "crlf.yaml": "image: cluster-autoscaler\r\n",
+        "clean.yaml": "apiVersion: v1\nkind: Service\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, newline="")
+    files = sorted(tmp_path.iterdir()) + sorted(p for p in (ROOT / "fixtures").rglob("*.y*ml"))
+    monkeypatch.setattr(prefilter, "MIN_FILES", 0)
+    found = prefilter.containing([str(p) for p in files], needles)
+    assert found == {str(p) for p in files if any(n in p.read_bytes() for n in needles)}
+    assert {str(tmp_path / n) for n in ("karpenter.yaml", "nul.yaml", "crlf.yaml")} <= found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(" " * i + f"k{i}:\n" for i in range(101)),  # one more space per level
+        "".join("  " * i + f"k{i}:\n" for i in range(60)) + "  " * 60 + "x: " + "[" * 45 + "]" * 45 + "\n",
+        "a: " + "{" * 101 + "}" * 101 + "\n",
+        "- " * 101 + "x\n",
+        "".join("  " * i + "- - - a:\n" for i in range(26)),  # three levels per line
+        "---\n" * 11,
+        "a: |\n" + "---\n" * 11,  # a marker at column 0 ends the block scalar
+    ],
+)
+def test_the_quick_structure_bound_never_passes_what_the_line_walk_refuses(text: str) -> None:
+    """check_structure skips its line walk when a bound from whole-text searches says no limit can be reached: the
+    bound must be sound (a text the walk refuses never passes it)."""
+    from dramigrate.limits import Limits, _within_limits, check_structure
+
+    limits = Limits(max_depth=100, max_documents=10)
+    assert not _within_limits(text, limits)
+    with pytest.raises(InputError, match="nested more than|YAML documents"):
+        check_structure("f.yaml", text, limits)

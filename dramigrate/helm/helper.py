@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dramigrate.helm.idiomatic import (
     PodDelta,
     _and,
@@ -442,8 +444,6 @@ def rewrite_site_template(
     rel: str,
     define: str,
     wirings: list[Wiring],
-    mode: str,
-    default: bool,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload."""
@@ -591,7 +591,7 @@ def build(
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
-        new = rewrite_site_template(text, rel, define, wirings, mode, default)
+        new = rewrite_site_template(text, rel, define, wirings)
         changes.append(Change(rel, text, new))
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -669,6 +669,74 @@ def context_path(root: Path, site: CallSite) -> str:
     return f'object the "{site.arg}" argument of the helper\'s include names'
 
 
+def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Paths of the values maps that hold `key` (the objects a helper reads its count from)."""
+    out: list[tuple[str | int, ...]] = []
+    if isinstance(values, dict):
+        if key in values:
+            out.append(path)
+        for k, v in values.items():
+            out += _contexts(v, key, (*path, k))
+    elif isinstance(values, list):
+        for i, v in enumerate(values):
+            out += _contexts(v, key, (*path, i))
+    return out
+
+
+def unit_suites(
+    root: Path, keys: list[KeyLine], sites: list[CallSite], originals: dict[str, Any], user: dict[str, Any], claim: str
+) -> list[Change]:
+    """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
+    run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
+    with the count at 0 neither. Written only where the template renders one document with the device key."""
+    import copy as copying
+
+    from dramigrate.helm.unittest_suite import Case, suite, suite_path
+    from dramigrate.helm.values import set_path
+
+    key = keys[0]
+    knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
+    mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    contexts = [()] if mode == "values" else (_contexts(user, knob.group(1)) if knob else [])
+    if not contexts:
+        return []
+
+    def values(on: bool, zero: bool = False) -> dict[str, Any]:
+        out = copying.deepcopy(user)
+        for c in contexts:
+            out = set_path(out, (*c, "dra", "enabled"), on)
+            if zero and knob and mode == "context":
+                out = set_path(out, (*c, knob.group(1)), 0)
+        return out
+
+    cases = [
+        Case(f"renders the {key.resource} device-plugin request and no claim with dra.enabled false", values(False)),
+        Case(
+            f"renders a ResourceClaim and no {key.resource} request with dra.enabled true", values(True), expect="claim"
+        ),
+    ]
+    if mode == "context" and knob:
+        zero = f"renders no claim with dra.enabled true and {knob.group(1)} 0"
+        cases.append(Case(zero, values(True, True), expect="none"))
+    out = []
+    for rel in sorted({s.rel for s in sites if [x.rel for x in sites].count(s.rel) == 1}):
+        if (root / suite_path(rel)).exists():
+            continue
+        about = f"DRA ResourceClaims from the {key.define} helper behind dra.enabled"
+        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about)
+        if made is not None:
+            body = yaml.safe_load(made.after)
+            body["templates"] = list(dict.fromkeys(body["templates"]))  # the claim template is in the same file
+            # with the switch on the template renders its ResourceClaimTemplate too: pick the workload by kind
+            for test in body["tests"]:
+                kind = next(a["isKind"]["of"] for a in test["asserts"] if "isKind" in a)
+                for a in test["asserts"]:
+                    a.setdefault("documentSelector", {"path": "kind", "value": kind})
+            head = made.after.split("\n", 1)[0] + "\n"
+            out.append(Change(made.rel, None, head + yaml.safe_dump(body, sort_keys=False, width=1000)))
+    return out
+
+
 def fix(
     outcome: Any,
     root: Path,
@@ -743,6 +811,11 @@ def fix(
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         where = " and each ".join(dict.fromkeys(context_path(root, s) for s in sites))
         changes = build(root, keys, sites, deltas, where, opt_in)
+        if (root / "tests").is_dir():
+            from dramigrate.helm.render import _user_values
+
+            claim = next(iter(deltas.values()))[0].claim
+            changes += unit_suites(root, keys, sites, originals, _user_values(ref_variation.options), claim)
         switched_off = build(root, keys, sites, deltas, where, True) if not opt_in else changes
         switched_on = build(root, keys, sites, deltas, where, False) if opt_in else changes
     except RewriteError as exc:

@@ -291,6 +291,12 @@ def build(
         devices = find_devices(text, rel, rules)
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
+                why = (
+                    "no line of a helper in this chart writes the device key (a helper that builds it with "
+                    "toYaml/dict, or one of a library chart), so the helper rewrite has no place for the DRA branch"
+                )
+                raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
         delta = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         workloads.append(Workload(rel, text, devices, delta, _request_resources(delta.spec, devices, rules, rel)))

@@ -430,6 +430,9 @@ def _chart_files(chart_dir: Path) -> dict[str, str]:
         rel = path.relative_to(chart_dir)
         if not path.is_file() or rel.parts[0] in ("templates", "charts") or rel.name in skip:
             continue
+        if "values" in path.stem and path.suffix in (".yaml", ".yml"):
+            continue  # a values file the chart ships (gaudi-values.yaml, ci/gpu-values.yaml): its text reaches the
+            # render through values, not .Files.Get, so a rendered line equal to one of its lines says nothing
         if path.stat().st_size > 256 * 1024:
             continue
         text = _read(path)
@@ -1409,6 +1412,8 @@ def _fix_passthrough(
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
             outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+        else:  # the values files that ask for devices are outside the chart: the suite sets their values itself
+            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams)
     for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
         if sub and (root / sub / "tests").is_dir():
             outcome.changes += [
@@ -1502,7 +1507,8 @@ def _leaf_suites(
 ) -> list[Change]:
     """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
     the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
-    umbrella's key for the subchart) and of its DRA variant."""
+    umbrella's key for the subchart) and of its DRA variant. `keys` [()]: the chart itself, whose values files
+    are outside it (a suite names its values files relative to itself), so `set:` holds the whole file."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
@@ -1511,27 +1517,31 @@ def _leaf_suites(
     for f, dra_text in variants.items():
         plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         dra_values = yaml.safe_load(dra_text) or {}
-        key = next((k[0] for k in keys if isinstance(plugin_values.get(k[0]), dict)), None)
-        if key is None or not isinstance(dra_values.get(key), dict):
-            continue
+        if keys == [()]:  # the chart itself: the whole file
+            key = ""
+            plugin_values, dra_values = {"": plugin_values}, {"": dra_values}
+        else:
+            key = next((k[0] for k in keys if isinstance(plugin_values.get(k[0]), dict)), None)
+            if key is None or not isinstance(dra_values.get(key), dict):
+                continue
         original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
         out = []
         for rel in sorted(rels):
-            source = f"charts/{key}/{rel}"
+            source = f"charts/{key}/{rel}" if key else rel
             found = removed_device(original.get(source, []), migrated.get(source, []))
             if found is None or (leaf / suite_path(rel)).exists():
                 continue
             resource, claim = found
+            whose = f"the {key} values" if key else "the values"
             cases = [
                 Case(
-                    f"renders the {resource} device-plugin request and no claim with the {key} values of {f.name}",
+                    f"renders the {resource} device-plugin request and no claim with {whose} of {f.name}",
                     set=plugin_values[key],
                     expect="device",
                     claim_documents=0,
                 ),
                 Case(
-                    f"renders a ResourceClaim and no {resource} request with the {key} values of "
-                    f"{variant_path(f).name}",
+                    f"renders a ResourceClaim and no {resource} request with {whose} of {variant_path(f).name}",
                     set=dra_values[key],
                     expect="claim",
                 ),

@@ -90,6 +90,8 @@ class Graph:
     parents: dict[Path, set[Path]] = field(default_factory=dict)  # folder -> folders that list it
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations under the paths
     broken: set[Path] = field(default_factory=set)  # folders of every broken kustomization
+    # resource file -> the folders listing it, built on the first owners_of (the graph is complete by then)
+    _owners: tuple[int, dict[Path, list[Path]]] = field(default=(-1, {}), repr=False)
 
     def overlays_of(self, folder: Path) -> list[Path]:
         """The top overlays (kustomizations nothing builds on) that reach `folder`, itself included when it is one."""
@@ -109,7 +111,13 @@ class Graph:
 
     def owners_of(self, path: Path) -> list[Path]:
         """Kustomization folders that list the resource file `path`."""
-        return sorted(d for d, k in self.nodes.items() if path in k.files)
+        if self._owners[0] != len(self.nodes):
+            owners: dict[Path, list[Path]] = {}
+            for d, k in self.nodes.items():
+                for f in dict.fromkeys(k.files):
+                    owners.setdefault(f, []).append(d)
+            self._owners = (len(self.nodes), owners)
+        return sorted(self._owners[1].get(path, ()))
 
     def component_of(self, folder: Path) -> set[Path]:
         """Every kustomization connected to `folder` by resources, bases or components, either way."""
