@@ -1,0 +1,93 @@
+"""The process pool of large runs: the same output as one process, and no worker outlives a kill -9 of dramigrate."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, dramigrate_executable
+
+from dramigrate import engine
+from dramigrate.config import Settings
+from dramigrate.rules import load_rules
+from dramigrate.sources import expand
+from dramigrate.versions import Target
+
+FILES = engine.PARALLEL_MIN_FILES + 40  # enough for the pool, too few for the grep pre-filter
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pool") / "tree"
+    for i in range(FILES):
+        folder = root / f"team-{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = ONE_GPU_POD.format(name=f"pod-{i}").replace("gpu: 1", f"gpu: {i % 3 + 1}")
+        (folder / f"pod-{i}.yaml").write_text(text if i % 5 else text.replace("nvidia.com/gpu: ", "nvidia.com/gpu: 0"))
+    return root
+
+
+def _run(tree: Path, fix: bool) -> engine.RunResult:
+    settings = Settings()
+    rules = load_rules(settings.rules)
+    return engine.run(expand([str(tree)]), rules, settings, Target.parse("1.36"), fix)
+
+
+def test_the_pool_gives_what_one_process_gives_in_input_order(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pooled = _run(tree, False)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_FILES", 10**9)
+    alone = _run(tree, False)
+    assert [r.path for r in pooled.files] == [r.path for r in alone.files]
+    assert [r.path for r in pooled.files] == sorted(r.path for r in pooled.files)
+    assert [dataclasses.asdict(f) for f in pooled.findings] == [dataclasses.asdict(f) for f in alone.findings]
+    assert len(pooled.findings) >= FILES
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Live processes whose environment holds marker."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in env and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc to find the workers")
+def test_kill_9_of_dramigrate_leaves_no_pool_worker(tree: Path, tmp_path: Path) -> None:
+    marker = f"DRAMIGRATE_POOL_TEST={tmp_path}"
+    env = {**os.environ, "DRAMIGRATE_POOL_TEST": str(tmp_path)}
+    parent = subprocess.Popen(
+        [dramigrate_executable(), "lint", str(tree), "--format", "json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(6000):  # the pool's workers have started
+            if len(_processes_with(marker)) > 1:
+                break
+            if parent.poll() is not None:
+                pytest.fail("the lint ended before its workers were seen")
+            time.sleep(0.01)
+        else:
+            pytest.fail("no worker was started")
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    for _ in range(100):
+        if not _processes_with(marker):
+            break
+        time.sleep(0.1)
+    assert _processes_with(marker) == []
