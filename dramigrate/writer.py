@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,13 +168,7 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
     folder, name = os.path.split(target)
     folder = folder or "."
     clean_stale_temps(folder, name)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write next to the file: {exc.strerror}", str(path)) from exc
-    from dramigrate.lifetime import watch
-
-    watch(tmp)  # removed even if dramigrate is killed before the rename
+    fd, tmp = _create_temp(folder, name, str(path))
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -203,6 +196,26 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
+    """A new temp file beside the target (.NAME.PID.RANDOM.dramigrate, mode 0600), handed to the janitor before it
+    exists, so a kill -9 at any point leaves none behind (lifetime.py)."""
+    import secrets
+
+    from dramigrate.lifetime import watch
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        watch(tmp)
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(f"cannot write next to the file: {exc.strerror}", shown) from exc
+    raise InputError("cannot write next to the file: no free temp file name", shown)
 
 
 def _read(target: str, shown: Path) -> bytes:

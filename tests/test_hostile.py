@@ -231,7 +231,7 @@ def test_a_backtracking_regex_the_static_check_misses_fails_its_file_not_the_run
 
 
 def test_a_killed_process_leaves_no_temporary_folder_or_temp_file(tmp_path: Path) -> None:
-    """What the janitor is for: a kill -9 between mkstemp and the rename of an atomic write (or during a chart
+    """What the janitor is for: a kill -9 between creating the temp file and the rename of an atomic write (or a chart
     render) runs no cleanup code in dramigrate itself."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
