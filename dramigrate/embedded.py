@@ -4,10 +4,17 @@ Some objects carry a pod spec or a whole manifest as a string: Argo's `podSpecPa
 `resource.manifest`, JobSet or MPIJob templates kept in a ConfigMap for a launcher to apply. dramigrate
 does not rewrite inside strings (the string is someone else's document), but a device request there
 is still a device request: it gets a warning with the file and line where it sits.
+
+Charts also hide requests in a Secret's base64 `data`: z2jh writes its whole values into the hub Secret
+(`{{ .Values | toYaml | b64enc }}`), and KubeSpawner creates the user pods from `singleuser.extraResource`
+there. Those pods keep the device plugin whatever fix does to the chart's own pods (its placeholders), so
+`secret_findings` reports each such request in a rendered chart.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -118,3 +125,62 @@ def _finding(
         info.name or info.generate_name,
         resource=resources[0],
     )
+
+
+def secret_findings(stream: str, name: str, rules: RuleSet) -> list[Finding]:
+    """A warning for each base64 value of a Secret's `data` in a rendered stream that holds a device request,
+    at the value's line of the stream."""
+    try:
+        nodes = list(yaml.compose_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError):
+        return []
+    out: list[Finding] = []
+    for node in nodes:
+        fields = _scalar_fields(node)
+        data = fields.get("data")
+        if fields.get("kind") is None or fields["kind"].value != "Secret" or not isinstance(data, yaml.MappingNode):
+            continue
+        meta = fields.get("metadata")
+        meta_fields = _scalar_fields(meta) if meta is not None else {}
+        secret = meta_fields["name"].value if "name" in meta_fields else ""
+        namespace = meta_fields["namespace"].value if "namespace" in meta_fields else ""
+        for key, value in data.value:
+            text = _decoded(value)
+            resources = _requests_in(text, rules, 0) if text else []
+            if not resources:
+                continue
+            out.append(
+                Finding(
+                    "embedded-device-request",
+                    RULES["embedded-device-request"][0],
+                    f"{', '.join(resources)} requested inside the Secret's data {key.value} (base64): pods that a "
+                    "controller creates from it (JupyterHub's KubeSpawner makes the user pods from the chart's "
+                    "values this way) keep asking the device plugin, whatever fix does to the chart's own pods; "
+                    "dramigrate does not rewrite inside strings: migrate those pods in the controller's settings",
+                    name,
+                    value.start_mark.line + 1,
+                    value.start_mark.column + 1,
+                    "Secret",
+                    namespace,
+                    secret,
+                    resource=resources[0],
+                )
+            )
+    return out
+
+
+def _scalar_fields(node: Any) -> dict[str, Any]:
+    """A mapping node's values by their plain string keys."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode) and isinstance(k.value, str)}
+
+
+def _decoded(node: Any) -> str:
+    """The text of a base64 scalar, or "" when it is not base64 of UTF-8 text."""
+    if not isinstance(node, yaml.ScalarNode) or not isinstance(node.value, str) or len(node.value) > 1 << 22:
+        return ""
+    try:
+        return base64.b64decode("".join(node.value.split()), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return ""

@@ -1,13 +1,14 @@
-"""Nothing of dramigrate outlives it, even a `kill -9` (no atexit, no finally): its child processes and its
-temporary folders.
+"""Nothing of dramigrate outlives it, even a `kill -9` (no atexit, no finally): its child processes, its
+temporary folders, and the temp files its atomic writes rename into place.
 
 Child processes (the Helm render worker, the worker pool of large runs) call die_with_parent first thing: the
 kernel kills them when dramigrate dies (PR_SET_PDEATHSIG on Linux).
 
-The first temporary folder of a process starts a janitor: a small child in its own session (a `kill -9` of
-dramigrate's process group does not reach it) that reads the folders' paths from a pipe and, when the pipe
-closes, removes any of them that is still there. The pipe closes when dramigrate exits, however it exits,
-and with it any child that inherited it (a forked worker), so a folder is removed once nobody can use it.
+The first temporary folder or temp file of a process starts a janitor: a small child in its own session (a
+`kill -9` of dramigrate's process group does not reach it) that reads their paths from a pipe and, when the
+pipe closes, removes any of them that is still there (a temp file renamed into place is not). The pipe closes
+when dramigrate exits, however it exits, and with it any child that inherited it (a forked worker), so a path
+is removed once nobody can use it.
 A normal exit removes its folders itself and then waits for the janitor, which finds nothing left to do.
 """
 
@@ -32,7 +33,11 @@ _JANITOR = (
     "import os,shutil,sys\n"
     "for p in sys.stdin.buffer.read().split(b'\\0'):\n"
     "    p=os.fsdecode(p)\n"
-    "    if p and os.path.isdir(p) and not os.path.islink(p): shutil.rmtree(p,ignore_errors=True)\n"
+    "    if not p or os.path.islink(p): continue\n"
+    "    if os.path.isdir(p): shutil.rmtree(p,ignore_errors=True)\n"
+    "    elif os.path.isfile(p):\n"
+    "        try: os.unlink(p)\n"
+    "        except OSError: pass\n"
 )
 _lock = threading.Lock()
 _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that started it, the janitor)
@@ -59,6 +64,12 @@ def _watch(path: str) -> None:
         with contextlib.suppress(OSError):
             stdin.write(os.fsencode(path) + b"\0")
             stdin.flush()
+
+
+def watch(path: str) -> None:
+    """Have the janitor remove the file or folder at path if this process dies first (a writer's temp file:
+    once it is renamed into place there is nothing left at path to remove)."""
+    _watch(os.path.abspath(path))
 
 
 def make_folder(prefix: str) -> Path:

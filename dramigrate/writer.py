@@ -173,6 +173,9 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder)
     except OSError as exc:
         raise InputError(f"cannot write next to the file: {exc.strerror}", str(path)) from exc
+    from dramigrate.lifetime import watch
+
+    watch(tmp)  # removed even if dramigrate is killed before the rename
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -502,3 +502,21 @@ def test_block_templates_are_not_wrapped() -> None:
 
     with pytest.raises(RewriteError, match="block"):
         split_defines('{{ block "x" . }}a: 1{{ end }}\n')
+
+
+def test_device_request_in_a_secrets_base64_values_is_warned(run_cli: RunCli, tmp_path: Path) -> None:
+    """z2jh's shape: the chart's values go base64 into a Secret, and a controller (KubeSpawner) creates the GPU
+    pods from them; fix cannot reach those pods, so lint and fix say where the request sits."""
+    secret = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: hub\ntype: Opaque\ndata:\n"
+        '  values.yaml: {{ .Values | toYaml | b64enc | quote }}\n  plain: {{ "just text" | b64enc }}\n'
+    )
+    values = "singleuser:\n  extraResource:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = write_chart(tmp_path, "hub", {"secret.yaml": secret}, values)
+    for command in ("lint", "fix"):
+        code, out, err = run_cli([command, str(chart), "--format", "json"])
+        (f,) = json.loads(out)["findings"]
+        assert (f["rule"], f["file"], f["line"]) == ("embedded-device-request", f"{chart}/templates/secret.yaml", 7)
+        assert (f["kind"], f["name"], f["resource"]) == ("Secret", "hub", "nvidia.com/gpu")
+        assert "values.yaml (base64)" in f["message"] and "keep asking the device plugin" in f["message"]
+    assert snapshot(chart)["templates/secret.yaml"] == secret.encode()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -227,3 +228,28 @@ def test_a_backtracking_regex_the_static_check_misses_fails_its_file_not_the_run
     assert code == 2, err
     assert "bad.yaml: the rule-pack regex" in out + err and "catastrophic backtracking" in out + err
     assert "good.yaml:11:" in out  # the other file is still checked
+
+
+def test_a_killed_process_leaves_no_temporary_folder_or_temp_file(tmp_path: Path) -> None:
+    """What the janitor is for: a kill -9 between mkstemp and the rename of an atomic write (or during a chart
+    render) runs no cleanup code in dramigrate itself."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    half_written = tmp_path / ".pod.yaml.1234.x.dramigrate"
+    script = (
+        "import os, signal, sys\n"
+        "from dramigrate.lifetime import make_folder, watch\n"
+        "folder = make_folder('dramigrate-chart-')\n"
+        "(folder / 'values.json').write_text('{}')\n"
+        f"open({str(half_written)!r}, 'w').write('half')\n"
+        f"watch({str(half_written)!r})\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)}, check=False)
+    assert killed.returncode == -signal.SIGKILL
+    for _ in range(100):
+        if not any(tmp.iterdir()) and not half_written.exists():
+            break
+        time.sleep(0.05)
+    assert list(tmp.iterdir()) == []
+    assert not half_written.exists()

@@ -508,6 +508,23 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
     return out
 
 
+def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet) -> list[Finding]:
+    """Device requests in the rendered Secrets' base64 data, at the template line that writes them (the
+    resource is set after mapping: the line is a Secret's, not a container's, so it names no chart pattern)."""
+    from dramigrate.embedded import secret_findings
+
+    if "Secret" not in stream:
+        return []
+    found = secret_findings(stream, display_root, rules)
+    resources = [f.resource for f in found]
+    for f in found:
+        f.resource = ""
+    mapped = map_findings(found, stream, root, display_root)
+    for f, resource in zip(mapped, resources, strict=True):
+        f.resource = resource
+    return mapped
+
+
 def attach_values(
     findings: list[Finding], relations: list[Relation], sources: ValueSources, root: Path, display_root: str
 ) -> None:
@@ -590,6 +607,8 @@ def _run(
     outcome.classes = dict(core.classes)
     outcome.templates = list(core.templates)
     findings = map_findings(core.findings, base.stream, root, outcome.display)
+    for part in (base.stream, base.rest):
+        findings.extend(_secret_findings(part, root, outcome.display, rules))
     outcome.findings = findings
     base_uses = device_uses(base.stream, rules)
     relations: list[Relation] = []
