@@ -171,8 +171,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     reports = report_specs(opts, command)
     settings = load_settings(opts.config, Path.cwd())
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
-    if not trusted:
-        confine_to_repository(settings)
+    refused = [] if trusted else confine_to_repository(settings)
     if overview := config_overview(settings, trusted):
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     if opts.kube_version:
@@ -231,6 +230,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored)
+    inputs.errors.extend(refused)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:
         raise InputError("-f/--set/--set-string/--api-versions apply to Helm charts, and no chart was given")

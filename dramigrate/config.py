@@ -179,24 +179,35 @@ def repository_of(config_file: Path) -> Path:
     return folder
 
 
-def confine_to_repository(settings: Settings) -> None:
+def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
     """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository:
-    a rules pack or classes file from elsewhere (another checkout, /etc, a home folder) is refused."""
+    a rules pack or classes file from elsewhere (another checkout, /etc, a home folder) is dropped from the
+    settings, and each one becomes bad input of the config file, (file, message): the run goes on without it
+    (every other file still checked) and ends with exit 2."""
     if settings.config_file is None:
-        return
+        return []
     repo = repository_of(settings.config_file)
-    named = [("rules", p) for p in settings.rules]
-    if settings.classes_file is not None:
-        named.append(("classes-file", settings.classes_file))
-    for key, path in named:
+    refused: list[tuple[str, str]] = []
+
+    def inside(key: str, path: str | Path) -> bool:
         try:
             Path(path).resolve().relative_to(repo)
+            return True
         except ValueError:
-            raise InputError(
-                f"`{key}` names {path}, outside the repository {repo}; a repository's config may only name files "
-                "inside it (pass --trust-config to allow it; never trusted in CI or with --untrusted)",
-                str(settings.config_file),
-            ) from None
+            refused.append(
+                (
+                    str(settings.config_file),
+                    f"`{key}` names {path}, outside the repository {repo}: not used; a repository's config may "
+                    "only name files inside it (pass --trust-config to allow it; never trusted in CI or with "
+                    "--untrusted)",
+                )
+            )
+            return False
+
+    settings.rules = tuple(p for p in settings.rules if inside("rules", p))
+    if settings.classes_file is not None and not inside("classes-file", settings.classes_file):
+        settings.classes_file = None
+    return refused
 
 
 def config_overview(settings: Settings, trusted: bool) -> str:

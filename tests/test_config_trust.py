@@ -24,9 +24,15 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_config_paths_outside_the_repository_are_refused(repo: Path, run_cli: RunCli) -> None:
-    code, _, err = run_cli(["lint", "a.yaml"], cwd=repo)
+    code, out, _ = run_cli(["lint", "a.yaml"], cwd=repo)
     assert code == 2
-    assert "`rules` names" in err and "outside the repository" in err
+    assert "`rules` names" in out and "outside the repository" in out and "not used" in out
+    # the refused setting is dropped and named; every other file is still checked and migrated
+    (repo / ".dramigrate.yaml").write_text("classes-file: ../elsewhere/classes.yaml\n")
+    code, _, err = run_cli(["fix", "a.yaml"], cwd=repo)
+    assert code == 2, err
+    assert f"{repo / '.dramigrate.yaml'}: `classes-file` names" in err
+    assert "resourceClaims" in (repo / "a.yaml").read_text()
 
 
 def test_trust_config_allows_them_but_never_in_ci_or_untrusted(repo: Path, run_cli: RunCli, monkeypatch) -> None:
@@ -34,11 +40,11 @@ def test_trust_config_allows_them_but_never_in_ci_or_untrusted(repo: Path, run_c
         monkeypatch.delenv(key, raising=False)
     code, _, err = run_cli(["lint", "--trust-config", "a.yaml"], cwd=repo)
     assert code == 1, err  # the pack loads; the request is an error finding
-    code, _, err = run_cli(["lint", "--trust-config", "--untrusted", "a.yaml"], cwd=repo)
-    assert code == 2 and "outside the repository" in err
+    code, out, _ = run_cli(["lint", "--trust-config", "--untrusted", "a.yaml"], cwd=repo)
+    assert code == 2 and "outside the repository" in out
     monkeypatch.setenv("CI", "true")
-    code, _, err = run_cli(["lint", "--trust-config", "a.yaml"], cwd=repo)
-    assert code == 2 and "outside the repository" in err
+    code, out, _ = run_cli(["lint", "--trust-config", "a.yaml"], cwd=repo)
+    assert code == 2 and "outside the repository" in out
 
 
 def test_what_the_config_turns_off_is_printed(repo: Path, run_cli: RunCli) -> None:
