@@ -752,15 +752,7 @@ def fix(
     line writes the device key, so the caller reports the template's own pattern."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
-    from dramigrate.helm.run import (
-        ADDED_DEVICE,
-        _by_template,
-        _identical,
-        _manual,
-        _proven_on,
-        _render,
-        _rewritten_copy,
-    )
+    from dramigrate.helm.run import _by_template, _manual, _render, _rewritten_copy, prove_switch
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     ref_variation, ref_render, ref_want = reference
@@ -829,38 +821,7 @@ def fix(
     off_root = _rewritten_copy(root, switched_off, work, skip=frozenset({"Chart.yaml"}))
     off_root = off_root.rename(work.path / "helper-off")
     on_root = _rewritten_copy(root, switched_on, work, skip=frozenset({"Chart.yaml"}))
-    for v, original, want, _ in expected:
-        off, on = _render(off_root, v.options), _render(on_root, v.options)
-        if original.error:
-            if not (off.error and on.error):
-                _manual(
-                    outcome, f"with {v.label}, the original chart fails to render but the rewritten one renders", patch
-                )
-                return True
-            continue
-        for switch, new in (("off", off), ("on", on)):
-            if new.error:
-                _manual(
-                    outcome,
-                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}",
-                    patch,
-                )
-                return True
-        again = _render(root, v.options)
-        if not _identical(outcome, f"with {v.label} and the DRA switch off", original, again, off, patch):
-            return True
-        if v.label.endswith(ADDED_DEVICE):
-            outcome.checked.append(f"{v.label} (switch off)")
-            continue
-        if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
-            return True
-        outcome.checked.append(v.label)
-    if not outcome.writable and mode == "fix":
-        _manual(
-            outcome,
-            "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder; the patch "
-            "below was proven",
-            patch,
-        )
-        outcome.patch_proven = True
+    prove_switch(
+        outcome, root, expected, lambda options, on: _render(on_root if on else off_root, options), patch, mode
+    )
     return True

@@ -21,6 +21,7 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1240,9 +1241,32 @@ def _fix_idiomatic(
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
     switch_key = ".".join((*scope, "dra", "enabled"))
+    prove_switch(
+        outcome,
+        root,
+        expected,
+        lambda options, on: _render(copy_root, _with_switch(options, on, switch_key)),
+        patch,
+        mode,
+        notes,
+    )
+
+
+def prove_switch(
+    outcome: ChartOutcome,
+    root: Path,
+    expected: list[Any],
+    rewritten: Callable[[Any, bool], Render],
+    patch: str,
+    mode: str,
+    notes: dict[str, str] | None = None,
+) -> None:
+    """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
+    switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
+    it on it equals the migration of that render; a set that adds a device the templates do not ask for is only
+    checked off. The first failure makes the chart manual work, with the patch."""
     for v, original, want, _ in expected:
-        off = _render(copy_root, _with_switch(v.options, False, switch_key))
-        on = _render(copy_root, _with_switch(v.options, True, switch_key))
+        off, on = rewritten(v.options, False), rewritten(v.options, True)
         if original.error:
             if not (off.error and on.error):
                 _manual(
@@ -1267,7 +1291,7 @@ def _fix_idiomatic(
             continue
         if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
             return
-        outcome.checked.append(notes.get(v.label, v.label))
+        outcome.checked.append((notes or {}).get(v.label, v.label))
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
