@@ -558,14 +558,15 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
-    from dramigrate.helm.sandbox import ChartRefused
+    from dramigrate.helm.sandbox import ChartRefused, shared_copies
 
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
-        _run(outcome, root, copts, rules, settings, target, mode, work)
+        with shared_copies():
+            _run(outcome, root, copts, rules, settings, target, mode, work)
     except InputError as exc:
         outcome.error = exc
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written

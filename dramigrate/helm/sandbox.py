@@ -228,17 +228,41 @@ def _materialize(dest: Path, links: list[str], budget: list[int]) -> None:
             ) from None
 
 
+_SHARED: list[dict[str, Path]] = []  # while one chart is checked: a chart folder's real path -> its private copy
+
+
 @contextlib.contextmanager
 def chart_for_render(chart: Path) -> Iterator[Path]:
     """The folder Helm should read for chart: the chart itself when dramigrate made it (a private copy, an unpacked
-    archive), else a private copy of it, removed afterwards."""
+    archive), else a private copy of it. Inside shared_copies, the copy is made once and every render of the
+    chart reads it; otherwise each render makes its own, removed afterwards."""
     if not chart.is_dir() or is_private(chart):
         yield chart
         return
-    from dramigrate.lifetime import temporary_folder
+    from dramigrate.lifetime import make_folder, temporary_folder
 
-    with temporary_folder("dramigrate-render-") as work:
-        yield private_copy(chart, work / (chart.resolve().name or "chart"))
+    name = chart.resolve().name or "chart"
+    if not _SHARED:
+        with temporary_folder("dramigrate-render-") as work:
+            yield private_copy(chart, work / name)
+        return
+    copies, key = _SHARED[-1], os.path.realpath(chart)
+    if key not in copies:
+        copies[key] = private_copy(chart, make_folder("dramigrate-render-") / name)
+    yield copies[key]
+
+
+@contextlib.contextmanager
+def shared_copies() -> Iterator[None]:
+    """Every render in the block reads one private copy per chart folder: a proof renders the original chart
+    dozens of times, and copying it for each render was a third of a large chart's fix. Every render of the
+    block then sees the same chart, whatever changes in its folder meanwhile; the copies go when the block ends."""
+    _SHARED.append({})
+    try:
+        yield
+    finally:
+        for copy in _SHARED.pop().values():
+            shutil.rmtree(copy.parent, ignore_errors=True)
 
 
 # --- messages -------------------------------------------------------------------------------------------------
