@@ -79,3 +79,19 @@ def corpus() -> Path:
 def run_cli() -> RunCli:
     """run_cli(args, stdin=None, cwd=None) -> (exit code, stdout, stderr) through the installed entry point."""
     return run_dramigrate
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live processes whose environment holds marker (a variable a test sets for the run it starts)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in env and state != "Z":
+            found.append(int(pid))
+    return found

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable
+from conftest import ONE_GPU_POD, dramigrate_executable, processes_with
 
 from dramigrate import engine
 from dramigrate.config import Settings
@@ -48,22 +48,6 @@ def test_the_pool_gives_what_one_process_gives_in_input_order(tree: Path, monkey
     assert len(pooled.findings) >= FILES
 
 
-def _processes_with(marker: str) -> list[int]:
-    """Live processes whose environment holds marker."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in env and state != "Z":
-            found.append(int(pid))
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc to find the workers")
 def test_kill_9_of_dramigrate_leaves_no_pool_worker(tree: Path, tmp_path: Path) -> None:
     marker = f"DRAMIGRATE_POOL_TEST={tmp_path}"
@@ -76,7 +60,7 @@ def test_kill_9_of_dramigrate_leaves_no_pool_worker(tree: Path, tmp_path: Path) 
     )
     try:
         for _ in range(6000):  # the pool's workers have started
-            if len(_processes_with(marker)) > 1:
+            if len(processes_with(marker)) > 1:
                 break
             if parent.poll() is not None:
                 pytest.fail("the lint ended before its workers were seen")
@@ -87,7 +71,7 @@ def test_kill_9_of_dramigrate_leaves_no_pool_worker(tree: Path, tmp_path: Path) 
         parent.send_signal(signal.SIGKILL)
         parent.wait()
     for _ in range(100):
-        if not _processes_with(marker):
+        if not processes_with(marker):
             break
         time.sleep(0.1)
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []

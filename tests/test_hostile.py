@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, RunCli, dramigrate_executable
+from conftest import ONE_GPU_POD, RunCli, dramigrate_executable, processes_with
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.sandbox import ChartRefused
@@ -155,27 +155,11 @@ def test_kill_9_leaves_no_process_and_no_temporary_folder(tmp_path: Path) -> Non
         parent.wait()
     for _ in range(100):
         left = [p.name for p in tmp.iterdir() if p.name.startswith("dramigrate-")]
-        if not left and not _processes_with(str(tmp)):
+        if not left and not processes_with(str(tmp)):
             break
         time.sleep(0.1)
     assert left == []
-    assert _processes_with(str(tmp)) == []
-
-
-def _processes_with(marker: str) -> list[int]:
-    """Live processes whose environment holds marker (the TMPDIR of the run)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in env and state != "Z":
-            found.append(int(pid))
-    return found
+    assert processes_with(str(tmp)) == []
 
 
 def test_a_failed_proof_names_the_line_but_never_quotes_a_chart_file(tmp_path: Path, run_cli: RunCli) -> None:
