@@ -44,7 +44,9 @@ from dramigrate.helm.idiomatic import (
     _name_text,
     _parent,
     _sentinel_yaml,
+    claim_delta,
     conventions,
+    pod_groups,
 )
 from dramigrate.helm.patterns import _ACTION, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
@@ -615,42 +617,18 @@ def _class(spec: dict[str, Any]) -> str:
 # --- locating, building and proving (called by run.py for patterns D, E and F) -----------------------------------
 
 
-def _groups(node: Any, out: list[tuple[dict[str, Any] | None, dict[str, Any]]], parent: Any = None) -> list:
-    """(the object whose `template` holds the pod, the pod spec) for each pod spec, in document order."""
-    if isinstance(node, dict):
-        if isinstance(node.get("containers"), list):
-            out.append((parent, node))
-        for k, v in node.items():
-            holder = node if k == "template" else None
-            if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
-                holder = parent  # template.spec: the group is the template's holder
-            _groups(v, out, holder if k in ("template", "spec") else None)
-    elif isinstance(node, list):
-        for v in node:
-            _groups(v, out)
-    return out
-
-
 def pod_deltas(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[tuple[PodDelta, dict[str, Any]]]:
     """What the migration added to each pod spec of a template that got a claim, in document order, with the
     keys it set in the pod's group `rayStartParams`."""
     out = []
-    before = [g for doc in original for g in _groups(doc, [])]
-    after = [g for doc in migrated for g in _groups(doc, [])]
+    before = [g for doc in original for g in pod_groups(doc, [])]
+    after = [g for doc in migrated for g in pod_groups(doc, [])]
     for (old_group, old), (new_group, new) in zip(before, after, strict=False):
-        claims = new.get("resourceClaims") or []
-        if not claims or claims == (old.get("resourceClaims") or []):
+        delta = claim_delta(old, new, claim_templates, NotHelper)
+        if delta is None:
             continue
-        if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
-            raise NotHelper("the migration gives a pod several claims")
-        template = claim_templates.get(claims[0]["resourceClaimTemplateName"])
-        if template is None:
-            raise NotHelper("the migration's ResourceClaimTemplate is not in the render")
-        old_tol = old.get("tolerations") or []
-        added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-        delta = PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
         params_before = (old_group or {}).get("rayStartParams") or {}
         params_after = (new_group or {}).get("rayStartParams") or {}
         params = {k: v for k, v in params_after.items() if params_before.get(k) != v}

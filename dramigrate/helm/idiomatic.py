@@ -142,37 +142,52 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
     return out
 
 
-def _pod_specs(node: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pod_groups(
+    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None
+) -> list[tuple[Any, dict[str, Any]]]:
+    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order."""
     if isinstance(node, dict):
         if isinstance(node.get("containers"), list):
-            out.append(node)
-        for v in node.values():
-            _pod_specs(v, out)
+            out.append((parent, node))
+        for k, v in node.items():
+            holder = node if k == "template" else None
+            if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
+                holder = parent  # template.spec: the group is the template's holder
+            pod_groups(v, out, holder if k in ("template", "spec") else None)
     elif isinstance(node, list):
         for v in node:
-            _pod_specs(v, out)
+            pod_groups(v, out)
     return out
+
+
+def claim_delta(
+    old: dict[str, Any], new: dict[str, Any], claim_templates: dict[str, Any], error: type[RewriteError]
+) -> PodDelta | None:
+    """What the migration added to one pod spec (`old` before, `new` after), or None when it added no claim; a
+    pod given several claims, or a claim whose template is not in the render, raises `error`."""
+    claims = new.get("resourceClaims") or []
+    if not claims or claims == (old.get("resourceClaims") or []):
+        return None
+    if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
+        raise error("the migration gives this pod several claims")
+    name = claims[0]["resourceClaimTemplateName"]
+    template = claim_templates.get(name)
+    if template is None:
+        raise error(f"the migration's ResourceClaimTemplate {name} is not in the render")
+    old_tol = old.get("tolerations") or []
+    added = [t for t in new.get("tolerations") or [] if t not in old_tol]
+    return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
 
 
 def pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> PodDelta:
     """What the migration added to the first pod of a template that got a claim."""
-    before = [p for doc in original for p in _pod_specs(doc, [])]
-    after = [p for doc in migrated for p in _pod_specs(doc, [])]
+    before = [pod for doc in original for _, pod in pod_groups(doc, [])]
+    after = [pod for doc in migrated for _, pod in pod_groups(doc, [])]
     for old, new in zip(before, after, strict=False):
-        claims = new.get("resourceClaims") or []
-        if not claims or claims == (old.get("resourceClaims") or []):
-            continue
-        if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
-            raise RewriteError("the migration gives this pod several claims")
-        name = claims[0]["resourceClaimTemplateName"]
-        template = claim_templates.get(name)
-        if template is None:
-            raise RewriteError(f"the migration's ResourceClaimTemplate {name} is not in the render")
-        old_tol = old.get("tolerations") or []
-        added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-        return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
+        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None:
+            return delta
     raise RewriteError("the migration adds no claim to this template's pods")
 
 

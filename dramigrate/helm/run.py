@@ -1133,7 +1133,8 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
-            hints.setdefault(rel, classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource))
+            if rel not in hints:  # the first request of each template (setdefault read and classified every one)
+                hints[rel] = classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource)
     return hints
 
 
