@@ -27,6 +27,12 @@
   form.addEventListener("input", apply);
   form.addEventListener("change", apply);
   form.addEventListener("submit", function (event) { event.preventDefault(); });
-  form.addEventListener("reset", function () { window.setTimeout(apply, 0); });
+  // Reset the fields here, not after the browser's own reset, so the table is right at once.
+  form.addEventListener("reset", function (event) {
+    event.preventDefault();
+    keys.forEach(function (k) { form.elements[k].value = ""; });
+    form.elements.text.value = "";
+    apply();
+  });
   apply();
 }());
