@@ -115,8 +115,12 @@ def _refusal(path: str, st: os.stat_result) -> str:
     return ""
 
 
+_ACCESS_ACL = "system.posix_acl_access"
+
+
 def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
-    """Owner and group, then mode, then extended attributes (POSIX ACLs live there) of source onto fd."""
+    """Owner and group, then mode, then extended attributes (POSIX ACLs live there) of source onto fd: exactly
+    the source's ACL, none when it had none (not the folder's default ACL that the temp file was made with)."""
     if hasattr(os, "fchown"):
         try:
             os.fchown(fd, st.st_uid, st.st_gid)
@@ -125,15 +129,18 @@ def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
                 raise InputError(
                     f"cannot keep the file's owner and group ({st.st_uid}:{st.st_gid}): {exc.strerror}", source
                 ) from exc
+    names: list[str] = []
+    if hasattr(os, "listxattr"):
+        try:
+            names = os.listxattr(source)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+    if _ACCESS_ACL not in names:
+        # The temp file took the folder's default ACL when it was made; the file it replaces had none.
+        with contextlib.suppress(OSError, AttributeError):
+            os.removexattr(fd, _ACCESS_ACL)
     os.fchmod(fd, stat.S_IMODE(st.st_mode))
-    if not hasattr(os, "listxattr"):
-        return
-    try:
-        names = os.listxattr(source)
-    except OSError as exc:
-        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
-            return
-        raise
     for name in names:
         try:
             os.setxattr(fd, name, os.getxattr(source, name))

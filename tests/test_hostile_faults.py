@@ -70,3 +70,45 @@ def test_a_kill_9_of_dramigrate_also_ends_the_programs_it_runs(tmp_path: Path, f
             break
         time.sleep(0.05)
     assert processes_with(marker) == []
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX ACL as the kernel keeps it in system.posix_acl_* (version 2, then tag, permissions, id)."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, uid) for tag, perm, uid in entries)
+
+
+USER_OBJ, USER, GROUP_OBJ, MASK, OTHER, NOBODY = 0x01, 0x02, 0x04, 0x10, 0x20, 0xFFFFFFFF
+
+
+def test_a_rewrite_keeps_the_files_acl_and_takes_none_from_its_folder(tmp_path: Path) -> None:
+    """The temp file of a rewrite was made in the folder with the folder's default ACL: a file without an ACL came
+    back with one (a named user and wider group bits) the user never gave it. A file's own ACL is kept as it was."""
+    from conftest import run_dramigrate
+
+    plain, with_acl = tmp_path / "plain", tmp_path / "acl"
+    plain.mkdir()
+    with_acl.mkdir()
+    for folder in (plain, with_acl):
+        (folder / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+        (folder / "pod.yaml").chmod(0o640)
+    own = _acl((USER_OBJ, 6, NOBODY), (USER, 4, 1234), (GROUP_OBJ, 4, NOBODY), (MASK, 4, NOBODY), (OTHER, 0, NOBODY))
+    try:
+        os.setxattr(with_acl / "pod.yaml", "system.posix_acl_access", own)
+        default = _acl(
+            (USER_OBJ, 7, NOBODY), (USER, 7, 4321), (GROUP_OBJ, 5, NOBODY), (MASK, 7, NOBODY), (OTHER, 0, NOBODY)
+        )
+        os.setxattr(plain, "system.posix_acl_default", default)  # set after the file was made: it has no ACL
+    except OSError as exc:
+        pytest.skip(f"no POSIX ACLs on this file system: {exc.strerror}")
+    kept = os.getxattr(with_acl / "pod.yaml", "system.posix_acl_access")
+
+    code, _, err = run_dramigrate(["fix", plain, with_acl])
+
+    assert code == 0, err
+    assert "resourceClaims" in (plain / "pod.yaml").read_text()
+    assert "system.posix_acl_access" not in os.listxattr(plain / "pod.yaml")
+    assert (plain / "pod.yaml").stat().st_mode & 0o777 == 0o640
+    assert os.getxattr(with_acl / "pod.yaml", "system.posix_acl_access") == kept
+    assert (with_acl / "pod.yaml").stat().st_mode & 0o777 == 0o640
