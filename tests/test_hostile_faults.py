@@ -112,3 +112,20 @@ def test_a_rewrite_keeps_the_files_acl_and_takes_none_from_its_folder(tmp_path: 
     assert (plain / "pod.yaml").stat().st_mode & 0o777 == 0o640
     assert os.getxattr(with_acl / "pod.yaml", "system.posix_acl_access") == kept
     assert (with_acl / "pod.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_chart_rendering_thousands_of_objects_is_refused_at_once(tmp_path: Path) -> None:
+    """A `range until` of tiny ConfigMaps: every render of the proof parsed each of them, and 150,000 of them ran
+    past any CI limit (lint 40 s, diff and fix minutes). The good file beside is still checked."""
+    from conftest import run_dramigrate
+
+    chart = _chart(tmp_path)
+    loop = '{{ range until 6000 }}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: "c{{ . }}"}\n{{ end }}'
+    (chart / "templates" / "many.yaml").write_text(loop)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", chart, tmp_path / "good.yaml"])
+
+    assert code == 2, err
+    assert "chart-render-limit" in out and "more than 5,000 documents" in out
+    assert f"{tmp_path / 'good.yaml'}:11:" in out

@@ -25,7 +25,14 @@ from typing import Any
 
 import yaml
 
-from dramigrate.helm.sandbox import ChartRefused, RenderLimit, render_memory_mb, render_timeout, scrub
+from dramigrate.helm.sandbox import (
+    ChartRefused,
+    RenderLimit,
+    check_render_size,
+    render_memory_mb,
+    render_timeout,
+    scrub,
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     if options.helm_binary is not None:
         return _render_with_binary(chart, options)
     files = _render_with_sdk(chart, options)
+    check_render_size(
+        sum(text.count("\n---") + 1 for text in files.values()), sum(len(text) for text in files.values())
+    )
     try:
         return _order_like_helm_template(files)
     except HelmError as exc:  # a YAML error can quote rendered text, which can come from chart files
@@ -215,6 +225,7 @@ def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
         message = done.stderr.strip().removeprefix("Error: ")
         status = f"`helm template` failed with exit status {done.returncode}"
         raise HelmError(scrub(message, chart) if message else status)
+    check_render_size(done.stdout.count("\n---"), len(done.stdout))
     return split_template_output(done.stdout)
 
 
