@@ -76,9 +76,20 @@ def _inside(path: str, roots: tuple[Path, ...]) -> bool:
     return False
 
 
+# A temp file's name must fit in NAME_MAX (255 bytes) with its dot, pid, random part and suffix around the name.
+_TEMP_STEM_BYTES = 255 - len(f"..{2**32}.{'0' * 8}{TEMP_SUFFIX}")
+
+
+def _temp_stem(name: str) -> str:
+    """The part of a file's name its temp file's name carries: the whole name, or its first bytes when the name
+    is too long for a temp name to fit (a file named with 230 bytes could not be rewritten at all)."""
+    raw = os.fsencode(name)
+    return name if len(raw) <= _TEMP_STEM_BYTES else os.fsdecode(raw[:_TEMP_STEM_BYTES])
+
+
 def clean_stale_temps(folder: str, name: str) -> None:
     """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
+    pattern = re.compile(rf"\.{re.escape(_temp_stem(name))}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
     try:
         entries = os.listdir(folder)
     except OSError:
@@ -214,7 +225,7 @@ def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        tmp = os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
         watch(tmp)
         try:
             return os.open(tmp, flags, 0o600), tmp

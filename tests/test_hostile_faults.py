@@ -129,3 +129,17 @@ def test_a_chart_rendering_thousands_of_objects_is_refused_at_once(tmp_path: Pat
     assert code == 2, err
     assert "chart-render-limit" in out and "more than 5,000 documents" in out
     assert f"{tmp_path / 'good.yaml'}:11:" in out
+
+
+def test_a_file_with_a_long_name_is_rewritten(tmp_path: Path) -> None:
+    """A 250-byte file name (NAME_MAX is 255): the temp file beside it, `.NAME.PID.RANDOM.dramigrate`, could not be
+    made, so the file was never migrated ("File name too long")."""
+    from dramigrate.writer import write_atomic
+
+    path = tmp_path / ("L" * 245 + ".yaml")
+    path.write_text("a: 1\n")
+
+    write_atomic(path, "a: 2\n", expected=b"a: 1\n")
+
+    assert path.read_text() == "a: 2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
