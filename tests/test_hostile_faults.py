@@ -143,3 +143,61 @@ def test_a_file_with_a_long_name_is_rewritten(tmp_path: Path) -> None:
 
     assert path.read_text() == "a: 2\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def _repository(root: Path, config: str) -> Path:
+    repo = root / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / ".dramigrate.yaml").write_text(config)
+    return repo
+
+
+def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    """600 bytes of .dramigrate.yaml whose `disable` list expands to billions of strings: the run printed nothing
+    and ran past 60 s."""
+    from conftest import run_dramigrate
+
+    bomb = "disable: [&a0 [x,x,x,x,x,x,x,x,x]" + "".join(
+        f", &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
+    )
+    repo = _repository(tmp_path, bomb + "]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+
+    assert code == 2
+    assert f"{repo / '.dramigrate.yaml'}: config expands to more than 10,000 values (YAML alias bomb?)" in out + err
+
+
+def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    from conftest import run_dramigrate
+
+    repo = _repository(tmp_path, "rules: [1, {a: b}]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "internal error" not in out + err
+    assert f"{repo / '.dramigrate.yaml'}: `rules` must be a list of strings" in out + err
+
+
+def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_path: Path) -> None:
+    """`crds:` was neither confined like the rule packs and classes file (a CI run read any file of the machine
+    and quoted its YAML errors) nor checked for FIFOs (the run blocked for ever)."""
+    from conftest import run_dramigrate
+
+    outside = tmp_path / "crds.yaml"
+    outside.write_text("kind: List\nitems: [{kind: CustomResourceDefinition}]\n")
+    repo = _repository(tmp_path, f"crds: {outside}\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)  # untrusted: no --trust-config
+
+    assert code == 2
+    assert f"`crds` names {outside}, outside the repository" in out + err
+    assert "pod.yaml:11:" in out  # every other file is still checked
+
+    os.mkfifo(repo / "crds.fifo")
+    (repo / ".dramigrate.yaml").write_text("crds: crds.fifo\n")
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+    assert code == 2
+    assert "crds.fifo: cannot read the CRD file: a FIFO" in out + err
