@@ -648,7 +648,6 @@ def do_fix(opts: Options) -> int:
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
-    raw_by_path = {str(p): p for p in ctx.inputs.files}
     given = [Path(p) for p in opts.paths if p != "-"]
     write_options = WriteOptions(
         force=opts.force,
@@ -656,7 +655,7 @@ def do_fix(opts: Options) -> int:
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
     failures = _write_files(
-        [(raw_by_path.get(r.path, Path(r.path)), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        [(Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None],
         write_options,
     )
     for r in result.files:
