@@ -16,6 +16,11 @@ PR #1086) and llm-d-modelservice for theirs (`accelerator.dra`, PR #185):
   admission used to add, guarded by the call site's own conditions and `gt <count> 0`; beside the workload
   document, its ResourceClaimTemplate, named after the workload plus a hash of its spec.
 
+A helper that builds the resources map in variables (`dict`, `mergeOverwrite`) and writes it with toYaml (frigate's
+`frigate.resources`) names no device key on any line: every line its toYaml writes gets the marker, the map is edited
+before that line in the DRA branch (`omit` the device key, `set` the claim), and `<helper>.draCount` replays the
+helper's control and assignment lines to read the count from the map.
+
 What the DRA branch writes (claim and request names, device class, selectors, tolerations) comes from the
 core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D).
 """
@@ -53,11 +58,18 @@ from dramigrate.helm.rewrite import Change, RewriteError, _actions
 from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
+# a line of a `define` that writes a map variable with toYaml (`{{ $resources | toYaml }}`,
+# `{{- toYaml $limits | nindent 4 }}`): a helper that builds the resources map with dict/merge
+_TOYAML_LINE = re.compile(
+    r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$\w+)|(?P<b>\$\w+)\s*\|\s*toYaml)"
+    r"(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
+)
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
 _OLD_CLUSTER = (
     "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
     "({}) for the device-plugin request"
 )
+_ACTION_TEXT = re.compile(r"\{\{.*?\}\}")
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
 
@@ -75,6 +87,8 @@ class KeyLine:
     resource: str  # the device resource it rendered
     name_expr: str | None  # the Go expression of a templated key (`$gpuType`), None for a literal key
     count: str  # the Go expression of the count
+    var: str | None = None  # a toYaml line: the map variable it writes (`$resources`)
+    paths: tuple[tuple[str, ...], ...] = ()  # a toYaml line: where the device key sits in that map
 
 
 @dataclass
@@ -175,6 +189,15 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
         changed = False
         for name, block in _defines(text):
             for i in range(block.start + 1, block.end):
+                written = _TOYAML_LINE.match(lines[i])
+                if written:  # every line the map writes carries the marker
+                    n = len(marks)
+                    marks[n] = (path.relative_to(dest).as_posix(), i, name)
+                    body = written.group("body")
+                    mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                    lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
+                    changed = True
+                    continue
                 m = _KEY_LINE.match(lines[i])
                 if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
                     continue
@@ -200,11 +223,57 @@ def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: Rule
     return out
 
 
-def key_lines(root: Path, hits: dict[int, str], marks: dict[int, tuple[str, int, str]]) -> list[KeyLine]:
+def marked_paths(stream: str, hits: dict[int, str]) -> dict[int, list[tuple[str, ...]]]:
+    """Marker number -> where each rendered device key of a marked toYaml line sits in the map it writes: its key
+    path, read from the indentation of the lines carrying the same marker above it."""
+    out: dict[int, list[tuple[str, ...]]] = {}
+    lines = stream.splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(rf"#\s*{MARKER}(\d+)\s*$", line)
+        if not m or int(m.group(1)) not in hits or not line.lstrip().startswith(hits[int(m.group(1))]):
+            continue
+        tail = f"# {MARKER}{m.group(1)}"
+        path, depth = [hits[int(m.group(1))]], len(line) - len(line.lstrip())
+        for above in reversed(lines[:i]):
+            if not above.rstrip().endswith(tail):
+                break
+            indent = len(above) - len(above.lstrip())
+            if indent < depth:
+                key = re.match(r"""^\s*["']?([^"':]+)["']?\s*:""", above)
+                if key is None:
+                    break
+                path.insert(0, key.group(1))
+                depth = indent
+        out.setdefault(int(m.group(1)), []).append(tuple(path))
+    return out
+
+
+def _dig(path: tuple[str, ...], var: str) -> str:
+    return "dig " + " ".join(json.dumps(p) for p in path) + f' "" {var}'
+
+
+def key_lines(
+    root: Path,
+    hits: dict[int, str],
+    marks: dict[int, tuple[str, int, str]],
+    paths: dict[int, list[tuple[str, ...]]] | None = None,
+) -> list[KeyLine]:
     out = []
     for n, resource in sorted(hits.items()):
         file, index, define = marks[n]
         line = (root / file).read_text(encoding="utf-8").splitlines()[index]
+        written = _TOYAML_LINE.match(line)
+        if written:
+            found = sorted(set((paths or {}).get(n, [])), key=lambda p: (p[-2:-1] != ("limits",), p))
+            if not found:
+                continue
+            var = written.group("a") or written.group("b")
+            count = _dig(found[0], var)
+            if len(found[0]) == 2 and found[0][0] in ("limits", "requests"):  # the limit, else the request
+                other = "requests" if found[0][0] == "limits" else "limits"
+                count = f'dig "{found[0][0]}" "{resource}" ({_dig((other, resource), var)}) {var}'
+            out.append(KeyLine(file, index, define, resource, None, count, var, tuple(found)))
+            continue
         m = _KEY_LINE.match(line)
         if m is None:
             continue
@@ -333,11 +402,62 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
+def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
+    """`<helper>.draCount` for a helper that builds its map in variables (dict, merge, mergeOverwrite, set) and
+    writes it with toYaml: every control and assignment line of the helper up to that line, replayed (a merge
+    inside an `if` changes the map too), then the count the map holds at the device key, each open block closed."""
+    lines = text.splitlines()
+    opened = [b for b in enclosing(blocks(text), key.index) if b.start > block.start]
+    body = []
+    for i in range(block.start + 1, key.index):
+        actions = _ACTION_TEXT.findall(lines[i])
+        if not actions or _ACTION_TEXT.sub("", lines[i]).strip():
+            continue  # YAML the helper writes (`resources:`): no part of the count
+        if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
+            body.append(lines[i].strip())
+    body.append(f"{{{{- {key.count} -}}}}")
+    body += ["{{- end }}"] * len(opened)
+    return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+
+
+def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
+    """The lines that replace a toYaml line: with the switch on, the map it writes loses the device key (a part
+    left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim."""
+    written = _TOYAML_LINE.match(line)
+    assert written is not None and key.var is not None
+    var, pad, trim = key.var, written.group("pad"), written.group("trim")
+    parts = sorted({p[:-1] for p in key.paths})
+    state = f'(include "{define}.dra" $)'
+    out = [f"{pad}{{{{{trim} if {state} -}}}}"]
+    if parts == [()]:  # the variable is the limits (or requests) map itself
+        out.append(f'  {{{{- {var} = omit {var} "{key.resource}" -}}}}')
+    elif all(len(p) == 1 for p in parts):  # the variable is the resources map
+        parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
+        names = " ".join(json.dumps(p[0]) for p in parts)
+        out.append(f"  {{{{- $kept := omit {var} {names} -}}}}")
+        for (part,) in parts:
+            out.append(
+                f'  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
+                f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
+            )
+        claims = f'(append (get {var} "claims" | default list) (dict "name" "{claim}"))'
+        out += [
+            f'  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
+            f"  {{{{- {var} = $kept -}}}}",
+        ]
+    else:
+        raise NotHelper(f"{key.file}:{key.index + 1}: the device key sits deeper in the map the helper writes")
+    out += ["{{- end -}}", f"{pad}{line.lstrip()}"]
+    return out
+
+
 def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch, and the `<helper>.draCount` define after it."""
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
+    if keys[0].var is not None:
+        return _rewrite_map_helper(text, define, keys, mode, default, claim)
     switch = _switch(mode, "$", default)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
@@ -370,6 +490,38 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     # the new define goes right after the helper's `end` (its place moved by the lines added above it)
     shift = 2 * len(spans) + len(claims)
     at = block.end + shift + 1
+    out[at:at] = extra.rstrip("\n").splitlines()
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _rewrite_map_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
+    """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
+    map is one part of resources, the claims beside it, as for a key line)."""
+    lines = text.splitlines()
+    block = next(b for name, b in _defines(text) if name == define)
+    key = keys[0]
+    if len({k.index for k in keys}) != 1:
+        raise NotHelper(f"{key.file}: the helper writes the device key from several toYaml lines")
+    if not lines[key.index].lstrip().startswith("{{"):
+        raise NotHelper(f"{key.file}:{key.index + 1}: the helper's toYaml line starts with text")
+    extra = replay_define(text, define, block, key) + state_define(define, mode, default)
+    out = list(lines)
+    claims: list[str] = []
+    if all(len(p) == 1 for p in key.paths):  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
+        parent = _parent(lines, key.index)
+        if parent <= block.start:
+            raise NotHelper(f"{key.file}:{key.index + 1}: no key above the helper's toYaml line")
+        ind = " " * _indent(lines[parent])
+        claims = [
+            f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
+            f"{ind}claims:",
+            f"{ind}  - name: {claim}",
+            f"{ind}{{{{- end }}}}",
+        ]
+        out[block.end : block.end + 1] = [*claims, out[block.end]]
+    edit = _map_edit(lines[key.index], define, key, claim)
+    out[key.index : key.index + 1] = edit
+    at = block.end + len(edit) - 1 + len(claims) + 1
     out[at:at] = extra.rstrip("\n").splitlines()
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
@@ -744,7 +896,11 @@ def fix(
     name = chart_name(root)
     keys: list[KeyLine] = []
     try:
-        keys = key_lines(root, hits, marks)
+        keys = key_lines(root, hits, marks, marked_paths(marked.stream, hits))
+        if not keys:
+            return False
+        if len({k.var is None for k in keys}) != 1:
+            raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 30.0  # seconds per render; DRAMIGRATE_HELM_TIMEOUT overrides
 DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM_MEMORY_MB overrides
+# Objects one render may produce; DRAMIGRATE_HELM_MAX_DOCUMENTS overrides. The largest public charts render a few
+# hundred; each document is parsed in every render of a proof (about 66 of them), so tens of thousands of them
+# (a `range until` in a template) ran for minutes.
+DEFAULT_MAX_DOCUMENTS = 5_000
 
 
 class ChartRefused(Exception):
@@ -51,6 +55,24 @@ def render_timeout() -> float:
 
 def render_memory_mb() -> int:
     return int(_env_number("DRAMIGRATE_HELM_MEMORY_MB", DEFAULT_MEMORY_MB))
+
+
+def render_max_documents() -> int:
+    return int(_env_number("DRAMIGRATE_HELM_MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS))
+
+
+def check_render_size(documents: int, size: int) -> None:
+    """Refuse a render with more documents than the limit or more bytes than a manifest file may have."""
+    from dramigrate.limits import MAX_FILE_BYTES
+
+    limit = render_max_documents()
+    if documents > limit:
+        raise RenderLimit(
+            f"the chart renders more than {limit:,} documents (the limit; set DRAMIGRATE_HELM_MAX_DOCUMENTS to "
+            "change it): a huge loop?"
+        )
+    if size > MAX_FILE_BYTES:
+        raise RenderLimit(f"the chart renders more than {MAX_FILE_BYTES >> 20} MiB of manifests: a huge loop?")
 
 
 def _env_number(name: str, default: float) -> float:
