@@ -551,11 +551,12 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         result.findings.append(classes_warning(result, missing))
         return None
     from dramigrate.classes import merge_classes
+    from dramigrate.limits import read_regular
     from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
     try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        before = read_regular(str(path)).decode("utf-8") if path.exists() else ""  # never a FIFO's endless read
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -647,7 +648,6 @@ def do_fix(opts: Options) -> int:
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
-    raw_by_path = {str(p): p for p in ctx.inputs.files}
     given = [Path(p) for p in opts.paths if p != "-"]
     write_options = WriteOptions(
         force=opts.force,
@@ -655,7 +655,7 @@ def do_fix(opts: Options) -> int:
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
     failures = _write_files(
-        [(raw_by_path.get(r.path, Path(r.path)), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        [(Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None],
         write_options,
     )
     for r in result.files:

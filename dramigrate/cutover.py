@@ -112,7 +112,7 @@ def _seen_in(text: str, path: str) -> list[Seen]:
     return out
 
 
-def seen_autoscalers(paths: Iterable[Path], stdin: bytes | None = None) -> list[Seen]:
+def seen_autoscalers(paths: Iterable[str], stdin: bytes | None = None) -> list[Seen]:
     """Autoscalers in the given files (one quick byte check each, YAML parsed only where it hits)."""
     needles = _needles()
     out: list[Seen] = []
@@ -120,15 +120,16 @@ def seen_autoscalers(paths: Iterable[Path], stdin: bytes | None = None) -> list[
     paths = list(paths)
     from dramigrate.prefilter import containing
 
-    hits = containing([str(p) for p in paths], needles)  # on a large tree, grep says which files to read
-    for p in paths if hits is None else [p for p in paths if str(p) in hits]:
+    hits = containing(paths, needles)  # on a large tree, grep says which files to read
+    for name in paths if hits is None else [p for p in paths if p in hits]:
+        p = Path(name)
         try:
             if not p.is_file() or p.stat().st_size > MAX_SCAN_BYTES:
                 continue
             raw = p.read_bytes()
         except OSError:
             continue
-        sources.append((str(p), raw))
+        sources.append((name, raw))
     if stdin is not None:
         sources.append(("-", stdin))
     for name, raw in sources:

@@ -77,7 +77,7 @@ def run(
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
-        jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
+        jobs.append(Job(path, None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
@@ -99,7 +99,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out, dict(zip(map(str, inputs.files), resolved_files, strict=True)))
+        _kustomize_findings(kz, rules, out, dict(zip(inputs.files, resolved_files, strict=True)))
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -155,10 +155,10 @@ def _in_pool(
         _worker = None
 
 
-def _first_names(paths: list[Path], resolved: list[Path]) -> dict[Path, Path]:
+def _first_names(paths: list[str], resolved: list[Path]) -> dict[Path, str]:
     """For each resolved file, the one input name it is processed under: a name that is not a symlink if there is
     one, else the first (fixing a file twice, through itself and a link to it, would fail the second write)."""
-    out: dict[Path, Path] = {}
+    out: dict[Path, str] = {}
     for path, real in zip(paths, resolved, strict=True):
         if real not in out or (os.path.islink(out[real]) and not os.path.islink(path)):
             out[real] = path

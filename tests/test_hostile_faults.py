@@ -70,3 +70,134 @@ def test_a_kill_9_of_dramigrate_also_ends_the_programs_it_runs(tmp_path: Path, f
             break
         time.sleep(0.05)
     assert processes_with(marker) == []
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX ACL as the kernel keeps it in system.posix_acl_* (version 2, then tag, permissions, id)."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, uid) for tag, perm, uid in entries)
+
+
+USER_OBJ, USER, GROUP_OBJ, MASK, OTHER, NOBODY = 0x01, 0x02, 0x04, 0x10, 0x20, 0xFFFFFFFF
+
+
+def test_a_rewrite_keeps_the_files_acl_and_takes_none_from_its_folder(tmp_path: Path) -> None:
+    """The temp file of a rewrite was made in the folder with the folder's default ACL: a file without an ACL came
+    back with one (a named user and wider group bits) the user never gave it. A file's own ACL is kept as it was."""
+    from conftest import run_dramigrate
+
+    plain, with_acl = tmp_path / "plain", tmp_path / "acl"
+    plain.mkdir()
+    with_acl.mkdir()
+    for folder in (plain, with_acl):
+        (folder / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+        (folder / "pod.yaml").chmod(0o640)
+    own = _acl((USER_OBJ, 6, NOBODY), (USER, 4, 1234), (GROUP_OBJ, 4, NOBODY), (MASK, 4, NOBODY), (OTHER, 0, NOBODY))
+    try:
+        os.setxattr(with_acl / "pod.yaml", "system.posix_acl_access", own)
+        default = _acl(
+            (USER_OBJ, 7, NOBODY), (USER, 7, 4321), (GROUP_OBJ, 5, NOBODY), (MASK, 7, NOBODY), (OTHER, 0, NOBODY)
+        )
+        os.setxattr(plain, "system.posix_acl_default", default)  # set after the file was made: it has no ACL
+    except OSError as exc:
+        pytest.skip(f"no POSIX ACLs on this file system: {exc.strerror}")
+    kept = os.getxattr(with_acl / "pod.yaml", "system.posix_acl_access")
+
+    code, _, err = run_dramigrate(["fix", plain, with_acl])
+
+    assert code == 0, err
+    assert "resourceClaims" in (plain / "pod.yaml").read_text()
+    assert "system.posix_acl_access" not in os.listxattr(plain / "pod.yaml")
+    assert (plain / "pod.yaml").stat().st_mode & 0o777 == 0o640
+    assert os.getxattr(with_acl / "pod.yaml", "system.posix_acl_access") == kept
+    assert (with_acl / "pod.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_chart_rendering_thousands_of_objects_is_refused_at_once(tmp_path: Path) -> None:
+    """A `range until` of tiny ConfigMaps: every render of the proof parsed each of them, and 150,000 of them ran
+    past any CI limit (lint 40 s, diff and fix minutes). The good file beside is still checked."""
+    from conftest import run_dramigrate
+
+    chart = _chart(tmp_path)
+    loop = '{{ range until 6000 }}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: "c{{ . }}"}\n{{ end }}'
+    (chart / "templates" / "many.yaml").write_text(loop)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", chart, tmp_path / "good.yaml"])
+
+    assert code == 2, err
+    assert "chart-render-limit" in out and "more than 5,000 documents" in out
+    assert f"{tmp_path / 'good.yaml'}:11:" in out
+
+
+def test_a_file_with_a_long_name_is_rewritten(tmp_path: Path) -> None:
+    """A 250-byte file name (NAME_MAX is 255): the temp file beside it, `.NAME.PID.RANDOM.dramigrate`, could not be
+    made, so the file was never migrated ("File name too long")."""
+    from dramigrate.writer import write_atomic
+
+    path = tmp_path / ("L" * 245 + ".yaml")
+    path.write_text("a: 1\n")
+
+    write_atomic(path, "a: 2\n", expected=b"a: 1\n")
+
+    assert path.read_text() == "a: 2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def _repository(root: Path, config: str) -> Path:
+    repo = root / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / ".dramigrate.yaml").write_text(config)
+    return repo
+
+
+def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    """600 bytes of .dramigrate.yaml whose `disable` list expands to billions of strings: the run printed nothing
+    and ran past 60 s."""
+    from conftest import run_dramigrate
+
+    bomb = "disable: [&a0 [x,x,x,x,x,x,x,x,x]" + "".join(
+        f", &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
+    )
+    repo = _repository(tmp_path, bomb + "]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+
+    assert code == 2
+    assert f"{repo / '.dramigrate.yaml'}: config expands to more than 10,000 values (YAML alias bomb?)" in out + err
+
+
+def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    from conftest import run_dramigrate
+
+    repo = _repository(tmp_path, "rules: [1, {a: b}]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "internal error" not in out + err
+    assert f"{repo / '.dramigrate.yaml'}: `rules` must be a list of strings" in out + err
+
+
+def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_path: Path) -> None:
+    """`crds:` was neither confined like the rule packs and classes file (a CI run read any file of the machine
+    and quoted its YAML errors) nor checked for FIFOs (the run blocked for ever)."""
+    from conftest import run_dramigrate
+
+    outside = tmp_path / "crds.yaml"
+    outside.write_text("kind: List\nitems: [{kind: CustomResourceDefinition}]\n")
+    repo = _repository(tmp_path, f"crds: {outside}\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)  # untrusted: no --trust-config
+
+    assert code == 2
+    assert f"`crds` names {outside}, outside the repository" in out + err
+    assert "pod.yaml:11:" in out  # every other file is still checked
+
+    os.mkfifo(repo / "crds.fifo")
+    (repo / ".dramigrate.yaml").write_text("crds: crds.fifo\n")
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+    assert code == 2
+    assert "crds.fifo: cannot read the CRD file: a FIFO" in out + err
