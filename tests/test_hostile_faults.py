@@ -226,3 +226,27 @@ def test_a_kustomize_build_that_runs_for_minutes_is_cut_off_and_named(
     assert time.monotonic() - started < 45
     assert "overlay does not build with kustomize: kustomize build did not finish in 3 s" in err
     assert "resourceClaims" in (tmp_path / "tree" / "good.yaml").read_text()
+
+
+def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted(tmp_path: Path) -> None:
+    """.dramigrate.yaml -> a file elsewhere on the machine: its YAML error printed the offending line of that file."""
+    from conftest import run_dramigrate
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token: s3cr3t-token-4b1d : [\n")
+    repo = _repository(tmp_path, "")
+    (repo / ".dramigrate.yaml").unlink()
+    (repo / ".dramigrate.yaml").symlink_to(secret)
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml: a link to a file outside the repository; not read" in out + err
+
+    (repo / ".dramigrate.yaml").unlink()  # a config of its own with the same error: named by line, not quoted
+    (repo / ".dramigrate.yaml").write_text(secret.read_text())
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml:1: invalid YAML: mapping values are not allowed here" in out + err
