@@ -755,10 +755,28 @@ def build(
         Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
     )
     device_class = _class(any_delta.spec)
-    made = conventions(root, device_class, default, f"DRA ResourceClaims behind a dra.enabled switch read by {define}")
-    # a switch inside a values object (a list entry) has no place among values.schema.json's top-level properties
-    changes += [c for c in made if c.rel != "values.schema.json" or mode == "values"]
-    return changes
+    about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
+    if mode == "values":
+        return changes + conventions(root, device_class, default, about)
+    # a switch inside a values object (a list entry): declared in that object's schema where it forbids unknown keys
+    entry = {
+        "type": "object",
+        "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+        "properties": {"enabled": {"type": "boolean", "default": default}},
+    }
+    nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
+    return changes + conventions(root, device_class, default, about, nested=nested, top=False)
+
+
+def _context_paths(where: str) -> list[tuple[str | int, ...]]:
+    """The values paths of the objects a helper gets (`servingEngineSpec.modelSpec[]` -> servingEngineSpec,
+    modelSpec, 0: a list's items), from context_path's words; none for a context it cannot name."""
+    out: list[tuple[str | int, ...]] = []
+    for one in where.split(" and each "):
+        if not re.fullmatch(r"[\w.\[\]-]+", one):
+            continue
+        out.append(tuple(0 if part == "[]" else part for part in re.findall(r"\[\]|[\w-]+", one)))
+    return out
 
 
 def _class(spec: dict[str, Any]) -> str:
