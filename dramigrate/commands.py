@@ -169,8 +169,8 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
-    settings = load_settings(opts.config, Path.cwd())
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
+    settings = load_settings(opts.config, Path.cwd(), trusted)
     refused = [] if trusted else confine_to_repository(settings)
     if overview := config_overview(settings, trusted):
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
@@ -551,11 +551,12 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         result.findings.append(classes_warning(result, missing))
         return None
     from dramigrate.classes import merge_classes
+    from dramigrate.limits import read_regular
     from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
     try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        before = read_regular(str(path)).decode("utf-8") if path.exists() else ""  # never a FIFO's endless read
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)

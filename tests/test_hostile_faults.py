@@ -143,3 +143,110 @@ def test_a_file_with_a_long_name_is_rewritten(tmp_path: Path) -> None:
 
     assert path.read_text() == "a: 2\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def _repository(root: Path, config: str) -> Path:
+    repo = root / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / ".dramigrate.yaml").write_text(config)
+    return repo
+
+
+def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    """600 bytes of .dramigrate.yaml whose `disable` list expands to billions of strings: the run printed nothing
+    and ran past 60 s."""
+    from conftest import run_dramigrate
+
+    bomb = "disable: [&a0 [x,x,x,x,x,x,x,x,x]" + "".join(
+        f", &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
+    )
+    repo = _repository(tmp_path, bomb + "]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+
+    assert code == 2
+    assert f"{repo / '.dramigrate.yaml'}: config expands to more than 10,000 values (YAML alias bomb?)" in out + err
+
+
+def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    from conftest import run_dramigrate
+
+    repo = _repository(tmp_path, "rules: [1, {a: b}]\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "internal error" not in out + err
+    assert f"{repo / '.dramigrate.yaml'}: `rules` must be a list of strings" in out + err
+
+
+def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_path: Path) -> None:
+    """`crds:` was neither confined like the rule packs and classes file (a CI run read any file of the machine
+    and quoted its YAML errors) nor checked for FIFOs (the run blocked for ever)."""
+    from conftest import run_dramigrate
+
+    outside = tmp_path / "crds.yaml"
+    outside.write_text("kind: List\nitems: [{kind: CustomResourceDefinition}]\n")
+    repo = _repository(tmp_path, f"crds: {outside}\n")
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)  # untrusted: no --trust-config
+
+    assert code == 2
+    assert f"`crds` names {outside}, outside the repository" in out + err
+    assert "pod.yaml:11:" in out  # every other file is still checked
+
+    os.mkfifo(repo / "crds.fifo")
+    (repo / ".dramigrate.yaml").write_text("crds: crds.fifo\n")
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
+    assert code == 2
+    assert "crds.fifo: cannot read the CRD file: a FIFO" in out + err
+
+
+def test_a_kustomize_build_that_runs_for_minutes_is_cut_off_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kustomize itself ran for minutes on an overlay patch holding a YAML alias bomb, and dramigrate waited 120 s
+    per build: diff and fix of a folder of good files passed any CI limit. The limit is now 30 s, here 3."""
+    from conftest import run_dramigrate
+
+    tree = _kustomize_tree(tmp_path / "tree")
+    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+    )
+    patch = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  annotations: {x: *a8}\n"
+    (tree / "overlay" / "patch.yaml").write_text(bomb + patch)
+    (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
+    (tmp_path / "tree" / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "3")
+    started = time.monotonic()
+
+    code, out, err = run_dramigrate(["fix", tmp_path / "tree"], timeout=60)
+
+    assert time.monotonic() - started < 45
+    assert "overlay does not build with kustomize: kustomize build did not finish in 3 s" in err
+    assert "resourceClaims" in (tmp_path / "tree" / "good.yaml").read_text()
+
+
+def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted(tmp_path: Path) -> None:
+    """.dramigrate.yaml -> a file elsewhere on the machine: its YAML error printed the offending line of that file."""
+    from conftest import run_dramigrate
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token: s3cr3t-token-4b1d : [\n")
+    repo = _repository(tmp_path, "")
+    (repo / ".dramigrate.yaml").unlink()
+    (repo / ".dramigrate.yaml").symlink_to(secret)
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml: a link to a file outside the repository; not read" in out + err
+
+    (repo / ".dramigrate.yaml").unlink()  # a config of its own with the same error: named by line, not quoted
+    (repo / ".dramigrate.yaml").write_text(secret.read_text())
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml:1: invalid YAML: mapping values are not allowed here" in out + err

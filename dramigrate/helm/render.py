@@ -573,10 +573,25 @@ def _kind_rank(item: tuple[str, RenderedManifest]) -> tuple[int, int, str]:
     return (0, _INSTALL_ORDER[kind], "") if kind in _INSTALL_ORDER else (1, 0, kind)
 
 
+_HEADS: dict[str, tuple[str, dict[str, Any]]] = {}  # document text -> kind and annotations (read-only)
+_HEADS_MAX = 20000
+
+
 def _head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     """The kind and annotations of a rendered document; a document that is not YAML fails as in Helm. Only
     composed (libyaml), never constructed: a chart renders thousands of documents per proof, and building each
-    one's objects in Python only to read two fields was most of a large chart's render time."""
+    one's objects in Python only to read two fields was most of a large chart's render time. Most documents are
+    the same in every render of a proof, so each text is composed once."""
+    known = _HEADS.get(document)
+    if known is None:
+        known = _compose_head(path, document)
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        _HEADS[document] = known
+    return known
+
+
+def _compose_head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     loader = _HEAD_LOADER(document)
     try:
         head = loader.get_node() if loader.check_node() else None

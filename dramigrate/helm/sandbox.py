@@ -250,6 +250,7 @@ def _materialize(dest: Path, links: list[str], budget: list[int]) -> None:
             ) from None
 
 
+_copy_lock = threading.Lock()
 _SHARED: list[dict[str, Path]] = []  # while one chart is checked: a chart folder's real path -> its private copy
 
 
@@ -269,8 +270,9 @@ def chart_for_render(chart: Path) -> Iterator[Path]:
             yield private_copy(chart, work / name)
         return
     copies, key = _SHARED[-1], os.path.realpath(chart)
-    if key not in copies:
-        copies[key] = private_copy(chart, make_folder("dramigrate-render-") / name)
+    with _copy_lock:  # renders run from several threads: one copy all the same
+        if key not in copies:
+            copies[key] = private_copy(chart, make_folder("dramigrate-render-") / name)
     yield copies[key]
 
 
@@ -584,39 +586,62 @@ def _now() -> float:
 
 
 _lock = threading.Lock()
-_workers: dict[int, _Worker] = {}
+_workers: list[_Worker] = []  # every live worker
+_idle: dict[int, list[_Worker]] = {}  # the workers not rendering now, by memory limit
 
 
 def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> dict[str, Any]:
-    """Run one render request in the worker process; a dead or stuck worker is replaced next time."""
+    """Run one render request in a worker process of its own while it runs: renders from several threads run in
+    as many workers at once (render_parallelism). A dead or stuck worker is replaced next time."""
     with _lock:
-        worker = _workers.get(memory_mb)
-        if worker is None or not worker.alive():
-            if worker is not None:
-                worker.kill()
-            worker = _workers[memory_mb] = _Worker(memory_mb)
-        try:
-            return worker.request(payload, timeout)
-        except RenderLimit:
+        idle = _idle.setdefault(memory_mb, [])
+        worker = idle.pop() if idle else None
+        if worker is not None and not worker.alive():
+            _workers.remove(worker)
             worker.kill()
-            del _workers[memory_mb]
-            raise
+            worker = None
+        if worker is None:
+            worker = _Worker(memory_mb)
+            _workers.append(worker)
+    try:
+        reply = worker.request(payload, timeout)
+    except RenderLimit:
+        with _lock:
+            _workers.remove(worker)
+        worker.kill()
+        raise
+    with _lock:
+        _idle.setdefault(memory_mb, []).append(worker)
+    return reply
+
+
+def render_parallelism() -> int:
+    """How many renders run at once (threads, each with its worker): the cores this process may use, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
 
 
 def prestart(memory_mb: int | None = None) -> None:
-    """Start the render process now, so its start overlaps dramigrate's own work before the first render."""
+    """Start a render process now, so its start overlaps dramigrate's own work before the first render."""
     memory_mb = render_memory_mb() if memory_mb is None else memory_mb
     with _lock:
-        if memory_mb not in _workers:
-            _workers[memory_mb] = _Worker(memory_mb)
+        idle = _idle.setdefault(memory_mb, [])
+        if not idle:
+            worker = _Worker(memory_mb)
+            _workers.append(worker)
+            idle.append(worker)
 
 
 @atexit.register
 def shutdown() -> None:
     with _lock:
-        for worker in _workers.values():
+        for worker in _workers:
             worker.kill()
         _workers.clear()
+        _idle.clear()
 
 
 def limit_memory(pid: int, memory_mb: int) -> None:
