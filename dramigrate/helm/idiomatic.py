@@ -309,8 +309,8 @@ def build(
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
-                    "no line of a helper in this chart writes the device key (a helper that builds it with "
-                    "toYaml/dict, or one of a library chart), so the helper rewrite has no place for the DRA branch"
+                    "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
+                    "the helper rewrite has no place for the DRA branch"
                 )
                 raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
