@@ -169,8 +169,8 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
-    settings = load_settings(opts.config, Path.cwd())
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
+    settings = load_settings(opts.config, Path.cwd(), trusted)
     refused = [] if trusted else confine_to_repository(settings)
     if overview := config_overview(settings, trusted):
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off

@@ -119,12 +119,23 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_settings(config: Path | None, cwd: Path) -> Settings:
+def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Settings:
+    """Settings from the config given, else the one found upward from cwd. An untrusted config that is a link to a
+    file outside its repository is not read (its errors would quote a file from elsewhere)."""
     settings = Settings()
     path = config or find_config(cwd)
     if path is None:
         return settings
     settings.config_file = path
+    if config is None and not trusted and path.is_symlink():
+        try:
+            path.resolve().relative_to(repository_of(path))
+        except ValueError:
+            raise InputError(
+                "a link to a file outside the repository; not read (pass --trust-config to read it; never in CI "
+                "or with --untrusted)",
+                str(path),
+            ) from None
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -141,9 +152,10 @@ def load_settings(config: Path | None, cwd: Path) -> Settings:
     else:
         try:
             values = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
+        except yaml.YAMLError as exc:  # the problem and its line only: PyYAML's own message quotes the line
             mark = getattr(exc, "problem_mark", None)
-            raise InputError(f"invalid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+            problem = getattr(exc, "problem", None) or "not YAML"
+            raise InputError(f"invalid YAML: {problem}", str(path), mark.line + 1 if mark else 0) from exc
     if not isinstance(values, dict):
         raise InputError("config must be a mapping of settings", str(path))
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it
@@ -174,8 +186,9 @@ def in_ci() -> bool:
 
 
 def repository_of(config_file: Path) -> Path:
-    """The repository that holds a config file: the nearest folder above it with .git, else its own folder."""
-    folder = config_file.resolve().parent
+    """The repository that holds a config file (the file itself, not what a link to it names): the nearest folder
+    above it with .git, else its own folder."""
+    folder = config_file.absolute().parent.resolve()
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate

@@ -133,3 +133,59 @@ def test_switch_on_claims_the_gpu_and_keeps_the_other_limits(fixed: tuple[Path, 
     off = _docs(chart, "gpu.nvidia.enabled=false")
     assert [d["kind"] for d in off] == ["Deployment"]
     assert "claims" not in off[0]["spec"]["template"]["spec"]["containers"][0]["resources"]
+
+
+# llm-d-modelservice's `llm-d-modelservice.resources`: the helper writes `resources:` and `limits:` itself and the
+# limits map from a deep copy of the object's own, the GPU merged in; the object it gets carries the switch
+LIMITS_HELPER = """\
+{{- define "w.resources" -}}
+{{- $limits := dict }}
+{{- if and .resources .resources.limits }}
+  {{- $limits = deepCopy .resources.limits }}
+{{- end }}
+{{- if gt (int .gpus) 0 }}
+  {{- $limits = mergeOverwrite $limits (dict "nvidia.com/gpu" (toString .gpus)) }}
+{{- end }}
+resources:
+  limits:
+    {{- toYaml $limits | nindent 4 }}
+{{- end }}
+"""
+LIMITS_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-worker
+spec:
+  selector:
+    matchLabels: {app: w}
+  template:
+    metadata:
+      labels: {app: w}
+    spec:
+      containers:
+        - name: worker
+          image: w:1
+          {{- include "w.resources" .Values.worker | nindent 10 }}
+"""
+
+
+def test_a_helper_that_writes_the_limits_map_gets_the_claim_beside_it(tmp_path: Path) -> None:
+    original = tmp_path / "original" / "w"
+    (original / "templates").mkdir(parents=True)
+    (original / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 1.0.0\n")
+    (original / "values.yaml").write_text("worker:\n  gpus: 2\n  resources:\n    limits:\n      memory: 1Gi\n")
+    (original / "templates" / "_helpers.tpl").write_text(LIMITS_HELPER)
+    (original / "templates" / "deployment.yaml").write_text(LIMITS_DEPLOYMENT)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "w")
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _render(chart, "worker.dra.enabled=false") == _render(original)
+    docs = _docs(chart)
+    resources = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert resources["resources"]["limits"] == {"memory": "1Gi"}
+    assert len(resources["resources"]["claims"]) == 1
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2

@@ -201,3 +201,77 @@ def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_p
     code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
     assert code == 2
     assert "crds.fifo: cannot read the CRD file: a FIFO" in out + err
+
+
+def test_a_kustomize_build_that_runs_for_minutes_is_cut_off_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kustomize itself ran for minutes on an overlay patch holding a YAML alias bomb, and dramigrate waited 120 s
+    per build: diff and fix of a folder of good files passed any CI limit. The limit is now 30 s, here 3."""
+    from conftest import run_dramigrate
+
+    tree = _kustomize_tree(tmp_path / "tree")
+    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+    )
+    patch = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  annotations: {x: *a8}\n"
+    (tree / "overlay" / "patch.yaml").write_text(bomb + patch)
+    (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
+    (tmp_path / "tree" / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "3")
+    started = time.monotonic()
+
+    code, out, err = run_dramigrate(["fix", tmp_path / "tree"], timeout=60)
+
+    assert time.monotonic() - started < 45
+    assert "overlay does not build with kustomize: kustomize build did not finish in 3 s" in err
+    assert "resourceClaims" in (tmp_path / "tree" / "good.yaml").read_text()
+
+
+def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted(tmp_path: Path) -> None:
+    """.dramigrate.yaml -> a file elsewhere on the machine: its YAML error printed the offending line of that file."""
+    from conftest import run_dramigrate
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token: s3cr3t-token-4b1d : [\n")
+    repo = _repository(tmp_path, "")
+    (repo / ".dramigrate.yaml").unlink()
+    (repo / ".dramigrate.yaml").symlink_to(secret)
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml: a link to a file outside the repository; not read" in out + err
+
+    (repo / ".dramigrate.yaml").unlink()  # a config of its own with the same error: named by line, not quoted
+    (repo / ".dramigrate.yaml").write_text(secret.read_text())
+    code, out, err = run_dramigrate(["lint", "."], cwd=repo)
+    assert code == 2
+    assert "s3cr3t" not in out + err
+    assert ".dramigrate.yaml:1: invalid YAML: mapping values are not allowed here" in out + err
+
+
+def test_file_names_that_are_not_utf8_or_reorder_text_are_reported_in_every_format(tmp_path: Path) -> None:
+    """A file named with bytes that are not UTF-8 stopped the whole run with an internal error in the JUnit, SARIF
+    and GitHub reports; a right-to-left override in a name printed it reversed (`gpu<RLO>lmay.exe.yaml` showed as
+    an .exe)."""
+    from conftest import run_dramigrate
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    latin = os.fsdecode(os.fsencode(tree) + b"/caf\xe9.yaml")
+    Path(latin).write_text(ONE_GPU_POD.format(name="latin"))
+    (tree / "gpu\u202elmay.exe.yaml").write_text(ONE_GPU_POD.format(name="bidi"))
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in ("junit", "sarif", "github", "markdown")}
+
+    code, out, err = run_dramigrate(
+        ["lint", tree, "--format", "text", *(f"--format={f}={p}" for f, p in reports.items())]
+    )
+
+    assert code == 1, err  # the error findings, not an internal error
+    assert "caf\\xe9.yaml:11:9: error [legacy-device-request]" in out
+    assert "gpu\\u202elmay.exe.yaml:11:9: error" in out and "\u202e" not in out
+    assert "caf\\xe9.yaml" in reports["junit"].read_text() and "caf\\xe9.yaml" in reports["github"].read_text()
+    assert "caf%E9.yaml" in reports["sarif"].read_text()  # the URI of the name's own bytes
+    assert "\u202e" not in reports["junit"].read_text() + reports["markdown"].read_text()

@@ -322,6 +322,22 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
     return out
 
 
+def _included_by(root: Path, define: str) -> str:
+    """Where another helper includes `define` (llm-d's container helper includes its resources helper): the
+    rewrite wires pods at a workload template's include, so it names the helper in between."""
+    for path in template_files(root):
+        text = path.read_text(encoding="utf-8")
+        for name, block in _defines(text):
+            lines = text.splitlines()[block.start : block.end]
+            at = next((i for i, line in enumerate(lines) if f'include "{define}"' in line), None)
+            if name != define and at is not None:
+                where = f"{path.relative_to(root).as_posix()}:{block.start + at + 1}"
+                return (
+                    f": the helper {name} includes it ({where}), and the rewrite takes one helper between pod and key"
+                )
+    return ""
+
+
 def _negated(cond: str) -> str:
     return f"(not {_arg(cond) if not cond.startswith('(') else cond})"
 
@@ -430,24 +446,24 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
     state = f'(include "{define}.dra" $)'
     out = [f"{pad}{{{{{trim} if {state} -}}}}"]
     if parts == [()]:  # the variable is the limits (or requests) map itself
-        out.append(f'  {{{{- {var} = omit {var} "{key.resource}" -}}}}')
+        out.append(f'{pad}  {{{{- {var} = omit {var} "{key.resource}" -}}}}')
     elif all(len(p) == 1 for p in parts):  # the variable is the resources map
         parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
         names = " ".join(json.dumps(p[0]) for p in parts)
-        out.append(f"  {{{{- $kept := omit {var} {names} -}}}}")
+        out.append(f"{pad}  {{{{- $kept := omit {var} {names} -}}}}")
         for (part,) in parts:
             out.append(
-                f'  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
+                f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
                 f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
             )
         claims = f'(append (get {var} "claims" | default list) (dict "name" "{claim}"))'
         out += [
-            f'  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
-            f"  {{{{- {var} = $kept -}}}}",
+            f'{pad}  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
+            f"{pad}  {{{{- {var} = $kept -}}}}",
         ]
     else:
         raise NotHelper(f"{key.file}:{key.index + 1}: the device key sits deeper in the map the helper writes")
-    out += ["{{- end -}}", f"{pad}{line.lstrip()}"]
+    out += [f"{pad}{{{{- end -}}}}", f"{pad}{line.lstrip()}"]
     return out
 
 
@@ -598,6 +614,7 @@ def rewrite_site_template(
     rel: str,
     define: str,
     wirings: list[Wiring],
+    writes_key: bool = False,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload."""
@@ -622,7 +639,8 @@ def rewrite_site_template(
             raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
         on_key = lines[site.index].strip().startswith("resources:")
         below_key = site.index > 0 and lines[site.index - 1].strip() == "resources:" and _control(lines[site.index])
-        if not (on_key or below_key):
+        own_key = writes_key and _control(lines[site.index])  # the helper writes `resources:` itself
+        if not (on_key or below_key or own_key):
             raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
         pod = _parent(lines, containers)
         conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
@@ -734,6 +752,9 @@ def build(
     helper_text = (root / file).read_text(encoding="utf-8")
     if f'"{define}.draCount"' in helper_text:
         raise NotHelper(f"{file} has a {define}.draCount define already")
+    block = next(b for name, b in _defines(helper_text) if name == define)
+    above = helper_text.splitlines()[block.start + 1 : key.index]
+    writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
     after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop())
     after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
     changes = [Change(file, helper_text, after)]
@@ -745,7 +766,7 @@ def build(
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
-        new = rewrite_site_template(text, rel, define, wirings)
+        new = rewrite_site_template(text, rel, define, wirings, writes_key)
         changes.append(Change(rel, text, new))
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -755,10 +776,28 @@ def build(
         Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
     )
     device_class = _class(any_delta.spec)
-    made = conventions(root, device_class, default, f"DRA ResourceClaims behind a dra.enabled switch read by {define}")
-    # a switch inside a values object (a list entry) has no place among values.schema.json's top-level properties
-    changes += [c for c in made if c.rel != "values.schema.json" or mode == "values"]
-    return changes
+    about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
+    if mode == "values":
+        return changes + conventions(root, device_class, default, about)
+    # a switch inside a values object (a list entry): declared in that object's schema where it forbids unknown keys
+    entry = {
+        "type": "object",
+        "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+        "properties": {"enabled": {"type": "boolean", "default": default}},
+    }
+    nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
+    return changes + conventions(root, device_class, default, about, nested=nested, top=False)
+
+
+def _context_paths(where: str) -> list[tuple[str | int, ...]]:
+    """The values paths of the objects a helper gets (`servingEngineSpec.modelSpec[]` -> servingEngineSpec,
+    modelSpec, 0: a list's items), from context_path's words; none for a context it cannot name."""
+    out: list[tuple[str | int, ...]] = []
+    for one in where.split(" and each "):
+        if not re.fullmatch(r"[\w.\[\]-]+", one):
+            continue
+        out.append(tuple(0 if part == "[]" else part for part in re.findall(r"\[\]|[\w-]+", one)))
+    return out
 
 
 def _class(spec: dict[str, Any]) -> str:
@@ -904,7 +943,7 @@ def fix(
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:
-            raise NotHelper(f"{keys[0].file}: no template includes {define} directly")
+            raise NotHelper(f"{keys[0].file}: no template includes {define} directly{_included_by(root, define)}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

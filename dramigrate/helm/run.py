@@ -31,7 +31,15 @@ import yaml
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm.locate import find_in_files, map_line, source_of, stream_sources
+from dramigrate.helm.locate import (
+    OBJECT_START,
+    defines,
+    find_in_files,
+    map_line,
+    source_of,
+    stream_sources,
+    through_include,
+)
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.prove import (
     canonical_claims,
@@ -599,6 +607,17 @@ def _chart_files(chart_dir: Path) -> dict[str, str]:
     return out
 
 
+def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
+    """The template files of a chart and of its unpacked subcharts (library charts too), by path from `root`."""
+    out: dict[str, str] = {}
+    for folder in [chart_dir, *sorted(p for p in (chart_dir / "charts").glob("*") if p.is_dir())]:
+        for path in sorted((folder / "templates").rglob("*")):
+            text = _read(path) if path.is_file() and not path.is_symlink() else None
+            if text is not None and "define" in text:
+                out[path.relative_to(root).as_posix()] = text
+    return out
+
+
 def resolve_source(root: Path, source: str) -> tuple[str, str]:
     """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
     parts = source.split("/")
@@ -620,6 +639,7 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
     parts = stream_sources(stream)
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
+    defines_cache: dict[str, Any] = {}
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -644,6 +664,14 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
             out.append(f)
             continue
         mapped = map_line(template, rendered, offset, f.resource)
+        if mapped.note.startswith(OBJECT_START):  # a template that writes no line of it: an included define's line
+            if str(chart_dir) not in defines_cache:
+                defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
+            via = through_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)])
+            if via is not None:
+                found, mapped, at = via
+                f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
+                shown, template = f"{display_root}/{found.file}", _read(root / found.file) or template
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
         if f.resource and f.line:
@@ -1286,6 +1314,37 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _packed_twin(root: Path, rels: set[str]) -> str | None:
+    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be proven while charts/ also holds
+    that chart packed: Helm renders the folder or the .tgz at random (both load under one name)."""
+    from dramigrate.helm.rewrite import chart_name
+
+    for folder in sorted({Path(r).parts[1] for r in rels if Path(r).parts[:1] == ("charts",)}):
+        name = chart_name(root / "charts" / folder)
+        packed = sorted((root / "charts").glob(f"{name}-*.tgz"))
+        if packed:
+            return (
+                f"charts/ holds {name} twice, unpacked (charts/{folder}, whose define writes the device request) and "
+                f"packed (charts/{packed[0].name}); Helm renders either one at random, so a rewrite of the folder "
+                f"cannot be proven: move the .tgz away, run fix again, then `helm dependency update` packs the "
+                f"changed folder"
+            )
+    return None
+
+
+def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
+    """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
+    from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
+    prefix = f"{outcome.display}/{sub + '/' if sub else ''}"
+    out = set(rels)
+    for f in outcome.findings:
+        via = [r for r in f.related if r.note.startswith("this line includes ") and r.file.startswith(prefix)]
+        if f.resource and via and f.file.startswith(prefix) and via[0].file[len(prefix) :] in rels:
+            out.discard(via[0].file[len(prefix) :])
+            out.add(f.file[len(prefix) :])
+    return out
+
+
 def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[str, Any]:
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
     chart `sub`, "" for the chart itself)."""
@@ -1369,6 +1428,10 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
+    wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    if why := _packed_twin(leaf, wanted[sub]):
+        _manual(outcome, why, "")
+        return
     hints = _hints(outcome, root, sub, wanted[sub])
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))

@@ -17,7 +17,17 @@ from pathlib import Path
 
 from dramigrate.findings import InputError
 
-BUILD_TIMEOUT_S = 120
+# Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
+# kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
+BUILD_TIMEOUT_S = 30.0
+
+
+def build_timeout() -> float:
+    try:
+        value = float(os.environ.get("DRAMIGRATE_KUSTOMIZE_TIMEOUT", ""))
+    except ValueError:
+        return BUILD_TIMEOUT_S
+    return value if value > 0 else BUILD_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -87,10 +97,15 @@ class Builder:
             )
         except OSError as exc:
             return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
+        timeout = build_timeout()
         try:
-            stdout, stderr = process.communicate(timeout=BUILD_TIMEOUT_S)
+            stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            return Build(folder, error=f"kustomize build did not finish in {BUILD_TIMEOUT_S} s")
+            return Build(
+                folder,
+                error=f"kustomize build did not finish in {timeout:g} s (the time limit; set "
+                "DRAMIGRATE_KUSTOMIZE_TIMEOUT to change it)",
+            )
         finally:
             reap(process)
         if process.returncode != 0:
