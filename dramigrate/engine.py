@@ -155,10 +155,10 @@ def _in_pool(
         _worker = None
 
 
-def _first_names(paths: list[str], resolved: list[Path]) -> dict[Path, str]:
+def _first_names(paths: list[str], resolved: list[str]) -> dict[str, str]:
     """For each resolved file, the one input name it is processed under: a name that is not a symlink if there is
     one, else the first (fixing a file twice, through itself and a link to it, would fail the second write)."""
-    out: dict[Path, str] = {}
+    out: dict[str, str] = {}
     for path, real in zip(paths, resolved, strict=True):
         if real not in out or (os.path.islink(out[real]) and not os.path.islink(path)):
             out[real] = path
@@ -177,13 +177,14 @@ def _collect(
     return out
 
 
-def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, Path]) -> None:
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, str]) -> None:
     """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it.
     resolved: the inputs' resolved paths (each file is resolved once per run)."""
     for r in out.files:
         if r.path == "-" or not kz.unit_of:
             continue
-        path = resolved.get(r.path) or _resolved(Path(r.path))
+        known = resolved.get(r.path)
+        path = Path(known) if known is not None else _resolved(Path(r.path))
         unit = kz.unit_of.get(path)
         if unit is None or not unit.migratable:
             continue

@@ -38,7 +38,7 @@ class Inputs:
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
-    resolved: dict[str, str | Path] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
+    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -211,26 +211,25 @@ def walk_entries(
         stack.extend(prefix + d for d in reversed(folders))
 
 
-def resolve_paths(paths: list[str], known: dict[str, str | Path] | None = None) -> list[Path]:
+def resolve_paths(paths: list[str], known: dict[str, str] | None = None) -> list[str]:
     """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
     one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
     walk already resolved (Inputs.resolved)."""
     real: dict[str, str] = {}
-    out: list[Path] = []
+    out: list[str] = []
     known = known or {}
-    for p in paths:
-        text = os.fspath(p)
+    for text in paths:
         if (done := known.get(text)) is not None:
-            out.append(done if isinstance(done, Path) else Path(done))
+            out.append(done)
             continue
         folder, name = os.path.split(text)
         if not name or name in (".", "..") or os.path.islink(text):
-            out.append(Path(os.path.realpath(text)))
+            out.append(os.path.realpath(text))
             continue
         top = real.get(folder)
         if top is None:
             top = real[folder] = os.path.realpath(folder or ".")
-        out.append(Path(os.path.join(top, name)))
+        out.append(os.path.join(top, name))
     return out
 
 
