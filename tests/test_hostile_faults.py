@@ -250,3 +250,54 @@ def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted
     assert code == 2
     assert "s3cr3t" not in out + err
     assert ".dramigrate.yaml:1: invalid YAML: mapping values are not allowed here" in out + err
+
+
+def test_file_names_that_are_not_utf8_or_reorder_text_are_reported_in_every_format(tmp_path: Path) -> None:
+    """A file named with bytes that are not UTF-8 stopped the whole run with an internal error in the JUnit, SARIF
+    and GitHub reports; a right-to-left override in a name printed it reversed (`gpu<RLO>lmay.exe.yaml` showed as
+    an .exe)."""
+    from conftest import run_dramigrate
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    latin = os.fsdecode(os.fsencode(tree) + b"/caf\xe9.yaml")
+    Path(latin).write_text(ONE_GPU_POD.format(name="latin"))
+    (tree / "gpu\u202elmay.exe.yaml").write_text(ONE_GPU_POD.format(name="bidi"))
+    reports = {fmt: tmp_path / f"report.{fmt}" for fmt in ("junit", "sarif", "github", "markdown")}
+
+    code, out, err = run_dramigrate(
+        ["lint", tree, "--format", "text", *(f"--format={f}={p}" for f, p in reports.items())]
+    )
+
+    assert code == 1, err  # the error findings, not an internal error
+    assert "caf\\xe9.yaml:11:9: error [legacy-device-request]" in out
+    assert "gpu\\u202elmay.exe.yaml:11:9: error" in out and "\u202e" not in out
+    assert "caf\\xe9.yaml" in reports["junit"].read_text() and "caf\\xe9.yaml" in reports["github"].read_text()
+    assert "caf%E9.yaml" in reports["sarif"].read_text()  # the URI of the name's own bytes
+    assert "\u202e" not in reports["junit"].read_text() + reports["markdown"].read_text()
+
+
+def test_a_repository_git_config_runs_nothing_when_its_folder_is_linted(tmp_path: Path) -> None:
+    """An unpacked archive or downloaded checkout whose .git/config sets core.fsmonitor: git runs that command when
+    it reads the index, and `git check-ignore` (which dramigrate runs to honour .gitignore) reads it."""
+    import shutil
+
+    from conftest import run_dramigrate
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / "ignored.yaml").write_text(ONE_GPU_POD.format(name="ignored"))
+    (repo / ".gitignore").write_text("ignored.yaml\n")
+    subprocess.run(["git", "-C", str(repo), "add", "pod.yaml", ".gitignore"], check=True)
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+
+    code, out, err = run_dramigrate(["lint", repo])
+
+    assert code == 1, err
+    assert not marker.exists()
+    assert "pod.yaml:11:" in out and "ignored.yaml" not in out  # .gitignore is still honoured

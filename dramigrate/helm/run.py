@@ -43,6 +43,7 @@ from dramigrate.helm.locate import (
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.prove import (
     canonical_claims,
+    documents,
     first_difference,
     objects,
     same_text,
@@ -72,6 +73,7 @@ from dramigrate.versions import Target
 
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
+PARALLEL_FROM = 1.0  # seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s of CPU)
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 
 
@@ -181,31 +183,71 @@ class _RunCache:
     root: Path
     renders: dict[tuple[str, ...], Render] = field(default_factory=dict)
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # _run_core results (read-only: copied out)
+    steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
 
 
 _CACHE: list[_RunCache] = []  # the innermost chart run's cache (run_chart)
 
 
-def _render_key(options: Any) -> tuple[str, ...] | None:
-    """The render's inputs as content: the values the files and flags give, not the names of the files."""
+# Template functions whose result differs from one render to the next (Sprig and Helm): random text, numbers, keys
+# and certificates, salted hashes, random-IV encryption, DNS; named anywhere (a name in a value can reach `tpl`).
+# The clock and Go map order (`now`, `ago`, `keys`, `values`) are ordinary words: counted inside template actions.
+_RANDOM_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:rand(?:AlphaNum|Alpha|Numeric|Ascii|Int|Bytes)|uuidv4|shuffle|genPrivateKey|genCA\w*|"
+    r"genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd|encryptAES|getHostByName)\b"
+)
+_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values)\b")
+
+
+def _may_differ(cache: _RunCache, key: tuple[Any, ...]) -> bool:
+    """Whether two renders of the run's chart with these values may differ: some file of the chart (templates, and
+    any file a template can `tpl`) or of the values names a random function, or the chart holds a packaged
+    subchart or a file that is not text (not read here). Only ever too careful: a chart judged steady that is not
+    would fail its proof (nothing masked), never pass it."""
+    if cache.steady is None:
+        from dramigrate.helm.sandbox import chart_for_render
+
+        with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
+            cache.steady = all(_steady_text(path) for path in sorted(Path(safe).rglob("*")) if path.is_file())
+    if not cache.steady:
+        return True
+    return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
+
+
+def _steady_text(path: Path) -> bool:
+    return path.suffix != ".tgz" and _steady_bytes(path.read_bytes())
+
+
+def _steady_bytes(data: bytes) -> bool:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\0" in text or _RANDOM_FUNCTIONS.search(text):
+        return False
+    return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
+
+
+def _render_key(options: Any) -> tuple[Any, ...] | None:
+    """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
     import dataclasses
 
-    from dramigrate.helm.render import HelmError, _user_values
-
     try:
-        values = json.dumps(_user_values(options), sort_keys=True, default=str)
-    except (HelmError, OSError):
+        texts = tuple(Path(path).read_bytes() for path in options.values_files)
+    except OSError:
         return None
-    rest = dataclasses.replace(options, values_files=(), set_values=(), set_string_values=())
-    return values, repr(rest)
+    return texts, repr(dataclasses.replace(options, values_files=()))
 
 
 def _render(root: Path, options: Any, fresh: bool = False) -> Render:
     """The chart rendered with options; a render of the run's own chart with the same values is done once, unless
-    `fresh` (the second render of a value set that finds what differs between two renders: random values)."""
+    `fresh` (the second render of a value set that finds what differs between two renders: random values) and
+    the chart or values can render differently twice (_may_differ)."""
     cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
     key = _render_key(options) if cache is not None else None
-    if cache is not None and key is not None and not fresh and key in cache.renders:
+    if cache is not None and key is not None and key in cache.renders and (not fresh or not _may_differ(cache, key)):
         return cache.renders[key]
     rendered = _render_uncached(root, options)
     if cache is not None and key is not None and key not in cache.renders:
@@ -221,9 +263,11 @@ def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
     """The results of independent renders, in order, run render_parallelism() at a time (each thread waits for its
     own Helm worker, so on two cores two charts render at once). An exception is the first call's that raised, after
     every call has ended."""
-    from dramigrate.helm.sandbox import render_parallelism
+    from dramigrate.helm import sandbox
 
-    threads = render_parallelism()
+    threads = sandbox.render_parallelism()
+    if threads > sandbox.workers_started() and len(calls) * sandbox.render_seconds() < PARALLEL_FROM:
+        threads = 1  # a small chart: starting another worker costs more than it saves
     if threads <= 1 or len(calls) <= 1:
         return [call() for call in calls]
     if not _POOL:
@@ -263,9 +307,19 @@ def _stream(manifests: list[Any]) -> str:
 
 
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
+    """The core's result for a rendered stream; within a chart run a stream is migrated once (the base render and
+    the proof's value set with the same values), each caller getting its own copy to change."""
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    cache = _CACHE[-1].cores if _CACHE else None
+    key = (stream, name, id(rules), id(settings), id(target), fix)
+    if cache is not None and key in cache:
+        return copy.deepcopy(cache[key][0])
+    result = run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    if cache is None:
+        return result
+    cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
+    return copy.deepcopy(result)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -283,7 +337,7 @@ def device_uses(stream: str, rules: RuleSet) -> dict[DeviceKey, Any]:
     """Every known device resource in a limits/requests map of the rendered objects, with its value."""
     out: dict[DeviceKey, Any] = {}
     try:
-        docs = list(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        docs = list(documents(stream))
     except yaml.YAMLError:
         return out
     for doc in docs:
@@ -985,7 +1039,7 @@ def _pod_label_keys(stream: str) -> set[str]:
                 walk(v)
 
     try:
-        for doc in yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        for doc in documents(stream):
             walk(doc)
     except yaml.YAMLError:
         pass

@@ -612,7 +612,27 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
         raise
     with _lock:
         _idle.setdefault(memory_mb, []).append(worker)
+        took = reply.pop("seconds", None)  # measured in the worker: not its start, nor a wait for the pipe
+        if isinstance(took, (int, float)):
+            _took.append(float(took))
+            del _took[:-16]
     return reply
+
+
+_took: list[float] = []  # how long the last renders took (seconds)
+
+
+def render_seconds() -> float:
+    """How long a render takes here, the median of the last ones as the workers measured them (0 before the
+    first)."""
+    with _lock:
+        took = sorted(_took)
+    return took[len(took) // 2] if took else 0.0
+
+
+def workers_started() -> int:
+    with _lock:
+        return len(_workers)
 
 
 def render_parallelism() -> int:
@@ -660,6 +680,7 @@ def limit_memory(pid: int, memory_mb: int) -> None:
 
 def _child(parent: int, memory_mb: int) -> None:
     import resource
+    import time
 
     from dramigrate.lifetime import die_with_parent
 
@@ -674,10 +695,12 @@ def _child(parent: int, memory_mb: int) -> None:
 
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        started = time.monotonic()
         try:
             reply = render_native(Path(request["chart"]), request["values"], request["options"])
         except MemoryError:
             os._exit(3)
+        reply["seconds"] = time.monotonic() - started
         out.write(json.dumps(reply).encode("utf-8") + b"\n")
         out.flush()
 
