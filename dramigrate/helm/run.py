@@ -73,7 +73,7 @@ from dramigrate.versions import Target
 
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
-PARALLEL_FROM = 1.0  # seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s of CPU)
+PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 
 
@@ -272,8 +272,14 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
     from dramigrate.helm import sandbox
 
     threads = sandbox.render_parallelism()
-    if threads > sandbox.workers_started() and len(calls) * sandbox.render_seconds() < PARALLEL_FROM:
-        threads = 1  # a small chart: starting another worker costs more than it saves
+    done = 0
+    while threads > sandbox.workers_started() and done < len(calls):
+        took = sandbox.render_seconds()  # one at a time until the renders left are known to pay for another worker
+        if took and (len(calls) - done) * took >= PARALLEL_FROM:
+            break
+        yield calls[done]()
+        done += 1
+    calls = calls[done:]
     if threads <= 1 or len(calls) <= 1:
         for call in calls:
             yield call()
