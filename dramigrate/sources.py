@@ -126,7 +126,9 @@ def git_ignored(top: Path, files: list[str]) -> set[str]:
     by_rel = {os.path.relpath(f, top): f for f in files}
     try:
         proc = subprocess.run(
-            [git, "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
+            # core.fsmonitor names a command git runs whenever it reads the index: a repository's own .git/config
+            # (an unpacked archive, a downloaded checkout) must not run anything when dramigrate reads it
+            [git, "-c", "core.fsmonitor=false", "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
             input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
             capture_output=True,
             timeout=60,

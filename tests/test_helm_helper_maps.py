@@ -135,20 +135,27 @@ def test_switch_on_claims_the_gpu_and_keeps_the_other_limits(fixed: tuple[Path, 
     assert "claims" not in off[0]["spec"]["template"]["spec"]["containers"][0]["resources"]
 
 
-# llm-d-modelservice's `llm-d-modelservice.resources`: the helper writes `resources:` and `limits:` itself and the
-# limits map from a deep copy of the object's own, the GPU merged in; the object it gets carries the switch
+# llm-d-modelservice's `llm-d-modelservice.resources`: the helper writes `resources:`, `limits:` and `requests:` itself,
+# each map a deep copy of the object's own with the GPU merged in; the object it gets carries the switch
 LIMITS_HELPER = """\
 {{- define "w.resources" -}}
 {{- $limits := dict }}
 {{- if and .resources .resources.limits }}
   {{- $limits = deepCopy .resources.limits }}
 {{- end }}
-{{- if gt (int .gpus) 0 }}
-  {{- $limits = mergeOverwrite $limits (dict "nvidia.com/gpu" (toString .gpus)) }}
+{{- $requests := dict }}
+{{- if and .resources .resources.requests }}
+  {{- $requests = deepCopy .resources.requests }}
 {{- end }}
 resources:
+{{- if gt (int .gpus) 0 }}
+  {{- $limits = mergeOverwrite $limits (dict "nvidia.com/gpu" (toString .gpus)) }}
+  {{- $requests = mergeOverwrite $requests (dict "nvidia.com/gpu" (toString .gpus)) }}
+{{- end }}
   limits:
     {{- toYaml $limits | nindent 4 }}
+  requests:
+    {{- toYaml $requests | nindent 4 }}
 {{- end }}
 """
 LIMITS_DEPLOYMENT = """\
@@ -170,7 +177,7 @@ spec:
 """
 
 
-def test_a_helper_that_writes_the_limits_map_gets_the_claim_beside_it(tmp_path: Path) -> None:
+def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_them(tmp_path: Path) -> None:
     original = tmp_path / "original" / "w"
     (original / "templates").mkdir(parents=True)
     (original / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 1.0.0\n")
@@ -186,6 +193,7 @@ def test_a_helper_that_writes_the_limits_map_gets_the_claim_beside_it(tmp_path: 
     docs = _docs(chart)
     resources = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert resources["resources"]["limits"] == {"memory": "1Gi"}
+    assert "requests" not in resources["resources"]  # only the GPU was there: the section goes, as fix - drops it
     assert len(resources["resources"]["claims"]) == 1
     template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2

@@ -275,3 +275,29 @@ def test_file_names_that_are_not_utf8_or_reorder_text_are_reported_in_every_form
     assert "caf\\xe9.yaml" in reports["junit"].read_text() and "caf\\xe9.yaml" in reports["github"].read_text()
     assert "caf%E9.yaml" in reports["sarif"].read_text()  # the URI of the name's own bytes
     assert "\u202e" not in reports["junit"].read_text() + reports["markdown"].read_text()
+
+
+def test_a_repository_git_config_runs_nothing_when_its_folder_is_linted(tmp_path: Path) -> None:
+    """An unpacked archive or downloaded checkout whose .git/config sets core.fsmonitor: git runs that command when
+    it reads the index, and `git check-ignore` (which dramigrate runs to honour .gitignore) reads it."""
+    import shutil
+
+    from conftest import run_dramigrate
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / "ignored.yaml").write_text(ONE_GPU_POD.format(name="ignored"))
+    (repo / ".gitignore").write_text("ignored.yaml\n")
+    subprocess.run(["git", "-C", str(repo), "add", "pod.yaml", ".gitignore"], check=True)
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+
+    code, out, err = run_dramigrate(["lint", repo])
+
+    assert code == 1, err
+    assert not marker.exists()
+    assert "pod.yaml:11:" in out and "ignored.yaml" not in out  # .gitignore is still honoured

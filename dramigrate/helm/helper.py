@@ -445,9 +445,7 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
     parts = sorted({p[:-1] for p in key.paths})
     state = f'(include "{define}.dra" $)'
     out = [f"{pad}{{{{{trim} if {state} -}}}}"]
-    if parts == [()]:  # the variable is the limits (or requests) map itself
-        out.append(f'{pad}  {{{{- {var} = omit {var} "{key.resource}" -}}}}')
-    elif all(len(p) == 1 for p in parts):  # the variable is the resources map
+    if all(len(p) == 1 for p in parts):  # the variable is the resources map
         parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
         names = " ".join(json.dumps(p[0]) for p in parts)
         out.append(f"{pad}  {{{{- $kept := omit {var} {names} -}}}}")
@@ -510,35 +508,57 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
+_SECTION = re.compile(r"^(\s*)(limits|requests):\s*$")
+
+
+def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> list[tuple[int, int, list[str]]]:
+    """(start, stop, new lines) for a helper that writes `limits:` then `toYaml $limits` (llm-d's): with the switch on
+    the map loses the device key, and a section left empty goes with its key, as the migration drops it."""
+    assert key.var is not None
+    var, at = key.var, key.index
+    parent = lines[at - 1] if at > 0 else ""
+    section = _SECTION.match(parent)
+    if section is None or _parent(lines, at) != at - 1:
+        raise NotHelper(f"{key.file}:{at + 1}: the helper's toYaml line is not right below its `limits:`")
+    pad = section.group(1)
+    before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
+    right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
+    opening = [
+        f"{pad}{{{{- if {state} }}}}",
+        f'{pad}  {{{{- {var} = omit {var} "{key.resource}" }}}}',
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- if or {var} (not {state}) {right}}}}}",
+    ]
+    return [(at + 1, at + 1, [f"{pad}{{{{- end }}}}"]), (at - 1, at - 1, opening)]
+
+
 def _rewrite_map_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
     """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
     map is one part of resources, the claims beside it, as for a key line)."""
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
     key = keys[0]
-    if len({k.index for k in keys}) != 1:
+    state = f'(include "{define}.dra" $)'
+    sections = all(set(k.paths) == {(k.resource,)} for k in keys)
+    if len({k.index for k in keys}) != 1 and not sections:
         raise NotHelper(f"{key.file}: the helper writes the device key from several toYaml lines")
-    if not lines[key.index].lstrip().startswith("{{"):
+    if not all(lines[k.index].lstrip().startswith("{{") for k in keys):
         raise NotHelper(f"{key.file}:{key.index + 1}: the helper's toYaml line starts with text")
     extra = replay_define(text, define, block, key) + state_define(define, mode, default)
+    edits: list[tuple[int, int, list[str]]] = []
+    if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
+        ind = " " * _indent(lines[key.index - 1]) if key.index else ""
+        claims = [f"{ind}{{{{- if {_claim_at(define, '$')} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        for k in {k.index: k for k in keys}.values():
+            edits += _section_edits(lines, define, k, state)
+        edits.append((block.end, block.end, [*claims, f"{ind}{{{{- end }}}}"]))  # after the last section's `end`
+    else:
+        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim)))
+    edits.append((block.end + 1, block.end + 1, extra.rstrip("\n").splitlines()))
     out = list(lines)
-    claims: list[str] = []
-    if all(len(p) == 1 for p in key.paths):  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
-        parent = _parent(lines, key.index)
-        if parent <= block.start:
-            raise NotHelper(f"{key.file}:{key.index + 1}: no key above the helper's toYaml line")
-        ind = " " * _indent(lines[parent])
-        claims = [
-            f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
-            f"{ind}claims:",
-            f"{ind}  - name: {claim}",
-            f"{ind}{{{{- end }}}}",
-        ]
-        out[block.end : block.end + 1] = [*claims, out[block.end]]
-    edit = _map_edit(lines[key.index], define, key, claim)
-    out[key.index : key.index + 1] = edit
-    at = block.end + len(edit) - 1 + len(claims) + 1
-    out[at:at] = extra.rstrip("\n").splitlines()
+    # from the end, and at one place the later edit first: one section's `end` stays before the next one's `if`
+    for _, start, stop, new in sorted(((n, *e) for n, e in enumerate(edits)), key=lambda e: (e[1], e[2], e[0]))[::-1]:
+        out[start:stop] = new
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
@@ -735,7 +755,11 @@ def build(
     files = {k.file for k in keys}
     if len(defines) != 1 or len(files) != 1:
         raise NotHelper(f"the device keys are written by several helpers ({', '.join(sorted(defines))})")
-    if len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
+    if all(k.var for k in keys):  # toYaml lines (llm-d's limits and requests maps): the limits one counts
+        if len({k.resource for k in keys}) != 1:
+            raise NotHelper("the helper writes different device keys")
+        keys = sorted(keys, key=lambda k: (_line(root, k, -1).strip() != "limits:", k.index))
+    elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
         raise NotHelper("the helper writes different device keys or counts")
     define, file, key = defines.pop(), files.pop(), keys[0]
     # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
@@ -798,6 +822,12 @@ def _context_paths(where: str) -> list[tuple[str | int, ...]]:
             continue
         out.append(tuple(0 if part == "[]" else part for part in re.findall(r"\[\]|[\w-]+", one)))
     return out
+
+
+def _line(root: Path, key: KeyLine, offset: int) -> str:
+    """The helper's line `offset` lines from the key line, "" beyond the file."""
+    lines = (root / key.file).read_text(encoding="utf-8").splitlines()
+    return lines[key.index + offset] if 0 <= key.index + offset < len(lines) else ""
 
 
 def _class(spec: dict[str, Any]) -> str:
