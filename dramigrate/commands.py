@@ -101,6 +101,7 @@ class Context:
     charts: list[Any] = field(default_factory=list)  # chart.ChartOutcome, one per chart
     reports: list[ReportSpec] = field(default_factory=list)
     disabled: frozenset[str] = frozenset()
+    config_note: str = ""  # what the config file excludes, disables or marks as shared (config_overview)
 
 
 def _err(message: str) -> None:
@@ -172,7 +173,8 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
     settings = load_settings(opts.config, Path.cwd(), trusted)
     refused = [] if trusted else confine_to_repository(settings)
-    if overview := config_overview(settings, trusted):
+    overview = config_overview(settings, trusted)
+    if overview:
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     if opts.kube_version:
         settings.kube_version = opts.kube_version
@@ -241,7 +243,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     if disabled:
         MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
     stdin = sys.stdin.buffer.read() if inputs.stdin else None
-    return Context(settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled)
+    return Context(
+        settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
+    )
 
 
 def check_writable(path: Path | None, what: str) -> None:
@@ -485,8 +489,12 @@ def _render(
 
     if fmt == "sarif":
         return ci.sarif(result.findings, errors)
-    if fmt == "github":
-        return ci.github(result.findings, errors)
+    if fmt == "github":  # what the config turns off, as an annotation on it: the pull request shows it
+        shown = str(ctx.settings.config_file)
+        if not os.path.relpath(shown).startswith(".."):
+            shown = os.path.relpath(shown)  # as GitHub names files: from the checkout, where the workflow runs
+        notes = [(shown, ctx.config_note)] if ctx.config_note else []
+        return ci.github(result.findings, errors, notes)
     if fmt == "junit":
         files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
         return ci.junit(result.findings, errors, files)
