@@ -221,7 +221,8 @@ TrustConfig = Annotated[
     bool,
     typer.Option(
         "--trust-config",
-        help="Let the repository's .dramigrate.yaml name rule packs and classes files outside the repository "
+        help="Let the repository's .dramigrate.yaml name rule packs, classes files and CRD files outside the "
+        "repository "
         "(ignored in CI, where the CI variable is set, and with --untrusted).",
     ),
 ]

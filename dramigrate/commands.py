@@ -101,6 +101,7 @@ class Context:
     charts: list[Any] = field(default_factory=list)  # chart.ChartOutcome, one per chart
     reports: list[ReportSpec] = field(default_factory=list)
     disabled: frozenset[str] = frozenset()
+    config_note: str = ""  # what the config file excludes, disables or marks as shared (config_overview)
 
 
 def _err(message: str) -> None:
@@ -169,10 +170,11 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
-    settings = load_settings(opts.config, Path.cwd())
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
+    settings = load_settings(opts.config, Path.cwd(), trusted)
     refused = [] if trusted else confine_to_repository(settings)
-    if overview := config_overview(settings, trusted):
+    overview = config_overview(settings, trusted)
+    if overview:
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     if opts.kube_version:
         settings.kube_version = opts.kube_version
@@ -241,7 +243,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     if disabled:
         MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
     stdin = sys.stdin.buffer.read() if inputs.stdin else None
-    return Context(settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled)
+    return Context(
+        settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
+    )
 
 
 def check_writable(path: Path | None, what: str) -> None:
@@ -485,8 +489,12 @@ def _render(
 
     if fmt == "sarif":
         return ci.sarif(result.findings, errors)
-    if fmt == "github":
-        return ci.github(result.findings, errors)
+    if fmt == "github":  # what the config turns off, as an annotation on it: the pull request shows it
+        shown = str(ctx.settings.config_file)
+        if not os.path.relpath(shown).startswith(".."):
+            shown = os.path.relpath(shown)  # as GitHub names files: from the checkout, where the workflow runs
+        notes = [(shown, ctx.config_note)] if ctx.config_note else []
+        return ci.github(result.findings, errors, notes)
     if fmt == "junit":
         files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
         return ci.junit(result.findings, errors, files)
@@ -551,11 +559,12 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         result.findings.append(classes_warning(result, missing))
         return None
     from dramigrate.classes import merge_classes
+    from dramigrate.limits import read_regular
     from dramigrate.migrate import failed_file
 
     path = ctx.settings.classes_file
     try:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        before = read_regular(str(path)).decode("utf-8") if path.exists() else ""  # never a FIFO's endless read
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -647,7 +656,6 @@ def do_fix(opts: Options) -> int:
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
-    raw_by_path = {str(p): p for p in ctx.inputs.files}
     given = [Path(p) for p in opts.paths if p != "-"]
     write_options = WriteOptions(
         force=opts.force,
@@ -655,7 +663,7 @@ def do_fix(opts: Options) -> int:
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
     failures = _write_files(
-        [(raw_by_path.get(r.path, Path(r.path)), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        [(Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None],
         write_options,
     )
     for r in result.files:

@@ -9,12 +9,13 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_FILE_BYTES
+from dramigrate.limits import MAX_FILE_BYTES, expands_within
 from dramigrate.quantity import QuantityError, parse_quantity
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
 ALIGN_NICS = ("off", "preferred", "required")
+MAX_CONFIG_VALUES = 10_000  # a config holds tens of settings; more is an alias bomb
 
 
 @dataclass
@@ -62,9 +63,9 @@ class Settings:
             if key not in names or key == "config_file":
                 raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
             if key == "rules":
-                value = tuple((base / v).resolve() for v in _as_list(value, raw_key))
+                value = tuple((base / v).resolve() for v in _strings(value, raw_key, str(self.config_file or "")))
             elif key in ("exclude", "removed_taints", "disable", "enable"):
-                value = tuple(str(v) for v in _as_list(value, raw_key))
+                value = _strings(value, raw_key, str(self.config_file or ""))
             elif key == "align_nics":
                 value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
                 if value not in ALIGN_NICS:
@@ -98,12 +99,12 @@ class Settings:
             setattr(self, key, value)
 
 
-def _as_list(value: Any, key: str) -> list[Any]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return value
-    raise InputError(f"`{key}` must be a list")
+def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
+    """A setting that is a list of strings (or one string); numbers are taken as written."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, (str, int, float)) for v in items):
+        raise InputError(f"`{key}` must be a list of strings", where)
+    return tuple(str(v) for v in items)
 
 
 def find_config(start: Path) -> Path | None:
@@ -118,12 +119,23 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-def load_settings(config: Path | None, cwd: Path) -> Settings:
+def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Settings:
+    """Settings from the config given, else the one found upward from cwd. An untrusted config that is a link to a
+    file outside its repository is not read (its errors would quote a file from elsewhere)."""
     settings = Settings()
     path = config or find_config(cwd)
     if path is None:
         return settings
     settings.config_file = path
+    if config is None and not trusted and path.is_symlink():
+        try:
+            path.resolve().relative_to(repository_of(path))
+        except ValueError:
+            raise InputError(
+                "a link to a file outside the repository; not read (pass --trust-config to read it; never in CI "
+                "or with --untrusted)",
+                str(path),
+            ) from None
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -140,11 +152,14 @@ def load_settings(config: Path | None, cwd: Path) -> Settings:
     else:
         try:
             values = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
+        except yaml.YAMLError as exc:  # the problem and its line only: PyYAML's own message quotes the line
             mark = getattr(exc, "problem_mark", None)
-            raise InputError(f"invalid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+            problem = getattr(exc, "problem", None) or "not YAML"
+            raise InputError(f"invalid YAML: {problem}", str(path), mark.line + 1 if mark else 0) from exc
     if not isinstance(values, dict):
         raise InputError("config must be a mapping of settings", str(path))
+    if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it
+        raise InputError(f"config expands to more than {MAX_CONFIG_VALUES:,} values (YAML alias bomb?)", str(path))
     settings.merge(values, path.parent)
     return settings
 
@@ -171,8 +186,9 @@ def in_ci() -> bool:
 
 
 def repository_of(config_file: Path) -> Path:
-    """The repository that holds a config file: the nearest folder above it with .git, else its own folder."""
-    folder = config_file.resolve().parent
+    """The repository that holds a config file (the file itself, not what a link to it names): the nearest folder
+    above it with .git, else its own folder."""
+    folder = config_file.absolute().parent.resolve()
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate
@@ -181,7 +197,7 @@ def repository_of(config_file: Path) -> Path:
 
 def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
     """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository:
-    a rules pack or classes file from elsewhere (another checkout, /etc, a home folder) is dropped from the
+    a rules pack, classes file or CRD file from elsewhere (another checkout, /etc, a home folder) is dropped from the
     settings, and each one becomes bad input of the config file, (file, message): the run goes on without it
     (every other file still checked) and ends with exit 2."""
     if settings.config_file is None:
@@ -207,6 +223,8 @@ def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
     settings.rules = tuple(p for p in settings.rules if inside("rules", p))
     if settings.classes_file is not None and not inside("classes-file", settings.classes_file):
         settings.classes_file = None
+    if settings.crds is not None and not inside("crds", settings.crds):
+        settings.crds = None
     return refused
 
 

@@ -52,8 +52,10 @@ def load_crds(path: Path) -> CrdIndex:
 
 @cache
 def _load(path: Path, mtime_ns: int, size: int) -> CrdIndex:
+    from dramigrate.limits import read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(str(path)).decode("utf-8")  # a FIFO or device is not read: it would block or never end
     except OSError as exc:
         raise InputError(f"cannot read the CRD file: {exc.strerror}", str(path)) from exc
     except UnicodeDecodeError as exc:

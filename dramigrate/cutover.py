@@ -62,7 +62,8 @@ def autoscalers() -> tuple[Autoscaler, ...]:
     )
 
 
-def _needles() -> list[bytes]:
+def needles() -> list[bytes]:
+    """The byte strings a file holding an autoscaler holds (its object groups and images)."""
     out: list[bytes] = []
     for a in autoscalers():
         out.extend(g.encode() for g, _ in a.objects)
@@ -112,27 +113,25 @@ def _seen_in(text: str, path: str) -> list[Seen]:
     return out
 
 
-def seen_autoscalers(paths: Iterable[Path], stdin: bytes | None = None) -> list[Seen]:
-    """Autoscalers in the given files (one quick byte check each, YAML parsed only where it hits)."""
-    needles = _needles()
+def seen_autoscalers(paths: Iterable[str], stdin: bytes | None = None, hits: set[str] | None = None) -> list[Seen]:
+    """Autoscalers in the given files (one quick byte check each, YAML parsed only where it hits). hits: a superset
+    of the files holding a needle (the grep pre-filter's, on a large tree): only those are read."""
+    found = needles()
     out: list[Seen] = []
     sources: list[tuple[str, bytes]] = []
-    paths = list(paths)
-    from dramigrate.prefilter import containing
-
-    hits = containing([str(p) for p in paths], needles)  # on a large tree, grep says which files to read
-    for p in paths if hits is None else [p for p in paths if str(p) in hits]:
+    for name in paths if hits is None else [p for p in paths if p in hits]:
+        p = Path(name)
         try:
             if not p.is_file() or p.stat().st_size > MAX_SCAN_BYTES:
                 continue
             raw = p.read_bytes()
         except OSError:
             continue
-        sources.append((str(p), raw))
+        sources.append((name, raw))
     if stdin is not None:
         sources.append(("-", stdin))
     for name, raw in sources:
-        if any(n in raw for n in needles):
+        if any(n in raw for n in found):
             out.extend(_seen_in(raw.decode("utf-8", "replace"), name))
     return out
 

@@ -211,19 +211,10 @@ def _load(body: str) -> Any:
 
 def check_size(path: str, doc: Document) -> None:
     """Refuse documents whose aliases would expand into too many nodes (YAML bombs)."""
-    budget = MAX_NODES
-    stack = [doc.data]
-    while stack:
-        node = stack.pop()
-        budget -= 1
-        if budget < 0:
-            raise InputError(
-                "document expands to too many nodes (YAML alias bomb?); not processed", path, doc.start_line
-            )
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    from dramigrate.limits import expands_within
+
+    if not expands_within(doc.data, MAX_NODES):
+        raise InputError("document expands to too many nodes (YAML alias bomb?); not processed", path, doc.start_line)
 
 
 def start_edit(doc: Document) -> None:

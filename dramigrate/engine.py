@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dramigrate import prefilter
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
-from dramigrate.prefilter import candidates
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
@@ -64,6 +64,7 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
+    grep = _start_grep(inputs.files, rules)  # grep reads the files while the kustomize scan runs here
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
     kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
     out.kustomize = kz
@@ -77,12 +78,14 @@ def run(
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
-        jobs.append(Job(str(path), None, fix, kz.reason(resolved, fix) if kz is not None else ""))
+        jobs.append(Job(path, None, fix, kz.reason(resolved, fix) if kz is not None else ""))
     if stdin is not None:
         jobs.append(Job("-", stdin, fix))
     out.scanned = len(jobs)
-    maybe = candidates([j.path for j in jobs if j.raw is None], rules)
-    if maybe is not None:  # files grep rules out would give no result: skip them unread
+    found = grep.result() if grep is not None else None
+    if found is not None and sum(j.raw is None for j in jobs) >= prefilter.MIN_FILES:
+        # files grep rules out would give no result: skip them unread
+        maybe = found.candidates
         out.decisions.extend(
             f"{j.path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"
             for j in jobs
@@ -99,7 +102,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out, dict(zip(map(str, inputs.files), resolved_files, strict=True)))
+        _kustomize_findings(kz, rules, out, dict(zip(inputs.files, resolved_files, strict=True)))
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
@@ -120,12 +123,23 @@ def run(
 
         out.cutover = cutover_plan(out.findings, rules)
         if out.cutover is not None:
-            out.findings.extend(autoscaler_findings(out.findings, seen_autoscalers(inputs.files, stdin)))
+            hits = found.needles if found is not None else None
+            out.findings.extend(autoscaler_findings(out.findings, seen_autoscalers(inputs.files, stdin, hits)))
     named = sorted(n for n, c in out.classes.items() if c.derived_from)
     if named:
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _start_grep(files: list[str], rules: RuleSet) -> prefilter.Grep | None:
+    """The grep pre-filter over every input file (the kustomize patches among them are read for nothing), with
+    the autoscaler check's needles in the same pass; None on a small run (no grep, and no cutover import)."""
+    if len(files) < prefilter.MIN_FILES:
+        return None
+    from dramigrate.cutover import needles
+
+    return prefilter.start(files, rules, needles())
 
 
 def _in_pool(
@@ -155,10 +169,10 @@ def _in_pool(
         _worker = None
 
 
-def _first_names(paths: list[Path], resolved: list[Path]) -> dict[Path, Path]:
+def _first_names(paths: list[str], resolved: list[str]) -> dict[str, str]:
     """For each resolved file, the one input name it is processed under: a name that is not a symlink if there is
     one, else the first (fixing a file twice, through itself and a link to it, would fail the second write)."""
-    out: dict[Path, Path] = {}
+    out: dict[str, str] = {}
     for path, real in zip(paths, resolved, strict=True):
         if real not in out or (os.path.islink(out[real]) and not os.path.islink(path)):
             out[real] = path
@@ -177,13 +191,14 @@ def _collect(
     return out
 
 
-def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, Path]) -> None:
+def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict[str, str]) -> None:
     """Findings on kustomize patches and graphs (no build); a base's requests name the overlays on it.
     resolved: the inputs' resolved paths (each file is resolved once per run)."""
     for r in out.files:
         if r.path == "-" or not kz.unit_of:
             continue
-        path = resolved.get(r.path) or _resolved(Path(r.path))
+        known = resolved.get(r.path)
+        path = Path(known) if known is not None else _resolved(Path(r.path))
         unit = kz.unit_of.get(path)
         if unit is None or not unit.migratable:
             continue

@@ -2,7 +2,9 @@
 temporary folders, and the temp files its atomic writes rename into place.
 
 Child processes (the Helm render worker, the worker pool of large runs) call die_with_parent first thing: the
-kernel kills them when dramigrate dies (PR_SET_PDEATHSIG on Linux).
+kernel kills them when dramigrate dies (PR_SET_PDEATHSIG on Linux). Programs dramigrate runs but does not write
+(`kubectl kustomize`, a `--helm-binary`) start through spawn, in a process group of their own that the janitor
+kills when dramigrate dies, with whatever they started in turn.
 
 The first temporary folder or temp file of a process starts a janitor: a small child in its own session (a
 `kill -9` of dramigrate's process group does not reach it) that reads their paths from a pipe and, when the
@@ -24,16 +26,24 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _JANITOR = (
-    "import os,shutil,sys\n"
+    "import os,shutil,signal,sys\n"
+    "paths,groups=[],set()\n"
     "for p in sys.stdin.buffer.read().split(b'\\0'):\n"
     "    p=os.fsdecode(p)\n"
-    "    if not p or os.path.islink(p): continue\n"
+    "    if p.startswith('+group '): groups.add(int(p[7:]))\n"
+    "    elif p.startswith('-group '): groups.discard(int(p[7:]))\n"
+    "    elif p: paths.append(p)\n"
+    "for g in groups:\n"
+    "    try: os.killpg(g,signal.SIGKILL)\n"
+    "    except OSError: pass\n"
+    "for p in paths:\n"
+    "    if os.path.islink(p): continue\n"
     "    if os.path.isdir(p): shutil.rmtree(p,ignore_errors=True)\n"
     "    elif os.path.isfile(p):\n"
     "        try: os.unlink(p)\n"
@@ -44,7 +54,8 @@ _janitor: tuple[int, subprocess.Popen[bytes]] | None = None  # (the pid that sta
 
 
 def _watch(path: str) -> None:
-    """Have the janitor remove path if this process dies before removing it."""
+    """Have the janitor remove path if this process dies before removing it (or, for "+group N" and "-group N",
+    start and stop killing process group N then)."""
     global _janitor
     with _lock:
         if _janitor is None or _janitor[0] != os.getpid():  # a forked child gets its own janitor
@@ -102,6 +113,26 @@ def _stop() -> None:
         if process.stdin is not None:
             process.stdin.close()
         process.wait(timeout=5)
+
+
+def spawn(command: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Start a program in a process group of its own that the janitor kills should dramigrate die first (a
+    `kill -9` runs no cleanup in dramigrate, and PR_SET_PDEATHSIG would not reach the program's own children).
+    Pair with reap() once the program is done."""
+    process = subprocess.Popen(command, start_new_session=True, **popen)
+    _watch(f"+group {process.pid}")
+    return process
+
+
+def reap(process: subprocess.Popen[Any]) -> None:
+    """Wait for a spawned program, killing its process group first when it is still running (a timeout, an
+    error), and tell the janitor it is gone (its number may be given to another process)."""
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, ValueError):
+        process.communicate()
+    _watch(f"-group {process.pid}")
 
 
 def die_with_parent(parent: int) -> None:

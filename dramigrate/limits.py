@@ -209,6 +209,22 @@ def _flow_depth(line: str, depth: int) -> tuple[int, int]:
     return depth, peak
 
 
+def expands_within(data: Any, budget: int) -> bool:
+    """Whether data (as a YAML loader built it: an alias is the same object again) has at most budget values
+    once its aliases are expanded, as anything that walks it or prints it would expand them (YAML bombs)."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
 def same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 

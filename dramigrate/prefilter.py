@@ -15,9 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import cache
 
+from dramigrate.findings import InputError
+from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.triage import _ALWAYS, _literals, literal_words
 
@@ -50,9 +54,7 @@ def pattern(rules: RuleSet) -> bytes:
 
 def words(rules: RuleSet) -> str:
     """The first pass: triage._ALWAYS and the rule packs' device names and domains, as an extended regex."""
-    special = set(".[]()*+?{}|$\\")
-    ere = ["".join(f"[{c}]" if c in special else "\\^" if c == "^" else c for c in w) for w in literal_words(rules)]
-    return "|".join([_ALWAYS_ERE, *ere])
+    return "|".join([_ALWAYS_ERE, *(_ere(w) for w in literal_words(rules))])
 
 
 @cache
@@ -81,14 +83,14 @@ class _Failed(Exception):
     """A grep failed or timed out: Python decides the whole batch."""
 
 
-def _listed(procs: list[subprocess.Popen[bytes]]) -> set[str]:
-    out: set[str] = set()
+def _outputs(procs: list[subprocess.Popen[bytes]]) -> list[bytes]:
+    out: list[bytes] = []
     try:
         for proc in procs:
             found, _ = proc.communicate(timeout=TIMEOUT)
             if proc.returncode not in (0, 1):  # an unreadable file, a PCRE limit
                 raise _Failed
-            out.update(n.decode("utf-8", "surrogateescape") for n in found.split(b"\0") if n)
+            out.append(found)
     except subprocess.TimeoutExpired as exc:
         for proc in procs:
             proc.kill()
@@ -97,61 +99,108 @@ def _listed(procs: list[subprocess.Popen[bytes]]) -> set[str]:
     return out
 
 
-def candidates(files: list[str], rules: RuleSet) -> set[str] | None:
-    """The files that may matter (a superset), or None when there is no usable grep or too few files."""
+def _names(listed: bytes) -> set[str]:
+    """The files of a `grep -lZ` output."""
+    return {n.decode("utf-8", "surrogateescape") for n in listed.split(b"\0") if n}
+
+
+@dataclass
+class Found:
+    candidates: set[str]  # the files that may matter (a superset of the files triage.may_matter keeps)
+    needles: set[str]  # a superset of the files holding any of the needles (exact bytes)
+
+
+class Grep:
+    """The pre-filter running in the background: grep reads the files while Python does other work (the kustomize
+    scan); result() waits for it. One pass finds both the words and the needles (the autoscaler check's byte
+    strings): `grep -o` prints each match, so a file holding only needles is told apart from one holding words."""
+
+    def __init__(self, grep: str, files: list[str], rules: RuleSet, needles: Sequence[bytes]) -> None:
+        self.rules = rules
+        self.needles = set(needles)
+        ere = "|".join([words(rules), *(_ere(n.decode("utf-8", "surrogateescape")) for n in needles)])
+        common = ["-D", "skip", "-d", "skip", "-s"]
+
+        def start(flags: str, pat: str | bytes, batch: list[str]) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                [grep, flags, *common, "-e", pat, "--", *batch],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_ENV,
+            )
+
+        def one(batch: list[str]) -> Found:
+            try:
+                # the words and needles, and files with a NUL byte (UTF-16, binary: Python decides those)
+                matched, nul = _outputs([start("-oaHZzE", ere, batch), start("-lZaP", r"\x00", batch)])
+                found = self._sorted(matched)
+                found.candidates |= _names(nul)
+                found.needles |= _names(nul)
+                rest = [f for f in batch if f not in found.candidates]
+                if rest:
+                    found.candidates |= _names(_outputs([start("-lZzP", _SECTION, rest)])[0])
+                return found
+            except (_Failed, OSError):
+                return Found(set(batch), set(batch))
+
+        batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
+        self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+        self._futures = [self._pool.submit(one, b) for b in batches]
+
+    def _sorted(self, matched: bytes) -> Found:
+        """Files with a word are candidates; files with a needle, or with a word an occurrence of a needle could
+        hide under, may hold a needle. A file with needles only is read here: a word could hide under a needle."""
+        texts: dict[bytes, set[bytes]] = {}
+        parts = matched.split(b"\0")
+        for name, text in zip(parts[0::2], parts[1::2], strict=False):
+            texts.setdefault(name, set()).add(text)
+        found = Found(set(), set())
+        for raw_name, seen in texts.items():
+            name = raw_name.decode("utf-8", "surrogateescape")
+            word = any(t not in self.needles for t in seen)
+            if word or self._words_in(name):
+                found.candidates.add(name)
+            if not seen.isdisjoint(self.needles) or any(_overlap(t, n) for t in seen for n in self.needles):
+                found.needles.add(name)
+        return found
+
+    def _words_in(self, name: str) -> bool:
+        """A file grep found needles in only: does it hold a word (the first pass's pattern, as Python reads it)?"""
+        try:
+            raw = read_regular(name)
+        except (OSError, InputError):
+            return True  # Python decides it, and says why it cannot be read
+        return _ALWAYS.search(raw) is not None or _literals(self.rules).search(raw) is not None
+
+    def result(self) -> Found:
+        try:
+            out = Found(set(), set())
+            for future in self._futures:
+                found = future.result()
+                out.candidates |= found.candidates
+                out.needles |= found.needles
+            return out
+        finally:
+            self._pool.shutdown()
+
+
+def _ere(word: str) -> str:
+    special = set(".[]()*+?{}|$\\")
+    return "".join(f"[{c}]" if c in special else "\\^" if c == "^" else c for c in word)
+
+
+@cache
+def _overlap(a: bytes, b: bytes) -> bool:
+    """Can an occurrence of a and one of b share a byte in some text (one holds the other, or one's end is the
+    other's start)? grep -o prints leftmost-longest matches without overlaps, so such a pair may hide one."""
+    if a in b or b in a:
+        return True
+    return any(a.endswith(b[:k]) for k in range(1, len(b))) or any(b.endswith(a[:k]) for k in range(1, len(a)))
+
+
+def start(files: list[str], rules: RuleSet, needles: Sequence[bytes] = ()) -> Grep | None:
+    """Start the pre-filter over files, or None when there is no usable grep or too few files."""
     grep = _grep()
     if grep is None or len(files) < MIN_FILES:
         return None
-    ere = words(rules)
-    common = ["-D", "skip", "-d", "skip", "-s"]
-
-    def start(flags: str, pat: str | bytes, batch: list[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            [grep, flags, *common, "-e", pat, "--", *batch],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_ENV,
-        )
-
-    def one(batch: list[str]) -> set[str]:
-        try:
-            # the words, and files with a NUL byte (UTF-16, binary: Python decides those)
-            found = _listed([start("-lZzE", ere, batch), start("-lZaP", r"\x00", batch)])
-            rest = [f for f in batch if f not in found]
-            return found | (_listed([start("-lZzP", _SECTION, rest)]) if rest else set())
-        except (_Failed, OSError):
-            return set(batch)
-
-    batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
-    out: set[str] = set()
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for found in pool.map(one, batches):
-            out |= found
-    return out
-
-
-def containing(files: list[str], needles: list[bytes]) -> set[str] | None:
-    """The files holding any of the byte strings (exactly the ones a Python `needle in raw` finds), or None when
-    there is no usable grep or too few files."""
-    grep = _grep()
-    if grep is None or len(files) < MIN_FILES or not needles:
-        return None
-    args = [a for n in needles for a in (b"-e", n)]
-
-    def one(batch: list[str]) -> set[str]:
-        proc = subprocess.Popen(
-            [grep.encode(), b"-lZzaF", b"-D", b"skip", b"-d", b"skip", b"-s", *args, b"--", *map(os.fsencode, batch)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_ENV,
-        )
-        try:
-            return _listed([proc])
-        except (_Failed, OSError):
-            return set(batch)
-
-    out: set[str] = set()
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for found in pool.map(one, [files[i : i + BATCH] for i in range(0, len(files), BATCH)]):
-            out |= found
-    return out
+    return Grep(grep, files, rules, needles)

@@ -31,14 +31,14 @@ class Walked:
 
 @dataclass
 class Inputs:
-    files: list[Path] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # as given or walked (pathlib's spelling: no "./", no "//")
     stdin: bool = False
     charts: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was skipped and why
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
-    resolved: dict[str, str | Path] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
+    resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -56,7 +56,7 @@ def expand(
     include_ignored is on (files named on the command line are always taken)."""
     out = Inputs()
     seen: set[str] = set()
-    walked: list[tuple[Path, list[Path]]] = []  # (folder named, the files found in it)
+    walked: list[tuple[Path, list[str]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
             out.stdin = True
@@ -98,7 +98,7 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]
                 out.charts.append(chart)
         elif str(p) not in seen:
             seen.add(str(p))
-            out.files.append(p)
+            out.files.append(str(p))
     elif not p.is_dir():
         out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
     elif is_regular(p / "Chart.yaml"):
@@ -114,7 +114,7 @@ def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
     return next((p for p in patterns if excluded(path, (p,))), "")
 
 
-def git_ignored(top: Path, files: list[Path]) -> set[Path]:
+def git_ignored(top: Path, files: list[str]) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
     `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree."""
     import shutil
@@ -126,7 +126,9 @@ def git_ignored(top: Path, files: list[Path]) -> set[Path]:
     by_rel = {os.path.relpath(f, top): f for f in files}
     try:
         proc = subprocess.run(
-            [git, "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
+            # core.fsmonitor names a command git runs whenever it reads the index: a repository's own .git/config
+            # (an unpacked archive, a downloaded checkout) must not run anything when dramigrate reads it
+            [git, "-c", "core.fsmonitor=false", "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
             input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
             capture_output=True,
             timeout=60,
@@ -167,13 +169,17 @@ def walk(top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None 
     device and inode: a bind mount or a loop cannot repeat it); symlinks to folders are listed with the files
     and not followed. Remove names from the yielded folder list to skip them."""
     for here, folders, entries in walk_entries(top, onerror):
-        yield here, folders, [e.name for e in entries]
+        yield here, folders, [name for name, _ in entries]
+
+
+REGULAR, LINK, OTHER = "f", "l", "o"  # what a folder entry that is not a folder is (walk_entries)
 
 
 def walk_entries(
     top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None
-) -> Iterator[tuple[str, list[str], list[os.DirEntry[str]]]]:
-    """walk, with the scandir entries of the files (their type is known without a stat per file)."""
+) -> Iterator[tuple[str, list[str], list[tuple[str, str]]]]:
+    """walk, with each file's kind as scandir knows it without a stat: REGULAR (not a symlink), LINK, or OTHER
+    (a FIFO, a device, a socket, or a type the folder listing does not give)."""
     visited: set[tuple[int, int]] = set()
     stack = [os.fspath(top)]
     while stack:
@@ -190,43 +196,42 @@ def walk_entries(
                 onerror(exc)
             continue
         folders: list[str] = []
-        files: list[os.DirEntry[str]] = []
+        files: list[tuple[str, str]] = []
         for e in entries:
             try:
-                is_dir = e.is_dir(follow_symlinks=False)
+                if e.is_dir(follow_symlinks=False):
+                    folders.append(e.name)
+                    continue
+                kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
             except OSError:
-                is_dir = False
-            if is_dir:
-                folders.append(e.name)
-            else:
-                files.append(e)
+                kind = OTHER
+            files.append((e.name, kind))
         folders.sort()
-        files.sort(key=lambda e: e.name)
+        files.sort()
         yield here, folders, files
         prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
         stack.extend(prefix + d for d in reversed(folders))
 
 
-def resolve_paths(paths: list[Path], known: dict[str, str | Path] | None = None) -> list[Path]:
+def resolve_paths(paths: list[str], known: dict[str, str] | None = None) -> list[str]:
     """Each path made absolute with symlinks followed (as Path.resolve), with one realpath per folder instead of
     one per file: a file that is not a symlink is its resolved folder joined with its name. `known`: paths the
     walk already resolved (Inputs.resolved)."""
     real: dict[str, str] = {}
-    out: list[Path] = []
+    out: list[str] = []
     known = known or {}
-    for p in paths:
-        text = os.fspath(p)
+    for text in paths:
         if (done := known.get(text)) is not None:
-            out.append(done if isinstance(done, Path) else Path(done))
+            out.append(done)
             continue
         folder, name = os.path.split(text)
         if not name or name in (".", "..") or os.path.islink(text):
-            out.append(Path(os.path.realpath(text)))
+            out.append(os.path.realpath(text))
             continue
         top = real.get(folder)
         if top is None:
             top = real[folder] = os.path.realpath(folder or ".")
-        out.append(Path(os.path.join(top, name)))
+        out.append(os.path.join(top, name))
     return out
 
 
@@ -241,6 +246,8 @@ def chart_root(path: Path) -> Path | None:
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> None:
+    """Paths are kept as the strings the walk makes (a 20,000-file tree has 30,000 folders): no Path per folder
+    or file, and no lookup up the tree per folder."""
     root = top.resolve()
     walked = Walked(root)
     out.walked.append(walked)
@@ -253,75 +260,69 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
-    # Paths are made from their folder's Path without parsing the text again (pathlib's own child constructor,
-    # joinpath where a Python lacks it): a 20,000-file tree has 30,000 folders.
-    made: dict[str, Path] = {}
+    files, skipped, notes, resolved_of = out.files, out.skipped, out.notes, out.resolved
+    dot = start == "."
     for folder, dirs, entries in walk_entries(top, unreadable):
-        here = made.pop(folder, None) or Path(folder)
-        child = getattr(here, "_make_child_relpath", here.joinpath)
         real_here = resolved(folder)
+        prefix = folder if folder.endswith(os.sep) else folder + os.sep  # as walk_entries names the subfolders
+        if dot:
+            prefix = prefix[2:]  # pathlib's spelling of a walk of ".": "a/b.yaml", not "./a/b.yaml"
+        names = {name for name, _ in entries}
         # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
-        if real_here == real_start or ".git" in dirs or any(e.name == ".git" for e in entries):
+        if real_here == real_start or ".git" in dirs or ".git" in names:
             git_above(real_here)
-        elif (up := _GIT_ABOVE.get(os.path.dirname(real_here), False)) is not False:
+        elif (up := _GIT_ABOVE.get(real_here.rpartition(os.sep)[0] or os.sep, False)) is not False:
             _GIT_ABOVE[real_here] = up
-        if exclude or SKIP_DIRS.intersection(dirs):
+        if exclude or not SKIP_DIRS.isdisjoint(dirs):
             for d in dirs:
                 if d in SKIP_DIRS:
-                    out.skipped.append(f"{here / d}/: a {d} folder, never scanned")
-                elif exclude and (pattern := excluded_by(here / d, exclude)):
-                    out.skipped.append(f"{here / d}/: excluded by the pattern {pattern!r}")
-            keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(here / d, exclude))]
+                    skipped.append(f"{prefix}{d}/: a {d} folder, never scanned")
+                elif exclude and (pattern := excluded_by(Path(prefix + d), exclude)):
+                    skipped.append(f"{prefix}{d}/: excluded by the pattern {pattern!r}")
+            keep = [d for d in dirs if d not in SKIP_DIRS and not (exclude and excluded(Path(prefix + d), exclude))]
             walked.pruned.extend(
                 Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
             )
             dirs[:] = keep
-        prefix = folder if folder.endswith(os.sep) else folder + os.sep  # as walk_entries names the subfolders
-        made.update((prefix + d, child(d)) for d in dirs)
-        names = {e.name for e in entries}
         if not names.isdisjoint(KUSTOMIZATION_NAMES):
             walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
-        if "Chart.yaml" in names and is_regular(here / "Chart.yaml"):
+        if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):
+            here = Path(folder)
             if _library_chart(here / "Chart.yaml"):
-                out.notes.append(f"{here}: a library chart; it is checked through the charts that use it")
+                notes.append(f"{here}: a library chart; it is checked through the charts that use it")
             else:
                 out.charts.append(here)
             walked.pruned.extend(Path(resolved(os.path.join(folder, d))) for d in dirs)
-            for d in dirs:
-                made.pop(prefix + d, None)
             dirs[:] = []
             continue
-        for entry in entries:
-            name = entry.name
+        real_prefix = real_here if real_here.endswith(os.sep) else real_here + os.sep
+        for name, kind in entries:
             if not name.endswith(MANIFEST_SUFFIXES):
-                out.skipped.append(
-                    f"{here / name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)"
-                )
+                skipped.append(f"{prefix}{name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)")
                 continue
-            path = child(name)
-            if exclude and excluded(path, exclude):
-                out.skipped.append(f"{path}: excluded by the pattern {excluded_by(path, exclude)!r}")
+            text = prefix + name
+            if exclude and (pattern := excluded_by(Path(text), exclude)):
+                skipped.append(f"{text}: excluded by the pattern {pattern!r}")
                 continue
-            link = entry.is_symlink()
-            if link and not _inside(path, root):
-                out.notes.append(f"{path}: symlink leaves {top}; skipped")
-                continue
-            try:
-                regular = entry.is_file() if not link else stat.S_ISREG(os.stat(path).st_mode)
-                mode = 0 if regular else os.stat(path).st_mode
-            except OSError as exc:
-                out.notes.append(f"{path}: cannot be followed ({exc.strerror}); skipped")
-                continue
-            if not regular:
-                out.notes.append(NotRegular(str(path), file_type(mode)).note)
-            elif (text := str(path)) not in seen:
+            if kind != REGULAR:
+                if kind == LINK and not _inside(text, root):
+                    notes.append(f"{text}: symlink leaves {top}; skipped")
+                    continue
+                try:
+                    mode = os.stat(text).st_mode
+                except OSError as exc:
+                    notes.append(f"{text}: cannot be followed ({exc.strerror}); skipped")
+                    continue
+                if not stat.S_ISREG(mode):
+                    notes.append(NotRegular(text, file_type(mode)).note)
+                    continue
+            if text not in seen:
                 seen.add(text)
-                out.files.append(path)
-                real = os.path.realpath(text) if link else os.path.join(real_here, name)
-                out.resolved[text] = path if real == text else real  # an absolute, resolved top: the path itself
+                files.append(text)
+                resolved_of[text] = os.path.realpath(text) if kind == LINK else real_prefix + name
 
 
-def _inside(path: Path, root: Path) -> bool:
+def _inside(path: str, root: Path) -> bool:
     try:
         Path(os.path.realpath(path)).relative_to(root)
     except ValueError:

@@ -31,6 +31,8 @@ def template_line(raw: bytes) -> int | None:
 
     Block scalars are found with the C event parser; an action on a line inside one is data, not a template.
     When the file does not parse, every action counts (the first one is reported)."""
+    if b"{{" not in raw:  # both forms of GO_TEMPLATE hold it: a C search instead of a regex tried at every byte
+        return None
     matches = list(GO_TEMPLATE.finditer(raw))
     if not matches:
         return None

@@ -57,9 +57,18 @@ def _extended(key: bytes) -> bool:
     return not NATIVE_RESOURCES.match(key.decode("ascii", "replace"))
 
 
+# A word each match of _ALWAYS holds: when none is in the bytes, the regex (tried at every byte) cannot match.
+_ALWAYS_WORDS = (b"laims", b"ResourceQuota", b"LimitRange", b"ClusterQueue", b"NodePool", b"{{")
+assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{", (
+    "triage._ALWAYS_WORDS must hold a word of every alternative of _ALWAYS"
+)
+
+
 def may_matter(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: can this file hold a device request, a claim or a device quota?"""
-    return _ALWAYS.search(raw) is not None or mentions_device(raw, rules)
+    if any(w in raw for w in _ALWAYS_WORDS) and _ALWAYS.search(raw) is not None:
+        return True
+    return mentions_device(raw, rules)
 
 
 def mentions_device(raw: bytes, rules: RuleSet) -> bool:

@@ -76,9 +76,20 @@ def _inside(path: str, roots: tuple[Path, ...]) -> bool:
     return False
 
 
+# A temp file's name must fit in NAME_MAX (255 bytes) with its dot, pid, random part and suffix around the name.
+_TEMP_STEM_BYTES = 255 - len(f"..{2**32}.{'0' * 8}{TEMP_SUFFIX}")
+
+
+def _temp_stem(name: str) -> str:
+    """The part of a file's name its temp file's name carries: the whole name, or its first bytes when the name
+    is too long for a temp name to fit (a file named with 230 bytes could not be rewritten at all)."""
+    raw = os.fsencode(name)
+    return name if len(raw) <= _TEMP_STEM_BYTES else os.fsdecode(raw[:_TEMP_STEM_BYTES])
+
+
 def clean_stale_temps(folder: str, name: str) -> None:
     """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
+    pattern = re.compile(rf"\.{re.escape(_temp_stem(name))}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
     try:
         entries = os.listdir(folder)
     except OSError:
@@ -115,8 +126,12 @@ def _refusal(path: str, st: os.stat_result) -> str:
     return ""
 
 
+_ACCESS_ACL = "system.posix_acl_access"
+
+
 def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
-    """Owner and group, then mode, then extended attributes (POSIX ACLs live there) of source onto fd."""
+    """Owner and group, then mode, then extended attributes (POSIX ACLs live there) of source onto fd: exactly
+    the source's ACL, none when it had none (not the folder's default ACL that the temp file was made with)."""
     if hasattr(os, "fchown"):
         try:
             os.fchown(fd, st.st_uid, st.st_gid)
@@ -125,15 +140,18 @@ def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
                 raise InputError(
                     f"cannot keep the file's owner and group ({st.st_uid}:{st.st_gid}): {exc.strerror}", source
                 ) from exc
+    names: list[str] = []
+    if hasattr(os, "listxattr"):
+        try:
+            names = os.listxattr(source)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+    if _ACCESS_ACL not in names:
+        # The temp file took the folder's default ACL when it was made; the file it replaces had none.
+        with contextlib.suppress(OSError, AttributeError):
+            os.removexattr(fd, _ACCESS_ACL)
     os.fchmod(fd, stat.S_IMODE(st.st_mode))
-    if not hasattr(os, "listxattr"):
-        return
-    try:
-        names = os.listxattr(source)
-    except OSError as exc:
-        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
-            return
-        raise
     for name in names:
         try:
             os.setxattr(fd, name, os.getxattr(source, name))
@@ -207,7 +225,7 @@ def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        tmp = os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
         watch(tmp)
         try:
             return os.open(tmp, flags, 0o600), tmp

@@ -80,7 +80,7 @@ def test_walk_is_iterative_and_visits_each_folder_once(tmp_path: Path) -> None:
         found = expand([str(tmp_path)]).files
     finally:
         sys.setrecursionlimit(limit)
-    assert found == [deep / "a.yaml"]
+    assert found == [str(deep / "a.yaml")]
     assert sum(1 for _ in walk(tmp_path)) == 301
 
 

@@ -160,8 +160,9 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     if CORPUS.is_dir():
         files += sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
     monkeypatch.setattr(prefilter, "MIN_FILES", 0)
-    kept = prefilter.candidates([str(p) for p in files], RULES)
-    assert kept is not None
+    grep = prefilter.start([str(p) for p in files], RULES)
+    assert grep is not None
+    kept = grep.result().candidates
     missed = [p for p in files if may_matter(p.read_bytes(), RULES) and str(p) not in kept]
     assert missed == []
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
@@ -210,23 +211,31 @@ def test_the_document_split_by_regex_is_the_split_by_lines(text: str) -> None:
 
 @pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
 def test_grep_finds_the_autoscaler_files_python_finds(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The autoscaler check of a large tree reads only the files grep names: exactly those holding a needle."""
-    from dramigrate.cutover import _needles
+    """The autoscaler check of a large tree reads only the files grep names: every file holding a needle, found in
+    the pre-filter's own pass; a file holding needles only is no candidate, unless a word hides under a needle."""
+    from dramigrate.cutover import needles
 
-    needles = _needles()
     texts = {
         "karpenter.yaml": "apiVersion: karpenter.sh/v1\nkind: NodePool\n",
         "nul.yaml": "a: 1\n\0image: registry.k8s.io/autoscaling/cluster-autoscaler:v1\n",
         "crlf.yaml": "image: cluster-autoscaler\r\n",
+        "hidden.yaml": "x: cluster-autoscaleresourceClaims\n",  # grep -o prints the needle, not the word under it
         "clean.yaml": "apiVersion: v1\nkind: Service\n",
     }
     for name, text in texts.items():
         (tmp_path / name).write_text(text, newline="")
     files = sorted(tmp_path.iterdir()) + sorted(p for p in (ROOT / "fixtures").rglob("*.y*ml"))
     monkeypatch.setattr(prefilter, "MIN_FILES", 0)
-    found = prefilter.containing([str(p) for p in files], needles)
-    assert found == {str(p) for p in files if any(n in p.read_bytes() for n in needles)}
-    assert {str(tmp_path / n) for n in ("karpenter.yaml", "nul.yaml", "crlf.yaml")} <= found
+    grep = prefilter.start([str(p) for p in files], RULES, needles())
+    assert grep is not None
+    found = grep.result()
+    holding = {str(p) for p in files if any(n in p.read_bytes() for n in needles())}
+    assert holding <= found.needles
+    assert {str(tmp_path / n) for n in ("karpenter.yaml", "nul.yaml", "crlf.yaml", "hidden.yaml")} <= holding
+    assert str(tmp_path / "clean.yaml") not in found.needles
+    assert {str(p) for p in files if may_matter(p.read_bytes(), RULES)} <= found.candidates
+    assert str(tmp_path / "hidden.yaml") in found.candidates
+    assert str(tmp_path / "crlf.yaml") not in found.candidates
 
 
 @pytest.mark.parametrize(

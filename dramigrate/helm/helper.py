@@ -16,6 +16,11 @@ PR #1086) and llm-d-modelservice for theirs (`accelerator.dra`, PR #185):
   admission used to add, guarded by the call site's own conditions and `gt <count> 0`; beside the workload
   document, its ResourceClaimTemplate, named after the workload plus a hash of its spec.
 
+A helper that builds the resources map in variables (`dict`, `mergeOverwrite`) and writes it with toYaml (frigate's
+`frigate.resources`) names no device key on any line: every line its toYaml writes gets the marker, the map is edited
+before that line in the DRA branch (`omit` the device key, `set` the claim), and `<helper>.draCount` replays the
+helper's control and assignment lines to read the count from the map.
+
 What the DRA branch writes (claim and request names, device class, selectors, tolerations) comes from the
 core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D).
 """
@@ -53,11 +58,18 @@ from dramigrate.helm.rewrite import Change, RewriteError, _actions
 from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
+# a line of a `define` that writes a map variable with toYaml (`{{ $resources | toYaml }}`,
+# `{{- toYaml $limits | nindent 4 }}`): a helper that builds the resources map with dict/merge
+_TOYAML_LINE = re.compile(
+    r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$\w+)|(?P<b>\$\w+)\s*\|\s*toYaml)"
+    r"(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
+)
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
 _OLD_CLUSTER = (
     "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
     "({}) for the device-plugin request"
 )
+_ACTION_TEXT = re.compile(r"\{\{.*?\}\}")
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
 
@@ -75,6 +87,8 @@ class KeyLine:
     resource: str  # the device resource it rendered
     name_expr: str | None  # the Go expression of a templated key (`$gpuType`), None for a literal key
     count: str  # the Go expression of the count
+    var: str | None = None  # a toYaml line: the map variable it writes (`$resources`)
+    paths: tuple[tuple[str, ...], ...] = ()  # a toYaml line: where the device key sits in that map
 
 
 @dataclass
@@ -175,6 +189,15 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
         changed = False
         for name, block in _defines(text):
             for i in range(block.start + 1, block.end):
+                written = _TOYAML_LINE.match(lines[i])
+                if written:  # every line the map writes carries the marker
+                    n = len(marks)
+                    marks[n] = (path.relative_to(dest).as_posix(), i, name)
+                    body = written.group("body")
+                    mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                    lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
+                    changed = True
+                    continue
                 m = _KEY_LINE.match(lines[i])
                 if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
                     continue
@@ -200,11 +223,57 @@ def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: Rule
     return out
 
 
-def key_lines(root: Path, hits: dict[int, str], marks: dict[int, tuple[str, int, str]]) -> list[KeyLine]:
+def marked_paths(stream: str, hits: dict[int, str]) -> dict[int, list[tuple[str, ...]]]:
+    """Marker number -> where each rendered device key of a marked toYaml line sits in the map it writes: its key
+    path, read from the indentation of the lines carrying the same marker above it."""
+    out: dict[int, list[tuple[str, ...]]] = {}
+    lines = stream.splitlines()
+    for i, line in enumerate(lines):
+        m = re.search(rf"#\s*{MARKER}(\d+)\s*$", line)
+        if not m or int(m.group(1)) not in hits or not line.lstrip().startswith(hits[int(m.group(1))]):
+            continue
+        tail = f"# {MARKER}{m.group(1)}"
+        path, depth = [hits[int(m.group(1))]], len(line) - len(line.lstrip())
+        for above in reversed(lines[:i]):
+            if not above.rstrip().endswith(tail):
+                break
+            indent = len(above) - len(above.lstrip())
+            if indent < depth:
+                key = re.match(r"""^\s*["']?([^"':]+)["']?\s*:""", above)
+                if key is None:
+                    break
+                path.insert(0, key.group(1))
+                depth = indent
+        out.setdefault(int(m.group(1)), []).append(tuple(path))
+    return out
+
+
+def _dig(path: tuple[str, ...], var: str) -> str:
+    return "dig " + " ".join(json.dumps(p) for p in path) + f' "" {var}'
+
+
+def key_lines(
+    root: Path,
+    hits: dict[int, str],
+    marks: dict[int, tuple[str, int, str]],
+    paths: dict[int, list[tuple[str, ...]]] | None = None,
+) -> list[KeyLine]:
     out = []
     for n, resource in sorted(hits.items()):
         file, index, define = marks[n]
         line = (root / file).read_text(encoding="utf-8").splitlines()[index]
+        written = _TOYAML_LINE.match(line)
+        if written:
+            found = sorted(set((paths or {}).get(n, [])), key=lambda p: (p[-2:-1] != ("limits",), p))
+            if not found:
+                continue
+            var = written.group("a") or written.group("b")
+            count = _dig(found[0], var)
+            if len(found[0]) == 2 and found[0][0] in ("limits", "requests"):  # the limit, else the request
+                other = "requests" if found[0][0] == "limits" else "limits"
+                count = f'dig "{found[0][0]}" "{resource}" ({_dig((other, resource), var)}) {var}'
+            out.append(KeyLine(file, index, define, resource, None, count, var, tuple(found)))
+            continue
         m = _KEY_LINE.match(line)
         if m is None:
             continue
@@ -251,6 +320,22 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
                 if m.group("name") == define:
                     out.append(CallSite(rel, i, m.group("arg")))
     return out
+
+
+def _included_by(root: Path, define: str) -> str:
+    """Where another helper includes `define` (llm-d's container helper includes its resources helper): the
+    rewrite wires pods at a workload template's include, so it names the helper in between."""
+    for path in template_files(root):
+        text = path.read_text(encoding="utf-8")
+        for name, block in _defines(text):
+            lines = text.splitlines()[block.start : block.end]
+            at = next((i for i, line in enumerate(lines) if f'include "{define}"' in line), None)
+            if name != define and at is not None:
+                where = f"{path.relative_to(root).as_posix()}:{block.start + at + 1}"
+                return (
+                    f": the helper {name} includes it ({where}), and the rewrite takes one helper between pod and key"
+                )
+    return ""
 
 
 def _negated(cond: str) -> str:
@@ -333,11 +418,60 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
+def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
+    """`<helper>.draCount` for a helper that builds its map in variables (dict, merge, mergeOverwrite, set) and
+    writes it with toYaml: every control and assignment line of the helper up to that line, replayed (a merge
+    inside an `if` changes the map too), then the count the map holds at the device key, each open block closed."""
+    lines = text.splitlines()
+    opened = [b for b in enclosing(blocks(text), key.index) if b.start > block.start]
+    body = []
+    for i in range(block.start + 1, key.index):
+        actions = _ACTION_TEXT.findall(lines[i])
+        if not actions or _ACTION_TEXT.sub("", lines[i]).strip():
+            continue  # YAML the helper writes (`resources:`): no part of the count
+        if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
+            body.append(lines[i].strip())
+    body.append(f"{{{{- {key.count} -}}}}")
+    body += ["{{- end }}"] * len(opened)
+    return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+
+
+def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
+    """The lines that replace a toYaml line: with the switch on, the map it writes loses the device key (a part
+    left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim."""
+    written = _TOYAML_LINE.match(line)
+    assert written is not None and key.var is not None
+    var, pad, trim = key.var, written.group("pad"), written.group("trim")
+    parts = sorted({p[:-1] for p in key.paths})
+    state = f'(include "{define}.dra" $)'
+    out = [f"{pad}{{{{{trim} if {state} -}}}}"]
+    if all(len(p) == 1 for p in parts):  # the variable is the resources map
+        parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
+        names = " ".join(json.dumps(p[0]) for p in parts)
+        out.append(f"{pad}  {{{{- $kept := omit {var} {names} -}}}}")
+        for (part,) in parts:
+            out.append(
+                f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
+                f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
+            )
+        claims = f'(append (get {var} "claims" | default list) (dict "name" "{claim}"))'
+        out += [
+            f'{pad}  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
+            f"{pad}  {{{{- {var} = $kept -}}}}",
+        ]
+    else:
+        raise NotHelper(f"{key.file}:{key.index + 1}: the device key sits deeper in the map the helper writes")
+    out += [f"{pad}{{{{- end -}}}}", f"{pad}{line.lstrip()}"]
+    return out
+
+
 def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch, and the `<helper>.draCount` define after it."""
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
+    if keys[0].var is not None:
+        return _rewrite_map_helper(text, define, keys, mode, default, claim)
     switch = _switch(mode, "$", default)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
@@ -371,6 +505,60 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
     shift = 2 * len(spans) + len(claims)
     at = block.end + shift + 1
     out[at:at] = extra.rstrip("\n").splitlines()
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+_SECTION = re.compile(r"^(\s*)(limits|requests):\s*$")
+
+
+def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> list[tuple[int, int, list[str]]]:
+    """(start, stop, new lines) for a helper that writes `limits:` then `toYaml $limits` (llm-d's): with the switch on
+    the map loses the device key, and a section left empty goes with its key, as the migration drops it."""
+    assert key.var is not None
+    var, at = key.var, key.index
+    parent = lines[at - 1] if at > 0 else ""
+    section = _SECTION.match(parent)
+    if section is None or _parent(lines, at) != at - 1:
+        raise NotHelper(f"{key.file}:{at + 1}: the helper's toYaml line is not right below its `limits:`")
+    pad = section.group(1)
+    before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
+    right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
+    opening = [
+        f"{pad}{{{{- if {state} }}}}",
+        f'{pad}  {{{{- {var} = omit {var} "{key.resource}" }}}}',
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- if or {var} (not {state}) {right}}}}}",
+    ]
+    return [(at + 1, at + 1, [f"{pad}{{{{- end }}}}"]), (at - 1, at - 1, opening)]
+
+
+def _rewrite_map_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
+    """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
+    map is one part of resources, the claims beside it, as for a key line)."""
+    lines = text.splitlines()
+    block = next(b for name, b in _defines(text) if name == define)
+    key = keys[0]
+    state = f'(include "{define}.dra" $)'
+    sections = all(set(k.paths) == {(k.resource,)} for k in keys)
+    if len({k.index for k in keys}) != 1 and not sections:
+        raise NotHelper(f"{key.file}: the helper writes the device key from several toYaml lines")
+    if not all(lines[k.index].lstrip().startswith("{{") for k in keys):
+        raise NotHelper(f"{key.file}:{key.index + 1}: the helper's toYaml line starts with text")
+    extra = replay_define(text, define, block, key) + state_define(define, mode, default)
+    edits: list[tuple[int, int, list[str]]] = []
+    if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
+        ind = " " * _indent(lines[key.index - 1]) if key.index else ""
+        claims = [f"{ind}{{{{- if {_claim_at(define, '$')} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        for k in {k.index: k for k in keys}.values():
+            edits += _section_edits(lines, define, k, state)
+        edits.append((block.end, block.end, [*claims, f"{ind}{{{{- end }}}}"]))  # after the last section's `end`
+    else:
+        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim)))
+    edits.append((block.end + 1, block.end + 1, extra.rstrip("\n").splitlines()))
+    out = list(lines)
+    # from the end, and at one place the later edit first: one section's `end` stays before the next one's `if`
+    for _, start, stop, new in sorted(((n, *e) for n, e in enumerate(edits)), key=lambda e: (e[1], e[2], e[0]))[::-1]:
+        out[start:stop] = new
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
@@ -446,6 +634,7 @@ def rewrite_site_template(
     rel: str,
     define: str,
     wirings: list[Wiring],
+    writes_key: bool = False,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload."""
@@ -470,7 +659,8 @@ def rewrite_site_template(
             raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
         on_key = lines[site.index].strip().startswith("resources:")
         below_key = site.index > 0 and lines[site.index - 1].strip() == "resources:" and _control(lines[site.index])
-        if not (on_key or below_key):
+        own_key = writes_key and _control(lines[site.index])  # the helper writes `resources:` itself
+        if not (on_key or below_key or own_key):
             raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
         pod = _parent(lines, containers)
         conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
@@ -565,7 +755,11 @@ def build(
     files = {k.file for k in keys}
     if len(defines) != 1 or len(files) != 1:
         raise NotHelper(f"the device keys are written by several helpers ({', '.join(sorted(defines))})")
-    if len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
+    if all(k.var for k in keys):  # toYaml lines (llm-d's limits and requests maps): the limits one counts
+        if len({k.resource for k in keys}) != 1:
+            raise NotHelper("the helper writes different device keys")
+        keys = sorted(keys, key=lambda k: (_line(root, k, -1).strip() != "limits:", k.index))
+    elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
         raise NotHelper("the helper writes different device keys or counts")
     define, file, key = defines.pop(), files.pop(), keys[0]
     # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
@@ -582,6 +776,9 @@ def build(
     helper_text = (root / file).read_text(encoding="utf-8")
     if f'"{define}.draCount"' in helper_text:
         raise NotHelper(f"{file} has a {define}.draCount define already")
+    block = next(b for name, b in _defines(helper_text) if name == define)
+    above = helper_text.splitlines()[block.start + 1 : key.index]
+    writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
     after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop())
     after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
     changes = [Change(file, helper_text, after)]
@@ -593,7 +790,7 @@ def build(
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
-        new = rewrite_site_template(text, rel, define, wirings)
+        new = rewrite_site_template(text, rel, define, wirings, writes_key)
         changes.append(Change(rel, text, new))
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -603,10 +800,34 @@ def build(
         Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
     )
     device_class = _class(any_delta.spec)
-    made = conventions(root, device_class, default, f"DRA ResourceClaims behind a dra.enabled switch read by {define}")
-    # a switch inside a values object (a list entry) has no place among values.schema.json's top-level properties
-    changes += [c for c in made if c.rel != "values.schema.json" or mode == "values"]
-    return changes
+    about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
+    if mode == "values":
+        return changes + conventions(root, device_class, default, about)
+    # a switch inside a values object (a list entry): declared in that object's schema where it forbids unknown keys
+    entry = {
+        "type": "object",
+        "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+        "properties": {"enabled": {"type": "boolean", "default": default}},
+    }
+    nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
+    return changes + conventions(root, device_class, default, about, nested=nested, top=False)
+
+
+def _context_paths(where: str) -> list[tuple[str | int, ...]]:
+    """The values paths of the objects a helper gets (`servingEngineSpec.modelSpec[]` -> servingEngineSpec,
+    modelSpec, 0: a list's items), from context_path's words; none for a context it cannot name."""
+    out: list[tuple[str | int, ...]] = []
+    for one in where.split(" and each "):
+        if not re.fullmatch(r"[\w.\[\]-]+", one):
+            continue
+        out.append(tuple(0 if part == "[]" else part for part in re.findall(r"\[\]|[\w-]+", one)))
+    return out
+
+
+def _line(root: Path, key: KeyLine, offset: int) -> str:
+    """The helper's line `offset` lines from the key line, "" beyond the file."""
+    lines = (root / key.file).read_text(encoding="utf-8").splitlines()
+    return lines[key.index + offset] if 0 <= key.index + offset < len(lines) else ""
 
 
 def _class(spec: dict[str, Any]) -> str:
@@ -744,11 +965,15 @@ def fix(
     name = chart_name(root)
     keys: list[KeyLine] = []
     try:
-        keys = key_lines(root, hits, marks)
+        keys = key_lines(root, hits, marks, marked_paths(marked.stream, hits))
+        if not keys:
+            return False
+        if len({k.var is None for k in keys}) != 1:
+            raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:
-            raise NotHelper(f"{keys[0].file}: no template includes {define} directly")
+            raise NotHelper(f"{keys[0].file}: no template includes {define} directly{_included_by(root, define)}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

@@ -28,6 +28,7 @@ import yaml
 
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.values import Path_, schema_with
 from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
@@ -308,8 +309,8 @@ def build(
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
-                    "no line of a helper in this chart writes the device key (a helper that builds it with "
-                    "toYaml/dict, or one of a library chart), so the helper rewrite has no place for the DRA branch"
+                    "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
+                    "the helper rewrite has no place for the DRA branch"
                 )
                 raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
@@ -653,9 +654,12 @@ def conventions(
     enabled: bool,
     change: str = "DRA ResourceClaims behind the dra.enabled switch",
     schema: tuple[str, dict[str, Any]] | None = None,
+    nested: tuple[tuple[Path_, str, dict[str, Any]], ...] = (),
+    top: bool = True,
 ) -> list[Change]:
     """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
-    values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema."""
+    values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema, and each key of
+    `nested` (values path of the object, key, entry) the rewrite adds where that object forbids unknown keys."""
     out = []
     chart_path = root / "Chart.yaml"
     before = chart_path.read_text(encoding="utf-8")
@@ -678,21 +682,27 @@ def conventions(
         except ValueError:
             return out
         key, entry = schema or ("dra", {})
-        if not (
-            isinstance(document, dict)
-            and isinstance(document.get("properties"), dict)
-            and key not in document["properties"]
-        ):
+        if not isinstance(document, dict):
             return out
-        document["properties"][key] = entry or {
-            "type": "object",
-            "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
-            "properties": {
-                "enabled": {"type": "boolean", "default": enabled},
-                "deviceClassName": {"type": "string", "default": device_class},
-                "existingClaimTemplate": {"type": "string", "default": ""},
-            },
-        }
+        top = top and isinstance(document.get("properties"), dict) and key not in document["properties"]
+        if top:
+            document["properties"][key] = entry or {
+                "type": "object",
+                "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
+                "properties": {
+                    "enabled": {"type": "boolean", "default": enabled},
+                    "deviceClassName": {"type": "string", "default": device_class},
+                    "existingClaimTemplate": {"type": "string", "default": ""},
+                },
+            }
+        more, unplaced = schema_with(document, list(nested))
+        if unplaced:
+            raise NotIdiomatic(
+                f"values.schema.json forbids unknown keys around {', '.join(unplaced)}, which the rewrite adds, and "
+                "fix cannot tell where to declare them (anyOf/oneOf or a remote $ref on the way): declare them there"
+            )
+        if not (top or more):
+            return out
         indent = re.search(r"\n( +)\"", text)
         new = json.dumps(document, indent=len(indent.group(1)) if indent else 2) + ("\n" if text.endswith("\n") else "")
         out.append(Change("values.schema.json", text, new))

@@ -175,6 +175,9 @@ def _longest(literal: str) -> str:
     return max(literal.split(), key=len, default="")
 
 
+OBJECT_START = "the line is where the object starts in the template: a template expression writes the value"
+
+
 @dataclass(frozen=True)
 class Mapped:
     line: int  # 1-based line in the template
@@ -209,7 +212,7 @@ def map_line(template: str, rendered: str, offset: int, key: str = "") -> Mapped
     return Mapped(
         start + 1 if start is not None else 1,
         False,
-        "the line is where the object starts in the template: a template expression writes the value",
+        OBJECT_START,
     )
 
 
@@ -260,3 +263,53 @@ def stream_sources(text: str) -> list[StreamPart]:
 
 def source_of(parts: list[StreamPart], line: int) -> StreamPart | None:
     return next((p for p in parts if p.start <= line <= p.end), None)
+
+
+_INCLUDE_CALL = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+_DEFINE_LINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}')
+
+
+@dataclass(frozen=True)
+class Define:
+    name: str
+    file: str  # path relative to the chart root (a library chart's: charts/<dir>/templates/_x.tpl)
+    start: int  # 0-based line of the `define` action
+    body: str  # its text up to the next `define` (or the end of the file)
+
+
+def defines(files: dict[str, str]) -> dict[str, Define]:
+    """The named templates of a chart's template files (its own and its unpacked subcharts', library charts
+    among them): name -> where it is. The first of a name wins, as Helm's own template first."""
+    out: dict[str, Define] = {}
+    for name, text in files.items():
+        lines = text.splitlines()
+        starts = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _DEFINE_LINE.search(line))]
+        for k, (i, define) in enumerate(starts):
+            end = starts[k + 1][0] if k + 1 < len(starts) else len(lines)
+            out.setdefault(define, Define(define, name, i, "\n".join(lines[i:end])))
+    return out
+
+
+def through_include(
+    template: str, rendered: str, offset: int, key: str, named: dict[str, Define]
+) -> tuple[Define, Mapped, int] | None:
+    """A rendered document whose template writes none of its lines itself (`{{ include "lib.deployment" . }}`, a
+    library chart's define): the define, among those the template includes, that writes most of the document's
+    lines, the line of rendered line `offset` there (1-based, in the define's file), and the 1-based template line
+    of the include. None when the template writes a line of the document or includes no define that does."""
+    if any(m is not None for m in align(template, rendered)):
+        return None
+    best: tuple[int, Define, int] | None = None
+    for i, line in enumerate(template.splitlines()):
+        for name in _INCLUDE_CALL.findall(line):
+            found = named.get(name)
+            if found is None:
+                continue
+            score = sum(m is not None for m in align(found.body, rendered))
+            if score and (best is None or score > best[0]):
+                best = (score, found, i)
+    if best is None:
+        return None
+    _, found, at = best
+    mapped = map_line(found.body, rendered, offset, key)
+    return found, Mapped(found.start + mapped.line, mapped.exact, mapped.note), at + 1

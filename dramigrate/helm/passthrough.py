@@ -551,6 +551,36 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
     return "\n".join(out) + ("\n" if values.endswith("\n") else "")
 
 
+_SCHEMA_ENTRIES: dict[str, dict[str, Any]] = {
+    "resourceClaims": {
+        "type": "array",
+        "description": "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+)",
+        "items": {"type": "object"},
+    },
+    "tolerations": {"type": "array", "items": {"type": "object"}},
+    "rayStartParams": {"type": "object"},
+    "claims": {
+        "type": "array",
+        "description": "DRA claims of the container, by the pod's resourceClaims name",
+        "items": {"type": "object"},
+    },
+}
+
+
+def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tuple[Path_, str, dict[str, Any]], ...]:
+    """The keys the rewrite and its -dra.yaml values add beside and inside each resources map (object path in the
+    chart's own values, key, schema entry): `resourceClaims` (and the other siblings) beside it, `claims` in it."""
+    from dramigrate.helm.values import key_line
+
+    out = []
+    for path, siblings in map_paths.items():
+        own = next((path[k:] for k in range(len(path)) if key_line(values_path, path[k:])), path)
+        for sibling in sorted({"resourceClaims", *siblings} & set(_SCHEMA_ENTRIES)):
+            out.append((own[:-1], sibling_key(str(own[-1]), sibling), _SCHEMA_ENTRIES[sibling]))
+        out.append((own, "claims", _SCHEMA_ENTRIES["claims"]))
+    return tuple(out)
+
+
 def values_doc(values: str) -> str:
     """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
     text = (
@@ -596,6 +626,7 @@ def build(
             VALUES_KEY,
             {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},
         ),
+        nested=schema_keys(values_path, map_paths),
     )
     documented = claims_docs(values, values_path, list(map_paths)) if values else values
     changes.append(Change("values.yaml", values or None, values_doc(documented)))

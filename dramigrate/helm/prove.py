@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -25,10 +27,37 @@ def _plain(node: Any) -> Any:
     return node
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A line starting with `---` and a blank (or nothing) begins a document wherever it stands (YAML forbids it inside
+# a scalar), so a stream is its documents read one `---` at a time.
+_DOCUMENT_START = re.compile(r"^(?=---(?:[ \t]|$))", re.MULTILINE)
+_DOCUMENTS: dict[str, list[Any]] = {}  # the text from one `---` to the next -> its documents (read-only)
+_DOCUMENTS_MAX = 20000
+
+
+def documents(text: str) -> Iterable[Any]:
+    """The documents of a rendered stream as the C loader builds them (YAML 1.1, as Kubernetes reads it). Shared:
+    never change them. A proof reads the same documents in dozens of renders; each text is parsed once. A stream
+    that does not parse is read as one stream as before (the documents before the error, then the error)."""
+    out: list[Any] = []
+    for part in _DOCUMENT_START.split(text):
+        docs = _DOCUMENTS.get(part)
+        if docs is None:
+            try:
+                docs = list(yaml.load_all(part, Loader=_LOADER))
+            except yaml.YAMLError:
+                return yaml.load_all(text, Loader=_LOADER)
+            if len(_DOCUMENTS) >= _DOCUMENTS_MAX:
+                _DOCUMENTS.clear()
+            _DOCUMENTS[part] = docs
+        out.extend(docs)
+    return out
+
+
 def objects(text: str) -> dict[ObjKey, list[Any]]:
     """The objects of a rendered stream by (apiVersion, kind, namespace, name); YAML 1.1 as Kubernetes reads it."""
     out: dict[ObjKey, list[Any]] = {}
-    for doc in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    for doc in documents(text):
         if not isinstance(doc, dict):
             continue
         meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
@@ -186,18 +215,29 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
     return ""
 
 
+_SCHEMA_ERRORS: dict[tuple[str, str], list[str]] = {}  # (object as JSON, Kubernetes version) -> its schema errors
+
+
 def strict_errors(stream: str, versions: tuple[str, ...]) -> str:
-    """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads."""
+    """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads (each object
+    checked once per version: the value sets of a proof render mostly the same objects)."""
     from dramigrate.validate import schema_errors
 
-    for doc in yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    for doc in documents(stream):
         if not isinstance(doc, dict):
             continue
         api = str(doc.get("apiVersion", ""))
         if api.split("/")[0] not in ("resource.k8s.io", "apps", "batch", "v1"):
             continue
+        plain = _plain(doc)
+        text = json.dumps(plain, sort_keys=True, default=str)
         for version in versions:
-            errors = schema_errors(_plain(doc), version)
+            errors = _SCHEMA_ERRORS.get((text, version))
+            if errors is None:
+                errors = schema_errors(plain, version)
+                if len(_SCHEMA_ERRORS) >= _DOCUMENTS_MAX:
+                    _SCHEMA_ERRORS.clear()
+                _SCHEMA_ERRORS[text, version] = errors
             if errors:
                 return (
                     f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}: {errors[0]}"

@@ -25,7 +25,14 @@ from typing import Any
 
 import yaml
 
-from dramigrate.helm.sandbox import ChartRefused, RenderLimit, render_memory_mb, render_timeout, scrub
+from dramigrate.helm.sandbox import (
+    ChartRefused,
+    RenderLimit,
+    check_render_size,
+    render_memory_mb,
+    render_timeout,
+    scrub,
+)
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     if options.helm_binary is not None:
         return _render_with_binary(chart, options)
     files = _render_with_sdk(chart, options)
+    check_render_size(
+        sum(text.count("\n---") + 1 for text in files.values()), sum(len(text) for text in files.values())
+    )
     try:
         return _order_like_helm_template(files)
     except HelmError as exc:  # a YAML error can quote rendered text, which can come from chart files
@@ -195,20 +205,19 @@ def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
     from dramigrate.helm.sandbox import limit_memory
+    from dramigrate.lifetime import reap, spawn
 
-    try:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace"
-        )
+    try:  # in a process group the janitor kills should dramigrate die first, plugins and post-renderers too
+        process = spawn(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
     except OSError as exc:
         raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
-    limit_memory(process.pid, options.memory_mb)
     try:
+        limit_memory(process.pid, options.memory_mb)
         stdout, stderr = process.communicate(timeout=options.timeout)
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
         raise RenderLimit(f"`helm template` took longer than {options.timeout:g} s (the time limit)") from None
+    finally:
+        reap(process)
     done = subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
     if done.returncode < 0:
         raise RenderLimit(f"`helm template` was killed by signal {-done.returncode} (the memory limit?)")
@@ -216,6 +225,7 @@ def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
         message = done.stderr.strip().removeprefix("Error: ")
         status = f"`helm template` failed with exit status {done.returncode}"
         raise HelmError(scrub(message, chart) if message else status)
+    check_render_size(done.stdout.count("\n---"), len(done.stdout))
     return split_template_output(done.stdout)
 
 
@@ -563,10 +573,25 @@ def _kind_rank(item: tuple[str, RenderedManifest]) -> tuple[int, int, str]:
     return (0, _INSTALL_ORDER[kind], "") if kind in _INSTALL_ORDER else (1, 0, kind)
 
 
+_HEADS: dict[str, tuple[str, dict[str, Any]]] = {}  # document text -> kind and annotations (read-only)
+_HEADS_MAX = 20000
+
+
 def _head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     """The kind and annotations of a rendered document; a document that is not YAML fails as in Helm. Only
     composed (libyaml), never constructed: a chart renders thousands of documents per proof, and building each
-    one's objects in Python only to read two fields was most of a large chart's render time."""
+    one's objects in Python only to read two fields was most of a large chart's render time. Most documents are
+    the same in every render of a proof, so each text is composed once."""
+    known = _HEADS.get(document)
+    if known is None:
+        known = _compose_head(path, document)
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        _HEADS[document] = known
+    return known
+
+
+def _compose_head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     loader = _HEAD_LOADER(document)
     try:
         head = loader.get_node() if loader.check_node() else None

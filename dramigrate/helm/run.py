@@ -17,23 +17,33 @@ chart is reported as needing manual work, with the suggested patch and the first
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm.locate import find_in_files, map_line, source_of, stream_sources
+from dramigrate.helm.locate import (
+    OBJECT_START,
+    defines,
+    find_in_files,
+    map_line,
+    source_of,
+    stream_sources,
+    through_include,
+)
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.prove import (
     canonical_claims,
+    documents,
     first_difference,
     objects,
     same_text,
@@ -63,6 +73,7 @@ from dramigrate.versions import Target
 
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
+PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 
 
@@ -164,7 +175,133 @@ class ChartOutcome:
 # --- rendering ----------------------------------------------------------------------------------------------
 
 
-def _render(root: Path, options: Any) -> Render:
+@dataclass
+class _RunCache:
+    """What one chart run computes more than once: renders of the chart it checks (by root, values content and
+    options; a probe and a proof value set with the same values are one render) and chart defaults by folder."""
+
+    root: Path
+    renders: dict[tuple[str, ...], Render] = field(default_factory=dict)
+    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # _run_core results (read-only: copied out)
+    steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
+
+
+_CACHE: list[_RunCache] = []  # the innermost chart run's cache (run_chart)
+
+
+# Template functions whose result differs from one render to the next (Sprig and Helm): random text, numbers, keys
+# and certificates, salted hashes, random-IV encryption, DNS; named anywhere (a name in a value can reach `tpl`).
+# The clock and Go map order (`now`, `ago`, `keys`, `values`) are ordinary words: counted inside template actions.
+_RANDOM_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:rand(?:AlphaNum|Alpha|Numeric|Ascii|Int|Bytes)|uuidv4|shuffle|genPrivateKey|genCA\w*|"
+    r"genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd|encryptAES|getHostByName)\b"
+)
+_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values)\b")
+
+
+def _may_differ(cache: _RunCache, key: tuple[Any, ...]) -> bool:
+    """Whether two renders of the run's chart with these values may differ: some file of the chart (templates, and
+    any file a template can `tpl`) or of the values names a random function, or the chart holds a packaged
+    subchart or a file that is not text (not read here). Only ever too careful: a chart judged steady that is not
+    would fail its proof (nothing masked), never pass it."""
+    if cache.steady is None:
+        from dramigrate.helm.sandbox import chart_for_render
+
+        with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
+            cache.steady = all(_steady_text(path) for path in sorted(Path(safe).rglob("*")) if path.is_file())
+    if not cache.steady:
+        return True
+    return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
+
+
+def _steady_text(path: Path) -> bool:
+    return path.suffix != ".tgz" and _steady_bytes(path.read_bytes())
+
+
+def _steady_bytes(data: bytes) -> bool:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\0" in text or _RANDOM_FUNCTIONS.search(text):
+        return False
+    return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
+
+
+def _render_key(options: Any) -> tuple[Any, ...] | None:
+    """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
+    import dataclasses
+
+    try:
+        texts = tuple(Path(path).read_bytes() for path in options.values_files)
+    except OSError:
+        return None
+    return texts, repr(dataclasses.replace(options, values_files=()))
+
+
+def _render(root: Path, options: Any, fresh: bool = False) -> Render:
+    """The chart rendered with options; a render of the run's own chart with the same values is done once, unless
+    `fresh` (the second render of a value set that finds what differs between two renders: random values) and
+    the chart or values can render differently twice (_may_differ)."""
+    cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
+    key = _render_key(options) if cache is not None else None
+    if cache is not None and key is not None and key in cache.renders and (not fresh or not _may_differ(cache, key)):
+        return cache.renders[key]
+    rendered = _render_uncached(root, options)
+    if cache is not None and key is not None and key not in cache.renders:
+        cache.renders[key] = rendered
+    return rendered
+
+
+_T = TypeVar("_T")
+_POOL: list[Any] = []  # the threads renders run in, made once: a worker dies with the thread that started it
+
+
+def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
+    """The results of independent renders, in order, run render_parallelism() at a time (each thread waits for its
+    own Helm worker, so on two cores two charts render at once). An exception is the first call's that raised, after
+    every call has ended."""
+    return list(render_each(calls))
+
+
+def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
+    """render_all's results one by one as each is ready, in order, while the later ones still render: the caller's
+    own work on a result overlaps the next renders. Leaving early waits for the renders still running."""
+    from dramigrate.helm import sandbox
+
+    threads = sandbox.render_parallelism()
+    done = 0
+    while threads > sandbox.workers_started() and done < len(calls):
+        took = sandbox.render_seconds()  # one at a time until the renders left are known to pay for another worker
+        if took and (len(calls) - done) * took >= PARALLEL_FROM:
+            break
+        yield calls[done]()
+        done += 1
+    calls = calls[done:]
+    if threads <= 1 or len(calls) <= 1:
+        for call in calls:
+            yield call()
+        return
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dramigrate-render"))
+    futures = [_POOL[0].submit(call) for call in calls]
+    try:
+        for future in futures:
+            exception = future.exception()
+            if exception is not None:
+                raise exception
+            yield future.result()
+    finally:
+        from concurrent.futures import wait
+
+        wait(futures)
+
+
+def _render_uncached(root: Path, options: Any) -> Render:
     from dramigrate.helm.render import HelmError, render_chart
 
     try:
@@ -190,9 +327,19 @@ def _stream(manifests: list[Any]) -> str:
 
 
 def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
+    """The core's result for a rendered stream; within a chart run a stream is migrated once (the base render and
+    the proof's value set with the same values), each caller getting its own copy to change."""
     from dramigrate.migrate import Job, run_file
 
-    return run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    cache = _CACHE[-1].cores if _CACHE else None
+    key = (stream, name, id(rules), id(settings), id(target), fix)
+    if cache is not None and key in cache:
+        return copy.deepcopy(cache[key][0])
+    result = run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    if cache is None:
+        return result
+    cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
+    return copy.deepcopy(result)
 
 
 def _no_labels(rules: RuleSet) -> RuleSet:
@@ -210,7 +357,7 @@ def device_uses(stream: str, rules: RuleSet) -> dict[DeviceKey, Any]:
     """Every known device resource in a limits/requests map of the rendered objects, with its value."""
     out: dict[DeviceKey, Any] = {}
     try:
-        docs = list(yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        docs = list(documents(stream))
     except yaml.YAMLError:
         return out
     for doc in docs:
@@ -263,7 +410,18 @@ def _values_from_yaml(text: str) -> dict[str, Any]:
 
 
 def chart_defaults(chart_dir: Path) -> dict[str, Any]:
-    """A chart's values.yaml with its subcharts' defaults under their names (parent values win)."""
+    """A chart's values.yaml with its subcharts' defaults under their names (parent values win); read once per
+    chart run (an umbrella's tree of Chart.yaml and values files took half a second to read each time)."""
+    cache = _CACHE[-1].defaults if _CACHE else None
+    if cache is None:
+        return _chart_defaults(chart_dir)
+    key = str(chart_dir.absolute())
+    if key not in cache:
+        cache[key] = _chart_defaults(chart_dir)
+    return copy.deepcopy(cache[key])
+
+
+def _chart_defaults(chart_dir: Path) -> dict[str, Any]:
     from dramigrate.helm.render import _merge_maps
 
     path = chart_dir / "values.yaml"
@@ -272,7 +430,7 @@ def chart_defaults(chart_dir: Path) -> dict[str, Any]:
         if sub is None:
             continue
         parent = values.get(key)
-        values[key] = _merge_maps(chart_defaults(sub), parent if isinstance(parent, dict) else {})
+        values[key] = _merge_maps(_chart_defaults(sub), parent if isinstance(parent, dict) else {})
     return values
 
 
@@ -368,24 +526,51 @@ def probe(
     work: Workdir,
     limit: int = MAX_PROBES,
 ) -> list[Relation]:
-    """Render again with each likely values key changed; which device requests follow it."""
+    """Render again with each likely values key changed; which device requests follow it. The renders run in
+    parallel (render_all): first every key changed, then one less for the counts that did not follow one more."""
     counts = {c for v in base.values() if (c := as_count(v)) is not None}
     device_names = {k[5] for k in base}
+    leaves = candidates(sources.merged, counts, device_names, limit)
+    ups = [(not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value) for leaf in leaves]
+    firsts = _probe_renders(
+        root,
+        copts,
+        [set_path(sources.merged, leaf.path, new) for leaf, new in zip(leaves, ups, strict=True)],
+        sources,
+        rules,
+        work,
+    )
+    downs: dict[int, Any] = {}
+    for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
+        if changed is None:
+            continue
+        follow = any(k in changed and as_count(changed[k]) != as_count(base[k]) for k in base)
+        capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
+        if capped and (down := lowered(leaf.value)) is not None:
+            downs[i] = down
+    lowers = dict(
+        zip(
+            downs,
+            _probe_renders(
+                root,
+                copts,
+                [set_path(sources.merged, leaves[i].path, d) for i, d in downs.items()],
+                sources,
+                rules,
+                work,
+            ),
+            strict=True,
+        )
+    )
     out: list[Relation] = []
-    for leaf in candidates(sources.merged, counts, device_names, limit):
-        new = (not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value)
-        changed = _probe_render(root, copts, _override(sources, set_path(sources.merged, leaf.path, new)), rules, work)
+    for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
         if changed is None:
             continue
         follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
         followed = None
-        capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
-        if capped and (down := lowered(leaf.value)) is not None:
-            values = _override(sources, set_path(sources.merged, leaf.path, down))
-            lower = _probe_render(root, copts, values, rules, work)
-            if lower is not None:
-                follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
-                followed = down
+        if i in downs and (lower := lowers[i]) is not None:
+            follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
+            followed = downs[i]
         gone = {k for k in base if k not in changed}
         added = {k for k in changed if k not in base}
         if follow:
@@ -397,20 +582,20 @@ def probe(
     return out
 
 
+def _probe_renders(
+    root: Path, copts: ChartOptions, changed: list[dict[str, Any]], sources: ValueSources, rules: RuleSet, work: Workdir
+) -> list[dict[DeviceKey, Any] | None]:
+    """The device requests of the chart rendered with each of the changed values (None where it does not render)."""
+    options = [copts.render((work.values_file(_override(sources, values)),), sets=False) for values in changed]
+    renders = render_all([functools.partial(_render, root, o) for o in options])
+    return [None if r.error else device_uses(r.stream, rules) for r in renders]
+
+
 def _override(sources: ValueSources, changed: dict[str, Any]) -> dict[str, Any]:
     """The user's values with just what differs between the merged values and `changed` on top."""
     from dramigrate.helm.render import _merge_maps
 
     return _merge_maps(sources.user, minimal_patch(sources.merged, changed))
-
-
-def _probe_render(
-    root: Path, copts: ChartOptions, values: dict[str, Any], rules: RuleSet, work: Workdir
-) -> dict[DeviceKey, Any] | None:
-    rendered = _render(root, copts.render((work.values_file(values),), sets=False))
-    if rendered.error:
-        return None
-    return device_uses(rendered.stream, rules)
 
 
 # --- findings: back to templates and values ---------------------------------------------------------------
@@ -442,6 +627,17 @@ def _chart_files(chart_dir: Path) -> dict[str, str]:
     return out
 
 
+def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
+    """The template files of a chart and of its unpacked subcharts (library charts too), by path from `root`."""
+    out: dict[str, str] = {}
+    for folder in [chart_dir, *sorted(p for p in (chart_dir / "charts").glob("*") if p.is_dir())]:
+        for path in sorted((folder / "templates").rglob("*")):
+            text = _read(path) if path.is_file() and not path.is_symlink() else None
+            if text is not None and "define" in text:
+                out[path.relative_to(root).as_posix()] = text
+    return out
+
+
 def resolve_source(root: Path, source: str) -> tuple[str, str]:
     """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
     parts = source.split("/")
@@ -463,6 +659,7 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
     parts = stream_sources(stream)
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
+    defines_cache: dict[str, Any] = {}
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -487,6 +684,14 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
             out.append(f)
             continue
         mapped = map_line(template, rendered, offset, f.resource)
+        if mapped.note.startswith(OBJECT_START):  # a template that writes no line of it: an included define's line
+            if str(chart_dir) not in defines_cache:
+                defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
+            via = through_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)])
+            if via is not None:
+                found, mapped, at = via
+                f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
+                shown, template = f"{display_root}/{found.file}", _read(root / found.file) or template
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
         if f.resource and f.line:
@@ -566,7 +771,11 @@ def run_chart(
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
         with shared_copies():
-            _run(outcome, root, copts, rules, settings, target, mode, work)
+            _CACHE.append(_RunCache(root))
+            try:
+                _run(outcome, root, copts, rules, settings, target, mode, work)
+            finally:
+                _CACHE.pop()
     except InputError as exc:
         outcome.error = exc
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
@@ -703,7 +912,8 @@ def _fix(
     mode: str,
 ) -> None:
     variations = _variations(root, copts, sources, relations, rules, work)
-    renders = [(v, _render(root, v.options)) for v in variations]
+    calls = [functools.partial(_render, root, v.options) for v in variations]
+    renders = zip(variations, render_each(calls), strict=True)  # each migrated below while the next ones render
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
@@ -775,7 +985,7 @@ def _fix(
         if new.error:
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
-        ignore = _volatile(original, _render(root, v.options))
+        ignore = _volatile(original, _render(root, v.options, fresh=True))
         diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
         if diff:
             why = (
@@ -848,7 +1058,7 @@ def _pod_label_keys(stream: str) -> set[str]:
                 walk(v)
 
     try:
-        for doc in yaml.load_all(stream, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        for doc in documents(stream):
             walk(doc)
     except yaml.YAMLError:
         pass
@@ -1123,6 +1333,37 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _packed_twin(root: Path, rels: set[str]) -> str | None:
+    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be proven while charts/ also holds
+    that chart packed: Helm renders the folder or the .tgz at random (both load under one name)."""
+    from dramigrate.helm.rewrite import chart_name
+
+    for folder in sorted({Path(r).parts[1] for r in rels if Path(r).parts[:1] == ("charts",)}):
+        name = chart_name(root / "charts" / folder)
+        packed = sorted((root / "charts").glob(f"{name}-*.tgz"))
+        if packed:
+            return (
+                f"charts/ holds {name} twice, unpacked (charts/{folder}, whose define writes the device request) and "
+                f"packed (charts/{packed[0].name}); Helm renders either one at random, so a rewrite of the folder "
+                f"cannot be proven: move the .tgz away, run fix again, then `helm dependency update` packs the "
+                f"changed folder"
+            )
+    return None
+
+
+def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
+    """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
+    from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
+    prefix = f"{outcome.display}/{sub + '/' if sub else ''}"
+    out = set(rels)
+    for f in outcome.findings:
+        via = [r for r in f.related if r.note.startswith("this line includes ") and r.file.startswith(prefix)]
+        if f.resource and via and f.file.startswith(prefix) and via[0].file[len(prefix) :] in rels:
+            out.discard(via[0].file[len(prefix) :])
+            out.add(f.file[len(prefix) :])
+    return out
+
+
 def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[str, Any]:
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
     chart `sub`, "" for the chart itself)."""
@@ -1206,6 +1447,10 @@ def _fix_idiomatic(
         if key[1] == "ResourceClaimTemplate"
         for doc in docs
     }
+    wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    if why := _packed_twin(leaf, wanted[sub]):
+        _manual(outcome, why, "")
+        return
     hints = _hints(outcome, root, sub, wanted[sub])
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
@@ -1266,9 +1511,18 @@ def prove_switch(
     """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
     switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
     it on it equals the migration of that render; a set that adds a device the templates do not ask for is only
-    checked off. The first failure makes the chart manual work, with the patch."""
+    checked off. The first failure makes the chart manual work, with the patch. Every render is done first, in
+    parallel (render_all)."""
+    calls: list[Callable[[], Render]] = []
+    for v, *_ in expected:
+        calls += [
+            functools.partial(rewritten, v.options, False),
+            functools.partial(rewritten, v.options, True),
+            functools.partial(_render, root, v.options, fresh=True),
+        ]
+    renders = iter(render_all(calls))
     for v, original, want, _ in expected:
-        off, on = rewritten(v.options, False), rewritten(v.options, True)
+        off, on, again = next(renders), next(renders), next(renders)
         if original.error:
             if not (off.error and on.error):
                 _manual(
@@ -1284,7 +1538,6 @@ def prove_switch(
                     patch,
                 )
                 return
-        again = _render(root, v.options)
         if not _identical(outcome, f"with {v.label} and the DRA switch off", original, again, off, patch):
             return
         if v.label.endswith(ADDED_DEVICE):
@@ -1474,14 +1727,15 @@ def _fix_passthrough(
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
-    for v, original, want, _ in expected:
-        new = _render(copy_root, v.options)
+    calls = [functools.partial(_render, copy_root, v.options) for v, *_ in expected]
+    calls += [functools.partial(_render, root, v.options, fresh=True) for v, *_ in expected]
+    both = render_all(calls)
+    for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
                 return
             continue
-        again = _render(root, v.options)
         if not _identical(outcome, f"with {v.label} (values as they were)", original, again, new, patch):
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 30.0  # seconds per render; DRAMIGRATE_HELM_TIMEOUT overrides
 DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM_MEMORY_MB overrides
+# Objects one render may produce; DRAMIGRATE_HELM_MAX_DOCUMENTS overrides. The largest public charts render a few
+# hundred; each document is parsed in every render of a proof (about 66 of them), so tens of thousands of them
+# (a `range until` in a template) ran for minutes.
+DEFAULT_MAX_DOCUMENTS = 5_000
 
 
 class ChartRefused(Exception):
@@ -51,6 +55,24 @@ def render_timeout() -> float:
 
 def render_memory_mb() -> int:
     return int(_env_number("DRAMIGRATE_HELM_MEMORY_MB", DEFAULT_MEMORY_MB))
+
+
+def render_max_documents() -> int:
+    return int(_env_number("DRAMIGRATE_HELM_MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS))
+
+
+def check_render_size(documents: int, size: int) -> None:
+    """Refuse a render with more documents than the limit or more bytes than a manifest file may have."""
+    from dramigrate.limits import MAX_FILE_BYTES
+
+    limit = render_max_documents()
+    if documents > limit:
+        raise RenderLimit(
+            f"the chart renders more than {limit:,} documents (the limit; set DRAMIGRATE_HELM_MAX_DOCUMENTS to "
+            "change it): a huge loop?"
+        )
+    if size > MAX_FILE_BYTES:
+        raise RenderLimit(f"the chart renders more than {MAX_FILE_BYTES >> 20} MiB of manifests: a huge loop?")
 
 
 def _env_number(name: str, default: float) -> float:
@@ -228,6 +250,7 @@ def _materialize(dest: Path, links: list[str], budget: list[int]) -> None:
             ) from None
 
 
+_copy_lock = threading.Lock()
 _SHARED: list[dict[str, Path]] = []  # while one chart is checked: a chart folder's real path -> its private copy
 
 
@@ -247,8 +270,9 @@ def chart_for_render(chart: Path) -> Iterator[Path]:
             yield private_copy(chart, work / name)
         return
     copies, key = _SHARED[-1], os.path.realpath(chart)
-    if key not in copies:
-        copies[key] = private_copy(chart, make_folder("dramigrate-render-") / name)
+    with _copy_lock:  # renders run from several threads: one copy all the same
+        if key not in copies:
+            copies[key] = private_copy(chart, make_folder("dramigrate-render-") / name)
     yield copies[key]
 
 
@@ -493,6 +517,7 @@ class _Worker:
             start_new_session=False,
         )
         self._buffer = b""
+        self.served = 0  # render requests sent to it
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -562,39 +587,83 @@ def _now() -> float:
 
 
 _lock = threading.Lock()
-_workers: dict[int, _Worker] = {}
+_workers: list[_Worker] = []  # every live worker
+_idle: dict[int, list[_Worker]] = {}  # the workers not rendering now, by memory limit
 
 
 def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> dict[str, Any]:
-    """Run one render request in the worker process; a dead or stuck worker is replaced next time."""
+    """Run one render request in a worker process of its own while it runs: renders from several threads run in
+    as many workers at once (render_parallelism). A dead or stuck worker is replaced next time."""
     with _lock:
-        worker = _workers.get(memory_mb)
-        if worker is None or not worker.alive():
-            if worker is not None:
-                worker.kill()
-            worker = _workers[memory_mb] = _Worker(memory_mb)
-        try:
-            return worker.request(payload, timeout)
-        except RenderLimit:
+        idle = _idle.setdefault(memory_mb, [])
+        worker = idle.pop() if idle else None
+        if worker is not None and not worker.alive():
+            _workers.remove(worker)
             worker.kill()
-            del _workers[memory_mb]
-            raise
+            worker = None
+        if worker is None:
+            worker = _Worker(memory_mb)
+            _workers.append(worker)
+    worker.served += 1
+    try:
+        reply = worker.request(payload, timeout)
+    except RenderLimit:
+        with _lock:
+            _workers.remove(worker)
+        worker.kill()
+        raise
+    with _lock:
+        _idle.setdefault(memory_mb, []).append(worker)
+        took = reply.pop("seconds", None)  # the worker's CPU: not its start, nor a wait for the pipe or a core
+        if isinstance(took, (int, float)) and worker.served > 1:  # a worker's first render is slower (cold)
+            _took.append(float(took))
+            del _took[:-16]
+    return reply
+
+
+_took: list[float] = []  # how long the last renders took (seconds)
+
+
+def render_seconds() -> float:
+    """The CPU time a render takes here, the median of the last ones as the workers measured them, each worker's
+    first left out (0 before any)."""
+    with _lock:
+        took = sorted(_took)
+    return took[len(took) // 2] if took else 0.0
+
+
+def workers_started() -> int:
+    with _lock:
+        return len(_workers)
+
+
+def render_parallelism() -> int:
+    """How many renders run at once (threads, each with its worker): the cores this process may use, at most 4."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(4, cores))
 
 
 def prestart(memory_mb: int | None = None) -> None:
-    """Start the render process now, so its start overlaps dramigrate's own work before the first render."""
+    """Start a render process now, so its start overlaps dramigrate's own work before the first render."""
     memory_mb = render_memory_mb() if memory_mb is None else memory_mb
     with _lock:
-        if memory_mb not in _workers:
-            _workers[memory_mb] = _Worker(memory_mb)
+        idle = _idle.setdefault(memory_mb, [])
+        if not idle:
+            worker = _Worker(memory_mb)
+            _workers.append(worker)
+            idle.append(worker)
 
 
 @atexit.register
 def shutdown() -> None:
     with _lock:
-        for worker in _workers.values():
+        for worker in _workers:
             worker.kill()
         _workers.clear()
+        _idle.clear()
 
 
 def limit_memory(pid: int, memory_mb: int) -> None:
@@ -613,6 +682,7 @@ def limit_memory(pid: int, memory_mb: int) -> None:
 
 def _child(parent: int, memory_mb: int) -> None:
     import resource
+    import time
 
     from dramigrate.lifetime import die_with_parent
 
@@ -627,10 +697,12 @@ def _child(parent: int, memory_mb: int) -> None:
 
     for line in sys.stdin.buffer:
         request = json.loads(line)
+        started = time.process_time()  # the CPU a render takes, which another core could take over
         try:
             reply = render_native(Path(request["chart"]), request["values"], request["options"])
         except MemoryError:
             os._exit(3)
+        reply["seconds"] = time.process_time() - started
         out.write(json.dumps(reply).encode("utf-8") + b"\n")
         out.flush()
 

@@ -258,3 +258,57 @@ def _load_rt(name: str, mtime: int, size: int) -> Any:
         except Exception:  # a values file Helm read but ruamel does not: no line, not an error
             _RT_CACHE[key] = None
     return _RT_CACHE[key]
+
+
+# --- values.schema.json: the keys a rewrite adds to values objects that forbid unknown keys ---------------------
+
+
+def _deref(document: Any, node: Any) -> Any:
+    """A schema node with its local `$ref` (`#/definitions/x`, `#/$defs/x`) followed; None when it cannot be."""
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 16:
+        ref, seen = node["$ref"], seen + 1
+        if not ref.startswith("#/"):
+            return None
+        node = document
+        for part in ref[2:].split("/"):
+            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def _closed(node: dict[str, Any]) -> bool:
+    return node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
+
+
+def schema_with(document: Any, additions: list[tuple[Path_, str, dict[str, Any]]]) -> tuple[bool, list[str]]:
+    """Declare in `document` (values.schema.json, changed in place) each key a rewrite adds to a values object
+    (the object's values path, the key, its schema) where that object's schema forbids unknown keys
+    (`additionalProperties: false`), as Helm would refuse the values otherwise. Returns whether it changed, and the
+    keys it cannot place: the object's schema is closed or cannot be told (anyOf, a remote $ref) on the way."""
+    changed, unplaced = False, []
+    for path, key, entry in additions:
+        node, closed_on_way, reached = _deref(document, document), False, True
+        for part in path:
+            if node is None or any(k in node for k in ("anyOf", "oneOf", "allOf")) and "properties" not in node:
+                reached = False
+                break
+            closed_on_way |= _closed(node)
+            if isinstance(part, int):
+                node = _deref(document, node.get("items"))
+            elif isinstance(node.get("properties"), dict) and part in node["properties"]:
+                node = _deref(document, node["properties"][part])
+            elif isinstance(node.get("additionalProperties"), dict):
+                node = _deref(document, node["additionalProperties"])
+            else:
+                node = None  # an open object without a schema for this key: anything goes below it
+                break
+        alternatives = [_deref(document, a) for k in ("anyOf", "oneOf", "allOf") for a in (node or {}).get(k) or []]
+        if reached and node is not None and "properties" not in node and any(a and _closed(a) for a in alternatives):
+            unplaced.append(display((*path, key)))  # one of the object's alternatives is closed: which one is it?
+        elif node is not None and reached:
+            if _closed(node) and key not in (node.get("properties") or {}):
+                node.setdefault("properties", {})[key] = entry
+                changed = True
+        elif not reached and closed_on_way:
+            unplaced.append(display((*path, key)))
+    return changed, unplaced

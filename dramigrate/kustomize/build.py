@@ -17,7 +17,17 @@ from pathlib import Path
 
 from dramigrate.findings import InputError
 
-BUILD_TIMEOUT_S = 120
+# Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
+# kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
+BUILD_TIMEOUT_S = 30.0
+
+
+def build_timeout() -> float:
+    try:
+        value = float(os.environ.get("DRAMIGRATE_KUSTOMIZE_TIMEOUT", ""))
+    except ValueError:
+        return BUILD_TIMEOUT_S
+    return value if value > 0 else BUILD_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -34,7 +44,7 @@ class Build:
 def find_binary(explicit: Path | None = None) -> list[str]:
     """The command that builds a folder, without the folder: [kubectl, kustomize] or [kustomize, build]."""
     if explicit is not None:
-        path = shutil.which(str(explicit)) or (str(explicit) if Path(explicit).is_file() else None)
+        path = shutil.which(str(explicit)) or (os.path.abspath(explicit) if Path(explicit).is_file() else None)
         if path is None:
             raise InputError(f"--kustomize-binary {explicit}: no such executable")
         if Path(path).name.startswith("kustomize"):
@@ -68,29 +78,42 @@ class Builder:
         if folder in self.cache:
             return self.cache[folder]
         self.count += 1
-        try:
-            proc = subprocess.run(
-                [*self.command, str(folder)],
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT_S,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired:
-            build = Build(folder, error=f"kustomize build did not finish in {BUILD_TIMEOUT_S} s")
-        except OSError as exc:
-            build = Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
-        else:
-            if proc.returncode != 0:
-                # without kustomize's deprecation warnings, which come first
-                said = "\n".join(ln for ln in proc.stderr.splitlines() if not ln.startswith("# Warning"))
-                message = said.strip().removeprefix("Error: ").strip() or f"exit code {proc.returncode}"
-                build = Build(folder, error=message)
-            else:
-                build = Build(folder, proc.stdout)
+        build = self._run(folder)
         self.cache[folder] = build
         return build
+
+    def _run(self, folder: Path) -> Build:
+        """One build, its program in a process group of its own (lifetime.spawn: nothing of it outlives a kill -9
+        of dramigrate, a timeout kills what it started too)."""
+        from dramigrate.lifetime import reap, spawn
+
+        try:
+            process = spawn(
+                [*self.command, str(folder)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError as exc:
+            return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
+        timeout = build_timeout()
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Build(
+                folder,
+                error=f"kustomize build did not finish in {timeout:g} s (the time limit; set "
+                "DRAMIGRATE_KUSTOMIZE_TIMEOUT to change it)",
+            )
+        finally:
+            reap(process)
+        if process.returncode != 0:
+            # without kustomize's deprecation warnings, which come first
+            said = "\n".join(ln for ln in stderr.splitlines() if not ln.startswith("# Warning"))
+            message = said.strip().removeprefix("Error: ").strip() or f"exit code {process.returncode}"
+            return Build(folder, error=message)
+        return Build(folder, stdout)
 
     def build_all(self, folders: list[Path]) -> dict[Path, Build]:
         """Build each folder once, in parallel; results by resolved folder, in the order given."""

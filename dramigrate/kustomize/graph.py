@@ -241,7 +241,7 @@ def read_kustomization(file: Path, inside: bool) -> Kustomization:
             if "://" in entry or entry.startswith(("github.com/", "git@")):
                 k.remote.append(entry)
                 continue
-            target = (folder / entry).resolve()
+            target = Path(_resolve_in(str(folder), entry))
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             if target.is_file():
                 if key == "components":
@@ -285,7 +285,7 @@ def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target:
     return Patch(file, key, index, line, path.resolve(), text, target)
 
 
-def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list[Walked] | None = None) -> Graph:
+def discover(paths: list[str], extra_roots: tuple[Path, ...] = (), walked: list[Walked] | None = None) -> Graph:
     """Every kustomization of the repositories that hold `paths` (resolved); those under `paths` are marked inside.
 
     `walked`: the folders the input walk went through, with the kustomizations it saw there; they are not walked
@@ -293,12 +293,13 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     graph = Graph()
     if not extra_roots and not any(w.kustomizations for w in walked or ()) and not _in_a_kustomization(paths):
         return graph  # no kustomization anywhere can load these files: skip the walk of the whole repository
-    wanted_set = {str(p) for p in paths}  # sets of strings: a repository has thousands of files and folders
-    roots = {git_above(folder) or folder for folder in {os.path.dirname(str(p)) for p in paths}}
+    wanted_set = set(paths)  # sets of strings: a repository has thousands of files and folders
+    roots = {git_above(folder) or folder for folder in {_parent(p) for p in paths}}
     roots |= {str(r.resolve()) for r in extra_roots}
     top_set: set[str] = set()
     last = None
-    for top in sorted(roots, key=lambda t: t.split(os.sep)):  # a folder's subfolders come right after it
+    # a folder's subfolders come right after it: sorted as split on the separator (which sorts before any name)
+    for top in sorted(roots, key=lambda t: t.replace(os.sep, "\0")):
         if last is None or not (top == last or top.startswith(last.rstrip(os.sep) + os.sep)):
             top_set.add(top)  # one top per folder, the outermost
             last = top
@@ -308,22 +309,12 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
         files.update(k for k in w.kustomizations if under(str(k.parent), top_set))
         files.update(k for p in w.pruned if under(str(p), top_set) for k in _find(p, done))
     pruned = {key: {str(p) for p in w.pruned} for key, w in done.items()}
-    walk_of: dict[str, str | None] = {}  # folder -> the walked top it is in (each folder looked at once)
+    # the walked tops, innermost first, each with the prefix of what is inside it (paths are normalized)
+    walked_tops = [(t, t if t.endswith(os.sep) else t + os.sep) for t in sorted(done, key=len, reverse=True)]
 
     def walked_top(folder: str) -> str | None:
-        chain: list[str] = []
-        found: str | None = None
-        for a in _ancestors(folder):
-            if a in walk_of:
-                found = walk_of[a]
-                break
-            chain.append(a)
-            if a in done:
-                found = a
-                break
-        for a in chain:
-            walk_of[a] = found
-        return found
+        """The innermost walked top that is folder or holds it."""
+        return next((t for t, inside in walked_tops if folder == t or folder.startswith(inside)), None)
 
     for top in top_set:
         key = walked_top(top)
@@ -351,12 +342,12 @@ def discover(paths: list[Path], extra_roots: tuple[Path, ...] = (), walked: list
     return graph
 
 
-def _in_a_kustomization(paths: list[Path]) -> bool:
+def _in_a_kustomization(paths: list[str]) -> bool:
     """Some path has a kustomization in its folder or a folder above. kustomize loads a file only from under the
     kustomization's own folder (its default load restrictor), so a file with none above it is in no graph."""
     seen: set[str] = set()
     for p in paths:
-        for folder in _ancestors(os.path.dirname(str(p))):
+        for folder in _ancestors(_parent(p)):
             if folder in seen:  # it and every folder above it were looked at already
                 break
             seen.add(folder)
@@ -371,13 +362,36 @@ def under(folder: str, folders: set[str]) -> bool:
 
 
 def _ancestors(folder: str) -> Iterator[str]:
-    """folder, then each folder above it up to the root."""
+    """folder, then each folder above it up to the root (folder: normalized, as realpath gives it)."""
     while True:
         yield folder
-        parent = os.path.dirname(folder)
+        parent = _parent(folder)
         if parent == folder:
             return
         folder = parent
+
+
+def _resolve_in(folder: str, entry: str) -> str:
+    """(folder / entry).resolve() for a resolved folder, looking up only the entry's own components (resolve looks
+    up every component from the root: ten per entry of a deep repository). `..` of a resolved folder is its
+    parent; at a symlink, resolve takes the whole path (links are rare, and it treats loops its own way)."""
+    cur = folder
+    for part in entry.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            cur = _parent(cur)
+            continue
+        cur = cur + part if cur.endswith(os.sep) else cur + os.sep + part
+        if os.path.islink(cur):
+            return str((Path(folder) / entry).resolve())
+    return cur
+
+
+def _parent(path: str) -> str:
+    """os.path.dirname of a normalized path (no "//", no trailing separator), without its checks."""
+    head, sep, _ = path.rpartition(os.sep)
+    return head or sep
 
 
 def _find(top: Path, walked: dict[str, Walked]) -> list[Path]:

@@ -3,6 +3,7 @@ graph that holds devices, whether that graph can be migrated whole, and the find
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,23 +59,24 @@ class Scan:
     unit_of: dict[Path, Unit] = field(default_factory=dict)  # resource and patch file -> its graph
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
-    inputs: set[Path] = field(default_factory=set)  # the input files, resolved
+    inputs: set[str] = field(default_factory=set)  # the input files, resolved
+    _unit_of_text: dict[str, Unit] = field(default_factory=dict, repr=False)  # unit_of by path text
     _broken_text: set[str] = field(default_factory=set, repr=False)
     _below: dict[str, bool] = field(default_factory=dict, repr=False)
 
-    def skip(self, path: Path) -> bool:
-        """A patch file: the core does not read it as a manifest (the kustomize flow does)."""
-        unit = self.unit_of.get(path)
-        return unit is not None and path in unit.patch_files and path not in unit.files
+    def skip(self, path: str) -> bool:
+        """A patch file: the core does not read it as a manifest (the kustomize flow does). path: resolved."""
+        unit = self._unit_of_text.get(path)
+        return unit is not None and Path(path) in unit.patch_files and Path(path) not in unit.files
 
-    def reason(self, path: Path, fix: bool) -> str:
+    def reason(self, path: str, fix: bool) -> str:
         """Why the core must leave this file as it is ("" when it may rewrite or report it as usual).
 
         In fix and diff mode every file of a device graph is left to the kustomize flow; lint reports the
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
-        unit = self.unit_of.get(path)
+        unit = self._unit_of_text.get(path)
         if unit is None:
-            if self.broken and self._below_broken(str(path.parent)):
+            if self.broken and self._below_broken(os.path.dirname(path)):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
             return ""
         if not unit.migratable:
@@ -98,7 +100,7 @@ class Scan:
             return str(folder)
 
 
-def scan(paths: list[Path], rules: RuleSet, walked: list[Walked] | None = None) -> Scan:
+def scan(paths: list[str], rules: RuleSet, walked: list[Walked] | None = None) -> Scan:
     """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through."""
     graph = discover(paths, walked=walked)
     out = Scan(graph, errors=list(graph.errors))
@@ -111,7 +113,11 @@ def scan(paths: list[Path], rules: RuleSet, walked: list[Walked] | None = None) 
     inputs = out.inputs = set(paths)
     for folder in sorted(graph.nodes):
         node = graph.nodes[folder]
-        touched = node.inside or any(f in inputs for f in node.files) or any(p.file in inputs for p in node.patches)
+        touched = (
+            node.inside
+            or any(str(f) in inputs for f in node.files)
+            or any(p.file is not None and str(p.file) in inputs for p in node.patches)
+        )
         if folder in done or not touched:
             continue
         members = graph.component_of(folder)
@@ -122,6 +128,7 @@ def scan(paths: list[Path], rules: RuleSet, walked: list[Walked] | None = None) 
         out.units.append(unit)
         for f in unit.files | unit.patch_files:
             out.unit_of[f] = unit
+            out._unit_of_text[str(f)] = unit
     return out
 
 
@@ -207,7 +214,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
     out: list[Finding] = []
     for unit in s.units:
         for dp in unit.device_patches:
-            if not s.graph.nodes[dp.folder].inside and dp.patch.file not in s.inputs:
+            if not s.graph.nodes[dp.folder].inside and str(dp.patch.file) not in s.inputs:
                 continue
             overlays = ", ".join(s.display(o) for o in s.graph.overlays_of(dp.folder)) or s.display(dp.folder)
             for f in dp.fields:

@@ -94,11 +94,14 @@ def sarif(findings: list[Finding], errors: list[InputError]) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def github(findings: list[Finding], errors: list[InputError]) -> str:
-    """GitHub Actions workflow commands: one annotation a finding, shown on the pull request's lines."""
+def github(findings: list[Finding], errors: list[InputError], notes: Iterable[tuple[str, str]] = ()) -> str:
+    """GitHub Actions workflow commands: one annotation a finding, shown on the pull request's lines; notes are
+    (file, message) warnings on line 1 of a file (what a repository's config turns off, for its reviewer)."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
     prop, data = esc.workflow_property, esc.workflow_data
-    lines = []
+    lines = [
+        f"::warning file={prop(file)},line=1,title={prop('dramigrate config')}::{data(note)}" for file, note in notes
+    ]
     for f in findings:
         if not f.fixed:
             where = f"file={prop(f.file)},line={max(f.line, 1)}" + (f",col={f.column}" if f.column > 0 else "")

@@ -6,16 +6,25 @@ a terminal escape sequence, or Markdown markup in someone's pull request.
 
 from __future__ import annotations
 
+import os
 import re
 from urllib.parse import quote
 
-# C0 controls but tab and newline, DEL and C1 controls (ESC starts terminal sequences; CR overwrites a line).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_OR_NEWLINE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline, DEL and C1 controls (ESC starts terminal sequences; CR overwrites a line);
+# Unicode line and paragraph separators and bidirectional overrides (a name shown in another order than it is);
+# lone surrogates (the bytes of a file name that is not UTF-8, as os.fsdecode keeps them), which no report can encode.
+_UNSAFE = "\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _visible(m: re.Match[str]) -> str:
     c = m.group(0)
+    if "\udc80" <= c <= "\udcff":  # the byte os.fsdecode could not decode
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    if ord(c) > 0xFF:
+        return f"\\u{ord(c):04x}"
     return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c, f"\\x{ord(c):02x}")
 
 
@@ -26,6 +35,7 @@ def plain(text: str, newlines: bool = True) -> str:
 
 def workflow_data(text: str) -> str:
     """The message of a GitHub workflow command (`::error ...::DATA`), as the Actions runner decodes it."""
+    text = _SURROGATE.sub(_visible, text)  # a file name's bytes that are not UTF-8 cannot be printed as they are
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -46,6 +56,7 @@ def markdown(text: str) -> str:
 
 def uri(path: str) -> str:
     """A file path as a SARIF artifact URI: relative paths percent-encoded (RFC 3986), absolute ones as file://."""
+    raw = os.fsencode(path)  # the name's own bytes, UTF-8 or not
     if path.startswith("/"):
-        return "file://" + quote(path, safe="/")
-    return quote(path, safe="/")
+        return "file://" + quote(raw, safe="/")
+    return quote(raw, safe="/")

@@ -1,0 +1,112 @@
+"""Speed of a chart fix with its proof (issue 7: "fix of a chart with its proof under 5 s"): the proof renders each
+value set of the original chart once (twice when the chart has random values, to mask them), and independent renders
+run in several Helm workers at once, with the same outcome as one at a time.
+
+Renders are real (the Helm engine embedded in helm-python-sdk); one small pattern-A chart, fixed three times.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_helm_idiomatic import RULES, T136, write_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm import run as helm_run
+from dramigrate.helm import sandbox
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+
+
+class Recorder:
+    """Every render request the chart run sends to a Helm worker, and how many were in flight at most."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+        self.busy = self.most = 0
+        self.lock = threading.Lock()
+        self.real = sandbox.render_in_child
+
+    def __call__(self, payload: dict[str, Any], timeout: float, memory_mb: int) -> dict[str, Any]:
+        with self.lock:
+            self.requests.append((payload["chart"], json.dumps(payload["values"], sort_keys=True)))
+            self.busy += 1
+            self.most = max(self.most, self.busy)
+        try:
+            return self.real(payload, timeout, memory_mb)
+        finally:
+            with self.lock:
+                self.busy -= 1
+
+
+SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\nstringData:\n  token: {{ randAlphaNum 16 | quote }}\n"
+
+
+def fix(
+    tmp: Path, monkeypatch: pytest.MonkeyPatch, threads: int, random: bool = False
+) -> tuple[ChartOutcome, Recorder]:
+    chart = shutil.copytree(write_chart(tmp / "original"), tmp / "fixed" / "app")
+    if random:
+        (chart / "templates" / "secret.yaml").write_text(SECRET)
+    recorder = Recorder()
+    with monkeypatch.context() as patch:
+        patch.setattr(sandbox, "render_in_child", recorder)
+        patch.setattr(sandbox, "render_parallelism", lambda: threads)
+        patch.setattr(helm_run, "PARALLEL_FROM", 0.0)  # a small chart: parallel from the first batch all the same
+        outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    return outcome, recorder
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[ChartOutcome, Recorder]]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return {
+            "serial": fix(tmp_path_factory.mktemp("serial"), monkeypatch, 1),
+            "parallel": fix(tmp_path_factory.mktemp("parallel"), monkeypatch, 2),
+            "random": fix(tmp_path_factory.mktemp("random"), monkeypatch, 1, random=True),
+        }
+
+
+def original_renders(recorder: Recorder) -> Counter[str]:
+    """How often each set of values was rendered with the chart the run checks (its private copy)."""
+    charts = {chart for chart, _ in recorder.requests if chart.endswith("/app") and "rewritten" not in chart}
+    assert len(charts) == 1
+    return Counter(values for chart, values in recorder.requests if chart in charts)
+
+
+def test_each_value_set_of_a_steady_chart_is_rendered_once(runs: dict[str, tuple[ChartOutcome, Recorder]]) -> None:
+    """Nothing in the chart renders differently twice: the proof's second render of each value set is left out."""
+    outcome, recorder = runs["serial"]
+    counts = original_renders(recorder)
+    assert set(counts.values()) == {1}, counts.most_common(3)
+    assert len(counts) >= len(outcome.checked)
+
+
+def test_a_chart_with_random_values_is_rendered_twice_per_value_set(
+    runs: dict[str, tuple[ChartOutcome, Recorder]],
+) -> None:
+    """randAlphaNum: each value set the proof checks is rendered a second time, and the random field is masked."""
+    outcome, recorder = runs["random"]
+    counts = original_renders(recorder)
+    assert max(counts.values()) == 2, counts.most_common(3)  # once, and once more for the random fields
+    assert sum(1 for n in counts.values() if n == 2) >= len(outcome.checked)
+
+
+def test_renders_run_in_parallel_with_the_same_outcome(runs: dict[str, tuple[ChartOutcome, Recorder]]) -> None:
+    """Two Helm workers render at once; the rewrite, the value sets proven and the findings are the same."""
+    (serial, one), (parallel, two) = runs["serial"], runs["parallel"]
+    assert one.most == 1 and two.most == 2
+    assert [(c.rel, c.after) for c in parallel.changes] == [(c.rel, c.after) for c in serial.changes]
+    assert parallel.checked == serial.checked
+    assert shown(parallel) == shown(serial)
+
+
+def shown(outcome: ChartOutcome) -> str:
+    """The findings as the JSON report shows them, the chart's temp folder left out."""
+    return json.dumps([f.to_json() for f in outcome.findings]).replace(str(outcome.chart), "<chart>")

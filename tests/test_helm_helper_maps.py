@@ -1,0 +1,199 @@
+"""Pattern D where the helper builds the resources map in variables and writes it with toYaml (frigate's
+`frigate.resources`: `dict "nvidia.com/gpu" 1`, `mergeOverwrite` into `.Values.resources`, `{{ $resources | toYaml }}`).
+
+No line of the helper names the device key, so the helper line is found by marking every line its toYaml writes;
+the DRA branch edits the map before that line (the device key out, the container's claim in) and the count is the
+map's own, replayed. A small chart modelled on frigate's; one fix per module, shared by the tests.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+HELPERS = """\
+{{- define "cam.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end }}
+
+{{- define "cam.resources" -}}
+{{- $resources := .Values.resources | default dict -}}
+{{- $nvidiaresources := dict "nvidia.com/gpu" 1 -}}
+{{- $nvidiaLimits := dict "limits" $nvidiaresources -}}
+{{- if .Values.gpu.nvidia.enabled -}}
+{{- $resources := mergeOverwrite $resources $nvidiaLimits -}}
+{{- end -}}
+{{ $resources | toYaml }}
+{{- end -}}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "cam.fullname" . }}
+spec:
+  selector:
+    matchLabels: {app: cam}
+  template:
+    metadata:
+      labels: {app: cam}
+    spec:
+      containers:
+        - name: cam
+          image: cam:1
+          resources:
+            {{- include "cam.resources" . | nindent 12 }}
+    {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+    {{- end }}
+"""
+VALUES = """\
+gpu:
+  nvidia:
+    # -- Enables NVIDIA GPU compatibility
+    enabled: true
+# -- Set resource limits/requests for the Pod(s)
+resources:
+  limits:
+    memory: 1Gi
+tolerations: []
+"""
+
+
+def _chart(root: Path) -> Path:
+    chart = root / "cam"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: cam\nversion: 1.0.0\n")
+    (chart / "values.yaml").write_text(VALUES)
+    (chart / "templates" / "_helpers.tpl").write_text(HELPERS)
+    (chart / "templates" / "deployment.yaml").write_text(DEPLOYMENT)
+    return chart
+
+
+def _render(chart: Path, *sets: str) -> list[tuple[str, str]]:
+    return [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=sets, kube_version="1.34"))]
+
+
+def _docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
+    return [d for _, text in _render(chart, *sets) for d in yaml.safe_load_all(text) if d]
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOutcome]:
+    root = tmp_path_factory.mktemp("helper-maps")
+    original = _chart(root / "original")
+    chart = shutil.copytree(original, root / "fixed" / "cam")
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, chart, outcome
+
+
+def test_the_dra_branch_goes_inside_the_helper_that_writes_the_map(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    _, chart, outcome = fixed
+    assert {c.rel for c in outcome.changes} >= {"templates/_helpers.tpl", "templates/deployment.yaml"}
+    assert not (chart / "templates" / "_dramigrate.tpl").exists()
+    helpers = (chart / "templates" / "_helpers.tpl").read_text()
+    assert '{{- define "cam.resources.draCount" -}}' in helpers
+    # the map is edited before the helper's own toYaml line, which stays as it was
+    assert helpers.index('omit (get $resources "limits"') < helpers.index("{{ $resources | toYaml }}")
+
+
+def test_switch_off_renders_byte_identical(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    original, chart, _ = fixed
+    for sets in ((), ("gpu.nvidia.enabled=false",), ("resources.limits.cpu=2",)):
+        assert _render(chart, "dra.enabled=false", *sets) == _render(original, *sets)
+
+
+def test_switch_on_claims_the_gpu_and_keeps_the_other_limits(fixed: tuple[Path, Path, ChartOutcome]) -> None:
+    _, chart, _ = fixed
+    docs = _docs(chart)
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["resources"]["limits"] == {"memory": "1Gi"}
+    claim = container["resources"]["claims"][0]["name"]
+    assert [c["name"] for c in pod["resourceClaims"]] == [claim]
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert template["metadata"]["name"] == pod["resourceClaims"][0]["resourceClaimTemplateName"]
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 1)
+    # the chart's own GPU switch off: no device, no claim, nothing left behind
+    off = _docs(chart, "gpu.nvidia.enabled=false")
+    assert [d["kind"] for d in off] == ["Deployment"]
+    assert "claims" not in off[0]["spec"]["template"]["spec"]["containers"][0]["resources"]
+
+
+# llm-d-modelservice's `llm-d-modelservice.resources`: the helper writes `resources:`, `limits:` and `requests:` itself,
+# each map a deep copy of the object's own with the GPU merged in; the object it gets carries the switch
+LIMITS_HELPER = """\
+{{- define "w.resources" -}}
+{{- $limits := dict }}
+{{- if and .resources .resources.limits }}
+  {{- $limits = deepCopy .resources.limits }}
+{{- end }}
+{{- $requests := dict }}
+{{- if and .resources .resources.requests }}
+  {{- $requests = deepCopy .resources.requests }}
+{{- end }}
+resources:
+{{- if gt (int .gpus) 0 }}
+  {{- $limits = mergeOverwrite $limits (dict "nvidia.com/gpu" (toString .gpus)) }}
+  {{- $requests = mergeOverwrite $requests (dict "nvidia.com/gpu" (toString .gpus)) }}
+{{- end }}
+  limits:
+    {{- toYaml $limits | nindent 4 }}
+  requests:
+    {{- toYaml $requests | nindent 4 }}
+{{- end }}
+"""
+LIMITS_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-worker
+spec:
+  selector:
+    matchLabels: {app: w}
+  template:
+    metadata:
+      labels: {app: w}
+    spec:
+      containers:
+        - name: worker
+          image: w:1
+          {{- include "w.resources" .Values.worker | nindent 10 }}
+"""
+
+
+def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_them(tmp_path: Path) -> None:
+    original = tmp_path / "original" / "w"
+    (original / "templates").mkdir(parents=True)
+    (original / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 1.0.0\n")
+    (original / "values.yaml").write_text("worker:\n  gpus: 2\n  resources:\n    limits:\n      memory: 1Gi\n")
+    (original / "templates" / "_helpers.tpl").write_text(LIMITS_HELPER)
+    (original / "templates" / "deployment.yaml").write_text(LIMITS_DEPLOYMENT)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "w")
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _render(chart, "worker.dra.enabled=false") == _render(original)
+    docs = _docs(chart)
+    resources = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert resources["resources"]["limits"] == {"memory": "1Gi"}
+    assert "requests" not in resources["resources"]  # only the GPU was there: the section goes, as fix - drops it
+    assert len(resources["resources"]["claims"]) == 1
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2

@@ -1,0 +1,161 @@
+"""values.schema.json with `additionalProperties: false` around the values objects the idiomatic rewrite extends.
+
+Helm checks the values against the schema on every render, so a key the rewrite adds (`worker.resourceClaims`
+beside a resources map, `claims` in it, `dra.enabled` in each object a helper gets) must be declared where the
+object forbids unknown keys, or the chart no longer renders with them; where fix cannot tell where to declare one,
+it says so. Small charts modelled on llm-d's schema (closed `requester.resources`) and vLLM's helper.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.values import schema_with
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+CLOSED = {"type": "object", "additionalProperties": False}
+PASS_THROUGH = {
+    "templates/deployment.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-worker
+spec:
+  selector:
+    matchLabels: {app: wk}
+  template:
+    metadata:
+      labels: {app: wk}
+    spec:
+      containers:
+        - name: worker
+          image: wk:1
+          resources:
+            {{- toYaml .Values.worker.resources | nindent 12 }}
+""",
+    "values.yaml": "worker:\n  # -- Worker resources\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n",
+    "values.schema.json": json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "worker": {
+                    **CLOSED,
+                    "properties": {
+                        "resources": {**CLOSED, "properties": {"limits": {"type": "object"}}},
+                    },
+                }
+            },
+        },
+        indent=2,
+    ),
+}
+HELPER = {
+    "templates/_helpers.tpl": """\
+{{- define "app.resources" -}}
+limits:
+  nvidia.com/gpu: {{ .gpus }}
+{{- end }}
+""",
+    "templates/deployment.yaml": """\
+{{- range $m := .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ $m.name }}
+spec:
+  selector:
+    matchLabels: {app: m}
+  template:
+    metadata:
+      labels: {app: m}
+    spec:
+      containers:
+        - name: model
+          image: m:1
+          resources:
+            {{- include "app.resources" $m | nindent 12 }}
+{{- end }}
+""",
+    "values.yaml": "models:\n  - name: a\n    gpus: 1\n",
+    "values.schema.json": json.dumps(
+        {
+            "type": "object",
+            "properties": {
+                "models": {
+                    "type": "array",
+                    "items": {**CLOSED, "properties": {"name": {"type": "string"}, "gpus": {"type": "integer"}}},
+                }
+            },
+        },
+        indent=2,
+    ),
+}
+
+
+def _chart(root: Path, files: dict[str, str]) -> Path:
+    chart = root / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
+    for rel, text in files.items():
+        (chart / rel).write_text(text)
+    return chart
+
+
+def _fixed(root: Path, files: dict[str, str]) -> tuple[Path, Path, ChartOutcome]:
+    original = _chart(root / "original", files)
+    chart = shutil.copytree(original, root / "fixed" / "app")
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, chart, outcome
+
+
+def _render(chart: Path, values: Path | None = None) -> list[tuple[str, str]]:
+    options = RenderOptions(values_files=(values,) if values else (), kube_version="1.34")
+    return [(m.source, m.text) for m in render_chart(chart, options)]
+
+
+def _pods(chart: Path, values: Path | None = None) -> list[dict[str, Any]]:
+    docs = [d for _, text in _render(chart, values) for d in yaml.safe_load_all(text) if d]
+    return [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
+
+
+def test_pass_through_keys_are_declared_in_the_closed_objects(tmp_path: Path) -> None:
+    original, chart, _ = _fixed(tmp_path, PASS_THROUGH)
+    worker = json.loads((chart / "values.schema.json").read_text())["properties"]["worker"]
+    assert {"resources", "resourceClaims"} <= set(worker["properties"])
+    assert "claims" in worker["properties"]["resources"]["properties"]
+    assert _render(chart) == _render(original)
+    [pod] = _pods(chart, chart / "values-dra.yaml")  # Helm validates these values against the schema
+    claim = pod["containers"][0]["resources"]["claims"][0]["name"]
+    assert [c["name"] for c in pod["resourceClaims"]] == [claim]
+
+
+def test_a_helper_switch_is_declared_in_each_object_it_reads(tmp_path: Path) -> None:
+    original, chart, _ = _fixed(tmp_path, HELPER)
+    items = json.loads((chart / "values.schema.json").read_text())["properties"]["models"]["items"]
+    assert items["properties"]["dra"]["properties"]["enabled"]["type"] == "boolean"
+    off = tmp_path / "off.yaml"
+    off.write_text("models:\n  - name: a\n    gpus: 1\n    dra:\n      enabled: false\n")
+    assert _render(chart, off) == _render(original)  # the way back to the device plugin validates
+    assert "claims" in _pods(chart)[0]["containers"][0]["resources"]
+
+
+def test_a_closed_object_fix_cannot_reach_is_named() -> None:
+    schema = {"type": "object", **CLOSED, "properties": {"w": {"anyOf": [CLOSED, {"type": "null"}]}}}
+    changed, unplaced = schema_with(schema, [(("w",), "resourceClaims", {"type": "array"})])
+    assert (changed, unplaced) == (False, ["w.resourceClaims"])
+    ref = {"definitions": {"W": CLOSED}, "properties": {"w": {"$ref": "#/definitions/W"}}}
+    assert schema_with(ref, [(("w",), "resourceClaims", {"type": "array"})]) == (True, [])
+    assert "resourceClaims" in ref["definitions"]["W"]["properties"]
