@@ -837,11 +837,10 @@ def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
             for key in KUBESPAWNER_KEYS:  # JupyterHub values: KubeSpawner builds pods from these at run time
                 if isinstance(cur.get(key), dict):
                     out.append(({"limits": cur[key]}, f"{p}.{key}" if p else key))
-            for k, v in cur.items():
-                stack.append((v, f"{p}.{k}" if p else str(k)))
+            # only collections can hold a block: no path string for each scalar of the object
+            stack.extend((v, f"{p}.{k}" if p else str(k)) for k, v in cur.items() if isinstance(v, (dict, list)))
         elif isinstance(cur, list):
-            for i, v in enumerate(cur):
-                stack.append((v, f"{p}[{i}]"))
+            stack.extend((v, f"{p}[{i}]") for i, v in enumerate(cur) if isinstance(v, (dict, list)))
     return out
 
 
