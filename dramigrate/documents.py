@@ -181,7 +181,7 @@ def parse_document(path: str, doc: Document) -> Any:
         doc.data = None
         return None
     try:
-        doc.data = _round_trip().load(doc.body)
+        doc.data = _load(doc.body)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = doc.start_line + (mark.line if mark else 0)
@@ -197,6 +197,18 @@ def parse_document(path: str, doc: Document) -> Any:
         raise InputError(f"invalid YAML: a value does not fit its tag ({exc})", path, doc.start_line) from exc
     check_size(path, doc)
     return doc.data
+
+
+def _load(body: str) -> Any:
+    """ruamel's round-trip data of one document: composed from libyaml's events when it has nothing they cannot
+    carry (rtcompose), else ruamel's own parse, which also gives every error its message."""
+    from dramigrate.rtcompose import compose_round_trip
+
+    yaml = _round_trip()
+    try:
+        return compose_round_trip(body, yaml)
+    except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
+        return _round_trip().load(body)
 
 
 def check_size(path: str, doc: Document) -> None:

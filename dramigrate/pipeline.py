@@ -261,12 +261,9 @@ def _fix_document(
         if named_classes is not None:
             _use_named_classes(planned, named_classes, result)
         plans.extend(split_claims(planned))
-    before = {
-        id(p.analysis.ref.spec): pod_spec_errors(
-            to_plain(p.analysis.ref.spec), target.text, {k: v[0] for k, v in templates.items()}
-        )
-        for p in plans
-    }
+    # each pod spec as it was: its own errors are looked up only when the rewrite has some (most have none)
+    before = {id(p.analysis.ref.spec): to_plain(p.analysis.ref.spec) for p in plans}
+    known = {k: v[0] for k, v in templates.items()}
     start_edit(doc)
     unshare_resources(doc.data, [u.container.container for plan in plans for u in plan.analysis.uses])
     new_docs: list[dict[str, Any]] = []
@@ -289,8 +286,10 @@ def _fix_document(
             for c in apply_plan(plan, name)
         )
     for plan in plans:
-        after = pod_spec_errors(to_plain(plan.analysis.ref.spec), target.text, local_templates)
-        introduced = sorted(set(after) - set(before[id(plan.analysis.ref.spec)]))
+        introduced = pod_spec_errors(to_plain(plan.analysis.ref.spec), target.text, local_templates)
+        if introduced:  # only the errors the rewrite brought
+            was = pod_spec_errors(before[id(plan.analysis.ref.spec)], target.text, known)
+            introduced = sorted(set(introduced) - set(was))
         if introduced:
             raise_invalid(result, doc, plan, "the rewritten pod template", introduced)
         for f in plan.analysis.findings:

@@ -22,7 +22,7 @@ import json
 import re
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,7 +73,7 @@ from dramigrate.versions import Target
 
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
-PARALLEL_FROM = 1.0  # seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s of CPU)
+PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 
 
@@ -263,22 +263,42 @@ def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
     """The results of independent renders, in order, run render_parallelism() at a time (each thread waits for its
     own Helm worker, so on two cores two charts render at once). An exception is the first call's that raised, after
     every call has ended."""
+    return list(render_each(calls))
+
+
+def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
+    """render_all's results one by one as each is ready, in order, while the later ones still render: the caller's
+    own work on a result overlaps the next renders. Leaving early waits for the renders still running."""
     from dramigrate.helm import sandbox
 
     threads = sandbox.render_parallelism()
-    if threads > sandbox.workers_started() and len(calls) * sandbox.render_seconds() < PARALLEL_FROM:
-        threads = 1  # a small chart: starting another worker costs more than it saves
+    done = 0
+    while threads > sandbox.workers_started() and done < len(calls):
+        took = sandbox.render_seconds()  # one at a time until the renders left are known to pay for another worker
+        if took and (len(calls) - done) * took >= PARALLEL_FROM:
+            break
+        yield calls[done]()
+        done += 1
+    calls = calls[done:]
     if threads <= 1 or len(calls) <= 1:
-        return [call() for call in calls]
+        for call in calls:
+            yield call()
+        return
     if not _POOL:
         from concurrent.futures import ThreadPoolExecutor
 
         _POOL.append(ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dramigrate-render"))
     futures = [_POOL[0].submit(call) for call in calls]
-    from concurrent.futures import wait
+    try:
+        for future in futures:
+            exception = future.exception()
+            if exception is not None:
+                raise exception
+            yield future.result()
+    finally:
+        from concurrent.futures import wait
 
-    wait(futures)
-    return [future.result() for future in futures]
+        wait(futures)
 
 
 def _render_uncached(root: Path, options: Any) -> Render:
@@ -892,9 +912,8 @@ def _fix(
     mode: str,
 ) -> None:
     variations = _variations(root, copts, sources, relations, rules, work)
-    renders = list(
-        zip(variations, render_all([functools.partial(_render, root, v.options) for v in variations]), strict=True)
-    )
+    calls = [functools.partial(_render, root, v.options) for v in variations]
+    renders = zip(variations, render_each(calls), strict=True)  # each migrated below while the next ones render
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}

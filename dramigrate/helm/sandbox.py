@@ -517,6 +517,7 @@ class _Worker:
             start_new_session=False,
         )
         self._buffer = b""
+        self.served = 0  # render requests sent to it
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -603,6 +604,7 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
         if worker is None:
             worker = _Worker(memory_mb)
             _workers.append(worker)
+    worker.served += 1
     try:
         reply = worker.request(payload, timeout)
     except RenderLimit:
@@ -612,8 +614,8 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
         raise
     with _lock:
         _idle.setdefault(memory_mb, []).append(worker)
-        took = reply.pop("seconds", None)  # measured in the worker: not its start, nor a wait for the pipe
-        if isinstance(took, (int, float)):
+        took = reply.pop("seconds", None)  # the worker's CPU: not its start, nor a wait for the pipe or a core
+        if isinstance(took, (int, float)) and worker.served > 1:  # a worker's first render is slower (cold)
             _took.append(float(took))
             del _took[:-16]
     return reply
@@ -623,8 +625,8 @@ _took: list[float] = []  # how long the last renders took (seconds)
 
 
 def render_seconds() -> float:
-    """How long a render takes here, the median of the last ones as the workers measured them (0 before the
-    first)."""
+    """The CPU time a render takes here, the median of the last ones as the workers measured them, each worker's
+    first left out (0 before any)."""
     with _lock:
         took = sorted(_took)
     return took[len(took) // 2] if took else 0.0
@@ -695,12 +697,12 @@ def _child(parent: int, memory_mb: int) -> None:
 
     for line in sys.stdin.buffer:
         request = json.loads(line)
-        started = time.monotonic()
+        started = time.process_time()  # the CPU a render takes, which another core could take over
         try:
             reply = render_native(Path(request["chart"]), request["values"], request["options"])
         except MemoryError:
             os._exit(3)
-        reply["seconds"] = time.monotonic() - started
+        reply["seconds"] = time.process_time() - started
         out.write(json.dumps(reply).encode("utf-8") + b"\n")
         out.flush()
 

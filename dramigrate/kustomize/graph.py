@@ -241,7 +241,7 @@ def read_kustomization(file: Path, inside: bool) -> Kustomization:
             if "://" in entry or entry.startswith(("github.com/", "git@")):
                 k.remote.append(entry)
                 continue
-            target = (folder / entry).resolve()
+            target = Path(_resolve_in(str(folder), entry))
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             if target.is_file():
                 if key == "components":
@@ -369,6 +369,23 @@ def _ancestors(folder: str) -> Iterator[str]:
         if parent == folder:
             return
         folder = parent
+
+
+def _resolve_in(folder: str, entry: str) -> str:
+    """(folder / entry).resolve() for a resolved folder, looking up only the entry's own components (resolve looks
+    up every component from the root: ten per entry of a deep repository). `..` of a resolved folder is its
+    parent; at a symlink, resolve takes the whole path (links are rare, and it treats loops its own way)."""
+    cur = folder
+    for part in entry.split(os.sep):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            cur = _parent(cur)
+            continue
+        cur = cur + part if cur.endswith(os.sep) else cur + os.sep + part
+        if os.path.islink(cur):
+            return str((Path(folder) / entry).resolve())
+    return cur
 
 
 def _parent(path: str) -> str:

@@ -1,0 +1,144 @@
+"""ruamel's round-trip data for a document without comments, composed from libyaml's events (C) instead of
+ruamel's pure-Python scanner and parser, which were a third of fix's time.
+
+ruamel builds its data in three steps: scan and parse the text into events, compose the events into nodes
+(resolving each plain scalar's tag), construct the data from the nodes. Here libyaml gives the events and this
+module composes ruamel's own nodes from them (with ruamel's resolver and the positions ruamel gives); ruamel's
+round-trip constructor then builds the data, so every value, string class, number format and position is made
+by the same code as before. Only what the events cannot carry is left out, and a document holding any of it is
+declined (the caller parses it with ruamel): comments and blank lines inside the document (ruamel keeps both in
+its data), tabs, anchors, aliases, tags, directives, folded scalars (ruamel remembers where they fold), complex
+keys, odd line breaks, and more than one document. tests/test_speed.py checks the data, positions and dump are
+ruamel's on the fixtures, the corpus and the generated tree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# comments, blank lines, tabs and line breaks other than \n
+_ODD = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029#]|(?:\A|\n)[ ]*\n|\n[ ]+\Z")
+_HEAD = re.compile(r"(?:#[^\n]*\n)+")
+MAX_DEPTH = 100
+
+
+class Decline(Exception):
+    """The document holds something whose round-trip data the events cannot carry: ruamel parses it."""
+
+
+def compose_round_trip(body: str, yaml: Any) -> Any:
+    """The round-trip data yaml (a ruamel YAML(typ='rt')) would load from body, or Decline."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from yaml import (
+        AliasEvent,
+        DocumentEndEvent,
+        DocumentStartEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+        StreamStartEvent,
+    )
+    from yaml._yaml import CParser
+
+    head = _HEAD.match(body)
+    lines = head.group().count("\n") if head else 0  # comment lines at the top: ruamel's comment of the root
+    rest = body[head.end() :] if head else body
+    if (head and _ODD.search(head.group().replace("#", "").replace("\n", ""))) or _ODD.search(rest):
+        raise Decline("comment, blank line, tab or odd line break")
+    if rest.lstrip(" \n").startswith(("%", "---")) or "\n..." in rest:
+        raise Decline("directive or marker")
+    text = "\n" * lines + rest
+    resolver = yaml.resolver
+    resolve = resolver.resolve
+    parser = CParser(text)
+    get = parser.get_event
+    root: Any = None
+    docs = 0
+    stack: list[list[Any]] = []  # open collections: [node, its pending key node or None]
+    empty: Any = None  # an empty plain scalar: ruamel puts it where the next event starts
+    while True:
+        ev = get()
+        if ev is None:
+            break
+        if empty is not None:
+            empty.start_mark = ev.start_mark
+            empty = None
+        cls = type(ev)
+        if cls is ScalarEvent:
+            if ev.anchor is not None or ev.tag is not None:
+                raise Decline("anchor or tag")
+            style = ev.style or None
+            if style == ">":
+                raise Decline("folded scalar")
+            value = ev.value
+            node = ScalarNode(resolve(ScalarNode, value, ev.implicit), value, ev.start_mark, ev.end_mark, style=style)
+            if not value and style is None:
+                empty = node
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            if ev.anchor is not None or ev.tag is not None:
+                raise Decline("anchor or tag")
+            if len(stack) >= MAX_DEPTH:
+                raise Decline("deep")
+            kind = MappingNode if cls is MappingStartEvent else SequenceNode
+            node = kind(resolve(kind, None, ev.implicit), [], ev.start_mark, None, flow_style=ev.flow_style)
+            if root is None:
+                root = node
+            else:
+                _put(stack, node, True)
+            stack.append([node, None])
+            continue
+        elif cls is AliasEvent:
+            raise Decline("alias")
+        elif cls is DocumentStartEvent:
+            if ev.version is not None or ev.tags:
+                raise Decline("directive")
+            docs += 1
+            continue
+        elif cls is DocumentEndEvent or cls is StreamStartEvent or cls is StreamEndEvent:
+            continue
+        else:  # the end of a mapping or sequence
+            stack.pop()[0].end_mark = ev.end_mark
+            continue
+        if root is None:
+            root = node
+        else:
+            _put(stack, node, False)
+    if docs != 1 or root is None or (lines and type(root) is ScalarNode):
+        raise Decline("not one document")
+    if lines:
+        root.comment = [None, _comment_tokens(body, lines)]
+    return yaml.constructor.construct_document(root)
+
+
+def _comment_tokens(body: str, lines: int) -> list[Any]:
+    """The comment lines at the top of body as ruamel's scanner gives them: one token per line, at column 0."""
+    from ruamel.yaml.error import StringMark
+    from ruamel.yaml.tokens import CommentToken
+
+    buffer = body + "\0"
+    out, at = [], 0
+    for line in range(lines):
+        end = body.index("\n", at) + 1
+        start_mark = StringMark("<unicode string>", at, line, 0, buffer, at)
+        end_mark = StringMark("<unicode string>", end, line + 1, 0, buffer, end)
+        out.append(CommentToken(body[at:end], start_mark, end_mark))
+        at = end
+    return out
+
+
+def _put(stack: list[list[Any]], node: Any, collection: bool) -> None:
+    """Add a composed node to the collection open on top of the stack."""
+    from ruamel.yaml.nodes import MappingNode
+
+    top = stack[-1]
+    if type(top[0]) is not MappingNode:
+        top[0].value.append(node)
+    elif top[1] is None:
+        if collection or (node.value == "" and node.style is None):
+            raise Decline("complex or empty key")
+        top[1] = node
+    else:
+        top[0].value.append((top[1], node))
+        top[1] = None
