@@ -2,7 +2,7 @@
 """How long `dramigrate fix` takes on a chart, proof included (issue 7: "fix of a chart with its proof under 5 s").
 
     python benchmarks/bench_chart_speed.py [--charts DIR] [--corpus DIR] [--only TEXT] [--repeat N]
-                                           [--other PYTHONPATH] [--out FILE]
+                                           [--other PYTHONPATH] [--out FILE] [--command fix|lint|diff]
 
 Runs are those of `bench_chart_idiomatic.py` (--charts DIR with its runs.yaml, else the corpus runs). Each run copies
 the chart (and its values files) into a temp folder and times `python -m dramigrate fix` on the copy as a user runs
@@ -41,11 +41,13 @@ def tree_digest(*tops: Path) -> dict[str, str]:
     return out
 
 
-def one(run: Run, corpus_module: object, pythonpath: str | None) -> tuple[float, float, int, dict[str, str], str]:
+def one(
+    run: Run, corpus_module: object, pythonpath: str | None, command_name: str = "fix"
+) -> tuple[float, float, int, dict[str, str], str]:
     """wall, cpu, exit code, digest of the written files, the report."""
     with tempfile.TemporaryDirectory(prefix="bench-speed-") as tmp:
         root, values = copy_chart(run, Path(tmp), corpus_module)
-        command = [sys.executable, "-m", "dramigrate", "fix", str(root), "--exit-zero"]
+        command = [sys.executable, "-m", "dramigrate", command_name, str(root), "--exit-zero"]
         command += [f"--values={v}" for v in values] + [f"--set={s}" for s in run.sets]
         if run.kube:
             command.append(f"--kube-version={run.kube}")
@@ -72,6 +74,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--other", help="PYTHONPATH of another dramigrate to time alternately")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--command", choices=("fix", "lint", "diff"), default="fix", help="what to time (fix)")
     args = parser.parse_args()
     corpus_module = None
     if args.charts is not None:
@@ -90,7 +93,7 @@ def main() -> int:
         seen: dict[str, tuple[int, dict[str, str], str]] = {}
         for i in range(args.repeat):
             for side, path in sides if i % 2 == 0 else sides[::-1]:
-                wall, cpu, code, digest, report = one(run, corpus_module, path)
+                wall, cpu, code, digest, report = one(run, corpus_module, path, args.command)
                 times[side].append((wall, cpu))
                 seen[side] = (code, digest, report)
         cells = []
