@@ -231,7 +231,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
-    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored)
+    from dramigrate.prefilter import Stream
+
+    stream = Stream(rules)  # grep reads the files the walk finds while it goes on
+    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add)
+    inputs.grep = stream.finish()
     inputs.errors.extend(refused)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:

@@ -64,7 +64,8 @@ def run(
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
     jobs: list[Job] = []
-    grep = _start_grep(inputs.files, rules)  # grep reads the files while the kustomize scan runs here
+    # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
+    grep = inputs.grep if inputs.grep is not None else _start_grep(inputs.files, rules)
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
     kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
     out.kustomize = kz
@@ -135,11 +136,9 @@ def run(
 def _start_grep(files: list[str], rules: RuleSet) -> prefilter.Grep | None:
     """The grep pre-filter over every input file (the kustomize patches among them are read for nothing), with
     the autoscaler check's needles in the same pass; None on a small run (no grep, and no cutover import)."""
-    if len(files) < prefilter.MIN_FILES:
-        return None
-    from dramigrate.cutover import needles
-
-    return prefilter.start(files, rules, needles())
+    stream = prefilter.Stream(rules)
+    stream.add(files)
+    return stream.finish()
 
 
 def _in_pool(

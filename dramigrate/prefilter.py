@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 
@@ -115,7 +115,7 @@ class Grep:
     scan); result() waits for it. One pass finds both the words and the needles (the autoscaler check's byte
     strings): `grep -o` prints each match, so a file holding only needles is told apart from one holding words."""
 
-    def __init__(self, grep: str, files: list[str], rules: RuleSet, needles: Sequence[bytes]) -> None:
+    def __init__(self, grep: str, rules: RuleSet, needles: Sequence[bytes]) -> None:
         self.rules = rules
         self.needles = set(needles)
         ere = "|".join([words(rules), *(_ere(n.decode("utf-8", "surrogateescape")) for n in needles)])
@@ -143,9 +143,13 @@ class Grep:
             except (_Failed, OSError):
                 return Found(set(batch), set(batch))
 
-        batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
+        self._one = one
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
-        self._futures = [self._pool.submit(one, b) for b in batches]
+        self._futures: list[Future[Found]] = []
+
+    def add(self, files: list[str]) -> None:
+        """Start grep on more files (in batches of at most BATCH)."""
+        self._futures.extend(self._pool.submit(self._one, files[i : i + BATCH]) for i in range(0, len(files), BATCH))
 
     def _sorted(self, matched: bytes) -> Found:
         """Files with a word are candidates; files with a needle, or with a word an occurrence of a needle could
@@ -198,9 +202,42 @@ def _overlap(a: bytes, b: bytes) -> bool:
     return any(a.endswith(b[:k]) for k in range(1, len(b))) or any(b.endswith(a[:k]) for k in range(1, len(a)))
 
 
-def start(files: list[str], rules: RuleSet, needles: Sequence[bytes] = ()) -> Grep | None:
-    """Start the pre-filter over files, or None when there is no usable grep or too few files."""
-    grep = _grep()
-    if grep is None or len(files) < MIN_FILES:
-        return None
-    return Grep(grep, files, rules, needles)
+class Stream:
+    """The pre-filter fed as the folder walk finds files: each full batch goes to grep at once, so grep reads
+    while the walk (and then the kustomize scan) goes on. No grep for a run of fewer than MIN_FILES files."""
+
+    def __init__(self, rules: RuleSet, needles: Sequence[bytes] | None = None) -> None:
+        self.rules = rules
+        self.needles = needles  # None: the autoscaler check's, taken when grep starts (a large run only)
+        self.pending: list[str] = []
+        self.total = 0
+        self.grep: Grep | None = None
+        self.off = False  # no usable grep
+
+    def add(self, files: list[str]) -> None:
+        self.pending.extend(files)
+        self.total += len(files)
+        if len(self.pending) >= BATCH:
+            self._send()
+
+    def finish(self) -> Grep | None:
+        """The running pre-filter over every file added, or None (no grep, or too few files)."""
+        if self.pending and (self.grep is not None or self.total >= MIN_FILES):
+            self._send()
+        self.pending = []
+        return self.grep
+
+    def _send(self) -> None:
+        if self.grep is None and not self.off:
+            grep = _grep()
+            if grep is None:
+                self.off = True
+            else:
+                if self.needles is None:
+                    from dramigrate.cutover import needles
+
+                    self.needles = needles()
+                self.grep = Grep(grep, self.rules, self.needles)
+        if self.grep is not None:
+            self.grep.add(self.pending)
+        self.pending = []

@@ -8,14 +8,19 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dramigrate.limits import NotRegular, file_type, is_regular
+
+if TYPE_CHECKING:
+    from dramigrate.prefilter import Grep
 
 YAML_SUFFIXES = (".yaml", ".yml")
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # in kustomize's order
 STDIN = "-"
+TELL_EVERY = 300  # files the walk finds between two calls of expand's `found`
 WalkStep = tuple[str, list[str], list[str]]
 
 
@@ -39,6 +44,9 @@ class Inputs:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
     resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
+    found: Callable[[list[str]], None] | None = field(default=None, repr=False)  # expand's `found`
+    told: int = 0  # files told to `found` so far
+    grep: Grep | None = field(default=None, repr=False)  # the grep pre-filter running over the files, if started
 
 
 def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -49,12 +57,18 @@ def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
 
 
 def expand(
-    paths: list[str], exclude: tuple[str, ...] = (), force_exclude: bool = True, include_ignored: bool = False
+    paths: list[str],
+    exclude: tuple[str, ...] = (),
+    force_exclude: bool = True,
+    include_ignored: bool = False,
+    found: Callable[[list[str]], None] | None = None,
 ) -> Inputs:
     """The inputs of the paths given. Excludes apply to files and folders named on the command line too (as
     pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
-    include_ignored is on (files named on the command line are always taken)."""
+    include_ignored is on (files named on the command line are always taken). found: told the files as the walk
+    finds them, every few hundred (and the rest at the end; files git ignores among them)."""
     out = Inputs()
+    out.found = found
     seen: set[str] = set()
     walked: list[tuple[Path, list[str]]] = []  # (folder named, the files found in it)
     for raw in paths:
@@ -73,6 +87,8 @@ def expand(
             continue
         if walked_folder:
             walked.append((p, out.files[before:]))
+    if found is not None:
+        found(out.files[out.told :])
     if not include_ignored:
         ignored = set().union(*(git_ignored(top, found) for top, found in walked))
         if ignored:
@@ -320,6 +336,9 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
                 seen.add(text)
                 files.append(text)
                 resolved_of[text] = os.path.realpath(text) if kind == LINK else real_prefix + name
+        if out.found is not None and len(files) - out.told >= TELL_EVERY:
+            out.found(files[out.told :])
+            out.told = len(files)
 
 
 def _inside(path: str, root: Path) -> bool:

@@ -160,7 +160,9 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     if CORPUS.is_dir():
         files += sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
     monkeypatch.setattr(prefilter, "MIN_FILES", 0)
-    grep = prefilter.start([str(p) for p in files], RULES)
+    stream = prefilter.Stream(RULES)
+    stream.add([str(p) for p in files])
+    grep = stream.finish()
     assert grep is not None
     kept = grep.result().candidates
     missed = [p for p in files if may_matter(p.read_bytes(), RULES) and str(p) not in kept]
@@ -226,7 +228,9 @@ def test_grep_finds_the_autoscaler_files_python_finds(monkeypatch: pytest.Monkey
         (tmp_path / name).write_text(text, newline="")
     files = sorted(tmp_path.iterdir()) + sorted(p for p in (ROOT / "fixtures").rglob("*.y*ml"))
     monkeypatch.setattr(prefilter, "MIN_FILES", 0)
-    grep = prefilter.start([str(p) for p in files], RULES, needles())
+    stream = prefilter.Stream(RULES, needles())
+    stream.add([str(p) for p in files])
+    grep = stream.finish()
     assert grep is not None
     found = grep.result()
     holding = {str(p) for p in files if any(n in p.read_bytes() for n in needles())}
@@ -259,3 +263,18 @@ def test_the_quick_structure_bound_never_passes_what_the_line_walk_refuses(text:
     assert not _within_limits(text, limits)
     with pytest.raises(InputError, match="nested more than|YAML documents"):
         check_structure("f.yaml", text, limits)
+
+
+def test_the_walk_tells_the_files_it_finds_as_it_goes(tmp_path: Path) -> None:
+    """grep starts on the first files while the walk goes on: expand tells them in batches, every file once, in
+    walk order, the last batch before it returns."""
+    from dramigrate.sources import TELL_EVERY, expand
+
+    for i in range(TELL_EVERY * 2 + 7):
+        folder = tmp_path / f"d{i // 50:02d}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{i:04d}.yaml").write_text("a: 1\n")
+    told: list[list[str]] = []
+    inputs = expand([str(tmp_path)], found=told.append)
+    assert len(told) >= 3
+    assert [f for batch in told for f in batch] == inputs.files
