@@ -193,6 +193,8 @@ def parse_document(path: str, doc: Document) -> Any:
         raise InputError(f"invalid YAML: {problem}", path, line, column) from exc
     except YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
+    except (ValueError, TypeError) as exc:  # a tag the value does not fit (`!!int abc`), as the API server refuses it
+        raise InputError(f"invalid YAML: a value does not fit its tag ({exc})", path, doc.start_line) from exc
     check_size(path, doc)
     return doc.data
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# comments, blank lines, tabs and line breaks other than \n
-_ODD = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029#]|(?:\A|\n)[ ]*\n|\n[ ]+\Z")
+# comments, blank lines, tabs, line breaks other than \n, and a byte-order mark inside the text (libyaml counts
+# its column differently)
+_ODD = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff#]|(?:\A|\n)[ ]*\n|\n[ ]+\Z")
 _HEAD = re.compile(r"(?:#[^\n]*\n)+")
 MAX_DEPTH = 100
 

@@ -301,3 +301,19 @@ def test_a_repository_git_config_runs_nothing_when_its_folder_is_linted(tmp_path
     assert code == 1, err
     assert not marker.exists()
     assert "pod.yaml:11:" in out and "ignored.yaml" not in out  # .gitignore is still honoured
+
+
+def test_the_html_report_of_a_fix_names_a_file_that_is_not_utf8(tmp_path: Path) -> None:
+    """fix --html hashed each file's name as UTF-8 for its anchor: a name with other bytes ended the run with an
+    internal error after the files were written, and no report."""
+    from conftest import run_dramigrate
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    Path(os.fsdecode(os.fsencode(tree) + b"/caf\xe9.yaml")).write_text(ONE_GPU_POD.format(name="latin"))
+    page = tmp_path / "report.html"
+
+    code, out, err = run_dramigrate(["fix", tree, "--html", page])
+
+    assert code == 0, err
+    assert "caf\\xe9.yaml" in page.read_text()

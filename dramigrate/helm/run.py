@@ -177,11 +177,12 @@ class ChartOutcome:
 
 @dataclass
 class _RunCache:
-    """What one chart run computes more than once: renders of the chart it checks (by root, values content and
-    options; a probe and a proof value set with the same values are one render) and chart defaults by folder."""
+    """What one chart run computes more than once: renders of the chart it checks (by values content and options;
+    a probe and a proof value set with the same values are one render), chart defaults by folder, the core's
+    migration of a rendered stream, and whether the chart can render differently twice."""
 
     root: Path
-    renders: dict[tuple[str, ...], Render] = field(default_factory=dict)
+    renders: dict[tuple[Any, ...], Render] = field(default_factory=dict)
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # _run_core results (read-only: copied out)
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read

@@ -33,9 +33,14 @@ def plain(text: str, newlines: bool = True) -> str:
     return (_CONTROL if newlines else _CONTROL_OR_NEWLINE).sub(_visible, text)
 
 
+def encodable(text: str) -> str:
+    """text with the bytes of file names that are not UTF-8 (lone surrogates) shown as \\xNN, so it can be written."""
+    return _SURROGATE.sub(_visible, text)
+
+
 def workflow_data(text: str) -> str:
     """The message of a GitHub workflow command (`::error ...::DATA`), as the Actions runner decodes it."""
-    text = _SURROGATE.sub(_visible, text)  # a file name's bytes that are not UTF-8 cannot be printed as they are
+    text = encodable(text)  # a file name's bytes that are not UTF-8 cannot be printed as they are
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

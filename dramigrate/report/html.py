@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import difflib
 import hashlib
+import os
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from dramigrate import __version__
 from dramigrate.report.diff import unified
+from dramigrate.report.escape import encodable
 
 # Each device-plugin key in a container yields exactly one finding of these rules on its pod template
 # (detect.py; migrate.py recasts some), so counting them counts device requests.
@@ -169,7 +171,7 @@ def _sections(doc: dict[str, Any], changes: list[FileChange]) -> list[dict[str, 
         sections.append(
             {
                 "path": path,
-                "anchor": "f-" + hashlib.sha256(path.encode()).hexdigest()[:10],
+                "anchor": "f-" + hashlib.sha256(os.fsencode(path)).hexdigest()[:10],
                 "workloads": workloads,
                 "rows": side_by_side(change.before, change.after) if change else [],
                 "diff": unified(path, change.before, change.after).splitlines() if change else [],
@@ -202,23 +204,25 @@ def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: 
         ("byKind", "Device requests by kind", _bars(fig["byKind"])),
         ("byClass", "Device requests by device class", _bars(fig["byClass"])),
     ]
-    return env.get_template("report.html.j2").render(
-        command=command,
-        paths=paths,
-        version=__version__,
-        summary=doc["summary"],
-        figures=fig,
-        stack=_stack(fig["outcomes"]),
-        charts=charts,
-        fixed_word="would fix" if command == "diff" else "fixed",
-        migrated_word="would be migrated" if command == "diff" else "migrated",
-        anchors={s["path"]: s["anchor"] for s in sections},
-        findings=findings,
-        outcome=outcome,
-        errors=doc["errors"],
-        sections=sections,
-        style=style,
-        script=script,
-        csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
-        "img-src data:; form-action 'none'; base-uri 'none'",
+    return encodable(
+        env.get_template("report.html.j2").render(
+            command=command,
+            paths=paths,
+            version=__version__,
+            summary=doc["summary"],
+            figures=fig,
+            stack=_stack(fig["outcomes"]),
+            charts=charts,
+            fixed_word="would fix" if command == "diff" else "fixed",
+            migrated_word="would be migrated" if command == "diff" else "migrated",
+            anchors={s["path"]: s["anchor"] for s in sections},
+            findings=findings,
+            outcome=outcome,
+            errors=doc["errors"],
+            sections=sections,
+            style=style,
+            script=script,
+            csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
+            "img-src data:; form-action 'none'; base-uri 'none'",
+        )
     )
