@@ -49,6 +49,7 @@ spec:
             "properties": {
                 "worker": {
                     **CLOSED,
+                    "description": "Worker pods — GPUs",
                     "properties": {
                         "resources": {**CLOSED, "properties": {"limits": {"type": "object"}}},
                     },
@@ -56,6 +57,7 @@ spec:
             },
         },
         indent=2,
+        ensure_ascii=False,
     ),
 }
 HELPER = {
@@ -133,7 +135,9 @@ def _pods(chart: Path, values: Path | None = None) -> list[dict[str, Any]]:
 
 def test_pass_through_keys_are_declared_in_the_closed_objects(tmp_path: Path) -> None:
     original, chart, _ = _fixed(tmp_path, PASS_THROUGH)
-    worker = json.loads((chart / "values.schema.json").read_text())["properties"]["worker"]
+    schema = (chart / "values.schema.json").read_text()
+    assert "Worker pods — GPUs" in schema  # the chart's own text stays as written, not \u-escaped
+    worker = json.loads(schema)["properties"]["worker"]
     assert {"resources", "resourceClaims"} <= set(worker["properties"])
     assert "claims" in worker["properties"]["resources"]["properties"]
     assert _render(chart) == _render(original)

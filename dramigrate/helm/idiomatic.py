@@ -704,7 +704,8 @@ def conventions(
         if not (top or more):
             return out
         indent = re.search(r"\n( +)\"", text)
-        new = json.dumps(document, indent=len(indent.group(1)) if indent else 2) + ("\n" if text.endswith("\n") else "")
+        new = json.dumps(document, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False)
+        new += "\n" if text.endswith("\n") else ""
         out.append(Change("values.schema.json", text, new))
     return out
 
