@@ -314,28 +314,36 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
     return result
 
 
+def chosen_runs(charts: Path | None, corpus: Path, only: str) -> tuple[list[Run], Any] | None:
+    """The runs of a folder of charts (--charts) or of the corpus whose chart:label contains only, with the corpus
+    test module when it is the corpus; None (after saying so) when there is no corpus."""
+    corpus_module = None
+    if charts is not None:
+        runs = folder_runs(charts)
+    elif corpus.is_dir():
+        runs, corpus_module = corpus_runs(corpus)
+    else:
+        print(f"skipped: no corpus at {corpus} (it exists only in the dramigrate workspace and CI)")
+        return None
+    return [r for r in runs if only in f"{r.chart.name}:{r.label}"], corpus_module
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--charts", type=Path, help="a folder of charts (with an optional runs.yaml)")
     parser.add_argument("--only", default="", help="only runs whose chart:label contains this text")
     args = parser.parse_args()
-    corpus_module = None
-    if args.charts is not None:
-        runs = folder_runs(args.charts)
-    elif args.corpus.is_dir():
-        runs, corpus_module = corpus_runs(args.corpus)
-    else:
-        print(f"skipped: no corpus at {args.corpus} (it exists only in the dramigrate workspace and CI)")
+    chosen = chosen_runs(args.charts, args.corpus, args.only)
+    if chosen is None:
         return 0
+    runs, corpus_module = chosen
     from dramigrate.rules import load_rules
 
     rules = load_rules()
     results: list[Result] = []
     for run in runs:
         name = f"{run.chart.name}:{run.label}"
-        if args.only not in name:
-            continue
         r = measure(run, corpus_module, rules)
         results.append(r)
         state = f"{r.state} ({r.how})" if r.how else r.state

@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_chart_idiomatic import Run, copy_chart, corpus_runs, folder_runs  # noqa: E402
+from bench_chart_idiomatic import Run, chosen_runs, copy_chart  # noqa: E402
 
 
 def tree_digest(*tops: Path) -> dict[str, str]:
@@ -76,15 +76,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--command", choices=("fix", "lint", "diff"), default="fix", help="what to time (fix)")
     args = parser.parse_args()
-    corpus_module = None
-    if args.charts is not None:
-        runs = folder_runs(args.charts)
-    elif args.corpus.is_dir():
-        runs, corpus_module = corpus_runs(args.corpus)
-    else:
-        print(f"skipped: no corpus at {args.corpus}")
+    chosen = chosen_runs(args.charts, args.corpus, args.only)
+    if chosen is None:
         return 0
-    runs = [r for r in runs if args.only in f"{r.chart.name}:{r.label}"]
+    runs, corpus_module = chosen
     sides = [("this", None)] + ([("other", args.other)] if args.other else [])
     digests: dict[str, dict[str, object]] = {}
     for run in runs:

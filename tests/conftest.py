@@ -6,8 +6,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +97,26 @@ def processes_with(marker: str) -> list[int]:
         if marker.encode() in env and state != "Z":
             found.append(int(pid))
     return found
+
+
+def processes_left(marker: str, seconds: float = 10.0) -> list[int]:
+    """processes_with(marker) once they are gone, or when seconds have passed (a killed parent's children take a
+    moment to be reaped)."""
+    deadline = time.monotonic() + seconds
+    while (left := processes_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def fix_chart(chart: Path, kube: str = "1.34") -> Any:
+    """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven) and return the outcome."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    settings = Settings(kube_version=kube)
+    outcome = run_chart(chart, ChartOptions(kube_version=kube), load_rules(), settings, Target.parse(kube), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return outcome

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, processes_with
+from conftest import ONE_GPU_POD, dramigrate_executable, processes_left, processes_with
 
 from dramigrate import engine
 from dramigrate.config import Settings
@@ -70,8 +70,4 @@ def test_kill_9_of_dramigrate_leaves_no_pool_worker(tree: Path, tmp_path: Path) 
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-    for _ in range(100):
-        if not processes_with(marker):
-            break
-        time.sleep(0.1)
-    assert processes_with(marker) == []
+    assert processes_left(marker) == []

@@ -14,12 +14,10 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import fix_chart
 
-from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
-from dramigrate.rules import load_rules
-from dramigrate.versions import Target
+from dramigrate.helm.run import ChartOutcome
 
 HELPERS = """\
 {{- define "cam.fullname" -}}
@@ -94,10 +92,7 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOu
     root = tmp_path_factory.mktemp("helper-maps")
     original = _chart(root / "original")
     chart = shutil.copytree(original, root / "fixed" / "cam")
-    settings = Settings(kube_version="1.34")
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
+    outcome = fix_chart(chart)
     return original, chart, outcome
 
 
@@ -185,10 +180,7 @@ def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_the
     (original / "templates" / "_helpers.tpl").write_text(LIMITS_HELPER)
     (original / "templates" / "deployment.yaml").write_text(LIMITS_DEPLOYMENT)
     chart = shutil.copytree(original, tmp_path / "fixed" / "w")
-    settings = Settings(kube_version="1.34")
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
+    fix_chart(chart)
     assert _render(chart, "worker.dra.enabled=false") == _render(original)
     docs = _docs(chart)
     resources = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]["containers"][0]

@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import fix_chart
 
-from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.run import ChartOutcome
 from dramigrate.helm.values import schema_with
-from dramigrate.rules import load_rules
-from dramigrate.versions import Target
 
 CLOSED = {"type": "object", "additionalProperties": False}
 PASS_THROUGH = {
@@ -116,10 +114,7 @@ def _chart(root: Path, files: dict[str, str]) -> Path:
 def _fixed(root: Path, files: dict[str, str]) -> tuple[Path, Path, ChartOutcome]:
     original = _chart(root / "original", files)
     chart = shutil.copytree(original, root / "fixed" / "app")
-    settings = Settings(kube_version="1.34")
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
+    outcome = fix_chart(chart)
     return original, chart, outcome
 
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, processes_with
+from conftest import ONE_GPU_POD, dramigrate_executable, processes_left
 
 CHART_YAML = "apiVersion: v2\nname: {name}\nversion: 0.1.0\n"
 
@@ -65,11 +65,7 @@ def test_a_kill_9_of_dramigrate_also_ends_the_programs_it_runs(tmp_path: Path, f
     finally:
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-    for _ in range(100):
-        if not processes_with(marker):
-            break
-        time.sleep(0.05)
-    assert processes_with(marker) == []
+    assert processes_left(marker) == []
 
 
 def _acl(*entries: tuple[int, int, int]) -> bytes:
