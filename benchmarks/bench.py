@@ -430,8 +430,8 @@ def print_ratios(figures: list[Figure], trees: list[str]) -> None:
             print(f"  {name:<22} n/a")
             return
         r = a.best / b.best
-        target = TARGETS.get(name.split(" (")[0])
-        verdict = "" if target is None else f"   target <= {target}x: {'ok' if r <= target else 'MISSED'}"
+        target = TARGETS.get(name)  # issue 11's targets are for the generated tree; the corpus renders Helm charts
+        verdict = "   (no target)" if target is None else f"   target <= {target}x: {'ok' if r <= target else 'MISSED'}"
         print(f"  {name:<22} {r:6.2f}x{verdict}")
 
     print("ratios (medians of alternated runs):")
