@@ -108,6 +108,17 @@ def processes_left(marker: str, seconds: float = 10.0) -> list[int]:
     return left
 
 
+def chart_with(root: Path, name: str, files: dict[str, str], version: str = "0.1.0") -> Path:
+    """A chart folder root/name: Chart.yaml, an empty templates/, and files (path in the chart -> text)."""
+    chart = root / name
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: {version}\n")
+    for rel, text in files.items():
+        (chart / rel).parent.mkdir(parents=True, exist_ok=True)
+        (chart / rel).write_text(text)
+    return chart
+
+
 def fix_chart(chart: Path, kube: str = "1.34") -> Any:
     """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven) and return the outcome."""
     from dramigrate.config import Settings

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import fix_chart
+from conftest import chart_with, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOutcome
@@ -70,13 +70,8 @@ tolerations: []
 
 
 def _chart(root: Path) -> Path:
-    chart = root / "cam"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: cam\nversion: 1.0.0\n")
-    (chart / "values.yaml").write_text(VALUES)
-    (chart / "templates" / "_helpers.tpl").write_text(HELPERS)
-    (chart / "templates" / "deployment.yaml").write_text(DEPLOYMENT)
-    return chart
+    files = {"values.yaml": VALUES, "templates/_helpers.tpl": HELPERS, "templates/deployment.yaml": DEPLOYMENT}
+    return chart_with(root, "cam", files, version="1.0.0")
 
 
 def _render(chart: Path, *sets: str) -> list[tuple[str, str]]:
@@ -173,12 +168,12 @@ spec:
 
 
 def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_them(tmp_path: Path) -> None:
-    original = tmp_path / "original" / "w"
-    (original / "templates").mkdir(parents=True)
-    (original / "Chart.yaml").write_text("apiVersion: v2\nname: w\nversion: 1.0.0\n")
-    (original / "values.yaml").write_text("worker:\n  gpus: 2\n  resources:\n    limits:\n      memory: 1Gi\n")
-    (original / "templates" / "_helpers.tpl").write_text(LIMITS_HELPER)
-    (original / "templates" / "deployment.yaml").write_text(LIMITS_DEPLOYMENT)
+    files = {
+        "values.yaml": "worker:\n  gpus: 2\n  resources:\n    limits:\n      memory: 1Gi\n",
+        "templates/_helpers.tpl": LIMITS_HELPER,
+        "templates/deployment.yaml": LIMITS_DEPLOYMENT,
+    }
+    original = chart_with(tmp_path / "original", "w", files, version="1.0.0")
     chart = shutil.copytree(original, tmp_path / "fixed" / "w")
     fix_chart(chart)
     assert _render(chart, "worker.dra.enabled=false") == _render(original)

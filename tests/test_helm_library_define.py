@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import chart_with, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -50,15 +51,13 @@ VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1  # Number of GPUs\n"
 
 
 def _chart(root: Path) -> Path:
-    chart = root / "nim"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: nim\nversion: 1.0.0\n")
-    (chart / "values.yaml").write_text(VALUES)
-    (chart / "templates" / "base.yaml").write_text('{{ include "lib.deployment" . }}\n')
-    lib = chart / "charts" / "library_chart"
-    (lib / "templates").mkdir(parents=True)
-    (lib / "Chart.yaml").write_text("apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n")
-    (lib / "templates" / "_deployment.tpl").write_text(LIBRARY)
+    files = {"values.yaml": VALUES, "templates/base.yaml": '{{ include "lib.deployment" . }}\n'}
+    chart = chart_with(root, "nim", files, version="1.0.0")
+    library = {
+        "Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+        "templates/_deployment.tpl": LIBRARY,
+    }
+    chart_with(chart / "charts", "library_chart", library)
     return chart
 
 
@@ -78,10 +77,7 @@ def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOu
     root = tmp_path_factory.mktemp("library-define")
     original = _chart(root / "original")
     chart = shutil.copytree(original, root / "fixed" / "nim")
-    outcome = _fix(chart)
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
-    return original, chart, outcome
+    return original, chart, fix_chart(chart)
 
 
 def test_the_finding_points_at_the_library_define_line(fixed: tuple[Path, Path, ChartOutcome]) -> None:

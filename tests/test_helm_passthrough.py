@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli
+from conftest import RunCli, chart_with
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -345,11 +345,8 @@ def test_resources_key_and_its_toyaml_on_one_line(tmp_path: Path) -> None:
     """`resources: {{- toYaml . | nindent 10 }}` (key and action on one line, a shape real charts use): the finding
     points at that line as pattern C and the pass-through is proven (was: the container's first line, pattern F,
     manual)."""
-    chart = tmp_path / "api"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: api\nversion: 1.0.0\n")
-    (chart / "values.yaml").write_text("resources: {}\n")
-    (chart / "templates" / "deployment.yaml").write_text(INLINE_TEMPLATE)
+    files = {"values.yaml": "resources: {}\n", "templates/deployment.yaml": INLINE_TEMPLATE}
+    chart = chart_with(tmp_path, "api", files, version="1.0.0")
     gpu = tmp_path / "gpu.yaml"
     gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
     lint = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "lint")
@@ -384,11 +381,8 @@ def test_resources_map_read_with_index_from_a_variable(tmp_path: Path) -> None:
     """A values key with a dash read through `index` and a variable (`$module := index .Values "modules"
     "text-gen"`, then `index $module "resources" | toYaml` at column 0): pattern B, and the pass-through reads the
     sibling the same way (was: pattern F, manual)."""
-    chart = tmp_path / "search"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: search\nversion: 1.0.0\n")
-    (chart / "values.yaml").write_text("modules:\n  text-gen:\n    resources: {}\n")
-    (chart / "templates" / "text-gen.yaml").write_text(INDEX_TEMPLATE)
+    files = {"values.yaml": "modules:\n  text-gen:\n    resources: {}\n", "templates/text-gen.yaml": INDEX_TEMPLATE}
+    chart = chart_with(tmp_path, "search", files, version="1.0.0")
     gpu = tmp_path / "gpu.yaml"
     gpu.write_text("modules:\n  text-gen:\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import fix_chart
+from conftest import chart_with, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOutcome
@@ -102,17 +102,8 @@ spec:
 }
 
 
-def _chart(root: Path, files: dict[str, str]) -> Path:
-    chart = root / "app"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 0.1.0\n")
-    for rel, text in files.items():
-        (chart / rel).write_text(text)
-    return chart
-
-
 def _fixed(root: Path, files: dict[str, str]) -> tuple[Path, Path, ChartOutcome]:
-    original = _chart(root / "original", files)
+    original = chart_with(root / "original", "app", files)
     chart = shutil.copytree(original, root / "fixed" / "app")
     outcome = fix_chart(chart)
     return original, chart, outcome

@@ -11,13 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, RunCli, dramigrate_executable, processes_left
+from conftest import ONE_GPU_POD, RunCli, chart_with, dramigrate_executable, processes_left
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.sandbox import ChartRefused
 
 SECRET = "s3cr3t-token-4b1d"
-CHART_YAML = "apiVersion: v2\nname: {name}\nversion: 0.1.0\n"
 READS_A_FILE = """\
 apiVersion: v1
 kind: ConfigMap
@@ -29,13 +28,10 @@ data:
 
 
 def _chart(root: Path, name: str, templates: dict[str, str]) -> Path:
-    chart = root / name
-    (chart / "templates").mkdir(parents=True)
+    chart = chart_with(
+        root, name, {"values.yaml": "gpus: 1\n"} | {f"templates/{rel}": t for rel, t in templates.items()}
+    )
     (chart / "files").mkdir()
-    (chart / "Chart.yaml").write_text(CHART_YAML.format(name=name))
-    (chart / "values.yaml").write_text("gpus: 1\n")
-    for rel, text in templates.items():
-        (chart / "templates" / rel).write_text(text)
     return chart
 
 

@@ -11,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, processes_left
-
-CHART_YAML = "apiVersion: v2\nname: {name}\nversion: 0.1.0\n"
+from conftest import ONE_GPU_POD, chart_with, dramigrate_executable, processes_left
 
 
 def _kustomize_tree(root: Path) -> Path:
@@ -28,13 +26,8 @@ def _kustomize_tree(root: Path) -> Path:
 
 
 def _chart(root: Path) -> Path:
-    chart = root / "chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text(CHART_YAML.format(name="chart"))
-    (chart / "values.yaml").write_text("gpus: 1\n")
     pod = ONE_GPU_POD.format(name="pod").replace("gpu: 1", "gpu: {{ .Values.gpus }}")
-    (chart / "templates" / "pod.yaml").write_text(pod)
-    return chart
+    return chart_with(root, "chart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": pod})
 
 
 @pytest.mark.parametrize("flag", ["--kustomize-binary", "--helm-binary"])
