@@ -693,11 +693,9 @@ def do_fix(opts: Options) -> int:
         chart_written = _write_chart(chart, result)
         changed += chart_written
         if chart_written:
-            written += [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
-            changes += [
-                FileChange(c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}", c.before or "", c.after)
-                for c in chart.changes
-            ]
+            names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
+            written += names
+            changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))

@@ -295,17 +295,10 @@ def edited_body(path: str, doc: Document) -> str:
 def _reads_back_fast(text: str, expected: Any) -> bool:
     """Whether libyaml reads text as exactly one document equal to expected, as ruamel would read it (fastyaml
     reproduces ruamel's values or declines). False when it declines or differs: ruamel then decides, as before."""
-    import yaml
+    from dramigrate.fastyaml import one_document
 
-    from dramigrate.fastyaml import _ODD_BREAKS, Decline, parse_stream
-
-    if _ODD_BREAKS.search(text):
-        return False
-    try:
-        docs = parse_stream(text)
-    except (Decline, yaml.YAMLError, RecursionError, ValueError):
-        return False
-    return len(docs) == 1 and to_plain(docs[0][0]) == expected
+    got = one_document(text)
+    return got is not None and to_plain(got[0]) == expected
 
 
 def merge_edit(original: str, baseline: str, after: str) -> str:

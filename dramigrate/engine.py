@@ -198,7 +198,7 @@ def _kustomize_findings(kz: Scan, rules: RuleSet, out: RunResult, resolved: dict
             continue
         known = resolved.get(r.path)
         path = Path(known) if known is not None else _resolved(Path(r.path))
-        unit = kz.unit_of.get(path)
+        unit = kz.unit_of.get(str(path))
         if unit is None or not unit.migratable:
             continue
         folders = kz.graph.owners_of(path)

@@ -283,25 +283,34 @@ def fast_parse(path: str, doc: Document) -> bool:
     """Parse one document's body from libyaml events into doc.data, exactly as parse_document would with ruamel
     (positions are relative to the body, as there). False when this parse cannot be exact: the caller then uses
     parse_document for this document. An alias bomb raises InputError, as parse_document does."""
-    import yaml
-
     if doc.parsed:
         return True
     body = doc.body
     if not has_content(body):
         doc.data, doc.parsed = None, True
         return True
-    if _ODD_BREAKS.search(body):  # line counting that splitlines() and YAML would disagree on
+    got = one_document(body)
+    if got is None:
         return False
-    try:
-        docs = parse_stream(body)
-    except (Decline, yaml.YAMLError, RecursionError, ValueError):
-        return False
-    if len(docs) != 1:  # a `...` end marker inside the body: more than one YAML document
-        return False
-    doc.data, doc.parsed = docs[0][0], True
+    doc.data, doc.parsed = got[0], True
     check_size(path, doc)
     return True
+
+
+def one_document(text: str) -> tuple[Any] | None:
+    """(data,) of text as ruamel would read it when text is exactly one YAML document this parse reproduces
+    exactly; None when it declines (ruamel decides then)."""
+    import yaml
+
+    if _ODD_BREAKS.search(text):  # line counting that splitlines() and YAML would disagree on
+        return None
+    try:
+        docs = parse_stream(text)
+    except (Decline, yaml.YAMLError, RecursionError, ValueError):
+        return None
+    if len(docs) != 1:  # a `...` end marker inside the text: more than one YAML document
+        return None
+    return (docs[0][0],)
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:

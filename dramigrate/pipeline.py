@@ -141,19 +141,19 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
     if job.report_only_reason:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
+    edits = job.fix and not job.report_only_reason
     for doc in yf.documents:
         _parse(job.path, doc)
         if doc.data is None:
             continue
         marks = len(result.decisions), len(result.suppressed)
         findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
-        edits = job.fix and not job.report_only_reason
         edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]
             findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
         for info, quota in quotas:
-            if job.fix and any(f.fixable for f in quota) and not job.report_only_reason:
+            if edits and any(f.fixable for f in quota):
                 start_edit(doc)
                 quota = check_quota(det, doc, info, fix=True, drop_legacy=settings.drop_legacy_quota)
             findings.extend(quota)

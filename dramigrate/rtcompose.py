@@ -17,20 +17,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from dramigrate.fastyaml import MAX_DEPTH, Decline
+
 # comments, blank lines, tabs, line breaks other than \n, and a byte-order mark inside the text (libyaml counts
 # its column differently)
 _ODD = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff#]|(?:\A|\n)[ ]*\n|\n[ ]+\Z")
 _HEAD = re.compile(r"(?:#[^\n]*\n)+")
-MAX_DEPTH = 100
-
-
-class Decline(Exception):
-    """The document holds something whose round-trip data the events cannot carry: ruamel parses it."""
 
 
 def compose_round_trip(body: str, yaml: Any) -> Any:
     """The round-trip data yaml (a ruamel YAML(typ='rt')) would load from body, or Decline."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
     from yaml import (
         AliasEvent,
         DocumentEndEvent,
@@ -131,8 +129,6 @@ def _comment_tokens(body: str, lines: int) -> list[Any]:
 
 def _put(stack: list[list[Any]], node: Any, collection: bool) -> None:
     """Add a composed node to the collection open on top of the stack."""
-    from ruamel.yaml.nodes import MappingNode
-
     top = stack[-1]
     if type(top[0]) is not MappingNode:
         top[0].value.append(node)

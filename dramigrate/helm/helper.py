@@ -53,6 +53,7 @@ from dramigrate.helm.idiomatic import (
     conventions,
     pod_groups,
 )
+from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
 from dramigrate.helm.patterns import _ACTION, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
 from dramigrate.rules import RuleSet
@@ -69,7 +70,6 @@ _OLD_CLUSTER = (
     "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
     "({}) for the device-plugin request"
 )
-_ACTION_TEXT = re.compile(r"\{\{.*?\}\}")
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
 
@@ -426,8 +426,8 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     opened = [b for b in enclosing(blocks(text), key.index) if b.start > block.start]
     body = []
     for i in range(block.start + 1, key.index):
-        actions = _ACTION_TEXT.findall(lines[i])
-        if not actions or _ACTION_TEXT.sub("", lines[i]).strip():
+        actions = _WHOLE_ACTION.findall(lines[i])
+        if not actions or _WHOLE_ACTION.sub("", lines[i]).strip():
             continue  # YAML the helper writes (`resources:`): no part of the count
         if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
             body.append(lines[i].strip())
@@ -468,10 +468,10 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
 def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch, and the `<helper>.draCount` define after it."""
-    lines = text.splitlines()
-    block = next(b for name, b in _defines(text) if name == define)
     if keys[0].var is not None:
         return _rewrite_map_helper(text, define, keys, mode, default, claim)
+    lines = text.splitlines()
+    block = next(b for name, b in _defines(text) if name == define)
     switch = _switch(mode, "$", default)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
@@ -888,8 +888,6 @@ def unit_suites(
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
     with the count at 0 neither. Written only where the template renders one document with the device key."""
-    import copy as copying
-
     from dramigrate.helm.unittest_suite import Case, suite, suite_path
     from dramigrate.helm.values import set_path
 
@@ -901,7 +899,7 @@ def unit_suites(
         return []
 
     def values(on: bool, zero: bool = False) -> dict[str, Any]:
-        out = copying.deepcopy(user)
+        out = user  # set_path copies
         for c in contexts:
             out = set_path(out, (*c, "dra", "enabled"), on)
             if zero and knob and mode == "context":

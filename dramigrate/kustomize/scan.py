@@ -56,17 +56,16 @@ class Unit:
 class Scan:
     graph: Graph
     units: list[Unit] = field(default_factory=list)
-    unit_of: dict[Path, Unit] = field(default_factory=dict)  # resource and patch file -> its graph
+    unit_of: dict[str, Unit] = field(default_factory=dict)  # resource and patch file (resolved text) -> its graph
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[str] = field(default_factory=set)  # the input files, resolved
-    _unit_of_text: dict[str, Unit] = field(default_factory=dict, repr=False)  # unit_of by path text
     _broken_text: set[str] = field(default_factory=set, repr=False)
     _below: dict[str, bool] = field(default_factory=dict, repr=False)
 
     def skip(self, path: str) -> bool:
         """A patch file: the core does not read it as a manifest (the kustomize flow does). path: resolved."""
-        unit = self._unit_of_text.get(path)
+        unit = self.unit_of.get(path)
         return unit is not None and Path(path) in unit.patch_files and Path(path) not in unit.files
 
     def reason(self, path: str, fix: bool) -> str:
@@ -74,7 +73,7 @@ class Scan:
 
         In fix and diff mode every file of a device graph is left to the kustomize flow; lint reports the
         files of a graph that can be migrated as usual, and the others as kustomize-patch warnings."""
-        unit = self._unit_of_text.get(path)
+        unit = self.unit_of.get(path)
         if unit is None:
             if self.broken and self._below_broken(os.path.dirname(path)):
                 return "a kustomization above it is broken, so the overlays that build on it are unknown"
@@ -127,8 +126,7 @@ def scan(paths: list[str], rules: RuleSet, walked: list[Walked] | None = None) -
             continue
         out.units.append(unit)
         for f in unit.files | unit.patch_files:
-            out.unit_of[f] = unit
-            out._unit_of_text[str(f)] = unit
+            out.unit_of[str(f)] = unit
     return out
 
 
