@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from dramigrate.helm.idiomatic import (
     PodDelta,
     _and,
@@ -922,15 +920,7 @@ def unit_suites(
         about = f"DRA ResourceClaims from the {key.define} helper behind dra.enabled"
         made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about)
         if made is not None:
-            body = yaml.safe_load(made.after)
-            body["templates"] = list(dict.fromkeys(body["templates"]))  # the claim template is in the same file
-            # with the switch on the template renders its ResourceClaimTemplate too: pick the workload by kind
-            for test in body["tests"]:
-                kind = next(a["isKind"]["of"] for a in test["asserts"] if "isKind" in a)
-                for a in test["asserts"]:
-                    a.setdefault("documentSelector", {"path": "kind", "value": kind})
-            head = made.after.split("\n", 1)[0] + "\n"
-            out.append(Change(made.rel, None, head + yaml.safe_dump(body, sort_keys=False, width=1000)))
+            out.append(made)
     return out
 
 

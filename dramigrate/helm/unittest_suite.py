@@ -182,7 +182,8 @@ def suite(
 
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
         out = [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
-        if len(original) > 1:  # a template of several documents: its workload picked by kind (a new dict each time)
+        # a template of several documents (or one that renders its claim template too): its workload picked by kind
+        if len(original) > 1 or claim_file == rel:
             out = [{**a, "documentSelector": {"path": "kind", "value": kind}} for a in out]
         return out
 
@@ -218,7 +219,7 @@ def suite(
         tests.append({**test, "asserts": asserts})
     body = {
         "suite": f"{template}: {about}",
-        "templates": [template, claims_template],
+        "templates": list(dict.fromkeys([template, claims_template])),
         # the rewritten chart fails the render below Kubernetes 1.34 when it renders claims: pin a DRA cluster
         "capabilities": {"majorVersion": 1, "minorVersion": 34, "apiVersions": ["resource.k8s.io/v1"]},
         "tests": tests,
