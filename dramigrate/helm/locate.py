@@ -67,7 +67,8 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
     return tuple(out)
 
 
-def align(template: str, rendered: str) -> list[int | None]:
+@lru_cache(maxsize=64)  # a finding's template and object are aligned by map_line, then again by through_include
+def align(template: str, rendered: str) -> tuple[int | None, ...]:
     """For each rendered line, the 0-based template line that wrote it, or None.
 
     A template line with literal children (`limits:` then `cpu: "1"`) is only kept as the match of a
@@ -98,7 +99,7 @@ def align(template: str, rendered: str) -> list[int | None]:
         if not bad:
             break
         forbidden |= bad
-    return out
+    return tuple(out)
 
 
 def _chain(candidates: list[list[int]], forbidden: set[tuple[int, int]], size: int) -> list[int | None]:
