@@ -448,3 +448,19 @@ def test_values_file_that_leaves_the_device_map_to_the_chart_defaults(tmp_path: 
     pod = docs(chart, (tmp_path / "mine-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
     assert pod["resourceClaims"], pod
+
+
+def test_chart_with_its_own_schema_error_is_proven(tmp_path: Path) -> None:
+    """A chart whose render is not strict-valid before any rewrite (Intel's tensorflow-serving chart misspells
+    `initialDelaySeconds` as `initialDelay` in its probe): the same error after the rewrite is the chart's, not
+    the rewrite's, so the pass-through is proven (was: manual, "the render is not valid: ... 'initialDelay' was
+    unexpected")."""
+    template = REQUIRED_TEMPLATE.replace(
+        "          resources:\n", "          readinessProbe:\n            initialDelay: 15\n          resources:\n"
+    )
+    values = "model: resnet\ndeploy:\n  resources: {}\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deploy:\n  resources:\n    limits:\n      gpu.intel.com/i915: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
