@@ -242,6 +242,8 @@ def variant_text(
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
     key left out would come back from the defaults). `templates`: the claim templates by the values key they go
     under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
+    from ruamel.yaml.comments import CommentedMap
+
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -253,13 +255,18 @@ def variant_text(
     root = doc.data
 
     def node_at(path_: Path_) -> Any:
+        """The node at path_ in the file; a mapping the file leaves out is added when the chart's defaults set
+        it (the file only adds to the defaults there: its variant carries the DRA edit of the defaults' map)."""
         node = root
-        for part in path_:
+        for n, part in enumerate(path_):
             if isinstance(part, int):
                 if not isinstance(node, list) or part >= len(node):
                     raise NotPassThrough(f"{path}: does not set {display(path_)}")
+            elif isinstance(node, dict) and part not in node and isinstance(get_path(defaults or {}, path_), dict):
+                node[part] = CommentedMap()
             elif not isinstance(node, dict) or part not in node:
-                raise NotPassThrough(f"{path}: does not set {display(path_)} (it sets the device key elsewhere)")
+                where = display(path_[: n + 1])
+                raise NotPassThrough(f"{path}: does not set {where} (it sets the device key elsewhere)")
             node = node[part]
         return node
 
@@ -267,10 +274,12 @@ def variant_text(
         res = node_at(edit.path)
         for section, keys in edit.removed.items():
             block = res.get(section)
+            if block is None and get_path(defaults or {}, (*edit.path, section)) is not None:
+                block = res[section] = CommentedMap()  # the file leaves the section to the chart's defaults
             if block is None:
                 raise NotPassThrough(f"{path}: the device key of {display(edit.path)}.{section} is set in another file")
             for k in keys:
-                if k not in block:
+                if k not in block and get_path(defaults or {}, (*edit.path, section, k)) is None:
                     raise NotPassThrough(f"{path}: {display((*edit.path, section, k))} is set in another file")
                 if get_path(defaults or {}, (*edit.path, section, k)) is not None:
                     block[k] = None
