@@ -408,3 +408,96 @@ def test_with_block_piping_dot_into_toyaml(tmp_path: Path) -> None:
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
     assert any("pattern C" in f.message for f in outcome.findings if f.resource)
+
+
+REQUIRED_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ required "model is required" .Values.model }}
+spec:
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+        - name: serve
+          image: serve:1
+          resources:
+            {{- toYaml .Values.deploy.resources | nindent 12 }}
+"""
+
+
+def test_values_file_that_leaves_the_device_map_to_the_chart_defaults(tmp_path: Path) -> None:
+    """The chart's defaults ask for the device (Intel's tensorflow-serving chart: `deploy.resources.limits` with
+    gpu.intel.com/i915) but do not render alone (a `required` value), and the user's -f file sets only that value:
+    its DRA variant carries the defaults' edit (the device key nulled, the claims added) and the rewrite is proven
+    (was: manual, "does not set deploy.resources (it sets the device key elsewhere)")."""
+    values = "model: ''\ndeploy:\n  resources:\n    limits:\n      cpu: 2\n      gpu.intel.com/i915: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": REQUIRED_TEMPLATE})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("model: resnet  # the model to serve\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(mine,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = (tmp_path / "mine-dra.yaml").read_text()
+    assert variant.startswith("model: resnet  # the model to serve\n"), variant
+    assert yaml.safe_load(variant)["deploy"]["resources"]["limits"] == {"gpu.intel.com/i915": None}
+    pod = docs(chart, (tmp_path / "mine-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
+    assert pod["resourceClaims"], pod
+
+
+def test_chart_with_its_own_schema_error_is_proven(tmp_path: Path) -> None:
+    """A chart whose render is not strict-valid before any rewrite (Intel's tensorflow-serving chart misspells
+    `initialDelaySeconds` as `initialDelay` in its probe): the same error after the rewrite is the chart's, not
+    the rewrite's, so the pass-through is proven (was: manual, "the render is not valid: ... 'initialDelay' was
+    unexpected")."""
+    template = REQUIRED_TEMPLATE.replace(
+        "          resources:\n", "          readinessProbe:\n            initialDelay: 15\n          resources:\n"
+    )
+    values = "model: resnet\ndeploy:\n  resources: {}\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deploy:\n  resources:\n    limits:\n      gpu.intel.com/i915: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+
+
+ISVC_TEMPLATE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: {{ .Release.Name }}-detector
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    minReplicas: 1
+    model:
+      modelFormat:
+        name: huggingface
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+      storageUri: hf://detector
+"""
+
+
+def test_kserve_single_container_takes_the_map(tmp_path: Path) -> None:
+    """A KServe InferenceService whose predictor's one container (`model:`, no `containers:` list) takes the values
+    resources map (Red Hat's guardrails detector chart): the pod-level `resourceClaims` pass-through goes into the
+    predictor, before `model:`, and the rewrite is proven (was: manual, "the migration changes no values resources
+    map")."""
+    values = "resources:\n  limits:\n    cpu: '2'\n    nvidia.com/gpu: '1'\n"
+    chart = chart_with(tmp_path, "detector", {"values.yaml": values, "templates/isvc.yaml": ISVC_TEMPLATE})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert (
+        "    {{- with .Values.resourceClaims }}\n    resourceClaims:\n" in (chart / "templates/isvc.yaml").read_text()
+    )
+    predictor = docs(chart, (chart / "values-dra.yaml",))["InferenceService"]["spec"]["predictor"]
+    assert predictor["resourceClaims"][0]["name"] == "gpu", predictor
+    assert predictor["model"]["resources"] == {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}, predictor

@@ -1130,7 +1130,7 @@ def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want
             patch,
         )
         return False
-    invalid = strict_errors(on.stream, ("1.34", "1.36"))
+    invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if invalid:
         _manual(outcome, f"{case}, the render is not valid: {invalid}", patch)
         return False
