@@ -63,7 +63,12 @@ def as_json(original: str, yaml_text: str) -> str:
     if m:
         indent = m.group(1) if "\t" in m.group(1) else len(m.group(1))
     out = json.dumps(data, indent=indent, ensure_ascii=False)
+    # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
+    out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out + ("\n" if original.endswith("\n") else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _inside(path: str, roots: tuple[Path, ...]) -> bool:
