@@ -464,3 +464,40 @@ def test_chart_with_its_own_schema_error_is_proven(tmp_path: Path) -> None:
     gpu.write_text("deploy:\n  resources:\n    limits:\n      gpu.intel.com/i915: 1\n")
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
+
+
+ISVC_TEMPLATE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: {{ .Release.Name }}-detector
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    minReplicas: 1
+    model:
+      modelFormat:
+        name: huggingface
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+      storageUri: hf://detector
+"""
+
+
+def test_kserve_single_container_takes_the_map(tmp_path: Path) -> None:
+    """A KServe InferenceService whose predictor's one container (`model:`, no `containers:` list) takes the values
+    resources map (Red Hat's guardrails detector chart): the pod-level `resourceClaims` pass-through goes into the
+    predictor, before `model:`, and the rewrite is proven (was: manual, "the migration changes no values resources
+    map")."""
+    values = "resources:\n  limits:\n    cpu: '2'\n    nvidia.com/gpu: '1'\n"
+    chart = chart_with(tmp_path, "detector", {"values.yaml": values, "templates/isvc.yaml": ISVC_TEMPLATE})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert (
+        "    {{- with .Values.resourceClaims }}\n    resourceClaims:\n" in (chart / "templates/isvc.yaml").read_text()
+    )
+    predictor = docs(chart, (chart / "values-dra.yaml",))["InferenceService"]["spec"]["predictor"]
+    assert predictor["resourceClaims"][0]["name"] == "gpu", predictor
+    assert predictor["model"]["resources"] == {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}, predictor

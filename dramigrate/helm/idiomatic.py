@@ -113,12 +113,34 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]
             stack.pop()
     out = []
     for word, cond, in_else in stack:
+        if word == "define" and _whole_template(text, cond):
+            continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if word != "if" or in_else:
             raise NotIdiomatic(pattern, rel, f"the device key is inside `{word}{' ... else' if in_else else ''}`")
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
     return out
+
+
+def _whole_template(text: str, define: str) -> bool:
+    """Whether a `define` is the template's own body: the same file renders it with the root context at its top
+    level (`{{- include "job" . }}`, outside any define), and every include of it there passes `.` or `$`."""
+    name = re.fullmatch(r'"([^"]+)"', define.strip())
+    if name is None:
+        return False
+    calls = list(re.finditer(r"\{\{-?\s*(?:include|template)\s+" + re.escape(define.strip()) + r"\s+([^\s|)}]+)", text))
+    if not calls or any(c.group(1) not in (".", "$") for c in calls):
+        return False
+    depth, top = 0, False
+    for start, end, word in _actions(text):
+        if word in ("define", "block") or (word in ("if", "with", "range") and depth):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        elif depth == 0 and any(start <= c.start() < end for c in calls):
+            top = True
+    return top
 
 
 def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
