@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -56,7 +57,7 @@ def as_json(original: str, yaml_text: str) -> str:
     emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
     import yaml
 
-    objects = [d for d in yaml.safe_load_all(yaml_text) if d is not None]
+    objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
@@ -69,6 +70,20 @@ def as_json(original: str, yaml_text: str) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _json_loader() -> Any:
+    """PyYAML's safe loader, reading every JSON number as a number: with an exponent and no signed one ("1e3",
+    "1.5e9") it is a YAML 1.1 string, and a number of the JSON manifest was written back as a string."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][-+]?[0-9]+$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number, list("-0123456789"))
+    return Loader
 
 
 def _inside(path: str, roots: tuple[Path, ...]) -> bool:
