@@ -1459,12 +1459,13 @@ def _fix_idiomatic(
         hint = (prefix + first[0], first[1])
         _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
         return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
-        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+        kind_guards = (tuple(guards), notes)
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
-    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
