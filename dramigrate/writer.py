@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -56,14 +57,33 @@ def as_json(original: str, yaml_text: str) -> str:
     emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
     import yaml
 
-    objects = [d for d in yaml.safe_load_all(yaml_text) if d is not None]
+    objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
     if m:
         indent = m.group(1) if "\t" in m.group(1) else len(m.group(1))
     out = json.dumps(data, indent=indent, ensure_ascii=False)
+    # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
+    out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out + ("\n" if original.endswith("\n") else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _json_loader() -> Any:
+    """PyYAML's safe loader, reading every JSON number as a number: with an exponent and no signed one ("1e3",
+    "1.5e9") it is a YAML 1.1 string, and a number of the JSON manifest was written back as a string."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][-+]?[0-9]+$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number, list("-0123456789"))
+    return Loader
 
 
 def _inside(path: str, roots: tuple[Path, ...]) -> bool:
