@@ -725,11 +725,40 @@ def conventions(
             )
         if not (top or more):
             return out
-        indent = re.search(r"\n( +)\"", text)
-        new = json.dumps(document, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False)
-        new += "\n" if text.endswith("\n") else ""
+        new = schema_text(document, text)
         out.append(Change("values.schema.json", text, new))
     return out
+
+
+def schema_text(document: Any, text: str) -> str:
+    """values.schema.json written back in the layout of `text`: its indent, and each list or object the file writes
+    on one line (`"type": ["string", "null"]`) kept on one line, so the maintainer's diff shows only the keys added
+    (json.dumps put every list item on its own line: 130 changed lines on a real schema)."""
+    indent = re.search(r"\n( +)\"", text)
+    pad = " " * (len(indent.group(1)) if indent else 2)
+
+    def one_line(value: Any, head: str) -> str | None:
+        for seps in ((", ", ": "), (",", ":")):
+            compact = json.dumps(value, ensure_ascii=False, separators=seps)
+            if head + compact in text:
+                return compact
+        return None
+
+    def dump(value: Any, depth: int, head: str) -> str:
+        inner, outer = pad * (depth + 1), pad * depth
+        if isinstance(value, (dict, list)) and value and (compact := one_line(value, head)) is not None:
+            return compact
+        if isinstance(value, dict) and value:
+            items = []
+            for k, v in value.items():
+                key = f"{json.dumps(k, ensure_ascii=False)}: "
+                items.append(f"{inner}{key}{dump(v, depth + 1, key)}")
+            return "{\n" + ",\n".join(items) + f"\n{outer}}}"
+        if isinstance(value, list) and value:
+            return "[\n" + ",\n".join(f"{inner}{dump(v, depth + 1, '')}" for v in value) + f"\n{outer}]"
+        return json.dumps(value, ensure_ascii=False)
+
+    return dump(document, 0, "") + ("\n" if text.endswith("\n") else "")
 
 
 def values_expr(path: tuple[str | int, ...]) -> str:
