@@ -155,24 +155,33 @@ def plain_scalar(value: str) -> Any:
 
 
 _NO_KEY = object()
+_MISS = object()
+# Plain scalars already resolved (a key like `name` or a value like `IfNotPresent` repeats across every file a
+# worker reads): a dict lookup instead of plain_scalar's tests. Bounded, and only short scalars are kept.
+_PLAIN: dict[str, Any] = {}
+_PLAIN_MAX = 50_000
+_PLAIN_LEN = 64
 
 
-def _attach(top: list[Any], new: Any, line: int, col: int, as_key: str) -> None:
-    """Put a collection (or an alias of one) into the open collection `top`, with ruamel's line and column data."""
-    cont = top[0]
-    if type(cont) is Sequence:
+def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, line: int, col: int, as_key: str) -> Any:
+    """Put a collection (or an alias of one) into the open collection, with ruamel's line and column data; the
+    open collection's pending key after it (_NO_KEY: the value is given)."""
+    if seq:
         cont.lc.data[len(cont)] = [line, col]
         cont.append(new)
-    elif top[1] is _NO_KEY:
+        return key
+    if key is _NO_KEY:
         raise Decline(as_key)
-    else:
-        cont[top[1]] = new
-        cont.lc.data[top[1]] = [top[2], top[3], line, col]
-        top[1] = _NO_KEY
+    cont[key] = new
+    cont.lc.data[key] = [kline, kcol, line, col]
+    return _NO_KEY
 
 
 def parse_stream(text: str) -> list[tuple[Any, int]]:
-    """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError."""
+    """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError.
+
+    The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
+    memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
     from yaml import (
         AliasEvent,
         DocumentEndEvent,
@@ -187,8 +196,16 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
 
     parser = CParser(text)
     get = parser.get_event
+    strings = _STRINGS or _string_types()
+    memo, memo_get = _PLAIN, _PLAIN.get
     docs: list[tuple[Any, int]] = []
-    stack: list[list[Any]] = []  # [container, pending key or _NO_KEY, key line, key column]
+    # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
+    # that key's line and column; the enclosing collections' state is saved on the stack
+    stack: list[tuple[Any, bool, Any, int, int]] = []
+    cont: Any = None
+    seq = False
+    key: Any = _NO_KEY
+    kline = kcol = 0
     anchors: dict[str, Any] = {}  # anchored mappings and sequences: an alias is the same object, as in ruamel
     root: Any = None
     root_line = 0
@@ -210,27 +227,30 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                     raise Decline("anchor or tag")
                 value = ev.value
                 style = ev.style
-                node = plain_scalar(value) if not style else (_STRINGS or _string_types())[style](value)
+                if style:
+                    node = strings[style](value)
+                else:
+                    node = memo_get(value, _MISS)
+                    if node is _MISS:
+                        node = plain_scalar(value)  # raises Decline for what it cannot give (never memoised)
+                        if len(memo) < _PLAIN_MAX and len(value) <= _PLAIN_LEN:
+                            memo[value] = node
                 mark = ev.start_mark
-                line, col = mark.line, mark.column
-                if not stack:
-                    root, root_line = node, line
-                    continue
-                top = stack[-1]
-                cont = top[0]
-                if type(cont) is Sequence:
-                    pos = cont.lc.data[len(cont)] = [line, col]
+                if cont is None:
+                    root, root_line = node, mark.line
+                elif seq:
+                    pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
                     if not value and not style:
                         empty, empty_at = pos, 0
-                elif top[1] is _NO_KEY:
-                    if node in cont or (not value and not style):
+                elif key is _NO_KEY:
+                    if not value and not style or node in cont:
                         raise Decline("duplicate or empty key")
-                    top[1], top[2], top[3] = node, line, col
+                    key, kline, kcol = node, mark.line, mark.column
                 else:
-                    pos = cont.lc.data[top[1]] = [top[2], top[3], line, col]
-                    cont[top[1]] = node
-                    top[1] = _NO_KEY
+                    pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
+                    cont[key] = node
+                    key = _NO_KEY
                     if not value and not style:
                         empty, empty_at = pos, 2
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
@@ -245,15 +265,16 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 new.fa = _FLOW if ev.flow_style else _BLOCK
                 if ev.anchor is not None:
                     anchors[ev.anchor] = new
-                if not stack:
+                if cont is None:
                     root, root_line = new, line
                 else:
-                    _attach(stack[-1], new, line, col, "collection as a key")
-                stack.append([new, _NO_KEY, 0, 0])
+                    key = _attach(cont, seq, key, kline, kcol, new, line, col, "collection as a key")
+                stack.append((cont, seq, key, kline, kcol))
+                cont, seq, key = new, cls is SequenceStartEvent, _NO_KEY
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                done = stack.pop()[0]
-                if not done:
-                    done.fa = _EMPTY
+                if not cont:
+                    cont.fa = _EMPTY
+                cont, seq, key, kline, kcol = stack.pop()
             elif cls is DocumentStartEvent:
                 if ev.version is not None or ev.tags:
                     raise Decline("directive")
@@ -263,9 +284,9 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 docs.append((root, root_line))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
-                if new is None or not stack or any(t[0] is new for t in stack):
+                if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
-                _attach(stack[-1], new, new.lc.line, new.lc.col, "alias as a key")
+                key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
     return docs

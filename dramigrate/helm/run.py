@@ -1131,7 +1131,7 @@ def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want
             patch,
         )
         return False
-    invalid = strict_errors(on.stream, ("1.34", "1.36"))
+    invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if invalid:
         _manual(outcome, f"{case}, the render is not valid: {invalid}", patch)
         return False
@@ -1460,12 +1460,13 @@ def _fix_idiomatic(
         hint = (prefix + first[0], first[1])
         _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
         return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
-        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+        kind_guards = (tuple(guards), notes)
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
-    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
@@ -1626,6 +1627,7 @@ def _fix_passthrough(
 
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
+    unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
@@ -1650,9 +1652,19 @@ def _fix_passthrough(
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
             templates = named(edits, rcts)
+            try:
+                variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
+            except (pt.NotPassThrough, InputError) as exc:
+                if f in copts.values_files:
+                    raise
+                # a values file the chart ships (an example) that fix cannot edit: proven as it is, left without a
+                # DRA variant (Helm read substratus' vllm example with a duplicate key our YAML parser refuses)
+                unvaried[f] = f"{exc.message if isinstance(exc, InputError) else exc}" + (
+                    f" (line {exc.line})" if isinstance(exc, InputError) and exc.line else ""
+                )
+                continue
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
-            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
             streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         overlay = ""
@@ -1741,6 +1753,8 @@ def _fix_passthrough(
         if not _identical(outcome, f"with {v.label} (values as they were)", original, again, new, patch):
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
+        if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
+            outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
         if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
@@ -1765,7 +1779,7 @@ def _fix_passthrough(
             return
         if not _proven_on(outcome, f"with {v.label} and the DRA values files", original, again, want, on, patch):
             return
-        names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
+        names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
         outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
     if not outcome.writable:
         _manual(

@@ -676,17 +676,6 @@ def shutdown() -> None:
         _idle.clear()
 
 
-def limit_memory(pid: int, memory_mb: int) -> None:
-    """The address-space limit for a process already started (an external `helm`), where the OS allows it."""
-    try:
-        import resource
-
-        limit = memory_mb << 20
-        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
-    except (ImportError, AttributeError, OSError, ValueError):
-        pass
-
-
 # --- the child ------------------------------------------------------------------------------------------------
 
 

@@ -20,14 +20,25 @@ from dramigrate.findings import InputError
 # Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
 # kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
 BUILD_TIMEOUT_S = 30.0
+# Address space of one build (MiB), with what it starts; DRAMIGRATE_KUSTOMIZE_MEMORY_MB overrides. A real overlay
+# builds in under 100 MiB; an alias bomb in a patch grew kustomize to 15 GB within its time limit.
+BUILD_MEMORY_MB = 2048
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def build_timeout() -> float:
-    try:
-        value = float(os.environ.get("DRAMIGRATE_KUSTOMIZE_TIMEOUT", ""))
-    except ValueError:
-        return BUILD_TIMEOUT_S
-    return value if value > 0 else BUILD_TIMEOUT_S
+    return _env_number("DRAMIGRATE_KUSTOMIZE_TIMEOUT", BUILD_TIMEOUT_S)
+
+
+def build_memory_mb() -> int:
+    return int(_env_number("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", BUILD_MEMORY_MB))
 
 
 @dataclass(frozen=True)
@@ -94,6 +105,7 @@ class Builder:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                memory_mb=build_memory_mb(),
             )
         except OSError as exc:
             return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
@@ -108,6 +120,12 @@ class Builder:
             )
         finally:
             reap(process)
+        if process.returncode != 0 and "out of memory" in stderr[:4096]:  # Go's runtime says so first
+            return Build(
+                folder,
+                error=f"kustomize build ran out of memory (the limit is {build_memory_mb()} MiB; set "
+                "DRAMIGRATE_KUSTOMIZE_MEMORY_MB to change it)",
+            )
         if process.returncode != 0:
             # without kustomize's deprecation warnings, which come first
             said = "\n".join(ln for ln in stderr.splitlines() if not ln.startswith("# Warning"))
