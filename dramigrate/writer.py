@@ -46,6 +46,24 @@ def bom_encoding(raw: bytes) -> str | None:
     return None
 
 
+def bomless_encoding(raw: bytes) -> str | None:
+    """UTF-16/32 without a byte-order mark, told by where the NULs of the first ASCII character fall (as the YAML
+    spec detects it), or None. kubectl reads such a file as UTF-8 and refuses it."""
+    head = raw[:4]
+    for pattern, name in _BOMLESS:
+        if len(head) >= len(pattern) and all(p is None or (b == 0) == p for b, p in zip(head, pattern, strict=False)):
+            return name
+    return None
+
+
+_BOMLESS = (  # True: a NUL byte; False: any other byte; None: either
+    ((True, True, True, False), "utf-32-be"),
+    ((False, True, True, True), "utf-32-le"),
+    ((True, False), "utf-16-be"),
+    ((False, True), "utf-16-le"),
+)
+
+
 def encode_like(text: str, original: bytes | None) -> bytes:
     """text encoded as the original was: UTF-16/32 when it had that BOM (text keeps its leading U+FEFF)."""
     encoding = bom_encoding(original or b"") or "utf-8"

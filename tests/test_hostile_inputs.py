@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_dramigrate
+from conftest import ONE_GPU_POD, run_dramigrate
 
 
 def test_a_json_manifest_holding_a_lone_surrogate_escape_is_migrated_and_keeps_it(tmp_path: Path) -> None:
@@ -68,3 +68,39 @@ def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
     assert migrated["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 1000, "memory": 1.5e9}
     assert migrated["spec"]["overhead"] == {"cpu": -0.02}
     assert migrated["metadata"]["labels"] == {"e": "1e3"}
+
+
+def test_a_utf16_manifest_without_a_byte_order_mark_is_named_not_skipped(tmp_path: Path) -> None:
+    """UTF-16 without a BOM (kubectl refuses it: "control characters are not allowed") was skipped as a file with
+    nothing to check, so a GPU workload in it passed the gate unseen."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    wide = tmp_path / "wide.yaml"
+    wide.write_bytes(ONE_GPU_POD.format(name="wide").encode("utf-16-le"))
+    before = wide.read_bytes()
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 2
+    assert "wide.yaml: UTF-16-LE text without a byte-order mark, which kubectl reads as UTF-8 and refuses" in err
+    assert wide.read_bytes() == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_workload_larger_than_kubernetes_stores_is_named_at_once_not_rewritten(tmp_path: Path) -> None:
+    """A GPU workload carrying a 5 MiB annotation took ruamel some 15 s of CPU to rewrite (20 MB: past any CI limit),
+    though no API server stores it (etcd takes 1.5 MiB)."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    big = tmp_path / "big.yaml"
+    big.write_text(
+        ONE_GPU_POD.format(name="big").replace(
+            "  name: big\n", "  name: big\n  annotations:\n    a: " + "x" * (5 << 20) + "\n"
+        )
+    )
+    before = big.read_bytes()
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 2
+    assert "big.yaml:1: this document is 5.0 MiB, larger than any object Kubernetes stores" in err
+    assert big.read_bytes() == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()

@@ -45,13 +45,14 @@ from dramigrate.helm.prove import (
     canonical_claims,
     documents,
     first_difference,
+    load_all,
     objects,
     same_text,
     strict_errors,
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -448,7 +449,7 @@ def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
             elif entry.suffix == ".tgz":
                 out.setdefault(entry.name.rsplit("-", 1)[0], None)
     try:
-        meta = yaml.safe_load((chart_dir / "Chart.yaml").read_text(encoding="utf-8")) or {}
+        meta = chart_meta(chart_dir)
     except (OSError, yaml.YAMLError):
         meta = {}
     for dep in meta.get("dependencies") or []:
@@ -1265,7 +1266,7 @@ def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
     if leaf == root:
         return ()
     keys = sorted({k for k, p in _subcharts(root).items() if p == leaf})
-    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    meta = chart_meta(root)
     aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
     used = [k for k in keys if k in aliases] or keys
     if len(used) != 1:
@@ -1277,7 +1278,7 @@ def _file_source(root: Path, leaf: Path) -> Path | None:
     """The folder a subchart in charts/ was built from, when the umbrella names it with a `file://` repository."""
     from dramigrate.helm.rewrite import chart_name
 
-    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    meta = chart_meta(root)
     for dep in meta.get("dependencies") or []:
         repo = str(dep.get("repository", "")) if isinstance(dep, dict) else ""
         if repo.startswith("file://") and dep.get("name") == chart_name(leaf):
@@ -1327,7 +1328,7 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     for part in stream_sources(text):
         source = part.source.split("/", 1)[-1] if part.source.startswith(chart + "/") else part.source
         try:
-            docs = list(yaml.safe_load_all("\n".join(lines[part.start - 1 : part.end])))
+            docs = load_all("\n".join(lines[part.start - 1 : part.end]))
         except yaml.YAMLError:
             continue
         out.setdefault(source, []).extend(d for d in docs if isinstance(d, dict))
