@@ -522,3 +522,21 @@ def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> Non
     )
     write_changes(outcome)
     assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
+
+
+def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> None:
+    """A template that also reads the device key from the map by name (substratus' TGI chart sets NUM_SHARD from
+    `index .Values.resources.limits "nvidia.com/gpu"`): the DRA values drop the key, so the chart is manual work and
+    the reason names that template line and the key (was: only Helm's "index of untyped nil")."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve").replace(
+        "          image: serve:1\n",
+        "          image: serve:1\n          env:\n            - name: NUM_SHARD\n"
+        '              value: {{ index .Values.deploy.resources.limits "nvidia.com/gpu" | quote }}\n',
+    )
+    values = "deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert outcome.manual.startswith(
+        'templates/deploy.yaml:17 reads deploy.resources.limits["nvidia.com/gpu"] itself, which the DRA values file'
+    ), outcome.manual
