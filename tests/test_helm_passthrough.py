@@ -206,7 +206,8 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     (chart / "ci" / "two-gpus.yaml").write_text("trainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
     before = texts(chart)
     code, _, err = run_cli(["fix", str(chart)])
-    assert code == 0 and "DRA values: two-gpus-dra.yaml, values-dra.yaml" in err, err
+    assert code == 0 and "default values (DRA values: values-dra.yaml)" in err, err
+    assert "two-gpus.yaml (DRA values: two-gpus-dra.yaml)" in err, err  # each value set names its own DRA file
     assert texts(chart) == before
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
@@ -501,3 +502,41 @@ def test_kserve_single_container_takes_the_map(tmp_path: Path) -> None:
     predictor = docs(chart, (chart / "values-dra.yaml",))["InferenceService"]["spec"]["predictor"]
     assert predictor["resourceClaims"][0]["name"] == "gpu", predictor
     assert predictor["model"]["resources"] == {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}, predictor
+
+
+def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> None:
+    """A values file the chart ships that Helm reads but our YAML parser refuses (substratus' vllm examples repeat
+    `replicaCount:`): proven with its values as they are and named without a DRA variant, while the user's file gets
+    its variant (was: the whole chart an error, "invalid YAML: duplicate key" in a file the user never named)."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve")
+    files = {"values.yaml": "deploy:\n  resources: {}\n", "templates/deploy.yaml": template}
+    dup = "replicaCount: 1\ndeploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\nreplicaCount: 2\n"
+    chart = chart_with(tmp_path, "serve", {**files, "examples/two-gpus.yaml": dup})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert (
+        "two-gpus.yaml (device-plugin values; no DRA variant: invalid YAML: duplicate key: replicaCount (line 6))"
+        in (outcome.report())
+    )
+    write_changes(outcome)
+    assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
+
+
+def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> None:
+    """A template that also reads the device key from the map by name (substratus' TGI chart sets NUM_SHARD from
+    `index .Values.resources.limits "nvidia.com/gpu"`): the DRA values drop the key, so the chart is manual work and
+    the reason names that template line and the key (was: only Helm's "index of untyped nil")."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve").replace(
+        "          image: serve:1\n",
+        "          image: serve:1\n          env:\n            - name: NUM_SHARD\n"
+        '              value: {{ index .Values.deploy.resources.limits "nvidia.com/gpu" | quote }}\n',
+    )
+    values = "deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert outcome.manual.startswith(
+        'templates/deploy.yaml:17 reads deploy.resources.limits["nvidia.com/gpu"] itself, which the DRA values file'
+    ), outcome.manual

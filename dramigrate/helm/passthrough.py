@@ -619,6 +619,30 @@ def values_doc(values: str) -> str:
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
 
 
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+    """The first template line that reads a device key the DRA values drop from its map by name, not through the
+    map's toYaml (`{{ index .Values.resources.limits "nvidia.com/gpu" }}` as TGI's shard count): with the key
+    gone that line renders differently, so the chart needs its count in a value of its own first; "" if none."""
+    for rel in sorted(p.relative_to(root).as_posix() for p in (root / "templates").rglob("*") if p.is_file()):
+        try:
+            lines = (root / rel).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(lines, start=1):
+            for path, section, key in sorted(removed, key=repr):
+                words = [str(p) for p in (*path, section)]
+                dotted = ".Values." + ".".join(words)
+                indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
+                if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
+                    indexed and _QUOTED.findall(indexed.group(1)) == words
+                ):
+                    return (
+                        f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
+                        "removes: give that count a value of its own (the template and the device key both read it)"
+                    )
+    return ""
+
+
 def build(
     root: Path,
     rels: set[str],

@@ -54,6 +54,11 @@ def documents(text: str) -> Iterable[Any]:
     return out
 
 
+def load_all(text: str) -> list[Any]:
+    """The documents of a text as the C loader builds them, the caller's own to change (documents() shares them)."""
+    return list(yaml.load_all(text, Loader=_LOADER))
+
+
 def objects(text: str) -> dict[ObjKey, list[Any]]:
     """The objects of a rendered stream by (apiVersion, kind, namespace, name); YAML 1.1 as Kubernetes reads it."""
     out: dict[ObjKey, list[Any]] = {}
