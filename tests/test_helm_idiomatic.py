@@ -266,3 +266,19 @@ def test_template_body_in_a_define_of_its_own_file(tmp_path: Path) -> None:
     pod = [d for d in docs(chart) if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
     assert rendered_text(chart, "wrapped=true") == rendered_text(original, "wrapped=true")
+
+
+def test_two_containers_with_their_own_counts_are_named(tmp_path: Path) -> None:
+    """Two containers of one pod, each asking for the GPU with its own values count (silogen's evaluation judge:
+    a model and a judge server): manual work whose reason names the line and both counts (was: "the device keys
+    have different counts or conditions", with neither)."""
+    second = (
+        "        - name: judge\n          image: judge:1\n          resources:\n            limits:\n"
+        "              nvidia.com/gpu: {{ .Values.judgeGpus }}\n"
+    )
+    chart = write_chart(tmp_path, DEPLOYMENT + second, VALUES + "# -- GPUs of the judge\njudgeGpus: 1\n")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert "nvidia.com/gpu is asked for with two counts in this template (.Values.numGpus and .Values.judgeGpus" in (
+        outcome.manual
+    ), outcome.manual

@@ -104,3 +104,17 @@ def test_a_workload_larger_than_kubernetes_stores_is_named_at_once_not_rewritten
     assert "big.yaml:1: this document is 5.0 MiB, larger than any object Kubernetes stores" in err
     assert big.read_bytes() == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_workload_with_a_custom_tag_is_migrated_and_keeps_the_tag(tmp_path: Path) -> None:
+    """`annotations: {a: !Ref x}` (the API server reads the string) made fix refuse the file: "the rewritten document
+    would not parse back to the intended objects", as ruamel's tagged values compared by identity."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(ONE_GPU_POD.format(name="p").replace("  name: p\n", "  name: p\n  annotations: {a: !Ref x}\n"))
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, err
+    text = path.read_text()
+    assert "  annotations: {a: !Ref x}\n" in text
+    assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text

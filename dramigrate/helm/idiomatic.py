@@ -118,7 +118,8 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if word != "if" or in_else:
-            raise NotIdiomatic(pattern, rel, f"the device key is inside `{word}{' ... else' if in_else else ''}`")
+            where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
+            raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
     return out
 
@@ -469,8 +470,17 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
     conditions = w.devices[0].conditions
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     for d in w.devices:
-        if counts.setdefault(d.resource, d.count) != d.count or d.conditions != conditions:
-            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
+        if counts.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in this template "
+                f"({counts[d.resource]} and {d.count}: two containers or pods); the idiomatic rewrite takes one count "
+                "per device resource in a template"
+            )
+        if d.conditions != conditions:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the device keys sit under different conditions "
+                f"({' '.join(conditions) or 'none'} and {' '.join(d.conditions) or 'none'})"
+            )
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
