@@ -179,11 +179,12 @@ def pod_devices(stream: str, rules: Any) -> tuple[dict[str, int], dict[str, int]
     plugin: dict[str, int] = {}
     claimed: dict[str, int] = {}
 
-    def walk(node: Any, where: str) -> None:
+    def walk(node: Any, where: str, singles: tuple[str, ...]) -> None:
         if isinstance(node, dict):
-            if isinstance(node.get("containers"), list):
+            if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
                 total = 0
-                for c in [*(node.get("initContainers") or []), *node["containers"]]:
+                listed = [*(node.get("initContainers") or []), *(node.get("containers") or [])]
+                for c in [*listed, *(node[k] for k in singles if isinstance(node.get(k), dict))]:
                     res = (c or {}).get("resources") or {}
                     counts: dict[str, int] = {}
                     for section in ("limits", "requests"):
@@ -202,14 +203,15 @@ def pod_devices(stream: str, rules: Any) -> tuple[dict[str, int], dict[str, int]
                     if isinstance(rc, dict)
                 )
             for k, v in node.items():
-                walk(v, f"{where}.{k}")
+                walk(v, f"{where}.{k}", singles)
         elif isinstance(node, list):
             for i, v in enumerate(node):
-                walk(v, f"{where}[{i}]")
+                walk(v, f"{where}[{i}]", singles)
 
-    for (_, kind, _ns, name), docs in objs.items():
+    for key, docs in objs.items():
+        kind = rules.workload(key[0], key[1])  # KServe's predictor has one container under `model:`
         for i, doc in enumerate(docs):
-            walk(doc, f"{kind}/{name}#{i}")
+            walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else ())
     return plugin, claimed, legacy
 
 
@@ -248,7 +250,7 @@ def independent_check(
         variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
         files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, on_values, strict=True)))
     rendered = render(on_chart, files, run.sets)
-    invalid = strict_errors(rendered, ("1.34", "1.36"))
+    invalid = strict_errors(rendered, ("1.34", "1.36"), original)  # the chart's own errors are not the rewrite's
     if invalid:
         return f"D: not strict-valid: {invalid[:200]}"
     before, _, _ = pod_devices(original, rules)

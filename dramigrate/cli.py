@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
 import sys
 import typing
 from collections.abc import Callable
@@ -711,6 +712,8 @@ def rules_validate(
 def _guard(action: object) -> None:
     try:
         code = action()  # type: ignore[operator]
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a report that fills no buffer is written only now: its failure is named too
     except InputError as exc:
         _fail(str(exc))
     except BrokenPipeError:
@@ -727,7 +730,42 @@ def _guard(action: object) -> None:
     raise typer.Exit(code or 0)
 
 
+class _StandardOutput(io.FileIO):
+    """Standard output's file: a failed write (a full disk, /dev/full) is named once, not an internal error, and
+    what is written after it is dropped."""
+
+    failed = False
+
+    def write(self, data: Any) -> int:
+        if self.failed:
+            return len(data)
+        try:
+            return super().write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self.failed = True
+            raise InputError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def _standard_output() -> None:
+    """Standard output carries the reports and YAML, UTF-8 by their specs: it is written as UTF-8 whatever the
+    locale says (PYTHONIOENCODING=ascii ended a run over a file named café.yaml with an internal error), and a
+    failed write is named."""
+    try:
+        fd = sys.stdout.fileno()
+        line_buffering = sys.stdout.line_buffering
+        sys.stdout.flush()
+    except (AttributeError, OSError, ValueError):
+        return  # no standard output, or one a caller replaced
+    raw = _StandardOutput(fd, "w", closefd=False)
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=line_buffering
+    )
+
+
 def main() -> None:
+    _standard_output()
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in sys.argv[1:]]
     app()

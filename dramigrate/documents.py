@@ -469,4 +469,6 @@ def to_plain(node: Any) -> Any:
         return float(node)
     if isinstance(node, str):
         return str(node)
+    if type(node).__name__ == "TaggedScalar":  # `!Ref x` (a custom tag; the API server reads the string): its tag kept
+        return (str(node.tag), to_plain(node.value))
     return node

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dramigrate.documents import Document, YamlFile, check_size, has_content, split_documents
+from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
@@ -155,24 +155,35 @@ def plain_scalar(value: str) -> Any:
 
 
 _NO_KEY = object()
+_MISS = object()
+# Plain scalars already resolved (a key like `name` or a value like `IfNotPresent` repeats across every file a
+# worker reads): a dict lookup instead of plain_scalar's tests. Bounded, and only short scalars are kept.
+_PLAIN: dict[str, Any] = {}
+_PLAIN_MAX = 50_000
+_PLAIN_LEN = 64
 
 
-def _attach(top: list[Any], new: Any, line: int, col: int, as_key: str) -> None:
-    """Put a collection (or an alias of one) into the open collection `top`, with ruamel's line and column data."""
-    cont = top[0]
-    if type(cont) is Sequence:
+def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, line: int, col: int, as_key: str) -> Any:
+    """Put a collection (or an alias of one) into the open collection, with ruamel's line and column data; the
+    open collection's pending key after it (_NO_KEY: the value is given)."""
+    if seq:
         cont.lc.data[len(cont)] = [line, col]
         cont.append(new)
-    elif top[1] is _NO_KEY:
+        return key
+    if key is _NO_KEY:
         raise Decline(as_key)
-    else:
-        cont[top[1]] = new
-        cont.lc.data[top[1]] = [top[2], top[3], line, col]
-        top[1] = _NO_KEY
+    cont[key] = new
+    cont.lc.data[key] = [kline, kcol, line, col]
+    return _NO_KEY
 
 
-def parse_stream(text: str) -> list[tuple[Any, int]]:
-    """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError."""
+def parse_stream(text: str) -> list[tuple[Any, int, int]]:
+    """Every document of text as (root, 0-based line of the root, values), from libyaml events; Decline or YAMLError.
+    values: how many values the document holds (the root, every mapping value and sequence item, as
+    limits.expands_within counts them), or -1 when it holds an alias (its expansion is then counted by walking it).
+
+    The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
+    memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
     from yaml import (
         AliasEvent,
         DocumentEndEvent,
@@ -187,8 +198,17 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
 
     parser = CParser(text)
     get = parser.get_event
-    docs: list[tuple[Any, int]] = []
-    stack: list[list[Any]] = []  # [container, pending key or _NO_KEY, key line, key column]
+    strings = _STRINGS or _string_types()
+    memo, memo_get = _PLAIN, _PLAIN.get
+    docs: list[tuple[Any, int, int]] = []
+    values = 0  # collections and scalars that are not keys; -1 once an alias is met
+    # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
+    # that key's line and column; the enclosing collections' state is saved on the stack
+    stack: list[tuple[Any, bool, Any, int, int]] = []
+    cont: Any = None
+    seq = False
+    key: Any = _NO_KEY
+    kline = kcol = 0
     anchors: dict[str, Any] = {}  # anchored mappings and sequences: an alias is the same object, as in ruamel
     root: Any = None
     root_line = 0
@@ -210,27 +230,33 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                     raise Decline("anchor or tag")
                 value = ev.value
                 style = ev.style
-                node = plain_scalar(value) if not style else (_STRINGS or _string_types())[style](value)
+                if style:
+                    node = strings[style](value)
+                else:
+                    node = memo_get(value, _MISS)
+                    if node is _MISS:
+                        node = plain_scalar(value)  # raises Decline for what it cannot give (never memoised)
+                        if len(memo) < _PLAIN_MAX and len(value) <= _PLAIN_LEN:
+                            memo[value] = node
                 mark = ev.start_mark
-                line, col = mark.line, mark.column
-                if not stack:
-                    root, root_line = node, line
-                    continue
-                top = stack[-1]
-                cont = top[0]
-                if type(cont) is Sequence:
-                    pos = cont.lc.data[len(cont)] = [line, col]
+                if cont is None:
+                    root, root_line = node, mark.line
+                    values += 1
+                elif seq:
+                    pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
+                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 0
-                elif top[1] is _NO_KEY:
-                    if node in cont or (not value and not style):
+                elif key is _NO_KEY:
+                    if not value and not style or node in cont:
                         raise Decline("duplicate or empty key")
-                    top[1], top[2], top[3] = node, line, col
+                    key, kline, kcol = node, mark.line, mark.column
                 else:
-                    pos = cont.lc.data[top[1]] = [top[2], top[3], line, col]
-                    cont[top[1]] = node
-                    top[1] = _NO_KEY
+                    pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
+                    cont[key] = node
+                    key = _NO_KEY
+                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 2
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
@@ -243,29 +269,33 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 new: Any = Mapping() if cls is MappingStartEvent else Sequence()
                 new.lc = LineCol(line, col)
                 new.fa = _FLOW if ev.flow_style else _BLOCK
+                values += 1
                 if ev.anchor is not None:
                     anchors[ev.anchor] = new
-                if not stack:
+                if cont is None:
                     root, root_line = new, line
                 else:
-                    _attach(stack[-1], new, line, col, "collection as a key")
-                stack.append([new, _NO_KEY, 0, 0])
+                    key = _attach(cont, seq, key, kline, kcol, new, line, col, "collection as a key")
+                stack.append((cont, seq, key, kline, kcol))
+                cont, seq, key = new, cls is SequenceStartEvent, _NO_KEY
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
-                done = stack.pop()[0]
-                if not done:
-                    done.fa = _EMPTY
+                if not cont:
+                    cont.fa = _EMPTY
+                cont, seq, key, kline, kcol = stack.pop()
             elif cls is DocumentStartEvent:
                 if ev.version is not None or ev.tags:
                     raise Decline("directive")
                 root, root_line = None, -1
                 anchors = {}
+                values = 0
             elif cls is DocumentEndEvent:
-                docs.append((root, root_line))
+                docs.append((root, root_line, values if values >= 0 else -1))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
-                if new is None or not stack or any(t[0] is new for t in stack):
+                if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
-                _attach(stack[-1], new, new.lc.line, new.lc.col, "alias as a key")
+                key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
+                values = -(1 << 62)  # stays negative for the rest of the document
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
     return docs
@@ -289,17 +319,24 @@ def fast_parse(path: str, doc: Document) -> bool:
     if not has_content(body):
         doc.data, doc.parsed = None, True
         return True
-    got = one_document(body)
+    got = _one(body)
     if got is None:
         return False
     doc.data, doc.parsed = got[0], True
-    check_size(path, doc)
+    if not 0 <= got[1] <= MAX_NODES:  # an alias (a bomb expands it), or too many values
+        check_size(path, doc)
     return True
 
 
 def one_document(text: str) -> tuple[Any] | None:
     """(data,) of text as ruamel would read it when text is exactly one YAML document this parse reproduces
     exactly; None when it declines (ruamel decides then)."""
+    got = _one(text)
+    return None if got is None else (got[0],)
+
+
+def _one(text: str) -> tuple[Any, int] | None:
+    """(data, values) of one_document's text (values as parse_stream counts them), or None."""
     import yaml
 
     if _ODD_BREAKS.search(text):  # line counting that splitlines() and YAML would disagree on
@@ -310,7 +347,7 @@ def one_document(text: str) -> tuple[Any] | None:
         return None
     if len(docs) != 1:  # a `...` end marker inside the text: more than one YAML document
         return None
-    return (docs[0][0],)
+    return docs[0][0], docs[0][2]
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:

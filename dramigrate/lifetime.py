@@ -4,7 +4,9 @@ temporary folders, and the temp files its atomic writes rename into place.
 Child processes (the Helm render worker, the worker pool of large runs) call die_with_parent first thing: the
 kernel kills them when dramigrate dies (PR_SET_PDEATHSIG on Linux). Programs dramigrate runs but does not write
 (`kubectl kustomize`, a `--helm-binary`) start through spawn, in a process group of their own that the janitor
-kills when dramigrate dies, with whatever they started in turn.
+kills when dramigrate dies, with whatever they started in turn. Such a program waits at a gate (a shell reading a
+pipe) until its group is registered and its memory limit set: were dramigrate killed in between, the pipe closes
+and the gate ends without ever running the program.
 
 The first temporary folder or temp file of a process starts a janitor: a small child in its own session (a
 `kill -9` of dramigrate's process group does not reach it) that reads their paths from a pipe and, when the
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -115,13 +118,57 @@ def _stop() -> None:
         process.wait(timeout=5)
 
 
-def spawn(command: list[str], **popen: Any) -> subprocess.Popen[Any]:
+# The gate: a shell that runs its arguments, their standard input empty, once a line arrives on its own standard
+# input, and exits without running them if that pipe closes first (dramigrate died before registering the program).
+_GATE = 'read -r _ || exit 125; exec "$@" </dev/null'
+
+
+def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Popen[Any]:
     """Start a program in a process group of its own that the janitor kills should dramigrate die first (a
-    `kill -9` runs no cleanup in dramigrate, and PR_SET_PDEATHSIG would not reach the program's own children).
-    Pair with reap() once the program is done."""
-    process = subprocess.Popen(command, start_new_session=True, **popen)
-    _watch(f"+group {process.pid}")
+    `kill -9` runs no cleanup in dramigrate, and PR_SET_PDEATHSIG would not reach the program's own children),
+    with at most memory_mb of address space (0: no limit), inherited by what it starts. The program runs only once
+    both are in place, its standard input empty. Raises OSError when the program cannot be run. Pair with reap()
+    once the program is done."""
+    popen.pop("stdin", None)
+    shell = "/bin/sh"
+    if not os.path.exists(shell):  # no POSIX shell for the gate: start the program directly
+        process = subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, **popen)
+        _watch(f"+group {process.pid}")
+        _limit_memory(process.pid, memory_mb)
+        return process
+    program = shutil.which(command[0])
+    if program is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command[0])
+    gate, opened = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [shell, "-c", _GATE, "dramigrate-gate", program, *command[1:]],
+            start_new_session=True,
+            stdin=gate,
+            **popen,
+        )
+    finally:
+        os.close(gate)
+    try:
+        _watch(f"+group {process.pid}")
+        _limit_memory(process.pid, memory_mb)
+        os.write(opened, b"\n")
+    finally:
+        os.close(opened)
     return process
+
+
+def _limit_memory(pid: int, memory_mb: int) -> None:
+    """The address-space limit of a started process, where the OS allows it (Linux)."""
+    if memory_mb <= 0:
+        return
+    try:
+        import resource
+
+        limit = memory_mb << 20
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
 
 
 def reap(process: subprocess.Popen[Any]) -> None:

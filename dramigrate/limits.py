@@ -23,6 +23,10 @@ MAX_DEPTH = 100  # Kubernetes objects nest about 20 deep; ruamel's composer recu
 # A rendered platform (kustomize build, helm template) holds tens of thousands of small objects within the size cap
 # (30 MB of 1.5 KB objects is 20,000): documents are bounded so that a file of empty ones costs no more than a real one
 MAX_DOCUMENTS = 100_000
+# A document fix rewrites is dumped about three times by ruamel, at some 3 s of CPU a MiB: a 20 MB workload ran past
+# any CI limit. Kubernetes stores an object of at most 1.5 MiB (etcd's default request limit,
+# https://etcd.io/docs/latest/dev-guide/limit/), so a workload's YAML over twice that size cannot be applied.
+MAX_EDITED_DOCUMENT_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,17 @@ def check_structure(path: str, text: str, limits: Limits = DEFAULT) -> None:
 
 
 _TWO_ITEMS = re.compile(r"\n *- +-(?: |\n|$)")  # a line opening two sequence levels (`- - x`)
+
+
+def check_edited_document(path: str, text: str, line: int) -> None:
+    """Refuse to rewrite a document larger than any object Kubernetes stores, before ruamel sees it."""
+    if len(text) > MAX_EDITED_DOCUMENT_BYTES:  # characters: at least as many bytes
+        raise InputError(
+            f"this document is {_size(len(text.encode('utf-8', 'surrogatepass')))}, larger than any object Kubernetes"
+            f" stores (1.5 MiB in etcd by default); not rewritten (the limit is {_size(MAX_EDITED_DOCUMENT_BYTES)})",
+            path,
+            line,
+        )
 
 
 def _within_limits(text: str, limits: Limits) -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, read_regular, size_message
 from dramigrate.triage import may_matter
-from dramigrate.writer import bom_encoding
+from dramigrate.writer import bom_encoding, bomless_encoding
 
 if TYPE_CHECKING:
     from dramigrate.config import Settings
@@ -115,6 +115,19 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
             raw = raw.decode(encoding).encode("utf-8")
         except UnicodeDecodeError:
             return FileResult(job.path, error=InputError(f"not valid {encoding.upper()} text", job.path))
+    elif (
+        raw[:4].count(0)  # UTF-16/32 without a byte-order mark: kubectl cannot read it, so its devices are named
+        and (encoding := bomless_encoding(raw)) is not None
+        and may_matter(raw.decode(encoding, "replace").encode("utf-8"), rules)
+    ):
+        return FileResult(
+            job.path,
+            error=InputError(
+                f"{encoding.upper()} text without a byte-order mark, which kubectl reads as UTF-8 and refuses: "
+                "add the byte-order mark or convert the file to UTF-8; not processed",
+                job.path,
+            ),
+        )
     if not may_matter(raw, rules):
         result.raw = None
         result.decisions.append(f"{job.path}: nothing to check: no device resource name or device field in its bytes")

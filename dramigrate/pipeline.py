@@ -25,7 +25,7 @@ from dramigrate.embedded import embedded_findings
 from dramigrate.emit import PLACEHOLDER, STAND_IN, claim_template, name_base, stand_in
 from dramigrate.fastyaml import Mapping, Sequence, fast_parse
 from dramigrate.findings import RULES, Finding, InputError
-from dramigrate.limits import Limits, check_structure
+from dramigrate.limits import Limits, check_edited_document, check_structure
 from dramigrate.migrate import FileResult, Job
 from dramigrate.plan import plan_pod, split_claims
 from dramigrate.quota import check_quota
@@ -149,6 +149,8 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         marks = len(result.decisions), len(result.suppressed)
         findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
         edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
+        if edited:
+            check_edited_document(job.path, doc.body, doc.start_line)
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]
             findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)

@@ -55,10 +55,12 @@ def pod_spec_errors(spec: dict[str, Any], version: str, claim_templates: dict[st
 
 
 def pod_claim_errors(spec: dict[str, Any], claim_templates: dict[str, dict[str, Any]]) -> list[str]:
+    """The API server's checks of claims and their use in containers; parts of the wrong type are the schema's to
+    report (a container that is a number, a claims list that is a string) and are skipped here."""
     out = []
-    claims = spec.get("resourceClaims") or []
+    claims = _items(spec.get("resourceClaims"))
     names: dict[str, dict[str, Any]] = {}
-    for i, c in enumerate(claims):
+    for i, c in claims:
         name = str(c.get("name", ""))
         if not DNS_LABEL.match(name) or len(name) > 63:
             out.append(f"resourceClaims[{i}].name: {name!r} is not a DNS label")
@@ -68,10 +70,11 @@ def pod_claim_errors(spec: dict[str, Any], claim_templates: dict[str, dict[str, 
         if bool(c.get("resourceClaimName")) == bool(c.get("resourceClaimTemplateName")):
             out.append(f"resourceClaims[{i}]: exactly one of resourceClaimName or resourceClaimTemplateName")
     for list_key in ("initContainers", "containers"):
-        for ci, container in enumerate(spec.get(list_key) or []):
-            entries = ((container or {}).get("resources") or {}).get("claims") or []
+        for ci, container in _items(spec.get(list_key)):
+            resources = container.get("resources")
+            entries = _items(resources.get("claims")) if isinstance(resources, dict) else []
             seen: set[tuple[str, str]] = set()
-            for ei, e in enumerate(entries):
+            for ei, e in entries:
                 where = f"{list_key}[{ci}].resources.claims[{ei}]"
                 name, request = str(e.get("name", "")), str(e.get("request") or "")
                 if name not in names:
@@ -84,6 +87,11 @@ def pod_claim_errors(spec: dict[str, Any], claim_templates: dict[str, dict[str, 
                 if request and template is not None and request.split("/")[0] not in _request_names(template):
                     out.append(f"{where}.request: {request!r} is not a request of the claim's template")
     return out
+
+
+def _items(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The mappings of a list with their indexes; nothing when value is not a list."""
+    return [(i, item) for i, item in enumerate(value) if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _request_names(template: dict[str, Any]) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -45,6 +46,24 @@ def bom_encoding(raw: bytes) -> str | None:
     return None
 
 
+def bomless_encoding(raw: bytes) -> str | None:
+    """UTF-16/32 without a byte-order mark, told by where the NULs of the first ASCII character fall (as the YAML
+    spec detects it), or None. kubectl reads such a file as UTF-8 and refuses it."""
+    head = raw[:4]
+    for pattern, name in _BOMLESS:
+        if len(head) >= len(pattern) and all(p is None or (b == 0) == p for b, p in zip(head, pattern, strict=False)):
+            return name
+    return None
+
+
+_BOMLESS = (  # True: a NUL byte; False: any other byte; None: either
+    ((True, True, True, False), "utf-32-be"),
+    ((False, True, True, True), "utf-32-le"),
+    ((True, False), "utf-16-be"),
+    ((False, True), "utf-16-le"),
+)
+
+
 def encode_like(text: str, original: bytes | None) -> bytes:
     """text encoded as the original was: UTF-16/32 when it had that BOM (text keeps its leading U+FEFF)."""
     encoding = bom_encoding(original or b"") or "utf-8"
@@ -56,14 +75,33 @@ def as_json(original: str, yaml_text: str) -> str:
     emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
     import yaml
 
-    objects = [d for d in yaml.safe_load_all(yaml_text) if d is not None]
+    objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
     if m:
         indent = m.group(1) if "\t" in m.group(1) else len(m.group(1))
     out = json.dumps(data, indent=indent, ensure_ascii=False)
+    # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
+    out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out + ("\n" if original.endswith("\n") else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _json_loader() -> Any:
+    """PyYAML's safe loader, reading every JSON number as a number: with an exponent and no signed one ("1e3",
+    "1.5e9") it is a YAML 1.1 string, and a number of the JSON manifest was written back as a string."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][-+]?[0-9]+$")
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number, list("-0123456789"))
+    return Loader
 
 
 def _inside(path: str, roots: tuple[Path, ...]) -> bool:

@@ -110,3 +110,52 @@ def test_renders_run_in_parallel_with_the_same_outcome(runs: dict[str, tuple[Cha
 def shown(outcome: ChartOutcome) -> str:
     """The findings as the JSON report shows them, the chart's temp folder left out."""
     return json.dumps([f.to_json() for f in outcome.findings]).replace(str(outcome.chart), "<chart>")
+
+
+def test_an_umbrella_fix_parses_each_chart_yaml_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fix of an umbrella asks for its subcharts' names and aliases hundreds of times (0.5 s of YAML parsing on
+    a chart of 17 subcharts): each Chart.yaml text is parsed once, and a changed file is read as changed."""
+    import yaml
+    from test_chart_umbrella import write_umbrella
+
+    from dramigrate.helm.rewrite import chart_name
+
+    umbrella = write_umbrella(tmp_path)
+    texts = {(umbrella / "Chart.yaml").read_text(), (umbrella / "charts" / "app" / "Chart.yaml").read_text()}
+    parsed: Counter[str] = Counter()
+    real = yaml.safe_load
+
+    def counting(text: Any) -> Any:
+        if text in texts:
+            parsed[text] += 1
+        return real(text)
+
+    monkeypatch.setattr(yaml, "safe_load", counting)
+    outcome = run_chart(umbrella, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert parsed and max(parsed.values()) == 1, parsed
+    (umbrella / "charts" / "app" / "Chart.yaml").write_text("apiVersion: v2\nname: renamed\nversion: 0.1.0\n")
+    assert chart_name(umbrella / "charts" / "app") == "renamed"
+
+
+def test_the_helm_worker_collects_garbage_less_often_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render allocates much and keeps little: the worker runs Go's collector at GOGC=400 (a third less CPU a
+    render), bounded by GOMEMLIMIT at half the memory limit; a GOGC the user set is kept."""
+    environ = Path("/proc/self/environ")
+    if not environ.is_file():
+        pytest.skip("no /proc here to read a process's environment")
+
+    def worker_env() -> dict[str, str]:
+        sandbox.shutdown()
+        sandbox.prestart(1024)
+        pid = sandbox._workers[-1].process.pid
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        sandbox.shutdown()
+        return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    env = worker_env()
+    assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("400", "512MiB")
+    monkeypatch.setenv("GOGC", "100")
+    assert worker_env()["GOGC"] == "100"

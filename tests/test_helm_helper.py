@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CORPUS, CORPUS_MISSING
+from conftest import CORPUS, CORPUS_MISSING, chart_with
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -214,3 +214,29 @@ def test_unittest_suite_pins_the_switch_on_the_real_render(vllm: dict[str, Any])
             docs.setdefault(m.source.split("/templates/", 1)[1], []).extend(d for d in yaml.safe_load_all(m.text) if d)
         for assertion in case["asserts"]:
             assert holds(assertion, docs.get(assertion["template"], [])), (case["it"], assertion)
+
+
+def test_helper_switch_stays_off_where_the_chart_wraps_its_workload_in_another_kind(tmp_path: Path) -> None:
+    """The workload is a define the template renders bare, or wrapped in a kind the migration leaves on its device
+    plugin behind a values key (silogen's llm-inference-vllm: `kaiwo.enabled` wraps the Deployment in a KaiwoService):
+    the helper's switch carries the guard, so with the wrapper the chart renders as before, and the claim template
+    never lands inside the wrapper (was: manual, the rewritten chart did not render with the wrapper and the switch
+    on)."""
+    template = (
+        '{{- define "workload" -}}\n' + DEPLOYMENT + "{{- end -}}\n"
+        '{{- define "wrapped" -}}\napiVersion: example.com/v1\nkind: Wrapper\nmetadata:\n  name: w\nspec:\n'
+        '  deployment:\n    {{- include "workload" . | nindent 4 }}\n{{- end -}}\n'
+        '{{- if .Values.wrapped -}}\n{{- include "wrapped" . }}\n{{- else -}}\n{{- include "workload" . }}\n'
+        "{{- end -}}\n"
+    )
+    files = {"values.yaml": "numGpus: 1\nwrapped: false\n", "templates/_helpers.tpl": HELPERS}
+    original = chart_with(tmp_path / "original", "app", {**files, "templates/deployment.yaml": template})
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(kube_version="1.36"), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.manual
+    assert any("wrapped flipped to true: the chart renders Wrapper" in c for c in outcome.checked), outcome.checked
+    write_changes(outcome)
+    wrapped = RenderOptions(set_values=("wrapped=true",))
+    assert [m.text for m in render_chart(chart, wrapped)] == [m.text for m in render_chart(original, wrapped)]
+    (deployment,) = [d for d in _objects(_render_plain(chart)) if d["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]

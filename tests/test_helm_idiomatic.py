@@ -242,3 +242,43 @@ def test_gpu_and_nic_in_one_container(tmp_path: Path) -> None:
         assert pod["containers"][0]["resources"]["claims"] == [{"name": claim}]
         assert pod["resourceClaims"][0]["name"] == claim
     assert rendered_text(chart, "dra.enabled=false", "numNics=3") == rendered_text(original, "numNics=3")
+
+
+def test_template_body_in_a_define_of_its_own_file(tmp_path: Path) -> None:
+    """A template whose whole workload is a `define` that the same file renders with the root context, bare or
+    wrapped in another kind behind a values key (silogen's `define "job"` and its KaiwoJob wrapper): pattern A, the
+    switch goes inside the define and stays off in the wrapper the migration leaves alone (was: manual, "pattern D:
+    the device key is inside a helper")."""
+    wrapped = (
+        '{{- define "workload" -}}\n'
+        + DEPLOYMENT
+        + "{{- end -}}\n"
+        + '{{- define "wrapped" -}}\napiVersion: example.com/v1\nkind: Wrapper\nmetadata:\n  name: w\nspec:\n'
+        + '  deployment:\n    {{- include "workload" . | nindent 4 }}\n{{- end -}}\n'
+        + '{{- if .Values.wrapped -}}\n{{- include "wrapped" . }}\n{{- else -}}\n{{- include "workload" . }}\n'
+        + "{{- end -}}\n"
+    )
+    original = write_chart(tmp_path / "original", wrapped, VALUES + "# -- Wrap it\nwrapped: false\n")
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    pod = [d for d in docs(chart) if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
+    assert rendered_text(chart, "wrapped=true") == rendered_text(original, "wrapped=true")
+
+
+def test_two_containers_with_their_own_counts_are_named(tmp_path: Path) -> None:
+    """Two containers of one pod, each asking for the GPU with its own values count (silogen's evaluation judge:
+    a model and a judge server): manual work whose reason names the line and both counts (was: "the device keys
+    have different counts or conditions", with neither)."""
+    second = (
+        "        - name: judge\n          image: judge:1\n          resources:\n            limits:\n"
+        "              nvidia.com/gpu: {{ .Values.judgeGpus }}\n"
+    )
+    chart = write_chart(tmp_path, DEPLOYMENT + second, VALUES + "# -- GPUs of the judge\njudgeGpus: 1\n")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert "nvidia.com/gpu is asked for with two counts in this template (.Values.numGpus and .Values.judgeGpus" in (
+        outcome.manual
+    ), outcome.manual

@@ -206,7 +206,8 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     (chart / "ci" / "two-gpus.yaml").write_text("trainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
     before = texts(chart)
     code, _, err = run_cli(["fix", str(chart)])
-    assert code == 0 and "DRA values: two-gpus-dra.yaml, values-dra.yaml" in err, err
+    assert code == 0 and "default values (DRA values: values-dra.yaml)" in err, err
+    assert "two-gpus.yaml (DRA values: two-gpus-dra.yaml)" in err, err  # each value set names its own DRA file
     assert texts(chart) == before
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
@@ -408,3 +409,187 @@ def test_with_block_piping_dot_into_toyaml(tmp_path: Path) -> None:
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
     assert any("pattern C" in f.message for f in outcome.findings if f.resource)
+
+
+REQUIRED_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ required "model is required" .Values.model }}
+spec:
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+        - name: serve
+          image: serve:1
+          resources:
+            {{- toYaml .Values.deploy.resources | nindent 12 }}
+"""
+
+
+def test_values_file_that_leaves_the_device_map_to_the_chart_defaults(tmp_path: Path) -> None:
+    """The chart's defaults ask for the device (Intel's tensorflow-serving chart: `deploy.resources.limits` with
+    gpu.intel.com/i915) but do not render alone (a `required` value), and the user's -f file sets only that value:
+    its DRA variant carries the defaults' edit (the device key nulled, the claims added) and the rewrite is proven
+    (was: manual, "does not set deploy.resources (it sets the device key elsewhere)")."""
+    values = "model: ''\ndeploy:\n  resources:\n    limits:\n      cpu: 2\n      gpu.intel.com/i915: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": REQUIRED_TEMPLATE})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("model: resnet  # the model to serve\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(mine,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = (tmp_path / "mine-dra.yaml").read_text()
+    assert variant.startswith("model: resnet  # the model to serve\n"), variant
+    assert yaml.safe_load(variant)["deploy"]["resources"]["limits"] == {"gpu.intel.com/i915": None}
+    pod = docs(chart, (tmp_path / "mine-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
+    assert pod["resourceClaims"], pod
+
+
+def test_chart_with_its_own_schema_error_is_proven(tmp_path: Path) -> None:
+    """A chart whose render is not strict-valid before any rewrite (Intel's tensorflow-serving chart misspells
+    `initialDelaySeconds` as `initialDelay` in its probe): the same error after the rewrite is the chart's, not
+    the rewrite's, so the pass-through is proven (was: manual, "the render is not valid: ... 'initialDelay' was
+    unexpected")."""
+    template = REQUIRED_TEMPLATE.replace(
+        "          resources:\n", "          readinessProbe:\n            initialDelay: 15\n          resources:\n"
+    )
+    values = "model: resnet\ndeploy:\n  resources: {}\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deploy:\n  resources:\n    limits:\n      gpu.intel.com/i915: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+
+
+ISVC_TEMPLATE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: {{ .Release.Name }}-detector
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    minReplicas: 1
+    model:
+      modelFormat:
+        name: huggingface
+      resources:
+        {{- toYaml .Values.resources | nindent 8 }}
+      storageUri: hf://detector
+"""
+
+
+def test_kserve_single_container_takes_the_map(tmp_path: Path) -> None:
+    """A KServe InferenceService whose predictor's one container (`model:`, no `containers:` list) takes the values
+    resources map (Red Hat's guardrails detector chart): the pod-level `resourceClaims` pass-through goes into the
+    predictor, before `model:`, and the rewrite is proven (was: manual, "the migration changes no values resources
+    map")."""
+    values = "resources:\n  limits:\n    cpu: '2'\n    nvidia.com/gpu: '1'\n"
+    chart = chart_with(tmp_path, "detector", {"values.yaml": values, "templates/isvc.yaml": ISVC_TEMPLATE})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert (
+        "    {{- with .Values.resourceClaims }}\n    resourceClaims:\n" in (chart / "templates/isvc.yaml").read_text()
+    )
+    predictor = docs(chart, (chart / "values-dra.yaml",))["InferenceService"]["spec"]["predictor"]
+    assert predictor["resourceClaims"][0]["name"] == "gpu", predictor
+    assert predictor["model"]["resources"] == {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}, predictor
+
+
+def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> None:
+    """A values file the chart ships that Helm reads but our YAML parser refuses (substratus' vllm examples repeat
+    `replicaCount:`): proven with its values as they are and named without a DRA variant, while the user's file gets
+    its variant (was: the whole chart an error, "invalid YAML: duplicate key" in a file the user never named)."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve")
+    files = {"values.yaml": "deploy:\n  resources: {}\n", "templates/deploy.yaml": template}
+    dup = "replicaCount: 1\ndeploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\nreplicaCount: 2\n"
+    chart = chart_with(tmp_path, "serve", {**files, "examples/two-gpus.yaml": dup})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert (
+        "two-gpus.yaml (device-plugin values; no DRA variant: invalid YAML: duplicate key: replicaCount (line 6))"
+        in (outcome.report())
+    )
+    write_changes(outcome)
+    assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
+
+
+def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> None:
+    """A template that also reads the device key from the map by name (substratus' TGI chart sets NUM_SHARD from
+    `index .Values.resources.limits "nvidia.com/gpu"`): the DRA values drop the key, so the chart is manual work and
+    the reason names that template line and the key (was: only Helm's "index of untyped nil")."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve").replace(
+        "          image: serve:1\n",
+        "          image: serve:1\n          env:\n            - name: NUM_SHARD\n"
+        '              value: {{ index .Values.deploy.resources.limits "nvidia.com/gpu" | quote }}\n',
+    )
+    values = "deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert outcome.manual.startswith(
+        'templates/deploy.yaml:17 reads deploy.resources.limits["nvidia.com/gpu"] itself, which the DRA values file'
+    ), outcome.manual
+
+
+RANGE_TEMPLATE = """\
+{{- range .Values.models }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .shortName }}
+spec:
+  selector:
+    matchLabels: {app: {{ .shortName }}}
+  template:
+    metadata:
+      labels: {app: {{ .shortName }}}
+    spec:
+      containers:
+      - name: tgi
+        image: tgi:1
+        resources: \n{{ toYaml .resources | indent 10 }}
+---
+{{- end }}
+"""
+
+
+def test_resources_of_each_item_of_a_values_list(tmp_path: Path) -> None:
+    """One Deployment per item of a values list (`range .Values.models`, `.resources` of each item, TGI's chart by
+    louis030195, whose `resources: ` line ends in a blank): the finding is at that line as pattern B, and each item's
+    pod passes its own `.resourceClaims` through (was: the container's first line, pattern F, manual)."""
+    chart = chart_with(tmp_path, "tgi", {"values.yaml": "models: []\n", "templates/deployment.yaml": RANGE_TEMPLATE})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "models:\n  - shortName: a\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+        "  - shortName: b\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
+    )
+    lint = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "lint")
+    assert {(f.line, "pattern B" in f.message) for f in lint.findings if f.resource} == {(16, True)}
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "      {{- with .resourceClaims }}\n" in (chart / "templates" / "deployment.yaml").read_text()
+    out = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in out
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    assert sorted(counts.values()) == [1, 2] and all(p["resourceClaims"] for p in pods.values()), out

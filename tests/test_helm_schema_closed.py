@@ -149,3 +149,22 @@ def test_a_closed_object_fix_cannot_reach_is_named() -> None:
     ref = {"definitions": {"W": CLOSED}, "properties": {"w": {"$ref": "#/definitions/W"}}}
     assert schema_with(ref, [(("w",), "resourceClaims", {"type": "array"})]) == (True, [])
     assert "resourceClaims" in ref["definitions"]["W"]["properties"]
+
+
+def test_schema_keeps_its_one_line_lists(tmp_path: Path) -> None:
+    """A schema that writes its short lists on one line (`"type": ["integer", "null"]`, `"required": [...]`, as
+    silogen's charts do): the rewrite adds its keys and leaves every other line as written (was: every such list
+    re-dumped one item a line, 130 changed lines on llm-inference-vllm's schema)."""
+    import difflib
+
+    schema = HELPER["values.schema.json"].replace('"type": "integer"', '"type": ["integer", "null"]')
+    schema = schema.replace(
+        '\n        "properties": {', '\n        "required": ["name", "gpus"],\n        "properties": {'
+    )
+    original, chart, outcome = _fixed(tmp_path, {**HELPER, "values.schema.json": schema})
+    after = (chart / "values.schema.json").read_text()
+    diff = list(difflib.unified_diff(schema.splitlines(), after.splitlines(), lineterm="", n=0))[2:]
+    removed = [line[1:] for line in diff if line.startswith("-")]
+    added = [line[1:] for line in diff if line.startswith("+")]
+    assert all(f"{line}," in added for line in removed), diff  # at most a comma before the keys added
+    assert '"required": ["name", "gpus"],' in after and '"type": ["integer", "null"]' in after

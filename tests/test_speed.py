@@ -119,6 +119,31 @@ def test_what_the_fast_parse_cannot_reproduce_goes_to_ruamel(text: str) -> None:
     assert fast_documents("x.yaml", text.encode()) is None
 
 
+def test_a_plain_scalar_resolves_the_same_in_every_file_of_a_worker() -> None:
+    # plain scalars are memoised across files: a value seen first as a string key, or quoted, must still give
+    # ruamel's value when it comes plain, and one ruamel types otherwise must send every file holding it to ruamel
+    first = fast_documents("a.yaml", b"'010': x\n'7': \"7\"\nyes2: 1\n")
+    assert first is not None and first.roots == [{"010": "x", "7": "7", "yes2": 1}]
+    for _ in range(2):
+        assert fast_documents("b.yaml", b"a: 010\n") is None
+    again = fast_documents("c.yaml", b"k: 7\nq: '7'\n")
+    assert again is not None and again.roots == [{"k": 7, "q": "7"}]
+    assert type(again.roots[0]["k"]) is int and type(again.roots[0]["q"]) is not str  # quoted: ruamel's str type
+
+
+def test_the_fast_parse_counts_values_as_the_bomb_check_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the parse counts a document's values and walks it for the node bound only when it holds an alias
+    from dramigrate import documents, fastyaml
+
+    monkeypatch.setattr(documents, "MAX_NODES", 7)
+    monkeypatch.setattr(fastyaml, "MAX_NODES", 7)
+    ok = split_documents("a.yaml", b"a: {b: 1, c: [1, 2]}\nd: x\n").documents[0]  # 7 values with the root
+    assert fastyaml.fast_parse("a.yaml", ok) and ok.data == {"a": {"b": 1, "c": [1, 2]}, "d": "x"}
+    for text in (b"a: {b: 1, c: [1, 2, 3]}\nd: x\n", b"a: &x [1, 2]\nb: *x\nc: *x\n"):  # 8 values; 4 expanded to 10
+        with pytest.raises(InputError, match="too many nodes"):
+            fastyaml.fast_parse("a.yaml", split_documents("a.yaml", text).documents[0])
+
+
 def test_aliased_maps_parse_fast_and_shared_as_ruamel_shares_them() -> None:
     text = (
         "spec:\n  selector:\n    matchLabels: &id001\n      app: x\n  template:\n    metadata:\n      labels: *id001\n"

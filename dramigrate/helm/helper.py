@@ -359,20 +359,26 @@ def _site_conditions(all_blocks: list[Block], pod: int, index: int, rel: str) ->
     return out
 
 
-def _switch(mode: str, context: str, default: bool) -> str:
+def _switch(mode: str, context: str, default: bool, guards: tuple[str, ...] = ()) -> str:
     """The switch, read with `dig` so that values which never mention it keep the chart's default: a new key in
-    values.yaml would change the render of charts that embed their values (z2jh's hub Secret)."""
+    values.yaml would change the render of charts that embed their values (z2jh's hub Secret). `guards`: values
+    conditions (`(not .Values.kaiwo.enabled)`) under which the chart renders its request in a kind the migration
+    leaves on its device plugin, so the switch does too (read from the chart's root: `values` mode only)."""
     where = f"{context}.Values.AsMap" if mode == "values" else context
-    return f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
+    switch = f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
+    if mode != "values" or not guards:
+        return switch
+    rooted = [re.sub(r"(?<![\w$)])\.Values\b", f"{context}.Values", g) for g in guards]
+    return f"(and {switch} {' '.join(rooted)})"
 
 
-def state_define(define: str, mode: str, default: bool) -> str:
+def state_define(define: str, mode: str, default: bool, guards: tuple[str, ...] = ()) -> str:
     """`<helper>.dra`: "claim" when the switch is on and the helper writes the device key with a count above 0,
     "key" when it writes it with 0 (the migration still adds the toleration), "" otherwise (switch off, no key)."""
     return (
         f'{{{{- define "{define}.dra" -}}}}\n'
         f'{{{{- $count := include "{define}.draCount" . | trimAll "{_NUMBER}" -}}}}\n'
-        f'{{{{- if and {_switch(mode, "$", default)} (ne $count "") }}}}'
+        f'{{{{- if and {_switch(mode, "$", default, guards)} (ne $count "") }}}}'
         "{{ if gt (int $count) 0 }}claim{{ else }}key{{ end }}{{ end }}\n"
         "{{- end }}\n"
     )
@@ -463,14 +469,16 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
     return out
 
 
-def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
+def rewrite_helper(
+    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch, and the `<helper>.draCount` define after it."""
     if keys[0].var is not None:
-        return _rewrite_map_helper(text, define, keys, mode, default, claim)
+        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards)
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
-    switch = _switch(mode, "$", default)
+    switch = _switch(mode, "$", default, guards)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
     parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in keys}
@@ -483,7 +491,7 @@ def rewrite_helper(text: str, define: str, keys: list[KeyLine], mode: str, defau
         f"{ind}  - name: {claim}",
         f"{ind}{{{{- end }}}}",
     ]
-    extra = count_define(text, define, block, key) + state_define(define, mode, default)
+    extra = count_define(text, define, block, key) + state_define(define, mode, default, guards)
     out = list(lines)
     out[block.end : block.end + 1] = [*claims, out[block.end]]
     spans: set[tuple[int, int]] = set()
@@ -530,7 +538,9 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
     return [(at + 1, at + 1, [f"{pad}{{{{- end }}}}"]), (at - 1, at - 1, opening)]
 
 
-def _rewrite_map_helper(text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str) -> str:
+def _rewrite_map_helper(
+    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+) -> str:
     """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
     map is one part of resources, the claims beside it, as for a key line)."""
     lines = text.splitlines()
@@ -542,7 +552,7 @@ def _rewrite_map_helper(text: str, define: str, keys: list[KeyLine], mode: str, 
         raise NotHelper(f"{key.file}: the helper writes the device key from several toYaml lines")
     if not all(lines[k.index].lstrip().startswith("{{") for k in keys):
         raise NotHelper(f"{key.file}:{key.index + 1}: the helper's toYaml line starts with text")
-    extra = replay_define(text, define, block, key) + state_define(define, mode, default)
+    extra = replay_define(text, define, block, key) + state_define(define, mode, default, guards)
     edits: list[tuple[int, int, list[str]]] = []
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
         ind = " " * _indent(lines[key.index - 1]) if key.index else ""
@@ -747,8 +757,10 @@ def build(
     deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]],
     context_path: str,
     opt_in: bool,
+    guards: tuple[str, ...] = (),
 ) -> list[Change]:
-    """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions."""
+    """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
+    `guards`: values conditions that keep the switch off (idiomatic.kind_guards)."""
     defines = {k.define for k in keys}
     files = {k.file for k in keys}
     if len(defines) != 1 or len(files) != 1:
@@ -777,7 +789,7 @@ def build(
     block = next(b for name, b in _defines(helper_text) if name == define)
     above = helper_text.splitlines()[block.start + 1 : key.index]
     writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
-    after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop())
+    after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop(), guards)
     after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
     changes = [Change(file, helper_text, after)]
     by_rel: dict[str, list[Wiring]] = {}
@@ -934,6 +946,7 @@ def fix(
     reference: tuple[Any, Any, str],
     opt_in: bool,
     mode: str,
+    guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it; False (nothing done) when no helper
     line writes the device key, so the caller reports the template's own pattern."""
@@ -993,14 +1006,14 @@ def fix(
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         where = " and each ".join(dict.fromkeys(context_path(root, s) for s in sites))
-        changes = build(root, keys, sites, deltas, where, opt_in)
+        changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
 
             claim = next(iter(deltas.values()))[0].claim
             changes += unit_suites(root, keys, sites, originals, _user_values(ref_variation.options), claim)
-        switched_off = build(root, keys, sites, deltas, where, True) if not opt_in else changes
-        switched_on = build(root, keys, sites, deltas, where, False) if opt_in else changes
+        switched_off = build(root, keys, sites, deltas, where, True, guards[0]) if not opt_in else changes
+        switched_on = build(root, keys, sites, deltas, where, False, guards[0]) if opt_in else changes
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{engine_hint}", "")
         return True
@@ -1013,6 +1026,12 @@ def fix(
     off_root = off_root.rename(work.path / "helper-off")
     on_root = _rewritten_copy(root, switched_on, work, skip=frozenset({"Chart.yaml"}))
     prove_switch(
-        outcome, root, expected, lambda options, on: _render(on_root if on else off_root, options), patch, mode
+        outcome,
+        root,
+        expected,
+        lambda options, on: _render(on_root if on else off_root, options),
+        patch,
+        mode,
+        guards[1],
     )
     return True

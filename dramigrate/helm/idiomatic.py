@@ -113,12 +113,35 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]
             stack.pop()
     out = []
     for word, cond, in_else in stack:
+        if word == "define" and _whole_template(text, cond):
+            continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if word != "if" or in_else:
-            raise NotIdiomatic(pattern, rel, f"the device key is inside `{word}{' ... else' if in_else else ''}`")
+            where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
+            raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
     return out
+
+
+def _whole_template(text: str, define: str) -> bool:
+    """Whether a `define` is the template's own body: the same file renders it with the root context at its top
+    level (`{{- include "job" . }}`, outside any define), and every include of it there passes `.` or `$`."""
+    name = re.fullmatch(r'"([^"]+)"', define.strip())
+    if name is None:
+        return False
+    calls = list(re.finditer(r"\{\{-?\s*(?:include|template)\s+" + re.escape(define.strip()) + r"\s+([^\s|)}]+)", text))
+    if not calls or any(c.group(1) not in (".", "$") for c in calls):
+        return False
+    depth, top = 0, False
+    for start, end, word in _actions(text):
+        if word in ("define", "block") or (word in ("if", "with", "range") and depth):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        elif depth == 0 and any(start <= c.start() < end for c in calls):
+            top = True
+    return top
 
 
 def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
@@ -447,8 +470,17 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
     conditions = w.devices[0].conditions
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     for d in w.devices:
-        if counts.setdefault(d.resource, d.count) != d.count or d.conditions != conditions:
-            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
+        if counts.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in this template "
+                f"({counts[d.resource]} and {d.count}: two containers or pods); the idiomatic rewrite takes one count "
+                "per device resource in a template"
+            )
+        if d.conditions != conditions:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the device keys sit under different conditions "
+                f"({' '.join(conditions) or 'none'} and {' '.join(d.conditions) or 'none'})"
+            )
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
@@ -703,11 +735,40 @@ def conventions(
             )
         if not (top or more):
             return out
-        indent = re.search(r"\n( +)\"", text)
-        new = json.dumps(document, indent=len(indent.group(1)) if indent else 2, ensure_ascii=False)
-        new += "\n" if text.endswith("\n") else ""
+        new = schema_text(document, text)
         out.append(Change("values.schema.json", text, new))
     return out
+
+
+def schema_text(document: Any, text: str) -> str:
+    """values.schema.json written back in the layout of `text`: its indent, and each list or object the file writes
+    on one line (`"type": ["string", "null"]`) kept on one line, so the maintainer's diff shows only the keys added
+    (json.dumps put every list item on its own line: 130 changed lines on a real schema)."""
+    indent = re.search(r"\n( +)\"", text)
+    pad = " " * (len(indent.group(1)) if indent else 2)
+
+    def one_line(value: Any, head: str) -> str | None:
+        for seps in ((", ", ": "), (",", ":")):
+            compact = json.dumps(value, ensure_ascii=False, separators=seps)
+            if head + compact in text:
+                return compact
+        return None
+
+    def dump(value: Any, depth: int, head: str) -> str:
+        inner, outer = pad * (depth + 1), pad * depth
+        if isinstance(value, (dict, list)) and value and (compact := one_line(value, head)) is not None:
+            return compact
+        if isinstance(value, dict) and value:
+            items = []
+            for k, v in value.items():
+                key = f"{json.dumps(k, ensure_ascii=False)}: "
+                items.append(f"{inner}{key}{dump(v, depth + 1, key)}")
+            return "{\n" + ",\n".join(items) + f"\n{outer}}}"
+        if isinstance(value, list) and value:
+            return "[\n" + ",\n".join(f"{inner}{dump(v, depth + 1, '')}" for v in value) + f"\n{outer}]"
+        return json.dumps(value, ensure_ascii=False)
+
+    return dump(document, 0, "") + ("\n" if text.endswith("\n") else "")
 
 
 def values_expr(path: tuple[str | int, ...]) -> str:

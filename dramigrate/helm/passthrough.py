@@ -24,6 +24,7 @@ variants.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.values import Path_, display, get_path, resources_maps, set_path
+from dramigrate.rules import RuleSet
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
 VALUES_KEY = "resourceClaimTemplates"
@@ -82,20 +84,38 @@ def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
     return out, maps
 
 
-def pod_specs(node: Any, out: list[tuple[list[Any], dict[str, Any]]], trail: list[Any]) -> None:
-    """Every pod spec (a map with `containers`) with the chain of maps above it (the group that holds it)."""
+def pod_specs(
+    node: Any, out: list[tuple[list[Any], dict[str, Any]]], trail: list[Any], singles: tuple[str, ...] = ()
+) -> None:
+    """Every pod spec (a map with `containers`, or with one of the object kind's single containers: KServe's
+    `predictor.model`) with the chain of maps above it (the group that holds it)."""
     if isinstance(node, dict):
-        if isinstance(node.get("containers"), list):
+        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
             out.append((list(trail), node))
         for v in node.values():
-            pod_specs(v, out, [*trail, node])
+            pod_specs(v, out, [*trail, node], singles)
     elif isinstance(node, list):
         for v in node:
-            pod_specs(v, out, trail)
+            pod_specs(v, out, trail, singles)
 
 
-def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+def _containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
+
+
+@functools.cache
+def _shipped_rules() -> RuleSet:
+    from dramigrate.rules import load_rules
+
+    return load_rules()
+
+
+def single_containers(key: Any) -> tuple[str, ...]:
+    """The keys of one container each in the pod specs of an object (apiVersion, kind, ...), as
+    rules/workloads.yaml declares them (KServe's InferenceService: model, pytorch, ...)."""
+    kind = _shipped_rules().workload(key[0], key[1])
+    return kind.single_containers if kind is not None else ()
 
 
 def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], Path_]:
@@ -104,9 +124,10 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], P
     for key, docs in objects(marked_stream).items():
         for doc in docs[:1]:
             pods: list[tuple[list[Any], dict[str, Any]]] = []
-            pod_specs(doc, pods, [])
+            singles = single_containers(key)
+            pod_specs(doc, pods, [], singles)
             for p, (_, pod) in enumerate(pods):
-                for c, container in enumerate(_containers(pod)):
+                for c, container in enumerate(_containers(pod, singles)):
                     limits = (container.get("resources") or {}).get("limits") or {}
                     marks = [int(k[len(MARKER) :]) for k in limits if str(k).startswith(MARKER)]
                     if len(marks) == 1:
@@ -134,12 +155,13 @@ def map_edits(
             continue
         old_pods: list[tuple[list[Any], dict[str, Any]]] = []
         new_pods: list[tuple[list[Any], dict[str, Any]]] = []
-        pod_specs(docs[0], old_pods, [])
-        pod_specs(after[key][0], new_pods, [])
+        singles = single_containers(key)
+        pod_specs(docs[0], old_pods, [], singles)
+        pod_specs(after[key][0], new_pods, [], singles)
         for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
             changed = [
                 (c, o, n)
-                for c, (o, n) in enumerate(zip(_containers(old), _containers(new), strict=False))
+                for c, (o, n) in enumerate(zip(_containers(old, singles), _containers(new, singles), strict=False))
                 if o.get("resources") != n.get("resources")
             ]
             if not changed:
@@ -242,6 +264,8 @@ def variant_text(
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
     key left out would come back from the defaults). `templates`: the claim templates by the values key they go
     under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
+    from ruamel.yaml.comments import CommentedMap
+
     from dramigrate.documents import parse_document, split_documents, start_edit
 
     text = path.read_text(encoding="utf-8")
@@ -253,13 +277,18 @@ def variant_text(
     root = doc.data
 
     def node_at(path_: Path_) -> Any:
+        """The node at path_ in the file; a mapping the file leaves out is added when the chart's defaults set
+        it (the file only adds to the defaults there: its variant carries the DRA edit of the defaults' map)."""
         node = root
-        for part in path_:
+        for n, part in enumerate(path_):
             if isinstance(part, int):
                 if not isinstance(node, list) or part >= len(node):
                     raise NotPassThrough(f"{path}: does not set {display(path_)}")
+            elif isinstance(node, dict) and part not in node and isinstance(get_path(defaults or {}, path_), dict):
+                node[part] = CommentedMap()
             elif not isinstance(node, dict) or part not in node:
-                raise NotPassThrough(f"{path}: does not set {display(path_)} (it sets the device key elsewhere)")
+                where = display(path_[: n + 1])
+                raise NotPassThrough(f"{path}: does not set {where} (it sets the device key elsewhere)")
             node = node[part]
         return node
 
@@ -267,10 +296,12 @@ def variant_text(
         res = node_at(edit.path)
         for section, keys in edit.removed.items():
             block = res.get(section)
+            if block is None and get_path(defaults or {}, (*edit.path, section)) is not None:
+                block = res[section] = CommentedMap()  # the file leaves the section to the chart's defaults
             if block is None:
                 raise NotPassThrough(f"{path}: the device key of {display(edit.path)}.{section} is set in another file")
             for k in keys:
-                if k not in block:
+                if k not in block and get_path(defaults or {}, (*edit.path, section, k)) is None:
                     raise NotPassThrough(f"{path}: {display((*edit.path, section, k))} is set in another file")
                 if get_path(defaults or {}, (*edit.path, section, k)) is not None:
                     block[k] = None
@@ -356,8 +387,9 @@ _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-
 
 
 def _dot_context(lines: list[str], i: int) -> str | None:
-    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, None inside a `range` or a
-    `define` (a list element or a helper's argument, not a values path the rewrite can name)."""
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, `.Values.x[]` (each item)
+    inside `range .Values.x`; None inside a `define` or a range over anything else (a helper's argument, not a
+    values path the rewrite can name)."""
     depth = 0
     for j in range(i, -1, -1):
         actions = _BLOCK.findall(lines[j])
@@ -366,7 +398,10 @@ def _dot_context(lines: list[str], i: int) -> str | None:
                 depth += 1
             elif depth:
                 depth -= 1
-            elif word in ("range", "define", "block"):
+            elif word == "range":
+                over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
+                return f"{over.group(1)}[]" if over else None
+            elif word in ("define", "block"):
                 return None
             elif word == "with":
                 path = expr.split()[0] if expr.split() else ""
@@ -395,6 +430,14 @@ def _index_variables(text: str) -> dict[str, list[str]]:
     return out
 
 
+def _ends_with(path: Path_, words: list[str]) -> bool:
+    """Whether a values path ends in these keys (`*`: any list index, a `range` item)."""
+    tail = path[-len(words) :]
+    return len(path) >= len(words) and all(
+        w == str(x) or (w == "*" and isinstance(x, int)) for w, x in zip(words, tail, strict=True)
+    )
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
@@ -404,6 +447,9 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
     variables = _index_variables(text)
+    # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
+    singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
+    heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
     for i, line in enumerate(lines):
         m = _MAP_EXPR.search(line)
         indexed = _INDEX_MAP.search(line) if not m and "toYaml" in line else None
@@ -416,32 +462,28 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
         elif m:
             base, key = m.group(1), m.group(2)
+            own = base  # the expression as written here: its siblings are read the same way
             if not base.startswith((".Values", "$")):
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
-                    continue  # inside a range (or a define): `.` is not a values map fix can name
+                    continue  # inside a define (or a range over no values list): not a values map fix can name
                 base = f"{context}{base}"
-            words = [w for w in base.split(".") if w and not w.startswith("$")]
+                if "[]" not in context:
+                    own = base
+            words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if base.startswith(".Values") else 0 :]
 
-            def sibling_expr(sibling: str, base: str = base) -> str:
+            def sibling_expr(sibling: str, base: str = own) -> str:
                 return f"{base}.{sibling}" if base else f".{sibling}"
         else:
             continue
-        target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
+        target = next((p for p in needs if _ends_with(p, [*words, key])), None)
         if target is None:
             continue
         at = _indent(line)
         if line.lstrip().startswith("{{") and i and lines[i - 1].rstrip().endswith(":"):
             at = max(at, _indent(lines[i - 1]) + 1)  # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0
-        containers = next(
-            (
-                j
-                for j in range(i - 1, -1, -1)
-                if lines[j].strip() in ("containers:", "- containers:") and _indent(lines[j]) < at
-            ),
-            -1,
-        )
+        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in heads and _indent(lines[j]) < at), -1)
         if containers < 0:
             raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
         ind = " " * _indent(lines[containers])
@@ -590,6 +632,30 @@ def values_doc(values: str) -> str:
     doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
+
+
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+    """The first template line that reads a device key the DRA values drop from its map by name, not through the
+    map's toYaml (`{{ index .Values.resources.limits "nvidia.com/gpu" }}` as TGI's shard count): with the key
+    gone that line renders differently, so the chart needs its count in a value of its own first; "" if none."""
+    for rel in sorted(p.relative_to(root).as_posix() for p in (root / "templates").rglob("*") if p.is_file()):
+        try:
+            lines = (root / rel).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(lines, start=1):
+            for path, section, key in sorted(removed, key=repr):
+                words = [str(p) for p in (*path, section)]
+                dotted = ".Values." + ".".join(words)
+                indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
+                if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
+                    indexed and _QUOTED.findall(indexed.group(1)) == words
+                ):
+                    return (
+                        f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
+                        "removes: give that count a value of its own (the template and the device key both read it)"
+                    )
+    return ""
 
 
 def build(

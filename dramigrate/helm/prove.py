@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import yaml
@@ -52,6 +52,11 @@ def documents(text: str) -> Iterable[Any]:
             _DOCUMENTS[part] = docs
         out.extend(docs)
     return out
+
+
+def load_all(text: str) -> list[Any]:
+    """The documents of a text as the C loader builds them, the caller's own to change (documents() shares them)."""
+    return list(yaml.load_all(text, Loader=_LOADER))
 
 
 def objects(text: str) -> dict[ObjKey, list[Any]]:
@@ -218,9 +223,18 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
 _SCHEMA_ERRORS: dict[tuple[str, str], list[str]] = {}  # (object as JSON, Kubernetes version) -> its schema errors
 
 
-def strict_errors(stream: str, versions: tuple[str, ...]) -> str:
+def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> str:
     """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads (each object
-    checked once per version: the value sets of a proof render mostly the same objects)."""
+    checked once per version: the value sets of a proof render mostly the same objects). `before`: the original
+    chart's render; an error its same object has there too (a field the chart misspells upstream) is the chart's,
+    not the rewrite's, and is left out."""
+    known = set(_strict_errors(before, versions)) if before else set()
+    return next(
+        (f"{where}: {error}" for where, error in _strict_errors(stream, versions) if (where, error) not in known), ""
+    )
+
+
+def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str, str]]:
     from dramigrate.validate import schema_errors
 
     for doc in documents(stream):
@@ -238,11 +252,9 @@ def strict_errors(stream: str, versions: tuple[str, ...]) -> str:
                 if len(_SCHEMA_ERRORS) >= _DOCUMENTS_MAX:
                     _SCHEMA_ERRORS.clear()
                 _SCHEMA_ERRORS[text, version] = errors
-            if errors:
-                return (
-                    f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}: {errors[0]}"
-                )
-    return ""
+            where = f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}"
+            for error in errors:
+                yield where, error
 
 
 def without_nulls(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:

@@ -204,15 +204,20 @@ def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     if options.kube_version:
         command.append(f"--kube-version={options.kube_version}")
     command += [f"--api-versions={api}" for api in options.api_versions]
-    from dramigrate.helm.sandbox import limit_memory
     from dramigrate.lifetime import reap, spawn
 
     try:  # in a process group the janitor kills should dramigrate die first, plugins and post-renderers too
-        process = spawn(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8", errors="replace")
+        process = spawn(
+            command,
+            memory_mb=options.memory_mb,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            errors="replace",
+        )
     except OSError as exc:
         raise HelmError(f"cannot run {options.helm_binary}: {exc.strerror or exc}") from None
     try:
-        limit_memory(process.pid, options.memory_mb)
         stdout, stderr = process.communicate(timeout=options.timeout)
     except subprocess.TimeoutExpired:
         raise RenderLimit(f"`helm template` took longer than {options.timeout:g} s (the time limit)") from None

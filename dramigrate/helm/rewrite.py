@@ -10,9 +10,11 @@ its comments stay. Every other file stays byte for byte.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -131,9 +133,19 @@ def wrapped_sources(chart_dir: Path, chart_name: str) -> set[str]:
 # --- the rewrite -------------------------------------------------------------------------------------------
 
 
+def chart_meta(chart_dir: Path) -> Any:
+    """A chart's Chart.yaml as data (read only: shared between callers). The file is read each time; its text is
+    parsed once (an umbrella's fix asked for its 17 subcharts' names 430 times, 0.5 s of pure-Python parsing)."""
+    return _parsed_chart_yaml((chart_dir / "Chart.yaml").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_chart_yaml(text: str) -> Any:
+    return yaml.safe_load(text) or {}
+
+
 def chart_name(chart_dir: Path) -> str:
-    data = yaml.safe_load((chart_dir / "Chart.yaml").read_text(encoding="utf-8")) or {}
-    return str(data.get("name") or chart_dir.name)
+    return str(chart_meta(chart_dir).get("name") or chart_dir.name)
 
 
 def build_rewrite(

@@ -45,13 +45,14 @@ from dramigrate.helm.prove import (
     canonical_claims,
     documents,
     first_difference,
+    load_all,
     objects,
     same_text,
     strict_errors,
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -448,7 +449,7 @@ def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
             elif entry.suffix == ".tgz":
                 out.setdefault(entry.name.rsplit("-", 1)[0], None)
     try:
-        meta = yaml.safe_load((chart_dir / "Chart.yaml").read_text(encoding="utf-8")) or {}
+        meta = chart_meta(chart_dir)
     except (OSError, yaml.YAMLError):
         meta = {}
     for dep in meta.get("dependencies") or []:
@@ -1130,7 +1131,7 @@ def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want
             patch,
         )
         return False
-    invalid = strict_errors(on.stream, ("1.34", "1.36"))
+    invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if invalid:
         _manual(outcome, f"{case}, the render is not valid: {invalid}", patch)
         return False
@@ -1265,7 +1266,7 @@ def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
     if leaf == root:
         return ()
     keys = sorted({k for k, p in _subcharts(root).items() if p == leaf})
-    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    meta = chart_meta(root)
     aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
     used = [k for k in keys if k in aliases] or keys
     if len(used) != 1:
@@ -1277,7 +1278,7 @@ def _file_source(root: Path, leaf: Path) -> Path | None:
     """The folder a subchart in charts/ was built from, when the umbrella names it with a `file://` repository."""
     from dramigrate.helm.rewrite import chart_name
 
-    meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8")) or {}
+    meta = chart_meta(root)
     for dep in meta.get("dependencies") or []:
         repo = str(dep.get("repository", "")) if isinstance(dep, dict) else ""
         if repo.startswith("file://") and dep.get("name") == chart_name(leaf):
@@ -1327,7 +1328,7 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     for part in stream_sources(text):
         source = part.source.split("/", 1)[-1] if part.source.startswith(chart + "/") else part.source
         try:
-            docs = list(yaml.safe_load_all("\n".join(lines[part.start - 1 : part.end])))
+            docs = load_all("\n".join(lines[part.start - 1 : part.end]))
         except yaml.YAMLError:
             continue
         out.setdefault(source, []).extend(d for d in docs if isinstance(d, dict))
@@ -1459,12 +1460,13 @@ def _fix_idiomatic(
         hint = (prefix + first[0], first[1])
         _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
         return
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
-        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode):
+        kind_guards = (tuple(guards), notes)
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
-    guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     try:
         changes = idiomatic.build(
             leaf,
@@ -1625,6 +1627,8 @@ def _fix_passthrough(
 
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
+    unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
+    removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
@@ -1649,11 +1653,22 @@ def _fix_passthrough(
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
             templates = named(edits, rcts)
+            try:
+                variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
+            except (pt.NotPassThrough, InputError) as exc:
+                if f in copts.values_files:
+                    raise
+                # a values file the chart ships (an example) that fix cannot edit: proven as it is, left without a
+                # DRA variant (Helm read substratus' vllm example with a duplicate key our YAML parser refuses)
+                unvaried[f] = f"{exc.message if isinstance(exc, InputError) else exc}" + (
+                    f" (line {exc.line})" if isinstance(exc, InputError) and exc.line else ""
+                )
+                continue
             namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
             classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
-            variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
             streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         overlay = ""
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
@@ -1672,6 +1687,7 @@ def _fix_passthrough(
             classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
             overlay = pt.overlay_text(edits, templates, dsources.merged)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -1740,6 +1756,8 @@ def _fix_passthrough(
         if not _identical(outcome, f"with {v.label} (values as they were)", original, again, new, patch):
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
+        if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
+            outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
         if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
@@ -1761,11 +1779,15 @@ def _fix_passthrough(
                 f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
                 patch,
             )
-            return
-        if not _proven_on(outcome, f"with {v.label} and the DRA values files", original, again, want, on, patch):
-            return
-        names = [pt.variant_path(f).name for f in variants] + ([pt.OVERLAY] if overlay else [])
-        outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+        elif not _proven_on(outcome, f"with {v.label} and the DRA values files", original, again, want, on, patch):
+            pass
+        else:
+            names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
+            outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+            continue
+        if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
+            outcome.manual = f"{reads}; {outcome.manual}"
+        return
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch

@@ -7,7 +7,11 @@ pool, so a repository of many overlays builds on every core; each folder is buil
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -20,14 +24,25 @@ from dramigrate.findings import InputError
 # Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
 # kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
 BUILD_TIMEOUT_S = 30.0
+# Address space of one build (MiB), with what it starts; DRAMIGRATE_KUSTOMIZE_MEMORY_MB overrides. A real overlay
+# builds in under 100 MiB; an alias bomb in a patch grew kustomize to 15 GB within its time limit.
+BUILD_MEMORY_MB = 2048
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def build_timeout() -> float:
-    try:
-        value = float(os.environ.get("DRAMIGRATE_KUSTOMIZE_TIMEOUT", ""))
-    except ValueError:
-        return BUILD_TIMEOUT_S
-    return value if value > 0 else BUILD_TIMEOUT_S
+    return _env_number("DRAMIGRATE_KUSTOMIZE_TIMEOUT", BUILD_TIMEOUT_S)
+
+
+def build_memory_mb() -> int:
+    return int(_env_number("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", BUILD_MEMORY_MB))
 
 
 @dataclass(frozen=True)
@@ -64,6 +79,31 @@ def find_binary(explicit: Path | None = None) -> list[str]:
         ) from exc
 
 
+# kubectl's log line around an error: `E1203 15:00:47.447402   26019 run.go:72] "command failed" err=...`, the
+# error then either quoted on that line or on the tab-indented lines up to one holding " >"
+_KLOG = re.compile(r'[EWIF]\d{4} \S+ +\d+ \S+\] "command failed" err=(.*)')
+
+
+def kustomize_error(stderr: str) -> str:
+    """What kustomize says went wrong, without kustomize's deprecation warnings (they come first) or kubectl's log
+    line around it (the message was that line's head: `E1203 ... "command failed" err=<`)."""
+    lines = [ln for ln in stderr.splitlines() if not ln.startswith("# Warning")]
+    for i, line in enumerate(lines):
+        m = _KLOG.match(line)
+        if m is None:
+            continue
+        said = m.group(1).strip()
+        if said == "<":
+            return " ".join(itertools.takewhile(lambda ln: ln != ">", (ln.strip() for ln in lines[i + 1 :])))
+        if said.startswith('"'):
+            with contextlib.suppress(ValueError):
+                return str(json.loads(said))  # Go's %q quoting, as JSON reads it (a \x escape is not: kept as is)
+            return said.strip('"')
+        return said
+    said = "\n".join(lines).strip()
+    return said.removeprefix("Error: ").removeprefix("error: ").strip()
+
+
 class Builder:
     """Builds folders with one binary; results are cached by folder for the life of the builder."""
 
@@ -94,6 +134,7 @@ class Builder:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                memory_mb=build_memory_mb(),
             )
         except OSError as exc:
             return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
@@ -108,11 +149,14 @@ class Builder:
             )
         finally:
             reap(process)
+        if process.returncode != 0 and "out of memory" in stderr[:4096]:  # Go's runtime says so first
+            return Build(
+                folder,
+                error=f"kustomize build ran out of memory (the limit is {build_memory_mb()} MiB; set "
+                "DRAMIGRATE_KUSTOMIZE_MEMORY_MB to change it)",
+            )
         if process.returncode != 0:
-            # without kustomize's deprecation warnings, which come first
-            said = "\n".join(ln for ln in stderr.splitlines() if not ln.startswith("# Warning"))
-            message = said.strip().removeprefix("Error: ").strip() or f"exit code {process.returncode}"
-            return Build(folder, error=message)
+            return Build(folder, error=kustomize_error(stderr) or f"exit code {process.returncode}")
         return Build(folder, stdout)
 
     def build_all(self, folders: list[Path]) -> dict[Path, Build]:

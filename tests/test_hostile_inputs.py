@@ -1,0 +1,120 @@
+"""Hostile content in a folder of good files, from the sixth sweep (inputs not in the repo): each one is migrated
+exactly or named, never an internal error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import ONE_GPU_POD, run_dramigrate
+
+
+def test_a_json_manifest_holding_a_lone_surrogate_escape_is_migrated_and_keeps_it(tmp_path: Path) -> None:
+    """A JSON manifest with "\\ud800" in an annotation (valid JSON, no UTF-8 form) was an internal error when fix
+    wrote it back; the escape stays as it was written."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"a": "\ud800"}},
+        "spec": {"containers": [{"name": "a", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+    }
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(pod))
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert "internal error" not in err
+    assert code == 0
+    written = json.loads(path.read_text())
+    migrated = written["items"][0]
+    assert migrated["metadata"]["annotations"] == {"a": "\ud800"}
+    assert "\\ud800" in path.read_text()
+    assert migrated["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+def test_a_pod_whose_container_list_holds_a_number_is_not_an_internal_error(tmp_path: Path) -> None:
+    """`containers: [null, 7, [a], {gpu container}]` ended the file with an internal error in the claim checks after
+    the rewrite; the GPU container is migrated and the entries of the wrong type stay for the API server to refuse."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - null\n  - 7\n  - [a]\n"
+        "  - name: app\n    image: app:1\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert "internal error" not in out + err
+    assert code == 0
+    text = path.read_text()
+    assert "  - null\n  - 7\n  - [a]\n  - name: app\n" in text
+    assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text
+
+
+def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
+    """JSON numbers with an exponent ("cpu": 1e3, "memory": 1.5e9) were written back as strings: PyYAML reads them
+    as YAML 1.1 strings; a float field of a custom resource then fails its schema."""
+    pod = (
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"e": "1e3"}}, "spec": {"containers":'
+        ' [{"name": "a", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": 1e3, "memory": 1.5e9}}}],'
+        ' "overhead": {"cpu": -2E-2}}}'
+    )
+    path = tmp_path / "pod.json"
+    path.write_text(pod)
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, err
+    migrated = json.loads(path.read_text())["items"][0]
+    assert migrated["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 1000, "memory": 1.5e9}
+    assert migrated["spec"]["overhead"] == {"cpu": -0.02}
+    assert migrated["metadata"]["labels"] == {"e": "1e3"}
+
+
+def test_a_utf16_manifest_without_a_byte_order_mark_is_named_not_skipped(tmp_path: Path) -> None:
+    """UTF-16 without a BOM (kubectl refuses it: "control characters are not allowed") was skipped as a file with
+    nothing to check, so a GPU workload in it passed the gate unseen."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    wide = tmp_path / "wide.yaml"
+    wide.write_bytes(ONE_GPU_POD.format(name="wide").encode("utf-16-le"))
+    before = wide.read_bytes()
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 2
+    assert "wide.yaml: UTF-16-LE text without a byte-order mark, which kubectl reads as UTF-8 and refuses" in err
+    assert wide.read_bytes() == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_workload_larger_than_kubernetes_stores_is_named_at_once_not_rewritten(tmp_path: Path) -> None:
+    """A GPU workload carrying a 5 MiB annotation took ruamel some 15 s of CPU to rewrite (20 MB: past any CI limit),
+    though no API server stores it (etcd takes 1.5 MiB)."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    big = tmp_path / "big.yaml"
+    big.write_text(
+        ONE_GPU_POD.format(name="big").replace(
+            "  name: big\n", "  name: big\n  annotations:\n    a: " + "x" * (5 << 20) + "\n"
+        )
+    )
+    before = big.read_bytes()
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 2
+    assert "big.yaml:1: this document is 5.0 MiB, larger than any object Kubernetes stores" in err
+    assert big.read_bytes() == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_workload_with_a_custom_tag_is_migrated_and_keeps_the_tag(tmp_path: Path) -> None:
+    """`annotations: {a: !Ref x}` (the API server reads the string) made fix refuse the file: "the rewritten document
+    would not parse back to the intended objects", as ruamel's tagged values compared by identity."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(ONE_GPU_POD.format(name="p").replace("  name: p\n", "  name: p\n  annotations: {a: !Ref x}\n"))
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, err
+    text = path.read_text()
+    assert "  annotations: {a: !Ref x}\n" in text
+    assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text

@@ -1,0 +1,48 @@
+"""Standard output under an operator's faults: a locale that cannot encode a file's name, a full disk. The report
+is written or its failure named, never an internal error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
+
+
+def test_reports_name_a_non_ascii_file_when_the_locale_is_ascii(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PYTHONIOENCODING=ascii (or a C locale without UTF-8 mode) ended diff over a file named café.yaml with an
+    internal error; the report is UTF-8, as its format says."""
+    (tmp_path / "café.yaml").write_text(ONE_GPU_POD.format(name="cafe"))
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii")
+
+    code, out, err = run_dramigrate(["diff", ".", "--format", "json"], cwd=tmp_path)
+
+    assert "internal error" not in err
+    assert code == 0
+    assert [f["file"] for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"] == ["café.yaml"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_a_report_that_cannot_be_written_to_standard_output_is_named(tmp_path: Path, command: str) -> None:
+    """Standard output on a full disk ended the run with `internal error: OSError`, or with Python's own
+    'Exception ignored' traceback when the report fit its buffer."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [dramigrate_executable(), command, str(tmp_path), "--format", "json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+            timeout=120,
+        )
+    err = done.stderr.decode()
+
+    assert done.returncode == 2
+    assert err.splitlines()[-1] == "dramigrate: cannot write to standard output: No space left on device"
+    assert "Traceback" not in err and "internal error" not in err
