@@ -131,6 +131,19 @@ def test_a_plain_scalar_resolves_the_same_in_every_file_of_a_worker() -> None:
     assert type(again.roots[0]["k"]) is int and type(again.roots[0]["q"]) is not str  # quoted: ruamel's str type
 
 
+def test_the_fast_parse_counts_values_as_the_bomb_check_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the parse counts a document's values and walks it for the node bound only when it holds an alias
+    from dramigrate import documents, fastyaml
+
+    monkeypatch.setattr(documents, "MAX_NODES", 7)
+    monkeypatch.setattr(fastyaml, "MAX_NODES", 7)
+    ok = split_documents("a.yaml", b"a: {b: 1, c: [1, 2]}\nd: x\n").documents[0]  # 7 values with the root
+    assert fastyaml.fast_parse("a.yaml", ok) and ok.data == {"a": {"b": 1, "c": [1, 2]}, "d": "x"}
+    for text in (b"a: {b: 1, c: [1, 2, 3]}\nd: x\n", b"a: &x [1, 2]\nb: *x\nc: *x\n"):  # 8 values; 4 expanded to 10
+        with pytest.raises(InputError, match="too many nodes"):
+            fastyaml.fast_parse("a.yaml", split_documents("a.yaml", text).documents[0])
+
+
 def test_aliased_maps_parse_fast_and_shared_as_ruamel_shares_them() -> None:
     text = (
         "spec:\n  selector:\n    matchLabels: &id001\n      app: x\n  template:\n    metadata:\n      labels: *id001\n"
