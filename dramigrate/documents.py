@@ -265,7 +265,10 @@ def indent_of(body: str) -> Indent:
 
 
 def dump_yaml(data: Any, indent: Indent | None = None) -> str:
+    from dramigrate.rtdump import FastSerializer, Resolver
+
     yaml = _round_trip()
+    yaml.Resolver, yaml.Serializer = Resolver, FastSerializer  # ruamel's dump, its per-node lookups done once
     ind = indent or Indent()
     yaml.indent(mapping=ind.mapping, sequence=ind.sequence, offset=ind.offset)
     buf = io.StringIO()
