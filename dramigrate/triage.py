@@ -130,6 +130,11 @@ def any_relevant(docs: list[Any], rules: RuleSet) -> bool:
 
 
 def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
+    """Does the parsed node hold a quota kind, a claim, a device candidate in a resources section, or a manifest in
+    a string? Only collections go on the stack (each once: an alias is the same object); strings are checked where
+    they are met."""
+    if not isinstance(node, dict | list):
+        return _embeds_request(node, rules)
     stack = [node]
     seen: set[int] = set()
     while stack:
@@ -141,13 +146,24 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             kind = cur.get("kind")
             if (isinstance(kind, str) and kind in QUOTA_KINDS) or "resourceClaims" in cur or "claims" in cur:
                 return True
-            for section in ("limits", "requests", *KUBESPAWNER_KEYS):
+            for section in _SECTIONS:
                 values = cur.get(section)
                 if isinstance(values, dict) and any(rules.is_device_candidate(str(k)) for k in values):
                     return True
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-        elif isinstance(cur, str) and ("limits" in cur or "requests" in cur) and has_word(cur.encode(), rules):
-            return True  # a pod spec or manifest held in a string (embedded.py reports it)
+            children: Any = cur.values()
+        else:
+            children = cur
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append(child)
+            elif isinstance(child, str) and _embeds_request(child, rules):
+                return True
     return False
+
+
+_SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
+
+
+def _embeds_request(value: Any, rules: RuleSet) -> bool:
+    """A pod spec or manifest held in a string (embedded.py reports it)."""
+    return isinstance(value, str) and ("limits" in value or "requests" in value) and has_word(value.encode(), rules)

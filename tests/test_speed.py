@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from dramigrate import migrate, pipeline, prefilter
 from dramigrate.config import Settings
+from dramigrate.detect import _resource_blocks
 from dramigrate.documents import parse_document, split_documents
 from dramigrate.fastyaml import _ODD_BREAKS, Mapping, Sequence, _odd_breaks, fast_documents
 from dramigrate.findings import InputError
@@ -321,3 +322,16 @@ def test_the_odd_line_break_check_is_the_regex(text: str) -> None:
     assert _odd_breaks(text) == (_ODD_BREAKS.search(text) is not None)
     for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
         assert _odd_breaks(text + c)
+
+
+def test_resource_blocks_are_found_with_their_paths() -> None:
+    # paths are joined only for the blocks found; an empty key joins as the walk always joined it
+    data = {
+        "a": [{"resources": {"limits": {"x.io/y": 1}}}, "s"],
+        "": {"b": {"requests": {"x.io/z": 1}}},
+        "hub": {"extra_resource_limits": {"a.io/b": 1}},
+    }
+    found = {p: block for block, p in _resource_blocks(data, "")}
+    assert sorted(found) == ["a[0].resources", "b", "hub.extra_resource_limits"]
+    assert found["hub.extra_resource_limits"] == {"limits": {"a.io/b": 1}}
+    assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]
