@@ -67,6 +67,16 @@ _FALSE = frozenset(("false", "False", "FALSE"))
 _ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
+def _odd_breaks(text: str) -> bool:
+    """_ODD_BREAKS.search(text) is not None: in ASCII text, a substring test per character (a fast scan in C)."""
+    if text.isascii():
+        return any(c in text for c in _ODD_ASCII)
+    return _ODD_BREAKS.search(text) is not None
+
+
+_ODD_ASCII = "\r\x0b\x0c\x1c\x1d\x1e"  # the characters of _ODD_BREAKS below U+0080
+
+
 class Decline(Exception):
     """The event stream holds something this parse cannot reproduce exactly; ruamel takes the file."""
 
@@ -339,7 +349,7 @@ def _one(text: str) -> tuple[Any, int] | None:
     """(data, values) of one_document's text (values as parse_stream counts them), or None."""
     import yaml
 
-    if _ODD_BREAKS.search(text):  # line counting that splitlines() and YAML would disagree on
+    if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
         return None
     try:
         docs = parse_stream(text)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from dramigrate.findings import InputError
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
-from dramigrate.triage import _ALWAYS, _literals, literal_words
+from dramigrate.triage import _ALWAYS, _literals, has_word, literal_words
 
 if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
@@ -181,7 +181,7 @@ class Grep:
             raw = read_regular(name)
         except (OSError, InputError):
             return True  # Python decides it, and says why it cannot be read
-        return _ALWAYS.search(raw) is not None or _literals(self.rules).search(raw) is not None
+        return _ALWAYS.search(raw) is not None or has_word(raw, self.rules)
 
     def result(self) -> Found:
         try:
