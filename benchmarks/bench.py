@@ -81,6 +81,7 @@ class Figure:
     files: int
     runs: list[Run] = field(default_factory=list)
     note: str = ""
+    env: dict[str, str] | None = field(default=None, repr=False)  # the child's environment (None: CHILD_ENV)
 
     @property
     def best(self) -> float:
@@ -124,7 +125,7 @@ USE_TIME_V = time_v_works()
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run_once(cmd: list[str], stdout_path: Path | None = None) -> Run:
+def run_once(cmd: list[str], stdout_path: Path | None = None, env: dict[str, str] | None = None) -> Run:
     """Run cmd once: wall time, exit code and the child's peak RSS.
 
     Peak RSS comes from GNU `/usr/bin/time -v` when it is there. Without it, os.wait4's ru_maxrss is used, but on
@@ -137,7 +138,7 @@ def run_once(cmd: list[str], stdout_path: Path | None = None) -> Run:
         full = [TIME_V, "-v", "-o", rss_file.name, *cmd] if rss_file else cmd
         t0 = time.perf_counter()
         err = stack.enter_context(tempfile.TemporaryFile())
-        proc = subprocess.Popen(full, stdout=out, stderr=err, env=CHILD_ENV)
+        proc = subprocess.Popen(full, stdout=out, stderr=err, env=env or CHILD_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0
         rc = proc.returncode = os.waitstatus_to_exitcode(status)
@@ -244,7 +245,21 @@ def main(argv: list[str] | None = None) -> int:
         "--budget", type=float, default=40.0, help="seconds per figure before repeats are cut short (default 40)"
     )
     ap.add_argument("--keep", action="store_true", help="keep the temp dirs and print where they are")
+    ap.add_argument(
+        "--lint-only",
+        action="store_true",
+        help="only lint, grep and the parse on the generated tree (no fix, corpus, big manifest or start-up)",
+    )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="a source checkout of dramigrate (e.g. a worktree of an older commit): its lint of the generated tree "
+        "runs in the same alternated rounds (its package first on PYTHONPATH), with its ratios and new/baseline",
+    )
     args = ap.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "dramigrate" / "__init__.py").is_file():
+        print(f"--baseline {args.baseline}: no dramigrate package in it", file=sys.stderr)
+        return 0
 
     exe = Path(sys.executable).parent / "dramigrate"
     if not exe.exists():
@@ -265,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{stats['bytes'] / 2**20:.1f} MiB, seed {args.seed}) in {time.perf_counter() - t0:.1f} s"
         )
         trees: list[tuple[str, Path]] = [("generated", gen_dir)]
-        if args.corpus.is_dir():
+        if args.corpus.is_dir() and not args.lint_only:
             corpus_dir = work / "corpus"
             copy_tree(args.corpus, corpus_dir)
             trees.append(("corpus", corpus_dir))
@@ -295,6 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         notes: list[str] = []
         # Every command of a round runs once, then the next round: load on this shared machine hits all alike.
         specs: list[tuple[Figure, list[str], Any, Path | None]] = []
+        baseline_env = {**CHILD_ENV, "PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
         for label, tree in trees:
             n = yaml_files(tree)
             report = work / f"lint-{label}.json"
@@ -306,15 +322,20 @@ def main(argv: list[str] | None = None) -> int:
                     report,
                 )
             )
+            if baseline_env is not None and label == "generated":
+                baseline_cmd = [sys.executable, "-m", "dramigrate", "lint", str(tree), "--format", "json"]
+                base_fig = Figure(BASELINE, label, n, env=baseline_env)
+                specs.append((base_fig, baseline_cmd, None, work / f"baseline-{label}.json"))
             fix_dir = work / f"fix-{label}"
-            specs.append(
-                (
-                    Figure("fix", label, n),
-                    [str(exe), "fix", str(fix_dir)],
-                    lambda src=tree, dst=fix_dir: copy_tree(src, dst),
-                    work / f"fix-{label}.txt",
+            if not args.lint_only:
+                specs.append(
+                    (
+                        Figure("fix", label, n),
+                        [str(exe), "fix", str(fix_dir)],
+                        lambda src=tree, dst=fix_dir: copy_tree(src, dst),
+                        work / f"fix-{label}.txt",
+                    )
                 )
-            )
             if grep:
                 specs.append((Figure("grep -rlE", label, n), [grep, "-rlE", GREP_PATTERN, str(tree)], None, None))
             specs.append(
@@ -326,11 +347,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         big = work / "big" / "manifest.yaml"
-        big_mib = write_big_manifest(big, args.big_mib)
-        specs.append(
+        big_mib = write_big_manifest(big, args.big_mib) if not args.lint_only else 0.0
+        extra: list[tuple[Figure, list[str], Any, Path | None]] = []
+        extra.append(
             (Figure("lint --format json", "big", 1), [str(exe), "lint", str(big), "--format", "json"], None, None)
         )
-        specs.append(
+        extra.append(
             (
                 Figure("yaml parse (CSafeLoader)", "big", 1),
                 [sys.executable, "-c", PARSE_SCRIPT, str(big.parent)],
@@ -341,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         single = next((p for p in sorted(gen_dir.rglob("service.yaml"))), None) or next(
             iter(sorted(gen_dir.rglob("*.yaml")))
         )
-        specs.append(
+        extra.append(
             (
                 Figure("lint, one clean file", "start-up", 1),
                 [str(exe), "lint", str(single), "--format", "json"],
@@ -349,8 +371,10 @@ def main(argv: list[str] | None = None) -> int:
                 None,
             )
         )
-        specs.append((Figure("python -c pass", "start-up", 1), [sys.executable, "-c", "pass"], None, None))
-        warm_up(exe, gen_dir, work)
+        extra.append((Figure("python -c pass", "start-up", 1), [sys.executable, "-c", "pass"], None, None))
+        if not args.lint_only:
+            specs.extend(extra)
+        warm_up(exe, gen_dir, work, args.baseline)
         started = time.perf_counter()
         for round_ in range(args.repeat):
             if round_ and time.perf_counter() - started > args.budget * len(specs):
@@ -358,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             for fig, cmd, prepare, out in specs:
                 if prepare:
                     prepare()
-                run = run_once(cmd, out)
+                run = run_once(cmd, out, fig.env)
                 fig.runs.append(run)
                 if run.crash:
                     fig.note = f"CRASHED: {run.crash}"
@@ -369,7 +393,15 @@ def main(argv: list[str] | None = None) -> int:
                 fig.note = (fig.note + "; " if fig.note else "") + f"{ok} parsed, {bad} failed, {docs} docs"
         for label, _ in trees:
             notes.append(f"lint {label}: {lint_summary(work / f'lint-{label}.json')}")
-        notes.append(f"big: one {big_mib:.1f} MiB manifest of {args.big_mib and 'device workloads'}")
+        if args.baseline is not None:
+            same = (work / "baseline-generated.json").read_bytes() == (work / "lint-generated.json").read_bytes()
+            notes.append(
+                f"baseline {args.baseline}: {lint_summary(work / 'baseline-generated.json')}; its JSON report is "
+                + ("byte-identical" if same else "DIFFERENT")
+            )
+        if not args.lint_only:
+            notes.append(f"big: one {big_mib:.1f} MiB manifest of {args.big_mib and 'device workloads'}")
+        notes.append(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
         print_table(figures)
         print()
@@ -385,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def warm_up(exe: Path, tree: Path, work: Path) -> None:
+def warm_up(exe: Path, tree: Path, work: Path, baseline: Path | None = None) -> None:
     """Run lint and fix once on a device file and the parse baseline on nothing, unmeasured: the bytecode of every
     module they import is written (see CHILD_ENV) and the first measured round pays no compile."""
     device = next((p for p in sorted(tree.rglob("*.yaml")) if b"nvidia.com/gpu" in p.read_bytes()), None)
@@ -400,6 +432,13 @@ def warm_up(exe: Path, tree: Path, work: Path) -> None:
         [sys.executable, "-c", PARSE_SCRIPT, str(scratch)],
     ):
         subprocess.run(cmd, capture_output=True, env=CHILD_ENV, check=False)
+    if baseline is not None:
+        subprocess.run(
+            [sys.executable, "-m", "dramigrate", "lint", str(device), "--format", "json"],
+            capture_output=True,
+            env={**CHILD_ENV, "PYTHONPATH": str(baseline.resolve())},
+            check=False,
+        )
 
 
 def print_table(figures: list[Figure]) -> None:
@@ -417,6 +456,7 @@ def print_table(figures: list[Figure]) -> None:
         )
 
 
+BASELINE = "lint (--baseline)"
 TARGETS = {"lint/grep": 6.0, "lint/parse": 0.15, "fix/parse": 1.5, "start-up": 8.0, "big lint/parse": 3.0}
 PEAK_MIB = 300
 
@@ -441,6 +481,10 @@ def print_ratios(figures: list[Figure], trees: list[str]) -> None:
         line(f"lint/grep ({t})" if t != "generated" else "lint/grep", lint, grep)
         line(f"lint/parse ({t})" if t != "generated" else "lint/parse", lint, parse)
         line(f"fix/parse ({t})" if t != "generated" else "fix/parse", fix, parse)
+        if (base := by.get((t, BASELINE))) is not None:
+            line("baseline lint/grep", base, grep)
+            line("baseline lint/parse", base, parse)
+            line("lint/baseline lint", lint, base)
     line("start-up", by.get(("start-up", "lint, one clean file")), by.get(("start-up", "python -c pass")))
     line("big lint/parse", by.get(("big", "lint --format json")), by.get(("big", "yaml parse (CSafeLoader)")))
     peak = max((f.rss_mib for f in figures if f.name in ("lint --format json", "fix")), default=0.0)

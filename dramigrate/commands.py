@@ -233,12 +233,19 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     )
     from dramigrate.prefilter import Stream
 
-    stream = Stream(rules)  # grep reads the files the walk finds while it goes on
+    ahead = None
+    if command == "lint" and not writes:  # lint runs ahead the files grep keeps (its jobs are known before the scan)
+        from dramigrate.ahead import Ahead
+
+        ahead = Ahead(rules, settings, target)
+    stream = Stream(rules, ahead=ahead)  # grep reads the files the walk finds while it goes on
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add)
     inputs.grep = stream.finish()
     inputs.errors.extend(refused)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:
+        if ahead is not None:
+            ahead.close()
         raise InputError("-f/--set/--set-string/--api-versions apply to Helm charts, and no chart was given")
     for note in inputs.notes:
         MESSAGES.note(note)

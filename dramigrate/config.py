@@ -196,10 +196,11 @@ def repository_of(config_file: Path) -> Path:
 
 
 def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
-    """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository:
-    a rules pack, classes file or CRD file from elsewhere (another checkout, /etc, a home folder) is dropped from the
-    settings, and each one becomes bad input of the config file, (file, message): the run goes on without it
-    (every other file still checked) and ends with exit 2."""
+    """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository and
+    may not raise max-file-size: a rules pack, classes file or CRD file from elsewhere (another checkout, /etc, a
+    home folder) is dropped from the settings, a larger size falls back to the default, and each one becomes bad
+    input of the config file, (file, message): the run goes on without it (every other file still checked) and
+    ends with exit 2."""
     if settings.config_file is None:
         return []
     repo = repository_of(settings.config_file)
@@ -220,6 +221,16 @@ def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
             )
             return False
 
+    if settings.max_file_size > MAX_FILE_BYTES:  # a pull request may not lift the bound on what is read
+        refused.append(
+            (
+                str(settings.config_file),
+                f"`max-file-size` of {settings.max_file_size:,} bytes is above the {MAX_FILE_BYTES >> 20} MiB default: "
+                "not used; a repository's config may only lower it (pass --max-file-size or --trust-config to raise "
+                "it; never trusted in CI or with --untrusted)",
+            )
+        )
+        settings.max_file_size = MAX_FILE_BYTES
     settings.rules = tuple(p for p in settings.rules if inside("rules", p))
     if settings.classes_file is not None and not inside("classes-file", settings.classes_file):
         settings.classes_file = None

@@ -824,24 +824,41 @@ class Detector:
 def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
     """Every `resources`-like mapping (with limits or requests) in an object, with its path."""
     out: list[tuple[dict[str, Any], str]] = []
-    stack: list[tuple[Any, str]] = [(node, path)]
+    # a collection's path is made only for a block: (collection, (parent's entry, key, is item)), root path text
+    stack: list[tuple[Any, Any]] = [(node, path)]
     seen: set[int] = set()
     while stack:
-        cur, p = stack.pop()
+        entry = stack.pop()
+        cur = entry[0]
         if id(cur) in seen:
             continue
         seen.add(id(cur))
         if isinstance(cur, dict):
             if isinstance(cur.get("limits"), dict) or isinstance(cur.get("requests"), dict):
-                out.append((cur, p))
+                out.append((cur, _path_of(entry)))
             for key in KUBESPAWNER_KEYS:  # JupyterHub values: KubeSpawner builds pods from these at run time
                 if isinstance(cur.get(key), dict):
+                    p = _path_of(entry)
                     out.append(({"limits": cur[key]}, f"{p}.{key}" if p else key))
-            # only collections can hold a block: no path string for each scalar of the object
-            stack.extend((v, f"{p}.{k}" if p else str(k)) for k, v in cur.items() if isinstance(v, (dict, list)))
+            # only collections can hold a block: no path for each scalar of the object
+            stack.extend((v, (entry, k, False)) for k, v in cur.items() if isinstance(v, dict | list))
         elif isinstance(cur, list):
-            stack.extend((v, f"{p}[{i}]") for i, v in enumerate(cur) if isinstance(v, (dict, list)))
+            stack.extend((v, (entry, i, True)) for i, v in enumerate(cur) if isinstance(v, dict | list))
     return out
+
+
+def _path_of(entry: tuple[Any, Any]) -> str:
+    """The path text of a _resource_blocks stack entry: `a.b[0].c`, as joined one step at a time."""
+    steps: list[tuple[Any, bool]] = []
+    link = entry[1]
+    while type(link) is tuple:
+        parent, key, item = link
+        steps.append((key, item))
+        link = parent[1]
+    p: str = link
+    for key, item in reversed(steps):
+        p = f"{p}[{key}]" if item else f"{p}.{key}" if p else str(key)
+    return p
 
 
 def _operator_versions(kind: WorkloadKind, api_version: str) -> str:

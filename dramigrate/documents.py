@@ -265,7 +265,11 @@ def indent_of(body: str) -> Indent:
 
 
 def dump_yaml(data: Any, indent: Indent | None = None) -> str:
+    from dramigrate.rtdump import Emitter, FastSerializer, Representer, Resolver
+
     yaml = _round_trip()
+    # ruamel's dump, its per-node lookups done once
+    yaml.Resolver, yaml.Serializer, yaml.Representer, yaml.Emitter = Resolver, FastSerializer, Representer, Emitter
     ind = indent or Indent()
     yaml.indent(mapping=ind.mapping, sequence=ind.sequence, offset=ind.offset)
     buf = io.StringIO()
@@ -466,4 +470,6 @@ def to_plain(node: Any) -> Any:
         return float(node)
     if isinstance(node, str):
         return str(node)
+    if type(node).__name__ == "TaggedScalar":  # `!Ref x` (a custom tag; the API server reads the string): its tag kept
+        return (str(node.tag), to_plain(node.value))
     return node

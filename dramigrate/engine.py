@@ -93,7 +93,10 @@ def run(
             if j.raw is None and j.path not in maybe
         )
         jobs = [j for j in jobs if j.raw is not None or j.path in maybe]
-    results = _in_pool(jobs, rules, settings, target, progress) if len(jobs) >= PARALLEL_MIN_FILES else None
+    ahead = grep.ahead if grep is not None else None
+    results = ahead.results(jobs, progress) if ahead is not None and not fix else None  # lint ran most already
+    if results is None and len(jobs) >= PARALLEL_MIN_FILES:
+        results = _in_pool(jobs, rules, settings, target, progress)
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
     for r in results:

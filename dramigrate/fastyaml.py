@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dramigrate.documents import Document, YamlFile, check_size, has_content, split_documents
+from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
@@ -65,6 +65,16 @@ _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TRUE = frozenset(("true", "True", "TRUE"))
 _FALSE = frozenset(("false", "False", "FALSE"))
 _ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _odd_breaks(text: str) -> bool:
+    """_ODD_BREAKS.search(text) is not None: in ASCII text, a substring test per character (a fast scan in C)."""
+    if text.isascii():
+        return any(c in text for c in _ODD_ASCII)
+    return _ODD_BREAKS.search(text) is not None
+
+
+_ODD_ASCII = "\r\x0b\x0c\x1c\x1d\x1e"  # the characters of _ODD_BREAKS below U+0080
 
 
 class Decline(Exception):
@@ -177,8 +187,10 @@ def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, lin
     return _NO_KEY
 
 
-def parse_stream(text: str) -> list[tuple[Any, int]]:
-    """Every document of text as (root, 0-based line of the root), from libyaml events; Decline or YAMLError.
+def parse_stream(text: str) -> list[tuple[Any, int, int]]:
+    """Every document of text as (root, 0-based line of the root, values), from libyaml events; Decline or YAMLError.
+    values: how many values the document holds (the root, every mapping value and sequence item, as
+    limits.expands_within counts them), or -1 when it holds an alias (its expansion is then counted by walking it).
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
@@ -198,7 +210,8 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
     get = parser.get_event
     strings = _STRINGS or _string_types()
     memo, memo_get = _PLAIN, _PLAIN.get
-    docs: list[tuple[Any, int]] = []
+    docs: list[tuple[Any, int, int]] = []
+    values = 0  # collections and scalars that are not keys; -1 once an alias is met
     # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
     # that key's line and column; the enclosing collections' state is saved on the stack
     stack: list[tuple[Any, bool, Any, int, int]] = []
@@ -238,9 +251,11 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 mark = ev.start_mark
                 if cont is None:
                     root, root_line = node, mark.line
+                    values += 1
                 elif seq:
                     pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
+                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 0
                 elif key is _NO_KEY:
@@ -251,6 +266,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                     pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
                     cont[key] = node
                     key = _NO_KEY
+                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 2
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
@@ -263,6 +279,7 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                 new: Any = Mapping() if cls is MappingStartEvent else Sequence()
                 new.lc = LineCol(line, col)
                 new.fa = _FLOW if ev.flow_style else _BLOCK
+                values += 1
                 if ev.anchor is not None:
                     anchors[ev.anchor] = new
                 if cont is None:
@@ -280,13 +297,15 @@ def parse_stream(text: str) -> list[tuple[Any, int]]:
                     raise Decline("directive")
                 root, root_line = None, -1
                 anchors = {}
+                values = 0
             elif cls is DocumentEndEvent:
-                docs.append((root, root_line))
+                docs.append((root, root_line, values if values >= 0 else -1))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
                 if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
                 key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
+                values = -(1 << 62)  # stays negative for the rest of the document
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
     return docs
@@ -310,20 +329,27 @@ def fast_parse(path: str, doc: Document) -> bool:
     if not has_content(body):
         doc.data, doc.parsed = None, True
         return True
-    got = one_document(body)
+    got = _one(body)
     if got is None:
         return False
     doc.data, doc.parsed = got[0], True
-    check_size(path, doc)
+    if not 0 <= got[1] <= MAX_NODES:  # an alias (a bomb expands it), or too many values
+        check_size(path, doc)
     return True
 
 
 def one_document(text: str) -> tuple[Any] | None:
     """(data,) of text as ruamel would read it when text is exactly one YAML document this parse reproduces
     exactly; None when it declines (ruamel decides then)."""
+    got = _one(text)
+    return None if got is None else (got[0],)
+
+
+def _one(text: str) -> tuple[Any, int] | None:
+    """(data, values) of one_document's text (values as parse_stream counts them), or None."""
     import yaml
 
-    if _ODD_BREAKS.search(text):  # line counting that splitlines() and YAML would disagree on
+    if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
         return None
     try:
         docs = parse_stream(text)
@@ -331,7 +357,7 @@ def one_document(text: str) -> tuple[Any] | None:
         return None
     if len(docs) != 1:  # a `...` end marker inside the text: more than one YAML document
         return None
-    return (docs[0][0],)
+    return docs[0][0], docs[0][2]
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:

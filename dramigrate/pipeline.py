@@ -150,7 +150,7 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
         edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
         if edited:
-            check_edited_document(job.path, doc.body, doc.start_line)
+            check_edited_document(job.path, doc.body, doc.start_line, doc.data)
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]
             findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)

@@ -19,11 +19,15 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from dramigrate.findings import InputError
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
-from dramigrate.triage import _ALWAYS, _literals, literal_words
+from dramigrate.triage import _ALWAYS, _literals, has_word, literal_words
+
+if TYPE_CHECKING:
+    from dramigrate.ahead import Ahead
 
 MIN_FILES = 400  # below this, starting grep costs more than it saves
 BATCH = 1500  # files per grep command line (well under ARG_MAX)
@@ -115,9 +119,10 @@ class Grep:
     scan); result() waits for it. One pass finds both the words and the needles (the autoscaler check's byte
     strings): `grep -o` prints each match, so a file holding only needles is told apart from one holding words."""
 
-    def __init__(self, grep: str, rules: RuleSet, needles: Sequence[bytes]) -> None:
+    def __init__(self, grep: str, rules: RuleSet, needles: Sequence[bytes], ahead: Ahead | None = None) -> None:
         self.rules = rules
         self.needles = set(needles)
+        self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         ere = "|".join([words(rules), *(_ere(n.decode("utf-8", "surrogateescape")) for n in needles)])
         common = ["-D", "skip", "-d", "skip", "-s"]
 
@@ -139,9 +144,11 @@ class Grep:
                 rest = [f for f in batch if f not in found.candidates]
                 if rest:
                     found.candidates |= _names(_outputs([start("-lZzP", _SECTION, rest)])[0])
-                return found
             except (_Failed, OSError):
-                return Found(set(batch), set(batch))
+                found = Found(set(batch), set(batch))
+            if self.ahead is not None:
+                self.ahead.feed([f for f in batch if f in found.candidates])
+            return found
 
         self._one = one
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
@@ -174,7 +181,7 @@ class Grep:
             raw = read_regular(name)
         except (OSError, InputError):
             return True  # Python decides it, and says why it cannot be read
-        return _ALWAYS.search(raw) is not None or _literals(self.rules).search(raw) is not None
+        return _ALWAYS.search(raw) is not None or has_word(raw, self.rules)
 
     def result(self) -> Found:
         try:
@@ -206,8 +213,9 @@ class Stream:
     """The pre-filter fed as the folder walk finds files: each full batch goes to grep at once, so grep reads
     while the walk (and then the kustomize scan) goes on. No grep for a run of fewer than MIN_FILES files."""
 
-    def __init__(self, rules: RuleSet, needles: Sequence[bytes] | None = None) -> None:
+    def __init__(self, rules: RuleSet, needles: Sequence[bytes] | None = None, ahead: Ahead | None = None) -> None:
         self.rules = rules
+        self.ahead = ahead  # started (its workers forked) right before grep's threads start
         self.needles = needles  # None: the autoscaler check's, taken when grep starts (a large run only)
         self.pending: list[str] = []
         self.total = 0
@@ -237,7 +245,8 @@ class Stream:
                     from dramigrate.cutover import needles
 
                     self.needles = needles()
-                self.grep = Grep(grep, self.rules, self.needles)
+                ahead = self.ahead if self.ahead is not None and self.ahead.start() else None
+                self.grep = Grep(grep, self.rules, self.needles, ahead)
         if self.grep is not None:
             self.grep.add(self.pending)
         self.pending = []

@@ -38,6 +38,24 @@ def _literals(rules: RuleSet) -> re.Pattern[bytes]:
     return pattern
 
 
+def has_word(raw: bytes, rules: RuleSet) -> bool:
+    """_literals(rules).search(raw) is not None, with a substring test per word (each a fast scan in C, where the
+    regex tries every alternative at most bytes)."""
+    return any(w in raw for w in _words(rules))
+
+
+_word_bytes: dict[int, tuple[RuleSet, tuple[bytes, ...]]] = {}
+
+
+def _words(rules: RuleSet) -> tuple[bytes, ...]:
+    hit = _word_bytes.get(id(rules))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    words = tuple(w.encode() for w in literal_words(rules))
+    _word_bytes[id(rules)] = (rules, words)
+    return words
+
+
 def literal_words(rules: RuleSet) -> list[str]:
     """The words _literals looks for, longest first."""
     words: set[str] = set()
@@ -73,7 +91,7 @@ def may_matter(raw: bytes, rules: RuleSet) -> bool:
 
 def mentions_device(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: does this file name a known device resource, or an extended resource in limits?"""
-    if _literals(rules).search(raw):
+    if has_word(raw, rules):
         return True
     if b"limits" not in raw and b"requests" not in raw and b"extra_resource" not in raw:
         return False
@@ -112,6 +130,11 @@ def any_relevant(docs: list[Any], rules: RuleSet) -> bool:
 
 
 def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
+    """Does the parsed node hold a quota kind, a claim, a device candidate in a resources section, or a manifest in
+    a string? Only collections go on the stack (each once: an alias is the same object); strings are checked where
+    they are met."""
+    if not isinstance(node, dict | list):
+        return _embeds_request(node, rules)
     stack = [node]
     seen: set[int] = set()
     while stack:
@@ -123,13 +146,24 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             kind = cur.get("kind")
             if (isinstance(kind, str) and kind in QUOTA_KINDS) or "resourceClaims" in cur or "claims" in cur:
                 return True
-            for section in ("limits", "requests", *KUBESPAWNER_KEYS):
+            for section in _SECTIONS:
                 values = cur.get(section)
                 if isinstance(values, dict) and any(rules.is_device_candidate(str(k)) for k in values):
                     return True
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-        elif isinstance(cur, str) and ("limits" in cur or "requests" in cur) and _literals(rules).search(cur.encode()):
-            return True  # a pod spec or manifest held in a string (embedded.py reports it)
+            children: Any = cur.values()
+        else:
+            children = cur
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append(child)
+            elif isinstance(child, str) and _embeds_request(child, rules):
+                return True
     return False
+
+
+_SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
+
+
+def _embeds_request(value: Any, rules: RuleSet) -> bool:
+    """A pod spec or manifest held in a string (embedded.py reports it)."""
+    return isinstance(value, str) and ("limits" in value or "requests" in value) and has_word(value.encode(), rules)

@@ -52,3 +52,23 @@ def test_what_the_config_turns_off_is_printed(repo: Path, run_cli: RunCli) -> No
     code, _, err = run_cli(["lint", "--quiet", "a.yaml"], cwd=repo)
     assert code == 0  # the gate is green only because the config says the GPUs are shared...
     assert "(untrusted): excludes legacy/*; report-only (shared) resources nvidia.com/gpu: time-slicing" in err
+
+
+def test_a_repository_config_may_lower_the_file_size_limit_but_not_raise_it(repo: Path, run_cli: RunCli) -> None:
+    """`max-file-size: 100Gi` in a pull request's config lifted the bound on what is read into memory; the files
+    above the default limit are refused as before, and the config says why."""
+    big = repo / "big.yaml"
+    big.write_text(POD + "---\n" + "#" * 100 + "\n")
+    with big.open("r+b") as f:
+        f.truncate(33 << 20)  # 33 MiB, over the 32 MiB default
+    (repo / ".dramigrate.yaml").write_text("max-file-size: 100Gi\n")
+
+    code, out, _ = run_cli(["lint", "a.yaml", "big.yaml"], cwd=repo)
+
+    assert code == 2
+    assert "`max-file-size` of 107,374,182,400 bytes is above the 32 MiB default: not used" in out
+    assert "big.yaml: file is 33.0 MiB, larger than the 32 MiB limit (--max-file-size); not processed" in out
+    assert "a.yaml:11:9: error [legacy-device-request]" in out
+    (repo / ".dramigrate.yaml").write_text("max-file-size: 1Ki\n")
+    code, out, _ = run_cli(["lint", "a.yaml", "big.yaml"], cwd=repo)
+    assert "big.yaml: file is 33.0 MiB, larger than the 1.0 KiB limit" in out

@@ -4,13 +4,14 @@ and number classes, positions, styles, comments, and the same dump, so every rew
 from __future__ import annotations
 
 import importlib.util
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
 
-from dramigrate.documents import _round_trip, dump_yaml, has_content, indent_of, split_documents
+from dramigrate.documents import Indent, _load, _round_trip, dump_yaml, has_content, indent_of, split_documents
 from dramigrate.rtcompose import Decline, compose_round_trip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +65,54 @@ def _check(files: list[Path]) -> tuple[int, int]:
     return same, declined
 
 
+def _ruamel_dump(data: Any, indent: Indent) -> str:
+    """ruamel's round-trip dump as it comes, without rtdump's memos."""
+    yaml = _round_trip()
+    yaml.indent(mapping=indent.mapping, sequence=indent.sequence, offset=indent.offset)
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    return buf.getvalue()
+
+
+def _dumps_match(files: list[Path]) -> int:
+    """How many documents of the files dump_yaml writes exactly as ruamel does; fails at the first that differs."""
+    n = 0
+    for path in files:
+        for doc in split_documents(str(path), path.read_bytes()).documents:
+            if has_content(doc.body):
+                _dump_matches(_load(doc.body), indent_of(doc.body))
+                n += 1
+    return n
+
+
+def _dump_matches(data: Any, indent: Indent) -> None:
+    # twice: the second dump meets every scalar's resolved tag already memoised
+    assert dump_yaml(data, indent) == _ruamel_dump(data, indent) == dump_yaml(data, indent), data
+
+
+def test_dumps_are_ruamels_own_on_the_fixtures_and_a_generated_tree(tmp_path: Path) -> None:
+    fixtures = sorted(p for top in ("fixtures/cases", "examples") for p in (ROOT / top).rglob("*.y*ml") if p.is_file())
+    tricky = tmp_path / "scalars.yaml"  # the same texts plain and quoted, and what YAML 1.1 and 1.2 read apart
+    tricky.write_text(
+        "a: yes\nb: 'yes'\nc: 010\nd: '010'\ne: 1e3\nf: '1e3'\ng: ~\nh: '~'\ni: 2024-01-02\nj: '2024-01-02'\n"
+        "k: 0x1F\nl: .inf\nm: ''\nn:\no: 'on'\np: on\nq: 1_000\nr: \"null\"\ns: 0o10\nt: -.5\n"
+        "pct: '%41'\nu: !custom x\n"
+    )
+    texts = ["yes", "010", "1e3", "~", "null", "", "2024-01-02", "0x1F", ".inf", "on", "1_000", "-.5", "a: b", "%41"]
+    _dump_matches({"plain": texts, "quoted": _load("\n".join(f"- '{t}'" for t in texts))}, Indent())
+    gen = _generator()
+    gen.generate(tmp_path / "tree", 60, 5, device_share=0.5)
+    assert _dumps_match([*fixtures, tricky, *sorted((tmp_path / "tree").rglob("*.y*ml"))]) > 100
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen
+
+
 def test_composed_documents_are_ruamels_on_the_fixtures() -> None:
     files = sorted(p for top in ("fixtures/cases", "examples") for p in (ROOT / top).rglob("*.y*ml") if p.is_file())
     same, _ = _check(files)
@@ -78,10 +127,7 @@ def test_composed_documents_are_ruamels_on_the_corpus_device_files() -> None:
 
 
 def test_generated_device_files_are_composed_not_parsed_by_ruamel(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("bench_generate", ROOT / "benchmarks" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = _generator()
     gen.generate(tmp_path, 80, 3, device_share=0.5)
     same, declined = _check(sorted(tmp_path.rglob("*.y*ml")))
     assert same > 40 and declined < same / 5  # header comments included: most device files skip ruamel's parse

@@ -266,3 +266,90 @@ def test_template_body_in_a_define_of_its_own_file(tmp_path: Path) -> None:
     pod = [d for d in docs(chart) if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
     assert rendered_text(chart, "wrapped=true") == rendered_text(original, "wrapped=true")
+
+
+def test_two_containers_with_their_own_counts_are_named(tmp_path: Path) -> None:
+    """Two containers of one pod, each asking for the GPU with its own values count (silogen's evaluation judge:
+    a model and a judge server): manual work whose reason names the line and both counts (was: "the device keys
+    have different counts or conditions", with neither)."""
+    second = (
+        "        - name: judge\n          image: judge:1\n          resources:\n            limits:\n"
+        "              nvidia.com/gpu: {{ .Values.judgeGpus }}\n"
+    )
+    chart = write_chart(tmp_path, DEPLOYMENT + second, VALUES + "# -- GPUs of the judge\njudgeGpus: 1\n")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert "nvidia.com/gpu is asked for with two counts in this template (.Values.numGpus and .Values.judgeGpus" in (
+        outcome.manual
+    ), outcome.manual
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: {{ .Release.Name }}-vllm
+spec:
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: vllm:1
+            resources:
+              limits:
+                nvidia.com/gpu: {{ .Values.numGpus }}
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            image: vllm:1
+            resources:
+              limits:
+                nvidia.com/gpu: {{ .Values.numGpus }}
+"""
+
+
+def test_leader_and_worker_pods_in_one_template(tmp_path: Path) -> None:
+    """A LeaderWorkerSet whose leader and worker templates each ask for the chart's count (multi-node vLLM charts):
+    each pod gets its own claim template, named after the migration's pod (`leader`, `worker`), and the rewrite is
+    proven (was: manual, "the device keys are in several containers")."""
+    original = write_chart(tmp_path / "original", LWS)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out = docs(chart, "numGpus=2")
+    names = sorted(d["metadata"]["name"] for d in out if d["kind"] == "ResourceClaimTemplate")
+    assert [n.rsplit("-", 1)[0] for n in names] == ["release-name-vllm-leader", "release-name-vllm-worker"], names
+    lws = next(d for d in out if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    for role, name in (("leaderTemplate", names[0]), ("workerTemplate", names[1])):
+        pod = lws[role]["spec"]
+        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}], pod
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+
+
+def test_device_key_inside_with_of_a_values_map(tmp_path: Path) -> None:
+    """`{{- with .Values.resources }}` around the container's limits, the count read as `.gpu` (silogen's lerobot
+    and Megatron jobs): the key's own line reads the switch as `$.Values.dra.enabled`, the claim and the claim
+    template read the count as `.Values.resources.gpu`, and `with` is a condition (was: manual, "the device key is
+    inside `with`")."""
+    scoped = DEPLOYMENT.replace(
+        "            limits:\n              memory: 1Gi\n              nvidia.com/gpu: {{ .Values.numGpus }}\n",
+        "            {{- with .Values.resources }}\n            limits:\n"
+        '              memory: "{{ .memory }}"\n              nvidia.com/gpu: "{{ .gpu }}"\n            {{- end }}\n',
+    )
+    original = write_chart(
+        tmp_path / "original", scoped, VALUES + "# -- Resources\nresources:\n  memory: 1Gi\n  gpu: 1\n"
+    )
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert '{{- if not $.Values.dra.enabled }}\n              nvidia.com/gpu: "{{ .gpu }}"' in template, template
+    (rct,) = [d for d in docs(chart, "resources.gpu=3") if d["kind"] == "ResourceClaimTemplate"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)

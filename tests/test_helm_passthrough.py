@@ -522,3 +522,74 @@ def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> Non
     )
     write_changes(outcome)
     assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
+
+
+def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> None:
+    """A template that also reads the device key from the map by name (substratus' TGI chart sets NUM_SHARD from
+    `index .Values.resources.limits "nvidia.com/gpu"`): the DRA values drop the key, so the chart is manual work and
+    the reason names that template line and the key (was: only Helm's "index of untyped nil")."""
+    template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve").replace(
+        "          image: serve:1\n",
+        "          image: serve:1\n          env:\n            - name: NUM_SHARD\n"
+        '              value: {{ index .Values.deploy.resources.limits "nvidia.com/gpu" | quote }}\n',
+    )
+    values = "deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert outcome.manual.startswith(
+        'templates/deploy.yaml:17 reads deploy.resources.limits["nvidia.com/gpu"] itself, which the DRA values file'
+    ), outcome.manual
+
+
+RANGE_TEMPLATE = """\
+{{- range .Values.models }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .shortName }}
+spec:
+  selector:
+    matchLabels: {app: {{ .shortName }}}
+  template:
+    metadata:
+      labels: {app: {{ .shortName }}}
+    spec:
+      containers:
+      - name: tgi
+        image: tgi:1
+        resources: \n{{ toYaml .resources | indent 10 }}
+---
+{{- end }}
+"""
+
+
+def test_resources_of_each_item_of_a_values_list(tmp_path: Path) -> None:
+    """One Deployment per item of a values list (`range .Values.models`, `.resources` of each item, TGI's chart by
+    louis030195, whose `resources: ` line ends in a blank): the finding is at that line as pattern B, and each item's
+    pod passes its own `.resourceClaims` through (was: the container's first line, pattern F, manual)."""
+    chart = chart_with(tmp_path, "tgi", {"values.yaml": "models: []\n", "templates/deployment.yaml": RANGE_TEMPLATE})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "models:\n  - shortName: a\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+        "  - shortName: b\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
+    )
+    lint = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "lint")
+    assert {(f.line, "pattern B" in f.message) for f in lint.findings if f.resource} == {(16, True)}
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "      {{- with .resourceClaims }}\n" in (chart / "templates" / "deployment.yaml").read_text()
+    out = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in out
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    assert sorted(counts.values()) == [1, 2] and all(p["resourceClaims"] for p in pods.values()), out

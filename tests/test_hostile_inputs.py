@@ -104,3 +104,36 @@ def test_a_workload_larger_than_kubernetes_stores_is_named_at_once_not_rewritten
     assert "big.yaml:1: this document is 5.0 MiB, larger than any object Kubernetes stores" in err
     assert big.read_bytes() == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_workload_with_a_custom_tag_is_migrated_and_keeps_the_tag(tmp_path: Path) -> None:
+    """`annotations: {a: !Ref x}` (the API server reads the string) made fix refuse the file: "the rewritten document
+    would not parse back to the intended objects", as ruamel's tagged values compared by identity."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(ONE_GPU_POD.format(name="p").replace("  name: p\n", "  name: p\n  annotations: {a: !Ref x}\n"))
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, err
+    text = path.read_text()
+    assert "  annotations: {a: !Ref x}\n" in text
+    assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text
+
+
+def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tmp_path: Path) -> None:
+    """200,000 annotations in one flow mapping (2 MB) kept fix in ruamel past 60 s and the good files beside it
+    unwritten; past 50,000 values the document is named instead (here 60,000, some 15 s of CPU before)."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    wide = tmp_path / "wide.yaml"
+    annotations = ", ".join(f"k{i}: v" for i in range(60_000))
+    wide.write_text(
+        ONE_GPU_POD.format(name="wide").replace("  name: wide\n", f"  name: wide\n  annotations: {{{annotations}}}\n")
+    )
+    before = wide.read_bytes()
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 2
+    assert "wide.yaml:1: this document holds more than 50,000 values" in err
+    assert wide.read_bytes() == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()

@@ -9,14 +9,17 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dramigrate import migrate, pipeline, prefilter
 from dramigrate.config import Settings
+from dramigrate.detect import _resource_blocks
 from dramigrate.documents import parse_document, split_documents
-from dramigrate.fastyaml import Mapping, Sequence, fast_documents
+from dramigrate.fastyaml import _ODD_BREAKS, Mapping, Sequence, _odd_breaks, fast_documents
 from dramigrate.findings import InputError
 from dramigrate.rules import load_rules
-from dramigrate.triage import may_matter
+from dramigrate.triage import _literals, has_word, literal_words, may_matter
 from dramigrate.versions import Target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,6 +132,19 @@ def test_a_plain_scalar_resolves_the_same_in_every_file_of_a_worker() -> None:
     again = fast_documents("c.yaml", b"k: 7\nq: '7'\n")
     assert again is not None and again.roots == [{"k": 7, "q": "7"}]
     assert type(again.roots[0]["k"]) is int and type(again.roots[0]["q"]) is not str  # quoted: ruamel's str type
+
+
+def test_the_fast_parse_counts_values_as_the_bomb_check_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the parse counts a document's values and walks it for the node bound only when it holds an alias
+    from dramigrate import documents, fastyaml
+
+    monkeypatch.setattr(documents, "MAX_NODES", 7)
+    monkeypatch.setattr(fastyaml, "MAX_NODES", 7)
+    ok = split_documents("a.yaml", b"a: {b: 1, c: [1, 2]}\nd: x\n").documents[0]  # 7 values with the root
+    assert fastyaml.fast_parse("a.yaml", ok) and ok.data == {"a": {"b": 1, "c": [1, 2]}, "d": "x"}
+    for text in (b"a: {b: 1, c: [1, 2, 3]}\nd: x\n", b"a: &x [1, 2]\nb: *x\nc: *x\n"):  # 8 values; 4 expanded to 10
+        with pytest.raises(InputError, match="too many nodes"):
+            fastyaml.fast_parse("a.yaml", split_documents("a.yaml", text).documents[0])
 
 
 def test_aliased_maps_parse_fast_and_shared_as_ruamel_shares_them() -> None:
@@ -290,3 +306,32 @@ def test_the_walk_tells_the_files_it_finds_as_it_goes(tmp_path: Path) -> None:
     inputs = expand([str(tmp_path)], found=told.append)
     assert len(told) >= 3
     assert [f for batch in told for f in batch] == inputs.files
+
+
+WORDS = [w.encode() for w in literal_words(RULES)]
+
+
+@given(st.lists(st.sampled_from([*WORDS, *(w[:-1] for w in WORDS), *(w[1:] for w in WORDS), b"x", b"\n", b"/"])))
+def test_the_word_check_finds_what_the_word_regex_finds(parts: list[bytes]) -> None:
+    raw = b"".join(parts)
+    assert has_word(raw, RULES) == (_literals(RULES).search(raw) is not None)
+
+
+@given(st.text())
+def test_the_odd_line_break_check_is_the_regex(text: str) -> None:
+    assert _odd_breaks(text) == (_ODD_BREAKS.search(text) is not None)
+    for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
+        assert _odd_breaks(text + c)
+
+
+def test_resource_blocks_are_found_with_their_paths() -> None:
+    # paths are joined only for the blocks found; an empty key joins as the walk always joined it
+    data = {
+        "a": [{"resources": {"limits": {"x.io/y": 1}}}, "s"],
+        "": {"b": {"requests": {"x.io/z": 1}}},
+        "hub": {"extra_resource_limits": {"a.io/b": 1}},
+    }
+    found = {p: block for block, p in _resource_blocks(data, "")}
+    assert sorted(found) == ["a[0].resources", "b", "hub.extra_resource_limits"]
+    assert found["hub.extra_resource_limits"] == {"limits": {"a.io/b": 1}}
+    assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]

@@ -47,8 +47,9 @@ class NotIdiomatic(RewriteError):
 class Device:
     index: int  # 0-based line of `<resource>: <count>`
     resource: str
-    count: str  # Go expression
+    count: str  # Go expression, read from the chart's root
     conditions: list[str]
+    scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
 
 
 @dataclass
@@ -59,6 +60,7 @@ class PodDelta:
     tolerations: list[dict[str, Any]]
     spec: dict[str, Any]  # ResourceClaimTemplate.spec
     namespaced: bool
+    template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
 
 
 @dataclass
@@ -98,8 +100,19 @@ def _block_end(lines: list[str], index: int) -> int:
     return end
 
 
-def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]:
-    """The `if` conditions around `offset`; other enclosing actions make the shape not pattern A."""
+_FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
+
+
+def _rooted(expr: str, context: str) -> str:
+    """An expression written inside `with <context>` as read from the chart's root (`.gpu` ->
+    `.Values.resources.gpu`)."""
+    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+
+
+def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[list[str], str]:
+    """The `if` conditions around `offset`, read from the chart's root, and what `.` is there ("" the root, else
+    the values path of an enclosing `with .Values.x`, which counts as a condition too); other enclosing actions
+    make the shape not pattern A."""
     stack: list[tuple[str, str, bool]] = []
     for start, end, word in _actions(text):
         if start >= offset:
@@ -112,15 +125,23 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]
         elif word == "end" and stack:
             stack.pop()
     out = []
+    context = ""
     for word, cond, in_else in stack:
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
+        path = _rooted(cond, context).removeprefix("$")
+        if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
+            out.append(path)  # `with` renders its body only when the value is set: an `if` on it
+            context = path
+            continue
         if word != "if" or in_else:
-            raise NotIdiomatic(pattern, rel, f"the device key is inside `{word}{' ... else' if in_else else ''}`")
+            where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
+            raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
+        cond = _rooted(cond, context)
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
-    return out
+    return out, context
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -161,7 +182,8 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         count = count_expression(m.group(3))
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        out.append(Device(i, resource, count, _conditions(text, offsets[i], rel, pattern)))
+        conditions, context = _conditions(text, offsets[i], rel, pattern)
+        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context)))
     return out
 
 
@@ -199,19 +221,55 @@ def claim_delta(
         raise error(f"the migration's ResourceClaimTemplate {name} is not in the render")
     old_tol = old.get("tolerations") or []
     added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-    return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")))
+    return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")), name)
 
 
 def pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
-) -> PodDelta:
-    """What the migration added to the first pod of a template that got a claim."""
+) -> list[PodDelta]:
+    """What the migration added to each pod of a template that got a claim, in document order."""
     before = [pod for doc in original for _, pod in pod_groups(doc, [])]
     after = [pod for doc in migrated for _, pod in pod_groups(doc, [])]
-    for old, new in zip(before, after, strict=False):
-        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None:
-            return delta
-    raise RewriteError("the migration adds no claim to this template's pods")
+    out = [
+        delta
+        for old, new in zip(before, after, strict=False)
+        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None
+    ]
+    if not out:
+        raise RewriteError("the migration adds no claim to this template's pods")
+    return out
+
+
+def _resources_line(lines: list[str], d: Device, rel: str) -> int:
+    """The `resources:` line above a device key (through its `limits:`/`requests:`)."""
+    parent = _parent(lines, d.index)
+    if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
+        raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), rel, "not under limits/requests")
+    return _parent(lines, parent)
+
+
+def _containers_line(lines: list[str], res: int) -> int:
+    return next(
+        (
+            i
+            for i in range(res - 1, -1, -1)
+            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[res])
+        ),
+        -1,
+    )
+
+
+def pods_of(text: str, rel: str, devices: list[Device]) -> list[list[Device]]:
+    """The device keys by the pod that holds them, in template order (an LWS leader and worker, a Ray head and
+    worker group); several containers of one pod asking for devices are not taken."""
+    lines = text.splitlines()
+    by_res: dict[int, list[Device]] = {}
+    for d in devices:
+        by_res.setdefault(_resources_line(lines, d, rel), []).append(d)
+    pods = [_containers_line(lines, res) for res in sorted(by_res)]
+    if len(set(pods)) != len(pods):
+        raise RewriteError(f"{rel}: the device keys are in several containers of one pod")
+    return [by_res[res] for res in sorted(by_res)]
 
 
 def _comment_style(values: str) -> str:
@@ -336,8 +394,12 @@ def build(
                 )
                 raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
-        delta = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        workloads.append(Workload(rel, text, devices, delta, _request_resources(delta.spec, devices, rules, rel)))
+        deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
+        if len(pods) != len(deltas):
+            raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
+        for own, delta in zip(pods, deltas, strict=True):
+            workloads.append(Workload(rel, text, own, delta, _request_resources(delta.spec, own, rules, rel)))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
     classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
@@ -346,11 +408,14 @@ def build(
     device_class = str(classes.pop())
     changes = []
     sections = []
+    by_rel: dict[str, list[Workload]] = {}
     for w in workloads:
-        suffix = "" if len(workloads) == 1 else f".{Path(w.rel).stem}"
-        after, section = _rewrite_template(name, suffix, w, guards)
-        changes.append(Change(w.rel, w.text, after))
-        sections.append(section)
+        by_rel.setdefault(w.rel, []).append(w)
+    for rel, parts in by_rel.items():
+        suffix = "" if len(by_rel) == 1 else f".{Path(rel).stem}"
+        after, own = _rewrite_template(name, suffix, parts, guards)
+        changes.append(Change(rel, parts[0].text, after))
+        sections += own
     head = (
         "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
         "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
@@ -360,7 +425,7 @@ def build(
     resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
     changes += conventions(root, device_class, not opt_in)
     if (root / "tests").is_dir():
-        changes += unit_tests(root, workloads, originals)
+        changes += unit_tests(root, [w for w in workloads if len(by_rel[w.rel]) == 1], originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
@@ -461,28 +526,58 @@ def _and(*parts: str) -> str:
     return parts[0] if len(parts) == 1 else "and " + " ".join(parts)
 
 
-def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, ...] = ()) -> tuple[str, str]:
+def _rewrite_template(
+    chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...] = ()
+) -> tuple[str, list[str]]:
+    """A template with the DRA switch around each of its pods' device keys (`parts`: one per pod, in template
+    order), and the claim-template sections; each pod's defines and template name carry its own label (the
+    migration's: `leader`, `worker`) when the template holds several."""
+    lines = parts[0].text.splitlines()
+    labels = [""] if len(parts) == 1 else [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+    if len(set(labels)) != len(labels):
+        labels = [str(k) for k in range(1, len(parts) + 1)]
+    edits: list[Edit] = []
+    sections = []
+    for w, label in zip(parts, labels, strict=True):
+        own, section = _pod_edits(chart, f"{suffix}.{label}" if label else suffix, w, guards, label)
+        edits += own
+        sections.append(section)
+    out = list(lines)
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+        out[e.index : e.stop] = e.lines
+    return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+
+
+def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str) -> tuple[list[Edit], str]:
     lines = w.text.splitlines()
-    trailing = "\n" if w.text.endswith("\n") else ""
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     for d in w.devices:
-        if counts.setdefault(d.resource, d.count) != d.count or d.conditions != conditions:
-            raise RewriteError(f"{w.rel}: the device keys have different counts or conditions")
+        if counts.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in this template "
+                f"({counts[d.resource]} and {d.count}: two containers or pods); the idiomatic rewrite takes one count "
+                "per device resource in a template"
+            )
+        if d.conditions != conditions:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the device keys sit under different conditions "
+                f"({' '.join(conditions) or 'none'} and {' '.join(d.conditions) or 'none'})"
+            )
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
+    # inside `with .Values.x` the key's own line reads the switch from the root, `$`
+    on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
     claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
     tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
-        parent = _parent(lines, d.index)
-        if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
-            raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), w.rel, "not under limits/requests")
-        maps.setdefault(parent, []).append(d)
+        _resources_line(lines, d, w.rel)  # under limits/requests
+        maps.setdefault(_parent(lines, d.index), []).append(d)
     resources_lines = {_parent(lines, m) for m in maps}
     if len(resources_lines) != 1 or min(resources_lines) < 0:
         raise RewriteError(f"{w.rel}: the device keys are in several containers")
@@ -493,7 +588,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, end, f"if not {_arg(on)}")
+            _wrap(edits, lines, m, end, f"if not {_arg(on_at[devices[0].index])}")
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -502,7 +597,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
                 else:
                     runs.append([index])
             for run in runs:
-                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on)}")
+                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
     ind = " " * (_indent(lines[res]) + 2)
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
@@ -513,14 +608,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
             [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", f"{ind}{{{{- end }}}}"],
         )
     )
-    containers = next(
-        (
-            i
-            for i in range(res - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[res])
-        ),
-        -1,
-    )
+    containers = _containers_line(lines, res)
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
     pod = _parent(lines, containers)
@@ -546,9 +634,6 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     edits.append(Edit(containers, containers, pod_lines))
-    out = list(lines)
-    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
-        out[e.index : e.stop] = e.lines
     name_expr = _metadata_line(lines, "name")
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
@@ -573,7 +658,8 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
         "{{- end }}\n"
         f'{{{{- define "{spec_define}" -}}}}\n' + inner + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n'
-        f'{_name_text(name_expr)}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
+        f"{_name_text(name_expr)}{'-' + label if label else ''}-"
+        f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
     )
     if len(counts) > 1:  # the claim is named after the requests it has: those whose count is above 0
@@ -583,7 +669,7 @@ def _rewrite_template(chart: str, suffix: str, w: Workload, guards: tuple[str, .
                 f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
-    return "\n".join(out) + trailing, section
+    return edits, section
 
 
 def _guarded_spec(

@@ -60,6 +60,7 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
         if not literal or literal.startswith("#"):
             out.append(None)
             continue
+        parts[-1] = parts[-1].rstrip()  # trailing blanks (`resources: `): matched by the `\s*` below, not escaped
         pattern = ".*?".join(re.escape(p) for p in parts)
         if prefix_action:
             pattern = ".*?" + pattern.lstrip()

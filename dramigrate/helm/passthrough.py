@@ -387,8 +387,9 @@ _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-
 
 
 def _dot_context(lines: list[str], i: int) -> str | None:
-    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, None inside a `range` or a
-    `define` (a list element or a helper's argument, not a values path the rewrite can name)."""
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, `.Values.x[]` (each item)
+    inside `range .Values.x`; None inside a `define` or a range over anything else (a helper's argument, not a
+    values path the rewrite can name)."""
     depth = 0
     for j in range(i, -1, -1):
         actions = _BLOCK.findall(lines[j])
@@ -397,7 +398,10 @@ def _dot_context(lines: list[str], i: int) -> str | None:
                 depth += 1
             elif depth:
                 depth -= 1
-            elif word in ("range", "define", "block"):
+            elif word == "range":
+                over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
+                return f"{over.group(1)}[]" if over else None
+            elif word in ("define", "block"):
                 return None
             elif word == "with":
                 path = expr.split()[0] if expr.split() else ""
@@ -426,6 +430,14 @@ def _index_variables(text: str) -> dict[str, list[str]]:
     return out
 
 
+def _ends_with(path: Path_, words: list[str]) -> bool:
+    """Whether a values path ends in these keys (`*`: any list index, a `range` item)."""
+    tail = path[-len(words) :]
+    return len(path) >= len(words) and all(
+        w == str(x) or (w == "*" and isinstance(x, int)) for w, x in zip(words, tail, strict=True)
+    )
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
@@ -450,19 +462,22 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
         elif m:
             base, key = m.group(1), m.group(2)
+            own = base  # the expression as written here: its siblings are read the same way
             if not base.startswith((".Values", "$")):
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
-                    continue  # inside a range (or a define): `.` is not a values map fix can name
+                    continue  # inside a define (or a range over no values list): not a values map fix can name
                 base = f"{context}{base}"
-            words = [w for w in base.split(".") if w and not w.startswith("$")]
+                if "[]" not in context:
+                    own = base
+            words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if base.startswith(".Values") else 0 :]
 
-            def sibling_expr(sibling: str, base: str = base) -> str:
+            def sibling_expr(sibling: str, base: str = own) -> str:
                 return f"{base}.{sibling}" if base else f".{sibling}"
         else:
             continue
-        target = next((p for p in needs if [str(x) for x in p[-len(words) - 1 :]] == [*words, key]), None)
+        target = next((p for p in needs if _ends_with(p, [*words, key])), None)
         if target is None:
             continue
         at = _indent(line)
@@ -617,6 +632,30 @@ def values_doc(values: str) -> str:
     doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
+
+
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+    """The first template line that reads a device key the DRA values drop from its map by name, not through the
+    map's toYaml (`{{ index .Values.resources.limits "nvidia.com/gpu" }}` as TGI's shard count): with the key
+    gone that line renders differently, so the chart needs its count in a value of its own first; "" if none."""
+    for rel in sorted(p.relative_to(root).as_posix() for p in (root / "templates").rglob("*") if p.is_file()):
+        try:
+            lines = (root / rel).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(lines, start=1):
+            for path, section, key in sorted(removed, key=repr):
+                words = [str(p) for p in (*path, section)]
+                dotted = ".Values." + ".".join(words)
+                indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
+                if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
+                    indexed and _QUOTED.findall(indexed.group(1)) == words
+                ):
+                    return (
+                        f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
+                        "removes: give that count a value of its own (the template and the device key both read it)"
+                    )
+    return ""
 
 
 def build(

@@ -1630,6 +1630,7 @@ def _fix_passthrough(
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
+    removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set()
@@ -1669,6 +1670,7 @@ def _fix_passthrough(
             classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
             streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         overlay = ""
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
@@ -1687,6 +1689,7 @@ def _fix_passthrough(
             classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
             overlay = pt.overlay_text(edits, templates, dsources.merged)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -1780,13 +1783,15 @@ def _fix_passthrough(
                 f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
                 patch,
             )
-            return
-        why = _not_proven_on(f"with {v.label} and the DRA values files", original, again, want, on)
-        if why:
+        elif why := _not_proven_on(f"with {v.label} and the DRA values files", original, again, want, on):
             _manual(outcome, why, patch)
-            return
-        names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
-        outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+        else:
+            names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
+            outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+            continue
+        if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
+            outcome.manual = f"{reads}; {outcome.manual}"
+        return
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch

@@ -7,7 +7,11 @@ pool, so a repository of many overlays builds on every core; each folder is buil
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -75,6 +79,31 @@ def find_binary(explicit: Path | None = None) -> list[str]:
         ) from exc
 
 
+# kubectl's log line around an error: `E1203 15:00:47.447402   26019 run.go:72] "command failed" err=...`, the
+# error then either quoted on that line or on the tab-indented lines up to one holding " >"
+_KLOG = re.compile(r'[EWIF]\d{4} \S+ +\d+ \S+\] "command failed" err=(.*)')
+
+
+def kustomize_error(stderr: str) -> str:
+    """What kustomize says went wrong, without kustomize's deprecation warnings (they come first) or kubectl's log
+    line around it (the message was that line's head: `E1203 ... "command failed" err=<`)."""
+    lines = [ln for ln in stderr.splitlines() if not ln.startswith("# Warning")]
+    for i, line in enumerate(lines):
+        m = _KLOG.match(line)
+        if m is None:
+            continue
+        said = m.group(1).strip()
+        if said == "<":
+            return " ".join(itertools.takewhile(lambda ln: ln != ">", (ln.strip() for ln in lines[i + 1 :])))
+        if said.startswith('"'):
+            with contextlib.suppress(ValueError):
+                return str(json.loads(said))  # Go's %q quoting, as JSON reads it (a \x escape is not: kept as is)
+            return said.strip('"')
+        return said
+    said = "\n".join(lines).strip()
+    return said.removeprefix("Error: ").removeprefix("error: ").strip()
+
+
 class Builder:
     """Builds folders with one binary; results are cached by folder for the life of the builder."""
 
@@ -127,10 +156,7 @@ class Builder:
                 "DRAMIGRATE_KUSTOMIZE_MEMORY_MB to change it)",
             )
         if process.returncode != 0:
-            # without kustomize's deprecation warnings, which come first
-            said = "\n".join(ln for ln in stderr.splitlines() if not ln.startswith("# Warning"))
-            message = said.strip().removeprefix("Error: ").strip() or f"exit code {process.returncode}"
-            return Build(folder, error=message)
+            return Build(folder, error=kustomize_error(stderr) or f"exit code {process.returncode}")
         return Build(folder, stdout)
 
     def build_all(self, folders: list[Path]) -> dict[Path, Build]:

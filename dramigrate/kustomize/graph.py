@@ -375,6 +375,8 @@ def _resolve_in(folder: str, entry: str) -> str:
     """(folder / entry).resolve() for a resolved folder, looking up only the entry's own components (resolve looks
     up every component from the root: ten per entry of a deep repository). `..` of a resolved folder is its
     parent; at a symlink, resolve takes the whole path (links are rare, and it treats loops its own way)."""
+    if os.path.isabs(entry):  # an absolute entry is not below the folder (kustomize takes such a file)
+        return str(Path(entry).resolve())
     cur = folder
     for part in entry.split(os.sep):
         if part in ("", "."):

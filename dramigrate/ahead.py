@@ -1,0 +1,118 @@
+"""Lint ahead: the files the grep pre-filter lets through are linted in the worker pool while the main process
+still walks the folders and scans the kustomizations.
+
+Without it the pool started only once the walk and the kustomize scan were done, and the second core sat idle
+for the scan. Which jobs lint runs is known only after the scan (a kustomize patch is left out, a file of a graph
+that cannot be migrated is reported differently), so what runs ahead is a guess: a plain lint job for each file
+grep keeps. results() takes a guessed job's result only where the real job is the same job (Job compares every
+field), and runs the others then; a result depends only on the job and the file, so the output is the same.
+
+The workers are forked before grep's threads exist (a fork while another thread holds a lock can hang the child):
+start() runs before the first grep starts, and a pool started with fork forks all its workers at the first submit.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from dramigrate import engine
+from dramigrate.config import Settings
+from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.rules import RuleSet
+from dramigrate.versions import Target
+
+CHUNK = 16  # files a worker takes at once: small enough that both stay busy to the end
+
+
+def _run_chunk(jobs: list[Job]) -> list[FileResult]:
+    assert engine._worker is not None
+    return [run_file(j, *engine._worker) for j in jobs]
+
+
+def _ready() -> None:
+    """The first task: makes the pool fork its workers now."""
+
+
+class Ahead:
+    def __init__(self, rules: RuleSet, settings: Settings, target: Target) -> None:
+        self.rules, self.settings, self.target = rules, settings, target
+        self.pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._guessed: dict[str, tuple[Future[list[FileResult]], int]] = {}  # path -> (its chunk, index in it)
+        self.taken = 0  # results of jobs run ahead that results() took
+
+    def start(self) -> bool:
+        """Fork the workers (before any thread of grep's exists); False with one core."""
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if cores < 2:
+            return False
+        import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
+        import dramigrate.topology  # noqa: F401
+        from dramigrate.fastyaml import _string_types
+        from dramigrate.findings import RULES
+
+        _string_types()  # ruamel's string classes (the fast parse gives quoted scalars as them)
+        RULES.get("internal-error")  # the rule catalogue, read once
+
+        engine._worker = (self.rules, self.settings, self.target)  # what a forked worker starts with
+        self.pool = ProcessPoolExecutor(
+            min(cores, 8), initializer=engine._init, initargs=(os.getpid(), self.settings, self.target)
+        )
+        self.pool.submit(_ready)
+        return True
+
+    def feed(self, paths: list[str]) -> None:
+        """Lint these files ahead (called from grep's threads with the files of a batch it keeps)."""
+        if self.pool is None:
+            return
+        with self._lock:
+            paths = [p for p in paths if p not in self._guessed]
+            try:
+                for i in range(0, len(paths), CHUNK):
+                    part = paths[i : i + CHUNK]
+                    future = self.pool.submit(_run_chunk, [Job(p, None, False) for p in part])
+                    self._guessed.update((p, (future, n)) for n, p in enumerate(part))
+            except (RuntimeError, BrokenProcessPool):
+                pass  # not ahead then: results() runs them
+
+    def results(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[FileResult] | None:
+        """The jobs' results in input order: each guessed job that is the real one from its chunk, the others run
+        now; None when a worker died (the caller then runs every job here). The pool is shut down after."""
+        if self.pool is None:
+            return None
+        try:
+            with self._lock:
+                guessed, self._guessed = self._guessed, {}
+            where: list[tuple[Future[list[FileResult]], int]] = []
+            rest = [j for j in jobs if not _same(j, guessed.get(j.path))]
+            chunks: dict[int, tuple[Future[list[FileResult]], int]] = {}
+            for i in range(0, len(rest), CHUNK):
+                future = self.pool.submit(_run_chunk, rest[i : i + CHUNK])
+                chunks.update((id(j), (future, n)) for n, j in enumerate(rest[i : i + CHUNK]))
+            for j in jobs:
+                where.append(chunks[id(j)] if id(j) in chunks else guessed[j.path])
+            self.taken = len(jobs) - len(rest)
+            out = []
+            for done, (future, n) in enumerate(where, start=1):
+                out.append(future.result()[n])
+                if progress is not None:
+                    progress(done, len(jobs))
+            return out
+        except BrokenProcessPool:
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+            engine._worker = None
+
+
+def _same(job: Job, guess: tuple[Future[list[FileResult]], int] | None) -> bool:
+    return guess is not None and job == Job(job.path, None, False)

@@ -1,0 +1,43 @@
+"""Kustomizations of the sixth sweep: what kustomize refuses is named in kustomize's words, and what it takes is
+not refused."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, run_dramigrate
+
+# kubectl 1.32 wraps kustomize's error in a log line; 1.37 prints it after "error: "
+_KUBECTLS = [k for k in dict.fromkeys([shutil.which("kubectl"), "/usr/bin/kubectl"]) if k and os.access(k, os.X_OK)]
+
+
+@pytest.mark.parametrize("kubectl", _KUBECTLS)
+def test_a_folder_with_two_kustomization_files_is_named_in_kustomizes_words(tmp_path: Path, kubectl: str) -> None:
+    """kubectl 1.32 says `E1203 15:00:47.447402 26019 run.go:72] "command failed" err=<` and then the error on the
+    next lines: the finding said only the first line, a timestamp and no reason."""
+    folder = tmp_path / "k"
+    folder.mkdir()
+    (folder / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (folder / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (folder / "kustomization.yml").write_text("resources:\n- pod.yaml\n")
+
+    code, out, err = run_dramigrate(["diff", tmp_path, "--kustomize-binary", kubectl])
+
+    message = next(line for line in err.splitlines() if "[kustomize-unproven]" in line)
+    assert message.endswith(f"k does not build with kustomize: Found multiple kustomization files under: {folder}")
+
+
+def test_a_kustomization_naming_its_resource_by_absolute_path_is_read(tmp_path: Path) -> None:
+    """kustomize takes a resource file named by its absolute path; the scan joined the path onto the folder and
+    called the kustomization bad input: `no such file or kustomization folder`."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "kustomization.yaml").write_text(f"resources:\n- {tmp_path / 'pod.yaml'}\n")
+
+    code, out, err = run_dramigrate(["lint", tmp_path])
+
+    assert "no such file" not in out + err
+    assert code == 1
+    assert "pod.yaml:11:9: error [legacy-device-request]" in out

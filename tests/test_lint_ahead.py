@@ -1,0 +1,83 @@
+"""Lint runs the files grep keeps in the worker pool while the walk and the kustomize scan go on (ahead.py): the
+result is what the run gives without running ahead, also for the files whose job the scan changes."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD
+from test_kustomize import STACKS
+
+from dramigrate import engine, prefilter
+from dramigrate.ahead import Ahead
+from dramigrate.config import Settings
+from dramigrate.rules import load_rules
+from dramigrate.sources import expand
+from dramigrate.versions import Target
+
+NEAR_MISS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-{i}
+spec:
+  template:
+    spec:
+      tolerations:
+      - key: nvidia.com/gpu
+        operator: Exists
+      containers:
+      - name: app
+        image: web:1
+"""
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """More files than grep's minimum: device pods, near misses, clean ConfigMaps, and kustomize graphs whose
+    patches the scan leaves out and whose files it reports otherwise (a remote base)."""
+    root = tmp_path_factory.mktemp("ahead") / "tree"
+    for rel, text in STACKS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for i in range(prefilter.MIN_FILES + 60):
+        folder = root / f"team-{i % 9}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = (
+            ONE_GPU_POD.format(name=f"pod-{i}")
+            if i % 4 == 0
+            else NEAR_MISS.format(i=i)
+            if i % 4 == 1
+            else f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c-{i}\ndata:\n  a: b\n"
+        )
+        (folder / f"f-{i}.yaml").write_text(text)
+    return root
+
+
+def _lint(tree: Path, ahead: bool) -> tuple[engine.RunResult, Ahead | None]:
+    settings = Settings()
+    rules = load_rules(settings.rules)
+    target = Target.parse("1.36")
+    runner = Ahead(rules, settings, target) if ahead else None
+    stream = prefilter.Stream(rules, ahead=runner)
+    inputs = expand([str(tree)], found=stream.add)
+    inputs.grep = stream.finish()
+    return engine.run(inputs, rules, settings, target, False), runner
+
+
+@pytest.mark.skipif(prefilter._grep() is None or shutil.which("git") is None, reason="no GNU grep with -P, or no git")
+def test_lint_ahead_gives_what_lint_gives_without_it(tree: Path) -> None:
+    ahead, runner = _lint(tree, True)
+    alone, _ = _lint(tree, False)
+    assert runner is not None and runner.taken > 200  # most files were linted ahead
+    assert runner.pool is None and engine._worker is None  # and the pool is gone
+    assert [r.path for r in ahead.files] == [r.path for r in alone.files]
+    assert [dataclasses.asdict(f) for f in ahead.findings] == [dataclasses.asdict(f) for f in alone.findings]
+    assert ahead.decisions == alone.decisions
+    rules = {f.rule for f in ahead.findings}
+    # the scan changed these files' jobs: a patch left to its graph, a remote base's files reported as such
+    assert {"kustomize-device-patch", "kustomize-unproven", "legacy-device-request"} <= rules
+    assert any("a kustomize patch: checked with its kustomization" in d for d in ahead.decisions)
