@@ -51,6 +51,12 @@ class Ahead:
         if cores < 2:
             return False
         import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
+        import dramigrate.topology  # noqa: F401
+        from dramigrate.fastyaml import _string_types
+        from dramigrate.findings import RULES
+
+        _string_types()  # ruamel's string classes (the fast parse gives quoted scalars as them)
+        RULES.get("internal-error")  # the rule catalogue, read once
 
         engine._worker = (self.rules, self.settings, self.target)  # what a forked worker starts with
         self.pool = ProcessPoolExecutor(

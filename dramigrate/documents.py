@@ -265,10 +265,11 @@ def indent_of(body: str) -> Indent:
 
 
 def dump_yaml(data: Any, indent: Indent | None = None) -> str:
-    from dramigrate.rtdump import FastSerializer, Resolver
+    from dramigrate.rtdump import Emitter, FastSerializer, Representer, Resolver
 
     yaml = _round_trip()
-    yaml.Resolver, yaml.Serializer = Resolver, FastSerializer  # ruamel's dump, its per-node lookups done once
+    # ruamel's dump, its per-node lookups done once
+    yaml.Resolver, yaml.Serializer, yaml.Representer, yaml.Emitter = Resolver, FastSerializer, Representer, Emitter
     ind = indent or Indent()
     yaml.indent(mapping=ind.mapping, sequence=ind.sequence, offset=ind.offset)
     buf = io.StringIO()

@@ -47,8 +47,9 @@ class NotIdiomatic(RewriteError):
 class Device:
     index: int  # 0-based line of `<resource>: <count>`
     resource: str
-    count: str  # Go expression
+    count: str  # Go expression, read from the chart's root
     conditions: list[str]
+    scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
 
 
 @dataclass
@@ -99,8 +100,19 @@ def _block_end(lines: list[str], index: int) -> int:
     return end
 
 
-def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]:
-    """The `if` conditions around `offset`; other enclosing actions make the shape not pattern A."""
+_FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
+
+
+def _rooted(expr: str, context: str) -> str:
+    """An expression written inside `with <context>` as read from the chart's root (`.gpu` ->
+    `.Values.resources.gpu`)."""
+    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+
+
+def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[list[str], str]:
+    """The `if` conditions around `offset`, read from the chart's root, and what `.` is there ("" the root, else
+    the values path of an enclosing `with .Values.x`, which counts as a condition too); other enclosing actions
+    make the shape not pattern A."""
     stack: list[tuple[str, str, bool]] = []
     for start, end, word in _actions(text):
         if start >= offset:
@@ -113,16 +125,23 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> list[str]
         elif word == "end" and stack:
             stack.pop()
     out = []
+    context = ""
     for word, cond, in_else in stack:
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
+        path = _rooted(cond, context).removeprefix("$")
+        if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
+            out.append(path)  # `with` renders its body only when the value is set: an `if` on it
+            context = path
+            continue
         if word != "if" or in_else:
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
+        cond = _rooted(cond, context)
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
-    return out
+    return out, context
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -163,7 +182,8 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         count = count_expression(m.group(3))
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        out.append(Device(i, resource, count, _conditions(text, offsets[i], rel, pattern)))
+        conditions, context = _conditions(text, offsets[i], rel, pattern)
+        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context)))
     return out
 
 
@@ -549,6 +569,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
+    # inside `with .Values.x` the key's own line reads the switch from the root, `$`
+    on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
     claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
     tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
@@ -566,7 +588,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, end, f"if not {_arg(on)}")
+            _wrap(edits, lines, m, end, f"if not {_arg(on_at[devices[0].index])}")
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -575,7 +597,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 else:
                     runs.append([index])
             for run in runs:
-                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on)}")
+                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
     ind = " " * (_indent(lines[res]) + 2)
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
