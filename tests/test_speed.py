@@ -174,6 +174,8 @@ EDGE_CASES = {
     "utf16.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
     "native.yaml": "resources:\n  limits:\n    hugepages.kubernetes.io/x: 1\n",
     "clean.yaml": "metadata:\n  labels:\n    app.kubernetes.io/name: x\nspec:\n  limits:\n    cpu: 1\nz:\n  a.io/b: 1",
+    "claims-lines.yaml": "spec:\n  claims\n   : [a]\n",  # claims\s*: across lines (grep finds the word `claims`)
+    "claims-word.yaml": "metadata:\n  name: claimsx\n",  # the word alone: not a claim
 }
 
 
@@ -197,6 +199,7 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert missed == []
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
+    assert str(tmp_path / "claims-lines.yaml") in kept and str(tmp_path / "claims-word.yaml") not in kept
     assert len(kept) < len(files) * 0.8
 
 
