@@ -4,6 +4,9 @@ exactly or named, never an internal error."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from pathlib import Path
 
 from conftest import ONE_GPU_POD, run_dramigrate
@@ -137,3 +140,19 @@ def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tm
     assert "wide.yaml:1: this document holds more than 50,000 values" in err
     assert wide.read_bytes() == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp_path: Path) -> None:
+    """A linted folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
+    command waited 60 s for git's answer on which files are ignored."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".git" / "HEAD").unlink()
+    os.mkfifo(tmp_path / ".git" / "HEAD")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    started = time.monotonic()
+
+    code, out, err = run_dramigrate(["lint", tmp_path], timeout=50)
+
+    assert time.monotonic() - started < 30
+    assert code == 1
+    assert "good.yaml:11:9: error [legacy-device-request]" in out

@@ -149,4 +149,4 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
 
 def mentions_device(text: str, rules: RuleSet) -> bool:
     """A cheap test: the text names a device resource some pack knows."""
-    return any(device_key(k, rules) for k in _KEY.findall(text.replace("~1", "/")))
+    return any(device_key(m.group(1), rules) for m in _KEY.finditer(text.replace("~1", "/")))  # to the first
