@@ -184,3 +184,31 @@ def test_the_render_process_starts_with_the_command_line_when_it_names_a_chart(t
         sandbox.prestart_for(list(argv))
         assert sandbox.workers_started() == started, argv
     sandbox.shutdown()
+
+
+def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
+    when the rewritten render has an error to excuse (it validated both for every value set)."""
+    from dramigrate import validate
+    from dramigrate.helm import prove
+
+    checked: list[str] = []
+    real = validate.schema_errors
+
+    def counting(obj: dict[str, Any], version: str) -> list[str]:
+        checked.append(obj["metadata"]["name"])
+        return real(obj, version)
+
+    monkeypatch.setattr(validate, "schema_errors", counting)
+    monkeypatch.setattr(prove, "_SCHEMA_ERRORS", {})
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n"
+    pod += "    image: b\n{extra}"
+    valid, original = pod.format(name="rewritten", extra=""), pod.format(name="original", extra="")
+    assert prove.strict_errors(valid, ("1.34",), original) == ""
+    assert checked == ["rewritten"]
+    slip = "    readinessProbe:\n      initialDelay: 15\n"  # the chart's own slip, before and after the rewrite
+    same = pod.format(name="same", extra=slip)
+    assert prove.strict_errors(same, ("1.34",), same) == ""
+    assert "initialDelay" in prove.strict_errors(same, ("1.34",), valid)

@@ -282,10 +282,13 @@ def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> s
     checked once per version: the value sets of a proof render mostly the same objects). `before`: the original
     chart's render; an error its same object has there too (a field the chart misspells upstream) is the chart's,
     not the rewrite's, and is left out."""
-    known = set(_strict_errors(before, versions)) if before else set()
-    return next(
-        (f"{where}: {error}" for where, error in _strict_errors(stream, versions) if (where, error) not in known), ""
-    )
+    known: set[tuple[str, str]] | None = None  # read only when the rewritten render has an error
+    for where, error in _strict_errors(stream, versions):
+        if before and known is None:
+            known = set(_strict_errors(before, versions))
+        if known is None or (where, error) not in known:
+            return f"{where}: {error}"
+    return ""
 
 
 def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str, str]]:

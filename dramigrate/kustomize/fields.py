@@ -148,5 +148,22 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
 
 
 def mentions_device(text: str, rules: RuleSet) -> bool:
-    """A cheap test: the text names a device resource some pack knows."""
-    return any(device_key(k, rules) for k in _KEY.findall(text.replace("~1", "/")))
+    """A cheap test: the text names a device resource some pack knows (keys repeat across a repository's files:
+    each is looked up in the packs once)."""
+    known = _known.get(id(rules))
+    if known is None or known[0] is not rules:
+        known = _known[id(rules)] = (rules, {})
+    seen = known[1]
+    for m in _KEY.finditer(text.replace("~1", "/")):
+        key = m.group(1)
+        hit = seen.get(key)
+        if hit is None:
+            hit = device_key(key, rules)
+            if len(seen) < 100_000:
+                seen[key] = hit
+        if hit:
+            return True
+    return False
+
+
+_known: dict[int, tuple[RuleSet, dict[str, bool]]] = {}  # rule set -> key -> device_key(key)
