@@ -134,11 +134,13 @@ class Graph:
             todo.extend(self.parents.get(here, set()))
         return out
 
-    def deepest(self, folders: set[Path]) -> tuple[int, Path | None]:
-        """The most kustomizations of folders stacked on one another (by resources, bases and components), and the
-        top one of that stack; counted without recursion, a cycle counted once round."""
+    def stacking(self, folders: set[Path]) -> tuple[tuple[int, Path | None], tuple[int, Path | None]]:
+        """((depth, top), (loads, top)) of folders: the most kustomizations stacked on one another (by resources,
+        bases and components) and the top one of that stack; the most kustomizations one build loads (a base
+        reached by two paths is loaded twice, as kustomize does) and that build's folder. Counted without
+        recursion; a cycle counted once round."""
         depth: dict[Path, int] = {}
-        best: tuple[int, Path | None] = (0, None)
+        loads: dict[Path, int] = {}
         for start in sorted(folders):
             stack: list[tuple[Path, bool]] = [(start, False)]
             open_: set[Path] = set()
@@ -146,16 +148,18 @@ class Graph:
                 here, done = stack.pop()
                 if done:
                     open_.discard(here)
-                    below = [depth.get(c, 0) for c in self._below(here, folders)]
-                    depth[here] = 1 + max(below, default=0)
+                    below = self._below(here, folders)
+                    depth[here] = 1 + max((depth.get(c, 0) for c in below), default=0)
+                    loads[here] = 1 + sum(loads.get(c, 0) for c in below)
                     continue
                 if here in depth or here in open_:
                     continue
                 open_.add(here)
                 stack.append((here, True))
                 stack.extend((c, False) for c in self._below(here, folders) if c not in depth and c not in open_)
-            best = max(best, (depth[start], start), key=lambda b: b[0])
-        return best
+        deepest = max(((d, f) for f, d in depth.items()), key=lambda x: x[0], default=(0, None))
+        heaviest = max(((n, f) for f, n in loads.items()), key=lambda x: x[0], default=(0, None))
+        return deepest, heaviest
 
     def _below(self, folder: Path, folders: set[Path]) -> list[Path]:
         node = self.nodes[folder]
