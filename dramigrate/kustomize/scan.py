@@ -10,7 +10,7 @@ from pathlib import Path
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
 from dramigrate.kustomize.graph import Graph, Patch, discover, under
-from dramigrate.limits import read_regular
+from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
 
@@ -182,6 +182,17 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                     "kustomize-device-field",
                 )
             )
+    depth, top = graph.deepest(members)
+    if depth > MAX_KUSTOMIZE_DEPTH and top is not None:  # each build loads the stack below it: quadratic work
+        unit.blockers.append(
+            Blocker(
+                graph.nodes[top].file,
+                1,
+                f"{out.display(top)} stacks {depth} kustomizations on one another (more than {MAX_KUSTOMIZE_DEPTH}): "
+                "proving each of their builds would take minutes; nothing of the graph is written (migrate it by "
+                "hand)",
+            )
+        )
     outside = [d for d in sorted(members) if not graph.nodes[d].inside]
     if outside:
         names = ", ".join(out.display(d) for d in outside[:3]) + (
