@@ -279,7 +279,7 @@ def test_two_containers_with_their_own_counts_are_named(tmp_path: Path) -> None:
     chart = write_chart(tmp_path, DEPLOYMENT + second, VALUES + "# -- GPUs of the judge\njudgeGpus: 1\n")
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert not outcome.proven
-    assert "nvidia.com/gpu is asked for with two counts in this template (.Values.numGpus and .Values.judgeGpus" in (
+    assert "nvidia.com/gpu is asked for with two counts in one pod (.Values.numGpus and .Values.judgeGpus" in (
         outcome.manual
     ), outcome.manual
 

@@ -53,9 +53,10 @@ def test_a_pod_whose_container_list_holds_a_number_is_not_an_internal_error(tmp_
     assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text
 
 
-def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
+def test_numbers_of_a_json_manifest_stay_numbers_as_written(tmp_path: Path) -> None:
     """JSON numbers with an exponent ("cpu": 1e3, "memory": 1.5e9) were written back as strings: PyYAML reads them
-    as YAML 1.1 strings; a float field of a custom resource then fails its schema."""
+    as YAML 1.1 strings; a float field of a custom resource then fails its schema. 1e400 became Infinity, which is
+    no JSON: such a file is named instead."""
     pod = (
         '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"e": "1e3"}}, "spec": {"containers":'
         ' [{"name": "a", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": 1e3, "memory": 1.5e9}}}],'
@@ -71,6 +72,14 @@ def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
     assert migrated["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 1000, "memory": 1.5e9}
     assert migrated["spec"]["overhead"] == {"cpu": -0.02}
     assert migrated["metadata"]["labels"] == {"e": "1e3"}
+    text = path.read_text()
+    assert '"cpu": 1e3' in text and '"memory": 1.5e9' in text and '"cpu": -2E-2' in text
+    huge = tmp_path / "huge.json"
+    huge.write_text(pod.replace("-2E-2", "1e400"))
+    code, out, err = run_dramigrate(["fix", huge])
+    assert code == 2
+    assert "huge.json: a number in this JSON manifest is beyond a float's range (as 1e400)" in err
+    assert huge.read_text() == pod.replace("-2E-2", "1e400")
 
 
 def test_a_utf16_manifest_without_a_byte_order_mark_is_named_not_skipped(tmp_path: Path) -> None:

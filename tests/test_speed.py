@@ -338,3 +338,28 @@ def test_resource_blocks_are_found_with_their_paths() -> None:
     assert sorted(found) == ["a[0].resources", "b", "hub.extra_resource_limits"]
     assert found["hub.extra_resource_limits"] == {"limits": {"a.io/b": 1}}
     assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]
+
+
+def test_a_graph_file_names_a_device_as_its_own_rule_packs_say(tmp_path: Path) -> None:
+    # the kustomize scan remembers each key's lookup per rule set: another run's packs are asked again
+    from dramigrate.kustomize.fields import mentions_device
+
+    pack = tmp_path / "acme.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\nresources:\n"
+        "  - {match: acme.example/npu, deviceClass: npu.acme.example, request: npu}\n"
+        "deviceClasses:\n"
+        "  - {name: npu.acme.example, driver: npu.acme.example, selectors: [\"device.driver == 'npu.acme.example'\"]}\n"
+    )
+    text = "resources:\n  limits:\n    acme.example/npu: 1\n    app.kubernetes.io/x: 1\n"
+    for _ in range(2):
+        assert not mentions_device(text, RULES)
+        assert mentions_device(text, load_rules((pack,)))
+        assert mentions_device(text.replace("acme.example/npu", "nvidia.com/gpu"), RULES)
+
+
+@given(st.text(alphabet="ab.-/9Z_é\n :~", max_size=60))
+def test_graph_keys_are_found_as_the_key_regex_finds_them(text: str) -> None:
+    from dramigrate.kustomize.fields import _KEY, _keys
+
+    assert list(_keys(text)) == _KEY.findall(text)

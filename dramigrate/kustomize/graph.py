@@ -134,6 +134,33 @@ class Graph:
             todo.extend(self.parents.get(here, set()))
         return out
 
+    def deepest(self, folders: set[Path]) -> tuple[int, Path | None]:
+        """The most kustomizations of folders stacked on one another (by resources, bases and components), and the
+        top one of that stack; counted without recursion, a cycle counted once round."""
+        depth: dict[Path, int] = {}
+        best: tuple[int, Path | None] = (0, None)
+        for start in sorted(folders):
+            stack: list[tuple[Path, bool]] = [(start, False)]
+            open_: set[Path] = set()
+            while stack:
+                here, done = stack.pop()
+                if done:
+                    open_.discard(here)
+                    below = [depth.get(c, 0) for c in self._below(here, folders)]
+                    depth[here] = 1 + max(below, default=0)
+                    continue
+                if here in depth or here in open_:
+                    continue
+                open_.add(here)
+                stack.append((here, True))
+                stack.extend((c, False) for c in self._below(here, folders) if c not in depth and c not in open_)
+            best = max(best, (depth[start], start), key=lambda b: b[0])
+        return best
+
+    def _below(self, folder: Path, folders: set[Path]) -> list[Path]:
+        node = self.nodes[folder]
+        return [c for c in node.children + node.components if c in folders and c in self.nodes]
+
     def build_order(self, folders: set[Path]) -> list[Path]:
         """Buildable kustomizations of a graph (not Components), bases first."""
         order: list[Path] = []
