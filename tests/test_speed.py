@@ -356,3 +356,10 @@ def test_a_graph_file_names_a_device_as_its_own_rule_packs_say(tmp_path: Path) -
         assert not mentions_device(text, RULES)
         assert mentions_device(text, load_rules((pack,)))
         assert mentions_device(text.replace("acme.example/npu", "nvidia.com/gpu"), RULES)
+
+
+@given(st.text(alphabet="ab.-/9Z_é\n :~", max_size=60))
+def test_graph_keys_are_found_as_the_key_regex_finds_them(text: str) -> None:
+    from dramigrate.kustomize.fields import _KEY, _keys
+
+    assert list(_keys(text)) == _KEY.findall(text)

@@ -814,20 +814,28 @@ def _run(
     base = _render(root, base_options)
     if base.error:
         raise InputError(f"helm: {base.error}", outcome.display)
-    core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
-    if core.error is not None:
-        raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
-    outcome.classes = dict(core.classes)
-    outcome.templates = list(core.templates)
-    findings = map_findings(core.findings, base.stream, root, outcome.display)
-    for part in (base.stream, base.rest):
-        findings.extend(_secret_findings(part, root, outcome.display, rules))
+
+    def probed() -> tuple[dict[DeviceKey, Any], ValueSources, list[Relation]]:
+        uses = device_uses(base.stream, rules)
+        sources = value_sources(root, outcome.display, copts, base_options)
+        return uses, sources, probe(root, copts, sources, uses, rules, work) if uses else []
+
+    probing = _Background(probed)  # the probe's renders run while the base render is migrated and mapped
+    try:
+        core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
+        if core.error is not None:
+            raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
+        outcome.classes = dict(core.classes)
+        outcome.templates = list(core.templates)
+        findings = map_findings(core.findings, base.stream, root, outcome.display)
+        for part in (base.stream, base.rest):
+            findings.extend(_secret_findings(part, root, outcome.display, rules))
+    except BaseException:
+        probing.join()  # this error came first, as when the probe ran after it; the probe's own is dropped
+        raise
     outcome.findings = findings
-    base_uses = device_uses(base.stream, rules)
-    relations: list[Relation] = []
-    sources = value_sources(root, outcome.display, copts, base_options)
+    base_uses, sources, relations = probing.result()
     if base_uses:
-        relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
     from dramigrate.detect import explain_requests
@@ -852,6 +860,35 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+
+
+class _Background:
+    """A call run in a thread of its own from now on; result() waits for it and returns its value or raises its
+    exception, join() only waits."""
+
+    def __init__(self, call: Callable[[], _T]) -> None:
+        import threading
+
+        self._outcome: tuple[bool, Any] = (False, None)
+
+        def run() -> None:
+            try:
+                self._outcome = (True, call())
+            except BaseException as exc:  # handed to the caller of result()
+                self._outcome = (False, exc)
+
+        self._thread = threading.Thread(target=run, name="dramigrate-probe")
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        done, value = self._outcome
+        if not done:
+            raise value
+        return value
 
 
 def _variations(
