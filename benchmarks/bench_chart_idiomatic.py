@@ -156,12 +156,15 @@ def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
     return out
 
 
-def pod_devices(stream: str, rules: Any) -> tuple[dict[str, int], dict[str, int], list[str]]:
+def pod_devices(
+    stream: str, rules: Any, random_names: list[str] | None = None
+) -> tuple[dict[str, int], dict[str, int], list[str]]:
     """Per pod template (kind/name/path): devices asked by extended resources, devices asked by claims
-    (ResourceClaimTemplate counts, ExactCount or All=1), and legacy device keys left."""
-    from dramigrate.helm.prove import objects
+    (ResourceClaimTemplate counts, ExactCount or All=1), and legacy device keys left. `random_names`: name
+    patterns whose random part (randAlphaNum) is masked, so two renders' pods pair up (prove.volatile)."""
+    from dramigrate.helm.prove import _unrandom, objects
 
-    objs = objects(stream)
+    objs = _unrandom(objects(stream), random_names or [])
     templates: dict[str, int] = {}
     for (_, kind, _ns, _name), docs in objs.items():
         if kind == "ResourceClaimTemplate":
@@ -253,8 +256,12 @@ def independent_check(
     invalid = strict_errors(rendered, ("1.34", "1.36"), original)  # the chart's own errors are not the rewrite's
     if invalid:
         return f"D: not strict-valid: {invalid[:200]}"
-    before, _, _ = pod_devices(original, rules)
-    _, after_claims, legacy = pod_devices(rendered, rules)
+    from dramigrate.helm.prove import _RANDOM_NAME, objects, volatile
+
+    twice = volatile(objects(original), objects(render(root, values, run.sets)))  # names with randAlphaNum in them
+    random_names = [p[len(_RANDOM_NAME) :] for p in twice if p.startswith(_RANDOM_NAME)]
+    before, _, _ = pod_devices(original, rules, random_names)
+    _, after_claims, legacy = pod_devices(rendered, rules, random_names)
     if legacy:
         return f"D: device-plugin requests left: {legacy[0]}"
     for pod, count in before.items():

@@ -32,12 +32,15 @@ sys.path.insert(0, str(HERE))
 from bench_chart_idiomatic import Run, chosen_runs, copy_chart  # noqa: E402
 
 
-def tree_digest(*tops: Path) -> dict[str, str]:
+def tree_digest(*tops: Path, base: Path | None = None) -> dict[str, str]:
+    """Each file's digest by its path from base (the run's temp folder, whose name differs run by run), else from
+    its top's parent."""
     out = {}
     for top in tops:
         for path in sorted(top.rglob("*")):
             if path.is_file():
-                out[str(path.relative_to(top.parent))] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+                name = path.relative_to(base if base is not None and path.is_relative_to(base) else top.parent)
+                out[str(name)] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return out
 
 
@@ -62,7 +65,7 @@ def one(
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         out, err = process.stdout, process.stderr
         report = (out + err).decode("utf-8", "replace").replace(tmp, "<tmp>")
-        digest = tree_digest(root, *{v.parent for v in values if not v.is_relative_to(root)})
+        digest = tree_digest(root, *{v.parent for v in values if not v.is_relative_to(root)}, base=Path(tmp))
     return wall, cpu, process.returncode, digest, report
 
 

@@ -768,4 +768,42 @@ def main() -> None:
     _standard_output()
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in sys.argv[1:]]
-    app()
+    if sys.argv[1:2] and sys.argv[1] in ("lint", "diff", "fix"):
+        from dramigrate.helm.sandbox import prestart_for
+
+        prestart_for(sys.argv[1:])
+    try:
+        app()
+    except SystemExit as exc:
+        _exit_without_teardown(exc)
+        raise
+
+
+def _exit_without_teardown(exc: SystemExit) -> None:
+    """End the process as Python's own exit would, less its teardown: threads joined, atexit handlers run (render
+    workers ended, temporary folders removed, the janitor awaited), standard streams flushed; then os._exit. Freeing
+    every object one by one (the Kubernetes schemas a proof loaded, a proof's caches) took 0.2-0.8 s after a chart's
+    fix had printed its last line. Returns (Python then exits as usual) when the status is not a number or a flush
+    fails, or under a profiler or tracer (`python -m cProfile`, coverage), so those end exactly as before."""
+    import atexit
+    import os
+    import threading
+
+    status = 0 if exc.code is None else exc.code
+    if not isinstance(status, int) or sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # a profiler or coverage writes its data once the program's code has returned
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        return
+    shutdown = getattr(threading, "_shutdown", None)  # what Python's exit does first: wait for non-daemon threads
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        return
+    os._exit(status)

@@ -30,6 +30,12 @@ MAX_EDITED_DOCUMENT_BYTES = 4 * 1024 * 1024
 # ruamel's parse and dumps of a rewritten document cost some 0.1 ms a node: 200,000 keys in a 2 MB flow mapping ran
 # past 60 s. The largest real pod specs hold a few thousand nodes.
 MAX_EDITED_NODES = 50_000
+# Kustomizations stacked on one another in one graph (overlay on overlay on base): real ones stack 2 to 5; each
+# build loads the whole stack below it, and fix proves every build, so 300 stacked ran for minutes.
+MAX_KUSTOMIZE_DEPTH = 30
+# Kustomizations one build loads, a base reached by two paths counted twice as kustomize loads it twice: real
+# overlays load under 20; 16 levels of overlays each including both of the level below load some 100,000.
+MAX_KUSTOMIZE_LOADS = 1_000
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,11 @@ def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
     return next((p for p in patterns if excluded(path, (p,))), "")
 
 
+# git answers check-ignore for 20,000 files in under 0.1 s; one that blocks on a FIFO in a folder's own .git
+# (HEAD, config, info/exclude) never answers, and the run waited 60 s for it: nothing is then taken as ignored.
+GIT_TIMEOUT_S = 5.0
+
+
 def git_ignored(top: Path, files: list[str]) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
     `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree."""
@@ -147,7 +152,7 @@ def git_ignored(top: Path, files: list[str]) -> set[str]:
             [git, "-c", "core.fsmonitor=false", "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
             input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
             capture_output=True,
-            timeout=60,
+            timeout=GIT_TIMEOUT_S,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):

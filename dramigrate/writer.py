@@ -76,12 +76,20 @@ def as_json(original: str, yaml_text: str) -> str:
     import yaml
 
     objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
+    token = f"\0dramigrate-number-{os.urandom(6).hex()}:"  # stands in for a number's text until it is written
     data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
     if m:
         indent = m.group(1) if "\t" in m.group(1) else len(m.group(1))
-    out = json.dumps(data, indent=indent, ensure_ascii=False)
+    try:
+        out = json.dumps(data, indent=indent, ensure_ascii=False, default=lambda n: token + n.text, allow_nan=False)
+    except ValueError:  # 1e400 became infinity in the YAML round trip: JSON cannot write it
+        raise InputError(
+            "a number in this JSON manifest is beyond a float's range (as 1e400) and would not be written back as "
+            "it is; not rewritten"
+        ) from None
+    out = re.sub(re.escape(json.dumps(token)[:-1]) + r'([^"]*)"', lambda m: m.group(1), out)
     # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
     out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     return out + ("\n" if original.endswith("\n") else "")
@@ -90,17 +98,24 @@ def as_json(original: str, yaml_text: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+@dataclass(frozen=True)
+class _Number:
+    text: str  # a JSON number with an exponent, as written
+
+
 @functools.cache
 def _json_loader() -> Any:
-    """PyYAML's safe loader, reading every JSON number as a number: with an exponent and no signed one ("1e3",
-    "1.5e9") it is a YAML 1.1 string, and a number of the JSON manifest was written back as a string."""
+    """PyYAML's safe loader, keeping each JSON number with an exponent as written: PyYAML reads "1e3" and "1.5e9"
+    as YAML 1.1 strings (a number of the manifest was written back as a string), and 1e400 as infinity."""
     import yaml
 
     class Loader(yaml.SafeLoader):
         pass
 
+    tag = "tag:dramigrate,2026:json-number"
     number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][-+]?[0-9]+$")
-    Loader.add_implicit_resolver("tag:yaml.org,2002:float", number, list("-0123456789"))
+    Loader.add_implicit_resolver(tag, number, list("-0123456789"))
+    Loader.add_constructor(tag, lambda loader, node: _Number(loader.construct_scalar(node)))
     return Loader
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,11 @@ def test_the_helm_worker_collects_garbage_less_often_unless_told(monkeypatch: py
         sandbox.shutdown()
         sandbox.prestart(1024)
         pid = sandbox._workers[-1].process.pid
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        for _ in range(100):  # empty until the worker's exec is done
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+            if b"GOTRACEBACK=" in raw:
+                break
+            time.sleep(0.05)
         sandbox.shutdown()
         return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
 
@@ -159,3 +164,51 @@ def test_the_helm_worker_collects_garbage_less_often_unless_told(monkeypatch: py
     assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("400", "512MiB")
     monkeypatch.setenv("GOGC", "100")
     assert worker_env()["GOGC"] == "100"
+
+
+def test_the_render_process_starts_with_the_command_line_when_it_names_a_chart(tmp_path: Path) -> None:
+    """`dramigrate fix <chart>` starts its Helm worker before parsing options and importing the commands, so the
+    worker's start overlaps them; a run that names no chart, or renders with --helm-binary, starts none."""
+    chart = write_chart(tmp_path)
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\n")
+    cases = {
+        ("fix", str(chart), "--exit-zero"): 1,
+        ("lint", "--values=x.yaml", str(chart)): 1,
+        ("lint", str(manifest)): 0,
+        ("fix", str(chart), "--helm-binary=/usr/bin/helm"): 0,
+        ("rules", "list"): 0,
+    }
+    for argv, started in cases.items():
+        sandbox.shutdown()
+        sandbox.prestart_for(list(argv))
+        assert sandbox.workers_started() == started, argv
+    sandbox.shutdown()
+
+
+def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Proof D leaves out schema errors the original chart has too; it validates the original render's objects only
+    when the rewritten render has an error to excuse (it validated both for every value set)."""
+    from dramigrate import validate
+    from dramigrate.helm import prove
+
+    checked: list[str] = []
+    real = validate.schema_errors
+
+    def counting(obj: dict[str, Any], version: str) -> list[str]:
+        checked.append(obj["metadata"]["name"])
+        return real(obj, version)
+
+    monkeypatch.setattr(validate, "schema_errors", counting)
+    monkeypatch.setattr(prove, "_SCHEMA_ERRORS", {})
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n"
+    pod += "    image: b\n{extra}"
+    valid, original = pod.format(name="rewritten", extra=""), pod.format(name="original", extra="")
+    assert prove.strict_errors(valid, ("1.34",), original) == ""
+    assert checked == ["rewritten"]
+    slip = "    readinessProbe:\n      initialDelay: 15\n"  # the chart's own slip, before and after the rewrite
+    same = pod.format(name="same", extra=slip)
+    assert prove.strict_errors(same, ("1.34",), same) == ""
+    assert "initialDelay" in prove.strict_errors(same, ("1.34",), valid)

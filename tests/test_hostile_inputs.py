@@ -4,6 +4,9 @@ exactly or named, never an internal error."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from pathlib import Path
 
 from conftest import ONE_GPU_POD, run_dramigrate
@@ -50,9 +53,10 @@ def test_a_pod_whose_container_list_holds_a_number_is_not_an_internal_error(tmp_
     assert "nvidia.com/gpu: 1" not in text and "resourceClaimTemplateName" in text
 
 
-def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
+def test_numbers_of_a_json_manifest_stay_numbers_as_written(tmp_path: Path) -> None:
     """JSON numbers with an exponent ("cpu": 1e3, "memory": 1.5e9) were written back as strings: PyYAML reads them
-    as YAML 1.1 strings; a float field of a custom resource then fails its schema."""
+    as YAML 1.1 strings; a float field of a custom resource then fails its schema. 1e400 became Infinity, which is
+    no JSON: such a file is named instead."""
     pod = (
         '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"e": "1e3"}}, "spec": {"containers":'
         ' [{"name": "a", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": 1e3, "memory": 1.5e9}}}],'
@@ -68,6 +72,14 @@ def test_numbers_of_a_json_manifest_stay_numbers(tmp_path: Path) -> None:
     assert migrated["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 1000, "memory": 1.5e9}
     assert migrated["spec"]["overhead"] == {"cpu": -0.02}
     assert migrated["metadata"]["labels"] == {"e": "1e3"}
+    text = path.read_text()
+    assert '"cpu": 1e3' in text and '"memory": 1.5e9' in text and '"cpu": -2E-2' in text
+    huge = tmp_path / "huge.json"
+    huge.write_text(pod.replace("-2E-2", "1e400"))
+    code, out, err = run_dramigrate(["fix", huge])
+    assert code == 2
+    assert "huge.json: a number in this JSON manifest is beyond a float's range (as 1e400)" in err
+    assert huge.read_text() == pod.replace("-2E-2", "1e400")
 
 
 def test_a_utf16_manifest_without_a_byte_order_mark_is_named_not_skipped(tmp_path: Path) -> None:
@@ -137,3 +149,19 @@ def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tm
     assert "wide.yaml:1: this document holds more than 50,000 values" in err
     assert wide.read_bytes() == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp_path: Path) -> None:
+    """A linted folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
+    command waited 60 s for git's answer on which files are ignored."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".git" / "HEAD").unlink()
+    os.mkfifo(tmp_path / ".git" / "HEAD")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    started = time.monotonic()
+
+    code, out, err = run_dramigrate(["lint", tmp_path], timeout=50)
+
+    assert time.monotonic() - started < 30
+    assert code == 1
+    assert "good.yaml:11:9: error [legacy-device-request]" in out

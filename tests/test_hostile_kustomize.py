@@ -41,3 +41,45 @@ def test_a_kustomization_naming_its_resource_by_absolute_path_is_read(tmp_path: 
     assert "no such file" not in out + err
     assert code == 1
     assert "pod.yaml:11:9: error [legacy-device-request]" in out
+
+
+def test_a_tall_stack_of_overlays_is_named_not_proven_build_by_build(tmp_path: Path) -> None:
+    """300 overlays each on the one below ran diff for minutes: every build loads the whole stack below it, and
+    fix proves each build (a stack of 1,100 never finished). Past 30 kustomizations the graph is named at once."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    below = "base"
+    for i in range(40):
+        (tmp_path / f"o{i}").mkdir()
+        (tmp_path / f"o{i}" / "kustomization.yaml").write_text(f"resources:\n- ../{below}\n")
+        below = f"o{i}"
+
+    code, out, err = run_dramigrate(["diff", "."], cwd=tmp_path, timeout=60)
+
+    assert "o39/kustomization.yaml:1:1: warning [kustomize-unproven] o39 stacks 41 kustomizations on one another" in err
+    assert "+++" not in out
+
+
+def test_overlays_that_include_the_same_bases_over_and_over_are_named_not_built(tmp_path: Path) -> None:
+    """Levels of two overlays, each including both overlays of the level below: a build loads the bases once per
+    path, 2 to the power of the levels (16 levels ran past any limit). Past 1,000 loads in one build the graph is
+    named at once."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    below = ["base"]
+    for level in range(10):
+        names = [f"l{level}a", f"l{level}b"]
+        for name in names:
+            (tmp_path / name).mkdir()
+            listed = "".join(f"- ../{b}\n" for b in below)
+            (tmp_path / name / "kustomization.yaml").write_text(f"resources:\n{listed}namePrefix: {name}-\n")
+        below = names
+
+    code, out, err = run_dramigrate(["diff", "."], cwd=tmp_path, timeout=60)
+
+    assert "l9a/kustomization.yaml:1:1: warning [kustomize-unproven] building l9a loads 1,535 kustomizations" in err
+    assert "+++" not in out

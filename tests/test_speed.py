@@ -174,6 +174,8 @@ EDGE_CASES = {
     "utf16.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
     "native.yaml": "resources:\n  limits:\n    hugepages.kubernetes.io/x: 1\n",
     "clean.yaml": "metadata:\n  labels:\n    app.kubernetes.io/name: x\nspec:\n  limits:\n    cpu: 1\nz:\n  a.io/b: 1",
+    "claims-lines.yaml": "spec:\n  claims\n   : [a]\n",  # claims\s*: across lines (grep finds the word `claims`)
+    "claims-word.yaml": "metadata:\n  name: claimsx\n",  # the word alone: not a claim
 }
 
 
@@ -197,6 +199,7 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert missed == []
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
+    assert str(tmp_path / "claims-lines.yaml") in kept and str(tmp_path / "claims-word.yaml") not in kept
     assert len(kept) < len(files) * 0.8
 
 
@@ -335,3 +338,28 @@ def test_resource_blocks_are_found_with_their_paths() -> None:
     assert sorted(found) == ["a[0].resources", "b", "hub.extra_resource_limits"]
     assert found["hub.extra_resource_limits"] == {"limits": {"a.io/b": 1}}
     assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]
+
+
+def test_a_graph_file_names_a_device_as_its_own_rule_packs_say(tmp_path: Path) -> None:
+    # the kustomize scan remembers each key's lookup per rule set: another run's packs are asked again
+    from dramigrate.kustomize.fields import mentions_device
+
+    pack = tmp_path / "acme.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\nresources:\n"
+        "  - {match: acme.example/npu, deviceClass: npu.acme.example, request: npu}\n"
+        "deviceClasses:\n"
+        "  - {name: npu.acme.example, driver: npu.acme.example, selectors: [\"device.driver == 'npu.acme.example'\"]}\n"
+    )
+    text = "resources:\n  limits:\n    acme.example/npu: 1\n    app.kubernetes.io/x: 1\n"
+    for _ in range(2):
+        assert not mentions_device(text, RULES)
+        assert mentions_device(text, load_rules((pack,)))
+        assert mentions_device(text.replace("acme.example/npu", "nvidia.com/gpu"), RULES)
+
+
+@given(st.text(alphabet="ab.-/9Z_é\n :~", max_size=60))
+def test_graph_keys_are_found_as_the_key_regex_finds_them(text: str) -> None:
+    from dramigrate.kustomize.fields import _KEY, _keys
+
+    assert list(_keys(text)) == _KEY.findall(text)

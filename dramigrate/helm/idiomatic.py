@@ -557,9 +557,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     for d in w.devices:
         if counts.setdefault(d.resource, d.count) != d.count:
             raise RewriteError(
-                f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in this template "
-                f"({counts[d.resource]} and {d.count}: two containers or pods); the idiomatic rewrite takes one count "
-                "per device resource in a template"
+                f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod "
+                f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
+                "per device resource in a pod"
             )
         if d.conditions != conditions:
             raise RewriteError(

@@ -78,10 +78,61 @@ def objects(text: str) -> dict[ObjKey, list[Any]]:
     return out
 
 
+_RANDOM_NAME = "random-name|"  # an ignore entry: a name pattern whose random part is not compared
+
+
+def _random_part(x: str, y: str) -> str:
+    """`prefix|length|suffix` of two object names that differ in one alphanumeric run of the same length
+    (`job-pehpa` and `job-x2kqz`: randAlphaNum in a name), else ''."""
+    if len(x) != len(y) or x == y:
+        return ""
+    start = next(i for i, (c, d) in enumerate(zip(x, y, strict=True)) if c != d)
+    end = len(x) - next(i for i, (c, d) in enumerate(zip(reversed(x), reversed(y), strict=True)) if c != d)
+    while start and x[start - 1].isalnum():
+        start -= 1
+    while end < len(x) and x[end].isalnum():
+        end += 1
+    if not start or end - start < 3 or not (x[start:end].isalnum() and y[start:end].isalnum()):
+        return ""
+    return f"{x[:start]}|{end - start}|{x[end:]}"
+
+
+def _unrandom(objs: dict[ObjKey, list[Any]], patterns: list[str]) -> dict[ObjKey, list[Any]]:
+    """The objects with the random part of each name that matches a pattern (and every other occurrence of that
+    text: labels, claim template names) replaced by `*`s, so two renders with their own random names compare."""
+    tokens: set[str] = set()
+    for key in objs:
+        for pattern in patterns:
+            prefix, length, suffix = pattern.split("|")
+            m = re.fullmatch(re.escape(prefix) + f"([A-Za-z0-9]{{{length}}})" + re.escape(suffix), key[3])
+            if m:
+                tokens.add(m.group(1))
+    if not tokens:
+        return objs
+    out: dict[ObjKey, list[Any]] = {}
+    for key, docs in objs.items():
+        text = json.dumps([list(key), docs], sort_keys=True)
+        for token in tokens:
+            text = text.replace(token, "*" * len(token))
+        new_key, new_docs = json.loads(text)
+        out.setdefault(tuple(new_key), []).extend(new_docs)  # type: ignore[arg-type]
+    return out
+
+
 def volatile(a: dict[ObjKey, list[Any]], b: dict[ObjKey, list[Any]]) -> set[str]:
     """Where two renders of the same chart with the same values differ (random passwords, checksums of
-    them): `<key>` for whole objects, `<key>|<path>` for fields. The proof does not compare those."""
+    them): `<key>` for whole objects, `<key>|<path>` for fields. The proof does not compare those. Objects named
+    with a random part (`job-{{ randAlphaNum 5 }}`) are paired by the rest of their name: a `random-name|` entry
+    tells first_difference to compare them so."""
     out: set[str] = set()
+    only_a = sorted(k for k in a if k not in b)
+    only_b = sorted(k for k in b if k not in a)
+    for x, y in zip(only_a, only_b, strict=False):
+        if x[:3] == y[:3] and (pattern := _random_part(x[3], y[3])):
+            out.add(_RANDOM_NAME + pattern)
+    patterns = [p[len(_RANDOM_NAME) :] for p in out]
+    if patterns:
+        a, b = _unrandom(a, patterns), _unrandom(b, patterns)
     for key in set(a) | set(b):
         x, y = a.get(key), b.get(key)
         if x is None or y is None or len(x) != len(y):
@@ -112,6 +163,9 @@ def first_difference(
 ) -> str:
     """'' when equal (fields in `ignore` aside, see volatile); else the first difference, in words."""
     ignore = ignore or set()
+    patterns = [p[len(_RANDOM_NAME) :] for p in ignore if p.startswith(_RANDOM_NAME)]
+    if patterns:
+        expected, actual = _unrandom(expected, patterns), _unrandom(actual, patterns)
     for key in sorted(set(expected) | set(actual)):
         if repr(key) in ignore:
             continue
@@ -228,10 +282,13 @@ def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> s
     checked once per version: the value sets of a proof render mostly the same objects). `before`: the original
     chart's render; an error its same object has there too (a field the chart misspells upstream) is the chart's,
     not the rewrite's, and is left out."""
-    known = set(_strict_errors(before, versions)) if before else set()
-    return next(
-        (f"{where}: {error}" for where, error in _strict_errors(stream, versions) if (where, error) not in known), ""
-    )
+    known: set[tuple[str, str]] | None = None  # read only when the rewritten render has an error
+    for where, error in _strict_errors(stream, versions):
+        if before and known is None:
+            known = set(_strict_errors(before, versions))
+        if known is None or (where, error) not in known:
+            return f"{where}: {error}"
+    return ""
 
 
 def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str, str]]:

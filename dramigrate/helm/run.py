@@ -814,20 +814,28 @@ def _run(
     base = _render(root, base_options)
     if base.error:
         raise InputError(f"helm: {base.error}", outcome.display)
-    core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
-    if core.error is not None:
-        raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
-    outcome.classes = dict(core.classes)
-    outcome.templates = list(core.templates)
-    findings = map_findings(core.findings, base.stream, root, outcome.display)
-    for part in (base.stream, base.rest):
-        findings.extend(_secret_findings(part, root, outcome.display, rules))
+
+    def probed() -> tuple[dict[DeviceKey, Any], ValueSources, list[Relation]]:
+        uses = device_uses(base.stream, rules)
+        sources = value_sources(root, outcome.display, copts, base_options)
+        return uses, sources, probe(root, copts, sources, uses, rules, work) if uses else []
+
+    probing = _Background(probed)  # the probe's renders run while the base render is migrated and mapped
+    try:
+        core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
+        if core.error is not None:
+            raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
+        outcome.classes = dict(core.classes)
+        outcome.templates = list(core.templates)
+        findings = map_findings(core.findings, base.stream, root, outcome.display)
+        for part in (base.stream, base.rest):
+            findings.extend(_secret_findings(part, root, outcome.display, rules))
+    except BaseException:
+        probing.join()  # this error came first, as when the probe ran after it; the probe's own is dropped
+        raise
     outcome.findings = findings
-    base_uses = device_uses(base.stream, rules)
-    relations: list[Relation] = []
-    sources = value_sources(root, outcome.display, copts, base_options)
+    base_uses, sources, relations = probing.result()
     if base_uses:
-        relations = probe(root, copts, sources, base_uses, rules, work)
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
     from dramigrate.detect import explain_requests
@@ -852,6 +860,35 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+
+
+class _Background:
+    """A call run in a thread of its own from now on; result() waits for it and returns its value or raises its
+    exception, join() only waits."""
+
+    def __init__(self, call: Callable[[], _T]) -> None:
+        import threading
+
+        self._outcome: tuple[bool, Any] = (False, None)
+
+        def run() -> None:
+            try:
+                self._outcome = (True, call())
+            except BaseException as exc:  # handed to the caller of result()
+                self._outcome = (False, exc)
+
+        self._thread = threading.Thread(target=run, name="dramigrate-probe")
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self) -> Any:
+        self._thread.join()
+        done, value = self._outcome
+        if not done:
+            raise value
+        return value
 
 
 def _variations(
@@ -1107,35 +1144,31 @@ def _volatile(original: Any, again: Any) -> set[Any]:
     return volatile(objects(original.stream + original.rest), objects(again.stream + again.rest))
 
 
-def _identical(outcome: ChartOutcome, case: str, original: Any, again: Any, new: Any, patch: str) -> bool:
-    """Proof L for one value set: the rewritten chart renders byte for byte what the original did (text that differs
-    between two renders of the original aside); else the chart is manual work."""
+def _not_identical(case: str, original: Any, again: Any, new: Any) -> str:
+    """Proof L for one value set: '' when the rewritten chart renders byte for byte what the original did (text that
+    differs between two renders of the original aside); else why not (the chart is then manual work)."""
     twice = again.manifests if not again.error else original.manifests
     difference = same_text(original.manifests, twice, new.manifests)
-    if difference:
-        _manual(outcome, f"{case}, the render is not byte-identical: {difference}", patch)
-        return False
-    return True
+    return f"{case}, the render is not byte-identical: {difference}" if difference else ""
 
 
-def _proven_on(outcome: ChartOutcome, case: str, original: Any, again: Any, want: str, on: Any, patch: str) -> bool:
-    """Proof D for one value set: the migrated chart's render equals the migration of the original render (fields
-    that differ between two renders of the original masked) and is strict-valid; else the chart is manual work."""
+def _not_proven_on(case: str, original: Any, again: Any, want: str, on: Any) -> str:
+    """Proof D for one value set: '' when the migrated chart's render equals the migration of the original render
+    (fields that differ between two renders of the original masked) and is strict-valid; else why not."""
     ignore = _volatile(original, again)
     expected = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
     diff = first_difference(expected, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
     if diff:
-        _manual(
-            outcome,
-            f"{case}, the rewritten chart renders differently from the migrated original rendering: {diff}",
-            patch,
-        )
-        return False
+        return f"{case}, the rewritten chart renders differently from the migrated original rendering: {diff}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
-    if invalid:
-        _manual(outcome, f"{case}, the render is not valid: {invalid}", patch)
-        return False
-    return True
+    return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _finish(renders: Iterator[Any]) -> None:
+    """Wait for the renders left in a proof's stream (render_each): a render past its limits raises here, before
+    the chart is called manual work, as when every render of the proof was awaited before any comparison."""
+    for _ in renders:
+        pass
 
 
 def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
@@ -1514,8 +1547,8 @@ def prove_switch(
     """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
     switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
     it on it equals the migration of that render; a set that adds a device the templates do not ask for is only
-    checked off. The first failure makes the chart manual work, with the patch. Every render is done first, in
-    parallel (render_all)."""
+    checked off. The first failure makes the chart manual work, with the patch. The renders run in parallel
+    (render_each), each value set compared as soon as its renders are in."""
     calls: list[Callable[[], Render]] = []
     for v, *_ in expected:
         calls += [
@@ -1523,33 +1556,39 @@ def prove_switch(
             functools.partial(rewritten, v.options, True),
             functools.partial(_render, root, v.options, fresh=True),
         ]
-    renders = iter(render_all(calls))
-    for v, original, want, _ in expected:
-        off, on, again = next(renders), next(renders), next(renders)
-        if original.error:
-            if not (off.error and on.error):
-                _manual(
-                    outcome, f"with {v.label}, the original chart fails to render but the rewritten one renders", patch
-                )
+    renders = render_each(calls)  # each value set compared while the next ones render
+    try:
+        for v, original, want, _ in expected:
+            off, on, again = next(renders), next(renders), next(renders)
+            if original.error:
+                if not (off.error and on.error):
+                    _finish(renders)
+                    why = "the original chart fails to render but the rewritten one renders"
+                    _manual(outcome, f"with {v.label}, {why}", patch)
+                    return
+                continue
+            why = next(
+                (
+                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}"
+                    for switch, new in (("off", off), ("on", on))
+                    if new.error
+                ),
+                "",
+            )
+            why = why or _not_identical(f"with {v.label} and the DRA switch off", original, again, off)
+            if not why and v.label.endswith(ADDED_DEVICE):
+                # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
+                outcome.checked.append(f"{v.label} (switch off)")
+                continue
+            why = why or _not_proven_on(f"with {v.label} and the DRA switch on", original, again, want, on)
+            if why:
+                _finish(renders)
+                _manual(outcome, why, patch)
                 return
-            continue
-        for switch, new in (("off", off), ("on", on)):
-            if new.error:
-                _manual(
-                    outcome,
-                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}",
-                    patch,
-                )
-                return
-        if not _identical(outcome, f"with {v.label} and the DRA switch off", original, again, off, patch):
-            return
-        if v.label.endswith(ADDED_DEVICE):
-            # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
-            outcome.checked.append(f"{v.label} (switch off)")
-            continue
-        if not _proven_on(outcome, f"with {v.label} and the DRA switch on", original, again, want, on, patch):
-            return
-        outcome.checked.append((notes or {}).get(v.label, v.label))
+            outcome.checked.append((notes or {}).get(v.label, v.label))
+    except BaseException:
+        _finish(renders)  # a render past its limits ends the run first, as before any comparison
+        raise
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1753,7 +1792,9 @@ def _fix_passthrough(
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
                 return
             continue
-        if not _identical(outcome, f"with {v.label} (values as they were)", original, again, new, patch):
+        why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
+        if why:
+            _manual(outcome, why, patch)
             return
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
@@ -1779,8 +1820,8 @@ def _fix_passthrough(
                 f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
                 patch,
             )
-        elif not _proven_on(outcome, f"with {v.label} and the DRA values files", original, again, want, on, patch):
-            pass
+        elif why := _not_proven_on(f"with {v.label} and the DRA values files", original, again, want, on):
+            _manual(outcome, why, patch)
         else:
             names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
             outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")

@@ -134,6 +134,37 @@ class Graph:
             todo.extend(self.parents.get(here, set()))
         return out
 
+    def stacking(self, folders: set[Path]) -> tuple[tuple[int, Path | None], tuple[int, Path | None]]:
+        """((depth, top), (loads, top)) of folders: the most kustomizations stacked on one another (by resources,
+        bases and components) and the top one of that stack; the most kustomizations one build loads (a base
+        reached by two paths is loaded twice, as kustomize does) and that build's folder. Counted without
+        recursion; a cycle counted once round."""
+        depth: dict[Path, int] = {}
+        loads: dict[Path, int] = {}
+        for start in sorted(folders):
+            stack: list[tuple[Path, bool]] = [(start, False)]
+            open_: set[Path] = set()
+            while stack:
+                here, done = stack.pop()
+                if done:
+                    open_.discard(here)
+                    below = self._below(here, folders)
+                    depth[here] = 1 + max((depth.get(c, 0) for c in below), default=0)
+                    loads[here] = 1 + sum(loads.get(c, 0) for c in below)
+                    continue
+                if here in depth or here in open_:
+                    continue
+                open_.add(here)
+                stack.append((here, True))
+                stack.extend((c, False) for c in self._below(here, folders) if c not in depth and c not in open_)
+        deepest = max(((d, f) for f, d in depth.items()), key=lambda x: x[0], default=(0, None))
+        heaviest = max(((n, f) for f, n in loads.items()), key=lambda x: x[0], default=(0, None))
+        return deepest, heaviest
+
+    def _below(self, folder: Path, folders: set[Path]) -> list[Path]:
+        node = self.nodes[folder]
+        return [c for c in node.children + node.components if c in folders and c in self.nodes]
+
     def build_order(self, folders: set[Path]) -> list[Path]:
         """Buildable kustomizations of a graph (not Components), bases first."""
         order: list[Path] = []

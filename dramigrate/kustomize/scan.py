@@ -10,7 +10,7 @@ from pathlib import Path
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
 from dramigrate.kustomize.graph import Graph, Patch, discover, under
-from dramigrate.limits import read_regular
+from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
 
@@ -40,9 +40,19 @@ class Unit:
     folders: set[Path]
     files: set[Path] = field(default_factory=set)  # resource files
     patch_files: set[Path] = field(default_factory=set)
-    device_files: set[Path] = field(default_factory=set)
     device_patches: list[DevicePatch] = field(default_factory=list)
     blockers: list[Blocker] = field(default_factory=list)
+    rules: RuleSet | None = field(default=None, repr=False)
+    _device_files: set[Path] | None = field(default=None, repr=False)
+
+    @property
+    def device_files(self) -> set[Path]:
+        """The resource files that name a device, read when first asked for (the scan only asks whether one does)."""
+        if self._device_files is None:
+            assert self.rules is not None
+            rules = self.rules
+            self._device_files = {f for f in self.files if mentions_device(_read(f), rules)}
+        return self._device_files
 
     @property
     def migratable(self) -> bool:
@@ -138,7 +148,7 @@ def _read(path: Path) -> str:
 
 
 def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit | None:
-    unit = Unit(members)
+    unit = Unit(members, rules=rules)
     for d in sorted(members):
         node = graph.nodes[d]
         unit.files.update(node.files)
@@ -157,8 +167,9 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                     "kustomize-device-field",
                 )
             )
-    unit.device_files = {f for f in unit.files if mentions_device(_read(f), rules)}
-    if not unit.device_files and not any(not dp.fields[0].label for dp in unit.device_patches):
+    if not any(not dp.fields[0].label for dp in unit.device_patches) and not any(
+        mentions_device(_read(f), rules) for f in unit.files
+    ):
         return None
     for dp in unit.device_patches:
         if dp.component:
@@ -171,6 +182,27 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                     "kustomize-device-field",
                 )
             )
+    (depth, top), (loads, heaviest) = graph.stacking(members)
+    if depth > MAX_KUSTOMIZE_DEPTH and top is not None:  # each build loads the stack below it: quadratic work
+        unit.blockers.append(
+            Blocker(
+                graph.nodes[top].file,
+                1,
+                f"{out.display(top)} stacks {depth} kustomizations on one another (more than {MAX_KUSTOMIZE_DEPTH}): "
+                "proving each of their builds would take minutes; nothing of the graph is written (migrate it by "
+                "hand)",
+            )
+        )
+    elif loads > MAX_KUSTOMIZE_LOADS and heaviest is not None:  # overlays including the same bases over and over
+        unit.blockers.append(
+            Blocker(
+                graph.nodes[heaviest].file,
+                1,
+                f"building {out.display(heaviest)} loads {loads:,} kustomizations (more than {MAX_KUSTOMIZE_LOADS:,}: "
+                "overlays that include the same bases over and over), which would take minutes; nothing of the "
+                "graph is written (migrate it by hand)",
+            )
+        )
     outside = [d for d in sorted(members) if not graph.nodes[d].inside]
     if outside:
         names = ", ".join(out.display(d) for d in outside[:3]) + (
