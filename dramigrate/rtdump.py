@@ -8,8 +8,8 @@ object each time). The answers depend only on the scalar's text, the tag's text 
 kept: the events, and so the text ruamel writes, are the same (tests/test_fix_speed.py compares both dumps).
 
 Most edited Kubernetes documents are block mappings of block mappings, block sequences and one-line scalars, with
-no comment, anchor or tag. For those, plain_dump writes ruamel's text directly, about ten times faster than ruamel's
-representer, serializer and emitter; it declines anything else, which ruamel then dumps.
+no comment but a header, no anchor and no tag. For those, plain_dump writes ruamel's text directly, about ten times
+faster than ruamel's representer, serializer and emitter; it declines anything else, which ruamel then dumps.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ruamel.yaml.scalarint import ScalarInt
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.serializer import Serializer
 from ruamel.yaml.tag import Tag
+from ruamel.yaml.tokens import CommentToken
 
 _RESOLVED: dict[tuple[Any, str, tuple[bool, bool]], Any] = {}  # (version, text, implicit) -> the resolved Tag
 _ANALYSED: dict[tuple[str, bool, bool, bool], tuple[Any, ...]] = {}  # (text, emitter flags) -> analysis fields
@@ -121,14 +122,16 @@ class _Decline(Exception):
 
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
-    plain or single-quoted, ints, booleans, nulls), with no comment, anchor, tag, merge key or flow collection
-    (other than an empty one); None for anything else, which ruamel then dumps. The text ruamel writes for these is
-    fixed: a key at its mapping's column, a nested mapping `mapping` further in, a sequence's dash `offset` in and its
-    item `sequence` in, each scalar in the style ruamel's own emitter chooses (tests/test_fix_speed.py compares the
-    two on every fixture, the corpus' device files and a generated tree)."""
+    plain or single-quoted, ints, booleans, nulls), with no comment but a header, and no anchor, tag, merge key or
+    flow collection (other than an empty one); None for anything else, which ruamel then dumps. The text ruamel
+    writes for these is fixed: the header's lines, a key at its mapping's column, a nested mapping `mapping` further
+    in, a sequence's dash `offset` in and its item `sequence` in, each scalar in the style ruamel's own emitter
+    chooses (tests/test_fix_speed.py compares the two on every fixture, a generated tree and hypothesis documents)."""
     if type(data) is not CommentedMap or not data or sequence < offset + 2:
         return None
-    out: list[str] = []
+    out = _header(data)
+    if out is None:
+        return None
     try:
         _mapping(data, 0, False, out, (mapping, sequence, offset), set())
     except _Decline:
@@ -136,15 +139,34 @@ def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | Non
     return "".join(out)
 
 
+def _header(root: CommentedMap) -> list[str] | None:
+    """The document's header comment lines as ruamel writes them (each comment token's text, from column 0, blank
+    lines after it kept), [] without one, or None for a header comment of another shape."""
+    c = getattr(root, comment_attrib, None)
+    if c is None or c.comment is None:
+        return []
+    if len(c.comment) != 2 or c.comment[0] is not None or not c.comment[1]:
+        return None
+    lines = []
+    for token in c.comment[1]:
+        value = getattr(token, "value", None)
+        if type(token) is not CommentToken or token.start_mark.column != 0 or not isinstance(value, str):
+            return None
+        if not value.startswith("#") or not value.endswith("\n") or "\n" in value.rstrip("\n"):
+            return None  # one comment line, then only the blank lines after it
+        lines.append(value)
+    return lines
+
+
 def _plain_collection(node: Any, seen: set[int]) -> None:
     """Decline a collection met before (ruamel writes an anchor and an alias) or that carries a comment, an anchor,
     a tag, merge keys or flow style."""
+    c = getattr(node, comment_attrib, None)
+    if c is not None and ((c.comment and seen) or c.items or c.end):
+        raise _Decline  # a comment other than the root's header (seen is empty at the root; _header checked it)
     if id(node) in seen:
         raise _Decline
     seen.add(id(node))
-    c = getattr(node, comment_attrib, None)
-    if c is not None and (c.comment or c.items or c.end):
-        raise _Decline
     f = getattr(node, format_attrib, None)
     if f is not None and f.flow_style():
         raise _Decline

@@ -153,6 +153,7 @@ _NODES = st.recursive(
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(CommentedMap(a=SingleQuotedScalarString("it's"), b=CommentedSeq(["x", 7, CommentedMap(c=None)])), Indent())
+@example(_load("# owned by team a\n\n# do not edit\na: 1\nb:\n  - c: d\n"), Indent(2, 4, 2))
 @given(
     st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4).map(CommentedMap),
     st.sampled_from([Indent(2, 2, 0), Indent(2, 4, 2), Indent(4, 4, 2), Indent(4, 6, 4), Indent(3, 5, 2)]),
