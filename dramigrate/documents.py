@@ -265,12 +265,15 @@ def indent_of(body: str) -> Indent:
 
 
 def dump_yaml(data: Any, indent: Indent | None = None) -> str:
-    from dramigrate.rtdump import Emitter, FastSerializer, Representer, Resolver
+    from dramigrate.rtdump import Emitter, FastSerializer, Representer, Resolver, plain_dump
 
+    ind = indent or Indent()
+    text = plain_dump(data, ind.mapping, ind.sequence, ind.offset)
+    if text is not None:
+        return text
     yaml = _round_trip()
     # ruamel's dump, its per-node lookups done once
     yaml.Resolver, yaml.Serializer, yaml.Representer, yaml.Emitter = Resolver, FastSerializer, Representer, Emitter
-    ind = indent or Indent()
     yaml.indent(mapping=ind.mapping, sequence=ind.sequence, offset=ind.offset)
     buf = io.StringIO()
     yaml.dump(data, buf)

@@ -6,16 +6,24 @@ a regex scan and a new Tag, whose text is decoded character by character), which
 of every character), and where are the resolver and the emitter (two properties that look them up on the YAML
 object each time). The answers depend only on the scalar's text, the tag's text and the YAML version, so they are
 kept: the events, and so the text ruamel writes, are the same (tests/test_fix_speed.py compares both dumps).
+
+Most edited Kubernetes documents are block mappings of block mappings, block sequences and one-line scalars, with
+no comment, anchor or tag. For those, plain_dump writes ruamel's text directly, about ten times faster than ruamel's
+representer, serializer and emitter; it declines anything else, which ruamel then dumps.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ruamel.yaml.anchor import Anchor
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, comment_attrib, format_attrib, merge_attrib
 from ruamel.yaml.emitter import RoundTripEmitter, ScalarAnalysis
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarint import ScalarInt
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.serializer import Serializer
 from ruamel.yaml.tag import Tag
 
@@ -80,6 +88,8 @@ class Emitter(RoundTripEmitter):
 
     def analyze_scalar(self, scalar: Any) -> Any:
         key = (str(scalar), bool(self.allow_unicode), bool(self.unicode_supplementary), bool(self.allow_space_break))
+        if self.serializer.use_version is not None:  # YAML 1.1 reads a few more characters as breaks
+            return super().analyze_scalar(scalar)
         fields = _ANALYSED.get(key)
         if fields is None:
             a = super().analyze_scalar(scalar)
@@ -96,3 +106,149 @@ class Emitter(RoundTripEmitter):
                 _ANALYSED.clear()
             _ANALYSED[key] = fields
         return ScalarAnalysis(scalar, *fields)  # a new one: choose_scalar_style sets allow_block on it
+
+
+# --- the common case without ruamel's event machinery ------------------------------------------------------------
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_MAX_LINE = 4000  # ruamel folds a long line at the width fix sets (4096); a document near it is left to ruamel
+
+
+class _Decline(Exception):
+    """The data holds something plain_dump does not write as ruamel would: ruamel dumps it."""
+
+
+def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
+    """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
+    plain or single-quoted, ints, booleans, nulls), with no comment, anchor, tag, merge key or flow collection
+    (other than an empty one); None for anything else, which ruamel then dumps. The text ruamel writes for these is
+    fixed: a key at its mapping's column, a nested mapping `mapping` further in, a sequence's dash `offset` in and its
+    item `sequence` in, each scalar in the style ruamel's own emitter chooses (tests/test_fix_speed.py compares the
+    two on every fixture, the corpus' device files and a generated tree)."""
+    if type(data) is not CommentedMap or not data or sequence < offset + 2:
+        return None
+    out: list[str] = []
+    try:
+        _mapping(data, 0, False, out, (mapping, sequence, offset), set())
+    except _Decline:
+        return None
+    return "".join(out)
+
+
+def _plain_collection(node: Any, seen: set[int]) -> None:
+    """Decline a collection met before (ruamel writes an anchor and an alias) or that carries a comment, an anchor,
+    a tag, merge keys or flow style."""
+    if id(node) in seen:
+        raise _Decline
+    seen.add(id(node))
+    c = getattr(node, comment_attrib, None)
+    if c is not None and (c.comment or c.items or c.end):
+        raise _Decline
+    f = getattr(node, format_attrib, None)
+    if f is not None and f.flow_style():
+        raise _Decline
+    if getattr(node, Anchor.attrib, None) is not None or getattr(node, Tag.attrib, None) is not None:
+        raise _Decline
+    if getattr(node, merge_attrib, None):
+        raise _Decline
+
+
+Steps = tuple[int, int, int]  # mapping indent, sequence indent, dash offset
+
+
+def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps, seen: set[int]) -> None:
+    _plain_collection(node, seen)
+    pad = " " * column
+    for key, value in node.items():
+        if type(key) is not str:
+            raise _Decline
+        k = _scalar(key, True)
+        out.append(k if inline else pad + k)
+        inline = False
+        _value(value, column, out, steps, seen)
+
+
+def _value(value: Any, column: int, out: list[str], steps: Steps, seen: set[int]) -> None:
+    """What follows `key:` for a key at column."""
+    t = type(value)
+    if t is CommentedMap:
+        if not value:
+            _plain_collection(value, seen)
+            out.append(": {}\n")
+            return
+        out.append(":\n")
+        _mapping(value, column + steps[0], False, out, steps, seen)
+    elif t is CommentedSeq:
+        if not value:
+            _plain_collection(value, seen)
+            out.append(": []\n")
+            return
+        out.append(":\n")
+        _sequence(value, column, out, steps, seen)
+    else:
+        text = _scalar(value, False)
+        out.append(": " + text + "\n" if text else ":\n")
+
+
+def _sequence(node: Any, column: int, out: list[str], steps: Steps, seen: set[int]) -> None:
+    """A block sequence under a key at column: each dash `off` in, each item `s` in."""
+    _plain_collection(node, seen)
+    _, s, off = steps
+    dash = " " * (column + off) + "-" + " " * (s - off - 1)
+    for item in node:
+        t = type(item)
+        if t is CommentedMap and item:
+            out.append(dash)
+            _mapping(item, column + s, True, out, steps, seen)
+        elif t is CommentedMap or t is CommentedSeq or item is None:
+            raise _Decline
+        else:
+            out.append(dash + _scalar(item, False) + "\n")
+
+
+def _scalar(value: Any, key: bool) -> str:
+    """A scalar's text as ruamel's emitter writes it: its style chosen as choose_scalar_style does."""
+    t = type(value)
+    if t is bool:
+        return "true" if value else "false"
+    if value is None:
+        return ""  # ruamel writes a null inside a document as nothing after its key
+    if t is int or t is ScalarInt:
+        if t is ScalarInt and (value._underscore is not None or getattr(value, Anchor.attrib, None) is not None):
+            raise _Decline
+        width = getattr(value, "_width", None)
+        text = f"{value:0{width}d}" if width is not None else format(value, "d")
+        if not _ANALYSER.analyze_scalar(text).allow_block_plain or _resolved(text, (True, False)) != _INT:
+            raise _Decline  # ruamel would quote and tag it
+        return text
+    if t is not str and (t is not SingleQuotedScalarString or getattr(value, Anchor.attrib, None) is not None):
+        raise _Decline
+    a = _ANALYSER.analyze_scalar(value)
+    if a.multiline or (key and (a.empty or len(value) >= 128)) or len(value) > _MAX_LINE:
+        raise _Decline
+    if t is str:
+        if a.allow_block_plain and not a.empty and _resolved(value, (True, False)) == _STR:
+            return value
+        if "'" in value and a.allow_double_quoted:
+            raise _Decline  # double-quoted: escapes
+    if not a.allow_single_quoted:
+        raise _Decline
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _analyser() -> Emitter:
+    """An emitter set up as dump_yaml's (allow_unicode, YAML 1.2), to analyse scalars as it does."""
+    from dramigrate.documents import _round_trip
+
+    yaml = _round_trip()
+    yaml.Emitter, yaml.Serializer = Emitter, FastSerializer
+    return yaml.emitter  # type: ignore[no-any-return]
+
+
+_RESOLVER = Resolver()
+_ANALYSER = _analyser()
+
+
+def _resolved(text: str, implicit: tuple[bool, bool]) -> str:
+    return str(_RESOLVER.resolve(ScalarNode, text, implicit))

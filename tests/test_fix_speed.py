@@ -10,9 +10,15 @@ from typing import Any
 
 import pytest
 from conftest import CORPUS, CORPUS_MISSING
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarint import ScalarInt
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
 from dramigrate.documents import Indent, _load, _round_trip, dump_yaml, has_content, indent_of, split_documents
 from dramigrate.rtcompose import Decline, compose_round_trip
+from dramigrate.rtdump import plain_dump
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,6 +109,58 @@ def test_dumps_are_ruamels_own_on_the_fixtures_and_a_generated_tree(tmp_path: Pa
     gen = _generator()
     gen.generate(tmp_path / "tree", 60, 5, device_share=0.5)
     assert _dumps_match([*fixtures, tricky, *sorted((tmp_path / "tree").rglob("*.y*ml"))]) > 100
+
+
+def test_generated_device_documents_are_written_without_ruamels_emitter(tmp_path: Path) -> None:
+    gen = _generator()
+    gen.generate(tmp_path, 60, 7, device_share=0.5)
+    plain = total = 0
+    for path in sorted(tmp_path.rglob("*.y*ml")):
+        for doc in split_documents(str(path), path.read_bytes()).documents:
+            if "nvidia.com/gpu" in doc.body or "amd.com/gpu" in doc.body:
+                ind = indent_of(doc.body)
+                data = _load(doc.body)
+                text = plain_dump(data, ind.mapping, ind.sequence, ind.offset)
+                total += 1
+                if text is not None:
+                    assert text == _ruamel_dump(data, ind), str(path)
+                    plain += 1
+    assert total > 20 and plain > total / 2
+
+
+# texts that YAML reads as something else, that need quoting or escapes, or that sit at ruamel's limits
+_TEXTS = ["a", "yes", "on", "010", "1e3", "~", "null", "", " x", "x ", "a: b", "a #b", "#x", "- x", "-x", "@x", "it's"]
+_TEXTS += ["é", "\u2028", "\x07", "%x", "!x", "&x", "*x", "? x", "[x]", "x,y", "0x1F", ".inf", "12:30", "True", "<<"]
+_TEXTS += ["'", '"', "a\tb", "\ufeff", "x" * 130, "---", "a\\b", "two\nlines"]
+_SCALARS = st.one_of(
+    st.sampled_from(_TEXTS),
+    st.sampled_from(_TEXTS).map(SingleQuotedScalarString),
+    st.integers(-5, 10**6),
+    st.builds(ScalarInt, st.integers(0, 99), width=st.sampled_from([None, 3])),
+    st.booleans(),
+    st.none(),
+)
+_KEYS = st.sampled_from(_TEXTS[:17]).map(lambda t: t + "k")
+_NODES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(CommentedSeq),
+        st.dictionaries(_KEYS, inner, max_size=4).map(CommentedMap),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(CommentedMap(a=SingleQuotedScalarString("it's"), b=CommentedSeq(["x", 7, CommentedMap(c=None)])), Indent())
+@given(
+    st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4).map(CommentedMap),
+    st.sampled_from([Indent(2, 2, 0), Indent(2, 4, 2), Indent(4, 4, 2), Indent(4, 6, 4), Indent(3, 5, 2)]),
+)
+def test_plain_dump_writes_what_ruamel_writes_or_declines(data: CommentedMap, indent: Indent) -> None:
+    text = plain_dump(data, indent.mapping, indent.sequence, indent.offset)
+    if text is not None:
+        assert text == _ruamel_dump(data, indent)
 
 
 def _generator() -> Any:
