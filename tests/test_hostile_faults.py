@@ -208,6 +208,7 @@ def test_a_kustomize_build_that_runs_for_minutes_is_cut_off_and_named(
     (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
     (tmp_path / "tree" / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "3")
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", "65536")  # the time limit, not the memory limit, stops it
     started = time.monotonic()
 
     code, out, err = run_dramigrate(["fix", tmp_path / "tree"], timeout=60)
