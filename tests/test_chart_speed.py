@@ -119,8 +119,9 @@ def test_an_umbrella_fix_parses_each_chart_yaml_once(tmp_path: Path, monkeypatch
     import yaml
     from test_chart_umbrella import write_umbrella
 
-    from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.rewrite import _parsed_chart_yaml, chart_name
 
+    _parsed_chart_yaml.cache_clear()  # an earlier test in this process may have parsed the same texts
     umbrella = write_umbrella(tmp_path)
     texts = {(umbrella / "Chart.yaml").read_text(), (umbrella / "charts" / "app" / "Chart.yaml").read_text()}
     parsed: Counter[str] = Counter()
