@@ -90,7 +90,7 @@ def expand(
     if found is not None:
         found(out.files[out.told :])
     if not include_ignored:
-        ignored = set().union(*(git_ignored(top, found) for top, found in walked))
+        ignored = set().union(*(git_ignored(top, found, out.notes) for top, found in walked))
         if ignored:
             out.files = [f for f in out.files if f not in ignored]
             out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
@@ -131,13 +131,15 @@ def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
 
 
 # git answers check-ignore for 20,000 files in under 0.1 s; one that blocks on a FIFO in a folder's own .git
-# (HEAD, config, info/exclude) never answers, and the run waited 60 s for it: nothing is then taken as ignored.
-GIT_TIMEOUT_S = 5.0
+# (HEAD, config, info/exclude) never answers, and the run waited 60 s for it: nothing is then taken as ignored,
+# and a note says so (a loaded CI machine past the limit must not lint ignored files without a word).
+GIT_TIMEOUT_S = 10.0
 
 
-def git_ignored(top: Path, files: list[str]) -> set[str]:
+def git_ignored(top: Path, files: list[str], notes: list[str]) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
-    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree."""
+    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree; nothing and a note
+    in notes when git does not answer in time."""
     import shutil
     import subprocess
 
@@ -155,6 +157,9 @@ def git_ignored(top: Path, files: list[str]) -> set[str]:
             timeout=GIT_TIMEOUT_S,
             check=False,
         )
+    except subprocess.TimeoutExpired:
+        notes.append(f"{top}: git did not say within {GIT_TIMEOUT_S:g} s which files it ignores; none was skipped")
+        return set()
     except (OSError, subprocess.SubprocessError):
         return set()
     if proc.returncode not in (0, 1):  # 128: not a git work tree

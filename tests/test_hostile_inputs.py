@@ -165,3 +165,4 @@ def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp
     assert time.monotonic() - started < 30
     assert code == 1
     assert "good.yaml:11:9: error [legacy-device-request]" in out
+    assert "git did not say within" in err and "none was skipped" in err
