@@ -166,3 +166,25 @@ def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp
     assert code == 1
     assert "good.yaml:11:9: error [legacy-device-request]" in out
     assert "git did not say within" in err and "none was skipped" in err
+
+
+def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering(tmp_path: Path) -> None:
+    """A chart whose values.yaml holds 50,000 keys took 30 s to fix (every probe renders the values again, fix reads
+    them round-trip) and 300,000 ran past 60 s: the file is named at once and a good manifest beside it migrated."""
+    from conftest import chart_with
+
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: a:1\n"
+    pod += "    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+    keys = "gpus: 1\n" + "".join(f"k{i}: {i}\n" for i in range(25_000))
+    chart = chart_with(tmp_path, "wide", {"templates/pod.yaml": pod, "values.yaml": keys})
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    started = time.monotonic()
+
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
+
+    assert time.monotonic() - started < 20
+    assert code == 2
+    assert f"{chart}/values.yaml:1: this values file holds more than 20,000 values" in out + err
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()

@@ -69,6 +69,7 @@ from dramigrate.helm.values import (
     set_path,
     zero,
 )
+from dramigrate.limits import check_values_file
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -810,6 +811,9 @@ def _run(
     mode: str,
     work: Workdir,
 ) -> None:
+    for path in _values_files(root, copts):
+        shown = str(path) if path in copts.values_files else f"{outcome.display}/{path.relative_to(root).as_posix()}"
+        check_values_file(str(path), shown)
     base_options = copts.render()
     base = _render(root, base_options)
     if base.error:
@@ -1597,6 +1601,18 @@ def prove_switch(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _values_files(root: Path, copts: ChartOptions) -> list[Path]:
+    """The values files a chart run reads: the -f files, and the chart's and its unpacked subcharts' own (any YAML
+    outside templates/, crds/ and tests/ but Chart.yaml and Chart.lock)."""
+    own = [
+        p
+        for p in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")])
+        if p.name not in ("Chart.yaml", "Chart.lock")
+        and not {"templates", "crds", "tests"} & set(p.relative_to(root).parts[:-1])
+    ]
+    return [*copts.values_files, *own]
 
 
 def _shipped_values(
