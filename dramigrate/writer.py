@@ -115,6 +115,8 @@ def _json_loader() -> Any:
     tag = "tag:dramigrate,2026:json-number"
     number = re.compile(r"^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?[eE][-+]?[0-9]+$")
     Loader.add_implicit_resolver(tag, number, list("-0123456789"))
+    for first in "-0123456789":  # ahead of YAML 1.1's float, which reads 1.5e+9 and writes 1500000000.0
+        Loader.yaml_implicit_resolvers[first].insert(0, Loader.yaml_implicit_resolvers[first].pop())
     Loader.add_constructor(tag, lambda loader, node: _Number(loader.construct_scalar(node)))
     return Loader
 

@@ -60,7 +60,7 @@ def test_numbers_of_a_json_manifest_stay_numbers_as_written(tmp_path: Path) -> N
     pod = (
         '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"e": "1e3"}}, "spec": {"containers":'
         ' [{"name": "a", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": 1e3, "memory": 1.5e9}}}],'
-        ' "overhead": {"cpu": -2E-2}}}'
+        ' "overhead": {"cpu": -2E-2, "p": 1.5e+9, "q": 0.1e-2}}}'
     )
     path = tmp_path / "pod.json"
     path.write_text(pod)
@@ -70,10 +70,11 @@ def test_numbers_of_a_json_manifest_stay_numbers_as_written(tmp_path: Path) -> N
     assert code == 0, err
     migrated = json.loads(path.read_text())["items"][0]
     assert migrated["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 1000, "memory": 1.5e9}
-    assert migrated["spec"]["overhead"] == {"cpu": -0.02}
+    assert migrated["spec"]["overhead"] == {"cpu": -0.02, "p": 1.5e9, "q": 0.001}
     assert migrated["metadata"]["labels"] == {"e": "1e3"}
     text = path.read_text()
     assert '"cpu": 1e3' in text and '"memory": 1.5e9' in text and '"cpu": -2E-2' in text
+    assert '"p": 1.5e+9' in text and '"q": 0.1e-2' in text
     huge = tmp_path / "huge.json"
     huge.write_text(pod.replace("-2E-2", "1e400"))
     code, out, err = run_dramigrate(["fix", huge])
