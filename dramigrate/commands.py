@@ -172,7 +172,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     reports = report_specs(opts, command)
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
     settings = load_settings(opts.config, Path.cwd(), trusted)
-    refused = [] if trusted else confine_to_repository(settings)
+    refused = [] if trusted else confine_to_repository(settings, size_given=opts.max_file_size is not None)
     overview = config_overview(settings, trusted)
     if overview:
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off

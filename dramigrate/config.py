@@ -195,12 +195,12 @@ def repository_of(config_file: Path) -> Path:
     return folder
 
 
-def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
+def confine_to_repository(settings: Settings, size_given: bool = False) -> list[tuple[str, str]]:
     """An untrusted config (CI, --untrusted, or no --trust-config) may name files only inside its repository and
     may not raise max-file-size: a rules pack, classes file or CRD file from elsewhere (another checkout, /etc, a
     home folder) is dropped from the settings, a larger size falls back to the default, and each one becomes bad
     input of the config file, (file, message): the run goes on without it (every other file still checked) and
-    ends with exit 2."""
+    ends with exit 2. size_given: --max-file-size was passed, which decides the size whatever the config says."""
     if settings.config_file is None:
         return []
     repo = repository_of(settings.config_file)
@@ -221,7 +221,7 @@ def confine_to_repository(settings: Settings) -> list[tuple[str, str]]:
             )
             return False
 
-    if settings.max_file_size > MAX_FILE_BYTES:  # a pull request may not lift the bound on what is read
+    if settings.max_file_size > MAX_FILE_BYTES and not size_given:  # a pull request may not lift the bound on what is read
         refused.append(
             (
                 str(settings.config_file),

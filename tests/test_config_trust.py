@@ -72,3 +72,7 @@ def test_a_repository_config_may_lower_the_file_size_limit_but_not_raise_it(repo
     (repo / ".dramigrate.yaml").write_text("max-file-size: 1Ki\n")
     code, out, _ = run_cli(["lint", "a.yaml", "big.yaml"], cwd=repo)
     assert "big.yaml: file is 33.0 MiB, larger than the 1.0 KiB limit" in out
+    (repo / ".dramigrate.yaml").write_text("max-file-size: 100Gi\n")
+    code, out, _ = run_cli(["lint", "a.yaml", "--max-file-size", "1Ki"], cwd=repo)
+    assert code == 1, out  # the way out the refusal names: the command line decides, and the config is not refused
+    assert "max-file-size` of" not in out
