@@ -221,7 +221,8 @@ def confine_to_repository(settings: Settings, size_given: bool = False) -> list[
             )
             return False
 
-    if settings.max_file_size > MAX_FILE_BYTES and not size_given:  # a pull request may not lift the bound on what is read
+    # a pull request may not lift the bound on what is read
+    if settings.max_file_size > MAX_FILE_BYTES and not size_given:
         refused.append(
             (
                 str(settings.config_file),

@@ -138,7 +138,8 @@ def spawn(command: list[str], memory_mb: int = 0, **popen: Any) -> subprocess.Po
         return process
     program = shutil.which(command[0])
     if program is None:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command[0])
+        code = errno.EACCES if os.path.isfile(command[0]) else errno.ENOENT  # which() skips a file not executable
+        raise OSError(code, os.strerror(code), command[0])
     gate, opened = os.pipe()
     try:
         process = subprocess.Popen(

@@ -38,20 +38,18 @@ class Unit:
     """A graph of kustomizations (connected by resources, bases and components) that holds device requests."""
 
     folders: set[Path]
+    rules: RuleSet = field(repr=False, compare=False)
     files: set[Path] = field(default_factory=set)  # resource files
     patch_files: set[Path] = field(default_factory=set)
     device_patches: list[DevicePatch] = field(default_factory=list)
     blockers: list[Blocker] = field(default_factory=list)
-    rules: RuleSet | None = field(default=None, repr=False)
-    _device_files: set[Path] | None = field(default=None, repr=False)
+    _device_files: set[Path] | None = field(default=None, repr=False, compare=False)
 
     @property
     def device_files(self) -> set[Path]:
         """The resource files that name a device, read when first asked for (the scan only asks whether one does)."""
         if self._device_files is None:
-            assert self.rules is not None
-            rules = self.rules
-            self._device_files = {f for f in self.files if mentions_device(_read(f), rules)}
+            self._device_files = {f for f in self.files if mentions_device(_read(f), self.rules)}
         return self._device_files
 
     @property
