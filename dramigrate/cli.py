@@ -774,6 +774,11 @@ def main() -> None:
         prestart_for(sys.argv[1:])
     try:
         app()
+    except InputError as exc:  # standard output failed outside a command's _guard (--help, --version)
+        print(f"dramigrate: {exc}", file=sys.stderr)
+        stop = SystemExit(2)
+        _exit_without_teardown(stop)
+        raise stop from None
     except SystemExit as exc:
         _exit_without_teardown(exc)
         raise
@@ -795,6 +800,9 @@ def _exit_without_teardown(exc: SystemExit) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+    except InputError as error:  # what --version printed could not be written: named, status 2
+        print(f"dramigrate: {error}", file=sys.stderr)
+        status = exc.code = 2
     except BaseException:
         return
     shutdown = getattr(threading, "_shutdown", None)  # what Python's exit does first: wait for non-daemon threads

@@ -28,14 +28,16 @@ def test_reports_name_a_non_ascii_file_when_the_locale_is_ascii(
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("command", ["lint", "fix"])
-def test_a_report_that_cannot_be_written_to_standard_output_is_named(tmp_path: Path, command: str) -> None:
+@pytest.mark.parametrize("args", [["lint"], ["fix"], ["--version"], ["lint", "--help"]])
+def test_a_report_that_cannot_be_written_to_standard_output_is_named(tmp_path: Path, args: list[str]) -> None:
     """Standard output on a full disk ended the run with `internal error: OSError`, or with Python's own
-    'Exception ignored' traceback when the report fit its buffer."""
+    'Exception ignored' traceback when the report fit its buffer; --version exited 0 having printed nothing, and
+    --help ended in a traceback."""
     (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    command = args if "-" in args[-1][:1] else [*args, str(tmp_path), "--format", "json"]
     with open("/dev/full", "wb") as full:
         done = subprocess.run(
-            [dramigrate_executable(), command, str(tmp_path), "--format", "json"],
+            [dramigrate_executable(), *command],
             stdout=full,
             stderr=subprocess.PIPE,
             env={**os.environ, "NO_COLOR": "1"},
