@@ -54,3 +54,17 @@ def test_capped_count_is_proven_with_a_count_the_render_shows(tmp_path: Path) ->
     for count, expected in ((7, 7), (12, 8)):
         (rct,) = [d for d in docs(chart, f"numGpus={count}") if d["kind"] == "ResourceClaimTemplate"]
         assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == expected
+
+
+def test_a_random_name_of_digits_is_masked_in_names_not_in_numbers() -> None:
+    """Objects named with a random part of digits (`job-{{ randNumeric 3 }}`) are paired by the rest of the name; the
+    mask went through the objects' JSON text, so a port 8482 around the digits 482 broke it (an internal error
+    instead of a proof) and masked the same digits of other numbers on both sides (a real difference hidden)."""
+    from dramigrate.helm.prove import first_difference, objects, volatile
+
+    job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: job-{n}\nspec:\n  port: {port}\n"
+    one, two = objects(job.format(n=482, port=8482)), objects(job.format(n=917, port=8482))
+    ignore = volatile(one, two)
+
+    assert first_difference(one, two, ignore) == ""
+    assert "8483" in first_difference(one, objects(job.format(n=917, port=8483)), ignore)

@@ -109,13 +109,21 @@ def _unrandom(objs: dict[ObjKey, list[Any]], patterns: list[str]) -> dict[ObjKey
                 tokens.add(m.group(1))
     if not tokens:
         return objs
+
+    def mask(node: Any) -> Any:  # in strings only: a token of digits inside a number (port 8482) is no name
+        if isinstance(node, str):
+            for token in tokens:
+                node = node.replace(token, "*" * len(token))
+            return node
+        if isinstance(node, dict):
+            return {mask(k): mask(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [mask(v) for v in node]
+        return node
+
     out: dict[ObjKey, list[Any]] = {}
     for key, docs in objs.items():
-        text = json.dumps([list(key), docs], sort_keys=True)
-        for token in tokens:
-            text = text.replace(token, "*" * len(token))
-        new_key, new_docs = json.loads(text)
-        out.setdefault(tuple(new_key), []).extend(new_docs)  # type: ignore[arg-type]
+        out.setdefault(tuple(mask(list(key))), []).extend(mask(docs))
     return out
 
 
