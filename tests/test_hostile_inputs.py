@@ -189,3 +189,9 @@ def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering
     assert f"{chart}/values.yaml:1: this values file holds more than 20,000 values" in out + err
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+    # YAML the chart keeps but never reads as values (a lookup table for .Files.Get) is no values file
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    (chart / "files").mkdir()
+    (chart / "files" / "lookup.yaml").write_text(keys)
+    code, out, err = run_dramigrate(["lint", chart], timeout=50)
+    assert code == 1 and "[legacy-device-request]" in out, out + err

@@ -1604,13 +1604,12 @@ def prove_switch(
 
 
 def _values_files(root: Path, copts: ChartOptions) -> list[Path]:
-    """The values files a chart run reads: the -f files, and the chart's and its unpacked subcharts' own (any YAML
-    outside templates/, crds/ and tests/ but Chart.yaml and Chart.lock)."""
+    """The values files every render of a chart run reads: the -f files, and the chart's and its unpacked subcharts'
+    values.yaml (a shipped values file is checked when the proof takes it, other YAML of the chart never)."""
     own = [
         p
-        for p in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")])
-        if p.name not in ("Chart.yaml", "Chart.lock")
-        and not {"templates", "crds", "tests"} & set(p.relative_to(root).parts[:-1])
+        for p in sorted(root.rglob("values.yaml"))
+        if not {"templates", "crds", "tests"} & set(p.relative_to(root).parts[:-1])
     ]
     return [*copts.values_files, *own]
 
@@ -1632,6 +1631,7 @@ def _shipped_values(
         names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text or "")
         if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
             continue
+        check_values_file(str(path), f"{outcome.display}/{rel.as_posix()}")  # a value set of the proof from here on
         options = copts.render((path,), sets=False)
         rendered = _render(root, options)
         if rendered.error:
