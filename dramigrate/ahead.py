@@ -13,7 +13,6 @@ start() runs before the first grep starts, and a pool started with fork forks al
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -21,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from dramigrate import engine
 from dramigrate.config import Settings
-from dramigrate.migrate import FileResult, Job, run_file
+from dramigrate.migrate import FileResult, Job
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -29,8 +28,7 @@ CHUNK = 16  # files a worker takes at once: small enough that both stay busy to 
 
 
 def _run_chunk(jobs: list[Job]) -> list[FileResult]:
-    assert engine._worker is not None
-    return [run_file(j, *engine._worker) for j in jobs]
+    return [engine._run(j) for j in jobs]
 
 
 def _ready() -> None:
@@ -47,21 +45,17 @@ class Ahead:
 
     def start(self) -> bool:
         """Fork the workers (before any thread of grep's exists); False with one core."""
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        if cores < 2:
+        made = engine.worker_pool(self.rules, self.settings, self.target)
+        if made is None:
             return False
-        import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
-        import dramigrate.topology  # noqa: F401
+        import dramigrate.topology  # noqa: F401  # imported once here, not again in every forked worker
         from dramigrate.fastyaml import _string_types
         from dramigrate.findings import RULES
 
         _string_types()  # ruamel's string classes (the fast parse gives quoted scalars as them)
         RULES.get("internal-error")  # the rule catalogue, read once
 
-        engine._worker = (self.rules, self.settings, self.target)  # what a forked worker starts with
-        self.pool = ProcessPoolExecutor(
-            min(cores, 8), initializer=engine._init, initargs=(os.getpid(), self.settings, self.target)
-        )
+        self.pool = made[0]
         self.pool.submit(_ready)
         return True
 

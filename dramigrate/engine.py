@@ -19,6 +19,8 @@ from dramigrate.sources import Inputs, resolve_paths
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from dramigrate.cutover import Plan
 
 PARALLEL_MIN_FILES = 200
@@ -149,26 +151,38 @@ def _in_pool(
 ) -> list[FileResult] | None:
     """The jobs' results in input order, over every core (at most 8); None when there is one core or a worker died
     (killed, out of memory: the caller then does the files here, one by one). Workers die with dramigrate."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _worker
+    made = worker_pool(rules, settings, target)
+    if made is None:
+        return None
+    pool, workers = made
+    # Chunks small enough that both workers stay busy to the end, large enough to keep pickling cheap.
+    chunk = max(1, min(32, len(jobs) // (workers * 8)))
+    try:
+        with pool:
+            return _collect(pool.map(_run, jobs, chunksize=chunk), len(jobs), progress)
+    except BrokenProcessPool:
+        return None
+    finally:
+        _worker = None
+
+
+def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[ProcessPoolExecutor, int] | None:
+    """Forked workers (one a core, at most 8) that start with these rules and die with dramigrate, and how many;
+    None on one core."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if cores < 2:
         return None
     from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     import dramigrate.pipeline  # noqa: F401  # imported once here, not again in every forked worker
 
     global _worker
     _worker = (rules, settings, target)  # what a forked worker starts with
     workers = min(cores, 8)
-    # Chunks small enough that both workers stay busy to the end, large enough to keep pickling cheap.
-    chunk = max(1, min(32, len(jobs) // (workers * 8)))
-    try:
-        with ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target)) as pool:
-            return _collect(pool.map(_run, jobs, chunksize=chunk), len(jobs), progress)
-    except BrokenProcessPool:
-        return None
-    finally:
-        _worker = None
+    return ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target)), workers
 
 
 def _first_names(paths: list[str], resolved: list[str]) -> dict[str, str]:
