@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli
+from conftest import RunCli, chart_with
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -268,20 +268,56 @@ def test_template_body_in_a_define_of_its_own_file(tmp_path: Path) -> None:
     assert rendered_text(chart, "wrapped=true") == rendered_text(original, "wrapped=true")
 
 
-def test_two_containers_with_their_own_counts_are_named(tmp_path: Path) -> None:
+PAIR = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-eval
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: model
+          image: vllm:1
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.model.gpus }}
+        - name: judge
+          image: vllm:1
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.judge.gpus }}
+"""
+
+
+def test_two_containers_with_their_own_counts(tmp_path: Path) -> None:
     """Two containers of one pod, each asking for the GPU with its own values count (silogen's evaluation judge:
-    a model and a judge server): manual work whose reason names the line and both counts (was: "the device keys
-    have different counts or conditions", with neither)."""
-    second = (
-        "        - name: judge\n          image: judge:1\n          resources:\n            limits:\n"
-        "              nvidia.com/gpu: {{ .Values.judgeGpus }}\n"
-    )
-    chart = write_chart(tmp_path, DEPLOYMENT + second, VALUES + "# -- GPUs of the judge\njudgeGpus: 1\n")
+    a model and a judge server): each container claims its own request of the pod's claim, each request only while
+    its count is above 0, proven by (L) and (D) (was: manual, "asked for with two counts in one pod")."""
+    values = "model:\n  # -- GPUs of the model server\n  gpus: 2\njudge:\n  # -- GPUs of the judge\n  gpus: 1\n"
+    original = chart_with(tmp_path / "original", "pair", {"values.yaml": values, "templates/job.yaml": PAIR})
+    chart = shutil.copytree(original, tmp_path / "fixed" / "pair")
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
-    assert not outcome.proven
-    assert "nvidia.com/gpu is asked for with two counts in one pod (.Values.numGpus and .Values.judgeGpus" in (
-        outcome.manual
-    ), outcome.manual
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+
+    def claims(*sets: str) -> tuple[list[Any], list[Any], list[Any]]:
+        out = docs(chart, *sets)
+        pod = next(d for d in out if d["kind"] == "Job")["spec"]["template"]["spec"]
+        rcts = [d["spec"]["spec"]["devices"]["requests"] for d in out if d["kind"] == "ResourceClaimTemplate"]
+        requests = [(r["name"], r["exactly"]["count"]) for rct in rcts for r in rct]
+        own = [(c.get("resources") or {}).get("claims") for c in pod["containers"]]
+        return requests, own, pod.get("resourceClaims")
+
+    requests, containers, pod_claims = claims()
+    assert requests == [("model-gpu", 2), ("judge-gpu", 1)], requests
+    assert containers == [[{"name": "gpu", "request": "model-gpu"}], [{"name": "gpu", "request": "judge-gpu"}]]
+    assert [c["name"] for c in pod_claims] == ["gpu"], pod_claims
+    requests, containers, _ = claims("judge.gpus=0")
+    assert requests == [("gpu", 2)] and containers == [[{"name": "gpu"}], None], (requests, containers)
+    assert claims("model.gpus=0", "judge.gpus=0") == ([], [None, None], None)
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 
 LWS = """\

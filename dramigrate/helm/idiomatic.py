@@ -331,6 +331,7 @@ class Workload:
     devices: list[Device]
     delta: PodDelta
     requests: dict[str, str] = field(default_factory=dict)  # claim request name -> device resource
+    base: str = ""  # the request name the migration gives the device when one container asks for it
 
 
 class _Dumper(yaml.SafeDumper):
@@ -399,7 +400,9 @@ def build(
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for own, delta in zip(pods, deltas, strict=True):
-            workloads.append(Workload(rel, text, own, delta, _request_resources(delta.spec, own, rules, rel)))
+            match = rules.lookup(own[0].resource)
+            base = match.rule.request if match is not None else ""
+            workloads.append(Workload(rel, text, own, delta, _request_resources(delta.spec, own, rules, rel), base))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
     classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
@@ -425,7 +428,8 @@ def build(
     resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
     changes += conventions(root, device_class, not opt_in)
     if (root / "tests").is_dir():
-        changes += unit_tests(root, [w for w in workloads if len(by_rel[w.rel]) == 1], originals)
+        lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None]
+        changes += unit_tests(root, lone, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
@@ -548,14 +552,38 @@ def _rewrite_template(
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
 
 
+def _containers(w: Workload) -> list[list[Device]] | None:
+    """The device keys by container, in template order, when several containers of the pod ask for the one device
+    resource (each with its own count: silogen's evaluation judge, a model and a judge server); else None."""
+    lines = w.text.splitlines()
+    by_res: dict[int, list[Device]] = {}
+    for d in w.devices:
+        parent = _parent(lines, d.index)
+        if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
+            return None
+        by_res.setdefault(_parent(lines, parent), []).append(d)
+    if len(by_res) < 2 or len({d.resource for d in w.devices}) != 1 or min(by_res) < 0:
+        return None
+    return [by_res[res] for res in sorted(by_res)]
+
+
 def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str) -> tuple[list[Edit], str]:
     lines = w.text.splitlines()
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
+    groups = _containers(w)
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     for d in w.devices:
-        if counts.setdefault(d.resource, d.count) != d.count:
+        if groups is not None:  # each container its own count: the same count on each of its keys
+            own = next(g for g in groups if d in g)
+            if d.count != own[0].count:
+                raise RewriteError(
+                    f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in one container "
+                    f"({own[0].count} and {d.count})"
+                )
+            counts.setdefault(d.resource, d.count)
+        elif counts.setdefault(d.resource, d.count) != d.count:
             raise RewriteError(
                 f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod "
                 f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
@@ -568,6 +596,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             )
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
+    own_gates = [f"(gt (int {_arg(g[0].count)}) 0)" for g in groups or []]
+    if groups is not None and len(set(own_gates)) > 1:
+        gate = f"(or {' '.join(dict.fromkeys(own_gates))})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
     on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
@@ -579,11 +610,17 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         _resources_line(lines, d, w.rel)  # under limits/requests
         maps.setdefault(_parent(lines, d.index), []).append(d)
     resources_lines = {_parent(lines, m) for m in maps}
-    if len(resources_lines) != 1 or min(resources_lines) < 0:
+    if groups is not None:
+        res_lines = [_parent(lines, _parent(lines, g[0].index)) for g in groups]
+    elif len(resources_lines) != 1 or min(resources_lines) < 0:
         raise RewriteError(f"{w.rel}: the device keys are in several containers")
-    res = resources_lines.pop()
-    if lines[res].strip() != "resources:":
-        raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, "the container's resources are templated")
+    else:
+        res_lines = [resources_lines.pop()]
+    for res in res_lines:
+        if lines[res].strip() != "resources:":
+            why = "the container's resources are templated"
+            raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, why)
+    res = res_lines[0]
     for m, devices in maps.items():
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i])]
@@ -598,20 +635,38 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                     runs.append([index])
             for run in runs:
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
-    ind = " " * (_indent(lines[res]) + 2)
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
-    edits.append(
-        Edit(
-            res + 1,
-            res + 1,
-            [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", f"{ind}{{{{- end }}}}"],
-        )
-    )
+    names: list[str] = []
+    several = ""  # several containers ask for the device: each names its own request of the claim
+    if groups is None:
+        ind = " " * (_indent(lines[res]) + 2)
+        own_claims = [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
+    else:
+        names = [str(r["name"]) for r in _requests(w.delta.spec)]
+        if len(names) != len(groups) or not w.base:
+            raise RewriteError(
+                f"{w.rel}: {len(groups)} containers of one pod ask for {w.devices[0].resource}, the migration's claim "
+                f"has {len(names)} request(s) (set each container's count above 0)"
+            )
+        if len(set(own_gates)) > 1:
+            pairs = [(a, b) for k, a in enumerate(own_gates) for b in own_gates[k + 1 :]]
+            several = _or(*(f"(and {a} {b})" for a, b in pairs))
+        for at, own_gate, request in zip(res_lines, own_gates, names, strict=True):
+            ind = " " * (_indent(lines[at]) + 2)
+            entry = [f"{ind}    request: {request}"]
+            if several:
+                entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
+            cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
+            own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
+            edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     containers = _containers_line(lines, res)
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
     pod = _parent(lines, containers)
+    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
+        raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
     p = " " * _indent(lines[containers])
     pod_lines = [
         f"{p}{{{{- if {claim_cond} }}}}",
@@ -640,7 +695,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
-    if len(counts) == 1:
+    if groups is not None:
+        inner = _containers_spec(w, names, [g[0].count for g in groups], own_gates, several, primary)
+    elif len(counts) == 1:
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
@@ -692,6 +749,31 @@ def _guarded_spec(
     rest = {k: v for k, v in spec.items() if k != "devices"}
     if rest:
         out += yaml.dump(rest, Dumper=_Dumper, sort_keys=False).splitlines()
+    return "\n".join(out) + "\n"
+
+
+def _or(*parts: str) -> str:
+    return parts[0] if len(parts) == 1 else f"(or {' '.join(parts)})"
+
+
+def _containers_spec(
+    w: Workload, names: list[str], counts: list[str], gates: list[str], several: str, device_class: str
+) -> str:
+    """The claim spec of one device asked for by several containers as template text: each container's request only
+    when its count is above 0, named after the container when another container's request is there too (as the
+    migration names them), else after the device."""
+    spec = w.delta.spec.get("spec", {})
+    devices = dict(spec.get("devices", {}))
+    requests = devices.pop("requests", [])
+    if devices or any(k != "devices" for k in spec):
+        raise RewriteError(f"{w.rel}: the migration's claim for several containers has more than its requests")
+    out = ["devices:", "  requests:"]
+    for req, name, count, gate in zip(requests, names, counts, gates, strict=True):
+        one = {**req, "name": "@@NAME@@"}
+        item = _sentinel_yaml({"devices": {"requests": [one]}}, {"@@NAME@@": count}, device_class).splitlines()[2:]
+        label = f"{{{{ if {several} }}}}{name}{{{{ else }}}}{w.base}{{{{ end }}}}" if several else name
+        item = [line.replace("'@@NAME@@'", label) for line in item]
+        out += [f"    {{{{- if {gate} }}}}", *item, "    {{- end }}"]
     return "\n".join(out) + "\n"
 
 
