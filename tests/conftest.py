@@ -119,6 +119,25 @@ def chart_with(root: Path, name: str, files: dict[str, str], version: str = "0.1
     return chart
 
 
+def dra_render(chart: Path, values: Path) -> tuple[list[Any], dict[str, int], dict[str, Any]]:
+    """A chart rendered with one values file: its documents, each ResourceClaimTemplate's device count by name, and
+    each Deployment's pod spec by name."""
+    import yaml
+
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    out = [
+        d for m in render_chart(chart, RenderOptions(values_files=(values,))) for d in yaml.safe_load_all(m.text) if d
+    ]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in out
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    return out, counts, pods
+
+
 def fix_chart(chart: Path, kube: str = "1.34") -> Any:
     """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven) and return the outcome."""
     from dramigrate.config import Settings

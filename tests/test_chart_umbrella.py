@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli
+from conftest import RunCli, dra_render
 from test_helm_idiomatic import write_chart
 
 from dramigrate.config import Settings
@@ -176,18 +176,7 @@ def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
         assert "resourceClaims" in (umbrella / "charts" / name / "templates" / "deployment.yaml").read_text()
     variant = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
     assert variant["llm"]["resourceClaimTemplates"] and variant["embed"]["resourceClaimTemplates"]
-    out = [
-        d
-        for m in render_chart(umbrella, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
-        for d in yaml.safe_load_all(m.text)
-        if d
-    ]
-    counts = {
-        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
-        for d in out
-        if d["kind"] == "ResourceClaimTemplate"
-    }
-    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    _, counts, pods = dra_render(umbrella, tmp_path / "gpu-dra.yaml")
     assert {name: counts[pod["resourceClaims"][0]["resourceClaimTemplateName"]] for name, pod in pods.items()} == {
         "release-name-llm": 2,
         "release-name-embed": 1,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with
+from conftest import RunCli, chart_with, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -580,16 +580,5 @@ def test_resources_of_each_item_of_a_values_list(tmp_path: Path) -> None:
     assert outcome.proven, outcome.report()
     write_changes(outcome)
     assert "      {{- with .resourceClaims }}\n" in (chart / "templates" / "deployment.yaml").read_text()
-    out = [
-        d
-        for m in render_chart(chart, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml",)))
-        for d in yaml.safe_load_all(m.text)
-        if d
-    ]
-    counts = {
-        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
-        for d in out
-        if d["kind"] == "ResourceClaimTemplate"
-    }
-    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"}
+    out, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
     assert sorted(counts.values()) == [1, 2] and all(p["resourceClaims"] for p in pods.values()), out
