@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, processes_left, run_dramigrate
+from conftest import overlay_with_alias_bomb, processes_left, run_dramigrate
 
 
 def test_a_kill_9_right_after_a_program_starts_leaves_nothing_running(tmp_path: Path) -> None:
@@ -46,28 +46,10 @@ def test_a_kill_9_right_after_a_program_starts_leaves_nothing_running(tmp_path: 
     assert left == []
 
 
-def _overlay_with_alias_bomb(root: Path) -> Path:
-    base = root / "base"
-    base.mkdir(parents=True)
-    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
-    overlay = root / "overlay"
-    overlay.mkdir()
-    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
-    )
-    (overlay / "patch.yaml").write_text(
-        bomb + "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  annotations: {x: *a8}\n"
-    )
-    (overlay / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
-    (root / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
-    return root
-
-
 def test_a_kustomize_build_is_stopped_at_its_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """kustomize grew to 15 GB building an overlay whose patch holds an alias bomb, until its time limit: one
     pull request could take a CI runner's memory. Its address space is now bounded (here 1 GiB)."""
-    tree = _overlay_with_alias_bomb(tmp_path / "tree")
+    tree = overlay_with_alias_bomb(tmp_path / "tree")
     monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", "1024")
     monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "15")
     started = time.monotonic()

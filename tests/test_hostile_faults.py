@@ -197,25 +197,18 @@ def test_a_kustomize_build_that_runs_for_minutes_is_cut_off_and_named(
 ) -> None:
     """kustomize itself ran for minutes on an overlay patch holding a YAML alias bomb, and dramigrate waited 120 s
     per build: diff and fix of a folder of good files passed any CI limit. The limit is now 30 s, here 3."""
-    from conftest import run_dramigrate
+    from conftest import overlay_with_alias_bomb, run_dramigrate
 
-    tree = _kustomize_tree(tmp_path / "tree")
-    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
-    )
-    patch = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  annotations: {x: *a8}\n"
-    (tree / "overlay" / "patch.yaml").write_text(bomb + patch)
-    (tree / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
-    (tmp_path / "tree" / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    tree = overlay_with_alias_bomb(tmp_path / "tree")
     monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "3")
     monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", "65536")  # the time limit, not the memory limit, stops it
     started = time.monotonic()
 
-    code, out, err = run_dramigrate(["fix", tmp_path / "tree"], timeout=60)
+    code, out, err = run_dramigrate(["fix", tree], timeout=60)
 
     assert time.monotonic() - started < 45
     assert "overlay does not build with kustomize: kustomize build did not finish in 3 s" in err
-    assert "resourceClaims" in (tmp_path / "tree" / "good.yaml").read_text()
+    assert "resourceClaims" in (tree / "good.yaml").read_text()
 
 
 def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted(tmp_path: Path) -> None:
