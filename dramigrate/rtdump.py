@@ -14,6 +14,7 @@ faster than ruamel's representer, serializer and emitter; it declines anything e
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ruamel.yaml.anchor import Anchor
@@ -55,19 +56,8 @@ class Resolver(VersionedResolver):
 class FastSerializer(Serializer):
     """ruamel's serializer, finding its resolver and emitter once per document instead of once per node."""
 
-    @property
-    def resolver(self) -> Any:
-        found = self.__dict__.get("_found_resolver")
-        if found is None:
-            found = self.__dict__["_found_resolver"] = Serializer.resolver.fget(self)  # type: ignore[attr-defined]
-        return found
-
-    @property
-    def emitter(self) -> Any:
-        found = self.__dict__.get("_found_emitter")
-        if found is None:
-            found = self.__dict__["_found_emitter"] = Serializer.emitter.fget(self)  # type: ignore[attr-defined]
-        return found
+    resolver = functools.cached_property(Serializer.resolver.fget)  # type: ignore[attr-defined]
+    emitter = functools.cached_property(Serializer.emitter.fget)  # type: ignore[attr-defined]
 
 
 class Representer(RoundTripRepresenter):
