@@ -79,6 +79,16 @@ def _control(line: str) -> bool:
     return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
 
 
+_QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
+
+
+def _emits(line: str) -> bool:
+    """Whether an action line writes text into the YAML (`{{ toYaml . | indent 12 | trim }}` under `limits:`
+    writes the user's limits beside the device key), unlike `if`/`end`/`with`, a comment or an assignment."""
+    s = line.strip()
+    return s.startswith("{{") and not _QUIET.match(s)
+
+
 def _parent(lines: list[str], index: int) -> int:
     """The nearest line above `index` with a smaller indent that is YAML, not a template action."""
     want = _indent(lines[index])
@@ -142,6 +152,26 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[lis
         cond = _rooted(cond, context)
         out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
     return out, context
+
+
+def _from_root(expr: str) -> str:
+    """`expr` read from the chart's root where `.` is rebound (inside `with`): `.Values` -> `$.Values`."""
+    return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
+
+
+def _inside_with(text: str, index: int) -> bool:
+    """Whether line `index` (0-based) of the template sits inside a `with` block, where `.` is not the root: a line
+    added there reads values as `$.Values` (plex-media-server's `resources:` is inside `with .Values.pms.resources`)."""
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
+    stack: list[str] = []
+    for start, _end, word in _actions(text):
+        if start >= offset:
+            break
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append(word)
+        elif word == "end" and stack:
+            stack.pop()
+    return "with" in stack
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -601,7 +631,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         gate = f"(or {' '.join(dict.fromkeys(own_gates))})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
-    on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
+    on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
     claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
     tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
@@ -623,7 +653,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     res = res_lines[0]
     for m, devices in maps.items():
         end = _block_end(lines, m)
-        children = [i for i in range(m + 1, end) if not _control(lines[i])]
+        children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
             _wrap(edits, lines, m, end, f"if not {_arg(on_at[devices[0].index])}")
         else:
@@ -641,7 +671,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
         ind = " " * (_indent(lines[res]) + 2)
-        own_claims = [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
+        own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
@@ -659,6 +690,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             if several:
                 entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
             cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
+            cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
             edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     containers = _containers_line(lines, res)
@@ -816,7 +848,15 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         return Edit(at - 1, at + 3, new)
     plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
     if lines[at].strip() == "tolerations:" and plain:
-        return Edit(at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"])
+        # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
+        # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
+        keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
+        return Edit(
+            at + 1,
+            at + 2,
+            [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
+            + [*tol_text, f"{p}  {{{{- end }}}}"],
+        )
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
