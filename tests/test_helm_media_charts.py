@@ -225,3 +225,54 @@ def test_library_objects_after_their_own_separator_keep_their_template(run_cli: 
     assert "internal" not in out + err, out + err
     findings = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
     assert findings and all(f["file"].endswith("charts/lib/templates/_all.tpl") for f in findings), findings
+
+
+ARC = """\
+apiVersion: actions.github.com/v1alpha1
+kind: AutoscalingRunnerSet
+metadata:
+  name: gpu-runners
+spec:
+  githubConfigUrl: https://github.com/example-org
+  template:
+    spec:
+      containers:
+        - name: runner
+          image: ghcr.io/actions/actions-runner:latest
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+
+def test_github_runner_scale_set_is_a_workload(run_cli: RunCli, tmp_path: Path) -> None:
+    """A GitHub Actions runner scale set (gha-runner-scale-set renders an AutoscalingRunnerSet) asking for GPUs is
+    migrated in its pod template, with the controller release whose CRD keeps the claims named (was: not a
+    workload kind, 'nothing to fix', the GPU request left as it was)."""
+    manifest = tmp_path / "runners.yaml"
+    manifest.write_text(ARC)
+    code, out, err = run_cli(["fix", str(manifest)])
+    assert code == 0, err
+    runners, claim = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    spec = runners["spec"]["template"]["spec"]
+    assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert spec["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"]
+    assert claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert "actions-runner-controller 0.11.0" in out + err
+
+
+def test_a_template_that_only_includes_a_library_says_so(run_cli: RunCli, tmp_path: Path) -> None:
+    """A chart whose template only includes a library's loader (app-template, immich, k8s-at-home charts) and whose
+    library builds the container from values as a whole: the manual reason names the library and why it is not
+    rewritten (was: 'no line of a helper in this chart writes the device key')."""
+    chart = library_chart(tmp_path)
+    lib = chart / "charts" / "lib" / "templates" / "_all.tpl"
+    lib.write_text(  # the whole object built as a dict, as bjw-s common builds it: no line of it is in the template
+        '{{- define "lib.all" -}}\n---\n{{ toYaml (dict "apiVersion" "apps/v1" "kind" "Deployment" "metadata" '
+        '(dict "name" .Release.Name) "spec" (dict "selector" (dict "matchLabels" (dict "app" "x")) "template" (dict '
+        '"metadata" (dict "labels" (dict "app" "x")) "spec" (dict "containers" (list (merge (dict "name" "main" '
+        '"image" "x") .Values.main)))))) }}\n{{- end }}\n'
+    )
+    code, out, err = run_cli(["diff", str(chart)])
+    assert "the objects are written by the library chart charts/lib" in out + err, out + err
+    assert "helm dependency update" in out + err

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
@@ -418,6 +419,8 @@ def build(
         devices = find_devices(text, rel, rules)
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            if not rel.startswith("charts/") and (library := _library_writes(root, text)):
+                raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
                     "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
@@ -543,6 +546,30 @@ def _device_class(spec: dict[str, Any]) -> str | None:
         for r in spec.get("spec", spec).get("devices", {}).get("requests", [])
     }
     return names.pop() if len(names) == 1 else None
+
+
+def _library_writes(root: Path, text: str) -> str:
+    """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
+    k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
+    which the chart pulls as a dependency. "" when the template includes no define of a library subchart."""
+    named = defines(
+        {
+            str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(root.glob("charts/*/templates/**/*"))
+            if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml")
+        }
+    )
+    for call in re.findall(r'\b(?:include|template)\s+"([^"]+)"', text):
+        found = named.get(call)
+        if found is None:
+            continue
+        library = "/".join(found.file.split("/")[:2])
+        return (
+            f'the objects are written by the library chart {library} (`include "{call}"`), which the chart pulls '
+            "as a dependency: the rewrite changes only the templates of the chart itself (a change in the library "
+            "would be undone by `helm dependency update`), and the library templates have no place for the DRA claim"
+        )
+    return ""
 
 
 def _first_device_line(text: str, rules: RuleSet) -> Pattern:
