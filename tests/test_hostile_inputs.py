@@ -195,3 +195,32 @@ def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering
     (chart / "files" / "lookup.yaml").write_text(keys)
     code, out, err = run_dramigrate(["lint", chart], timeout=50)
     assert code == 1 and "[legacy-device-request]" in out, out + err
+
+
+def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_path: Path) -> None:
+    """A document whose `%TAG !e! ...` directive names a handle its body uses (`image: !e!img app:1`), first in its
+    file or after a `...` end marker, was refused as invalid YAML ("found undefined tag handle"): the file was split
+    on `---` and the directive parsed apart from its document. Both are migrated, the directives and handles are
+    written back as they were, and the written file is valid YAML that a second fix leaves alone."""
+    import yaml
+
+    tagged = ONE_GPU_POD.format(name="tagged").replace("image: app:1", "image: !e!img app:1")
+    first = tmp_path / "first.yaml"
+    first.write_text("%TAG !e! tag:example.com,2000:\n---\n" + tagged)
+    after_end = tmp_path / "after-end.yaml"
+    after_end.write_text(ONE_GPU_POD.format(name="plain") + "...\n%TAG !e! tag:example.com,2000:\n---\n" + tagged)
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, out + err
+    for path in (first, after_end):
+        text = path.read_text()
+        assert "nvidia.com/gpu: 1" not in text and "image: !e!img app:1" in text
+        assert "%TAG !e! tag:example.com,2000:\n---\n" in text
+        objects = list(yaml.safe_load_all(text.replace("!e!img ", "")))
+        pods = [o for o in objects if o and o["kind"] == "Pod"]
+        assert pods and all(p["spec"]["resourceClaims"] for p in pods)
+        assert sum(o["kind"] == "ResourceClaimTemplate" for o in objects if o) == len(pods)
+        assert list(yaml.compose_all(text))  # the directives still stand before a document start
+    lint = run_dramigrate(["lint", "--format", "json", after_end])
+    assert lint[0] == 0 and "after-end.yaml" not in lint[1]
