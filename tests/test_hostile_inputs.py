@@ -197,6 +197,41 @@ def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering
     assert code == 1 and "[legacy-device-request]" in out, out + err
 
 
+def test_a_packed_subchart_whose_values_hold_too_many_keys_is_named_before_rendering(tmp_path: Path) -> None:
+    """The values bound did not reach a subchart packed as charts/sub-0.1.0.tgz, which Helm reads on every render
+    too: 300,000 keys killed the engine at its memory limit with no word of the file, 25,000 rendered on. The
+    archive and the file in it are named at once, the chart is untouched, a good manifest beside it migrated."""
+    import io
+    import tarfile
+
+    from conftest import chart_with
+
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: a:1\n"
+    pod += "    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+    chart = chart_with(tmp_path, "umbrella", {"templates/pod.yaml": pod, "values.yaml": "gpus: 1\n"})
+    (chart / "charts").mkdir()
+    with tarfile.open(chart / "charts" / "sub-0.1.0.tgz", "w:gz") as tar:
+        for name, text in {
+            "sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+            "sub/values.yaml": "".join(f"k{i}: {i}\n" for i in range(25_000)),
+        }.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(text)
+            tar.addfile(member, io.BytesIO(text.encode()))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
+
+    assert code == 2, out + err
+    assert (
+        f"{chart}/charts/sub-0.1.0.tgz: the packed subchart's sub/values.yaml holds more than 20,000 values"
+        in out + err
+    )
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
 def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_path: Path) -> None:
     """A document whose `%TAG !e! ...` directive names a handle its body uses (`image: !e!img app:1`), first in its
     file or after a `...` end marker, was refused as invalid YAML ("found undefined tag handle"): the file was split

@@ -811,9 +811,12 @@ def _run(
     mode: str,
     work: Workdir,
 ) -> None:
+    from dramigrate.helm.sandbox import check_packed_values
+
     for path in _values_files(root, copts):
         shown = str(path) if path in copts.values_files else f"{outcome.display}/{path.relative_to(root).as_posix()}"
         check_values_file(str(path), shown)
+    check_packed_values(root, outcome.display)
     base_options = copts.render()
     base = _render(root, base_options)
     if base.error:
