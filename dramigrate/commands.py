@@ -673,10 +673,16 @@ def do_fix(opts: Options) -> int:
         backup=opts.backup,
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
+    undecided = _undecided(ctx, result)
     failures = _write_files(
-        [(Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        [
+            (Path(r.path), r)
+            for r in result.files
+            if r.path != "-" and r.rewritten is not None and r.path not in undecided
+        ],
         write_options,
     )
+    failures.update(undecided)
     for r in result.files:
         if r.path == "-":
             if r.rewritten is not None and r.original is not None and r.error is None:
@@ -721,6 +727,19 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR, opts.exit_zero)
+
+
+def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
+    """The rewrites of files git did not say in time whether it ignores (a FIFO in the folder's .git, a loaded
+    machine): not written, since fix must not rewrite a file the repository ignores; each with its way out."""
+    from dramigrate.sources import GIT_TIMEOUT_S
+
+    why = InputError(
+        f"git did not say within {GIT_TIMEOUT_S:g} s whether it ignores this file (.gitignore); "
+        "--include-ignored writes it without asking git"
+    )
+    undecided = ctx.inputs.undecided
+    return {r.path: why for r in result.files if r.rewritten is not None and r.path in undecided} if undecided else {}
 
 
 def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
