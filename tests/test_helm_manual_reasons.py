@@ -48,3 +48,4 @@ def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
     assert not outcome.changes
     assert "the values map resources.embed" in outcome.manual
     assert "keyed by component under `resources:`" in outcome.manual
+
