@@ -152,21 +152,29 @@ def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tm
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
 
 
-def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp_path: Path) -> None:
-    """A linted folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
-    command waited 60 s for git's answer on which files are ignored."""
+def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git_and_not_rewritten(tmp_path: Path) -> None:
+    """A folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
+    command waited 60 s for git's answer on which files are ignored. Past git's time the files are checked with a
+    note; fix then rewrote them too, gitignored ones included, with only that note: now each is named, not written,
+    with its way out (--include-ignored, which does not ask git)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".git" / "HEAD").unlink()
     os.mkfifo(tmp_path / ".git" / "HEAD")
-    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    good = tmp_path / "good.yaml"
+    good.write_text(ONE_GPU_POD.format(name="good"))
+    before = good.read_bytes()
     started = time.monotonic()
 
-    code, out, err = run_dramigrate(["lint", tmp_path], timeout=50)
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
 
     assert time.monotonic() - started < 30
-    assert code == 1
-    assert "good.yaml:11:9: error [legacy-device-request]" in out
+    assert code == 2
+    assert "good.yaml:11:9: error [legacy-device-request]" in out + err
     assert "git did not say within" in err and "none was skipped" in err
+    assert "good.yaml: not written: git did not say within 10 s whether it ignores this file" in out + err
+    assert good.read_bytes() == before
+    code, out, err = run_dramigrate(["fix", "--include-ignored", tmp_path], timeout=50)
+    assert code == 0 and "resourceClaims" in good.read_text(), out + err
 
 
 def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering(tmp_path: Path) -> None:

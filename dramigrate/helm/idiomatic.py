@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
@@ -80,6 +81,16 @@ def _indent(line: str) -> int:
 def _control(line: str) -> bool:
     s = line.strip()
     return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
+
+
+_QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
+
+
+def _emits(line: str) -> bool:
+    """Whether an action line writes text into the YAML (`{{ toYaml . | indent 12 | trim }}` under `limits:`
+    writes the user's limits beside the device key), unlike `if`/`end`/`with`, a comment or an assignment."""
+    s = line.strip()
+    return s.startswith("{{") and not _QUIET.match(s)
 
 
 def _parent(lines: list[str], index: int) -> int:
@@ -163,6 +174,26 @@ def _conditions(
 
 def _group(cond: str) -> str:
     return cond if " " not in cond or cond.startswith("(") else f"({cond})"
+
+
+def _from_root(expr: str) -> str:
+    """`expr` read from the chart's root where `.` is rebound (inside `with`): `.Values` -> `$.Values`."""
+    return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
+
+
+def _inside_with(text: str, index: int) -> bool:
+    """Whether line `index` (0-based) of the template sits inside a `with` block, where `.` is not the root: a line
+    added there reads values as `$.Values` (plex-media-server's `resources:` is inside `with .Values.pms.resources`)."""
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
+    stack: list[str] = []
+    for start, _end, word in _actions(text):
+        if start >= offset:
+            break
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append(word)
+        elif word == "end" and stack:
+            stack.pop()
+    return "with" in stack
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -422,6 +453,8 @@ def build(
         devices = find_devices(text, rel, rules)
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            if not rel.startswith("charts/") and (library := _library_writes(root, text)):
+                raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
                     "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
@@ -600,6 +633,30 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+def _library_writes(root: Path, text: str) -> str:
+    """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
+    k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
+    which the chart pulls as a dependency. "" when the template includes no define of a library subchart."""
+    named = defines(
+        {
+            str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(root.glob("charts/*/templates/**/*"))
+            if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml")
+        }
+    )
+    for call in re.findall(r'\b(?:include|template)\s+"([^"]+)"', text):
+        found = named.get(call)
+        if found is None:
+            continue
+        library = "/".join(found.file.split("/")[:2])
+        return (
+            f'the objects are written by the library chart {library} (`include "{call}"`), which the chart pulls '
+            "as a dependency: the rewrite changes only the templates of the chart itself (a change in the library "
+            "would be undone by `helm dependency update`), and the library templates have no place for the DRA claim"
+        )
+    return ""
+
+
 def _first_device_line(text: str, rules: RuleSet) -> Pattern:
     for i, line in enumerate(text.splitlines()):
         for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
@@ -694,7 +751,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         gate = f"(or {' '.join(dict.fromkeys(own_gates))})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
-    on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
+    on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
     # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
     whole = any(d.branch and d.branch[1] == len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
     picked = [_or(*picks.values())] if picks and not whole else []
@@ -719,7 +776,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     res = res_lines[0]
     for m, devices in maps.items():
         end = _block_end(lines, m)
-        children = [i for i in range(m + 1, end) if not _control(lines[i])]
+        children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
             _wrap(edits, lines, m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}")
         else:
@@ -739,7 +796,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
         ind = " " * (_indent(lines[res]) + 2)
-        own_claims = [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
+        own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
@@ -757,6 +815,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             if several:
                 entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
             cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
+            cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
             edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     containers = _containers_line(lines, res)
@@ -948,7 +1007,15 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         return Edit(at - 1, at + 3, new)
     plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
     if lines[at].strip() == "tolerations:" and plain:
-        return Edit(at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"])
+        # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
+        # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
+        keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
+        return Edit(
+            at + 1,
+            at + 2,
+            [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
+            + [*tol_text, f"{p}  {{{{- end }}}}"],
+        )
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
