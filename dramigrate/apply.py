@@ -96,7 +96,8 @@ def apply_selection(spec: Any, sel: Any) -> list[str]:
         del spec["nodeSelector"]
     affinity = spec.get("affinity")
     node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    if isinstance(node, dict):
+    emptied = False  # only a node affinity this migration emptied goes: `affinity: {}` as written stays
+    if isinstance(node, dict) and node:
         required_key = "requiredDuringSchedulingIgnoredDuringExecution"
         if sel.drop_required and required_key in node:
             del node[required_key]
@@ -123,7 +124,8 @@ def apply_selection(spec: Any, sel: Any) -> list[str]:
             changes.append("moved preferred device models into the claim's firstAvailable list")
         if not node:
             del affinity["nodeAffinity"]
-    if isinstance(affinity, dict) and not affinity:
+            emptied = True
+    if emptied and isinstance(affinity, dict) and not affinity:
         del spec["affinity"]
     tolerations = spec.get("tolerations")
     for i in sorted(sel.drop_tolerations, reverse=True):

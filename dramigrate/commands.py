@@ -171,7 +171,11 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
-    settings = load_settings(opts.config, Path.cwd(), trusted)
+    try:
+        cwd = Path.cwd()  # the config is looked up from here, relative paths read from here
+    except FileNotFoundError:
+        raise InputError("the current folder was removed; run dramigrate from a folder that exists") from None
+    settings = load_settings(opts.config, cwd, trusted)
     refused = [] if trusted else confine_to_repository(settings, size_given=opts.max_file_size is not None)
     overview = config_overview(settings, trusted)
     if overview:
@@ -200,7 +204,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         settings.max_file_size = parse_size(opts.max_file_size, "--max-file-size")
     settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
     if opts.align_nics is not None:
-        settings.merge({"align-nics": opts.align_nics}, Path.cwd())
+        settings.merge({"align-nics": opts.align_nics}, cwd)
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
@@ -517,14 +521,14 @@ def _plan(result: RunResult) -> str | None:
     return result.cutover.message if result.cutover is not None else None
 
 
-def _write_report(path: Path, text: str) -> None:
+def _write_report(path: Path, text: str, what: str = "report") -> None:
     from dramigrate.writer import write_atomic
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
-    except OSError as exc:
-        raise InputError(f"cannot write the report: {exc.strerror}", str(path)) from exc
+    except OSError as exc:  # a full disk, a file size limit (EFBIG), no permission: named, exit 2
+        raise InputError(f"cannot write the {what}: {exc.strerror or exc}", str(path)) from exc
 
 
 def _json_document(result: RunResult, changed: int, written: list[str] | None = None) -> dict[str, Any]:
@@ -547,17 +551,9 @@ def _write_html(opts: Options, result: RunResult, changed: int, changes: list[An
     if opts.html is None:
         return
     from dramigrate.report.html import render
-    from dramigrate.writer import write_atomic
 
     page = render(_json_document(result, changed), changes, command, opts.paths)
-    folder = opts.html.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot create the folder {folder} for the HTML report: {exc.strerror}", str(opts.html)
-        ) from exc
-    write_atomic(opts.html, page)
+    _write_report(opts.html, page, "HTML report")
     MESSAGES.note(f"wrote the HTML report {opts.html}")
 
 
@@ -673,10 +669,16 @@ def do_fix(opts: Options) -> int:
         backup=opts.backup,
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
+    undecided = _undecided(ctx, result)
     failures = _write_files(
-        [(Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None],
+        [
+            (Path(r.path), r)
+            for r in result.files
+            if r.path != "-" and r.rewritten is not None and r.path not in undecided
+        ],
         write_options,
     )
+    failures.update(undecided)
     for r in result.files:
         if r.path == "-":
             if r.rewritten is not None and r.original is not None and r.error is None:
@@ -721,6 +723,19 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR, opts.exit_zero)
+
+
+def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
+    """The rewrites of files git did not say in time whether it ignores (a FIFO in the folder's .git, a loaded
+    machine): not written, since fix must not rewrite a file the repository ignores; each with its way out."""
+    from dramigrate.sources import GIT_TIMEOUT_S
+
+    why = InputError(
+        f"git did not say within {GIT_TIMEOUT_S:g} s whether it ignores this file (.gitignore); "
+        "--include-ignored writes it without asking git"
+    )
+    undecided = ctx.inputs.undecided
+    return {r.path: why for r in result.files if r.rewritten is not None and r.path in undecided} if undecided else {}
 
 
 def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:

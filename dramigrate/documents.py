@@ -37,6 +37,13 @@ class Document:
     edited: bool = False
     appended: list[str] = field(default_factory=list)  # new documents to write right after this one
 
+    @property
+    def tags(self) -> str:
+        """The `%TAG` directive lines before the document's `---` (they name tag handles its body uses), or ""."""
+        if "%" not in self.head:
+            return ""
+        return "".join(line for line in self.head.splitlines(keepends=True) if line.startswith("%TAG"))
+
     def line_of(self, node: Any, key: Any = None) -> tuple[int, int]:
         """1-based (line, column) of a key in a mapping or an index in a sequence, or of the node."""
         lc = getattr(node, "lc", None)
@@ -64,11 +71,15 @@ class YamlFile:
 
     def render(self) -> str:
         out = []
+        ended = True  # whether the text so far may be followed by directives (its last document ends with `...`)
         for doc in self.documents:
             body = doc.body
             if doc.edited and doc.baseline is not None:
                 body = edited_body(self.path, doc)
+            if not ended and doc.head.startswith("%"):  # directives follow a document this run appended
+                out.append("...\n")
             out.append(doc.head + body)
+            ended = not doc.appended
             for extra in doc.appended:
                 if out and not out[-1].endswith("\n"):
                     out.append("\n")
@@ -124,11 +135,12 @@ def _split_markers(text: str) -> list[Document]:
         at = m.start()
         body = text[body_start : m.start()]
         marker = text[m.start() : m.end() + 1]  # with its newline
+        body, directives = _directives_of(body, first=not head and not documents)
         if head or body.strip():
             documents.append(Document(head, body, start))
         elif body:  # comments or blank lines before the first marker: keep them in the marker's head
             marker = body + marker
-        head, body_start, start = marker, m.end() + 1, line + 1
+        head, body_start, start = directives + marker, m.end() + 1, line + 1
     body = text[body_start:]
     if head or body:
         documents.append(Document(head, body, start))
@@ -141,16 +153,37 @@ def _split_lines(text: str) -> list[Document]:
     head, body, start = "", [], 1
     for number, line in enumerate(lines, start=1):
         if _MARKER.match(line.rstrip("\n")):
-            if head or "".join(body).strip():
-                documents.append(Document(head, "".join(body), start))
-            elif body:  # comments or blank lines before the first marker: keep them in the marker's head
-                line = "".join(body) + line
-            head, body, start = line, [], number + 1
+            text_before, directives = _directives_of("".join(body), first=not head and not documents)
+            if head or text_before.strip():
+                documents.append(Document(head, text_before, start))
+            elif text_before:  # comments or blank lines before the first marker: keep them in the marker's head
+                line = text_before + line
+            head, body, start = directives + line, [], number + 1
         else:
             body.append(line)
     if head or body:
         documents.append(Document(head, "".join(body), start))
     return documents
+
+
+_DOCUMENT_END = re.compile(r"^\.\.\.[ \t]*(#.*)?$")
+
+
+def _directives_of(body: str, first: bool) -> tuple[str, str]:
+    """(body, directives): the directive lines (`%TAG`, `%YAML`, with the comments and blank lines among them) that
+    end body and belong to the next document, as YAML places them: at the start of the stream (first) or after a
+    `...` end marker. They go into the next document's head, so that document is parsed with them."""
+    if "%" not in body:
+        return body, ""
+    lines = body.splitlines(keepends=True)
+    at = len(lines)
+    while at > 0 and (not lines[at - 1].strip() or lines[at - 1].startswith(("%", "#"))):
+        at -= 1
+    if not (first and at == 0) and not (at > 0 and _DOCUMENT_END.match(lines[at - 1].rstrip("\n"))):
+        return body, ""
+    while at < len(lines) and not lines[at].startswith("%"):  # comments before the directives stay where they are
+        at += 1
+    return "".join(lines[:at]), "".join(lines[at:])
 
 
 def has_content(body: str) -> bool:
@@ -180,11 +213,12 @@ def parse_document(path: str, doc: Document) -> Any:
     if not has_content(doc.body):
         doc.data = None
         return None
+    prefix = doc.tags + "---\n" if doc.tags else ""
     try:
-        doc.data = _load(doc.body)
+        doc.data = _load_tagged(prefix, doc.body) if prefix else _load(doc.body)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = doc.start_line + (mark.line if mark else 0)
+        line = doc.start_line + max((mark.line if mark else 0) - prefix.count("\n"), 0)
         column = mark.column + 1 if mark else 0
         problem = exc.problem or str(exc).splitlines()[0]
         if "duplicate key" in str(exc):
@@ -209,6 +243,28 @@ def _load(body: str) -> Any:
         return compose_round_trip(body, yaml)
     except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
         return _round_trip().load(body)
+
+
+def _load_tagged(prefix: str, body: str) -> Any:
+    """ruamel's round-trip data of a document that names tag handles in `%TAG` directives (prefix: those lines and
+    `---`), with every position relative to the body as for any other document. ruamel keeps each tag's handle, so
+    a dump writes `!e!x` as the file has it."""
+    data = _round_trip().load(prefix + body)
+    shift = prefix.count("\n")
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        lc = getattr(node, "lc", None)
+        if lc is None or not isinstance(node, (dict, list)):
+            continue
+        if lc.line is not None:
+            lc.line -= shift
+        for at in lc.data.values():
+            at[0] -= shift
+            if len(at) > 2:
+                at[2] -= shift
+        stack.extend(node.values() if isinstance(node, dict) else node)
+    return data
 
 
 def check_size(path: str, doc: Document) -> None:
@@ -286,11 +342,12 @@ def edited_body(path: str, doc: Document) -> str:
     after = dump_yaml(doc.data, indent_of(doc.body))
     expected = to_plain(doc.data)
     merged = merge_edit(doc.body, doc.baseline or "", after)
+    prefix = doc.tags + "---\n" if doc.tags else ""
     for candidate in (merged, after):
-        if _reads_back_fast(candidate, expected):
+        if not prefix and _reads_back_fast(candidate, expected):
             return candidate
         try:
-            if to_plain(_round_trip().load(candidate)) == expected:
+            if to_plain(_round_trip().load(prefix + candidate)) == expected:
                 return candidate
         except Exception:  # noqa: BLE001,S112 - any parse failure means: try the next candidate
             continue

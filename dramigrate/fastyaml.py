@@ -326,6 +326,8 @@ def fast_parse(path: str, doc: Document) -> bool:
     if doc.parsed:
         return True
     body = doc.body
+    if doc.tags:  # tag handles named by `%TAG` lines before the body: ruamel reads them with the directives
+        return False
     if not has_content(body):
         doc.data, doc.parsed = None, True
         return True

@@ -200,17 +200,23 @@ def check_values_file(path: str, shown: str) -> None:
     """Refuse a chart's values file of more values than fix rewrites in time, before any render: every probe renders
     the chart's values again and fix reads them round-trip (50,000 keys took 30 s, 300,000 past 60 s). The largest
     real values files hold under a thousand values. shown: the file's name in messages."""
-    from yaml import CSafeLoader, YAMLError, load_all
-
     try:
         text = read_regular(path)
     except (OSError, InputError):  # not a regular file, too large, unreadable: the render names it
         return
+    check_values_text(text, shown)
+
+
+def check_values_text(text: bytes, shown: str, what: str = "this values file", line: int = 1) -> None:
+    """check_values_file's bound on a values file's bytes (what: how the message names the file, in the file or
+    chart named by shown, at line)."""
+    from yaml import CSafeLoader, YAMLError, load_all
+
     if len(text) > MAX_EDITED_DOCUMENT_BYTES:
         raise InputError(
-            f"this values file is {_size(len(text))}; not rendered (the limit is {_size(MAX_EDITED_DOCUMENT_BYTES)})",
+            f"{what} is {_size(len(text))}; not rendered (the limit is {_size(MAX_EDITED_DOCUMENT_BYTES)})",
             shown,
-            1,
+            line,
         )
     try:
         documents = list(load_all(text, Loader=CSafeLoader))
@@ -218,10 +224,10 @@ def check_values_file(path: str, shown: str) -> None:
         return
     if not expands_within(documents, MAX_EDITED_NODES):
         raise InputError(
-            f"this values file holds more than {MAX_EDITED_NODES:,} values (real charts hold under a thousand); "
+            f"{what} holds more than {MAX_EDITED_NODES:,} values (real charts hold under a thousand); "
             "not rendered (limit on nodes)",
             shown,
-            1,
+            line,
         )
 
 

@@ -40,6 +40,7 @@ class Inputs:
     stdin: bool = False
     charts: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was skipped and why
+    undecided: set[str] = field(default_factory=set)  # files git did not say in time whether it ignores (not written)
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
@@ -90,7 +91,7 @@ def expand(
     if found is not None:
         found(out.files[out.told :])
     if not include_ignored:
-        ignored = set().union(*(git_ignored(top, found, out.notes) for top, found in walked))
+        ignored = set().union(*(git_ignored(top, found, out.notes, out.undecided) for top, found in walked))
         if ignored:
             out.files = [f for f in out.files if f not in ignored]
             out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
@@ -132,14 +133,15 @@ def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
 
 # git answers check-ignore for 20,000 files in under 0.1 s; one that blocks on a FIFO in a folder's own .git
 # (HEAD, config, info/exclude) never answers, and the run waited 60 s for it: nothing is then taken as ignored,
-# and a note says so (a loaded CI machine past the limit must not lint ignored files without a word).
+# and a note says so (a loaded CI machine past the limit must not lint ignored files without a word); fix does
+# not write those files (they may be ignored ones), and says so for each.
 GIT_TIMEOUT_S = 10.0
 
 
-def git_ignored(top: Path, files: list[str], notes: list[str]) -> set[str]:
+def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[str] | None = None) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
-    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree; nothing and a note
-    in notes when git does not answer in time."""
+    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree; nothing, a note in
+    notes and every file in undecided when git does not answer in time."""
     import shutil
     import subprocess
 
@@ -159,6 +161,8 @@ def git_ignored(top: Path, files: list[str], notes: list[str]) -> set[str]:
         )
     except subprocess.TimeoutExpired:
         notes.append(f"{top}: git did not say within {GIT_TIMEOUT_S:g} s which files it ignores; none was skipped")
+        if undecided is not None:
+            undecided.update(files)
         return set()
     except (OSError, subprocess.SubprocessError):
         return set()

@@ -152,21 +152,29 @@ def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tm
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
 
 
-def test_a_folder_whose_git_head_is_a_fifo_is_linted_without_waiting_for_git(tmp_path: Path) -> None:
-    """A linted folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
-    command waited 60 s for git's answer on which files are ignored."""
+def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git_and_not_rewritten(tmp_path: Path) -> None:
+    """A folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
+    command waited 60 s for git's answer on which files are ignored. Past git's time the files are checked with a
+    note; fix then rewrote them too, gitignored ones included, with only that note: now each is named, not written,
+    with its way out (--include-ignored, which does not ask git)."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".git" / "HEAD").unlink()
     os.mkfifo(tmp_path / ".git" / "HEAD")
-    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    good = tmp_path / "good.yaml"
+    good.write_text(ONE_GPU_POD.format(name="good"))
+    before = good.read_bytes()
     started = time.monotonic()
 
-    code, out, err = run_dramigrate(["lint", tmp_path], timeout=50)
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
 
     assert time.monotonic() - started < 30
-    assert code == 1
-    assert "good.yaml:11:9: error [legacy-device-request]" in out
+    assert code == 2
+    assert "good.yaml:11:9: error [legacy-device-request]" in out + err
     assert "git did not say within" in err and "none was skipped" in err
+    assert "good.yaml: not written: git did not say within 10 s whether it ignores this file" in out + err
+    assert good.read_bytes() == before
+    code, out, err = run_dramigrate(["fix", "--include-ignored", tmp_path], timeout=50)
+    assert code == 0 and "resourceClaims" in good.read_text(), out + err
 
 
 def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering(tmp_path: Path) -> None:
@@ -195,3 +203,67 @@ def test_a_chart_whose_values_file_holds_too_many_keys_is_named_before_rendering
     (chart / "files" / "lookup.yaml").write_text(keys)
     code, out, err = run_dramigrate(["lint", chart], timeout=50)
     assert code == 1 and "[legacy-device-request]" in out, out + err
+
+
+def test_a_packed_subchart_whose_values_hold_too_many_keys_is_named_before_rendering(tmp_path: Path) -> None:
+    """The values bound did not reach a subchart packed as charts/sub-0.1.0.tgz, which Helm reads on every render
+    too: 300,000 keys killed the engine at its memory limit with no word of the file, 25,000 rendered on. The
+    archive and the file in it are named at once, the chart is untouched, a good manifest beside it migrated."""
+    import io
+    import tarfile
+
+    from conftest import chart_with
+
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n    image: a:1\n"
+    pod += "    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+    chart = chart_with(tmp_path, "umbrella", {"templates/pod.yaml": pod, "values.yaml": "gpus: 1\n"})
+    (chart / "charts").mkdir()
+    with tarfile.open(chart / "charts" / "sub-0.1.0.tgz", "w:gz") as tar:
+        for name, text in {
+            "sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+            "sub/values.yaml": "".join(f"k{i}: {i}\n" for i in range(25_000)),
+        }.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(text)
+            tar.addfile(member, io.BytesIO(text.encode()))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
+
+    assert code == 2, out + err
+    assert (
+        f"{chart}/charts/sub-0.1.0.tgz: the packed subchart's sub/values.yaml holds more than 20,000 values"
+        in out + err
+    )
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_path: Path) -> None:
+    """A document whose `%TAG !e! ...` directive names a handle its body uses (`image: !e!img app:1`), first in its
+    file or after a `...` end marker, was refused as invalid YAML ("found undefined tag handle"): the file was split
+    on `---` and the directive parsed apart from its document. Both are migrated, the directives and handles are
+    written back as they were, and the written file is valid YAML that a second fix leaves alone."""
+    import yaml
+
+    tagged = ONE_GPU_POD.format(name="tagged").replace("image: app:1", "image: !e!img app:1")
+    first = tmp_path / "first.yaml"
+    first.write_text("%TAG !e! tag:example.com,2000:\n---\n" + tagged)
+    after_end = tmp_path / "after-end.yaml"
+    after_end.write_text(ONE_GPU_POD.format(name="plain") + "...\n%TAG !e! tag:example.com,2000:\n---\n" + tagged)
+
+    code, out, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, out + err
+    for path in (first, after_end):
+        text = path.read_text()
+        assert "nvidia.com/gpu: 1" not in text and "image: !e!img app:1" in text
+        assert "%TAG !e! tag:example.com,2000:\n---\n" in text
+        objects = list(yaml.safe_load_all(text.replace("!e!img ", "")))
+        pods = [o for o in objects if o and o["kind"] == "Pod"]
+        assert pods and all(p["spec"]["resourceClaims"] for p in pods)
+        assert sum(o["kind"] == "ResourceClaimTemplate" for o in objects if o) == len(pods)
+        assert list(yaml.compose_all(text))  # the directives still stand before a document start
+    lint = run_dramigrate(["lint", "--format", "json", after_end])
+    assert lint[0] == 0 and "after-end.yaml" not in lint[1]

@@ -20,12 +20,14 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
@@ -50,6 +52,8 @@ class Device:
     count: str  # Go expression, read from the chart's root
     conditions: list[str]
     scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
+    branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
+    branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
 
 
 @dataclass
@@ -77,6 +81,16 @@ def _indent(line: str) -> int:
 def _control(line: str) -> bool:
     s = line.strip()
     return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
+
+
+_QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
+
+
+def _emits(line: str) -> bool:
+    """Whether an action line writes text into the YAML (`{{ toYaml . | indent 12 | trim }}` under `limits:`
+    writes the user's limits beside the device key), unlike `if`/`end`/`with`, a comment or an assignment."""
+    s = line.strip()
+    return s.startswith("{{") and not _QUIET.match(s)
 
 
 def _parent(lines: list[str], index: int) -> int:
@@ -109,24 +123,35 @@ def _rooted(expr: str, context: str) -> str:
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
-def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[list[str], str]:
-    """The `if` conditions around `offset`, read from the chart's root, and what `.` is there ("" the root, else
-    the values path of an enclosing `with .Values.x`, which counts as a condition too); other enclosing actions
-    make the shape not pattern A."""
-    stack: list[tuple[str, str, bool]] = []
+def _conditions(
+    text: str, offset: int, rel: str, pattern: Pattern
+) -> tuple[list[str], str, tuple[int, int] | None, int]:
+    """The `if` conditions around `offset`, read from the chart's root (an `else` branch reads as the `not` of the
+    conditions before it), what `.` is there ("" the root, else the values path of an enclosing `with .Values.x`,
+    which counts as a condition too), the innermost enclosing `if` (its offset and branch) and how many of the last
+    conditions that branch adds; other enclosing actions make the shape not pattern A."""
+    # word, condition, the conditions of the branches before (an if's else), in an else, offset
+    stack: list[tuple[str, str, list[str], bool, int]] = []
     for start, end, word in _actions(text):
         if start >= offset:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
-            stack.append((word, body[len(word) :].strip(), False))
+            stack.append((word, body[len(word) :].strip(), [], False, start))
         elif word == "else" and stack:
-            stack[-1] = (stack[-1][0], stack[-1][1], True)
+            top = stack[-1]
+            chained = re.fullmatch(r"else\s+if\s+(.+)", body, re.S)
+            if top[0] == "if" and chained:
+                stack[-1] = (top[0], chained.group(1).strip(), [*top[2], top[1]], False, top[4])
+            else:
+                stack[-1] = (top[0], "" if top[0] == "if" else top[1], [*top[2], top[1]], True, top[4])
         elif word == "end" and stack:
             stack.pop()
-    out = []
+    out: list[str] = []
     context = ""
-    for word, cond, in_else in stack:
+    branch: tuple[int, int] | None = None
+    added = 0
+    for word, cond, before, in_else, start in stack:
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
@@ -136,12 +161,39 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[lis
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
             context = path
             continue
-        if word != "if" or in_else:
+        if word != "if":
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
-        cond = _rooted(cond, context)
-        out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
-    return out, context
+        own = [f"(not {_group(_rooted(c, context))})" for c in before]
+        if cond:
+            own.append(_group(_rooted(cond, context)))
+        out += own
+        branch, added = (start, len(before)), len(own)
+    return out, context, branch, added
+
+
+def _group(cond: str) -> str:
+    return cond if " " not in cond or cond.startswith("(") else f"({cond})"
+
+
+def _from_root(expr: str) -> str:
+    """`expr` read from the chart's root where `.` is rebound (inside `with`): `.Values` -> `$.Values`."""
+    return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
+
+
+def _inside_with(text: str, index: int) -> bool:
+    """Whether line `index` (0-based) of the template sits inside a `with` block, where `.` is not the root: a line
+    added there reads values as `$.Values` (plex-media-server's `resources:` is inside `with .Values.pms.resources`)."""
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
+    stack: list[str] = []
+    for start, _end, word in _actions(text):
+        if start >= offset:
+            break
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append(word)
+        elif word == "end" and stack:
+            stack.pop()
+    return "with" in stack
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -182,8 +234,9 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         count = count_expression(m.group(3))
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        conditions, context = _conditions(text, offsets[i], rel, pattern)
-        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context)))
+        conditions, context, branch, added = _conditions(text, offsets[i], rel, pattern)
+        own = conditions[len(conditions) - added :]
+        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own))
     return out
 
 
@@ -332,6 +385,16 @@ class Workload:
     delta: PodDelta
     requests: dict[str, str] = field(default_factory=dict)  # claim request name -> device resource
     base: str = ""  # the request name the migration gives the device when one container asks for it
+    # a vendor choice (`if .Values.intel }}gpu.intel.com/i915: N{{ else }}nvidia.com/gpu: N`): each other branch's
+    # device resource -> what the migration adds when the pod asks for that device instead, and its request names
+    choices: dict[str, tuple[PodDelta, dict[str, str]]] = field(default_factory=dict)
+
+
+# what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
+# count): (the template's objects so renamed, the migration of them, its ResourceClaimTemplates by name)
+Alternative = Callable[
+    [list[dict[str, Any]], str, str], tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -372,9 +435,11 @@ def build(
     opt_in: bool,
     hints: dict[str, Pattern] | None = None,
     guards: tuple[str, ...] = (),
+    alternative: Alternative | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
-    NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout."""
+    NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
+    migrates a template's objects with another device resource, for a vendor choice's other branches."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -388,6 +453,8 @@ def build(
         devices = find_devices(text, rel, rules)
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            if not rel.startswith("charts/") and (library := _library_writes(root, text)):
+                raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
                     "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
@@ -400,9 +467,15 @@ def build(
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for own, delta in zip(pods, deltas, strict=True):
+            choice = _choice(own, delta, rules, rel)
+            if choice:
+                own, choices = choice, _alternatives(rel, choice, originals.get(rel, []), alternative, rules)
+                requests = _request_resources(delta.spec, own[:1], rules, rel)
+            else:
+                choices, requests = {}, _request_resources(delta.spec, own, rules, rel)
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
-            workloads.append(Workload(rel, text, own, delta, _request_resources(delta.spec, own, rules, rel), base))
+            workloads.append(Workload(rel, text, own, delta, requests, base, choices))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
     classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
@@ -425,15 +498,60 @@ def build(
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
-    resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
+    resource = (" or " if any(w.choices for w in workloads) else " and ").join(
+        dict.fromkeys(d.resource for w in workloads for d in w.devices)
+    )
     changes += conventions(root, device_class, not opt_in)
     if (root / "tests").is_dir():
-        lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None]
+        lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         changes += unit_tests(root, lone, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
+    """The pod's device keys, the migrated one's first, when they are a vendor choice: one device resource per branch
+    of one `if`/`else` chain, each with the same count, and the migration's claim asks for one of them; else None."""
+    by_resource: dict[str, list[Device]] = {}
+    for d in devices:
+        by_resource.setdefault(d.resource, []).append(d)
+    if len(by_resource) < 2 or any(d.branch is None for d in devices):
+        return None
+    chains = {d.branch[0] for d in devices if d.branch}
+    branches = {res: {d.branch[1] for d in own if d.branch} for res, own in by_resource.items()}
+    if (
+        len(chains) != 1
+        or any(len(b) != 1 for b in branches.values())
+        or len({next(iter(b)) for b in branches.values()}) != len(branches)
+    ):
+        return None
+    if len({d.count for d in devices}) != 1:
+        raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
+    classes = {(r.get("exactly") or r).get("deviceClassName") for r in _requests(delta.spec)}
+    asked = [res for res in by_resource if (m := rules.lookup(res)) is not None and m.rule.device_class in classes]
+    if len(asked) != 1:
+        return None
+    return [*by_resource[asked[0]], *(d for res, own in by_resource.items() if res != asked[0] for d in own)]
+
+
+def _alternatives(
+    rel: str, devices: list[Device], originals: list[dict[str, Any]], alternative: Alternative | None, rules: RuleSet
+) -> dict[str, tuple[PodDelta, dict[str, str]]]:
+    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead."""
+    if alternative is None:
+        raise RewriteError(f"{rel}: the device keys are branches of a device choice")
+    out: dict[str, tuple[PodDelta, dict[str, str]]] = {}
+    first = devices[0].resource
+    for res in dict.fromkeys(d.resource for d in devices[1:]):
+        renamed, migrated, templates = alternative(originals, first, res)
+        deltas = pod_delta(renamed, migrated, templates)
+        if len(deltas) != 1:
+            raise RewriteError(f"{rel}: the migration of the {res} branch adds claims to {len(deltas)} pods")
+        own = [d for d in devices if d.resource == res]
+        out[res] = (deltas[0], _request_resources(deltas[0].spec, own, rules, rel))
+    return out
 
 
 def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
@@ -515,6 +633,30 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+def _library_writes(root: Path, text: str) -> str:
+    """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
+    k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
+    which the chart pulls as a dependency. "" when the template includes no define of a library subchart."""
+    named = defines(
+        {
+            str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(root.glob("charts/*/templates/**/*"))
+            if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml")
+        }
+    )
+    for call in re.findall(r'\b(?:include|template)\s+"([^"]+)"', text):
+        found = named.get(call)
+        if found is None:
+            continue
+        library = "/".join(found.file.split("/")[:2])
+        return (
+            f'the objects are written by the library chart {library} (`include "{call}"`), which the chart pulls '
+            "as a dependency: the rewrite changes only the templates of the chart itself (a change in the library "
+            "would be undone by `helm dependency update`), and the library templates have no place for the DRA claim"
+        )
+    return ""
+
+
 def _first_device_line(text: str, rules: RuleSet) -> Pattern:
     for i, line in enumerate(text.splitlines()):
         for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
@@ -574,7 +716,15 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     conditions = w.devices[0].conditions
     groups = _containers(w)
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
-    for d in w.devices:
+    picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
+    if w.choices:
+        first = w.devices[0]
+        conditions = first.conditions[: len(first.conditions) - len(first.branch_conditions)]
+        counts[first.resource] = first.count
+        for d in w.devices:
+            own = _and(*d.branch_conditions) or "true"
+            picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    for d in w.devices if not w.choices else []:
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -601,8 +751,11 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         gate = f"(or {' '.join(dict.fromkeys(own_gates))})"
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
-    on_at = {d.index: re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", on) if d.scoped else on for d in w.devices}
-    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
+    on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
+    # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
+    whole = any(d.branch and d.branch[1] == len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
+    picked = [_or(*picks.values())] if picks and not whole else []
+    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked, gate)
     tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
@@ -623,9 +776,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     res = res_lines[0]
     for m, devices in maps.items():
         end = _block_end(lines, m)
-        children = [i for i in range(m + 1, end) if not _control(lines[i])]
+        children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, end, f"if not {_arg(on_at[devices[0].index])}")
+            _wrap(edits, lines, m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}")
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -635,13 +788,16 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                     runs.append([index])
             for run in runs:
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
+    if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
+        raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
         ind = " " * (_indent(lines[res]) + 2)
-        own_claims = [f"{ind}{{{{- if {claim_cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
+        own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
@@ -659,6 +815,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             if several:
                 entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
             cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
+            cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
             edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     containers = _containers_line(lines, res)
@@ -678,6 +835,16 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
+        tol_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked)
+        branch_tols = {res: (w.choices[res][0] if res in w.choices else w.delta).tolerations for res in picks}
+        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1:
+            tolerations = [t for own in branch_tols.values() for t in own]
+            tol_text = []
+            for res, own in branch_tols.items():
+                if own:
+                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
+                    tol_text.append(f"{p}  {{{{- end }}}}")
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     existing = [
         i
@@ -695,7 +862,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
-    if groups is not None:
+    if picks:
+        inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+    elif groups is not None:
         inner = _containers_spec(w, names, [g[0].count for g in groups], own_gates, several, primary)
     elif len(counts) == 1:
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
@@ -752,6 +921,17 @@ def _guarded_spec(
     return "\n".join(out) + "\n"
 
 
+def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
+    """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
+    for that branch's device) under that branch's condition; the migrated branch reads dra.deviceClassName."""
+    out = []
+    for k, (res, cond) in enumerate(picks.items()):
+        delta, requests = w.choices.get(res, (w.delta, w.requests))
+        text = _sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), device_class)
+        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {cond} -}}}}\n{text}")
+    return "".join(out) + "{{- end }}\n"
+
+
 def _or(*parts: str) -> str:
     return parts[0] if len(parts) == 1 else f"(or {' '.join(parts)})"
 
@@ -785,6 +965,17 @@ def _dump_list(items: list[dict[str, Any]]) -> list[str]:
     return yaml.dump(items, Dumper=_Dumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
 
 
+def _closed(lines: list[str], start: int, end: int) -> int:
+    """`end`, or past the `{{- end }}` lines right after it that close actions opened in lines [start, end) (a vendor
+    choice's `if`/`else` inside the wrapped `limits:`)."""
+    opened = 0
+    for _, _, word in _actions("\n".join(lines[start:end])):
+        opened += word in ("if", "with", "range") or -(word == "end")
+    while opened > 0 and end < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[end].strip()):
+        end, opened = end + 1, opened - 1
+    return end
+
+
 def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:
     ind = " " * _indent(lines[start])
     edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
@@ -816,7 +1007,15 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         return Edit(at - 1, at + 3, new)
     plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
     if lines[at].strip() == "tolerations:" and plain:
-        return Edit(at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"])
+        # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
+        # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
+        keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
+        return Edit(
+            at + 1,
+            at + 2,
+            [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
+            + [*tol_text, f"{p}  {{{{- end }}}}"],
+        )
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,

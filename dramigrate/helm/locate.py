@@ -243,16 +243,25 @@ class StreamPart:
 
 def stream_sources(text: str) -> list[StreamPart]:
     """Documents of a rendered stream with the template they came from: `# Source:` comments (helm
-    template, Helm 3 post-renderers) or the Helm 4 post-renderer filename annotation."""
+    template, Helm 3 post-renderers) or the Helm 4 post-renderer filename annotation.
+
+    A template whose output begins with its own `---` (bjw-s common writes `---` before each object) prints as
+    `# Source:` then `---` in `helm template`, as Helm's split leaves it: the comment-only document between the
+    two markers is empty, so the source carries over to the document after it."""
     lines = text.splitlines()
     parts: list[StreamPart] = []
-    start, source = 1, ""
+    start, source, content = 1, "", False
     for n, line in enumerate(lines, start=1):
         if _DOC_MARKER.match(line):
+            if source and not content and line.rstrip() == "---":
+                start = n + 1  # nothing but the Source comment since the last marker: same template's document
+                continue
             if source:
                 parts.append(StreamPart(start, n - 1, source))
-            start, source = n + 1, ""
+            start, source, content = n + 1, "", False
             continue
+        if not content and line.strip() and not line.lstrip().startswith("#"):
+            content = True
         m = _SOURCE.match(line) or _ANNOTATION_LINE.match(line)
         if m and not source:
             source = m.group(1)

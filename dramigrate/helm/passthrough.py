@@ -72,6 +72,19 @@ def sibling_path(path: Path_, sibling: str) -> Path_:
     return (*path[:-1], sibling_key(str(path[-1]), sibling))
 
 
+def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
+    """The values path of a map not keyed `resources` (nor `*Resources`) whose value is `want`, if there is one."""
+    if isinstance(merged, dict):
+        for k, v in merged.items():
+            p = (*path, str(k))
+            if isinstance(v, dict) and v and _plain(v) == want and not str(k).lower().endswith("resources"):
+                return p
+            found = _equal_map(v, want, p)
+            if found is not None:
+                return found
+    return None
+
+
 def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker key in the limits of each resources map, and those maps in marker order."""
     maps = resources_maps(merged)
@@ -170,9 +183,19 @@ def map_edits(
             for c, o, n in changed:
                 path = fed.get((key, p, c))
                 if path is None:
+                    why = "does not take its resources whole from one values map"
+                    named = _equal_map(merged, _plain(o.get("resources") or {}))
+                    if named is not None:  # dell's `resources: {embedqa: {limits: ..}, nemotron: ..}`
+                        why = (
+                            f"takes its resources from the values map {display(named)}, which is not a key named "
+                            "resources (or *Resources): the pass-through puts the pod's resourceClaims beside such a "
+                            "key"
+                        )
+                        if len(named) > 1 and named[-2] == "resources":
+                            why += ", and a map keyed by component under `resources:` has no place for them"
                     raise NotPassThrough(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
-                        "does not take its resources whole from one values map"
+                        + why
                     )
                 if _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
                     raise NotPassThrough(

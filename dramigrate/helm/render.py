@@ -126,6 +126,7 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
     import helm_python as sdk
 
     from dramigrate.helm.sandbox import chart_for_render, render_in_child, scrub
+    from dramigrate.helm.schemarefs import localize_schema_refs
 
     try:
         sdk.validate_release_name(options.release_name)
@@ -142,6 +143,7 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
     if api_versions:
         native_options["api_versions"] = api_versions
     with chart_for_render(chart) as safe:  # a private copy: no link reaches Helm, even one swapped in since
+        localize_schema_refs(Path(safe))  # a library's schema URLs read from the chart's own files, not fetched
         payload = {"chart": str(Path(safe).absolute()), "values": values, "options": native_options}
         reply = render_in_child(payload, options.timeout, options.memory_mb)
         if "helm" in reply:

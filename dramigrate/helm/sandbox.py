@@ -496,6 +496,52 @@ def _checked_members(tar: Any) -> list[Any]:
     return members
 
 
+def check_packed_values(root: Path, display: str) -> None:
+    """Bound the values.yaml of every packed subchart (`charts/*.tgz`, and packed ones inside those) as
+    limits.check_values_file bounds a folder's: Helm reads them on every render (300,000 keys killed the engine at
+    its memory limit, with no word of the file). An archive past Helm's own caps is left to the render to name."""
+    from dramigrate.findings import InputError
+    from dramigrate.limits import read_regular
+
+    for archive in sorted(root.rglob("*.tgz")):
+        if archive.parent.name != "charts" or archive.is_symlink():
+            continue
+        try:
+            data = read_regular(str(archive))
+        except (OSError, InputError):  # not a regular file, too large: the render names it
+            continue
+        _check_archive_values(data, f"{display}/{archive.relative_to(root).as_posix()}", "", 0)
+
+
+def _check_archive_values(data: bytes, shown: str, inside: str, depth: int) -> None:
+    import io
+    import tarfile
+    import zlib
+
+    from dramigrate.limits import check_values_text
+
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            total = 0
+            for count, member in enumerate(tar, start=1):
+                total += member.size
+                if count > MAX_MEMBERS or total > MAX_ARCHIVE_BYTES:
+                    return
+                parts = member.name.split("/")
+                if not member.isfile() or member.size > MAX_MEMBER_BYTES or {"templates", "crds", "tests"} & {*parts}:
+                    continue
+                if parts[-1] == "values.yaml" or (parts[-1].endswith(".tgz") and depth < 3 and "charts" in parts):
+                    source = tar.extractfile(member)
+                    content = source.read() if source is not None else b""
+                    where = f"{inside}{member.name}"
+                    if parts[-1] == "values.yaml":
+                        check_values_text(content, shown, f"the packed subchart's {where}", line=0)
+                    else:
+                        _check_archive_values(content, shown, where + ":", depth + 1)
+    except (OSError, EOFError, tarfile.TarError, zlib.error):  # the render names a broken archive
+        return
+
+
 # --- the render process ---------------------------------------------------------------------------------------
 
 

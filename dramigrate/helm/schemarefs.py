@@ -1,0 +1,92 @@
+"""A chart's JSON schemas read from the chart, not the network: remote `$id`/`$ref` URLs that name a file the chart
+itself ships become `file://` URLs of that file in the render's private copy.
+
+Helm validates values against values.schema.json and loads every `$ref` it names, over HTTP for an `https://` one.
+Library charts publish their schema that way: bjw-s `common` (app-template, immich and many more) gives its
+values.schema.json an `$id` on raw.githubusercontent.com, so each relative `$ref` (`schemas/pod.json`) is fetched
+from GitHub, and the parent chart's schema is one `$ref` to that URL. Offline (or behind a proxy) no such chart
+renders. The files are in the chart (charts/common/schemas/pod.json): a schema file's own remote `$id` names its
+folder, so a remote URL under that folder is the local file with the same relative path. Only the render's copy is
+changed; a URL that names no file of the chart is left as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag
+
+_REMOTE = ("https://", "http://")
+_REMOTE_KEY = re.compile(r'"\$(?:id|ref)"\s*:\s*"https?://')
+_MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (Helm's own bound applies)
+
+
+def localize_schema_refs(root: Path) -> int:
+    """Rewrite, in place, the remote `$id`/`$ref` URLs of the JSON files under `root` that name a file under `root`;
+    returns how many files changed. `root` must be dramigrate's private copy of a chart."""
+    docs: dict[Path, Any] = {}
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            path = Path(folder) / name
+            try:
+                if path.stat().st_size > _MAX_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if not _REMOTE_KEY.search(text):  # most charts: nothing to do (and a localized copy rendered again)
+                continue
+            try:
+                docs[path] = json.loads(text)
+            except ValueError:
+                continue
+    folders: dict[str, Path] = {}  # remote folder URL (ends with /) -> local folder
+    for path, doc in docs.items():
+        url = doc.get("$id") if isinstance(doc, dict) else None
+        if isinstance(url, str) and url.startswith(_REMOTE):
+            folders[urldefrag(url).url.rsplit("/", 1)[0] + "/"] = path.parent
+    if not folders:
+        return 0
+    changed = 0
+    for path, doc in docs.items():
+        if _localize(doc, folders, root.resolve()):
+            tmp = path.with_name(path.name + ".dramigrate-tmp")
+            tmp.write_text(json.dumps(doc), encoding="utf-8")
+            os.replace(tmp, path)  # renders of one shared copy may run at once: each sees a whole file
+            changed += 1
+    return changed
+
+
+def _local(url: str, folders: dict[str, Path], top: Path) -> str | None:
+    base, fragment = urldefrag(url)
+    for prefix, folder in folders.items():
+        if base.startswith(prefix):
+            target = (folder / base[len(prefix) :]).resolve()
+            if top in target.parents and target.is_file():
+                return target.as_uri() + (f"#{fragment}" if fragment else "")
+    return None
+
+
+def _localize(node: Any, folders: dict[str, Path], top: Path) -> bool:
+    changed = False
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in ("$id", "$ref"):
+                value = item.get(key)
+                if isinstance(value, str) and value.startswith(_REMOTE):
+                    local = _local(value, folders, top)
+                    if local is not None:
+                        item[key] = local
+                        changed = True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return changed

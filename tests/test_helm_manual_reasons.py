@@ -1,0 +1,84 @@
+"""Charts the idiomatic rewrite leaves to the user name what they saw, in terms of the chart: the values key, the
+template line. Small charts shaped like the unseen ones that gave each reason; renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+# a Deployment taking its map of `resources:` keyed by component (huggingface/dell-helm-chart's agentic-smart-router:
+# `{{ toYaml .Values.resources.embedqa | indent 12 }}`)
+BY_COMPONENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: embed
+spec:
+  selector:
+    matchLabels: {app: embed}
+  template:
+    metadata:
+      labels: {app: embed}
+    spec:
+      containers:
+        - name: embed
+          image: busybox
+          resources:
+{{ toYaml .Values.resources.embed | indent 12 }}
+"""
+
+
+def _fix(chart: Path) -> ChartOutcome:
+    settings = Settings(kube_version="1.34")
+    return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+
+
+def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
+    """Was: 'container embed does not take its resources whole from one values map' (it does: resources.embed)."""
+    values = (
+        "resources:\n  embed:\n    limits:\n      nvidia.com/gpu: 1\n  llm:\n    limits:\n      nvidia.com/gpu: 2\n"
+    )
+    outcome = _fix(chart_with(tmp_path, "router", {"templates/apps.yaml": BY_COMPONENT, "values.yaml": values}))
+    assert not outcome.changes
+    assert "the values map resources.embed" in outcome.manual
+    assert "keyed by component under `resources:`" in outcome.manual
+
+
+# pattern A whose pod selects its GPU model by a label the template writes (huggingface's dell chart:
+# `nvidia.com/gpu.product: {{ include "getNodeSelector" . | quote }}`, mapped from the instance name)
+PRODUCT_LABEL = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi
+spec:
+  selector:
+    matchLabels: {app: tgi}
+  template:
+    metadata:
+      labels: {app: tgi}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: tgi
+          image: tgi
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.shards }}
+"""
+
+
+def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
+    """Was: only 'spec.template.spec.nodeSelector: not expected, the rewritten chart has ...'."""
+    chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": PRODUCT_LABEL, "values.yaml": "shards: 8\n"})
+    outcome = _fix(chart)
+    assert not outcome.changes
+    assert "the pods select nodes by a device label that a template writes itself" in outcome.manual
+    assert "nodeSelector" in outcome.manual

@@ -1,0 +1,278 @@
+"""Chart shapes of media, home-lab and library-based charts (plexinc's plex-media-server, bjw-s common and the charts
+built on it such as app-template and immich), each in a small chart built here: the idiomatic rewrite is proven where
+it can be, and a chart it cannot take says why. Renders are real (the Helm engine embedded in helm-python-sdk).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import RunCli, chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T136 = Target.parse("1.36")
+
+# plex-media-server's shape: the whole `resources:` block inside `with .Values.pms.resources`, the user's limits
+# written by a toYaml action line beside a flag-guarded literal device key, and plain `tolerations:`/`affinity:`
+# toYaml lines whose defaults are an empty list and an empty map.
+PLEX = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}-pms
+spec:
+  serviceName: pms
+  selector:
+    matchLabels: {app: pms}
+  template:
+    metadata:
+      labels: {app: pms}
+    spec:
+      tolerations:
+        {{- toYaml .Values.tolerations | nindent 8 }}
+      affinity:
+        {{- toYaml .Values.affinity | nindent 8 }}
+      containers:
+      - name: pms
+        image: plexinc/pms-docker
+        {{- with .Values.pms.resources }}
+        resources:
+          limits:
+          {{- with .limits }}
+            {{ toYaml . | indent 12 | trim }}
+          {{- end }}
+          {{- if and $.Values.pms.gpu.nvidia.enabled (not (hasKey .limits "nvidia.com/gpu")) }}
+            nvidia.com/gpu: 1
+          {{- end }}
+        {{- end }}
+"""
+PLEX_VALUES = """\
+pms:
+  gpu:
+    nvidia:
+      enabled: true
+  resources:
+    limits:
+      memory: 4Gi
+tolerations: []
+affinity: {}
+"""
+
+
+def docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
+    return [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+
+
+def pod(chart: Path, *sets: str) -> dict[str, Any]:
+    (workload,) = [d for d in docs(chart, *sets) if d["kind"] == "StatefulSet"]
+    spec: dict[str, Any] = workload["spec"]["template"]["spec"]
+    return spec
+
+
+@pytest.fixture(scope="module")
+def plex(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOutcome]:
+    root = tmp_path_factory.mktemp("plex")
+    original = chart_with(root / "original", "pms", {"templates/statefulset.yaml": PLEX, "values.yaml": PLEX_VALUES})
+    chart = shutil.copytree(original, root / "fixed" / "pms")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return original, chart, outcome
+
+
+def test_claims_inside_with_read_the_switch_from_the_root(plex: tuple[Path, Path, ChartOutcome]) -> None:
+    """The `claims:` added under a `resources:` that sits inside `with .Values.pms.resources` reads the switch as
+    `$.Values.dra.enabled` (was: `.Values.dra.enabled`, a nil pointer there, and the rewrite was manual)."""
+    template = (plex[1] / "templates" / "statefulset.yaml").read_text()
+    claims = template.index("          claims:\n")
+    guard = template.rindex("{{- if ", 0, claims)
+    assert template[guard:claims].startswith("{{- if and $.Values.dra.enabled"), template
+    assert pod(plex[1])["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+
+
+def test_limits_written_by_an_action_line_stay_beside_the_claim(plex: tuple[Path, Path, ChartOutcome]) -> None:
+    """`{{ toYaml . | indent 12 | trim }}` under `limits:` writes the user's limits: only the device key is
+    wrapped, so the memory limit stays with the switch on (was: the whole `limits:` block wrapped, the memory limit
+    gone)."""
+    limits = pod(plex[1])["containers"][0]["resources"]["limits"]
+    assert limits == {"memory": "4Gi"}
+    assert pod(plex[1], "dra.enabled=false")["containers"][0]["resources"]["limits"] == {
+        "memory": "4Gi",
+        "nvidia.com/gpu": 1,
+    }
+
+
+def test_an_empty_tolerations_list_takes_the_dra_toleration(plex: tuple[Path, Path, ChartOutcome]) -> None:
+    """`tolerations:` then `{{- toYaml .Values.tolerations | nindent 8 }}` with the default `[]`: the DRA branch
+    writes the list only when it has items, so the added entry is valid YAML (was: `[]` then `- key:`, a parse
+    error); with the switch off the render is byte-identical."""
+    original, chart, _ = plex
+    assert pod(chart)["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod(chart, "tolerations[0].key=dedicated", "tolerations[0].operator=Exists")["tolerations"] == [
+        {"key": "dedicated", "operator": "Exists"},
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+    off = [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=("dra.enabled=false",)))]
+    assert off == [(m.source, m.text) for m in render_chart(original, RenderOptions())]
+
+
+def test_migration_keeps_an_empty_affinity_it_did_not_empty(run_cli: RunCli, tmp_path: Path) -> None:
+    """`affinity: {}` as written stays through the migration (was: dropped, so proof D of a chart rendering
+    `affinity: {}` found an object the migrated render lacked); an affinity the migration empties still goes."""
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  affinity: {}\n  containers:\n  - name: c\n"
+        "    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+    code, out, err = run_cli(["fix", str(manifest)])
+    assert code == 0, err
+    (migrated,) = [d for d in yaml.safe_load_all(manifest.read_text()) if d and d["kind"] == "Pod"]
+    assert migrated["spec"]["affinity"] == {}
+    assert migrated["spec"]["resourceClaims"]
+
+
+# A library chart in the bjw-s common style: its schema has a remote `$id` (so its relative `$ref`s are remote
+# too), the parent's schema is one `$ref` to that URL, and its template writes `---` before each object.
+LIB_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema",
+    "$id": "https://schemas.example.invalid/lib/common/values.schema.json",
+    "type": "object",
+    "properties": {"main": {"$ref": "schemas/container.json"}},
+}
+CONTAINER_SCHEMA = {"type": "object", "properties": {"resources": {"type": "object"}}, "required": ["resources"]}
+LIB_TEMPLATE = """\
+{{- define "lib.all" -}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+        - name: main
+          image: x
+          {{- with .Values.main.resources }}
+          resources: {{- toYaml . | nindent 12 }}
+          {{- end }}
+{{- end }}
+"""
+
+
+def library_chart(root: Path) -> Path:
+    chart = chart_with(
+        root,
+        "app",
+        {
+            "templates/common.yaml": '{{ include "lib.all" . }}\n',
+            "values.yaml": "main:\n  resources:\n    limits:\n      amd.com/gpu: 1\n",
+            "values.schema.json": json.dumps({"$ref": LIB_SCHEMA["$id"]}),
+        },
+    )
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: lib\n  version: 1.0.0\n"
+        "  repository: https://charts.example.invalid\n"
+    )
+    chart_with(
+        chart / "charts",
+        "lib",
+        {
+            "templates/_all.tpl": LIB_TEMPLATE,
+            "values.schema.json": json.dumps(LIB_SCHEMA),
+            "schemas/container.json": json.dumps(CONTAINER_SCHEMA),
+        },
+        version="1.0.0",
+    )
+    (chart / "charts" / "lib" / "Chart.yaml").write_text("apiVersion: v2\nname: lib\nversion: 1.0.0\ntype: library\n")
+    return chart
+
+
+def test_library_schema_urls_are_read_from_the_chart(tmp_path: Path) -> None:
+    """The library's schema URLs name files the chart ships: Helm reads those files instead of fetching the URLs
+    (was: `helm: the chart does not render`, the fetch of schemas.example.invalid failing); the schema still
+    applies (a values file breaking it is refused), and the chart's own files are left as they were."""
+    chart = library_chart(tmp_path)
+    before = {p: p.read_bytes() for p in chart.rglob("*.json")}
+    (deployment,) = [d for d in docs(chart) if d["kind"] == "Deployment"]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"amd.com/gpu": 1}}
+    with pytest.raises(HelmError):  # required by the library's schema/container.json
+        docs(chart, "main.resources=null")
+    assert {p: p.read_bytes() for p in chart.rglob("*.json")} == before
+
+
+def test_library_objects_after_their_own_separator_keep_their_template(run_cli: RunCli, tmp_path: Path) -> None:
+    """A template whose output starts with `---` prints as `# Source:` then `---`: the device request maps to that
+    template, through the include to the library line that writes it (was: no template for the object, then an
+    internal error, KeyError)."""
+    chart = library_chart(tmp_path)
+    code, out, err = run_cli(["diff", str(chart), "--format", "json"])
+    assert "internal" not in out + err, out + err
+    findings = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert findings and all(f["file"].endswith("charts/lib/templates/_all.tpl") for f in findings), findings
+
+
+ARC = """\
+apiVersion: actions.github.com/v1alpha1
+kind: AutoscalingRunnerSet
+metadata:
+  name: gpu-runners
+spec:
+  githubConfigUrl: https://github.com/example-org
+  template:
+    spec:
+      containers:
+        - name: runner
+          image: ghcr.io/actions/actions-runner:latest
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+
+def test_github_runner_scale_set_is_a_workload(run_cli: RunCli, tmp_path: Path) -> None:
+    """A GitHub Actions runner scale set (gha-runner-scale-set renders an AutoscalingRunnerSet) asking for GPUs is
+    migrated in its pod template, with the controller release whose CRD keeps the claims named (was: not a
+    workload kind, 'nothing to fix', the GPU request left as it was)."""
+    manifest = tmp_path / "runners.yaml"
+    manifest.write_text(ARC)
+    code, out, err = run_cli(["fix", str(manifest)])
+    assert code == 0, err
+    runners, claim = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    spec = runners["spec"]["template"]["spec"]
+    assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert spec["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"]
+    assert claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert "actions-runner-controller 0.11.0" in out + err
+
+
+def test_a_template_that_only_includes_a_library_says_so(run_cli: RunCli, tmp_path: Path) -> None:
+    """A chart whose template only includes a library's loader (app-template, immich, k8s-at-home charts) and whose
+    library builds the container from values as a whole: the manual reason names the library and why it is not
+    rewritten (was: 'no line of a helper in this chart writes the device key')."""
+    chart = library_chart(tmp_path)
+    lib = chart / "charts" / "lib" / "templates" / "_all.tpl"
+    lib.write_text(  # the whole object built as a dict, as bjw-s common builds it: no line of it is in the template
+        '{{- define "lib.all" -}}\n---\n{{ toYaml (dict "apiVersion" "apps/v1" "kind" "Deployment" "metadata" '
+        '(dict "name" .Release.Name) "spec" (dict "selector" (dict "matchLabels" (dict "app" "x")) "template" (dict '
+        '"metadata" (dict "labels" (dict "app" "x")) "spec" (dict "containers" (list (merge (dict "name" "main" '
+        '"image" "x") .Values.main)))))) }}\n{{- end }}\n'
+    )
+    code, out, err = run_cli(["diff", str(chart)])
+    assert "the objects are written by the library chart charts/lib" in out + err, out + err
+    assert "helm dependency update" in out + err
