@@ -735,10 +735,14 @@ class _StandardOutput(io.FileIO):
     what is written after it is dropped."""
 
     failed = False
+    gone = ""  # why standard output takes nothing (it was closed when dramigrate started)
 
     def write(self, data: Any) -> int:
         if self.failed:
             return len(data)
+        if self.gone:
+            self.failed = True
+            raise InputError(f"cannot write to standard output: {self.gone}")
         try:
             return super().write(data)
         except BrokenPipeError:
@@ -751,7 +755,15 @@ class _StandardOutput(io.FileIO):
 def _standard_output() -> None:
     """Standard output carries the reports and YAML, UTF-8 by their specs: it is written as UTF-8 whatever the
     locale says (PYTHONIOENCODING=ascii ended a run over a file named café.yaml with an internal error), and a
-    failed write is named."""
+    failed write is named. A standard stream closed at the start (`>&-`) gets /dev/null on its descriptor first, so
+    no file dramigrate opens takes descriptor 0, 1 or 2 (a child process would write its output into it); a report
+    for a closed standard output is named as not written."""
+    closed = _reopen_closed_streams()
+    if 1 in closed:
+        raw = _StandardOutput(1, "w", closefd=False)
+        raw.gone = "it was closed when dramigrate started (>&-); nothing of the report was written"
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace")
+        return
     try:
         fd = sys.stdout.fileno()
         line_buffering = sys.stdout.line_buffering
@@ -762,6 +774,26 @@ def _standard_output() -> None:
     sys.stdout = io.TextIOWrapper(
         io.BufferedWriter(raw), encoding="utf-8", errors="backslashreplace", line_buffering=line_buffering
     )
+
+
+def _reopen_closed_streams() -> set[int]:
+    """The standard descriptors (0, 1, 2) that were closed, each now open on /dev/null; sys.stdin and sys.stderr
+    (None for a closed one) then read nothing and write nowhere instead of print() falling back to stdout."""
+    import os
+
+    closed = set()
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.add(fd)
+            if os.open(os.devnull, os.O_RDWR) != fd:  # pragma: no cover - the lowest free descriptor is fd
+                return closed
+    if 0 in closed:
+        sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
+    if 2 in closed:
+        sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), line_buffering=True)
+    return closed
 
 
 def main() -> None:

@@ -167,11 +167,33 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _regular_values_files(paths: list[Path]) -> None:
+    """Refuse a -f that is a FIFO, a device or a folder before any work: every render reads it again and fix may
+    write beside it, and Helm blocked for good on a FIFO nobody writes to (a missing file is the render's to name)."""
+    import stat
+
+    from dramigrate.limits import file_type
+
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise InputError(
+                f"-f takes a values file, and this is {file_type(mode)}; copy its content to a file", str(path)
+            )
+
+
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
     trusted = opts.trust_config and not opts.untrusted and not in_ci()
-    settings = load_settings(opts.config, Path.cwd(), trusted)
+    try:
+        cwd = Path.cwd()  # the config is looked up from here, relative paths read from here
+    except FileNotFoundError:
+        raise InputError("the current folder was removed; run dramigrate from a folder that exists") from None
+    settings = load_settings(opts.config, cwd, trusted)
     refused = [] if trusted else confine_to_repository(settings, size_given=opts.max_file_size is not None)
     overview = config_overview(settings, trusted)
     if overview:
@@ -200,7 +222,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         settings.max_file_size = parse_size(opts.max_file_size, "--max-file-size")
     settings.removed_taints = tuple(settings.removed_taints) + tuple(opts.removed_taint)
     if opts.align_nics is not None:
-        settings.merge({"align-nics": opts.align_nics}, Path.cwd())
+        settings.merge({"align-nics": opts.align_nics}, cwd)
     settings.named_classes = settings.named_classes or opts.classes
     if opts.strategy is not None:  # the flag wins over the config file either way
         settings.strategy = opts.strategy
@@ -231,6 +253,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
+    _regular_values_files(opts.values_files)
     from dramigrate.prefilter import Stream
 
     ahead = None
@@ -517,14 +540,14 @@ def _plan(result: RunResult) -> str | None:
     return result.cutover.message if result.cutover is not None else None
 
 
-def _write_report(path: Path, text: str) -> None:
+def _write_report(path: Path, text: str, what: str = "report") -> None:
     from dramigrate.writer import write_atomic
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
-    except OSError as exc:
-        raise InputError(f"cannot write the report: {exc.strerror}", str(path)) from exc
+    except OSError as exc:  # a full disk, a file size limit (EFBIG), no permission: named, exit 2
+        raise InputError(f"cannot write the {what}: {exc.strerror or exc}", str(path)) from exc
 
 
 def _json_document(result: RunResult, changed: int, written: list[str] | None = None) -> dict[str, Any]:
@@ -547,17 +570,9 @@ def _write_html(opts: Options, result: RunResult, changed: int, changes: list[An
     if opts.html is None:
         return
     from dramigrate.report.html import render
-    from dramigrate.writer import write_atomic
 
     page = render(_json_document(result, changed), changes, command, opts.paths)
-    folder = opts.html.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot create the folder {folder} for the HTML report: {exc.strerror}", str(opts.html)
-        ) from exc
-    write_atomic(opts.html, page)
+    _write_report(opts.html, page, "HTML report")
     MESSAGES.note(f"wrote the HTML report {opts.html}")
 
 

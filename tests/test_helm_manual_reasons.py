@@ -48,3 +48,37 @@ def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
     assert not outcome.changes
     assert "the values map resources.embed" in outcome.manual
     assert "keyed by component under `resources:`" in outcome.manual
+
+
+# pattern A whose pod selects its GPU model by a label the template writes (huggingface's dell chart:
+# `nvidia.com/gpu.product: {{ include "getNodeSelector" . | quote }}`, mapped from the instance name)
+PRODUCT_LABEL = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi
+spec:
+  selector:
+    matchLabels: {app: tgi}
+  template:
+    metadata:
+      labels: {app: tgi}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: tgi
+          image: tgi
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.shards }}
+"""
+
+
+def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
+    """Was: only 'spec.template.spec.nodeSelector: not expected, the rewritten chart has ...'."""
+    chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": PRODUCT_LABEL, "values.yaml": "shards: 8\n"})
+    outcome = _fix(chart)
+    assert not outcome.changes
+    assert "the pods select nodes by a device label that a template writes itself" in outcome.manual
+    assert "nodeSelector" in outcome.manual

@@ -4,6 +4,7 @@ message, a good file left unmigrated because of its neighbour."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -300,3 +301,84 @@ def test_the_html_report_of_a_fix_names_a_file_that_is_not_utf8(tmp_path: Path) 
 
     assert code == 0, err
     assert "caf\\xe9.yaml" in page.read_text()
+
+
+# --- the seventh sweep: process limits and standard streams ---------------------------------------------------
+
+
+def _run_in(shell: str, args: list[str], cwd: Path, limit_fsize: int | None = None) -> subprocess.CompletedProcess:
+    """dramigrate args run by `sh -c shell` ("$@" is the command), with an optional file size limit (RLIMIT_FSIZE)."""
+    import resource
+
+    def limit() -> None:
+        if limit_fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_fsize, limit_fsize))
+
+    env = {**os.environ, "NO_COLOR": "1"}
+    command = ["sh", "-c", shell, "sh", dramigrate_executable(), *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, timeout=60, preexec_fn=limit, check=False)
+
+
+def test_an_html_report_past_the_file_size_limit_is_named_and_the_manifests_are_written(tmp_path: Path) -> None:
+    """Under a file size limit (ulimit -f) the HTML report's write failed with EFBIG and the run ended in an internal
+    error; the report is named as not written (exit 2), the manifests are written, no temp file is left."""
+    (tmp_path / "k8s").mkdir()
+    pod = tmp_path / "k8s" / "pod.yaml"
+    pod.write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "reports").mkdir()
+
+    proc = _run_in('exec "$@"', ["fix", "k8s", "--html", "reports/fix.html"], tmp_path, limit_fsize=6000)
+
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "reports/fix.html: cannot write the HTML report: File too large" in err
+    assert "internal error" not in err
+    assert "resourceClaims" in pod.read_text()
+    assert list((tmp_path / "reports").iterdir()) == []
+
+
+def test_a_closed_standard_output_is_named_and_standard_error_stays_apart(tmp_path: Path) -> None:
+    """`dramigrate lint k8s >&-` ended in an internal error (sys.stdout is None); with standard error closed
+    (`2>&-`), the messages print() sends there went to standard output, into the JSON report."""
+    (tmp_path / "k8s").mkdir()
+    (tmp_path / "k8s" / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "k8s" / "bad.yaml").write_text(ONE_GPU_POD.format(name="bad") + "  x: [\n")
+
+    closed = _run_in('exec "$@" >&-', ["lint", "k8s"], tmp_path)
+    no_errors = _run_in('exec "$@" 2>&-', ["lint", "--format", "json", "k8s"], tmp_path)
+
+    err = closed.stderr.decode()
+    assert closed.returncode == 2 and "internal error" not in err, err
+    assert "cannot write to standard output: it was closed when dramigrate started" in err
+    assert no_errors.returncode == 2
+    report = json.loads(no_errors.stdout)
+    assert [e["file"] for e in report["errors"]] == ["k8s/bad.yaml"]
+
+
+def test_a_run_from_a_removed_folder_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    """Run from a folder that was removed (a CI step after a cleanup), every command ended in an internal error
+    (FileNotFoundError from getcwd)."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "gone").mkdir()
+
+    proc = _run_in('cd gone && rmdir ../gone && exec "$@"', ["lint", str(tmp_path / "pod.yaml")], tmp_path)
+
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "the current folder was removed; run dramigrate from a folder that exists" in err
+    assert "internal error" not in err
+
+
+def test_a_values_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """`-f values.yaml` naming a FIFO nobody writes to blocked every command for good (Helm opened it and waited);
+    every render reads -f again and fix writes beside it, so it is refused before any work, named."""
+    chart = _chart(tmp_path)
+    os.mkfifo(tmp_path / "values.yaml")
+    started = time.monotonic()
+
+    proc = _run_in('exec "$@"', ["lint", str(chart), "-f", "values.yaml"], tmp_path)
+
+    assert time.monotonic() - started < 20
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "values.yaml: -f takes a values file, and this is a FIFO (named pipe)" in err

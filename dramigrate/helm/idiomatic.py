@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,8 @@ class Device:
     count: str  # Go expression, read from the chart's root
     conditions: list[str]
     scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
+    branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
+    branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
 
 
 @dataclass
@@ -125,29 +128,35 @@ def _rooted(expr: str, context: str) -> str:
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
-def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[list[str], str]:
-    """The `if` conditions around `offset`, read from the chart's root, and what `.` is there ("" the root, else
-    the values path of an enclosing `with .Values.x`, which counts as a condition too); other enclosing actions
-    make the shape not pattern A."""
-    stack: list[tuple[str, str, bool]] = []
+def _conditions(
+    text: str, offset: int, rel: str, pattern: Pattern
+) -> tuple[list[str], str, tuple[int, int] | None, int]:
+    """The `if` conditions around `offset`, read from the chart's root (an `else` branch reads as the `not` of the
+    conditions before it), what `.` is there ("" the root, else the values path of an enclosing `with .Values.x`,
+    which counts as a condition too), the innermost enclosing `if` (its offset and branch) and how many of the last
+    conditions that branch adds; other enclosing actions make the shape not pattern A."""
+    # word, condition, the conditions of the branches before (an if's else), in an else, offset
+    stack: list[tuple[str, str, list[str], bool, int]] = []
     for start, end, word in _actions(text):
         if start >= offset:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
-            stack.append((word, body[len(word) :].strip(), False))
-        elif word == "else" and stack:  # a chained `else if`/`else with` keeps its own words: not a plain else
-            plain = body.strip() == "else"
-            stack[-1] = (stack[-1][0] if plain else f"{stack[-1][0]} ... {body.strip()}", stack[-1][1], True)
+            stack.append((word, body[len(word) :].strip(), [], False, start))
+        elif word == "else" and stack:
+            top = stack[-1]
+            chained = re.fullmatch(r"else\s+if\s+(.+)", body, re.S)
+            if top[0] == "if" and chained:
+                stack[-1] = (top[0], chained.group(1).strip(), [*top[2], top[1]], False, top[4])
+            else:
+                stack[-1] = (top[0], "" if top[0] == "if" else top[1], [*top[2], top[1]], True, top[4])
         elif word == "end" and stack:
             stack.pop()
-    out = []
+    out: list[str] = []
     context = ""
-    for word, cond, in_else in stack:
-        if word == "if" and in_else:  # the plain `else` of an `if`: its condition negated (ersatztv's two branches)
-            cond = _rooted(cond, context)
-            out.append(f"(not {_arg(cond)})")
-            continue
+    branch: tuple[int, int] | None = None
+    added = 0
+    for word, cond, before, in_else, start in stack:
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
@@ -164,12 +173,19 @@ def _conditions(text: str, offset: int, rel: str, pattern: Pattern) -> tuple[lis
             out.append(listed)  # the body renders once per item: only when the list has one
             context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
-        if word != "if" or in_else:
+        if word != "if":
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
-        cond = _rooted(cond, context)
-        out.append(cond if " " not in cond or cond.startswith("(") else f"({cond})")
-    return out, context
+        own = [f"(not {_group(_rooted(c, context))})" for c in before]
+        if cond:
+            own.append(_group(_rooted(cond, context)))
+        out += own
+        branch, added = (start, len(before)), len(own)
+    return out, context, branch, added
+
+
+def _group(cond: str) -> str:
+    return cond if " " not in cond or cond.startswith("(") else f"({cond})"
 
 
 def _either(devices: list[Device]) -> list[str] | None:
@@ -263,10 +279,11 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         count = count_expression(m.group(3))
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        conditions, context = _conditions(text, offsets[i], rel, pattern)
+        conditions, context, branch, added = _conditions(text, offsets[i], rel, pattern)
         if context == ITEM and _FIELD.search(count):
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
-        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context)))
+        own = conditions[len(conditions) - added :]
+        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own))
     return out
 
 
@@ -415,6 +432,16 @@ class Workload:
     delta: PodDelta
     requests: dict[str, str] = field(default_factory=dict)  # claim request name -> device resource
     base: str = ""  # the request name the migration gives the device when one container asks for it
+    # a vendor choice (`if .Values.intel }}gpu.intel.com/i915: N{{ else }}nvidia.com/gpu: N`): each other branch's
+    # device resource -> what the migration adds when the pod asks for that device instead, and its request names
+    choices: dict[str, tuple[PodDelta, dict[str, str]]] = field(default_factory=dict)
+
+
+# what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
+# count): (the template's objects so renamed, the migration of them, its ResourceClaimTemplates by name)
+Alternative = Callable[
+    [list[dict[str, Any]], str, str], tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -455,9 +482,11 @@ def build(
     opt_in: bool,
     hints: dict[str, Pattern] | None = None,
     guards: tuple[str, ...] = (),
+    alternative: Alternative | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
-    NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout."""
+    NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
+    migrates a template's objects with another device resource, for a vendor choice's other branches."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -487,9 +516,15 @@ def build(
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for own, delta in zip(pods, deltas, strict=True):
+            choice = _choice(own, delta, rules, rel)
+            if choice:
+                own, choices = choice, _alternatives(rel, choice, originals.get(rel, []), alternative, rules)
+                requests = _request_resources(delta.spec, own[:1], rules, rel)
+            else:
+                choices, requests = {}, _request_resources(delta.spec, own, rules, rel)
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
-            workloads.append(Workload(rel, text, own, delta, _request_resources(delta.spec, own, rules, rel), base))
+            workloads.append(Workload(rel, text, own, delta, requests, base, choices))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
     classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
@@ -512,15 +547,60 @@ def build(
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
-    resource = " and ".join(dict.fromkeys(d.resource for w in workloads for d in w.devices))
+    resource = (" or " if any(w.choices for w in workloads) else " and ").join(
+        dict.fromkeys(d.resource for w in workloads for d in w.devices)
+    )
     changes += conventions(root, device_class, not opt_in)
     if (root / "tests").is_dir():
-        lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None]
+        lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         changes += unit_tests(root, lone, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
+    """The pod's device keys, the migrated one's first, when they are a vendor choice: one device resource per branch
+    of one `if`/`else` chain, each with the same count, and the migration's claim asks for one of them; else None."""
+    by_resource: dict[str, list[Device]] = {}
+    for d in devices:
+        by_resource.setdefault(d.resource, []).append(d)
+    if len(by_resource) < 2 or any(d.branch is None for d in devices):
+        return None
+    chains = {d.branch[0] for d in devices if d.branch}
+    branches = {res: {d.branch[1] for d in own if d.branch} for res, own in by_resource.items()}
+    if (
+        len(chains) != 1
+        or any(len(b) != 1 for b in branches.values())
+        or len({next(iter(b)) for b in branches.values()}) != len(branches)
+    ):
+        return None
+    if len({d.count for d in devices}) != 1:
+        raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
+    classes = {(r.get("exactly") or r).get("deviceClassName") for r in _requests(delta.spec)}
+    asked = [res for res in by_resource if (m := rules.lookup(res)) is not None and m.rule.device_class in classes]
+    if len(asked) != 1:
+        return None
+    return [*by_resource[asked[0]], *(d for res, own in by_resource.items() if res != asked[0] for d in own)]
+
+
+def _alternatives(
+    rel: str, devices: list[Device], originals: list[dict[str, Any]], alternative: Alternative | None, rules: RuleSet
+) -> dict[str, tuple[PodDelta, dict[str, str]]]:
+    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead."""
+    if alternative is None:
+        raise RewriteError(f"{rel}: the device keys are branches of a device choice")
+    out: dict[str, tuple[PodDelta, dict[str, str]]] = {}
+    first = devices[0].resource
+    for res in dict.fromkeys(d.resource for d in devices[1:]):
+        renamed, migrated, templates = alternative(originals, first, res)
+        deltas = pod_delta(renamed, migrated, templates)
+        if len(deltas) != 1:
+            raise RewriteError(f"{rel}: the migration of the {res} branch adds claims to {len(deltas)} pods")
+        own = [d for d in devices if d.resource == res]
+        out[res] = (deltas[0], _request_resources(deltas[0].spec, own, rules, rel))
+    return out
 
 
 def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
@@ -691,7 +771,15 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     conditions = w.devices[0].conditions
     groups = _containers(w)
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
-    for d in w.devices:
+    picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
+    if w.choices:
+        first = w.devices[0]
+        conditions = first.conditions[: len(first.conditions) - len(first.branch_conditions)]
+        counts[first.resource] = first.count
+        for d in w.devices:
+            own = _and(*d.branch_conditions) or "true"
+            picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    for d in w.devices if not w.choices else []:
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -706,7 +794,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    union = _either(w.devices)
+    union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
     if union is None:
         d = next(d for d in w.devices if d.conditions != conditions)
         raise RewriteError(
@@ -725,7 +813,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
     on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
-    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, gate)
+    # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
+    whole = any(d.branch and d.branch[1] == len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
+    picked = [_or(*picks.values())] if picks and not whole else []
+    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked, gate)
     tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
@@ -748,7 +839,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, end, f"if not {_arg(on_at[devices[0].index])}")
+            _wrap(edits, lines, m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}")
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -758,6 +849,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                     runs.append([index])
             for run in runs:
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
+    if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
+        raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
     names: list[str] = []
@@ -813,6 +906,16 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
+        tol_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked)
+        branch_tols = {res: (w.choices[res][0] if res in w.choices else w.delta).tolerations for res in picks}
+        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1:
+            tolerations = [t for own in branch_tols.values() for t in own]
+            tol_text = []
+            for res, own in branch_tols.items():
+                if own:
+                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
+                    tol_text.append(f"{p}  {{{{- end }}}}")
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     existing = [
         i
@@ -832,7 +935,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
-    if groups is not None and not shared:
+    if picks:
+        inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+    elif groups is not None and not shared:
         inner = _containers_spec(w, names, [g[0].count for g in groups], own_gates, several, primary)
     elif len(counts) == 1:
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
@@ -889,6 +994,17 @@ def _guarded_spec(
     return "\n".join(out) + "\n"
 
 
+def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
+    """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
+    for that branch's device) under that branch's condition; the migrated branch reads dra.deviceClassName."""
+    out = []
+    for k, (res, cond) in enumerate(picks.items()):
+        delta, requests = w.choices.get(res, (w.delta, w.requests))
+        text = _sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), device_class)
+        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {cond} -}}}}\n{text}")
+    return "".join(out) + "{{- end }}\n"
+
+
 def _or(*parts: str) -> str:
     return parts[0] if len(parts) == 1 else f"(or {' '.join(parts)})"
 
@@ -920,6 +1036,17 @@ def _name_text(expr: str) -> str:
 
 def _dump_list(items: list[dict[str, Any]]) -> list[str]:
     return yaml.dump(items, Dumper=_Dumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
+
+
+def _closed(lines: list[str], start: int, end: int) -> int:
+    """`end`, or past the `{{- end }}` lines right after it that close actions opened in lines [start, end) (a vendor
+    choice's `if`/`else` inside the wrapped `limits:`)."""
+    opened = 0
+    for _, _, word in _actions("\n".join(lines[start:end])):
+        opened += word in ("if", "with", "range") or -(word == "end")
+    while opened > 0 and end < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[end].strip()):
+        end, opened = end + 1, opened - 1
+    return end
 
 
 def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:
