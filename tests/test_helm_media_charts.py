@@ -418,3 +418,62 @@ def test_one_claim_template_for_every_item_of_a_range(tmp_path: Path) -> None:
         rct["metadata"]["name"]
     ] * 2
     assert not docs(chart)  # no worker, no claim template
+
+
+# mmmateusz's comfyui: the user's limits written by `with` + toYaml after the device key, inside `limits:`.
+LIMITS_AFTER_KEY = deployment("""\
+      containers:
+        - name: app
+          image: x
+          resources:
+            {{- if .Values.gpu.enabled }}
+            limits:
+              nvidia.com/gpu: {{ .Values.gpu.count }}
+              {{- with .Values.resources.limits }}
+              {{- toYaml . | nindent 14 }}
+              {{- end }}
+            {{- end }}
+""")
+SCHEMA = """\
+{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "properties": {
+    "gpu": {
+      "type": "object",
+      "properties": {
+        "enabled": { "type": "boolean" },
+        "count": { "type": ["integer", "string"] }
+      }
+    },
+    "resources": {
+      "type": "object",
+      "properties": {
+        "limits": {
+          "type": "object"
+        },
+        "requests": { "type": "object" }
+      }
+    }
+  }
+}
+"""
+
+
+def test_limits_after_the_key_and_a_schema_written_as_the_chart_writes_it(tmp_path: Path) -> None:
+    """The toYaml line after the device key writes into `limits:`, so only the key is wrapped and the memory limit
+    stays with the switch on (was: the whole `limits:` wrapped, a YAML error); values.schema.json keeps
+    `{ "type": "boolean" }` one-liners and the multi-line `"limits"` as they are, so its diff is the `dra` block
+    alone (was: every prettier-style one-liner rewritten, 129 lines on the chart)."""
+    values = "gpu:\n  enabled: true\n  count: 1\nresources:\n  limits:\n    memory: 4Gi\n"
+    files = {"templates/deployment.yaml": LIMITS_AFTER_KEY, "values.yaml": values, "values.schema.json": SCHEMA}
+    original = chart_with(tmp_path / "original", "ui", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "ui")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    (workload,) = [d for d in docs(chart) if d["kind"] == "Deployment"]
+    assert workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}
+    schema = (chart / "values.schema.json").read_text()
+    assert schema.startswith(SCHEMA[: SCHEMA.rindex("    }\n  }\n}")]), schema
+    assert json.loads(schema)["properties"]["dra"]["properties"]["enabled"]["type"] == "boolean"

@@ -109,8 +109,8 @@ def _block_end(lines: list[str], index: int) -> int:
     for i in range(index + 1, len(lines)):
         if not _control(lines[i]) and _indent(lines[i]) <= base:
             break
-        if not _control(lines[i]):
-            end = i + 1
+        if not _control(lines[i]) or (_emits(lines[i]) and _indent(lines[i]) > base):
+            end = i + 1  # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`)
     return end
 
 
@@ -1171,34 +1171,60 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each list or object the file writes
-    on one line (`"type": ["string", "null"]`) kept on one line, so the maintainer's diff shows only the keys added
-    (json.dumps put every list item on its own line: 130 changed lines on a real schema)."""
+    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
+    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
+    schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
     pad = " " * (len(indent.group(1)) if indent else 2)
+    decoder = json.JSONDecoder()
 
-    def one_line(value: Any, head: str) -> str | None:
-        for seps in ((", ", ": "), (",", ":")):
-            compact = json.dumps(value, ensure_ascii=False, separators=seps)
-            if head + compact in text:
-                return compact
-        return None
+    def located(head: str, lo: int, hi: int) -> tuple[Any, int, int] | None:
+        """The value the file writes after `head` (a list item or the document: the next value) between lo and
+        hi: (value, start, end)."""
+        if head:
+            at = text.find(head, lo, hi)
+            if at < 0:
+                return None
+            at += len(head)
+        else:
+            at = lo
+            while at < hi and text[at] in " \t\r\n,":
+                at += 1
+        try:
+            value, stop = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        return (value, at, stop) if stop <= hi else None
 
-    def dump(value: Any, depth: int, head: str) -> str:
+    def dump(value: Any, depth: int, head: str, lo: int, hi: int) -> tuple[str, int]:
+        """The text of `value` and where the search for the next key of its parent goes on."""
         inner, outer = pad * (depth + 1), pad * depth
-        if isinstance(value, (dict, list)) and value and (compact := one_line(value, head)) is not None:
-            return compact
+        found = located(head, lo, hi)
+        if found is not None:
+            was, lo, hi = found
+            if was == value and "\n" not in text[lo:hi]:
+                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+        else:
+            lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:
-            items = []
+            items, at = [], lo
             for k, v in value.items():
                 key = f"{json.dumps(k, ensure_ascii=False)}: "
-                items.append(f"{inner}{key}{dump(v, depth + 1, key)}")
-            return "{\n" + ",\n".join(items) + f"\n{outer}}}"
+                body, after = dump(v, depth + 1, key, at, hi)
+                items.append(f"{inner}{key}{body}")
+                at = after
+            return "{\n" + ",\n".join(items) + f"\n{outer}}}", hi if found is not None else lo
         if isinstance(value, list) and value:
-            return "[\n" + ",\n".join(f"{inner}{dump(v, depth + 1, '')}" for v in value) + f"\n{outer}]"
-        return json.dumps(value, ensure_ascii=False)
+            out, at = [], lo + 1 if found is not None else lo  # past the `[`
+            for v in value:
+                body, after = dump(v, depth + 1, "", at, hi)
+                out.append(f"{inner}{body}")
+                at = after
+            return "[\n" + ",\n".join(out) + f"\n{outer}]", hi if found is not None else lo
+        return json.dumps(value, ensure_ascii=False), hi if found is not None else lo
 
-    return dump(document, 0, "") + ("\n" if text.endswith("\n") else "")
+    return dump(document, 0, "", 0, len(text))[0] + ("\n" if text.endswith("\n") else "")
 
 
 def values_expr(path: tuple[str | int, ...]) -> str:
