@@ -61,6 +61,7 @@ from dramigrate.helm.values import (
     bumped,
     candidates,
     display,
+    get_path,
     inject,
     locate,
     lowered,
@@ -926,9 +927,14 @@ def _variations(
             options = [(changed, "changed to"), (zero(leaf.value), "switched off with")]
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
+        twin = _twin(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
-            values = _override(sources, set_path(merged, leaf.path, value))
+            changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
+            if twin is not None:  # limits and requests of one device change together, as the API server needs
+                changed = set_path(changed, twin, value)
+                label += f" (and {display(twin)})"
+            values = _override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
@@ -937,6 +943,17 @@ def _variations(
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
+    when the values set both to the same value: changing one alone renders a pod the API server rejects (an
+    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
+    if len(path) < 2 or path[-2] not in ("limits", "requests"):
+        return None
+    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
+    here, there = get_path(merged, path), get_path(merged, twin)
+    return twin if there is not None and str(there) == str(here) else None
 
 
 def _probe_resource(rules: RuleSet) -> str:
