@@ -832,7 +832,7 @@ def _run(
     try:
         core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
         if core.error is not None:
-            raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
+            raise _render_error(core.error.message, core.error.line, base.stream, outcome.display)
         outcome.classes = dict(core.classes)
         outcome.templates = list(core.templates)
         findings = map_findings(core.findings, base.stream, root, outcome.display)
@@ -943,6 +943,23 @@ def _variations(
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
+    """The chart's rendered output does not parse: named by the template that wrote the line (and the line in its
+    output), since the user never sees the rendered stream; a duplicate key is said to be one Helm lets through."""
+    part = source_of(stream_sources(stream), line) if line else None
+    if part is None or not part.source:
+        return InputError(f"rendered output: {message}", display, line)
+    template = part.source.split("/", 1)[-1]
+    extra = ""
+    if "duplicate key" in message:
+        extra = (
+            "; Helm keeps the last of the two without a word, dramigrate does not guess which one you meant: "
+            "remove one from the template"
+        )
+    where = f"line {line - part.start + 1} of it"
+    return InputError(f"its rendered output does not parse ({where}): {message}{extra}", f"{display}/{template}")
 
 
 def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
