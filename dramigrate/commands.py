@@ -167,6 +167,24 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
     return frozenset(ids)
 
 
+def _regular_values_files(paths: list[Path]) -> None:
+    """Refuse a -f that is a FIFO, a device or a folder before any work: every render reads it again and fix may
+    write beside it, and Helm blocked for good on a FIFO nobody writes to (a missing file is the render's to name)."""
+    import stat
+
+    from dramigrate.limits import file_type
+
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise InputError(
+                f"-f takes a values file, and this is {file_type(mode)}; copy its content to a file", str(path)
+            )
+
+
 def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     MESSAGES.quiet, MESSAGES.verbose = opts.quiet, opts.verbose
     reports = report_specs(opts, command)
@@ -235,6 +253,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
+    _regular_values_files(opts.values_files)
     from dramigrate.prefilter import Stream
 
     ahead = None

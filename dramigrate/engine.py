@@ -65,7 +65,7 @@ def run(
 ) -> RunResult:
     """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
     out = RunResult()
-    jobs: list[Job] = []
+    planned: list[tuple[str, str]] = []  # (file, why the core leaves it as is): a Job only for the files grep keeps
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
     grep = inputs.grep if inputs.grep is not None else _start_grep(inputs.files, rules)
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
@@ -81,20 +81,21 @@ def run(
         if kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
-        jobs.append(Job(path, None, fix, kz.reason(resolved, fix) if kz is not None else ""))
-    if stdin is not None:
-        jobs.append(Job("-", stdin, fix))
-    out.scanned = len(jobs)
+        planned.append((path, kz.reason(resolved, fix) if kz is not None else ""))
+    out.scanned = len(planned) + (stdin is not None)
     found = grep.result() if grep is not None else None
-    if found is not None and sum(j.raw is None for j in jobs) >= prefilter.MIN_FILES:
+    if found is not None and len(planned) >= prefilter.MIN_FILES:
         # files grep rules out would give no result: skip them unread
         maybe = found.candidates
         out.decisions.extend(
-            f"{j.path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"
-            for j in jobs
-            if j.raw is None and j.path not in maybe
+            f"{path}: nothing to check: no device resource name or device field in its bytes (grep pre-filter)"
+            for path, _ in planned
+            if path not in maybe
         )
-        jobs = [j for j in jobs if j.raw is not None or j.path in maybe]
+        planned = [p for p in planned if p[0] in maybe]
+    jobs = [Job(path, None, fix, reason) for path, reason in planned]
+    if stdin is not None:
+        jobs.append(Job("-", stdin, fix))
     ahead = grep.ahead if grep is not None else None
     results = ahead.results(jobs, progress) if ahead is not None and not fix else None  # lint ran most already
     if results is None and len(jobs) >= PARALLEL_MIN_FILES:

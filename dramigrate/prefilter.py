@@ -226,17 +226,19 @@ class Stream:
     def add(self, files: list[str]) -> None:
         self.pending.extend(files)
         self.total += len(files)
-        if len(self.pending) >= BATCH:
-            self._send()
+        if len(self.pending) >= BATCH:  # full batches only: a remainder of a few files would cost a grep of its own
+            full = len(self.pending) - len(self.pending) % BATCH
+            self._send(self.pending[:full])
+            self.pending = self.pending[full:]
 
     def finish(self) -> Grep | None:
         """The running pre-filter over every file added, or None (no grep, or too few files)."""
         if self.pending and (self.grep is not None or self.total >= MIN_FILES):
-            self._send()
+            self._send(self.pending)
         self.pending = []
         return self.grep
 
-    def _send(self) -> None:
+    def _send(self, files: list[str]) -> None:
         if self.grep is None and not self.off:
             grep = _grep()
             if grep is None:
@@ -249,5 +251,4 @@ class Stream:
                 ahead = self.ahead if self.ahead is not None and self.ahead.start() else None
                 self.grep = Grep(grep, self.rules, self.needles, ahead)
         if self.grep is not None:
-            self.grep.add(self.pending)
-        self.pending = []
+            self.grep.add(files)

@@ -367,3 +367,18 @@ def test_a_run_from_a_removed_folder_is_named_not_an_internal_error(tmp_path: Pa
     assert proc.returncode == 2
     assert "the current folder was removed; run dramigrate from a folder that exists" in err
     assert "internal error" not in err
+
+
+def test_a_values_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """`-f values.yaml` naming a FIFO nobody writes to blocked every command for good (Helm opened it and waited);
+    every render reads -f again and fix writes beside it, so it is refused before any work, named."""
+    chart = _chart(tmp_path)
+    os.mkfifo(tmp_path / "values.yaml")
+    started = time.monotonic()
+
+    proc = _run_in('exec "$@"', ["lint", str(chart), "-f", "values.yaml"], tmp_path)
+
+    assert time.monotonic() - started < 20
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "values.yaml: -f takes a values file, and this is a FIFO (named pipe)" in err
