@@ -678,6 +678,8 @@ def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
 
+    if opts.backup and ("/" in opts.backup or os.sep in opts.backup):  # each file failed with "Not a directory"
+        raise InputError(f"--backup takes a suffix for each file's name, without a '/': {opts.backup!r}")
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written

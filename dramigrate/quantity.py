@@ -237,6 +237,9 @@ def _scalar_style(value: Any) -> str:
     return "plain"
 
 
+_RESOLVED_TAGS = frozenset({"bool", "int", "float", "null", "timestamp"})  # go-yaml v2's resolvableTag, less str
+
+
 def device_count(value: Any, source: str | None = None) -> Count:
     """The count Kubernetes gives for a value of `resources.limits`/`requests`: value is what ruamel loaded and
     source, when known, the plain scalar's own text in the file (see `plain_source`)."""
@@ -246,8 +249,10 @@ def device_count(value: Any, source: str | None = None) -> Count:
     if style == "tagged":
         tag = str(getattr(value.tag, "value", value.tag) or "")
         text = str(value.value)
-        if tag.endswith(":str") or tag == "!!str":
-            return count_of(text, f'"{text}"')
+        if tag.removeprefix("tag:yaml.org,2002:").removeprefix("!!") not in _RESOLVED_TAGS or tag.endswith(":str"):
+            # go-yaml v2 resolves only the core tags; any other (`!Ref 010`, a %TAG handle) keeps the text as a
+            # string, which the quantity parser reads: `!Ref 010` is 10 devices, not YAML 1.1's octal 8
+            return count_of(text, f"{tag} {text}" if tag.startswith("!") else f'"{text}"')
         return count_of(resolve_yaml11(text), text)
     if value is None:
         return count_of(None, "null")

@@ -216,9 +216,10 @@ def walk_entries(
         here = stack.pop()
         try:
             st = os.stat(here)
-            if (st.st_dev, st.st_ino) in visited:
+            key = (st.st_dev, st.st_ino)
+            if key in visited:
                 continue
-            visited.add((st.st_dev, st.st_ino))
+            visited.add(key)
             with os.scandir(here) as it:
                 entries = list(it)
         except OSError as exc:
@@ -275,6 +276,9 @@ def chart_root(path: Path) -> Path | None:
     return None
 
 
+_NO_NAMES: frozenset[str] = frozenset()
+
+
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> None:
     """Paths are kept as the strings the walk makes (a 20,000-file tree has 30,000 folders): no Path per folder
     or file, and no lookup up the tree per folder."""
@@ -297,7 +301,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         prefix = folder if folder.endswith(os.sep) else folder + os.sep  # as walk_entries names the subfolders
         if dot:
             prefix = prefix[2:]  # pathlib's spelling of a walk of ".": "a/b.yaml", not "./a/b.yaml"
-        names = {name for name, _ in entries}
+        names = {name for name, _ in entries} if entries else _NO_NAMES
         # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
         if real_here == real_start or ".git" in dirs or ".git" in names:
             git_above(real_here)
@@ -314,6 +318,8 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
                 Path(resolved(os.path.join(folder, d))) for d in dirs if d not in SKIP_DIRS and d not in keep
             )
             dirs[:] = keep
+        if not entries:  # a folder of folders only (a third of a deep tree's folders)
+            continue
         if not names.isdisjoint(KUSTOMIZATION_NAMES):
             walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
         if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):

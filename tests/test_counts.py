@@ -65,6 +65,7 @@ ACCEPTED = [
     ("1Ki", 1024),
     ("&n 010 # eight", 8),
     ("!!str 010", 10),
+    ("!Ref 010", 10),  # a tag go-yaml does not resolve keeps the text, a string: not YAML 1.1's octal 8
     ("0", 0),
 ]
 
@@ -85,6 +86,7 @@ REFUSED = [
     ("99999999999999999999999", "too-large"),
     ('"1Ei"', "too-large"),
     ("$GPU_PER_NODE", ""),
+    ("!Ref 0x10", ""),  # the string "0x10" is no quantity
 ]
 
 

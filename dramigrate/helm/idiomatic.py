@@ -744,9 +744,25 @@ def _rewrite_template(
         edits += own
         sections.append(section)
     out = list(lines)
-    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+    for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+
+
+def _above_blanks(lines: list[str], e: Edit) -> Edit:
+    """An edit whose first line is a trimming action (`{{- if ... }}`) put above the blank lines before its place:
+    there the action would trim them, and the chart would render without them with the switch off (sglang-helm's
+    blank line before `containers:`). An insertion moves above them; a wrap takes them in, after its `if`."""
+    k = e.index
+    while k > 0 and not lines[k - 1].strip():
+        k -= 1
+    if k == e.index or not e.lines or not e.lines[0].lstrip().startswith("{{-"):
+        return e
+    if e.index < len(lines) and lines[e.index].lstrip().startswith("{{-"):
+        return e  # the line there trims them already
+    if e.stop == e.index:
+        return Edit(k, k, e.lines)
+    return Edit(k, e.stop, [e.lines[0], *lines[k : e.index], *e.lines[1:]])
 
 
 def _containers(w: Workload) -> list[list[Device]] | None:
@@ -1079,6 +1095,28 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         ]
         return Edit(at - 1, at + 3, new)
     plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
+    if_m = re.fullmatch(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}", prev)
+    if (
+        if_m
+        and plain
+        and plain.group(1) == if_m.group(1)
+        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
+    ):
+        # `{{- if X }} tolerations: {{ toYaml X | nindent N }} {{- end }}` (sglang-helm): as the `with` form, the
+        # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
+        expr = if_m.group(1)
+        new = [
+            f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
+            lines[at],
+            f"{p}  {{{{- if {expr} }}}}",
+            lines[at + 1],
+            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- if {cond} }}}}",
+            *tol_text,
+            f"{p}  {{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return Edit(at - 1, at + 3, new)
     if lines[at].strip() == "tolerations:" and plain:
         # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
         # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before

@@ -345,7 +345,10 @@ def discover(paths: list[str], extra_roots: tuple[Path, ...] = (), walked: list[
 
     def walked_top(folder: str) -> str | None:
         """The innermost walked top that is folder or holds it."""
-        return next((t for t, inside in walked_tops if folder == t or folder.startswith(inside)), None)
+        for t, inside in walked_tops:
+            if folder == t or folder.startswith(inside):
+                return t
+        return None
 
     for top in top_set:
         key = walked_top(top)
@@ -389,7 +392,12 @@ def _in_a_kustomization(paths: list[str]) -> bool:
 
 def under(folder: str, folders: set[str]) -> bool:
     """folder is one of folders or inside one of them (paths as strings: no Path objects per step)."""
-    return any(a in folders for a in _ancestors(folder))
+    while folder not in folders:
+        parent = _parent(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return True
 
 
 def _ancestors(folder: str) -> Iterator[str]:
