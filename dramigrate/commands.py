@@ -749,10 +749,10 @@ def do_fix(opts: Options) -> int:
 def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
     """The rewrites of files git did not say in time whether it ignores (a FIFO in the folder's .git, a loaded
     machine): not written, since fix must not rewrite a file the repository ignores; each with its way out."""
-    from dramigrate.sources import GIT_TIMEOUT_S
+    from dramigrate.sources import git_timeout
 
     why = InputError(
-        f"git did not say within {GIT_TIMEOUT_S:g} s whether it ignores this file (.gitignore); "
+        f"git did not say within {git_timeout():g} s whether it ignores this file (.gitignore); "
         "--include-ignored writes it without asking git"
     )
     undecided = ctx.inputs.undecided
