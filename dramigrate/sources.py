@@ -140,10 +140,9 @@ GIT_TIMEOUT_S = 10.0  # DRAMIGRATE_GIT_TIMEOUT overrides
 
 
 def git_timeout() -> float:
-    try:
-        return max(float(os.environ.get("DRAMIGRATE_GIT_TIMEOUT", GIT_TIMEOUT_S)), 0.1)
-    except ValueError:
-        return GIT_TIMEOUT_S
+    from dramigrate.limits import env_number
+
+    return env_number("DRAMIGRATE_GIT_TIMEOUT", GIT_TIMEOUT_S)
 
 
 def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[str] | None = None) -> set[str]:
