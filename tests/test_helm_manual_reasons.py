@@ -84,7 +84,7 @@ def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
     assert "nodeSelector" in outcome.manual
 
 
-# leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container (Helm keeps the last)
+# leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container
 TWO_ENVS = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -120,4 +120,4 @@ def test_a_duplicate_key_in_the_render_names_its_template(tmp_path: Path, run_cl
     code, out, _ = run_cli(["lint", str(chart)])
     assert code == 2
     assert f"{chart}/templates/deployment.yaml: its rendered output does not parse" in out
-    assert "duplicate key: env" in out and "Helm keeps the last" in out
+    assert "duplicate key: env" in out and "must not repeat a key" in out
