@@ -185,9 +185,15 @@ def pod_devices(
     def walk(node: Any, where: str, singles: tuple[str, ...]) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
-                total = 0
-                listed = [*(node.get("initContainers") or []), *(node.get("containers") or [])]
-                for c in [*listed, *(node[k] for k in singles if isinstance(node.get(k), dict))]:
+                # a pod holds the most any init container asks for, or the sum of its containers (and sidecars,
+                # init containers that keep running), whichever is more: Kubernetes' effective request
+                total, first = 0, 0
+                inits = [c for c in node.get("initContainers") or [] if isinstance(c, dict)]
+                ended = [c for c in inits if c.get("restartPolicy") != "Always"]
+                listed = [*(c for c in inits if c.get("restartPolicy") == "Always"), *(node.get("containers") or [])]
+                singled = [node[k] for k in singles if isinstance(node.get(k), dict)]
+                for n, c in enumerate([*ended, *listed, *singled]):
+                    init = n < len(ended)
                     res = (c or {}).get("resources") or {}
                     counts: dict[str, int] = {}
                     for section in ("limits", "requests"):
@@ -197,9 +203,12 @@ def pod_devices(
                                     counts[str(key)] = max(counts.get(str(key), 0), int(str(value)))
                                 except ValueError:
                                     counts[str(key)] = counts.get(str(key), 0)
-                    total += sum(counts.values())
+                    if init:
+                        first = max(first, sum(counts.values()))
+                    else:
+                        total += sum(counts.values())
                     legacy.extend(f"{where}: {k}" for k, v in counts.items() if v)
-                plugin[where] = total
+                plugin[where] = max(total, first)
                 claimed[where] = sum(
                     templates.get(str(rc.get("resourceClaimTemplateName")), 0)
                     for rc in node.get("resourceClaims") or []

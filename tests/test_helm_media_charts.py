@@ -221,7 +221,7 @@ def test_library_objects_after_their_own_separator_keep_their_template(run_cli: 
     template, through the include to the library line that writes it (was: no template for the object, then an
     internal error, KeyError)."""
     chart = library_chart(tmp_path)
-    code, out, err = run_cli(["diff", str(chart), "--format", "json"])
+    code, out, err = run_cli(["lint", str(chart), "--format", "json"])
     assert "internal" not in out + err, out + err
     findings = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
     assert findings and all(f["file"].endswith("charts/lib/templates/_all.tpl") for f in findings), findings
@@ -276,3 +276,204 @@ def test_a_template_that_only_includes_a_library_says_so(run_cli: RunCli, tmp_pa
     code, out, err = run_cli(["diff", str(chart)])
     assert "the objects are written by the library chart charts/lib" in out + err, out + err
     assert "helm dependency update" in out + err
+
+
+def deployment(pod_spec: str) -> str:
+    head = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-app\nspec:\n"
+        "  selector:\n    matchLabels: {app: x}\n  template:\n    metadata:\n      labels: {app: x}\n    spec:\n"
+    )
+    return head + pod_spec
+
+
+# geekxflood's media charts (ersatztv, jellyfin, plex, tdarr, tunarr): the device key in both branches of an
+# `if ... else` under `if .Values.gpu.enabled`, the user's limits beside it written by a `range`.
+BRANCHES = deployment("""\
+      containers:
+        - name: app
+          image: x
+          resources:
+            {{- if .Values.gpu.enabled }}
+            {{- if or .Values.resources.limits .Values.resources.requests }}
+            limits:
+              nvidia.com/gpu: {{ .Values.gpu.count }}
+              {{- range $key, $value := .Values.resources.limits }}
+              {{ $key }}: {{ $value }}
+              {{- end }}
+            {{- else }}
+            limits:
+              nvidia.com/gpu: {{ .Values.gpu.count }}
+            {{- end }}
+            {{- else }}
+            {{- toYaml .Values.resources | nindent 12 }}
+            {{- end }}
+""")
+
+
+def test_device_key_in_both_branches_of_an_if_else(tmp_path: Path) -> None:
+    """The pod asks for the device whichever branch renders, so its claim stands under what the branches share
+    (`gpu.enabled`); each key is wrapped where it is (was: manual, 'the device key is inside `if ... else`')."""
+    values = "gpu:\n  enabled: true\n  count: 1\nresources: {}\n"
+    original = chart_with(tmp_path / "original", "tv", {"templates/deployment.yaml": BRANCHES, "values.yaml": values})
+    chart = shutil.copytree(original, tmp_path / "fixed" / "tv")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for sets in [(), ("resources.limits.memory=1Gi",)]:
+        (workload,) = [d for d in docs(chart, "gpu.count=2", *sets) if d["kind"] == "Deployment"]
+        resources = workload["spec"]["template"]["spec"]["containers"][0]["resources"]
+        assert resources["claims"] == [{"name": "gpu"}], resources
+        assert "nvidia.com/gpu" not in (resources.get("limits") or {})
+        (rct,) = [d for d in docs(chart, "gpu.count=2", *sets) if d["kind"] == "ResourceClaimTemplate"]
+        assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert not [d for d in docs(chart, "gpu.enabled=false") if d["kind"] == "ResourceClaimTemplate"]
+
+
+# ollama's shape: an init container pulls the models on the GPU (only when models are listed), then the server
+# runs on it; both ask for `gpu.count` devices.
+PULL_THEN_SERVE = deployment("""\
+      {{- if .Values.models }}
+      initContainers:
+      - name: pull
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpu.count | quote }}
+      {{- end }}
+      containers:
+      - name: serve
+        image: x
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpu.count | quote }}
+""")
+
+
+def test_init_container_and_server_share_the_claim(tmp_path: Path) -> None:
+    """The migration gives the init container and the server one claim with one request; the rewrite does the
+    same, the pod's claim before `containers:` (not inside the init containers' `if`), and names the request
+    only while both containers render (was: manual, 'the device keys sit under different conditions')."""
+    values = "models: []\ngpu:\n  count: 1\n"
+    files = {"templates/deployment.yaml": PULL_THEN_SERVE, "values.yaml": values}
+    original = chart_with(tmp_path / "original", "llm", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "llm")
+    outcome = run_chart(chart, ChartOptions(set_values=("models[0]=llama3",)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    (alone,) = [d for d in docs(chart) if d["kind"] == "Deployment"]
+    assert alone["spec"]["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert len(alone["spec"]["template"]["spec"]["resourceClaims"]) == 1
+    (both,) = [d for d in docs(chart, "models[0]=llama3") if d["kind"] == "Deployment"]
+    spec = both["spec"]["template"]["spec"]
+    for container in [*spec["initContainers"], *spec["containers"]]:
+        assert container["resources"] == {"claims": [{"name": "gpu", "request": "gpu"}]}, container
+    (rct,) = [d for d in docs(chart, "models[0]=llama3") if d["kind"] == "ResourceClaimTemplate"]
+    assert [r["name"] for r in rct["spec"]["spec"]["devices"]["requests"]] == ["gpu"]
+
+
+# rffmpeg-worker's shape: one Deployment per item of `workers`, each asking for `$.Values.gpu.count` GPUs.
+PER_WORKER = """\
+{{- range .Values.workers }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ .name }}
+spec:
+  selector:
+    matchLabels: {app: {{ .name }}}
+  template:
+    metadata:
+      labels: {app: {{ .name }}}
+    spec:
+      nodeName: {{ .node }}
+      containers:
+        - name: worker
+          image: x
+          resources:
+            limits:
+              nvidia.com/gpu: {{ $.Values.gpu.count }}
+{{- end }}
+"""
+
+
+def test_one_claim_template_for_every_item_of_a_range(tmp_path: Path) -> None:
+    """A Deployment per item of a values list, each with the chart-wide count: one claim template serves them all
+    (each pod gets its own claim from it), named without the item; what the rewrite adds inside the `range` reads
+    the root as `$` (was: manual, 'the device key is inside `range .Values.workers`')."""
+    values = "workers: []\ngpu:\n  count: 1\n"
+    files = {"templates/deployment.yaml": PER_WORKER, "values.yaml": values}
+    original = chart_with(tmp_path / "original", "rf", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "rf")
+    two = ("workers[0].name=a", "workers[0].node=n1", "workers[1].name=b", "workers[1].node=n2")
+    outcome = run_chart(chart, ChartOptions(set_values=two), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    rendered = docs(chart, *two, "gpu.count=2")
+    (rct,) = [d for d in rendered if d["kind"] == "ResourceClaimTemplate"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert "-a-" not in rct["metadata"]["name"] and "-b-" not in rct["metadata"]["name"]
+    workers = [d for d in rendered if d["kind"] == "Deployment"]
+    assert [w["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] for w in workers] == [
+        rct["metadata"]["name"]
+    ] * 2
+    assert not docs(chart)  # no worker, no claim template
+
+
+# mmmateusz's comfyui: the user's limits written by `with` + toYaml after the device key, inside `limits:`.
+LIMITS_AFTER_KEY = deployment("""\
+      containers:
+        - name: app
+          image: x
+          resources:
+            {{- if .Values.gpu.enabled }}
+            limits:
+              nvidia.com/gpu: {{ .Values.gpu.count }}
+              {{- with .Values.resources.limits }}
+              {{- toYaml . | nindent 14 }}
+              {{- end }}
+            {{- end }}
+""")
+SCHEMA = """\
+{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "properties": {
+    "gpu": {
+      "type": "object",
+      "properties": {
+        "enabled": { "type": "boolean" },
+        "count": { "type": ["integer", "string"] }
+      }
+    },
+    "resources": {
+      "type": "object",
+      "properties": {
+        "limits": {
+          "type": "object"
+        },
+        "requests": { "type": "object" }
+      }
+    }
+  }
+}
+"""
+
+
+def test_limits_after_the_key_and_a_schema_written_as_the_chart_writes_it(tmp_path: Path) -> None:
+    """The toYaml line after the device key writes into `limits:`, so only the key is wrapped and the memory limit
+    stays with the switch on (was: the whole `limits:` wrapped, a YAML error); values.schema.json keeps
+    `{ "type": "boolean" }` one-liners and the multi-line `"limits"` as they are, so its diff is the `dra` block
+    alone (was: every prettier-style one-liner rewritten, 129 lines on the chart)."""
+    values = "gpu:\n  enabled: true\n  count: 1\nresources:\n  limits:\n    memory: 4Gi\n"
+    files = {"templates/deployment.yaml": LIMITS_AFTER_KEY, "values.yaml": values, "values.schema.json": SCHEMA}
+    original = chart_with(tmp_path / "original", "ui", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "ui")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    (workload,) = [d for d in docs(chart) if d["kind"] == "Deployment"]
+    assert workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}
+    schema = (chart / "values.schema.json").read_text()
+    assert schema.startswith(SCHEMA[: SCHEMA.rindex("    }\n  }\n}")]), schema
+    assert json.loads(schema)["properties"]["dra"]["properties"]["enabled"]["type"] == "boolean"

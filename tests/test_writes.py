@@ -112,6 +112,12 @@ def test_backup_and_stale_temp_files(tree: tuple[Path, Path, int, str, str], tmp
     code, _, err = run_cli(["fix", "--backup=.before-dra", f])
     assert code == 0, err
     assert (tmp_path / "g.yaml.before-dra").read_text() == POD.format(name="g")
+    # a suffix holding a folder separator is refused before any work (each file failed with "Not a directory")
+    h = tmp_path / "h.yaml"
+    h.write_text(POD.format(name="h"))
+    code, _, err = run_cli(["fix", "--backup=/../../x", h])
+    assert code == 2 and "--backup takes a suffix for each file's name, without a '/'" in err
+    assert h.read_text() == POD.format(name="h")
 
 
 def test_json_manifest_in_a_folder_stays_json(tree: tuple[Path, Path, int, str, str]) -> None:

@@ -770,7 +770,12 @@ def build(
             raise NotHelper("the helper writes different device keys")
         keys = sorted(keys, key=lambda k: (_line(root, k, -1).strip() != "limits:", k.index))
     elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
-        raise NotHelper("the helper writes different device keys or counts")
+        sections = [_section(root, k) for k in keys]
+        if len({(k.resource, k.name_expr) for k in keys}) != 1 or sorted(sections) != ["limits", "requests"]:
+            raise NotHelper("the helper writes different device keys or counts")
+        # `requests:` and `limits:` each read their own values key (vllm's chart-helm): the API server takes an
+        # extended resource only with both equal, so the limits one counts, as the migration's claim does
+        keys = sorted(keys, key=lambda k: _section(root, k) != "limits")
     define, file, key = defines.pop(), files.pop(), keys[0]
     # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
     mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
@@ -838,6 +843,13 @@ def _line(root: Path, key: KeyLine, offset: int) -> str:
     """The helper's line `offset` lines from the key line, "" beyond the file."""
     lines = (root / key.file).read_text(encoding="utf-8").splitlines()
     return lines[key.index + offset] if 0 <= key.index + offset < len(lines) else ""
+
+
+def _section(root: Path, key: KeyLine) -> str:
+    """The YAML key the device key sits under in the helper (`limits`, `requests`), template actions skipped."""
+    lines = (root / key.file).read_text(encoding="utf-8").splitlines()
+    parent = _parent(lines, key.index) if key.index < len(lines) else -1
+    return lines[parent].strip().rstrip(":") if parent >= 0 else ""
 
 
 def _class(spec: dict[str, Any]) -> str:

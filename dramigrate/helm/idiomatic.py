@@ -65,6 +65,7 @@ class PodDelta:
     spec: dict[str, Any]  # ResourceClaimTemplate.spec
     namespaced: bool
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
+    labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
 
 
 @dataclass
@@ -109,17 +110,22 @@ def _block_end(lines: list[str], index: int) -> int:
     for i in range(index + 1, len(lines)):
         if not _control(lines[i]) and _indent(lines[i]) <= base:
             break
-        if not _control(lines[i]):
-            end = i + 1
+        if not _control(lines[i]) or (_emits(lines[i]) and _indent(lines[i]) > base):
+            end = i + 1  # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`)
     return end
 
 
 _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
 
 
+ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
+
+
 def _rooted(expr: str, context: str) -> str:
     """An expression written inside `with <context>` as read from the chart's root (`.gpu` ->
-    `.Values.resources.gpu`)."""
+    `.Values.resources.gpu`); inside `range`, one that reads only the root (`$.Values.gpu.count`)."""
+    if context == ITEM:
+        return expr
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
@@ -156,10 +162,17 @@ def _conditions(
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
+        if context == ITEM and _FIELD.search(cond):
+            raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
         path = _rooted(cond, context).removeprefix("$")
         if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
             context = path
+            continue
+        listed = _rooted(cond.split(":=", 1)[-1].strip(), context).removeprefix("$")
+        if word == "range" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
+            out.append(listed)  # the body renders once per item: only when the list has one
+            context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
         if word != "if":
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
@@ -176,14 +189,40 @@ def _group(cond: str) -> str:
     return cond if " " not in cond or cond.startswith("(") else f"({cond})"
 
 
+def _either(devices: list[Device]) -> list[str] | None:
+    """The conditions under which a pod renders at least one of its device keys, when they can be written as one
+    list: the same list for every key; or the list of one key that every other key's list includes (a key under
+    `if .Values.gpu.enabled` and another under `if .Values.models` inside it); or what the keys share, where the
+    rest of each list is one `if`'s condition or its plain `else` (ersatztv writes the key in both branches of
+    `if or .Values.resources.limits .Values.resources.requests`). None otherwise."""
+    lists = [d.conditions for d in devices]
+    if all(c == lists[0] for c in lists):
+        return lists[0]
+    for candidate in lists:
+        if all(set(candidate) <= set(c) for c in lists):
+            return candidate
+    shared = [c for c in lists[0] if all(c in other for other in lists)]
+    rests = {tuple(c for c in other if c not in shared) for other in lists}
+    if all(len(rest) == 1 for rest in rests) and len(rests) == 2:
+        a, b = (rest[0] for rest in rests)
+        if _negates(a, b) or _negates(b, a):
+            return shared
+    return None
+
+
+def _negates(a: str, b: str) -> bool:
+    """Whether condition `a` is `(not b)` as _conditions writes an `else` branch (`b` parenthesised or not)."""
+    inner = b[1:-1] if b.startswith("(") and b.endswith(")") else b
+    return a in (f"(not {inner})", f"(not ({inner}))")
+
+
 def _from_root(expr: str) -> str:
     """`expr` read from the chart's root where `.` is rebound (inside `with`): `.Values` -> `$.Values`."""
     return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
 
 
-def _inside_with(text: str, index: int) -> bool:
-    """Whether line `index` (0-based) of the template sits inside a `with` block, where `.` is not the root: a line
-    added there reads values as `$.Values` (plex-media-server's `resources:` is inside `with .Values.pms.resources`)."""
+def _enclosing(text: str, index: int) -> list[str]:
+    """The blocks (`if`, `with`, `range`, ...) around line `index` (0-based) of the template, outermost first."""
     offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
     stack: list[str] = []
     for start, _end, word in _actions(text):
@@ -193,7 +232,14 @@ def _inside_with(text: str, index: int) -> bool:
             stack.append(word)
         elif word == "end" and stack:
             stack.pop()
-    return "with" in stack
+    return stack
+
+
+def _inside_with(text: str, index: int) -> bool:
+    """Whether line `index` (0-based) of the template sits inside a `with` or `range` block, where `.` is not the
+    root: a line added there reads values as `$.Values` (plex-media-server's `resources:` is inside
+    `with .Values.pms.resources`, rffmpeg-worker's Deployment inside `range .Values.workers`)."""
+    return bool({"with", "range"} & set(_enclosing(text, index)))
 
 
 def _whole_template(text: str, define: str) -> bool:
@@ -235,6 +281,8 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added = _conditions(text, offsets[i], rel, pattern)
+        if context == ITEM and _FIELD.search(count):
+            raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
         own = conditions[len(conditions) - added :]
         out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own))
     return out
@@ -274,7 +322,10 @@ def claim_delta(
         raise error(f"the migration's ResourceClaimTemplate {name} is not in the render")
     old_tol = old.get("tolerations") or []
     added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-    return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")), name)
+    before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
+    moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
+    namespaced = bool(template["metadata"].get("namespace"))
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved)
 
 
 def pod_delta(
@@ -463,6 +514,8 @@ def build(
                 raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        if len(deltas) > 1 and "range" in _enclosing(text, devices[0].index) and _alike(deltas):
+            deltas = deltas[:1]  # one pod in the template, rendered once per item of the list: one claim template
         pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
@@ -633,6 +686,12 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+def _alike(deltas: list[PodDelta]) -> bool:
+    """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`."""
+    first = deltas[0]
+    return all((d.claim, d.spec, d.tolerations) == (first.claim, first.spec, first.tolerations) for d in deltas)
+
+
 def _library_writes(root: Path, text: str) -> str:
     """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
     k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
@@ -689,9 +748,25 @@ def _rewrite_template(
         edits += own
         sections.append(section)
     out = list(lines)
-    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+    for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+
+
+def _above_blanks(lines: list[str], e: Edit) -> Edit:
+    """An edit whose first line is a trimming action (`{{- if ... }}`) put above the blank lines before its place:
+    there the action would trim them, and the chart would render without them with the switch off (sglang-helm's
+    blank line before `containers:`). An insertion moves above them; a wrap takes them in, after its `if`."""
+    k = e.index
+    while k > 0 and not lines[k - 1].strip():
+        k -= 1
+    if k == e.index or not e.lines or not e.lines[0].lstrip().startswith("{{-"):
+        return e
+    if e.index < len(lines) and lines[e.index].lstrip().startswith("{{-"):
+        return e  # the line there trims them already
+    if e.stop == e.index:
+        return Edit(k, k, e.lines)
+    return Edit(k, e.stop, [e.lines[0], *lines[k : e.index], *e.lines[1:]])
 
 
 def _containers(w: Workload) -> list[list[Device]] | None:
@@ -739,11 +814,17 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-        if d.conditions != conditions:
-            raise RewriteError(
-                f"{w.rel}:{d.index + 1}: the device keys sit under different conditions "
-                f"({' '.join(conditions) or 'none'} and {' '.join(d.conditions) or 'none'})"
-            )
+    union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
+    if union is None:
+        d = next(d for d in w.devices if d.conditions != conditions)
+        raise RewriteError(
+            f"{w.rel}:{d.index + 1}: the device keys sit under different conditions "
+            f"({' '.join(conditions) or 'none'} and {' '.join(d.conditions) or 'none'})"
+        )
+    conditions = union
+    # several containers with one count where the migration's claim has one request: they share it (an init
+    # container pulling models on the GPU before the server, ollama charts), each container naming that request
+    shared = groups is not None and len({g[0].count for g in groups}) == 1 and len(_requests(w.delta.spec)) == 1
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     own_gates = [f"(gt (int {_arg(g[0].count)}) 0)" for g in groups or []]
@@ -801,6 +882,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
+        if shared:  # an init container and the main one, one count: the migration gives them one request
+            names = names * len(groups)
         if len(names) != len(groups) or not w.base:
             raise RewriteError(
                 f"{w.rel}: {len(groups)} containers of one pod ask for {w.devices[0].resource}, the migration's claim "
@@ -809,6 +892,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         if len(set(own_gates)) > 1:
             pairs = [(a, b) for k, a in enumerate(own_gates) for b in own_gates[k + 1 :]]
             several = _or(*(f"(and {a} {b})" for a, b in pairs))
+        alone = [c for g in groups for c in g[0].conditions if c not in conditions]
+        if shared and alone:  # the request is named only while every container renders (as the migration does)
+            several = _and(*dict.fromkeys(alone))
         for at, own_gate, request in zip(res_lines, own_gates, names, strict=True):
             ind = " " * (_indent(lines[at]) + 2)
             entry = [f"{ind}    request: {request}"]
@@ -818,19 +904,24 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
             edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
-    containers = _containers_line(lines, res)
+    # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
+    lists = [_containers_line(lines, at) for at in res_lines]
+    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
     pod = _parent(lines, containers)
     if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
         raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
     p = " " * _indent(lines[containers])
+    if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
+        claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
+    root = "$" if _inside_with(w.text, containers) else "."
     pod_lines = [
         f"{p}{{{{- if {claim_cond} }}}}",
         f"{p}resourceClaims:",
         f"{p}  - name: {claim}",
-        f"{p}    resourceClaimTemplateName: {{{{ .Values.dra.existingClaimTemplate"
-        f' | default (include "{name_define}" .) }}}}',
+        f"{p}    resourceClaimTemplateName: {{{{ {root.rstrip('.')}.Values.dra.existingClaimTemplate"
+        f' | default (include "{name_define}" {root}) }}}}',
         f"{p}{{{{- end }}}}",
     ]
     tolerations = w.delta.tolerations
@@ -856,7 +947,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     edits.append(Edit(containers, containers, pod_lines))
+    label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name")
+    if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
+        name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
@@ -864,12 +958,13 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     if picks:
         inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
-    elif groups is not None:
+    elif groups is not None and not shared:
         inner = _containers_spec(w, names, [g[0].count for g in groups], own_gates, several, primary)
     elif len(counts) == 1:
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
+    inner = _with_label_exprs(inner, label_exprs)
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     section = (
         f"{{{{- if {guard} }}}}\n"
@@ -919,6 +1014,61 @@ def _guarded_spec(
     if rest:
         out += yaml.dump(rest, Dumper=_Dumper, sort_keys=False).splitlines()
     return "\n".join(out) + "\n"
+
+
+_LABEL_VALUE = re.compile(r"^(\s*)([\w./-]+):\s*(.*?)\s*$")
+
+
+def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on: str) -> dict[str, str]:
+    """The pod's `nodeSelector` lines of the labels the migration moved into the claim's CEL selectors (a GPU
+    product label the template writes itself) kept out of the DRA branch; returns, for each label written by an
+    expression (`{{ include "getNodeSelector" . | quote }}`), its rendered value -> that expression, which the
+    claim's selector then reads."""
+    if not w.delta.labels:
+        return {}
+    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    exprs: dict[str, str] = {}
+    for key, value in w.delta.labels.items():
+        at = next(
+            (
+                i
+                for i in range(pod + 1, pod_end)
+                if (m := _LABEL_VALUE.match(lines[i]))
+                and m.group(2) == key
+                and lines[_parent(lines, i)].strip() == "nodeSelector:"
+            ),
+            -1,
+        )
+        if at < 0:
+            raise RewriteError(
+                f"{w.rel}: the node label {key} the migration moves into the claim is not a nodeSelector line"
+            )
+        written = _LABEL_VALUE.match(lines[at]).group(3)  # type: ignore[union-attr]
+        action = re.fullmatch(r"\{\{-?\s*(.+?)(?:\s*\|\s*quote)?\s*-?\}\}", written)
+        if action:
+            exprs[value] = action.group(1)
+        elif written.strip("\"'") != value:
+            raise RewriteError(f"{w.rel}:{at + 1}: the node label {key} is not written as one value")
+        selector = _parent(lines, at)
+        children = [i for i in range(selector + 1, _block_end(lines, selector)) if not _control(lines[i])]
+        start, stop = (
+            (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
+        )
+        # the label goes where the claim comes (a zero count renders no claim, and the migration keeps the label)
+        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+    return exprs
+
+
+def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
+    """The claim spec text with each label value in its CEL selectors read from the template expression that wrote
+    it (label values hold no quote, so `'{{ ... }}'` stays one CEL string)."""
+    out = []
+    for line in spec.splitlines(keepends=True):
+        if "expression:" in line:
+            for value, expr in exprs.items():
+                line = line.replace(f"'{value}'", f"'{{{{ {expr} }}}}'")
+        out.append(line)
+    return "".join(out)
 
 
 def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
@@ -1006,6 +1156,28 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         ]
         return Edit(at - 1, at + 3, new)
     plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
+    if_m = re.fullmatch(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}", prev)
+    if (
+        if_m
+        and plain
+        and plain.group(1) == if_m.group(1)
+        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
+    ):
+        # `{{- if X }} tolerations: {{ toYaml X | nindent N }} {{- end }}` (sglang-helm): as the `with` form, the
+        # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
+        expr = if_m.group(1)
+        new = [
+            f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
+            lines[at],
+            f"{p}  {{{{- if {expr} }}}}",
+            lines[at + 1],
+            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- if {cond} }}}}",
+            *tol_text,
+            f"{p}  {{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return Edit(at - 1, at + 3, new)
     if lines[at].strip() == "tolerations:" and plain:
         # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
         # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
@@ -1098,34 +1270,60 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each list or object the file writes
-    on one line (`"type": ["string", "null"]`) kept on one line, so the maintainer's diff shows only the keys added
-    (json.dumps put every list item on its own line: 130 changed lines on a real schema)."""
+    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
+    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
+    schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
     pad = " " * (len(indent.group(1)) if indent else 2)
+    decoder = json.JSONDecoder()
 
-    def one_line(value: Any, head: str) -> str | None:
-        for seps in ((", ", ": "), (",", ":")):
-            compact = json.dumps(value, ensure_ascii=False, separators=seps)
-            if head + compact in text:
-                return compact
-        return None
+    def located(head: str, lo: int, hi: int) -> tuple[Any, int, int] | None:
+        """The value the file writes after `head` (a list item or the document: the next value) between lo and
+        hi: (value, start, end)."""
+        if head:
+            at = text.find(head, lo, hi)
+            if at < 0:
+                return None
+            at += len(head)
+        else:
+            at = lo
+            while at < hi and text[at] in " \t\r\n,":
+                at += 1
+        try:
+            value, stop = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        return (value, at, stop) if stop <= hi else None
 
-    def dump(value: Any, depth: int, head: str) -> str:
+    def dump(value: Any, depth: int, head: str, lo: int, hi: int) -> tuple[str, int]:
+        """The text of `value` and where the search for the next key of its parent goes on."""
         inner, outer = pad * (depth + 1), pad * depth
-        if isinstance(value, (dict, list)) and value and (compact := one_line(value, head)) is not None:
-            return compact
+        found = located(head, lo, hi)
+        if found is not None:
+            was, lo, hi = found
+            if was == value and "\n" not in text[lo:hi]:
+                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+        else:
+            lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:
-            items = []
+            items, at = [], lo
             for k, v in value.items():
                 key = f"{json.dumps(k, ensure_ascii=False)}: "
-                items.append(f"{inner}{key}{dump(v, depth + 1, key)}")
-            return "{\n" + ",\n".join(items) + f"\n{outer}}}"
+                body, after = dump(v, depth + 1, key, at, hi)
+                items.append(f"{inner}{key}{body}")
+                at = after
+            return "{\n" + ",\n".join(items) + f"\n{outer}}}", hi if found is not None else lo
         if isinstance(value, list) and value:
-            return "[\n" + ",\n".join(f"{inner}{dump(v, depth + 1, '')}" for v in value) + f"\n{outer}]"
-        return json.dumps(value, ensure_ascii=False)
+            out, at = [], lo + 1 if found is not None else lo  # past the `[`
+            for v in value:
+                body, after = dump(v, depth + 1, "", at, hi)
+                out.append(f"{inner}{body}")
+                at = after
+            return "[\n" + ",\n".join(out) + f"\n{outer}]", hi if found is not None else lo
+        return json.dumps(value, ensure_ascii=False), hi if found is not None else lo
 
-    return dump(document, 0, "") + ("\n" if text.endswith("\n") else "")
+    return dump(document, 0, "", 0, len(text))[0] + ("\n" if text.endswith("\n") else "")
 
 
 def values_expr(path: tuple[str | int, ...]) -> str:

@@ -233,7 +233,9 @@ def _short(value: Any) -> str:
 
 def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
     """ResourceClaimTemplates named by their content: the chart names them with its own name helper, the
-    manifest migration with the workload's name; both end in a hash of the spec. The pods' references follow."""
+    manifest migration with the workload's name; both end in a hash of the spec. The pods' references follow.
+    Templates alike in everything but the name are one: each pod gets its own claim from a template, so the
+    migration's template per Deployment of a `range` and the chart's one template for all of them ask the same."""
     renames: dict[str, str] = {}
     out: dict[ObjKey, list[Any]] = {}
     for key, docs in objs.items():
@@ -243,7 +245,9 @@ def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
                 renames[key[3]] = content
                 doc = json.loads(json.dumps(doc, default=str))
                 doc["metadata"]["name"] = content
-                out.setdefault((key[0], key[1], key[2], content), []).append(doc)
+                same = out.setdefault((key[0], key[1], key[2], content), [])
+                if doc not in same:
+                    same.append(doc)
         else:
             out[key] = docs
     if not renames:

@@ -61,6 +61,7 @@ from dramigrate.helm.values import (
     bumped,
     candidates,
     display,
+    get_path,
     inject,
     locate,
     lowered,
@@ -831,7 +832,7 @@ def _run(
     try:
         core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
         if core.error is not None:
-            raise InputError(f"rendered output: {core.error.message}", outcome.display, core.error.line)
+            raise _render_error(core.error.message, core.error.line, base.stream, outcome.display)
         outcome.classes = dict(core.classes)
         outcome.templates = list(core.templates)
         findings = map_findings(core.findings, base.stream, root, outcome.display)
@@ -926,9 +927,14 @@ def _variations(
             options = [(changed, "changed to"), (zero(leaf.value), "switched off with")]
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
+        twin = _twin(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
-            values = _override(sources, set_path(merged, leaf.path, value))
+            changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
+            if twin is not None:  # limits and requests of one device change together, as the API server needs
+                changed = set_path(changed, twin, value)
+                label += f" (and {display(twin)})"
+            values = _override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
@@ -937,6 +943,34 @@ def _variations(
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
+    """The chart's rendered output does not parse: named by the template that wrote the line (and the line in its
+    output), since the user never sees the rendered stream; a duplicate key is said to be one Helm lets through."""
+    part = source_of(stream_sources(stream), line) if line else None
+    if part is None or not part.source:
+        return InputError(f"rendered output: {message}", display, line)
+    template = part.source.split("/", 1)[-1]
+    extra = ""
+    if "duplicate key" in message:
+        extra = (
+            "; a YAML mapping must not repeat a key (Helm has let the last one win without a word, other tools "
+            "refuse it) and dramigrate does not guess which one you meant: remove one from the template"
+        )
+    where = f"line {line - part.start + 1} of it"
+    return InputError(f"its rendered output does not parse ({where}): {message}{extra}", f"{display}/{template}")
+
+
+def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
+    when the values set both to the same value: changing one alone renders a pod the API server rejects (an
+    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
+    if len(path) < 2 or path[-2] not in ("limits", "requests"):
+        return None
+    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
+    here, there = get_path(merged, path), get_path(merged, twin)
+    return twin if there is not None and str(there) == str(here) else None
 
 
 def _probe_resource(rules: RuleSet) -> str:

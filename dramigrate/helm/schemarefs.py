@@ -27,25 +27,51 @@ _MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (He
 def localize_schema_refs(root: Path) -> int:
     """Rewrite, in place, the remote `$id`/`$ref` URLs of the JSON files under `root` that name a file under `root`;
     returns how many files changed. `root` must be dramigrate's private copy of a chart."""
-    docs: dict[Path, Any] = {}
+    schemas: list[Path] = []
+    charts = [str(root)]
+    while charts:  # the chart's values.schema.json and its subcharts', not a walk of every file (renders repeat)
+        chart = charts.pop()
+        try:
+            with os.scandir(chart) as entries:
+                found = {e.name: e for e in entries if e.name in ("values.schema.json", "charts")}
+            if "values.schema.json" in found and found["values.schema.json"].is_file(follow_symlinks=False):
+                schemas.append(Path(found["values.schema.json"].path))
+            if "charts" in found and found["charts"].is_dir(follow_symlinks=False):
+                with os.scandir(found["charts"].path) as subs:
+                    charts.extend(sorted(e.path for e in subs if e.is_dir(follow_symlinks=False)))
+        except OSError:
+            continue
+    docs = _remote(schemas)
+    if not docs:  # no values schema names a URL (nearly every chart): nothing else is read
+        return 0
+    others = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
-        for name in sorted(files):
-            if not name.endswith(".json"):
+        others += [Path(folder) / n for n in sorted(files) if n.endswith(".json") and n != "values.schema.json"]
+    docs.update(_remote(others))
+    return _rewrite(docs, root)
+
+
+def _remote(paths: list[Path]) -> dict[Path, Any]:
+    """The JSON documents among `paths` that name a remote `$id` or `$ref`."""
+    docs: dict[Path, Any] = {}
+    for path in paths:
+        try:
+            if path.stat().st_size > _MAX_BYTES:
                 continue
-            path = Path(folder) / name
-            try:
-                if path.stat().st_size > _MAX_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if not _REMOTE_KEY.search(text):  # most charts: nothing to do (and a localized copy rendered again)
-                continue
-            try:
-                docs[path] = json.loads(text)
-            except ValueError:
-                continue
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not _REMOTE_KEY.search(text):  # most charts: nothing to do (and a localized copy rendered again)
+            continue
+        try:
+            docs[path] = json.loads(text)
+        except ValueError:
+            continue
+    return docs
+
+
+def _rewrite(docs: dict[Path, Any], root: Path) -> int:
     folders: dict[str, Path] = {}  # remote folder URL (ends with /) -> local folder
     for path, doc in docs.items():
         url = doc.get("$id") if isinstance(doc, dict) else None

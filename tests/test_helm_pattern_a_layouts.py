@@ -1,0 +1,66 @@
+"""Pattern A in a template laid out as sglang-helm's: a blank line before `containers:` (the added `{{- if }}` must
+not trim it: the switch-off render stays byte-identical) and tolerations guarded by `{{- if .Values.tolerations }}`
+with an empty default (the DRA branch must still add the device plugin's toleration). Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import chart_with, dra_render, fix_chart
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sglang
+spec:
+  selector:
+    matchLabels: {app: sglang}
+  template:
+    metadata:
+      labels: {app: sglang}
+    spec:
+      {{- if .Values.tolerations }}
+      tolerations: 
+      {{ toYaml .Values.tolerations | nindent 8 }}
+      {{- end }}
+      volumes:
+      - name: shm
+        emptyDir: {}
+
+      containers:
+      - name: sglang
+        image: sglang
+        resources:
+          limits:
+            memory: 1Gi
+            nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
+          requests:
+            nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
+"""
+VALUES = 'resources:\n  requests:\n    nvidia.com/gpu: "8"\ntolerations: {}\n'
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    chart = chart_with(
+        tmp_path_factory.mktemp("layouts"), "sg", {"templates/d.yaml": DEPLOYMENT, "values.yaml": VALUES}
+    )
+    # was: manual, 'with default values and the DRA switch off, the render is not byte-identical: 22 lines before,
+    # 21 after' (the blank line), then 'tolerations: expected [...], the rewritten chart has none'
+    return chart, fix_chart(chart)
+
+
+def test_the_blank_line_stays_and_the_toleration_is_added(fixed: tuple[Path, Any]) -> None:
+    chart, _ = fixed
+    assert "\n\n      containers:" in (chart / "templates" / "d.yaml").read_text()
+    on = chart.parent / "on.yaml"
+    on.write_text("dra: {enabled: true}\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [8]
+    assert [t["key"] for t in pods["sglang"]["tolerations"]] == ["nvidia.com/gpu"]
+    with_own = chart.parent / "own.yaml"
+    with_own.write_text("dra: {enabled: true}\ntolerations: [{key: team, operator: Exists}]\n")
+    assert [t["key"] for t in dra_render(chart, with_own)[2]["sglang"]["tolerations"]] == ["team", "nvidia.com/gpu"]
