@@ -67,3 +67,30 @@ def test_the_label_moves_into_the_claim_and_follows_the_template(fixed: tuple[Pa
     off = chart.parent / "off.yaml"
     off.write_text("dra: {enabled: false}\n")
     assert dra_render(chart, off)[2]["tgi"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
+def test_a_label_the_migration_maps_stays_manual(tmp_path: Path) -> None:
+    """nvidia.com/gpu.family is mapped (ampere -> 'Ampere') into the CEL, so the template's value is not in it: a
+    claim fixed to today's family would select the wrong one for another instance; manual, with the reason."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    family = HELPERS.replace('"product"', '"family"').replace("NVIDIA-H100-80GB-HBM3", "hopper")
+    files = {
+        "templates/_helpers.tpl": family.replace("NVIDIA-L40S", "ampere"),
+        "templates/deployment.yaml": DEPLOYMENT.replace("gpu.product", "gpu.family").replace('"product"', '"family"'),
+        "values.yaml": "instance: a100\nshards: 8\n",
+    }
+    chart = chart_with(tmp_path, "tgi", files)
+    outcome = run_chart(
+        chart,
+        ChartOptions(kube_version="1.34"),
+        load_rules(),
+        Settings(kube_version="1.34"),
+        Target.parse("1.34"),
+        "fix",
+    )
+    assert not outcome.proven
+    assert "is not in the claim's CEL selector as written" in outcome.report()

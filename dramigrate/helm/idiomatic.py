@@ -1061,13 +1061,23 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
 
 def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
     """The claim spec text with each label value in its CEL selectors read from the template expression that wrote
-    it (label values hold no quote, so `'{{ ... }}'` stays one CEL string)."""
-    out = []
+    it (label values hold no quote, so `'{{ ... }}'` stays one CEL string). A value the selector does not hold as
+    written (the migration maps it: `gpu.family` ampere -> 'Ampere', `gpu.memory` -> a quantity) cannot follow the
+    template, and a claim fixed to today's value would select the wrong model for another: translated by hand."""
+    out, found = [], set()
     for line in spec.splitlines(keepends=True):
         if "expression:" in line:
             for value, expr in exprs.items():
-                line = line.replace(f"'{value}'", f"'{{{{ {expr} }}}}'")
+                if f"'{value}'" in line:
+                    found.add(value)
+                    line = line.replace(f"'{value}'", f"'{{{{ {expr} }}}}'")
         out.append(line)
+    if missing := sorted(set(exprs) - found):
+        raise RewriteError(
+            f"the node label value {', '.join(missing)} written by a template expression is not in the claim's CEL "
+            "selector as written (the migration maps it to another form), so the claim cannot follow the template: "
+            "translate the label by hand"
+        )
     return "".join(out)
 
 
