@@ -258,6 +258,24 @@ def test_a_packed_subchart_whose_values_hold_too_many_keys_is_named_before_rende
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
 
 
+def test_a_file_named_values_yaml_elsewhere_in_a_packed_subchart_is_not_bounded(tmp_path: Path) -> None:
+    """Only a chart's own values.yaml is read by Helm as values: a big `files/values.yaml` a subchart ships as data
+    does not refuse the chart (it did: the chart's GPU template was then neither linted nor fixed)."""
+    import io
+    import tarfile
+
+    from dramigrate.helm.sandbox import check_packed_values
+
+    (tmp_path / "charts").mkdir()
+    big = "".join(f"k{i}: {i}\n" for i in range(25_000))
+    with tarfile.open(tmp_path / "charts" / "sub-0.1.0.tgz", "w:gz") as tar:
+        for name, text in {"sub/values.yaml": "a: 1\n", "sub/files/values.yaml": big}.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(text)
+            tar.addfile(member, io.BytesIO(text.encode()))
+    check_packed_values(tmp_path, "pk")  # no refusal
+
+
 def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_path: Path) -> None:
     """A document whose `%TAG !e! ...` directive names a handle its body uses (`image: !e!img app:1`), first in its
     file or after a `...` end marker, was refused as invalid YAML ("found undefined tag handle"): the file was split

@@ -524,11 +524,14 @@ def _check_archive_values(data: bytes, shown: str, inside: str, depth: int) -> N
                 parts = member.name.split("/")
                 if not member.isfile() or member.size > MAX_MEMBER_BYTES or {"templates", "crds", "tests"} & {*parts}:
                     continue
-                if parts[-1] == "values.yaml" or (parts[-1].endswith(".tgz") and depth < 3 and "charts" in parts):
+                # a chart's own values.yaml (`sub/values.yaml`, `sub/charts/dep/values.yaml`), not a file of that name
+                # the chart keeps elsewhere (`sub/files/values.yaml`): Helm reads only those as values
+                values = parts[-1] == "values.yaml" and (len(parts) == 2 or (len(parts) >= 4 and parts[-3] == "charts"))
+                if values or (parts[-1].endswith(".tgz") and depth < 3 and "charts" in parts):
                     source = tar.extractfile(member)
                     content = source.read() if source is not None else b""
                     where = f"{inside}{member.name}"
-                    if parts[-1] == "values.yaml":
+                    if values:
                         check_values_text(content, shown, f"the packed subchart's {where}", line=0)
                     else:
                         _check_archive_values(content, shown, where + ":", depth + 1)
