@@ -815,6 +815,12 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 "per device resource in a pod"
             )
     union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
+    if (
+        groups is not None
+        and len({g[0].count for g in groups}) > 1
+        and any(d.conditions != conditions for d in w.devices)
+    ):
+        union = None  # each container its own request, gated by its count only: one not rendered would keep it
     if union is None:
         d = next(d for d in w.devices if d.conditions != conditions)
         raise RewriteError(
