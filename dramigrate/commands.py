@@ -678,8 +678,9 @@ def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
 
-    if opts.backup and ("/" in opts.backup or os.sep in opts.backup):  # each file failed with "Not a directory"
-        raise InputError(f"--backup takes a suffix for each file's name, without a '/': {opts.backup!r}")
+    # a '/' made each file fail with "Not a directory"; an empty suffix (`--backup=$UNSET`) kept no backup at all
+    if opts.backup is not None and (not opts.backup or "/" in opts.backup or os.sep in opts.backup):
+        raise InputError(f"--backup takes a non-empty suffix for each file's name, without a '/': {opts.backup!r}")
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
