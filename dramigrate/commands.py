@@ -678,8 +678,9 @@ def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
 
-    if opts.backup and ("/" in opts.backup or os.sep in opts.backup):  # each file failed with "Not a directory"
-        raise InputError(f"--backup takes a suffix for each file's name, without a '/': {opts.backup!r}")
+    # a '/' made each file fail with "Not a directory"; an empty suffix (`--backup=$UNSET`) kept no backup at all
+    if opts.backup is not None and (not opts.backup or "/" in opts.backup or os.sep in opts.backup):
+        raise InputError(f"--backup takes a non-empty suffix for each file's name, without a '/': {opts.backup!r}")
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
@@ -749,10 +750,10 @@ def do_fix(opts: Options) -> int:
 def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
     """The rewrites of files git did not say in time whether it ignores (a FIFO in the folder's .git, a loaded
     machine): not written, since fix must not rewrite a file the repository ignores; each with its way out."""
-    from dramigrate.sources import GIT_TIMEOUT_S
+    from dramigrate.sources import git_timeout
 
     why = InputError(
-        f"git did not say within {GIT_TIMEOUT_S:g} s whether it ignores this file (.gitignore); "
+        f"git did not say within {git_timeout():g} s whether it ignores this file (.gitignore); "
         "--include-ignored writes it without asking git"
     )
     undecided = ctx.inputs.undecided

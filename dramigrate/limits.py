@@ -8,6 +8,7 @@ read whole before a size check: each is refused here with a message, never read.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import stat
@@ -95,6 +96,16 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KiB"
     return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def env_number(name: str, default: float, least: float = 0.0) -> float:
+    """A limit set in the environment: the number in variable name when it is finite and above least, else default
+    (a typo, `inf` or `nan` never reaches a timer or a memory limit as an internal error)."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and value > least else default
 
 
 def read_regular(path: str, limits: Limits = DEFAULT) -> bytes:

@@ -3,11 +3,12 @@ or with --quiet). Drawn with rich; it disappears when the run ends."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from types import TracebackType
 from typing import Any
+
+from dramigrate.limits import env_number
 
 DELAY = 1.0  # seconds before the bar appears: short runs stay silent (DRAMIGRATE_PROGRESS_DELAY overrides it)
 
@@ -18,7 +19,7 @@ class Progress:
         self.color = color
         self.what = what
         self.started = time.monotonic()
-        self.delay = float(os.environ.get("DRAMIGRATE_PROGRESS_DELAY", DELAY))
+        self.delay = env_number("DRAMIGRATE_PROGRESS_DELAY", DELAY, least=-1.0)
         self._bar: Any = None
         self._task: Any = None
 

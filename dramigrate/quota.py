@@ -72,7 +72,8 @@ def _known(det: Detector, name: str) -> bool:
 
 
 def _resource_quota(det: Detector, doc: Document, info: ObjectInfo, fix: bool, drop_legacy: bool) -> list[Finding]:
-    hard = (info.obj.get("spec") or {}).get("hard")
+    spec = info.obj.get("spec")
+    hard = spec.get("hard") if isinstance(spec, dict) else None  # `spec: text` is the API server's to refuse
     if not isinstance(hard, dict):
         return []
     if det.settings.strategy == "extended-resource":

@@ -132,43 +132,90 @@ def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
 
 
 # git answers check-ignore for 20,000 files in under 0.1 s; one that blocks on a FIFO in a folder's own .git
-# (HEAD, config, info/exclude) never answers, and the run waited 60 s for it: nothing is then taken as ignored,
-# and a note says so (a loaded CI machine past the limit must not lint ignored files without a word); fix does
-# not write those files (they may be ignored ones), and says so for each.
-GIT_TIMEOUT_S = 10.0
+# (HEAD, config, info/exclude) never answers, and the run waited 60 s for it. Past the limit, git is asked again
+# with an empty repository of its own over the same work tree: the .gitignore files (and the global excludes)
+# decide, not the unreadable .git, and a note says so. When that does not answer either (a .gitignore that is a
+# FIFO), nothing is taken as ignored, a note says so, and fix writes none of those files (each named).
+GIT_TIMEOUT_S = 10.0  # DRAMIGRATE_GIT_TIMEOUT overrides
+
+
+def git_timeout() -> float:
+    from dramigrate.limits import env_number
+
+    return env_number("DRAMIGRATE_GIT_TIMEOUT", GIT_TIMEOUT_S)
 
 
 def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[str] | None = None) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
-    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree; nothing, a note in
-    notes and every file in undecided when git does not answer in time."""
+    `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree. When git does not
+    answer in time, what the .gitignore files say, with a note; when that fails too, nothing, a note in notes and
+    every file in undecided."""
     import shutil
     import subprocess
 
     git = shutil.which("git")
-    if git is None or not files or (git_above(os.path.realpath(top)) is None and "GIT_DIR" not in os.environ):
+    root = git_above(os.path.realpath(top))
+    if git is None or not files or (root is None and "GIT_DIR" not in os.environ):
         return set()
     by_rel = {os.path.relpath(f, top): f for f in files}
+    limit = git_timeout()
     try:
-        proc = subprocess.run(
-            # core.fsmonitor names a command git runs whenever it reads the index: a repository's own .git/config
-            # (an unpacked archive, a downloaded checkout) must not run anything when dramigrate reads it
-            [git, "-c", "core.fsmonitor=false", "-C", os.fspath(top), "check-ignore", "-z", "--stdin"],
-            input=b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in by_rel),
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
+        # core.fsmonitor names a command git runs whenever it reads the index: a repository's own .git/config
+        # (an unpacked archive, a downloaded checkout) must not run anything when dramigrate reads it
+        out = _check_ignore([git, "-c", "core.fsmonitor=false", "-C", os.fspath(top)], list(by_rel), limit)
     except subprocess.TimeoutExpired:
-        notes.append(f"{top}: git did not say within {GIT_TIMEOUT_S:g} s which files it ignores; none was skipped")
+        ignored = _ignored_by_gitignore_files(git, top, root, by_rel, limit)
+        if ignored is not None:
+            notes.append(
+                f"{top}: git did not say within {limit:g} s which files it ignores; the .gitignore files decided"
+                " (not the repository's .git/info/exclude)"
+            )
+            return ignored
+        notes.append(f"{top}: git did not say within {limit:g} s which files it ignores; none was skipped")
         if undecided is not None:
             undecided.update(files)
         return set()
     except (OSError, subprocess.SubprocessError):
         return set()
-    if proc.returncode not in (0, 1):  # 128: not a git work tree
-        return set()
-    return {by_rel[n] for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n in by_rel}
+    return set() if out is None else {by_rel[n] for n in out if n in by_rel}
+
+
+def _check_ignore(command: list[str], names: list[str], limit: float) -> list[str] | None:
+    """The names `command check-ignore` (run with a time limit) says are ignored; None when it failed (128: not a
+    git work tree)."""
+    import subprocess
+
+    proc = subprocess.run(
+        [*command, "check-ignore", "-z", "--stdin"],
+        input=b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in names),
+        capture_output=True,
+        timeout=limit,
+        check=False,
+    )
+    if proc.returncode not in (0, 1):
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+
+
+def _ignored_by_gitignore_files(
+    git: str, top: Path, root: str | None, by_rel: dict[str, str], limit: float
+) -> set[str] | None:
+    """The files the .gitignore files of the work tree (from its top folder down) and the global excludes ignore,
+    as git decides with an empty repository of its own; None when git fails or does not answer in time."""
+    import subprocess
+    import tempfile
+
+    base = root or os.path.realpath(top)
+    here = os.path.realpath(top)
+    from_root = {os.path.relpath(os.path.join(here, rel), base): rel for rel in by_rel}
+    try:
+        with tempfile.TemporaryDirectory(prefix="dramigrate-git-") as empty:
+            subprocess.run([git, "init", "-q", "--bare", empty], capture_output=True, timeout=limit, check=True)
+            command = [git, f"--git-dir={empty}", f"--work-tree={base}", "-c", "core.fsmonitor=false", "-C", base]
+            out = _check_ignore([*command], list(from_root), limit)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
 
 
 _GIT_ABOVE: dict[str, str | None] = {}

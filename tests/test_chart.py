@@ -443,6 +443,20 @@ def test_stream_findings_name_the_source_template(run_cli: RunCli, gpu_chart: Pa
     assert [(p.start, p.source) for p in stream_sources(helm4)] == [(1, "templates/pod.yaml")]
 
 
+def test_a_comment_only_template_keeps_its_own_part() -> None:
+    """A template that renders only comments (an old worker left commented out) is followed by another template's
+    `# Source:`: that next document is the other template's, not carried over to the comment-only one."""
+    stream = (
+        "---\n# Source: c/templates/old-worker.yaml\n# resources:\n#   limits:\n#     nvidia.com/gpu: 1\n"
+        "---\n# Source: c/templates/raycluster.yaml\napiVersion: ray.io/v1\nkind: RayCluster\n"
+    )
+    parts = [(p.start, p.source) for p in stream_sources(stream)]
+    assert parts == [(3, "c/templates/old-worker.yaml"), (8, "c/templates/raycluster.yaml")]
+    # bjw-s common: `# Source:` then the template's own `---`: the object is still that template's
+    bjws = "---\n# Source: c/templates/common.yaml\n---\napiVersion: v1\nkind: Service\n"
+    assert [(p.start, p.source) for p in stream_sources(bjws)] == [(4, "c/templates/common.yaml")]
+
+
 def test_post_renderer_script_and_plugin_manifest(gpu_chart: Path) -> None:
     import subprocess
 

@@ -320,6 +320,18 @@ def test_two_containers_with_their_own_counts(tmp_path: Path) -> None:
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 
+def test_containers_with_their_own_counts_under_their_own_conditions_stay_manual(tmp_path: Path) -> None:
+    """A judge rendered only `if .Values.judge.enabled`: each request is gated by its count alone, so the claim
+    would keep the judge's request while the judge is off. Manual, named, instead of an unprovable rewrite."""
+    guarded = PAIR.replace("        - name: judge", "        {{- if .Values.judge.enabled }}\n        - name: judge")
+    guarded += "        {{- end }}\n"
+    values = "model:\n  gpus: 2\njudge:\n  enabled: true\n  gpus: 1\n"
+    chart = chart_with(tmp_path, "pair", {"values.yaml": values, "templates/job.yaml": guarded})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert "the device keys sit under different conditions" in outcome.report(), outcome.report()
+
+
 LWS = """\
 apiVersion: leaderworkerset.x-k8s.io/v1
 kind: LeaderWorkerSet

@@ -50,9 +50,9 @@ def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
     assert "keyed by component under `resources:`" in outcome.manual
 
 
-# pattern A whose pod selects its GPU model by a label the template writes (huggingface's dell chart:
-# `nvidia.com/gpu.product: {{ include "getNodeSelector" . | quote }}`, mapped from the instance name)
-PRODUCT_LABEL = """\
+# pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself: the migration
+# moves it into the claim's CEL selectors, the rewrite takes only nodeSelector lines
+PRODUCT_AFFINITY = """\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -64,8 +64,14 @@ spec:
     metadata:
       labels: {app: tgi}
     spec:
-      nodeSelector:
-        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+              - matchExpressions:
+                  - key: nvidia.com/gpu.product
+                    operator: In
+                    values: [NVIDIA-H100-80GB-HBM3]
       containers:
         - name: tgi
           image: tgi
@@ -76,15 +82,15 @@ spec:
 
 
 def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
-    """Was: only 'spec.template.spec.nodeSelector: not expected, the rewritten chart has ...'."""
-    chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": PRODUCT_LABEL, "values.yaml": "shards: 8\n"})
+    """Was only 'spec.template.spec.affinity: not expected, the rewritten chart has ...'."""
+    chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": PRODUCT_AFFINITY, "values.yaml": "shards: 8\n"})
     outcome = _fix(chart)
     assert not outcome.changes
     assert "the pods select nodes by a device label that a template writes itself" in outcome.manual
-    assert "nodeSelector" in outcome.manual
+    assert "affinity" in outcome.manual
 
 
-# leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container (Helm keeps the last)
+# leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container
 TWO_ENVS = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -120,4 +126,4 @@ def test_a_duplicate_key_in_the_render_names_its_template(tmp_path: Path, run_cl
     code, out, _ = run_cli(["lint", str(chart)])
     assert code == 2
     assert f"{chart}/templates/deployment.yaml: its rendered output does not parse" in out
-    assert "duplicate key: env" in out and "Helm keeps the last" in out
+    assert "duplicate key: env" in out and "must not repeat a key" in out

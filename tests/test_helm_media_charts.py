@@ -496,3 +496,44 @@ def test_own_objects_named_by_a_library_helper_are_not_called_library_written(ru
     code, out, err = run_cli(["diff", str(chart)])
     assert "needs manual work" in out + err, out + err
     assert "written by the library chart" not in out + err, out + err
+
+
+def test_a_schema_url_the_chart_does_not_ship_is_never_fetched(tmp_path: Path) -> None:
+    """A values schema naming a URL the chart does not ship (a chart under review could name any host) renders
+    without reaching the network: a local server sees no request, and the chart renders as without the schema."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            asked.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    schema = {
+        "$schema": f"{url}/meta.json",
+        "$id": f"{url}/lib/values.schema.json",
+        "type": "object",
+        "properties": {"gpus": {"$ref": f"{url}/probe.json"}, "name": {"$ref": "name.json"}},
+    }
+    files = {
+        "templates/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }}\n",
+        "values.yaml": "gpus: 1\nname: p\n",
+        "values.schema.json": json.dumps(schema),
+        "name.json": json.dumps({"type": "string"}),
+    }
+    chart = chart_with(tmp_path, "net", files)
+    try:
+        (manifest,) = render_chart(chart, RenderOptions())
+    finally:
+        server.shutdown()
+    assert asked == []
+    assert "name: p" in manifest.text

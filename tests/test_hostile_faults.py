@@ -382,3 +382,25 @@ def test_a_values_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None
     err = proc.stderr.decode()
     assert proc.returncode == 2
     assert "values.yaml: -f takes a values file, and this is a FIFO (named pipe)" in err
+
+
+def test_limits_set_to_inf_or_a_typo_in_the_environment_keep_their_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DRAMIGRATE_HELM_MEMORY_MB=inf ended every chart run in an internal error (OverflowError), the Helm timeout
+    `inf` failed the render, and DRAMIGRATE_PROGRESS_DELAY=abc failed every run (ValueError); each limit not a
+    finite positive number keeps its default."""
+    _chart(tmp_path)
+    _kustomize_tree(tmp_path / "k")
+    for name in ("HELM_MEMORY_MB", "HELM_TIMEOUT", "HELM_MAX_DOCUMENTS", "KUSTOMIZE_TIMEOUT", "KUSTOMIZE_MEMORY_MB"):
+        monkeypatch.setenv(f"DRAMIGRATE_{name}", "inf")
+    monkeypatch.setenv("DRAMIGRATE_GIT_TIMEOUT", "nan")
+    monkeypatch.setenv("DRAMIGRATE_PROGRESS_DELAY", "abc")
+
+    proc = _run_in('exec "$@"', ["lint", "."], tmp_path)
+
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert "internal error" not in out + err
+    assert proc.returncode == 1, out + err
+    assert "chart/templates/pod.yaml:11:9: error [legacy-device-request]" in out
+    assert "k/base/pod.yaml:11:9: error [legacy-device-request]" in out

@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ONE_GPU_POD, run_dramigrate
 
 
@@ -152,27 +153,44 @@ def test_a_workload_of_more_values_than_fix_rewrites_in_time_is_named_at_once(tm
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
 
 
-def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git_and_not_rewritten(tmp_path: Path) -> None:
+def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A folder with its own .git whose HEAD is a FIFO (an unpacked archive): git blocked reading it and every
-    command waited 60 s for git's answer on which files are ignored. Past git's time the files are checked with a
-    note; fix then rewrote them too, gitignored ones included, with only that note: now each is named, not written,
-    with its way out (--include-ignored, which does not ask git)."""
+    command waited 60 s for git's answer on which files are ignored. Past git's time limit the files were all taken,
+    and fix rewrote gitignored ones with only a note: now the .gitignore files decide (git asked again with an empty
+    repository of its own), and when even that does not answer (a .gitignore that is a FIFO) fix writes none of the
+    folder's files, each named with its way out (--include-ignored)."""
+    monkeypatch.setenv("DRAMIGRATE_GIT_TIMEOUT", "2")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".git" / "HEAD").unlink()
     os.mkfifo(tmp_path / ".git" / "HEAD")
+    (tmp_path / ".gitignore").write_text("generated/\n")
     good = tmp_path / "good.yaml"
     good.write_text(ONE_GPU_POD.format(name="good"))
-    before = good.read_bytes()
+    (tmp_path / "generated").mkdir()
+    generated = tmp_path / "generated" / "gen.yaml"
+    generated.write_text(ONE_GPU_POD.format(name="gen"))
     started = time.monotonic()
 
     code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
 
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 20
+    assert code == 0, out + err
+    assert "git did not say within 2 s which files it ignores; the .gitignore files decided" in err
+    assert "resourceClaims" in good.read_text()
+    assert generated.read_text() == ONE_GPU_POD.format(name="gen")
+
+    (tmp_path / ".gitignore").unlink()
+    os.mkfifo(tmp_path / ".gitignore")  # git blocks on it too
+    good.write_text(ONE_GPU_POD.format(name="good"))
+    code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
     assert code == 2
-    assert "good.yaml:11:9: error [legacy-device-request]" in out + err
-    assert "git did not say within" in err and "none was skipped" in err
-    assert "good.yaml: not written: git did not say within 10 s whether it ignores this file" in out + err
-    assert good.read_bytes() == before
+    assert "gen.yaml:11:9: error [legacy-device-request]" in out + err
+    assert "none was skipped" in err
+    assert "good.yaml: not written: git did not say within 2 s whether it ignores this file" in out + err
+    assert good.read_text() == ONE_GPU_POD.format(name="good")
+    assert generated.read_text() == ONE_GPU_POD.format(name="gen")
     code, out, err = run_dramigrate(["fix", "--include-ignored", tmp_path], timeout=50)
     assert code == 0 and "resourceClaims" in good.read_text(), out + err
 
@@ -238,6 +256,24 @@ def test_a_packed_subchart_whose_values_hold_too_many_keys_is_named_before_rende
     )
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_file_named_values_yaml_elsewhere_in_a_packed_subchart_is_not_bounded(tmp_path: Path) -> None:
+    """Only a chart's own values.yaml is read by Helm as values: a big `files/values.yaml` a subchart ships as data
+    does not refuse the chart (it did: the chart's GPU template was then neither linted nor fixed)."""
+    import io
+    import tarfile
+
+    from dramigrate.helm.sandbox import check_packed_values
+
+    (tmp_path / "charts").mkdir()
+    big = "".join(f"k{i}: {i}\n" for i in range(25_000))
+    with tarfile.open(tmp_path / "charts" / "sub-0.1.0.tgz", "w:gz") as tar:
+        for name, text in {"sub/values.yaml": "a: 1\n", "sub/files/values.yaml": big}.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(text)
+            tar.addfile(member, io.BytesIO(text.encode()))
+    check_packed_values(tmp_path, "pk")  # no refusal
 
 
 def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_path: Path) -> None:

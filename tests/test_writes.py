@@ -115,9 +115,10 @@ def test_backup_and_stale_temp_files(tree: tuple[Path, Path, int, str, str], tmp
     # a suffix holding a folder separator is refused before any work (each file failed with "Not a directory")
     h = tmp_path / "h.yaml"
     h.write_text(POD.format(name="h"))
-    code, _, err = run_cli(["fix", "--backup=/../../x", h])
-    assert code == 2 and "--backup takes a suffix for each file's name, without a '/'" in err
-    assert h.read_text() == POD.format(name="h")
+    for suffix in ("/../../x", ""):  # an empty one (`--backup=$UNSET`) wrote no backup and said nothing
+        code, _, err = run_cli(["fix", f"--backup={suffix}", h])
+        assert code == 2 and "--backup takes a non-empty suffix for each file's name, without a '/'" in err
+        assert h.read_text() == POD.format(name="h")
 
 
 def test_json_manifest_in_a_folder_stays_json(tree: tuple[Path, Path, int, str, str]) -> None:

@@ -65,6 +65,7 @@ class PodDelta:
     spec: dict[str, Any]  # ResourceClaimTemplate.spec
     namespaced: bool
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
+    labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
 
 
 @dataclass
@@ -321,7 +322,10 @@ def claim_delta(
         raise error(f"the migration's ResourceClaimTemplate {name} is not in the render")
     old_tol = old.get("tolerations") or []
     added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-    return PodDelta(claims[0]["name"], added, template["spec"], bool(template["metadata"].get("namespace")), name)
+    before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
+    moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
+    namespaced = bool(template["metadata"].get("namespace"))
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved)
 
 
 def pod_delta(
@@ -835,6 +839,12 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 "per device resource in a pod"
             )
     union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
+    if (
+        groups is not None
+        and len({g[0].count for g in groups}) > 1
+        and any(d.conditions != conditions for d in w.devices)
+    ):
+        union = None  # each container its own request, gated by its count only: one not rendered would keep it
     if union is None:
         d = next(d for d in w.devices if d.conditions != conditions)
         raise RewriteError(
@@ -967,6 +977,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     edits.append(Edit(containers, containers, pod_lines))
+    label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name")
     if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
@@ -983,6 +994,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         inner = _sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary)
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
+    inner = _with_label_exprs(inner, label_exprs)
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     section = (
         f"{{{{- if {guard} }}}}\n"
@@ -1032,6 +1044,71 @@ def _guarded_spec(
     if rest:
         out += yaml.dump(rest, Dumper=_Dumper, sort_keys=False).splitlines()
     return "\n".join(out) + "\n"
+
+
+_LABEL_VALUE = re.compile(r"^(\s*)([\w./-]+):\s*(.*?)\s*$")
+
+
+def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on: str) -> dict[str, str]:
+    """The pod's `nodeSelector` lines of the labels the migration moved into the claim's CEL selectors (a GPU
+    product label the template writes itself) kept out of the DRA branch; returns, for each label written by an
+    expression (`{{ include "getNodeSelector" . | quote }}`), its rendered value -> that expression, which the
+    claim's selector then reads."""
+    if not w.delta.labels:
+        return {}
+    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    exprs: dict[str, str] = {}
+    for key, value in w.delta.labels.items():
+        at = next(
+            (
+                i
+                for i in range(pod + 1, pod_end)
+                if (m := _LABEL_VALUE.match(lines[i]))
+                and m.group(2) == key
+                and lines[_parent(lines, i)].strip() == "nodeSelector:"
+            ),
+            -1,
+        )
+        if at < 0:
+            raise RewriteError(
+                f"{w.rel}: the node label {key} the migration moves into the claim is not a nodeSelector line"
+            )
+        written = _LABEL_VALUE.match(lines[at]).group(3)  # type: ignore[union-attr]
+        action = re.fullmatch(r"\{\{-?\s*(.+?)(?:\s*\|\s*quote)?\s*-?\}\}", written)
+        if action:
+            exprs[value] = action.group(1)
+        elif written.strip("\"'") != value:
+            raise RewriteError(f"{w.rel}:{at + 1}: the node label {key} is not written as one value")
+        selector = _parent(lines, at)
+        children = [i for i in range(selector + 1, _block_end(lines, selector)) if not _control(lines[i])]
+        start, stop = (
+            (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
+        )
+        # the label goes where the claim comes (a zero count renders no claim, and the migration keeps the label)
+        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+    return exprs
+
+
+def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
+    """The claim spec text with each label value in its CEL selectors read from the template expression that wrote
+    it (label values hold no quote, so `'{{ ... }}'` stays one CEL string). A value the selector does not hold as
+    written (the migration maps it: `gpu.family` ampere -> 'Ampere', `gpu.memory` -> a quantity) cannot follow the
+    template, and a claim fixed to today's value would select the wrong model for another: translated by hand."""
+    out, found = [], set()
+    for line in spec.splitlines(keepends=True):
+        if "expression:" in line:
+            for value, expr in exprs.items():
+                if f"'{value}'" in line:
+                    found.add(value)
+                    line = line.replace(f"'{value}'", f"'{{{{ {expr} }}}}'")
+        out.append(line)
+    if missing := sorted(set(exprs) - found):
+        raise RewriteError(
+            f"the node label value {', '.join(missing)} written by a template expression is not in the claim's CEL "
+            "selector as written (the migration maps it to another form), so the claim cannot follow the template: "
+            "translate the label by hand"
+        )
+    return "".join(out)
 
 
 def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:

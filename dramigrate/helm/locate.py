@@ -253,7 +253,8 @@ def stream_sources(text: str) -> list[StreamPart]:
     start, source, content = 1, "", False
     for n, line in enumerate(lines, start=1):
         if _DOC_MARKER.match(line):
-            if source and not content and line.rstrip() == "---":
+            carried = n < len(lines) and _SOURCE.match(lines[n])  # the next document names its own template
+            if source and not content and line.rstrip() == "---" and not carried:
                 start = n + 1  # nothing but the Source comment since the last marker: same template's document
                 continue
             if source:

@@ -955,8 +955,8 @@ def _render_error(message: str, line: int | None, stream: str, display: str) -> 
     extra = ""
     if "duplicate key" in message:
         extra = (
-            "; Helm keeps the last of the two without a word, dramigrate does not guess which one you meant: "
-            "remove one from the template"
+            "; a YAML mapping must not repeat a key (Helm has let the last one win without a word, other tools "
+            "refuse it) and dramigrate does not guess which one you meant: remove one from the template"
         )
     where = f"line {line - part.start + 1} of it"
     return InputError(f"its rendered output does not parse ({where}): {message}{extra}", f"{display}/{template}")

@@ -29,6 +29,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dramigrate.limits import env_number
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -50,15 +52,15 @@ class ChartRefused(Exception):
 
 
 def render_timeout() -> float:
-    return _env_number("DRAMIGRATE_HELM_TIMEOUT", DEFAULT_TIMEOUT)
+    return env_number("DRAMIGRATE_HELM_TIMEOUT", DEFAULT_TIMEOUT)
 
 
 def render_memory_mb() -> int:
-    return int(_env_number("DRAMIGRATE_HELM_MEMORY_MB", DEFAULT_MEMORY_MB))
+    return int(env_number("DRAMIGRATE_HELM_MEMORY_MB", DEFAULT_MEMORY_MB))
 
 
 def render_max_documents() -> int:
-    return int(_env_number("DRAMIGRATE_HELM_MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS))
+    return int(env_number("DRAMIGRATE_HELM_MAX_DOCUMENTS", DEFAULT_MAX_DOCUMENTS))
 
 
 def check_render_size(documents: int, size: int) -> None:
@@ -73,14 +75,6 @@ def check_render_size(documents: int, size: int) -> None:
         )
     if size > MAX_FILE_BYTES:
         raise RenderLimit(f"the chart renders more than {MAX_FILE_BYTES >> 20} MiB of manifests: a huge loop?")
-
-
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
 
 
 # --- links ---------------------------------------------------------------------------------------------------
@@ -530,11 +524,14 @@ def _check_archive_values(data: bytes, shown: str, inside: str, depth: int) -> N
                 parts = member.name.split("/")
                 if not member.isfile() or member.size > MAX_MEMBER_BYTES or {"templates", "crds", "tests"} & {*parts}:
                     continue
-                if parts[-1] == "values.yaml" or (parts[-1].endswith(".tgz") and depth < 3 and "charts" in parts):
+                # a chart's own values.yaml (`sub/values.yaml`, `sub/charts/dep/values.yaml`), not a file of that name
+                # the chart keeps elsewhere (`sub/files/values.yaml`): Helm reads only those as values
+                values = parts[-1] == "values.yaml" and (len(parts) == 2 or (len(parts) >= 4 and parts[-3] == "charts"))
+                if values or (parts[-1].endswith(".tgz") and depth < 3 and "charts" in parts):
                     source = tar.extractfile(member)
                     content = source.read() if source is not None else b""
                     where = f"{inside}{member.name}"
-                    if parts[-1] == "values.yaml":
+                    if values:
                         check_values_text(content, shown, f"the packed subchart's {where}", line=0)
                     else:
                         _check_archive_values(content, shown, where + ":", depth + 1)

@@ -7,7 +7,12 @@ values.schema.json an `$id` on raw.githubusercontent.com, so each relative `$ref
 from GitHub, and the parent chart's schema is one `$ref` to that URL. Offline (or behind a proxy) no such chart
 renders. The files are in the chart (charts/common/schemas/pod.json): a schema file's own remote `$id` names its
 folder, so a remote URL under that folder is the local file with the same relative path. Only the render's copy is
-changed; a URL that names no file of the chart is left as it is.
+changed.
+
+A remote URL that names no file of the chart is never fetched: a render must not reach the network (a chart under
+review in CI could make it call any host). Its `$ref` is dropped (that part of the values is then not checked, the
+rendered output is the same), a remote `$schema` other than json-schema.org's drafts likewise, and a remote `$id`
+becomes the file's own URL, so relative `$ref`s read files beside it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any
 from urllib.parse import urldefrag
 
 _REMOTE = ("https://", "http://")
-_REMOTE_KEY = re.compile(r'"\$(?:id|ref)"\s*:\s*"https?://')
+_REMOTE_KEY = re.compile(r'"\$(?:id|ref|schema)"\s*:\s*"https?://')
+_DRAFTS = ("http://json-schema.org/", "https://json-schema.org/")  # built into Helm's validator, never fetched
 _MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (Helm's own bound applies)
 
 
@@ -77,11 +83,9 @@ def _rewrite(docs: dict[Path, Any], root: Path) -> int:
         url = doc.get("$id") if isinstance(doc, dict) else None
         if isinstance(url, str) and url.startswith(_REMOTE):
             folders[urldefrag(url).url.rsplit("/", 1)[0] + "/"] = path.parent
-    if not folders:
-        return 0
     changed = 0
     for path, doc in docs.items():
-        if _localize(doc, folders, root.resolve()):
+        if _localize(doc, folders, root.resolve(), path.resolve().as_uri()):
             tmp = path.with_name(path.name + ".dramigrate-tmp")
             tmp.write_text(json.dumps(doc), encoding="utf-8")
             os.replace(tmp, path)  # renders of one shared copy may run at once: each sees a whole file
@@ -99,19 +103,25 @@ def _local(url: str, folders: dict[str, Path], top: Path) -> str | None:
     return None
 
 
-def _localize(node: Any, folders: dict[str, Path], top: Path) -> bool:
+def _localize(node: Any, folders: dict[str, Path], top: Path, own: str) -> bool:
+    """Each remote URL of one schema document (whose file is `own`) made local or harmless; whether any changed."""
     changed = False
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            for key in ("$id", "$ref"):
+            for key in ("$id", "$ref", "$schema"):
                 value = item.get(key)
-                if isinstance(value, str) and value.startswith(_REMOTE):
-                    local = _local(value, folders, top)
-                    if local is not None:
-                        item[key] = local
-                        changed = True
+                if not isinstance(value, str) or not value.startswith(_REMOTE) or value.startswith(_DRAFTS):
+                    continue
+                local = _local(value, folders, top)
+                if local is not None:
+                    item[key] = local
+                elif key == "$id" and item is node:
+                    item[key] = own  # relative $refs read files beside it
+                else:
+                    del item[key]  # not fetched: this part of the values goes unchecked
+                changed = True
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dramigrate.findings import InputError
+from dramigrate.limits import env_number
 
 # Seconds one build may take; DRAMIGRATE_KUSTOMIZE_TIMEOUT overrides. Real overlays build in about a second;
 # kustomize itself runs for minutes on a hostile patch (an alias bomb, 150,000 list entries).
@@ -29,20 +30,12 @@ BUILD_TIMEOUT_S = 30.0
 BUILD_MEMORY_MB = 2048
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
 def build_timeout() -> float:
-    return _env_number("DRAMIGRATE_KUSTOMIZE_TIMEOUT", BUILD_TIMEOUT_S)
+    return env_number("DRAMIGRATE_KUSTOMIZE_TIMEOUT", BUILD_TIMEOUT_S)
 
 
 def build_memory_mb() -> int:
-    return int(_env_number("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", BUILD_MEMORY_MB))
+    return int(env_number("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", BUILD_MEMORY_MB))
 
 
 @dataclass(frozen=True)

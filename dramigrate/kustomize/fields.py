@@ -167,7 +167,7 @@ def mentions_device(text: str, rules: RuleSet) -> bool:
 
 
 _known: dict[int, tuple[RuleSet, dict[str, bool]]] = {}  # rule set -> key -> device_key(key)
-_RUN = frozenset("-abcdefghijklmnopqrstuvwxyz0123456789.")  # _KEY's [-a-z0-9.]
+_RUN_BACK = re.compile(r"[-a-z0-9.]*")  # _KEY's [-a-z0-9.]
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 _PATH = re.compile(r"[-\w.]+")
 
@@ -179,10 +179,11 @@ def _keys(text: str) -> Iterator[str]:
     the [-\\w.]+ after the `/`; the search goes on after the path, as findall's does."""
     pos = 0
     s = text.find("/")
+    if s == -1:
+        return
+    back, end = text[::-1], len(text)  # the run before a `/` is matched forwards in the reversed text (in C)
     while s != -1:
-        r = s
-        while r > pos and text[r - 1] in _RUN:
-            r -= 1
+        r = max(pos, end - _RUN_BACK.match(back, end - s).end())
         p = r
         while p < s and text[p] in "-.":
             p += 1

@@ -1,0 +1,96 @@
+"""Pattern A whose pod selects its GPU model with a nodeSelector label the template writes itself (huggingface's
+dell chart: `nvidia.com/gpu.product: {{ include "getNodeSelector" . | quote }}`, mapped from the instance name):
+the DRA branch drops the label, as the migration does, and the claim's CEL selector reads the same expression, so
+another instance name selects its own product. Proven by (L) and (D); renders are real; one fix for the module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import chart_with, dra_render, fix_chart
+
+HELPERS = """\
+{{- define "product" -}}
+{{- if eq .Values.instance "h100" }}NVIDIA-H100-80GB-HBM3{{ else }}NVIDIA-L40S{{ end -}}
+{{- end }}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi
+spec:
+  selector:
+    matchLabels: {app: tgi}
+  template:
+    metadata:
+      labels: {app: tgi}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: {{ include "product" . | quote }}
+      containers:
+        - name: tgi
+          image: tgi
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.shards }}
+"""
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    files = {"templates/_helpers.tpl": HELPERS, "templates/deployment.yaml": DEPLOYMENT}
+    files["values.yaml"] = "instance: h100\nshards: 8\n"
+    chart = chart_with(tmp_path_factory.mktemp("template-labels"), "tgi", files)
+    # was: manual, 'spec.template.spec.nodeSelector: not expected, the rewritten chart has {"nvidia.com/gpu.product"..'
+    return chart, fix_chart(chart)
+
+
+def _selector(chart: Path, values: str) -> tuple[str, dict[str, Any]]:
+    file = chart.parent / "on.yaml"
+    file.write_text(values)
+    docs, _, pods = dra_render(chart, file)
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    return template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"][0]["cel"]["expression"], pods[
+        "tgi"
+    ]
+
+
+def test_the_label_moves_into_the_claim_and_follows_the_template(fixed: tuple[Path, Any]) -> None:
+    chart, _ = fixed
+    cel, pod = _selector(chart, "dra: {enabled: true}\n")
+    assert cel.endswith("== 'NVIDIA-H100-80GB-HBM3'") and "nodeSelector" not in pod
+    cel, _ = _selector(chart, "dra: {enabled: true}\ninstance: l40s\n")
+    assert cel.endswith("== 'NVIDIA-L40S'")
+    off = chart.parent / "off.yaml"
+    off.write_text("dra: {enabled: false}\n")
+    assert dra_render(chart, off)[2]["tgi"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+
+
+def test_a_label_the_migration_maps_stays_manual(tmp_path: Path) -> None:
+    """nvidia.com/gpu.family is mapped (ampere -> 'Ampere') into the CEL, so the template's value is not in it: a
+    claim fixed to today's family would select the wrong one for another instance; manual, with the reason."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    family = HELPERS.replace('"product"', '"family"').replace("NVIDIA-H100-80GB-HBM3", "hopper")
+    files = {
+        "templates/_helpers.tpl": family.replace("NVIDIA-L40S", "ampere"),
+        "templates/deployment.yaml": DEPLOYMENT.replace("gpu.product", "gpu.family").replace('"product"', '"family"'),
+        "values.yaml": "instance: a100\nshards: 8\n",
+    }
+    chart = chart_with(tmp_path, "tgi", files)
+    outcome = run_chart(
+        chart,
+        ChartOptions(kube_version="1.34"),
+        load_rules(),
+        Settings(kube_version="1.34"),
+        Target.parse("1.34"),
+        "fix",
+    )
+    assert not outcome.proven
+    assert "is not in the claim's CEL selector as written" in outcome.report()
