@@ -996,8 +996,15 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     inner = _with_label_exprs(inner, label_exprs)
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
+    # the template variables the count, its conditions and the name read, set again where the claim template reads them
+    before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
+    name_text = _name_text(name_expr)
+
+    def defs(used: str, trim: bool) -> str:
+        return _carrying(_definitions(w.text, w.rel, used, before), trim)
+
     section = (
-        f"{{{{- if {guard} }}}}\n"
+        defs(guard + (namespace or ""), False) + f"{{{{- if {guard} }}}}\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
@@ -1007,20 +1014,76 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         "  spec:\n"
         f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
         "{{- end }}\n"
-        f'{{{{- define "{spec_define}" -}}}}\n' + inner + "{{- end }}\n"
-        f'{{{{- define "{name_define}" -}}}}\n'
-        f"{_name_text(name_expr)}{'-' + label if label else ''}-"
+        f'{{{{- define "{spec_define}" -}}}}\n' + defs(inner, True) + inner + "{{- end }}\n"
+        f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{'-' + label if label else ''}-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
     )
     if len(counts) > 1:  # the claim is named after the requests it has: those whose count is above 0
-        section += f'{{{{- define "{claim_define}" -}}}}\n{{{{- $requests := list -}}}}\n'
+        section += f'{{{{- define "{claim_define}" -}}}}\n' + defs(" ".join(gates.values()), True)
+        section += "{{- $requests := list -}}\n"
         for name, res in w.requests.items():
             section += (
                 f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section
+
+
+_VARIABLE = re.compile(r"\$([A-Za-z_]\w*)")
+_ASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*:?=")
+
+
+def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
+    """The assignments (action bodies, in template order) that set the template variables `used` reads, and those
+    they read in turn: what the claim template must carry to read them too (gpu-recipes' `{{ $gpusPerNode := min
+    .Values.job.gpus 8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`). Only assignments at the
+    template's top level before offset `before` count; one set inside a block (`if`, `range`, `with`, a helper) or a
+    variable not assigned at all (a `range $i, $c :=` item) raises RewriteError naming it."""
+    actions = re.findall(r"\{\{.*?\}\}", used, re.S) if "{{" in used else [used]  # template text: its actions only
+    wanted = dict.fromkeys(v for a in actions for v in _VARIABLE.findall(a))
+    if not wanted:
+        return []
+    found: dict[str, list[tuple[int, str, str]]] = {}  # variable -> (offset, body, the block it is in or "")
+    stack: list[tuple[str, int]] = []
+    for start, end, word in _actions(text):
+        if start >= before:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            whole = word == "define" and _whole_template(text, body[len(word) :].strip())
+            stack.append(("" if whole else body, start))
+        elif word == "end" and stack:
+            stack.pop()
+        elif m := _ASSIGNMENT.match(body):
+            block = next((b for b, _ in reversed(stack) if b), "")
+            found.setdefault(m.group(1), []).append((start, body, block))
+    queue = list(wanted)
+    while queue:
+        name = queue.pop()
+        line = text.count("\n", 0, before) + 1
+        if name not in found:
+            raise RewriteError(
+                f"{rel}:{line}: the device request reads `${name}`, which is not assigned at the template's top level, "
+                "so the claim template cannot read it"
+            )
+        for offset, body, block in found[name]:
+            if block:
+                raise RewriteError(
+                    f"{rel}:{text.count(chr(10), 0, offset) + 1}: the device request reads `${name}`, assigned inside "
+                    f"`{{{{ {block} }}}}`, so the claim template cannot set it the same way"
+                )
+            for other in _VARIABLE.findall(body.split("=", 1)[1]):
+                if other not in wanted:
+                    wanted[other] = None
+                    queue.append(other)
+    picked = sorted((offset, body) for name in wanted for offset, body, _ in found[name])
+    return [body for _, body in picked]
+
+
+def _carrying(defs: list[str], trim: bool) -> str:
+    """Assignment lines that render nothing: trimmed on both sides inside a define (its output is unchanged)."""
+    return "".join(f"{{{{- {d} {'-' if trim else ''}}}}}\n" for d in defs)
 
 
 def _guarded_spec(

@@ -1,0 +1,74 @@
+"""Pattern A whose count is a template variable (AI-Hypercomputer/gpu-recipes: `{{ $gpusPerNode := min .Values.job.gpus
+8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`): the new claim template must set the variable
+the same way, or the rewritten chart does not render. Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import chart_with, dra_render, fix_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+DEPLOYMENT = """\
+{{ $nodes := div .Values.job.gpus 8 | max 1 }}
+{{ $perNode := min .Values.job.gpus 8 }}
+{{- $gpusPerNode := $perNode }}
+{{- $name := printf "%s-serving" .Release.Name }}
+
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+spec:
+  replicas: {{ $nodes }}
+  selector:
+    matchLabels: {app: serving}
+  template:
+    metadata:
+      labels: {app: serving}
+    spec:
+      containers:
+        - name: serving
+          image: vllm
+          resources:
+            limits:
+              nvidia.com/gpu: {{ $gpusPerNode }}
+"""
+
+
+def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path) -> None:
+    """Was: manual, 'resourceclaimtemplate.yaml:6: undefined variable "$gpusPerNode"' (the rewrite did not render)."""
+    chart = chart_with(tmp_path, "recipe", {"templates/d.yaml": DEPLOYMENT, "values.yaml": "job:\n  gpus: 16\n"})
+    fix_chart(chart)
+    claims = (chart / "templates" / "resourceclaimtemplate.yaml").read_text()
+    assert "$nodes" not in claims  # only what the count and the name read, and what those read in turn
+    on = tmp_path / "on.yaml"
+    on.write_text("dra: {enabled: true}\njob: {gpus: 4}\n")
+    docs, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [4]
+    (claim_name,) = counts
+    assert claim_name.startswith("release-name-serving-")  # the name's own variable, read in the claim template
+    claim = pods["release-name-serving"]["resourceClaims"][0]
+    assert claim["resourceClaimTemplateName"] == claim_name
+
+
+def test_a_count_variable_set_inside_a_block_is_named(tmp_path: Path) -> None:
+    """A variable the claim template cannot set the same way (assigned inside an `if`) is left to the user, named."""
+    text = DEPLOYMENT.replace(
+        "{{- $gpusPerNode := $perNode }}",
+        "{{- $gpusPerNode := 0 }}\n{{- if .Values.job.enabled }}\n{{- $gpusPerNode = $perNode }}\n{{- end }}",
+    )
+    chart = chart_with(
+        tmp_path, "recipe", {"templates/d.yaml": text, "values.yaml": "job:\n  gpus: 16\n  enabled: true\n"}
+    )
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.changes
+    assert (
+        "templates/d.yaml:5: the device request reads `$gpusPerNode`, assigned inside `{{ if .Values.job.enabled }}`"
+        in (outcome.manual)
+    )
