@@ -268,6 +268,32 @@ def claim_names(
     return out
 
 
+def superseded(
+    edits: list[MapEdit],
+    templates: dict[Path_, dict[str, Any]],
+    defaults: list[MapEdit],
+    default_templates: dict[Path_, dict[str, Any]],
+) -> dict[Path_, dict[str, Any]]:
+    """The claim templates of the chart defaults' `values-dra.yaml` (its map edits and claim templates by scope) that
+    a values file's DRA variant (`edits`, `templates`) leaves unused when both are given, each set to null: the
+    variant sets the pods' `resourceClaims` of the same maps (Helm replaces the list), so a default template it
+    does not name would render beside its own (optimum-habana: `ci/multi-card-lora-clm-values.yaml` asks for 8
+    Gaudi cards where the defaults ask for 1, and `-f values-dra.yaml -f ...-dra.yaml` rendered both)."""
+    mine = {e.path for e in edits if e.siblings.get("resourceClaims")}
+    stale = {
+        str(c.get("resourceClaimTemplateName", "")).removeprefix(RELEASE_PREFIX)
+        for e in defaults
+        if e.path in mine
+        for c in e.siblings.get("resourceClaims", [])
+    }
+    out: dict[Path_, dict[str, Any]] = {}
+    for scope, names in default_templates.items():
+        for name in names:
+            if name in stale and name not in templates.get(scope, {}):
+                out.setdefault(scope, {})[name] = None
+    return out
+
+
 # --- the DRA variant of a values file ------------------------------------------------------------------------
 
 
@@ -356,7 +382,9 @@ def variant_text(
             if not isinstance(holder.get(part), dict):
                 holder[part] = {}
             holder = holder[part]
-        holder[VALUES_KEY] = {**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)}
+        holder[VALUES_KEY] = entries = CommentedMap({**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)})
+        for name in (name for name, spec in own.items() if spec is None):  # see superseded()
+            entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
     return yf.render()
 
 
@@ -545,6 +573,7 @@ def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
     )
     body = (
         "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
+        "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
@@ -553,6 +582,7 @@ def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
         + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
+        "{{- end }}\n"
         "{{- end }}\n"
     )
     return (

@@ -1769,6 +1769,24 @@ def _fix_passthrough(
     )
     try:
         scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
+        overlay = ""
+        default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
+        default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
+        default_rcts: dict[str, Any] = {}
+        dsources = None
+        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        if default and default[1] and default[1] != default[0].stream:
+            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
+            marked, maps = pt.marked_values(dsources.merged)
+            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
+            if probe_render.error:
+                raise pt.NotPassThrough(
+                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
+                )
+            default_edits, default_rcts = pt.map_edits(
+                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
+            )
+            default_templates = named(default_edits, default_rcts)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -1783,8 +1801,11 @@ def _fix_passthrough(
                 )
             edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
             templates = named(edits, rcts)
+            # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
+            stale = pt.superseded(edits, templates, default_edits, default_templates)
+            carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
-                variants[f] = pt.variant_text(f, edits, templates, fsources.merged, chart_defaults(root))
+                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root))
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
                     raise
@@ -1799,25 +1820,12 @@ def _fix_passthrough(
             streams[f] = (r.stream, want)
             paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
             removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
-        overlay = ""
-        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
-        if default and default[1] and default[1] != default[0].stream:
-            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
-            marked, maps = pt.marked_values(dsources.merged)
-            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
-            if probe_render.error:
-                raise pt.NotPassThrough(
-                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
-                )
-            edits, rcts = pt.map_edits(
-                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
-            )
-            templates = named(edits, rcts)
-            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
-            classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
-            overlay = pt.overlay_text(edits, templates, dsources.merged)
-            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
-            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
+        if dsources is not None:
+            namespaced |= any(bool(t["metadata"].get("namespace")) for t in default_rcts.values())
+            classes |= {_device_class(spec) for own in default_templates.values() for spec in own.values()}
+            overlay = pt.overlay_text(default_edits, default_templates, dsources.merged)
+            paths.update({e.path: {"resourceClaims", *e.siblings} for e in default_edits})
+            removed |= {(e.path, s, k) for e in default_edits for s, keys in e.removed.items() for k in keys}
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
