@@ -479,6 +479,25 @@ def test_limits_after_the_key_and_a_schema_written_as_the_chart_writes_it(tmp_pa
     assert json.loads(schema)["properties"]["dra"]["properties"]["enabled"]["type"] == "boolean"
 
 
+def test_own_objects_named_by_a_library_helper_are_not_called_library_written(run_cli: RunCli, tmp_path: Path) -> None:
+    """A template that writes its Deployment itself and only takes its name from a library helper (bitnami's
+    `common.names.fullname`) is not 'written by the library chart': the manual reason is about its own shape
+    (was: the library reason, for any include of a library define)."""
+    chart = library_chart(tmp_path)
+    (chart / "charts" / "lib" / "templates" / "_names.tpl").write_text(
+        '{{- define "lib.fullname" -}}\n{{ .Release.Name }}-app\n{{- end }}\n'
+    )
+    (chart / "templates" / "common.yaml").write_text(
+        deployment(
+            "      containers:\n        - name: main\n          image: x\n"
+            "          resources: {{ toJson .Values.main.resources }}\n"
+        ).replace("{{ .Release.Name }}-app", '{{ include "lib.fullname" . }}')
+    )
+    code, out, err = run_cli(["diff", str(chart)])
+    assert "needs manual work" in out + err, out + err
+    assert "written by the library chart" not in out + err, out + err
+
+
 def test_a_schema_url_the_chart_does_not_ship_is_never_fetched(tmp_path: Path) -> None:
     """A values schema naming a URL the chart does not ship (a chart under review could name any host) renders
     without reaching the network: a local server sees no request, and the chart renders as without the schema."""

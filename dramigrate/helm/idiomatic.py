@@ -692,10 +692,34 @@ def _alike(deltas: list[PodDelta]) -> bool:
     return all((d.claim, d.spec, d.tolerations) == (first.claim, first.spec, first.tolerations) for d in deltas)
 
 
+def _writes_yaml(text: str) -> bool:
+    """Whether a template writes a YAML line itself, outside its `define` blocks (not only actions and comments)."""
+    depth, outside, pos = 0, [], 0
+    for start, end, word in _actions(text):
+        if depth == 0:
+            outside.append(text[pos:start])
+        if word in ("define", "block") or (depth and word in ("if", "with", "range")):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        pos = end
+    if depth == 0:
+        outside.append(text[pos:])
+    return any(
+        line.strip() and not line.strip().startswith("#") and line.strip() != "---"
+        for chunk in outside
+        for line in chunk.splitlines()
+    )
+
+
 def _library_writes(root: Path, text: str) -> str:
     """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
     k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
-    which the chart pulls as a dependency. "" when the template includes no define of a library subchart."""
+    which the chart pulls as a dependency. "" when the template writes YAML of its own outside its defines (a chart
+    that only names its objects with a library's helpers, bitnami `common.names.fullname`) or includes no define
+    of a library subchart."""
+    if _writes_yaml(text):
+        return ""
     named = defines(
         {
             str(p.relative_to(root)): p.read_text(encoding="utf-8", errors="replace")
