@@ -254,6 +254,8 @@ def device_count(value: Any, source: str | None = None) -> Count:
             # string, which the quantity parser reads: `!Ref 010` is 10 devices, not YAML 1.1's octal 8
             return count_of(text, f"{tag} {text}" if tag.startswith("!") else f'"{text}"')
         return count_of(resolve_yaml11(text), text)
+    if source is not None and source.startswith("! "):  # the non-specific tag: go-yaml keeps the text a string
+        return count_of(source[2:], source)
     if value is None:
         return count_of(None, "null")
     if isinstance(value, bool):
@@ -289,8 +291,10 @@ def plain_source(body_lines: list[str], holder: Any, key: Any) -> str | None:
     if not 0 <= line < len(body_lines):
         return None
     text = body_lines[line][col:]
+    string = False  # under the non-specific tag `!`, which go-yaml reads as a string (ruamel as a plain scalar)
     while text[:1] in ("&", "!"):
         parts = text.split(None, 1)
+        string = string or parts[0] == "!"
         text = parts[1] if len(parts) > 1 else ""
     if text[:1] in ("*", '"', "'", "|", ">", ""):
         return None
@@ -300,7 +304,7 @@ def plain_source(body_lines: list[str], holder: Any, key: Any) -> str | None:
     flow = getattr(getattr(owner, "fa", None), "flow_style", lambda: False)()
     if flow:
         text = re.split(r"[,\]}]", text, maxsplit=1)[0]
-    return text.strip()
+    return ("! " if string else "") + text.strip()
 
 
 def owner_of(mapping: Any, key: Any) -> Any:

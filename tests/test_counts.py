@@ -66,6 +66,7 @@ ACCEPTED = [
     ("&n 010 # eight", 8),
     ("!!str 010", 10),
     ("!Ref 010", 10),  # a tag go-yaml does not resolve keeps the text, a string: not YAML 1.1's octal 8
+    ("! 010", 10),  # the non-specific tag too (ruamel reads it as the plain octal 8)
     ("0", 0),
 ]
 
@@ -87,6 +88,7 @@ REFUSED = [
     ('"1Ei"', "too-large"),
     ("$GPU_PER_NODE", ""),
     ("!Ref 0x10", ""),  # the string "0x10" is no quantity
+    ("! true", ""),  # the string "true", not a boolean
 ]
 
 
