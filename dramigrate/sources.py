@@ -180,7 +180,9 @@ def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[st
     return set() if out is None else {by_rel[n] for n in out if n in by_rel}
 
 
-def _check_ignore(command: list[str], names: list[str], limit: float) -> list[str] | None:
+def _check_ignore(
+    command: list[str], names: list[str], limit: float, env: dict[str, str] | None = None
+) -> list[str] | None:
     """The names `command check-ignore` (run with a time limit) says are ignored; None when it failed (128: not a
     git work tree)."""
     import subprocess
@@ -190,6 +192,7 @@ def _check_ignore(command: list[str], names: list[str], limit: float) -> list[st
         input=b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in names),
         capture_output=True,
         timeout=limit,
+        env=env,
         check=False,
     )
     if proc.returncode not in (0, 1):
@@ -201,18 +204,23 @@ def _ignored_by_gitignore_files(
     git: str, top: Path, root: str | None, by_rel: dict[str, str], limit: float
 ) -> set[str] | None:
     """The files the .gitignore files of the work tree (from its top folder down) and the global excludes ignore,
-    as git decides with an empty repository of its own; None when git fails or does not answer in time."""
+    as git decides with an empty repository of its own over the repository's own index (a tracked file is never
+    ignored: a CI gate must not pass a tracked manifest a pattern matches); None when the index is not a regular
+    file, or git fails or does not answer in time."""
     import subprocess
     import tempfile
 
     base = root or os.path.realpath(top)
     here = os.path.realpath(top)
     from_root = {os.path.relpath(os.path.join(here, rel), base): rel for rel in by_rel}
+    index = os.path.join(base, ".git", "index")  # none yet: nothing is tracked, and git reads it as empty
+    if os.path.lexists(index) and not os.path.isfile(index):  # a stat, never an open: a FIFO would block git too
+        return None
     try:
         with tempfile.TemporaryDirectory(prefix="dramigrate-git-") as empty:
             subprocess.run([git, "init", "-q", "--bare", empty], capture_output=True, timeout=limit, check=True)
             command = [git, f"--git-dir={empty}", f"--work-tree={base}", "-c", "core.fsmonitor=false", "-C", base]
-            out = _check_ignore([*command], list(from_root), limit)
+            out = _check_ignore(command, list(from_root), limit, {**os.environ, "GIT_INDEX_FILE": index})
     except (OSError, subprocess.SubprocessError):
         return None
     return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}

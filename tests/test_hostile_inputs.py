@@ -163,14 +163,17 @@ def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git(
     folder's files, each named with its way out (--include-ignored)."""
     monkeypatch.setenv("DRAMIGRATE_GIT_TIMEOUT", "2")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    (tmp_path / ".git" / "HEAD").unlink()
-    os.mkfifo(tmp_path / ".git" / "HEAD")
     (tmp_path / ".gitignore").write_text("generated/\n")
     good = tmp_path / "good.yaml"
     good.write_text(ONE_GPU_POD.format(name="good"))
     (tmp_path / "generated").mkdir()
     generated = tmp_path / "generated" / "gen.yaml"
     generated.write_text(ONE_GPU_POD.format(name="gen"))
+    tracked = tmp_path / "generated" / "tracked.yaml"  # matched by .gitignore but tracked: git never ignores it
+    tracked.write_text(ONE_GPU_POD.format(name="tracked"))
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-f", "generated/tracked.yaml"], check=True)
+    (tmp_path / ".git" / "HEAD").unlink()
+    os.mkfifo(tmp_path / ".git" / "HEAD")
     started = time.monotonic()
 
     code, out, err = run_dramigrate(["fix", tmp_path], timeout=50)
@@ -179,7 +182,10 @@ def test_a_folder_whose_git_head_is_a_fifo_is_checked_without_waiting_for_git(
     assert code == 0, out + err
     assert "git did not say within 2 s which files it ignores; the .gitignore files decided" in err
     assert "resourceClaims" in good.read_text()
+    assert "resourceClaims" in tracked.read_text()  # was skipped: a CI gate passed a tracked legacy manifest
     assert generated.read_text() == ONE_GPU_POD.format(name="gen")
+    good.write_text(ONE_GPU_POD.format(name="good"))
+    tracked.write_text(ONE_GPU_POD.format(name="tracked"))
 
     (tmp_path / ".gitignore").unlink()
     os.mkfifo(tmp_path / ".gitignore")  # git blocks on it too
