@@ -397,12 +397,19 @@ spec:
 """
 
 
-def test_one_claim_template_for_every_item_of_a_range(tmp_path: Path) -> None:
+@pytest.mark.parametrize("item", ["", "$w"], ids=["dot", "variable"])
+def test_one_claim_template_for_every_item_of_a_range(tmp_path: Path, item: str) -> None:
     """A Deployment per item of a values list, each with the chart-wide count: one claim template serves them all
     (each pod gets its own claim from it), named without the item; what the rewrite adds inside the `range` reads
-    the root as `$` (was: manual, 'the device key is inside `range .Values.workers`')."""
+    the root as `$` (was: manual, 'the device key is inside `range .Values.workers`'). The item as a variable
+    (`range $w := ...`, `{{ $w.name }}`) likewise (was: manual, 'the device request reads `$w`')."""
     values = "workers: []\ngpu:\n  count: 1\n"
-    files = {"templates/deployment.yaml": PER_WORKER, "values.yaml": values}
+    template = (
+        PER_WORKER.replace("range .Values", f"range {item} := .Values").replace("{{ .", "{{ $w.")
+        if item
+        else PER_WORKER
+    )
+    files = {"templates/deployment.yaml": template, "values.yaml": values}
     original = chart_with(tmp_path / "original", "rf", files)
     chart = shutil.copytree(original, tmp_path / "fixed" / "rf")
     two = ("workers[0].name=a", "workers[0].node=n1", "workers[1].name=b", "workers[1].node=n2")

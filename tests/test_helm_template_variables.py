@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
@@ -40,9 +41,12 @@ spec:
 """
 
 
-def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path) -> None:
-    """Was: manual, 'resourceclaimtemplate.yaml:6: undefined variable "$gpusPerNode"' (the rewrite did not render)."""
-    chart = chart_with(tmp_path, "recipe", {"templates/d.yaml": DEPLOYMENT, "values.yaml": "job:\n  gpus: 16\n"})
+@pytest.mark.parametrize("namespace", ["", "  namespace: {{ .Release.Namespace }}\n"], ids=["name", "namespace"])
+def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path, namespace: str) -> None:
+    """Was: manual, 'resourceclaimtemplate.yaml:6: undefined variable "$gpusPerNode"' (the rewrite did not render);
+    with a templated namespace the guard's variables were missed the same way."""
+    text = DEPLOYMENT.replace("  name: {{ $name }}\n", "  name: {{ $name }}\n" + namespace)
+    chart = chart_with(tmp_path, "recipe", {"templates/d.yaml": text, "values.yaml": "job:\n  gpus: 16\n"})
     fix_chart(chart)
     claims = (chart / "templates" / "resourceclaimtemplate.yaml").read_text()
     assert "$nodes" not in claims  # only what the count and the name read, and what those read in turn

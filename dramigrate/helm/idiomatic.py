@@ -981,6 +981,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     name_expr = _metadata_line(lines, "name")
     if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
+        for item in re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text):  # `range $w :=`: `{{ $w.name }}`
+            name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?" + re.escape(item) + r"\b[^{}]*?-?\}\}", "", name_expr)
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
@@ -1004,7 +1006,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     section = (
-        defs(guard + (namespace or ""), False) + f"{{{{- if {guard} }}}}\n"
+        defs(f"{{{{ {guard} }}}}{namespace or ''}", False) + f"{{{{- if {guard} }}}}\n"  # the guard as an action
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
