@@ -41,11 +41,21 @@ spec:
 """
 
 
-@pytest.mark.parametrize("namespace", ["", "  namespace: {{ .Release.Namespace }}\n"], ids=["name", "namespace"])
-def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path, namespace: str) -> None:
+SET_IN_PLACE = ("{{- $gpusPerNode := $perNode }}", '{{- $cfg := dict }}\n{{- $_ := set $cfg "gpus" $perNode }}')
+
+
+@pytest.mark.parametrize(
+    ("namespace", "count"),
+    [("", ""), ("  namespace: {{ .Release.Namespace }}\n", ""), ("", "$cfg.gpus")],
+    ids=["name", "namespace", "set-in-place"],
+)
+def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path, namespace: str, count: str) -> None:
     """Was: manual, 'resourceclaimtemplate.yaml:6: undefined variable "$gpusPerNode"' (the rewrite did not render);
-    with a templated namespace the guard's variables were missed the same way."""
+    with a templated namespace the guard's variables were missed the same way; a dict filled by `$_ := set` reached
+    the claim template empty."""
     text = DEPLOYMENT.replace("  name: {{ $name }}\n", "  name: {{ $name }}\n" + namespace)
+    if count:
+        text = text.replace(*SET_IN_PLACE).replace("{{ $gpusPerNode }}", "{{ $cfg.gpus }}")
     chart = chart_with(tmp_path, "recipe", {"templates/d.yaml": text, "values.yaml": "job:\n  gpus: 16\n"})
     fix_chart(chart)
     claims = (chart / "templates" / "resourceclaimtemplate.yaml").read_text()

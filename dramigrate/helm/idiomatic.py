@@ -1061,6 +1061,7 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             block = next((b for b, _ in reversed(stack) if b), "")
             found.setdefault(m.group(1), []).append((start, body, block))
     queue = list(wanted)
+    carried: list[tuple[int, str, str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     while queue:
         name = queue.pop()
         line = text.count("\n", 0, before) + 1
@@ -1069,7 +1070,9 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
                 f"{rel}:{line}: the device request reads `${name}`, which is not assigned at the template's top level, "
                 "so the claim template cannot read it"
             )
-        for offset, body, block in found[name]:
+        changes = [e for e in found.get("_", []) if name in _VARIABLE.findall(e[1].split("=", 1)[1])]
+        carried += changes
+        for offset, body, block in found[name] + changes:
             if block:
                 raise RewriteError(
                     f"{rel}:{text.count(chr(10), 0, offset) + 1}: the device request reads `${name}`, assigned inside "
@@ -1079,7 +1082,7 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
                 if other not in wanted:
                     wanted[other] = None
                     queue.append(other)
-    picked = sorted((offset, body) for name in wanted for offset, body, _ in found[name])
+    picked = sorted({(offset, body) for offset, body, _ in [*carried, *(e for name in wanted for e in found[name])]})
     return [body for _, body in picked]
 
 
