@@ -119,22 +119,29 @@ def chart_with(root: Path, name: str, files: dict[str, str], version: str = "0.1
     return chart
 
 
-def overlay_with_alias_bomb(root: Path) -> Path:
-    """A kustomize tree whose overlay patch holds a YAML alias bomb (kustomize itself runs for minutes and grows to
-    gigabytes building it), and a good GPU manifest beside it."""
+def base_and_overlay(root: Path, overlay_kustomization: str) -> Path:
+    """A kustomize tree: root/base with one GPU pod, and root/overlay whose kustomization.yaml is the text given;
+    returns the overlay folder."""
     base = root / "base"
     base.mkdir(parents=True)
     (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
     (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
     overlay = root / "overlay"
     overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(overlay_kustomization)
+    return overlay
+
+
+def overlay_with_alias_bomb(root: Path) -> Path:
+    """A kustomize tree whose overlay patch holds a YAML alias bomb (kustomize itself runs for minutes and grows to
+    gigabytes building it), and a good GPU manifest beside it."""
+    overlay = base_and_overlay(root, "resources:\n- ../base\npatches:\n- path: patch.yaml\n")
     bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
     )
     (overlay / "patch.yaml").write_text(
         bomb + "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  annotations: {x: *a8}\n"
     )
-    (overlay / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
     (root / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     return root
 

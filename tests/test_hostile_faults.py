@@ -12,17 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, chart_with, dramigrate_executable, processes_left
+from conftest import ONE_GPU_POD, base_and_overlay, chart_with, dramigrate_executable, processes_left
 
 
 def _kustomize_tree(root: Path) -> Path:
-    base = root / "base"
-    base.mkdir(parents=True)
-    (base / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
-    overlay = root / "overlay"
-    overlay.mkdir()
-    (overlay / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: o-\n")
+    base_and_overlay(root, "resources:\n- ../base\nnamePrefix: o-\n")
     return root
 
 

@@ -1062,9 +1062,9 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             found.setdefault(m.group(1), []).append((start, body, block))
     queue = list(wanted)
     carried: list[tuple[int, str, str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
+    line = text.count("\n", 0, before) + 1
     while queue:
         name = queue.pop()
-        line = text.count("\n", 0, before) + 1
         if name not in found:
             raise RewriteError(
                 f"{rel}:{line}: the device request reads `${name}`, which is not assigned at the template's top level, "

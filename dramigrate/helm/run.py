@@ -828,7 +828,13 @@ def _run(
         sources = value_sources(root, outcome.display, copts, base_options)
         return uses, sources, probe(root, copts, sources, uses, rules, work) if uses else []
 
-    probing = _Background(probed)  # the probe's renders run while the base render is migrated and mapped
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
+    # itself waits on the render pool
+    own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dramigrate-probe")
+    probing = own.submit(probed)
+    own.shutdown(wait=False)  # the thread ends with the probe
     try:
         core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
         if core.error is not None:
@@ -839,7 +845,7 @@ def _run(
         for part in (base.stream, base.rest):
             findings.extend(_secret_findings(part, root, outcome.display, rules))
     except BaseException:
-        probing.join()  # this error came first, as when the probe ran after it; the probe's own is dropped
+        wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
     outcome.findings = findings
     base_uses, sources, relations = probing.result()
@@ -868,35 +874,6 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
-
-
-class _Background:
-    """A call run in a thread of its own from now on; result() waits for it and returns its value or raises its
-    exception, join() only waits."""
-
-    def __init__(self, call: Callable[[], _T]) -> None:
-        import threading
-
-        self._outcome: tuple[bool, Any] = (False, None)
-
-        def run() -> None:
-            try:
-                self._outcome = (True, call())
-            except BaseException as exc:  # handed to the caller of result()
-                self._outcome = (False, exc)
-
-        self._thread = threading.Thread(target=run, name="dramigrate-probe")
-        self._thread.start()
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Any:
-        self._thread.join()
-        done, value = self._outcome
-        if not done:
-            raise value
-        return value
 
 
 def _variations(
