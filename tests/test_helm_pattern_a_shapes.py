@@ -1,6 +1,7 @@
-"""Pattern A in shapes seen on real charts outside the corpus (the held-out set of issue 7): a chart whose default
-values are placeholders a launcher fills in. Each chart here is written for the test, with the shape of the real
-chart it stands for. Renders are real."""
+"""Pattern A in shapes seen on real charts outside the corpus (the held-out set of issue 7): a container whose
+limits and requests read two values keys for one device; a chart whose default values are placeholders a launcher
+fills in. Each chart here is written for the test, with the shape of the real chart it stands for. Renders are
+real."""
 
 from __future__ import annotations
 
@@ -9,12 +10,66 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import chart_with
+import pytest
+from conftest import chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
+
+TWO_KEYS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: vllm
+        resources:
+          limits:
+            memory: {{ .Values.resources.limits.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" | quote }}
+          requests:
+            memory: {{ .Values.resources.requests.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
+"""
+TWO_KEYS_VALUES = """\
+resources:
+  limits:
+    memory: 8Gi
+    nvidia.com/gpu: "2"
+  requests:
+    memory: 4Gi
+    nvidia.com/gpu: "2"
+"""
+
+
+def test_limits_and_requests_from_two_keys_take_the_limit_as_the_count(tmp_path: Path) -> None:
+    """Was: manual, 'nvidia.com/gpu is asked for with two counts in one pod (... two of its containers)' although
+    both keys are in one container, and Kubernetes needs them equal anyway. Now the limit is the claim's count, both
+    device keys leave the DRA branch, and a request that differs from its limit fails the render by name."""
+    chart = chart_with(tmp_path, "two-keys", {"templates/d.yaml": TWO_KEYS, "values.yaml": TWO_KEYS_VALUES})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text('resources: {limits: {nvidia.com/gpu: "3"}, requests: {nvidia.com/gpu: "3"}}\n')
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [3]
+    resources = pods["server"]["containers"][0]["resources"]
+    assert resources["limits"] == {"memory": "8Gi"} and resources["requests"] == {"memory": "4Gi"}
+    differ = tmp_path / "differ.yaml"
+    differ.write_text('resources: {limits: {nvidia.com/gpu: "3"}, requests: {nvidia.com/gpu: "1"}}\n')
+    with pytest.raises(HelmError, match="the nvidia.com/gpu request differs from its limit"):
+        render_chart(chart, RenderOptions(values_files=(differ,)))
+
 
 LAUNCHED = """\
 apiVersion: apps/v1
