@@ -40,7 +40,7 @@ from dramigrate.helm.locate import (
     stream_sources,
     through_include,
 )
-from dramigrate.helm.patterns import classify
+from dramigrate.helm.patterns import classify, name_candidates, name_keys
 from dramigrate.helm.prove import (
     RepeatedKey,
     canonical_claims,
@@ -942,12 +942,30 @@ def _variations(
                 label += f" (and {display(twin)})"
             values = _override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
+    for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
+        values = _override(sources, set_path(merged, path, other))
+        add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
         values = _override(sources, inject(merged, maps, resource, 1))
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
+    return out
+
+
+def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
+    """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
+    the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
+    files = (root / "templates").rglob("*")
+    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    texts = [t for p in paths if (t := _read(p)) is not None]
+    out = []
+    for path, default in name_keys(texts).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str):
+            out += [(path, other) for other in name_candidates(current, rules)[1:]]
     return out
 
 
