@@ -1501,11 +1501,45 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    listed = _listed_items(lines, at)
+    if listed is not None:
+        # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
+        # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
+        # entries at the list's end, as the migration does, at the indent of the chart's own items
+        stop, item = listed
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
+    """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it) and
+    the indent of its items; None for another shape."""
+    base = _indent(lines[at])
+    if lines[at].strip() != "tolerations:" or at + 1 >= len(lines) or not lines[at + 1].lstrip().startswith("- "):
+        return None
+    item = _indent(lines[at + 1])
+    if item < base:
+        return None
+    depth, end = 0, at + 1
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if not _control(line) and not _emits(line):
+            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
+                break
+            if depth == 0 and _indent(line) < item:
+                return None  # an item the list writes at another indent
+        for _, _, word in _actions(line):
+            depth += word in ("if", "with", "range") or -(word == "end")
+        if depth == 0:
+            end = i + 1
+    return end, item
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
