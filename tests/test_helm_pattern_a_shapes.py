@@ -216,3 +216,60 @@ def test_a_literal_tolerations_list_with_the_values_list_appended_gets_the_devic
     _, counts, pods = dra_render(chart, on)
     assert list(counts.values()) == [4]
     assert [t.get("key") for t in pods["server"]["tolerations"]] == ["dedicated", None, "nvidia.com/gpu"]
+
+
+PARALLELISM = """\
+{{- $pp := 1 }}
+{{- $tp := 1 }}
+{{- with $.Values.model }}
+{{-   with .parallelism }}
+{{-     with .pipeline }}
+{{-       $pp = (int .) }}
+{{-     end }}
+{{-     with .tensor }}
+{{-       $tp = (int .) }}
+{{-     end }}
+{{-   end }}
+{{- else }}
+{{-   fail "Property '.model' is required." }}
+{{- end }}
+{{- $gpus := mul $pp $tp }}
+{{- if .Values.gated }}
+{{-   $gpus = 0 }}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: {{ $gpus }}
+"""
+
+
+def test_a_count_computed_from_variables_set_in_nested_with_blocks(tmp_path: Path) -> None:
+    """triton's TensorRT-LLM chart: `$model_gpus := mul $model_pp $model_tp`, each set three `with` blocks deep
+    (`with .Values.model`, `with .parallelism`, `with .tensor`). Was: manual, 'the device request reads `$tp`,
+    assigned inside `{{ with .tensor }}`'; now the claim template sets the variables inside the same blocks, and an
+    `if` block's assignment is carried the same way."""
+    values = "gated: false\nmodel:\n  parallelism:\n    tensor: 2\n"
+    chart = chart_with(tmp_path, "parallel", {"templates/d.yaml": PARALLELISM, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("model:\n  parallelism:\n    tensor: 4\n    pipeline: 2\n")
+    assert list(dra_render(chart, on)[1].values()) == [8]
+    on.write_text("model:\n  parallelism:\n    pipeline: 3\n")
+    assert list(dra_render(chart, on)[1].values()) == [6]  # the chart's default tensor 2
+    on.write_text("gated: true\n")
+    _, counts, pods = dra_render(chart, on)
+    assert not counts and "resourceClaims" not in pods["server"]
