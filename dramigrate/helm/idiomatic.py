@@ -709,14 +709,15 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 
 
 def _looked_up(text: str, name: str) -> str:
-    """Template text with the sentinels read from the looked-up entry (`$dra`) and the name."""
-    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ $dra.{m.group(1)} | toJson }}}}", text)
+    """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
+    entry = f"(index $draKnown {_arg(name)})"
+    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
     return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
 
 
 def _lookup_lines(lookup: Lookup) -> str:
-    """The claim spec's first lines: the values key's resource name looked up in a `dict` of the resources the chart
-    knows (`$dra`, its entry), and a `fail` with a clear message for a name it does not know."""
+    """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
+    message for a name it does not know."""
     entries = "".join(
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
@@ -732,7 +733,6 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
         f"{{{{- if not (hasKey $draKnown {name}) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
-        + (f"{{{{- $dra := index $draKnown {name} -}}}}\n" if set(lookup.spec.values()) - {NAME} else "")
     )
 
 
