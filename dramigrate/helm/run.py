@@ -739,18 +739,29 @@ def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet)
     return mapped
 
 
+def repeated_key_findings(stream: str, file: str) -> list[Finding]:
+    """A key one mapping of a Helm render writes twice, at the stream line that writes it again, the first one
+    related: Helm keeps the last one, and dramigrate reads the render so (documents.helm_constructor)."""
+    return [
+        Finding(
+            "chart-duplicate-key",
+            RULES["chart-duplicate-key"][0],
+            _repeat_message(r),
+            file,
+            r.line,
+            related=[Location(file, r.first, 0, f"the first `{r.key}:`, which Helm drops")],
+        )
+        for r in repeated_keys(stream)
+    ]
+
+
 def _repeated_key_findings(stream: str, root: Path, display_root: str) -> list[Finding]:
-    """A key one mapping of the render writes twice: read as Helm reads it (the last one wins) and said at the
-    template line that writes it again, with the first one as a related location."""
-    repeats = repeated_keys(stream)
-
-    def at(line: int, message: str = "") -> Finding:
-        return Finding("chart-duplicate-key", RULES["chart-duplicate-key"][0], message, display_root, line)
-
-    kept = map_findings([at(r.line, _repeat_message(r)) for r in repeats], stream, root, display_root)
-    dropped = map_findings([at(r.first) for r in repeats], stream, root, display_root)
-    for f, first, r in zip(kept, dropped, repeats, strict=True):
-        f.related.append(Location(first.file, first.line, 0, f"the first `{r.key}:`, which Helm drops"))
+    """repeated_key_findings at the template lines that write the keys."""
+    kept = repeated_key_findings(stream, display_root)
+    firsts = [Finding(f.rule, f.severity, "", display_root, f.related[0].line) for f in kept]
+    kept, firsts = map_findings(kept, stream, root, display_root), map_findings(firsts, stream, root, display_root)
+    for f, first in zip(kept, firsts, strict=True):
+        f.related[0] = Location(first.file, first.line, 0, f.related[0].note)
     return kept
 
 
