@@ -563,7 +563,39 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
+_ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`
+_DOT_ARG = re.compile(r"(?<=\s)\.(?=\s|\)|-?\}\})")  # `.` alone as an argument (`include "x.namespace" .`)
+
+
+def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
+    """The namespace the workloads that take the maps render (`{{ .Values.namespace }}`), as the claim-template
+    file reads it inside its `range` (`{{ $.Values.namespace }}`), with the assignments of the variables it reads
+    (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
+    from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
+
+    found: dict[str, tuple[str, str]] = {}
+    for rel in sorted(rels):
+        text = (root / rel).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        own = _metadata_line(lines, "namespace")
+        if own is not None:
+            found[own] = (rel, text)
+    if len(found) > 1:
+        raise NotPassThrough(
+            f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
+            "one claim-template file cannot follow them all"
+        )
+    if not found:
+        return "", "{{ $.Release.Namespace }}"
+    ((own, (rel, text)),) = found.items()
+    defs = _carrying(_definitions(text, rel, own, len(text)), False)
+    rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
+    return defs, rooted
+
+
+def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False) -> str:
+    """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
+    when the workloads render without a namespace."""
     head = "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n" + (
         "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec, rendered as <release>-<name>; pods\n"
         'name it so in resourceClaims ("{{ .Release.Name }}-<name>"). */}}\n'
@@ -572,14 +604,14 @@ def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
         " */}}\n"
     )
     body = (
-        "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
+        (namespace[0] if namespace else "") + "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
         "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
         + ("  name: {{ $.Release.Name }}-{{ $name }}\n" if scoped else "  name: {{ $name }}\n")
-        + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "")
+        + (f"  namespace: {namespace[1]}\n" if namespace else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
         "{{- end }}\n"
@@ -735,7 +767,8 @@ def build(
         raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
-    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced, scoped)))
+    namespace = namespace_expr(root, rels) if namespaced else None
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespace, scoped)))
     changes += conventions(
         root,
         device_class,

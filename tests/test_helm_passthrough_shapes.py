@@ -1,0 +1,83 @@
+"""Shapes of the pass-through rewrite (patterns B and C) seen on real charts outside the corpus: the workload's
+namespace from values, the device request given with --set, and the size of the rewrite.
+
+Renders are real (the Helm engine embedded in helm-python-sdk)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import chart_with, dra_render
+
+from dramigrate.config import Settings
+from dramigrate.helm.prove import first_difference
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T136 = Target.parse("1.36")
+
+# a model server whose namespace is a value (`namespace: {{ .Values.namespace }}`), resources passed through whole
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+  namespace: {{ .Values.namespace }}
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+SERVER_VALUES = "namespace: models\nresources:\n  limits:\n    cpu: 2\n"
+GPU = "resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 1\n"
+
+
+NAMESPACE_HELPER = '{{- define "server.namespace" -}}{{ .Values.namespace | default .Release.Namespace }}{{- end }}\n'
+
+
+@pytest.mark.parametrize("expr", ["{{ .Values.namespace }}", '{{ include "server.namespace" . }}'])
+def test_claim_template_goes_to_the_namespace_the_workload_takes_from_values(tmp_path: Path, expr: str) -> None:
+    """The workload's namespace comes from values (directly or through a helper given the root context): the
+    claim-template file renders its templates in that namespace too, so the pods find them and the rewrite is
+    proven (was: `.Release.Namespace`, the claim template in another namespace than the pod, manual)."""
+    files = {
+        "values.yaml": SERVER_VALUES,
+        "templates/server.yaml": SERVER.replace("{{ .Values.namespace }}", expr),
+        "templates/_helpers.tpl": NAMESPACE_HELPER,
+    }
+    chart = chart_with(tmp_path, "server", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(GPU)
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out, counts, _ = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    (claim,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert claim["metadata"]["namespace"] == "models", claim["metadata"]
+    assert list(counts.values()) == [1]
+
+
+def test_a_claim_template_in_another_namespace_is_named_so() -> None:
+    """Proof D's difference when a claim template renders in another namespace than the migration's: it says which
+    namespaces (the tool's own keys), not a claim spec quoted whole (which the message hides as chart data)."""
+    spec = {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    key = "claim-template:" + json.dumps(spec["spec"], sort_keys=True)
+    claim = {"kind": "ResourceClaimTemplate", "metadata": {"name": key}, "spec": spec}
+    why = first_difference(
+        {("resource.k8s.io/v1", "ResourceClaimTemplate", "models", key): [claim]},
+        {("resource.k8s.io/v1", "ResourceClaimTemplate", "default", key): [claim]},
+    )
+    assert 'namespace "models"' in why and 'namespace "default"' in why, why
+    assert "request gpu" in why and "claim-template:" not in why, why
