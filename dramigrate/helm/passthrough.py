@@ -391,20 +391,33 @@ def variant_text(
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], merged: dict[str, Any]) -> str:
-    """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
-    `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
-    to null); lists are whole (Helm replaces lists)."""
-    import yaml
+def overlay_values(
+    edits: list[MapEdit],
+    templates: dict[Path_, dict[str, Any]],
+    merged: dict[str, Any],
+    start: dict[str, Any] | None = None,
+    underneath: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The values that turn `merged` into the DRA request when given with `-f`: the device keys set to null (Helm
+    deletes a chart-default key a values file sets to null), lists whole (Helm replaces lists). `start`: what the
+    file holds besides (the other keys of the --set it stands for); `underneath`: the values under the file (a
+    device key they leave out is left out, not set to null; None: the chart's defaults, which set them all)."""
+    out = copy.deepcopy(start or {})
 
-    out: dict[str, Any] = {}
+    def gone(path: Path_) -> None:
+        nonlocal out
+        if underneath is None or get_path(underneath, path) is not None:
+            out = set_path(out, path, None)
+        elif isinstance(holder := get_path(out, path[:-1]), dict):
+            holder.pop(path[-1], None)
+
     for edit in edits:
         for section, keys in edit.removed.items():
             left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
             for k in keys if left else ():
-                out = set_path(out, (*edit.path, section, k), None)
+                gone((*edit.path, section, k))
             if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
-                out = set_path(out, (*edit.path, section), None)
+                gone((*edit.path, section))
         if edit.claims:
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
@@ -417,16 +430,54 @@ def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], m
                 out = set_path(out, key, dict(added))
     for scope, own in templates.items():
         out = set_path(out, (*scope, VALUES_KEY), own)
-    head = (
-        "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
-        "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
-    )
+    return out
+
+
+def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
+    """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
+    `stands_for` that ask for the devices."""
+    import yaml
+
+    if stands_for:
+        sets = " ".join(f"--set {s}" for s in stands_for)
+        head = (
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): use `-f {OVERLAY}` in place of\n# `{sets}`: the same "
+            "devices through ResourceClaims instead of device-plugin resources.\n"
+        )
+    else:
+        head = (
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of this chart's\n"
+            "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+        )
 
     class _Dumper(yaml.SafeDumper):
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    return head + yaml.dump(out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return head + yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def device_sets(
+    expressions: tuple[str, ...], as_string: bool, edits: list[MapEdit]
+) -> tuple[list[str], dict[str, Any]]:
+    """The `--set` (or `--set-string`) expressions that set a device key the DRA values drop, and what they set
+    besides it (the values file that stands for them carries that)."""
+    from dramigrate.helm.render import _merge_maps, _SetParser
+
+    found: list[str] = []
+    rest: dict[str, Any] = {}
+    for expression in expressions:
+        parsed: dict[str, Any] = {}
+        _SetParser(expression, as_string).parse_into(parsed)
+        if any(
+            get_path(parsed, (*e.path, section, k)) is not None
+            for e in edits
+            for section, keys in e.removed.items()
+            for k in keys
+        ):
+            found.append(expression)
+            rest = _merge_maps(rest, parsed)
+    return found, rest
 
 
 # --- the templates ---------------------------------------------------------------------------------------------
