@@ -102,3 +102,65 @@ def test_device_request_given_with_set_gets_a_values_file_in_its_place(tmp_path:
     (pod,) = pods.values()
     assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
     assert list(counts.values()) == [1] and pod["resourceClaims"], out
+
+
+# a web server and a worker, each passing its own resources map through
+TWO_GROUPS = "\n---\n".join(
+    SERVER.replace("  namespace: {{ .Values.namespace }}\n", "")
+    .replace("server", group)
+    .replace(".Values.resources", f".Values.{group}.resources")
+    for group in ("web", "worker")
+)
+TWO_GROUPS_VALUES = "# -- The web server\nweb:\n  resources: {}\n# -- The worker\nworker:\n  resources: {}\n"
+SCHEMA = """\
+{
+  "type": "object",
+  "properties": {
+    "web": {"type": "object"},
+    "worker": {"type": "object"},
+    "mode": {
+      "type": "string",
+      "examples": [
+        "fast", "slow"
+      ]
+    }
+  }
+}
+"""
+
+
+def test_groups_asking_for_the_same_share_one_claim_template(tmp_path: Path) -> None:
+    """Two pods that each ask for one GPU through their own values map (h2oGPT's runtime and vLLM server): the DRA
+    values file holds one claim template, named after the chart, that both pods name (each still gets a claim of
+    its own from it); was one template per group, the same spec twice."""
+    files = {"values.yaml": TWO_GROUPS_VALUES, "templates/workloads.yaml": TWO_GROUPS}
+    chart = chart_with(tmp_path, "app", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("".join(f"{g}:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n" for g in ("web", "worker")))
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    (name,) = counts
+    assert name.startswith("release-name-app-gpu-"), counts
+    assert [p["resourceClaims"][0]["resourceClaimTemplateName"] for p in pods.values()] == [name, name], pods
+
+
+def test_rewrite_keeps_the_schema_layout_and_documents_each_key_in_one_line(tmp_path: Path) -> None:
+    """A maintainer reviews what the rewrite adds, not a reformatted schema: a list the schema writes over three
+    lines stays as it is (was: one item per line, lines changed that the rewrite has nothing to do with), and each
+    values key the rewrite adds is documented in one comment line that states the API version."""
+    files = {"values.yaml": TWO_GROUPS_VALUES, "templates/workloads.yaml": TWO_GROUPS, "values.schema.json": SCHEMA}
+    chart = chart_with(tmp_path, "app", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("web:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    schema = (chart / "values.schema.json").read_text()
+    assert '      "examples": [\n        "fast", "slow"\n      ]\n' in schema, schema
+    assert "resourceClaimTemplates" in json.loads(schema)["properties"]
+    lines = (chart / "values.yaml").read_text().splitlines()
+    for key in ("  resourceClaims: []", "resourceClaimTemplates: {}"):
+        at = lines.index(key)
+        assert "resource.k8s.io/v1" in lines[at - 1] and not lines[at - 2].lstrip().startswith("#"), lines

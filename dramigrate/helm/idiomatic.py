@@ -1537,8 +1537,8 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
-    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    """values.schema.json written back in the layout of `text`: its indent, and each value the rewrite leaves as it
+    is (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
     diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
     schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
@@ -1569,8 +1569,8 @@ def schema_text(document: Any, text: str) -> str:
         found = located(head, lo, hi)
         if found is not None:
             was, lo, hi = found
-            if was == value and "\n" not in text[lo:hi]:
-                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+            if was == value:
+                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:

@@ -244,20 +244,37 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
     return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
 
 
+def _group(edit: MapEdit, chart: str) -> str:
+    """The values group whose pods take the map (`worker` for worker.resources), or the chart's name at the top."""
+    return next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
+
+
 def claim_names(
     edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False
 ) -> dict[str, Any]:
     """The `resourceClaimTemplates` values entries, named `<group>-<claim>-<hash>` (the spec hash the migration
     gave it), with the pods' `resourceClaims` following; `scoped`: the pods name them `{{ .Release.Name }}-<name>`,
-    as the claim-template file renders them."""
+    as the claim-template file renders them. Groups whose claims ask for the same (h2oGPT's runtime and its vLLM
+    server a GPU each) share one template, named after the chart: each pod still gets a claim of its own from it."""
+    for claim in (c for e in edits for c in e.siblings.get("resourceClaims", [])):
+        if claim.get("resourceClaimTemplateName") not in claim_templates:
+            raise NotPassThrough(
+                f"the migration's ResourceClaimTemplate {claim.get('resourceClaimTemplateName')} is not in the render"
+            )
+
+    def asks(claim: dict[str, Any]) -> str:
+        return json.dumps([claim["name"], claim_templates[claim["resourceClaimTemplateName"]]["spec"]], sort_keys=True)
+
+    groups: dict[str, set[str]] = {}  # what a claim asks for -> the groups whose pods ask it
+    for edit in edits:
+        for claim in edit.siblings.get("resourceClaims", []):
+            groups.setdefault(asks(claim), set()).add(_group(edit, chart))
     out: dict[str, Any] = {}
     for edit in edits:
-        group = next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
         renamed = []
         for claim in edit.siblings.get("resourceClaims", []):
-            old = claim.get("resourceClaimTemplateName")
-            if old not in claim_templates:
-                raise NotPassThrough(f"the migration's ResourceClaimTemplate {old} is not in the render")
+            old = claim["resourceClaimTemplateName"]
+            group = _group(edit, chart) if len(groups[asks(claim)]) == 1 else chart
             suffix = old.rsplit("-", 1)[-1]
             base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
@@ -647,13 +664,8 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
 def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False) -> str:
     """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
     when the workloads render without a namespace."""
-    head = "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n" + (
-        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec, rendered as <release>-<name>; pods\n"
-        'name it so in resourceClaims ("{{ .Release.Name }}-<name>"). */}}\n'
-        if scoped
-        else "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims."
-        " */}}\n"
-    )
+    named = "<release>-<name>" if scoped else "<name>"
+    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec), named {named} */}}}}\n"
     body = (
         (namespace[0] if namespace else "") + "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
         "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
@@ -712,10 +724,7 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
             if _indent(text) <= ind:
                 break
             end = j + 1
-        doc = (
-            "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by name; containers ask for"
-            f" them in {own[-1]}.claims (see the *-dra.yaml values files)"
-        )
+        doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
         blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: []"]
@@ -761,10 +770,7 @@ def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tu
 
 def values_doc(values: str) -> str:
     """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
-    text = (
-        "DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) the chart renders, by name; a pod asks for"
-        " one in its resourceClaims, a container in its resources.claims (see the *-dra.yaml values files)"
-    )
+    text = "DRA ResourceClaimTemplates, name -> spec (resource.k8s.io/v1, Kubernetes 1.34+; see *-dra.yaml)"
     doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
