@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import chart_with, dra_render
 
 from dramigrate.config import Settings
@@ -164,3 +165,65 @@ def test_rewrite_keeps_the_schema_layout_and_documents_each_key_in_one_line(tmp_
     for key in ("  resourceClaims: []", "resourceClaimTemplates: {}"):
         at = lines.index(key)
         assert "resource.k8s.io/v1" in lines[at - 1] and not lines[at - 2].lstrip().startswith("#"), lines
+
+
+# one model server for either accelerator: the resources map is picked by key under `resources:`, and the pod
+# tolerates the Neuron taint itself only when it runs on Neuron
+BY_ACCELERATOR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-model
+spec:
+  selector:
+    matchLabels: {app: model}
+  template:
+    metadata:
+      labels: {app: model}
+    spec:
+      containers:
+        - name: model
+          image: model:1
+          resources:
+            {{- if eq .Values.accelerator "gpu" }}
+            {{- toYaml .Values.server.resources.gpu | nindent 12 }}
+            {{- else }}
+            {{- toYaml .Values.server.resources.neuron | nindent 12 }}
+            {{- end }}
+      {{- if eq .Values.accelerator "neuron" }}
+      tolerations:
+        - key: aws.amazon.com/neuron
+          operator: Exists
+          effect: NoSchedule
+      {{- end }}
+"""
+BY_ACCELERATOR_VALUES = """\
+accelerator: gpu
+server:
+  resources:
+    gpu:
+      limits:
+        nvidia.com/gpu: 1
+    neuron:
+      limits:
+        aws.amazon.com/neuron: 1
+"""
+
+
+def test_resources_map_keyed_by_accelerator(tmp_path: Path) -> None:
+    """`toYaml .Values.server.resources.gpu` or `.neuron`, picked by an `if` on the accelerator (AWS's inference
+    charts): the pod's claims are keyed as the maps are (`server.resourceClaims.gpu`), the toleration the migration
+    adds goes in although the pod writes `tolerations:` for the other accelerator, and the rewrite is proven (was:
+    manual, "a map keyed by component under `resources:` has no place for them")."""
+    files = {"values.yaml": BY_ACCELERATOR_VALUES, "templates/model.yaml": BY_ACCELERATOR}
+    chart = chart_with(tmp_path, "model", files)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    dra = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    assert list(dra["server"]["resourceClaims"]) == ["gpu"], dra
+    assert yaml.safe_load((chart / "values.yaml").read_text())["server"]["resourceClaims"] == {}
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    (pod,) = pods.values()
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu" and list(counts.values()) == [1], pod

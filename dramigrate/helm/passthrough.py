@@ -68,8 +68,47 @@ def sibling_key(map_key: str, sibling: str) -> str:
     return map_key[: -len("resources")] + "resourceClaims" if map_key.endswith("resources") else "resourceClaims"
 
 
+def keyed(path: Path_) -> bool:
+    """A resources map picked by a key under `resources:` (`resources.gpu` or `resources.neuron`, chosen by the
+    template's `if` on the accelerator)."""
+    return len(path) >= 2 and isinstance(path[-1], str) and str(path[-2]).lower().endswith("resources")
+
+
 def sibling_path(path: Path_, sibling: str) -> Path_:
+    """Where a sibling of the map goes: beside it (`worker.resources` -> `worker.resourceClaims`); for a keyed map,
+    `resourceClaims` under the same key (`resources.gpu` -> `resourceClaims.gpu`), the others beside `resources`."""
+    if keyed(path):
+        if sibling == "resourceClaims":
+            return (*path[:-2], sibling_key(str(path[-2]), sibling), path[-1])
+        return sibling_path(path[:-1], sibling)
     return (*path[:-1], sibling_key(str(path[-1]), sibling))
+
+
+def _shaped(block: dict[str, Any]) -> bool:
+    return "limits" in block or "requests" in block
+
+
+def keyed_maps(merged: dict[str, Any]) -> list[Path_]:
+    """The maps of resources keyed under `resources:` (`resources: {gpu: {limits: ..}, neuron: {limits: ..}}`)."""
+    out: list[Path_] = []
+
+    def visit(node: Any, path: Path_) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                p = (*path, str(k))
+                shaped = [
+                    c for c, m in (v if isinstance(v, dict) else {}).items() if isinstance(m, dict) and _shaped(m)
+                ]
+                if str(k).lower().endswith("resources") and shaped and len(shaped) == len(v):
+                    out.extend((*p, c) for c in shaped)
+                else:
+                    visit(v, p)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                visit(v, (*path, i))
+
+    visit(merged, ())
+    return out
 
 
 def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
@@ -87,7 +126,7 @@ def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
 
 def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker key in the limits of each resources map, and those maps in marker order."""
-    maps = resources_maps(merged)
+    maps = resources_maps(merged) + keyed_maps(merged)
     out = copy.deepcopy(merged)
     for i, path in enumerate(maps):
         current = get_path(out, path)
@@ -192,7 +231,7 @@ def map_edits(
                             "key"
                         )
                         if len(named) > 1 and named[-2] == "resources":
-                            why += ", and a map keyed by component under `resources:` has no place for them"
+                            why += ", and not every key under its `resources:` is a map with limits or requests"
                     raise NotPassThrough(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
@@ -245,8 +284,9 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
 
 
 def _group(edit: MapEdit, chart: str) -> str:
-    """The values group whose pods take the map (`worker` for worker.resources), or the chart's name at the top."""
-    return next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
+    """The values group whose pods take the map (`worker` for worker.resources, `deployment` for a map keyed under
+    deployment.resources), or the chart's name at the top."""
+    return next((str(p) for p in reversed(edit.path[: -2 if keyed(edit.path) else -1]) if isinstance(p, str)), chart)
 
 
 def claim_names(
@@ -384,15 +424,18 @@ def variant_text(
                 del res[section]
         if edit.claims:
             res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]
-        parent = node_at(edit.path[:-1])
+        holder = edit.path[: -2 if keyed(edit.path) else -1]  # the mapping that holds `resources:`
         for name, added in edit.siblings.items():
-            key = sibling_key(str(edit.path[-1]), name)
-            current = get_path(merged, (*edit.path[:-1], key))
+            key = sibling_path(edit.path, name)
+            parent = node_at(holder)
+            for part in key[len(holder) : -1]:  # `resourceClaims:` keyed as `resources:` is
+                parent = parent.setdefault(part, CommentedMap())
+            current = get_path(merged, key)
             if isinstance(added, list):
                 value = [*(current if isinstance(current, list) else []), *copy.deepcopy(added)]
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
-            parent[key] = value
+            parent[key[-1]] = value
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name
@@ -439,7 +482,7 @@ def overlay_values(
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
         for name, added in edit.siblings.items():
-            key = (*edit.path[:-1], sibling_key(str(edit.path[-1]), name))
+            key = sibling_path(edit.path, name)
             current = get_path(merged, key)
             if isinstance(added, list):
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
@@ -499,7 +542,9 @@ def device_sets(
 
 # --- the templates ---------------------------------------------------------------------------------------------
 
-_MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
+_MAP_EXPR = re.compile(
+    r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
+)  # a map, or a map keyed under it (`.resources.gpu`)
 
 
 _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
@@ -557,11 +602,25 @@ def _ends_with(path: Path_, words: list[str]) -> bool:
     )
 
 
+def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
+    """Whether the pod's block writes this key outside any `if`/`with`/`range` of its own: a pod whose `tolerations:`
+    are written only for another accelerator (`if eq .Values.accelerator "neuron"`) takes the pass-through too."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    depth = 0
+    for line in lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines:
+        for word, _ in _BLOCK.findall(line):
+            depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
+        if line == key_line and not depth:
+            return True
+    return False
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
     renders that sibling already."""
-    from dramigrate.helm.idiomatic import _block_end, _parent
+    from dramigrate.helm.idiomatic import _parent
 
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
@@ -577,10 +636,12 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             base, key = indexed.group(1), keys[-1]
             words = [*variables.get(base, []), *keys[:-1]] if base != ".Values" else keys[:-1]
 
+            under = None
+
             def sibling_expr(sibling: str, base: str = base, keys: list[str] = keys) -> str:
                 return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
         elif m:
-            base, key = m.group(1), m.group(2)
+            base, key, under = m.group(1), m.group(2), m.group(3)
             own = base  # the expression as written here: its siblings are read the same way
             if not base.startswith((".Values", "$")):
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
@@ -596,7 +657,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 return f"{base}.{sibling}" if base else f".{sibling}"
         else:
             continue
-        target = next((p for p in needs if _ends_with(p, [*words, key])), None)
+        target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
         if target is None:
             continue
         at = _indent(line)
@@ -607,12 +668,13 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
         ind = " " * _indent(lines[containers])
         pod = _parent(lines, containers)
-        pod_lines = lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines
         for name in ("resourceClaims", "tolerations"):
             if name not in needs[target]:
                 continue
             expr = sibling_expr(sibling_key(key, name))
-            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or any(x == f"{ind}{name}:" for x in pod_lines):
+            if under and name == "resourceClaims":
+                expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
+            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or _renders_key(lines, pod, f"{ind}{name}:"):
                 continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
             # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
             render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."
@@ -705,16 +767,20 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
     lines = values.splitlines()
     inserts: dict[int, list[str]] = {}
     style = _comment_style(values)
+    done: set[Path_] = set()
     for path in map_paths:
         if not path or not all(isinstance(p, str) for p in path):
             continue
+        by_key = keyed(path)  # `resources.gpu`: `resourceClaims: {}` beside `resources`, keyed as it is
+        path = path[:-1] if by_key else path
         found = next(((path[k:], n) for k in range(len(path)) if (n := key_line(values_path, path[k:]))), None)
         if found is None:
             continue
         own, line = found
         sibling = sibling_path(own, "resourceClaims")
-        if key_line(values_path, sibling) or not 0 < line <= len(lines):
+        if key_line(values_path, sibling) or not 0 < line <= len(lines) or sibling in done:
             continue
+        done.add(sibling)
         ind = _indent(lines[line - 1])
         end = line  # the map's block: deeper lines, comments included (a commented-out example)
         for j in range(line, len(lines)):
@@ -725,9 +791,12 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
                 break
             end = j + 1
         doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
+        if by_key:
+            doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by the keys of {own[-1]}"
         blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        empty = "{}" if by_key else "[]"
         inserts.setdefault(end, []).extend(
-            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: []"]
+            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
         )
     if not inserts:
         return values
