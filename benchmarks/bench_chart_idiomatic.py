@@ -266,7 +266,7 @@ def independent_check(
         head = "".join(overlay[0].read_text().splitlines(True)[:2]) if overlay else ""
         stands = re.search(r"in place of\W*`([^`]*)`", head)
         if stands:
-            dropped = re.findall(r"--set (\S+)", stands.group(1))
+            dropped = re.findall(r"--set(?:-string)? (\S+)", stands.group(1))
             files, sets = (*files[1:], overlay[0]), tuple(x for x in run.sets if x not in dropped)
     rendered = render(on_chart, files, sets)
     invalid = strict_errors(rendered, ("1.34", "1.36"), original)  # the chart's own errors are not the rewrite's

@@ -84,7 +84,8 @@ def test_a_claim_template_in_another_namespace_is_named_so() -> None:
     assert "request gpu" in why and "claim-template:" not in why, why
 
 
-def test_device_request_given_with_set_gets_a_values_file_in_its_place(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--set", "--set-string"])
+def test_device_request_given_with_set_gets_a_values_file_in_its_place(tmp_path: Path, flag: str) -> None:
     """The chart's defaults ask for no device and the user's `--set` does (`--set resources.limits.nvidia\\.com/gpu=1`,
     as LocalAI's docs say): fix writes values-dra.yaml, the DRA request that stands for that --set (the other --set
     stays as it is), proves it by rendering with it in place of the --set, and says how to use it (was: manual, "put
@@ -92,13 +93,14 @@ def test_device_request_given_with_set_gets_a_values_file_in_its_place(tmp_path:
     values = "namespace: models\nresources:\n  limits:\n    cpu: 2\n"
     chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": SERVER})
     device = "resources.limits.nvidia\\.com/gpu=1"
-    options = ChartOptions(set_values=(device, "namespace=team-a"))
+    plain, strings = ((device,), ()) if flag == "--set" else ((), (device,))
+    options = ChartOptions(set_values=(*plain, "namespace=team-a"), set_string_values=strings)
     outcome = run_chart(chart, options, RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
-    assert f"-f values-dra.yaml in place of --set {device}" in outcome.report(), outcome.report()
+    assert f"-f values-dra.yaml in place of {flag} {device}" in outcome.report(), outcome.report()
     write_changes(outcome)
     text = (chart / "values-dra.yaml").read_text()
-    assert f"--set {device}" in text.split("\n", 2)[0] + text.split("\n", 2)[1], text
+    assert f"{flag} {device}" in text.split("\n", 2)[0] + text.split("\n", 2)[1], text
     out, counts, pods = dra_render(chart, chart / "values-dra.yaml")
     (pod,) = pods.values()
     assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod

@@ -495,11 +495,11 @@ def overlay_values(
 
 def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
-    `stands_for` that ask for the devices."""
+    `stands_for` (`--set a=1`) that ask for the devices."""
     import yaml
 
     if stands_for:
-        sets = " ".join(f"--set {s}" for s in stands_for)
+        sets = " ".join(stands_for)
         head = (
             f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): use `-f {OVERLAY}` in place of\n# `{sets}`: the same "
             "devices through ResourceClaims instead of device-plugin resources.\n"

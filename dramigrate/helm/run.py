@@ -1808,7 +1808,7 @@ def _fix_passthrough(
         paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
-    stands_for: tuple[str, ...] = ()  # the --set expressions values-dra.yaml stands for, if it does
+    stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     kept = copts  # the user's options without them
     try:
         scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
@@ -1853,7 +1853,7 @@ def _fix_passthrough(
             ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
             plain = pt.device_sets(copts.set_values, False, set_edits)
             strings = pt.device_sets(copts.set_string_values, True, set_edits)
-            stands_for = (*plain[0], *strings[0])
+            stands_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
             if stands_for:
                 set_templates = named(set_edits, set_rcts)
                 take(set_edits, set_rcts, set_templates)
@@ -1898,7 +1898,7 @@ def _fix_passthrough(
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
     if stands_for:
-        given = " ".join(f"--set {x}" for x in stands_for)
+        given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
         pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default and not stands_for else None
