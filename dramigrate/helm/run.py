@@ -40,13 +40,15 @@ from dramigrate.helm.locate import (
     stream_sources,
     through_include,
 )
-from dramigrate.helm.patterns import classify
+from dramigrate.helm.patterns import classify, name_candidates, name_keys
 from dramigrate.helm.prove import (
+    RepeatedKey,
     canonical_claims,
     documents,
     first_difference,
     load_all,
     objects,
+    repeated_keys,
     same_text,
     strict_errors,
     volatile,
@@ -339,7 +341,9 @@ def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target
     key = (stream, name, id(rules), id(settings), id(target), fix)
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
-    result = run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    result = run_file(
+        Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True), rules, settings, target
+    )
     if cache is None:
         return result
     cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
@@ -735,6 +739,30 @@ def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet)
     return mapped
 
 
+def _repeated_key_findings(stream: str, root: Path, display_root: str) -> list[Finding]:
+    """A key one mapping of the render writes twice: read as Helm reads it (the last one wins) and said at the
+    template line that writes it again, with the first one as a related location."""
+    repeats = repeated_keys(stream)
+
+    def at(line: int, message: str = "") -> Finding:
+        return Finding("chart-duplicate-key", RULES["chart-duplicate-key"][0], message, display_root, line)
+
+    kept = map_findings([at(r.line, _repeat_message(r)) for r in repeats], stream, root, display_root)
+    dropped = map_findings([at(r.first) for r in repeats], stream, root, display_root)
+    for f, first, r in zip(kept, dropped, repeats, strict=True):
+        f.related.append(Location(first.file, first.line, 0, f"the first `{r.key}:`, which Helm drops"))
+    return kept
+
+
+def _repeat_message(r: RepeatedKey) -> str:
+    return (
+        f"{r.where}: `{r.key}:` is written twice in one mapping; Helm keeps this one, whole, and drops the first "
+        "without a word (it reads the render as non-strict YAML, and dramigrate reads it as Helm does), while YAML "
+        "forbids the repeat and Flux's helm-controller and kustomize's Helm support refuse the render: remove one "
+        "from the template"
+    )
+
+
 def attach_values(
     findings: list[Finding], relations: list[Relation], sources: ValueSources, root: Path, display_root: str
 ) -> None:
@@ -844,6 +872,7 @@ def _run(
         findings = map_findings(core.findings, base.stream, root, outcome.display)
         for part in (base.stream, base.rest):
             findings.extend(_secret_findings(part, root, outcome.display, rules))
+        findings.extend(_repeated_key_findings(base.stream, root, outcome.display))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
@@ -913,6 +942,9 @@ def _variations(
                 label += f" (and {display(twin)})"
             values = _override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
+    for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
+        values = _override(sources, set_path(merged, path, other))
+        add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
@@ -922,21 +954,31 @@ def _variations(
     return out
 
 
+def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
+    """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
+    the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
+    files = (root / "templates").rglob("*")
+    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    texts = [t for p in paths if (t := _read(p)) is not None]
+    out = []
+    for path, default in name_keys(texts).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str):
+            out += [(path, other) for other in name_candidates(current, rules)[1:]]
+    return out
+
+
 def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
     """The chart's rendered output does not parse: named by the template that wrote the line (and the line in its
-    output), since the user never sees the rendered stream; a duplicate key is said to be one Helm lets through."""
+    output), since the user never sees the rendered stream. (A repeated key is no error here: the render is read as
+    Helm reads it, _repeated_key_findings.)"""
     part = source_of(stream_sources(stream), line) if line else None
     if part is None or not part.source:
         return InputError(f"rendered output: {message}", display, line)
     template = part.source.split("/", 1)[-1]
-    extra = ""
-    if "duplicate key" in message:
-        extra = (
-            "; a YAML mapping must not repeat a key (Helm has let the last one win without a word, other tools "
-            "refuse it) and dramigrate does not guess which one you meant: remove one from the template"
-        )
     where = f"line {line - part.start + 1} of it"
-    return InputError(f"its rendered output does not parse ({where}): {message}{extra}", f"{display}/{template}")
+    return InputError(f"its rendered output does not parse ({where}): {message}", f"{display}/{template}")
 
 
 def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
