@@ -124,6 +124,7 @@ def split_release(paths: list[str]) -> tuple[str | None, list[str]]:
 class Variation:
     label: str
     options: Any  # helm.RenderOptions
+    invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
 
 
 @dataclass
@@ -1026,6 +1027,7 @@ def _fix(
             expected.append((v, r, "", []))
             continue
         full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
+        v.invalid = next((f.message for f in full.findings if f.rule == "invalid-count"), "")
         result, notes = full, []
         if rules.labels and _pod_label_keys(r.stream) & set(rules.labels):
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
@@ -1556,7 +1558,10 @@ def _fix_idiomatic(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
-    reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
+    # the value set the rewrite is read from: one of the user's with device requests, an installable one first (a
+    # request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)
+    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
+    reference = next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
     if reference is None:
         return
     _, ref_render, ref_want = reference
@@ -1647,8 +1652,10 @@ def prove_switch(
     """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
     switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
     it on it equals the migration of that render; a set that adds a device the templates do not ask for is only
-    checked off. The first failure makes the chart manual work, with the patch. The renders run in parallel
-    (render_each), each value set compared as soon as its renders are in."""
+    checked off, and so is a set whose original render Kubernetes would refuse for a device count (launcher
+    placeholders as the chart's defaults, a request unlike its limit): it proves nothing about the DRA branch, which
+    at least one set with device requests must prove. The first failure makes the chart manual work, with the
+    patch. The renders run in parallel (render_each), each value set compared as soon as its renders are in."""
     calls: list[Callable[[], Render]] = []
     for v, *_ in expected:
         calls += [
@@ -1657,6 +1664,7 @@ def prove_switch(
             functools.partial(_render, root, v.options, fresh=True),
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
+    proven_on = False  # a value set with device requests proven with the switch on
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(renders)
@@ -1667,28 +1675,35 @@ def prove_switch(
                     _manual(outcome, f"with {v.label}, {why}", patch)
                     return
                 continue
-            why = next(
-                (
-                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}"
-                    for switch, new in (("off", off), ("on", on))
-                    if new.error
-                ),
-                "",
-            )
-            why = why or _not_identical(f"with {v.label} and the DRA switch off", original, again, off)
-            if not why and v.label.endswith(ADDED_DEVICE):
-                # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
+            case = f"with {v.label} and the DRA switch"
+            why = f"{case} off, the rewritten chart does not render: {off.error}" if off.error else ""
+            why = why or _not_identical(f"{case} off", original, again, off)
+            added = v.label.endswith(ADDED_DEVICE)  # a device the chart's own templates do not ask for: checked off
+            why_on = f"{case} on, the rewritten chart does not render: {on.error}" if on.error else ""
+            why_on = why_on or ("" if added else _not_proven_on(f"{case} on", original, again, want, on))
+            if why_on and not why and v.invalid:
+                outcome.checked.append(
+                    f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
+                )
+                continue
+            if why or why_on:
+                _finish(renders)
+                _manual(outcome, why_on if on.error and not off.error else why or why_on, patch)
+                return
+            if added:  # it stays a device-plugin request, as before
                 outcome.checked.append(f"{v.label} (switch off)")
                 continue
-            why = why or _not_proven_on(f"with {v.label} and the DRA switch on", original, again, want, on)
-            if why:
-                _finish(renders)
-                _manual(outcome, why, patch)
-                return
+            proven_on = proven_on or want != original.stream
             outcome.checked.append((notes or {}).get(v.label, v.label))
     except BaseException:
         _finish(renders)  # a render past its limits ends the run first, as before any comparison
         raise
+    if not proven_on:
+        why = (
+            "no value set with device requests renders a chart Kubernetes would install, so the DRA switch is unproven"
+        )
+        _manual(outcome, f"{why}: {'; '.join(outcome.checked)}", patch)
+        return
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
