@@ -41,15 +41,17 @@ def _fix(chart: Path) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
-def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
-    """Was: 'container embed does not take its resources whole from one values map' (it does: resources.embed)."""
+def test_a_resources_map_keyed_by_component_gets_claims_keyed_the_same(tmp_path: Path) -> None:
+    """Was manual: first 'container embed does not take its resources whole from one values map' (it does:
+    resources.embed), then 'a map keyed by component under `resources:` has no place for them'; the pod's claims
+    are now keyed as its map is (resourceClaims.embed) and the rewrite is proven."""
     values = (
         "resources:\n  embed:\n    limits:\n      nvidia.com/gpu: 1\n  llm:\n    limits:\n      nvidia.com/gpu: 2\n"
     )
     outcome = _fix(chart_with(tmp_path, "router", {"templates/apps.yaml": BY_COMPONENT, "values.yaml": values}))
-    assert not outcome.changes
-    assert "the values map resources.embed" in outcome.manual
-    assert "keyed by component under `resources:`" in outcome.manual
+    assert outcome.proven, outcome.report()
+    (template,) = [c.after for c in outcome.changes if c.rel == "templates/apps.yaml"]
+    assert "{{- with .Values.resourceClaims.embed }}" in template, template
 
 
 # pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself: the migration
