@@ -955,6 +955,40 @@ def _containers(w: Workload) -> list[list[Device]] | None:
     return [by_res[res] for res in sorted(by_res)]
 
 
+def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]:
+    """The device keys under `requests:` whose container asks for the same device under `limits:` with another count
+    expression (lintasarta-vllm: `index .Values.resources.limits "nvidia.com/gpu"` and the same from `.requests`),
+    each with its limits key. Kubernetes needs an extended resource's request equal to its limit, so the limit is
+    the count and the DRA branch checks that the two are equal."""
+    by_container: dict[tuple[int, str], dict[str, Device]] = {}
+    for d in devices:
+        section = _parent(lines, d.index)
+        if section >= 0 and lines[section].strip() in ("limits:", "requests:"):
+            own = by_container.setdefault((_parent(lines, section), d.resource), {})
+            own.setdefault(lines[section].strip()[:-1], d)
+    return {
+        own["requests"].index: own["limits"]
+        for own in by_container.values()
+        if len(own) == 2 and own["requests"].count != own["limits"].count
+    }
+
+
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: str) -> str:
+    """Template text that fails the render when the DRA branch is on and a request the claim leaves out differs from
+    its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
+    template text: Helm prints it as it is, and the `if` on the line above names both values."""
+    out = []
+    for index, limit in twins.items():
+        request = next(d for d in devices if d.index == index)
+        differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
+        message = (
+            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs an extended "
+            "resource's request equal to its limit, and the DRA claim asks for the limit's count)"
+        )
+        out.append(f"{{{{- if {_and(cond, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n")
+    return "".join(out)
+
+
 def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str) -> tuple[list[Edit], str]:
     lines = w.text.splitlines()
     if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
@@ -977,7 +1011,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    twins = _request_twins(lines, w.devices) if groups is None and not w.choices else {}
     for d in w.devices if not w.choices else []:
+        if d.index in twins:
+            continue  # a request that must equal its limit: the limit is the count, the claim template checks it
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -987,9 +1024,15 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 )
             counts.setdefault(d.resource, d.count)
         elif counts.setdefault(d.resource, d.count) != d.count:
+            first = next(e for e in w.devices if e.resource == d.resource and e.index not in twins)
+            where = (
+                "one container"
+                if _parent(lines, _parent(lines, first.index)) == _parent(lines, _parent(lines, d.index))
+                else "two of its containers"
+            )
             raise RewriteError(
                 f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod "
-                f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
+                f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
     union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
@@ -1164,8 +1207,11 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
+    check = _equal_check(twins, w.devices, _and(".Values.dra.enabled", *guards, *conditions))
     section = (
-        defs(f"{{{{ {guard} }}}}{namespace or ''}", False) + f"{{{{- if {guard} }}}}\n"  # the guard as an action
+        defs(f"{{{{ {guard} }}}}{namespace or ''}{check}", False)
+        + check
+        + f"{{{{- if {guard} }}}}\n"  # the guard as an action
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
@@ -1537,8 +1583,8 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
-    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    """values.schema.json written back in the layout of `text`: its indent, and each value the rewrite leaves as it
+    is (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
     diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
     schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
@@ -1569,8 +1615,8 @@ def schema_text(document: Any, text: str) -> str:
         found = located(head, lo, hi)
         if found is not None:
             was, lo, hi = found
-            if was == value and "\n" not in text[lo:hi]:
-                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+            if was == value:
+                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:
