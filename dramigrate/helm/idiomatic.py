@@ -709,14 +709,15 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 
 
 def _looked_up(text: str, name: str) -> str:
-    """Template text with the sentinels read from the looked-up entry (`$dra`) and the name."""
-    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ $dra.{m.group(1)} | toJson }}}}", text)
+    """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
+    entry = f"(index $draKnown {_arg(name)})"
+    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
     return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
 
 
 def _lookup_lines(lookup: Lookup) -> str:
-    """The claim spec's first lines: the values key's resource name looked up in a `dict` of the resources the chart
-    knows (`$dra`, its entry), and a `fail` with a clear message for a name it does not know."""
+    """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
+    message for a name it does not know."""
     entries = "".join(
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
@@ -732,7 +733,6 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
         f"{{{{- if not (hasKey $draKnown {name}) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
-        + (f"{{{{- $dra := index $draKnown {name} -}}}}\n" if set(lookup.spec.values()) - {NAME} else "")
     )
 
 
@@ -1623,8 +1623,8 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
-    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    """values.schema.json written back in the layout of `text`: its indent, and each value the rewrite leaves as it
+    is (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
     diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
     schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
@@ -1655,8 +1655,8 @@ def schema_text(document: Any, text: str) -> str:
         found = located(head, lo, hi)
         if found is not None:
             was, lo, hi = found
-            if was == value and "\n" not in text[lo:hi]:
-                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+            if was == value:
+                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:
