@@ -1074,8 +1074,9 @@ def _fix(
         _fix_idiomatic(
             outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
         )
+        if outcome.changes and not outcome.manual:
+            _note_labels(outcome, expected, sources)
         return
-    label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
         changes = build_rewrite(root, wanted, rules, settings, target)
     except RewriteError as exc:
@@ -1119,20 +1120,7 @@ def _fix(
             )
             return
         outcome.checked.append(v.label)
-    if label_notes:
-        where = locate(label_notes[0][1], sources)
-        outcome.findings.append(
-            Finding(
-                "chart-label-from-values",
-                RULES["chart-label-from-values"][0],
-                "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
-                "CEL selectors): "
-                + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
-                + "; translate them by hand with the claim's selectors",
-                where.file or f"{outcome.display}/values.yaml",
-                where.line,
-            )
-        )
+    _note_labels(outcome, expected, sources)
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1141,6 +1129,27 @@ def _fix(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _note_labels(outcome: ChartOutcome, expected: list[Any], sources: ValueSources) -> None:
+    """The warning that node-label hacks from values stay on the pods of a proven rewrite (the proof compared them
+    with the migration that leaves them), on the values key that sets the first."""
+    label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
+    if not label_notes:
+        return
+    where = locate(label_notes[0][1], sources)
+    outcome.findings.append(
+        Finding(
+            "chart-label-from-values",
+            RULES["chart-label-from-values"][0],
+            "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
+            "CEL selectors): "
+            + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
+            + "; translate them by hand with the claim's selectors",
+            where.file or f"{outcome.display}/values.yaml",
+            where.line,
+        )
+    )
 
 
 def _merge(a: dict[Any, list[Any]], b: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -1158,16 +1167,29 @@ def _text(result: Any, original: str) -> str:
 
 def _pod_label_keys(stream: str) -> set[str]:
     """Node label keys the rendered objects select on: nodeSelector keys and node-affinity expression keys."""
-    keys: set[str] = set()
+    return set(_pod_labels(stream))
+
+
+def _pod_labels(stream: str) -> dict[str, set[str]]:
+    """Node label keys the rendered objects select on (nodeSelector keys and node-affinity expression keys), each
+    with the values they select (a nodeSelector value, the `values` of an expression)."""
+    labels: dict[str, set[str]] = {}
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             selector = node.get("nodeSelector")
             if isinstance(selector, dict):
-                keys.update(str(k) for k in selector)
+                for k, v in selector.items():
+                    labels.setdefault(str(k), set()).add(str(v))
             exprs = node.get("matchExpressions")
             if isinstance(exprs, list):
-                keys.update(str(e.get("key")) for e in exprs if isinstance(e, dict))
+                for e in exprs:
+                    if isinstance(e, dict):
+                        found = e.get("values")
+                        own = labels.setdefault(str(e.get("key")), set())
+                        own.update(str(v) for v in found if isinstance(v, (str, int, float))) if isinstance(
+                            found, list
+                        ) else None
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -1179,18 +1201,30 @@ def _pod_label_keys(stream: str) -> set[str]:
             walk(doc)
     except yaml.YAMLError:
         pass
-    return keys
+    return labels
 
 
 def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[str, Leaf | None]:
-    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key
-    named after the label, or a value equal to it), None when the label does not come from values."""
+    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key named after
+    the label, or a value equal to it; or, for a label key the template writes itself, the leaf holding each value
+    it selects: triton's `nvidia.com/gpu.product In [{{ .Values.gpu }}]`), None when the label does not come from
+    values."""
     from dramigrate.helm.values import walk
 
     leaves = list(walk(merged))
     out: dict[str, Leaf | None] = {}
-    for key in sorted(_pod_label_keys(stream) & set(rules.labels)):
+    for key, selected in sorted(_pod_labels(stream).items()):
+        if key not in rules.labels:
+            continue
         out[key] = next((leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key), None)
+        named = [
+            v for v in selected if re.search(r"[A-Za-z]", v) and v.lower() not in ("true", "false")
+        ]  # not 1, "true"
+        holders = [
+            next((leaf for leaf in leaves if isinstance(leaf.value, str) and leaf.value == v), None) for v in named
+        ]
+        if out[key] is None and holders and len(named) == len(selected) and None not in holders:
+            out[key] = holders[0]
     return out
 
 
