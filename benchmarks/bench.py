@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         notes: list[str] = []
         # Every command of a round runs once, then the next round: load on this shared machine hits all alike.
         specs: list[tuple[Figure, list[str], Any, Path | None]] = []
-        baseline_env = {**CHILD_ENV, "PYTHONPATH": str(args.baseline.resolve())} if args.baseline else None
+        baseline_env = baseline_environment(args.baseline) if args.baseline else None
         for label, tree in trees:
             n = yaml_files(tree)
             report = work / f"lint-{label}.json"
@@ -417,6 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def baseline_environment(baseline: Path) -> dict[str, str]:
+    """The environment that runs `python -m dramigrate` from the baseline checkout. PYTHONSAFEPATH: `-m` puts the
+    current folder first on sys.path, and run from this checkout it imported this checkout's package, not the
+    baseline's (both rows then measured the same code)."""
+    return {**CHILD_ENV, "PYTHONPATH": str(baseline.resolve()), "PYTHONSAFEPATH": "1"}
+
+
 def warm_up(exe: Path, tree: Path, work: Path, baseline: Path | None = None) -> None:
     """Run lint and fix once on a device file and the parse baseline on nothing, unmeasured: the bytecode of every
     module they import is written (see CHILD_ENV) and the first measured round pays no compile."""
@@ -436,7 +443,7 @@ def warm_up(exe: Path, tree: Path, work: Path, baseline: Path | None = None) -> 
         subprocess.run(
             [sys.executable, "-m", "dramigrate", "lint", str(device), "--format", "json"],
             capture_output=True,
-            env={**CHILD_ENV, "PYTHONPATH": str(baseline.resolve())},
+            env=baseline_environment(baseline),
             check=False,
         )
 

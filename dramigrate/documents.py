@@ -12,6 +12,7 @@ import difflib
 import io
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from dramigrate.findings import InputError
@@ -36,6 +37,7 @@ class Document:
     baseline: str | None = None  # ruamel's dump of the document before any edit
     edited: bool = False
     appended: list[str] = field(default_factory=list)  # new documents to write right after this one
+    helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (helm_constructor)
 
     @property
     def tags(self) -> str:
@@ -115,13 +117,18 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     return text, newline, bom
 
 
-def split_documents(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS, checked: str | None = None) -> YamlFile:
-    """The file's documents. checked: a text check_structure already passed (not checked twice when it is this)."""
+def split_documents(
+    path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS, checked: str | None = None, helm_render: bool = False
+) -> YamlFile:
+    """The file's documents. checked: a text check_structure already passed (not checked twice when it is this).
+    helm_render: the text is a chart's rendered output, read as Helm reads it (see helm_constructor)."""
     text, newline, bom = decode(path, raw, limits)
     if text != checked:
         check_structure(path, text, limits)
     yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
     yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
+    for doc in yf.documents if helm_render else ():
+        doc.helm_render = True
     return yf
 
 
@@ -194,13 +201,36 @@ def has_content(body: str) -> bool:
     return False
 
 
-def _round_trip() -> Any:
+def _round_trip(helm_render: bool = False) -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096
+    if helm_render:
+        yaml.Constructor = helm_constructor()
     return yaml
+
+
+@cache
+def helm_constructor() -> type:
+    """ruamel's round-trip constructor reading a mapping that repeats a key as Helm reads a rendered manifest: the
+    last value wins, whole (a repeated `env:` list replaces the first, nothing is merged). Helm builds the objects it
+    sends with cli-runtime's resource builder, whose decoder (apimachinery's YAMLToJSONDecoder) calls
+    sigs.k8s.io/yaml's non-strict Unmarshal over go-yaml v2: its own tests pin `a: test\nb: test\na: test2` to
+    a=test2 and the strict variant to an error. The object reaches the API server as JSON with the key once, so
+    even Helm's default Strict field validation never sees the repeat (kubectl's client-side NoDoubleKeySchema,
+    used only when the server has no field validation, also reads that JSON). Never for a user's manifest, where
+    refusing is right: YAML forbids the repeat, and ruamel's own allow_duplicate_keys keeps the first value."""
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class HelmRenderConstructor(RoundTripConstructor):  # type: ignore[misc]
+        def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+            if key in mapping:
+                del mapping[key]  # the later one replaces it, at its own place
+            return True
+
+    return HelmRenderConstructor
 
 
 def parse_document(path: str, doc: Document) -> Any:
@@ -215,7 +245,7 @@ def parse_document(path: str, doc: Document) -> Any:
         return None
     prefix = doc.tags + "---\n" if doc.tags else ""
     try:
-        doc.data = _load_tagged(prefix, doc.body) if prefix else _load(doc.body)
+        doc.data = _load_tagged(prefix, doc.body, doc.helm_render) if prefix else _load(doc.body, doc.helm_render)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = doc.start_line + max((mark.line if mark else 0) - prefix.count("\n"), 0)
@@ -233,23 +263,23 @@ def parse_document(path: str, doc: Document) -> Any:
     return doc.data
 
 
-def _load(body: str) -> Any:
+def _load(body: str, helm_render: bool = False) -> Any:
     """ruamel's round-trip data of one document: composed from libyaml's events when it has nothing they cannot
     carry (rtcompose), else ruamel's own parse, which also gives every error its message."""
     from dramigrate.rtcompose import compose_round_trip
 
-    yaml = _round_trip()
+    yaml = _round_trip(helm_render)
     try:
         return compose_round_trip(body, yaml)
     except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
-        return _round_trip().load(body)
+        return _round_trip(helm_render).load(body)
 
 
-def _load_tagged(prefix: str, body: str) -> Any:
+def _load_tagged(prefix: str, body: str, helm_render: bool = False) -> Any:
     """ruamel's round-trip data of a document that names tag handles in `%TAG` directives (prefix: those lines and
     `---`), with every position relative to the body as for any other document. ruamel keeps each tag's handle, so
     a dump writes `!e!x` as the file has it."""
-    data = _round_trip().load(prefix + body)
+    data = _round_trip(helm_render).load(prefix + body)
     shift = prefix.count("\n")
     stack = [data]
     while stack:
@@ -347,7 +377,7 @@ def edited_body(path: str, doc: Document) -> str:
         if not prefix and _reads_back_fast(candidate, expected):
             return candidate
         try:
-            if to_plain(_round_trip().load(prefix + candidate)) == expected:
+            if to_plain(_round_trip(doc.helm_render).load(prefix + candidate)) == expected:
                 return candidate
         except Exception:  # noqa: BLE001,S112 - any parse failure means: try the next candidate
             continue

@@ -53,6 +53,7 @@ class Job:
     # Block and file comments in the text suppress findings; not in a rendered chart, whose comments come from many
     # templates (its findings are matched to each template's and values file's comments after mapping, suppress.py)
     suppressions: bool = True
+    helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (the last wins)
 
 
 REPORT_HINT = "set DRAMIGRATE_DEBUG=1 for the traceback and please report it"

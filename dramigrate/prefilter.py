@@ -1,20 +1,22 @@
 """A grep pre-filter: which files of a large run can hold anything dramigrate reports, without reading them here.
 
-`grep` reads bytes several times faster than Python opens and scans them. Its patterns (whole file as one
-record with -z) are a superset of triage.may_matter: a file grep leaves out is one may_matter would refuse too,
-so skipping it changes no output. Two passes: the words (kinds, device names and domains) as fixed strings,
-which grep matches at the speed of reading; then, on the files without them, the limits/requests section
-pattern, which needs PCRE (a PCRE alternation of many words is several times slower than reading).
-Everything grep lets through still goes through may_matter and the parse, which stay the final word; without a
-GNU grep with -P, or when grep fails on a batch, every file of it goes to Python as before. Files with a NUL
-byte (UTF-16, binary) always go to Python too.
+`grep` reads bytes several times faster than Python opens and scans them. Its patterns are a superset of
+triage.may_matter: a file grep leaves out is one may_matter would refuse too, so skipping it changes no output.
+Two passes, each reading the files once: the words (kinds, device names and domains) and a NUL byte as fixed
+strings, which grep matches at the speed of reading; then, on the files without them, the limits/requests
+section pattern (whole file as one record with -z), which needs PCRE (a PCRE alternation of many words is
+several times slower than reading). Everything grep lets through still goes through may_matter and the parse,
+which stay the final word; without a GNU grep with -P, or when grep fails on a batch, every file of it goes to
+Python as before. Files with a NUL byte (UTF-16, binary) always go to Python: -z would cut them into records.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 MIN_FILES = 400  # below this, starting grep costs more than it saves
 BATCH = 1500  # files per grep command line (well under ARG_MAX)
 TIMEOUT = 120.0
+MAX_OUTPUT = 16 * 2**20  # bytes a grep of one batch may print (typically under 100 KiB)
 
 # A limits/requests key with a domain-qualified key that is not native (*.kubernetes.io/...): on its line, or
 # on a more indented line within the 40 that follow (the window may hold blank, comment and indented lines
@@ -90,20 +93,34 @@ class _Failed(Exception):
     """A grep failed or timed out: Python decides the whole batch."""
 
 
-def _outputs(procs: list[subprocess.Popen[bytes]]) -> list[bytes]:
-    out: list[bytes] = []
+def _output(proc: subprocess.Popen[bytes], patterns: bytes = b"") -> bytes:
+    """What the grep printed, given patterns on its standard input. A grep that prints more than MAX_OUTPUT (-o on a
+    file of NUL bytes or `{{`) or runs past TIMEOUT is killed."""
+    assert proc.stdin is not None and proc.stdout is not None
+    timer = threading.Timer(TIMEOUT, proc.kill)
+    timer.start()
     try:
-        for proc in procs:
-            found, _ = proc.communicate(timeout=TIMEOUT)
-            if proc.returncode not in (0, 1):  # an unreadable file, a PCRE limit
-                raise _Failed
-            out.append(found)
-    except subprocess.TimeoutExpired as exc:
-        for proc in procs:
+        proc.stdin.write(patterns)  # a few hundred bytes, which grep reads before any file
+        proc.stdin.close()
+        found = proc.stdout.read(MAX_OUTPUT + 1)
+        if len(found) > MAX_OUTPUT:
             proc.kill()
-            proc.communicate()
+        proc.stdout.close()
+        proc.wait()
+    except OSError as exc:  # grep died before reading its patterns
+        proc.kill()
+        proc.wait()
         raise _Failed from exc
-    return out
+    finally:
+        timer.cancel()
+    if proc.returncode not in (0, 1):  # an unreadable file, a PCRE limit, killed
+        raise _Failed
+    return found
+
+
+NUL = b"\0"
+# One line of `grep -oHZ`: the file name, a NUL, the text matched (no line break in it), a line break.
+_MATCH = re.compile(rb"([^\0]*)\0([^\n]*)\n")
 
 
 def _names(listed: bytes) -> set[str]:
@@ -127,12 +144,14 @@ class Grep:
         self.needles = set(needles)
         self.unsure = self.needles | {_CLAIMS}  # found alone, they make a file Python reads (_words_in)
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
-        fixed = b"\n".join(dict.fromkeys([*words(rules), *needles]))  # one string a line: grep -F's alternatives
+        # one string a line, read by -f - from stdin (a NUL byte cannot be passed as an argument)
+        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, NUL]))
         common = ["-D", "skip", "-d", "skip", "-s"]
 
-        def start(flags: str, pat: str | bytes, batch: list[str]) -> subprocess.Popen[bytes]:
+        def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:
             return subprocess.Popen(
-                [grep, flags, *common, "-e", pat, "--", *batch],
+                [grep, flags, *common, *patterns, "--", *batch],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env=_ENV,
@@ -140,14 +159,11 @@ class Grep:
 
         def one(batch: list[str]) -> Found:
             try:
-                # the words and needles, and files with a NUL byte (UTF-16, binary: Python decides those)
-                matched, nul = _outputs([start("-oaHZzF", fixed, batch), start("-lZaP", r"\x00", batch)])
-                found = self._sorted(matched)
-                found.candidates |= _names(nul)
-                found.needles |= _names(nul)
+                # the words, the needles and NUL bytes, line by line (no word holds a line break)
+                found = self._sorted(_output(start("-oaHZF", ["-f", "-"], batch), fixed))
                 rest = [f for f in batch if f not in found.candidates]
                 if rest:
-                    found.candidates |= _names(_outputs([start("-lZzP", _SECTION, rest)])[0])
+                    found.candidates |= _names(_output(start("-lZzP", ["-e", _SECTION], rest)))
             except (_Failed, OSError):
                 found = Found(set(batch), set(batch))
             if self.ahead is not None:
@@ -163,13 +179,12 @@ class Grep:
         self._futures.extend(self._pool.submit(self._one, files[i : i + BATCH]) for i in range(0, len(files), BATCH))
 
     def _sorted(self, matched: bytes) -> Found:
-        """Files with a word are candidates; files with a needle, or with a word an occurrence of a needle could
-        hide under, may hold a needle. A file with needles or `claims` only is read here: a word could hide under a
-        needle, and `claims` is a word only before a colon."""
+        """Files with a word or a NUL byte are candidates; files with a needle, or with a word an occurrence of a
+        needle could hide under, may hold a needle. A file with needles or `claims` only is read here: a word could
+        hide under a needle, and `claims` is a word only before a colon."""
         texts: dict[bytes, set[bytes]] = {}
-        parts = matched.split(b"\0")
-        for name, text in zip(parts[0::2], parts[1::2], strict=False):
-            texts.setdefault(name, set()).add(text)
+        for m in _MATCH.finditer(matched):
+            texts.setdefault(m[1], set()).add(m[2])
         found = Found(set(), set())
         for raw_name, seen in texts.items():
             name = raw_name.decode("utf-8", "surrogateescape")

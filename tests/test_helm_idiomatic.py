@@ -419,3 +419,32 @@ def test_workload_named_with_a_random_suffix(tmp_path: Path) -> None:
     write_changes(outcome)
     pod = next(d for d in docs(chart) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
+
+
+def test_container_that_writes_env_twice(tmp_path: Path) -> None:
+    """leapfrogai's whisper and text-embeddings charts write `env:` from values and then their own `env:` in one
+    container. Helm reads the render as non-strict YAML (sigs.k8s.io/yaml over go-yaml v2): the last `env:` wins,
+    whole, and the pod it sends has only the chart's own list. The chart is rewritten and proven on the render read
+    that way, and the repeat is reported at its template line (was: the chart an error, "invalid YAML: duplicate
+    key: env")."""
+    twice = DEPLOYMENT.replace(
+        "          image: {{ .Values.image }}\n",
+        "          image: {{ .Values.image }}\n"
+        "          {{- with .Values.env }}\n          env:\n            {{- toYaml . | nindent 12 }}\n"
+        "          {{- end }}\n          env:\n            - name: MODEL_PATH\n              value: /data\n",
+    )
+    original = write_chart(tmp_path / "original", twice, VALUES + "# -- Environment\nenv: [{name: LOG, value: INFO}]\n")
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    (repeat,) = [f for f in outcome.findings if f.rule == "chart-duplicate-key"]
+    lines = twice.splitlines()
+    assert (repeat.file, repeat.line) == (f"{chart}/templates/deployment.yaml", lines.index("          env:", 22) + 1)
+    assert "`env:` is written twice in one mapping; Helm keeps this one" in repeat.message
+    assert [(r.file, r.line) for r in repeat.related] == [(repeat.file, lines.index("          env:") + 1)]
+    write_changes(outcome)
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+    (dep,) = [d for d in docs(chart) if d["kind"] == "Deployment"]
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [{"name": "MODEL_PATH", "value": "/data"}]  # as Helm reads it
+    assert container["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,45 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
     assert str(tmp_path / "claims-lines.yaml") in kept and str(tmp_path / "claims-word.yaml") not in kept
     assert len(kept) < len(files) * 0.8
+
+
+TIME_V = Path("/usr/bin/time")
+
+
+@pytest.mark.skipif(prefilter._grep() is None or not TIME_V.exists(), reason="no GNU grep with -P, or no GNU time")
+def test_a_file_grep_matches_millions_of_times_keeps_lint_small(tmp_path: Path) -> None:
+    """grep -o prints every match: a 4 MB file of `{{` (or of NUL bytes) made it print over 30 MB, which the pre-filter
+    held and split, and lint of a small tree took 400 MB. Past a bound the batch's grep is stopped and Python
+    decides its files, as when grep fails."""
+    import subprocess
+    import sys
+
+    for i in range(prefilter.MIN_FILES):
+        (tmp_path / f"s{i}.yaml").write_text(f"apiVersion: v1\nkind: Service\nmetadata:\n  name: s{i}\n")
+    (tmp_path / "braces.yaml").write_text("a: |\n  " + "{{" * 2_000_000 + "\n")
+    (tmp_path / "zeros.yaml").write_bytes(b"\0" * 4_000_000)
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: t\n        image: x\n        resources:\n          limits:\n"
+        "            nvidia.com/gpu: 1\n"
+    )
+    report, usage = tmp_path / "report.json", tmp_path / "time.txt"
+    subprocess.run(
+        [str(TIME_V), "-v", "-o", str(usage), sys.executable, "-m", "dramigrate", "lint", str(tmp_path)]
+        + ["--format", f"json={report}", "--quiet"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    peak_kib = next(
+        int(line.rsplit(":", 1)[1]) for line in usage.read_text().splitlines() if "Maximum resident" in line
+    )
+    assert peak_kib < 150 * 1024
+    found = json.loads(report.read_text())
+    assert found["summary"]["files"] == prefilter.MIN_FILES + 3
+    assert [f["file"] for f in found["findings"] if f["rule"] == "legacy-device-request"] == [
+        str(tmp_path / "job.yaml")
+    ]
 
 
 def test_a_manifest_of_more_than_ten_thousand_documents_is_linted(tmp_path: Path) -> None:

@@ -10,6 +10,10 @@ maintainers converged on when they added DRA themselves (KubeRay, ollama-helm, l
   chart's existing knob, named with the workload's own name plus the hash of its spec (the spec is
   immutable, so a changed count gives a new template).
 
+Pattern E, a device key whose name is one values key (`{{ .Values.gpu.type }}: N`), takes the same shape: what the
+migration derives from the name (CEL selectors, the toleration key) is looked up in the claim template by the name's
+value, among the resources its rule pack names (name_candidates), and a name the lookup does not know fails the render.
+
 What the DRA branch writes (claim names, request names, device class, CEL selectors, tolerations) is
 taken from the core's migration of the chart's own render, so the rewrite cannot drift from `fix -`;
 run.py proves it by rendering with the switch off (byte-identical) and on (equal to the migration).
@@ -17,6 +21,7 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import textwrap
@@ -28,7 +33,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.locate import defines
-from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression
+from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.rules import RuleSet
@@ -54,6 +59,7 @@ class Device:
     scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
     branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
     branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
+    name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
 
 
 @dataclass
@@ -262,7 +268,9 @@ def _whole_template(text: str, define: str) -> bool:
     return top
 
 
-def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
+def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[Device]:
+    """The template's device keys with a values count; a key whose name is one values key (pattern E) too when
+    `named`, the device resource it renders to, is given."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -270,22 +278,44 @@ def find_devices(text: str, rel: str, rules: RuleSet) -> list[Device]:
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m = _LITERAL_KEY.match(line)
-        if not m or line.lstrip().startswith("-"):
+        m, key = _LITERAL_KEY.match(line), named_key(line) if named else None
+        if not (m or key) or line.lstrip().startswith("-"):
             continue
-        resource = m.group(2)
+        resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
         if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
             continue
         pattern = classify(text, i + 1, resource)
-        count = count_expression(m.group(3))
+        count = count_expression(value)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added = _conditions(text, offsets[i], rel, pattern)
         if context == ITEM and _FIELD.search(count):
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
         own = conditions[len(conditions) - added :]
-        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own))
+        rooted = _rooted(name, context).removeprefix("$")
+        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted))
     return out
+
+
+def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> str:
+    """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
+    ask for that the template does not write as a literal key; "" when there is none or more than one."""
+    if not any(named_key(line) for line in text.splitlines()):
+        return ""
+    literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
+    rendered = {
+        key
+        for doc in docs
+        for _, pod in pod_groups(doc, [])
+        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
+        if isinstance(c, dict) and isinstance(c.get("resources"), dict)
+        for section in ("limits", "requests")
+        if isinstance(own := c["resources"].get(section), dict)
+        for key in own
+        if rules.lookup(str(key)) is not None
+    }
+    unnamed = rendered - literal
+    return unnamed.pop() if len(unnamed) == 1 else ""
 
 
 def pod_groups(
@@ -429,6 +459,22 @@ def _metadata_line(lines: list[str], key: str) -> str | None:
 
 
 @dataclass
+class Lookup:
+    """Pattern E: what the migration derives from the device resource a values key names (CEL selectors, the
+    toleration key), for each resource the key may plausibly name (name_candidates): the claim spec leaves that differ
+    between them are fields of a `dict` the claim template looks the name up in; a leaf that is the name itself (the
+    toleration key) reads the name."""
+
+    expr: str  # the name's Go expression, read from the chart's root
+    entries: dict[str, dict[str, Any]]  # device resource -> field -> value
+    spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
+    tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
+
+
+NAME = "@@DRANAME@@"  # a leaf that is the device resource name itself
+
+
+@dataclass
 class Workload:
     rel: str
     text: str
@@ -439,6 +485,7 @@ class Workload:
     # a vendor choice (`if .Values.intel }}gpu.intel.com/i915: N{{ else }}nvidia.com/gpu: N`): each other branch's
     # device resource -> what the migration adds when the pod asks for that device instead, and its request names
     choices: dict[str, tuple[PodDelta, dict[str, str]]] = field(default_factory=dict)
+    named: Lookup | None = None  # pattern E: the resource name comes from values
 
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
@@ -499,9 +546,11 @@ def build(
     if (root / CLAIM_TEMPLATE_FILE).exists():
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
+    written: dict[str, str] = {}  # each template as on disk: the rewrite reads it with LF line ends
     for rel in sorted(rels):
-        text = (root / rel).read_text(encoding="utf-8")
-        devices = find_devices(text, rel, rules)
+        written[rel] = (root / rel).read_bytes().decode("utf-8")
+        text = written[rel].replace("\r\n", "\n")
+        devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := _library_writes(root, text)):
@@ -519,7 +568,8 @@ def build(
         pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
-        for own, delta in zip(pods, deltas, strict=True):
+        for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
+            named = _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules) if own[0].name else None
             choice = _choice(own, delta, rules, rel)
             if choice:
                 own, choices = choice, _alternatives(rel, choice, originals.get(rel, []), alternative, rules)
@@ -528,7 +578,7 @@ def build(
                 choices, requests = {}, _request_resources(delta.spec, own, rules, rel)
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
-            workloads.append(Workload(rel, text, own, delta, requests, base, choices))
+            workloads.append(Workload(rel, text, own, delta, requests, base, choices, named))
     if len({w.devices[0].resource for w in workloads}) > 1:
         raise RewriteError("the chart's templates request different device resources")
     classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
@@ -543,20 +593,25 @@ def build(
     for rel, parts in by_rel.items():
         suffix = "" if len(by_rel) == 1 else f".{Path(rel).stem}"
         after, own = _rewrite_template(name, suffix, parts, guards)
-        changes.append(Change(rel, parts[0].text, after))
+        crlf = written[rel] != parts[0].text  # a CRLF template (Intel's edge-ai charts) keeps its line ends
+        changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
         sections += own
     head = (
         "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
         "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
-    changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "---\n".join(sections)))
-    resource = (" or " if any(w.choices for w in workloads) else " and ").join(
-        dict.fromkeys(d.resource for w in workloads for d in w.devices)
+    # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
+    start = "apiVersion: resource.k8s.io/v1\n"
+    sections = [s if k == 0 else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)]
+    changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
+    resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
+        dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
     changes += conventions(root, device_class, not opt_in)
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
+        lone = [w for w in lone if w.named is None]
         changes += unit_tests(root, lone, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
@@ -587,6 +642,98 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
     if len(asked) != 1:
         return None
     return [*by_resource[asked[0]], *(d for res, own in by_resource.items() if res != asked[0] for d in own)]
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else None
+    return {path: node} if items is None else {p: v for k, x in items for p, v in _leaves(x, (*path, k)).items()}
+
+
+def _lookup(
+    rel: str,
+    devices: list[Device],
+    delta: PodDelta,
+    k: int,
+    originals: list[dict[str, Any]],
+    alternative: Alternative | None,
+    rules: RuleSet,
+) -> Lookup:
+    """Pattern E: what the migration adds to pod `k` of the template for each device resource its values key may
+    name, as a Lookup; the resources must give claims of one shape (the same claim, requests and leaves)."""
+    resource, expr = devices[0].resource, devices[0].name
+    if any((d.resource, d.name) != (resource, expr) for d in devices):
+        raise RewriteError(f"{rel}: the pod's device keys are not all the one resource name from values ({expr})")
+    deltas = {resource: delta}
+    for other in name_candidates(resource, rules)[1:]:
+        if alternative is None:
+            raise RewriteError(f"{rel}: the device resource name comes from values ({expr})")
+        got = pod_delta(*alternative(originals, resource, other))
+        if len(got) <= k:
+            raise RewriteError(f"{rel}: the migration adds claims to {len(got)} pod(s) when {expr} is {other}")
+        deltas[other] = got[k]
+    leaves = {res: (_leaves(d.spec), _leaves(d.tolerations)) for res, d in deltas.items()}
+    for res, d in deltas.items():
+        if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or any(
+            a.keys() != b.keys() for a, b in zip(leaves[res], leaves[resource], strict=True)
+        ):
+            raise RewriteError(f"{rel}: the migration gives the pod a claim of another shape when {expr} is {res}")
+    entries: dict[str, dict[str, Any]] = {res: {} for res in deltas}
+    fields: tuple[dict[tuple[Any, ...], str], ...] = ({}, {})
+    for part in (0, 1):
+        for path, value in leaves[resource][part].items():
+            if all(leaves[res][part][path] == res for res in deltas):
+                fields[part][path] = NAME
+                continue
+            if all(leaves[res][part][path] == value for res in deltas):
+                continue
+            if part:  # the pod's tolerations read the name only: the lookup is in the claim template
+                raise RewriteError(f"{rel}: the migration's toleration differs by more than the name {expr}")
+            name = re.sub(r"\W", "", next((p for p in reversed(path) if isinstance(p, str)), "value"))
+            while name in entries[resource]:
+                name += "X"
+            fields[part][path] = name
+            for res in deltas:
+                entries[res][name] = leaves[res][part][path]
+    return Lookup(expr, entries, *fields)
+
+
+def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
+    """A copy of `node` with each leaf of `fields` replaced by its sentinel (`@@DRA:<field>@@`, or NAME)."""
+    out = json.loads(json.dumps(node))
+    for path, name in fields.items():
+        parent = out
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = name if name == NAME else f"@@DRA:{name}@@"
+    return out
+
+
+def _looked_up(text: str, name: str) -> str:
+    """Template text with the sentinels read from the looked-up entry (`$dra`) and the name."""
+    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ $dra.{m.group(1)} | toJson }}}}", text)
+    return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
+
+
+def _lookup_lines(lookup: Lookup) -> str:
+    """The claim spec's first lines: the values key's resource name looked up in a `dict` of the resources the chart
+    knows (`$dra`, its entry), and a `fail` with a clear message for a name it does not know."""
+    entries = "".join(
+        f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
+        for res, own in lookup.entries.items()
+    )
+    shown = re.sub(r"^\.Values\.", "", lookup.expr.split(" | ")[0])  # the values key
+    message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
+        f"dra.enabled: {shown} names a device resource the chart's DRA claim does not know (it knows "
+        f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
+        f"the dict in {CLAIM_TEMPLATE_FILE}"
+    )
+    name = _arg(lookup.expr)
+    return (
+        f"{{{{- $draKnown := dict{entries} -}}}}\n"
+        f"{{{{- if not (hasKey $draKnown {name}) }}}}"
+        f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
+        + (f"{{{{- $dra := index $draKnown {name} -}}}}\n" if set(lookup.spec.values()) - {NAME} else "")
+    )
 
 
 def _alternatives(
@@ -808,8 +955,49 @@ def _containers(w: Workload) -> list[list[Device]] | None:
     return [by_res[res] for res in sorted(by_res)]
 
 
+def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]:
+    """The device keys under `requests:` whose container asks for the same device under `limits:` with another count
+    expression (lintasarta-vllm: `index .Values.resources.limits "nvidia.com/gpu"` and the same from `.requests`),
+    each with its limits key. Kubernetes needs an extended resource's request equal to its limit, so the limit is
+    the count and the DRA branch checks that the two are equal."""
+    by_container: dict[tuple[int, str], dict[str, Device]] = {}
+    for d in devices:
+        section = _parent(lines, d.index)
+        if section >= 0 and lines[section].strip() in ("limits:", "requests:"):
+            own = by_container.setdefault((_parent(lines, section), d.resource), {})
+            own.setdefault(lines[section].strip()[:-1], d)
+    return {
+        own["requests"].index: own["limits"]
+        for own in by_container.values()
+        if len(own) == 2 and own["requests"].count != own["limits"].count
+    }
+
+
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: str) -> str:
+    """Template text that fails the render when the DRA branch is on and a request the claim leaves out differs from
+    its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
+    template text: Helm prints it as it is, and the `if` on the line above names both values."""
+    out = []
+    for index, limit in twins.items():
+        request = next(d for d in devices if d.index == index)
+        differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
+        message = (
+            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs an extended "
+            "resource's request equal to its limit, and the DRA claim asks for the limit's count)"
+        )
+        out.append(f"{{{{- if {_and(cond, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n")
+    return "".join(out)
+
+
 def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str) -> tuple[list[Edit], str]:
     lines = w.text.splitlines()
+    if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
+        delta = dataclasses.replace(
+            w.delta,
+            spec=_sentinels(w.delta.spec, w.named.spec),
+            tolerations=_sentinels(w.delta.tolerations, w.named.tolerations),
+        )
+        w = dataclasses.replace(w, delta=delta)
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
@@ -823,7 +1011,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    twins = _request_twins(lines, w.devices) if groups is None and not w.choices else {}
     for d in w.devices if not w.choices else []:
+        if d.index in twins:
+            continue  # a request that must equal its limit: the limit is the count, the claim template checks it
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -833,9 +1024,15 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 )
             counts.setdefault(d.resource, d.count)
         elif counts.setdefault(d.resource, d.count) != d.count:
+            first = next(e for e in w.devices if e.resource == d.resource and e.index not in twins)
+            where = (
+                "one container"
+                if _parent(lines, _parent(lines, first.index)) == _parent(lines, _parent(lines, d.index))
+                else "two of its containers"
+            )
             raise RewriteError(
                 f"{w.rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod "
-                f"({counts[d.resource]} and {d.count}: two of its containers); the idiomatic rewrite takes one count "
+                f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
     union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
@@ -966,6 +1163,8 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 if own:
                     tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
                     tol_text.append(f"{p}  {{{{- end }}}}")
+    if w.named:
+        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     existing = [
         i
@@ -997,6 +1196,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     inner = _with_label_exprs(inner, label_exprs)
+    looked = inner
+    if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
+        looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
@@ -1005,8 +1207,11 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
+    check = _equal_check(twins, w.devices, _and(".Values.dra.enabled", *guards, *conditions))
     section = (
-        defs(f"{{{{ {guard} }}}}{namespace or ''}", False) + f"{{{{- if {guard} }}}}\n"  # the guard as an action
+        defs(f"{{{{ {guard} }}}}{namespace or ''}{check}", False)
+        + check
+        + f"{{{{- if {guard} }}}}\n"  # the guard as an action
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
@@ -1016,7 +1221,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         "  spec:\n"
         f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
         "{{- end }}\n"
-        f'{{{{- define "{spec_define}" -}}}}\n' + defs(inner, True) + inner + "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + defs(inner, True) + looked + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{'-' + label if label else ''}-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
@@ -1378,8 +1583,8 @@ def conventions(
 
 
 def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each value the file writes on one
-    line (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
+    """values.schema.json written back in the layout of `text`: its indent, and each value the rewrite leaves as it
+    is (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
     diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
     schema). Each key is looked up in the file inside its parent's span, in order."""
     indent = re.search(r"\n( +)\"", text)
@@ -1410,8 +1615,8 @@ def schema_text(document: Any, text: str) -> str:
         found = located(head, lo, hi)
         if found is not None:
             was, lo, hi = found
-            if was == value and "\n" not in text[lo:hi]:
-                return text[lo:hi], hi  # unchanged and on one line: as the file writes it
+            if was == value:
+                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
         if isinstance(value, dict) and value:

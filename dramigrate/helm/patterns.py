@@ -3,14 +3,19 @@
 A) a literal device key with a values (or literal) count: `nvidia.com/gpu: {{ .Values.gpus }}`;
 B) `toYaml` of a values `resources` map; C) `with .Values.x.resources` and `toYaml .`;
 D) a named helper or library include; E) the resource *name* comes from values; F) anything else.
-The idiomatic rewrite (idiomatic.py) handles A; the others are reported with the pattern and the first
-template line (or rewritten by the engine when the user asks for `--chart-style engine`).
+The idiomatic rewrite (idiomatic.py) handles A, and E where the name is one values key (perhaps with a literal
+`default`); the others are reported with the pattern and the first template line (or rewritten by the engine when
+the user asks for `--chart-style engine`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dramigrate.rules import RuleSet
 
 PATTERNS = {
     "A": "a literal device key with a values count",
@@ -24,6 +29,12 @@ PATTERNS = {
 _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)\1\s*:\s*(\S.*)$""")
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
+# pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
+_VALUES_PATH = r"\$?\.Values(?:\.[A-Za-z_]\w*)+"
+_NAMED_KEY = re.compile(
+    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_VALUES_PATH})|({_VALUES_PATH})(?:\s*\|\s*default\s+("[^"]*"))?)"""
+    r"""\s*-?\}\}\1\s*:\s*(\S.*)$"""
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,42 @@ def count_expression(value: str) -> str | None:
     if not expr or "{{" in expr or expr.startswith(("if ", "with ", "range ", "include ", "template ")):
         return None
     return expr
+
+
+def named_key(line: str) -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """A device key whose name is one values key (`{{ $.Values.gpu.type }}: {{ $.Values.gpu.count }}`, perhaps with a
+    literal `default`): (the name's Go expression, its values path, the default or None, the text after the key)."""
+    m = _NAMED_KEY.match(line)
+    if m is None:
+        return None
+    path, default = (m.group(3), m.group(2)) if m.group(3) else (m.group(4), m.group(5))
+    expr = f"{path} | default {default}" if default else path
+    keys = tuple(path.removeprefix("$").split(".")[2:])
+    return expr, keys, default[1:-1] if default else None, m.group(6)
+
+
+def name_keys(texts: list[str]) -> dict[tuple[str, ...], str | None]:
+    """The values keys that name a device resource in these templates (pattern E keys), each with its default."""
+    return {k[1]: k[2] for text in texts for line in text.splitlines() if (k := named_key(line)) is not None}
+
+
+def name_candidates(resource: str, rules: RuleSet) -> list[str]:
+    """The device resources a values key naming `resource` may plausibly be set to and the idiomatic rewrite looks up:
+    `resource` and the other resources its rule pack names literally with the same device class and request (Intel's
+    `gpu.intel.com/i915` and `gpu.intel.com/xe`), in pack order; [] when the packs do not migrate `resource`."""
+    match = rules.lookup(resource)
+    if match is None or match.rule.report_only or not match.rule.device_class:
+        return []
+    rule = match.rule
+    same = [
+        r.match
+        for r in rules.resources
+        if r.match
+        and r.pack == rule.pack
+        and not r.report_only
+        and (r.device_class, r.request) == (rule.device_class, rule.request)
+    ]
+    return list(dict.fromkeys([resource, *same]))
 
 
 def classify(template: str, line: int, resource: str) -> Pattern:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,13 +43,15 @@ from dramigrate.helm.locate import (
     stream_sources,
     through_include,
 )
-from dramigrate.helm.patterns import classify
+from dramigrate.helm.patterns import classify, name_candidates, name_keys
 from dramigrate.helm.prove import (
+    RepeatedKey,
     canonical_claims,
     documents,
     first_difference,
     load_all,
     objects,
+    repeated_keys,
     same_text,
     strict_errors,
     volatile,
@@ -127,6 +129,7 @@ def split_release(paths: list[str]) -> tuple[str | None, list[str]]:
 class Variation:
     label: str
     options: Any  # helm.RenderOptions
+    invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
 
 
 @dataclass
@@ -150,6 +153,7 @@ class ChartOutcome:
     patch: str = ""  # the suggested patch when it does
     patch_proven: bool = False  # a packaged chart: the patch was proven but cannot be written in place
     checked: list[str] = field(default_factory=list)  # value sets the proof rendered
+    usage: str = ""  # how to use what the rewrite wrote, when the user's options change (a values file for --set)
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
     root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
@@ -177,6 +181,7 @@ class ChartOutcome:
                 f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
                 + "; ".join(self.checked)
                 + "\n"
+                + (f"dramigrate: {self.display}: {self.usage}\n" if self.usage else "")
             )
         return ""
 
@@ -415,7 +420,9 @@ def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target
     key = (stream, name, id(rules), id(settings), id(target), fix)
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
-    result = run_file(Job(name, stream.encode("utf-8"), fix, suppressions=False), rules, settings, target)
+    result = run_file(
+        Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True), rules, settings, target
+    )
     if cache is None:
         return result
     cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
@@ -811,6 +818,41 @@ def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet)
     return mapped
 
 
+def repeated_key_findings(stream: str, file: str) -> list[Finding]:
+    """A key one mapping of a Helm render writes twice, at the stream line that writes it again, the first one
+    related: Helm keeps the last one, and dramigrate reads the render so (documents.helm_constructor)."""
+    return [
+        Finding(
+            "chart-duplicate-key",
+            RULES["chart-duplicate-key"][0],
+            _repeat_message(r),
+            file,
+            r.line,
+            related=[Location(file, r.first, 0, f"the first `{r.key}:`, which Helm drops")],
+        )
+        for r in repeated_keys(stream)
+    ]
+
+
+def _repeated_key_findings(stream: str, root: Path, display_root: str) -> list[Finding]:
+    """repeated_key_findings at the template lines that write the keys."""
+    kept = repeated_key_findings(stream, display_root)
+    firsts = [Finding(f.rule, f.severity, "", display_root, f.related[0].line) for f in kept]
+    kept, firsts = map_findings(kept, stream, root, display_root), map_findings(firsts, stream, root, display_root)
+    for f, first in zip(kept, firsts, strict=True):
+        f.related[0] = Location(first.file, first.line, 0, f.related[0].note)
+    return kept
+
+
+def _repeat_message(r: RepeatedKey) -> str:
+    return (
+        f"{r.where}: `{r.key}:` is written twice in one mapping; Helm keeps this one, whole, and drops the first "
+        "without a word (it reads the render as non-strict YAML, and dramigrate reads it as Helm does), while YAML "
+        "forbids the repeat and Flux's helm-controller and kustomize's Helm support refuse the render: remove one "
+        "from the template"
+    )
+
+
 def attach_values(
     findings: list[Finding], relations: list[Relation], sources: ValueSources, root: Path, display_root: str
 ) -> None:
@@ -920,6 +962,7 @@ def _run(
         findings = map_findings(core.findings, base.stream, root, outcome.display)
         for part in (base.stream, base.rest):
             findings.extend(_secret_findings(part, root, outcome.display, rules))
+        findings.extend(_repeated_key_findings(base.stream, root, outcome.display))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
@@ -989,6 +1032,9 @@ def _variations(
                 label += f" (and {display(twin)})"
             values = _override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
+    for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
+        values = _override(sources, set_path(merged, path, other))
+        add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
@@ -998,21 +1044,31 @@ def _variations(
     return out
 
 
+def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
+    """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
+    the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
+    files = (root / "templates").rglob("*")
+    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    texts = [t for p in paths if (t := _read(p)) is not None]
+    out = []
+    for path, default in name_keys(texts).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str):
+            out += [(path, other) for other in name_candidates(current, rules)[1:]]
+    return out
+
+
 def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
     """The chart's rendered output does not parse: named by the template that wrote the line (and the line in its
-    output), since the user never sees the rendered stream; a duplicate key is said to be one Helm lets through."""
+    output), since the user never sees the rendered stream. (A repeated key is no error here: the render is read as
+    Helm reads it, _repeated_key_findings.)"""
     part = source_of(stream_sources(stream), line) if line else None
     if part is None or not part.source:
         return InputError(f"rendered output: {message}", display, line)
     template = part.source.split("/", 1)[-1]
-    extra = ""
-    if "duplicate key" in message:
-        extra = (
-            "; a YAML mapping must not repeat a key (Helm has let the last one win without a word, other tools "
-            "refuse it) and dramigrate does not guess which one you meant: remove one from the template"
-        )
     where = f"line {line - part.start + 1} of it"
-    return InputError(f"its rendered output does not parse ({where}): {message}{extra}", f"{display}/{template}")
+    return InputError(f"its rendered output does not parse ({where}): {message}", f"{display}/{template}")
 
 
 def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -1059,6 +1115,7 @@ def _fix(
             expected.append((v, r, "", []))
             return True
         full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
+        v.invalid = next((f.message for f in full.findings if f.rule == "invalid-count"), "")
         result, notes = full, []
         if rules.labels and _pod_label_keys(r.stream) & set(rules.labels):
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
@@ -1665,7 +1722,10 @@ def _fix_idiomatic(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
-    reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
+    # the value set the rewrite is read from: one of the user's with device requests, an installable one first (a
+    # request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)
+    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
+    reference = next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
     if reference is None:
         return
     _, ref_render, ref_want = reference
@@ -1756,8 +1816,10 @@ def prove_switch(
     """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
     switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
     it on it equals the migration of that render; a set that adds a device the templates do not ask for is only
-    checked off. The first failure makes the chart manual work, with the patch. The renders run in parallel
-    (render_each), each value set compared as soon as its renders are in."""
+    checked off, and so is a set whose original render Kubernetes would refuse for a device count (launcher
+    placeholders as the chart's defaults, a request unlike its limit): it proves nothing about the DRA branch, which
+    at least one set with device requests must prove. The first failure makes the chart manual work, with the
+    patch. The renders run in parallel (render_each), each value set compared as soon as its renders are in."""
     calls: list[Callable[[], Render]] = []
     for v, *_ in expected:
         calls += [
@@ -1766,6 +1828,7 @@ def prove_switch(
             functools.partial(_render, root, v.options, fresh=True),
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
+    proven_on = False  # a value set with device requests proven with the switch on
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(renders)
@@ -1776,28 +1839,35 @@ def prove_switch(
                     _manual(outcome, f"with {v.label}, {why}", patch)
                     return
                 continue
-            why = next(
-                (
-                    f"with {v.label} and the DRA switch {switch}, the rewritten chart does not render: {new.error}"
-                    for switch, new in (("off", off), ("on", on))
-                    if new.error
-                ),
-                "",
-            )
-            why = why or _not_identical(f"with {v.label} and the DRA switch off", original, again, off)
-            if not why and v.label.endswith(ADDED_DEVICE):
-                # a device the chart's own templates do not ask for: it stays a device-plugin request, as before
+            case = f"with {v.label} and the DRA switch"
+            why = f"{case} off, the rewritten chart does not render: {off.error}" if off.error else ""
+            why = why or _not_identical(f"{case} off", original, again, off)
+            added = v.label.endswith(ADDED_DEVICE)  # a device the chart's own templates do not ask for: checked off
+            why_on = f"{case} on, the rewritten chart does not render: {on.error}" if on.error else ""
+            why_on = why_on or ("" if added else _not_proven_on(f"{case} on", original, again, want, on))
+            if why_on and not why and v.invalid:
+                outcome.checked.append(
+                    f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
+                )
+                continue
+            if why or why_on:
+                _finish(renders)
+                _manual(outcome, why_on if on.error and not off.error else why or why_on, patch)
+                return
+            if added:  # it stays a device-plugin request, as before
                 outcome.checked.append(f"{v.label} (switch off)")
                 continue
-            why = why or _not_proven_on(f"with {v.label} and the DRA switch on", original, again, want, on)
-            if why:
-                _finish(renders)
-                _manual(outcome, why, patch)
-                return
+            proven_on = proven_on or want != original.stream
             outcome.checked.append((notes or {}).get(v.label, v.label))
     except BaseException:
         _finish(renders)  # a render past its limits ends the run first, as before any comparison
         raise
+    if not proven_on:
+        why = (
+            "no value set with device requests renders a chart Kubernetes would install, so the DRA switch is unproven"
+        )
+        _manual(outcome, f"{why}: {'; '.join(outcome.checked)}", patch)
+        return
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1867,6 +1937,7 @@ def _fix_passthrough(
     1.34 and 1.36."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
+    from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = ENGINE_HINT
@@ -1885,18 +1956,39 @@ def _fix_passthrough(
             raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
         return out
 
+    def edits_of(options: Any, render: Render, want: str) -> tuple[Any, list[Any], dict[str, Any]]:
+        """The values of a value set, the map edits that make the chart render its migration, and the claim
+        templates (found by rendering with a marker in each resources map)."""
+        sources = value_sources(root, outcome.display, copts, options)
+        marked, maps = pt.marked_values(sources.merged)
+        probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
+        if probe.error:
+            raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
+        return sources, *pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
-    namespaced, classes = False, set()
+    namespaced, classes = False, set[str]()
     files = list(
         dict.fromkeys(
             [*copts.values_files, *(Path(v.label[3:]) for v, _, _, _ in expected if v.label.startswith("-f "))]
         )
     )
+
+    def take(edits: list[Any], rcts: dict[str, Any], templates: dict[tuple[str, ...], dict[str, Any]]) -> None:
+        """What one DRA values file's edits need of the chart: a namespace, classes, pass-throughs, dropped keys."""
+        nonlocal namespaced
+        namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+        classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
+        paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
+
+    stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
+    kept = copts  # the user's options without them
     try:
         scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
         overlay = ""
@@ -1906,30 +1998,14 @@ def _fix_passthrough(
         dsources = None
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
-            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
-            marked, maps = pt.marked_values(dsources.merged)
-            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
-            if probe_render.error:
-                raise pt.NotPassThrough(
-                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
-                )
-            default_edits, default_rcts = pt.map_edits(
-                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
-            )
+            dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
             default_templates = named(default_edits, default_rcts)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
             if not want or want == r.stream:
                 continue  # this file alone asks for no device
-            fsources = value_sources(root, outcome.display, copts, options)
-            marked, maps = pt.marked_values(fsources.merged)
-            probe_render = _render(root, copts.render((work.values_file(_override(fsources, marked)),), sets=False))
-            if probe_render.error:
-                raise pt.NotPassThrough(
-                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
-                )
-            edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
+            fsources, edits, rcts = edits_of(options, r, want)
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
             stale = pt.superseded(edits, templates, default_edits, default_templates)
@@ -1945,17 +2021,30 @@ def _fix_passthrough(
                     f" (line {exc.line})" if isinstance(exc, InputError) and exc.line else ""
                 )
                 continue
-            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
-            classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
+            take(edits, rcts, templates)
             streams[f] = (r.stream, want)
-            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
-            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         if dsources is not None:
-            namespaced |= any(bool(t["metadata"].get("namespace")) for t in default_rcts.values())
-            classes |= {_device_class(spec) for own in default_templates.values() for spec in own.values()}
-            overlay = pt.overlay_text(default_edits, default_templates, dsources.merged)
-            paths.update({e.path: {"resourceClaims", *e.siblings} for e in default_edits})
-            removed |= {(e.path, s, k) for e in default_edits for s, keys in e.removed.items() for k in keys}
+            take(default_edits, default_rcts, default_templates)
+            overlay = pt.overlay_text(pt.overlay_values(default_edits, default_templates, dsources.merged))
+        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
+        if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
+            # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
+            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
+            plain = pt.device_sets(copts.set_values, False, set_edits)
+            strings = pt.device_sets(copts.set_string_values, True, set_edits)
+            stands_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            if stands_for:
+                set_templates = named(set_edits, set_rcts)
+                take(set_edits, set_rcts, set_templates)
+                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
+                start = _merge_maps(plain[1], strings[1])
+                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+                overlay = pt.overlay_text(values, stands_for)
+                kept = replace(
+                    copts,
+                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
+                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
+                )
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -1987,8 +2076,11 @@ def _fix_passthrough(
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    if stands_for:
+        given = " ".join(stands_for)
+        outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
-        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default else None
+        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default and not stands_for else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
@@ -2029,7 +2121,11 @@ def _fix_passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
-        if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
+        if stands_for and v.label == "your values":
+            dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
+        elif stands_for:
+            continue  # value sets without the --set: the values as they were, proven above
+        elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"

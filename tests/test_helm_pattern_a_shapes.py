@@ -1,0 +1,170 @@
+"""Pattern A in shapes seen on real charts outside the corpus (the held-out set of issue 7): a container whose
+limits and requests read two values keys for one device; a chart whose default values are placeholders a launcher
+fills in. Each chart here is written for the test, with the shape of the real chart it stands for. Renders are
+real."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import chart_with, dra_render, fix_chart
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+TWO_KEYS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: vllm
+        resources:
+          limits:
+            memory: {{ .Values.resources.limits.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" | quote }}
+          requests:
+            memory: {{ .Values.resources.requests.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
+"""
+TWO_KEYS_VALUES = """\
+resources:
+  limits:
+    memory: 8Gi
+    nvidia.com/gpu: "2"
+  requests:
+    memory: 4Gi
+    nvidia.com/gpu: "2"
+"""
+
+
+def test_limits_and_requests_from_two_keys_take_the_limit_as_the_count(tmp_path: Path) -> None:
+    """Was: manual, 'nvidia.com/gpu is asked for with two counts in one pod (... two of its containers)' although
+    both keys are in one container, and Kubernetes needs them equal anyway. Now the limit is the claim's count, both
+    device keys leave the DRA branch, and a request that differs from its limit fails the render by name."""
+    chart = chart_with(tmp_path, "two-keys", {"templates/d.yaml": TWO_KEYS, "values.yaml": TWO_KEYS_VALUES})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text('resources: {limits: {nvidia.com/gpu: "3"}, requests: {nvidia.com/gpu: "3"}}\n')
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [3]
+    resources = pods["server"]["containers"][0]["resources"]
+    assert resources["limits"] == {"memory": "8Gi"} and resources["requests"] == {"memory": "4Gi"}
+    differ = tmp_path / "differ.yaml"
+    differ.write_text('resources: {limits: {nvidia.com/gpu: "3"}, requests: {nvidia.com/gpu: "1"}}\n')
+    with pytest.raises(HelmError, match="the nvidia.com/gpu request differs from its limit"):
+        render_chart(chart, RenderOptions(values_files=(differ,)))
+
+
+LAUNCHED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+      - name: trainer
+        image: trainer
+        args: ["--devices={{{{ .Values.{name}.gpus }}}}"]
+        resources:
+          limits:
+            nvidia.com/gpu: {{{{ .Values.{name}.gpus }}}}
+"""
+
+
+def _fix_with(chart: Path, *sets: str) -> ChartOutcome:
+    options = ChartOptions(kube_version="1.34", set_values=sets)
+    return run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+
+
+def test_default_values_a_launcher_fills_in_are_left_out_of_the_dra_proof(tmp_path: Path) -> None:
+    """nemo-training's defaults are placeholders (`numGPUs: training.trainer.devices`): that render is not
+    installable, so it cannot prove the DRA branch. Was: manual, 'with default values and the DRA switch on, the
+    rewritten chart renders differently ... expected "trainer.devices"'; now the defaults are checked with the switch
+    off only, said so in the report, and the user's values prove the rewrite."""
+    chart = chart_with(
+        tmp_path,
+        "launched",
+        {"templates/d.yaml": LAUNCHED.format(name="train"), "values.yaml": "train:\n  gpus: trainer.devices\n"},
+    )
+    outcome = _fix_with(chart, "train.gpus=4")
+    assert outcome.proven, outcome.report()
+    assert (
+        "default values (switch off only: the original render is not installable: nvidia.com/gpu: trainer.devices"
+        in (outcome.report())
+    )
+    assert "your values" in outcome.checked
+
+
+def test_the_rewrite_is_read_from_an_installable_value_set(tmp_path: Path) -> None:
+    """The user's values leave one workload a placeholder count, the chart's defaults are installable: the rewrite
+    is read from the defaults, so it covers both workloads, and the user's values are checked with the switch off.
+    Was: manual, 'the migration adds no claim to this template's pods' (read from the user's values)."""
+    chart = chart_with(
+        tmp_path,
+        "launched",
+        {
+            "templates/a.yaml": LAUNCHED.format(name="train"),
+            "templates/b.yaml": LAUNCHED.format(name="evaluate"),
+            "values.yaml": "train:\n  gpus: 1\nevaluate:\n  gpus: 1\n",
+        },
+    )
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("train:\n  gpus: 2\nevaluate:\n  gpus: evaluator.devices\n")
+    options = ChartOptions(kube_version="1.34", values_files=(mine,))
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()
+    assert {c.rel for c in outcome.changes} >= {"templates/a.yaml", "templates/b.yaml"}
+    assert any(c.startswith("your values (switch off only") for c in outcome.checked)
+
+
+def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
+    """The proof itself: a value set whose original render is not installable is left out of proof D, and when no
+    other value set with device requests proves the switch, the rewrite is manual work, said why."""
+    from dramigrate.helm.run import Variation, _render, prove_switch, write_changes
+
+    chart = chart_with(
+        tmp_path,
+        "launched",
+        {"templates/d.yaml": LAUNCHED.format(name="train"), "values.yaml": "train:\n  gpus: trainer.devices\n"},
+    )
+    original = tmp_path / "original"
+    shutil.copytree(chart, original)
+    write_changes(_fix_with(chart, "train.gpus=4"))
+    options = ChartOptions(kube_version="1.34").render()
+    render = _render(original, options)
+    defaults = Variation("default values", options, invalid="nvidia.com/gpu: trainer.devices is not an integer")
+    outcome = ChartOutcome(original, "launched")
+    prove_switch(outcome, original, [(defaults, render, render.stream, [])], _with(chart), "patch", "fix")
+    assert outcome.checked == [
+        "default values (switch off only: the original render is not installable: "
+        "nvidia.com/gpu: trainer.devices is not an integer)"
+    ]
+    assert outcome.manual.startswith("no value set with device requests renders a chart Kubernetes would install")
+
+
+def _with(chart: Path) -> Callable[[Any, bool], Any]:
+    from dramigrate.helm.run import _render, _with_switch
+
+    return lambda options, on: _render(chart, _with_switch(options, on))

@@ -1,0 +1,199 @@
+"""Pattern E, the device resource *name* from values (Intel's edge-ai charts: `{{ $.Values.gpu.type }}:
+{{ $.Values.gpu.count }}` with the type defaulting to `gpu.intel.com/i915`; charts with `{{ .Values.gpuResourceName |
+default "nvidia.com/gpu" }}`): the pattern-A rewrite, where what the migration derives from the name (the CEL
+selector, the toleration key) is looked up in the claim template by the name's value, among the resources its rule
+pack names; a name the lookup does not know fails the render with a clear message. Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import chart_with, dra_render, fix_chart
+
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+
+INTEL = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-pipeline
+spec:
+  selector:
+    matchLabels: {app: pipeline}
+  template:
+    metadata:
+      labels: {app: pipeline}
+    spec:
+      containers:
+      - name: pipeline
+        image: intel/pipeline:3.0
+        {{- if $.Values.gpu.enabled }}
+        resources:
+          limits:
+            {{ $.Values.gpu.type }}: {{ $.Values.gpu.count }}
+        {{- end }}
+"""
+INTEL_VALUES = 'gpu:\n  enabled: true\n  type: "gpu.intel.com/i915"\n  count: 1\n'
+
+DEFAULTED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-infer
+spec:
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      containers:
+        - name: infer
+          image: infer:1
+          resources:
+            limits:
+              cpu: {{ .Values.cpu }}
+              {{ .Values.gpuResourceName | default "nvidia.com/gpu" }}: {{ .Values.gpus }}
+            requests:
+              cpu: {{ .Values.cpu }}
+              {{ .Values.gpuResourceName | default "nvidia.com/gpu" }}: {{ .Values.gpus }}
+"""
+
+
+@pytest.fixture(scope="module")
+def intel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    root = tmp_path_factory.mktemp("pattern-e")
+    chart = chart_with(root, "pipeline", {"templates/pipeline.yaml": INTEL, "values.yaml": INTEL_VALUES})
+    return chart, fix_chart(chart)  # was: manual, 'pattern E (a resource name from values)'
+
+
+def _on(chart: Path, values: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The claim's first request and the pod, rendered with the DRA switch on and `values`."""
+    file = chart.parent / "on.yaml"
+    file.write_text("dra: {enabled: true}\n" + values)
+    docs, _, pods = dra_render(chart, file)
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    return template["spec"]["spec"]["devices"]["requests"][0]["exactly"], next(iter(pods.values()))
+
+
+def test_the_name_changed_to_another_resource_of_its_pack_is_proven(intel: tuple[Path, Any]) -> None:
+    chart, outcome = intel
+    assert 'gpu.type changed to "gpu.intel.com/xe"' in outcome.checked
+    request, pod = _on(chart, "gpu: {type: gpu.intel.com/xe, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+    assert "limits" not in pod["containers"][0]["resources"]
+    request, pod = _on(chart, "")
+    assert "'i915'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/i915"]
+
+
+def test_a_name_the_lookup_does_not_know_fails_with_the_way_back(intel: tuple[Path, Any]) -> None:
+    chart, _ = intel
+    file = chart.parent / "unknown.yaml"
+    file.write_text("dra: {enabled: true}\ngpu: {type: example.org/npu}\n")
+    with pytest.raises(HelmError) as failed:
+        render_chart(chart, RenderOptions(values_files=(file,)))
+    assert "gpu.type names a device resource the chart's DRA claim does not know" in str(failed.value)
+    assert "gpu.intel.com/i915, gpu.intel.com/xe" in str(failed.value)
+    assert "set dra.enabled=false" in str(failed.value)
+    file.write_text("dra: {enabled: false}\ngpu: {type: example.org/npu}\n")
+    _, _, pods = dra_render(chart, file)
+    assert pods["release-name-pipeline"]["containers"][0]["resources"]["limits"] == {"example.org/npu": 1}
+
+
+def test_a_defaulted_name_in_limits_and_requests_beside_cpu(tmp_path: Path) -> None:
+    values = "cpu: 2\ngpus: 1\n"
+    chart = chart_with(tmp_path, "infer", {"templates/infer.yaml": DEFAULTED, "values.yaml": values})
+    outcome = fix_chart(chart)  # was: manual, pattern E
+    assert any("gpus" in c for c in outcome.checked)
+    request, pod = _on(chart, "gpus: 3\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 3)
+    assert pod["containers"][0]["resources"]["limits"] == {"cpu": 2}
+    assert pod["containers"][0]["resources"]["requests"] == {"cpu": 2}
+    file = tmp_path / "mig.yaml"
+    file.write_text("dra: {enabled: true}\ngpuResourceName: nvidia.com/mig-1g.5gb\n")
+    with pytest.raises(HelmError, match="gpuResourceName names a device resource"):
+        render_chart(chart, RenderOptions(values_files=(file,)))
+
+
+def test_a_crlf_template_keeps_its_line_ends(tmp_path: Path) -> None:
+    crlf = INTEL.replace("\n", "\r\n")
+    chart = chart_with(tmp_path, "pipeline", {"values.yaml": INTEL_VALUES})
+    (chart / "templates" / "pipeline.yaml").write_bytes(crlf.encode())
+    fix_chart(chart)  # was: manual; once E was taken, "file changed since it was read" (read with LF line ends)
+    data = (chart / "templates" / "pipeline.yaml").read_bytes()
+    assert b"resourceClaims:\r\n" in data
+    assert data.count(b"\n") == data.count(b"\r\n")
+
+
+EXPORTER = """\
+{{- if .Values.exporter.enabled }}
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: {{ .Release.Name }}-exporter
+spec:
+  selector:
+    matchLabels: {app: exporter}
+  template:
+    metadata:
+      labels: {app: exporter}
+    spec:
+      containers:
+        - name: exporter
+          image: exporter:3
+          resources:
+            limits:
+              {{ .Values.resource }}: {{ .Values.exporter.gpus }}
+{{- end }}
+"""
+JOBS = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-burnin
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: burnin
+          image: burnin:1
+          resources:
+            limits:
+              {{ .Values.resource }}: {{ .Values.burnin.gpus }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-smoke
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: smoke
+          image: burnin:1
+          resources:
+            limits:
+              {{ .Values.resource }}: 1
+"""
+
+
+def test_three_claim_templates_in_one_file_render_nothing_with_the_switch_off(tmp_path: Path) -> None:
+    values = "resource: nvidia.com/gpu\nexporter: {enabled: true, gpus: 1}\nburnin: {gpus: 4}\n"
+    files = {"templates/exporter.yaml": EXPORTER, "templates/jobs.yaml": JOBS, "values.yaml": values}
+    chart = chart_with(tmp_path, "ops", files)
+    outcome = fix_chart(chart)  # was: manual; with A keys, "the templates rendered differ" (a bare `---` rendered)
+    assert "exporter.enabled flipped to false" in outcome.checked
+    file = tmp_path / "off.yaml"
+    file.write_text("dra: {enabled: false}\n")
+    rendered = {m.source for m in render_chart(chart, RenderOptions(values_files=(file,))) if m.text.strip()}
+    assert "ops/templates/resourceclaimtemplate.yaml" not in rendered
+    file.write_text("dra: {enabled: true}\nexporter: {enabled: false}\n")
+    docs, counts, _ = dra_render(chart, file)
+    assert sorted(counts.values()) == [1, 4]
