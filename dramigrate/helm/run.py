@@ -1644,7 +1644,7 @@ def _library_only(
 
     if settings.chart_style != "idiomatic" or list(wanted) != [""]:
         return ""
-    reference = next(((v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream), None)
+    reference = _reference(expected, given)
     rels = _through_includes(outcome, "", wanted[""])
     if reference is None or not all(_library_written(root, rel, rules) for rel in rels):
         return ""
@@ -1661,6 +1661,15 @@ def _library_only(
     except RewriteError as exc:
         return f"{exc}{ENGINE_HINT}"
     return ""
+
+
+def _reference(
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]], given: set[str]
+) -> tuple[Variation, Render, str] | None:
+    """The value set the rewrite is read from: one of the user's with device requests, an installable one first (a
+    request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)."""
+    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
+    return next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
 
 
 def _library_written(root: Path, rel: str, rules: RuleSet) -> bool:
@@ -1722,10 +1731,7 @@ def _fix_idiomatic(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
-    # the value set the rewrite is read from: one of the user's with device requests, an installable one first (a
-    # request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)
-    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
-    reference = next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
+    reference = _reference(expected, given)
     if reference is None:
         return
     _, ref_render, ref_want = reference
