@@ -27,6 +27,7 @@ nothing to measure.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import stat
 import statistics
@@ -256,12 +257,18 @@ def independent_check(
         if len(original) != len(off) and again == original:
             return "L: with the switch off the render is not byte-identical (length)"
     rels = {c.rel for c in outcome.changes}
-    files = on_values
+    files, sets = on_values, run.sets
     if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files are the switch
         overlay = [on_chart / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
         variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
         files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, on_values, strict=True)))
-    rendered = render(on_chart, files, run.sets)
+        # values-dra.yaml in place of the --set that asks for devices: its first lines say which (the user reads it)
+        head = "".join(overlay[0].read_text().splitlines(True)[:2]) if overlay else ""
+        stands = re.search(r"in place of\W*`([^`]*)`", head)
+        if stands:
+            dropped = re.findall(r"--set(?:-string)? (\S+)", stands.group(1))
+            files, sets = (*files[1:], overlay[0]), tuple(x for x in run.sets if x not in dropped)
+    rendered = render(on_chart, files, sets)
     invalid = strict_errors(rendered, ("1.34", "1.36"), original)  # the chart's own errors are not the rewrite's
     if invalid:
         return f"D: not strict-valid: {invalid[:200]}"

@@ -305,19 +305,26 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
     from dramigrate.progress import Progress
 
     with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
-        result = run(ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin, bar.update)
+        result = run(
+            ctx.inputs, ctx.rules, ctx.settings, ctx.target, fix, ctx.stdin, bar.update, stdin_render=opts.post_renderer
+        )
     for decision in result.decisions:
         MESSAGES.explain(decision)
     for path, message in ctx.inputs.errors:
         result.files.append(_error_result(path, message))
         result.bad_input += 1
     if ctx.stdin is not None:
-        from dramigrate.helm.run import stream_related
+        from dramigrate.helm.run import repeated_key_findings, stream_related
 
         for r in result.files:
             if r.path == "-":
                 try:
-                    stream_related(r.findings, ctx.stdin.decode("utf-8", "replace"))
+                    text = ctx.stdin.decode("utf-8", "replace")
+                    if opts.post_renderer:  # Helm's render, read as Helm reads it: a key it repeats is said
+                        repeats = repeated_key_findings(text, "-")
+                        r.findings.extend(repeats)
+                        result.findings.extend(repeats)
+                    stream_related(r.findings, text)
                 except Exception as exc:  # the findings stand without their template locations
                     from dramigrate.migrate import internal_error
 

@@ -62,8 +62,10 @@ def run(
     fix: bool,
     stdin: bytes | None = None,
     progress: Callable[[int, int], None] | None = None,
+    stdin_render: bool = False,
 ) -> RunResult:
-    """Every input through the per-file pipeline; progress(done, total) after each file, when given."""
+    """Every input through the per-file pipeline; progress(done, total) after each file, when given. stdin_render:
+    stdin is what Helm rendered (a post-renderer's input), read as Helm reads it (a repeated key: the last wins)."""
     out = RunResult()
     planned: list[tuple[str, str]] = []  # (file, why the core leaves it as is): a Job only for the files grep keeps
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
@@ -95,7 +97,7 @@ def run(
         planned = [p for p in planned if p[0] in maybe]
     jobs = [Job(path, None, fix, reason) for path, reason in planned]
     if stdin is not None:
-        jobs.append(Job("-", stdin, fix))
+        jobs.append(Job("-", stdin, fix, helm_render=stdin_render))
     ahead = grep.ahead if grep is not None else None
     results = ahead.results(jobs, progress) if ahead is not None and not fix else None  # lint ran most already
     if results is None and len(jobs) >= PARALLEL_MIN_FILES:

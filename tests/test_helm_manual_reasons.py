@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from conftest import RunCli, chart_with
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -39,15 +41,17 @@ def _fix(chart: Path) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
-def test_a_resources_map_keyed_by_component_is_named(tmp_path: Path) -> None:
-    """Was: 'container embed does not take its resources whole from one values map' (it does: resources.embed)."""
+def test_a_resources_map_keyed_by_component_gets_claims_keyed_the_same(tmp_path: Path) -> None:
+    """Was manual: first 'container embed does not take its resources whole from one values map' (it does:
+    resources.embed), then 'a map keyed by component under `resources:` has no place for them'; the pod's claims
+    are now keyed as its map is (resourceClaims.embed) and the rewrite is proven."""
     values = (
         "resources:\n  embed:\n    limits:\n      nvidia.com/gpu: 1\n  llm:\n    limits:\n      nvidia.com/gpu: 2\n"
     )
     outcome = _fix(chart_with(tmp_path, "router", {"templates/apps.yaml": BY_COMPONENT, "values.yaml": values}))
-    assert not outcome.changes
-    assert "the values map resources.embed" in outcome.manual
-    assert "keyed by component under `resources:`" in outcome.manual
+    assert outcome.proven, outcome.report()
+    (template,) = [c.after for c in outcome.changes if c.rel == "templates/apps.yaml"]
+    assert "{{- with .Values.resourceClaims.embed }}" in template, template
 
 
 # pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself: the migration
@@ -133,3 +137,21 @@ def test_a_duplicate_key_in_the_render_is_read_as_helm_reads_it(tmp_path: Path, 
     )
     assert f"related: {template}:16: the first `env:`, which Helm drops" in out
     assert "error [legacy-device-request]" in out and "nvidia.com/gpu: 1" in out
+
+
+def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_cli: RunCli) -> None:
+    """The post-renderer's input is what Helm rendered, and its output goes back to Helm: it is read as Helm reads
+    it (the last `env:` wins) and migrated, the repeat a warning (was: exit 2, which aborts `helm install`). The
+    same stream given to `fix -` without --post-renderer may be anyone's file and is still refused."""
+    values = "env: [{name: LOG, value: INFO}]\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "whisper", {"templates/deployment.yaml": TWO_ENVS, "values.yaml": values})
+    stream = "".join(f"---\n# Source: {m.source}\n{m.text}" for m in render_chart(chart, RenderOptions()))
+    code, out, err = run_cli(["fix", "-", "--post-renderer"], stdin=stream)
+    assert code == 0, err
+    (pod,) = [d["spec"]["template"]["spec"] for d in yaml.safe_load_all(out) if d["kind"] == "Deployment"]
+    assert pod["containers"][0]["env"] == [{"name": "GPU_REQUEST", "value": "1"}]  # as Helm reads it
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    line = stream.splitlines().index("          env:", stream.splitlines().index("          env:") + 1) + 1
+    assert f"-:{line}:0: warning [chart-duplicate-key] Deployment/whisper spec.template.spec.containers[0]" in err
+    code, _, err = run_cli(["fix", "-"], stdin=stream)
+    assert code == 2 and f"-:{line}:11: invalid YAML: duplicate key: env" in err

@@ -221,12 +221,14 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
-def test_device_request_only_from_set_is_manual(run_cli: RunCli, tmp_path: Path) -> None:
+def test_device_request_only_from_set_gets_values_dra_yaml(run_cli: RunCli, tmp_path: Path) -> None:
+    """fix on the command line says how to use the values file it wrote for a device --set (was: manual work,
+    "not set in a -f values file")."""
     chart = write_chart(tmp_path)
-    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
-    code, out, err = run_cli(["fix", str(chart), "--set", "trainer.resources.limits.nvidia\\.com/gpu=1"])
-    assert "templates/workloads.yaml:20: pattern C" in err and "not set in a -f values file" in err, err
-    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    device = "trainer.resources.limits.nvidia\\.com/gpu=1"
+    code, out, err = run_cli(["fix", str(chart), "--set", device])
+    assert code == 0 and f"use -f values-dra.yaml in place of --set {device}" in err, err
+    assert (chart / "values-dra.yaml").is_file()
 
 
 def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:

@@ -68,8 +68,47 @@ def sibling_key(map_key: str, sibling: str) -> str:
     return map_key[: -len("resources")] + "resourceClaims" if map_key.endswith("resources") else "resourceClaims"
 
 
+def keyed(path: Path_) -> bool:
+    """A resources map picked by a key under `resources:` (`resources.gpu` or `resources.neuron`, chosen by the
+    template's `if` on the accelerator)."""
+    return len(path) >= 2 and isinstance(path[-1], str) and str(path[-2]).lower().endswith("resources")
+
+
 def sibling_path(path: Path_, sibling: str) -> Path_:
+    """Where a sibling of the map goes: beside it (`worker.resources` -> `worker.resourceClaims`); for a keyed map,
+    `resourceClaims` under the same key (`resources.gpu` -> `resourceClaims.gpu`), the others beside `resources`."""
+    if keyed(path):
+        if sibling == "resourceClaims":
+            return (*path[:-2], sibling_key(str(path[-2]), sibling), path[-1])
+        return sibling_path(path[:-1], sibling)
     return (*path[:-1], sibling_key(str(path[-1]), sibling))
+
+
+def _shaped(block: dict[str, Any]) -> bool:
+    return "limits" in block or "requests" in block
+
+
+def keyed_maps(merged: dict[str, Any]) -> list[Path_]:
+    """The maps of resources keyed under `resources:` (`resources: {gpu: {limits: ..}, neuron: {limits: ..}}`)."""
+    out: list[Path_] = []
+
+    def visit(node: Any, path: Path_) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                p = (*path, str(k))
+                shaped = [
+                    c for c, m in (v if isinstance(v, dict) else {}).items() if isinstance(m, dict) and _shaped(m)
+                ]
+                if str(k).lower().endswith("resources") and shaped and len(shaped) == len(v):
+                    out.extend((*p, c) for c in shaped)
+                else:
+                    visit(v, p)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                visit(v, (*path, i))
+
+    visit(merged, ())
+    return out
 
 
 def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
@@ -87,7 +126,7 @@ def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
 
 def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker key in the limits of each resources map, and those maps in marker order."""
-    maps = resources_maps(merged)
+    maps = resources_maps(merged) + keyed_maps(merged)
     out = copy.deepcopy(merged)
     for i, path in enumerate(maps):
         current = get_path(out, path)
@@ -192,7 +231,7 @@ def map_edits(
                             "key"
                         )
                         if len(named) > 1 and named[-2] == "resources":
-                            why += ", and a map keyed by component under `resources:` has no place for them"
+                            why += ", and not every key under its `resources:` is a map with limits or requests"
                     raise NotPassThrough(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
@@ -244,20 +283,38 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
     return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
 
 
+def _group(edit: MapEdit, chart: str) -> str:
+    """The values group whose pods take the map (`worker` for worker.resources, `deployment` for a map keyed under
+    deployment.resources), or the chart's name at the top."""
+    return next((str(p) for p in reversed(edit.path[: -2 if keyed(edit.path) else -1]) if isinstance(p, str)), chart)
+
+
 def claim_names(
     edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False
 ) -> dict[str, Any]:
     """The `resourceClaimTemplates` values entries, named `<group>-<claim>-<hash>` (the spec hash the migration
     gave it), with the pods' `resourceClaims` following; `scoped`: the pods name them `{{ .Release.Name }}-<name>`,
-    as the claim-template file renders them."""
+    as the claim-template file renders them. Groups whose claims ask for the same (h2oGPT's runtime and its vLLM
+    server a GPU each) share one template, named after the chart: each pod still gets a claim of its own from it."""
+    for claim in (c for e in edits for c in e.siblings.get("resourceClaims", [])):
+        if claim.get("resourceClaimTemplateName") not in claim_templates:
+            raise NotPassThrough(
+                f"the migration's ResourceClaimTemplate {claim.get('resourceClaimTemplateName')} is not in the render"
+            )
+
+    def asks(claim: dict[str, Any]) -> str:
+        return json.dumps([claim["name"], claim_templates[claim["resourceClaimTemplateName"]]["spec"]], sort_keys=True)
+
+    groups: dict[str, set[str]] = {}  # what a claim asks for -> the groups whose pods ask it
+    for edit in edits:
+        for claim in edit.siblings.get("resourceClaims", []):
+            groups.setdefault(asks(claim), set()).add(_group(edit, chart))
     out: dict[str, Any] = {}
     for edit in edits:
-        group = next((str(p) for p in reversed(edit.path[:-1]) if isinstance(p, str)), chart)
         renamed = []
         for claim in edit.siblings.get("resourceClaims", []):
-            old = claim.get("resourceClaimTemplateName")
-            if old not in claim_templates:
-                raise NotPassThrough(f"the migration's ResourceClaimTemplate {old} is not in the render")
+            old = claim["resourceClaimTemplateName"]
+            group = _group(edit, chart) if len(groups[asks(claim)]) == 1 else chart
             suffix = old.rsplit("-", 1)[-1]
             base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
@@ -367,15 +424,18 @@ def variant_text(
                 del res[section]
         if edit.claims:
             res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]
-        parent = node_at(edit.path[:-1])
+        holder = edit.path[: -2 if keyed(edit.path) else -1]  # the mapping that holds `resources:`
         for name, added in edit.siblings.items():
-            key = sibling_key(str(edit.path[-1]), name)
-            current = get_path(merged, (*edit.path[:-1], key))
+            key = sibling_path(edit.path, name)
+            parent = node_at(holder)
+            for part in key[len(holder) : -1]:  # `resourceClaims:` keyed as `resources:` is
+                parent = parent.setdefault(part, CommentedMap())
+            current = get_path(merged, key)
             if isinstance(added, list):
                 value = [*(current if isinstance(current, list) else []), *copy.deepcopy(added)]
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
-            parent[key] = value
+            parent[key[-1]] = value
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name
@@ -391,25 +451,38 @@ def variant_text(
 OVERLAY = "values-dra.yaml"
 
 
-def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], merged: dict[str, Any]) -> str:
-    """The chart's `values-dra.yaml`: what turns the chart's own defaults into the DRA request when given with
-    `-f`. The device keys of the defaults are set to null (Helm deletes a chart-default key a values file sets
-    to null); lists are whole (Helm replaces lists)."""
-    import yaml
+def overlay_values(
+    edits: list[MapEdit],
+    templates: dict[Path_, dict[str, Any]],
+    merged: dict[str, Any],
+    start: dict[str, Any] | None = None,
+    underneath: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The values that turn `merged` into the DRA request when given with `-f`: the device keys set to null (Helm
+    deletes a chart-default key a values file sets to null), lists whole (Helm replaces lists). `start`: what the
+    file holds besides (the other keys of the --set it stands for); `underneath`: the values under the file (a
+    device key they leave out is left out, not set to null; None: the chart's defaults, which set them all)."""
+    out = copy.deepcopy(start or {})
 
-    out: dict[str, Any] = {}
+    def gone(path: Path_) -> None:
+        nonlocal out
+        if underneath is None or get_path(underneath, path) is not None:
+            out = set_path(out, path, None)
+        elif isinstance(holder := get_path(out, path[:-1]), dict):
+            holder.pop(path[-1], None)
+
     for edit in edits:
         for section, keys in edit.removed.items():
             left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
             for k in keys if left else ():
-                out = set_path(out, (*edit.path, section, k), None)
+                gone((*edit.path, section, k))
             if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
-                out = set_path(out, (*edit.path, section), None)
+                gone((*edit.path, section))
         if edit.claims:
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
         for name, added in edit.siblings.items():
-            key = (*edit.path[:-1], sibling_key(str(edit.path[-1]), name))
+            key = sibling_path(edit.path, name)
             current = get_path(merged, key)
             if isinstance(added, list):
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
@@ -417,21 +490,61 @@ def overlay_text(edits: list[MapEdit], templates: dict[Path_, dict[str, Any]], m
                 out = set_path(out, key, dict(added))
     for scope, own in templates.items():
         out = set_path(out, (*scope, VALUES_KEY), own)
-    head = (
-        "# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f values-dra.yaml` asks for the devices of this chart's\n"
-        "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
-    )
+    return out
+
+
+def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
+    """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
+    `stands_for` (`--set a=1`) that ask for the devices."""
+    import yaml
+
+    if stands_for:
+        sets = " ".join(stands_for)
+        head = (
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): use `-f {OVERLAY}` in place of\n# `{sets}`: the same "
+            "devices through ResourceClaims instead of device-plugin resources.\n"
+        )
+    else:
+        head = (
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of this chart's\n"
+            "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+        )
 
     class _Dumper(yaml.SafeDumper):
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    return head + yaml.dump(out, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return head + yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def device_sets(
+    expressions: tuple[str, ...], as_string: bool, edits: list[MapEdit]
+) -> tuple[list[str], dict[str, Any]]:
+    """The `--set` (or `--set-string`) expressions that set a device key the DRA values drop, and what they set
+    besides it (the values file that stands for them carries that)."""
+    from dramigrate.helm.render import _merge_maps, _SetParser
+
+    found: list[str] = []
+    rest: dict[str, Any] = {}
+    for expression in expressions:
+        parsed: dict[str, Any] = {}
+        _SetParser(expression, as_string).parse_into(parsed)
+        if any(
+            get_path(parsed, (*e.path, section, k)) is not None
+            for e in edits
+            for section, keys in e.removed.items()
+            for k in keys
+        ):
+            found.append(expression)
+            rest = _merge_maps(rest, parsed)
+    return found, rest
 
 
 # --- the templates ---------------------------------------------------------------------------------------------
 
-_MAP_EXPR = re.compile(r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?!\.)")
+_MAP_EXPR = re.compile(
+    r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
+)  # a map, or a map keyed under it (`.resources.gpu`)
 
 
 _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
@@ -489,11 +602,25 @@ def _ends_with(path: Path_, words: list[str]) -> bool:
     )
 
 
+def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
+    """Whether the pod's block writes this key outside any `if`/`with`/`range` of its own: a pod whose `tolerations:`
+    are written only for another accelerator (`if eq .Values.accelerator "neuron"`) takes the pass-through too."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    depth = 0
+    for line in lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines:
+        for word, _ in _BLOCK.findall(line):
+            depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
+        if line == key_line and not depth:
+            return True
+    return False
+
+
 def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
     renders that sibling already."""
-    from dramigrate.helm.idiomatic import _block_end, _parent
+    from dramigrate.helm.idiomatic import _parent
 
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
@@ -509,10 +636,12 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             base, key = indexed.group(1), keys[-1]
             words = [*variables.get(base, []), *keys[:-1]] if base != ".Values" else keys[:-1]
 
+            under = None
+
             def sibling_expr(sibling: str, base: str = base, keys: list[str] = keys) -> str:
                 return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
         elif m:
-            base, key = m.group(1), m.group(2)
+            base, key, under = m.group(1), m.group(2), m.group(3)
             own = base  # the expression as written here: its siblings are read the same way
             if not base.startswith((".Values", "$")):
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
@@ -528,7 +657,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 return f"{base}.{sibling}" if base else f".{sibling}"
         else:
             continue
-        target = next((p for p in needs if _ends_with(p, [*words, key])), None)
+        target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
         if target is None:
             continue
         at = _indent(line)
@@ -539,12 +668,13 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
         ind = " " * _indent(lines[containers])
         pod = _parent(lines, containers)
-        pod_lines = lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines
         for name in ("resourceClaims", "tolerations"):
             if name not in needs[target]:
                 continue
             expr = sibling_expr(sibling_key(key, name))
-            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or any(x == f"{ind}{name}:" for x in pod_lines):
+            if under and name == "resourceClaims":
+                expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
+            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or _renders_key(lines, pod, f"{ind}{name}:"):
                 continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
             # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
             render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."
@@ -563,23 +693,50 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def claim_template_file(namespaced: bool, scoped: bool = False) -> str:
-    head = "{{- /* DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) from the values:\n" + (
-        "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec, rendered as <release>-<name>; pods\n"
-        'name it so in resourceClaims ("{{ .Release.Name }}-<name>"). */}}\n'
-        if scoped
-        else "resourceClaimTemplates maps a name to a ResourceClaimTemplate spec; pods name it in resourceClaims."
-        " */}}\n"
-    )
+_ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`
+_DOT_ARG = re.compile(r"(?<=\s)\.(?=\s|\)|-?\}\})")  # `.` alone as an argument (`include "x.namespace" .`)
+
+
+def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
+    """The namespace the workloads that take the maps render (`{{ .Values.namespace }}`), as the claim-template
+    file reads it inside its `range` (`{{ $.Values.namespace }}`), with the assignments of the variables it reads
+    (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
+    from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
+
+    found: dict[str, tuple[str, str]] = {}
+    for rel in sorted(rels):
+        text = (root / rel).read_text(encoding="utf-8")
+        lines = text.splitlines()
+        own = _metadata_line(lines, "namespace")
+        if own is not None:
+            found[own] = (rel, text)
+    if len(found) > 1:
+        raise NotPassThrough(
+            f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
+            "one claim-template file cannot follow them all"
+        )
+    if not found:
+        return "", "{{ $.Release.Namespace }}"
+    ((own, (rel, text)),) = found.items()
+    defs = _carrying(_definitions(text, rel, own, len(text)), False)
+    rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
+    return defs, rooted
+
+
+def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False) -> str:
+    """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
+    when the workloads render without a namespace."""
+    named = "<release>-<name>" if scoped else "<name>"
+    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec), named {named} */}}}}\n"
     body = (
-        "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
+        (namespace[0] if namespace else "") + "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
         "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
         + ("  name: {{ $.Release.Name }}-{{ $name }}\n" if scoped else "  name: {{ $name }}\n")
-        + ("  namespace: {{ $.Release.Namespace }}\n" if namespaced else "")
+        + (f"  namespace: {namespace[1]}\n" if namespace else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
         "{{- end }}\n"
@@ -610,16 +767,20 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
     lines = values.splitlines()
     inserts: dict[int, list[str]] = {}
     style = _comment_style(values)
+    done: set[Path_] = set()
     for path in map_paths:
         if not path or not all(isinstance(p, str) for p in path):
             continue
+        by_key = keyed(path)  # `resources.gpu`: `resourceClaims: {}` beside `resources`, keyed as it is
+        path = path[:-1] if by_key else path
         found = next(((path[k:], n) for k in range(len(path)) if (n := key_line(values_path, path[k:]))), None)
         if found is None:
             continue
         own, line = found
         sibling = sibling_path(own, "resourceClaims")
-        if key_line(values_path, sibling) or not 0 < line <= len(lines):
+        if key_line(values_path, sibling) or not 0 < line <= len(lines) or sibling in done:
             continue
+        done.add(sibling)
         ind = _indent(lines[line - 1])
         end = line  # the map's block: deeper lines, comments included (a commented-out example)
         for j in range(line, len(lines)):
@@ -629,13 +790,13 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
             if _indent(text) <= ind:
                 break
             end = j + 1
-        doc = (
-            "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by name; containers ask for"
-            f" them in {own[-1]}.claims (see the *-dra.yaml values files)"
-        )
+        doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
+        if by_key:
+            doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by the keys of {own[-1]}"
         blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        empty = "{}" if by_key else "[]"
         inserts.setdefault(end, []).extend(
-            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: []"]
+            [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
         )
     if not inserts:
         return values
@@ -678,10 +839,7 @@ def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tu
 
 def values_doc(values: str) -> str:
     """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
-    text = (
-        "DRA ResourceClaimTemplates (resource.k8s.io/v1, Kubernetes 1.34+) the chart renders, by name; a pod asks for"
-        " one in its resourceClaims, a container in its resources.claims (see the *-dra.yaml values files)"
-    )
+    text = "DRA ResourceClaimTemplates, name -> spec (resource.k8s.io/v1, Kubernetes 1.34+; see *-dra.yaml)"
     doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
     sep = "" if values.endswith("\n") or not values else "\n"
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
@@ -735,7 +893,8 @@ def build(
         raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
-    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespaced, scoped)))
+    namespace = namespace_expr(root, rels) if namespaced else None
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespace, scoped)))
     changes += conventions(
         root,
         device_class,

@@ -266,7 +266,16 @@ def first_difference(
         if repr(key) in ignore:
             continue
         e, a = expected.get(key), actual.get(key)
-        what = f"{key[1]} {key[2] + '/' if key[2] else ''}{key[3]}"
+        what = f"{key[1]} {key[2] + '/' if key[2] else ''}{_object_name(key[3])}"
+        if e is None or a is None:
+            other = expected if e is None else actual
+            moved = next((k for k in other if k[:2] == key[:2] and k[3] == key[3] and k[2] != key[2]), None)
+            if moved is not None:  # the object is there, in another namespace: name both (the tool's own keys)
+                want, got = (moved, key) if e is None else (key, moved)
+                return (
+                    f"{key[1]} {_object_name(key[3])}: migrating the original rendering puts it in namespace "
+                    f"{json.dumps(want[2])}, the rewritten chart in namespace {json.dumps(got[2])}"
+                )
         if e is None:
             return f"{what}: the rewritten chart renders it, migrating the original rendering does not"
         if a is None:
@@ -314,6 +323,30 @@ def _diff_path(x: Any, y: Any, path: str, key: str, ignore: set[str]) -> str | N
     return None
 
 
+CLAIM_TEMPLATE = "claim-template:"  # canonical_claims names a ResourceClaimTemplate by its spec, after this
+
+
+def _object_name(name: str) -> str:
+    """An object's name in a message; a claim template named by its spec (canonical_claims) by its requests, not
+    the spec quoted whole."""
+    if not name.startswith(CLAIM_TEMPLATE):
+        return name
+    found: list[str] = []
+
+    def requests(node: Any) -> None:
+        if isinstance(node, dict):
+            items = node.get("requests")
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict):
+                    one = item.get("exactly") if isinstance(item.get("exactly"), dict) else item
+                    found.append(f"{item.get('name')} ({one.get('deviceClassName', 'first available')})")
+            for v in node.values():
+                requests(v)
+
+    requests(json.loads(name[len(CLAIM_TEMPLATE) :]))
+    return f"(the claim template of request {', '.join(found)})" if found else "(a claim template)"
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 160 else text[:157] + "..."
@@ -329,7 +362,7 @@ def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
     for key, docs in objs.items():
         if key[1] == "ResourceClaimTemplate":
             for doc in docs:
-                content = "claim-template:" + json.dumps(doc.get("spec"), sort_keys=True, default=str)
+                content = CLAIM_TEMPLATE + json.dumps(doc.get("spec"), sort_keys=True, default=str)
                 renames[key[3]] = content
                 doc = json.loads(json.dumps(doc, default=str))
                 doc["metadata"]["name"] = content

@@ -23,7 +23,7 @@ import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -147,6 +147,7 @@ class ChartOutcome:
     patch: str = ""  # the suggested patch when it does
     patch_proven: bool = False  # a packaged chart: the patch was proven but cannot be written in place
     checked: list[str] = field(default_factory=list)  # value sets the proof rendered
+    usage: str = ""  # how to use what the rewrite wrote, when the user's options change (a values file for --set)
     classes: dict[str, Any] = field(default_factory=dict)
     templates: list[dict[str, Any]] = field(default_factory=list)
     root: Path | None = None  # the chart folder rendered (a packaged chart's unpacked copy)
@@ -174,6 +175,7 @@ class ChartOutcome:
                 f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
                 + "; ".join(self.checked)
                 + "\n"
+                + (f"dramigrate: {self.display}: {self.usage}\n" if self.usage else "")
             )
         return ""
 
@@ -740,18 +742,29 @@ def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet)
     return mapped
 
 
+def repeated_key_findings(stream: str, file: str) -> list[Finding]:
+    """A key one mapping of a Helm render writes twice, at the stream line that writes it again, the first one
+    related: Helm keeps the last one, and dramigrate reads the render so (documents.helm_constructor)."""
+    return [
+        Finding(
+            "chart-duplicate-key",
+            RULES["chart-duplicate-key"][0],
+            _repeat_message(r),
+            file,
+            r.line,
+            related=[Location(file, r.first, 0, f"the first `{r.key}:`, which Helm drops")],
+        )
+        for r in repeated_keys(stream)
+    ]
+
+
 def _repeated_key_findings(stream: str, root: Path, display_root: str) -> list[Finding]:
-    """A key one mapping of the render writes twice: read as Helm reads it (the last one wins) and said at the
-    template line that writes it again, with the first one as a related location."""
-    repeats = repeated_keys(stream)
-
-    def at(line: int, message: str = "") -> Finding:
-        return Finding("chart-duplicate-key", RULES["chart-duplicate-key"][0], message, display_root, line)
-
-    kept = map_findings([at(r.line, _repeat_message(r)) for r in repeats], stream, root, display_root)
-    dropped = map_findings([at(r.first) for r in repeats], stream, root, display_root)
-    for f, first, r in zip(kept, dropped, repeats, strict=True):
-        f.related.append(Location(first.file, first.line, 0, f"the first `{r.key}:`, which Helm drops"))
+    """repeated_key_findings at the template lines that write the keys."""
+    kept = repeated_key_findings(stream, display_root)
+    firsts = [Finding(f.rule, f.severity, "", display_root, f.related[0].line) for f in kept]
+    kept, firsts = map_findings(kept, stream, root, display_root), map_findings(firsts, stream, root, display_root)
+    for f, first in zip(kept, firsts, strict=True):
+        f.related[0] = Location(first.file, first.line, 0, f.related[0].note)
     return kept
 
 
@@ -1771,6 +1784,7 @@ def _fix_passthrough(
     1.34 and 1.36."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
+    from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
@@ -1789,18 +1803,39 @@ def _fix_passthrough(
             raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
         return out
 
+    def edits_of(options: Any, render: Render, want: str) -> tuple[Any, list[Any], dict[str, Any]]:
+        """The values of a value set, the map edits that make the chart render its migration, and the claim
+        templates (found by rendering with a marker in each resources map)."""
+        sources = value_sources(root, outcome.display, copts, options)
+        marked, maps = pt.marked_values(sources.merged)
+        probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
+        if probe.error:
+            raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
+        return sources, *pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
     streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
-    namespaced, classes = False, set()
+    namespaced, classes = False, set[str]()
     files = list(
         dict.fromkeys(
             [*copts.values_files, *(Path(v.label[3:]) for v, _, _, _ in expected if v.label.startswith("-f "))]
         )
     )
+
+    def take(edits: list[Any], rcts: dict[str, Any], templates: dict[tuple[str, ...], dict[str, Any]]) -> None:
+        """What one DRA values file's edits need of the chart: a namespace, classes, pass-throughs, dropped keys."""
+        nonlocal namespaced
+        namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
+        classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
+        paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
+
+    stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
+    kept = copts  # the user's options without them
     try:
         scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
         overlay = ""
@@ -1810,30 +1845,14 @@ def _fix_passthrough(
         dsources = None
         default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
-            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
-            marked, maps = pt.marked_values(dsources.merged)
-            probe_render = _render(root, copts.render((work.values_file(_override(dsources, marked)),), sets=False))
-            if probe_render.error:
-                raise pt.NotPassThrough(
-                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
-                )
-            default_edits, default_rcts = pt.map_edits(
-                default[0].stream, default[1], pt.feeds(probe_render.stream, maps), dsources.merged, hint
-            )
+            dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
             default_templates = named(default_edits, default_rcts)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
             if not want or want == r.stream:
                 continue  # this file alone asks for no device
-            fsources = value_sources(root, outcome.display, copts, options)
-            marked, maps = pt.marked_values(fsources.merged)
-            probe_render = _render(root, copts.render((work.values_file(_override(fsources, marked)),), sets=False))
-            if probe_render.error:
-                raise pt.NotPassThrough(
-                    f"the chart does not render with a marker in each resources map: {probe_render.error}"
-                )
-            edits, rcts = pt.map_edits(r.stream, want, pt.feeds(probe_render.stream, maps), fsources.merged, hint)
+            fsources, edits, rcts = edits_of(options, r, want)
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
             stale = pt.superseded(edits, templates, default_edits, default_templates)
@@ -1849,17 +1868,30 @@ def _fix_passthrough(
                     f" (line {exc.line})" if isinstance(exc, InputError) and exc.line else ""
                 )
                 continue
-            namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
-            classes |= {_device_class(spec) for own in templates.values() for spec in own.values()}
+            take(edits, rcts, templates)
             streams[f] = (r.stream, want)
-            paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
-            removed |= {(e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys}
         if dsources is not None:
-            namespaced |= any(bool(t["metadata"].get("namespace")) for t in default_rcts.values())
-            classes |= {_device_class(spec) for own in default_templates.values() for spec in own.values()}
-            overlay = pt.overlay_text(default_edits, default_templates, dsources.merged)
-            paths.update({e.path: {"resourceClaims", *e.siblings} for e in default_edits})
-            removed |= {(e.path, s, k) for e in default_edits for s, keys in e.removed.items() for k in keys}
+            take(default_edits, default_rcts, default_templates)
+            overlay = pt.overlay_text(pt.overlay_values(default_edits, default_templates, dsources.merged))
+        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
+        if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
+            # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
+            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
+            plain = pt.device_sets(copts.set_values, False, set_edits)
+            strings = pt.device_sets(copts.set_string_values, True, set_edits)
+            stands_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            if stands_for:
+                set_templates = named(set_edits, set_rcts)
+                take(set_edits, set_rcts, set_templates)
+                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
+                start = _merge_maps(plain[1], strings[1])
+                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+                overlay = pt.overlay_text(values, stands_for)
+                kept = replace(
+                    copts,
+                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
+                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
+                )
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -1891,8 +1923,11 @@ def _fix_passthrough(
     outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    if stands_for:
+        given = " ".join(stands_for)
+        outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
-        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default else None
+        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default and not stands_for else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
@@ -1933,7 +1968,11 @@ def _fix_passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
-        if overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
+        if stands_for and v.label == "your values":
+            dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
+        elif stands_for:
+            continue  # value sets without the --set: the values as they were, proven above
+        elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"

@@ -1,0 +1,231 @@
+"""Shapes of the pass-through rewrite (patterns B and C) seen on real charts outside the corpus: the workload's
+namespace from values, the device request given with --set, and the size of the rewrite.
+
+Renders are real (the Helm engine embedded in helm-python-sdk)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import chart_with, dra_render
+
+from dramigrate.config import Settings
+from dramigrate.helm.prove import first_difference
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T136 = Target.parse("1.36")
+
+# a model server whose namespace is a value (`namespace: {{ .Values.namespace }}`), resources passed through whole
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+  namespace: {{ .Values.namespace }}
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+SERVER_VALUES = "namespace: models\nresources:\n  limits:\n    cpu: 2\n"
+GPU = "resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 1\n"
+
+
+NAMESPACE_HELPER = '{{- define "server.namespace" -}}{{ .Values.namespace | default .Release.Namespace }}{{- end }}\n'
+
+
+@pytest.mark.parametrize("expr", ["{{ .Values.namespace }}", '{{ include "server.namespace" . }}'])
+def test_claim_template_goes_to_the_namespace_the_workload_takes_from_values(tmp_path: Path, expr: str) -> None:
+    """The workload's namespace comes from values (directly or through a helper given the root context): the
+    claim-template file renders its templates in that namespace too, so the pods find them and the rewrite is
+    proven (was: `.Release.Namespace`, the claim template in another namespace than the pod, manual)."""
+    files = {
+        "values.yaml": SERVER_VALUES,
+        "templates/server.yaml": SERVER.replace("{{ .Values.namespace }}", expr),
+        "templates/_helpers.tpl": NAMESPACE_HELPER,
+    }
+    chart = chart_with(tmp_path, "server", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(GPU)
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out, counts, _ = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    (claim,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert claim["metadata"]["namespace"] == "models", claim["metadata"]
+    assert list(counts.values()) == [1]
+
+
+def test_a_claim_template_in_another_namespace_is_named_so() -> None:
+    """Proof D's difference when a claim template renders in another namespace than the migration's: it says which
+    namespaces (the tool's own keys), not a claim spec quoted whole (which the message hides as chart data)."""
+    spec = {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    key = "claim-template:" + json.dumps(spec["spec"], sort_keys=True)
+    claim = {"kind": "ResourceClaimTemplate", "metadata": {"name": key}, "spec": spec}
+    why = first_difference(
+        {("resource.k8s.io/v1", "ResourceClaimTemplate", "models", key): [claim]},
+        {("resource.k8s.io/v1", "ResourceClaimTemplate", "default", key): [claim]},
+    )
+    assert 'namespace "models"' in why and 'namespace "default"' in why, why
+    assert "request gpu" in why and "claim-template:" not in why, why
+
+
+@pytest.mark.parametrize("flag", ["--set", "--set-string"])
+def test_device_request_given_with_set_gets_a_values_file_in_its_place(tmp_path: Path, flag: str) -> None:
+    """The chart's defaults ask for no device and the user's `--set` does (`--set resources.limits.nvidia\\.com/gpu=1`,
+    as LocalAI's docs say): fix writes values-dra.yaml, the DRA request that stands for that --set (the other --set
+    stays as it is), proves it by rendering with it in place of the --set, and says how to use it (was: manual, "put
+    it in a values file")."""
+    values = "namespace: models\nresources:\n  limits:\n    cpu: 2\n"
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": SERVER})
+    device = "resources.limits.nvidia\\.com/gpu=1"
+    plain, strings = ((device,), ()) if flag == "--set" else ((), (device,))
+    options = ChartOptions(set_values=(*plain, "namespace=team-a"), set_string_values=strings)
+    outcome = run_chart(chart, options, RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert f"-f values-dra.yaml in place of {flag} {device}" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    text = (chart / "values-dra.yaml").read_text()
+    assert f"{flag} {device}" in text.split("\n", 2)[0] + text.split("\n", 2)[1], text
+    out, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    (pod,) = pods.values()
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
+    assert list(counts.values()) == [1] and pod["resourceClaims"], out
+
+
+# a web server and a worker, each passing its own resources map through
+TWO_GROUPS = "\n---\n".join(
+    SERVER.replace("  namespace: {{ .Values.namespace }}\n", "")
+    .replace("server", group)
+    .replace(".Values.resources", f".Values.{group}.resources")
+    for group in ("web", "worker")
+)
+TWO_GROUPS_VALUES = "# -- The web server\nweb:\n  resources: {}\n# -- The worker\nworker:\n  resources: {}\n"
+SCHEMA = """\
+{
+  "type": "object",
+  "properties": {
+    "web": {"type": "object"},
+    "worker": {"type": "object"},
+    "mode": {
+      "type": "string",
+      "examples": [
+        "fast", "slow"
+      ]
+    }
+  }
+}
+"""
+
+
+def test_groups_asking_for_the_same_share_one_claim_template(tmp_path: Path) -> None:
+    """Two pods that each ask for one GPU through their own values map (h2oGPT's runtime and vLLM server): the DRA
+    values file holds one claim template, named after the chart, that both pods name (each still gets a claim of
+    its own from it); was one template per group, the same spec twice."""
+    files = {"values.yaml": TWO_GROUPS_VALUES, "templates/workloads.yaml": TWO_GROUPS}
+    chart = chart_with(tmp_path, "app", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("".join(f"{g}:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n" for g in ("web", "worker")))
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    (name,) = counts
+    assert name.startswith("release-name-app-gpu-"), counts
+    assert [p["resourceClaims"][0]["resourceClaimTemplateName"] for p in pods.values()] == [name, name], pods
+
+
+def test_rewrite_keeps_the_schema_layout_and_documents_each_key_in_one_line(tmp_path: Path) -> None:
+    """A maintainer reviews what the rewrite adds, not a reformatted schema: a list the schema writes over three
+    lines stays as it is (was: one item per line, lines changed that the rewrite has nothing to do with), and each
+    values key the rewrite adds is documented in one comment line that states the API version."""
+    files = {"values.yaml": TWO_GROUPS_VALUES, "templates/workloads.yaml": TWO_GROUPS, "values.schema.json": SCHEMA}
+    chart = chart_with(tmp_path, "app", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("web:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    schema = (chart / "values.schema.json").read_text()
+    assert '      "examples": [\n        "fast", "slow"\n      ]\n' in schema, schema
+    assert "resourceClaimTemplates" in json.loads(schema)["properties"]
+    lines = (chart / "values.yaml").read_text().splitlines()
+    for key in ("  resourceClaims: []", "resourceClaimTemplates: {}"):
+        at = lines.index(key)
+        assert "resource.k8s.io/v1" in lines[at - 1] and not lines[at - 2].lstrip().startswith("#"), lines
+
+
+# one model server for either accelerator: the resources map is picked by key under `resources:`, and the pod
+# tolerates the Neuron taint itself only when it runs on Neuron
+BY_ACCELERATOR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-model
+spec:
+  selector:
+    matchLabels: {app: model}
+  template:
+    metadata:
+      labels: {app: model}
+    spec:
+      containers:
+        - name: model
+          image: model:1
+          resources:
+            {{- if eq .Values.accelerator "gpu" }}
+            {{- toYaml .Values.server.resources.gpu | nindent 12 }}
+            {{- else }}
+            {{- toYaml .Values.server.resources.neuron | nindent 12 }}
+            {{- end }}
+      {{- if eq .Values.accelerator "neuron" }}
+      tolerations:
+        - key: aws.amazon.com/neuron
+          operator: Exists
+          effect: NoSchedule
+      {{- end }}
+"""
+BY_ACCELERATOR_VALUES = """\
+accelerator: gpu
+server:
+  resources:
+    gpu:
+      limits:
+        nvidia.com/gpu: 1
+    neuron:
+      limits:
+        aws.amazon.com/neuron: 1
+"""
+
+
+def test_resources_map_keyed_by_accelerator(tmp_path: Path) -> None:
+    """`toYaml .Values.server.resources.gpu` or `.neuron`, picked by an `if` on the accelerator (AWS's inference
+    charts): the pod's claims are keyed as the maps are (`server.resourceClaims.gpu`), the toleration the migration
+    adds goes in although the pod writes `tolerations:` for the other accelerator, and the rewrite is proven (was:
+    manual, "a map keyed by component under `resources:` has no place for them")."""
+    files = {"values.yaml": BY_ACCELERATOR_VALUES, "templates/model.yaml": BY_ACCELERATOR}
+    chart = chart_with(tmp_path, "model", files)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    dra = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    assert list(dra["server"]["resourceClaims"]) == ["gpu"], dra
+    assert yaml.safe_load((chart / "values.yaml").read_text())["server"]["resourceClaims"] == {}
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    (pod,) = pods.values()
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu" and list(counts.values()) == [1], pod
