@@ -1249,29 +1249,35 @@ _ASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*:?=")
 def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     """The assignments (action bodies, in template order) that set the template variables `used` reads, and those
     they read in turn: what the claim template must carry to read them too (gpu-recipes' `{{ $gpusPerNode := min
-    .Values.job.gpus 8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`). Only assignments at the
-    template's top level before offset `before` count; one set inside a block (`if`, `range`, `with`, a helper) or a
-    variable not assigned at all (a `range $i, $c :=` item) raises RewriteError naming it."""
+    .Values.job.gpus 8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`). Only assignments before
+    offset `before` count. One set inside `with`/`if` blocks is carried inside the same blocks' openers (triton's
+    `{{- with .tensor }}{{- $model_tp = (int .) }}{{- end }}`, three `with` deep), when it is in each block's first
+    branch; one in an `else`, a `range` or a helper, or a variable not assigned at all (a `range $i, $c :=` item),
+    raises RewriteError naming it."""
     actions = re.findall(r"\{\{.*?\}\}", used, re.S) if "{{" in used else [used]  # template text: its actions only
     wanted = dict.fromkeys(v for a in actions for v in _VARIABLE.findall(a))
     if not wanted:
         return []
-    found: dict[str, list[tuple[int, str, str]]] = {}  # variable -> (offset, body, the block it is in or "")
-    stack: list[tuple[str, int]] = []
+    # variable -> (offset, body, the openers of the blocks it is in, why it cannot be carried or "")
+    found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
+    stack: list[tuple[str, str, bool]] = []  # (word, body or "" for the template's own define, in an else)
     for start, end, word in _actions(text):
         if start >= before:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
-            stack.append(("" if whole else body, start))
+            stack.append((word, "" if whole else body, False))
+        elif word == "else" and stack:
+            stack[-1] = (*stack[-1][:2], True)
         elif word == "end" and stack:
             stack.pop()
         elif m := _ASSIGNMENT.match(body):
-            block = next((b for b, _ in reversed(stack) if b), "")
-            found.setdefault(m.group(1), []).append((start, body, block))
+            blocks = [(w, b, e) for w, b, e in stack if b]
+            bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
+            found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
     queue = list(wanted)
-    carried: list[tuple[int, str, str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
+    carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     line = text.count("\n", 0, before) + 1
     while queue:
         name = queue.pop()
@@ -1282,18 +1288,18 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             )
         changes = [e for e in found.get("_", []) if name in _VARIABLE.findall(e[1].split("=", 1)[1])]
         carried += changes
-        for offset, body, block in found[name] + changes:
-            if block:
+        for offset, body, openers, bad in found[name] + changes:
+            if bad:
                 raise RewriteError(
                     f"{rel}:{text.count(chr(10), 0, offset) + 1}: the device request reads `${name}`, assigned inside "
-                    f"`{{{{ {block} }}}}`, so the claim template cannot set it the same way"
+                    f"`{{{{ {bad} }}}}`, so the claim template cannot set it the same way"
                 )
-            for other in _VARIABLE.findall(body.split("=", 1)[1]):
+            for other in _VARIABLE.findall(" ".join([body.split("=", 1)[1], *openers])):
                 if other not in wanted:
                     wanted[other] = None
                     queue.append(other)
-    picked = sorted({(offset, body) for offset, body, _ in [*carried, *(e for name in wanted for e in found[name])]})
-    return [body for _, body in picked]
+    entries = {(e[0], e[1], e[2]) for e in [*carried, *(e for name in wanted for e in found[name])]}
+    return [part for _, body, openers in sorted(entries) for part in (*openers, body, *["end"] * len(openers))]
 
 
 def _carrying(defs: list[str], trim: bool) -> str:
@@ -1506,11 +1512,45 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    listed = _listed_items(lines, at)
+    if listed is not None:
+        # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
+        # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
+        # entries at the list's end, as the migration does, at the indent of the chart's own items
+        stop, item = listed
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
+    """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it) and
+    the indent of its items; None for another shape."""
+    base = _indent(lines[at])
+    if lines[at].strip() != "tolerations:" or at + 1 >= len(lines) or not lines[at + 1].lstrip().startswith("- "):
+        return None
+    item = _indent(lines[at + 1])
+    if item < base:
+        return None
+    depth, end = 0, at + 1
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if not _control(line) and not _emits(line):
+            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
+                break
+            if depth == 0 and _indent(line) < item:
+                return None  # an item the list writes at another indent
+        for _, _, word in _actions(line):
+            depth += word in ("if", "with", "range") or -(word == "end")
+        if depth == 0:
+            end = i + 1
+    return end, item
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
