@@ -128,6 +128,26 @@ def test_the_second_render_of_a_slow_value_set_starts_before_the_proof(
     assert second < rewritten, recorder.requests
 
 
+def test_a_chart_that_generates_keys_renders_on_two_workers_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template that generates a key (genPrivateKey: 0.1 to 2 s a render where the others take milliseconds, in
+    nim-llm's multi-node secret) makes the run render on two Helm workers from the probe on, so one slow render does
+    not hold up the others; here the key's template is off, the renders are fast and would have gone one at a time."""
+    chart = shutil.copytree(write_chart(tmp_path / "original"), tmp_path / "fixed" / "app")
+    (chart / "templates" / "ssh.yaml").write_text(
+        "{{- if .Values.ssh }}\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ssh\nstringData:\n"
+        '  key: {{ genPrivateKey "rsa" | b64enc | quote }}\n{{- end }}\n'
+    )
+    recorder = Recorder()
+    sandbox.shutdown()  # the workers earlier tests left
+    monkeypatch.setattr(sandbox, "render_in_child", recorder)
+    monkeypatch.setattr(sandbox, "render_parallelism", lambda: 2)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert recorder.most == 2
+
+
 def test_a_chart_a_library_writes_ends_after_the_users_value_sets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

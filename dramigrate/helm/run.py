@@ -250,6 +250,22 @@ def _steady_bytes(data: bytes) -> bool:
     return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
 
 
+# Template functions that generate keys or hash passwords: a render that calls one takes 0.1 to 2 s of CPU where the
+# chart's other renders take milliseconds (nim-llm's multi-node secret: genPrivateKey "rsa", a 4096-bit key).
+_KEY_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:genPrivateKey|genCA\w*|genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd)\b"
+)
+
+
+def _generates_keys(root: Path) -> bool:
+    """Whether a template of the chart (or of a subchart folder) names a function that generates keys."""
+    from dramigrate.helm.sandbox import chart_for_render
+
+    with chart_for_render(root) as safe:
+        templates = [p for p in sorted(Path(safe).rglob("*")) if "templates" in p.relative_to(safe).parts[:-1]]
+        return any(_KEY_FUNCTIONS.search(p.read_bytes().decode("utf-8", "replace")) for p in templates if p.is_file())
+
+
 def _render_key(options: Any) -> tuple[Any, ...] | None:
     """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
     import dataclasses
@@ -951,6 +967,10 @@ def _run(
 
     from concurrent.futures import wait
 
+    from dramigrate.helm.sandbox import prestart_another
+
+    if _generates_keys(root):  # the probe renders on two workers from its start: a slow render holds up none else
+        prestart_another()
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool
     own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dramigrate-probe")
