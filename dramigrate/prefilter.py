@@ -2,12 +2,13 @@
 
 `grep` reads bytes several times faster than Python opens and scans them. Its patterns are a superset of
 triage.may_matter: a file grep leaves out is one may_matter would refuse too, so skipping it changes no output.
-Two passes, each reading the files once: the words (kinds, device names and domains) and a NUL byte as fixed
-strings, which grep matches at the speed of reading; then, on the files without them, the limits/requests
-section pattern (whole file as one record with -z), which needs PCRE (a PCRE alternation of many words is
-several times slower than reading). Everything grep lets through still goes through may_matter and the parse,
-which stay the final word; without a GNU grep with -P, or when grep fails on a batch, every file of it goes to
-Python as before. Files with a NUL byte (UTF-16, binary) always go to Python: -z would cut them into records.
+Two passes: the words (kinds, device names and domains), the section keys and a NUL byte as fixed strings,
+which grep matches at the speed of reading; then, on the files without words that hold a section key, the
+limits/requests section pattern (whole file as one record with -z), which needs PCRE (a PCRE alternation of
+many words is several times slower than reading). Everything grep lets through still goes through may_matter
+and the parse, which stay the final word; without a GNU grep with -P, or when grep fails on a batch, every file
+of it goes to Python as before. Files with a NUL byte (UTF-16, binary) always go to Python: -z would cut them
+into records.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ _SECTION = (
 # Python (Grep._words_in), as a file where it finds only a needle is.
 _ALWAYS_FIXED = (b"resourceClaims", b"claims", b"ResourceQuota", b"LimitRange", b"ClusterQueue", b"NodePool", b"{{")
 _CLAIMS = b"claims"
+# Every match of _SECTION holds one of these: only the files the word pass finds one in (two in five files of a
+# repository: its workloads) are read again by the section pass.
+SECTION_KEYS = (b"limits", b"requests", b"extra_resource_guarantees")
+assert _SECTION.startswith(rb"(?:limits|requests|extra_resource_limits|extra_resource_guarantees)"), (
+    "prefilter.SECTION_KEYS must hold a word of every key _SECTION starts with"
+)
 assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{", (
     "prefilter._ALWAYS_FIXED must say what triage._ALWAYS says"
 )
@@ -142,10 +149,12 @@ class Grep:
     def __init__(self, grep: str, rules: RuleSet, needles: Sequence[bytes], ahead: Ahead | None = None) -> None:
         self.rules = rules
         self.needles = set(needles)
-        self.unsure = self.needles | {_CLAIMS}  # found alone, they make a file Python reads (_words_in)
+        self.keys = set(SECTION_KEYS)
+        # found alone, they make a file Python reads (_words_in): a word could hide under them
+        self.unsure = self.needles | {_CLAIMS} | {k for k in self.keys if any(_hides(k, w) for w in words(rules))}
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         # one string a line, read by -f - from stdin (a NUL byte cannot be passed as an argument)
-        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, NUL]))
+        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, NUL]))
         common = ["-D", "skip", "-d", "skip", "-s"]
 
         def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:
@@ -159,9 +168,9 @@ class Grep:
 
         def one(batch: list[str]) -> Found:
             try:
-                # the words, the needles and NUL bytes, line by line (no word holds a line break)
-                found = self._sorted(_output(start("-oaHZF", ["-f", "-"], batch), fixed))
-                rest = [f for f in batch if f not in found.candidates]
+                # the words, the needles, the section keys and NUL bytes, line by line (none holds a line break)
+                found, keyed = self._sorted(_output(start("-oaHZF", ["-f", "-"], batch), fixed))
+                rest = [f for f in batch if f in keyed]
                 if rest:
                     found.candidates |= _names(_output(start("-lZzP", ["-e", _SECTION], rest)))
             except (_Failed, OSError):
@@ -178,22 +187,25 @@ class Grep:
         """Start grep on more files (in batches of at most BATCH)."""
         self._futures.extend(self._pool.submit(self._one, files[i : i + BATCH]) for i in range(0, len(files), BATCH))
 
-    def _sorted(self, matched: bytes) -> Found:
+    def _sorted(self, matched: bytes) -> tuple[Found, set[str]]:
         """Files with a word or a NUL byte are candidates; files with a needle, or with a word an occurrence of a
         needle could hide under, may hold a needle. A file with needles or `claims` only is read here: a word could
-        hide under a needle, and `claims` is a word only before a colon."""
+        hide under a needle, and `claims` is a word only before a colon. Second: the other files with a section key,
+        or with a text one could hide under, for the section pass."""
         texts: dict[bytes, set[bytes]] = {}
         for m in _MATCH.finditer(matched):
             texts.setdefault(m[1], set()).add(m[2])
-        found = Found(set(), set())
+        found, keyed = Found(set(), set()), set()
         for raw_name, seen in texts.items():
             name = raw_name.decode("utf-8", "surrogateescape")
-            word = any(t not in self.unsure for t in seen)
-            if word or self._words_in(name):
+            word = any(t not in self.unsure and t not in self.keys for t in seen)
+            if word or (not seen.isdisjoint(self.unsure) and self._words_in(name)):
                 found.candidates.add(name)
-            if not seen.isdisjoint(self.needles) or any(_overlap(t, n) for t in seen for n in self.needles):
+            elif not seen.isdisjoint(self.keys) or any(_hides(t, k) for t in seen for k in self.keys):
+                keyed.add(name)
+            if not seen.isdisjoint(self.needles) or any(_hides(t, n) for t in seen for n in self.needles):
                 found.needles.add(name)
-        return found
+        return found, keyed
 
     def _words_in(self, name: str) -> bool:
         """A file grep found needles or `claims` in only: does it hold a word (triage._ALWAYS or a device word, as
@@ -217,12 +229,10 @@ class Grep:
 
 
 @cache
-def _overlap(a: bytes, b: bytes) -> bool:
-    """Can an occurrence of a and one of b share a byte in some text (one holds the other, or one's end is the
-    other's start)? grep -o prints leftmost-longest matches without overlaps, so such a pair may hide one."""
-    if a in b or b in a:
-        return True
-    return any(a.endswith(b[:k]) for k in range(1, len(b))) or any(b.endswith(a[:k]) for k in range(1, len(a)))
+def _hides(a: bytes, b: bytes) -> bool:
+    """Can an occurrence of a that grep prints hide one of b (b inside it, or b starting inside it)? grep -o prints
+    leftmost-longest matches without overlaps."""
+    return b in a or any(a.endswith(b[:k]) for k in range(1, len(b)))
 
 
 class Stream:

@@ -108,6 +108,51 @@ def test_renders_run_in_parallel_with_the_same_outcome(runs: dict[str, tuple[Cha
     assert shown(parallel) == shown(serial)
 
 
+def test_the_second_render_of_a_slow_value_set_starts_before_the_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value set that renders slowly (nim-llm's multi-node set generates an RSA key: up to 2 s a render) and has
+    random values is rendered a second time as soon as its first render is in, on another Helm worker, so that
+    render overlaps the migration of the value sets and the rewritten chart's renders instead of following them."""
+    monkeypatch.setattr(helm_run, "AGAIN_FROM", 0.0)  # this small chart renders fast: every render counts as slow
+    _, recorder = fix(tmp_path, monkeypatch, 2, random=True)
+    seen: set[tuple[str, str]] = set()
+    second = rewritten = len(recorder.requests)
+    for i, (chart, values) in enumerate(recorder.requests):
+        if "rewritten" in chart:
+            rewritten = min(rewritten, i)
+        elif (chart, values) in seen:
+            second = min(second, i)
+        seen.add((chart, values))
+    assert second < rewritten, recorder.requests
+
+
+def test_a_chart_a_library_writes_ends_after_the_users_value_sets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chart whose template only includes a library's loader (immich, app-template on bjw-s common) is manual work,
+    known from the value sets the user gives: the proof's other value sets (the count switched off, a device added)
+    are neither rendered nor migrated (immich spent seconds on them), and the message and findings are the ones the
+    whole run ends with."""
+    from test_helm_media_charts import loader_chart
+
+    def run(folder: str) -> tuple[ChartOutcome, Recorder]:
+        recorder = Recorder()
+        with monkeypatch.context() as patch:
+            patch.setattr(sandbox, "render_in_child", recorder)
+            outcome = run_chart(loader_chart(tmp_path / folder), ChartOptions(), RULES, Settings(), T136, "fix")
+        return outcome, recorder
+
+    early, recorder = run("early")
+    assert "written by the library chart charts/lib" in early.manual, early.report()
+    assert not any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
+    monkeypatch.setattr(helm_run, "_library_only", lambda *args: "")  # every value set, then the rewrite's refusal
+    whole, recorder = run("whole")
+    assert any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
+    assert early.manual == whole.manual
+    assert shown(early).replace("early", "whole") == shown(whole)
+
+
 def shown(outcome: ChartOutcome) -> str:
     """The findings as the JSON report shows them, the chart's temp folder left out."""
     return json.dumps([f.to_json() for f in outcome.findings]).replace(str(outcome.chart), "<chart>")

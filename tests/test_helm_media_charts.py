@@ -261,18 +261,24 @@ def test_github_runner_scale_set_is_a_workload(run_cli: RunCli, tmp_path: Path) 
     assert "actions-runner-controller 0.11.0" in out + err
 
 
-def test_a_template_that_only_includes_a_library_says_so(run_cli: RunCli, tmp_path: Path) -> None:
-    """A chart whose template only includes a library's loader (app-template, immich, k8s-at-home charts) and whose
-    library builds the container from values as a whole: the manual reason names the library and why it is not
-    rewritten (was: 'no line of a helper in this chart writes the device key')."""
-    chart = library_chart(tmp_path)
-    lib = chart / "charts" / "lib" / "templates" / "_all.tpl"
-    lib.write_text(  # the whole object built as a dict, as bjw-s common builds it: no line of it is in the template
+def loader_chart(root: Path) -> Path:
+    """A chart whose only template includes a library's loader, and the library builds the whole object as a dict
+    from values, as bjw-s common does (app-template, immich): no line of the object is in a template."""
+    chart = library_chart(root)
+    (chart / "charts" / "lib" / "templates" / "_all.tpl").write_text(
         '{{- define "lib.all" -}}\n---\n{{ toYaml (dict "apiVersion" "apps/v1" "kind" "Deployment" "metadata" '
         '(dict "name" .Release.Name) "spec" (dict "selector" (dict "matchLabels" (dict "app" "x")) "template" (dict '
         '"metadata" (dict "labels" (dict "app" "x")) "spec" (dict "containers" (list (merge (dict "name" "main" '
         '"image" "x") .Values.main)))))) }}\n{{- end }}\n'
     )
+    return chart
+
+
+def test_a_template_that_only_includes_a_library_says_so(run_cli: RunCli, tmp_path: Path) -> None:
+    """A chart whose template only includes a library's loader (app-template, immich, k8s-at-home charts) and whose
+    library builds the container from values as a whole: the manual reason names the library and why it is not
+    rewritten (was: 'no line of a helper in this chart writes the device key')."""
+    chart = loader_chart(tmp_path)
     code, out, err = run_cli(["diff", str(chart)])
     assert "the objects are written by the library chart charts/lib" in out + err, out + err
     assert "helm dependency update" in out + err

@@ -1,7 +1,8 @@
-"""Pattern A in shapes seen on real charts outside the corpus (the held-out set of issue 7): a container whose
-limits and requests read two values keys for one device; a chart whose default values are placeholders a launcher
-fills in. Each chart here is written for the test, with the shape of the real chart it stands for. Renders are
-real."""
+"""Pattern A in shapes seen on real charts outside the corpus (the held-out set of issue 7): a container whose limits
+and requests read two values keys for one device; a chart whose default values are placeholders a launcher fills in;
+a pod whose literal tolerations list is followed by the values' list appended with toYaml; a count computed from
+variables set inside nested `with` blocks. Each chart here is written for the test, with the shape of the real chart
+it stands for. Renders are real."""
 
 from __future__ import annotations
 
@@ -168,3 +169,107 @@ def _with(chart: Path) -> Callable[[Any, bool], Any]:
     from dramigrate.helm.run import _render, _with_switch
 
     return lambda options, on: _render(chart, _with_switch(options, on))
+
+
+LISTED_TOLERATIONS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpuPerNode }}
+      tolerations:
+      - effect: NoSchedule
+        key: dedicated
+        operator: Exists
+  {{-   with .Values.kubernetes }}
+  {{-     with .tolerations }}
+  {{        toYaml . | indent 4 }}
+  {{-     end }}
+  {{-   end }}
+      volumes:
+      - name: shm
+        emptyDir: {}
+"""
+
+
+def test_a_literal_tolerations_list_with_the_values_list_appended_gets_the_device_toleration(tmp_path: Path) -> None:
+    """triton's LWS chart writes its own tolerations, then appends the values' list with `{{ toYaml . | indent 6 }}`
+    inside two `with` blocks. Was: manual, 'pattern F (another template shape): the pod's tolerations have a shape
+    the rewrite does not merge into'; now the DRA branch appends the device plugin's toleration at the list's end."""
+    values = "gpuPerNode: 4\nkubernetes:\n  tolerations: []\n"
+    chart = chart_with(tmp_path, "listed", {"templates/d.yaml": LISTED_TOLERATIONS, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("kubernetes:\n  tolerations: [{operator: Exists}]\n")  # one line each: the chart indents no more
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [4]
+    assert [t.get("key") for t in pods["server"]["tolerations"]] == ["dedicated", None, "nvidia.com/gpu"]
+
+
+PARALLELISM = """\
+{{- $pp := 1 }}
+{{- $tp := 1 }}
+{{- with $.Values.model }}
+{{-   with .parallelism }}
+{{-     with .pipeline }}
+{{-       $pp = (int .) }}
+{{-     end }}
+{{-     with .tensor }}
+{{-       $tp = (int .) }}
+{{-     end }}
+{{-   end }}
+{{- else }}
+{{-   fail "Property '.model' is required." }}
+{{- end }}
+{{- $gpus := mul $pp $tp }}
+{{- if .Values.gated }}
+{{-   $gpus = 0 }}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: {{ $gpus }}
+"""
+
+
+def test_a_count_computed_from_variables_set_in_nested_with_blocks(tmp_path: Path) -> None:
+    """triton's TensorRT-LLM chart: `$model_gpus := mul $model_pp $model_tp`, each set three `with` blocks deep
+    (`with .Values.model`, `with .parallelism`, `with .tensor`). Was: manual, 'the device request reads `$tp`,
+    assigned inside `{{ with .tensor }}`'; now the claim template sets the variables inside the same blocks, and an
+    `if` block's assignment is carried the same way."""
+    values = "gated: false\nmodel:\n  parallelism:\n    tensor: 2\n"
+    chart = chart_with(tmp_path, "parallel", {"templates/d.yaml": PARALLELISM, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("model:\n  parallelism:\n    tensor: 4\n    pipeline: 2\n")
+    assert list(dra_render(chart, on)[1].values()) == [8]
+    on.write_text("model:\n  parallelism:\n    pipeline: 3\n")
+    assert list(dra_render(chart, on)[1].values()) == [6]  # the chart's default tensor 2
+    on.write_text("gated: true\n")
+    _, counts, pods = dra_render(chart, on)
+    assert not counts and "resourceClaims" not in pods["server"]

@@ -71,18 +71,19 @@ def test_the_claim_template_sets_the_variables_the_count_reads(tmp_path: Path, n
 
 
 def test_a_count_variable_set_inside_a_block_is_named(tmp_path: Path) -> None:
-    """A variable the claim template cannot set the same way (assigned inside an `if`) is left to the user, named."""
+    """A variable the claim template cannot set the same way (assigned inside a `range`, once per item) is left to
+    the user, named."""
     text = DEPLOYMENT.replace(
         "{{- $gpusPerNode := $perNode }}",
-        "{{- $gpusPerNode := 0 }}\n{{- if .Values.job.enabled }}\n{{- $gpusPerNode = $perNode }}\n{{- end }}",
+        "{{- $gpusPerNode := 0 }}\n{{- range .Values.job.pools }}\n{{- $gpusPerNode = $perNode }}\n{{- end }}",
     )
     chart = chart_with(
-        tmp_path, "recipe", {"templates/d.yaml": text, "values.yaml": "job:\n  gpus: 16\n  enabled: true\n"}
+        tmp_path, "recipe", {"templates/d.yaml": text, "values.yaml": "job:\n  gpus: 16\n  pools: [a]\n"}
     )
     settings = Settings(kube_version="1.34")
     outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
     assert not outcome.changes
     assert (
-        "templates/d.yaml:5: the device request reads `$gpusPerNode`, assigned inside `{{ if .Values.job.enabled }}`"
+        "templates/d.yaml:5: the device request reads `$gpusPerNode`, assigned inside `{{ range .Values.job.pools }}`"
         in (outcome.manual)
     )

@@ -170,6 +170,7 @@ EDGE_CASES = {
     "flow.yaml": "resources: {limits: {acme.dev/x: 1}}\n",
     "dash.yaml": "- limits:\n    foo.org/thing: 1\n",
     "kubespawner.yaml": "extra_resource_limits:\n  amd.com/gpu: '1'\n",
+    "guarantees.yaml": "extra_resource_guarantees:\n  acme.dev/x: '1'\n",  # holds neither limits nor requests
     "tabs.yaml": "limits:\n\t\tfoo.io/bar: 1\n",
     "nul.yaml": "a: 1\n\0limits:\n  x.io/y: 1\n",
     "utf16.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",

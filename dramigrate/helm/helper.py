@@ -948,6 +948,18 @@ def unit_suites(
     return out
 
 
+def marked_render(
+    root: Path, work: Any, options: Any, rules: RuleSet
+) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
+    """The chart copied with a marker on each key-shaped line of its defines (marked_copy) and rendered with
+    options: the markers, the render, and the markers on device keys in it (none when it does not render)."""
+    from dramigrate.helm.run import _render
+
+    marks = marked_copy(root, work.path / "helper-markers" / root.name)
+    marked = _render(work.path / "helper-markers" / root.name, options)
+    return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
+
+
 def fix(
     outcome: Any,
     root: Path,
@@ -968,11 +980,7 @@ def fix(
 
     engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     ref_variation, ref_render, ref_want = reference
-    marks = marked_copy(root, work.path / "helper-markers" / root.name)
-    marked = _render(work.path / "helper-markers" / root.name, ref_variation.options)
-    if marked.error:
-        return False
-    hits = marked_keys(marked.stream, marks, rules)
+    marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
     if not hits:
         return False
     name = chart_name(root)

@@ -60,6 +60,7 @@ class Device:
     branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
     branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
     name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
+    name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
 
 
 @dataclass
@@ -269,8 +270,8 @@ def _whole_template(text: str, define: str) -> bool:
 
 
 def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[Device]:
-    """The template's device keys with a values count; a key whose name is one values key (pattern E) too when
-    `named`, the device resource it renders to, is given."""
+    """The template's device keys with a values count; a key whose name is one values key, perhaps held in a template
+    variable (pattern E), too when `named`, the device resource it renders to, is given."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -278,7 +279,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m, key = _LITERAL_KEY.match(line), named_key(line) if named else None
+        m, key = _LITERAL_KEY.match(line), named_key(line, text) if named else None
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
@@ -292,15 +293,18 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         if context == ITEM and _FIELD.search(count):
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
         own = conditions[len(conditions) - added :]
-        rooted = _rooted(name, context).removeprefix("$")
-        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted))
+        rooted = re.sub(r"^\$(?=\.)", "", _rooted(name, context))  # `$.Values.x` -> `.Values.x`; `$gpuKey` stays
+        key_path = ".".join(key[1]) if key else ""
+        out.append(
+            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path)
+        )
     return out
 
 
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
     ask for that the template does not write as a literal key; "" when there is none or more than one."""
-    if not any(named_key(line) for line in text.splitlines()):
+    if not any(named_key(line, text) for line in text.splitlines()):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
     rendered = {
@@ -466,6 +470,7 @@ class Lookup:
     toleration key) reads the name."""
 
     expr: str  # the name's Go expression, read from the chart's root
+    key: str  # the values key it reads
     entries: dict[str, dict[str, Any]]  # device resource -> field -> value
     spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
     tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
@@ -694,7 +699,7 @@ def _lookup(
             fields[part][path] = name
             for res in deltas:
                 entries[res][name] = leaves[res][part][path]
-    return Lookup(expr, entries, *fields)
+    return Lookup(expr, devices[0].name_key, entries, *fields)
 
 
 def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
@@ -709,21 +714,21 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 
 
 def _looked_up(text: str, name: str) -> str:
-    """Template text with the sentinels read from the looked-up entry (`$dra`) and the name."""
-    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ $dra.{m.group(1)} | toJson }}}}", text)
+    """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
+    entry = f"(index $draKnown {_arg(name)})"
+    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
     return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
 
 
 def _lookup_lines(lookup: Lookup) -> str:
-    """The claim spec's first lines: the values key's resource name looked up in a `dict` of the resources the chart
-    knows (`$dra`, its entry), and a `fail` with a clear message for a name it does not know."""
+    """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
+    message for a name it does not know."""
     entries = "".join(
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
     )
-    shown = re.sub(r"^\.Values\.", "", lookup.expr.split(" | ")[0])  # the values key
     message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
-        f"dra.enabled: {shown} names a device resource the chart's DRA claim does not know (it knows "
+        f"dra.enabled: {lookup.key} names a device resource the chart's DRA claim does not know (it knows "
         f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
         f"the dict in {CLAIM_TEMPLATE_FILE}"
     )
@@ -732,7 +737,6 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
         f"{{{{- if not (hasKey $draKnown {name}) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
-        + (f"{{{{- $dra := index $draKnown {name} -}}}}\n" if set(lookup.spec.values()) - {NAME} else "")
     )
 
 
@@ -1196,9 +1200,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     inner = _with_label_exprs(inner, label_exprs)
-    looked = inner
+    looked, reads = inner, inner
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
+        reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
@@ -1221,7 +1226,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         "  spec:\n"
         f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
         "{{- end }}\n"
-        f'{{{{- define "{spec_define}" -}}}}\n' + defs(inner, True) + looked + "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + defs(reads, True) + looked + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{'-' + label if label else ''}-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
@@ -1244,29 +1249,35 @@ _ASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*:?=")
 def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     """The assignments (action bodies, in template order) that set the template variables `used` reads, and those
     they read in turn: what the claim template must carry to read them too (gpu-recipes' `{{ $gpusPerNode := min
-    .Values.job.gpus 8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`). Only assignments at the
-    template's top level before offset `before` count; one set inside a block (`if`, `range`, `with`, a helper) or a
-    variable not assigned at all (a `range $i, $c :=` item) raises RewriteError naming it."""
+    .Values.job.gpus 8 }}` above the workload, then `nvidia.com/gpu: {{ $gpusPerNode }}`). Only assignments before
+    offset `before` count. One set inside `with`/`if` blocks is carried inside the same blocks' openers (triton's
+    `{{- with .tensor }}{{- $model_tp = (int .) }}{{- end }}`, three `with` deep), when it is in each block's first
+    branch; one in an `else`, a `range` or a helper, or a variable not assigned at all (a `range $i, $c :=` item),
+    raises RewriteError naming it."""
     actions = re.findall(r"\{\{.*?\}\}", used, re.S) if "{{" in used else [used]  # template text: its actions only
     wanted = dict.fromkeys(v for a in actions for v in _VARIABLE.findall(a))
     if not wanted:
         return []
-    found: dict[str, list[tuple[int, str, str]]] = {}  # variable -> (offset, body, the block it is in or "")
-    stack: list[tuple[str, int]] = []
+    # variable -> (offset, body, the openers of the blocks it is in, why it cannot be carried or "")
+    found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
+    stack: list[tuple[str, str, bool]] = []  # (word, body or "" for the template's own define, in an else)
     for start, end, word in _actions(text):
         if start >= before:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
-            stack.append(("" if whole else body, start))
+            stack.append((word, "" if whole else body, False))
+        elif word == "else" and stack:
+            stack[-1] = (*stack[-1][:2], True)
         elif word == "end" and stack:
             stack.pop()
         elif m := _ASSIGNMENT.match(body):
-            block = next((b for b, _ in reversed(stack) if b), "")
-            found.setdefault(m.group(1), []).append((start, body, block))
+            blocks = [(w, b, e) for w, b, e in stack if b]
+            bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
+            found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
     queue = list(wanted)
-    carried: list[tuple[int, str, str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
+    carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     line = text.count("\n", 0, before) + 1
     while queue:
         name = queue.pop()
@@ -1277,18 +1288,18 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             )
         changes = [e for e in found.get("_", []) if name in _VARIABLE.findall(e[1].split("=", 1)[1])]
         carried += changes
-        for offset, body, block in found[name] + changes:
-            if block:
+        for offset, body, openers, bad in found[name] + changes:
+            if bad:
                 raise RewriteError(
                     f"{rel}:{text.count(chr(10), 0, offset) + 1}: the device request reads `${name}`, assigned inside "
-                    f"`{{{{ {block} }}}}`, so the claim template cannot set it the same way"
+                    f"`{{{{ {bad} }}}}`, so the claim template cannot set it the same way"
                 )
-            for other in _VARIABLE.findall(body.split("=", 1)[1]):
+            for other in _VARIABLE.findall(" ".join([body.split("=", 1)[1], *openers])):
                 if other not in wanted:
                     wanted[other] = None
                     queue.append(other)
-    picked = sorted({(offset, body) for offset, body, _ in [*carried, *(e for name in wanted for e in found[name])]})
-    return [body for _, body in picked]
+    entries = {(e[0], e[1], e[2]) for e in [*carried, *(e for name in wanted for e in found[name])]}
+    return [part for _, body, openers in sorted(entries) for part in (*openers, body, *["end"] * len(openers))]
 
 
 def _carrying(defs: list[str], trim: bool) -> str:
@@ -1501,11 +1512,45 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    listed = _listed_items(lines, at)
+    if listed is not None:
+        # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
+        # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
+        # entries at the list's end, as the migration does, at the indent of the chart's own items
+        stop, item = listed
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
+    """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it) and
+    the indent of its items; None for another shape."""
+    base = _indent(lines[at])
+    if lines[at].strip() != "tolerations:" or at + 1 >= len(lines) or not lines[at + 1].lstrip().startswith("- "):
+        return None
+    item = _indent(lines[at + 1])
+    if item < base:
+        return None
+    depth, end = 0, at + 1
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if not _control(line) and not _emits(line):
+            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
+                break
+            if depth == 0 and _indent(line) < item:
+                return None  # an item the list writes at another indent
+        for _, _, word in _actions(line):
+            depth += word in ("if", "with", "range") or -(word == "end")
+        if depth == 0:
+            end = i + 1
+    return end, item
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------

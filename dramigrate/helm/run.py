@@ -22,7 +22,10 @@ import json
 import re
 import shutil
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -79,7 +82,9 @@ from dramigrate.versions import Target
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
 PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
+AGAIN_FROM = 0.1  # seconds of a first render (ten times a usual one) from which its second starts early
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
+ENGINE_HINT = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"  # ends a manual idiomatic fix
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,7 @@ class Render:
     stream: str  # the manifests that may hold anything dramigrate reports, as `helm template` prints them
     rest: str = ""  # the other manifests
     error: str = ""
+    took: float = 0.0  # seconds it took to render
 
 
 @dataclass
@@ -194,6 +200,11 @@ class _RunCache:
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # _run_core results (read-only: copied out)
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
+    # the second render of a value set (a chart with random values: what differs between two renders is masked),
+    # rendered once, started early when the first was slow (_render_again)
+    again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
+    claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 _CACHE: list[_RunCache] = []  # the innermost chart run's cache (run_chart)
@@ -251,12 +262,14 @@ def _render_key(options: Any) -> tuple[Any, ...] | None:
 
 
 def _render(root: Path, options: Any, fresh: bool = False) -> Render:
-    """The chart rendered with options; a render of the run's own chart with the same values is done once, unless
-    `fresh` (the second render of a value set that finds what differs between two renders: random values) and
-    the chart or values can render differently twice (_may_differ)."""
+    """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
+    the second render of a value set, which finds what differs between two renders (random values), also done
+    once, and only when the chart or values can render differently twice (_may_differ)."""
     cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
     key = _render_key(options) if cache is not None else None
-    if cache is not None and key is not None and key in cache.renders and (not fresh or not _may_differ(cache, key)):
+    if cache is not None and key is not None and key in cache.renders:
+        if fresh and _may_differ(cache, key):
+            return _again(cache, root, options, key)
         return cache.renders[key]
     rendered = _render_uncached(root, options)
     if cache is not None and key is not None and key not in cache.renders:
@@ -264,8 +277,74 @@ def _render(root: Path, options: Any, fresh: bool = False) -> Render:
     return rendered
 
 
+def _again(cache: _RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> Render:
+    """The second render of a value set: the one started early (_render_again), else rendered here now."""
+    with cache.lock:
+        future = cache.again.setdefault(key, Future())
+        mine = key not in cache.claimed  # not started yet: rendered here rather than waited for in the queue
+        cache.claimed.add(key)
+    if mine:
+        _settle(future, root, options)
+    return future.result()
+
+
+def _render_again(root: Path, options: list[Any]) -> None:
+    """Start now, on the render threads, the second renders of the value sets whose first render was slow (a
+    private key generated in a template: nim-llm's took a second), so they overlap the work before the proof asks
+    for them. Only for the run's own chart, when it can render differently twice and more than one core renders."""
+    from dramigrate.helm.sandbox import render_parallelism
+
+    cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
+    if cache is None or render_parallelism() < 2:
+        return
+    for o in options:
+        key = _render_key(o)
+        first = cache.renders.get(key) if key is not None else None
+        if first is None or first.took < AGAIN_FROM or key in cache.again or not _may_differ(cache, key):
+            continue
+        with cache.lock:
+            future = cache.again.setdefault(key, Future())
+        _render_pool().submit(_early, cache, key, future, root, o)
+
+
+def _early(cache: _RunCache, key: tuple[Any, ...], future: Future[Render], root: Path, options: Any) -> None:
+    with cache.lock:
+        if key in cache.claimed:  # the proof asked for it first and renders it itself
+            return
+        cache.claimed.add(key)
+    _settle(future, root, options)
+
+
+def _settle(future: Future[Render], root: Path, options: Any) -> None:
+    try:
+        future.set_result(_render_uncached(root, options))
+    except BaseException as exc:  # a render past its limits: raised where the render is asked for
+        future.set_exception(exc)
+
+
+def _settled(cache: _RunCache) -> None:
+    """At the end of a chart run: second renders not started are dropped, and the ones rendering waited for, so
+    none outlives its run (its values files and chart copy)."""
+    from concurrent.futures import wait
+
+    with cache.lock:
+        for key, future in cache.again.items():
+            if key not in cache.claimed:
+                cache.claimed.add(key)
+                future.cancel()
+    wait(list(cache.again.values()))
+
+
 _T = TypeVar("_T")
-_POOL: list[Any] = []  # the threads renders run in, made once: a worker dies with the thread that started it
+_POOL: list[ThreadPoolExecutor] = []  # the render threads, made once: a worker dies with the thread that started it
+
+
+def _render_pool() -> ThreadPoolExecutor:
+    from dramigrate.helm.sandbox import render_parallelism
+
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=render_parallelism(), thread_name_prefix="dramigrate-render"))
+    return _POOL[0]
 
 
 def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
@@ -293,11 +372,7 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
         for call in calls:
             yield call()
         return
-    if not _POOL:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL.append(ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dramigrate-render"))
-    futures = [_POOL[0].submit(call) for call in calls]
+    futures = [_render_pool().submit(call) for call in calls]
     try:
         for future in futures:
             exception = future.exception()
@@ -313,13 +388,14 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
 def _render_uncached(root: Path, options: Any) -> Render:
     from dramigrate.helm.render import HelmError, render_chart
 
+    started = time.perf_counter()
     try:
         manifests = render_chart(root, options)
     except HelmError as exc:
-        return Render([], "", "", str(exc))
+        return Render([], "", "", str(exc), time.perf_counter() - started)
     relevant = [m for m in manifests if _may_matter(m.text)]
     others = [m for m in manifests if m not in relevant]
-    return Render(manifests, _stream(relevant), _stream(others))
+    return Render(manifests, _stream(relevant), _stream(others), took=time.perf_counter() - started)
 
 
 _RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
@@ -821,7 +897,7 @@ def run_chart(
             try:
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
-                _CACHE.pop()
+                _settled(_CACHE.pop())
     except InputError as exc:
         outcome.error = exc
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
@@ -870,7 +946,7 @@ def _run(
         sources = value_sources(root, outcome.display, copts, base_options)
         return uses, sources, probe(root, copts, sources, uses, rules, work) if uses else []
 
-    from concurrent.futures import ThreadPoolExecutor, wait
+    from concurrent.futures import wait
 
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool
@@ -1025,18 +1101,19 @@ def _fix(
     mode: str,
 ) -> None:
     variations = _variations(root, copts, sources, relations, rules, work)
-    calls = [functools.partial(_render, root, v.options) for v in variations]
-    renders = zip(variations, render_each(calls), strict=True)  # each migrated below while the next ones render
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
     wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
-    for v, r in renders:
+
+    def migrate(v: Variation, r: Render) -> bool:
+        """Migrate one value set's render into `expected`; False when the chart is manual work (said)."""
+        nonlocal rewrite, literal_labels
         if r.error:
             expected.append((v, r, "", []))
-            continue
+            return True
         full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
         v.invalid = next((f.message for f in full.findings if f.rule == "invalid-count"), "")
         result, notes = full, []
@@ -1063,11 +1140,29 @@ def _fix(
                     continue  # the probe's device in a packaged subchart's resources map (milvus' minio): no template
                     # of the chart asks for it, and that value set is only checked with the switch off
                 _manual(outcome, str(exc), "")
-                return
+                return False
             wanted.setdefault(sub, set()).add(rel)
             if v.label in given:
                 wanted_given.setdefault(sub, set()).add(rel)
         expected.append((v, r, _text(result, r.stream), notes))
+        return True
+
+    # the value sets the user gives come first: they decide what to rewrite, and a chart whose objects a library
+    # chart writes ends there, before the other value sets are rendered and migrated
+    split = next((i for i, v in enumerate(variations) if v.label not in given), len(variations))
+    for v, r in _rendered(root, variations[:split]):
+        if not migrate(v, r):
+            return
+    if rewrite and (why := _library_only(outcome, root, wanted_given, expected, given, rules, settings, work)):
+        _manual(outcome, why, "")
+        return
+    if rewrite:  # a proof follows: the second renders of slow value sets start now (those the probe rendered)
+        _render_again(root, [v.options for v in variations])
+    for v, r in _rendered(root, variations[split:]):
+        if rewrite:
+            _render_again(root, [v.options])
+        if not migrate(v, r):
+            return
     if not rewrite:
         return
     if settings.chart_style == "idiomatic":
@@ -1141,6 +1236,11 @@ def _fix(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _rendered(root: Path, variations: list[Variation]) -> Iterator[tuple[Variation, Render]]:
+    """Each value set with its render, as the later ones still render (the caller's work overlaps them)."""
+    return zip(variations, render_each([functools.partial(_render, root, v.options) for v in variations]), strict=True)
 
 
 def _merge(a: dict[Any, list[Any]], b: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -1526,6 +1626,68 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[
     return hints
 
 
+def _library_only(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+) -> str:
+    """Why an idiomatic fix is manual work when every template of the chart with a device request only includes a
+    library chart's templates (immich and app-template on bjw-s common): the message _fix_idiomatic ends with
+    (idiomatic.build refuses such a template, and no helper of the chart writes the device key), known from the
+    value sets the user gives. "" when not so, or when the rewrite would take another way."""
+    from dramigrate.helm import helper, idiomatic
+
+    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
+        return ""
+    reference = _reference(expected, given)
+    rels = _through_includes(outcome, "", wanted[""])
+    if reference is None or not all(_library_written(root, rel, rules) for rel in rels):
+        return ""
+    hints = _hints(outcome, root, "", rels)
+    if any(h.letter in ("B", "C") for h in hints.values()):
+        return ""  # the pass-through rewrite
+    if (
+        any(h.letter in ("D", "E", "F") for h in hints.values())
+        and helper.marked_render(root, work, reference[0].options, rules)[2]
+    ):
+        return ""  # a helper of the chart writes the device key: the helper rewrite
+    try:
+        idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
+    except RewriteError as exc:
+        return f"{exc}{ENGINE_HINT}"
+    return ""
+
+
+def _reference(
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]], given: set[str]
+) -> tuple[Variation, Render, str] | None:
+    """The value set the rewrite is read from: one of the user's with device requests, an installable one first (a
+    request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)."""
+    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
+    return next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
+
+
+def _library_written(root: Path, rel: str, rules: RuleSet) -> bool:
+    """What idiomatic.build refuses as written by a library chart: a template of the chart itself with no device key
+    of its own, whose objects a define of a library subchart writes."""
+    from dramigrate.helm import idiomatic
+
+    try:
+        text = (root / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return (
+        not rel.startswith("charts/")
+        and not idiomatic.find_devices(text, rel, rules)
+        and bool(idiomatic._library_writes(root, text))
+    )
+
+
 def _fix_idiomatic(
     outcome: ChartOutcome,
     root: Path,
@@ -1546,7 +1708,7 @@ def _fix_idiomatic(
     from dramigrate.helm import idiomatic
     from dramigrate.helm.rewrite import chart_name
 
-    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    engine_hint = ENGINE_HINT
     subs = sorted(s for s in wanted if s)
     if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
         names = _subcharts(root)
@@ -1569,10 +1731,7 @@ def _fix_idiomatic(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{engine_hint}", "")
         return
-    # the value set the rewrite is read from: one of the user's with device requests, an installable one first (a
-    # request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)
-    references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
-    reference = next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
+    reference = _reference(expected, given)
     if reference is None:
         return
     _, ref_render, ref_want = reference
@@ -1787,7 +1946,7 @@ def _fix_passthrough(
     from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
 
-    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
+    engine_hint = ENGINE_HINT
 
     def named(edits: list[Any], rcts: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
         """The claim templates by the values scope of the chart whose pods take them (each leaf its own)."""
