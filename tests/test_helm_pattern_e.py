@@ -197,3 +197,83 @@ def test_three_claim_templates_in_one_file_render_nothing_with_the_switch_off(tm
     file.write_text("dra: {enabled: true}\nexporter: {enabled: false}\n")
     docs, counts, _ = dra_render(chart, file)
     assert sorted(counts.values()) == [1, 4]
+
+
+# the name held in a template variable: assigned from values, perhaps through a map read from values in turn
+HELD = """\
+{{- $node := (.Values.node | default dict).accel | default dict -}}
+{{- $accel := $node.resourceName | default "" -}}
+{{- $accelCount := $node.count | default 0 -}}
+{{- $wantAccel := and (ne $accel "") (gt (int $accelCount) 0) -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-lab
+spec:
+  selector:
+    matchLabels: {app: lab}
+  template:
+    metadata:
+      labels: {app: lab}
+    spec:
+      containers:
+        - name: lab
+          image: lab:2
+          resources:
+            limits:
+              memory: 1Gi
+              {{- if $wantAccel }}
+              {{ $accel }}: {{ $accelCount }}
+              {{- end }}
+"""
+HELD_VALUES = "node:\n  accel:\n    resourceName: gpu.intel.com/i915\n    count: 1\n"
+
+
+def test_a_name_held_in_a_variable_read_through_another_is_looked_up(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "lab", {"templates/lab.yaml": HELD, "values.yaml": HELD_VALUES})
+    outcome = fix_chart(chart)  # was: manual, 'pattern E (a resource name from values)'
+    assert 'node.accel.resourceName changed to "gpu.intel.com/xe"' in outcome.checked
+    request, pod = _on(chart, "node: {accel: {resourceName: gpu.intel.com/xe, count: 2}}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "1Gi"}
+    file = tmp_path / "npu.yaml"
+    file.write_text("dra: {enabled: true}\nnode: {accel: {resourceName: example.org/npu}}\n")
+    with pytest.raises(HelmError, match="node.accel.resourceName names a device resource"):
+        render_chart(chart, RenderOptions(values_files=(file,)))
+
+
+KEYED = """\
+{{- $gpuKey := .Values.gpuResourceKey | default "nvidia.com/gpu" }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-serve
+spec:
+  selector:
+    matchLabels: {app: serve}
+  template:
+    metadata:
+      labels: {app: serve}
+    spec:
+      containers:
+        - name: serve
+          image: serve:1
+          resources:
+            limits:
+              {{ $gpuKey }}: {{ .Values.gpuCount | quote }}
+"""
+
+
+def test_a_defaulted_name_held_in_a_variable(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "serve", {"templates/serve.yaml": KEYED, "values.yaml": "gpuCount: 1\n"})
+    outcome = fix_chart(chart)  # was: manual, 'pattern E (a resource name from values)'
+    assert any("gpuCount" in c for c in outcome.checked)
+    request, pod = _on(chart, "gpuCount: 4\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 4)
+    assert "limits" not in pod["containers"][0]["resources"]
+    file = tmp_path / "amd.yaml"
+    file.write_text("dra: {enabled: true}\ngpuResourceKey: amd.com/gpu\n")
+    with pytest.raises(HelmError, match="gpuResourceKey names a device resource"):
+        render_chart(chart, RenderOptions(values_files=(file,)))

@@ -60,6 +60,7 @@ class Device:
     branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
     branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
     name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
+    name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
 
 
 @dataclass
@@ -269,8 +270,8 @@ def _whole_template(text: str, define: str) -> bool:
 
 
 def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[Device]:
-    """The template's device keys with a values count; a key whose name is one values key (pattern E) too when
-    `named`, the device resource it renders to, is given."""
+    """The template's device keys with a values count; a key whose name is one values key, perhaps held in a template
+    variable (pattern E), too when `named`, the device resource it renders to, is given."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -278,7 +279,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m, key = _LITERAL_KEY.match(line), named_key(line) if named else None
+        m, key = _LITERAL_KEY.match(line), named_key(line, text) if named else None
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
@@ -292,15 +293,18 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         if context == ITEM and _FIELD.search(count):
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
         own = conditions[len(conditions) - added :]
-        rooted = _rooted(name, context).removeprefix("$")
-        out.append(Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted))
+        rooted = re.sub(r"^\$(?=\.)", "", _rooted(name, context))  # `$.Values.x` -> `.Values.x`; `$gpuKey` stays
+        key_path = ".".join(key[1]) if key else ""
+        out.append(
+            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path)
+        )
     return out
 
 
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
     ask for that the template does not write as a literal key; "" when there is none or more than one."""
-    if not any(named_key(line) for line in text.splitlines()):
+    if not any(named_key(line, text) for line in text.splitlines()):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
     rendered = {
@@ -466,6 +470,7 @@ class Lookup:
     toleration key) reads the name."""
 
     expr: str  # the name's Go expression, read from the chart's root
+    key: str  # the values key it reads
     entries: dict[str, dict[str, Any]]  # device resource -> field -> value
     spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
     tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
@@ -694,7 +699,7 @@ def _lookup(
             fields[part][path] = name
             for res in deltas:
                 entries[res][name] = leaves[res][part][path]
-    return Lookup(expr, entries, *fields)
+    return Lookup(expr, devices[0].name_key, entries, *fields)
 
 
 def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
@@ -722,9 +727,8 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
     )
-    shown = re.sub(r"^\.Values\.", "", lookup.expr.split(" | ")[0])  # the values key
     message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
-        f"dra.enabled: {shown} names a device resource the chart's DRA claim does not know (it knows "
+        f"dra.enabled: {lookup.key} names a device resource the chart's DRA claim does not know (it knows "
         f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
         f"the dict in {CLAIM_TEMPLATE_FILE}"
     )
@@ -1196,9 +1200,10 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     else:
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     inner = _with_label_exprs(inner, label_exprs)
-    looked = inner
+    looked, reads = inner, inner
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
+        reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
@@ -1221,7 +1226,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         "  spec:\n"
         f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
         "{{- end }}\n"
-        f'{{{{- define "{spec_define}" -}}}}\n' + defs(inner, True) + looked + "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + defs(reads, True) + looked + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{'-' + label if label else ''}-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"

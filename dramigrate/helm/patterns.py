@@ -4,8 +4,8 @@ A) a literal device key with a values (or literal) count: `nvidia.com/gpu: {{ .V
 B) `toYaml` of a values `resources` map; C) `with .Values.x.resources` and `toYaml .`;
 D) a named helper or library include; E) the resource *name* comes from values; F) anything else.
 The idiomatic rewrite (idiomatic.py) handles A, and E where the name is one values key (perhaps with a literal
-`default`); the others are reported with the pattern and the first template line (or rewritten by the engine when
-the user asks for `--chart-style engine`).
+`default`, perhaps held in a template variable); the others are reported with the pattern and the first template
+line (or rewritten by the engine when the user asks for `--chart-style engine`).
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)\1\s*:\s*(\S.*)$""")
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
+# or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
 _VALUES_PATH = r"\$?\.Values(?:\.[A-Za-z_]\w*)+"
+_TERM = rf"{_VALUES_PATH}|\$[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
 _NAMED_KEY = re.compile(
-    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_VALUES_PATH})|({_VALUES_PATH})(?:\s*\|\s*default\s+("[^"]*"))?)"""
+    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
     r"""\s*-?\}\}\1\s*:\s*(\S.*)$"""
 )
+_LITERAL = r'"[^"]*"|dict|list|\d+'
+_DEFAULTED = re.compile(rf"(.+?)\s*\|\s*default\s+({_LITERAL})|default\s+({_LITERAL})\s+(.+)", re.S)
 
 
 @dataclass(frozen=True)
@@ -66,21 +70,55 @@ def count_expression(value: str) -> str | None:
     return expr
 
 
-def named_key(line: str) -> tuple[str, tuple[str, ...], str | None, str] | None:
+def named_key(line: str, text: str = "") -> tuple[str, tuple[str, ...], str | None, str] | None:
     """A device key whose name is one values key (`{{ $.Values.gpu.type }}: {{ $.Values.gpu.count }}`, perhaps with a
-    literal `default`): (the name's Go expression, its values path, the default or None, the text after the key)."""
+    literal `default`), or a variable of `text` assigned from one (`{{ $gpuKey }}: N`): (the name's Go expression, its
+    values path, the default or None, the text after the key)."""
     m = _NAMED_KEY.match(line)
     if m is None:
         return None
-    path, default = (m.group(3), m.group(2)) if m.group(3) else (m.group(4), m.group(5))
-    expr = f"{path} | default {default}" if default else path
-    keys = tuple(path.removeprefix("$").split(".")[2:])
+    term, default = (m.group(3), m.group(2)) if m.group(3) else (m.group(4), m.group(5))
+    expr = f"{term} | default {default}" if default else term
+    resolved = _values_path(expr, text, True)
+    if resolved is None:
+        return None
+    keys, default = resolved
     return expr, keys, default[1:-1] if default else None, m.group(6)
+
+
+def _values_path(
+    expr: str, text: str, whole: bool, seen: frozenset[str] = frozenset()
+) -> tuple[tuple[str, ...], str] | None:
+    """The values path an expression reads, through the `$x :=` assignments of `text` (`$exPer.gpuResourceName` after
+    `$exPer := .Values.per | default dict`), and the string `default` the value gets when the path is not set, when
+    `whole` (a default of the map it reads a field of is not the name's); None for any other expression."""
+    expr, default, fields = expr.strip(), "", ""
+    if m := _DEFAULTED.fullmatch(expr):
+        expr, default = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    elif m := re.fullmatch(r"\((.*)\)((?:\.[A-Za-z_]\w*)*)", expr, re.S):  # `(X).field`, X one balanced group
+        depths = [m.group(1)[: i + 1].count("(") - m.group(1)[: i + 1].count(")") for i in range(len(m.group(1)))]
+        if min(depths, default=0) < 0:
+            return None
+        expr, fields = m.group(1), m.group(2)
+    elif re.fullmatch(_VALUES_PATH, expr):
+        return tuple(expr.removeprefix("$").split(".")[2:]), ""
+    elif (var := re.fullmatch(r"\$([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)", expr)) and var.group(1) not in seen:
+        bodies = re.findall(rf"\{{{{-?\s*\${var.group(1)}\s*(:?=)\s*(.*?)\s*-?\}}\}}", text, re.S)
+        if len(bodies) != 1 or bodies[0][0] != ":=":  # assigned once: a reassignment may read another key
+            return None
+        expr, fields, seen = bodies[0][1], var.group(2), seen | {var.group(1)}
+    else:
+        return None
+    got = _values_path(expr, text, whole and not fields, seen)
+    if got is None:
+        return None
+    own = default if whole and default.startswith('"') else ""  # applies when what it defaults is empty
+    return (*got[0], *fields.split(".")[1:]), got[1] if got[1].strip('"') else own or got[1]
 
 
 def name_keys(texts: list[str]) -> dict[tuple[str, ...], str | None]:
     """The values keys that name a device resource in these templates (pattern E keys), each with its default."""
-    return {k[1]: k[2] for text in texts for line in text.splitlines() if (k := named_key(line)) is not None}
+    return {k[1]: k[2] for text in texts for line in text.splitlines() if (k := named_key(line, text)) is not None}
 
 
 def name_candidates(resource: str, rules: RuleSet) -> list[str]:

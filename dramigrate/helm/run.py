@@ -1993,7 +1993,10 @@ def _fix_passthrough(
         probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
-        return sources, *pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+        if list(leaves) == [""]:
+            pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
+        return sources, edits, rcts
 
     by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
@@ -2088,7 +2091,8 @@ def _fix_passthrough(
             keys = scopes[sub]
             own = {p: v for p, v in paths.items() if len(leaves) == 1 or any(tuple(p[: len(k)]) == k for k in keys)}
             leaf = root / sub if sub else root
-            for c in _in_umbrella(root, sub, pt.build(leaf, rels, own, namespaced, some_class, scoped)):
+            reads = removed if list(leaves) == [""] else set()
+            for c in _in_umbrella(root, sub, pt.build(leaf, rels, own, namespaced, some_class, scoped, reads)):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
     except RewriteError as exc:
