@@ -526,10 +526,11 @@ def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> Non
     assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
 
 
-def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> None:
+def test_template_that_reads_the_device_key_itself_reads_the_dra_count(tmp_path: Path) -> None:
     """A template that also reads the device key from the map by name (substratus' TGI chart sets NUM_SHARD from
-    `index .Values.resources.limits "nvidia.com/gpu"`): the DRA values drop the key, so the chart is manual work and
-    the reason names that template line and the key (was: only Helm's "index of untyped nil")."""
+    `index .Values.deploy.resources.limits "nvidia.com/gpu"`), the request in the chart's defaults: that read takes
+    `deploy.deviceCounts`, which values-dra.yaml sets, so NUM_SHARD stays 1 with the DRA values (was: manual, "give
+    that count a value of its own")."""
     template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve").replace(
         "          image: serve:1\n",
         "          image: serve:1\n          env:\n            - name: NUM_SHARD\n"
@@ -538,10 +539,11 @@ def test_template_that_reads_the_device_key_itself_is_named(tmp_path: Path) -> N
     values = "deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
     chart = chart_with(tmp_path, "serve", {"values.yaml": values, "templates/deploy.yaml": template})
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
-    assert not outcome.proven
-    assert outcome.manual.startswith(
-        'templates/deploy.yaml:17 reads deploy.resources.limits["nvidia.com/gpu"] itself, which the DRA values file'
-    ), outcome.manual
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    container = docs(chart, (chart / "values-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["env"] == [{"name": "NUM_SHARD", "value": "1"}], container
+    assert "nvidia.com/gpu" not in json.dumps(container["resources"]), container
 
 
 RANGE_TEMPLATE = """\

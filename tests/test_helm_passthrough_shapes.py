@@ -229,3 +229,72 @@ def test_resources_map_keyed_by_accelerator(tmp_path: Path) -> None:
     (pod,) = pods.values()
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
     assert pod["tolerations"][0]["key"] == "nvidia.com/gpu" and list(counts.values()) == [1], pod
+
+
+# a server whose template reads the device count of the map it passes through (leapfrogai's whisper chart: the
+# runtime class and an env from `index .Values.resources.limits "nvidia.com/gpu"`; a helper sets a UCX device list)
+READS_COUNT = SERVER.replace(
+    "    spec:\n      containers:\n        - name: server\n          image: server:1\n",
+    """\
+    spec:
+      {{- $gpus := index .Values.resources.limits "nvidia.com/gpu" | default 0 }}
+      {{- if gt (int $gpus) 0 }}
+      runtimeClassName: nvidia
+      {{- end }}
+      containers:
+        - name: server
+          image: server:1
+          env:
+            - name: GPU_REQUEST
+              value: {{ $gpus | quote }}
+            - name: UCX_NET_DEVICES
+              value: {{ include "server.ucx" . | quote }}
+""",
+)
+UCX_HELPER = (
+    '{{- define "server.ucx" -}}\n'
+    '{{- if gt (int (index $.Values.resources.limits "nvidia.com/gpu")) 1 }}mlx5_0:1{{ else }}all{{ end }}\n'
+    "{{- end }}\n"
+)
+
+
+def test_a_template_that_reads_the_device_count_itself_reads_it_from_the_dra_values(tmp_path: Path) -> None:
+    """The deployment and a helper read the device key of the map they pass through (runtimeClassName, GPU_REQUEST,
+    UCX_NET_DEVICES): the rewrite makes those reads take `deviceCounts`, which the DRA values set beside the map, so
+    with gpu-dra.yaml the pod keeps its runtime class and env while the count moves to the claim (was: manual,
+    "give that count a value of its own")."""
+    values = "namespace: models\nresources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 0\n"
+    files = {"values.yaml": values, "templates/server.yaml": READS_COUNT, "templates/_helpers.tpl": UCX_HELPER}
+    chart = chart_with(tmp_path, "server", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 2\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    (pod,) = pods.values()
+    assert list(counts.values()) == [2], counts
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
+    assert pod.get("runtimeClassName") == "nvidia", pod
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert env == {"GPU_REQUEST": "2", "UCX_NET_DEVICES": "mlx5_0:1"}, env
+    _, _, plain = dra_render(chart, gpu)  # the device-plugin values render as before
+    assert next(iter(plain.values()))["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 2
+
+
+def test_a_count_read_fix_does_not_rewrite_is_named_with_the_form_it_takes(tmp_path: Path) -> None:
+    """A read by `index .Values "resources" "limits" "nvidia.com/gpu"` (not a dotted path): manual, and the message
+    names the line, the form fix rewrites and the key the DRA values would set."""
+    template = READS_COUNT.replace(
+        'index .Values.resources.limits "nvidia.com/gpu" | default 0',
+        'index .Values "resources" "limits" "nvidia.com/gpu" | default 0',
+    )
+    values = "namespace: models\nresources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 0\n"
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": template})
+    (chart / "templates/_helpers.tpl").write_text('{{- define "server.ucx" -}}all{{- end }}\n')
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 2\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    assert "templates/server.yaml:13 reads resources.limits" in outcome.manual, outcome.manual
+    assert "deviceCounts" in outcome.manual, outcome.manual

@@ -43,6 +43,8 @@ VALUES_KEY = "resourceClaimTemplates"
 MARKER = "dramigrate.io/map-"
 # keys beside a resources map that the migration fills for the pod or group that takes the map
 SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
+# beside a resources map in the DRA values: the device keys' counts, for the template lines that read them
+COUNTS = "deviceCounts"
 
 
 class NotPassThrough(RewriteError):
@@ -60,12 +62,13 @@ class MapEdit:
 
 
 def sibling_key(map_key: str, sibling: str) -> str:
-    """`resources` -> `resourceClaims`; `gpuResources` -> `gpuResourceClaims`; other siblings keep their name."""
-    if sibling != "resourceClaims":
+    """`resources` -> `resourceClaims`; `gpuResources` -> `gpuResourceClaims` (and `deviceCounts` the same way);
+    other siblings keep their name."""
+    if sibling not in ("resourceClaims", COUNTS):
         return sibling
     if map_key.endswith("Resources"):
-        return map_key[: -len("Resources")] + "ResourceClaims"
-    return map_key[: -len("resources")] + "resourceClaims" if map_key.endswith("resources") else "resourceClaims"
+        return map_key[: -len("Resources")] + sibling[0].upper() + sibling[1:]
+    return map_key[: -len("resources")] + sibling if map_key.endswith("resources") else sibling
 
 
 def keyed(path: Path_) -> bool:
@@ -436,6 +439,8 @@ def variant_text(
             else:
                 value = {**(current if isinstance(current, dict) else {}), **copy.deepcopy(added)}
             parent[key[-1]] = value
+            if name == COUNTS and hasattr(parent, "yaml_add_eol_comment"):
+                parent.yaml_add_eol_comment("the counts the claims ask for, for the templates that read them", key[-1])
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name
@@ -759,9 +764,10 @@ def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
     return [f"{ind}{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
 
 
-def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
+def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted: frozenset[Path_] = frozenset()) -> str:
     """values.yaml with `resourceClaims: []` (the sibling each pass-through renders) documented right after each
-    resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing."""
+    resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing.
+    `counted`: the maps whose device counts a template reads, which get `deviceCounts: {}` (reread) too."""
     from dramigrate.helm.values import key_line
 
     lines = values.splitlines()
@@ -771,6 +777,7 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
     for path in map_paths:
         if not path or not all(isinstance(p, str) for p in path):
             continue
+        counts = path in counted
         by_key = keyed(path)  # `resources.gpu`: `resourceClaims: {}` beside `resources`, keyed as it is
         path = path[:-1] if by_key else path
         found = next(((path[k:], n) for k in range(len(path)) if (n := key_line(values_path, path[k:]))), None)
@@ -798,6 +805,12 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_]) -> str:
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
         )
+        if counts:
+            key = sibling_path(own, COUNTS)
+            doc = (
+                f"Device counts of the DRA claims (key -> count): templates read them instead of the keys in {own[-1]}"
+            )
+            inserts[end] += [*_doc_lines(style, ".".join(key), doc, " " * ind), f"{' ' * ind}{key[-1]}: {{}}"]
     if not inserts:
         return values
     out = []
@@ -814,6 +827,7 @@ _SCHEMA_ENTRIES: dict[str, dict[str, Any]] = {
         "items": {"type": "object"},
     },
     "tolerations": {"type": "array", "items": {"type": "object"}},
+    COUNTS: {"type": "object", "description": "Device counts the DRA claims ask for, by device key"},
     "rayStartParams": {"type": "object"},
     "claims": {
         "type": "array",
@@ -845,26 +859,77 @@ def values_doc(values: str) -> str:
     return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
 
 
-def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
-    """The first template line that reads a device key the DRA values drop from its map by name, not through the
-    map's toYaml (`{{ index .Values.resources.limits "nvidia.com/gpu" }}` as TGI's shard count): with the key
-    gone that line renders differently, so the chart needs its count in a value of its own first; "" if none."""
-    for rel in sorted(p.relative_to(root).as_posix() for p in (root / "templates").rglob("*") if p.is_file()):
+def _templates(root: Path) -> dict[str, str]:
+    """The chart's template files (rel -> text), helpers included."""
+    out = {}
+    for path in sorted((root / "templates").rglob("*")):
         try:
-            lines = (root / rel).read_text(encoding="utf-8").splitlines()
+            out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for n, line in enumerate(lines, start=1):
+    return out
+
+
+def _read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None:
+    """A template's own read of a device key the DRA values drop, by the map's dotted values path followed by the
+    key (`index .Values.resources.limits "nvidia.com/gpu"`, `hasKey $.Values.x.resources.limits "amd.com/gpu"`),
+    matching the map expression; None for a keyed map or a path that is not dotted."""
+    words = [*path, section]
+    if keyed(path) or not all(isinstance(w, str) and re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
+        return None
+    dotted = r"\.Values\." + r"\.".join(re.escape(str(w)) for w in words)
+    return re.compile(rf"(\$?){dotted}(?![\w.])(?=\s+\"{re.escape(key)}\")")
+
+
+def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
+    """The template with each read of a dropped device key taking its map from the DRA values' `deviceCounts` beside
+    the resources map when they set it (`index (.Values.deviceCounts | default .Values.resources.limits)
+    "nvidia.com/gpu"`): with the device-plugin values `deviceCounts` is unset and the line reads as before; with
+    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`)."""
+    for path, section, key in sorted(reads, key=repr):
+        pattern = _read_pattern(path, section, key)
+        if pattern is not None:
+            counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
+            text = pattern.sub(lambda m, c=counts: f"({m.group(1)}.Values.{c} | default {m.group(0)})", text)
+    return text
+
+
+def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> None:
+    """`deviceCounts` beside each map whose dropped device keys a template reads itself (reread): the DRA values keep
+    the count there (the values' own, so those lines render as with the device-plugin values)."""
+    texts = list(_templates(root).values())
+    for edit in edits:
+        counts = {
+            k: get_path(merged, (*edit.path, section, k))
+            for section, keys in edit.removed.items()
+            for k in keys
+            if (pattern := _read_pattern(edit.path, section, k)) and any(pattern.search(t) for t in texts)
+        }
+        if counts:
+            edit.siblings[COUNTS] = counts
+
+
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+    """The first template line that reads a device key the DRA values drop from its map by name, not through the
+    map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
+    map): with the key gone that line renders differently, so the chart needs its count in a value of its own
+    first; "" if none."""
+    for rel, text in _templates(root).items():
+        for n, line in enumerate(text.splitlines(), start=1):
             for path, section, key in sorted(removed, key=repr):
                 words = [str(p) for p in (*path, section)]
                 dotted = ".Values." + ".".join(words)
                 indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
+                if reread(line, {(path, section, key)}) != line:
+                    continue  # rewritten to read deviceCounts
                 if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
                     indexed and _QUOTED.findall(indexed.group(1)) == words
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
-                        "removes: give that count a value of its own (the template and the device key both read it)"
+                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"` '
+                        f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
+                        "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
 
@@ -876,15 +941,20 @@ def build(
     namespaced: bool,
     device_class: str,
     scoped: bool = False,
+    reads: set[tuple[Path_, str, str]] | None = None,
 ) -> list[Change]:
-    """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema)."""
+    """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema). `reads`: the
+    dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread)."""
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = template_edits(text, rel, map_paths, scoped)
+        after = reread(template_edits(text, rel, map_paths, scoped), reads or set())
         if after != text:
+            changes.append(Change(rel, text, after))
+    for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`)
+        if rel not in rels and (after := reread(text, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
     if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):
@@ -906,6 +976,7 @@ def build(
         ),
         nested=schema_keys(values_path, map_paths),
     )
-    documented = claims_docs(values, values_path, list(map_paths)) if values else values
+    counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
+    documented = claims_docs(values, values_path, list(map_paths), counted) if values else values
     changes.append(Change("values.yaml", values or None, values_doc(documented)))
     return changes
