@@ -155,3 +155,27 @@ def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_c
     assert f"-:{line}:0: warning [chart-duplicate-key] Deployment/whisper spec.template.spec.containers[0]" in err
     code, _, err = run_cli(["fix", "-"], stdin=stream)
     assert code == 2 and f"-:{line}:11: invalid YAML: duplicate key: env" in err
+
+
+def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_path: Path) -> None:
+    """A bare Pod per item of `range $i := until (int .Values.replicaCount)` with a values count (a real chart makes
+    its pods so): the rewrite does not take a device key inside that range and says so at its line. Was: the early
+    library check asked the template for its device keys without catching that refusal, and fix ended in an
+    internal error."""
+    chart = chart_with(
+        tmp_path,
+        "pods",
+        {
+            "values.yaml": "replicaCount: 2\ngpus: 1\n",
+            "templates/pods.yaml": (
+                "{{- range $i := until (int .Values.replicaCount) }}\n"
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: worker-{{ $i }}\nspec:\n  containers:\n"
+                "  - name: main\n    image: cuda\n    resources:\n      limits:\n"
+                "        nvidia.com/gpu: {{ $.Values.gpus }}\n{{- end }}\n"
+            ),
+        },
+    )
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
+    assert "templates/pods.yaml:13" in outcome.manual and "inside `range $i := until" in outcome.manual, (
+        outcome.report()
+    )

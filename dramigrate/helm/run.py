@@ -1731,18 +1731,19 @@ def _reference(
 
 def _library_written(root: Path, rel: str, rules: RuleSet) -> bool:
     """What idiomatic.build refuses as written by a library chart: a template of the chart itself with no device key
-    of its own, whose objects a define of a library subchart writes."""
+    of its own, whose objects a define of a library subchart writes. A device key the rewrite refuses (inside a
+    range of pods) is the template's own: build gives that refusal."""
     from dramigrate.helm import idiomatic
 
     try:
         text = (root / rel).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return (
+            not rel.startswith("charts/")
+            and not idiomatic.find_devices(text, rel, rules)
+            and bool(idiomatic._library_writes(root, text))
+        )
+    except (OSError, UnicodeDecodeError, RewriteError):
         return False
-    return (
-        not rel.startswith("charts/")
-        and not idiomatic.find_devices(text, rel, rules)
-        and bool(idiomatic._library_writes(root, text))
-    )
 
 
 def _fix_idiomatic(
