@@ -115,6 +115,7 @@ def test_the_second_render_of_a_slow_value_set_starts_before_the_proof(
     random values is rendered a second time as soon as its first render is in, on another Helm worker, so that
     render overlaps the migration of the value sets and the rewritten chart's renders instead of following them."""
     monkeypatch.setattr(helm_run, "AGAIN_FROM", 0.0)  # this small chart renders fast: every render counts as slow
+    monkeypatch.setattr(helm_run, "AGAIN_TIMES", 0)
     _, recorder = fix(tmp_path, monkeypatch, 2, random=True)
     seen: set[tuple[str, str]] = set()
     second = rewritten = len(recorder.requests)
@@ -125,6 +126,26 @@ def test_the_second_render_of_a_slow_value_set_starts_before_the_proof(
             second = min(second, i)
         seen.add((chart, values))
     assert second < rewritten, recorder.requests
+
+
+def test_a_chart_that_generates_keys_renders_on_two_workers_from_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template that generates a key (genPrivateKey: 0.1 to 2 s a render where the others take milliseconds, in
+    nim-llm's multi-node secret) makes the run render on two Helm workers from the probe on, so one slow render does
+    not hold up the others; here the key's template is off, the renders are fast and would have gone one at a time."""
+    chart = shutil.copytree(write_chart(tmp_path / "original"), tmp_path / "fixed" / "app")
+    (chart / "templates" / "ssh.yaml").write_text(
+        "{{- if .Values.ssh }}\napiVersion: v1\nkind: Secret\nmetadata:\n  name: ssh\nstringData:\n"
+        '  key: {{ genPrivateKey "rsa" | b64enc | quote }}\n{{- end }}\n'
+    )
+    recorder = Recorder()
+    sandbox.shutdown()  # the workers earlier tests left
+    monkeypatch.setattr(sandbox, "render_in_child", recorder)
+    monkeypatch.setattr(sandbox, "render_parallelism", lambda: 2)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert recorder.most == 2
 
 
 def test_a_chart_a_library_writes_ends_after_the_users_value_sets(
@@ -230,6 +251,52 @@ def test_the_render_process_starts_with_the_command_line_when_it_names_a_chart(t
         sandbox.prestart_for(list(argv))
         assert sandbox.workers_started() == started, argv
     sandbox.shutdown()
+
+
+def test_each_versions_schema_definitions_are_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Proof D validates a dozen kinds for Kubernetes 1.34 and 1.36: the 1.5 MB of definitions every kind's schema
+    refers to are read once per version, not once per kind (two thirds of jupyterhub's validation time); errors are
+    found as before."""
+    import kubernetes_validate.utils
+
+    from dramigrate import validate
+
+    read: Counter[str] = Counter()
+    real = kubernetes_validate.utils.schema_contents
+
+    def counting(filename: str, version: str) -> Any:
+        if filename.endswith("/_definitions.json"):
+            read[filename] += 1
+        return real(filename, version)
+
+    monkeypatch.setattr(kubernetes_validate.utils, "schema_contents", counting)
+    validate._validator.cache_clear()  # earlier tests in this process built validators already
+    validate._definitions.cache_clear()
+    kinds = ("Pod", "Service", "ConfigMap", "Secret", "ServiceAccount")
+    for version in ("1.34", "1.36"):
+        for kind in kinds:
+            assert validate.schema_errors({"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}}, version) == []
+        bad = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "x"},
+            "spec": {"containers": [{"name": "a", "x": 1}]},
+        }
+        assert validate.schema_errors(bad, version) == [
+            "spec.containers.0: Additional properties are not allowed ('x' was unexpected)"
+        ]
+    assert sorted(read.values()) == [1, 1], read
+
+
+def test_fix_loads_the_html_page_engine_only_for_html() -> None:
+    """fix and diff take the changed files' record from the HTML report module: jinja2, which only the page needs,
+    is loaded when the page is written (--html), not on every run (60 ms of a chart fix)."""
+    import subprocess
+    import sys
+
+    code = "import sys, dramigrate.report.html; print('jinja2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_error(

@@ -273,3 +273,50 @@ def test_a_count_computed_from_variables_set_in_nested_with_blocks(tmp_path: Pat
     on.write_text("gated: true\n")
     _, counts, pods = dra_render(chart, on)
     assert not counts and "resourceClaims" not in pods["server"]
+
+
+PINNED_FROM_VALUES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - key: nvidia.com/gpu.product
+                operator: In
+                values:
+                - {{ required "gpu is required" .Values.gpu }}
+      containers:
+      - name: server
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpuPerNode }}
+"""
+
+
+def test_a_product_label_the_template_selects_from_values_stays_on_the_pod(tmp_path: Path) -> None:
+    """triton's charts write the label key in their node affinity and take its value from values
+    (`nvidia.com/gpu.product In [{{ .Values.gpu }}]`): a label hack from values, which stays on the pods with a
+    chart-label-from-values warning, as for a nodeSelector from values. Was: manual, 'the pods select nodes by a
+    device label that a template writes itself'."""
+    values = "gpu: NVIDIA-A10G\ngpuPerNode: 2\n"
+    chart = chart_with(tmp_path, "pinned", {"templates/d.yaml": PINNED_FROM_VALUES, "values.yaml": values})
+    outcome = fix_chart(chart)
+    assert any(f.rule == "chart-label-from-values" and "nvidia.com/gpu.product" in f.message for f in outcome.findings)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpu: NVIDIA-L4\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2]
+    terms = pods["server"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["NVIDIA-L4"]

@@ -23,7 +23,6 @@ import re
 import shutil
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -82,7 +81,8 @@ from dramigrate.versions import Target
 MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
 MAX_VARIATIONS = 28
 PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
-AGAIN_FROM = 0.1  # seconds of a first render (ten times a usual one) from which its second starts early
+# a first render that took this many CPU seconds, and as many times the usual render, has its second started early
+AGAIN_FROM, AGAIN_TIMES = 0.05, 4
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 ENGINE_HINT = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"  # ends a manual idiomatic fix
 
@@ -138,7 +138,7 @@ class Render:
     stream: str  # the manifests that may hold anything dramigrate reports, as `helm template` prints them
     rest: str = ""  # the other manifests
     error: str = ""
-    took: float = 0.0  # seconds it took to render
+    took: float = 0.0  # the CPU seconds the Helm worker took to render it (0 without a worker: --helm-binary)
 
 
 @dataclass
@@ -250,6 +250,22 @@ def _steady_bytes(data: bytes) -> bool:
     return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
 
 
+# Template functions that generate keys or hash passwords: a render that calls one takes 0.1 to 2 s of CPU where the
+# chart's other renders take milliseconds (nim-llm's multi-node secret: genPrivateKey "rsa", a 4096-bit key).
+_KEY_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:genPrivateKey|genCA\w*|genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd)\b"
+)
+
+
+def _generates_keys(root: Path) -> bool:
+    """Whether a template of the chart (or of a subchart folder) names a function that generates keys."""
+    from dramigrate.helm.sandbox import chart_for_render
+
+    with chart_for_render(root) as safe:
+        templates = [p for p in sorted(Path(safe).rglob("*")) if "templates" in p.relative_to(safe).parts[:-1]]
+        return any(_KEY_FUNCTIONS.search(p.read_bytes().decode("utf-8", "replace")) for p in templates if p.is_file())
+
+
 def _render_key(options: Any) -> tuple[Any, ...] | None:
     """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
     import dataclasses
@@ -289,21 +305,24 @@ def _again(cache: _RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> 
 
 
 def _render_again(root: Path, options: list[Any]) -> None:
-    """Start now, on the render threads, the second renders of the value sets whose first render was slow (a
-    private key generated in a template: nim-llm's took a second), so they overlap the work before the proof asks
-    for them. Only for the run's own chart, when it can render differently twice and more than one core renders."""
-    from dramigrate.helm.sandbox import render_parallelism
+    """Start now, on the render threads, the second renders of the value sets whose first render was slow, several
+    times the usual one (a private key generated in a template: nim-llm's took up to 2 s, its other renders 10 ms),
+    so they overlap the work before the proof asks for them. Only for the run's own chart, when it can render
+    differently twice and more than one core renders."""
+    from dramigrate.helm.sandbox import prestart_another, render_parallelism, render_seconds
 
     cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
     if cache is None or render_parallelism() < 2:
         return
+    slow = max(AGAIN_FROM, AGAIN_TIMES * render_seconds())
     for o in options:
         key = _render_key(o)
         first = cache.renders.get(key) if key is not None else None
-        if first is None or first.took < AGAIN_FROM or key in cache.again or not _may_differ(cache, key):
+        if first is None or first.took < slow or key in cache.again or not _may_differ(cache, key):
             continue
         with cache.lock:
             future = cache.again.setdefault(key, Future())
+        prestart_another()  # for it, not for the next render of this thread: that keeps its warm worker
         _render_pool().submit(_early, cache, key, future, root, o)
 
 
@@ -387,15 +406,15 @@ def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
 
 def _render_uncached(root: Path, options: Any) -> Render:
     from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import last_render_seconds
 
-    started = time.perf_counter()
     try:
         manifests = render_chart(root, options)
     except HelmError as exc:
-        return Render([], "", "", str(exc), time.perf_counter() - started)
+        return Render([], "", "", str(exc), last_render_seconds())
     relevant = [m for m in manifests if _may_matter(m.text)]
     others = [m for m in manifests if m not in relevant]
-    return Render(manifests, _stream(relevant), _stream(others), took=time.perf_counter() - started)
+    return Render(manifests, _stream(relevant), _stream(others), took=last_render_seconds())
 
 
 _RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
@@ -948,6 +967,10 @@ def _run(
 
     from concurrent.futures import wait
 
+    from dramigrate.helm.sandbox import prestart_another
+
+    if _generates_keys(root):  # the probe renders on two workers from its start: a slow render holds up none else
+        prestart_another()
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool
     own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dramigrate-probe")
@@ -1169,8 +1192,9 @@ def _fix(
         _fix_idiomatic(
             outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
         )
+        if outcome.changes and not outcome.manual:
+            _note_labels(outcome, expected, sources)
         return
-    label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     try:
         changes = build_rewrite(root, wanted, rules, settings, target)
     except RewriteError as exc:
@@ -1214,20 +1238,7 @@ def _fix(
             )
             return
         outcome.checked.append(v.label)
-    if label_notes:
-        where = locate(label_notes[0][1], sources)
-        outcome.findings.append(
-            Finding(
-                "chart-label-from-values",
-                RULES["chart-label-from-values"][0],
-                "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
-                "CEL selectors): "
-                + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
-                + "; translate them by hand with the claim's selectors",
-                where.file or f"{outcome.display}/values.yaml",
-                where.line,
-            )
-        )
+    _note_labels(outcome, expected, sources)
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -1236,6 +1247,27 @@ def _fix(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _note_labels(outcome: ChartOutcome, expected: list[Any], sources: ValueSources) -> None:
+    """The warning that node-label hacks from values stay on the pods of a proven rewrite (the proof compared them
+    with the migration that leaves them), on the values key that sets the first."""
+    label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
+    if not label_notes:
+        return
+    where = locate(label_notes[0][1], sources)
+    outcome.findings.append(
+        Finding(
+            "chart-label-from-values",
+            RULES["chart-label-from-values"][0],
+            "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
+            "CEL selectors): "
+            + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
+            + "; translate them by hand with the claim's selectors",
+            where.file or f"{outcome.display}/values.yaml",
+            where.line,
+        )
+    )
 
 
 def _rendered(root: Path, variations: list[Variation]) -> Iterator[tuple[Variation, Render]]:
@@ -1258,16 +1290,29 @@ def _text(result: Any, original: str) -> str:
 
 def _pod_label_keys(stream: str) -> set[str]:
     """Node label keys the rendered objects select on: nodeSelector keys and node-affinity expression keys."""
-    keys: set[str] = set()
+    return set(_pod_labels(stream))
+
+
+def _pod_labels(stream: str) -> dict[str, set[str]]:
+    """Node label keys the rendered objects select on (nodeSelector keys and node-affinity expression keys), each
+    with the values they select (a nodeSelector value, the `values` of an expression)."""
+    labels: dict[str, set[str]] = {}
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             selector = node.get("nodeSelector")
             if isinstance(selector, dict):
-                keys.update(str(k) for k in selector)
+                for k, v in selector.items():
+                    labels.setdefault(str(k), set()).add(str(v))
             exprs = node.get("matchExpressions")
             if isinstance(exprs, list):
-                keys.update(str(e.get("key")) for e in exprs if isinstance(e, dict))
+                for e in exprs:
+                    if isinstance(e, dict):
+                        found = e.get("values")
+                        own = labels.setdefault(str(e.get("key")), set())
+                        own.update(str(v) for v in found if isinstance(v, (str, int, float))) if isinstance(
+                            found, list
+                        ) else None
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -1279,18 +1324,30 @@ def _pod_label_keys(stream: str) -> set[str]:
             walk(doc)
     except yaml.YAMLError:
         pass
-    return keys
+    return labels
 
 
 def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[str, Leaf | None]:
-    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key
-    named after the label, or a value equal to it), None when the label does not come from values."""
+    """Each device-selecting node label the rendered pods use, with the values leaf that sets it (a key named after
+    the label, or a value equal to it; or, for a label key the template writes itself, the leaf holding each value
+    it selects: triton's `nvidia.com/gpu.product In [{{ .Values.gpu }}]`), None when the label does not come from
+    values."""
     from dramigrate.helm.values import walk
 
     leaves = list(walk(merged))
     out: dict[str, Leaf | None] = {}
-    for key in sorted(_pod_label_keys(stream) & set(rules.labels)):
+    for key, selected in sorted(_pod_labels(stream).items()):
+        if key not in rules.labels:
+            continue
         out[key] = next((leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key), None)
+        named = [
+            v for v in selected if re.search(r"[A-Za-z]", v) and v.lower() not in ("true", "false")
+        ]  # not 1, "true"
+        holders = [
+            next((leaf for leaf in leaves if isinstance(leaf.value, str) and leaf.value == v), None) for v in named
+        ]
+        if out[key] is None and holders and len(named) == len(selected) and None not in holders:
+            out[key] = holders[0]
     return out
 
 

@@ -668,6 +668,7 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
     with _lock:
         _idle.setdefault(memory_mb, []).append(worker)
         took = reply.pop("seconds", None)  # the worker's CPU: not its start, nor a wait for the pipe or a core
+        _this_thread.seconds = float(took) if isinstance(took, (int, float)) else 0.0
         if isinstance(took, (int, float)) and worker.served > 1:  # a worker's first render is slower (cold)
             _took.append(float(took))
             del _took[:-16]
@@ -675,6 +676,12 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
 
 
 _took: list[float] = []  # how long the last renders took (seconds)
+_this_thread = threading.local()  # .seconds: the CPU time of the last render this thread asked for
+
+
+def last_render_seconds() -> float:
+    """The CPU time the last render this thread asked a worker for took (0 before any)."""
+    return getattr(_this_thread, "seconds", 0.0)
 
 
 def render_seconds() -> float:
@@ -708,6 +715,17 @@ def prestart(memory_mb: int | None = None) -> None:
             worker = _Worker(memory_mb)
             _workers.append(worker)
             idle.append(worker)
+
+
+def prestart_another(memory_mb: int | None = None) -> None:
+    """Start one more render process now, unless render_parallelism() run already: a render started in the
+    background takes it (the newest idle one goes first) while it starts, and the caller keeps the warm one."""
+    memory_mb = render_memory_mb() if memory_mb is None else memory_mb
+    with _lock:
+        if len(_workers) < render_parallelism():
+            worker = _Worker(memory_mb)
+            _workers.append(worker)
+            _idle.setdefault(memory_mb, []).append(worker)
 
 
 def prestart_for(argv: list[str]) -> None:

@@ -14,8 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from dramigrate import __version__
 from dramigrate.report.diff import unified
 from dramigrate.report.escape import encodable
@@ -187,6 +185,8 @@ def _csp_hash(text: str) -> str:
 
 def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: list[str]) -> str:
     """The page for a JSON report document and the files it changes (for diff: would change)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined  # only here: fix and diff import FileChange
+
     env = Environment(
         loader=PackageLoader("dramigrate.report", "templates"),
         autoescape=True,
