@@ -298,3 +298,30 @@ def test_a_count_read_fix_does_not_rewrite_is_named_with_the_form_it_takes(tmp_p
     assert not outcome.proven
     assert "templates/server.yaml:13 reads resources.limits" in outcome.manual, outcome.manual
     assert "deviceCounts" in outcome.manual, outcome.manual
+
+
+def test_a_shipped_values_file_that_renders_another_workload_gets_its_pass_through(tmp_path: Path) -> None:
+    """The defaults render a Deployment; a values file the chart ships switches to a StatefulSet template that passes
+    the same map through (coreweave's vllm-basic: `hack/values-llama-small-lws.yaml` renders its LeaderWorkerSet):
+    that template gets the pass-through too, so the shipped file's DRA variant renders the claims (was: manual, the
+    StatefulSet's pod without `resourceClaims`)."""
+    guarded = SERVER.replace("  namespace: {{ .Values.namespace }}\n", "")
+    deployment = '{{- if ne .Values.kind "sts" }}\n' + guarded + "{{- end }}\n"
+    statefulset = '{{- if eq .Values.kind "sts" }}\n' + guarded.replace("Deployment", "StatefulSet") + "{{- end }}\n"
+    values = "kind: deploy\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
+    files = {
+        "values.yaml": values,
+        "templates/deployment.yaml": deployment,
+        "templates/statefulset.yaml": statefulset,
+        "ci/sts-values.yaml": "kind: sts\nresources:\n  limits:\n    nvidia.com/gpu: 2\n",
+    }
+    chart = chart_with(tmp_path, "server", files)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    variant = RenderOptions(values_files=(chart / "ci/sts-values-dra.yaml",))
+    out = [d for m in render_chart(chart, variant) for d in yaml.safe_load_all(m.text) if d]
+    (sts,) = [d for d in out if d["kind"] == "StatefulSet"]
+    assert sts["spec"]["template"]["spec"]["resourceClaims"][0]["name"] == "gpu", sts

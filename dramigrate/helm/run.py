@@ -1822,6 +1822,13 @@ def _fix_idiomatic(
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
+        for _, r, want, _ in shipped:  # a shipped file that renders another workload (coreweave's LeaderWorkerSet)
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            wanted[sub] |= {
+                rel
+                for rel, docs in after.items()
+                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
+            }
         hint = (prefix + first[0], first[1])
         _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
         return
