@@ -383,3 +383,50 @@ def test_a_product_label_the_template_selects_from_values_stays_on_the_pod(tmp_p
     assert list(counts.values()) == [2]
     terms = pods["server"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["NVIDIA-L4"]
+
+
+GUARDED_TOLERATIONS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      {{- if .Values.spot }}
+      tolerations:
+        - key: spot
+          operator: Exists
+        {{- with .Values.tolerations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- end }}
+      containers:
+        - name: server
+          image: triton
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+"""
+OTHERWISE = "      {{- else }}\n      tolerations:\n        - key: reserved\n          operator: Exists\n"
+
+
+@pytest.mark.parametrize("otherwise", ["", OTHERWISE], ids=["if", "if-else"])
+def test_a_literal_tolerations_list_inside_an_if_is_left_to_the_user(tmp_path: Path, otherwise: str) -> None:
+    """A literal list inside `{{- if .Values.spot }}` (or each branch of an if/else): the device toleration appended
+    at the list's end went inside that `if`, so with spot=false the pod had its claim and no toleration, where the
+    manifest migration of that render adds one, and the proof did not flip `spot` (it flips only keys the device
+    requests follow). Now the shape is refused, named."""
+    end = "      {{- end }}\n      containers:"
+    text = GUARDED_TOLERATIONS.replace(end, otherwise + end)
+    values = "gpus: 1\nspot: true\ntolerations: []\n"
+    chart = chart_with(tmp_path, "spot", {"templates/d.yaml": text, "values.yaml": values})
+    outcome = _fix_with(chart)
+    assert not outcome.changes
+    assert "templates/d.yaml:13: pattern F (another template shape): the pod's tolerations have a shape" in (
+        outcome.manual
+    )
