@@ -1592,6 +1592,13 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
     item = _indent(lines[at + 1])
     if item < base:
         return None
+    opened = 0  # blocks of the pod open at `tolerations:` (`{{- if .Values.spot }}`): entries added go with them
+    for line in reversed(lines[:at]):
+        if not _control(line) and not _emits(line) and _indent(line) < base:
+            break
+        opened += sum(1 if w in ("if", "with", "range") else -1 if w == "end" else 0 for _, _, w in _actions(line))
+    if opened > 0:
+        return None
     depth, end = 0, at + 1
     for i in range(at + 1, len(lines)):
         line = lines[i]
