@@ -1638,6 +1638,17 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _resource_names(node: Any) -> set[str]:
+    """The resource names the containers of rendered objects ask for under `resources` (limits and requests)."""
+    if isinstance(node, list):
+        return {n for v in node for n in _resource_names(v)}
+    if not isinstance(node, dict):
+        return set()
+    own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+    found = {str(k) for part in ("limits", "requests") if isinstance(own.get(part), dict) for k in own[part]}
+    return found.union(*(_resource_names(v) for v in node.values()))
+
+
 def _alternative(
     name: str, rules: RuleSet, settings: Settings, target: Target, docs: list[dict[str, Any]], resource: str, other: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
@@ -1836,6 +1847,11 @@ def _fix_idiomatic(
         return out
 
     migrated = in_leaf(_by_template(ref_want, name))
+    named: dict[str, set[str]] = {}  # pattern E: the resource names each template renders with the chart's own and
+    for v, r, _, _ in expected:  # the user's value sets (defaults, shipped and -f files), each looked up in the claim
+        if v.label in given or v.label.startswith("-f "):
+            for rel, docs in in_leaf(_by_template(r.stream, name)).items():
+                named.setdefault(rel, set()).update(_resource_names(docs))
     claim_templates = {
         str(doc["metadata"]["name"]): doc
         for key, docs in objects(ref_want).items()
@@ -1879,6 +1895,7 @@ def _fix_idiomatic(
             hints,
             tuple(guards),
             functools.partial(_alternative, outcome.display, rules, settings, target),
+            {rel: sorted(names) for rel, names in named.items()},
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
