@@ -1275,6 +1275,8 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
         elif m := _ASSIGNMENT.match(body):
             blocks = [(w, b, e) for w, b, e in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
+            if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
+                bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
             found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
     queue = list(wanted)
     carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
