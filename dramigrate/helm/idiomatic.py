@@ -977,19 +977,23 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     }
 
 
-def _equal_check(twins: dict[int, Device], devices: list[Device], cond: str) -> str:
-    """Template text that fails the render when the DRA branch is on and a request the claim leaves out differs from
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
+    """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
+    conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
-    template text: Helm prints it as it is, and the `if` on the line above names both values."""
+    template text: Helm prints it as it is, and the `if` on the line above names both values; it has no apostrophe,
+    which the report's hiding of chart data would read as a quoted value."""
     out = []
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
+        own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
-            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs an extended "
-            "resource's request equal to its limit, and the DRA claim asks for the limit's count)"
+            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
+            "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        out.append(f"{{{{- if {_and(cond, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n")
+        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n"
+        out.append(fail)
     return "".join(out)
 
 
@@ -1212,7 +1216,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
-    check = _equal_check(twins, w.devices, _and(".Values.dra.enabled", *guards, *conditions))
+    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     section = (
         defs(f"{{{{ {guard} }}}}{namespace or ''}{check}", False)
         + check
