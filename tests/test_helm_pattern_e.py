@@ -105,6 +105,19 @@ def test_a_name_the_lookup_does_not_know_fails_with_the_way_back(intel: tuple[Pa
     assert pods["release-name-pipeline"]["containers"][0]["resources"]["limits"] == {"example.org/npu": 1}
 
 
+def test_a_name_the_lookup_does_not_know_may_use_an_existing_claim_template(intel: tuple[Path, Any]) -> None:
+    """The user's own claim template (dra.existingClaimTemplate) may request any device: was, the render failed
+    'gpu.type names a device resource the chart's DRA claim does not know' although the chart's claim is not used."""
+    chart, _ = intel
+    file = chart.parent / "mine.yaml"
+    file.write_text("dra: {enabled: true, existingClaimTemplate: mine}\ngpu: {type: example.org/npu}\n")
+    docs, _, pods = dra_render(chart, file)
+    assert not [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    pod = pods["release-name-pipeline"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == "mine"
+    assert [t["key"] for t in pod["tolerations"]] == ["example.org/npu"]
+
+
 def test_a_defaulted_name_in_limits_and_requests_beside_cpu(tmp_path: Path) -> None:
     values = "cpu: 2\ngpus: 1\n"
     chart = chart_with(tmp_path, "infer", {"templates/infer.yaml": DEFAULTED, "values.yaml": values})

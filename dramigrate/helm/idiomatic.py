@@ -715,14 +715,15 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 
 def _looked_up(text: str, name: str) -> str:
     """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
-    entry = f"(index $draKnown {_arg(name)})"
+    entry = f"(index $draKnown {_arg(name)} | default dict)"  # an unknown name, with dra.existingClaimTemplate
     text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
     return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
 
 
 def _lookup_lines(lookup: Lookup) -> str:
     """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
-    message for a name it does not know."""
+    message for a name it does not know, unless the pods use an existing claim template (dra.existingClaimTemplate),
+    which may request any device."""
     entries = "".join(
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
@@ -735,7 +736,7 @@ def _lookup_lines(lookup: Lookup) -> str:
     name = _arg(lookup.expr)
     return (
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
-        f"{{{{- if not (hasKey $draKnown {name}) }}}}"
+        f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
     )
 
