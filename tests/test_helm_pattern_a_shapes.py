@@ -198,7 +198,12 @@ def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
     write_changes(_fix_with(chart, "train.gpus=4"))
     options = ChartOptions(kube_version="1.34").render()
     render = _render(original, options)
-    defaults = Variation("default values", options, invalid="nvidia.com/gpu: trainer.devices is not an integer")
+    defaults = Variation(
+        "default values",
+        options,
+        invalid="nvidia.com/gpu: trainer.devices is not an integer",
+        invalid_objects=frozenset({("Deployment", "", "train")}),
+    )
     outcome = ChartOutcome(original, "launched")
     prove_switch(outcome, original, [(defaults, render, render.stream, [])], _with(chart), "patch", "fix")
     assert outcome.checked == [
@@ -206,6 +211,64 @@ def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
         "nvidia.com/gpu: trainer.devices is not an integer)"
     ]
     assert outcome.manual.startswith("no value set with device requests renders a chart Kubernetes would install")
+
+
+TOLERATED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+spec:
+  selector:
+    matchLabels: {app: train}
+  template:
+    metadata:
+      labels: {app: train}
+    spec:
+      {{- include "launched.tolerations" . | nindent 6 }}
+      containers:
+      - name: train
+        image: train
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.train.gpus }}
+"""
+
+TOLERATIONS_HELPER = """\
+{{- define "launched.tolerations" -}}
+{{- with .Values.train.tolerations }}
+tolerations:
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+"""
+
+
+def test_an_invalid_count_in_one_workload_still_proves_the_others(tmp_path: Path) -> None:
+    """The user's values leave one workload a placeholder count and give another a spot toleration, which the
+    rewrite loses (a helper writes `tolerations:`, the added device toleration repeats the key and Helm keeps the
+    last). Was: proven and written, the whole value set checked with the switch off only because of the other
+    workload's placeholder; now only the objects holding the invalid count are left out of the comparison, and the
+    lost toleration makes the chart manual work."""
+    chart = chart_with(
+        tmp_path,
+        "launched",
+        {
+            "templates/train.yaml": TOLERATED,
+            "templates/_helpers.tpl": TOLERATIONS_HELPER,
+            "templates/evaluate.yaml": LAUNCHED.format(name="evaluate"),
+            "values.yaml": "train:\n  gpus: 1\n  tolerations: []\nevaluate:\n  gpus: 1\n",
+        },
+    )
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "train:\n  gpus: 2\n  tolerations:\n  - key: spot\n    operator: Exists\nevaluate:\n  gpus: evaluator.devices\n"
+    )
+    options = ChartOptions(kube_version="1.34", values_files=(mine,))
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert not outcome.proven, outcome.report()
+    assert "with your values and the DRA switch on" in outcome.manual
+    assert "Deployment train: spec.template.spec.tolerations" in outcome.manual
 
 
 def _with(chart: Path) -> Callable[[Any, bool], Any]:

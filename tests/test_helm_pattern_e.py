@@ -306,3 +306,30 @@ def test_a_defaulted_name_held_in_a_variable(tmp_path: Path) -> None:
     file.write_text("dra: {enabled: true}\ngpuResourceKey: amd.com/gpu\n")
     with pytest.raises(HelmError, match="gpuResourceKey names a device resource"):
         render_chart(chart, RenderOptions(values_files=(file,)))
+
+
+def test_a_name_the_users_values_file_changes_is_looked_up_beside_the_default(tmp_path: Path) -> None:
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    template = KEYED.replace(' | default "nvidia.com/gpu"', "")
+    values = "gpuResourceKey: nvidia.com/gpu\ngpuCount: 1\n"
+    chart = chart_with(tmp_path, "serve", {"templates/serve.yaml": template, "values.yaml": values})
+    amd = tmp_path / "amd.yaml"
+    amd.write_text("gpuResourceKey: amd.com/gpu\n")
+    options = ChartOptions(values_files=(amd,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert outcome.proven, outcome.report()  # was: manual, 'gpuResourceKey names a device resource ... amd.com/gpu'
+    write_changes(outcome)
+    request, pod = _on(chart, "gpuResourceKey: amd.com/gpu\n")
+    assert request["deviceClassName"] == "gpu.amd.com"
+    assert "limits" not in pod["containers"][0]["resources"]
+    request, pod = _on(chart, "")
+    assert request["deviceClassName"] == "gpu.nvidia.com"
+    assert "limits" not in pod["containers"][0]["resources"]
+    file = tmp_path / "npu.yaml"
+    file.write_text("dra: {enabled: true}\ngpuResourceKey: example.org/npu\n")
+    with pytest.raises(HelmError, match="gpuResourceKey names a device resource"):
+        render_chart(chart, RenderOptions(values_files=(file,)))

@@ -428,7 +428,8 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
-        + " asks for",
+        + " asks for"
+        + (" (empty: the class of the device resource named)" if device_class == '""' else ""),
         "existingClaimTemplate": "Name of an existing ResourceClaimTemplate to use instead of the chart's own",
     }
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
@@ -541,10 +542,12 @@ def build(
     hints: dict[str, Pattern] | None = None,
     guards: tuple[str, ...] = (),
     alternative: Alternative | None = None,
+    names: dict[str, list[str]] | None = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
-    migrates a template's objects with another device resource, for a vendor choice's other branches."""
+    migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
+    resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them)."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -576,7 +579,10 @@ def build(
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
-            named = _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules) if own[0].name else None
+            given = tuple((names or {}).get(rel, ()))
+            named = (
+                _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules, given) if own[0].name else None
+            )
             choice = _choice(own, delta, rules, rel)
             if choice:
                 own, choices = choice, _alternatives(rel, choice, originals.get(rel, []), alternative, rules)
@@ -592,6 +598,8 @@ def build(
     if len(classes) != 1 or None in classes:
         raise RewriteError("the migration asks for several device classes")
     device_class = str(classes.pop())
+    if any(w.named and "deviceClassName" in w.named.spec.values() for w in workloads):
+        device_class = '""'  # pattern E with names of several classes: each name's own class unless set
     changes = []
     sections = []
     by_rel: dict[str, list[Workload]] = {}
@@ -615,7 +623,7 @@ def build(
     resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
-    changes += conventions(root, device_class, not opt_in)
+    changes += conventions(root, device_class.strip('"'), not opt_in)
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         lone = [w for w in lone if w.named is None]
@@ -664,44 +672,71 @@ def _lookup(
     originals: list[dict[str, Any]],
     alternative: Alternative | None,
     rules: RuleSet,
+    given: tuple[str, ...] = (),
 ) -> Lookup:
     """Pattern E: what the migration adds to pod `k` of the template for each device resource its values key may
-    name, as a Lookup; the resources must give claims of one shape (the same claim, requests and leaves)."""
+    name, as a Lookup: the resources of its rule pack and those the value sets `given` render (each with its own
+    entry); the resources must give claims of one shape (the same claim, requests and leaves)."""
     resource, expr = devices[0].resource, devices[0].name
     if any((d.resource, d.name) != (resource, expr) for d in devices):
         raise RewriteError(f"{rel}: the pod's device keys are not all the one resource name from values ({expr})")
     deltas = {resource: delta}
-    for other in name_candidates(resource, rules)[1:]:
+    own = [n for n in given if name_candidates(n, rules)]
+    for other in dict.fromkeys([*name_candidates(resource, rules)[1:], *own]):
+        if other == resource:
+            continue
         if alternative is None:
             raise RewriteError(f"{rel}: the device resource name comes from values ({expr})")
         got = pod_delta(*alternative(originals, resource, other))
         if len(got) <= k:
             raise RewriteError(f"{rel}: the migration adds claims to {len(got)} pod(s) when {expr} is {other}")
         deltas[other] = got[k]
-    leaves = {res: (_leaves(d.spec), _leaves(d.tolerations)) for res, d in deltas.items()}
+    tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
     for res, d in deltas.items():
-        if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or any(
-            a.keys() != b.keys() for a, b in zip(leaves[res], leaves[resource], strict=True)
+        if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or (
+            tolerations[res].keys() != tolerations[resource].keys()
         ):
             raise RewriteError(f"{rel}: the migration gives the pod a claim of another shape when {expr} is {res}")
     entries: dict[str, dict[str, Any]] = {res: {} for res in deltas}
     fields: tuple[dict[tuple[Any, ...], str], ...] = ({}, {})
-    for part in (0, 1):
-        for path, value in leaves[resource][part].items():
-            if all(leaves[res][part][path] == res for res in deltas):
-                fields[part][path] = NAME
-                continue
-            if all(leaves[res][part][path] == value for res in deltas):
-                continue
-            if part:  # the pod's tolerations read the name only: the lookup is in the claim template
-                raise RewriteError(f"{rel}: the migration's toleration differs by more than the name {expr}")
-            name = re.sub(r"\W", "", next((p for p in reversed(path) if isinstance(p, str)), "value"))
-            while name in entries[resource]:
-                name += "X"
-            fields[part][path] = name
-            for res in deltas:
-                entries[res][name] = leaves[res][part][path]
+    for path, value in tolerations[resource].items():
+        if all(tolerations[res][path] == res for res in deltas):
+            fields[1][path] = NAME
+        elif any(tolerations[res][path] != value for res in deltas):  # the tolerations read the name only
+            raise RewriteError(f"{rel}: the migration's toleration differs by more than the name {expr}")
+    for path, values in _spots({res: d.spec for res, d in deltas.items()}).items():
+        if all(v == res for res, v in values.items()):
+            fields[0][path] = NAME
+            continue
+        name = re.sub(r"\W", "", next((p for p in reversed(path) if isinstance(p, str)), "value"))
+        while name in {f.rstrip("?") for f in fields[0].values()}:
+            name += "X"
+        fields[0][path] = name + "?" * any(v is _MISSING for v in values.values())  # `?`: some resources have none
+        for res, v in values.items():
+            if v is not _MISSING:
+                entries[res][name] = v
     return Lookup(expr, devices[0].name_key, entries, *fields)
+
+
+_MISSING = object()
+
+
+def _spots(trees: dict[str, Any], path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Where the trees (one per device resource) differ, each place with its value per resource (_MISSING where a
+    tree has no such key): the deepest paths down dicts and down lists of one length."""
+    nodes = list(trees.values())
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    if all(isinstance(n, dict) for n in nodes):
+        for key in dict.fromkeys(k for n in nodes for k in n):
+            sub = {res: n.get(key, _MISSING) for res, n in trees.items()}
+            missing = any(v is _MISSING for v in sub.values())
+            out.update({(*path, key): sub} if missing else _spots(sub, (*path, key)))
+        return out
+    if all(isinstance(n, list) for n in nodes) and len({len(n) for n in nodes}) == 1:
+        for i in range(len(nodes[0])):
+            out.update(_spots({res: n[i] for res, n in trees.items()}, (*path, i)))
+        return out
+    return {} if all(n == nodes[0] for n in nodes) else {path: trees}
 
 
 def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
@@ -718,8 +753,26 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 def _looked_up(text: str, name: str) -> str:
     """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
     entry = f"(index $draKnown {_arg(name)} | default dict)"  # an unknown name, with dra.existingClaimTemplate
+    text = re.sub(  # the names' classes differ: dra.deviceClassName, when set, else the name's own
+        r"'?@@DRA:deviceClassName@@'?", f"{{{{ .Values.dra.deviceClassName | default {entry}.deviceClassName }}}}", text
+    )
+    text = re.sub(  # a key only some resources have: written when the name's entry has it
+        r"^( *)(\S+): '?@@DRA:(\w+)\?@@'?$",
+        lambda m: f"{m[1]}{{{{- with {entry}.{m[3]} }}}}\n{m[1]}{m[2]}: {{{{ toJson . }}}}\n{m[1]}{{{{- end }}}}",
+        text,
+        flags=re.M,
+    )
     text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
     return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
+
+
+def _literal(value: Any) -> str:
+    """A value as a Go template literal (lists and maps built with sprig's `list` and `dict`)."""
+    if isinstance(value, dict):
+        return f"(dict{''.join(f' {json.dumps(str(k))} {_literal(v)}' for k, v in value.items())})"
+    if isinstance(value, list):
+        return f"(list{''.join(f' {_literal(v)}' for v in value)})"
+    return "nil" if value is None else json.dumps(value)
 
 
 def _lookup_lines(lookup: Lookup) -> str:
@@ -727,7 +780,7 @@ def _lookup_lines(lookup: Lookup) -> str:
     message for a name it does not know, unless the pods use an existing claim template (dra.existingClaimTemplate),
     which may request any device."""
     entries = "".join(
-        f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {json.dumps(v)}' for f, v in own.items())})"
+        f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {_literal(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
     )
     message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
@@ -1198,6 +1251,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
+    primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
     if picks:
         inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
     elif groups is not None and not shared:

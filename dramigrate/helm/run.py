@@ -44,6 +44,7 @@ from dramigrate.helm.locate import (
 )
 from dramigrate.helm.patterns import classify, name_candidates, name_keys
 from dramigrate.helm.prove import (
+    ObjKey,
     RepeatedKey,
     canonical_claims,
     documents,
@@ -125,11 +126,15 @@ def split_release(paths: list[str]) -> tuple[str | None, list[str]]:
     return None, paths
 
 
+ObjectName = tuple[str, str, str]  # kind, namespace, name
+
+
 @dataclass
 class Variation:
     label: str
     options: Any  # helm.RenderOptions
     invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
+    invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
 
 
 @dataclass
@@ -1138,7 +1143,9 @@ def _fix(
             expected.append((v, r, "", []))
             return True
         full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
-        v.invalid = next((f.message for f in full.findings if f.rule == "invalid-count"), "")
+        invalid = [f for f in full.findings if f.rule == "invalid-count"]
+        v.invalid = invalid[0].message if invalid else ""
+        v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_label_keys(r.stream) & set(rules.labels):
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
@@ -1387,12 +1394,19 @@ def _not_identical(case: str, original: Any, again: Any, new: Any) -> str:
     return f"{case}, the render is not byte-identical: {difference}" if difference else ""
 
 
-def _not_proven_on(case: str, original: Any, again: Any, want: str, on: Any) -> str:
+def _not_proven_on(
+    case: str, original: Any, again: Any, want: str, on: Any, left_out: frozenset[ObjectName] = frozenset()
+) -> str:
     """Proof D for one value set: '' when the migrated chart's render equals the migration of the original render
-    (fields that differ between two renders of the original masked) and is strict-valid; else why not."""
+    (fields that differ between two renders of the original masked) and is strict-valid; else why not. `left_out`:
+    objects (kind, namespace, name) not compared."""
     ignore = _volatile(original, again)
-    expected = without_nulls(canonical_claims(_merge(objects(want), objects(original.rest))))
-    diff = first_difference(expected, without_nulls(canonical_claims(objects(on.stream + on.rest))), ignore)
+
+    def kept(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
+        return {k: docs for k, docs in objs.items() if k[1:] not in left_out}
+
+    expected = without_nulls(canonical_claims(kept(_merge(objects(want), objects(original.rest)))))
+    diff = first_difference(expected, without_nulls(canonical_claims(kept(objects(on.stream + on.rest)))), ignore)
     if diff:
         why = ""
         if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
@@ -1404,6 +1418,13 @@ def _not_proven_on(case: str, original: Any, again: Any, want: str, on: Any) -> 
         return f"{why}{case}, the rewritten chart renders differently from the migrated original rendering: {diff}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _not_proven_apart_from_invalid(case: str, original: Any, again: Any, want: str, on: Any, v: Variation) -> str:
+    """Proof D for a value set whose original render is not installable for a device count: that render proves
+    nothing about the objects holding the invalid count, but the other objects of the set must still prove ('' when
+    they do, or when the switch-on render fails as a whole and so cannot be compared object by object)."""
+    return "" if on.error else _not_proven_on(case, original, again, want, on, v.invalid_objects)
 
 
 def _finish(renders: Iterator[Any]) -> None:
@@ -1610,6 +1631,17 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _resource_names(node: Any) -> set[str]:
+    """The resource names the containers of rendered objects ask for under `resources` (limits and requests)."""
+    if isinstance(node, list):
+        return {n for v in node for n in _resource_names(v)}
+    if not isinstance(node, dict):
+        return set()
+    own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+    found = {str(k) for part in ("limits", "requests") if isinstance(own.get(part), dict) for k in own[part]}
+    return found.union(*(_resource_names(v) for v in node.values()))
+
+
 def _alternative(
     name: str, rules: RuleSet, settings: Settings, target: Target, docs: list[dict[str, Any]], resource: str, other: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
@@ -1808,6 +1840,11 @@ def _fix_idiomatic(
         return out
 
     migrated = in_leaf(_by_template(ref_want, name))
+    named: dict[str, set[str]] = {}  # pattern E: the resource names each template renders with the chart's own and
+    for v, r, _, _ in expected:  # the user's value sets (defaults, shipped and -f files), each looked up in the claim
+        if v.label in given or v.label.startswith("-f "):
+            for rel, docs in in_leaf(_by_template(r.stream, name)).items():
+                named.setdefault(rel, set()).update(_resource_names(docs))
     claim_templates = {
         str(doc["metadata"]["name"]): doc
         for key, docs in objects(ref_want).items()
@@ -1851,6 +1888,7 @@ def _fix_idiomatic(
             hints,
             tuple(guards),
             functools.partial(_alternative, outcome.display, rules, settings, target),
+            {rel: sorted(names) for rel, names in named.items()},
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1917,10 +1955,12 @@ def prove_switch(
             why_on = f"{case} on, the rewritten chart does not render: {on.error}" if on.error else ""
             why_on = why_on or ("" if added else _not_proven_on(f"{case} on", original, again, want, on))
             if why_on and not why and v.invalid:
-                outcome.checked.append(
-                    f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
-                )
-                continue
+                why_on = _not_proven_apart_from_invalid(f"{case} on", original, again, want, on, v)
+                if not why_on:
+                    outcome.checked.append(
+                        f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
+                    )
+                    continue
             if why or why_on:
                 _finish(renders)
                 _manual(outcome, why_on if on.error and not off.error else why or why_on, patch)
