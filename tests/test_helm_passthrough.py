@@ -221,6 +221,19 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
+def test_a_shipped_values_file_named_from_outside_the_chart_gets_its_variant_beside_it(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """`fix app -f app/gpu.yaml` run from the chart's parent folder writes app/gpu-dra.yaml beside the file. Was:
+    app/app/gpu-dra.yaml, the -f path (relative to the working directory) read again from the chart root."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/workloads.yaml": WORKLOADS, "gpu.yaml": GPU})
+    code, _, err = run_cli(["fix", "app", "-f", "app/gpu.yaml"], cwd=tmp_path)
+    assert code == 0, err
+    assert not (chart / "app").exists()
+    pod = docs(chart, (chart / "gpu-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"]
+
+
 def test_device_request_only_from_set_gets_values_dra_yaml(run_cli: RunCli, tmp_path: Path) -> None:
     """fix on the command line says how to use the values file it wrote for a device --set (was: manual work,
     "not set in a -f values file")."""

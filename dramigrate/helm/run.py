@@ -1453,6 +1453,13 @@ def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
         f.fixed = False
 
 
+def _in_chart(root: Path, path: Path) -> str:
+    """A Change's name for a file given by a path from the working directory (an -f file's DRA variant): relative to
+    the chart when the file is in it, else absolute (a Change's relative name is read from the chart root)."""
+    path, top = path.absolute(), root.absolute()
+    return path.relative_to(top).as_posix() if path.is_relative_to(top) else str(path)
+
+
 def write_changes(outcome: ChartOutcome) -> int:
     """Write a proven rewrite into the chart folder; the number of files written."""
     from dramigrate.writer import write_atomic
@@ -2209,7 +2216,7 @@ def _fix_passthrough(
         if target.exists():
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
-    outcome.changes = [*changes, *(Change(str(pt.variant_path(f)), None, t) for f, t in variants.items())]
+    outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
     if stands_for:
