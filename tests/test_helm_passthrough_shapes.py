@@ -14,6 +14,7 @@ from conftest import chart_with, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.prove import first_difference
+from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -325,3 +326,50 @@ def test_a_shipped_values_file_that_renders_another_workload_gets_its_pass_throu
     out = [d for m in render_chart(chart, variant) for d in yaml.safe_load_all(m.text) if d]
     (sts,) = [d for d in out if d["kind"] == "StatefulSet"]
     assert sts["spec"]["template"]["spec"]["resourceClaims"][0]["name"] == "gpu", sts
+
+
+# a chart without values.yaml: every value comes from the user's -f files (an install script's values)
+BARE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        - name: app
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          {{- with .Values.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+"""
+
+
+def test_chart_without_values_yaml_gets_the_dra_variant_of_the_file_holding_the_device_key(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "app", {"templates/app.yaml": BARE})
+    user = tmp_path / "user.yaml"
+    user.write_text('replicas: 1\nimage:\n  repository: app\n  tag: "1"\n')
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 2\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(user, gpu)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()  # was: manual, 'the device request is not set in a -f values file'
+    write_changes(outcome)
+    assert not (tmp_path / "user-dra.yaml").exists()
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(user, tmp_path / "gpu-dra.yaml")))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    claim = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in json.dumps(pod["containers"][0]["resources"])
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"]

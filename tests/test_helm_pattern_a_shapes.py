@@ -72,6 +72,49 @@ def test_limits_and_requests_from_two_keys_take_the_limit_as_the_count(tmp_path:
         render_chart(chart, RenderOptions(values_files=(differ,)))
 
 
+REQUEST_IN_AN_IF = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: vllm
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+            {{- if .Values.setRequests }}
+            requests:
+              nvidia.com/gpu: {{ .Values.gpuRequest }}
+            {{- end }}
+"""
+
+
+def test_a_request_inside_its_own_if_is_checked_against_its_limit_only_when_it_renders(tmp_path: Path) -> None:
+    """The request under `{{- if .Values.setRequests }}`, off by default with a count of 0: the check that the
+    request equals its limit ignored that `if`, failed the default render with the switch on, and the fix ended as
+    manual work with its message cut (the apostrophes of "resource's ... limit's" read as a quoted value to hide).
+    Now the check holds only when the request renders, and its message reads whole."""
+    values = "gpus: 1\nsetRequests: false\ngpuRequest: 0\n"
+    chart = chart_with(tmp_path, "twin", {"templates/d.yaml": REQUEST_IN_AN_IF, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpus: 2\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2]
+    assert "requests" not in pods["server"]["containers"][0]["resources"]
+    on.write_text("gpus: 2\nsetRequests: true\ngpuRequest: 1\n")
+    with pytest.raises(HelmError, match="needs the request of an extended resource equal to its limit, and the DRA"):
+        render_chart(chart, RenderOptions(values_files=(on,)))
+
+
 LAUNCHED = """\
 apiVersion: apps/v1
 kind: Deployment

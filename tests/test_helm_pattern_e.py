@@ -105,6 +105,35 @@ def test_a_name_the_lookup_does_not_know_fails_with_the_way_back(intel: tuple[Pa
     assert pods["release-name-pipeline"]["containers"][0]["resources"]["limits"] == {"example.org/npu": 1}
 
 
+def test_a_name_the_lookup_does_not_know_may_use_an_existing_claim_template(intel: tuple[Path, Any]) -> None:
+    """The user's own claim template (dra.existingClaimTemplate) may request any device: was, the render failed
+    'gpu.type names a device resource the chart's DRA claim does not know' although the chart's claim is not used."""
+    chart, _ = intel
+    file = chart.parent / "mine.yaml"
+    file.write_text("dra: {enabled: true, existingClaimTemplate: mine}\ngpu: {type: example.org/npu}\n")
+    docs, _, pods = dra_render(chart, file)
+    assert not [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    pod = pods["release-name-pipeline"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == "mine"
+    assert [t["key"] for t in pod["tolerations"]] == ["example.org/npu"]
+
+
+def test_a_node_label_key_from_values_is_no_device_key(tmp_path: Path) -> None:
+    """A nodeSelector label whose key is a values key (`{{ .Values.node.labelKey }}: ...`) beside the device key of
+    the same shape: was manual, 'the pod's device keys are not all the one resource name from values'; only a key
+    directly under `limits:` or `requests:` is a device key."""
+    label = "{{ .Values.node.labelKey }}: {{ .Values.node.labelValue | quote }}"
+    selector = f"    spec:\n      nodeSelector:\n        {label}\n"
+    text = INTEL.replace("    spec:\n", selector, 1)
+    values = INTEL_VALUES + 'node:\n  labelKey: "example.com/pool"\n  labelValue: "gpu"\n'
+    chart = chart_with(tmp_path, "pipeline", {"templates/pipeline.yaml": text, "values.yaml": values})
+    fix_chart(chart)
+    request, pod = _on(chart, "gpu: {type: gpu.intel.com/xe, count: 2}\n")
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert pod["nodeSelector"] == {"example.com/pool": "gpu"}
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+
+
 def test_a_defaulted_name_in_limits_and_requests_beside_cpu(tmp_path: Path) -> None:
     values = "cpu: 2\ngpus: 1\n"
     chart = chart_with(tmp_path, "infer", {"templates/infer.yaml": DEFAULTED, "values.yaml": values})

@@ -87,3 +87,42 @@ def test_a_count_variable_set_inside_a_block_is_named(tmp_path: Path) -> None:
         "templates/d.yaml:5: the device request reads `$gpusPerNode`, assigned inside `{{ range .Values.job.pools }}`"
         in (outcome.manual)
     )
+
+
+DECLARED_IN_WITH = """\
+{{- with .Values.server }}
+{{- $gpus := mul .tp .pp }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: vllm
+          resources:
+            limits:
+              nvidia.com/gpu: {{ $gpus }}
+{{- end }}
+"""
+
+
+def test_a_count_variable_declared_inside_a_with_block_is_named(tmp_path: Path) -> None:
+    """`{{ $gpus := ... }}` declared inside `{{ with .Values.server }}` exists only in that block: carried into the
+    claim template inside the same block, the claim's count read it outside. Was: manual, 'the rewritten chart does
+    not render: undefined variable $gpus'; now named as a variable the claim template cannot set the same way."""
+    values = "server:\n  tp: 2\n  pp: 1\n"
+    chart = chart_with(tmp_path, "server", {"templates/d.yaml": DECLARED_IN_WITH, "values.yaml": values})
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.changes
+    assert (
+        "templates/d.yaml:2: the device request reads `$gpus`, assigned inside `{{ with .Values.server }}`, so the "
+        "claim template cannot set it the same way" in outcome.manual
+    )

@@ -280,6 +280,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), named_key(line, text) if named else None
+        if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
+            key = None  # a name from values elsewhere (a nodeSelector label) is no device key
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
@@ -750,7 +752,7 @@ def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
 
 def _looked_up(text: str, name: str) -> str:
     """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
-    entry = f"(index $draKnown {_arg(name)})"
+    entry = f"(index $draKnown {_arg(name)} | default dict)"  # an unknown name, with dra.existingClaimTemplate
     text = re.sub(  # the names' classes differ: dra.deviceClassName, when set, else the name's own
         r"'?@@DRA:deviceClassName@@'?", f"{{{{ .Values.dra.deviceClassName | default {entry}.deviceClassName }}}}", text
     )
@@ -775,7 +777,8 @@ def _literal(value: Any) -> str:
 
 def _lookup_lines(lookup: Lookup) -> str:
     """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
-    message for a name it does not know."""
+    message for a name it does not know, unless the pods use an existing claim template (dra.existingClaimTemplate),
+    which may request any device."""
     entries = "".join(
         f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {_literal(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
@@ -788,7 +791,7 @@ def _lookup_lines(lookup: Lookup) -> str:
     name = _arg(lookup.expr)
     return (
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
-        f"{{{{- if not (hasKey $draKnown {name}) }}}}"
+        f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
     )
 
@@ -1030,19 +1033,23 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     }
 
 
-def _equal_check(twins: dict[int, Device], devices: list[Device], cond: str) -> str:
-    """Template text that fails the render when the DRA branch is on and a request the claim leaves out differs from
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
+    """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
+    conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
-    template text: Helm prints it as it is, and the `if` on the line above names both values."""
+    template text: Helm prints it as it is, and the `if` on the line above names both values; it has no apostrophe,
+    which the report's hiding of chart data would read as a quoted value."""
     out = []
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
+        own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
-            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs an extended "
-            "resource's request equal to its limit, and the DRA claim asks for the limit's count)"
+            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
+            "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        out.append(f"{{{{- if {_and(cond, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n")
+        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n"
+        out.append(fail)
     return "".join(out)
 
 
@@ -1266,7 +1273,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
-    check = _equal_check(twins, w.devices, _and(".Values.dra.enabled", *guards, *conditions))
+    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     section = (
         defs(f"{{{{ {guard} }}}}{namespace or ''}{check}", False)
         + check
@@ -1329,6 +1336,8 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
         elif m := _ASSIGNMENT.match(body):
             blocks = [(w, b, e) for w, b, e in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
+            if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
+                bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
             found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
     queue = list(wanted)
     carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads

@@ -1640,6 +1640,20 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
+    """The map edits (pattern B) whose device keys a values file sets (`sources`: the chart defaults and the file)."""
+    from dramigrate.helm.values import get_path
+
+    return [
+        e
+        for e in edits
+        if any(
+            isinstance(own := get_path(sources.merged, (*e.path, section)), dict) and set(keys) & set(own)
+            for section, keys in e.removed.items()
+        )
+    ]
+
+
 def _resource_names(node: Any) -> set[str]:
     """The resource names the containers of rendered objects ask for under `resources` (limits and requests)."""
     if isinstance(node, list):
@@ -2123,12 +2137,20 @@ def _fix_passthrough(
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
             default_templates = named(default_edits, default_rcts)
+        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
+            alone = not (r.error and f in copts.values_files and yours)
+            if not alone:  # the file does not render alone (a chart without values.yaml reads the user's other
+                options, (r, want) = copts.render(), yours  # files and --set): its device keys in the user's values
             if not want or want == r.stream:
                 continue  # this file alone asks for no device
             fsources, edits, rcts = edits_of(options, r, want)
+            if not alone:
+                edits = _edits_in_file(edits, value_sources(root, outcome.display, copts, copts.render((f,), False)))
+                if not edits:
+                    continue  # the device keys are in the user's other files or --set
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
             stale = pt.superseded(edits, templates, default_edits, default_templates)
@@ -2149,7 +2171,6 @@ def _fix_passthrough(
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             overlay = pt.overlay_text(pt.overlay_values(default_edits, default_templates, dsources.merged))
-        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
             ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
