@@ -976,9 +976,8 @@ def fix(
     line writes the device key, so the caller reports the template's own pattern."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
-    from dramigrate.helm.run import _by_template, _manual, _render, _rewritten_copy, prove_switch
+    from dramigrate.helm.run import ENGINE_HINT, _by_template, _manual, _render, _rewritten_copy, prove_switch
 
-    engine_hint = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"
     ref_variation, ref_render, ref_want = reference
     marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
     if not hits:
@@ -1035,7 +1034,7 @@ def fix(
         switched_off = build(root, keys, sites, deltas, where, True, guards[0]) if not opt_in else changes
         switched_on = build(root, keys, sites, deltas, where, False, guards[0]) if opt_in else changes
     except RewriteError as exc:
-        _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{engine_hint}", "")
+        _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")

@@ -1821,7 +1821,6 @@ def _fix_idiomatic(
     from dramigrate.helm import idiomatic
     from dramigrate.helm.rewrite import chart_name
 
-    engine_hint = ENGINE_HINT
     subs = sorted(s for s in wanted if s)
     if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
         names = _subcharts(root)
@@ -1834,7 +1833,7 @@ def _fix_idiomatic(
             return
     if len(subs) > 1 or (subs and wanted.get("")):
         where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
-        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{engine_hint}", "")
+        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{ENGINE_HINT}", "")
         return
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
@@ -1842,7 +1841,7 @@ def _fix_idiomatic(
     try:
         scope = _subchart_scope(root, leaf)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{engine_hint}", "")
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
     reference = _reference(expected, given)
     if reference is None:
@@ -1915,7 +1914,7 @@ def _fix_idiomatic(
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{engine_hint}", "")
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
@@ -2074,8 +2073,6 @@ def _fix_passthrough(
     from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
 
-    engine_hint = ENGINE_HINT
-
     def named(edits: list[Any], rcts: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
         """The claim templates by the values scope of the chart whose pods take them (each leaf its own)."""
         out = {}
@@ -2208,7 +2205,7 @@ def _fix_passthrough(
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{engine_hint}", "")
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
