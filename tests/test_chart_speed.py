@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import chart_with
 from test_helm_idiomatic import RULES, T136, write_chart
 
 from dramigrate.config import Settings
@@ -146,6 +147,35 @@ def test_a_chart_that_generates_keys_renders_on_two_workers_from_the_start(
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
     assert recorder.most == 2
+
+
+def test_a_chart_that_generates_keys_starts_no_helm_worker_with_a_helm_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --helm-binary every render runs that binary: a template that generates a key starts no second bundled
+    Helm worker (was: one started for the probe and never used)."""
+    chart = chart_with(
+        tmp_path,
+        "app",
+        {
+            "templates/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n",
+            "templates/ssh.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: ssh\nstringData:\n"
+            '  key: {{ genPrivateKey "rsa" | b64enc | quote }}\n',
+        },
+    )
+    rendered = tmp_path / "out.yaml"  # what `helm template` prints for the chart
+    rendered.write_text(
+        "---\n# Source: app/templates/pod.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+        "  containers:\n  - name: c\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+    helm = tmp_path / "helm"
+    helm.write_text(f'#!/bin/sh\n[ "$1" = template ] || exit 3\ncat "{rendered}"\n')
+    helm.chmod(0o755)
+    sandbox.shutdown()  # the workers earlier tests left
+    monkeypatch.setattr(sandbox, "render_parallelism", lambda: 2)
+    outcome = run_chart(chart, ChartOptions(helm_binary=helm), RULES, Settings(), T136, "lint")
+    assert [f.rule for f in outcome.findings] == ["legacy-device-request"], outcome.report()
+    assert sandbox.workers_started() == 0
 
 
 def test_a_chart_a_library_writes_ends_after_the_users_value_sets(

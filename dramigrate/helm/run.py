@@ -974,7 +974,9 @@ def _run(
 
     from dramigrate.helm.sandbox import prestart_another
 
-    if _generates_keys(root):  # the probe renders on two workers from its start: a slow render holds up none else
+    # the probe renders on two workers from its start: a slow render holds up none else (a run with --helm-binary
+    # renders with that binary, on no worker)
+    if copts.helm_binary is None and _generates_keys(root):
         prestart_another()
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool
