@@ -499,6 +499,20 @@ def test_helm_binary_renders_instead_of_the_sdk(run_cli: RunCli, gpu_chart: Path
     assert code == 2 and "INSTALLATION FAILED: boom" in out and "Traceback" not in err
 
 
+def test_helm_binary_in_the_working_folder_is_that_file(
+    run_cli: RunCli, gpu_chart: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--helm-binary ./helm-4` runs the file in the working folder. Was: the `./` was dropped and `helm-4` looked up
+    on PATH ("cannot run helm-4")."""
+    (tmp_path / "out.yaml").write_text(_template_output(gpu_chart))
+    fake = tmp_path / "helm-4"
+    fake.write_text(f'#!/bin/sh\ncat "{tmp_path / "out.yaml"}"\n')
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["lint", str(gpu_chart), "--helm-binary", "./helm-4", "--format", "json"])
+    assert code == 1 and any(f["rule"] == "legacy-device-request" for f in json.loads(out)["findings"]), (out, err)
+
+
 def test_existing_values_block_is_edited_in_place(gpu_chart: Path) -> None:
     values = gpu_chart / "values.yaml"
     values.write_text(values.read_text() + "dramigrate:\n  # pinned by the platform team\n  resourceApiVersion: ''\n")

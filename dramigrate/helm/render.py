@@ -197,7 +197,10 @@ def _render_with_binary(chart: Path, options: RenderOptions) -> list[RenderedMan
 
 def _run_binary(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     # An absolute chart path cannot be taken for a flag, nor can a `--flag=value` value starting with "-".
-    command = [str(options.helm_binary), "template", options.release_name, str(chart.absolute())]
+    binary = options.helm_binary
+    if binary is not None and binary.parent == Path(".") and binary.is_file():
+        binary = binary.absolute()  # `./helm` (Path drops the `./`) is that file, not a `helm` looked up on PATH
+    command = [str(binary), "template", options.release_name, str(chart.absolute())]
     if options.namespace:
         command.append(f"--namespace={options.namespace}")
     command += [f"--values={path}" for path in options.values_files]
