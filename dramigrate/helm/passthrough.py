@@ -35,7 +35,7 @@ from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_chec
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
 from dramigrate.helm.rewrite import Change, RewriteError
-from dramigrate.helm.values import Path_, display, get_path, resources_maps, set_path
+from dramigrate.helm.values import Path_, display, find_maps, get_path, resources_maps, set_path
 from dramigrate.rules import RuleSet
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
@@ -93,25 +93,16 @@ def _shaped(block: dict[str, Any]) -> bool:
 
 def keyed_maps(merged: dict[str, Any]) -> list[Path_]:
     """The maps of resources keyed under `resources:` (`resources: {gpu: {limits: ..}, neuron: {limits: ..}}`)."""
-    out: list[Path_] = []
 
-    def visit(node: Any, path: Path_) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                p = (*path, str(k))
-                shaped = [
-                    c for c, m in (v if isinstance(v, dict) else {}).items() if isinstance(m, dict) and _shaped(m)
-                ]
-                if str(k).lower().endswith("resources") and shaped and len(shaped) == len(v):
-                    out.extend((*p, c) for c in shaped)
-                else:
-                    visit(v, p)
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                visit(v, (*path, i))
+    def match(key: str, value: Any, path: Path_) -> list[Path_]:
+        shaped = [
+            c for c, m in (value if isinstance(value, dict) else {}).items() if isinstance(m, dict) and _shaped(m)
+        ]
+        if key.lower().endswith("resources") and shaped and len(shaped) == len(value):
+            return [(*path, c) for c in shaped]
+        return []
 
-    visit(merged, ())
-    return out
+    return find_maps(merged, match)
 
 
 def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,25 +166,35 @@ def candidates(merged: dict[str, Any], counts: set[int], device_names: set[str],
     return [leaf for _, _, leaf in scored[:limit]]
 
 
-def resources_maps(merged: dict[str, Any]) -> list[Path_]:
-    """Paths of values that look like a container's resources (key `resources`, a map or empty)."""
+def find_maps(merged: dict[str, Any], match: Callable[[str, Any, Path_], list[Path_]]) -> list[Path_]:
+    """The paths match gives for the values under each key (key, value, its path), depth first; below a key where
+    match gives any, nothing more is looked at."""
     out: list[Path_] = []
 
     def visit(node: Any, path: Path_) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 p = (*path, str(k))
-                shaped = v is None or (isinstance(v, dict) and (not v or "limits" in v or "requests" in v))
-                if str(k) == "resources" and shaped:
-                    out.append(p)
-                    continue
-                visit(v, p)
+                if found := match(str(k), v, p):
+                    out.extend(found)
+                else:
+                    visit(v, p)
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 visit(v, (*path, i))
 
     visit(merged, ())
     return out
+
+
+def resources_maps(merged: dict[str, Any]) -> list[Path_]:
+    """Paths of values that look like a container's resources (key `resources`, a map or empty)."""
+
+    def match(key: str, value: Any, path: Path_) -> list[Path_]:
+        shaped = value is None or (isinstance(value, dict) and (not value or "limits" in value or "requests" in value))
+        return [path] if key == "resources" and shaped else []
+
+    return find_maps(merged, match)
 
 
 def inject(merged: dict[str, Any], paths: list[Path_], resource: str, count: int = 1) -> dict[str, Any]:
