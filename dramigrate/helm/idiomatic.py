@@ -563,7 +563,7 @@ def build(
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
         if not devices:
             first = (hints or {}).get(rel) or _first_device_line(text, rules)
-            if not rel.startswith("charts/") and (library := _library_writes(root, text)):
+            if not rel.startswith("charts/") and (library := library_writes(root, text)):
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
@@ -919,7 +919,7 @@ def _writes_yaml(text: str) -> bool:
     )
 
 
-def _library_writes(root: Path, text: str) -> str:
+def library_writes(root: Path, text: str) -> str:
     """Why a template that only includes a library chart's templates (bjw-s common under app-template and immich,
     k8s-at-home common) is left to the user: its objects, device request included, are written by the library,
     which the chart pulls as a dependency. "" when the template writes YAML of its own outside its defines (a chart

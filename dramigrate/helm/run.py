@@ -1149,7 +1149,7 @@ def _fix(
         v.invalid = invalid[0].message if invalid else ""
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
-        if rules.labels and _pod_label_keys(r.stream) & set(rules.labels):
+        if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
                 from_values = _labels_from_values(r.stream, rules, sources.merged)
@@ -1297,11 +1297,6 @@ def _text(result: Any, original: str) -> str:
     return result.rewritten if result.rewritten is not None else original
 
 
-def _pod_label_keys(stream: str) -> set[str]:
-    """Node label keys the rendered objects select on: nodeSelector keys and node-affinity expression keys."""
-    return set(_pod_labels(stream))
-
-
 def _pod_labels(stream: str) -> dict[str, set[str]]:
     """Node label keys the rendered objects select on (nodeSelector keys and node-affinity expression keys), each
     with the values they select (a nodeSelector value, the `values` of an expression)."""
@@ -1317,11 +1312,9 @@ def _pod_labels(stream: str) -> dict[str, set[str]]:
             if isinstance(exprs, list):
                 for e in exprs:
                     if isinstance(e, dict):
-                        found = e.get("values")
+                        found = e.get("values") if isinstance(e.get("values"), list) else []
                         own = labels.setdefault(str(e.get("key")), set())
-                        own.update(str(v) for v in found if isinstance(v, (str, int, float))) if isinstance(
-                            found, list
-                        ) else None
+                        own.update(str(v) for v in found if isinstance(v, (str, int, float)))
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -1795,7 +1788,7 @@ def _library_written(root: Path, rel: str, rules: RuleSet) -> bool:
         return (
             not rel.startswith("charts/")
             and not idiomatic.find_devices(text, rel, rules)
-            and bool(idiomatic._library_writes(root, text))
+            and bool(idiomatic.library_writes(root, text))
         )
     except (OSError, UnicodeDecodeError, RewriteError):
         return False
