@@ -57,7 +57,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -1468,6 +1468,7 @@ def write_changes(outcome: ChartOutcome) -> int:
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
+        c = with_line_ends(path, c)
         write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
         written += 1
     return written
@@ -2465,5 +2466,5 @@ def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: froz
         if top not in target.resolve().parents:
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(c.after.encode("utf-8"))
+        target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
     return copy_root
