@@ -1458,24 +1458,35 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
         return []
     # variable -> (offset, body, the openers of the blocks it is in, why it cannot be carried or "")
     found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
-    stack: list[tuple[str, str, bool]] = []  # (word, body or "" for the template's own define, in an else)
+    stack: list[tuple[str, str, bool, int]] = []  # (word, body or "" for the template's own define, in an else, offset)
+    scoped: list[tuple[str, int, set[int]]] = []  # a `:=` inside blocks: (variable, offset, the blocks' offsets)
     for start, end, word in _actions(text):
         if start >= before:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
-            stack.append((word, "" if whole else body, False))
+            stack.append((word, "" if whole else body, False, start))
         elif word == "else" and stack:
-            stack[-1] = (*stack[-1][:2], True)
+            stack[-1] = (*stack[-1][:2], True, stack[-1][3])
         elif word == "end" and stack:
             stack.pop()
         elif m := _ASSIGNMENT.match(body):
-            blocks = [(w, b, e) for w, b, e in stack if b]
+            blocks = [(w, b, e) for w, b, e, _ in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
             if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
                 bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
+                scoped.append((m.group(1), start, {at for _, b, _, at in stack if b}))
             found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
+    # a `:=` in blocks that hold the device key too (triton's Job: `$model_gpu := 1` inside `if not $skip_conversion`)
+    # is read only where they render: the claim template declares it first, then sets it inside the same blocks
+    opened = {at for *_, at in stack}
+    for name, offset, blocks in scoped:
+        if blocks <= opened:
+            own = found[name]
+            k = next(k for k, e in enumerate(own) if e[0] == offset)
+            own[k] = (offset, own[k][1].replace(":=", "=", 1), own[k][2], "")
+            own.insert(k, (min(blocks), f'${name} := ""', (), ""))
     queue = list(wanted)
     carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     line = text.count("\n", 0, before) + 1
