@@ -562,7 +562,7 @@ def build(
         text = written[rel].replace("\r\n", "\n")
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
         if not devices:
-            first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
@@ -947,7 +947,8 @@ def library_writes(root: Path, text: str) -> str:
     return ""
 
 
-def _first_device_line(text: str, rules: RuleSet) -> Pattern:
+def first_device_line(text: str, rules: RuleSet) -> Pattern:
+    """The pattern of a template's first line that names a device resource or passes a resources map through."""
     for i, line in enumerate(text.splitlines()):
         for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
             if rules.is_device_candidate(res) and rules.lookup(res) is not None:
