@@ -423,8 +423,7 @@ def _comment_style(values: str) -> str:
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
-        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+): request devices with "
-        f"ResourceClaims instead of the {resource} device-plugin resource",
+        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
@@ -612,8 +611,7 @@ def build(
         changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
         sections += own
     head = (
-        "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
-        "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
@@ -845,10 +843,9 @@ def capabilities_check(condition: str, way_back: str) -> str:
     on such a cluster would otherwise install pods that never schedule."""
     return (
         f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
-        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
-        f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
-        f'set {way_back} for the device-plugin request" }}}}\n'
-        "{{- end }}\n"
+        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}'
+        f'{{{{ fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
+        f'set {way_back} for the device-plugin request" }}}}{{{{ end }}}}\n'
     )
 
 
@@ -1038,7 +1035,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
     conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
-    template text: Helm prints it as it is, and the `if` on the line above names both values; it has no apostrophe,
+    template text: Helm prints it as it is, and the `if` before it names both values; it has no apostrophe,
     which the report's hiding of chart data would read as a quoted value."""
     out = []
     for index, limit in twins.items():
@@ -1049,7 +1046,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n"
+        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
         out.append(fail)
     return "".join(out)
 

@@ -498,14 +498,11 @@ def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> st
 
     if stands_for:
         sets = " ".join(stands_for)
-        head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): use `-f {OVERLAY}` in place of\n# `{sets}`: the same "
-            "devices through ResourceClaims instead of device-plugin resources.\n"
-        )
+        head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of this chart's\n"
-            "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults "
+            "through ResourceClaims (a null deletes a default key)\n"
         )
 
     class _Dumper(yaml.SafeDumper):
@@ -751,10 +748,11 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
     """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
     when the workloads render without a namespace."""
     named = "<release>-<name>" if scoped else "<name>"
-    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec), named {named} */}}}}\n"
+    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec, null drops it), "
+    head += f"named {named} */}}}}\n"
     body = (
-        (namespace[0] if namespace else "") + "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
-        "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
+        (namespace[0] if namespace else "")
+        + "{{- range $name, $spec := .Values.resourceClaimTemplates }}{{ if $spec }}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
@@ -763,8 +761,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
         + (f"  namespace: {namespace[1]}\n" if namespace else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
-        "{{- end }}\n"
-        "{{- end }}\n"
+        "{{- end }}{{ end }}\n"
     )
     return (
         head
