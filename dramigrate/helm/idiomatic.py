@@ -496,8 +496,7 @@ def _comment_style(values: str) -> str:
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
-        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+): request devices with "
-        f"ResourceClaims instead of the {resource} device-plugin resource",
+        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
@@ -639,7 +638,7 @@ def build(
         text = written[rel].replace("\r\n", "\n")
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
         if not devices:
-            first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
@@ -693,8 +692,7 @@ def build(
         changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
         sections += own
     head = (
-        "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
-        "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
@@ -926,10 +924,9 @@ def capabilities_check(condition: str, way_back: str) -> str:
     on such a cluster would otherwise install pods that never schedule."""
     return (
         f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
-        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
-        f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
-        f'set {way_back} for the device-plugin request" }}}}\n'
-        "{{- end }}\n"
+        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}'
+        f'{{{{ fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
+        f'set {way_back} for the device-plugin request" }}}}{{{{ end }}}}\n'
     )
 
 
@@ -1028,7 +1025,8 @@ def library_writes(root: Path, text: str) -> str:
     return ""
 
 
-def _first_device_line(text: str, rules: RuleSet) -> Pattern:
+def first_device_line(text: str, rules: RuleSet) -> Pattern:
+    """The pattern of a template's first line that names a device resource or passes a resources map through."""
     for i, line in enumerate(text.splitlines()):
         for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
             if rules.is_device_candidate(res) and rules.lookup(res) is not None:
@@ -1128,7 +1126,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
     conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
-    template text: Helm prints it as it is, and the `if` on the line above names both values; it has no apostrophe,
+    template text: Helm prints it as it is, and the `if` before it names both values; it has no apostrophe,
     which the report's hiding of chart data would read as a quoted value."""
     out = []
     for index, limit in twins.items():
@@ -1139,7 +1137,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n"
+        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
         out.append(fail)
     return "".join(out)
 
