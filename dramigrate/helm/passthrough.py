@@ -329,12 +329,14 @@ def superseded(
     a values file's DRA variant (`edits`, `templates`) leaves unused when both are given, each set to null: the
     variant sets the pods' `resourceClaims` of the same maps (Helm replaces the list), so a default template it
     does not name would render beside its own (optimum-habana: `ci/multi-card-lora-clm-values.yaml` asks for 8
-    Gaudi cards where the defaults ask for 1, and `-f values-dra.yaml -f ...-dra.yaml` rendered both)."""
+    Gaudi cards where the defaults ask for 1, and `-f values-dra.yaml -f ...-dra.yaml` rendered both); so are those
+    of the maps that ask for no device with the file (aioneks' `resources.gpu` when the file picks `neuron`)."""
     mine = {e.path for e in edits if e.siblings.get("resourceClaims")}
+    edited = {e.path for e in edits}
     stale = {
         str(c.get("resourceClaimTemplateName", "")).removeprefix(RELEASE_PREFIX)
         for e in defaults
-        if e.path in mine
+        if e.path in mine or e.path not in edited
         for c in e.siblings.get("resourceClaims", [])
     }
     out: dict[Path_, dict[str, Any]] = {}
@@ -617,6 +619,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
 
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
+    replaced: dict[int, str] = {}
     variables = _index_variables(text)
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
     singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
@@ -679,11 +682,36 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             ]
             if block[0] not in inserts.get(containers, []):
                 inserts.setdefault(containers, []).extend(block)
+        params = _empty_params(lines, pod) if "rayStartParams" in needs[target] else None
+        if params is not None and params not in replaced:
+            # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before
+            head = lines[params][: lines[params].index(":") + 1]
+            expr = sibling_expr("rayStartParams")
+            replaced[params] = (
+                f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
+                "{{- else }} {}{{- end }}"
+            )
     out = []
     for i, line in enumerate(lines):
         out.extend(inserts.get(i, []))
-        out.append(line)
+        out.append(replaced.get(i, line))
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _empty_params(lines: list[str], pod: int) -> int | None:
+    """The line of a KubeRay group's literal `rayStartParams: {}` beside the `template:` that holds the pod spec at
+    line `pod`, if the group writes it so."""
+    from dramigrate.helm.idiomatic import _block_end, _parent
+
+    template = _parent(lines, pod)
+    group = _parent(lines, template) if template >= 0 and lines[template].strip() == "template:" else -1
+    if group < 0:
+        return None
+    at = _indent(lines[template])
+    for j in range(group, _block_end(lines, group)):
+        if _indent(lines[j]) == at and re.fullmatch(r"\s*(?:-\s+)?rayStartParams:\s*\{\}\s*", lines[j]):
+            return j
+    return None
 
 
 _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`

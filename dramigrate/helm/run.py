@@ -57,7 +57,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -1468,6 +1468,7 @@ def write_changes(outcome: ChartOutcome) -> int:
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
+        c = with_line_ends(path, c)
         write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
         written += 1
     return written
@@ -1716,9 +1717,11 @@ def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[st
     return out
 
 
-def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[str, Any]:
+def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: RuleSet) -> dict[str, Any]:
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
-    chart `sub`, "" for the chart itself)."""
+    chart `sub`, "" for the chart itself); in a template no finding maps to, of its first device line."""
+    from dramigrate.helm.idiomatic import first_device_line
+
     prefix = f"{sub}/" if sub else ""
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
@@ -1728,6 +1731,11 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[
             rel = rel[len(prefix) :]
             if rel not in hints:  # the first request of each template (setdefault read and classified every one)
                 hints[rel] = classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource)
+    for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
+        try:
+            hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
+        except (OSError, UnicodeDecodeError):
+            continue
     return hints
 
 
@@ -1753,7 +1761,7 @@ def _library_only(
     rels = _through_includes(outcome, "", wanted[""])
     if reference is None or not all(_library_written(root, rel, rules) for rel in rels):
         return ""
-    hints = _hints(outcome, root, "", rels)
+    hints = _hints(outcome, root, "", rels, rules)
     if any(h.letter in ("B", "C") for h in hints.values()):
         return ""  # the pass-through rewrite
     if (
@@ -1818,7 +1826,7 @@ def _fix_idiomatic(
     if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
         names = _subcharts(root)
         scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
-        by_sub = {s: _hints(outcome, root, s, wanted[s]) for s in subs}
+        by_sub = {s: _hints(outcome, root, s, wanted[s], rules) for s in subs}
         if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
             rel, first = min(by_sub[subs[0]].items(), key=lambda kv: (kv[0], kv[1].line))
             leaves = {s: wanted[s] for s in subs}
@@ -1870,7 +1878,12 @@ def _fix_idiomatic(
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
         return
-    hints = _hints(outcome, root, sub, wanted[sub])
+    hints = _hints(outcome, root, sub, wanted[sub], rules)
+    alter = functools.partial(_alternative, outcome.display, rules, settings, target)
+
+    def migrate(stream: str) -> str:
+        return _text(_run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
@@ -1882,7 +1895,19 @@ def _fix_idiomatic(
                 if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
             }
         hint = (prefix + first[0], first[1])
-        _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
+        both = [*expected, *shipped]
+        switch = None
+        if not sub:  # templates with a literal device key beside those that pass a map through (A and B mixed)
+            hints = _hints(outcome, root, sub, wanted[sub], rules)  # the shipped files' templates too
+            try:
+                switch = _mixed_switch(
+                    root, rules, work, hints, both, settings.opt_in, relations or [], named, alter, migrate
+                )
+            except RewriteError as exc:
+                _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+                return
+        rels = wanted[sub] - (switch.rels if switch else set())
+        _fix_passthrough(outcome, root, copts, work, {sub: rels}, both, hint, {sub: [scope]}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
@@ -1908,7 +1933,7 @@ def _fix_idiomatic(
             settings.opt_in,
             hints,
             tuple(guards),
-            functools.partial(_alternative, outcome.display, rules, settings, target),
+            alter,
             {rel: sorted(names) for rel, names in named.items()},
         )
         changes = _in_umbrella(root, sub, changes)
@@ -1932,6 +1957,123 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+
+
+@dataclass(frozen=True)
+class _Switch:
+    """The templates of a chart with a literal device key (patterns A and E) when its other templates pass values
+    resources maps through (B and C): they take the `dra.enabled` switch (idiomatic.py) beside the pass-through
+    (passthrough.py), and the two are proven together."""
+
+    rels: frozenset[str]
+    build: Callable[[list[Change]], list[Change]]  # the pass-through's changes -> the changes of both rewrites
+    migrate: Callable[[str], str]  # the core's migration of a rendered stream
+    key: str = "dra.enabled"
+
+    def part(self, r: Render, switched: bool) -> str:
+        """The documents of a render written by the switch's templates (`switched`) or by the others."""
+        return _stream(
+            [m for m in r.manifests if _may_matter(m.text) and (_template_of(m.source) in self.rels) == switched]
+        )
+
+    def passed(self, r: Render, want: str) -> tuple[Render, str]:
+        """A value set as the pass-through reads it: the other templates' documents, and their migration."""
+        if r.error:
+            return r, want
+        stream = self.part(r, False)
+        return Render(r.manifests, stream, r.rest, r.error, r.took), self.migrate(stream)
+
+    def want(self, r: Render) -> str:
+        """The migration of a render where only the switch moves requests: its templates' documents migrated."""
+        return self.migrate(self.part(r, True)) + self.part(r, False)
+
+
+def _template_of(source: str) -> str:
+    """The template path a `# Source:` names, relative to the root chart (`templates/x.yaml`)."""
+    return source.split("/", 1)[-1]
+
+
+def _mixed_switch(
+    root: Path,
+    rules: RuleSet,
+    work: Workdir,
+    hints: dict[str, Any],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    opt_in: bool,
+    relations: list[Relation],
+    named: dict[str, set[str]],
+    alternative: Any,
+    migrate: Callable[[str], str],
+) -> _Switch | None:
+    """The `dra.enabled` switch of the pattern A and E templates of a chart whose other templates pass resources maps
+    through; None when it has none. Raises RewriteError for a template that does both."""
+    from dramigrate.helm import idiomatic
+    from dramigrate.helm.rewrite import chart_name
+
+    rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E"))
+    if not rels:
+        return None
+    for rel, h in sorted(hints.items()):
+        keys = idiomatic.find_devices((root / rel).read_text(encoding="utf-8"), rel, rules) if rel not in rels else []
+        if keys:
+            raise RewriteError(
+                f"{rel}:{h.line}: {h.describe()}, and line {keys[0].index + 1} writes the device key itself (pattern "
+                "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
+                "through with resourceClaims beside it)"
+            )
+    name = chart_name(root)
+    originals: dict[str, list[dict[str, Any]]] = {}
+    migrated: dict[str, list[dict[str, Any]]] = {}
+    claim_templates: dict[str, Any] = {}
+    for v, r, want, _ in expected:  # each template read from the first value set whose migration changes it
+        if r.error or v.invalid:
+            continue
+        before, after = _by_template(r.stream, name), _by_template(want, name)
+        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
+        for rel in took:
+            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            claim_templates |= {
+                str(d["metadata"]["name"]): d
+                for k, ds in objects(want).items()
+                if k[1] == "ResourceClaimTemplate"
+                for d in ds
+            }
+    if missing := sorted(rels - originals.keys()):
+        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    guards, _ = idiomatic.kind_guards(expected, relations, rules)
+    own = {rel: h for rel, h in hints.items() if rel in rels}
+
+    def build(passed: list[Change]) -> list[Change]:
+        copy_root = _rewritten_copy(root, passed, work, where="mixed")
+        names = {rel: sorted(n) for rel, n in named.items() if rel in rels}
+        changes = idiomatic.build(
+            copy_root,
+            set(rels),
+            rules,
+            originals,
+            migrated,
+            claim_templates,
+            opt_in,
+            own,
+            tuple(guards),
+            alternative,
+            names,
+        )
+        return _chained(passed, changes)
+
+    return _Switch(rels, build, migrate)
+
+
+def _chained(first: list[Change], then: list[Change]) -> list[Change]:
+    """Two rewrites of one chart, the second made on the first's result, as one list of changes with one version
+    bump (the second's Chart.yaml change bumps it again)."""
+    out = {c.rel: c for c in first}
+    for c in then:
+        if c.rel == "Chart.yaml" and c.rel in out:
+            continue
+        out[c.rel] = Change(c.rel, out[c.rel].before if c.rel in out else c.before, c.after)
+    return list(out.values())
 
 
 def prove_switch(
@@ -2059,6 +2201,7 @@ def _fix_passthrough(
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
+    switch: _Switch | None = None,
 ) -> None:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
@@ -2066,7 +2209,8 @@ def _fix_passthrough(
     umbrella's subcharts, each passed its values under the keys `scopes[sub]`: its name or its aliases).
     Proven: (L) every value set renders byte-identical with the original values; (D) with the variants in place
     of the files, the render equals the migration of the original render and is strict-valid for Kubernetes
-    1.34 and 1.36."""
+    1.34 and 1.36. With a `switch`, its templates (a literal device key) take `dra.enabled` as well: (L) with it off,
+    (D) with it on (a value set no DRA file covers: only their requests migrated)."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
     from dramigrate.helm.render import _merge_maps
@@ -2099,7 +2243,10 @@ def _fix_passthrough(
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
-    by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
+    def passed(r: Render, want: str) -> tuple[Render, str]:
+        return switch.passed(r, want) if switch else (r, want)
+
+    by_options = {repr(v.options): (v, *passed(r, want)) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
@@ -2117,7 +2264,8 @@ def _fix_passthrough(
         nonlocal namespaced
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
-        paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
+            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
@@ -2129,11 +2277,11 @@ def _fix_passthrough(
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
         dsources = None
-        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
             default_templates = named(default_edits, default_rcts)
-        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
+        yours = next((passed(r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -2203,6 +2351,8 @@ def _fix_passthrough(
             for c in _in_umbrella(root, sub, pt.build(leaf, rels, own, namespaced, some_class, scoped, reads)):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
+        if switch:
+            changes = switch.build(changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
@@ -2245,7 +2395,8 @@ def _fix_passthrough(
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
-    calls = [functools.partial(_render, copy_root, v.options) for v, *_ in expected]
+    off = [_with_switch(v.options, False, switch.key) if switch else v.options for v, *_ in expected]
+    calls = [functools.partial(_render, copy_root, options) for options in off]
     calls += [functools.partial(_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
@@ -2262,10 +2413,13 @@ def _fix_passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
-        if stands_for and v.label == "your values":
+        through, through_want = passed(original, want)
+        if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
+            dra = None
+        elif stands_for and v.label == "your values":
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for:
-            continue  # value sets without the --set: the values as they were, proven above
+            dra = None  # value sets without the --set: the values as they were, proven above
         elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
                 (copy_root / pt.OVERLAY,)
@@ -2278,19 +2432,23 @@ def _fix_passthrough(
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
         else:
-            continue  # value sets the DRA files do not cover: the values as they were, proven above
+            dra = None  # value sets the DRA files do not cover: the values as they were, proven above
+        if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
+            continue  # a device added to the maps stays a device-plugin request, as before
+        case, files = f"with {v.label} and the DRA values files", dra is not None
+        if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+            case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
+            want = want if dra else switch.want(original)
+            dra = _with_switch(dra or v.options, True, switch.key)
         on = _render(copy_root, dra)
         if on.error:
-            _manual(
-                outcome,
-                f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
-                patch,
-            )
-        elif why := _not_proven_on(f"with {v.label} and the DRA values files", original, again, want, on):
+            _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
+        elif why := _not_proven_on(case, original, again, want, on):
             _manual(outcome, why, patch)
         else:
             names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
-            outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+            shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
+            outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
@@ -2454,11 +2612,14 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
             f.fixed = True
 
 
-def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
-    """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+def _rewritten_copy(
+    root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset(), where: str = "rewritten"
+) -> Path:
+    """A copy of the chart in the proof's work folder (`where` in it) with the rewrite applied (files in `skip` left
+    as they were)."""
     from dramigrate.helm.sandbox import private_copy
 
-    copy_root = work.path / "rewritten" / root.name
+    copy_root = work.path / where / root.name
     copy_root.parent.mkdir(exist_ok=True)
     # Links (all inside the chart, checked in the copy) become plain files: no write below follows one, into the
     # chart or anywhere else, and Helm reads the same text through them.
@@ -2471,5 +2632,5 @@ def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: froz
         if top not in target.resolve().parents:
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(c.after.encode("utf-8"))
+        target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
     return copy_root
