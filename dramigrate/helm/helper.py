@@ -177,35 +177,41 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
     shutil.copytree(root, dest, symlinks=False)
     marks: dict[int, tuple[str, int, str]] = {}
     for path in template_files(dest):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "define" not in text:
-            continue
-        lines = text.splitlines()
-        changed = False
-        for name, block in _defines(text):
-            for i in range(block.start + 1, block.end):
-                written = _TOYAML_LINE.match(lines[i])
-                if written:  # every line the map writes carries the marker
-                    n = len(marks)
-                    marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                    body = written.group("body")
-                    mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
-                    lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
-                    changed = True
-                    continue
-                m = _KEY_LINE.match(lines[i])
-                if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
-                    continue
-                n = len(marks)
-                marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                lines[i] = f"{lines[i]} # {MARKER}{n}"
-                changed = True
-        if changed:
-            path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
+        mark_defines(path, path.relative_to(dest).as_posix(), marks)
     return marks
+
+
+def mark_defines(path: Path, rel: str, marks: dict[int, tuple[str, int, str]]) -> None:
+    """A marker comment on each key-shaped line of each `define` of one template file (and on each line a toYaml of
+    a map variable writes), numbered on from `marks`, which gets marker number -> (rel, line, define name)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if "define" not in text:
+        return
+    lines = text.splitlines()
+    changed = False
+    for name, block in _defines(text):
+        for i in range(block.start + 1, block.end):
+            written = _TOYAML_LINE.match(lines[i])
+            if written:  # every line the map writes carries the marker
+                n = len(marks)
+                marks[n] = (rel, i, name)
+                body = written.group("body")
+                mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
+                changed = True
+                continue
+            m = _KEY_LINE.match(lines[i])
+            if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
+                continue
+            n = len(marks)
+            marks[n] = (rel, i, name)
+            lines[i] = f"{lines[i]} # {MARKER}{n}"
+            changed = True
+    if changed:
+        path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
 
 
 def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: RuleSet) -> dict[int, str]:
@@ -365,7 +371,7 @@ def _switch(mode: str, context: str, default: bool, guards: tuple[str, ...] = ()
     values.yaml would change the render of charts that embed their values (z2jh's hub Secret). `guards`: values
     conditions (`(not .Values.kaiwo.enabled)`) under which the chart renders its request in a kind the migration
     leaves on its device plugin, so the switch does too (read from the chart's root: `values` mode only)."""
-    where = f"{context}.Values.AsMap" if mode == "values" else context
+    where = f'(pick {context}.Values "dra")' if mode == "values" else context
     switch = f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
     if mode != "values" or not guards:
         return switch
@@ -399,11 +405,15 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     lines = text.splitlines()
     all_blocks = blocks(text)
     open_blocks = [b for b in enclosing(all_blocks, key.index) if b.start > block.start]
-    openers = {b.start for b in open_blocks}
+    # each block around the key opens with its own line and, when the key is in an `else`/`else if` branch, that
+    # branch's line (amd-aim-llm: the key in the `else` of `if .Values.resources`; was: counted in the `if` branch)
+    taken = [[(at, c) for at, c in b.branches if at < key.index][-1:] for b in open_blocks]
+    openers = {b.start for b in open_blocks} | {at for branch in taken for at, _ in branch}
     closed = [b for b in all_blocks if block.start < b.start and b.end < key.index]
     # kept: the blocks around the key and the variables they (and the count) need, nothing that only writes text
     needed = set(re.findall(r"\$\w+", f"{key.count} {key.name_expr or ''}"))
-    needed |= {v for b in open_blocks for v in re.findall(r"\$\w+", b.cond)}
+    conds = [b.cond for b in open_blocks] + [c or "" for branch in taken for _, c in branch]
+    needed |= {v for c in conds for v in re.findall(r"\$\w+", c)}
     kept = []
     for i in range(key.index - 1, block.start, -1):
         s = lines[i].strip()
@@ -792,6 +802,8 @@ def build(
     define, file, key = defines.pop(), files.pop(), keys[0]
     # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
     mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    if mode == "values":
+        _values_reach(root, file, define, sites)
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
     specs = {repr(_uncounted(d.spec)) for d, _ in deltas.values()}  # the count is the helper's (draCount)
@@ -840,6 +852,27 @@ def build(
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
     top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> None:
+    """Raise NotHelper when the switch, read from `.Values` of the helper's context, may have none to read: the
+    helper reads no `.Values` itself and a call site passes a `.` that `with`/`range` rebinds, or a `.`/`$` inside a
+    `define` (whose root is the include's argument). A helper that reads `.Values` is given an object that has them
+    (amd-aim-llm's platform-merged values inside `with $ctx`)."""
+    text = (root / file).read_text(encoding="utf-8")
+    block = next(b for name, b in _defines(text) if name == define)
+    if re.search(r"(?<![\w)\]])\$?\.Values\b", "\n".join(text.splitlines()[block.start : block.end + 1])):
+        return
+    for site in sites:
+        rebinding = ("define", "block") if site.arg == "$" else ("define", "block", "with", "range")
+        around = [b for b in enclosing(blocks((root / site.rel).read_text(encoding="utf-8")), site.index)]
+        around = [b for b in around if b.word in rebinding]
+        if around:
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}` inside `{around[-1].word} "
+                f"{around[-1].cond}`, which need not be the chart's root, and reads no .Values itself: the DRA "
+                "switch (dra.enabled) would have no values to be read from there"
+            )
 
 
 def _context_paths(where: str) -> list[tuple[str | int, ...]]:

@@ -57,7 +57,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -1468,6 +1468,7 @@ def write_changes(outcome: ChartOutcome) -> int:
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
+        c = with_line_ends(path, c)
         write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
         written += 1
     return written
@@ -1915,9 +1916,15 @@ def _fix_idiomatic(
         kind_guards = (tuple(guards), notes)
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
-    if not sub and (built := _map_built(root, wanted[sub], hints)):
-        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
-        return
+        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+            _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+            return
+        from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
+
+        counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
+        if why := library_request(root, work, reference[0].options, rules, counted):
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
     try:
         changes = idiomatic.build(
             leaf,
@@ -2686,5 +2693,5 @@ def _rewritten_copy(
         if top not in target.resolve().parents:
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(c.after.encode("utf-8"))
+        target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
     return copy_root
