@@ -1014,7 +1014,8 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
+    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
         if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
@@ -1023,6 +1024,10 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if outcome.manual and partial:
+        from dramigrate.helm.ownswitch import note
+
+        note(outcome, partial[0], ENGINE_HINT)
 
 
 def _variations(
@@ -2547,10 +2552,17 @@ _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.
 
 
 def _own_dra_switch(
-    root: Path, copts: ChartOptions, sources: ValueSources, base: dict[DeviceKey, Any], rules: RuleSet, work: Workdir
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    partial: list[str] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
+    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -2563,8 +2575,13 @@ def _own_dra_switch(
         rendered = _render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
-        if len(device_uses(rendered.stream, rules)) < len(base):
+        uses = device_uses(rendered.stream, rules)
+        if len(uses) < len(base):
             return leaf
+        if partial is not None:
+            from dramigrate.helm.ownswitch import left_by
+
+            partial.append(left_by(leaf, rendered.stream, uses))
     return None
 
 
