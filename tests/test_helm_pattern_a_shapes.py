@@ -458,14 +458,13 @@ spec:
 OTHERWISE = "      {{- else }}\n      tolerations:\n        - key: reserved\n          operator: Exists\n"
 
 
-@pytest.mark.parametrize("otherwise", ["", OTHERWISE], ids=["if", "if-else"])
-def test_a_literal_tolerations_list_inside_an_if_is_left_to_the_user(tmp_path: Path, otherwise: str) -> None:
-    """A literal list inside `{{- if .Values.spot }}` (or each branch of an if/else): the device toleration appended
-    at the list's end went inside that `if`, so with spot=false the pod had its claim and no toleration, where the
-    manifest migration of that render adds one, and the proof did not flip `spot` (it flips only keys the device
+def test_a_literal_tolerations_list_inside_an_if_else_is_left_to_the_user(tmp_path: Path) -> None:
+    """A literal list in each branch of `{{- if .Values.spot }} ... {{- else }}`: the device toleration appended at
+    the list's end went inside the first branch, so with spot=false the pod had its claim and no toleration, where
+    the manifest migration of that render adds one, and the proof did not flip `spot` (it flips only keys the device
     requests follow). Now the shape is refused, named."""
     end = "      {{- end }}\n      containers:"
-    text = GUARDED_TOLERATIONS.replace(end, otherwise + end)
+    text = GUARDED_TOLERATIONS.replace(end, OTHERWISE + end)
     values = "gpus: 1\nspot: true\ntolerations: []\n"
     chart = chart_with(tmp_path, "spot", {"templates/d.yaml": text, "values.yaml": values})
     outcome = _fix_with(chart)
@@ -473,3 +472,64 @@ def test_a_literal_tolerations_list_inside_an_if_is_left_to_the_user(tmp_path: P
     assert "templates/d.yaml:13: pattern F (another template shape): the pod's tolerations have a shape" in (
         outcome.manual
     )
+
+
+RANGED_TOLERATIONS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      {{- if ne (len .Values.tolerations) 0 }}
+      tolerations:
+      {{- range $t := .Values.tolerations }}
+      - {{- if $t.key }}
+        key: "{{ $t.key }}"
+        {{- end }}
+        {{- if $t.operator }}
+        operator: "{{ $t.operator }}"
+        {{- end }}
+      {{- end }}
+      {{- end }}
+      containers:
+        - name: server
+          image: triton
+          resources:
+            limits:
+              memory: 8Gi
+              {{- if gt (int .Values.gpus) 0 }}
+              nvidia.com/gpu: {{ .Values.gpus }}
+              {{- end }}
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "own"),
+    [(RANGED_TOLERATIONS, []), (GUARDED_TOLERATIONS, ["spot"])],
+    ids=["range-fields", "literal-list"],
+)
+def test_a_tolerations_list_inside_its_own_if_gets_the_device_toleration(
+    tmp_path: Path, template: str, own: list[str]
+) -> None:
+    """arena's serving charts write `tolerations:` only when the values list is not empty, each item's fields
+    through a `range` with an `if` per field; a literal list may sit inside `{{- if .Values.spot }}` the same way.
+    Was: manual, 'pattern F (another template shape): the pod's tolerations have a shape the rewrite does not merge
+    into'; now the key is written when the chart's `if` or the DRA branch holds, the chart's items under their own
+    `if`, the device toleration after them, so a pod with no tolerations of its own still gets it."""
+    values = "gpus: 1\nspot: false\ntolerations: []\n"
+    chart = chart_with(tmp_path, "guarded", {"templates/d.yaml": template, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpus: 2\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2]
+    assert [t.get("key") for t in pods["server"]["tolerations"]] == ["nvidia.com/gpu"]
+    on.write_text("gpus: 2\nspot: true\ntolerations: [{key: user, operator: Exists}]\n")
+    keys = [t.get("key") for t in dra_render(chart, on)[2]["server"]["tolerations"]]
+    assert keys == [*own, "user", "nvidia.com/gpu"]

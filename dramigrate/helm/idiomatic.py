@@ -1045,22 +1045,27 @@ def _rewrite_template(
     chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...] = ()
 ) -> tuple[str, list[str]]:
     """A template with the DRA switch around each of its pods' device keys (`parts`: one per pod, in template
-    order), and the claim-template sections; each pod's defines and template name carry its own label (the
-    migration's: `leader`, `worker`) when the template holds several."""
+    order), and the claim-template sections. Pods whose claim template would be the same text (a LeaderWorkerSet's
+    leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
+    own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    labels = [""] if len(parts) == 1 else [w.delta.template.rsplit("-", 2)[-2] for w in parts]
-    if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
-        labels = [
-            (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
-        ]
-    if len(set(labels)) != len(labels) or (len(parts) > 1 and not all(labels)):
-        labels = [str(k) for k in range(1, len(parts) + 1)]
-    edits: list[Edit] = []
-    sections = []
-    for w, label in zip(parts, labels, strict=True):
-        own, section = _pod_edits(chart, f"{suffix}.{label}" if label else suffix, w, guards, label)
-        edits += own
-        sections.append(section)
+    shared = [_pod_edits(chart, suffix, w, guards, "") for w in parts]
+    if len({section for _, section in shared}) == 1:
+        edits = [e for own, _ in shared for e in own]
+        sections = [shared[0][1]]
+    else:
+        labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+        if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
+            labels = [
+                (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
+            ]
+        if len(set(labels)) != len(labels) or not all(labels):
+            labels = [str(k) for k in range(1, len(parts) + 1)]
+        edits, sections = [], []
+        for w, label in zip(parts, labels, strict=True):
+            own, section = _pod_edits(chart, f"{suffix}.{label}", w, guards, label)
+            edits += own
+            sections.append(section)
     out = list(lines)
     for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
@@ -1730,11 +1735,58 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+    guarded = _guarded_list(lines, at)
+    if guarded is not None:
+        # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
+        # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
+        # the DRA entries after them at the indent of the chart's items, the key written when either has items
+        opener, expr, stop, item = guarded
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        new = [
+            f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
+            lines[at],
+            f"{p}{{{{- {opener} {expr} }}}}",
+            *lines[at + 1 : stop],
+            f"{p}{{{{- end }}}}",
+            f"{p}{{{{- if {cond} }}}}",
+            *own,
+            f"{p}{{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return Edit(at - 1, stop + 1, new)
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None:
+    """For `tolerations:` at line `at` alone inside `{{- if X }}` (or `with`) whose `{{- end }}` closes the list:
+    the opening word, X, the line of that `end` and the indent of the list's items (from its `- ` lines, or the
+    `nindent N` writing them); None for another shape."""
+    base = _indent(lines[at])
+    opened = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", lines[at - 1].strip() if at > 0 else "")
+    if lines[at].strip() != "tolerations:" or not opened:
+        return None
+    depth, item = 1, None
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if not _control(line):
+            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
+                return None
+            item = _indent(line) if item is None and line.lstrip().startswith("-") else item
+        elif _emits(line) and item is None and (n := re.search(r"\bn?indent (\d+)", line)):
+            item = int(n.group(1))
+        for _, _, word in _actions(line):
+            if word == "else" and depth == 1:
+                return None  # the list has an `else` branch of its own
+            depth += word in ("if", "with", "range") or -(word == "end")
+        if depth == 0:
+            ends = re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", line.strip())
+            return (opened.group(1), opened.group(2), i, item) if ends and item is not None else None
+    return None
 
 
 def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:

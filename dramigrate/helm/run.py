@@ -1927,6 +1927,12 @@ def _fix_idiomatic(
         kind_guards = (tuple(guards), notes)
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
+        from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
+
+        counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
+        if why := library_request(root, work, reference[0].options, rules, counted):
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
     try:
         changes = idiomatic.build(
             leaf,
