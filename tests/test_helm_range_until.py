@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with
 
@@ -172,3 +173,47 @@ def test_a_pod_under_a_condition_on_a_variable_set_in_the_range_is_manual_work_n
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T134, "fix")
     assert not outcome.changes
     assert "reads `$rank`, set inside the `range` for each item" in outcome.manual, outcome.report()
+
+
+# pattern B inside the range: the user's resources map, read from the root (`.` is the rank there)
+PER_RANK_MAP = """\
+{{- $root := . -}}
+{{- range $i := until (int .Values.replicaCount) }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ $.Release.Name }}-{{ $i }}
+spec:
+  containers:
+    - name: main
+      image: cuda
+      resources:
+        {{- toYaml $root.Values.resources | nindent 8 }}
+{{- end }}
+"""
+
+
+@pytest.mark.parametrize("root", ["$root", "$"])
+def test_a_pod_per_rank_takes_the_resource_claims_beside_its_resources_map(tmp_path: Path, root: str) -> None:
+    """`toYaml $.Values.resources` (or through the chart's `$root := .`) inside `range $i := until N`: every rank's
+    pod takes the `resourceClaims` the DRA values file sets beside `resources`. Was: manual, the rewritten chart's
+    pods had no claims (the map read from `$` was not known as the values map `resources`)."""
+    template = PER_RANK_MAP.replace("$root.Values", f"{root}.Values")
+    chart, outcome = fixed(tmp_path, template, PER_RANK_VALUES)
+    assert (chart / "values-dra.yaml").is_file()
+    rendered = [
+        d
+        for m in render_chart(
+            chart, RenderOptions(values_files=(chart / "values-dra.yaml",), set_values=("replicaCount=3",))
+        )
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    ((name, count),) = claim_templates(rendered).items()
+    assert count == 4
+    by_name = pods(rendered)
+    assert sorted(by_name) == ["release-name-0", "release-name-1", "release-name-2"]
+    for spec in by_name.values():
+        assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+        assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}

@@ -177,35 +177,41 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
     shutil.copytree(root, dest, symlinks=False)
     marks: dict[int, tuple[str, int, str]] = {}
     for path in template_files(dest):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "define" not in text:
-            continue
-        lines = text.splitlines()
-        changed = False
-        for name, block in _defines(text):
-            for i in range(block.start + 1, block.end):
-                written = _TOYAML_LINE.match(lines[i])
-                if written:  # every line the map writes carries the marker
-                    n = len(marks)
-                    marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                    body = written.group("body")
-                    mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
-                    lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
-                    changed = True
-                    continue
-                m = _KEY_LINE.match(lines[i])
-                if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
-                    continue
-                n = len(marks)
-                marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                lines[i] = f"{lines[i]} # {MARKER}{n}"
-                changed = True
-        if changed:
-            path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
+        mark_defines(path, path.relative_to(dest).as_posix(), marks)
     return marks
+
+
+def mark_defines(path: Path, rel: str, marks: dict[int, tuple[str, int, str]]) -> None:
+    """A marker comment on each key-shaped line of each `define` of one template file (and on each line a toYaml of
+    a map variable writes), numbered on from `marks`, which gets marker number -> (rel, line, define name)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if "define" not in text:
+        return
+    lines = text.splitlines()
+    changed = False
+    for name, block in _defines(text):
+        for i in range(block.start + 1, block.end):
+            written = _TOYAML_LINE.match(lines[i])
+            if written:  # every line the map writes carries the marker
+                n = len(marks)
+                marks[n] = (rel, i, name)
+                body = written.group("body")
+                mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
+                changed = True
+                continue
+            m = _KEY_LINE.match(lines[i])
+            if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
+                continue
+            n = len(marks)
+            marks[n] = (rel, i, name)
+            lines[i] = f"{lines[i]} # {MARKER}{n}"
+            changed = True
+    if changed:
+        path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
 
 
 def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: RuleSet) -> dict[int, str]:
@@ -1059,7 +1065,8 @@ def fix(
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:
-            raise NotHelper(f"{keys[0].file}: no template includes {define} directly{_included_by(root, define)}")
+            where = f"{keys[0].file}:{keys[0].index + 1}"
+            raise NotHelper(f"{where}: no template includes {define} directly{_included_by(root, define)}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

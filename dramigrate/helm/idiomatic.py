@@ -1052,22 +1052,27 @@ def _rewrite_template(
     chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...] = ()
 ) -> tuple[str, list[str]]:
     """A template with the DRA switch around each of its pods' device keys (`parts`: one per pod, in template
-    order), and the claim-template sections; each pod's defines and template name carry its own label (the
-    migration's: `leader`, `worker`) when the template holds several."""
+    order), and the claim-template sections. Pods whose claim template would be the same text (a LeaderWorkerSet's
+    leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
+    own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    labels = [""] if len(parts) == 1 else [w.delta.template.rsplit("-", 2)[-2] for w in parts]
-    if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
-        labels = [
-            (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
-        ]
-    if len(set(labels)) != len(labels) or (len(parts) > 1 and not all(labels)):
-        labels = [str(k) for k in range(1, len(parts) + 1)]
-    edits: list[Edit] = []
-    sections = []
-    for w, label in zip(parts, labels, strict=True):
-        own, section = _pod_edits(chart, f"{suffix}.{label}" if label else suffix, w, guards, label)
-        edits += own
-        sections.append(section)
+    shared = [_pod_edits(chart, suffix, w, guards, "") for w in parts]
+    if len({section for _, section in shared}) == 1:
+        edits = [e for own, _ in shared for e in own]
+        sections = [shared[0][1]]
+    else:
+        labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+        if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
+            labels = [
+                (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
+            ]
+        if len(set(labels)) != len(labels) or not all(labels):
+            labels = [str(k) for k in range(1, len(parts) + 1)]
+        edits, sections = [], []
+        for w, label in zip(parts, labels, strict=True):
+            own, section = _pod_edits(chart, f"{suffix}.{label}", w, guards, label)
+            edits += own
+            sections.append(section)
     out = list(lines)
     for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines

@@ -572,6 +572,17 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return ""
 
 
+def _from_root(text: str, base: str) -> str:
+    """A map's base read from the root where it is the root's: `$.Values`, or `$root.Values` with `{{- $root := . }}`
+    at the template's top (inside a `range`, where `.` is the item) -> `.Values`; else the base as it is."""
+    m = re.fullmatch(r"\$(\w*)(\..*)?", base)
+    if m is None:
+        return base
+    if m.group(1) and not re.search(r"\{\{-?\s*\$" + m.group(1) + r"\s*:=\s*[.$]\s*-?\}\}", text):
+        return base
+    return m.group(2) or ""
+
+
 _INDEX_MAP = re.compile(r'\bindex\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)')
 _QUOTED = re.compile(r'"([^"]+)"')
 _INDEX_SET = re.compile(r'\{\{-?\s*(\$\w+)\s*:?=\s*index\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)\s*-?\}\}')
@@ -647,7 +658,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 if "[]" not in context:
                     own = base
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
-            words = words[1 if base.startswith(".Values") else 0 :]
+            words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
             def sibling_expr(sibling: str, base: str = own) -> str:
                 return f"{base}.{sibling}" if base else f".{sibling}"
