@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ class Run:
 @dataclass
 class Result:
     run: Run
-    state: str = "nothing to fix"  # proven | manual | error | nothing to fix
+    state: str = "nothing to fix"  # proven | manual | error | failed (the measurement raised) | nothing to fix
     detail: str = ""
     how: str = ""
     patterns: set[str] = field(default_factory=set)
@@ -369,7 +370,11 @@ def main() -> int:
     results: list[Result] = []
     for run in runs:
         name = f"{run.chart.name}:{run.label}"
-        r = measure(run, corpus_module, rules)
+        try:
+            r = measure(run, corpus_module, rules)
+        except Exception as exc:  # one chart's failure is a result: the other charts are still measured
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            r = Result(run, state="failed", detail=f"{type(exc).__name__} at {where.filename}:{where.lineno}: {exc}")
         results.append(r)
         state = f"{r.state} ({r.how})" if r.how else r.state
         extra = f"  {r.detail[:200]}" if r.detail else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from dataclasses import dataclass, field
@@ -267,6 +268,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
 
         ahead = Ahead(rules, settings, target, fix=command == "fix")
     stream = Stream(rules, ahead=ahead)  # grep reads the files the walk finds while it goes on
+    # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
+    # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
+    gc.freeze()
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add)
     inputs.grep = stream.finish()
     inputs.errors.extend(refused)
@@ -306,30 +310,33 @@ def check_writable(path: Path | None, what: str) -> None:
 def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Context, RunResult]:
     check_writable(opts.html, "HTML report")
     check_writable(opts.write_baseline, "baseline")
-    ctx = prepare(opts, writes, command)
-    from dramigrate.progress import Progress
+    try:
+        ctx = prepare(opts, writes, command)
+        from dramigrate.progress import Progress
 
-    kustomize = fix and ctx.settings.strategy == "claims"  # fix and diff migrate the kustomize graphs
-    background: list[Background | None] = [None]  # the graphs' migration, when it starts beside the worker pool
+        kustomize = fix and ctx.settings.strategy == "claims"  # fix and diff migrate the kustomize graphs
+        background: list[Background | None] = [None]  # the graphs' migration, when it starts beside the worker pool
 
-    def start_kustomize(kz: Scan, ahead: Ahead) -> None:
-        from dramigrate.kustomize.run import start
+        def start_kustomize(kz: Scan, ahead: Ahead) -> None:
+            from dramigrate.kustomize.run import start
 
-        if kustomize and kz.units:
-            background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
+            if kustomize and kz.units:
+                background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
 
-    with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
-        result = run(
-            ctx.inputs,
-            ctx.rules,
-            ctx.settings,
-            ctx.target,
-            fix,
-            ctx.stdin,
-            bar.update,
-            stdin_render=opts.post_renderer,
-            on_scan=start_kustomize,
-        )
+        with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
+            result = run(
+                ctx.inputs,
+                ctx.rules,
+                ctx.settings,
+                ctx.target,
+                fix,
+                ctx.stdin,
+                bar.update,
+                stdin_render=opts.post_renderer,
+                on_scan=start_kustomize,
+            )
+    finally:
+        gc.unfreeze()  # prepare froze what was loaded before the walk; a caller in the same process collects it again
     for decision in result.decisions:
         MESSAGES.explain(decision)
     for path, message in ctx.inputs.errors:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -267,14 +268,16 @@ def walk_entries(
     (a FIFO, a device, a socket, or a type the folder listing does not give)."""
     visited: set[tuple[int, int]] = set()
     stack = [os.fspath(top)]
+    loops = may_loop(stack[0])  # without a mount point below top, no folder can come twice: no stat per folder
     while stack:
         here = stack.pop()
         try:
-            st = os.stat(here)
-            key = (st.st_dev, st.st_ino)
-            if key in visited:
-                continue
-            visited.add(key)
+            if loops:
+                st = os.stat(here)
+                key = (st.st_dev, st.st_ino)
+                if key in visited:
+                    continue
+                visited.add(key)
             with os.scandir(here) as it:
                 entries = list(it)
         except OSError as exc:
@@ -297,6 +300,35 @@ def walk_entries(
         yield here, folders, files
         prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
         stack.extend(prefix + d for d in reversed(folders))
+
+
+def may_loop(top: str) -> bool:
+    """Can a walk of top (symlinks not followed) meet a folder twice? Only through a mount point below it (a bind
+    mount of a folder above it): False when the mount table says there is none; True when it cannot be read."""
+    mounts = _mount_points()
+    if mounts is None:
+        return True
+    inside = os.path.join(os.path.realpath(top), "")
+    return any(m.startswith(inside) for m in mounts)
+
+
+_ESCAPED = re.compile(rb"\\([0-7]{3})")  # mountinfo writes a space, tab, line break and backslash as \ooo
+
+
+def _mount_points() -> list[str] | None:
+    """Every mount point of this process's mount namespace (Linux /proc/self/mountinfo), or None where unknown."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as f:
+            table = f.read()
+    except OSError:
+        return None
+    points = []
+    for line in table.splitlines():
+        fields = line.split(b" ")
+        if len(fields) < 5:
+            return None
+        points.append(os.fsdecode(_ESCAPED.sub(lambda m: bytes([int(m[1], 8)]), fields[4])))
+    return points or None
 
 
 def resolve_paths(paths: list[str], known: dict[str, str] | None = None) -> list[str]:

@@ -361,9 +361,31 @@ spec:
 
 def test_leader_and_worker_pods_in_one_template(tmp_path: Path) -> None:
     """A LeaderWorkerSet whose leader and worker templates each ask for the chart's count (multi-node vLLM charts):
-    each pod gets its own claim template, named after the migration's pod (`leader`, `worker`), and the rewrite is
-    proven (was: manual, "the device keys are in several containers")."""
+    both pods ask for the same devices, so they share one claim template, named after the workload (each pod still
+    gets a claim of its own from it), and the rewrite is proven (was: manual, "the device keys are in several
+    containers"; then one claim-spec block per pod, the same text twice)."""
     original = write_chart(tmp_path / "original", LWS)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out = docs(chart, "numGpus=2")
+    names = [d["metadata"]["name"] for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert [n.rsplit("-", 1)[0] for n in names] == ["release-name-vllm"], names
+    lws = next(d for d in out if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        pod = lws[role]["spec"]
+        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": names[0]}], pod
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert (chart / "templates" / "resourceclaimtemplate.yaml").read_text().count("define") == 2  # spec, name
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+
+
+def test_leader_and_worker_with_their_own_counts(tmp_path: Path) -> None:
+    """A leader that asks for its own count: each pod gets its own claim template, named after the migration's pod
+    (`leader`, `worker`)."""
+    leader = LWS.replace("nvidia.com/gpu: {{ .Values.numGpus }}", "nvidia.com/gpu: {{ .Values.leaderGpus }}", 1)
+    original = write_chart(tmp_path / "original", leader, VALUES + "leaderGpus: 1\n")
     chart = shutil.copytree(original, tmp_path / "fixed" / "app")
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
@@ -373,9 +395,7 @@ def test_leader_and_worker_pods_in_one_template(tmp_path: Path) -> None:
     assert [n.rsplit("-", 1)[0] for n in names] == ["release-name-vllm-leader", "release-name-vllm-worker"], names
     lws = next(d for d in out if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
     for role, name in (("leaderTemplate", names[0]), ("workerTemplate", names[1])):
-        pod = lws[role]["spec"]
-        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}], pod
-        assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+        assert lws[role]["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 
@@ -448,3 +468,21 @@ def test_container_that_writes_env_twice(tmp_path: Path) -> None:
     container = dep["spec"]["template"]["spec"]["containers"][0]
     assert container["env"] == [{"name": "MODEL_PATH", "value": "/data"}]  # as Helm reads it
     assert container["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+
+
+def test_a_literal_count_puts_the_claim_and_the_toleration_under_one_if(tmp_path: Path) -> None:
+    """`nvidia.com/gpu: 1` in a pod that writes no tolerations (suse's ollama demo): no count can switch the claim off,
+    so the pod's claim and the device toleration share one `if` instead of two with the same condition."""
+    own = "      {{- with .Values.tolerations }}\n      tolerations:\n        {{- toYaml . | nindent 8 }}\n"
+    literal = DEPLOYMENT.replace("{{ .Values.numGpus }}", "1").replace(own + "      {{- end }}\n", "")
+    original = write_chart(tmp_path / "original", literal)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert template.count("{{- if .Values.dra.enabled }}") == 2, template  # the pod's, and the container's claims
+    pod = next(d for d in docs(chart) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], pod
+    assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"], pod
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)

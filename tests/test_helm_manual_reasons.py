@@ -158,10 +158,10 @@ def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_c
 
 
 def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_path: Path) -> None:
-    """A bare Pod per item of `range $i := until (int .Values.replicaCount)` with a values count (a real chart makes
-    its pods so): the rewrite does not take a device key inside that range and says so at its line. Was: the early
-    library check asked the template for its device keys without catching that refusal, and fix ended in an
-    internal error."""
+    """A bare Pod per item of `range $i := until (int .Values.replicaCount)` whose count reads the item (`add $i 1`,
+    one count per pod, which one claim template cannot give): the rewrite does not take it and says so at its line.
+    Was: the early library check asked the template for its device keys without catching that refusal, and fix
+    ended in an internal error. (A count the same for every pod is taken: tests/test_helm_range_until.py.)"""
     chart = chart_with(
         tmp_path,
         "pods",
@@ -171,11 +171,10 @@ def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_
                 "{{- range $i := until (int .Values.replicaCount) }}\n"
                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: worker-{{ $i }}\nspec:\n  containers:\n"
                 "  - name: main\n    image: cuda\n    resources:\n      limits:\n"
-                "        nvidia.com/gpu: {{ $.Values.gpus }}\n{{- end }}\n"
+                "        nvidia.com/gpu: {{ add $i 1 }}\n{{- end }}\n"
             ),
         },
     )
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert "templates/pods.yaml:13" in outcome.manual and "inside `range $i := until" in outcome.manual, (
-        outcome.report()
-    )
+    assert "templates/pods.yaml:13" in outcome.manual, outcome.report()
+    assert "the count `add $i 1` reads `$i`, which the `range` sets per item" in outcome.manual

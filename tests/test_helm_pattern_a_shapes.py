@@ -458,14 +458,13 @@ spec:
 OTHERWISE = "      {{- else }}\n      tolerations:\n        - key: reserved\n          operator: Exists\n"
 
 
-@pytest.mark.parametrize("otherwise", ["", OTHERWISE], ids=["if", "if-else"])
-def test_a_literal_tolerations_list_inside_an_if_is_left_to_the_user(tmp_path: Path, otherwise: str) -> None:
-    """A literal list inside `{{- if .Values.spot }}` (or each branch of an if/else): the device toleration appended
-    at the list's end went inside that `if`, so with spot=false the pod had its claim and no toleration, where the
-    manifest migration of that render adds one, and the proof did not flip `spot` (it flips only keys the device
+def test_a_literal_tolerations_list_inside_an_if_else_is_left_to_the_user(tmp_path: Path) -> None:
+    """A literal list in each branch of `{{- if .Values.spot }} ... {{- else }}`: the device toleration appended at
+    the list's end went inside the first branch, so with spot=false the pod had its claim and no toleration, where
+    the manifest migration of that render adds one, and the proof did not flip `spot` (it flips only keys the device
     requests follow). Now the shape is refused, named."""
     end = "      {{- end }}\n      containers:"
-    text = GUARDED_TOLERATIONS.replace(end, otherwise + end)
+    text = GUARDED_TOLERATIONS.replace(end, OTHERWISE + end)
     values = "gpus: 1\nspot: true\ntolerations: []\n"
     chart = chart_with(tmp_path, "spot", {"templates/d.yaml": text, "values.yaml": values})
     outcome = _fix_with(chart)
@@ -473,3 +472,116 @@ def test_a_literal_tolerations_list_inside_an_if_is_left_to_the_user(tmp_path: P
     assert "templates/d.yaml:13: pattern F (another template shape): the pod's tolerations have a shape" in (
         outcome.manual
     )
+
+
+RANGED_TOLERATIONS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      {{- if ne (len .Values.tolerations) 0 }}
+      tolerations:
+      {{- range $t := .Values.tolerations }}
+      - {{- if $t.key }}
+        key: "{{ $t.key }}"
+        {{- end }}
+        {{- if $t.operator }}
+        operator: "{{ $t.operator }}"
+        {{- end }}
+      {{- end }}
+      {{- end }}
+      containers:
+        - name: server
+          image: triton
+          resources:
+            limits:
+              memory: 8Gi
+              {{- if gt (int .Values.gpus) 0 }}
+              nvidia.com/gpu: {{ .Values.gpus }}
+              {{- end }}
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "own"),
+    [(RANGED_TOLERATIONS, []), (GUARDED_TOLERATIONS, ["spot"])],
+    ids=["range-fields", "literal-list"],
+)
+def test_a_tolerations_list_inside_its_own_if_gets_the_device_toleration(
+    tmp_path: Path, template: str, own: list[str]
+) -> None:
+    """arena's serving charts write `tolerations:` only when the values list is not empty, each item's fields
+    through a `range` with an `if` per field; a literal list may sit inside `{{- if .Values.spot }}` the same way.
+    Was: manual, 'pattern F (another template shape): the pod's tolerations have a shape the rewrite does not merge
+    into'; now the key is written when the chart's `if` or the DRA branch holds, the chart's items under their own
+    `if`, the device toleration after them, so a pod with no tolerations of its own still gets it."""
+    values = "gpus: 1\nspot: false\ntolerations: []\n"
+    chart = chart_with(tmp_path, "guarded", {"templates/d.yaml": template, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpus: 2\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2]
+    assert [t.get("key") for t in pods["server"]["tolerations"]] == ["nvidia.com/gpu"]
+    on.write_text("gpus: 2\nspot: true\ntolerations: [{key: user, operator: Exists}]\n")
+    keys = [t.get("key") for t in dra_render(chart, on)[2]["server"]["tolerations"]]
+    assert keys == [*own, "user", "nvidia.com/gpu"]
+
+
+PRESET_HELPER = """\
+{{- define "emb.values" -}}
+{{- mergeOverwrite (index .Values.presets .Values.platform | deepCopy) (deepCopy .Values) | toYaml -}}
+{{- end -}}
+"""
+PRESET_CONTEXT = """\
+{{- $pv := include "emb.values" . | fromYaml -}}
+{{- $ctx := merge (dict "Values" $pv) (omit . "Values") -}}
+{{- with $ctx -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: emb
+        resources:
+          limits:
+            {{- toYaml .Values.resources.limits | nindent 12 }}
+            {{- if .Values.gpus }}
+            amd.com/gpu: "{{ .Values.gpus }}"
+            {{- end }}
+{{- end -}}
+"""
+
+
+def test_a_device_key_inside_with_a_context_the_template_builds(tmp_path: Path) -> None:
+    """AMD's AIM charts merge a per-platform preset into the values (`$ctx := merge (dict "Values" $pv) ...`,
+    `with $ctx`), and the count comes from the preset. Was: manual, 'the device key is inside `with $ctx`'; now the
+    DRA branch and the claim template read the count through `$ctx`, which the claim template assigns the same way."""
+    values = "platform: big\npresets:\n  big: {gpus: 2}\n  small: {gpus: 1}\n  cpu: {gpus: 0}\n"
+    values += "resources:\n  limits:\n    memory: 8Gi\n"
+    files = {"templates/_helpers.tpl": PRESET_HELPER, "templates/d.yaml": PRESET_CONTEXT, "values.yaml": values}
+    chart = chart_with(tmp_path, "preset", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    for given, want in (("platform: small\n", [1]), ("gpus: 4\n", [4]), ("platform: cpu\n", [])):
+        on.write_text(given)
+        _, counts, pods = dra_render(chart, on)
+        assert list(counts.values()) == want
+        limits = pods["release-name-server"]["containers"][0]["resources"]["limits"]
+        assert limits == {"memory": "8Gi"}
+        assert ("resourceClaims" in pods["release-name-server"]) == bool(want)

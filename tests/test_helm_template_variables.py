@@ -113,16 +113,19 @@ spec:
 """
 
 
-def test_a_count_variable_declared_inside_a_with_block_is_named(tmp_path: Path) -> None:
-    """`{{ $gpus := ... }}` declared inside `{{ with .Values.server }}` exists only in that block: carried into the
-    claim template inside the same block, the claim's count read it outside. Was: manual, 'the rewritten chart does
-    not render: undefined variable $gpus'; now named as a variable the claim template cannot set the same way."""
+def test_a_count_variable_declared_inside_the_block_around_the_workload_is_set_the_same_way(tmp_path: Path) -> None:
+    """`{{ $gpus := ... }}` declared inside `{{ with .Values.server }}`, the block that holds the workload too (triton's
+    conversion Job: `$model_gpu := 1` inside `if not $skip_conversion`): the claim template declares it at its top and
+    sets it inside the same block, so the claim's count reads it. Was: manual, 'the device request reads `$gpus`,
+    assigned inside `{{ with .Values.server }}`, so the claim template cannot set it the same way'."""
     values = "server:\n  tp: 2\n  pp: 1\n"
     chart = chart_with(tmp_path, "server", {"templates/d.yaml": DECLARED_IN_WITH, "values.yaml": values})
-    settings = Settings(kube_version="1.34")
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
-    assert not outcome.changes
-    assert (
-        "templates/d.yaml:2: the device request reads `$gpus`, assigned inside `{{ with .Values.server }}`, so the "
-        "claim template cannot set it the same way" in outcome.manual
-    )
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("dra: {enabled: true}\nserver: {tp: 2, pp: 3}\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [6]
+    assert pods["server"]["resourceClaims"][0]["resourceClaimTemplateName"] in counts
+    off = tmp_path / "off.yaml"
+    off.write_text("server: null\n")
+    assert dra_render(chart, off)[0] == []  # no server, no claim template

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, RunCli
+from conftest import ONE_GPU_POD, RunCli, dramigrate_executable
 
 from dramigrate.findings import InputError
 from dramigrate.limits import Limits, check_structure, regex_problem
@@ -82,6 +84,33 @@ def test_walk_is_iterative_and_visits_each_folder_once(tmp_path: Path) -> None:
         sys.setrecursionlimit(limit)
     assert found == [str(deep / "a.yaml")]
     assert sum(1 for _ in walk(tmp_path)) == 301
+
+
+def test_a_bind_mount_back_to_the_top_is_walked_once(tmp_path: Path) -> None:
+    """A folder mounted below itself (a bind mount, in a mount namespace of the test's own) is a loop that no symlink
+    check sees: lint still reads each file once and ends. The walk skips its per-folder stat only when the mount
+    table shows no mount point below the top."""
+    top = tmp_path / "top"
+    (top / "sub" / "loop").mkdir(parents=True)
+    (top / "gpu.yaml").write_text(POD.format(name="gpu"))
+    (top / "sub" / "b.yaml").write_text("a: 1\n")
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) to make a mount namespace")
+    mount_and_lint = 'mount --bind "$1" "$1/sub/loop" || exit 99; exec "$2" lint "$1" --format json'
+    proc = subprocess.run(
+        [unshare, "-rm", "sh", "-c", mount_and_lint, "sh", top, dramigrate_executable()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if proc.returncode == 99 or "unshare:" in proc.stderr:
+        pytest.skip(f"no bind mount in a user namespace here: {proc.stderr.strip()}")
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["summary"]["files"] == 2
+    assert [f["file"] for f in report["findings"]] == [str(top / "gpu.yaml")]
 
 
 @pytest.mark.parametrize(

@@ -177,35 +177,41 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
     shutil.copytree(root, dest, symlinks=False)
     marks: dict[int, tuple[str, int, str]] = {}
     for path in template_files(dest):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if "define" not in text:
-            continue
-        lines = text.splitlines()
-        changed = False
-        for name, block in _defines(text):
-            for i in range(block.start + 1, block.end):
-                written = _TOYAML_LINE.match(lines[i])
-                if written:  # every line the map writes carries the marker
-                    n = len(marks)
-                    marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                    body = written.group("body")
-                    mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
-                    lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
-                    changed = True
-                    continue
-                m = _KEY_LINE.match(lines[i])
-                if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
-                    continue
-                n = len(marks)
-                marks[n] = (path.relative_to(dest).as_posix(), i, name)
-                lines[i] = f"{lines[i]} # {MARKER}{n}"
-                changed = True
-        if changed:
-            path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
+        mark_defines(path, path.relative_to(dest).as_posix(), marks)
     return marks
+
+
+def mark_defines(path: Path, rel: str, marks: dict[int, tuple[str, int, str]]) -> None:
+    """A marker comment on each key-shaped line of each `define` of one template file (and on each line a toYaml of
+    a map variable writes), numbered on from `marks`, which gets marker number -> (rel, line, define name)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    if "define" not in text:
+        return
+    lines = text.splitlines()
+    changed = False
+    for name, block in _defines(text):
+        for i in range(block.start + 1, block.end):
+            written = _TOYAML_LINE.match(lines[i])
+            if written:  # every line the map writes carries the marker
+                n = len(marks)
+                marks[n] = (rel, i, name)
+                body = written.group("body")
+                mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
+                changed = True
+                continue
+            m = _KEY_LINE.match(lines[i])
+            if not m or lines[i].rstrip().endswith(("|", ">", "|-", ">-")):
+                continue
+            n = len(marks)
+            marks[n] = (rel, i, name)
+            lines[i] = f"{lines[i]} # {MARKER}{n}"
+            changed = True
+    if changed:
+        path.write_text("\n".join(lines) + ("\n" if text.endswith("\n") else ""), encoding="utf-8")
 
 
 def marked_keys(stream: str, marks: dict[int, tuple[str, int, str]], rules: RuleSet) -> dict[int, str]:
@@ -298,6 +304,7 @@ class CallSite:
     rel: str  # the workload template
     index: int  # the line with `include "<helper>" <arg>`
     arg: str  # the include's argument (the helper's context at the call site)
+    given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
 
 
 _INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+(?P<arg>\([^()]*\)|[^\s|})]+)')
@@ -364,7 +371,7 @@ def _switch(mode: str, context: str, default: bool, guards: tuple[str, ...] = ()
     values.yaml would change the render of charts that embed their values (z2jh's hub Secret). `guards`: values
     conditions (`(not .Values.kaiwo.enabled)`) under which the chart renders its request in a kind the migration
     leaves on its device plugin, so the switch does too (read from the chart's root: `values` mode only)."""
-    where = f"{context}.Values.AsMap" if mode == "values" else context
+    where = f'(pick {context}.Values "dra")' if mode == "values" else context
     switch = f'(dig "dra" "enabled" {"true" if default else "false"} {where})'
     if mode != "values" or not guards:
         return switch
@@ -398,11 +405,15 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     lines = text.splitlines()
     all_blocks = blocks(text)
     open_blocks = [b for b in enclosing(all_blocks, key.index) if b.start > block.start]
-    openers = {b.start for b in open_blocks}
+    # each block around the key opens with its own line and, when the key is in an `else`/`else if` branch, that
+    # branch's line (amd-aim-llm: the key in the `else` of `if .Values.resources`; was: counted in the `if` branch)
+    taken = [[(at, c) for at, c in b.branches if at < key.index][-1:] for b in open_blocks]
+    openers = {b.start for b in open_blocks} | {at for branch in taken for at, _ in branch}
     closed = [b for b in all_blocks if block.start < b.start and b.end < key.index]
     # kept: the blocks around the key and the variables they (and the count) need, nothing that only writes text
     needed = set(re.findall(r"\$\w+", f"{key.count} {key.name_expr or ''}"))
-    needed |= {v for b in open_blocks for v in re.findall(r"\$\w+", b.cond)}
+    conds = [b.cond for b in open_blocks] + [c or "" for branch in taken for _, c in branch]
+    needed |= {v for c in conds for v in re.findall(r"\$\w+", c)}
     kept = []
     for i in range(key.index - 1, block.start, -1):
         s = lines[i].strip()
@@ -476,6 +487,8 @@ def rewrite_helper(
     DRA branch, and the `<helper>.draCount` define after it."""
     if keys[0].var is not None:
         return _rewrite_map_helper(text, define, keys, mode, default, claim, guards)
+    from dramigrate.helm import branches
+
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
     switch = _switch(mode, "$", default, guards)
@@ -491,7 +504,9 @@ def rewrite_helper(
         f"{ind}  - name: {claim}",
         f"{ind}{{{{- end }}}}",
     ]
-    extra = count_define(text, define, block, key) + state_define(define, mode, default, guards)
+    chosen = branches.per_branch(text, block, keys)
+    count = branches.count_define(text, define, block, chosen) if chosen else count_define(text, define, block, key)
+    extra = count + state_define(define, mode, default, guards)
     out = list(lines)
     out[block.end : block.end + 1] = [*claims, out[block.end]]
     spans: set[tuple[int, int]] = set()
@@ -646,7 +661,12 @@ def rewrite_site_template(
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload."""
+    from dramigrate.helm.rootswitch import threaded_line
+
     lines = text.splitlines()
+    for w in wirings:
+        if w.site.given:
+            lines[w.site.index] = threaded_line(lines[w.site.index], define, w.site)
     all_blocks = blocks(text)
     edits: list[tuple[int, int, list[str]]] = []
     name_expr = _metadata_line(lines, "name")
@@ -678,6 +698,7 @@ def rewrite_site_template(
         p = " " * _indent(lines[containers])
         suffix = "" if len(wirings) == 1 else f"-{n}"
         spec_call = f'include "{define}.draClaimSpec" {site.arg}'
+        where = "in values.yaml" if site.given else site.arg
         template_name = f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
         pod_lines = [
             f"{p}{{{{- if {claim_cond} }}}}",
@@ -706,7 +727,7 @@ def rewrite_site_template(
         caps += "$.Capabilities.KubeVersion.Version))"
         document = [
             f"{{{{- if {claim_cond} }}}}",
-            f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(site.arg))} }}}}{{{{ end }}}}",
+            f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(where))} }}}}{{{{ end }}}}",
             "---",
             "apiVersion: resource.k8s.io/v1",
             "kind: ResourceClaimTemplate",
@@ -737,7 +758,7 @@ def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
     """The documentation of the switch appended to values.yaml."""
     sep = "" if values.endswith("\n") or not values else "\n"
-    where = "values.yaml" if mode == "values" else f"each {context_path}"
+    where = "values.yaml" if mode == "values" else context_path
     text = (
         f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled` in {where} requests {resource} through a "
         f"ResourceClaim instead of the device-plugin resource; false renders the chart as before. Not set, it is "
@@ -769,6 +790,8 @@ def build(
         if len({k.resource for k in keys}) != 1:
             raise NotHelper("the helper writes different device keys")
         keys = sorted(keys, key=lambda k: (_line(root, k, -1).strip() != "limits:", k.index))
+    elif per_branch(root, keys) is not None:  # cosmos3's `if eq $gpu 1` ... `else if eq $gpu 8`: a count per branch
+        pass
     elif len({(k.resource, k.name_expr, k.count) for k in keys}) != 1:
         sections = [_section(root, k) for k in keys]
         if len({(k.resource, k.name_expr) for k in keys}) != 1 or sorted(sections) != ["limits", "requests"]:
@@ -779,9 +802,11 @@ def build(
     define, file, key = defines.pop(), files.pop(), keys[0]
     # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
     mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    if mode == "values":
+        _values_reach(root, file, define, sites)
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
-    specs = {repr(d.spec) for d, _ in deltas.values()}
+    specs = {repr(_uncounted(d.spec)) for d, _ in deltas.values()}  # the count is the helper's (draCount)
     if len(claims) != 1 or len(specs) != 1:
         raise NotHelper("the migration gives the helper's call sites different claims")
     any_delta = next(iter(deltas.values()))[0]
@@ -825,17 +850,40 @@ def build(
         "properties": {"enabled": {"type": "boolean", "default": default}},
     }
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
-    return changes + conventions(root, device_class, default, about, nested=nested, top=False)
+    top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
+    return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> None:
+    """Raise NotHelper when the switch, read from `.Values` of the helper's context, may have none to read: the
+    helper reads no `.Values` itself and a call site passes a `.` that `with`/`range` rebinds, or a `.`/`$` inside a
+    `define` (whose root is the include's argument). A helper that reads `.Values` is given an object that has them
+    (amd-aim-llm's platform-merged values inside `with $ctx`)."""
+    text = (root / file).read_text(encoding="utf-8")
+    block = next(b for name, b in _defines(text) if name == define)
+    if re.search(r"(?<![\w)\]])\$?\.Values\b", "\n".join(text.splitlines()[block.start : block.end + 1])):
+        return
+    for site in sites:
+        rebinding = ("define", "block") if site.arg == "$" else ("define", "block", "with", "range")
+        around = [b for b in enclosing(blocks((root / site.rel).read_text(encoding="utf-8")), site.index)]
+        around = [b for b in around if b.word in rebinding]
+        if around:
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}` inside `{around[-1].word} "
+                f"{around[-1].cond}`, which need not be the chart's root, and reads no .Values itself: the DRA "
+                "switch (dra.enabled) would have no values to be read from there"
+            )
 
 
 def _context_paths(where: str) -> list[tuple[str | int, ...]]:
     """The values paths of the objects a helper gets (`servingEngineSpec.modelSpec[]` -> servingEngineSpec,
     modelSpec, 0: a list's items), from context_path's words; none for a context it cannot name."""
     out: list[tuple[str | int, ...]] = []
-    for one in where.split(" and each "):
-        if not re.fullmatch(r"[\w.\[\]-]+", one):
-            continue
-        out.append(tuple(0 if part == "[]" else part for part in re.findall(r"\[\]|[\w-]+", one)))
+    for part in where.split(" and "):
+        one = part.removeprefix("each ")
+        if one == part or not re.fullmatch(r"[\w.\[\]-]+", one):
+            continue  # values.yaml (the chart's own `dra`, schema'd as for pattern A), or no values path
+        out.append(tuple(0 if p == "[]" else p for p in re.findall(r"\[\]|[\w-]+", one)))
     return out
 
 
@@ -845,11 +893,28 @@ def _line(root: Path, key: KeyLine, offset: int) -> str:
     return lines[key.index + offset] if 0 <= key.index + offset < len(lines) else ""
 
 
+def per_branch(root: Path, keys: list[KeyLine]) -> dict[Any, KeyLine] | None:
+    """branches.per_branch for the helper of `keys`: the key of each branch when they sit in several."""
+    from dramigrate.helm import branches
+
+    text = (root / keys[0].file).read_text(encoding="utf-8")
+    block = next(b for name, b in _defines(text) if name == keys[0].define)
+    return branches.per_branch(text, block, keys)
+
+
 def _section(root: Path, key: KeyLine) -> str:
     """The YAML key the device key sits under in the helper (`limits`, `requests`), template actions skipped."""
     lines = (root / key.file).read_text(encoding="utf-8").splitlines()
     parent = _parent(lines, key.index) if key.index < len(lines) else -1
     return lines[parent].strip().rstrip(":") if parent >= 0 else ""
+
+
+def _uncounted(spec: dict[str, Any]) -> dict[str, Any]:
+    """A claim spec without its requests' counts (helpers whose call sites ask for different counts share it)."""
+    out = json.loads(json.dumps(spec))
+    for request in out.get("spec", {}).get("devices", {}).get("requests", []):
+        (request.get("exactly") or request).pop("count", None)
+    return out
 
 
 def _class(spec: dict[str, Any]) -> str:
@@ -880,14 +945,20 @@ def pod_deltas(
 
 
 def context_path(root: Path, site: CallSite) -> str:
-    """Where the helper's context sits in the values, in words (`servingEngineSpec.modelSpec[]`)."""
+    """Where the helper's context sits in the values, in words (`each servingEngineSpec.modelSpec[]`,
+    `values.yaml` for a call site that passes the chart's own `dra` in)."""
+    if site.given:
+        return "values.yaml"
     text = (root / site.rel).read_text(encoding="utf-8")
     var = re.match(r"(\$\w+)((?:\.\w+)*)$", site.arg)
     if var:
         loop = re.search(r"range\s+" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
         if loop:
-            return f"{loop.group(1)}[]{var.group(2)}"
-    return f'object the "{site.arg}" argument of the helper\'s include names'
+            return f"each {loop.group(1)}[]{var.group(2)}"
+        pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
+        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map
+            return f"each {pairs.group(1)}.<name>{var.group(2)}"
+    return f'each object the "{site.arg}" argument of the helper\'s include names'
 
 
 def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
@@ -976,6 +1047,7 @@ def fix(
     line writes the device key, so the caller reports the template's own pattern."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.rootswitch import constant, thread
     from dramigrate.helm.run import ENGINE_HINT, _by_template, _manual, _render, _rewritten_copy, prove_switch
 
     ref_variation, ref_render, ref_want = reference
@@ -993,7 +1065,8 @@ def fix(
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:
-            raise NotHelper(f"{keys[0].file}: no template includes {define} directly{_included_by(root, define)}")
+            where = f"{keys[0].file}:{keys[0].index + 1}"
+            raise NotHelper(f"{where}: no template includes {define} directly{_included_by(root, define)}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc
@@ -1002,10 +1075,13 @@ def fix(
             for doc in docs
         }
         deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
+        quiet: set[str] = set()
         for rel in sorted({s.rel for s in sites}):
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
             if not found:
+                if rel in originals and all(constant(s.arg) for s in here):
+                    quiet.add(rel)  # `(dict "gpu" 0)`: rendered, no device; with literals only, never one
                 continue  # not rendered with these values: wired like the others (one helper, one device)
             if len(found) != len(here):
                 raise NotHelper(
@@ -1015,6 +1091,7 @@ def fix(
             deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
+        sites = [thread(root, s) for s in sites if s.rel not in quiet]
         shared = next(iter(deltas.values()))[0]
         for s in sites:  # a call site these values do not render: wired as the others (one helper, one device)
             if (s.rel, s.index) not in deltas:
@@ -1024,7 +1101,8 @@ def fix(
         if not {s.rel for s in sites} >= rels:
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
-        where = " and each ".join(dict.fromkeys(context_path(root, s) for s in sites))
+        paths = sorted(dict.fromkeys(context_path(root, s) for s in sites), key=lambda w: w != "values.yaml")
+        where = " and ".join(paths)
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values

@@ -61,6 +61,22 @@ class Device:
     branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
     name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
     name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
+    loop: Loop | None = None  # the key is inside `range` blocks: one pod per item
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The `range` blocks around a device key: `start`, how many of its conditions come before the outermost one;
+    `headers`, each `range` action read from the chart's root (`range $i := until (int $pods)`), and `nonempty`, the
+    condition under which it renders its body (one of the key's conditions); `opened`, the offset of the innermost
+    one in the template; `names`, the variables the blocks set per item (`$i`, and a `$rank := add $i 1` inside),
+    which nothing outside can read."""
+
+    start: int
+    headers: tuple[str, ...] = ()
+    nonempty: tuple[str, ...] = ()
+    opened: int = 0
+    names: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -123,6 +139,7 @@ def _block_end(lines: list[str], index: int) -> int:
 
 
 _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
+_ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
@@ -133,16 +150,33 @@ def _rooted(expr: str, context: str) -> str:
     `.Values.resources.gpu`); inside `range`, one that reads only the root (`$.Values.gpu.count`)."""
     if context == ITEM:
         return expr
+    if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
+        return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+
+
+def _nonempty(listed: str) -> str:
+    """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
+    for a range the rewrite does not take: a values list (`.Values.workers`), or `until <count>` (one pod per rank:
+    triton's `range $i := until (int $pod_count)`)."""
+    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
+        return listed
+    m = re.fullmatch(r"until\s+(.+)", listed, re.S)
+    if m is None:
+        return ""
+    count = m.group(1).strip()
+    inner = re.fullmatch(r"\(int\s+(.+)\)", count, re.S)
+    return f"(gt (int {_arg(inner.group(1).strip()) if inner else count}) 0)"
 
 
 def _conditions(
     text: str, offset: int, rel: str, pattern: Pattern
-) -> tuple[list[str], str, tuple[int, int] | None, int]:
+) -> tuple[list[str], str, tuple[int, int] | None, int, Loop | None]:
     """The `if` conditions around `offset`, read from the chart's root (an `else` branch reads as the `not` of the
     conditions before it), what `.` is there ("" the root, else the values path of an enclosing `with .Values.x`,
-    which counts as a condition too), the innermost enclosing `if` (its offset and branch) and how many of the last
-    conditions that branch adds; other enclosing actions make the shape not pattern A."""
+    which counts as a condition too), the innermost enclosing `if` (its offset and branch), how many of the last
+    conditions that branch adds, and the enclosing `range` blocks; other enclosing actions make the shape not
+    pattern A."""
     # word, condition, the conditions of the branches before (an if's else), in an else, offset
     stack: list[tuple[str, str, list[str], bool, int]] = []
     for start, end, word in _actions(text):
@@ -164,6 +198,7 @@ def _conditions(
     context = ""
     branch: tuple[int, int] | None = None
     added = 0
+    loop: Loop | None = None
     for word, cond, before, in_else, start in stack:
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
@@ -171,14 +206,22 @@ def _conditions(
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
             raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+        if word == "with" and not in_else and context == "" and re.fullmatch(r"\$[A-Za-z_]\w*", cond):
+            out.append(cond)  # `with $ctx` (a map the template built): what it reads is read through the variable,
+            context = cond  # which the claim template assigns the same way (_definitions)
+            continue
         path = _rooted(cond, context).removeprefix("$")
         if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
             context = path
             continue
         listed = _rooted(cond.split(":=", 1)[-1].strip(), context).removeprefix("$")
-        if word == "range" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
-            out.append(listed)  # the body renders once per item: only when the list has one
+        if word == "range" and not in_else and (nonempty := _nonempty(listed)):
+            declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
+            header = f"range {declared}{listed}"
+            loop = loop or Loop(len(out))
+            loop = Loop(loop.start, (*loop.headers, header), (*loop.nonempty, nonempty), start)
+            out.append(nonempty)  # the body renders once per item: only when there is one
             context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
         if word != "if":
@@ -189,7 +232,28 @@ def _conditions(
             own.append(_group(_rooted(cond, context)))
         out += own
         branch, added = (start, len(before)), len(own)
-    return out, context, branch, added
+    if loop is not None:
+        loop = dataclasses.replace(loop, names=_range_locals(text, offset))
+    return out, context, branch, added, loop
+
+
+def _range_locals(text: str, offset: int) -> frozenset[str]:
+    """The variables (without `$`) that the `range` blocks open at `offset` set per item: those their actions
+    declare (`range $i := until N`, `range $k, $v := ...`) and those declared with `:=` inside them before `offset`."""
+    open_: list[tuple[str, set[str]]] = []  # each enclosing block: its word, the variables a range sets
+    for start, end, word in _actions(text):
+        if start >= offset:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            declared = body.split(":=", 1)[0] if word == "range" and ":=" in body else ""
+            open_.append((word, set(_VARIABLE.findall(declared))))
+        elif word == "end" and open_:
+            open_.pop()
+        elif (m := re.match(r"^\$([A-Za-z_]\w*)\s*:=", body)) and any(w == "range" for w, _ in open_):
+            open_[-1][1].add(m.group(1))
+    first = next((k for k, (word, _) in enumerate(open_) if word == "range"), len(open_))
+    return frozenset(v for _, names in open_[first:] for v in names)
 
 
 def _group(cond: str) -> str:
@@ -291,14 +355,20 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         count = count_expression(value)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
-        conditions, context, branch, added = _conditions(text, offsets[i], rel, pattern)
+        conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
         if context == ITEM and _FIELD.search(count):
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
+        for what, expr in (("count", count), ("resource name", name)):
+            if loop and (per_item := sorted(set(_VARIABLE.findall(expr)) & loop.names)):
+                why = (
+                    f"the {what} `{expr}` reads `${per_item[0]}`, which the `range` sets per item: one {what} per item"
+                )
+                raise NotIdiomatic(pattern, rel, why)
         own = conditions[len(conditions) - added :]
         rooted = re.sub(r"^\$(?=\.)", "", _rooted(name, context))  # `$.Values.x` -> `.Values.x`; `$gpuKey` stays
         key_path = ".".join(key[1]) if key else ""
         out.append(
-            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path)
+            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path, loop)
         )
     return out
 
@@ -412,6 +482,16 @@ def pods_of(text: str, rel: str, devices: list[Device]) -> list[list[Device]]:
     return [by_res[res] for res in sorted(by_res)]
 
 
+def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Device]]:
+    """The device keys by the pod of the template that holds them (the containers of one pod together), in template
+    order."""
+    lines = text.splitlines()
+    by_pod: dict[int, list[Device]] = {}
+    for d in devices:
+        by_pod.setdefault(_parent(lines, _containers_line(lines, _resources_line(lines, d, rel))), []).append(d)
+    return [by_pod[pod] for pod in sorted(by_pod)]
+
+
 def _comment_style(values: str) -> str:
     if re.search(r"^\s*## @param ", values, re.M):
         return "bitnami"
@@ -423,8 +503,7 @@ def _comment_style(values: str) -> str:
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
-        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+): request devices with "
-        f"ResourceClaims instead of the {resource} device-plugin resource",
+        "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
@@ -452,16 +531,19 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     return "".join(out)
 
 
-def _metadata_line(lines: list[str], key: str) -> str | None:
-    """The text after `key:` in the workload's top-level metadata (its name or namespace)."""
-    for i, line in enumerate(lines):
-        if line.rstrip() == "metadata:":
-            for j in range(i + 1, len(lines)):
-                if not _control(lines[j]) and _indent(lines[j]) == 0:
-                    break
-                m = re.match(rf"^  {key}:\s*(\S.*)$", lines[j])
-                if m:
-                    return m.group(1).strip()
+def _metadata_line(lines: list[str], key: str, pod: int = -1) -> str | None:
+    """The text after `key:` in the workload's top-level metadata (its name or namespace): that of the document
+    holding line `pod` when given (the last top-level `metadata:` above it; triton's leader and worker Deployments in
+    one template), else the template's first."""
+    tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:"]
+    above = [i for i in tops if i < pod]
+    for i in above[-1:] or tops:
+        for j in range(i + 1, len(lines)):
+            if not _control(lines[j]) and _indent(lines[j]) == 0:
+                break
+            m = re.match(rf"^  {key}:\s*(\S.*)$", lines[j])
+            if m:
+                return m.group(1).strip()
     return None
 
 
@@ -527,7 +609,8 @@ def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_
     text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
     text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
     for name, expr in request_counts.items():
-        text = text.replace(f"'@@COUNT:{name}@@'", f"{{{{ int {_arg(expr)} }}}}")
+        literal = re.fullmatch(r"[0-9]+", expr)  # a literal count stays one
+        text = text.replace(f"'@@COUNT:{name}@@'", expr if literal else f"{{{{ int {_arg(expr)} }}}}")
     return text
 
 
@@ -562,7 +645,7 @@ def build(
         text = written[rel].replace("\r\n", "\n")
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
         if not devices:
-            first = (hints or {}).get(rel) or _first_device_line(text, rules)
+            first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
@@ -573,9 +656,13 @@ def build(
                 raise NotIdiomatic(first, rel, why)
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if len(deltas) > 1 and "range" in _enclosing(text, devices[0].index) and _alike(deltas):
-            deltas = deltas[:1]  # one pod in the template, rendered once per item of the list: one claim template
-        pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
+        if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
+            # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
+            # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
+            pods = _template_pods(text, rel, devices)
+            deltas = deltas[:1] * len(pods)
+        else:
+            pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
@@ -612,8 +699,7 @@ def build(
         changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
         sections += own
     head = (
-        "{{- /* DRA ResourceClaimTemplates for the chart's device requests (values: dra.*); the name ends in a\n"
-        "hash of the spec, since a ResourceClaimTemplate's spec cannot change. */}}\n"
+        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
         + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
@@ -845,10 +931,9 @@ def capabilities_check(condition: str, way_back: str) -> str:
     on such a cluster would otherwise install pods that never schedule."""
     return (
         f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
-        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}\n'
-        f'{{{{- fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
-        f'set {way_back} for the device-plugin request" }}}}\n'
-        "{{- end }}\n"
+        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}'
+        f'{{{{ fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
+        f'set {way_back} for the device-plugin request" }}}}{{{{ end }}}}\n'
     )
 
 
@@ -947,7 +1032,8 @@ def library_writes(root: Path, text: str) -> str:
     return ""
 
 
-def _first_device_line(text: str, rules: RuleSet) -> Pattern:
+def first_device_line(text: str, rules: RuleSet) -> Pattern:
+    """The pattern of a template's first line that names a device resource or passes a resources map through."""
     for i, line in enumerate(text.splitlines()):
         for res in re.findall(r"[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+", line):
             if rules.is_device_candidate(res) and rules.lookup(res) is not None:
@@ -966,22 +1052,37 @@ def _rewrite_template(
     chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...] = ()
 ) -> tuple[str, list[str]]:
     """A template with the DRA switch around each of its pods' device keys (`parts`: one per pod, in template
-    order), and the claim-template sections; each pod's defines and template name carry its own label (the
-    migration's: `leader`, `worker`) when the template holds several."""
+    order), and the claim-template sections. Pods whose claim template would be the same text (a LeaderWorkerSet's
+    leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
+    own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    labels = [""] if len(parts) == 1 else [w.delta.template.rsplit("-", 2)[-2] for w in parts]
-    if len(set(labels)) != len(labels):
-        labels = [str(k) for k in range(1, len(parts) + 1)]
-    edits: list[Edit] = []
-    sections = []
-    for w, label in zip(parts, labels, strict=True):
-        own, section = _pod_edits(chart, f"{suffix}.{label}" if label else suffix, w, guards, label)
-        edits += own
-        sections.append(section)
+    shared = [_pod_edits(chart, suffix, w, guards, "") for w in parts]
+    if len({section for _, section in shared}) == 1:
+        edits = [e for own, _ in shared for e in own]
+        sections = [shared[0][1]]
+    else:
+        labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+        if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
+            labels = [
+                (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
+            ]
+        if len(set(labels)) != len(labels) or not all(labels):
+            labels = [str(k) for k in range(1, len(parts) + 1)]
+        edits, sections = [], []
+        for w, label in zip(parts, labels, strict=True):
+            own, section = _pod_edits(chart, f"{suffix}.{label}", w, guards, label)
+            edits += own
+            sections.append(section)
     out = list(lines)
     for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+
+
+def _pod_name(lines: list[str], w: Workload) -> str:
+    """The metadata.name line of the document holding the workload's pod, as the template writes it ("" if none)."""
+    pod = _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
+    return _metadata_line(lines, "name", pod) or ""
 
 
 def _above_blanks(lines: list[str], e: Edit) -> Edit:
@@ -1037,7 +1138,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
     conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
-    template text: Helm prints it as it is, and the `if` on the line above names both values; it has no apostrophe,
+    template text: Helm prints it as it is, and the `if` before it names both values; it has no apostrophe,
     which the report's hiding of chart data would read as a quoted value."""
     out = []
     for index, limit in twins.items():
@@ -1048,7 +1149,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}\n{{{{- fail {json.dumps(message)} }}}}\n{{{{- end }}}}\n"
+        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
         out.append(fail)
     return "".join(out)
 
@@ -1119,16 +1220,26 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     own_gates = [f"(gt (int {_arg(g[0].count)}) 0)" for g in groups or []]
+    gated = list(counts.values())
     if groups is not None and len(set(own_gates)) > 1:
-        gate = f"(or {' '.join(dict.fromkeys(own_gates))})"
+        gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
+    if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated):
+        gate = ""  # a literal count (triton's `nvidia.com/gpu: 1`): the claim always renders with the pod
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
     on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
     # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
     whole = any(d.branch and d.branch[1] == len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
     picked = [_or(*picks.values())] if picks and not whole else []
-    claim_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked, gate)
-    tol_cond = _and(".Values.dra.enabled", *guards, *conditions)
+    in_pod = conditions  # what the pod reads: inside `range`, not that the range has items
+    loop, first = (
+        w.devices[0].loop,
+        _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))),
+    )
+    if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
+        in_pod = [c for c in conditions if c not in loop.nonempty]
+    claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -1218,7 +1329,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *conditions, *picked)
+        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
         branch_tols = {res: (w.choices[res][0] if res in w.choices else w.delta).tolerations for res in picks}
         if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1:
             tolerations = [t for own in branch_tols.values() for t in own]
@@ -1237,18 +1348,22 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     ]
     if tolerations and existing:
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel))
+    elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
+        pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     edits.append(Edit(containers, containers, pod_lines))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
-    name_expr = _metadata_line(lines, "name")
+    name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
-        for item in re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text):  # `range $w :=`: `{{ $w.name }}`
+        items = set(re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text))  # `range $w :=`: `{{ $w.name }}`
+        items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
+        for item in sorted(items):
             name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?" + re.escape(item) + r"\b[^{}]*?-?\}\}", "", name_expr)
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
-    namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
+    namespace = _metadata_line(lines, "namespace", pod) if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
@@ -1265,17 +1380,22 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
         reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
+    conditions, replay = _replayed(w.devices[0], conditions)
+    if replay and twins:
+        raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
     guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
+    own_label = f"-{label}" if label and not name_text.endswith(label) else ""  # `-worker`: named already
 
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     section = (
-        defs(f"{{{{ {guard} }}}}{namespace or ''}{check}", False)
+        defs(f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", False)
+        + replay
         + check
         + f"{{{{- if {guard} }}}}\n"  # the guard as an action
         "apiVersion: resource.k8s.io/v1\n"
@@ -1288,7 +1408,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         f'    {{{{- include "{spec_define}" . | nindent 4 }}}}\n'
         "{{- end }}\n"
         f'{{{{- define "{spec_define}" -}}}}\n' + defs(reads, True) + looked + "{{- end }}\n"
-        f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{'-' + label if label else ''}-"
+        f'{{{{- define "{name_define}" -}}}}\n' + defs(name_text, True) + f"{name_text}{own_label}-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
     )
@@ -1301,6 +1421,34 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section
+
+
+_RANKS = "$draPods"
+
+
+def _replayed(device: Device, conditions: list[str]) -> tuple[list[str], str]:
+    """The pod's conditions as the claim template reads them, and what it sets first to read them. A pod inside `range`
+    whose conditions read what the range sets per item (triton's leader `if eq $i 0`, its workers in the `else`) gets
+    its claim template when the range renders it for some item: the claim template runs the same `range` blocks with
+    those conditions and reads whether one item rendered the pod ($draPods). Else the conditions as they are."""
+    loop = device.loop
+    outer = device.conditions[: loop.start] if loop else []
+    inner = [c for c in conditions if c not in outer]
+    if loop is None or not any(set(_VARIABLE.findall(c)) & loop.names for c in inner):
+        return conditions, ""
+    per_item = {v for header in loop.headers for v in _VARIABLE.findall(header.split(":=", 1)[0])}
+    unset = sorted({v for c in inner for v in _VARIABLE.findall(c)} & loop.names - per_item)
+    if unset:
+        line = device.index + 1
+        raise RewriteError(
+            f"the pod at line {line} renders under a condition that reads `${unset[0]}`, set inside the `range` for "
+            "each item, so the claim template cannot tell whether the range renders the pod"
+        )
+    own = _and(*(c for c in inner if c not in loop.nonempty)) or "true"  # a range renders its body: true inside
+    opened = "".join(f"{{{{- {header} }}}}" for header in loop.headers)
+    body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}"
+    replay = f"{{{{- {_RANKS} := false }}}}\n{opened}{body}{'{{- end }}' * len(loop.headers)}\n"
+    return [*(c for c in conditions if c in outer), _RANKS], replay
 
 
 _VARIABLE = re.compile(r"\$([A-Za-z_]\w*)")
@@ -1316,29 +1464,41 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     branch; one in an `else`, a `range` or a helper, or a variable not assigned at all (a `range $i, $c :=` item),
     raises RewriteError naming it."""
     actions = re.findall(r"\{\{.*?\}\}", used, re.S) if "{{" in used else [used]  # template text: its actions only
-    wanted = dict.fromkeys(v for a in actions for v in _VARIABLE.findall(a))
+    declared = {v for a in actions if ":=" in a for v in _VARIABLE.findall(a.split(":=", 1)[0])}  # `used` sets them
+    wanted = dict.fromkeys(v for a in actions for v in _VARIABLE.findall(a) if v not in declared)
     if not wanted:
         return []
     # variable -> (offset, body, the openers of the blocks it is in, why it cannot be carried or "")
     found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
-    stack: list[tuple[str, str, bool]] = []  # (word, body or "" for the template's own define, in an else)
+    stack: list[tuple[str, str, bool, int]] = []  # (word, body or "" for the template's own define, in an else, offset)
+    scoped: list[tuple[str, int, set[int]]] = []  # a `:=` inside blocks: (variable, offset, the blocks' offsets)
     for start, end, word in _actions(text):
         if start >= before:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
-            stack.append((word, "" if whole else body, False))
+            stack.append((word, "" if whole else body, False, start))
         elif word == "else" and stack:
-            stack[-1] = (*stack[-1][:2], True)
+            stack[-1] = (*stack[-1][:2], True, stack[-1][3])
         elif word == "end" and stack:
             stack.pop()
         elif m := _ASSIGNMENT.match(body):
-            blocks = [(w, b, e) for w, b, e in stack if b]
+            blocks = [(w, b, e) for w, b, e, _ in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
             if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
                 bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
+                scoped.append((m.group(1), start, {at for _, b, _, at in stack if b}))
             found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
+    # a `:=` in blocks that hold the device key too (triton's Job: `$model_gpu := 1` inside `if not $skip_conversion`)
+    # is read only where they render: the claim template declares it first, then sets it inside the same blocks
+    opened = {at for *_, at in stack}
+    for name, offset, blocks in scoped:
+        if blocks <= opened:
+            own = found[name]
+            k = next(k for k, e in enumerate(own) if e[0] == offset)
+            own[k] = (offset, own[k][1].replace(":=", "=", 1), own[k][2], "")
+            own.insert(k, (min(blocks), f'${name} := ""', (), ""))
     queue = list(wanted)
     carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     line = text.count("\n", 0, before) + 1
@@ -1584,11 +1744,58 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+    guarded = _guarded_list(lines, at)
+    if guarded is not None:
+        # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
+        # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
+        # the DRA entries after them at the indent of the chart's items, the key written when either has items
+        opener, expr, stop, item = guarded
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        new = [
+            f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
+            lines[at],
+            f"{p}{{{{- {opener} {expr} }}}}",
+            *lines[at + 1 : stop],
+            f"{p}{{{{- end }}}}",
+            f"{p}{{{{- if {cond} }}}}",
+            *own,
+            f"{p}{{{{- end }}}}",
+            f"{p}{{{{- end }}}}",
+        ]
+        return Edit(at - 1, stop + 1, new)
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None:
+    """For `tolerations:` at line `at` alone inside `{{- if X }}` (or `with`) whose `{{- end }}` closes the list:
+    the opening word, X, the line of that `end` and the indent of the list's items (from its `- ` lines, or the
+    `nindent N` writing them); None for another shape."""
+    base = _indent(lines[at])
+    opened = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", lines[at - 1].strip() if at > 0 else "")
+    if lines[at].strip() != "tolerations:" or not opened:
+        return None
+    depth, item = 1, None
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if not _control(line):
+            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
+                return None
+            item = _indent(line) if item is None and line.lstrip().startswith("-") else item
+        elif _emits(line) and item is None and (n := re.search(r"\bn?indent (\d+)", line)):
+            item = int(n.group(1))
+        for _, _, word in _actions(line):
+            if word == "else" and depth == 1:
+                return None  # the list has an `else` branch of its own
+            depth += word in ("if", "with", "range") or -(word == "end")
+        if depth == 0:
+            ends = re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", line.strip())
+            return (opened.group(1), opened.group(2), i, item) if ends and item is not None else None
+    return None
 
 
 def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:

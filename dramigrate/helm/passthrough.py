@@ -329,12 +329,14 @@ def superseded(
     a values file's DRA variant (`edits`, `templates`) leaves unused when both are given, each set to null: the
     variant sets the pods' `resourceClaims` of the same maps (Helm replaces the list), so a default template it
     does not name would render beside its own (optimum-habana: `ci/multi-card-lora-clm-values.yaml` asks for 8
-    Gaudi cards where the defaults ask for 1, and `-f values-dra.yaml -f ...-dra.yaml` rendered both)."""
+    Gaudi cards where the defaults ask for 1, and `-f values-dra.yaml -f ...-dra.yaml` rendered both); so are those
+    of the maps that ask for no device with the file (aioneks' `resources.gpu` when the file picks `neuron`)."""
     mine = {e.path for e in edits if e.siblings.get("resourceClaims")}
+    edited = {e.path for e in edits}
     stale = {
         str(c.get("resourceClaimTemplateName", "")).removeprefix(RELEASE_PREFIX)
         for e in defaults
-        if e.path in mine
+        if e.path in mine or e.path not in edited
         for c in e.siblings.get("resourceClaims", [])
     }
     out: dict[Path_, dict[str, Any]] = {}
@@ -496,14 +498,11 @@ def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> st
 
     if stands_for:
         sets = " ".join(stands_for)
-        head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): use `-f {OVERLAY}` in place of\n# `{sets}`: the same "
-            "devices through ResourceClaims instead of device-plugin resources.\n"
-        )
+        head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of this chart's\n"
-            "# defaults through ResourceClaims instead of device-plugin resources (a null deletes a default key).\n"
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults "
+            "through ResourceClaims (a null deletes a default key)\n"
         )
 
     class _Dumper(yaml.SafeDumper):
@@ -573,6 +572,17 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return ""
 
 
+def _from_root(text: str, base: str) -> str:
+    """A map's base read from the root where it is the root's: `$.Values`, or `$root.Values` with `{{- $root := . }}`
+    at the template's top (inside a `range`, where `.` is the item) -> `.Values`; else the base as it is."""
+    m = re.fullmatch(r"\$(\w*)(\..*)?", base)
+    if m is None:
+        return base
+    if m.group(1) and not re.search(r"\{\{-?\s*\$" + m.group(1) + r"\s*:=\s*[.$]\s*-?\}\}", text):
+        return base
+    return m.group(2) or ""
+
+
 _INDEX_MAP = re.compile(r'\bindex\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)')
 _QUOTED = re.compile(r'"([^"]+)"')
 _INDEX_SET = re.compile(r'\{\{-?\s*(\$\w+)\s*:?=\s*index\s+(\$\w*|\.Values)((?:\s+"[^"]+")+)\s*-?\}\}')
@@ -620,6 +630,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
 
     lines = text.splitlines()
     inserts: dict[int, list[str]] = {}
+    replaced: dict[int, str] = {}
     variables = _index_variables(text)
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
     singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
@@ -647,7 +658,7 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
                 if "[]" not in context:
                     own = base
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
-            words = words[1 if base.startswith(".Values") else 0 :]
+            words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
             def sibling_expr(sibling: str, base: str = own) -> str:
                 return f"{base}.{sibling}" if base else f".{sibling}"
@@ -682,11 +693,36 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             ]
             if block[0] not in inserts.get(containers, []):
                 inserts.setdefault(containers, []).extend(block)
+        params = _empty_params(lines, pod) if "rayStartParams" in needs[target] else None
+        if params is not None and params not in replaced:
+            # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before
+            head = lines[params][: lines[params].index(":") + 1]
+            expr = sibling_expr("rayStartParams")
+            replaced[params] = (
+                f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
+                "{{- else }} {}{{- end }}"
+            )
     out = []
     for i, line in enumerate(lines):
         out.extend(inserts.get(i, []))
-        out.append(line)
+        out.append(replaced.get(i, line))
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _empty_params(lines: list[str], pod: int) -> int | None:
+    """The line of a KubeRay group's literal `rayStartParams: {}` beside the `template:` that holds the pod spec at
+    line `pod`, if the group writes it so."""
+    from dramigrate.helm.idiomatic import _block_end, _parent
+
+    template = _parent(lines, pod)
+    group = _parent(lines, template) if template >= 0 and lines[template].strip() == "template:" else -1
+    if group < 0:
+        return None
+    at = _indent(lines[template])
+    for j in range(group, _block_end(lines, group)):
+        if _indent(lines[j]) == at and re.fullmatch(r"\s*(?:-\s+)?rayStartParams:\s*\{\}\s*", lines[j]):
+            return j
+    return None
 
 
 _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`
@@ -723,10 +759,11 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
     """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
     when the workloads render without a namespace."""
     named = "<release>-<name>" if scoped else "<name>"
-    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec), named {named} */}}}}\n"
+    head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec, null drops it), "
+    head += f"named {named} */}}}}\n"
     body = (
-        (namespace[0] if namespace else "") + "{{- range $name, $spec := .Values.resourceClaimTemplates }}\n"
-        "{{- if $spec }}{{/* null: a later values file drops this name */}}\n"
+        (namespace[0] if namespace else "")
+        + "{{- range $name, $spec := .Values.resourceClaimTemplates }}{{ if $spec }}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
@@ -735,8 +772,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
         + (f"  namespace: {namespace[1]}\n" if namespace else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
-        "{{- end }}\n"
-        "{{- end }}\n"
+        "{{- end }}{{ end }}\n"
     )
     return (
         head
@@ -796,6 +832,8 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
         )
+        if len(sibling) == 1 and not any(x.startswith(f"{VALUES_KEY}:") for more in inserts.values() for x in more):
+            inserts[end] += templates_doc(style)  # the claim templates beside the pod's claims they name
         if counts:
             key = sibling_path(own, COUNTS)
             doc = (
@@ -842,12 +880,20 @@ def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tu
     return tuple(out)
 
 
-def values_doc(values: str) -> str:
-    """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
+def templates_doc(style: str) -> list[str]:
+    """The lines of `resourceClaimTemplates: {}`, documented in the chart's comment style."""
     text = "DRA ResourceClaimTemplates, name -> spec (resource.k8s.io/v1, Kubernetes 1.34+; see *-dra.yaml)"
-    doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
+    return [*_doc_lines(style, VALUES_KEY, text, ""), f"{VALUES_KEY}: {{}}"]
+
+
+def values_doc(values: str) -> str:
+    """values.yaml with `resourceClaimTemplates: {}` documented at its end, unless claims_docs put it beside a
+    top-level `resourceClaims: []`; a blank line before it unless the file ends in one."""
+    if re.search(rf"^{VALUES_KEY}:", values, re.M):
+        return values
     sep = "" if values.endswith("\n") or not values else "\n"
-    return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
+    blank = "" if values.endswith("\n\n") else "\n"
+    return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
 
 
 def _templates(root: Path) -> dict[str, str]:

@@ -37,6 +37,22 @@ class Change:
     after: str
 
 
+def with_line_ends(path: Path, change: Change) -> Change:
+    """The change as written to path, with the file's own line ends: the rewrites read text through Path.read_text,
+    which turns CRLF into LF, so a CRLF file (hpe-vulnerability-analysis' values.yaml) keeps CRLF and the check that
+    the file did not change since it was read compares the bytes on disk (was: "file changed since it was read")."""
+    if change.before is None:
+        return change
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return change
+    if raw == change.before or raw.replace("\r\n", "\n") != change.before:
+        return change
+    crlf = raw.count("\r\n") == raw.count("\n")  # a file with mixed line ends gets LF (documents.py does the same)
+    return Change(change.rel, raw, change.after.replace("\n", "\r\n") if crlf else change.after)
+
+
 # --- Go template actions ---------------------------------------------------------------------------------
 
 

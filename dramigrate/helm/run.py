@@ -57,7 +57,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -71,6 +71,7 @@ from dramigrate.helm.values import (
     locate,
     lowered,
     minimal_patch,
+    names_device,
     resources_maps,
     set_path,
     zero,
@@ -79,8 +80,9 @@ from dramigrate.limits import check_values_file
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
-MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
+MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)
 MAX_VARIATIONS = 28
+PROBE_GROUP = 8  # values keys changed in one probe render when none names a device (most drive no device request)
 PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 # a first render that took this many CPU seconds, and as many times the usual render, has its second started early
 AGAIN_FROM, AGAIN_TIMES = 0.05, 4
@@ -643,14 +645,8 @@ def probe(
     device_names = {k[5] for k in base}
     leaves = candidates(sources.merged, counts, device_names, limit)
     ups = [(not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value) for leaf in leaves]
-    firsts = _probe_renders(
-        root,
-        copts,
-        [set_path(sources.merged, leaf.path, new) for leaf, new in zip(leaves, ups, strict=True)],
-        sources,
-        rules,
-        work,
-    )
+    singles = [names_device(leaf, device_names) for leaf in leaves]
+    firsts = _probe_grouped(root, copts, sources, base, rules, work, list(zip(leaves, ups, strict=True)), singles)
     downs: dict[int, Any] = {}
     for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
         if changed is None:
@@ -659,17 +655,11 @@ def probe(
         capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
         if capped and (down := lowered(leaf.value)) is not None:
             downs[i] = down
+    lowered_changes = [(leaves[i], d) for i, d in downs.items()]
     lowers = dict(
         zip(
             downs,
-            _probe_renders(
-                root,
-                copts,
-                [set_path(sources.merged, leaves[i].path, d) for i, d in downs.items()],
-                sources,
-                rules,
-                work,
-            ),
+            _probe_grouped(root, copts, sources, base, rules, work, lowered_changes, [singles[i] for i in downs]),
             strict=True,
         )
     )
@@ -690,6 +680,44 @@ def probe(
             out.append(Relation(leaf, "switch", gone))
         if added:
             out.append(Relation(leaf, "adds", added))
+    return out
+
+
+def _probe_grouped(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    changes: list[tuple[Leaf, Any]],
+    singles: list[bool],
+) -> list[dict[DeviceKey, Any] | None]:
+    """The device requests with each leaf changed, as _probe_renders gives them, in fewer renders: a leaf that names
+    a device is changed alone, the others PROBE_GROUP at a time; a group whose render asks for the base's devices
+    gives that for each of its leaves, one that does not (or does not render) is halved until each leaf is alone.
+    Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
+    out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
+    rest = [i for i, alone in enumerate(singles) if not alone]
+    groups = [[i] for i, alone in enumerate(singles) if alone]
+    groups += [rest[k : k + PROBE_GROUP] for k in range(0, len(rest), PROBE_GROUP)]
+    while groups:
+        values = []
+        for group in groups:
+            changed = sources.merged
+            for i in group:
+                changed = set_path(changed, changes[i][0].path, changes[i][1])
+            values.append(changed)
+        halves: list[list[int]] = []
+        for group, uses in zip(groups, _probe_renders(root, copts, values, sources, rules, work), strict=True):
+            if len(group) == 1:
+                out[group[0]] = uses
+            elif uses == base:
+                for i in group:
+                    out[i] = dict(base)
+            else:
+                halves += [group[: len(group) // 2], group[len(group) // 2 :]]
+        groups = halves
     return out
 
 
@@ -1014,7 +1042,8 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
+    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
         if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
@@ -1023,6 +1052,10 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if outcome.manual and partial:
+        from dramigrate.helm.ownswitch import note
+
+        note(outcome, partial[0], ENGINE_HINT)
 
 
 def _variations(
@@ -1468,6 +1501,7 @@ def write_changes(outcome: ChartOutcome) -> int:
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
         path.parent.mkdir(parents=True, exist_ok=True)
+        c = with_line_ends(path, c)
         write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
         written += 1
     return written
@@ -1716,9 +1750,11 @@ def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[st
     return out
 
 
-def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[str, Any]:
+def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: RuleSet) -> dict[str, Any]:
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
-    chart `sub`, "" for the chart itself)."""
+    chart `sub`, "" for the chart itself); in a template no finding maps to, of its first device line."""
+    from dramigrate.helm.idiomatic import first_device_line
+
     prefix = f"{sub}/" if sub else ""
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
@@ -1728,6 +1764,11 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str]) -> dict[
             rel = rel[len(prefix) :]
             if rel not in hints:  # the first request of each template (setdefault read and classified every one)
                 hints[rel] = classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource)
+    for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
+        try:
+            hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
+        except (OSError, UnicodeDecodeError):
+            continue
     return hints
 
 
@@ -1753,7 +1794,7 @@ def _library_only(
     rels = _through_includes(outcome, "", wanted[""])
     if reference is None or not all(_library_written(root, rel, rules) for rel in rels):
         return ""
-    hints = _hints(outcome, root, "", rels)
+    hints = _hints(outcome, root, "", rels, rules)
     if any(h.letter in ("B", "C") for h in hints.values()):
         return ""  # the pass-through rewrite
     if (
@@ -1807,10 +1848,13 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
+    leaves: list[tuple[list[Change], str]] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
-    (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
+    (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36. With `leaves`, the
+    one subchart of `wanted` is rewritten, not proven: its changes and switch key are added to `leaves`
+    (_fix_leaves proves an umbrella's subcharts together)."""
     from dramigrate.helm import idiomatic
     from dramigrate.helm.rewrite import chart_name
 
@@ -1818,12 +1862,16 @@ def _fix_idiomatic(
     if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
         names = _subcharts(root)
         scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
-        by_sub = {s: _hints(outcome, root, s, wanted[s]) for s in subs}
+        by_sub = {s: _hints(outcome, root, s, wanted[s], rules) for s in subs}
         if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
             rel, first = min(by_sub[subs[0]].items(), key=lambda kv: (kv[0], kv[1].line))
             leaves = {s: wanted[s] for s in subs}
             _fix_passthrough(outcome, root, copts, work, leaves, expected, (f"{subs[0]}/{rel}", first), scopes)
             return
+    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts each have a literal device key (A)
+        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        _fix_leaves(*args, subs)
+        return
     if len(subs) > 1 or (subs and wanted.get("")):
         where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
         _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{ENGINE_HINT}", "")
@@ -1870,9 +1918,18 @@ def _fix_idiomatic(
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
         return
-    hints = _hints(outcome, root, sub, wanted[sub])
+    hints = _hints(outcome, root, sub, wanted[sub], rules)
+    alter = functools.partial(_alternative, outcome.display, rules, settings, target)
+
+    def migrate(stream: str) -> str:
+        return _text(_run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
+        if leaves is not None:  # one leaf of several passes a map through, another has a literal key
+            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
+            _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
+            return
         shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
         for _, r, want, _ in shipped:  # a shipped file that renders another workload (coreweave's LeaderWorkerSet)
             before, after = _by_template(r.stream, name), _by_template(want, name)
@@ -1882,7 +1939,19 @@ def _fix_idiomatic(
                 if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
             }
         hint = (prefix + first[0], first[1])
-        _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, [*expected, *shipped], hint, {sub: [scope]})
+        both = [*expected, *shipped]
+        switch = None
+        if not sub:  # templates with a literal device key beside those that pass a map through (A and B mixed)
+            hints = _hints(outcome, root, sub, wanted[sub], rules)  # the shipped files' templates too
+            try:
+                switch = _mixed_switch(
+                    root, rules, work, hints, both, settings.opt_in, relations or [], named, alter, migrate
+                )
+            except RewriteError as exc:
+                _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+                return
+        rels = wanted[sub] - (switch.rels if switch else set())
+        _fix_passthrough(outcome, root, copts, work, {sub: rels}, both, hint, {sub: [scope]}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
@@ -1890,6 +1959,15 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
+            return
+        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+            _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+            return
+        from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
+
+        counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
+        if why := library_request(root, work, reference[0].options, rules, counted):
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
             return
     try:
         changes = idiomatic.build(
@@ -1902,21 +1980,24 @@ def _fix_idiomatic(
             settings.opt_in,
             hints,
             tuple(guards),
-            functools.partial(_alternative, outcome.display, rules, settings, target),
+            alter,
             {rel: sorted(names) for rel, names in named.items()},
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        _manual(outcome, f"{f'{sub}: ' if leaves is not None else ''}{exc}{ENGINE_HINT}", "")
         return
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
+        return
+    switch_key = ".".join((*scope, "dra", "enabled"))
+    if leaves is not None:
+        leaves.append((changes, switch_key))
         return
     outcome.changes = changes
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
-    switch_key = ".".join((*scope, "dra", "enabled"))
     prove_switch(
         outcome,
         root,
@@ -1926,6 +2007,224 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+
+
+def _fix_leaves(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
+    subs: list[str],
+) -> None:
+    """An umbrella whose device requests come from several subcharts, each a literal device key with a values count
+    (pattern A): each subchart rewritten behind its own `dra.enabled` (`<subchart>.dra.enabled` in the umbrella's
+    values), one version bump of the umbrella, and the subcharts proven together: every switch off renders
+    byte-identical, every switch on renders the migration (was: manual, "run fix on each")."""
+    leaves: list[tuple[list[Change], str]] = []
+    for n, sub in enumerate(subs, start=1):
+        one = {sub: wanted[sub]}
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
+        )
+        if outcome.manual or len(leaves) < n:
+            return
+    changes: list[Change] = []
+    for own, _ in leaves:  # each leaf's changes bump the umbrella's version: once
+        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
+    keys = [key for _, key in leaves]
+
+    def rewritten(options: Any, on: bool) -> Render:
+        for key in keys:
+            options = _with_switch(options, on, key)
+        return _render(copy_root, options)
+
+    prove_switch(outcome, root, expected, rewritten, patch, mode)
+
+
+@dataclass(frozen=True)
+class _Switch:
+    """The templates of a chart with a literal device key (patterns A and E) when its other templates pass values
+    resources maps through (B and C): they take the `dra.enabled` switch (idiomatic.py) beside the pass-through
+    (passthrough.py), and the two are proven together."""
+
+    rels: frozenset[str]
+    build: Callable[[list[Change]], list[Change]]  # the pass-through's changes -> the changes of both rewrites
+    migrate: Callable[[str], str]  # the core's migration of a rendered stream
+    key: str = "dra.enabled"
+
+    def part(self, r: Render, switched: bool) -> str:
+        """The documents of a render written by the switch's templates (`switched`) or by the others."""
+        return _stream(
+            [m for m in r.manifests if _may_matter(m.text) and (_template_of(m.source) in self.rels) == switched]
+        )
+
+    def passed(self, r: Render, want: str) -> tuple[Render, str]:
+        """A value set as the pass-through reads it: the other templates' documents, and their migration."""
+        if r.error:
+            return r, want
+        stream = self.part(r, False)
+        return Render(r.manifests, stream, r.rest, r.error, r.took), self.migrate(stream)
+
+    def want(self, r: Render) -> str:
+        """The migration of a render where only the switch moves requests: its templates' documents migrated."""
+        return self.migrate(self.part(r, True)) + self.part(r, False)
+
+
+def _template_of(source: str) -> str:
+    """The template path a `# Source:` names, relative to the root chart (`templates/x.yaml`)."""
+    return source.split("/", 1)[-1]
+
+
+def _mixed_switch(
+    root: Path,
+    rules: RuleSet,
+    work: Workdir,
+    hints: dict[str, Any],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    opt_in: bool,
+    relations: list[Relation],
+    named: dict[str, set[str]],
+    alternative: Any,
+    migrate: Callable[[str], str],
+) -> _Switch | None:
+    """The `dra.enabled` switch of the pattern A and E templates of a chart whose other templates pass resources maps
+    through; None when it has none. Raises RewriteError for a template that does both."""
+    from dramigrate.helm import idiomatic
+
+    rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E"))
+    if not rels:
+        return None
+    for rel, h in sorted(hints.items()):
+        keys = idiomatic.find_devices((root / rel).read_text(encoding="utf-8"), rel, rules) if rel not in rels else []
+        if keys:
+            raise RewriteError(
+                f"{rel}:{h.line}: {h.describe()}, and line {keys[0].index + 1} writes the device key itself (pattern "
+                "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
+                "through with resourceClaims beside it)"
+            )
+    originals, migrated, claim_templates = _first_changes(root, rels, expected)
+    guards, _ = idiomatic.kind_guards(expected, relations, rules)
+    own = {rel: h for rel, h in hints.items() if rel in rels}
+
+    def build(passed: list[Change]) -> list[Change]:
+        copy_root = _rewritten_copy(root, passed, work, where="mixed")
+        names = {rel: sorted(n) for rel, n in named.items() if rel in rels}
+        changes = idiomatic.build(
+            copy_root,
+            set(rels),
+            rules,
+            originals,
+            migrated,
+            claim_templates,
+            opt_in,
+            own,
+            tuple(guards),
+            alternative,
+            names,
+        )
+        return _chained(passed, changes)
+
+    return _Switch(rels, build, migrate)
+
+
+def _first_changes(
+    root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """Each template's objects before and after the migration, read from the first value set whose migration
+    changes it, and the claim templates of those migrations by name. Raises RewriteError for a template none does."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name = chart_name(root)
+    originals: dict[str, list[dict[str, Any]]] = {}
+    migrated: dict[str, list[dict[str, Any]]] = {}
+    claim_templates: dict[str, Any] = {}
+    for v, r, want, _ in expected:
+        if r.error or v.invalid:
+            continue
+        before, after = _by_template(r.stream, name), _by_template(want, name)
+        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
+        for rel in took:
+            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            claim_templates |= {
+                str(d["metadata"]["name"]): d
+                for k, ds in objects(want).items()
+                if k[1] == "ResourceClaimTemplate"
+                for d in ds
+            }
+    if missing := sorted(rels - originals.keys()):
+        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    return originals, migrated, claim_templates
+
+
+def _fix_map_built(
+    outcome: ChartOutcome,
+    root: Path,
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+    rels: frozenset[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    mode: str,
+    named: dict[str, set[str]],
+    alternative: Any,
+) -> None:
+    """Pattern F templates whose container resources are a map built in variables (mapvars.py), behind the
+    dra.enabled switch, proven as pattern A is (prove_switch)."""
+    from dramigrate.helm import mapvars
+
+    try:
+        originals, migrated, claim_templates = _first_changes(root, rels, expected)
+        names = {rel: sorted(n) for rel, n in named.items()}
+        changes = mapvars.build(
+            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
+        )
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        return
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    prove_switch(
+        outcome, root, expected, lambda options, on: _render(copy_root, _with_switch(options, on)), patch, mode
+    )
+
+
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
+    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+    from dramigrate.helm import mapvars
+
+    try:
+        found = {
+            rel
+            for rel in rels
+            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+        }
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(found) if found == rels else frozenset()
+
+
+def _chained(first: list[Change], then: list[Change]) -> list[Change]:
+    """Two rewrites of one chart, the second made on the first's result, as one list of changes with one version
+    bump (the second's Chart.yaml change bumps it again)."""
+    out = {c.rel: c for c in first}
+    for c in then:
+        if c.rel == "Chart.yaml" and c.rel in out:
+            continue
+        out[c.rel] = Change(c.rel, out[c.rel].before if c.rel in out else c.before, c.after)
+    return list(out.values())
 
 
 def prove_switch(
@@ -2053,6 +2352,7 @@ def _fix_passthrough(
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
+    switch: _Switch | None = None,
 ) -> None:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
@@ -2060,7 +2360,8 @@ def _fix_passthrough(
     umbrella's subcharts, each passed its values under the keys `scopes[sub]`: its name or its aliases).
     Proven: (L) every value set renders byte-identical with the original values; (D) with the variants in place
     of the files, the render equals the migration of the original render and is strict-valid for Kubernetes
-    1.34 and 1.36."""
+    1.34 and 1.36. With a `switch`, its templates (a literal device key) take `dra.enabled` as well: (L) with it off,
+    (D) with it on (a value set no DRA file covers: only their requests migrated)."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
     from dramigrate.helm.render import _merge_maps
@@ -2093,7 +2394,10 @@ def _fix_passthrough(
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
-    by_options = {repr(v.options): (v, r, want) for v, r, want, _ in expected}
+    def passed(r: Render, want: str) -> tuple[Render, str]:
+        return switch.passed(r, want) if switch else (r, want)
+
+    by_options = {repr(v.options): (v, *passed(r, want)) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
@@ -2111,7 +2415,8 @@ def _fix_passthrough(
         nonlocal namespaced
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
-        paths.update({e.path: {"resourceClaims", *e.siblings} for e in edits})
+        for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
+            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
@@ -2123,11 +2428,11 @@ def _fix_passthrough(
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
         dsources = None
-        default = next(((r, want) for v, r, want, _ in expected if v.label == "default values"), None)
+        default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
             default_templates = named(default_edits, default_rcts)
-        yours = next(((r, want) for v, r, want, _ in expected if v.label == "your values"), None)
+        yours = next((passed(r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         for f in files:
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
@@ -2197,6 +2502,8 @@ def _fix_passthrough(
             for c in _in_umbrella(root, sub, pt.build(leaf, rels, own, namespaced, some_class, scoped, reads)):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
+        if switch:
+            changes = switch.build(changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
@@ -2239,7 +2546,8 @@ def _fix_passthrough(
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
-    calls = [functools.partial(_render, copy_root, v.options) for v, *_ in expected]
+    off = [_with_switch(v.options, False, switch.key) if switch else v.options for v, *_ in expected]
+    calls = [functools.partial(_render, copy_root, options) for options in off]
     calls += [functools.partial(_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
@@ -2256,10 +2564,13 @@ def _fix_passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
-        if stands_for and v.label == "your values":
+        through, through_want = passed(original, want)
+        if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
+            dra = None
+        elif stands_for and v.label == "your values":
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for:
-            continue  # value sets without the --set: the values as they were, proven above
+            dra = None  # value sets without the --set: the values as they were, proven above
         elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
                 (copy_root / pt.OVERLAY,)
@@ -2272,19 +2583,23 @@ def _fix_passthrough(
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
         else:
-            continue  # value sets the DRA files do not cover: the values as they were, proven above
+            dra = None  # value sets the DRA files do not cover: the values as they were, proven above
+        if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
+            continue  # a device added to the maps stays a device-plugin request, as before
+        case, files = f"with {v.label} and the DRA values files", dra is not None
+        if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
+            case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
+            want = want if dra else switch.want(original)
+            dra = _with_switch(dra or v.options, True, switch.key)
         on = _render(copy_root, dra)
         if on.error:
-            _manual(
-                outcome,
-                f"with {v.label} and the DRA values files, the rewritten chart does not render: {on.error}",
-                patch,
-            )
-        elif why := _not_proven_on(f"with {v.label} and the DRA values files", original, again, want, on):
+            _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
+        elif why := _not_proven_on(case, original, again, want, on):
             _manual(outcome, why, patch)
         else:
             names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
-            outcome.checked.append(f"{v.label} (DRA values: {', '.join(names)})")
+            shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
+            outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
@@ -2383,10 +2698,17 @@ _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.
 
 
 def _own_dra_switch(
-    root: Path, copts: ChartOptions, sources: ValueSources, base: dict[DeviceKey, Any], rules: RuleSet, work: Workdir
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    partial: list[str] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
+    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -2399,8 +2721,13 @@ def _own_dra_switch(
         rendered = _render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
-        if len(device_uses(rendered.stream, rules)) < len(base):
+        uses = device_uses(rendered.stream, rules)
+        if len(uses) < len(base):
             return leaf
+        if partial is not None:
+            from dramigrate.helm.ownswitch import left_by
+
+            partial.append(left_by(leaf, rendered.stream, uses))
     return None
 
 
@@ -2448,11 +2775,14 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
             f.fixed = True
 
 
-def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset()) -> Path:
-    """A copy of the chart in the proof's work folder with the rewrite applied (files in `skip` left as they were)."""
+def _rewritten_copy(
+    root: Path, changes: list[Change], work: Workdir, skip: frozenset[str] = frozenset(), where: str = "rewritten"
+) -> Path:
+    """A copy of the chart in the proof's work folder (`where` in it) with the rewrite applied (files in `skip` left
+    as they were)."""
     from dramigrate.helm.sandbox import private_copy
 
-    copy_root = work.path / "rewritten" / root.name
+    copy_root = work.path / where / root.name
     copy_root.parent.mkdir(exist_ok=True)
     # Links (all inside the chart, checked in the copy) become plain files: no write below follows one, into the
     # chart or anywhere else, and Helm reads the same text through them.
@@ -2465,5 +2795,5 @@ def _rewritten_copy(root: Path, changes: list[Change], work: Workdir, skip: froz
         if top not in target.resolve().parents:
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(c.after.encode("utf-8"))
+        target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
     return copy_root

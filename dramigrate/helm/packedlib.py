@@ -1,0 +1,148 @@
+"""A device request written by a packed library chart (`charts/common-1.2.9.tgz`, TrueNAS' `common` under its
+photoprism and tdarr charts): the chart's own helper turns a values map (`photoprismGPU`) into the values the library
+reads (`scaleGPU`), and a define of the library writes the device key into the container.
+
+The rewrite changes only the chart's own templates (a change inside a packed dependency is undone by
+`helm dependency update`), so what is left is the values: a values-only migration needs a library that renders a
+pod's `resourceClaims` and a container's `resources.claims` from values. Which define of the library writes the key
+is found by rendering, as for a helper of the chart (helper.mark_defines): a working copy gets the library unpacked
+in place of its archive, with a marker on each key-shaped line of its defines. The message names the library, its
+define and line, the values it reads, and the chart's template line that fills them.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.helm.helper import blocks, enclosing, mark_defines, marked_keys, template_files
+from dramigrate.rules import RuleSet
+
+
+@dataclass(frozen=True)
+class Library:
+    archive: str  # chart-relative path of the packed chart (`charts/common-1.2.9.tgz`)
+    folder: str  # where the working copy holds it unpacked (`charts/common`)
+    title: str  # `common 1.2.9`
+
+
+def _unpack_libraries(copy: Path) -> list[Library]:
+    """Each packed library chart of the working copy unpacked in place of its archive (bounded, no links)."""
+    from dramigrate.helm.sandbox import unpack_chart
+
+    out = []
+    for archive in sorted((copy / "charts").glob("*.tgz")):
+        scratch = copy / "charts" / f".unpack-{archive.stem}"
+        scratch.mkdir()
+        unpack_chart(archive, scratch)
+        tops = [p for p in scratch.iterdir() if (p / "Chart.yaml").is_file()]
+        meta = yaml.safe_load((tops[0] / "Chart.yaml").read_text(encoding="utf-8")) if tops else None
+        folder = copy / "charts" / tops[0].name if tops else None
+        if not isinstance(meta, dict) or meta.get("type") != "library" or folder is None or folder.exists():
+            shutil.rmtree(scratch)
+            continue
+        tops[0].rename(folder)
+        shutil.rmtree(scratch)
+        archive.unlink()
+        title = f"{meta.get('name', folder.name)} {meta.get('version', '')}".strip()
+        out.append(Library(archive.relative_to(copy).as_posix(), folder.relative_to(copy).as_posix(), title))
+    return out
+
+
+def _values_read(text: str, index: int) -> str:
+    """The values key the library reads for its device key: in a block around the key, else the first one its define
+    reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over later)."""
+    around = enclosing(blocks(text), index)
+    for b in reversed(around):
+        found = re.search(r"\.Values\.([\w.]+)", b.cond)
+        if found:
+            return found.group(1)
+    define = next((b for b in around if b.word == "define"), None)
+    lines = text.splitlines()[define.start : index] if define else []
+    found = next((m for line in lines if (m := re.search(r"\.Values\.([\w.]+)", line))), None)
+    return found.group(1) if found else ""
+
+
+def _chart_line(root: Path, keys: list[str]) -> tuple[str, int, str] | None:
+    """The first line of the chart's own templates that reads one of the values keys (top-level names), with the
+    define it sits in: (file, 1-based line, define or "")."""
+    if not keys:
+        return None
+    wanted = re.compile(r"\.Values\.(" + "|".join(re.escape(k) for k in keys) + r")\b")
+    for path in template_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        all_blocks = blocks(text)
+        for i, line in enumerate(text.splitlines()):
+            if wanted.search(line):
+                around = [b for b in enclosing(all_blocks, i) if b.word == "define"]
+                name = re.sub(r'^"|"$', "", around[0].cond) if around else ""
+                return path.relative_to(root).as_posix(), i + 1, name
+    return None
+
+
+def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted: list[str]) -> str:
+    """Why the device request is manual work when a define of a packed library chart writes it; "" when no packed
+    library writes it. `counted`: the top-level values keys found to set the device count (lint's perturbation)."""
+    from dramigrate.helm.run import _render
+    from dramigrate.helm.sandbox import refuse_outside_links
+
+    if not any((root / "charts").glob("*.tgz")):
+        return ""
+    refuse_outside_links(root, str(root))
+    copy = work.path / "packed-library" / root.name
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(root, copy, symlinks=False)
+    libraries = _unpack_libraries(copy)
+    marks: dict[int, tuple[str, int, str]] = {}
+    for lib in libraries:
+        for path in template_files(copy / lib.folder):
+            mark_defines(path, path.relative_to(copy).as_posix(), marks)
+    if not marks:
+        return ""
+    rendered = _render(copy, options)
+    hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
+    if not hits:
+        return ""
+    file, index, define = marks[min(hits)]
+    lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
+    inside = file[len(lib.folder) + 1 :]
+    text = (copy / file).read_text(encoding="utf-8")
+    read = _values_read(text, index)
+    source = f"its define {define} ({inside}:{index + 1}) writes the device key"
+    if read:
+        source += f" from .Values.{read}"
+    fed = _chart_line(root, [k for k in counted if k != read])
+    where = ""
+    if fed:
+        helper = f" {fed[2]}" if fed[2] else ""  # no quotes in the message: _manual hides quoted text
+        source += f", which the chart helper{helper} fills from {', '.join(k for k in counted if k != read)}"
+        where = f"{fed[0]}:{fed[1]}: "
+    claims = [
+        p.relative_to(copy / lib.folder).as_posix()
+        for p in template_files(copy / lib.folder)
+        if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
+    ]
+    if claims:
+        offer = (
+            f"the library writes resourceClaims in {', '.join(claims)}, but a values-only migration through it is "
+            "not automated: move the device out of the values the library reads and set its claims by hand"
+        )
+    else:
+        offer = (
+            "the library has no values place for the resourceClaims of a pod or the resources.claims of a "
+            "container, so no "
+            "values can move the request to a claim; the change belongs in the library (or a post-renderer: "
+            "`helm template ... | dramigrate fix -`)"
+        )
+    return (
+        f"{where}pattern D (library chart {lib.title}, packed in {lib.archive}): {source}; the rewrite changes only "
+        f"the templates of the chart itself (a change in the packed library would be undone by "
+        "`helm dependency update`), "
+        f"and {offer}"
+    )

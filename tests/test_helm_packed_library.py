@@ -1,0 +1,112 @@
+"""A device request written by a packed library chart (`charts/<lib>.tgz`, TrueNAS' common under photoprism and
+tdarr): the chart's own helper turns a values map into the values the library reads, and the library writes the
+device key. The rewrite cannot change the packed library and the library has no values place for claims, so the
+chart is manual work, and the message names the library, its define and line, the values it reads, and the chart's
+helper and template line that fill them. A tiny library chart packed in the test; renders are real."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+LIBRARY = {
+    "mylib/Chart.yaml": "apiVersion: v2\nname: mylib\ntype: library\nversion: 1.2.3\n",
+    "mylib/templates/_deployment.tpl": """\
+{{- define "mylib.deployment" -}}
+{{- $gpus := list -}}
+{{- range $entry := .Values.scaleGPU -}}
+  {{- $gpus = append $gpus $entry.gpu -}}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+        - name: main
+          image: busybox
+          resources:
+            limits:
+              cpu: 1
+              {{- range $gpu := $gpus }}
+              {{- range $k, $v := $gpu }}
+              {{ $k }}: {{ $v | quote }}
+              {{- end }}
+              {{- end }}
+{{- end -}}
+""",
+}
+HELPERS = """\
+{{- define "app.workload" -}}
+{{- with .Values.appGPU }}
+scaleGPU:
+  {{- range $key, $value := . }}
+  - gpu:
+      {{ $key }}: {{ $value }}
+  {{- end }}
+{{- end }}
+{{- end -}}
+"""
+APP = """\
+{{- $_ := mustMergeOverwrite .Values (include "app.workload" $ | fromYaml) -}}
+{{- include "mylib.deployment" . -}}
+"""
+CHART = (
+    "apiVersion: v2\nname: app\nversion: 0.1.0\n"
+    "dependencies:\n  - name: mylib\n    version: 1.2.3\n    repository: file://../mylib\n"
+)
+
+
+def _packed(files: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _fix(chart: Path) -> ChartOutcome:
+    settings = Settings(kube_version="1.34")
+    return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+
+
+def test_a_request_written_by_a_packed_library_names_the_library_define_and_the_values_feeding_it(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "Chart.yaml": CHART,
+        "templates/_helpers.tpl": HELPERS,
+        "templates/app.yaml": APP,
+        "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    (chart / "charts").mkdir()
+    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(LIBRARY))
+    outcome = _fix(chart)
+    assert not outcome.proven and not outcome.changes
+    # was: 'pattern F (another template shape): the idiomatic rewrite takes pattern A only'
+    assert outcome.manual.startswith("templates/_helpers.tpl:2: pattern D (library chart mylib 1.2.3, packed in "), (
+        outcome.manual
+    )
+    assert "charts/mylib-1.2.3.tgz" in outcome.manual
+    assert "its define mylib.deployment (templates/_deployment.tpl:25) writes the device key" in outcome.manual
+    assert "from .Values.scaleGPU, which the chart helper app.workload fills from appGPU" in outcome.manual
+    assert "no values place for the resourceClaims of a pod" in outcome.manual
+    assert (chart / "charts/mylib-1.2.3.tgz").is_file() and not (chart / "charts/mylib").exists()

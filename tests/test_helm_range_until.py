@@ -1,0 +1,219 @@
+"""Pattern A inside `range $i := until N`: one bare Pod or one workload per rank (a GPU proof-of-concept chart's
+`range $i := until (int .Values.replicaCount)`, triton's multi-node chart with its leader for rank 0 and a worker for
+every other rank). Every pod of the range gets its own claim from the one claim template of its pod in the template.
+Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RULES = load_rules()
+T134 = Target.parse("1.34")
+
+# one bare Pod per rank: `.` is the rank inside the range, so values are read through `$root`; the pod's name reads a
+# variable the range sets per rank
+PER_RANK = """\
+{{- $root := . -}}
+{{- $replicaCount := .Values.replicaCount -}}
+{{- range $i := until (int $replicaCount) }}
+{{- $rank := add $i 1 }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ $root.Release.Name }}-{{ $rank }}
+spec:
+  containers:
+    - name: main
+      image: cuda
+      resources:
+        limits:
+          nvidia.com/gpu: {{ index $root.Values.resources.limits "nvidia.com/gpu" }}
+{{- end }}
+"""
+PER_RANK_VALUES = "replicaCount: 2\nresources:\n  limits:\n    nvidia.com/gpu: 4\n"
+
+# a Deployment for rank 0 (the leader) and one for every other rank (the workers), each with one GPU
+LEADER_AND_WORKERS = """\
+{{- $pods := mul .Values.model.pp .Values.model.tp }}
+{{- range $i := until (int $pods) }}
+{{- if eq $i 0 }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-leader
+spec:
+  selector:
+    matchLabels: {rank: {{ $i | quote }}}
+  template:
+    metadata:
+      labels: {rank: {{ $i | quote }}}
+    spec:
+      containers:
+      - name: leader
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+{{- else }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-worker{{ $i }}
+spec:
+  selector:
+    matchLabels: {rank: {{ $i | quote }}}
+  template:
+    metadata:
+      labels: {rank: {{ $i | quote }}}
+    spec:
+      containers:
+      - name: worker-{{ $i }}
+        image: triton
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+{{- end }}
+{{- end }}
+"""
+LEADER_VALUES = "model:\n  pp: 1\n  tp: 4\n"
+
+
+def fixed(tmp_path: Path, template: str, values: str, *sets: str) -> tuple[Path, ChartOutcome]:
+    chart = chart_with(tmp_path, "ranks", {"templates/pods.yaml": template, "values.yaml": values})
+    outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T134, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    return chart, outcome
+
+
+def docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
+    return [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+
+
+def pods(rendered: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each pod spec of a render by its object's name."""
+    return {
+        d["metadata"]["name"]: d["spec"] if d["kind"] == "Pod" else d["spec"]["template"]["spec"]
+        for d in rendered
+        if d["kind"] in ("Pod", "Deployment")
+    }
+
+
+def claim_templates(rendered: list[dict[str, Any]]) -> dict[str, int]:
+    """Each ResourceClaimTemplate's device count by name."""
+    return {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in rendered
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+
+
+def test_a_pod_per_rank_gets_its_claim_from_one_claim_template(tmp_path: Path) -> None:
+    """Was: manual, 'the device key is inside `range $i := until (int $replicaCount)`'. Now every rank's pod asks
+    for the chart's count through its own claim from the one claim template (named without the rank), no rank keeps
+    the device-plugin request, and no rank, no claim template."""
+    chart, _ = fixed(tmp_path, PER_RANK, PER_RANK_VALUES)
+    rendered = docs(chart, "replicaCount=3", "resources.limits.nvidia\\.com/gpu=2")
+    ((name, count),) = claim_templates(rendered).items()
+    assert count == 2 and name.startswith("release-name-") and not name.startswith("release-name-1-")
+    by_name = pods(rendered)
+    assert sorted(by_name) == ["release-name-1", "release-name-2", "release-name-3"]
+    for spec in by_name.values():
+        assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+        assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert docs(chart, "replicaCount=0") == []  # no rank, no claim template
+    off = pods(docs(chart, "dra.enabled=false"))
+    assert [spec["containers"][0]["resources"] for spec in off.values()] == [{"limits": {"nvidia.com/gpu": 4}}] * 2
+
+
+def test_the_leader_and_the_workers_of_a_range_each_get_their_claim(tmp_path: Path) -> None:
+    """The leader (`if eq $i 0`) and the workers (its `else`) of one range: each pod gets a claim, each from its own
+    pod's claim template, which renders only when the range renders that pod (one rank: the leader alone). Was:
+    manual, 'the device key is inside `range $i := until (int $pods)`'."""
+    chart, _ = fixed(tmp_path, LEADER_AND_WORKERS, LEADER_VALUES)
+    rendered = docs(chart)
+    templates = claim_templates(rendered)
+    assert sorted(templates.values()) == [1, 1]
+    by_name = pods(rendered)
+    assert sorted(by_name) == [
+        "release-name-leader",
+        "release-name-worker1",
+        "release-name-worker2",
+        "release-name-worker3",
+    ]
+    leader = by_name.pop("release-name-leader")["resourceClaims"][0]["resourceClaimTemplateName"]
+    workers = {spec["resourceClaims"][0]["resourceClaimTemplateName"] for spec in by_name.values()}
+    assert len(workers) == 1 and leader != workers.pop() and leader in templates
+    for spec in by_name.values():
+        assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    alone = docs(chart, "model.tp=1")
+    assert sorted(d["kind"] for d in alone) == ["Deployment", "ResourceClaimTemplate"]  # no worker, no worker template
+
+
+def test_a_pod_under_a_condition_on_a_variable_set_in_the_range_is_manual_work_named(tmp_path: Path) -> None:
+    """The claim template replays the range to learn whether it renders the pod; a condition on a variable the range
+    body sets (`$rank := add $i 1`, then `if gt $rank 1`) is not replayed: manual, named."""
+    template = PER_RANK.replace("---\n", "{{- if gt $rank 1 }}\n---\n").replace(
+        "{{- end }}\n", "{{- end }}\n{{- end }}\n"
+    )
+    chart = chart_with(tmp_path, "ranks", {"templates/pods.yaml": template, "values.yaml": PER_RANK_VALUES})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T134, "fix")
+    assert not outcome.changes
+    assert "reads `$rank`, set inside the `range` for each item" in outcome.manual, outcome.report()
+
+
+# pattern B inside the range: the user's resources map, read from the root (`.` is the rank there)
+PER_RANK_MAP = """\
+{{- $root := . -}}
+{{- range $i := until (int .Values.replicaCount) }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ $.Release.Name }}-{{ $i }}
+spec:
+  containers:
+    - name: main
+      image: cuda
+      resources:
+        {{- toYaml $root.Values.resources | nindent 8 }}
+{{- end }}
+"""
+
+
+@pytest.mark.parametrize("root", ["$root", "$"])
+def test_a_pod_per_rank_takes_the_resource_claims_beside_its_resources_map(tmp_path: Path, root: str) -> None:
+    """`toYaml $.Values.resources` (or through the chart's `$root := .`) inside `range $i := until N`: every rank's
+    pod takes the `resourceClaims` the DRA values file sets beside `resources`. Was: manual, the rewritten chart's
+    pods had no claims (the map read from `$` was not known as the values map `resources`)."""
+    template = PER_RANK_MAP.replace("$root.Values", f"{root}.Values")
+    chart, outcome = fixed(tmp_path, template, PER_RANK_VALUES)
+    assert (chart / "values-dra.yaml").is_file()
+    rendered = [
+        d
+        for m in render_chart(
+            chart, RenderOptions(values_files=(chart / "values-dra.yaml",), set_values=("replicaCount=3",))
+        )
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    ((name, count),) = claim_templates(rendered).items()
+    assert count == 4
+    by_name = pods(rendered)
+    assert sorted(by_name) == ["release-name-0", "release-name-1", "release-name-2"]
+    for spec in by_name.values():
+        assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
+        assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
