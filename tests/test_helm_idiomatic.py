@@ -361,9 +361,31 @@ spec:
 
 def test_leader_and_worker_pods_in_one_template(tmp_path: Path) -> None:
     """A LeaderWorkerSet whose leader and worker templates each ask for the chart's count (multi-node vLLM charts):
-    each pod gets its own claim template, named after the migration's pod (`leader`, `worker`), and the rewrite is
-    proven (was: manual, "the device keys are in several containers")."""
+    both pods ask for the same devices, so they share one claim template, named after the workload (each pod still
+    gets a claim of its own from it), and the rewrite is proven (was: manual, "the device keys are in several
+    containers"; then one claim-spec block per pod, the same text twice)."""
     original = write_chart(tmp_path / "original", LWS)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    out = docs(chart, "numGpus=2")
+    names = [d["metadata"]["name"] for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert [n.rsplit("-", 1)[0] for n in names] == ["release-name-vllm"], names
+    lws = next(d for d in out if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        pod = lws[role]["spec"]
+        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": names[0]}], pod
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert (chart / "templates" / "resourceclaimtemplate.yaml").read_text().count("define") == 2  # spec, name
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+
+
+def test_leader_and_worker_with_their_own_counts(tmp_path: Path) -> None:
+    """A leader that asks for its own count: each pod gets its own claim template, named after the migration's pod
+    (`leader`, `worker`)."""
+    leader = LWS.replace("nvidia.com/gpu: {{ .Values.numGpus }}", "nvidia.com/gpu: {{ .Values.leaderGpus }}", 1)
+    original = write_chart(tmp_path / "original", leader, VALUES + "leaderGpus: 1\n")
     chart = shutil.copytree(original, tmp_path / "fixed" / "app")
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
@@ -373,9 +395,7 @@ def test_leader_and_worker_pods_in_one_template(tmp_path: Path) -> None:
     assert [n.rsplit("-", 1)[0] for n in names] == ["release-name-vllm-leader", "release-name-vllm-worker"], names
     lws = next(d for d in out if d["kind"] == "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
     for role, name in (("leaderTemplate", names[0]), ("workerTemplate", names[1])):
-        pod = lws[role]["spec"]
-        assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}], pod
-        assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+        assert lws[role]["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 

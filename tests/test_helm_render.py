@@ -269,6 +269,17 @@ def test_template_errors_are_helms_messages(tmp_path: Path, template: str, messa
     assert error.__cause__ is None and (error.__context__ is None or error.__suppress_context__)
 
 
+def test_an_integer_from_set_that_helm_reads_as_int64_is_named_in_the_error(tmp_path: Path) -> None:
+    """`--set maxWorkers=1` is an int64 for Helm, so `gt .Values.maxWorkers 0` renders (a Ray chart's autoscaler);
+    the embedded engine gets values as JSON, a float64, and the comparison fails. The error now names the --set
+    integer and --helm-binary (was: Helm's message alone, for a chart helm renders)."""
+    template = "{{- if gt .Values.maxWorkers 0 }}\nworkers: {{ .Values.maxWorkers }}\n{{- end }}\n"
+    chart = write_chart(tmp_path, "ray", {"workers.yaml": template}, "maxWorkers: 0\n")
+    with pytest.raises(HelmError, match="float64 and int") as caught:
+        render_chart(chart, RenderOptions(set_values=("image=ray,maxWorkers=1",)))
+    assert "--set maxWorkers=1: " in str(caught.value) and "--helm-binary" in str(caught.value), caught.value
+
+
 def test_missing_chart_is_a_helm_error(tmp_path: Path) -> None:
     with pytest.raises(HelmError, match="no such file"):
         render_chart(tmp_path / "nothing", RenderOptions())

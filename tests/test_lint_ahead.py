@@ -4,11 +4,14 @@ result is what the run gives without running ahead, also for the files whose job
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD
+from conftest import ONE_GPU_POD, dramigrate_executable
 from test_kustomize import STACKS
 
 from dramigrate import engine, prefilter
@@ -81,3 +84,28 @@ def test_lint_ahead_gives_what_lint_gives_without_it(tree: Path) -> None:
     # the scan changed these files' jobs: a patch left to its graph, a remote base's files reported as such
     assert {"kustomize-device-patch", "kustomize-unproven", "legacy-device-request"} <= rules
     assert any("a kustomize patch: checked with its kustomization" in d for d in ahead.decisions)
+
+
+def _cli_lint(tree: Path, args: list[str], path: str) -> tuple[int, str, str]:
+    env = {**os.environ, "PATH": path, "NO_COLOR": "1", "COLUMNS": "200"}
+    proc = subprocess.run(
+        [dramigrate_executable(), "lint", str(tree), *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_lint_without_grep_reports_what_lint_with_grep_reports(tree: Path, tmp_path: Path) -> None:
+    """grep, the lint ahead and the worker pool only save time: with no grep on PATH (the Python triage then reads
+    every file) the JSON report and the exit code are byte for byte the same, findings in the same order."""
+    no_grep = tmp_path / "bin"  # a PATH without grep (lint of these files runs nothing else)
+    no_grep.mkdir()
+    with_grep = _cli_lint(tree, ["--format", "json"], os.environ["PATH"])
+    without = _cli_lint(tree, ["--format", "json"], str(no_grep))
+    assert with_grep[0] == without[0] == 1, without[2]
+    assert with_grep[1] == without[1]
+    report = json.loads(with_grep[1])
+    assert report["summary"]["files"] > prefilter.MIN_FILES and len(report["findings"]) > 100
+    # and grep did decide files in the first run: --verbose says which files it ruled out
+    assert "(grep pre-filter)" in _cli_lint(tree, ["--verbose"], os.environ["PATH"])[2]
+    assert "(grep pre-filter)" not in _cli_lint(tree, ["--verbose"], str(no_grep))[2]

@@ -139,6 +139,7 @@ def _block_end(lines: list[str], index: int) -> int:
 
 
 _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
+_ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
@@ -149,6 +150,8 @@ def _rooted(expr: str, context: str) -> str:
     `.Values.resources.gpu`); inside `range`, one that reads only the root (`$.Values.gpu.count`)."""
     if context == ITEM:
         return expr
+    if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
+        return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
@@ -203,6 +206,10 @@ def _conditions(
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
             raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+        if word == "with" and not in_else and context == "" and re.fullmatch(r"\$[A-Za-z_]\w*", cond):
+            out.append(cond)  # `with $ctx` (a map the template built): what it reads is read through the variable,
+            context = cond  # which the claim template assigns the same way (_definitions)
+            continue
         path = _rooted(cond, context).removeprefix("$")
         if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
@@ -1045,23 +1052,28 @@ def _rewrite_template(
     chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...] = ()
 ) -> tuple[str, list[str]]:
     """A template with the DRA switch around each of its pods' device keys (`parts`: one per pod, in template
-    order), and the claim-template sections; each pod's defines and template name carry its own label (the
-    migration's: `leader`, `worker`) when the template holds several."""
+    order), and the claim-template sections. Pods whose claim template would be the same text (a LeaderWorkerSet's
+    leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
+    own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    labels = [""] if len(parts) == 1 else [w.delta.template.rsplit("-", 2)[-2] for w in parts]
-    if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
-        labels = [
-            (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
-        ]
-    if len(set(labels)) != len(labels) or (len(parts) > 1 and not all(labels)):
-        labels = [str(k) for k in range(1, len(parts) + 1)]
-    edits: list[Edit] = []
-    sections = []
-    carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
-    for w, label in zip(parts, labels, strict=True):
-        own, section, carried = _pod_edits(chart, f"{suffix}.{label}" if label else suffix, w, guards, label, carried)
-        edits += own
-        sections.append(section)
+    shared = [_pod_edits(chart, suffix, w, guards, "", []) for w in parts]
+    if len({section for _, section, _ in shared}) == 1:
+        edits = [e for own, _, _ in shared for e in own]
+        sections = [shared[0][1]]
+    else:
+        labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+        if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
+            labels = [
+                (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
+            ]
+        if len(set(labels)) != len(labels) or not all(labels):
+            labels = [str(k) for k in range(1, len(parts) + 1)]
+        edits, sections = [], []
+        carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
+        for w, label in zip(parts, labels, strict=True):
+            own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, label, carried)
+            edits += own
+            sections.append(section)
     out = list(lines)
     for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines

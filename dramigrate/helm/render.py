@@ -147,11 +147,40 @@ def _render_with_sdk(chart: Path, options: RenderOptions) -> dict[str, str]:
         payload = {"chart": str(Path(safe).absolute()), "values": values, "options": native_options}
         reply = render_in_child(payload, options.timeout, options.memory_mb)
         if "helm" in reply:
-            raise HelmError(scrub(reply["helm"], safe))
+            raise HelmError(scrub(reply["helm"], safe) + _set_integers_note(reply["helm"], options))
     if "error" in reply:
         raise HelmError(reply["error"])
     files: dict[str, str] = reply["files"]
     return files
+
+
+def _set_integers_note(message: str, options: RenderOptions) -> str:
+    """The SDK's known difference, named when a render fails on a float64 and `--set` gives integers: Helm reads
+    `--set maxWorkers=1` as int64 (`gt .Values.maxWorkers 0` renders), the SDK hands it to templates as float64
+    (`incompatible types for comparison: float64 and int`). No SDK call takes the --set text for Helm's own parser,
+    so the note says how to render with Helm itself."""
+    if "float64" not in message:
+        return ""
+    found: list[str] = []
+    for expression in options.set_values:
+        parsed: dict[str, Any] = {}
+        _SetParser(expression, False).parse_into(parsed)
+        found += [f"{key}={value}" for key, value in _leaves(parsed) if type(value) is int]
+    if not found:
+        return ""
+    return (
+        f" (--set {', '.join(found)}: the Helm engine embedded in dramigrate passes integers given with --set to "
+        "templates as float64, where helm has int64; give --helm-binary to render with helm itself)"
+    )
+
+
+def _leaves(data: Any, path: str = "") -> list[tuple[str, Any]]:
+    """(dotted key, value) of each scalar in parsed --set values."""
+    if isinstance(data, dict):
+        return [leaf for k, v in data.items() for leaf in _leaves(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(data, list):
+        return [leaf for i, v in enumerate(data) for leaf in _leaves(v, f"{path}[{i}]")]
+    return [(path, data)]
 
 
 def render_native(chart: Path, values: dict[str, Any], native_options: dict[str, Any]) -> dict[str, Any]:

@@ -71,6 +71,7 @@ from dramigrate.helm.values import (
     locate,
     lowered,
     minimal_patch,
+    names_device,
     resources_maps,
     set_path,
     zero,
@@ -79,8 +80,9 @@ from dramigrate.limits import check_values_file
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
-MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
+MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)
 MAX_VARIATIONS = 28
+PROBE_GROUP = 8  # values keys changed in one probe render when none names a device (most drive no device request)
 PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 # a first render that took this many CPU seconds, and as many times the usual render, has its second started early
 AGAIN_FROM, AGAIN_TIMES = 0.05, 4
@@ -643,14 +645,8 @@ def probe(
     device_names = {k[5] for k in base}
     leaves = candidates(sources.merged, counts, device_names, limit)
     ups = [(not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value) for leaf in leaves]
-    firsts = _probe_renders(
-        root,
-        copts,
-        [set_path(sources.merged, leaf.path, new) for leaf, new in zip(leaves, ups, strict=True)],
-        sources,
-        rules,
-        work,
-    )
+    singles = [names_device(leaf, device_names) for leaf in leaves]
+    firsts = _probe_grouped(root, copts, sources, base, rules, work, list(zip(leaves, ups, strict=True)), singles)
     downs: dict[int, Any] = {}
     for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
         if changed is None:
@@ -659,17 +655,11 @@ def probe(
         capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
         if capped and (down := lowered(leaf.value)) is not None:
             downs[i] = down
+    lowered_changes = [(leaves[i], d) for i, d in downs.items()]
     lowers = dict(
         zip(
             downs,
-            _probe_renders(
-                root,
-                copts,
-                [set_path(sources.merged, leaves[i].path, d) for i, d in downs.items()],
-                sources,
-                rules,
-                work,
-            ),
+            _probe_grouped(root, copts, sources, base, rules, work, lowered_changes, [singles[i] for i in downs]),
             strict=True,
         )
     )
@@ -690,6 +680,44 @@ def probe(
             out.append(Relation(leaf, "switch", gone))
         if added:
             out.append(Relation(leaf, "adds", added))
+    return out
+
+
+def _probe_grouped(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    changes: list[tuple[Leaf, Any]],
+    singles: list[bool],
+) -> list[dict[DeviceKey, Any] | None]:
+    """The device requests with each leaf changed, as _probe_renders gives them, in fewer renders: a leaf that names
+    a device is changed alone, the others PROBE_GROUP at a time; a group whose render asks for the base's devices
+    gives that for each of its leaves, one that does not (or does not render) is halved until each leaf is alone.
+    Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
+    out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
+    rest = [i for i, alone in enumerate(singles) if not alone]
+    groups = [[i] for i, alone in enumerate(singles) if alone]
+    groups += [rest[k : k + PROBE_GROUP] for k in range(0, len(rest), PROBE_GROUP)]
+    while groups:
+        values = []
+        for group in groups:
+            changed = sources.merged
+            for i in group:
+                changed = set_path(changed, changes[i][0].path, changes[i][1])
+            values.append(changed)
+        halves: list[list[int]] = []
+        for group, uses in zip(groups, _probe_renders(root, copts, values, sources, rules, work), strict=True):
+            if len(group) == 1:
+                out[group[0]] = uses
+            elif uses == base:
+                for i in group:
+                    out[i] = dict(base)
+            else:
+                halves += [group[: len(group) // 2], group[len(group) // 2 :]]
+        groups = halves
     return out
 
 
@@ -1014,7 +1042,8 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
+    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
         if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
@@ -1023,6 +1052,10 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if outcome.manual and partial:
+        from dramigrate.helm.ownswitch import note
+
+        note(outcome, partial[0], ENGINE_HINT)
 
 
 def _variations(
@@ -1815,10 +1848,13 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
+    leaves: list[tuple[list[Change], str]] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
-    (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36."""
+    (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36. With `leaves`, the
+    one subchart of `wanted` is rewritten, not proven: its changes and switch key are added to `leaves`
+    (_fix_leaves proves an umbrella's subcharts together)."""
     from dramigrate.helm import idiomatic
     from dramigrate.helm.rewrite import chart_name
 
@@ -1832,6 +1868,10 @@ def _fix_idiomatic(
             leaves = {s: wanted[s] for s in subs}
             _fix_passthrough(outcome, root, copts, work, leaves, expected, (f"{subs[0]}/{rel}", first), scopes)
             return
+    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts each have a literal device key (A)
+        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        _fix_leaves(*args, subs)
+        return
     if len(subs) > 1 or (subs and wanted.get("")):
         where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
         _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{ENGINE_HINT}", "")
@@ -1886,6 +1926,10 @@ def _fix_idiomatic(
 
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
+        if leaves is not None:  # one leaf of several passes a map through, another has a literal key
+            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
+            _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
+            return
         shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
         for _, r, want, _ in shipped:  # a shipped file that renders another workload (coreweave's LeaderWorkerSet)
             before, after = _by_template(r.stream, name), _by_template(want, name)
@@ -1916,6 +1960,9 @@ def _fix_idiomatic(
         kind_guards = (tuple(guards), notes)
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
+        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+            _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+            return
         from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
 
         counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
@@ -1938,16 +1985,19 @@ def _fix_idiomatic(
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        _manual(outcome, f"{f'{sub}: ' if leaves is not None else ''}{exc}{ENGINE_HINT}", "")
         return
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
+        return
+    switch_key = ".".join((*scope, "dra", "enabled"))
+    if leaves is not None:
+        leaves.append((changes, switch_key))
         return
     outcome.changes = changes
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
-    switch_key = ".".join((*scope, "dra", "enabled"))
     prove_switch(
         outcome,
         root,
@@ -1957,6 +2007,49 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+
+
+def _fix_leaves(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
+    subs: list[str],
+) -> None:
+    """An umbrella whose device requests come from several subcharts, each a literal device key with a values count
+    (pattern A): each subchart rewritten behind its own `dra.enabled` (`<subchart>.dra.enabled` in the umbrella's
+    values), one version bump of the umbrella, and the subcharts proven together: every switch off renders
+    byte-identical, every switch on renders the migration (was: manual, "run fix on each")."""
+    leaves: list[tuple[list[Change], str]] = []
+    for n, sub in enumerate(subs, start=1):
+        one = {sub: wanted[sub]}
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
+        )
+        if outcome.manual or len(leaves) < n:
+            return
+    changes: list[Change] = []
+    for own, _ in leaves:  # each leaf's changes bump the umbrella's version: once
+        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
+    keys = [key for _, key in leaves]
+
+    def rewritten(options: Any, on: bool) -> Render:
+        for key in keys:
+            options = _with_switch(options, on, key)
+        return _render(copy_root, options)
+
+    prove_switch(outcome, root, expected, rewritten, patch, mode)
 
 
 @dataclass(frozen=True)
@@ -2008,7 +2101,6 @@ def _mixed_switch(
     """The `dra.enabled` switch of the pattern A and E templates of a chart whose other templates pass resources maps
     through; None when it has none. Raises RewriteError for a template that does both."""
     from dramigrate.helm import idiomatic
-    from dramigrate.helm.rewrite import chart_name
 
     rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E"))
     if not rels:
@@ -2021,26 +2113,7 @@ def _mixed_switch(
                 "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
                 "through with resourceClaims beside it)"
             )
-    name = chart_name(root)
-    originals: dict[str, list[dict[str, Any]]] = {}
-    migrated: dict[str, list[dict[str, Any]]] = {}
-    claim_templates: dict[str, Any] = {}
-    for v, r, want, _ in expected:  # each template read from the first value set whose migration changes it
-        if r.error or v.invalid:
-            continue
-        before, after = _by_template(r.stream, name), _by_template(want, name)
-        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
-        for rel in took:
-            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
-        if took:
-            claim_templates |= {
-                str(d["metadata"]["name"]): d
-                for k, ds in objects(want).items()
-                if k[1] == "ResourceClaimTemplate"
-                for d in ds
-            }
-    if missing := sorted(rels - originals.keys()):
-        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    originals, migrated, claim_templates = _first_changes(root, rels, expected)
     guards, _ = idiomatic.kind_guards(expected, relations, rules)
     own = {rel: h for rel, h in hints.items() if rel in rels}
 
@@ -2063,6 +2136,84 @@ def _mixed_switch(
         return _chained(passed, changes)
 
     return _Switch(rels, build, migrate)
+
+
+def _first_changes(
+    root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """Each template's objects before and after the migration, read from the first value set whose migration
+    changes it, and the claim templates of those migrations by name. Raises RewriteError for a template none does."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name = chart_name(root)
+    originals: dict[str, list[dict[str, Any]]] = {}
+    migrated: dict[str, list[dict[str, Any]]] = {}
+    claim_templates: dict[str, Any] = {}
+    for v, r, want, _ in expected:
+        if r.error or v.invalid:
+            continue
+        before, after = _by_template(r.stream, name), _by_template(want, name)
+        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
+        for rel in took:
+            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            claim_templates |= {
+                str(d["metadata"]["name"]): d
+                for k, ds in objects(want).items()
+                if k[1] == "ResourceClaimTemplate"
+                for d in ds
+            }
+    if missing := sorted(rels - originals.keys()):
+        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    return originals, migrated, claim_templates
+
+
+def _fix_map_built(
+    outcome: ChartOutcome,
+    root: Path,
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+    rels: frozenset[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    mode: str,
+    named: dict[str, set[str]],
+    alternative: Any,
+) -> None:
+    """Pattern F templates whose container resources are a map built in variables (mapvars.py), behind the
+    dra.enabled switch, proven as pattern A is (prove_switch)."""
+    from dramigrate.helm import mapvars
+
+    try:
+        originals, migrated, claim_templates = _first_changes(root, rels, expected)
+        names = {rel: sorted(n) for rel, n in named.items()}
+        changes = mapvars.build(
+            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
+        )
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        return
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    prove_switch(
+        outcome, root, expected, lambda options, on: _render(copy_root, _with_switch(options, on)), patch, mode
+    )
+
+
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
+    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+    from dramigrate.helm import mapvars
+
+    try:
+        found = {
+            rel
+            for rel in rels
+            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+        }
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(found) if found == rels else frozenset()
 
 
 def _chained(first: list[Change], then: list[Change]) -> list[Change]:
@@ -2547,10 +2698,17 @@ _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.
 
 
 def _own_dra_switch(
-    root: Path, copts: ChartOptions, sources: ValueSources, base: dict[DeviceKey, Any], rules: RuleSet, work: Workdir
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    partial: list[str] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
+    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -2563,8 +2721,13 @@ def _own_dra_switch(
         rendered = _render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
-        if len(device_uses(rendered.stream, rules)) < len(base):
+        uses = device_uses(rendered.stream, rules)
+        if len(uses) < len(base):
             return leaf
+        if partial is not None:
+            from dramigrate.helm.ownswitch import left_by
+
+            partial.append(left_by(leaf, rendered.stream, uses))
     return None
 
 
