@@ -1354,6 +1354,8 @@ def _pod_edits(
     ]
     if tolerations and existing:
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel))
+    elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
+        pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     edits.append(Edit(containers, containers, pod_lines))
