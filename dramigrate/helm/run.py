@@ -943,14 +943,14 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
-    from dramigrate.helm.sandbox import ChartRefused, shared_copies
+    from dramigrate.helm.sandbox import ChartRefused, chart_time_limit, chart_timeout, shared_copies
 
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
-        with shared_copies():
+        with shared_copies(), chart_time_limit(chart_timeout()):
             _CACHE.append(_RunCache(root))
             try:
                 _run(outcome, root, copts, rules, settings, target, mode, work)
