@@ -533,3 +533,55 @@ def test_a_tolerations_list_inside_its_own_if_gets_the_device_toleration(
     on.write_text("gpus: 2\nspot: true\ntolerations: [{key: user, operator: Exists}]\n")
     keys = [t.get("key") for t in dra_render(chart, on)[2]["server"]["tolerations"]]
     assert keys == [*own, "user", "nvidia.com/gpu"]
+
+
+PRESET_HELPER = """\
+{{- define "emb.values" -}}
+{{- mergeOverwrite (index .Values.presets .Values.platform | deepCopy) (deepCopy .Values) | toYaml -}}
+{{- end -}}
+"""
+PRESET_CONTEXT = """\
+{{- $pv := include "emb.values" . | fromYaml -}}
+{{- $ctx := merge (dict "Values" $pv) (omit . "Values") -}}
+{{- with $ctx -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+      - name: server
+        image: emb
+        resources:
+          limits:
+            {{- toYaml .Values.resources.limits | nindent 12 }}
+            {{- if .Values.gpus }}
+            amd.com/gpu: "{{ .Values.gpus }}"
+            {{- end }}
+{{- end -}}
+"""
+
+
+def test_a_device_key_inside_with_a_context_the_template_builds(tmp_path: Path) -> None:
+    """AMD's AIM charts merge a per-platform preset into the values (`$ctx := merge (dict "Values" $pv) ...`,
+    `with $ctx`), and the count comes from the preset. Was: manual, 'the device key is inside `with $ctx`'; now the
+    DRA branch and the claim template read the count through `$ctx`, which the claim template assigns the same way."""
+    values = "platform: big\npresets:\n  big: {gpus: 2}\n  small: {gpus: 1}\n  cpu: {gpus: 0}\n"
+    values += "resources:\n  limits:\n    memory: 8Gi\n"
+    files = {"templates/_helpers.tpl": PRESET_HELPER, "templates/d.yaml": PRESET_CONTEXT, "values.yaml": values}
+    chart = chart_with(tmp_path, "preset", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    for given, want in (("platform: small\n", [1]), ("gpus: 4\n", [4]), ("platform: cpu\n", [])):
+        on.write_text(given)
+        _, counts, pods = dra_render(chart, on)
+        assert list(counts.values()) == want
+        limits = pods["release-name-server"]["containers"][0]["resources"]["limits"]
+        assert limits == {"memory": "8Gi"}
+        assert ("resourceClaims" in pods["release-name-server"]) == bool(want)

@@ -1065,7 +1065,8 @@ def fix(
         define = keys[0].define
         sites = call_sites(root, define)
         if not sites:
-            raise NotHelper(f"{keys[0].file}: no template includes {define} directly{_included_by(root, define)}")
+            where = f"{keys[0].file}:{keys[0].index + 1}"
+            raise NotHelper(f"{where}: no template includes {define} directly{_included_by(root, define)}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

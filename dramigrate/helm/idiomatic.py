@@ -139,6 +139,7 @@ def _block_end(lines: list[str], index: int) -> int:
 
 
 _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
+_ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
@@ -149,6 +150,8 @@ def _rooted(expr: str, context: str) -> str:
     `.Values.resources.gpu`); inside `range`, one that reads only the root (`$.Values.gpu.count`)."""
     if context == ITEM:
         return expr
+    if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
+        return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
@@ -203,6 +206,10 @@ def _conditions(
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
             raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+        if word == "with" and not in_else and context == "" and re.fullmatch(r"\$[A-Za-z_]\w*", cond):
+            out.append(cond)  # `with $ctx` (a map the template built): what it reads is read through the variable,
+            context = cond  # which the claim template assigns the same way (_definitions)
+            continue
         path = _rooted(cond, context).removeprefix("$")
         if word == "with" and not in_else and re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", path):
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it

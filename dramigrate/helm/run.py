@@ -71,6 +71,7 @@ from dramigrate.helm.values import (
     locate,
     lowered,
     minimal_patch,
+    names_device,
     resources_maps,
     set_path,
     zero,
@@ -79,8 +80,9 @@ from dramigrate.limits import check_values_file
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
-MAX_PROBES = 40  # renders spent finding which values keys drive the device requests
+MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)
 MAX_VARIATIONS = 28
+PROBE_GROUP = 8  # values keys changed in one probe render when none names a device (most drive no device request)
 PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
 # a first render that took this many CPU seconds, and as many times the usual render, has its second started early
 AGAIN_FROM, AGAIN_TIMES = 0.05, 4
@@ -643,14 +645,8 @@ def probe(
     device_names = {k[5] for k in base}
     leaves = candidates(sources.merged, counts, device_names, limit)
     ups = [(not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value) for leaf in leaves]
-    firsts = _probe_renders(
-        root,
-        copts,
-        [set_path(sources.merged, leaf.path, new) for leaf, new in zip(leaves, ups, strict=True)],
-        sources,
-        rules,
-        work,
-    )
+    singles = [names_device(leaf, device_names) for leaf in leaves]
+    firsts = _probe_grouped(root, copts, sources, base, rules, work, list(zip(leaves, ups, strict=True)), singles)
     downs: dict[int, Any] = {}
     for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
         if changed is None:
@@ -659,17 +655,11 @@ def probe(
         capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
         if capped and (down := lowered(leaf.value)) is not None:
             downs[i] = down
+    lowered_changes = [(leaves[i], d) for i, d in downs.items()]
     lowers = dict(
         zip(
             downs,
-            _probe_renders(
-                root,
-                copts,
-                [set_path(sources.merged, leaves[i].path, d) for i, d in downs.items()],
-                sources,
-                rules,
-                work,
-            ),
+            _probe_grouped(root, copts, sources, base, rules, work, lowered_changes, [singles[i] for i in downs]),
             strict=True,
         )
     )
@@ -690,6 +680,44 @@ def probe(
             out.append(Relation(leaf, "switch", gone))
         if added:
             out.append(Relation(leaf, "adds", added))
+    return out
+
+
+def _probe_grouped(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    changes: list[tuple[Leaf, Any]],
+    singles: list[bool],
+) -> list[dict[DeviceKey, Any] | None]:
+    """The device requests with each leaf changed, as _probe_renders gives them, in fewer renders: a leaf that names
+    a device is changed alone, the others PROBE_GROUP at a time; a group whose render asks for the base's devices
+    gives that for each of its leaves, one that does not (or does not render) is halved until each leaf is alone.
+    Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
+    out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
+    rest = [i for i, alone in enumerate(singles) if not alone]
+    groups = [[i] for i, alone in enumerate(singles) if alone]
+    groups += [rest[k : k + PROBE_GROUP] for k in range(0, len(rest), PROBE_GROUP)]
+    while groups:
+        values = []
+        for group in groups:
+            changed = sources.merged
+            for i in group:
+                changed = set_path(changed, changes[i][0].path, changes[i][1])
+            values.append(changed)
+        halves: list[list[int]] = []
+        for group, uses in zip(groups, _probe_renders(root, copts, values, sources, rules, work), strict=True):
+            if len(group) == 1:
+                out[group[0]] = uses
+            elif uses == base:
+                for i in group:
+                    out[i] = dict(base)
+            else:
+                halves += [group[: len(group) // 2], group[len(group) // 2 :]]
+        groups = halves
     return out
 
 
@@ -1014,7 +1042,8 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work) if base_uses else None
+    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
         if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
@@ -1023,6 +1052,10 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if outcome.manual and partial:
+        from dramigrate.helm.ownswitch import note
+
+        note(outcome, partial[0], ENGINE_HINT)
 
 
 def _variations(
@@ -2604,10 +2637,17 @@ _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.
 
 
 def _own_dra_switch(
-    root: Path, copts: ChartOptions, sources: ValueSources, base: dict[DeviceKey, Any], rules: RuleSet, work: Workdir
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    partial: list[str] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
-    on, renders ResourceClaims in place of the device requests: the chart migrates itself."""
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
+    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -2620,8 +2660,13 @@ def _own_dra_switch(
         rendered = _render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
-        if len(device_uses(rendered.stream, rules)) < len(base):
+        uses = device_uses(rendered.stream, rules)
+        if len(uses) < len(base):
             return leaf
+        if partial is not None:
+            from dramigrate.helm.ownswitch import left_by
+
+            partial.append(left_by(leaf, rendered.stream, uses))
     return None
 
 

@@ -153,7 +153,7 @@ def candidates(merged: dict[str, Any], counts: set[int], device_names: set[str],
             score = 2 if any(_WORDS.search(n) for n in names[-2:]) else 0
         elif as_count(leaf.value) is not None:
             score = 1
-            if any(n in device_names or "/" in n for n in names):
+            if names_device(leaf, device_names):
                 score += 4
             if any(_WORDS.search(n) for n in names):
                 score += 2
@@ -164,6 +164,11 @@ def candidates(merged: dict[str, Any], counts: set[int], device_names: set[str],
         scored.append((-score, display(leaf.path), leaf))
     scored.sort(key=lambda t: (t[0], t[1]))
     return [leaf for _, _, leaf in scored[:limit]]
+
+
+def names_device(leaf: Leaf, device_names: set[str]) -> bool:
+    """Whether a key on the leaf's path is a device resource name (`nvidia.com/gpu`, any `vendor/name`)."""
+    return any(isinstance(n, str) and (n in device_names or "/" in n) for n in leaf.path)
 
 
 def find_maps(merged: dict[str, Any], match: Callable[[str, Any, Path_], list[Path_]]) -> list[Path_]:

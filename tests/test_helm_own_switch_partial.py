@@ -1,0 +1,84 @@
+"""A chart whose own DRA switch leaves a device-plugin request (llm-d-modelservice's accelerator.dra with the requester
+values: the prefill container keeps the nvidia.com/gpu its values set beside the claim the switch adds): the switch is
+not used, and when the rewrite ends as manual work the message says what turning the switch on leaves. Real renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+HELPERS = """\
+{{- define "app.resources" -}}
+limits:
+  nvidia.com/gpu: {{ .gpus }}
+{{- if .dra }}
+claims:
+  - name: gpu
+{{- end }}
+{{- end -}}
+{{- define "app.container" -}}
+- name: main
+  image: busybox
+  resources:
+    {{- include "app.resources" . | nindent 4 }}
+{{- end -}}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      {{- if .Values.draEnabled }}
+      resourceClaims:
+        - name: gpu
+          resourceClaimTemplateName: app-gpu
+      {{- end }}
+      containers:
+        {{- include "app.container" (dict "gpus" .Values.gpus "dra" .Values.draEnabled) | nindent 8 }}
+{{- if .Values.draEnabled }}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: app-gpu
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpu
+          exactly:
+            deviceClassName: gpu.nvidia.com
+{{- end }}
+"""
+
+
+def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual_message(tmp_path: Path) -> None:
+    files = {
+        "templates/_helpers.tpl": HELPERS,
+        "templates/deploy.yaml": DEPLOYMENT,
+        "values.yaml": "gpus: 1\ndraEnabled: false\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.manual and not outcome.changes
+    said = (
+        "; the chart has its own DRA switch draEnabled, but with it on 1 device-plugin request(s) stay: "
+        "Deployment/app container main nvidia.com/gpu beside its claim; fix it by hand"
+    )
+    assert said in outcome.manual, outcome.manual
+    assert any(said in f.message for f in outcome.findings if f.rule == "chart-rewrite-unproven")
+    assert outcome.manual.startswith("pattern D (app.resources): templates/_helpers.tpl:3: no template includes")
