@@ -110,3 +110,60 @@ def test_a_container_map_merged_in_ranges_gets_its_claims_on_its_pod(
     _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml" if gpu else chart / "values-dra.yaml")
     assert {n.removeprefix("release-name-") for n, pod in pods.items() if pod.get("resourceClaims")} == claimed
     assert list(counts.values()) == [2 if gpu else 1]
+
+
+LEAF_VALUES = """\
+resources: {}
+applicationSpecs:
+  server:
+    containers:
+      main:
+        image: server:1
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+UMBRELLA_LIMITS = """\
+apps:
+  applicationSpecs:
+    server:
+      containers:
+        main:
+          resources:
+            limits:
+              cpu: 2
+              nvidia.com/gpu: 1
+"""
+
+
+def umbrella(root: Path, values: str) -> Path:
+    """An umbrella whose `apps` subchart (a folder in charts/) has the ranges above; the umbrella's values ask."""
+    leaf = {"Chart.yaml": "apiVersion: v2\nname: apps\nversion: 0.1.0\n", "values.yaml": LEAF_VALUES}
+    files = {f"charts/apps/{k}": v for k, v in {**leaf, "templates/apps.yaml": APPS}.items()}
+    return chart_with(root, "suite", {"values.yaml": values, **files})
+
+
+def test_an_umbrella_asking_through_a_leaf_with_ranges_gets_the_leaf_rewritten(tmp_path: Path) -> None:
+    """The umbrella's values give the leaf's container its device: the leaf gets the gathered `resourceClaims`, the
+    umbrella's values-dra.yaml the claims, proven (L) and (D)."""
+    chart = umbrella(tmp_path, UMBRELLA_LIMITS)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "$container.resourceClaims" in (chart / "charts/apps/templates/apps.yaml").read_text()
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert [n for n, pod in pods.items() if pod.get("resourceClaims")] == ["release-name-server"]
+    assert list(counts.values()) == [1]
+
+
+def test_an_umbrella_device_key_its_leaf_does_not_set_is_named_for_the_null_helm_keeps(tmp_path: Path) -> None:
+    """The umbrella's values.yaml alone sets a device key under the leaf's values (`requests`): Helm keeps a
+    values-dra.yaml null for it in the leaf's values and renders `nvidia.com/gpu: null`, so fix says so and where
+    to move the request, instead of a schema error on the rewritten render."""
+    requests = "          resources:\n            requests:\n              nvidia.com/gpu: 1\n"
+    chart = umbrella(tmp_path, UMBRELLA_LIMITS.replace("          resources:\n", requests))
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert not outcome.proven
+    report = outcome.report()
+    assert "resources.requests to null, which Helm keeps in the values of the subchart charts/apps" in report, report
+    assert "move the device request from the umbrella values.yaml to a -f values file" in report, report

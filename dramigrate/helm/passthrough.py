@@ -523,6 +523,27 @@ def overlay_values(
     return out
 
 
+def kept_null(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> str:
+    """Why the DRA overlay `values` cannot drop a device key, or "": Helm deletes a key a values file sets to null
+    only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+    (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
+    set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
+    if isinstance(values, dict):
+        return next((w for k, v in values.items() if (w := kept_null(v, subcharts, (*path, str(k))))), "")
+    if values is not None or not path:
+        return ""
+    for scope, (sub, defaults) in subcharts.items():
+        if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
+            return (
+                f"{OVERLAY} would set {display(path)} to null, which Helm keeps in the values of the subchart {sub} "
+                f"(its values.yaml does not set {display(path[len(scope) :])}; Helm deletes only chart-default keys), "
+                f"so the pod would render `{path[-1]}: null`: move the device request from the umbrella values.yaml to "
+                "a -f values file (fix writes its DRA variant with the key replaced) or set the key in the "
+                "values.yaml of the subchart"
+            )
+    return ""
+
+
 def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices."""
