@@ -160,10 +160,13 @@ def test_an_umbrella_device_key_its_leaf_does_not_set_is_named_for_the_null_helm
     """The umbrella's values.yaml alone sets a device key under the leaf's values (`requests`): Helm keeps a
     values-dra.yaml null for it in the leaf's values and renders `nvidia.com/gpu: null`, so fix says so and where
     to move the request, instead of a schema error on the rewritten render."""
-    requests = "          resources:\n            requests:\n              nvidia.com/gpu: 1\n"
+    requests = "          resources:\n            requests:\n              cpu: 1\n              nvidia.com/gpu: 1\n"
     chart = umbrella(tmp_path, UMBRELLA_LIMITS.replace("          resources:\n", requests))
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert not outcome.proven
     report = outcome.report()
-    assert "resources.requests to null, which Helm keeps in the values of the subchart charts/apps" in report, report
+    assert (
+        'resources.requests["nvidia.com/gpu"] to null, which Helm keeps in the values of the subchart charts/apps'
+        in report
+    ), report
     assert "move the device request from the umbrella values.yaml to a -f values file" in report, report

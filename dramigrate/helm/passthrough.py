@@ -530,8 +530,8 @@ def kept_null(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], p
     set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
     if isinstance(values, dict):
         return next((w for k, v in values.items() if (w := kept_null(v, subcharts, (*path, str(k))))), "")
-    if values is not None or not path:
-        return ""
+    if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
+        return ""  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
     for scope, (sub, defaults) in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
             return (
