@@ -1960,6 +1960,9 @@ def _fix_idiomatic(
         kind_guards = (tuple(guards), notes)
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
             return
+        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+            _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+            return
         from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
 
         counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
@@ -2098,7 +2101,6 @@ def _mixed_switch(
     """The `dra.enabled` switch of the pattern A and E templates of a chart whose other templates pass resources maps
     through; None when it has none. Raises RewriteError for a template that does both."""
     from dramigrate.helm import idiomatic
-    from dramigrate.helm.rewrite import chart_name
 
     rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E"))
     if not rels:
@@ -2111,26 +2113,7 @@ def _mixed_switch(
                 "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
                 "through with resourceClaims beside it)"
             )
-    name = chart_name(root)
-    originals: dict[str, list[dict[str, Any]]] = {}
-    migrated: dict[str, list[dict[str, Any]]] = {}
-    claim_templates: dict[str, Any] = {}
-    for v, r, want, _ in expected:  # each template read from the first value set whose migration changes it
-        if r.error or v.invalid:
-            continue
-        before, after = _by_template(r.stream, name), _by_template(want, name)
-        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
-        for rel in took:
-            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
-        if took:
-            claim_templates |= {
-                str(d["metadata"]["name"]): d
-                for k, ds in objects(want).items()
-                if k[1] == "ResourceClaimTemplate"
-                for d in ds
-            }
-    if missing := sorted(rels - originals.keys()):
-        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    originals, migrated, claim_templates = _first_changes(root, rels, expected)
     guards, _ = idiomatic.kind_guards(expected, relations, rules)
     own = {rel: h for rel, h in hints.items() if rel in rels}
 
@@ -2153,6 +2136,84 @@ def _mixed_switch(
         return _chained(passed, changes)
 
     return _Switch(rels, build, migrate)
+
+
+def _first_changes(
+    root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any]]:
+    """Each template's objects before and after the migration, read from the first value set whose migration
+    changes it, and the claim templates of those migrations by name. Raises RewriteError for a template none does."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name = chart_name(root)
+    originals: dict[str, list[dict[str, Any]]] = {}
+    migrated: dict[str, list[dict[str, Any]]] = {}
+    claim_templates: dict[str, Any] = {}
+    for v, r, want, _ in expected:
+        if r.error or v.invalid:
+            continue
+        before, after = _by_template(r.stream, name), _by_template(want, name)
+        took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
+        for rel in took:
+            originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            claim_templates |= {
+                str(d["metadata"]["name"]): d
+                for k, ds in objects(want).items()
+                if k[1] == "ResourceClaimTemplate"
+                for d in ds
+            }
+    if missing := sorted(rels - originals.keys()):
+        raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
+    return originals, migrated, claim_templates
+
+
+def _fix_map_built(
+    outcome: ChartOutcome,
+    root: Path,
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+    rels: frozenset[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    mode: str,
+    named: dict[str, set[str]],
+    alternative: Any,
+) -> None:
+    """Pattern F templates whose container resources are a map built in variables (mapvars.py), behind the
+    dra.enabled switch, proven as pattern A is (prove_switch)."""
+    from dramigrate.helm import mapvars
+
+    try:
+        originals, migrated, claim_templates = _first_changes(root, rels, expected)
+        names = {rel: sorted(n) for rel, n in named.items()}
+        changes = mapvars.build(
+            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
+        )
+    except RewriteError as exc:
+        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        return
+    outcome.changes = changes
+    patch = outcome.diff()
+    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    prove_switch(
+        outcome, root, expected, lambda options, on: _render(copy_root, _with_switch(options, on)), patch, mode
+    )
+
+
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
+    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+    from dramigrate.helm import mapvars
+
+    try:
+        found = {
+            rel
+            for rel in rels
+            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+        }
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(found) if found == rels else frozenset()
 
 
 def _chained(first: list[Change], then: list[Change]) -> list[Change]:

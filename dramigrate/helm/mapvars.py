@@ -1,0 +1,327 @@
+"""The idiomatic rewrite for a container's resources map built in template variables (pattern F): the template
+assembles `$resources` with `dict` and `merge`, the device entry added by `dict <name> <count>` in a vendor's branch
+(the name and the count from values), and writes the map with `toYaml $resources` under `resources:` (helix-sandbox:
+`dict $nvidiaKey (.Values.gpu.nvidia.count | default 1)`, `dict .Values.gpu.amd.resourceName 1`).
+
+No line names the device key, so the rewrite works on the map itself, behind the `dra.enabled` switch: right before
+the toYaml line, the DRA branch looks each device resource the chart may write (those its renders and values name)
+up in the map's `limits` and `requests`, keeps its count, drops it (a section left empty goes too, as the migration
+drops it) and adds the container's claim. Template variables live to the end of the block they are set in, so after
+the pod spec's last key the pod gets its `resourceClaims` and the toleration, and after the workload document its
+ResourceClaimTemplate: for each device resource the spec the core's migration gives it, the count the map held, named
+after the workload plus a hash of the spec. run.py proves (L) and (D) with prove_switch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.helm.idiomatic import (
+    _block_end,
+    _control,
+    _Dumper,
+    _indent,
+    _merge_tolerations,
+    _metadata_line,
+    _parent,
+    conventions,
+    pod_delta,
+    values_block,
+)
+from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.rules import RuleSet
+
+# `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
+_TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
+_BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
+_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*)\s+")  # an entry whose name is not literal
+_CLAIM = "gpu"
+_COUNT, _KEY = "$draCount", "$draKey"
+
+Alternative = Callable[[list[dict[str, Any]], str, str], tuple[list[dict[str, Any]], list[dict[str, Any]], dict]]
+
+
+class NotMapBuilt(RewriteError):
+    """The template's device request is not a map built in variables that this rewrite takes."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a template writes a resources map built in a variable."""
+
+    toyaml: int  # 0-based line of `{{- toYaml $var | nindent N }}`
+    var: str
+    pod: int  # the pod spec's line (the parent of `containers:`)
+
+
+def _depths(lines: list[str]) -> list[int]:
+    """The number of template blocks open at the start of each line."""
+    out, depth = [], 0
+    for line in lines:
+        out.append(depth)
+        for word in _BLOCK_WORD.findall(line):
+            depth += -1 if word == "end" else 1
+    return out
+
+
+def site(text: str) -> Site | None:
+    """The map-built resources of a template: a `resources:` key whose value is `toYaml $var`, `$var` set with `:=`
+    once at the same block depth and given a `dict` entry whose name comes from values or a variable; else None."""
+    lines = text.splitlines()
+    depths = _depths(lines)
+    for i, line in enumerate(lines):
+        m = _TOYAML.match(line)
+        if not m or lines[_parent(lines, i)].strip() != "resources:":  # the map may be built between the two
+            continue
+        var = m.group(2) or m.group(3)
+        sets = [j for j, x in enumerate(lines[:i]) if re.search(rf"\{{\{{-?\s*{re.escape(var)}\s*:=", x)]
+        if len(sets) != 1 or depths[sets[0]] != depths[i] or min(depths[sets[0] : i + 1]) < depths[i]:
+            return None
+        if not any(_DICT_ENTRY.search(x) for x in lines[sets[0] : i]):
+            return None
+        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
+        if containers < 0 or _indent(lines[containers]) >= _indent(lines[_parent(lines, i)]):
+            return None
+        return Site(i, var, _parent(lines, containers))
+    return None
+
+
+def _names(docs: list[dict[str, Any]], rules: RuleSet) -> list[str]:
+    """The device resources a render of the template asks for."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for section in ("limits", "requests"):
+                for key in node.get(section) or {} if isinstance(node.get(section), dict) else {}:
+                    if rules.is_device_candidate(str(key)) and rules.lookup(str(key)) is not None:
+                        out.append(str(key))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(docs)
+    return list(dict.fromkeys(out))
+
+
+def values_names(values: str, rules: RuleSet) -> list[str]:
+    """The device resources the chart's values.yaml names as string values (`resourceName: "amd.com/gpu"`)."""
+    found = re.findall(r"""^\s*[\w-]+:\s*["']?([a-z0-9.-]+\.[a-z]+/[\w.-]+)["']?\s*(?:#.*)?$""", values, re.M)
+    return [n for n in dict.fromkeys(found) if rules.is_device_candidate(n) and _migrated(n, rules)]
+
+
+def _migrated(resource: str, rules: RuleSet) -> bool:
+    match = rules.lookup(resource)
+    return match is not None and not match.rule.report_only and bool(match.rule.device_class)
+
+
+def _spec_text(spec: dict[str, Any], rel: str) -> str:
+    """A claim spec as template text, its request's count the count the map held."""
+    data = json.loads(json.dumps(spec.get("spec", spec)))  # the ResourceClaimTemplate's spec.spec
+    requests = data.get("devices", {}).get("requests", [])
+    if len(requests) != 1 or requests[0].get("name") != _CLAIM:
+        raise NotMapBuilt(f"{rel}: the migration's claim asks for {len(requests)} device requests")
+    exact = requests[0].get("exactly", requests[0])
+    exact["count"] = "@@COUNT@@"
+    device_class, exact["deviceClassName"] = exact.get("deviceClassName"), "@@CLASS@@"
+    text = _yaml(data).replace("'@@COUNT@@'", "{{ int .count }}")
+    return text.replace("'@@CLASS@@'", f"{{{{ .Values.dra.deviceClassName | default {json.dumps(device_class)} }}}}")
+
+
+def _yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def _specs(
+    rel: str,
+    names: list[str],
+    originals: list[dict[str, Any]],
+    migrated: list[dict[str, Any]],
+    claim_templates: dict[str, Any],
+    alternative: Alternative,
+    rules: RuleSet,
+) -> dict[str, dict[str, Any]]:
+    """The migration's claim spec for each device resource of `names`: the rendered one's from the migration, the
+    others' from the migration of the same objects asking for that resource instead."""
+    rendered = _names(originals, rules)
+    if len(rendered) != 1:
+        raise NotMapBuilt(f"{rel}: the map holds {len(rendered)} device resources in the reference render")
+    deltas = pod_delta(originals, migrated, claim_templates)
+    if len(deltas) != 1:
+        raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices")
+    out = {}
+    for name in names:
+        delta = deltas[0]
+        if name != rendered[0]:
+            renamed, other, rcts = alternative(originals, rendered[0], name)
+            delta = pod_delta(renamed, other, rcts)[0]
+        toleration = [{"key": name, "operator": "Exists", "effect": "NoSchedule"}]
+        if delta.claim != _CLAIM or delta.tolerations not in ([], toleration) or delta.labels:
+            raise NotMapBuilt(f"{rel}: the migration of {name} adds more than the claim and its toleration")
+        out[name] = delta.spec
+    return out
+
+
+def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
+    """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
+    listed = " ".join(json.dumps(n) for n in names)
+    return [
+        f'{pad}{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}',
+        f"{pad}{{{{- if {state} }}}}",
+        f"{pad}{{{{- range $name := list {listed} }}}}",
+        f'{pad}{{{{- range $part := list "limits" "requests" }}}}',
+        f"{pad}{{{{- $section := get {var} $part | default dict }}}}",
+        f"{pad}{{{{- if hasKey $section $name }}}}",
+        f"{pad}{{{{- {_COUNT} = get $section $name }}}}{{{{- {_KEY} = $name }}}}",
+        f"{pad}{{{{- $kept := omit $section $name }}}}",
+        f"{pad}{{{{- if $kept }}}}{{{{- $_ := set {var} $part $kept }}}}"
+        f"{{{{- else }}}}{{{{- $_ := unset {var} $part }}}}{{{{- end }}}}",
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- end }}}}",
+        f'{pad}{{{{- if gt (int {_COUNT}) 0 }}}}{{{{- $_ := set {var} "claims" (list (dict "name" "{_CLAIM}")) }}}}'
+        "{{- end }}",
+        f"{pad}{{{{- end }}}}",
+    ]
+
+
+def rewrite(
+    text: str, rel: str, chart: str, where: Site, specs: dict[str, dict[str, Any]], enabled: str
+) -> tuple[str, str]:
+    """The template with the DRA branch, and the claim-spec define (appended to the template)."""
+    lines = text.splitlines()
+    name = _metadata_line(lines, "name")
+    if name is None:
+        raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
+    stem = re.sub(r"[^\w]+", "", Path(rel).stem)
+    define = f"{chart}.{stem}.draClaimSpec"
+    args = f'(dict "key" {_KEY} "count" {_COUNT} "Values" .Values)'
+    claimed = f"and {enabled} (gt (int {_COUNT}) 0)"
+    # the workload's name as its template writes it, then a hash of the claim spec (a spec cannot change)
+    written = name.strip("\"'")
+    own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
+    template_name = f"{{{{ with .Values.dra.existingClaimTemplate }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
+    pad = re.match(r"\s*", lines[where.toyaml]).group(0)  # type: ignore[union-attr]
+    containers = next(
+        j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
+    )
+    ind = " " * _indent(lines[containers])
+    end = _block_end(lines, where.pod)
+    depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
+    level = depths[where.toyaml]
+    while end < len(lines) and depths[end] > level and _control(lines[end]):
+        end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
+    if depths[end] != level:
+        raise NotMapBuilt(f"{rel}:{end + 1}: the pod spec ends inside a block the map's variable is not set in")
+    pod_lines = [
+        f"{ind}{{{{- if {claimed} }}}}",
+        f"{ind}resourceClaims:",
+        f"{ind}  - name: {_CLAIM}",
+        f"{ind}    resourceClaimTemplateName: {template_name}",
+        f"{ind}{{{{- end }}}}",
+    ]
+    tolerations = [
+        f"{ind}  - key: {{{{ {_KEY} }}}}",
+        f"{ind}    operator: Exists",
+        f"{ind}    effect: NoSchedule",
+    ]
+    edits: list[tuple[int, int, list[str]]] = [
+        (where.toyaml, where.toyaml, _map_lines(pad, where.var, list(specs), enabled))
+    ]
+    own = [j for j in range(where.pod + 1, end) if lines[j] == f"{ind}tolerations:"]
+    given = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[own[0] - 1].strip()) if own else None
+    if own and given:
+        # the pod's own tolerations may tolerate the device's taint already (helix' values-eks.yaml): the migration
+        # then adds none, nor does the chart
+        tolerated = f'(include "{chart}.{stem}.draTolerated" (dict "key" {_KEY} "tolerations" {given.group(1)}))'
+        e = _merge_tolerations(lines, own[0], ind, f"{claimed} (not {tolerated})", tolerations, rel)
+        if depths[e.index] != level or e.index < where.toyaml:
+            raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+        edits.append((e.index, e.stop, e.lines))
+    else:
+        pod_lines += [f"{ind}{{{{- if {claimed} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
+    edits.append((end, end, pod_lines))
+    # the workload document ends at a `---`, at the `end` that closes the variable's block, or with the file
+    doc_end = next(
+        (j for j in range(end, len(lines)) if lines[j].strip() == "---" or depths[j + 1] < level), len(lines)
+    )
+    namespace = _metadata_line(lines, "namespace")
+    rct = [
+        f"{{{{- if {claimed} (not .Values.dra.existingClaimTemplate) }}}}",
+        "---",
+        "apiVersion: resource.k8s.io/v1",
+        "kind: ResourceClaimTemplate",
+        "metadata:",
+        f"  name: {own_name}",
+        *([f"  namespace: {namespace}"] if namespace else []),
+        "spec:",
+        "  spec:",
+        f'    {{{{- include "{define}" {args} | nindent 4 }}}}',
+        "{{- end }}",
+    ]
+    edits.append((doc_end, doc_end, rct))
+    out = list(lines)
+    # from the end; at one place the edit listed later first, so the pod's keys come before the claim template
+    for _, start, stop, new in sorted(((n, *e) for n, e in enumerate(edits)), key=lambda e: (e[1], e[2], e[0]))[::-1]:
+        out[start:stop] = new
+    body = [f'{{{{- define "{define}" -}}}}']
+    if given:
+        body[:0] = [
+            f'{{{{- define "{chart}.{stem}.draTolerated" -}}}}',
+            "{{- range .tolerations }}",
+            '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
+            ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
+            "{{- end }}",
+            "{{- end }}",
+        ]
+    for k, (resource, spec) in enumerate(specs.items()):
+        body.append(f'{{{{- {"if" if k == 0 else "else if"} eq .key "{resource}" -}}}}')
+        body += _spec_text(spec, rel).rstrip("\n").splitlines()
+    body += ["{{- end -}}", "{{- end }}"]
+    return "\n".join(out) + ("\n" if text.endswith("\n") else ""), "\n".join(body) + "\n"
+
+
+def build(
+    root: Path,
+    rels: set[str],
+    rules: RuleSet,
+    originals: dict[str, list[dict[str, Any]]],
+    migrated: dict[str, list[dict[str, Any]]],
+    claim_templates: dict[str, Any],
+    opt_in: bool,
+    alternative: Alternative,
+    rendered: dict[str, list[str]],
+) -> list[Change]:
+    """The changes for the templates `rels`, each a map-built resources site (site); `rendered`: the device resources
+    each template renders with the value sets the chart is used with. Raises NotMapBuilt."""
+    chart = chart_name(root)
+    values_path = root / "values.yaml"
+    values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
+    if re.search(r"^dra:", values, re.M):
+        raise RewriteError("values.yaml already has a top-level `dra:` key")
+    changes, all_names = [], []
+    for rel in sorted(rels):
+        text = (root / rel).read_text(encoding="utf-8")
+        where = site(text)
+        if where is None or rel not in originals:
+            raise NotMapBuilt(f"{rel}: no resources map built in a variable")
+        names = [
+            n for n in dict.fromkeys([*rendered.get(rel, []), *values_names(values, rules)]) if _migrated(n, rules)
+        ]
+        specs = _specs(rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules)
+        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled")
+        changes.append(Change(rel, text, after + define))
+        all_names += names
+    resource = " or ".join(dict.fromkeys(all_names))
+    changes += conventions(root, "", not opt_in)
+    changes.append(Change("values.yaml", values or None, values + values_block(values, '""', resource, not opt_in)))
+    return changes

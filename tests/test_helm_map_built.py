@@ -1,0 +1,106 @@
+"""A container's resources map built in template variables (pattern F, helix-sandbox's shape): `$resources` from
+`dict`/`merge`, the device entry `dict <name from values> <count from values>` in each vendor's branch, written with
+`toYaml $resources`. The idiomatic rewrite edits the map behind the dra.enabled switch and is proven."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        - name: app
+          image: app:1
+          resources:
+            {{- $resources := dict "limits" (dict "memory" "1Gi") }}
+            {{- if eq .Values.gpu.vendor "nvidia" }}
+            {{- $gpu := dict .Values.gpu.nvidia.resourceName (.Values.gpu.nvidia.count | default 1) }}
+            {{- $resources = merge $resources (dict "limits" (merge $resources.limits $gpu)) }}
+            {{- else if eq .Values.gpu.vendor "amd" }}
+            {{- $gpu := dict .Values.gpu.amd.resourceName 1 }}
+            {{- $resources = merge $resources (dict "limits" (merge $resources.limits $gpu)) }}
+            {{- end }}
+            {{- toYaml $resources | nindent 12 }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+"""
+VALUES = """\
+gpu:
+  # nvidia, amd or none
+  vendor: nvidia
+  nvidia:
+    resourceName: nvidia.com/gpu
+    count: 1
+  amd:
+    resourceName: amd.com/gpu
+tolerations: []
+"""
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def rendered(chart: Path, values: tuple[Path, ...] = (), sets: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    options = RenderOptions(values_files=values, set_values=sets)
+    return [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
+
+
+def texts(chart: Path, values: tuple[Path, ...] = (), sets: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [(m.source, m.text) for m in render_chart(chart, RenderOptions(values_files=values, set_values=sets))]
+
+
+def pod_and_claim(docs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}]
+    return pod, template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+
+
+def test_a_map_built_in_variables_gets_the_switch(tmp_path: Path) -> None:
+    files = {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT}
+    original = chart_with(tmp_path / "original", "app", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    amd = tmp_path / "amd.yaml"
+    amd.write_text("gpu:\n  vendor: amd\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(amd,)), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    off = ("dra.enabled=false",)  # the device-plugin request, as before
+    for values in ((), (amd,)):
+        assert texts(chart, values, off) == texts(original, values)
+    # on (the default without --opt-in): the map keeps its memory, the count the knob's, the class the vendor's
+    pod, request = pod_and_claim(rendered(chart, sets=("gpu.nvidia.count=3",)))
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 3)
+    assert pod["tolerations"] == [TOLERATION]
+    pod, request = pod_and_claim(rendered(chart, (amd,)))
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 1)
+    assert pod["tolerations"] == [{**TOLERATION, "key": "amd.com/gpu"}]
+    # a toleration the values give already is not written twice (the migration adds none then)
+    given = tmp_path / "tolerated.yaml"
+    given.write_text(yaml.safe_dump({"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}))
+    pod, _ = pod_and_claim(rendered(chart, (given,)))
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert not [d for d in rendered(chart, sets=("gpu.vendor=none",)) if d["kind"] == "ResourceClaimTemplate"]
