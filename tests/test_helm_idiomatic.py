@@ -468,3 +468,21 @@ def test_container_that_writes_env_twice(tmp_path: Path) -> None:
     container = dep["spec"]["template"]["spec"]["containers"][0]
     assert container["env"] == [{"name": "MODEL_PATH", "value": "/data"}]  # as Helm reads it
     assert container["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+
+
+def test_a_literal_count_puts_the_claim_and_the_toleration_under_one_if(tmp_path: Path) -> None:
+    """`nvidia.com/gpu: 1` in a pod that writes no tolerations (suse's ollama demo): no count can switch the claim off,
+    so the pod's claim and the device toleration share one `if` instead of two with the same condition."""
+    own = "      {{- with .Values.tolerations }}\n      tolerations:\n        {{- toYaml . | nindent 8 }}\n"
+    literal = DEPLOYMENT.replace("{{ .Values.numGpus }}", "1").replace(own + "      {{- end }}\n", "")
+    original = write_chart(tmp_path / "original", literal)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    template = (chart / "templates" / "deployment.yaml").read_text()
+    assert template.count("{{- if .Values.dra.enabled }}") == 2, template  # the pod's, and the container's claims
+    pod = next(d for d in docs(chart) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], pod
+    assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"], pod
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)

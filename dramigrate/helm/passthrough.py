@@ -965,6 +965,8 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
         )
+        if len(sibling) == 1 and not any(x.startswith(f"{VALUES_KEY}:") for more in inserts.values() for x in more):
+            inserts[end] += templates_doc(style)  # the claim templates beside the pod's claims they name
         if counts:
             key = sibling_path(own, COUNTS)
             doc = (
@@ -1011,12 +1013,20 @@ def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tu
     return tuple(out)
 
 
-def values_doc(values: str) -> str:
-    """`resourceClaimTemplates: {}` documented in the chart's comment style, appended to values.yaml."""
+def templates_doc(style: str) -> list[str]:
+    """The lines of `resourceClaimTemplates: {}`, documented in the chart's comment style."""
     text = "DRA ResourceClaimTemplates, name -> spec (resource.k8s.io/v1, Kubernetes 1.34+; see *-dra.yaml)"
-    doc = _doc_lines(_comment_style(values), VALUES_KEY, text, "")
+    return [*_doc_lines(style, VALUES_KEY, text, ""), f"{VALUES_KEY}: {{}}"]
+
+
+def values_doc(values: str) -> str:
+    """values.yaml with `resourceClaimTemplates: {}` documented at its end, unless claims_docs put it beside a
+    top-level `resourceClaims: []`; a blank line before it unless the file ends in one."""
+    if re.search(rf"^{VALUES_KEY}:", values, re.M):
+        return values
     sep = "" if values.endswith("\n") or not values else "\n"
-    return values + sep + "\n" + "\n".join(doc) + f"\n{VALUES_KEY}: {{}}\n"
+    blank = "" if values.endswith("\n\n") else "\n"
+    return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
 
 
 def _templates(root: Path) -> dict[str, str]:
