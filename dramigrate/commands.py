@@ -757,7 +757,7 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        chart_written = _write_chart(chart, result)
+        chart_written = _write_chart(chart, result, write_options)
         changed += chart_written
         if chart_written:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
@@ -836,13 +836,13 @@ def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
     result.bad_input += 1
 
 
-def _write_chart(chart: Any, result: RunResult) -> int:
+def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
     from dramigrate.helm.run import write_changes
 
     written = 0
     if chart.changes and not chart.manual:
         try:
-            written = write_changes(chart)
+            written = write_changes(chart, options)  # --force and --backup as for manifests
         except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
             from dramigrate.migrate import FileResult
 
