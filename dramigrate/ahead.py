@@ -13,9 +13,10 @@ start() runs before the first grep starts, and a pool started with fork forks al
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from dramigrate import engine
@@ -36,8 +37,8 @@ def _ready() -> None:
 
 
 class Ahead:
-    def __init__(self, rules: RuleSet, settings: Settings, target: Target) -> None:
-        self.rules, self.settings, self.target = rules, settings, target
+    def __init__(self, rules: RuleSet, settings: Settings, target: Target, fix: bool = False) -> None:
+        self.rules, self.settings, self.target, self.fix = rules, settings, target, fix
         self.pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._guessed: dict[str, tuple[Future[list[FileResult]], int]] = {}  # path -> (its chunk, index in it)
@@ -68,10 +69,17 @@ class Ahead:
             try:
                 for i in range(0, len(paths), CHUNK):
                     part = paths[i : i + CHUNK]
-                    future = self.pool.submit(_run_chunk, [Job(p, None, False) for p in part])
+                    future = self.pool.submit(_run_chunk, [Job(p, None, self.fix) for p in part])
                     self._guessed.update((p, (future, n)) for n, p in enumerate(part))
             except (RuntimeError, BrokenProcessPool):
                 pass  # not ahead then: results() runs them
+
+    def take(self, jobs: list[Job]) -> dict[Job, Callable[[], FileResult | None]]:
+        """For each of these jobs that runs ahead as it is, a function that waits for its result (None when the
+        pool never ran it: shut down or broken); results() then runs such a job again, should it need it."""
+        with self._lock:
+            taken = {j: self._guessed.pop(j.path) for j in jobs if _same(j, self._guessed.get(j.path), self.fix)}
+        return {j: functools.partial(_result, *where) for j, where in taken.items()}
 
     def results(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[FileResult] | None:
         """The jobs' results in input order: each guessed job that is the real one from its chunk, the others run
@@ -82,7 +90,7 @@ class Ahead:
             with self._lock:
                 guessed, self._guessed = self._guessed, {}
             where: list[tuple[Future[list[FileResult]], int]] = []
-            rest = [j for j in jobs if not _same(j, guessed.get(j.path))]
+            rest = [j for j in jobs if not _same(j, guessed.get(j.path), self.fix)]
             chunks: dict[int, tuple[Future[list[FileResult]], int]] = {}
             for i in range(0, len(rest), CHUNK):
                 future = self.pool.submit(_run_chunk, rest[i : i + CHUNK])
@@ -108,5 +116,12 @@ class Ahead:
             engine._worker = None
 
 
-def _same(job: Job, guess: tuple[Future[list[FileResult]], int] | None) -> bool:
-    return guess is not None and job == Job(job.path, None, False)
+def _result(future: Future[list[FileResult]], n: int) -> FileResult | None:
+    try:
+        return future.result()[n]
+    except (CancelledError, BrokenProcessPool):
+        return None
+
+
+def _same(job: Job, guess: tuple[Future[list[FileResult]], int] | None, fix: bool) -> bool:
+    return guess is not None and job == Job(job.path, None, fix)

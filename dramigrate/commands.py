@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import (
     Settings,
@@ -26,6 +26,11 @@ from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
 from dramigrate.terminal import MESSAGES, use_color
 from dramigrate.versions import Target
+
+if TYPE_CHECKING:
+    from dramigrate.ahead import Ahead
+    from dramigrate.kustomize import Scan
+    from dramigrate.kustomize.run import Background
 
 FIT_FORMATS = ("text", "json")
 
@@ -258,10 +263,10 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     from dramigrate.prefilter import Stream
 
     ahead = None
-    if command == "lint" and not writes:  # lint runs ahead the files grep keeps (its jobs are known before the scan)
+    if command in ("lint", "fix"):  # runs ahead the files grep keeps (its jobs are known before the scan)
         from dramigrate.ahead import Ahead
 
-        ahead = Ahead(rules, settings, target)
+        ahead = Ahead(rules, settings, target, fix=command == "fix")
     stream = Stream(rules, ahead=ahead)  # grep reads the files the walk finds while it goes on
     # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
     # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
@@ -309,6 +314,15 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         ctx = prepare(opts, writes, command)
         from dramigrate.progress import Progress
 
+        kustomize = fix and ctx.settings.strategy == "claims"  # fix and diff migrate the kustomize graphs
+        background: list[Background | None] = [None]  # the graphs' migration, when it starts beside the worker pool
+
+        def start_kustomize(kz: Scan, ahead: Ahead) -> None:
+            from dramigrate.kustomize.run import start
+
+            if kustomize and kz.units:
+                background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
+
         with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
             result = run(
                 ctx.inputs,
@@ -319,6 +333,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 ctx.stdin,
                 bar.update,
                 stdin_render=opts.post_renderer,
+                on_scan=start_kustomize,
             )
     finally:
         gc.unfreeze()  # prepare froze what was loaded before the walk; a caller in the same process collects it again
@@ -346,11 +361,11 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                     result.findings.append(r.findings[-1])
                     result.bad_input += 1
     kz = result.kustomize
-    if fix and kz is not None and kz.units and ctx.settings.strategy == "claims":
+    if kustomize and kz is not None and kz.units:
         from dramigrate.kustomize.run import run_kustomize
 
         try:
-            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary)
+            run_kustomize(result, kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, background[0])
         except Exception as exc:  # the kustomize graphs fail as a whole (nothing of them was written yet)
             from dramigrate.kustomize.graph import NAMES
             from dramigrate.migrate import failed_file
@@ -742,7 +757,7 @@ def do_fix(opts: Options) -> int:
             text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
         sys.stdout.write(text)
     for chart in ctx.charts:
-        chart_written = _write_chart(chart, result)
+        chart_written = _write_chart(chart, result, write_options)
         changed += chart_written
         if chart_written:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
@@ -821,13 +836,13 @@ def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
     result.bad_input += 1
 
 
-def _write_chart(chart: Any, result: RunResult) -> int:
+def _write_chart(chart: Any, result: RunResult, options: Any) -> int:
     from dramigrate.helm.run import write_changes
 
     written = 0
     if chart.changes and not chart.manual:
         try:
-            written = write_changes(chart)
+            written = write_changes(chart, options)  # --force and --backup as for manifests
         except Exception as exc:  # this chart is not written (disk full, permission, a bug); the others are
             from dramigrate.migrate import FileResult
 

@@ -21,6 +21,7 @@ from dramigrate.versions import Target
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from dramigrate.ahead import Ahead
     from dramigrate.cutover import Plan
 
 PARALLEL_MIN_FILES = 200
@@ -63,9 +64,12 @@ def run(
     stdin: bytes | None = None,
     progress: Callable[[int, int], None] | None = None,
     stdin_render: bool = False,
+    on_scan: Callable[[Scan, Ahead], None] | None = None,
 ) -> RunResult:
     """Every input through the per-file pipeline; progress(done, total) after each file, when given. stdin_render:
-    stdin is what Helm rendered (a post-renderer's input), read as Helm reads it (a repeated key: the last wins)."""
+    stdin is what Helm rendered (a post-renderer's input), read as Helm reads it (a repeated key: the last wins).
+    on_scan(kustomize scan, the files run ahead): called once the scan is done and the files go to forked workers,
+    so that it may start threads working beside them; not called when no pool ran files ahead."""
     out = RunResult()
     planned: list[tuple[str, str]] = []  # (file, why the core leaves it as is): a Job only for the files grep keeps
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
@@ -99,8 +103,13 @@ def run(
     if stdin is not None:
         jobs.append(Job("-", stdin, fix, helm_render=stdin_render))
     ahead = grep.ahead if grep is not None else None
-    results = ahead.results(jobs, progress) if ahead is not None and not fix else None  # lint ran most already
-    if results is None and len(jobs) >= PARALLEL_MIN_FILES:
+    threads = on_scan is not None and kz is not None and ahead is not None and ahead.pool is not None
+    if threads:
+        on_scan(kz, ahead)  # type: ignore[misc,arg-type]  # the workers are forked: threads may start now
+    results = ahead.results(jobs, progress) if ahead is not None else None  # ran most already
+    # no fork once on_scan's threads run (a fork while a thread holds a lock can hang the child): a pool that broke
+    # is not started again, the files are done here
+    if results is None and len(jobs) >= PARALLEL_MIN_FILES and not threads:
         results = _in_pool(jobs, rules, settings, target, progress)
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)

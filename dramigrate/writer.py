@@ -214,9 +214,12 @@ def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
             raise InputError(f"cannot keep the extended attribute {name}: {exc.strerror}", source) from exc
 
 
-def write_atomic(path: Path, text: str, expected: bytes | None = None, options: WriteOptions | None = None) -> None:
-    """Replace path with text (encoded as expected was). With expected, refuse when the file changed since it
-    was read; refuse read-only, hard-linked and others' files unless options.force."""
+def check_writable(
+    path: Path, expected: bytes | None = None, options: WriteOptions | None = None
+) -> tuple[str, os.stat_result | None]:
+    """Raise InputError when write_atomic would refuse path (a link out of the tree, not a regular file, read-only,
+    hard-linked or someone else's unless forced, changed since it was read); else the file written (a link's target)
+    and its stat (None when it does not exist yet). Writes nothing: a rewrite of several files checks them all first."""
     opts = options or WriteOptions()
     target = str(path)
     if os.path.islink(target):
@@ -237,6 +240,14 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
             raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:
         raise InputError("file changed since it was read; not overwritten (run again)", str(path))
+    return target, before
+
+
+def write_atomic(path: Path, text: str, expected: bytes | None = None, options: WriteOptions | None = None) -> None:
+    """Replace path with text (encoded as expected was). With expected, refuse when the file changed since it
+    was read; refuse read-only, hard-linked and others' files unless options.force."""
+    opts = options or WriteOptions()
+    target, before = check_writable(path, expected, opts)
     data = encode_like(text, expected)
     folder, name = os.path.split(target)
     folder = folder or "."

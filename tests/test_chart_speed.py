@@ -404,6 +404,22 @@ spec:
 """
 
 
+def probed(chart: Path, monkeypatch: pytest.MonkeyPatch, group: int) -> tuple[ChartOutcome, int]:
+    """A lint run of the chart with PROBE_GROUP keys to a probe render, and how many renders the probe spent."""
+    probes: list[dict[str, Any]] = []
+    real = helm_run._probe_renders
+
+    def counted(*args: Any) -> list[Any]:
+        probes.extend(args[2])  # the changed value sets, one render each
+        return real(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(helm_run, "_probe_renders", counted)
+        patch.setattr(helm_run, "PROBE_GROUP", group, raising=False)
+        outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
+    return outcome, len(probes)
+
+
 def test_values_keys_that_drive_no_device_are_probed_a_group_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -415,23 +431,43 @@ def test_values_keys_that_drive_no_device_are_probed_a_group_at_a_time(
     values = f"worker:\n  enabled: true\n  gpus: 2\nservices:\n{services}"
     chart = chart_with(tmp_path, "many", {"templates/d.yaml": SERVICES, "values.yaml": values})
 
-    def run(group: int) -> tuple[ChartOutcome, int]:
-        probes: list[dict[str, Any]] = []
-        real = helm_run._probe_renders
-
-        def counted(*args: Any) -> list[Any]:
-            probes.extend(args[2])  # the changed value sets, one render each
-            return real(*args)
-
-        with monkeypatch.context() as patch:
-            patch.setattr(helm_run, "_probe_renders", counted)
-            patch.setattr(helm_run, "PROBE_GROUP", group, raising=False)
-            outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
-        return outcome, len(probes)
-
-    alone, singly = run(1)
-    grouped, renders = run(helm_run.PROBE_GROUP)
+    alone, singly = probed(chart, monkeypatch, 1)
+    grouped, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
     assert shown(grouped) == shown(alone)
     assert "worker.gpus: 2 sets this device count" in shown(grouped)
     assert "worker.enabled: true keeps this device request" in shown(grouped)
     assert renders * 2 < singly, (renders, singly)
+
+
+STRICT = """\
+{{- range $name, $on := .Values.features }}
+{{- if not $on }}{{ fail (printf "feature %s is required" $name) }}{{ end }}
+{{- end }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker
+spec:
+  containers:
+    - name: worker
+      image: worker
+      resources:
+        limits:
+          nvidia.com/gpu: {{ .Values.gpus }}
+"""
+
+
+def test_keys_that_fail_the_chart_cost_a_probe_group_one_render_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chart that fails when any feature is turned off: every group of such keys fails to render. Halving each
+    failed group until its keys were alone cost 15 renders for 8 keys, almost twice probing each alone; a group that
+    does not render is split into its keys, one render more than probing them alone."""
+    features = "".join(f"  f{i}: true\n" for i in range(16))
+    chart = chart_with(
+        tmp_path, "strict", {"templates/p.yaml": STRICT, "values.yaml": f"gpus: 1\nfeatures:\n{features}"}
+    )
+    alone, singly = probed(chart, monkeypatch, 1)
+    grouped, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+    assert shown(grouped) == shown(alone)
+    assert renders <= singly + -(-singly // helm_run.PROBE_GROUP), (renders, singly)

@@ -159,6 +159,8 @@ def test_the_leader_and_the_workers_of_a_range_each_get_their_claim(tmp_path: Pa
     assert len(workers) == 1 and leader != workers.pop() and leader in templates
     for spec in by_name.values():
         assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    # the claim template sets the rank count once for both pods' claim templates
+    assert (chart / "templates" / "resourceclaimtemplate.yaml").read_text().count("$pods := ") == 1
     alone = docs(chart, "model.tp=1")
     assert sorted(d["kind"] for d in alone) == ["Deployment", "ResourceClaimTemplate"]  # no worker, no worker template
 

@@ -1056,9 +1056,9 @@ def _rewrite_template(
     leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
     own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    shared = [_pod_edits(chart, suffix, w, guards, "") for w in parts]
-    if len({section for _, section in shared}) == 1:
-        edits = [e for own, _ in shared for e in own]
+    shared = [_pod_edits(chart, suffix, w, guards, "", []) for w in parts]
+    if len({section for _, section, _ in shared}) == 1:
+        edits = [e for own, _, _ in shared for e in own]
         sections = [shared[0][1]]
     else:
         labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
@@ -1069,8 +1069,9 @@ def _rewrite_template(
         if len(set(labels)) != len(labels) or not all(labels):
             labels = [str(k) for k in range(1, len(parts) + 1)]
         edits, sections = [], []
+        carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
         for w, label in zip(parts, labels, strict=True):
-            own, section = _pod_edits(chart, f"{suffix}.{label}", w, guards, label)
+            own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, label, carried)
             edits += own
             sections.append(section)
     out = list(lines)
@@ -1154,7 +1155,12 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     return "".join(out)
 
 
-def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str) -> tuple[list[Edit], str]:
+def _pod_edits(
+    chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str, carried: list[str]
+) -> tuple[list[Edit], str, list[str]]:
+    """The edits for one pod of a template and its claim-template section; the section sets the template variables its
+    guard reads (returned too), but not those an earlier section of the template (`carried`) set the same way already
+    (triton's leader and workers: `$pod_count` and what it reads, once)."""
     lines = w.text.splitlines()
     if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
         delta = dataclasses.replace(
@@ -1393,8 +1399,9 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+    top = _definitions(w.text, w.rel, f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
-        defs(f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", False)
+        _carrying(top[len(carried) :] if top[: len(carried)] == carried else top, False)
         + replay
         + check
         + f"{{{{- if {guard} }}}}\n"  # the guard as an action
@@ -1420,7 +1427,7 @@ def _pod_edits(chart: str, suffix: str, w: Workload, guards: tuple[str, ...], la
                 f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
-    return edits, section
+    return edits, section, top
 
 
 _RANKS = "$draPods"

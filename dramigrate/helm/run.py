@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -79,6 +79,9 @@ from dramigrate.helm.values import (
 from dramigrate.limits import check_values_file
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
+
+if TYPE_CHECKING:
+    from dramigrate.writer import WriteOptions
 
 MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)
 MAX_VARIATIONS = 28
@@ -695,7 +698,8 @@ def _probe_grouped(
 ) -> list[dict[DeviceKey, Any] | None]:
     """The device requests with each leaf changed, as _probe_renders gives them, in fewer renders: a leaf that names
     a device is changed alone, the others PROBE_GROUP at a time; a group whose render asks for the base's devices
-    gives that for each of its leaves, one that does not (or does not render) is halved until each leaf is alone.
+    gives that for each of its leaves, one that asks for others is halved until each leaf is alone, one that does not
+    render is split into single leaves (keys that fail the chart, however many, cost one render more a group).
     Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
     out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
     rest = [i for i, alone in enumerate(singles) if not alone]
@@ -715,6 +719,8 @@ def _probe_grouped(
             elif uses == base:
                 for i in group:
                     out[i] = dict(base)
+            elif uses is None:  # a key that makes the chart fail would fail every half it is in: each alone
+                halves += [[i] for i in group]
             else:
                 halves += [group[: len(group) // 2], group[len(group) // 2 :]]
         groups = halves
@@ -1488,23 +1494,29 @@ def _in_chart(root: Path, path: Path) -> str:
     return path.relative_to(top).as_posix() if path.is_relative_to(top) else str(path)
 
 
-def write_changes(outcome: ChartOutcome) -> int:
-    """Write a proven rewrite into the chart folder; the number of files written."""
-    from dramigrate.writer import write_atomic
+def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) -> int:
+    """Write a proven rewrite into the chart folder; the number of files written. Every file is checked before the
+    first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
+    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported)."""
+    from dramigrate.writer import check_writable, write_atomic
 
-    written = 0
     top = outcome.chart.resolve()
+    planned: list[tuple[Path, Change, bytes | None]] = []
     for c in outcome.changes:
         path = outcome.chart / c.rel
         if not Path(c.rel).is_absolute() and top not in path.resolve().parents:  # an -f file is named by the user
             raise InputError("a symlink whose target is outside the chart; not written through it", str(path))
         if c.before is None and path.exists():
             raise InputError("appeared since it was read; not overwritten (run again)", str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
         c = with_line_ends(path, c)
-        write_atomic(path, c.after, expected=None if c.before is None else c.before.encode("utf-8"))
-        written += 1
-    return written
+        expected = None if c.before is None else c.before.encode("utf-8")
+        if c.before is not None:
+            check_writable(path, expected, options)
+        planned.append((path, c, expected))
+    for path, c, expected in planned:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, c.after, expected=expected, options=options)
+    return len(planned)
 
 
 def chart_options(opts: Any, release: str | None) -> ChartOptions:

@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding
@@ -50,6 +50,11 @@ from dramigrate.terminal import MESSAGES
 from dramigrate.versions import Target
 from dramigrate.workloads import pod_specs
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dramigrate.ahead import Ahead as FilesAhead
+
 PROOF_VERSIONS = ("1.34", "1.36")
 FILL_ROUNDS = 2
 
@@ -82,21 +87,31 @@ class _Patching:
 
 
 class Runner:
-    def __init__(self, kz: Scan, rules: RuleSet, settings: Settings, target: Target, builder: Builder) -> None:
+    def __init__(
+        self,
+        kz: Scan,
+        rules: RuleSet,
+        settings: Settings,
+        target: Target,
+        builder: Builder,
+        ran_ahead: dict[Job, Callable[[], FileResult | None]] | None = None,
+    ) -> None:
         self.kz = kz
         self.rules = rules
         self.settings = settings
         self.target = target
         self.builder = builder
-        self.left_alone: set[int] = set()  # units fix leaves as they are (a suppressed request), by id
+        self.ran_ahead = ran_ahead or {}  # device files' fix jobs the worker pool ran: their results, once each
         self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
         if not target.at_least("1.34"):
             self.versions = (target.text,)
 
     # --- the run -------------------------------------------------------------------------------------------
 
-    def run(self) -> list[Outcome]:
-        outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in self.left_alone]
+    def run(self, left_alone: frozenset[int] = frozenset()) -> list[Outcome]:
+        """Every migratable graph but those left alone (ids of units), each proven or with the reason it is not.
+        Graphs are independent: each one's outcome is the same whichever others run with it."""
+        outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}
         for folder, b in self.builder.stream(list(owner)):  # migrate each build while the others still run
@@ -160,7 +175,7 @@ class Runner:
     def _rewrite_bases(self, o: Outcome) -> None:
         graph = self.kz.graph
         for f in sorted(o.unit.device_files):
-            r = run_file(Job(self.display(f), None, True), self.rules, self.settings, self.target)
+            r = self._fixed(Job(self.display(f), None, True))
             if r.error is not None:
                 raise Unprovable(f"{self.display(f)}: {r.error.message}")
             left = [x for x in r.findings if x.severity.value == "error" and not x.fixed]
@@ -181,6 +196,13 @@ class Runner:
                 o.edit.set(config, text)
             add_list_item(o.edit, k, "configurations", FILE_NAME)
             o.edit.changes.append(f"{self.display(k.file)}: configurations: {FILE_NAME} (name references to templates)")
+
+    def _fixed(self, job: Job) -> FileResult:
+        """The job's result: the worker pool's when it ran this very job ahead (a result depends only on the job and
+        the file), else run here."""
+        took = self.ran_ahead.pop(job, None)
+        r = took() if took is not None else None
+        return r if r is not None else run_file(job, self.rules, self.settings, self.target)
 
     def _base_claims(self, o: Outcome) -> dict[tuple[str, str, str], dict[str, str]]:
         """(kind, name, pod path) -> claim name -> template name, in the rewritten base files."""
@@ -473,24 +495,81 @@ def _common_root(unit: Unit, edit: TreeEdit) -> Path:
 # --- into the run's result -------------------------------------------------------------------------------------
 
 
-def run_kustomize(result: Any, kz: Scan, rules: RuleSet, settings: Settings, target: Target, binary: Any) -> None:
-    """fix/diff: migrate every migratable graph; proven graphs' files join the result as rewritten files, the
-    others get a kustomize-unproven finding and stay as they are."""
+class Background:
+    """The graphs migrated and proven in a thread while the worker pool still does the files: the builds, the
+    migration of each build, the rewrite and the proof need only the scan and the files on disk, and took a third
+    of fix's time after the pool. Which graphs a suppressed request leaves alone is known only from the files'
+    results, so every migratable graph runs here and run_kustomize drops the outcomes of those left alone (graphs
+    are independent, so the others' outcomes are the same). Start it only once the pool's workers are forked: a
+    fork while this thread holds a lock could hang the child."""
+
+    def __init__(self, runner: Callable[[], Runner]) -> None:
+        import threading
+
+        self._outcomes: list[Outcome] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(runner,), name="dramigrate-kustomize", daemon=True)
+        self._thread.start()
+
+    def _run(self, runner: Callable[[], Runner]) -> None:
+        try:
+            self._outcomes = runner().run()
+        except BaseException as exc:  # raised again where run_kustomize takes the outcomes
+            self._error = exc
+
+    def outcomes(self) -> list[Outcome]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._outcomes
+
+
+def start(
+    kz: Scan, rules: RuleSet, settings: Settings, target: Target, binary: Any, ahead: FilesAhead
+) -> Background | None:
+    """fix/diff: start migrating the graphs now (see Background); None when no graph can be migrated. The graphs'
+    device files are taken from what the worker pool runs ahead."""
+    from dramigrate.kustomize.build import find_binary
+
+    units = [u for u in kz.units if u.migratable]
+    if not units:
+        return None
+    jobs = [Job(kz.display(f), None, True) for u in units for f in sorted(u.device_files)]
+    ran = ahead.take(jobs)
+    return Background(lambda: Runner(kz, rules, settings, target, Builder(find_binary(binary)), ran))
+
+
+def run_kustomize(
+    result: Any,
+    kz: Scan,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    binary: Any,
+    background: Background | None = None,
+) -> None:
+    """fix/diff: migrate every migratable graph (or take what background did); proven graphs' files join the result as
+    rewritten files, the others get a kustomize-unproven finding and stay as they are."""
     from dramigrate.kustomize.build import find_binary
 
     if not any(u.migratable for u in kz.units):
         return
-    runner = Runner(kz, rules, settings, target, Builder(find_binary(binary)))
+    command = find_binary(binary)  # no kubectl: said before anything else
+    left_alone: set[int] = set()  # units fix leaves as they are (a suppressed request), by id
     for unit in kz.units:
         if unit.migratable and (why := _suppressed(result, kz, unit)):
-            runner.left_alone.add(id(unit))
+            left_alone.add(id(unit))
             top = min(kz.graph.nodes[d].file for d in unit.folders)
             MESSAGES.note(f"kustomize graph of {kz.display(top)} not migrated: {why}")
             for f in result.findings:
                 if _resolve(f.file) in _members(kz, unit) and f.fixable:  # fix will not resolve it
                     f.fixable = f.fixed = False
                     f.message += "; fix leaves this kustomize graph as it is: a device request in it is suppressed"
-    for o in runner.run():
+    if background is not None:
+        outcomes = [o for o in background.outcomes() if id(o.unit) not in left_alone]
+    else:
+        outcomes = Runner(kz, rules, settings, target, Builder(command)).run(frozenset(left_alone))
+    for o in outcomes:
         if o.proven:
             _proven(result, kz, o)
             continue

@@ -1,0 +1,58 @@
+"""fix writes a chart's proven rewrite as a whole or not at all, with the write options manifests get (--force,
+--backup). The proof holds for every changed file together: a chart with its templates rewritten and its values.yaml
+refused renders neither the original's nor the proven migration's files. Real renders, through the installed CLI."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import RunCli, chart_with
+
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
+
+
+def _chart(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    chart = chart_with(tmp_path, "server", {"templates/server.yaml": SERVER, "values.yaml": VALUES})
+    os.chmod(chart / "values.yaml", 0o444)
+    return chart, {p.relative_to(chart).as_posix(): p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+
+
+def test_a_refused_values_file_leaves_the_whole_chart_as_it_was(tmp_path: Path, run_cli: RunCli) -> None:
+    """Was: Chart.yaml bumped, the template rewritten and resourceclaimtemplates.yaml added, values.yaml refused as
+    read-only, and the summary said `written: 0 file(s)`."""
+    chart, before = _chart(tmp_path)
+    code, _, err = run_cli(["fix", chart], timeout=120)
+    assert code == 2, err
+    assert "values.yaml: not written: read-only file" in err
+    after = {p.relative_to(chart).as_posix(): p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_force_and_backup_apply_to_chart_files(tmp_path: Path, run_cli: RunCli) -> None:
+    """Was: the chart's files were written without the options (no backup; read-only refused even with --force)."""
+    chart, before = _chart(tmp_path)
+    code, _, err = run_cli(["fix", "--force", "--backup=.bak", chart], timeout=120)
+    assert code == 0, err
+    assert "resourceClaims" in (chart / "values.yaml").read_text()
+    assert oct((chart / "values.yaml").stat().st_mode & 0o777) == oct(0o444)
+    for rel in ("values.yaml", "templates/server.yaml", "Chart.yaml"):
+        assert (chart / f"{rel}.bak").read_bytes() == before[rel]
