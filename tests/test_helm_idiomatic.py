@@ -486,3 +486,27 @@ def test_a_literal_count_puts_the_claim_and_the_toleration_under_one_if(tmp_path
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}], pod
     assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"], pod
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+
+
+@pytest.mark.parametrize("after", ["", "          ports:\n            - containerPort: 80\n"])
+def test_device_key_alone_under_limits_behind_a_count_guard(tmp_path: Path, after: str) -> None:
+    # with 0 GPUs the original renders `limits:` with nothing under it; the DRA branch renders no `resources` at all:
+    # the API reads both as no resources, so the chart is proven, not left as manual work
+    guarded = DEPLOYMENT.replace(
+        "              memory: 1Gi\n              nvidia.com/gpu: {{ .Values.numGpus }}\n",
+        "            {{- if gt (int .Values.numGpus) 0 }}\n"
+        "              nvidia.com/gpu: {{ .Values.numGpus }}\n"
+        "            {{- end }}\n" + after,
+    )
+    original = write_chart(tmp_path / "original", guarded)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "numGpus switched off with 0" in outcome.checked
+    write_changes(outcome)
+    for sets in ((), ("numGpus=0",)):
+        assert rendered_text(chart, "dra.enabled=false", *sets) == rendered_text(original, *sets)
+    (zero,) = docs(chart, "numGpus=0")
+    assert "nvidia.com/gpu" not in json.dumps(zero) and "resourceClaims" not in zero["spec"]["template"]["spec"]
+    (dep,) = [d for d in docs(chart, "numGpus=2") if d["kind"] == "Deployment"]
+    assert dep["spec"]["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}

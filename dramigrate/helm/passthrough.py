@@ -27,6 +27,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
+from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.values import Path_, display, find_maps, get_path, resources_maps, set_path
 from dramigrate.rules import RuleSet
@@ -164,9 +166,10 @@ def single_containers(key: Any) -> tuple[str, ...]:
     return kind.single_containers if kind is not None else ()
 
 
-def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], Path_]:
-    """(object key, pod index, container index) -> the values map the container's resources come from."""
-    out: dict[tuple[Any, int, int], Path_] = {}
+def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], tuple[Path_, ...]]:
+    """(object key, pod index, container index) -> the values maps the container's resources come from (several when
+    the template merges them: `mergeOverwrite $container.resources $topValues.resources`)."""
+    out: dict[tuple[Any, int, int], tuple[Path_, ...]] = {}
     for key, docs in objects(marked_stream).items():
         for doc in docs[:1]:
             pods: list[tuple[list[Any], dict[str, Any]]] = []
@@ -176,9 +179,36 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], P
                 for c, container in enumerate(_containers(pod, singles)):
                     limits = (container.get("resources") or {}).get("limits") or {}
                     marks = [int(k[len(MARKER) :]) for k in limits if str(k).startswith(MARKER)]
-                    if len(marks) == 1:
-                        out[(key, p, c)] = maps[marks[0]]
+                    if marks:
+                        out[(key, p, c)] = tuple(maps[m] for m in sorted(marks))
     return out
+
+
+def _section_keys(block: Any) -> set[tuple[str, str]]:
+    block = block if isinstance(block, dict) else {}
+    return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
+
+
+def device_map(
+    found: tuple[Path_, ...], merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any], what: str
+) -> Path_ | None:
+    """Of the values maps a container's resources merge (`found`), the one that holds the device keys the migration
+    drops (its DRA values drop them there and put `resourceClaims` beside it); None when no map feeds it."""
+    if len(found) <= 1:
+        return found[0] if found else None
+    gone = _section_keys(old) - _section_keys(new)
+    holders = [p for p in found if gone & _section_keys(get_path(merged, p))]
+    if len(holders) != 1 or not gone <= _section_keys(get_path(merged, holders[0])):
+        raise NotPassThrough(
+            f"{what} merges the values maps {', '.join(display(p) for p in found)} and the device keys are in "
+            f"{'several' if holders else 'none'} of them: the pass-through drops them from one map only"
+        )
+    others = [_plain(get_path(merged, p) or {}) for p in found]
+    if not any(_plain(old) in (_merge_maps(a, b), _merge_maps(b, a)) for a in others for b in others if a is not b):
+        raise NotPassThrough(
+            f"{what}: its resources are not the merge of the values maps {display(holders[0])} and another"
+        )
+    return holders[0]
 
 
 def _plain(value: Any) -> Any:
@@ -188,7 +218,7 @@ def _plain(value: Any) -> Any:
 def map_edits(
     original: str,
     migrated: str,
-    fed: dict[tuple[Any, int, int], Path_],
+    fed: dict[tuple[Any, int, int], tuple[Path_, ...]],
     merged: dict[str, Any],
     hint: tuple[str, Pattern],
 ) -> tuple[list[MapEdit], dict[str, Any]]:
@@ -214,7 +244,9 @@ def map_edits(
                 continue
             paths = set()
             for c, o, n in changed:
-                path = fed.get((key, p, c))
+                what = f"{key[1]}/{key[3]} container {o.get('name')}"
+                path = device_map(fed.get((key, p, c), ()), merged, o.get("resources") or {}, n["resources"], what)
+                merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"
                     named = _equal_map(merged, _plain(o.get("resources") or {}))
@@ -230,7 +262,7 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
+                if not merges and _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
@@ -491,6 +523,27 @@ def overlay_values(
     return out
 
 
+def kept_null(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> str:
+    """Why the DRA overlay `values` cannot drop a device key, or "": Helm deletes a key a values file sets to null
+    only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+    (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
+    set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
+    if isinstance(values, dict):
+        return next((w for k, v in values.items() if (w := kept_null(v, subcharts, (*path, str(k))))), "")
+    if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
+        return ""  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
+    for scope, (sub, defaults) in subcharts.items():
+        if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
+            return (
+                f"{OVERLAY} would set {display(path)} to null, which Helm keeps in the values of the subchart {sub} "
+                f"(its values.yaml does not set {display(path[len(scope) :])}; Helm deletes only chart-default keys), "
+                f"so the pod would render `{path[-1]}: null`: move the device request from the umbrella values.yaml to "
+                "a -f values file (fix writes its DRA variant with the key replaced) or set the key in the "
+                "values.yaml of the subchart"
+            )
+    return ""
+
+
 def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices."""
@@ -603,9 +656,7 @@ def _index_variables(text: str) -> dict[str, list[str]]:
 def _ends_with(path: Path_, words: list[str]) -> bool:
     """Whether a values path ends in these keys (`*`: any list index, a `range` item)."""
     tail = path[-len(words) :]
-    return len(path) >= len(words) and all(
-        w == str(x) or (w == "*" and isinstance(x, int)) for w, x in zip(words, tail, strict=True)
-    )
+    return len(path) >= len(words) and all(w in ("*", str(x)) for w, x in zip(words, tail, strict=True))
 
 
 def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
@@ -626,30 +677,58 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
     renders that sibling already."""
-    from dramigrate.helm.idiomatic import _parent
-
-    lines = text.splitlines()
-    inserts: dict[int, list[str]] = {}
-    replaced: dict[int, str] = {}
-    variables = _index_variables(text)
+    variables, ranges = _index_variables(text), _range_variables(text)
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
     singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
     heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
-    for i, line in enumerate(lines):
-        m = _MAP_EXPR.search(line)
-        indexed = _INDEX_MAP.search(line) if not m and "toYaml" in line else None
-        if indexed and re.search(r"[Rr]esources$", (keys := _QUOTED.findall(indexed.group(2)))[-1]):
-            # `index $module "resources" | toYaml` (keys with dashes): the variable's values path, if assigned
-            base, key = indexed.group(1), keys[-1]
-            words = [*variables.get(base, []), *keys[:-1]] if base != ".Values" else keys[:-1]
+    edits = _Edits(text, rel, scoped, heads, text.splitlines())
+    found = []
+    for i in range(len(edits.lines)):
+        for ref in _map_refs(text, edits.lines, i, variables, ranges):
+            words, key, under = ref[0], ref[1], ref[2]
+            target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
+            if target is not None:
+                found.append((i, ref, target))
+    # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
+    longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
+    for i, ref, target in found:
+        if len(ref[0]) == longest[target]:
+            _pass_through(edits, i, ref, needs[target])
+    return edits.out()
 
-            under = None
 
-            def sibling_expr(sibling: str, base: str = base, keys: list[str] = keys) -> str:
-                return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
-        elif m:
-            base, key, under = m.group(1), m.group(2), m.group(3)
-            own = base  # the expression as written here: its siblings are read the same way
+SiblingExpr = Callable[[str], str]
+
+
+def _map_refs(
+    text: str, lines: list[str], i: int, variables: dict[str, list[str]], ranges: dict[str, tuple[list[str], int]]
+) -> list[tuple[list[str], str, str | None, SiblingExpr, int]]:
+    """The values maps line i passes into a container: (the values path's keys before the map, the map's key, a key
+    under it, how the template reads a sibling of it, the line of the `range` that sets the map's variable or -1)."""
+    line = lines[i]
+    m = _MAP_EXPR.search(line)
+    indexed = _INDEX_MAP.search(line) if not m and "toYaml" in line else None
+    if indexed and re.search(r"[Rr]esources$", (keys := _QUOTED.findall(indexed.group(2)))[-1]):
+        # `index $module "resources" | toYaml` (keys with dashes): the variable's values path, if assigned
+        base, key = indexed.group(1), keys[-1]
+        words = [*variables.get(base, []), *keys[:-1]] if base != ".Values" else keys[:-1]
+
+        def indexed_expr(sibling: str, base: str = base, keys: list[str] = keys) -> str:
+            return f"index {base} " + " ".join(f'"{k}"' for k in [*keys[:-1], sibling])
+
+        return [(words, key, None, indexed_expr, -1)]
+    found = [(m.group(1), m.group(2), m.group(3))] if m else []
+    merged = _MERGED.search(line) if "toYaml" in line else None
+    if merged:  # `toYaml (mergeOverwrite $container.resources (default dict $topValues.resources))`: each map
+        found += [(r.group(1), r.group(2), None) for r in _MAP_REF.finditer(line[merged.end() :])]
+    out = []
+    for base, key, under in dict.fromkeys(found):
+        own = base  # the expression as written here: its siblings are read the same way
+        ranged = -1
+        if (var := re.fullmatch(r"(\$\w+)((?:\.\w+)*)", base)) and var.group(1) in ranges:
+            held, ranged = ranges[var.group(1)]  # a variable set from values (`range $name, $c := $containers`)
+            words = [*held, *var.group(2).split(".")[1:]]
+        else:
             if not base.startswith((".Values", "$")):
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
@@ -660,53 +739,107 @@ def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bo
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
-            def sibling_expr(sibling: str, base: str = own) -> str:
-                return f"{base}.{sibling}" if base else f".{sibling}"
-        else:
-            continue
-        target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
-        if target is None:
-            continue
-        at = _indent(line)
-        if line.lstrip().startswith("{{") and i and lines[i - 1].rstrip().endswith(":"):
-            at = max(at, _indent(lines[i - 1]) + 1)  # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0
-        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in heads and _indent(lines[j]) < at), -1)
-        if containers < 0:
-            raise NotPassThrough(f"{rel}:{i + 1}: no `containers:` line above the resources map")
-        ind = " " * _indent(lines[containers])
-        pod = _parent(lines, containers)
-        for name in ("resourceClaims", "tolerations"):
-            if name not in needs[target]:
+        def sibling_expr(sibling: str, base: str = own) -> str:
+            return f"{base}.{sibling}" if base else f".{sibling}"
+
+        out.append((words, key, under, sibling_expr, ranged))
+    return out
+
+
+_MERGED = re.compile(r"\b(?:mergeOverwrite|merge)\s")
+_MAP_REF = re.compile(r"(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?![.\w])")
+_VARIABLE_SET = re.compile(r"\{\{-?\s*(range\s+(?:\$\w*\s*,\s*)?)?(\$\w+)\s*:=\s*([$.][\w.$]*)\s*-?\}\}")
+
+
+def _range_variables(text: str) -> dict[str, tuple[list[str], int]]:
+    """Template variables that hold a values map or an item of one (`{{- $top := .Values }}`, `{{- range $name, $app
+    := $top.apps }}`, `{{- $containers := $app.containers }}`): their values path (`*` for a ranged item) and the
+    line of the `range` that sets the variable itself (-1 for an assignment)."""
+    out: dict[str, tuple[list[str], int]] = {}
+    for i, line in enumerate(text.splitlines()):
+        for ranged, var, expr in _VARIABLE_SET.findall(line):
+            head, *fields = expr.removeprefix("$.").split(".") if expr.startswith("$.") else expr.split(".")
+            if expr.startswith((".Values", "$.Values")) and (expr.startswith("$.") or head == ""):
+                words = expr.split(".")[2:]
+            elif head in out:
+                words = [*out[head][0], *fields]
+            else:
                 continue
-            expr = sibling_expr(sibling_key(key, name))
-            if under and name == "resourceClaims":
-                expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
-            if re.search(rf"{re.escape(expr)}(?![\w-])", text) or _renders_key(lines, pod, f"{ind}{name}:"):
-                continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
-            # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
-            render = "tpl (toYaml .) $" if scoped and name == "resourceClaims" else "toYaml ."
-            block = [
-                f"{ind}{{{{- with {expr} }}}}",
-                f"{ind}{name}:",
-                f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
-                f"{ind}{{{{- end }}}}",
-            ]
-            if block[0] not in inserts.get(containers, []):
-                inserts.setdefault(containers, []).extend(block)
-        params = _empty_params(lines, pod) if "rayStartParams" in needs[target] else None
-        if params is not None and params not in replaced:
-            # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before
-            head = lines[params][: lines[params].index(":") + 1]
-            expr = sibling_expr("rayStartParams")
-            replaced[params] = (
-                f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
-                "{{- else }} {}{{- end }}"
-            )
-    out = []
-    for i, line in enumerate(lines):
-        out.extend(inserts.get(i, []))
-        out.append(replaced.get(i, line))
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+            out[var] = ([*words, "*"], i) if ranged else (words, -1)
+    return out
+
+
+@dataclass
+class _Edits:
+    """A template's lines and what the pass-through inserts before (and replaces at) which of them."""
+
+    text: str
+    rel: str
+    scoped: bool
+    heads: set[str]
+    lines: list[str] = field(default_factory=list)
+    inserts: dict[int, list[str]] = field(default_factory=dict)
+    replaced: dict[int, str] = field(default_factory=dict)
+
+    def out(self) -> str:
+        out = []
+        for i, line in enumerate(self.lines):
+            out.extend(self.inserts.get(i, []))
+            out.append(self.replaced.get(i, line))
+        return "\n".join(out) + ("\n" if self.text.endswith("\n") else "")
+
+
+def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str]) -> None:
+    """The pod-level keys for the map line i passes into a container (`ref`, _map_refs), before the pod's
+    `containers:`; a map read through the variable of a `range` over the containers is gathered over that range."""
+    from dramigrate.helm.idiomatic import _parent
+
+    lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
+    at = _indent(lines[i])
+    if lines[i].lstrip().startswith("{{") and i and lines[i - 1].rstrip().endswith(":"):
+        at = max(at, _indent(lines[i - 1]) + 1)  # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0
+    containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and _indent(lines[j]) < at), -1)
+    if containers < 0:
+        raise NotPassThrough(f"{t.rel}:{i + 1}: no `containers:` line above the resources map")
+    ind = " " * _indent(lines[containers])
+    pod = _parent(lines, containers)
+    for name in ("resourceClaims", "tolerations"):
+        if name not in need:
+            continue
+        expr = sibling_expr(sibling_key(key, name))
+        if under and name == "resourceClaims":
+            expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
+        if re.search(rf"{re.escape(expr)}(?![\w-])", t.text) or _renders_key(lines, pod, f"{ind}{name}:"):
+            continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+        # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
+        render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
+        gather = []
+        if ranged > containers:  # `range $name, $container := $containers` inside the pod: each container's list
+            each = _BLOCK.search(lines[ranged])
+            if each is None:
+                raise NotPassThrough(f"{t.rel}:{ranged + 1}: the range over the containers is not one action")
+            var = f"$dramigrate{name[0].upper()}{name[1:]}"
+            add = f"{{{{- {var} = concat {var} ({expr} | default list) }}}}"
+            gather = [f"{ind}{{{{- {var} := list }}}}", f"{ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}"]
+            expr = f"{var} | uniq"
+        block = [
+            *gather,
+            f"{ind}{{{{- with {expr} }}}}",
+            f"{ind}{name}:",
+            f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
+            f"{ind}{{{{- end }}}}",
+        ]
+        if block[len(gather)] not in t.inserts.get(containers, []):
+            t.inserts.setdefault(containers, []).extend(block)
+    params = _empty_params(lines, pod) if "rayStartParams" in need else None
+    if params is not None and params not in t.replaced:
+        # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before
+        head = lines[params][: lines[params].index(":") + 1]
+        expr = sibling_expr("rayStartParams")
+        t.replaced[params] = (
+            f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
+            "{{- else }} {}{{- end }}"
+        )
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:

@@ -162,6 +162,7 @@ def classify(template: str, line: int, resource: str) -> Pattern:
         return Pattern("C", line, stripped)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)
+        or re.search(r"toYaml\s+\(\s*(?:mergeOverwrite|merge)\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\$", window)
         or re.search(r'index\s+[.$][\w.]*(?:\s+"[^"]+")*\s+"[\w-]*[Rr]esources"\s*\|\s*toYaml', window)
     ):

@@ -447,13 +447,20 @@ def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str
                 yield where, error
 
 
+# Maps the API reads the same empty as absent: a container's `resources` is a value (not a pointer) in the API, and
+# its `limits`/`requests` are maps, so `resources: {limits: null}`, `resources: {}` and no `resources` are one.
+_EMPTY_IS_ABSENT = frozenset({"resources", "limits", "requests"})
+
+
 def without_nulls(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
     """Objects with null-valued keys dropped: the API server reads `limits:` with nothing under it as no
-    `limits` at all, as the migration writes it."""
+    `limits` at all, as the migration writes it; and a `resources` map left empty so (count 0 with the
+    device key the only limit) as no `resources` at all."""
 
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if v is not None}
+            out = {k: strip(v) for k, v in node.items() if v is not None}
+            return {k: v for k, v in out.items() if not (k in _EMPTY_IS_ABSENT and v == {})}
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

@@ -943,14 +943,14 @@ def run_chart(
     chart: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target, mode: str
 ) -> ChartOutcome:
     """mode: lint, diff or fix."""
-    from dramigrate.helm.sandbox import ChartRefused, shared_copies
+    from dramigrate.helm.sandbox import ChartRefused, chart_time_limit, chart_timeout, shared_copies
 
     display_root = str(chart).rstrip("/") or "."
     outcome = ChartOutcome(chart, display_root, writable=chart.is_dir())
     work = Workdir()
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
-        with shared_copies():
+        with shared_copies(), chart_time_limit(chart_timeout()):
             _CACHE.append(_RunCache(root))
             try:
                 _run(outcome, root, copts, rules, settings, target, mode, work)
@@ -2477,7 +2477,11 @@ def _fix_passthrough(
             streams[f] = (r.stream, want)
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
-            overlay = pt.overlay_text(pt.overlay_values(default_edits, default_templates, dsources.merged))
+            dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
+            subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
+            if why := pt.kept_null(dvalues, subcharts):
+                raise pt.NotPassThrough(why)
+            overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
             ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 DEFAULT_TIMEOUT = 30.0  # seconds per render; DRAMIGRATE_HELM_TIMEOUT overrides
+# seconds all the renders of one chart may take (lint's probes and fix's proof: dozens of renders), from its first;
+# DRAMIGRATE_HELM_CHART_TIMEOUT overrides. Each render under the per-render limit, a chart ran for many minutes.
+DEFAULT_CHART_TIMEOUT = 45.0
 DEFAULT_MEMORY_MB = 2048  # address space of the render process; DRAMIGRATE_HELM_MEMORY_MB overrides
 # Objects one render may produce; DRAMIGRATE_HELM_MAX_DOCUMENTS overrides. The largest public charts render a few
 # hundred; each document is parsed in every render of a proof (about 66 of them), so tens of thousands of them
@@ -53,6 +56,10 @@ class ChartRefused(Exception):
 
 def render_timeout() -> float:
     return env_number("DRAMIGRATE_HELM_TIMEOUT", DEFAULT_TIMEOUT)
+
+
+def chart_timeout() -> float:
+    return env_number("DRAMIGRATE_HELM_CHART_TIMEOUT", DEFAULT_CHART_TIMEOUT)
 
 
 def render_memory_mb() -> int:
@@ -644,9 +651,34 @@ _workers: list[_Worker] = []  # every live worker
 _idle: dict[int, list[_Worker]] = {}  # the workers not rendering now, by memory limit
 
 
+_chart_deadlines: list[tuple[float, float]] = []  # (deadline, seconds) of the chart being checked (chart_time_limit)
+
+
+@contextlib.contextmanager
+def chart_time_limit(seconds: float) -> Iterator[None]:
+    """Every render in the block ends by `seconds` from now: past it, the render raises RenderLimit for the chart."""
+    _chart_deadlines.append((_now() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _chart_deadlines.pop()
+
+
+def _chart_over(seconds: float) -> RenderLimit:
+    return RenderLimit(
+        f"the chart's renders took longer than {seconds:g} s in all (the time limit per chart; set "
+        "DRAMIGRATE_HELM_CHART_TIMEOUT to change it): slow templates, a huge loop?"
+    )
+
+
 def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> dict[str, Any]:
     """Run one render request in a worker process of its own while it runs: renders from several threads run in
-    as many workers at once (render_parallelism). A dead or stuck worker is replaced next time."""
+    as many workers at once (render_parallelism). A dead or stuck worker is replaced next time. Inside
+    chart_time_limit, the render also ends at the chart's deadline."""
+    chart = _chart_deadlines[-1] if _chart_deadlines else None
+    left = chart[0] - _now() if chart else timeout
+    if chart and left <= 0:
+        raise _chart_over(chart[1])
     with _lock:
         idle = _idle.setdefault(memory_mb, [])
         worker = idle.pop() if idle else None
@@ -659,11 +691,13 @@ def render_in_child(payload: dict[str, Any], timeout: float, memory_mb: int) -> 
             _workers.append(worker)
     worker.served += 1
     try:
-        reply = worker.request(payload, timeout)
+        reply = worker.request(payload, min(timeout, left))
     except RenderLimit:
         with _lock:
             _workers.remove(worker)
         worker.kill()
+        if chart and chart[0] - _now() <= 0:
+            raise _chart_over(chart[1]) from None
         raise
     with _lock:
         _idle.setdefault(memory_mb, []).append(worker)
