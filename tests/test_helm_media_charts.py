@@ -477,7 +477,8 @@ def test_limits_after_the_key_and_a_schema_written_as_the_chart_writes_it(tmp_pa
     """The toYaml line after the device key writes into `limits:`, so only the key is wrapped and the memory limit
     stays with the switch on (was: the whole `limits:` wrapped, a YAML error); values.schema.json keeps
     `{ "type": "boolean" }` one-liners and the multi-line `"limits"` as they are, so its diff is the `dra` block
-    alone (was: every prettier-style one-liner rewritten, 129 lines on the chart)."""
+    alone (was: every prettier-style one-liner rewritten, 129 lines on the chart), whose keys are one-liners too
+    (was: four lines each)."""
     values = "gpu:\n  enabled: true\n  count: 1\nresources:\n  limits:\n    memory: 4Gi\n"
     files = {"templates/deployment.yaml": LIMITS_AFTER_KEY, "values.yaml": values, "values.schema.json": SCHEMA}
     original = chart_with(tmp_path / "original", "ui", files)
@@ -490,6 +491,7 @@ def test_limits_after_the_key_and_a_schema_written_as_the_chart_writes_it(tmp_pa
     schema = (chart / "values.schema.json").read_text()
     assert schema.startswith(SCHEMA[: SCHEMA.rindex("    }\n  }\n}")]), schema
     assert json.loads(schema)["properties"]["dra"]["properties"]["enabled"]["type"] == "boolean"
+    assert '\n        "enabled": { "type": "boolean", "default": true },\n' in schema, schema
 
 
 def test_own_objects_named_by_a_library_helper_are_not_called_library_written(run_cli: RunCli, tmp_path: Path) -> None:

@@ -1919,6 +1919,16 @@ def schema_text(document: Any, text: str) -> str:
     indent = re.search(r"\n( +)\"", text)
     pad = " " * (len(indent.group(1)) if indent else 2)
     decoder = json.JSONDecoder()
+    # a file that writes small property objects on one line (`"tag": { "type": "string" },`) gets the objects of
+    # plain values it is given written so too, with its spacing inside the braces
+    inline = re.search(r"\"[^\"\n]+\":[ \t]*\{( ?)\"[^\n{}]*\}", text)
+
+    def one_line(value: dict[str, Any]) -> str:
+        space = inline.group(1) if inline else ""
+        items = ", ".join(
+            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
+        )
+        return f"{{{space}{items}{space}}}"
 
     def located(head: str, lo: int, hi: int) -> tuple[Any, int, int] | None:
         """The value the file writes after `head` (a list item or the document: the next value) between lo and
@@ -1948,6 +1958,13 @@ def schema_text(document: Any, text: str) -> str:
                 return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
+            if (
+                inline
+                and isinstance(value, dict)
+                and value
+                and not any(isinstance(v, (dict, list)) for v in value.values())
+            ):
+                return one_line(value), lo
         if isinstance(value, dict) and value:
             items, at = [], lo
             for k, v in value.items():
