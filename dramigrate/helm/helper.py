@@ -307,7 +307,24 @@ class CallSite:
     given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
 
 
-_INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+(?P<arg>\([^()]*\)|[^\s|})]+)')
+_INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+')
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`|[()]')
+
+
+def _argument(line: str, start: int) -> str:
+    """The include's argument from `start`: a word (`.`, `$ctx.x`), or a parenthesised pipeline with its nested
+    parentheses (`(fromYaml (include "app.cfg" .))`, quoted parentheses skipped); "" when the parentheses do not
+    close on the line."""
+    if not line.startswith("(", start):
+        word = re.match(r"[^\s|})]+", line[start:])
+        return word.group(0) if word else ""
+    depth = 0
+    for m in _TOKEN.finditer(line, start):
+        if m.group(0) in "()":
+            depth += 1 if m.group(0) == "(" else -1
+            if depth == 0:
+                return line[start : m.end()]
+    return ""
 
 
 def call_sites(root: Path, define: str) -> list[CallSite]:
@@ -322,8 +339,13 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
                 opening = line.rfind("{{", 0, m.start())
                 if re.match(r"\{\{-?\s*(if|else|with|range)\b", line[opening:]) if opening >= 0 else False:
                     continue  # the helper's text as a condition: it writes nothing into the pod
-                if m.group("name") == define:
-                    out.append(CallSite(rel, i, m.group("arg")))
+                if m.group("name") != define:
+                    continue
+                arg = _argument(line, m.end())
+                if not arg:
+                    why = f"the argument of the include of {define} does not close on its line"
+                    raise NotHelper(f"{rel}:{i + 1}: {why}")
+                out.append(CallSite(rel, i, arg))
     return out
 
 
