@@ -82,6 +82,19 @@ def _packed(files: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
+def _app(root: Path) -> Path:
+    files = {
+        "Chart.yaml": CHART,
+        "templates/_helpers.tpl": HELPERS,
+        "templates/app.yaml": APP,
+        "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
+    }
+    chart = chart_with(root, "app", files)
+    (chart / "charts").mkdir()
+    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(LIBRARY))
+    return chart
+
+
 def _fix(chart: Path) -> ChartOutcome:
     settings = Settings(kube_version="1.34")
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
@@ -90,15 +103,7 @@ def _fix(chart: Path) -> ChartOutcome:
 def test_a_request_written_by_a_packed_library_names_the_library_define_and_the_values_feeding_it(
     tmp_path: Path,
 ) -> None:
-    files = {
-        "Chart.yaml": CHART,
-        "templates/_helpers.tpl": HELPERS,
-        "templates/app.yaml": APP,
-        "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
-    }
-    chart = chart_with(tmp_path, "app", files)
-    (chart / "charts").mkdir()
-    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(LIBRARY))
+    chart = _app(tmp_path)
     outcome = _fix(chart)
     assert not outcome.proven and not outcome.changes
     # was: 'pattern F (another template shape): the idiomatic rewrite takes pattern A only'
@@ -110,3 +115,15 @@ def test_a_request_written_by_a_packed_library_names_the_library_define_and_the_
     assert "from .Values.scaleGPU, which the chart helper app.workload fills from appGPU" in outcome.manual
     assert "no values place for the resourceClaims of a pod" in outcome.manual
     assert (chart / "charts/mylib-1.2.3.tgz").is_file() and not (chart / "charts/mylib").exists()
+
+
+def test_a_folder_of_the_chart_named_like_a_scratch_folder_does_not_break_the_packed_library_path(
+    tmp_path: Path,
+) -> None:
+    chart = _app(tmp_path)
+    (chart / "charts/.unpack-mylib-1.2.3").mkdir()
+    before = sorted(p.relative_to(chart).as_posix() for p in chart.rglob("*"))
+    outcome = _fix(chart)
+    # was: 'checking the chart: File exists' for the whole chart
+    assert "pattern D (library chart mylib 1.2.3, packed in charts/mylib-1.2.3.tgz)" in outcome.manual, outcome.manual
+    assert sorted(p.relative_to(chart).as_posix() for p in chart.rglob("*")) == before

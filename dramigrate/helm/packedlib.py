@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,22 +33,24 @@ class Library:
 
 
 def _unpack_libraries(copy: Path) -> list[Library]:
-    """Each packed library chart of the working copy unpacked in place of its archive (bounded, no links)."""
+    """Each packed library chart of the working copy unpacked in place of its archive (bounded, no links). Each
+    archive is unpacked in a fresh scratch folder beside the copy, in the work folder: a folder of the chart's own
+    (`charts/.unpack-<lib>`) never clashes with it, and nothing is written into the chart."""
     from dramigrate.helm.sandbox import unpack_chart
 
     out = []
     for archive in sorted((copy / "charts").glob("*.tgz")):
-        scratch = copy / "charts" / f".unpack-{archive.stem}"
-        scratch.mkdir()
-        unpack_chart(archive, scratch)
-        tops = [p for p in scratch.iterdir() if (p / "Chart.yaml").is_file()]
-        meta = yaml.safe_load((tops[0] / "Chart.yaml").read_text(encoding="utf-8")) if tops else None
-        folder = copy / "charts" / tops[0].name if tops else None
-        if not isinstance(meta, dict) or meta.get("type") != "library" or folder is None or folder.exists():
+        scratch = Path(tempfile.mkdtemp(prefix="unpack-", dir=copy.parent))
+        try:
+            unpack_chart(archive, scratch)
+            tops = [p for p in scratch.iterdir() if (p / "Chart.yaml").is_file()]
+            meta = yaml.safe_load((tops[0] / "Chart.yaml").read_text(encoding="utf-8")) if tops else None
+            folder = copy / "charts" / tops[0].name if tops else None
+            if not isinstance(meta, dict) or meta.get("type") != "library" or folder is None or folder.exists():
+                continue
+            tops[0].rename(folder)
+        finally:
             shutil.rmtree(scratch)
-            continue
-        tops[0].rename(folder)
-        shutil.rmtree(scratch)
         archive.unlink()
         title = f"{meta.get('name', folder.name)} {meta.get('version', '')}".strip()
         out.append(Library(archive.relative_to(copy).as_posix(), folder.relative_to(copy).as_posix(), title))
