@@ -170,3 +170,53 @@ def test_an_umbrella_device_key_its_leaf_does_not_set_is_named_for_the_null_helm
         in report
     ), report
     assert "move the device request from the umbrella values.yaml to a -f values file" in report, report
+
+
+# one Deployment per entry of a values list (llama-swap style model lists); a GPU model and a CPU model
+MODELS = """\
+{{- range $model := .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ $model.name }}
+spec:
+  selector:
+    matchLabels: {app: {{ $model.name }}}
+  template:
+    metadata:
+      labels: {app: {{ $model.name }}}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml $model.resources | nindent 12 }}
+{{- end }}
+"""
+MODEL_VALUES = """\
+models:
+  - name: big
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+      limits:
+        nvidia.com/gpu: 1
+  - name: small
+    resources:
+      limits:
+        cpu: 2
+"""
+
+
+def test_a_map_in_an_item_of_a_values_list_gets_a_values_file_holding_the_whole_list(tmp_path: Path) -> None:
+    """The device key is in an item of a values list: values-dra.yaml gives the list whole (Helm replaces lists),
+    its device keys dropped and claims added, and only the GPU model's pod gets claims (was: internal error,
+    IndexError in the values overlay)."""
+    chart = chart_with(tmp_path, "models", {"values.yaml": MODEL_VALUES, "templates/models.yaml": MODELS})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert [n for n, pod in pods.items() if pod.get("resourceClaims")] == ["release-name-big"]
+    assert list(counts.values()) == [1]

@@ -494,9 +494,20 @@ def overlay_values(
     device key they leave out is left out, not set to null; None: the chart's defaults, which set them all)."""
     out = copy.deepcopy(start or {})
 
+    def whole_lists(path: Path_) -> None:
+        """Copy each list the path crosses whole into the file (Helm replaces lists, never merges into them)."""
+        nonlocal out
+        for i, part in enumerate(path):
+            if isinstance(part, int) and not isinstance(get_path(out, path[:i]), list):
+                out = set_path(out, path[:i], copy.deepcopy(get_path(merged, path[:i])))
+
     def gone(path: Path_) -> None:
         nonlocal out
-        if underneath is None or get_path(underneath, path) is not None:
+        if any(isinstance(part, int) for part in path):  # inside a list the file holds whole: drop the key itself
+            whole_lists(path)
+            if isinstance(holder := get_path(out, path[:-1]), dict):
+                holder.pop(path[-1], None)
+        elif underneath is None or get_path(underneath, path) is not None:
             out = set_path(out, path, None)
         elif isinstance(holder := get_path(out, path[:-1]), dict):
             holder.pop(path[-1], None)
@@ -508,6 +519,7 @@ def overlay_values(
                 gone((*edit.path, section, k))
             if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
                 gone((*edit.path, section))
+        whole_lists(edit.path)
         if edit.claims:
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
