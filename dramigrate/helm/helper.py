@@ -826,6 +826,12 @@ def build(
     mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
     if mode == "values":
         _values_reach(root, file, define, sites)
+    for s in sites:  # an object built by a call at the site (`fromYaml (include ...)`): no values key reaches it
+        if s.arg.startswith("(") and not s.given:
+            raise NotHelper(
+                f"{s.rel}:{s.index + 1}: the helper {define} gets `{s.arg}`, an object built at the call site: no "
+                "values key reaches it, so the DRA switch (dra.enabled) could not be turned"
+            )
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
     specs = {repr(_uncounted(d.spec)) for d, _ in deltas.values()}  # the count is the helper's (draCount)
