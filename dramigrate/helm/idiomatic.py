@@ -150,6 +150,7 @@ _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
 _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
+_LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*\{\{[^\n]*\}\}[ \t]*\n)*[ \t]*- ")  # a range writing list items
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
 
 
@@ -234,7 +235,13 @@ def _conditions(
             continue
         if word != "if":
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
-            raise NotIdiomatic(pattern, rel, f"the device key is inside `{where}`")
+            reason = f"the device key is inside `{where}`"
+            if word == "range" and _LIST_ITEM_NEXT.match(text, start):
+                reason += (
+                    ", one container per step: the migration gives each container its own request, and the number"
+                    " of containers is a values count the rewrite cannot prove"
+                )
+            raise NotIdiomatic(pattern, rel, reason)
         own = [f"(not {_group(_rooted(c, context))})" for c in before]
         if cond:
             own.append(_group(_rooted(cond, context)))
