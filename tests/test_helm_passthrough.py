@@ -599,3 +599,55 @@ def test_resources_of_each_item_of_a_values_list(tmp_path: Path) -> None:
     assert "      {{- with .resourceClaims }}\n" in (chart / "templates" / "deployment.yaml").read_text()
     out, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
     assert sorted(counts.values()) == [1, 2] and all(p["resourceClaims"] for p in pods.values()), out
+
+
+# one Deployment per user of a list, each taking the top-level resources map (Uppsala pharmbio's ml-container shape)
+PER_USER = """\
+{{- range .Values.users }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: "{{ $.Release.Name }}-{{ . }}"
+spec:
+  selector:
+    matchLabels: {app: "{{ . }}"}
+  template:
+    metadata:
+      labels: {app: "{{ . }}"}
+    spec:
+      containers:
+      - name: "{{ . }}"
+        image: lab:1
+        resources:
+          {{- toYaml $.Values.resources | nindent 12 }}
+{{- end }}
+"""
+
+
+def test_device_key_commented_out_at_column_zero_inside_the_map(tmp_path: Path) -> None:
+    """values.yaml comments the device key out at column 0 between `limits` and `requests` of the map: the
+    `resourceClaims` sibling goes after the whole map, not inside it (was: written before `requests`, which broke
+    the values file, so the rewrite was manual work "one chart renders and the other does not")."""
+    values = (
+        'resources:\n  limits:\n    cpu: "4"\n#    nvidia.com/gpu: "1"\n  requests:\n    cpu: "1"\n'
+        '#    nvidia.com/gpu: "1"\n\nimage: lab\n'
+    )
+    chart = chart_with(tmp_path, "lab", {"values.yaml": values, "templates/deploy.yaml": PER_USER})
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('users: [ann, bob]\nresources:\n  limits:\n    nvidia.com/gpu: "1"\n')
+    outcome = run_chart(chart, ChartOptions(values_files=(mine,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    shipped = yaml.safe_load((chart / "values.yaml").read_text())
+    assert shipped["resources"] == {"limits": {"cpu": "4"}, "requests": {"cpu": "1"}}, shipped
+    assert shipped["resourceClaims"] == [], shipped
+
+
+def test_a_hidden_message_keeps_its_apostrophes() -> None:
+    """Masking quoted chart data must not read an apostrophe as a quote and cut a word in the middle (was:
+    "Helm<not shown: may come from a chart file>s templates")."""
+    from dramigrate.helm.sandbox import HIDDEN, NOT_SHOWN, hide_chart_data
+
+    message = f"the chart does not render; {HIDDEN}: got 'secret-from-a-file'"
+    assert hide_chart_data(message, Path("/nonexistent")) == (f"the chart does not render; {HIDDEN}: got {NOT_SHOWN}")

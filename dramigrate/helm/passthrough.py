@@ -964,8 +964,8 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
         end = line  # the map's block: deeper lines, comments included (a commented-out example)
         for j in range(line, len(lines)):
             text = lines[j]
-            if not text.strip():
-                continue
+            if not text.strip() or (_indent(text) <= ind and text.lstrip().startswith("#")):
+                continue  # a comment at the key's column inside the map (a commented-out device key) ends nothing
             if _indent(text) <= ind:
                 break
             end = j + 1

@@ -336,7 +336,8 @@ def scrub(message: str, root: Path) -> str:
     return f"{head}: {HIDDEN}"
 
 
-_QUOTED_VALUE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+# a quote that starts or ends inside a word is an apostrophe ("Helm's"), not a quoted value
+_QUOTED_VALUE = re.compile(r'(?<!\w)(?:"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')(?!\w)')
 _WORD = re.compile(r"[^\W_]+")
 NOT_SHOWN = "<not shown: may come from a chart file>"
 
