@@ -127,3 +127,58 @@ def test_a_folder_of_the_chart_named_like_a_scratch_folder_does_not_break_the_pa
     # was: 'checking the chart: File exists' for the whole chart
     assert "pattern D (library chart mylib 1.2.3, packed in charts/mylib-1.2.3.tgz)" in outcome.manual, outcome.manual
     assert sorted(p.relative_to(chart).as_posix() for p in chart.rglob("*")) == before
+
+
+BJWS_LIKE = {
+    "common/Chart.yaml": "apiVersion: v2\nname: common\ntype: library\nversion: 5.0.1\n",
+    "common/templates/_pod.tpl": """\
+{{- define "bjw-s.common.render.pod" -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      {{- with .Values.defaultPodOptions.resourceClaims }}
+      resourceClaims: {{ toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: main
+          image: busybox
+          resources: {{ toYaml .Values.controllers.main.containers.main.resources | nindent 12 }}
+{{- end -}}
+""",
+}
+
+
+def _bjws_app(root: Path, version: str) -> Path:
+    files = {
+        "Chart.yaml": CHART.replace("mylib", "common").replace("1.2.3", version),
+        "templates/common.yaml": '{{- include "bjw-s.common.render.pod" . -}}\n',
+        "values.yaml": (
+            "defaultPodOptions: {}\ncontrollers:\n  main:\n    containers:\n      main:\n        resources:\n"
+            "          limits:\n            nvidia.com/gpu: 1\n"
+        ),
+    }
+    chart = chart_with(root, "app", files)
+    (chart / "charts").mkdir()
+    library = {k: v.replace("5.0.1", version) for k, v in BJWS_LIKE.items()}
+    (chart / f"charts/common-{version}.tgz").write_bytes(_packed(library))
+    return chart
+
+
+def test_a_packed_library_with_claim_values_places_is_named_with_those_places(tmp_path: Path) -> None:
+    outcome = _fix(_bjws_app(tmp_path / "new", "5.0.1"))
+    assert not outcome.proven and not outcome.changes
+    # was: 'the library writes resourceClaims in templates/_pod.tpl, but ... set its claims by hand'
+    assert "common 5.0.1 has values places for it" in outcome.manual, outcome.manual
+    assert "controllers.<controller>.containers.<container>.resources.claims" in outcome.manual
+    assert "defaultPodOptions.resourceClaims or controllers.<controller>.pod.resourceClaims" in outcome.manual
+    assert "under rawResources" in outcome.manual
+    older = _fix(_bjws_app(tmp_path / "old", "4.6.2"))
+    assert "values places" not in older.manual and "set its claims by hand" in older.manual, older.manual

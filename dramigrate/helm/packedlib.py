@@ -7,11 +7,13 @@ The rewrite changes only the chart's own templates (a change inside a packed dep
 pod's `resourceClaims` and a container's `resources.claims` from values. Which define of the library writes the key
 is found by rendering, as for a helper of the chart (helper.mark_defines): a working copy gets the library unpacked
 in place of its archive, with a marker on each key-shaped line of its defines. The message names the library, its
-define and line, the values it reads, and the chart's template line that fills them.
+define and line, the values it reads, and the chart's template line that fills them. For a library whose values
+places for claims are known (rules/library-values.json: bjw-s common from 5.0.1), it names those places.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -30,6 +32,8 @@ class Library:
     archive: str  # chart-relative path of the packed chart (`charts/common-1.2.9.tgz`)
     folder: str  # where the working copy holds it unpacked (`charts/common`)
     title: str  # `common 1.2.9`
+    name: str = ""
+    version: str = ""
 
 
 def _unpack_libraries(copy: Path) -> list[Library]:
@@ -53,7 +57,10 @@ def _unpack_libraries(copy: Path) -> list[Library]:
             shutil.rmtree(scratch)
         archive.unlink()
         title = f"{meta.get('name', folder.name)} {meta.get('version', '')}".strip()
-        out.append(Library(archive.relative_to(copy).as_posix(), folder.relative_to(copy).as_posix(), title))
+        name, version = str(meta.get("name", folder.name)), str(meta.get("version", ""))
+        out.append(
+            Library(archive.relative_to(copy).as_posix(), folder.relative_to(copy).as_posix(), title, name, version)
+        )
     return out
 
 
@@ -86,6 +93,49 @@ def _chart_line(root: Path, keys: list[str]) -> tuple[str, int, str] | None:
                 name = re.sub(r'^"|"$', "", around[0].cond) if around else ""
                 return path.relative_to(root).as_posix(), i + 1, name
     return None
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
+
+
+def values_places(lib: Library, define: str) -> dict[str, Any] | None:
+    """The values places (rules/library-values.json) through which the library sets a pod's resourceClaims and a
+    container's resources.claims, when its name, define prefix and version match an entry; else None."""
+    from importlib.resources import files
+
+    data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
+    for entry in data["libraries"]:
+        if (
+            entry["name"] == lib.name
+            and define.startswith(entry["define_prefix"])
+            and _version(lib.version) >= _version(entry["from_version"])
+        ):
+            return dict(entry)
+    return None
+
+
+def _offer(lib: Library, define: str, claims: list[str]) -> str:
+    """What the library offers for a values-only migration, for the manual message."""
+    places = values_places(lib, define)
+    if places:
+        return (
+            f"{lib.title} has values places for it: drop the device keys from the container resources, list the "
+            f"claim in {places['container_claims']}, name it in {' or '.join(places['pod_claims'])} (rendered from "
+            f"Kubernetes {places['pod_claims_from_kube']}), and add its ResourceClaimTemplate under "
+            f"{places['extra_objects']} (or a template of the chart); that values-only migration is not automated yet"
+        )
+    if claims:
+        return (
+            f"the library writes resourceClaims in {', '.join(claims)}, but a values-only migration through it is "
+            "not automated: move the device out of the values the library reads and set its claims by hand"
+        )
+    return (
+        "the library has no values place for the resourceClaims of a pod or the resources.claims of a "
+        "container, so no "
+        "values can move the request to a claim; the change belongs in the library (or a post-renderer: "
+        "`helm template ... | dramigrate fix -`)"
+    )
 
 
 def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted: list[str]) -> str:
@@ -131,18 +181,7 @@ def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted
         for p in template_files(copy / lib.folder)
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
-    if claims:
-        offer = (
-            f"the library writes resourceClaims in {', '.join(claims)}, but a values-only migration through it is "
-            "not automated: move the device out of the values the library reads and set its claims by hand"
-        )
-    else:
-        offer = (
-            "the library has no values place for the resourceClaims of a pod or the resources.claims of a "
-            "container, so no "
-            "values can move the request to a claim; the change belongs in the library (or a post-renderer: "
-            "`helm template ... | dramigrate fix -`)"
-        )
+    offer = _offer(lib, define, claims)
     return (
         f"{where}pattern D (library chart {lib.title}, packed in {lib.archive}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
