@@ -423,6 +423,30 @@ def test_device_key_inside_with_of_a_values_map(tmp_path: Path) -> None:
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 
+def test_device_key_indented_deeper_than_its_guarded_sibling(tmp_path: Path) -> None:
+    """A device key under its own `if`, indented three spaces deeper than the guarded `memory:` beside it (ColonyOS's
+    notebook chart): YAML reads it under `limits:` whenever the render parses, so it is pattern A (was: manual,
+    "pattern F: not under limits/requests")."""
+    deeper = DEPLOYMENT.replace(
+        "              memory: 1Gi\n              nvidia.com/gpu: {{ .Values.numGpus }}\n",
+        "              {{ if .Values.memoryLimit }}\n              memory: 1Gi\n              {{ end }}\n"
+        "              {{ if .Values.gpu }}\n                 nvidia.com/gpu: {{ .Values.numGpus | quote }}\n"
+        "              {{ end }}\n",
+    )
+    values = VALUES + "# -- Memory limit\nmemoryLimit: false\n# -- GPU switch\ngpu: true\n"
+    original = write_chart(tmp_path / "original", deeper, values)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    (pod,) = [d["spec"]["template"]["spec"] for d in docs(chart, "numGpus=2") if d["kind"] == "Deployment"]
+    assert "nvidia.com/gpu" not in (pod["containers"][0]["resources"].get("limits") or {})
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": pod["resourceClaims"][0]["name"]}]
+    (rct,) = [d for d in docs(chart, "numGpus=2") if d["kind"] == "ResourceClaimTemplate"]
+    assert rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
+
+
 def test_workload_named_with_a_random_suffix(tmp_path: Path) -> None:
     """A workload whose name ends in a random suffix drawn once per render (silogen's `release.fullname` under the
     default release name keeps `randAlphaNum 5` in `.Values.releaseSuffix`): two renders of the same values name it

@@ -117,11 +117,19 @@ def _emits(line: str) -> bool:
     return s.startswith("{{") and not _QUIET.match(s)
 
 
+_SCALAR_KEY = re.compile(r"^\s*[^\s#\-{][^:]*:\s+(?![|>])(?!.*indent)\S")
+
+
 def _parent(lines: list[str], index: int) -> int:
-    """The nearest line above `index` with a smaller indent that is YAML, not a template action."""
+    """The nearest line above `index` with a smaller indent that is YAML, not a template action. A shallower
+    `key: scalar` is passed over: YAML cannot put a deeper key under it, so a key indented deeper than its siblings
+    (`memory:` guarded, then `nvidia.com/gpu:` three spaces in) renders under their map, or the render fails."""
     want = _indent(lines[index])
     for i in range(index - 1, -1, -1):
         if not _control(lines[i]) and _indent(lines[i]) < want:
+            if _SCALAR_KEY.match(lines[i]):
+                want = _indent(lines[i])
+                continue
             return i
     return -1
 
