@@ -104,3 +104,61 @@ def test_a_map_built_in_variables_gets_the_switch(tmp_path: Path) -> None:
     pod, _ = pod_and_claim(rendered(chart, (given,)))
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
     assert not [d for d in rendered(chart, sets=("gpu.vendor=none",)) if d["kind"] == "ResourceClaimTemplate"]
+
+
+SECTION_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        - name: app
+          image: app:1
+          resources:
+            {{- if or .Values.resources .Values.gpu.enabled }}
+            {{- $resources := .Values.resources | default dict }}
+            {{- $limits := $resources.limits | default dict }}
+            {{- if and .Values.gpu.enabled (eq .Values.gpu.type "nvidia") }}
+            {{- $limits = merge $limits (dict "nvidia.com/gpu" 1) }}
+            {{- else if and .Values.gpu.enabled (eq .Values.gpu.type "intel") }}
+            {{- $limits = merge $limits (dict "gpu.intel.com/i915" 1) }}
+            {{- end }}
+            {{- if $limits }}
+            limits:
+              {{- toYaml $limits | nindent 14 }}
+            {{- end }}
+            {{- else }}
+            {}
+            {{- end }}
+"""
+
+
+def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) -> None:
+    """tvarr's shape: `limits:` written from `$limits`, the template's own `merge $limits (dict "<name>" 1)` chosen
+    by gpu.type; every name the template can add is switched, not only the one the user's values render."""
+    values = "resources: {}\ngpu:\n  enabled: false\n  type: nvidia\n"
+    original = chart_with(
+        tmp_path / "original", "app", {"values.yaml": values, "templates/app.yaml": SECTION_DEPLOYMENT}
+    )
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    nvidia = tmp_path / "nvidia.yaml"
+    nvidia.write_text("gpu:\n  enabled: true\nresources:\n  limits:\n    memory: 1Gi\n")
+    opts = ChartOptions(values_files=(nvidia,))
+    outcome = run_chart(chart, opts, load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for values_files in ((), (nvidia,)):
+        assert texts(chart, values_files, ("dra.enabled=false",)) == texts(original, values_files)
+    pod, request = pod_and_claim(rendered(chart, (nvidia,)))
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 1)
+    pod, request = pod_and_claim(rendered(chart, sets=("gpu.enabled=true", "gpu.type=intel")))
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}  # the emptied limits: goes
+    assert request["deviceClassName"] == "gpu.intel.com"

@@ -651,3 +651,38 @@ def test_a_hidden_message_keeps_its_apostrophes() -> None:
 
     message = f"the chart does not render; {HIDDEN}: got 'secret-from-a-file'"
     assert hide_chart_data(message, Path("/nonexistent")) == (f"the chart does not render; {HIDDEN}: got {NOT_SHOWN}")
+
+
+# kompose output: the toYaml action on the `resources:` key's own line, split over two lines
+SPLIT_ACTION = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: sd}
+  template:
+    metadata:
+      labels: {app: sd}
+    spec:
+      containers:
+      - env:
+        - name: ARGS
+          value: {{ quote .Values.sd.args
+            }}
+        image: sd:1
+        name: sd
+        resources: {{- toYaml .Values.sd.resources |
+          nindent 10 }}
+"""
+
+
+def test_toyaml_split_over_two_lines_on_the_keys_own_line(tmp_path: Path) -> None:
+    """`resources: {{- toYaml .Values.sd.resources |` then `nindent 10 }}` on the next line is pattern B and is
+    passed through (was: the device line mapped to the container's `- env:` line, "pattern F ... takes pattern A
+    only", manual work)."""
+    values = 'sd:\n  args: "--x"\n  resources:\n    limits:\n      amd.com/gpu: "1"\n'
+    chart = chart_with(tmp_path, "sd", {"values.yaml": values, "templates/deploy.yaml": SPLIT_ACTION})
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()

@@ -48,7 +48,7 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
             prefix_action = False
         open_at = line.rfind("{{")
         if open_at >= 0 and line.find("}}", open_at) < 0:
-            line = line[:open_at] + "{{}}"
+            line = line[:open_at] + ("{{-}}" if line.startswith("{{-", open_at) else "{{}}")  # keeps its trim
             in_action = True
         parts = _ACTION.split(line)
         for k, action in enumerate(_ACTION.findall(line)):  # `{{-` and `-}}` trim the space beside them

@@ -42,6 +42,8 @@ from dramigrate.rules import RuleSet
 _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 _DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*)\s+")  # an entry whose name is not literal
+_LITERAL_ENTRY = re.compile(r'\bdict\s+"([^"]+)"\s+')  # `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr)
+_SECTIONS = ("limits:", "requests:")
 _CLAIM = "gpu"
 _COUNT, _KEY = "$draCount", "$draKey"
 
@@ -59,6 +61,8 @@ class Site:
     toyaml: int  # 0-based line of `{{- toYaml $var | nindent N }}`
     var: str
     pod: int  # the pod spec's line (the parent of `containers:`)
+    section: int = -1  # the `limits:` line when the variable holds that section only, not the whole map
+    literal: tuple[str, ...] = ()  # the resource names the template's own `dict "<name>" <count>` entries add
 
 
 def _depths(lines: list[str]) -> list[int]:
@@ -72,24 +76,32 @@ def _depths(lines: list[str]) -> list[int]:
 
 
 def site(text: str) -> Site | None:
-    """The map-built resources of a template: a `resources:` key whose value is `toYaml $var`, `$var` set with `:=`
-    once at the same block depth and given a `dict` entry whose name comes from values or a variable; else None."""
+    """The map-built resources of a template: a `resources:` key whose value is `toYaml $var` (or its `limits:` or
+    `requests:` section's value, tvarr's `$limits`), `$var` set with `:=` once in a block enclosing the toYaml line and
+    given a `dict` entry whose name comes from values or a variable (or, for a section, a literal name); else None."""
     lines = text.splitlines()
     depths = _depths(lines)
     for i, line in enumerate(lines):
         m = _TOYAML.match(line)
-        if not m or lines[_parent(lines, i)].strip() != "resources:":  # the map may be built between the two
+        parent = _parent(lines, i)
+        section = parent if lines[parent].strip() in _SECTIONS else -1
+        owner = _parent(lines, section) if section >= 0 else parent
+        if not m or lines[owner].strip() != "resources:":  # the map may be built between the two
             continue
         var = m.group(2) or m.group(3)
         sets = [j for j, x in enumerate(lines[:i]) if re.search(rf"\{{\{{-?\s*{re.escape(var)}\s*:=", x)]
-        if len(sets) != 1 or depths[sets[0]] != depths[i] or min(depths[sets[0] : i + 1]) < depths[i]:
+        if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
             return None
-        if not any(_DICT_ENTRY.search(x) for x in lines[sets[0] : i]):
+        if section < 0 and depths[sets[0]] != depths[i]:
+            return None
+        built = lines[sets[0] : i]
+        literal = tuple(dict.fromkeys(n for x in built for n in _LITERAL_ENTRY.findall(x))) if section >= 0 else ()
+        if not literal and not any(_DICT_ENTRY.search(x) for x in built):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
-        if containers < 0 or _indent(lines[containers]) >= _indent(lines[_parent(lines, i)]):
+        if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
             return None
-        return Site(i, var, _parent(lines, containers))
+        return Site(i, var, _parent(lines, containers), section, literal)
     return None
 
 
@@ -194,6 +206,38 @@ def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
     ]
 
 
+def _section_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
+    """Before a section built in a variable (`limits:` of `toYaml $limits`): the DRA branch takes the device key out
+    of the section and writes the container's claim beside it."""
+    listed = " ".join(json.dumps(n) for n in names)
+    return [
+        f"{pad}{{{{- if {state} }}}}",
+        f"{pad}{{{{- range $name := list {listed} }}}}",
+        f"{pad}{{{{- if hasKey {var} $name }}}}",
+        f"{pad}{{{{- {_COUNT} = get {var} $name }}}}{{{{- {_KEY} = $name }}}}{{{{- {var} = omit {var} $name }}}}",
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- if gt (int {_COUNT}) 0 }}}}",
+        f"{pad}claims:",
+        f"{pad}  - name: {_CLAIM}",
+        f"{pad}{{{{- end }}}}",
+        f"{pad}{{{{- end }}}}",
+    ]
+
+
+def _map_edits(lines: list[str], where: Site, names: list[str], state: str) -> tuple[int, list]:
+    """The line whose block depth the DRA variables live at, and the edits that take the device key out of the map."""
+    pad = re.match(r"\s*", lines[where.toyaml]).group(0)  # type: ignore[union-attr]
+    if where.section < 0:
+        return where.toyaml, [(where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state))]
+    owner = _parent(lines, where.section)
+    guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(where.var)}\s*-?\}}\}}", lines[where.section - 1].strip())
+    at = where.section - 1 if guard else where.section
+    pad = " " * _indent(lines[where.section])
+    declare = f'{" " * _indent(lines[owner])}{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
+    return owner, [(owner, owner, [declare]), (at, at, _section_lines(pad, where.var, names, state))]
+
+
 def rewrite(
     text: str, rel: str, chart: str, where: Site, specs: dict[str, dict[str, Any]], enabled: str
 ) -> tuple[str, str]:
@@ -210,14 +254,14 @@ def rewrite(
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
     template_name = f"{{{{ with .Values.dra.existingClaimTemplate }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
-    pad = re.match(r"\s*", lines[where.toyaml]).group(0)  # type: ignore[union-attr]
+    scope, edits = _map_edits(lines, where, list(specs), enabled)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )
     ind = " " * _indent(lines[containers])
     end = _block_end(lines, where.pod)
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
-    level = depths[where.toyaml]
+    level = depths[scope]
     while end < len(lines) and depths[end] > level and _control(lines[end]):
         end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
     if depths[end] != level:
@@ -233,9 +277,6 @@ def rewrite(
         f"{ind}  - key: {{{{ {_KEY} }}}}",
         f"{ind}    operator: Exists",
         f"{ind}    effect: NoSchedule",
-    ]
-    edits: list[tuple[int, int, list[str]]] = [
-        (where.toyaml, where.toyaml, _map_lines(pad, where.var, list(specs), enabled))
     ]
     own = [j for j in range(where.pod + 1, end) if lines[j] == f"{ind}tolerations:"]
     given = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[own[0] - 1].strip()) if own else None
@@ -314,9 +355,8 @@ def build(
         where = site(text)
         if where is None or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
-        names = [
-            n for n in dict.fromkeys([*rendered.get(rel, []), *values_names(values, rules)]) if _migrated(n, rules)
-        ]
+        listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
+        names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs = _specs(rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules)
         after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled")
         changes.append(Change(rel, text, after + define))

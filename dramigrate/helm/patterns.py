@@ -141,6 +141,13 @@ def name_candidates(resource: str, rules: RuleSet) -> list[str]:
     return list(dict.fromkeys([resource, *same]))
 
 
+def _section_built(template: str) -> bool:
+    from dramigrate.helm.mapvars import site  # mapvars imports this module's users
+
+    found = site(template)
+    return found is not None and found.section >= 0
+
+
 def classify(template: str, line: int, resource: str) -> Pattern:
     """The pattern of the device request a finding mapped to `line` (1-based) of `template`."""
     lines = template.splitlines()
@@ -160,6 +167,8 @@ def classify(template: str, line: int, resource: str) -> Pattern:
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
         return Pattern("C", line, stripped)
+    if re.search(r"toYaml\s+\$", window) and _section_built(template):
+        return Pattern("F", line, stripped)  # `limits:` written from a variable the template adds the key to (tvarr)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\(\s*(?:mergeOverwrite|merge)\s+\(?[.$][\w.]*[Rr]esources\b", window)
