@@ -33,6 +33,26 @@ spec:
         nvidia.com/gpu: 1
 """
 
+# A chart template whose one Deployment passes the values `resources` map through (pattern B).
+TOYAML_SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+
 
 def dramigrate_executable() -> str:
     """The console script installed next to the running interpreter (the venv's bin/), else the one on PATH."""

@@ -7,31 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import RunCli, chart_with
+from conftest import TOYAML_SERVER, RunCli, chart_with
 
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
-      containers:
-        - name: server
-          image: server:1
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
-"""
 VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
 
 
 def _chart(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
-    chart = chart_with(tmp_path, "server", {"templates/server.yaml": SERVER, "values.yaml": VALUES})
+    chart = chart_with(tmp_path, "server", {"templates/server.yaml": TOYAML_SERVER, "values.yaml": VALUES})
     os.chmod(chart / "values.yaml", 0o444)
     return chart, {p.relative_to(chart).as_posix(): p.read_bytes() for p in chart.rglob("*") if p.is_file()}
 

@@ -7,26 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with, dra_render, fix_chart
+from conftest import TOYAML_SERVER, chart_with, dra_render, fix_chart
 
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
-      containers:
-        - name: server
-          image: server:1
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
-"""
 CRLF_VALUES = "# the server\r\nresources:\r\n  limits:\r\n    cpu: 2\r\n    nvidia.com/gpu: 1\r\n"
 
 
@@ -34,7 +16,7 @@ def test_fix_writes_a_values_file_with_crlf_line_ends_and_keeps_them(tmp_path: P
     """The rewrite reads values.yaml with LF line ends; the write compared those with the CRLF bytes on disk and
     refused its own change ("file changed since it was read"), so fix wrote nothing. Now the change is written,
     in CRLF like the rest of the file, and the DRA values render the claim."""
-    chart = chart_with(tmp_path, "server", {"templates/server.yaml": SERVER})
+    chart = chart_with(tmp_path, "server", {"templates/server.yaml": TOYAML_SERVER})
     (chart / "values.yaml").write_bytes(CRLF_VALUES.encode())
     fix_chart(chart, kube="1.36")
     written = (chart / "values.yaml").read_bytes()

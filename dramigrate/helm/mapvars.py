@@ -105,24 +105,21 @@ def site(text: str) -> Site | None:
     return None
 
 
+def resource_names(node: Any) -> list[str]:
+    """The resource names the containers of rendered objects ask for under `resources` (limits and requests), in
+    the order they first appear."""
+    if isinstance(node, list):
+        return list(dict.fromkeys(n for v in node for n in resource_names(v)))
+    if not isinstance(node, dict):
+        return []
+    own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+    found = [str(k) for part in ("limits", "requests") if isinstance(own.get(part), dict) for k in own[part]]
+    return list(dict.fromkeys([*found, *(n for v in node.values() for n in resource_names(v))]))
+
+
 def _names(docs: list[dict[str, Any]], rules: RuleSet) -> list[str]:
     """The device resources a render of the template asks for."""
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for section in ("limits", "requests"):
-                for key in node.get(section) or {} if isinstance(node.get(section), dict) else {}:
-                    if rules.is_device_candidate(str(key)) and rules.lookup(str(key)) is not None:
-                        out.append(str(key))
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(docs)
-    return list(dict.fromkeys(out))
+    return [n for n in resource_names(docs) if rules.is_device_candidate(n) and rules.lookup(n) is not None]
 
 
 def values_names(values: str, rules: RuleSet) -> list[str]:

@@ -1693,17 +1693,6 @@ def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
     ]
 
 
-def _resource_names(node: Any) -> set[str]:
-    """The resource names the containers of rendered objects ask for under `resources` (limits and requests)."""
-    if isinstance(node, list):
-        return {n for v in node for n in _resource_names(v)}
-    if not isinstance(node, dict):
-        return set()
-    own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
-    found = {str(k) for part in ("limits", "requests") if isinstance(own.get(part), dict) for k in own[part]}
-    return found.union(*(_resource_names(v) for v in node.values()))
-
-
 def _alternative(
     name: str, rules: RuleSet, settings: Settings, target: Target, docs: list[dict[str, Any]], resource: str, other: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
@@ -1867,7 +1856,7 @@ def _fix_idiomatic(
     (claim templates compared by content) and is strict-valid for Kubernetes 1.34 and 1.36. With `leaves`, the
     one subchart of `wanted` is rewritten, not proven: its changes and switch key are added to `leaves`
     (_fix_leaves proves an umbrella's subcharts together)."""
-    from dramigrate.helm import idiomatic
+    from dramigrate.helm import idiomatic, mapvars
     from dramigrate.helm.rewrite import chart_name
 
     subs = sorted(s for s in wanted if s)
@@ -1919,7 +1908,7 @@ def _fix_idiomatic(
     for v, r, _, _ in expected:  # the user's value sets (defaults, shipped and -f files), each looked up in the claim
         if v.label in given or v.label.startswith("-f "):
             for rel, docs in in_leaf(_by_template(r.stream, name)).items():
-                named.setdefault(rel, set()).update(_resource_names(docs))
+                named.setdefault(rel, set()).update(mapvars.resource_names(docs))
     claim_templates = {
         str(doc["metadata"]["name"]): doc
         for key, docs in objects(ref_want).items()
