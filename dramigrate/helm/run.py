@@ -1092,6 +1092,8 @@ def _variations(
             options = [(changed, "changed to"), (zero(leaf.value), "switched off with")]
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
+            if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
+                options.insert(0, (bumped(leaf.value), "changed to"))
         twin = _twin(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
