@@ -550,12 +550,12 @@ def _render(
     written: list[str] | None,
 ) -> str:
     if fmt == "json":
-        import json
+        from dramigrate.report.json import dumps
 
         doc = _json_document(result, changed, written)
         if extra:
             doc.update(extra)
-        return json.dumps(doc, indent=2) + "\n"
+        return dumps(doc) + "\n"
     from dramigrate.report import ci
 
     if fmt == "sarif":

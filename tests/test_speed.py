@@ -428,3 +428,18 @@ def test_the_report_reads_again_only_the_files_that_hold_a_suppression_comment(
     findings = json.loads(report.read_text())["findings"]
     assert [Path(f["file"]).name for f in findings if f["rule"] == "legacy-device-request"] == ["plain.yaml"]
     assert "plain.yaml" not in opened
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(_JSON)
+def test_the_json_report_is_encoded_as_json_dumps_encodes_it(doc: Any) -> None:
+    from dramigrate.report.json import dumps
+
+    assert dumps(doc) == json.dumps(doc, indent=2)
+    assert dumps({1: doc}) == json.dumps({1: doc}, indent=2)  # a key that is not a string: json.dumps says it
