@@ -251,11 +251,13 @@ def map_edits(
             paths = set()
             for c, o, n in changed:
                 what = f"{key[1]}/{key[3]} container {o.get('name')}"
-                path = device_map(fed.get((key, p, c), ()), merged, o.get("resources") or {}, n["resources"], what)
+                # a device count of 0 migrates to no key: a container with nothing else asks for no resources
+                old_res, new_res = o.get("resources") or {}, n.get("resources") or {}
+                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"
-                    named = _equal_map(merged, _plain(o.get("resources") or {}))
+                    named = _equal_map(merged, _plain(old_res))
                     if named is not None:  # dell's `resources: {embedqa: {limits: ..}, nemotron: ..}`
                         why = (
                             f"takes its resources from the values map {display(named)}, which is not a key named "
@@ -268,22 +270,16 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
+                if not merges and _plain(get_path(merged, path) or {}) != _plain(old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
                 edit = edits.setdefault(path, MapEdit(path))
                 for section in ("limits", "requests"):
-                    gone = [
-                        k
-                        for k in (o.get("resources") or {}).get(section) or {}
-                        if k not in (n["resources"].get(section) or {})
-                    ]
+                    gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
                     if gone:
                         edit.removed[section] = gone
-                edit.claims = [
-                    c for c in n["resources"].get("claims") or [] if c not in (o["resources"].get("claims") or [])
-                ]
+                edit.claims = [c for c in new_res.get("claims") or [] if c not in (old_res.get("claims") or [])]
                 paths.add(path)
             if len(paths) != 1:
                 raise NotPassThrough(f"{key[1]}/{key[3]}: one pod takes several values resources maps with devices")
