@@ -468,7 +468,9 @@ def _main(
 
 
 def _fail(message: str) -> None:
-    print(f"dramigrate: {message}", file=sys.stderr)
+    from dramigrate.report.escape import plain  # a message quotes input (a config key, an inventory's names)
+
+    print(f"dramigrate: {plain(message)}", file=sys.stderr)
     raise typer.Exit(2)
 
 

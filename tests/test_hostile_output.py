@@ -48,3 +48,22 @@ def test_a_report_that_cannot_be_written_to_standard_output_is_named(tmp_path: P
     assert done.returncode == 2
     assert err.splitlines()[-1] == "dramigrate: cannot write to standard output: No space left on device"
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_config_or_inventory_error_shows_terminal_escapes_instead_of_obeying_them(tmp_path: Path) -> None:
+    """A repository's .dramigrate.yaml (or a device inventory) names a key with ESC and BEL: the message that
+    refuses it quotes the key, and the operator's terminal must not obey it (retitle the window, clear the screen)."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    (tmp_path / ".dramigrate.yaml").write_text('"\\e]0;pwned\\a\\e[2Jbad": 1\n')
+    code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+    assert code == 2 and "unknown setting" in err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07\\x1b[2Jbad" in err
+    (tmp_path / ".dramigrate.yaml").unlink()
+    inventory = tmp_path / "slices.yaml"
+    inventory.write_text(
+        'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: "s\\e[2J"}\nspec:\n'
+        "  driver: gpu.nvidia.com\n  nodeName: n\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+        "  devices:\n  - name: g\n    attributes:\n      x: {int: 1e400}\n"
+    )
+    code, _, err = run_dramigrate(["fit", "a.yaml", "--inventory", str(inventory)], cwd=tmp_path)
+    assert code == 2 and "slices.yaml" in err and "\x1b" not in err and "s\\x1b[2J" in err
