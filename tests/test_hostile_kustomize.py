@@ -83,3 +83,24 @@ def test_overlays_that_include_the_same_bases_over_and_over_are_named_not_built(
 
     assert "l9a/kustomization.yaml:1:1: warning [kustomize-unproven] building l9a loads 1,535 kustomizations" in err
     assert "+++" not in out
+
+
+def test_a_base_outside_the_repository_never_reaches_a_report_through_kustomizes_error(tmp_path: Path) -> None:
+    """kustomize prints the object it refuses (`missing metadata.name in object {{v1 Secret} {{ } map[...]}}`): an
+    overlay naming a folder outside the repository put that folder's Secret into the kustomize-unproven finding."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text("resources:\n- s.yaml\n")
+    (outside / "s.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  labels: {token: hunter2-label}\n")
+    (repo / "ov").mkdir(parents=True)
+    (repo / "ov" / "pod.yaml").write_text(ONE_GPU_POD.format(name="ov"))
+    (repo / "ov" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n- ../../outside\n")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    for command in ("diff", "fix"):
+        for fmt in ("text", "json", "markdown", "sarif"):
+            code, out, err = run_dramigrate([command, ".", "--format", fmt], cwd=repo)
+            assert "hunter2" not in out + err
+    code, out, err = run_dramigrate(["diff", "."], cwd=repo)
+    assert "ov does not build with kustomize" in err and f"reads {outside}" in err, err
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+    assert (repo / "ov" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="ov")

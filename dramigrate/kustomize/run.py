@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from dramigrate.ahead import Ahead as FilesAhead
 
 PROOF_VERSIONS = ("1.34", "1.36")
+_QUOTED_PATH = re.compile(r"'(/[^']*)'")  # kustomize quotes the absolute paths it names
 FILL_ROUNDS = 2
 
 
@@ -140,9 +142,20 @@ class Runner:
     def display(self, path: Path) -> str:
         return self.kz.display(path)
 
+    def _quotable(self, error: str) -> str:
+        """kustomize's error, unless it names a path outside the kustomizations dramigrate read: kustomize prints
+        the object it refuses (`missing metadata.name in object {{v1 Secret} {{ } map[...]}}`), and what a folder
+        outside the repository holds must never reach a report."""
+        line = error.splitlines()[0] if error else ""
+        for quoted in _QUOTED_PATH.findall(line):
+            path = Path(quoted)
+            if not any(p in self.kz.graph.nodes for p in (path, *path.parents)):
+                return f"its message is not quoted: the build reads {path}, outside the kustomizations read here"
+        return line
+
     def _expect(self, o: Outcome, folder: Path, b: Build) -> None:
         if not b.ok:
-            o.reason = f"{self.display(folder)} does not build with kustomize: {b.error.splitlines()[0]}"
+            o.reason = f"{self.display(folder)} does not build with kustomize: {self._quotable(b.error)}"
             o.where = (self.kz.graph.nodes[folder].file, 1)
             return
         if not mentions_device(b.text, self.rules):
