@@ -9,14 +9,13 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_FILE_BYTES, Limits, check_structure, expands_within, read_regular
+from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, read_regular
 from dramigrate.quantity import QuantityError, parse_quantity
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
 ALIGN_NICS = ("off", "preferred", "required")
 MAX_CONFIG_VALUES = 10_000  # a config holds tens of settings; more is an alias bomb
-MAX_CONFIG_BYTES = 1024 * 1024  # a pyproject.toml with every tool's settings is tens of KiB
 
 
 @dataclass
@@ -138,7 +137,7 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
                 str(path),
             ) from None
     try:  # a size and a nesting checked before parsing: the parsers take minutes or recurse out of the stack
-        text = read_regular(str(path), Limits(max_bytes=MAX_CONFIG_BYTES)).decode("utf-8")
+        text = read_regular(str(path), SETTINGS).decode("utf-8")
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror}", str(path)) from exc
     except UnicodeDecodeError as exc:

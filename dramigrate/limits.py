@@ -48,6 +48,8 @@ class Limits:
 
 
 DEFAULT = Limits()
+# a config or a rule pack: tens of settings or rules (a pyproject.toml with every tool's settings is tens of KiB)
+SETTINGS = Limits(max_bytes=1024 * 1024)
 
 
 class NotRegular(OSError):
