@@ -104,3 +104,25 @@ def test_a_base_outside_the_repository_never_reaches_a_report_through_kustomizes
     assert "ov does not build with kustomize" in err and f"reads {outside}" in err, err
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
     assert (repo / "ov" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="ov")
+
+
+def test_a_symlink_where_fix_writes_a_kustomize_file_is_never_written_through(tmp_path: Path) -> None:
+    """The proof builds a copy of the tree that keeps symlinks as links, and wrote the rewritten files into it: a
+    link at the name of the file fix adds (dramigrate-claim-template-names.yaml) overwrote its target, wherever
+    it was, in diff too."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    (outside / "precious.yaml").write_text("precious: 1\n")
+    (repo / "base").mkdir(parents=True)
+    (repo / "ov").mkdir()
+    (repo / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="base"))
+    (repo / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (repo / "base" / "dramigrate-claim-template-names.yaml").symlink_to(outside / "precious.yaml")
+    (repo / "ov" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: x-\n")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    for command in ("diff", "fix"):
+        code, _, err = run_dramigrate([command, "."], cwd=repo)
+        assert (outside / "precious.yaml").read_text() == "precious: 1\n", command
+        assert "dramigrate-claim-template-names.yaml is a symlink" in err, err
+    assert (repo / "base" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="base")  # the graph as it was
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()

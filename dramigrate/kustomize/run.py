@@ -364,10 +364,12 @@ class Runner:
                 copy_root = scratch / str(i)
                 shutil.copytree(root, copy_root, symlinks=True, ignore=_skipped)
                 for path, text in o.edit.texts.items():
-                    target = copy_root / path.relative_to(root)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(text, encoding="utf-8")
+                    if not _write_copy(copy_root / path.relative_to(root), text):
+                        o.reason = f"!{self.display(path)} is a symlink: the rewrite would write through it"
+                        o.where = (path, 1)
+                        break
                 roots[id(o)] = (root, copy_root)
+            outcomes = [o for o in outcomes if not o.reason]
             builder = Builder(self.builder.command, self.builder.workers)
             wanted = [roots[id(o)][1] / f.relative_to(roots[id(o)][0]) for o in outcomes for f in orders[id(o)]]
             builds = builder.build_all(wanted)
@@ -598,6 +600,22 @@ def run_kustomize(
         result.files.append(FileResult(kz.display(file), findings=[finding]))
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _write_copy(target: Path, text: str) -> bool:
+    """A file of the proof's copy of the tree; False, writing nothing, when the copy holds a symlink at that name
+    (the copy keeps links as links: written through, one to a file anywhere was overwritten, by diff too)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        if target.is_symlink():  # ELOOP from O_NOFOLLOW
+            return False
+        raise exc from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return True
 
 
 def _members(kz: Scan, unit: Unit) -> set[Path]:
