@@ -174,3 +174,18 @@ def test_a_rule_pack_too_large_not_utf8_or_a_fifo_is_named_at_once(
     (tmp_path / "w.yaml").write_text(POD.format(name="w"))
     code, _, err = run_cli(["lint", "--rules", pack, tmp_path / "w.yaml"], timeout=30)
     assert code == 2 and "pack.yaml" in err and said in err and "internal error" not in err, err
+
+
+def test_an_endless_standard_input_is_refused_at_the_size_limit() -> None:
+    """`yes | dramigrate lint -` was read until memory ran out: standard input is read one byte past the limit."""
+    with subprocess.Popen(["yes", "a: b"], stdout=subprocess.PIPE) as endless:
+        done = subprocess.run(
+            [dramigrate_executable(), "lint", "-", "--max-file-size", "4Mi"],
+            stdin=endless.stdout,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        endless.kill()
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 2 and "-: file is larger than the 4 MiB limit (--max-file-size)" in said, said
