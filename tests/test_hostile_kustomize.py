@@ -126,3 +126,17 @@ def test_a_symlink_where_fix_writes_a_kustomize_file_is_never_written_through(tm
         assert "dramigrate-claim-template-names.yaml is a symlink" in err, err
     assert (repo / "base" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="base")  # the graph as it was
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+
+
+def test_a_device_request_of_an_unproven_graph_is_not_said_to_be_migrated(tmp_path: Path) -> None:
+    """Two overlays that include each other do not build: fix left the request as it was and said `migrated with
+    its kustomize graph` about it."""
+    for folder, other in (("a", "b"), ("b", "a")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "kustomization.yaml").write_text(f"resources:\n- pod.yaml\n- ../{other}\n")
+        (tmp_path / folder / "pod.yaml").write_text(ONE_GPU_POD.format(name=folder))
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    requests = [line for line in err.splitlines() if "[kustomize-patch]" in line]
+    assert len(requests) == 2 and all("not migrated:" in line for line in requests), err
+    assert "migrated with its kustomize graph" not in err
+    assert (tmp_path / "a" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="a")

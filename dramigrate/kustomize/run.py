@@ -42,7 +42,7 @@ from dramigrate.kustomize.rewrite import (
     templates_text,
     wiring,
 )
-from dramigrate.kustomize.scan import Scan, Unit
+from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
@@ -598,6 +598,10 @@ def run_kustomize(
             1,
         )
         result.files.append(FileResult(kz.display(file), findings=[finding]))
+        members = _members(kz, o.unit)
+        for f in result.findings:  # the graph's device requests: not "migrated with its kustomize graph" after all
+            if MIGRATED_WITH_GRAPH in f.message and _resolve(f.file) in members:
+                f.message = f.message.replace(MIGRATED_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
 
