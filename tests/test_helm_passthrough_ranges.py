@@ -9,9 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import chart_with, dra_render
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -156,19 +158,44 @@ def test_an_umbrella_asking_through_a_leaf_with_ranges_gets_the_leaf_rewritten(t
     assert list(counts.values()) == [1]
 
 
-def test_an_umbrella_device_key_its_leaf_does_not_set_is_named_for_the_null_helm_keeps(tmp_path: Path) -> None:
-    """The umbrella's values.yaml alone sets a device key under the leaf's values (`requests`): Helm keeps a
-    values-dra.yaml null for it in the leaf's values and renders `nvidia.com/gpu: null`, so fix says so and where
-    to move the request, instead of a schema error on the rewritten render."""
-    requests = "          resources:\n            requests:\n              cpu: 1\n              nvidia.com/gpu: 1\n"
-    chart = umbrella(tmp_path, UMBRELLA_LIMITS.replace("          resources:\n", requests))
+UMBRELLA_REQUESTS = UMBRELLA_LIMITS.replace(
+    "          resources:\n",
+    "          resources:\n            requests:\n              cpu: 1\n              nvidia.com/gpu: 1\n",
+)
+
+
+def test_an_umbrella_device_request_its_leaf_does_not_set_is_set_in_the_leaf_so_the_overlay_deletes_it(
+    tmp_path: Path,
+) -> None:
+    """The umbrella's values.yaml alone sets a device request under the leaf's values, which sets only the limit:
+    Helm keeps a values-dra.yaml null for a key the leaf's own values.yaml does not set (it rendered
+    `nvidia.com/gpu: null`), so the leaf's values.yaml gets the request, equal to its limit (what Kubernetes takes as
+    the request anyway), and values-dra.yaml's null deletes it: proven (L) and (D) (was: manual)."""
+    chart = umbrella(tmp_path, UMBRELLA_REQUESTS)
+    before = render_chart(chart, RenderOptions())
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    leaf = yaml.safe_load((chart / "charts/apps/values.yaml").read_text())
+    assert leaf["applicationSpecs"]["server"]["containers"]["main"]["resources"]["requests"] == {"nvidia.com/gpu": 1}
+    assert render_chart(chart, RenderOptions()) == before  # the switch-off render: byte-identical
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    main = pods["release-name-server"]["containers"][0]["resources"]
+    assert main["requests"] == {"cpu": 1}, main
+    assert "nvidia.com/gpu" not in main.get("limits", {}), main
+    assert list(counts.values()) == [1]
+
+
+def test_an_umbrella_device_key_its_leaf_has_no_limit_for_is_named_for_the_null_helm_keeps(tmp_path: Path) -> None:
+    """The leaf's values.yaml sets no device limit to copy as the request: Helm keeps a values-dra.yaml null for
+    the umbrella's key in the leaf's values, so fix says so and where to move the request."""
+    chart = umbrella(tmp_path, UMBRELLA_REQUESTS)
+    leaf = chart / "charts/apps/values.yaml"
+    leaf.write_text(leaf.read_text().replace("nvidia.com/gpu: 1", "cpu: 1"))
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert not outcome.proven
     report = outcome.report()
-    assert (
-        'resources.requests["nvidia.com/gpu"] to null, which Helm keeps in the values of the subchart charts/apps'
-        in report
-    ), report
+    assert "to null, which Helm keeps in the values of the subchart charts/apps" in report, report
     assert "move the device request from the umbrella values.yaml to a -f values file" in report, report
 
 

@@ -8,7 +8,9 @@ pod's `resourceClaims` and a container's `resources.claims` from values. Which d
 is found by rendering, as for a helper of the chart (helper.mark_defines): a working copy gets the library unpacked
 in place of its archive, with a marker on each key-shaped line of its defines. The message names the library, its
 define and line, the values it reads, and the chart's template line that fills them. For a library whose values
-places for claims are known (rules/library-values.json: bjw-s common from 5.0.1), it names those places.
+places for claims are known (rules/library-values.json: bjw-s common from 5.0.1), it names those places, and
+run.py tries the values-only rewrite through them (libvalues.py); such a library unpacked in `charts/common/` is
+taken the same way (other unpacked libraries are the helper rewrite's).
 """
 
 from __future__ import annotations
@@ -64,6 +66,22 @@ def _unpack_libraries(copy: Path) -> list[Library]:
     return out
 
 
+def _folder_libraries(copy: Path) -> list[Library]:
+    """The library charts the working copy holds unpacked in charts/ (`charts/common/`), each its own archive."""
+    out = []
+    for folder in sorted(p for p in (copy / "charts").glob("*") if p.is_dir() and not p.is_symlink()):
+        chart = folder / "Chart.yaml"
+        try:
+            meta = yaml.safe_load(chart.read_text(encoding="utf-8")) if chart.is_file() else None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if isinstance(meta, dict) and meta.get("type") == "library":
+            name, version = str(meta.get("name", folder.name)), str(meta.get("version", ""))
+            rel = folder.relative_to(copy).as_posix()
+            out.append(Library(rel, rel, f"{name} {version}".strip(), name, version))
+    return out
+
+
 def _values_read(text: str, index: int) -> str:
     """The values key the library reads for its device key: in a block around the key, else the first one its define
     reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over later)."""
@@ -95,27 +113,30 @@ def _chart_line(root: Path, keys: list[str]) -> tuple[str, int, str] | None:
     return None
 
 
+def _held(lib: Library) -> str:
+    """Where the chart holds the library: `packed in charts/common-5.0.1.tgz`, or `unpacked in charts/common`."""
+    return f"packed in {lib.archive}" if lib.archive.endswith(".tgz") else f"unpacked in {lib.archive}"
+
+
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
+
+
+def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
+    from importlib.resources import files
+
+    data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
+    return [dict(e) for e in data["libraries"] if e["name"] == lib.name and define.startswith(e["define_prefix"])]
 
 
 def values_places(lib: Library, define: str) -> dict[str, Any] | None:
     """The values places (rules/library-values.json) through which the library sets a pod's resourceClaims and a
     container's resources.claims, when its name, define prefix and version match an entry; else None."""
-    from importlib.resources import files
-
-    data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
-    for entry in data["libraries"]:
-        if (
-            entry["name"] == lib.name
-            and define.startswith(entry["define_prefix"])
-            and _version(lib.version) >= _version(entry["from_version"])
-        ):
-            return dict(entry)
-    return None
+    return next((e for e in _entries(lib, define) if _version(lib.version) >= _version(e["from_version"])), None)
 
 
-def _offer(lib: Library, define: str, claims: list[str]) -> str:
+def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
     """What the library offers for a values-only migration, for the manual message."""
     places = values_places(lib, define)
     if places:
@@ -123,7 +144,15 @@ def _offer(lib: Library, define: str, claims: list[str]) -> str:
             f"{lib.title} has values places for it: drop the device keys from the container resources, list the "
             f"claim in {places['container_claims']}, name it in {' or '.join(places['pod_claims'])} (rendered from "
             f"Kubernetes {places['pod_claims_from_kube']}), and add its ResourceClaimTemplate under "
-            f"{places['extra_objects']} (or a template of the chart); that values-only migration is not automated yet"
+            f"{places['extra_objects']} (or a template of the chart); the values-only migration through them does "
+            f"not hold for this chart: {tried or 'not tried'}"
+        )
+    older = next(iter(_entries(lib, define)), None)
+    if older:
+        return (
+            f"{lib.title} renders no resourceClaims of a pod from values (its pod options take them from "
+            f"{older['from_version']}: {' or '.join(older['pod_claims'])}), so no values can move the request to a "
+            f"claim: update the dependency to {lib.name} {older['from_version']} or later and run fix again"
         )
     if claims:
         return (
@@ -138,36 +167,58 @@ def _offer(lib: Library, define: str, claims: list[str]) -> str:
     )
 
 
-def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted: list[str]) -> str:
-    """Why the device request is manual work when a define of a packed library chart writes it; "" when no packed
-    library writes it. `counted`: the top-level values keys found to set the device count (lint's perturbation)."""
+@dataclass(frozen=True)
+class Found:
+    """The packed library define that writes the device key, as found by rendering the marked working copy."""
+
+    lib: Library
+    define: str
+    file: str  # the define's file in the working copy (`charts/common/templates/...`)
+    index: int  # its 0-based line
+    copy: Path  # the working copy, the library unpacked in it
+    places: dict[str, Any] | None  # the library's values places for claims (values_places), if it has them
+
+
+def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found | None:
+    """The define of a packed library chart that writes the device key, or None when no packed library writes it."""
     from dramigrate.helm.run import _render
     from dramigrate.helm.sandbox import refuse_outside_links
 
-    if not any((root / "charts").glob("*.tgz")):
-        return ""
+    if not (root / "charts").is_dir():
+        return None
     refuse_outside_links(root, str(root))
     copy = work.path / "packed-library" / root.name
     if copy.exists():
         shutil.rmtree(copy)
     shutil.copytree(root, copy, symlinks=False)
-    libraries = _unpack_libraries(copy)
+    unpacked = _folder_libraries(copy)  # before the archives are unpacked beside them
+    libraries = [*_unpack_libraries(copy), *unpacked]
     marks: dict[int, tuple[str, int, str]] = {}
     for lib in libraries:
         for path in template_files(copy / lib.folder):
             mark_defines(path, path.relative_to(copy).as_posix(), marks)
     if not marks:
-        return ""
+        return None
     rendered = _render(copy, options)
     hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
     if not hits:
-        return ""
+        return None
     file, index, define = marks[min(hits)]
     lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
-    inside = file[len(lib.folder) + 1 :]
-    text = (copy / file).read_text(encoding="utf-8")
-    read = _values_read(text, index)
-    source = f"its define {define} ({inside}:{index + 1}) writes the device key"
+    if lib in unpacked and not _entries(lib, define):
+        return None  # an unpacked library's define is the helper rewrite's (helper.py), unless its values can do it
+    return Found(lib, define, file, index, copy, values_places(lib, define))
+
+
+def library_request(found: Found, root: Path, counted: list[str], tried: str = "") -> str:
+    """Why the device request `found` in a packed library is manual work. `counted`: the top-level values keys found
+    to set the device count (lint's perturbation); `tried`: why the values-only migration through the library's
+    values places did not hold, when it was tried."""
+    lib, copy = found.lib, found.copy
+    inside = found.file[len(lib.folder) + 1 :]
+    text = (copy / found.file).read_text(encoding="utf-8")
+    read = _values_read(text, found.index)
+    source = f"its define {found.define} ({inside}:{found.index + 1}) writes the device key"
     if read:
         source += f" from .Values.{read}"
     fed = _chart_line(root, [k for k in counted if k != read])
@@ -181,9 +232,9 @@ def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted
         for p in template_files(copy / lib.folder)
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
-    offer = _offer(lib, define, claims)
+    offer = _offer(lib, found.define, claims, tried)
     return (
-        f"{where}pattern D (library chart {lib.title}, packed in {lib.archive}): {source}; the rewrite changes only "
+        f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
         "`helm dependency update`), "
         f"and {offer}"

@@ -61,6 +61,12 @@ class MapEdit:
     removed: dict[str, list[str]] = field(default_factory=dict)  # section -> device keys gone
     claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
     siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
+    # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
+    places: dict[str, Path_] = field(default_factory=dict)
+    group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
+
+    def place(self, sibling: str) -> Path_:
+        return self.places.get(sibling) or sibling_path(self.path, sibling)
 
 
 def sibling_key(map_key: str, sibling: str) -> str:
@@ -312,6 +318,8 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
 def _group(edit: MapEdit, chart: str) -> str:
     """The values group whose pods take the map (`worker` for worker.resources, `deployment` for a map keyed under
     deployment.resources), or the chart's name at the top."""
+    if edit.group:
+        return edit.group
     return next((str(p) for p in reversed(edit.path[: -2 if keyed(edit.path) else -1]) if isinstance(p, str)), chart)
 
 
@@ -452,9 +460,9 @@ def variant_text(
                 del res[section]
         if edit.claims:
             res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]
-        holder = edit.path[: -2 if keyed(edit.path) else -1]  # the mapping that holds `resources:`
         for name, added in edit.siblings.items():
-            key = sibling_path(edit.path, name)
+            key = edit.place(name)
+            holder = _common(edit.path[:-1], key[:-1])  # the mapping that holds `resources:` (or the pod options)
             parent = node_at(holder)
             for part in key[len(holder) : -1]:  # `resourceClaims:` keyed as `resources:` is
                 parent = parent.setdefault(part, CommentedMap())
@@ -476,6 +484,12 @@ def variant_text(
         for name in (name for name, spec in own.items() if spec is None):  # see superseded()
             entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
     return yf.render()
+
+
+def _common(a: Path_, b: Path_) -> Path_:
+    """The longest path both start with."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
 
 
 OVERLAY = "values-dra.yaml"
@@ -524,7 +538,7 @@ def overlay_values(
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
         for name, added in edit.siblings.items():
-            key = sibling_path(edit.path, name)
+            key = edit.place(name)
             current = get_path(merged, key)
             if isinstance(added, list):
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
@@ -535,25 +549,76 @@ def overlay_values(
     return out
 
 
-def kept_null(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> str:
-    """Why the DRA overlay `values` cannot drop a device key, or "": Helm deletes a key a values file sets to null
-    only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+@dataclass(frozen=True)
+class KeptNull:
+    """A device key the DRA overlay sets to null under an umbrella's key for a subchart whose own values.yaml does
+    not set it: Helm keeps that null in the subchart's values (it deletes only chart-default keys), so it renders."""
+
+    path: Path_  # in the umbrella's values
+    sub: str  # the subchart's folder
+    inner: Path_  # the same key in the subchart's values
+
+    def why(self) -> str:
+        return (
+            f"{OVERLAY} would set {display(self.path)} to null, which Helm keeps in the values of the subchart "
+            f"{self.sub} (its values.yaml does not set {display(self.inner)}; Helm deletes only chart-default keys), "
+            f"so the pod would render `{self.path[-1]}: null`: move the device request from the umbrella values.yaml "
+            "to a -f values file (fix writes its DRA variant with the key replaced) or set the key in the "
+            "values.yaml of the subchart"
+        )
+
+
+def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> list[KeptNull]:
+    """The device keys the DRA overlay `values` cannot drop: Helm deletes a key a values file sets to null only
+    where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
     (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
     set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
     if isinstance(values, dict):
-        return next((w for k, v in values.items() if (w := kept_null(v, subcharts, (*path, str(k))))), "")
+        return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)))]
     if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
-        return ""  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
+        return []  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
     for scope, (sub, defaults) in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
-            return (
-                f"{OVERLAY} would set {display(path)} to null, which Helm keeps in the values of the subchart {sub} "
-                f"(its values.yaml does not set {display(path[len(scope) :])}; Helm deletes only chart-default keys), "
-                f"so the pod would render `{path[-1]}: null`: move the device request from the umbrella values.yaml to "
-                "a -f values file (fix writes its DRA variant with the key replaced) or set the key in the "
-                "values.yaml of the subchart"
-            )
-    return ""
+            return [KeptNull(path, sub, path[len(scope) :])]
+    return []
+
+
+TWIN_NOTE = "= the limit; the umbrella's {overlay} deletes it (Helm deletes only chart-default keys)"
+
+
+def twin_value(kept: KeptNull, defaults: dict[str, Any]) -> Any:
+    """What the subchart's values.yaml can set a kept device request to without changing what its pods ask for:
+    the limit its own defaults give the same device key (Kubernetes takes an extended resource's limit as its
+    request, and wants both equal), or None (a kept limit: a device request needs one in the pod already)."""
+    *head, section, key = kept.inner
+    return get_path(defaults, (*head, "limits", key)) if section == "requests" else None
+
+
+def with_twins(text: str, name: str, fills: list[tuple[Path_, Any]]) -> str:
+    """A subchart's values.yaml with each kept device request (path in its values, value: twin_value) set, comments
+    and layout kept, so the umbrella's null overlay deletes it."""
+    from ruamel.yaml.comments import CommentedMap
+
+    from dramigrate.documents import parse_document, split_documents, start_edit
+
+    yf = split_documents(name, text.encode("utf-8"))
+    doc = next((d for d in yf.documents if parse_document(name, d) is not None), None)
+    if doc is None or not isinstance(doc.data, dict):
+        raise NotPassThrough(f"{name}: not a YAML mapping")
+    start_edit(doc)
+    for path, value in fills:
+        node = doc.data
+        for part in path[:-2]:
+            node = node[part]
+        section = str(path[-2])
+        block = node.get(section)
+        if not isinstance(block, dict):  # before its twin: the comment lines after a map belong to its last key
+            block = CommentedMap()
+            node.insert(list(node).index("limits") if "limits" in node else 0, section, block)
+        block.insert(0, path[-1], value)
+        if hasattr(block, "yaml_add_eol_comment"):
+            block.yaml_add_eol_comment(TWIN_NOTE.format(overlay=OVERLAY), path[-1])
+    return yf.render()
 
 
 def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
@@ -601,6 +666,35 @@ def device_sets(
 
 
 # --- the templates ---------------------------------------------------------------------------------------------
+
+# `{{- $svcData := include $svcKey $ | fromYaml -}}` (or `fromYaml (include ...)`): a dict a helper builds
+_HELPER_DICT = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*\(?\s*(?:include\s[^}]*\|\s*fromYaml|fromYaml\s+\(\s*include\s)")
+# `{{- $rs := get $svcData "resources" -}}`, `index $svcData "resources"` or `$svcData.resources`: a map read from it
+_DICT_MAP = r'\{{\{{-?\s*(\$\w+)\s*:?=\s*(?:(?:get|index)\s+{var}\s+"(\w*[Rr]esources)"|{var}\.(\w*[Rr]esources)\b)'
+
+
+def helper_built_map(text: str) -> tuple[int, str] | None:
+    """A template whose container resources map is read out of a dict a named helper builds and the template
+    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
+    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
+    beside. The 1-based line of the read and a description of the shape, or None."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        made = _HELPER_DICT.search(line)
+        if made is None:
+            continue
+        reads = re.compile(_DICT_MAP.format(var=re.escape(made.group(1))))
+        for j in range(i + 1, len(lines)):
+            if read := reads.search(lines[j]):
+                key = read.group(2) or read.group(3)
+                return j + 1, (
+                    f"the container's resources map {read.group(1)} is the `{key}` of {made.group(1)}, a dict a named "
+                    f"helper builds (line {i + 1}: `{lines[i].strip()}`), not a values map the template reads: the "
+                    f"pass-through needs a values key to put `{sibling_key(key, 'resourceClaims')}` beside, and the "
+                    "helper rewrite a helper line that writes the device key"
+                )
+    return None
+
 
 _MAP_EXPR = re.compile(
     r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
@@ -1124,9 +1218,11 @@ def build(
     device_class: str,
     scoped: bool = False,
     reads: set[tuple[Path_, str, str]] | None = None,
+    change: str = f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema). `reads`: the
-    dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread)."""
+    dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread);
+    `change`: the entry of the chart's `artifacthub.io/changes`."""
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
@@ -1151,7 +1247,7 @@ def build(
         root,
         device_class,
         True,
-        change=f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
+        change=change,
         schema=(
             VALUES_KEY,
             {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},
