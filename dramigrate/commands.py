@@ -356,7 +356,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         from dramigrate.helm.run import repeated_key_findings, stream_related
 
         for r in result.files:
-            if r.path == "-":
+            if r.path == "-" and r.error is None:  # refused (too large): its 32 MiB are not split into lines again
                 try:
                     text = ctx.stdin.decode("utf-8", "replace")
                     if opts.post_renderer:  # Helm's render, read as Helm reads it: a key it repeats is said
