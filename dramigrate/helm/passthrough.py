@@ -667,6 +667,35 @@ def device_sets(
 
 # --- the templates ---------------------------------------------------------------------------------------------
 
+# `{{- $svcData := include $svcKey $ | fromYaml -}}` (or `fromYaml (include ...)`): a dict a helper builds
+_HELPER_DICT = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*\(?\s*(?:include\s[^}]*\|\s*fromYaml|fromYaml\s+\(\s*include\s)")
+# `{{- $rs := get $svcData "resources" -}}`, `index $svcData "resources"` or `$svcData.resources`: a map read from it
+_DICT_MAP = r'\{{\{{-?\s*(\$\w+)\s*:?=\s*(?:(?:get|index)\s+{var}\s+"(\w*[Rr]esources)"|{var}\.(\w*[Rr]esources)\b)'
+
+
+def helper_built_map(text: str) -> tuple[int, str] | None:
+    """A template whose container resources map is read out of a dict a named helper builds and the template
+    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
+    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
+    beside. The 1-based line of the read and a description of the shape, or None."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        made = _HELPER_DICT.search(line)
+        if made is None:
+            continue
+        reads = re.compile(_DICT_MAP.format(var=re.escape(made.group(1))))
+        for j in range(i + 1, len(lines)):
+            if read := reads.search(lines[j]):
+                key = read.group(2) or read.group(3)
+                return j + 1, (
+                    f"the container's resources map {read.group(1)} is the `{key}` of {made.group(1)}, a dict a named "
+                    f"helper builds (line {i + 1}: `{lines[i].strip()}`), not a values map the template reads: the "
+                    f"pass-through needs a values key to put `{sibling_key(key, 'resourceClaims')}` beside, and the "
+                    "helper rewrite a helper line that writes the device key"
+                )
+    return None
+
+
 _MAP_EXPR = re.compile(
     r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
 )  # a map, or a map keyed under it (`.resources.gpu`)
