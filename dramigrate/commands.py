@@ -285,10 +285,20 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         MESSAGES.explain(f"skipped {why}")
     if disabled:
         MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
-    stdin = sys.stdin.buffer.read() if inputs.stdin else None
+    stdin = read_stdin(settings.max_file_size) if inputs.stdin else None
     return Context(
         settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
     )
+
+
+def read_stdin(cap: int) -> bytes:
+    """Standard input up to one byte past cap: an endless stream (`yes | dramigrate lint -`) was read until memory
+    ran out; what is past the cap is refused by size, as a file is."""
+    chunks, total = [], 0
+    while total <= cap and (chunk := sys.stdin.buffer.read1(min(1024 * 1024, cap + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def check_writable(path: Path | None, what: str) -> None:
@@ -346,7 +356,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         from dramigrate.helm.run import repeated_key_findings, stream_related
 
         for r in result.files:
-            if r.path == "-":
+            if r.path == "-" and r.error is None:  # refused (too large): its 32 MiB are not split into lines again
                 try:
                     text = ctx.stdin.decode("utf-8", "replace")
                     if opts.post_renderer:  # Helm's render, read as Helm reads it: a key it repeats is said
@@ -729,14 +739,12 @@ def do_fix(opts: Options) -> int:
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
     undecided = _undecided(ctx, result)
-    failures = _write_files(
-        [
-            (Path(r.path), r)
-            for r in result.files
-            if r.path != "-" and r.rewritten is not None and r.path not in undecided
-        ],
-        write_options,
-    )
+    jobs = [
+        (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
+    ]
+    refused = _refused_together(jobs, write_options)
+    failures = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+    failures.update(refused)
     failures.update(undecided)
     for r in result.files:
         if r.path == "-":
@@ -795,6 +803,28 @@ def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
     )
     undecided = ctx.inputs.undecided
     return {r.path: why for r in result.files if r.rewritten is not None and r.path in undecided} if undecided else {}
+
+
+def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
+    """The files of a group written all or none (a kustomize graph: half of one asks for a device twice) when one
+    of them would be refused (read-only, hard-linked, changed since it was read): each with why, none written."""
+    from dramigrate.writer import check_writable
+
+    refused: dict[str, BaseException] = {}
+    groups: dict[str, list[tuple[Path, Any]]] = {}
+    for path, r in jobs:
+        if r.together:
+            groups.setdefault(r.together, []).append((path, r))
+    for group, members in groups.items():
+        for path, r in members:
+            try:
+                check_writable(path, r.raw, options)
+            except InputError as exc:
+                why = f"its kustomize graph ({group}) is written whole or not at all, and {r.path}: {exc.message}"
+                refused.update({m.path: InputError(why, m.path) for _, m in members})
+                refused[r.path] = exc
+                break
+    return refused
 
 
 def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
