@@ -278,3 +278,26 @@ def test_a_container_per_step_gets_its_own_request_of_the_pod_claim(tmp_path: Pa
     assert [d["kind"] for d in docs(chart, "executors=0")] == ["Deployment"]
     off = pods(docs(chart, "dra.enabled=false", "executors=2"))["executors"]
     assert [c["resources"] for c in off["containers"]] == [{"limits": {"nvidia.com/gpu": 1}}] * 2
+
+
+@pytest.mark.parametrize("width", [60, 62])
+def test_a_long_container_name_per_step_names_its_request_as_the_migration_does(tmp_path: Path, width: int) -> None:
+    """Was: a container named with 60 or more characters asked for the request `<name>-gpu`, past the 63 characters a
+    request name may have: the claim template was invalid and differed from the manifest migration, which cuts the
+    name there. Now the template cuts it the same way, and the proof over the steps holds."""
+    long_name = "executor-".ljust(width - 2, "x")  # `width` characters with `-<step>`; 62: the cut ends with a `-`
+    template = PER_STEP.replace("name: executor-{{ . }}", f"name: {long_name}-{{{{ . }}}}")
+    chart = chart_with(
+        tmp_path,
+        "executors",
+        {"templates/deployment.yaml": template, "values.yaml": "executors: 2\ngpu: true\ngpus: 1\n"},
+    )
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T134, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    rendered = docs(chart, "executors=3")
+    (template_doc,) = [d for d in rendered if d["kind"] == "ResourceClaimTemplate"]
+    names = [r["name"] for r in template_doc["spec"]["spec"]["devices"]["requests"]]
+    assert names == [f"{long_name}-{k}-gpu"[:63].rstrip("-") for k in range(3)]
+    claims = [c["resources"]["claims"][0]["request"] for c in pods(rendered)["executors"]["containers"]]
+    assert claims == names

@@ -36,6 +36,7 @@ from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
+from dramigrate.plan import DNS_LABEL_MAX
 from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
@@ -1317,7 +1318,7 @@ def _pod_edits(
         cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
         own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         if steps:  # several steps: each container names its own request, as the migration does
-            request = f"{_container_name(lines, res, w.rel)}-{w.base}"
+            request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
             own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
             own_claims.append(f"{ind}    {{{{- end }}}}")
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
@@ -1772,10 +1773,22 @@ def _steps_spec(w: Workload, steps: str, container: str, count: str, device_clas
     one = {**requests[0], "name": "@@NAME@@"}
     item = _sentinel_yaml({"devices": {"requests": [one]}}, {"@@NAME@@": count}, device_class).splitlines()[2:]
     several = f"gt (int {_from_root(steps)}) 1"
-    label = f"{{{{ if {several} }}}}{container}-{w.base}{{{{ else }}}}{w.base}{{{{ end }}}}"
+    label = f"{{{{ if {several} }}}}{{{{ {_request_name(container, w.base)} }}}}{{{{ else }}}}{w.base}{{{{ end }}}}"
     item = [_from_root(line.replace("'@@NAME@@'", label)) for line in item]
     header = w.devices[0].loop.headers[0]  # type: ignore[union-attr]
     return "\n".join(["devices:", "  requests:", f"  {{{{- {header} }}}}", *item, "  {{- end }}"]) + "\n"
+
+
+def _request_name(container: str, base: str) -> str:
+    """A Helm expression for the request the migration names after a container, `<container>-<base>` made a DNS label
+    (plan.dns_label: runs of `-` made one, at most 63 characters, no `-` at the end; the rest of what dns_label does
+    changes no valid container name). `container` is the name as the template writes it (`executor-{{ $i }}`), its
+    actions read where the expression is written."""
+    parts = re.split(r"\{\{-?\s*(.*?)\s*-?\}\}", container)
+    text = "".join(p.replace("%", "%%") if k % 2 == 0 else "%v" for k, p in enumerate(parts))
+    args = "".join(f" {p}" if re.fullmatch(r"[$\w.]+", p) else f" ({p})" for p in parts[1::2])
+    name = f"printf {json.dumps(f'{text}-{base}')}{args}"
+    return f'regexReplaceAll "-+" ({name}) "-" | trunc {DNS_LABEL_MAX} | trimSuffix "-"'
 
 
 def _name_text(expr: str) -> str:
