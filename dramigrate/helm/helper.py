@@ -1004,13 +1004,21 @@ def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[t
 
 
 def unit_suites(
-    root: Path, keys: list[KeyLine], sites: list[CallSite], originals: dict[str, Any], user: dict[str, Any], claim: str
+    root: Path,
+    keys: list[KeyLine],
+    sites: list[CallSite],
+    originals: dict[str, Any],
+    user: dict[str, Any],
+    claim: str,
+    rendered: Any = None,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
     with the count at 0 neither. Written only where the template renders one document with the device key."""
-    from dramigrate.helm.unittest_suite import Case, suite, suite_path
+    from dramigrate.helm.unittest_suite import Case, Rendered, suite, suite_path
     from dramigrate.helm.values import set_path
+
+    rendered = rendered or Rendered()
 
     key = keys[0]
     knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
@@ -1041,7 +1049,8 @@ def unit_suites(
         if (root / suite_path(rel)).exists():
             continue
         about = f"DRA ResourceClaims from the {key.define} helper behind dra.enabled"
-        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about)
+        docs = rendered.documents.get(rel)
+        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about, docs, rendered.release)
         if made is not None:
             out.append(made)
     return out
@@ -1076,7 +1085,15 @@ def fix(
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.rootswitch import constant, thread
-    from dramigrate.helm.run import ENGINE_HINT, _by_template, _manual, _render, _rewritten_copy, prove_switch
+    from dramigrate.helm.run import (
+        ENGINE_HINT,
+        _by_template,
+        _every_by_template,
+        _manual,
+        _render,
+        _rewritten_copy,
+        prove_switch,
+    )
 
     ref_variation, ref_render, ref_want = reference
     marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
@@ -1134,9 +1151,12 @@ def fix(
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
+            from dramigrate.helm.unittest_suite import Rendered
 
             claim = next(iter(deltas.values()))[0].claim
-            changes += unit_suites(root, keys, sites, originals, _user_values(ref_variation.options), claim)
+            rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
+            user = _user_values(ref_variation.options)
+            changes += unit_suites(root, keys, sites, originals, user, claim, rendered)
         switched_off = build(root, keys, sites, deltas, where, True, guards[0]) if not opt_in else changes
         switched_on = build(root, keys, sites, deltas, where, False, guards[0]) if opt_in else changes
     except RewriteError as exc:

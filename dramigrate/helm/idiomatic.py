@@ -646,11 +646,13 @@ def build(
     guards: tuple[str, ...] = (),
     alternative: Alternative | None = None,
     names: dict[str, list[str]] | None = None,
+    rendered: Any = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
-    resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them)."""
+    resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
+    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -737,7 +739,7 @@ def build(
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         lone = [w for w in lone if w.named is None and not _per_step(w)]
-        changes += unit_tests(root, lone, originals)
+        changes += unit_tests(root, lone, originals, rendered)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
@@ -924,9 +926,13 @@ def _alternatives(
     return out
 
 
-def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
+def unit_tests(
+    root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]], rendered: Any = None
+) -> list[Change]:
     """helm-unittest suites for the rewritten templates (the chart keeps its unit tests in `tests/`)."""
-    from dramigrate.helm.unittest_suite import suite, suite_path, switch_cases
+    from dramigrate.helm.unittest_suite import Rendered, suite, suite_path, switch_cases
+
+    rendered = rendered or Rendered()
 
     out = []
     for w in workloads:
@@ -943,6 +949,8 @@ def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[
             w.delta.claim,
             cases,
             f"DRA ResourceClaims behind the {SWITCH} switch",
+            rendered.documents.get(w.rel),
+            rendered.release,
         )
         if made is not None:
             out.append(made)

@@ -1694,6 +1694,11 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _every_by_template(render: Render, chart: str) -> dict[str, list[dict[str, Any]]]:
+    """Every object of a render per template path, the ones that cannot hold device requests too (Render.rest)."""
+    return _by_template(render.stream + render.rest, chart)
+
+
 def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
     """The map edits (pattern B) whose device keys a values file sets (`sources`: the chart defaults and the file)."""
     from dramigrate.helm.values import get_path
@@ -1991,6 +1996,8 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    from dramigrate.helm.unittest_suite import Rendered
+
     try:
         changes = idiomatic.build(
             leaf,
@@ -2004,6 +2011,7 @@ def _fix_idiomatic(
             tuple(guards),
             alter,
             {rel: sorted(names) for rel, names in named.items()},
+            Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -2135,7 +2143,7 @@ def _mixed_switch(
                 "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
                 "through with resourceClaims beside it)"
             )
-    originals, migrated, claim_templates = _first_changes(root, rels, expected)
+    originals, migrated, claim_templates, rendered = _first_changes(root, rels, expected)
     guards, _ = idiomatic.kind_guards(expected, relations, rules)
     own = {rel: h for rel, h in hints.items() if rel in rels}
 
@@ -2154,6 +2162,7 @@ def _mixed_switch(
             tuple(guards),
             alternative,
             names,
+            rendered,
         )
         return _chained(passed, changes)
 
@@ -2162,15 +2171,18 @@ def _mixed_switch(
 
 def _first_changes(
     root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any]]:
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any], Any]:
     """Each template's objects before and after the migration, read from the first value set whose migration
-    changes it, and the claim templates of those migrations by name. Raises RewriteError for a template none does."""
+    changes it, the claim templates of those migrations by name, and each template's every object in that render
+    (unittest_suite.Rendered). Raises RewriteError for a template none does."""
     from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import Rendered
 
     name = chart_name(root)
     originals: dict[str, list[dict[str, Any]]] = {}
     migrated: dict[str, list[dict[str, Any]]] = {}
     claim_templates: dict[str, Any] = {}
+    rendered = Rendered()
     for v, r, want, _ in expected:
         if r.error or v.invalid:
             continue
@@ -2178,6 +2190,9 @@ def _first_changes(
         took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
         for rel in took:
             originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            every = _every_by_template(r, name)
+            rendered = Rendered({**rendered.documents, **{rel: every[rel] for rel in took}}, v.options.release_name)
         if took:
             claim_templates |= {
                 str(d["metadata"]["name"]): d
@@ -2187,7 +2202,7 @@ def _first_changes(
             }
     if missing := sorted(rels - originals.keys()):
         raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
-    return originals, migrated, claim_templates
+    return originals, migrated, claim_templates, rendered
 
 
 def _fix_map_built(
@@ -2207,7 +2222,7 @@ def _fix_map_built(
     from dramigrate.helm import mapvars
 
     try:
-        originals, migrated, claim_templates = _first_changes(root, rels, expected)
+        originals, migrated, claim_templates, _ = _first_changes(root, rels, expected)
         names = {rel: sorted(n) for rel, n in named.items()}
         changes = mapvars.build(
             root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
@@ -2463,7 +2478,7 @@ def _fix_passthrough(
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
-    streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
+    streams: dict[Path, tuple[str, str, str]] = {}  # values file -> (its render, that migrated, its other objects)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set[str]()
     files = list(
@@ -2525,7 +2540,7 @@ def _fix_passthrough(
                 )
                 continue
             take(edits, rcts, templates)
-            streams[f] = (r.stream, want)
+            streams[f] = (r.stream, want, r.rest)
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
@@ -2595,20 +2610,23 @@ def _fix_passthrough(
         given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
-        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default and not stands_for else None
+        ours = overlay and default and not stands_for
+        pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
-            outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+            outcome.changes += _passthrough_suites(root, leaves[""], *pair, copts.release)
         else:  # the values files that ask for devices are outside the chart: the suite sets their values itself
-            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams)
+            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, copts.release)
     for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
         if sub and (root / sub / "tests").is_dir():
             outcome.changes += [
                 c
-                for c in _in_umbrella(root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams))
+                for c in _in_umbrella(
+                    root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, copts.release)
+                )
                 if c.rel != "Chart.yaml"
             ]
     patch = outcome.diff()
@@ -2685,27 +2703,41 @@ def _fix_passthrough(
 
 
 def _passthrough_suites(
-    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str]
+    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str, str], release: str
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps its unit tests in `tests/`) for the pass-through rewrite: with the
-    values as they were the template renders the device key, with the DRA values file the claim."""
+    values as they were the template renders the device key, with the DRA values file the claim. `renders`: the
+    render's objects that may hold device requests, those migrated, and its others."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import removed_device, suite, suite_path, values_cases
 
     name = chart_name(root)
     original, migrated = _by_template(renders[0], name), _by_template(renders[1], name)
+    every = _by_template(renders[0] + renders[2], name)
     out = []
-    for rel in sorted(rels):
+    for rel in _suite_templates(rels, original):
         found = removed_device(original.get(rel, []), migrated.get(rel, []))
         if found is None or (root / suite_path(rel)).exists():
             continue
         resource, claim = found
         cases = values_cases(resource, plugin, dra)
-        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, f"DRA ResourceClaims with {dra}")
+        about = f"DRA ResourceClaims with {dra}"
+        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release)
         if made is not None:
             out.append(made)
     return out
+
+
+def _suite_templates(rels: set[str], original: dict[str, Any], key: str = "") -> list[str]:
+    """The templates of a chart (`key`: an umbrella's subchart) to write suites for: `rels`, the ones the rewrite
+    changed, or when it changed none (a library writes the objects from values: libvalues.py), each template whose
+    render may hold device requests (a suite is written where the migration took one away)."""
+    if rels:
+        return sorted(rels)
+    inside = f"charts/{key}/" if key else ""
+    own = (t.removeprefix(inside) for t in original if t.startswith(inside))
+    return sorted(t for t in own if t.startswith("templates/"))
 
 
 def _leaf_suites(
@@ -2714,7 +2746,8 @@ def _leaf_suites(
     rels: set[str],
     keys: list[tuple[str, ...]],
     variants: dict[Path, str],
-    streams: dict[Path, tuple[str, str]],
+    streams: dict[Path, tuple[str, str, str]],
+    release: str,
 ) -> list[Change]:
     """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
     the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
@@ -2736,8 +2769,9 @@ def _leaf_suites(
             if key is None or not isinstance(dra_values.get(key), dict):
                 continue
         original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
+        every = _by_template(streams[f][0] + streams[f][2], name)
         out = []
-        for rel in sorted(rels):
+        for rel in _suite_templates(rels, original, key):
             source = f"charts/{key}/{rel}" if key else rel
             found = removed_device(original.get(source, []), migrated.get(source, []))
             if found is None or (leaf / suite_path(rel)).exists():
@@ -2757,7 +2791,8 @@ def _leaf_suites(
                     expect="claim",
                 ),
             ]
-            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, "DRA ResourceClaims from values")
+            docs, about = every.get(source), "DRA ResourceClaims from values"
+            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release)
             if made is not None:
                 out.append(made)
         if out:
