@@ -15,7 +15,7 @@ from conftest import chart_with
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -102,3 +102,43 @@ def test_a_switch_in_an_object_no_values_path_names_is_not_proven(tmp_path: Path
     # the helper's include names', where no user could set it
     assert not outcome.proven and not outcome.changes, outcome.report()
     assert "templates/steps.yaml:16: the helper app.resources gets `$spec`" in outcome.manual, outcome.manual
+
+
+MODELS = """\
+{{- range $i, $model := .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: model-{{ $i }}
+spec:
+  selector:
+    matchLabels: {app: model-{{ $i }}}
+  template:
+    metadata:
+      labels: {app: model-{{ $i }}}
+    spec:
+      containers:
+        - name: model
+          image: model
+          resources:
+            {{- include "app.resources" $model | nindent 12 }}
+{{- end }}
+"""
+
+
+def test_a_helper_given_each_item_of_a_list_documents_and_proves_the_switch_in_each_item(tmp_path: Path) -> None:
+    files = {"templates/_helpers.tpl": STEP_RESOURCES, "templates/models.yaml": MODELS, "values.yaml": "models: []\n"}
+    chart = chart_with(tmp_path, "app", files)
+    gpu = chart.parent / "gpu.yaml"
+    gpu.write_text("models:\n  - gpus: 2\n")
+    settings = Settings(kube_version="1.34", opt_in=True)
+    options = ChartOptions(kube_version="1.34", values_files=(gpu,))
+    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    # was: documented as `dra.enabled` in "each models.<name>", a map entry, for a list (and proven without ever
+    # setting it); now proven with models[0] given `dra.enabled: true`, as the comment says
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert "`dra.enabled` in each models[] requests" in " ".join((chart / "values.yaml").read_text().split())
+    on = _render(chart, "models:\n  - gpus: 2\n    dra: {enabled: true}\n")
+    assert sorted(d["kind"] for d in on) == ["Deployment", "ResourceClaimTemplate"]

@@ -1061,8 +1061,11 @@ def context_path(root: Path, site: CallSite) -> str:
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
-        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map
-            return f"each {pairs.group(1)}.<name>{var.group(2)}"
+        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map, or each item of a list
+            from dramigrate.helm.run import chart_defaults
+
+            items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
+            return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
 
 

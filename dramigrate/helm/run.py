@@ -1667,19 +1667,6 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
     return out
 
 
-def _with_twins(leaf: Path, changes: list[Change], fills: list[tuple[Path_, Any]] | None) -> list[Change]:
-    """A subchart's changes with the device requests its values.yaml must set for the umbrella's null overlay to
-    delete them (passthrough.twin_value)."""
-    if not fills:
-        return changes
-    from dramigrate.helm import passthrough as pt
-
-    old = next((c for c in changes if c.rel == "values.yaml"), None)
-    before = old.before if old else (leaf / "values.yaml").read_text(encoding="utf-8")
-    after = pt.with_twins(old.after if old else before or "", str(leaf / "values.yaml"), fills)
-    return [*(c for c in changes if c is not old), Change("values.yaml", before, after)]
-
-
 def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     """The objects of a rendered stream per template path of the root chart (`templates/x.yaml`)."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -2554,7 +2541,6 @@ def _fix_passthrough(
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
         dsources = None
-        twins: dict[str, list[tuple[Path_, Any]]] = {}  # subchart -> device requests its values.yaml sets (twin_value)
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
@@ -2594,10 +2580,8 @@ def _fix_passthrough(
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
             subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            for kept in pt.kept_nulls(dvalues, subcharts):
-                if (value := pt.twin_value(kept, chart_defaults(root / kept.sub))) is None:
-                    raise pt.NotPassThrough(kept.why())
-                twins.setdefault(kept.sub, []).append((kept.inner, value))
+            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
+                raise pt.NotPassThrough(kept_null.why())
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
@@ -2635,7 +2619,6 @@ def _fix_passthrough(
             reads = removed if list(leaves) == [""] else set()
             extra = [LIBRARY_CHANGE] if places else []
             built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
-            built = _with_twins(leaf, built, twins.get(sub))
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
