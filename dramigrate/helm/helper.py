@@ -1074,6 +1074,20 @@ def marked_render(
     return future.result()
 
 
+def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:
+    """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
+    chart run drops it if it has not started, or waits for it)."""
+    from dramigrate.helm.run import _CACHE, _render_key, _render_pool
+
+    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
+    key = _render_key(options)
+    if cache is None or key is None:
+        return
+    with cache.lock:
+        if key not in cache.marked:
+            cache.marked[key] = _render_pool().submit(_marked_render, root, work, options, rules)
+
+
 def _marked_render(
     root: Path, work: Any, options: Any, rules: RuleSet
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:

@@ -362,6 +362,8 @@ def _settled(cache: _RunCache) -> None:
             if key not in cache.claimed:
                 cache.claimed.add(key)
                 future.cancel()
+        for future in cache.marked.values():
+            future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
     wait([*cache.again.values(), *cache.marked.values()])
 
 
@@ -1252,9 +1254,9 @@ def _fix(
 ) -> None:
     variations = _variations(root, copts, sources, relations, rules, work)
     if settings.chart_style == "idiomatic" and _helper_likely(outcome, root, rules):
-        from dramigrate.helm.helper import marked_render  # wanted after the migrations: rendered beside them
+        from dramigrate.helm.helper import start_marked_render  # wanted after the migrations: rendered beside them
 
-        _render_pool().submit(marked_render, root, work, copts.render(), rules)
+        start_marked_render(root, work, copts.render(), rules)
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
