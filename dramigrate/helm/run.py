@@ -1314,6 +1314,9 @@ def _fix(
     if rewrite and (why := _library_only(outcome, root, wanted_given, expected, given, rules, settings, work)):
         _manual(outcome, why, "")
         return
+    if rewrite and (why := _no_rewrite_shape(outcome, root, wanted_given, expected, given, rules, settings, work)):
+        _manual(outcome, why, "")
+        return
     if rewrite:  # a proof follows: the second renders of slow value sets start now (those the probe rendered)
         _render_again(root, [v.options for v in variations])
     for v, r in _rendered(root, variations[split:]):
@@ -1927,6 +1930,53 @@ def _library_only(
         idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
     except RewriteError as exc:
         return f"{exc}{ENGINE_HINT}"
+    return ""
+
+
+def _no_rewrite_shape(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+) -> str:
+    """Why an idiomatic fix is manual work when no template of the chart itself that asks for devices (with the value
+    sets the user gives) has a device key line, a helper line that writes one, a resources map passed through or
+    built in variables, or a packed library's define (groundx: its resources map read out of a helper-built dict):
+    the message _fix_idiomatic ends with (idiomatic.build refuses the first such template), known before the proof's
+    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them). "" otherwise."""
+    from dramigrate.helm import helper, idiomatic, packedlib
+    from dramigrate.helm.rewrite import chart_name
+
+    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
+        return ""
+    reference = _reference(expected, given)
+    rels = _through_includes(outcome, "", set(wanted[""]))
+    if reference is None or not rels:
+        return ""
+    hints = _hints(outcome, root, "", rels, rules)
+    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
+        return ""
+    originals = _by_template(reference[1].stream, chart_name(root))
+    try:
+        texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
+        if any(
+            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules))
+            for rel, t in texts.items()
+        ):
+            return ""
+        if helper.marked_render(root, work, reference[0].options, rules)[2]:
+            return ""
+        if packedlib.find_request(root, work, reference[0].options, rules):
+            return ""
+        idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
+    except idiomatic.NotIdiomatic as exc:
+        return f"{exc}{ENGINE_HINT}"
+    except (RewriteError, OSError, UnicodeDecodeError):
+        return ""
     return ""
 
 
