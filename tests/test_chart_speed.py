@@ -198,6 +198,7 @@ def test_a_chart_a_library_writes_ends_after_the_users_value_sets(
     assert "written by the library chart charts/lib" in early.manual, early.report()
     assert not any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
     monkeypatch.setattr(helm_run, "_library_only", lambda *args: "")  # every value set, then the rewrite's refusal
+    monkeypatch.setattr(helm_run, "_no_rewrite_shape", lambda *args: "")
     whole, recorder = run("whole")
     assert any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
     assert early.manual == whole.manual
