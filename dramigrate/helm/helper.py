@@ -1158,10 +1158,11 @@ def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> 
     """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
     chart run drops it if it has not started, or waits for it)."""
     from dramigrate.helm.run import _CACHE, _render_key, _render_pool
+    from dramigrate.helm.sandbox import render_parallelism
 
     cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
     key = _render_key(options)
-    if cache is None or key is None:
+    if cache is None or key is None or render_parallelism() < 2:  # one render at a time: none beside the others
         return
     with cache.lock:
         if key not in cache.marked:
