@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.helm import unpin
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
@@ -89,6 +90,7 @@ class PodDelta:
     namespaced: bool
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
     labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
+    affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
 
 
 @dataclass
@@ -446,7 +448,8 @@ def claim_delta(
     before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
     moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
     namespaced = bool(template["metadata"].get("namespace"))
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved)
+    affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity)
 
 
 def pod_delta(
@@ -1582,7 +1585,13 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
     """The pod's `nodeSelector` lines of the labels the migration moved into the claim's CEL selectors (a GPU
     product label the template writes itself) kept out of the DRA branch; returns, for each label written by an
     expression (`{{ include "getNodeSelector" . | quote }}`), its rendered value -> that expression, which the
-    claim's selector then reads."""
+    claim's selector then reads. A device affinity the migration drops goes the same way (unpin.blocks)."""
+
+    def unless(start: int, stop: int) -> None:  # where the claim comes (a zero count renders none: the label stays)
+        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+
+    for start, stop in unpin.blocks(lines, pod, w.delta.affinity):
+        unless(start, stop)
     if not w.delta.labels:
         return {}
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
@@ -1613,8 +1622,7 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
         start, stop = (
             (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
         )
-        # the label goes where the claim comes (a zero count renders no claim, and the migration keeps the label)
-        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+        unless(start, stop)
     return exprs
 
 
