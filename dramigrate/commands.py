@@ -318,9 +318,9 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         background: list[Background | None] = [None]  # the graphs' migration, when it starts beside the worker pool
 
         def start_kustomize(kz: Scan, ahead: Ahead) -> None:
-            from dramigrate.kustomize.run import start
+            if kustomize and kz.units:  # fix and diff only: lint loads none of the kustomize build and rewrite code
+                from dramigrate.kustomize.run import start
 
-            if kustomize and kz.units:
                 background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
 
         with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
@@ -406,7 +406,8 @@ def _filter(ctx: Context, opts: Options, result: RunResult, command: str) -> dic
 def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any] | None:
     from dramigrate.suppress import FileSuppressions
 
-    suppressions = FileSuppressions()
+    # the files the run read without a `dramigrate:` in them, and did not rewrite, are not read again
+    suppressions = FileSuppressions(r.path for r in result.files if not r.comments and r.rewritten is None)
     kept = []
     for f in result.findings:
         if why := suppressions.reason(f):
@@ -549,12 +550,12 @@ def _render(
     written: list[str] | None,
 ) -> str:
     if fmt == "json":
-        import json
+        from dramigrate.report.json import dumps
 
         doc = _json_document(result, changed, written)
         if extra:
             doc.update(extra)
-        return json.dumps(doc, indent=2) + "\n"
+        return dumps(doc) + "\n"
     from dramigrate.report import ci
 
     if fmt == "sarif":

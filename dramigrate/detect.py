@@ -840,11 +840,20 @@ def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:
                 if isinstance(cur.get(key), dict):
                     p = _path_of(entry)
                     out.append(({"limits": cur[key]}, f"{p}.{key}" if p else key))
-            # only collections can hold a block: no path for each scalar of the object
-            stack.extend((v, (entry, k, False)) for k, v in cur.items() if isinstance(v, dict | list))
+            # only collections can hold a block: no path for each scalar of the object (plain loops, and isinstance
+            # of a tuple: this walk meets every value of every device file, and a generator per collection and a
+            # union type cost a third of its time)
+            for k, v in cur.items():
+                if isinstance(v, _COLLECTIONS):
+                    stack.append((v, (entry, k, False)))
         elif isinstance(cur, list):
-            stack.extend((v, (entry, i, True)) for i, v in enumerate(cur) if isinstance(v, dict | list))
+            for i, v in enumerate(cur):
+                if isinstance(v, _COLLECTIONS):
+                    stack.append((v, (entry, i, True)))
     return out
+
+
+_COLLECTIONS = (dict, list)
 
 
 def _path_of(entry: tuple[Any, Any]) -> str:

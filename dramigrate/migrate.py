@@ -37,6 +37,8 @@ class FileResult:
     not_written: bool = False  # fix had a rewrite for it that could not be written
     decisions: list[str] = field(default_factory=list)  # --verbose: why each thing was done or left alone
     suppressed: list[Finding] = field(default_factory=list)  # findings its suppression comments hid (not rewritten)
+    # False: its bytes hold no `dramigrate:`, so no suppression comment, and the report need not read it again
+    comments: bool = True
 
     @property
     def failed(self) -> bool:
@@ -111,6 +113,7 @@ def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> F
     elif len(raw) > limits.max_bytes:
         return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
     result = FileResult(job.path, raw=raw)  # the bytes as read: a write checks them and keeps their encoding
+    result.comments = b"dramigrate:" in raw  # as suppress.FileSuppressions reads the file
     if (encoding := bom_encoding(raw)) is not None:  # UTF-16/32 with a BOM: processed as text, written back in it
         try:
             raw = raw.decode(encoding).encode("utf-8")

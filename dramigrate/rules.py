@@ -186,6 +186,7 @@ def shipped_rule_files() -> list[Path]:
     return sorted(p for p in Path(str(files("dramigrate.rules_data"))).glob("*.yaml"))
 
 
+@cache  # every device request's --verbose line names its pack and workloads file: a few origins, asked for often
 def shown_origin(origin: str) -> str:
     """A rules file as a user knows it: rules/<name>.yaml for a shipped one, else the path given."""
     return f"rules/{Path(origin).name}" if origin in _shipped_paths() else origin

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from dramigrate.findings import Finding
 
 _DIRECTIVE = re.compile(r"#\s*dramigrate:\s*(disable-file|disable|enable)\b(?:\s*=\s*([\w,-]+))?")
@@ -84,8 +86,9 @@ class FileSuppressions:
     classes file, run-wide findings) are matched here by their file and line, and by the lines of their related
     locations (a chart's values file and key that set the count)."""
 
-    def __init__(self) -> None:
-        self._cache: dict[str, Suppressions] = {}
+    def __init__(self, without: Iterable[str] = ()) -> None:
+        """without: files known to hold no `dramigrate:` (read by the run already): not read again."""
+        self._cache: dict[str, Suppressions] = {file: Suppressions() for file in without}
 
     def of(self, file: str) -> Suppressions:
         if file not in self._cache:

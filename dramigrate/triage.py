@@ -51,7 +51,8 @@ def _words(rules: RuleSet) -> tuple[bytes, ...]:
     hit = _word_bytes.get(id(rules))
     if hit is not None and hit[0] is rules:
         return hit[1]
-    words = tuple(w.encode() for w in literal_words(rules))
+    # shortest first: a device file holds a domain (`nvidia.com/`), and any() stops at the first word it finds
+    words = tuple(sorted((w.encode() for w in literal_words(rules)), key=len))
     _word_bytes[id(rules)] = (rules, words)
     return words
 
@@ -83,16 +84,22 @@ assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|
 
 
 def may_matter(raw: bytes, rules: RuleSet) -> bool:
-    """From the bytes alone: can this file hold a device request, a claim or a device quota?"""
+    """From the bytes alone: can this file hold a device request, a claim or a device quota? The device words first:
+    almost every file that gets here (grep let it through) holds one."""
+    if has_word(raw, rules):
+        return True
     if any(w in raw for w in _ALWAYS_WORDS) and _ALWAYS.search(raw) is not None:
         return True
-    return mentions_device(raw, rules)
+    return _extended_in_section(raw)
 
 
 def mentions_device(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: does this file name a known device resource, or an extended resource in limits?"""
-    if has_word(raw, rules):
-        return True
+    return has_word(raw, rules) or _extended_in_section(raw)
+
+
+def _extended_in_section(raw: bytes) -> bool:
+    """A domain-qualified key that is not native in limits or requests (on the section's line or below it)."""
     if b"limits" not in raw and b"requests" not in raw and b"extra_resource" not in raw:
         return False
     lines = raw.split(b"\n")
@@ -153,12 +160,19 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
             children: Any = cur.values()
         else:
             children = cur
-        for child in children:
-            if isinstance(child, dict | list):
+        for child in children:  # _embeds_request inline, and isinstance of a tuple: this meets every value
+            if isinstance(child, _COLLECTIONS):
                 stack.append(child)
-            elif isinstance(child, str) and _embeds_request(child, rules):
+            elif (
+                isinstance(child, str)
+                and ("limits" in child or "requests" in child)
+                and has_word(child.encode(), rules)
+            ):
                 return True
     return False
+
+
+_COLLECTIONS = (dict, list)
 
 
 _SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)

@@ -107,6 +107,18 @@ def test_github_annotations_cannot_be_forged_by_a_file_name(tmp_path: Path) -> N
     assert "error [legacy-device-request]" in out and not any(line.startswith("::") for line in out.splitlines())
 
 
+def test_github_annotations_carry_no_terminal_escapes_from_a_file_name(tmp_path: Path) -> None:
+    """The Actions log renders ANSI sequences: a name holding ESC, BEL or DEL must not reach it raw."""
+    evil = "x\x1b[2J\x1b]0;pwned\x07\x7f.yaml"
+    (tmp_path / evil).write_text((EXAMPLES / "inference.yaml").read_text())
+    bad = "kind: Pod\nspec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: [\n"
+    (tmp_path / "bad\x1b[31m.yaml").write_text(bad)
+    code, out, _ = run_env(["lint", ".", "--format", "github"], tmp_path, {})
+    assert code == 2
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", out), out
+    assert "x\\x1b[2J" in out and "bad\\x1b[31m.yaml" in out  # shown, not obeyed
+
+
 def test_junit_has_a_testcase_per_file_and_a_failure_per_finding(tree: Path, reports: dict[str, Any]) -> None:
     path = tree / "report.xml"
     path.write_text(reports["junit"], encoding="utf-8")

@@ -178,26 +178,3 @@ def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
     assert "templates/pods.yaml:13" in outcome.manual, outcome.report()
     assert "the count `add $i 1` reads `$i`, which the `range` sets per item" in outcome.manual
-
-
-def test_a_range_of_containers_each_asking_for_devices_is_manual_work_that_says_so(tmp_path: Path) -> None:
-    """`range untilStep 0 (int .Values.executors) 1` writing one container per step, each with the device key
-    (ColonyOS's python executor): the migration gives each container its own request and the number of containers
-    is a values count, so the rewrite refuses and says why (was: only "the device key is inside `range ...`")."""
-    chart = chart_with(
-        tmp_path,
-        "executors",
-        {
-            "values.yaml": "executors: 2\ngpus: 1\n",
-            "templates/deployment.yaml": (
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: executors\nspec:\n  selector:\n"
-                "    matchLabels: {app: x}\n  template:\n    metadata:\n      labels: {app: x}\n    spec:\n"
-                "      containers:\n        {{- range untilStep 0 (int .Values.executors) 1 }}\n"
-                "      - name: executor-{{ . }}\n        image: cuda\n        resources:\n          limits:\n"
-                "            nvidia.com/gpu: {{ $.Values.gpus }}\n        {{- end }}\n"
-            ),
-        },
-    )
-    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert "templates/deployment.yaml:18" in outcome.manual, outcome.report()
-    assert "one container per step: the migration gives each container its own request" in outcome.manual

@@ -162,3 +162,66 @@ def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) ->
     pod, request = pod_and_claim(rendered(chart, sets=("gpu.enabled=true", "gpu.type=intel")))
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}  # the emptied limits: goes
     assert request["deviceClassName"] == "gpu.intel.com"
+
+
+# the device entry merged into `$limits` (its name `(.Values.gpu.resource | default "nvidia.com/gpu")`, or amd's
+# literal one), then `$res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources` written with toYaml,
+# all inside `if .Values.resources`; the line before `containers:` ends in a blank
+FOLDED_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      {{- with .Values.nodeSelector }}
+      nodeSelector: {{ toYaml . | nindent 8 }}
+      {{- end }} 
+      containers:
+        - name: app
+          image: app:1
+          {{- if .Values.resources }}
+          resources:
+            {{- $limits := default dict .Values.resources.limits }}
+            {{- if .Values.gpu.enabled }}
+              {{- if eq .Values.gpu.type "nvidia" }}
+                {{- $gpu := dict (.Values.gpu.resource | default "nvidia.com/gpu") (.Values.gpu.number | default 1) }}
+                {{- $limits = merge $limits $gpu }}
+              {{- else if eq .Values.gpu.type "amd" }}
+                {{- $limits = merge $limits (dict "amd.com/gpu" (.Values.gpu.number | default 1)) }}
+              {{- end }}
+            {{- end }}
+            {{- $res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources }}
+            {{- toYaml $res | nindent 12 }}
+          {{- end }}
+"""
+
+
+def test_a_map_folded_from_a_built_limits_variable_gets_the_switch(tmp_path: Path) -> None:
+    """Was: manual, 'pattern F (another template shape)': the map written is `$res`, made of `$limits`, whose device
+    entry's name is a parenthesised values expression; and the map is written inside `if .Values.resources`, so the
+    DRA variables the pod's claim reads are set at the pod's depth (after `containers:`, its line end trimmed only)."""
+    values = "resources:\n  requests: {}\ngpu:\n  enabled: false\n  type: nvidia\n  resource: nvidia.com/gpu\n"
+    original = chart_with(
+        tmp_path / "original", "app", {"values.yaml": values, "templates/app.yaml": FOLDED_DEPLOYMENT}
+    )
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    nvidia = tmp_path / "nvidia.yaml"
+    nvidia.write_text("gpu:\n  enabled: true\n  number: 2\n")
+    outcome = run_chart(
+        chart, ChartOptions(values_files=(nvidia,)), load_rules(), Settings(), Target.parse("1.36"), "fix"
+    )
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for values_files in ((), (nvidia,)):
+        assert texts(chart, values_files, ("dra.enabled=false",)) == texts(original, values_files)
+    pod, request = pod_and_claim(rendered(chart, (nvidia,)))
+    assert pod["containers"][0]["resources"] == {"requests": {}, "claims": [{"name": "gpu"}]}
+    assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 2)
+    pod, request = pod_and_claim(rendered(chart, sets=("gpu.enabled=true", "gpu.type=amd")))
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 1)

@@ -219,3 +219,62 @@ def test_a_pod_per_rank_takes_the_resource_claims_beside_its_resources_map(tmp_p
     for spec in by_name.values():
         assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
         assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+# one container per step of the range, in one pod (a job executor's `range untilStep 0 (int .Values.executors) 1`);
+# the GPU count is read through a variable set after `containers:`
+PER_STEP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: executors
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+        {{- $gpus := .Values.gpus }}
+        {{- range untilStep 0 (int .Values.executors) 1 }}
+      - name: executor-{{ . }}
+        image: cuda
+        resources:
+          limits:
+            {{- if $.Values.gpu }}
+            nvidia.com/gpu: {{ $gpus }}
+            {{- end }}
+        {{- end }}
+"""
+
+
+@pytest.mark.parametrize("steps", ["untilStep 0 (int .Values.executors) 1", "until (int .Values.executors)"])
+def test_a_container_per_step_gets_its_own_request_of_the_pod_claim(tmp_path: Path, steps: str) -> None:
+    """Was: manual, 'the device key is inside `range untilStep ...`, one container per step'. Now the claim
+    template's requests come from the same range: one container alone asks for the whole claim, several each name
+    their own request (as the migration names them), no container no claim, and the proof renders the number of
+    containers changed and set to 0."""
+    template = PER_STEP.replace("untilStep 0 (int .Values.executors) 1", steps)
+    chart = chart_with(
+        tmp_path,
+        "executors",
+        {"templates/deployment.yaml": template, "values.yaml": "executors: 1\ngpu: true\ngpus: 1\n"},
+    )
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T134, "fix")
+    assert outcome.proven, outcome.report()
+    assert {"executors changed to 2", "executors flipped to 0"} <= set(outcome.checked)
+    write_changes(outcome)
+    three = docs(chart, "executors=3", "gpus=2")
+    (template_doc,) = [d for d in three if d["kind"] == "ResourceClaimTemplate"]
+    requests = template_doc["spec"]["spec"]["devices"]["requests"]
+    assert [(r["name"], r["exactly"]["count"]) for r in requests] == [(f"executor-{k}-gpu", 2) for k in range(3)]
+    spec = pods(three)["executors"]
+    assert [c["resources"] for c in spec["containers"]] == [
+        {"claims": [{"name": "gpu", "request": f"executor-{k}-gpu"}]} for k in range(3)
+    ]
+    one = docs(chart)
+    assert pods(one)["executors"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert [d["kind"] for d in docs(chart, "executors=0")] == ["Deployment"]
+    off = pods(docs(chart, "dra.enabled=false", "executors=2"))["executors"]
+    assert [c["resources"] for c in off["containers"]] == [{"limits": {"nvidia.com/gpu": 1}}] * 2

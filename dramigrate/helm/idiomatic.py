@@ -78,6 +78,7 @@ class Loop:
     nonempty: tuple[str, ...] = ()
     opened: int = 0
     names: frozenset[str] = frozenset()
+    steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
 
 
 @dataclass
@@ -166,18 +167,25 @@ def _rooted(expr: str, context: str) -> str:
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
 
 
+def _steps(listed: str) -> str:
+    """The number of items of `range <listed>` as an argument of `int`, when the range counts (`until N`, `untilStep 0 N
+    1`: the ColonyOS executor's one container per step); else ""."""
+    m = re.fullmatch(r"until\s+(.+)|untilStep\s+0\s+(.+?)\s+1", listed, re.S)
+    if m is None:
+        return ""
+    count = (m.group(1) or m.group(2)).strip()
+    inner = re.fullmatch(r"\(int\s+(.+)\)", count, re.S)
+    return _arg(inner.group(1).strip()) if inner else count
+
+
 def _nonempty(listed: str) -> str:
     """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
-    for a range the rewrite does not take: a values list (`.Values.workers`), or `until <count>` (one pod per rank:
+    for a range the rewrite does not take: a values list (`.Values.workers`), or a count of steps (one pod per rank:
     triton's `range $i := until (int $pod_count)`)."""
     if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
         return listed
-    m = re.fullmatch(r"until\s+(.+)", listed, re.S)
-    if m is None:
-        return ""
-    count = m.group(1).strip()
-    inner = re.fullmatch(r"\(int\s+(.+)\)", count, re.S)
-    return f"(gt (int {_arg(inner.group(1).strip()) if inner else count}) 0)"
+    steps = _steps(listed)
+    return f"(gt (int {steps}) 0)" if steps else ""
 
 
 def _conditions(
@@ -231,7 +239,7 @@ def _conditions(
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
             loop = loop or Loop(len(out))
-            loop = Loop(loop.start, (*loop.headers, header), (*loop.nonempty, nonempty), start)
+            loop = Loop(loop.start, (*loop.headers, header), (*loop.nonempty, nonempty), start, steps=_steps(listed))
             out.append(nonempty)  # the body renders once per item: only when there is one
             context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
@@ -239,10 +247,7 @@ def _conditions(
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
-                reason += (
-                    ", one container per step: the migration gives each container its own request, and the number"
-                    " of containers is a values count the rewrite cannot prove"
-                )
+                reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
             raise NotIdiomatic(pattern, rel, reason)
         own = [f"(not {_group(_rooted(c, context))})" for c in before]
         if cond:
@@ -730,7 +735,7 @@ def build(
     changes += conventions(root, device_class.strip('"'), not opt_in)
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
-        lone = [w for w in lone if w.named is None]
+        lone = [w for w in lone if w.named is None and not _per_step(w)]
         changes += unit_tests(root, lone, originals)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
@@ -1191,6 +1196,9 @@ def _pod_edits(
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
     groups = _containers(w)
+    steps = _per_step(w)
+    if steps and groups is not None:
+        raise RewriteError(f"{w.rel}: the containers of a `range` and others ask for the device in one pod")
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
     if w.choices:
@@ -1305,6 +1313,10 @@ def _pod_edits(
         ind = " " * (_indent(lines[res]) + 2)
         cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
         own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        if steps:  # several steps: each container names its own request, as the migration does
+            request = f"{_container_name(lines, res, w.rel)}-{w.base}"
+            own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
+            own_claims.append(f"{ind}    {{{{- end }}}}")
         edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
@@ -1376,7 +1388,8 @@ def _pod_edits(
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
-    edits.append(Edit(containers, containers, pod_lines))
+    at = _after_steps(lines, w.text, w.devices[0], containers, w.rel) if steps else containers
+    edits.append(Edit(at, at, pod_lines))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
@@ -1393,6 +1406,8 @@ def _pod_edits(
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
     if picks:
         inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+    elif steps:
+        inner = _steps_spec(w, steps, _container_name(lines, res, w.rel), counts[w.devices[0].resource], primary)
     elif groups is not None and not shared:
         inner = _containers_spec(w, names, [g[0].count for g in groups], own_gates, several, primary)
     elif len(counts) == 1:
@@ -1682,6 +1697,70 @@ def _containers_spec(
         item = [line.replace("'@@NAME@@'", label) for line in item]
         out += [f"    {{{{- if {gate} }}}}", *item, "    {{- end }}"]
     return "\n".join(out) + "\n"
+
+
+def _per_step(w: Workload) -> str:
+    """The number of containers (an argument of `int`) when the pod's device key sits in a `range` over `until N` or
+    `untilStep 0 N 1` that writes one container per step (ColonyOS's python executor); else ""."""
+    loop = w.devices[0].loop
+    lines = w.text.splitlines()
+    containers = _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))
+    if loop is None or loop.opened < sum(len(x) + 1 for x in lines[: containers + 1]):
+        return ""
+    if len(loop.headers) > 1 or not loop.steps:
+        raise RewriteError(f"{w.rel}: the containers asking for devices are written by `{loop.headers[-1]}`")
+    inner = w.devices[0].conditions[loop.start + 1 :]
+    if any(re.search(r"(?<![\w$)\]])\.(?!Values\b)", c) or set(_VARIABLE.findall(c)) & loop.names for c in inner):
+        raise RewriteError(
+            f"{w.rel}: a container of the `{loop.headers[0]}` asks for devices under a per-step condition"
+        )
+    return loop.steps
+
+
+def _container_name(lines: list[str], res: int, rel: str) -> str:
+    """The name of the container whose `resources:` is at line `res`, as the template writes it (`executor-{{ . }}`)."""
+    item = _parent(lines, res)
+    m = re.fullmatch(r"\s*- name:\s*(\S.*?)\s*", lines[item]) if item >= 0 else None
+    if m is None:
+        raise RewriteError(f"{rel}:{res + 1}: the container's name is not the first line of its list item")
+    return _name_text(m.group(1))
+
+
+def _after_steps(lines: list[str], text: str, device: Device, containers: int, rel: str) -> int:
+    """The line after the `end` of the range that writes one container per step, where the pod's claim goes (its
+    condition reads the template variables the template may set only after `containers:`)."""
+    assert device.loop is not None
+    depth = 0
+    for start, _end, word in _actions(text):
+        if start < device.loop.opened:
+            continue
+        depth += word in ("if", "with", "range", "define", "block") or -(word == "end")
+        if depth == 0:
+            at = text.count("\n", 0, start)
+            rest = [line for line in lines[at + 1 :] if not _control(line)]
+            if _control(lines[at]) and (
+                not rest or (_indent(rest[0]) <= _indent(lines[containers]) and not rest[0].lstrip().startswith("-"))
+            ):
+                return at + 1
+            break
+    raise RewriteError(f"{rel}: the `range` of containers does not end the pod's container list on a line of its own")
+
+
+def _steps_spec(w: Workload, steps: str, container: str, count: str, device_class: str) -> str:
+    """The claim spec of a container per step as template text: the same `range` writes one request per container,
+    named after the container when there are several (as the migration names them), else after the device."""
+    spec = w.delta.spec.get("spec", {})
+    devices = dict(spec.get("devices", {}))
+    requests = devices.pop("requests", [])
+    if devices or any(k != "devices" for k in spec) or not requests:
+        raise RewriteError(f"{w.rel}: the migration's claim for the containers of a `range` has more than its requests")
+    one = {**requests[0], "name": "@@NAME@@"}
+    item = _sentinel_yaml({"devices": {"requests": [one]}}, {"@@NAME@@": count}, device_class).splitlines()[2:]
+    several = f"gt (int {_from_root(steps)}) 1"
+    label = f"{{{{ if {several} }}}}{container}-{w.base}{{{{ else }}}}{w.base}{{{{ end }}}}"
+    item = [_from_root(line.replace("'@@NAME@@'", label)) for line in item]
+    header = w.devices[0].loop.headers[0]  # type: ignore[union-attr]
+    return "\n".join(["devices:", "  requests:", f"  {{{{- {header} }}}}", *item, "  {{- end }}"]) + "\n"
 
 
 def _name_text(expr: str) -> str:

@@ -41,7 +41,8 @@ from dramigrate.rules import RuleSet
 # `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
 _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
-_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*)\s+")  # an entry whose name is not literal
+# an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
+_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _LITERAL_ENTRY = re.compile(r'\bdict\s+"([^"]+)"\s+')  # `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr)
 _SECTIONS = ("limits:", "requests:")
 _CLAIM = "gpu"
@@ -62,7 +63,7 @@ class Site:
     var: str
     pod: int  # the pod spec's line (the parent of `containers:`)
     section: int = -1  # the `limits:` line when the variable holds that section only, not the whole map
-    literal: tuple[str, ...] = ()  # the resource names the template's own `dict "<name>" <count>` entries add
+    literal: tuple[str, ...] = ()  # the names of the template's own `dict "<name>" <count>` entries
 
 
 def _depths(lines: list[str]) -> list[int]:
@@ -89,20 +90,37 @@ def site(text: str) -> Site | None:
         if not m or lines[owner].strip() != "resources:":  # the map may be built between the two
             continue
         var = m.group(2) or m.group(3)
-        sets = [j for j, x in enumerate(lines[:i]) if re.search(rf"\{{\{{-?\s*{re.escape(var)}\s*:=", x)]
+        sets = _declared(lines[:i], var)
         if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
             return None
         if section < 0 and depths[sets[0]] != depths[i]:
             return None
-        built = lines[sets[0] : i]
-        literal = tuple(dict.fromkeys(n for x in built for n in _LITERAL_ENTRY.findall(x))) if section >= 0 else ()
-        if not literal and not any(_DICT_ENTRY.search(x) for x in built):
+        built = lines[_first_part(lines, sets[0], depths) : i]
+        literal = tuple(dict.fromkeys(n for x in built for n in _LITERAL_ENTRY.findall(x)))
+        if not (literal and section >= 0) and not any(_DICT_ENTRY.search(x) for x in built):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
         if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
             return None
         return Site(i, var, _parent(lines, containers), section, literal)
     return None
+
+
+def _declared(lines: list[str], var: str) -> list[int]:
+    """The lines that declare `var` with `:=`."""
+    return [j for j, x in enumerate(lines) if re.search(rf"\{{\{{-?\s*{re.escape(var)}\s*:=", x)]
+
+
+def _first_part(lines: list[str], at: int, depths: list[int]) -> int:
+    """The first line building the map declared at line `at`: that line, or the earlier declaration of a variable it
+    is made of, at the same block depth (suse-pytorch's `$ressources := deepCopy (dict "limits" $limits) | ...`,
+    `$limits` built from `$limits := default dict .Values.resources.limits` on)."""
+    first = at
+    for var in re.findall(r"\$\w+", lines[at].split(":=", 1)[1]):
+        sets = _declared(lines[:at], var)
+        if len(sets) == 1 and depths[sets[0]] == depths[at]:
+            first = min(first, sets[0])
+    return first
 
 
 def resource_names(node: Any) -> list[str]:
@@ -163,7 +181,12 @@ def _specs(
     others' from the migration of the same objects asking for that resource instead."""
     rendered = _names(originals, rules)
     if len(rendered) != 1:
-        raise NotMapBuilt(f"{rel}: the map holds {len(rendered)} device resources in the reference render")
+        held = f" ({', '.join(rendered)})" if rendered else ""
+        raise NotMapBuilt(
+            f"{rel}: the map holds {len(rendered)} device resources{held} in the reference render; the map rewrite "
+            "takes one device resource a map (one request of one claim): several in one map (MIG profiles side by "
+            "side) need the claim written by hand"
+        )
     deltas = pod_delta(originals, migrated, claim_templates)
     if len(deltas) != 1:
         raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices")
@@ -184,7 +207,6 @@ def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
     """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
     listed = " ".join(json.dumps(n) for n in names)
     return [
-        f'{pad}{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}',
         f"{pad}{{{{- if {state} }}}}",
         f"{pad}{{{{- range $name := list {listed} }}}}",
         f'{pad}{{{{- range $part := list "limits" "requests" }}}}',
@@ -222,17 +244,36 @@ def _section_lines(pad: str, var: str, names: list[str], state: str) -> list[str
     ]
 
 
-def _map_edits(lines: list[str], where: Site, names: list[str], state: str) -> tuple[int, list]:
+def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel: str) -> tuple[int, list]:
     """The line whose block depth the DRA variables live at, and the edits that take the device key out of the map."""
     pad = re.match(r"\s*", lines[where.toyaml]).group(0)  # type: ignore[union-attr]
+    declare = f'{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
     if where.section < 0:
-        return where.toyaml, [(where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state))]
+        depths = _depths(lines)
+        at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:"))
+        if depths[at] == depths[where.toyaml]:
+            return where.toyaml, [
+                (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state)])
+            ]
+        # the map is written inside a block (suse-pytorch's `if .Values.resources`): the DRA variables are set at the
+        # pod's depth, right after `containers:` (trimming only its line end), so the pod's claim after its last key
+        # reads them
+        if lines[at] != lines[at].rstrip() or lines[at].strip() != "containers:":
+            raise NotMapBuilt(f"{rel}:{at + 1}: no `containers:` line to set the DRA variables after")
+        ind = " " * (_indent(lines[at]) + 2)
+        edits = [
+            (at + 1, at + 1, [ind + declare]),
+            (where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state)),
+        ]
+        return at + 1, edits
     owner = _parent(lines, where.section)
     guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(where.var)}\s*-?\}}\}}", lines[where.section - 1].strip())
     at = where.section - 1 if guard else where.section
     pad = " " * _indent(lines[where.section])
-    declare = f'{" " * _indent(lines[owner])}{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
-    return owner, [(owner, owner, [declare]), (at, at, _section_lines(pad, where.var, names, state))]
+    return owner, [
+        (owner, owner, [" " * _indent(lines[owner]) + declare]),
+        (at, at, _section_lines(pad, where.var, names, state)),
+    ]
 
 
 def rewrite(
@@ -251,7 +292,7 @@ def rewrite(
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
     template_name = f"{{{{ with .Values.dra.existingClaimTemplate }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
-    scope, edits = _map_edits(lines, where, list(specs), enabled)
+    scope, edits = _map_edits(lines, where, list(specs), enabled, rel)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )

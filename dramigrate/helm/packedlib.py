@@ -99,23 +99,21 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
 
 
-def values_places(lib: Library, define: str) -> dict[str, Any] | None:
-    """The values places (rules/library-values.json) through which the library sets a pod's resourceClaims and a
-    container's resources.claims, when its name, define prefix and version match an entry; else None."""
+def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
     from importlib.resources import files
 
     data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
-    for entry in data["libraries"]:
-        if (
-            entry["name"] == lib.name
-            and define.startswith(entry["define_prefix"])
-            and _version(lib.version) >= _version(entry["from_version"])
-        ):
-            return dict(entry)
-    return None
+    return [dict(e) for e in data["libraries"] if e["name"] == lib.name and define.startswith(e["define_prefix"])]
 
 
-def _offer(lib: Library, define: str, claims: list[str]) -> str:
+def values_places(lib: Library, define: str) -> dict[str, Any] | None:
+    """The values places (rules/library-values.json) through which the library sets a pod's resourceClaims and a
+    container's resources.claims, when its name, define prefix and version match an entry; else None."""
+    return next((e for e in _entries(lib, define) if _version(lib.version) >= _version(e["from_version"])), None)
+
+
+def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
     """What the library offers for a values-only migration, for the manual message."""
     places = values_places(lib, define)
     if places:
@@ -123,7 +121,15 @@ def _offer(lib: Library, define: str, claims: list[str]) -> str:
             f"{lib.title} has values places for it: drop the device keys from the container resources, list the "
             f"claim in {places['container_claims']}, name it in {' or '.join(places['pod_claims'])} (rendered from "
             f"Kubernetes {places['pod_claims_from_kube']}), and add its ResourceClaimTemplate under "
-            f"{places['extra_objects']} (or a template of the chart); that values-only migration is not automated yet"
+            f"{places['extra_objects']} (or a template of the chart); the values-only migration through them does "
+            f"not hold for this chart: {tried or 'not tried'}"
+        )
+    older = next(iter(_entries(lib, define)), None)
+    if older:
+        return (
+            f"{lib.title} renders no resourceClaims of a pod from values (its pod options take them from "
+            f"{older['from_version']}: {' or '.join(older['pod_claims'])}), so no values can move the request to a "
+            f"claim: update the dependency to {lib.name} {older['from_version']} or later and run fix again"
         )
     if claims:
         return (
@@ -138,14 +144,25 @@ def _offer(lib: Library, define: str, claims: list[str]) -> str:
     )
 
 
-def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted: list[str]) -> str:
-    """Why the device request is manual work when a define of a packed library chart writes it; "" when no packed
-    library writes it. `counted`: the top-level values keys found to set the device count (lint's perturbation)."""
+@dataclass(frozen=True)
+class Found:
+    """The packed library define that writes the device key, as found by rendering the marked working copy."""
+
+    lib: Library
+    define: str
+    file: str  # the define's file in the working copy (`charts/common/templates/...`)
+    index: int  # its 0-based line
+    copy: Path  # the working copy, the library unpacked in it
+    places: dict[str, Any] | None  # the library's values places for claims (values_places), if it has them
+
+
+def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found | None:
+    """The define of a packed library chart that writes the device key, or None when no packed library writes it."""
     from dramigrate.helm.run import _render
     from dramigrate.helm.sandbox import refuse_outside_links
 
     if not any((root / "charts").glob("*.tgz")):
-        return ""
+        return None
     refuse_outside_links(root, str(root))
     copy = work.path / "packed-library" / root.name
     if copy.exists():
@@ -157,17 +174,25 @@ def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted
         for path in template_files(copy / lib.folder):
             mark_defines(path, path.relative_to(copy).as_posix(), marks)
     if not marks:
-        return ""
+        return None
     rendered = _render(copy, options)
     hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
     if not hits:
-        return ""
+        return None
     file, index, define = marks[min(hits)]
     lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
-    inside = file[len(lib.folder) + 1 :]
-    text = (copy / file).read_text(encoding="utf-8")
-    read = _values_read(text, index)
-    source = f"its define {define} ({inside}:{index + 1}) writes the device key"
+    return Found(lib, define, file, index, copy, values_places(lib, define))
+
+
+def library_request(found: Found, root: Path, counted: list[str], tried: str = "") -> str:
+    """Why the device request `found` in a packed library is manual work. `counted`: the top-level values keys found
+    to set the device count (lint's perturbation); `tried`: why the values-only migration through the library's
+    values places did not hold, when it was tried."""
+    lib, copy = found.lib, found.copy
+    inside = found.file[len(lib.folder) + 1 :]
+    text = (copy / found.file).read_text(encoding="utf-8")
+    read = _values_read(text, found.index)
+    source = f"its define {found.define} ({inside}:{found.index + 1}) writes the device key"
     if read:
         source += f" from .Values.{read}"
     fed = _chart_line(root, [k for k in counted if k != read])
@@ -181,7 +206,7 @@ def library_request(root: Path, work: Any, options: Any, rules: RuleSet, counted
         for p in template_files(copy / lib.folder)
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
-    offer = _offer(lib, define, claims)
+    offer = _offer(lib, found.define, claims, tried)
     return (
         f"{where}pattern D (library chart {lib.title}, packed in {lib.archive}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "

@@ -63,6 +63,12 @@ class MapEdit:
     claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
     siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
     unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
+    # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
+    places: dict[str, Path_] = field(default_factory=dict)
+    group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
+
+    def place(self, sibling: str) -> Path_:
+        return self.places.get(sibling) or sibling_path(self.path, sibling)
 
 
 def sibling_key(map_key: str, sibling: str) -> str:
@@ -315,6 +321,8 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
 def _group(edit: MapEdit, chart: str) -> str:
     """The values group whose pods take the map (`worker` for worker.resources, `deployment` for a map keyed under
     deployment.resources), or the chart's name at the top."""
+    if edit.group:
+        return edit.group
     return next((str(p) for p in reversed(edit.path[: -2 if keyed(edit.path) else -1]) if isinstance(p, str)), chart)
 
 
@@ -455,9 +463,9 @@ def variant_text(
                 del res[section]
         if edit.claims:
             res["claims"] = [*(res.get("claims") or []), *copy.deepcopy(edit.claims)]
-        holder = edit.path[: -2 if keyed(edit.path) else -1]  # the mapping that holds `resources:`
         for name, added in edit.siblings.items():
-            key = sibling_path(edit.path, name)
+            key = edit.place(name)
+            holder = _common(edit.path[:-1], key[:-1])  # the mapping that holds `resources:` (or the pod options)
             parent = node_at(holder)
             for part in key[len(holder) : -1]:  # `resourceClaims:` keyed as `resources:` is
                 parent = parent.setdefault(part, CommentedMap())
@@ -479,6 +487,12 @@ def variant_text(
         for name in (name for name, spec in own.items() if spec is None):  # see superseded()
             entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
     return yf.render()
+
+
+def _common(a: Path_, b: Path_) -> Path_:
+    """The longest path both start with."""
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return a[:n]
 
 
 OVERLAY = "values-dra.yaml"
@@ -527,7 +541,7 @@ def overlay_values(
             current = get_path(merged, (*edit.path, "claims"))
             out = set_path(out, (*edit.path, "claims"), [*(current or []), *edit.claims])
         for name, added in edit.siblings.items():
-            key = sibling_path(edit.path, name)
+            key = edit.place(name)
             current = get_path(merged, key)
             if isinstance(added, list):
                 out = set_path(out, key, [*(current if isinstance(current, list) else []), *added])
@@ -1185,9 +1199,11 @@ def build(
     device_class: str,
     scoped: bool = False,
     reads: set[tuple[Path_, str, str]] | None = None,
+    change: str = f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema). `reads`: the
-    dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread)."""
+    dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread);
+    `change`: the entry of the chart's `artifacthub.io/changes`."""
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
@@ -1212,7 +1228,7 @@ def build(
         root,
         device_class,
         True,
-        change=f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
+        change=change,
         schema=(
             VALUES_KEY,
             {"type": "object", "description": "DRA ResourceClaimTemplates by name (resource.k8s.io/v1)"},

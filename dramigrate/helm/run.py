@@ -1092,6 +1092,8 @@ def _variations(
             options = [(changed, "changed to"), (zero(leaf.value), "switched off with")]
         else:
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
+            if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
+                options.insert(0, (bumped(leaf.value), "changed to"))
         twin = _twin(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
@@ -1977,11 +1979,17 @@ def _fix_idiomatic(
         if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
-        from dramigrate.helm.packedlib import library_request  # a define of a packed library chart writes the key
+        from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
 
-        counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
-        if why := library_request(root, work, reference[0].options, rules, counted):
-            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+        if found := packedlib.find_request(root, work, reference[0].options, rules):
+            tried = ""  # why the values-only rewrite through the library's values places (libvalues.py) fails
+            if found.places:
+                tried = _fix_library_values(outcome, root, copts, rules, settings, target, work, expected, hints, found)
+                if not tried:
+                    return
+            counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
+            why = packedlib.library_request(found, root, counted, tried)
+            _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
     try:
         changes = idiomatic.build(
@@ -2317,6 +2325,40 @@ def prove_switch(
         outcome.patch_proven = True
 
 
+def _fix_library_values(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hints: dict[str, Any],
+    found: Any,
+) -> str:
+    """A device request a packed library writes from values it has places for claims in (bjw-s common, libvalues.py):
+    the pass-through's rewrite and proof without template edits, the pods' siblings in the library's pod options.
+    Returns "" when it holds (or the outcome is final: a packaged chart's proven patch), else why not, with the
+    outcome as before it but for the patch tried (the caller writes the manual finding, naming the library)."""
+    from dramigrate.helm.libvalues import placer
+    from dramigrate.helm.rewrite import chart_name
+
+    first = min(hints.items(), key=lambda kv: (kv[0], kv[1].line))
+    shipped = _shipped_values(outcome, root, copts, rules, settings, target)
+    findings, fixed = list(outcome.findings), [f.fixed for f in outcome.findings]
+    place = placer(found.lib.title, found.places, chart_name(root))
+    _fix_passthrough(outcome, root, copts, work, {"": set()}, [*expected, *shipped], first, {"": [()]}, places=place)
+    if not outcome.manual or outcome.patch_proven:
+        return ""
+    tried = outcome.manual.removesuffix(ENGINE_HINT)
+    outcome.manual, outcome.changes = "", []
+    outcome.findings[:] = findings
+    for f, was in zip(findings, fixed, strict=True):
+        f.fixed = was
+    return tried
+
+
 def _values_files(root: Path, copts: ChartOptions) -> list[Path]:
     """The values files every render of a chart run reads: the -f files, and the chart's and its unpacked subcharts'
     values.yaml (a shipped values file is checked when the proof takes it, other YAML of the chart never)."""
@@ -2367,6 +2409,7 @@ def _fix_passthrough(
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
     switch: _Switch | None = None,
+    places: Callable[[list[Any], dict[str, Any]], None] | None = None,
 ) -> None:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
@@ -2375,9 +2418,12 @@ def _fix_passthrough(
     Proven: (L) every value set renders byte-identical with the original values; (D) with the variants in place
     of the files, the render equals the migration of the original render and is strict-valid for Kubernetes
     1.34 and 1.36. With a `switch`, its templates (a literal device key) take `dra.enabled` as well: (L) with it off,
-    (D) with it on (a value set no DRA file covers: only their requests migrated)."""
+    (D) with it on (a value set no DRA file covers: only their requests migrated). With `places`, a packed library
+    writes the objects (libvalues.py): no template passes anything through, the pods' siblings go where `places`
+    puts them (the library's pod options, rendered without `tpl`: the claim templates keep bare names)."""
     from dramigrate.helm import passthrough as pt
     from dramigrate.helm.idiomatic import _device_class
+    from dramigrate.helm.libvalues import CHANGE as LIBRARY_CHANGE
     from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
 
@@ -2404,7 +2450,9 @@ def _fix_passthrough(
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
-        if list(leaves) == [""]:
+        if places:
+            places(edits, sources.merged)
+        elif list(leaves) == [""]:
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
@@ -2436,7 +2484,7 @@ def _fix_passthrough(
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     kept = copts  # the user's options without them
     try:
-        scoped = all(pt.release_scoped(root / sub if sub else root, rels) for sub, rels in leaves.items())
+        scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
         overlay = ""
         default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -2518,9 +2566,12 @@ def _fix_passthrough(
         for sub, rels in leaves.items():
             keys = scopes[sub]
             own = {p: v for p, v in paths.items() if len(leaves) == 1 or any(tuple(p[: len(k)]) == k for k in keys)}
+            own = {} if places else own  # no sibling beside a map: the library's pod options hold them
             leaf = root / sub if sub else root
             reads = removed if list(leaves) == [""] else set()
-            built = _with_twins(leaf, pt.build(leaf, rels, own, namespaced, some_class, scoped, reads), twins.get(sub))
+            extra = [LIBRARY_CHANGE] if places else []
+            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
+            built = _with_twins(leaf, built, twins.get(sub))
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)

@@ -17,6 +17,8 @@ _UNSAFE = "\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 _CONTROL_OR_NEWLINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# what a workflow command cannot carry as it is: every control but the line ends, which it percent-encodes
+_CONTROL_BUT_LINE_ENDS = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{_UNSAFE}]")
 
 
 def _visible(m: re.Match[str]) -> str:
@@ -40,7 +42,8 @@ def encodable(text: str) -> str:
 
 def workflow_data(text: str) -> str:
     """The message of a GitHub workflow command (`::error ...::DATA`), as the Actions runner decodes it."""
-    text = encodable(text)  # a file name's bytes that are not UTF-8 cannot be printed as they are
+    # the Actions log obeys terminal escapes, and a file name's bytes that are not UTF-8 cannot be printed: \xNN
+    text = _CONTROL_BUT_LINE_ENDS.sub(_visible, text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
