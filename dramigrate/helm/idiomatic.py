@@ -800,6 +800,12 @@ def _lookup(
         if len(got) <= k:
             raise RewriteError(f"{rel}: the migration adds claims to {len(got)} pod(s) when {expr} is {other}")
         deltas[other] = got[k]
+    pods = [pod for doc in originals for _, pod in pod_groups(doc, [])]
+    tolerated = [t.get("key") for p in pods for t in p.get("tolerations") or [] if isinstance(t, dict)]
+    if not delta.tolerations and resource in tolerated:
+        for res, d in deltas.items():  # the values that pick a name tolerate it, as they do the rendered one
+            if all(t.get("key") == res for t in d.tolerations):
+                deltas[res] = dataclasses.replace(d, tolerations=[])
     tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
     for res, d in deltas.items():
         if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or (
