@@ -282,13 +282,29 @@ def _group(cond: str) -> str:
     return cond if " " not in cond or cond.startswith("(") else f"({cond})"
 
 
-def _either(devices: list[Device]) -> list[str] | None:
+def _either(devices: list[Device]) -> tuple[list[str] | None, list[str]]:
     """The conditions under which a pod renders at least one of its device keys, when they can be written as one
-    list: the same list for every key; or the list of one key that every other key's list includes (a key under
-    `if .Values.gpu.enabled` and another under `if .Values.models` inside it); or what the keys share, where the
-    rest of each list is one `if`'s condition or its plain `else` (ersatztv writes the key in both branches of
-    `if or .Values.resources.limits .Values.resources.requests`). None otherwise."""
-    lists = [d.conditions for d in devices]
+    list (_one_list); failing that, without the conditions that test a key's own count (`if .Values.limits.gpu`
+    around `nvidia.com/gpu: {{ .Values.limits.gpu }}`, the request under its own), which the count's gate covers:
+    then also those left out."""
+    found = _one_list([d.conditions for d in devices])
+    if found is not None:
+        return found, []
+    return _one_list([[c for c in d.conditions if not _own(d, c)] for d in devices]), [
+        c for d in devices for c in d.conditions if _own(d, c)
+    ]
+
+
+def _own(d: Device, cond: str) -> bool:
+    """Whether `cond` tests the device key's own count (`if .Values.limits.gpu` around the key that writes it)."""
+    return _group(cond) == _group(d.count)
+
+
+def _one_list(lists: list[list[str]]) -> list[str] | None:
+    """The conditions of the keys as one list: the same list for every key; or the list of one key that every other
+    key's list includes (a key under `if .Values.gpu.enabled` and another under `if .Values.models` inside it); or
+    what the keys share, where the rest of each list is one `if`'s condition or its plain `else` (ersatztv writes
+    the key in both branches of `if or .Values.resources.limits .Values.resources.requests`). None otherwise."""
     if all(c == lists[0] for c in lists):
         return lists[0]
     for candidate in lists:
@@ -1173,7 +1189,9 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     out = []
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
+        # a limit under `if` its own count: an unset limit is 0, which differs from a request that renders
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
+        own = [c for c in own if c in request.conditions or not _own(limit, c)]
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
@@ -1238,7 +1256,7 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
+    union, own_counts = (conditions, []) if w.choices else _either(w.devices)  # a choice: the picks, below
     if (
         groups is not None
         and len({g[0].count for g in groups}) > 1
@@ -1277,7 +1295,9 @@ def _pod_edits(
     if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
         in_pod = [c for c in conditions if c not in loop.nonempty]
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod)
+    # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
+    counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
