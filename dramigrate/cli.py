@@ -468,7 +468,9 @@ def _main(
 
 
 def _fail(message: str) -> None:
-    print(f"dramigrate: {message}", file=sys.stderr)
+    from dramigrate.report.escape import plain  # a message quotes input (a config key, an inventory's names)
+
+    print(f"dramigrate: {plain(message)}", file=sys.stderr)
     raise typer.Exit(2)
 
 
@@ -796,10 +798,41 @@ def _reopen_closed_streams() -> set[int]:
     return closed
 
 
+def _value_options(command: str) -> set[str]:
+    """The options of a command that take a value (`-o`, `--format`, ...)."""
+    cmd = getattr(typer.main.get_command(app), "commands", {}).get(command)
+    params = cmd.params if cmd is not None else []
+    return {
+        n for p in params if getattr(p, "is_flag", None) is False and not getattr(p, "count", False) for n in p.opts
+    }
+
+
+def _files_not_options(argv: list[str]) -> list[str]:
+    """argv with the arguments that name existing files moved after `--`, even those that start with `-`:
+    pre-commit appends the staged file names (the action a glob's), and a file named `-ovictim.yaml` or
+    `--html=victim.yaml` must be linted, not read as an option that writes a report over victim.yaml. An option's
+    own value (`-o -report.txt`) stays its value; argv without such a name is returned as it is."""
+    import os
+
+    cut = argv.index("--") if "--" in argv else len(argv)
+    suspects = [i for i in range(1, cut) if argv[i].startswith("-") and argv[i] != "-" and os.path.lexists(argv[i])]
+    if not suspects:
+        return argv
+    takes_value = _value_options(argv[0])
+    files: set[int] = set()
+    for i in suspects:
+        if argv[i - 1] not in takes_value or i - 1 in files:
+            files.add(i)
+    head = [a for i, a in enumerate(argv[:cut]) if i not in files]
+    return [*head, "--", *(argv[i] for i in sorted(files)), *argv[cut + 1 :]]
+
+
 def main() -> None:
     _standard_output()
+    argv = _files_not_options(sys.argv[1:])
+    cut = argv.index("--") if "--" in argv else len(argv)
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
-    sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in sys.argv[1:]]
+    sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in argv[:cut]] + argv[cut:]
     if sys.argv[1:2] and sys.argv[1] in ("lint", "diff", "fix"):
         from dramigrate.helm.sandbox import prestart_for
 

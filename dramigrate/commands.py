@@ -285,10 +285,20 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         MESSAGES.explain(f"skipped {why}")
     if disabled:
         MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
-    stdin = sys.stdin.buffer.read() if inputs.stdin else None
+    stdin = read_stdin(settings.max_file_size) if inputs.stdin else None
     return Context(
         settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
     )
+
+
+def read_stdin(cap: int) -> bytes:
+    """Standard input up to one byte past cap: an endless stream (`yes | dramigrate lint -`) was read until memory
+    ran out; what is past the cap is refused by size, as a file is."""
+    chunks, total = [], 0
+    while total <= cap and (chunk := sys.stdin.buffer.read1(min(1024 * 1024, cap + 1 - total))):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def check_writable(path: Path | None, what: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_FILE_BYTES, expands_within
+from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, read_regular
 from dramigrate.quantity import QuantityError, parse_quantity
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
@@ -136,10 +136,13 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
                 "or with --untrusted)",
                 str(path),
             ) from None
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a size and a nesting checked before parsing: the parsers take minutes or recurse out of the stack
+        text = read_regular(str(path), SETTINGS).decode("utf-8")
     except OSError as exc:
         raise InputError(f"cannot read config: {exc.strerror}", str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config is not UTF-8 text (byte {exc.start + 1})", str(path)) from exc
+    check_structure(str(path), text)
     if path.name == "pyproject.toml":
         try:
             import tomllib  # type: ignore[import-not-found]

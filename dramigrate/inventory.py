@@ -78,6 +78,8 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
         documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except yaml.YAMLError as exc:
         raise ValueError(f"{source}: invalid YAML: {_one_line(str(exc))}") from exc
+    except RecursionError:  # the parser recurses per level; ResourceSlices nest about ten deep
+        raise ValueError(f"{source}: nested too deeply to be a list of ResourceSlices") from None
     if not documents:
         raise ValueError(f"{source}: no ResourceSlice objects found (the file is empty)")
     return devices_from_objects(documents, source)

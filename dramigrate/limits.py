@@ -48,6 +48,8 @@ class Limits:
 
 
 DEFAULT = Limits()
+# a config or a rule pack: tens of settings or rules (a pyproject.toml with every tool's settings is tens of KiB)
+SETTINGS = Limits(max_bytes=1024 * 1024)
 
 
 class NotRegular(OSError):
@@ -86,7 +88,8 @@ def is_regular(path: str | os.PathLike[str]) -> bool:
 def size_message(size: int, limits: Limits) -> str:
     cap = limits.max_bytes
     shown = f"{cap / (1024 * 1024):g} MiB" if cap >= 1024 * 1024 else _size(cap)
-    return f"file is {_size(size)}, larger than the {shown} limit (--max-file-size); not processed"
+    size_said = "" if size == cap + 1 else f" {_size(size)},"  # a stream is read one byte past the cap, no further
+    return f"file is{size_said} larger than the {shown} limit (--max-file-size); not processed"
 
 
 def _size(n: int) -> str:

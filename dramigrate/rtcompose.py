@@ -7,8 +7,11 @@ module composes ruamel's own nodes from them (with ruamel's resolver and the pos
 round-trip constructor then builds the data, so every value, string class, number format and position is made
 by the same code as before. Only what the events cannot carry is left out, and a document holding any of it is
 declined (the caller parses it with ruamel): comments and blank lines inside the document (ruamel keeps both in
-its data), tabs, anchors, aliases, tags, directives, folded scalars (ruamel remembers where they fold), complex
-keys, odd line breaks, and more than one document. tests/test_speed.py checks the data, positions and dump are
+its data), tabs, tags, directives, folded scalars (ruamel remembers where they fold), complex keys, an empty value
+in a flow mapping (ruamel places it just after its colon), an anchor named twice, an alias inside its own anchor's
+node, odd line breaks, and more than one document. An anchored node carries its anchor and an alias is its
+anchor's node again, as in ruamel's composer; the constructor then keeps the anchor, shares the aliased data and
+merges `<<` keys as in ruamel's own parse. tests/test_fix_speed.py checks the data, positions, sharing and dump are
 ruamel's on the fixtures, the corpus and the generated tree.
 """
 
@@ -56,6 +59,7 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
     root: Any = None
     docs = 0
     stack: list[list[Any]] = []  # open collections: [node, its pending key node or None]
+    anchors: dict[str, Any] = {}  # anchor -> its node, as ruamel's composer keeps them
     empty: Any = None  # an empty plain scalar: ruamel puts it where the next event starts
     while True:
         ev = get()
@@ -66,22 +70,29 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
             empty = None
         cls = type(ev)
         if cls is ScalarEvent:
-            if ev.anchor is not None or ev.tag is not None:
-                raise Decline("anchor or tag")
+            if ev.tag is not None:
+                raise Decline("tag")
             style = ev.style or None
             if style == ">":
                 raise Decline("folded scalar")
             value = ev.value
-            node = ScalarNode(resolve(ScalarNode, value, ev.implicit), value, ev.start_mark, ev.end_mark, style=style)
-            if not value and style is None:
-                empty = node
+            tag = resolve(ScalarNode, value, ev.implicit)
+            node = ScalarNode(tag, value, ev.start_mark, ev.end_mark, style=style, anchor=ev.anchor)
+            _anchor(anchors, ev.anchor, node)
+            if not value and style is None and ev.anchor is None and _is_value(stack):
+                if stack[-1][0].flow_style:
+                    raise Decline("empty value in a flow mapping")  # ruamel: just after its colon, unknown here
+                empty = node  # an empty item of a sequence starts after its dash, an anchored one at its anchor
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
-            if ev.anchor is not None or ev.tag is not None:
-                raise Decline("anchor or tag")
+            if ev.tag is not None:
+                raise Decline("tag")
             if len(stack) >= MAX_DEPTH:
                 raise Decline("deep")
             kind = MappingNode if cls is MappingStartEvent else SequenceNode
-            node = kind(resolve(kind, None, ev.implicit), [], ev.start_mark, None, flow_style=ev.flow_style)
+            node = kind(
+                resolve(kind, None, ev.implicit), [], ev.start_mark, None, flow_style=ev.flow_style, anchor=ev.anchor
+            )
+            _anchor(anchors, ev.anchor, node)
             if root is None:
                 root = node
             else:
@@ -89,7 +100,11 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
             stack.append([node, None])
             continue
         elif cls is AliasEvent:
-            raise Decline("alias")
+            node = anchors.get(ev.anchor)
+            if node is None or any(open_[0] is node for open_ in stack):
+                raise Decline("undefined or recursive alias")  # ruamel refuses the one and words it
+            _put(stack, node, type(node) is not ScalarNode)
+            continue
         elif cls is DocumentStartEvent:
             if ev.version is not None or ev.tags:
                 raise Decline("directive")
@@ -125,6 +140,20 @@ def _comment_tokens(body: str, lines: int) -> list[Any]:
         out.append(CommentToken(body[at:end], start_mark, end_mark))
         at = end
     return out
+
+
+def _is_value(stack: list[list[Any]]) -> bool:
+    """Whether the next node is a mapping's value."""
+    return bool(stack) and type(stack[-1][0]) is MappingNode and stack[-1][1] is not None
+
+
+def _anchor(anchors: dict[str, Any], anchor: str | None, node: Any) -> None:
+    """Keep an anchored node for its aliases; an anchor named twice is declined (ruamel warns of it)."""
+    if anchor is None:
+        return
+    if anchor in anchors:
+        raise Decline("anchor named twice")
+    anchors[anchor] = node
 
 
 def _put(stack: list[list[Any]], node: Any, collection: bool) -> None:

@@ -113,11 +113,13 @@ class _Decline(Exception):
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
     plain or single-quoted, ints, booleans, nulls), with no comment but a header, and no anchor, tag, merge key or
-    flow collection (other than an empty one); None for anything else, which ruamel then dumps. The text ruamel
+    flow collection (other than an empty one); None for anything else, which ruamel then dumps. Plain dicts and
+    lists (the ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without
+    comments or styles, their keys in their order. The text ruamel
     writes for these is fixed: the header's lines, a key at its mapping's column, a nested mapping `mapping` further
     in, a sequence's dash `offset` in and its item `sequence` in, each scalar in the style ruamel's own emitter
     chooses (tests/test_fix_speed.py compares the two on every fixture, a generated tree and hypothesis documents)."""
-    if type(data) is not CommentedMap or not data or sequence < offset + 2:
+    if (type(data) is not CommentedMap and type(data) is not dict) or not data or sequence < offset + 2:
         return None
     out = _header(data)
     if out is None:
@@ -184,14 +186,14 @@ def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps,
 def _value(value: Any, column: int, out: list[str], steps: Steps, seen: set[int]) -> None:
     """What follows `key:` for a key at column."""
     t = type(value)
-    if t is CommentedMap:
+    if t is CommentedMap or t is dict:
         if not value:
             _plain_collection(value, seen)
             out.append(": {}\n")
             return
         out.append(":\n")
         _mapping(value, column + steps[0], False, out, steps, seen)
-    elif t is CommentedSeq:
+    elif t is CommentedSeq or t is list:
         if not value:
             _plain_collection(value, seen)
             out.append(": []\n")
@@ -210,10 +212,10 @@ def _sequence(node: Any, column: int, out: list[str], steps: Steps, seen: set[in
     dash = " " * (column + off) + "-" + " " * (s - off - 1)
     for item in node:
         t = type(item)
-        if t is CommentedMap and item:
+        if (t is CommentedMap or t is dict) and item:
             out.append(dash)
             _mapping(item, column + s, True, out, steps, seen)
-        elif t is CommentedMap or t is CommentedSeq or item is None:
+        elif t is CommentedMap or t is dict or t is CommentedSeq or t is list or item is None:
             raise _Decline
         else:
             out.append(dash + _scalar(item, False) + "\n")

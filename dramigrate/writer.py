@@ -273,7 +273,7 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
             if not same or (expected is not None and _read(target, path) != expected):
                 raise InputError("file changed while it was being rewritten; not overwritten (run again)", str(path))
             if opts.backup:
-                _backup(target, target + opts.backup)
+                _backup(target, target + opts.backup, str(path))
         os.replace(tmp, target)
         _fsync_folder(folder)
     except BaseException:
@@ -310,14 +310,29 @@ def _read(target: str, shown: Path) -> bytes:
         raise InputError(f"cannot re-read before writing: {exc.strerror}", str(shown)) from exc
 
 
-def _backup(target: str, backup: str) -> None:
-    """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata)."""
+def _backup(target: str, backup: str, shown: str) -> None:
+    """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata); what
+    holds the backup's name is replaced only when it is a file or a symlink (never followed), never a folder."""
     try:
-        if os.path.lexists(backup):
-            os.unlink(backup)
+        held = os.lstat(backup)
+    except FileNotFoundError:
+        held = None
+    if held is not None and stat.S_ISDIR(held.st_mode):
+        raise InputError(f"--backup: {os.path.basename(backup)} is a folder; the file is not rewritten", shown)
+    if held is not None:
+        os.unlink(backup)
+    try:
         os.link(target, backup)
     except OSError:
-        shutil.copy2(target, backup)
+        _copy_new(target, backup)
+
+
+def _copy_new(target: str, backup: str) -> None:
+    """A copy of target with its metadata into a file that must not exist yet (a symlink there is not followed)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open(target, "rb") as src, os.fdopen(os.open(backup, flags, 0o600), "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    shutil.copystat(target, backup, follow_symlinks=False)
 
 
 def _fsync_folder(folder: str) -> None:

@@ -113,6 +113,19 @@ def test_lint_chart_with_release_values_and_json(run_cli: RunCli, gpu_chart: Pat
     } in f["related"]
 
 
+def test_a_values_file_with_a_merge_key_gets_its_device_line_not_an_internal_error(
+    run_cli: RunCli, gpu_chart: Path, tmp_path: Path
+) -> None:
+    """A `-f` file whose resources come through a YAML merge key (`<<: *gpu`): lint names the line of the count in
+    the anchored map. Was: an internal error (KeyError) and the chart left unchecked."""
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("base: &gpu\n  nvidia.com/gpu: 2\nresources:\n  limits:\n    <<: *gpu\n    cpu: 1\n")
+    code, out, err = run_cli(["lint", str(gpu_chart), "-f", str(gpu), "--format", "json"])
+    assert code == 1, err
+    (f,) = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
+    assert {"file": str(gpu), "line": 2, "column": 0} == {k: v for k, v in f["related"][0].items() if k != "message"}
+
+
 def test_mixed_files_and_charts_in_one_run(run_cli: RunCli, gpu_chart: Path, tmp_path: Path) -> None:
     plain = tmp_path / "manifests" / "pod.yaml"
     plain.parent.mkdir()

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, RunCli
+from conftest import ONE_GPU_POD, RunCli, run_dramigrate
 
 RULES = Path(__file__).resolve().parents[1] / "rules" / "nvidia.yaml"
 POD = ONE_GPU_POD.format(name="p")
@@ -76,3 +77,22 @@ def test_a_repository_config_may_lower_the_file_size_limit_but_not_raise_it(repo
     code, out, _ = run_cli(["lint", "a.yaml", "--max-file-size", "1Ki"], cwd=repo)
     assert code == 1, out  # the way out the refusal names: the command line decides, and the config is not refused
     assert "max-file-size` of" not in out
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ("exclude:\n" + "- x\n" * 3_000_000, "larger than"),  # 12 MB, parsed for minutes
+        ("exclude: " + "[" * 5000 + "]" * 5000 + "\n", "nested more than"),  # a RecursionError
+        ("exclude: [a]\n".encode("utf-16"), "not UTF-8 text"),  # a UnicodeDecodeError
+    ],
+)
+def test_a_hostile_config_is_named_at_once(tmp_path: Path, config: str | bytes, said: str) -> None:
+    """A repository's .dramigrate.yaml too large, too deep or not UTF-8 hung the run or ended it with an internal
+    error and no file name."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    (tmp_path / ".dramigrate.yaml").write_bytes(config.encode() if isinstance(config, str) else config)
+    started = time.monotonic()
+    code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+    assert time.monotonic() - started < 20
+    assert code == 2 and ".dramigrate.yaml" in err and said in err and "internal error" not in err, err

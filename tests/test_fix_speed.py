@@ -43,6 +43,21 @@ def _same(fast: Any, slow: Any, where: str) -> None:
             assert repr(getattr(fast, attr, None)) == repr(getattr(slow, attr, None)), f"{where} {attr}"
 
 
+def _sharing(data: Any) -> list[int]:
+    """Which collections of the data are one object (an alias): for each met in order, where it was first met."""
+    first: dict[int, int] = {}
+    out: list[int] = []
+    todo = [data]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        out.append(first.setdefault(id(node), len(out)))
+        if out[-1] == len(out) - 1:
+            todo.extend(reversed(list(node.values()) if isinstance(node, dict) else node))
+    return out
+
+
 def _check(files: list[Path]) -> tuple[int, int]:
     """(documents composed and equal to ruamel's, documents declined) over the files' `---` sections."""
     same = declined = 0
@@ -65,6 +80,7 @@ def _check(files: list[Path]) -> tuple[int, int]:
                 continue
             slow = _round_trip().load(doc.body)
             _same(fast, slow, f"{path}:{doc.start_line}")
+            assert _sharing(fast) == _sharing(slow), f"{path}:{doc.start_line}"
             indent = indent_of(doc.body)
             assert dump_yaml(fast, indent) == dump_yaml(slow, indent), f"{path}:{doc.start_line}"
             same += 1
@@ -128,6 +144,31 @@ def test_generated_device_documents_are_written_without_ruamels_emitter(tmp_path
     assert total > 20 and plain > total / 2
 
 
+def test_emitted_claim_templates_are_written_without_ruamels_emitter(tmp_path: Path) -> None:
+    """The ResourceClaimTemplates fix appends (plain dicts and lists) are written as ruamel writes them, without it."""
+    from dramigrate.config import Settings
+    from dramigrate.migrate import Job, run_file
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    _generator().generate(tmp_path, 60, 11, device_share=0.5)
+    settings = Settings()
+    rules, target = load_rules(settings.rules), Target.parse(settings.kube_version)
+    templates = [
+        t
+        for path in sorted(tmp_path.rglob("*.y*ml"))
+        for t in run_file(Job(str(path), None, True), rules, settings, target).templates
+    ]
+    plain = 0
+    for template in templates:
+        for indent in (Indent(2, 2, 0), Indent(2, 4, 2), Indent(4, 4, 2)):
+            text = plain_dump(template, indent.mapping, indent.sequence, indent.offset)
+            if text is not None:  # declined: a CEL selector with a quote, which ruamel writes double-quoted
+                assert text == _ruamel_dump(template, indent), template
+                plain += 1
+    assert len(templates) > 10 and plain > len(templates) * 3 / 2
+
+
 # texts that YAML reads as something else, that need quoting or escapes, or that sit at ruamel's limits
 _TEXTS = ["a", "yes", "on", "010", "1e3", "~", "null", "", " x", "x ", "a: b", "a #b", "#x", "- x", "-x", "@x", "it's"]
 _TEXTS += ["é", "\u2028", "\x07", "%x", "!x", "&x", "*x", "? x", "[x]", "x,y", "0x1F", ".inf", "12:30", "True", "<<"]
@@ -146,6 +187,8 @@ _NODES = st.recursive(
     lambda inner: st.one_of(
         st.lists(inner, max_size=4).map(CommentedSeq),
         st.dictionaries(_KEYS, inner, max_size=4).map(CommentedMap),
+        st.lists(inner, max_size=4),  # plain ones, as in the templates fix emits
+        st.dictionaries(_KEYS, inner, max_size=4),
     ),
     max_leaves=12,
 )
@@ -154,11 +197,15 @@ _NODES = st.recursive(
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(CommentedMap(a=SingleQuotedScalarString("it's"), b=CommentedSeq(["x", 7, CommentedMap(c=None)])), Indent())
 @example(_load("# owned by team a\n\n# do not edit\na: 1\nb:\n  - c: d\n"), Indent(2, 4, 2))
+@example({"a": [{"b": 1}, "c"], "d": {}}, Indent(2, 4, 2))
 @given(
-    st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4).map(CommentedMap),
+    st.one_of(
+        st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4).map(CommentedMap),
+        st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4),
+    ),
     st.sampled_from([Indent(2, 2, 0), Indent(2, 4, 2), Indent(4, 4, 2), Indent(4, 6, 4), Indent(3, 5, 2)]),
 )
-def test_plain_dump_writes_what_ruamel_writes_or_declines(data: CommentedMap, indent: Indent) -> None:
+def test_plain_dump_writes_what_ruamel_writes_or_declines(data: dict[str, Any], indent: Indent) -> None:
     text = plain_dump(data, indent.mapping, indent.sequence, indent.offset)
     if text is not None:
         assert text == _ruamel_dump(data, indent)
@@ -200,6 +247,12 @@ def test_generated_device_files_are_composed_not_parsed_by_ruamel(tmp_path: Path
         "a: 010\nb: 0o10\nc: 1_000\nd: 1.50\ne: 1e3\nf: yes\ng: .inf\nh: 2024-01-02\ni: 0x1F\n",
         "- a\n-   b\n- - c\n  - d\n- k: v\n  l:\n  - m\n",
         "key:\n- a\n- b\nother:\n    - c\n",
+        "a: &x {b: 1}\nc: *x\n",
+        "selector:\n  matchLabels: &id001\n    app: x\ntemplate:\n  metadata:\n    labels: *id001\n",
+        "base: &base\n  a: 1\n  b: [2]\nmore:\n  <<: *base\n  b: 3\n",
+        "- &s text\n- *s\n- &n 5\n- *n\n- &e\n- *e\n- {*s : v}\n",
+        "both: &two\n  <<: [{a: 1}, &m {b: 2}]\nagain: *m\n",
+        "k1:\n- x\n-\nk2:\n  - - 0x1F\n    -\n  -\n  - y\n",  # an empty item starts just after its dash
     ],
 )
 def test_a_document_without_inner_comments_is_composed_as_ruamel_loads_it(text: str, tmp_path: Path) -> None:
@@ -214,7 +267,9 @@ def test_a_document_without_inner_comments_is_composed_as_ruamel_loads_it(text: 
         "a: 1  # a comment ruamel keeps\n",
         "a: 1\n\nb: 2\n",  # ruamel keeps the blank line
         "# header\n\na: 1\n",  # the blank line joins the header comment
-        "a: &x {b: 1}\nc: *x\n",
+        "a: {b: , c: 1}\n",  # ruamel places the empty value just after its colon, libyaml at what follows
+        "a: &x [1, *x]\n",  # an alias inside its own anchor's node
+        "a: &x 1\nb: &x 2\n",  # an anchor named twice
         "a: !!str 5\n",
         "a: >\n  folded\n  text\n",
         "? [a]\n: 1\n",

@@ -194,3 +194,19 @@ def test_fit_format_accepts_what_its_help_lists(tree: Path) -> None:
     assert json.loads(out)["claims"]
     code, _, err = run_env(["fit", "--inventory", inventory, "m/inference.yaml", "--format", "sarif"], tree, {})
     assert code == 2 and "text or json" in err
+
+
+def test_a_diff_names_a_hostile_file_as_git_quotes_it_and_still_applies(tmp_path: Path) -> None:
+    """A file name holding a line break wrote a second `+++` header (the diff no longer applied, and a crafted name
+    forges hunks); ESC reached the terminal. git C-quotes such names: `git apply` reads them back."""
+    names = ["a\n+++ b x.yaml", "b\x1b[2Jc.yaml", 'q"uote\\.yaml']
+    for name in names:
+        (tmp_path / name).write_text((EXAMPLES / "inference.yaml").read_text())
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    code, out, _ = run_env(["diff", "."], tmp_path, {})
+    assert code == 0 and "\x1b" not in out
+    headers = [line for line in out.splitlines() if line.startswith(("--- ", "+++ "))]
+    assert len(headers) == 2 * len(names) and '+++ "b/a\\n+++ b x.yaml"' in headers, headers
+    (tmp_path / "d.patch").write_text(out)
+    subprocess.run(["git", "apply", "d.patch"], cwd=tmp_path, check=True)
+    assert all("resourceClaimTemplateName" in (tmp_path / name).read_text() for name in names)

@@ -166,6 +166,20 @@ def test_a_gpu_values_file_gets_its_dra_variant_with_the_default_tolerations_kep
     assert not (chart / "values-dra.yaml").exists()  # the defaults ask for no device
 
 
+def test_a_bjws_library_unpacked_in_charts_gets_the_same_values_only_rewrite(tmp_path: Path) -> None:
+    chart = _app(tmp_path)
+    with tarfile.open(chart / "charts/common-5.0.1.tgz") as tar:
+        tar.extractall(chart / "charts", filter="data")
+    (chart / "charts/common-5.0.1.tgz").unlink()
+    library = {p: p.read_text() for p in (chart / "charts").rglob("*.tpl")}
+    # was: manual, 'no line of a helper in this chart writes the device key, ...'
+    outcome = fix_chart(chart)
+    assert "default values (DRA values: values-dra.yaml)" in outcome.checked, outcome.checked
+    assert {p: p.read_text() for p in (chart / "charts").rglob("*.tpl")} == library
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert list(counts.values()) == [1] and pods["release-name-main"]["resourceClaims"]
+
+
 def test_an_older_bjws_library_is_manual_work_naming_its_version_and_the_first_that_renders_claims(
     tmp_path: Path,
 ) -> None:

@@ -178,3 +178,67 @@ def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
     assert "templates/pods.yaml:13" in outcome.manual, outcome.report()
     assert "the count `add $i 1` reads `$i`, which the `range` sets per item" in outcome.manual
+
+
+# one Deployment per service a helper lists; each service's settings are a dict another helper builds from values
+# and the template parses, the container's resources read out of it and written by a render helper (groundx)
+SETTINGS_HELPERS = """\
+{{- define "svc.settings" -}}
+{{- $in := index .root.Values .name -}}
+{{- $cfg := dict "name" .name -}}
+{{- if and (hasKey $in "resources") (not (empty (get $in "resources"))) -}}
+  {{- $_ := set $cfg "resources" (get $in "resources") -}}
+{{- end -}}
+{{- $cfg | toYaml -}}
+{{- end }}
+{{- define "svc.renderResources" -}}
+{{- if .ctx }}
+{{ printf "%*s" .indent "" }}resources:{{ .ctx | toYaml | nindent (int (add .indent 2)) }}
+{{- end }}
+{{- end }}
+"""
+SETTINGS_TEMPLATE = """\
+{{- range $entry := list "ranker" "layout" }}
+{{- $svcData := include "svc.settings" (dict "root" $ "name" $entry) | fromYaml -}}
+{{- $rs := get $svcData "resources" -}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $entry }}
+spec:
+  selector:
+    matchLabels: {app: {{ $entry }}}
+  template:
+    metadata:
+      labels: {app: {{ $entry }}}
+    spec:
+      containers:
+        - name: {{ $entry }}
+          image: busybox
+{{- include "svc.renderResources" (dict "ctx" $rs "indent" 10) }}
+{{- end }}
+"""
+
+
+def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_that_shape(tmp_path: Path) -> None:
+    """The container's resources map is read out of a settings dict a helper builds inside the range over the
+    services (`$rs := get $svcData "resources"`): no line reads a values map, so the pass-through has no key to put
+    `resourceClaims` beside. fix names that read, its line and the dict (was: the services' `containers:` line and
+    "the idiomatic rewrite takes pattern A only")."""
+    gpu = "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(
+        tmp_path,
+        "services",
+        {
+            "values.yaml": f"ranker:\n{gpu}layout:\n{gpu}",
+            "templates/_helpers.tpl": SETTINGS_HELPERS,
+            "templates/app.yaml": SETTINGS_TEMPLATE,
+        },
+    )
+    outcome = _fix(chart)
+    assert not outcome.proven
+    assert "templates/app.yaml:3: pattern F" in outcome.manual, outcome.report()
+    assert "the container's resources map $rs is the `resources` of $svcData, a dict a named helper builds" in (
+        outcome.manual
+    )

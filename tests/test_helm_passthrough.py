@@ -234,6 +234,25 @@ def test_a_shipped_values_file_named_from_outside_the_chart_gets_its_variant_bes
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"]
 
 
+def test_a_values_file_with_a_device_count_of_zero_gets_its_variant(run_cli: RunCli, tmp_path: Path) -> None:
+    """A values file that gives one container a GPU and another `nvidia.com/gpu: 0` and nothing else (the migration
+    drops the zero key, and that container's resources with it): its DRA variant claims for the first alone. Was: an
+    internal error (KeyError: 'resources') and nothing written."""
+    chart = write_chart(tmp_path)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "trainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 0\n"
+        "launcher:\n  resources:\n    limits:\n      cpu: 100m\n      nvidia.com/gpu: 1\n"
+    )
+    code, _, err = run_cli(["fix", str(chart), "-f", str(gpu)])
+    assert code == 0, err
+    out = docs(chart, (tmp_path / "gpu-dra.yaml",))
+    assert "resources" not in out["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    job = out["Job"]["spec"]["template"]["spec"]
+    assert job["containers"][0]["resources"] == {"limits": {"cpu": "100m"}, "claims": [{"name": "gpu"}]}
+    assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 1
+
+
 def test_device_request_only_from_set_gets_values_dra_yaml(run_cli: RunCli, tmp_path: Path) -> None:
     """fix on the command line says how to use the values file it wrote for a device --set (was: manual work,
     "not set in a -f values file")."""

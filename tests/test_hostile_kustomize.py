@@ -83,3 +83,60 @@ def test_overlays_that_include_the_same_bases_over_and_over_are_named_not_built(
 
     assert "l9a/kustomization.yaml:1:1: warning [kustomize-unproven] building l9a loads 1,535 kustomizations" in err
     assert "+++" not in out
+
+
+def test_a_base_outside_the_repository_never_reaches_a_report_through_kustomizes_error(tmp_path: Path) -> None:
+    """kustomize prints the object it refuses (`missing metadata.name in object {{v1 Secret} {{ } map[...]}}`): an
+    overlay naming a folder outside the repository put that folder's Secret into the kustomize-unproven finding."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text("resources:\n- s.yaml\n")
+    (outside / "s.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata:\n  labels: {token: hunter2-label}\n")
+    (repo / "ov").mkdir(parents=True)
+    (repo / "ov" / "pod.yaml").write_text(ONE_GPU_POD.format(name="ov"))
+    (repo / "ov" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n- ../../outside\n")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    for command in ("diff", "fix"):
+        for fmt in ("text", "json", "markdown", "sarif"):
+            code, out, err = run_dramigrate([command, ".", "--format", fmt], cwd=repo)
+            assert "hunter2" not in out + err
+    code, out, err = run_dramigrate(["diff", "."], cwd=repo)
+    assert "ov does not build with kustomize" in err and f"reads {outside}" in err, err
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+    assert (repo / "ov" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="ov")
+
+
+def test_a_symlink_where_fix_writes_a_kustomize_file_is_never_written_through(tmp_path: Path) -> None:
+    """The proof builds a copy of the tree that keeps symlinks as links, and wrote the rewritten files into it: a
+    link at the name of the file fix adds (dramigrate-claim-template-names.yaml) overwrote its target, wherever
+    it was, in diff too."""
+    outside, repo = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    (outside / "precious.yaml").write_text("precious: 1\n")
+    (repo / "base").mkdir(parents=True)
+    (repo / "ov").mkdir()
+    (repo / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="base"))
+    (repo / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (repo / "base" / "dramigrate-claim-template-names.yaml").symlink_to(outside / "precious.yaml")
+    (repo / "ov" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: x-\n")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    for command in ("diff", "fix"):
+        code, _, err = run_dramigrate([command, "."], cwd=repo)
+        assert (outside / "precious.yaml").read_text() == "precious: 1\n", command
+        assert "dramigrate-claim-template-names.yaml is a symlink" in err, err
+    assert (repo / "base" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="base")  # the graph as it was
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+
+
+def test_a_device_request_of_an_unproven_graph_is_not_said_to_be_migrated(tmp_path: Path) -> None:
+    """Two overlays that include each other do not build: fix left the request as it was and said `migrated with
+    its kustomize graph` about it."""
+    for folder, other in (("a", "b"), ("b", "a")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "kustomization.yaml").write_text(f"resources:\n- pod.yaml\n- ../{other}\n")
+        (tmp_path / folder / "pod.yaml").write_text(ONE_GPU_POD.format(name=folder))
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    requests = [line for line in err.splitlines() if "[kustomize-patch]" in line]
+    assert len(requests) == 2 and all("not migrated:" in line for line in requests), err
+    assert "migrated with its kustomize graph" not in err
+    assert (tmp_path / "a" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="a")

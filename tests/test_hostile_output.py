@@ -48,3 +48,50 @@ def test_a_report_that_cannot_be_written_to_standard_output_is_named(tmp_path: P
     assert done.returncode == 2
     assert err.splitlines()[-1] == "dramigrate: cannot write to standard output: No space left on device"
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_a_config_or_inventory_error_shows_terminal_escapes_instead_of_obeying_them(tmp_path: Path) -> None:
+    """A repository's .dramigrate.yaml (or a device inventory) names a key with ESC and BEL: the message that
+    refuses it quotes the key, and the operator's terminal must not obey it (retitle the window, clear the screen)."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    (tmp_path / ".dramigrate.yaml").write_text('"\\e]0;pwned\\a\\e[2Jbad": 1\n')
+    code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+    assert code == 2 and "unknown setting" in err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07\\x1b[2Jbad" in err
+    (tmp_path / ".dramigrate.yaml").unlink()
+    inventory = tmp_path / "slices.yaml"
+    inventory.write_text(
+        'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: "s\\e[2J"}\nspec:\n'
+        "  driver: gpu.nvidia.com\n  nodeName: n\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n"
+        "  devices:\n  - name: g\n    attributes:\n      x: {int: 1e400}\n"
+    )
+    code, _, err = run_dramigrate(["fit", "a.yaml", "--inventory", str(inventory)], cwd=tmp_path)
+    assert code == 2 and "slices.yaml" in err and "\x1b" not in err and "s\\x1b[2J" in err
+
+
+def test_a_file_whose_name_reads_as_an_option_is_linted_as_pre_commit_names_it(tmp_path: Path) -> None:
+    """pre-commit appends the staged file names to the hook's command line: a file named `-ovictim.yaml` was read
+    as `-o victim.yaml`, and the report overwrote victim.yaml (`--html=`, `--classes-file=` wrote there too)."""
+    victim = tmp_path / "victim.yaml"
+    victim.write_text(ONE_GPU_POD.format(name="victim"))
+    hostile = ("-ovictim.yaml", "--html=victim.yaml", "--classes-file=victim.yaml")
+    for i, name in enumerate(hostile):
+        (tmp_path / name).write_text(ONE_GPU_POD.format(name=f"h{i}"))
+    for command in ("lint", "diff"):
+        code, out, err = run_dramigrate([command, "--format", "json", *hostile, "victim.yaml"], cwd=tmp_path)
+        assert code == (1 if command == "lint" else 0), err
+        assert victim.read_text() == ONE_GPU_POD.format(name="victim")
+        named = {f["file"] for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"}
+        assert named == {*hostile, "victim.yaml"}
+    code, _, err = run_dramigrate(["fix", "-q", *hostile], cwd=tmp_path)
+    assert code == 0, err
+    assert victim.read_text() == ONE_GPU_POD.format(name="victim")
+    assert all("resourceClaimTemplateName" in (tmp_path / name).read_text() for name in hostile)
+    # the action's `dramigrate lint $PATHS --format github $ARGS`, a glob in PATHS: options after the names
+    code, out, err = run_dramigrate(["lint", *hostile, "victim.yaml", "--format", "json"], cwd=tmp_path)
+    assert code == 1 and victim.read_text() == ONE_GPU_POD.format(name="victim"), err
+    # an option's own value keeps being its value
+    code, out, err = run_dramigrate(
+        ["lint", "--exclude", "-ovictim.yaml", "-ovictim.yaml", "victim.yaml"], cwd=tmp_path
+    )
+    assert code == 1 and "-ovictim.yaml" not in out and "victim.yaml" in out, err

@@ -323,3 +323,32 @@ def test_a_proof_mismatch_or_a_remote_base_writes_nothing_of_that_graph(stacked:
     assert "(because cpu/cpu/kustomization.yaml:6 removes nvidia.com/gpu: the overlay takes away a device" in log
     assert "remote/big/kustomization.yaml builds on a remote base (github.com/example/gpu-base//deploy?ref=v1)" in log
     assert "neither fetches nor rewrites" in log
+
+
+def test_builds_run_go_s_collector_less_often_unless_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build allocates much and keeps little: kustomize runs with GOGC=400 (a sixth less CPU a build), bounded by
+    GOMEMLIMIT at half the build's memory limit; a GOGC or GOMEMLIMIT the user set is kept."""
+    from conftest import base_and_overlay
+
+    from dramigrate.kustomize.build import Builder
+
+    overlay = base_and_overlay(tmp_path / "tree", "resources:\n- ../base\nnamePrefix: big-\n")
+    seen = tmp_path / "env"
+    kubectl = tmp_path / "kubectl-recording"  # the real kubectl, started through a script that keeps its environment
+    kubectl.write_text(f'#!/bin/sh\nenv > "{seen}"\nexec "{find_binary()[0]}" "$@"\n')
+    kubectl.chmod(0o755)
+
+    def build_env() -> dict[str, str]:
+        build = Builder([str(kubectl), "kustomize"]).build_one(overlay)
+        assert build.ok and "name: big-pod" in build.text
+        return dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", "1536")
+    env = build_env()
+    assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("400", "768MiB")
+    monkeypatch.setenv("GOGC", "100")
+    monkeypatch.setenv("GOMEMLIMIT", "3GiB")
+    env = build_env()
+    assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("100", "3GiB")

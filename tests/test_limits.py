@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ONE_GPU_POD, RunCli, dramigrate_executable
@@ -155,3 +156,36 @@ def test_hostile_rule_pack_fails_at_load_not_during_lint(tmp_path: Path, run_cli
     code, _, err = run_cli(["lint", "--rules", pack, tmp_path / "w.yaml"], timeout=30)
     assert code == 2
     assert "resources.0.regex: a repeat inside a repeat" in err
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda p: p.write_text("resources:\n" + "- {match: x}\n" * 1_500_000), "larger than"),  # 13 MB: minutes
+        (lambda p: p.write_bytes("kind: RulePack\n".encode("utf-16")), "not UTF-8 text"),  # an internal error
+        (lambda p: os.mkfifo(p), "not a regular file"),  # blocked for ever
+    ],
+)
+def test_a_rule_pack_too_large_not_utf8_or_a_fifo_is_named_at_once(
+    tmp_path: Path, run_cli: RunCli, make: Any, said: str
+) -> None:
+    pack = tmp_path / "pack.yaml"
+    make(pack)
+    (tmp_path / "w.yaml").write_text(POD.format(name="w"))
+    code, _, err = run_cli(["lint", "--rules", pack, tmp_path / "w.yaml"], timeout=30)
+    assert code == 2 and "pack.yaml" in err and said in err and "internal error" not in err, err
+
+
+def test_an_endless_standard_input_is_refused_at_the_size_limit() -> None:
+    """`yes | dramigrate lint -` was read until memory ran out: standard input is read one byte past the limit."""
+    with subprocess.Popen(["yes", "a: b"], stdout=subprocess.PIPE) as endless:
+        done = subprocess.run(
+            [dramigrate_executable(), "lint", "-", "--max-file-size", "4Mi"],
+            stdin=endless.stdout,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        endless.kill()
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 2 and "-: file is larger than the 4 MiB limit (--max-file-size)" in said, said

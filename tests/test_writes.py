@@ -146,3 +146,22 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path: Path) -> 
         write_atomic(f, "a: 2\n", expected=b"a: 0\n")
     assert f.read_text() == "a: 1\n"
     assert os.listdir(tmp_path) == ["f.yaml"]
+
+
+def test_a_backup_name_taken_by_a_folder_is_that_files_failure_and_nothing_leaves_the_tree(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """--backup onto a folder copied the original into it, through a symlink planted there: out of the tree."""
+    top, outside = tmp_path / "top", tmp_path / "outside"
+    top.mkdir()
+    outside.mkdir()
+    for name in ("a", "b"):
+        (top / f"{name}.yaml").write_text(POD.format(name=name))
+    (top / "b.yaml.orig").mkdir()
+    (top / "b.yaml.orig" / "b.yaml").symlink_to(outside / "leak.yaml")
+    code, _, err = run_cli(["fix", "--backup", top])
+    assert code == 2, err
+    assert not list(outside.iterdir())
+    assert "b.yaml" in err and "b.yaml.orig is a folder" in err
+    assert (top / "b.yaml").read_text() == POD.format(name="b")  # the bad one untouched
+    assert _migrated((top / "a.yaml").read_bytes()) and (top / "a.yaml.orig").read_text() == POD.format(name="a")

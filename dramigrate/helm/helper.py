@@ -22,7 +22,9 @@ before that line in the DRA branch (`omit` the device key, `set` the claim), and
 helper's control and assignment lines to read the count from the map.
 
 What the DRA branch writes (claim and request names, device class, selectors, tolerations) comes from the
-core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D).
+core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D) on the chart as
+written, its switch turned against the default where the values documentation says (`flipped`): a switch no value
+reaches would leave a chart that can never be turned.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import json
 import re
 import shutil
 import textwrap
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +57,7 @@ from dramigrate.helm.idiomatic import (
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
 from dramigrate.helm.patterns import _ACTION, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
+from dramigrate.helm.values import get_path
 from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
@@ -822,16 +826,9 @@ def build(
         # extended resource only with both equal, so the limits one counts, as the migration's claim does
         keys = sorted(keys, key=lambda k: _section(root, k) != "limits")
     define, file, key = defines.pop(), files.pop(), keys[0]
-    # the helper gets the chart's root (`include "x" .`): the switch is in values.yaml; else in the object it gets
-    mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    mode = switch_mode(sites)
     if mode == "values":
         _values_reach(root, file, define, sites)
-    for s in sites:  # an object built by a call at the site (`fromYaml (include ...)`): no values key reaches it
-        if s.arg.startswith("(") and not s.given:
-            raise NotHelper(
-                f"{s.rel}:{s.index + 1}: the helper {define} gets `{s.arg}`, an object built at the call site: no "
-                "values key reaches it, so the DRA switch (dra.enabled) could not be turned"
-            )
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
     specs = {repr(_uncounted(d.spec)) for d, _ in deltas.values()}  # the count is the helper's (draCount)
@@ -905,11 +902,12 @@ def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> 
 
 def _context_paths(where: str) -> list[tuple[str | int, ...]]:
     """The values paths of the objects a helper gets (`servingEngineSpec.modelSpec[]` -> servingEngineSpec,
-    modelSpec, 0: a list's items), from context_path's words; none for a context it cannot name."""
+    modelSpec, 0: a list's items; `worker` -> worker), from context_path's words; none for a context it cannot
+    name."""
     out: list[tuple[str | int, ...]] = []
     for part in where.split(" and "):
         one = part.removeprefix("each ")
-        if one == part or not re.fullmatch(r"[\w.\[\]-]+", one):
+        if part == "values.yaml" or not re.fullmatch(r"[\w.\[\]<>-]+", one):
             continue  # values.yaml (the chart's own `dra`, schema'd as for pattern A), or no values path
         out.append(tuple(0 if p == "[]" else p for p in re.findall(r"\[\]|[\w-]+", one)))
     return out
@@ -972,11 +970,90 @@ def pod_deltas(
     return out
 
 
+def switch_mode(sites: list[CallSite]) -> str:
+    """Where the helper reads its switch: "values" when every call site gives it the chart's root (`include "x" .`),
+    the switch then in values.yaml; else "context", in the object each call site gives it."""
+    return "values" if all(s.arg in (".", "$") for s in sites) else "context"
+
+
+def switch_places(root: Path, sites: list[CallSite], define: str) -> list[str]:
+    """Where the values documentation tells the user to set `dra.enabled`, in context_path's words, each place once;
+    NotHelper for a call site whose helper gets an object no values path names (`$spec` built by `mergeOverwrite`):
+    the documentation could not say where the switch goes."""
+    if switch_mode(sites) == "values":
+        return ["values.yaml"]
+    out = []
+    for site in sites:
+        if site.arg.startswith("(") and not site.given:  # an object built by a call (`fromYaml (include ...)`)
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}`, an object built at the call "
+                "site: no values key reaches it, so the DRA switch (dra.enabled) could not be turned"
+            )
+        where = context_path(root, site)
+        if switch_paths({}, where) is None:
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}`, "
+                "an object no values path names: the values documentation could not say where its DRA switch "
+                "(dra.enabled) goes"
+            )
+        out.append(where)
+    return sorted(dict.fromkeys(out), key=lambda w: w != "values.yaml")
+
+
+def switch_paths(values: Any, where: str) -> list[tuple[str | int, ...]] | None:
+    """The values objects whose `dra.enabled` a place in context_path's words names, in `values`: () for
+    `values.yaml`, each item of a list for `each a.b[]`, the `c` of each entry of a map for `each a.<name>.c` (only
+    the objects there: a switch is set beside what the user has); None for words that name no values path."""
+    if where == "values.yaml":
+        return [()]
+    if re.fullmatch(r"[\w-]+(?:\.[\w-]+)*", where):  # one object (`worker`)
+        return [p] if isinstance(get_path(values, p := tuple(where.split("."))), dict) else []
+    found = re.fullmatch(r"each ([\w-]+(?:\.[\w-]+)*?)(\[\]|\.<name>)((?:\.[\w-]+)*)", where)
+    if found is None:
+        return None
+    head, rest = tuple(found.group(1).split(".")), tuple(p for p in found.group(3).split(".") if p)
+    node = get_path(values, head)
+    entries: list[str | int] = []
+    if found.group(2) == "[]" and isinstance(node, list):
+        entries = list(range(len(node)))
+    elif found.group(2) == ".<name>" and isinstance(node, dict):
+        entries = list(node)
+    paths = [(*head, entry, *rest) for entry in entries]
+    return [p for p in paths if isinstance(get_path(values, p), dict)]
+
+
+def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any], Any]:
+    """Render options -> the same with `dra.enabled` set to `on` at each of `places` (switch_paths) in one more values
+    file: only what differs from the values the chart renders with, lists whole (Helm replaces them)."""
+    from dramigrate.helm.render import _merge_maps, _user_values
+    from dramigrate.helm.run import chart_defaults
+    from dramigrate.helm.values import minimal_patch, set_path
+
+    made: dict[str, Any] = {}
+
+    def options(given: Any) -> Any:
+        key = repr(given)
+        if key not in made:
+            values = _merge_maps(chart_defaults(root), _user_values(given))
+            changed = values
+            for place in places:
+                for path in switch_paths(values, place) or []:
+                    changed = set_path(changed, (*path, "dra", "enabled"), on)
+            patch = minimal_patch(values, changed)
+            made[key] = replace(given, values_files=(*given.values_files, work.values_file(patch))) if patch else given
+        return made[key]
+
+    return options
+
+
 def context_path(root: Path, site: CallSite) -> str:
     """Where the helper's context sits in the values, in words (`each servingEngineSpec.modelSpec[]`,
     `values.yaml` for a call site that passes the chart's own `dra` in)."""
     if site.given:
         return "values.yaml"
+    named = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", site.arg)
+    if named:  # `include "x" .Values.worker`: that object
+        return named.group(1)[1:]
     text = (root / site.rel).read_text(encoding="utf-8")
     var = re.match(r"(\$\w+)((?:\.\w+)*)$", site.arg)
     if var:
@@ -984,8 +1061,11 @@ def context_path(root: Path, site: CallSite) -> str:
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
-        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map
-            return f"each {pairs.group(1)}.<name>{var.group(2)}"
+        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map, or each item of a list
+            from dramigrate.helm.run import chart_defaults
+
+            items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
+            return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
 
 
@@ -1014,7 +1094,7 @@ def unit_suites(
 
     key = keys[0]
     knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
-    mode = "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    mode = switch_mode(sites)
     contexts = [()] if mode == "values" else (_contexts(user, knob.group(1)) if knob else [])
     if not contexts:
         return []
@@ -1069,14 +1149,17 @@ def fix(
     reference: tuple[Any, Any, str],
     opt_in: bool,
     mode: str,
+    migrate: Callable[[str], str],
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
 ) -> bool:
-    """Rewrite a chart whose device key a named helper writes, and prove it; False (nothing done) when no helper
-    line writes the device key, so the caller reports the template's own pattern."""
+    """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
+    turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
+    False (nothing done) when no helper line writes the device key, so the caller reports the template's own
+    pattern."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.rootswitch import constant, thread
-    from dramigrate.helm.run import ENGINE_HINT, _by_template, _manual, _render, _rewritten_copy, prove_switch
+    from dramigrate.helm.run import ENGINE_HINT, Flip, _by_template, _manual, _render, _rewritten_copy, prove_switch
 
     ref_variation, ref_render, ref_want = reference
     marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
@@ -1129,16 +1212,14 @@ def fix(
         if not {s.rel for s in sites} >= rels:
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
-        paths = sorted(dict.fromkeys(context_path(root, s) for s in sites), key=lambda w: w != "values.yaml")
-        where = " and ".join(paths)
+        places = switch_places(root, sites, define)
+        where = " and ".join(places)
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
 
             claim = next(iter(deltas.values()))[0].claim
             changes += unit_suites(root, keys, sites, originals, _user_values(ref_variation.options), claim)
-        switched_off = build(root, keys, sites, deltas, where, True, guards[0]) if not opt_in else changes
-        switched_on = build(root, keys, sites, deltas, where, False, guards[0]) if opt_in else changes
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True
@@ -1147,16 +1228,9 @@ def fix(
         return True
     outcome.changes = changes
     patch = outcome.diff()
-    off_root = _rewritten_copy(root, switched_off, work, skip=frozenset({"Chart.yaml"}))
-    off_root = off_root.rename(work.path / "helper-off")
-    on_root = _rewritten_copy(root, switched_on, work, skip=frozenset({"Chart.yaml"}))
-    prove_switch(
-        outcome,
-        root,
-        expected,
-        lambda options, on: _render(on_root if on else off_root, options),
-        patch,
-        mode,
-        guards[1],
-    )
+    written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
+    # the chart as written, its switch turned against the default where the values documentation says
+    turn = "dra.enabled=true" if opt_in else "dra.enabled=false"
+    flip = Flip(not opt_in, flipped(root, places, opt_in, work), f"{turn} set in {where}", migrate)
+    prove_switch(outcome, root, expected, lambda options, _: _render(written, options), patch, mode, guards[1], flip)
     return True

@@ -693,6 +693,10 @@ def build(
                     "the helper rewrite has no place for the DRA branch"
                 )
                 raise NotIdiomatic(first, rel, why)
+            from dramigrate.helm.passthrough import helper_built_map
+
+            if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
+                raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas):

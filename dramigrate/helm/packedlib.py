@@ -8,7 +8,9 @@ pod's `resourceClaims` and a container's `resources.claims` from values. Which d
 is found by rendering, as for a helper of the chart (helper.mark_defines): a working copy gets the library unpacked
 in place of its archive, with a marker on each key-shaped line of its defines. The message names the library, its
 define and line, the values it reads, and the chart's template line that fills them. For a library whose values
-places for claims are known (rules/library-values.json: bjw-s common from 5.0.1), it names those places.
+places for claims are known (rules/library-values.json: bjw-s common from 5.0.1), it names those places, and
+run.py tries the values-only rewrite through them (libvalues.py); such a library unpacked in `charts/common/` is
+taken the same way (other unpacked libraries are the helper rewrite's).
 """
 
 from __future__ import annotations
@@ -64,6 +66,22 @@ def _unpack_libraries(copy: Path) -> list[Library]:
     return out
 
 
+def _folder_libraries(copy: Path) -> list[Library]:
+    """The library charts the working copy holds unpacked in charts/ (`charts/common/`), each its own archive."""
+    out = []
+    for folder in sorted(p for p in (copy / "charts").glob("*") if p.is_dir() and not p.is_symlink()):
+        chart = folder / "Chart.yaml"
+        try:
+            meta = yaml.safe_load(chart.read_text(encoding="utf-8")) if chart.is_file() else None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if isinstance(meta, dict) and meta.get("type") == "library":
+            name, version = str(meta.get("name", folder.name)), str(meta.get("version", ""))
+            rel = folder.relative_to(copy).as_posix()
+            out.append(Library(rel, rel, f"{name} {version}".strip(), name, version))
+    return out
+
+
 def _values_read(text: str, index: int) -> str:
     """The values key the library reads for its device key: in a block around the key, else the first one its define
     reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over later)."""
@@ -93,6 +111,11 @@ def _chart_line(root: Path, keys: list[str]) -> tuple[str, int, str] | None:
                 name = re.sub(r'^"|"$', "", around[0].cond) if around else ""
                 return path.relative_to(root).as_posix(), i + 1, name
     return None
+
+
+def _held(lib: Library) -> str:
+    """Where the chart holds the library: `packed in charts/common-5.0.1.tgz`, or `unpacked in charts/common`."""
+    return f"packed in {lib.archive}" if lib.archive.endswith(".tgz") else f"unpacked in {lib.archive}"
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -161,14 +184,15 @@ def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found |
     from dramigrate.helm.run import _render
     from dramigrate.helm.sandbox import refuse_outside_links
 
-    if not any((root / "charts").glob("*.tgz")):
+    if not (root / "charts").is_dir():
         return None
     refuse_outside_links(root, str(root))
     copy = work.path / "packed-library" / root.name
     if copy.exists():
         shutil.rmtree(copy)
     shutil.copytree(root, copy, symlinks=False)
-    libraries = _unpack_libraries(copy)
+    unpacked = _folder_libraries(copy)  # before the archives are unpacked beside them
+    libraries = [*_unpack_libraries(copy), *unpacked]
     marks: dict[int, tuple[str, int, str]] = {}
     for lib in libraries:
         for path in template_files(copy / lib.folder):
@@ -181,6 +205,8 @@ def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found |
         return None
     file, index, define = marks[min(hits)]
     lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
+    if lib in unpacked and not _entries(lib, define):
+        return None  # an unpacked library's define is the helper rewrite's (helper.py), unless its values can do it
     return Found(lib, define, file, index, copy, values_places(lib, define))
 
 
@@ -208,7 +234,7 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     ]
     offer = _offer(lib, found.define, claims, tried)
     return (
-        f"{where}pattern D (library chart {lib.title}, packed in {lib.archive}): {source}; the rewrite changes only "
+        f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
         "`helm dependency update`), "
         f"and {offer}"

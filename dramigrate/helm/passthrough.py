@@ -253,11 +253,13 @@ def map_edits(
             paths = set()
             for c, o, n in changed:
                 what = f"{key[1]}/{key[3]} container {o.get('name')}"
-                path = device_map(fed.get((key, p, c), ()), merged, o.get("resources") or {}, n["resources"], what)
+                # a device count of 0 migrates to no key: a container with nothing else asks for no resources
+                old_res, new_res = o.get("resources") or {}, n.get("resources") or {}
+                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"
-                    named = _equal_map(merged, _plain(o.get("resources") or {}))
+                    named = _equal_map(merged, _plain(old_res))
                     if named is not None:  # dell's `resources: {embedqa: {limits: ..}, nemotron: ..}`
                         why = (
                             f"takes its resources from the values map {display(named)}, which is not a key named "
@@ -270,22 +272,16 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _plain(get_path(merged, path) or {}) != _plain(o.get("resources") or {}):
+                if not merges and _plain(get_path(merged, path) or {}) != _plain(old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
                 edit = edits.setdefault(path, MapEdit(path))
                 for section in ("limits", "requests"):
-                    gone = [
-                        k
-                        for k in (o.get("resources") or {}).get(section) or {}
-                        if k not in (n["resources"].get(section) or {})
-                    ]
+                    gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
                     if gone:
                         edit.removed[section] = gone
-                edit.claims = [
-                    c for c in n["resources"].get("claims") or [] if c not in (o["resources"].get("claims") or [])
-                ]
+                edit.claims = [c for c in new_res.get("claims") or [] if c not in (old_res.get("claims") or [])]
                 paths.add(path)
             if len(paths) != 1:
                 raise NotPassThrough(f"{key[1]}/{key[3]}: one pod takes several values resources maps with devices")
@@ -566,8 +562,8 @@ class KeptNull:
             f"{OVERLAY} would set {display(self.path)} to null, which Helm keeps in the values of the subchart "
             f"{self.sub} (its values.yaml does not set {display(self.inner)}; Helm deletes only chart-default keys), "
             f"so the pod would render `{self.path[-1]}: null`: move the device request from the umbrella values.yaml "
-            "to a -f values file (fix writes its DRA variant with the key replaced) or set the key in the "
-            "values.yaml of the subchart"
+            "to a -f values file (fix writes its DRA variant with the key replaced); setting it in the subchart's "
+            "values.yaml would change the subchart's own pods (a limit a user sets there would no longer match it)"
         )
 
 
@@ -584,44 +580,6 @@ def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], 
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
             return [KeptNull(path, sub, path[len(scope) :])]
     return []
-
-
-TWIN_NOTE = "= the limit; the umbrella's {overlay} deletes it (Helm deletes only chart-default keys)"
-
-
-def twin_value(kept: KeptNull, defaults: dict[str, Any]) -> Any:
-    """What the subchart's values.yaml can set a kept device request to without changing what its pods ask for:
-    the limit its own defaults give the same device key (Kubernetes takes an extended resource's limit as its
-    request, and wants both equal), or None (a kept limit: a device request needs one in the pod already)."""
-    *head, section, key = kept.inner
-    return get_path(defaults, (*head, "limits", key)) if section == "requests" else None
-
-
-def with_twins(text: str, name: str, fills: list[tuple[Path_, Any]]) -> str:
-    """A subchart's values.yaml with each kept device request (path in its values, value: twin_value) set, comments
-    and layout kept, so the umbrella's null overlay deletes it."""
-    from ruamel.yaml.comments import CommentedMap
-
-    from dramigrate.documents import parse_document, split_documents, start_edit
-
-    yf = split_documents(name, text.encode("utf-8"))
-    doc = next((d for d in yf.documents if parse_document(name, d) is not None), None)
-    if doc is None or not isinstance(doc.data, dict):
-        raise NotPassThrough(f"{name}: not a YAML mapping")
-    start_edit(doc)
-    for path, value in fills:
-        node = doc.data
-        for part in path[:-2]:
-            node = node[part]
-        section = str(path[-2])
-        block = node.get(section)
-        if not isinstance(block, dict):  # before its twin: the comment lines after a map belong to its last key
-            block = CommentedMap()
-            node.insert(list(node).index("limits") if "limits" in node else 0, section, block)
-        block.insert(0, path[-1], value)
-        if hasattr(block, "yaml_add_eol_comment"):
-            block.yaml_add_eol_comment(TWIN_NOTE.format(overlay=OVERLAY), path[-1])
-    return yf.render()
 
 
 def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
@@ -669,6 +627,35 @@ def device_sets(
 
 
 # --- the templates ---------------------------------------------------------------------------------------------
+
+# `{{- $svcData := include $svcKey $ | fromYaml -}}` (or `fromYaml (include ...)`): a dict a helper builds
+_HELPER_DICT = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*\(?\s*(?:include\s[^}]*\|\s*fromYaml|fromYaml\s+\(\s*include\s)")
+# `{{- $rs := get $svcData "resources" -}}`, `index $svcData "resources"` or `$svcData.resources`: a map read from it
+_DICT_MAP = r'\{{\{{-?\s*(\$\w+)\s*:?=\s*(?:(?:get|index)\s+{var}\s+"(\w*[Rr]esources)"|{var}\.(\w*[Rr]esources)\b)'
+
+
+def helper_built_map(text: str) -> tuple[int, str] | None:
+    """A template whose container resources map is read out of a dict a named helper builds and the template
+    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
+    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
+    beside. The 1-based line of the read and a description of the shape, or None."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        made = _HELPER_DICT.search(line)
+        if made is None:
+            continue
+        reads = re.compile(_DICT_MAP.format(var=re.escape(made.group(1))))
+        for j in range(i + 1, len(lines)):
+            if read := reads.search(lines[j]):
+                key = read.group(2) or read.group(3)
+                return j + 1, (
+                    f"the container's resources map {read.group(1)} is the `{key}` of {made.group(1)}, a dict a named "
+                    f"helper builds (line {i + 1}: `{lines[i].strip()}`), not a values map the template reads: the "
+                    f"pass-through needs a values key to put `{sibling_key(key, 'resourceClaims')}` beside, and the "
+                    "helper rewrite a helper line that writes the device key"
+                )
+    return None
+
 
 _MAP_EXPR = re.compile(
     r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -392,6 +393,10 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
     differ between two renders of the original, random values, are masked); else the first difference."""
     if [m.source for m in new] != [m.source for m in original]:
         extra = sorted({m.source for m in new} ^ {m.source for m in original})
+        before, after = Counter(m.source for m in original), Counter(m.source for m in new)
+        if not extra and before != after:  # a template renders one more document (a claim template)
+            more = next(source for source in after if after[source] != before[source])
+            return f"{more} renders {before[more]} document(s) before, {after[more]} after"
         return f"the templates rendered differ: {', '.join(extra) or 'their order'}"
     for a, b, c in zip(original, again, new, strict=False):
         if a.text == c.text:

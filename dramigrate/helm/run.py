@@ -1667,19 +1667,6 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
     return out
 
 
-def _with_twins(leaf: Path, changes: list[Change], fills: list[tuple[Path_, Any]] | None) -> list[Change]:
-    """A subchart's changes with the device requests its values.yaml must set for the umbrella's null overlay to
-    delete them (passthrough.twin_value)."""
-    if not fills:
-        return changes
-    from dramigrate.helm import passthrough as pt
-
-    old = next((c for c in changes if c.rel == "values.yaml"), None)
-    before = old.before if old else (leaf / "values.yaml").read_text(encoding="utf-8")
-    after = pt.with_twins(old.after if old else before or "", str(leaf / "values.yaml"), fills)
-    return [*(c for c in changes if c is not old), Change("values.yaml", before, after)]
-
-
 def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     """The objects of a rendered stream per template path of the root chart (`templates/x.yaml`)."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -1974,7 +1961,8 @@ def _fix_idiomatic(
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
         kind_guards = (tuple(guards), notes)
-        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, settings.opt_in, mode, kind_guards):
+        opt_in = settings.opt_in
+        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards):
             return
         if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
@@ -2249,6 +2237,18 @@ def _chained(first: list[Change], then: list[Change]) -> list[Change]:
     return list(out.values())
 
 
+@dataclass(frozen=True)
+class Flip:
+    """A switch the proof turns against the chart's default through values, where the rewrite's documentation tells
+    the user to set it (pattern D: `dra.enabled` in values.yaml, or in each values object a helper's call site gets),
+    so that both sides are proven on the chart as written."""
+
+    default: bool  # the switch when the values do not set it
+    options: Callable[[Any], Any]  # a value set's render options with the switch set against its default
+    label: str  # where it was set, for messages (`dra.enabled=true set in each steps.<name>`)
+    migrate: Callable[[str], str]  # the core's migration of a rendered stream
+
+
 def prove_switch(
     outcome: ChartOutcome,
     root: Path,
@@ -2257,6 +2257,7 @@ def prove_switch(
     patch: str,
     mode: str,
     notes: dict[str, str] | None = None,
+    flip: Flip | None = None,
 ) -> None:
     """Proofs (L) and (D) of a rewrite behind a values switch, over the value sets of `expected`: rendered with the
     switch off (`rewritten(options, False)`) every set is byte-identical to the original chart's render, and with
@@ -2264,12 +2265,17 @@ def prove_switch(
     checked off, and so is a set whose original render Kubernetes would refuse for a device count (launcher
     placeholders as the chart's defaults, a request unlike its limit): it proves nothing about the DRA branch, which
     at least one set with device requests must prove. The first failure makes the chart manual work, with the
-    patch. The renders run in parallel (render_each), each value set compared as soon as its renders are in."""
+    patch. The renders run in parallel (render_each), each value set compared as soon as its renders are in.
+    With a `flip`, the side against its default is rendered with `flip.options` (the switch set in the values); when
+    that side differs from the value set's own render, the original chart is rendered with those values too, and if
+    they change it (z2jh's hub Secret shows its values), that render (migrated, for the switch on) is the reference."""
+    turned = flip is not None and not flip.default  # the side rendered with the switch set in the values
     calls: list[Callable[[], Render]] = []
     for v, *_ in expected:
+        options = {on: flip.options(v.options) if flip and on == turned else v.options for on in (False, True)}
         calls += [
-            functools.partial(rewritten, v.options, False),
-            functools.partial(rewritten, v.options, True),
+            functools.partial(rewritten, options[False], False),
+            functools.partial(rewritten, options[True], True),
             functools.partial(_render, root, v.options, fresh=True),
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
@@ -2284,27 +2290,32 @@ def prove_switch(
                     _manual(outcome, f"with {v.label}, {why}", patch)
                     return
                 continue
-            case = f"with {v.label} and the DRA switch"
-            why = f"{case} off, the rewritten chart does not render: {off.error}" if off.error else ""
-            why = why or _not_identical(f"{case} off", original, again, off)
             added = v.label.endswith(ADDED_DEVICE)  # a device the chart's own templates do not ask for: checked off
-            why_on = f"{case} on, the rewritten chart does not render: {on.error}" if on.error else ""
-            why_on = why_on or ("" if added else _not_proven_on(f"{case} on", original, again, want, on))
-            if why_on and not why and v.invalid:
-                why_on = _not_proven_apart_from_invalid(f"{case} on", original, again, want, on, v)
-                if not why_on:
+            ref = {False: (original, again, want), True: (original, again, want)}
+            said = {False: f"with {v.label} and the DRA switch off", True: f"with {v.label} and the DRA switch on"}
+            if flip:
+                said[turned] = f"with {v.label} and {flip.label}"
+            sides = {False: off, True: on}
+            why = {s: _side_unproven(s, said[s], sides[s], ref[s], added) for s in (False, True)}
+            if flip and why[turned] and (given := _turned_original(root, flip, v.options, original, again)):
+                ref[turned] = given
+                why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added)
+            base, twice, wanted = ref[True]
+            if why[True] and not why[False] and v.invalid:
+                why[True] = _not_proven_apart_from_invalid(said[True], base, twice, wanted, on, v)
+                if not why[True]:
                     outcome.checked.append(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
-            if why or why_on:
+            if why[False] or why[True]:
                 _finish(renders)
-                _manual(outcome, why_on if on.error and not off.error else why or why_on, patch)
+                _manual(outcome, why[True] if on.error and not off.error else why[False] or why[True], patch)
                 return
             if added:  # it stays a device-plugin request, as before
                 outcome.checked.append(f"{v.label} (switch off)")
                 continue
-            proven_on = proven_on or want != original.stream
+            proven_on = proven_on or wanted != base.stream
             outcome.checked.append((notes or {}).get(v.label, v.label))
     except BaseException:
         _finish(renders)  # a render past its limits ends the run first, as before any comparison
@@ -2323,6 +2334,31 @@ def prove_switch(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool) -> str:
+    """Why one side of a value set is not proven ('' when it is): with the switch off the rewritten chart renders
+    byte for byte the original's render (`reference`: that render, a second one, and its migration), with it on the
+    migration (a set that adds a device the templates do not ask for is checked off only)."""
+    if new.error:
+        return f"{case}, the rewritten chart does not render: {new.error}"
+    original, again, want = reference
+    if not on:
+        return _not_identical(case, original, again, new)
+    return "" if added else _not_proven_on(case, original, again, want, new)
+
+
+def _turned_original(
+    root: Path, flip: Flip, options: Any, original: Render, again: Render
+) -> tuple[Render, Render, str] | None:
+    """The original chart rendered with a value set's values and the switch set in them (twice: random values
+    masked), and that render migrated, when setting the switch changes what the original renders (z2jh embeds its
+    values in the hub Secret); None when it does not, or the original refuses the key (a closed values schema)."""
+    turned = flip.options(options)
+    given = _render(root, turned)
+    if given.error or not _not_identical("", original, again, given):
+        return None
+    return given, _render(root, turned, fresh=True), flip.migrate(given.stream)
 
 
 def _fix_library_values(
@@ -2490,7 +2526,6 @@ def _fix_passthrough(
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
         dsources = None
-        twins: dict[str, list[tuple[Path_, Any]]] = {}  # subchart -> device requests its values.yaml sets (twin_value)
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
@@ -2530,10 +2565,8 @@ def _fix_passthrough(
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
             subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            for kept in pt.kept_nulls(dvalues, subcharts):
-                if (value := pt.twin_value(kept, chart_defaults(root / kept.sub))) is None:
-                    raise pt.NotPassThrough(kept.why())
-                twins.setdefault(kept.sub, []).append((kept.inner, value))
+            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
+                raise pt.NotPassThrough(kept_null.why())
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
@@ -2571,7 +2604,6 @@ def _fix_passthrough(
             reads = removed if list(leaves) == [""] else set()
             extra = [LIBRARY_CHANGE] if places else []
             built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
-            built = _with_twins(leaf, built, twins.get(sub))
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)

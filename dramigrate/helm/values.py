@@ -254,10 +254,19 @@ def key_line(file: Path, path: Path_) -> int:
         else:
             if not isinstance(node, dict) or part not in node:
                 return 0
-            if lc is not None:
-                line = lc.key(part)[0] + 1
+            line = _key_line(node, part) or line
         node = node[part]
     return line
+
+
+def _key_line(node: Any, key: str) -> int:
+    """1-based line of a key of a round-trip map, found in the map a merge key (`<<: *base`) brings it from when the
+    map does not set it itself; 0 when unknown."""
+    lc = getattr(node, "lc", None)
+    if lc is not None and key in lc.data:
+        return int(lc.key(key)[0]) + 1
+    bases = [m[-1] if isinstance(m, tuple) else m for m in getattr(node, "merge", [])]  # (index, map) before 0.18
+    return next((line for base in bases if (line := _key_line(base, key))), 0)
 
 
 _RT_CACHE: dict[tuple[str, int, int], Any] = {}

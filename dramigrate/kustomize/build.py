@@ -38,6 +38,16 @@ def build_memory_mb() -> int:
     return int(env_number("DRAMIGRATE_KUSTOMIZE_MEMORY_MB", BUILD_MEMORY_MB))
 
 
+def build_env(memory_mb: int) -> dict[str, str]:
+    """A build's environment: Go's collector runs at a quarter of its default pace (GOGC=400; a build is over in 40
+    ms, and collecting was a sixth of its CPU) until the heap nears half the memory limit (GOMEMLIMIT), from where it
+    collects as often as it must. A GOGC or GOMEMLIMIT the user set wins."""
+    env = dict(os.environ)
+    env.setdefault("GOGC", "400")
+    env.setdefault("GOMEMLIMIT", f"{max(1, memory_mb // 2)}MiB")
+    return env
+
+
 @dataclass(frozen=True)
 class Build:
     folder: Path
@@ -120,6 +130,7 @@ class Builder:
         of dramigrate, a timeout kills what it started too)."""
         from dramigrate.lifetime import reap, spawn
 
+        memory_mb = build_memory_mb()
         try:
             process = spawn(
                 [*self.command, str(folder)],
@@ -127,7 +138,8 @@ class Builder:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 text=True,
-                memory_mb=build_memory_mb(),
+                memory_mb=memory_mb,
+                env=build_env(memory_mb),
             )
         except OSError as exc:
             return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
@@ -145,7 +157,7 @@ class Builder:
         if process.returncode != 0 and "out of memory" in stderr[:4096]:  # Go's runtime says so first
             return Build(
                 folder,
-                error=f"kustomize build ran out of memory (the limit is {build_memory_mb()} MiB; set "
+                error=f"kustomize build ran out of memory (the limit is {memory_mb} MiB; set "
                 "DRAMIGRATE_KUSTOMIZE_MEMORY_MB to change it)",
             )
         if process.returncode != 0:

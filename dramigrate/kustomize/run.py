@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from dramigrate.kustomize.rewrite import (
     templates_text,
     wiring,
 )
-from dramigrate.kustomize.scan import Scan, Unit
+from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from dramigrate.ahead import Ahead as FilesAhead
 
 PROOF_VERSIONS = ("1.34", "1.36")
+_QUOTED_PATH = re.compile(r"'(/[^']*)'")  # kustomize quotes the absolute paths it names
 FILL_ROUNDS = 2
 
 
@@ -140,9 +142,20 @@ class Runner:
     def display(self, path: Path) -> str:
         return self.kz.display(path)
 
+    def _quotable(self, error: str) -> str:
+        """kustomize's error, unless it names a path outside the kustomizations dramigrate read: kustomize prints
+        the object it refuses (`missing metadata.name in object {{v1 Secret} {{ } map[...]}}`), and what a folder
+        outside the repository holds must never reach a report."""
+        line = error.splitlines()[0] if error else ""
+        for quoted in _QUOTED_PATH.findall(line):
+            path = Path(quoted)
+            if not any(p in self.kz.graph.nodes for p in (path, *path.parents)):
+                return f"its message is not quoted: the build reads {path}, outside the kustomizations read here"
+        return line
+
     def _expect(self, o: Outcome, folder: Path, b: Build) -> None:
         if not b.ok:
-            o.reason = f"{self.display(folder)} does not build with kustomize: {b.error.splitlines()[0]}"
+            o.reason = f"{self.display(folder)} does not build with kustomize: {self._quotable(b.error)}"
             o.where = (self.kz.graph.nodes[folder].file, 1)
             return
         if not mentions_device(b.text, self.rules):
@@ -351,10 +364,12 @@ class Runner:
                 copy_root = scratch / str(i)
                 shutil.copytree(root, copy_root, symlinks=True, ignore=_skipped)
                 for path, text in o.edit.texts.items():
-                    target = copy_root / path.relative_to(root)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(text, encoding="utf-8")
+                    if not _write_copy(copy_root / path.relative_to(root), text):
+                        o.reason = f"!{self.display(path)} is a symlink: the rewrite would write through it"
+                        o.where = (path, 1)
+                        break
                 roots[id(o)] = (root, copy_root)
+            outcomes = [o for o in outcomes if not o.reason]
             builder = Builder(self.builder.command, self.builder.workers)
             wanted = [roots[id(o)][1] / f.relative_to(roots[id(o)][0]) for o in outcomes for f in orders[id(o)]]
             builds = builder.build_all(wanted)
@@ -583,8 +598,28 @@ def run_kustomize(
             1,
         )
         result.files.append(FileResult(kz.display(file), findings=[finding]))
+        members = _members(kz, o.unit)
+        for f in result.findings:  # the graph's device requests: not "migrated with its kustomize graph" after all
+            if MIGRATED_WITH_GRAPH in f.message and _resolve(f.file) in members:
+                f.message = f.message.replace(MIGRATED_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
+
+
+def _write_copy(target: Path, text: str) -> bool:
+    """A file of the proof's copy of the tree; False, writing nothing, when the copy holds a symlink at that name
+    (the copy keeps links as links: written through, one to a file anywhere was overwritten, by diff too)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        if target.is_symlink():  # ELOOP from O_NOFOLLOW
+            return False
+        raise exc from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return True
 
 
 def _members(kz: Scan, unit: Unit) -> set[Path]:

@@ -60,6 +60,9 @@ class Unit:
         return self.blockers[0].message if self.blockers else ""
 
 
+MIGRATED_WITH_GRAPH = "migrated with its kustomize graph"  # fix's word on a file the kustomize flow rewrites
+
+
 @dataclass
 class Scan:
     graph: Graph
@@ -88,7 +91,7 @@ class Scan:
             return ""
         if not unit.migratable:
             return unit.why_not()
-        return "migrated with its kustomize graph" if fix else ""
+        return MIGRATED_WITH_GRAPH if fix else ""
 
     def _below_broken(self, folder: str) -> bool:
         """folder is, or is inside, the folder of a broken kustomization (remembered per folder)."""

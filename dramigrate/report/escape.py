@@ -13,12 +13,12 @@ from urllib.parse import quote
 # C0 controls but tab and newline, DEL and C1 controls (ESC starts terminal sequences; CR overwrites a line);
 # Unicode line and paragraph separators and bidirectional overrides (a name shown in another order than it is);
 # lone surrogates (the bytes of a file name that is not UTF-8, as os.fsdecode keeps them), which no report can encode.
-_UNSAFE = "\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_UNSAFE}]")
-_CONTROL_OR_NEWLINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+UNSAFE = "\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{UNSAFE}]")
+_CONTROL_OR_NEWLINE = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{UNSAFE}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # what a workflow command cannot carry as it is: every control but the line ends, which it percent-encodes
-_CONTROL_BUT_LINE_ENDS = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{_UNSAFE}]")
+_CONTROL_BUT_LINE_ENDS = re.compile(f"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f{UNSAFE}]")
 
 
 def _visible(m: re.Match[str]) -> str:
