@@ -1333,6 +1333,8 @@ def _pod_edits(
                     runs.append([index])
             for run in runs:
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
+            named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
+            edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     claim_define = f"{chart}{suffix}.draClaimName"
@@ -1727,6 +1729,23 @@ def _containers_spec(
         item = [line.replace("'@@NAME@@'", label) for line in item]
         out += [f"    {{{{- if {gate} }}}}", *item, "    {{- end }}"]
     return "\n".join(out) + "\n"
+
+
+_SIBLING_TOYAML = re.compile(r"(\s*)\{\{-\s*toYaml\s+(.+?)\s*\|\s*(nindent\s+\d+)\s*\}\}\s*")
+
+
+def _without_names(lines: list[str], at: int, names: list[str], on: str) -> Edit | None:
+    """For a `toYaml` line beside a device key whose name comes from values: in the DRA branch, the map without that
+    name (clusterjellyfin's example values put `nvidia.com/gpu` in workers.resources.limits too, beside the key
+    `{{ .Values.workers.gpu.resource }}: 1`: Helm writes it twice and keeps the key's, and the claim stands for it)."""
+    m = _SIBLING_TOYAML.fullmatch(lines[at])
+    if m is None:
+        return None
+    pad, expr, indent = m.groups()
+    dra = f"{pad}{{{{- toYaml (omit ({expr} | default dict) {' '.join(dict.fromkeys(names))}) | {indent} }}}}"
+    return Edit(
+        at, at + 1, [f"{pad}{{{{- if {on} }}}}", dra, f"{pad}{{{{- else }}}}", lines[at], f"{pad}{{{{- end }}}}"]
+    )
 
 
 def _per_step(w: Workload) -> str:
