@@ -57,8 +57,8 @@ def test_a_resources_map_keyed_by_component_gets_claims_keyed_the_same(tmp_path:
     assert "{{- with .Values.resourceClaims.embed }}" in template, template
 
 
-# pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself: the migration
-# moves it into the claim's CEL selectors, the rewrite takes only nodeSelector lines
+# pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself beside another
+# in one term: the migration moves it into the claim's CEL selectors, the rewrite takes a device affinity only whole
 PRODUCT_AFFINITY = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -79,6 +79,7 @@ spec:
                   - key: nvidia.com/gpu.product
                     operator: In
                     values: [NVIDIA-H100-80GB-HBM3]
+                  - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       containers:
         - name: tgi
           image: tgi

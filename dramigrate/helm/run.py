@@ -2669,7 +2669,7 @@ def _fix_passthrough(
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
-            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings})
+            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings, *e.unpinned})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
