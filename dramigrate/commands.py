@@ -356,7 +356,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         from dramigrate.helm.run import repeated_key_findings, stream_related
 
         for r in result.files:
-            if r.path == "-":
+            if r.path == "-" and r.error is None:  # refused (too large): its 32 MiB are not split into lines again
                 try:
                     text = ctx.stdin.decode("utf-8", "replace")
                     if opts.post_renderer:  # Helm's render, read as Helm reads it: a key it repeats is said
@@ -739,14 +739,12 @@ def do_fix(opts: Options) -> int:
         roots=tuple(p if p.is_dir() else p.parent for p in given),
     )
     undecided = _undecided(ctx, result)
-    failures = _write_files(
-        [
-            (Path(r.path), r)
-            for r in result.files
-            if r.path != "-" and r.rewritten is not None and r.path not in undecided
-        ],
-        write_options,
-    )
+    jobs = [
+        (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
+    ]
+    refused = _refused_together(jobs, write_options)
+    failures = _write_files([(p, r) for p, r in jobs if r.path not in refused], write_options)
+    failures.update(refused)
     failures.update(undecided)
     for r in result.files:
         if r.path == "-":
@@ -805,6 +803,28 @@ def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
     )
     undecided = ctx.inputs.undecided
     return {r.path: why for r in result.files if r.rewritten is not None and r.path in undecided} if undecided else {}
+
+
+def _refused_together(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:
+    """The files of a group written all or none (a kustomize graph: half of one asks for a device twice) when one
+    of them would be refused (read-only, hard-linked, changed since it was read): each with why, none written."""
+    from dramigrate.writer import check_writable
+
+    refused: dict[str, BaseException] = {}
+    groups: dict[str, list[tuple[Path, Any]]] = {}
+    for path, r in jobs:
+        if r.together:
+            groups.setdefault(r.together, []).append((path, r))
+    for group, members in groups.items():
+        for path, r in members:
+            try:
+                check_writable(path, r.raw, options)
+            except InputError as exc:
+                why = f"its kustomize graph ({group}) is written whole or not at all, and {r.path}: {exc.message}"
+                refused.update({m.path: InputError(why, m.path) for _, m in members})
+                refused[r.path] = exc
+                break
+    return refused
 
 
 def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseException]:

@@ -15,6 +15,7 @@ faster than ruamel's representer, serializer and emitter; it declines anything e
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from ruamel.yaml.anchor import Anchor
@@ -112,23 +113,60 @@ class _Decline(Exception):
 
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
-    plain or single-quoted, ints, booleans, nulls), with no comment but a header, and no anchor, tag, merge key or
-    flow collection (other than an empty one); None for anything else, which ruamel then dumps. Plain dicts and
-    lists (the ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without
-    comments or styles, their keys in their order. The text ruamel
-    writes for these is fixed: the header's lines, a key at its mapping's column, a nested mapping `mapping` further
-    in, a sequence's dash `offset` in and its item `sequence` in, each scalar in the style ruamel's own emitter
-    chooses (tests/test_fix_speed.py compares the two on every fixture, a generated tree and hypothesis documents)."""
+    plain, single- or double-quoted, ints, booleans, nulls), with no comment but a header, and no named anchor, tag,
+    merge key or flow collection (other than an empty one); None for anything else, which ruamel then dumps. A
+    collection met twice is written as ruamel writes it: an anchor it names (id001, id002, ... in the order its
+    serializer meets them again) where it first comes, an alias after. Plain dicts and lists (the
+    ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without comments or
+    styles, their keys in their order. The text ruamel writes for these is fixed: the header's lines, a key at its
+    mapping's column, a nested mapping `mapping` further in, a sequence's dash `offset` in and its item `sequence`
+    in, each scalar in the style ruamel's own emitter chooses (tests/test_fix_speed.py compares the two on every
+    fixture, a generated tree and hypothesis documents)."""
     if (type(data) is not CommentedMap and type(data) is not dict) or not data or sequence < offset + 2:
         return None
     out = _header(data)
     if out is None:
         return None
     try:
-        _mapping(data, 0, False, out, (mapping, sequence, offset), set())
+        _mapping(data, 0, False, out, (mapping, sequence, offset), _Met(data))
     except _Decline:
         return None
     return "".join(out)
+
+
+def _is_collection(node: Any) -> bool:
+    t = type(node)
+    return t is CommentedMap or t is dict or t is CommentedSeq or t is list
+
+
+class _Met:
+    """The collections written so far (ids), and the anchor of each the document holds more than once: ruamel's
+    serializer names them id001, id002, ... in the order its walk (depth first, in document order) meets them a
+    second time."""
+
+    def __init__(self, root: Any) -> None:
+        self.ids: set[int] = set()
+        self.anchors: dict[int, str] = {}
+        walked: set[int] = set()
+        todo = [root]
+        while todo:
+            node = todo.pop()
+            if not _is_collection(node):
+                continue
+            if id(node) in walked:
+                self.anchors.setdefault(id(node), f"id{len(self.anchors) + 1:03d}")
+                continue
+            walked.add(id(node))
+            todo.extend(reversed(list(node.values()) if isinstance(node, dict) else node))
+
+    def mark(self, node: Any) -> str:
+        """' &anchor' before a shared collection's first writing, '' before any other."""
+        anchor = self.anchors.get(id(node))
+        if anchor is None:
+            return ""
+        if not node:
+            raise _Decline  # an anchored empty collection
+        return " &" + anchor
 
 
 def _header(root: CommentedMap) -> list[str] | None:
@@ -150,19 +188,20 @@ def _header(root: CommentedMap) -> list[str] | None:
     return lines
 
 
-def _plain_collection(node: Any, seen: set[int]) -> None:
-    """Decline a collection met before (ruamel writes an anchor and an alias) or that carries a comment, an anchor,
-    a tag, merge keys or flow style."""
+def _plain_collection(node: Any, met: _Met) -> None:
+    """Decline a collection that carries a comment, an anchor of its own, a tag, merge keys or flow style."""
     c = getattr(node, comment_attrib, None)
-    if c is not None and ((c.comment and seen) or c.items or c.end):
-        raise _Decline  # a comment other than the root's header (seen is empty at the root; _header checked it)
-    if id(node) in seen:
+    if c is not None and ((c.comment and met.ids) or c.items or c.end):
+        raise _Decline  # a comment other than the root's header (nothing is met before the root; _header checked it)
+    if id(node) in met.ids:
         raise _Decline
-    seen.add(id(node))
+    met.ids.add(id(node))
     f = getattr(node, format_attrib, None)
     if f is not None and f.flow_style():
         raise _Decline
-    if getattr(node, Anchor.attrib, None) is not None or getattr(node, Tag.attrib, None) is not None:
+    # ruamel's own dump leaves an empty anchor and tag on what it wrote: as none (ruamel writes neither)
+    anchor, tag = getattr(node, Anchor.attrib, None), getattr(node, Tag.attrib, None)
+    if (anchor is not None and anchor.value is not None) or (tag is not None and tag.value is not None):
         raise _Decline
     if getattr(node, merge_attrib, None):
         raise _Decline
@@ -171,8 +210,8 @@ def _plain_collection(node: Any, seen: set[int]) -> None:
 Steps = tuple[int, int, int]  # mapping indent, sequence indent, dash offset
 
 
-def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps, seen: set[int]) -> None:
-    _plain_collection(node, seen)
+def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps, met: _Met) -> None:
+    _plain_collection(node, met)
     pad = " " * column
     for key, value in node.items():
         if type(key) is not str:
@@ -180,42 +219,54 @@ def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps,
         k = _scalar(key, True)
         out.append(k if inline else pad + k)
         inline = False
-        _value(value, column, out, steps, seen)
+        _value(value, column, out, steps, met)
 
 
-def _value(value: Any, column: int, out: list[str], steps: Steps, seen: set[int]) -> None:
+def _value(value: Any, column: int, out: list[str], steps: Steps, met: _Met) -> None:
     """What follows `key:` for a key at column."""
     t = type(value)
-    if t is CommentedMap or t is dict:
+    if _is_collection(value) and id(value) in met.ids:
+        out.append(": *" + met.anchors[id(value)] + "\n")
+    elif t is CommentedMap or t is dict:
         if not value:
-            _plain_collection(value, seen)
+            met.mark(value)  # declines an anchored one
+            _plain_collection(value, met)
             out.append(": {}\n")
             return
-        out.append(":\n")
-        _mapping(value, column + steps[0], False, out, steps, seen)
+        out.append(":" + met.mark(value) + "\n")
+        _mapping(value, column + steps[0], False, out, steps, met)
     elif t is CommentedSeq or t is list:
         if not value:
-            _plain_collection(value, seen)
+            met.mark(value)  # declines an anchored one
+            _plain_collection(value, met)
             out.append(": []\n")
             return
-        out.append(":\n")
-        _sequence(value, column, out, steps, seen)
+        out.append(":" + met.mark(value) + "\n")
+        _sequence(value, column, out, steps, met)
     else:
         text = _scalar(value, False)
         out.append(": " + text + "\n" if text else ":\n")
 
 
-def _sequence(node: Any, column: int, out: list[str], steps: Steps, seen: set[int]) -> None:
+def _sequence(node: Any, column: int, out: list[str], steps: Steps, met: _Met) -> None:
     """A block sequence under a key at column: each dash `off` in, each item `s` in."""
-    _plain_collection(node, seen)
+    _plain_collection(node, met)
     _, s, off = steps
     dash = " " * (column + off) + "-" + " " * (s - off - 1)
+    short = " " * (column + off) + "-"  # an anchor or an alias follows the dash after one space
     for item in node:
         t = type(item)
-        if (t is CommentedMap or t is dict) and item:
-            out.append(dash)
-            _mapping(item, column + s, True, out, steps, seen)
-        elif t is CommentedMap or t is dict or t is CommentedSeq or t is list or item is None:
+        if _is_collection(item) and id(item) in met.ids:
+            out.append(short + " *" + met.anchors[id(item)] + "\n")
+        elif (t is CommentedMap or t is dict) and item:
+            mark = met.mark(item)
+            if mark:  # the anchor on the dash's line, the mapping below it
+                out.append(short + mark + "\n")
+                _mapping(item, column + s, False, out, steps, met)
+            else:
+                out.append(dash)
+                _mapping(item, column + s, True, out, steps, met)
+        elif _is_collection(item) or item is None:
             raise _Decline
         else:
             out.append(dash + _scalar(item, False) + "\n")
@@ -245,10 +296,21 @@ def _scalar(value: Any, key: bool) -> str:
         if a.allow_block_plain and not a.empty and _resolved(value, (True, False)) == _STR:
             return value
         if "'" in value and a.allow_double_quoted:
-            raise _Decline  # double-quoted: escapes
+            return _double_quoted(value)
     if not a.allow_single_quoted:
         raise _Decline
     return "'" + value.replace("'", "''") + "'"
+
+
+_PRINTABLE = re.compile(r"[\x20-\x7e]*")
+
+
+def _double_quoted(value: str) -> str:
+    """A one-line string of printable ASCII double-quoted as ruamel's write_double_quoted writes it: a quote and a
+    backslash escaped, nothing else; anything else (other characters ruamel escapes or writes as they are) declined."""
+    if not _PRINTABLE.fullmatch(value):
+        raise _Decline
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _analyser() -> Emitter:

@@ -333,3 +333,61 @@ def test_a_name_the_users_values_file_changes_is_looked_up_beside_the_default(tm
     file.write_text("dra: {enabled: true}\ngpuResourceKey: example.org/npu\n")
     with pytest.raises(HelmError, match="gpuResourceKey names a device resource"):
         render_chart(chart, RenderOptions(values_files=(file,)))
+
+
+# the name from values beside a `toYaml` of the values' own section, whose example values hold the device too
+BESIDE_MAP = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}-workers
+spec:
+  selector:
+    matchLabels: {app: workers}
+  template:
+    metadata:
+      labels: {app: workers}
+    spec:
+      containers:
+      - name: worker
+        image: worker:1
+        {{- if .Values.workers.gpu.enabled }}
+        resources:
+          limits:
+            {{- toYaml .Values.workers.resources.limits | nindent 12 }}
+            {{ .Values.workers.gpu.resource }}: {{ .Values.workers.gpu.limit }}
+        {{- else }}
+        resources:
+          {{- toYaml .Values.workers.resources | nindent 10 }}
+        {{- end }}
+"""
+BESIDE_MAP_VALUES = """\
+workers:
+  resources:
+    limits:
+      memory: 1Gi
+      nvidia.com/gpu: 1
+  gpu:
+    enabled: true
+    resource: nvidia.com/gpu
+    limit: 1
+"""
+
+
+def test_a_name_from_values_beside_a_values_section_it_may_repeat(tmp_path: Path) -> None:
+    """Was: manual, 'the values map workers.resources is not passed through as is' (the `limits:` line read as
+    pattern B for its toYaml). The key named from values takes the switch, and in the DRA branch the section written
+    beside it leaves that name out (the example values hold it too; Helm wrote it twice and kept the key's)."""
+    files = {"templates/workers.yaml": BESIDE_MAP, "values.yaml": BESIDE_MAP_VALUES}
+    original = chart_with(tmp_path / "original", "workers", files)
+    chart = chart_with(tmp_path / "fixed", "workers", files)
+    fix_chart(chart)
+    off = tmp_path / "off.yaml"
+    off.write_text("dra: {enabled: false}\n")
+    texts = [(m.source, m.text) for m in render_chart(original, RenderOptions())]
+    assert [(m.source, m.text) for m in render_chart(chart, RenderOptions(values_files=(off,)))] == texts
+    docs, counts, _ = dra_render(chart, chart / "values.yaml")
+    (pod,) = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "StatefulSet"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}], "limits": {"memory": "1Gi"}}
+    assert list(counts.values()) == [1]
+    assert [t["key"] for t in pod["tolerations"]] == ["nvidia.com/gpu"]

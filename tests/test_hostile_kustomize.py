@@ -140,3 +140,22 @@ def test_a_device_request_of_an_unproven_graph_is_not_said_to_be_migrated(tmp_pa
     assert len(requests) == 2 and all("not migrated:" in line for line in requests), err
     assert "migrated with its kustomize graph" not in err
     assert (tmp_path / "a" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="a")
+
+
+def test_a_kustomize_graph_with_a_file_fix_may_not_write_is_written_not_at_all(tmp_path: Path) -> None:
+    """A graph's base pod hard-linked elsewhere (refused unless --force): fix wrote the rest of the graph (the
+    kustomization and its name-reference file) around it, half a migration."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="base"))
+    os.link(tmp_path / "base" / "pod.yaml", tmp_path / "pod.yaml.keep")
+    kustomization = "resources:\n- pod.yaml\n"
+    (tmp_path / "base" / "kustomization.yaml").write_text(kustomization)
+    (tmp_path / "ov" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: x-\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    assert code == 2 and "base/pod.yaml: not written: has 2 hard links" in err, err
+    assert "is written whole or not at all" in err
+    assert (tmp_path / "base" / "kustomization.yaml").read_text() == kustomization
+    assert sorted(p.name for p in (tmp_path / "base").iterdir()) == ["kustomization.yaml", "pod.yaml"]
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()

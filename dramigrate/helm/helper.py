@@ -1140,7 +1140,47 @@ def marked_render(
     root: Path, work: Any, options: Any, rules: RuleSet
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     """The chart copied with a marker on each key-shaped line of its defines (marked_copy) and rendered with
-    options: the markers, the render, and the markers on device keys in it (none when it does not render)."""
+    options: the markers, the render, and the markers on device keys in it (none when it does not render). Once per
+    chart run and options: run.py starts it early, beside the migrations, when the chart's patterns want it."""
+    from concurrent.futures import Future
+
+    from dramigrate.helm.run import _CACHE, _render_key
+
+    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
+    key = _render_key(options)
+    if cache is None or key is None:
+        return _marked_render(root, work, options, rules)
+    with cache.lock:
+        future = cache.marked.get(key)
+        mine = future is None
+        if future is None:
+            future = cache.marked[key] = Future()
+    if mine:
+        try:
+            future.set_result(_marked_render(root, work, options, rules))
+        except BaseException as exc:  # raised where the render is asked for
+            future.set_exception(exc)
+    return future.result()
+
+
+def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:
+    """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
+    chart run drops it if it has not started, or waits for it)."""
+    from dramigrate.helm.run import _CACHE, _render_key, _render_pool
+    from dramigrate.helm.sandbox import render_parallelism
+
+    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
+    key = _render_key(options)
+    if cache is None or key is None or render_parallelism() < 2:  # one render at a time: none beside the others
+        return
+    with cache.lock:
+        if key not in cache.marked:
+            cache.marked[key] = _render_pool().submit(_marked_render, root, work, options, rules)
+
+
+def _marked_render(
+    root: Path, work: Any, options: Any, rules: RuleSet
+) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     from dramigrate.helm.run import _render
 
     marks = marked_copy(root, work.path / "helper-markers" / root.name)

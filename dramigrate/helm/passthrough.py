@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dramigrate.helm import unpin
 from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
@@ -61,6 +62,7 @@ class MapEdit:
     removed: dict[str, list[str]] = field(default_factory=dict)  # section -> device keys gone
     claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
     siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
+    unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
     group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
@@ -288,6 +290,7 @@ def map_edits(
                 added = [x for x in new.get(name) or [] if x not in (old.get(name) or [])]
                 if added:
                     edit.siblings[name] = added
+            edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
             for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
                 old_params, new_params = old_group.get("rayStartParams") or {}, new_group.get("rayStartParams") or {}
                 if old_params != new_params:
@@ -923,6 +926,13 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         ]
         if block[len(gather)] not in t.inserts.get(containers, []):
             t.inserts.setdefault(containers, []).extend(block)
+    if ranged <= containers:  # the literal node selection the claims replace: only where there are none
+        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
+        for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
+            opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if opened not in t.inserts.get(start, []):
+                t.inserts.setdefault(start, []).append(opened)
+                t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
     params = _empty_params(lines, pod) if "rayStartParams" in need else None
     if params is not None and params not in t.replaced:
         # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before

@@ -148,6 +148,19 @@ def _section_built(template: str) -> bool:
     return found is not None and found.section >= 0
 
 
+def _templated_child(lines: list[str], section: int) -> int:
+    """The first key of the `limits:`/`requests:` section at line `section` (0-based) whose name is a template
+    expression (clusterjellyfin's `{{ .Values.workers.gpu.resource }}: N` after a `toYaml` of values), or -1."""
+    indent = len(lines[section]) - len(lines[section].lstrip())
+    for i in range(section + 1, len(lines)):
+        text = lines[i]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent and not text.strip().startswith("{{"):
+            break
+        if _TEMPLATED_KEY.match(text):
+            return i
+    return -1
+
+
 def classify(template: str, line: int, resource: str) -> Pattern:
     """The pattern of the device request a finding mapped to `line` (1-based) of `template`."""
     lines = template.splitlines()
@@ -162,6 +175,8 @@ def classify(template: str, line: int, resource: str) -> Pattern:
         return Pattern("E", line, stripped)
     if re.search(r"\b(include|template)\s+\"", text):
         return Pattern("D", line, stripped)
+    if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
+        return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     window = "\n".join(lines[max(0, line - 3) : line + 3])
     if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and (
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`

@@ -684,6 +684,7 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
         existing.rewritten = text
         existing.raw = original.encode("utf-8") if original is not None else None
         existing.changes = [c for c in o.edit.changes if c.startswith(existing.path)]
+        existing.together = kz.display(min(kz.graph.nodes[d].file for d in o.unit.folders))
 
 
 def _skipped(folder: str, names: list[str]) -> set[str]:
