@@ -185,15 +185,17 @@ def dra_render(chart: Path, values: Path) -> tuple[list[Any], dict[str, int], di
     return out, counts, pods
 
 
-def fix_chart(chart: Path, kube: str = "1.34") -> Any:
-    """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven) and return the outcome."""
+def fix_chart(chart: Path, kube: str = "1.34", values: tuple[Path, ...] = ()) -> Any:
+    """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven; with `-f values`) and return the
+    outcome."""
     from dramigrate.config import Settings
     from dramigrate.helm.run import ChartOptions, run_chart, write_changes
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 
     settings = Settings(kube_version=kube)
-    outcome = run_chart(chart, ChartOptions(kube_version=kube), load_rules(), settings, Target.parse(kube), "fix")
+    options = ChartOptions(values_files=values, kube_version=kube)
+    outcome = run_chart(chart, options, load_rules(), settings, Target.parse(kube), "fix")
     assert outcome.proven, outcome.report()
     write_changes(outcome)
     return outcome

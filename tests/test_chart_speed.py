@@ -198,6 +198,7 @@ def test_a_chart_a_library_writes_ends_after_the_users_value_sets(
     assert "written by the library chart charts/lib" in early.manual, early.report()
     assert not any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
     monkeypatch.setattr(helm_run, "_library_only", lambda *args: "")  # every value set, then the rewrite's refusal
+    monkeypatch.setattr(helm_run, "_no_rewrite_shape", lambda *args: "")
     whole, recorder = run("whole")
     assert any('"amd.com/gpu": 0' in values for _, values in recorder.requests), recorder.requests
     assert early.manual == whole.manual
@@ -471,3 +472,81 @@ def test_keys_that_fail_the_chart_cost_a_probe_group_one_render_more(
     grouped, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
     assert shown(grouped) == shown(alone)
     assert renders <= singly + -(-singly // helm_run.PROBE_GROUP), (renders, singly)
+
+
+# one Deployment per service, each passing its own values `resources` map through (pattern B); a service with
+# `enabled: false` renders none
+SERVICE_MAPS = """\
+{{- range $name, $svc := .Values.services }}
+{{- if ne $svc.enabled false }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}-inference
+spec:
+  replicas: {{ $svc.replicas }}
+  selector:
+    matchLabels: {app: {{ $name }}}
+  template:
+    metadata:
+      labels: {app: {{ $name }}}
+    spec:
+      containers:
+        - name: {{ $name }}-inference
+          image: app
+          resources:
+            {{- toYaml $svc.resources | nindent 12 }}
+{{- end }}
+{{- end }}
+"""
+
+
+def service_maps(tmp_path: Path) -> Path:
+    gpu = "      limits:\n        nvidia.com/gpu: 1\n      requests:\n        nvidia.com/gpu: 1\n"
+    switch = {"layout": "", "ranker": "    enabled: true\n", "summary": ""}  # only the ranker has a switch
+    services = "".join(
+        f"  {name}:\n{enabled}    replicas: 1\n    resources:\n{gpu}" for name, enabled in switch.items()
+    )
+    return chart_with(tmp_path, "maps", {"templates/d.yaml": SERVICE_MAPS, "values.yaml": f"services:\n{services}"})
+
+
+def test_the_device_keys_of_several_maps_are_probed_in_one_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """groundx has a device count in the limits and in the requests of each inference service's map: each of those
+    keys was probed in a render of its own. Now they are changed together, each to a count of its own (one more,
+    then 100 apart), and each request that follows is read off as following the key whose count it took: one
+    render for them all, the same values keys found as probing each alone."""
+    chart = service_maps(tmp_path)
+    alone, _ = probed(chart, monkeypatch, 1)
+    probes: list[dict[str, Any]] = []
+    real = helm_run._probe_renders
+
+    def counted(*args: Any) -> list[Any]:
+        probes.extend(args[2])
+        return real(*args)
+
+    monkeypatch.setattr(helm_run, "_probe_renders", counted)
+    together = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
+    assert shown(together) == shown(alone)
+    assert 'services.layout.resources.limits[\\"nvidia.com/gpu\\"]: 1 sets this device count' in shown(together)
+    keys = [(s, svc, part) for s in ("layout", "ranker", "summary") for svc in [s] for part in ("limits", "requests")]
+    changing = [v for v in probes if any(v["services"][s]["resources"][p]["nvidia.com/gpu"] != 1 for s, _, p in keys)]
+    assert len(changing) < len(keys), changing
+
+
+def test_a_probe_group_that_turns_a_workload_off_finds_its_switch_in_one_more_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group of values keys whose render loses the `ranker-inference` Deployment was halved until its switch was
+    alone (three rounds of two renders for a group of eight). Now the key that shares the most words with what
+    changed (`services.ranker.enabled`) is tried alone beside the rest of the group: one round, the same keys found."""
+    chart = service_maps(tmp_path)
+    with monkeypatch.context() as patch:
+        patch.setattr(helm_run, "_likely_leaf", lambda *args: None)  # halving only, as before
+        halved, halving = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+    guessed, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+    assert shown(guessed) == shown(halved)
+    assert "services.ranker.enabled: true keeps this device request" in shown(guessed)
+    assert renders < halving, (renders, halving)

@@ -4,11 +4,14 @@ template line. Small charts shaped like the unseen ones that gave each reason; r
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 from conftest import RunCli, chart_with
 
 from dramigrate.config import Settings
+from dramigrate.helm import run as helm_run
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
@@ -54,8 +57,8 @@ def test_a_resources_map_keyed_by_component_gets_claims_keyed_the_same(tmp_path:
     assert "{{- with .Values.resourceClaims.embed }}" in template, template
 
 
-# pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself: the migration
-# moves it into the claim's CEL selectors, the rewrite takes only nodeSelector lines
+# pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself beside another
+# in one term: the migration moves it into the claim's CEL selectors, the rewrite takes a device affinity only whole
 PRODUCT_AFFINITY = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -76,6 +79,7 @@ spec:
                   - key: nvidia.com/gpu.product
                     operator: In
                     values: [NVIDIA-H100-80GB-HBM3]
+                  - {key: kubernetes.io/arch, operator: In, values: [amd64]}
       containers:
         - name: tgi
           image: tgi
@@ -221,13 +225,9 @@ spec:
 """
 
 
-def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_that_shape(tmp_path: Path) -> None:
-    """The container's resources map is read out of a settings dict a helper builds inside the range over the
-    services (`$rs := get $svcData "resources"`): no line reads a values map, so the pass-through has no key to put
-    `resourceClaims` beside. fix names that read, its line and the dict (was: the services' `containers:` line and
-    "the idiomatic rewrite takes pattern A only")."""
+def settings_chart(tmp_path: Path) -> Path:
     gpu = "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
-    chart = chart_with(
+    return chart_with(
         tmp_path,
         "services",
         {
@@ -236,9 +236,38 @@ def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_tha
             "templates/app.yaml": SETTINGS_TEMPLATE,
         },
     )
+
+
+def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_that_shape(tmp_path: Path) -> None:
+    """The container's resources map is read out of a settings dict a helper builds inside the range over the
+    services (`$rs := get $svcData "resources"`): no line reads a values map, so the pass-through has no key to put
+    `resourceClaims` beside. fix names that read, its line and the dict (was: the services' `containers:` line and
+    "the idiomatic rewrite takes pattern A only")."""
+    chart = settings_chart(tmp_path)
     outcome = _fix(chart)
     assert not outcome.proven
     assert "templates/app.yaml:3: pattern F" in outcome.manual, outcome.report()
     assert "the container's resources map $rs is the `resources` of $svcData, a dict a named helper builds" in (
         outcome.manual
     )
+
+
+def test_a_chart_no_rewrite_takes_is_told_before_the_proof_renders_its_value_sets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which rewrite a chart takes is known from the value sets the user gives; groundx, whose templates no rewrite
+    takes, still had the proof's value sets (each count changed and 0, each switch flipped, a device added to every
+    map) rendered and migrated before fix said it was manual work: 5 renders and 6 migrations of its 8 s. Now only
+    the user's value sets are, and the message is the same."""
+    chart = settings_chart(tmp_path)
+    rendered: list[str] = []
+    real = helm_run._rendered
+
+    def labelled(root: Path, variations: list[Any]) -> Any:
+        rendered.extend(v.label for v in variations)
+        return real(root, variations)
+
+    monkeypatch.setattr(helm_run, "_rendered", labelled)
+    outcome = _fix(chart)
+    assert "templates/app.yaml:3: pattern F" in outcome.manual, outcome.report()
+    assert rendered == ["default values"], rendered

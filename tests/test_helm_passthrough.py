@@ -158,6 +158,31 @@ def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, 
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
+@pytest.mark.parametrize("in_defaults", [False, True], ids=["file-only", "chart-default"])
+def test_dra_values_file_drops_the_comment_of_the_device_key_with_it(tmp_path: Path, in_defaults: bool) -> None:
+    """`nvidia.com/gpu: 2  # two cards` tells of the request the claim replaces: the variant drops the comment with
+    the key (or with its value, where a null deletes the chart's default), and keeps the comment line above the next
+    key (was: `# two cards` left alone on a line of its own where the key was)."""
+    chart = write_chart(tmp_path)
+    if in_defaults:
+        values = (chart / "values.yaml").read_text()
+        (chart / "values.yaml").write_text(
+            values.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n", 1)
+        )
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "trainer:\n  resources:\n    limits:\n      memory: 8Gi\n      nvidia.com/gpu: 2  # two cards\n"
+        "    # per pod\n    requests:\n      cpu: 1\n"
+    )
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    dra = (tmp_path / "gpu-dra.yaml").read_text()
+    assert "two cards" not in dra
+    assert "      memory: 8Gi\n" in dra and "    # per pod\n    requests:\n      cpu: 1\n" in dra
+    assert yaml.safe_load(dra)["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
+
+
 def test_original_values_render_byte_identical(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
     original, chart, gpu, _ = fixed
     assert texts(chart) == texts(original)

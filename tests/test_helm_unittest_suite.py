@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli
+from conftest import RunCli, chart_with
 from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
@@ -71,12 +71,15 @@ def set_args(values: dict[str, Any]) -> tuple[str, ...]:
     return tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
 
 
-def by_template(chart: Path, case: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def by_template(
+    chart: Path, case: dict[str, Any], capabilities: dict[str, Any], release: str = "release-name"
+) -> dict[str, list[dict[str, Any]]]:
     """The documents each template renders with the case's values (files relative to the suite, in tests/)."""
     version = f"{capabilities['majorVersion']}.{capabilities['minorVersion']}"
     files = tuple((chart / "tests" / f).resolve() for f in case.get("values", []))
     assert all(f.is_file() for f in files), files
-    options = RenderOptions(values_files=files, set_values=set_args(case.get("set", {})), kube_version=version)
+    sets = set_args(case.get("set", {}))
+    options = RenderOptions(values_files=files, set_values=sets, kube_version=version, release_name=release)
     out: dict[str, list[dict[str, Any]]] = {}
     for m in render_chart(chart, options):
         rel = m.source.split("/templates/", 1)[1]
@@ -215,3 +218,103 @@ def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: Ru
         values.write_text(yaml.safe_dump(case["set"]))
         rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
         assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
+
+
+# one template, three documents: a Deployment without a device, a Service named as the GPU Deployment, the GPU
+# Deployment (pattern A: a literal key with a values count; pattern B: a toYaml of a values resources map)
+SERVED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-router
+spec:
+  selector:
+    matchLabels: {app: router}
+  template:
+    metadata:
+      labels: {app: router}
+    spec:
+      containers:
+        - name: main
+          image: nginx:1.27
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector: {app: server}
+  ports:
+    - port: 8000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: main
+          image: vllm/vllm-openai:v0.6.0
+          resources:
+            REQUEST
+"""
+SHAPES = {
+    "A": ("numGpus: 1\n", "limits:\n              nvidia.com/gpu: {{ .Values.numGpus }}"),
+    "B": ("resources:\n  limits:\n    nvidia.com/gpu: 1\n", "{{- toYaml .Values.resources | nindent 12 }}"),
+}
+
+
+def assert_suite_holds(chart: Path, rel: str) -> dict[str, Any]:
+    """Every assert of the suite holds on the real render of its case (the plugin's release name when it names
+    one), and each assert that picks a document picks exactly one."""
+    body = yaml.safe_load((chart / rel).read_text())
+    release = body.get("release", {}).get("name", "release-name")
+    for case in body["tests"]:
+        rendered = by_template(chart, case, body["capabilities"], release)
+        for a in case["asserts"]:
+            assert holds(a, rendered.get(a["template"], [])), (case["it"], a)
+    return body
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_suite_picks_the_gpu_workload_of_a_template_of_several_documents(tmp_path: Path, shape: str) -> None:
+    """The template renders two Deployments and a Service named as the GPU one: neither kind nor name tells the GPU
+    Deployment, its pod's label does (was: the asserts ran on every document of the template, and the router and
+    the Service have no device key)."""
+    values, request = SHAPES[shape]
+    chart = chart_with(
+        tmp_path, "app", {"values.yaml": values, "templates/serving.yaml": SERVED.replace("REQUEST", request)}
+    )
+    (chart / "tests").mkdir()
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    body = assert_suite_holds(chart, "tests/serving-dra_test.yaml")
+    selectors = [a.get("documentSelector") for case in body["tests"] for a in case["asserts"]]
+    assert {"path": "spec.template.metadata.labels.app", "value": "server"} in selectors
+
+
+def test_bjws_library_chart_gets_its_suite_with_the_controller_picked_by_name(tmp_path: Path) -> None:
+    """bjw-s common renders every controller from templates/common.yaml (two Deployments here): the values-only
+    rewrite writes the suite of that template (was: none), the GPU controller's Deployment picked by its name, which
+    the release name builds (the suite names the release the proof rendered)."""
+    from test_helm_library_values import _app
+
+    chart = _app(tmp_path)
+    (chart / "tests").mkdir()
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    body = assert_suite_holds(chart, "tests/common-dra_test.yaml")
+    assert body["release"] == {"name": "release-name"}
+    assert [case.get("values", []) for case in body["tests"]] == [[], ["../values-dra.yaml"]]
+    workload = [a for a in body["tests"][1]["asserts"] if a["template"] == "common.yaml"]
+    assert workload and all(
+        a["documentSelector"] == {"path": "metadata.name", "value": "release-name-main"} for a in workload
+    )

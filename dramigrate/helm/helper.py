@@ -1084,13 +1084,21 @@ def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[t
 
 
 def unit_suites(
-    root: Path, keys: list[KeyLine], sites: list[CallSite], originals: dict[str, Any], user: dict[str, Any], claim: str
+    root: Path,
+    keys: list[KeyLine],
+    sites: list[CallSite],
+    originals: dict[str, Any],
+    user: dict[str, Any],
+    claim: str,
+    rendered: Any = None,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
     with the count at 0 neither. Written only where the template renders one document with the device key."""
-    from dramigrate.helm.unittest_suite import Case, suite, suite_path
+    from dramigrate.helm.unittest_suite import Case, Rendered, suite, suite_path
     from dramigrate.helm.values import set_path
+
+    rendered = rendered or Rendered()
 
     key = keys[0]
     knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
@@ -1121,7 +1129,8 @@ def unit_suites(
         if (root / suite_path(rel)).exists():
             continue
         about = f"DRA ResourceClaims from the {key.define} helper behind dra.enabled"
-        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about)
+        docs = rendered.documents.get(rel)
+        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about, docs, rendered.release)
         if made is not None:
             out.append(made)
     return out
@@ -1131,7 +1140,47 @@ def marked_render(
     root: Path, work: Any, options: Any, rules: RuleSet
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     """The chart copied with a marker on each key-shaped line of its defines (marked_copy) and rendered with
-    options: the markers, the render, and the markers on device keys in it (none when it does not render)."""
+    options: the markers, the render, and the markers on device keys in it (none when it does not render). Once per
+    chart run and options: run.py starts it early, beside the migrations, when the chart's patterns want it."""
+    from concurrent.futures import Future
+
+    from dramigrate.helm.run import _CACHE, _render_key
+
+    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
+    key = _render_key(options)
+    if cache is None or key is None:
+        return _marked_render(root, work, options, rules)
+    with cache.lock:
+        future = cache.marked.get(key)
+        mine = future is None
+        if future is None:
+            future = cache.marked[key] = Future()
+    if mine:
+        try:
+            future.set_result(_marked_render(root, work, options, rules))
+        except BaseException as exc:  # raised where the render is asked for
+            future.set_exception(exc)
+    return future.result()
+
+
+def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:
+    """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
+    chart run drops it if it has not started, or waits for it)."""
+    from dramigrate.helm.run import _CACHE, _render_key, _render_pool
+    from dramigrate.helm.sandbox import render_parallelism
+
+    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
+    key = _render_key(options)
+    if cache is None or key is None or render_parallelism() < 2:  # one render at a time: none beside the others
+        return
+    with cache.lock:
+        if key not in cache.marked:
+            cache.marked[key] = _render_pool().submit(_marked_render, root, work, options, rules)
+
+
+def _marked_render(
+    root: Path, work: Any, options: Any, rules: RuleSet
+) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     from dramigrate.helm.run import _render
 
     marks = marked_copy(root, work.path / "helper-markers" / root.name)
@@ -1159,7 +1208,16 @@ def fix(
     from dramigrate.helm.prove import objects
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.rootswitch import constant, thread
-    from dramigrate.helm.run import ENGINE_HINT, Flip, _by_template, _manual, _render, _rewritten_copy, prove_switch
+    from dramigrate.helm.run import (
+        ENGINE_HINT,
+        Flip,
+        _by_template,
+        _every_by_template,
+        _manual,
+        _render,
+        _rewritten_copy,
+        prove_switch,
+    )
 
     ref_variation, ref_render, ref_want = reference
     marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
@@ -1217,9 +1275,12 @@ def fix(
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
+            from dramigrate.helm.unittest_suite import Rendered
 
             claim = next(iter(deltas.values()))[0].claim
-            changes += unit_suites(root, keys, sites, originals, _user_values(ref_variation.options), claim)
+            rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
+            user = _user_values(ref_variation.options)
+            changes += unit_suites(root, keys, sites, originals, user, claim, rendered)
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.helm import unpin
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
@@ -91,6 +92,7 @@ class PodDelta:
     namespaced: bool
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
     labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
+    affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
 
 
 @dataclass
@@ -281,13 +283,29 @@ def _group(cond: str) -> str:
     return cond if " " not in cond or cond.startswith("(") else f"({cond})"
 
 
-def _either(devices: list[Device]) -> list[str] | None:
+def _either(devices: list[Device]) -> tuple[list[str] | None, list[str]]:
     """The conditions under which a pod renders at least one of its device keys, when they can be written as one
-    list: the same list for every key; or the list of one key that every other key's list includes (a key under
-    `if .Values.gpu.enabled` and another under `if .Values.models` inside it); or what the keys share, where the
-    rest of each list is one `if`'s condition or its plain `else` (ersatztv writes the key in both branches of
-    `if or .Values.resources.limits .Values.resources.requests`). None otherwise."""
-    lists = [d.conditions for d in devices]
+    list (_one_list); failing that, without the conditions that test a key's own count (`if .Values.limits.gpu`
+    around `nvidia.com/gpu: {{ .Values.limits.gpu }}`, the request under its own), which the count's gate covers:
+    then also those left out."""
+    found = _one_list([d.conditions for d in devices])
+    if found is not None:
+        return found, []
+    return _one_list([[c for c in d.conditions if not _own(d, c)] for d in devices]), [
+        c for d in devices for c in d.conditions if _own(d, c)
+    ]
+
+
+def _own(d: Device, cond: str) -> bool:
+    """Whether `cond` tests the device key's own count (`if .Values.limits.gpu` around the key that writes it)."""
+    return _group(cond) == _group(d.count)
+
+
+def _one_list(lists: list[list[str]]) -> list[str] | None:
+    """The conditions of the keys as one list: the same list for every key; or the list of one key that every other
+    key's list includes (a key under `if .Values.gpu.enabled` and another under `if .Values.models` inside it); or
+    what the keys share, where the rest of each list is one `if`'s condition or its plain `else` (ersatztv writes
+    the key in both branches of `if or .Values.resources.limits .Values.resources.requests`). None otherwise."""
     if all(c == lists[0] for c in lists):
         return lists[0]
     for candidate in lists:
@@ -452,7 +470,8 @@ def claim_delta(
     before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
     moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
     namespaced = bool(template["metadata"].get("namespace"))
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved)
+    affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity)
 
 
 def pod_delta(
@@ -647,11 +666,13 @@ def build(
     guards: tuple[str, ...] = (),
     alternative: Alternative | None = None,
     names: dict[str, list[str]] | None = None,
+    rendered: Any = None,
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
-    resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them)."""
+    resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
+    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -738,7 +759,7 @@ def build(
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         lone = [w for w in lone if w.named is None and not _per_step(w)]
-        changes += unit_tests(root, lone, originals)
+        changes += unit_tests(root, lone, originals, rendered)
     changes.append(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
@@ -802,6 +823,12 @@ def _lookup(
         if len(got) <= k:
             raise RewriteError(f"{rel}: the migration adds claims to {len(got)} pod(s) when {expr} is {other}")
         deltas[other] = got[k]
+    pods = [pod for doc in originals for _, pod in pod_groups(doc, [])]
+    tolerated = [t.get("key") for p in pods for t in p.get("tolerations") or [] if isinstance(t, dict)]
+    if not delta.tolerations and resource in tolerated:
+        for res, d in deltas.items():  # the values that pick a name tolerate it, as they do the rendered one
+            if all(t.get("key") == res for t in d.tolerations):
+                deltas[res] = dataclasses.replace(d, tolerations=[])
     tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
     for res, d in deltas.items():
         if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or (
@@ -925,9 +952,13 @@ def _alternatives(
     return out
 
 
-def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]]) -> list[Change]:
+def unit_tests(
+    root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]], rendered: Any = None
+) -> list[Change]:
     """helm-unittest suites for the rewritten templates (the chart keeps its unit tests in `tests/`)."""
-    from dramigrate.helm.unittest_suite import suite, suite_path, switch_cases
+    from dramigrate.helm.unittest_suite import Rendered, suite, suite_path, switch_cases
+
+    rendered = rendered or Rendered()
 
     out = []
     for w in workloads:
@@ -944,6 +975,8 @@ def unit_tests(root: Path, workloads: list[Workload], originals: dict[str, list[
             w.delta.claim,
             cases,
             f"DRA ResourceClaims behind the {SWITCH} switch",
+            rendered.documents.get(w.rel),
+            rendered.release,
         )
         if made is not None:
             out.append(made)
@@ -1169,7 +1202,9 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     out = []
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
+        # a limit under `if` its own count: an unset limit is 0, which differs from a request that renders
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
+        own = [c for c in own if c in request.conditions or not _own(limit, c)]
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
@@ -1234,7 +1269,7 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    union = conditions if w.choices else _either(w.devices)  # a vendor choice: the branches' picks, below
+    union, own_counts = (conditions, []) if w.choices else _either(w.devices)  # a choice: the picks, below
     if (
         groups is not None
         and len({g[0].count for g in groups}) > 1
@@ -1273,7 +1308,9 @@ def _pod_edits(
     if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
         in_pod = [c for c in conditions if c not in loop.nonempty]
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod)
+    # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
+    counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -1604,7 +1641,13 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
     """The pod's `nodeSelector` lines of the labels the migration moved into the claim's CEL selectors (a GPU
     product label the template writes itself) kept out of the DRA branch; returns, for each label written by an
     expression (`{{ include "getNodeSelector" . | quote }}`), its rendered value -> that expression, which the
-    claim's selector then reads."""
+    claim's selector then reads. A device affinity the migration drops goes the same way (unpin.blocks)."""
+
+    def unless(start: int, stop: int) -> None:  # where the claim comes (a zero count renders none: the label stays)
+        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+
+    for start, stop in unpin.blocks(lines, pod, w.delta.affinity):
+        unless(start, stop)
     if not w.delta.labels:
         return {}
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
@@ -1635,8 +1678,7 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
         start, stop = (
             (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
         )
-        # the label goes where the claim comes (a zero count renders no claim, and the migration keeps the label)
-        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+        unless(start, stop)
     return exprs
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dramigrate.helm import unpin
 from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
@@ -61,6 +62,7 @@ class MapEdit:
     removed: dict[str, list[str]] = field(default_factory=dict)  # section -> device keys gone
     claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
     siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
+    unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
     group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
@@ -288,6 +290,7 @@ def map_edits(
                 added = [x for x in new.get(name) or [] if x not in (old.get(name) or [])]
                 if added:
                     edit.siblings[name] = added
+            edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
             for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
                 old_params, new_params = old_group.get("rayStartParams") or {}, new_group.get("rayStartParams") or {}
                 if old_params != new_params:
@@ -404,13 +407,9 @@ def variant_text(
     under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
     from ruamel.yaml.comments import CommentedMap
 
-    from dramigrate.documents import parse_document, split_documents, start_edit
+    from dramigrate.documents import start_edit
 
-    text = path.read_text(encoding="utf-8")
-    yf = split_documents(str(path), text.encode("utf-8"))
-    doc = next((d for d in yf.documents if parse_document(str(path), d) is not None), None)
-    if doc is None or not isinstance(doc.data, dict):
-        raise NotPassThrough(f"{path}: not a YAML mapping")
+    yf, doc = _values_document(path, _without_key_comments(path, path.read_text(encoding="utf-8"), edits))
     start_edit(doc)
     root = doc.data
 
@@ -444,7 +443,11 @@ def variant_text(
                 if get_path(defaults or {}, (*edit.path, section, k)) is not None:
                     block[k] = None
                     if hasattr(block, "yaml_add_eol_comment"):
+                        after = (block.ca.items.get(k) or [None] * 3)[2]  # with the comment lines below the key
                         block.yaml_add_eol_comment("null deletes the chart's default: the claims ask for it", k)
+                        if after is not None and "\n" in after.value.rstrip("\n"):
+                            mine = block.ca.items[k][2]
+                            mine.value = mine.value.rstrip("\n") + after.value[after.value.index("\n") :]
                 else:
                     del block[k]
             left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
@@ -480,6 +483,34 @@ def variant_text(
         for name in (name for name, spec in own.items() if spec is None):  # see superseded()
             entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
     return yf.render()
+
+
+def _values_document(path: Path, text: str) -> tuple[Any, Any]:
+    """The values file's documents and the one that holds its values (a mapping)."""
+    from dramigrate.documents import parse_document, split_documents
+
+    yf = split_documents(str(path), text.encode("utf-8"))
+    doc = next((d for d in yf.documents if parse_document(str(path), d) is not None), None)
+    if doc is None or not isinstance(doc.data, dict):
+        raise NotPassThrough(f"{path}: not a YAML mapping")
+    return yf, doc
+
+
+def _without_key_comments(path: Path, text: str, edits: list[MapEdit]) -> str:
+    """The values file without the comment after each device key the DRA variant takes out (`nvidia.com/gpu: 2  #
+    two cards`): it tells of the device-plugin request the claim replaces, and kept it would stand alone on a line
+    of its own where the key was. Comment lines around the key stay."""
+    _, doc = _values_document(path, text)
+    lines = text.splitlines(keepends=True)
+    for edit in edits:
+        for section, keys in edit.removed.items():
+            block = get_path(doc.data, (*edit.path, section))
+            for k in keys if isinstance(block, dict) and hasattr(block, "ca") else ():
+                comment = (block.ca.items.get(k) or [None] * 3)[2]
+                if k in block and comment is not None and not comment.value.startswith("\n"):
+                    n = doc.start_line - 1 + block.lc.key(k)[0]
+                    lines[n] = lines[n][: comment.column].rstrip() + "\n"
+    return "".join(lines)
 
 
 def _common(a: Path_, b: Path_) -> Path_:
@@ -895,6 +926,13 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         ]
         if block[len(gather)] not in t.inserts.get(containers, []):
             t.inserts.setdefault(containers, []).extend(block)
+    if ranged <= containers:  # the literal node selection the claims replace: only where there are none
+        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
+        for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
+            opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if opened not in t.inserts.get(start, []):
+                t.inserts.setdefault(start, []).append(opened)
+                t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
     params = _empty_params(lines, pod) if "rayStartParams" in need else None
     if params is not None and params not in t.replaced:
         # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before

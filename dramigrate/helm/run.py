@@ -214,6 +214,7 @@ class _RunCache:
     # rendered once, started early when the first was slow (_render_again)
     again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
     claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
+    marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -361,7 +362,9 @@ def _settled(cache: _RunCache) -> None:
             if key not in cache.claimed:
                 cache.claimed.add(key)
                 future.cancel()
-    wait(list(cache.again.values()))
+        for future in cache.marked.values():
+            future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
+    wait([*cache.again.values(), *cache.marked.values()])
 
 
 _T = TypeVar("_T")
@@ -703,17 +706,33 @@ def _probe_grouped(
     Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
     out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
     rest = [i for i, alone in enumerate(singles) if not alone]
-    groups = [[i] for i, alone in enumerate(singles) if alone]
+    spread = [i for i, alone in enumerate(singles) if alone and _spread_value(changes[i][1], 1) is not None]
+    groups = [[i] for i, alone in enumerate(singles) if alone and (i not in spread or len(spread) == 1)]
     groups += [rest[k : k + PROBE_GROUP] for k in range(0, len(rest), PROBE_GROUP)]
-    while groups:
+    batch = spread if len(spread) > 1 else []
+    while groups or batch:
         values = []
         for group in groups:
             changed = sources.merged
             for i in group:
                 changed = set_path(changed, changes[i][0].path, changes[i][1])
             values.append(changed)
+        if batch:
+            changed = sources.merged
+            for n, i in enumerate(batch):
+                changed = set_path(changed, changes[i][0].path, _spread_value(changes[i][1], n))
+            values.append(changed)
+        renders = _probe_renders(root, copts, values, sources, rules, work)
         halves: list[list[int]] = []
-        for group, uses in zip(groups, _probe_renders(root, copts, values, sources, rules, work), strict=True):
+        if batch:
+            told = _spread_uses(batch, renders.pop(), base, changes)
+            for i in batch:
+                if told is None:
+                    halves.append([i])  # not told apart: each alone
+                else:
+                    out[i] = told[i]
+            batch = []
+        for group, uses in zip(groups, renders, strict=True):
             if len(group) == 1:
                 out[group[0]] = uses
             elif uses == base:
@@ -721,10 +740,72 @@ def _probe_grouped(
                     out[i] = dict(base)
             elif uses is None:  # a key that makes the chart fail would fail every half it is in: each alone
                 halves += [[i] for i in group]
+            elif (guess := _likely_leaf(group, uses, base, changes)) is not None:
+                halves += [[guess], [i for i in group if i != guess]]
             else:
                 halves += [group[: len(group) // 2], group[len(group) // 2 :]]
         groups = halves
     return out
+
+
+SPREAD = 100  # the counts of the device-naming leaves probed in one render: one more, then 100 apart
+
+
+def _spread_value(changed: Any, n: int) -> Any:
+    """The n-th device-naming count of a spread probe: its one-more value (n 0), then SPREAD more for each next one, so
+    a count each follows tells the leaves apart; None for a value that is not a count."""
+    if isinstance(changed, bool) or as_count(changed) is None:
+        return None
+    value = as_count(changed) + n * SPREAD
+    return None if as_count(value) is None else (str(value) if isinstance(changed, str) else type(changed)(value))
+
+
+def _spread_uses(
+    batch: list[int], uses: dict[DeviceKey, Any] | None, base: dict[DeviceKey, Any], changes: list[tuple[Leaf, Any]]
+) -> dict[int, dict[DeviceKey, Any]] | None:
+    """Each device-naming leaf's device requests read off one render with them all changed to spread counts
+    (_spread_value): a request whose count became a leaf's count follows that leaf. None when the render does not
+    tell them apart (it fails, a request is gone or added, a count matches no leaf's or several): each is then
+    rendered alone, as before."""
+    if uses is None or uses.keys() != base.keys():
+        return None
+    counts = [as_count(_spread_value(changes[i][1], n)) for n, i in enumerate(batch)]
+    told = {i: dict(base) for i in batch}
+    for key in base:
+        if as_count(uses[key]) == as_count(base[key]):
+            continue
+        owners = [i for i, c in zip(batch, counts, strict=True) if c == as_count(uses[key])]
+        if len(owners) != 1:
+            return None
+        told[owners[0]][key] = uses[key]
+    return told
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _likely_leaf(
+    group: list[int], uses: dict[DeviceKey, Any], base: dict[DeviceKey, Any], changes: list[tuple[Leaf, Any]]
+) -> int | None:
+    """The leaf of a group whose render differs from the base that most likely made the difference, tried alone
+    beside the rest of the group (one round where halving takes one per halving): the leaf whose keys share the most
+    words with the names of the objects and containers that changed (`layout.inference.enabled` for a gone
+    `layout-inference` Deployment), a switch turned off first when requests are gone (on when added). None for a
+    group of two or fewer, or when no leaf shares a word. A wrong guess costs no render: the rest is halved as
+    before."""
+    if len(group) <= 2:
+        return None
+    moved = [k for k in {*base, *uses} if base.get(k) != uses.get(k)]
+    words = {w for k in moved for part in (k[2], k[4]) for w in _WORD.findall(part.lower())}
+    gone, added = any(k not in uses for k in moved), any(k not in base for k in moved)
+
+    def score(i: int) -> tuple[int, bool]:
+        leaf = changes[i][0]
+        shared = len(words & {w for part in leaf.path for w in _WORD.findall(str(part).lower())})
+        return shared, (gone and leaf.value is True) or (added and leaf.value is False)
+
+    best = max(group, key=score)  # the first of equals: the group's order
+    return best if score(best)[0] else None
 
 
 def _probe_renders(
@@ -1172,6 +1253,10 @@ def _fix(
     mode: str,
 ) -> None:
     variations = _variations(root, copts, sources, relations, rules, work)
+    if settings.chart_style == "idiomatic" and _helper_likely(outcome, root, rules):
+        from dramigrate.helm.helper import start_marked_render  # wanted after the migrations: rendered beside them
+
+        start_marked_render(root, work, copts.render(), rules)
     nolabels = _no_labels(rules)
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
@@ -1227,6 +1312,9 @@ def _fix(
         if not migrate(v, r):
             return
     if rewrite and (why := _library_only(outcome, root, wanted_given, expected, given, rules, settings, work)):
+        _manual(outcome, why, "")
+        return
+    if rewrite and (why := _no_rewrite_shape(outcome, root, wanted_given, expected, given, rules, settings, work)):
         _manual(outcome, why, "")
         return
     if rewrite:  # a proof follows: the second renders of slow value sets start now (those the probe rendered)
@@ -1681,6 +1769,11 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _every_by_template(render: Render, chart: str) -> dict[str, list[dict[str, Any]]]:
+    """Every object of a render per template path, the ones that cannot hold device requests too (Render.rest)."""
+    return _by_template(render.stream + render.rest, chart)
+
+
 def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
     """The map edits (pattern B) whose device keys a values file sets (`sources`: the chart defaults and the file)."""
     from dramigrate.helm.values import get_path
@@ -1775,6 +1868,26 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     return hints
 
 
+def _helper_likely(outcome: ChartOutcome, root: Path, rules: RuleSet) -> bool:
+    """Whether the chart's own templates write a device request the idiomatic rewrite reads through a helper (pattern
+    D, E or F: helper.fix renders a marked copy of the chart for it, started early to render beside the migrations)."""
+    prefix = f"{outcome.display}/"
+    rels = {
+        f.file[len(prefix) :]
+        for f in outcome.findings
+        if f.fixable
+        and f.resource
+        and f.line
+        and f.file.startswith(prefix)
+        and "/charts/" not in f"/{f.file[len(prefix) :]}"
+    }
+    try:
+        hints = _hints(outcome, root, "", rels, rules)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(h.letter in ("D", "E", "F") for h in hints.values())
+
+
 def _library_only(
     outcome: ChartOutcome,
     root: Path,
@@ -1809,6 +1922,53 @@ def _library_only(
         idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
     except RewriteError as exc:
         return f"{exc}{ENGINE_HINT}"
+    return ""
+
+
+def _no_rewrite_shape(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    rules: RuleSet,
+    settings: Settings,
+    work: Workdir,
+) -> str:
+    """Why an idiomatic fix is manual work when no template of the chart itself that asks for devices (with the value
+    sets the user gives) has a device key line, a helper line that writes one, a resources map passed through or
+    built in variables, or a packed library's define (groundx: its resources map read out of a helper-built dict):
+    the message _fix_idiomatic ends with (idiomatic.build refuses the first such template), known before the proof's
+    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them). "" otherwise."""
+    from dramigrate.helm import helper, idiomatic, packedlib
+    from dramigrate.helm.rewrite import chart_name
+
+    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
+        return ""
+    reference = _reference(expected, given)
+    rels = _through_includes(outcome, "", set(wanted[""]))
+    if reference is None or not rels:
+        return ""
+    hints = _hints(outcome, root, "", rels, rules)
+    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
+        return ""
+    originals = _by_template(reference[1].stream, chart_name(root))
+    try:
+        texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
+        if any(
+            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules))
+            for rel, t in texts.items()
+        ):
+            return ""
+        if helper.marked_render(root, work, reference[0].options, rules)[2]:
+            return ""
+        if packedlib.find_request(root, work, reference[0].options, rules):
+            return ""
+        idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
+    except idiomatic.NotIdiomatic as exc:
+        return f"{exc}{ENGINE_HINT}"
+    except (RewriteError, OSError, UnicodeDecodeError):
+        return ""
     return ""
 
 
@@ -1979,6 +2139,8 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    from dramigrate.helm.unittest_suite import Rendered
+
     try:
         changes = idiomatic.build(
             leaf,
@@ -1992,6 +2154,7 @@ def _fix_idiomatic(
             tuple(guards),
             alter,
             {rel: sorted(names) for rel, names in named.items()},
+            Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -2123,7 +2286,7 @@ def _mixed_switch(
                 "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
                 "through with resourceClaims beside it)"
             )
-    originals, migrated, claim_templates = _first_changes(root, rels, expected)
+    originals, migrated, claim_templates, rendered = _first_changes(root, rels, expected)
     guards, _ = idiomatic.kind_guards(expected, relations, rules)
     own = {rel: h for rel, h in hints.items() if rel in rels}
 
@@ -2142,6 +2305,7 @@ def _mixed_switch(
             tuple(guards),
             alternative,
             names,
+            rendered,
         )
         return _chained(passed, changes)
 
@@ -2150,15 +2314,18 @@ def _mixed_switch(
 
 def _first_changes(
     root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
-) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any]]:
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any], Any]:
     """Each template's objects before and after the migration, read from the first value set whose migration
-    changes it, and the claim templates of those migrations by name. Raises RewriteError for a template none does."""
+    changes it, the claim templates of those migrations by name, and each template's every object in that render
+    (unittest_suite.Rendered). Raises RewriteError for a template none does."""
     from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.unittest_suite import Rendered
 
     name = chart_name(root)
     originals: dict[str, list[dict[str, Any]]] = {}
     migrated: dict[str, list[dict[str, Any]]] = {}
     claim_templates: dict[str, Any] = {}
+    rendered = Rendered()
     for v, r, want, _ in expected:
         if r.error or v.invalid:
             continue
@@ -2166,6 +2333,9 @@ def _first_changes(
         took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
         for rel in took:
             originals[rel], migrated[rel] = before.get(rel, []), after.get(rel, [])
+        if took:
+            every = _every_by_template(r, name)
+            rendered = Rendered({**rendered.documents, **{rel: every[rel] for rel in took}}, v.options.release_name)
         if took:
             claim_templates |= {
                 str(d["metadata"]["name"]): d
@@ -2175,7 +2345,7 @@ def _first_changes(
             }
     if missing := sorted(rels - originals.keys()):
         raise RewriteError(f"{missing[0]}: no value set of the proof renders its device request installably")
-    return originals, migrated, claim_templates
+    return originals, migrated, claim_templates, rendered
 
 
 def _fix_map_built(
@@ -2195,7 +2365,7 @@ def _fix_map_built(
     from dramigrate.helm import mapvars
 
     try:
-        originals, migrated, claim_templates = _first_changes(root, rels, expected)
+        originals, migrated, claim_templates, _ = _first_changes(root, rels, expected)
         names = {rel: sorted(n) for rel, n in named.items()}
         changes = mapvars.build(
             root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
@@ -2499,7 +2669,7 @@ def _fix_passthrough(
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
-    streams: dict[Path, tuple[str, str]] = {}  # values file -> (its render, that render migrated)
+    streams: dict[Path, tuple[str, str, str]] = {}  # values file -> (its render, that migrated, its other objects)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set[str]()
     files = list(
@@ -2514,7 +2684,7 @@ def _fix_passthrough(
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
-            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings})
+            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings, *e.unpinned})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
@@ -2560,7 +2730,7 @@ def _fix_passthrough(
                 )
                 continue
             take(edits, rcts, templates)
-            streams[f] = (r.stream, want)
+            streams[f] = (r.stream, want, r.rest)
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
@@ -2627,20 +2797,23 @@ def _fix_passthrough(
         given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
-        pair = (None, pt.OVERLAY, (default[0].stream, default[1])) if overlay and default and not stands_for else None
+        ours = overlay and default and not stands_for
+        pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
-            outcome.changes += _passthrough_suites(root, leaves[""], *pair)
+            outcome.changes += _passthrough_suites(root, leaves[""], *pair, copts.release)
         else:  # the values files that ask for devices are outside the chart: the suite sets their values itself
-            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams)
+            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, copts.release)
     for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
         if sub and (root / sub / "tests").is_dir():
             outcome.changes += [
                 c
-                for c in _in_umbrella(root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams))
+                for c in _in_umbrella(
+                    root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, copts.release)
+                )
                 if c.rel != "Chart.yaml"
             ]
     patch = outcome.diff()
@@ -2717,27 +2890,41 @@ def _fix_passthrough(
 
 
 def _passthrough_suites(
-    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str]
+    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str, str], release: str
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps its unit tests in `tests/`) for the pass-through rewrite: with the
-    values as they were the template renders the device key, with the DRA values file the claim."""
+    values as they were the template renders the device key, with the DRA values file the claim. `renders`: the
+    render's objects that may hold device requests, those migrated, and its others."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import removed_device, suite, suite_path, values_cases
 
     name = chart_name(root)
     original, migrated = _by_template(renders[0], name), _by_template(renders[1], name)
+    every = _by_template(renders[0] + renders[2], name)
     out = []
-    for rel in sorted(rels):
+    for rel in _suite_templates(rels, original):
         found = removed_device(original.get(rel, []), migrated.get(rel, []))
         if found is None or (root / suite_path(rel)).exists():
             continue
         resource, claim = found
         cases = values_cases(resource, plugin, dra)
-        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, f"DRA ResourceClaims with {dra}")
+        about = f"DRA ResourceClaims with {dra}"
+        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release)
         if made is not None:
             out.append(made)
     return out
+
+
+def _suite_templates(rels: set[str], original: dict[str, Any], key: str = "") -> list[str]:
+    """The templates of a chart (`key`: an umbrella's subchart) to write suites for: `rels`, the ones the rewrite
+    changed, or when it changed none (a library writes the objects from values: libvalues.py), each template whose
+    render may hold device requests (a suite is written where the migration took one away)."""
+    if rels:
+        return sorted(rels)
+    inside = f"charts/{key}/" if key else ""
+    own = (t.removeprefix(inside) for t in original if t.startswith(inside))
+    return sorted(t for t in own if t.startswith("templates/"))
 
 
 def _leaf_suites(
@@ -2746,7 +2933,8 @@ def _leaf_suites(
     rels: set[str],
     keys: list[tuple[str, ...]],
     variants: dict[Path, str],
-    streams: dict[Path, tuple[str, str]],
+    streams: dict[Path, tuple[str, str, str]],
+    release: str,
 ) -> list[Change]:
     """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
     the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
@@ -2768,8 +2956,9 @@ def _leaf_suites(
             if key is None or not isinstance(dra_values.get(key), dict):
                 continue
         original, migrated = _by_template(streams[f][0], name), _by_template(streams[f][1], name)
+        every = _by_template(streams[f][0] + streams[f][2], name)
         out = []
-        for rel in sorted(rels):
+        for rel in _suite_templates(rels, original, key):
             source = f"charts/{key}/{rel}" if key else rel
             found = removed_device(original.get(source, []), migrated.get(source, []))
             if found is None or (leaf / suite_path(rel)).exists():
@@ -2789,7 +2978,8 @@ def _leaf_suites(
                     expect="claim",
                 ),
             ]
-            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, "DRA ResourceClaims from values")
+            docs, about = every.get(source), "DRA ResourceClaims from values"
+            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release)
             if made is not None:
                 out.append(made)
         if out:

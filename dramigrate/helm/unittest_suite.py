@@ -146,6 +146,37 @@ def values_cases(resource: str, plugin: str | None, dra: str) -> list[Case]:
     ]
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """Every document each template renders (by its path in the chart) in the render a suite is built from, which
+    holds more than the documents that may hold device requests, and that render's release name."""
+
+    documents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    release: str = "release-name"
+
+
+def _identity(doc: dict[str, Any], pod: list[Segment]) -> dict[str, Any]:
+    """What a documentSelector can tell a document by (helm-unittest paths): its kind, its name, each label, each
+    label of its pod template (at `pod`, the path of the pod's metadata, as in the workload)."""
+    out = {"kind": doc.get("kind"), "metadata.name": (doc.get("metadata") or {}).get("name")}
+    for at in (["metadata"], pod):
+        labels = _get(doc, [*at, "labels"]) if _has(doc, [*at, "labels"]) else None
+        if isinstance(labels, dict):
+            out |= {path_text([*at, "labels", str(k)]): v for k, v in labels.items() if isinstance(v, str)}
+    return out
+
+
+def selector(doc: dict[str, Any], documents: list[dict[str, Any]], pod: list[Segment]) -> dict[str, Any] | None:
+    """helm-unittest's documentSelector for `doc` among the documents its template renders: its kind, else its
+    name, else one of its labels or its pod's, the first no other document shares (the plugin fails an assert
+    whose selector matches several documents), or None."""
+    others = [_identity(d, pod) for d in documents]
+    for path, value in _identity(doc, pod).items():
+        if value is not None and sum(o.get(path) == value for o in others) == 1:
+            return {"path": path, "value": value}
+    return None
+
+
 def suite(
     rel: str,
     claim_file: str,
@@ -154,17 +185,19 @@ def suite(
     claim: str,
     cases: list[Case],
     about: str,
+    documents: list[dict[str, Any]] | None = None,
+    release: str = "release-name",
 ) -> Change | None:
     """The suite for one rewritten workload template, or None when its render does not show the shape the
-    suite can pin (one device key in one document, of a kind no other document of the template has, and no
-    claims of its own already)."""
+    suite can pin (one device key in one document that a documentSelector tells from the template's others, and no
+    claims of its own already). `original`: the template's documents that may hold device requests; `documents`:
+    all it renders (by default `original`), in the render of release name `release`."""
+    documents = original if documents is None else documents
     holding = [d for d in original if _device_paths(d, resource, [], [])]
     if len(holding) != 1:
         return None
     (doc,) = holding
     kind = str(doc.get("kind", ""))
-    if [str(d.get("kind", "")) for d in original].count(kind) != 1:
-        return None
     found = _device_paths(doc, resource, [], [])
     if not found or len({tuple(p[:-3]) for p in found}) != 1:  # the key in one container (limits and requests)
         return None
@@ -175,6 +208,10 @@ def suite(
     pod = container[:-2]
     if _get(doc, pod).get("resourceClaims") or _get(doc, container).get("resources", {}).get("claims"):
         return None
+    pick = selector(doc, documents, [*pod[:-1], "metadata"])
+    if pick is None:
+        return None
+    selected = len(documents) > 1 or claim_file == rel
     template = rel.removeprefix("templates/")
     claims_template = claim_file.removeprefix("templates/")
     devices, pod_claims = [path_text(p) for p in found], path_text([*pod, "resourceClaims"])
@@ -182,10 +219,8 @@ def suite(
 
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
         out = [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
-        # a template of several documents (or one that renders its claim template too): its workload picked by kind
-        if len(original) > 1 or claim_file == rel:
-            out = [{**a, "documentSelector": {"path": "kind", "value": kind}} for a in out]
-        return out
+        # a template of several documents (or one that renders its claim template too): its workload selected
+        return [{**a, "documentSelector": dict(pick)} for a in out] if selected else out
 
     expected = {
         "device": [
@@ -217,13 +252,12 @@ def suite(
         if case.set:
             test["set"] = case.set
         tests.append({**test, "asserts": asserts})
-    body = {
-        "suite": f"{template}: {about}",
-        "templates": list(dict.fromkeys([template, claims_template])),
-        # the rewritten chart fails the render below Kubernetes 1.34 when it renders claims: pin a DRA cluster
-        "capabilities": {"majorVersion": 1, "minorVersion": 34, "apiVersions": ["resource.k8s.io/v1"]},
-        "tests": tests,
-    }
+    body: dict[str, Any] = {"suite": f"{template}: {about}", "templates": [*dict.fromkeys([template, claims_template])]}
+    if selected and pick["path"] == "metadata.name":
+        body["release"] = {"name": release}  # the name is the release's (`{{ .Release.Name }}-server`), as rendered
+    # the rewritten chart fails the render below Kubernetes 1.34 when it renders claims: pin a DRA cluster
+    body["capabilities"] = {"majorVersion": 1, "minorVersion": 34, "apiVersions": ["resource.k8s.io/v1"]}
+    body["tests"] = tests
     text = "# helm-unittest (https://github.com/helm-unittest/helm-unittest): helm unittest .\n"
     text += yaml.safe_dump(body, sort_keys=False, default_flow_style=False, width=1000)
     return Change(suite_path(rel), None, text)
