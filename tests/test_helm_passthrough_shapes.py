@@ -389,3 +389,20 @@ def test_a_blank_line_before_the_containers_survives_the_pass_through(tmp_path: 
     after = render_chart(chart, RenderOptions())[0].text
     assert "hostIPC: true\n\n" in after
     assert after.replace("0.1.1", "0.1.0") == before
+
+
+def test_the_device_toleration_joins_the_pods_literal_tolerations(tmp_path: Path) -> None:
+    """The pod writes its tolerations as a literal list (dminnear's vllm chart: `dedicated=gpu`, last in the file):
+    the DRA values' `tolerations` render after those items, so the DRA pod tolerates both taints as the migration
+    does (was: the device's toleration missing, manual)."""
+    own = "      tolerations:\n        - key: dedicated\n          value: gpu\n          effect: NoSchedule\n"
+    files = {"values.yaml": "namespace: models\n" + GPU, "templates/server.yaml": SERVER + own}
+    chart = chart_with(tmp_path, "server", files)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    _, _, pods = dra_render(chart, chart / "values-dra.yaml")
+    (pod,) = pods.values()
+    assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
+    _, _, plain = dra_render(chart, chart / "values.yaml")
+    assert [t["key"] for t in next(iter(plain.values()))["tolerations"]] == ["dedicated"]

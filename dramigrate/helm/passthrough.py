@@ -878,13 +878,14 @@ class _Edits:
 
     def out(self) -> str:
         out: list[str] = []
-        for i, line in enumerate(self.lines):
+        for i, line in enumerate([*self.lines, None]):  # None: the end of the file, after its last line
             block = self.inserts.get(i, [])
             at = len(out)
             while block and block[0].lstrip().startswith("{{-") and at and not out[at - 1].strip():
                 at -= 1  # `{{-` would chomp the blank lines above it: it goes above them, they stay as they were
             out[at:at] = block
-            out.append(self.replaced.get(i, line))
+            if line is not None:
+                out.append(self.replaced.get(i, line))
         return "\n".join(out) + ("\n" if self.text.endswith("\n") else "")
 
 
@@ -908,8 +909,18 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         expr = sibling_expr(sibling_key(key, name))
         if under and name == "resourceClaims":
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
-        if re.search(rf"{re.escape(expr)}(?![\w-])", t.text) or _renders_key(lines, pod, f"{ind}{name}:"):
+        if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+        if _renders_key(lines, pod, f"{ind}{name}:"):
+            # a literal list (`tolerations:` then `- key: dedicated`): the values' list goes after its items
+            if name == "tolerations" and (items := _literal_list(lines, pod, f"{ind}{name}:")) is not None:
+                end, item = items
+                t.inserts.setdefault(end, [])[:0] = [
+                    f"{item}{{{{- with {expr} }}}}",
+                    f"{item}{{{{- toYaml . | nindent {len(item)} }}}}",
+                    f"{item}{{{{- end }}}}",
+                ]
+            continue
         # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
         render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
         gather = []
@@ -946,6 +957,21 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | None:
+    """(one past its last line, the items' indent) of the list the pod spec at line `pod` writes under `head` with
+    literal items only, indented under it; None for any other shape (a toYaml, an action, a compact list)."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    at = next((j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head), None)
+    if at is None:
+        return None
+    end = _block_end(lines, at)
+    body = [line for line in lines[at + 1 : end] if line.strip()]
+    if not body or not body[0].lstrip().startswith("- ") or any("{{" in line for line in body):
+        return None
+    return end, " " * _indent(body[0])
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:
