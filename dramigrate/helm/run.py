@@ -42,7 +42,7 @@ from dramigrate.helm.locate import (
     stream_sources,
     through_include,
 )
-from dramigrate.helm.patterns import classify, name_candidates, name_keys
+from dramigrate.helm.patterns import classify, compared_values, name_candidates, name_keys
 from dramigrate.helm.prove import (
     ObjKey,
     RepeatedKey,
@@ -1187,6 +1187,12 @@ def _variations(
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
         values = _override(sources, set_path(merged, path, other))
         add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
+    for path, literals in compared_values(_templates(root)).items():  # each branch of a vendor choice by name
+        for literal in literals:
+            if get_path(merged, path) != literal:
+                values = _override(sources, set_path(merged, path, literal))
+                label = f"{display(path)} changed to {json.dumps(literal)}"
+                add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
@@ -1199,16 +1205,20 @@ def _variations(
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
     """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
     the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
-    files = (root / "templates").rglob("*")
-    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
-    texts = [t for p in paths if (t := _read(p)) is not None]
     out = []
-    for path, default in name_keys(texts).items():
+    for path, default in name_keys(_templates(root)).items():
         current = get_path(merged, path)
         current = default if current is None else current
         if isinstance(current, str):
             out += [(path, other) for other in name_candidates(current, rules)[1:]]
     return out
+
+
+def _templates(root: Path) -> list[str]:
+    """The text of each workload template of the chart (helpers, `_*.tpl`, left out)."""
+    files = (root / "templates").rglob("*")
+    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    return [t for p in paths if (t := _read(p)) is not None]
 
 
 def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
