@@ -444,3 +444,19 @@ def test_a_helper_that_only_writes_the_values_resources_map_gets_the_pass_throug
     (pod,) = pods.values()
     assert pod["containers"][0]["resources"] == {"limits": {"cpu": 4}, "claims": [{"name": "gpu"}]}, pod
     assert list(counts.values()) == [1] and pod["resourceClaims"], pod
+
+
+def test_a_blank_line_before_the_containers_survives_the_pass_through(tmp_path: Path) -> None:
+    """The pod spec has a blank line before `containers:` (girishn's vllm chart, after its init container): the
+    pass-through's `{{- with` goes above that blank line, so it chomps nothing and the render with the values as
+    they were stays byte-identical (was: the line lost, 110 lines before and 109 after, manual)."""
+    template = SERVER.replace("    spec:\n      containers:", "    spec:\n      hostIPC: true\n\n      containers:")
+    values = "namespace: models\n" + GPU
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": template})
+    before = render_chart(chart, RenderOptions())[0].text
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    after = render_chart(chart, RenderOptions())[0].text
+    assert "hostIPC: true\n\n" in after
+    assert after.replace("0.1.1", "0.1.0") == before

@@ -889,9 +889,13 @@ class _Edits:
     replaced: dict[int, str] = field(default_factory=dict)
 
     def out(self) -> str:
-        out = []
+        out: list[str] = []
         for i, line in enumerate(self.lines):
-            out.extend(self.inserts.get(i, []))
+            block = self.inserts.get(i, [])
+            at = len(out)
+            while block and block[0].lstrip().startswith("{{-") and at and not out[at - 1].strip():
+                at -= 1  # `{{-` would chomp the blank lines above it: it goes above them, they stay as they were
+            out[at:at] = block
             out.append(self.replaced.get(i, line))
         return "\n".join(out) + ("\n" if self.text.endswith("\n") else "")
 
