@@ -8,11 +8,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with
 
 from dramigrate.config import Settings
-from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -225,3 +226,24 @@ def test_a_map_folded_from_a_built_limits_variable_gets_the_switch(tmp_path: Pat
     assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 2)
     pod, request = pod_and_claim(rendered(chart, sets=("gpu.enabled=true", "gpu.type=amd")))
     assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 1)
+
+
+def test_a_device_name_from_values_the_rewrite_does_not_take_fails_the_dra_branch(tmp_path: Path) -> None:
+    """Was: a device name set in values that the rewrite does not migrate (`gpu.resource=nvidia.com/mig-1g.5gb`, the
+    rewrite taking nvidia.com/gpu and amd.com/gpu) stayed in the map with dra.enabled=true: the pod asked its device
+    plugin for it and got no claim, without a word. Now that render fails and says what the claim takes; with the
+    switch off the chart renders as before, and a plain extended resource beside the GPU still renders."""
+    values = "resources:\n  requests: {}\ngpu:\n  enabled: true\n  type: nvidia\n  resource: nvidia.com/gpu\n"
+    original = chart_with(
+        tmp_path / "original", "app", {"values.yaml": values, "templates/app.yaml": FOLDED_DEPLOYMENT}
+    )
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    mig = ("gpu.resource=nvidia.com/mig-1g.5gb",)
+    assert texts(chart, sets=(*mig, "dra.enabled=false")) == texts(original, sets=mig)
+    with pytest.raises(HelmError, match="does not take \\(it takes nvidia.com/gpu, amd.com/gpu\\)"):
+        rendered(chart, sets=mig)
+    pod, request = pod_and_claim(rendered(chart, sets=("resources.limits.hugepages-2Mi=1Gi",)))
+    assert pod["containers"][0]["resources"]["limits"] == {"hugepages-2Mi": "1Gi"}

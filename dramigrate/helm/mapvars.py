@@ -36,7 +36,7 @@ from dramigrate.helm.idiomatic import (
     values_block,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
-from dramigrate.rules import RuleSet
+from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 # `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
 _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
@@ -203,9 +203,24 @@ def _specs(
     return out
 
 
+def _untaken(pad: str, keys: str, names: list[str]) -> str:
+    """In the DRA branch, after the device keys the claim takes are out: a line that fails the render when the map
+    still asks for an extended resource (`keys`: a range clause over its names, as rules.is_device_candidate reads
+    one), a name set in values the rewrite does not migrate (`nvidia.com/mig-1g.5gb` where it takes `nvidia.com/gpu`):
+    else the pod would ask its device plugin for it and get no claim."""
+    message = (  # a literal, as the other guards of the rewrite: Helm shows it as it is
+        f"dra.enabled: the container resources ask for a device resource the DRA claim of the chart does not take "
+        f"(it takes {', '.join(names)}): set dra.enabled=false to request it from its device plugin"
+    )
+    device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
+    fail = f"{{{{ fail {json.dumps(message)} }}}}"
+    return f"{pad}{{{{- {keys} }}}}{{{{- if {device} }}}}{fail}{{{{ end }}}}{{{{- end }}}}"
+
+
 def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
     """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
     listed = " ".join(json.dumps(n) for n in names)
+    left = f'range $left, $_ := merge dict (get {var} "limits" | default dict) (get {var} "requests" | default dict)'
     return [
         f"{pad}{{{{- if {state} }}}}",
         f"{pad}{{{{- range $name := list {listed} }}}}",
@@ -219,6 +234,7 @@ def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
+        _untaken(pad, left, names),
         f'{pad}{{{{- if gt (int {_COUNT}) 0 }}}}{{{{- $_ := set {var} "claims" (list (dict "name" "{_CLAIM}")) }}}}'
         "{{- end }}",
         f"{pad}{{{{- end }}}}",
@@ -236,6 +252,7 @@ def _section_lines(pad: str, var: str, names: list[str], state: str) -> list[str
         f"{pad}{{{{- {_COUNT} = get {var} $name }}}}{{{{- {_KEY} = $name }}}}{{{{- {var} = omit {var} $name }}}}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
+        _untaken(pad, f"range $left, $_ := {var}", names),
         f"{pad}{{{{- if gt (int {_COUNT}) 0 }}}}",
         f"{pad}claims:",
         f"{pad}  - name: {_CLAIM}",
