@@ -375,6 +375,77 @@ def test_chart_without_values_yaml_gets_the_dra_variant_of_the_file_holding_the_
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"]
 
 
+# a server whose container takes `gpu.resources` when `gpu.enabled` is on (written at column 0 inside the `if`), the
+# CPU `resources` otherwise
+SWITCHED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+{{- if .Values.gpu.enabled }}
+{{ toYaml .Values.gpu.resources | nindent 12 }}
+{{- else }}
+{{ toYaml .Values.resources | nindent 12 }}
+{{- end }}
+"""
+
+
+def test_a_set_switch_that_turns_on_default_device_keys_gets_values_dra_yaml(tmp_path: Path) -> None:
+    """The chart's values.yaml ships the device keys under a switch that is off (`gpu.enabled: false`) and the user
+    turns it on with `--set gpu.enabled=true`: fix writes values-dra.yaml for those defaults, proves it rendered with
+    the user's --set kept, and says to add it (was: manual, "not set in a -f values file ... comes from --set or the
+    chart's defaults", and before that "no `containers:` line above the resources map")."""
+    values = (
+        "resources:\n  limits:\n    cpu: 1\n"
+        "gpu:\n  enabled: false\n  resources:\n    limits:\n      cpu: 4\n      nvidia.com/gpu: 1\n"
+    )
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": SWITCHED})
+    outcome = run_chart(chart, ChartOptions(set_values=("gpu.enabled=true",)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "your values (DRA values: values-dra.yaml)" in outcome.report(), outcome.report()
+    assert "add -f values-dra.yaml" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    options = RenderOptions(values_files=(chart / "values-dra.yaml",), set_values=("gpu.enabled=true",))
+    out = [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
+    (pod,) = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Deployment"]
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 4}, "claims": [{"name": "gpu"}]}, pod
+    (claim,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"], out
+
+
+def test_a_helper_that_only_writes_the_values_resources_map_gets_the_pass_through(tmp_path: Path) -> None:
+    """`resources: {{- include "server.resources" . | nindent 12 }}` with a helper whose whole body is `toYaml
+    .Values.resources` (a vendor's device key passed through unchanged): the include passes the values map as a
+    `toYaml` does, so fix writes the pass-through and values-dra.yaml, proven (was: manual, pattern D "no line of a
+    helper in this chart writes the device key")."""
+    helpers = '{{- define "server.resources" -}}\n{{- toYaml .Values.resources -}}\n{{- end }}\n'
+    server = SWITCHED.split("          resources:\n")[0] + (
+        '          resources: {{- include "server.resources" . | nindent 12 }}\n'
+    )
+    values = "resources:\n  limits:\n    cpu: 4\n    gpu.intel.com/xe: 1\n"
+    files = {"values.yaml": values, "templates/_helpers.tpl": helpers, "templates/server.yaml": server}
+    chart = chart_with(tmp_path, "server", files)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "default values (DRA values: values-dra.yaml)" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    (pod,) = pods.values()
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 4}, "claims": [{"name": "gpu"}]}, pod
+    assert list(counts.values()) == [1] and pod["resourceClaims"], pod
+
+
 def test_a_blank_line_before_the_containers_survives_the_pass_through(tmp_path: Path) -> None:
     """The pod spec has a blank line before `containers:` (girishn's vllm chart, after its init container): the
     pass-through's `{{- with` goes above that blank line, so it chomps nothing and the render with the values as

@@ -1133,7 +1133,8 @@ def _rewrite_template(
             edits += own
             sections.append(section)
     out = list(lines)
-    for e in sorted((_above_blanks(lines, e) for e in edits), key=lambda e: (e.index, e.stop), reverse=True):
+    edits = [_after_trailing_space(lines, _above_blanks(lines, e)) for e in edits]
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
 
@@ -1142,6 +1143,26 @@ def _pod_name(lines: list[str], w: Workload) -> str:
     """The metadata.name line of the document holding the workload's pod, as the template writes it ("" if none)."""
     pod = _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
     return _metadata_line(lines, "name", pod) or ""
+
+
+def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
+    """An insertion `{{- if X }}` ... `{{- end }}` after a line ending in spaces (immich's `{{- end }}        ` above
+    `containers:`): its trim would take those spaces, which the chart renders. It trims rightwards instead,
+    `{{ if X -}}` ... `{{ end -}}`, so with the switch off the spaces, the line break and the next line's indent
+    stay as they were."""
+    if e.stop != e.index or e.index == 0 or len(e.lines) < 3 or e.index >= len(lines):
+        return e
+    before = lines[e.index - 1]
+    if not before.strip() or before == before.rstrip():
+        return e
+    first = re.fullmatch(r"(\s*)\{\{- (if .*) \}\}", e.lines[0])
+    last = re.fullmatch(r"(\s*)\{\{- end \}\}", e.lines[-1])
+    if first is None or last is None or not first.group(1) == last.group(1) == " " * _indent(lines[e.index]):
+        return e
+    if _indent(e.lines[1]) != len(first.group(1)):
+        return e
+    ind = first.group(1)
+    return Edit(e.index, e.stop, [f"{ind}{{{{ {first.group(2)} -}}}}", *e.lines[1:-1], f"{ind}{{{{ end -}}}}"])
 
 
 def _above_blanks(lines: list[str], e: Edit) -> Edit:
@@ -1319,10 +1340,12 @@ def _pod_edits(
     resources_lines = {_parent(lines, m) for m in maps}
     if groups is not None:
         res_lines = [_parent(lines, _parent(lines, g[0].index)) for g in groups]
-    elif len(resources_lines) != 1 or min(resources_lines) < 0:
+    elif min(resources_lines) < 0 or len({_parent(lines, r) for r in resources_lines}) != 1:
         raise RewriteError(f"{w.rel}: the device keys are in several containers")
-    else:
-        res_lines = [resources_lines.pop()]
+    elif len(resources_lines) > 1 and not w.choices:
+        raise RewriteError(f"{w.rel}: the device keys are in several `resources:` blocks of one container")
+    else:  # a vendor choice may write the container's whole `resources:` block in each branch (jellyfin, immich)
+        res_lines = sorted(resources_lines)
     for res in res_lines:
         if lines[res].strip() != "resources:":
             why = "the container's resources are templated"
@@ -1351,14 +1374,15 @@ def _pod_edits(
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
-        ind = " " * (_indent(lines[res]) + 2)
-        cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
-        own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
-        if steps:  # several steps: each container names its own request, as the migration does
-            request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
-            own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
-            own_claims.append(f"{ind}    {{{{- end }}}}")
-        edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
+        for res in res_lines:  # one, or one per branch of the vendor choice: the container's claims in each
+            ind = " " * (_indent(lines[res]) + 2)
+            cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
+            own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+            if steps:  # several steps: each container names its own request, as the migration does
+                request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
+                own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
+                own_claims.append(f"{ind}    {{{{- end }}}}")
+            edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
         if shared:  # an init container and the main one, one count: the migration gives them one request
@@ -1463,7 +1487,8 @@ def _pod_edits(
     conditions, replay = _replayed(w.devices[0], conditions)
     if replay and twins:
         raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
-    guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, gate)
+    # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
+    guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, *picked, gate)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)

@@ -610,12 +610,18 @@ def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], 
     return []
 
 
-def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = ()) -> str:
-    """The chart's `values-dra.yaml` (overlay_values), for its defaults or in place of the `--set` expressions
-    `stands_for` (`--set a=1`) that ask for the devices."""
+def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False) -> str:
+    """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
+    `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
+    defaults' device keys on."""
     import yaml
 
-    if stands_for:
+    if switched:
+        head = (
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` with your --set asks for the devices of "
+            "the defaults they switch on through ResourceClaims (a null deletes a default key)\n"
+        )
+    elif stands_for:
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
@@ -768,18 +774,22 @@ def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
     return False
 
 
-def template_edits(text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False) -> str:
+def template_edits(
+    text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False, helpers: dict[str, str] | None = None
+) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
-    one and the pod renders none) beside each values map of `needs` that it passes into a container, unless it
-    renders that sibling already."""
+    one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
+    through one of the `helpers`, map_helpers), unless it renders that sibling already."""
     variables, ranges = _index_variables(text), _range_variables(text)
+    read = expand_map_helpers(text, helpers or {})
+    read_lines = read.splitlines()
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
     singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
     heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
     for i in range(len(edits.lines)):
-        for ref in _map_refs(text, edits.lines, i, variables, ranges):
+        for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
             if target is not None:
@@ -841,6 +851,8 @@ def _map_refs(
     return out
 
 
+# a line that is only a control action (`{{- if .Values.gpu.enabled }}`, `{{- else }}`): it writes no YAML
+_CONTROL = re.compile(r"^\s*\{\{-?\s*(?:if|else|end|with|range)\b[^{}]*-?\}\}\s*$")
 _MERGED = re.compile(r"\b(?:mergeOverwrite|merge)\s")
 _MAP_REF = re.compile(r"(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)\b(?![.\w])")
 _VARIABLE_SET = re.compile(r"\{\{-?\s*(range\s+(?:\$\w*\s*,\s*)?)?(\$\w+)\s*:=\s*([$.][\w.$]*)\s*-?\}\}")
@@ -896,8 +908,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
     at = _indent(lines[i])
-    if lines[i].lstrip().startswith("{{") and i and lines[i - 1].rstrip().endswith(":"):
-        at = max(at, _indent(lines[i - 1]) + 1)  # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0
+    head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
+    if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
+        # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
+        at = max(at, _indent(lines[head]) + 1)
     containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and _indent(lines[j]) < at), -1)
     if containers < 0:
         raise NotPassThrough(f"{t.rel}:{i + 1}: no `containers:` line above the resources map")
@@ -1161,6 +1175,29 @@ def values_doc(values: str) -> str:
     return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
 
 
+# a helper whose whole body writes one values resources map (`{{- define "chart.resources" -}}` then
+# `{{- toYaml .Values.resources -}}`, vllm-xe): an include of it passes that map through as `toYaml` does
+_MAP_HELPER = re.compile(
+    r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}\s*\{\{-?\s*toYaml\s+(\.Values\.[\w.]*[Rr]esources)\s*-?\}\}\s*'
+    r"\{\{-?\s*end\s*-?\}\}"
+)
+_INCLUDE = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+[.$](?=[\s|)}])')
+
+
+def map_helpers(root: Path) -> dict[str, str]:
+    """The chart's helpers whose whole body is a `toYaml` of one values resources map: name -> the map's expression
+    (`.Values.resources`)."""
+    return {m.group(1): m.group(2) for text in _templates(root).values() for m in _MAP_HELPER.finditer(text)}
+
+
+def expand_map_helpers(text: str, helpers: dict[str, str]) -> str:
+    """The template with each include of a map helper (map_helpers) called with the chart's context read as the
+    `toYaml` it writes (`include "chart.resources" .` -> `toYaml .Values.resources`), line for line."""
+    if not helpers:
+        return text
+    return _INCLUDE.sub(lambda m: f"toYaml {helpers[m.group(1)]}" if m.group(1) in helpers else m.group(0), text)
+
+
 def _templates(root: Path) -> dict[str, str]:
     """The chart's template files (rel -> text), helpers included."""
     out = {}
@@ -1252,9 +1289,10 @@ def build(
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
+    helpers = map_helpers(root)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = reread(template_edits(text, rel, map_paths, scoped), reads or set())
+        after = reread(template_edits(text, rel, map_paths, scoped, helpers), reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
     for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`)

@@ -122,6 +122,30 @@ def name_keys(texts: list[str]) -> dict[tuple[str, ...], str | None]:
     return {k[1]: k[2] for text in texts for line in text.splitlines() if (k := named_key(line, text)) is not None}
 
 
+_COMPARED = re.compile(
+    r"\{\{-?\s*(?:else\s+)?if\s+\(?eq\s+(?:\.Values\.([\w.]+)\s+\"([^\"]*)\"|\"([^\"]*)\"\s+\.Values\.([\w.]+))\s*\)?\s*-?\}\}"
+)
+_DEVICE_KEY = re.compile(r"^\s*[A-Za-z0-9.\-]+\.[a-z]+/[A-Za-z0-9.\-_]+\s*:")
+_BRANCH_END = re.compile(r"\{\{-?\s*(else|end)\b")
+
+
+def compared_values(texts: list[str]) -> dict[tuple[str, ...], list[str]]:
+    """The values keys an `if`/`else if` compares with a string (`eq .Values.hwAccel.type "intel"`) where that branch
+    writes a device key (a vendor choice by name), each with the strings its branches compare it with: the proof
+    renders each branch, not only the one the values pick."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for text in texts:
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if (m := _COMPARED.search(line)) is None:
+                continue
+            body = next((lines[i + 1 : k] for k in range(i + 1, len(lines)) if _BRANCH_END.search(lines[k])), [])
+            if any(_DEVICE_KEY.match(b) for b in body):
+                path, literal = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+                out.setdefault(tuple(path.split(".")), []).append(literal)
+    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
+
+
 def name_candidates(resource: str, rules: RuleSet) -> list[str]:
     """The device resources a values key naming `resource` may plausibly be set to and the idiomatic rewrite looks up:
     `resource` and the other resources its rule pack names literally with the same device class and request (Intel's

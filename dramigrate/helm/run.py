@@ -42,7 +42,7 @@ from dramigrate.helm.locate import (
     stream_sources,
     through_include,
 )
-from dramigrate.helm.patterns import classify, name_candidates, name_keys
+from dramigrate.helm.patterns import classify, compared_values, name_candidates, name_keys
 from dramigrate.helm.prove import (
     ObjKey,
     RepeatedKey,
@@ -1187,6 +1187,12 @@ def _variations(
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
         values = _override(sources, set_path(merged, path, other))
         add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
+    for path, literals in compared_values(_templates(root)).items():  # each branch of a vendor choice by name
+        for literal in literals:
+            if get_path(merged, path) != literal:
+                values = _override(sources, set_path(merged, path, literal))
+                label = f"{display(path)} changed to {json.dumps(literal)}"
+                add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
@@ -1199,16 +1205,20 @@ def _variations(
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
     """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
     the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
-    files = (root / "templates").rglob("*")
-    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
-    texts = [t for p in paths if (t := _read(p)) is not None]
     out = []
-    for path, default in name_keys(texts).items():
+    for path, default in name_keys(_templates(root)).items():
         current = get_path(merged, path)
         current = default if current is None else current
         if isinstance(current, str):
             out += [(path, other) for other in name_candidates(current, rules)[1:]]
     return out
+
+
+def _templates(root: Path) -> list[str]:
+    """The text of each workload template of the chart (helpers, `_*.tpl`, left out)."""
+    files = (root / "templates").rglob("*")
+    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    return [t for p in paths if (t := _read(p)) is not None]
 
 
 def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
@@ -1850,16 +1860,22 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
     chart `sub`, "" for the chart itself); in a template no finding maps to, of its first device line."""
     from dramigrate.helm.idiomatic import first_device_line
+    from dramigrate.helm.passthrough import expand_map_helpers, map_helpers
 
     prefix = f"{sub}/" if sub else ""
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
+    helpers: dict[str, str] | None = None
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
             if rel not in hints:  # the first request of each template (setdefault read and classified every one)
-                hints[rel] = classify((leaf / rel).read_text(encoding="utf-8"), f.line, f.resource)
+                text = (leaf / rel).read_text(encoding="utf-8")
+                hints[rel] = classify(text, f.line, f.resource)
+                if hints[rel].letter == "D":  # through a helper that only passes a values map: pattern B
+                    helpers = map_helpers(leaf) if helpers is None else helpers
+                    hints[rel] = classify(expand_map_helpers(text, helpers), f.line, f.resource)
     for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
         try:
             hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
@@ -2688,6 +2704,7 @@ def _fix_passthrough(
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
+    switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
     kept = copts  # the user's options without them
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
@@ -2756,6 +2773,13 @@ def _fix_passthrough(
                     set_values=tuple(x for x in copts.set_values if x not in plain[0]),
                     set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
                 )
+            elif set_edits and _edits_in_file(set_edits, ValueSources(chart_defaults(root), {}, [], [])) == set_edits:
+                # the --set turns a switch on (`gpu.enabled=true`) and the device keys are the chart's defaults:
+                # values-dra.yaml overlays those defaults and goes with the user's --set, all of them kept
+                set_templates = named(set_edits, set_rcts)
+                take(set_edits, set_rcts, set_templates)
+                overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
+                switched = True
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -2793,11 +2817,13 @@ def _fix_passthrough(
     outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
     if overlay:
         outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    if switched:
+        outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
         given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
     if list(leaves) == [""] and (root / "tests").is_dir():
-        ours = overlay and default and not stands_for
+        ours = overlay and default and not stands_for and not switched
         pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
         for f in variants:
             if pair is None and f.resolve().is_relative_to(root.resolve()):
@@ -2845,9 +2871,9 @@ def _fix_passthrough(
         through, through_want = passed(original, want)
         if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
             dra = None
-        elif stands_for and v.label == "your values":
+        elif (stands_for or switched) and v.label == "your values":
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
-        elif stands_for:
+        elif stands_for or switched:
             dra = None  # value sets without the --set: the values as they were, proven above
         elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
             own = (
