@@ -1324,6 +1324,9 @@ def _fix(
     if rewrite and (why := _library_only(outcome, root, wanted_given, expected, given, rules, settings, work)):
         _manual(outcome, why, "")
         return
+    if rewrite and (why := _mixed_pod(outcome, root, wanted_given, settings)):
+        _manual(outcome, why, "")
+        return
     if rewrite and (why := _no_rewrite_shape(outcome, root, wanted_given, expected, given, rules, settings, work)):
         _manual(outcome, why, "")
         return
@@ -1860,28 +1863,62 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     """The pattern of the first device request the findings map to in each template of `rels` (relative to the
     chart `sub`, "" for the chart itself); in a template no finding maps to, of its first device line."""
     from dramigrate.helm.idiomatic import first_device_line
-    from dramigrate.helm.passthrough import expand_map_helpers, map_helpers
+    from dramigrate.helm.passthrough import map_helpers
 
     prefix = f"{sub}/" if sub else ""
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
-    helpers: dict[str, str] | None = None
+    helpers = functools.cache(lambda: map_helpers(leaf))
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
             if rel not in hints:  # the first request of each template (setdefault read and classified every one)
-                text = (leaf / rel).read_text(encoding="utf-8")
-                hints[rel] = classify(text, f.line, f.resource)
-                if hints[rel].letter == "D":  # through a helper that only passes a values map: pattern B
-                    helpers = map_helpers(leaf) if helpers is None else helpers
-                    hints[rel] = classify(expand_map_helpers(text, helpers), f.line, f.resource)
+                hints[rel] = _classified((leaf / rel).read_text(encoding="utf-8"), f, helpers)
     for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
         try:
             hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
         except (OSError, UnicodeDecodeError):
             continue
     return hints
+
+
+def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) -> Any:
+    """The pattern of the device request of finding `f` at its line of the template `text`; a helper that only
+    passes a values map through (`helpers()`, passthrough.map_helpers, read only for a helper line) makes it B."""
+    from dramigrate.helm.passthrough import expand_map_helpers
+
+    pattern = classify(text, f.line, f.resource)
+    return classify(expand_map_helpers(text, helpers()), f.line, f.resource) if pattern.letter == "D" else pattern
+
+
+def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], settings: Settings) -> str:
+    """Why an idiomatic fix is manual work when one pod of the chart's own templates asks for devices both through a
+    named helper (pattern D) and through a values map or key (A, B, C, E: gsampaio's ollama, its model-pull init
+    container from a helper and its main container from `toYaml .Values.resources`): each rewrite takes its own
+    containers only and would leave the others' device-plugin request beside the claim. "" when no pod is so."""
+    from dramigrate.helm.passthrough import map_helpers
+
+    if settings.chart_style != "idiomatic" or "" not in wanted:
+        return ""
+    pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any]]] = {}
+    helpers = functools.cache(lambda: map_helpers(root))
+    for f in sorted(outcome.findings, key=lambda f: f.line):
+        rel = f.file[len(outcome.display) + 1 :]
+        if not (f.resource and f.line and f.container and rel in wanted[""]):
+            continue
+        pattern = _classified((root / rel).read_text(encoding="utf-8"), f, helpers)
+        pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern))
+    for (rel, kind, _, name), containers in sorted(pods.items()):
+        letters = {p.letter for _, p in containers.values()}
+        if "D" in letters and len(letters) > 1:
+            ways = "; ".join(f"container {c} at {file}:{p.line}: {p.describe()}" for c, (file, p) in containers.items())
+            return (
+                f"{kind} {name} ({rel}) asks for devices in two ways: {ways}; the helper rewrite takes only the "
+                f"helper's containers and would leave the others' device-plugin request beside the one pod claim "
+                f"the migration gives them all{ENGINE_HINT}"
+            )
+    return ""
 
 
 def _helper_likely(outcome: ChartOutcome, root: Path, rules: RuleSet) -> bool:
