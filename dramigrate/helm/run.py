@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import yaml
 
@@ -1321,13 +1321,12 @@ def _fix(
     for v, r in _rendered(root, variations[:split]):
         if not migrate(v, r):
             return
-    if rewrite and (why := _library_only(outcome, root, wanted_given, expected, given, rules, settings, work)):
-        _manual(outcome, why, "")
-        return
-    if rewrite and (why := _mixed_pod(outcome, root, wanted_given, settings)):
-        _manual(outcome, why, "")
-        return
-    if rewrite and (why := _no_rewrite_shape(outcome, root, wanted_given, expected, given, rules, settings, work)):
+    own = _own_templates(outcome, root, wanted_given, expected, given, rules, settings) if rewrite else None
+    if rewrite and (
+        why := (own and _library_only(own, root, rules, settings, work))
+        or _mixed_pod(outcome, root, wanted_given, settings)
+        or (own and _no_rewrite_shape(own, root, rules, settings, work))
+    ):
         _manual(outcome, why, "")
         return
     if rewrite:  # a proof follows: the second renders of slow value sets start now (those the probe rendered)
@@ -1903,11 +1902,12 @@ def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], s
         return ""
     pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any]]] = {}
     helpers = functools.cache(lambda: map_helpers(root))
+    text = functools.cache(lambda rel: (root / rel).read_text(encoding="utf-8"))  # a template with many requests
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if not (f.resource and f.line and f.container and rel in wanted[""]):
             continue
-        pattern = _classified((root / rel).read_text(encoding="utf-8"), f, helpers)
+        pattern = _classified(text(rel), f, helpers)
         pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern))
     for (rel, kind, _, name), containers in sorted(pods.items()):
         letters = {p.letter for _, p in containers.values()}
@@ -1941,7 +1941,16 @@ def _helper_likely(outcome: ChartOutcome, root: Path, rules: RuleSet) -> bool:
     return any(h.letter in ("D", "E", "F") for h in hints.values())
 
 
-def _library_only(
+class _OwnTemplates(NamedTuple):
+    """The chart's own templates that ask for devices with the value sets the user gives (through an unpacked
+    library's includes), the pattern of each and the value set the rewrite is read from (_reference)."""
+
+    reference: tuple[Variation, Render, str]
+    rels: set[str]
+    hints: dict[str, Any]
+
+
+def _own_templates(
     outcome: ChartOutcome,
     root: Path,
     wanted: dict[str, set[str]],
@@ -1949,21 +1958,28 @@ def _library_only(
     given: set[str],
     rules: RuleSet,
     settings: Settings,
-    work: Workdir,
-) -> str:
+) -> _OwnTemplates | None:
+    """What _library_only and _no_rewrite_shape read, once: None unless an idiomatic fix of the chart itself (no
+    subchart) has a reference value set and templates to change."""
+    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
+        return None
+    reference = _reference(expected, given)
+    rels = _through_includes(outcome, "", wanted[""])
+    if reference is None or not rels:
+        return None
+    return _OwnTemplates(reference, rels, _hints(outcome, root, "", rels, rules))
+
+
+def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir) -> str:
     """Why an idiomatic fix is manual work when every template of the chart with a device request only includes a
     library chart's templates (immich and app-template on bjw-s common): the message _fix_idiomatic ends with
     (idiomatic.build refuses such a template, and no helper of the chart writes the device key), known from the
     value sets the user gives. "" when not so, or when the rewrite would take another way."""
     from dramigrate.helm import helper, idiomatic
 
-    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
+    reference, rels, hints = own
+    if not all(_library_written(root, rel, rules) for rel in rels):
         return ""
-    reference = _reference(expected, given)
-    rels = _through_includes(outcome, "", wanted[""])
-    if reference is None or not all(_library_written(root, rel, rules) for rel in rels):
-        return ""
-    hints = _hints(outcome, root, "", rels, rules)
     if any(h.letter in ("B", "C") for h in hints.values()):
         return ""  # the pass-through rewrite
     if (
@@ -1978,16 +1994,7 @@ def _library_only(
     return ""
 
 
-def _no_rewrite_shape(
-    outcome: ChartOutcome,
-    root: Path,
-    wanted: dict[str, set[str]],
-    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
-    given: set[str],
-    rules: RuleSet,
-    settings: Settings,
-    work: Workdir,
-) -> str:
+def _no_rewrite_shape(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir) -> str:
     """Why an idiomatic fix is manual work when no template of the chart itself that asks for devices (with the value
     sets the user gives) has a device key line, a helper line that writes one, a resources map passed through or
     built in variables, or a packed library's define (groundx: its resources map read out of a helper-built dict):
@@ -1996,13 +2003,7 @@ def _no_rewrite_shape(
     from dramigrate.helm import helper, idiomatic, packedlib
     from dramigrate.helm.rewrite import chart_name
 
-    if settings.chart_style != "idiomatic" or list(wanted) != [""]:
-        return ""
-    reference = _reference(expected, given)
-    rels = _through_includes(outcome, "", set(wanted[""]))
-    if reference is None or not rels:
-        return ""
-    hints = _hints(outcome, root, "", rels, rules)
+    reference, rels, hints = own
     if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
         return ""
     originals = _by_template(reference[1].stream, chart_name(root))
