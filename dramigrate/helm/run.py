@@ -3010,7 +3010,9 @@ def _passthrough_suites(
         resource, claim = found
         cases = values_cases(resource, plugin, dra)
         about = f"DRA ResourceClaims with {dra}"
-        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release)
+        made = suite(
+            rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release, several=True
+        )
         if made is not None:
             out.append(made)
     return out
@@ -3079,7 +3081,9 @@ def _leaf_suites(
                 ),
             ]
             docs, about = every.get(source), "DRA ResourceClaims from values"
-            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release)
+            made = suite(
+                rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release, several=True
+            )
             if made is not None:
                 out.append(made)
         if out:
