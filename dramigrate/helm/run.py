@@ -175,10 +175,20 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(
-            unified(c.rel if Path(c.rel).is_absolute() else f"{self.display}/{c.rel}", c.before or "", c.after)
-            for c in self.changes
-        )
+        return "".join(unified(self._diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+
+    def _diff_name(self, rel: str) -> str:
+        """A changed file as the diff names it: a chart file under the chart's display name; a values file outside
+        the chart (an -f file's DRA variant, held by its absolute path) from the working directory when it is under
+        it and the chart is named so too, so the patch applies with `patch -p1` where fix would write it."""
+        if not Path(rel).is_absolute():
+            return f"{self.display}/{rel}"
+        if Path(self.display).is_absolute():
+            return rel
+        try:
+            return Path(rel).relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return rel
 
     def report(self) -> str:
         if self.manual:
@@ -1273,6 +1283,7 @@ def _fix(
     wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
+    set_by: dict[tuple[Any, ...], bool] = {}
 
     def migrate(v: Variation, r: Render) -> bool:
         """Migrate one value set's render into `expected`; False when the chart is manual work (said)."""
@@ -1289,7 +1300,7 @@ def _fix(
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
                 from_values = _labels_from_values(r.stream, rules, sources.merged)
-                if from_values:
+                if from_values and _labels_set_by(root, copts, sources, work, from_values, set_by):
                     result, notes = bare, from_values
                 else:
                     literal_labels = True
@@ -1501,6 +1512,31 @@ def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> 
     if not found or any(leaf is None for leaf in found.values()):
         return []
     return [(key, leaf) for key, leaf in found.items() if leaf is not None]
+
+
+def _labels_set_by(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    work: Workdir,
+    found: list[tuple[str, Leaf]],
+    cache: dict[tuple[Any, ...], bool],
+) -> bool:
+    """Whether the values leaves _label_leaves paired with the pods' device labels do set them: the chart rendered
+    with each leaf changed selects otherwise. A leaf found by its text alone (an unread affinity block in values.yaml
+    spelling `key: nvidia.com/gpu.product` beside a label the template writes itself) is not the label's source, and
+    the label is then the template's, which the rewrite moves into the claim's selectors. One render per set of
+    leaves, cached in `cache`."""
+    key = tuple((label, leaf.path) for label, leaf in found)
+    if key not in cache:
+        changed = sources.merged
+        for _, leaf in found:
+            changed = set_path(changed, leaf.path, f"{leaf.value}-dramigrate-probe")
+        before = _pod_labels(_render(root, copts.render()).stream)
+        new = _render(root, copts.render((work.values_file(_override(sources, changed)),), sets=False))
+        after = _pod_labels(new.stream) if not new.error else {}
+        cache[key] = all(after.get(label) != before.get(label) for label, _ in found)
+    return cache[key]
 
 
 def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, sources: ValueSources) -> None:
@@ -3002,7 +3038,9 @@ def _passthrough_suites(
         resource, claim = found
         cases = values_cases(resource, plugin, dra)
         about = f"DRA ResourceClaims with {dra}"
-        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release)
+        made = suite(
+            rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release, several=True
+        )
         if made is not None:
             out.append(made)
     return out
@@ -3071,7 +3109,9 @@ def _leaf_suites(
                 ),
             ]
             docs, about = every.get(source), "DRA ResourceClaims from values"
-            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release)
+            made = suite(
+                rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release, several=True
+            )
             if made is not None:
                 out.append(made)
         if out:
