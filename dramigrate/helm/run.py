@@ -2883,14 +2883,13 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
-    for target in targets:
-        if target.exists():
+    targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    for target, text in targets.items():
+        if target.exists() and _read(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
-    outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
-    if overlay:
-        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
+    outcome.changes = [*changes, *written]
     if switched:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
