@@ -2048,6 +2048,22 @@ def bump_version(chart_yaml: str) -> str:
     )
 
 
+def chart_bump(root: Path, change: str) -> list[Change]:
+    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one
+    (a `kind: added` entry); empty when nothing changes."""
+    before = (root / "Chart.yaml").read_text(encoding="utf-8")
+    after = bump_version(before)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    if changes:
+        body = changes.group(2)
+        first = body.splitlines()[0]
+        item = " " * (len(first) - len(first.lstrip()))
+        entry = f"{item}- kind: added\n{item}  description: {change}\n"
+        end = changes.end(2)
+        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
+    return [Change("Chart.yaml", before, after)] if after != before else []
+
+
 def conventions(
     root: Path,
     device_class: str,
@@ -2060,20 +2076,7 @@ def conventions(
     """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
     values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema, and each key of
     `nested` (values path of the object, key, entry) the rewrite adds where that object forbids unknown keys."""
-    out = []
-    chart_path = root / "Chart.yaml"
-    before = chart_path.read_text(encoding="utf-8")
-    after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
-    if changes:
-        body = changes.group(2)
-        first = body.splitlines()[0]
-        item = " " * (len(first) - len(first.lstrip()))
-        entry = f"{item}- kind: added\n{item}  description: {change}\n"
-        end = changes.end(2)
-        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
-    if after != before:
-        out.append(Change("Chart.yaml", before, after))
+    out = chart_bump(root, change)
     schema_path = root / "values.schema.json"
     if schema_path.is_file():
         text = schema_path.read_text(encoding="utf-8")

@@ -3167,6 +3167,10 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
         node = node[key]
     node[leaf.path[-1]] = True
     outcome.changes = [Change(rel, before or None, yf.render())]
+    if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
+        from dramigrate.helm.idiomatic import chart_bump
+
+        outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
     outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
     for f in outcome.findings:
         if f.resource:
