@@ -2049,8 +2049,9 @@ def bump_version(chart_yaml: str) -> str:
 
 
 def chart_bump(root: Path, change: str) -> list[Change]:
-    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one
-    (a `kind: added` entry); empty when nothing changes."""
+    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one,
+    in the list's own format (Artifact Hub takes objects, `kind: added` and a description, or plain strings, not a
+    mix); empty when nothing changes."""
     before = (root / "Chart.yaml").read_text(encoding="utf-8")
     after = bump_version(before)
     changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
@@ -2058,7 +2059,13 @@ def chart_bump(root: Path, change: str) -> list[Change]:
         body = changes.group(2)
         first = body.splitlines()[0]
         item = " " * (len(first) - len(first.lstrip()))
-        entry = f"{item}- kind: added\n{item}  description: {change}\n"
+        try:
+            listed = yaml.safe_load(textwrap.dedent(body))
+        except yaml.YAMLError:
+            listed = None
+        plain = isinstance(listed, list) and bool(listed) and all(isinstance(e, str) for e in listed)
+        text = json.dumps(change) if ": " in change or " #" in change else change  # a plain scalar where it reads so
+        entry = f"{item}- {text}\n" if plain else f"{item}- kind: added\n{item}  description: {text}\n"
         end = changes.end(2)
         after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
     return [Change("Chart.yaml", before, after)] if after != before else []
