@@ -771,3 +771,44 @@ def test_a_second_fix_of_a_rewritten_chart_is_quiet(run_cli: RunCli, tmp_path: P
     (chart / "values-dra.yaml").write_text("# mine\n")  # a file of the user's own there: kept, and said so
     code, _, err = run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)
     assert (chart / "values-dra.yaml").read_text() == "# mine\n" and "exists already" in err, err
+
+
+NFD_TEMPLATE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: plex
+spec:
+  selector:
+    matchLabels: {app: plex}
+  template:
+    metadata:
+      labels: {app: plex}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - key: intel.feature.node.kubernetes.io/gpu
+                operator: In
+                values:
+                - "true"
+      containers:
+        - name: plex
+          image: plex
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+
+
+def test_a_second_fix_leaves_the_node_affinity_it_put_under_the_claims_alone(run_cli: RunCli, tmp_path: Path) -> None:
+    """nwallace-plex's shape: the template writes the NFD GPU affinity itself, which the first fix puts under `if not
+    .Values.resourceClaims`. A second fix found the affinity again and wrapped it in a second `if`."""
+    values = 'resources:\n  limits:\n    gpu.intel.com/i915: "1"\n'
+    chart = chart_with(tmp_path, "plex", {"templates/sts.yaml": NFD_TEMPLATE, "values.yaml": values})
+    assert run_cli(["fix", "plex"], cwd=tmp_path)[0] == 0
+    once = (chart / "templates" / "sts.yaml").read_text()
+    assert once.count("{{- if not .Values.resourceClaims }}") == 1, once
+    code, _, err = run_cli(["fix", "plex"], cwd=tmp_path)
+    assert (chart / "templates" / "sts.yaml").read_text() == once, err

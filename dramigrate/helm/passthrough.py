@@ -959,6 +959,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
+                continue
             if opened not in t.inserts.get(start, []):
                 t.inserts.setdefault(start, []).append(opened)
                 t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
