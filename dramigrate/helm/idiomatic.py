@@ -700,7 +700,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
+            raise NotIdiomatic(first, rel, NO_SHAPE)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
@@ -2035,6 +2035,13 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
+
+
+# why a device line no idiomatic rewrite takes is manual work: what they do take
+NO_SHAPE = (
+    "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
+    "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
+)
 
 
 def bump_version(chart_yaml: str) -> str:
