@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -730,3 +731,23 @@ def test_toyaml_split_over_two_lines_on_the_keys_own_line(tmp_path: Path) -> Non
     chart = chart_with(tmp_path, "sd", {"values.yaml": values, "templates/deploy.yaml": SPLIT_ACTION})
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
+
+
+def test_diff_names_a_values_file_outside_the_chart_as_the_chart_files_are(run_cli: RunCli, tmp_path: Path) -> None:
+    """`diff app -f gpu.yaml` names gpu-dra.yaml as it names the chart's files (a/..., b/..., from the working
+    directory), so the patch applies with `patch -p1` (or `git apply`) and writes what fix writes. Was: the absolute
+    path, which `patch -p1` reads as tmp/.../gpu-dra.yaml under the working directory."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/workloads.yaml": WORKLOADS})
+    (tmp_path / "gpu.yaml").write_text(GPU)
+    code, patch, err = run_cli(["diff", "app", "-f", "gpu.yaml"], cwd=tmp_path)
+    assert code == 0, err
+    assert "+++ b/gpu-dra.yaml\n" in patch, patch
+    applied = tmp_path / "applied"
+    shutil.copytree(chart, applied / "app")
+    shutil.copy(tmp_path / "gpu.yaml", applied / "gpu.yaml")
+    subprocess.run(["patch", "-s", "-p1"], input=patch, text=True, cwd=applied, check=True)
+    assert run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)[0] == 0
+    assert (applied / "gpu-dra.yaml").read_text() == (tmp_path / "gpu-dra.yaml").read_text()
+    assert (applied / "app" / "templates" / "workloads.yaml").read_text() == (
+        chart / "templates" / "workloads.yaml"
+    ).read_text()
