@@ -1904,12 +1904,22 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
     helpers = functools.cache(lambda: map_helpers(leaf))
+    copied = functools.cache(lambda: _copied_keys(leaf))
+    copying: set[str] = set()  # templates whose hint so far is a helper's copy of a map's device key
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
-            if rel not in hints:  # the first request of each template (setdefault read and classified every one)
-                hints[rel] = _classified((leaf / rel).read_text(encoding="utf-8"), f, helpers)
+            if rel not in hints or rel in copying:  # the first request of each template (setdefault read and
+                # classified every one); a helper's copy of a values map's device key gives way to the container
+                # that takes the map (B, C): the pass-through gives the copy the map's claims
+                pattern = _classified((leaf / rel).read_text(encoding="utf-8"), f, helpers)
+                if rel in copying and pattern.letter not in ("B", "C"):
+                    continue
+                hints[rel] = pattern
+                copying.discard(rel)
+                if pattern.letter == "D" and f.resource in copied():
+                    copying.add(rel)
     for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
         try:
             hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
@@ -1927,28 +1937,45 @@ def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) ->
     return classify(expand_map_helpers(text, helpers()), f.line, f.resource) if pattern.letter == "D" else pattern
 
 
+def _copied_keys(root: Path) -> set[str]:
+    """The device keys a template line of the chart copies from a values resources map (passthrough.copies)."""
+    from dramigrate.helm.passthrough import copies
+
+    try:
+        return {c.key for c in copies(root)}
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
 def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], settings: Settings) -> str:
     """Why an idiomatic fix is manual work when one pod of the chart's own templates asks for devices both through a
-    named helper (pattern D) and through a values map or key (A, B, C, E: gsampaio's ollama, its model-pull init
-    container from a helper and its main container from `toYaml .Values.resources`): each rewrite takes its own
-    containers only and would leave the others' device-plugin request beside the claim. "" when no pod is so."""
+    named helper (pattern D) and through a values map or key (A, B, C, E): each rewrite takes its own containers
+    only and would leave the others' device-plugin request beside the claim. "" when no pod is so. A helper's
+    container that copies its device keys from the values map another container takes whole (B, C: gsampaio's
+    ollama, its model-pull init container's `index .Values.resources.limits "nvidia.com/gpu"` beside
+    `toYaml .Values.resources`) goes with the pass-through, which gives it the map's claims."""
     from dramigrate.helm.passthrough import map_helpers
 
     if settings.chart_style != "idiomatic" or "" not in wanted:
         return ""
-    pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any]]] = {}
+    pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any, str]]] = {}
     helpers = functools.cache(lambda: map_helpers(root))
+    copied = functools.cache(lambda: _copied_keys(root))
     text = functools.cache(lambda rel: (root / rel).read_text(encoding="utf-8"))  # a template with many requests
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if not (f.resource and f.line and f.container and rel in wanted[""]):
             continue
         pattern = _classified(text(rel), f, helpers)
-        pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern))
+        pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern, f.resource))
     for (rel, kind, _, name), containers in sorted(pods.items()):
-        letters = {p.letter for _, p in containers.values()}
+        letters = {p.letter for _, p, _ in containers.values()}
+        if letters & {"B", "C"}:
+            letters = {p.letter for _, p, r in containers.values() if p.letter != "D" or r not in copied()}
         if "D" in letters and len(letters) > 1:
-            ways = "; ".join(f"container {c} at {file}:{p.line}: {p.describe()}" for c, (file, p) in containers.items())
+            ways = "; ".join(
+                f"container {c} at {file}:{p.line}: {p.describe()}" for c, (file, p, _) in containers.items()
+            )
             return (
                 f"{kind} {name} ({rel}) asks for devices in two ways: {ways}; the helper rewrite takes only the "
                 f"helper's containers and would leave the others' device-plugin request beside the one pod claim "
@@ -2745,7 +2772,8 @@ def _fix_passthrough(
         probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
-        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+        copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
+        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         if places:
             places(edits, sources.merged)
         elif list(leaves) == [""]:
@@ -2825,9 +2853,9 @@ def _fix_passthrough(
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
-            subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
-                raise pt.NotPassThrough(kept_null.why())
+            subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
+            for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
+                paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
