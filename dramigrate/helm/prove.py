@@ -81,6 +81,22 @@ def repeated_keys(text: str) -> list[RepeatedKey]:
     return out
 
 
+def new_repeats(stream: str, before: str) -> str:
+    """The first key a mapping of the rewritten render `stream` writes twice where the original render `before`
+    does not ('' when none): Helm and the proof's reader keep the last one, so the comparison cannot see that the
+    first is dropped, while strict readers (`kubectl apply --server-side`, Flux) refuse the render."""
+    found = repeated_keys(stream)
+    if not found:
+        return ""
+    known = Counter((r.where, r.key) for r in repeated_keys(before))
+    for r in found:
+        if known[r.where, r.key] > 0:
+            known[r.where, r.key] -= 1
+            continue
+        return f"line {r.line}: {r.where}: `{r.key}:` is written twice in one mapping (first at line {r.first})"
+    return ""
+
+
 def _event_documents(text: str) -> Iterator[list[Any]]:
     events: list[Any] = []
     for event in yaml.parse(text, Loader=_LOADER):

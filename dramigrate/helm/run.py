@@ -50,6 +50,7 @@ from dramigrate.helm.prove import (
     documents,
     first_difference,
     load_all,
+    new_repeats,
     objects,
     repeated_keys,
     same_text,
@@ -1589,6 +1590,11 @@ def _not_proven_on(
             )
         return f"{why}{case}, the rewritten chart renders differently from the migrated original rendering: {diff}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
+    if not invalid and (repeat := new_repeats(on.stream, original.stream)):
+        invalid = (
+            f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
+            "`kubectl apply --server-side` and Flux refuse the render)"
+        )
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
 
 
