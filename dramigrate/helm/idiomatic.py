@@ -21,8 +21,10 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
+import itertools
 import json
 import re
 import textwrap
@@ -2021,15 +2023,18 @@ def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None
     if lines[at].strip() != "tolerations:" or not opened:
         return None
     depth, item = 1, None
+    words, inside = _actions_by_line(lines, at + 1)
     for i in range(at + 1, len(lines)):
         line = lines[i]
-        if not _control(line):
+        if i in inside:
+            pass  # a line inside an action written over several lines (suse-pytorch's `if and ... (and`)
+        elif not _control(line):
             if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
                 return None
             item = _indent(line) if item is None and line.lstrip().startswith("-") else item
         elif _emits(line) and item is None and (n := re.search(r"\bn?indent (\d+)", line)):
             item = int(n.group(1))
-        for _, _, word in _actions(line):
+        for word in words.get(i, []):
             if word == "else" and depth == 1:
                 return None  # the list has an `else` branch of its own
             depth += word in ("if", "with", "range") or -(word == "end")
@@ -2037,6 +2042,19 @@ def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None
             ends = re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", line.strip())
             return (opened.group(1), opened.group(2), i, item) if ends and item is not None else None
     return None
+
+
+def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]], set[int]]:
+    """The keywords of the actions from line `start` on, by the line each action ends on, and the lines that begin
+    inside an action written over several lines (those lines hold no YAML)."""
+    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[start:]), initial=0))
+    words: dict[int, list[str]] = {}
+    inside: set[int] = set()
+    for begin, end, word in _actions("\n".join(lines[start:])):
+        first, last = bisect.bisect_right(offsets, begin) - 1, bisect.bisect_right(offsets, end - 1) - 1
+        words.setdefault(start + last, []).append(word)
+        inside.update(range(start + first + 1, start + last + 1))
+    return words, inside
 
 
 def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:

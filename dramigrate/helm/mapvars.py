@@ -16,6 +16,7 @@ core's plan names them (Several). run.py proves (L) and (D) with prove_switch.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.idiomatic import (
+    NotIdiomatic,
     _block_end,
     _control,
     _Dumper,
@@ -137,6 +139,42 @@ def resource_names(node: Any) -> list[str]:
     return list(dict.fromkeys([*found, *(n for v in node.values() for n in resource_names(v))]))
 
 
+def self_tolerated(renders: list[list[dict[str, Any]]]) -> set[str]:
+    """The resources a template's pods tolerate the taint of themselves (suse-pytorch writes `key: nvidia.com/gpu`
+    whenever its map holds nvidia.com/gpu, the MIG profiles' keys whenever it holds those): asked for in some of
+    `renders` (a template's objects in each value set), and in every render that asks for one, its pod tolerates it
+    (the device plugin's NoSchedule taint). The DRA branch adds no toleration for these."""
+    asked: set[str] = set()
+    untolerated: set[str] = set()
+    for docs in renders:
+        for pod in _pods(docs):
+            names = set(resource_names([pod.get("containers"), pod.get("initContainers")]))
+            asked |= names
+            untolerated |= {n for n in names if not _tolerates(pod.get("tolerations"), n)}
+    return asked - untolerated
+
+
+def _pods(node: Any) -> list[dict[str, Any]]:
+    """The pod specs (maps with `containers`) in rendered objects."""
+    if isinstance(node, list):
+        return [p for v in node for p in _pods(v)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if isinstance(node.get("containers"), list) else []
+    return own + [p for k, v in node.items() if k != "containers" for p in _pods(v)]
+
+
+def _tolerates(tolerations: Any, name: str) -> bool:
+    """Whether a pod's tolerations tolerate the `name:NoSchedule` taint the device plugin's nodes carry."""
+    return any(
+        isinstance(t, dict)
+        and t.get("operator", "Equal") == "Exists"
+        and t.get("key") in (None, "", name)
+        and t.get("effect") in (None, "", "NoSchedule")
+        for t in (tolerations if isinstance(tolerations, list) else [])
+    )
+
+
 def _names(docs: list[dict[str, Any]], rules: RuleSet) -> list[str]:
     """The device resources a render of the template asks for."""
     return [n for n in resource_names(docs) if rules.is_device_candidate(n) and rules.lookup(n) is not None]
@@ -178,11 +216,12 @@ def _specs(
     claim_templates: dict[str, Any],
     alternative: Alternative,
     rules: RuleSet,
-) -> tuple[dict[str, dict[str, Any]], Several | None]:
+) -> tuple[dict[str, dict[str, Any]], Several | None, tuple[str, ...]]:
     """The migration's claim spec for each device resource of `names`: the rendered one's from the migration, the
     others' from the migration of the same objects asking for that resource instead; with several rendered in the
     map (MIG profiles side by side), each one's from the objects asking for it alone, and how the claim holds
-    them (Several)."""
+    them (Several); and the resources whose taint the pod's own tolerations do not tolerate in the reference render
+    (suse-pytorch tolerates nvidia.com/gpu itself, not amd.com/gpu)."""
     rendered = _names(originals, rules)
     if not rendered:
         raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
@@ -205,14 +244,14 @@ def _specs(
         if delta.tolerations:
             tolerate.append(name)
     if len(rendered) == 1:
-        return out, None
+        return out, None, tuple(tolerate)
     several = Several.of(out, tolerate)  # MIG profiles side by side: the claim asks for each with one request
     if several.spec(rendered, _counts(originals, rendered)) != _plain(deltas[0]):
         raise NotMapBuilt(
             f"{rel}: the map holds {len(rendered)} device resources ({', '.join(rendered)}) in the reference "
             "render, and the migration's claim is not one request for each as the rewrite would write it"
         )
-    return out, several
+    return out, several, tuple(tolerate)
 
 
 def _without(docs: list[dict[str, Any]], drop: set[str]) -> list[dict[str, Any]]:
@@ -479,9 +518,11 @@ def rewrite(
     specs: dict[str, dict[str, Any]],
     enabled: str,
     several: Several | None = None,
+    tolerate: tuple[str, ...] | None = None,
 ) -> tuple[str, str]:
     """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
-    may hold several device resources at once (one request for each)."""
+    may hold several device resources at once (one request for each). `tolerate`: the resources the DRA branch
+    tolerates when the pod writes its own tolerations in a form that reads no values list (None: all)."""
     lines = text.splitlines()
     name = _metadata_line(lines, "name")
     if name is None:
@@ -529,19 +570,36 @@ def rewrite(
     if several:  # a toleration for each device resource the map held, that the pod does not tolerate already
         inside = tolerated.replace(" .Values.", " $.Values.")  # read in a `range`, from the root
         unless = f"{{{{- if not {inside} }}}}" if tolerated else ""
-        listed = " ".join(json.dumps(n) for n in several.tolerate)
+        listed = _listed(several.tolerate)
         untolerated = "$draTaken" if given else f"(pick $draTaken {listed})"
         tolerations = [
             f"{ind}  {{{{- range {_KEY}, $_ := {untolerated} }}}}{unless}",
             *tolerations,
             f"{ind}  {{{{- end }}}}" + ("{{- end }}" if tolerated else ""),
         ]
-    if own and given:
-        cond = claimed if several else f"{claimed} (not {tolerated})"
-        e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
+
+    def merge(cond: str) -> tuple[int, int, list[str]]:
+        """The edit that appends the DRA toleration to the pod's own list under `cond`."""
+        try:
+            e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
+        except NotIdiomatic as err:
+            raise NotMapBuilt(
+                f"{rel}:{own[0] + 1}: the pod writes its own tolerations in a shape the DRA toleration cannot be "
+                f"merged into ({err.why}); a second `tolerations:` key would drop them: add the toleration by hand"
+            ) from None
         if depths[e.index] != level or e.index < where.toyaml:
             raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
-        edits.append((e.index, e.stop, e.lines))
+        return e.index, e.stop, e.lines
+
+    if own and given:
+        cond = claimed if several else f"{claimed} (not {tolerated})"
+        edits.append(merge(cond))
+    elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration goes
+        # into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
+        untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
+        if untaken:
+            only = "" if several or len(untaken) == len(specs) else f" (has {_KEY} (list {_listed(untaken)}))"
+            edits.append(merge(f"{claimed}{only}"))
     elif not several or several.tolerate:
         cond = f"{claimed} {untolerated}" if several else claimed
         pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
@@ -589,6 +647,10 @@ def rewrite(
     return "\n".join(out) + ("\n" if text.endswith("\n") else ""), "\n".join(body) + "\n"
 
 
+def _listed(names: tuple[str, ...]) -> str:
+    return " ".join(json.dumps(n) for n in names)
+
+
 def build(
     root: Path,
     rels: set[str],
@@ -599,9 +661,11 @@ def build(
     opt_in: bool,
     alternative: Alternative,
     rendered: dict[str, list[str]],
+    tolerated: dict[str, set[str]] | None = None,
 ) -> list[Change]:
     """The changes for the templates `rels`, each a map-built resources site (site); `rendered`: the device resources
-    each template renders with the value sets the chart is used with. Raises NotMapBuilt."""
+    each template renders with the value sets the chart is used with; `tolerated`: the resources each template's
+    pods tolerate themselves in those renders (self_tolerated). Raises NotMapBuilt."""
     chart = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -615,8 +679,14 @@ def build(
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
-        specs, several = _specs(rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules)
-        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several)
+        specs, several, tolerate = _specs(
+            rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules
+        )
+        own = (tolerated or {}).get(rel, set())  # the reference render alone cannot tell (the MIG run's nvidia.com/gpu)
+        tolerate = tuple(n for n in tolerate if n not in own)
+        if several:
+            several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
+        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate)
         changes.append(Change(rel, text, after + define))
         all_names += names
     resource = " or ".join(dict.fromkeys(all_names))

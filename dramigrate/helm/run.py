@@ -58,7 +58,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, with_line_ends
+from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, chart_name, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -2490,8 +2490,11 @@ def _fix_map_built(
     try:
         originals, migrated, claim_templates, _ = _first_changes(root, rels, expected)
         names = {rel: sorted(n) for rel, n in named.items()}
+        chart = chart_name(root)
+        renders = [_by_template(r.stream, chart) for v, r, _, _ in expected if _own_render(v, r)]
+        tolerated = {rel: mapvars.self_tolerated([by.get(rel, []) for by in renders]) for rel in rels}
         changes = mapvars.build(
-            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names
+            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names, tolerated
         )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
@@ -2502,6 +2505,11 @@ def _fix_map_built(
     prove_switch(
         outcome, root, expected, lambda options, on: _render(copy_root, _with_switch(options, on)), patch, mode
     )
+
+
+def _own_render(v: Variation, r: Render) -> bool:
+    """A value set's render shows what the chart's own templates write (no device added to its values maps)."""
+    return not (r.error or v.invalid or v.label.endswith(ADDED_DEVICE))
 
 
 def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
