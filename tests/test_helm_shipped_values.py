@@ -78,3 +78,49 @@ def test_a_node_label_from_a_shipped_file_is_reported_there(notebook: tuple[Path
     notes = [f for f in outcome.findings if f.rule == "chart-label-from-values"]
     assert notes and "nvidia.com/gpu.product" in notes[0].message
     assert (notes[0].file, notes[0].line) == (f"{chart}/values-nvidia.yaml", 5)  # was: values.yaml, line 0
+
+
+WORKLOAD = """\
+{{- $sts := (.Values.statefulSet | default dict).enabled }}
+{{- if {test} $sts }}
+apiVersion: apps/v1
+kind: {kind}
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+{{- end }}
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    root = tmp_path_factory.mktemp("shipped-sts")
+    files = {
+        "templates/deployment.yaml": WORKLOAD.replace("{test}", "not").replace("{kind}", "Deployment"),
+        "templates/statefulset.yaml": WORKLOAD.replace("{test}", "").replace("{kind}", "StatefulSet"),
+        "values.yaml": "gpus: 1\n",
+        "ci/statefulset-values.yaml": "statefulSet:\n  enabled: true\ngpus: 2  # nvidia.com/gpu per pod\n",
+    }
+    chart = chart_with(root, "server", files)
+    return chart, fix_chart(chart)
+
+
+def test_a_workload_only_a_shipped_file_renders_is_rewritten_too(server: tuple[Path, Any]) -> None:
+    chart, outcome = server
+    assert f"-f {chart / 'ci' / 'statefulset-values.yaml'}" in outcome.checked
+    docs, counts, _ = dra_render(chart, chart / "ci" / "statefulset-values.yaml")
+    sts = next(d for d in docs if d["kind"] == "StatefulSet")["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in sts["containers"][0]["resources"].get("limits", {})  # was: left on the plugin
+    assert sts["resourceClaims"] and list(counts.values()) == [2]

@@ -1442,6 +1442,23 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
     )
 
 
+def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
+    """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
+    renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), set()
+    for v, r, want, _ in expected:
+        if v.shipped:
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            out |= {
+                rel
+                for rel, docs in after.items()
+                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
+            }
+    return out
+
+
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
     """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
     return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
@@ -2214,6 +2231,8 @@ def _fix_idiomatic(
         for doc in docs
     }
     wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
+    wanted[sub] |= extra
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
         return
@@ -2229,15 +2248,6 @@ def _fix_idiomatic(
             why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
             _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
             return
-        for v, r, want, _ in expected:  # a shipped file that renders another workload (coreweave's LeaderWorkerSet)
-            if not v.shipped:
-                continue
-            before, after = _by_template(r.stream, name), _by_template(want, name)
-            wanted[sub] |= {
-                rel
-                for rel, docs in after.items()
-                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
-            }
         hint = (prefix + first[0], first[1])
         switch = None
         if not sub:  # templates with a literal device key beside those that pass a map through (A and B mixed)
@@ -2278,11 +2288,18 @@ def _fix_idiomatic(
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
+        originals = in_leaf(_by_template(ref_render.stream, name))
+        rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
+        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
+            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+            originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
+            claim_templates = {**claim_templates, **more[2]}
+            rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
         changes = idiomatic.build(
             leaf,
             wanted[sub],
             rules,
-            in_leaf(_by_template(ref_render.stream, name)),
+            originals,
             migrated,
             claim_templates,
             settings.opt_in,
@@ -2290,7 +2307,7 @@ def _fix_idiomatic(
             tuple(guards),
             alter,
             {rel: sorted(names) for rel, names in named.items()},
-            Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name),
+            rendered,
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
