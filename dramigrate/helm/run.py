@@ -1540,11 +1540,20 @@ def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[s
 
 def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
     """The label hacks of the rendered pods with the values leaves that set them; empty when one is not
-    set by values."""
+    set by values. A label keyed in several places of the values (jellyfin's values-example.yaml: a nodeSelector and
+    a node affinity expression) comes with each, so that _labels_set_by changes them all."""
+    from dramigrate.helm.values import walk
+
     found = _label_leaves(stream, rules, merged)
     if not found or any(leaf is None for leaf in found.values()):
         return []
-    return [(key, leaf) for key, leaf in found.items() if leaf is not None]
+    leaves = list(walk(merged))
+    out = []
+    for key, first in found.items():
+        if first is not None:  # all are (above)
+            same = [leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key]
+            out += [(key, leaf) for leaf in [first, *(leaf for leaf in same if leaf.path != first.path)]]
+    return out
 
 
 def _labels_set_by(
