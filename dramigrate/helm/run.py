@@ -8,10 +8,11 @@ and line as a related location (values.py: found by rendering again with the key
 
 fix and diff: the templates whose renders carry device requests are wrapped (rewrite.py) in a
 working copy. The proof renders the original and the rewritten chart for the user's values, the
-default values, each -f file, values that change or switch off each count found, and values that add a
-device to each resources map; migrating the original rendering with the core must give the same
-objects as rendering the rewritten chart. Only then is anything written (writer.write_atomic); else the
-chart is reported as needing manual work, with the suggested patch and the first difference.
+default values, each -f file, each values file the chart ships that asks for devices, values that change or
+switch off each count found, and values that add a device to each resources map; migrating the original
+rendering with the core must give the same objects as rendering the rewritten chart. Only then is anything
+written (writer.write_atomic); else the chart is reported as needing manual work, with the suggested patch and
+the first difference.
 """
 
 from __future__ import annotations
