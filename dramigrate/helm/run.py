@@ -1336,7 +1336,7 @@ def _fix(
     if rewrite and (
         why := (own and _library_only(own, root, rules, settings, work))
         or _mixed_pod(outcome, root, wanted_given, settings)
-        or (own and _no_rewrite_shape(own, root, rules, settings, work))
+        or (own and _no_rewrite_shape(own, root, rules, settings, work, relations))
     ):
         _manual(outcome, why, "")
         return
@@ -2057,13 +2057,17 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
     return ""
 
 
-def _no_rewrite_shape(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir) -> str:
+def _no_rewrite_shape(
+    own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir, relations: list[Relation]
+) -> str:
     """Why an idiomatic fix is manual work when no template of the chart itself that asks for devices (with the value
     sets the user gives) has a device key line, a helper line that writes one, a resources map passed through or
     built in variables, or a packed library's define (groundx: its resources map read out of a helper-built dict):
     the message _fix_idiomatic ends with (idiomatic.build refuses the first such template), known before the proof's
-    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them). "" otherwise."""
+    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them), with the steps by
+    hand for a map read out of a helper-built dict (in the values maps the probe found). "" otherwise."""
     from dramigrate.helm import helper, idiomatic, packedlib
+    from dramigrate.helm.passthrough import helper_built_steps
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
@@ -2083,10 +2087,21 @@ def _no_rewrite_shape(own: _OwnTemplates, root: Path, rules: RuleSet, settings: 
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
-        return f"{exc}{ENGINE_HINT}"
+        steps = helper_built_steps(root, exc.rel, texts[exc.rel], _device_maps(relations)) if exc.rel in texts else ""
+        return f"{exc}{'; ' + steps if steps else ''}{ENGINE_HINT}"
     except (RewriteError, OSError, UnicodeDecodeError):
         return ""
     return ""
+
+
+def _device_maps(relations: list[Relation]) -> list[Path_]:
+    """The values resources maps whose device keys set a count (the probe's), each once: the path up to the map."""
+    maps = []
+    for r in relations:
+        at = max((i for i, k in enumerate(r.leaf.path) if re.search(r"[Rr]esources$", str(k))), default=None)
+        if r.kind == "count" and at is not None:
+            maps.append(tuple(r.leaf.path[: at + 1]))
+    return list(dict.fromkeys(maps))
 
 
 def _reference(
