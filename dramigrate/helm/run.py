@@ -874,6 +874,29 @@ def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
     return out
 
 
+def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
+    """Why a template of the packaged subchart `sub` (a name or alias) is not rewritten, and what to do. fix rewrites
+    a chart's own sources: a dependency from a chart repository is a build artifact the next `helm dependency build`
+    brings back as the archive (Helm would then load it beside an unpacked copy), so its chart is migrated where
+    it is kept; a vendored archive (no repository, or file://) can be unpacked in its place."""
+    try:
+        deps = chart_meta(chart_dir).get("dependencies") or []
+    except (OSError, yaml.YAMLError):
+        deps = []
+    dep = next((d for d in deps if isinstance(d, dict) and sub in (d.get("alias"), d.get("name"))), {})
+    name, repo = str(dep.get("name") or sub), str(dep.get("repository") or "")
+    packed = sorted(p.name for p in (chart_dir / "charts").glob("*.tgz") if p.name.rsplit("-", 1)[0] == name)
+    archive = f"charts/{packed[0]}" if packed else f"the archive of {name} in charts/"
+    what = f"the packaged subchart {sub}" + (f" (chart {name})" if name != sub else "") + f", {archive}"
+    if repo and not repo.startswith("file://"):
+        return (
+            f"{source} comes from {what}, a dependency from {repo}: fix rewrites the chart's own sources, and the "
+            f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
+            "and bump the dependency"
+        )
+    return f"{source} comes from {what}: unpack it into charts/{name}/ in place of the archive so fix can rewrite it"
+
+
 def resolve_source(root: Path, source: str) -> tuple[str, str]:
     """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
     parts = source.split("/")
@@ -881,10 +904,7 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     while i + 1 < len(parts) and parts[i] == "charts":
         sub = _subcharts(chart_dir).get(parts[i + 1])
         if sub is None:
-            raise RewriteError(
-                f"{source} comes from the packaged subchart {parts[i + 1]} in charts/: unpack it into "
-                f"charts/{parts[i + 1]}/ (or migrate that chart itself) so fix can rewrite it"
-            )
+            raise RewriteError(_packed_subchart(chart_dir, parts[i + 1], source))
         chart_dir, i = sub, i + 2
     rel_dir = chart_dir.relative_to(root).as_posix()
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
