@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
     from dramigrate.kustomize import Scan
     from dramigrate.kustomize.run import Background
+    from dramigrate.migrate import FileResult
 
 FIT_FORMATS = ("text", "json")
 
@@ -761,11 +762,7 @@ def do_fix(opts: Options) -> int:
             changes.append(FileChange(r.path, r.original or "", r.rewritten))
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
-        if stdin_result is not None and stdin_result.error is None:
-            text = stdin_result.rewritten or stdin_result.original or ctx.stdin.decode("utf-8", "replace")
-        else:
-            text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
-        sys.stdout.write(text)
+        text = _write_stdin_result(ctx.stdin, stdin_result)
     for chart in ctx.charts:
         chart_written = _write_chart(chart, result, write_options)
         changed += chart_written
@@ -791,6 +788,24 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR, opts.exit_zero)
+
+
+def _write_stdin_result(given: bytes, result: FileResult | None) -> str:
+    """Standard output of `fix -`: the rewrite, nothing after a failure, else the bytes given exactly as given (a
+    byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns the text written."""
+    if result is not None and result.error is not None:
+        return ""
+    if result is not None and result.rewritten is not None:
+        sys.stdout.write(result.rewritten)
+        return result.rewritten
+    text = given.decode("utf-8", "replace")
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:
+        sys.stdout.write(text)
+    else:
+        sys.stdout.flush()
+        raw.write(given)
+    return text
 
 
 def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
