@@ -211,18 +211,21 @@ def confine_to_repository(settings: Settings, size_given: bool = False) -> list[
 
     def inside(key: str, path: str | Path) -> bool:
         try:
-            Path(path).resolve().relative_to(repo)
-            return True
+            within = Path(path).resolve().relative_to(repo)
         except ValueError:
-            refused.append(
-                (
-                    str(settings.config_file),
-                    f"`{key}` names {path}, outside the repository {repo}: not used; a repository's config may "
-                    "only name files inside it (pass --trust-config to allow it; never trusted in CI or with "
-                    "--untrusted)",
-                )
+            where = f"outside the repository {repo}"
+        else:
+            if within.parts[:1] != (".git",):
+                return True
+            where = "in the repository's .git folder (git's own files, which fix must never write)"
+        refused.append(
+            (
+                str(settings.config_file),
+                f"`{key}` names {path}, {where}: not used; a repository's config may only name files inside it "
+                "(pass --trust-config to allow it; never trusted in CI or with --untrusted)",
             )
-            return False
+        )
+        return False
 
     # a pull request may not lift the bound on what is read
     if settings.max_file_size > MAX_FILE_BYTES and not size_given:

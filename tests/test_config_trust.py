@@ -96,3 +96,23 @@ def test_a_hostile_config_is_named_at_once(tmp_path: Path, config: str | bytes, 
     code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
     assert time.monotonic() - started < 20
     assert code == 2 and ".dramigrate.yaml" in err and said in err and "internal error" not in err, err
+
+
+def test_a_repository_config_may_not_have_fix_write_into_the_git_folder(tmp_path: Path, run_cli: RunCli) -> None:
+    """The classes file of an untrusted config named .git/HEAD (inside the repository, so allowed): fix appended
+    DeviceClasses to it and the checkout no longer knew its branch. The repository's .git folder is not part of
+    what a config may name; the setting is dropped and named, and the manifests are migrated."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    head = repo / ".git" / "HEAD"
+    head.write_text("ref: refs/heads/main\n")
+    pinned = POD.replace("spec:\n", "spec:\n  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n", 1)
+    (repo / "a.yaml").write_text(pinned)  # --classes makes a named DeviceClass of its selector: the file is written
+    (repo / ".dramigrate.yaml").write_text("classes-file: .git/HEAD\nnamed-classes: true\n")
+
+    code, _, err = run_cli(["fix", "--untrusted", "a.yaml"], cwd=repo)
+
+    assert head.read_text() == "ref: refs/heads/main\n"
+    assert code == 2, err
+    assert "`classes-file` names" in err and ".git" in err
+    assert "resourceClaims" in (repo / "a.yaml").read_text()
