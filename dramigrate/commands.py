@@ -776,7 +776,7 @@ def do_fix(opts: Options) -> int:
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
             for c in r.changes:
-                _err(f"fixed {plain(str(c))}")
+                _err(f"fixed {plain(str(c), False)}")
     _filter(ctx, opts, result, "fix")
     _report(ctx, opts, result, changed, "fix", written=written)
     _write_html(opts, result, changed, changes, "fix")
@@ -1038,14 +1038,14 @@ def do_fit(opts: Options, inventory: Path) -> int:
     else:
         for path, f in fits:
             verdict = f"fits on {len(f.nodes)} node(s): {', '.join(f.nodes)}" if f.fits else "FITS NOWHERE"
-            print(f"{path}: ResourceClaimTemplate {f.template}: {verdict}")
+            print(f"{plain(path, False)}: ResourceClaimTemplate {f.template}: {verdict}")
             for q in f.requests:
                 where = ", ".join(f"{node}: {len(names)}" for node, names in sorted(q.matches.items())) or "none"
                 print(f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}")
             for e in f.errors[:5]:
                 print(f"  selector error: {e}")
     for err in (r.error for r in result.files if r.error is not None):
-        _err(f"bad input {err}")
+        _err(f"bad input {err.shown()}")
     if not fits:
         _err("dramigrate: no claim to check: the paths have no device request that fix would migrate")
     if result.bad_input:

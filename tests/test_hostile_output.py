@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
 
+INVENTORY = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "a100-80gb.yaml"
+
 
 def test_reports_name_a_non_ascii_file_when_the_locale_is_ascii(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -95,3 +97,27 @@ def test_a_file_whose_name_reads_as_an_option_is_linted_as_pre_commit_names_it(t
         ["lint", "--exclude", "-ovictim.yaml", "-ovictim.yaml", "victim.yaml"], cwd=tmp_path
     )
     assert code == 1 and "-ovictim.yaml" not in out and "victim.yaml" in out, err
+
+
+def test_a_file_name_with_line_breaks_never_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    """GitHub Actions obeys a workflow command on any line a step prints, standard error included. A file named
+    `x<newline>::error::...` (a FIFO, a symlink out of the tree, a read-only manifest) was printed with its line
+    breaks in the notes, the `fixed` lines and the bad-input lines of text output (and fit's), so a pull request
+    could forge annotations or run `::add-mask::`/`::stop-commands::` even with --format github escaping its own."""
+    forged = "::error file=README.md::forged"
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    os.mkfifo(tmp_path / f"fifo\n{forged}\n.yaml")
+    (tmp_path / f"link\n{forged}\n.yaml").symlink_to("/etc/hostname")
+    read_only = tmp_path / f"ro\n{forged}\n.yaml"
+    read_only.write_text(ONE_GPU_POD.format(name="ro"))
+    read_only.chmod(0o444)
+
+    runs = [["fix", "."], ["lint", ".", "--format", "github"], ["fit", ".", "--inventory", str(INVENTORY)]]
+    for args in runs:
+        _, out, err = run_dramigrate(args, cwd=tmp_path)
+        assert "internal error" not in err and "Traceback" not in err, (args, err)
+        lines = (out + err).splitlines()
+        assert not [line for line in lines if line.lstrip().startswith(forged)], (args, out + err)
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    assert code == 2 and "ro\\n::error" in err  # the read-only file is still named, its line break shown
