@@ -9,8 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
+from conftest import ONE_GPU_POD, chart_with, dramigrate_executable, run_dramigrate
 
+GPU_POD = ONE_GPU_POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}")
 INVENTORY = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "a100-80gb.yaml"
 
 
@@ -101,9 +102,10 @@ def test_a_file_whose_name_reads_as_an_option_is_linted_as_pre_commit_names_it(t
 
 def test_a_file_name_with_line_breaks_never_starts_a_line_of_its_own(tmp_path: Path) -> None:
     """GitHub Actions obeys a workflow command on any line a step prints, standard error included. A file named
-    `x<newline>::error::...` (a FIFO, a symlink out of the tree, a read-only manifest) was printed with its line
-    breaks in the notes, the `fixed` lines and the bad-input lines of text output (and fit's), so a pull request
-    could forge annotations or run `::add-mask::`/`::stop-commands::` even with --format github escaping its own."""
+    `x<newline>::error::...` (a FIFO, a symlink out of the tree, a read-only manifest, a chart's folder) was
+    printed with its line breaks in the notes, the `fixed` lines, the chart lines and the bad-input lines of text
+    output (and fit's), so a pull request could forge annotations or run `::add-mask::`/`::stop-commands::` even
+    with --format github escaping its own."""
     forged = "::error file=README.md::forged"
     (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
     os.mkfifo(tmp_path / f"fifo\n{forged}\n.yaml")
@@ -111,8 +113,15 @@ def test_a_file_name_with_line_breaks_never_starts_a_line_of_its_own(tmp_path: P
     read_only = tmp_path / f"ro\n{forged}\n.yaml"
     read_only.write_text(ONE_GPU_POD.format(name="ro"))
     read_only.chmod(0o444)
+    chart = chart_with(tmp_path, "app", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD})
+    chart.rename(tmp_path / f"app\n{forged}\n")
 
-    runs = [["fix", "."], ["lint", ".", "--format", "github"], ["fit", ".", "--inventory", str(INVENTORY)]]
+    runs = [
+        ["diff", "."],
+        ["fix", "."],
+        ["lint", ".", "--format", "github"],
+        ["fit", ".", "--inventory", str(INVENTORY)],
+    ]
     for args in runs:
         _, out, err = run_dramigrate(args, cwd=tmp_path)
         assert "internal error" not in err and "Traceback" not in err, (args, err)

@@ -191,17 +191,22 @@ class ChartOutcome:
             return rel
 
     def report(self) -> str:
+        """What fix and diff say of the chart on standard error: each line starts with `dramigrate: `, whatever the
+        chart's folder is named (a line break in it must not start a line GitHub Actions obeys), then the patch."""
+        from dramigrate.report.escape import plain
+
+        shown = plain(self.display, False)
         if self.manual:
-            text = f"dramigrate: {self.display}: needs manual work, nothing written: {self.manual}\n"
+            text = f"dramigrate: {shown}: needs manual work, nothing written: {plain(self.manual, False)}\n"
             if self.patch:
                 text += ("patch (proven):\n" if self.patch_proven else "suggested patch (not proven):\n") + self.patch
             return text
         if self.changes:
             return (
-                f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
-                + "; ".join(self.checked)
+                f"dramigrate: {shown}: rewrite proven on {len(self.checked)} value set(s): "
+                + plain("; ".join(self.checked), False)
                 + "\n"
-                + (f"dramigrate: {self.display}: {self.usage}\n" if self.usage else "")
+                + (f"dramigrate: {shown}: {plain(self.usage, False)}\n" if self.usage else "")
             )
         return ""
 
