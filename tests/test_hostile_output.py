@@ -130,3 +130,14 @@ def test_a_file_name_with_line_breaks_never_starts_a_line_of_its_own(tmp_path: P
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
     code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
     assert code == 2 and "ro\\n::error" in err  # the read-only file is still named, its line break shown
+
+
+def test_an_inventory_that_is_a_device_or_not_utf8_is_named_at_once(tmp_path: Path) -> None:
+    """fit read its --inventory with a plain read: a link to /dev/zero never ended, and bytes that are not UTF-8
+    were an internal error. It is read as every other input file is: a regular file within the size limit."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (tmp_path / "latin.yaml").write_bytes(INVENTORY.read_bytes().replace(b"gpu.nvidia.com", b"gpu.nvidia.com\xe9", 1))
+    for name, said in (("zero.yaml", "not a regular file"), ("latin.yaml", "not UTF-8")):
+        code, _, err = run_dramigrate(["fit", "a.yaml", "--inventory", name], cwd=tmp_path, timeout=30)
+        assert code == 2 and name in err and said in err and "internal error" not in err, err
