@@ -108,7 +108,9 @@ def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward."""
+    """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward to the root of
+    the repository start is in (the folder with .git): a config above it is not the repository's (a shared runner's
+    work folder, /tmp), and one there excluded every file of the checkout."""
     for folder in (start, *start.parents):
         for name in CONFIG_NAMES:
             if (folder / name).is_file():
@@ -116,6 +118,8 @@ def find_config(start: Path) -> Path | None:
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and "[tool.dramigrate]" in pyproject.read_text(encoding="utf-8", errors="replace"):
             return pyproject
+        if (folder / ".git").exists():
+            break
     return None
 
 

@@ -116,3 +116,22 @@ def test_a_repository_config_may_not_have_fix_write_into_the_git_folder(tmp_path
     assert code == 2, err
     assert "`classes-file` names" in err and ".git" in err
     assert "resourceClaims" in (repo / "a.yaml").read_text()
+
+
+def test_a_config_above_the_repository_is_not_the_repositorys(tmp_path: Path, run_cli: RunCli) -> None:
+    """The config was searched upward past the repository's root: a `.dramigrate.yaml` in a folder above the
+    checkout (a shared runner's work folder, /tmp) excluded every file of the repository and the gate went green.
+    The search stops at the repository's root, as it finds the repository's own config."""
+    (tmp_path / ".dramigrate.yaml").write_text("exclude: ['**']\n")
+    repo = tmp_path / "work" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "a.yaml").write_text(POD)
+
+    for cwd in (repo, repo / "k8s"):
+        code, out, err = run_cli(["lint", "."], cwd=cwd)
+        assert code == 1 and "legacy-device-request" in out, err
+        assert ".dramigrate.yaml" not in err
+    (repo / ".dramigrate.yaml").write_text("exclude: ['**']\n")  # the repository's own config still counts
+    code, out, err = run_cli(["lint", "."], cwd=repo / "k8s")
+    assert code == 0 and f"config {repo / '.dramigrate.yaml'}" in err, out + err
