@@ -27,7 +27,6 @@ variants.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import re
 from collections.abc import Callable
@@ -44,13 +43,15 @@ from dramigrate.helm.idiomatic import (
     _parent,
     capabilities_check,
     conventions,
+    kind_singles,
+    pod_containers,
+    shipped_rules,
 )
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.values import Path_, display, find_maps, get_path, resources_maps, set_path
-from dramigrate.rules import RuleSet
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
 VALUES_KEY = "resourceClaimTemplates"
@@ -59,6 +60,9 @@ MARKER = "dramigrate.io/map-"
 SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
 # beside a resources map in the DRA values: the device keys' counts, for the template lines that read them
 COUNTS = "deviceCounts"
+# a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
+# them reaches this subchart (kept_nulls) and the template drops null keys before it writes the map
+DROP_NULLS = "drop nulls"
 
 
 class NotPassThrough(RewriteError):
@@ -166,23 +170,9 @@ def pod_specs(
             pod_specs(v, out, trail, singles)
 
 
-def _containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
-    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
-
-
-@functools.cache
-def _shipped_rules() -> RuleSet:
-    from dramigrate.rules import load_rules
-
-    return load_rules()
-
-
 def single_containers(key: Any) -> tuple[str, ...]:
-    """The keys of one container each in the pod specs of an object (apiVersion, kind, ...), as
-    rules/workloads.yaml declares them (KServe's InferenceService: model, pytorch, ...)."""
-    kind = _shipped_rules().workload(key[0], key[1])
-    return kind.single_containers if kind is not None else ()
+    """The single-container keys of the pod specs of an object (apiVersion, kind, ...)."""
+    return kind_singles(key[0], key[1])
 
 
 def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], tuple[Path_, ...]]:
@@ -195,7 +185,7 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
             singles = single_containers(key)
             pod_specs(doc, pods, [], singles)
             for p, (_, pod) in enumerate(pods):
-                for c, container in enumerate(_containers(pod, singles)):
+                for c, container in enumerate(pod_containers(pod, singles)):
                     limits = (container.get("resources") or {}).get("limits") or {}
                     marks = [int(k[len(MARKER) :]) for k in limits if str(k).startswith(MARKER)]
                     if marks:
@@ -259,7 +249,9 @@ def map_edits(
         for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
             changed = [
                 (c, o, n)
-                for c, (o, n) in enumerate(zip(_containers(old, singles), _containers(new, singles), strict=False))
+                for c, (o, n) in enumerate(
+                    zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)
+                )
                 if o.get("resources") != n.get("resources")
             ]
             if not changed:
@@ -616,37 +608,18 @@ def overlay_values(
     return out
 
 
-@dataclass(frozen=True)
-class KeptNull:
-    """A device key the DRA overlay sets to null under an umbrella's key for a subchart whose own values.yaml does
-    not set it: Helm keeps that null in the subchart's values (it deletes only chart-default keys), so it renders."""
-
-    path: Path_  # in the umbrella's values
-    sub: str  # the subchart's folder
-    inner: Path_  # the same key in the subchart's values
-
-    def why(self) -> str:
-        return (
-            f"{OVERLAY} would set {display(self.path)} to null, which Helm keeps in the values of the subchart "
-            f"{self.sub} (its values.yaml does not set {display(self.inner)}; Helm deletes only chart-default keys), "
-            f"so the pod would render `{self.path[-1]}: null`: move the device request from the umbrella values.yaml "
-            "to a -f values file (fix writes its DRA variant with the key replaced); setting it in the subchart's "
-            "values.yaml would change the subchart's own pods (a limit a user sets there would no longer match it)"
-        )
-
-
-def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> list[KeptNull]:
-    """The device keys the DRA overlay `values` cannot drop: Helm deletes a key a values file sets to null only
-    where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
-    (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
-    set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
+def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ = ()) -> list[Path_]:
+    """The device keys the DRA overlay `values` sets to null that Helm keeps: it deletes a key a values file sets to
+    null only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+    (`subcharts`: that key -> the subchart's own defaults), a null for a key only the umbrella's values set stays a
+    null in the subchart's values and renders (`nvidia.com/gpu: null`) unless the template drops it (DROP_NULLS)."""
     if isinstance(values, dict):
         return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)))]
     if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
         return []  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
-    for scope, (sub, defaults) in subcharts.items():
+    for scope, defaults in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
-            return [KeptNull(path, sub, path[len(scope) :])]
+            return [path]
     return []
 
 
@@ -824,7 +797,7 @@ def template_edits(
     read = expand_map_helpers(text, helpers or {})
     read_lines = read.splitlines()
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
-    singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
+    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
     heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
@@ -948,6 +921,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
     at = _indent(lines[i])
+    if DROP_NULLS in need:
+        _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
@@ -999,6 +974,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
+                continue
             if opened not in t.inserts.get(start, []):
                 t.inserts.setdefault(start, []).append(opened)
                 t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
@@ -1011,6 +988,27 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
+    """Before line i, which writes the map `expr`: a line that deletes the keys its sections hold as null. Helm
+    keeps a values file's null for a key the subchart's own values.yaml does not set (the umbrella's values.yaml
+    sets it), so the umbrella's values-dra.yaml cannot delete the device key without it; values without a null
+    render as before."""
+    ind = " " * _indent(t.lines[i])
+    drop = (
+        f"{ind}{{{{- range $dramigrateSection := {expr} | default dict }}}}"
+        '{{- if kindIs "map" $dramigrateSection }}'
+        "{{- range $dramigrateKey, $dramigrateValue := $dramigrateSection }}"
+        '{{- if kindIs "invalid" $dramigrateValue }}{{- $_ := unset $dramigrateSection $dramigrateKey }}'
+        "{{- end }}{{- end }}{{- end }}{{- end }}"
+    )
+    comment = (
+        f"{ind}{{{{- /* delete the keys a values file sets to null: Helm keeps such a null where this chart's "
+        "values.yaml lacks the key */}}"
+    )
+    if drop not in t.inserts.get(i, []):
+        t.inserts.setdefault(i, []).extend([comment, drop])
 
 
 def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | None:

@@ -2858,9 +2858,9 @@ def _fix_passthrough(
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
-            subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
-                raise pt.NotPassThrough(kept_null.why())
+            subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
+            for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
+                paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
@@ -2916,14 +2916,13 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
-    for target in targets:
-        if target.exists():
+    targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    for target, text in targets.items():
+        if target.exists() and _read(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
-    outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
-    if overlay:
-        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
+    outcome.changes = [*changes, *written]
     if switched:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
@@ -3201,6 +3200,10 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
         node = node[key]
     node[leaf.path[-1]] = True
     outcome.changes = [Change(rel, before or None, yf.render())]
+    if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
+        from dramigrate.helm.idiomatic import chart_bump
+
+        outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
     outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
     for f in outcome.findings:
         if f.resource:
