@@ -203,6 +203,71 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
     return out
 
 
+LIST_MARKER = "dramigrate.io/list-"
+
+
+def marked_lists(marked: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
+    """The values with a marker item (a toleration-shaped map) at the end of each list of maps under string keys
+    (empty ones too), and those lists in marker order: which of them a pod renders its tolerations from."""
+    out = copy.deepcopy(marked)
+    lists: list[Path_] = []
+
+    def visit(node: Any, path: Path_) -> None:
+        for k, v in node.items() if isinstance(node, dict) else ():
+            if isinstance(v, list) and all(isinstance(x, dict) for x in v):
+                lists.append((*path, str(k)))
+                v.append({"key": f"{LIST_MARKER}{len(lists) - 1}", "operator": "Exists"})
+            visit(v, (*path, str(k)))
+
+    visit(out, ())
+    return out, lists
+
+
+def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list[tuple[set[Path_], list[Path_ | None]]]:
+    """Each pod of a render with both markers (marked_values, marked_lists): the resources maps its containers take
+    and, per item of its tolerations, the values list it comes from (None: written otherwise)."""
+    out = []
+    for key, docs in objects(stream).items():
+        singles = single_containers(key)
+        for doc in docs:
+            pods: list[tuple[list[Any], dict[str, Any]]] = []
+            pod_specs(doc, pods, [], singles)
+            for _, pod in pods:
+                taken = {
+                    maps[int(k[len(MARKER) :])]
+                    for c in _containers(pod, singles)
+                    for k in ((c.get("resources") or {}).get("limits") or {})
+                    if str(k).startswith(MARKER)
+                }
+                items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
+                keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
+                out.append(
+                    (taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys])
+                )
+    return out
+
+
+def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits: list[MapEdit], rest: str = "") -> None:
+    """Where each edit's added tolerations go (MapEdit.places): the values list the pods that take its map render
+    their tolerations from (found in `stream`, the chart rendered with both markers; `rest`: its other objects),
+    when that list's items come last in each such pod and nothing else renders the list (a pod without the same
+    tolerations added, another object: an AcceleratorProfile's). The DRA values then carry the list whole with the
+    toleration at its end (Helm replaces lists), and no template changes for it; otherwise the toleration stays
+    beside the map (template_edits passes it through)."""
+    pods = _pods_with_marks(stream, maps, lists)
+    adds = {e.path: e.siblings.get("tolerations") for e in edits}
+    for edit in edits:
+        added = edit.siblings.get("tolerations")
+        mine = [marks for taken, marks in pods if edit.path in taken]
+        lasts = {marks[-1] if marks else None for marks in mine}
+        if not added or len(lasts) != 1 or (place := lasts.pop()) is None:
+            continue
+        sharers = [(taken, marks.count(place)) for taken, marks in pods if place in marks]
+        everywhere = len(re.findall(rf"{re.escape(LIST_MARKER)}{lists.index(place)}(?!\d)", stream + rest))
+        if everywhere == sum(n for _, n in sharers) and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
+            edit.places["tolerations"] = place
+
+
 def _section_keys(block: Any) -> set[tuple[str, str]]:
     block = block if isinstance(block, dict) else {}
     return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
@@ -974,6 +1039,11 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
                     f"{item}{{{{- toYaml . | nindent {len(item)} }}}}",
                     f"{item}{{{{- end }}}}",
                 ]
+            elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
+                # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
+                j, m = read
+                joined = f"(concat ({m.group(2)} | default list) ({expr} | default list))"
+                t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
         render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
@@ -1026,6 +1096,22 @@ def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | No
     if not body or not body[0].lstrip().startswith("- ") or any("{{" in line for line in body):
         return None
     return end, " " * _indent(body[0])
+
+
+_TOYAML_LINE = re.compile(r"^(\s*\{\{-?\s*toYaml\s+)([$.][\w.$]*)(\s*\|\s*n?indent\s+\d+\s*-?\}\}\s*)$")
+
+
+def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
+    """The line (and its match) of the one `{{- toYaml <expr> | nindent N }}` that the pod spec at line `pod` writes
+    under `head`, if that is all it writes there."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    at = next((j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head), None)
+    if at is None:
+        return None
+    body = [j for j in range(at + 1, _block_end(lines, at)) if lines[j].strip()]
+    m = _TOYAML_LINE.match(lines[body[0]]) if len(body) == 1 else None
+    return (body[0], m) if m else None
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:

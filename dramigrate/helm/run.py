@@ -2776,7 +2776,12 @@ def _fix_passthrough(
         edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         if places:
             places(edits, sources.merged)
-        elif list(leaves) == [""]:
+        elif any("tolerations" in e.siblings for e in edits):
+            listed, lists = pt.marked_lists(marked)
+            found = _render(root, copts.render((work.values_file(_override(sources, listed)),), sets=False))
+            if not found.error:  # the values list the pods render their tolerations from (else beside the map)
+                pt.toleration_places(found.stream, maps, lists, edits, found.rest)
+        if not places and list(leaves) == [""]:
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
@@ -2802,7 +2807,8 @@ def _fix_passthrough(
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
-            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings, *e.unpinned})
+            beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
+            paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
