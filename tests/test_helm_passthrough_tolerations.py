@@ -100,3 +100,33 @@ def test_a_values_list_another_object_renders_too_takes_the_device_toleration_in
     (profile,) = [d for d in docs if d["kind"] == "ConfigMap"]
     assert profile["data"]["tolerations"] == '[{"key":"dedicated","operator":"Exists"}]'
     assert ".Values.server.tolerations" in template
+
+
+WITH_TOLERATIONS = SERVER.replace(
+    "      tolerations:\n        {{- toYaml .Values.tolerations | nindent 8 }}\n",
+    "      {{- with .Values.tolerations }}\n      tolerations:\n"
+    "        {{- toYaml . | nindent 8 }}\n      {{- end }}\n",
+)
+# a pod without devices that renders the same list
+WEB = WITH_TOLERATIONS.replace("-server", "-web").replace(".Values.server.resources", ".Values.web.resources")
+
+
+def test_a_values_list_under_with_that_another_pod_renders_takes_the_device_toleration_once(tmp_path: Path) -> None:
+    """Both pods render `{{- with .Values.tolerations }}`: the GPU pod's `with` joins that list with the DRA values'
+    `server.tolerations`, so a user's own tolerations stay beside the device's and the pod has one `tolerations:`
+    key (was: a second `tolerations:` block beside the first, which replaced it or clashed with it)."""
+    values = VALUES + "web:\n  resources:\n    limits:\n      cpu: 1\n"
+    files = {"values.yaml": values, "templates/server.yaml": WITH_TOLERATIONS, "templates/web.yaml": WEB}
+    chart, template = _fixed(tmp_path, files)
+    assert template.count("tolerations:") == 1, template
+    own = tmp_path / "own.yaml"
+    own.write_text("tolerations:\n  - key: dedicated\n    operator: Exists\n")
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml", own)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+    assert [t["key"] for t in pods["release-name-server"]["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
+    assert [t["key"] for t in pods["release-name-web"]["tolerations"]] == ["dedicated"]

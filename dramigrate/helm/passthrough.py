@@ -1045,6 +1045,13 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
                 joined = f"(concat ({m.group(2)} | default list) ({expr} | default list))"
                 t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
+        if name == "tolerations" and ranged <= containers and (own := _with_list(lines, pod, f"{ind}{name}:")):
+            # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
+            # joins it there, a second `tolerations:` key would clash with it
+            j, m = own
+            joined = f"concat ({m.group(2)} | default list) ({expr} | default list)"
+            t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+            continue
         # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
         render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
         gather = []
@@ -1112,6 +1119,24 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
     body = [j for j in range(at + 1, _block_end(lines, at)) if lines[j].strip()]
     m = _TOYAML_LINE.match(lines[body[0]]) if len(body) == 1 else None
     return (body[0], m) if m else None
+
+
+_WITH_LINE = re.compile(r"^(\s*\{\{-?\s*with\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
+
+
+def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
+    """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
+    when the block writes `{{- toYaml . | nindent N }}` under it and ends."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head]
+    if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
+        return None
+    j = heads[0]
+    m = _WITH_LINE.match(lines[j - 1])
+    body = re.fullmatch(r"\s*\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}\s*", lines[j + 1])
+    end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+    return (j - 1, m) if m and body and end else None
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:
