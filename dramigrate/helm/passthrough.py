@@ -59,6 +59,9 @@ MARKER = "dramigrate.io/map-"
 SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
 # beside a resources map in the DRA values: the device keys' counts, for the template lines that read them
 COUNTS = "deviceCounts"
+# a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
+# them reaches this subchart (kept_nulls) and the template drops null keys before it writes the map
+DROP_NULLS = "drop nulls"
 
 
 class NotPassThrough(RewriteError):
@@ -681,37 +684,18 @@ def overlay_values(
     return out
 
 
-@dataclass(frozen=True)
-class KeptNull:
-    """A device key the DRA overlay sets to null under an umbrella's key for a subchart whose own values.yaml does
-    not set it: Helm keeps that null in the subchart's values (it deletes only chart-default keys), so it renders."""
-
-    path: Path_  # in the umbrella's values
-    sub: str  # the subchart's folder
-    inner: Path_  # the same key in the subchart's values
-
-    def why(self) -> str:
-        return (
-            f"{OVERLAY} would set {display(self.path)} to null, which Helm keeps in the values of the subchart "
-            f"{self.sub} (its values.yaml does not set {display(self.inner)}; Helm deletes only chart-default keys), "
-            f"so the pod would render `{self.path[-1]}: null`: move the device request from the umbrella values.yaml "
-            "to a -f values file (fix writes its DRA variant with the key replaced); setting it in the subchart's "
-            "values.yaml would change the subchart's own pods (a limit a user sets there would no longer match it)"
-        )
-
-
-def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> list[KeptNull]:
-    """The device keys the DRA overlay `values` cannot drop: Helm deletes a key a values file sets to null only
-    where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
-    (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
-    set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
+def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ = ()) -> list[Path_]:
+    """The device keys the DRA overlay `values` sets to null that Helm keeps: it deletes a key a values file sets to
+    null only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+    (`subcharts`: that key -> the subchart's own defaults), a null for a key only the umbrella's values set stays a
+    null in the subchart's values and renders (`nvidia.com/gpu: null`) unless the template drops it (DROP_NULLS)."""
     if isinstance(values, dict):
         return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)))]
     if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
         return []  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
-    for scope, (sub, defaults) in subcharts.items():
+    for scope, defaults in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
-            return [KeptNull(path, sub, path[len(scope) :])]
+            return [path]
     return []
 
 
@@ -1013,6 +997,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
     at = _indent(lines[i])
+    if DROP_NULLS in need:
+        _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
@@ -1088,6 +1074,27 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
+    """Before line i, which writes the map `expr`: a line that deletes the keys its sections hold as null. Helm
+    keeps a values file's null for a key the subchart's own values.yaml does not set (the umbrella's values.yaml
+    sets it), so the umbrella's values-dra.yaml cannot delete the device key without it; values without a null
+    render as before."""
+    ind = " " * _indent(t.lines[i])
+    drop = (
+        f"{ind}{{{{- range $dramigrateSection := {expr} | default dict }}}}"
+        '{{- if kindIs "map" $dramigrateSection }}'
+        "{{- range $dramigrateKey, $dramigrateValue := $dramigrateSection }}"
+        '{{- if kindIs "invalid" $dramigrateValue }}{{- $_ := unset $dramigrateSection $dramigrateKey }}'
+        "{{- end }}{{- end }}{{- end }}{{- end }}"
+    )
+    comment = (
+        f"{ind}{{{{- /* delete the keys a values file sets to null: Helm keeps such a null where this chart's "
+        "values.yaml lacks the key */}}"
+    )
+    if drop not in t.inserts.get(i, []):
+        t.inserts.setdefault(i, []).extend([comment, drop])
 
 
 def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | None:

@@ -2859,9 +2859,9 @@ def _fix_passthrough(
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
-            subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
-                raise pt.NotPassThrough(kept_null.why())
+            subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
+            for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
+                paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
