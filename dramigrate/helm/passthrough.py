@@ -27,6 +27,7 @@ variants.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import re
@@ -590,7 +591,31 @@ def variant_text(
         holder[VALUES_KEY] = entries = CommentedMap({**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)})
         for name in (name for name, spec in own.items() if spec is None):  # see superseded()
             entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
-    return yf.render()
+    return _blanks_below(yf.text, yf.render())
+
+
+def _blanks_below(original: str, text: str) -> str:
+    """The variant with each block it adds right below blank lines of the original moved above them when the block
+    is indented deeper than the line below it: those blank lines end the map the block belongs to (`claims:` of a
+    resources map, `resourceClaims:` after the last key of its group), where a maintainer writes it. Unchanged when
+    that would read differently (a block scalar above keeps its blank lines)."""
+    import yaml
+
+    o, t = original.splitlines(keepends=True), text.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, _, i2, j1, j2 in difflib.SequenceMatcher(a=o, b=t, autojunk=False).get_opcodes():
+        block = t[j1:j2]
+        blank = next((n for n in range(len(out)) if out[len(out) - 1 - n].strip()), len(out))
+        below = o[i2] if i2 < len(o) else ""
+        if tag == "insert" and blank and below.strip() and _indent(block[0]) > _indent(below):
+            out[len(out) - blank : len(out) - blank] = block
+        else:
+            out.extend(block)
+    moved = "".join(out)
+    try:
+        return moved if list(yaml.safe_load_all(moved)) == list(yaml.safe_load_all(text)) else text
+    except yaml.YAMLError:
+        return text
 
 
 def _values_document(path: Path, text: str) -> tuple[Any, Any]:
