@@ -22,6 +22,7 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import textwrap
@@ -422,8 +423,8 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> st
         key
         for doc in docs
         for _, pod in pod_groups(doc, [])
-        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
-        if isinstance(c, dict) and isinstance(c.get("resources"), dict)
+        for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", ""))))
+        if isinstance(c.get("resources"), dict)
         for section in ("limits", "requests")
         if isinstance(own := c["resources"].get(section), dict)
         for key in own
@@ -433,21 +434,46 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> st
     return unnamed.pop() if len(unnamed) == 1 else ""
 
 
+@functools.cache
+def shipped_rules() -> RuleSet:
+    from dramigrate.rules import load_rules
+
+    return load_rules()
+
+
+def kind_singles(api_version: str, kind: str) -> tuple[str, ...]:
+    """The keys of one container each in the pod specs of an object of this kind, as rules/workloads.yaml declares
+    them (KServe's InferenceService: model, pytorch, ...)."""
+    found = shipped_rules().workload(api_version, kind)
+    return found.single_containers if found is not None else ()
+
+
+def pod_containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The containers of a pod spec: its lists, then the single containers of its object's kind."""
+    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
+
+
 def pod_groups(
-    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None
+    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None, singles: tuple[str, ...] | None = None
 ) -> list[tuple[Any, dict[str, Any]]]:
-    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order."""
+    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order: a map
+    with a `containers` list, or with one of the single containers the document's kind declares (KServe's
+    `predictor.model`)."""
+    if singles is None:
+        doc = node if isinstance(node, dict) else {}
+        singles = kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
     if isinstance(node, dict):
-        if isinstance(node.get("containers"), list):
+        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
             out.append((parent, node))
         for k, v in node.items():
             holder = node if k == "template" else None
             if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
                 holder = parent  # template.spec: the group is the template's holder
-            pod_groups(v, out, holder if k in ("template", "spec") else None)
+            pod_groups(v, out, holder if k in ("template", "spec") else None, singles)
     elif isinstance(node, list):
         for v in node:
-            pod_groups(v, out)
+            pod_groups(v, out, None, singles)
     return out
 
 
@@ -499,6 +525,11 @@ def _resources_line(lines: list[str], d: Device, rel: str) -> int:
 
 
 def _containers_line(lines: list[str], res: int) -> int:
+    """The line that holds the container of the `resources:` line `res`: its `containers:` (`initContainers:`) list,
+    or the container itself when it is the single container of a pod (KServe's `predictor.model:`)."""
+    parent = _parent(lines, res)
+    if parent >= 0 and lines[parent].strip() in _single_heads():
+        return parent
     return next(
         (
             i
@@ -507,6 +538,12 @@ def _containers_line(lines: list[str], res: int) -> int:
         ),
         -1,
     )
+
+
+@functools.cache
+def _single_heads() -> frozenset[str]:
+    """The key lines (`model:`) of the single containers the workload kinds declare (rules/workloads.yaml)."""
+    return frozenset(f"{k}:" for kind in shipped_rules().kinds.values() for k in kind.single_containers)
 
 
 def pods_of(text: str, rel: str, devices: list[Device]) -> list[list[Device]]:
@@ -700,7 +737,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
+            raise NotIdiomatic(first, rel, NO_SHAPE)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
@@ -2037,6 +2074,13 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
 
 
+# why a device line no idiomatic rewrite takes is manual work: what they do take
+NO_SHAPE = (
+    "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
+    "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
+)
+
+
 def bump_version(chart_yaml: str) -> str:
     """Chart.yaml text with its `version:` a patch release up."""
     return re.sub(
@@ -2046,6 +2090,29 @@ def bump_version(chart_yaml: str) -> str:
         count=1,
         flags=re.M,
     )
+
+
+def chart_bump(root: Path, change: str) -> list[Change]:
+    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one,
+    in the list's own format (Artifact Hub takes objects, `kind: added` and a description, or plain strings, not a
+    mix); empty when nothing changes."""
+    before = (root / "Chart.yaml").read_text(encoding="utf-8")
+    after = bump_version(before)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    if changes:
+        body = changes.group(2)
+        first = body.splitlines()[0]
+        item = " " * (len(first) - len(first.lstrip()))
+        try:
+            listed = yaml.safe_load(textwrap.dedent(body))
+        except yaml.YAMLError:
+            listed = None
+        plain = isinstance(listed, list) and bool(listed) and all(isinstance(e, str) for e in listed)
+        text = json.dumps(change) if ": " in change or " #" in change else change  # a plain scalar where it reads so
+        entry = f"{item}- {text}\n" if plain else f"{item}- kind: added\n{item}  description: {text}\n"
+        end = changes.end(2)
+        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
+    return [Change("Chart.yaml", before, after)] if after != before else []
 
 
 def conventions(
@@ -2060,20 +2127,7 @@ def conventions(
     """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
     values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema, and each key of
     `nested` (values path of the object, key, entry) the rewrite adds where that object forbids unknown keys."""
-    out = []
-    chart_path = root / "Chart.yaml"
-    before = chart_path.read_text(encoding="utf-8")
-    after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
-    if changes:
-        body = changes.group(2)
-        first = body.splitlines()[0]
-        item = " " * (len(first) - len(first.lstrip()))
-        entry = f"{item}- kind: added\n{item}  description: {change}\n"
-        end = changes.end(2)
-        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
-    if after != before:
-        out.append(Change("Chart.yaml", before, after))
+    out = chart_bump(root, change)
     schema_path = root / "values.schema.json"
     if schema_path.is_file():
         text = schema_path.read_text(encoding="utf-8")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import functools
 import json
 import re
 from collections.abc import Callable
@@ -45,13 +44,15 @@ from dramigrate.helm.idiomatic import (
     _parent,
     capabilities_check,
     conventions,
+    kind_singles,
+    pod_containers,
+    shipped_rules,
 )
 from dramigrate.helm.patterns import Pattern
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.values import Path_, display, find_maps, get_path, resources_maps, set_path
-from dramigrate.rules import RuleSet
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
 VALUES_KEY = "resourceClaimTemplates"
@@ -170,23 +171,9 @@ def pod_specs(
             pod_specs(v, out, trail, singles)
 
 
-def _containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
-    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
-
-
-@functools.cache
-def _shipped_rules() -> RuleSet:
-    from dramigrate.rules import load_rules
-
-    return load_rules()
-
-
 def single_containers(key: Any) -> tuple[str, ...]:
-    """The keys of one container each in the pod specs of an object (apiVersion, kind, ...), as
-    rules/workloads.yaml declares them (KServe's InferenceService: model, pytorch, ...)."""
-    kind = _shipped_rules().workload(key[0], key[1])
-    return kind.single_containers if kind is not None else ()
+    """The single-container keys of the pod specs of an object (apiVersion, kind, ...)."""
+    return kind_singles(key[0], key[1])
 
 
 def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], tuple[Path_, ...]]:
@@ -199,7 +186,7 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
             singles = single_containers(key)
             pod_specs(doc, pods, [], singles)
             for p, (_, pod) in enumerate(pods):
-                for c, container in enumerate(_containers(pod, singles)):
+                for c, container in enumerate(pod_containers(pod, singles)):
                     limits = (container.get("resources") or {}).get("limits") or {}
                     marks = [int(k[len(MARKER) :]) for k in limits if str(k).startswith(MARKER)]
                     if marks:
@@ -239,7 +226,7 @@ def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list
             for _, pod in pods:
                 taken = {
                     maps[int(k[len(MARKER) :])]
-                    for c in _containers(pod, singles)
+                    for c in pod_containers(pod, singles)
                     for k in ((c.get("resources") or {}).get("limits") or {})
                     if str(k).startswith(MARKER)
                 }
@@ -328,7 +315,9 @@ def map_edits(
         for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
             changed = [
                 (c, o, n)
-                for c, (o, n) in enumerate(zip(_containers(old, singles), _containers(new, singles), strict=False))
+                for c, (o, n) in enumerate(
+                    zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)
+                )
                 if o.get("resources") != n.get("resources")
             ]
             if not changed:
@@ -898,7 +887,7 @@ def template_edits(
     read = expand_map_helpers(text, helpers or {})
     read_lines = read.splitlines()
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
-    singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
+    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
     heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
@@ -1087,6 +1076,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
+                continue
             if opened not in t.inserts.get(start, []):
                 t.inserts.setdefault(start, []).append(opened)
                 t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")

@@ -191,17 +191,22 @@ class ChartOutcome:
             return rel
 
     def report(self) -> str:
+        """What fix and diff say of the chart on standard error: each line starts with `dramigrate: `, whatever the
+        chart's folder is named (a line break in it must not start a line GitHub Actions obeys), then the patch."""
+        from dramigrate.report.escape import plain
+
+        shown = plain(self.display, False)
         if self.manual:
-            text = f"dramigrate: {self.display}: needs manual work, nothing written: {self.manual}\n"
+            text = f"dramigrate: {shown}: needs manual work, nothing written: {plain(self.manual, False)}\n"
             if self.patch:
                 text += ("patch (proven):\n" if self.patch_proven else "suggested patch (not proven):\n") + self.patch
             return text
         if self.changes:
             return (
-                f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
-                + "; ".join(self.checked)
+                f"dramigrate: {shown}: rewrite proven on {len(self.checked)} value set(s): "
+                + plain("; ".join(self.checked), False)
                 + "\n"
-                + (f"dramigrate: {self.display}: {self.usage}\n" if self.usage else "")
+                + (f"dramigrate: {shown}: {plain(self.usage, False)}\n" if self.usage else "")
             )
         return ""
 
@@ -2917,14 +2922,13 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
-    for target in targets:
-        if target.exists():
+    targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    for target, text in targets.items():
+        if target.exists() and _read(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
-    outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
-    if overlay:
-        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
+    outcome.changes = [*changes, *written]
     if switched:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
@@ -3202,6 +3206,10 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
         node = node[key]
     node[leaf.path[-1]] = True
     outcome.changes = [Change(rel, before or None, yf.render())]
+    if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
+        from dramigrate.helm.idiomatic import chart_bump
+
+        outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
     outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
     for f in outcome.findings:
         if f.resource:
