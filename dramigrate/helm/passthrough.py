@@ -34,7 +34,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
-from dramigrate.helm.patterns import Pattern
+from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
@@ -223,6 +223,16 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _as_text(value: Any) -> Any:
+    """The value with each scalar as its text: a map passed through entry by entry with `{{ $v | quote }}` renders
+    the quantity `1` as "1", the same request."""
+    if isinstance(value, dict):
+        return {str(k): _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    return str(value)
+
+
 def map_edits(
     original: str,
     migrated: str,
@@ -272,7 +282,7 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _plain(get_path(merged, path) or {}) != _plain(old_res):
+                if not merges and _as_text(get_path(merged, path) or {}) != _as_text(old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
@@ -692,8 +702,9 @@ def helper_built_map(text: str) -> tuple[int, str] | None:
 
 
 _MAP_EXPR = re.compile(
-    r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
-)  # a map, or a map keyed under it (`.resources.gpu`)
+    r"(?:\bwith|\btoYaml|\brange\s+\$\w+\s*,\s*\$\w+\s*:=)\s*\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)"
+    r"(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
+)  # a map, or a map keyed under it (`.resources.gpu`), or one of its sections (`range $k, $v := .resources.limits`)
 
 
 _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
@@ -781,7 +792,7 @@ def template_edits(
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
     through one of the `helpers`, map_helpers), unless it renders that sibling already."""
     variables, ranges = _index_variables(text), _range_variables(text)
-    read = expand_map_helpers(text, helpers or {})
+    read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
     # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
     singles = {k for kind in _shipped_rules().kinds.values() for k in kind.single_containers}
@@ -792,6 +803,9 @@ def template_edits(
         for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
+            if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
+                target = next((p for p in needs if _ends_with(p, [*words, key])), None)
+                ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None:
                 found.append((i, ref, target))
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
@@ -800,6 +814,28 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
     return edits.out()
+
+
+_SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
+
+
+def _claims_beside_sections(t: _Edits, i: int, claims: str) -> None:
+    """A container `resources:` block that writes the map's sections one by one (`limits:` from `toYaml
+    .Values.resources.limits`, or a `range` over it; the read at line i) renders none of the `claims` the DRA
+    values add to the map: `claims` from the map, first under that `resources:` (nothing when the map has none)."""
+    lines = t.lines
+    top = -1
+    for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
+        if lines[j].strip() in t.heads or re.fullmatch(r"\s*(?:-\s+)?resources:\s*", lines[j]):
+            top = j if lines[j].strip() not in t.heads else -1
+            break
+    child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
+    if top < 0 or child < 0 or _indent(lines[child]) <= _indent(lines[top]):
+        raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
+    ind = " " * _indent(lines[child])
+    block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
+    if block[0] not in t.inserts.get(top + 1, []):
+        t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
 
 SiblingExpr = Callable[[str], str]
@@ -921,7 +957,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         if name not in need:
             continue
         expr = sibling_expr(sibling_key(key, name))
-        if under and name == "resourceClaims":
+        if under and under != _SECTION and name == "resourceClaims":
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
@@ -955,8 +991,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         ]
         if block[len(gather)] not in t.inserts.get(containers, []):
             t.inserts.setdefault(containers, []).extend(block)
+    if under == _SECTION and "resourceClaims" in need:
+        _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
-        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
+        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
             if opened not in t.inserts.get(start, []):

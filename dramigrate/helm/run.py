@@ -1116,6 +1116,7 @@ def _run(
     if base_uses:
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+        _repattern(findings, root, outcome.display)
     from dramigrate.detect import explain_requests
     from dramigrate.suppress import suppressed_request
     from dramigrate.terminal import MESSAGES
@@ -1887,8 +1888,31 @@ def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) ->
     passes a values map through (`helpers()`, passthrough.map_helpers, read only for a helper line) makes it B."""
     from dramigrate.helm.passthrough import expand_map_helpers
 
-    pattern = classify(text, f.line, f.resource)
-    return classify(expand_map_helpers(text, helpers()), f.line, f.resource) if pattern.letter == "D" else pattern
+    counted = _counted(f)
+    pattern = classify(text, f.line, f.resource, counted)
+    if pattern.letter == "D":
+        return classify(expand_map_helpers(text, helpers()), f.line, f.resource, counted)
+    return pattern
+
+
+def _counted(f: Finding) -> tuple[str, ...]:
+    """The values keys (dotted) attach_values found the finding's device count in."""
+    return tuple(m.group(1) for r in f.related if (m := _COUNTED.match(r.note)))
+
+
+def _repattern(findings: list[Finding], root: Path, display: str) -> None:
+    """A finding named pattern B or C from a values map its line reads, where the device count comes from values
+    keys outside that map (the line is in the other branch of an `if`), named again with those keys known."""
+    for f in findings:
+        named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
+        if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
+            continue
+        text = _read(root / f.file[len(display) + 1 :])
+        if text is not None and (pattern := classify(text, f.line, f.resource, counted)).describe() != named.group(1):
+            f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
+
+
+_COUNTED = re.compile(r"([^\[:]+)(?:\[[^\]]*\])*: .* sets this device count$")  # attach_values' note: its key
 
 
 def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], settings: Settings) -> str:
