@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from dramigrate.engine import RunResult, classes_warning, needed_classes, run
 from dramigrate.findings import InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
 from dramigrate.report.escape import plain
-from dramigrate.rules import RuleSet, load_rules, shipped_rule_files, validate_rule_file
+from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
 from dramigrate.sources import STDIN as STDIN_PATH
 from dramigrate.sources import Inputs, expand
 from dramigrate.terminal import MESSAGES, use_color
@@ -201,9 +201,7 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         raise InputError("the current folder was removed; run dramigrate from a folder that exists") from None
     settings = load_settings(opts.config, cwd, trusted)
     refused = [] if trusted else confine_to_repository(settings, size_given=opts.max_file_size is not None)
-    overview = config_overview(settings, trusted)
-    if overview:
-        MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
+    as_configured = replace(settings)  # the config's own settings, before the flags join them
     if opts.kube_version:
         settings.kube_version = opts.kube_version
     settings.assume_dra_enabled = settings.assume_dra_enabled or opts.assume_dra_enabled
@@ -251,6 +249,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         if not settings.assume_extended_resource_enabled:
             _err(f"dramigrate: note: {target.extended_resource_advice()}")
     rules = load_rules(settings.rules)
+    overview = config_overview(as_configured, trusted, report_only_overrides(rules, as_configured.rules))
+    if overview:
+        MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
     release, paths = None, list(opts.paths)
     if len(paths) >= 2:  # only then can the first be a release name (a lint of one file loads no Helm module)
         from dramigrate.helm.run import split_release

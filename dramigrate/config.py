@@ -243,8 +243,9 @@ def confine_to_repository(settings: Settings, size_given: bool = False) -> list[
     return refused
 
 
-def config_overview(settings: Settings, trusted: bool) -> str:
-    """What the config file changes about what is reported, for the reviewer of a gate that went green."""
+def config_overview(settings: Settings, trusted: bool, overrides: list[str] | None = None) -> str:
+    """What the config file changes about what is reported, for the reviewer of a gate that went green; overrides:
+    what its rule files leave unmigrated (rules.report_only_overrides)."""
     if settings.config_file is None:
         return ""
     parts = []
@@ -256,6 +257,7 @@ def config_overview(settings: Settings, trusted: bool) -> str:
         parts.append(
             "report-only (shared) resources " + ", ".join(f"{k}: {v}" for k, v in sorted(settings.sharing.items()))
         )
+    parts.extend(overrides or ())
     if not parts:
         return ""
     return f"config {settings.config_file} ({'trusted' if trusted else 'untrusted'}): " + "; ".join(parts)

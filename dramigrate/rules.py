@@ -376,6 +376,28 @@ def _add_workloads(rs: RuleSet, data: dict[str, Any], origin: str) -> None:
         )
 
 
+def report_only_overrides(rs: RuleSet, files: tuple[Path, ...]) -> list[str]:
+    """What these rule files (a repository's config names them) leave unmigrated: resources their packs mark
+    report-only and kinds their workloads files say take no claims, each with its file (for the config overview)."""
+    origins = {str(p) for p in files}
+    parts = []
+    for name, origin in rs.pack_files.items():
+        if origin in origins:
+            entries = [
+                f"{r.match or (r.regex.pattern if r.regex else '')} ({r.report_only})"
+                for r in rs.resources
+                if r.pack == name and r.report_only
+            ]
+            if entries:
+                parts.append(f"report-only resources {', '.join(entries)} (rule pack {origin})")
+    kinds: dict[str, list[str]] = {}
+    for kind in rs.kinds.values():
+        if kind.origin in origins and kind.accepts_claims is not True:
+            kinds.setdefault(kind.origin, []).append(f"{kind.group}/{kind.kind}" if kind.group else kind.kind)
+    parts.extend(f"kinds that take no claims {', '.join(names)} (workloads file {o})" for o, names in kinds.items())
+    return parts
+
+
 def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
     """The shipped packs and workload kinds, then the user's files (whose rules take precedence)."""
     rs = RuleSet()

@@ -271,6 +271,8 @@ def walk_entries(
     loops = may_loop(stack[0])  # without a mount point below top, no folder can come twice: no stat per folder
     while stack:
         here = stack.pop()
+        folders: list[str] = []
+        files: list[tuple[str, str]] = []
         try:
             if loops:
                 st = os.stat(here)
@@ -278,28 +280,29 @@ def walk_entries(
                 if key in visited:
                     continue
                 visited.add(key)
-            with os.scandir(here) as it:
-                entries = list(it)
+            with os.scandir(here) as it:  # sorted straight from the listing (a third of the folders hold no file)
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            folders.append(e.name)
+                            continue
+                        kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
+                    except OSError:
+                        kind = OTHER
+                    files.append((e.name, kind))
         except OSError as exc:
             if onerror is not None:
                 onerror(exc)
             continue
-        folders: list[str] = []
-        files: list[tuple[str, str]] = []
-        for e in entries:
-            try:
-                if e.is_dir(follow_symlinks=False):
-                    folders.append(e.name)
-                    continue
-                kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
-            except OSError:
-                kind = OTHER
-            files.append((e.name, kind))
+        if files:
+            files.sort()
+        if not folders:
+            yield here, folders, files
+            continue
         folders.sort()
-        files.sort()
         yield here, folders, files
         prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
-        stack.extend(prefix + d for d in reversed(folders))
+        stack.extend([prefix + d for d in reversed(folders)])
 
 
 def may_loop(top: str) -> bool:

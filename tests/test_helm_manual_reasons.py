@@ -271,3 +271,34 @@ def test_a_chart_no_rewrite_takes_is_told_before_the_proof_renders_its_value_set
     outcome = _fix(chart)
     assert "templates/app.yaml:3: pattern F" in outcome.manual, outcome.report()
     assert rendered == ["default values"], rendered
+
+
+TPL_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: f
+spec:
+  selector:
+    matchLabels: {app: f}
+  template:
+    metadata:
+      labels: {app: f}
+    spec:
+      containers:
+        - name: f
+          image: f:1
+          resources:
+            {{- tpl .Values.extra . | nindent 12 }}
+"""
+
+
+def test_a_shape_no_rewrite_takes_is_named_with_what_the_rewrites_take(tmp_path: Path) -> None:
+    """A resources block rendered with `tpl` from a values string (pattern F): manual work at the template line, and
+    the reason says which shapes the idiomatic rewrite does take. Was: 'the idiomatic rewrite takes pattern A only',
+    untrue since the pass-through (B, C), the name lookup (E) and the helper rewrite (D)."""
+    values = "extra: |\n  limits:\n    nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "fch", {"templates/d.yaml": TPL_TEMPLATE, "values.yaml": values})
+    outcome = _fix(chart)
+    assert not outcome.proven and "templates/d.yaml:15: pattern F" in outcome.manual, outcome.report()
+    assert "pattern A only" not in outcome.manual and "a values resources map (B, C)" in outcome.manual

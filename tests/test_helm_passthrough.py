@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -730,3 +731,84 @@ def test_toyaml_split_over_two_lines_on_the_keys_own_line(tmp_path: Path) -> Non
     chart = chart_with(tmp_path, "sd", {"values.yaml": values, "templates/deploy.yaml": SPLIT_ACTION})
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
+
+
+def test_diff_names_a_values_file_outside_the_chart_as_the_chart_files_are(run_cli: RunCli, tmp_path: Path) -> None:
+    """`diff app -f gpu.yaml` names gpu-dra.yaml as it names the chart's files (a/..., b/..., from the working
+    directory), so the patch applies with `patch -p1` (or `git apply`) and writes what fix writes. Was: the absolute
+    path, which `patch -p1` reads as tmp/.../gpu-dra.yaml under the working directory."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/workloads.yaml": WORKLOADS})
+    (tmp_path / "gpu.yaml").write_text(GPU)
+    code, patch, err = run_cli(["diff", "app", "-f", "gpu.yaml"], cwd=tmp_path)
+    assert code == 0, err
+    assert "+++ b/gpu-dra.yaml\n" in patch, patch
+    applied = tmp_path / "applied"
+    shutil.copytree(chart, applied / "app")
+    shutil.copy(tmp_path / "gpu.yaml", applied / "gpu.yaml")
+    subprocess.run(["patch", "-s", "-p1"], input=patch, text=True, cwd=applied, check=True)
+    assert run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)[0] == 0
+    assert (applied / "gpu-dra.yaml").read_text() == (tmp_path / "gpu-dra.yaml").read_text()
+    assert (applied / "app" / "templates" / "workloads.yaml").read_text() == (
+        chart / "templates" / "workloads.yaml"
+    ).read_text()
+
+
+def test_a_second_fix_of_a_rewritten_chart_is_quiet(run_cli: RunCli, tmp_path: Path) -> None:
+    """fix run again on a pass-through chart it rewrote (a pre-commit fix hook on the next commit) changes nothing and
+    says nothing is left to do, with the first run's exit code. Was: 'needs manual work, nothing written:
+    values-dra.yaml exists already: move it away and run fix again', a chart-rewrite-unproven warning and exit 1,
+    although the DRA values files fix had written are the ones it would write again."""
+    files = {"values.yaml": VALUES.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n")}
+    chart = chart_with(tmp_path, "app", {**files, "templates/workloads.yaml": WORKLOADS})
+    (tmp_path / "gpu.yaml").write_text(GPU)
+    first, _, err = run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)
+    assert (chart / "values-dra.yaml").is_file() and (tmp_path / "gpu-dra.yaml").is_file(), err
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    again, out, err = run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert again == first and "manual" not in err and "exists already" not in err, err
+    assert run_cli(["diff", "--check", "app", "-f", "gpu.yaml"], cwd=tmp_path)[0] == 0
+    (chart / "values-dra.yaml").write_text("# mine\n")  # a file of the user's own there: kept, and said so
+    code, _, err = run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)
+    assert (chart / "values-dra.yaml").read_text() == "# mine\n" and "exists already" in err, err
+
+
+NFD_TEMPLATE = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: plex
+spec:
+  selector:
+    matchLabels: {app: plex}
+  template:
+    metadata:
+      labels: {app: plex}
+    spec:
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - key: intel.feature.node.kubernetes.io/gpu
+                operator: In
+                values:
+                - "true"
+      containers:
+        - name: plex
+          image: plex
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+
+
+def test_a_second_fix_leaves_the_node_affinity_it_put_under_the_claims_alone(run_cli: RunCli, tmp_path: Path) -> None:
+    """nwallace-plex's shape: the template writes the NFD GPU affinity itself, which the first fix puts under `if not
+    .Values.resourceClaims`. A second fix found the affinity again and wrapped it in a second `if`."""
+    values = 'resources:\n  limits:\n    gpu.intel.com/i915: "1"\n'
+    chart = chart_with(tmp_path, "plex", {"templates/sts.yaml": NFD_TEMPLATE, "values.yaml": values})
+    assert run_cli(["fix", "plex"], cwd=tmp_path)[0] == 0
+    once = (chart / "templates" / "sts.yaml").read_text()
+    assert once.count("{{- if not .Values.resourceClaims }}") == 1, once
+    code, _, err = run_cli(["fix", "plex"], cwd=tmp_path)
+    assert (chart / "templates" / "sts.yaml").read_text() == once, err

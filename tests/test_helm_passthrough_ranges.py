@@ -7,6 +7,7 @@ Renders are real (the Helm engine embedded in helm-python-sdk)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import chart_with, dra_render
@@ -163,37 +164,45 @@ UMBRELLA_REQUESTS = UMBRELLA_LIMITS.replace(
 )
 
 
+def _main_resources(pods: dict[str, Any]) -> dict[str, Any]:
+    return pods["release-name-server"]["containers"][0]["resources"]
+
+
 @pytest.mark.parametrize("limit", [2, 4])
-def test_an_umbrella_device_request_its_leaf_does_not_set_leaves_the_leafs_own_pods_alone(
+def test_an_umbrella_device_request_its_leaf_does_not_set_is_dropped_by_the_leafs_template(
     tmp_path: Path, limit: int
 ) -> None:
     """The umbrella's values.yaml alone sets a device request under the leaf's values, which sets only the limit:
-    values-dra.yaml's null cannot delete it (Helm keeps a null for a key the leaf's own values.yaml does not set),
-    so fix names it and leaves the chart. Was: the leaf's values.yaml got the request, equal to its default limit,
-    so the leaf installed alone with a limit its user sets rendered that limit with the old request (1 GPU asked,
-    `limit` GPUs limited: the API server rejects an extended resource whose request is not its limit)."""
+    values-dra.yaml's null for it reaches the leaf (Helm keeps a null for a key the leaf's own values.yaml does not
+    set), so the leaf's template deletes null keys before it writes the map; proven (L) and (D), the DRA render has
+    no device key left and keeps the cpu request, and the leaf installed alone with a limit its user sets renders as
+    before (its values.yaml is not given the request). Was: manual work, naming the null Helm keeps."""
     chart = umbrella(tmp_path, UMBRELLA_REQUESTS)
     leaf = chart / "charts/apps"
     key = "applicationSpecs.server.containers.main.resources.limits.nvidia\\.com/gpu"
     alone = RenderOptions(set_values=(f"{key}={limit}",))
     before = render_chart(leaf, alone)
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
     write_changes(outcome)
     assert render_chart(leaf, alone) == before
-    assert "to null, which Helm keeps in the values of the subchart charts/apps" in outcome.report()
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert _main_resources(pods) == {"limits": {"cpu": 2}, "requests": {"cpu": 1}, "claims": [{"name": "gpu"}]}
+    assert list(counts.values()) == [1]
 
 
-def test_an_umbrella_device_key_its_leaf_has_no_limit_for_is_named_for_the_null_helm_keeps(tmp_path: Path) -> None:
-    """The leaf's values.yaml sets no device limit to copy as the request: Helm keeps a values-dra.yaml null for
-    the umbrella's key in the leaf's values, so fix says so and where to move the request."""
+def test_an_umbrella_device_key_its_leaf_has_no_limit_for_is_dropped_by_the_leafs_template(tmp_path: Path) -> None:
+    """The leaf's values.yaml sets no device key at all: the umbrella's values-dra.yaml nulls both, Helm keeps both
+    nulls in the leaf's values, and the leaf's template deletes them; the cpu request beside them stays."""
     chart = umbrella(tmp_path, UMBRELLA_REQUESTS)
     leaf = chart / "charts/apps/values.yaml"
     leaf.write_text(leaf.read_text().replace("nvidia.com/gpu: 1", "cpu: 1"))
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
-    assert not outcome.proven
-    report = outcome.report()
-    assert "to null, which Helm keeps in the values of the subchart charts/apps" in report, report
-    assert "move the device request from the umbrella values.yaml to a -f values file" in report, report
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    _, _, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert "nvidia.com/gpu" not in str(_main_resources(pods))
+    assert _main_resources(pods)["requests"] == {"cpu": 1}
 
 
 # one Deployment per entry of a values list (llama-swap style model lists); a GPU model and a CPU model

@@ -94,3 +94,25 @@ def test_a_label_the_migration_maps_stays_manual(tmp_path: Path) -> None:
     )
     assert not outcome.proven
     assert "is not in the claim's CEL selector as written" in outcome.report()
+
+
+def test_a_literal_label_is_not_taken_for_a_values_one_that_merely_spells_it(tmp_path: Path) -> None:
+    """tuwien-speaches' shape: the template writes `nvidia.com/gpu.product: NVIDIA-A40` itself, and values.yaml holds
+    an affinity block (`key: nvidia.com/gpu.product`) that no template reads. The label does not come from values, so
+    the DRA branch moves it into the claim's selector as the migration does. It stayed on the pod beside a claim with
+    no selector, with a warning that blamed the unused values key."""
+    literal = DEPLOYMENT.replace('{{ include "product" . | quote }}', "NVIDIA-A40")
+    values = (
+        "shards: 1\n"
+        "nodeSelector:\n"
+        "  nodeSelectorTerms:\n"
+        "    - matchExpressions:\n"
+        '        - key: "nvidia.com/gpu.product"\n'
+        "          operator: In\n"
+        '          values: ["NVIDIA-A40"]\n'
+    )
+    chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": literal, "values.yaml": values})
+    outcome = fix_chart(chart)
+    assert not [f for f in outcome.findings if f.rule == "chart-label-from-values"]
+    cel, pod = _selector(chart, "dra: {enabled: true}\n")
+    assert cel.endswith("== 'NVIDIA-A40'") and "nodeSelector" not in pod

@@ -318,3 +318,71 @@ def test_bjws_library_chart_gets_its_suite_with_the_controller_picked_by_name(tm
     assert workload and all(
         a["documentSelector"] == {"path": "metadata.name", "value": "release-name-main"} for a in workload
     )
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {{ .Release.Name }}-ray
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: rayproject/ray:2.52.0
+  workerGroupSpecs:
+    - groupName: small
+      replicas: 1
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray:2.52.0
+              {{- with .Values.small.resources }}
+              resources:
+                {{- toYaml . | nindent 16 }}
+              {{- end }}
+    - groupName: big
+      replicas: 1
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray:2.52.0
+              {{- with .Values.big.resources }}
+              resources:
+                {{- toYaml . | nindent 16 }}
+              {{- end }}
+"""
+
+
+def test_passthrough_suite_for_a_template_whose_document_holds_several_gpu_pods(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """KubeRay's ray-cluster shape (the corpus chart keeps tests/): one RayCluster whose two worker groups each take
+    their own resources map, both asking for GPUs. Each group's pod gets its claim; the suite pins both groups and its
+    asserts hold on the real renders. Was: no suite, since the suite took one device container a template."""
+    files = {"templates/raycluster.yaml": RAY, "values.yaml": "small:\n  resources: {}\nbig:\n  resources: {}\n"}
+    chart = chart_with(tmp_path / "c", "ray", files)
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "small:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+        "big:\n  resources:\n    limits:\n      nvidia.com/gpu: 4\n"
+    )
+    code, _, err = run_cli(["fix", str(chart), "-f", str(gpu)])
+    assert code == 0, err
+    body = yaml.safe_load((chart / "tests" / "raycluster-dra_test.yaml").read_text())
+    paths = [a[k]["path"] for a in body["tests"][1]["asserts"] for k in a if k in ("equal", "notExists")]
+    for group in (0, 1):  # both worker groups pinned
+        assert f"spec.workerGroupSpecs[{group}].template.spec.resourceClaims[0].name" in paths
+    for i, case in enumerate(body["tests"]):
+        values = tmp_path / f"case{i}.yaml"
+        values.write_text(yaml.safe_dump(case["set"]))
+        rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
+        assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]

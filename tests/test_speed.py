@@ -443,3 +443,27 @@ def test_the_json_report_is_encoded_as_json_dumps_encodes_it(doc: Any) -> None:
 
     assert dumps(doc) == json.dumps(doc, indent=2)
     assert dumps({1: doc}) == json.dumps({1: doc}, indent=2)  # a key that is not a string: json.dumps says it
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_grep_prefilter_filters_a_deep_tree_whose_paths_pass_arg_max(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A batch of BATCH long paths (a deep monorepo) passed Linux's 2 MiB ARG_MAX: grep could not start, and Python
+    read every file of the batch itself. Command lines are cut by the length of their names too."""
+    monkeypatch.setattr(prefilter, "MIN_FILES", 0)
+    deep = tmp_path
+    per_name = 4 * 2**20 // prefilter.BATCH  # a batch of BATCH paths holds twice ARG_MAX
+    while len(str(deep)) < per_name:
+        deep /= "d" * min(200, per_name - len(str(deep)) + 1)
+    deep.mkdir(parents=True)
+    clean = [deep / f"s{i:05d}.yaml" for i in range(prefilter.BATCH + 10)]
+    for p in clean:
+        p.write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n")
+    job = deep / "job.yaml"
+    job.write_text("kind: Job\nspec:\n  containers:\n  - resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+    stream = prefilter.Stream(RULES)
+    stream.add([str(p) for p in [*clean, job]])
+    grep = stream.finish()
+    assert grep is not None
+    assert grep.result().candidates == {str(job)}

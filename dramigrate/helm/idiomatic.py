@@ -700,7 +700,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, "the idiomatic rewrite takes pattern A only")
+            raise NotIdiomatic(first, rel, NO_SHAPE)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
@@ -2037,6 +2037,13 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
 
 
+# why a device line no idiomatic rewrite takes is manual work: what they do take
+NO_SHAPE = (
+    "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
+    "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
+)
+
+
 def bump_version(chart_yaml: str) -> str:
     """Chart.yaml text with its `version:` a patch release up."""
     return re.sub(
@@ -2046,6 +2053,29 @@ def bump_version(chart_yaml: str) -> str:
         count=1,
         flags=re.M,
     )
+
+
+def chart_bump(root: Path, change: str) -> list[Change]:
+    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one,
+    in the list's own format (Artifact Hub takes objects, `kind: added` and a description, or plain strings, not a
+    mix); empty when nothing changes."""
+    before = (root / "Chart.yaml").read_text(encoding="utf-8")
+    after = bump_version(before)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    if changes:
+        body = changes.group(2)
+        first = body.splitlines()[0]
+        item = " " * (len(first) - len(first.lstrip()))
+        try:
+            listed = yaml.safe_load(textwrap.dedent(body))
+        except yaml.YAMLError:
+            listed = None
+        plain = isinstance(listed, list) and bool(listed) and all(isinstance(e, str) for e in listed)
+        text = json.dumps(change) if ": " in change or " #" in change else change  # a plain scalar where it reads so
+        entry = f"{item}- {text}\n" if plain else f"{item}- kind: added\n{item}  description: {text}\n"
+        end = changes.end(2)
+        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
+    return [Change("Chart.yaml", before, after)] if after != before else []
 
 
 def conventions(
@@ -2060,20 +2090,7 @@ def conventions(
     """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
     values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema, and each key of
     `nested` (values path of the object, key, entry) the rewrite adds where that object forbids unknown keys."""
-    out = []
-    chart_path = root / "Chart.yaml"
-    before = chart_path.read_text(encoding="utf-8")
-    after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
-    if changes:
-        body = changes.group(2)
-        first = body.splitlines()[0]
-        item = " " * (len(first) - len(first.lstrip()))
-        entry = f"{item}- kind: added\n{item}  description: {change}\n"
-        end = changes.end(2)
-        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
-    if after != before:
-        out.append(Change("Chart.yaml", before, after))
+    out = chart_bump(root, change)
     schema_path = root / "values.schema.json"
     if schema_path.is_file():
         text = schema_path.read_text(encoding="utf-8")

@@ -14,7 +14,10 @@ DRA request, the templates only pass it through. So the rewrite is
   file with the device key replaced in it (not a null overlay: Helm deletes only chart-default keys), the
   container's `claims` in the map, the pod's `resourceClaims`, the toleration and KubeRay's `num-gpus` in
   the sibling keys, and the claim templates. The switch is the values file: `-f gpu.yaml` renders the
-  device-plugin request as before, `-f gpu-dra.yaml` the claims.
+  device-plugin request as before, `-f gpu-dra.yaml` the claims;
+- a container that copies a device key from a map another container of its pod takes whole (a helper's init
+  container: `nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" }}`) writes no key with the DRA
+  values and gets the map's `claims` (`{{- with .Values.resources.claims }}` after its `resources:` block).
 
 What the DRA variant writes is read off the core's migration of the original render, so it cannot drift from
 `fix -`; run.py proves (L) byte-identical renders with the original values and (D) the migration with the
@@ -33,7 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm import unpin
-from dramigrate.helm.idiomatic import _comment_style, _indent, capabilities_check, conventions
+from dramigrate.helm.idiomatic import (
+    _block_end,
+    _comment_style,
+    _control,
+    _indent,
+    _parent,
+    capabilities_check,
+    conventions,
+)
 from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
@@ -48,6 +59,9 @@ MARKER = "dramigrate.io/map-"
 SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
 # beside a resources map in the DRA values: the device keys' counts, for the template lines that read them
 COUNTS = "deviceCounts"
+# a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
+# them reaches this subchart (kept_nulls) and the template drops null keys before it writes the map
+DROP_NULLS = "drop nulls"
 
 
 class NotPassThrough(RewriteError):
@@ -239,8 +253,11 @@ def map_edits(
     fed: dict[tuple[Any, int, int], tuple[Path_, ...]],
     merged: dict[str, Any],
     hint: tuple[str, Pattern],
+    copied: frozenset[tuple[Path_, str, str]] = frozenset(),
 ) -> tuple[list[MapEdit], dict[str, Any]]:
-    """The values edits that make the chart render the migration, and the claim templates (name -> spec)."""
+    """The values edits that make the chart render the migration, and the claim templates (name -> spec). `copied`:
+    the device keys (map, section, key) a template line copies into a container from its map (copies): such a
+    container follows the map another container of its pod takes whole."""
     before, after = objects(original), objects(migrated)
     claim_templates = {k[3]: docs[0] for k, docs in after.items() if k[1] == "ResourceClaimTemplate"}
     edits: dict[Path_, MapEdit] = {}
@@ -261,10 +278,14 @@ def map_edits(
             if not changed:
                 continue
             paths = set()
+            copiers: list[tuple[str, Path_]] = []
             for c, o, n in changed:
                 what = f"{key[1]}/{key[3]} container {o.get('name')}"
                 # a device count of 0 migrates to no key: a container with nothing else asks for no resources
                 old_res, new_res = o.get("resources") or {}, n.get("resources") or {}
+                if (key, p, c) not in fed and (source := _copied_from(old_res, new_res, copied, merged)):
+                    copiers.append((what, source))
+                    continue
                 path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
@@ -293,6 +314,11 @@ def map_edits(
                         edit.removed[section] = gone
                 edit.claims = [c for c in new_res.get("claims") or [] if c not in (old_res.get("claims") or [])]
                 paths.add(path)
+            for what, source in copiers:
+                if source not in paths:
+                    raise NotPassThrough(
+                        f"{what} copies its device keys from {display(source)}, which no container of its pod takes"
+                    )
             if len(paths) != 1:
                 raise NotPassThrough(f"{key[1]}/{key[3]}: one pod takes several values resources maps with devices")
             edit = edits[paths.pop()]
@@ -309,6 +335,23 @@ def map_edits(
     if not edits:
         raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
     return list(edits.values()), claim_templates
+
+
+def _copied_from(
+    old: dict[str, Any], new: dict[str, Any], copied: frozenset[tuple[Path_, str, str]], merged: dict[str, Any]
+) -> Path_ | None:
+    """The values map a container's dropped device keys are copied from, with the map's counts (copies), or None."""
+    gone = _section_keys(old) - _section_keys(new)
+    sources = {
+        path
+        for section, k in gone
+        for path, s, key in copied
+        if (s, key) == (section, k) and str(get_path(merged, (*path, section, key))) == str(old[section][k])
+    }
+    if not gone or len(sources) != 1:
+        return None
+    (path,) = sources
+    return path if all((path, s, k) in copied for s, k in gone) else None
 
 
 RELEASE_PREFIX = "{{ .Release.Name }}-"
@@ -586,37 +629,18 @@ def overlay_values(
     return out
 
 
-@dataclass(frozen=True)
-class KeptNull:
-    """A device key the DRA overlay sets to null under an umbrella's key for a subchart whose own values.yaml does
-    not set it: Helm keeps that null in the subchart's values (it deletes only chart-default keys), so it renders."""
-
-    path: Path_  # in the umbrella's values
-    sub: str  # the subchart's folder
-    inner: Path_  # the same key in the subchart's values
-
-    def why(self) -> str:
-        return (
-            f"{OVERLAY} would set {display(self.path)} to null, which Helm keeps in the values of the subchart "
-            f"{self.sub} (its values.yaml does not set {display(self.inner)}; Helm deletes only chart-default keys), "
-            f"so the pod would render `{self.path[-1]}: null`: move the device request from the umbrella values.yaml "
-            "to a -f values file (fix writes its DRA variant with the key replaced); setting it in the subchart's "
-            "values.yaml would change the subchart's own pods (a limit a user sets there would no longer match it)"
-        )
-
-
-def kept_nulls(values: Any, subcharts: dict[Path_, tuple[str, dict[str, Any]]], path: Path_ = ()) -> list[KeptNull]:
-    """The device keys the DRA overlay `values` cannot drop: Helm deletes a key a values file sets to null only
-    where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
-    (`subcharts`: that key -> the subchart's folder and own defaults), a null for a key only the umbrella's values
-    set stays a null in the subchart's values and renders (`nvidia.com/gpu: null`)."""
+def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ = ()) -> list[Path_]:
+    """The device keys the DRA overlay `values` sets to null that Helm keeps: it deletes a key a values file sets to
+    null only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
+    (`subcharts`: that key -> the subchart's own defaults), a null for a key only the umbrella's values set stays a
+    null in the subchart's values and renders (`nvidia.com/gpu: null`) unless the template drops it (DROP_NULLS)."""
     if isinstance(values, dict):
         return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)))]
     if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
         return []  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
-    for scope, (sub, defaults) in subcharts.items():
+    for scope, defaults in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
-            return [KeptNull(path, sub, path[len(scope) :])]
+            return [path]
     return []
 
 
@@ -944,6 +968,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
     at = _indent(lines[i])
+    if DROP_NULLS in need:
+        _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
@@ -997,6 +1023,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
+                continue
             if opened not in t.inserts.get(start, []):
                 t.inserts.setdefault(start, []).append(opened)
                 t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
@@ -1009,6 +1037,27 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
+    """Before line i, which writes the map `expr`: a line that deletes the keys its sections hold as null. Helm
+    keeps a values file's null for a key the subchart's own values.yaml does not set (the umbrella's values.yaml
+    sets it), so the umbrella's values-dra.yaml cannot delete the device key without it; values without a null
+    render as before."""
+    ind = " " * _indent(t.lines[i])
+    drop = (
+        f"{ind}{{{{- range $dramigrateSection := {expr} | default dict }}}}"
+        '{{- if kindIs "map" $dramigrateSection }}'
+        "{{- range $dramigrateKey, $dramigrateValue := $dramigrateSection }}"
+        '{{- if kindIs "invalid" $dramigrateValue }}{{- $_ := unset $dramigrateSection $dramigrateKey }}'
+        "{{- end }}{{- end }}{{- end }}{{- end }}"
+    )
+    comment = (
+        f"{ind}{{{{- /* delete the keys a values file sets to null: Helm keeps such a null where this chart's "
+        "values.yaml lacks the key */}}"
+    )
+    if drop not in t.inserts.get(i, []):
+        t.inserts.setdefault(i, []).extend([comment, drop])
 
 
 def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | None:
@@ -1262,19 +1311,127 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
     """The template with each read of a dropped device key taking its map from the DRA values' `deviceCounts` beside
     the resources map when they set it (`index (.Values.deviceCounts | default .Values.resources.limits)
     "nvidia.com/gpu"`): with the device-plugin values `deviceCounts` is unset and the line reads as before; with
-    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`)."""
+    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`). The
+    lines that copy the device key into another container (copies) are left: with the key gone they write none."""
+    lines = text.splitlines(keepends=True)
+    kept = _copy_block_lines(text)
     for path, section, key in sorted(reads, key=repr):
         pattern = _read_pattern(path, section, key)
         if pattern is not None:
             counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
-            text = pattern.sub(lambda m, c=counts: f"({m.group(1)}.Values.{c} | default {m.group(0)})", text)
-    return text
+            for n, line in enumerate(lines):
+                if n not in kept:
+                    lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
+    return "".join(lines)
+
+
+def _counted(m: re.Match[str], counts: str) -> str:
+    return f"({m.group(1)}.Values.{counts} | default {m.group(0)})"
+
+
+# a line that writes a device key with the count of the same key in a values resources map, a container copying it
+# from the map another container takes whole (gsampaio's ollama: its model-pull init container, from a helper,
+# `nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" }}` beside `toYaml .Values.resources`)
+_COPY_LINE = re.compile(r"""^\s*(["']?)(?P<key>[\w.-]+/[\w.-]+)\1\s*:\s*(["']?)\{\{-?(?P<body>[^{}]*?)-?\}\}\3\s*$""")
+_COPY_READ = re.compile(
+    r"""(?P<root>\$?)\.Values\.(?P<path>[A-Za-z_][\w.]*)\.(?P<section>limits|requests)\s+"(?P<key>[^"]+)\""""
+)
+_IF_LINE = re.compile(r"^\s*\{\{-?\s*if\s+(?P<cond>[^{}]*?)\s*-?\}\}\s*$")
+_END_LINE = re.compile(r"^\s*\{\{-?\s*end\s*-?\}\}\s*$")
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A template line that copies a device key from a values resources map (_COPY_LINE)."""
+
+    rel: str
+    line: int  # 0-based
+    path: Path_  # the values map
+    section: str  # limits or requests
+    key: str
+    root: str  # "$" when the line reads `$.Values`
+
+    @property
+    def read(self) -> tuple[Path_, str, str]:
+        return self.path, self.section, self.key
+
+
+def _copies_in(rel: str, text: str) -> list[Copy]:
+    out = []
+    for n, line in enumerate(text.splitlines()):
+        m = _COPY_LINE.match(line)
+        r = _COPY_READ.search(m.group("body")) if m else None
+        if m and r and r.group("key") == m.group("key"):
+            path = tuple(r.group("path").split("."))
+            out.append(Copy(rel, n, path, r.group("section"), m.group("key"), r.group("root")))
+    return out
+
+
+def copies(root: Path) -> list[Copy]:
+    """The template lines (helpers included) that copy a device key from a values resources map."""
+    return [c for rel, text in _templates(root).items() for c in _copies_in(rel, text)]
+
+
+def _copy_block_lines(text: str) -> set[int]:
+    """The 0-based lines of each copy and of the `if`s right around it that read the same values section (`if index
+    .Values.resources.limits "nvidia.com/gpu"`), with their `end`s: with the DRA values the key and its guard go."""
+    lines = text.splitlines()
+    out: set[int] = set()
+    for c in _copies_in("", text):
+        out.add(c.line)
+        section = ".Values." + ".".join(str(p) for p in c.path)
+        above = c.line - 1
+        while above >= 0 and (m := _IF_LINE.match(lines[above])) and section in m.group("cond"):
+            out.add(above)
+            above -= 1
+        below = c.line + 1
+        for _ in range(c.line - 1 - above):
+            if below < len(lines) and _END_LINE.match(lines[below]):
+                out.add(below)
+                below += 1
+    return out
+
+
+def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> str:
+    """The template with the values map's `claims` passed into each container whose device keys it copies from a map
+    the DRA values drop them from: `{{- with .Values.resources.claims }}` after the container's `resources:` block
+    (with the device-plugin values the map has no claims: the render is unchanged)."""
+    lines = text.splitlines()
+    by_block: dict[int, Copy] = {}
+    for c in _copies_in(rel, text):
+        if c.read not in dropped:
+            continue
+        section = _parent(lines, c.line)
+        owner = _parent(lines, section) if section >= 0 else -1
+        if section < 0 or lines[section].strip() != f"{c.section}:" or lines[owner].strip() != "resources:":
+            raise NotPassThrough(
+                f"{rel}:{c.line + 1} copies {display((*c.path, c.section, c.key))} outside a container's resources "
+                "block"
+            )
+        if by_block.setdefault(owner, c).path != c.path:
+            raise NotPassThrough(f"{rel}:{c.line + 1}: one container copies device keys from two values maps")
+    out = list(lines)
+    for owner, c in sorted(by_block.items(), reverse=True):
+        end, depth = _block_end(lines, owner), 0
+        for line in lines[owner:end]:
+            depth += len(re.findall(r"\{\{-?\s*(?:if|with|range)\b", line)) - len(re.findall(r"\{\{-?\s*end\b", line))
+        while depth > 0 and end < len(lines) and _control(lines[end]) and _END_LINE.match(lines[end]):
+            end, depth = end + 1, depth - 1
+        pad = " " * (_indent(lines[owner]) + 2)
+        claims = f"{c.root}.Values.{'.'.join(str(p) for p in c.path)}.claims"
+        out[end:end] = [
+            f"{pad}{{{{- with {claims} }}}}",
+            f"{pad}claims:",
+            f"{pad}  {{{{- toYaml . | nindent {len(pad) + 2} }}}}",
+            f"{pad}{{{{- end }}}}",
+        ]
+    return "\n".join(out) + ("\n" if text.endswith("\n") and out else "")
 
 
 def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> None:
     """`deviceCounts` beside each map whose dropped device keys a template reads itself (reread): the DRA values keep
     the count there (the values' own, so those lines render as with the device-plugin values)."""
-    texts = list(_templates(root).values())
+    texts = [_without_copies(t) for t in _templates(root).values()]
     for edit in edits:
         counts = {
             k: get_path(merged, (*edit.path, section, k))
@@ -1286,13 +1443,22 @@ def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> 
             edit.siblings[COUNTS] = counts
 
 
+def _without_copies(text: str) -> str:
+    """The template without its copies of device keys and their guards (_copy_block_lines): the reads left."""
+    kept = _copy_block_lines(text)
+    return "\n".join(line for n, line in enumerate(text.splitlines()) if n not in kept)
+
+
 def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
     map): with the key gone that line renders differently, so the chart needs its count in a value of its own
     first; "" if none."""
     for rel, text in _templates(root).items():
+        copied = _copy_block_lines(text)
         for n, line in enumerate(text.splitlines(), start=1):
+            if n - 1 in copied:
+                continue  # a copy of the key writes none with the DRA values (copy_claims)
             for path, section, key in sorted(removed, key=repr):
                 words = [str(p) for p in (*path, section)]
                 dotted = ".Values." + ".".join(words)
@@ -1309,6 +1475,12 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
+
+
+def _reads_edited(text: str, rel: str, reads: set[tuple[Path_, str, str]]) -> str:
+    """The template's own reads of the dropped device keys edited: counts read from `deviceCounts` (reread), the map's
+    claims passed to the containers that copy the keys (copy_claims)."""
+    return copy_claims(reread(text, reads), rel, reads)
 
 
 def build(
@@ -1330,11 +1502,11 @@ def build(
     helpers = map_helpers(root)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = reread(template_edits(text, rel, map_paths, scoped, helpers), reads or set())
+        after = _reads_edited(template_edits(text, rel, map_paths, scoped, helpers), rel, reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
-    for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`)
-        if rel not in rels and (after := reread(text, reads or set())) != text:
+    for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
+        if rel not in rels and (after := _reads_edited(text, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
     if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):

@@ -175,10 +175,20 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(
-            unified(c.rel if Path(c.rel).is_absolute() else f"{self.display}/{c.rel}", c.before or "", c.after)
-            for c in self.changes
-        )
+        return "".join(unified(self._diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+
+    def _diff_name(self, rel: str) -> str:
+        """A changed file as the diff names it: a chart file under the chart's display name; a values file outside
+        the chart (an -f file's DRA variant, held by its absolute path) from the working directory when it is under
+        it and the chart is named so too, so the patch applies with `patch -p1` where fix would write it."""
+        if not Path(rel).is_absolute():
+            return f"{self.display}/{rel}"
+        if Path(self.display).is_absolute():
+            return rel
+        try:
+            return Path(rel).relative_to(Path.cwd()).as_posix()
+        except ValueError:
+            return rel
 
     def report(self) -> str:
         if self.manual:
@@ -1274,6 +1284,7 @@ def _fix(
     wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
+    set_by: dict[tuple[Any, ...], bool] = {}
 
     def migrate(v: Variation, r: Render) -> bool:
         """Migrate one value set's render into `expected`; False when the chart is manual work (said)."""
@@ -1290,7 +1301,7 @@ def _fix(
             bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
                 from_values = _labels_from_values(r.stream, rules, sources.merged)
-                if from_values:
+                if from_values and _labels_set_by(root, copts, sources, work, from_values, set_by):
                     result, notes = bare, from_values
                 else:
                     literal_labels = True
@@ -1502,6 +1513,31 @@ def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> 
     if not found or any(leaf is None for leaf in found.values()):
         return []
     return [(key, leaf) for key, leaf in found.items() if leaf is not None]
+
+
+def _labels_set_by(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    work: Workdir,
+    found: list[tuple[str, Leaf]],
+    cache: dict[tuple[Any, ...], bool],
+) -> bool:
+    """Whether the values leaves _label_leaves paired with the pods' device labels do set them: the chart rendered
+    with each leaf changed selects otherwise. A leaf found by its text alone (an unread affinity block in values.yaml
+    spelling `key: nvidia.com/gpu.product` beside a label the template writes itself) is not the label's source, and
+    the label is then the template's, which the rewrite moves into the claim's selectors. One render per set of
+    leaves, cached in `cache`."""
+    key = tuple((label, leaf.path) for label, leaf in found)
+    if key not in cache:
+        changed = sources.merged
+        for _, leaf in found:
+            changed = set_path(changed, leaf.path, f"{leaf.value}-dramigrate-probe")
+        before = _pod_labels(_render(root, copts.render()).stream)
+        new = _render(root, copts.render((work.values_file(_override(sources, changed)),), sets=False))
+        after = _pod_labels(new.stream) if not new.error else {}
+        cache[key] = all(after.get(label) != before.get(label) for label, _ in found)
+    return cache[key]
 
 
 def attach_label_values(findings: list[Finding], stream: str, rules: RuleSet, sources: ValueSources) -> None:
@@ -1869,12 +1905,22 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     leaf = root / sub if sub else root
     hints: dict[str, Any] = {}
     helpers = functools.cache(lambda: map_helpers(leaf))
+    copied = functools.cache(lambda: _copied_keys(leaf))
+    copying: set[str] = set()  # templates whose hint so far is a helper's copy of a map's device key
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
-            if rel not in hints:  # the first request of each template (setdefault read and classified every one)
-                hints[rel] = _classified((leaf / rel).read_text(encoding="utf-8"), f, helpers)
+            if rel not in hints or rel in copying:  # the first request of each template (setdefault read and
+                # classified every one); a helper's copy of a values map's device key gives way to the container
+                # that takes the map (B, C): the pass-through gives the copy the map's claims
+                pattern = _classified((leaf / rel).read_text(encoding="utf-8"), f, helpers)
+                if rel in copying and pattern.letter not in ("B", "C"):
+                    continue
+                hints[rel] = pattern
+                copying.discard(rel)
+                if pattern.letter == "D" and f.resource in copied():
+                    copying.add(rel)
     for rel in sorted(rels - hints.keys()):  # asks for devices only in value sets the findings do not come from
         try:
             hints[rel] = first_device_line((leaf / rel).read_text(encoding="utf-8"), rules)
@@ -1915,28 +1961,45 @@ def _repattern(findings: list[Finding], root: Path, display: str) -> None:
 _COUNTED = re.compile(r"([^\[:]+)(?:\[[^\]]*\])*: .* sets this device count$")  # attach_values' note: its key
 
 
+def _copied_keys(root: Path) -> set[str]:
+    """The device keys a template line of the chart copies from a values resources map (passthrough.copies)."""
+    from dramigrate.helm.passthrough import copies
+
+    try:
+        return {c.key for c in copies(root)}
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
 def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], settings: Settings) -> str:
     """Why an idiomatic fix is manual work when one pod of the chart's own templates asks for devices both through a
-    named helper (pattern D) and through a values map or key (A, B, C, E: gsampaio's ollama, its model-pull init
-    container from a helper and its main container from `toYaml .Values.resources`): each rewrite takes its own
-    containers only and would leave the others' device-plugin request beside the claim. "" when no pod is so."""
+    named helper (pattern D) and through a values map or key (A, B, C, E): each rewrite takes its own containers
+    only and would leave the others' device-plugin request beside the claim. "" when no pod is so. A helper's
+    container that copies its device keys from the values map another container takes whole (B, C: gsampaio's
+    ollama, its model-pull init container's `index .Values.resources.limits "nvidia.com/gpu"` beside
+    `toYaml .Values.resources`) goes with the pass-through, which gives it the map's claims."""
     from dramigrate.helm.passthrough import map_helpers
 
     if settings.chart_style != "idiomatic" or "" not in wanted:
         return ""
-    pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any]]] = {}
+    pods: dict[tuple[str, str, str, str], dict[str, tuple[str, Any, str]]] = {}
     helpers = functools.cache(lambda: map_helpers(root))
+    copied = functools.cache(lambda: _copied_keys(root))
     text = functools.cache(lambda rel: (root / rel).read_text(encoding="utf-8"))  # a template with many requests
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
         if not (f.resource and f.line and f.container and rel in wanted[""]):
             continue
         pattern = _classified(text(rel), f, helpers)
-        pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern))
+        pods.setdefault((rel, f.kind, f.namespace, f.name), {}).setdefault(f.container, (f.file, pattern, f.resource))
     for (rel, kind, _, name), containers in sorted(pods.items()):
-        letters = {p.letter for _, p in containers.values()}
+        letters = {p.letter for _, p, _ in containers.values()}
+        if letters & {"B", "C"}:
+            letters = {p.letter for _, p, r in containers.values() if p.letter != "D" or r not in copied()}
         if "D" in letters and len(letters) > 1:
-            ways = "; ".join(f"container {c} at {file}:{p.line}: {p.describe()}" for c, (file, p) in containers.items())
+            ways = "; ".join(
+                f"container {c} at {file}:{p.line}: {p.describe()}" for c, (file, p, _) in containers.items()
+            )
             return (
                 f"{kind} {name} ({rel}) asks for devices in two ways: {ways}; the helper rewrite takes only the "
                 f"helper's containers and would leave the others' device-plugin request beside the one pod claim "
@@ -2733,7 +2796,8 @@ def _fix_passthrough(
         probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
-        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint)
+        copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
+        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         if places:
             places(edits, sources.merged)
         elif list(leaves) == [""]:
@@ -2813,9 +2877,9 @@ def _fix_passthrough(
         if dsources is not None:
             take(default_edits, default_rcts, default_templates)
             dvalues = pt.overlay_values(default_edits, default_templates, dsources.merged)
-            subcharts = {k: (sub, chart_defaults(root / sub)) for sub, keys in scopes.items() if sub for k in keys}
-            if kept_null := next(iter(pt.kept_nulls(dvalues, subcharts)), None):
-                raise pt.NotPassThrough(kept_null.why())
+            subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
+            for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
+                paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
             overlay = pt.overlay_text(dvalues)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
@@ -2871,14 +2935,13 @@ def _fix_passthrough(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return
-    targets = [pt.variant_path(f) for f in variants] + ([root / pt.OVERLAY] if overlay else [])
-    for target in targets:
-        if target.exists():
+    targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    for target, text in targets.items():
+        if target.exists() and _read(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
-    outcome.changes = [*changes, *(Change(_in_chart(root, pt.variant_path(f)), None, t) for f, t in variants.items())]
-    if overlay:
-        outcome.changes.append(Change(pt.OVERLAY, None, overlay))
+    written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
+    outcome.changes = [*changes, *written]
     if switched:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
@@ -2998,7 +3061,9 @@ def _passthrough_suites(
         resource, claim = found
         cases = values_cases(resource, plugin, dra)
         about = f"DRA ResourceClaims with {dra}"
-        made = suite(rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release)
+        made = suite(
+            rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release, several=True
+        )
         if made is not None:
             out.append(made)
     return out
@@ -3067,7 +3132,9 @@ def _leaf_suites(
                 ),
             ]
             docs, about = every.get(source), "DRA ResourceClaims from values"
-            made = suite(rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release)
+            made = suite(
+                rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release, several=True
+            )
             if made is not None:
                 out.append(made)
         if out:
@@ -3152,6 +3219,10 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
         node = node[key]
     node[leaf.path[-1]] = True
     outcome.changes = [Change(rel, before or None, yf.render())]
+    if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
+        from dramigrate.helm.idiomatic import chart_bump
+
+        outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
     outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
     for f in outcome.findings:
         if f.resource:

@@ -63,8 +63,9 @@ def _get(node: Any, segments: list[Segment]) -> Any:
 
 
 def removed_device(original: list[dict[str, Any]], migrated: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """(device resource, claim name) of the one document whose container lost a device key to a claim in the
-    migration, or None when the template's documents do not show exactly one such change."""
+    """(device resource, claim name) of the containers that lost a device key to a claim in the migration, or None
+    when the template's documents show no such change, or changes of more than one resource or claim name (the
+    worker groups of one RayCluster each lose nvidia.com/gpu to their own pod's claim `gpu`: one pair)."""
     found = []
     for before, after in zip(original, migrated, strict=False):
         if before.get("kind") != after.get("kind"):
@@ -75,7 +76,7 @@ def removed_device(original: list[dict[str, Any]], migrated: list[dict[str, Any]
             claims = _get(after, [*container, "resources"]).get("claims") if _has(after, container) else None
             if at[-1] not in kept and claims:
                 found.append((str(at[-1]), str(claims[-1].get("name"))))
-    return found[0] if len(found) == 1 else None
+    return found[0] if len(set(found)) == 1 else None
 
 
 def _has(node: Any, segments: list[Segment]) -> bool:
@@ -187,11 +188,13 @@ def suite(
     about: str,
     documents: list[dict[str, Any]] | None = None,
     release: str = "release-name",
+    several: bool = False,
 ) -> Change | None:
     """The suite for one rewritten workload template, or None when its render does not show the shape the
     suite can pin (one device key in one document that a documentSelector tells from the template's others, and no
     claims of its own already). `original`: the template's documents that may hold device requests; `documents`:
-    all it renders (by default `original`), in the render of release name `release`."""
+    all it renders (by default `original`), in the render of release name `release`. `several`: the document may
+    hold the key in several containers, each of which takes `claim` (removed_device found them so), all pinned."""
     documents = original if documents is None else documents
     holding = [d for d in original if _device_paths(d, resource, [], [])]
     if len(holding) != 1:
@@ -199,44 +202,44 @@ def suite(
     (doc,) = holding
     kind = str(doc.get("kind", ""))
     found = _device_paths(doc, resource, [], [])
-    if not found or len({tuple(p[:-3]) for p in found}) != 1:  # the key in one container (limits and requests)
+    containers = list(dict.fromkeys(tuple(p[:-3]) for p in found))
+    if not containers or (len(containers) > 1 and not several):  # the key in one container (limits and requests)
         return None
-    key_path = found[0]
-    container = key_path[:-3]
-    if len(container) < 2 or not isinstance(container[-1], int):
+    if any(len(c) < 2 or not isinstance(c[-1], int) for c in containers):
         return None
-    pod = container[:-2]
-    if _get(doc, pod).get("resourceClaims") or _get(doc, container).get("resources", {}).get("claims"):
+    pods = list(dict.fromkeys(c[:-2] for c in containers))
+    if any(_get(doc, list(p)).get("resourceClaims") for p in pods) or any(
+        _get(doc, list(c)).get("resources", {}).get("claims") for c in containers
+    ):
         return None
-    pick = selector(doc, documents, [*pod[:-1], "metadata"])
+    pick = selector(doc, documents, [*pods[0][:-1], "metadata"])
     if pick is None:
         return None
     selected = len(documents) > 1 or claim_file == rel
     template = rel.removeprefix("templates/")
     claims_template = claim_file.removeprefix("templates/")
-    devices, pod_claims = [path_text(p) for p in found], path_text([*pod, "resourceClaims"])
-    container_claims = path_text([*container, "resources", "claims"])
+    devices = [path_text(p) for p in found]
+    pod_claims = [path_text([*p, "resourceClaims"]) for p in pods]
+    container_claims = [path_text([*c, "resources", "claims"]) for c in containers]
 
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
         out = [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
         # a template of several documents (or one that renders its claim template too): its workload selected
         return [{**a, "documentSelector": dict(pick)} for a in out] if selected else out
 
+    claims = [*pod_claims, *container_claims]
     expected = {
         "device": [
             *({"exists": {"path": device}} for device in devices),
-            {"notExists": {"path": pod_claims}},
-            {"notExists": {"path": container_claims}},
+            *({"notExists": {"path": path}} for path in claims),
         ],
         "claim": [
             *({"notExists": {"path": device}} for device in devices),
-            {"equal": {"path": f"{pod_claims}[0].name", "value": claim}},
-            {"equal": {"path": f"{container_claims}[0].name", "value": claim}},
+            *({"equal": {"path": f"{path}[0].name", "value": claim}} for path in claims),
         ],
         "none": [
             *({"notExists": {"path": device}} for device in devices),
-            {"notExists": {"path": pod_claims}},
-            {"notExists": {"path": container_claims}},
+            *({"notExists": {"path": path}} for path in claims),
         ],
     }
     tests = []
