@@ -22,6 +22,7 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import textwrap
@@ -422,8 +423,8 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> st
         key
         for doc in docs
         for _, pod in pod_groups(doc, [])
-        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
-        if isinstance(c, dict) and isinstance(c.get("resources"), dict)
+        for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", ""))))
+        if isinstance(c.get("resources"), dict)
         for section in ("limits", "requests")
         if isinstance(own := c["resources"].get(section), dict)
         for key in own
@@ -433,21 +434,46 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> st
     return unnamed.pop() if len(unnamed) == 1 else ""
 
 
+@functools.cache
+def shipped_rules() -> RuleSet:
+    from dramigrate.rules import load_rules
+
+    return load_rules()
+
+
+def kind_singles(api_version: str, kind: str) -> tuple[str, ...]:
+    """The keys of one container each in the pod specs of an object of this kind, as rules/workloads.yaml declares
+    them (KServe's InferenceService: model, pytorch, ...)."""
+    found = shipped_rules().workload(api_version, kind)
+    return found.single_containers if found is not None else ()
+
+
+def pod_containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The containers of a pod spec: its lists, then the single containers of its object's kind."""
+    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
+    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
+
+
 def pod_groups(
-    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None
+    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None, singles: tuple[str, ...] | None = None
 ) -> list[tuple[Any, dict[str, Any]]]:
-    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order."""
+    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order: a map
+    with a `containers` list, or with one of the single containers the document's kind declares (KServe's
+    `predictor.model`)."""
+    if singles is None:
+        doc = node if isinstance(node, dict) else {}
+        singles = kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
     if isinstance(node, dict):
-        if isinstance(node.get("containers"), list):
+        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
             out.append((parent, node))
         for k, v in node.items():
             holder = node if k == "template" else None
             if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
                 holder = parent  # template.spec: the group is the template's holder
-            pod_groups(v, out, holder if k in ("template", "spec") else None)
+            pod_groups(v, out, holder if k in ("template", "spec") else None, singles)
     elif isinstance(node, list):
         for v in node:
-            pod_groups(v, out)
+            pod_groups(v, out, None, singles)
     return out
 
 
@@ -499,6 +525,11 @@ def _resources_line(lines: list[str], d: Device, rel: str) -> int:
 
 
 def _containers_line(lines: list[str], res: int) -> int:
+    """The line that holds the container of the `resources:` line `res`: its `containers:` (`initContainers:`) list,
+    or the container itself when it is the single container of a pod (KServe's `predictor.model:`)."""
+    parent = _parent(lines, res)
+    if parent >= 0 and lines[parent].strip() in _single_heads():
+        return parent
     return next(
         (
             i
@@ -507,6 +538,12 @@ def _containers_line(lines: list[str], res: int) -> int:
         ),
         -1,
     )
+
+
+@functools.cache
+def _single_heads() -> frozenset[str]:
+    """The key lines (`model:`) of the single containers the workload kinds declare (rules/workloads.yaml)."""
+    return frozenset(f"{k}:" for kind in shipped_rules().kinds.values() for k in kind.single_containers)
 
 
 def pods_of(text: str, rel: str, devices: list[Device]) -> list[list[Device]]:

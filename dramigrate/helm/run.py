@@ -191,17 +191,22 @@ class ChartOutcome:
             return rel
 
     def report(self) -> str:
+        """What fix and diff say of the chart on standard error: each line starts with `dramigrate: `, whatever the
+        chart's folder is named (a line break in it must not start a line GitHub Actions obeys), then the patch."""
+        from dramigrate.report.escape import plain
+
+        shown = plain(self.display, False)
         if self.manual:
-            text = f"dramigrate: {self.display}: needs manual work, nothing written: {self.manual}\n"
+            text = f"dramigrate: {shown}: needs manual work, nothing written: {plain(self.manual, False)}\n"
             if self.patch:
                 text += ("patch (proven):\n" if self.patch_proven else "suggested patch (not proven):\n") + self.patch
             return text
         if self.changes:
             return (
-                f"dramigrate: {self.display}: rewrite proven on {len(self.checked)} value set(s): "
-                + "; ".join(self.checked)
+                f"dramigrate: {shown}: rewrite proven on {len(self.checked)} value set(s): "
+                + plain("; ".join(self.checked), False)
                 + "\n"
-                + (f"dramigrate: {self.display}: {self.usage}\n" if self.usage else "")
+                + (f"dramigrate: {shown}: {plain(self.usage, False)}\n" if self.usage else "")
             )
         return ""
 
@@ -874,6 +879,29 @@ def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
     return out
 
 
+def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
+    """Why a template of the packaged subchart `sub` (a name or alias) is not rewritten, and what to do. fix rewrites
+    a chart's own sources: a dependency from a chart repository is a build artifact the next `helm dependency build`
+    brings back as the archive (Helm would then load it beside an unpacked copy), so its chart is migrated where
+    it is kept; a vendored archive (no repository, or file://) can be unpacked in its place."""
+    try:
+        deps = chart_meta(chart_dir).get("dependencies") or []
+    except (OSError, yaml.YAMLError):
+        deps = []
+    dep = next((d for d in deps if isinstance(d, dict) and sub in (d.get("alias"), d.get("name"))), {})
+    name, repo = str(dep.get("name") or sub), str(dep.get("repository") or "")
+    packed = sorted(p.name for p in (chart_dir / "charts").glob("*.tgz") if p.name.rsplit("-", 1)[0] == name)
+    archive = f"charts/{packed[0]}" if packed else f"the archive of {name} in charts/"
+    what = f"the packaged subchart {sub}" + (f" (chart {name})" if name != sub else "") + f", {archive}"
+    if repo and not repo.startswith("file://"):
+        return (
+            f"{source} comes from {what}, a dependency from {repo}: fix rewrites the chart's own sources, and the "
+            f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
+            "and bump the dependency"
+        )
+    return f"{source} comes from {what}: unpack it into charts/{name}/ in place of the archive so fix can rewrite it"
+
+
 def resolve_source(root: Path, source: str) -> tuple[str, str]:
     """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
     parts = source.split("/")
@@ -881,10 +909,7 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     while i + 1 < len(parts) and parts[i] == "charts":
         sub = _subcharts(chart_dir).get(parts[i + 1])
         if sub is None:
-            raise RewriteError(
-                f"{source} comes from the packaged subchart {parts[i + 1]} in charts/: unpack it into "
-                f"charts/{parts[i + 1]}/ (or migrate that chart itself) so fix can rewrite it"
-            )
+            raise RewriteError(_packed_subchart(chart_dir, parts[i + 1], source))
         chart_dir, i = sub, i + 2
     rel_dir = chart_dir.relative_to(root).as_posix()
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
@@ -1337,7 +1362,7 @@ def _fix(
     if rewrite and (
         why := (own and _library_only(own, root, rules, settings, work))
         or _mixed_pod(outcome, root, wanted_given, settings)
-        or (own and _no_rewrite_shape(own, root, rules, settings, work))
+        or (own and _no_rewrite_shape(own, root, rules, settings, work, relations))
     ):
         _manual(outcome, why, "")
         return
@@ -2081,13 +2106,17 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
     return ""
 
 
-def _no_rewrite_shape(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir) -> str:
+def _no_rewrite_shape(
+    own: _OwnTemplates, root: Path, rules: RuleSet, settings: Settings, work: Workdir, relations: list[Relation]
+) -> str:
     """Why an idiomatic fix is manual work when no template of the chart itself that asks for devices (with the value
     sets the user gives) has a device key line, a helper line that writes one, a resources map passed through or
     built in variables, or a packed library's define (groundx: its resources map read out of a helper-built dict):
     the message _fix_idiomatic ends with (idiomatic.build refuses the first such template), known before the proof's
-    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them). "" otherwise."""
+    other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them), with the steps by
+    hand for a map read out of a helper-built dict (in the values maps the probe found). "" otherwise."""
     from dramigrate.helm import helper, idiomatic, packedlib
+    from dramigrate.helm.passthrough import helper_built_steps
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
@@ -2107,10 +2136,21 @@ def _no_rewrite_shape(own: _OwnTemplates, root: Path, rules: RuleSet, settings: 
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
-        return f"{exc}{ENGINE_HINT}"
+        steps = helper_built_steps(root, exc.rel, texts[exc.rel], _device_maps(relations)) if exc.rel in texts else ""
+        return f"{exc}{'; ' + steps if steps else ''}{ENGINE_HINT}"
     except (RewriteError, OSError, UnicodeDecodeError):
         return ""
     return ""
+
+
+def _device_maps(relations: list[Relation]) -> list[Path_]:
+    """The values resources maps whose device keys set a count (the probe's), each once: the path up to the map."""
+    maps = []
+    for r in relations:
+        at = max((i for i, k in enumerate(r.leaf.path) if re.search(r"[Rr]esources$", str(k))), default=None)
+        if r.kind == "count" and at is not None:
+            maps.append(tuple(r.leaf.path[: at + 1]))
+    return list(dict.fromkeys(maps))
 
 
 def _reference(

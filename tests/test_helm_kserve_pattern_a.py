@@ -1,0 +1,74 @@
+"""Pattern A (the device key written in the template) in a KServe InferenceService, whose predictor holds one
+container under `model:` instead of a `containers:` list: the rewrite puts `resourceClaims` in the predictor (beside
+`model:`) and `claims` under `model.resources`, where the manifest migration puts them. The single-container keys
+come from rules/workloads.yaml (`singleContainers`), not from code per kind. Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import chart_with, fix_chart
+
+from dramigrate.helm.render import RenderOptions, render_chart
+
+ISVC = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: {{ .Release.Name }}-asr
+  annotations:
+    serving.kserve.io/deploymentMode: RawDeployment
+spec:
+  predictor:
+    minReplicas: 1
+    {{- with .Values.nodeSelector }}
+    nodeSelector:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+    model:
+      modelFormat:
+        name: vLLM
+      storageUri: oci://example/asr
+      resources:
+        limits:
+          memory: {{ .Values.memory }}
+          nvidia.com/gpu: {{ .Values.gpus | quote }}
+"""
+VALUES = "memory: 8Gi\ngpus: 2\nnodeSelector: {}\n"
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    chart = chart_with(tmp_path_factory.mktemp("kserve"), "asr", {"templates/isvc.yaml": ISVC, "values.yaml": VALUES})
+    # was: manual, "the migration adds no claim to this template's pods" (a pod was only a map with `containers`)
+    fix_chart(chart)
+    return chart
+
+
+def _render(chart: Path, values: str) -> list[Any]:
+    given = chart.parent / "given.yaml"
+    given.write_text(values)
+    rendered = render_chart(chart, RenderOptions(values_files=(given,)))
+    return [d for m in rendered for d in yaml.safe_load_all(m.text) if d]
+
+
+def test_the_predictor_gets_the_claim_beside_its_model_container(fixed: Path) -> None:
+    docs = _render(fixed, "dra: {enabled: true}\n")
+    predictor = next(d for d in docs if d["kind"] == "InferenceService")["spec"]["predictor"]
+    claim = predictor["resourceClaims"][0]
+    assert predictor["model"]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": claim["name"]}]}
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert claim["resourceClaimTemplateName"] == template["metadata"]["name"]
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert [t["key"] for t in predictor["tolerations"]] == ["nvidia.com/gpu"]
+
+
+def test_the_switch_off_keeps_the_device_plugin_request(fixed: Path) -> None:
+    docs = _render(fixed, "dra: {enabled: false}\n")
+    predictor = next(d for d in docs if d["kind"] == "InferenceService")["spec"]["predictor"]
+    assert predictor["model"]["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    assert "resourceClaims" not in predictor
+    assert [d["kind"] for d in docs] == ["InferenceService"]
