@@ -42,10 +42,10 @@ VALUES = (
 )
 
 
-def fixed_worker(tmp_path: Path, resources: str, values: str = VALUES) -> dict[str, Any]:
+def fixed_worker(tmp_path: Path, resources: str, values: str = VALUES, template: str = WORKER) -> dict[str, Any]:
     """The worker chart with this text after its container's `resources:` key, fixed (proven); its pod rendered with
     the DRA values, which ask for the two devices through one claim template."""
-    template = WORKER.replace("RESOURCES", resources)
+    template = template.replace("RESOURCES", resources)
     chart = chart_with(tmp_path, "worker", {"values.yaml": values, "templates/worker.yaml": template})
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), Target.parse("1.36"), "fix")
     assert outcome.proven, outcome.report()
@@ -54,7 +54,7 @@ def fixed_worker(tmp_path: Path, resources: str, values: str = VALUES) -> dict[s
     assert list(counts.values()) == [2], counts
     pod = pods["release-name-worker"]
     assert pod["resourceClaims"][0]["name"] == "gpu", pod
-    assert "nvidia.com/gpu" not in str(pod["containers"][0]["resources"]), pod
+    assert "nvidia.com/gpu" not in str(pod.get("initContainers")) + str(pod["containers"]), pod
     return pod
 
 
@@ -140,3 +140,14 @@ def test_a_map_read_in_the_branch_not_taken_is_not_the_pattern(tmp_path: Path) -
     assert outcome.proven, outcome.report()
     (finding,) = [f for f in outcome.findings if f.resource]
     assert "pattern B" not in finding.message, finding.message
+
+
+def test_an_init_container_map_is_passed_through(tmp_path: Path) -> None:
+    """The device map is an init container's (`initContainers:` above `containers:`): the pod-level keys go before
+    `initContainers:` and the rewrite is proven (was: manual, "no `containers:` line above the resources map")."""
+    init = "      initContainers:\n        - name: warmup\n          image: warmup:1\n          resources:RESOURCES\n"
+    template = WORKER.replace("          resources:RESOURCES\n", "").replace(
+        "      containers:\n", init + "      containers:\n"
+    )
+    pod = fixed_worker(tmp_path, "\n            {{- toYaml .Values.worker.resources | nindent 12 }}", VALUES, template)
+    assert pod["initContainers"][0]["resources"]["claims"] == [{"name": "gpu"}], pod

@@ -889,9 +889,9 @@ def template_edits(
     variables, ranges = _index_variables(text), _range_variables(text)
     read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
-    # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
+    # the line the pod-level keys go before: the pod's (init) containers, or a single container (KServe's `model:`)
     singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
-    heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
+    heads = {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
     for i in range(len(edits.lines)):
