@@ -72,3 +72,60 @@ def test_the_switch_off_keeps_the_device_plugin_request(fixed: Path) -> None:
     assert predictor["model"]["resources"]["limits"]["nvidia.com/gpu"] == "2"
     assert "resourceClaims" not in predictor
     assert [d["kind"] for d in docs] == ["InferenceService"]
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: convert
+spec:
+  selector:
+    matchLabels: {app: convert}
+  template:
+    metadata:
+      labels: {app: convert}
+    spec:
+      containers:
+        - resources:
+            limits:
+                memory: 4Gi
+                nvidia.com/gpu: {{ .Values.gpus }}
+          name: convert
+          image: convert:1
+"""
+
+
+def test_resources_as_the_first_key_of_a_container_item(tmp_path: Path) -> None:
+    """`- resources:` opening the container's list item (exported manifests sort `resources` first): the claims go in
+    at the map's own key column (here four spaces deeper), the rewrite is proven (was: manual, "pattern F: the
+    container's resources are templated")."""
+    chart = chart_with(tmp_path, "convert", {"templates/d.yaml": DEPLOYMENT, "values.yaml": "gpus: 1\n"})
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\n")
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    claim = pod["resourceClaims"][0]["name"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "4Gi"}, "claims": [{"name": claim}]}
+    assert pod["containers"][0]["name"] == "convert"
+
+
+def test_two_templates_with_one_file_name_in_two_folders(tmp_path: Path) -> None:
+    """Two workload templates named alike in two folders (`cloud/isvc.yaml`, `local/isvc.yaml`): each gets helpers
+    of its own in the claim-template file (was: the rewritten chart does not render, "multiple definition of
+    template")."""
+    files = {
+        "templates/cloud/isvc.yaml": ISVC.replace("-asr", "-cloud"),
+        "templates/local/isvc.yaml": ISVC.replace("-asr", "-local"),
+        "values.yaml": VALUES,
+    }
+    chart = chart_with(tmp_path, "pair", files)
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\n")
+    claims = {
+        d["metadata"]["name"]: d["spec"]["predictor"]["resourceClaims"][0]["resourceClaimTemplateName"]
+        for d in docs
+        if d["kind"] == "InferenceService"
+    }
+    templates = {d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    assert set(claims) == {"release-name-cloud", "release-name-local"}
+    assert set(claims.values()) == templates and len(templates) == 2
