@@ -129,3 +129,51 @@ def test_two_templates_with_one_file_name_in_two_folders(tmp_path: Path) -> None
     templates = {d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
     assert set(claims) == {"release-name-cloud", "release-name-local"}
     assert set(claims.values()) == templates and len(templates) == 2
+
+
+HELPERS = (
+    '{{- define "srv.models" -}}{{ toJson (merge (.Values.extraModels | default dict) .Values.models) }}{{- end }}\n'
+)
+PER_MODEL = """\
+{{- $models := include "srv.models" . | fromJson }}
+{{- range $key, $model := $models }}
+{{- if $model.enabled }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $key }}
+spec:
+  selector:
+    matchLabels: {app: {{ $key }}}
+  template:
+    metadata:
+      labels: {app: {{ $key }}}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+{{- end }}
+{{- end }}
+"""
+
+
+def test_one_pod_per_item_of_a_map_a_helper_builds(tmp_path: Path) -> None:
+    """A pod per enabled item of a map the template assigns from a helper (`$models := include ... | fromJson`, then
+    `range $key, $model := $models`): the claim template assigns the map the same way, and every rendered pod gets a
+    claim from it (was: manual, "the device key is inside `range $key, $model := $models`")."""
+    values = "models:\n  small: {enabled: true}\n  large: {enabled: false}\n"
+    files = {"templates/_helpers.tpl": HELPERS, "templates/models.yaml": PER_MODEL, "values.yaml": values}
+    chart = chart_with(tmp_path, "models", files)
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\nmodels: {large: {enabled: true}}\n")
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+    templates = [d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    assert sorted(pods) == ["large", "small"] and len(templates) == 1
+    for pod in pods.values():
+        assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == templates[0]
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": pod["resourceClaims"][0]["name"]}]}
+    assert [d["kind"] for d in _render(chart, "dra: {enabled: true}\nmodels: {small: {enabled: false}}\n")] == []

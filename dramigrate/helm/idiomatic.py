@@ -195,10 +195,11 @@ def _steps(listed: str) -> str:
 
 def _nonempty(listed: str) -> str:
     """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
-    for a range the rewrite does not take: a values list (`.Values.workers`), or a count of steps (one pod per rank:
-    triton's `range $i := until (int $pod_count)`)."""
-    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
-        return listed
+    for a range the rewrite does not take: a values list (`.Values.workers`), a template variable (`$models`, which
+    the claim template assigns the same way: _definitions), or a count of steps (one pod per rank: triton's
+    `range $i := until (int $pod_count)`)."""
+    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or _VARIABLE.fullmatch(listed):
+        return listed  # a values list or map, or a template variable (the claim template sets it the same way)
     steps = _steps(listed)
     return f"(gt (int {steps}) 0)" if steps else ""
 
@@ -249,7 +250,8 @@ def _conditions(
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
             context = path
             continue
-        listed = _rooted(cond.split(":=", 1)[-1].strip(), context).removeprefix("$")
+        listed = _rooted(cond.split(":=", 1)[-1].strip(), context)
+        listed = listed if _VARIABLE.fullmatch(listed) else listed.removeprefix("$")  # `$models` stays a variable
         if word == "range" and not in_else and (nonempty := _nonempty(listed)):
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
@@ -1522,6 +1524,10 @@ def _pod_edits(
         items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
         for item in sorted(items):
             name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?" + re.escape(item) + r"\b[^{}]*?-?\}\}", "", name_expr)
+        if not name_expr:  # named by the item alone (`name: {{ $key }}`): the release and the template's file
+            name_expr = "{{ .Release.Name }}-" + (
+                re.sub(r"[^a-z0-9]+", "-", Path(w.rel).stem.lower()).strip("-") or "dra"
+            )
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace", pod) if w.delta.namespaced else None
