@@ -50,11 +50,15 @@ def write(path: Path, findings: list[Finding]) -> int:
 
 
 def load(path: Path) -> Counter[Key]:
+    """The baseline's entries. It is a file of the repository (a pull request can change it): only a regular file
+    within the size limit is read, and an entry whose count is not a whole number of at least 1 is bad input."""
+    from dramigrate.limits import read_regular
+
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_regular(str(path)).decode("utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read the baseline: {exc.strerror}", str(path)) from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:  # ValueError: bad JSON, or a number of more than 4300 digits
         raise InputError(f"the baseline is not JSON: {exc}", str(path)) from exc
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
         raise InputError(f"not a dramigrate baseline (version {VERSION}); write one with --write-baseline", str(path))
@@ -62,7 +66,10 @@ def load(path: Path) -> Counter[Key]:
     for i, entry in enumerate(doc["findings"]):
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in FIELDS):
             raise InputError(f"findings[{i}]: an entry needs the string fields {', '.join(FIELDS)}", str(path))
-        out[tuple(_file(entry["file"]) if k == "file" else entry[k] for k in FIELDS)] += int(entry.get("count", 1))
+        count = entry.get("count", 1)
+        if type(count) is not int or count < 1:
+            raise InputError(f"findings[{i}]: `count` must be a whole number of at least 1", str(path))
+        out[tuple(_file(entry["file"]) if k == "file" else entry[k] for k in FIELDS)] += count
     return out
 
 

@@ -205,7 +205,8 @@ ConfigOpt = Annotated[
         "-c",
         "--config",
         metavar="FILE",
-        help="Config file (default: .dramigrate.yaml or [tool.dramigrate] in pyproject.toml, searched upward).",
+        help="Config file (default: .dramigrate.yaml or [tool.dramigrate] in pyproject.toml, searched upward to the "
+        "repository's root).",
     ),
 ]
 DropQuota = Annotated[bool, typer.Option("--drop-legacy-quota", help="Remove legacy device keys from ResourceQuotas.")]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
     from dramigrate.kustomize import Scan
     from dramigrate.kustomize.run import Background
+    from dramigrate.migrate import FileResult
 
 FIT_FORMATS = ("text", "json")
 
@@ -272,7 +273,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
     # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
     gc.freeze()
-    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add)
+    # the workers load the kustomizations the walk finds (lint and fix only: they have an Ahead)
+    kustomization = ahead.kustomization if ahead is not None else None
+    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add, kustomization)
     inputs.grep = stream.finish()
     inputs.errors.extend(refused)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
@@ -761,11 +764,7 @@ def do_fix(opts: Options) -> int:
             changes.append(FileChange(r.path, r.original or "", r.rewritten))
     if ctx.stdin is not None:
         stdin_result = next((r for r in result.files if r.path == "-"), None)
-        if stdin_result is not None and stdin_result.error is None:
-            text = stdin_result.rewritten or stdin_result.original or ctx.stdin.decode("utf-8", "replace")
-        else:
-            text = ctx.stdin.decode("utf-8", "replace") if stdin_result is None else ""
-        sys.stdout.write(text)
+        text = _write_stdin_result(ctx.stdin, stdin_result)
     for chart in ctx.charts:
         chart_written = _write_chart(chart, result, write_options)
         changed += chart_written
@@ -779,7 +778,7 @@ def do_fix(opts: Options) -> int:
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
             for c in r.changes:
-                _err(f"fixed {plain(str(c))}")
+                _err(f"fixed {plain(str(c), False)}")
     _filter(ctx, opts, result, "fix")
     _report(ctx, opts, result, changed, "fix", written=written)
     _write_html(opts, result, changed, changes, "fix")
@@ -791,6 +790,24 @@ def do_fix(opts: Options) -> int:
             return 2
         return 0 if ctx.stdin is None or valid_yaml(text) else 2
     return _exit(result, Severity.ERROR, opts.exit_zero)
+
+
+def _write_stdin_result(given: bytes, result: FileResult | None) -> str:
+    """Standard output of `fix -`: the rewrite, nothing after a failure, else the bytes given exactly as given (a
+    byte that is not UTF-8, or a UTF-16 stream, is not turned into other text); returns the text written."""
+    if result is not None and result.error is not None:
+        return ""
+    if result is not None and result.rewritten is not None:
+        sys.stdout.write(result.rewritten)
+        return result.rewritten
+    text = given.decode("utf-8", "replace")
+    raw = getattr(sys.stdout, "buffer", None)
+    if raw is None:
+        sys.stdout.write(text)
+    else:
+        sys.stdout.flush()
+        raw.write(given)
+    return text
 
 
 def _undecided(ctx: Context, result: RunResult) -> dict[str, BaseException]:
@@ -951,15 +968,15 @@ def do_rules_show(name: str, extra: list[Path]) -> int:
 
 
 def do_rules_validate(files: list[Path]) -> int:
-    import yaml
+    from dramigrate.rules import read_rule_file
 
     targets = files or [p for p in shipped_rule_files() if p.name not in ("kube-versions.yaml",)]
     bad = 0
     for path in targets:
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            print(f"{path}: cannot read: {exc}")
+        try:  # as lint reads a pack: a regular file within the size limit (a FIFO blocked, /dev/zero never ended)
+            data = read_rule_file(path)
+        except InputError as exc:
+            print(plain(str(exc)))
             bad += 1
             continue
         errors = validate_rule_file(path, data)
@@ -1023,14 +1040,14 @@ def do_fit(opts: Options, inventory: Path) -> int:
     else:
         for path, f in fits:
             verdict = f"fits on {len(f.nodes)} node(s): {', '.join(f.nodes)}" if f.fits else "FITS NOWHERE"
-            print(f"{path}: ResourceClaimTemplate {f.template}: {verdict}")
+            print(f"{plain(path, False)}: ResourceClaimTemplate {f.template}: {verdict}")
             for q in f.requests:
                 where = ", ".join(f"{node}: {len(names)}" for node, names in sorted(q.matches.items())) or "none"
                 print(f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}")
             for e in f.errors[:5]:
                 print(f"  selector error: {e}")
     for err in (r.error for r in result.files if r.error is not None):
-        _err(f"bad input {err}")
+        _err(f"bad input {err.shown()}")
     if not fits:
         _err("dramigrate: no claim to check: the paths have no device request that fix would migrate")
     if result.bad_input:

@@ -108,7 +108,9 @@ def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward."""
+    """The nearest `.dramigrate.yaml`, or pyproject.toml with [tool.dramigrate], from start upward to the root of
+    the repository start is in (the folder with .git): a config above it is not the repository's (a shared runner's
+    work folder, /tmp), and one there excluded every file of the checkout."""
     for folder in (start, *start.parents):
         for name in CONFIG_NAMES:
             if (folder / name).is_file():
@@ -116,6 +118,8 @@ def find_config(start: Path) -> Path | None:
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and "[tool.dramigrate]" in pyproject.read_text(encoding="utf-8", errors="replace"):
             return pyproject
+        if (folder / ".git").exists():
+            break
     return None
 
 
@@ -211,18 +215,21 @@ def confine_to_repository(settings: Settings, size_given: bool = False) -> list[
 
     def inside(key: str, path: str | Path) -> bool:
         try:
-            Path(path).resolve().relative_to(repo)
-            return True
+            within = Path(path).resolve().relative_to(repo)
         except ValueError:
-            refused.append(
-                (
-                    str(settings.config_file),
-                    f"`{key}` names {path}, outside the repository {repo}: not used; a repository's config may "
-                    "only name files inside it (pass --trust-config to allow it; never trusted in CI or with "
-                    "--untrusted)",
-                )
+            where = f"outside the repository {repo}"
+        else:
+            if within.parts[:1] != (".git",):
+                return True
+            where = "in the repository's .git folder (git's own files, which fix must never write)"
+        refused.append(
+            (
+                str(settings.config_file),
+                f"`{key}` names {path}, {where}: not used; a repository's config may only name files inside it "
+                "(pass --trust-config to allow it; never trusted in CI or with --untrusted)",
             )
-            return False
+        )
+        return False
 
     # a pull request may not lift the bound on what is read
     if settings.max_file_size > MAX_FILE_BYTES and not size_given:

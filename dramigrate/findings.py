@@ -102,6 +102,14 @@ class InputError(Exception):
                 where += f":{self.column}"
         return f"{where}: {self.message}" if where else self.message
 
+    def shown(self) -> str:
+        """str(self) for text output: control characters escaped, and the file's line breaks too (a file name must
+        not start a line of its own, which GitHub Actions would obey as a workflow command)."""
+        from dramigrate.report.escape import plain
+
+        where = str(InputError("", self.file, self.line, self.column)).removesuffix(": ")
+        return f"{plain(where, False)}: {plain(self.message)}" if where else plain(self.message)
+
 
 @cache
 def _rules() -> dict[str, tuple[Severity, str]]:

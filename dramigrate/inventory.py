@@ -68,12 +68,18 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
     Raises ValueError (naming the file) for unreadable YAML or objects that are
     not ResourceSlices.
     """
+    from dramigrate.findings import InputError
+    from dramigrate.limits import read_regular
+
     source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as stream:
-            text = stream.read()
+    try:  # a regular file within the size limit, as every input file (a link to /dev/zero was read for ever)
+        text = read_regular(source).decode("utf-8")
     except OSError as exc:
         raise ValueError(f"{source}: cannot read inventory: {exc.strerror or exc}") from exc
+    except InputError as exc:
+        raise ValueError(f"{source}: {exc.message}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{source}: the inventory is not UTF-8 text (byte {exc.start + 1})") from exc
     try:
         documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
     except yaml.YAMLError as exc:

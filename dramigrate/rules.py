@@ -264,7 +264,7 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
     return errors
 
 
-def _read_rule_file(path: Path) -> dict[str, Any]:
+def read_rule_file(path: Path) -> dict[str, Any]:
     try:  # a regular file of a bounded size (a FIFO blocked, 13 MB ran for minutes), UTF-8
         text = read_regular(str(path), SETTINGS).decode("utf-8")
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -402,13 +402,13 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
     """The shipped packs and workload kinds, then the user's files (whose rules take precedence)."""
     rs = RuleSet()
     for path in shipped_rule_files():
-        data = _read_rule_file(path)
+        data = read_rule_file(path)
         if data.get("kind") == "RulePack":
             _add_pack(rs, data, str(path), first=False)
         elif data.get("kind") == "Workloads":
             _add_workloads(rs, data, str(path))
     for path in user_files:
-        data = _read_rule_file(path)
+        data = read_rule_file(path)
         errors = validate_rule_file(path, data)
         if errors:
             raise InputError("invalid rules file:\n  " + "\n  ".join(errors), str(path))

@@ -49,7 +49,7 @@ class Messages:
             self._say(message)
 
     def _say(self, message: str) -> None:
-        print(f"dramigrate: {plain(message)}", file=sys.stderr)
+        print(f"dramigrate: {plain(message, False)}", file=sys.stderr)  # one line: input cannot start another
 
 
 MESSAGES = Messages()  # the run's; the command line sets quiet and verbose

@@ -84,3 +84,31 @@ def test_a_bad_baseline_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text("{not json")
     code, _, err = run(["lint", "web.yaml", "--baseline", "b.json"], tmp_path)
     assert code == 2 and "b.json" in err and "Traceback" not in err
+
+
+def test_a_baseline_of_a_pull_request_that_is_a_device_or_holds_odd_counts_is_bad_input_at_once(
+    tmp_path: Path,
+) -> None:
+    """The baseline is a file of the repository, so a pull request can change it: linked to /dev/zero, lint read
+    it forever; a count that is not a whole number (text, 1e400, a list) was an internal error. Each is bad input
+    naming the baseline, at once."""
+    (tmp_path / "deploy.yaml").write_text(DEPLOY)
+    entry = {"file": "deploy.yaml", "kind": "Deployment", "namespace": "prod", "name": "web"}
+    entry |= {"container": "server", "resource": "nvidia.com/gpu", "rule": "legacy-device-request"}
+    baselines = {"device": tmp_path / "zero.json"}
+    baselines["device"].symlink_to("/dev/zero")
+    for name, count in {"text": '"x"', "huge": "1e400", "list": "[1]", "negative": "-1", "boolean": "true"}.items():
+        baselines[name] = tmp_path / f"{name}.json"
+        found = json.dumps({**entry, "count": 0})
+        baselines[name].write_text(f'{{"version": 1, "findings": [{found.replace(": 0}", f": {count}}}")}]}}')
+    for name, path in baselines.items():
+        proc = subprocess.run(
+            [dramigrate_executable(), "lint", "deploy.yaml", "--baseline", path.name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert path.name in proc.stderr and "internal error" not in proc.stderr, (name, proc.stderr)

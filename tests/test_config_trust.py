@@ -96,3 +96,42 @@ def test_a_hostile_config_is_named_at_once(tmp_path: Path, config: str | bytes, 
     code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
     assert time.monotonic() - started < 20
     assert code == 2 and ".dramigrate.yaml" in err and said in err and "internal error" not in err, err
+
+
+def test_a_repository_config_may_not_have_fix_write_into_the_git_folder(tmp_path: Path, run_cli: RunCli) -> None:
+    """The classes file of an untrusted config named .git/HEAD (inside the repository, so allowed): fix appended
+    DeviceClasses to it and the checkout no longer knew its branch. The repository's .git folder is not part of
+    what a config may name; the setting is dropped and named, and the manifests are migrated."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    head = repo / ".git" / "HEAD"
+    head.write_text("ref: refs/heads/main\n")
+    pinned = POD.replace("spec:\n", "spec:\n  nodeSelector:\n    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n", 1)
+    (repo / "a.yaml").write_text(pinned)  # --classes makes a named DeviceClass of its selector: the file is written
+    (repo / ".dramigrate.yaml").write_text("classes-file: .git/HEAD\nnamed-classes: true\n")
+
+    code, _, err = run_cli(["fix", "--untrusted", "a.yaml"], cwd=repo)
+
+    assert head.read_text() == "ref: refs/heads/main\n"
+    assert code == 2, err
+    assert "`classes-file` names" in err and ".git" in err
+    assert "resourceClaims" in (repo / "a.yaml").read_text()
+
+
+def test_a_config_above_the_repository_is_not_the_repositorys(tmp_path: Path, run_cli: RunCli) -> None:
+    """The config was searched upward past the repository's root: a `.dramigrate.yaml` in a folder above the
+    checkout (a shared runner's work folder, /tmp) excluded every file of the repository and the gate went green.
+    The search stops at the repository's root, as it finds the repository's own config."""
+    (tmp_path / ".dramigrate.yaml").write_text("exclude: ['**']\n")
+    repo = tmp_path / "work" / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "a.yaml").write_text(POD)
+
+    for cwd in (repo, repo / "k8s"):
+        code, out, err = run_cli(["lint", "."], cwd=cwd)
+        assert code == 1 and "legacy-device-request" in out, err
+        assert ".dramigrate.yaml" not in err
+    (repo / ".dramigrate.yaml").write_text("exclude: ['**']\n")  # the repository's own config still counts
+    code, out, err = run_cli(["lint", "."], cwd=repo / "k8s")
+    assert code == 0 and f"config {repo / '.dramigrate.yaml'}" in err, out + err

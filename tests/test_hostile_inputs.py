@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, run_dramigrate
+from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
 
 
 def test_a_json_manifest_holding_a_lone_surrogate_escape_is_migrated_and_keeps_it(tmp_path: Path) -> None:
@@ -309,3 +309,23 @@ def test_documents_after_tag_directives_are_migrated_with_their_tag_handles(tmp_
         assert list(yaml.compose_all(text))  # the directives still stand before a document start
     lint = run_dramigrate(["lint", "--format", "json", after_end])
     assert lint[0] == 0 and "after-end.yaml" not in lint[1]
+
+
+CONFIG_MAP = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  greeting: "caf\u00e9"\n'
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [CONFIG_MAP.encode("latin-1"), CONFIG_MAP.encode("utf-16"), b"kind: Secret\ndata: \x80\x81\xfe\xc0\n"],
+    ids=["latin-1", "utf-16", "binary"],
+)
+@pytest.mark.parametrize("flags", [[], ["--post-renderer"]], ids=["fix", "post-renderer"])
+def test_a_stream_without_device_requests_is_passed_through_byte_for_byte(stream: bytes, flags: list[str]) -> None:
+    """`fix -` (and the Helm post-renderer) with nothing to migrate hands back exactly what it was given. A byte
+    that is not UTF-8 came back as U+FFFD and a UTF-16 stream as mojibake, with exit 0: the stream was changed
+    while the run said nothing was."""
+    proc = subprocess.run(
+        [dramigrate_executable(), "fix", "-", *flags], input=stream, capture_output=True, timeout=120, check=False
+    )
+    assert proc.stdout == stream
+    assert b"Traceback" not in proc.stderr

@@ -9,7 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, dramigrate_executable, run_dramigrate
+from conftest import ONE_GPU_POD, chart_with, dramigrate_executable, run_dramigrate
+
+GPU_POD = ONE_GPU_POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: {{ .Values.gpus }}")
+INVENTORY = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "a100-80gb.yaml"
 
 
 def test_reports_name_a_non_ascii_file_when_the_locale_is_ascii(
@@ -95,3 +98,46 @@ def test_a_file_whose_name_reads_as_an_option_is_linted_as_pre_commit_names_it(t
         ["lint", "--exclude", "-ovictim.yaml", "-ovictim.yaml", "victim.yaml"], cwd=tmp_path
     )
     assert code == 1 and "-ovictim.yaml" not in out and "victim.yaml" in out, err
+
+
+def test_a_file_name_with_line_breaks_never_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    """GitHub Actions obeys a workflow command on any line a step prints, standard error included. A file named
+    `x<newline>::error::...` (a FIFO, a symlink out of the tree, a read-only manifest, a chart's folder) was
+    printed with its line breaks in the notes, the `fixed` lines, the chart lines and the bad-input lines of text
+    output (and fit's), so a pull request could forge annotations or run `::add-mask::`/`::stop-commands::` even
+    with --format github escaping its own."""
+    forged = "::error file=README.md::forged"
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    os.mkfifo(tmp_path / f"fifo\n{forged}\n.yaml")
+    (tmp_path / f"link\n{forged}\n.yaml").symlink_to("/etc/hostname")
+    read_only = tmp_path / f"ro\n{forged}\n.yaml"
+    read_only.write_text(ONE_GPU_POD.format(name="ro"))
+    read_only.chmod(0o444)
+    chart = chart_with(tmp_path, "app", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD})
+    chart.rename(tmp_path / f"app\n{forged}\n")
+
+    runs = [
+        ["diff", "."],
+        ["fix", "."],
+        ["lint", ".", "--format", "github"],
+        ["fit", ".", "--inventory", str(INVENTORY)],
+    ]
+    for args in runs:
+        _, out, err = run_dramigrate(args, cwd=tmp_path)
+        assert "internal error" not in err and "Traceback" not in err, (args, err)
+        lines = (out + err).splitlines()
+        assert not [line for line in lines if line.lstrip().startswith(forged)], (args, out + err)
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+    assert code == 2 and "ro\\n::error" in err  # the read-only file is still named, its line break shown
+
+
+def test_an_inventory_that_is_a_device_or_not_utf8_is_named_at_once(tmp_path: Path) -> None:
+    """fit read its --inventory with a plain read: a link to /dev/zero never ended, and bytes that are not UTF-8
+    were an internal error. It is read as every other input file is: a regular file within the size limit."""
+    (tmp_path / "a.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    (tmp_path / "latin.yaml").write_bytes(INVENTORY.read_bytes().replace(b"gpu.nvidia.com", b"gpu.nvidia.com\xe9", 1))
+    for name, said in (("zero.yaml", "not a regular file"), ("latin.yaml", "not UTF-8")):
+        code, _, err = run_dramigrate(["fit", "a.yaml", "--inventory", name], cwd=tmp_path, timeout=30)
+        assert code == 2 and name in err and said in err and "internal error" not in err, err

@@ -174,6 +174,9 @@ def test_a_rule_pack_too_large_not_utf8_or_a_fifo_is_named_at_once(
     (tmp_path / "w.yaml").write_text(POD.format(name="w"))
     code, _, err = run_cli(["lint", "--rules", pack, tmp_path / "w.yaml"], timeout=30)
     assert code == 2 and "pack.yaml" in err and said in err and "internal error" not in err, err
+    # `rules validate` (a CI job checking the repository's packs) read it on its own: a FIFO blocked it for ever
+    code, out, err = run_cli(["rules", "validate", pack], timeout=30)
+    assert code == 2 and "pack.yaml" in out and said in out and "internal error" not in err, out + err
 
 
 @pytest.mark.parametrize("limit", ["4Mi", "32Mi"])

@@ -9,7 +9,9 @@ up in the map's `limits` and `requests`, keeps its count, drops it (a section le
 drops it) and adds the container's claim. Template variables live to the end of the block they are set in, so after
 the pod spec's last key the pod gets its `resourceClaims` and the toleration, and after the workload document its
 ResourceClaimTemplate: for each device resource the spec the core's migration gives it, the count the map held, named
-after the workload plus a hash of the spec. run.py proves (L) and (D) with prove_switch.
+after the workload plus a hash of the spec. A map that holds several device resources at once (MIG profiles side by
+side) keeps each one's count in a dict, `$draCounts`, and its claim asks for each with one request, named as the
+core's plan names them (Several). run.py proves (L) and (D) with prove_switch.
 """
 
 from __future__ import annotations
@@ -176,31 +178,161 @@ def _specs(
     claim_templates: dict[str, Any],
     alternative: Alternative,
     rules: RuleSet,
-) -> dict[str, dict[str, Any]]:
+) -> tuple[dict[str, dict[str, Any]], Several | None]:
     """The migration's claim spec for each device resource of `names`: the rendered one's from the migration, the
-    others' from the migration of the same objects asking for that resource instead."""
+    others' from the migration of the same objects asking for that resource instead; with several rendered in the
+    map (MIG profiles side by side), each one's from the objects asking for it alone, and how the claim holds
+    them (Several)."""
     rendered = _names(originals, rules)
-    if len(rendered) != 1:
-        held = f" ({', '.join(rendered)})" if rendered else ""
-        raise NotMapBuilt(
-            f"{rel}: the map holds {len(rendered)} device resources{held} in the reference render; the map rewrite "
-            "takes one device resource a map (one request of one claim): several in one map (MIG profiles side by "
-            "side) need the claim written by hand"
-        )
+    if not rendered:
+        raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
     deltas = pod_delta(originals, migrated, claim_templates)
     if len(deltas) != 1:
         raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices")
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
+    tolerate: list[str] = []  # the resources whose taint the pod does not tolerate itself
+    alone = _without(originals, set(rendered[1:]))  # each resource's own claim: the others' keys left out
     for name in names:
         delta = deltas[0]
-        if name != rendered[0]:
-            renamed, other, rcts = alternative(originals, rendered[0], name)
+        if name != rendered[0] or len(rendered) > 1:
+            renamed, other, rcts = alternative(alone, rendered[0], name)
             delta = pod_delta(renamed, other, rcts)[0]
         toleration = [{"key": name, "operator": "Exists", "effect": "NoSchedule"}]
-        if delta.claim != _CLAIM or delta.tolerations not in ([], toleration) or delta.labels:
+        claim = _CLAIM if len(rendered) == 1 else delta.claim  # several: the claim is named after its requests
+        if delta.claim != claim or delta.tolerations not in ([], toleration) or delta.labels:
             raise NotMapBuilt(f"{rel}: the migration of {name} adds more than the claim and its toleration")
         out[name] = delta.spec
-    return out
+        if delta.tolerations:
+            tolerate.append(name)
+    if len(rendered) == 1:
+        return out, None
+    several = Several.of(out, tolerate)  # MIG profiles side by side: the claim asks for each with one request
+    if several.spec(rendered, _counts(originals, rendered)) != _plain(deltas[0]):
+        raise NotMapBuilt(
+            f"{rel}: the map holds {len(rendered)} device resources ({', '.join(rendered)}) in the reference "
+            "render, and the migration's claim is not one request for each as the rewrite would write it"
+        )
+    return out, several
+
+
+def _without(docs: list[dict[str, Any]], drop: set[str]) -> list[dict[str, Any]]:
+    """The objects with the device keys `drop` left out of every limits and requests."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: {n: c for n, c in v.items() if n not in drop}
+                if k in ("limits", "requests") and isinstance(v, dict)
+                else walk(v)
+                for k, v in node.items()
+            }
+        return [walk(v) for v in node] if isinstance(node, list) else node
+
+    return [walk(d) for d in docs]
+
+
+def _counts(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """Each device resource's count in the rendered objects (requests over limits, as the DRA branch reads them)."""
+    found: dict[str, Any] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for section in ("limits", "requests"):
+                own = node.get(section)
+                if isinstance(own, dict):
+                    found.update({n: own[n] for n in names if n in own})
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(docs)
+    return found
+
+
+def _plain(delta: Any) -> tuple[str, Any]:
+    return delta.claim, json.loads(json.dumps(delta.spec.get("spec", delta.spec)))
+
+
+@dataclass(frozen=True)
+class Several:
+    """The claim of a map that may hold several device resources at once, as the core's plan names it: one request
+    for each resource the map holds, named after the resource's request (`mig`) or, when two share one, after the
+    resource (`mig-1g-10gb`); the claim named after the requests (`gpu-mig`, `devices` past two)."""
+
+    requests: dict[str, dict[str, Any]]  # resource -> its own claim's request, without the name
+    bases: dict[str, str]  # resource -> the request name of its own claim
+    labels: dict[str, str]  # resource -> its name when it shares a request name
+    # the resources whose device taint the pod's own tolerations do not tolerate in the reference render (the chart
+    # tolerates suse-pytorch's MIG profiles itself): the DRA branch adds a toleration for these only
+    tolerate: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, specs: dict[str, dict[str, Any]], tolerate: list[str]) -> Several:
+        from dramigrate.plan import dns_label
+
+        requests, bases = {}, {}
+        for name, spec in specs.items():
+            data = json.loads(json.dumps(spec.get("spec", spec)))
+            own = data.get("devices", {}).get("requests", [])
+            if list(data) != ["devices"] or list(data["devices"]) != ["requests"] or len(own) != 1:
+                raise NotMapBuilt(f"the migration's claim for {name} is more than one device request")
+            bases[name] = str(own[0].pop("name"))
+            requests[name] = own[0]
+        labels = {n: dns_label(n.split("/", 1)[-1]) for n in specs}
+        return cls(requests, bases, labels, tuple(tolerate))
+
+    def defines(self, claim: str, spec: str) -> list[str]:
+        """The `claim` helper (the claim's name for a dict of counts by resource) and the `spec` helper (the claim
+        spec for `(dict "counts" ... "Values" .Values)`), as the plan names them (claim, spec)."""
+        bases = "dict " + " ".join(f"{json.dumps(n)} {json.dumps(b)}" for n, b in self.bases.items())
+        labels = "dict " + " ".join(f"{json.dumps(n)} {json.dumps(b)}" for n, b in self.labels.items())
+        out = [
+            f'{{{{- define "{claim}" -}}}}',
+            f"{{{{- $bases := {bases} }}}}",
+            "{{- $seen := list }}",
+            "{{- range $name, $_ := . }}{{- $seen = append $seen (get $bases $name) }}{{- end }}",
+            "{{- $seen = uniq $seen }}",
+            '{{- if le (len $seen) 2 }}{{ join "-" $seen }}{{ else }}devices{{ end -}}',
+            "{{- end }}",
+            f'{{{{- define "{spec}" -}}}}',
+            f"{{{{- $bases := {bases} }}}}",
+            f"{{{{- $labels := {labels} }}}}",
+            "{{- $all := list }}",
+            "{{- range $name, $_ := .counts }}{{- $all = append $all (get $bases $name) }}{{- end -}}",
+            "devices:",
+            "  requests:",
+            "{{- range $name, $count := .counts }}",
+            "{{- $base := get $bases $name }}",
+            "    - name: {{ ternary (get $labels $name) $base (gt (sub (len $all) (len (without $all $base))) 1) }}",
+        ]
+        for k, (resource, request) in enumerate(self.requests.items()):
+            out.append(f'{{{{- {"if" if k == 0 else "else if"} eq $name "{resource}" }}}}')
+            data = json.loads(json.dumps(request))
+            exact = data.get("exactly", data)
+            exact["count"] = "@@COUNT@@"
+            device_class, exact["deviceClassName"] = exact.get("deviceClassName"), "@@CLASS@@"
+            text = _yaml(data).replace("'@@COUNT@@'", "{{ int $count }}")
+            default = json.dumps(device_class)
+            text = text.replace("'@@CLASS@@'", f"{{{{ $.Values.dra.deviceClassName | default {default} }}}}")
+            out += ["      " + line for line in text.rstrip("\n").splitlines()]
+        return [*out, "{{- end }}", "{{- end }}", "{{- end }}"]
+
+    def claim(self, names: list[str]) -> str:
+        seen = list(dict.fromkeys(self.bases[n] for n in sorted(names)))
+        return "-".join(seen) if len(seen) <= 2 else "devices"
+
+    def spec(self, held: list[str], counts: dict[str, Any]) -> tuple[str, Any]:
+        """The claim name and spec for the resources `held` with `counts` (what the template renders)."""
+        shared = [self.bases[n] for n in held]
+        requests = []
+        for n in sorted(held):
+            request = json.loads(json.dumps(self.requests[n]))
+            request.get("exactly", request)["count"] = int(counts[n])
+            named = self.labels[n] if shared.count(self.bases[n]) > 1 else self.bases[n]
+            requests.append({"name": named, **request})
+        return self.claim(held), {"devices": {"requests": requests}}
 
 
 def _untaken(pad: str, keys: str, names: list[str]) -> str:
@@ -217,7 +349,52 @@ def _untaken(pad: str, keys: str, names: list[str]) -> str:
     return f"{pad}{{{{- {keys} }}}}{{{{- if {device} }}}}{fail}{{{{ end }}}}{{{{- end }}}}"
 
 
-def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
+@dataclass(frozen=True)
+class _Vars:
+    """The DRA branch's template variables: one device resource's count and name (`$draCount`, `$draKey`), or with
+    `define` (several resources in one map) a dict of the counts by name, `$draCounts`, and the claim's name from
+    the `<define>` helper (Several)."""
+
+    define: str = ""
+
+    @property
+    def declare(self) -> str:
+        if self.define:
+            return "{{- $draCounts := dict }}{{- $draTaken := dict }}"
+        return f'{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
+
+    def take(self, count: str) -> str:
+        """Inside `if hasKey`: keep the count `count` (a Go expression) of the resource `$name`."""
+        if self.define:  # the counts the claim asks for, and every resource taken (each gets its toleration)
+            return (
+                f"{{{{- $_ := set $draTaken $name true }}}}"
+                f"{{{{- if gt (int {count}) 0 }}}}{{{{- $_ := set $draCounts $name {count} }}}}{{{{- end }}}}"
+            )
+        return f"{{{{- {_COUNT} = {count} }}}}{{{{- {_KEY} = $name }}}}"
+
+    @property
+    def held(self) -> str:
+        """The condition that the map held a device."""
+        return "$draCounts" if self.define else f"(gt (int {_COUNT}) 0)"
+
+    @property
+    def claim(self) -> str:
+        """The claim's name as a Go expression."""
+        return f'(include "{self.define}" $draCounts)' if self.define else f'"{_CLAIM}"'
+
+    @property
+    def claim_text(self) -> str:
+        """The claim's name as YAML text."""
+        return f'{{{{ include "{self.define}" $draCounts }}}}' if self.define else _CLAIM
+
+    @property
+    def args(self) -> str:
+        if self.define:
+            return '(dict "counts" $draCounts "Values" .Values)'
+        return f'(dict "key" {_KEY} "count" {_COUNT} "Values" .Values)'
+
+
+def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
     """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
     listed = " ".join(json.dumps(n) for n in names)
     left = f'range $left, $_ := merge dict (get {var} "limits" | default dict) (get {var} "requests" | default dict)'
@@ -227,7 +404,7 @@ def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
         f'{pad}{{{{- range $part := list "limits" "requests" }}}}',
         f"{pad}{{{{- $section := get {var} $part | default dict }}}}",
         f"{pad}{{{{- if hasKey $section $name }}}}",
-        f"{pad}{{{{- {_COUNT} = get $section $name }}}}{{{{- {_KEY} = $name }}}}",
+        f"{pad}{v.take('(get $section $name)' if v.define else 'get $section $name')}",
         f"{pad}{{{{- $kept := omit $section $name }}}}",
         f"{pad}{{{{- if $kept }}}}{{{{- $_ := set {var} $part $kept }}}}"
         f"{{{{- else }}}}{{{{- $_ := unset {var} $part }}}}{{{{- end }}}}",
@@ -235,42 +412,43 @@ def _map_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         _untaken(pad, left, names),
-        f'{pad}{{{{- if gt (int {_COUNT}) 0 }}}}{{{{- $_ := set {var} "claims" (list (dict "name" "{_CLAIM}")) }}}}'
+        f'{pad}{{{{- if {v.held.strip("()")} }}}}{{{{- $_ := set {var} "claims" (list (dict "name" {v.claim})) }}}}'
         "{{- end }}",
         f"{pad}{{{{- end }}}}",
     ]
 
 
-def _section_lines(pad: str, var: str, names: list[str], state: str) -> list[str]:
+def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
     """Before a section built in a variable (`limits:` of `toYaml $limits`): the DRA branch takes the device key out
     of the section and writes the container's claim beside it."""
     listed = " ".join(json.dumps(n) for n in names)
+    take = v.take(f"(get {var} $name)") if v.define else v.take(f"get {var} $name")
     return [
         f"{pad}{{{{- if {state} }}}}",
         f"{pad}{{{{- range $name := list {listed} }}}}",
         f"{pad}{{{{- if hasKey {var} $name }}}}",
-        f"{pad}{{{{- {_COUNT} = get {var} $name }}}}{{{{- {_KEY} = $name }}}}{{{{- {var} = omit {var} $name }}}}",
+        f"{pad}{take}{{{{- {var} = omit {var} $name }}}}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         _untaken(pad, f"range $left, $_ := {var}", names),
-        f"{pad}{{{{- if gt (int {_COUNT}) 0 }}}}",
+        f"{pad}{{{{- if {v.held.strip('()')} }}}}",
         f"{pad}claims:",
-        f"{pad}  - name: {_CLAIM}",
+        f"{pad}  - name: {v.claim_text}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
     ]
 
 
-def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel: str) -> tuple[int, list]:
+def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel: str, v: _Vars) -> tuple[int, list]:
     """The line whose block depth the DRA variables live at, and the edits that take the device key out of the map."""
     pad = re.match(r"\s*", lines[where.toyaml]).group(0)  # type: ignore[union-attr]
-    declare = f'{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
+    declare = v.declare
     if where.section < 0:
         depths = _depths(lines)
         at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:"))
         if depths[at] == depths[where.toyaml]:
             return where.toyaml, [
-                (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state)])
+                (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state, v)])
             ]
         # the map is written inside a block (suse-pytorch's `if .Values.resources`): the DRA variables are set at the
         # pod's depth, right after `containers:` (trimming only its line end), so the pod's claim after its last key
@@ -280,7 +458,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         ind = " " * (_indent(lines[at]) + 2)
         edits = [
             (at + 1, at + 1, [ind + declare]),
-            (where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state)),
+            (where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state, v)),
         ]
         return at + 1, edits
     owner = _parent(lines, where.section)
@@ -289,27 +467,35 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
     pad = " " * _indent(lines[where.section])
     return owner, [
         (owner, owner, [" " * _indent(lines[owner]) + declare]),
-        (at, at, _section_lines(pad, where.var, names, state)),
+        (at, at, _section_lines(pad, where.var, names, state, v)),
     ]
 
 
 def rewrite(
-    text: str, rel: str, chart: str, where: Site, specs: dict[str, dict[str, Any]], enabled: str
+    text: str,
+    rel: str,
+    chart: str,
+    where: Site,
+    specs: dict[str, dict[str, Any]],
+    enabled: str,
+    several: Several | None = None,
 ) -> tuple[str, str]:
-    """The template with the DRA branch, and the claim-spec define (appended to the template)."""
+    """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
+    may hold several device resources at once (one request for each)."""
     lines = text.splitlines()
     name = _metadata_line(lines, "name")
     if name is None:
         raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
     stem = re.sub(r"[^\w]+", "", Path(rel).stem)
     define = f"{chart}.{stem}.draClaimSpec"
-    args = f'(dict "key" {_KEY} "count" {_COUNT} "Values" .Values)'
-    claimed = f"and {enabled} (gt (int {_COUNT}) 0)"
+    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "")
+    args = v.args
+    claimed = f"and {enabled} {v.held}"
     # the workload's name as its template writes it, then a hash of the claim spec (a spec cannot change)
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
     template_name = f"{{{{ with .Values.dra.existingClaimTemplate }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
-    scope, edits = _map_edits(lines, where, list(specs), enabled, rel)
+    scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )
@@ -324,7 +510,7 @@ def rewrite(
     pod_lines = [
         f"{ind}{{{{- if {claimed} }}}}",
         f"{ind}resourceClaims:",
-        f"{ind}  - name: {_CLAIM}",
+        f"{ind}  - name: {v.claim_text}",
         f"{ind}    resourceClaimTemplateName: {template_name}",
         f"{ind}{{{{- end }}}}",
     ]
@@ -335,16 +521,30 @@ def rewrite(
     ]
     own = [j for j in range(where.pod + 1, end) if lines[j] == f"{ind}tolerations:"]
     given = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[own[0] - 1].strip()) if own else None
-    if own and given:
-        # the pod's own tolerations may tolerate the device's taint already (helix' values-eks.yaml): the migration
-        # then adds none, nor does the chart
+    tolerated = ""
+    if given:  # the pod's own tolerations may tolerate the device's taint already (helix' values-eks.yaml): the
+        # migration then adds none, nor does the chart
         tolerated = f'(include "{chart}.{stem}.draTolerated" (dict "key" {_KEY} "tolerations" {given.group(1)}))'
-        e = _merge_tolerations(lines, own[0], ind, f"{claimed} (not {tolerated})", tolerations, rel)
+    untolerated = ""  # several: the counts of the resources the pod's own tolerations do not tolerate
+    if several:  # a toleration for each device resource the map held, that the pod does not tolerate already
+        inside = tolerated.replace(" .Values.", " $.Values.")  # read in a `range`, from the root
+        unless = f"{{{{- if not {inside} }}}}" if tolerated else ""
+        listed = " ".join(json.dumps(n) for n in several.tolerate)
+        untolerated = "$draTaken" if given else f"(pick $draTaken {listed})"
+        tolerations = [
+            f"{ind}  {{{{- range {_KEY}, $_ := {untolerated} }}}}{unless}",
+            *tolerations,
+            f"{ind}  {{{{- end }}}}" + ("{{- end }}" if tolerated else ""),
+        ]
+    if own and given:
+        cond = claimed if several else f"{claimed} (not {tolerated})"
+        e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
         if depths[e.index] != level or e.index < where.toyaml:
             raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
         edits.append((e.index, e.stop, e.lines))
-    else:
-        pod_lines += [f"{ind}{{{{- if {claimed} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
+    elif not several or several.tolerate:
+        cond = f"{claimed} {untolerated}" if several else claimed
+        pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
     edits.append((end, end, pod_lines))
     # the workload document ends at a `---`, at the `end` that closes the variable's block, or with the file
     doc_end = next(
@@ -379,10 +579,13 @@ def rewrite(
             "{{- end }}",
             "{{- end }}",
         ]
-    for k, (resource, spec) in enumerate(specs.items()):
-        body.append(f'{{{{- {"if" if k == 0 else "else if"} eq .key "{resource}" -}}}}')
-        body += _spec_text(spec, rel).rstrip("\n").splitlines()
-    body += ["{{- end -}}", "{{- end }}"]
+    if several:
+        body = [*body[:-1], *several.defines(v.define, define)]
+    else:
+        for k, (resource, spec) in enumerate(specs.items()):
+            body.append(f'{{{{- {"if" if k == 0 else "else if"} eq .key "{resource}" -}}}}')
+            body += _spec_text(spec, rel).rstrip("\n").splitlines()
+        body += ["{{- end -}}", "{{- end }}"]
     return "\n".join(out) + ("\n" if text.endswith("\n") else ""), "\n".join(body) + "\n"
 
 
@@ -412,8 +615,8 @@ def build(
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
-        specs = _specs(rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules)
-        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled")
+        specs, several = _specs(rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules)
+        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several)
         changes.append(Change(rel, text, after + define))
         all_names += names
     resource = " or ".join(dict.fromkeys(all_names))

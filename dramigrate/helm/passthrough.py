@@ -681,11 +681,18 @@ _HELPER_DICT = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*\(?\s*(?:include\s[^}]*\|\s
 _DICT_MAP = r'\{{\{{-?\s*(\$\w+)\s*:?=\s*(?:(?:get|index)\s+{var}\s+"(\w*[Rr]esources)"|{var}\.(\w*[Rr]esources)\b)'
 
 
-def helper_built_map(text: str) -> tuple[int, str] | None:
-    """A template whose container resources map is read out of a dict a named helper builds and the template
-    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
-    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
-    beside. The 1-based line of the read and a description of the shape, or None."""
+@dataclass(frozen=True)
+class _BuiltMap:
+    """A resources map read out of a dict a named helper builds (helper_built_map): 0-based lines."""
+
+    made: int  # `{{- $svcData := include $svcKey $ | fromYaml -}}`
+    read: int  # `{{- $rs := get $svcData "resources" -}}`
+    dict_var: str
+    map_var: str
+    key: str
+
+
+def _built_map(text: str) -> _BuiltMap | None:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         made = _HELPER_DICT.search(line)
@@ -694,14 +701,89 @@ def helper_built_map(text: str) -> tuple[int, str] | None:
         reads = re.compile(_DICT_MAP.format(var=re.escape(made.group(1))))
         for j in range(i + 1, len(lines)):
             if read := reads.search(lines[j]):
-                key = read.group(2) or read.group(3)
-                return j + 1, (
-                    f"the container's resources map {read.group(1)} is the `{key}` of {made.group(1)}, a dict a named "
-                    f"helper builds (line {i + 1}: `{lines[i].strip()}`), not a values map the template reads: the "
-                    f"pass-through needs a values key to put `{sibling_key(key, 'resourceClaims')}` beside, and the "
-                    "helper rewrite a helper line that writes the device key"
-                )
+                return _BuiltMap(i, j, made.group(1), read.group(1), read.group(2) or read.group(3))
     return None
+
+
+def helper_built_map(text: str) -> tuple[int, str] | None:
+    """A template whose container resources map is read out of a dict a named helper builds and the template
+    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
+    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
+    beside. The 1-based line of the read and a description of the shape, or None."""
+    built = _built_map(text)
+    if built is None:
+        return None
+    made = text.splitlines()[built.made].strip()
+    return built.read + 1, (
+        f"the container's resources map {built.map_var} is the `{built.key}` of {built.dict_var}, a dict a named "
+        f"helper builds (line {built.made + 1}: `{made}`), not a values map the template reads: the "
+        f"pass-through needs a values key to put `{sibling_key(built.key, 'resourceClaims')}` beside, and the "
+        "helper rewrite a helper line that writes the device key"
+    )
+
+
+_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
+_FORMAT_VERB = re.compile(r"%[-+# 0-9.]*[a-z]")
+
+
+def _helper_names(text: str, made: str) -> re.Pattern[str]:
+    """The names the include on line `made` can call: a quoted name, or the `printf` format of the variable it takes
+    (`$svcKey := printf "groundx.%s.settings" $entry`, each verb any name part); any name otherwise."""
+    called = re.search(r'\binclude\s+(?:"([^"]+)"|\(?\s*(\$\w+))', made)
+    if called and called.group(1):
+        return re.compile(re.escape(called.group(1)))
+    assigned = re.search(rf'{re.escape(called.group(2))}\s*:?=\s*printf\s+"([^"]+)"', text) if called else None
+    if assigned is None:
+        return re.compile(".+")
+    parts = _FORMAT_VERB.split(assigned.group(1))
+    return re.compile("[\\w.-]+".join(re.escape(part) for part in parts))
+
+
+def _reads_path(body: str, path: Path_) -> bool:
+    """Whether a define's body names each key of a values map's path before the map (`.Values.layout`, `dig
+    "inference"`): the helper that builds the dict for that map."""
+    keys = [str(k) for k in path[:-1] if not isinstance(k, int)]
+    return all(re.search(rf'(?:\.{re.escape(k)}\b|"{re.escape(k)}")', body) for k in keys)
+
+
+def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> str:
+    """What to change by hand for a map read out of a helper-built dict (helper_built_map), for the values maps
+    `maps` that ask for devices: the helper lines that copy the map into the dict (in the defines the include can
+    call whose body names the map's keys), the template line the pod's sibling goes above, and the values keys."""
+    built = _built_map(text)
+    if built is None:
+        return ""
+    lines = text.splitlines()
+    names = _helper_names(text, lines[built.made])
+    sets = re.compile(rf'\bset\s+\$\w+\s+"{re.escape(built.key)}"\s')
+    copies: list[str] = []
+    for helper_rel, helper_text in _templates(root).items():
+        name, body, start = "", "", 0
+        for n, line in enumerate([*helper_text.splitlines(), None]):  # None: the end of the last define
+            define = _DEFINE.search(line) if line is not None else None
+            if define is None and line is not None:
+                body += line + "\n"
+                continue
+            if name and names.fullmatch(name) and any(_reads_path(body, m) for m in maps):
+                copies += [
+                    f"{helper_rel}:{start + k + 1} (`{x.strip()}`)"
+                    for k, x in enumerate(body.splitlines())
+                    if sets.search(x)
+                ]
+            name, body, start = define.group(1) if define else "", "", n + 1
+    uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
+    write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
+    pod = next((k for k in range(write or 0, -1, -1) if lines[k].strip() == "containers:"), None) if write else None
+    sibling = sibling_key(built.key, "resourceClaims")
+    if not copies or pod is None:
+        return ""
+    where = ", ".join(".".join(str(k) for k in m) for m in maps)
+    return (
+        f"by hand: copy `{sibling}` into the dict where the helper copies `{built.key}` ({'; '.join(copies)}); in "
+        f"{rel} above line {pod + 1} (`containers:`) write the pod's `resourceClaims` from the `{sibling}` of "
+        f"{built.dict_var} (read as line {built.read + 1} reads `{built.key}`); then a DRA values file sets "
+        f"`{sibling}` beside {where}, `claims` in each and the claim templates, the device key left out"
+    )
 
 
 _MAP_EXPR = re.compile(

@@ -30,7 +30,7 @@ def render(
     # Lines are built as rich Text, never parsed as markup: what comes from input is shown exactly as plain() gives
     # it (a file name like `[/x]` cannot break the report), and one print of them all is quick (rich's cost is
     # mostly per print; a fix of 600 files reports thousands of lines).
-    lines = [Text.assemble(("bad input", "bold red"), " ", plain(str(err))) for err in errors]
+    lines = [Text.assemble(("bad input", "bold red"), " ", err.shown()) for err in errors]
     for f in findings:
         if f.fixed and not show_fixed:
             continue
