@@ -252,6 +252,79 @@ def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_tha
     )
 
 
+# one settings helper per service, named by a printf of the service; each copies its own values' resources into
+# the dict (groundx's shape); only the ranker asks for a GPU
+NAMED_SETTINGS = """\
+{{- define "svc.ranker.settings" -}}
+{{- $in := .Values.ranker | default dict -}}
+{{- $cfg := dict "name" "ranker" -}}
+{{- if $in.resources -}}
+  {{- $_ := set $cfg "resources" $in.resources -}}
+{{- end -}}
+{{- $cfg | toYaml -}}
+{{- end }}
+
+{{- define "svc.renderResources" -}}
+{{- if .ctx }}
+{{ printf "%*s" .indent "" }}resources:{{ .ctx | toYaml | nindent (int (add .indent 2)) }}
+{{- end }}
+{{- end }}
+
+{{- define "svc.api.settings" -}}
+{{- $in := .Values.api | default dict -}}
+{{- $cfg := dict "name" "api" -}}
+{{- if $in.resources -}}
+  {{- $_ := set $cfg "resources" $in.resources -}}
+{{- end -}}
+{{- $cfg | toYaml -}}
+{{- end }}
+"""
+NAMED_TEMPLATE = """\
+{{- range $entry := list "ranker" "api" }}
+{{- $svcKey := printf "svc.%s.settings" $entry -}}
+{{- $svcData := include $svcKey $ | fromYaml -}}
+{{- $rs := get $svcData "resources" }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $entry }}
+spec:
+  selector:
+    matchLabels: {app: {{ $entry }}}
+  template:
+    metadata:
+      labels: {app: {{ $entry }}}
+    spec:
+      containers:
+        - name: {{ $entry }}
+          image: busybox
+{{- include "svc.renderResources" (dict "ctx" $rs "indent" 10) }}
+{{- end }}
+"""
+
+
+def test_a_map_read_from_a_helper_built_dict_names_the_changes_to_make_by_hand(tmp_path: Path) -> None:
+    """groundx's shape, where the dict's helper is named by a printf of the service: the message says what to
+    change by hand: the helper line that copies the GPU service's map into the dict (not the CPU service's, whose
+    map asks for no device), the template's `containers:` line the pod's resourceClaims go above, and the values
+    map they go beside (was: only that the pass-through needs a values key)."""
+    values = (
+        "ranker:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\napi:\n  resources:\n    limits:\n      cpu: 1\n"
+    )
+    chart = chart_with(
+        tmp_path,
+        "services",
+        {"values.yaml": values, "templates/_settings.tpl": NAMED_SETTINGS, "templates/app.yaml": NAMED_TEMPLATE},
+    )
+    outcome = _fix(chart)
+    assert not outcome.proven
+    assert "where the helper copies `resources` (templates/_settings.tpl:5 (" in outcome.manual, outcome.manual
+    assert "templates/_settings.tpl:20" not in outcome.manual  # the api's copy
+    assert "in templates/app.yaml above line 17 (`containers:`)" in outcome.manual
+    assert "sets `resourceClaims` beside ranker.resources," in outcome.manual
+
+
 def test_a_chart_no_rewrite_takes_is_told_before_the_proof_renders_its_value_sets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

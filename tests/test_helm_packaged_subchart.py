@@ -76,3 +76,30 @@ def test_the_own_template_is_rewritten_beside_a_packed_subchart(fixed: tuple[Pat
     assert "templates/deployment.yaml" in {c.rel for c in outcome.changes}
     assert not any(c.rel.startswith("charts/") for c in outcome.changes)
     assert any("added to every resources map" in c for c in outcome.checked)
+
+
+@pytest.mark.parametrize(
+    ("repository", "said"),
+    [
+        ("https://charts.example.com", "a dependency from https://charts.example.com: fix rewrites the chart's own"),
+        ("", "unpack it into charts/store/ in place of the archive so fix can rewrite it"),
+    ],
+)
+def test_a_device_request_in_a_packed_subchart_says_where_to_migrate_it(
+    tmp_path: Path, repository: str, said: str
+) -> None:
+    """The umbrella gives a packed subchart, included under an alias, a GPU: fix names the alias, the chart and its
+    archive; a dependency from a chart repository is migrated where it is kept (the next `helm dependency build`
+    brings the archive back), a vendored archive is unpacked under the chart's name in its place (was, for both:
+    'unpack it into charts/<alias>/', a folder Helm would load beside the archive)."""
+    chart = _chart(tmp_path)
+    (chart / "values.yaml").write_text("resources: {}\ncache:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: vectordb\nversion: 0.1.0\ndependencies:\n- name: store\n  version: 0.1.0\n"
+        f"  alias: cache\n  repository: {repository!r}\n"
+    )
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), Settings(), Target.parse("1.34"), "fix")
+    assert "comes from the packaged subchart cache (chart store), charts/store-0.1.0.tgz" in outcome.manual, (
+        outcome.report()
+    )
+    assert said in outcome.manual

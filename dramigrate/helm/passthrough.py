@@ -48,7 +48,7 @@ from dramigrate.helm.idiomatic import (
     pod_containers,
     shipped_rules,
 )
-from dramigrate.helm.patterns import Pattern
+from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
@@ -290,6 +290,16 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _as_text(value: Any) -> Any:
+    """The value with each scalar as its text: a map passed through entry by entry with `{{ $v | quote }}` renders
+    the quantity `1` as "1", the same request."""
+    if isinstance(value, dict):
+        return {str(k): _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    return str(value)
+
+
 def map_edits(
     original: str,
     migrated: str,
@@ -348,7 +358,7 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _plain(get_path(merged, path) or {}) != _plain(old_res):
+                if not merges and _as_text(get_path(merged, path) or {}) != _as_text(old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
@@ -771,11 +781,18 @@ _HELPER_DICT = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*\(?\s*(?:include\s[^}]*\|\s
 _DICT_MAP = r'\{{\{{-?\s*(\$\w+)\s*:?=\s*(?:(?:get|index)\s+{var}\s+"(\w*[Rr]esources)"|{var}\.(\w*[Rr]esources)\b)'
 
 
-def helper_built_map(text: str) -> tuple[int, str] | None:
-    """A template whose container resources map is read out of a dict a named helper builds and the template
-    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
-    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
-    beside. The 1-based line of the read and a description of the shape, or None."""
+@dataclass(frozen=True)
+class _BuiltMap:
+    """A resources map read out of a dict a named helper builds (helper_built_map): 0-based lines."""
+
+    made: int  # `{{- $svcData := include $svcKey $ | fromYaml -}}`
+    read: int  # `{{- $rs := get $svcData "resources" -}}`
+    dict_var: str
+    map_var: str
+    key: str
+
+
+def _built_map(text: str) -> _BuiltMap | None:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         made = _HELPER_DICT.search(line)
@@ -784,19 +801,95 @@ def helper_built_map(text: str) -> tuple[int, str] | None:
         reads = re.compile(_DICT_MAP.format(var=re.escape(made.group(1))))
         for j in range(i + 1, len(lines)):
             if read := reads.search(lines[j]):
-                key = read.group(2) or read.group(3)
-                return j + 1, (
-                    f"the container's resources map {read.group(1)} is the `{key}` of {made.group(1)}, a dict a named "
-                    f"helper builds (line {i + 1}: `{lines[i].strip()}`), not a values map the template reads: the "
-                    f"pass-through needs a values key to put `{sibling_key(key, 'resourceClaims')}` beside, and the "
-                    "helper rewrite a helper line that writes the device key"
-                )
+                return _BuiltMap(i, j, made.group(1), read.group(1), read.group(2) or read.group(3))
     return None
 
 
+def helper_built_map(text: str) -> tuple[int, str] | None:
+    """A template whose container resources map is read out of a dict a named helper builds and the template
+    parses (`$svcData := include (printf "x.%s.settings" $entry) $ | fromYaml`, then `$rs := get $svcData
+    "resources"`, groundx): no line reads a values map, so the pass-through has no values key to pass a sibling
+    beside. The 1-based line of the read and a description of the shape, or None."""
+    built = _built_map(text)
+    if built is None:
+        return None
+    made = text.splitlines()[built.made].strip()
+    return built.read + 1, (
+        f"the container's resources map {built.map_var} is the `{built.key}` of {built.dict_var}, a dict a named "
+        f"helper builds (line {built.made + 1}: `{made}`), not a values map the template reads: the "
+        f"pass-through needs a values key to put `{sibling_key(built.key, 'resourceClaims')}` beside, and the "
+        "helper rewrite a helper line that writes the device key"
+    )
+
+
+_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
+_FORMAT_VERB = re.compile(r"%[-+# 0-9.]*[a-z]")
+
+
+def _helper_names(text: str, made: str) -> re.Pattern[str]:
+    """The names the include on line `made` can call: a quoted name, or the `printf` format of the variable it takes
+    (`$svcKey := printf "groundx.%s.settings" $entry`, each verb any name part); any name otherwise."""
+    called = re.search(r'\binclude\s+(?:"([^"]+)"|\(?\s*(\$\w+))', made)
+    if called and called.group(1):
+        return re.compile(re.escape(called.group(1)))
+    assigned = re.search(rf'{re.escape(called.group(2))}\s*:?=\s*printf\s+"([^"]+)"', text) if called else None
+    if assigned is None:
+        return re.compile(".+")
+    parts = _FORMAT_VERB.split(assigned.group(1))
+    return re.compile("[\\w.-]+".join(re.escape(part) for part in parts))
+
+
+def _reads_path(body: str, path: Path_) -> bool:
+    """Whether a define's body names each key of a values map's path before the map (`.Values.layout`, `dig
+    "inference"`): the helper that builds the dict for that map."""
+    keys = [str(k) for k in path[:-1] if not isinstance(k, int)]
+    return all(re.search(rf'(?:\.{re.escape(k)}\b|"{re.escape(k)}")', body) for k in keys)
+
+
+def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> str:
+    """What to change by hand for a map read out of a helper-built dict (helper_built_map), for the values maps
+    `maps` that ask for devices: the helper lines that copy the map into the dict (in the defines the include can
+    call whose body names the map's keys), the template line the pod's sibling goes above, and the values keys."""
+    built = _built_map(text)
+    if built is None:
+        return ""
+    lines = text.splitlines()
+    names = _helper_names(text, lines[built.made])
+    sets = re.compile(rf'\bset\s+\$\w+\s+"{re.escape(built.key)}"\s')
+    copies: list[str] = []
+    for helper_rel, helper_text in _templates(root).items():
+        name, body, start = "", "", 0
+        for n, line in enumerate([*helper_text.splitlines(), None]):  # None: the end of the last define
+            define = _DEFINE.search(line) if line is not None else None
+            if define is None and line is not None:
+                body += line + "\n"
+                continue
+            if name and names.fullmatch(name) and any(_reads_path(body, m) for m in maps):
+                copies += [
+                    f"{helper_rel}:{start + k + 1} (`{x.strip()}`)"
+                    for k, x in enumerate(body.splitlines())
+                    if sets.search(x)
+                ]
+            name, body, start = define.group(1) if define else "", "", n + 1
+    uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
+    write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
+    pod = next((k for k in range(write or 0, -1, -1) if lines[k].strip() == "containers:"), None) if write else None
+    sibling = sibling_key(built.key, "resourceClaims")
+    if not copies or pod is None:
+        return ""
+    where = ", ".join(".".join(str(k) for k in m) for m in maps)
+    return (
+        f"by hand: copy `{sibling}` into the dict where the helper copies `{built.key}` ({'; '.join(copies)}); in "
+        f"{rel} above line {pod + 1} (`containers:`) write the pod's `resourceClaims` from the `{sibling}` of "
+        f"{built.dict_var} (read as line {built.read + 1} reads `{built.key}`); then a DRA values file sets "
+        f"`{sibling}` beside {where}, `claims` in each and the claim templates, the device key left out"
+    )
+
+
 _MAP_EXPR = re.compile(
-    r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
-)  # a map, or a map keyed under it (`.resources.gpu`)
+    r"(?:\bwith|\btoYaml|\brange\s+\$\w+\s*,\s*\$\w+\s*:=)\s*\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)"
+    r"(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
+)  # a map, or a map keyed under it (`.resources.gpu`), or one of its sections (`range $k, $v := .resources.limits`)
 
 
 _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
@@ -884,17 +977,20 @@ def template_edits(
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
     through one of the `helpers`, map_helpers), unless it renders that sibling already."""
     variables, ranges = _index_variables(text), _range_variables(text)
-    read = expand_map_helpers(text, helpers or {})
+    read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
-    # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
+    # the line the pod-level keys go before: the pod's (init) containers, or a single container (KServe's `model:`)
     singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
-    heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
+    heads = {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
     for i in range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
+            if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
+                target = next((p for p in needs if _ends_with(p, [*words, key])), None)
+                ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None:
                 found.append((i, ref, target))
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
@@ -903,6 +999,28 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
     return edits.out()
+
+
+_SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
+
+
+def _claims_beside_sections(t: _Edits, i: int, claims: str) -> None:
+    """A container `resources:` block that writes the map's sections one by one (`limits:` from `toYaml
+    .Values.resources.limits`, or a `range` over it; the read at line i) renders none of the `claims` the DRA
+    values add to the map: `claims` from the map, first under that `resources:` (nothing when the map has none)."""
+    lines = t.lines
+    top = -1
+    for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
+        if lines[j].strip() in t.heads or re.fullmatch(r"\s*(?:-\s+)?resources:\s*", lines[j]):
+            top = j if lines[j].strip() not in t.heads else -1
+            break
+    child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
+    if top < 0 or child < 0 or _indent(lines[child]) <= _indent(lines[top]):
+        raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
+    ind = " " * _indent(lines[child])
+    block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
+    if block[0] not in t.inserts.get(top + 1, []):
+        t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
 
 SiblingExpr = Callable[[str], str]
@@ -1026,7 +1144,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         if name not in need:
             continue
         expr = sibling_expr(sibling_key(key, name))
-        if under and name == "resourceClaims":
+        if under and under != _SECTION and name == "resourceClaims":
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
@@ -1072,8 +1190,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         ]
         if block[len(gather)] not in t.inserts.get(containers, []):
             t.inserts.setdefault(containers, []).extend(block)
+    if under == _SECTION and "resourceClaims" in need:
+        _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
-        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
+        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
             if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
