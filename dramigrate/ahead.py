@@ -7,6 +7,9 @@ that cannot be migrated is reported differently), so what runs ahead is a guess:
 grep keeps. results() takes a guessed job's result only where the real job is the same job (Job compares every
 field), and runs the others then; a result depends only on the job and the file, so the output is the same.
 
+The workers also load the kustomizations the walk finds (kustomize.graph.load_many): the kustomize scan takes each
+load that is done when it comes to that kustomization and loads the others itself, so it never waits for one.
+
 The workers are forked before grep's threads exist (a fork while another thread holds a lock can hang the child):
 start() runs before the first grep starts, and a pool started with fork forks all its workers at the first submit.
 """
@@ -21,11 +24,13 @@ from concurrent.futures.process import BrokenProcessPool
 
 from dramigrate import engine
 from dramigrate.config import Settings
+from dramigrate.kustomize.graph import Loaded, load_many
 from dramigrate.migrate import FileResult, Job
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
 CHUNK = 16  # files a worker takes at once: small enough that both stay busy to the end
+KUSTOMIZATION_CHUNK = 32  # kustomizations a worker loads at once (each is a few hundred bytes)
 
 
 def _run_chunk(jobs: list[Job]) -> list[FileResult]:
@@ -43,6 +48,9 @@ class Ahead:
         self._lock = threading.Lock()
         self._guessed: dict[str, tuple[Future[list[FileResult]], int]] = {}  # path -> (its chunk, index in it)
         self.taken = 0  # results of jobs run ahead that results() took
+        self._kustomizations: list[str] = []  # found, not sent to a worker yet
+        self._loads: dict[str, tuple[Future[list[Loaded | None]], int]] = {}  # path -> (its chunk, index in it)
+        self.preloaded = 0  # kustomization loads the scan took
 
     def start(self) -> bool:
         """Fork the workers (before any thread of grep's exists); False with one core."""
@@ -58,7 +66,41 @@ class Ahead:
 
         self.pool = made[0]
         self.pool.submit(_ready)
+        self._send_kustomizations(KUSTOMIZATION_CHUNK)
         return True
+
+    def kustomization(self, path: str) -> None:
+        """Load this kustomization (resolved) in the pool, with the next few the walk finds."""
+        self._kustomizations.append(path)
+        self._send_kustomizations(KUSTOMIZATION_CHUNK)
+
+    def flush(self) -> None:
+        """Send the kustomizations found since the last chunk (the walk is done)."""
+        self._send_kustomizations(1)
+
+    def _send_kustomizations(self, least: int) -> None:
+        if self.pool is None or len(self._kustomizations) < least:
+            return
+        paths, self._kustomizations = self._kustomizations, []
+        try:
+            for i in range(0, len(paths), KUSTOMIZATION_CHUNK):
+                part = paths[i : i + KUSTOMIZATION_CHUNK]
+                future = self.pool.submit(load_many, part)
+                self._loads.update((p, (future, n)) for n, p in enumerate(part))
+        except (RuntimeError, BrokenProcessPool):
+            pass  # the scan loads them
+
+    def loaded(self, path: str) -> Loaded | None:
+        """The kustomization's load if a worker has done it by now, else None (the scan then loads it itself)."""
+        future, n = self._loads.pop(path, (None, 0))
+        if future is None or not future.done():
+            return None
+        try:
+            done = future.result()[n]
+        except Exception:  # cancelled, a broken pool, a load that could not come back: the scan loads it
+            return None
+        self.preloaded += done is not None
+        return done
 
     def feed(self, paths: list[str]) -> None:
         """Lint these files ahead (called from grep's threads with the files of a batch it keeps)."""

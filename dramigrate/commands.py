@@ -273,7 +273,9 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
     # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
     gc.freeze()
-    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add)
+    # the workers load the kustomizations the walk finds (lint and fix only: they have an Ahead)
+    kustomization = ahead.kustomization if ahead is not None else None
+    inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add, kustomization)
     inputs.grep = stream.finish()
     inputs.errors.extend(refused)
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions

@@ -75,7 +75,9 @@ def run(
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
     grep = inputs.grep if inputs.grep is not None else _start_grep(inputs.files, rules)
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
-    kz = scan(resolved_files, rules, inputs.walked) if inputs.files else None
+    ahead = grep.ahead if grep is not None else None
+    preloaded = ahead.loaded if ahead is not None and ahead.pool is not None else None
+    kz = scan(resolved_files, rules, inputs.walked, preloaded) if inputs.files else None
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
@@ -102,7 +104,6 @@ def run(
     jobs = [Job(path, None, fix, reason) for path, reason in planned]
     if stdin is not None:
         jobs.append(Job("-", stdin, fix, helm_render=stdin_render))
-    ahead = grep.ahead if grep is not None else None
     threads = on_scan is not None and kz is not None and ahead is not None and ahead.pool is not None
     if threads:
         on_scan(kz, ahead)  # type: ignore[misc,arg-type]  # the workers are forked: threads may start now

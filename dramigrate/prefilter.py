@@ -278,6 +278,8 @@ class Stream:
         if self.pending and (self.grep is not None or self.total >= MIN_FILES):
             self._send(self.pending)
         self.pending = []
+        if self.grep is not None and self.grep.ahead is not None:
+            self.grep.ahead.flush()
         return self.grep
 
     def _send(self, files: list[str]) -> None:

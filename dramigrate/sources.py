@@ -47,6 +47,8 @@ class Inputs:
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
     resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
     found: Callable[[list[str]], None] | None = field(default=None, repr=False)  # expand's `found`
+    # expand's `kustomization`: told each folder's kustomization file (resolved) the walk finds as a regular file
+    kustomization: Callable[[str], None] | None = field(default=None, repr=False)
     told: int = 0  # files told to `found` so far
     grep: Grep | None = field(default=None, repr=False)  # the grep pre-filter running over the files, if started
 
@@ -64,13 +66,16 @@ def expand(
     force_exclude: bool = True,
     include_ignored: bool = False,
     found: Callable[[list[str]], None] | None = None,
+    kustomization: Callable[[str], None] | None = None,
 ) -> Inputs:
     """The inputs of the paths given. Excludes apply to files and folders named on the command line too (as
     pre-commit names every file) unless force_exclude is off; files git ignores are left out of folders unless
     include_ignored is on (files named on the command line are always taken). found: told the files as the walk
-    finds them, every few hundred (and the rest at the end; files git ignores among them)."""
+    finds them, every few hundred (and the rest at the end; files git ignores among them). kustomization: told
+    the resolved path of each kustomization file the walk finds (the first of kustomize's names in a folder), as it
+    finds it, when the folder listing says it is a regular file."""
     out = Inputs()
-    out.found = found
+    out.found, out.kustomization = found, kustomization
     seen: set[str] = set()
     walked: list[tuple[Path, list[str]]] = []  # (folder named, the files found in it)
     for raw in paths:
@@ -411,7 +416,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         if not entries:  # a folder of folders only (a third of a deep tree's folders)
             continue
         if not names.isdisjoint(KUSTOMIZATION_NAMES):
-            walked.kustomizations.extend(Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names)
+            present = [n for n in KUSTOMIZATION_NAMES if n in names]
+            walked.kustomizations.extend(Path(real_here, n) for n in present)
+            if out.kustomization is not None and dict(entries)[present[0]] == REGULAR:
+                out.kustomization(str(Path(real_here, present[0])))
         if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):
             here = Path(folder)
             if _library_chart(here / "Chart.yaml"):

@@ -72,3 +72,108 @@ def test_the_switch_off_keeps_the_device_plugin_request(fixed: Path) -> None:
     assert predictor["model"]["resources"]["limits"]["nvidia.com/gpu"] == "2"
     assert "resourceClaims" not in predictor
     assert [d["kind"] for d in docs] == ["InferenceService"]
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: convert
+spec:
+  selector:
+    matchLabels: {app: convert}
+  template:
+    metadata:
+      labels: {app: convert}
+    spec:
+      containers:
+        - resources:
+            limits:
+                memory: 4Gi
+                nvidia.com/gpu: {{ .Values.gpus }}
+          name: convert
+          image: convert:1
+"""
+
+
+def test_resources_as_the_first_key_of_a_container_item(tmp_path: Path) -> None:
+    """`- resources:` opening the container's list item (exported manifests sort `resources` first): the claims go in
+    at the map's own key column (here four spaces deeper), the rewrite is proven (was: manual, "pattern F: the
+    container's resources are templated")."""
+    chart = chart_with(tmp_path, "convert", {"templates/d.yaml": DEPLOYMENT, "values.yaml": "gpus: 1\n"})
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\n")
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    claim = pod["resourceClaims"][0]["name"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "4Gi"}, "claims": [{"name": claim}]}
+    assert pod["containers"][0]["name"] == "convert"
+
+
+def test_two_templates_with_one_file_name_in_two_folders(tmp_path: Path) -> None:
+    """Two workload templates named alike in two folders (`cloud/isvc.yaml`, `local/isvc.yaml`): each gets helpers
+    of its own in the claim-template file (was: the rewritten chart does not render, "multiple definition of
+    template")."""
+    files = {
+        "templates/cloud/isvc.yaml": ISVC.replace("-asr", "-cloud"),
+        "templates/local/isvc.yaml": ISVC.replace("-asr", "-local"),
+        "values.yaml": VALUES,
+    }
+    chart = chart_with(tmp_path, "pair", files)
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\n")
+    claims = {
+        d["metadata"]["name"]: d["spec"]["predictor"]["resourceClaims"][0]["resourceClaimTemplateName"]
+        for d in docs
+        if d["kind"] == "InferenceService"
+    }
+    templates = {d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    assert set(claims) == {"release-name-cloud", "release-name-local"}
+    assert set(claims.values()) == templates and len(templates) == 2
+
+
+HELPERS = (
+    '{{- define "srv.models" -}}{{ toJson (merge (.Values.extraModels | default dict) .Values.models) }}{{- end }}\n'
+)
+PER_MODEL = """\
+{{- $models := include "srv.models" . | fromJson }}
+{{- range $key, $model := $models }}
+{{- if $model.enabled }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $key }}
+spec:
+  selector:
+    matchLabels: {app: {{ $key }}}
+  template:
+    metadata:
+      labels: {app: {{ $key }}}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+{{- end }}
+{{- end }}
+"""
+
+
+def test_one_pod_per_item_of_a_map_a_helper_builds(tmp_path: Path) -> None:
+    """A pod per enabled item of a map the template assigns from a helper (`$models := include ... | fromJson`, then
+    `range $key, $model := $models`): the claim template assigns the map the same way, and every rendered pod gets a
+    claim from it (was: manual, "the device key is inside `range $key, $model := $models`")."""
+    values = "models:\n  small: {enabled: true}\n  large: {enabled: false}\n"
+    files = {"templates/_helpers.tpl": HELPERS, "templates/models.yaml": PER_MODEL, "values.yaml": values}
+    chart = chart_with(tmp_path, "models", files)
+    fix_chart(chart)
+    docs = _render(chart, "dra: {enabled: true}\nmodels: {large: {enabled: true}}\n")
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+    templates = [d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    assert sorted(pods) == ["large", "small"] and len(templates) == 1
+    for pod in pods.values():
+        assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == templates[0]
+        assert pod["containers"][0]["resources"] == {"claims": [{"name": pod["resourceClaims"][0]["name"]}]}
+    assert [d["kind"] for d in _render(chart, "dra: {enabled: true}\nmodels: {small: {enabled: false}}\n")] == []

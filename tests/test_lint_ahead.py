@@ -60,14 +60,18 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _lint(tree: Path, ahead: bool) -> tuple[engine.RunResult, Ahead | None]:
+def _lint(tree: Path, ahead: bool, loads_done: bool = False) -> tuple[engine.RunResult, Ahead | None]:
+    """loads_done: wait for the workers to load the kustomizations before the scan (so that it takes them all)."""
     settings = Settings()
     rules = load_rules(settings.rules)
     target = Target.parse("1.36")
     runner = Ahead(rules, settings, target) if ahead else None
     stream = prefilter.Stream(rules, ahead=runner)
-    inputs = expand([str(tree)], found=stream.add)
+    inputs = expand([str(tree)], found=stream.add, kustomization=runner.kustomization if runner else None)
     inputs.grep = stream.finish()
+    if runner is not None and loads_done:
+        for future, _ in runner._loads.values():
+            future.result()
     return engine.run(inputs, rules, settings, target, False), runner
 
 
@@ -109,3 +113,20 @@ def test_lint_without_grep_reports_what_lint_with_grep_reports(tree: Path, tmp_p
     # and grep did decide files in the first run: --verbose says which files it ruled out
     assert "(grep pre-filter)" in _cli_lint(tree, ["--verbose"], os.environ["PATH"])[2]
     assert "(grep pre-filter)" not in _cli_lint(tree, ["--verbose"], str(no_grep))[2]
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_kustomizations_loaded_by_the_workers_give_what_the_scan_reads_itself(tree: Path, tmp_path: Path) -> None:
+    """The workers load the kustomizations the walk finds; the scan takes those loads and reads a broken one again
+    for its error: the findings, errors and decisions are what the run gives without them."""
+    broken = tmp_path / "tree"
+    shutil.copytree(tree, broken)
+    (broken / "stack" / "big" / "kustomization.yaml").write_text("resources:\n- ../base\npatches: [\n")
+    for root in (tree, broken):
+        ahead, runner = _lint(root, True, loads_done=True)
+        alone, _ = _lint(root, False)
+        assert runner is not None and runner.preloaded >= 5  # the scan took the workers' loads
+        assert [dataclasses.asdict(f) for f in ahead.findings] == [dataclasses.asdict(f) for f in alone.findings]
+        assert [(r.path, str(r.error)) for r in ahead.files] == [(r.path, str(r.error)) for r in alone.files]
+        assert ahead.decisions == alone.decisions
+    assert any("invalid kustomization" in str(r.error) for r in ahead.files)  # the broken one, said as before

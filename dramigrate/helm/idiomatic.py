@@ -26,7 +26,7 @@ import functools
 import json
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,19 @@ def _parent(lines: list[str], index: int) -> int:
     return -1
 
 
+def _item_key(line: str) -> str:
+    """A line without its indent and list markers: `- resources:`, a container's first key, reads `resources:`."""
+    return re.sub(r"^(?:- +)+", "", line.strip())
+
+
+def _child_indent(lines: list[str], index: int) -> int:
+    """The indent of the keys of the map that line `index` opens: its first YAML line below, when deeper than the
+    key (`- resources:` keys at the item's column), else two past the key's column."""
+    column = len(lines[index]) - len(re.sub(r"^ *(?:- +)*", "", lines[index]))
+    below = next((i for i in range(index + 1, len(lines)) if not _control(lines[i])), -1)
+    return _indent(lines[below]) if below >= 0 and _indent(lines[below]) > column else column + 2
+
+
 def _block_end(lines: list[str], index: int) -> int:
     """One past the last line of the YAML block that starts at `index` (its deeper lines and actions)."""
     base = _indent(lines[index])
@@ -182,10 +195,11 @@ def _steps(listed: str) -> str:
 
 def _nonempty(listed: str) -> str:
     """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
-    for a range the rewrite does not take: a values list (`.Values.workers`), or a count of steps (one pod per rank:
-    triton's `range $i := until (int $pod_count)`)."""
-    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed):
-        return listed
+    for a range the rewrite does not take: a values list (`.Values.workers`), a template variable (`$models`, which
+    the claim template assigns the same way: _definitions), or a count of steps (one pod per rank: triton's
+    `range $i := until (int $pod_count)`)."""
+    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or _VARIABLE.fullmatch(listed):
+        return listed  # a values list or map, or a template variable (the claim template sets it the same way)
     steps = _steps(listed)
     return f"(gt (int {steps}) 0)" if steps else ""
 
@@ -236,7 +250,8 @@ def _conditions(
             out.append(path)  # `with` renders its body only when the value is set: an `if` on it
             context = path
             continue
-        listed = _rooted(cond.split(":=", 1)[-1].strip(), context).removeprefix("$")
+        listed = _rooted(cond.split(":=", 1)[-1].strip(), context)
+        listed = listed if _VARIABLE.fullmatch(listed) else listed.removeprefix("$")  # `$models` stays a variable
         if word == "range" and not in_else and (nonempty := _nonempty(listed)):
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
@@ -776,7 +791,7 @@ def build(
     for w in workloads:
         by_rel.setdefault(w.rel, []).append(w)
     for rel, parts in by_rel.items():
-        suffix = "" if len(by_rel) == 1 else f".{Path(rel).stem}"
+        suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
         crlf = written[rel] != parts[0].text  # a CRLF template (Intel's edge-ai charts) keeps its line ends
         changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
@@ -801,6 +816,15 @@ def build(
         Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
     )
     return changes
+
+
+def _template_label(rel: str, rels: Iterable[str]) -> str:
+    """The word a template's own helpers are named with: its file's stem, or its path under templates/ when another
+    of the templates has that stem (`cloud-model/inferenceservice.yaml` beside `quantized-model/...`)."""
+    stem = Path(rel).stem
+    if sum(Path(other).stem == stem for other in rels) == 1:
+        return stem
+    return "-".join(Path(rel).with_suffix("").parts[1:])
 
 
 def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
@@ -1384,7 +1408,7 @@ def _pod_edits(
     else:  # a vendor choice may write the container's whole `resources:` block in each branch (jellyfin, immich)
         res_lines = sorted(resources_lines)
     for res in res_lines:
-        if lines[res].strip() != "resources:":
+        if _item_key(lines[res]) != "resources:":
             why = "the container's resources are templated"
             raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, why)
     res = res_lines[0]
@@ -1412,7 +1436,7 @@ def _pod_edits(
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
         for res in res_lines:  # one, or one per branch of the vendor choice: the container's claims in each
-            ind = " " * (_indent(lines[res]) + 2)
+            ind = " " * _child_indent(lines, res)
             cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
             if steps:  # several steps: each container names its own request, as the migration does
@@ -1436,7 +1460,7 @@ def _pod_edits(
         if shared and alone:  # the request is named only while every container renders (as the migration does)
             several = _and(*dict.fromkeys(alone))
         for at, own_gate, request in zip(res_lines, own_gates, names, strict=True):
-            ind = " " * (_indent(lines[at]) + 2)
+            ind = " " * _child_indent(lines, at)
             entry = [f"{ind}    request: {request}"]
             if several:
                 entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
@@ -1500,6 +1524,10 @@ def _pod_edits(
         items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
         for item in sorted(items):
             name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?" + re.escape(item) + r"\b[^{}]*?-?\}\}", "", name_expr)
+        if not name_expr:  # named by the item alone (`name: {{ $key }}`): the release and the template's file
+            name_expr = "{{ .Release.Name }}-" + (
+                re.sub(r"[^a-z0-9]+", "-", Path(w.rel).stem.lower()).strip("-") or "dra"
+            )
     if not name_expr:
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace", pod) if w.delta.namespaced else None

@@ -9,10 +9,11 @@ locate.py) and, where a values key drives the count, gets that key's file and li
 
 fix and diff: the templates whose renders carry device requests are wrapped (rewrite.py) in a
 working copy. The proof renders the original and the rewritten chart for the user's values, the
-default values, each -f file, values that change or switch off each count found, and values that add a
-device to each resources map; migrating the original rendering with the core must give the same
-objects as rendering the rewritten chart. Only then is anything written (writer.write_atomic); else the
-chart is reported as needing manual work, with the suggested patch and the first difference.
+default values, each -f file, each values file the chart ships that asks for devices, values that change or
+switch off each count found, and values that add a device to each resources map; migrating the original
+rendering with the core must give the same objects as rendering the rewritten chart. Only then is anything
+written (writer.write_atomic); else the chart is reported as needing manual work, with the suggested patch and
+the first difference.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ class Variation:
     options: Any  # helm.RenderOptions
     invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
     invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
+    shipped: bool = False  # a values file the chart ships (shipped_files), not one the user named
 
 
 @dataclass
@@ -490,12 +492,17 @@ def _fix(
     set_by: dict[tuple[Any, ...], bool] = {}
 
     def migrate(v: Variation, r: Render) -> bool:
-        """Migrate one value set's render into `expected`; False when the chart is manual work (said)."""
+        """Migrate one value set's render into `expected`; False when the chart is manual work (said). A shipped values
+        file that does not render or asks for no device is left out (it proves nothing about the rewrite)."""
         nonlocal rewrite, literal_labels
         if r.error:
-            expected.append((v, r, "", []))
+            if not v.shipped:
+                expected.append((v, r, "", []))
             return True
         full = run_core(r.stream, outcome.display, rules, settings, target, fix=True)
+        if v.shipped and _text(full, r.stream) == r.stream:
+            return True
+        own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
         invalid = [f for f in full.findings if f.rule == "invalid-count"]
         v.invalid = invalid[0].message if invalid else ""
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
@@ -503,8 +510,10 @@ def _fix(
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
             bare = run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
-                from_values = _labels_from_values(r.stream, rules, sources.merged)
-                if from_values and _labels_set_by(root, copts, sources, work, from_values, set_by):
+                from_values = _labels_from_values(r.stream, rules, own.merged)
+                if from_values and _labels_set_by(
+                    root, copts, own, work, from_values, set_by, v.options if v.shipped else None
+                ):
                     result, notes = bare, from_values
                 else:
                     literal_labels = True
@@ -544,21 +553,22 @@ def _fix(
     ):
         _manual(outcome, why, "")
         return
-    if rewrite:  # a proof follows: the second renders of slow value sets start now (those the probe rendered)
-        render_again(root, [v.options for v in variations])
-    for v, r in _rendered(root, variations[split:]):
-        if rewrite:
-            render_again(root, [v.options])
-        if not migrate(v, r):
-            return
     if not rewrite:
         return
+    # the proof's other value sets: the chart's shipped values files first, then those derived from the values
+    files = shipped_files(outcome, root, copts, rules)
+    shipped = [Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True) for p in files]
+    render_again(root, [v.options for v in variations])  # a proof follows: the second renders of slow value sets
+    for v, r in _rendered(root, [*shipped, *variations[split:]]):
+        render_again(root, [v.options])
+        if not migrate(v, r):
+            return
     if settings.chart_style == "idiomatic":
         _fix_idiomatic(
             outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
         )
         if outcome.changes and not outcome.manual:
-            _note_labels(outcome, expected, sources)
+            _note_labels(outcome, root, expected, sources)
         return
     try:
         changes = build_rewrite(root, wanted, rules, settings, target)
@@ -603,7 +613,7 @@ def _fix(
             )
             return
         outcome.checked.append(v.label)
-    _note_labels(outcome, expected, sources)
+    _note_labels(outcome, root, expected, sources)
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -614,13 +624,15 @@ def _fix(
         outcome.patch_proven = True
 
 
-def _note_labels(outcome: ChartOutcome, expected: list[Any], sources: ValueSources) -> None:
+def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources: ValueSources) -> None:
     """The warning that node-label hacks from values stay on the pods of a proven rewrite (the proof compared them
-    with the migration that leaves them), on the values key that sets the first."""
+    with the migration that leaves them), on the values key that sets the first (in the user's values, else in the
+    chart's shipped values file that sets it)."""
     label_notes = sorted({(key, leaf.path) for _, _, _, notes in expected for key, leaf in notes})
     if not label_notes:
         return
-    where = locate(label_notes[0][1], sources)
+    shipped = [(f"{outcome.display}/{p.relative_to(root).as_posix()}", p) for p in _shipped_with_notes(expected)]
+    where = locate(label_notes[0][1], replace(sources, files=[*shipped, *sources.files]))
     outcome.findings.append(
         Finding(
             "chart-label-from-values",
@@ -633,6 +645,28 @@ def _note_labels(outcome: ChartOutcome, expected: list[Any], sources: ValueSourc
             where.line,
         )
     )
+
+
+def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
+    """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
+    renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), set()
+    for v, r, want, _ in expected:
+        if v.shipped:
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            out |= {
+                rel
+                for rel, docs in after.items()
+                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
+            }
+    return out
+
+
+def _shipped_with_notes(expected: list[Any]) -> list[Path]:
+    """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
+    return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
 
 
 def _rendered(root: Path, variations: list[Variation]) -> Iterator[tuple[Variation, Render]]:
@@ -713,11 +747,20 @@ def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[s
 
 def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
     """The label hacks of the rendered pods with the values leaves that set them; empty when one is not
-    set by values."""
+    set by values. A label keyed in several places of the values (jellyfin's values-example.yaml: a nodeSelector and
+    a node affinity expression) comes with each, so that _labels_set_by changes them all."""
+    from dramigrate.helm.values import walk
+
     found = _label_leaves(stream, rules, merged)
     if not found or any(leaf is None for leaf in found.values()):
         return []
-    return [(key, leaf) for key, leaf in found.items() if leaf is not None]
+    leaves = list(walk(merged))
+    out = []
+    for key, first in found.items():
+        if first is not None:  # all are (above)
+            same = [leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key]
+            out += [(key, leaf) for leaf in [first, *(leaf for leaf in same if leaf.path != first.path)]]
+    return out
 
 
 def _labels_set_by(
@@ -727,18 +770,21 @@ def _labels_set_by(
     work: Workdir,
     found: list[tuple[str, Leaf]],
     cache: dict[tuple[Any, ...], bool],
+    options: Any = None,
 ) -> bool:
     """Whether the values leaves _label_leaves paired with the pods' device labels do set them: the chart rendered
     with each leaf changed selects otherwise. A leaf found by its text alone (an unread affinity block in values.yaml
     spelling `key: nvidia.com/gpu.product` beside a label the template writes itself) is not the label's source, and
-    the label is then the template's, which the rewrite moves into the claim's selectors. One render per set of
-    leaves, cached in `cache`."""
-    key = tuple((label, leaf.path) for label, leaf in found)
+    the label is then the template's, which the rewrite moves into the claim's selectors. `options`: the value set
+    `sources` holds the values of (a shipped values file; the user's by default). One render per set of leaves and
+    value set, cached in `cache`."""
+    options = copts.render() if options is None else options
+    key = (repr(options), *((label, leaf.path) for label, leaf in found))
     if key not in cache:
         changed = sources.merged
         for _, leaf in found:
             changed = set_path(changed, leaf.path, f"{leaf.value}-dramigrate-probe")
-        before = _pod_labels(cached_render(root, copts.render()).stream)
+        before = _pod_labels(cached_render(root, options).stream)
         new = cached_render(root, copts.render((work.values_file(override(sources, changed)),), sets=False))
         after = _pod_labels(new.stream) if not new.error else {}
         cache[key] = all(after.get(label) != before.get(label) for label, _ in found)
@@ -1416,6 +1462,8 @@ def _fix_idiomatic(
         for doc in docs
     }
     wanted[sub] = _through_includes(outcome, sub, wanted[sub])
+    extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
+    wanted[sub] |= extra
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
         return
@@ -1431,28 +1479,19 @@ def _fix_idiomatic(
             why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
             _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
             return
-        shipped = _shipped_values(outcome, root, copts, rules, settings, target) if not sub else []
-        for _, r, want, _ in shipped:  # a shipped file that renders another workload (coreweave's LeaderWorkerSet)
-            before, after = _by_template(r.stream, name), _by_template(want, name)
-            wanted[sub] |= {
-                rel
-                for rel, docs in after.items()
-                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
-            }
         hint = (prefix + first[0], first[1])
-        both = [*expected, *shipped]
         switch = None
         if not sub:  # templates with a literal device key beside those that pass a map through (A and B mixed)
             hints = _hints(outcome, root, sub, wanted[sub], rules)  # the shipped files' templates too
             try:
                 switch = _mixed_switch(
-                    root, rules, work, hints, both, settings.opt_in, relations or [], named, alter, migrate
+                    root, rules, work, hints, expected, settings.opt_in, relations or [], named, alter, migrate
                 )
             except RewriteError as exc:
                 _manual(outcome, f"{exc}{ENGINE_HINT}", "")
                 return
         rels = wanted[sub] - (switch.rels if switch else set())
-        _fix_passthrough(outcome, root, copts, work, {sub: rels}, both, hint, {sub: [scope]}, switch)
+        _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: [scope]}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
@@ -1480,11 +1519,18 @@ def _fix_idiomatic(
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
+        originals = in_leaf(_by_template(ref_render.stream, name))
+        rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
+        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
+            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+            originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
+            claim_templates = {**claim_templates, **more[2]}
+            rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
         changes = idiomatic.build(
             leaf,
             wanted[sub],
             rules,
-            in_leaf(_by_template(ref_render.stream, name)),
+            originals,
             migrated,
             claim_templates,
             settings.opt_in,
@@ -1492,7 +1538,7 @@ def _fix_idiomatic(
             tuple(guards),
             alter,
             {rel: sorted(names) for rel, names in named.items()},
-            Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name),
+            rendered,
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1889,10 +1935,9 @@ def _fix_library_values(
     from dramigrate.helm.rewrite import chart_name
 
     first = min(hints.items(), key=lambda kv: (kv[0], kv[1].line))
-    shipped = _shipped_values(outcome, root, copts, rules, settings, target)
     findings, fixed = list(outcome.findings), [f.fixed for f in outcome.findings]
     place = placer(found.lib.title, found.places, chart_name(root))
-    _fix_passthrough(outcome, root, copts, work, {"": set()}, [*expected, *shipped], first, {"": [()]}, places=place)
+    _fix_passthrough(outcome, root, copts, work, {"": set()}, expected, first, {"": [()]}, places=place)
     if not outcome.manual or outcome.patch_proven:
         return ""
     tried = outcome.manual.removesuffix(ENGINE_HINT)
@@ -1914,12 +1959,11 @@ def _values_files(root: Path, copts: ChartOptions) -> list[Path]:
     return [*copts.values_files, *own]
 
 
-def _shipped_values(
-    outcome: ChartOutcome, root: Path, copts: ChartOptions, rules: RuleSet, settings: Settings, target: Target
-) -> list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]:
-    """The chart's own values files that ask for devices (`ci/gpu-values.yaml`, `values-gpu.yaml`; not values.yaml,
-    templates/, charts/ or tests/), each as a value set of the proof, with its render and that render migrated."""
-    out: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
+def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules: RuleSet) -> list[Path]:
+    """The chart's own values files that name a device resource (`ci/gpu-values.yaml`, `values-gpu.yaml`; not
+    values.yaml, templates/, charts/ or tests/, nor the -f files the user names), each checked as a values file:
+    every rewrite's proof renders each (_fix), the pass-through writes a DRA variant of each that asks for devices."""
+    out = []
     given = {p.resolve() for p in copts.values_files}
     for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
         rel = path.relative_to(root)
@@ -1932,14 +1976,7 @@ def _shipped_values(
         if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
             continue
         check_values_file(str(path), f"{outcome.display}/{rel.as_posix()}")  # a value set of the proof from here on
-        options = copts.render((path,), sets=False)
-        rendered = cached_render(root, options)
-        if rendered.error:
-            continue
-        result = run_core(rendered.stream, outcome.display, rules, settings, target, fix=True)
-        want = _text(result, rendered.stream)
-        if want != rendered.stream:
-            out.append((Variation(f"-f {path}", options), rendered, want, []))
+        out.append(path)
     return out
 
 

@@ -9,7 +9,7 @@ resources, bases or components; it is migrated whole or not at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,10 @@ from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above
 
 NAMES = KUSTOMIZATION_NAMES
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+# A kustomization as _load reads it: its data, the line of each top-level key, the line of each item of list keys
+Loaded = tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]
+# Where discover may find a kustomization loaded already (by path, resolved): its load, or None (then it loads it)
+Preloaded = Callable[[str], Loaded | None]
 
 
 @dataclass
@@ -201,8 +205,22 @@ def _root_of(folder: Path) -> Path:
     return Path(git_above(str(folder)) or folder)
 
 
-def _load(path: Path) -> tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]:
+def load_many(paths: list[str]) -> list[Loaded | None]:
+    """Each kustomization's load, or None where it fails (discover loads it again, for its error): run in a pool
+    worker while the walk goes on (ahead.py)."""
+    out: list[Loaded | None] = []
+    for path in paths:
+        try:
+            out.append(_load(Path(path)))
+        except Exception:
+            out.append(None)
+    return out
+
+
+def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
     """The kustomization's data, the line of each top-level key, and the line of each item of list keys."""
+    if preloaded is not None and (done := preloaded(str(path))) is not None:
+        return done
     try:
         text = read_regular(str(path)).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -263,8 +281,8 @@ def _strings(data: dict[str, Any], key: str, file: Path, lines: dict[str, int]) 
     return value
 
 
-def read_kustomization(file: Path, inside: bool) -> Kustomization:
-    data, lines, items = _load(file)
+def read_kustomization(file: Path, inside: bool, preloaded: Preloaded | None = None) -> Kustomization:
+    data, lines, items = _load(file, preloaded)
     k = Kustomization(file, data, inside, str(data.get("kind") or "Kustomization"), lines=lines)
     folder = file.parent
     for key in ("resources", "bases", "components"):
@@ -316,11 +334,17 @@ def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target:
     return Patch(file, key, index, line, path.resolve(), text, target)
 
 
-def discover(paths: list[str], extra_roots: tuple[Path, ...] = (), walked: list[Walked] | None = None) -> Graph:
+def discover(
+    paths: list[str],
+    extra_roots: tuple[Path, ...] = (),
+    walked: list[Walked] | None = None,
+    preloaded: Preloaded | None = None,
+) -> Graph:
     """Every kustomization of the repositories that hold `paths` (resolved); those under `paths` are marked inside.
 
     `walked`: the folders the input walk went through, with the kustomizations it saw there; they are not walked
-    again. A broken kustomization under the paths is bad input (in `errors`); one outside them is left out."""
+    again. `preloaded`: the kustomizations loaded already (in the worker pool). A broken kustomization under the
+    paths is bad input (in `errors`); one outside them is left out."""
     graph = Graph()
     if not extra_roots and not any(w.kustomizations for w in walked or ()) and not _in_a_kustomization(paths):
         return graph  # no kustomization anywhere can load these files: skip the walk of the whole repository
@@ -365,7 +389,7 @@ def discover(paths: list[str], extra_roots: tuple[Path, ...] = (), walked: list[
             file = file.resolve()
         inside = under(str(file), wanted_set)
         try:
-            graph.nodes[file.parent] = read_kustomization(file, inside)
+            graph.nodes[file.parent] = read_kustomization(file, inside, preloaded)
         except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
             graph.broken.add(file.parent)
             if inside:

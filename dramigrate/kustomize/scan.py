@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, discover, under
+from dramigrate.kustomize.graph import Graph, Patch, Preloaded, discover, under
 from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
@@ -110,9 +110,12 @@ class Scan:
             return str(folder)
 
 
-def scan(paths: list[str], rules: RuleSet, walked: list[Walked] | None = None) -> Scan:
-    """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through."""
-    graph = discover(paths, walked=walked)
+def scan(
+    paths: list[str], rules: RuleSet, walked: list[Walked] | None = None, preloaded: Preloaded | None = None
+) -> Scan:
+    """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through;
+    preloaded: the kustomizations loaded already (graph.discover)."""
+    graph = discover(paths, walked=walked, preloaded=preloaded)
     out = Scan(graph, errors=list(graph.errors))
     out.broken = set(graph.broken)
     out.errors = [(Path(out.display(p)), e) for p, e in graph.errors]
