@@ -144,6 +144,7 @@ def added_lines(changes: list[Any]) -> int:
 
 def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
     from dramigrate.helm.patterns import classify
+    from dramigrate.helm.run import _counted
 
     out = set()
     for f in findings:
@@ -152,7 +153,7 @@ def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
         path = root / f.file[len(display) + 1 :]
         if path.suffix in (".yaml", ".yml", ".tpl") and "templates" in path.parts:
             try:
-                out.add(classify(path.read_text(encoding="utf-8"), f.line, f.resource).letter)
+                out.add(classify(path.read_text(encoding="utf-8"), f.line, f.resource, _counted(f)).letter)
             except OSError:
                 continue
     return out

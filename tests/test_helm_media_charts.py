@@ -502,10 +502,13 @@ def test_own_objects_named_by_a_library_helper_are_not_called_library_written(ru
     (chart / "charts" / "lib" / "templates" / "_names.tpl").write_text(
         '{{- define "lib.fullname" -}}\n{{ .Release.Name }}-app\n{{- end }}\n'
     )
+    (chart / "templates" / "_resources.tpl").write_text(  # an own helper writing the map as JSON: no rewrite takes it
+        '{{- define "app.resources" -}}\n{{ .Values.main.resources | toJson }}\n{{- end }}\n'
+    )
     (chart / "templates" / "common.yaml").write_text(
         deployment(
             "      containers:\n        - name: main\n          image: x\n"
-            "          resources: {{ toJson .Values.main.resources }}\n"
+            '          resources: {{ include "app.resources" . }}\n'
         ).replace("{{ .Release.Name }}-app", '{{ include "lib.fullname" . }}')
     )
     code, out, err = run_cli(["diff", str(chart)])

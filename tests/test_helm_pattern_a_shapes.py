@@ -587,3 +587,34 @@ def test_a_device_key_inside_with_a_context_the_template_builds(tmp_path: Path) 
         limits = pods["release-name-server"]["containers"][0]["resources"]["limits"]
         assert limits == {"memory": "8Gi"}
         assert ("resourceClaims" in pods["release-name-server"]) == bool(want)
+
+
+WITH_COUNT = TWO_KEYS.replace(
+    """          limits:
+            memory: {{ .Values.resources.limits.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" | quote }}
+          requests:
+            memory: {{ .Values.resources.requests.memory | quote }}
+            nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
+""",
+    """          limits:
+            memory: 8Gi
+            {{- with .Values.gpus }}
+            nvidia.com/gpu: {{ . }}
+            {{- end }}
+""",
+)
+
+
+def test_a_count_written_as_the_dot_of_its_with_block(tmp_path: Path) -> None:
+    """`{{- with .Values.gpus }}` then `nvidia.com/gpu: {{ . }}`: the count is the value the `with` reads, so the
+    claim template counts `.Values.gpus` (was: the claim template read `.` at the chart's root, and the rewrite was
+    not proven)."""
+    chart = chart_with(tmp_path, "server", {"templates/d.yaml": WITH_COUNT, "values.yaml": "gpus: 2\n"})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpus: 3\n")
+    assert list(dra_render(chart, on)[1].values()) == [3]
+    on.write_text("gpus: 0\n")
+    _, counts, pods = dra_render(chart, on)
+    assert not counts and "resourceClaims" not in pods["server"]

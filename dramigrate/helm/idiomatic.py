@@ -177,6 +177,8 @@ def _rooted(expr: str, context: str) -> str:
     `.Values.resources.gpu`); inside `range`, one that reads only the root (`$.Values.gpu.count`)."""
     if context == ITEM:
         return expr
+    if context and expr.strip() == ".":  # `nvidia.com/gpu: {{ . }}` inside `with .Values.gpus`: the value itself
+        return context
     if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
         return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
     return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr

@@ -46,6 +46,8 @@ _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 # an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
 _DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _LITERAL_ENTRY = re.compile(r'\bdict\s+"([^"]+)"\s+')  # `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr)
+# an entry set into the map or one of its sections, its name not literal (`set $res.limits .Values.gpu.resourceName 1`)
+_SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _SECTIONS = ("limits:", "requests:")
 _CLAIM = "gpu"
 _COUNT, _KEY = "$draCount", "$draKey"
@@ -99,13 +101,41 @@ def site(text: str) -> Site | None:
             return None
         built = lines[_first_part(lines, sets[0], depths) : i]
         literal = tuple(dict.fromkeys(n for x in built for n in _LITERAL_ENTRY.findall(x)))
-        if not (literal and section >= 0) and not any(_DICT_ENTRY.search(x) for x in built):
+        if not (literal and section >= 0) and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
         if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
             return None
         return Site(i, var, _parent(lines, containers), section, literal)
     return None
+
+
+_OPENER = re.compile(r"\{\{-?\s*((?:if|with|range|define|block)\b.*?)\s*-?\}\}")
+_ELSE = re.compile(r"\{\{-?\s*else\b")
+
+
+def _open_blocks(lines: list[str], at: int) -> list[tuple[str, bool]]:
+    """The blocks open at the start of line `at`, outermost first: each opener's action (`if .Values.gpu.enabled`) and
+    whether the line is past its `else`."""
+    stack: list[tuple[str, bool]] = []
+    for line in lines[:at]:
+        for word in _BLOCK_WORD.finditer(line):
+            if word.group(1) == "end":
+                stack = stack[:-1]
+            else:
+                opener = _OPENER.match(line, word.start())
+                stack.append((re.sub(r"\s+", " ", opener.group(1)) if opener else word.group(1), False))
+        if _ELSE.search(line) and stack:
+            stack[-1] = (stack[-1][0], True)
+    return stack
+
+
+def _taken_with(lines: list[str], at: int, toyaml: int, level: int) -> bool:
+    """Whether line `at` renders whenever the map's toYaml line does: each block it is in beyond the first `level`
+    ones is a branch the toYaml line is in too (navillasa's `if .Values.gpu.enabled` around both the map and the
+    GPU tolerations)."""
+    mine, opened = _open_blocks(lines, toyaml), _open_blocks(lines, at)
+    return len(opened) >= level and all(block in mine and not block[1] for block in opened[level:])
 
 
 def _declared(lines: list[str], var: str) -> list[int]:
@@ -491,6 +521,8 @@ def rewrite(
     v = _Vars(f"{chart}.{stem}.draClaimName" if several else "")
     args = v.args
     claimed = f"and {enabled} {v.held}"
+    # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing)
+    keyed = claimed if several else f'and {enabled} (ne {_KEY} "")'
     # the workload's name as its template writes it, then a hash of the claim spec (a spec cannot change)
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
@@ -537,13 +569,15 @@ def rewrite(
             f"{ind}  {{{{- end }}}}" + ("{{- end }}" if tolerated else ""),
         ]
     if own and given:
-        cond = claimed if several else f"{claimed} (not {tolerated})"
+        cond = claimed if several else f"{keyed} (not {tolerated})"
         e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
-        if depths[e.index] != level or e.index < where.toyaml:
+        if e.index < where.toyaml:
             raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+        if not _taken_with(lines, e.index, where.toyaml, level):
+            raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
         edits.append((e.index, e.stop, e.lines))
     elif not several or several.tolerate:
-        cond = f"{claimed} {untolerated}" if several else claimed
+        cond = f"{claimed} {untolerated}" if several else keyed
         pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
     edits.append((end, end, pod_lines))
     # the workload document ends at a `---`, at the `end` that closes the variable's block, or with the file

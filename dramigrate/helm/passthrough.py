@@ -27,6 +27,7 @@ variants.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import re
 from collections.abc import Callable
@@ -47,7 +48,7 @@ from dramigrate.helm.idiomatic import (
     pod_containers,
     shipped_rules,
 )
-from dramigrate.helm.patterns import Pattern
+from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
@@ -193,6 +194,71 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
     return out
 
 
+LIST_MARKER = "dramigrate.io/list-"
+
+
+def marked_lists(marked: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
+    """The values with a marker item (a toleration-shaped map) at the end of each list of maps under string keys
+    (empty ones too), and those lists in marker order: which of them a pod renders its tolerations from."""
+    out = copy.deepcopy(marked)
+    lists: list[Path_] = []
+
+    def visit(node: Any, path: Path_) -> None:
+        for k, v in node.items() if isinstance(node, dict) else ():
+            if isinstance(v, list) and all(isinstance(x, dict) for x in v):
+                lists.append((*path, str(k)))
+                v.append({"key": f"{LIST_MARKER}{len(lists) - 1}", "operator": "Exists"})
+            visit(v, (*path, str(k)))
+
+    visit(out, ())
+    return out, lists
+
+
+def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list[tuple[set[Path_], list[Path_ | None]]]:
+    """Each pod of a render with both markers (marked_values, marked_lists): the resources maps its containers take
+    and, per item of its tolerations, the values list it comes from (None: written otherwise)."""
+    out = []
+    for key, docs in objects(stream).items():
+        singles = single_containers(key)
+        for doc in docs:
+            pods: list[tuple[list[Any], dict[str, Any]]] = []
+            pod_specs(doc, pods, [], singles)
+            for _, pod in pods:
+                taken = {
+                    maps[int(k[len(MARKER) :])]
+                    for c in pod_containers(pod, singles)
+                    for k in ((c.get("resources") or {}).get("limits") or {})
+                    if str(k).startswith(MARKER)
+                }
+                items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
+                keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
+                out.append(
+                    (taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys])
+                )
+    return out
+
+
+def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits: list[MapEdit], rest: str = "") -> None:
+    """Where each edit's added tolerations go (MapEdit.places): the values list the pods that take its map render
+    their tolerations from (found in `stream`, the chart rendered with both markers; `rest`: its other objects),
+    when that list's items come last in each such pod and nothing else renders the list (a pod without the same
+    tolerations added, another object: an AcceleratorProfile's). The DRA values then carry the list whole with the
+    toleration at its end (Helm replaces lists), and no template changes for it; otherwise the toleration stays
+    beside the map (template_edits passes it through)."""
+    pods = _pods_with_marks(stream, maps, lists)
+    adds = {e.path: e.siblings.get("tolerations") for e in edits}
+    for edit in edits:
+        added = edit.siblings.get("tolerations")
+        mine = [marks for taken, marks in pods if edit.path in taken]
+        lasts = {marks[-1] if marks else None for marks in mine}
+        if not added or len(lasts) != 1 or (place := lasts.pop()) is None:
+            continue
+        sharers = [(taken, marks.count(place)) for taken, marks in pods if place in marks]
+        everywhere = len(re.findall(rf"{re.escape(LIST_MARKER)}{lists.index(place)}(?!\d)", stream + rest))
+        if everywhere == sum(n for _, n in sharers) and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
+            edit.places["tolerations"] = place
+
+
 def _section_keys(block: Any) -> set[tuple[str, str]]:
     block = block if isinstance(block, dict) else {}
     return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
@@ -222,6 +288,16 @@ def device_map(
 
 def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
+
+
+def _as_text(value: Any) -> Any:
+    """The value with each scalar as its text: a map passed through entry by entry with `{{ $v | quote }}` renders
+    the quantity `1` as "1", the same request."""
+    if isinstance(value, dict):
+        return {str(k): _as_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_text(v) for v in value]
+    return str(value)
 
 
 def map_edits(
@@ -282,7 +358,7 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _plain(get_path(merged, path) or {}) != _plain(old_res):
+                if not merges and _as_text(get_path(merged, path) or {}) != _as_text(old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
@@ -514,7 +590,31 @@ def variant_text(
         holder[VALUES_KEY] = entries = CommentedMap({**(holder.get(VALUES_KEY) or {}), **copy.deepcopy(own)})
         for name in (name for name, spec in own.items() if spec is None):  # see superseded()
             entries.yaml_add_eol_comment(f"null drops the one {OVERLAY} adds: these values name their own", name)
-    return yf.render()
+    return _blanks_below(yf.text, yf.render())
+
+
+def _blanks_below(original: str, text: str) -> str:
+    """The variant with each block it adds right below blank lines of the original moved above them when the block
+    is indented deeper than the line below it: those blank lines end the map the block belongs to (`claims:` of a
+    resources map, `resourceClaims:` after the last key of its group), where a maintainer writes it. Unchanged when
+    that would read differently (a block scalar above keeps its blank lines)."""
+    import yaml
+
+    o, t = original.splitlines(keepends=True), text.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, _, i2, j1, j2 in difflib.SequenceMatcher(a=o, b=t, autojunk=False).get_opcodes():
+        block = t[j1:j2]
+        blank = next((n for n in range(len(out)) if out[len(out) - 1 - n].strip()), len(out))
+        below = o[i2] if i2 < len(o) else ""
+        if tag == "insert" and blank and below.strip() and _indent(block[0]) > _indent(below):
+            out[len(out) - blank : len(out) - blank] = block
+        else:
+            out.extend(block)
+    moved = "".join(out)
+    try:
+        return moved if list(yaml.safe_load_all(moved)) == list(yaml.safe_load_all(text)) else text
+    except yaml.YAMLError:
+        return text
 
 
 def _values_document(path: Path, text: str) -> tuple[Any, Any]:
@@ -787,8 +887,9 @@ def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> st
 
 
 _MAP_EXPR = re.compile(
-    r"(?:\bwith|\btoYaml)\s+\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
-)  # a map, or a map keyed under it (`.resources.gpu`)
+    r"(?:\bwith|\btoYaml|\brange\s+\$\w+\s*,\s*\$\w+\s*:=)\s*\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)"
+    r"(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
+)  # a map, or a map keyed under it (`.resources.gpu`), or one of its sections (`range $k, $v := .resources.limits`)
 
 
 _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
@@ -876,17 +977,20 @@ def template_edits(
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
     through one of the `helpers`, map_helpers), unless it renders that sibling already."""
     variables, ranges = _index_variables(text), _range_variables(text)
-    read = expand_map_helpers(text, helpers or {})
+    read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
-    # the line the pod-level keys go before: the pod's containers, or a single container (KServe's `model:`)
+    # the line the pod-level keys go before: the pod's (init) containers, or a single container (KServe's `model:`)
     singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
-    heads = {"containers:", "- containers:", *(f"{k}:" for k in singles)}
+    heads = {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
     edits = _Edits(text, rel, scoped, heads, text.splitlines())
     found = []
     for i in range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
+            if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
+                target = next((p for p in needs if _ends_with(p, [*words, key])), None)
+                ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None:
                 found.append((i, ref, target))
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
@@ -895,6 +999,28 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
     return edits.out()
+
+
+_SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
+
+
+def _claims_beside_sections(t: _Edits, i: int, claims: str) -> None:
+    """A container `resources:` block that writes the map's sections one by one (`limits:` from `toYaml
+    .Values.resources.limits`, or a `range` over it; the read at line i) renders none of the `claims` the DRA
+    values add to the map: `claims` from the map, first under that `resources:` (nothing when the map has none)."""
+    lines = t.lines
+    top = -1
+    for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
+        if lines[j].strip() in t.heads or re.fullmatch(r"\s*(?:-\s+)?resources:\s*", lines[j]):
+            top = j if lines[j].strip() not in t.heads else -1
+            break
+    child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
+    if top < 0 or child < 0 or _indent(lines[child]) <= _indent(lines[top]):
+        raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
+    ind = " " * _indent(lines[child])
+    block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
+    if block[0] not in t.inserts.get(top + 1, []):
+        t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
 
 SiblingExpr = Callable[[str], str]
@@ -1018,7 +1144,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         if name not in need:
             continue
         expr = sibling_expr(sibling_key(key, name))
-        if under and name == "resourceClaims":
+        if under and under != _SECTION and name == "resourceClaims":
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
@@ -1031,6 +1157,18 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
                     f"{item}{{{{- toYaml . | nindent {len(item)} }}}}",
                     f"{item}{{{{- end }}}}",
                 ]
+            elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
+                # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
+                j, m = read
+                joined = f"(concat ({m.group(2)} | default list) ({expr} | default list))"
+                t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+            continue
+        if name == "tolerations" and ranged <= containers and (own := _with_list(lines, pod, f"{ind}{name}:")):
+            # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
+            # joins it there, a second `tolerations:` key would clash with it
+            j, m = own
+            joined = f"concat ({m.group(2)} | default list) ({expr} | default list)"
+            t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
         render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
@@ -1052,8 +1190,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         ]
         if block[len(gather)] not in t.inserts.get(containers, []):
             t.inserts.setdefault(containers, []).extend(block)
+    if under == _SECTION and "resourceClaims" in need:
+        _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
-        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under else "")
+        cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
             opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
             if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
@@ -1106,6 +1246,40 @@ def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | No
     if not body or not body[0].lstrip().startswith("- ") or any("{{" in line for line in body):
         return None
     return end, " " * _indent(body[0])
+
+
+_TOYAML_LINE = re.compile(r"^(\s*\{\{-?\s*toYaml\s+)([$.][\w.$]*)(\s*\|\s*n?indent\s+\d+\s*-?\}\}\s*)$")
+
+
+def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
+    """The line (and its match) of the one `{{- toYaml <expr> | nindent N }}` that the pod spec at line `pod` writes
+    under `head`, if that is all it writes there."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    at = next((j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head), None)
+    if at is None:
+        return None
+    body = [j for j in range(at + 1, _block_end(lines, at)) if lines[j].strip()]
+    m = _TOYAML_LINE.match(lines[body[0]]) if len(body) == 1 else None
+    return (body[0], m) if m else None
+
+
+_WITH_LINE = re.compile(r"^(\s*\{\{-?\s*with\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
+
+
+def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
+    """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
+    when the block writes `{{- toYaml . | nindent N }}` under it and ends."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head]
+    if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
+        return None
+    j = heads[0]
+    m = _WITH_LINE.match(lines[j - 1])
+    body = re.fullmatch(r"\s*\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}\s*", lines[j + 1])
+    end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+    return (j - 1, m) if m and body and end else None
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:

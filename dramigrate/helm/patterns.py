@@ -42,6 +42,94 @@ _LITERAL = r'"[^"]*"|dict|list|\d+'
 _DEFAULTED = re.compile(rf"(.+?)\s*\|\s*default\s+({_LITERAL})|default\s+({_LITERAL})\s+(.+)", re.S)
 
 
+# --- how a template serialises a values map, read in one spelling -------------------------------------------
+
+_SERIALISERS = frozenset({"toYaml", "toJson", "toPrettyJson", "toRawJson", "mustToJson", "mustToPrettyJson"})
+_WHOLE_ACTION = re.compile(r"(\{\{-?\s*)(.*?)(\s*-?\}\})")
+_FIELD_CHAIN = re.compile(r"(\$\w*|\.Values|\.)((?:\.[A-Za-z_]\w*)*)")
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at `sep` (a pipeline's `|`, or whitespace for a call's words when `sep` is " ") outside
+    parentheses and double-quoted strings."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for i, ch in enumerate(text):
+        if ch == '"' and (i == 0 or text[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif not quoted and not depth and (ch.isspace() if sep == " " else ch == sep):
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip() or sep != " "]
+
+
+def _grouped(expr: str) -> str | None:
+    """The inside of `(X)` when the parentheses enclose the whole expression, else None."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return None
+    depth = 0
+    for i, ch in enumerate(expr):
+        depth += 1 if ch == "(" else -1 if ch == ")" else 0
+        if depth == 0 and i < len(expr) - 1:
+            return None
+    return expr[1:-1].strip()
+
+
+def _map_of(expr: str) -> str:
+    """The values map an expression passes on with its keys in place, as one word: `X` for `default dict X`,
+    `X | default dict`, `deepCopy X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)` for `default A B`
+    (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses when it is more
+    than one word: `index .Values "a" "resources"` stays as it is written)."""
+    expr = expr.strip()
+    if (inner := _grouped(expr)) is not None:
+        return _map_of(inner)
+    stages = _split_top(expr, "|")
+    if len(stages) > 1 and all(re.fullmatch(r"default\s+\(?dict\)?|deepCopy", s) for s in stages[1:]):
+        return _map_of(stages[0])
+    words = _split_top(expr, " ") if len(stages) == 1 else []
+    head = words[0] if words else ""
+    if head in ("deepCopy", "pick", "omit") and len(words) >= 2:
+        return _map_of(words[1])
+    if head == "default" and len(words) == 3 and words[1] in ("dict", "(dict)"):
+        return _map_of(words[2])
+    if head == "default" and len(words) == 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
+        return f"(merge {words[2]} {words[1]})"
+    if head in ("merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite") and len(words) >= 3:
+        return f"({' '.join([head, *(_map_of(w) for w in words[1:])])})"  # each map: `(deepCopy A)` is A
+    return expr if len(_split_top(expr, " ")) == 1 else f"({expr})"
+
+
+def _serialised(body: str) -> str:
+    """An action's pipeline with the map it serialises written `toYaml X` (X as _map_of reads it): `X | toYaml`,
+    `toJson X`, `toYaml (default dict X)`; groups in parentheses (`tpl (toYaml X) .`) read the same way."""
+    stages = _split_top(body, "|")
+    for k, stage in enumerate(stages):
+        words = _split_top(stage, " ")
+        if not words:
+            continue
+        if words[0] in _SERIALISERS and len(words) == 1 and k:
+            return " | ".join([f"toYaml {_map_of(' | '.join(stages[:k]))}", *stages[k + 1 :]])
+        if words[0] in _SERIALISERS and len(words) == 2:
+            stages[k] = f"toYaml {_map_of(words[1])}"
+            return " | ".join(stages)
+    return " | ".join(
+        " ".join(f"({_serialised(g)})" if (g := _grouped(w)) is not None else w for w in _split_top(s, " "))
+        for s in stages
+    )
+
+
+def map_reads(text: str) -> str:
+    """The template line for line with every map it serialises spelled `toYaml X` (_serialised), so the pass-through's
+    readings of a map (`toYaml .Values.x.resources`) take the other spellings charts use for the same read:
+    `.Values.resources | toYaml`, `toJson .Values.resources`, `toYaml (default dict .Values.resources)`,
+    `index .Values "x" "resources" | toYaml`, `toYaml (mergeOverwrite (deepCopy A) B)`."""
+    if not any(s in text for s in _SERIALISERS):
+        return text
+    return _WHOLE_ACTION.sub(lambda m: m.group(1) + _serialised(m.group(2)) + m.group(3), text)
+
+
 @dataclass(frozen=True)
 class Pattern:
     letter: str
@@ -185,8 +273,62 @@ def _templated_child(lines: list[str], section: int) -> int:
     return -1
 
 
-def classify(template: str, line: int, resource: str) -> Pattern:
-    """The pattern of the device request a finding mapped to `line` (1-based) of `template`."""
+_SECTION_RANGE = re.compile(
+    r"\{\{-?\s*range\s+(\$\w+)\s*,\s*\$\w+\s*:=\s*[.$][\w.]*[Rr]esources\.(?:limits|requests)\s*-?\}\}"
+)
+
+
+def _section_range(lines: list[str], index: int) -> int:
+    """The line of the `range $key, $value := <values resources map>.limits` (or `.requests`) whose key variable
+    names the templated key at line `index` (0-based): the template writes that section of the map entry by entry;
+    -1 otherwise."""
+    key = re.match(r"^\s*[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}", lines[index])
+    for j in range(index - 1, max(-1, index - 4), -1):
+        m = _SECTION_RANGE.search(lines[j])
+        if m and key and m.group(1) == key.group(1):
+            return j
+    return -1
+
+
+_SERIALISED_MAP = re.compile(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b")
+
+
+def _container_resources(lines: list[str], index: int) -> int:
+    """When line `index` (0-based) starts a list item (a container) that writes no device key itself, the line of its
+    `resources:` key or of its serialised resources map (a finding whose rendered line the template does not show,
+    such as `resources: {{ toJson .Values.resources }}`, maps to the container's first line); else -1."""
+    item = re.match(r"^(\s*)-\s+\S", lines[index])
+    if item is None or _LITERAL_KEY.match(lines[index]) or _TEMPLATED_KEY.match(lines[index]):
+        return -1
+    inner = len(item.group(1)) + 2
+    for j in range(index + 1, len(lines)):
+        text = lines[j]
+        indent = len(text) - len(text.lstrip(" "))
+        if text.strip() and indent < inner and not text.lstrip().startswith("{{"):
+            return -1
+        if indent == inner and (re.match(r"\s*resources:", text) or _SERIALISED_MAP.search(map_reads(text))):
+            return j
+    return -1
+
+
+_VALUES_MAP = re.compile(r"(?<![\w.$)\]'\"])(\$?\.Values\.)?((?:[A-Za-z_]\w*\.)*[A-Za-z]*[Rr]esources)\b(?![.\w:])")
+_INCLUDE = re.compile(r"\b(include|template)\s+\"")
+
+
+def _reads_elsewhere(window: str, counted: tuple[str, ...]) -> bool:
+    """Whether the window also includes a helper, every resources map it reads is a values path (`toYaml
+    .Values.a.resources`) and none holds a values key the device count comes from (`counted`, dotted; a subchart's
+    key may sit under its name): the finding's line is in another branch than the one that rendered the device (z2jh's
+    user placeholder: `if` its own map, `else` the singleuser helper that writes the device)."""
+    reads = _VALUES_MAP.findall(window)
+    if not counted or not reads or not _INCLUDE.search(window) or any(not rooted for rooted, _ in reads):
+        return False
+    return not any(re.search(rf"(?:^|\.){re.escape(path)}(?:[.\[]|$)", c) for _, path in reads for c in counted)
+
+
+def classify(template: str, line: int, resource: str, counted: tuple[str, ...] = ()) -> Pattern:
+    """The pattern of the device request a finding mapped to `line` (1-based) of `template`; `counted`: the values
+    keys the device count comes from, when known (dotted)."""
     lines = template.splitlines()
     if not 0 < line <= len(lines):
         return Pattern("F", line, "")
@@ -195,26 +337,43 @@ def classify(template: str, line: int, resource: str) -> Pattern:
     key = _LITERAL_KEY.match(text)
     if key and key.group(2) == resource and count_expression(key.group(3)) is not None:
         return Pattern("A", line, stripped)
+    if (res := _container_resources(lines, line - 1)) >= 0:
+        return classify(
+            template, res + 1, resource, counted
+        )  # a container mapped by its first line: its resources line
+    if _TEMPLATED_KEY.match(text) and _section_range(lines, line - 1) >= 0:
+        return Pattern("B", line, stripped)  # `{{ $k }}: {{ $v }}` in a range over `.Values.resources.limits`
     if _TEMPLATED_KEY.match(text):
         return Pattern("E", line, stripped)
     if re.search(r"\b(include|template)\s+\"", text):
         return Pattern("D", line, stripped)
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
-    window = "\n".join(lines[max(0, line - 3) : line + 3])
+    read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
+    window = "\n".join(read[max(0, line - 3) : line + 3])
+    letter = None if _reads_elsewhere(window, counted) else _map_pattern(window, template)
+    if letter:
+        return Pattern(letter, line, stripped)
+    if _INCLUDE.search(window):
+        return Pattern("D", line, stripped)
+    return Pattern("F", line, stripped)
+
+
+def _map_pattern(window: str, template: str) -> str | None:
+    """C or B when the lines around a device request pass a values resources map through (`with` it then `toYaml .`,
+    or a `toYaml` of it); F for a `toYaml` of a variable the template builds the map in; None otherwise."""
     if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and (
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
-        return Pattern("C", line, stripped)
+        return "C"
     if re.search(r"toYaml\s+\$", window) and _section_built(template):
-        return Pattern("F", line, stripped)  # `limits:` written from a variable the template adds the key to (tvarr)
+        return "F"  # `limits:` written from a variable the template adds the key to (tvarr)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\(\s*(?:mergeOverwrite|merge)\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\$", window)
         or re.search(r'index\s+[.$][\w.]*(?:\s+"[^"]+")*\s+"[\w-]*[Rr]esources"\s*\|\s*toYaml', window)
+        or re.search(r'toYaml\s+\(index\s+[.$][\w.]*(?:\s+"[^"]+")*\s+"[\w-]*[Rr]esources"\)', window)
     ):
-        return Pattern("B", line, stripped)
-    if re.search(r"\b(include|template)\s+\"", window):
-        return Pattern("D", line, stripped)
-    return Pattern("F", line, stripped)
+        return "B"
+    return None

@@ -332,6 +332,7 @@ def _run(
     if base_uses:
         attach_values(findings, relations, sources, root, outcome.display)
         attach_label_values(findings, base.stream, rules, sources)
+        _repattern(findings, root, outcome.display)
     from dramigrate.detect import explain_requests
     from dramigrate.suppress import suppressed_request
     from dramigrate.terminal import MESSAGES
@@ -1185,8 +1186,31 @@ def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) ->
     passes a values map through (`helpers()`, passthrough.map_helpers, read only for a helper line) makes it B."""
     from dramigrate.helm.passthrough import expand_map_helpers
 
-    pattern = classify(text, f.line, f.resource)
-    return classify(expand_map_helpers(text, helpers()), f.line, f.resource) if pattern.letter == "D" else pattern
+    counted = _counted(f)
+    pattern = classify(text, f.line, f.resource, counted)
+    if pattern.letter == "D":
+        return classify(expand_map_helpers(text, helpers()), f.line, f.resource, counted)
+    return pattern
+
+
+def _counted(f: Finding) -> tuple[str, ...]:
+    """The values keys (dotted) attach_values found the finding's device count in."""
+    return tuple(m.group(1) for r in f.related if (m := _COUNTED.match(r.note)))
+
+
+def _repattern(findings: list[Finding], root: Path, display: str) -> None:
+    """A finding named pattern B or C from a values map its line reads, where the device count comes from values
+    keys outside that map (the line is in the other branch of an `if`), named again with those keys known."""
+    for f in findings:
+        named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
+        if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
+            continue
+        text = _read(root / f.file[len(display) + 1 :])
+        if text is not None and (pattern := classify(text, f.line, f.resource, counted)).describe() != named.group(1):
+            f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
+
+
+_COUNTED = re.compile(r"([^\[:]+)(?:\[[^\]]*\])*: .* sets this device count$")  # attach_values' note: its key
 
 
 def _copied_keys(root: Path) -> set[str]:
@@ -2034,7 +2058,12 @@ def _fix_passthrough(
         edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         if places:
             places(edits, sources.merged)
-        elif list(leaves) == [""]:
+        elif any("tolerations" in e.siblings for e in edits):
+            listed, lists = pt.marked_lists(marked)
+            found = _render(root, copts.render((work.values_file(_override(sources, listed)),), sets=False))
+            if not found.error:  # the values list the pods render their tolerations from (else beside the map)
+                pt.toleration_places(found.stream, maps, lists, edits, found.rest)
+        if not places and list(leaves) == [""]:
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
@@ -2060,7 +2089,8 @@ def _fix_passthrough(
         namespaced |= any(bool(t["metadata"].get("namespace")) for t in rcts.values())
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
-            paths.setdefault(e.path, set()).update({"resourceClaims", *e.siblings, *e.unpinned})
+            beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
+            paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does

@@ -1,0 +1,101 @@
+"""A container's resources map the template copies from values and `set`s the device key into, its name and count
+from values (navillasa's llm-server: `set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count` on a
+`deepCopy .Values.gpuResources`, under `if .Values.gpu.enabled`, the GPU tolerations under the same `if`). The
+map-built rewrite (mapvars.py) takes it behind the dra.enabled switch and is proven."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- if .Values.gpu.enabled }}
+            {{- $gpuResources := deepCopy .Values.gpuResources }}
+            {{- $_ := set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count }}
+            {{- toYaml $gpuResources | nindent 12 }}
+            {{- else }}
+            {{- toYaml .Values.resources | nindent 12 }}
+            {{- end }}
+      {{- if .Values.gpu.enabled }}
+      {{- with .Values.gpu.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- else }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- end }}
+"""
+VALUES = """\
+gpu:
+  enabled: true
+  # nvidia.com/gpu or amd.com/gpu
+  resourceName: nvidia.com/gpu
+  count: 1
+  tolerations:
+    - key: dedicated
+      operator: Exists
+gpuResources:
+  limits:
+    memory: 8Gi
+resources:
+  limits:
+    memory: 1Gi
+tolerations: []
+"""
+
+
+def _render(chart: Path, sets: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    return [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=sets))]
+
+
+def _docs(chart: Path, sets: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    return [d for _, text in _render(chart, sets) for d in yaml.safe_load_all(text) if d]
+
+
+def test_a_device_key_set_into_a_copied_map_gets_the_switch(tmp_path: Path) -> None:
+    """Was: pattern F, "the idiomatic rewrite takes pattern A only", nothing written."""
+    files = {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT}
+    original = chart_with(tmp_path / "original", "server", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "server")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for sets in ((), ("gpu.enabled=false",)):  # with the switch off: byte-identical
+        assert _render(chart, ("dra.enabled=false", *sets)) == _render(original, sets)
+    docs = _docs(chart, ("gpu.count=2",))
+    (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}, pod
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}]
+    assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    assert not [d for d in _docs(chart, ("gpu.enabled=false",)) if d["kind"] == "ResourceClaimTemplate"]
