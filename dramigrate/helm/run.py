@@ -1205,7 +1205,7 @@ def _repattern(findings: list[Finding], root: Path, display: str) -> None:
         named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
         if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
             continue
-        text = _read(root / f.file[len(display) + 1 :])
+        text = read_text(root / f.file[len(display) + 1 :])
         if text is not None and (pattern := classify(text, f.line, f.resource, counted)).describe() != named.group(1):
             f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
 
@@ -2060,7 +2060,7 @@ def _fix_passthrough(
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings for e in edits):
             listed, lists = pt.marked_lists(marked)
-            found = _render(root, copts.render((work.values_file(_override(sources, listed)),), sets=False))
+            found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
                 pt.toleration_places(found.stream, maps, lists, edits, found.rest)
         if not places and list(leaves) == [""]:
