@@ -357,7 +357,8 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
         result.files.append(_error_result(path, message))
         result.bad_input += 1
     if ctx.stdin is not None:
-        from dramigrate.helm.run import repeated_key_findings, stream_related
+        from dramigrate.helm.findingmap import repeated_key_findings
+        from dramigrate.helm.run import stream_related
 
         for r in result.files:
             if r.path == "-" and r.error is None:  # refused (too large): its 32 MiB are not split into lines again

@@ -20,8 +20,9 @@ from conftest import chart_with
 from test_helm_idiomatic import RULES, T136, write_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm import probe as helm_probe
+from dramigrate.helm import renderpool, sandbox
 from dramigrate.helm import run as helm_run
-from dramigrate.helm import sandbox
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 
 
@@ -59,7 +60,7 @@ def fix(
     with monkeypatch.context() as patch:
         patch.setattr(sandbox, "render_in_child", recorder)
         patch.setattr(sandbox, "render_parallelism", lambda: threads)
-        patch.setattr(helm_run, "PARALLEL_FROM", 0.0)  # a small chart: parallel from the first batch all the same
+        patch.setattr(renderpool, "PARALLEL_FROM", 0.0)  # a small chart: parallel from the first batch all the same
         outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
     return outcome, recorder
@@ -115,8 +116,8 @@ def test_the_second_render_of_a_slow_value_set_starts_before_the_proof(
     """A value set that renders slowly (nim-llm's multi-node set generates an RSA key: up to 2 s a render) and has
     random values is rendered a second time as soon as its first render is in, on another Helm worker, so that
     render overlaps the migration of the value sets and the rewritten chart's renders instead of following them."""
-    monkeypatch.setattr(helm_run, "AGAIN_FROM", 0.0)  # this small chart renders fast: every render counts as slow
-    monkeypatch.setattr(helm_run, "AGAIN_TIMES", 0)
+    monkeypatch.setattr(renderpool, "AGAIN_FROM", 0.0)  # this small chart renders fast: every render counts as slow
+    monkeypatch.setattr(renderpool, "AGAIN_TIMES", 0)
     _, recorder = fix(tmp_path, monkeypatch, 2, random=True)
     seen: set[tuple[str, str]] = set()
     second = rewritten = len(recorder.requests)
@@ -408,15 +409,15 @@ spec:
 def probed(chart: Path, monkeypatch: pytest.MonkeyPatch, group: int) -> tuple[ChartOutcome, int]:
     """A lint run of the chart with PROBE_GROUP keys to a probe render, and how many renders the probe spent."""
     probes: list[dict[str, Any]] = []
-    real = helm_run._probe_renders
+    real = helm_probe.probe_renders
 
     def counted(*args: Any) -> list[Any]:
         probes.extend(args[2])  # the changed value sets, one render each
         return real(*args)
 
     with monkeypatch.context() as patch:
-        patch.setattr(helm_run, "_probe_renders", counted)
-        patch.setattr(helm_run, "PROBE_GROUP", group, raising=False)
+        patch.setattr(helm_probe, "probe_renders", counted)
+        patch.setattr(helm_probe, "PROBE_GROUP", group, raising=False)
         outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
     return outcome, len(probes)
 
@@ -433,7 +434,7 @@ def test_values_keys_that_drive_no_device_are_probed_a_group_at_a_time(
     chart = chart_with(tmp_path, "many", {"templates/d.yaml": SERVICES, "values.yaml": values})
 
     alone, singly = probed(chart, monkeypatch, 1)
-    grouped, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+    grouped, renders = probed(chart, monkeypatch, helm_probe.PROBE_GROUP)
     assert shown(grouped) == shown(alone)
     assert "worker.gpus: 2 sets this device count" in shown(grouped)
     assert "worker.enabled: true keeps this device request" in shown(grouped)
@@ -469,9 +470,9 @@ def test_keys_that_fail_the_chart_cost_a_probe_group_one_render_more(
         tmp_path, "strict", {"templates/p.yaml": STRICT, "values.yaml": f"gpus: 1\nfeatures:\n{features}"}
     )
     alone, singly = probed(chart, monkeypatch, 1)
-    grouped, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+    grouped, renders = probed(chart, monkeypatch, helm_probe.PROBE_GROUP)
     assert shown(grouped) == shown(alone)
-    assert renders <= singly + -(-singly // helm_run.PROBE_GROUP), (renders, singly)
+    assert renders <= singly + -(-singly // helm_probe.PROBE_GROUP), (renders, singly)
 
 
 # one Deployment per service, each passing its own values `resources` map through (pattern B); a service with
@@ -521,13 +522,13 @@ def test_the_device_keys_of_several_maps_are_probed_in_one_render(
     chart = service_maps(tmp_path)
     alone, _ = probed(chart, monkeypatch, 1)
     probes: list[dict[str, Any]] = []
-    real = helm_run._probe_renders
+    real = helm_probe.probe_renders
 
     def counted(*args: Any) -> list[Any]:
         probes.extend(args[2])
         return real(*args)
 
-    monkeypatch.setattr(helm_run, "_probe_renders", counted)
+    monkeypatch.setattr(helm_probe, "probe_renders", counted)
     together = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "lint")
     assert shown(together) == shown(alone)
     assert 'services.layout.resources.limits[\\"nvidia.com/gpu\\"]: 1 sets this device count' in shown(together)
@@ -544,9 +545,9 @@ def test_a_probe_group_that_turns_a_workload_off_finds_its_switch_in_one_more_ro
     changed (`services.ranker.enabled`) is tried alone beside the rest of the group: one round, the same keys found."""
     chart = service_maps(tmp_path)
     with monkeypatch.context() as patch:
-        patch.setattr(helm_run, "_likely_leaf", lambda *args: None)  # halving only, as before
-        halved, halving = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
-    guessed, renders = probed(chart, monkeypatch, helm_run.PROBE_GROUP)
+        patch.setattr(helm_probe, "likely_leaf", lambda *args: None)  # halving only, as before
+        halved, halving = probed(chart, monkeypatch, helm_probe.PROBE_GROUP)
+    guessed, renders = probed(chart, monkeypatch, helm_probe.PROBE_GROUP)
     assert shown(guessed) == shown(halved)
     assert "services.ranker.enabled: true keeps this device request" in shown(guessed)
     assert renders < halving, (renders, halving)

@@ -186,7 +186,8 @@ def test_the_rewrite_is_read_from_an_installable_value_set(tmp_path: Path) -> No
 def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
     """The proof itself: a value set whose original render is not installable is left out of proof D, and when no
     other value set with device requests proves the switch, the rewrite is manual work, said why."""
-    from dramigrate.helm.run import Variation, _render, prove_switch, write_changes
+    from dramigrate.helm.renderpool import cached_render
+    from dramigrate.helm.run import Variation, prove_switch, write_changes
 
     chart = chart_with(
         tmp_path,
@@ -197,7 +198,7 @@ def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
     shutil.copytree(chart, original)
     write_changes(_fix_with(chart, "train.gpus=4"))
     options = ChartOptions(kube_version="1.34").render()
-    render = _render(original, options)
+    render = cached_render(original, options)
     defaults = Variation(
         "default values",
         options,
@@ -272,9 +273,10 @@ def test_an_invalid_count_in_one_workload_still_proves_the_others(tmp_path: Path
 
 
 def _with(chart: Path) -> Callable[[Any, bool], Any]:
-    from dramigrate.helm.run import _render, _with_switch
+    from dramigrate.helm.renderpool import cached_render
+    from dramigrate.helm.run import _with_switch
 
-    return lambda options, on: _render(chart, _with_switch(options, on))
+    return lambda options, on: cached_render(chart, _with_switch(options, on))
 
 
 LISTED_TOLERATIONS = """\

@@ -1025,8 +1025,8 @@ def switch_paths(values: Any, where: str) -> list[tuple[str | int, ...]] | None:
 def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any], Any]:
     """Render options -> the same with `dra.enabled` set to `on` at each of `places` (switch_paths) in one more values
     file: only what differs from the values the chart renders with, lists whole (Helm replaces them)."""
+    from dramigrate.helm.chartvalues import chart_defaults
     from dramigrate.helm.render import _merge_maps, _user_values
-    from dramigrate.helm.run import chart_defaults
     from dramigrate.helm.values import minimal_patch, set_path
 
     made: dict[str, Any] = {}
@@ -1062,7 +1062,7 @@ def context_path(root: Path, site: CallSite) -> str:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
         if pairs:  # `range $name, $step := .Values.steps`: each entry of a map, or each item of a list
-            from dramigrate.helm.run import chart_defaults
+            from dramigrate.helm.chartvalues import chart_defaults
 
             items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
             return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
@@ -1144,10 +1144,10 @@ def marked_render(
     chart run and options: run.py starts it early, beside the migrations, when the chart's patterns want it."""
     from concurrent.futures import Future
 
-    from dramigrate.helm.run import _CACHE, _render_key
+    from dramigrate.helm.renderpool import CACHE, render_key
 
-    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
-    key = _render_key(options)
+    cache = CACHE[-1] if CACHE and CACHE[-1].root == root else None
+    key = render_key(options)
     if cache is None or key is None:
         return _marked_render(root, work, options, rules)
     with cache.lock:
@@ -1166,25 +1166,25 @@ def marked_render(
 def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:
     """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
     chart run drops it if it has not started, or waits for it)."""
-    from dramigrate.helm.run import _CACHE, _render_key, _render_pool
+    from dramigrate.helm.renderpool import CACHE, render_key, render_pool
     from dramigrate.helm.sandbox import render_parallelism
 
-    cache = _CACHE[-1] if _CACHE and _CACHE[-1].root == root else None
-    key = _render_key(options)
+    cache = CACHE[-1] if CACHE and CACHE[-1].root == root else None
+    key = render_key(options)
     if cache is None or key is None or render_parallelism() < 2:  # one render at a time: none beside the others
         return
     with cache.lock:
         if key not in cache.marked:
-            cache.marked[key] = _render_pool().submit(_marked_render, root, work, options, rules)
+            cache.marked[key] = render_pool().submit(_marked_render, root, work, options, rules)
 
 
 def _marked_render(
     root: Path, work: Any, options: Any, rules: RuleSet
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
-    from dramigrate.helm.run import _render
+    from dramigrate.helm.renderpool import cached_render
 
     marks = marked_copy(root, work.path / "helper-markers" / root.name)
-    marked = _render(work.path / "helper-markers" / root.name, options)
+    marked = cached_render(work.path / "helper-markers" / root.name, options)
     return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
 
 
@@ -1206,6 +1206,7 @@ def fix(
     False (nothing done) when no helper line writes the device key, so the caller reports the template's own
     pattern."""
     from dramigrate.helm.prove import objects
+    from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.rootswitch import constant, thread
     from dramigrate.helm.run import (
@@ -1214,7 +1215,6 @@ def fix(
         _by_template,
         _every_by_template,
         _manual,
-        _render,
         _rewritten_copy,
         prove_switch,
     )
@@ -1293,5 +1293,7 @@ def fix(
     # the chart as written, its switch turned against the default where the values documentation says
     turn = "dra.enabled=true" if opt_in else "dra.enabled=false"
     flip = Flip(not opt_in, flipped(root, places, opt_in, work), f"{turn} set in {where}", migrate)
-    prove_switch(outcome, root, expected, lambda options, _: _render(written, options), patch, mode, guards[1], flip)
+    prove_switch(
+        outcome, root, expected, lambda options, _: cached_render(written, options), patch, mode, guards[1], flip
+    )
     return True

@@ -2295,7 +2295,7 @@ def kind_guards(expected: list[Any], relations: list[Any], rules: RuleSet) -> tu
     """Conditions that keep the DRA branch off where a values key makes the chart render its device request in a
     kind the manifest migration leaves as is (`isRunaiJob: true` renders a RunaiJob, `unknown-kind`), so the chart
     does what `fix -` does there; and, per proof label, the note saying so."""
-    from dramigrate.helm.run import device_uses
+    from dramigrate.helm.probe import device_uses
     from dramigrate.helm.values import display
 
     guards: list[str] = []

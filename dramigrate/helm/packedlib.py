@@ -181,7 +181,7 @@ class Found:
 
 def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found | None:
     """The define of a packed library chart that writes the device key, or None when no packed library writes it."""
-    from dramigrate.helm.run import _render
+    from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.sandbox import refuse_outside_links
 
     if not (root / "charts").is_dir():
@@ -199,7 +199,7 @@ def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found |
             mark_defines(path, path.relative_to(copy).as_posix(), marks)
     if not marks:
         return None
-    rendered = _render(copy, options)
+    rendered = cached_render(copy, options)
     hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
     if not hits:
         return None

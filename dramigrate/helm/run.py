@@ -1,10 +1,11 @@
 """Helm charts: lint, diff and fix a chart as `helm template` renders it, and rewrite its sources only when
 a re-render proves the rewrite.
 
-lint: the chart is rendered with the user's options (render.py) and the rendered stream goes through the
-core (migrate.run_file), as `helm template ... | dramigrate lint -` would; each finding is moved to the
-template that wrote it (locate.py) and, where a values key drives the count, gets that key's file
-and line as a related location (values.py: found by rendering again with the key changed).
+lint: the chart is rendered with the user's options (render.py; renderpool.py caches the renders of a chart run
+and runs independent ones in parallel) and the rendered stream goes through the core (migrate.run_file), as
+`helm template ... | dramigrate lint -` would; each finding is moved to the template that wrote it (findingmap.py,
+locate.py) and, where a values key drives the count, gets that key's file and line as a related location
+(probe.py: found by rendering again with the key changed; chartvalues.py, values.py: where the key is written).
 
 fix and diff: the templates whose renders carry device requests are wrapped (rewrite.py) in a
 working copy. The proof renders the original and the rewritten chart for the user's values, the
@@ -23,57 +24,65 @@ import json
 import re
 import shutil
 import sys
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import yaml
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm.locate import (
-    OBJECT_START,
-    defines,
-    find_in_files,
-    map_line,
-    source_of,
-    stream_sources,
-    through_include,
+from dramigrate.helm.chartvalues import chart_defaults, subchart_dirs, value_sources
+from dramigrate.helm.findingmap import (
+    attach_values,
+    map_findings,
+    mapped_repeated_keys,
+    mapped_secret_findings,
+    read_text,
+    resolve_source,
 )
+from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import classify, compared_values, name_candidates, name_keys
+from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
     ObjKey,
-    RepeatedKey,
     canonical_claims,
     documents,
     first_difference,
     load_all,
     new_repeats,
     objects,
-    repeated_keys,
     same_text,
     strict_errors,
     volatile,
     without_nulls,
+)
+from dramigrate.helm.renderpool import (
+    CACHE,
+    Render,
+    RunCache,
+    cached_render,
+    generates_keys,
+    manifest_stream,
+    may_matter,
+    render_again,
+    render_all,
+    render_each,
+    run_core,
+    settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, chart_name, with_line_ends
 from dramigrate.helm.values import (
     Leaf,
     Path_,
     ValueSources,
-    as_count,
     bumped,
-    candidates,
     display,
     get_path,
     inject,
     locate,
-    lowered,
-    minimal_patch,
-    names_device,
     resources_maps,
     set_path,
     zero,
@@ -85,12 +94,7 @@ from dramigrate.versions import Target
 if TYPE_CHECKING:
     from dramigrate.writer import WriteOptions
 
-MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)
 MAX_VARIATIONS = 28
-PROBE_GROUP = 8  # values keys changed in one probe render when none names a device (most drive no device request)
-PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
-# a first render that took this many CPU seconds, and as many times the usual render, has its second started early
-AGAIN_FROM, AGAIN_TIMES = 0.05, 4
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
 ENGINE_HINT = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"  # ends a manual idiomatic fix
 
@@ -143,15 +147,6 @@ class Variation:
     invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
     invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
     shipped: bool = False  # a values file the chart ships (shipped_files), not one the user named
-
-
-@dataclass
-class Render:
-    manifests: list[Any]
-    stream: str  # the manifests that may hold anything dramigrate reports, as `helm template` prints them
-    rest: str = ""  # the other manifests
-    error: str = ""
-    took: float = 0.0  # the CPU seconds the Helm worker took to render it (0 without a worker: --helm-binary)
 
 
 @dataclass
@@ -214,417 +209,10 @@ class ChartOutcome:
         return ""
 
 
-# --- rendering ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _RunCache:
-    """What one chart run computes more than once: renders of the chart it checks (by values content and options;
-    a probe and a proof value set with the same values are one render), chart defaults by folder, the core's
-    migration of a rendered stream, and whether the chart can render differently twice."""
-
-    root: Path
-    renders: dict[tuple[Any, ...], Render] = field(default_factory=dict)
-    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # _run_core results (read-only: copied out)
-    steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
-    # the second render of a value set (a chart with random values: what differs between two renders is masked),
-    # rendered once, started early when the first was slow (_render_again)
-    again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
-    claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
-    marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_CACHE: list[_RunCache] = []  # the innermost chart run's cache (run_chart)
-
-
-# Template functions whose result differs from one render to the next (Sprig and Helm): random text, numbers, keys
-# and certificates, salted hashes, random-IV encryption, DNS; named anywhere (a name in a value can reach `tpl`).
-# The clock and Go map order (`now`, `ago`, `keys`, `values`) are ordinary words: counted inside template actions.
-_RANDOM_FUNCTIONS = re.compile(
-    r"(?<![\w.$])(?:rand(?:AlphaNum|Alpha|Numeric|Ascii|Int|Bytes)|uuidv4|shuffle|genPrivateKey|genCA\w*|"
-    r"genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd|encryptAES|getHostByName)\b"
-)
-_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values)\b")
-
-
-def _may_differ(cache: _RunCache, key: tuple[Any, ...]) -> bool:
-    """Whether two renders of the run's chart with these values may differ: some file of the chart (templates, and
-    any file a template can `tpl`) or of the values names a random function, or the chart holds a packaged
-    subchart or a file that is not text (not read here). Only ever too careful: a chart judged steady that is not
-    would fail its proof (nothing masked), never pass it."""
-    if cache.steady is None:
-        from dramigrate.helm.sandbox import chart_for_render
-
-        with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
-            cache.steady = all(_steady_text(path) for path in sorted(Path(safe).rglob("*")) if path.is_file())
-    if not cache.steady:
-        return True
-    return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
-
-
-def _steady_text(path: Path) -> bool:
-    return path.suffix != ".tgz" and _steady_bytes(path.read_bytes())
-
-
-def _steady_bytes(data: bytes) -> bool:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    if "\0" in text or _RANDOM_FUNCTIONS.search(text):
-        return False
-    return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
-
-
-# Template functions that generate keys or hash passwords: a render that calls one takes 0.1 to 2 s of CPU where the
-# chart's other renders take milliseconds (nim-llm's multi-node secret: genPrivateKey "rsa", a 4096-bit key).
-_KEY_FUNCTIONS = re.compile(
-    r"(?<![\w.$])(?:genPrivateKey|genCA\w*|genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd)\b"
-)
-
-
-def _generates_keys(root: Path) -> bool:
-    """Whether a template of the chart (or of a subchart folder) names a function that generates keys."""
-    from dramigrate.helm.sandbox import chart_for_render
-
-    with chart_for_render(root) as safe:
-        templates = [p for p in sorted(Path(safe).rglob("*")) if "templates" in p.relative_to(safe).parts[:-1]]
-        return any(_KEY_FUNCTIONS.search(p.read_bytes().decode("utf-8", "replace")) for p in templates if p.is_file())
-
-
-def _render_key(options: Any) -> tuple[Any, ...] | None:
-    """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
-    import dataclasses
-
-    try:
-        texts = tuple(Path(path).read_bytes() for path in options.values_files)
-    except OSError:
-        return None
-    return texts, repr(dataclasses.replace(options, values_files=()))
-
-
-def _render(root: Path, options: Any, fresh: bool = False) -> Render:
-    """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
-    the second render of a value set, which finds what differs between two renders (random values), also done
-    once, and only when the chart or values can render differently twice (_may_differ)."""
-    cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
-    key = _render_key(options) if cache is not None else None
-    if cache is not None and key is not None and key in cache.renders:
-        if fresh and _may_differ(cache, key):
-            return _again(cache, root, options, key)
-        return cache.renders[key]
-    rendered = _render_uncached(root, options)
-    if cache is not None and key is not None and key not in cache.renders:
-        cache.renders[key] = rendered
-    return rendered
-
-
-def _again(cache: _RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> Render:
-    """The second render of a value set: the one started early (_render_again), else rendered here now."""
-    with cache.lock:
-        future = cache.again.setdefault(key, Future())
-        mine = key not in cache.claimed  # not started yet: rendered here rather than waited for in the queue
-        cache.claimed.add(key)
-    if mine:
-        _settle(future, root, options)
-    return future.result()
-
-
-def _render_again(root: Path, options: list[Any]) -> None:
-    """Start now, on the render threads, the second renders of the value sets whose first render was slow, several
-    times the usual one (a private key generated in a template: nim-llm's took up to 2 s, its other renders 10 ms),
-    so they overlap the work before the proof asks for them. Only for the run's own chart, when it can render
-    differently twice and more than one core renders."""
-    from dramigrate.helm.sandbox import prestart_another, render_parallelism, render_seconds
-
-    cache = _CACHE[-1] if _CACHE and root == _CACHE[-1].root else None
-    if cache is None or render_parallelism() < 2:
-        return
-    slow = max(AGAIN_FROM, AGAIN_TIMES * render_seconds())
-    for o in options:
-        key = _render_key(o)
-        first = cache.renders.get(key) if key is not None else None
-        if first is None or first.took < slow or key in cache.again or not _may_differ(cache, key):
-            continue
-        with cache.lock:
-            future = cache.again.setdefault(key, Future())
-        prestart_another()  # for it, not for the next render of this thread: that keeps its warm worker
-        _render_pool().submit(_early, cache, key, future, root, o)
-
-
-def _early(cache: _RunCache, key: tuple[Any, ...], future: Future[Render], root: Path, options: Any) -> None:
-    with cache.lock:
-        if key in cache.claimed:  # the proof asked for it first and renders it itself
-            return
-        cache.claimed.add(key)
-    _settle(future, root, options)
-
-
-def _settle(future: Future[Render], root: Path, options: Any) -> None:
-    try:
-        future.set_result(_render_uncached(root, options))
-    except BaseException as exc:  # a render past its limits: raised where the render is asked for
-        future.set_exception(exc)
-
-
-def _settled(cache: _RunCache) -> None:
-    """At the end of a chart run: second renders not started are dropped, and the ones rendering waited for, so
-    none outlives its run (its values files and chart copy)."""
-    from concurrent.futures import wait
-
-    with cache.lock:
-        for key, future in cache.again.items():
-            if key not in cache.claimed:
-                cache.claimed.add(key)
-                future.cancel()
-        for future in cache.marked.values():
-            future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
-    wait([*cache.again.values(), *cache.marked.values()])
-
-
-_T = TypeVar("_T")
-_POOL: list[ThreadPoolExecutor] = []  # the render threads, made once: a worker dies with the thread that started it
-
-
-def _render_pool() -> ThreadPoolExecutor:
-    from dramigrate.helm.sandbox import render_parallelism
-
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(max_workers=render_parallelism(), thread_name_prefix="dramigrate-render"))
-    return _POOL[0]
-
-
-def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
-    """The results of independent renders, in order, run render_parallelism() at a time (each thread waits for its
-    own Helm worker, so on two cores two charts render at once). An exception is the first call's that raised, after
-    every call has ended."""
-    return list(render_each(calls))
-
-
-def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
-    """render_all's results one by one as each is ready, in order, while the later ones still render: the caller's
-    own work on a result overlaps the next renders. Leaving early waits for the renders still running."""
-    from dramigrate.helm import sandbox
-
-    threads = sandbox.render_parallelism()
-    done = 0
-    while threads > sandbox.workers_started() and done < len(calls):
-        took = sandbox.render_seconds()  # one at a time until the renders left are known to pay for another worker
-        if took and (len(calls) - done) * took >= PARALLEL_FROM:
-            break
-        yield calls[done]()
-        done += 1
-    calls = calls[done:]
-    if threads <= 1 or len(calls) <= 1:
-        for call in calls:
-            yield call()
-        return
-    futures = [_render_pool().submit(call) for call in calls]
-    try:
-        for future in futures:
-            exception = future.exception()
-            if exception is not None:
-                raise exception
-            yield future.result()
-    finally:
-        from concurrent.futures import wait
-
-        wait(futures)
-
-
-def _render_uncached(root: Path, options: Any) -> Render:
-    from dramigrate.helm.render import HelmError, render_chart
-    from dramigrate.helm.sandbox import last_render_seconds
-
-    try:
-        manifests = render_chart(root, options)
-    except HelmError as exc:
-        return Render([], "", "", str(exc), last_render_seconds())
-    relevant = [m for m in manifests if _may_matter(m.text)]
-    others = [m for m in manifests if m not in relevant]
-    return Render(manifests, _stream(relevant), _stream(others), took=last_render_seconds())
-
-
-_RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
-
-
-def _may_matter(text: str) -> bool:
-    """Whether a manifest can hold anything the core reports (a superset of the core's own triage, so the
-    core sees every document it would act on; the others are compared as rendered)."""
-    return any(word in text for word in _RELEVANT)
-
-
-def _stream(manifests: list[Any]) -> str:
-    return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in manifests)
-
-
-def _run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
-    """The core's result for a rendered stream; within a chart run a stream is migrated once (the base render and
-    the proof's value set with the same values), each caller getting its own copy to change."""
-    from dramigrate.migrate import Job, run_file
-
-    cache = _CACHE[-1].cores if _CACHE else None
-    key = (stream, name, id(rules), id(settings), id(target), fix)
-    if cache is not None and key in cache:
-        return copy.deepcopy(cache[key][0])
-    result = run_file(
-        Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True), rules, settings, target
-    )
-    if cache is None:
-        return result
-    cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
-    return copy.deepcopy(result)
-
-
 def _no_labels(rules: RuleSet) -> RuleSet:
     stripped = copy.copy(rules)
     stripped.labels = {}
     return stripped
-
-
-# --- device requests in rendered output (a light scan, for probes) ------------------------------------------
-
-DeviceKey = tuple[str, str, str, str, str, str]  # kind, namespace, name, container path, container name, resource
-
-
-def device_uses(stream: str, rules: RuleSet) -> dict[DeviceKey, Any]:
-    """Every known device resource in a limits/requests map of the rendered objects, with its value."""
-    out: dict[DeviceKey, Any] = {}
-    try:
-        docs = list(documents(stream))
-    except yaml.YAMLError:
-        return out
-    for doc in docs:
-        if not isinstance(doc, dict):
-            continue
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        ident = (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        _scan(doc, "", ident, rules, out)
-    return out
-
-
-def _scan(node: Any, path: str, ident: tuple[str, str, str], rules: RuleSet, out: dict[DeviceKey, Any]) -> None:
-    if isinstance(node, dict):
-        resources = node.get("resources")
-        if isinstance(resources, dict):
-            for section in ("limits", "requests"):
-                values = resources.get(section)
-                if not isinstance(values, dict):
-                    continue
-                for res, value in values.items():
-                    if rules.is_device_candidate(str(res)) and rules.lookup(str(res)) is not None:
-                        out.setdefault((*ident, path, str(node.get("name", "")), str(res)), value)
-        for k, v in node.items():
-            _scan(v, f"{path}.{k}" if path else str(k), ident, rules, out)
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _scan(v, f"{path}[{i}]", ident, rules, out)
-
-
-def _matches(f: Finding, key: DeviceKey) -> bool:
-    kind, namespace, name, path, container, resource = key
-    return (
-        (kind, namespace, name, resource) == (f.kind, f.namespace, f.name, f.resource)
-        and (not f.pod_template_path or path.startswith(f.pod_template_path + "."))
-        and (not f.container or container == f.container)
-    )
-
-
-# --- values ---------------------------------------------------------------------------------------------------
-
-
-def _values_from_yaml(text: str) -> dict[str, Any]:
-    import helm_python as sdk
-
-    try:
-        data = sdk.values_from_yaml(text)
-    except sdk.HelmError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def chart_defaults(chart_dir: Path) -> dict[str, Any]:
-    """A chart's values.yaml with its subcharts' defaults under their names (parent values win); read once per
-    chart run (an umbrella's tree of Chart.yaml and values files took half a second to read each time)."""
-    cache = _CACHE[-1].defaults if _CACHE else None
-    if cache is None:
-        return _chart_defaults(chart_dir)
-    key = str(chart_dir.absolute())
-    if key not in cache:
-        cache[key] = _chart_defaults(chart_dir)
-    return copy.deepcopy(cache[key])
-
-
-def _chart_defaults(chart_dir: Path) -> dict[str, Any]:
-    from dramigrate.helm.render import _merge_maps
-
-    path = chart_dir / "values.yaml"
-    values = _values_from_yaml(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    for key, sub in _subcharts(chart_dir).items():
-        if sub is None:
-            continue
-        parent = values.get(key)
-        values[key] = _merge_maps(_chart_defaults(sub), parent if isinstance(parent, dict) else {})
-    return values
-
-
-def _subcharts(chart_dir: Path) -> dict[str, Path | None]:
-    """Subchart name (and alias) -> its folder in charts/, or None when it is packaged."""
-    out: dict[str, Path | None] = {}
-    charts = chart_dir / "charts"
-    if charts.is_dir():
-        for entry in sorted(charts.iterdir()):
-            if entry.is_dir() and (entry / "Chart.yaml").is_file():
-                from dramigrate.helm.rewrite import chart_name
-
-                out.setdefault(chart_name(entry), entry)
-            elif entry.suffix == ".tgz":
-                out.setdefault(entry.name.rsplit("-", 1)[0], None)
-    try:
-        meta = chart_meta(chart_dir)
-    except (OSError, yaml.YAMLError):
-        meta = {}
-    for dep in meta.get("dependencies") or []:
-        if isinstance(dep, dict) and dep.get("alias") and dep.get("name") in out:
-            out[str(dep["alias"])] = out[str(dep["name"])]
-    return out
-
-
-def _user_values(options: Any) -> dict[str, Any]:
-    from dramigrate.helm.render import _user_values as helm_user_values
-
-    return helm_user_values(options)
-
-
-def value_sources(root: Path, display_root: str, copts: ChartOptions, options: Any) -> ValueSources:
-    from dramigrate.helm.render import _merge_maps
-
-    user = _user_values(options)
-    merged = _merge_maps(chart_defaults(root), user)
-    files: list[tuple[str, Path]] = []
-    if (root / "values.yaml").is_file():
-        files.append((f"{display_root}/values.yaml", root / "values.yaml"))
-    files += [(str(p), Path(p)) for p in options.values_files]
-    sets = [*options.set_values, *options.set_string_values]
-    return ValueSources(merged, user, files, [s for expr in sets for s in expr.split(",")])
-
-
-def _subchart_locate(root: Path, display_root: str, path: Path_) -> Location | None:
-    """A key inside a subchart's defaults: that subchart's values.yaml."""
-    if not path or not isinstance(path[0], str):
-        return None
-    sub = _subcharts(root).get(path[0])
-    if sub is None:
-        return None
-    rel = sub.relative_to(root).as_posix()
-    inner = ValueSources({}, {}, [(f"{display_root}/{rel}/values.yaml", sub / "values.yaml")], [])
-    loc = locate(path[1:], inner)
-    if loc.line:
-        return Location(loc.file, loc.line, 0, display(path))
-    return _subchart_locate(sub, f"{display_root}/{rel}", path[1:])
 
 
 class Workdir:
@@ -646,415 +234,6 @@ class Workdir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-@dataclass
-class Relation:
-    leaf: Leaf
-    kind: str  # "count": the count follows the value; "switch": the value turns the request off; "adds"
-    keys: set[DeviceKey]
-    changed: Any = None  # a count capped in the template (`min .Values.gpus 8`) follows one less, not one more
-
-
-def probe(
-    root: Path,
-    copts: ChartOptions,
-    sources: ValueSources,
-    base: dict[DeviceKey, Any],
-    rules: RuleSet,
-    work: Workdir,
-    limit: int = MAX_PROBES,
-) -> list[Relation]:
-    """Render again with each likely values key changed; which device requests follow it. The renders run in
-    parallel (render_all): first every key changed, then one less for the counts that did not follow one more."""
-    counts = {c for v in base.values() if (c := as_count(v)) is not None}
-    device_names = {k[5] for k in base}
-    leaves = candidates(sources.merged, counts, device_names, limit)
-    ups = [(not leaf.value) if isinstance(leaf.value, bool) else bumped(leaf.value) for leaf in leaves]
-    singles = [names_device(leaf, device_names) for leaf in leaves]
-    firsts = _probe_grouped(root, copts, sources, base, rules, work, list(zip(leaves, ups, strict=True)), singles)
-    downs: dict[int, Any] = {}
-    for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
-        if changed is None:
-            continue
-        follow = any(k in changed and as_count(changed[k]) != as_count(base[k]) for k in base)
-        capped = not follow and as_count(leaf.value) in counts  # `min .Values.gpus 8` at 8: try one less
-        if capped and (down := lowered(leaf.value)) is not None:
-            downs[i] = down
-    lowered_changes = [(leaves[i], d) for i, d in downs.items()]
-    lowers = dict(
-        zip(
-            downs,
-            _probe_grouped(root, copts, sources, base, rules, work, lowered_changes, [singles[i] for i in downs]),
-            strict=True,
-        )
-    )
-    out: list[Relation] = []
-    for i, (leaf, changed) in enumerate(zip(leaves, firsts, strict=True)):
-        if changed is None:
-            continue
-        follow = {k for k in base if k in changed and as_count(changed[k]) != as_count(base[k])}
-        followed = None
-        if i in downs and (lower := lowers[i]) is not None:
-            follow = {k for k in base if k in lower and as_count(lower[k]) != as_count(base[k])}
-            followed = downs[i]
-        gone = {k for k in base if k not in changed}
-        added = {k for k in changed if k not in base}
-        if follow:
-            out.append(Relation(leaf, "count", follow, followed))
-        if gone:
-            out.append(Relation(leaf, "switch", gone))
-        if added:
-            out.append(Relation(leaf, "adds", added))
-    return out
-
-
-def _probe_grouped(
-    root: Path,
-    copts: ChartOptions,
-    sources: ValueSources,
-    base: dict[DeviceKey, Any],
-    rules: RuleSet,
-    work: Workdir,
-    changes: list[tuple[Leaf, Any]],
-    singles: list[bool],
-) -> list[dict[DeviceKey, Any] | None]:
-    """The device requests with each leaf changed, as _probe_renders gives them, in fewer renders: a leaf that names
-    a device is changed alone, the others PROBE_GROUP at a time; a group whose render asks for the base's devices
-    gives that for each of its leaves, one that asks for others is halved until each leaf is alone, one that does not
-    render is split into single leaves (keys that fail the chart, however many, cost one render more a group).
-    Most values keys drive no device request: groundx's 40 probes, 0.35 s a render, were 17 s of its lint."""
-    out: list[dict[DeviceKey, Any] | None] = [None] * len(changes)
-    rest = [i for i, alone in enumerate(singles) if not alone]
-    spread = [i for i, alone in enumerate(singles) if alone and _spread_value(changes[i][1], 1) is not None]
-    groups = [[i] for i, alone in enumerate(singles) if alone and (i not in spread or len(spread) == 1)]
-    groups += [rest[k : k + PROBE_GROUP] for k in range(0, len(rest), PROBE_GROUP)]
-    batch = spread if len(spread) > 1 else []
-    while groups or batch:
-        values = []
-        for group in groups:
-            changed = sources.merged
-            for i in group:
-                changed = set_path(changed, changes[i][0].path, changes[i][1])
-            values.append(changed)
-        if batch:
-            changed = sources.merged
-            for n, i in enumerate(batch):
-                changed = set_path(changed, changes[i][0].path, _spread_value(changes[i][1], n))
-            values.append(changed)
-        renders = _probe_renders(root, copts, values, sources, rules, work)
-        halves: list[list[int]] = []
-        if batch:
-            told = _spread_uses(batch, renders.pop(), base, changes)
-            for i in batch:
-                if told is None:
-                    halves.append([i])  # not told apart: each alone
-                else:
-                    out[i] = told[i]
-            batch = []
-        for group, uses in zip(groups, renders, strict=True):
-            if len(group) == 1:
-                out[group[0]] = uses
-            elif uses == base:
-                for i in group:
-                    out[i] = dict(base)
-            elif uses is None:  # a key that makes the chart fail would fail every half it is in: each alone
-                halves += [[i] for i in group]
-            elif (guess := _likely_leaf(group, uses, base, changes)) is not None:
-                halves += [[guess], [i for i in group if i != guess]]
-            else:
-                halves += [group[: len(group) // 2], group[len(group) // 2 :]]
-        groups = halves
-    return out
-
-
-SPREAD = 100  # the counts of the device-naming leaves probed in one render: one more, then 100 apart
-
-
-def _spread_value(changed: Any, n: int) -> Any:
-    """The n-th device-naming count of a spread probe: its one-more value (n 0), then SPREAD more for each next one, so
-    a count each follows tells the leaves apart; None for a value that is not a count."""
-    if isinstance(changed, bool) or as_count(changed) is None:
-        return None
-    value = as_count(changed) + n * SPREAD
-    return None if as_count(value) is None else (str(value) if isinstance(changed, str) else type(changed)(value))
-
-
-def _spread_uses(
-    batch: list[int], uses: dict[DeviceKey, Any] | None, base: dict[DeviceKey, Any], changes: list[tuple[Leaf, Any]]
-) -> dict[int, dict[DeviceKey, Any]] | None:
-    """Each device-naming leaf's device requests read off one render with them all changed to spread counts
-    (_spread_value): a request whose count became a leaf's count follows that leaf. None when the render does not
-    tell them apart (it fails, a request is gone or added, a count matches no leaf's or several): each is then
-    rendered alone, as before."""
-    if uses is None or uses.keys() != base.keys():
-        return None
-    counts = [as_count(_spread_value(changes[i][1], n)) for n, i in enumerate(batch)]
-    told = {i: dict(base) for i in batch}
-    for key in base:
-        if as_count(uses[key]) == as_count(base[key]):
-            continue
-        owners = [i for i, c in zip(batch, counts, strict=True) if c == as_count(uses[key])]
-        if len(owners) != 1:
-            return None
-        told[owners[0]][key] = uses[key]
-    return told
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _likely_leaf(
-    group: list[int], uses: dict[DeviceKey, Any], base: dict[DeviceKey, Any], changes: list[tuple[Leaf, Any]]
-) -> int | None:
-    """The leaf of a group whose render differs from the base that most likely made the difference, tried alone
-    beside the rest of the group (one round where halving takes one per halving): the leaf whose keys share the most
-    words with the names of the objects and containers that changed (`layout.inference.enabled` for a gone
-    `layout-inference` Deployment), a switch turned off first when requests are gone (on when added). None for a
-    group of two or fewer, or when no leaf shares a word. A wrong guess costs no render: the rest is halved as
-    before."""
-    if len(group) <= 2:
-        return None
-    moved = [k for k in {*base, *uses} if base.get(k) != uses.get(k)]
-    words = {w for k in moved for part in (k[2], k[4]) for w in _WORD.findall(part.lower())}
-    gone, added = any(k not in uses for k in moved), any(k not in base for k in moved)
-
-    def score(i: int) -> tuple[int, bool]:
-        leaf = changes[i][0]
-        shared = len(words & {w for part in leaf.path for w in _WORD.findall(str(part).lower())})
-        return shared, (gone and leaf.value is True) or (added and leaf.value is False)
-
-    best = max(group, key=score)  # the first of equals: the group's order
-    return best if score(best)[0] else None
-
-
-def _probe_renders(
-    root: Path, copts: ChartOptions, changed: list[dict[str, Any]], sources: ValueSources, rules: RuleSet, work: Workdir
-) -> list[dict[DeviceKey, Any] | None]:
-    """The device requests of the chart rendered with each of the changed values (None where it does not render)."""
-    options = [copts.render((work.values_file(_override(sources, values)),), sets=False) for values in changed]
-    renders = render_all([functools.partial(_render, root, o) for o in options])
-    return [None if r.error else device_uses(r.stream, rules) for r in renders]
-
-
-def _override(sources: ValueSources, changed: dict[str, Any]) -> dict[str, Any]:
-    """The user's values with just what differs between the merged values and `changed` on top."""
-    from dramigrate.helm.render import _merge_maps
-
-    return _merge_maps(sources.user, minimal_patch(sources.merged, changed))
-
-
-# --- findings: back to templates and values ---------------------------------------------------------------
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _chart_files(chart_dir: Path) -> dict[str, str]:
-    """Text files of a chart outside templates/ and charts/ that `.Files.Get` can pull in."""
-    out: dict[str, str] = {}
-    skip = {"Chart.yaml", "Chart.lock", "values.yaml", "values.schema.json", ".helmignore", "README.md"}
-    for path in sorted(chart_dir.rglob("*")):
-        rel = path.relative_to(chart_dir)
-        if not path.is_file() or rel.parts[0] in ("templates", "charts") or rel.name in skip:
-            continue
-        if "values" in path.stem and path.suffix in (".yaml", ".yml"):
-            continue  # a values file the chart ships (gaudi-values.yaml, ci/gpu-values.yaml): its text reaches the
-            # render through values, not .Files.Get, so a rendered line equal to one of its lines says nothing
-        if path.stat().st_size > 256 * 1024:
-            continue
-        text = _read(path)
-        if text is not None and "\0" not in text:
-            out[rel.as_posix()] = text
-    return out
-
-
-def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
-    """The template files of a chart and of its unpacked subcharts (library charts too), by path from `root`."""
-    out: dict[str, str] = {}
-    for folder in [chart_dir, *sorted(p for p in (chart_dir / "charts").glob("*") if p.is_dir())]:
-        for path in sorted((folder / "templates").rglob("*")):
-            text = _read(path) if path.is_file() and not path.is_symlink() else None
-            if text is not None and "define" in text:
-                out[path.relative_to(root).as_posix()] = text
-    return out
-
-
-def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
-    """Why a template of the packaged subchart `sub` (a name or alias) is not rewritten, and what to do. fix rewrites
-    a chart's own sources: a dependency from a chart repository is a build artifact the next `helm dependency build`
-    brings back as the archive (Helm would then load it beside an unpacked copy), so its chart is migrated where
-    it is kept; a vendored archive (no repository, or file://) can be unpacked in its place."""
-    try:
-        deps = chart_meta(chart_dir).get("dependencies") or []
-    except (OSError, yaml.YAMLError):
-        deps = []
-    dep = next((d for d in deps if isinstance(d, dict) and sub in (d.get("alias"), d.get("name"))), {})
-    name, repo = str(dep.get("name") or sub), str(dep.get("repository") or "")
-    packed = sorted(p.name for p in (chart_dir / "charts").glob("*.tgz") if p.name.rsplit("-", 1)[0] == name)
-    archive = f"charts/{packed[0]}" if packed else f"the archive of {name} in charts/"
-    what = f"the packaged subchart {sub}" + (f" (chart {name})" if name != sub else "") + f", {archive}"
-    if repo and not repo.startswith("file://"):
-        return (
-            f"{source} comes from {what}, a dependency from {repo}: fix rewrites the chart's own sources, and the "
-            f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
-            "and bump the dependency"
-        )
-    return f"{source} comes from {what}: unpack it into charts/{name}/ in place of the archive so fix can rewrite it"
-
-
-def resolve_source(root: Path, source: str) -> tuple[str, str]:
-    """`chart/charts/sub/templates/x.yaml` -> (subchart folder relative to root, "templates/x.yaml")."""
-    parts = source.split("/")
-    chart_dir, i = root, 1
-    while i + 1 < len(parts) and parts[i] == "charts":
-        sub = _subcharts(chart_dir).get(parts[i + 1])
-        if sub is None:
-            raise RewriteError(_packed_subchart(chart_dir, parts[i + 1], source))
-        chart_dir, i = sub, i + 2
-    rel_dir = chart_dir.relative_to(root).as_posix()
-    return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
-
-
-def map_findings(findings: list[Finding], stream: str, root: Path, display_root: str) -> list[Finding]:
-    """Findings on the rendered stream, moved to the template files that wrote them."""
-    parts = stream_sources(stream)
-    stream_lines = stream.splitlines()
-    files_cache: dict[str, dict[str, str]] = {}
-    defines_cache: dict[str, Any] = {}
-    out = []
-    for f in findings:
-        part = source_of(parts, f.line)
-        if part is None:
-            f.file = display_root
-            out.append(f)
-            continue
-        rendered = "\n".join(stream_lines[part.start - 1 : part.end])
-        try:
-            sub, rel = resolve_source(root, part.source)
-        except RewriteError:
-            f.related.append(Location(part.source, f.line - part.start + 1, 0, "rendered line (packaged subchart)"))
-            f.file, f.line, f.column = f"{display_root}/{part.source.split('/', 1)[-1]}", 0, 0
-            out.append(f)
-            continue
-        chart_dir = root / sub if sub else root
-        template = _read(chart_dir / rel)
-        shown = f"{display_root}/{sub + '/' if sub else ''}{rel}"
-        offset = f.line - part.start
-        if template is None:
-            f.file = shown
-            out.append(f)
-            continue
-        mapped = map_line(template, rendered, offset, f.resource)
-        if mapped.note.startswith(OBJECT_START):  # a template that writes no line of it: an included define's line
-            if str(chart_dir) not in defines_cache:
-                defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
-            via = through_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)])
-            if via is not None:
-                found, mapped, at = via
-                f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
-                shown, template = f"{display_root}/{found.file}", _read(root / found.file) or template
-        rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
-        f.file, f.line = shown, mapped.line
-        if f.resource and f.line:
-            f.message += f" [chart {classify(template, f.line, f.resource).describe()}]"
-        if not mapped.exact:
-            f.column = 1
-            f.message += f" [{mapped.note}]"
-            files = files_cache.setdefault(str(chart_dir), _chart_files(chart_dir))
-            hit = find_in_files(files, rendered_line)
-            if hit is not None:
-                f.related.append(
-                    Location(
-                        f"{display_root}/{sub + '/' if sub else ''}{hit[0]}",
-                        hit[1],
-                        0,
-                        "the text comes from this chart file (tpl/.Files.Get)",
-                    )
-                )
-        out.append(f)
-    return out
-
-
-def _secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet) -> list[Finding]:
-    """Device requests in the rendered Secrets' base64 data, at the template line that writes them (the
-    resource is set after mapping: the line is a Secret's, not a container's, so it names no chart pattern)."""
-    from dramigrate.embedded import secret_findings
-
-    if "Secret" not in stream:
-        return []
-    found = secret_findings(stream, display_root, rules)
-    resources = [f.resource for f in found]
-    for f in found:
-        f.resource = ""
-    mapped = map_findings(found, stream, root, display_root)
-    for f, resource in zip(mapped, resources, strict=True):
-        f.resource = resource
-    return mapped
-
-
-def repeated_key_findings(stream: str, file: str) -> list[Finding]:
-    """A key one mapping of a Helm render writes twice, at the stream line that writes it again, the first one
-    related: Helm keeps the last one, and dramigrate reads the render so (documents.helm_constructor)."""
-    return [
-        Finding(
-            "chart-duplicate-key",
-            RULES["chart-duplicate-key"][0],
-            _repeat_message(r),
-            file,
-            r.line,
-            related=[Location(file, r.first, 0, f"the first `{r.key}:`, which Helm drops")],
-        )
-        for r in repeated_keys(stream)
-    ]
-
-
-def _repeated_key_findings(stream: str, root: Path, display_root: str) -> list[Finding]:
-    """repeated_key_findings at the template lines that write the keys."""
-    kept = repeated_key_findings(stream, display_root)
-    firsts = [Finding(f.rule, f.severity, "", display_root, f.related[0].line) for f in kept]
-    kept, firsts = map_findings(kept, stream, root, display_root), map_findings(firsts, stream, root, display_root)
-    for f, first in zip(kept, firsts, strict=True):
-        f.related[0] = Location(first.file, first.line, 0, f.related[0].note)
-    return kept
-
-
-def _repeat_message(r: RepeatedKey) -> str:
-    return (
-        f"{r.where}: `{r.key}:` is written twice in one mapping; Helm keeps this one, whole, and drops the first "
-        "without a word (it reads the render as non-strict YAML, and dramigrate reads it as Helm does), while YAML "
-        "forbids the repeat and Flux's helm-controller and kustomize's Helm support refuse the render: remove one "
-        "from the template"
-    )
-
-
-def attach_values(
-    findings: list[Finding], relations: list[Relation], sources: ValueSources, root: Path, display_root: str
-) -> None:
-    for f in findings:
-        if not f.resource:
-            continue
-        for rel in relations:
-            if not any(_matches(f, k) for k in rel.keys):
-                continue
-            if rel.kind == "adds":
-                continue
-            loc = locate(rel.leaf.path, sources)
-            if not loc.file:
-                loc = _subchart_locate(root, display_root, rel.leaf.path) or loc
-            key, value = display(rel.leaf.path), json.dumps(rel.leaf.value)
-            if rel.kind == "count":
-                what = f"{key}: {value} sets this device count"
-            else:
-                other = json.dumps(not rel.leaf.value if isinstance(rel.leaf.value, bool) else bumped(rel.leaf.value))
-                what = f"{key}: {value} keeps this device request (with {other} it is gone)"
-            located = Location(loc.file or "values", loc.line, 0, what)
-            if located not in f.related:
-                f.related.append(located)
-
-
 # --- the chart run ----------------------------------------------------------------------------------------------
 
 
@@ -1070,11 +249,11 @@ def run_chart(
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
         with shared_copies(), chart_time_limit(chart_timeout()):
-            _CACHE.append(_RunCache(root))
+            CACHE.append(RunCache(root))
             try:
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
-                _settled(_CACHE.pop())
+                settled(CACHE.pop())
     except InputError as exc:
         outcome.error = exc
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
@@ -1114,7 +293,7 @@ def _run(
         check_values_file(str(path), shown)
     check_packed_values(root, outcome.display)
     base_options = copts.render()
-    base = _render(root, base_options)
+    base = cached_render(root, base_options)
     if base.error:
         raise InputError(f"helm: {base.error}", outcome.display)
 
@@ -1129,7 +308,7 @@ def _run(
 
     # the probe renders on two workers from its start: a slow render holds up none else (a run with --helm-binary
     # renders with that binary, on no worker)
-    if copts.helm_binary is None and _generates_keys(root):
+    if copts.helm_binary is None and generates_keys(root):
         prestart_another()
     # the probe's renders run while the base render is migrated and mapped: a thread of its own, since the probe
     # itself waits on the render pool
@@ -1137,15 +316,15 @@ def _run(
     probing = own.submit(probed)
     own.shutdown(wait=False)  # the thread ends with the probe
     try:
-        core = _run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
+        core = run_core(base.stream, outcome.display, rules, settings, target, fix=mode != "lint")
         if core.error is not None:
             raise _render_error(core.error.message, core.error.line, base.stream, outcome.display)
         outcome.classes = dict(core.classes)
         outcome.templates = list(core.templates)
         findings = map_findings(core.findings, base.stream, root, outcome.display)
         for part in (base.stream, base.rest):
-            findings.extend(_secret_findings(part, root, outcome.display, rules))
-        findings.extend(_repeated_key_findings(base.stream, root, outcome.display))
+            findings.extend(mapped_secret_findings(part, root, outcome.display, rules))
+        findings.extend(mapped_repeated_keys(base.stream, root, outcome.display))
     except BaseException:
         wait([probing])  # this error came first, as when the probe ran after it; the probe's own is dropped
         raise
@@ -1221,21 +400,21 @@ def _variations(
             if twin is not None:  # limits and requests of one device change together, as the API server needs
                 changed = set_path(changed, twin, value)
                 label += f" (and {display(twin)})"
-            values = _override(sources, changed)
+            values = override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
-        values = _override(sources, set_path(merged, path, other))
+        values = override(sources, set_path(merged, path, other))
         add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
     for path, literals in compared_values(_templates(root)).items():  # each branch of a vendor choice by name
         for literal in literals:
             if get_path(merged, path) != literal:
-                values = _override(sources, set_path(merged, path, literal))
+                values = override(sources, set_path(merged, path, literal))
                 label = f"{display(path)} changed to {json.dumps(literal)}"
                 add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
     resource = _probe_resource(rules)
     if maps and resource:
-        values = _override(sources, inject(merged, maps, resource, 1))
+        values = override(sources, inject(merged, maps, resource, 1))
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
@@ -1257,13 +436,13 @@ def _templates(root: Path) -> list[str]:
     """The text of each workload template of the chart (helpers, `_*.tpl`, left out)."""
     files = (root / "templates").rglob("*")
     paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
-    return [t for p in paths if (t := _read(p)) is not None]
+    return [t for p in paths if (t := read_text(p)) is not None]
 
 
 def _render_error(message: str, line: int | None, stream: str, display: str) -> InputError:
     """The chart's rendered output does not parse: named by the template that wrote the line (and the line in its
     output), since the user never sees the rendered stream. (A repeated key is no error here: the render is read as
-    Helm reads it, _repeated_key_findings.)"""
+    Helm reads it, mapped_repeated_keys.)"""
     part = source_of(stream_sources(stream), line) if line else None
     if part is None or not part.source:
         return InputError(f"rendered output: {message}", display, line)
@@ -1322,7 +501,7 @@ def _fix(
             if not v.shipped:
                 expected.append((v, r, "", []))
             return True
-        full = _run_core(r.stream, outcome.display, rules, settings, target, fix=True)
+        full = run_core(r.stream, outcome.display, rules, settings, target, fix=True)
         if v.shipped and _text(full, r.stream) == r.stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
@@ -1331,7 +510,7 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = _run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
+            bare = run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
             if _text(bare, r.stream) != _text(full, r.stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
@@ -1381,9 +560,9 @@ def _fix(
     # the proof's other value sets: the chart's shipped values files first, then those derived from the values
     files = shipped_files(outcome, root, copts, rules)
     shipped = [Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True) for p in files]
-    _render_again(root, [v.options for v in variations])  # a proof follows: the second renders of slow value sets
+    render_again(root, [v.options for v in variations])  # a proof follows: the second renders of slow value sets
     for v, r in _rendered(root, [*shipped, *variations[split:]]):
-        _render_again(root, [v.options])
+        render_again(root, [v.options])
         if not migrate(v, r):
             return
     if settings.chart_style == "idiomatic":
@@ -1405,7 +584,7 @@ def _fix(
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, changes, work)
     for v, original, want, _ in expected:
-        new = _render(copy_root, v.options)
+        new = cached_render(copy_root, v.options)
         if original.error:
             if not new.error:
                 _manual(
@@ -1419,7 +598,7 @@ def _fix(
         if new.error:
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
-        ignore = _volatile(original, _render(root, v.options, fresh=True))
+        ignore = _volatile(original, cached_render(root, v.options, fresh=True))
         diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
         if diff:
             why = (
@@ -1494,7 +673,9 @@ def _shipped_with_notes(expected: list[Any]) -> list[Path]:
 
 def _rendered(root: Path, variations: list[Variation]) -> Iterator[tuple[Variation, Render]]:
     """Each value set with its render, as the later ones still render (the caller's work overlaps them)."""
-    return zip(variations, render_each([functools.partial(_render, root, v.options) for v in variations]), strict=True)
+    return zip(
+        variations, render_each([functools.partial(cached_render, root, v.options) for v in variations]), strict=True
+    )
 
 
 def _merge(a: dict[Any, list[Any]], b: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
@@ -1605,8 +786,8 @@ def _labels_set_by(
         changed = sources.merged
         for _, leaf in found:
             changed = set_path(changed, leaf.path, f"{leaf.value}-dramigrate-probe")
-        before = _pod_labels(_render(root, options).stream)
-        new = _render(root, copts.render((work.values_file(_override(sources, changed)),), sets=False))
+        before = _pod_labels(cached_render(root, options).stream)
+        new = cached_render(root, copts.render((work.values_file(override(sources, changed)),), sets=False))
         after = _pod_labels(new.stream) if not new.error else {}
         cache[key] = all(after.get(label) != before.get(label) for label, _ in found)
     return cache[key]
@@ -1825,7 +1006,7 @@ def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
     name); () for the chart itself."""
     if leaf == root:
         return ()
-    keys = sorted({k for k, p in _subcharts(root).items() if p == leaf})
+    keys = sorted({k for k, p in subchart_dirs(root).items() if p == leaf})
     meta = chart_meta(root)
     aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
     used = [k for k in keys if k in aliases] or keys
@@ -1867,7 +1048,7 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
             continue
         out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
         if source is not None:
-            before = _read(source / c.rel)
+            before = read_text(source / c.rel)
             if before != c.before:
                 raise RewriteError(
                     f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` "
@@ -1936,7 +1117,7 @@ def _alternative(
 
     rename(renamed)
     stream = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in renamed)
-    out = [d for d in load_all(_text(_run_core(stream, name, rules, settings, target, fix=True), stream)) if d]
+    out = [d for d in load_all(_text(run_core(stream, name, rules, settings, target, fix=True), stream)) if d]
     templates = {str(d["metadata"]["name"]): d for d in out if d.get("kind") == "ResourceClaimTemplate"}
     return renamed, [d for d in out if d.get("kind") != "ResourceClaimTemplate"], templates
 
@@ -2030,7 +1211,7 @@ def _repattern(findings: list[Finding], root: Path, display: str) -> None:
         named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
         if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
             continue
-        text = _read(root / f.file[len(display) + 1 :])
+        text = read_text(root / f.file[len(display) + 1 :])
         if text is not None and (pattern := classify(text, f.line, f.resource, counted)).describe() != named.group(1):
             f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
 
@@ -2256,7 +1437,7 @@ def _fix_idiomatic(
 
     subs = sorted(s for s in wanted if s)
     if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
-        names = _subcharts(root)
+        names = subchart_dirs(root)
         scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
         by_sub = {s: _hints(outcome, root, s, wanted[s], rules) for s in subs}
         if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
@@ -2320,7 +1501,7 @@ def _fix_idiomatic(
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
     def migrate(stream: str) -> str:
-        return _text(_run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
 
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
@@ -2408,7 +1589,7 @@ def _fix_idiomatic(
         outcome,
         root,
         expected,
-        lambda options, on: _render(copy_root, _with_switch(options, on, switch_key)),
+        lambda options, on: cached_render(copy_root, _with_switch(options, on, switch_key)),
         patch,
         mode,
         notes,
@@ -2453,7 +1634,7 @@ def _fix_leaves(
     def rewritten(options: Any, on: bool) -> Render:
         for key in keys:
             options = _with_switch(options, on, key)
-        return _render(copy_root, options)
+        return cached_render(copy_root, options)
 
     prove_switch(outcome, root, expected, rewritten, patch, mode)
 
@@ -2471,8 +1652,8 @@ class _Switch:
 
     def part(self, r: Render, switched: bool) -> str:
         """The documents of a render written by the switch's templates (`switched`) or by the others."""
-        return _stream(
-            [m for m in r.manifests if _may_matter(m.text) and (_template_of(m.source) in self.rels) == switched]
+        return manifest_stream(
+            [m for m in r.manifests if may_matter(m.text) and (_template_of(m.source) in self.rels) == switched]
         )
 
     def passed(self, r: Render, want: str) -> tuple[Render, str]:
@@ -2613,7 +1794,7 @@ def _fix_map_built(
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
     prove_switch(
-        outcome, root, expected, lambda options, on: _render(copy_root, _with_switch(options, on)), patch, mode
+        outcome, root, expected, lambda options, on: cached_render(copy_root, _with_switch(options, on)), patch, mode
     )
 
 
@@ -2687,7 +1868,7 @@ def prove_switch(
         calls += [
             functools.partial(rewritten, options[False], False),
             functools.partial(rewritten, options[True], True),
-            functools.partial(_render, root, v.options, fresh=True),
+            functools.partial(cached_render, root, v.options, fresh=True),
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
     proven_on = False  # a value set with device requests proven with the switch on
@@ -2766,10 +1947,10 @@ def _turned_original(
     masked), and that render migrated, when setting the switch changes what the original renders (z2jh embeds its
     values in the hub Secret); None when it does not, or the original refuses the key (a closed values schema)."""
     turned = flip.options(options)
-    given = _render(root, turned)
+    given = cached_render(root, turned)
     if given.error or not _not_identical("", original, again, given):
         return None
-    return given, _render(root, turned, fresh=True), flip.migrate(given.stream)
+    return given, cached_render(root, turned, fresh=True), flip.migrate(given.stream)
 
 
 def _fix_library_values(
@@ -2828,7 +2009,7 @@ def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules:
             continue
         if rel.name in ("Chart.yaml", "values.yaml", "Chart.lock") or rel.stem.endswith("-dra"):
             continue
-        text = _read(path)
+        text = read_text(path)
         names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text or "")
         if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
             continue
@@ -2884,7 +2065,7 @@ def _fix_passthrough(
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
         marked, maps = pt.marked_values(sources.merged)
-        probe = _render(root, copts.render((work.values_file(_override(sources, marked)),), sets=False))
+        probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
@@ -2893,7 +2074,7 @@ def _fix_passthrough(
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings for e in edits):
             listed, lists = pt.marked_lists(marked)
-            found = _render(root, copts.render((work.values_file(_override(sources, listed)),), sets=False))
+            found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
                 pt.toleration_places(found.stream, maps, lists, edits, found.rest)
         if not places and list(leaves) == [""]:
@@ -3034,7 +2215,7 @@ def _fix_passthrough(
         return
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
     for target, text in targets.items():
-        if target.exists() and _read(target) != text:  # the user's own file: kept (one fix wrote is written again)
+        if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
             return
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
@@ -3073,8 +2254,8 @@ def _fix_passthrough(
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
     off = [_with_switch(v.options, False, switch.key) if switch else v.options for v, *_ in expected]
-    calls = [functools.partial(_render, copy_root, options) for options in off]
-    calls += [functools.partial(_render, root, v.options, fresh=True) for v, *_ in expected]
+    calls = [functools.partial(cached_render, copy_root, options) for options in off]
+    calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
         if original.error or new.error:
@@ -3117,7 +2298,7 @@ def _fix_passthrough(
             case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
             want = want if dra else switch.want(original)
             dra = _with_switch(dra or v.options, True, switch.key)
-        on = _render(copy_root, dra)
+        on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
         elif why := _not_proven_on(case, original, again, want, on):
@@ -3264,8 +2445,8 @@ def _own_dra_switch(
         named = [str(p) for p in leaf.path if isinstance(p, str)]
         if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] == ["dra"])):
             continue
-        values = _override(sources, set_path(sources.merged, leaf.path, True))
-        rendered = _render(root, copts.render((work.values_file(values),), sets=False))
+        values = override(sources, set_path(sources.merged, leaf.path, True))
+        rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue
         uses = device_uses(rendered.stream, rules)

@@ -1,0 +1,302 @@
+"""The renders of one chart run: the Helm engine's renders cached by values content and options (a probe and a
+proof value set with the same values are one render), the second render of a value set that finds random values
+(started early on a render thread when the first was slow), the core's migration of a rendered stream done once, and
+the render threads that run independent renders in parallel (render_all, render_each)."""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dramigrate.config import Settings
+from dramigrate.rules import RuleSet
+from dramigrate.versions import Target
+
+PARALLEL_FROM = 1.0  # CPU seconds of renders in one batch from which more Helm workers start (one costs ~0.35 s)
+
+
+# a first render that took this many CPU seconds, and as many times the usual render, has its second started early
+AGAIN_FROM, AGAIN_TIMES = 0.05, 4
+
+
+@dataclass
+class Render:
+    manifests: list[Any]
+    stream: str  # the manifests that may hold anything dramigrate reports, as `helm template` prints them
+    rest: str = ""  # the other manifests
+    error: str = ""
+    took: float = 0.0  # the CPU seconds the Helm worker took to render it (0 without a worker: --helm-binary)
+
+
+@dataclass
+class RunCache:
+    """What one chart run computes more than once: renders of the chart it checks (by values content and options;
+    a probe and a proof value set with the same values are one render), chart defaults by folder, the core's
+    migration of a rendered stream, and whether the chart can render differently twice."""
+
+    root: Path
+    renders: dict[tuple[Any, ...], Render] = field(default_factory=dict)
+    defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
+    steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
+    # the second render of a value set (a chart with random values: what differs between two renders is masked),
+    # rendered once, started early when the first was slow (render_again)
+    again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
+    claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
+    marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+CACHE: list[RunCache] = []  # the innermost chart run's cache (run_chart)
+
+
+# Template functions whose result differs from one render to the next (Sprig and Helm): random text, numbers, keys
+# and certificates, salted hashes, random-IV encryption, DNS; named anywhere (a name in a value can reach `tpl`).
+# The clock and Go map order (`now`, `ago`, `keys`, `values`) are ordinary words: counted inside template actions.
+_RANDOM_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:rand(?:AlphaNum|Alpha|Numeric|Ascii|Int|Bytes)|uuidv4|shuffle|genPrivateKey|genCA\w*|"
+    r"genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd|encryptAES|getHostByName)\b"
+)
+
+
+_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+
+
+_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values)\b")
+
+
+def _may_differ(cache: RunCache, key: tuple[Any, ...]) -> bool:
+    """Whether two renders of the run's chart with these values may differ: some file of the chart (templates, and
+    any file a template can `tpl`) or of the values names a random function, or the chart holds a packaged
+    subchart or a file that is not text (not read here). Only ever too careful: a chart judged steady that is not
+    would fail its proof (nothing masked), never pass it."""
+    if cache.steady is None:
+        from dramigrate.helm.sandbox import chart_for_render
+
+        with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
+            cache.steady = all(_steady_text(path) for path in sorted(Path(safe).rglob("*")) if path.is_file())
+    if not cache.steady:
+        return True
+    return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
+
+
+def _steady_text(path: Path) -> bool:
+    return path.suffix != ".tgz" and _steady_bytes(path.read_bytes())
+
+
+def _steady_bytes(data: bytes) -> bool:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if "\0" in text or _RANDOM_FUNCTIONS.search(text):
+        return False
+    return not any(_RANDOM_IN_ACTION.search(action) for action in _ACTION.findall(text))
+
+
+# Template functions that generate keys or hash passwords: a render that calls one takes 0.1 to 2 s of CPU where the
+# chart's other renders take milliseconds (nim-llm's multi-node secret: genPrivateKey "rsa", a 4096-bit key).
+_KEY_FUNCTIONS = re.compile(
+    r"(?<![\w.$])(?:genPrivateKey|genCA\w*|genSelfSignedCert\w*|genSignedCert\w*|bcrypt|htpasswd)\b"
+)
+
+
+def generates_keys(root: Path) -> bool:
+    """Whether a template of the chart (or of a subchart folder) names a function that generates keys."""
+    from dramigrate.helm.sandbox import chart_for_render
+
+    with chart_for_render(root) as safe:
+        templates = [p for p in sorted(Path(safe).rglob("*")) if "templates" in p.relative_to(safe).parts[:-1]]
+        return any(_KEY_FUNCTIONS.search(p.read_bytes().decode("utf-8", "replace")) for p in templates if p.is_file())
+
+
+def render_key(options: Any) -> tuple[Any, ...] | None:
+    """The render's inputs as content: the text of the values files, not their names (each probe writes its own)."""
+    import dataclasses
+
+    try:
+        texts = tuple(Path(path).read_bytes() for path in options.values_files)
+    except OSError:
+        return None
+    return texts, repr(dataclasses.replace(options, values_files=()))
+
+
+def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
+    """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
+    the second render of a value set, which finds what differs between two renders (random values), also done
+    once, and only when the chart or values can render differently twice (_may_differ)."""
+    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    key = render_key(options) if cache is not None else None
+    if cache is not None and key is not None and key in cache.renders:
+        if fresh and _may_differ(cache, key):
+            return _again(cache, root, options, key)
+        return cache.renders[key]
+    rendered = _render_uncached(root, options)
+    if cache is not None and key is not None and key not in cache.renders:
+        cache.renders[key] = rendered
+    return rendered
+
+
+def _again(cache: RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> Render:
+    """The second render of a value set: the one started early (render_again), else rendered here now."""
+    with cache.lock:
+        future = cache.again.setdefault(key, Future())
+        mine = key not in cache.claimed  # not started yet: rendered here rather than waited for in the queue
+        cache.claimed.add(key)
+    if mine:
+        _settle(future, root, options)
+    return future.result()
+
+
+def render_again(root: Path, options: list[Any]) -> None:
+    """Start now, on the render threads, the second renders of the value sets whose first render was slow, several
+    times the usual one (a private key generated in a template: nim-llm's took up to 2 s, its other renders 10 ms),
+    so they overlap the work before the proof asks for them. Only for the run's own chart, when it can render
+    differently twice and more than one core renders."""
+    from dramigrate.helm.sandbox import prestart_another, render_parallelism, render_seconds
+
+    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    if cache is None or render_parallelism() < 2:
+        return
+    slow = max(AGAIN_FROM, AGAIN_TIMES * render_seconds())
+    for o in options:
+        key = render_key(o)
+        first = cache.renders.get(key) if key is not None else None
+        if first is None or first.took < slow or key in cache.again or not _may_differ(cache, key):
+            continue
+        with cache.lock:
+            future = cache.again.setdefault(key, Future())
+        prestart_another()  # for it, not for the next render of this thread: that keeps its warm worker
+        render_pool().submit(_early, cache, key, future, root, o)
+
+
+def _early(cache: RunCache, key: tuple[Any, ...], future: Future[Render], root: Path, options: Any) -> None:
+    with cache.lock:
+        if key in cache.claimed:  # the proof asked for it first and renders it itself
+            return
+        cache.claimed.add(key)
+    _settle(future, root, options)
+
+
+def _settle(future: Future[Render], root: Path, options: Any) -> None:
+    try:
+        future.set_result(_render_uncached(root, options))
+    except BaseException as exc:  # a render past its limits: raised where the render is asked for
+        future.set_exception(exc)
+
+
+def settled(cache: RunCache) -> None:
+    """At the end of a chart run: second renders not started are dropped, and the ones rendering waited for, so
+    none outlives its run (its values files and chart copy)."""
+    from concurrent.futures import wait
+
+    with cache.lock:
+        for key, future in cache.again.items():
+            if key not in cache.claimed:
+                cache.claimed.add(key)
+                future.cancel()
+        for future in cache.marked.values():
+            future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
+    wait([*cache.again.values(), *cache.marked.values()])
+
+
+_T = TypeVar("_T")
+
+
+_POOL: list[ThreadPoolExecutor] = []  # the render threads, made once: a worker dies with the thread that started it
+
+
+def render_pool() -> ThreadPoolExecutor:
+    from dramigrate.helm.sandbox import render_parallelism
+
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=render_parallelism(), thread_name_prefix="dramigrate-render"))
+    return _POOL[0]
+
+
+def render_all(calls: list[Callable[[], _T]]) -> list[_T]:
+    """The results of independent renders, in order, run render_parallelism() at a time (each thread waits for its
+    own Helm worker, so on two cores two charts render at once). An exception is the first call's that raised, after
+    every call has ended."""
+    return list(render_each(calls))
+
+
+def render_each(calls: list[Callable[[], _T]]) -> Iterator[_T]:
+    """render_all's results one by one as each is ready, in order, while the later ones still render: the caller's
+    own work on a result overlaps the next renders. Leaving early waits for the renders still running."""
+    from dramigrate.helm import sandbox
+
+    threads = sandbox.render_parallelism()
+    done = 0
+    while threads > sandbox.workers_started() and done < len(calls):
+        took = sandbox.render_seconds()  # one at a time until the renders left are known to pay for another worker
+        if took and (len(calls) - done) * took >= PARALLEL_FROM:
+            break
+        yield calls[done]()
+        done += 1
+    calls = calls[done:]
+    if threads <= 1 or len(calls) <= 1:
+        for call in calls:
+            yield call()
+        return
+    futures = [render_pool().submit(call) for call in calls]
+    try:
+        for future in futures:
+            exception = future.exception()
+            if exception is not None:
+                raise exception
+            yield future.result()
+    finally:
+        from concurrent.futures import wait
+
+        wait(futures)
+
+
+def _render_uncached(root: Path, options: Any) -> Render:
+    from dramigrate.helm.render import HelmError, render_chart
+    from dramigrate.helm.sandbox import last_render_seconds
+
+    try:
+        manifests = render_chart(root, options)
+    except HelmError as exc:
+        return Render([], "", "", str(exc), last_render_seconds())
+    relevant = [m for m in manifests if may_matter(m.text)]
+    others = [m for m in manifests if m not in relevant]
+    return Render(manifests, manifest_stream(relevant), manifest_stream(others), took=last_render_seconds())
+
+
+_RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")
+
+
+def may_matter(text: str) -> bool:
+    """Whether a manifest can hold anything the core reports (a superset of the core's own triage, so the
+    core sees every document it would act on; the others are compared as rendered)."""
+    return any(word in text for word in _RELEVANT)
+
+
+def manifest_stream(manifests: list[Any]) -> str:
+    return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in manifests)
+
+
+def run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
+    """The core's result for a rendered stream; within a chart run a stream is migrated once (the base render and
+    the proof's value set with the same values), each caller getting its own copy to change."""
+    from dramigrate.migrate import Job, run_file
+
+    cache = CACHE[-1].cores if CACHE else None
+    key = (stream, name, id(rules), id(settings), id(target), fix)
+    if cache is not None and key in cache:
+        return copy.deepcopy(cache[key][0])
+    result = run_file(
+        Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True), rules, settings, target
+    )
+    if cache is None:
+        return result
+    cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
+    return copy.deepcopy(result)
