@@ -247,3 +247,22 @@ def test_a_values_file_that_picks_another_keyed_map_than_the_defaults(tmp_path: 
     claims = server["spec"]["template"]["spec"]["resourceClaims"]
     assert [c["resourceClaimTemplateName"] for c in claims] == templates
     assert len(templates) == 1
+
+
+def test_a_kuberay_group_that_writes_literal_ray_start_params(tmp_path: Path) -> None:
+    """`rayStartParams:` with literal keys in the template (instill-model's RayService, `disable-usage-stats`): the
+    DRA values give the group its `num-gpus` after them, as the manifest migration of the original render sets it
+    (KubeRay cannot derive it from claims); with the device-plugin values the group renders as before (was: manual,
+    "rayStartParams.num-gpus: expected "1", the rewritten chart has none")."""
+    ray = RAY.replace("      rayStartParams: {}\n", '      rayStartParams:\n        disable-usage-stats: "true"\n')
+    files = {"values.yaml": "mode: ray\nworker:\n  resources: {}\n", "templates/ray.yaml": ray}
+    original = chart_with(tmp_path / "original", "app", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    gpu = tmp_path / "ray-gpu.yaml"
+    gpu.write_text("worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
+    outcome = fix(chart, (gpu,))
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert texts(chart, (gpu,)) == texts(original, (gpu,))
+    (cluster,) = [d for d in rendered(chart, (tmp_path / "ray-gpu-dra.yaml",)) if d["kind"] == "RayCluster"]
+    assert cluster["spec"]["workerGroupSpecs"][0]["rayStartParams"] == {"disable-usage-stats": "true", "num-gpus": "2"}

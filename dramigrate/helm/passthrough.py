@@ -1202,6 +1202,14 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
                 t.inserts.setdefault(start, []).append(opened)
                 t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
     params = _empty_params(lines, pod) if "rayStartParams" in need else None
+    literal = _literal_params(lines, pod) if "rayStartParams" in need and params is None else None
+    if literal is not None:
+        # `rayStartParams:` with literal keys (`disable-usage-stats: "true"`): the sibling's keys (num-gpus) after them
+        end, ind = literal
+        expr = sibling_expr("rayStartParams")
+        line = f"{ind}{{{{- with {expr} }}}}{{{{- toYaml . | nindent {len(ind)} }}}}{{{{- end }}}}"
+        if line not in t.inserts.get(end, []):
+            t.inserts.setdefault(end, []).append(line)
     if params is not None and params not in t.replaced:
         # `rayStartParams: {}` written in the group: the sibling's keys (num-gpus) when set, else `{}` as before
         head = lines[params][: lines[params].index(":") + 1]
@@ -1282,20 +1290,39 @@ def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str
     return (j - 1, m) if m and body and end else None
 
 
-def _empty_params(lines: list[str], pod: int) -> int | None:
-    """The line of a KubeRay group's literal `rayStartParams: {}` beside the `template:` that holds the pod spec at
-    line `pod`, if the group writes it so."""
+def _params_lines(lines: list[str], pod: int, shape: str) -> list[int]:
+    """The lines of a KubeRay group's `rayStartParams` (`shape`: the rest of the line after the key) beside the
+    `template:` that holds the pod spec at line `pod`."""
     from dramigrate.helm.idiomatic import _block_end, _parent
 
     template = _parent(lines, pod)
     group = _parent(lines, template) if template >= 0 and lines[template].strip() == "template:" else -1
     if group < 0:
-        return None
+        return []
     at = _indent(lines[template])
-    for j in range(group, _block_end(lines, group)):
-        if _indent(lines[j]) == at and re.fullmatch(r"\s*(?:-\s+)?rayStartParams:\s*\{\}\s*", lines[j]):
-            return j
-    return None
+    head = re.compile(rf"\s*(?:-\s+)?rayStartParams:{shape}")
+    return [j for j in range(group, _block_end(lines, group)) if _indent(lines[j]) == at and head.fullmatch(lines[j])]
+
+
+def _empty_params(lines: list[str], pod: int) -> int | None:
+    """The line of a KubeRay group's literal `rayStartParams: {}` beside the `template:` that holds the pod spec at
+    line `pod`, if the group writes it so."""
+    return next(iter(_params_lines(lines, pod, r"\s*\{\}\s*")), None)
+
+
+def _literal_params(lines: list[str], pod: int) -> tuple[int, str] | None:
+    """(one past its last line, its keys' indent) of a KubeRay group's `rayStartParams:` block beside the `template:`
+    that holds the pod spec at line `pod`, when it writes literal keys only and no `num-gpus` (the migration's key)."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    heads = _params_lines(lines, pod, r"\s*")
+    if len(heads) != 1:
+        return None
+    end = _block_end(lines, heads[0])
+    body = [line for line in lines[heads[0] + 1 : end] if line.strip()]
+    if not body or any("{{" in line or re.match(r"\s*['\"]?num-gpus\b", line) for line in body):
+        return None
+    return end, " " * _indent(body[0])
 
 
 _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`
