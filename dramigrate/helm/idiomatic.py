@@ -588,6 +588,20 @@ def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Devi
     return [by_pod[pod] for pod in sorted(by_pod)]
 
 
+def _exclusive(pods: list[list[Device]]) -> bool:
+    """Whether the template holds several pods of which no two render together: each pair sits in the two branches
+    of one `if`/`else` (one pod's conditions hold the `not` of one of the other's) and asks for the device with
+    one count."""
+    return (
+        len(pods) > 1
+        and len({d.count for pod in pods for d in pod}) == 1
+        and all(
+            any(_negates(a, b) or _negates(b, a) for a in p[0].conditions for b in q[0].conditions)
+            for p, q in itertools.combinations(pods, 2)
+        )
+    )
+
+
 def _comment_style(values: str) -> str:
     if re.search(r"^\s*## @param ", values, re.M):
         return "bitnami"
@@ -763,6 +777,10 @@ def build(
             # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
             pods = _template_pods(text, rel, devices)
             deltas = deltas[:1] * len(pods)
+        elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
+            # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
+            # and each branch gets its claim, the same claim template
+            pods, deltas = branches, deltas * len(branches)
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
