@@ -477,3 +477,28 @@ def test_the_device_toleration_joins_the_pods_literal_tolerations(tmp_path: Path
     assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
     _, _, plain = dra_render(chart, chart / "values.yaml")
     assert [t["key"] for t in next(iter(plain.values()))["tolerations"]] == ["dedicated"]
+
+
+def test_a_set_that_picks_another_servers_device_keys_is_not_called_proven(tmp_path: Path) -> None:
+    """Two mutually exclusive servers, each passing its own values resources map through: the defaults turn `a` on,
+    the user's `--set a.enabled=false --set b.enabled=true` turns `b` on. values-dra.yaml migrates the defaults' `a`
+    only, so with the user's values `b` keeps its device-plugin request: fix must not call that proven (was:
+    proven, the user's run never rendered with a DRA values file; learnwith-llm-inference's vllm and sglang)."""
+    server = SWITCHED.split("          resources:\n")[0]
+    files = {
+        "values.yaml": "".join(
+            f"{s}:\n  enabled: {on}\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+            for s, on in (("a", "true"), ("b", "false"))
+        )
+    }
+    for s in "ab":
+        body = server.replace("-server", f"-{s}").replace("server:1", f"{s}:1")
+        files[f"templates/{s}.yaml"] = (
+            f"{{{{- if .Values.{s}.enabled }}}}\n{body}          resources:\n"
+            f"            {{{{- toYaml .Values.{s}.resources | nindent 12 }}}}\n{{{{- end }}}}\n"
+        )
+    chart = chart_with(tmp_path, "servers", files)
+    sets = ("a.enabled=false", "b.enabled=true")
+    outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T136, "fix")
+    assert not outcome.proven, outcome.report()
+    assert "with your values, the device request comes from values no DRA values file covers" in outcome.report()

@@ -52,7 +52,10 @@ from dramigrate.helm.idiomatic import (
     _sentinel_yaml,
     claim_delta,
     conventions,
+    given_tolerations,
     pod_groups,
+    tolerated_define,
+    untolerated_only,
 )
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
 from dramigrate.helm.patterns import _ACTION, count_expression
@@ -811,6 +814,8 @@ def _pod_edits(
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
     if tolerations and existing:
+        if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
+            tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
     elif tolerations:
         pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
@@ -1004,6 +1009,8 @@ def build(
     texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
     for rel, wirings in sorted(by_rel.items()):
         texts[rel] = rewrite_site_template(texts[rel], rel, define, wirings, writes_key, pod_cond)
+    if any(f'"{define}.draTolerated"' in text for text in texts.values()):
+        texts[file] += "\n".join(tolerated_define(f"{define}.draTolerated")) + "\n"
     changes = [
         Change(rel, (root / rel).read_text(encoding="utf-8"), text)
         for rel, text in sorted(texts.items(), key=lambda item: item[0] != file)

@@ -588,6 +588,20 @@ def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Devi
     return [by_pod[pod] for pod in sorted(by_pod)]
 
 
+def _exclusive(pods: list[list[Device]]) -> bool:
+    """Whether the template holds several pods of which no two render together: each pair sits in the two branches
+    of one `if`/`else` (one pod's conditions hold the `not` of one of the other's) and asks for the device with
+    one count."""
+    return (
+        len(pods) > 1
+        and len({d.count for pod in pods for d in pod}) == 1
+        and all(
+            any(_negates(a, b) or _negates(b, a) for a in p[0].conditions for b in q[0].conditions)
+            for p, q in itertools.combinations(pods, 2)
+        )
+    )
+
+
 def _comment_style(values: str) -> str:
     if re.search(r"^\s*## @param ", values, re.M):
         return "bitnami"
@@ -763,6 +777,10 @@ def build(
             # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
             pods = _template_pods(text, rel, devices)
             deltas = deltas[:1] * len(pods)
+        elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
+            # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
+            # and each branch gets its claim, the same claim template
+            pods, deltas = branches, deltas * len(branches)
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
@@ -1929,6 +1947,41 @@ def _request_name(container: str, base: str) -> str:
 
 def _name_text(expr: str) -> str:
     return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+
+
+def given_tolerations(lines: list[str], at: int) -> str | None:
+    """The values expression of the `{{- with X }}`/`{{- if X }}` that guards the pod's `tolerations:` at line `at`
+    (the list the user's values give), or None."""
+    m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
+    return m.group(1) if m else None
+
+
+def tolerated_test(define: str, key: str, given: str) -> str:
+    """A template expression, non-empty when the toleration list `given` tolerates the `key:NoSchedule` taint the
+    device plugin's nodes carry (read by tolerated_define's `define`)."""
+    return f'(include "{define}" (dict "key" {key} "tolerations" {given}))'
+
+
+def tolerated_define(define: str) -> list[str]:
+    """The define tolerated_test reads: the migration adds no toleration for a taint the pod's values list tolerates
+    already (jellyfin's values-example.yaml, helix' values-eks.yaml), nor may the chart (a second identical one)."""
+    return [
+        f'{{{{- define "{define}" -}}}}',
+        "{{- range .tolerations }}",
+        '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
+        ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
+        "{{- end }}",
+        "{{- end }}",
+    ]
+
+
+def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
+    """The DRA tolerations' lines (indented `p`), each under `if not` the values list `given` tolerating its key."""
+    out: list[str] = []
+    for t in tolerations:
+        test = tolerated_test(define, json.dumps(t.get("key", "")), given)
+        out += [f"{p}  {{{{- if not {test} }}}}", *(f"{p}  {line}" for line in _dump_list([t])), f"{p}  {{{{- end }}}}"]
+    return out
 
 
 def _dump_list(items: list[dict[str, Any]]) -> list[str]:

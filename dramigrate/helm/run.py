@@ -96,6 +96,11 @@ if TYPE_CHECKING:
 
 MAX_VARIATIONS = 28
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
+_UNCOVERED = (  # your values ask for devices through keys the DRA values files fix wrote leave as they are
+    "with your values, the device request comes from values no DRA values file covers (the --set options choose "
+    "device keys other than those values-dra.yaml migrates); put the device keys in a -f values file so fix can write "
+    "its DRA variant"
+)
 ENGINE_HINT = "; fix it by hand (docs/helm.md) or run fix with --chart-style engine"  # ends a manual idiomatic fix
 
 
@@ -2291,6 +2296,10 @@ def _fix_passthrough(
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
         else:
             dra = None  # value sets the DRA files do not cover: the values as they were, proven above
+        if dra is None and not switch and v.label == "your values" and through_want != through.stream:
+            # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
+            _manual(outcome, _UNCOVERED, patch)
+            return
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before
         case, files = f"with {v.label} and the DRA values files", dra is not None
