@@ -52,7 +52,10 @@ from dramigrate.helm.idiomatic import (
     _sentinel_yaml,
     claim_delta,
     conventions,
+    given_tolerations,
     pod_groups,
+    tolerated_define,
+    untolerated_only,
 )
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
 from dramigrate.helm.patterns import _ACTION, count_expression
@@ -742,6 +745,8 @@ def rewrite_site_template(
             if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
         ]
         if tolerations and existing:
+            if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
+                tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
             edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
         elif tolerations:
             pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
@@ -846,17 +851,19 @@ def build(
     writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
     after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop(), guards)
     after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
-    changes = [Change(file, helper_text, after)]
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
         found = deltas.get((s.rel, s.index))
         if found is None:
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
+    sites_changed = []
     for rel, wirings in sorted(by_rel.items()):
         text = (root / rel).read_text(encoding="utf-8")
-        new = rewrite_site_template(text, rel, define, wirings, writes_key)
-        changes.append(Change(rel, text, new))
+        sites_changed.append(Change(rel, text, rewrite_site_template(text, rel, define, wirings, writes_key)))
+    if any(f'"{define}.draTolerated"' in c.after for c in sites_changed):
+        after += "\n".join(tolerated_define(f"{define}.draTolerated")) + "\n"
+    changes = [Change(file, helper_text, after), *sites_changed]
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     if mode == "values" and re.search(r"^dra:", values, re.M):

@@ -1949,6 +1949,41 @@ def _name_text(expr: str) -> str:
     return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
 
 
+def given_tolerations(lines: list[str], at: int) -> str | None:
+    """The values expression of the `{{- with X }}`/`{{- if X }}` that guards the pod's `tolerations:` at line `at`
+    (the list the user's values give), or None."""
+    m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
+    return m.group(1) if m else None
+
+
+def tolerated_test(define: str, key: str, given: str) -> str:
+    """A template expression, non-empty when the toleration list `given` tolerates the `key:NoSchedule` taint the
+    device plugin's nodes carry (read by tolerated_define's `define`)."""
+    return f'(include "{define}" (dict "key" {key} "tolerations" {given}))'
+
+
+def tolerated_define(define: str) -> list[str]:
+    """The define tolerated_test reads: the migration adds no toleration for a taint the pod's values list tolerates
+    already (jellyfin's values-example.yaml, helix' values-eks.yaml), nor may the chart (a second identical one)."""
+    return [
+        f'{{{{- define "{define}" -}}}}',
+        "{{- range .tolerations }}",
+        '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
+        ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
+        "{{- end }}",
+        "{{- end }}",
+    ]
+
+
+def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
+    """The DRA tolerations' lines (indented `p`), each under `if not` the values list `given` tolerating its key."""
+    out: list[str] = []
+    for t in tolerations:
+        test = tolerated_test(define, json.dumps(t.get("key", "")), given)
+        out += [f"{p}  {{{{- if not {test} }}}}", *(f"{p}  {line}" for line in _dump_list([t])), f"{p}  {{{{- end }}}}"]
+    return out
+
+
 def _dump_list(items: list[dict[str, Any]]) -> list[str]:
     return yaml.dump(items, Dumper=_Dumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
 

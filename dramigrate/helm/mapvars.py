@@ -36,7 +36,10 @@ from dramigrate.helm.idiomatic import (
     _metadata_line,
     _parent,
     conventions,
+    given_tolerations,
     pod_delta,
+    tolerated_define,
+    tolerated_test,
     values_block,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
@@ -593,11 +596,11 @@ def rewrite(
         f"{ind}    effect: NoSchedule",
     ]
     own = [j for j in range(where.pod + 1, end) if lines[j] == f"{ind}tolerations:"]
-    given = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[own[0] - 1].strip()) if own else None
+    given = given_tolerations(lines, own[0]) if own else None
     tolerated = ""
     if given:  # the pod's own tolerations may tolerate the device's taint already (helix' values-eks.yaml): the
         # migration then adds none, nor does the chart
-        tolerated = f'(include "{chart}.{stem}.draTolerated" (dict "key" {_KEY} "tolerations" {given.group(1)}))'
+        tolerated = tolerated_test(f"{chart}.{stem}.draTolerated", _KEY, given)
     untolerated = ""  # several: the counts of the resources the pod's own tolerations do not tolerate
     if several:  # a toleration for each device resource the map held, that the pod does not tolerate already
         inside = tolerated.replace(" .Values.", " $.Values.")  # read in a `range`, from the root
@@ -663,14 +666,7 @@ def rewrite(
         out[start:stop] = new
     body = [f'{{{{- define "{define}" -}}}}']
     if given:
-        body[:0] = [
-            f'{{{{- define "{chart}.{stem}.draTolerated" -}}}}',
-            "{{- range .tolerations }}",
-            '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
-            ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
-            "{{- end }}",
-            "{{- end }}",
-        ]
+        body[:0] = tolerated_define(f"{chart}.{stem}.draTolerated")
     if several:
         body = [*body[:-1], *several.defines(v.define, define)]
     else:
