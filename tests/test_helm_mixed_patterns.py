@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from conftest import chart_with
 
@@ -222,12 +221,6 @@ spec:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect: the pass-through writes one `resourceClaims:` key per keyed map (resourceClaims.gpu, "
-    "resourceClaims.neuron) into the same pod; the render has the key twice (Helm kept the last, so this passed by "
-    "accident) and the proof now refuses it. The pod key must follow the template's own choice of map.",
-)
 def test_a_values_file_that_picks_another_keyed_map_than_the_defaults(tmp_path: Path) -> None:
     """The defaults ask for a GPU through `resources.gpu`, the user's file picks `resources.neuron`: given with the
     chart's values-dra.yaml, the file's DRA variant drops the GPU's claim template, which no pod names then."""
@@ -247,3 +240,50 @@ def test_a_values_file_that_picks_another_keyed_map_than_the_defaults(tmp_path: 
     claims = server["spec"]["template"]["spec"]["resourceClaims"]
     assert [c["resourceClaimTemplateName"] for c in claims] == templates
     assert len(templates) == 1
+
+
+TWO_MAPS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        {{- if .Values.engine.enabled }}
+        - name: engine
+          image: engine:1
+          resources:
+            {{- toYaml .Values.engine.resources | nindent 12 }}
+        {{- end }}
+        - name: app
+          image: app:1
+          resources:
+            {{- toYaml .Values.app.resources | nindent 12 }}
+"""
+
+
+def test_a_pod_whose_containers_take_two_values_maps_gets_one_list_of_claims(tmp_path: Path) -> None:
+    """The defaults give the engine container of a pod a GPU, a user's file turns the engine off and gives the app
+    container of the same pod one: each render has one `resourceClaims:` with the claims of the container the
+    template renders (two such keys would leave Helm only the last)."""
+    gpu = "resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    values = f"engine:\n  enabled: true\n  {gpu}app:\n  resources: {{}}\n"
+    chart = chart_with(tmp_path, "app", {"values.yaml": values, "templates/server.yaml": TWO_MAPS})
+    off = tmp_path / "off.yaml"
+    off.write_text(f"engine:\n  enabled: false\napp:\n  {gpu}")
+    outcome = fix(chart, (off,))
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for files, names in (((), ["engine"]), ((tmp_path / "off-dra.yaml",), ["app"])):
+        docs = rendered(chart, (chart / "values-dra.yaml", *files))
+        (server,) = [d for d in docs if d["kind"] == "Deployment"]
+        spec = server["spec"]["template"]["spec"]
+        asked = {c["name"]: [x["name"] for x in c["resources"].get("claims", [])] for c in spec["containers"]}
+        assert [name for name, claims in asked.items() if claims] == names
+        assert [c["name"] for c in spec["resourceClaims"]] == asked[names[0]]

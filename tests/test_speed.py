@@ -202,7 +202,8 @@ def test_grep_prefilter_keeps_every_file_the_python_triage_keeps(
     assert str(tmp_path / "nul.yaml") in kept and str(tmp_path / "utf16.yaml") in kept  # Python decides those
     assert str(tmp_path / "clean.yaml") not in kept  # and it does filter: a domain key after the section is not in it
     assert str(tmp_path / "claims-lines.yaml") in kept and str(tmp_path / "claims-word.yaml") not in kept
-    assert len(kept) < len(files) * 0.8
+    if CORPUS.is_dir():  # most corpus files ask for no device; the repo's own fixtures almost all do
+        assert len(kept) < len(files) * 0.8
 
 
 TIME_V = Path("/usr/bin/time")

@@ -1109,7 +1109,11 @@ class _Edits:
     inserts: dict[int, list[str]] = field(default_factory=dict)
     replaced: dict[int, str] = field(default_factory=dict)
 
+    lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
+
     def out(self) -> str:
+        for (_, name), reads in self.lists.items():
+            _pod_list(self, name, reads)
         out: list[str] = []
         for i, line in enumerate([*self.lines, None]):  # None: the end of the file, after its last line
             block = self.inserts.get(i, [])
@@ -1120,6 +1124,71 @@ class _Edits:
             if line is not None:
                 out.append(self.replaced.get(i, line))
         return "\n".join(out) + ("\n" if self.text.endswith("\n") else "")
+
+
+@dataclass(frozen=True)
+class _PodList:
+    """A values list the pod-level key (`resourceClaims`, `tolerations`) renders, beside a map line `read` passes
+    into a container under the pod's `containers` head (indent `ind`); `ranged`: the line of a `range` over the
+    containers that sets the map's variable, or -1."""
+
+    read: int
+    containers: int
+    ind: str
+    expr: str
+    ranged: int
+
+
+def _list_block(t: _Edits, name: str, ind: str, expr: str) -> list[str]:
+    # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
+    render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
+    return [
+        f"{ind}{{{{- with {expr} }}}}",
+        f"{ind}{name}:",
+        f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
+        f"{ind}{{{{- end }}}}",
+    ]
+
+
+def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
+    """One `name:` key for the pod whose containers take the maps of `reads`. One values list: rendered before the
+    containers (gathered over a `range` over them). Several (one map per container, or a keyed map picked by an
+    `if`): each read adds its list to a variable where the template passes its map, so only the maps the template
+    picks count, and the one key is rendered after the containers; a YAML key written twice keeps only the last."""
+    first = reads[0]
+    var = f"$dramigrate{name[0].upper()}{name[1:]}"
+    if len({r.expr for r in reads}) == 1:
+        expr, gather = first.expr, []
+        if first.ranged > first.containers:  # `range $name, $container := $containers` inside the pod
+            each = _BLOCK.search(t.lines[first.ranged])
+            if each is None:
+                raise NotPassThrough(f"{t.rel}:{first.ranged + 1}: the range over the containers is not one action")
+            add = f"{{{{- {var} = concat {var} ({expr} | default list) }}}}"
+            gather = [
+                f"{first.ind}{{{{- {var} := list }}}}",
+                f"{first.ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}",
+            ]
+            expr = f"{var} | uniq"
+        t.inserts.setdefault(first.containers, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
+        return
+    heads = sorted({r.containers for r in reads})
+    t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
+    for r in reads:
+        at = " " * _indent(t.lines[r.read])
+        t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
+    end = max(_containers_end(t.lines, h) for h in heads)
+    t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+
+
+def _containers_end(lines: list[str], head: int) -> int:
+    """One past the last line of the `containers:` block at `head`, with the actions that close inside it (the
+    `{{- end }}` of a container rendered under an `if`)."""
+    end = _block_end(lines, head)
+    while (
+        end < len(lines) and lines[end].strip() and _control(lines[end]) and _indent(lines[end]) > _indent(lines[head])
+    ):
+        end += 1
+    return end
 
 
 def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str]) -> None:
@@ -1170,26 +1239,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             joined = f"concat ({m.group(2)} | default list) ({expr} | default list)"
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
-        # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
-        render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
-        gather = []
-        if ranged > containers:  # `range $name, $container := $containers` inside the pod: each container's list
-            each = _BLOCK.search(lines[ranged])
-            if each is None:
-                raise NotPassThrough(f"{t.rel}:{ranged + 1}: the range over the containers is not one action")
-            var = f"$dramigrate{name[0].upper()}{name[1:]}"
-            add = f"{{{{- {var} = concat {var} ({expr} | default list) }}}}"
-            gather = [f"{ind}{{{{- {var} := list }}}}", f"{ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}"]
-            expr = f"{var} | uniq"
-        block = [
-            *gather,
-            f"{ind}{{{{- with {expr} }}}}",
-            f"{ind}{name}:",
-            f"{ind}  {{{{- {render} | nindent {len(ind) + 2} }}}}",
-            f"{ind}{{{{- end }}}}",
-        ]
-        if block[len(gather)] not in t.inserts.get(containers, []):
-            t.inserts.setdefault(containers, []).extend(block)
+        t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged))
     if under == _SECTION and "resourceClaims" in need:
         _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
