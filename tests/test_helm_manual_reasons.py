@@ -375,3 +375,41 @@ def test_a_shape_no_rewrite_takes_is_named_with_what_the_rewrites_take(tmp_path:
     outcome = _fix(chart)
     assert not outcome.proven and "templates/d.yaml:15: pattern F" in outcome.manual, outcome.report()
     assert "pattern A only" not in outcome.manual and "a values resources map (B, C)" in outcome.manual
+
+
+# a device key named by a variable that a vendor helper sets (the helper picks `nvidia.com/gpu` or `amd.com/gpu`)
+VENDOR_HELPER = """\
+{{- define "app.gpuResource" -}}
+{{- if eq .Values.gpu.vendor "amd" }}amd.com/gpu{{ else }}nvidia.com/gpu{{ end }}
+{{- end }}
+"""
+VENDOR_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+spec:
+  containers:
+    - name: app
+      image: busybox
+      resources:
+        limits:
+          {{- $gpuResource := include "app.gpuResource" . }}
+          {{ $gpuResource }}: {{ .Values.gpu.count }}
+"""
+
+
+def test_a_device_name_from_a_vendor_helper_names_the_helper(tmp_path: Path) -> None:
+    """Was: 'this line is none of them', which leaves the user to find what the line does. Now the reason names the
+    variable and the helper that sets it."""
+    chart = chart_with(
+        tmp_path,
+        "vendor",
+        {
+            "templates/_helpers.tpl": VENDOR_HELPER,
+            "templates/pod.yaml": VENDOR_POD,
+            "values.yaml": "gpu: {vendor: nvidia, count: 1}\n",
+        },
+    )
+    report = _fix(chart).report()
+    assert "`$gpuResource` comes from the helper `app.gpuResource`" in report

@@ -81,4 +81,7 @@ def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual
     )
     assert said in outcome.manual, outcome.manual
     assert any(said in f.message for f in outcome.findings if f.rule == "chart-rewrite-unproven")
-    assert outcome.manual.startswith("pattern D (app.resources): templates/_helpers.tpl:3: no template includes")
+    # the chain deploy.yaml -> app.container -> app.resources is followed to the object the workload builds
+    assert outcome.manual.startswith(
+        "pattern D (app.resources): templates/deploy.yaml:18: the helper app.container gets `(dict "
+    ), outcome.manual

@@ -312,6 +312,7 @@ class CallSite:
     index: int  # the line with `include "<helper>" <arg>`
     arg: str  # the include's argument (the helper's context at the call site)
     given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
+    helper: str = ""  # the helper it includes, when that is not the one that writes the key (helper_chain)
 
 
 _INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+')
@@ -356,20 +357,82 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
     return out
 
 
-def _included_by(root: Path, define: str) -> str:
-    """Where another helper includes `define` (llm-d's container helper includes its resources helper): the
-    rewrite wires pods at a workload template's include, so it names the helper in between."""
+@dataclass(frozen=True)
+class Hop:
+    """An include of a helper inside another helper's `define` that passes its own context on (`.` or `$`): the
+    rewrite follows such a chain from the helper that writes the key up to the one the workload templates include."""
+
+    rel: str  # the file of the including helper
+    index: int  # the include's line
+    inner: str  # the helper included
+    outer: str  # the helper that includes it
+    arg: str
+
+
+_CHAIN_LIMIT = 4  # helpers between the workload template and the key: a deeper chain is reported, not followed
+
+
+def _includers(root: Path, define: str) -> list[tuple[str, Block, str, int]]:
+    """(file, block, name, line) of each include of `define` inside another helper's `define`."""
+    out = []
     for path in template_files(root):
         text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
         for name, block in _defines(text):
-            lines = text.splitlines()[block.start : block.end]
-            at = next((i for i, line in enumerate(lines) if f'include "{define}"' in line), None)
-            if name != define and at is not None:
-                where = f"{path.relative_to(root).as_posix()}:{block.start + at + 1}"
-                return (
-                    f": the helper {name} includes it ({where}), and the rewrite takes one helper between pod and key"
-                )
-    return ""
+            if name == define:
+                continue
+            for i in range(block.start, block.end + 1):
+                if f'include "{define}"' in lines[i]:
+                    out.append((path.relative_to(root).as_posix(), block, name, i))
+    return out
+
+
+def _hop(root: Path, rel: str, block: Block, outer: str, index: int, inner: str) -> Hop:
+    """The include of `inner` at line `index` of helper `outer` as a Hop; NotHelper when it passes another context
+    than its own (a `dict`, a field, `.` rebound by `with`/`range`): the switch and the count `inner` reads would be
+    read from an object the workload's call site does not give."""
+    text = (root / rel).read_text(encoding="utf-8")
+    line = text.splitlines()[index]
+    m = re.search(rf'\binclude\s+"{re.escape(inner)}"\s+', line)
+    arg = _argument(line, m.end()) if m else ""
+    where = f"{rel}:{index + 1}"
+    if arg not in (".", "$"):
+        raise NotHelper(
+            f"{where}: the helper {outer} includes {inner} with `{arg or line.strip()}`, not its own context, so the "
+            f"DRA switch (dra.enabled) and the count {inner} reads could not be reached from {outer}'s call sites"
+        )
+    rebound = [b for b in enclosing(blocks(text), index) if b.start > block.start and b.word in ("with", "range")]
+    if arg == "." and rebound:
+        raise NotHelper(
+            f"{where}: the helper {outer} includes {inner} with `.` inside `{rebound[-1].word} {rebound[-1].cond}`, "
+            f"which rebinds it, so the DRA switch (dra.enabled) {inner} reads could not be reached from {outer}'s "
+            "call sites"
+        )
+    return Hop(rel, index, inner, outer, arg)
+
+
+def helper_chain(root: Path, define: str, key_at: str) -> tuple[list[CallSite], list[Hop]]:
+    """The workload templates' includes of the helper that writes the key or, when none includes it, of the helper
+    that includes it (and so on, up to _CHAIN_LIMIT helpers), with the hops between, innermost first; NotHelper when
+    no template includes any of them, several helpers include one, or a hop passes another context."""
+    hops: list[Hop] = []
+    current = define
+    while True:
+        sites = call_sites(root, current)
+        if sites:
+            return [replace(s, helper=current if hops else "") for s in sites], hops
+        found = _includers(root, current)
+        outers = sorted({name for _, _, name, _ in found})
+        if not found:
+            via = f" (through {', '.join(h.outer for h in hops)})" if hops else ""
+            raise NotHelper(f"{key_at}: no template includes {define}{via}")
+        if len(outers) > 1:
+            several = ", ".join(outers)
+            raise NotHelper(f"{key_at}: no template includes {current}, and several helpers include it ({several})")
+        if len(hops) + 1 >= _CHAIN_LIMIT:
+            raise NotHelper(f"{key_at}: the helper {define} sits more than {_CHAIN_LIMIT} helpers below the pod")
+        hops += [_hop(root, rel, block, name, index, current) for rel, block, name, index in found]
+        current = outers[0]
 
 
 def _negated(cond: str) -> str:
@@ -462,6 +525,17 @@ def count_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
+def _without_empty_blocks(body: list[str]) -> list[str]:
+    """Replayed lines without the closed blocks (and comments) that assign nothing: the count needs only the
+    assignments and the blocks around them (a container helper's `if .Values.server.parallel` ... `end` goes)."""
+    assigns = {i for i, line in enumerate(body) if re.search(r"\$\w+\s*:?=", line)}
+    closed = [b for b in blocks("\n".join(body)) if b.end >= 0]
+    empty = [b for b in closed if not any(b.start <= i <= b.end for i in assigns)]
+    drop = {i for b in empty for i in range(b.start, b.end + 1)}
+    drop |= {i for i, line in enumerate(body) if re.fullmatch(r"\{\{-?\s*/\*.*\*/\s*-?\}\}", line)}
+    return [line for i, line in enumerate(body) if i not in drop]
+
+
 def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     """`<helper>.draCount` for a helper that builds its map in variables (dict, merge, mergeOverwrite, set) and
     writes it with toYaml: every control and assignment line of the helper up to that line, replayed (a merge
@@ -475,6 +549,7 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
             continue  # YAML the helper writes (`resources:`): no part of the count
         if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
             body.append(lines[i].strip())
+    body = _without_empty_blocks(body)
     body.append(f"{{{{- {key.count} -}}}}")
     body += ["{{- end }}"] * len(opened)
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
@@ -681,21 +756,120 @@ class Wiring:
     params: dict[str, Any]  # keys the migration set in the pod's group `rayStartParams` (KubeRay's num-gpus)
 
 
+def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple[int, int]:
+    """(pod, containers): the lines of the pod spec and the `containers:` the include at `index` writes into, (-1, -1)
+    when no `containers:` sits above it; NotHelper when the include is not a container's `resources:`."""
+    containers = next(
+        (
+            i
+            for i in range(index - 1, -1, -1)
+            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[index])
+        ),
+        -1,
+    )
+    if containers < 0:
+        return -1, -1
+    on_key = lines[index].strip().startswith("resources:")
+    below_key = index > 0 and lines[index - 1].strip() == "resources:" and _control(lines[index])
+    own_key = writes_key and _control(lines[index])  # the helper writes `resources:` itself
+    if not (on_key or below_key or own_key):
+        raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
+    return _parent(lines, containers), containers
+
+
+def _template_name(name_expr: str, define: str, arg: str, suffix: str) -> str:
+    spec_call = f'include "{define}.draClaimSpec" {arg}'
+    return f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
+
+
+def _pod_edits(
+    lines: list[str], all_blocks: list[Block], rel: str, define: str, w: Wiring, at: tuple[int, int], name: str
+) -> tuple[list[tuple[int, int, list[str]]], str]:
+    """The edits wiring one pod (`resourceClaims`, the toleration, KubeRay's num-gpus) whose `containers:` the
+    include of w.site writes into, and the condition under which it has a claim."""
+    site, (pod, containers) = w.site, at
+    conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
+    claim_cond = _and(_claim_at(define, site.arg), *conds)
+    # the migration adds the toleration for any device key it removes, a count of 0 too
+    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds)
+    p = " " * _indent(lines[containers])
+    # right after an action that trims the newline before `containers:` (`{{- define "app.pod" -}}`), each block
+    # trims on its right instead, so that it adds no newline when it renders nothing
+    eaten = containers > 0 and lines[containers - 1].rstrip().endswith("-}}")
+    opening, closing = ("{{{{ if {} -}}}}", "{{ end -}}") if eaten else ("{{{{- if {} }}}}", "{{- end }}")
+    pod_lines = [
+        f"{p}{opening.format(claim_cond)}",
+        f"{p}resourceClaims:",
+        f"{p}  - name: {w.delta.claim}",
+        f"{p}    resourceClaimTemplateName: {name}",
+        f"{p}{closing}",
+    ]
+    edits: list[tuple[int, int, list[str]]] = []
+    tolerations = w.delta.tolerations
+    tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
+    existing = [
+        i
+        for i in range(pod + 1, min(pod_end, len(lines)))
+        if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
+    ]
+    if tolerations and existing:
+        if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
+            tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
+        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
+    elif tolerations:
+        pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
+    edits.append((containers, containers, pod_lines))
+    if w.params:
+        edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
+    return edits, claim_cond
+
+
+def _document(lines: list[str], define: str, arg: str, cond: str, name: str, where: str, namespaced: bool) -> list[str]:
+    """The ResourceClaimTemplate document beside the workload, rendered when `cond` holds."""
+    namespace = _metadata_line(lines, "namespace") if namespaced else None
+    caps = '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" '
+    caps += "$.Capabilities.KubeVersion.Version))"
+    return [
+        f"{{{{- if {cond} }}}}",
+        f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(where))} }}}}{{{{ end }}}}",
+        "---",
+        "apiVersion: resource.k8s.io/v1",
+        "kind: ResourceClaimTemplate",
+        "metadata:",
+        f"  name: {name}",
+        *([f"  namespace: {namespace}"] if namespace else []),
+        "spec:",
+        "  spec:",
+        f'    {{{{- include "{define}.draClaimSpec" {arg} | nindent 4 }}}}',
+        "{{- end }}",
+    ]
+
+
+def _apply(lines: list[str], edits: list[tuple[int, int, list[str]]], text: str) -> str:
+    out = list(lines)
+    for start, stop, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        out[start:stop] = new
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 def rewrite_site_template(
     text: str,
     rel: str,
     define: str,
     wirings: list[Wiring],
     writes_key: bool = False,
+    pod_cond: str | None = None,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
-    ResourceClaimTemplate document beside the workload."""
+    ResourceClaimTemplate document beside the workload. `pod_cond`: the pod spec is written by a helper the call site
+    includes (rewrite_pod_helper wires it, under this condition): the template gets only the document."""
     from dramigrate.helm.rootswitch import threaded_line
 
     lines = text.splitlines()
     for w in wirings:
         if w.site.given:
-            lines[w.site.index] = threaded_line(lines[w.site.index], define, w.site)
+            lines[w.site.index] = threaded_line(lines[w.site.index], w.site.helper or define, w.site)
     all_blocks = blocks(text)
     edits: list[tuple[int, int, list[str]]] = []
     name_expr = _metadata_line(lines, "name")
@@ -703,80 +877,37 @@ def rewrite_site_template(
         raise NotHelper(f"{rel}: the workload's metadata.name is not one line")
     for n, w in enumerate(wirings):
         site = w.site
-        containers = next(
-            (
-                i
-                for i in range(site.index - 1, -1, -1)
-                if lines[i].strip() in ("containers:", "initContainers:")
-                and _indent(lines[i]) < _indent(lines[site.index])
-            ),
-            -1,
-        )
-        if containers < 0:
-            raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
-        on_key = lines[site.index].strip().startswith("resources:")
-        below_key = site.index > 0 and lines[site.index - 1].strip() == "resources:" and _control(lines[site.index])
-        own_key = writes_key and _control(lines[site.index])  # the helper writes `resources:` itself
-        if not (on_key or below_key or own_key):
-            raise NotHelper(f"{rel}:{site.index + 1}: the helper is not included as a container's `resources:`")
-        pod = _parent(lines, containers)
-        conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
-        claim_cond = _and(_claim_at(define, site.arg), *conds)
-        # the migration adds the toleration for any device key it removes, a count of 0 too
-        tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds)
-        p = " " * _indent(lines[containers])
-        suffix = "" if len(wirings) == 1 else f"-{n}"
-        spec_call = f'include "{define}.draClaimSpec" {site.arg}'
+        name = _template_name(name_expr, define, site.arg, "" if len(wirings) == 1 else f"-{n}")
+        if pod_cond is None:
+            at = _site_pod(lines, site.index, writes_key, rel)
+            if at[1] < 0:
+                raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
+            pod_edits, claim_cond = _pod_edits(lines, all_blocks, rel, define, w, at, name)
+            edits += pod_edits
+            around = enclosing(all_blocks, at[1])
+        else:
+            claim_cond = _and(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
+            around = enclosing(all_blocks, site.index)
         where = "in values.yaml" if site.given else site.arg
-        template_name = f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
-        pod_lines = [
-            f"{p}{{{{- if {claim_cond} }}}}",
-            f"{p}resourceClaims:",
-            f"{p}  - name: {w.delta.claim}",
-            f"{p}    resourceClaimTemplateName: {template_name}",
-            f"{p}{{{{- end }}}}",
-        ]
-        tolerations = w.delta.tolerations
-        tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-        pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
-        existing = [
-            i
-            for i in range(pod + 1, min(pod_end, len(lines)))
-            if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
-        ]
-        if tolerations and existing:
-            if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
-                tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
-            edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
-        elif tolerations:
-            pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
-        edits.append((containers, containers, pod_lines))
-        if w.params:
-            edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
-        namespace = _metadata_line(lines, "namespace") if w.delta.namespaced else None
-        caps = '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" '
-        caps += "$.Capabilities.KubeVersion.Version))"
-        document = [
-            f"{{{{- if {claim_cond} }}}}",
-            f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(where))} }}}}{{{{ end }}}}",
-            "---",
-            "apiVersion: resource.k8s.io/v1",
-            "kind: ResourceClaimTemplate",
-            "metadata:",
-            f"  name: {template_name}",
-            *([f"  namespace: {namespace}"] if namespace else []),
-            "spec:",
-            "  spec:",
-            f"    {{{{- {spec_call} | nindent 4 }}}}",
-            "{{- end }}",
-        ]
-        around = [b for b in enclosing(all_blocks, containers)]
-        at = around[-1].end if around else len(lines)
-        edits.append((at, at, document))
-    out = list(lines)
-    for start, stop, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        out[start:stop] = new
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+        document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
+        at_line = around[-1].end if around else len(lines)
+        edits.append((at_line, at_line, document))
+    return _apply(lines, edits, text)
+
+
+def rewrite_pod_helper(
+    text: str, hop: Hop, define: str, wiring: Wiring, name_expr: str, writes_key: bool
+) -> tuple[str, str]:
+    """The helper that writes the pod spec (llama-cpp's `podSpec`, which includes the container helper) with the
+    pod's `resourceClaims` and toleration at its `containers:`, and the condition under which the pod has a claim
+    (read in the helper's context, which its only call site passes on unchanged)."""
+    lines = text.splitlines()
+    at = _site_pod(lines, hop.index, writes_key, hop.rel)
+    name = _template_name(name_expr, define, hop.arg, "")
+    edits, claim_cond = _pod_edits(
+        lines, blocks(text), hop.rel, define, replace(wiring, site=CallSite(hop.rel, hop.index, hop.arg)), at, name
+    )
+    return _apply(lines, edits, text), claim_cond
 
 
 def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
@@ -810,9 +941,12 @@ def build(
     context_path: str,
     opt_in: bool,
     guards: tuple[str, ...] = (),
+    hops: list[Hop] | None = None,
 ) -> list[Change]:
     """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
-    `guards`: values conditions that keep the switch off (idiomatic.kind_guards)."""
+    `guards`: values conditions that keep the switch off (idiomatic.kind_guards); `hops`: the helpers between the
+    call sites and the one that writes the key (helper_chain)."""
+    hops = hops or []
     defines = {k.define for k in keys}
     files = {k.file for k in keys}
     if len(defines) != 1 or len(files) != 1:
@@ -849,21 +983,39 @@ def build(
     block = next(b for name, b in _defines(helper_text) if name == define)
     above = helper_text.splitlines()[block.start + 1 : key.index]
     writes_key = any(re.fullmatch(r"\s*resources:\s*", line) for line in above)  # llm-d's `resources:` + toYaml
-    after = rewrite_helper(helper_text, define, keys, mode, default, claims.pop(), guards)
-    after = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
+    writes_key = writes_key or any(_writes_resources(root, h) for h in hops)
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
         found = deltas.get((s.rel, s.index))
         if found is None:
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
-    sites_changed = []
+    texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
+    pod_hop = _pod_hop(texts, sites, hops, writes_key)
+    pod_cond = None
+    if pod_hop is not None:
+        name_expr = _metadata_line(texts[sites[0].rel].splitlines(), "name")
+        if not name_expr:
+            raise NotHelper(f"{sites[0].rel}: the workload's metadata.name is not one line")
+        block = next(b for name, b in _defines(texts[file]) if name == define)
+        if pod_hop.rel == file and pod_hop.index < block.end:
+            raise NotHelper(
+                f"{file}:{pod_hop.index + 1}: the helper {pod_hop.outer} that writes the pod sits above {define}"
+            )
+        texts[pod_hop.rel], pod_cond = rewrite_pod_helper(
+            texts[pod_hop.rel], pod_hop, define, by_rel[sites[0].rel][0], name_expr, writes_key
+        )
+    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards)
+    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
     for rel, wirings in sorted(by_rel.items()):
-        text = (root / rel).read_text(encoding="utf-8")
-        sites_changed.append(Change(rel, text, rewrite_site_template(text, rel, define, wirings, writes_key)))
-    if any(f'"{define}.draTolerated"' in c.after for c in sites_changed):
-        after += "\n".join(tolerated_define(f"{define}.draTolerated")) + "\n"
-    changes = [Change(file, helper_text, after), *sites_changed]
+        texts[rel] = rewrite_site_template(texts[rel], rel, define, wirings, writes_key, pod_cond)
+    if any(f'"{define}.draTolerated"' in text for text in texts.values()):
+        texts[file] += "\n".join(tolerated_define(f"{define}.draTolerated")) + "\n"
+    changes = [
+        Change(rel, (root / rel).read_text(encoding="utf-8"), text)
+        for rel, text in sorted(texts.items(), key=lambda item: item[0] != file)
+        if rel == file or text != (root / rel).read_text(encoding="utf-8")
+    ]
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     if mode == "values" and re.search(r"^dra:", values, re.M):
@@ -884,6 +1036,39 @@ def build(
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
     top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def _writes_resources(root: Path, hop: Hop) -> bool:
+    """Whether the helper of a hop writes `resources:` above its include (the container's key, the map below it)."""
+    text = (root / hop.rel).read_text(encoding="utf-8")
+    block = next(b for name, b in _defines(text) if name == hop.outer)
+    lines = text.splitlines()[block.start + 1 : hop.index]
+    return bool(lines) and lines[-1].strip() == "resources:"
+
+
+def _pod_hop(texts: dict[str, str], sites: list[CallSite], hops: list[Hop], writes_key: bool) -> Hop | None:
+    """The hop whose helper writes the pod spec, when the call sites' templates do not (llama-cpp's `podSpec`,
+    included at `spec:`); NotHelper when that pod could not be wired from the helper alone."""
+    if not hops or all(_site_pod(texts[s.rel].splitlines(), s.index, writes_key, s.rel)[1] >= 0 for s in sites):
+        return None
+    found = [h for h in hops if _site_pod(texts[h.rel].splitlines(), h.index, writes_key, h.rel)[1] >= 0]
+    site = sites[0]
+    if not found:
+        raise NotHelper(f"{site.rel}:{site.index + 1}: no `containers:` above the helper's call site or its chain")
+    names = {_metadata_line(texts[s.rel].splitlines(), "name") for s in sites}
+    one_each = len({s.rel for s in sites}) == len(sites)
+    if len(found) != 1 or len(names) != 1 or not one_each or any(s.arg not in (".", "$") or s.given for s in sites):
+        raise NotHelper(
+            f"{found[0].rel}:{found[0].index + 1}: the helper {found[0].outer} writes the pod spec, and the rewrite "
+            "wires it only when every call site passes the chart's root, one per template, and names its workload alike"
+        )
+    for s in sites:
+        around = [b for b in enclosing(blocks(texts[s.rel]), s.index) if b.word in ("with", "range", "define")]
+        if around and s.arg == ".":
+            raise NotHelper(
+                f"{s.rel}:{s.index + 1}: the helper is included inside `{around[-1].word} {around[-1].cond}`"
+            )
+    return found[0]
 
 
 def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> None:
@@ -993,13 +1178,13 @@ def switch_places(root: Path, sites: list[CallSite], define: str) -> list[str]:
     for site in sites:
         if site.arg.startswith("(") and not site.given:  # an object built by a call (`fromYaml (include ...)`)
             raise NotHelper(
-                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}`, an object built at the call "
-                "site: no values key reaches it, so the DRA switch (dra.enabled) could not be turned"
+                f"{site.rel}:{site.index + 1}: the helper {site.helper or define} gets `{site.arg}`, an object built "
+                "at the call site: no values key reaches it, so the DRA switch (dra.enabled) could not be turned"
             )
         where = context_path(root, site)
         if switch_paths({}, where) is None:
             raise NotHelper(
-                f"{site.rel}:{site.index + 1}: the helper {define} gets `{site.arg}`, "
+                f"{site.rel}:{site.index + 1}: the helper {site.helper or define} gets `{site.arg}`, "
                 "an object no values path names: the values documentation could not say where its DRA switch "
                 "(dra.enabled) goes"
             )
@@ -1239,10 +1424,7 @@ def fix(
         if len({k.var is None for k in keys}) != 1:
             raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
-        sites = call_sites(root, define)
-        if not sites:
-            where = f"{keys[0].file}:{keys[0].index + 1}"
-            raise NotHelper(f"{where}: no template includes {define} directly{_included_by(root, define)}")
+        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}")
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc
@@ -1279,7 +1461,7 @@ def fix(
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         places = switch_places(root, sites, define)
         where = " and ".join(places)
-        changes = build(root, keys, sites, deltas, where, opt_in, guards[0])
+        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops)
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered

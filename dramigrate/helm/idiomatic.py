@@ -770,7 +770,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, NO_SHAPE)
+            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
@@ -2180,6 +2180,21 @@ NO_SHAPE = (
     "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
     "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
 )
+
+
+def _helper_name(text: str, line: str) -> str:
+    """Why a device key whose name is a variable the template sets from a helper (`$gpuResource := include
+    "x.gpuResource" .`) is manual: the helper may read several values keys (a vendor, an override); "" otherwise."""
+    key = re.match(r"\{\{-?\s*\$([A-Za-z_]\w*)\s*-?\}\}\s*:", line.strip())
+    if key is None:
+        return ""
+    helper = re.search(rf"\{{{{-?\s*\${key.group(1)}\s*:=\s*(?:include|template)\s+\"([^\"]+)\"", text)
+    if helper is None:
+        return ""
+    return (
+        f"the device resource name `${key.group(1)}` comes from the helper `{helper.group(1)}`, which the idiomatic "
+        "rewrites do not read as one values key (pattern E takes a name from one values key)"
+    )
 
 
 def bump_version(chart_yaml: str) -> str:

@@ -1,0 +1,128 @@
+"""Pattern D through a chain of helpers: the workload includes a helper that includes the one writing the device key
+(llama-cpp-server's `podSpec` -> `containerSpec`). fix follows the chain when each helper passes its own context on:
+the DRA branch at the helper that writes the key, `resourceClaims` where the pod spec is written (the workload
+template or the helper that writes it), the switch read from the context the call site gives. A hop that passes
+another object is reported with its line. Renders are real (the Helm engine embedded in helm-python-sdk)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+RESOURCES = """\
+{{- define "app.resources" -}}
+limits:
+  nvidia.com/gpu: {{ .Values.gpus }}
+{{- end -}}
+"""
+CONTAINER = """\
+{{- define "app.container" -}}
+- name: main
+  image: busybox
+  resources:
+    {{- include "app.resources" ARG | nindent 4 }}
+{{- end -}}
+"""
+POD = """\
+{{- define "app.pod" -}}
+containers:
+  {{- include "app.container" . | nindent 2 }}
+{{- end -}}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+BODY
+"""
+IN_TEMPLATE = """\
+      containers:
+        {{- include "app.container" . | nindent 8 }}"""
+IN_HELPER = """\
+      {{- include "app.pod" . | nindent 6 }}"""
+
+
+def _chart(root: Path, body: str, arg: str = ".") -> Path:
+    files = {
+        "templates/_helpers.tpl": RESOURCES + CONTAINER.replace("ARG", arg) + POD,
+        "templates/deploy.yaml": DEPLOYMENT.replace("BODY", body),
+        "values.yaml": "gpus: 2\n",
+    }
+    return chart_with(root, "app", files)
+
+
+def _fix(chart: Path) -> Any:
+    settings = Settings(kube_version="1.36")
+    return run_chart(chart, ChartOptions(), load_rules(), settings, Target.parse("1.36"), "fix")
+
+
+def _pod(chart: Path, values: str) -> dict[str, Any]:
+    extra = chart.parent / "extra.yaml"
+    extra.write_text(values)
+    manifests = render_chart(chart, RenderOptions(values_files=(extra,), kube_version="1.36"))
+    docs = [d for m in manifests for d in yaml.safe_load_all(m.text) if d]
+    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    claims = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    return {"spec": deployment["spec"]["template"]["spec"], "templates": claims}
+
+
+def _assert_switch_turns(chart: Path) -> None:
+    off = _pod(chart, "dra: {enabled: false}\n")
+    assert off["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 2}
+    assert "resourceClaims" not in off["spec"] and not off["templates"]
+    on = _pod(chart, "gpus: 2\n")
+    container = on["spec"]["containers"][0]
+    assert "nvidia.com/gpu" not in container["resources"].get("limits", {})
+    claim = container["resources"]["claims"][0]["name"]
+    [entry] = on["spec"]["resourceClaims"]
+    [template] = on["templates"]
+    assert entry["name"] == claim and entry["resourceClaimTemplateName"] == template["metadata"]["name"]
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+
+
+def test_a_two_helper_chain_under_the_workloads_containers_is_rewritten_and_proven(tmp_path: Path) -> None:
+    chart = _chart(tmp_path, IN_TEMPLATE)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    _assert_switch_turns(chart)
+    helpers = (chart / "templates/_helpers.tpl").read_text()
+    assert 'define "app.resources.dra"' in helpers  # the DRA branch sits at the helper that writes the key
+
+
+def test_a_pod_spec_written_by_a_helper_gets_its_resource_claims_there(tmp_path: Path) -> None:
+    chart = _chart(tmp_path, IN_HELPER)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    _assert_switch_turns(chart)
+    pod_helper = (chart / "templates/_helpers.tpl").read_text().split('define "app.pod"')[1]
+    assert "resourceClaims:" in pod_helper.split("{{- end -}}")[0]  # the entry is written where the pod spec is
+
+
+def test_a_chain_that_passes_another_object_is_reported_at_that_include(tmp_path: Path) -> None:
+    chart = _chart(tmp_path, IN_TEMPLATE, arg='(dict "Values" .Values)')
+    outcome = _fix(chart)
+    assert not outcome.proven and not outcome.changes
+    want = (
+        "templates/_helpers.tpl:9: the helper app.container includes app.resources with "
+        '`(dict "Values" .Values)`, not its own context'
+    )
+    assert want in outcome.manual, outcome.manual
