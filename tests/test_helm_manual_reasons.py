@@ -184,27 +184,16 @@ def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_
     assert "the count `add $i 1` reads `$i`, which the `range` sets per item" in outcome.manual
 
 
-# one Deployment per service a helper lists; each service's settings are a dict another helper builds from values
-# and the template parses, the container's resources read out of it and written by a render helper (groundx)
-SETTINGS_HELPERS = """\
-{{- define "svc.settings" -}}
-{{- $in := index .root.Values .name -}}
-{{- $cfg := dict "name" .name -}}
-{{- if and (hasKey $in "resources") (not (empty (get $in "resources"))) -}}
-  {{- $_ := set $cfg "resources" (get $in "resources") -}}
-{{- end -}}
-{{- $cfg | toYaml -}}
-{{- end }}
+# the render helper the two groundx-shaped charts below write a container's resources with, and their
+# Deployment per service (`$entry` the service, `$rs` its resources map)
+RENDER_RESOURCES = """\
 {{- define "svc.renderResources" -}}
 {{- if .ctx }}
 {{ printf "%*s" .indent "" }}resources:{{ .ctx | toYaml | nindent (int (add .indent 2)) }}
 {{- end }}
 {{- end }}
 """
-SETTINGS_TEMPLATE = """\
-{{- range $entry := list "ranker" "layout" }}
-{{- $svcData := include "svc.settings" (dict "root" $ "name" $entry) | fromYaml -}}
-{{- $rs := get $svcData "resources" -}}
+SERVICE_DEPLOYMENT = """\
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -223,6 +212,30 @@ spec:
 {{- include "svc.renderResources" (dict "ctx" $rs "indent" 10) }}
 {{- end }}
 """
+
+# one Deployment per service a helper lists; each service's settings are a dict another helper builds from values
+# and the template parses, the container's resources read out of it and written by a render helper (groundx)
+SETTINGS_HELPERS = (
+    """\
+{{- define "svc.settings" -}}
+{{- $in := index .root.Values .name -}}
+{{- $cfg := dict "name" .name -}}
+{{- if and (hasKey $in "resources") (not (empty (get $in "resources"))) -}}
+  {{- $_ := set $cfg "resources" (get $in "resources") -}}
+{{- end -}}
+{{- $cfg | toYaml -}}
+{{- end }}
+"""
+    + RENDER_RESOURCES
+)
+SETTINGS_TEMPLATE = (
+    """\
+{{- range $entry := list "ranker" "layout" }}
+{{- $svcData := include "svc.settings" (dict "root" $ "name" $entry) | fromYaml -}}
+{{- $rs := get $svcData "resources" -}}
+"""
+    + SERVICE_DEPLOYMENT
+)
 
 
 def settings_chart(tmp_path: Path) -> Path:
@@ -254,7 +267,8 @@ def test_a_resources_map_read_from_a_helper_built_dict_is_manual_work_naming_tha
 
 # one settings helper per service, named by a printf of the service; each copies its own values' resources into
 # the dict (groundx's shape); only the ranker asks for a GPU
-NAMED_SETTINGS = """\
+NAMED_SETTINGS = (
+    """\
 {{- define "svc.ranker.settings" -}}
 {{- $in := .Values.ranker | default dict -}}
 {{- $cfg := dict "name" "ranker" -}}
@@ -264,11 +278,9 @@ NAMED_SETTINGS = """\
 {{- $cfg | toYaml -}}
 {{- end }}
 
-{{- define "svc.renderResources" -}}
-{{- if .ctx }}
-{{ printf "%*s" .indent "" }}resources:{{ .ctx | toYaml | nindent (int (add .indent 2)) }}
-{{- end }}
-{{- end }}
+"""
+    + RENDER_RESOURCES
+    + """\
 
 {{- define "svc.api.settings" -}}
 {{- $in := .Values.api | default dict -}}
@@ -279,29 +291,16 @@ NAMED_SETTINGS = """\
 {{- $cfg | toYaml -}}
 {{- end }}
 """
-NAMED_TEMPLATE = """\
+)
+NAMED_TEMPLATE = (
+    """\
 {{- range $entry := list "ranker" "api" }}
 {{- $svcKey := printf "svc.%s.settings" $entry -}}
 {{- $svcData := include $svcKey $ | fromYaml -}}
 {{- $rs := get $svcData "resources" }}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ $entry }}
-spec:
-  selector:
-    matchLabels: {app: {{ $entry }}}
-  template:
-    metadata:
-      labels: {app: {{ $entry }}}
-    spec:
-      containers:
-        - name: {{ $entry }}
-          image: busybox
-{{- include "svc.renderResources" (dict "ctx" $rs "indent" 10) }}
-{{- end }}
 """
+    + SERVICE_DEPLOYMENT
+)
 
 
 def test_a_map_read_from_a_helper_built_dict_names_the_changes_to_make_by_hand(tmp_path: Path) -> None:
