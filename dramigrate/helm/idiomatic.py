@@ -40,7 +40,7 @@ from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
-from dramigrate.plan import DNS_LABEL_MAX
+from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
@@ -96,6 +96,8 @@ class PodDelta:
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
     labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
     affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
+    # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
+    covered: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -516,7 +518,20 @@ def claim_delta(
     moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
     namespaced = bool(template["metadata"].get("namespace"))
     affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity)
+    covered = [t for t in _plugin_tolerations(old, new) if t not in added and any(covers(o, t) for o in old_tol)]
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity, covered)
+
+
+def _plugin_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The toleration the device plugin's admission gave the pod for each resource the migration took out of its
+    containers."""
+
+    def resources(pod: dict[str, Any]) -> set[str]:
+        containers = [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
+        maps = [c.get("resources") for c in containers if isinstance(c, dict)]
+        return {str(k) for m in maps if isinstance(m, dict) for s in ("limits", "requests") for k in m.get(s) or {}}
+
+    return [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(resources(old) - resources(new))]
 
 
 def pod_delta(
@@ -1530,8 +1545,14 @@ def _pod_edits(
         for i in range(pod + 1, pod_end)
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    # the values the rewrite is read from tolerate the taint in the pod's values list; other values may not
+    reread = not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1
+    if reread and _values_list(lines, existing[0]):
+        tolerations, tol_text = w.delta.covered, [f"{p}  {t}" for t in _dump_list(w.delta.covered)]
     if tolerations and existing:
-        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel))
+        plain = len(tolerations) == 1 and not w.named and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
+        key = str(tolerations[0].get("key", "")) if plain else ""  # a values list may tolerate its taint already
+        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key))
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
@@ -1962,17 +1983,38 @@ def tolerated_test(define: str, key: str, given: str) -> str:
     return f'(include "{define}" (dict "key" {key} "tolerations" {given}))'
 
 
+def _tolerates_taint(key: str) -> str:
+    """The condition, on a toleration as dot, that it tolerates the `key:NoSchedule` taint the device plugin's nodes
+    carry (as the migration reads one: plan.covers)."""
+    return (
+        f'and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {key}))'
+        ' (has (.effect | default "") (list "" "NoSchedule"))'
+    )
+
+
 def tolerated_define(define: str) -> list[str]:
     """The define tolerated_test reads: the migration adds no toleration for a taint the pod's values list tolerates
     already (jellyfin's values-example.yaml, helix' values-eks.yaml), nor may the chart (a second identical one)."""
     return [
         f'{{{{- define "{define}" -}}}}',
         "{{- range .tolerations }}",
-        '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
-        ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
+        f"{{{{- if {_tolerates_taint('$.key')} }}}}true{{{{ end }}}}",
         "{{- end }}",
         "{{- end }}",
     ]
+
+
+TOLERATED = "$draTolerated"  # set by tolerated_check's line
+
+
+def tolerated_check(given: str, key: str) -> str:
+    """One line of actions, rendering nothing, that sets TOLERATED when the values list `given` tolerates the
+    taint of `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not, in
+    one line where a define would take seven."""
+    return (
+        f"{{{{- {TOLERATED} := false }}}}{{{{- range {given} }}}}{{{{- if {_tolerates_taint(json.dumps(key))} }}}}"
+        f"{{{{- {TOLERATED} = true }}}}{{{{- end }}}}{{{{- end }}}}"
+    )
 
 
 def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
@@ -2004,17 +2046,44 @@ def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str)
     edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
 
 
-def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str) -> Edit:
-    """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch."""
+_WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
+_IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
+_TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
+_TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
+_END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+
+
+def _values_list(lines: list[str], at: int) -> str | None:
+    """X when the pod's `tolerations:` at line `at` lists the values list X alone: `{{- with X }} tolerations:
+    {{- toYaml . | nindent N }} {{- end }}`, the same with `if X` and `toYaml X`, or `toYaml X` under the key."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
-    with_m = re.fullmatch(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}", prev)
-    if (
-        with_m
-        and re.fullmatch(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}", body)
-        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
-    ):
+    closed = bool(_END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""))
+    plain = _TOYAML.fullmatch(body)
+    if (m := _WITH.fullmatch(prev)) and _TOYAML_DOT.fullmatch(body) and closed:
+        return m.group(1)
+    if (m := _IF.fullmatch(prev)) and plain and plain.group(1) == m.group(1) and closed:
+        return m.group(1)
+    return plain.group(1) if plain and lines[at].strip() == "tolerations:" else None
+
+
+def _merge_tolerations(
+    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = ""
+) -> Edit:
+    """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
+    does not tolerate that taint already."""
+    prev = lines[at - 1].strip() if at > 0 else ""
+    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
+    with_m = _WITH.fullmatch(prev)
+
+    def unless_tolerated(given: str, ind: str) -> list[str]:
+        """The DRA branch's opening line, after the check of the values list where there is one."""
+        if not key:
+            return [f"{ind}{{{{- if {cond} }}}}"]
+        return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if and {_arg(cond)} (not {TOLERATED}) }}}}"]
+
+    if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
         new = [
             f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
@@ -2022,19 +2091,19 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- with {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {cond} }}}}",
+            *unless_tolerated(expr, f"{p}  "),
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, at + 3, new)
-    plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
-    if_m = re.fullmatch(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}", prev)
+    plain = _TOYAML.fullmatch(body)
+    if_m = _IF.fullmatch(prev)
     if (
         if_m
         and plain
         and plain.group(1) == if_m.group(1)
-        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
+        and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else "")
     ):
         # `{{- if X }} tolerations: {{ toYaml X | nindent N }} {{- end }}` (sglang-helm): as the `with` form, the
         # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
@@ -2045,7 +2114,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- if {expr} }}}}",
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {cond} }}}}",
+            *unless_tolerated(expr, f"{p}  "),
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
@@ -2058,7 +2127,12 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         return Edit(
             at + 1,
             at + 2,
-            [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
+            [
+                f"{p}  {{{{- if {keep} }}}}",
+                lines[at + 1],
+                f"{p}  {{{{- end }}}}",
+                *unless_tolerated(plain.group(1), f"{p}  "),
+            ]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
     listed = _listed_items(lines, at)
@@ -2084,7 +2158,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}{{{{- {opener} {expr} }}}}",
             *lines[at + 1 : stop],
             f"{p}{{{{- end }}}}",
-            f"{p}{{{{- if {cond} }}}}",
+            *unless_tolerated(expr, p),
             *own,
             f"{p}{{{{- end }}}}",
             f"{p}{{{{- end }}}}",
