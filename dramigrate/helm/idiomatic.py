@@ -603,6 +603,16 @@ def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Devi
     return [by_pod[pod] for pod in sorted(by_pod)]
 
 
+def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> PodDelta:
+    """The migration's delta of the branch the values render, for the pod of another branch: the device plugin's
+    toleration that the rendered pod wrote itself (delta.covered), this one gets when its block writes none (an
+    ollama Deployment beside a vLLM one that tolerates the taint)."""
+    lines = text.splitlines()
+    start = _parent(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
+    writes = any("toleration" in line for line in lines[start : _block_end(lines, start)])
+    return delta if delta.tolerations or writes else dataclasses.replace(delta, tolerations=delta.covered)
+
+
 def _exclusive(pods: list[list[Device]]) -> bool:
     """Whether the template holds several pods of which no two render together: each pair sits in the two branches
     of one `if`/`else` (one pod's conditions hold the `not` of one of the other's) and asks for the device with
@@ -795,7 +805,7 @@ def build(
         elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
             # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
             # and each branch gets its claim, the same claim template
-            pods, deltas = branches, deltas * len(branches)
+            pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):

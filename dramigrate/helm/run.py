@@ -59,6 +59,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
+from dramigrate.helm.proveguards import guard_flips
 from dramigrate.helm.renderpool import (
     CACHE,
     Render,
@@ -422,6 +423,9 @@ def _variations(
         values = override(sources, inject(merged, maps, resource, 1))
         label = f"{resource}: 1 {ADDED_DEVICE}"
         add(label, copts.render((work.values_file(values),), False), values)
+    for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
+        values = override(sources, changed)
+        add(label, copts.render((work.values_file(values),), False), values)
     return out
 
 
@@ -437,10 +441,15 @@ def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tup
     return out
 
 
-def _templates(root: Path) -> list[str]:
-    """The text of each workload template of the chart (helpers, `_*.tpl`, left out)."""
+def _templates(root: Path, helpers: bool = False) -> list[str]:
+    """The text of each workload template of the chart (helpers, `_*.tpl`, left out unless asked for; NOTES.txt,
+    which renders no manifest, always)."""
     files = (root / "templates").rglob("*")
-    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    paths = sorted(
+        p
+        for p in files
+        if p.is_file() and not p.is_symlink() and (helpers or not p.name.startswith("_")) and p.name != "NOTES.txt"
+    )
     return [t for p in paths if (t := read_text(p)) is not None]
 
 
