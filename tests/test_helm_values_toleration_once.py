@@ -79,3 +79,23 @@ def test_a_users_values_that_tolerate_the_taint_still_give_other_values_the_tole
 
     assert _tolerations(chart, (mine,)) == ["spot", "nvidia.com/gpu"]
     assert _tolerations(chart, ()) == ["nvidia.com/gpu"]
+
+
+def test_a_pod_that_writes_its_own_gpu_toleration_behind_a_switch_gets_it_with_the_switch_off(tmp_path: Path) -> None:
+    """The chart tolerates the taint itself under `if .Values.gpuToleration.enabled`: with it on the migration adds
+    none, with it off (the proof flips it) the pod needs the DRA toleration, which the rewrite left out."""
+    own = DEPLOYMENT.replace(
+        "{{- with .Values.tolerations }}\n      tolerations:\n        {{- toYaml . | nindent 8 }}\n",
+        "{{- if .Values.gpuToleration.enabled }}\n      tolerations:\n"
+        "        - key: {{ .Values.gpuToleration.key | quote }}\n          operator: Exists\n"
+        "          effect: NoSchedule\n",
+    )
+    values = 'gpus: 1\ngpuToleration:\n  enabled: true\n  key: "nvidia.com/gpu"\n'
+    chart = chart_with(tmp_path, "app", {"values.yaml": values, "templates/app.yaml": own})
+    off = tmp_path / "off.yaml"
+    off.write_text("gpuToleration:\n  enabled: false\n")
+
+    fix_chart(chart)
+
+    assert _tolerations(chart, ()) == ["nvidia.com/gpu"]
+    assert _tolerations(chart, (off,)) == ["nvidia.com/gpu"]

@@ -526,10 +526,14 @@ def _plugin_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[s
     """The toleration the device plugin's admission gave the pod for each resource the migration took out of its
     containers."""
 
-    def resources(pod: dict[str, Any]) -> set[str]:
-        containers = [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
-        maps = [c.get("resources") for c in containers if isinstance(c, dict)]
-        return {str(k) for m in maps if isinstance(m, dict) for s in ("limits", "requests") for k in m.get(s) or {}}
+    def resources(node: Any) -> set[str]:  # of every container, a KServe predictor's `model:` too
+        if isinstance(node, list):
+            return {r for v in node for r in resources(v)}
+        if not isinstance(node, dict):
+            return set()
+        own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+        found = {str(k) for s in ("limits", "requests") if isinstance(own.get(s), dict) for k in own[s]}
+        return found | {r for k, v in node.items() if k != "resources" for r in resources(v)}
 
     return [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(resources(old) - resources(new))]
 
@@ -1555,14 +1559,15 @@ def _pod_edits(
         for i in range(pod + 1, pod_end)
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
-    # the values the rewrite is read from tolerate the taint in the pod's values list; other values may not
-    reread = not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1
-    if reread and _values_list(lines, existing[0]):
+    # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
+    covered = bool(not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1)
+    if covered:
         tolerations, tol_text = w.delta.covered, [f"{p}  {t}" for t in _dump_list(w.delta.covered)]
     if tolerations and existing:
         plain = len(tolerations) == 1 and not w.named and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
         key = str(tolerations[0].get("key", "")) if plain else ""  # a values list may tolerate its taint already
-        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key))
+        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered):
+            edits.append(merged)
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
@@ -2063,35 +2068,24 @@ _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
 
 
-def _values_list(lines: list[str], at: int) -> str | None:
-    """X when the pod's `tolerations:` at line `at` lists the values list X alone: `{{- with X }} tolerations:
-    {{- toYaml . | nindent N }} {{- end }}`, the same with `if X` and `toYaml X`, or `toYaml X` under the key."""
-    prev = lines[at - 1].strip() if at > 0 else ""
-    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
-    closed = bool(_END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""))
-    plain = _TOYAML.fullmatch(body)
-    if (m := _WITH.fullmatch(prev)) and _TOYAML_DOT.fullmatch(body) and closed:
-        return m.group(1)
-    if (m := _IF.fullmatch(prev)) and plain and plain.group(1) == m.group(1) and closed:
-        return m.group(1)
-    return plain.group(1) if plain and lines[at].strip() == "tolerations:" else None
-
-
 def _merge_tolerations(
-    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = ""
-) -> Edit:
+    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
+) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
     the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
-    does not tolerate that taint already."""
+    does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
+    rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
 
-    def unless_tolerated(given: str, ind: str) -> list[str]:
-        """The DRA branch's opening line, after the check of the values list where there is one."""
-        if not key:
-            return [f"{ind}{{{{- if {cond} }}}}"]
-        return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if and {_arg(cond)} (not {TOLERATED}) }}}}"]
+    def unless_tolerated(given: str, ind: str, listing: bool = True) -> list[str]:
+        """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
+        on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        if key and listing and re.fullmatch(r"[\w.$]+", given):
+            return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
+        return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
@@ -2146,6 +2140,8 @@ def _merge_tolerations(
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
     listed = _listed_items(lines, at)
+    if listed is not None and covered:
+        return None  # the chart's own literal list tolerates the taint
     if listed is not None:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
         # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
@@ -2162,18 +2158,24 @@ def _merge_tolerations(
         opener, expr, stop, item = guarded
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it
+        listing = any(
+            w in line and ("toYaml" in line or "range" in line) for line in lines[at + 1 : stop] for w in whole
+        )
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
             lines[at],
             f"{p}{{{{- {opener} {expr} }}}}",
             *lines[at + 1 : stop],
             f"{p}{{{{- end }}}}",
-            *unless_tolerated(expr, p),
+            *unless_tolerated(expr, p, listing),
             *own,
             f"{p}{{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, stop + 1, new)
+    if covered:
+        return None  # as before: the values the rewrite is read from tolerate the taint in a shape not read here
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,

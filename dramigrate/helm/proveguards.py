@@ -18,7 +18,7 @@ from typing import Any
 
 from dramigrate.helm.helper import Block, blocks, enclosing
 from dramigrate.helm.patterns import _LITERAL_KEY, _grouped, _split_top
-from dramigrate.helm.values import display, get_path, set_path
+from dramigrate.helm.values import display, get_path, set_path, twin_path
 from dramigrate.rules import RuleSet
 
 Path_ = tuple[str, ...]
@@ -233,6 +233,8 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
         changed = merged
         for path, value in settings.items():
             changed = set_path(changed, path, value)
+            if (twin := twin_path(merged, path)) is not None:  # a request and its limit change together
+                changed = set_path(changed, twin, value)
         key = json.dumps(changed, sort_keys=True, default=str)
         if key not in seen:
             seen.add(key)

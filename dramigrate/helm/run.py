@@ -86,6 +86,7 @@ from dramigrate.helm.values import (
     locate,
     resources_maps,
     set_path,
+    twin_path,
     zero,
 )
 from dramigrate.limits import check_values_file
@@ -399,7 +400,7 @@ def _variations(
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
             if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
                 options.insert(0, (bumped(leaf.value), "changed to"))
-        twin = _twin(merged, leaf.path) if rel.kind == "count" else None
+        twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -463,17 +464,6 @@ def _render_error(message: str, line: int | None, stream: str, display: str) -> 
     template = part.source.split("/", 1)[-1]
     where = f"line {line - part.start + 1} of it"
     return InputError(f"its rendered output does not parse ({where}): {message}", f"{display}/{template}")
-
-
-def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
-    when the values set both to the same value: changing one alone renders a pod the API server rejects (an
-    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
-    if len(path) < 2 or path[-2] not in ("limits", "requests"):
-        return None
-    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
-    here, there = get_path(merged, path), get_path(merged, twin)
-    return twin if there is not None and str(there) == str(here) else None
 
 
 def _probe_resource(rules: RuleSet) -> str:
