@@ -81,13 +81,16 @@ class _Chart:
     values: dict[str, Any]
     known: dict[Path_, list[Any]] = field(default_factory=dict)  # each compared key's literals, over the chart
     texts: list[str] = field(default_factory=list)
+    maps: dict[Path_, bool] = field(default_factory=dict)
 
     def a_map(self, path: Path_) -> bool:
         """Whether the templates read the key as a map or list (`.Values.x.y`, `toYaml .Values.x`, `range`): a key
         the values leave unset is then no switch to turn on."""
-        name = re.escape(".Values." + ".".join(path))
-        deeper = re.compile(rf"{name}\.\w|(toYaml|toJson|range|index|hasKey)[^}}]*{name}\b|{name}\s*\|\s*toYaml")
-        return any(deeper.search(t) for t in self.texts)
+        if path not in self.maps:
+            name = re.escape(".Values." + ".".join(path))
+            deeper = re.compile(rf"{name}\.\w|(toYaml|toJson|range|index|hasKey)[^}}]*{name}\b|{name}\s*\|\s*toYaml")
+            self.maps[path] = any(deeper.search(t) for t in self.texts)
+        return self.maps[path]
 
 
 def _other(literals: list[Any], chart: _Chart, path: Path_) -> Any:
@@ -172,12 +175,12 @@ def _device_lines(text: str, rules: RuleSet) -> list[int]:
     return sorted({*keys, *near})
 
 
-def _requirements(text: str, at: int) -> list[tuple[list[Node | None], list[list[Node | None]]]]:
+def _requirements(all_blocks: list[Block], at: int) -> list[tuple[list[Node | None], list[list[Node | None]]]]:
     """Each `if` chain around line `at`, outermost first: the conditions of the branch the line sits in (the earlier
     branches' negated), and those of each other branch (the chain's last, with no `else`: every branch false)."""
     out = []
     rooted = True
-    for b in enclosing(blocks(text), at):
+    for b in enclosing(all_blocks, at):
         if b.word in ("with", "range"):
             rooted = False
         if b.word != "if" or b.chained_with:
@@ -207,9 +210,11 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
     wanted: list[list[Node | None]] = []
     reaches: list[list[Node | None]] = []
     for text in texts:
-        for at in _device_lines(text, rules):
+        lines = _device_lines(text, rules)
+        all_blocks = blocks(text) if lines else []
+        for at in lines:
             outer: list[Node | None] = []
-            for taken, others in _requirements(text, at):
+            for taken, others in _requirements(all_blocks, at):
                 wanted += [outer + taken, *(outer + other for other in others)]
                 outer = outer + taken
             reaches.append(outer)
