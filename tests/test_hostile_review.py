@@ -1,0 +1,46 @@
+"""Hostile inputs of the seventh sweep (issue 11's checker, inputs not in the repo before): each in a folder of good
+files, migrated exactly or named, nothing written or shown from outside the tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from conftest import ONE_GPU_POD, run_dramigrate
+
+
+def _lines_with_ends(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Each line of data with its own end (CRLF, LF or CR alone)."""
+    out = []
+    for line in data.splitlines(keepends=True):
+        body = line.rstrip(b"\r\n")
+        out.append((body, line[len(body) :]))
+    return out
+
+
+def test_a_file_mixing_crlf_and_lf_keeps_each_lines_end_and_a_cr_file_stays_cr(tmp_path: Path) -> None:
+    """A CRLF file with one LF line (a comment added on another system) was written back all LF, every line
+    changed; a file ending its lines in CR alone got LF lines in the middle. Each untouched line keeps its end, and
+    the lines fix adds take the file's most common one."""
+    lines = ONE_GPU_POD.format(name="mixed").splitlines()
+    lines.insert(3, "  # added with LF")
+    mixed = "".join(line + ("\n" if line.startswith("  #") else "\r\n") for line in lines).encode()
+    (tmp_path / "mixed.yaml").write_bytes(mixed)
+    (tmp_path / "cr.yaml").write_bytes(ONE_GPU_POD.format(name="cr").replace("\n", "\r").encode())
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, _, err = run_dramigrate(["fix", tmp_path])
+
+    assert code == 0, err
+    before = dict(_lines_with_ends(mixed))
+    after = _lines_with_ends((tmp_path / "mixed.yaml").read_bytes())
+    assert (b"  # added with LF", b"\n") in after
+    assert all(end == before.get(body, b"\r\n") for body, end in after)  # kept, or CRLF for a line fix wrote
+    assert [d["kind"] for d in yaml.safe_load_all((tmp_path / "mixed.yaml").read_bytes())] == [
+        "Pod",
+        "ResourceClaimTemplate",
+    ]
+    cr = (tmp_path / "cr.yaml").read_bytes()
+    assert b"\n" not in cr and b"ResourceClaimTemplate" in cr
+    assert "ResourceClaimTemplate" in (tmp_path / "good.yaml").read_text()
+    assert run_dramigrate(["diff", "--check", tmp_path])[0] == 0  # and a second fix changes nothing
