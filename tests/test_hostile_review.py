@@ -44,3 +44,20 @@ def test_a_file_mixing_crlf_and_lf_keeps_each_lines_end_and_a_cr_file_stays_cr(t
     assert b"\n" not in cr and b"ResourceClaimTemplate" in cr
     assert "ResourceClaimTemplate" in (tmp_path / "good.yaml").read_text()
     assert run_dramigrate(["diff", "--check", tmp_path])[0] == 0  # and a second fix changes nothing
+
+
+def test_the_html_report_shows_control_and_bidi_characters_of_names_instead_of_holding_them(tmp_path: Path) -> None:
+    """Every other format shows ESC, BEL and bidirectional overrides as \\xNN; the HTML report held them raw, so a
+    right-to-left override in a file or container name showed it reversed to the reviewer."""
+    name = "gpu\x1b[31m\u202eLMAY.yaml"
+    (tmp_path / name).write_text(ONE_GPU_POD.format(name="p").replace("name: app", 'name: "app\\e[2J\\a\\u2066"'))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    page = tmp_path / "report.html"
+
+    code, _, err = run_dramigrate(["diff", tmp_path, "--html", page])
+
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert not [c for c in "\x1b\x07\u202e\u2066" if c in html]
+    assert "gpu\\x1b[31m\\u202eLMAY.yaml" in html and "app\\x1b[2J\\x07\\u2066" in html
+    assert "good.yaml" in html
