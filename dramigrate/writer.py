@@ -282,6 +282,13 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
         raise
 
 
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named for dramigrate's own output (a report, the baseline, the classes file). A symlink
+    at that path is written through only when its target stays in the working directory or the link's folder: a
+    link planted in a checkout (`dramigrate.sarif -> ~/.bashrc`) must not make a CI run write outside the tree."""
+    write_atomic(path, text, options=WriteOptions(roots=(Path.cwd(), path.parent)))
+
+
 def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
     """A new temp file beside the target (.NAME.PID.RANDOM.dramigrate, mode 0600), handed to the janitor before it
     exists, so a kill -9 at any point leaves none behind (lifetime.py)."""

@@ -61,3 +61,32 @@ def test_the_html_report_shows_control_and_bidi_characters_of_names_instead_of_h
     assert not [c for c in "\x1b\x07\u202e\u2066" if c in html]
     assert "gpu\\x1b[31m\\u202eLMAY.yaml" in html and "app\\x1b[2J\\x07\\u2066" in html
     assert "good.yaml" in html
+
+
+def test_a_report_or_baseline_path_linked_out_of_the_tree_is_not_written_through(tmp_path: Path) -> None:
+    """A checkout may hold `dramigrate.sarif -> ~/.bashrc` where CI writes its report: the report, the HTML page and
+    the baseline were written through the link into the file outside. The link is refused by name; a link that
+    stays in the tree is still written through."""
+    outside, repo = tmp_path / "home", tmp_path / "repo"
+    outside.mkdir()
+    repo.mkdir()
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
+    for name in ("r.sarif", "r.html", "base.json"):
+        (outside / name).write_text("mine\n")
+        (repo / name).symlink_to(outside / name)
+    (repo / "inside.json").write_text("")
+    (repo / "in.json").symlink_to("inside.json")
+    runs = [
+        ["lint", ".", "--format", "sarif=r.sarif"],
+        ["diff", ".", "--html", "r.html"],
+        ["lint", ".", "--write-baseline", "base.json"],
+    ]
+
+    for args in runs:
+        code, _, err = run_dramigrate(args, cwd=repo)
+        assert code == 2 and "a symlink whose target is outside the tree; not written through it" in err, err
+    code, _, err = run_dramigrate(["lint", ".", "--write-baseline", "in.json"], cwd=repo)
+
+    assert code == 1, err
+    assert all((outside / name).read_text() == "mine\n" for name in ("r.sarif", "r.html", "base.json"))
+    assert '"legacy-device-request"' in (repo / "inside.json").read_text()
