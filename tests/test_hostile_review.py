@@ -3,10 +3,11 @@ files, migrated exactly or named, nothing written or shown from outside the tree
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
-from conftest import ONE_GPU_POD, run_dramigrate
+from conftest import ONE_GPU_POD, chart_with, run_dramigrate
 
 
 def _lines_with_ends(data: bytes) -> list[tuple[bytes, bytes]]:
@@ -90,3 +91,26 @@ def test_a_report_or_baseline_path_linked_out_of_the_tree_is_not_written_through
     assert code == 1, err
     assert all((outside / name).read_text() == "mine\n" for name in ("r.sarif", "r.html", "base.json"))
     assert '"legacy-device-request"' in (repo / "inside.json").read_text()
+
+
+def test_a_template_that_includes_itself_is_named_in_one_short_message(tmp_path: Path) -> None:
+    """Helm's message for `{{ define "x" }}{{ include "x" . }}{{ end }}` repeats the same link a thousand times:
+    97 KB in one error line of every report. Each run of equal links is given once, with its count."""
+    chart_with(
+        tmp_path,
+        "loop",
+        {
+            "templates/_h.tpl": '{{ define "x" }}{{ include "x" . }}{{ end }}',
+            "templates/cm.yaml": 'kind: ConfigMap\nmetadata:\n  name: loop\ndata:\n  a: {{ include "x" . }}\n',
+        },
+    )
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, _ = run_dramigrate(["lint", tmp_path, "--format", "json"])
+
+    assert code == 2
+    report = json.loads(out)
+    (message,) = [e["message"] for e in report["errors"] if e["file"].endswith("loop")]
+    assert len(message) < 1000
+    assert 'loop/templates/_h.tpl:1:19: executing "x" at <include "x" .> (1001 times): error calling include' in message
+    assert any(f["file"].endswith("good.yaml") for f in report["findings"])
