@@ -1430,7 +1430,7 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
-    leaves: list[tuple[list[Change], str]] | None = None,
+    leaves: list[tuple[list[Change], str, dict[str, str]]] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1441,22 +1441,12 @@ def _fix_idiomatic(
     from dramigrate.helm.rewrite import chart_name
 
     subs = sorted(s for s in wanted if s)
-    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
-        names = subchart_dirs(root)
-        scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
-        by_sub = {s: _hints(outcome, root, s, wanted[s], rules) for s in subs}
-        if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
-            rel, first = min(by_sub[subs[0]].items(), key=lambda kv: (kv[0], kv[1].line))
-            leaves = {s: wanted[s] for s in subs}
-            _fix_passthrough(outcome, root, copts, work, leaves, expected, (f"{subs[0]}/{rel}", first), scopes)
-            return
-    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts each have a literal device key (A)
+    charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
+    if len(charts) > 1 and leaves is None:
+        if _fix_umbrella_maps(outcome, root, copts, rules, work, wanted, expected, charts):
+            return  # every chart passes resources maps through (B/C)
         args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-        _fix_leaves(*args, subs)
-        return
-    if len(subs) > 1 or (subs and wanted.get("")):
-        where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
-        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{ENGINE_HINT}", "")
+        _fix_leaves(*args, charts)  # each chart a literal device key (A)
         return
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
@@ -1511,7 +1501,7 @@ def _fix_idiomatic(
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         if leaves is not None:  # one leaf of several passes a map through, another has a literal key
-            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
+            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another chart has a literal key"
             _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
             return
         hint = (prefix + first[0], first[1])
@@ -1529,7 +1519,12 @@ def _fix_idiomatic(
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: [scope]}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
-    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+    if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
+        rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
+        why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
+        _manual(outcome, f"{why}: the helper rewrite takes a chart alone{ENGINE_HINT}", "")
+        return
+    if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
         kind_guards = (tuple(guards), notes)
@@ -1584,7 +1579,7 @@ def _fix_idiomatic(
         return
     switch_key = ".".join((*scope, "dra", "enabled"))
     if leaves is not None:
-        leaves.append((changes, switch_key))
+        leaves.append((changes, switch_key, notes))
         return
     outcome.changes = changes
     patch = outcome.diff()
@@ -1599,6 +1594,32 @@ def _fix_idiomatic(
         mode,
         notes,
     )
+
+
+def _fix_umbrella_maps(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    charts: list[str],
+) -> bool:
+    """An umbrella whose subcharts (and own templates, "") all pass resources maps through (B/C): one pass-through
+    rewrite of them all, each subchart's claims under the keys it reads (its name or aliases). False when a chart
+    has another pattern."""
+    names = subchart_dirs(root)
+    by_chart = {s: _hints(outcome, root, s, wanted[s], rules) for s in charts}
+    if not all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_chart.values()):
+        return False
+    # the umbrella's own scope () holds every values path: it goes last, after the subcharts' take theirs
+    order = [*(s for s in charts if s), *(s for s in charts if not s)]
+    scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] if s else [()] for s in order}
+    rel, first = min(by_chart[charts[0]].items(), key=lambda kv: (kv[0], kv[1].line))
+    hint = (f"{charts[0]}/{rel}" if charts[0] else rel, first)
+    _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes)
+    return True
 
 
 def _fix_leaves(
@@ -1616,11 +1637,12 @@ def _fix_leaves(
     relations: list[Relation] | None,
     subs: list[str],
 ) -> None:
-    """An umbrella whose device requests come from several subcharts, each a literal device key with a values count
-    (pattern A): each subchart rewritten behind its own `dra.enabled` (`<subchart>.dra.enabled` in the umbrella's
-    values), one version bump of the umbrella, and the subcharts proven together: every switch off renders
-    byte-identical, every switch on renders the migration (was: manual, "run fix on each")."""
-    leaves: list[tuple[list[Change], str]] = []
+    """An umbrella whose device requests come from several charts (`subs`: its subcharts, and "" its own templates),
+    each a literal device key with a values count (pattern A): each rewritten behind its own `dra.enabled`
+    (`<subchart>.dra.enabled` in the umbrella's values), one version bump of the umbrella, and the charts proven
+    together: every switch off renders byte-identical, every switch on renders the migration (was: manual, "run fix
+    on each"). The report names the switches."""
+    leaves: list[tuple[list[Change], str, dict[str, str]]] = []
     for n, sub in enumerate(subs, start=1):
         one = {sub: wanted[sub]}
         _fix_idiomatic(
@@ -1629,19 +1651,22 @@ def _fix_leaves(
         if outcome.manual or len(leaves) < n:
             return
     changes: list[Change] = []
-    for own, _ in leaves:  # each leaf's changes bump the umbrella's version: once
+    for own, _, _ in leaves:  # each leaf's changes bump the umbrella's version: once
         changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
     outcome.changes = changes
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
-    keys = [key for _, key in leaves]
+    keys = [key for _, key, _ in leaves]
 
     def rewritten(options: Any, on: bool) -> Render:
         for key in keys:
             options = _with_switch(options, on, key)
         return cached_render(copy_root, options)
 
-    prove_switch(outcome, root, expected, rewritten, patch, mode)
+    prove_switch(outcome, root, expected, rewritten, patch, mode, {k: v for *_, n in leaves for k, v in n.items()})
+    how = "off by default (--opt-in), set each to true for the DRA" if settings.opt_in else "on by default, set each"
+    how += "" if settings.opt_in else " to false for the device-plugin"
+    outcome.usage = f"one DRA switch per chart, {', '.join(keys)}: {how} request"
 
 
 @dataclass(frozen=True)
@@ -2200,8 +2225,7 @@ def _fix_passthrough(
         some_class = min((c for c in classes if c), default="")
         changes = []
         for sub, rels in leaves.items():
-            keys = scopes[sub]
-            own = {p: v for p, v in paths.items() if len(leaves) == 1 or any(tuple(p[: len(k)]) == k for k in keys)}
+            own = {p: v for p, v in paths.items() if len(leaves) == 1 or _owner(p, scopes) == sub}
             own = {} if places else own  # no sibling beside a map: the library's pod options hold them
             leaf = root / sub if sub else root
             reads = removed if list(leaves) == [""] else set()
@@ -2325,6 +2349,13 @@ def _fix_passthrough(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
+
+
+def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:
+    """The chart whose values a values path is: the subchart whose key (name or alias) it starts with, else the
+    umbrella itself ("")."""
+    keys = [(len(k), sub) for sub, ks in scopes.items() for k in ks if tuple(path[: len(k)]) == k]
+    return max(keys, default=(0, ""))[1]
 
 
 def _passthrough_suites(
