@@ -90,7 +90,7 @@ def test_the_umbrella_and_its_subchart_each_take_a_switch(tmp_path: Path) -> Non
     before = _docs(umbrella)
     outcome = _fix(umbrella, opt_in=True)
     assert outcome.proven, outcome.report()
-    assert "dra.enabled, llm.dra.enabled" in outcome.report(), outcome.report()
+    assert "switches dra.enabled, llm.dra.enabled:" in outcome.report(), outcome.report()
     write_changes(outcome)
     assert _docs(umbrella) == before
     assert yaml.safe_load((umbrella / "Chart.yaml").read_text())["version"] == "1.2.1"
@@ -116,3 +116,21 @@ def test_the_umbrella_and_its_subchart_both_pass_resources_through(tmp_path: Pat
         "release-name-ui": 1,
         "release-name-infer": 2,
     }
+
+
+def test_one_subchart_included_under_two_aliases_takes_a_switch_under_each(tmp_path: Path) -> None:
+    """The umbrella includes one subchart twice (`llm` and `embed`, each with its own GPU count): the subchart is
+    rewritten once, its switch is set under each alias, and each pod asks for its own count (was: manual, "the
+    subchart charts/infer is used under several names")."""
+    umbrella = chart_with(tmp_path, "assistant", {"values.yaml": "llm:\n  gpus: 2\nembed:\n  gpus: 1\n"})
+    (umbrella / "Chart.yaml").write_text(UMBRELLA + "  - name: infer\n    alias: embed\n    version: 0.1.0\n")
+    named = POD.format(name="infer", resources=LITERAL).replace("}}-infer", "}}-{{ .Chart.Name }}")
+    chart_with(umbrella / "charts", "infer", {"values.yaml": "gpus: 0\n", "templates/deployment.yaml": named})
+    before = _docs(umbrella)
+    outcome = _fix(umbrella, opt_in=True)
+    assert outcome.proven, outcome.report()
+    assert "switches embed.dra.enabled, llm.dra.enabled:" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    assert _docs(umbrella) == before
+    on = _docs(umbrella, "llm.dra.enabled=true", "embed.dra.enabled=true")
+    assert _asked(on) == {"release-name-llm": 2, "release-name-embed": 1}

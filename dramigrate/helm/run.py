@@ -1006,18 +1006,28 @@ def _with_switch(options: Any, on: bool, key: str = "dra.enabled") -> Any:
     return dataclasses.replace(options, set_values=(*options.set_values, f"{key}={'true' if on else 'false'}"))
 
 
-def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
-    """The values key under which an umbrella chart passes values to its subchart `leaf` (its alias, else its
-    name); () for the chart itself."""
+def _subchart_scopes(root: Path, leaf: Path) -> list[tuple[str, ...]]:
+    """The values keys under which an umbrella chart passes values to its subchart `leaf` (its aliases, else its
+    name; one chart included twice, `llm` and `embed`, has two); [()] for the chart itself."""
     if leaf == root:
-        return ()
+        return [()]
     keys = sorted({k for k, p in subchart_dirs(root).items() if p == leaf})
     meta = chart_meta(root)
     aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
-    used = [k for k in keys if k in aliases] or keys
-    if len(used) != 1:
-        raise RewriteError(f"the subchart {leaf.relative_to(root)} is used under several names ({', '.join(used)})")
-    return (used[0],)
+    return [(k,) for k in [k for k in keys if k in aliases] or keys]
+
+
+def _with_switches(options: Any, on: bool, keys: list[str]) -> Any:
+    for key in keys:
+        options = _with_switch(options, on, key)
+    return options
+
+
+def _switches_usage(keys: list[str], opt_in: bool) -> str:
+    """What the report says of several DRA switches (one per chart of an umbrella, or per alias of a subchart)."""
+    how = "off by default (--opt-in), set each to true for the DRA" if opt_in else "on by default, set each"
+    how += "" if opt_in else " to false for the device-plugin"
+    return f"the DRA switches {', '.join(keys)}: {how} request"
 
 
 def _file_source(root: Path, leaf: Path) -> Path | None:
@@ -1430,7 +1440,7 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
-    leaves: list[tuple[list[Change], str, dict[str, str]]] | None = None,
+    leaves: list[tuple[list[Change], list[str], dict[str, str]]] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1451,11 +1461,7 @@ def _fix_idiomatic(
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
     prefix = f"{sub}/" if sub else ""
-    try:
-        scope = _subchart_scope(root, leaf)
-    except RewriteError as exc:
-        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
-        return
+    scopes = _subchart_scopes(root, leaf)
     reference = _reference(expected, given)
     if reference is None:
         return
@@ -1516,7 +1522,7 @@ def _fix_idiomatic(
                 _manual(outcome, f"{exc}{ENGINE_HINT}", "")
                 return
         rels = wanted[sub] - (switch.rels if switch else set())
-        _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: [scope]}, switch)
+        _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
@@ -1577,9 +1583,9 @@ def _fix_idiomatic(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return
-    switch_key = ".".join((*scope, "dra", "enabled"))
+    switch_keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
     if leaves is not None:
-        leaves.append((changes, switch_key, notes))
+        leaves.append((changes, switch_keys, notes))
         return
     outcome.changes = changes
     patch = outcome.diff()
@@ -1589,11 +1595,13 @@ def _fix_idiomatic(
         outcome,
         root,
         expected,
-        lambda options, on: cached_render(copy_root, _with_switch(options, on, switch_key)),
+        lambda options, on: cached_render(copy_root, _with_switches(options, on, switch_keys)),
         patch,
         mode,
         notes,
     )
+    if len(switch_keys) > 1:
+        outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
 
 def _fix_umbrella_maps(
@@ -1642,7 +1650,7 @@ def _fix_leaves(
     (`<subchart>.dra.enabled` in the umbrella's values), one version bump of the umbrella, and the charts proven
     together: every switch off renders byte-identical, every switch on renders the migration (was: manual, "run fix
     on each"). The report names the switches."""
-    leaves: list[tuple[list[Change], str, dict[str, str]]] = []
+    leaves: list[tuple[list[Change], list[str], dict[str, str]]] = []
     for n, sub in enumerate(subs, start=1):
         one = {sub: wanted[sub]}
         _fix_idiomatic(
@@ -1656,17 +1664,13 @@ def _fix_leaves(
     outcome.changes = changes
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
-    keys = [key for _, key, _ in leaves]
+    keys = [key for _, keys, _ in leaves for key in keys]
 
     def rewritten(options: Any, on: bool) -> Render:
-        for key in keys:
-            options = _with_switch(options, on, key)
-        return cached_render(copy_root, options)
+        return cached_render(copy_root, _with_switches(options, on, keys))
 
     prove_switch(outcome, root, expected, rewritten, patch, mode, {k: v for *_, n in leaves for k, v in n.items()})
-    how = "off by default (--opt-in), set each to true for the DRA" if settings.opt_in else "on by default, set each"
-    how += "" if settings.opt_in else " to false for the device-plugin"
-    outcome.usage = f"one DRA switch per chart, {', '.join(keys)}: {how} request"
+    outcome.usage = _switches_usage(keys, settings.opt_in)
 
 
 @dataclass(frozen=True)
