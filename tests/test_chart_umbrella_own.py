@@ -134,3 +134,19 @@ def test_one_subchart_included_under_two_aliases_takes_a_switch_under_each(tmp_p
     assert _docs(umbrella) == before
     on = _docs(umbrella, "llm.dra.enabled=true", "embed.dra.enabled=true")
     assert _asked(on) == {"release-name-llm": 2, "release-name-embed": 1}
+
+
+def test_a_subchart_of_a_subchart_takes_its_switch_under_both_keys(tmp_path: Path) -> None:
+    """The device request comes from charts/platform/charts/infer (the umbrella's subchart has its own subchart):
+    the switch is `platform.infer.dra.enabled`, the key path the umbrella's values reach it by (was: manual)."""
+    umbrella = chart_with(tmp_path, "assistant", {"values.yaml": "platform:\n  infer:\n    gpus: 2\n"})
+    (umbrella / "Chart.yaml").write_text(UMBRELLA.replace("infer", "platform").replace("alias: llm", "alias: platform"))
+    platform = chart_with(umbrella / "charts", "platform", {"values.yaml": "{}\n"})
+    leaf = {"values.yaml": "gpus: 0\n", "templates/deployment.yaml": POD.format(name="infer", resources=LITERAL)}
+    chart_with(platform / "charts", "infer", leaf)
+    before = _docs(umbrella)
+    outcome = _fix(umbrella, opt_in=True)
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _docs(umbrella) == before
+    assert _asked(_docs(umbrella, "platform.infer.dra.enabled=true")) == {"release-name-infer": 2}

@@ -34,7 +34,7 @@ import yaml
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm.chartvalues import chart_defaults, subchart_dirs, value_sources
+from dramigrate.helm.chartvalues import chart_defaults, value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
     map_findings,
@@ -1008,13 +1008,15 @@ def _with_switch(options: Any, on: bool, key: str = "dra.enabled") -> Any:
 
 def _subchart_scopes(root: Path, leaf: Path) -> list[tuple[str, ...]]:
     """The values keys under which an umbrella chart passes values to its subchart `leaf` (its aliases, else its
-    name; one chart included twice, `llm` and `embed`, has two); [()] for the chart itself."""
+    name; one chart included twice, `llm` and `embed`, has two; a subchart's subchart, charts/mid/charts/deep, the
+    keys of each level: `mid.deep`); [()] for the chart itself."""
     if leaf == root:
         return [()]
-    keys = sorted({k for k, p in subchart_dirs(root).items() if p == leaf})
-    meta = chart_meta(root)
-    aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
-    return [(k,) for k in [k for k in keys if k in aliases] or keys]
+    child = root / Path(*leaf.relative_to(root).parts[:2])  # charts/<folder>: the subchart `leaf` is in or is
+    name = chart_name(child)
+    deps = [d for d in chart_meta(root).get("dependencies") or [] if isinstance(d, dict) and d.get("name") == name]
+    keys = sorted({str(d.get("alias") or name) for d in deps}) or [name]  # a vendored chart not listed: its name
+    return [(k, *inner) for k in keys for inner in _subchart_scopes(child, leaf)]
 
 
 def _with_switches(options: Any, on: bool, keys: list[str]) -> Any:
@@ -1617,13 +1619,12 @@ def _fix_umbrella_maps(
     """An umbrella whose subcharts (and own templates, "") all pass resources maps through (B/C): one pass-through
     rewrite of them all, each subchart's claims under the keys it reads (its name or aliases). False when a chart
     has another pattern."""
-    names = subchart_dirs(root)
     by_chart = {s: _hints(outcome, root, s, wanted[s], rules) for s in charts}
     if not all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_chart.values()):
         return False
     # the umbrella's own scope () holds every values path: it goes last, after the subcharts' take theirs
     order = [*(s for s in charts if s), *(s for s in charts if not s)]
-    scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] if s else [()] for s in order}
+    scopes = {s: _subchart_scopes(root, root / s if s else root) for s in order}
     rel, first = min(by_chart[charts[0]].items(), key=lambda kv: (kv[0], kv[1].line))
     hint = (f"{charts[0]}/{rel}" if charts[0] else rel, first)
     _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes)
