@@ -61,8 +61,9 @@ def _umbrella(root: Path, resources: str, values: str, leaf_values: str) -> Path
     return umbrella
 
 
-def _docs(chart: Path, *sets: str) -> list[dict[str, Any]]:
-    return [d for m in render_chart(chart, RenderOptions(set_values=sets)) for d in yaml.safe_load_all(m.text) if d]
+def _docs(chart: Path, *sets: str, values: tuple[Path, ...] = ()) -> list[dict[str, Any]]:
+    options = RenderOptions(values_files=values, set_values=sets)
+    return [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
 
 
 def _fix(chart: Path, opt_in: bool, values: tuple[Path, ...] = ()) -> ChartOutcome:
@@ -150,3 +151,26 @@ def test_a_subchart_of_a_subchart_takes_its_switch_under_both_keys(tmp_path: Pat
     write_changes(outcome)
     assert _docs(umbrella) == before
     assert _asked(_docs(umbrella, "platform.infer.dra.enabled=true")) == {"release-name-infer": 2}
+
+
+def test_a_literal_key_in_the_umbrella_beside_a_map_its_subchart_passes_through(tmp_path: Path) -> None:
+    """The umbrella's own template writes the device key (A), its subchart passes `resources` through (B): the
+    umbrella's template takes `dra.enabled`, the subchart the pass-through with its claims under `llm` in the DRA
+    values file, proven together; the report names the switch (was: manual, "the rewrite takes the subcharts of an
+    umbrella all one way")."""
+    umbrella = _umbrella(tmp_path, LITERAL, "gpus: 1\n", "resources: {}\n")
+    (umbrella / "charts" / "infer" / "templates" / "deployment.yaml").write_text(
+        POD.format(name="infer", resources=PASSED)
+    )
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("llm:\n  resources:\n    limits: {nvidia.com/gpu: 2}\n")
+    before = _docs(umbrella)
+    outcome = _fix(umbrella, opt_in=True, values=(gpu,))
+    assert outcome.proven, outcome.report()
+    assert "switch dra.enabled: off by default" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    assert _docs(umbrella) == before
+    variant = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert list(variant) == ["llm"] and variant["llm"]["resourceClaimTemplates"], variant
+    on = _docs(umbrella, "dra.enabled=true", values=(tmp_path / "gpu-dra.yaml",))
+    assert _asked(on) == {"release-name-ui": 1, "release-name-infer": 2}

@@ -1027,9 +1027,10 @@ def _with_switches(options: Any, on: bool, keys: list[str]) -> Any:
 
 def _switches_usage(keys: list[str], opt_in: bool) -> str:
     """What the report says of several DRA switches (one per chart of an umbrella, or per alias of a subchart)."""
-    how = "off by default (--opt-in), set each to true for the DRA" if opt_in else "on by default, set each"
+    each = "each" if len(keys) > 1 else "it"
+    how = f"off by default (--opt-in), set {each} to true for the DRA" if opt_in else f"on by default, set {each}"
     how += "" if opt_in else " to false for the device-plugin"
-    return f"the DRA switches {', '.join(keys)}: {how} request"
+    return f"the DRA switch{'es' * (len(keys) > 1)} {', '.join(keys)}: {how} request"
 
 
 def _file_source(root: Path, leaf: Path) -> Path | None:
@@ -1442,7 +1443,7 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
-    leaves: list[tuple[list[Change], list[str], dict[str, str]]] | None = None,
+    leaves: list[_LeafFix] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1455,10 +1456,9 @@ def _fix_idiomatic(
     subs = sorted(s for s in wanted if s)
     charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
     if len(charts) > 1 and leaves is None:
-        if _fix_umbrella_maps(outcome, root, copts, rules, work, wanted, expected, charts):
-            return  # every chart passes resources maps through (B/C)
         args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-        _fix_leaves(*args, charts)  # each chart a literal device key (A)
+        if not _fix_umbrella_maps(*args, charts):  # charts that pass resources maps through (B/C), and others
+            _fix_leaves(*args, charts)  # each chart a literal device key (A)
         return
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
@@ -1509,8 +1509,8 @@ def _fix_idiomatic(
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         if leaves is not None:  # one leaf of several passes a map through, another has a literal key
-            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another chart has a literal key"
-            _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
+            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, in a chart with a literal key as well"
+            _manual(outcome, f"{why}: in an umbrella, the rewrite takes each chart one way{ENGINE_HINT}", "")
             return
         hint = (prefix + first[0], first[1])
         switch = None
@@ -1587,7 +1587,8 @@ def _fix_idiomatic(
         return
     switch_keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
     if leaves is not None:
-        leaves.append((changes, switch_keys, notes))
+        shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
+        leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
     outcome.changes = changes
     patch = outcome.diff()
@@ -1606,29 +1607,98 @@ def _fix_idiomatic(
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
 
+class _LeafFix(NamedTuple):
+    """One chart of an umbrella rewritten behind its `dra.enabled` switch (pattern A), not yet proven."""
+
+    changes: list[Change]
+    keys: list[str]  # its switch under each key the umbrella passes it values by (`llm.dra.enabled`)
+    notes: dict[str, str]  # value set label -> what the proof calls it
+    shown: frozenset[str]  # its templates as the umbrella's render names them (charts/<alias>/templates/x.yaml)
+
+
 def _fix_umbrella_maps(
     outcome: ChartOutcome,
     root: Path,
     copts: ChartOptions,
     rules: RuleSet,
+    settings: Settings,
+    target: Target,
     work: Workdir,
     wanted: dict[str, set[str]],
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
     charts: list[str],
 ) -> bool:
-    """An umbrella whose subcharts (and own templates, "") all pass resources maps through (B/C): one pass-through
-    rewrite of them all, each subchart's claims under the keys it reads (its name or aliases). False when a chart
-    has another pattern."""
+    """An umbrella whose subcharts (and own templates, "") pass resources maps through (B/C): one pass-through
+    rewrite of them, each subchart's claims under the keys it reads (its name or aliases); the charts with a literal
+    device key (A) take their switches beside it, proven together. False when no chart passes a map through."""
     by_chart = {s: _hints(outcome, root, s, wanted[s], rules) for s in charts}
-    if not all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_chart.values()):
+    maps = [s for s in charts if by_chart[s] and all(p.letter in ("B", "C") for p in by_chart[s].values())]
+    if not maps:
         return False
+    switch = None
+    if others := [s for s in charts if s not in maps]:
+        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        fixed = _rewrite_leaves(*args, others)
+        if fixed is None:
+            return True
+
+        def migrate(stream: str) -> str:
+            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+
+        def build(passed: list[Change]) -> list[Change]:
+            return _umbrella_changes([passed, *(f.changes for f in fixed)])
+
+        keys = tuple(k for f in fixed for k in f.keys)
+        switch = _Switch(frozenset(r for f in fixed for r in f.shown), build, migrate, keys)
     # the umbrella's own scope () holds every values path: it goes last, after the subcharts' take theirs
-    order = [*(s for s in charts if s), *(s for s in charts if not s)]
+    order = [*(s for s in maps if s), *(s for s in maps if not s)]
     scopes = {s: _subchart_scopes(root, root / s if s else root) for s in order}
-    rel, first = min(by_chart[charts[0]].items(), key=lambda kv: (kv[0], kv[1].line))
-    hint = (f"{charts[0]}/{rel}" if charts[0] else rel, first)
-    _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes)
+    rel, first = min(by_chart[maps[0]].items(), key=lambda kv: (kv[0], kv[1].line))
+    hint = (f"{maps[0]}/{rel}" if maps[0] else rel, first)
+    _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes, switch)
+    if switch and outcome.changes and not outcome.manual and not outcome.usage:
+        maps_too = "; the resources maps passed through take the DRA values files (*-dra.yaml)"
+        outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
     return True
+
+
+def _rewrite_leaves(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
+    subs: list[str],
+) -> list[_LeafFix] | None:
+    """Each chart of `subs` (an umbrella's subcharts, "" its own templates) rewritten behind its switch; None when one
+    is manual work (the outcome says why)."""
+    leaves: list[_LeafFix] = []
+    for n, sub in enumerate(subs, start=1):
+        one = {sub: wanted[sub]}
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
+        )
+        if outcome.manual or len(leaves) < n:
+            return None
+    return leaves
+
+
+def _umbrella_changes(parts: list[list[Change]]) -> list[Change]:
+    """The changes of several charts of an umbrella, each of which bumps the umbrella's version: bumped once."""
+    changes: list[Change] = []
+    for own in parts:
+        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    return changes
 
 
 def _fix_leaves(
@@ -1651,26 +1721,20 @@ def _fix_leaves(
     (`<subchart>.dra.enabled` in the umbrella's values), one version bump of the umbrella, and the charts proven
     together: every switch off renders byte-identical, every switch on renders the migration (was: manual, "run fix
     on each"). The report names the switches."""
-    leaves: list[tuple[list[Change], list[str], dict[str, str]]] = []
-    for n, sub in enumerate(subs, start=1):
-        one = {sub: wanted[sub]}
-        _fix_idiomatic(
-            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
-        )
-        if outcome.manual or len(leaves) < n:
-            return
-    changes: list[Change] = []
-    for own, _, _ in leaves:  # each leaf's changes bump the umbrella's version: once
-        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+    leaves = _rewrite_leaves(*args, subs)
+    if leaves is None:
+        return
+    changes = _umbrella_changes([f.changes for f in leaves])
     outcome.changes = changes
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
-    keys = [key for _, keys, _ in leaves for key in keys]
+    keys = [key for f in leaves for key in f.keys]
 
     def rewritten(options: Any, on: bool) -> Render:
         return cached_render(copy_root, _with_switches(options, on, keys))
 
-    prove_switch(outcome, root, expected, rewritten, patch, mode, {k: v for *_, n in leaves for k, v in n.items()})
+    prove_switch(outcome, root, expected, rewritten, patch, mode, {k: v for f in leaves for k, v in f.notes.items()})
     outcome.usage = _switches_usage(keys, settings.opt_in)
 
 
@@ -1680,10 +1744,17 @@ class _Switch:
     resources maps through (B and C): they take the `dra.enabled` switch (idiomatic.py) beside the pass-through
     (passthrough.py), and the two are proven together."""
 
-    rels: frozenset[str]
+    rels: frozenset[str]  # as the render's sources name them, relative to the root chart (charts/<alias>/...)
     build: Callable[[list[Change]], list[Change]]  # the pass-through's changes -> the changes of both rewrites
     migrate: Callable[[str], str]  # the core's migration of a rendered stream
-    key: str = "dra.enabled"
+    keys: tuple[str, ...] = ("dra.enabled",)  # an umbrella's: one per chart with a literal key (and per alias)
+
+    @property
+    def key(self) -> str:
+        return ", ".join(self.keys)
+
+    def options(self, options: Any, on: bool) -> Any:
+        return _with_switches(options, on, list(self.keys))
 
     def part(self, r: Render, switched: bool) -> str:
         """The documents of a render written by the switch's templates (`switched`) or by the others."""
@@ -2287,7 +2358,7 @@ def _fix_passthrough(
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
-    off = [_with_switch(v.options, False, switch.key) if switch else v.options for v, *_ in expected]
+    off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
     calls = [functools.partial(cached_render, copy_root, options) for options in off]
     calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
@@ -2335,7 +2406,7 @@ def _fix_passthrough(
         if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
             case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
             want = want if dra else switch.want(original)
-            dra = _with_switch(dra or v.options, True, switch.key)
+            dra = switch.options(dra or v.options, True)
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
