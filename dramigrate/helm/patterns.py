@@ -4,9 +4,10 @@ A) a literal device key with a values (or literal) count: `nvidia.com/gpu: {{ .V
 B) `toYaml` of a values `resources` map; C) `with .Values.x.resources` and `toYaml .`;
 D) a named helper or library include; E) the resource *name* comes from values; F) anything else.
 The idiomatic rewrite (idiomatic.py) handles A, and E where the name is one values key (perhaps with a literal
-`default`, perhaps held in a template variable, perhaps mapped from values by a helper: NameHelper); passthrough.py B and C; helper.py D; mapvars.py F where the
-container's resources are a map built in template variables; the others are reported with the pattern and the
-first template line (or rewritten by the engine when the user asks for `--chart-style engine`).
+`default`, perhaps held in a template variable, perhaps mapped from values by a helper: NameHelper); passthrough.py
+B and C; helper.py D; mapvars.py F where the container's resources are a map built in template variables; the others
+are reported with the pattern and the first template line (or rewritten by the engine when the user asks for
+`--chart-style engine`).
 """
 
 from __future__ import annotations
