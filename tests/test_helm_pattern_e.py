@@ -465,3 +465,20 @@ def test_a_name_a_helper_maps_from_a_vendor_key(tmp_path: Path) -> None:
     file.write_text("dra: {enabled: false}\ngpu: {vendor: amd}\n")
     _, _, pods = dra_render(chart, file)
     assert pods["release-name-studio"]["containers"][0]["resources"]["limits"] == {"memory": "4Gi", "amd.com/gpu": 1}
+
+
+def test_a_name_a_helper_reads_from_one_values_key_with_a_default(tmp_path: Path) -> None:
+    """A helper that writes one values key or its literal default (`{{ .Values.gpu.resourceName | default
+    "gpu.intel.com/i915" }}`), held in a variable: was manual (the name comes from a helper). The proof sets the key
+    to the other names of the default's rule pack, as for a name read in the template itself."""
+    helper = '{{- define "pipe.gpuKey" -}}\n{{ .Values.gpu.resourceName | default "gpu.intel.com/i915" }}\n{{- end }}\n'
+    template = INTEL.replace("        {{- if $.Values.gpu.enabled }}", '        {{- $key := include "pipe.gpuKey" . }}')
+    template = template.replace("{{ $.Values.gpu.type }}", "{{ $key }}").replace("        {{- end }}\n", "")
+    files = {"templates/pipe.yaml": template, "templates/_helpers.tpl": helper, "values.yaml": "gpu:\n  count: 1\n"}
+    chart = chart_with(tmp_path, "pipeline", files)
+    outcome = fix_chart(chart)
+    assert 'gpu.resourceName changed to "gpu.intel.com/xe"' in outcome.checked
+    request, pod = _on(chart, "gpu: {resourceName: gpu.intel.com/xe, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]

@@ -198,7 +198,7 @@ def _values_path(
         if len(bodies) != 1 or bodies[0][0] != ":=":  # assigned once: a reassignment may read another key
             return None
         if not var.group(2) and (named := name_source(expr, text)) is not None:  # a helper maps values to the name
-            return named.key, ""
+            return named.key, f'"{named.default}"' if named.default else ""
         expr, fields, seen = bodies[0][1], var.group(2), seen | {var.group(1)}
     else:
         return None
@@ -220,6 +220,7 @@ class NameHelper:
     names: tuple[str, ...]
     override: tuple[str, ...] | None
     choices: tuple[tuple[tuple[str, ...], str, str], ...]  # (values key, the string compared, the name written)
+    default: str = ""  # the name the override defaults to (`{{ .Values.gpu.resourceName | default "nvidia.com/gpu" }}`)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -248,7 +249,7 @@ def name_helper(text: str, define: str) -> NameHelper | None:
         return None
     assigned: dict[str, str] = {}
     names: list[str] = []
-    override = None
+    override, default = None, ""
     choices = []
     stack: list[list[str]] = []  # per open block, its branches' conditions so far (the last one is current)
     pos = opened.end()
@@ -276,6 +277,9 @@ def name_helper(text: str, define: str) -> NameHelper | None:
             outputs.append(m.group(1))
         elif re.fullmatch(r"\.Values(?:\.\w+)+", body) and stack and stack[-1][-1] == body:
             override = tuple(body.split(".")[2:])  # `if .Values.x` then `.Values.x`: the name as the user sets it
+        elif (term := _defaulted_name(body)) is not None:  # `.Values.x | default "nvidia.com/gpu"`
+            override, default = term
+            outputs.append(default)
         else:
             return None
         for name in filter(None, outputs):  # `""`: no device
@@ -288,7 +292,18 @@ def name_helper(text: str, define: str) -> NameHelper | None:
                 choices.append((key, m.group(2), name))
     if not names or (override is None and not choices):
         return None
-    return NameHelper(define, tuple(dict.fromkeys(names)), override, tuple(choices))
+    return NameHelper(define, tuple(dict.fromkeys(names)), override, tuple(choices), default)
+
+
+def _defaulted_name(body: str) -> tuple[tuple[str, ...], str] | None:
+    """(the values key, the literal name) of `.Values.x | default "name"` (or `default "name" .Values.x`)."""
+    m = _DEFAULTED.fullmatch(body)
+    if m is None:
+        return None
+    term, literal = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    if not re.fullmatch(_VALUES_PATH, term.strip()) or not literal.startswith('"'):
+        return None
+    return tuple(term.strip().removeprefix("$").split(".")[2:]), literal[1:-1]
 
 
 def name_source(expr: str, text: str) -> NameHelper | None:
