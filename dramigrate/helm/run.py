@@ -2253,7 +2253,8 @@ def _fix_passthrough(
             stale = pt.superseded(edits, templates, default_edits, default_templates)
             carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
-                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root))
+                lists = pt.stale_lists(edits, default_edits, fsources.merged)
+                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
                     raise
