@@ -1041,12 +1041,17 @@ def do_fit(opts: Options, inventory: Path) -> int:
     else:
         for path, f in fits:
             verdict = f"fits on {len(f.nodes)} node(s): {', '.join(f.nodes)}" if f.fits else "FITS NOWHERE"
-            print(f"{plain(path, False)}: ResourceClaimTemplate {f.template}: {verdict}")
+            # node names and selector errors come from the inventory: shown, never obeyed (escapes, line ends)
+            print(plain(f"{path}: ResourceClaimTemplate {f.template}: {verdict}", False))
             for q in f.requests:
                 where = ", ".join(f"{node}: {len(names)}" for node, names in sorted(q.matches.items())) or "none"
-                print(f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}")
+                print(
+                    plain(
+                        f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}", False
+                    )
+                )
             for e in f.errors[:5]:
-                print(f"  selector error: {e}")
+                print(plain(f"  selector error: {e}", False))
     for err in (r.error for r in result.files if r.error is not None):
         _err(f"bad input {err.shown()}")
     if not fits:
