@@ -917,11 +917,12 @@ def do_rules_list(extra: list[Path]) -> int:
     print()
     print("rule packs:")
     for name, pack in rules.packs.items():
-        print(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]")
+        # a pack given with --rules (or a repository's config) is input: its text shown, never obeyed
+        print(plain(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]", False))
         for res in pack.get("resources", []):
             what = res.get("match") or f"/{res.get('regex')}/"
             to = f"report only ({res['reportOnly']})" if res.get("reportOnly") else f"-> {res['deviceClass']}"
-            print(f"  {what} {to}")
+            print(plain(f"  {what} {to}", False))
     print(f"workload kinds: {len(rules.kinds)} ({', '.join(sorted({k.kind for k in rules.kinds.values()}))})")
     return 0
 
@@ -982,10 +983,10 @@ def do_rules_validate(files: list[Path]) -> int:
             continue
         errors = validate_rule_file(path, data)
         for e in errors:
-            print(e)
+            print(plain(str(e), False))
         bad += bool(errors)
         if not errors:
-            print(f"{path}: ok")
+            print(plain(f"{path}: ok", False))
     return 2 if bad else 0
 
 

@@ -165,3 +165,21 @@ def test_fit_shows_a_node_name_from_the_inventory_instead_of_obeying_it(tmp_path
     assert code == 0, err
     assert "fits on 1 node(s): node\\x1b[31m\\u202eRED\\n::error::forged" in out
     assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_rules_list_shows_a_packs_text_instead_of_obeying_it(tmp_path: Path) -> None:
+    """`rules list --rules pack.yaml` printed a pack's description and resource names raw: a repository's pack could
+    clear the terminal or start a line of its own (a workflow command in the GitHub Actions log)."""
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: evil\n"
+        'description: "Demo \\e[2J\\u202e\\n::error::forged"\n'
+        'resources:\n  - match: "evil.com/gpu\\e[31m"\n    deviceClass: gpu.example.com\n    request: gpu\n'
+        "deviceClasses:\n  - name: gpu.example.com\n    driver: gpu.example.com\n    shippedBy: a chart\n"
+    )
+
+    code, out, err = run_dramigrate(["rules", "list", "--rules", pack])
+
+    assert code == 0, err
+    assert "evil: Demo \\x1b[2J\\u202e\\n::error::forged" in out and "evil.com/gpu\\x1b[31m -> gpu.example.com" in out
+    assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
