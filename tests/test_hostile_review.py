@@ -136,3 +136,50 @@ def test_a_backup_name_held_by_a_file_is_never_replaced(tmp_path: Path) -> None:
     assert "name: other" in (tmp_path / "a.yaml.yaml").read_text()  # its own manifest, migrated or not, not a's
     assert "ResourceClaimTemplate" in (tmp_path / "good.yaml").read_text()
     assert (tmp_path / "good.yaml.yaml").read_text() == ONE_GPU_POD.format(name="good")
+
+
+INVENTORY_WITH_A_HOSTILE_NODE_NAME = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: "node\\e[31m\\u202eRED\\n::error::forged"
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      productName: {string: NVIDIA A100}
+      type: {string: gpu}
+"""
+
+
+def test_fit_shows_a_node_name_from_the_inventory_instead_of_obeying_it(tmp_path: Path) -> None:
+    """fit's text printed node names as the inventory held them: a terminal escape, a right-to-left override and a
+    line of its own, which the GitHub Actions log runs as a workflow command (`::error::forged`)."""
+    (tmp_path / "inventory.yaml").write_text(INVENTORY_WITH_A_HOSTILE_NODE_NAME)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
+
+    code, out, err = run_dramigrate(["fit", tmp_path / "pod.yaml", "--inventory", tmp_path / "inventory.yaml"])
+
+    assert code == 0, err
+    assert "fits on 1 node(s): node\\x1b[31m\\u202eRED\\n::error::forged" in out
+    assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_rules_list_shows_a_packs_text_instead_of_obeying_it(tmp_path: Path) -> None:
+    """`rules list --rules pack.yaml` printed a pack's description and resource names raw: a repository's pack could
+    clear the terminal or start a line of its own (a workflow command in the GitHub Actions log)."""
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: evil\n"
+        'description: "Demo \\e[2J\\u202e\\n::error::forged"\n'
+        'resources:\n  - match: "evil.com/gpu\\e[31m"\n    deviceClass: gpu.example.com\n    request: gpu\n'
+        "deviceClasses:\n  - name: gpu.example.com\n    driver: gpu.example.com\n    shippedBy: a chart\n"
+    )
+
+    code, out, err = run_dramigrate(["rules", "list", "--rules", pack])
+
+    assert code == 0, err
+    assert "evil: Demo \\x1b[2J\\u202e\\n::error::forged" in out and "evil.com/gpu\\x1b[31m -> gpu.example.com" in out
+    assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
