@@ -183,3 +183,23 @@ def test_rules_list_shows_a_packs_text_instead_of_obeying_it(tmp_path: Path) -> 
     assert code == 0, err
     assert "evil: Demo \\x1b[2J\\u202e\\n::error::forged" in out and "evil.com/gpu\\x1b[31m -> gpu.example.com" in out
     assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_a_config_that_switches_to_the_extended_resource_strategy_is_annotated_on_the_pull_request(
+    tmp_path: Path,
+) -> None:
+    """`strategy: extended-resource` in a repository's config keeps the device-plugin requests and reports them as
+    info: the gate went green and neither the log nor the GitHub report said why (excludes, disabled rules and
+    report-only resources are annotated; this did the same and was not)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / ".dramigrate.yaml").write_text("strategy: extended-resource\n")
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "github"], cwd=tmp_path)
+
+    assert code == 0, err
+    assert (
+        "::warning file=.dramigrate.yaml,line=1,title=dramigrate config::config "
+        f"{tmp_path / '.dramigrate.yaml'} (untrusted): strategy extended-resource (device-plugin requests stay; "
+        "not reported as errors)"
+    ) in out.splitlines()
