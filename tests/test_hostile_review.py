@@ -203,3 +203,23 @@ def test_a_config_that_switches_to_the_extended_resource_strategy_is_annotated_o
         f"{tmp_path / '.dramigrate.yaml'} (untrusted): strategy extended-resource (device-plugin requests stay; "
         "not reported as errors)"
     ) in out.splitlines()
+
+
+def test_a_run_killed_between_its_backup_and_its_rename_is_finished_by_the_next_run(tmp_path: Path) -> None:
+    """A kill -9 after --backup linked the original to its backup name and before the rename leaves the file with
+    two hard links, one of them its own backup: the next run refused it as hard-linked. That link (or an equal
+    copy) is the backup already made; any other file there is still never replaced."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "pod.yaml.orig").hardlink_to(pod)
+    copy = tmp_path / "copy.yaml"
+    copy.write_text(ONE_GPU_POD.format(name="copy"))
+    (tmp_path / "copy.yaml.orig").write_text(ONE_GPU_POD.format(name="copy"))
+
+    code, _, err = run_dramigrate(["fix", "--backup", tmp_path])
+
+    assert code == 0, err
+    for name in ("pod", "copy"):
+        assert "ResourceClaimTemplate" in (tmp_path / f"{name}.yaml").read_text()
+        assert (tmp_path / f"{name}.yaml.orig").read_text() == ONE_GPU_POD.format(name=name)
+    assert (tmp_path / "pod.yaml").stat().st_nlink == 1
