@@ -870,10 +870,15 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         by_resource.setdefault(d.resource, []).append(d)
     if len(by_resource) < 2 or any(d.branch is None for d in devices):
         return None
-    chains = {d.branch[0] for d in devices if d.branch}
+    # one chain, or several alike (thorix's comfyui: the same `if eq .Values.gpu.type "nvidia"` / `else if ... "amd"`
+    # under `requests:` and again under `limits:`): each chain's branch -> its resource, and its branch conditions
+    chains: dict[int, dict[int, tuple[str, tuple[str, ...]]]] = {}
+    for d in devices:
+        if d.branch:
+            chains.setdefault(d.branch[0], {})[d.branch[1]] = (d.resource, tuple(d.branch_conditions))
     branches = {res: {d.branch[1] for d in own if d.branch} for res, own in by_resource.items()}
     if (
-        len(chains) != 1
+        len({tuple(sorted(c.items())) for c in chains.values()}) != 1
         or any(len(b) != 1 for b in branches.values())
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
     ):
