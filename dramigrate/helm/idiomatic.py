@@ -67,6 +67,7 @@ class Device:
     name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
     name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
     loop: Loop | None = None  # the key is inside `range` blocks: one pod per item
+    per_item: bool = False  # its count reads the `range` item: one claim template per item (_item_section)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ class Loop:
     opened: int = 0
     names: frozenset[str] = frozenset()
     steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
+    item_read: str = ""  # the first `if` inside that reads the item (`if .enabled`): only a count per item takes it
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """The variables (without `$`) the `range` actions themselves declare (`$key`, `$model`), not those set
+        inside."""
+        return frozenset(v for header in self.headers for v in _VARIABLE.findall(header.split(":=", 1)[0]))
 
 
 @dataclass
@@ -244,7 +252,9 @@ def _conditions(
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
-            raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+            if word != "if" or in_else or loop is None:
+                raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+            loop = loop if loop.item_read else dataclasses.replace(loop, item_read=f"{word} {cond}")
         if word == "with" and not in_else and context == "" and re.fullmatch(r"\$[A-Za-z_]\w*", cond):
             out.append(cond)  # `with $ctx` (a map the template built): what it reads is read through the variable,
             context = cond  # which the claim template assigns the same way (_definitions)
@@ -260,7 +270,14 @@ def _conditions(
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
             loop = loop or Loop(len(out))
-            loop = Loop(loop.start, (*loop.headers, header), (*loop.nonempty, nonempty), start, steps=_steps(listed))
+            loop = Loop(
+                loop.start,
+                (*loop.headers, header),
+                (*loop.nonempty, nonempty),
+                start,
+                steps=_steps(listed),
+                item_read=loop.item_read,
+            )
             out.append(nonempty)  # the body renders once per item: only when there is one
             context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
@@ -415,21 +432,49 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
-        if context == ITEM and _FIELD.search(count):
-            raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
-        for what, expr in (("count", count), ("resource name", name)):
-            if loop and (per_item := sorted(set(_VARIABLE.findall(expr)) & loop.names)):
-                why = (
-                    f"the {what} `{expr}` reads `${per_item[0]}`, which the `range` sets per item: one {what} per item"
-                )
+        per_item = _reads_item(count, context, loop)
+        if context == ITEM and _FIELD.search(count) and not per_item:
+            raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the item of nested `range` blocks")
+        if loop and loop.item_read and not per_item:
+            raise NotIdiomatic(pattern, rel, f"`{loop.item_read}` reads the `range` item")
+        for what, expr in (("count", "" if per_item else count), ("resource name", name)):
+            if loop and (reads := sorted(set(_VARIABLE.findall(expr)) & loop.names)):
+                why = f"the {what} `{expr}` reads `${reads[0]}`, which the `range` sets per item: one {what} per item"
                 raise NotIdiomatic(pattern, rel, why)
         own = conditions[len(conditions) - added :]
         rooted = re.sub(r"^\$(?=\.)", "", _rooted(name, context))  # `$.Values.x` -> `.Values.x`; `$gpuKey` stays
         key_path = ".".join(key[1]) if key else ""
         out.append(
-            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path, loop)
+            Device(
+                i,
+                resource,
+                _rooted(count, context),
+                conditions,
+                bool(context),
+                branch,
+                own,
+                rooted,
+                key_path,
+                loop,
+                per_item,
+            )
         )
     return out
+
+
+def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
+    """Whether a count inside `range` reads the item (`.gpuRequestCount`, `$model.gpus` of `range $model := ...`): a
+    count per item, which one claim template per item takes. A variable set inside the range (`$gpus := mul .a .b`)
+    is not taken."""
+    if loop is None or context != ITEM or len(loop.headers) > 1:
+        return False
+    read = set(_VARIABLE.findall(count))
+    if read & (loop.names - loop.declared):
+        return False
+    return bool(_ITEM_DOT.search(re.sub(r'"[^"]*"', "", count)) or read & loop.declared)
+
+
+_ITEM_DOT = re.compile(r"(?<![\w$)\]])\.(?:[A-Za-z_]\w*|(?![\w.]))")  # `.gpus`, or `.` itself
 
 
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> str:
@@ -772,7 +817,7 @@ def build(
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
+        if "range" in _enclosing(text, devices[0].index) and _alike(deltas, devices[0].per_item):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
             # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
             pods = _template_pods(text, rel, devices)
@@ -824,7 +869,9 @@ def build(
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
     start = "apiVersion: resource.k8s.io/v1\n"
-    sections = [s if k == 0 else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)]
+    sections = [
+        s if k == 0 or "---\n" + start in s else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)
+    ]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -1119,10 +1166,17 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _alike(deltas: list[PodDelta]) -> bool:
-    """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`."""
-    first = deltas[0]
-    return all((d.claim, d.spec, d.tolerations) == (first.claim, first.spec, first.tolerations) for d in deltas)
+def _alike(deltas: list[PodDelta], per_item: bool = False) -> bool:
+    """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`; with a
+    count per item (`per_item`), the same but for the counts."""
+
+    def claim(d: PodDelta) -> tuple[Any, ...]:
+        spec = json.loads(json.dumps(d.spec))
+        for req in _requests(spec) if per_item else []:
+            req.get("exactly", req).pop("count", None)
+        return d.claim, spec, d.tolerations
+
+    return all(claim(d) == claim(deltas[0]) for d in deltas)
 
 
 def _writes_yaml(text: str) -> bool:
@@ -1502,12 +1556,15 @@ def _pod_edits(
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
+    per_item = _Item.of(w, _metadata_line(lines, "name", pod)) if w.devices[0].per_item else None
+    if per_item is not None and (w.named or picks or steps or groups is not None or len(counts) > 1 or twins):
+        raise RewriteError(f"{w.rel}: a count per `range` item takes one device key per pod, with no name from values")
     pod_lines = [
         f"{p}{{{{- if {claim_cond} }}}}",
         f"{p}resourceClaims:",
         f"{p}  - name: {claim}",
         f"{p}    resourceClaimTemplateName: {{{{ {root.rstrip('.')}.Values.dra.existingClaimTemplate"
-        f' | default (include "{name_define}" {root}) }}}}',
+        f' | default (include "{name_define}" {per_item.args() if per_item else root}) }}}}',
         f"{p}{{{{- end }}}}",
     ]
     tolerations = w.delta.tolerations
@@ -1540,7 +1597,7 @@ def _pod_edits(
     edits.append(Edit(at, at, pod_lines))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
-    if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
+    if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
         items = set(re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text))  # `range $w :=`: `{{ $w.name }}`
         items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
@@ -1556,6 +1613,11 @@ def _pod_edits(
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
+    if per_item is not None:
+        inner = _with_label_exprs(_sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary), label_exprs)
+        defines = (spec_define, name_define)
+        section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
+        return edits, section, top
     if picks:
         inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
     elif steps:
@@ -1614,6 +1676,107 @@ def _pod_edits(
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section, top
+
+
+@dataclass(frozen=True)
+class _Item:
+    """What the claim template's defines of a count per `range` item read, passed to them in one dict: the chart's
+    root (`root`), the item as `.` (`item`) and the range's own variables (`$model` -> `model`)."""
+
+    dot: bool
+    variables: tuple[str, ...]
+    roots: frozenset[str]  # the template's variables that hold the chart's root (`$root := .`)
+
+    @classmethod
+    def of(cls, w: Workload, name: str | None) -> _Item:
+        """The item reads of the pod's count and name (`vllm-{{ .modelName }}`); a name that reads no item would
+        give every item's claim template one name, which RewriteError refuses."""
+        loop = w.devices[0].loop
+        assert loop is not None
+        count = w.devices[0].count
+        named = " ".join(re.findall(r"\{\{.*?\}\}", name or "", re.S))
+        roots = frozenset(re.findall(r"\{\{-?\s*\$(\w+)\s*:=\s*[.$]\s*-?\}\}", w.text))
+        if not (_reads_item(named, ITEM, loop) if named else False):
+            raise RewriteError(
+                f"{w.rel}: the device count reads the `range` item but the workload's name does not, so the claim "
+                "templates of the items would share one name"
+            )
+        reads = set(_VARIABLE.findall(f"{count} {named}"))
+        dot = bool(_ITEM_DOT.search(_unquoted(f"{count} {named}")))
+        return cls(dot, tuple(v for v in sorted(loop.declared) if v in reads), roots)
+
+    def args(self) -> str:
+        """The dict the pod and the claim template pass to the defines, where the range's `.` is the item."""
+        pairs = ['"root" $', *(['"item" .'] if self.dot else []), *(f'"{v}" ${v}' for v in self.variables)]
+        return f"(dict {' '.join(pairs)})"
+
+    def read(self, text: str, rel: str) -> str:
+        """Template text written where the range's `.` is the item, as the defines read it from the dict."""
+
+        def action(m: re.Match[str]) -> str:
+            parts = re.split(r'("(?:[^"\\]|\\.)*")', m.group(0))  # string literals stay as they are
+            for k in range(0, len(parts), 2):
+                part = _ITEM_DOT.sub(lambda d: ".item" + d.group(0).rstrip("."), parts[k]) if self.dot else parts[k]
+                part = re.sub(r"\$\.", ".root.", part)
+                part = re.sub(r"\$(\w+)", lambda v: self._variable(v.group(1), rel), part)
+                parts[k] = re.sub(r"\$(?![\w.])", ".root", part)
+            return "".join(parts)
+
+        return re.sub(r"\{\{.*?\}\}", action, text, flags=re.S)
+
+    def _variable(self, name: str, rel: str) -> str:
+        if name in self.variables:
+            return f".{name}"
+        if name in self.roots:
+            return ".root"
+        raise RewriteError(f"{rel}: the device count per `range` item or the workload's name reads `${name}`")
+
+
+def _unquoted(expr: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+
+
+def _item_section(
+    w: Workload,
+    item: _Item,
+    inner: str,
+    conditions: tuple[str, ...],
+    namespace: str | None,
+    name: str,
+    defines: tuple[str, str],
+) -> tuple[str, list[str]]:
+    """The claim template of a pod whose count reads the `range` item (grazdev's vLLM models, each with its own
+    `gpuRequestCount`): the claim template file runs the same `range` and renders one ResourceClaimTemplate for each
+    item whose conditions hold and whose count is above 0, named after the item as the pod is; returns the section and
+    the template variables it sets first (the `$models` the range reads)."""
+    loop = w.devices[0].loop
+    assert loop is not None
+    spec_define, name_define = defines
+    header = f"{{{{- {loop.headers[0]} }}}}\n"
+    own = [c for c in conditions if c not in loop.nonempty]
+    guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
+    before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
+    top = _definitions(w.text, w.rel, f"{header}{{{{ {guard} }}}}{namespace or ''}", before)
+    args = item.args()
+    section = (
+        _carrying(top, False) + header + f"{{{{- if {guard} }}}}\n"
+        "---\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: ResourceClaimTemplate\n"
+        "metadata:\n"
+        f'  name: {{{{ include "{name_define}" {args} }}}}\n'
+        + (f"  namespace: {namespace}\n" if namespace else "")
+        + "spec:\n"
+        "  spec:\n"
+        f'    {{{{- include "{spec_define}" {args} | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + item.read(_from_root(inner), w.rel) + "{{- end }}\n"
+        f'{{{{- define "{name_define}" -}}}}\n' + item.read(_name_text(name), w.rel) + "-"
+        f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
+        "{{- end }}\n"
+    )
+    return section, top
 
 
 _RANKS = "$draPods"
