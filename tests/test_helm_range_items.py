@@ -199,3 +199,12 @@ def test_a_count_per_rank_of_until(tmp_path: Path) -> None:
         "worker-1": 2,
         "worker-2": 3,
     }
+
+
+def test_requests_and_limits_of_device_keys_only_share_one_switch(tmp_path: Path) -> None:
+    """A container whose `requests:` and `limits:` hold only the device key keeps both under one `if not
+    $.Values.dra.enabled` (was: one `if`/`end` pair each, two lines more in the pull request)."""
+    _, chart = fixed(tmp_path, {"templates/models.yaml": PER_MODEL, "values.yaml": PER_MODEL_VALUES})
+    text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
+    assert text.count("{{- if not $.Values.dra.enabled }}") == 1
+    assert "{{- if not $.Values.dra.enabled }}\n          requests:" in text

@@ -1488,11 +1488,12 @@ def _pod_edits(
             why = "the container's resources are templated"
             raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, why)
     res = res_lines[0]
+    whole: list[tuple[int, int, str]] = []  # maps of device keys only: one `if` around adjacent ones (requests, limits)
     for m, devices in maps.items():
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}")
+            whole.append((m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}"))
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -1504,6 +1505,8 @@ def _pod_edits(
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
             named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
+    for start, stop, cond in _adjacent(sorted(whole), lines):
+        _wrap(edits, lines, start, stop, cond)
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     claim_define = f"{chart}{suffix}.draClaimName"
@@ -2160,6 +2163,18 @@ def _closed(lines: list[str], start: int, end: int) -> int:
     while opened > 0 and end < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[end].strip()):
         end, opened = end + 1, opened - 1
     return end
+
+
+def _adjacent(spans: list[tuple[int, int, str]], lines: list[str]) -> list[tuple[int, int, str]]:
+    """Line spans [start, stop) to wrap in `cond`, those that follow each other at one indent under one condition
+    joined (a container's `requests:` and `limits:` of device keys only: one `if not`, not two)."""
+    out: list[tuple[int, int, str]] = []
+    for start, stop, cond in spans:
+        if out and out[-1][1] == start and out[-1][2] == cond and _indent(lines[out[-1][0]]) == _indent(lines[start]):
+            out[-1] = (out[-1][0], stop, cond)
+        else:
+            out.append((start, stop, cond))
+    return out
 
 
 def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:
