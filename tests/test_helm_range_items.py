@@ -201,6 +201,46 @@ def test_a_count_per_rank_of_until(tmp_path: Path) -> None:
     }
 
 
+# the count in a variable the range body sets from the item
+PER_KEY_LOCAL = """\
+{{- range $name, $cfg := .Values.models }}
+{{- $gpus := $cfg.gpus | default 1 }}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ $.Release.Name }}-{{ $name }}
+spec:
+  containers:
+    - name: server
+      image: vllm
+      args: ["--tensor-parallel-size", "{{ $gpus }}"]
+      resources:
+        limits:
+          nvidia.com/gpu: {{ $gpus }}
+{{- end }}
+"""
+
+
+def test_a_count_in_a_variable_the_range_body_sets(tmp_path: Path) -> None:
+    """`$gpus := $cfg.gpus | default 1` at the range's own level, then `nvidia.com/gpu: {{ $gpus }}`: the claim
+    template file sets `$gpus` again inside its range and each model's pod gets its own count (was: manual, 'the
+    count `$gpus` reads `$gpus`, which the `range` sets per item')."""
+    values = "models:\n  a:\n    gpus: 2\n  b: {}\n"
+    _, chart = fixed(tmp_path, {"templates/pods.yaml": PER_KEY_LOCAL, "values.yaml": values})
+    rendered = docs(chart)
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in rendered
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"] for d in rendered if d["kind"] == "Pod"}
+    assert {pod: counts[spec["resourceClaims"][0]["resourceClaimTemplateName"]] for pod, spec in pods.items()} == {
+        "release-name-a": 2,
+        "release-name-b": 1,
+    }
+
+
 def test_requests_and_limits_of_device_keys_only_share_one_switch(tmp_path: Path) -> None:
     """A container whose `requests:` and `limits:` hold only the device key keeps both under one `if not
     $.Values.dra.enabled` (was: one `if`/`end` pair each, two lines more in the pull request)."""

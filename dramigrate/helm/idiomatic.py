@@ -94,6 +94,14 @@ class Loop:
     names: frozenset[str] = frozenset()
     steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
     item_read: str = ""  # the first `if` inside that reads the item (`if .enabled`): only a count per item takes it
+    body: tuple[tuple[str, str], ...] = ()  # the innermost range's own assignments (`$gpus := .gpus | default 1`)
+    nested: frozenset[str] = frozenset()  # the variables it sets inside blocks of its own (`if`, `with`)
+
+    @property
+    def per_item(self) -> frozenset[str]:
+        """The variables a count per item may read: those the range declares, and those its body sets at its own
+        level, which the claim template file sets again inside the same range."""
+        return self.declared | (frozenset(name for name, _ in self.body) - self.nested)
 
     @property
     def declared(self) -> frozenset[str]:
@@ -302,7 +310,8 @@ def _conditions(
         out += own
         branch, added = (start, len(before)), len(own)
     if loop is not None:
-        loop = dataclasses.replace(loop, names=_range_locals(text, offset))
+        body, nested = _range_body(text, offset)
+        loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested)
     return out, context, branch, added, loop
 
 
@@ -323,6 +332,30 @@ def _range_locals(text: str, offset: int) -> frozenset[str]:
             open_[-1][1].add(m.group(1))
     first = next((k for k, (word, _) in enumerate(open_) if word == "range"), len(open_))
     return frozenset(v for _, names in open_[first:] for v in names)
+
+
+def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str], ...], frozenset[str]]:
+    """The assignments (variable, action body) the innermost `range` open at `offset` makes at its own level before
+    `offset`, in template order, and the variables it sets inside blocks of its own."""
+    stack: list[tuple[str, int]] = []
+    seen: list[tuple[tuple[int, ...], str, str]] = []  # (the offsets of the blocks open there, variable, body)
+    for start, end, word in _actions(text):
+        if start >= offset:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append((word, start))
+        elif word == "end" and stack:
+            stack.pop()
+        elif m := _ASSIGNMENT.match(body):
+            seen.append((tuple(at for _, at in stack), m.group(1), body))
+    ranges = [k for k, (word, _) in enumerate(stack) if word == "range"]
+    if not ranges:
+        return (), frozenset()
+    own = tuple(at for _, at in stack[: ranges[-1] + 1])
+    top = tuple((name, body) for opened, name, body in seen if opened == own)
+    nested = frozenset(name for opened, name, _ in seen if opened[: len(own)] == own and len(opened) > len(own))
+    return top, nested
 
 
 def _group(cond: str) -> str:
@@ -479,9 +512,9 @@ def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
     if loop is None or context != ITEM or len(loop.headers) > 1:
         return False
     read = set(_VARIABLE.findall(count))
-    if read & (loop.names - loop.declared):
+    if read & (loop.names - loop.per_item):
         return False
-    return bool(_ITEM_DOT.search(re.sub(r'"[^"]*"', "", count)) or read & loop.declared)
+    return bool(_ITEM_DOT.search(re.sub(r'"[^"]*"', "", count)) or read & loop.per_item)
 
 
 _ITEM_DOT = re.compile(r"(?<![\w$)\]])\.(?:[A-Za-z_]\w*|(?![\w.]))")  # `.gpus`, or `.` itself
@@ -1760,7 +1793,10 @@ class _Item:
             )
         reads = set(_VARIABLE.findall(f"{count} {named}"))
         dot = bool(_ITEM_DOT.search(_unquoted(f"{count} {named}")))
-        return cls(dot, tuple(v for v in sorted(loop.declared) if v in reads), roots)
+        variables = tuple(v for v in sorted(loop.per_item) if v in reads)
+        if {"root", "item"} & set(variables):
+            raise RewriteError(f"{w.rel}: the range's variable `$root` or `$item` is read per item")
+        return cls(dot, variables, roots)
 
     def args(self) -> str:
         """The dict the pod and the claim template pass to the defines, where the range's `.` is the item."""
@@ -1813,10 +1849,11 @@ def _item_section(
     own = [c for c in conditions if c not in loop.nonempty]
     guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
     before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
-    top = _definitions(w.text, w.rel, f"{header}{{{{ {guard} }}}}{namespace or ''}", before)
     args = item.args()
+    body = _carrying(_body_reads(loop, f"{guard} {args} {namespace or ''}"), False)
+    top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}", before)
     section = (
-        _carrying(top, False) + header + f"{{{{- if {guard} }}}}\n"
+        _carrying(top, False) + header + body + f"{{{{- if {guard} }}}}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
@@ -1834,6 +1871,16 @@ def _item_section(
         "{{- end }}\n"
     )
     return section, top
+
+
+def _body_reads(loop: Loop, used: str) -> list[str]:
+    """The assignments of the range's own level that what `used` reads needs (`$gpus := $cfg.gpus | default 1`, and
+    those it reads in turn), in template order: the claim template file makes them again inside its range."""
+    wanted = set(_VARIABLE.findall(used))
+    for name, body in reversed(loop.body):
+        if name in wanted:
+            wanted |= set(_VARIABLE.findall(body.split("=", 1)[1]))
+    return [body for name, body in loop.body if name in wanted]
 
 
 _RANKS = "$draPods"
