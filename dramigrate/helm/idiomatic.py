@@ -505,6 +505,45 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     return out
 
 
+def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | None:
+    """A `toYaml` line of the container's `resources:` block that an `if` around the device key renders in another of
+    its branches, when that `if` asks for the map itself (a models chart's `if hasKey $model "resources"` around
+    `toYaml $model.resources`, the literal key in the `else`): its 1-based line, the `toYaml` and the `if`; else
+    None. (An `if` on something else, a GPU switch, is the proof's to try.)"""
+    res = _parent(lines, _parent(lines, d.index))
+    if res < 0:
+        return None
+    start = sum(len(x) + 1 for x in lines[:res])
+    text = "\n".join(lines[res : max(_block_end(lines, res), d.index + 1)])
+    key = sum(len(x) + 1 for x in lines[: d.index]) - start
+    stack: list[tuple[int, int]] = []  # each open `if`: its offset and the branch the text is in
+    maps: list[tuple[int, tuple[tuple[int, int], ...]]] = []
+    path: tuple[tuple[int, int], ...] | None = None  # the `if` branches the key is in
+    for at, _, word in _actions(text):
+        if at >= key and path is None:
+            path = tuple(stack)
+        if word in ("if", "with", "range"):
+            stack.append((at, 0))
+        elif word == "else" and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+        elif word == "end" and stack:
+            stack.pop()
+        elif word == "toYaml":
+            maps.append((at, tuple(stack)))
+    path = tuple(stack) if path is None else path
+    for at, opened in maps:
+        line = res + text.count("\n", 0, at)
+        shown = re.search(r"toYaml\s+(([$.\w]*?)\.?(\w+))\s*(?:\||-?\}\})", lines[line])
+        if shown is None:
+            continue
+        expr, base, key = shown.groups()
+        for (a, x), (b, y) in zip(opened, path, strict=False):
+            cond = text[a : text.index("}}", a)]
+            if a == b and x != y and (expr in cond or (base and base in cond and f'"{key}"' in cond)):
+                return line + 1, f"toYaml {expr}", re.sub(r"^\{\{-?\s*", "", cond).strip().rstrip("-").strip()
+    return None
+
+
 def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
     """Whether a count inside `range` reads the item (`.gpuRequestCount`, `$model.gpus` of `range $model := ...`): a
     count per item, which one claim template per item takes. A variable set inside the range (`$gpus := mul .a .b`)
@@ -860,6 +899,15 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
+        for d in devices:
+            if beside := _map_in_other_branch(text.splitlines(), d):
+                why = (
+                    f"the container's resources are `{beside[1]}` (pattern B, line {beside[0]}) in another branch "
+                    f"of `{beside[2]}`, which holds this key: a device in that map would stay on the device plugin "
+                    "with the DRA switch on, and the rewrite takes one of them per container (a literal key behind "
+                    "dra.enabled, or a map passed through with resourceClaims beside it)"
+                )
+                raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas, devices[0].per_item):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
