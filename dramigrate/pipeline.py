@@ -27,7 +27,7 @@ from dramigrate.fastyaml import Mapping, Sequence, fast_parse
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.limits import Limits, check_edited_document, check_structure
 from dramigrate.migrate import FileResult, Job
-from dramigrate.plan import plan_pod, split_claims
+from dramigrate.plan import PodPlan, plan_pod, split_claims
 from dramigrate.quota import check_quota
 from dramigrate.rules import RuleSet
 from dramigrate.suppress import parse as parse_suppressions
@@ -253,7 +253,7 @@ def _fix_document(
     named_classes: RuleSet | None,
 ) -> None:
     from dramigrate.apply import apply_plan  # fix only: these import ruamel, which lint need not load
-    from dramigrate.unshare import unshare_resources
+    from dramigrate.unshare import unshare_fields, unshare_resources
 
     path = yf.path
     plans = []
@@ -268,6 +268,11 @@ def _fix_document(
     known = {k: v[0] for k, v in templates.items()}
     start_edit(doc)
     unshare_resources(doc.data, [u.container.container for plan in plans for u in plan.analysis.uses])
+    unshare_fields(
+        doc.data,
+        [(p.analysis.ref.spec, _edited_fields(p)) for p in plans]
+        + [(p.analysis.ref.owner, [p.analysis.ref.location.ray_start_params]) for p in plans if p.ray_params],
+    )
     new_docs: list[dict[str, Any]] = []
     local_templates = {k: v[0] for k, v in templates.items()}
     for plan in plans:
@@ -322,6 +327,20 @@ def _fix_document(
     indent = indent_of(doc.body)
     for rct in new_docs:
         doc.appended.append(dump_yaml(rct, indent))
+
+
+def _edited_fields(plan: PodPlan) -> list[str]:
+    """The pod spec fields apply_plan edits in place for this plan: each gets its own copy first when an anchor
+    shares it with another pod (which would gain the device toleration or lose its node pinning)."""
+    sel = plan.analysis.selection
+    fields = ["resourceClaims"] if plan.needs_claim else []
+    if plan.tolerations or (sel and sel.drop_tolerations):
+        fields.append("tolerations")
+    if sel and sel.drop_node_selector:
+        fields.append("nodeSelector")
+    if sel and (sel.drop_required or sel.required_terms is not None or sel.drop_preferred):
+        fields.append("affinity")
+    return fields
 
 
 class RewriteInvalid(Exception):

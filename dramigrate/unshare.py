@@ -4,6 +4,9 @@ YAML anchors (`resources: &r`, then `resources: *r`) and merge keys (`<<: *r`) m
 same map in memory: an edit for one container would edit them all (each would get every container's claims,
 or lose a device it still asks for). Before fix edits a pod, the `resources` map of every container it edits
 that shares any node with another place in the document is replaced by its own copy, merge keys written out.
+The same goes for the pod-level fields fix edits (claims, tolerations, node selection) and the Ray start
+parameters: a pod that shares its `tolerations` or `nodeSelector` with a pod asking for no device must not gain
+the device toleration or lose its node pinning.
 Anchors elsewhere in the document are kept: the original object stays wherever it is still used.
 """
 
@@ -87,6 +90,19 @@ def write_out_merge(mapping: CommentedMap) -> None:
     for key, value in items:
         if key not in mapping._ok:
             mapping[key] = value
+
+
+def unshare_fields(root: Any, owners: Iterable[tuple[Any, Iterable[str]]]) -> int:
+    """Give each (mapping, keys) its own copy of those keys' values when they are shared; returns how many."""
+    counts = references(root)
+    done = 0
+    for mapping, keys in owners:
+        for key in keys if isinstance(mapping, dict) else ():
+            value = mapping.get(key)
+            if isinstance(value, dict | list) and _shared(value, counts):
+                mapping[key] = own_copy(value)
+                done += 1
+    return done
 
 
 def unshare_resources(root: Any, containers: Iterable[Any]) -> int:

@@ -175,3 +175,50 @@ def test_anchors_and_merge_keys_unshared_so_each_container_keeps_its_own_devices
     counts = {r["name"]: r["exactly"]["count"] for r in template["spec"]["spec"]["devices"]["requests"]}
     assert counts == {"a-gpu": 1, "b-gpu": 1, "d-gpu": 1}
     assert "labels: &lab {app: x}" in out and "nodeSelector: *lab" in out  # anchors elsewhere are kept
+
+
+SHARED_WITH_A_POD_WITHOUT_DEVICES = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc}
+spec:
+  headGroupSpec:
+    rayStartParams: &p {dashboard-host: 0.0.0.0}
+    template:
+      spec:
+        tolerations: &t [{key: a, operator: Exists}]
+        nodeSelector: &ns {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, pool: x}
+        containers:
+        - name: head
+          image: ray
+  workerGroupSpecs:
+  - groupName: g
+    replicas: 1
+    rayStartParams: *p
+    template:
+      spec:
+        tolerations: *t
+        nodeSelector: *ns
+        containers:
+        - name: w
+          image: ray
+          resources:
+            limits: {nvidia.com/gpu: 2}
+"""
+
+
+def test_a_pod_sharing_its_tolerations_selector_and_ray_params_keeps_them_when_its_neighbour_is_migrated() -> None:
+    """The head shares its tolerations, nodeSelector and rayStartParams with the GPU worker through anchors: fix
+    edited the shared objects in place, so the head got the GPU toleration and num-gpus and lost its node pinning."""
+    out, _ = _fix(SHARED_WITH_A_POD_WITHOUT_DEVICES)
+    assert out is not None
+    cluster, _template = YAML(typ="safe").load_all(out)
+    head, worker = cluster["spec"]["headGroupSpec"], cluster["spec"]["workerGroupSpecs"][0]
+    assert head["rayStartParams"] == {"dashboard-host": "0.0.0.0"}
+    assert head["template"]["spec"]["tolerations"] == [{"key": "a", "operator": "Exists"}]
+    assert head["template"]["spec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "pool": "x"}
+    assert worker["rayStartParams"] == {"dashboard-host": "0.0.0.0", "num-gpus": "2"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in worker["template"]["spec"][
+        "tolerations"
+    ]
+    assert worker["template"]["spec"]["nodeSelector"] == {"pool": "x"}

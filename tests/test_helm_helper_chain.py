@@ -118,11 +118,63 @@ def test_a_pod_spec_written_by_a_helper_gets_its_resource_claims_there(tmp_path:
 
 
 def test_a_chain_that_passes_another_object_is_reported_at_that_include(tmp_path: Path) -> None:
-    chart = _chart(tmp_path, IN_TEMPLATE, arg='(dict "Values" .Values)')
+    """A dict that hands on values of its own making as `Values` (not the chart's): no switch in values.yaml reaches
+    the helper through it."""
+    arg = '(dict "Values" (dict "gpus" .Values.gpus))'
+    chart = _chart(tmp_path, IN_TEMPLATE, arg=arg)
     outcome = _fix(chart)
     assert not outcome.proven and not outcome.changes
     want = (
-        "templates/_helpers.tpl:9: the helper app.container includes app.resources with "
-        '`(dict "Values" .Values)`, not its own context'
+        f"templates/_helpers.tpl:9: the helper app.container includes app.resources with `{arg}`, not its own context"
     )
     assert want in outcome.manual, outcome.manual
+
+
+# llm-d-modelservice's shape: the workload includes a container helper with a dict of its role's values, which includes
+# the resources helper with another dict, each handing the chart's values on as `Values`
+DICT_RESOURCES = """\
+{{- define "app.resources" -}}
+resources:
+  limits:
+    memory: 1Gi
+    nvidia.com/gpu: {{ .gpus }}
+{{- end -}}
+"""
+DICT_CONTAINER = """\
+{{- define "app.container" -}}
+- name: {{ .role }}
+  image: busybox
+  {{- include "app.resources" (dict "gpus" .spec.gpus "Values" .Values) | nindent 2 }}
+{{- end -}}
+"""
+DICT_SITE = """\
+      containers:
+        {{- include "app.container" (dict "role" "decode" "spec" .Values.decode "Values" .Values) | nindent 8 }}"""
+
+
+def test_a_chain_of_helpers_given_dicts_reads_the_count_through_each_dict(tmp_path: Path) -> None:
+    """Was manual: 'the helper app.container includes app.resources with `(dict "gpus" .spec.gpus "Values" .Values)`,
+    not its own context'. The switch is the chart's dra.enabled (each dict hands the values on), and the pod's claim
+    reads the count the way the helper does: decode.gpus through both dicts."""
+    files = {
+        "templates/_helpers.tpl": DICT_RESOURCES + DICT_CONTAINER,
+        "templates/deploy.yaml": DEPLOYMENT.replace("BODY", DICT_SITE),
+        "values.yaml": "decode:\n  gpus: 2\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    off = _pod(chart, "dra: {enabled: false}\n")
+    assert off["spec"]["containers"][0]["resources"]["limits"] == {"memory": "1Gi", "nvidia.com/gpu": 2}
+    assert "resourceClaims" not in off["spec"] and not off["templates"]
+    on = _pod(chart, "decode: {gpus: 3}\n")
+    container = on["spec"]["containers"][0]
+    assert container["resources"]["limits"] == {"memory": "1Gi"}
+    [entry] = on["spec"]["resourceClaims"]
+    [template] = on["templates"]
+    assert entry["name"] == container["resources"]["claims"][0]["name"]
+    assert entry["resourceClaimTemplateName"] == template["metadata"]["name"]
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
+    none = _pod(chart, "decode: {gpus: 0}\n")
+    assert "resourceClaims" not in none["spec"] and not none["templates"]

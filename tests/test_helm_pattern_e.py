@@ -391,3 +391,94 @@ def test_a_name_from_values_beside_a_values_section_it_may_repeat(tmp_path: Path
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}], "limits": {"memory": "1Gi"}}
     assert list(counts.values()) == [1]
     assert [t["key"] for t in pod["tolerations"]] == ["nvidia.com/gpu"]
+
+
+# the name from a helper that maps a vendor key to a device resource, with an override (the shape of comfyui charts),
+# set in a variable inside the container's resources, where its `if` reads it too
+VENDOR_HELPER = """\
+{{- define "studio.gpuResource" -}}
+{{- if .Values.gpu.resourceName }}
+{{- .Values.gpu.resourceName }}
+{{- else }}
+{{- $vendor := .Values.gpu.vendor | lower }}
+{{- if eq $vendor "nvidia" }}
+{{- printf "nvidia.com/gpu" }}
+{{- else if eq $vendor "amd" }}
+{{- printf "amd.com/gpu" }}
+{{- else }}
+{{- "" }}
+{{- end }}
+{{- end }}
+{{- end }}
+"""
+VENDOR_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-studio
+spec:
+  selector:
+    matchLabels: {app: studio}
+  template:
+    metadata:
+      labels: {app: studio}
+    spec:
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: studio
+          image: studio:1
+          resources:
+            limits:
+              memory: 4Gi
+              {{- $gpuResource := include "studio.gpuResource" . }}
+              {{- if and $gpuResource (gt (.Values.gpu.count | int) 0) }}
+              {{ $gpuResource }}: {{ .Values.gpu.count }}
+              {{- end }}
+"""
+VENDOR_VALUES = 'gpu:\n  vendor: nvidia\n  count: 1\n  resourceName: ""\ntolerations: []\n'
+
+
+def test_a_name_a_helper_maps_from_a_vendor_key(tmp_path: Path) -> None:
+    """Was manual: 'the device resource name `$gpuResource` comes from the helper `studio.gpuResource`, which the
+    idiomatic rewrites do not read as one values key'. The claim template looks up the helper's output among the
+    names the helper writes, each vendor the helper compares is a value set of the proof, and the pod's claim and
+    toleration (above the variable's assignment) read the helper itself."""
+    files = {
+        "templates/studio.yaml": VENDOR_TEMPLATE,
+        "templates/_helpers.tpl": VENDOR_HELPER,
+        "values.yaml": VENDOR_VALUES,
+    }
+    chart = chart_with(tmp_path, "studio", files)
+    outcome = fix_chart(chart)
+    assert 'gpu.vendor changed to "amd"' in outcome.checked
+    request, pod = _on(chart, "gpu: {vendor: amd, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 2)
+    assert [t["key"] for t in pod["tolerations"]] == ["amd.com/gpu"]
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}
+    request, pod = _on(chart, "")
+    assert request["deviceClassName"] == "gpu.nvidia.com"
+    assert pod["resourceClaims"][0]["name"] == pod["containers"][0]["resources"]["claims"][0]["name"]
+    file = chart.parent / "off.yaml"
+    file.write_text("dra: {enabled: false}\ngpu: {vendor: amd}\n")
+    _, _, pods = dra_render(chart, file)
+    assert pods["release-name-studio"]["containers"][0]["resources"]["limits"] == {"memory": "4Gi", "amd.com/gpu": 1}
+
+
+def test_a_name_a_helper_reads_from_one_values_key_with_a_default(tmp_path: Path) -> None:
+    """A helper that writes one values key or its literal default (`{{ .Values.gpu.resourceName | default
+    "gpu.intel.com/i915" }}`), held in a variable: was manual (the name comes from a helper). The proof sets the key
+    to the other names of the default's rule pack, as for a name read in the template itself."""
+    helper = '{{- define "pipe.gpuKey" -}}\n{{ .Values.gpu.resourceName | default "gpu.intel.com/i915" }}\n{{- end }}\n'
+    template = INTEL.replace("        {{- if $.Values.gpu.enabled }}", '        {{- $key := include "pipe.gpuKey" . }}')
+    template = template.replace("{{ $.Values.gpu.type }}", "{{ $key }}").replace("        {{- end }}\n", "")
+    files = {"templates/pipe.yaml": template, "templates/_helpers.tpl": helper, "values.yaml": "gpu:\n  count: 1\n"}
+    chart = chart_with(tmp_path, "pipeline", files)
+    outcome = fix_chart(chart)
+    assert 'gpu.resourceName changed to "gpu.intel.com/xe"' in outcome.checked
+    request, pod = _on(chart, "gpu: {resourceName: gpu.intel.com/xe, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]

@@ -368,8 +368,51 @@ class Hop:
     outer: str  # the helper that includes it
     arg: str
 
+    @property
+    def built(self) -> bool:
+        """Whether the include passes a `dict` built there (llm-d's `(dict "resources" .container.resources ...
+        "Values" .Values)`) rather than its own context."""
+        return self.arg.startswith("(")
+
 
 _CHAIN_LIMIT = 4  # helpers between the workload template and the key: a deeper chain is reported, not followed
+_BUILT = re.compile(r"\(dict(?:\s+[^()\s]+|\s+\([^()]*\))*\s*\)")  # `(dict "k" v ...)`, values one term or `( )`
+_ROOT_VALUES = re.compile(r'"Values"\s+\$?\.Values(?=[\s)])')  # the dict hands the values on as its `Values`
+_DOT_VALUES = re.compile(r'"Values"\s+\.Values(?=[\s)])')
+_VIA_PARTS = ("dra", "draCount", "draClaimSpec")
+
+
+def via_defines(define: str, hops: list[Hop]) -> tuple[str, str]:
+    """For a chain whose hops pass a `dict` (Hop.built): the helper whose `.dra`, `.draCount` and `.draClaimSpec` the
+    call sites include with their own argument, and the defines that translate each such hop, innermost first: each
+    includes the inner helper's define with the hop's `dict`, evaluated in the outer helper's context, so the count
+    and claim come from the keys the dict maps (`"resources" .container.resources`) as the helper reads them."""
+    current, out = define, []
+    for outer in dict.fromkeys(h.outer for h in hops):
+        own = {h.arg for h in hops if h.outer == outer}
+        if len(own) != 1:
+            raise NotHelper(f"the helper {outer} includes {current} with several arguments ({', '.join(sorted(own))})")
+        arg = own.pop()
+        if arg in (".", "$"):
+            continue
+        out += [
+            f'{{{{- define "{outer}.{part}" -}}}}{{{{ include "{current}.{part}" {arg} }}}}{{{{- end }}}}'
+            for part in _VIA_PARTS
+        ]
+        current = outer
+    return current, "".join(f"{line}\n" for line in out)
+
+
+def _root_values(root: Path, site: CallSite) -> bool:
+    """Whether a call site gives the helper the chart's values as `.Values`: the root (`.` outside `with`/`range`, or
+    `$`), or a `dict` with `"Values" $.Values` (`.Values` outside `with`/`range`)."""
+    text = (root / site.rel).read_text(encoding="utf-8")
+    rebound = any(b.word in ("with", "range", "define", "block") for b in enclosing(blocks(text), site.index))
+    if site.arg == "$" or (site.arg == "." and not rebound):
+        return True
+    return bool(_BUILT.fullmatch(site.arg) and _ROOT_VALUES.search(site.arg)) and not (
+        rebound and _DOT_VALUES.search(site.arg)
+    )
 
 
 def _includers(root: Path, define: str) -> list[tuple[str, Block, str, int]]:
@@ -396,12 +439,14 @@ def _hop(root: Path, rel: str, block: Block, outer: str, index: int, inner: str)
     m = re.search(rf'\binclude\s+"{re.escape(inner)}"\s+', line)
     arg = _argument(line, m.end()) if m else ""
     where = f"{rel}:{index + 1}"
+    rebound = [b for b in enclosing(blocks(text), index) if b.start > block.start and b.word in ("with", "range")]
+    if _BUILT.fullmatch(arg) and _ROOT_VALUES.search(arg) and not (rebound and _DOT_VALUES.search(arg)):
+        return Hop(rel, index, inner, outer, arg)  # a dict that hands the chart's values on as `Values`
     if arg not in (".", "$"):
         raise NotHelper(
             f"{where}: the helper {outer} includes {inner} with `{arg or line.strip()}`, not its own context, so the "
             f"DRA switch (dra.enabled) and the count {inner} reads could not be reached from {outer}'s call sites"
         )
-    rebound = [b for b in enclosing(blocks(text), index) if b.start > block.start and b.word in ("with", "range")]
     if arg == "." and rebound:
         raise NotHelper(
             f"{where}: the helper {outer} includes {inner} with `.` inside `{rebound[-1].word} {rebound[-1].cond}`, "
@@ -888,7 +933,7 @@ def rewrite_site_template(
         else:
             claim_cond = _and(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
             around = enclosing(all_blocks, site.index)
-        where = "in values.yaml" if site.given else site.arg
+        where = "in values.yaml" if site.given or site.arg.startswith("(") else site.arg  # a dict: values mode
         document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
         at_line = around[-1].end if around else len(lines)
         edits.append((at_line, at_line, document))
@@ -965,9 +1010,17 @@ def build(
         # extended resource only with both equal, so the limits one counts, as the migration's claim does
         keys = sorted(keys, key=lambda k: _section(root, k) != "limits")
     define, file, key = defines.pop(), files.pop(), keys[0]
-    mode = switch_mode(sites)
+    mode = switch_mode(sites, hops)
     if mode == "values":
         _values_reach(root, file, define, sites)
+    site_define, via = via_defines(define, hops)
+    for s in sites if via else []:
+        if not _root_values(root, s):
+            raise NotHelper(
+                f"{s.rel}:{s.index + 1}: the helper {s.helper or define} gets `{s.arg}`, which does not hand the "
+                "chart's values on as `Values`, so the DRA switch (dra.enabled) the chain reads there could not "
+                "be turned"
+            )
     default = not opt_in
     claims = {d.claim for d, _ in deltas.values()}
     specs = {repr(_uncounted(d.spec)) for d, _ in deltas.values()}  # the count is the helper's (draCount)
@@ -993,6 +1046,11 @@ def build(
     texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
     pod_hop = _pod_hop(texts, sites, hops, writes_key)
     pod_cond = None
+    if pod_hop is not None and via:
+        raise NotHelper(
+            f"{pod_hop.rel}:{pod_hop.index + 1}: the helper {pod_hop.outer} writes the pod spec above a hop "
+            "that passes a dict"
+        )
     if pod_hop is not None:
         name_expr = _metadata_line(texts[sites[0].rel].splitlines(), "name")
         if not name_expr:
@@ -1005,12 +1063,15 @@ def build(
         texts[pod_hop.rel], pod_cond = rewrite_pod_helper(
             texts[pod_hop.rel], pod_hop, define, by_rel[sites[0].rel][0], name_expr, writes_key
         )
+    taken = [f"{site_define}.{part}" for part in _VIA_PARTS if via and f'"{site_define}.{part}"' in texts[file]]
+    if taken:
+        raise NotHelper(f"{file} has a {taken[0]} define already")
     after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards)
-    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0])
+    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0]) + via
     for rel, wirings in sorted(by_rel.items()):
-        texts[rel] = rewrite_site_template(texts[rel], rel, define, wirings, writes_key, pod_cond)
-    if any(f'"{define}.draTolerated"' in text for text in texts.values()):
-        texts[file] += "\n".join(tolerated_define(f"{define}.draTolerated")) + "\n"
+        texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond)
+    if any(f'"{site_define}.draTolerated"' in text for text in texts.values()):
+        texts[file] += "\n".join(tolerated_define(f"{site_define}.draTolerated")) + "\n"
     changes = [
         Change(rel, (root / rel).read_text(encoding="utf-8"), text)
         for rel, text in sorted(texts.items(), key=lambda item: item[0] != file)
@@ -1049,10 +1110,11 @@ def _writes_resources(root: Path, hop: Hop) -> bool:
 def _pod_hop(texts: dict[str, str], sites: list[CallSite], hops: list[Hop], writes_key: bool) -> Hop | None:
     """The hop whose helper writes the pod spec, when the call sites' templates do not (llama-cpp's `podSpec`,
     included at `spec:`); NotHelper when that pod could not be wired from the helper alone."""
-    if not hops or all(_site_pod(texts[s.rel].splitlines(), s.index, writes_key, s.rel)[1] >= 0 for s in sites):
+    podless = [s for s in sites if _site_pod(texts[s.rel].splitlines(), s.index, writes_key, s.rel)[1] < 0]
+    if not hops or not podless:
         return None
     found = [h for h in hops if _site_pod(texts[h.rel].splitlines(), h.index, writes_key, h.rel)[1] >= 0]
-    site = sites[0]
+    site = podless[0]  # the call site named: one with no `containers:` above it (llm-d's decode-lws.yaml)
     if not found:
         raise NotHelper(f"{site.rel}:{site.index + 1}: no `containers:` above the helper's call site or its chain")
     names = {_metadata_line(texts[s.rel].splitlines(), "name") for s in sites}
@@ -1081,6 +1143,8 @@ def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> 
     if re.search(r"(?<![\w)\]])\$?\.Values\b", "\n".join(text.splitlines()[block.start : block.end + 1])):
         return
     for site in sites:
+        if _BUILT.fullmatch(site.arg) and _root_values(root, site):
+            continue  # a dict that hands the chart's values on (`"Values" $.Values`)
         rebinding = ("define", "block") if site.arg == "$" else ("define", "block", "with", "range")
         around = [b for b in enclosing(blocks((root / site.rel).read_text(encoding="utf-8")), site.index)]
         around = [b for b in around if b.word in rebinding]
@@ -1162,17 +1226,20 @@ def pod_deltas(
     return out
 
 
-def switch_mode(sites: list[CallSite]) -> str:
+def switch_mode(sites: list[CallSite], hops: list[Hop] | tuple[Hop, ...] = ()) -> str:
     """Where the helper reads its switch: "values" when every call site gives it the chart's root (`include "x" .`),
-    the switch then in values.yaml; else "context", in the object each call site gives it."""
+    or a hop of the chain passes a `dict` that hands the values on (fix checks each call site gives them), the switch
+    then in values.yaml; else "context", in the object each call site gives it."""
+    if any(h.built for h in hops):
+        return "values"
     return "values" if all(s.arg in (".", "$") for s in sites) else "context"
 
 
-def switch_places(root: Path, sites: list[CallSite], define: str) -> list[str]:
+def switch_places(root: Path, sites: list[CallSite], define: str, hops: list[Hop] | None = None) -> list[str]:
     """Where the values documentation tells the user to set `dra.enabled`, in context_path's words, each place once;
     NotHelper for a call site whose helper gets an object no values path names (`$spec` built by `mergeOverwrite`):
     the documentation could not say where the switch goes."""
-    if switch_mode(sites) == "values":
+    if switch_mode(sites, hops or ()) == "values":
         return ["values.yaml"]
     out = []
     for site in sites:
@@ -1283,6 +1350,7 @@ def unit_suites(
     user: dict[str, Any],
     claim: str,
     rendered: Any = None,
+    hops: list[Hop] | None = None,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
@@ -1294,7 +1362,7 @@ def unit_suites(
 
     key = keys[0]
     knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
-    mode = switch_mode(sites)
+    mode = switch_mode(sites, hops or ())
     contexts = [()] if mode == "values" else (_contexts(user, knob.group(1)) if knob else [])
     if not contexts:
         return []
@@ -1449,7 +1517,7 @@ def fix(
             deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
-        sites = [thread(root, s) for s in sites if s.rel not in quiet]
+        sites = [s if any(h.built for h in hops) else thread(root, s) for s in sites if s.rel not in quiet]
         shared = next(iter(deltas.values()))[0]
         for s in sites:  # a call site these values do not render: wired as the others (one helper, one device)
             if (s.rel, s.index) not in deltas:
@@ -1459,7 +1527,7 @@ def fix(
         if not {s.rel for s in sites} >= rels:
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
-        places = switch_places(root, sites, define)
+        places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops)
         if (root / "tests").is_dir():
@@ -1469,7 +1537,7 @@ def fix(
             claim = next(iter(deltas.values()))[0].claim
             rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
             user = _user_values(ref_variation.options)
-            changes += unit_suites(root, keys, sites, originals, user, claim, rendered)
+            changes += unit_suites(root, keys, sites, originals, user, claim, rendered, hops)
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True

@@ -37,7 +37,16 @@ import yaml
 
 from dramigrate.helm import unpin
 from dramigrate.helm.locate import defines
-from dramigrate.helm.patterns import _LITERAL_KEY, Pattern, classify, count_expression, name_candidates, named_key
+from dramigrate.helm.patterns import (
+    _LITERAL_KEY,
+    Pattern,
+    classify,
+    count_expression,
+    helpers_text,
+    name_candidates,
+    name_source,
+    named_key_in,
+)
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX
@@ -392,9 +401,10 @@ def _whole_template(text: str, define: str) -> bool:
     return top
 
 
-def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[Device]:
+def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: str = "") -> list[Device]:
     """The template's device keys with a values count; a key whose name is one values key, perhaps held in a template
-    variable (pattern E), too when `named`, the device resource it renders to, is given."""
+    variable (pattern E), or mapped from values by one of the chart's `helpers` (patterns.name_source), too when
+    `named`, the device resource it renders to, is given."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -402,7 +412,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m, key = _LITERAL_KEY.match(line), named_key(line, text) if named else None
+        m, key = _LITERAL_KEY.match(line), named_key_in(line, text, helpers) if named else None
         if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             key = None  # a name from values elsewhere (a nodeSelector label) is no device key
         if not (m or key) or line.lstrip().startswith("-"):
@@ -432,10 +442,10 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "") -> list[D
     return out
 
 
-def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet) -> str:
+def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
     ask for that the template does not write as a literal key; "" when there is none or more than one."""
-    if not any(named_key(line, text) for line in text.splitlines()):
+    if not any(named_key_in(line, text, helpers) for line in text.splitlines()):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
     rendered = {
@@ -751,11 +761,12 @@ def build(
     if (root / CLAIM_TEMPLATE_FILE).exists():
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
+    helpers = helpers_text(root)
     written: dict[str, str] = {}  # each template as on disk: the rewrite reads it with LF line ends
     for rel in sorted(rels):
         written[rel] = (root / rel).read_bytes().decode("utf-8")
         text = written[rel].replace("\r\n", "\n")
-        devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules))
+        devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
@@ -787,6 +798,8 @@ def build(
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
         for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
             given = tuple((names or {}).get(rel, ()))
+            if own[0].name and (source := name_source(own[0].name, text + helpers)):
+                given += source.names  # each name the helper may map the values to (comfyui's vendors)
             named = (
                 _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules, given) if own[0].name else None
             )
@@ -1216,10 +1229,51 @@ def _rewrite_template(
             edits += own
             sections.append(section)
     out = list(lines)
-    edits = [_after_trailing_space(lines, _above_blanks(lines, e)) for e in edits]
+    later = _later_assigned(parts[0].text)
+    edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+
+
+def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
+    """The template variables assigned once, with `:=`, outside any block: each with the offset of its assignment and
+    the expression it is assigned (what an edit above that line reads in its place)."""
+    depth, found, seen = 0, {}, set()
+    for start, end, word in _actions(text):
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        elif m := _ASSIGNMENT.match(body):
+            name = m.group(1)
+            if name in seen or depth or not m.group(0).endswith(":="):
+                found.pop(name, None)
+            else:
+                found[name] = (start, body[m.end() :].strip())
+            seen.add(name)
+    return found
+
+
+def _inlined(text: str, later: dict[str, tuple[int, str]], e: Edit) -> Edit:
+    """An edit placed above the assignment of a template variable it reads (comfyui's `$gpuResource := include
+    "comfyui.gpuResource" .`, set inside the container's `requests:` and read by the `if` around its device key, while
+    the pod's claims and toleration go above the container): there the variable is not declared yet, so the edit reads
+    the expression it is assigned (`later`: _later_assigned), with the root as `$` inside `with`/`range`."""
+    at = sum(len(line) + 1 for line in text.splitlines()[: e.index])
+    body = "\n".join(e.lines)
+    for _ in range(len(later)):
+        names = [v for v in dict.fromkeys(_VARIABLE.findall(body)) if v in later and later[v][0] >= at]
+        if not names:
+            break
+        for v in names:
+            expr = later[v][1]
+            if _inside_with(text, e.index):
+                expr = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
+            body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
+            body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
+    return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"))
 
 
 def _pod_name(lines: list[str], w: Workload) -> str:

@@ -4,15 +4,17 @@ A) a literal device key with a values (or literal) count: `nvidia.com/gpu: {{ .V
 B) `toYaml` of a values `resources` map; C) `with .Values.x.resources` and `toYaml .`;
 D) a named helper or library include; E) the resource *name* comes from values; F) anything else.
 The idiomatic rewrite (idiomatic.py) handles A, and E where the name is one values key (perhaps with a literal
-`default`, perhaps held in a template variable); passthrough.py B and C; helper.py D; mapvars.py F where the
-container's resources are a map built in template variables; the others are reported with the pattern and the
-first template line (or rewritten by the engine when the user asks for `--chart-style engine`).
+`default`, perhaps held in a template variable, perhaps mapped from values by a helper: NameHelper); passthrough.py
+B and C; helper.py D; mapvars.py F where the container's resources are a map built in template variables; the others
+are reported with the pattern and the first template line (or rewritten by the engine when the user asks for
+`--chart-style engine`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -195,6 +197,8 @@ def _values_path(
         bodies = re.findall(rf"\{{{{-?\s*\${var.group(1)}\s*(:?=)\s*(.*?)\s*-?\}}\}}", text, re.S)
         if len(bodies) != 1 or bodies[0][0] != ":=":  # assigned once: a reassignment may read another key
             return None
+        if not var.group(2) and (named := name_source(expr, text)) is not None:  # a helper maps values to the name
+            return named.key, f'"{named.default}"' if named.default else ""
         expr, fields, seen = bodies[0][1], var.group(2), seen | {var.group(1)}
     else:
         return None
@@ -205,9 +209,142 @@ def _values_path(
     return (*got[0], *fields.split(".")[1:]), got[1] if got[1].strip('"') else own or got[1]
 
 
-def name_keys(texts: list[str]) -> dict[tuple[str, ...], str | None]:
+@dataclass(frozen=True)
+class NameHelper:
+    """A helper that maps values to a device resource name and nothing else (comfyui's `comfyui.gpuResource`: the
+    `gpu.resourceName` value when set, else `nvidia.com/gpu`, `amd.com/gpu` or `gpu.intel.com/i915` by `gpu.vendor`):
+    the names it writes literally, the values key it writes as it is (an override) and, for each literal name, the
+    values key and string its branch compares (`eq $vendor "amd"` after `$vendor := .Values.gpu.vendor | lower`)."""
+
+    define: str
+    names: tuple[str, ...]
+    override: tuple[str, ...] | None
+    choices: tuple[tuple[tuple[str, ...], str, str], ...]  # (values key, the string compared, the name written)
+    default: str = ""  # the name the override defaults to (`{{ .Values.gpu.resourceName | default "nvidia.com/gpu" }}`)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """The values key the name reads first: the override, else the one the branches compare."""
+        return self.override or self.choices[0][0]
+
+
+_WORD_OUT = re.compile(r'(?:printf\s+)?"([^"%\\]*)"')
+_COMPARE = re.compile(r'\(?eq\s+\(?(\$\w+|\.Values(?:\.\w+)+)(?:\s*\|\s*(?:lower|trim|toString))*\)?\s+"([^"]*)"\)?')
+
+
+def _compared_key(operand: str, assigned: dict[str, str]) -> tuple[str, ...] | None:
+    """The values key a compared operand reads: `.Values.a.b`, or a variable assigned `.Values.a.b | lower`."""
+    expr = assigned.get(operand[1:], "") if operand.startswith("$") else operand
+    m = re.fullmatch(r"\(?(\.Values(?:\.\w+)+)(?:\s*\|\s*(?:lower|trim|toString))*\)?", expr.strip())
+    return tuple(m.group(1).split(".")[2:]) if m else None
+
+
+def name_helper(text: str, define: str) -> NameHelper | None:
+    """The helper `define` of `text` as a NameHelper, when its body only branches on values, assigns variables from
+    values and writes literal names or one values key; None for any other body (an include, another expression)."""
+    from dramigrate.helm.rewrite import _actions
+
+    opened = re.search(rf'\{{{{-?\s*define\s+"{re.escape(define)}"\s*-?\}}\}}', text)
+    if opened is None:
+        return None
+    assigned: dict[str, str] = {}
+    names: list[str] = []
+    override, default = None, ""
+    choices = []
+    stack: list[list[str]] = []  # per open block, its branches' conditions so far (the last one is current)
+    pos = opened.end()
+    for start, end, word in _actions(text[opened.end() :]):
+        start, end = start + opened.end(), end + opened.end()
+        between = text[pos:start].strip()
+        pos = end
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end]).strip()
+        outputs = [between] if between else []
+        if word == "end":
+            if not stack:
+                break
+            stack.pop()
+        elif word == "if":
+            stack.append([body[2:].strip()])
+        elif word == "else":
+            if not stack:
+                return None
+            stack[-1].append(body[4:].strip().removeprefix("if ").strip())
+        elif body.startswith("/*"):
+            pass
+        elif m := re.fullmatch(r"\$(\w+)\s*:=\s*(.+)", body, re.S):
+            assigned[m.group(1)] = m.group(2)
+        elif m := _WORD_OUT.fullmatch(body):
+            outputs.append(m.group(1))
+        elif re.fullmatch(r"\.Values(?:\.\w+)+", body) and stack and stack[-1][-1] == body:
+            override = tuple(body.split(".")[2:])  # `if .Values.x` then `.Values.x`: the name as the user sets it
+        elif (term := _defaulted_name(body)) is not None:  # `.Values.x | default "nvidia.com/gpu"`
+            override, default = term
+            outputs.append(default)
+        else:
+            return None
+        for name in filter(None, outputs):  # `""`: no device
+            if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+                return None
+            names.append(name)
+            m = _COMPARE.fullmatch(stack[-1][-1]) if stack else None
+            key = _compared_key(m.group(1), assigned) if m else None
+            if key is not None and m is not None:
+                choices.append((key, m.group(2), name))
+    if not names or (override is None and not choices):
+        return None
+    return NameHelper(define, tuple(dict.fromkeys(names)), override, tuple(choices), default)
+
+
+def _defaulted_name(body: str) -> tuple[tuple[str, ...], str] | None:
+    """(the values key, the literal name) of `.Values.x | default "name"` (or `default "name" .Values.x`)."""
+    m = _DEFAULTED.fullmatch(body)
+    if m is None:
+        return None
+    term, literal = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    if not re.fullmatch(_VALUES_PATH, term.strip()) or not literal.startswith('"'):
+        return None
+    return tuple(term.strip().removeprefix("$").split(".")[2:]), literal[1:-1]
+
+
+def name_source(expr: str, text: str) -> NameHelper | None:
+    """The NameHelper a template variable's name comes from (`{{- $gpuResource := include "comfyui.gpuResource" . }}`,
+    assigned once outside `with`/`range`, so `.` is the chart's root), `text` the template with the chart's helpers
+    after it; None otherwise."""
+    from dramigrate.helm.rewrite import _actions
+
+    var = re.fullmatch(r"\$([A-Za-z_]\w*)", expr.strip())
+    if var is None:
+        return None
+    found = list(
+        re.finditer(rf'\{{{{-?\s*\${var.group(1)}\s*:=\s*(?:include|template)\s+"([^"]+)"\s+[.$]\s*-?\}}\}}', text)
+    )
+    if len(found) != 1:
+        return None
+    stack: list[str] = []
+    for _start, _end, word in _actions(text[: found[0].start()]):
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append(word)
+        elif word == "end" and stack:
+            stack.pop()
+    rebound = {"with", "range", "define", "block"} & set(stack)
+    return None if rebound else name_helper(text, found[0].group(1))
+
+
+def helpers_text(root: Path) -> str:
+    """The chart's helper files (`templates/**/_*.tpl`) as one text, read after a template for its `include`s."""
+    paths = sorted(p for p in (root / "templates").rglob("_*.tpl") if p.is_file() and not p.is_symlink())
+    return "".join("\n" + p.read_text(encoding="utf-8", errors="replace") for p in paths)
+
+
+def named_key_in(line: str, text: str, helpers: str = "") -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """named_key, the name perhaps mapped from values by one of the chart's `helpers` (name_source)."""
+    return named_key(line, text) or (named_key(line, text + helpers) if helpers else None)
+
+
+def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
     """The values keys that name a device resource in these templates (pattern E keys), each with its default."""
-    return {k[1]: k[2] for text in texts for line in text.splitlines() if (k := named_key(line, text)) is not None}
+    keys = (named_key_in(line, text, helpers) for text in texts for line in text.splitlines())
+    return {k[1]: k[2] for k in keys if k is not None}
 
 
 _COMPARED = re.compile(

@@ -14,9 +14,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from dramigrate.helm.helper import CallSite, blocks, enclosing
+from dramigrate.helm.helper import _BUILT, CallSite, blocks, enclosing
 
-_BUILT = re.compile(r"\(dict(?:\s+[^()\s]+|\s+\([^()]*\))*\s*\)")
 _LITERAL = re.compile(r"""\(dict(?:\s+(?:"[^"\\]*"|-?\d+(?:\.\d+)?|true|false))*\s*\)""")
 ROOT_DRA = '"dra" (dig "dra" (dict) $.Values.AsMap)'
 

@@ -44,7 +44,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.locate import source_of, stream_sources
-from dramigrate.helm.patterns import classify, compared_values, name_candidates, name_keys
+from dramigrate.helm.patterns import classify, compared_values, helpers_text, name_candidates, name_keys, name_source
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
     ObjKey,
@@ -429,12 +429,19 @@ def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tup
     """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
     the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
     out = []
-    for path, default in name_keys(_templates(root)).items():
+    helpers = helpers_text(root)
+    for path, default in name_keys(_templates(root), helpers).items():
         current = get_path(merged, path)
         current = default if current is None else current
         if isinstance(current, str):
             out += [(path, other) for other in name_candidates(current, rules)[1:]]
-    return out
+    for text in _templates(root):  # a name a helper maps values to: each string its branches compare (a vendor)
+        for var in dict.fromkeys(re.findall(r"\{\{-?\s*(\$\w+)\s*-?\}\}\s*:", text)):
+            source = name_source(var, text + helpers)
+            for path, literal, name in source.choices if source else ():
+                if get_path(merged, path) != literal and rules.lookup(name) is not None:
+                    out.append((path, literal))
+    return list(dict.fromkeys(out))
 
 
 def _templates(root: Path) -> list[str]:
@@ -1363,8 +1370,9 @@ def _no_rewrite_shape(
     originals = _by_template(reference[1].stream, chart_name(root))
     try:
         texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
+        h = helpers_text(root)
         if any(
-            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules))
+            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules, h), h)
             for rel, t in texts.items()
         ):
             return ""
