@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with
 
 from dramigrate.config import Settings
-from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -178,3 +179,15 @@ def test_a_chain_of_helpers_given_dicts_reads_the_count_through_each_dict(tmp_pa
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
     none = _pod(chart, "decode: {gpus: 0}\n")
     assert "resourceClaims" not in none["spec"] and not none["templates"]
+
+
+def test_the_old_cluster_message_of_a_chart_helper_given_the_root_names_values_yaml(tmp_path: Path) -> None:
+    """The call site passes the chart's root (`.`): the render that fails on a cluster without DRA says where the
+    switch is (`dra.enabled=false (in values.yaml)`), not the call site's argument (was: `dra.enabled=false (.)`)."""
+    chart = _chart(tmp_path, IN_TEMPLATE)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    with pytest.raises(HelmError) as failed:
+        render_chart(chart, RenderOptions(kube_version="1.31"))
+    assert "set dra.enabled=false (in values.yaml) for the device-plugin request" in str(failed.value)

@@ -951,7 +951,8 @@ def rewrite_site_template(
         else:
             claim_cond = _and(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
             around = enclosing(all_blocks, site.index)
-        where = "in values.yaml" if site.given or site.arg.startswith("(") else site.arg  # a dict: values mode
+        rooted = site.given or site.arg.startswith("(") or site.arg in (".", "$")  # a dict or the root: values mode
+        where = "in values.yaml" if rooted else site.arg
         document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
         at_line = around[-1].end if around else len(lines)
         edits.append((at_line, at_line, document))
