@@ -1082,7 +1082,11 @@ def build(
     if mode == "values" and re.search(r"^dra:", values, re.M):
         raise NotHelper("values.yaml already has a top-level `dra:` key")
     changes.append(
-        Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_doc(values, mode, context_path, key.resource, default),
+        )
     )
     device_class = _class(any_delta.spec)
     about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"

@@ -634,7 +634,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
     items.append(("existingClaimTemplate", '""'))
     style = _comment_style(values)
-    out = ["" if values.endswith("\n") or not values else "\n", "\n"]
+    out = ["" if values.endswith("\n") or not values else "\n", "\n" if values.strip() else ""]
     if style == "bitnami":
         out.append(f"## @section DRA\n## {docs['dra']}\n##\n")
         for key, _ in items:
@@ -848,7 +848,11 @@ def build(
         lone = [w for w in lone if w.named is None and not _per_step(w)]
         changes += unit_tests(root, lone, originals, rendered)
     changes.append(
-        Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, device_class, resource, not opt_in),
+        )
     )
     return changes
 

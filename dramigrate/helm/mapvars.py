@@ -721,5 +721,11 @@ def build(
         all_names += names
     resource = " or ".join(dict.fromkeys(all_names))
     changes += conventions(root, "", not opt_in)
-    changes.append(Change("values.yaml", values or None, values + values_block(values, '""', resource, not opt_in)))
+    changes.append(
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, '""', resource, not opt_in),
+        )
+    )
     return changes

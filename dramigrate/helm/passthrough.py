@@ -1814,5 +1814,5 @@ def build(
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
     documented = claims_docs(values, values_path, list(map_paths), counted) if values else values
-    changes.append(Change("values.yaml", values or None, values_doc(documented)))
+    changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented)))
     return changes

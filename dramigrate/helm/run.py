@@ -2620,7 +2620,7 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
             node[key] = {}
         node = node[key]
     node[leaf.path[-1]] = True
-    outcome.changes = [Change(rel, before or None, yf.render())]
+    outcome.changes = [Change(rel, before if path.is_file() else None, yf.render())]
     if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
         from dramigrate.helm.idiomatic import chart_bump
 
