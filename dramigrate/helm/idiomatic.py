@@ -180,6 +180,7 @@ _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
 _LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*\{\{[^\n]*\}\}[ \t]*\n)*[ \t]*- ")  # a range writing list items
+_RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
 
 
@@ -412,7 +413,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m, key = _LITERAL_KEY.match(line), named_key_in(line, text, helpers) if named else None
+        m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
         if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             key = None  # a name from values elsewhere (a nodeSelector label) is no device key
         if not (m or key) or line.lstrip().startswith("-"):
@@ -442,10 +443,44 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     return out
 
 
+def _named_key_at(
+    text: str, offset: int, line: str, helpers: str
+) -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """named_key_in for the template line at `offset`; inside `with .Values.x` a name relative to its scope
+    (`{{ .gpu.resourceName }}: "{{ .gpu.count }}"`) reads as from the root (`.Values.x.gpu.resourceName`)."""
+    if (key := named_key_in(line, text, helpers)) is not None or not _RELATIVE_NAME.match(line):
+        return key
+    context = with_scope(text, offset)
+    return named_key_in(_rooted(line, context), text, helpers) if context else None
+
+
+def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
+    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
+    `with .Values.x`), each with its default."""
+    out: dict[tuple[str, ...], str | None] = {}
+    for text in texts:
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            if (key := _named_key_at(text, offset, line.rstrip("\n"), helpers)) is not None:
+                out[key[1]] = key[2]
+            offset += len(line)
+    return out
+
+
+def with_scope(text: str, offset: int) -> str:
+    """The values path `.` is at `offset` when only `with .Values.x` blocks (and `if`s) rebind it there, else ""."""
+    try:
+        context = _conditions(text, offset, "", Pattern("E", 0, ""))[1]
+    except NotIdiomatic:
+        return ""
+    return context if context.startswith(".Values.") else ""
+
+
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
     ask for that the template does not write as a literal key; "" when there is none or more than one."""
-    if not any(named_key_in(line, text, helpers) for line in text.splitlines()):
+    offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
+    if not any(_named_key_at(text, offsets[i], line, helpers) for i, line in enumerate(text.splitlines())):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
     rendered = {

@@ -341,12 +341,6 @@ def named_key_in(line: str, text: str, helpers: str = "") -> tuple[str, tuple[st
     return named_key(line, text) or (named_key(line, text + helpers) if helpers else None)
 
 
-def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
-    """The values keys that name a device resource in these templates (pattern E keys), each with its default."""
-    keys = (named_key_in(line, text, helpers) for text in texts for line in text.splitlines())
-    return {k[1]: k[2] for k in keys if k is not None}
-
-
 _COMPARED = re.compile(
     r"\{\{-?\s*(?:else\s+)?if\s+\(?eq\s+(?:\.Values\.([\w.]+)\s+\"([^\"]*)\"|\"([^\"]*)\"\s+\.Values\.([\w.]+))\s*\)?\s*-?\}\}"
 )
