@@ -170,8 +170,12 @@ def _block_end(lines: list[str], index: int) -> int:
     for i in range(index + 1, len(lines)):
         if not _control(lines[i]) and _indent(lines[i]) <= base:
             break
-        if not _control(lines[i]) or (_emits(lines[i]) and _indent(lines[i]) > base):
-            end = i + 1  # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`)
+        # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`), as does one at
+        # any column right below a key of the block it writes the value of (`resources:` then `{{ toYaml $r | indent
+        # 12 }}` at column 0)
+        value = end == i and lines[i - 1].rstrip().endswith(":") and _indent(lines[i - 1]) > base
+        if not _control(lines[i]) or (_emits(lines[i]) and (_indent(lines[i]) > base or value)):
+            end = i + 1
     return end
 
 

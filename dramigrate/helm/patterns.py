@@ -384,11 +384,14 @@ def name_candidates(resource: str, rules: RuleSet) -> list[str]:
     return list(dict.fromkeys([resource, *same]))
 
 
-def _section_built(template: str) -> bool:
+def _var_built(template: str, window: str) -> bool:
+    """Whether the template writes a map built in a variable (mapvars.site) that the window's `toYaml` reads: a
+    section (tvarr's `limits:` of `$limits`) or the whole map with a device entry `set` into it (`set $limits
+    .Values.gpu.resourceName .Values.gpu.count` on `$res := .Values.resources`)."""
     from dramigrate.helm.mapvars import site  # mapvars imports this module's users
 
     found = site(template)
-    return found is not None and found.section >= 0
+    return found is not None and (found.section >= 0 or re.search(rf"toYaml\s+\{found.var}\b", window) is not None)
 
 
 def _templated_child(lines: list[str], section: int) -> int:
@@ -497,8 +500,8 @@ def _map_pattern(window: str, template: str) -> str | None:
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
         return "C"
-    if re.search(r"toYaml\s+\$", window) and _section_built(template):
-        return "F"  # `limits:` written from a variable the template adds the key to (tvarr)
+    if re.search(r"toYaml\s+\$", window) and _var_built(template, window):
+        return "F"  # written from a variable the template adds the key to (tvarr's `limits:`)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\(\s*(?:mergeOverwrite|merge)\s+\(?[.$][\w.]*[Rr]esources\b", window)
