@@ -386,6 +386,39 @@ def _inside_with(text: str, index: int) -> bool:
     return bool({"with", "range"} & set(_enclosing(text, index)))
 
 
+def _named_key_at(
+    text: str, offset: int, line: str, helpers: str
+) -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """named_key_in for the template line at `offset`; inside `with .Values.x` a name relative to its scope
+    (`{{ .gpu.resourceName }}: "{{ .gpu.count }}"`) reads as from the root (`.Values.x.gpu.resourceName`)."""
+    if (key := named_key_in(line, text, helpers)) is not None or not _RELATIVE_NAME.match(line):
+        return key
+    context = with_scope(text, offset)
+    return named_key_in(_rooted(line, context), text, helpers) if context else None
+
+
+def scoped_name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
+    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
+    `with .Values.x`), each with its default."""
+    out: dict[tuple[str, ...], str | None] = {}
+    for text in texts:
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            if (key := _named_key_at(text, offset, line.rstrip("\n"), helpers)) is not None:
+                out[key[1]] = key[2]
+            offset += len(line)
+    return out
+
+
+def with_scope(text: str, offset: int) -> str:
+    """The values path `.` is at `offset` when only `with .Values.x` blocks (and `if`s) rebind it there, else ""."""
+    try:
+        context = _conditions(text, offset, "", Pattern("E", 0, ""))[1]
+    except NotIdiomatic:
+        return ""
+    return context if context.startswith(".Values.") else ""
+
+
 def _whole_template(text: str, define: str) -> bool:
     """Whether a `define` is the template's own body: the same file renders it with the root context at its top
     level (`{{- include "job" . }}`, outside any define), and every include of it there passes `.` or `$`."""
@@ -445,39 +478,6 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
             Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path, loop)
         )
     return out
-
-
-def _named_key_at(
-    text: str, offset: int, line: str, helpers: str
-) -> tuple[str, tuple[str, ...], str | None, str] | None:
-    """named_key_in for the template line at `offset`; inside `with .Values.x` a name relative to its scope
-    (`{{ .gpu.resourceName }}: "{{ .gpu.count }}"`) reads as from the root (`.Values.x.gpu.resourceName`)."""
-    if (key := named_key_in(line, text, helpers)) is not None or not _RELATIVE_NAME.match(line):
-        return key
-    context = with_scope(text, offset)
-    return named_key_in(_rooted(line, context), text, helpers) if context else None
-
-
-def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
-    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
-    `with .Values.x`), each with its default."""
-    out: dict[tuple[str, ...], str | None] = {}
-    for text in texts:
-        offset = 0
-        for line in text.splitlines(keepends=True):
-            if (key := _named_key_at(text, offset, line.rstrip("\n"), helpers)) is not None:
-                out[key[1]] = key[2]
-            offset += len(line)
-    return out
-
-
-def with_scope(text: str, offset: int) -> str:
-    """The values path `.` is at `offset` when only `with .Values.x` blocks (and `if`s) rebind it there, else ""."""
-    try:
-        context = _conditions(text, offset, "", Pattern("E", 0, ""))[1]
-    except NotIdiomatic:
-        return ""
-    return context if context.startswith(".Values.") else ""
 
 
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:

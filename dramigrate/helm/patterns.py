@@ -341,6 +341,14 @@ def named_key_in(line: str, text: str, helpers: str = "") -> tuple[str, tuple[st
     return named_key(line, text) or (named_key(line, text + helpers) if helpers else None)
 
 
+def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
+    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
+    `with .Values.x`), each with its default."""
+    from dramigrate.helm.idiomatic import scoped_name_keys  # idiomatic imports this module
+
+    return scoped_name_keys(texts, helpers)
+
+
 _COMPARED = re.compile(
     r"\{\{-?\s*(?:else\s+)?if\s+\(?eq\s+(?:\.Values\.([\w.]+)\s+\"([^\"]*)\"|\"([^\"]*)\"\s+\.Values\.([\w.]+))\s*\)?\s*-?\}\}"
 )

@@ -44,7 +44,7 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.locate import source_of, stream_sources
-from dramigrate.helm.patterns import classify, compared_values, helpers_text, name_candidates, name_source
+from dramigrate.helm.patterns import classify, compared_values, helpers_text, name_candidates, name_keys, name_source
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
     ObjKey,
@@ -428,8 +428,6 @@ def _variations(
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
     """Each values key a workload template writes as a device key's name (pattern E), with each other device resource
     the idiomatic rewrite looks that name up among (name_candidates); helpers (`_*.tpl`) are the helper rewrite's."""
-    from dramigrate.helm.idiomatic import name_keys
-
     out = []
     helpers = helpers_text(root)
     for path, default in name_keys(_templates(root), helpers).items():
