@@ -38,12 +38,12 @@ def document(findings: list[Finding]) -> dict[str, Any]:
 
 def write(path: Path, findings: list[Finding]) -> int:
     """Write the baseline of these findings; the number of findings it holds."""
-    from dramigrate.writer import write_atomic
+    from dramigrate.writer import write_output
 
     doc = document(findings)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(doc, indent=2) + "\n")
+        write_output(path, json.dumps(doc, indent=2) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write the baseline: {exc.strerror}", str(path)) from exc
     return sum(e["count"] for e in doc["findings"])

@@ -593,11 +593,11 @@ def _plan(result: RunResult) -> str | None:
 
 
 def _write_report(path: Path, text: str, what: str = "report") -> None:
-    from dramigrate.writer import write_atomic
+    from dramigrate.writer import write_output
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
+        write_output(path, text)
     except OSError as exc:  # a full disk, a file size limit (EFBIG), no permission: named, exit 2
         raise InputError(f"cannot write the {what}: {exc.strerror or exc}", str(path)) from exc
 
@@ -652,11 +652,11 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
         return None
     if write and after != before:
         from dramigrate.migrate import FileResult
-        from dramigrate.writer import write_atomic
+        from dramigrate.writer import write_output
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, after)
+            write_output(path, after)
         except Exception as exc:
             r = FileResult(str(path), rewritten=after)
             result.files.append(r)

@@ -67,9 +67,10 @@ class Document:
 class YamlFile:
     path: str
     text: str  # decoded, BOM removed, newlines normalised to \n
-    newline: str = "\n"
+    newline: str = "\n"  # the file's line end, or its most common one when it mixes CRLF and LF
     bom: bool = False
     documents: list[Document] = field(default_factory=list)
+    crlf_lines: frozenset[int] | None = None  # a file mixing CRLF and LF: the lines (from 0) that end in CRLF
 
     def render(self) -> str:
         out = []
@@ -87,7 +88,9 @@ class YamlFile:
                     out.append("\n")
                 out.append("---\n" + extra)
         text = "".join(out)
-        if self.newline != "\n":
+        if self.crlf_lines is not None:
+            text = _line_ends_kept(self.text, text, self.crlf_lines, self.newline)
+        elif self.newline != "\n":
             text = text.replace("\n", self.newline)
         return ("\ufeff" if self.bom else "") + text
 
@@ -96,8 +99,10 @@ class YamlFile:
         return any(d.edited or d.appended for d in self.documents)
 
 
-def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, str, bool]:
-    """Text with \n newlines, the file's newline, and whether it had a BOM. Bad bytes are bad input."""
+def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str, str, bool, frozenset[int] | None]:
+    """Text with \n newlines, the file's newline, whether it had a BOM, and for a file that mixes CRLF and LF the
+    lines that end in CRLF (render keeps each line's own end; lines fix adds take the most common one). A file
+    whose lines all end in CR alone is read and written back so too. Bad bytes are bad input."""
     if len(raw) > limits.max_bytes:
         raise InputError(size_message(len(raw), limits), path)
     if b"\0" in raw:
@@ -110,11 +115,30 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
-    crlf = text.count("\r\n")
-    newline = "\r\n" if crlf and crlf == text.count("\n") else "\n"
+    crlf, lf = text.count("\r\n"), text.count("\n")
+    mixed = _crlf_lines(text) if crlf and crlf != lf else None
+    newline = "\r\n" if 2 * crlf > lf else "\n"
     if crlf:
         text = text.replace("\r\n", "\n")
-    return text, newline, bom
+    elif not lf and "\r" in text:
+        newline, text = "\r", text.replace("\r", "\n")
+    return text, newline, bom, mixed
+
+
+def _crlf_lines(text: str) -> frozenset[int]:
+    return frozenset(i for i, line in enumerate(text.split("\n")[:-1]) if line.endswith("\r"))
+
+
+def _line_ends_kept(original: str, text: str, crlf_lines: frozenset[int], newline: str) -> str:
+    """text (\n line ends) with each line that is one of the original's ending as it did there, and the lines fix
+    wrote ending in newline."""
+    old, new = original.split("\n"), text.split("\n")
+    ends = [newline] * (len(new) - 1)
+    for tag, i1, i2, j1, _ in opcodes_of(old, new):
+        for k in range(i2 - i1) if tag == "equal" else ():
+            if j1 + k < len(ends) and i1 + k < len(old) - 1:
+                ends[j1 + k] = "\r\n" if i1 + k in crlf_lines else "\n"
+    return "".join(line + end for line, end in zip(new, ends, strict=False)) + new[-1]
 
 
 def split_documents(
@@ -122,10 +146,10 @@ def split_documents(
 ) -> YamlFile:
     """The file's documents. checked: a text check_structure already passed (not checked twice when it is this).
     helm_render: the text is a chart's rendered output, read as Helm reads it (see helm_constructor)."""
-    text, newline, bom = decode(path, raw, limits)
+    text, newline, bom, crlf_lines = decode(path, raw, limits)
     if text != checked:
         check_structure(path, text, limits)
-    yf = YamlFile(path=path, text=text, newline=newline, bom=bom)
+    yf = YamlFile(path=path, text=text, newline=newline, bom=bom, crlf_lines=crlf_lines)
     yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
     for doc in yf.documents if helm_render else ():
         doc.helm_render = True

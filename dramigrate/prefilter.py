@@ -131,6 +131,9 @@ def _output(proc: subprocess.Popen[bytes], patterns: bytes = b"") -> bytes:
 
 
 NUL = b"\0"
+# What a text `grep -o` printed says of its file: a word (a candidate), a text a word could hide under (Python reads
+# the file), a section key or a text one could hide under (the section pass), a needle or a text one could hide under.
+_WORD, _UNSURE, _KEY, _NEEDLE = 1, 2, 4, 8
 # One line of `grep -oHZ`: the file name, a NUL, the text matched (no line break in it), a line break.
 _MATCH = re.compile(rb"([^\0]*)\0([^\n]*)\n")
 
@@ -158,6 +161,7 @@ class Grep:
         # found alone, they make a file Python reads (_words_in): a word could hide under them
         self.unsure = self.needles | {_CLAIMS} | {k for k in self.keys if any(_hides(k, w) for w in words(rules))}
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
+        self._meanings: dict[bytes, int] = {}  # _meaning's answers (grep's threads share them: each is the same)
         # one string a line, read by -f - from stdin (a NUL byte cannot be passed as an argument)
         fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, NUL]))
         common = ["-D", "skip", "-d", "skip", "-s"]
@@ -197,20 +201,32 @@ class Grep:
         needle could hide under, may hold a needle. A file with needles or `claims` only is read here: a word could
         hide under a needle, and `claims` is a word only before a colon. Second: the other files with a section key,
         or with a text one could hide under, for the section pass."""
-        texts: dict[bytes, set[bytes]] = {}
+        texts: dict[bytes, int] = {}
+        meaning = self._meaning
         for m in _MATCH.finditer(matched):
-            texts.setdefault(m[1], set()).add(m[2])
+            texts[m[1]] = texts.get(m[1], 0) | meaning(m[2])
         found, keyed = Found(set(), set()), set()
         for raw_name, seen in texts.items():
             name = raw_name.decode("utf-8", "surrogateescape")
-            word = any(t not in self.unsure and t not in self.keys for t in seen)
-            if word or (not seen.isdisjoint(self.unsure) and self._words_in(name)):
+            if seen & _WORD or (seen & _UNSURE and self._words_in(name)):
                 found.candidates.add(name)
-            elif not seen.isdisjoint(self.keys) or any(_hides(t, k) for t in seen for k in self.keys):
+            elif seen & _KEY:
                 keyed.add(name)
-            if not seen.isdisjoint(self.needles) or any(_hides(t, n) for t in seen for n in self.needles):
+            if seen & _NEEDLE:
                 found.needles.add(name)
         return found, keyed
+
+    def _meaning(self, text: bytes) -> int:
+        """What a text grep printed says of its file (_WORD, _UNSURE, _KEY, _NEEDLE bits), worked out once per text."""
+        bits = self._meanings.get(text)
+        if bits is None:
+            bits = self._meanings[text] = (
+                (_WORD if text not in self.unsure and text not in self.keys else 0)
+                | (_UNSURE if text in self.unsure else 0)
+                | (_KEY if text in self.keys or any(_hides(text, k) for k in self.keys) else 0)
+                | (_NEEDLE if text in self.needles or any(_hides(text, n) for n in self.needles) else 0)
+            )
+        return bits
 
     def _words_in(self, name: str) -> bool:
         """A file grep found needles or `claims` in only: does it hold a word (triage._ALWAYS or a device word, as
@@ -268,7 +284,11 @@ class Stream:
     def add(self, files: list[str]) -> None:
         self.pending.extend(files)
         self.total += len(files)
-        if len(self.pending) >= BATCH:  # full batches only: a remainder of a few files would cost a grep of its own
+        if self.grep is None and not self.off and self.total >= MIN_FILES:
+            # a large run: grep and the workers start now, on the other core, not once the walk has found BATCH files
+            self._send(self.pending)
+            self.pending = []
+        elif len(self.pending) >= BATCH:  # full batches only: a remainder of a few files would cost a grep of its own
             full = len(self.pending) - len(self.pending) % BATCH
             self._send(self.pending[:full])
             self.pending = self.pending[full:]

@@ -240,6 +240,8 @@ def check_writable(
             raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:
         raise InputError("file changed since it was read; not overwritten (run again)", str(path))
+    if opts.backup and before is not None:
+        check_backup_free(target + opts.backup, str(path))
     return target, before
 
 
@@ -282,6 +284,13 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
         raise
 
 
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named for dramigrate's own output (a report, the baseline, the classes file). A symlink
+    at that path is written through only when its target stays in the working directory or the link's folder: a
+    link planted in a checkout (`dramigrate.sarif -> ~/.bashrc`) must not make a CI run write outside the tree."""
+    write_atomic(path, text, options=WriteOptions(roots=(Path.cwd(), path.parent)))
+
+
 def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
     """A new temp file beside the target (.NAME.PID.RANDOM.dramigrate, mode 0600), handed to the janitor before it
     exists, so a kill -9 at any point leaves none behind (lifetime.py)."""
@@ -310,17 +319,27 @@ def _read(target: str, shown: Path) -> bytes:
         raise InputError(f"cannot re-read before writing: {exc.strerror}", str(shown)) from exc
 
 
-def _backup(target: str, backup: str, shown: str) -> None:
-    """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata); what
-    holds the backup's name is replaced only when it is a file or a symlink (never followed), never a folder."""
+def check_backup_free(backup: str, shown: str) -> None:
+    """Refuse a rewrite whose backup name is taken: by a folder, or by a file, which may be the user's own (with
+    --backup=.yaml, `a.yaml.yaml` can be another manifest of the run) or an earlier backup of the true original."""
     try:
         held = os.lstat(backup)
     except FileNotFoundError:
-        held = None
-    if held is not None and stat.S_ISDIR(held.st_mode):
-        raise InputError(f"--backup: {os.path.basename(backup)} is a folder; the file is not rewritten", shown)
-    if held is not None:
-        os.unlink(backup)
+        return
+    name = os.path.basename(backup)
+    if stat.S_ISDIR(held.st_mode):
+        raise InputError(f"--backup: {name} is a folder; the file is not rewritten", shown)
+    raise InputError(
+        f"--backup: {name} exists (an earlier backup, or a file of yours) and is never replaced; the file is not "
+        "rewritten: move it away or choose another --backup=SUFFIX",
+        shown,
+    )
+
+
+def _backup(target: str, backup: str, shown: str) -> None:
+    """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata), under
+    a name nothing holds (check_backup_free)."""
+    check_backup_free(backup, shown)
     try:
         os.link(target, backup)
     except OSError:

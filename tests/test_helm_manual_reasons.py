@@ -162,26 +162,28 @@ def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_c
 
 
 def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_path: Path) -> None:
-    """A bare Pod per item of `range $i := until (int .Values.replicaCount)` whose count reads the item (`add $i 1`,
-    one count per pod, which one claim template cannot give): the rewrite does not take it and says so at its line.
-    Was: the early library check asked the template for its device keys without catching that refusal, and fix
-    ended in an internal error. (A count the same for every pod is taken: tests/test_helm_range_until.py.)"""
+    """A bare Pod per item of `range $i := until (int .Values.replicaCount)` whose count is a variable the range body
+    sets inside an `if` of its own (`$gpus = 2` for rank 0, which the claim template does not set again): the rewrite
+    does not take it and says so at its line. Was: the early library check asked the template for its device keys
+    without catching that refusal, and fix ended in an internal error. (A count the same for every pod is taken:
+    tests/test_helm_range_until.py; one that reads the item itself: tests/test_helm_range_items.py.)"""
     chart = chart_with(
         tmp_path,
         "pods",
         {
             "values.yaml": "replicaCount: 2\ngpus: 1\n",
             "templates/pods.yaml": (
-                "{{- range $i := until (int .Values.replicaCount) }}\n"
+                "{{- range $i := until (int .Values.replicaCount) }}\n{{- $gpus := 1 }}\n"
+                "{{- if eq $i 0 }}{{ $gpus = 2 }}{{ end }}\n"
                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: worker-{{ $i }}\nspec:\n  containers:\n"
                 "  - name: main\n    image: cuda\n    resources:\n      limits:\n"
-                "        nvidia.com/gpu: {{ add $i 1 }}\n{{- end }}\n"
+                "        nvidia.com/gpu: {{ $gpus }}\n{{- end }}\n"
             ),
         },
     )
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert "templates/pods.yaml:13" in outcome.manual, outcome.report()
-    assert "the count `add $i 1` reads `$i`, which the `range` sets per item" in outcome.manual
+    assert "templates/pods.yaml:15" in outcome.manual, outcome.report()
+    assert "the count `$gpus` reads `$gpus`, which the `range` sets per item" in outcome.manual
 
 
 # the render helper the two groundx-shaped charts below write a container's resources with, and their

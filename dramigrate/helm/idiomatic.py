@@ -76,6 +76,7 @@ class Device:
     name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
     name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
     loop: Loop | None = None  # the key is inside `range` blocks: one pod per item
+    per_item: bool = False  # its count reads the `range` item: one claim template per item (_item_section)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,21 @@ class Loop:
     opened: int = 0
     names: frozenset[str] = frozenset()
     steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
+    item_read: str = ""  # the first `if` inside that reads the item (`if .enabled`): only a count per item takes it
+    body: tuple[tuple[str, str], ...] = ()  # the innermost range's own assignments (`$gpus := .gpus | default 1`)
+    nested: frozenset[str] = frozenset()  # the variables it sets inside blocks of its own (`if`, `with`)
+
+    @property
+    def per_item(self) -> frozenset[str]:
+        """The variables a count per item may read: those the range declares, and those its body sets at its own
+        level, which the claim template file sets again inside the same range."""
+        return self.declared | (frozenset(name for name, _ in self.body) - self.nested)
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """The variables (without `$`) the `range` actions themselves declare (`$key`, `$model`), not those set
+        inside."""
+        return frozenset(v for header in self.headers for v in _VARIABLE.findall(header.split(":=", 1)[0]))
 
 
 @dataclass
@@ -253,7 +269,9 @@ def _conditions(
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
-            raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+            if word != "if" or in_else or loop is None:
+                raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
+            loop = loop if loop.item_read else dataclasses.replace(loop, item_read=f"{word} {cond}")
         if word == "with" and not in_else and context == "" and re.fullmatch(r"\$[A-Za-z_]\w*", cond):
             out.append(cond)  # `with $ctx` (a map the template built): what it reads is read through the variable,
             context = cond  # which the claim template assigns the same way (_definitions)
@@ -269,7 +287,14 @@ def _conditions(
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
             loop = loop or Loop(len(out))
-            loop = Loop(loop.start, (*loop.headers, header), (*loop.nonempty, nonempty), start, steps=_steps(listed))
+            loop = Loop(
+                loop.start,
+                (*loop.headers, header),
+                (*loop.nonempty, nonempty),
+                start,
+                steps=_steps(listed),
+                item_read=loop.item_read,
+            )
             out.append(nonempty)  # the body renders once per item: only when there is one
             context = ITEM  # `.` is the item: what the rewrite adds reads the root as `$`
             continue
@@ -285,7 +310,8 @@ def _conditions(
         out += own
         branch, added = (start, len(before)), len(own)
     if loop is not None:
-        loop = dataclasses.replace(loop, names=_range_locals(text, offset))
+        body, nested = _range_body(text, offset)
+        loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested)
     return out, context, branch, added, loop
 
 
@@ -306,6 +332,30 @@ def _range_locals(text: str, offset: int) -> frozenset[str]:
             open_[-1][1].add(m.group(1))
     first = next((k for k, (word, _) in enumerate(open_) if word == "range"), len(open_))
     return frozenset(v for _, names in open_[first:] for v in names)
+
+
+def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str], ...], frozenset[str]]:
+    """The assignments (variable, action body) the innermost `range` open at `offset` makes at its own level before
+    `offset`, in template order, and the variables it sets inside blocks of its own."""
+    stack: list[tuple[str, int]] = []
+    seen: list[tuple[tuple[int, ...], str, str]] = []  # (the offsets of the blocks open there, variable, body)
+    for start, end, word in _actions(text):
+        if start >= offset:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append((word, start))
+        elif word == "end" and stack:
+            stack.pop()
+        elif m := _ASSIGNMENT.match(body):
+            seen.append((tuple(at for _, at in stack), m.group(1), body))
+    ranges = [k for k, (word, _) in enumerate(stack) if word == "range"]
+    if not ranges:
+        return (), frozenset()
+    own = tuple(at for _, at in stack[: ranges[-1] + 1])
+    top = tuple((name, body) for opened, name, body in seen if opened == own)
+    nested = frozenset(name for opened, name, _ in seen if opened[: len(own)] == own and len(opened) > len(own))
+    return top, nested
 
 
 def _group(cond: str) -> str:
@@ -427,21 +477,88 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
         if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
             continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
-        if context == ITEM and _FIELD.search(count):
-            raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the `range` item: one count per item")
-        for what, expr in (("count", count), ("resource name", name)):
-            if loop and (per_item := sorted(set(_VARIABLE.findall(expr)) & loop.names)):
-                why = (
-                    f"the {what} `{expr}` reads `${per_item[0]}`, which the `range` sets per item: one {what} per item"
-                )
+        per_item = _reads_item(count, context, loop)
+        if context == ITEM and _FIELD.search(count) and not per_item:
+            raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the item of nested `range` blocks")
+        if loop and loop.item_read and not per_item:
+            raise NotIdiomatic(pattern, rel, f"`{loop.item_read}` reads the `range` item")
+        for what, expr in (("count", "" if per_item else count), ("resource name", name)):
+            if loop and (reads := sorted(set(_VARIABLE.findall(expr)) & loop.names)):
+                why = f"the {what} `{expr}` reads `${reads[0]}`, which the `range` sets per item: one {what} per item"
                 raise NotIdiomatic(pattern, rel, why)
         own = conditions[len(conditions) - added :]
         rooted = re.sub(r"^\$(?=\.)", "", _rooted(name, context))  # `$.Values.x` -> `.Values.x`; `$gpuKey` stays
         key_path = ".".join(key[1]) if key else ""
         out.append(
-            Device(i, resource, _rooted(count, context), conditions, bool(context), branch, own, rooted, key_path, loop)
+            Device(
+                i,
+                resource,
+                _rooted(count, context),
+                conditions,
+                bool(context),
+                branch,
+                own,
+                rooted,
+                key_path,
+                loop,
+                per_item,
+            )
         )
     return out
+
+
+def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | None:
+    """A `toYaml` line of the container's `resources:` block that an `if` around the device key renders in another of
+    its branches, when that `if` asks for the map itself (a models chart's `if hasKey $model "resources"` around
+    `toYaml $model.resources`, the literal key in the `else`): its 1-based line, the `toYaml` and the `if`; else
+    None. (An `if` on something else, a GPU switch, is the proof's to try.)"""
+    res = _parent(lines, _parent(lines, d.index))
+    if res < 0:
+        return None
+    start = sum(len(x) + 1 for x in lines[:res])
+    text = "\n".join(lines[res : max(_block_end(lines, res), d.index + 1)])
+    key = sum(len(x) + 1 for x in lines[: d.index]) - start
+    stack: list[tuple[int, int]] = []  # each open `if`: its offset and the branch the text is in
+    maps: list[tuple[int, tuple[tuple[int, int], ...]]] = []
+    path: tuple[tuple[int, int], ...] | None = None  # the `if` branches the key is in
+    for at, _, word in _actions(text):
+        if at >= key and path is None:
+            path = tuple(stack)
+        if word in ("if", "with", "range"):
+            stack.append((at, 0))
+        elif word == "else" and stack:
+            stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+        elif word == "end" and stack:
+            stack.pop()
+        elif word == "toYaml":
+            maps.append((at, tuple(stack)))
+    path = tuple(stack) if path is None else path
+    for at, opened in maps:
+        line = res + text.count("\n", 0, at)
+        shown = re.search(r"toYaml\s+(([$.\w]*?)\.?(\w+))\s*(?:\||-?\}\})", lines[line])
+        if shown is None:
+            continue
+        expr, base, key = shown.groups()
+        for (a, x), (b, y) in zip(opened, path, strict=False):
+            cond = text[a : text.index("}}", a)]
+            if a == b and x != y and (expr in cond or (base and base in cond and f'"{key}"' in cond)):
+                return line + 1, f"toYaml {expr}", re.sub(r"^\{\{-?\s*", "", cond).strip().rstrip("-").strip()
+    return None
+
+
+def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
+    """Whether a count inside `range` reads the item (`.gpuRequestCount`, `$model.gpus` of `range $model := ...`): a
+    count per item, which one claim template per item takes. A variable set inside the range (`$gpus := mul .a .b`)
+    is not taken."""
+    if loop is None or context != ITEM or len(loop.headers) > 1:
+        return False
+    read = set(_VARIABLE.findall(count))
+    if read & (loop.names - loop.per_item):
+        return False
+    return bool(_ITEM_DOT.search(re.sub(r'"[^"]*"', "", count)) or read & loop.per_item)
+
+
+_ITEM_DOT = re.compile(r"(?<![\w$)\]])\.(?:[A-Za-z_]\w*|(?![\w.]))")  # `.gpus`, or `.` itself
 
 
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:
@@ -784,8 +901,17 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
+        for d in devices:
+            if beside := _map_in_other_branch(text.splitlines(), d):
+                why = (
+                    f"the container's resources are `{beside[1]}` (pattern B, line {beside[0]}) in another branch "
+                    f"of `{beside[2]}`, which holds this key: a device in that map would stay on the device plugin "
+                    "with the DRA switch on, and the rewrite takes one of them per container (a literal key behind "
+                    "dra.enabled, or a map passed through with resourceClaims beside it)"
+                )
+                raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if "range" in _enclosing(text, devices[0].index) and _alike(deltas):
+        if "range" in _enclosing(text, devices[0].index) and _alike(deltas, devices[0].per_item):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
             # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
             pods = _template_pods(text, rel, devices)
@@ -839,7 +965,9 @@ def build(
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
     start = "apiVersion: resource.k8s.io/v1\n"
-    sections = [s if k == 0 else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)]
+    sections = [
+        s if k == 0 or "---\n" + start in s else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)
+    ]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -872,10 +1000,15 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         by_resource.setdefault(d.resource, []).append(d)
     if len(by_resource) < 2 or any(d.branch is None for d in devices):
         return None
-    chains = {d.branch[0] for d in devices if d.branch}
+    # one chain, or several alike (thorix's comfyui: the same `if eq .Values.gpu.type "nvidia"` / `else if ... "amd"`
+    # under `requests:` and again under `limits:`): each chain's branch -> its resource, and its branch conditions
+    chains: dict[int, dict[int, tuple[str, tuple[str, ...]]]] = {}
+    for d in devices:
+        if d.branch:
+            chains.setdefault(d.branch[0], {})[d.branch[1]] = (d.resource, tuple(d.branch_conditions))
     branches = {res: {d.branch[1] for d in own if d.branch} for res, own in by_resource.items()}
     if (
-        len(chains) != 1
+        len({tuple(sorted(c.items())) for c in chains.values()}) != 1
         or any(len(b) != 1 for b in branches.values())
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
     ):
@@ -1134,10 +1267,17 @@ def _device_class(spec: dict[str, Any]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _alike(deltas: list[PodDelta]) -> bool:
-    """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`."""
-    first = deltas[0]
-    return all((d.claim, d.spec, d.tolerations) == (first.claim, first.spec, first.tolerations) for d in deltas)
+def _alike(deltas: list[PodDelta], per_item: bool = False) -> bool:
+    """Whether the migration gave every pod the same claim (name, spec, tolerations): the items of a `range`; with a
+    count per item (`per_item`), the same but for the counts."""
+
+    def claim(d: PodDelta) -> tuple[Any, ...]:
+        spec = json.loads(json.dumps(d.spec))
+        for req in _requests(spec) if per_item else []:
+            req.get("exactly", req).pop("count", None)
+        return d.claim, spec, d.tolerations
+
+    return all(claim(d) == claim(deltas[0]) for d in deltas)
 
 
 def _writes_yaml(text: str) -> bool:
@@ -1490,11 +1630,12 @@ def _pod_edits(
             why = "the container's resources are templated"
             raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, why)
     res = res_lines[0]
+    whole: list[tuple[int, int, str]] = []  # maps of device keys only: one `if` around adjacent ones (requests, limits)
     for m, devices in maps.items():
         end = _block_end(lines, m)
         children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
         if set(children) == {d.index for d in devices}:
-            _wrap(edits, lines, m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}")
+            whole.append((m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}"))
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -1506,6 +1647,8 @@ def _pod_edits(
                 _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
             named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
+    for start, stop, cond in _adjacent(sorted(whole), lines):
+        _wrap(edits, lines, start, stop, cond)
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     claim_define = f"{chart}{suffix}.draClaimName"
@@ -1558,12 +1701,15 @@ def _pod_edits(
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
+    per_item = _Item.of(w, _metadata_line(lines, "name", pod)) if w.devices[0].per_item else None
+    if per_item is not None and (w.named or picks or steps or groups is not None or len(counts) > 1 or twins):
+        raise RewriteError(f"{w.rel}: a count per `range` item takes one device key per pod, with no name from values")
     pod_lines = [
         f"{p}{{{{- if {claim_cond} }}}}",
         f"{p}resourceClaims:",
         f"{p}  - name: {claim}",
         f"{p}    resourceClaimTemplateName: {{{{ {root.rstrip('.')}.Values.dra.existingClaimTemplate"
-        f' | default (include "{name_define}" {root}) }}}}',
+        f' | default (include "{name_define}" {per_item.args() if per_item else root}) }}}}',
         f"{p}{{{{- end }}}}",
     ]
     tolerations = w.delta.tolerations
@@ -1596,7 +1742,7 @@ def _pod_edits(
     edits.append(Edit(at, at, pod_lines))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
-    if name_expr and root == "$":  # `{{ include "x.fullname" $ }}-{{ .name }}`: one claim template for all items
+    if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
         items = set(re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text))  # `range $w :=`: `{{ $w.name }}`
         items |= {f"${v}" for v in loop.names} if (loop := w.devices[0].loop) else set()  # `{{ $rank }}`, `{{ $i }}`
@@ -1612,6 +1758,11 @@ def _pod_edits(
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
     primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
+    if per_item is not None:
+        inner = _with_label_exprs(_sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary), label_exprs)
+        defines = (spec_define, name_define)
+        section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
+        return edits, section, top
     if picks:
         inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
     elif steps:
@@ -1670,6 +1821,121 @@ def _pod_edits(
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section, top
+
+
+@dataclass(frozen=True)
+class _Item:
+    """What the claim template's defines of a count per `range` item read, passed to them in one dict: the chart's
+    root (`root`), the item as `.` (`item`) and the range's own variables (`$model` -> `model`)."""
+
+    dot: bool
+    variables: tuple[str, ...]
+    roots: frozenset[str]  # the template's variables that hold the chart's root (`$root := .`)
+
+    @classmethod
+    def of(cls, w: Workload, name: str | None) -> _Item:
+        """The item reads of the pod's count and name (`vllm-{{ .modelName }}`); a name that reads no item would
+        give every item's claim template one name, which RewriteError refuses."""
+        loop = w.devices[0].loop
+        assert loop is not None
+        count = w.devices[0].count
+        named = " ".join(re.findall(r"\{\{.*?\}\}", name or "", re.S))
+        roots = frozenset(re.findall(r"\{\{-?\s*\$(\w+)\s*:=\s*[.$]\s*-?\}\}", w.text))
+        if not (_reads_item(named, ITEM, loop) if named else False):
+            raise RewriteError(
+                f"{w.rel}: the device count reads the `range` item but the workload's name does not, so the claim "
+                "templates of the items would share one name"
+            )
+        reads = set(_VARIABLE.findall(f"{count} {named}"))
+        dot = bool(_ITEM_DOT.search(_unquoted(f"{count} {named}")))
+        variables = tuple(v for v in sorted(loop.per_item) if v in reads)
+        if {"root", "item"} & set(variables):
+            raise RewriteError(f"{w.rel}: the range's variable `$root` or `$item` is read per item")
+        return cls(dot, variables, roots)
+
+    def args(self) -> str:
+        """The dict the pod and the claim template pass to the defines, where the range's `.` is the item."""
+        pairs = ['"root" $', *(['"item" .'] if self.dot else []), *(f'"{v}" ${v}' for v in self.variables)]
+        return f"(dict {' '.join(pairs)})"
+
+    def read(self, text: str, rel: str) -> str:
+        """Template text written where the range's `.` is the item, as the defines read it from the dict."""
+
+        def action(m: re.Match[str]) -> str:
+            parts = re.split(r'("(?:[^"\\]|\\.)*")', m.group(0))  # string literals stay as they are
+            for k in range(0, len(parts), 2):
+                part = _ITEM_DOT.sub(lambda d: ".item" + d.group(0).rstrip("."), parts[k]) if self.dot else parts[k]
+                part = re.sub(r"\$\.", ".root.", part)
+                part = re.sub(r"\$(\w+)", lambda v: self._variable(v.group(1), rel), part)
+                parts[k] = re.sub(r"\$(?![\w.])", ".root", part)
+            return "".join(parts)
+
+        return re.sub(r"\{\{.*?\}\}", action, text, flags=re.S)
+
+    def _variable(self, name: str, rel: str) -> str:
+        if name in self.variables:
+            return f".{name}"
+        if name in self.roots:
+            return ".root"
+        raise RewriteError(f"{rel}: the device count per `range` item or the workload's name reads `${name}`")
+
+
+def _unquoted(expr: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+
+
+def _item_section(
+    w: Workload,
+    item: _Item,
+    inner: str,
+    conditions: tuple[str, ...],
+    namespace: str | None,
+    name: str,
+    defines: tuple[str, str],
+) -> tuple[str, list[str]]:
+    """The claim template of a pod whose count reads the `range` item (grazdev's vLLM models, each with its own
+    `gpuRequestCount`): the claim template file runs the same `range` and renders one ResourceClaimTemplate for each
+    item whose conditions hold and whose count is above 0, named after the item as the pod is; returns the section and
+    the template variables it sets first (the `$models` the range reads)."""
+    loop = w.devices[0].loop
+    assert loop is not None
+    spec_define, name_define = defines
+    header = f"{{{{- {loop.headers[0]} }}}}\n"
+    own = [c for c in conditions if c not in loop.nonempty]
+    guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
+    before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
+    args = item.args()
+    body = _carrying(_body_reads(loop, f"{guard} {args} {namespace or ''}"), False)
+    top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}", before)
+    section = (
+        _carrying(top, False) + header + body + f"{{{{- if {guard} }}}}\n"
+        "---\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: ResourceClaimTemplate\n"
+        "metadata:\n"
+        f'  name: {{{{ include "{name_define}" {args} }}}}\n'
+        + (f"  namespace: {namespace}\n" if namespace else "")
+        + "spec:\n"
+        "  spec:\n"
+        f'    {{{{- include "{spec_define}" {args} | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n' + item.read(_from_root(inner), w.rel) + "{{- end }}\n"
+        f'{{{{- define "{name_define}" -}}}}\n' + item.read(_name_text(name), w.rel) + "-"
+        f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
+        "{{- end }}\n"
+    )
+    return section, top
+
+
+def _body_reads(loop: Loop, used: str) -> list[str]:
+    """The assignments of the range's own level that what `used` reads needs (`$gpus := $cfg.gpus | default 1`, and
+    those it reads in turn), in template order: the claim template file makes them again inside its range."""
+    wanted = set(_VARIABLE.findall(used))
+    for name, body in reversed(loop.body):
+        if name in wanted:
+            wanted |= set(_VARIABLE.findall(body.split("=", 1)[1]))
+    return [body for name, body in loop.body if name in wanted]
 
 
 _RANKS = "$draPods"
@@ -2053,6 +2319,18 @@ def _closed(lines: list[str], start: int, end: int) -> int:
     while opened > 0 and end < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[end].strip()):
         end, opened = end + 1, opened - 1
     return end
+
+
+def _adjacent(spans: list[tuple[int, int, str]], lines: list[str]) -> list[tuple[int, int, str]]:
+    """Line spans [start, stop) to wrap in `cond`, those that follow each other at one indent under one condition
+    joined (a container's `requests:` and `limits:` of device keys only: one `if not`, not two)."""
+    out: list[tuple[int, int, str]] = []
+    for start, stop, cond in spans:
+        if out and out[-1][1] == start and out[-1][2] == cond and _indent(lines[out[-1][0]]) == _indent(lines[start]):
+            out[-1] = (out[-1][0], stop, cond)
+        else:
+            out.append((start, stop, cond))
+    return out
 
 
 def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:

@@ -34,7 +34,7 @@ import yaml
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm.chartvalues import chart_defaults, subchart_dirs, value_sources
+from dramigrate.helm.chartvalues import chart_defaults, value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
     map_findings,
@@ -1022,18 +1022,31 @@ def _with_switch(options: Any, on: bool, key: str = "dra.enabled") -> Any:
     return dataclasses.replace(options, set_values=(*options.set_values, f"{key}={'true' if on else 'false'}"))
 
 
-def _subchart_scope(root: Path, leaf: Path) -> tuple[str, ...]:
-    """The values key under which an umbrella chart passes values to its subchart `leaf` (its alias, else its
-    name); () for the chart itself."""
+def _subchart_scopes(root: Path, leaf: Path) -> list[tuple[str, ...]]:
+    """The values keys under which an umbrella chart passes values to its subchart `leaf` (its aliases, else its
+    name; one chart included twice, `llm` and `embed`, has two; a subchart's subchart, charts/mid/charts/deep, the
+    keys of each level: `mid.deep`); [()] for the chart itself."""
     if leaf == root:
-        return ()
-    keys = sorted({k for k, p in subchart_dirs(root).items() if p == leaf})
-    meta = chart_meta(root)
-    aliases = [str(d["alias"]) for d in meta.get("dependencies") or [] if isinstance(d, dict) and d.get("alias")]
-    used = [k for k in keys if k in aliases] or keys
-    if len(used) != 1:
-        raise RewriteError(f"the subchart {leaf.relative_to(root)} is used under several names ({', '.join(used)})")
-    return (used[0],)
+        return [()]
+    child = root / Path(*leaf.relative_to(root).parts[:2])  # charts/<folder>: the subchart `leaf` is in or is
+    name = chart_name(child)
+    deps = [d for d in chart_meta(root).get("dependencies") or [] if isinstance(d, dict) and d.get("name") == name]
+    keys = sorted({str(d.get("alias") or name) for d in deps}) or [name]  # a vendored chart not listed: its name
+    return [(k, *inner) for k in keys for inner in _subchart_scopes(child, leaf)]
+
+
+def _with_switches(options: Any, on: bool, keys: list[str]) -> Any:
+    for key in keys:
+        options = _with_switch(options, on, key)
+    return options
+
+
+def _switches_usage(keys: list[str], opt_in: bool) -> str:
+    """What the report says of several DRA switches (one per chart of an umbrella, or per alias of a subchart)."""
+    each = "each" if len(keys) > 1 else "it"
+    how = f"off by default (--opt-in), set {each} to true for the DRA" if opt_in else f"on by default, set {each}"
+    how += "" if opt_in else " to false for the device-plugin"
+    return f"the DRA switch{'es' * (len(keys) > 1)} {', '.join(keys)}: {how} request"
 
 
 def _file_source(root: Path, leaf: Path) -> Path | None:
@@ -1447,7 +1460,7 @@ def _fix_idiomatic(
     given: set[str],
     mode: str,
     relations: list[Relation] | None = None,
-    leaves: list[tuple[list[Change], str]] | None = None,
+    leaves: list[_LeafFix] | None = None,
 ) -> None:
     """Rewrite a pattern-A chart behind a `dra.enabled` switch and prove it: with the switch off every render
     is byte-identical to the original chart's, with it on every render equals the migrated original render
@@ -1458,31 +1471,16 @@ def _fix_idiomatic(
     from dramigrate.helm.rewrite import chart_name
 
     subs = sorted(s for s in wanted if s)
-    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts pass resources maps through (B/C)
-        names = subchart_dirs(root)
-        scopes = {s: [(k,) for k, p in sorted(names.items()) if p == root / s] for s in subs}  # name and aliases
-        by_sub = {s: _hints(outcome, root, s, wanted[s], rules) for s in subs}
-        if all(h and all(p.letter in ("B", "C") for p in h.values()) for h in by_sub.values()):
-            rel, first = min(by_sub[subs[0]].items(), key=lambda kv: (kv[0], kv[1].line))
-            leaves = {s: wanted[s] for s in subs}
-            _fix_passthrough(outcome, root, copts, work, leaves, expected, (f"{subs[0]}/{rel}", first), scopes)
-            return
-    if len(subs) > 1 and not wanted.get(""):  # an umbrella whose subcharts each have a literal device key (A)
+    charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
+    if len(charts) > 1 and leaves is None:
         args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-        _fix_leaves(*args, subs)
-        return
-    if len(subs) > 1 or (subs and wanted.get("")):
-        where = ", ".join(["the chart itself"] * bool(wanted.get("")) + subs)
-        _manual(outcome, f"the device requests come from several charts ({where}): run fix on each{ENGINE_HINT}", "")
+        if not _fix_umbrella_maps(*args, charts):  # charts that pass resources maps through (B/C), and others
+            _fix_leaves(*args, charts)  # each chart a literal device key (A)
         return
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
     prefix = f"{sub}/" if sub else ""
-    try:
-        scope = _subchart_scope(root, leaf)
-    except RewriteError as exc:
-        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
-        return
+    scopes = _subchart_scopes(root, leaf)
     reference = _reference(expected, given)
     if reference is None:
         return
@@ -1528,8 +1526,8 @@ def _fix_idiomatic(
     if any(h.letter in ("B", "C") for h in hints.values()):
         first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
         if leaves is not None:  # one leaf of several passes a map through, another has a literal key
-            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, while another subchart has a literal key"
-            _manual(outcome, f"{why}: the rewrite takes the subcharts of an umbrella all one way{ENGINE_HINT}", "")
+            why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, in a chart with a literal key as well"
+            _manual(outcome, f"{why}: in an umbrella, the rewrite takes each chart one way{ENGINE_HINT}", "")
             return
         hint = (prefix + first[0], first[1])
         switch = None
@@ -1543,10 +1541,15 @@ def _fix_idiomatic(
                 _manual(outcome, f"{exc}{ENGINE_HINT}", "")
                 return
         rels = wanted[sub] - (switch.rels if switch else set())
-        _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: [scope]}, switch)
+        _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
-    if not sub and any(h.letter in ("D", "E", "F") for h in hints.values()):
+    if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
+        rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
+        why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
+        _manual(outcome, f"{why}: the helper rewrite takes a chart alone{ENGINE_HINT}", "")
+        return
+    if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
         kind_guards = (tuple(guards), notes)
@@ -1599,9 +1602,10 @@ def _fix_idiomatic(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return
-    switch_key = ".".join((*scope, "dra", "enabled"))
+    switch_keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
     if leaves is not None:
-        leaves.append((changes, switch_key))
+        shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
+        leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
     outcome.changes = changes
     patch = outcome.diff()
@@ -1611,11 +1615,107 @@ def _fix_idiomatic(
         outcome,
         root,
         expected,
-        lambda options, on: cached_render(copy_root, _with_switch(options, on, switch_key)),
+        lambda options, on: cached_render(copy_root, _with_switches(options, on, switch_keys)),
         patch,
         mode,
         notes,
     )
+    if len(switch_keys) > 1:
+        outcome.usage = _switches_usage(switch_keys, settings.opt_in)
+
+
+class _LeafFix(NamedTuple):
+    """One chart of an umbrella rewritten behind its `dra.enabled` switch (pattern A), not yet proven."""
+
+    changes: list[Change]
+    keys: list[str]  # its switch under each key the umbrella passes it values by (`llm.dra.enabled`)
+    notes: dict[str, str]  # value set label -> what the proof calls it
+    shown: frozenset[str]  # its templates as the umbrella's render names them (charts/<alias>/templates/x.yaml)
+
+
+def _fix_umbrella_maps(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
+    charts: list[str],
+) -> bool:
+    """An umbrella whose subcharts (and own templates, "") pass resources maps through (B/C): one pass-through
+    rewrite of them, each subchart's claims under the keys it reads (its name or aliases); the charts with a literal
+    device key (A) take their switches beside it, proven together. False when no chart passes a map through."""
+    by_chart = {s: _hints(outcome, root, s, wanted[s], rules) for s in charts}
+    maps = [s for s in charts if by_chart[s] and all(p.letter in ("B", "C") for p in by_chart[s].values())]
+    if not maps:
+        return False
+    switch = None
+    if others := [s for s in charts if s not in maps]:
+        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        fixed = _rewrite_leaves(*args, others)
+        if fixed is None:
+            return True
+
+        def migrate(stream: str) -> str:
+            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+
+        def build(passed: list[Change]) -> list[Change]:
+            return _umbrella_changes([passed, *(f.changes for f in fixed)])
+
+        keys = tuple(k for f in fixed for k in f.keys)
+        switch = _Switch(frozenset(r for f in fixed for r in f.shown), build, migrate, keys)
+    # the umbrella's own scope () holds every values path: it goes last, after the subcharts' take theirs
+    order = [*(s for s in maps if s), *(s for s in maps if not s)]
+    scopes = {s: _subchart_scopes(root, root / s if s else root) for s in order}
+    rel, first = min(by_chart[maps[0]].items(), key=lambda kv: (kv[0], kv[1].line))
+    hint = (f"{maps[0]}/{rel}" if maps[0] else rel, first)
+    _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes, switch)
+    if switch and outcome.changes and not outcome.manual and not outcome.usage:
+        maps_too = "; the resources maps passed through take the DRA values files (*-dra.yaml)"
+        outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
+    return True
+
+
+def _rewrite_leaves(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    work: Workdir,
+    wanted: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    given: set[str],
+    mode: str,
+    relations: list[Relation] | None,
+    subs: list[str],
+) -> list[_LeafFix] | None:
+    """Each chart of `subs` (an umbrella's subcharts, "" its own templates) rewritten behind its switch; None when one
+    is manual work (the outcome says why)."""
+    leaves: list[_LeafFix] = []
+    for n, sub in enumerate(subs, start=1):
+        one = {sub: wanted[sub]}
+        _fix_idiomatic(
+            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
+        )
+        if outcome.manual or len(leaves) < n:
+            return None
+    return leaves
+
+
+def _umbrella_changes(parts: list[list[Change]]) -> list[Change]:
+    """The changes of several charts of an umbrella, each of which bumps the umbrella's version: bumped once."""
+    changes: list[Change] = []
+    for own in parts:
+        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    return changes
 
 
 def _fix_leaves(
@@ -1633,32 +1733,26 @@ def _fix_leaves(
     relations: list[Relation] | None,
     subs: list[str],
 ) -> None:
-    """An umbrella whose device requests come from several subcharts, each a literal device key with a values count
-    (pattern A): each subchart rewritten behind its own `dra.enabled` (`<subchart>.dra.enabled` in the umbrella's
-    values), one version bump of the umbrella, and the subcharts proven together: every switch off renders
-    byte-identical, every switch on renders the migration (was: manual, "run fix on each")."""
-    leaves: list[tuple[list[Change], str]] = []
-    for n, sub in enumerate(subs, start=1):
-        one = {sub: wanted[sub]}
-        _fix_idiomatic(
-            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
-        )
-        if outcome.manual or len(leaves) < n:
-            return
-    changes: list[Change] = []
-    for own, _ in leaves:  # each leaf's changes bump the umbrella's version: once
-        changes += [c for c in own if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes)]
+    """An umbrella whose device requests come from several charts (`subs`: its subcharts, and "" its own templates),
+    each a literal device key with a values count (pattern A): each rewritten behind its own `dra.enabled`
+    (`<subchart>.dra.enabled` in the umbrella's values), one version bump of the umbrella, and the charts proven
+    together: every switch off renders byte-identical, every switch on renders the migration (was: manual, "run fix
+    on each"). The report names the switches."""
+    args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+    leaves = _rewrite_leaves(*args, subs)
+    if leaves is None:
+        return
+    changes = _umbrella_changes([f.changes for f in leaves])
     outcome.changes = changes
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
-    keys = [key for _, key in leaves]
+    keys = [key for f in leaves for key in f.keys]
 
     def rewritten(options: Any, on: bool) -> Render:
-        for key in keys:
-            options = _with_switch(options, on, key)
-        return cached_render(copy_root, options)
+        return cached_render(copy_root, _with_switches(options, on, keys))
 
-    prove_switch(outcome, root, expected, rewritten, patch, mode)
+    prove_switch(outcome, root, expected, rewritten, patch, mode, {k: v for f in leaves for k, v in f.notes.items()})
+    outcome.usage = _switches_usage(keys, settings.opt_in)
 
 
 @dataclass(frozen=True)
@@ -1667,10 +1761,17 @@ class _Switch:
     resources maps through (B and C): they take the `dra.enabled` switch (idiomatic.py) beside the pass-through
     (passthrough.py), and the two are proven together."""
 
-    rels: frozenset[str]
+    rels: frozenset[str]  # as the render's sources name them, relative to the root chart (charts/<alias>/...)
     build: Callable[[list[Change]], list[Change]]  # the pass-through's changes -> the changes of both rewrites
     migrate: Callable[[str], str]  # the core's migration of a rendered stream
-    key: str = "dra.enabled"
+    keys: tuple[str, ...] = ("dra.enabled",)  # an umbrella's: one per chart with a literal key (and per alias)
+
+    @property
+    def key(self) -> str:
+        return ", ".join(self.keys)
+
+    def options(self, options: Any, on: bool) -> Any:
+        return _with_switches(options, on, list(self.keys))
 
     def part(self, r: Render, switched: bool) -> str:
         """The documents of a render written by the switch's templates (`switched`) or by the others."""
@@ -2217,8 +2318,7 @@ def _fix_passthrough(
         some_class = min((c for c in classes if c), default="")
         changes = []
         for sub, rels in leaves.items():
-            keys = scopes[sub]
-            own = {p: v for p, v in paths.items() if len(leaves) == 1 or any(tuple(p[: len(k)]) == k for k in keys)}
+            own = {p: v for p, v in paths.items() if len(leaves) == 1 or _owner(p, scopes) == sub}
             own = {} if places else own  # no sibling beside a map: the library's pod options hold them
             leaf = root / sub if sub else root
             reads = removed if list(leaves) == [""] else set()
@@ -2275,7 +2375,7 @@ def _fix_passthrough(
         staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
-    off = [_with_switch(v.options, False, switch.key) if switch else v.options for v, *_ in expected]
+    off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
     calls = [functools.partial(cached_render, copy_root, options) for options in off]
     calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
@@ -2323,7 +2423,7 @@ def _fix_passthrough(
         if switch:  # with the switch on; a value set no DRA file covers: only the switch's templates migrate
             case = f"{case} and {switch.key} on" if dra else f"with {v.label} and {switch.key} on"
             want = want if dra else switch.want(original)
-            dra = _with_switch(dra or v.options, True, switch.key)
+            dra = switch.options(dra or v.options, True)
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
@@ -2342,6 +2442,13 @@ def _fix_passthrough(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
+
+
+def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:
+    """The chart whose values a values path is: the subchart whose key (name or alias) it starts with, else the
+    umbrella itself ("")."""
+    keys = [(len(k), sub) for sub, ks in scopes.items() for k in ks if tuple(path[: len(k)]) == k]
+    return max(keys, default=(0, ""))[1]
 
 
 def _passthrough_suites(

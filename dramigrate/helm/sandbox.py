@@ -323,7 +323,9 @@ def template_text(root: Path) -> str:
 
 def scrub(message: str, root: Path) -> str:
     """Helm's error message when all it quotes is template text (a `fail "literal"` message, a template
-    node, a function name); else the message up to its first template location and a note."""
+    node, a function name); else the message up to its first template location and a note. Repeated links of a
+    template that includes itself are given once (see repeats_once)."""
+    message = repeats_once(message)
     templates = template_text(root)
     if _verified(message, templates) and not _echoes_chart_files(message, root, templates):
         return message
@@ -334,6 +336,25 @@ def scrub(message: str, root: Path) -> str:
     if head.count("(") > head.count(")"):
         head += ")"
     return f"{head}: {HIDDEN}"
+
+
+_LINK = ": error calling "
+
+
+def repeats_once(message: str) -> str:
+    """Go's error chain with each run of equal links given once and counted: a template that includes itself
+    (`{{ define "x" }}{{ include "x" . }}{{ end }}`) failed with the same `error calling include: template: ...`
+    link a thousand times, one message of 97 KB in every report."""
+    links = message.split(_LINK)
+    out: list[str] = []
+    run = 0
+    for i, link in enumerate(links):
+        if i + 1 < len(links) and links[i + 1] == link:
+            run += 1
+            continue
+        out.append(f"{link} ({run + 1} times)" if run else link)
+        run = 0
+    return _LINK.join(out)
 
 
 # a quote that starts or ends inside a word is an apostrophe ("Helm's"), not a quoted value

@@ -16,7 +16,7 @@ from typing import Any
 
 from dramigrate import __version__
 from dramigrate.report.diff import unified
-from dramigrate.report.escape import encodable
+from dramigrate.report.escape import encodable, plain
 
 # Each device-plugin key in a container yields exactly one finding of these rules on its pod template
 # (detect.py; migrate.py recasts some), so counting them counts device requests.
@@ -183,6 +183,15 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
+def _shown(value: Any) -> Any:
+    """Text from input as the page shows it: terminal escapes, other controls, bidirectional overrides and the bytes
+    of names that are not UTF-8 as \\xNN or \\uNNNN (a name shown in another order than it is, or a bell, in a
+    review page), never the character itself; the page's own style and script (Markup) as they are."""
+    from markupsafe import Markup
+
+    return plain(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: list[str]) -> str:
     """The page for a JSON report document and the files it changes (for diff: would change)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined  # only here: fix and diff import FileChange
@@ -193,6 +202,7 @@ def render(doc: dict[str, Any], changes: list[FileChange], command: str, paths: 
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     style = env.get_template("report.css").render()
     script = env.get_template("report.js").render()
