@@ -60,3 +60,60 @@ def test_each_branch_asks_for_its_vendor(fixed: tuple[Path, Any]) -> None:
     intel, pod = _claim(chart, "dra: {enabled: true}\nintel: true\n")
     assert (intel["deviceClassName"], intel["count"]) == ("gpu.intel.com", 2)
     assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/i915"]
+
+
+VENDOR_BY_TYPE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-ui
+spec:
+  selector:
+    matchLabels: {app: ui}
+  template:
+    metadata:
+      labels: {app: ui}
+    spec:
+      containers:
+      - name: ui
+        image: ui
+        resources:
+          requests:
+            cpu: 100m
+            {{- if .Values.gpu.enabled }}
+            {{- if eq .Values.gpu.type "nvidia" }}
+            nvidia.com/gpu: {{ .Values.gpu.count }}
+            {{- else if eq .Values.gpu.type "amd" }}
+            amd.com/gpu: {{ .Values.gpu.count }}
+            {{- end }}
+            {{- end }}
+          limits:
+            {{- if .Values.gpu.enabled }}
+            {{- if eq .Values.gpu.type "nvidia" }}
+            nvidia.com/gpu: {{ .Values.gpu.count }}
+            {{- else if eq .Values.gpu.type "amd" }}
+            amd.com/gpu: {{ .Values.gpu.count }}
+            {{- end }}
+            {{- end }}
+"""
+
+
+@pytest.mark.parametrize("vendor", ["nvidia", "amd"])
+def test_the_same_vendor_chain_under_requests_and_limits(tmp_path: Path, vendor: str) -> None:
+    """The vendor chosen by `eq` on one values key, the chain written once under `requests:` and once under `limits:`
+    (a home-lab ComfyUI chart): one claim whose class follows the key, proven for each vendor the chain names."""
+    values = f"gpu:\n  enabled: true\n  type: {vendor}\n  count: 1\n"
+    chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_BY_TYPE, "values.yaml": values})
+    outcome = fix_chart(chart)  # was: manual, 'the device keys sit under different conditions'
+    other = "amd" if vendor == "nvidia" else "nvidia"
+    assert any(f'gpu.type changed to "{other}"' in c for c in outcome.checked)
+    for name, cls in (("nvidia", "gpu.nvidia.com"), ("amd", "gpu.amd.com")):
+        file = tmp_path / "on.yaml"
+        file.write_text(f"dra: {{enabled: true}}\ngpu: {{enabled: true, type: {name}, count: 2}}\n")
+        docs, counts, pods = dra_render(chart, file)
+        (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+        assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == cls
+        assert list(counts.values()) == [2]
+        container = pods["release-name-ui"]["containers"][0]
+        assert container["resources"]["claims"] == [{"name": pods["release-name-ui"]["resourceClaims"][0]["name"]}]
+        assert "limits" not in container["resources"] and set(container["resources"]["requests"]) == {"cpu"}

@@ -657,7 +657,8 @@ def rewrite_helper(
     count = branches.count_define(text, define, block, chosen) if chosen else count_define(text, define, block, key)
     extra = count + state_define(define, mode, default, guards)
     out = list(lines)
-    out[block.end : block.end + 1] = [*claims, out[block.end]]
+    at = _resources_end(lines, block, key.index)
+    out[at:at] = claims
     spans: set[tuple[int, int]] = set()
     for k in keys:
         parent = _parent(lines, k.index)
@@ -676,6 +677,23 @@ def rewrite_helper(
     at = block.end + shift + 1
     out[at:at] = extra.rstrip("\n").splitlines()
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _resources_end(lines: list[str], block: Block, index: int) -> int:
+    """Where the container's `claims` go: the helper's `end`, or, when the helper writes more of the pod after the
+    container's `resources:` that holds the key at `index` (a pod-template helper), the line after that block and
+    the `end`s of the blocks opened in it."""
+    res = _parent(lines, _parent(lines, index))
+    if res <= block.start or lines[res].strip() != "resources:":
+        return block.end
+    end, depth = _block_end(lines, res), 0
+    for line in lines[res + 1 : end]:
+        word = re.match(r"\s*\{\{-?\s*(\w+)", line) if _control(line) else None
+        depth += {"if": 1, "with": 1, "range": 1, "end": -1}.get(word.group(1), 0) if word else 0
+    while depth > 0 and end < block.end and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[end]):
+        end, depth = end + 1, depth - 1
+    more = any(not _control(line) and line.strip() for line in lines[end : block.end])
+    return end if more else block.end
 
 
 _SECTION = re.compile(r"^(\s*)(limits|requests):\s*$")
@@ -1044,7 +1062,7 @@ def build(
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
         by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
     texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
-    pod_hop = _pod_hop(texts, sites, hops, writes_key)
+    pod_hop = _pod_hop(texts, sites, hops, writes_key) or _own_pod(texts, file, define, sites, keys, writes_key)
     pod_cond = None
     if pod_hop is not None and via:
         raise NotHelper(
@@ -1056,13 +1074,18 @@ def build(
         if not name_expr:
             raise NotHelper(f"{sites[0].rel}: the workload's metadata.name is not one line")
         block = next(b for name, b in _defines(texts[file]) if name == define)
-        if pod_hop.rel == file and pod_hop.index < block.end:
+        own = pod_hop.outer == define  # the helper writes the pod and its container (a pod-template helper)
+        if pod_hop.rel == file and pod_hop.index < block.end and not own:
             raise NotHelper(
                 f"{file}:{pod_hop.index + 1}: the helper {pod_hop.outer} that writes the pod sits above {define}"
             )
+        before = texts[pod_hop.rel].splitlines()
         texts[pod_hop.rel], pod_cond = rewrite_pod_helper(
             texts[pod_hop.rel], pod_hop, define, by_rel[sites[0].rel][0], name_expr, writes_key
         )
+        if own:  # the pod's lines went in above the keys: the keys moved down by as many
+            shift = len(texts[file].splitlines()) - len(before)
+            keys = [replace(k, index=k.index + shift) for k in keys]
     taken = [f"{site_define}.{part}" for part in _VIA_PARTS if via and f'"{site_define}.{part}"' in texts[file]]
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
@@ -1117,11 +1140,18 @@ def _pod_hop(texts: dict[str, str], sites: list[CallSite], hops: list[Hop], writ
     site = podless[0]  # the call site named: one with no `containers:` above it (llm-d's decode-lws.yaml)
     if not found:
         raise NotHelper(f"{site.rel}:{site.index + 1}: no `containers:` above the helper's call site or its chain")
+    _root_sites(texts, sites, found[0], len(found) == 1)
+    return found[0]
+
+
+def _root_sites(texts: dict[str, str], sites: list[CallSite], pod: Hop, alone: bool = True) -> None:
+    """NotHelper unless the pod helper `pod` (`alone`: the only one) can be wired for every call site: each passes
+    the chart's root (not inside `with`/`range`), one per template, and names its workload alike."""
     names = {_metadata_line(texts[s.rel].splitlines(), "name") for s in sites}
     one_each = len({s.rel for s in sites}) == len(sites)
-    if len(found) != 1 or len(names) != 1 or not one_each or any(s.arg not in (".", "$") or s.given for s in sites):
+    if not alone or len(names) != 1 or not one_each or any(s.arg not in (".", "$") or s.given for s in sites):
         raise NotHelper(
-            f"{found[0].rel}:{found[0].index + 1}: the helper {found[0].outer} writes the pod spec, and the rewrite "
+            f"{pod.rel}:{pod.index + 1}: the helper {pod.outer} writes the pod spec, and the rewrite "
             "wires it only when every call site passes the chart's root, one per template, and names its workload alike"
         )
     for s in sites:
@@ -1130,7 +1160,26 @@ def _pod_hop(texts: dict[str, str], sites: list[CallSite], hops: list[Hop], writ
             raise NotHelper(
                 f"{s.rel}:{s.index + 1}: the helper is included inside `{around[-1].word} {around[-1].cond}`"
             )
-    return found[0]
+
+
+def _own_pod(
+    texts: dict[str, str], file: str, define: str, sites: list[CallSite], keys: list[KeyLine], writes_key: bool
+) -> Hop | None:
+    """A Hop from the helper to itself when it writes the whole pod template, its `containers:` above the container's
+    `resources:` that holds the keys (a `podTemplate` helper included right under a workload's `template:`), and no
+    call site has `containers:` above it: the pod's `resourceClaims` and toleration go into the helper, as into a
+    template; None otherwise."""
+    lines = texts[file].splitlines()
+    block = next(b for name, b in _defines(texts[file]) if name == define)
+    podless = [s for s in sites if _site_pod(texts[s.rel].splitlines(), s.index, writes_key, s.rel)[1] < 0]
+    if not podless:
+        return None
+    at = _parent(lines, _parent(lines, keys[0].index))  # `resources:` above `limits:`/`requests:` above the key
+    if at <= block.start or lines[at].strip() != "resources:" or _site_pod(lines, at, False, file)[1] <= block.start:
+        return None
+    hop = Hop(file, at, define, define, ".")
+    _root_sites(texts, sites, hop, len(podless) == len(sites))
+    return hop
 
 
 def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> None:

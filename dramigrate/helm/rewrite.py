@@ -57,6 +57,9 @@ def with_line_ends(path: Path, change: Change) -> Change:
 # --- Go template actions ---------------------------------------------------------------------------------
 
 
+_ACTION_STOP = re.compile(r"\}\}|/\*|[\"'`]")
+
+
 def _actions(text: str) -> list[tuple[int, int, str]]:
     """(start, end, keyword) of every `{{ ... }}` action, quoted strings and comments respected."""
     out: list[tuple[int, int, str]] = []
@@ -67,17 +70,18 @@ def _actions(text: str) -> list[tuple[int, int, str]]:
             i += 1
         body_start = i
         while i < len(text):
-            if text.startswith("}}", i):
+            stop = _ACTION_STOP.search(text, i)  # the action's end, a comment or a string: what the scan skips
+            if stop is None:
+                i = len(text)
                 break
-            ch = text[i]
-            if text.startswith("/*", i):
+            i = stop.start()
+            if stop.group(0) == "}}":
+                break
+            if stop.group(0) == "/*":
                 close = text.find("*/", i + 2)
                 i = len(text) if close < 0 else close + 2
                 continue
-            if ch in "\"'`":
-                i = _skip_string(text, i)
-                continue
-            i += 1
+            i = _skip_string(text, i)
         end = min(len(text), i + 2)
         body = text[body_start:i].strip().lstrip("-").strip() if i < len(text) else ""
         word = re.match(r"[A-Za-z_]+", body)
