@@ -156,8 +156,8 @@ def test_a_subchart_of_a_subchart_takes_its_switch_under_both_keys(tmp_path: Pat
 def test_a_literal_key_in_the_umbrella_beside_a_map_its_subchart_passes_through(tmp_path: Path) -> None:
     """The umbrella's own template writes the device key (A), its subchart passes `resources` through (B): the
     umbrella's template takes `dra.enabled`, the subchart the pass-through with its claims under `llm` in the DRA
-    values file, proven together; the report names the switch (was: manual, "the rewrite takes the subcharts of an
-    umbrella all one way")."""
+    values file, proven together; the report names the switch (was: manual, "the device requests come from several
+    charts")."""
     umbrella = _umbrella(tmp_path, LITERAL, "gpus: 1\n", "resources: {}\n")
     (umbrella / "charts" / "infer" / "templates" / "deployment.yaml").write_text(
         POD.format(name="infer", resources=PASSED)
@@ -174,3 +174,23 @@ def test_a_literal_key_in_the_umbrella_beside_a_map_its_subchart_passes_through(
     assert list(variant) == ["llm"] and variant["llm"]["resourceClaimTemplates"], variant
     on = _docs(umbrella, "dra.enabled=true", values=(tmp_path / "gpu-dra.yaml",))
     assert _asked(on) == {"release-name-ui": 1, "release-name-infer": 2}
+
+
+def test_a_map_a_subchart_of_a_subchart_passes_through_gets_its_claims_under_both_keys(tmp_path: Path) -> None:
+    """charts/platform/charts/infer passes `resources` through and the umbrella's values.yaml asks for its GPUs
+    under `platform.infer`: values-dra.yaml puts the claims there too (was: manual, "the subchart
+    charts/platform/charts/infer is used under several names ()")."""
+    values = "platform:\n  infer:\n    resources:\n      limits: {nvidia.com/gpu: 2}\n"
+    umbrella = chart_with(tmp_path, "assistant", {"values.yaml": values})
+    (umbrella / "Chart.yaml").write_text(UMBRELLA.replace("infer", "platform").replace("alias: llm", "alias: platform"))
+    platform = chart_with(umbrella / "charts", "platform", {"values.yaml": "{}\n"})
+    leaf = {"values.yaml": "resources: {}\n", "templates/deployment.yaml": POD.format(name="infer", resources=PASSED)}
+    chart_with(platform / "charts", "infer", leaf)
+    before = _docs(umbrella)
+    outcome = _fix(umbrella, opt_in=False)
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _docs(umbrella) == before
+    overlay = yaml.safe_load((umbrella / "values-dra.yaml").read_text())
+    assert overlay["platform"]["infer"]["resourceClaimTemplates"], overlay
+    assert _asked(_docs(umbrella, values=(umbrella / "values-dra.yaml",))) == {"release-name-infer": 2}
