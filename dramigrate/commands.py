@@ -917,11 +917,12 @@ def do_rules_list(extra: list[Path]) -> int:
     print()
     print("rule packs:")
     for name, pack in rules.packs.items():
-        print(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]")
+        # a pack given with --rules (or a repository's config) is input: its text shown, never obeyed
+        print(plain(f"{name}: {pack.get('description', '')}  [{rules.pack_files[name]}]", False))
         for res in pack.get("resources", []):
             what = res.get("match") or f"/{res.get('regex')}/"
             to = f"report only ({res['reportOnly']})" if res.get("reportOnly") else f"-> {res['deviceClass']}"
-            print(f"  {what} {to}")
+            print(plain(f"  {what} {to}", False))
     print(f"workload kinds: {len(rules.kinds)} ({', '.join(sorted({k.kind for k in rules.kinds.values()}))})")
     return 0
 
@@ -982,10 +983,10 @@ def do_rules_validate(files: list[Path]) -> int:
             continue
         errors = validate_rule_file(path, data)
         for e in errors:
-            print(e)
+            print(plain(str(e), False))
         bad += bool(errors)
         if not errors:
-            print(f"{path}: ok")
+            print(plain(f"{path}: ok", False))
     return 2 if bad else 0
 
 
@@ -1041,12 +1042,17 @@ def do_fit(opts: Options, inventory: Path) -> int:
     else:
         for path, f in fits:
             verdict = f"fits on {len(f.nodes)} node(s): {', '.join(f.nodes)}" if f.fits else "FITS NOWHERE"
-            print(f"{plain(path, False)}: ResourceClaimTemplate {f.template}: {verdict}")
+            # node names and selector errors come from the inventory: shown, never obeyed (escapes, line ends)
+            print(plain(f"{path}: ResourceClaimTemplate {f.template}: {verdict}", False))
             for q in f.requests:
                 where = ", ".join(f"{node}: {len(names)}" for node, names in sorted(q.matches.items())) or "none"
-                print(f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}")
+                print(
+                    plain(
+                        f"  request {q.name} ({q.count} x {q.device_class}): matching devices per node: {where}", False
+                    )
+                )
             for e in f.errors[:5]:
-                print(f"  selector error: {e}")
+                print(plain(f"  selector error: {e}", False))
     for err in (r.error for r in result.files if r.error is not None):
         _err(f"bad input {err.shown()}")
     if not fits:

@@ -264,6 +264,8 @@ def config_overview(settings: Settings, trusted: bool, overrides: list[str] | No
         parts.append(
             "report-only (shared) resources " + ", ".join(f"{k}: {v}" for k, v in sorted(settings.sharing.items()))
         )
+    if settings.strategy != Settings.strategy:  # device requests stay in the pods: info findings, a green gate
+        parts.append(f"strategy {settings.strategy} (device-plugin requests stay; not reported as errors)")
     parts.extend(overrides or ())
     if not parts:
         return ""

@@ -263,6 +263,7 @@ def _fix_document(
         if named_classes is not None:
             _use_named_classes(planned, named_classes, result)
         plans.extend(split_claims(planned))
+    _refuse_shared_specs(result, doc, plans)
     # each pod spec as it was: its own errors are looked up only when the rewrite has some (most have none)
     before = {id(p.analysis.ref.spec): to_plain(p.analysis.ref.spec) for p in plans}
     known = {k: v[0] for k, v in templates.items()}
@@ -327,6 +328,22 @@ def _fix_document(
     indent = indent_of(doc.body)
     for rct in new_docs:
         doc.appended.append(dump_yaml(rct, indent))
+
+
+def _refuse_shared_specs(result: FileResult, doc: Document, plans: list[PodPlan]) -> None:
+    """Two pod templates that are one YAML node (`spec: &s` ... `spec: *s`) cannot each get their own claims: the
+    second edit of the one spec gave it a duplicate claim, reported as an invalid rewrite the user never wrote."""
+    first: dict[int, PodPlan] = {}
+    for plan in plans:
+        other = first.setdefault(id(plan.analysis.ref.spec), plan)
+        where, there = plan.analysis, other.analysis
+        if (id(where.info), where.ref.path) != (id(there.info), there.ref.path):
+            message = (
+                f"this pod spec is the same YAML node as {there.info.kind}/{there.info.name} {there.ref.path} (an "
+                "anchor and its alias), and each pod template needs its own claims: nothing is written for this "
+                "file; write the spec out for each and run fix again"
+            )
+            raise RewriteInvalid(_pod_finding("rewrite-invalid", message, result.path, doc, where.ref.spec, plan))
 
 
 def _edited_fields(plan: PodPlan) -> list[str]:

@@ -205,7 +205,7 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
     existing = [t for t in pa.ref.spec.get("tolerations") or [] if isinstance(t, dict)]
     for res in dict.fromkeys(u.resource for u in pa.uses if pa.plugin_tolerations):
         wanted = {"key": res, "operator": "Exists", "effect": "NoSchedule"}
-        if not any(_covers(t, wanted) for t in existing):
+        if not any(covers(t, wanted) for t in existing):
             plan.tolerations.append(wanted)
             existing.append(wanted)
     # KubeRay builds `ray start --num-gpus` and `--resources` from the Ray container's limits: write them out.
@@ -285,7 +285,7 @@ def split_claims(plan: PodPlan) -> list[PodPlan]:
     return parts
 
 
-def _covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
+def covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:
     """An existing toleration tolerates every taint the wanted one does."""
     if t.get("effect") not in (None, "", wanted["effect"]):
         return False

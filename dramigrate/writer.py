@@ -169,13 +169,12 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _refusal(path: str, st: os.stat_result) -> str:
+def _refusal(path: str, st: os.stat_result, links: int | None = None) -> str:
+    links = st.st_nlink if links is None else links
     if not st.st_mode & 0o222:
         return "read-only file; not written (--force writes it anyway)"
-    if st.st_nlink > 1:
-        return (
-            f"has {st.st_nlink} hard links; a rewrite would split them, so it is not written (--force writes it anyway)"
-        )
+    if links > 1:
+        return f"has {links} hard links; a rewrite would split them, so it is not written (--force writes it anyway)"
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         return f"owned by user {st.st_uid}, not by you; not written (--force writes it anyway)"
     return ""
@@ -235,13 +234,14 @@ def check_writable(
     if before is not None:
         if not stat.S_ISREG(before.st_mode):
             raise InputError("not a regular file; not written", str(path))
-        why = "" if opts.force else _refusal(target, before)
+        # the backup's hard link to the original, left by a run killed before its rename, does not count
+        held = held_backup(target, target + opts.backup, str(path)) if opts.backup else None
+        own_link = held is not None and (held.st_dev, held.st_ino) == (before.st_dev, before.st_ino)
+        why = "" if opts.force else _refusal(target, before, links=before.st_nlink - own_link)
         if why:
             raise InputError(why, str(path))
     if expected is not None and _read(target, path) != expected:
         raise InputError("file changed since it was read; not overwritten (run again)", str(path))
-    if opts.backup and before is not None:
-        check_backup_free(target + opts.backup, str(path))
     return target, before
 
 
@@ -319,16 +319,20 @@ def _read(target: str, shown: Path) -> bytes:
         raise InputError(f"cannot re-read before writing: {exc.strerror}", str(shown)) from exc
 
 
-def check_backup_free(backup: str, shown: str) -> None:
-    """Refuse a rewrite whose backup name is taken: by a folder, or by a file, which may be the user's own (with
-    --backup=.yaml, `a.yaml.yaml` can be another manifest of the run) or an earlier backup of the true original."""
+def held_backup(target: str, backup: str, shown: str) -> os.stat_result | None:
+    """The backup's stat when its name already holds target's original: the hard link or copy that a run killed
+    between the backup and the rename left; None when nothing holds it. Anything else there refuses the rewrite:
+    a folder, or a file, which may be the user's own (with --backup=.yaml, `a.yaml.yaml` can be another manifest
+    of the run) or an earlier backup of the true original."""
     try:
         held = os.lstat(backup)
     except FileNotFoundError:
-        return
+        return None
     name = os.path.basename(backup)
     if stat.S_ISDIR(held.st_mode):
         raise InputError(f"--backup: {name} is a folder; the file is not rewritten", shown)
+    if stat.S_ISREG(held.st_mode) and _same_content(target, backup, held):
+        return held
     raise InputError(
         f"--backup: {name} exists (an earlier backup, or a file of yours) and is never replaced; the file is not "
         "rewritten: move it away or choose another --backup=SUFFIX",
@@ -336,10 +340,20 @@ def check_backup_free(backup: str, shown: str) -> None:
     )
 
 
+def _same_content(target: str, backup: str, held: os.stat_result) -> bool:
+    import filecmp
+
+    now = os.stat(target)
+    if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+        return True
+    return now.st_size == held.st_size and filecmp.cmp(target, backup, shallow=False)
+
+
 def _backup(target: str, backup: str, shown: str) -> None:
     """The original, kept as it was (a hard link to its inode where possible, else a copy with its metadata), under
-    a name nothing holds (check_backup_free)."""
-    check_backup_free(backup, shown)
+    a name nothing else holds (held_backup)."""
+    if held_backup(target, backup, shown) is not None:
+        return
     try:
         os.link(target, backup)
     except OSError:

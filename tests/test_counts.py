@@ -222,3 +222,33 @@ def test_a_pod_sharing_its_tolerations_selector_and_ray_params_keeps_them_when_i
         "tolerations"
     ]
     assert worker["template"]["spec"]["nodeSelector"] == {"pool": "x"}
+
+
+ONE_SPEC_TWO_PODS = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: c}
+  spec: &s
+    containers:
+    - name: c1
+      image: x
+      resources:
+        limits: {nvidia.com/gpu: 1}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: d}
+  spec: *s
+"""
+
+
+def test_two_pods_holding_one_spec_through_an_anchor_are_named_for_what_they_are() -> None:
+    """`spec: *s` made fix edit the one spec twice and report `duplicate claim name 'gpu'`, an error the user
+    never wrote; the file is still left whole, and the finding says the spec is shared and what to do."""
+    out, findings = _fix(ONE_SPEC_TWO_PODS)
+    assert out is None
+    (invalid,) = [f for f in findings if f.rule == "rewrite-invalid"]
+    assert invalid.name == "d" and "same YAML node as Pod/c spec" in invalid.message
+    assert "duplicate" not in invalid.message

@@ -376,21 +376,20 @@ workers:
 
 def test_a_name_from_values_beside_a_values_section_it_may_repeat(tmp_path: Path) -> None:
     """Was: manual, 'the values map workers.resources is not passed through as is' (the `limits:` line read as
-    pattern B for its toYaml). The key named from values takes the switch, and in the DRA branch the section written
-    beside it leaves that name out (the example values hold it too; Helm wrote it twice and kept the key's)."""
+    pattern B for its toYaml); then proven on the branch the values pick. The proof now renders the `else` too
+    (workers.gpu.enabled off), where the example values ask for the device through `toYaml .Values.workers.resources`,
+    which the rewrite leaves a device-plugin request: manual, naming that value set, and nothing written."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
     files = {"templates/workers.yaml": BESIDE_MAP, "values.yaml": BESIDE_MAP_VALUES}
-    original = chart_with(tmp_path / "original", "workers", files)
     chart = chart_with(tmp_path / "fixed", "workers", files)
-    fix_chart(chart)
-    off = tmp_path / "off.yaml"
-    off.write_text("dra: {enabled: false}\n")
-    texts = [(m.source, m.text) for m in render_chart(original, RenderOptions())]
-    assert [(m.source, m.text) for m in render_chart(chart, RenderOptions(values_files=(off,)))] == texts
-    docs, counts, _ = dra_render(chart, chart / "values.yaml")
-    (pod,) = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "StatefulSet"]
-    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}], "limits": {"memory": "1Gi"}}
-    assert list(counts.values()) == [1]
-    assert [t["key"] for t in pod["tolerations"]] == ["nvidia.com/gpu"]
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.proven
+    assert "with workers.gpu.enabled flipped to false and the DRA switch on" in outcome.report()
 
 
 # the name from a helper that maps a vendor key to a device resource, with an override (the shape of comfyui charts),

@@ -136,3 +136,90 @@ def test_a_backup_name_held_by_a_file_is_never_replaced(tmp_path: Path) -> None:
     assert "name: other" in (tmp_path / "a.yaml.yaml").read_text()  # its own manifest, migrated or not, not a's
     assert "ResourceClaimTemplate" in (tmp_path / "good.yaml").read_text()
     assert (tmp_path / "good.yaml.yaml").read_text() == ONE_GPU_POD.format(name="good")
+
+
+INVENTORY_WITH_A_HOSTILE_NODE_NAME = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: "node\\e[31m\\u202eRED\\n::error::forged"
+  pool: {name: p, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes:
+      productName: {string: NVIDIA A100}
+      type: {string: gpu}
+"""
+
+
+def test_fit_shows_a_node_name_from_the_inventory_instead_of_obeying_it(tmp_path: Path) -> None:
+    """fit's text printed node names as the inventory held them: a terminal escape, a right-to-left override and a
+    line of its own, which the GitHub Actions log runs as a workflow command (`::error::forged`)."""
+    (tmp_path / "inventory.yaml").write_text(INVENTORY_WITH_A_HOSTILE_NODE_NAME)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
+
+    code, out, err = run_dramigrate(["fit", tmp_path / "pod.yaml", "--inventory", tmp_path / "inventory.yaml"])
+
+    assert code == 0, err
+    assert "fits on 1 node(s): node\\x1b[31m\\u202eRED\\n::error::forged" in out
+    assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_rules_list_shows_a_packs_text_instead_of_obeying_it(tmp_path: Path) -> None:
+    """`rules list --rules pack.yaml` printed a pack's description and resource names raw: a repository's pack could
+    clear the terminal or start a line of its own (a workflow command in the GitHub Actions log)."""
+    pack = tmp_path / "pack.yaml"
+    pack.write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: evil\n"
+        'description: "Demo \\e[2J\\u202e\\n::error::forged"\n'
+        'resources:\n  - match: "evil.com/gpu\\e[31m"\n    deviceClass: gpu.example.com\n    request: gpu\n'
+        "deviceClasses:\n  - name: gpu.example.com\n    driver: gpu.example.com\n    shippedBy: a chart\n"
+    )
+
+    code, out, err = run_dramigrate(["rules", "list", "--rules", pack])
+
+    assert code == 0, err
+    assert "evil: Demo \\x1b[2J\\u202e\\n::error::forged" in out and "evil.com/gpu\\x1b[31m -> gpu.example.com" in out
+    assert not any(c in out for c in "\x1b\u202e") and not any(line.startswith("::") for line in out.splitlines())
+
+
+def test_a_config_that_switches_to_the_extended_resource_strategy_is_annotated_on_the_pull_request(
+    tmp_path: Path,
+) -> None:
+    """`strategy: extended-resource` in a repository's config keeps the device-plugin requests and reports them as
+    info: the gate went green and neither the log nor the GitHub report said why (excludes, disabled rules and
+    report-only resources are annotated; this did the same and was not)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / ".dramigrate.yaml").write_text("strategy: extended-resource\n")
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "github"], cwd=tmp_path)
+
+    assert code == 0, err
+    assert (
+        "::warning file=.dramigrate.yaml,line=1,title=dramigrate config::config "
+        f"{tmp_path / '.dramigrate.yaml'} (untrusted): strategy extended-resource (device-plugin requests stay; "
+        "not reported as errors)"
+    ) in out.splitlines()
+
+
+def test_a_run_killed_between_its_backup_and_its_rename_is_finished_by_the_next_run(tmp_path: Path) -> None:
+    """A kill -9 after --backup linked the original to its backup name and before the rename leaves the file with
+    two hard links, one of them its own backup: the next run refused it as hard-linked. That link (or an equal
+    copy) is the backup already made; any other file there is still never replaced."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "pod.yaml.orig").hardlink_to(pod)
+    copy = tmp_path / "copy.yaml"
+    copy.write_text(ONE_GPU_POD.format(name="copy"))
+    (tmp_path / "copy.yaml.orig").write_text(ONE_GPU_POD.format(name="copy"))
+
+    code, _, err = run_dramigrate(["fix", "--backup", tmp_path])
+
+    assert code == 0, err
+    for name in ("pod", "copy"):
+        assert "ResourceClaimTemplate" in (tmp_path / f"{name}.yaml").read_text()
+        assert (tmp_path / f"{name}.yaml.orig").read_text() == ONE_GPU_POD.format(name=name)
+    assert (tmp_path / "pod.yaml").stat().st_nlink == 1

@@ -49,7 +49,7 @@ from dramigrate.helm.patterns import (
 )
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.values import Path_, schema_with
-from dramigrate.plan import DNS_LABEL_MAX
+from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
@@ -121,6 +121,8 @@ class PodDelta:
     template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
     labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
     affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
+    # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
+    covered: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -645,7 +647,24 @@ def claim_delta(
     moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
     namespaced = bool(template["metadata"].get("namespace"))
     affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity)
+    covered = [t for t in _plugin_tolerations(old, new) if t not in added and any(covers(o, t) for o in old_tol)]
+    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity, covered)
+
+
+def _plugin_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The toleration the device plugin's admission gave the pod for each resource the migration took out of its
+    containers."""
+
+    def resources(node: Any) -> set[str]:  # of every container, a KServe predictor's `model:` too
+        if isinstance(node, list):
+            return {r for v in node for r in resources(v)}
+        if not isinstance(node, dict):
+            return set()
+        own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
+        found = {str(k) for s in ("limits", "requests") if isinstance(own.get(s), dict) for k in own[s]}
+        return found | {r for k, v in node.items() if k != "resources" for r in resources(v)}
+
+    return [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(resources(old) - resources(new))]
 
 
 def pod_delta(
@@ -715,6 +734,16 @@ def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Devi
     for d in devices:
         by_pod.setdefault(_parent(lines, _containers_line(lines, _resources_line(lines, d, rel))), []).append(d)
     return [by_pod[pod] for pod in sorted(by_pod)]
+
+
+def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> PodDelta:
+    """The migration's delta of the branch the values render, for the pod of another branch: the device plugin's
+    toleration that the rendered pod wrote itself (delta.covered), this one gets when its block writes none (an
+    ollama Deployment beside a vLLM one that tolerates the taint)."""
+    lines = text.splitlines()
+    start = _parent(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
+    writes = any("toleration" in line for line in lines[start : _block_end(lines, start)])
+    return delta if delta.tolerations or writes else dataclasses.replace(delta, tolerations=delta.covered)
 
 
 def _exclusive(pods: list[list[Device]]) -> bool:
@@ -919,7 +948,7 @@ def build(
         elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
             # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
             # and each branch gets its claim, the same claim template
-            pods, deltas = branches, deltas * len(branches)
+            pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
@@ -1732,8 +1761,15 @@ def _pod_edits(
         for i in range(pod + 1, pod_end)
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
+    covered = bool(not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1)
+    if covered:
+        tolerations, tol_text = w.delta.covered, [f"{p}  {t}" for t in _dump_list(w.delta.covered)]
     if tolerations and existing:
-        edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel))
+        plain = len(tolerations) == 1 and not w.named and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
+        key = str(tolerations[0].get("key", "")) if plain else ""  # a values list may tolerate its taint already
+        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered):
+            edits.append(merged)
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
@@ -2284,17 +2320,38 @@ def tolerated_test(define: str, key: str, given: str) -> str:
     return f'(include "{define}" (dict "key" {key} "tolerations" {given}))'
 
 
+def _tolerates_taint(key: str) -> str:
+    """The condition, on a toleration as dot, that it tolerates the `key:NoSchedule` taint the device plugin's nodes
+    carry (as the migration reads one: plan.covers)."""
+    return (
+        f'and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {key}))'
+        ' (has (.effect | default "") (list "" "NoSchedule"))'
+    )
+
+
 def tolerated_define(define: str) -> list[str]:
     """The define tolerated_test reads: the migration adds no toleration for a taint the pod's values list tolerates
     already (jellyfin's values-example.yaml, helix' values-eks.yaml), nor may the chart (a second identical one)."""
     return [
         f'{{{{- define "{define}" -}}}}',
         "{{- range .tolerations }}",
-        '{{- if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" $.key))'
-        ' (has (.effect | default "") (list "" "NoSchedule")) }}true{{ end }}',
+        f"{{{{- if {_tolerates_taint('$.key')} }}}}true{{{{ end }}}}",
         "{{- end }}",
         "{{- end }}",
     ]
+
+
+TOLERATED = "$draTolerated"  # set by tolerated_check's line
+
+
+def tolerated_check(given: str, key: str) -> str:
+    """One line of actions, rendering nothing, that sets TOLERATED when the values list `given` tolerates the
+    taint of `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not, in
+    one line where a define would take seven."""
+    return (
+        f"{{{{- {TOLERATED} := false }}}}{{{{- range {given} }}}}{{{{- if {_tolerates_taint(json.dumps(key))} }}}}"
+        f"{{{{- {TOLERATED} = true }}}}{{{{- end }}}}{{{{- end }}}}"
+    )
 
 
 def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
@@ -2338,17 +2395,33 @@ def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str)
     edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
 
 
-def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str) -> Edit:
+_WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
+_IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
+_TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
+_TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
+_END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+
+
+def _merge_tolerations(
+    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
+) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch."""
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
+    does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
+    rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
-    with_m = re.fullmatch(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}", prev)
-    if (
-        with_m
-        and re.fullmatch(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}", body)
-        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
-    ):
+    with_m = _WITH.fullmatch(prev)
+
+    def unless_tolerated(given: str, ind: str, listing: bool = True) -> list[str]:
+        """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
+        on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        if key and listing and re.fullmatch(r"[\w.$]+", given):
+            return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
+        return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
+
+    if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
         new = [
             f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
@@ -2356,19 +2429,19 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- with {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {cond} }}}}",
+            *unless_tolerated(expr, f"{p}  "),
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, at + 3, new)
-    plain = re.fullmatch(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}", body)
-    if_m = re.fullmatch(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}", prev)
+    plain = _TOYAML.fullmatch(body)
+    if_m = _IF.fullmatch(prev)
     if (
         if_m
         and plain
         and plain.group(1) == if_m.group(1)
-        and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[at + 2].strip() if at + 2 < len(lines) else "")
+        and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else "")
     ):
         # `{{- if X }} tolerations: {{ toYaml X | nindent N }} {{- end }}` (sglang-helm): as the `with` form, the
         # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
@@ -2379,7 +2452,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- if {expr} }}}}",
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {cond} }}}}",
+            *unless_tolerated(expr, f"{p}  "),
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
@@ -2392,10 +2465,17 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         return Edit(
             at + 1,
             at + 2,
-            [f"{p}  {{{{- if {keep} }}}}", lines[at + 1], f"{p}  {{{{- end }}}}", f"{p}  {{{{- if {cond} }}}}"]
+            [
+                f"{p}  {{{{- if {keep} }}}}",
+                lines[at + 1],
+                f"{p}  {{{{- end }}}}",
+                *unless_tolerated(plain.group(1), f"{p}  "),
+            ]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
     listed = _listed_items(lines, at)
+    if listed is not None and covered:
+        return None  # the chart's own literal list tolerates the taint
     if listed is not None:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
         # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
@@ -2412,18 +2492,24 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         opener, expr, stop, item = guarded
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it
+        listing = any(
+            w in line and ("toYaml" in line or "range" in line) for line in lines[at + 1 : stop] for w in whole
+        )
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
             lines[at],
             f"{p}{{{{- {opener} {expr} }}}}",
             *lines[at + 1 : stop],
             f"{p}{{{{- end }}}}",
-            f"{p}{{{{- if {cond} }}}}",
+            *unless_tolerated(expr, p, listing),
             *own,
             f"{p}{{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, stop + 1, new)
+    if covered:
+        return None  # as before: the values the rewrite is read from tolerate the taint in a shape not read here
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,

@@ -494,6 +494,22 @@ def superseded(
     return out
 
 
+def stale_lists(edits: list[MapEdit], defaults: list[MapEdit], merged: dict[str, Any]) -> dict[Path_, Any]:
+    """The tolerations lists the chart defaults' `values-dra.yaml` (`defaults`) fills for maps that a values file's DRA
+    variant (`edits`) leaves without a device when both are given, each set to the file's own list (Helm replaces
+    lists): aioneks' values-dra.yaml tolerates nvidia.com/gpu for `resources.gpu`, and the neuron file's pod, which
+    writes its neuron toleration itself, took that one too."""
+    edited = {e.path for e in edits}
+    mine = {e.place("tolerations") for e in edits if e.siblings.get("tolerations")}
+    out: dict[Path_, Any] = {}
+    for e in defaults:
+        place = e.place("tolerations")
+        if e.siblings.get("tolerations") and e.path not in edited and place not in mine:
+            current = get_path(merged, place)
+            out[place] = current if isinstance(current, list) else []
+    return out
+
+
 # --- the DRA variant of a values file ------------------------------------------------------------------------
 
 
@@ -508,11 +524,13 @@ def variant_text(
     templates: dict[Path_, dict[str, Any]],
     merged: dict[str, Any],
     defaults: dict[str, Any] | None = None,
+    lists: dict[Path_, Any] | None = None,
 ) -> str:
     """The values file with the DRA request in place of the device key, comments and layout kept. A device key
     the chart's defaults set too becomes null (Helm deletes a chart-default key a values file sets to null; a
     key left out would come back from the defaults). `templates`: the claim templates by the values key they go
-    under (() for the chart itself; an umbrella passes each subchart's values under its name)."""
+    under (() for the chart itself; an umbrella passes each subchart's values under its name); `lists`: the lists
+    it sets again (stale_lists)."""
     from ruamel.yaml.comments import CommentedMap
 
     from dramigrate.documents import start_edit
@@ -581,6 +599,13 @@ def variant_text(
             parent[key[-1]] = value
             if name == COUNTS and hasattr(parent, "yaml_add_eol_comment"):
                 parent.yaml_add_eol_comment("the counts the claims ask for, for the templates that read them", key[-1])
+    for place, value in (lists or {}).items():
+        parent = root
+        for part in place[:-1]:
+            parent = parent.setdefault(part, CommentedMap())
+        parent[place[-1]] = copy.deepcopy(value)
+        if hasattr(parent, "yaml_add_eol_comment"):
+            parent.yaml_add_eol_comment(f"not the list {OVERLAY} sets: these values ask for other devices", place[-1])
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name

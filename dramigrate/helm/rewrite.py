@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,9 @@ def with_line_ends(path: Path, change: Change) -> Change:
 # --- Go template actions ---------------------------------------------------------------------------------
 
 
+_ACTION_STOP = re.compile(r"\}\}|/\*|[\"'`]")
+
+
 def _actions(text: str) -> list[tuple[int, int, str]]:
     """(start, end, keyword) of every `{{ ... }}` action, quoted strings and comments respected."""
     out: list[tuple[int, int, str]] = []
@@ -66,17 +70,18 @@ def _actions(text: str) -> list[tuple[int, int, str]]:
             i += 1
         body_start = i
         while i < len(text):
-            if text.startswith("}}", i):
+            stop = _ACTION_STOP.search(text, i)  # the action's end, a comment or a string: what the scan skips
+            if stop is None:
+                i = len(text)
                 break
-            ch = text[i]
-            if text.startswith("/*", i):
+            i = stop.start()
+            if stop.group(0) == "}}":
+                break
+            if stop.group(0) == "/*":
                 close = text.find("*/", i + 2)
                 i = len(text) if close < 0 else close + 2
                 continue
-            if ch in "\"'`":
-                i = _skip_string(text, i)
-                continue
-            i += 1
+            i = _skip_string(text, i)
         end = min(len(text), i + 2)
         body = text[body_start:i].strip().lstrip("-").strip() if i < len(text) else ""
         word = re.match(r"[A-Za-z_]+", body)
@@ -151,8 +156,14 @@ def wrapped_sources(chart_dir: Path, chart_name: str) -> set[str]:
 
 def chart_meta(chart_dir: Path) -> Any:
     """A chart's Chart.yaml as data (read only: shared between callers). The file is read each time; its text is
-    parsed once (an umbrella's fix asked for its 17 subcharts' names 430 times, 0.5 s of pure-Python parsing)."""
-    return _parsed_chart_yaml((chart_dir / "Chart.yaml").read_text(encoding="utf-8"))
+    parsed once (an umbrella's fix asked for its 17 subcharts' names 430 times, 0.5 s of pure-Python parsing), also
+    when render threads ask at the same moment (the cache alone lets both miss and parse)."""
+    text = (chart_dir / "Chart.yaml").read_text(encoding="utf-8")
+    with _CHART_YAML_LOCK:
+        return _parsed_chart_yaml(text)
+
+
+_CHART_YAML_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=256)

@@ -67,6 +67,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
+from dramigrate.helm.proveguards import guard_flips
 from dramigrate.helm.renderpool import (
     CACHE,
     Render,
@@ -93,6 +94,7 @@ from dramigrate.helm.values import (
     locate,
     resources_maps,
     set_path,
+    twin_path,
     zero,
 )
 from dramigrate.limits import check_values_file
@@ -406,7 +408,7 @@ def _variations(
             options = [(not leaf.value if isinstance(leaf.value, bool) else zero(leaf.value), "flipped to")]
             if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
                 options.insert(0, (bumped(leaf.value), "changed to"))
-        twin = _twin(merged, leaf.path) if rel.kind == "count" else None
+        twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -429,6 +431,9 @@ def _variations(
     if maps and resource:
         values = override(sources, inject(merged, maps, resource, 1))
         label = f"{resource}: 1 {ADDED_DEVICE}"
+        add(label, copts.render((work.values_file(values),), False), values)
+    for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
+        values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
     return out
 
@@ -453,10 +458,15 @@ def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tup
     return list(dict.fromkeys(out))
 
 
-def _templates(root: Path) -> list[str]:
-    """The text of each workload template of the chart (helpers, `_*.tpl`, left out)."""
+def _templates(root: Path, helpers: bool = False) -> list[str]:
+    """The text of each workload template of the chart (helpers, `_*.tpl`, left out unless asked for; NOTES.txt,
+    which renders no manifest, always)."""
     files = (root / "templates").rglob("*")
-    paths = sorted(p for p in files if p.is_file() and not p.is_symlink() and not p.name.startswith("_"))
+    paths = sorted(
+        p
+        for p in files
+        if p.is_file() and not p.is_symlink() and (helpers or not p.name.startswith("_")) and p.name != "NOTES.txt"
+    )
     return [t for p in paths if (t := read_text(p)) is not None]
 
 
@@ -470,17 +480,6 @@ def _render_error(message: str, line: int | None, stream: str, display: str) -> 
     template = part.source.split("/", 1)[-1]
     where = f"line {line - part.start + 1} of it"
     return InputError(f"its rendered output does not parse ({where}): {message}", f"{display}/{template}")
-
-
-def _twin(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
-    when the values set both to the same value: changing one alone renders a pod the API server rejects (an
-    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
-    if len(path) < 2 or path[-2] not in ("limits", "requests"):
-        return None
-    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
-    here, there = get_path(merged, path), get_path(merged, twin)
-    return twin if there is not None and str(there) == str(here) else None
 
 
 def _probe_resource(rules: RuleSet) -> str:
@@ -2263,7 +2262,8 @@ def _fix_passthrough(
             stale = pt.superseded(edits, templates, default_edits, default_templates)
             carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
-                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root))
+                lists = pt.stale_lists(edits, default_edits, fsources.merged)
+                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
                     raise

@@ -96,6 +96,17 @@ def minimal_patch(before: Any, after: Any) -> Any:
     return copy.deepcopy(after)
 
 
+def twin_path(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
+    when the values set both to the same value: changing one alone renders a pod the API server rejects (an
+    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
+    if len(path) < 2 or path[-2] not in ("limits", "requests"):
+        return None
+    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
+    here, there = get_path(merged, path), get_path(merged, twin)
+    return twin if there is not None and str(there) == str(here) else None
+
+
 def display(path: Path_) -> str:
     out = ""
     for part in path:

@@ -1,0 +1,254 @@
+"""The proof's value sets that turn the `if`s around a chart's device requests each way: a branch the rewrite
+touched is rendered, not only the one the chart's values pick (lmenta's `if eq .Values.model.backend "ollama"`
+writes the device key in both branches, and the values pick one).
+
+Each `if`/`else if` chain around a device line (a device key, a `resources` action, a pod's `tolerations:`) is read
+as a small condition: `.Values` keys taken as true or false, `eq`/`ne` of a key with literals, and `and`, `or`,
+`not` of those. For each branch, a value set makes that branch's condition true and the earlier ones false: a
+compared key is set to the literal, or to something else; a switch is flipped. Anything else in a condition (a
+helper, a pipeline) is left as the values have it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dramigrate.helm.helper import Block, blocks, enclosing
+from dramigrate.helm.patterns import _LITERAL_KEY, _grouped, _split_top
+from dramigrate.helm.values import display, get_path, set_path, twin_path
+from dramigrate.rules import RuleSet
+
+Path_ = tuple[str, ...]
+Assignment = dict[Path_, Any]
+Node = tuple[Any, ...]  # ("field", path) | ("lit", value) | ("call", name, [nodes]); None: not read
+
+MAX_FLIPS = 6  # guard value sets a chart adds to its proof at most (each costs renders of both charts)
+
+_VALUES_FIELD = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)+)")
+_ROOTED_FIELD = re.compile(r"\$\.Values((?:\.[A-Za-z_][\w-]*)+)")
+_DEVICE_LINE = re.compile(r"\{\{[^}]*[Rr]esources[^}]*\}\}|^\s*tolerations:|^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:\s")
+_CALLS = ("and", "or", "not", "eq", "ne")
+OTHER = "other"  # the string a compared key is set to so that no literal of the chart matches
+
+
+def _parse(expr: str, rooted: bool) -> Node | None:
+    """A condition as a tree, None where it is more than keys, literals and and/or/not/eq/ne. `rooted`: the dot
+    is the chart's root (outside `with` and `range`), so `.Values.x` is a values key; else only `$.Values.x` is."""
+    expr = expr.strip()
+    if (inner := _grouped(expr)) is not None:
+        return _parse(inner, rooted)
+    if len(_split_top(expr, "|")) > 1:
+        return None
+    words = _split_top(expr, " ")
+    if len(words) == 1:
+        m = (_VALUES_FIELD if rooted else _ROOTED_FIELD).fullmatch(words[0])
+        if m:
+            return ("field", tuple(m.group(1).lstrip(".").split(".")))
+        return _literal(words[0])
+    if words and words[0] in _CALLS:
+        return ("call", words[0], [_parse(w, rooted) for w in words[1:]])
+    return None
+
+
+def _literal(word: str) -> Node | None:
+    if len(word) >= 2 and word[0] == word[-1] == '"':
+        return ("lit", word[1:-1])
+    if word in ("true", "false"):
+        return ("lit", word == "true")
+    if re.fullmatch(r"-?\d+", word):
+        return ("lit", int(word))
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    return bool(value) if value is not None else False
+
+
+def _compared(args: list[Node | None]) -> tuple[Path_, list[Any]] | None:
+    """The key and the literals of an `eq`/`ne` (either order; `eq .Values.x "a" "b"` is true for either)."""
+    fields = [a for a in args if a is not None and a[0] == "field"]
+    literals = [a[1] for a in args if a is not None and a[0] == "lit"]
+    if len(fields) != 1 or not literals or len(fields) + len(literals) != len(args):
+        return None
+    return fields[0][1], literals
+
+
+@dataclass
+class _Chart:
+    values: dict[str, Any]
+    known: dict[Path_, list[Any]] = field(default_factory=dict)  # each compared key's literals, over the chart
+    texts: list[str] = field(default_factory=list)
+    maps: dict[Path_, bool] = field(default_factory=dict)
+
+    def a_map(self, path: Path_) -> bool:
+        """Whether the templates read the key as a map or list (`.Values.x.y`, `toYaml .Values.x`, `range`): a key
+        the values leave unset is then no switch to turn on."""
+        if path not in self.maps:
+            name = re.escape(".Values." + ".".join(path))
+            deeper = re.compile(rf"{name}\.\w|(toYaml|toJson|range|index|hasKey)[^}}]*{name}\b|{name}\s*\|\s*toYaml")
+            self.maps[path] = any(deeper.search(t) for t in self.texts)
+        return self.maps[path]
+
+
+def _other(literals: list[Any], chart: _Chart, path: Path_) -> Any:
+    """A value of the key that none of `literals` equals: another literal the chart compares it with, else one of
+    the literals' type no branch names."""
+    for value in chart.known.get(path, []):
+        if value not in literals and type(value) is type(literals[0]):
+            return value
+    first = literals[0]
+    if isinstance(first, bool):
+        return not first
+    if isinstance(first, int):
+        return max(v for v in literals if isinstance(v, int)) + 1
+    return OTHER
+
+
+def _solve(node: Node | None, want: bool, chart: _Chart) -> Assignment | None:
+    """The keys to set so that the condition is `want` ({} when it is already, or cannot be read: left as is);
+    None when no setting is found."""
+    if node is None or node[0] == "lit":
+        return {}
+    if node[0] == "field":
+        current = get_path(chart.values, node[1])
+        if _truthy(current) == want:
+            return {}
+        if isinstance(current, bool) or (current is None and not (want and chart.a_map(node[1]))):
+            return {node[1]: want}
+        if isinstance(current, (int, float)):
+            return {node[1]: 1 if want else 0}
+        if want:
+            return None
+        return {node[1]: "" if isinstance(current, str) else None}  # a map or list off: null (Helm drops the key)
+    name, args = node[1], node[2]
+    if name == "not" and len(args) == 1:
+        return _solve(args[0], not want, chart)
+    if name in ("eq", "ne"):
+        found = _compared(args)
+        if found is None:
+            return {}
+        path, literals = found
+        holds = (get_path(chart.values, path) in literals) == (name == "eq")
+        if holds == want:
+            return {}
+        equal = want == (name == "eq")
+        return {path: literals[0] if equal else _other(literals, chart, path)}
+    if name in ("and", "or") and args:
+        every = (name == "and") == want  # `and` true and `or` false need every part so; else one part will do
+        parts = [_solve(a, want, chart) for a in args]
+        if every:
+            out: Assignment = {}
+            for part in parts:
+                if part is None or any(k in out and out[k] != v for k, v in part.items()):
+                    return None
+                out.update(part)
+            return out
+        return min((p for p in parts if p is not None), key=len, default=None)
+    return {}
+
+
+def _literals(node: Node | None, out: dict[Path_, list[Any]]) -> None:
+    if node is None or node[0] != "call":
+        return
+    if node[1] in ("eq", "ne") and (found := _compared(node[2])) is not None:
+        out.setdefault(found[0], []).extend(v for v in found[1] if v not in out.get(found[0], []))
+    for arg in node[2]:
+        _literals(arg, out)
+
+
+def _device_lines(text: str, rules: RuleSet) -> list[int]:
+    """The lines of a template that write a device request or what the rewrite puts beside one: a device key, a
+    `resources` action, a templated key (a device name from values), a pod's `tolerations:`; none in a template
+    that writes no device key and no values `resources`."""
+    lines = text.splitlines()
+    keys = [
+        i
+        for i, line in enumerate(lines)
+        if (m := _LITERAL_KEY.match(line)) and rules.is_device_candidate(m.group(2)) and rules.lookup(m.group(2))
+    ]
+    near = [i for i, line in enumerate(lines) if _DEVICE_LINE.search(line)]
+    if not keys and not any("esources" in lines[i] for i in near):
+        return []
+    return sorted({*keys, *near})
+
+
+def _requirements(all_blocks: list[Block], at: int) -> list[tuple[list[Node | None], list[list[Node | None]]]]:
+    """Each `if` chain around line `at`, outermost first: the conditions of the branch the line sits in (the earlier
+    branches' negated), and those of each other branch (the chain's last, with no `else`: every branch false)."""
+    out = []
+    rooted = True
+    for b in enclosing(all_blocks, at):
+        if b.word in ("with", "range"):
+            rooted = False
+        if b.word != "if" or b.chained_with:
+            continue
+        chain = _chain(b, rooted)
+        taken = sum(1 for line, _ in b.branches if line < at)
+        ways = [_branch(chain, k) for k in range(len(chain) + 1)]  # the last: the `else`, or no branch
+        out.append((ways[taken], [w for k, w in enumerate(ways) if k != taken]))
+    return out
+
+
+def _chain(b: Block, rooted: bool) -> list[Node | None]:
+    """The conditions of an `if` and its `else if`s (an `else` has none)."""
+    return [_parse(c, rooted) for c in [b.cond, *(c for _, c in b.branches if c is not None)]]
+
+
+def _branch(chain: list[Node | None], k: int) -> list[Node | None]:
+    """What renders branch k of a chain: the earlier conditions false, its own true (k past the conditions: else)."""
+    nots: list[Node | None] = [("call", "not", [c]) for c in chain[:k]]
+    return nots + chain[k : k + 1]
+
+
+def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> list[tuple[str, dict[str, Any]]]:
+    """The value sets (label, values) that render the branches around each device line of the templates that the
+    values do not render, at most MAX_FLIPS: each branch of each chain (the chains outside it as the device line
+    needs them), then each key a chain compares set to each of its literals and to something else."""
+    wanted: list[list[Node | None]] = []
+    reaches: list[list[Node | None]] = []
+    for text in texts:
+        lines = _device_lines(text, rules)
+        all_blocks = blocks(text) if lines else []
+        for at in lines:
+            outer: list[Node | None] = []
+            for taken, others in _requirements(all_blocks, at):
+                wanted += [outer + taken, *(outer + other for other in others)]
+                outer = outer + taken
+            reaches.append(outer)
+    chart = _Chart(merged, texts=texts)
+    for conditions in wanted:
+        for c in conditions:
+            _literals(c, chart.known)
+    found: list[Assignment] = [s for c in wanted if (s := _solve(("call", "and", c), True, chart))]
+    for conditions in reaches:
+        compared: dict[Path_, list[Any]] = {}
+        for c in conditions:
+            _literals(c, compared)
+        reach = _solve(("call", "and", conditions), True, chart) or {}
+        for path, literals in compared.items():
+            # each literal, and (where the values match one) another value
+            other = [_other(literals, chart, path)] if get_path(merged, path) in literals else []
+            found += [{**reach, path: v} for v in [*literals, *other]]
+    out: list[tuple[str, dict[str, Any]]] = []
+    seen = {json.dumps(merged, sort_keys=True, default=str)}
+    for settings in found:
+        changed = merged
+        for path, value in settings.items():
+            changed = set_path(changed, path, value)
+            if (twin := twin_path(merged, path)) is not None:  # a request and its limit change together
+                changed = set_path(changed, twin, value)
+        key = json.dumps(changed, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append((_label({p: v for p, v in settings.items() if get_path(merged, p) != v}), changed))
+    return out[:MAX_FLIPS]
+
+
+def _label(settings: Assignment) -> str:
+    return ", ".join(
+        f"{display(path)} {'flipped to' if isinstance(value, bool) else 'changed to'} {json.dumps(value)}"
+        for path, value in settings.items()
+    )
