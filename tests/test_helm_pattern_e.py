@@ -500,3 +500,19 @@ def test_a_name_a_helper_reads_from_one_values_key_with_a_default(tmp_path: Path
     assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
     assert "'xe'" in request["selectors"][0]["cel"]["expression"]
     assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+
+
+def test_a_name_the_key_line_includes_from_a_helper(tmp_path: Path) -> None:
+    """The key line includes the name helper itself (`{{ include "studio.gpuResource" . }}: N`): was manual, 'the
+    idiomatic rewrites take a literal device key, its name a literal or one values key'."""
+    template = VENDOR_TEMPLATE.replace('              {{- $gpuResource := include "studio.gpuResource" . }}\n', "")
+    template = template.replace("$gpuResource", 'include "studio.gpuResource" .')
+    template = template.replace('if and include "studio.gpuResource" .', 'if and (include "studio.gpuResource" .)')
+    files = {"templates/studio.yaml": template, "templates/_helpers.tpl": VENDOR_HELPER, "values.yaml": VENDOR_VALUES}
+    chart = chart_with(tmp_path, "studio", files)
+    outcome = fix_chart(chart)
+    assert 'gpu.vendor changed to "amd"' in outcome.checked
+    request, pod = _on(chart, "gpu: {vendor: amd, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 2)
+    assert [t["key"] for t in pod["tolerations"]] == ["amd.com/gpu"]
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}

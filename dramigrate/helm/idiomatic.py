@@ -515,6 +515,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
+            continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
         per_item = _reads_item(count, context, loop)
         if context == ITEM and _FIELD.search(count) and not per_item:
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the item of nested `range` blocks")

@@ -36,8 +36,9 @@ _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
 _VALUES_PATH = r"\$?\.Values(?:\.[A-Za-z_]\w*)+"
 _TERM = rf"{_VALUES_PATH}|\$[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+_HELPER_TERM = r'(?:include|template)\s+"[^"]+"\s+[.$]'  # a helper given the root: name_helper reads what it writes
 _NAMED_KEY = re.compile(
-    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
+    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM}|{_HELPER_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
     r"""\s*-?\}\}\1\s*:\s*(\S.*)$"""
 )
 _LITERAL = r'"[^"]*"|dict|list|\d+'
@@ -193,6 +194,8 @@ def _values_path(
         expr, fields = m.group(1), m.group(2)
     elif re.fullmatch(_VALUES_PATH, expr):
         return tuple(expr.removeprefix("$").split(".")[2:]), ""
+    elif re.fullmatch(_HELPER_TERM, expr) and (named := name_source(expr, text)) is not None:
+        return named.key, f'"{named.default}"' if named.default else ""
     elif (var := re.fullmatch(r"\$([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)", expr)) and var.group(1) not in seen:
         bodies = re.findall(rf"\{{{{-?\s*\${var.group(1)}\s*(:?=)\s*(.*?)\s*-?\}}\}}", text, re.S)
         if len(bodies) != 1 or bodies[0][0] != ":=":  # assigned once: a reassignment may read another key
@@ -307,11 +310,13 @@ def _defaulted_name(body: str) -> tuple[tuple[str, ...], str] | None:
 
 
 def name_source(expr: str, text: str) -> NameHelper | None:
-    """The NameHelper a template variable's name comes from (`{{- $gpuResource := include "comfyui.gpuResource" . }}`,
-    assigned once outside `with`/`range`, so `.` is the chart's root), `text` the template with the chart's helpers
-    after it; None otherwise."""
+    """The NameHelper a device name comes from: the key's own `include "x.gpuResource" .`, or a template variable
+    assigned it once outside `with`/`range` (`{{- $gpuResource := include "comfyui.gpuResource" . }}`, so `.` is the
+    chart's root); `text` the template with the chart's helpers after it; None otherwise."""
     from dramigrate.helm.rewrite import _actions
 
+    if direct := re.fullmatch(r'(?:include|template)\s+"([^"]+)"\s+[.$]', expr.strip()):
+        return name_helper(text, direct.group(1))  # the key line's own include (find_devices: not in `with`/`range`)
     var = re.fullmatch(r"\$([A-Za-z_]\w*)", expr.strip())
     if var is None:
         return None

@@ -44,7 +44,15 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.locate import source_of, stream_sources
-from dramigrate.helm.patterns import classify, compared_values, helpers_text, name_candidates, name_keys, name_source
+from dramigrate.helm.patterns import (
+    classify,
+    compared_values,
+    helpers_text,
+    name_candidates,
+    name_keys,
+    name_source,
+    named_key_in,
+)
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
     ObjKey,
@@ -441,8 +449,9 @@ def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tup
         if isinstance(current, str):
             out += [(path, other) for other in name_candidates(current, rules)[1:]]
     for text in _templates(root):  # a name a helper maps values to: each string its branches compare (a vendor)
-        for var in dict.fromkeys(re.findall(r"\{\{-?\s*(\$\w+)\s*-?\}\}\s*:", text)):
-            source = name_source(var, text + helpers)
+        keys = {k[0] for line in text.splitlines() if (k := named_key_in(line, text, helpers))}
+        for expr in sorted(keys):
+            source = name_source(expr, text + helpers)
             for path, literal, name in source.choices if source else ():
                 if get_path(merged, path) != literal and rules.lookup(name) is not None:
                     out.append((path, literal))
