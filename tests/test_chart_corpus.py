@@ -235,6 +235,6 @@ def test_corpus_summary(corpus: Path) -> None:
     )
     for key, reason in sorted(SUMMARY.manual.items()):
         print(f"  manual: {key}: {reason}")
-    if len(SUMMARY.rendered) < len({r.chart for r in RUNS}):
+    if proven_runs + len(SUMMARY.manual) + len(SUMMARY.nothing) < len(RUNS):  # some ran in another xdist worker
         pytest.skip("run the whole module for the summary")
     assert proven_runs >= 0.8 * len(gpu_runs)

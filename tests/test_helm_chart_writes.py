@@ -38,3 +38,38 @@ def test_force_and_backup_apply_to_chart_files(tmp_path: Path, run_cli: RunCli) 
     assert oct((chart / "values.yaml").stat().st_mode & 0o777) == oct(0o444)
     for rel in ("values.yaml", "templates/server.yaml", "Chart.yaml"):
         assert (chart / f"{rel}.bak").read_bytes() == before[rel]
+
+
+LITERAL_GPU = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-chat
+spec:
+  selector:
+    matchLabels: {app: chat}
+  template:
+    metadata:
+      labels: {app: chat}
+    spec:
+      containers:
+        - name: chat
+          image: chat:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_an_empty_values_file_gets_the_switch(tmp_path: Path, run_cli: RunCli) -> None:
+    """A chart whose values.yaml is an empty file (as committed) is rewritten like any other: the dra block goes
+    into it. Was: the empty file was taken for a missing one, and fix failed with `values.yaml: appeared since it
+    was read; not overwritten (run again)`."""
+    chart = chart_with(tmp_path, "chat", {"templates/chat.yaml": LITERAL_GPU, "values.yaml": ""})
+    code, _, err = run_cli(["fix", chart], timeout=120)
+    assert code == 0, err
+    assert "appeared since it was read" not in err
+    values = (chart / "values.yaml").read_text()
+    assert values.startswith(("dra:", "#")), values  # no blank line before the block
+    assert "enabled: true" in values
+    assert "claims:" in (chart / "templates" / "chat.yaml").read_text()

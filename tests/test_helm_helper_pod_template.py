@@ -42,6 +42,7 @@ spec:
 {{- end -}}
 """
 DEPLOYMENT = """\
+{{- if not .Values.rollout.enabled }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -51,6 +52,22 @@ spec:
     matchLabels: {app: srv}
   template:
     {{- include "srv.podTemplate" . | nindent 4 }}
+{{- end }}
+"""
+
+
+ROLLOUT = """\
+{{- if .Values.rollout.enabled }}
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: {{ .Release.Name }}-srv
+spec:
+  selector:
+    matchLabels: {app: srv}
+  template:
+    {{- include "srv.podTemplate" . | nindent 4 }}
+{{- end }}
 """
 
 
@@ -71,7 +88,8 @@ def test_a_helper_that_writes_the_whole_pod_gets_its_claims(tmp_path: Path) -> N
     files = {
         "templates/_pod.tpl": POD_TEMPLATE,
         "templates/deploy.yaml": DEPLOYMENT,
-        "values.yaml": "gpu:\n  enabled: true\n  count: 2\n",
+        "templates/rollout.yaml": ROLLOUT,
+        "values.yaml": "gpu:\n  enabled: true\n  count: 2\nrollout:\n  enabled: false\n",
     }
     chart = chart_with(tmp_path, "srv", files)
     settings = Settings(kube_version="1.36")
@@ -88,3 +106,5 @@ def test_a_helper_that_writes_the_whole_pod_gets_its_claims(tmp_path: Path) -> N
     pod, templates = _pod(chart, "dra: {enabled: false}\n")
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 2 and not templates
     assert "resourceClaims" not in pod
+    # the Rollout, a kind the migration leaves on its device plugin, keeps the switch off: its template is untouched
+    assert (chart / "templates/rollout.yaml").read_text() == ROLLOUT

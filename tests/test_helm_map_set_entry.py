@@ -99,3 +99,56 @@ def test_a_device_key_set_into_a_copied_map_gets_the_switch(tmp_path: Path) -> N
     assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
     assert not [d for d in _docs(chart, ("gpu.enabled=false",)) if d["kind"] == "ResourceClaimTemplate"]
+
+
+# the values map itself (no copy) given the device entry, written with `indent` at column 0 below `resources:`, the
+# GPU tolerations written before the container
+ALIASED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      {{- if .Values.gpu.enabled }}
+      {{- if .Values.gpu.tolerations }}
+      tolerations:
+{{ toYaml .Values.gpu.tolerations | indent 8 }}
+      {{- end }}
+      {{- end }}
+      containers:
+        - name: server
+          image: server:1
+          {{- $res := .Values.resources | default dict }}
+          {{- $limits := $res.limits | default dict }}
+          {{- if .Values.gpu.enabled }}
+          {{- $_ := set $limits .Values.gpu.resourceName .Values.gpu.count }}
+          {{- end }}
+          {{- $_ := set $res "limits" $limits }}
+          resources:
+{{ toYaml $res | indent 12 }}
+"""
+
+
+def test_a_device_key_set_into_the_values_map_with_tolerations_before_it(tmp_path: Path) -> None:
+    """Was: pattern B, "the values map resources is not passed through as is", nothing written. The pod's GPU
+    tolerations come before the map is built: the DRA toleration names the values key the entry is set with."""
+    files = {"values.yaml": VALUES, "templates/deployment.yaml": ALIASED}
+    original = chart_with(tmp_path / "original", "server", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "server")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for sets in ((), ("gpu.enabled=false",)):  # with the switch off: byte-identical
+        assert _render(chart, ("dra.enabled=false", *sets)) == _render(original, sets)
+    for sets, keys in (((), ["dedicated", "nvidia.com/gpu"]), (("gpu.tolerations=null",), ["nvidia.com/gpu"])):
+        docs = _docs(chart, sets)
+        pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}, pod
+        assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
+        assert [t["key"] for t in pod["tolerations"]] == keys, pod

@@ -308,6 +308,25 @@ def test_a_defaulted_name_held_in_a_variable(tmp_path: Path) -> None:
         render_chart(chart, RenderOptions(values_files=(file,)))
 
 
+def test_a_name_read_inside_with_of_a_values_map(tmp_path: Path) -> None:
+    """The name, count and condition relative to `with .Values.pipe` (`{{ .gpu.type }}: "{{ .gpu.count }}"`, a
+    certified chart's docling Deployment): read as `.Values.pipe.gpu.type`, the rewrite is the pattern-E one, and the
+    proof sets the name to the other names of its rule pack. Was: manual, 'this line is none of them'."""
+    scoped = INTEL.replace("$.Values.gpu", ".gpu").replace(".Release", "$.Release")
+    template = (
+        "{{- with .Values.pipe }}\n" + scoped.replace(": {{ .gpu.count }}", ': "{{ .gpu.count }}"') + "{{- end }}\n"
+    )
+    values = "pipe:\n  gpu:\n    enabled: true\n    type: gpu.intel.com/i915\n    count: 1\n"
+    chart = chart_with(tmp_path, "pipeline", {"templates/pipeline.yaml": template, "values.yaml": values})
+    outcome = fix_chart(chart)
+    assert 'pipe.gpu.type changed to "gpu.intel.com/xe"' in outcome.checked
+    request, pod = _on(chart, "pipe: {gpu: {type: gpu.intel.com/xe, count: 2}}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
+    assert "'xe'" in request["selectors"][0]["cel"]["expression"]
+    assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+    assert "limits" not in pod["containers"][0]["resources"]
+
+
 def test_a_name_the_users_values_file_changes_is_looked_up_beside_the_default(tmp_path: Path) -> None:
     from dramigrate.config import Settings
     from dramigrate.helm.run import ChartOptions, run_chart, write_changes
@@ -481,3 +500,19 @@ def test_a_name_a_helper_reads_from_one_values_key_with_a_default(tmp_path: Path
     assert (request["deviceClassName"], request["count"]) == ("gpu.intel.com", 2)
     assert "'xe'" in request["selectors"][0]["cel"]["expression"]
     assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
+
+
+def test_a_name_the_key_line_includes_from_a_helper(tmp_path: Path) -> None:
+    """The key line includes the name helper itself (`{{ include "studio.gpuResource" . }}: N`): was manual, 'the
+    idiomatic rewrites take a literal device key, its name a literal or one values key'."""
+    template = VENDOR_TEMPLATE.replace('              {{- $gpuResource := include "studio.gpuResource" . }}\n', "")
+    template = template.replace("$gpuResource", 'include "studio.gpuResource" .')
+    template = template.replace('if and include "studio.gpuResource" .', 'if and (include "studio.gpuResource" .)')
+    files = {"templates/studio.yaml": template, "templates/_helpers.tpl": VENDOR_HELPER, "values.yaml": VENDOR_VALUES}
+    chart = chart_with(tmp_path, "studio", files)
+    outcome = fix_chart(chart)
+    assert 'gpu.vendor changed to "amd"' in outcome.checked
+    request, pod = _on(chart, "gpu: {vendor: amd, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 2)
+    assert [t["key"] for t in pod["tolerations"]] == ["amd.com/gpu"]
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}

@@ -1093,6 +1093,7 @@ def build(
     after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards)
     texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0]) + via
     for rel, wirings in sorted(by_rel.items()):
+        wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
         texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond)
     if any(f'"{site_define}.draTolerated"' in text for text in texts.values()):
         texts[file] += "\n".join(tolerated_define(f"{site_define}.draTolerated")) + "\n"
@@ -1106,7 +1107,11 @@ def build(
     if mode == "values" and re.search(r"^dra:", values, re.M):
         raise NotHelper("values.yaml already has a top-level `dra:` key")
     changes.append(
-        Change("values.yaml", values or None, values + values_doc(values, mode, context_path, key.resource, default))
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_doc(values, mode, context_path, key.resource, default),
+        )
     )
     device_class = _class(any_delta.spec)
     about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
@@ -1121,6 +1126,16 @@ def build(
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
     top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def _never_on(text: str, site: CallSite, guards: tuple[str, ...]) -> bool:
+    """Whether a call site renders only where a guard keeps the switch off (an Argo Rollout under `if
+    .Values.rollout.enabled` that includes the Deployment's pod-template helper): wiring it would be dead text."""
+    try:
+        conditions = _site_conditions(blocks(text), -1, site.index, site.rel)
+    except NotHelper:  # inside `with`/`range` above the pod: wired as before
+        return False
+    return any(_negated(c) in guards for c in conditions)
 
 
 def _writes_resources(root: Path, hop: Hop) -> bool:

@@ -188,8 +188,12 @@ def _block_end(lines: list[str], index: int) -> int:
     for i in range(index + 1, len(lines)):
         if not _control(lines[i]) and _indent(lines[i]) <= base:
             break
-        if not _control(lines[i]) or (_emits(lines[i]) and _indent(lines[i]) > base):
-            end = i + 1  # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`)
+        # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`), as does one at
+        # any column right below a key of the block it writes the value of (`resources:` then `{{ toYaml $r | indent
+        # 12 }}` at column 0)
+        value = end == i and lines[i - 1].rstrip().endswith(":") and _indent(lines[i - 1]) > base
+        if not _control(lines[i]) or (_emits(lines[i]) and (_indent(lines[i]) > base or value)):
+            end = i + 1
     return end
 
 
@@ -198,6 +202,7 @@ _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
 _LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*\{\{[^\n]*\}\}[ \t]*\n)*[ \t]*- ")  # a range writing list items
+_RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
 
 
@@ -433,6 +438,39 @@ def _inside_with(text: str, index: int) -> bool:
     return bool({"with", "range"} & set(_enclosing(text, index)))
 
 
+def _named_key_at(
+    text: str, offset: int, line: str, helpers: str
+) -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """named_key_in for the template line at `offset`; inside `with .Values.x` a name relative to its scope
+    (`{{ .gpu.resourceName }}: "{{ .gpu.count }}"`) reads as from the root (`.Values.x.gpu.resourceName`)."""
+    if (key := named_key_in(line, text, helpers)) is not None or not _RELATIVE_NAME.match(line):
+        return key
+    context = with_scope(text, offset)
+    return named_key_in(_rooted(line, context), text, helpers) if context else None
+
+
+def scoped_name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
+    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
+    `with .Values.x`), each with its default."""
+    out: dict[tuple[str, ...], str | None] = {}
+    for text in texts:
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            if (key := _named_key_at(text, offset, line.rstrip("\n"), helpers)) is not None:
+                out[key[1]] = key[2]
+            offset += len(line)
+    return out
+
+
+def with_scope(text: str, offset: int) -> str:
+    """The values path `.` is at `offset` when only `with .Values.x` blocks (and `if`s) rebind it there, else ""."""
+    try:
+        context = _conditions(text, offset, "", Pattern("E", 0, ""))[1]
+    except NotIdiomatic:
+        return ""
+    return context if context.startswith(".Values.") else ""
+
+
 def _whole_template(text: str, define: str) -> bool:
     """Whether a `define` is the template's own body: the same file renders it with the root context at its top
     level (`{{- include "job" . }}`, outside any define), and every include of it there passes `.` or `$`."""
@@ -464,7 +502,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         pos += len(line)
     out = []
     for i, line in enumerate(lines):
-        m, key = _LITERAL_KEY.match(line), named_key_in(line, text, helpers) if named else None
+        m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
         if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             key = None  # a name from values elsewhere (a nodeSelector label) is no device key
         if not (m or key) or line.lstrip().startswith("-"):
@@ -477,6 +515,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
+            continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
         per_item = _reads_item(count, context, loop)
         if context == ITEM and _FIELD.search(count) and not per_item:
             raise NotIdiomatic(pattern, rel, f"the count `{count}` reads the item of nested `range` blocks")
@@ -564,7 +604,8 @@ _ITEM_DOT = re.compile(r"(?<![\w$)\]])\.(?:[A-Za-z_]\w*|(?![\w.]))")  # `.gpus`,
 def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
     ask for that the template does not write as a literal key; "" when there is none or more than one."""
-    if not any(named_key_in(line, text, helpers) for line in text.splitlines()):
+    offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
+    if not any(_named_key_at(text, offsets[i], line, helpers) for i, line in enumerate(text.splitlines())):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
     rendered = {
@@ -780,7 +821,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
     items.append(("existingClaimTemplate", '""'))
     style = _comment_style(values)
-    out = ["" if values.endswith("\n") or not values else "\n", "\n"]
+    out = ["" if values.endswith("\n") or not values else "\n", "\n" if values.strip() else ""]
     if style == "bitnami":
         out.append(f"## @section DRA\n## {docs['dra']}\n##\n")
         for key, _ in items:
@@ -1005,7 +1046,11 @@ def build(
         lone = [w for w in lone if w.named is None and not _per_step(w)]
         changes += unit_tests(root, lone, originals, rendered)
     changes.append(
-        Change("values.yaml", values or None, values + values_block(values, device_class, resource, not opt_in))
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, device_class, resource, not opt_in),
+        )
     )
     return changes
 

@@ -46,7 +46,8 @@ from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 # `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
-_TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
+# (or `{{ toYaml $resources | indent 12 }}` at column 0, below its `resources:` key)
+_TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*(n?)indent\s+\d+\s*-?\}\}\s*$")
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 # an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
 _DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
@@ -93,7 +94,9 @@ def site(text: str) -> Site | None:
     depths = _depths(lines)
     for i, line in enumerate(lines):
         m = _TOYAML.match(line)
-        parent = _parent(lines, i)
+        if m and not m.group(4) and m.group(1):
+            m = None  # `indent` writes the map's first line where the action is: only at column 0, on a line of its own
+        parent = _parent(lines, i) if not m or m.group(4) else _key_above(lines, i)
         section = parent if lines[parent].strip() in _SECTIONS else -1
         owner = _parent(lines, section) if section >= 0 else parent
         if not m or lines[owner].strip() != "resources:":  # the map may be built between the two
@@ -113,6 +116,12 @@ def site(text: str) -> Site | None:
             return None
         return Site(i, var, _parent(lines, containers), section, literal)
     return None
+
+
+def _key_above(lines: list[str], at: int) -> int:
+    """The line of the key a column-0 `indent` action at `at` writes the value of: the nearest line above it that is
+    not a control action (-1 when there is none)."""
+    return next((j for j in range(at - 1, -1, -1) if lines[j].strip() and not _control(lines[j])), -1)
 
 
 _OPENER = re.compile(r"\{\{-?\s*((?:if|with|range|define|block)\b.*?)\s*-?\}\}")
@@ -141,6 +150,23 @@ def _taken_with(lines: list[str], at: int, toyaml: int, level: int) -> bool:
     GPU tolerations)."""
     mine, opened = _open_blocks(lines, toyaml), _open_blocks(lines, at)
     return len(opened) >= level and all(block in mine and not block[1] for block in opened[level:])
+
+
+def _early_key(lines: list[str], where: Site, level: int) -> tuple[str, str, int] | None:
+    """The map's one device entry `set` with a name that is one values expression (`set $limits
+    .Values.gpu.resourceName .Values.gpu.count`), its only entry whose name is not literal: (that expression, the
+    conditions of the `if` blocks it is set in beyond the first `level` ones, its line); else None."""
+    built = range(where.pod, where.toyaml)
+    sets = [(j, m.group(1)) for j in built if (m := _SET_ENTRY.search(lines[j]))]
+    if any(_DICT_ENTRY.search(lines[j]) for j in built) or len({name for _, name in sets}) != 1:
+        return None
+    at, name = sets[0]
+    if not re.fullmatch(r"\$?\.Values(?:\.\w+)+", name):
+        return None
+    blocks = _open_blocks(lines, at)[level:]
+    if any(in_else or not block.startswith("if ") for block, in_else in blocks):
+        return None
+    return name, " ".join(f"({block[3:]})" for block, _ in blocks), at
 
 
 def _declared(lines: list[str], var: str) -> list[int]:
@@ -596,11 +622,18 @@ def rewrite(
         f"{ind}    effect: NoSchedule",
     ]
     own = [j for j in range(where.pod + 1, end) if lines[j] == f"{ind}tolerations:"]
+    # the pod's tolerations written before the map is built: the device's name is the one values expression the map's
+    # device entry is set with, under the conditions it is set in (swiru's `set $limits .Values.gpu.resourceName ..`)
+    early = _early_key(lines, where, level) if own and own[0] < where.toyaml and not several else None
+    key = early[0] if early else _KEY
+    if early:
+        keyed = f"and {enabled} {early[1]}".rstrip()
+        tolerations[0] = f"{ind}  - key: {{{{ {key} }}}}"
     given = given_tolerations(lines, own[0]) if own else None
     tolerated = ""
     if given:  # the pod's own tolerations may tolerate the device's taint already (helix' values-eks.yaml): the
         # migration then adds none, nor does the chart
-        tolerated = tolerated_test(f"{chart}.{stem}.draTolerated", _KEY, given)
+        tolerated = tolerated_test(f"{chart}.{stem}.draTolerated", key, given)
     untolerated = ""  # several: the counts of the resources the pod's own tolerations do not tolerate
     if several:  # a toleration for each device resource the map held, that the pod does not tolerate already
         inside = tolerated.replace(" .Values.", " $.Values.")  # read in a `range`, from the root
@@ -622,9 +655,9 @@ def rewrite(
                 f"{rel}:{own[0] + 1}: the pod writes its own tolerations in a shape the DRA toleration cannot be "
                 f"merged into ({err.why}); a second `tolerations:` key would drop them: add the toleration by hand"
             ) from None
-        if e.index < where.toyaml:
+        if e.index < where.toyaml and not early:
             raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
-        if not _taken_with(lines, e.index, where.toyaml, level):
+        if not _taken_with(lines, e.index, early[2] if early else where.toyaml, level):
             raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
         return e.index, e.stop, e.lines
 
@@ -635,7 +668,7 @@ def rewrite(
         # into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
         untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
         if untaken:
-            only = "" if several or len(untaken) == len(specs) else f" (has {_KEY} (list {_listed(untaken)}))"
+            only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
             edits.append(merge(f"{claimed if several else keyed}{only}"))
     elif not several or several.tolerate:
         cond = f"{claimed} {untolerated}" if several else keyed
@@ -721,5 +754,11 @@ def build(
         all_names += names
     resource = " or ".join(dict.fromkeys(all_names))
     changes += conventions(root, "", not opt_in)
-    changes.append(Change("values.yaml", values or None, values + values_block(values, '""', resource, not opt_in)))
+    changes.append(
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, '""', resource, not opt_in),
+        )
+    )
     return changes

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm import unpin
+from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls
 from dramigrate.helm.idiomatic import (
     _block_end,
     _comment_style,
@@ -197,15 +198,16 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
 LIST_MARKER = "dramigrate.io/list-"
 
 
-def marked_lists(marked: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
+def marked_lists(marked: dict[str, Any], named: str = "") -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker item (a toleration-shaped map) at the end of each list of maps under string keys
-    (empty ones too), and those lists in marker order: which of them a pod renders its tolerations from."""
+    (empty ones too; only those under the key `named` when given: a chart may fail on a marker in another list),
+    and those lists in marker order: which of them a pod renders its tolerations from."""
     out = copy.deepcopy(marked)
     lists: list[Path_] = []
 
     def visit(node: Any, path: Path_) -> None:
         for k, v in node.items() if isinstance(node, dict) else ():
-            if isinstance(v, list) and all(isinstance(x, dict) for x in v):
+            if isinstance(v, list) and all(isinstance(x, dict) for x in v) and named in ("", k):
                 lists.append((*path, str(k)))
                 v.append({"key": f"{LIST_MARKER}{len(lists) - 1}", "operator": "Exists"})
             visit(v, (*path, str(k)))
@@ -1582,16 +1584,39 @@ _INCLUDE = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+[.$](?=[\s|)}])')
 
 def map_helpers(root: Path) -> dict[str, str]:
     """The chart's helpers whose whole body is a `toYaml` of one values resources map: name -> the map's expression
-    (`.Values.resources`)."""
-    return {m.group(1): m.group(2) for text in _templates(root).values() for m in _MAP_HELPER.finditer(text)}
+    (`.Values.resources`); and those that write `resources:` from their argument's map (arghelpers): name ->
+    `.resources`."""
+    templates = _templates(root)
+    own = {m.group(1): m.group(2) for text in templates.values() for m in _MAP_HELPER.finditer(text)}
+    return {**dict.fromkeys(arg_helpers(templates), ".resources"), **own}
 
 
 def expand_map_helpers(text: str, helpers: dict[str, str]) -> str:
-    """The template with each include of a map helper (map_helpers) called with the chart's context read as the
-    `toYaml` it writes (`include "chart.resources" .` -> `toYaml .Values.resources`), line for line."""
+    """The template with each include of a map helper (map_helpers) read as the `toYaml` it writes: called with the
+    chart's context (`include "chart.resources" .` -> `toYaml .Values.resources`), or with a values path for a helper
+    of its argument's map (`include "sim.resources" .Values.ollama` -> `toYaml .Values.ollama.resources`), line for
+    line."""
     if not helpers:
         return text
-    return _INCLUDE.sub(lambda m: f"toYaml {helpers[m.group(1)]}" if m.group(1) in helpers else m.group(0), text)
+    rooted = {name for name, expr in helpers.items() if expr.startswith(".Values")}
+    text = _INCLUDE.sub(lambda m: f"toYaml {helpers[m.group(1)]}" if m.group(1) in rooted else m.group(0), text)
+    return expand_calls(text, helpers.keys() - rooted)
+
+
+def helper_claims(root: Path, rels: set[str], map_paths: dict[Path_, set[str]]) -> dict[str, str]:
+    """The helper files (rel -> text) with the map's `claims` under the `resources:` of each arg helper (arghelpers)
+    that writes the map's sections one by one and is called by a template of `rels` with a map that gets claims."""
+    templates = _templates(root)
+    helpers = arg_helpers(templates)
+    edits: dict[str, _Edits] = {}
+    for rel in sorted(rels):
+        for name, path in sorted(called_maps(templates.get(rel) or (root / rel).read_text(encoding="utf-8"), helpers)):
+            helper = helpers[name]
+            if helper.section >= 0 and "resourceClaims" in map_paths.get(path, set()):
+                text = templates[helper.rel]
+                t = edits.setdefault(helper.rel, _Edits(text, helper.rel, False, set(), text.splitlines()))
+                _claims_beside_sections(t, helper.section, ".resources.claims")
+    return {rel: t.out() for rel, t in edits.items()}
 
 
 def _templates(root: Path) -> dict[str, str]:
@@ -1814,8 +1839,9 @@ def build(
         after = _reads_edited(template_edits(text, rel, map_paths, scoped, helpers), rel, reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
+    claimed = helper_claims(root, rels, map_paths)
     for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
-        if rel not in rels and (after := _reads_edited(text, rel, reads or set())) != text:
+        if rel not in rels and (after := _reads_edited(claimed.get(rel, text), rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
     if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):
@@ -1839,5 +1865,5 @@ def build(
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
     documented = claims_docs(values, values_path, list(map_paths), counted) if values else values
-    changes.append(Change("values.yaml", values or None, values_doc(documented)))
+    changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented)))
     return changes

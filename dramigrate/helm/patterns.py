@@ -36,8 +36,9 @@ _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
 _VALUES_PATH = r"\$?\.Values(?:\.[A-Za-z_]\w*)+"
 _TERM = rf"{_VALUES_PATH}|\$[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+_HELPER_TERM = r'(?:include|template)\s+"[^"]+"\s+[.$]'  # a helper given the root: name_helper reads what it writes
 _NAMED_KEY = re.compile(
-    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
+    rf"""^\s*(["']?)\{{{{-?\s*(?:default\s+("[^"]*")\s+({_TERM})|({_TERM}|{_HELPER_TERM})(?:\s*\|\s*default\s+("[^"]*"))?)"""
     r"""\s*-?\}\}\1\s*:\s*(\S.*)$"""
 )
 _LITERAL = r'"[^"]*"|dict|list|\d+'
@@ -193,6 +194,8 @@ def _values_path(
         expr, fields = m.group(1), m.group(2)
     elif re.fullmatch(_VALUES_PATH, expr):
         return tuple(expr.removeprefix("$").split(".")[2:]), ""
+    elif re.fullmatch(_HELPER_TERM, expr) and (named := name_source(expr, text)) is not None:
+        return named.key, f'"{named.default}"' if named.default else ""
     elif (var := re.fullmatch(r"\$([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)", expr)) and var.group(1) not in seen:
         bodies = re.findall(rf"\{{{{-?\s*\${var.group(1)}\s*(:?=)\s*(.*?)\s*-?\}}\}}", text, re.S)
         if len(bodies) != 1 or bodies[0][0] != ":=":  # assigned once: a reassignment may read another key
@@ -307,11 +310,13 @@ def _defaulted_name(body: str) -> tuple[tuple[str, ...], str] | None:
 
 
 def name_source(expr: str, text: str) -> NameHelper | None:
-    """The NameHelper a template variable's name comes from (`{{- $gpuResource := include "comfyui.gpuResource" . }}`,
-    assigned once outside `with`/`range`, so `.` is the chart's root), `text` the template with the chart's helpers
-    after it; None otherwise."""
+    """The NameHelper a device name comes from: the key's own `include "x.gpuResource" .`, or a template variable
+    assigned it once outside `with`/`range` (`{{- $gpuResource := include "comfyui.gpuResource" . }}`, so `.` is the
+    chart's root); `text` the template with the chart's helpers after it; None otherwise."""
     from dramigrate.helm.rewrite import _actions
 
+    if direct := re.fullmatch(r'(?:include|template)\s+"([^"]+)"\s+[.$]', expr.strip()):
+        return name_helper(text, direct.group(1))  # the key line's own include (find_devices: not in `with`/`range`)
     var = re.fullmatch(r"\$([A-Za-z_]\w*)", expr.strip())
     if var is None:
         return None
@@ -342,9 +347,11 @@ def named_key_in(line: str, text: str, helpers: str = "") -> tuple[str, tuple[st
 
 
 def name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
-    """The values keys that name a device resource in these templates (pattern E keys), each with its default."""
-    keys = (named_key_in(line, text, helpers) for text in texts for line in text.splitlines())
-    return {k[1]: k[2] for k in keys if k is not None}
+    """The values keys that name a device resource in these templates (pattern E keys, also those read inside
+    `with .Values.x`), each with its default."""
+    from dramigrate.helm.idiomatic import scoped_name_keys  # idiomatic imports this module
+
+    return scoped_name_keys(texts, helpers)
 
 
 _COMPARED = re.compile(
@@ -390,11 +397,14 @@ def name_candidates(resource: str, rules: RuleSet) -> list[str]:
     return list(dict.fromkeys([resource, *same]))
 
 
-def _section_built(template: str) -> bool:
+def _var_built(template: str, window: str) -> bool:
+    """Whether the template writes a map built in a variable (mapvars.site) that the window's `toYaml` reads: a
+    section (tvarr's `limits:` of `$limits`) or the whole map with a device entry `set` into it (`set $limits
+    .Values.gpu.resourceName .Values.gpu.count` on `$res := .Values.resources`)."""
     from dramigrate.helm.mapvars import site  # mapvars imports this module's users
 
     found = site(template)
-    return found is not None and found.section >= 0
+    return found is not None and (found.section >= 0 or re.search(rf"toYaml\s+\{found.var}\b", window) is not None)
 
 
 def _templated_child(lines: list[str], section: int) -> int:
@@ -503,8 +513,8 @@ def _map_pattern(window: str, template: str) -> str | None:
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
         return "C"
-    if re.search(r"toYaml\s+\$", window) and _section_built(template):
-        return "F"  # `limits:` written from a variable the template adds the key to (tvarr)
+    if re.search(r"toYaml\s+\$", window) and _var_built(template, window):
+        return "F"  # written from a variable the template adds the key to (tvarr's `limits:`)
     if (
         re.search(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b", window)
         or re.search(r"toYaml\s+\(\s*(?:mergeOverwrite|merge)\s+\(?[.$][\w.]*[Rr]esources\b", window)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,8 +156,14 @@ def wrapped_sources(chart_dir: Path, chart_name: str) -> set[str]:
 
 def chart_meta(chart_dir: Path) -> Any:
     """A chart's Chart.yaml as data (read only: shared between callers). The file is read each time; its text is
-    parsed once (an umbrella's fix asked for its 17 subcharts' names 430 times, 0.5 s of pure-Python parsing)."""
-    return _parsed_chart_yaml((chart_dir / "Chart.yaml").read_text(encoding="utf-8"))
+    parsed once (an umbrella's fix asked for its 17 subcharts' names 430 times, 0.5 s of pure-Python parsing), also
+    when render threads ask at the same moment (the cache alone lets both miss and parse)."""
+    text = (chart_dir / "Chart.yaml").read_text(encoding="utf-8")
+    with _CHART_YAML_LOCK:
+        return _parsed_chart_yaml(text)
+
+
+_CHART_YAML_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=256)

@@ -44,7 +44,15 @@ from dramigrate.helm.findingmap import (
     resolve_source,
 )
 from dramigrate.helm.locate import source_of, stream_sources
-from dramigrate.helm.patterns import classify, compared_values, helpers_text, name_candidates, name_keys, name_source
+from dramigrate.helm.patterns import (
+    classify,
+    compared_values,
+    helpers_text,
+    name_candidates,
+    name_keys,
+    name_source,
+    named_key_in,
+)
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
     ObjKey,
@@ -441,8 +449,9 @@ def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tup
         if isinstance(current, str):
             out += [(path, other) for other in name_candidates(current, rules)[1:]]
     for text in _templates(root):  # a name a helper maps values to: each string its branches compare (a vendor)
-        for var in dict.fromkeys(re.findall(r"\{\{-?\s*(\$\w+)\s*-?\}\}\s*:", text)):
-            source = name_source(var, text + helpers)
+        keys = {k[0] for line in text.splitlines() if (k := named_key_in(line, text, helpers))}
+        for expr in sorted(keys):
+            source = name_source(expr, text + helpers)
             for path, literal, name in source.choices if source else ():
                 if get_path(merged, path) != literal and rules.lookup(name) is not None:
                     out.append((path, literal))
@@ -2186,8 +2195,11 @@ def _fix_passthrough(
         if places:
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings for e in edits):
-            listed, lists = pt.marked_lists(marked)
-            found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
+            for named in ("", "tolerations"):  # a marker in a list of other maps may fail the render: then in theirs
+                listed, lists = pt.marked_lists(marked, named)
+                found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
+                if not found.error:
+                    break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
                 pt.toleration_places(found.stream, maps, lists, edits, found.rest)
         if not places and list(leaves) == [""]:
@@ -2239,15 +2251,21 @@ def _fix_passthrough(
             options = copts.render((f,), sets=False)
             _, r, want = by_options.get(repr(options), (None, Render([], ""), ""))
             alone = not (r.error and f in copts.values_files and yours)
+            # the file's own device keys may ask for devices only with the user's --set (`ollama.enabled=true`)
+            by_set = f in copts.values_files and yours and yours[1] != yours[0].stream and want in ("", r.stream)
+            if by_set:
+                alone = False
             if not alone:  # the file does not render alone (a chart without values.yaml reads the user's other
                 options, (r, want) = copts.render(), yours  # files and --set): its device keys in the user's values
             if not want or want == r.stream:
                 continue  # this file alone asks for no device
             fsources, edits, rcts = edits_of(options, r, want)
             if not alone:
-                edits = _edits_in_file(edits, value_sources(root, outcome.display, copts, copts.render((f,), False)))
-                if not edits:
-                    continue  # the device keys are in the user's other files or --set
+                filed = value_sources(root, outcome.display, copts, copts.render((f,), False))
+                own = _edits_in_file(edits, ValueSources(filed.user, {}) if by_set else filed)
+                if not own or (by_set and own != edits):
+                    continue  # the device keys are in the user's other files or --set (or, by_set, the defaults)
+                edits = own
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
             stale = pt.superseded(edits, templates, default_edits, default_templates)
@@ -2620,7 +2638,7 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
             node[key] = {}
         node = node[key]
     node[leaf.path[-1]] = True
-    outcome.changes = [Change(rel, before or None, yf.render())]
+    outcome.changes = [Change(rel, before if path.is_file() else None, yf.render())]
     if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
         from dramigrate.helm.idiomatic import chart_bump
 

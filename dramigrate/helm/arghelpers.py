@@ -1,0 +1,63 @@
+"""Pattern B through a helper's argument: a helper that writes a container's `resources:` from the `resources` map
+of the context it is called with (`{{- include "sim.resources" .Values.ollama | nindent 10 }}`, the define writing
+`resources:` and then `toYaml .resources.limits` and `toYaml .resources.requests`, each under its own key).
+
+Seen through the call site's argument, that is the values map `ollama.resources` passed through: the pass-through
+rewrite (passthrough.py) reads the call as `toYaml .Values.ollama.resources`, and the helper gets the map's `claims`
+under its `resources:` key (`{{- with .resources.claims }}`), which renders nothing for the other maps the helper is
+called with (they have no claims)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from dramigrate.helm.helper import blocks
+
+# a field of `.` (`.resources`), not of a variable or of a call's result
+_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
+_WRITE = re.compile(r"\btoYaml\s+\.resources(?:\.(limits|requests))?(?![.\w])")
+_RESOURCES_KEY = re.compile(r"\s*resources:\s*")
+# a call with a values path (`include "sim.resources" .Values.ollama`, `$.Values.ollama`)
+_CALL = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+\$?(\.Values(?:\.[A-Za-z_]\w*)+)(?=[\s|)}])')
+
+
+@dataclass(frozen=True)
+class ArgHelper:
+    """A helper that writes `resources:` from its argument's `resources` map and reads nothing else of it."""
+
+    rel: str  # the template file that defines it
+    section: int  # 0-based line of its first `toYaml .resources.<section>`; -1 when it writes the map whole
+
+
+def arg_helpers(templates: dict[str, str]) -> dict[str, ArgHelper]:
+    """The chart's helpers (name -> ArgHelper) that write `resources:` from `.resources` of their argument alone."""
+    out = {}
+    for rel, text in templates.items():
+        lines = text.splitlines()
+        for b in blocks(text):
+            name = re.fullmatch(r'"([^"]+)"', b.cond)
+            body = lines[b.start + 1 : b.end]
+            if b.word != "define" or name is None or set(_FIELD.findall("\n".join(body))) != {"resources"}:
+                continue
+            writes = [(b.start + 1 + j, m) for j, line in enumerate(body) if (m := _WRITE.search(line))]
+            if writes and any(_RESOURCES_KEY.fullmatch(line) for line in body):
+                section = next((j for j, m in writes if m.group(1)), -1)
+                out[name.group(1)] = ArgHelper(rel, section)
+    return out
+
+
+def expand_calls(text: str, helpers: Collection[str]) -> str:
+    """The template with each call of an arg helper with a values path read as the `toYaml` of that path's
+    `resources` map (`include "sim.resources" .Values.ollama` -> `toYaml .Values.ollama.resources`), line for line."""
+    if not helpers:
+        return text
+    return _CALL.sub(lambda m: f"toYaml {m.group(2)}.resources" if m.group(1) in helpers else m.group(0), text)
+
+
+def called_maps(text: str, helpers: Collection[str]) -> set[tuple[str, tuple[str, ...]]]:
+    """(helper, the values path of the `resources` map) for each call of an arg helper with a values path in `text`."""
+    return {
+        (m.group(1), (*m.group(2).split(".")[2:], "resources")) for m in _CALL.finditer(text) if m.group(1) in helpers
+    }
