@@ -73,3 +73,17 @@ def test_an_empty_values_file_gets_the_switch(tmp_path: Path, run_cli: RunCli) -
     assert values.startswith(("dra:", "#")), values  # no blank line before the block
     assert "enabled: true" in values
     assert "claims:" in (chart / "templates" / "chat.yaml").read_text()
+
+
+def test_a_chart_rendering_a_tag_yaml_does_not_know_is_proven(tmp_path: Path, run_cli: RunCli) -> None:
+    """A template that writes `value: !!string {{ ... }}` (mlbench does) renders, and Kubernetes reads the value as
+    a string; the proof reads it the same way. Was: fix stopped with `internal error ... could not determine a
+    constructor for the tag 'tag:yaml.org,2002:string'` and left the chart alone."""
+    env = "          env:\n            - name: WORKERS\n              value: !!string {{ .Values.workers }}\n"
+    template = LITERAL_GPU + env
+    chart = chart_with(tmp_path, "chat", {"templates/chat.yaml": template, "values.yaml": "workers: 4\n"})
+    code, _, err = run_cli(["fix", chart], timeout=120)
+    assert code == 0, err
+    assert "internal error" not in err
+    assert "proven" in err
+    assert "claims:" in (chart / "templates" / "chat.yaml").read_text()

@@ -29,7 +29,21 @@ def _plain(node: Any) -> Any:
     return node
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The C loader, where a tag YAML does not know (`!!string`, `!custom`) reads as the node's plain value, as
+    Kubernetes' decoder reads it (a chart that renders `value: !!string 8` stopped the proof with an internal error)."""
+
+
+def _untagged(loader: Any, _suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)
+
+
+_Loader.add_multi_constructor("", _untagged)
+_LOADER = _Loader
 # A line starting with `---` and a blank (or nothing) begins a document wherever it stands (YAML forbids it inside
 # a scalar), so a stream is its documents read one `---` at a time.
 _DOCUMENT_START = re.compile(r"^(?=---(?:[ \t]|$))", re.MULTILINE)
