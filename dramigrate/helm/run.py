@@ -1472,9 +1472,9 @@ def _fix_idiomatic(
     subs = sorted(s for s in wanted if s)
     charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
     if len(charts) > 1 and leaves is None:
-        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-        if not _fix_umbrella_maps(*args, charts):  # charts that pass resources maps through (B/C), and others
-            _fix_leaves(*args, charts)  # each chart a literal device key (A)
+        args = _FixArgs(outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        if not _fix_umbrella_maps(args, charts):  # charts that pass resources maps through (B/C), and others
+            _fix_leaves(args, charts)  # each chart a literal device key (A)
         return
     sub = subs[0] if subs else ""
     leaf = root / sub if sub else root
@@ -1632,32 +1632,35 @@ class _LeafFix(NamedTuple):
     shown: frozenset[str]  # its templates as the umbrella's render names them (charts/<alias>/templates/x.yaml)
 
 
-def _fix_umbrella_maps(
-    outcome: ChartOutcome,
-    root: Path,
-    copts: ChartOptions,
-    rules: RuleSet,
-    settings: Settings,
-    target: Target,
-    work: Workdir,
-    wanted: dict[str, set[str]],
-    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
-    given: set[str],
-    mode: str,
-    relations: list[Relation] | None,
-    charts: list[str],
-) -> bool:
+class _FixArgs(NamedTuple):
+    """What _fix_idiomatic is given, handed on whole to the umbrella steps (which call it per chart)."""
+
+    outcome: ChartOutcome
+    root: Path
+    copts: ChartOptions
+    rules: RuleSet
+    settings: Settings
+    target: Target
+    work: Workdir
+    wanted: dict[str, set[str]]
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+    given: set[str]
+    mode: str
+    relations: list[Relation] | None
+
+
+def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
     """An umbrella whose subcharts (and own templates, "") pass resources maps through (B/C): one pass-through
     rewrite of them, each subchart's claims under the keys it reads (its name or aliases); the charts with a literal
     device key (A) take their switches beside it, proven together. False when no chart passes a map through."""
+    outcome, root, copts, rules, settings, target, work, wanted, expected, _, _, _ = args
     by_chart = {s: _hints(outcome, root, s, wanted[s], rules) for s in charts}
     maps = [s for s in charts if by_chart[s] and all(p.letter in ("B", "C") for p in by_chart[s].values())]
     if not maps:
         return False
     switch = None
     if others := [s for s in charts if s not in maps]:
-        args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-        fixed = _rewrite_leaves(*args, others)
+        fixed = _rewrite_leaves(args, others)
         if fixed is None:
             return True
 
@@ -1681,30 +1684,13 @@ def _fix_umbrella_maps(
     return True
 
 
-def _rewrite_leaves(
-    outcome: ChartOutcome,
-    root: Path,
-    copts: ChartOptions,
-    rules: RuleSet,
-    settings: Settings,
-    target: Target,
-    work: Workdir,
-    wanted: dict[str, set[str]],
-    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
-    given: set[str],
-    mode: str,
-    relations: list[Relation] | None,
-    subs: list[str],
-) -> list[_LeafFix] | None:
+def _rewrite_leaves(args: _FixArgs, subs: list[str]) -> list[_LeafFix] | None:
     """Each chart of `subs` (an umbrella's subcharts, "" its own templates) rewritten behind its switch; None when one
     is manual work (the outcome says why)."""
     leaves: list[_LeafFix] = []
     for n, sub in enumerate(subs, start=1):
-        one = {sub: wanted[sub]}
-        _fix_idiomatic(
-            outcome, root, copts, rules, settings, target, work, one, expected, given, mode, relations, leaves
-        )
-        if outcome.manual or len(leaves) < n:
+        _fix_idiomatic(*args._replace(wanted={sub: args.wanted[sub]}), leaves)
+        if args.outcome.manual or len(leaves) < n:
             return None
     return leaves
 
@@ -1717,28 +1703,14 @@ def _umbrella_changes(parts: list[list[Change]]) -> list[Change]:
     return changes
 
 
-def _fix_leaves(
-    outcome: ChartOutcome,
-    root: Path,
-    copts: ChartOptions,
-    rules: RuleSet,
-    settings: Settings,
-    target: Target,
-    work: Workdir,
-    wanted: dict[str, set[str]],
-    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
-    given: set[str],
-    mode: str,
-    relations: list[Relation] | None,
-    subs: list[str],
-) -> None:
+def _fix_leaves(args: _FixArgs, subs: list[str]) -> None:
     """An umbrella whose device requests come from several charts (`subs`: its subcharts, and "" its own templates),
     each a literal device key with a values count (pattern A): each rewritten behind its own `dra.enabled`
     (`<subchart>.dra.enabled` in the umbrella's values), one version bump of the umbrella, and the charts proven
     together: every switch off renders byte-identical, every switch on renders the migration (was: manual, "run fix
     on each"). The report names the switches."""
-    args = (outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
-    leaves = _rewrite_leaves(*args, subs)
+    outcome, root, _, _, settings, _, work, _, expected, _, mode, _ = args
+    leaves = _rewrite_leaves(args, subs)
     if leaves is None:
         return
     changes = _umbrella_changes([f.changes for f in leaves])
