@@ -167,3 +167,24 @@ def test_each_vendor_in_an_if_of_its_own(tmp_path: Path, vendor: str) -> None:
         assert classes == ([cls] if cls else []) and list(counts.values()) == ([2] if cls else [])
         assert pods["release-name-llm"]["containers"][0]["resources"]["limits"] == {"memory": "8Gi"}
         assert ("resourceClaims" in pods["release-name-llm"]) is bool(cls)
+
+
+def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
+    """What a maintainer reviews in the rewritten comfyui-shaped chart: the `else if eq .Values.gpu.type "amd"`
+    branch is tested as `eq .Values.gpu.type "amd"` (not also `not (eq ... "nvidia")`, which that test implies), and
+    every branch of the claim reads dra.deviceClassName (empty in values.yaml: each vendor's own class), so a class
+    set there is used for AMD too. Was: the AMD claim wrote gpu.amd.com whatever the values said."""
+    values = "gpu:\n  enabled: true\n  type: nvidia\n  count: 1\n"
+    chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_BY_TYPE, "values.yaml": values})
+    outcome = fix_chart(chart)
+    assert any('gpu.type changed to "amd"' in c for c in outcome.checked)
+    written = (chart / "templates/ui.yaml").read_text() + (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert "not (eq .Values.gpu.type" not in written
+    assert '(eq .Values.gpu.type "nvidia") (eq .Values.gpu.type "amd")' in written
+    assert 'deviceClassName: {{ .Values.dra.deviceClassName | default "gpu.amd.com" }}' in written
+    assert 'deviceClassName: ""' in (chart / "values.yaml").read_text()
+    for name in ("nvidia", "amd"):
+        file = tmp_path / "on.yaml"
+        file.write_text(f"dra: {{enabled: true, deviceClassName: mine}}\ngpu: {{enabled: true, type: {name}}}\n")
+        (template,) = [d for d in dra_render(chart, file)[0] if d["kind"] == "ResourceClaimTemplate"]
+        assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "mine"

@@ -313,7 +313,8 @@ def _conditions(
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
                 reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
             raise NotIdiomatic(pattern, rel, reason)
-        own = [f"(not {_group(_rooted(c, context))})" for c in before]
+        # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
+        own = [f"(not {_group(_rooted(c, context))})" for c in before if not (cond and _other_literal(c, cond))]
         if cond:
             own.append(_group(_rooted(cond, context)))
         out += own
@@ -322,6 +323,27 @@ def _conditions(
         body, nested = _range_body(text, offset)
         loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested)
     return out, context, branch, added, loop
+
+
+def _plain_else(d: Device) -> bool:
+    """Whether the key sits in the plain `else` of its `if` chain (its conditions: only the `not` of those before)."""
+    return (
+        bool(d.branch)
+        and d.branch[1] == len(d.branch_conditions)
+        and all(c.startswith("(not ") for c in d.branch_conditions)
+    )
+
+
+def _compared(cond: str) -> tuple[str, str] | None:
+    """`eq <value> <literal>` (either order, parenthesised or not) as (value, literal); None for another test."""
+    m = _EQ_LITERAL.fullmatch(_group(cond.strip()))
+    return None if m is None else (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+
+
+def _other_literal(before: str, cond: str) -> bool:
+    """Whether `cond` compares the value `before` compares with another literal: `cond` holding implies `not before`."""
+    a, b = _compared(before), _compared(cond)
+    return a is not None and b is not None and a[0] == b[0] and a[1] != b[1]
 
 
 def _range_locals(text: str, offset: int) -> frozenset[str]:
@@ -817,7 +839,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
         + " asks for"
-        + (" (empty: the class of the device resource named)" if device_class == '""' else ""),
+        + (" (empty: the class of the device resource asked for)" if device_class == '""' else ""),
         "existingClaimTemplate": "Name of an existing ResourceClaimTemplate to use instead of the chart's own",
     }
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
@@ -1018,6 +1040,7 @@ def build(
     device_class = str(classes.pop())
     if any(w.named and "deviceClassName" in w.named.spec.values() for w in workloads):
         device_class = '""'  # pattern E with names of several classes: each name's own class unless set
+    primary_class, device_class = device_class, '""' if any(w.choices for w in workloads) else device_class
     changes = []
     sections = []
     by_rel: dict[str, list[Workload]] = {}
@@ -1038,6 +1061,8 @@ def build(
     sections = [
         s if k == 0 or "---\n" + start in s else s.replace(start, "---\n" + start, 1) for k, s in enumerate(sections)
     ]
+    if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
+        sections = [_classless(s, primary_class) for s in sections]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -1108,10 +1133,10 @@ def _compared_ifs(by_resource: dict[str, list[Device]]) -> bool:
     outer: set[tuple[str, ...]] = set()
     for res, own in by_resource.items():
         tests = {tuple(d.branch_conditions) for d in own}
-        m = _EQ_LITERAL.fullmatch(next(iter(tests))[0]) if len(tests) == 1 and len(next(iter(tests))) == 1 else None
-        if m is None or any(d.branch is None or d.branch[1] for d in own):
+        test = _compared(next(iter(tests))[0]) if len(tests) == 1 and len(next(iter(tests))) == 1 else None
+        if test is None or any(d.branch is None or d.branch[1] for d in own):
             return False
-        compared[res] = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        compared[res] = test
         outer |= {tuple(d.conditions[: len(d.conditions) - 1]) for d in own}
     values = {value for value, _ in compared.values()}
     return len(outer) == 1 and len(values) == 1 and len({lit for _, lit in compared.values()}) == len(compared)
@@ -1726,7 +1751,7 @@ def _pod_edits(
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
     on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
     # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
-    whole = any(d.branch and d.branch[1] == len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
+    whole = any(_plain_else(d) and len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
     picked = [_or(*picks.values())] if picks and not whole else []
     in_pod = conditions  # what the pod reads: inside `range`, not that the range has items
     loop, first = (
@@ -1850,7 +1875,7 @@ def _pod_edits(
             tol_text = []
             for res, own in branch_tols.items():
                 if own:
-                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
+                    tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
                     tol_text.append(f"{p}  {{{{- end }}}}")
     if w.named:
         tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
@@ -2275,13 +2300,33 @@ def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
 
 def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
     """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
-    for that branch's device) under that branch's condition; the migrated branch reads dra.deviceClassName."""
+    for that branch's device) under that branch's condition; each branch reads dra.deviceClassName, its own class
+    when that is empty (values.yaml leaves it empty: one class would be wrong for the other vendor)."""
     out = []
     for k, (res, cond) in enumerate(picks.items()):
         delta, requests = w.choices.get(res, (w.delta, w.requests))
-        text = _sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), device_class)
-        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {cond} -}}}}\n{text}")
+        own = _class_of(delta.spec, res, requests) or device_class
+        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), own), own)
+        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
     return "".join(out) + "{{- end }}\n"
+
+
+def _classless(spec: str, device_class: str) -> str:
+    """A claim spec that reads dra.deviceClassName, reading `device_class` when the value is empty."""
+    default = f"{{{{ .Values.dra.deviceClassName | default {json.dumps(device_class)} }}}}"
+    return spec.replace("{{ .Values.dra.deviceClassName }}", default)
+
+
+def _bare(cond: str) -> str:
+    """A condition as an action's whole argument: `(eq .Values.gpu.type "amd")` -> `eq .Values.gpu.type "amd"`."""
+    if not (cond.startswith("(") and cond.endswith(")")):
+        return cond
+    depth, plain = 0, re.sub(r'"(?:[^"\\]|\\.)*"|`[^`]*`', '""', cond)  # a quoted ")" is no parenthesis
+    for k, ch in enumerate(plain):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and k < len(plain) - 1:
+            return cond  # `(a) (b)`: two terms
+    return cond[1:-1]
 
 
 def _or(*parts: str) -> str:
