@@ -173,7 +173,9 @@ def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
     """What a maintainer reviews in the rewritten comfyui-shaped chart: the `else if eq .Values.gpu.type "amd"`
     branch is tested as `eq .Values.gpu.type "amd"` (not also `not (eq ... "nvidia")`, which that test implies), and
     every branch of the claim reads dra.deviceClassName (empty in values.yaml: each vendor's own class), so a class
-    set there is used for AMD too. Was: the AMD claim wrote gpu.amd.com whatever the values said."""
+    set there is used for AMD too; the switch and the vendor choice, which the claim, the container's claims and the
+    toleration all test, are one variable. Was: the AMD claim wrote gpu.amd.com whatever the values said, and the
+    long condition was written three times in the template (four in comfyui's, whose pod has GPU tolerations)."""
     values = "gpu:\n  enabled: true\n  type: nvidia\n  count: 1\n"
     chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_BY_TYPE, "values.yaml": values})
     outcome = fix_chart(chart)
@@ -183,6 +185,10 @@ def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
     assert '(eq .Values.gpu.type "nvidia") (eq .Values.gpu.type "amd")' in written
     assert 'deviceClassName: {{ .Values.dra.deviceClassName | default "gpu.amd.com" }}' in written
     assert 'deviceClassName: ""' in (chart / "values.yaml").read_text()
+    # the pod's claim, its container's and the toleration test the switch with the vendor choice: written once
+    template = (chart / "templates/ui.yaml").read_text()
+    assert template.count("(or (eq .Values.gpu.type") == 1
+    assert "{{- if and $dra (gt (int .Values.gpu.count) 0) }}" in template
     for name in ("nvidia", "amd"):
         file = tmp_path / "on.yaml"
         file.write_text(f"dra: {{enabled: true, deviceClassName: mine}}\ngpu: {{enabled: true, type: {name}}}\n")

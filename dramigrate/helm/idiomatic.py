@@ -28,7 +28,7 @@ import itertools
 import json
 import re
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1495,7 +1495,7 @@ def _rewrite_template(
     edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
-    return "\n".join(out) + ("\n" if parts[0].text.endswith("\n") else ""), sections
+    return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
 
 
 def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
@@ -1663,6 +1663,97 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
         fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
         out.append(fail)
     return "".join(out)
+
+
+_SWITCH = re.compile(r"and \$?\.Values\.dra\.enabled\b")
+
+
+def _terms(expr: str) -> list[str]:
+    """The top-level terms of a template expression (`and .a (or .b .c)` -> `and`, `.a`, `(or .b .c)`)."""
+    out, depth, term = [], 0, ""
+    plain = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), expr)  # a quoted space is no gap
+    for ch, seen in zip(expr, plain, strict=True):
+        depth += {"(": 1, ")": -1}.get(seen, 0)
+        if seen == " " and depth == 0:
+            out, term = (out + [term]) if term else out, ""
+        else:
+            term += ch
+    return out + [term] if term else out
+
+
+def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
+    """Each condition of the DRA switch in the template's actions (`if and .Values.dra.enabled ...`, or such an `and`
+    in parentheses): its span, its top-level terms, and those terms read from the root (`$.Values`)."""
+    uses = []
+    for start, end, word in _actions(text):
+        for m in _SWITCH.finditer(text, start, end):
+            at = m.start()
+            if text[at - 1] == "(":
+                depth, stop = 0, at - 1
+                for stop in range(at - 1, end):
+                    depth += {"(": 1, ")": -1}.get(text[stop], 0)
+                    if depth == 0:
+                        break
+            elif word == "if" and re.fullmatch(r"\{\{-?\s*if ", text[start:at]):
+                stop = start + len(re.sub(r"\s*-?\}\}$", "", text[start:end]))
+            else:
+                continue
+            terms = _terms(text[at:stop])
+            uses.append((at, stop, terms, [_from_root(t) for t in terms]))
+    return uses
+
+
+def _one_variable(text: str) -> str:
+    """The template with the DRA switch's conditions sharing one variable where they share a long start (three
+    terms or more: comfyui's `and .Values.dra.enabled .Values.gpu.enabled (or (eq ...) (eq ...))`, written four
+    times), defined once where every use sees it: `{{- $dra := ... }}`, then `if $dra`, `if and $dra (gt ...)`.
+    Left as is when a term reads a template variable or `.` (the variable's place may read them otherwise)."""
+    uses = _switch_uses(text)
+    if len(uses) < 2 or re.search(r"\$dra\b", text):
+        return text
+    common = _shared_start([u[3] for u in uses])
+    if len(common) < 4 or any(re.search(r"\$(?!\.)|(?<![\w$)\]])\.(?!Values\b)[A-Za-z_]", t) for t in common):
+        return text
+    stacks = [_open_blocks(text, u[0]) for u in uses]
+    prefix = len(_shared_start(stacks))
+    if any(word in ("define", "block") for stack in stacks for _, word in stack[prefix:]):
+        return text  # a use inside a helper's body: a variable outside it is not seen there
+    lines = text.splitlines(keepends=True)
+    line = bisect.bisect_right(
+        list(itertools.accumulate(map(len, lines))), stacks[0][prefix][0] if len(stacks[0]) > prefix else uses[0][0]
+    )
+    if line == 0:
+        return text
+    root = not any(word in ("with", "range") for _, word in stacks[0][:prefix])
+    value = " ".join(re.sub(r"\$\.Values\b", ".Values", t) if root else t for t in common)
+    out = text
+    for start, stop, terms, _ in reversed(uses):
+        rest = terms[len(common) :]
+        wrapped = out[start - 1] == "(" and not rest  # `(and .Values.dra.enabled ...)` whole: `$dra`
+        use = " ".join(["and", "$dra", *rest]) if rest else "$dra"
+        out = out[: start - wrapped] + use + out[stop + wrapped :]
+    ind = re.match(r"[ \t]*", lines[line]).group(0)  # type: ignore[union-attr]
+    head = sum(map(len, lines[:line]))
+    return out[:head] + f"{ind}{{{{- $dra := {value} }}}}\n" + out[head:]
+
+
+def _shared_start(lists: Sequence[Sequence[Any]]) -> list[Any]:
+    """The items every list starts with."""
+    same = itertools.takewhile(lambda items: len(set(items)) == 1, zip(*lists, strict=False))
+    return [items[0] for items in same]
+
+
+def _open_blocks(text: str, offset: int) -> list[tuple[int, str]]:
+    """The blocks open at `offset`, outermost first: each one's opening offset and word."""
+    stack: list[tuple[int, str]] = []
+    for start, _end, word in _actions(text):
+        if start >= offset:
+            break
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append((start, word))
+        elif word == "end" and stack:
+            stack.pop()
+    return stack
 
 
 def _pod_edits(
