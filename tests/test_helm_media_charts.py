@@ -92,12 +92,14 @@ def plex(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ChartOut
 
 
 def test_claims_inside_with_read_the_switch_from_the_root(plex: tuple[Path, Path, ChartOutcome]) -> None:
-    """The `claims:` added under a `resources:` that sits inside `with .Values.pms.resources` reads the switch as
-    `$.Values.dra.enabled` (was: `.Values.dra.enabled`, a nil pointer there, and the rewrite was manual)."""
+    """The `claims:` added under a `resources:` that sits inside `with .Values.pms.resources` reads the switch from
+    the root (was: `.Values.dra.enabled`, a nil pointer there, and the rewrite was manual): through `$dra`, which the
+    pod's tolerations and claim test too, defined outside the `with`."""
     template = (plex[1] / "templates" / "statefulset.yaml").read_text()
     claims = template.index("          claims:\n")
     guard = template.rindex("{{- if ", 0, claims)
-    assert template[guard:claims].startswith("{{- if and $.Values.dra.enabled"), template
+    assert template[guard:claims].startswith("{{- if $dra }}"), template
+    assert template.index("{{- $dra := and .Values.dra.enabled ") < template.index("{{- with .Values.pms.resources")
     assert pod(plex[1])["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
 
 

@@ -1734,7 +1734,12 @@ def _one_variable(text: str) -> str:
         out = out[: start - wrapped] + use + out[stop + wrapped :]
     ind = re.match(r"[ \t]*", lines[line]).group(0)  # type: ignore[union-attr]
     head = sum(map(len, lines[:line]))
-    return out[:head] + f"{ind}{{{{- $dra := {value} }}}}\n" + out[head:]
+    define = f"{{{{- $dra := {value} }}}}"
+    if lines[line - 1].strip() and not lines[line - 1].endswith((" \n", "\t\n")):
+        return out[:head] + f"{ind}{define}\n" + out[head:]  # its `{{-` trims the line end it stands for
+    if lines[line].startswith(f"{ind}{{{{-"):  # a blank line or trailing spaces before: beside the trimming action
+        return out[: head + len(ind)] + define + out[head + len(ind) :]
+    return text
 
 
 def _shared_start(lists: Sequence[Sequence[Any]]) -> list[Any]:
