@@ -294,9 +294,10 @@ def _plain(value: Any) -> Any:
 
 def _as_text(value: Any) -> Any:
     """The value with each scalar as its text: a map passed through entry by entry with `{{ $v | quote }}` renders
-    the quantity `1` as "1", the same request."""
+    the quantity `1` as "1", the same request. A null key is left out: a values file's null deletes the chart's
+    default (`nvidia.com/gpu: null` beside `amd.com/gpu: "1"`), and a null request renders as none."""
     if isinstance(value, dict):
-        return {str(k): _as_text(v) for k, v in value.items()}
+        return {str(k): _as_text(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_as_text(v) for v in value]
     return str(value)
