@@ -46,3 +46,92 @@ def test_a_null_that_deletes_the_default_device_key_is_passed_through(tmp_path: 
     (claim,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
     assert claim["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.amd.com"
     assert list(counts.values()) == [2]
+
+
+# a pod-spec helper shared by the chart's workloads: given the root, the item and its profile (looked up by name in
+# values), it writes the containers with the item's own resources, else the profile's
+POD_HELPER = """\
+{{- define "batch.podSpec" -}}
+{{- $root := .root -}}
+{{- $obj := .obj -}}
+{{- $profile := .profile -}}
+serviceAccountName: {{ $root.Release.Name }}
+{{- with $obj.initContainers }}
+initContainers:
+{{ toYaml . | indent 2 }}
+{{- end }}
+
+containers:
+  - name: {{ $obj.name }}
+    image: {{ $obj.image }}
+{{- if $obj.resources }}
+    resources:
+{{ toYaml $obj.resources | indent 6 }}
+{{- else if $profile.resources }}
+    resources:
+{{ toYaml $profile.resources | indent 6 }}
+{{- end }}
+{{- end -}}
+"""
+CRONJOB = """\
+{{- $root := . -}}
+{{- range $idx, $task := .Values.tasks }}
+{{- $profile := index $root.Values.profiles $task.profile }}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: {{ $root.Release.Name }}-{{ $task.name }}
+spec:
+  schedule: {{ quote $task.schedule }}
+  jobTemplate:
+    spec:
+      template:
+        metadata:
+          labels:
+{{ toYaml $task.labels | indent 12 }}
+        spec:
+{{ include "batch.podSpec" (dict "root" $root "obj" $task "profile" $profile) | indent 10 }}
+{{- end }}
+"""
+PROFILES = """\
+tasks: []
+profiles:
+  small:
+    resources:
+      limits:
+        cpu: "1"
+  gpu:
+    resources:
+      limits:
+        cpu: "4"
+        nvidia.com/gpu: 1
+"""
+NIGHTLY = """\
+tasks:
+  - name: nightly
+    image: batch:1
+    profile: gpu
+    schedule: '0 1 * * *'
+    labels: {app: nightly}
+"""
+
+
+def test_a_map_passed_into_a_pod_spec_helper_gets_its_claims_in_the_helper(tmp_path: Path) -> None:
+    """The CronJob's pod spec is written by a helper that takes the map of a profile the task names: the pod's
+    `resourceClaims` go into that helper, beside its containers, read from the profile the container's resources
+    come from and rendered with the helper's root context (was: manual, the proof found the CronJob without its
+    resourceClaims)."""
+    files = {"values.yaml": PROFILES, "templates/cronjob.yaml": CRONJOB, "templates/_pod.tpl": POD_HELPER}
+    chart = chart_with(tmp_path, "batch", files)
+    nightly = tmp_path / "nightly.yaml"
+    nightly.write_text(NIGHTLY)
+    fix_chart(chart, values=(nightly,))
+    helper = (chart / "templates/_pod.tpl").read_text()
+    assert "$obj.resourceClaims" not in helper  # the task's own map asks for no device: only the profile's counts
+    out, counts, _ = dra_render(chart, tmp_path / "nightly-dra.yaml")
+    (job,) = [d for d in out if d["kind"] == "CronJob"]
+    pod = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] in counts
+    assert list(counts.values()) == [1]

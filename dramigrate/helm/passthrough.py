@@ -37,6 +37,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls
+from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import (
     _block_end,
     _comment_style,
@@ -999,27 +1000,30 @@ def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
 
 
 def template_edits(
-    text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False, helpers: dict[str, str] | None = None
+    text: str,
+    rel: str,
+    needs: dict[Path_, set[str]],
+    scoped: bool = False,
+    helpers: dict[str, str] | None = None,
+    within: PodDefine | None = None,
 ) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
-    through one of the `helpers`, map_helpers), unless it renders that sibling already."""
+    through one of the `helpers`, map_helpers), unless it renders that sibling already. `within`: only the reads in
+    that define's pod (pod_defines), its claim names rendered with its root context."""
     variables, ranges = _index_variables(text), _range_variables(text)
     read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
-    # the line the pod-level keys go before: the pod's (init) containers, or a single container (KServe's `model:`)
-    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
-    heads = {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
-    edits = _Edits(text, rel, scoped, heads, text.splitlines())
+    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$")
     found = []
-    for i in range(len(edits.lines)):
+    for i in within.lines if within else range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
             if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
                 target = next((p for p in needs if _ends_with(p, [*words, key])), None)
                 ref = (words, key, _SECTION, ref[3], ref[4])
-            if target is not None:
+            if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
@@ -1027,6 +1031,95 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
     return edits.out()
+
+
+def _pod_heads() -> set[str]:
+    """The lines the pod-level keys go before: the pod's (init) containers, or a single container (KServe's
+    `model:`)."""
+    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
+    return {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
+
+
+@dataclass(frozen=True)
+class PodDefine:
+    """A define that writes a pod's containers and passes a resources map into one (pod_defines)."""
+
+    lines: range  # 0-based lines of its body from its `containers:` on
+    root: str  # the expression of the chart's root context in it: `$root` (`{{- $root := .root -}}`) or `$`
+    # its variables set from a field of its argument (`{{- $obj := .obj -}}`), each with the values paths the
+    # templates fix changes pass in that field (`(dict "obj" $task)` inside `range $task := .Values.batchTasks`:
+    # batchTasks.*); a variable some caller passes anything else is not here
+    known: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    def takes(self, base: str, tail: list[str], target: Path_) -> bool:
+        """Whether a read of `<base>.<tail...>` in the define can be the values map `target`."""
+        var = re.fullmatch(r"(\$\w+)((?:\.\w+)*)", base)
+        if var is None or var.group(1) not in self.known:
+            return True
+        fields = var.group(2).split(".")[1:]
+        return any(_ends_with(target, [*words, *fields, *tail]) for words in self.known[var.group(1)])
+
+
+_INCLUDED = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+_ARG_FIELD = re.compile(r"\{\{-?\s*(\$\w+)\s*:=\s*\.(\w+)\s*-?\}\}")
+_DICT_ENTRY = re.compile(r'"(\w+)"\s+([$.][\w.$]*)')
+
+
+def _values_words(expr: str, ranges: dict[str, tuple[list[str], int]]) -> list[str] | None:
+    """The values path (keys under .Values, `*` for a list item) of an expression a template passes, or None."""
+    if m := re.fullmatch(r"\$?\.Values((?:\.\w+)+)", expr):
+        return m.group(1).split(".")[1:]
+    if (m := re.fullmatch(r"(\$\w+)((?:\.\w+)*)", expr)) and m.group(1) in ranges:
+        return [*ranges[m.group(1)][0], *m.group(2).split(".")[1:]]
+    return None
+
+
+def _argument_paths(body: str, name: str, templates: dict[str, str]) -> dict[str, list[list[str]]]:
+    """The define's variables set from a field of its argument, with the values paths each call of `templates` (the
+    ones fix changes) passes in that field (`include "x.podSpec" (dict "obj" $task)`); a variable is left out when
+    a call passes anything else."""
+    calls = re.compile(rf'\b(?:include|template)\s+"{re.escape(name)}"\s+(\(dict\s[^()]*\)|[^\s)}}]+)')
+    passed: list[tuple[dict[str, str], dict[str, tuple[list[str], int]]]] = []
+    for text in templates.values():
+        ranges = _range_variables(text)
+        passed += [(dict(_DICT_ENTRY.findall(c.group(1))), ranges) for c in calls.finditer(text)]
+    out: dict[str, list[list[str]]] = {}
+    for var, key in _ARG_FIELD.findall(body):
+        paths = [_values_words(args[key], ranges) if key in args else None for args, ranges in passed]
+        if paths and all(p is not None for p in paths):
+            out[var] = [p for p in paths if p is not None]
+    return out
+
+
+_ROOT_VAR = re.compile(r"(\$\w*)\.(?:Values|Release|Chart|Capabilities)\b")
+
+
+def pod_defines(templates: dict[str, str], rels: set[str]) -> dict[str, list[PodDefine]]:
+    """The helper files (rel -> defines) whose defines, included from a template of `rels` (or from such a define),
+    write a pod's `containers:` and a resources map below it (`toYaml $profile.resources` in a pod-spec helper
+    given `(dict "root" $ "profile" $profile)`): the pass-through's pod-level keys go in the define."""
+    heads = _pod_heads()
+    defined = {
+        b.cond.strip('"'): (rel, b) for rel, text in templates.items() for b in blocks(text) if b.word == "define"
+    }
+    called = {n for rel in rels for n in _INCLUDED.findall(templates.get(rel, ""))}
+    seen: set[str] = set()
+    out: dict[str, list[PodDefine]] = {}
+    while called - seen:
+        name = min(called - seen)
+        seen.add(name)
+        if name not in defined or defined[name][0] in rels:
+            continue
+        rel, block = defined[name]
+        lines = templates[rel].splitlines()[: block.end]
+        body = "\n".join(lines[block.start + 1 :])
+        called |= set(_INCLUDED.findall(body))
+        head = next((i for i in range(block.start + 1, block.end) if lines[i].strip() in heads), None)
+        if head is not None and _MAP_EXPR.search("\n".join(lines[head:])):
+            root = next((v for v in _ROOT_VAR.findall(body) if v != "$"), "$")
+            known = _argument_paths(body, name, {r: t for r, t in templates.items() if r in rels})
+            out.setdefault(rel, []).append(PodDefine(range(head, block.end), root, known))
+    return out
 
 
 _SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
@@ -1136,6 +1229,7 @@ class _Edits:
     lines: list[str] = field(default_factory=list)
     inserts: dict[int, list[str]] = field(default_factory=dict)
     replaced: dict[int, str] = field(default_factory=dict)
+    root: str = "$"  # the chart's root context where the edits go (a define's `$root := .root`)
 
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
 
@@ -1169,7 +1263,7 @@ class _PodList:
 
 def _list_block(t: _Edits, name: str, ind: str, expr: str) -> list[str]:
     # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
-    render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
+    render = f"tpl (toYaml .) {t.root}" if t.scoped and name == "resourceClaims" else "toYaml ."
     return [
         f"{ind}{{{{- with {expr} }}}}",
         f"{ind}{name}:",
@@ -1841,8 +1935,15 @@ def build(
         if after != text:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
-    for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
-        if rel not in rels and (after := _reads_edited(claimed.get(rel, text), rel, reads or set())) != text:
+    texts = _templates(root)
+    defines = pod_defines({rel: claimed.get(rel, text) for rel, text in texts.items()}, rels)
+    for rel, text in texts.items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
+        if rel in rels:
+            continue
+        after = claimed.get(rel, text)
+        for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
+            after = template_edits(after, rel, map_paths, scoped, helpers, define)
+        if (after := _reads_edited(after, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
     if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):
