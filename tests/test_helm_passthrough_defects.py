@@ -9,6 +9,11 @@ from pathlib import Path
 
 from conftest import chart_with, dra_render, fix_chart
 
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
 SERVER = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -135,3 +140,37 @@ def test_a_map_passed_into_a_pod_spec_helper_gets_its_claims_in_the_helper(tmp_p
     assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] in counts
     assert list(counts.values()) == [1]
+
+
+# a chart that checks the per-node GPU count is set before it renders its multi-node StatefulSet
+CHECKED = """\
+{{- define "engine.validate" -}}
+{{- $gpu := "" -}}
+{{- with .Values.resources -}}{{- with .limits -}}{{- $gpu = index . "nvidia.com/gpu" -}}{{- end -}}{{- end -}}
+{{- if not $gpu -}}
+{{- fail "multi-node needs resources.limits.\\"nvidia.com/gpu\\" set to the GPUs of each node" -}}
+{{- end -}}
+{{- end }}
+"""
+NODES = "resources:\n  limits:\n    nvidia.com/gpu: 8\n"
+
+
+def test_a_check_that_reads_the_device_key_through_with_is_named_with_its_message(tmp_path: Path) -> None:
+    """The chart's own check reads the device key through `with` blocks on the map and its section and fails
+    without it: the DRA values, which move the count into a claim, cannot satisfy it. The manual message names the
+    helper line that reads the key and shows the chart's `fail` message, whose quotes the template escapes (was:
+    'Helm's message is not shown', the line never named)."""
+    files = {
+        "values.yaml": "resources: {}\n",
+        "templates/server.yaml": '{{- include "engine.validate" . }}\n' + SERVER,
+        "templates/_helpers.tpl": CHECKED,
+    }
+    chart = chart_with(tmp_path, "engine", files)
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(NODES)
+    outcome = run_chart(
+        chart, ChartOptions(values_files=(nodes,)), load_rules(), Settings(), Target.parse("1.36"), "fix"
+    )
+    assert not outcome.proven
+    assert outcome.manual.startswith('templates/_helpers.tpl:3 reads resources.limits["nvidia.com/gpu"] itself')
+    assert 'multi-node needs resources.limits."nvidia.com/gpu" set to the GPUs of each node' in outcome.manual

@@ -1894,8 +1894,10 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                 indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
                 if reread(line, {(path, section, key)}) != line:
                     continue  # rewritten to read deviceCounts
-                if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
-                    indexed and _QUOTED.findall(indexed.group(1)) == words
+                if (
+                    (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
+                    or (indexed and _QUOTED.findall(indexed.group(1)) == words)
+                    or _reads_through_with(line, words[-2:], key)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
@@ -1904,6 +1906,15 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
+
+
+def _reads_through_with(line: str, words: list[str], key: str) -> bool:
+    """Whether the line reads the device key from `.` inside `with`s of the map and its section on that line
+    (`{{- with .Values.resources }}{{- with .limits }}{{- $gpu = index . "nvidia.com/gpu" }}`): with the DRA values
+    the section may be gone (the device key was all it held), and the `with` around the read renders nothing."""
+    read = re.search(rf'\b(?:index|hasKey|get)\s+\.\s+"{re.escape(key)}"', line)
+    withs = re.findall(r"\bwith\s+\$?[\w.]*\.(\w+)\s*-?\}\}", line[: read.start()] if read else "")
+    return read is not None and all(w in withs for w in words)
 
 
 def _reads_edited(text: str, rel: str, reads: set[tuple[Path_, str, str]]) -> str:
