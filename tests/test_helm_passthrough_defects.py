@@ -1,5 +1,6 @@
 """Defects of the pass-through rewrite (patterns B and C) seen on real charts: a values file that swaps the chart's
-default device for another vendor's with a null.
+default device for another vendor's with a null, a pod spec written by a helper the workload includes, and a chart
+whose own check reads the device count.
 
 Renders are real (the Helm engine embedded in helm-python-sdk)."""
 
@@ -7,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -142,32 +145,53 @@ def test_a_map_passed_into_a_pod_spec_helper_gets_its_claims_in_the_helper(tmp_p
     assert list(counts.values()) == [1]
 
 
-# a chart that checks the per-node GPU count is set before it renders its multi-node StatefulSet
+# a chart that checks the per-node GPU count is set (read through `with`s of the map) before it renders its pods
 CHECKED = """\
 {{- define "engine.validate" -}}
 {{- $gpu := "" -}}
-{{- with .Values.resources -}}{{- with .limits -}}{{- $gpu = index . "nvidia.com/gpu" -}}{{- end -}}{{- end -}}
+READ
 {{- if not $gpu -}}
 {{- fail "multi-node needs resources.limits.\\"nvidia.com/gpu\\" set to the GPUs of each node" -}}
 {{- end -}}
 {{- end }}
 """
-NODES = "resources:\n  limits:\n    nvidia.com/gpu: 8\n"
+WITHS = "{{- with .Values.resources -}}{{- with .limits -}}"
+ASSIGNED = WITHS + '{{- $gpu = index . "nvidia.com/gpu" | default "" -}}{{- end -}}{{- end -}}'
+TESTED = WITHS + '{{- if hasKey . "nvidia.com/gpu" -}}{{- $gpu = "set" -}}{{- end -}}{{- end -}}{{- end -}}'
+NODES = "multiNode: true\nresources:\n  limits:\n    nvidia.com/gpu: 8\n"
+
+
+def _checked_chart(root: Path, read: str) -> tuple[Path, Path]:
+    files = {
+        "values.yaml": "resources: {}\n",
+        "templates/server.yaml": '{{- if .Values.multiNode }}{{ include "engine.validate" . }}{{ end }}\n' + SERVER,
+        "templates/_helpers.tpl": CHECKED.replace("READ", read),
+    }
+    nodes = root / "nodes.yaml"
+    nodes.write_text(NODES)
+    return chart_with(root, "engine", files), nodes
+
+
+def test_a_count_assigned_inside_withs_of_the_map_reads_the_dra_counts(tmp_path: Path) -> None:
+    """The chart's own check assigns the device count inside `with`s of the map and its section and fails without
+    it: the rewrite assigns it again from `deviceCounts`, which the DRA values set to the count the claim asks for,
+    so the chart renders with them and the check still fails with neither (was: manual, the rewritten chart did not
+    render)."""
+    chart, nodes = _checked_chart(tmp_path, ASSIGNED)
+    fix_chart(chart, values=(nodes,))
+    _, counts, pods = dra_render(chart, tmp_path / "nodes-dra.yaml")
+    assert list(counts.values()) == [8]
+    assert "nvidia.com/gpu" not in pods["release-name-server"]["containers"][0]["resources"].get("limits", {})
+    with pytest.raises(HelmError, match="set to the GPUs of each node"):
+        render_chart(chart, RenderOptions(set_values=("multiNode=true",)))
 
 
 def test_a_check_that_reads_the_device_key_through_with_is_named_with_its_message(tmp_path: Path) -> None:
-    """The chart's own check reads the device key through `with` blocks on the map and its section and fails
-    without it: the DRA values, which move the count into a claim, cannot satisfy it. The manual message names the
-    helper line that reads the key and shows the chart's `fail` message, whose quotes the template escapes (was:
-    'Helm's message is not shown', the line never named)."""
-    files = {
-        "values.yaml": "resources: {}\n",
-        "templates/server.yaml": '{{- include "engine.validate" . }}\n' + SERVER,
-        "templates/_helpers.tpl": CHECKED,
-    }
-    chart = chart_with(tmp_path, "engine", files)
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(NODES)
+    """A check that tests the device key inside `with`s of the map (no assignment fix can repeat): the DRA values,
+    which move the count into a claim, cannot satisfy it. The manual message names the helper line that reads the
+    key and shows the chart's `fail` message, whose quotes the template escapes (was: 'Helm's message is not shown',
+    the line never named)."""
+    chart, nodes = _checked_chart(tmp_path, TESTED)
     outcome = run_chart(
         chart, ChartOptions(values_files=(nodes,)), load_rules(), Settings(), Target.parse("1.36"), "fix"
     )

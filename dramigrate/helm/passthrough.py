@@ -1736,26 +1736,59 @@ def _read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None
     return re.compile(rf"(\$?){dotted}(?![\w.])(?=\s+\"{re.escape(key)}\")")
 
 
+def _action(body: str) -> str:
+    return r"\{\{-?\s*" + body + r"\s*-?\}\}\s*"
+
+
+def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None:
+    """A line's assignment of a dropped device key read from `.` inside `with`s of its map and section, all closed on
+    that line (`{{- with .Values.resources -}}{{- with .limits -}}{{- $gpu = index . "nvidia.com/gpu" -}}{{- end
+    -}}{{- end -}}`): with the DRA values the section may be gone, and the assignment with it."""
+    pattern = _read_pattern(path, section, key)
+    if pattern is None:
+        return None
+    dotted = r"\.Values\." + r"\.".join(re.escape(str(w)) for w in path)
+    assign = r"(\{\{-?\s*\$\w+\s*=[^{}]*?\bindex\s+\.\s+\"" + re.escape(key) + r"\"[^{}]*\}\})\s*"
+    return re.compile(
+        _action(rf"with\s+(\$?){dotted}") + _action(rf"with\s+\.{re.escape(section)}") + assign + _action("end") * 2
+    )
+
+
+def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
+    """Whether the template reads a dropped device key in a form reread rewrites."""
+    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
+    return any(p is not None and p.search(text) for p in found)
+
+
 def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
     """The template with each read of a dropped device key taking its map from the DRA values' `deviceCounts` beside
     the resources map when they set it (`index (.Values.deviceCounts | default .Values.resources.limits)
     "nvidia.com/gpu"`): with the device-plugin values `deviceCounts` is unset and the line reads as before; with
-    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`). The
-    lines that copy the device key into another container (copies) are left: with the key gone they write none."""
+    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`). An
+    assignment inside `with`s of the map (_with_read_pattern) is followed by the same assignment inside `with` the
+    counts (castai's sglang: the per-node GPU count its multi-node check asks for). The lines that copy the device
+    key into another container (copies) are left: with the key gone they write none."""
     lines = text.splitlines(keepends=True)
     kept = _copy_block_lines(text)
     for path, section, key in sorted(reads, key=repr):
-        pattern = _read_pattern(path, section, key)
-        if pattern is not None:
+        pattern, within = _read_pattern(path, section, key), _with_read_pattern(path, section, key)
+        if pattern is not None and within is not None:
             counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
             for n, line in enumerate(lines):
                 if n not in kept:
+                    line = within.sub(lambda m, c=counts: _counted_within(m, c), line)
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
     return "".join(lines)
 
 
 def _counted(m: re.Match[str], counts: str) -> str:
     return f"({m.group(1)}.Values.{counts} | default {m.group(0)})"
+
+
+def _counted_within(m: re.Match[str], counts: str) -> str:
+    whole = m.group(0).rstrip()
+    again = f"{{{{- with {m.group(1)}.Values.{counts} }}}}{m.group(2).rstrip()}{{{{- end }}}}"
+    return f"{whole}{again}{m.group(0)[len(whole) :]}"
 
 
 # a line that writes a device key with the count of the same key in a values resources map, a container copying it
@@ -1866,7 +1899,7 @@ def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> 
             k: get_path(merged, (*edit.path, section, k))
             for section, keys in edit.removed.items()
             for k in keys
-            if (pattern := _read_pattern(edit.path, section, k)) and any(pattern.search(t) for t in texts)
+            if any(reads_count(t, edit.path, section, k) for t in texts)
         }
         if counts:
             edit.siblings[COUNTS] = counts
