@@ -139,3 +139,17 @@ def test_a_call_site_whose_literal_argument_asks_for_no_device_is_left_alone(fix
     chart, outcome = fixed
     assert (chart / "templates/workbench.yaml").read_text() == WORKBENCH
     assert "templates/workbench.yaml" not in {c.rel for c in outcome.changes}
+
+
+def test_the_argument_built_at_the_call_site_is_written_once(fixed: tuple[Path, Any]) -> None:
+    """What a maintainer reviews in serve.yaml: the argument the rewrite builds (the call site's `dict "gpu" 4` and
+    the chart's `dra`) is one variable, defined once and passed by the call site, the pod's claim, its toleration
+    and the claim template. Was: the whole `(dict "gpu" 4 "dra" (dig "dra" (dict) $.Values.AsMap))` written six
+    times (coreweave-cosmos3's serving.yaml)."""
+    chart, outcome = fixed
+    template = (chart / "templates/serve.yaml").read_text()
+    assert template.count('dict "gpu" 4') == 1
+    assert '{{- $resourcesArgs := dict "gpu" 4 "dra" (dig "dra" (dict) .Values.AsMap) }}' in template
+    assert '{{- include "app.resources" $resourcesArgs | nindent 12 }}' in template
+    assert template.count("$resourcesArgs") >= 4
+    assert outcome.proven

@@ -71,7 +71,7 @@ def test_a_dict_argument_with_a_nested_call_gets_the_switch_threaded_in(tmp_path
     assert outcome.proven, outcome.report()
     for change in outcome.changes:
         (chart / change.rel).write_text(change.after, encoding="utf-8")
-    assert '(dict "gpu" (int .Values.gpu) "dra"' in (chart / "templates/serve.yaml").read_text()
+    assert 'dict "gpu" (int .Values.gpu) "dra"' in (chart / "templates/serve.yaml").read_text()
     assert "resourceClaims" in (on := render(chart)) and 'nvidia.com/gpu: "1"' not in on
     assert render(chart, **{"dra.enabled": "false"}) == original  # the user can turn it off
 

@@ -927,7 +927,7 @@ def rewrite_site_template(
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload. `pod_cond`: the pod spec is written by a helper the call site
     includes (rewrite_pod_helper wires it, under this condition): the template gets only the document."""
-    from dramigrate.helm.rootswitch import threaded_line
+    from dramigrate.helm.rootswitch import shared, threaded_line
 
     lines = text.splitlines()
     for w in wirings:
@@ -956,7 +956,10 @@ def rewrite_site_template(
         document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
         at_line = around[-1].end if around else len(lines)
         edits.append((at_line, at_line, document))
-    return _apply(lines, edits, text)
+    out = _apply(lines, edits, text)
+    for w in wirings:  # a `dict` argument the rewrite passes the chart's `dra` in: built once
+        out = shared(out, w.site.helper or define, w.site)
+    return out
 
 
 def rewrite_pod_helper(

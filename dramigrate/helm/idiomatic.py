@@ -1703,38 +1703,50 @@ def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
     return uses
 
 
+_NOT_ROOTED = re.compile(r"\$(?!\.)|(?<![\w$)\]])\.(?!Values\b)[A-Za-z_]")  # a template variable, or `.` not `.Values`
+
+
 def _one_variable(text: str) -> str:
     """The template with the DRA switch's conditions sharing one variable where they share a long start (three
     terms or more: comfyui's `and .Values.dra.enabled .Values.gpu.enabled (or (eq ...) (eq ...))`, written four
-    times), defined once where every use sees it: `{{- $dra := ... }}`, then `if $dra`, `if and $dra (gt ...)`.
-    Left as is when a term reads a template variable or `.` (the variable's place may read them otherwise)."""
+    times), defined once where every use sees it: `{{- $dra := ... }}`, then `if $dra`, `if and $dra (gt ...)`."""
     uses = _switch_uses(text)
-    if len(uses) < 2 or re.search(r"\$dra\b", text):
-        return text
     common = _shared_start([u[3] for u in uses])
-    if len(common) < 4 or any(re.search(r"\$(?!\.)|(?<![\w$)\]])\.(?!Values\b)[A-Za-z_]", t) for t in common):
+    if len(uses) < 2 or len(common) < 4:
         return text
-    stacks = [_open_blocks(text, u[0]) for u in uses]
+    spans = []
+    for start, stop, terms, _ in uses:
+        rest = terms[len(common) :]
+        wrapped = text[start - 1] == "(" and not rest  # `(and .Values.dra.enabled ...)` whole: `$dra`
+        spans.append((start - wrapped, stop + wrapped, " ".join(["and", "$dra", *rest]) if rest else "$dra"))
+    return define_once(text, spans, "$dra", " ".join(common))
+
+
+def define_once(text: str, spans: list[tuple[int, int, str]], name: str, value: str) -> str:
+    """`text` with each span (start, stop, its new text) replaced and `{{- <name> := <value> }}` defined once before
+    the first, where every span sees it (`value` reads the root as `$.Values`; `.Values` where `.` is the root).
+    `text` as it is when the name is taken, `value` reads a template variable or `.` (the place of the definition may
+    read them otherwise), a span sits in a `define` the others are not in, or no line can take the definition."""
+    if re.search(re.escape(name) + r"\b", text) or _NOT_ROOTED.search(value):
+        return text
+    spans = sorted(spans)
+    stacks = [_open_blocks(text, start) for start, _, _ in spans]
     prefix = len(_shared_start(stacks))
     if any(word in ("define", "block") for stack in stacks for _, word in stack[prefix:]):
         return text  # a use inside a helper's body: a variable outside it is not seen there
     lines = text.splitlines(keepends=True)
-    line = bisect.bisect_right(
-        list(itertools.accumulate(map(len, lines))), stacks[0][prefix][0] if len(stacks[0]) > prefix else uses[0][0]
-    )
+    at = stacks[0][prefix][0] if len(stacks[0]) > prefix else spans[0][0]
+    line = bisect.bisect_right(list(itertools.accumulate(map(len, lines))), at)
     if line == 0:
         return text
-    root = not any(word in ("with", "range") for _, word in stacks[0][:prefix])
-    value = " ".join(re.sub(r"\$\.Values\b", ".Values", t) if root else t for t in common)
+    if not any(word in ("with", "range") for _, word in stacks[0][:prefix]):
+        value = re.sub(r"\$\.Values\b", ".Values", value)
     out = text
-    for start, stop, terms, _ in reversed(uses):
-        rest = terms[len(common) :]
-        wrapped = out[start - 1] == "(" and not rest  # `(and .Values.dra.enabled ...)` whole: `$dra`
-        use = " ".join(["and", "$dra", *rest]) if rest else "$dra"
-        out = out[: start - wrapped] + use + out[stop + wrapped :]
+    for start, stop, new in sorted(spans, reverse=True):
+        out = out[:start] + new + out[stop:]
     ind = re.match(r"[ \t]*", lines[line]).group(0)  # type: ignore[union-attr]
     head = sum(map(len, lines[:line]))
-    define = f"{{{{- $dra := {value} }}}}"
+    define = f"{{{{- {name} := {value} }}}}"
     if lines[line - 1].strip() and not lines[line - 1].endswith((" \n", "\t\n")):
         return out[:head] + f"{ind}{define}\n" + out[head:]  # its `{{-` trims the line end it stands for
     if lines[line].startswith(f"{ind}{{{{-"):  # a blank line or trailing spaces before: beside the trimming action

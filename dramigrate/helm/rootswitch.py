@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from dramigrate.helm.helper import _BUILT, CallSite, blocks, enclosing
+from dramigrate.helm.idiomatic import define_once
 
 _LITERAL = re.compile(r"""\(dict(?:\s+(?:"[^"\\]*"|-?\d+(?:\.\d+)?|true|false))*\s*\)""")
 ROOT_DRA = '"dra" (dig "dra" (dict) $.Values.AsMap)'
@@ -39,3 +40,15 @@ def thread(root: Path, site: CallSite) -> CallSite:
 def threaded_line(line: str, define: str, site: CallSite) -> str:
     """The call site's include line with the threaded argument."""
     return line.replace(f'include "{define}" {site.given}', f'include "{define}" {site.arg}', 1)
+
+
+def shared(text: str, define: str, site: CallSite) -> str:
+    """The workload template with the argument passed in (`dict "gpu" 8 "dra" (dig ...)`), which the call site, the
+    pod's claim and toleration and the claim template each pass to the helper, built once in a variable
+    (`$resourcesArgs`, after the helper's last name part) where every use sees it; as it is when written once."""
+    if not site.given:
+        return text
+    spans = [(m.start(), m.end(), "") for m in re.finditer(re.escape(site.arg), text)]
+    name = "$" + re.sub(r"\W", "", define.rsplit(".", 1)[-1]) + "Args"
+    spans = [(start, stop, name) for start, stop, _ in spans]
+    return define_once(text, spans, name, site.arg[1:-1].strip()) if len(spans) > 1 else text
