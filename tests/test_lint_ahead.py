@@ -184,3 +184,36 @@ def test_the_kustomize_scan_reads_only_the_graph_files_grep_finds_a_device_in(
     assert {str((root / "plain" / n).resolve()) for n in plain} <= set(read)  # Python alone reads them all
     assert not any("/plain/" in p or "/cm-" in p for p in grep_read)  # with grep, none of them
     assert str((root / "pointer" / "ops.yaml").resolve()) in grep_read
+
+
+def test_the_kustomize_scan_asks_the_system_nothing_about_the_files_the_walk_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk lists each kustomization and each file a kustomization names as a regular file; the scan asked the
+    system again for each (a stat and an lstat per kustomization, a stat per resource: 3,000 calls on a repository of
+    a thousand kustomizations). It now asks only about what the walk did not list, and finds the same graph."""
+    from dramigrate.kustomize.graph import discover, load_many
+    from dramigrate.sources import resolve_paths
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n"
+    for folder, names in (("base", ["a", "b", "c"]), ("overlay", ["d"])):
+        (tmp_path / folder).mkdir()
+        for name in names:
+            (tmp_path / folder / f"{name}.yaml").write_text(cm.format(name))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- a.yaml\n- b.yaml\n- c.yaml\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n- d.yaml\n")
+    inputs = expand([str(tmp_path)])
+    listed = set(resolve_paths(inputs.files, inputs.resolved))
+    kustomizations = [str(k) for w in inputs.walked for k in w.kustomizations]
+    loads = dict(zip(kustomizations, load_many(kustomizations), strict=True))  # as the workers load them
+    asked: list[str] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda p, *a, real=real, **k: asked.append(os.fspath(p)) or real(p, *a, **k))
+    graph = discover(sorted(listed), walked=inputs.walked, preloaded=loads.get)
+    monkeypatch.undo()
+    base, overlay = (tmp_path / "base").resolve(), (tmp_path / "overlay").resolve()
+    assert sorted(graph.nodes) == [base, overlay]
+    assert graph.nodes[overlay].children == [base]
+    assert sorted(f.name for f in graph.nodes[base].files) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert listed & set(asked) == set()
