@@ -42,10 +42,13 @@ class RunResult:
 
 def _init(parent: int, settings: Settings, target: Target) -> None:
     """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them."""
+    import gc
+
     from dramigrate.lifetime import die_with_parent
 
     global _worker
     die_with_parent(parent)
+    gc.enable()  # forked during the folder walk, it starts with the walk's collector paused (sources.expand)
     if _worker is None or _worker[1:] != (settings, target):
         _worker = (load_rules(settings.rules), settings, target)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import gc
 import os
 import re
 import stat
@@ -60,6 +62,20 @@ def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection during the walk: it makes no reference cycles, and the collections its lists and tuples
+    set off took 5% of a 30,000-folder walk. A pool worker forked meanwhile turns it on again (engine._init)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@_collector_paused()
 def expand(
     paths: list[str],
     exclude: tuple[str, ...] = (),

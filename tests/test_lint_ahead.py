@@ -217,3 +217,37 @@ def test_the_kustomize_scan_asks_the_system_nothing_about_the_files_the_walk_lis
     assert graph.nodes[overlay].children == [base]
     assert sorted(f.name for f in graph.nodes[base].files) == ["a.yaml", "b.yaml", "c.yaml"]
     assert listed & set(asked) == set()
+
+
+def test_the_walk_runs_no_garbage_collection_and_a_worker_forked_during_it_collects(tree: Path) -> None:
+    """The folder walk makes no reference cycles, yet the lists and tuples of a large tree's listings set off a
+    collection every few hundred (5% of the walk's time): the collector is paused while it walks. The workers lint
+    ahead are forked during the walk: they turn it on again (a worker linting a large manifest makes cycles)."""
+    import gc
+
+    settings = Settings()
+    rules = load_rules(settings.rules)
+    runner = Ahead(rules, settings, Target.parse("1.36"))
+    stream = prefilter.Stream(rules, ahead=runner)
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()  # none is due as the walk starts
+    gc.callbacks.append(count)
+    try:
+        inputs = expand([str(tree)], found=stream.add, kustomization=runner.kustomization)
+    finally:
+        gc.callbacks.remove(count)
+    inputs.grep = stream.finish()
+    assert len(inputs.files) > prefilter.MIN_FILES
+    assert len(collections) <= 1  # the one due as the walk ends and the collector is on again
+    assert gc.isenabled()
+    try:
+        assert runner.pool is not None  # forked during the walk
+        assert runner.pool.submit(gc.isenabled).result()
+    finally:
+        inputs.grep.result()
+        runner.close()
