@@ -10,7 +10,12 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, read_regular
+from dramigrate.longints import guard_pyyaml
 from dramigrate.quantity import QuantityError, parse_quantity
+
+# every command and worker imports this module before it reads a file: from here on, PyYAML's loaders refuse an
+# integer too long for Python to convert at its line (longints)
+guard_pyyaml()
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")

@@ -1,0 +1,65 @@
+"""Hostile inputs of the thirteenth sweep (issue 11's checker, inputs not in the repo before): each beside good
+files, which are still migrated, while the bad one is named with file:line and left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ONE_GPU_POD, chart_with, run_dramigrate
+
+LONG = "9" * 5000  # past Python's int-string limit (4300 digits), far past int64
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("count.yaml", ONE_GPU_POD.format(name="p").replace("gpu: 1", f"gpu: {LONG}"), 11),
+        ("priority.yaml", ONE_GPU_POD.format(name="p").replace("spec:\n", f"spec:\n  priority: {LONG}\n"), 6),
+        (
+            "pod.json",
+            json.dumps(yaml.safe_load(ONE_GPU_POD.format(name="p")), indent=1).replace(": 1", f": {LONG}"),
+            14,
+        ),
+        ("kustomization.yaml", f"resources:\n- good.yaml\nreplicas:\n- name: good\n  count: {LONG}\n", 5),
+    ],
+)
+def test_an_integer_too_long_for_python_is_named_at_its_line_in_own_words(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    """Python's int() refuses more than 4300 digits: the message was its own hint ("Exceeds the limit (4300
+    digits) ... use sys.set_int_max_str_digits()") at line 1, or an internal error for a kustomization."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / name).write_text(text)
+
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    assert code == 2, err
+    assert f"{name}:{line}:" in err and "an integer of 5,000 digits, too long to read" in err, err
+    assert "set_int_max_str_digits" not in err and "internal error" not in err and "Traceback" not in err
+    assert (tmp_path / name).read_text() == text
+    if name != "kustomization.yaml":  # a kustomization's resources are its own
+        assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_long_integer_in_a_chart_values_file_or_a_baseline_is_no_internal_error(tmp_path: Path) -> None:
+    chart = chart_with(
+        tmp_path,
+        "app",
+        {
+            "templates/pod.yaml": ONE_GPU_POD.format(name="{{ .Release.Name }}").replace(
+                "gpu: 1", "gpu: {{ .Values.gpus }}"
+            ),
+            "values.yaml": f"gpus: 1\nunused: {LONG}\n",
+        },
+    )
+    code, out, err = run_dramigrate(["lint", chart], cwd=tmp_path)
+    assert code == 1 and "legacy-device-request" in out + err and "internal error" not in out + err, out + err
+
+    (tmp_path / "base.json").write_text('{"version": 1,\n "findings": ' + LONG + "}\n")
+    code, _, err = run_dramigrate(["lint", chart, "--baseline", "base.json"], cwd=tmp_path)
+
+    assert code == 2 and "base.json:2:14: the baseline holds an integer of 5,000 digits" in err, err
+    assert "set_int_max_str_digits" not in err
