@@ -91,13 +91,27 @@ def process(
         result.decisions.append(f"{job.path}: checked: no device-plugin request in it")
     if yf.changed:
         result.rewritten = yf.render()
-        if job.path.endswith(".json"):  # a JSON manifest stays JSON
+        if job.path.endswith(".json") or (job.path == "-" and _is_json(text)):  # JSON in, JSON out
             result.rewritten = as_json(result.original or "", result.rewritten)
         if result.rewritten == result.original:
             result.rewritten = None
     if result.rewritten is None:  # keep the bytes only where a write must check them
         result.raw = result.original = None
     return result
+
+
+def _is_json(text: str) -> bool:
+    """Standard input that is one JSON value (`kubectl get -o json | dramigrate fix -`): written back as JSON, as a
+    .json file is; YAML that merely starts with a flow mapping is not JSON."""
+    if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        return False
+    from dramigrate.longints import loads_json
+
+    try:
+        loads_json(text.lstrip("\ufeff"))
+    except ValueError:
+        return False
+    return True
 
 
 def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:

@@ -72,12 +72,19 @@ def encode_like(text: str, original: bytes | None) -> bytes:
 
 def as_json(original: str, yaml_text: str) -> str:
     """The rewritten manifest as JSON again, indented as the original: one object stays one object; with the
-    emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
+    emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item), and a List
+    takes them among its items."""
     import yaml
 
     objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     token = f"\0dramigrate-number-{os.urandom(6).hex()}:"  # stands in for a number's text until it is written
-    data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
+    first = objects[0] if objects else None
+    if len(objects) == 1:
+        data: Any = first
+    elif isinstance(first, dict) and first.get("kind") == "List" and isinstance(first.get("items"), list):
+        data = {**first, "items": first["items"] + objects[1:]}  # a List gets the templates as items of its own
+    else:
+        data = {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
     if m:

@@ -63,3 +63,35 @@ def test_a_long_integer_in_a_chart_values_file_or_a_baseline_is_no_internal_erro
 
     assert code == 2 and "base.json:2:14: the baseline holds an integer of 5,000 digits" in err, err
     assert "set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize("wrap", [False, True])
+def test_fix_of_json_on_standard_input_writes_json(wrap: bool) -> None:
+    """`kubectl get -o json | dramigrate fix -` wrote the JSON object back as YAML flow text followed by a YAML
+    ResourceClaimTemplate (neither JSON nor what the file form gives); a v1 List took a List inside a List."""
+    pod = yaml.safe_load(ONE_GPU_POD.format(name="p"))
+    given = {"apiVersion": "v1", "kind": "List", "items": [pod]} if wrap else pod
+
+    code, out, err = run_dramigrate(["fix", "-"], stdin=json.dumps(given, indent=4) + "\n")
+
+    assert code == 0, err
+    written = json.loads(out)
+    assert written["kind"] == "List"
+    assert [i["kind"] for i in written["items"]] == ["Pod", "ResourceClaimTemplate"]
+    assert (
+        written["items"][0]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
+        == (written["items"][1]["metadata"]["name"])
+    )
+    assert out.startswith('{\n    "apiVersion"')  # indented as given
+
+
+def test_yaml_on_standard_input_that_starts_with_a_flow_mapping_stays_yaml() -> None:
+    given = "{apiVersion: v1, kind: Pod, metadata: {name: p}}\n---\n" + ONE_GPU_POD.format(name="q")
+
+    code, out, err = run_dramigrate(["fix", "-"], stdin=given)
+
+    assert code == 0, err
+    assert (
+        out.startswith("{apiVersion: v1, kind: Pod, metadata: {name: p}}\n---\n")
+        and "kind: ResourceClaimTemplate" in out
+    )
