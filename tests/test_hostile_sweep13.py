@@ -95,3 +95,57 @@ def test_yaml_on_standard_input_that_starts_with_a_flow_mapping_stays_yaml() -> 
         out.startswith("{apiVersion: v1, kind: Pod, metadata: {name: p}}\n---\n")
         and "kind: ResourceClaimTemplate" in out
     )
+
+
+SHARED_SPEC_LIST = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: a}
+  spec:
+    selector: {matchLabels: {app: a}}
+    template:
+      metadata: {labels: {app: a}}
+      spec: &pod
+        containers:
+        - name: c
+          image: x
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: b}
+  spec:
+    selector: {matchLabels: {app: b}}
+    template:
+      metadata: {labels: {app: b}}
+      spec: *pod
+"""
+
+
+def test_lint_says_what_fix_does_with_pod_templates_sharing_one_spec(tmp_path: Path) -> None:
+    """Two workloads whose pod spec is one anchored node: lint called both requests fixable, while fix refused the
+    file (rewrite-invalid, nothing written). Both now give the same findings, none fixable, the refusal among them,
+    and the findings of the file's other documents."""
+    text = SHARED_SPEC_LIST + "---\n" + ONE_GPU_POD.format(name="after")
+    (tmp_path / "shared.yaml").write_text(text)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    def findings(command: str) -> list[tuple[str, int, str, bool]]:
+        code, out, err = run_dramigrate([command, "shared.yaml", "--format", "json"], cwd=tmp_path)
+        assert code == (0 if command == "diff" else 1), err  # diff fails only with --check
+        return [
+            (f["rule"], f["line"], f["name"], f["fixable"] or f["fixed"] or f["wouldFix"])
+            for f in json.loads(out)["findings"]
+        ]
+
+    linted = findings("lint")
+    assert linted == findings("diff") == findings("fix")
+    assert ("rewrite-invalid", 11, "b", False) in linted
+    assert {(rule, name) for rule, _, name, _ in linted} >= {("legacy-device-request", n) for n in "ab"}
+    assert ("legacy-device-request", 37, "after", False) in linted
+    assert not any(fixable for *_, fixable in linted)
+    assert (tmp_path / "shared.yaml").read_text() == text
