@@ -149,3 +149,25 @@ def test_lint_says_what_fix_does_with_pod_templates_sharing_one_spec(tmp_path: P
     assert ("legacy-device-request", 37, "after", False) in linted
     assert not any(fixable for *_, fixable in linted)
     assert (tmp_path / "shared.yaml").read_text() == text
+
+
+def test_a_chart_template_that_renders_an_alias_bomb_is_named_not_expanded(tmp_path: Path) -> None:
+    """A static template holding nine aliases of nine aliases (9**9 values once expanded): lint took 3 s, but diff
+    and fix ran past 3 minutes expanding it in the proof's comparison of renders. The chart is bad input, nothing
+    of it is said to be fixed, and the manifest beside it is migrated."""
+    bomb = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+    )
+    template = ONE_GPU_POD.format(name="{{ .Release.Name }}").replace("gpu: 1", "gpu: {{ .Values.gpus }}")
+    chart_with(
+        tmp_path, "app", {"templates/pod.yaml": template, "templates/bomb.yaml": bomb, "values.yaml": "gpus: 1\n"}
+    )
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
+
+    assert code == 2, err
+    assert "bad input app: a rendered document expands past 2,000,000 values through its YAML aliases" in err, err
+    assert not [line for line in (out + err).splitlines() if line.startswith("app/") and "(fixed)" in line]
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    assert "{{ .Values.gpus }}" in (tmp_path / "app" / "templates" / "pod.yaml").read_text()

@@ -269,8 +269,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except InputError as exc:
+    except InputError as exc:  # nothing is written: no finding says fixed (a render's alias bomb met in the proof)
         outcome.error = exc
+        outcome.changes = []
+        for f in outcome.findings:
+            f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
