@@ -171,3 +171,26 @@ def test_a_chart_template_that_renders_an_alias_bomb_is_named_not_expanded(tmp_p
     assert not [line for line in (out + err).splitlines() if line.startswith("app/") and "(fixed)" in line]
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     assert "{{ .Values.gpus }}" in (tmp_path / "app" / "templates" / "pod.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("rel", "data"),
+    [
+        ("Chart.yaml", "apiVersion: v2\nname: app\nversion: 0.1.0\n".encode("utf-16")),  # Helm reads it
+        (
+            "templates/pod.yaml",
+            ONE_GPU_POD.format(name="{{ .Release.Name }}").replace("app:1", "caf\xe9").encode("latin-1"),
+        ),
+    ],
+)
+def test_a_chart_file_that_is_not_utf8_is_named_not_an_internal_error(tmp_path: Path, rel: str, data: bytes) -> None:
+    chart = chart_with(tmp_path, "app", {"templates/pod.yaml": ONE_GPU_POD.format(name="{{ .Release.Name }}")})
+    (chart / rel).write_bytes(data)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    assert code == 2, err
+    assert f"bad input app/{rel}: not UTF-8" in err and "internal error" not in out + err, err
+    assert (chart / rel).read_bytes() == data
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
