@@ -401,9 +401,7 @@ def raise_invalid(result: FileResult, doc: Document, plan: Any, what: str, error
     )
 
 
-def _pod_finding(
-    rule: str, message: str, path: str, doc: Document, node: Any, pa: Any, fixed: bool = False
-) -> Finding:
+def _pod_finding(rule: str, message: str, path: str, doc: Document, node: Any, pa: Any, fixed: bool = False) -> Finding:
     """A finding on an analysed pod template, at the given node of its document."""
     info: ObjectInfo = pa.info
     line, column = doc.line_of(node)
