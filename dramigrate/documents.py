@@ -106,8 +106,9 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     whose lines all end in CR alone is read and written back so too. Bad bytes are bad input."""
     if len(raw) > limits.max_bytes:
         raise InputError(size_message(len(raw), limits), path)
-    if b"\0" in raw:
-        raise InputError("file contains NUL bytes: not a YAML text file", path)
+    if (nul := raw.find(b"\0")) >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise InputError("file contains NUL bytes: not a YAML text file", path, line, nul - raw.rfind(b"\n", 0, nul))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -194,3 +194,16 @@ def test_a_chart_file_that_is_not_utf8_is_named_not_an_internal_error(tmp_path: 
     assert f"bad input app/{rel}: not UTF-8" in err and "internal error" not in out + err, err
     assert (chart / rel).read_bytes() == data
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_nul_byte_is_named_at_its_line(tmp_path: Path) -> None:
+    """The message named the file only; in a 30 MB manifest the user could not find the byte."""
+    text = ONE_GPU_POD.format(name="p").replace("image: app:1", "image: app\0:1")
+    (tmp_path / "nul.yaml").write_text(text)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    assert code == 2 and "nul.yaml:8:15: file contains NUL bytes" in err, err
+    assert (tmp_path / "nul.yaml").read_text() == text
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
