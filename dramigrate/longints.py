@@ -29,6 +29,23 @@ class LongInt(ValueError):
         self.message, self.line, self.column = message, line, column
 
 
+def long_int_at(text: str) -> LongInt | None:
+    """The first run of decimal digits in text too long to convert, as a LongInt at its line and column (for a
+    parser that gives no position: TOML), or None."""
+    import re
+
+    limit = sys.get_int_max_str_digits()
+    m = re.search(rf"[0-9][0-9_]{{{limit},}}", text) if limit else None
+    why = too_long(m.group()) if m else None
+    if m is None or why is None:
+        return None
+    return _at(why, text, m.start())
+
+
+def _at(why: str, text: str, offset: int) -> LongInt:
+    return LongInt(why, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
+
+
 def loads_json(text: str) -> Any:
     """json.loads, raising LongInt at the first integer too long to convert (json.loads' own ValueError has no
     position and Python's hint)."""
@@ -37,9 +54,7 @@ def loads_json(text: str) -> Any:
     def parse_int(digits: str) -> int:
         why = too_long(digits)
         if why:
-            at = text.find(digits)
-            line = text.count("\n", 0, at) + 1
-            raise LongInt(why, line, at - text.rfind("\n", 0, at))
+            raise _at(why, text, text.find(digits))
         return int(digits)
 
     return json.loads(text, parse_int=parse_int)

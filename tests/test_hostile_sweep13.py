@@ -207,3 +207,15 @@ def test_a_nul_byte_is_named_at_its_line(tmp_path: Path) -> None:
     assert code == 2 and "nul.yaml:8:15: file contains NUL bytes" in err, err
     assert (tmp_path / "nul.yaml").read_text() == text
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_long_integer_in_pyproject_settings_is_named_at_its_line(tmp_path: Path) -> None:
+    """tomllib's int() raised Python's ValueError: `internal error: ValueError: Exceeds the limit (4300 digits)`."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text(f"[tool.dramigrate]\nmax-file-size = {LONG}\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, _, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+
+    assert code == 2 and "pyproject.toml:2:17: invalid TOML: an integer of 5,000 digits" in err, err
+    assert "internal error" not in err and "set_int_max_str_digits" not in err
