@@ -170,9 +170,12 @@ def _process(
             continue
         marks = len(result.decisions), len(result.suppressed)
         findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
-        edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
-        if edited:
+        editable = not job.report_only_reason and (
+            pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q)
+        )
+        if editable:  # a document fix would refuse to rewrite is bad input for lint too (lint says what fix does)
             check_edited_document(job.path, doc.body, doc.start_line, doc.data)
+        edited = job.fix and editable
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]
             findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)

@@ -219,3 +219,27 @@ def test_a_long_integer_in_pyproject_settings_is_named_at_its_line(tmp_path: Pat
 
     assert code == 2 and "pyproject.toml:2:17: invalid TOML: an integer of 5,000 digits" in err, err
     assert "internal error" not in err and "set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize(
+    ("padding", "message"),
+    [
+        ("  annotations:\n    a: " + "x" * (5 << 20) + "\n", "this document is 5.0 MiB, larger than any object"),
+        (
+            "  annotations: {" + ", ".join(f"k{i}: v" for i in range(25_000)) + "}\n",
+            "this document holds more than 20,000 values",
+        ),
+    ],
+)
+def test_lint_says_fix_will_not_rewrite_a_workload_past_its_limits(tmp_path: Path, padding: str, message: str) -> None:
+    """A GPU workload fix refuses to rewrite (larger than Kubernetes stores, or more values than fix rewrites in
+    time) was `(fixable)` for lint, exit 1, while fix named it as bad input, exit 2."""
+    (tmp_path / "big.yaml").write_text(
+        ONE_GPU_POD.format(name="big").replace("  name: big\n", "  name: big\n" + padding)
+    )
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "big.yaml"], cwd=tmp_path)
+
+        assert code == 2, out + err
+        assert f"big.yaml:1: {message}" in out + err and "(fixable)" not in out + err
