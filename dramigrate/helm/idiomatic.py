@@ -125,6 +125,7 @@ class PodDelta:
     affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
     # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
     covered: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)  # keys it set in the pod's group `rayStartParams` (num-gpus)
 
 
 @dataclass
@@ -712,13 +713,14 @@ def pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[PodDelta]:
     """What the migration added to each pod of a template that got a claim, in document order."""
-    before = [pod for doc in original for _, pod in pod_groups(doc, [])]
-    after = [pod for doc in migrated for _, pod in pod_groups(doc, [])]
-    out = [
-        delta
-        for old, new in zip(before, after, strict=False)
-        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None
-    ]
+    before = [group for doc in original for group in pod_groups(doc, [])]
+    after = [group for doc in migrated for group in pod_groups(doc, [])]
+    out = []
+    for (old_group, old), (new_group, new) in zip(before, after, strict=False):
+        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None:
+            params = (old_group or {}).get("rayStartParams") or {}
+            changed = {k: v for k, v in ((new_group or {}).get("rayStartParams") or {}).items() if params.get(k) != v}
+            out.append(dataclasses.replace(delta, params=changed))
     if not out:
         raise RewriteError("the migration adds no claim to this template's pods")
     return out
@@ -785,6 +787,19 @@ def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> Po
     start = _parent(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
     writes = any("toleration" in line for line in lines[start : _block_end(lines, start)])
     return delta if delta.tolerations or writes else dataclasses.replace(delta, tolerations=delta.covered)
+
+
+def _own_pods(deltas: list[PodDelta], pods: list[list[Device]], devices: list[Device]) -> bool:
+    """Whether the template's pods ask for one device resource, each under conditions the others do not share, and
+    the value sets render a claim for some of them only, the same claim but for its count: what the migration gives
+    a pod whose own condition holds."""
+    shared = set.intersection(*(set(d.conditions) for d in devices))
+    return (
+        len(deltas) < len(pods)
+        and _alike(deltas, per_item=True)
+        and len({d.resource for d in devices}) == 1
+        and all(set(d.conditions) - shared for d in devices)
+    )
 
 
 def _exclusive(pods: list[list[Device]]) -> bool:
@@ -989,6 +1004,10 @@ def build(
         elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
             # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
             # and each branch gets its claim, the same claim template
+            pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
+        elif _own_pods(deltas, branches := _template_pods(text, rel, devices), devices):
+            # pods each asking for the device under conditions of their own (a Ray head and worker group, each under
+            # `if` its own GPU count), fewer of them rendered with a claim: each gets that claim with its own count
             pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
@@ -1458,6 +1477,8 @@ def _rewrite_template(
                 (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
             ]
         if len(set(labels)) != len(labels) or not all(labels):
+            labels = [_holder_label(lines, w) for w in parts]
+        if len(set(labels)) != len(labels) or not all(labels):
             labels = [str(k) for k in range(1, len(parts) + 1)]
         edits, sections = [], []
         carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
@@ -1517,6 +1538,20 @@ def _pod_name(lines: list[str], w: Workload) -> str:
     """The metadata.name line of the document holding the workload's pod, as the template writes it ("" if none)."""
     pod = _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
     return _metadata_line(lines, "name", pod) or ""
+
+
+def _holder_label(lines: list[str], w: Workload) -> str:
+    """The key that holds the workload's pod template, in kebab case without its `Spec`/`Template` words: a Ray
+    group's `headGroupSpec` reads `head-group`, an item of `workerGroupSpecs` `worker-group` ("" if none)."""
+    at = _parent(lines, _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))))
+    if at >= 0 and _item_key(lines[at]) == "template:":
+        at = _parent(lines, at)
+    if at >= 0 and lines[at].lstrip().startswith("- "):
+        at = _parent(lines, at)  # an item of a list of groups: the list's key
+    words = re.findall(r"[A-Z]?[a-z0-9]+", _item_key(lines[at]).split(":")[0]) if at >= 0 else []
+    while words and words[-1].lower() in ("spec", "specs", "template"):
+        words.pop()
+    return "-".join(words).lower()
 
 
 def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
@@ -1875,6 +1910,12 @@ def _pod_edits(
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     at = _after_steps(lines, w.text, w.devices[0], containers, w.rel) if steps else containers
     edits.append(Edit(at, at, pod_lines))
+    if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
+        from dramigrate.helm.helper import _ray_params
+
+        if len(counts) != 1:
+            raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
+        edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
