@@ -83,3 +83,50 @@ def test_head_and_worker_under_their_own_counts_each_get_a_claim(tmp_path: Path)
     spec, counts = _render(chart, 'dra: {enabled: true}\nhead: {gpuCount: "3"}\nworker: {gpuCount: ""}\n')
     assert counts == [3] and "resourceClaims" not in spec["workerGroupSpecs"][0]["template"]["spec"]
     assert "num-gpus" not in spec["workerGroupSpecs"][0]["rayStartParams"]
+
+
+RAY_EMPTY_PARAMS = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {{ .Release.Name }}-ray
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+          - name: head
+            image: ray:1
+            resources:
+              limits:
+                nvidia.com/gpu: {{ .Values.head.gpus }}
+  workerGroupSpecs:
+    - groupName: workers
+      replicas: 1
+      rayStartParams:
+        block: "true"
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: ray:1
+              resources:
+                limits:
+                  nvidia.com/gpu: {{ .Values.worker.gpus }}
+"""
+
+
+def test_ray_groups_get_num_gpus_in_the_dra_branch(tmp_path: Path) -> None:
+    """KubeRay reads a group's GPUs from the Ray container's limits, which no longer name the GPU: the migration sets
+    `rayStartParams.num-gpus`, and so does the DRA branch (into `rayStartParams: {}` as a map). Was manual work:
+    "rayStartParams.num-gpus: expected "1", the rewritten chart has none"."""
+    values = "head:\n  gpus: 1\nworker:\n  gpus: 2\n"
+    chart = chart_with(tmp_path, "ray", {"templates/ray.yaml": RAY_EMPTY_PARAMS, "values.yaml": values})
+    fix_chart(chart)
+    spec, counts = _render(chart, "dra: {enabled: true}\nhead: {gpus: 4}\n")
+    assert sorted(counts) == [2, 4]
+    assert spec["headGroupSpec"]["rayStartParams"] == {"num-gpus": "4"}
+    assert spec["workerGroupSpecs"][0]["rayStartParams"] == {"block": "true", "num-gpus": "2"}
+    spec, _ = _render(chart, "dra: {enabled: false}\n")
+    assert spec["headGroupSpec"]["rayStartParams"] == {}

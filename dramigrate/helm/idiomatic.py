@@ -1877,24 +1877,33 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
-        branch_tols = {res: (w.choices[res][0] if res in w.choices else w.delta).tolerations for res in picks}
-        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1:
-            tolerations = [t for own in branch_tols.values() for t in own]
-            tol_text = []
-            for res, own in branch_tols.items():
-                if own:
-                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
-                    tol_text.append(f"{p}  {{{{- end }}}}")
-    if w.named:
-        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     existing = [
         i
         for i in range(pod + 1, pod_end)
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
+        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
+        deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
+        # a branch whose taint the values list tolerates (thorix' README values for amd): the migration adds its
+        # toleration where that list does not
+        branch_tols = {res: d.tolerations or d.covered for res, d in deltas.items()}
+        given = given_tolerations(lines, existing[0]) if existing else None
+        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1 or any(
+            d.covered and not d.tolerations for d in deltas.values()
+        ):
+            tolerations = [t for own in branch_tols.values() for t in own]
+            tol_text = []
+            for res, own in branch_tols.items():
+                entries = [f"{p}  {t}" for t in _dump_list(own)]
+                if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
+                    check = tolerated_check(given, str(own[0].get("key", "")))
+                    entries = [f"{p}  {check}", f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+                if entries:
+                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+    if w.named:
+        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
     covered = bool(not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1)
     if covered:
