@@ -1733,12 +1733,13 @@ def _pod_edits(
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
     own_counts += map(_group, merged.values())  # gated by their count, as a key under `if` its own count
-    if (
-        groups is not None
-        and len({g[0].count for g in groups}) > 1
-        and any(d.conditions != conditions for d in w.devices)
-    ):
-        union = None  # each container its own request, gated by its count only: one not rendered would keep it
+    own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
+    if groups is not None and len({g[0].count for g in groups}) > 1:
+        common = [c for c in w.devices[0].conditions if all(c in d.conditions for d in w.devices)]
+        own_conds = [[c for c in g[0].conditions if c not in common] for g in groups]
+        # each container's request gated by its count and its own conditions (a judge `if .Values.judge.enabled`)
+        alike = all(d.conditions == g[0].conditions for g in groups for d in g)
+        union = common if alike else None
     if union is None:
         d = next(d for d in w.devices if d.conditions != conditions)
         raise RewriteError(
@@ -1751,11 +1752,14 @@ def _pod_edits(
     shared = groups is not None and len({g[0].count for g in groups}) == 1 and len(_requests(w.delta.spec)) == 1
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
-    own_gates = [f"(gt (int {_arg(g[0].count)}) 0)" for g in groups or []]
+    own_gates = [
+        _group(_and(*own, f"(gt (int {_arg(g[0].count)}) 0)"))
+        for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
+    ]
     gated = list(counts.values())
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
-    if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated):
+    if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
         gate = ""  # a literal count (triton's `nvidia.com/gpu: 1`): the claim always renders with the pod
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
@@ -1773,7 +1777,9 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted)
+    # containers each under their own conditions: the toleration while one of them renders its key
+    rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
