@@ -130,3 +130,17 @@ def test_ray_groups_get_num_gpus_in_the_dra_branch(tmp_path: Path) -> None:
     assert spec["workerGroupSpecs"][0]["rayStartParams"] == {"block": "true", "num-gpus": "2"}
     spec, _ = _render(chart, "dra: {enabled: false}\n")
     assert spec["headGroupSpec"]["rayStartParams"] == {}
+
+
+def test_a_pod_whose_count_is_zero_gets_its_own_claim_once_it_is_set(tmp_path: Path) -> None:
+    """The head's count 0 in the values: the migration gives only the worker a claim. Was manual work ("2 containers
+    of one pod ask for nvidia.com/gpu, the migration's claim has 1 request(s)", of two pods); now the head gets the
+    worker's claim with its own count, proven with that count changed to 1."""
+    values = "head:\n  gpus: 0\nworker:\n  gpus: 2\n"
+    chart = chart_with(tmp_path, "ray", {"templates/ray.yaml": RAY_EMPTY_PARAMS, "values.yaml": values})
+    outcome = fix_chart(chart)
+    assert "head.gpus changed to 1" in outcome.checked
+    spec, counts = _render(chart, "dra: {enabled: true}\nhead: {gpus: 3}\n")
+    assert sorted(counts) == [2, 3] and spec["headGroupSpec"]["rayStartParams"] == {"num-gpus": "3"}
+    spec, counts = _render(chart, "dra: {enabled: true}\n")
+    assert counts == [2] and "resourceClaims" not in spec["headGroupSpec"]["template"]["spec"]

@@ -790,16 +790,10 @@ def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> Po
 
 
 def _own_pods(deltas: list[PodDelta], pods: list[list[Device]], devices: list[Device]) -> bool:
-    """Whether the template's pods ask for one device resource, each under conditions the others do not share, and
-    the value sets render a claim for some of them only, the same claim but for its count: what the migration gives
-    a pod whose own condition holds."""
-    shared = set.intersection(*(set(d.conditions) for d in devices))
-    return (
-        len(deltas) < len(pods)
-        and _alike(deltas, per_item=True)
-        and len({d.resource for d in devices}) == 1
-        and all(set(d.conditions) - shared for d in devices)
-    )
+    """Whether the template's pods ask for one device resource and the value sets render a claim for some of them
+    only (the others under conditions of their own, or with a count of 0), the same claim but for its count: what
+    the migration gives each pod once its own condition holds and its count is above 0."""
+    return len(deltas) < len(pods) and _alike(deltas, per_item=True) and len({d.resource for d in devices}) == 1
 
 
 def _exclusive(pods: list[list[Device]]) -> bool:
@@ -1006,8 +1000,8 @@ def build(
             # and each branch gets its claim, the same claim template
             pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         elif _own_pods(deltas, branches := _template_pods(text, rel, devices), devices):
-            # pods each asking for the device under conditions of their own (a Ray head and worker group, each under
-            # `if` its own GPU count), fewer of them rendered with a claim: each gets that claim with its own count
+            # pods each asking for the device (a Ray head and worker group, each under `if` its own GPU count), fewer
+            # of them rendered with a claim: each gets that claim with its own count
             pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
