@@ -497,13 +497,26 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
-    window = "\n".join(read[max(0, line - 3) : line + 3])
+    window = "\n".join(read[max(0, line - 3) : max(line + 3, _key_block_end(lines, line - 1))])
     letter = None if _reads_elsewhere(window, counted) else _map_pattern(window, template)
     if letter:
         return Pattern(letter, line, stripped)
     if _INCLUDE.search(window):
         return Pattern("D", line, stripped)
     return Pattern("F", line, stripped)
+
+
+def _key_block_end(lines: list[str], index: int) -> int:
+    """For a `resources:` key line (0-based `index`), one past its block: the lines below indented deeper, actions
+    among them (ardge-vllm writes `{{- toYaml .Values.resources | nindent 12 }}` in the `else` of a 20-line `if` under
+    `resources:`); else 0."""
+    if not re.fullmatch(r"(?:-\s+)?resources:", lines[index].strip()):
+        return 0
+    indent = len(lines[index]) - len(lines[index].lstrip(" "))
+    end = index + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > indent):
+        end += 1
+    return end
 
 
 def _map_pattern(window: str, template: str) -> str | None:

@@ -1,0 +1,100 @@
+"""Device requests in template shapes the idiomatic rewrite read as "another template shape" (pattern F) although they
+are pattern A or B, seen on real charts outside the corpus (issue 7's held-out sets): a device resource name used as a
+nodeSelector label beside the device keys, and a `resources:` block whose `if` writes some keys by hand while its
+`else` passes the values map through. Each chart here is written for the test, with the shape of the real chart it
+stands for. Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import RunCli, chart_with, dra_render, fix_chart
+
+BRANCHED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: vllm
+          resources:
+            {{- if .Values.fractionScheduler }}
+            {{- if .Values.resources.limits }}
+            limits:
+              {{- if .Values.resources.limits.cpu }}
+              cpu: {{ .Values.resources.limits.cpu }}
+              {{- end }}
+              {{- if .Values.resources.limits.memory }}
+              memory: {{ .Values.resources.limits.memory }}
+              {{- end }}
+            {{- end }}
+            {{- if .Values.resources.requests }}
+            requests:
+              {{- if .Values.resources.requests.cpu }}
+              cpu: {{ .Values.resources.requests.cpu }}
+              {{- end }}
+            {{- end }}
+            {{- else }}
+            {{- toYaml .Values.resources | nindent 12 }}
+            {{- end }}
+"""
+
+
+def test_a_values_map_passed_through_in_the_else_of_a_hand_written_branch_gets_the_pass_through(
+    tmp_path: Path,
+) -> None:
+    """ardge's vLLM chart writes cpu and memory by hand under `limits:` when a fractional-GPU scheduler is on and
+    passes `.Values.resources` through otherwise: the rendered `limits:` was traced to the hand-written one, and the
+    chart ended as manual work (pattern F at that line). Now the device key is traced to the map passed through and
+    the chart gets the pass-through rewrite, with a DRA variant of the user's values file."""
+    chart = chart_with(tmp_path, "server", {"templates/d.yaml": BRANCHED, "values.yaml": "resources: {}\n"})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text('resources:\n  limits:\n    cpu: 4\n    nvidia.com/gpu: "2"\n  requests:\n    cpu: 2\n')
+    fix_chart(chart, values=(gpu,))
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    assert list(counts.values()) == [2]
+    resources = pods["server"]["containers"][0]["resources"]
+    assert resources["limits"] == {"cpu": 4} and resources["claims"] == [{"name": "gpu"}]
+
+
+NAMED_IN_QUOTES = """\
+{{- with .Values.docling }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: docling
+spec:
+  selector:
+    matchLabels: {app: docling}
+  template:
+    metadata:
+      labels: {app: docling}
+    spec:
+      containers:
+        - name: docling
+          image: docling
+          resources:
+            limits:
+              memory: {{ .memory }}
+              {{ .gpu.resourceName }}: "{{ .gpu.count }}"
+{{- end }}
+"""
+
+
+def test_a_device_key_written_as_a_quoted_action_is_found_at_its_own_line(tmp_path: Path, run_cli: RunCli) -> None:
+    """Jamaibase writes `{{ .gpu.resourceName }}: "{{ .gpu.count }}"`: the line was never matched against the render
+    (its quick check looked for `""`, which the rendered `"1"` does not hold), so lint gave the finding at the line of
+    `limits:`, or of the container when an edit elsewhere moved the alignment. Now it is the key's own line."""
+    values = "docling:\n  memory: 1Gi\n  gpu: {resourceName: nvidia.com/gpu, count: 1}\n"
+    chart = chart_with(tmp_path, "docling", {"templates/d.yaml": NAMED_IN_QUOTES, "values.yaml": values})
+    code, out, _ = run_cli(["lint", str(chart)])
+    assert code == 1, out
+    assert f"{chart}/templates/d.yaml:19:15: error [legacy-device-request]" in out, out
