@@ -10,6 +10,57 @@ from pathlib import Path
 
 from conftest import RunCli, chart_with, dra_render, fix_chart
 
+LABELLED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: engine
+spec:
+  selector:
+    matchLabels: {app: engine}
+  template:
+    metadata:
+      labels: {app: engine}
+    spec:
+      containers:
+      - name: engine
+        image: engine:1
+        resources:
+          requests:
+            cpu: "4"
+            {{- if .Values.gpuCount }}
+            amd.com/gpu: {{ .Values.gpuCount | quote }}
+            {{- end }}
+          limits:
+            cpu: "8"
+            {{- if .Values.gpuCount }}
+            amd.com/gpu: {{ .Values.gpuCount | quote }}
+            {{- end }}
+      nodeSelector:
+        amd.com/gpu: "true"
+        kubernetes.io/os: linux
+"""
+
+
+def test_a_device_resource_named_as_a_node_label_is_not_read_as_a_device_key(tmp_path: Path) -> None:
+    """yuamd's AIM engine selects nodes by the label `amd.com/gpu: "true"`: the rewrite read that line as a device key
+    whose count "is not one expression" and left the chart as manual work (pattern F). Now the keys under
+    limits/requests get the DRA switch; the node label stays as the chart wrote it."""
+    chart = chart_with(tmp_path, "engine", {"templates/d.yaml": LABELLED, "values.yaml": "gpuCount: 1\n"})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpuCount: 2\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2]
+    pod = pods["engine"]
+    assert pod["containers"][0]["resources"] == {
+        "requests": {"cpu": "4"},
+        "limits": {"cpu": "8"},
+        "claims": [{"name": pod["resourceClaims"][0]["name"]}],
+    }
+    assert pod["nodeSelector"] == {"amd.com/gpu": "true", "kubernetes.io/os": "linux"}
+
+
 BRANCHED = """\
 apiVersion: apps/v1
 kind: Deployment

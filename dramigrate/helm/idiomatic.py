@@ -503,8 +503,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
-        if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
-            key = None  # a name from values elsewhere (a nodeSelector label) is no device key
+        if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
+            continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
