@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import RunCli, chart_with, dra_render, fix_chart
 
 LABELLED = """\
@@ -149,3 +150,105 @@ def test_a_device_key_written_as_a_quoted_action_is_found_at_its_own_line(tmp_pa
     code, out, _ = run_cli(["lint", str(chart)])
     assert code == 1, out
     assert f"{chart}/templates/d.yaml:19:15: error [legacy-device-request]" in out, out
+
+
+CATALOG_HELPERS = """\
+{{- define "app.modelSpec" -}}
+{{- index .Values.catalog .Values.model | toYaml -}}
+{{- end }}
+{{- define "app.modelGpu" -}}
+{{- $spec := include "app.modelSpec" . | fromYaml -}}
+{{ $spec.gpu }}
+{{- end }}
+"""
+CATALOG_VALUES = """\
+model: small
+catalog:
+  small: {gpu: "1"}
+  large: {gpu: "4"}
+  cpu-only: {gpu: "0"}
+"""
+CATALOG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: vllm
+          resources:
+            limits:
+              nvidia.com/gpu: {{ include "app.modelGpu" . | quote }}
+"""
+
+
+def test_a_count_a_helper_computes_from_the_root_is_the_claims_count(tmp_path: Path) -> None:
+    """justinb's RHOAI charts look the model up in a catalog and write `nvidia.com/gpu: {{ include "x.modelGpu" . |
+    quote }}`: "the count is not one expression", manual work. Now the helper call is the claim's count, as the
+    chart wrote it: another model gives another count, and a model with no GPU renders no claim."""
+    files = {"templates/d.yaml": CATALOG, "templates/_helpers.tpl": CATALOG_HELPERS, "values.yaml": CATALOG_VALUES}
+    chart = chart_with(tmp_path, "catalog", files)
+    fix_chart(chart)
+    assert 'nvidia.com/gpu: {{ include "app.modelGpu" . | quote }}' in (chart / "templates/d.yaml").read_text()
+    on = tmp_path / "on.yaml"
+    on.write_text("model: large\n")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [4]
+    assert pods["server"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    on.write_text("model: cpu-only\n")
+    _, counts, pods = dra_render(chart, on)
+    assert counts == {} and "resourceClaims" not in pods["server"]
+
+
+SCOPED_HELPER = '{{- define "app.gpus" -}}\n{{ .gpus | default 1 }}\n{{- end }}\n'
+SCOPED = """\
+{{- %s }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .name }}
+spec:
+  selector:
+    matchLabels: {app: {{ .name }}}
+  template:
+    metadata:
+      labels: {app: {{ .name }}}
+    spec:
+      containers:
+        - name: server
+          image: vllm
+          resources:
+            limits:
+              nvidia.com/gpu: {{ include "app.gpus" . | quote }}
+{{- end }}
+"""
+
+
+@pytest.mark.parametrize(
+    ("block", "values", "gpus"),
+    [
+        ("with .Values.server", "server: {name: a, gpus: 2}\n", {"a": 3}),
+        ("range .Values.servers", "servers: [{name: a, gpus: 2}, {name: b}]\n", {"a": 3, "b": 1}),
+    ],
+)
+def test_a_helper_count_given_the_scope_of_with_or_range_reads_the_same_scope_in_the_claim(
+    tmp_path: Path, block: str, values: str, gpus: dict[str, int]
+) -> None:
+    """A helper given `.` inside `with .Values.server` (or a `range` of servers) computes the count from that scope:
+    the claim template, rendered from the chart's root, gives the helper the same map (or item)."""
+    files = {"templates/d.yaml": SCOPED % block, "templates/_helpers.tpl": SCOPED_HELPER, "values.yaml": values}
+    chart = chart_with(tmp_path, "scoped", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text(values.replace("gpus: 2", "gpus: 3"))
+    _, counts, pods = dra_render(chart, on)
+    by_pod = {name: counts[pod["resourceClaims"][0]["resourceClaimTemplateName"]] for name, pod in pods.items()}
+    assert by_pod == gpus

@@ -213,9 +213,15 @@ def _rooted(expr: str, context: str) -> str:
         return expr
     if context and expr.strip() == ".":  # `nvidia.com/gpu: {{ . }}` inside `with .Values.gpus`: the value itself
         return context
+    if not context:
+        return expr
+    expr = _DOT_ARGUMENT.sub(lambda m: m.group(1) + context, expr)  # `include "x.gpus" .`: the helper gets the scope
     if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
         return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
-    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
+
+
+_DOT_ARGUMENT = re.compile(r'(\b(?:include|template)\s+"[^"]+"\s+)\.(?=\s*(?:[)|]|$))')
 
 
 def _steps(listed: str) -> str:
@@ -511,7 +517,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
             continue
         pattern = classify(text, i + 1, resource)
-        count = count_expression(value)
+        count = count_expression(value, True)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
