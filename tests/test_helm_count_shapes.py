@@ -11,6 +11,11 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, chart_with, dra_render, fix_chart
 
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
 LABELLED = """\
 apiVersion: apps/v1
 kind: Deployment
@@ -252,3 +257,47 @@ def test_a_helper_count_given_the_scope_of_with_or_range_reads_the_same_scope_in
     _, counts, pods = dra_render(chart, on)
     by_pod = {name: counts[pod["resourceClaims"][0]["resourceClaimTemplateName"]] for name, pod in pods.items()}
     assert by_pod == gpus
+
+
+LISTED_CONTAINERS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        {{- range $i, $container := .Values.containers }}
+        - name: {{ $container.name | default (printf "container-%d" $i) }}
+          image: {{ $container.image }}
+          {{- if $container.resources }}
+          resources:
+            {{- with $container.resources.limits }}
+            limits:
+              {{- if .gpu }}
+              nvidia.com/gpu: {{ .gpu | quote }}
+              {{- end }}
+            {{- end }}
+          {{- end }}
+        {{- end }}
+"""
+
+
+def test_a_device_key_of_each_container_of_a_values_list_says_which_range_writes_it(tmp_path: Path) -> None:
+    """loft's component chart writes one container per item of `.Values.containers`, each with its own GPU count
+    under `with $container.resources.limits`: the manual-work message named only the `with`. It now names the range
+    that writes the containers and what the rewrite takes instead."""
+    values = "containers:\n- name: api\n  image: api\n  resources: {limits: {gpu: 1}}\n"
+    chart = chart_with(tmp_path, "component", {"templates/d.yaml": LISTED_CONTAINERS, "values.yaml": values})
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), Settings(), Target.parse("1.34"), "fix")
+    assert not outcome.changes
+    assert (
+        "templates/d.yaml:21: pattern A (a literal device key with a values count): the device key is inside `with "
+        "$container.resources.limits` of a container that `range $i, $container := .Values.containers` writes, each "
+        "item a container with its own count" in outcome.manual
+    ), outcome.manual

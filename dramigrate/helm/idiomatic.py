@@ -316,6 +316,11 @@ def _conditions(
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
                 reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
+            elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
+                reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
+                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
+                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count"
+                )
             raise NotIdiomatic(pattern, rel, reason)
         own = [f"(not {_group(_rooted(c, context))})" for c in before]
         if cond:
