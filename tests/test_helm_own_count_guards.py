@@ -57,3 +57,66 @@ def test_keys_under_their_own_counts_take_the_limit_as_the_claim_count(tmp_path:
     on.write_text(VALUES.format(request=2, limit=1) + ON)
     with pytest.raises(HelmError, match="request differs from its limit"):
         dra_render(chart, on)
+
+
+ACCELERATOR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            limits:
+              cpu: "2"
+              {{- if and .Values.accelerator .Values.accelerator.max }}
+              nvidia.com/gpu: '{{ .Values.accelerator.max }}'
+              {{- end }}
+            requests:
+              cpu: "1"
+              {{- if and .Values.accelerator .Values.accelerator.min }}
+              nvidia.com/gpu: '{{ .Values.accelerator.min }}'
+              {{- end }}
+"""
+
+
+ALONE = [("{min: '2', max: null}", 2), ("{min: null, max: '3'}", 3), ("null", None)]
+
+
+@pytest.mark.parametrize(("accelerator", "count"), ALONE)
+def test_request_and_limit_under_conditions_of_their_own_claim_what_renders(
+    tmp_path: Path, accelerator: str, count: int | None
+) -> None:
+    """The request under `if and .Values.accelerator .Values.accelerator.min`, the limit under the same with `.max`
+    (a model chart's accelerator min/max). Was manual work: "the device keys sit under different conditions". Now
+    one claim whose count is what renders, as the migration of each rendering takes it: the limit's, else the
+    request's alone; no accelerator renders no claim (and does not read the counts of a missing map)."""
+    files = {"templates/deployment.yaml": ACCELERATOR, "values.yaml": "accelerator: {min: '1', max: '1'}\n"}
+    chart = chart_with(tmp_path, "server", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text(f"accelerator: {accelerator}\n{ON}")
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == ([count] if count else [])
+    assert "nvidia.com/gpu" not in str(pods["server"]["containers"])
+    assert ("resourceClaims" in pods["server"]) is bool(count)
+
+
+def test_a_request_alone_under_its_own_count_is_claimed_with_its_count(tmp_path: Path) -> None:
+    """With only the request's own `if` true the migration claims the request's count; the DRA branch used to fail
+    the render ("differs from its limit") for an unset limit."""
+    files = {"templates/deployment.yaml": DEPLOYMENT, "values.yaml": VALUES.format(request=1, limit=1)}
+    chart = chart_with(tmp_path, "server", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text(VALUES.format(request=2, limit="null") + ON)
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2] and "nvidia.com/gpu" not in str(pods["server"]["containers"])

@@ -502,3 +502,27 @@ def test_a_set_that_picks_another_servers_device_keys_is_not_called_proven(tmp_p
     outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T136, "fix")
     assert not outcome.proven, outcome.report()
     assert "with your values, the device request comes from values no DRA values file covers" in outcome.report()
+
+
+def test_a_set_that_keeps_the_defaults_device_keys_is_proven_with_values_dra_yaml(tmp_path: Path) -> None:
+    """values.yaml ships the device keys and the user's --set picks only the server flavour (goend-ark-ai's
+    `--set modelConfig.current.serviceType=vllm`), which the same resources map serves: values-dra.yaml, written for
+    the defaults, covers the user's run too, so fix proves it with the --set kept and says to add it (was: manual,
+    "the device request comes from values no DRA values file covers")."""
+    server = SERVER.replace("-server", "-{{ .Values.flavour }}").replace("server:1", "{{ .Values.flavour }}:1")
+    values = "namespace: models\nflavour: ollama\n" + GPU
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": server})
+    sets = ("flavour=vllm",)
+    outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert "your values (DRA values: values-dra.yaml)" in outcome.report(), outcome.report()
+    assert "add -f values-dra.yaml" in outcome.report(), outcome.report()
+    write_changes(outcome)
+    options = RenderOptions(values_files=(chart / "values-dra.yaml",), set_values=sets)
+    out = [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
+    (deployment,) = [d for d in out if d["kind"] == "Deployment"]
+    assert deployment["metadata"]["name"] == "release-name-vllm", deployment
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
+    (claim,) = [d for d in out if d["kind"] == "ResourceClaimTemplate"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == claim["metadata"]["name"], out

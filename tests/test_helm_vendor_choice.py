@@ -117,3 +117,53 @@ def test_the_same_vendor_chain_under_requests_and_limits(tmp_path: Path, vendor:
         container = pods["release-name-ui"]["containers"][0]
         assert container["resources"]["claims"] == [{"name": pods["release-name-ui"]["resourceClaims"][0]["name"]}]
         assert "limits" not in container["resources"] and set(container["resources"]["requests"]) == {"cpu"}
+
+
+VENDOR_IFS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-llm
+spec:
+  selector:
+    matchLabels: {app: llm}
+  template:
+    metadata:
+      labels: {app: llm}
+    spec:
+      containers:
+        - name: llm
+          image: vllm
+          resources:
+            limits:
+              memory: 8Gi
+              {{- if eq .Values.gpu.vendor "amd" }}
+              amd.com/gpu: {{ .Values.gpu.limit | quote }}
+              {{- end }}
+              {{- if eq .Values.gpu.vendor "nvidia" }}
+              nvidia.com/gpu: {{ .Values.gpu.limit | quote }}
+              {{- end }}
+"""
+
+
+@pytest.mark.parametrize("vendor", ["nvidia", "amd"])
+def test_each_vendor_in_an_if_of_its_own(tmp_path: Path, vendor: str) -> None:
+    """The vendor chosen by two `if eq` on one values key, each around its own device key (a vLLM chart's
+    `gpu.vendor`), rather than one `if`/`else if` chain: the same choice, one claim whose class follows the key, and
+    a vendor no `if` names renders no claim. Was manual work: "the device keys sit under different conditions" (and
+    "the migration asks for several device classes" for the vendor of the second `if`)."""
+    values = f"gpu:\n  vendor: {vendor}\n  limit: 1\n"
+    chart = chart_with(tmp_path, "llm", {"templates/llm.yaml": VENDOR_IFS, "values.yaml": values})
+    fix_chart(chart)
+    file = tmp_path / "on.yaml"
+    for name, cls in (("nvidia", "gpu.nvidia.com"), ("amd", "gpu.amd.com"), ("none", None)):
+        file.write_text(f"dra: {{enabled: true}}\ngpu: {{vendor: {name}, limit: 2}}\n")
+        docs, counts, pods = dra_render(chart, file)
+        classes = [
+            t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]
+            for t in docs
+            if t["kind"] == "ResourceClaimTemplate"
+        ]
+        assert classes == ([cls] if cls else []) and list(counts.values()) == ([2] if cls else [])
+        assert pods["release-name-llm"]["containers"][0]["resources"]["limits"] == {"memory": "8Gi"}
+        assert ("resourceClaims" in pods["release-name-llm"]) is bool(cls)

@@ -40,6 +40,8 @@ from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
     Pattern,
+    _grouped,
+    _split_top,
     classify,
     count_expression,
     helpers_text,
@@ -1094,7 +1096,7 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         len({tuple(sorted(c.items())) for c in chains.values()}) != 1
         or any(len(b) != 1 for b in branches.values())
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
-    ):
+    ) and not _compared_ifs(by_resource):
         return None
     if len({d.count for d in devices}) != 1:
         raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
@@ -1103,6 +1105,27 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
     if len(asked) != 1:
         return None
     return [*by_resource[asked[0]], *(d for res, own in by_resource.items() if res != asked[0] for d in own)]
+
+
+_EQ_LITERAL = re.compile(r'\(eq (\S+) ("[^"]*"|-?[0-9]+)\)|\(eq ("[^"]*"|-?[0-9]+) (\S+)\)')
+
+
+def _compared_ifs(by_resource: dict[str, list[Device]]) -> bool:
+    """Whether each device resource's keys sit in an `if` of their own that compares one value with a literal of
+    their own, under the same outer conditions (hs3434: `if eq .Values.gpu.vendor "amd"` around amd.com/gpu, then
+    another `if eq .Values.gpu.vendor "nvidia"` around nvidia.com/gpu): no two of them render together, a choice
+    as one `if`/`else if` chain is."""
+    compared: dict[str, tuple[str, str]] = {}
+    outer: set[tuple[str, ...]] = set()
+    for res, own in by_resource.items():
+        tests = {tuple(d.branch_conditions) for d in own}
+        m = _EQ_LITERAL.fullmatch(next(iter(tests))[0]) if len(tests) == 1 and len(next(iter(tests))) == 1 else None
+        if m is None or any(d.branch is None or d.branch[1] for d in own):
+            return False
+        compared[res] = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        outer |= {tuple(d.conditions[: len(d.conditions) - 1]) for d in own}
+    values = {value for value, _ in compared.values()}
+    return len(outer) == 1 and len(values) == 1 and len({lit for _, lit in compared.values()}) == len(compared)
 
 
 def _leaves(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
@@ -1572,8 +1595,38 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     return {
         own["requests"].index: own["limits"]
         for own in by_container.values()
-        if len(own) == 2 and own["requests"].count != own["limits"].count
+        if len(own) == 2
+        and (own["requests"].count != own["limits"].count or own["requests"].conditions != own["limits"].conditions)
     }
+
+
+def _as_rendered(d: Device, shared: list[str]) -> str:
+    """The count of a device key as a value that is false where the key does not render: the count under the
+    conditions of its own (those not in `shared`), `(and <conditions> <count>)`, or the condition alone when it ends in
+    the count already (`and .Values.model.accelerator .Values.model.accelerator.max` around that count)."""
+    own = [c for c in d.conditions if c not in shared]
+    words = _split_top(_grouped(own[0]) or own[0], " ") if len(own) == 1 else []
+    if _own(d, own[0] if own else "") or (words[:1] == ["and"] and words[-1] == d.count):
+        return _group(own[0])
+    return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
+
+
+def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str]]:
+    """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
+    `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
+    as one key under the conditions the two share; with the count the migration of each rendering takes: the
+    limit's where the limit renders, else the request's (a request alone is migrated with its count). Returns those
+    keys and, by device resource, that count (`or` of the two, each false where its key does not render)."""
+    merged: dict[str, str] = {}
+    keys = [d for d in devices if d.index not in twins]
+    for index, limit in twins.items():
+        request = next(d for d in devices if d.index == index)
+        shared = [c for c in limit.conditions if c in request.conditions]
+        if shared == limit.conditions:
+            continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
+        merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
+        keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
+    return keys, merged
 
 
 def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
@@ -1585,9 +1638,9 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     out = []
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
-        # a limit under `if` its own count: an unset limit is 0, which differs from a request that renders
-        own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
-        own = [c for c in own if c in request.conditions or not _own(limit, c)]
+        own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]  # both render
+        if limit.count == request.count:
+            continue
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
@@ -1652,7 +1705,10 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    union, own_counts = (conditions, []) if w.choices else _either(w.devices)  # a choice: the picks, below
+    keys, merged = _twin_keys(w.devices, twins)
+    counts.update(merged)
+    union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
+    own_counts += map(_group, merged.values())  # gated by their count, as a key under `if` its own count
     if (
         groups is not None
         and len({g[0].count for g in groups}) > 1

@@ -1114,6 +1114,20 @@ def _every_by_template(render: Render, chart: str) -> dict[str, list[dict[str, A
     return _by_template(render.stream + render.rest, chart)
 
 
+def _defaults_cover(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> bool:
+    """Whether values-dra.yaml, written for the chart defaults' map edits, migrates the user's values too: the user's
+    --set options set no device key and pick only maps whose device keys the defaults' edits drop (goend-ark-ai's
+    `--set modelConfig.current.serviceType=vllm`, served by the same resources map)."""
+    from dramigrate.helm import passthrough as pt
+
+    if pt.device_sets(copts.set_values, False, edits)[0] or pt.device_sets(copts.set_string_values, True, edits)[0]:
+        return False
+    dropped = {(e.path, section, k) for e in default_edits for section, keys in e.removed.items() for k in keys}
+    return bool(edits) and all(
+        (e.path, section, k) in dropped for e in edits for section, keys in e.removed.items() for k in keys
+    )
+
+
 def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
     """The map edits (pattern B) whose device keys a values file sets (`sources`: the chart defaults and the file)."""
     from dramigrate.helm.values import get_path
@@ -2206,6 +2220,7 @@ def _fix_passthrough(
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
+    beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
     kept = copts  # the user's options without them
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
@@ -2288,6 +2303,14 @@ def _fix_passthrough(
                 take(set_edits, set_rcts, set_templates)
                 overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
                 switched = True
+        if (
+            overlay
+            and not variants
+            and yours
+            and yours[1] != yours[0].stream
+            and copts.set_values + copts.set_string_values
+        ):
+            beneath = _defaults_cover(edits_of(copts.render(), *yours)[1], default_edits, copts)
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -2323,7 +2346,7 @@ def _fix_passthrough(
             return
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
-    if switched:
+    if switched or beneath:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
         given = " ".join(stands_for)
@@ -2381,7 +2404,7 @@ def _fix_passthrough(
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for or switched:
             dra = None  # value sets without the --set: the values as they were, proven above
-        elif overlay and (v.label == "default values" or (v.label == "your values" and not sets)):
+        elif overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"
