@@ -216,9 +216,15 @@ def _rooted(expr: str, context: str) -> str:
         return expr
     if context and expr.strip() == ".":  # `nvidia.com/gpu: {{ . }}` inside `with .Values.gpus`: the value itself
         return context
+    if not context:
+        return expr
+    expr = _DOT_ARGUMENT.sub(lambda m: m.group(1) + context, expr)  # `include "x.gpus" .`: the helper gets the scope
     if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
         return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
-    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
+
+
+_DOT_ARGUMENT = re.compile(r'(\b(?:include|template)\s+"[^"]+"\s+)\.(?=\s*(?:[)|]|$))')
 
 
 def _steps(listed: str) -> str:
@@ -313,6 +319,11 @@ def _conditions(
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
                 reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
+            elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
+                reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
+                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
+                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count"
+                )
             raise NotIdiomatic(pattern, rel, reason)
         own = [f"(not {_group(_rooted(c, context))})" for c in before]
         if cond:
@@ -506,15 +517,15 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
-        if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
-            key = None  # a name from values elsewhere (a nodeSelector label) is no device key
+        if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
+            continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
         if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
             continue
         pattern = classify(text, i + 1, resource)
-        count = count_expression(value)
+        count = count_expression(value, True)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
