@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
 import shutil
 import sys
@@ -269,8 +270,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except InputError as exc:
-        outcome.error = exc
+    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed
+        outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
+        outcome.changes = []
+        for f in outcome.findings:
+            f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
@@ -278,6 +282,39 @@ def run_chart(
     finally:
         work.close()
     return outcome
+
+
+def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputError:
+    """A chart file Helm reads (YAML in UTF-16 with a byte-order mark, Latin-1 bytes in a template) that is not
+    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file."""
+    shown = display_root
+    if chart.is_dir():
+        for folder, dirs, names in os.walk(chart):
+            dirs.sort()
+            bad = next((n for n in sorted(names) if _undecodable(os.path.join(folder, n))), None)
+            if bad is not None:
+                shown = os.path.join(display_root, os.path.relpath(os.path.join(folder, bad), chart))
+                break
+    return InputError(
+        f"not UTF-8 ({exc.reason} at byte {exc.start}): Helm may read it, but dramigrate checks and rewrites only "
+        "UTF-8 charts",
+        shown,
+    )
+
+
+def _undecodable(path: str) -> bool:
+    if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
+        return False
+    from dramigrate.limits import MAX_FILE_BYTES
+
+    try:
+        with open(path, "rb") as fh:
+            fh.read(MAX_FILE_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
