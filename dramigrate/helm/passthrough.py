@@ -1938,7 +1938,24 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
+                if _reads_from_section(line, section, key):
+                    return (
+                        f'{rel}:{n} reads "{key}" from the {section} of a resources map by name to decide what else '
+                        "to render, and the DRA values file moves that key into a claim: with it the line decides "
+                        "otherwise; make it also test the map's claims (or a DRA switch) by hand"
+                    )
     return ""
+
+
+def _reads_from_section(line: str, section: str, key: str) -> bool:
+    """Whether the line reads the device key by name from a map's section, the map a variable or an expression the
+    template builds (voxel51's `dig "limits" "nvidia.com/gpu" "" $mergedResources` deciding a sidecar's env,
+    `hasKey $res.limits "nvidia.com/gpu"`)."""
+    quoted, part = re.escape(f'"{key}"'), re.escape(section)
+    return bool(
+        re.search(rf'\b(?:dig|index\s+\(?\$[\w.]*\)?)\s+(?:"[^"]*"\s+)*"{part}"\s+{quoted}', line)
+        or re.search(rf"\b(?:index|hasKey|get|dig)\s+\(?\$[\w.]*\.{part}\)?\s+{quoted}", line)
+    )
 
 
 def _reads_through_with(line: str, words: list[str], key: str) -> bool:
