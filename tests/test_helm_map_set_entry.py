@@ -214,3 +214,39 @@ def test_a_device_key_set_into_each_workers_copied_map_in_a_range(tmp_path: Path
         spec = templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]
         counts[deployment["metadata"]["name"]] = spec["devices"]["requests"][0]["exactly"]["count"]
     assert counts == {"release-name-small": 1, "release-name-large": 4}
+
+
+# the map built and written only when the values give a resources map; the `else` writes the device key itself
+# (smg-gateway's worker without `resources`)
+TWO_ARMS = DEPLOYMENT.replace(
+    """          resources:
+            {{- if .Values.gpu.enabled }}
+            {{- $gpuResources := deepCopy .Values.gpuResources }}
+            {{- $_ := set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count }}
+            {{- toYaml $gpuResources | nindent 12 }}
+            {{- else }}
+            {{- toYaml .Values.resources | nindent 12 }}
+            {{- end }}
+""",
+    """          resources:
+            {{- if .Values.gpuResources }}
+            {{- $gpuResources := deepCopy .Values.gpuResources }}
+            {{- $_ := set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count }}
+            {{- toYaml $gpuResources | nindent 12 }}
+            {{- else }}
+            limits:
+              {{ .Values.gpu.resourceName }}: {{ .Values.gpu.count }}
+            {{- end }}
+""",
+)
+
+
+def test_a_device_key_written_beside_the_built_map_is_named(tmp_path: Path) -> None:
+    """The branch without the map writes the device key on a line of its own: the map rewrite would leave it a
+    device-plugin request with dra.enabled, so fix names that line (was: only the render that differs)."""
+    assert TWO_ARMS != DEPLOYMENT
+    chart = chart_with(tmp_path, "server", {"values.yaml": VALUES, "templates/deployment.yaml": TWO_ARMS})
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert not outcome.proven
+    line = TWO_ARMS.splitlines().index("              {{ .Values.gpu.resourceName }}: {{ .Values.gpu.count }}") + 1
+    assert outcome.manual.startswith(f"templates/deployment.yaml:{line}: the pod also writes a device key outside")

@@ -118,6 +118,24 @@ def site(text: str) -> Site | None:
     return None
 
 
+# a key line whose name an action writes or that names a resource (`{{ $gpuType }}: {{ $gpuCount }}`)
+_KEY_LINE = re.compile(r"""^\s*(\{\{.*?\}\}|["']?[\w.-]+/[\w.-]+["']?)\s*:\s*\S""")
+
+
+def _key_beside(lines: list[str], where: Site, rules: RuleSet) -> int:
+    """The first line of the pod spec, outside the map, that writes a device key under `limits:` or `requests:` (its
+    name an action, or a device resource): smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else` of the
+    `if $worker.resources` whose branch builds the map; -1 if none."""
+    for j in range(where.pod + 1, _block_end(lines, where.pod)):
+        m = _KEY_LINE.match(lines[j])
+        if not m or _control(lines[j]) or lines[_parent(lines, j)].strip() not in _SECTIONS:
+            continue
+        name = m.group(1).strip("\"'")
+        if name.startswith("{{") or rules.is_device_candidate(name):
+            return j
+    return -1
+
+
 def _key_above(lines: list[str], at: int) -> int:
     """The line of the key a column-0 `indent` action at `at` writes the value of: the nearest line above it that is
     not a control action (-1 when there is none)."""
@@ -753,6 +771,11 @@ def build(
         where = site(text)
         if where is None or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
+        if (beside := _key_beside(text.splitlines(), where, rules)) >= 0:
+            raise NotMapBuilt(
+                f"{rel}:{beside + 1}: the pod also writes a device key outside the map the template builds (a "
+                "branch without the map): with dra.enabled it would still ask the device plugin"
+            )
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs, several, tolerate = _specs(
