@@ -1914,8 +1914,8 @@ def _without_copies(text: str) -> str:
 def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
-    map): with the key gone that line renders differently, so the chart needs its count in a value of its own
-    first; "" if none."""
+    map, `dig "limits" "nvidia.com/gpu" "" $merged` of a map the template merged from it): with the key gone that
+    line renders differently, so the chart needs its count in a value of its own first; "" if none."""
     for rel, text in _templates(root).items():
         copied = _copy_block_lines(text)
         for n, line in enumerate(text.splitlines(), start=1):
@@ -1931,6 +1931,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                     (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
+                    or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
@@ -1938,24 +1939,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
-                if _reads_from_section(line, section, key):
-                    return (
-                        f'{rel}:{n} reads "{key}" from the {section} of a resources map by name to decide what else '
-                        "to render, and the DRA values file moves that key into a claim: with it the line decides "
-                        "otherwise; make it also test the map's claims (or a DRA switch) by hand"
-                    )
     return ""
-
-
-def _reads_from_section(line: str, section: str, key: str) -> bool:
-    """Whether the line reads the device key by name from a map's section, the map a variable or an expression the
-    template builds (voxel51's `dig "limits" "nvidia.com/gpu" "" $mergedResources` deciding a sidecar's env,
-    `hasKey $res.limits "nvidia.com/gpu"`)."""
-    quoted, part = re.escape(f'"{key}"'), re.escape(section)
-    return bool(
-        re.search(rf'\b(?:dig|index\s+\(?\$[\w.]*\)?)\s+(?:"[^"]*"\s+)*"{part}"\s+{quoted}', line)
-        or re.search(rf"\b(?:index|hasKey|get|dig)\s+\(?\$[\w.]*\.{part}\)?\s+{quoted}", line)
-    )
 
 
 def _reads_through_with(line: str, words: list[str], key: str) -> bool:
