@@ -1844,9 +1844,11 @@ def _pod_edits(
         if shared:  # an init container and the main one, one count: the migration gives them one request
             names = names * len(groups)
         if len(names) != len(groups) or not w.base:
+            own = [c for g in groups for c in g[0].conditions if c not in conditions]
+            on = f" and its own condition true ({', '.join(dict.fromkeys(own))})" if own else ""
             raise RewriteError(
                 f"{w.rel}: {len(groups)} containers of one pod ask for {w.devices[0].resource}, the migration's claim "
-                f"has {len(names)} request(s) (set each container's count above 0)"
+                f"has {len(names)} request(s): set each container's count above 0 in the values{on}"
             )
         if len(set(own_gates)) > 1:
             pairs = [(a, b) for k, a in enumerate(own_gates) for b in own_gates[k + 1 :]]
