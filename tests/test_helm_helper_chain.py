@@ -191,3 +191,78 @@ def test_the_old_cluster_message_of_a_chart_helper_given_the_root_names_values_y
     with pytest.raises(HelmError) as failed:
         render_chart(chart, RenderOptions(kube_version="1.31"))
     assert "set dra.enabled=false (in values.yaml) for the device-plugin request" in str(failed.value)
+
+
+ENGINE = """\
+{{- define "app.engine" }}
+- name: engine
+  image: engine:1
+  resources:
+    limits:
+      nvidia.com/gpu: {{ .device.gpus }}
+{{- end }}
+"""
+# each pod helper in a template file of its own, included by the one workload template (bud-runtime-container)
+SINGLE = """\
+{{- define "app.single" }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .node.name }}
+spec:
+  selector:
+    matchLabels: {app: engine}
+  template:
+    metadata:
+      labels: {app: engine}
+    spec:
+      containers:
+      {{- include "app.engine" (dict "Values" $.Values "device" .node) | nindent 6 }}
+{{- end }}
+"""
+FLEET = """\
+{{- define "app.multi" }}
+apiVersion: orchestration.aibrix.ai/v1alpha1
+kind: RayClusterFleet
+metadata:
+  name: {{ .node.name }}
+spec:
+  template:
+    spec:
+      headGroupSpec:
+        template:
+          spec:
+            containers:
+            {{- include "app.engine" (dict "Values" $.Values "device" .node) | nindent 12 }}
+{{- end }}
+"""
+NODES = """\
+{{- range .Values.nodes }}
+{{- if gt (.pp | int) 1 }}
+{{- include "app.multi" (dict "Values" $.Values "node" .) }}
+{{- else }}
+{{- include "app.single" (dict "Values" $.Values "node" .) }}
+{{- end }}
+---
+{{- end }}
+"""
+
+
+def test_a_container_helper_two_pod_helpers_include_is_reported_with_the_pods_they_write(tmp_path: Path) -> None:
+    """The container helper that writes the device key is included by two pod helpers, each defined in a template
+    file of its own and included by the workload template in a `range` (bud-runtime-container's single-node.yaml and
+    multi-node.yaml): fix names both and what they write, one a kind the migration leaves on its device plugin (was:
+    'the migration adds no claim to a pod that includes app.engine', read off the pod helper's own file, which
+    renders nothing: its include was taken for a workload's call site)."""
+    files = {
+        "values.yaml": "nodes:\n  - name: one\n    gpus: 1\n",
+        "templates/_engine.yaml": ENGINE,
+        "templates/single-node.yaml": SINGLE,
+        "templates/multi-node.yaml": FLEET,
+        "templates/deployment.yaml": NODES,
+    }
+    outcome = _fix(chart_with(tmp_path, "app", files))
+    assert not outcome.proven
+    assert "no template includes app.engine, and several helpers include it (app.multi, app.single)" in outcome.manual
+    kinds = "app.multi writes a RayClusterFleet, a kind the migration leaves on its device plugin; app.single writes"
+    assert kinds in outcome.manual, outcome.manual

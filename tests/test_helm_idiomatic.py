@@ -320,16 +320,25 @@ def test_two_containers_with_their_own_counts(tmp_path: Path) -> None:
     assert rendered_text(chart, "dra.enabled=false") == rendered_text(original)
 
 
-def test_containers_with_their_own_counts_under_their_own_conditions_stay_manual(tmp_path: Path) -> None:
-    """A judge rendered only `if .Values.judge.enabled`: each request is gated by its count alone, so the claim
-    would keep the judge's request while the judge is off. Manual, named, instead of an unprovable rewrite."""
+def test_containers_with_their_own_counts_under_their_own_conditions(tmp_path: Path) -> None:
+    """A judge rendered only `if .Values.judge.enabled`: its request of the pod's claim is gated by its count and by
+    that condition, so with the judge off the claim has the model's request alone, named as the migration names a
+    single container's. Was manual work ("the device keys sit under different conditions"): each request was gated
+    by its count alone, and the claim kept the judge's request while the judge was off."""
     guarded = PAIR.replace("        - name: judge", "        {{- if .Values.judge.enabled }}\n        - name: judge")
     guarded += "        {{- end }}\n"
     values = "model:\n  gpus: 2\njudge:\n  enabled: true\n  gpus: 1\n"
     chart = chart_with(tmp_path, "pair", {"values.yaml": values, "templates/job.yaml": guarded})
     outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
-    assert not outcome.proven
-    assert "the device keys sit under different conditions" in outcome.report(), outcome.report()
+    assert outcome.proven, outcome.report()
+    assert "judge.enabled flipped to false" in outcome.checked
+    write_changes(outcome)
+    out = docs(chart, "judge.enabled=false")
+    templates = [d["spec"]["spec"] for d in out if d["kind"] == "ResourceClaimTemplate"]
+    requests = [r for spec in templates for r in spec["devices"]["requests"]]
+    assert [(r["name"], r["exactly"]["count"]) for r in requests] == [("gpu", 2)]
+    pod = next(d for d in out if d["kind"] == "Job")["spec"]["template"]["spec"]
+    assert [c["resources"] for c in pod["containers"]] == [{"claims": [{"name": "gpu"}]}]
 
 
 LWS = """\

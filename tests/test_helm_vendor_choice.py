@@ -167,3 +167,48 @@ def test_each_vendor_in_an_if_of_its_own(tmp_path: Path, vendor: str) -> None:
         assert classes == ([cls] if cls else []) and list(counts.values()) == ([2] if cls else [])
         assert pods["release-name-llm"]["containers"][0]["resources"]["limits"] == {"memory": "8Gi"}
         assert ("resourceClaims" in pods["release-name-llm"]) is bool(cls)
+
+
+VENDOR_TOLERATED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-ui
+spec:
+  selector:
+    matchLabels: {app: ui}
+  template:
+    metadata:
+      labels: {app: ui}
+    spec:
+      {{- if .Values.gpu.tolerations }}
+      tolerations:
+        {{- toYaml .Values.gpu.tolerations | nindent 8 }}
+      {{- end }}
+      containers:
+      - name: ui
+        image: ui
+        resources:
+          limits:
+            {{- if eq .Values.gpu.type "nvidia" }}
+            nvidia.com/gpu: {{ .Values.gpu.count }}
+            {{- else if eq .Values.gpu.type "amd" }}
+            amd.com/gpu: {{ .Values.gpu.count }}
+            {{- end }}
+"""
+
+
+def test_a_vendor_whose_taint_the_values_tolerate_gets_the_toleration_where_they_do_not(tmp_path: Path) -> None:
+    """The values pick amd and list the amd.com/gpu toleration themselves (a ComfyUI chart's README values): the
+    migration adds none; with that list emptied it adds it, and the DRA branch must too. Was manual work: "with
+    gpu.tolerations changed to null ... expected [amd.com/gpu toleration]"."""
+    listed = "  tolerations:\n  - {key: amd.com/gpu, operator: Exists, effect: NoSchedule}\n"
+    amd = f"gpu:\n  type: amd\n  count: 1\n{listed}"
+    chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_TOLERATED, "values.yaml": amd})
+    fix_chart(chart)
+    file = tmp_path / "on.yaml"
+    for vendor, listed in (("amd", "null"), ("amd", "[{key: amd.com/gpu, operator: Exists}]"), ("nvidia", "null")):
+        file.write_text(f"dra: {{enabled: true}}\ngpu: {{type: {vendor}, count: 1, tolerations: {listed}}}\n")
+        _, _, pods = dra_render(chart, file)
+        keys = [t["key"] for t in pods["release-name-ui"]["tolerations"]]
+        assert keys == [f"{vendor}.com/gpu"]  # the values' own, or the one the DRA branch adds: never two

@@ -342,7 +342,13 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
         if path.name.startswith("_"):
             continue
         text = path.read_text(encoding="utf-8")
+        # an include inside a `define` that its own file never includes (bud-runtime's single-node.yaml, a pod helper
+        # in a file of its own) is a hop of the chain (_includers), not a call site: it renders where another
+        # template includes the define, and the render names that template
+        defined = {i for name, b in _defines(text) if not _included_in(text, name) for i in range(b.start, b.end + 1)}
         for i, line in enumerate(text.splitlines()):
+            if i in defined:
+                continue
             for m in _INCLUDE.finditer(line):
                 opening = line.rfind("{{", 0, m.start())
                 if re.match(r"\{\{-?\s*(if|else|with|range)\b", line[opening:]) if opening >= 0 else False:
@@ -355,6 +361,11 @@ def call_sites(root: Path, define: str) -> list[CallSite]:
                     raise NotHelper(f"{rel}:{i + 1}: {why}")
                 out.append(CallSite(rel, i, arg))
     return out
+
+
+def _included_in(text: str, define: str) -> bool:
+    """Whether a template includes (or calls with `template`) the helper `define` itself."""
+    return bool(re.search(rf'\b(?:include|template)\s+"{re.escape(define)}"', text))
 
 
 @dataclass(frozen=True)
@@ -456,7 +467,23 @@ def _hop(root: Path, rel: str, block: Block, outer: str, index: int, inner: str)
     return Hop(rel, index, inner, outer, arg)
 
 
-def helper_chain(root: Path, define: str, key_at: str) -> tuple[list[CallSite], list[Hop]]:
+def _pods_written(root: Path, found: list[tuple[str, Block, str, int]], rules: RuleSet | None) -> str:
+    """What each helper of `found` writes, in words, when it writes a workload (` (x writes a Deployment; y a
+    RayClusterFleet, a kind the migration leaves on its device plugin)`), "" when none does."""
+    out = []
+    for rel, block, name, _ in sorted(found, key=lambda f: f[2]):
+        lines = (root / rel).read_text(encoding="utf-8").splitlines()[block.start : block.end]
+        kind = next((m.group(1) for line in lines if (m := re.fullmatch(r"kind:\s*(\w+)\s*", line))), None)
+        api = next((m.group(1) for line in lines if (m := re.fullmatch(r"apiVersion:\s*(\S+)\s*", line))), "")
+        if kind and name not in (n for n, _ in out):
+            left = rules is not None and rules.workload(api, kind) is None
+            out.append((name, f"{kind}{', a kind the migration leaves on its device plugin' if left else ''}"))
+    return f" ({'; '.join(f'{n} writes a {k}' for n, k in out)})" if out else ""
+
+
+def helper_chain(
+    root: Path, define: str, key_at: str, rules: RuleSet | None = None
+) -> tuple[list[CallSite], list[Hop]]:
     """The workload templates' includes of the helper that writes the key or, when none includes it, of the helper
     that includes it (and so on, up to _CHAIN_LIMIT helpers), with the hops between, innermost first; NotHelper when
     no template includes any of them, several helpers include one, or a hop passes another context."""
@@ -473,7 +500,10 @@ def helper_chain(root: Path, define: str, key_at: str) -> tuple[list[CallSite], 
             raise NotHelper(f"{key_at}: no template includes {define}{via}")
         if len(outers) > 1:
             several = ", ".join(outers)
-            raise NotHelper(f"{key_at}: no template includes {current}, and several helpers include it ({several})")
+            raise NotHelper(
+                f"{key_at}: no template includes {current}, and several helpers include it ({several}): the rewrite "
+                f"wires one chain of helpers from the device key to the pod{_pods_written(root, found, rules)}"
+            )
         if len(hops) + 1 >= _CHAIN_LIMIT:
             raise NotHelper(f"{key_at}: the helper {define} sits more than {_CHAIN_LIMIT} helpers below the pod")
         hops += [_hop(root, rel, block, name, index, current) for rel, block, name, index in found]
@@ -1557,7 +1587,7 @@ def fix(
         if len({k.var is None for k in keys}) != 1:
             raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
-        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}")
+        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules)
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

@@ -125,6 +125,7 @@ class PodDelta:
     affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
     # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
     covered: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)  # keys it set in the pod's group `rayStartParams` (num-gpus)
 
 
 @dataclass
@@ -215,9 +216,15 @@ def _rooted(expr: str, context: str) -> str:
         return expr
     if context and expr.strip() == ".":  # `nvidia.com/gpu: {{ . }}` inside `with .Values.gpus`: the value itself
         return context
+    if not context:
+        return expr
+    expr = _DOT_ARGUMENT.sub(lambda m: m.group(1) + context, expr)  # `include "x.gpus" .`: the helper gets the scope
     if context.startswith("$"):  # `with $ctx`: `.Values` too is the variable's (a map with its own Values)
         return _ANY_FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
-    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr) if context else expr
+    return _FIELD.sub(lambda m: f"{context}.{m.group(1)}", expr)
+
+
+_DOT_ARGUMENT = re.compile(r'(\b(?:include|template)\s+"[^"]+"\s+)\.(?=\s*(?:[)|]|$))')
 
 
 def _steps(listed: str) -> str:
@@ -312,6 +319,11 @@ def _conditions(
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
                 reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
+            elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
+                reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
+                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
+                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count"
+                )
             raise NotIdiomatic(pattern, rel, reason)
         own = [f"(not {_group(_rooted(c, context))})" for c in before]
         if cond:
@@ -505,15 +517,15 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
-        if key and not m and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
-            key = None  # a name from values elsewhere (a nodeSelector label) is no device key
+        if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
+            continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
         if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
             continue
         pattern = classify(text, i + 1, resource)
-        count = count_expression(value)
+        count = count_expression(value, True)
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
@@ -712,13 +724,14 @@ def pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[PodDelta]:
     """What the migration added to each pod of a template that got a claim, in document order."""
-    before = [pod for doc in original for _, pod in pod_groups(doc, [])]
-    after = [pod for doc in migrated for _, pod in pod_groups(doc, [])]
-    out = [
-        delta
-        for old, new in zip(before, after, strict=False)
-        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None
-    ]
+    before = [group for doc in original for group in pod_groups(doc, [])]
+    after = [group for doc in migrated for group in pod_groups(doc, [])]
+    out = []
+    for (old_group, old), (new_group, new) in zip(before, after, strict=False):
+        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None:
+            params = (old_group or {}).get("rayStartParams") or {}
+            changed = {k: v for k, v in ((new_group or {}).get("rayStartParams") or {}).items() if params.get(k) != v}
+            out.append(dataclasses.replace(delta, params=changed))
     if not out:
         raise RewriteError("the migration adds no claim to this template's pods")
     return out
@@ -785,6 +798,13 @@ def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> Po
     start = _parent(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
     writes = any("toleration" in line for line in lines[start : _block_end(lines, start)])
     return delta if delta.tolerations or writes else dataclasses.replace(delta, tolerations=delta.covered)
+
+
+def _own_pods(deltas: list[PodDelta], pods: list[list[Device]], devices: list[Device]) -> bool:
+    """Whether the template's pods ask for one device resource and the value sets render a claim for some of them
+    only (the others under conditions of their own, or with a count of 0), the same claim but for its count: what
+    the migration gives each pod once its own condition holds and its count is above 0."""
+    return len(deltas) < len(pods) and _alike(deltas, per_item=True) and len({d.resource for d in devices}) == 1
 
 
 def _exclusive(pods: list[list[Device]]) -> bool:
@@ -989,6 +1009,10 @@ def build(
         elif len(deltas) == 1 and _exclusive(branches := _template_pods(text, rel, devices)):
             # one pod per branch of an `if`/`else` (an ollama Deployment or a vLLM one): the value sets render one,
             # and each branch gets its claim, the same claim template
+            pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
+        elif _own_pods(deltas, branches := _template_pods(text, rel, devices), devices):
+            # pods each asking for the device (a Ray head and worker group, each under `if` its own GPU count), fewer
+            # of them rendered with a claim: each gets that claim with its own count
             pods, deltas = branches, [_branch_delta(text, rel, own, deltas[0]) for own in branches]
         else:
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
@@ -1458,6 +1482,8 @@ def _rewrite_template(
                 (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
             ]
         if len(set(labels)) != len(labels) or not all(labels):
+            labels = [_holder_label(lines, w) for w in parts]
+        if len(set(labels)) != len(labels) or not all(labels):
             labels = [str(k) for k in range(1, len(parts) + 1)]
         edits, sections = [], []
         carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
@@ -1517,6 +1543,20 @@ def _pod_name(lines: list[str], w: Workload) -> str:
     """The metadata.name line of the document holding the workload's pod, as the template writes it ("" if none)."""
     pod = _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
     return _metadata_line(lines, "name", pod) or ""
+
+
+def _holder_label(lines: list[str], w: Workload) -> str:
+    """The key that holds the workload's pod template, in kebab case without its `Spec`/`Template` words: a Ray
+    group's `headGroupSpec` reads `head-group`, an item of `workerGroupSpecs` `worker-group` ("" if none)."""
+    at = _parent(lines, _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))))
+    if at >= 0 and _item_key(lines[at]) == "template:":
+        at = _parent(lines, at)
+    if at >= 0 and lines[at].lstrip().startswith("- "):
+        at = _parent(lines, at)  # an item of a list of groups: the list's key
+    words = re.findall(r"[A-Z]?[a-z0-9]+", _item_key(lines[at]).split(":")[0]) if at >= 0 else []
+    while words and words[-1].lower() in ("spec", "specs", "template"):
+        words.pop()
+    return "-".join(words).lower()
 
 
 def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
@@ -1698,12 +1738,13 @@ def _pod_edits(
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
     own_counts += map(_group, merged.values())  # gated by their count, as a key under `if` its own count
-    if (
-        groups is not None
-        and len({g[0].count for g in groups}) > 1
-        and any(d.conditions != conditions for d in w.devices)
-    ):
-        union = None  # each container its own request, gated by its count only: one not rendered would keep it
+    own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
+    if groups is not None and len({g[0].count for g in groups}) > 1:
+        common = [c for c in w.devices[0].conditions if all(c in d.conditions for d in w.devices)]
+        own_conds = [[c for c in g[0].conditions if c not in common] for g in groups]
+        # each container's request gated by its count and its own conditions (a judge `if .Values.judge.enabled`)
+        alike = all(d.conditions == g[0].conditions for g in groups for d in g)
+        union = common if alike else None
     if union is None:
         d = next(d for d in w.devices if d.conditions != conditions)
         raise RewriteError(
@@ -1716,11 +1757,14 @@ def _pod_edits(
     shared = groups is not None and len({g[0].count for g in groups}) == 1 and len(_requests(w.delta.spec)) == 1
     gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
-    own_gates = [f"(gt (int {_arg(g[0].count)}) 0)" for g in groups or []]
+    own_gates = [
+        _group(_and(*own, f"(gt (int {_arg(g[0].count)}) 0)"))
+        for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
+    ]
     gated = list(counts.values())
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
-    if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated):
+    if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
         gate = ""  # a literal count (triton's `nvidia.com/gpu: 1`): the claim always renders with the pod
     on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
@@ -1738,7 +1782,9 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted)
+    # containers each under their own conditions: the toleration while one of them renders its key
+    rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -1842,24 +1888,33 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
-        branch_tols = {res: (w.choices[res][0] if res in w.choices else w.delta).tolerations for res in picks}
-        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1:
-            tolerations = [t for own in branch_tols.values() for t in own]
-            tol_text = []
-            for res, own in branch_tols.items():
-                if own:
-                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *(f"{p}  {t}" for t in _dump_list(own))]
-                    tol_text.append(f"{p}  {{{{- end }}}}")
-    if w.named:
-        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     existing = [
         i
         for i in range(pod + 1, pod_end)
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
+        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
+        deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
+        # a branch whose taint the values list tolerates (thorix' README values for amd): the migration adds its
+        # toleration where that list does not
+        branch_tols = {res: d.tolerations or d.covered for res, d in deltas.items()}
+        given = given_tolerations(lines, existing[0]) if existing else None
+        if len({json.dumps(t, sort_keys=True) for t in branch_tols.values()}) > 1 or any(
+            d.covered and not d.tolerations for d in deltas.values()
+        ):
+            tolerations = [t for own in branch_tols.values() for t in own]
+            tol_text = []
+            for res, own in branch_tols.items():
+                entries = [f"{p}  {t}" for t in _dump_list(own)]
+                if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
+                    check = tolerated_check(given, str(own[0].get("key", "")))
+                    entries = [f"{p}  {check}", f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+                if entries:
+                    tol_text += [f"{p}  {{{{- if {picks[res]} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+    if w.named:
+        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
     covered = bool(not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1)
     if covered:
@@ -1875,6 +1930,12 @@ def _pod_edits(
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     at = _after_steps(lines, w.text, w.devices[0], containers, w.rel) if steps else containers
     edits.append(Edit(at, at, pod_lines))
+    if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
+        from dramigrate.helm.helper import _ray_params
+
+        if len(counts) != 1:
+            raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
+        edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all

@@ -27,7 +27,7 @@ _DOC_MARKER = re.compile(r"^---(\s|$)")
 @dataclass(frozen=True)
 class LinePattern:
     regex: re.Pattern[str]
-    literal: str  # the literal text of the line, actions removed (for quick rejection and key checks)
+    literal: str  # the literal runs of the line, actions removed, one space apart (for quick rejection)
 
 
 @lru_cache(maxsize=64)
@@ -56,7 +56,8 @@ def template_patterns(text: str) -> tuple[LinePattern | None, ...]:
                 parts[k] = parts[k].rstrip()
             if action.endswith("-}}"):
                 parts[k + 1] = parts[k + 1].lstrip()
-        literal = "".join(parts).strip()
+        # the literal runs apart: the quick check's word is one run (`{{ .name }}: "{{ .count }}"` has no `""`)
+        literal = " ".join(p.strip() for p in parts if p.strip())
         if not literal or literal.startswith("#"):
             out.append(None)
             continue
@@ -144,12 +145,14 @@ def _children_agree(
     t_lines: list[str],
     patterns: tuple[LinePattern | None, ...],
 ) -> bool:
-    """A rendered line may come from template line j unless j's block is all literal text (no action that
-    writes output) and a rendered child of it is not one of those literal lines."""
+    """A rendered line may come from template line j unless j's block has no line that may write several lines (an
+    action alone on its line, one that serialises, indents or includes, a `range`) and a rendered child of it is not
+    one of the block's lines: a `limits:` whose block writes `cpu: {{ .Values.cpu }}` in one branch of an `if` is not
+    the `limits:` that a `toYaml .Values.resources` in the other branch wrote with a device key under it."""
     literal = [p is not None for p in patterns]
     t_block = _block(t_lines, j, literal)
     # `resources: {{- toYaml . | nindent 10 }}`: the line's own action writes the children
-    if _writes(t_lines[j]) or any(_writes(t_lines[k]) for k in t_block):
+    if _writes(t_lines[j]) or any(_writes_lines(t_lines[k], patterns[k]) for k in t_block):
         return True
     block = set(t_block)
     children = [k for k in _block(lines, i) if lines[k].strip() and not lines[k].strip().startswith("#")]
@@ -166,6 +169,18 @@ def _writes(line: str) -> bool:
         if body and not _CONTROL.match(body):
             return True
     return "{{" in line and "}}" not in line[line.rfind("{{") :]
+
+
+_SEVERAL = re.compile(r"\b(?:n?indent|toYaml|toJson|toPrettyJson|include|template|tpl|range)\b")
+
+
+def _writes_lines(line: str, pattern: LinePattern | None) -> bool:
+    """Whether a template line may write several rendered lines: an action alone on its line that writes output
+    (`{{ toYaml . | nindent 10 }}`), an action left open, or one that serialises, indents, includes or loops."""
+    if "{{" in line and "}}" not in line[line.rfind("{{") :]:
+        return True
+    actions = _ACTION.findall(line)
+    return any(_SEVERAL.search(a) for a in actions) or (pattern is None and _writes(line))
 
 
 def _raw_indent(line: str) -> int:

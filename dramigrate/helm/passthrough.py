@@ -37,6 +37,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls
+from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import (
     _block_end,
     _comment_style,
@@ -294,9 +295,10 @@ def _plain(value: Any) -> Any:
 
 def _as_text(value: Any) -> Any:
     """The value with each scalar as its text: a map passed through entry by entry with `{{ $v | quote }}` renders
-    the quantity `1` as "1", the same request."""
+    the quantity `1` as "1", the same request. A null key is left out: a values file's null deletes the chart's
+    default (`nvidia.com/gpu: null` beside `amd.com/gpu: "1"`), and a null request renders as none."""
     if isinstance(value, dict):
-        return {str(k): _as_text(v) for k, v in value.items()}
+        return {str(k): _as_text(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_as_text(v) for v in value]
     return str(value)
@@ -998,27 +1000,30 @@ def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
 
 
 def template_edits(
-    text: str, rel: str, needs: dict[Path_, set[str]], scoped: bool = False, helpers: dict[str, str] | None = None
+    text: str,
+    rel: str,
+    needs: dict[Path_, set[str]],
+    scoped: bool = False,
+    helpers: dict[str, str] | None = None,
+    within: PodDefine | None = None,
 ) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
-    through one of the `helpers`, map_helpers), unless it renders that sibling already."""
+    through one of the `helpers`, map_helpers), unless it renders that sibling already. `within`: only the reads in
+    that define's pod (pod_defines), its claim names rendered with its root context."""
     variables, ranges = _index_variables(text), _range_variables(text)
     read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
     read_lines = read.splitlines()
-    # the line the pod-level keys go before: the pod's (init) containers, or a single container (KServe's `model:`)
-    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
-    heads = {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
-    edits = _Edits(text, rel, scoped, heads, text.splitlines())
+    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$")
     found = []
-    for i in range(len(edits.lines)):
+    for i in within.lines if within else range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
             words, key, under = ref[0], ref[1], ref[2]
             target = next((p for p in needs if _ends_with(p, [*words, key, *([under] if under else [])])), None)
             if target is None and under in ("limits", "requests"):  # `limits:` written from `resources.limits`
                 target = next((p for p in needs if _ends_with(p, [*words, key])), None)
                 ref = (words, key, _SECTION, ref[3], ref[4])
-            if target is not None:
+            if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
@@ -1026,6 +1031,95 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
     return edits.out()
+
+
+def _pod_heads() -> set[str]:
+    """The lines the pod-level keys go before: the pod's (init) containers, or a single container (KServe's
+    `model:`)."""
+    singles = {k for kind in shipped_rules().kinds.values() for k in kind.single_containers}
+    return {"containers:", "- containers:", "initContainers:", "- initContainers:", *(f"{k}:" for k in singles)}
+
+
+@dataclass(frozen=True)
+class PodDefine:
+    """A define that writes a pod's containers and passes a resources map into one (pod_defines)."""
+
+    lines: range  # 0-based lines of its body from its `containers:` on
+    root: str  # the expression of the chart's root context in it: `$root` (`{{- $root := .root -}}`) or `$`
+    # its variables set from a field of its argument (`{{- $obj := .obj -}}`), each with the values paths the
+    # templates fix changes pass in that field (`(dict "obj" $task)` inside `range $task := .Values.batchTasks`:
+    # batchTasks.*); a variable some caller passes anything else is not here
+    known: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    def takes(self, base: str, tail: list[str], target: Path_) -> bool:
+        """Whether a read of `<base>.<tail...>` in the define can be the values map `target`."""
+        var = re.fullmatch(r"(\$\w+)((?:\.\w+)*)", base)
+        if var is None or var.group(1) not in self.known:
+            return True
+        fields = var.group(2).split(".")[1:]
+        return any(_ends_with(target, [*words, *fields, *tail]) for words in self.known[var.group(1)])
+
+
+_INCLUDED = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+_ARG_FIELD = re.compile(r"\{\{-?\s*(\$\w+)\s*:=\s*\.(\w+)\s*-?\}\}")
+_DICT_ENTRY = re.compile(r'"(\w+)"\s+([$.][\w.$]*)')
+
+
+def _values_words(expr: str, ranges: dict[str, tuple[list[str], int]]) -> list[str] | None:
+    """The values path (keys under .Values, `*` for a list item) of an expression a template passes, or None."""
+    if m := re.fullmatch(r"\$?\.Values((?:\.\w+)+)", expr):
+        return m.group(1).split(".")[1:]
+    if (m := re.fullmatch(r"(\$\w+)((?:\.\w+)*)", expr)) and m.group(1) in ranges:
+        return [*ranges[m.group(1)][0], *m.group(2).split(".")[1:]]
+    return None
+
+
+def _argument_paths(body: str, name: str, templates: dict[str, str]) -> dict[str, list[list[str]]]:
+    """The define's variables set from a field of its argument, with the values paths each call of `templates` (the
+    ones fix changes) passes in that field (`include "x.podSpec" (dict "obj" $task)`); a variable is left out when
+    a call passes anything else."""
+    calls = re.compile(rf'\b(?:include|template)\s+"{re.escape(name)}"\s+(\(dict\s[^()]*\)|[^\s)}}]+)')
+    passed: list[tuple[dict[str, str], dict[str, tuple[list[str], int]]]] = []
+    for text in templates.values():
+        ranges = _range_variables(text)
+        passed += [(dict(_DICT_ENTRY.findall(c.group(1))), ranges) for c in calls.finditer(text)]
+    out: dict[str, list[list[str]]] = {}
+    for var, key in _ARG_FIELD.findall(body):
+        paths = [_values_words(args[key], ranges) if key in args else None for args, ranges in passed]
+        if paths and all(p is not None for p in paths):
+            out[var] = [p for p in paths if p is not None]
+    return out
+
+
+_ROOT_VAR = re.compile(r"(\$\w*)\.(?:Values|Release|Chart|Capabilities)\b")
+
+
+def pod_defines(templates: dict[str, str], rels: set[str]) -> dict[str, list[PodDefine]]:
+    """The helper files (rel -> defines) whose defines, included from a template of `rels` (or from such a define),
+    write a pod's `containers:` and a resources map below it (`toYaml $profile.resources` in a pod-spec helper
+    given `(dict "root" $ "profile" $profile)`): the pass-through's pod-level keys go in the define."""
+    heads = _pod_heads()
+    defined = {
+        b.cond.strip('"'): (rel, b) for rel, text in templates.items() for b in blocks(text) if b.word == "define"
+    }
+    called = {n for rel in rels for n in _INCLUDED.findall(templates.get(rel, ""))}
+    seen: set[str] = set()
+    out: dict[str, list[PodDefine]] = {}
+    while called - seen:
+        name = min(called - seen)
+        seen.add(name)
+        if name not in defined or defined[name][0] in rels:
+            continue
+        rel, block = defined[name]
+        lines = templates[rel].splitlines()[: block.end]
+        body = "\n".join(lines[block.start + 1 :])
+        called |= set(_INCLUDED.findall(body))
+        head = next((i for i in range(block.start + 1, block.end) if lines[i].strip() in heads), None)
+        if head is not None and _MAP_EXPR.search("\n".join(lines[head:])):
+            root = next((v for v in _ROOT_VAR.findall(body) if v != "$"), "$")
+            known = _argument_paths(body, name, {r: t for r, t in templates.items() if r in rels})
+            out.setdefault(rel, []).append(PodDefine(range(head, block.end), root, known))
+    return out
 
 
 _SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
@@ -1135,6 +1229,7 @@ class _Edits:
     lines: list[str] = field(default_factory=list)
     inserts: dict[int, list[str]] = field(default_factory=dict)
     replaced: dict[int, str] = field(default_factory=dict)
+    root: str = "$"  # the chart's root context where the edits go (a define's `$root := .root`)
 
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
 
@@ -1168,7 +1263,7 @@ class _PodList:
 
 def _list_block(t: _Edits, name: str, ind: str, expr: str) -> list[str]:
     # the claim names carry `{{ .Release.Name }}` (release_scoped): rendered with tpl
-    render = "tpl (toYaml .) $" if t.scoped and name == "resourceClaims" else "toYaml ."
+    render = f"tpl (toYaml .) {t.root}" if t.scoped and name == "resourceClaims" else "toYaml ."
     return [
         f"{ind}{{{{- with {expr} }}}}",
         f"{ind}{name}:",
@@ -1641,26 +1736,59 @@ def _read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None
     return re.compile(rf"(\$?){dotted}(?![\w.])(?=\s+\"{re.escape(key)}\")")
 
 
+def _action(body: str) -> str:
+    return r"\{\{-?\s*" + body + r"\s*-?\}\}\s*"
+
+
+def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None:
+    """A line's assignment of a dropped device key read from `.` inside `with`s of its map and section, all closed on
+    that line (`{{- with .Values.resources -}}{{- with .limits -}}{{- $gpu = index . "nvidia.com/gpu" -}}{{- end
+    -}}{{- end -}}`): with the DRA values the section may be gone, and the assignment with it."""
+    pattern = _read_pattern(path, section, key)
+    if pattern is None:
+        return None
+    dotted = r"\.Values\." + r"\.".join(re.escape(str(w)) for w in path)
+    assign = r"(\{\{-?\s*\$\w+\s*=[^{}]*?\bindex\s+\.\s+\"" + re.escape(key) + r"\"[^{}]*\}\})\s*"
+    return re.compile(
+        _action(rf"with\s+(\$?){dotted}") + _action(rf"with\s+\.{re.escape(section)}") + assign + _action("end") * 2
+    )
+
+
+def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
+    """Whether the template reads a dropped device key in a form reread rewrites."""
+    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
+    return any(p is not None and p.search(text) for p in found)
+
+
 def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
     """The template with each read of a dropped device key taking its map from the DRA values' `deviceCounts` beside
     the resources map when they set it (`index (.Values.deviceCounts | default .Values.resources.limits)
     "nvidia.com/gpu"`): with the device-plugin values `deviceCounts` is unset and the line reads as before; with
-    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`). The
-    lines that copy the device key into another container (copies) are left: with the key gone they write none."""
+    the DRA values it reads the count the claims ask for (leapfrogai's `runtimeClassName` and `GPU_REQUEST`). An
+    assignment inside `with`s of the map (_with_read_pattern) is followed by the same assignment inside `with` the
+    counts (castai's sglang: the per-node GPU count its multi-node check asks for). The lines that copy the device
+    key into another container (copies) are left: with the key gone they write none."""
     lines = text.splitlines(keepends=True)
     kept = _copy_block_lines(text)
     for path, section, key in sorted(reads, key=repr):
-        pattern = _read_pattern(path, section, key)
-        if pattern is not None:
+        pattern, within = _read_pattern(path, section, key), _with_read_pattern(path, section, key)
+        if pattern is not None and within is not None:
             counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
             for n, line in enumerate(lines):
                 if n not in kept:
+                    line = within.sub(lambda m, c=counts: _counted_within(m, c), line)
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
     return "".join(lines)
 
 
 def _counted(m: re.Match[str], counts: str) -> str:
     return f"({m.group(1)}.Values.{counts} | default {m.group(0)})"
+
+
+def _counted_within(m: re.Match[str], counts: str) -> str:
+    whole = m.group(0).rstrip()
+    again = f"{{{{- with {m.group(1)}.Values.{counts} }}}}{m.group(2).rstrip()}{{{{- end }}}}"
+    return f"{whole}{again}{m.group(0)[len(whole) :]}"
 
 
 # a line that writes a device key with the count of the same key in a values resources map, a container copying it
@@ -1771,7 +1899,7 @@ def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> 
             k: get_path(merged, (*edit.path, section, k))
             for section, keys in edit.removed.items()
             for k in keys
-            if (pattern := _read_pattern(edit.path, section, k)) and any(pattern.search(t) for t in texts)
+            if any(reads_count(t, edit.path, section, k) for t in texts)
         }
         if counts:
             edit.siblings[COUNTS] = counts
@@ -1799,8 +1927,10 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                 indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
                 if reread(line, {(path, section, key)}) != line:
                     continue  # rewritten to read deviceCounts
-                if (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line)) or (
-                    indexed and _QUOTED.findall(indexed.group(1)) == words
+                if (
+                    (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
+                    or (indexed and _QUOTED.findall(indexed.group(1)) == words)
+                    or _reads_through_with(line, words[-2:], key)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
@@ -1809,6 +1939,15 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
+
+
+def _reads_through_with(line: str, words: list[str], key: str) -> bool:
+    """Whether the line reads the device key from `.` inside `with`s of the map and its section on that line
+    (`{{- with .Values.resources }}{{- with .limits }}{{- $gpu = index . "nvidia.com/gpu" }}`): with the DRA values
+    the section may be gone (the device key was all it held), and the `with` around the read renders nothing."""
+    read = re.search(rf'\b(?:index|hasKey|get)\s+\.\s+"{re.escape(key)}"', line)
+    withs = re.findall(r"\bwith\s+\$?[\w.]*\.(\w+)\s*-?\}\}", line[: read.start()] if read else "")
+    return read is not None and all(w in withs for w in words)
 
 
 def _reads_edited(text: str, rel: str, reads: set[tuple[Path_, str, str]]) -> str:
@@ -1840,8 +1979,15 @@ def build(
         if after != text:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
-    for rel, text in _templates(root).items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
-        if rel not in rels and (after := _reads_edited(claimed.get(rel, text), rel, reads or set())) != text:
+    texts = _templates(root)
+    defines = pod_defines({rel: claimed.get(rel, text) for rel, text in texts.items()}, rels)
+    for rel, text in texts.items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
+        if rel in rels:
+            continue
+        after = claimed.get(rel, text)
+        for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
+            after = template_edits(after, rel, map_paths, scoped, helpers, define)
+        if (after := _reads_edited(after, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
     if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):

@@ -143,9 +143,10 @@ class Pattern:
         return f"pattern {self.letter} ({PATTERNS[self.letter]})"
 
 
-def count_expression(value: str) -> str | None:
+def count_expression(value: str, helpers: bool = False) -> str | None:
     """The Go expression of a device count as written after the key: `{{ .Values.gpus }}`,
-    `"{{ .Values.gpus }}"`, `{{ .Values.gpus | quote }}` or a literal integer; None otherwise."""
+    `"{{ .Values.gpus }}"`, `{{ .Values.gpus | quote }}` or a literal integer; with `helpers`, also a helper given
+    `.` or `$` (`{{ include "x.gpus" . | quote }}`, read where the key is); None otherwise."""
     value = value.split(" #", 1)[0].strip()
     literal = re.fullmatch(r"""(["']?)(\d+)\1""", value)
     if literal:
@@ -157,9 +158,14 @@ def count_expression(value: str) -> str | None:
     if len(actions) != 1 or _ACTION.sub("", unquoted.group(2)).strip():
         return None
     expr = re.sub(r"\s*\|\s*(quote|toString|squote)\s*$", "", actions[0]).strip()
+    if helpers and _ROOT_HELPER.fullmatch(expr):
+        return expr
     if not expr or "{{" in expr or expr.startswith(("if ", "with ", "range ", "include ", "template ")):
         return None
     return expr
+
+
+_ROOT_HELPER = re.compile(r'include\s+"[^"]+"\s+[.$]')  # a helper given `.` or `$`: the scope or the root
 
 
 def named_key(line: str, text: str = "") -> tuple[str, tuple[str, ...], str | None, str] | None:
@@ -482,7 +488,7 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     text = lines[line - 1]
     stripped = text.strip()
     key = _LITERAL_KEY.match(text)
-    if key and key.group(2) == resource and count_expression(key.group(3)) is not None:
+    if key and key.group(2) == resource and count_expression(key.group(3), True) is not None:
         return Pattern("A", line, stripped)
     if (res := _container_resources(lines, line - 1)) >= 0:
         return classify(
@@ -497,13 +503,26 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
-    window = "\n".join(read[max(0, line - 3) : line + 3])
+    window = "\n".join(read[max(0, line - 3) : max(line + 3, _key_block_end(lines, line - 1))])
     letter = None if _reads_elsewhere(window, counted) else _map_pattern(window, template)
     if letter:
         return Pattern(letter, line, stripped)
     if _INCLUDE.search(window):
         return Pattern("D", line, stripped)
     return Pattern("F", line, stripped)
+
+
+def _key_block_end(lines: list[str], index: int) -> int:
+    """For a `resources:` key line (0-based `index`), one past its block: the lines below indented deeper, actions
+    among them (ardge-vllm writes `{{- toYaml .Values.resources | nindent 12 }}` in the `else` of a 20-line `if` under
+    `resources:`); else 0."""
+    if not re.fullmatch(r"(?:-\s+)?resources:", lines[index].strip()):
+        return 0
+    indent = len(lines[index]) - len(lines[index].lstrip(" "))
+    end = index + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip(" ")) > indent):
+        end += 1
+    return end
 
 
 def _map_pattern(window: str, template: str) -> str | None:

@@ -82,6 +82,7 @@ class _Chart:
     known: dict[Path_, list[Any]] = field(default_factory=dict)  # each compared key's literals, over the chart
     texts: list[str] = field(default_factory=list)
     maps: dict[Path_, bool] = field(default_factory=dict)
+    counts: set[Path_] = field(default_factory=set)  # the keys a device key of the templates writes as its count
 
     def a_map(self, path: Path_) -> bool:
         """Whether the templates read the key as a map or list (`.Values.x.y`, `toYaml .Values.x`, `range`): a key
@@ -120,8 +121,8 @@ def _solve(node: Node | None, want: bool, chart: _Chart) -> Assignment | None:
             return {node[1]: want}
         if isinstance(current, (int, float)):
             return {node[1]: 1 if want else 0}
-        if want:
-            return None
+        if want:  # a device count left empty (a Ray head's `gpuCount: ""`): one device
+            return {node[1]: "1"} if current == "" and node[1] in chart.counts else None
         return {node[1]: "" if isinstance(current, str) else None}  # a map or list off: null (Helm drops the key)
     name, args = node[1], node[2]
     if name == "not" and len(args) == 1:
@@ -175,6 +176,19 @@ def _device_lines(text: str, rules: RuleSet) -> list[int]:
     return sorted({*keys, *near})
 
 
+def _device_counts(texts: list[str], rules: RuleSet) -> set[Path_]:
+    """The values keys that a literal device key of the templates writes as its count (`nvidia.com/gpu: "{{
+    .Values.head.gpuCount }}"`)."""
+    return {
+        tuple(m.group(1).lstrip(".").split("."))
+        for text in texts
+        for line in text.splitlines()
+        if (key := _LITERAL_KEY.match(line)) and rules.lookup(key.group(2))
+        for m in [_VALUES_FIELD.search(key.group(3))]
+        if m
+    }
+
+
 def _requirements(all_blocks: list[Block], at: int) -> list[tuple[list[Node | None], list[list[Node | None]]]]:
     """Each `if` chain around line `at`, outermost first: the conditions of the branch the line sits in (the earlier
     branches' negated), and those of each other branch (the chain's last, with no `else`: every branch false)."""
@@ -218,7 +232,7 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
                 wanted += [outer + taken, *(outer + other for other in others)]
                 outer = outer + taken
             reaches.append(outer)
-    chart = _Chart(merged, texts=texts)
+    chart = _Chart(merged, texts=texts, counts=_device_counts(texts, rules))
     for conditions in wanted:
         for c in conditions:
             _literals(c, chart.known)

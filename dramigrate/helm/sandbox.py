@@ -433,8 +433,9 @@ def _echoes_chart_files(message: str, root: Path, templates: str) -> bool:
 
 def _verified(message: str, templates: str) -> bool:
     failed = _FAIL.match(message)
-    if failed:
-        return bool(failed.group(2).strip()) and failed.group(2).strip() in templates
+    if failed:  # a `fail "..."` literal, its quotes escaped in the template (`\"nvidia.com/gpu\"`)
+        said = failed.group(2).strip()
+        return bool(said) and (said in templates or json.dumps(said, ensure_ascii=False)[1:-1] in templates)
     rest = message
     fragments: list[str] = []
     for match in _ANGLED.finditer(message):
