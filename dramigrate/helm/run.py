@@ -1165,6 +1165,37 @@ def _defaults_cover(edits: list[Any], default_edits: list[Any], copts: ChartOpti
     )
 
 
+def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
+    """Why values-dra.yaml, written for the chart defaults' map edits, does not migrate the user's values, and what
+    to do: the --set options set device keys it drops, or ask for devices through maps it leaves as they are
+    (learnwith-llm-inference's `vllm.enabled=true sglang.enabled=false` turns on vllm.resources, values-dra.yaml
+    migrates sglang.resources)."""
+    from dramigrate.helm import passthrough as pt
+    from dramigrate.helm.values import display
+
+    setting = [
+        *pt.device_sets(copts.set_values, False, edits)[0],
+        *pt.device_sets(copts.set_string_values, True, edits)[0],
+    ]
+    ours = {e.path for e in default_edits}
+    migrated = ", ".join(sorted(display(p) for p in ours))
+    if setting:
+        how = f"--set {' '.join(setting)} sets device keys over those values-dra.yaml ({migrated}) drops"
+    else:
+        given = [*(f"--set {x}" for x in copts.set_values), *(f"--set-string {x}" for x in copts.set_string_values)]
+        left = sorted(display(e.path) for e in edits if e.path not in ours)
+        through = ", ".join(left or sorted(display(e.path) for e in edits))
+        how = (
+            f"with {' '.join(given)} the pods ask for devices through {through}, "
+            + ("which" if left else "device keys that")
+            + f" values-dra.yaml (the chart defaults' DRA values: {migrated}) leaves as it is"
+        )
+    return (
+        f"with your values, the device request comes from values no DRA values file covers: {how}; put those --set "
+        "options in a -f values file and run fix with it, which writes that file's DRA variant"
+    )
+
+
 def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
     """The map edits (pattern B) whose device keys a values file sets (`sources`: the chart defaults and the file)."""
     from dramigrate.helm.values import get_path
@@ -2258,6 +2289,7 @@ def _fix_passthrough(
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
     beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
+    uncovered = _UNCOVERED  # why no DRA values file covers the user's values, when none does
     kept = copts  # the user's options without them
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
@@ -2347,7 +2379,9 @@ def _fix_passthrough(
             and yours[1] != yours[0].stream
             and copts.set_values + copts.set_string_values
         ):
-            beneath = _defaults_cover(edits_of(copts.render(), *yours)[1], default_edits, copts)
+            set_edits = edits_of(copts.render(), *yours)[1]
+            beneath = _defaults_cover(set_edits, default_edits, copts)
+            uncovered = _UNCOVERED if beneath else _uncovered(set_edits, default_edits, copts)
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -2456,7 +2490,7 @@ def _fix_passthrough(
             dra = None  # value sets the DRA files do not cover: the values as they were, proven above
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
-            _manual(outcome, _UNCOVERED, patch)
+            _manual(outcome, uncovered, patch)
             return
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before
