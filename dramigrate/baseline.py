@@ -53,12 +53,15 @@ def load(path: Path) -> Counter[Key]:
     """The baseline's entries. It is a file of the repository (a pull request can change it): only a regular file
     within the size limit is read, and an entry whose count is not a whole number of at least 1 is bad input."""
     from dramigrate.limits import read_regular
+    from dramigrate.longints import LongInt, loads_json
 
     try:
-        doc = json.loads(read_regular(str(path)).decode("utf-8"))
+        doc = loads_json(read_regular(str(path)).decode("utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read the baseline: {exc.strerror}", str(path)) from exc
-    except (ValueError, UnicodeDecodeError) as exc:  # ValueError: bad JSON, or a number of more than 4300 digits
+    except LongInt as exc:
+        raise InputError(f"the baseline holds {exc.message}", str(path), exc.line, exc.column) from exc
+    except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"the baseline is not JSON: {exc}", str(path)) from exc
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
         raise InputError(f"not a dramigrate baseline (version {VERSION}); write one with --write-baseline", str(path))

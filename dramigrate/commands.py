@@ -689,6 +689,8 @@ def do_diff(opts: Options, check: bool) -> int:
     from dramigrate.report.html import FileChange
 
     ctx, result = _execute(opts, fix=True, writes=False, command="diff")
+    roots = _trees(opts)
+    _refuse_links(roots, result)
     # the unified diff goes to standard output, unless a report goes there (then: --format text, or a report file)
     patch = (
         sys.stdout if not any(s.path is None and stream_of(s.format, "diff") == "stdout" for s in ctx.reports) else None
@@ -702,6 +704,8 @@ def do_diff(opts: Options, check: bool) -> int:
             if patch:
                 patch.write(unified(r.path, r.original, r.rewritten))
     for chart in ctx.charts:
+        if chart.changes and not chart.manual and _chart_refused(chart, result, roots):
+            chart.changes = []
         if chart.changes and not chart.manual:
             changed += len(chart.changes)
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
@@ -726,6 +730,58 @@ def do_diff(opts: Options, check: bool) -> int:
     return 1 if check and changed else 0
 
 
+def _trees(opts: Options) -> tuple[Path, ...]:
+    """The trees fix writes in: a symlink (a file's, or a folder's on its way) is written through only to a target
+    inside one of them. A path named through a symlink of its own (`fix sd`, sd -> ../elsewhere) is not its target's
+    tree (writer.tree_of)."""
+    from dramigrate.writer import tree_of
+
+    return tuple(tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-")
+
+
+def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
+    """diff shows what fix would write: a rewrite fix would refuse for the symlink it is reached through (and the
+    rest of its kustomize graph, written whole or not at all) is not shown; it is the file's finding, as in fix."""
+    from dramigrate.writer import check_link
+
+    refused: dict[str, InputError] = {}
+    for r in result.files:
+        if r.path != "-" and r.rewritten is not None:
+            try:
+                check_link(Path(r.path), roots)
+            except InputError as exc:
+                refused[r.path] = exc
+    groups = {r.together: r.path for r in result.files if r.path in refused and r.together}
+    for r in result.files:
+        if r.rewritten is None:
+            continue
+        if r.path in refused:
+            _not_written(r, result, refused[r.path], "fix would not write it")
+        elif r.together in groups:
+            why = f"its kustomize graph ({r.together}) is written whole or not at all, and {groups[r.together]} is not"
+            _not_written(r, result, InputError(why, r.path), "fix would not write it")
+
+
+def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bool:
+    """diff of a chart fix would not write, for a symlink one of its files is reached through: the chart's finding
+    as fix gives it (a chart is written whole or not at all), and no diff."""
+    from dramigrate.migrate import FileResult
+    from dramigrate.writer import check_link
+
+    for c in chart.changes:
+        path = Path(c.rel) if Path(c.rel).is_absolute() else chart.chart / c.rel
+        try:
+            check_link(path, roots)
+        except InputError as exc:
+            r = FileResult(str(path), rewritten="")
+            result.files.append(r)
+            _not_written(r, result, exc, "fix would not write it")
+            for f in chart.findings:
+                f.fixed = False
+            return True
+    return False
+
+
 def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
@@ -737,12 +793,7 @@ def do_fix(opts: Options) -> int:
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written
     written: list[str] = []
-    given = [Path(p) for p in opts.paths if p != "-"]
-    write_options = WriteOptions(
-        force=opts.force,
-        backup=opts.backup,
-        roots=tuple(p if p.is_dir() else p.parent for p in given),
-    )
+    write_options = WriteOptions(force=opts.force, backup=opts.backup, roots=_trees(opts))
     undecided = _undecided(ctx, result)
     jobs = [
         (Path(r.path), r) for r in result.files if r.path != "-" and r.rewritten is not None and r.path not in undecided
@@ -778,7 +829,7 @@ def do_fix(opts: Options) -> int:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
-            for c in r.changes:
+            for c in r.changes if r.rewritten is not None else ():  # a file not written says nothing fixed
                 _err(f"fixed {plain(str(c), False)}")
     _filter(ctx, opts, result, "fix")
     _report(ctx, opts, result, changed, "fix", written=written)
@@ -871,11 +922,11 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseEx
     return failures
 
 
-def _not_written(r: Any, result: RunResult, exc: BaseException) -> None:
+def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not written") -> None:
     """A rewrite that could not be written: the file's error (or internal-error finding), its fixes undone."""
     from dramigrate.migrate import failed_file
 
-    failed = failed_file(r.path, exc, "not written")
+    failed = failed_file(r.path, exc, what)
     r.error = failed.error
     for f in r.findings:
         f.fixed = False

@@ -10,7 +10,12 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, read_regular
+from dramigrate.longints import guard_pyyaml, long_int_at
 from dramigrate.quantity import QuantityError, parse_quantity
+
+# every command and worker imports this module before it reads a file: from here on, PyYAML's loaders refuse an
+# integer too long for Python to convert at its line (longints)
+guard_pyyaml()
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
@@ -156,6 +161,11 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
             values = tomllib.loads(text).get("tool", {}).get("dramigrate", {})
         except tomllib.TOMLDecodeError as exc:
             raise InputError(f"invalid TOML: {exc}", str(path)) from exc
+        except ValueError as exc:  # an integer too long to convert: tomllib's int() says Python's own hint
+            long = long_int_at(text)
+            if long is None:
+                raise
+            raise InputError(f"invalid TOML: {long.message}", str(path), long.line, long.column) from exc
     else:
         try:
             values = yaml.safe_load(text) or {}

@@ -18,6 +18,7 @@ from typing import Any
 from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
 from dramigrate.limits import Limits, check_structure, size_message
+from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
@@ -105,8 +106,9 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
     whose lines all end in CR alone is read and written back so too. Bad bytes are bad input."""
     if len(raw) > limits.max_bytes:
         raise InputError(size_message(len(raw), limits), path)
-    if b"\0" in raw:
-        raise InputError("file contains NUL bytes: not a YAML text file", path)
+    if (nul := raw.find(b"\0")) >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        raise InputError("file contains NUL bytes: not a YAML text file", path, line, nul - raw.rfind(b"\n", 0, nul))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -231,8 +233,7 @@ def _round_trip(helm_render: bool = False) -> Any:
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096
-    if helm_render:
-        yaml.Constructor = helm_constructor()
+    yaml.Constructor = helm_constructor() if helm_render else round_trip_constructor()
     return yaml
 
 
@@ -246,9 +247,8 @@ def helm_constructor() -> type:
     even Helm's default Strict field validation never sees the repeat (kubectl's client-side NoDoubleKeySchema,
     used only when the server has no field validation, also reads that JSON). Never for a user's manifest, where
     refusing is right: YAML forbids the repeat, and ruamel's own allow_duplicate_keys keeps the first value."""
-    from ruamel.yaml.constructor import RoundTripConstructor
 
-    class HelmRenderConstructor(RoundTripConstructor):  # type: ignore[misc]
+    class HelmRenderConstructor(round_trip_constructor()):  # type: ignore[misc]
         def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
             if key in mapping:
                 del mapping[key]  # the later one replaces it, at its own place

@@ -42,10 +42,13 @@ class RunResult:
 
 def _init(parent: int, settings: Settings, target: Target) -> None:
     """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them."""
+    import gc
+
     from dramigrate.lifetime import die_with_parent
 
     global _worker
     die_with_parent(parent)
+    gc.enable()  # forked during the folder walk, it starts with the walk's collector paused (sources.expand)
     if _worker is None or _worker[1:] != (settings, target):
         _worker = (load_rules(settings.rules), settings, target)
 
@@ -77,11 +80,11 @@ def run(
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
     ahead = grep.ahead if grep is not None else None
     preloaded = ahead.loaded if ahead is not None and ahead.pool is not None else None
-    kz = scan(resolved_files, rules, inputs.walked, preloaded) if inputs.files else None
+    first = _first_names(inputs.files, resolved_files)
+    kz = scan(resolved_files, rules, inputs.walked, preloaded, _device_free(grep, first)) if inputs.files else None
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
-    first = _first_names(inputs.files, resolved_files)
     for path, resolved in zip(inputs.files, resolved_files, strict=True):
         if first[resolved] != path:  # a symlink to a file the run already takes: one read, one write
             out.decisions.append(f"{path}: the same file as {first[resolved]}: checked and written once, there")
@@ -149,6 +152,14 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _device_free(grep: prefilter.Grep | None, first: dict[str, str]) -> Callable[[str], bool] | None:
+    """For the kustomize scan: is this file (resolved) one grep read and found no device word in? The scan then
+    does not read it again (a repository's kustomize graphs list a thousand files, almost none with a device)."""
+    if grep is None:
+        return None
+    return lambda real: (name := first.get(real)) is not None and grep.device_free(name)
 
 
 def _start_grep(files: list[str], rules: RuleSet) -> prefilter.Grep | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
+from dramigrate.longints import too_long
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
 
@@ -156,6 +157,8 @@ def plain_scalar(value: str) -> Any:
     first = value[0]
     if first in "-+0123456789.":
         if _DECIMAL.fullmatch(value):
+            if too_long(value):  # ruamel's loader names it at its line
+                raise Decline(value)
             return int(value)
         if _NUMERIC.fullmatch(value):
             raise Decline(value)

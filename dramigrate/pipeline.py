@@ -68,11 +68,16 @@ def process(
     try:
         yf = yf or split_documents(job.path, raw, limits, text, helm_render=job.helm_render)
         result.original = yf.render()
-        _process(yf, job, rules, settings, target, result)
+        if _process(yf, job, rules, settings, target, result) is not None:  # fix writes nothing for this file
+            for f in result.findings:
+                f.fixable = f.fixed = False
+            result.changes.clear()
+            return result
     except RewriteInvalid as exc:
         for f in result.findings:
             f.fixed = False
         result.findings.append(exc.finding)
+        result.changes.clear()  # nothing is written for this file
         return result
     except InputError as exc:
         if not exc.file:
@@ -82,7 +87,7 @@ def process(
             result.decisions.append(f"{job.path}:{exc.line}: not migrated: template syntax makes it invalid YAML")
             return result
         result.error = exc
-        result.findings = []
+        result.findings, result.changes = [], []
         result.rewritten = None
         del result.decisions[before:]  # lint parses while it checks: what it decided before the error is void
         result.classes, result.suppressed[:] = {}, []
@@ -91,13 +96,27 @@ def process(
         result.decisions.append(f"{job.path}: checked: no device-plugin request in it")
     if yf.changed:
         result.rewritten = yf.render()
-        if job.path.endswith(".json"):  # a JSON manifest stays JSON
+        if job.path.endswith(".json") or (job.path == "-" and _is_json(text)):  # JSON in, JSON out
             result.rewritten = as_json(result.original or "", result.rewritten)
         if result.rewritten == result.original:
             result.rewritten = None
     if result.rewritten is None:  # keep the bytes only where a write must check them
         result.raw = result.original = None
     return result
+
+
+def _is_json(text: str) -> bool:
+    """Standard input that is one JSON value (`kubectl get -o json | dramigrate fix -`): written back as JSON, as a
+    .json file is; YAML that merely starts with a flow mapping is not JSON."""
+    if not text.lstrip("\ufeff \t\r\n").startswith(("{", "[")):
+        return False
+    from dramigrate.longints import loads_json
+
+    try:
+        loads_json(text.lstrip("\ufeff"))
+    except ValueError:
+        return False
+    return True
 
 
 def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
@@ -126,7 +145,11 @@ def _round_trip(path: str, doc: Document) -> bool:
     return True
 
 
-def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult) -> None:
+def _process(
+    yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target: Target, result: FileResult
+) -> Finding | None:
+    """The file's findings, and for fix its edits; the finding why fix writes nothing for it (pod templates that
+    share one spec), found alike by lint and fix, or None."""
     # lint parses each document when it comes to it and lets its data go after its findings, so memory holds one
     # document at a time (a 30 MB manifest); fix parses all first (it edits them)
     stream = not job.fix
@@ -142,15 +165,19 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         result.decisions.append(f"{job.path}: reported, not rewritten here: {job.report_only_reason}")
     emitted: set[str] = set()
     edits = job.fix and not job.report_only_reason
+    refusal: Finding | None = None
     for doc in yf.documents:
         _parse(job.path, doc)
         if doc.data is None:
             continue
         marks = len(result.decisions), len(result.suppressed)
         findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
-        edited = edits and (pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q))
-        if edited:
+        editable = not job.report_only_reason and (
+            pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q)
+        )
+        if editable:  # a document fix would refuse to rewrite is bad input for lint too (lint says what fix does)
             check_edited_document(job.path, doc.body, doc.start_line, doc.data)
+        edited = job.fix and editable
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]
             findings, pods, quotas = _analyze(det, doc, job.path, rules, settings)
@@ -172,6 +199,8 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
         if pods and settings.strategy == "extended-resource":
             findings = extended_resource(findings, pods, rules, target, result)
             pods = []
+        if pods and refusal is None and (refusal := shared_spec(job.path, doc, pods)):
+            findings.append(refusal)
         result.findings.extend(findings)
         if not pods:
             if stream:
@@ -182,13 +211,14 @@ def _process(yf: YamlFile, job: Job, rules: RuleSet, settings: Settings, target:
                 info = rules.classes.get(use.match.rule.device_class)
                 if use.count and info is not None and not info.shipped_by:
                     result.classes[info.name] = info
-        if not job.fix:
+        if not job.fix or refusal is not None:
             if settings.named_classes:  # lint names the same classes fix would, for the same findings
                 for pa in pods:
                     _use_named_classes(plan_pod(pa), rules, result)
             doc.data = None  # its findings are made: let the document go
             continue
         _fix_document(yf, doc, pods, templates, emitted, target, result, rules if settings.named_classes else None)
+    return refusal
 
 
 def _analyze(
@@ -263,7 +293,6 @@ def _fix_document(
         if named_classes is not None:
             _use_named_classes(planned, named_classes, result)
         plans.extend(split_claims(planned))
-    _refuse_shared_specs(result, doc, plans)
     # each pod spec as it was: its own errors are looked up only when the rewrite has some (most have none)
     before = {id(p.analysis.ref.spec): to_plain(p.analysis.ref.spec) for p in plans}
     known = {k: v[0] for k, v in templates.items()}
@@ -320,7 +349,7 @@ def _fix_document(
                     path,
                     doc,
                     plan.analysis.ref.owner,
-                    plan,
+                    plan.analysis,
                     fixed=True,
                 )
             )
@@ -330,20 +359,21 @@ def _fix_document(
         doc.appended.append(dump_yaml(rct, indent))
 
 
-def _refuse_shared_specs(result: FileResult, doc: Document, plans: list[PodPlan]) -> None:
-    """Two pod templates that are one YAML node (`spec: &s` ... `spec: *s`) cannot each get their own claims: the
-    second edit of the one spec gave it a duplicate claim, reported as an invalid rewrite the user never wrote."""
-    first: dict[int, PodPlan] = {}
-    for plan in plans:
-        other = first.setdefault(id(plan.analysis.ref.spec), plan)
-        where, there = plan.analysis, other.analysis
-        if (id(where.info), where.ref.path) != (id(there.info), there.ref.path):
+def shared_spec(path: str, doc: Document, pods: list[Any]) -> Finding | None:
+    """Two pod templates that are one YAML node (`spec: &s` ... `spec: *s`) cannot each get their own claims (the
+    second edit of the one spec gave it a duplicate claim): fix writes nothing for the file, and lint says so, each
+    with this finding."""
+    first: dict[int, Any] = {}
+    for pa in pods:
+        there = first.setdefault(id(pa.ref.spec), pa)
+        if (id(pa.info), pa.ref.path) != (id(there.info), there.ref.path):
             message = (
                 f"this pod spec is the same YAML node as {there.info.kind}/{there.info.name} {there.ref.path} (an "
                 "anchor and its alias), and each pod template needs its own claims: nothing is written for this "
                 "file; write the spec out for each and run fix again"
             )
-            raise RewriteInvalid(_pod_finding("rewrite-invalid", message, result.path, doc, where.ref.spec, plan))
+            return _pod_finding("rewrite-invalid", message, path, doc, pa.ref.spec, pa)
+    return None
 
 
 def _edited_fields(plan: PodPlan) -> list[str]:
@@ -371,14 +401,14 @@ def raise_invalid(result: FileResult, doc: Document, plan: Any, what: str, error
         f"{what} would not validate for the target Kubernetes version, so nothing is written for this file: "
         + "; ".join(errors[:5])
     )
-    raise RewriteInvalid(_pod_finding("rewrite-invalid", message, result.path, doc, plan.analysis.ref.spec, plan))
+    raise RewriteInvalid(
+        _pod_finding("rewrite-invalid", message, result.path, doc, plan.analysis.ref.spec, plan.analysis)
+    )
 
 
-def _pod_finding(
-    rule: str, message: str, path: str, doc: Document, node: Any, plan: Any, fixed: bool = False
-) -> Finding:
-    """A finding on a planned pod template, at the given node of its document."""
-    info: ObjectInfo = plan.analysis.info
+def _pod_finding(rule: str, message: str, path: str, doc: Document, node: Any, pa: Any, fixed: bool = False) -> Finding:
+    """A finding on an analysed pod template, at the given node of its document."""
+    info: ObjectInfo = pa.info
     line, column = doc.line_of(node)
     return Finding(
         rule,
@@ -390,7 +420,7 @@ def _pod_finding(
         info.kind,
         info.namespace,
         info.name,
-        plan.analysis.ref.path,
+        pa.ref.path,
         fixed=fixed,
     )
 

@@ -20,7 +20,7 @@ import subprocess
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -58,6 +58,9 @@ _SECTION = (
 # Python (Grep._words_in), as a file where it finds only a needle is.
 _ALWAYS_FIXED = (b"resourceClaims", b"claims", b"ResourceQuota", b"LimitRange", b"ClusterQueue", b"NodePool", b"{{")
 _CLAIMS = b"claims"
+# `~1` is a `/` in a JSON pointer (a JSON 6902 patch's path), which kustomize.fields.mentions_device reads as one: a
+# file grep finds neither a word nor this in names no device resource even as a pointer (Grep.device_free)
+POINTER = b"~1"
 # Every match of _SECTION holds one of these: only the files the word pass finds one in (two in five files of a
 # repository: its workloads) are read again by the section pass.
 SECTION_KEYS = (b"limits", b"requests", b"extra_resource_guarantees")
@@ -133,7 +136,7 @@ def _output(proc: subprocess.Popen[bytes], patterns: bytes = b"") -> bytes:
 NUL = b"\0"
 # What a text `grep -o` printed says of its file: a word (a candidate), a text a word could hide under (Python reads
 # the file), a section key or a text one could hide under (the section pass), a needle or a text one could hide under.
-_WORD, _UNSURE, _KEY, _NEEDLE = 1, 2, 4, 8
+_WORD, _UNSURE, _KEY, _NEEDLE, _POINTER = 1, 2, 4, 8, 16
 # One line of `grep -oHZ`: the file name, a NUL, the text matched (no line break in it), a line break.
 _MATCH = re.compile(rb"([^\0]*)\0([^\n]*)\n")
 
@@ -147,6 +150,7 @@ def _names(listed: bytes) -> set[str]:
 class Found:
     candidates: set[str]  # the files that may matter (a superset of the files triage.may_matter keeps)
     needles: set[str]  # a superset of the files holding any of the needles (exact bytes)
+    pointers: set[str] = field(default_factory=set)  # a superset of the files holding POINTER
 
 
 class Grep:
@@ -159,11 +163,13 @@ class Grep:
         self.needles = set(needles)
         self.keys = set(SECTION_KEYS)
         # found alone, they make a file Python reads (_words_in): a word could hide under them
-        self.unsure = self.needles | {_CLAIMS} | {k for k in self.keys if any(_hides(k, w) for w in words(rules))}
+        self.unsure = (
+            self.needles | {_CLAIMS, POINTER} | {k for k in self.keys if any(_hides(k, w) for w in words(rules))}
+        )
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         self._meanings: dict[bytes, int] = {}  # _meaning's answers (grep's threads share them: each is the same)
         # one string a line, read by -f - from stdin (a NUL byte cannot be passed as an argument)
-        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, NUL]))
+        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))
         common = ["-D", "skip", "-d", "skip", "-s"]
 
         def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:
@@ -183,7 +189,7 @@ class Grep:
                 if rest:
                     found.candidates |= _names(_output(start("-lZzP", ["-e", _SECTION], rest)))
             except (_Failed, OSError):
-                found = Found(set(batch), set(batch))
+                found = Found(set(batch), set(batch), set(batch))
             if self.ahead is not None:
                 self.ahead.feed([f for f in batch if f in found.candidates])
             return found
@@ -191,10 +197,23 @@ class Grep:
         self._one = one
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
         self._futures: list[Future[Found]] = []
+        self._batch_of: dict[str, Future[Found]] = {}  # each file given to grep -> its batch
 
     def add(self, files: list[str]) -> None:
         """Start grep on more files (in batches of at most BATCH files and ARG_CHARS characters of names)."""
-        self._futures.extend(self._pool.submit(self._one, batch) for batch in _batches(files))
+        for batch in _batches(files):
+            future = self._pool.submit(self._one, batch)
+            self._futures.append(future)
+            self._batch_of.update(dict.fromkeys(batch, future))
+
+    def device_free(self, path: str) -> bool:
+        """grep has read this file (its batch is done, without waiting for it) and found in it no device word, no
+        word one could hide under and no POINTER: it names no device resource (kustomize.fields.mentions_device)."""
+        future = self._batch_of.get(path)
+        if future is None or not future.done() or future.exception() is not None:
+            return False
+        found = future.result()
+        return path not in found.candidates and path not in found.pointers
 
     def _sorted(self, matched: bytes) -> tuple[Found, set[str]]:
         """Files with a word or a NUL byte are candidates; files with a needle, or with a word an occurrence of a
@@ -214,6 +233,8 @@ class Grep:
                 keyed.add(name)
             if seen & _NEEDLE:
                 found.needles.add(name)
+            if seen & _POINTER:
+                found.pointers.add(name)
         return found, keyed
 
     def _meaning(self, text: bytes) -> int:
@@ -225,6 +246,7 @@ class Grep:
                 | (_UNSURE if text in self.unsure else 0)
                 | (_KEY if text in self.keys or any(_hides(text, k) for k in self.keys) else 0)
                 | (_NEEDLE if text in self.needles or any(_hides(text, n) for n in self.needles) else 0)
+                | (_POINTER if _hides(text, POINTER) else 0)
             )
         return bits
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import gc
 import os
 import re
 import stat
@@ -60,6 +62,20 @@ def excluded(path: Path, patterns: tuple[str, ...]) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection during the walk: it makes no reference cycles, and the collections its lists and tuples
+    set off took 5% of a 30,000-folder walk. A pool worker forked meanwhile turns it on again (engine._init)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@_collector_paused()
 def expand(
     paths: list[str],
     exclude: tuple[str, ...] = (),
@@ -233,10 +249,13 @@ def _ignored_by_gitignore_files(
 
 
 _GIT_ABOVE: dict[str, str | None] = {}
+_UNKNOWN = object()
 
 
 def git_above(folder: str) -> str | None:
     """The nearest folder at or above `folder` (resolved) holding .git; each folder is looked at once per run."""
+    if (known := _GIT_ABOVE.get(folder, _UNKNOWN)) is not _UNKNOWN:  # asked for every folder of a walk
+        return known  # type: ignore[return-value]
     below: list[str] = []
     found: str | None = None
     while folder not in _GIT_ABOVE:
@@ -416,10 +435,10 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         if not entries:  # a folder of folders only (a third of a deep tree's folders)
             continue
         if not names.isdisjoint(KUSTOMIZATION_NAMES):
-            present = [n for n in KUSTOMIZATION_NAMES if n in names]
-            walked.kustomizations.extend(Path(real_here, n) for n in present)
-            if out.kustomization is not None and dict(entries)[present[0]] == REGULAR:
-                out.kustomization(str(Path(real_here, present[0])))
+            present = [Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names]
+            walked.kustomizations.extend(present)
+            if out.kustomization is not None and dict(entries)[present[0].name] == REGULAR:
+                out.kustomization(str(present[0]))
         if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):
             here = Path(folder)
             if _library_chart(here / "Chart.yaml"):

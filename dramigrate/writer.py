@@ -72,12 +72,19 @@ def encode_like(text: str, original: bytes | None) -> bytes:
 
 def as_json(original: str, yaml_text: str) -> str:
     """The rewritten manifest as JSON again, indented as the original: one object stays one object; with the
-    emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item)."""
+    emitted ResourceClaimTemplates beside it, the objects become a v1 List (kubectl applies each item), and a List
+    takes them among its items."""
     import yaml
 
     objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     token = f"\0dramigrate-number-{os.urandom(6).hex()}:"  # stands in for a number's text until it is written
-    data: Any = objects[0] if len(objects) == 1 else {"apiVersion": "v1", "kind": "List", "items": objects}
+    first = objects[0] if objects else None
+    if len(objects) == 1:
+        data: Any = first
+    elif isinstance(first, dict) and first.get("kind") == "List" and isinstance(first.get("items"), list):
+        data = {**first, "items": first["items"] + objects[1:]}  # a List gets the templates as items of its own
+    else:
+        data = {"apiVersion": "v1", "kind": "List", "items": objects}
     m = re.search(r"\n([ \t]+)\S", original)
     indent: int | str | None = None
     if m:
@@ -119,6 +126,46 @@ def _json_loader() -> Any:
         Loader.yaml_implicit_resolvers[first].insert(0, Loader.yaml_implicit_resolvers[first].pop())
     Loader.add_constructor(tag, lambda loader, node: _Number(loader.construct_scalar(node)))
     return Loader
+
+
+def tree_of(named: Path) -> Path:
+    """The tree a path named on the command line stands for, which no write may leave through a symlink: the folder
+    named (a file: its folder); but when the path itself, or a folder on it below the working folder, is a symlink
+    (`sd` -> ../elsewhere), the folder holding that link: naming a link does not make its target the tree.
+    Symlinks above the working folder (or above an absolute path's last name) lead to where the tree lives."""
+    absolute = Path(os.path.abspath(named))
+    cwd = Path(os.getcwd())
+    if absolute.is_relative_to(cwd):
+        here, below = cwd, absolute.relative_to(cwd).parts
+    else:
+        here, below = absolute.parent, absolute.parts[-1:]
+    for part in below:
+        if (here / part).is_symlink():
+            return here
+        here = here / part
+    return absolute if absolute.is_dir() else absolute.parent
+
+
+def check_link(path: Path, roots: tuple[Path, ...]) -> None:
+    """InputError when a write of path would land outside every root: through a symlink (the file's own, or a
+    folder's on its way), or by a name that is already the target's (a kustomize graph names its files by their real
+    paths). Writes nothing; diff asks it too. No roots: no check."""
+    if not roots or _inside(os.path.realpath(path), roots):
+        return
+    if os.path.islink(path):
+        raise InputError("a symlink whose target is outside the tree; not written through it", str(path))
+    link = next((p for p in reversed(Path(path).parents) if p.is_symlink()), None)
+    if link is not None:
+        raise InputError(
+            f"reached through the symlink {link} -> {os.readlink(link)}, whose target is outside the tree; not "
+            "written through it",
+            str(path),
+        )
+    raise InputError(
+        "outside the paths named on the command line (a path named through a symlink of its own stands for the "
+        "folder holding the link); not written",
+        str(path),
+    )
 
 
 def _inside(path: str, roots: tuple[Path, ...]) -> bool:
@@ -220,11 +267,8 @@ def check_writable(
     hard-linked or someone else's unless forced, changed since it was read); else the file written (a link's target)
     and its stat (None when it does not exist yet). Writes nothing: a rewrite of several files checks them all first."""
     opts = options or WriteOptions()
-    target = str(path)
-    if os.path.islink(target):
-        target = os.path.realpath(target)
-        if opts.roots and not _inside(target, opts.roots):
-            raise InputError("a symlink whose target is outside the tree; not written through it", str(path))
+    check_link(path, opts.roots)
+    target = os.path.realpath(path) if os.path.islink(path) else str(path)
     try:
         before = os.stat(target)
     except FileNotFoundError:
@@ -288,7 +332,7 @@ def write_output(path: Path, text: str) -> None:
     """Write a file the user named for dramigrate's own output (a report, the baseline, the classes file). A symlink
     at that path is written through only when its target stays in the working directory or the link's folder: a
     link planted in a checkout (`dramigrate.sarif -> ~/.bashrc`) must not make a CI run write outside the tree."""
-    write_atomic(path, text, options=WriteOptions(roots=(Path.cwd(), path.parent)))
+    write_atomic(path, text, options=WriteOptions(roots=(Path.cwd(), tree_of(path.parent))))
 
 
 def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:

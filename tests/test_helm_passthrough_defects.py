@@ -198,3 +198,44 @@ def test_a_check_that_reads_the_device_key_through_with_is_named_with_its_messag
     assert not outcome.proven
     assert outcome.manual.startswith('templates/_helpers.tpl:3 reads resources.limits["nvidia.com/gpu"] itself')
     assert 'multi-node needs resources.limits."nvidia.com/gpu" set to the GPUs of each node' in outcome.manual
+
+
+# the container takes the map whole; the chart also digs the device key out of it to set a sidecar's env
+DUG = """\
+{{- $res := .Values.resources | default dict }}
+{{- $gpu := dig "limits" "nvidia.com/gpu" "" $res }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+        - name: telemetry
+          image: telemetry:1
+          {{- if $gpu }}
+          env:
+            - {name: NVIDIA_VISIBLE_DEVICES, value: all}
+          {{- end }}
+"""
+
+
+def test_a_device_key_dug_out_of_the_map_is_named(tmp_path: Path) -> None:
+    """A template that reads the device key with `dig "limits" "<key>"` (a sidecar's env) renders differently once
+    the DRA values drop the key: the manual message names that line first, as for the other reads fix does not
+    rewrite (was: only the first difference of the proof, a sidecar's env)."""
+    chart = chart_with(tmp_path, "server", {"values.yaml": "resources: {}\n", "templates/server.yaml": DUG})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(NODES.replace("multiNode: true\n", ""))
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert not outcome.proven
+    assert outcome.manual.startswith('templates/server.yaml:2 reads resources.limits["nvidia.com/gpu"] itself')

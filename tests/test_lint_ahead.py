@@ -4,6 +4,7 @@ result is what the run gives without running ahead, also for the files whose job
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
 import shutil
@@ -60,8 +61,11 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _lint(tree: Path, ahead: bool, loads_done: bool = False) -> tuple[engine.RunResult, Ahead | None]:
-    """loads_done: wait for the workers to load the kustomizations before the scan (so that it takes them all)."""
+def _lint(
+    tree: Path, ahead: bool, loads_done: bool = False, grep_done: bool = False
+) -> tuple[engine.RunResult, Ahead | None]:
+    """loads_done: wait for the workers to load the kustomizations before the scan (so that it takes them all);
+    grep_done: wait for grep to read every file before the scan (so that the scan knows what grep found in each)."""
     settings = Settings()
     rules = load_rules(settings.rules)
     target = Target.parse("1.36")
@@ -72,6 +76,8 @@ def _lint(tree: Path, ahead: bool, loads_done: bool = False) -> tuple[engine.Run
     if runner is not None and loads_done:
         for future, _ in runner._loads.values():
             future.result()
+    if inputs.grep is not None and grep_done:
+        inputs.grep.result()
     return engine.run(inputs, rules, settings, target, False), runner
 
 
@@ -130,3 +136,118 @@ def test_kustomizations_loaded_by_the_workers_give_what_the_scan_reads_itself(tr
         assert [(r.path, str(r.error)) for r in ahead.files] == [(r.path, str(r.error)) for r in alone.files]
         assert ahead.decisions == alone.decisions
     assert any("invalid kustomization" in str(r.error) for r in ahead.files)  # the broken one, said as before
+
+
+POINTER_TEXT = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ops
+data:
+  path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu
+"""
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+def test_the_kustomize_scan_reads_only_the_graph_files_grep_finds_a_device_in(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's kustomize graphs list a thousand files, almost none naming a device: the scan read each of them
+    again to ask, after grep had read them all. It now reads only those grep finds a device word in, or a JSON
+    pointer's `~1` (`nvidia.com~1gpu` names the device as a pointer), and finds the same graphs as without grep."""
+    scan_module = importlib.import_module("dramigrate.kustomize.scan")  # the package's `scan` is the function
+    root = tmp_path / "tree"
+    shutil.copytree(tree, root)
+    plain = [f"cm-{i}.yaml" for i in range(8)]
+    for folder in ("plain", "pointer"):
+        (root / folder).mkdir()
+        for name in plain:
+            (root / folder / name).write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name[:-5]}\n")
+    listed = "".join(f"- {n}\n" for n in plain)
+    (root / "plain" / "kustomization.yaml").write_text("resources:\n" + listed)
+    (root / "pointer" / "ops.yaml").write_text(POINTER_TEXT)
+    (root / "pointer" / "kustomization.yaml").write_text("resources:\n- ops.yaml\n" + listed)
+    read: list[str] = []
+    real_read = scan_module._read
+    monkeypatch.setattr(scan_module, "_read", lambda path: read.append(str(path)) or real_read(path))
+
+    def graphs() -> list[list[str]]:
+        result, _ = _lint(root, False, grep_done=True)
+        assert result.kustomize is not None
+        return sorted(sorted(os.path.relpath(f, root) for f in unit.folders) for unit in result.kustomize.units)
+
+    with_grep, grep_read = graphs(), read[:]
+    read.clear()
+    monkeypatch.setattr(prefilter, "_grep", lambda: None)
+    assert graphs() == with_grep
+    assert ["pointer"] in with_grep  # a graph because of the pointer alone
+    assert {str((root / "plain" / n).resolve()) for n in plain} <= set(read)  # Python alone reads them all
+    assert not any("/plain/" in p or "/cm-" in p for p in grep_read)  # with grep, none of them
+    assert str((root / "pointer" / "ops.yaml").resolve()) in grep_read
+
+
+def test_the_kustomize_scan_asks_the_system_nothing_about_the_files_the_walk_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk lists each kustomization and each file a kustomization names as a regular file; the scan asked the
+    system again for each (a stat and an lstat per kustomization, a stat per resource: 3,000 calls on a repository of
+    a thousand kustomizations). It now asks only about what the walk did not list, and finds the same graph."""
+    from dramigrate.kustomize.graph import discover, load_many
+    from dramigrate.sources import resolve_paths
+
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n"
+    for folder, names in (("base", ["a", "b", "c"]), ("overlay", ["d"])):
+        (tmp_path / folder).mkdir()
+        for name in names:
+            (tmp_path / folder / f"{name}.yaml").write_text(cm.format(name))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- a.yaml\n- b.yaml\n- c.yaml\n")
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n- d.yaml\n")
+    inputs = expand([str(tmp_path)])
+    listed = set(resolve_paths(inputs.files, inputs.resolved))
+    kustomizations = [str(k) for w in inputs.walked for k in w.kustomizations]
+    loads = dict(zip(kustomizations, load_many(kustomizations), strict=True))  # as the workers load them
+    asked: list[str] = []
+    for name in ("stat", "lstat"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda p, *a, real=real, **k: asked.append(os.fspath(p)) or real(p, *a, **k))
+    graph = discover(sorted(listed), walked=inputs.walked, preloaded=loads.get)
+    monkeypatch.undo()
+    base, overlay = (tmp_path / "base").resolve(), (tmp_path / "overlay").resolve()
+    assert sorted(graph.nodes) == [base, overlay]
+    assert graph.nodes[overlay].children == [base]
+    assert sorted(f.name for f in graph.nodes[base].files) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert listed & set(asked) == set()
+
+
+def test_the_walk_runs_no_garbage_collection_and_a_worker_forked_during_it_collects(tree: Path) -> None:
+    """The folder walk makes no reference cycles, yet the lists and tuples of a large tree's listings set off a
+    collection every few hundred (5% of the walk's time): the collector is paused while it walks. The workers lint
+    ahead are forked during the walk: they turn it on again (a worker linting a large manifest makes cycles)."""
+    import gc
+
+    settings = Settings()
+    rules = load_rules(settings.rules)
+    runner = Ahead(rules, settings, Target.parse("1.36"))
+    stream = prefilter.Stream(rules, ahead=runner)
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()  # none is due as the walk starts
+    gc.callbacks.append(count)
+    try:
+        inputs = expand([str(tree)], found=stream.add, kustomization=runner.kustomization)
+    finally:
+        gc.callbacks.remove(count)
+    inputs.grep = stream.finish()
+    assert len(inputs.files) > prefilter.MIN_FILES
+    assert len(collections) <= 1  # the one due as the walk ends and the collector is on again
+    assert gc.isenabled()
+    try:
+        assert runner.pool is not None  # forked during the walk
+        assert runner.pool.submit(gc.isenabled).result()
+    finally:
+        inputs.grep.result()
+        runner.close()

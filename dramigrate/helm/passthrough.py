@@ -1914,8 +1914,8 @@ def _without_copies(text: str) -> str:
 def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
-    map): with the key gone that line renders differently, so the chart needs its count in a value of its own
-    first; "" if none."""
+    map, `dig "limits" "nvidia.com/gpu" "" $merged` of a map the template merged from it): with the key gone that
+    line renders differently, so the chart needs its count in a value of its own first; "" if none."""
     for rel, text in _templates(root).items():
         copied = _copy_block_lines(text)
         for n, line in enumerate(text.splitlines(), start=1):
@@ -1931,6 +1931,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                     (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
+                    or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "

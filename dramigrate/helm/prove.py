@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from dramigrate.findings import InputError
+
 # --- comparing renders --------------------------------------------------------------------------------------
 
 ObjKey = tuple[str, str, str, str]
@@ -60,7 +62,7 @@ def documents(text: str) -> Iterable[Any]:
         docs = _DOCUMENTS.get(part)
         if docs is None:
             try:
-                docs = list(yaml.load_all(part, Loader=_LOADER))
+                docs = _bounded(list(yaml.load_all(part, Loader=_LOADER)))
             except yaml.YAMLError:
                 return yaml.load_all(text, Loader=_LOADER)
             if len(_DOCUMENTS) >= _DOCUMENTS_MAX:
@@ -175,7 +177,22 @@ def _repeats_of(events: list[Any]) -> list[RepeatedKey]:
 
 def load_all(text: str) -> list[Any]:
     """The documents of a text as the C loader builds them, the caller's own to change (documents() shares them)."""
-    return list(yaml.load_all(text, Loader=_LOADER))
+    return _bounded(list(yaml.load_all(text, Loader=_LOADER)))
+
+
+def _bounded(docs: list[Any]) -> list[Any]:
+    """docs, unless their aliases expand past what a manifest may hold: a template that renders an alias bomb
+    (nine aliases of nine aliases ...) rendered in a few seconds, then the proof's comparison expanded it for
+    minutes. Helm renders it as text; the chart is bad input, named, and the other files go on."""
+    from dramigrate.documents import MAX_NODES
+    from dramigrate.limits import expands_within
+
+    if not expands_within(docs, MAX_NODES):
+        raise InputError(
+            f"a rendered document expands past {MAX_NODES:,} values through its YAML aliases (an alias bomb); "
+            "the chart is not checked further"
+        )
+    return docs
 
 
 def objects(text: str) -> dict[ObjKey, list[Any]]:

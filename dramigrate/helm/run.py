@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import os
 import re
 import shutil
 import sys
@@ -269,8 +270,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except InputError as exc:
-        outcome.error = exc
+    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed
+        outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
+        outcome.changes = []
+        for f in outcome.findings:
+            f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
@@ -278,6 +282,39 @@ def run_chart(
     finally:
         work.close()
     return outcome
+
+
+def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputError:
+    """A chart file Helm reads (YAML in UTF-16 with a byte-order mark, Latin-1 bytes in a template) that is not
+    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file."""
+    shown = display_root
+    if chart.is_dir():
+        for folder, dirs, names in os.walk(chart):
+            dirs.sort()
+            bad = next((n for n in sorted(names) if _undecodable(os.path.join(folder, n))), None)
+            if bad is not None:
+                shown = os.path.join(display_root, os.path.relpath(os.path.join(folder, bad), chart))
+                break
+    return InputError(
+        f"not UTF-8 ({exc.reason} at byte {exc.start}): Helm may read it, but dramigrate checks and rewrites only "
+        "UTF-8 charts",
+        shown,
+    )
+
+
+def _undecodable(path: str) -> bool:
+    if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
+        return False
+    from dramigrate.limits import MAX_FILE_BYTES
+
+    try:
+        with open(path, "rb") as fh:
+            fh.read(MAX_FILE_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
@@ -1125,6 +1162,37 @@ def _defaults_cover(edits: list[Any], default_edits: list[Any], copts: ChartOpti
     dropped = {(e.path, section, k) for e in default_edits for section, keys in e.removed.items() for k in keys}
     return bool(edits) and all(
         (e.path, section, k) in dropped for e in edits for section, keys in e.removed.items() for k in keys
+    )
+
+
+def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
+    """Why values-dra.yaml, written for the chart defaults' map edits, does not migrate the user's values, and what
+    to do: the --set options set device keys it drops, or ask for devices through maps it leaves as they are
+    (learnwith-llm-inference's `vllm.enabled=true sglang.enabled=false` turns on vllm.resources, values-dra.yaml
+    migrates sglang.resources)."""
+    from dramigrate.helm import passthrough as pt
+    from dramigrate.helm.values import display
+
+    setting = [
+        *pt.device_sets(copts.set_values, False, edits)[0],
+        *pt.device_sets(copts.set_string_values, True, edits)[0],
+    ]
+    ours = {e.path for e in default_edits}
+    migrated = ", ".join(sorted(display(p) for p in ours))
+    if setting:
+        how = f"--set {' '.join(setting)} sets device keys over those values-dra.yaml ({migrated}) drops"
+    else:
+        given = [*(f"--set {x}" for x in copts.set_values), *(f"--set-string {x}" for x in copts.set_string_values)]
+        left = sorted(display(e.path) for e in edits if e.path not in ours)
+        through = ", ".join(left or sorted(display(e.path) for e in edits))
+        how = (
+            f"with {' '.join(given)} the pods ask for devices through {through}, "
+            + ("which" if left else "device keys that")
+            + f" values-dra.yaml (the chart defaults' DRA values: {migrated}) leaves as it is"
+        )
+    return (
+        f"with your values, the device request comes from values no DRA values file covers: {how}; put those --set "
+        "options in a -f values file and run fix with it, which writes that file's DRA variant"
     )
 
 
@@ -2221,6 +2289,7 @@ def _fix_passthrough(
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
     beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
+    uncovered = _UNCOVERED  # why no DRA values file covers the user's values, when none does
     kept = copts  # the user's options without them
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
@@ -2310,7 +2379,9 @@ def _fix_passthrough(
             and yours[1] != yours[0].stream
             and copts.set_values + copts.set_string_values
         ):
-            beneath = _defaults_cover(edits_of(copts.render(), *yours)[1], default_edits, copts)
+            set_edits = edits_of(copts.render(), *yours)[1]
+            beneath = _defaults_cover(set_edits, default_edits, copts)
+            uncovered = _UNCOVERED if beneath else _uncovered(set_edits, default_edits, copts)
         if not variants and not overlay:
             raise pt.NotPassThrough(
                 f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: the device request is not set in a -f values file "
@@ -2419,7 +2490,7 @@ def _fix_passthrough(
             dra = None  # value sets the DRA files do not cover: the values as they were, proven above
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
-            _manual(outcome, _UNCOVERED, patch)
+            _manual(outcome, uncovered, patch)
             return
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before

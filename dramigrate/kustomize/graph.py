@@ -188,10 +188,12 @@ class Graph:
         return order
 
 
-def kustomization_in(folder: Path) -> Path | None:
+def kustomization_in(folder: Path, regular: set[str] | frozenset[str] = frozenset()) -> Path | None:
+    """regular: files (resolved) known to be regular files, which need no stat."""
     for name in NAMES:
-        if is_regular(folder / name):  # a FIFO named kustomization.yaml would block a read forever
-            return folder / name
+        file = folder / name
+        if str(file) in regular or is_regular(file):  # a FIFO named kustomization.yaml would block a read forever
+            return file
     return None
 
 
@@ -281,7 +283,10 @@ def _strings(data: dict[str, Any], key: str, file: Path, lines: dict[str, int]) 
     return value
 
 
-def read_kustomization(file: Path, inside: bool, preloaded: Preloaded | None = None) -> Kustomization:
+def read_kustomization(
+    file: Path, inside: bool, preloaded: Preloaded | None = None, regular: set[str] | frozenset[str] = frozenset()
+) -> Kustomization:
+    """regular: files (resolved) known to be regular files, which need no stat (the input files)."""
     data, lines, items = _load(file, preloaded)
     k = Kustomization(file, data, inside, str(data.get("kind") or "Kustomization"), lines=lines)
     folder = file.parent
@@ -290,13 +295,14 @@ def read_kustomization(file: Path, inside: bool, preloaded: Preloaded | None = N
             if "://" in entry or entry.startswith(("github.com/", "git@")):
                 k.remote.append(entry)
                 continue
-            target = Path(_resolve_in(str(folder), entry))
+            resolved = _resolve_in(str(folder), entry, regular)
+            target = Path(resolved)
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
-            if target.is_file():
+            if resolved in regular or target.is_file():
                 if key == "components":
                     raise InputError(f"invalid kustomization: component {entry} is not a folder", str(file), line)
                 k.files.append(target)
-            elif target.is_dir() and kustomization_in(target) is not None:
+            elif target.is_dir() and kustomization_in(target, regular) is not None:
                 (k.components if key == "components" else k.children).append(target)
             else:
                 raise InputError(f"{key} entry {entry}: no such file or kustomization folder", str(file), line)
@@ -348,7 +354,9 @@ def discover(
     graph = Graph()
     if not extra_roots and not any(w.kustomizations for w in walked or ()) and not _in_a_kustomization(paths):
         return graph  # no kustomization anywhere can load these files: skip the walk of the whole repository
-    wanted_set = set(paths)  # sets of strings: a repository has thousands of files and folders
+    # sets of strings: a repository has thousands of files and folders. The inputs, resolved, are regular files (the
+    # walk saw each) and none is a symlink (a resolved path never ends in one): asked about them, no stat is needed
+    wanted_set = set(paths)
     roots = {git_above(folder) or folder for folder in {_parent(p) for p in paths}}
     roots |= {str(r.resolve()) for r in extra_roots}
     top_set: set[str] = set()
@@ -380,16 +388,16 @@ def discover(
             files.update(_find(Path(top), done))
     by_folder: dict[Path, Path] = {}
     for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
-        if f.parent not in by_folder and is_regular(f):
+        if f.parent not in by_folder and (str(f) in wanted_set or is_regular(f)):
             by_folder[f.parent] = f
     for folder in sorted(by_folder, key=lambda d: d.parts):
         name = by_folder[folder].name
         file = by_folder[folder]
-        if file.is_symlink():
+        if str(file) not in wanted_set and file.is_symlink():  # an input resolved to itself is no symlink
             file = file.resolve()
         inside = under(str(file), wanted_set)
         try:
-            graph.nodes[file.parent] = read_kustomization(file, inside, preloaded)
+            graph.nodes[file.parent] = read_kustomization(file, inside, preloaded, wanted_set)
         except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
             graph.broken.add(file.parent)
             if inside:
@@ -434,10 +442,11 @@ def _ancestors(folder: str) -> Iterator[str]:
         folder = parent
 
 
-def _resolve_in(folder: str, entry: str) -> str:
+def _resolve_in(folder: str, entry: str, regular: set[str] | frozenset[str] = frozenset()) -> str:
     """(folder / entry).resolve() for a resolved folder, looking up only the entry's own components (resolve looks
     up every component from the root: ten per entry of a deep repository). `..` of a resolved folder is its
-    parent; at a symlink, resolve takes the whole path (links are rare, and it treats loops its own way)."""
+    parent; at a symlink, resolve takes the whole path (links are rare, and it treats loops its own way). regular:
+    files known to be no symlink (the inputs, resolved), which are not looked up."""
     if os.path.isabs(entry):  # an absolute entry is not below the folder (kustomize takes such a file)
         return str(Path(entry).resolve())
     cur = folder
@@ -448,7 +457,7 @@ def _resolve_in(folder: str, entry: str) -> str:
             cur = _parent(cur)
             continue
         cur = cur + part if cur.endswith(os.sep) else cur + os.sep + part
-        if os.path.islink(cur):
+        if cur not in regular and os.path.islink(cur):
             return str((Path(folder) / entry).resolve())
     return cur
 

@@ -4,6 +4,7 @@ graph that holds devices, whether that graph can be migrated whole, and the find
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,10 +112,15 @@ class Scan:
 
 
 def scan(
-    paths: list[str], rules: RuleSet, walked: list[Walked] | None = None, preloaded: Preloaded | None = None
+    paths: list[str],
+    rules: RuleSet,
+    walked: list[Walked] | None = None,
+    preloaded: Preloaded | None = None,
+    device_free: Callable[[str], bool] | None = None,
 ) -> Scan:
     """paths: the input files, resolved (sources.resolve_paths); walked: the folders their walk went through;
-    preloaded: the kustomizations loaded already (graph.discover)."""
+    preloaded: the kustomizations loaded already (graph.discover); device_free: says of a file (resolved) that it
+    names no device resource, so that it is not read (the grep pre-filter read it: prefilter.Grep.device_free)."""
     graph = discover(paths, walked=walked, preloaded=preloaded)
     out = Scan(graph, errors=list(graph.errors))
     out.broken = set(graph.broken)
@@ -135,7 +141,7 @@ def scan(
             continue
         members = graph.component_of(folder)
         done |= members
-        unit = _unit(graph, members, rules, out)
+        unit = _unit(graph, members, rules, out, device_free)
         if unit is None:
             continue
         out.units.append(unit)
@@ -151,7 +157,9 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit | None:
+def _unit(
+    graph: Graph, members: set[Path], rules: RuleSet, out: Scan, device_free: Callable[[str], bool] | None
+) -> Unit | None:
     unit = Unit(members, rules=rules)
     for d in sorted(members):
         node = graph.nodes[d]
@@ -172,7 +180,7 @@ def _unit(graph: Graph, members: set[Path], rules: RuleSet, out: Scan) -> Unit |
                 )
             )
     if not any(not dp.fields[0].label for dp in unit.device_patches) and not any(
-        mentions_device(_read(f), rules) for f in unit.files
+        not (device_free and device_free(str(f))) and mentions_device(_read(f), rules) for f in unit.files
     ):
         return None
     for dp in unit.device_patches:

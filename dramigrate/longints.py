@@ -1,0 +1,93 @@
+"""Integers with more digits than Python converts (4300, sys.get_int_max_str_digits) in YAML or JSON input: int()
+raised a ValueError without a position, shown as Python's own hint ("use sys.set_int_max_str_digits()") or as an
+internal error. Both YAML libraries' integer constructors refuse such a number first, as a YAML error at its node,
+and loads_json as a LongInt with its line, so every caller reports it as bad input with file:line (Kubernetes
+reads no integer past int64, 19 digits)."""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from typing import Any
+
+INT_TAG = "tag:yaml.org,2002:int"
+
+
+def too_long(text: str) -> str | None:
+    """Why a plain integer scalar cannot be read, or None: more decimal digits than Python converts. Binary, octal
+    and hexadecimal forms (they start with 0) convert at any length."""
+    digits = text.replace("_", "").lstrip("+-")
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits) > limit and not digits.startswith("0"):
+        return f"an integer of {len(digits):,} digits, too long to read (Kubernetes reads none past int64, 19 digits)"
+    return None
+
+
+class LongInt(ValueError):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+def long_int_at(text: str) -> LongInt | None:
+    """The first run of decimal digits in text too long to convert, as a LongInt at its line and column (for a
+    parser that gives no position: TOML), or None."""
+    import re
+
+    limit = sys.get_int_max_str_digits()
+    m = re.search(rf"[0-9][0-9_]{{{limit},}}", text) if limit else None
+    why = too_long(m.group()) if m else None
+    if m is None or why is None:
+        return None
+    return _at(why, text, m.start())
+
+
+def _at(why: str, text: str, offset: int) -> LongInt:
+    return LongInt(why, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
+
+
+def loads_json(text: str) -> Any:
+    """json.loads, raising LongInt at the first integer too long to convert (json.loads' own ValueError has no
+    position and Python's hint)."""
+    import json
+
+    def parse_int(digits: str) -> int:
+        why = too_long(digits)
+        if why:
+            raise _at(why, text, text.find(digits))
+        return int(digits)
+
+    return json.loads(text, parse_int=parse_int)
+
+
+def _guarded(construct: Any, error: type) -> Any:
+    def construct_yaml_int(self: Any, node: Any) -> Any:
+        why = too_long(str(node.value))
+        if why:
+            raise error(None, None, why, node.start_mark)
+        return construct(self, node)
+
+    construct_yaml_int.guarded = True  # type: ignore[attr-defined]
+    return construct_yaml_int
+
+
+def guard_pyyaml() -> None:
+    """PyYAML's safe constructor (SafeLoader, CSafeLoader and the subclasses made after this) refuses such an
+    integer with a ConstructorError at its node. Idempotent."""
+    from yaml.constructor import ConstructorError, SafeConstructor
+
+    current = SafeConstructor.yaml_constructors[INT_TAG]
+    if not getattr(current, "guarded", False):
+        SafeConstructor.add_constructor(INT_TAG, _guarded(current, ConstructorError))
+
+
+@cache
+def round_trip_constructor() -> type:
+    """ruamel's round-trip constructor refusing such an integer with a ConstructorError at its node."""
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+
+    class Constructor(RoundTripConstructor):  # type: ignore[misc]
+        pass
+
+    Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, ConstructorError))
+    return Constructor
