@@ -829,7 +829,7 @@ def do_fix(opts: Options) -> int:
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
     if any(s.format == "text" for s in ctx.reports) and not opts.quiet:
         for r in result.files:
-            for c in r.changes:
+            for c in r.changes if r.rewritten is not None else ():  # a file not written says nothing fixed
                 _err(f"fixed {plain(str(c), False)}")
     _filter(ctx, opts, result, "fix")
     _report(ctx, opts, result, changed, "fix", written=written)

@@ -71,11 +71,13 @@ def process(
         if _process(yf, job, rules, settings, target, result) is not None:  # fix writes nothing for this file
             for f in result.findings:
                 f.fixable = f.fixed = False
+            result.changes.clear()
             return result
     except RewriteInvalid as exc:
         for f in result.findings:
             f.fixed = False
         result.findings.append(exc.finding)
+        result.changes.clear()  # nothing is written for this file
         return result
     except InputError as exc:
         if not exc.file:
@@ -85,7 +87,7 @@ def process(
             result.decisions.append(f"{job.path}:{exc.line}: not migrated: template syntax makes it invalid YAML")
             return result
         result.error = exc
-        result.findings = []
+        result.findings, result.changes = [], []
         result.rewritten = None
         del result.decisions[before:]  # lint parses while it checks: what it decided before the error is void
         result.classes, result.suppressed[:] = {}, []

@@ -147,17 +147,23 @@ def tree_of(named: Path) -> Path:
 
 
 def check_link(path: Path, roots: tuple[Path, ...]) -> None:
-    """InputError when a write of path would reach, through a symlink (the file's own, or a folder's on its way), a
-    file outside every root. Writes nothing; diff asks it too."""
-    real = os.path.realpath(path)
-    if not roots or real == os.path.abspath(path) or _inside(real, roots):
+    """InputError when a write of path would land outside every root: through a symlink (the file's own, or a
+    folder's on its way), or by a name that is already the target's (a kustomize graph names its files by their real
+    paths). Writes nothing; diff asks it too. No roots: no check."""
+    if not roots or _inside(os.path.realpath(path), roots):
         return
     if os.path.islink(path):
         raise InputError("a symlink whose target is outside the tree; not written through it", str(path))
-    link = next((p for p in reversed(Path(path).parents) if p.is_symlink()), Path(path).parent)
+    link = next((p for p in reversed(Path(path).parents) if p.is_symlink()), None)
+    if link is not None:
+        raise InputError(
+            f"reached through the symlink {link} -> {os.readlink(link)}, whose target is outside the tree; not "
+            "written through it",
+            str(path),
+        )
     raise InputError(
-        f"reached through the symlink {link} -> {os.readlink(link) if link.is_symlink() else '?'}, whose target is "
-        "outside the tree; not written through it",
+        "outside the paths named on the command line (a path named through a symlink of its own stands for the "
+        "folder holding the link); not written",
         str(path),
     )
 

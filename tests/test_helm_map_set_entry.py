@@ -152,3 +152,101 @@ def test_a_device_key_set_into_the_values_map_with_tolerations_before_it(tmp_pat
         assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}, pod
         assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
         assert [t["key"] for t in pod["tolerations"]] == keys, pod
+
+
+# one Deployment per worker of a values list, each copying the worker's resources map and `set`ting the device key
+# into it (smg-gateway's deployment-worker.yaml): inside the `range`, `.` is the worker, the chart's values are `$.`
+WORKERS = """\
+{{- range $i, $worker := .Values.workers }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ $worker.name }}
+spec:
+  selector:
+    matchLabels: {app: {{ $worker.name }}}
+  template:
+    metadata:
+      labels: {app: {{ $worker.name }}}
+    spec:
+      containers:
+        - name: worker
+          image: worker:1
+          resources:
+            {{- $res := deepCopy $worker.resources }}
+            {{- $_ := set $res.limits $.Values.gpu.resourceName ($worker.gpus | int) }}
+            {{- toYaml $res | nindent 12 }}
+{{- end }}
+"""
+WORKER_VALUES = """\
+gpu:
+  resourceName: nvidia.com/gpu
+workers:
+  - name: small
+    gpus: 1
+    resources: {limits: {memory: 8Gi}}
+  - name: large
+    gpus: 4
+    resources: {limits: {memory: 64Gi}}
+"""
+
+
+def test_a_device_key_set_into_each_workers_copied_map_in_a_range(tmp_path: Path) -> None:
+    """Was: "the rewritten chart does not render: ... nil pointer evaluating interface {}.dra" (the DRA branch read
+    `.Values.dra.enabled` inside the `range`, where `.` is the worker), nothing written. Each worker's Deployment gets
+    its own claim template with the worker's count."""
+    files = {"values.yaml": WORKER_VALUES, "templates/workers.yaml": WORKERS}
+    original = chart_with(tmp_path / "original", "workers", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "workers")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _render(chart, ("dra.enabled=false",)) == _render(original)  # with the switch off: byte-identical
+    docs = _docs(chart)
+    templates = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    counts = {}
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pod
+        assert "nvidia.com/gpu" not in pod["containers"][0]["resources"]["limits"]
+        (claim,) = pod["resourceClaims"]
+        spec = templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]
+        counts[deployment["metadata"]["name"]] = spec["devices"]["requests"][0]["exactly"]["count"]
+    assert counts == {"release-name-small": 1, "release-name-large": 4}
+
+
+# the map built and written only when the values give a resources map; the `else` writes the device key itself
+# (smg-gateway's worker without `resources`)
+TWO_ARMS = DEPLOYMENT.replace(
+    """          resources:
+            {{- if .Values.gpu.enabled }}
+            {{- $gpuResources := deepCopy .Values.gpuResources }}
+            {{- $_ := set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count }}
+            {{- toYaml $gpuResources | nindent 12 }}
+            {{- else }}
+            {{- toYaml .Values.resources | nindent 12 }}
+            {{- end }}
+""",
+    """          resources:
+            {{- if .Values.gpuResources }}
+            {{- $gpuResources := deepCopy .Values.gpuResources }}
+            {{- $_ := set $gpuResources.limits .Values.gpu.resourceName .Values.gpu.count }}
+            {{- toYaml $gpuResources | nindent 12 }}
+            {{- else }}
+            limits:
+              {{ .Values.gpu.resourceName }}: {{ .Values.gpu.count }}
+            {{- end }}
+""",
+)
+
+
+def test_a_device_key_written_beside_the_built_map_is_named(tmp_path: Path) -> None:
+    """The branch without the map writes the device key on a line of its own: the map rewrite would leave it a
+    device-plugin request with dra.enabled, so fix names that line (was: only the render that differs)."""
+    assert TWO_ARMS != DEPLOYMENT
+    chart = chart_with(tmp_path, "server", {"values.yaml": VALUES, "templates/deployment.yaml": TWO_ARMS})
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert not outcome.proven
+    line = TWO_ARMS.splitlines().index("              {{ .Values.gpu.resourceName }}: {{ .Values.gpu.count }}") + 1
+    assert outcome.manual.startswith(f"templates/deployment.yaml:{line}: the pod also writes a device key outside")

@@ -84,3 +84,25 @@ def test_a_named_file_link_out_of_the_tree_is_refused_by_diff_as_by_fix(linked: 
     assert code == 2 and "fl.yaml: fix would not write it: a symlink whose target is outside the tree" in err, err
     assert "+++ b/good.yaml" in out and "fl.yaml" not in out
     assert _snapshot(linked.parent / "elsewhere") == before
+
+
+def test_a_kustomize_graph_behind_a_named_link_out_of_the_tree_is_not_written(tmp_path: Path) -> None:
+    """`fix sd`, sd -> ../elsewhere holding a kustomize base and overlay: the graph names its files by their real
+    paths, which no symlink check saw, and fix rewrote the base and added files in it, outside the tree."""
+    outside, tree = tmp_path / "elsewhere", tmp_path / "tree"
+    (outside / "base").mkdir(parents=True)
+    (outside / "overlay").mkdir()
+    (outside / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (outside / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (outside / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: p-\n")
+    tree.mkdir()
+    (tree / "sd").symlink_to("../elsewhere")
+    before = _snapshot(outside)
+
+    for command in ("diff", "fix"):
+        code, out, err = run_dramigrate([command, "sd"], cwd=tree)
+
+        assert code == 2, err
+        assert "base/pod.yaml" in err and "outside the paths named on the command line" in err, err
+        assert "+++" not in out
+        assert _snapshot(outside) == before

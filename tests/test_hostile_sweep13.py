@@ -243,3 +243,18 @@ def test_lint_says_fix_will_not_rewrite_a_workload_past_its_limits(tmp_path: Pat
 
         assert code == 2, out + err
         assert f"big.yaml:1: {message}" in out + err and "(fixable)" not in out + err
+
+
+def test_a_file_not_written_lists_nothing_as_fixed(tmp_path: Path) -> None:
+    """A file whose second document is bad input (a GPU Job without a name) was not written, yet fix printed
+    `fixed bad.yaml: ...` for each change of its first document."""
+    job = ONE_GPU_POD.format(name="x").replace("kind: Pod\nmetadata:\n  name: x\n", "kind: Pod\nmetadata: {}\n")
+    text = ONE_GPU_POD.format(name="first") + "---\n" + job
+    (tmp_path / "bad.yaml").write_text(text)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, _, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    assert code == 2 and "bad input bad.yaml:" in err and "fixed good.yaml" in err, err
+    assert "fixed bad.yaml" not in err
+    assert (tmp_path / "bad.yaml").read_text() == text

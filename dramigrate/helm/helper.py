@@ -822,6 +822,7 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
         m = re.match(r"^(\s*)(- )?rayStartParams:\s*(\{\})?\s*$", lines[i])
         if m and len(m.group(1)) + len(m.group(2) or "") == col:
             pad = " " * col
+            cond = _unless_num_gpus(lines, i, col, cond, rel)
             value = f"{pad}  num-gpus: {{{{ {count} | toString | quote }}}}"
             if m.group(3):  # `rayStartParams: {}`: the DRA branch writes the map
                 head = lines[i][: len(m.group(1)) + len(m.group(2) or "")]
@@ -838,6 +839,28 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
         if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
             break
     raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
+
+
+_PARAMS_FROM = re.compile(r"\{\{-?\s*(?:toYaml|range \$\w+, \$\w+ :=|with)\s+\(?(\S+?)\)?(?:\s|\}\})")
+
+
+def _unless_num_gpus(lines: list[str], at: int, col: int, cond: str, rel: str) -> str:
+    """`cond` for setting num-gpus in a group's rayStartParams whose keys come from values too (`toYaml
+    .Values.head.rayStartParams`, `range $k, $v := ...`): the migration sets num-gpus only where the map has none, and a
+    second num-gpus key would repeat it in the pod's YAML."""
+    found: list[str] = []
+    for n in range(at + 1, len(lines)):
+        if lines[n].strip() and not _control(lines[n]) and _indent(lines[n]) <= col:
+            break
+        found += _PARAMS_FROM.findall(lines[n])
+    source = [e for e in found if e not in (".", "$")]
+    if any(not re.fullmatch(r"\$?\.Values(\.[\w-]+)+", e) for e in source) or (found and not source):
+        raise NotHelper(
+            f"{rel}:{at + 1}: rayStartParams are written from {(source or found)[0]!r}, which may set num-gpus: "
+            "the rewrite cannot tell where the migration sets it"
+        )
+    guards = [f'(not (hasKey ({e} | default dict) "num-gpus"))' for e in dict.fromkeys(source)]
+    return " ".join([cond if cond.startswith("and ") else f"and {_arg(cond)}", *guards]) if guards else cond
 
 
 @dataclass

@@ -1977,9 +1977,11 @@ def _pod_edits(
         if shared:  # an init container and the main one, one count: the migration gives them one request
             names = names * len(groups)
         if len(names) != len(groups) or not w.base:
+            own = [c for g in groups for c in g[0].conditions if c not in conditions]
+            on = f" and its own condition true ({', '.join(dict.fromkeys(own))})" if own else ""
             raise RewriteError(
                 f"{w.rel}: {len(groups)} containers of one pod ask for {w.devices[0].resource}, the migration's claim "
-                f"has {len(names)} request(s) (set each container's count above 0)"
+                f"has {len(names)} request(s): set each container's count above 0 in the values{on}"
             )
         if len(set(own_gates)) > 1:
             pairs = [(a, b) for k, a in enumerate(own_gates) for b in own_gates[k + 1 :]]
@@ -2008,6 +2010,8 @@ def _pod_edits(
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
+    if w.devices[0].per_item:
+        _name_in_range(w, lines, pod)
     per_item = _Item.of(w, _metadata_line(lines, "name", pod)) if w.devices[0].per_item else None
     if per_item is not None and (w.named or picks or steps or groups is not None or len(counts) > 1 or twins):
         raise RewriteError(f"{w.rel}: a count per `range` item takes one device key per pod, with no name from values")
@@ -2150,6 +2154,20 @@ def _pod_edits(
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section, top
+
+
+def _name_in_range(w: Workload, lines: list[str], pod: int) -> None:
+    """Refuse a count per `range` item whose workload's name is written above the range (a RayCluster's
+    `workerGroupSpecs` ranged over, each group with its own count): the name reads the root, not the item, and
+    the claim templates of the items would share it."""
+    tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:"]
+    at = ([i for i in tops if i < pod][-1:] or tops[:1] or [None])[0]
+    loop = w.devices[0].loop
+    if at is not None and loop is not None and loop.opened > sum(len(x) + 1 for x in lines[:at]):
+        raise RewriteError(
+            f"{w.rel}:{at + 1}: the device count reads each `range` item but the workload's name is written above "
+            "the range, so the items' claim templates would share one name"
+        )
 
 
 @dataclass(frozen=True)

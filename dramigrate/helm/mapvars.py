@@ -118,6 +118,24 @@ def site(text: str) -> Site | None:
     return None
 
 
+# a key line whose name an action writes or that names a resource (`{{ $gpuType }}: {{ $gpuCount }}`)
+_KEY_LINE = re.compile(r"""^\s*(\{\{.*?\}\}|["']?[\w.-]+/[\w.-]+["']?)\s*:\s*\S""")
+
+
+def _key_beside(lines: list[str], where: Site, rules: RuleSet) -> int:
+    """The first line of the pod spec, outside the map, that writes a device key under `limits:` or `requests:` (its
+    name an action, or a device resource): smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else` of the
+    `if $worker.resources` whose branch builds the map; -1 if none."""
+    for j in range(where.pod + 1, _block_end(lines, where.pod)):
+        m = _KEY_LINE.match(lines[j])
+        if not m or _control(lines[j]) or lines[_parent(lines, j)].strip() not in _SECTIONS:
+            continue
+        name = m.group(1).strip("\"'")
+        if name.startswith("{{") or rules.is_device_candidate(name):
+            return j
+    return -1
+
+
 def _key_above(lines: list[str], at: int) -> int:
     """The line of the key a column-0 `indent` action at `at` writes the value of: the nearest line above it that is
     not a control action (-1 when there is none)."""
@@ -285,8 +303,9 @@ def _specs(
     if not rendered:
         raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
     deltas = pod_delta(originals, migrated, claim_templates)
-    if len(deltas) != 1:
-        raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices")
+    if len(deltas) != 1 and (len(rendered) > 1 or any(_uncounted(d) != _uncounted(deltas[0]) for d in deltas)):
+        # a pod for each item of a `range` (smg-gateway's workers): one rewrite if their claims differ in count only
+        raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices, not with one claim shape")
     out: dict[str, dict[str, Any]] = {}
     tolerate: list[str] = []  # the resources whose taint the pod does not tolerate itself
     alone = _without(originals, set(rendered[1:]))  # each resource's own claim: the others' keys left out
@@ -347,6 +366,14 @@ def _counts(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
 
     walk(docs)
     return found
+
+
+def _uncounted(delta: Any) -> tuple[Any, ...]:
+    """What the migration added to a pod, its claim's device counts left out."""
+    spec = json.loads(json.dumps(delta.spec.get("spec", delta.spec)))
+    for request in spec.get("devices", {}).get("requests", []):
+        request.get("exactly", request).pop("count", None)
+    return delta.claim, spec, delta.tolerations, delta.labels
 
 
 def _plain(delta: Any) -> tuple[str, Any]:
@@ -454,6 +481,7 @@ class _Vars:
     the `<define>` helper (Several)."""
 
     define: str = ""
+    root: str = "."  # `$.` inside a `range` or `with`, where `.` is not the chart's root
 
     @property
     def declare(self) -> str:
@@ -488,8 +516,8 @@ class _Vars:
     @property
     def args(self) -> str:
         if self.define:
-            return '(dict "counts" $draCounts "Values" .Values)'
-        return f'(dict "key" {_KEY} "count" {_COUNT} "Values" .Values)'
+            return f'(dict "counts" $draCounts "Values" {self.root}Values)'
+        return f'(dict "key" {_KEY} "count" {_COUNT} "Values" {self.root}Values)'
 
 
 def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
@@ -588,7 +616,9 @@ def rewrite(
         raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
     stem = re.sub(r"[^\w]+", "", Path(rel).stem)
     define = f"{chart}.{stem}.draClaimSpec"
-    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "")
+    root = "$." if any(block.startswith(("range", "with")) for block, _ in _open_blocks(lines, where.toyaml)) else "."
+    enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
+    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root)
     args = v.args
     claimed = f"and {enabled} {v.held}"
     # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing)
@@ -596,7 +626,8 @@ def rewrite(
     # the workload's name as its template writes it, then a hash of the claim spec (a spec cannot change)
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
-    template_name = f"{{{{ with .Values.dra.existingClaimTemplate }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
+    existing = f"{root}Values.dra.existingClaimTemplate"
+    template_name = f"{{{{ with {existing} }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
@@ -680,7 +711,7 @@ def rewrite(
     )
     namespace = _metadata_line(lines, "namespace")
     rct = [
-        f"{{{{- if {claimed} (not .Values.dra.existingClaimTemplate) }}}}",
+        f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",
         "kind: ResourceClaimTemplate",
@@ -740,6 +771,11 @@ def build(
         where = site(text)
         if where is None or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
+        if (beside := _key_beside(text.splitlines(), where, rules)) >= 0:
+            raise NotMapBuilt(
+                f"{rel}:{beside + 1}: the pod also writes a device key outside the map the template builds (a "
+                "branch without the map): with dra.enabled it would still ask the device plugin"
+            )
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs, several, tolerate = _specs(

@@ -159,7 +159,7 @@ def count_expression(value: str, helpers: bool = False) -> str | None:
         return None
     expr = re.sub(r"\s*\|\s*(quote|toString|squote)\s*$", "", actions[0]).strip()
     if helpers and _ROOT_HELPER.fullmatch(expr):
-        return expr
+        return f"{expr} | trim"  # a helper's output may end in a newline its `end` keeps
     if not expr or "{{" in expr or expr.startswith(("if ", "with ", "range ", "include ", "template ")):
         return None
     return expr

@@ -1,0 +1,49 @@
+"""KubeRay groups whose rayStartParams come from values (`toYaml .Values.head.rayStartParams`): the migration sets
+`num-gpus` only where the map has none, so the DRA branch of the idiomatic rewrite does too; a user who sets num-gpus
+in the values must not get it twice (a repeated key in the pod's YAML). Renders are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import chart_with, fix_chart
+
+from dramigrate.helm.prove import repeated_keys
+from dramigrate.helm.render import RenderOptions, render_chart
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {{ .Release.Name }}-ray
+spec:
+  headGroupSpec:
+    rayStartParams:
+      {{- toYaml .Values.head.rayStartParams | nindent 6 }}
+    template:
+      spec:
+        containers:
+          - name: head
+            image: ray:1
+            resources:
+              limits:
+                nvidia.com/gpu: {{ .Values.head.gpus }}
+"""
+VALUES = 'head:\n  gpus: 1\n  rayStartParams:\n    dashboard-host: "0.0.0.0"\n'
+
+
+def _ray(chart: Path, values: str) -> str:
+    file = chart.parent / "on.yaml"
+    file.write_text(values)
+    (text,) = [m.text for m in render_chart(chart, RenderOptions(values_files=(file,))) if "RayCluster" in m.text]
+    return text
+
+
+def test_num_gpus_the_values_set_is_not_set_again(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "ray", {"templates/ray.yaml": RAY, "values.yaml": VALUES})
+    fix_chart(chart)
+    text = _ray(chart, "dra: {enabled: true}\nhead: {gpus: 2, rayStartParams: {num-gpus: '0'}}\n")
+    assert not repeated_keys(text), text  # was num-gpus: "2" and num-gpus: "0" in one map
+    assert text.count("num-gpus") == 1 and 'num-gpus: "0"' in text
+    text = _ray(chart, "dra: {enabled: true}\nhead: {gpus: 2}\n")
+    assert 'num-gpus: "2"' in text and "dashboard-host" in text  # the migration's num-gpus where the map has none
