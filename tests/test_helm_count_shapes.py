@@ -301,3 +301,37 @@ def test_a_device_key_of_each_container_of_a_values_list_says_which_range_writes
         "$container.resources.limits` of a container that `range $i, $container := .Values.containers` writes, each "
         "item a container with its own count" in outcome.manual
     ), outcome.manual
+
+
+COUNT_UNDER_RESOURCES = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        resources:
+          limits:
+            nvidia.com/gpu: {{ .Values.gpu.resources.limits }}
+"""
+
+
+def test_a_count_under_a_values_key_named_resources_is_a_count_not_a_resources_map(tmp_path: Path) -> None:
+    """Devtron's reference chart keeps its GPU count as `gpu.resources.limits: 1`: the pass-through probe took that
+    key for a container's resources map and stopped fix with an internal error ('int' object is not iterable). A map
+    whose limits or requests is a count is not a resources map; the count is pattern A."""
+    values = "gpu:\n  resources:\n    limits: 1\n"
+    chart = chart_with(tmp_path, "app", {"templates/d.yaml": COUNT_UNDER_RESOURCES, "values.yaml": values})
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("gpu:\n  resources:\n    limits: 3\n")
+    _, counts, _ = dra_render(chart, on)
+    assert list(counts.values()) == [3]

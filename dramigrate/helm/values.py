@@ -207,7 +207,9 @@ def resources_maps(merged: dict[str, Any]) -> list[Path_]:
     """Paths of values that look like a container's resources (key `resources`, a map or empty)."""
 
     def match(key: str, value: Any, path: Path_) -> list[Path_]:
-        shaped = value is None or (isinstance(value, dict) and (not value or "limits" in value or "requests" in value))
+        sections = [value[k] for k in ("limits", "requests") if isinstance(value, dict) and k in value]
+        maps = all(s is None or isinstance(s, dict) for s in sections)  # `limits: 1` is a count, not a section
+        shaped = value is None or (isinstance(value, dict) and (not value or (bool(sections) and maps)))
         return [path] if key == "resources" and shaped else []
 
     return find_maps(merged, match)
