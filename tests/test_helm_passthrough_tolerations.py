@@ -130,3 +130,38 @@ def test_a_values_list_under_with_that_another_pod_renders_takes_the_device_tole
     pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
     assert [t["key"] for t in pods["release-name-server"]["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
     assert [t["key"] for t in pods["release-name-web"]["tolerations"]] == ["dedicated"]
+
+
+# fauxpilot's shape: the GPU pod takes the top-level `resources` map, so the key beside it is the chart's own
+# top-level `tolerations` list, which a proxy pod without devices renders too
+TOP = WITH_TOLERATIONS.replace(".Values.server.resources", ".Values.resources")
+PROXY = WITH_TOLERATIONS.replace("-server", "-proxy").replace(
+    "          resources:\n            {{- toYaml .Values.server.resources | nindent 12 }}\n", ""
+)
+TOP_VALUES = "tolerations: []\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
+
+
+def test_the_tolerations_list_beside_a_top_level_map_that_a_pod_without_devices_renders_stays_its_own(
+    tmp_path: Path,
+) -> None:
+    """`resources` and `tolerations` at the top of the values, both pods under `with .Values.tolerations`: the
+    device toleration goes under a key of its own that only the GPU pod's `with` joins, so the proxy tolerates
+    nothing new and a user's tolerations reach both pods (was: the DRA values set `tolerations` itself, the proxy
+    took the device toleration, the proof failed and fix wrote nothing)."""
+    files = {"values.yaml": TOP_VALUES, "templates/server.yaml": TOP, "templates/proxy.yaml": PROXY}
+    chart, template = _fixed(tmp_path, files)
+    assert template.count("tolerations:") == 1, template
+    _, _, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert [t["key"] for t in pods["release-name-server"]["tolerations"]] == ["nvidia.com/gpu"], pods
+    assert "tolerations" not in pods["release-name-proxy"], pods
+    own = tmp_path / "own.yaml"
+    own.write_text("tolerations:\n  - key: dedicated\n    operator: Exists\n")
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml", own)))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+    assert [t["key"] for t in pods["release-name-server"]["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
+    assert [t["key"] for t in pods["release-name-proxy"]["tolerations"]] == ["dedicated"]

@@ -61,6 +61,9 @@ VALUES_KEY = "resourceClaimTemplates"
 MARKER = "dramigrate.io/map-"
 # keys beside a resources map that the migration fills for the pod or group that takes the map
 SIBLINGS = ("resourceClaims", "tolerations", "rayStartParams")
+# the tolerations sibling under a name of its own (`resources` -> `resourceTolerations`), when the key beside the map
+# is the chart's own tolerations list that pods not taking the map render too (toleration_places)
+OWN_TOLERATIONS = "resourceTolerations"
 # beside a resources map in the DRA values: the device keys' counts, for the template lines that read them
 COUNTS = "deviceCounts"
 # a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
@@ -92,7 +95,7 @@ class MapEdit:
 def sibling_key(map_key: str, sibling: str) -> str:
     """`resources` -> `resourceClaims`; `gpuResources` -> `gpuResourceClaims` (and `deviceCounts` the same way);
     other siblings keep their name."""
-    if sibling not in ("resourceClaims", COUNTS):
+    if sibling not in ("resourceClaims", COUNTS, OWN_TOLERATIONS):
         return sibling
     if map_key.endswith("Resources"):
         return map_key[: -len("Resources")] + sibling[0].upper() + sibling[1:]
@@ -250,16 +253,27 @@ def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits:
     beside the map (template_edits passes it through)."""
     pods = _pods_with_marks(stream, maps, lists)
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
+
+    def rendered(place: Path_) -> int:
+        return len(re.findall(rf"{re.escape(LIST_MARKER)}{lists.index(place)}(?!\d)", stream + rest))
+
     for edit in edits:
         added = edit.siblings.get("tolerations")
+        if not added:
+            continue
         mine = [marks for taken, marks in pods if edit.path in taken]
         lasts = {marks[-1] if marks else None for marks in mine}
-        if not added or len(lasts) != 1 or (place := lasts.pop()) is None:
-            continue
-        sharers = [(taken, marks.count(place)) for taken, marks in pods if place in marks]
-        everywhere = len(re.findall(rf"{re.escape(LIST_MARKER)}{lists.index(place)}(?!\d)", stream + rest))
-        if everywhere == sum(n for _, n in sharers) and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
+        place = lasts.pop() if len(lasts) == 1 else None
+        sharers = [(taken, marks.count(place)) for taken, marks in pods if place is not None and place in marks]
+        alone = place is not None and rendered(place) == sum(n for _, n in sharers)
+        if alone and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
             edit.places["tolerations"] = place
+            continue
+        beside = sibling_path(edit.path, "tolerations")
+        if beside in lists and rendered(beside):
+            # beside the map is the chart's own list, rendered elsewhere too (fauxpilot's proxy pod, which takes no
+            # device, renders `.Values.tolerations` as its GPU pod does): the toleration goes under its own key
+            edit.siblings[OWN_TOLERATIONS] = edit.siblings.pop("tolerations")
 
 
 def _section_keys(block: Any) -> set[tuple[str, str]]:
@@ -504,13 +518,14 @@ def stale_lists(edits: list[MapEdit], defaults: list[MapEdit], merged: dict[str,
     lists): aioneks' values-dra.yaml tolerates nvidia.com/gpu for `resources.gpu`, and the neuron file's pod, which
     writes its neuron toleration itself, took that one too."""
     edited = {e.path for e in edits}
-    mine = {e.place("tolerations") for e in edits if e.siblings.get("tolerations")}
     out: dict[Path_, Any] = {}
-    for e in defaults:
-        place = e.place("tolerations")
-        if e.siblings.get("tolerations") and e.path not in edited and place not in mine:
-            current = get_path(merged, place)
-            out[place] = current if isinstance(current, list) else []
+    for name in ("tolerations", OWN_TOLERATIONS):
+        mine = {e.place(name) for e in edits if e.siblings.get(name)}
+        for e in defaults:
+            place = e.place(name)
+            if e.siblings.get(name) and e.path not in edited and place not in mine:
+                current = get_path(merged, place)
+                out[place] = current if isinstance(current, list) else []
     return out
 
 
@@ -1332,9 +1347,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
     ind = " " * _indent(lines[containers])
     pod = _parent(lines, containers)
     for name in ("resourceClaims", "tolerations"):
-        if name not in need:
+        own = name == "tolerations" and OWN_TOLERATIONS in need  # the values key has a name of its own
+        if name not in need and not own:
             continue
-        expr = sibling_expr(sibling_key(key, name))
+        expr = sibling_expr(sibling_key(key, OWN_TOLERATIONS if own else name))
         if under and under != _SECTION and name == "resourceClaims":
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
@@ -1628,6 +1644,11 @@ _SCHEMA_ENTRIES: dict[str, dict[str, Any]] = {
         "items": {"type": "object"},
     },
     "tolerations": {"type": "array", "items": {"type": "object"}},
+    OWN_TOLERATIONS: {
+        "type": "array",
+        "description": "Tolerations the DRA claims add to the pod",
+        "items": {"type": "object"},
+    },
     COUNTS: {"type": "object", "description": "Device counts the DRA claims ask for, by device key"},
     "rayStartParams": {"type": "object"},
     "claims": {
