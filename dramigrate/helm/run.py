@@ -707,16 +707,13 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
 
 
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
-    """The chart's own templates whose objects the migration of a shipped values file's render changes, or of another
-    value set the proof renders with the chart's own requests: a file that renders another workload (coreweave's
-    LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too, and so has a workload behind its own switch
-    that the values leave off (one template per serving profile, each under `if .Values.<profile>.enabled`), which the
-    proof turns on."""
+    """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
+    renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
     from dramigrate.helm.rewrite import chart_name
 
     name, out = chart_name(root), set()
     for v, r, want, _ in expected:
-        if v.shipped or _own_render(v, r):
+        if v.shipped:
             before, after = _by_template(r.stream, name), _by_template(want, name)
             out |= {
                 rel
@@ -1661,7 +1658,7 @@ def _fix_idiomatic(
         originals = in_leaf(_by_template(ref_render.stream, name))
         rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
         if extra:  # the templates a shipped values file alone renders with device requests: read from that render
-            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped or _own_render(*e[:2])])
+            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
