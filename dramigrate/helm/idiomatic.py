@@ -456,15 +456,7 @@ def _from_root(expr: str) -> str:
 def _enclosing(text: str, index: int) -> list[str]:
     """The blocks (`if`, `with`, `range`, ...) around line `index` (0-based) of the template, outermost first."""
     offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
-    stack: list[str] = []
-    for start, _end, word in _actions(text):
-        if start >= offset:
-            break
-        if word in ("if", "with", "range", "define", "block"):
-            stack.append(word)
-        elif word == "end" and stack:
-            stack.pop()
-    return stack
+    return [word for _, word in _open_blocks(text, offset)]
 
 
 def _inside_with(text: str, index: int) -> bool:

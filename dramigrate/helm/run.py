@@ -1155,9 +1155,7 @@ def _defaults_cover(edits: list[Any], default_edits: list[Any], copts: ChartOpti
     """Whether values-dra.yaml, written for the chart defaults' map edits, migrates the user's values too: the user's
     --set options set no device key and pick only maps whose device keys the defaults' edits drop (goend-ark-ai's
     `--set modelConfig.current.serviceType=vllm`, served by the same resources map)."""
-    from dramigrate.helm import passthrough as pt
-
-    if pt.device_sets(copts.set_values, False, edits)[0] or pt.device_sets(copts.set_string_values, True, edits)[0]:
+    if _device_sets(copts, edits):
         return False
     dropped = {(e.path, section, k) for e in default_edits for section, keys in e.removed.items() for k in keys}
     return bool(edits) and all(
@@ -1165,18 +1163,25 @@ def _defaults_cover(edits: list[Any], default_edits: list[Any], copts: ChartOpti
     )
 
 
+def _device_sets(copts: ChartOptions, edits: list[Any]) -> list[str]:
+    """The user's --set and --set-string options that set a device key of the map edits."""
+    from dramigrate.helm import passthrough as pt
+
+    plain, strings = (
+        pt.device_sets(copts.set_values, False, edits)[0],
+        pt.device_sets(copts.set_string_values, True, edits)[0],
+    )
+    return [*plain, *strings]
+
+
 def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
     """Why values-dra.yaml, written for the chart defaults' map edits, does not migrate the user's values, and what
     to do: the --set options set device keys it drops, or ask for devices through maps it leaves as they are
     (learnwith-llm-inference's `vllm.enabled=true sglang.enabled=false` turns on vllm.resources, values-dra.yaml
     migrates sglang.resources)."""
-    from dramigrate.helm import passthrough as pt
     from dramigrate.helm.values import display
 
-    setting = [
-        *pt.device_sets(copts.set_values, False, edits)[0],
-        *pt.device_sets(copts.set_string_values, True, edits)[0],
-    ]
+    setting = _device_sets(copts, edits)
     ours = {e.path for e in default_edits}
     migrated = ", ".join(sorted(display(p) for p in ours))
     if setting:
