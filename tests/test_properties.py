@@ -554,6 +554,11 @@ UNSUPPORTED = re.compile(r"\s*[+-]?([^0-9]|$|[0-9.]*[KMGTPE]i\s*$)")
 @example(value="2500m")
 @example(value=-1)
 @example(value="9223372036854776")
+@example(value=0.99999)  # Kubernetes rounds thousandths up: 1 (the tpl refused it)
+@example(value="0.9999")
+@example(value=0.999)
+@example(value="1.0009999")
+@example(value="9223372036854774.9999")
 def test_engine_counts_are_read_as_kubernetes_reads_them(value: Any) -> None:
     from dramigrate.helm.render import HelmError, RenderOptions, render_chart
     from dramigrate.quantity import count_of

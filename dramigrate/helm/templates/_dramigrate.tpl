@@ -161,7 +161,9 @@ render instead of being left out. */ -}}
 {{- define "__P__.count" -}}
 {{- $bad := "dramigrate: a device count is not a whole number of devices that Kubernetes can read (such as 2, 2.0 or 2000m): write it as an integer" -}}
 {{- if kindIs "float64" . -}}
-  {{- if and (ge . 0.0) (eq . (floor .)) (le . 9223372036854775.0) -}}{{ int64 . }}{{- else -}}{{- fail $bad -}}{{- end -}}
+  {{- if and (ge . 0.0) (eq . (floor .)) (le . 9223372036854775.0) -}}{{ int64 . }}
+  {{- else if and (gt . 0.0) (lt . 9223372036854775.0) -}}{{- include "__P__.count" (toString .) -}}
+  {{- else -}}{{- fail $bad -}}{{- end -}}
 {{- else if or (kindIs "int" .) (kindIs "int64" .) -}}
   {{- if and (ge (int64 .) 0) (le (int64 .) 9223372036854775) -}}{{ . }}{{- else -}}{{- fail $bad -}}{{- end -}}
 {{- else if kindIs "string" . -}}
@@ -172,7 +174,7 @@ render instead of being left out. */ -}}
   {{- $exp := regexReplaceAll $q $s "${3}" -}}{{- $e := 0 -}}{{- if $exp -}}{{- $e = atoi $exp -}}{{- end -}}
   {{- $suffix := regexReplaceAll $q $s "${4}" -}}
   {{- $e = add $e (get (dict "n" -9 "u" -6 "m" -3 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18) $suffix | default 0) -}}
-  {{- $digits = regexReplaceAll "^0+" $digits "" -}}
+  {{- $digits = regexReplaceAll "^0+" $digits "" -}}{{- $up := 0 -}}
   {{- $shift := sub $e (len $frac) -}}
   {{- if ge $shift 0 -}}
     {{- if and $digits (gt (add (len $digits) $shift) 16) -}}{{- fail $bad -}}{{- end -}}
@@ -181,12 +183,14 @@ render instead of being left out. */ -}}
     {{- if regexMatch "[1-9]" $digits -}}{{- fail $bad -}}{{- end -}}{{- $digits = "" -}}
   {{- else -}}
     {{- $cut := sub (len $digits) (mul -1 $shift) -}}
-    {{- if regexMatch "[1-9]" (substr (int $cut) (len $digits) $digits) -}}{{- fail $bad -}}{{- end -}}
+    {{- $f := substr (int $cut) (len $digits) $digits -}}
+    {{- /* Kubernetes rounds thousandths up: 0.99999 is 1, 0.999 a fraction */ -}}
+    {{- if regexMatch "[1-9]" $f -}}{{- if regexMatch "^999[0-9]*[1-9]" $f -}}{{- $up = 1 -}}{{- else -}}{{- fail $bad -}}{{- end -}}{{- end -}}
     {{- $digits = substr 0 (int $cut) $digits -}}
   {{- end -}}
   {{- $digits = default "0" $digits -}}
-  {{- if or (gt (len $digits) 16) (and (eq (len $digits) 16) (gt $digits "9223372036854775")) -}}{{- fail $bad -}}{{- end -}}
-  {{- atoi $digits -}}
+  {{- if or (gt (len $digits) 16) (and (eq (len $digits) 16) (gt $digits (sub 9223372036854775 $up | toString))) -}}{{- fail $bad -}}{{- end -}}
+  {{- add (atoi $digits) $up -}}
 {{- else -}}none
 {{- end -}}
 {{- end -}}
