@@ -293,12 +293,14 @@ def _specs(
     claim_templates: dict[str, Any],
     alternative: Alternative,
     rules: RuleSet,
+    together: bool = False,
 ) -> tuple[dict[str, dict[str, Any]], Several | None, tuple[str, ...]]:
     """The migration's claim spec for each device resource of `names`: the rendered one's from the migration, the
     others' from the migration of the same objects asking for that resource instead; with several rendered in the
-    map (MIG profiles side by side), each one's from the objects asking for it alone, and how the claim holds
-    them (Several); and the resources whose taint the pod's own tolerations do not tolerate in the reference render
-    (suse-pytorch tolerates nvidia.com/gpu itself, not amd.com/gpu)."""
+    map (MIG profiles side by side), or `together` (another value set's render holds several, at_once), each one's
+    from the objects asking for it alone, and how the claim holds them (Several); and the resources whose taint the
+    pod's own tolerations do not tolerate in the reference render (suse-pytorch tolerates nvidia.com/gpu itself, not
+    amd.com/gpu)."""
     rendered = _names(originals, rules)
     if not rendered:
         raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
@@ -315,13 +317,15 @@ def _specs(
             renamed, other, rcts = alternative(alone, rendered[0], name)
             delta = pod_delta(renamed, other, rcts)[0]
         toleration = [{"key": name, "operator": "Exists", "effect": "NoSchedule"}]
-        claim = _CLAIM if len(rendered) == 1 else delta.claim  # several: the claim is named after its requests
+        claim = (
+            _CLAIM if len(rendered) == 1 and not together else delta.claim
+        )  # several: the claim is named after its requests
         if delta.claim != claim or delta.tolerations not in ([], toleration) or delta.labels:
             raise NotMapBuilt(f"{rel}: the migration of {name} adds more than the claim and its toleration")
         out[name] = delta.spec
         if delta.tolerations:
             tolerate.append(name)
-    if len(rendered) == 1:
+    if len(rendered) == 1 and not together:
         return out, None, tuple(tolerate)
     several = Several.of(out, tolerate)  # MIG profiles side by side: the claim asks for each with one request
     if several.spec(rendered, _counts(originals, rendered)) != _plain(deltas[0]):
@@ -330,6 +334,18 @@ def _specs(
             "render, and the migration's claim is not one request for each as the rewrite would write it"
         )
     return out, several, tuple(tolerate)
+
+
+def at_once(renders: list[list[dict[str, Any]]], rules: RuleSet) -> bool:
+    """Whether a container of the renders (a template's objects in each value set) asks for more than one device
+    resource at once: tvarr merges `dict "gpu.intel.com/i915" 1` into the values' limits when gpu.type is intel,
+    and those limits may name nvidia.com/gpu already. The DRA branch then keeps each one's count (Several)."""
+    return any(
+        len(_names([c], rules)) > 1
+        for docs in renders
+        for pod in _pods(docs)
+        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
+    )
 
 
 def _without(docs: list[dict[str, Any]], drop: set[str]) -> list[dict[str, Any]]:
@@ -430,8 +446,18 @@ class Several:
             "  requests:",
             "{{- range $name, $count := .counts }}",
             "{{- $base := get $bases $name }}",
-            "    - name: {{ ternary (get $labels $name) $base (gt (sub (len $all) (len (without $all $base))) 1) }}",
         ]
+        named = "ternary (get $labels $name) $base (gt (sub (len $all) (len (without $all $base))) 1)"
+        if len(set(self.labels.values())) == len(self.labels):
+            out.append(f"    - name: {{{{ {named} }}}}")
+        else:  # two resources may share a label (nvidia.com/gpu, amd.com/gpu): the later one gets -2, as in the plan
+            out[-2:-2] = ["{{- $used := list }}"]
+            out += [
+                f"{{{{- $request := {named} }}}}{{{{- $unique := $request }}}}",
+                "{{- range $k := untilStep 2 9 1 }}{{- if has $unique $used }}"
+                '{{- $unique = printf "%s-%d" $request $k }}{{- end }}{{- end }}{{- $used = append $used $unique }}',
+                "    - name: {{ $unique }}",
+            ]
         for k, (resource, request) in enumerate(self.requests.items()):
             out.append(f'{{{{- {"if" if k == 0 else "else if"} eq $name "{resource}" }}}}')
             data = json.loads(json.dumps(request))
@@ -450,13 +476,15 @@ class Several:
 
     def spec(self, held: list[str], counts: dict[str, Any]) -> tuple[str, Any]:
         """The claim name and spec for the resources `held` with `counts` (what the template renders)."""
+        from dramigrate.plan import _unique
+
         shared = [self.bases[n] for n in held]
-        requests = []
+        requests, taken = [], set()
         for n in sorted(held):
             request = json.loads(json.dumps(self.requests[n]))
             request.get("exactly", request)["count"] = int(counts[n])
             named = self.labels[n] if shared.count(self.bases[n]) > 1 else self.bases[n]
-            requests.append({"name": named, **request})
+            requests.append({"name": _unique(named, taken), **request})
         return self.claim(held), {"devices": {"requests": requests}}
 
 
@@ -756,10 +784,12 @@ def build(
     alternative: Alternative,
     rendered: dict[str, list[str]],
     tolerated: dict[str, set[str]] | None = None,
+    together: frozenset[str] = frozenset(),
 ) -> list[Change]:
     """The changes for the templates `rels`, each a map-built resources site (site); `rendered`: the device resources
     each template renders with the value sets the chart is used with; `tolerated`: the resources each template's
-    pods tolerate themselves in those renders (self_tolerated). Raises NotMapBuilt."""
+    pods tolerate themselves in those renders (self_tolerated); `together`: the templates a container of which asks
+    for several device resources at once in a value set the proof renders (at_once). Raises NotMapBuilt."""
     chart = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -779,7 +809,7 @@ def build(
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs, several, tolerate = _specs(
-            rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules
+            rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules, rel in together
         )
         own = (tolerated or {}).get(rel, set())  # the reference render alone cannot tell (the MIG run's nvidia.com/gpu)
         tolerate = tuple(n for n in tolerate if n not in own)

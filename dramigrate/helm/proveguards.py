@@ -11,6 +11,7 @@ helper, a pipeline) is left as the values have it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,6 +31,9 @@ MAX_FLIPS = 6  # guard value sets a chart adds to its proof at most (each costs 
 _VALUES_FIELD = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)+)")
 _ROOTED_FIELD = re.compile(r"\$\.Values((?:\.[A-Za-z_][\w-]*)+)")
 _DEVICE_LINE = re.compile(r"\{\{[^}]*[Rr]esources[^}]*\}\}|^\s*tolerations:|^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:\s")
+_ACTION = re.compile(r"\{\{.*?\}\}")
+# a resource name quoted in an action: a device entry the template adds to a map (tvarr's `dict "nvidia.com/gpu" 1`)
+_QUOTED_NAME = re.compile(r'"([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)"')
 _CALLS = ("and", "or", "not", "eq", "ne")
 OTHER = "other"  # the string a compared key is set to so that no literal of the chart matches
 
@@ -138,17 +142,58 @@ def _solve(node: Node | None, want: bool, chart: _Chart) -> Assignment | None:
         equal = want == (name == "eq")
         return {path: literals[0] if equal else _other(literals, chart, path)}
     if name in ("and", "or") and args:
-        every = (name == "and") == want  # `and` true and `or` false need every part so; else one part will do
+        if (name == "and") == want:  # `and` true and `or` false need every part so; else one part will do
+            return _every(args, want, chart)
         parts = [_solve(a, want, chart) for a in args]
-        if every:
-            out: Assignment = {}
-            for part in parts:
-                if part is None or any(k in out and out[k] != v for k, v in part.items()):
-                    return None
-                out.update(part)
-            return out
         return min((p for p in parts if p is not None), key=len, default=None)
     return {}
+
+
+def _every(args: list[Node | None], want: bool, chart: _Chart) -> Assignment | None:
+    """The keys to set so that each of `args` is `want`: each part solved with the settings of the parts before it,
+    the parts in their order or else the other way round (`not (and .gpu.enabled (eq .gpu.type "nvidia"))` and then
+    `and .gpu.enabled (eq .gpu.type "intel")`: the second's type, not the first's switch off), and the settings
+    checked against every part, as far as a part can be read."""
+    for order in (args, args[::-1]):
+        out: Assignment = {}
+        for a in order:
+            part = _solve(a, want, _with(chart, out))
+            if part is None or any(k in out and out[k] != v for k, v in part.items()):
+                break
+            out.update(part)
+        else:
+            values = _with(chart, out).values
+            if all(_holds(a, values) in (want, None) for a in args):
+                return out
+    return None
+
+
+def _with(chart: _Chart, settings: Assignment) -> _Chart:
+    values = chart.values
+    for path, value in settings.items():
+        values = set_path(values, path, value)
+    return dataclasses.replace(chart, values=values)
+
+
+def _holds(node: Node | None, values: dict[str, Any]) -> bool | None:
+    """Whether the condition is true with `values`; None where it cannot be read."""
+    if node is None:
+        return None
+    if node[0] in ("field", "lit"):
+        return _truthy(get_path(values, node[1]) if node[0] == "field" else node[1])
+    name, args = node[1], node[2]
+    if name == "not" and len(args) == 1:
+        inner = _holds(args[0], values)
+        return None if inner is None else not inner
+    if name in ("eq", "ne"):
+        found = _compared(args)
+        return None if found is None else (get_path(values, found[0]) in found[1]) == (name == "eq")
+    parts = [_holds(a, values) for a in args]
+    if name == "and" and args:
+        return False if False in parts else None if None in parts else True
+    if name == "or" and args:
+        return True if True in parts else None if None in parts else False
+    return None
 
 
 def _literals(node: Node | None, out: dict[Path_, list[Any]]) -> None:
@@ -161,14 +206,19 @@ def _literals(node: Node | None, out: dict[Path_, list[Any]]) -> None:
 
 
 def _device_lines(text: str, rules: RuleSet) -> list[int]:
-    """The lines of a template that write a device request or what the rewrite puts beside one: a device key, a
-    `resources` action, a templated key (a device name from values), a pod's `tolerations:`; none in a template
-    that writes no device key and no values `resources`."""
+    """The lines of a template that write a device request or what the rewrite puts beside one: a device key (or its
+    name quoted in an action, an entry added to a map), a `resources` action, a templated key (a device name from
+    values), a pod's `tolerations:`; none in a template that writes no device key and no values `resources`."""
     lines = text.splitlines()
+
+    def device(name: str) -> bool:
+        return rules.is_device_candidate(name) and rules.lookup(name) is not None
+
     keys = [
         i
         for i, line in enumerate(lines)
-        if (m := _LITERAL_KEY.match(line)) and rules.is_device_candidate(m.group(2)) and rules.lookup(m.group(2))
+        if ((m := _LITERAL_KEY.match(line)) and device(m.group(2)))
+        or any(device(name) for action in _ACTION.findall(line) for name in _QUOTED_NAME.findall(action))
     ]
     near = [i for i, line in enumerate(lines) if _DEVICE_LINE.search(line)]
     if not keys and not any("esources" in lines[i] for i in near):

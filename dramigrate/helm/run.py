@@ -709,11 +709,20 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
     """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
     renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
+    return _changed_templates(root, expected, lambda v, r: v.shipped)
+
+
+def _changed_templates(
+    root: Path,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    which: Callable[[Variation, Render], bool],
+) -> set[str]:
+    """The chart's own templates whose objects the migration changes in the renders of the value sets `which` takes."""
     from dramigrate.helm.rewrite import chart_name
 
     name, out = chart_name(root), set()
     for v, r, want, _ in expected:
-        if v.shipped:
+        if which(v, r):
             before, after = _by_template(r.stream, name), _by_template(want, name)
             out |= {
                 rel
@@ -1643,6 +1652,7 @@ def _fix_idiomatic(
         if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards):
             return
         if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+            built |= _maps_left_off(root, expected, built)
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
@@ -1965,8 +1975,19 @@ def _fix_map_built(
         chart = chart_name(root)
         renders = [_by_template(r.stream, chart) for v, r, _, _ in expected if _own_render(v, r)]
         tolerated = {rel: mapvars.self_tolerated([by.get(rel, []) for by in renders]) for rel in rels}
+        together = frozenset(rel for rel in rels if mapvars.at_once([by.get(rel, []) for by in renders], rules))
         changes = mapvars.build(
-            root, set(rels), rules, originals, migrated, claim_templates, settings.opt_in, alternative, names, tolerated
+            root,
+            set(rels),
+            rules,
+            originals,
+            migrated,
+            claim_templates,
+            settings.opt_in,
+            alternative,
+            names,
+            tolerated,
+            together,
         )
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
@@ -1977,6 +1998,25 @@ def _fix_map_built(
     prove_switch(
         outcome, root, expected, lambda options, on: cached_render(copy_root, _with_switch(options, on)), patch, mode
     )
+
+
+def _maps_left_off(
+    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]], built: frozenset[str]
+) -> frozenset[str]:
+    """The other templates that build a resources map in variables (mapvars.site) and ask for a device in a value set
+    the proof renders, not in the user's (tvarr's coordinator with gpu.enabled flipped, where the user's values
+    enable the transcoder's GPU only): rewritten with `built`, else that value set's switch-on render would keep
+    their device-plugin request."""
+    from dramigrate.helm import mapvars
+
+    found = set()
+    for rel in _changed_templates(root, expected, _own_render) - built:
+        try:
+            if mapvars.site((root / rel).read_text(encoding="utf-8")):
+                found.add(rel)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return frozenset(found)
 
 
 def _own_render(v: Variation, r: Render) -> bool:
