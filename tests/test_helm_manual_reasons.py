@@ -414,3 +414,49 @@ def test_a_device_name_from_a_vendor_helper_names_the_helper(tmp_path: Path) -> 
     )
     report = _fix(chart).report()
     assert "`$gpuResource` comes from the helper `app.gpuResource`" in report
+
+
+# a GPU switch writing the device key from its own values, and in its `else` the values' resources map whole
+# (clusterjellyfin's workers); the values name the device in that map too
+SWITCHED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: worker
+spec:
+  selector:
+    matchLabels: {app: worker}
+  template:
+    metadata:
+      labels: {app: worker}
+    spec:
+      containers:
+        - name: worker
+          image: busybox
+          {{- if .Values.gpu.enabled }}
+          resources:
+            requests:
+              {{- toYaml .Values.resources.requests | nindent 14 }}
+              {{ .Values.gpu.resource }}: {{ .Values.gpu.count }}
+            limits:
+              {{- toYaml .Values.resources.limits | nindent 14 }}
+              {{ .Values.gpu.resource }}: {{ .Values.gpu.count }}
+          {{- else }}
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+          {{- end }}
+"""
+
+
+def test_a_device_the_switch_leaves_on_the_device_plugin_is_named_where_it_stays(tmp_path: Path) -> None:
+    gpu = {"enabled": False, "resource": "nvidia.com/gpu", "count": 1}
+    values = yaml.safe_dump({"gpu": gpu, "resources": {"requests": {"cpu": 1}, "limits": {"cpu": 1}}})
+    chart = chart_with(tmp_path, "worker", {"values.yaml": values, "templates/worker.yaml": SWITCHED})
+    given = tmp_path / "gpu.yaml"  # the README's example: the switch on, and the device in the map as well
+    given.write_text("gpu:\n  enabled: true\nresources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    options = ChartOptions(values_files=(given,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    # with the GPU switch off, the map's nvidia.com/gpu stays a device-plugin request under the DRA switch
+    assert "gpu.enabled flipped to false and the DRA switch on" in outcome.manual
+    assert "still asks the device plugin for nvidia.com/gpu at Deployment worker" in outcome.manual
+    assert "spec.template.spec.containers[0].resources.limits" in outcome.manual
