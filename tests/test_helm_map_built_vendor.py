@@ -1,10 +1,10 @@
 """A vendor chosen by a values key, its device entry merged into the values' limits (pattern F, tvarr's shape):
 `$limits := .Values.resources.limits | default dict`, then `merge $limits (dict "nvidia.com/gpu" 1)` under
-`if eq .Values.gpu.type "nvidia"` and another vendor's entry under `else if`. The values may name a device in those
-limits already (the chart's README example sets `nvidia.com/gpu: 1` beside `gpu.type: nvidia`): with another vendor
-chosen the container asks for both at once, and the DRA branch keeps each one's count (one request each, as the
-manifest migration writes them). A second workload of the same shape that the user's values leave off (a worker
-whose GPU the proof turns on) is rewritten with the first."""
+`if eq .Values.gpu.type "nvidia"` and another vendor's entry under `else if` (or `set $limits "amd.com/gpu" N`).
+The values may name a device in those limits already (the chart's README example sets `nvidia.com/gpu: 1` beside
+`gpu.type: nvidia`): with another vendor chosen the container asks for both at once, and the DRA branch keeps each
+one's count (one request each, as the manifest migration writes them). A second workload of the same shape that the
+user's values leave off (a worker whose GPU the proof turns on) is rewritten with the first."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ spec:
             {{- if and .Values.@V@.gpu.enabled (eq .Values.@V@.gpu.type "nvidia") }}
             {{- $limits = merge $limits (dict "nvidia.com/gpu" 1) }}
             {{- else if and .Values.@V@.gpu.enabled (eq .Values.@V@.gpu.type "amd") }}
-            {{- $limits = merge $limits (dict "amd.com/gpu" (.Values.@V@.gpu.amd.count | default 1)) }}
+            {{- $_ := set $limits "amd.com/gpu" (.Values.@V@.gpu.amd.count | default 1) }}
             {{- end }}
             {{- if $limits }}
             limits:
