@@ -42,6 +42,7 @@ from dramigrate.helm.idiomatic import (
     tolerated_test,
     values_block,
 )
+from dramigrate.helm.patterns import LITERAL_ENTRY
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -51,8 +52,6 @@ _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 # an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
 _DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
-# `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr), `$_ := set $limits "amd.com/gpu" 1`
-_LITERAL_ENTRY = re.compile(r'\b(?:dict|set\s+\$\w+(?:\.\w+)*)\s+"([^"/]+/[^"]+)"\s+')
 # an entry set into the map or one of its sections, its name not literal (`set $res.limits .Values.gpu.resourceName 1`)
 _SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _SECTIONS = ("limits:", "requests:")
@@ -109,7 +108,7 @@ def site(text: str) -> Site | None:
         if section < 0 and depths[sets[0]] != depths[i]:
             return None
         built = lines[_first_part(lines, sets[0], depths) : i]
-        literal = tuple(dict.fromkeys(n for x in built for n in _LITERAL_ENTRY.findall(x)))
+        literal = tuple(dict.fromkeys(n for x in built for n in LITERAL_ENTRY.findall(x)))
         if not (literal and section >= 0) and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)

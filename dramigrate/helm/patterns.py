@@ -31,6 +31,9 @@ PATTERNS = {
 
 _ACTION = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)\1\s*:\s*(\S.*)$""")
+# a device entry a template adds to a map by its literal name: `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr),
+# `$_ := set $limits "amd.com/gpu" 1` (mapvars.py)
+LITERAL_ENTRY = re.compile(r'\b(?:dict|set\s+\$\w+(?:\.\w+)*)\s+"([^"/]+/[^"]+)"\s+')
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
 # or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dramigrate.helm.helper import Block, blocks, enclosing
-from dramigrate.helm.patterns import _LITERAL_KEY, _grouped, _split_top
+from dramigrate.helm.patterns import _LITERAL_KEY, LITERAL_ENTRY, _grouped, _split_top
 from dramigrate.helm.values import display, get_path, set_path, twin_path
 from dramigrate.rules import RuleSet
 
@@ -31,9 +31,6 @@ MAX_FLIPS = 6  # guard value sets a chart adds to its proof at most (each costs 
 _VALUES_FIELD = re.compile(r"\$?\.Values((?:\.[A-Za-z_][\w-]*)+)")
 _ROOTED_FIELD = re.compile(r"\$\.Values((?:\.[A-Za-z_][\w-]*)+)")
 _DEVICE_LINE = re.compile(r"\{\{[^}]*[Rr]esources[^}]*\}\}|^\s*tolerations:|^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:\s")
-_ACTION = re.compile(r"\{\{.*?\}\}")
-# a resource name quoted in an action: a device entry the template adds to a map (tvarr's `dict "nvidia.com/gpu" 1`)
-_QUOTED_NAME = re.compile(r'"([A-Za-z0-9][A-Za-z0-9.\-_]*/[A-Za-z0-9.\-_]+)"')
 _CALLS = ("and", "or", "not", "eq", "ne")
 OTHER = "other"  # the string a compared key is set to so that no literal of the chart matches
 
@@ -206,9 +203,10 @@ def _literals(node: Node | None, out: dict[Path_, list[Any]]) -> None:
 
 
 def _device_lines(text: str, rules: RuleSet) -> list[int]:
-    """The lines of a template that write a device request or what the rewrite puts beside one: a device key (or its
-    name quoted in an action, an entry added to a map), a `resources` action, a templated key (a device name from
-    values), a pod's `tolerations:`; none in a template that writes no device key and no values `resources`."""
+    """The lines of a template that write a device request or what the rewrite puts beside one: a device key (or an
+    entry added to a map, `dict "nvidia.com/gpu" 1`; not a toleration's `dict "key" "nvidia.com/gpu"`), a `resources`
+    action, a templated key (a device name from values), a pod's `tolerations:`; none in a template that writes no
+    device key and no values `resources`."""
     lines = text.splitlines()
 
     def device(name: str) -> bool:
@@ -218,7 +216,7 @@ def _device_lines(text: str, rules: RuleSet) -> list[int]:
         i
         for i, line in enumerate(lines)
         if ((m := _LITERAL_KEY.match(line)) and device(m.group(2)))
-        or any(device(name) for action in _ACTION.findall(line) for name in _QUOTED_NAME.findall(action))
+        or any(device(name) for name in LITERAL_ENTRY.findall(line))
     ]
     near = [i for i, line in enumerate(lines) if _DEVICE_LINE.search(line)]
     if not keys and not any("esources" in lines[i] for i in near):
