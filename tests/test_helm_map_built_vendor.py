@@ -150,3 +150,44 @@ def test_a_second_workload_of_that_shape_the_values_leave_off_is_rewritten_too(t
     assert claimed == _claimed(_migrated(original, (worker,), on))
     assert [c[0] for c in claimed] == [["gpu"], ["gpu"]]
     assert _render(chart, (worker,), (*on, "dra.enabled=false")) == _render(original, (worker,), on)
+
+
+WHOLE_MAP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        - name: app
+          image: app:1
+          {{- $res := deepCopy .Values.resources }}
+          {{- if eq .Values.gpu.type "nvidia" }}
+          {{- $res = merge $res (dict "limits" (dict "nvidia.com/gpu" .Values.gpu.count)) }}
+          {{- else if eq .Values.gpu.type "amd" }}
+          {{- $res = merge $res (dict "limits" (dict "amd.com/gpu" .Values.gpu.count)) }}
+          {{- end }}
+          resources:
+            {{- toYaml $res | nindent 12 }}
+"""
+
+
+def test_a_vendor_entry_merged_into_the_whole_values_map(tmp_path: Path) -> None:
+    values = 'gpu:\n  type: ""\n  count: 1\nresources:\n  limits:\n    memory: 1Gi\n'
+    files = {"values.yaml": values, "templates/app.yaml": WHOLE_MAP}
+    chart, original = chart_with(tmp_path / "fixed", "app", files), chart_with(tmp_path / "original", "app", files)
+    nvidia = tmp_path / "nvidia.yaml"
+    nvidia.write_text("gpu:\n  type: nvidia\n  count: 2\n")
+    fix_chart(chart, values=(nvidia,))
+
+    for sets in ((), ("gpu.type=amd",), ("gpu.type=none",)):
+        assert _claimed(_render(chart, (nvidia,), sets)) == _claimed(_migrated(original, (nvidia,), sets))
+        assert _render(chart, (nvidia,), (*sets, "dra.enabled=false")) == _render(original, (nvidia,), sets)
+    ((claims, _, resources, _),) = _claimed(_render(chart, (nvidia,)))
+    assert (claims, resources) == (["gpu"], {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]})

@@ -89,7 +89,8 @@ def _depths(lines: list[str]) -> list[int]:
 def site(text: str) -> Site | None:
     """The map-built resources of a template: a `resources:` key whose value is `toYaml $var` (or its `limits:` or
     `requests:` section's value, tvarr's `$limits`), `$var` set with `:=` once in a block enclosing the toYaml line and
-    given a `dict` entry whose name comes from values or a variable (or, for a section, a literal name); else None."""
+    given a `dict` entry whose name comes from values or a variable, or a device resource's literal name (`merge $res
+    (dict "limits" (dict "nvidia.com/gpu" N))` on `$res := deepCopy .Values.resources`); else None."""
     lines = text.splitlines()
     depths = _depths(lines)
     for i, line in enumerate(lines):
@@ -109,7 +110,7 @@ def site(text: str) -> Site | None:
             return None
         built = lines[_first_part(lines, sets[0], depths) : i]
         literal = tuple(dict.fromkeys(n for x in built for n in LITERAL_ENTRY.findall(x)))
-        if not (literal and section >= 0) and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
+        if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
         if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
