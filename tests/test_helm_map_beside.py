@@ -113,9 +113,18 @@ def _count(templates: dict[str, Any], pod: dict[str, Any]) -> int:
     return templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
 
 
-def test_a_device_key_beside_the_built_map_in_each_item_of_a_range(tmp_path: Path) -> None:
-    """Was: "the pod also writes a device key outside the map the template builds", nothing written."""
-    original, chart = _fixed(tmp_path, WORKERS)
+KEY = "            limits:\n              {{ $gpuType }}: {{ $gpuCount }}\n"
+# the other spellings of the key line: a literal name (pattern A), the key in both sections
+LITERAL = WORKERS.replace(KEY, "            limits:\n              nvidia.com/gpu: {{ $gpuCount }}\n")
+BOTH = WORKERS.replace(KEY, "            requests:\n              {{ $gpuType }}: {{ $gpuCount }}\n" + KEY)
+
+
+@pytest.mark.parametrize("template", [WORKERS, LITERAL, BOTH], ids=["variable", "literal", "both sections"])
+def test_a_device_key_beside_the_built_map_in_each_item_of_a_range(tmp_path: Path, template: str) -> None:
+    """Was: "the pod also writes a device key outside the map the template builds" (the literal key: "the count
+    `$gpuCount` reads `$gpuCount`, which the `range` sets per item"), nothing written."""
+    assert LITERAL != WORKERS and BOTH != WORKERS
+    original, chart = _fixed(tmp_path, template)
     assert _render(chart, ("dra.enabled=false",)) == _render(original)  # with the switch off: byte-identical
     pods, templates = _pods(chart)
     mapped, plain, idle = pods["release-name-mapped"], pods["release-name-plain"], pods["release-name-idle"]

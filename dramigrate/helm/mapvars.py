@@ -126,8 +126,8 @@ def site(text: str) -> Site | None:
 
 def takes(text: str, hint: Pattern, rules: RuleSet) -> bool:
     """Whether the map-built rewrite takes a template whose first device request is `hint`: pattern F with a map
-    built in variables (site), or E at a device key the pod writes beside that map."""
-    where = site(text) if hint.letter in ("E", "F") else None
+    built in variables (site), or A or E at a device key the pod writes beside that map."""
+    where = site(text) if hint.letter in ("A", "E", "F") else None
     return where is not None and (hint.letter == "F" or hint.line - 1 in keys_beside(text.splitlines(), where, rules))
 
 
@@ -205,7 +205,9 @@ def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
     return _Beside(name, count, keys[0], keys[0] + 1, False, _block_end(lines, sections[0]))
 
 
-def _beside_in(lines: list[str], keys: list[int], scope: int, rel: str, several: Several | None) -> _Beside:
+def _beside_in(
+    lines: list[str], where: Site, keys: list[int], scope: int, rel: str, several: Several | None
+) -> _Beside:
     """The device key lines `keys` beside the map (_beside), where the DRA variables set at line `scope` are seen."""
     why = f"{rel}:{keys[0] + 1}: {_BESIDE_WHY}"
     if several:
@@ -214,7 +216,24 @@ def _beside_in(lines: list[str], keys: list[int], scope: int, rel: str, several:
     depths = _depths(lines)
     if b.start < scope or min(depths[scope : b.stop]) < depths[scope]:
         raise NotMapBuilt(f"{why} (a block the DRA variables are not set in)")
+    owner = _parent(lines, where.toyaml)
+    owner = _parent(lines, owner) if lines[owner].strip() in _SECTIONS else owner
+    if _item_of(lines, owner) != _item_of(lines, _parent(lines, _parent(lines, keys[0]))):
+        raise NotMapBuilt(f"{why} (in another container than the map)")
     return b
+
+
+def _item_of(lines: list[str], at: int) -> int:
+    """The line of the list item (a container) the key at line `at` is in, or -1."""
+    want = _indent(lines[at])
+    return next(
+        (
+            j
+            for j in range(at - 1, -1, -1)
+            if not _control(lines[j]) and _indent(lines[j]) < want and lines[j].lstrip().startswith("- ")
+        ),
+        -1,
+    )
 
 
 def _beside_edits(
@@ -763,7 +782,7 @@ def rewrite(
     template_name = f"{{{{ with {existing} }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     if beside:
-        edits += _beside_edits(lines, _beside_in(lines, beside, scope, rel, several), list(specs), enabled, v)
+        edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )
@@ -1002,8 +1021,9 @@ def _branch_tolerations(
     for block in sorted(around, key=lambda k: k.start):
         if depth[block.start] < b.level:
             continue
-        if block.word != "if":
-            raise NotMapBuilt(
+        cuts = (block.start, *block.elses, block.end)
+        if block.word != "if" or any(len(_BLOCK_ACTION.findall(lines[k])) != 1 for k in cuts):
+            raise NotMapBuilt(  # an `else` goes right before the line that ends a branch: one action on it
                 f"{b.rel}:{block.start + 1}: the pod's tolerations are in a `{block.word}` block the map may be "
                 "built without"
             )

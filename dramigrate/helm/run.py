@@ -1657,6 +1657,10 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    elif not sub and leaves is None and (built := _map_built(root, wanted[sub], hints, rules)):
+        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map)
+        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+        return
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
