@@ -1969,7 +1969,9 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
-                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"` '
+                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"`, '
+                        'or `dig "<section>" "<key>" <default> $var`/`index $var "<section>" "<key>"` of a variable '
+                        "that holds or merges the map, "
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
