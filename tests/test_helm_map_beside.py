@@ -168,3 +168,25 @@ def test_a_device_key_beside_other_limits_keeps_them(tmp_path: Path) -> None:
         "claims": [{"name": "gpu"}],
     }
     assert pods["release-name-idle"]["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}}
+
+
+@pytest.mark.parametrize(
+    ("worker", "line", "pattern"),
+    [
+        ("resources: {requests: {memory: 1Gi}}", "          resources:", "F"),
+        ("resources: {limits: {memory: 1Gi}}", "          resources:", "F"),
+        ("tolerations: []", "              {{ $gpuType }}: {{ $gpuCount }}", "E"),
+    ],
+    ids=["map with requests", "map with limits", "no map"],
+)
+def test_a_request_is_located_in_the_branch_that_wrote_it(tmp_path: Path, worker: str, line: str, pattern: str) -> None:
+    """A worker whose map holds only the device key under `limits:` renders `limits:` and the key as the `else`
+    branch would: the finding named the `else` branch's `{{ $gpuType }}: {{ $gpuCount }}` (pattern E) though the
+    map's `toYaml` wrote it; it names the `resources:` line of the branch that builds the map (pattern F), and a
+    worker without a map still the `else` branch's key."""
+    values = f"workers:\n  - name: w\n    gpu: {{count: 1}}\n    {worker}\n"
+    chart = chart_with(tmp_path, "workers", {"values.yaml": values, "templates/workers.yaml": WORKERS})
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "lint")
+    (finding,) = [f for f in outcome.findings if f.rule == "legacy-device-request"]
+    assert finding.line == WORKERS.splitlines().index(line) + 1, finding
+    assert f"[chart pattern {pattern}" in finding.message, finding.message
