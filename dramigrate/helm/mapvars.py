@@ -862,6 +862,7 @@ def rewrite(
         # the pod writes its tolerations in branches the map is not built in (smg-gateway's values list, else its own
         # GPU toleration, under an `if or` of the pod's scheduling keys): the DRA toleration goes into each
         branches = _Branches(own, level, ind, where.toyaml, rel)
+        # `given`: a values list the branches read, whose test's define goes at the end of the template
         more, given = _branch_tolerations(lines, branches, keyed, tolerations, f"{chart}.{stem}.draTolerated")
         edits += more
     if not own and (not several or several.tolerate):
@@ -963,7 +964,7 @@ def _literal_tolerations(lines: list[str], at: int) -> tuple[int, list[str]] | N
         items = yaml.safe_load("\n".join(lines[at:stop]))["tolerations"] if stop > at + 1 else None
     except yaml.YAMLError:
         return None
-    if not isinstance(items, list) or "{{" in "".join(lines[at:stop]):
+    if not isinstance(items, list) or not all(isinstance(t, dict) for t in items) or "{{" in "".join(lines[at:stop]):
         return None
     return stop, [str(t.get("key") or "") for t in items if _tolerates([t], str(t.get("key") or "*"))]
 
@@ -1003,7 +1004,8 @@ def _branch_tolerations(
             e = _merge_tolerations(lines, at, b.ind, f"{keyed} (not {tolerated})", tolerations, "")
         except NotIdiomatic as err:
             raise NotMapBuilt(
-                f"{at + 1}: the pod's tolerations have a shape the DRA toleration cannot be merged into ({err.why})"
+                f"{b.rel}:{at + 1}: the pod's tolerations have a shape the DRA toleration cannot be merged into "
+                f"({err.why})"
             ) from None
         if e is not None:
             edits.append((e.index, e.stop, e.lines))
