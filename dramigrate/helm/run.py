@@ -1989,7 +1989,7 @@ def _own_render(v: Variation, r: Render) -> bool:
 
 
 def _map_built(root: Path, rels: set[str], hints: dict[str, Any], rules: RuleSet) -> frozenset[str]:
-    """The templates of `rels` when each has its container resources a map built in variables: pattern F, or E at a
+    """The templates of `rels` when each has its container resources a map built in variables: pattern F, or A or E at a
     device key the pod writes beside that map (smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else`)."""
     from dramigrate.helm import mapvars
 
