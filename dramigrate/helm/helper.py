@@ -630,7 +630,7 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
-def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
+def _map_edit(line: str, define: str, key: KeyLine, claim: str, request: str = "") -> list[str]:
     """The lines that replace a toYaml line: with the switch on, the map it writes loses the device key (a part
     left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim."""
     written = _TOYAML_LINE.match(line)
@@ -648,7 +648,8 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
                 f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
                 f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
             )
-        claims = f'(append (get {var} "claims" | default list) (dict "name" "{claim}"))'
+        entry = f'"name" "{claim}"' + (f' "request" "{request}"' if request else "")
+        claims = f'(append (get {var} "claims" | default list) (dict {entry}))'
         out += [
             f'{pad}  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
             f"{pad}  {{{{- {var} = $kept -}}}}",
@@ -660,12 +661,20 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
 
 
 def rewrite_helper(
-    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+    text: str,
+    define: str,
+    keys: list[KeyLine],
+    mode: str,
+    default: bool,
+    claim: str,
+    guards: tuple[str, ...] = (),
+    request: str = "",
 ) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
-    DRA branch, and the `<helper>.draCount` define after it."""
+    DRA branch (naming `request` of the claim when the containers it writes share one: container_request), and the
+    `<helper>.draCount` define after it."""
     if keys[0].var is not None:
-        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards)
+        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards, request)
     from dramigrate.helm import branches
 
     lines = text.splitlines()
@@ -681,6 +690,7 @@ def rewrite_helper(
         f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
         f"{ind}claims:",
         f"{ind}  - name: {claim}",
+        *([f"{ind}    request: {request}"] if request else []),
         f"{ind}{{{{- end }}}}",
     ]
     chosen = branches.per_branch(text, block, keys)
@@ -751,7 +761,14 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
 
 
 def _rewrite_map_helper(
-    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+    text: str,
+    define: str,
+    keys: list[KeyLine],
+    mode: str,
+    default: bool,
+    claim: str,
+    guards: tuple[str, ...] = (),
+    request: str = "",
 ) -> str:
     """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
     map is one part of resources, the claims beside it, as for a key line)."""
@@ -769,11 +786,12 @@ def _rewrite_map_helper(
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
         ind = " " * _indent(lines[key.index - 1]) if key.index else ""
         claims = [f"{ind}{{{{- if {_claim_at(define, '$')} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        claims += [f"{ind}    request: {request}"] if request else []
         for k in {k.index: k for k in keys}.values():
             edits += _section_edits(lines, define, k, state)
         edits.append((block.end, block.end, [*claims, f"{ind}{{{{- end }}}}"]))  # after the last section's `end`
     else:
-        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim)))
+        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim, request)))
     edits.append((block.end + 1, block.end + 1, extra.rstrip("\n").splitlines()))
     out = list(lines)
     # from the end, and at one place the later edit first: one section's `end` stays before the next one's `if`
@@ -870,6 +888,9 @@ class Wiring:
     site: CallSite
     delta: PodDelta
     params: dict[str, Any]  # keys the migration set in the pod's group `rayStartParams` (KubeRay's num-gpus)
+    # the other call sites that write into the same pod (an init container pulling the model and the server, each
+    # including the helper): the pod is wired once, its claim there while any of them renders one
+    shared: tuple[CallSite, ...] = ()
 
 
 def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple[int, int]:
@@ -893,6 +914,56 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     return _parent(lines, containers), containers
 
 
+def container_request(
+    migrated: list[dict[str, Any]], claims: set[str], rel: str, define: str, before: str | None
+) -> str:
+    """The request of the pod's claim that each container naming it names in the migration of one template ("" for
+    the whole claim, when one container of each pod asks), the same as `before` (another template's; None for
+    none yet). An init container and the server each asking for one device share one request, each naming it
+    (`request: gpu`); NotHelper when containers name different requests (two app containers: one each, named after
+    the container), as the helper writes one `claims` entry for every container it is included in."""
+    named: dict[str, str] = {}
+    for doc in migrated:
+        for _, pod in pod_groups(doc, []):
+            for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+                entries = ((c.get("resources") or {}).get("claims") or []) if isinstance(c, dict) else []
+                for e in entries:
+                    if isinstance(e, dict) and e.get("name") in claims:
+                        named[str(c.get("name"))] = str(e.get("request") or "")
+    found = set(named.values()) | ({before} if before is not None else set())
+    if len(found) > 1:
+        each = ", ".join(f"{c} names {r or 'the whole claim'}" for c, r in named.items())
+        raise NotHelper(
+            f"{rel}: the containers that include {define} name different requests of the pod's claim in the "
+            f"migration ({each}), and the helper writes one `claims` entry for every container"
+        )
+    return found.pop() if found else ""
+
+
+def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
+    """The call sites of one template grouped by the pod spec they write into (an init container that pulls the
+    model and the server, each including the helper), in line order; a call site with no `containers:` above it (a
+    pod helper writes the pod) on its own. NotHelper for the sites of one pod given different arguments: the
+    migration's claim for that pod depends on every count (an init container's larger count adds a request)."""
+    lines = text.splitlines()
+    groups: dict[object, list[CallSite]] = {}
+    for site in sorted(sites, key=lambda s: s.index):
+        try:
+            pod = _site_pod(lines, site.index, True, site.rel)[0]
+        except NotHelper:
+            pod = -1
+        groups.setdefault(pod if pod >= 0 else ("alone", site.index), []).append(site)
+    for group in groups.values():
+        if len({s.arg for s in group}) > 1:
+            args = ", ".join(f"`{s.arg}` (line {s.index + 1})" for s in group)
+            raise NotHelper(
+                f"{group[0].rel}:{group[0].index + 1}: containers of one pod include the helper with different "
+                f"arguments ({args}): the migration's claim for the pod depends on each container's count, and the "
+                "helper renders one"
+            )
+    return list(groups.values())
+
+
 def _template_name(name_expr: str, define: str, arg: str, suffix: str) -> str:
     spec_call = f'include "{define}.draClaimSpec" {arg}'
     return f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
@@ -904,10 +975,20 @@ def _pod_edits(
     """The edits wiring one pod (`resourceClaims`, the toleration, KubeRay's num-gpus) whose `containers:` the
     include of w.site writes into, and the condition under which it has a claim."""
     site, (pod, containers) = w.site, at
-    conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
-    claim_cond = _and(_claim_at(define, site.arg), *conds)
+    conds = [_site_conditions(all_blocks, max(pod, containers), site.index, rel)]
+    for other in w.shared:  # each under the conditions between its own `containers:`/`initContainers:` and it
+        own = _site_pod(lines, other.index, True, rel)[1]
+        conds.append(_site_conditions(all_blocks, max(pod, own), other.index, rel))
+        if conds[-1] != conds[0]:
+            raise NotHelper(
+                f"{rel}:{other.index + 1}: containers of one pod include the helper under different conditions "
+                f"({' '.join(conds[0]) or 'none'} and {' '.join(conds[-1]) or 'none'}): the migration names one "
+                "request of the pod's claim in each while both render, the whole claim while one does, and the "
+                "helper cannot tell which"
+            )
+    claim_cond = _and(_claim_at(define, site.arg), *conds[0])
     # the migration adds the toleration for any device key it removes, a count of 0 too
-    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds)
+    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds[0])
     p = " " * _indent(lines[containers])
     # right after an action that trims the newline before `containers:` (`{{- define "app.pod" -}}`), each block
     # trims on its right instead, so that it adds no newline when it renders nothing
@@ -983,9 +1064,9 @@ def rewrite_site_template(
     from dramigrate.helm.rootswitch import shared, threaded_line
 
     lines = text.splitlines()
-    for w in wirings:
-        if w.site.given:
-            lines[w.site.index] = threaded_line(lines[w.site.index], w.site.helper or define, w.site)
+    for site in (s for w in wirings for s in (w.site, *w.shared)):
+        if site.given:
+            lines[site.index] = threaded_line(lines[site.index], site.helper or define, site)
     all_blocks = blocks(text)
     edits: list[tuple[int, int, list[str]]] = []
     name_expr = _metadata_line(lines, "name")
@@ -1062,10 +1143,12 @@ def build(
     opt_in: bool,
     guards: tuple[str, ...] = (),
     hops: list[Hop] | None = None,
+    request: str = "",
 ) -> list[Change]:
     """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
     `guards`: values conditions that keep the switch off (idiomatic.kind_guards); `hops`: the helpers between the
-    call sites and the one that writes the key (helper_chain)."""
+    call sites and the one that writes the key (helper_chain); `request`: the claim's request each container the
+    helper writes names (container_request), "" for the whole claim."""
     hops = hops or []
     defines = {k.define for k in keys}
     files = {k.file for k in keys}
@@ -1114,10 +1197,12 @@ def build(
     writes_key = writes_key or any(_writes_resources(root, h) for h in hops)
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
-        found = deltas.get((s.rel, s.index))
-        if found is None:
+        if (s.rel, s.index) not in deltas:
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
-        by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
+    for rel in dict.fromkeys(s.rel for s in sites):
+        text = (root / rel).read_text(encoding="utf-8")
+        for first, *others in sites_by_pod(text, [s for s in sites if s.rel == rel]):
+            by_rel.setdefault(rel, []).append(Wiring(first, *deltas[(rel, first.index)], tuple(others)))
     texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
     pod_hop = _pod_hop(texts, sites, hops, writes_key) or _own_pod(texts, file, define, sites, keys, writes_key)
     pod_cond = None
@@ -1146,7 +1231,7 @@ def build(
     taken = [f"{site_define}.{part}" for part in _VIA_PARTS if via and f'"{site_define}.{part}"' in texts[file]]
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
-    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards)
+    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards, request)
     texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0]) + via
     for rel, wirings in sorted(by_rel.items()):
         wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
@@ -1623,6 +1708,7 @@ def fix(
         }
         deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
         quiet: set[str] = set()
+        request: str | None = None  # the request of the claim the containers name (container_request)
         for rel in sorted({s.rel for s in sites}):
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
@@ -1630,12 +1716,14 @@ def fix(
                 if rel in originals and all(constant(s.arg) for s in here):
                     quiet.add(rel)  # `(dict "gpu" 0)`: rendered, no device; with literals only, never one
                 continue  # not rendered with these values: wired like the others (one helper, one device)
-            if len(found) != len(here):
+            pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), here)
+            if len(found) != len(pods):
                 raise NotHelper(
-                    f"{rel}: {len(here)} include(s) of {define}, the migration adds claims to {len(found)} pod(s) "
-                    "(render with values that ask for devices in every one)"
+                    f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims to "
+                    f"{len(found)} pod(s) (render with values that ask for devices in every one)"
                 )
-            deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
+            deltas.update({(s.rel, s.index): d for group, d in zip(pods, found, strict=True) for s in group})
+            request = container_request(migrated.get(rel, []), {d.claim for d, _ in found}, rel, define, request)
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
         sites = [s if any(h.built for h in hops) else thread(root, s) for s in sites if s.rel not in quiet]
@@ -1650,7 +1738,7 @@ def fix(
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
-        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops)
+        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "")
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered
