@@ -263,6 +263,25 @@ def _dig(path: tuple[str, ...], var: str) -> str:
     return "dig " + " ".join(json.dumps(p) for p in path) + f' "" {var}'
 
 
+def included_count(value: str) -> str | None:
+    """The count a helper's key line takes from another helper (`{{ include "deepseek.nvidia.gpu" .Values.model.tag
+    }}`, `"{{ include "x.gpus" $ctx | trim }}"`): that include as written, its argument any one term or parenthesised
+    pipeline; `<helper>.draCount` renders it in the helper's own context, so it reads what the key line read. None for
+    anything else."""
+    value = value.split(" #", 1)[0].strip()
+    quoted = re.fullmatch(r"""(["']?)(\{\{.*\}\})\1""", value)
+    actions = _ACTION.findall(quoted.group(2)) if quoted else []
+    if len(actions) != 1 or _ACTION.sub("", quoted.group(2)).strip():
+        return None
+    expr = re.sub(r"\s*\|\s*(quote|toString|squote)\s*$", "", actions[0]).strip()
+    call = re.match(r'(?:include|template)\s+"[^"]+"\s+', expr)
+    arg = _argument(expr, call.end()) if call else ""
+    rest = expr[call.end() + len(arg) :].strip() if call else ""
+    if not arg or (rest and not re.fullmatch(r"(\|\s*(trim|int|int64|atoi)\s*)+", rest)):
+        return None
+    return "include" + expr[len("template") :] if expr.startswith("template") else expr
+
+
 def key_lines(
     root: Path,
     hits: dict[int, str],
@@ -296,7 +315,7 @@ def key_lines(
             name_expr = re.sub(r"\s*\|\s*(quote|squote|toString)\s*$", "", name_expr or "") or None
             if not name_expr or " " in name_expr.strip("()") and not name_expr.startswith("$"):
                 raise NotHelper(f"{file}:{index + 1}: the helper's device key is not one variable or value")
-        count = count_expression(value)
+        count = count_expression(value) or included_count(value)
         if count is None:
             raise NotHelper(f"{file}:{index + 1}: the helper's device count is not one expression")
         out.append(KeyLine(file, index, define, resource, name_expr, count))
@@ -669,20 +688,23 @@ def rewrite_helper(
     claim: str,
     guards: tuple[str, ...] = (),
     request: str = "",
+    others: list[KeyLine] | None = None,
 ) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch (naming `request` of the claim when the containers it writes share one: container_request), and the
-    `<helper>.draCount` define after it."""
+    `<helper>.draCount` define after it. `others`: the keys of a vendor choice's other branches (helperchoice), each
+    in the non-DRA branch too, and `<helper>.draDevice` for the device of the branch that renders."""
     if keys[0].var is not None:
         return _rewrite_map_helper(text, define, keys, mode, default, claim, guards, request)
-    from dramigrate.helm import branches
+    from dramigrate.helm import branches, helperchoice
 
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
     switch = _switch(mode, "$", default, guards)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
-    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in keys}
+    every = [*keys, *(others or [])]
+    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in every}
     if len(parents) != 1:
         raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
     ind = " " * parents.pop()
@@ -693,19 +715,23 @@ def rewrite_helper(
         *([f"{ind}    request: {request}"] if request else []),
         f"{ind}{{{{- end }}}}",
     ]
-    chosen = branches.per_branch(text, block, keys)
-    count = branches.count_define(text, define, block, chosen) if chosen else count_define(text, define, block, key)
+    if others:  # a vendor choice: the count and the device of the chain's branch that renders
+        count = helperchoice.count_text(text, define, block, key, others)
+    elif chosen := branches.per_branch(text, block, keys):
+        count = branches.count_define(text, define, block, chosen)
+    else:
+        count = count_define(text, define, block, key)
     extra = count + state_define(define, mode, default, guards)
     out = list(lines)
     at = _resources_end(lines, block, key.index)
     out[at:at] = claims
     spans: set[tuple[int, int]] = set()
-    for k in keys:
+    for k in every:
         parent = _parent(lines, k.index)
         end = _block_end(lines, parent) if parent > block.start else -1
         children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
         # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
-        spans.add((parent, end) if children and children <= {x.index for x in keys} else (k.index, k.index + 1))
+        spans.add((parent, end) if children and children <= {x.index for x in every} else (k.index, k.index + 1))
     for start, stop in sorted(spans, reverse=True):
         pad = " " * _indent(lines[start])
         # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
@@ -891,6 +917,9 @@ class Wiring:
     # the other call sites that write into the same pod (an init container pulling the model and the server, each
     # including the helper): the pod is wired once, its claim there while any of them renders one
     shared: tuple[CallSite, ...] = ()
+    # a vendor choice in the helper (helperchoice): each device resource -> what the migration adds to the pod when it
+    # asks for that device, the rendered one first
+    choices: dict[str, PodDelta] = field(default_factory=dict)
 
 
 def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple[int, int]:
@@ -1001,18 +1030,26 @@ def _pod_edits(
         f"{p}    resourceClaimTemplateName: {name}",
         f"{p}{closing}",
     ]
+    from dramigrate.helm import helperchoice
+
     edits: list[tuple[int, int, list[str]]] = []
-    tolerations = w.delta.tolerations
-    tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    every = w.choices or {"": w.delta}  # a vendor choice: each device's own toleration (the taint key differs)
+    tolerations = any(d.tolerations for d in every.values())
     pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
     existing = [
         i
         for i in range(pod + 1, min(pod_end, len(lines)))
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    given = given_tolerations(lines, existing[0]) if existing else None  # the values list may tolerate the taint
+    texts = {
+        device: untolerated_only(d.tolerations, p, f"{define}.draTolerated", given)
+        if given
+        else [f"{p}  {t}" for t in _dump_list(d.tolerations)]
+        for device, d in every.items()
+    }
+    tol_text = helperchoice.picked(define, site.arg, texts, next(iter(every)), f"{p}  ")
     if tolerations and existing:
-        if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
-            tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
     elif tolerations:
         pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
@@ -1111,11 +1148,17 @@ def rewrite_pod_helper(
     return _apply(lines, edits, text), claim_cond
 
 
-def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
-    """`<helper>.draClaimSpec`: the claim spec of the migration with its count the helper's."""
-    inner = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
-    inner = inner.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
-    return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{inner}{{{{- end }}}}\n'
+def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> str:
+    """`<helper>.draClaimSpec`: the claim spec of the migration (device resource -> the spec and its request; several
+    for a vendor choice, the rendered device first) with its count the helper's."""
+    inner = {}
+    from dramigrate.helm import helperchoice
+
+    for device, (spec, request) in specs.items():
+        text = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
+        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
+    body = helperchoice.spec_text(inner, next(iter(specs)), define)
+    return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{body}{{{{- end }}}}\n'
 
 
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
@@ -1144,11 +1187,15 @@ def build(
     guards: tuple[str, ...] = (),
     hops: list[Hop] | None = None,
     request: str = "",
+    choice: Any = None,
 ) -> list[Change]:
     """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
     `guards`: values conditions that keep the switch off (idiomatic.kind_guards); `hops`: the helpers between the
     call sites and the one that writes the key (helper_chain); `request`: the claim's request each container the
-    helper writes names (container_request), "" for the whole claim."""
+    helper writes names (container_request), "" for the whole claim; `choice`: a vendor choice's other branches
+    (helperchoice.Choice)."""
+    from dramigrate.helm import helperchoice
+
     hops = hops or []
     defines = {k.define for k in keys}
     files = {k.file for k in keys}
@@ -1188,6 +1235,9 @@ def build(
     requests = [r["name"] for r in any_delta.spec.get("spec", {}).get("devices", {}).get("requests", [])]
     if len(requests) != 1:
         raise NotHelper("the migrated claim has several requests")
+    device_specs = {key.resource: (any_delta.spec, requests[0])}
+    if choice is not None:
+        device_specs.update(helperchoice.device_specs(choice, claims))
     helper_text = (root / file).read_text(encoding="utf-8")
     if f'"{define}.draCount"' in helper_text:
         raise NotHelper(f"{file} has a {define}.draCount define already")
@@ -1202,7 +1252,11 @@ def build(
     for rel in dict.fromkeys(s.rel for s in sites):
         text = (root / rel).read_text(encoding="utf-8")
         for first, *others in sites_by_pod(text, [s for s in sites if s.rel == rel]):
-            by_rel.setdefault(rel, []).append(Wiring(first, *deltas[(rel, first.index)], tuple(others)))
+            delta, params = deltas[(rel, first.index)]
+            devices = {r: choice.deltas[r][(rel, first.index)] for r in choice.resources} if choice else {}
+            by_rel.setdefault(rel, []).append(
+                Wiring(first, delta, params, tuple(others), {key.resource: delta, **devices} if devices else {})
+            )
     texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
     pod_hop = _pod_hop(texts, sites, hops, writes_key) or _own_pod(texts, file, define, sites, keys, writes_key)
     pod_cond = None
@@ -1231,8 +1285,9 @@ def build(
     taken = [f"{site_define}.{part}" for part in _VIA_PARTS if via and f'"{site_define}.{part}"' in texts[file]]
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
-    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards, request)
-    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0]) + via
+    others = choice.keys if choice is not None else None
+    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards, request, others)
+    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, device_specs) + via
     for rel, wirings in sorted(by_rel.items()):
         wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
         texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond)
@@ -1251,7 +1306,7 @@ def build(
         Change(
             "values.yaml",
             values if values_path.is_file() else None,
-            values + values_doc(values, mode, context_path, key.resource, default),
+            values + values_doc(values, mode, context_path, " or ".join(device_specs), default),
         )
     )
     device_class = _class(any_delta.spec)
@@ -1666,6 +1721,7 @@ def fix(
     mode: str,
     migrate: Callable[[str], str],
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
+    alternative: Callable[..., Any] | None = None,
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
     turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
@@ -1736,9 +1792,12 @@ def fix(
         if not {s.rel for s in sites} >= rels:
             other = ", ".join(sorted(rels - {s.rel for s in sites}))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
+        from dramigrate.helm import helperchoice
+
+        choice = helperchoice.find(root, keys, sites, originals, deltas, rules, alternative)
         places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
-        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "")
+        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice)
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered
