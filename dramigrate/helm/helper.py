@@ -1324,6 +1324,54 @@ def build(
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
 
 
+def with_literal_templates(
+    changes: list[Change],
+    root: Path,
+    rels: set[str],
+    define: str,
+    rules: RuleSet,
+    rendered: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    opt_in: bool,
+    guards: tuple[str, ...],
+    alternative: Callable[..., Any] | None,
+) -> list[Change]:
+    """The helper's changes with the pattern-A rewrite of the templates `rels` whose device request does not come
+    from the helper (a vLLM Deployment with a literal `nvidia.com/gpu` beside an ollama StatefulSet whose helper
+    writes it): both read `dra.enabled` from values.yaml, which the A rewrite's `dra:` block now sets (so its
+    values.yaml and chart conventions stand for both); NotHelper with why when those templates are no pattern A."""
+    from dramigrate.helm import idiomatic
+
+    originals, migrated, claim_templates = rendered
+    try:
+        literal = idiomatic.build(
+            root, rels, rules, originals, migrated, claim_templates, opt_in, guards=guards, alternative=alternative
+        )
+    except RewriteError as exc:
+        other = ", ".join(sorted(rels))
+        raise NotHelper(f"{other}: a device request there does not come from {define}, and {exc}") from exc
+    taken = {c.rel for c in literal}
+    values = next((c.after for c in literal if c.rel == "values.yaml"), "") or ""
+    known = re.search(r"^dra:\n(?:(?:  .*)?\n)*?  deviceClassName: (\S+)$", values, re.M)
+    own = [_dra_class(c, define, known.group(1)) if known else c for c in changes if c.rel not in taken]
+    return own + literal
+
+
+def _dra_class(change: Change, define: str, device_class: str) -> Change:
+    """The change with the helper's claim spec asking for `dra.deviceClassName` from values.yaml where it asks for
+    the class the pattern-A rewrite documents there (`gpu.nvidia.com`), as that rewrite's own claims do."""
+    start = change.after.find(f'{{{{- define "{define}.draClaimSpec" -}}}}')
+    if start < 0:
+        return change
+    stop = change.after.index("{{- end }}", start)  # the define's own end: the spec has no `end` of its own
+    spec = re.sub(
+        rf"^(\s*)deviceClassName: {re.escape(device_class)}$",
+        r"\1deviceClassName: {{ .Values.dra.deviceClassName }}",
+        change.after[start:stop],
+        flags=re.M,
+    )
+    return replace(change, after=change.after[:start] + spec + change.after[stop:])
+
+
 def _never_on(text: str, site: CallSite, guards: tuple[str, ...]) -> bool:
     """Whether a call site renders only where a guard keeps the switch off (an Argo Rollout under `if
     .Values.rollout.enabled` that includes the Deployment's pod-template helper): wiring it would be dead text."""
@@ -1789,8 +1837,9 @@ def fix(
                 ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
-        if not {s.rel for s in sites} >= rels:
-            other = ", ".join(sorted(rels - {s.rel for s in sites}))
+        literal = rels - {s.rel for s in sites}
+        if literal and switch_mode(sites, hops) != "values":
+            other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         from dramigrate.helm import helperchoice
 
@@ -1798,6 +1847,11 @@ def fix(
         places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice)
+        if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
+            what = (originals, migrated, claim_templates)
+            changes = with_literal_templates(
+                changes, root, literal, define, rules, what, opt_in, guards[0], alternative
+            )
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered
