@@ -120,3 +120,17 @@ def test_with_the_switch_off_each_vendor_keeps_its_device_plugin_request(fixed: 
         assert not [k for k in objects if k.startswith("ResourceClaimTemplate/")]
         limits = objects["Deployment/server"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
         assert limits == {f"{vendor}.com/gpu": 1}
+
+
+def test_a_count_from_a_helper_with_a_pipeline_after_it(tmp_path: Path) -> None:
+    """`{{ include "app.gpus" .Values.model.size | default 1 }}`: the count defines take the pipeline as written."""
+    helpers = HELPERS.replace(
+        '  nvidia.com/gpu: {{ include "app.gpus" .Values.model.size }}\n',
+        '  nvidia.com/gpu: {{ include "app.gpus" .Values.model.size | default 1 }}\n',
+    )
+    files = {"templates/_helpers.tpl": helpers, "templates/server.yaml": SERVER, "values.yaml": VALUES}
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)  # was: manual, "the helper's device count is not one expression"
+    objects = _render(chart, "model:\n  size: medium\n")
+    assert _claim(objects)["count"] == 1
+    assert _claim(_render(chart, "model:\n  size: large\n"))["count"] == 4

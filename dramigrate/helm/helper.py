@@ -266,8 +266,8 @@ def _dig(path: tuple[str, ...], var: str) -> str:
 def included_count(value: str) -> str | None:
     """The count a helper's key line takes from another helper (`{{ include "deepseek.nvidia.gpu" .Values.model.tag
     }}`, `"{{ include "x.gpus" $ctx | trim }}"`): that include as written, its argument any one term or parenthesised
-    pipeline; `<helper>.draCount` renders it in the helper's own context, so it reads what the key line read. None for
-    anything else."""
+    pipeline, with the pipeline after it; `<helper>.draCount` renders it in the helper's own context, so it reads what
+    the key line read. None for anything else."""
     value = value.split(" #", 1)[0].strip()
     quoted = re.fullmatch(r"""(["']?)(\{\{.*\}\})\1""", value)
     actions = _ACTION.findall(quoted.group(2)) if quoted else []
@@ -277,7 +277,7 @@ def included_count(value: str) -> str | None:
     call = re.match(r'(?:include|template)\s+"[^"]+"\s+', expr)
     arg = _argument(expr, call.end()) if call else ""
     rest = expr[call.end() + len(arg) :].strip() if call else ""
-    if not arg or (rest and not re.fullmatch(r"(\|\s*(trim|int|int64|atoi)\s*)+", rest)):
+    if not arg or (rest and not rest.startswith("|")):  # a pipeline after it (`| int`, `| default 1`) is kept
         return None
     return "include" + expr[len("template") :] if expr.startswith("template") else expr
 
