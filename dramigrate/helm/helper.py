@@ -1045,7 +1045,7 @@ def _pod_edits(
     texts = {
         device: untolerated_only(d.tolerations, p, f"{define}.draTolerated", given)
         if given
-        else [f"{p}  {t}" for t in _dump_list(d.tolerations)]
+        else [f"{p}  {t}" for t in _dump_list(d.tolerations) if d.tolerations]
         for device, d in every.items()
     }
     tol_text = helperchoice.picked(define, site.arg, texts, next(iter(every)), f"{p}  ")
