@@ -1640,8 +1640,21 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         opt_in = settings.opt_in
+        switched = _switched_literal(outcome, root, wanted[sub], rules, expected)
         if helper.fix(
-            outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
+            outcome,
+            root,
+            wanted[sub],
+            rules,
+            work,
+            expected,
+            reference,
+            opt_in,
+            mode,
+            migrate,
+            kind_guards,
+            alter,
+            switched,
         ):
             return
         if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
@@ -1979,6 +1992,29 @@ def _fix_map_built(
     prove_switch(
         outcome, root, expected, lambda options, on: cached_render(copy_root, _with_switch(options, on)), patch, mode
     )
+
+
+def _switched_literal(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: set[str],
+    rules: RuleSet,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+) -> tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """The pattern-A templates under a switch of their own that the values leave off and the proof turns on
+    (_switched_templates), with their objects before and after the migration read from the first value set that
+    renders them (_first_changes): for the helper rewrite to rewrite beside its own; None when there are none."""
+    switched = _hints(outcome, root, "", set(_switched_templates(root, expected)) - wanted, rules)
+    literal = frozenset(rel for rel, h in switched.items() if h.letter == "A")
+    if not literal:
+        return None
+    try:
+        originals, migrated, claim_templates, _ = _first_changes(
+            root, literal, [e for e in expected if _own_render(*e[:2])]
+        )
+    except RewriteError:
+        return None
+    return literal, originals, migrated, claim_templates
 
 
 def _own_render(v: Variation, r: Render) -> bool:
