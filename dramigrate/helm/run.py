@@ -723,6 +723,20 @@ def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, 
     return out
 
 
+def _switched_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
+    """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
+    the templates write (_own_render): a workload behind its own switch (`if .Values.<profile>.enabled`) that the
+    values leave off, which the proof turns on."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), set()
+    for v, r, want, _ in expected:
+        if _own_render(v, r):
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            out |= {rel for rel, docs in after.items() if rel.startswith("templates/") and before.get(rel) != docs}
+    return {rel for rel in out if (root / rel).is_file()}
+
+
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
     """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
     return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
@@ -1604,6 +1618,13 @@ def _fix_idiomatic(
         _manual(outcome, why, "")
         return
     hints = _hints(outcome, root, sub, wanted[sub], rules)
+    if not sub and hints and all(h.letter == "A" for h in hints.values()):
+        # a template with a literal device key under its own switch that the values leave off, which the proof turns
+        # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
+        # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
+        switched = _hints(outcome, root, sub, _switched_templates(root, expected) - wanted[sub], rules)
+        wanted[sub] |= {rel for rel, h in switched.items() if h.letter == "A"}
+        hints = _hints(outcome, root, sub, wanted[sub], rules)
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
     def migrate(stream: str) -> str:
@@ -1662,8 +1683,11 @@ def _fix_idiomatic(
     try:
         originals = in_leaf(_by_template(ref_render.stream, name))
         rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
-        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
-            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+        if unseen := {rel for rel in wanted[sub] if not sub and migrated.get(rel) == originals.get(rel)}:
+            # templates the reference render leaves without a device request (a shipped values file's, a profile
+            # the chart's defaults turn on but the user's values off, one the proof switches on): read from the
+            # first value set that renders them with one
+            more = _first_changes(root, frozenset(unseen), [e for e in expected if _own_render(*e[:2])])
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
