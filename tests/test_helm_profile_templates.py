@@ -96,3 +96,18 @@ def test_a_class_set_in_the_values_is_every_profiles_class(tmp_path: Path) -> No
     fix_chart(chart)
     docs = _render(chart, "other: {enabled: true}\ndra: {enabled: true, deviceClassName: gpu.example.com}\n")
     assert _classes(docs) == {"basic-llm": "gpu.example.com", "other-llm": "gpu.example.com"}
+
+
+def test_more_profiles_than_the_proof_flips_one_by_one_are_each_rewritten(tmp_path: Path) -> None:
+    """Eight profiles (basic on, seven off), each with more numbers in its values than the lint probes (crusoe's
+    cpu, memory and GPU counts): the proof flips the switches one at a time up to MAX_FLIPS, then turns the rest on
+    together in one more value set, so the last profiles are rewritten and proven too (was: left on the device
+    plugin with the DRA switch on while the chart said proven)."""
+    keys = ["basic", *(f"p{k}" for k in range(1, 8))]
+    sizes = "resources: {limits: {cpu: 4, gpuMemory: 8}, requests: {cpu: 2, gpuMemory: 8}}"
+    files = {f"templates/{key}.yaml": PROFILE.format(key=key, resource="nvidia.com/gpu") for key in keys}
+    files["values.yaml"] = "".join(f"{k}: {{enabled: {str(k == 'basic').lower()}, gpu: 1, {sizes}}}\n" for k in keys)
+    chart = chart_with(tmp_path, "profiles", files)
+    fix_chart(chart)
+    docs = _render(chart, "".join(f"{k}: {{enabled: true}}\n" for k in keys))
+    assert _classes(docs) == {f"{key}-llm": "gpu.nvidia.com" for key in keys}
