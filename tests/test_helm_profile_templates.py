@@ -14,7 +14,11 @@ import pytest
 import yaml
 from conftest import chart_with, fix_chart
 
+from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
 
 PROFILE = """\
 {{{{- if .Values.{key}.enabled }}}}
@@ -111,3 +115,42 @@ def test_more_profiles_than_the_proof_flips_one_by_one_are_each_rewritten(tmp_pa
     fix_chart(chart)
     docs = _render(chart, "".join(f"{k}: {{enabled: true}}\n" for k in keys))
     assert _classes(docs) == {f"{key}-llm": "gpu.nvidia.com" for key in keys}
+
+
+MAP_PROFILE = """\
+{{- if .Values.other.enabled }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: other-llm
+spec:
+  selector:
+    matchLabels: {app: other}
+  template:
+    metadata:
+      labels: {app: other}
+    spec:
+      containers:
+        - name: main
+          image: example/vllm
+          resources:
+            {{- toYaml .Values.other.resources | nindent 12 }}
+{{- end }}
+"""
+
+
+def test_a_profile_of_another_pattern_under_its_own_switch_is_named(tmp_path: Path) -> None:
+    """A profile that passes a values map through (pattern B) beside one with a literal key: the A rewrite does not
+    take it (vLLM production-stack's Deployment beside its RayCluster stays out of another rewrite), and the manual
+    message names its line, pattern and the value set that turns it on (was: the proof's first difference only)."""
+    files = {
+        "templates/basic.yaml": PROFILE.format(key="basic", resource="nvidia.com/gpu"),
+        "templates/other.yaml": MAP_PROFILE,
+        "values.yaml": VALUES.replace("  gpu: 2\n", "  resources: {limits: {nvidia.com/gpu: 2}}\n"),
+    }
+    chart = chart_with(tmp_path, "profiles", files)
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.proven
+    assert "templates/other.yaml:17: pattern B" in outcome.manual
+    assert "with other.enabled flipped to true" in outcome.manual

@@ -723,18 +723,22 @@ def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, 
     return out
 
 
-def _switched_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
+def _switched_templates(
+    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> dict[str, str]:
     """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
-    the templates write (_own_render): a workload behind its own switch (`if .Values.<profile>.enabled`) that the
-    values leave off, which the proof turns on."""
+    the templates write (_own_render), each with the first such set's label: a workload behind its own switch
+    (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
     from dramigrate.helm.rewrite import chart_name
 
-    name, out = chart_name(root), set()
+    name, out = chart_name(root), {}
     for v, r, want, _ in expected:
         if _own_render(v, r):
             before, after = _by_template(r.stream, name), _by_template(want, name)
-            out |= {rel for rel, docs in after.items() if rel.startswith("templates/") and before.get(rel) != docs}
-    return {rel for rel in out if (root / rel).is_file()}
+            for rel, docs in after.items():
+                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
+                    out.setdefault(rel, v.label)
+    return out
 
 
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
@@ -1622,8 +1626,17 @@ def _fix_idiomatic(
         # a template with a literal device key under its own switch that the values leave off, which the proof turns
         # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
         # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
-        switched = _hints(outcome, root, sub, _switched_templates(root, expected) - wanted[sub], rules)
-        wanted[sub] |= {rel for rel, h in switched.items() if h.letter == "A"}
+        turned = {rel: label for rel, label in _switched_templates(root, expected).items() if rel not in wanted[sub]}
+        switched = _hints(outcome, root, sub, set(turned), rules)
+        if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
+            (rel, h), label = other[0], turned[other[0][0]]
+            why = (
+                f"{rel}:{h.line}: {h.describe()}, which asks for devices with {label}: the rewrite of the chart's "
+                "literal device keys (A) does not take a template of another pattern that the values leave off"
+            )
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
+        wanted[sub] |= set(switched)
         hints = _hints(outcome, root, sub, wanted[sub], rules)
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
