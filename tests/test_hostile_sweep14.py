@@ -28,3 +28,56 @@ def test_a_long_integer_in_a_values_file_keeps_the_lines_of_its_keys(tmp_path: P
     where = "mine.yaml:3: gpus: 3" if given else "app/values.yaml:2: gpus: 1"
     assert f"related: {where} sets this device count" in out + err, out + err
     assert "values:0" not in out + err
+
+
+def _agree(tmp_path: Path, target: str) -> tuple[int, str]:
+    """lint, diff and fix of target give the same findings (as JSON) and the same exit code; (that code, lint's
+    text report)."""
+    import json
+
+    def findings(command: str) -> tuple[int, list[tuple[str, str, int, bool]]]:
+        code, out, err = run_dramigrate([command, target, "--format", "json"], cwd=tmp_path, timeout=60)
+        assert "Traceback" not in err and "internal error" not in out + err, err
+        report = json.loads(out)["findings"]
+        return code, [(f["rule"], f["file"], f["line"], f["fixable"] or f["fixed"] or f["wouldFix"]) for f in report]
+
+    linted, diffed, fixed = findings("lint"), findings("diff"), findings("fix")
+    assert linted[1] == diffed[1] == fixed[1]
+    assert linted[0] == fixed[0], (linted, fixed)
+    code, out, err = run_dramigrate(["lint", target], cwd=tmp_path, timeout=60)
+    assert code == linted[0]
+    return code, out + err
+
+
+ALIAS_BOMB = "a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    ("rel", "data", "message"),
+    [
+        ("templates/bomb.yaml", ALIAS_BOMB.encode(), "bad input app: a rendered document expands past 2,000,000"),
+        (
+            "templates/pod.yaml",
+            COUNTED.replace("app:1", "caf\xe9").encode("latin-1"),
+            "bad input app/templates/pod.yaml: not UTF-8",
+        ),
+        ("templates/notes.yaml", "# caf\xe9\n".encode("latin-1"), "bad input app/templates/notes.yaml: not UTF-8"),
+    ],
+    ids=["alias bomb", "latin-1 template", "latin-1 template fix does not edit"],
+)
+def test_lint_refuses_the_chart_fix_refuses(tmp_path: Path, rel: str, data: bytes, message: str) -> None:
+    """A chart template rendering an alias bomb, or one that is not UTF-8: lint said `(fixable)`, exit 1 (it
+    never read template text), while fix named the chart as bad input, exit 2, and wrote nothing of it."""
+    chart = chart_with(tmp_path, "app", {"templates/pod.yaml": COUNTED, "values.yaml": "gpus: 1\n"})
+    (chart / rel).write_bytes(data)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out = _agree(tmp_path, ".")
+
+    assert code == 2 and message in out, out
+    assert "(fixable)" not in "".join(line for line in out.splitlines(True) if line.startswith("app/"))
+    assert (chart / rel).read_bytes() == data
+    assert "{{ .Values.gpus }}" in (chart / "templates" / "pod.yaml").read_text("latin-1")
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
