@@ -30,13 +30,13 @@ def test_a_long_integer_in_a_values_file_keeps_the_lines_of_its_keys(tmp_path: P
     assert "values:0" not in out + err
 
 
-def _agree(tmp_path: Path, target: str) -> tuple[int, str]:
-    """lint, diff and fix of target give the same findings (as JSON) and the same exit code; (that code, lint's
+def _agree(tmp_path: Path, *targets: str) -> tuple[int, str]:
+    """lint, diff and fix of targets give the same findings (as JSON) and the same exit code; (that code, lint's
     text report)."""
     import json
 
     def findings(command: str) -> tuple[int, list[tuple[str, str, int, bool]]]:
-        code, out, err = run_dramigrate([command, target, "--format", "json"], cwd=tmp_path, timeout=60)
+        code, out, err = run_dramigrate([command, *targets, "--format", "json"], cwd=tmp_path, timeout=60)
         assert "Traceback" not in err and "internal error" not in out + err, err
         report = json.loads(out)["findings"]
         return code, [(f["rule"], f["file"], f["line"], f["fixable"] or f["fixed"] or f["wouldFix"]) for f in report]
@@ -44,7 +44,7 @@ def _agree(tmp_path: Path, target: str) -> tuple[int, str]:
     linted, diffed, fixed = findings("lint"), findings("diff"), findings("fix")
     assert linted[1] == diffed[1] == fixed[1]
     assert linted[0] == fixed[0], (linted, fixed)
-    code, out, err = run_dramigrate(["lint", target], cwd=tmp_path, timeout=60)
+    code, out, err = run_dramigrate(["lint", *targets], cwd=tmp_path, timeout=60)
     assert code == linted[0]
     return code, out + err
 
@@ -81,3 +81,42 @@ def test_lint_refuses_the_chart_fix_refuses(tmp_path: Path, rel: str, data: byte
     assert (chart / rel).read_bytes() == data
     assert "{{ .Values.gpus }}" in (chart / "templates" / "pod.yaml").read_text("latin-1")
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("listing", "link"),
+    [
+        ("resources:\n- ../base\n- ../../outside.yaml\n", False),
+        ("resources:\n- ../base\npatches:\n- path: ../../outside.yaml\n", False),
+        ("resources:\n- ../base\nsecretGenerator:\n- name: s\n  files:\n  - token=../../outside.yaml\n", False),
+        ("resources:\n- ../base\n- link.yaml\n", True),
+    ],
+    ids=["resource", "patch", "secret generator", "symlinked resource"],
+)
+def test_lint_says_an_overlay_reading_outside_its_folder_is_not_migrated(
+    tmp_path: Path, listing: str, link: bool
+) -> None:
+    """kustomize refuses a file outside the kustomization's folder (its load restrictor): fix's proof build failed
+    and nothing was written (a kustomize-unproven warning), while lint called the base's request fixable (exit 1).
+    Both now say it without building, same findings, same exit code; the outside file's content is never shown."""
+    from conftest import base_and_overlay
+
+    repo = tmp_path / "repo"
+    overlay = base_and_overlay(repo, listing)
+    (tmp_path / "outside.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  labels: {token: OUTSIDE-SECRET}\n"
+    )
+    if link:
+        (overlay / "link.yaml").symlink_to("../../outside.yaml")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = (repo / "base" / "pod.yaml").read_text()
+
+    code, out = _agree(repo, "base", "overlay")
+
+    assert code == 0, out
+    assert "overlay/kustomization.yaml" in out and "outside its own folder" in out, out
+    assert "base/pod.yaml:11:9: warning [kustomize-patch]" in out and "(fixable)" not in out
+    code, fixed, err = run_dramigrate(["fix", "."], cwd=repo)
+    assert code == 0 and "OUTSIDE-SECRET" not in out + fixed + err
+    assert (repo / "base" / "pod.yaml").read_text() == before
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
