@@ -120,3 +120,33 @@ def test_lint_says_an_overlay_reading_outside_its_folder_is_not_migrated(
     assert code == 0 and "OUTSIDE-SECRET" not in out + fixed + err
     assert (repo / "base" / "pod.yaml").read_text() == before
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize("head", ["%YAML 1.2\n---\n", ONE_GPU_POD.format(name="first") + "...\n%YAML 1.2\n---\n"])
+def test_a_yaml_1_2_directive_is_refused_as_kubernetes_refuses_it(tmp_path: Path, head: str) -> None:
+    """`%YAML 1.2` then `nvidia.com/gpu: 010`: migrated as a claim of 8 devices, while the API server's decoder
+    (sigs.k8s.io/yaml over go-yaml v2, whose parser accepts only `%YAML 1.1`: "found incompatible YAML document")
+    rejects the document. The file is now bad input at the directive's line, for lint as for fix, and untouched."""
+    text = head + ONE_GPU_POD.format(name="p").replace("gpu: 1", "gpu: 010")
+    (tmp_path / "v12.yaml").write_text(text)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    line = head.count("\n") - 1
+
+    for command in ("lint", "diff", "fix"):
+        code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+
+        assert code == 2, out + err
+        said = out + err
+        assert f"bad input v12.yaml:{line}:1: `%YAML 1.2`: Kubernetes reads manifests with go-yaml v2" in said, said
+    assert (tmp_path / "v12.yaml").read_text() == text
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_yaml_1_1_directive_reads_counts_as_kubernetes_does(tmp_path: Path) -> None:
+    """go-yaml v2 accepts `%YAML 1.1`, and reads `010` as octal: 8 devices, which the claim keeps."""
+    (tmp_path / "v11.yaml").write_text("%YAML 1.1\n---\n" + ONE_GPU_POD.format(name="p").replace("gpu: 1", "gpu: 010"))
+
+    code, _, err = run_dramigrate(["fix", "v11.yaml"], cwd=tmp_path)
+
+    assert code == 0, err
+    assert "count: 8" in (tmp_path / "v11.yaml").read_text()
