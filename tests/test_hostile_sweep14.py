@@ -150,3 +150,57 @@ def test_a_yaml_1_1_directive_reads_counts_as_kubernetes_does(tmp_path: Path) ->
 
     assert code == 0, err
     assert "count: 8" in (tmp_path / "v11.yaml").read_text()
+
+
+def _disk_full_on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The disk fills up while the temp file of `name` is written (beside it, before any rename)."""
+    import errno
+
+    from dramigrate import writer
+
+    real = writer._create_temp
+
+    def create_temp(folder: str, file: str, shown: str) -> tuple[int, str]:
+        if file == name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(folder, file, shown)
+
+    monkeypatch.setattr(writer, "_create_temp", create_temp)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("kind", ["chart", "kustomize"])
+def test_a_full_disk_leaves_a_chart_or_kustomize_graph_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """On a 300 KiB tmpfs, fix wrote a chart's templates and Chart.yaml, then met the full disk on values.yaml: the
+    chart no longer rendered (`.Values.dra` is nil) while the summary said `written: 0 file(s)`; a kustomize base had
+    its pod and name-reference file written, not its kustomization. Each is now written whole or not at all, and
+    the file beside it still is."""
+    from conftest import base_and_overlay
+
+    from dramigrate import commands
+    from dramigrate.commands import Options
+
+    repo = tmp_path / "repo"
+    if kind == "chart":
+        chart_with(repo, "app", {"templates/pod.yaml": COUNTED, "values.yaml": "gpus: 1\n"})
+        _disk_full_on(monkeypatch, "values.yaml")
+        group = repo / "app"
+    else:
+        base_and_overlay(repo / "k", "resources:\n- ../base\n")
+        _disk_full_on(monkeypatch, "kustomization.yaml")
+        group = repo / "k"
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    before = _tree(group)
+
+    code = commands.do_fix(Options([str(repo)]))
+
+    err = capsys.readouterr().err
+    assert code == 2 and "No space left on device" in err, err
+    assert _tree(group) == before
+    assert not [line for line in err.splitlines() if line.startswith("written:") and "written: 1 file(s)" not in line]
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()

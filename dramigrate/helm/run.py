@@ -980,8 +980,9 @@ def _in_chart(root: Path, path: Path) -> str:
 def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) -> int:
     """Write a proven rewrite into the chart folder; the number of files written. Every file is checked before the
     first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
-    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported)."""
-    from dramigrate.writer import check_writable, write_atomic
+    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported),
+    and so does a full disk (write_group)."""
+    from dramigrate.writer import check_writable, write_group
 
     top = outcome.chart.resolve()
     planned: list[tuple[Path, Change, bytes | None]] = []
@@ -996,9 +997,9 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         if c.before is not None:
             check_writable(path, expected, options)
         planned.append((path, c, expected))
-    for path, c, expected in planned:
+    for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, c.after, expected=expected, options=options)
+    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
     return len(planned)
 
 
