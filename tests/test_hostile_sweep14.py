@@ -204,3 +204,29 @@ def test_a_full_disk_leaves_a_chart_or_kustomize_graph_whole(
     assert _tree(group) == before
     assert not [line for line in err.splitlines() if line.startswith("written:") and "written: 1 file(s)" not in line]
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("resources:\n- ../b\n- pod.yaml\n", "resources:\n- ../a\n"), ("resources:\n- .\n- pod.yaml\n", None)],
+    ids=["two", "itself"],
+)
+def test_lint_says_kustomizations_in_a_circle_are_not_migrated(tmp_path: Path, a: str, b: str | None) -> None:
+    """Two kustomizations building on each other (or one on itself): lint called the pod fixable (`in a kustomize
+    base of : fix migrates it`, naming no overlay: every one has a parent), exit 1, while fix's build failed
+    (kustomize refuses the cycle) and left it with a warning, exit 0. Both now say it, same findings and exit code."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "kustomization.yaml").write_text(a)
+    (tmp_path / "a" / "pod.yaml").write_text(ONE_GPU_POD.format(name="a"))
+    targets = ["a"]
+    if b is not None:
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / "kustomization.yaml").write_text(b)
+        targets.append("b")
+
+    code, out = _agree(tmp_path, *targets)
+
+    assert code == 0, out
+    assert f"{' -> '.join([*targets, 'a'])}: these kustomizations build on one another in a circle" in out, out
+    assert "a/pod.yaml:11:9: warning [kustomize-patch]" in out and "(fixable)" not in out
+    assert "resourceClaim" not in (tmp_path / "a" / "pod.yaml").read_text()

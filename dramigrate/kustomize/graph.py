@@ -123,6 +123,32 @@ class Graph:
             self._owners = (len(self.nodes), owners)
         return sorted(self._owners[1].get(path, ()))
 
+    def cycle(self, members: set[Path]) -> list[Path]:
+        """A circle of kustomizations among members, each building on the next (resources, bases or components) and
+        the last on the first, which kustomize refuses (`cycle detected`); [] when there is none."""
+        state: dict[Path, int] = {}  # 1: on the current path, 2: done
+        for start in sorted(members):
+            if start in state:
+                continue
+            path, todo = [start], [iter(self._below(start, members))]
+            state[start] = 1
+            while todo:
+                nxt = next(todo[-1], None)
+                if nxt is None:
+                    state[path.pop()] = 2
+                    todo.pop()
+                elif state.get(nxt) == 1:
+                    return path[path.index(nxt) :]
+                elif nxt not in state:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    todo.append(iter(self._below(nxt, members)))
+        return []
+
+    def _below(self, folder: Path, members: set[Path]) -> list[Path]:
+        node = self.nodes[folder]
+        return [d for d in node.children + node.components if d in members]
+
     def component_of(self, folder: Path) -> set[Path]:
         """Every kustomization connected to `folder` by resources, bases or components, either way."""
         out: set[Path] = set()

@@ -255,6 +255,18 @@ def _unit(
                     "under the kustomization's folder, or make its folder a kustomization to list)",
                 )
             )
+    circle = graph.cycle(members)
+    if circle:
+        names = " -> ".join(out.display(d) for d in (*circle, circle[0]))
+        top = graph.nodes[circle[0]]
+        unit.blockers.append(
+            Blocker(
+                top.file,
+                top.line_of("resources" if "resources" in top.lines else "bases"),
+                f"{names}: these kustomizations build on one another in a circle, which kustomize refuses, so the "
+                "build fails; nothing of the graph is written",
+            )
+        )
     if out.errors:
         path, exc = out.errors[0]
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
