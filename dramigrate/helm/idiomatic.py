@@ -1657,13 +1657,23 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
 
 
-def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str]]:
+def _renders(d: Device, shared: list[str]) -> str:
+    """Where a device key renders, beyond the conditions it shares with its twin: `(and <its own conditions>)`,
+    "" when it has none (it renders wherever the pod does); with a count of 0 too, unless the condition is its count."""
+    own = [c for c in d.conditions if c not in shared]
+    return _group(_and(*own)) if own else ""
+
+
+def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str], list[str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
     limit's where the limit renders, else the request's (a request alone is migrated with its count). Returns those
-    keys and, by device resource, that count (`or` of the two, each false where its key does not render)."""
+    keys, by device resource, that count (`or` of the two, each false where its key does not render), and where one
+    of each pair renders (the migration adds the toleration there, a count of 0 too: a block under `if
+    .Values.resources.limits` renders `nvidia.com/gpu: 0`)."""
     merged: dict[str, str] = {}
+    renders: list[str] = []
     keys = [d for d in devices if d.index not in twins]
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
@@ -1672,7 +1682,9 @@ def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[De
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
-    return keys, merged
+        if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
+            renders.append(_or(*either))
+    return keys, merged, renders
 
 
 def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
@@ -1859,10 +1871,9 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged = _twin_keys(w.devices, twins)
+    keys, merged, twin_renders = _twin_keys(w.devices, twins)
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
-    own_counts += map(_group, merged.values())  # gated by their count, as a key under `if` its own count
     own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
     if groups is not None and len({g[0].count for g in groups}) > 1:
         common = [c for c in w.devices[0].conditions if all(c in d.conditions for d in w.devices)]
@@ -1907,6 +1918,7 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    counted += twin_renders  # a request and a limit each under its own conditions: while one of them renders
     # containers each under their own conditions: the toleration while one of them renders its key
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
