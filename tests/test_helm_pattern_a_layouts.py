@@ -64,3 +64,17 @@ def test_the_blank_line_stays_and_the_toleration_is_added(fixed: tuple[Path, Any
     with_own = chart.parent / "own.yaml"
     with_own.write_text("dra: {enabled: true}\ntolerations: [{key: team, operator: Exists}]\n")
     assert [t["key"] for t in dra_render(chart, with_own)[2]["sglang"]["tolerations"]] == ["team", "nvidia.com/gpu"]
+
+
+def test_the_check_of_the_values_tolerations_reads_as_a_chart_would_write_it(fixed: tuple[Path, Any]) -> None:
+    """The DRA toleration renders only where the values list does not tolerate the taint already; that check was one
+    line of about 250 characters and six actions in the reviewed template. Now a `range` written one action a line,
+    and it still keeps a second toleration out."""
+    chart, outcome = fixed
+    (change,) = [c for c in outcome.changes if c.rel.endswith("d.yaml")]
+    added = [line for line in change.after.splitlines() if line not in change.before.splitlines()]
+    assert any("range .Values.tolerations" in line for line in added), added
+    assert all(line.count("{{") <= 1 for line in added), [line for line in added if line.count("{{") > 1]
+    own = chart.parent / "tolerating.yaml"
+    own.write_text("dra: {enabled: true}\ntolerations: [{key: nvidia.com/gpu, operator: Exists}]\n")
+    assert [t["key"] for t in dra_render(chart, own)[2]["sglang"]["tolerations"]] == ["nvidia.com/gpu"]

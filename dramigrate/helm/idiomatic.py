@@ -2050,8 +2050,8 @@ def _pod_edits(
             for res, own in branch_tols.items():
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
-                    check = tolerated_check(given, str(own[0].get("key", "")))
-                    entries = [f"{p}  {check}", f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+                    check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
+                    entries = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
                 if entries:
                     tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
     if w.named:
@@ -2676,17 +2676,21 @@ def tolerated_define(define: str) -> list[str]:
     ]
 
 
-TOLERATED = "$draTolerated"  # set by tolerated_check's line
+TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
-def tolerated_check(given: str, key: str) -> str:
-    """One line of actions, rendering nothing, that sets TOLERATED when the values list `given` tolerates the
-    taint of `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not, in
-    one line where a define would take seven."""
-    return (
-        f"{{{{- {TOLERATED} := false }}}}{{{{- range {given} }}}}{{{{- if {_tolerates_taint(json.dumps(key))} }}}}"
-        f"{{{{- {TOLERATED} = true }}}}{{{{- end }}}}{{{{- end }}}}"
-    )
+def tolerated_check(given: str, key: str) -> list[str]:
+    """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
+    `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not. One action a
+    line, as a chart writes a loop (it was one line of 250 characters a reviewer had to scroll through)."""
+    return [
+        f"{{{{- {TOLERATED} := false }}}}",
+        f"{{{{- range {given} }}}}",
+        f"  {{{{- if {_tolerates_taint(json.dumps(key))} }}}}",
+        f"  {{{{- {TOLERATED} = true }}}}",
+        "  {{- end }}",
+        "{{- end }}",
+    ]
 
 
 def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
@@ -2753,7 +2757,7 @@ def _merge_tolerations(
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
         if key and listing and re.fullmatch(r"[\w.$]+", given):
-            return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
+            return [*(f"{ind}{c}" for c in tolerated_check(given, key)), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
