@@ -705,7 +705,10 @@ def test_a_difference_in_the_migrations_own_toleration_is_shown(tmp_path: Path) 
 
     chart = chart_with(tmp_path, "tol", {"templates/pod.yaml": "nvidia.com/gpu: {{ .Values.gpu }}\n"})
     toleration = '[{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]'
-    message = f"spec.template.spec.tolerations: expected {toleration}, the rewritten chart has none; got 'from-a-file'"
+    message = (
+        f"spec.template.spec.tolerations: expected {toleration}, the rewritten chart has none; "
+        'resources: not expected, the rewritten chart has {"claims": [{"name": "gpu"}]}; got \'from-a-file\''
+    )
     assert hide_chart_data(message, chart) == message.replace("'from-a-file'", NOT_SHOWN)
 
 

@@ -364,7 +364,8 @@ NOT_SHOWN = "<not shown: may come from a chart file>"
 # Words of what the migration itself writes into a pod and its claim templates (the device toleration, the claims):
 # a difference quoting them quotes dramigrate, not the chart (was `[{<not shown...>: <not shown...>, ...}]`).
 _MIGRATION_TEXT = (
-    "key operator effect Exists NoSchedule name resourceClaimTemplateName resourceClaimName request requests "
+    "tolerations key operator effect Exists NoSchedule resourceClaims claims name resourceClaimTemplateName "
+    "resourceClaimName request requests rayStartParams "
     "devices exactly firstAvailable deviceClassName allocationMode ExactCount All count selectors cel expression "
     "constraints matchAttribute num gpus"
 )
