@@ -2786,8 +2786,7 @@ def _merge_tolerations(
         expr = if_m.group(1)
         new = [
             f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
-            lines[at],
-            f"{p}  {{{{- if {expr} }}}}",
+            *_opened(lines[at], f"{p}  ", f"if {expr}", lines[at + 1]),
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
@@ -2801,10 +2800,10 @@ def _merge_tolerations(
         # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
         keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
         return Edit(
-            at + 1,
+            at,
             at + 2,
             [
-                f"{p}  {{{{- if {keep} }}}}",
+                *_opened(lines[at], f"{p}  ", f"if {keep}", lines[at + 1]),
                 lines[at + 1],
                 f"{p}  {{{{- end }}}}",
                 *unless_tolerated(plain.group(1), f"{p}  "),
@@ -2853,6 +2852,16 @@ def _merge_tolerations(
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _opened(key: str, p: str, action: str, body: str) -> list[str]:
+    """The `tolerations:` line `key` and the action opening a block around its body line: on a line of its own,
+    `{{- action }}`, which trims what comes before it; where the key line ends in blanks and the body line does not trim
+    them itself (`tolerations: ` above `{{ toYaml .Values.tolerations | nindent 8 }}`), after the key, untrimmed: the
+    switch-off render kept everything but that blank (a user's tolerations rendered `tolerations:`, byte-different)."""
+    if key != key.rstrip() and not body.lstrip().startswith("{{-"):
+        return [f"{key}{{{{ {action} }}}}"]
+    return [key, f"{p}{{{{- {action} }}}}"]
 
 
 def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None:
