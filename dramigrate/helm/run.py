@@ -1473,7 +1473,7 @@ def _no_rewrite_shape(
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
-    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
+    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints, rules):
         return ""
     originals = _by_template(reference[1].stream, chart_name(root))
     try:
@@ -1644,7 +1644,7 @@ def _fix_idiomatic(
             outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
         ):
             return
-        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+        if built := _map_built(root, wanted[sub], hints, rules):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
@@ -1659,6 +1659,10 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    elif not sub and leaves is None and (built := _map_built(root, wanted[sub], hints, rules)):
+        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map)
+        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+        return
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
@@ -1986,15 +1990,16 @@ def _own_render(v: Variation, r: Render) -> bool:
     return not (r.error or v.invalid or v.label.endswith(ADDED_DEVICE))
 
 
-def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
-    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any], rules: RuleSet) -> frozenset[str]:
+    """The templates of `rels` when each has its container resources a map built in variables: pattern F, or A or E at a
+    device key the pod writes beside that map (smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else`)."""
     from dramigrate.helm import mapvars
 
     try:
         found = {
             rel
             for rel in rels
-            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+            if hints.get(rel) and mapvars.takes((root / rel).read_text(encoding="utf-8"), hints[rel], rules)
         }
     except (OSError, UnicodeDecodeError):
         return frozenset()
