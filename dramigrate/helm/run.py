@@ -270,11 +270,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed
+    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed (or fixable)
         outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
         outcome.changes = []
         for f in outcome.findings:
-            f.fixed = False
+            f.fixable = f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
@@ -284,17 +284,27 @@ def run_chart(
     return outcome
 
 
-def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputError:
+def _check_rewritable(root: Path, streams: tuple[str, ...], display_root: str) -> None:
+    """What fix refuses in a chart it would rewrite, found before any rewrite so that lint says it too (lint called
+    such a chart fixable, exit 1, while fix named it as bad input, exit 2): a template, Chart.yaml or values file
+    that is not UTF-8, and a render whose YAML aliases expand past what a manifest may hold (an alias bomb)."""
+    bad = _first_undecodable(root, rewritten_only=True)
+    if bad is not None:
+        raise _not_utf8(bad[1], root, display_root, bad)
+    for stream in streams:
+        if "&" in stream:  # no anchor, no alias to expand
+            load_all(stream)
+
+
+def _not_utf8(
+    exc: UnicodeDecodeError, chart: Path, display_root: str, bad: tuple[str, UnicodeDecodeError] | None = None
+) -> InputError:
     """A chart file Helm reads (YAML in UTF-16 with a byte-order mark, Latin-1 bytes in a template) that is not
-    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file."""
-    shown = display_root
-    if chart.is_dir():
-        for folder, dirs, names in os.walk(chart):
-            dirs.sort()
-            bad = next((n for n in sorted(names) if _undecodable(os.path.join(folder, n))), None)
-            if bad is not None:
-                shown = os.path.join(display_root, os.path.relpath(os.path.join(folder, bad), chart))
-                break
+    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file
+    (bad: that file, relative to the chart, and its error, when known)."""
+    bad = bad or (_first_undecodable(chart) if chart.is_dir() else None)
+    shown = os.path.join(display_root, bad[0]) if bad else display_root
+    exc = bad[1] if bad else exc
     return InputError(
         f"not UTF-8 ({exc.reason} at byte {exc.start}): Helm may read it, but dramigrate checks and rewrites only "
         "UTF-8 charts",
@@ -302,19 +312,35 @@ def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputE
     )
 
 
-def _undecodable(path: str) -> bool:
+def _first_undecodable(chart: Path, rewritten_only: bool = False) -> tuple[str, UnicodeDecodeError] | None:
+    """The first text file of a chart folder that is not UTF-8 (its path in the chart, and why), or None.
+    rewritten_only: only the files a rewrite reads (templates, Chart.yaml and values files, subcharts' too), not
+    the chart's other files (a `files/` folder Helm reads as bytes)."""
+    for folder, dirs, names in os.walk(chart):
+        dirs.sort()
+        rel = Path(folder).relative_to(chart)
+        for name in sorted(names):
+            if rewritten_only and not ("templates" in rel.parts or name == "Chart.yaml" or name.startswith("values")):
+                continue
+            why = _undecodable(os.path.join(folder, name))
+            if why is not None:
+                return (rel / name).as_posix(), why
+    return None
+
+
+def _undecodable(path: str) -> UnicodeDecodeError | None:
     if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
-        return False
+        return None
     from dramigrate.limits import MAX_FILE_BYTES
 
     try:
         with open(path, "rb") as fh:
             fh.read(MAX_FILE_BYTES).decode("utf-8")
-    except UnicodeDecodeError:
-        return True
+    except UnicodeDecodeError as exc:
+        return exc
     except OSError:
-        return False
-    return False
+        return None
+    return None
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
@@ -392,7 +418,10 @@ def _run(
 
     for decision in explain_requests(findings, rules):
         MESSAGES.explain(decision)
-    if mode != "lint" and (why := suppressed_request(findings)):
+    why = suppressed_request(findings)
+    if not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
+        _check_rewritable(root, (base.stream, base.rest), outcome.display)
+    if mode != "lint" and why:
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
             if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
@@ -723,6 +752,24 @@ def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, 
     return out
 
 
+def _switched_templates(
+    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> dict[str, str]:
+    """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
+    the templates write (_own_render), each with the first such set's label: a workload behind its own switch
+    (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), {}
+    for v, r, want, _ in expected:
+        if _own_render(v, r):
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            for rel, docs in after.items():
+                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
+                    out.setdefault(rel, v.label)
+    return out
+
+
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
     """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
     return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
@@ -951,8 +998,9 @@ def _in_chart(root: Path, path: Path) -> str:
 def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) -> int:
     """Write a proven rewrite into the chart folder; the number of files written. Every file is checked before the
     first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
-    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported)."""
-    from dramigrate.writer import check_writable, write_atomic
+    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported),
+    and so does a full disk (write_group)."""
+    from dramigrate.writer import check_writable, write_group
 
     top = outcome.chart.resolve()
     planned: list[tuple[Path, Change, bytes | None]] = []
@@ -967,9 +1015,9 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         if c.before is not None:
             check_writable(path, expected, options)
         planned.append((path, c, expected))
-    for path, c, expected in planned:
+    for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, c.after, expected=expected, options=options)
+    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
     return len(planned)
 
 
@@ -1604,6 +1652,22 @@ def _fix_idiomatic(
         _manual(outcome, why, "")
         return
     hints = _hints(outcome, root, sub, wanted[sub], rules)
+    if not sub and hints and all(h.letter == "A" for h in hints.values()):
+        # a template with a literal device key under its own switch that the values leave off, which the proof turns
+        # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
+        # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
+        turned = {rel: label for rel, label in _switched_templates(root, expected).items() if rel not in wanted[sub]}
+        switched = _hints(outcome, root, sub, set(turned), rules)
+        if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
+            (rel, h), label = other[0], turned[other[0][0]]
+            why = (
+                f"{rel}:{h.line}: {h.describe()}, which asks for devices with {label}: the rewrite of the chart's "
+                "literal device keys (A) does not take a template of another pattern that the values leave off"
+            )
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
+        wanted[sub] |= set(switched)
+        hints = _hints(outcome, root, sub, wanted[sub], rules)
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
     def migrate(stream: str) -> str:
@@ -1668,8 +1732,11 @@ def _fix_idiomatic(
     try:
         originals = in_leaf(_by_template(ref_render.stream, name))
         rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
-        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
-            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+        if unseen := {rel for rel in wanted[sub] if not sub and migrated.get(rel) == originals.get(rel)}:
+            # templates the reference render leaves without a device request (a shipped values file's, a profile
+            # the chart's defaults turn on but the user's values off, one the proof switches on): read from the
+            # first value set that renders them with one
+            more = _first_changes(root, frozenset(unseen), [e for e in expected if _own_render(*e[:2])])
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
