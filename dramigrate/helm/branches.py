@@ -74,9 +74,10 @@ def per_branch(text: str, define: Block, keys: list[KeyLine]) -> dict[Branch, Ke
     return chosen
 
 
-def count_define(text: str, define: str, block: Block, chosen: dict[Branch, KeyLine]) -> str:
+def count_define(text: str, define: str, block: Block, chosen: dict[Branch, KeyLine], part: str = "draCount") -> str:
     """`<helper>.draCount` for a helper that writes its key in several branches: the helper's control and assignment
-    lines replayed, and in each branch the count of that branch's key (only when it names the device migrated)."""
+    lines replayed, and in each branch the count of that branch's key (only when it names the device migrated);
+    `<helper>.<part>` with what the keys hold as their count (helperchoice: each branch's device resource)."""
     lines = text.splitlines()
     at = {k.index: k for k in chosen.values()}
     body = []
@@ -91,4 +92,4 @@ def count_define(text: str, define: str, block: Block, chosen: dict[Branch, KeyL
         actions = _ACTION.findall(lines[i])
         if actions and not _ACTION.sub("", lines[i]).strip() and all(_REPLAYED.match(a) for a in actions):
             body.append(lines[i].strip())  # YAML the helper writes (`requests:`, `cpu: "8"`) is no part of the count
-    return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+    return f'{{{{- define "{define}.{part}" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"

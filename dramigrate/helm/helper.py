@@ -263,6 +263,25 @@ def _dig(path: tuple[str, ...], var: str) -> str:
     return "dig " + " ".join(json.dumps(p) for p in path) + f' "" {var}'
 
 
+def included_count(value: str) -> str | None:
+    """The count a helper's key line takes from another helper (`{{ include "deepseek.nvidia.gpu" .Values.model.tag
+    }}`, `"{{ include "x.gpus" $ctx | trim }}"`): that include as written, its argument any one term or parenthesised
+    pipeline, with the pipeline after it; `<helper>.draCount` renders it in the helper's own context, so it reads what
+    the key line read. None for anything else."""
+    value = value.split(" #", 1)[0].strip()
+    quoted = re.fullmatch(r"""(["']?)(\{\{.*\}\})\1""", value)
+    actions = _ACTION.findall(quoted.group(2)) if quoted else []
+    if len(actions) != 1 or _ACTION.sub("", quoted.group(2)).strip():
+        return None
+    expr = re.sub(r"\s*\|\s*(quote|toString|squote)\s*$", "", actions[0]).strip()
+    call = re.match(r'(?:include|template)\s+"[^"]+"\s+', expr)
+    arg = _argument(expr, call.end()) if call else ""
+    rest = expr[call.end() + len(arg) :].strip() if call else ""
+    if not arg or (rest and not rest.startswith("|")):  # a pipeline after it (`| int`, `| default 1`) is kept
+        return None
+    return "include" + expr[len("template") :] if expr.startswith("template") else expr
+
+
 def key_lines(
     root: Path,
     hits: dict[int, str],
@@ -296,7 +315,7 @@ def key_lines(
             name_expr = re.sub(r"\s*\|\s*(quote|squote|toString)\s*$", "", name_expr or "") or None
             if not name_expr or " " in name_expr.strip("()") and not name_expr.startswith("$"):
                 raise NotHelper(f"{file}:{index + 1}: the helper's device key is not one variable or value")
-        count = count_expression(value)
+        count = count_expression(value) or included_count(value)
         if count is None:
             raise NotHelper(f"{file}:{index + 1}: the helper's device count is not one expression")
         out.append(KeyLine(file, index, define, resource, name_expr, count))
@@ -630,7 +649,7 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
     return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
-def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
+def _map_edit(line: str, define: str, key: KeyLine, claim: str, request: str = "") -> list[str]:
     """The lines that replace a toYaml line: with the switch on, the map it writes loses the device key (a part
     left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim."""
     written = _TOYAML_LINE.match(line)
@@ -648,7 +667,8 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
                 f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
                 f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
             )
-        claims = f'(append (get {var} "claims" | default list) (dict "name" "{claim}"))'
+        entry = f'"name" "{claim}"' + (f' "request" "{request}"' if request else "")
+        claims = f'(append (get {var} "claims" | default list) (dict {entry}))'
         out += [
             f'{pad}  {{{{- if eq {state} "claim" }}}}{{{{ $_ := set $kept "claims" {claims} }}}}{{{{ end -}}}}',
             f"{pad}  {{{{- {var} = $kept -}}}}",
@@ -660,20 +680,31 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str) -> list[str]:
 
 
 def rewrite_helper(
-    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+    text: str,
+    define: str,
+    keys: list[KeyLine],
+    mode: str,
+    default: bool,
+    claim: str,
+    guards: tuple[str, ...] = (),
+    request: str = "",
+    others: list[KeyLine] | None = None,
 ) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
-    DRA branch, and the `<helper>.draCount` define after it."""
+    DRA branch (naming `request` of the claim when the containers it writes share one: container_request), and the
+    `<helper>.draCount` define after it. `others`: the keys of a vendor choice's other branches (helperchoice), each
+    in the non-DRA branch too, and `<helper>.draDevice` for the device of the branch that renders."""
     if keys[0].var is not None:
-        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards)
-    from dramigrate.helm import branches
+        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards, request)
+    from dramigrate.helm import branches, helperchoice
 
     lines = text.splitlines()
     block = next(b for name, b in _defines(text) if name == define)
     switch = _switch(mode, "$", default, guards)
     key = keys[0]
     dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
-    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in keys}
+    every = [*keys, *(others or [])]
+    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in every}
     if len(parents) != 1:
         raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
     ind = " " * parents.pop()
@@ -681,21 +712,26 @@ def rewrite_helper(
         f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
         f"{ind}claims:",
         f"{ind}  - name: {claim}",
+        *([f"{ind}    request: {request}"] if request else []),
         f"{ind}{{{{- end }}}}",
     ]
-    chosen = branches.per_branch(text, block, keys)
-    count = branches.count_define(text, define, block, chosen) if chosen else count_define(text, define, block, key)
+    if others:  # a vendor choice: the count and the device of the chain's branch that renders
+        count = helperchoice.count_text(text, define, block, key, others)
+    elif chosen := branches.per_branch(text, block, keys):
+        count = branches.count_define(text, define, block, chosen)
+    else:
+        count = count_define(text, define, block, key)
     extra = count + state_define(define, mode, default, guards)
     out = list(lines)
     at = _resources_end(lines, block, key.index)
     out[at:at] = claims
     spans: set[tuple[int, int]] = set()
-    for k in keys:
+    for k in every:
         parent = _parent(lines, k.index)
         end = _block_end(lines, parent) if parent > block.start else -1
         children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
         # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
-        spans.add((parent, end) if children and children <= {x.index for x in keys} else (k.index, k.index + 1))
+        spans.add((parent, end) if children and children <= {x.index for x in every} else (k.index, k.index + 1))
     for start, stop in sorted(spans, reverse=True):
         pad = " " * _indent(lines[start])
         # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
@@ -751,7 +787,14 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
 
 
 def _rewrite_map_helper(
-    text: str, define: str, keys: list[KeyLine], mode: str, default: bool, claim: str, guards: tuple[str, ...] = ()
+    text: str,
+    define: str,
+    keys: list[KeyLine],
+    mode: str,
+    default: bool,
+    claim: str,
+    guards: tuple[str, ...] = (),
+    request: str = "",
 ) -> str:
     """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
     map is one part of resources, the claims beside it, as for a key line)."""
@@ -769,11 +812,12 @@ def _rewrite_map_helper(
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
         ind = " " * _indent(lines[key.index - 1]) if key.index else ""
         claims = [f"{ind}{{{{- if {_claim_at(define, '$')} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        claims += [f"{ind}    request: {request}"] if request else []
         for k in {k.index: k for k in keys}.values():
             edits += _section_edits(lines, define, k, state)
         edits.append((block.end, block.end, [*claims, f"{ind}{{{{- end }}}}"]))  # after the last section's `end`
     else:
-        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim)))
+        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim, request)))
     edits.append((block.end + 1, block.end + 1, extra.rstrip("\n").splitlines()))
     out = list(lines)
     # from the end, and at one place the later edit first: one section's `end` stays before the next one's `if`
@@ -870,6 +914,12 @@ class Wiring:
     site: CallSite
     delta: PodDelta
     params: dict[str, Any]  # keys the migration set in the pod's group `rayStartParams` (KubeRay's num-gpus)
+    # the other call sites that write into the same pod (an init container pulling the model and the server, each
+    # including the helper): the pod is wired once, its claim there while any of them renders one
+    shared: tuple[CallSite, ...] = ()
+    # a vendor choice in the helper (helperchoice): each device resource -> what the migration adds to the pod when it
+    # asks for that device, the rendered one first
+    choices: dict[str, PodDelta] = field(default_factory=dict)
 
 
 def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple[int, int]:
@@ -893,6 +943,56 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     return _parent(lines, containers), containers
 
 
+def container_request(
+    migrated: list[dict[str, Any]], claims: set[str], rel: str, define: str, before: str | None
+) -> str:
+    """The request of the pod's claim that each container naming it names in the migration of one template ("" for
+    the whole claim, when one container of each pod asks), the same as `before` (another template's; None for
+    none yet). An init container and the server each asking for one device share one request, each naming it
+    (`request: gpu`); NotHelper when containers name different requests (two app containers: one each, named after
+    the container), as the helper writes one `claims` entry for every container it is included in."""
+    named: dict[str, str] = {}
+    for doc in migrated:
+        for _, pod in pod_groups(doc, []):
+            for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+                entries = ((c.get("resources") or {}).get("claims") or []) if isinstance(c, dict) else []
+                for e in entries:
+                    if isinstance(e, dict) and e.get("name") in claims:
+                        named[str(c.get("name"))] = str(e.get("request") or "")
+    found = set(named.values()) | ({before} if before is not None else set())
+    if len(found) > 1:
+        each = ", ".join(f"{c} names {r or 'the whole claim'}" for c, r in named.items())
+        raise NotHelper(
+            f"{rel}: the containers that include {define} name different requests of the pod's claim in the "
+            f"migration ({each}), and the helper writes one `claims` entry for every container"
+        )
+    return found.pop() if found else ""
+
+
+def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
+    """The call sites of one template grouped by the pod spec they write into (an init container that pulls the
+    model and the server, each including the helper), in line order; a call site with no `containers:` above it (a
+    pod helper writes the pod) on its own. NotHelper for the sites of one pod given different arguments: the
+    migration's claim for that pod depends on every count (an init container's larger count adds a request)."""
+    lines = text.splitlines()
+    groups: dict[object, list[CallSite]] = {}
+    for site in sorted(sites, key=lambda s: s.index):
+        try:
+            pod = _site_pod(lines, site.index, True, site.rel)[0]
+        except NotHelper:
+            pod = -1
+        groups.setdefault(pod if pod >= 0 else ("alone", site.index), []).append(site)
+    for group in groups.values():
+        if len({s.arg for s in group}) > 1:
+            args = ", ".join(f"`{s.arg}` (line {s.index + 1})" for s in group)
+            raise NotHelper(
+                f"{group[0].rel}:{group[0].index + 1}: containers of one pod include the helper with different "
+                f"arguments ({args}): the migration's claim for the pod depends on each container's count, and the "
+                "helper renders one"
+            )
+    return list(groups.values())
+
+
 def _template_name(name_expr: str, define: str, arg: str, suffix: str) -> str:
     spec_call = f'include "{define}.draClaimSpec" {arg}'
     return f"{_name_text(name_expr)}{suffix}-{{{{ {spec_call} | sha256sum | trunc 8 }}}}"
@@ -904,10 +1004,20 @@ def _pod_edits(
     """The edits wiring one pod (`resourceClaims`, the toleration, KubeRay's num-gpus) whose `containers:` the
     include of w.site writes into, and the condition under which it has a claim."""
     site, (pod, containers) = w.site, at
-    conds = _site_conditions(all_blocks, max(pod, containers), site.index, rel)
-    claim_cond = _and(_claim_at(define, site.arg), *conds)
+    conds = [_site_conditions(all_blocks, max(pod, containers), site.index, rel)]
+    for other in w.shared:  # each under the conditions between its own `containers:`/`initContainers:` and it
+        own = _site_pod(lines, other.index, True, rel)[1]
+        conds.append(_site_conditions(all_blocks, max(pod, own), other.index, rel))
+        if conds[-1] != conds[0]:
+            raise NotHelper(
+                f"{rel}:{other.index + 1}: containers of one pod include the helper under different conditions "
+                f"({' '.join(conds[0]) or 'none'} and {' '.join(conds[-1]) or 'none'}): the migration names one "
+                "request of the pod's claim in each while both render, the whole claim while one does, and the "
+                "helper cannot tell which"
+            )
+    claim_cond = _and(_claim_at(define, site.arg), *conds[0])
     # the migration adds the toleration for any device key it removes, a count of 0 too
-    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds)
+    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds[0])
     p = " " * _indent(lines[containers])
     # right after an action that trims the newline before `containers:` (`{{- define "app.pod" -}}`), each block
     # trims on its right instead, so that it adds no newline when it renders nothing
@@ -920,18 +1030,26 @@ def _pod_edits(
         f"{p}    resourceClaimTemplateName: {name}",
         f"{p}{closing}",
     ]
+    from dramigrate.helm import helperchoice
+
     edits: list[tuple[int, int, list[str]]] = []
-    tolerations = w.delta.tolerations
-    tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    every = w.choices or {"": w.delta}  # a vendor choice: each device's own toleration (the taint key differs)
+    tolerations = any(d.tolerations for d in every.values())
     pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
     existing = [
         i
         for i in range(pod + 1, min(pod_end, len(lines)))
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
+    given = given_tolerations(lines, existing[0]) if existing else None  # the values list may tolerate the taint
+    texts = {
+        device: untolerated_only(d.tolerations, p, f"{define}.draTolerated", given)
+        if given
+        else [f"{p}  {t}" for t in _dump_list(d.tolerations) if d.tolerations]
+        for device, d in every.items()
+    }
+    tol_text = helperchoice.picked(define, site.arg, texts, next(iter(every)), f"{p}  ")
     if tolerations and existing:
-        if given := given_tolerations(lines, existing[0]):  # the values list may tolerate the taint already
-            tol_text = untolerated_only(tolerations, p, f"{define}.draTolerated", given)
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
     elif tolerations:
         pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
@@ -983,9 +1101,9 @@ def rewrite_site_template(
     from dramigrate.helm.rootswitch import shared, threaded_line
 
     lines = text.splitlines()
-    for w in wirings:
-        if w.site.given:
-            lines[w.site.index] = threaded_line(lines[w.site.index], w.site.helper or define, w.site)
+    for site in (s for w in wirings for s in (w.site, *w.shared)):
+        if site.given:
+            lines[site.index] = threaded_line(lines[site.index], site.helper or define, site)
     all_blocks = blocks(text)
     edits: list[tuple[int, int, list[str]]] = []
     name_expr = _metadata_line(lines, "name")
@@ -1030,11 +1148,17 @@ def rewrite_pod_helper(
     return _apply(lines, edits, text), claim_cond
 
 
-def spec_define(define: str, spec: dict[str, Any], request: str) -> str:
-    """`<helper>.draClaimSpec`: the claim spec of the migration with its count the helper's."""
-    inner = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
-    inner = inner.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
-    return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{inner}{{{{- end }}}}\n'
+def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> str:
+    """`<helper>.draClaimSpec`: the claim spec of the migration (device resource -> the spec and its request; several
+    for a vendor choice, the rendered device first) with its count the helper's."""
+    inner = {}
+    from dramigrate.helm import helperchoice
+
+    for device, (spec, request) in specs.items():
+        text = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
+        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
+    body = helperchoice.spec_text(inner, next(iter(specs)), define)
+    return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{body}{{{{- end }}}}\n'
 
 
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
@@ -1062,10 +1186,16 @@ def build(
     opt_in: bool,
     guards: tuple[str, ...] = (),
     hops: list[Hop] | None = None,
+    request: str = "",
+    choice: Any = None,
 ) -> list[Change]:
     """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
     `guards`: values conditions that keep the switch off (idiomatic.kind_guards); `hops`: the helpers between the
-    call sites and the one that writes the key (helper_chain)."""
+    call sites and the one that writes the key (helper_chain); `request`: the claim's request each container the
+    helper writes names (container_request), "" for the whole claim; `choice`: a vendor choice's other branches
+    (helperchoice.Choice)."""
+    from dramigrate.helm import helperchoice
+
     hops = hops or []
     defines = {k.define for k in keys}
     files = {k.file for k in keys}
@@ -1105,6 +1235,9 @@ def build(
     requests = [r["name"] for r in any_delta.spec.get("spec", {}).get("devices", {}).get("requests", [])]
     if len(requests) != 1:
         raise NotHelper("the migrated claim has several requests")
+    device_specs = {key.resource: (any_delta.spec, requests[0])}
+    if choice is not None:
+        device_specs.update(helperchoice.device_specs(choice, claims))
     helper_text = (root / file).read_text(encoding="utf-8")
     if f'"{define}.draCount"' in helper_text:
         raise NotHelper(f"{file} has a {define}.draCount define already")
@@ -1114,10 +1247,16 @@ def build(
     writes_key = writes_key or any(_writes_resources(root, h) for h in hops)
     by_rel: dict[str, list[Wiring]] = {}
     for s in sites:
-        found = deltas.get((s.rel, s.index))
-        if found is None:
+        if (s.rel, s.index) not in deltas:
             raise NotHelper(f"{s.rel}:{s.index + 1}: the helper is included where the migration adds no claim")
-        by_rel.setdefault(s.rel, []).append(Wiring(s, *found))
+    for rel in dict.fromkeys(s.rel for s in sites):
+        text = (root / rel).read_text(encoding="utf-8")
+        for first, *others in sites_by_pod(text, [s for s in sites if s.rel == rel]):
+            delta, params = deltas[(rel, first.index)]
+            devices = {r: choice.deltas[r][(rel, first.index)] for r in choice.resources} if choice else {}
+            by_rel.setdefault(rel, []).append(
+                Wiring(first, delta, params, tuple(others), {key.resource: delta, **devices} if devices else {})
+            )
     texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in {file, *by_rel, *(h.rel for h in hops)}}
     pod_hop = _pod_hop(texts, sites, hops, writes_key) or _own_pod(texts, file, define, sites, keys, writes_key)
     pod_cond = None
@@ -1146,8 +1285,9 @@ def build(
     taken = [f"{site_define}.{part}" for part in _VIA_PARTS if via and f'"{site_define}.{part}"' in texts[file]]
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
-    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards)
-    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, any_delta.spec, requests[0]) + via
+    others = choice.keys if choice is not None else None
+    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards, request, others)
+    texts[file] = after.rstrip("\n") + "\n" + spec_define(define, device_specs) + via
     for rel, wirings in sorted(by_rel.items()):
         wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
         texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond)
@@ -1166,7 +1306,7 @@ def build(
         Change(
             "values.yaml",
             values if values_path.is_file() else None,
-            values + values_doc(values, mode, context_path, key.resource, default),
+            values + values_doc(values, mode, context_path, " or ".join(device_specs), default),
         )
     )
     device_class = _class(any_delta.spec)
@@ -1182,6 +1322,54 @@ def build(
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
     top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def with_literal_templates(
+    changes: list[Change],
+    root: Path,
+    rels: set[str],
+    define: str,
+    rules: RuleSet,
+    rendered: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    opt_in: bool,
+    guards: tuple[str, ...],
+    alternative: Callable[..., Any] | None,
+) -> list[Change]:
+    """The helper's changes with the pattern-A rewrite of the templates `rels` whose device request does not come
+    from the helper (a vLLM Deployment with a literal `nvidia.com/gpu` beside an ollama StatefulSet whose helper
+    writes it): both read `dra.enabled` from values.yaml, which the A rewrite's `dra:` block now sets (so its
+    values.yaml and chart conventions stand for both); NotHelper with why when those templates are no pattern A."""
+    from dramigrate.helm import idiomatic
+
+    originals, migrated, claim_templates = rendered
+    try:
+        literal = idiomatic.build(
+            root, rels, rules, originals, migrated, claim_templates, opt_in, guards=guards, alternative=alternative
+        )
+    except RewriteError as exc:
+        other = ", ".join(sorted(rels))
+        raise NotHelper(f"{other}: a device request there does not come from {define}, and {exc}") from exc
+    taken = {c.rel for c in literal}
+    values = next((c.after for c in literal if c.rel == "values.yaml"), "") or ""
+    known = re.search(r"^dra:\n(?:(?:  .*)?\n)*?  deviceClassName: (\S+)$", values, re.M)
+    own = [_dra_class(c, define, known.group(1)) if known else c for c in changes if c.rel not in taken]
+    return own + literal
+
+
+def _dra_class(change: Change, define: str, device_class: str) -> Change:
+    """The change with the helper's claim spec asking for `dra.deviceClassName` from values.yaml where it asks for
+    the class the pattern-A rewrite documents there (`gpu.nvidia.com`), as that rewrite's own claims do."""
+    start = change.after.find(f'{{{{- define "{define}.draClaimSpec" -}}}}')
+    if start < 0:
+        return change
+    stop = change.after.index("{{- end }}", start)  # the define's own end: the spec has no `end` of its own
+    spec = re.sub(
+        rf"^(\s*)deviceClassName: {re.escape(device_class)}$",
+        r"\1deviceClassName: {{ .Values.dra.deviceClassName }}",
+        change.after[start:stop],
+        flags=re.M,
+    )
+    return replace(change, after=change.after[:start] + spec + change.after[stop:])
 
 
 def _never_on(text: str, site: CallSite, guards: tuple[str, ...]) -> bool:
@@ -1581,6 +1769,7 @@ def fix(
     mode: str,
     migrate: Callable[[str], str],
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
+    alternative: Callable[..., Any] | None = None,
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
     turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
@@ -1623,6 +1812,7 @@ def fix(
         }
         deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
         quiet: set[str] = set()
+        request: str | None = None  # the request of the claim the containers name (container_request)
         for rel in sorted({s.rel for s in sites}):
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
@@ -1630,12 +1820,14 @@ def fix(
                 if rel in originals and all(constant(s.arg) for s in here):
                     quiet.add(rel)  # `(dict "gpu" 0)`: rendered, no device; with literals only, never one
                 continue  # not rendered with these values: wired like the others (one helper, one device)
-            if len(found) != len(here):
+            pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), here)
+            if len(found) != len(pods):
                 raise NotHelper(
-                    f"{rel}: {len(here)} include(s) of {define}, the migration adds claims to {len(found)} pod(s) "
-                    "(render with values that ask for devices in every one)"
+                    f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims to "
+                    f"{len(found)} pod(s) (render with values that ask for devices in every one)"
                 )
-            deltas.update({(s.rel, s.index): d for s, d in zip(here, found, strict=True)})
+            deltas.update({(s.rel, s.index): d for group, d in zip(pods, found, strict=True) for s in group})
+            request = container_request(migrated.get(rel, []), {d.claim for d, _ in found}, rel, define, request)
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")
         sites = [s if any(h.built for h in hops) else thread(root, s) for s in sites if s.rel not in quiet]
@@ -1645,12 +1837,21 @@ def fix(
                 ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
-        if not {s.rel for s in sites} >= rels:
-            other = ", ".join(sorted(rels - {s.rel for s in sites}))
+        literal = rels - {s.rel for s in sites}
+        if literal and switch_mode(sites, hops) != "values":
+            other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
+        from dramigrate.helm import helperchoice
+
+        choice = helperchoice.find(root, keys, sites, originals, deltas, rules, alternative)
         places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
-        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops)
+        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice)
+        if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
+            what = (originals, migrated, claim_templates)
+            changes = with_literal_templates(
+                changes, root, literal, define, rules, what, opt_in, guards[0], alternative
+            )
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered

@@ -1640,7 +1640,9 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         opt_in = settings.opt_in
-        if helper.fix(outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards):
+        if helper.fix(
+            outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
+        ):
             return
         if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
