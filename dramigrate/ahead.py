@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, CancelledError, Future
+from typing import TYPE_CHECKING
 
 from dramigrate import engine
 from dramigrate.config import Settings
@@ -28,6 +28,9 @@ from dramigrate.kustomize.graph import Loaded, load_many
 from dramigrate.migrate import FileResult, Job
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 CHUNK = 16  # files a worker takes at once: small enough that both stay busy to the end
 KUSTOMIZATION_CHUNK = 32  # kustomizations a worker loads at once (each is a few hundred bytes)
@@ -87,7 +90,7 @@ class Ahead:
                 part = paths[i : i + KUSTOMIZATION_CHUNK]
                 future = self.pool.submit(load_many, part)
                 self._loads.update((p, (future, n)) for n, p in enumerate(part))
-        except (RuntimeError, BrokenProcessPool):
+        except (RuntimeError, BrokenExecutor):
             pass  # the scan loads them
 
     def loaded(self, path: str) -> Loaded | None:
@@ -113,7 +116,7 @@ class Ahead:
                     part = paths[i : i + CHUNK]
                     future = self.pool.submit(_run_chunk, [Job(p, None, self.fix) for p in part])
                     self._guessed.update((p, (future, n)) for n, p in enumerate(part))
-            except (RuntimeError, BrokenProcessPool):
+            except (RuntimeError, BrokenExecutor):
                 pass  # not ahead then: results() runs them
 
     def take(self, jobs: list[Job]) -> dict[Job, Callable[[], FileResult | None]]:
@@ -146,7 +149,7 @@ class Ahead:
                 if progress is not None:
                     progress(done, len(jobs))
             return out
-        except BrokenProcessPool:
+        except BrokenExecutor:
             return None
         finally:
             self.close()
@@ -161,7 +164,7 @@ class Ahead:
 def _result(future: Future[list[FileResult]], n: int) -> FileResult | None:
     try:
         return future.result()[n]
-    except (CancelledError, BrokenProcessPool):
+    except (CancelledError, BrokenExecutor):
         return None
 
 

@@ -19,6 +19,7 @@ import pytest
 from conftest import chart_with
 from test_helm_idiomatic import RULES, T136, write_chart
 
+from dramigrate.cli import prestart_for
 from dramigrate.config import Settings
 from dramigrate.helm import probe as helm_probe
 from dramigrate.helm import renderpool, sandbox
@@ -287,7 +288,7 @@ def test_the_render_process_starts_with_the_command_line_when_it_names_a_chart(t
     }
     for argv, started in cases.items():
         sandbox.shutdown()
-        sandbox.prestart_for(list(argv))
+        prestart_for(list(argv))
         assert sandbox.workers_started() == started, argv
     sandbox.shutdown()
 

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,20 @@ def test_the_walk_runs_no_garbage_collection_and_a_worker_forked_during_it_colle
     finally:
         inputs.grep.result()
         runner.close()
+
+
+def test_a_lint_of_one_small_file_loads_no_worker_pool_or_helm_render_code(tmp_path: Path) -> None:
+    """pre-commit lints a handful of files per run: their lint starts no worker and renders no chart, so it imports
+    neither multiprocessing nor the Helm render sandbox (10 ms of the 0.12 s of CPU a small lint takes)."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(ONE_GPU_POD)
+    unwanted = {"multiprocessing", "dramigrate.helm.sandbox"}
+    code = (  # the CLI ends the process itself once the exit handlers ran
+        f"import atexit, sys; atexit.register(lambda: print({unwanted!r} & set(sys.modules), file=sys.stderr))\n"
+        "from dramigrate.cli import main; sys.argv[1:] = ['lint', sys.argv[1], '--format', 'json']; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(pod)], capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}
+    )
+    assert '"legacy-device-request"' in proc.stdout, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "set()", proc.stderr

@@ -322,7 +322,11 @@ def _conditions(
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
                     f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
-                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count"
+                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one "
+                    "count. By hand, as the migration does: the pod gets one claim, `gpu`; a container that asks for "
+                    "the device alone takes it whole (`claims: [{name: gpu}]`), several each take a request of it "
+                    "(`{name: gpu, request: <container>-gpu}`, with that container's count), a list to build in a "
+                    "`range` over the same items before the pod spec, for its `resourceClaims` and the claim template"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all

@@ -50,6 +50,7 @@ from dramigrate.helm.idiomatic import (
     pod_containers,
     shipped_rules,
 )
+from dramigrate.helm.mapreads import inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
@@ -1063,7 +1064,8 @@ def template_edits(
     through one of the `helpers`, map_helpers), unless it renders that sibling already. `within`: only the reads in
     that define's pod (pod_defines), its claim names rendered with its root context."""
     variables, ranges = _index_variables(text), _range_variables(text)
-    read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
+    # `.Values.x | toYaml` read as `toYaml .Values.x`, `toYaml $merged` as the merge of maps it holds
+    read = map_reads(inline_merged(expand_map_helpers(text, helpers or {})))
     read_lines = read.splitlines()
     edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$")
     found = []
@@ -1818,7 +1820,12 @@ def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] |
 def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """Whether the template reads a dropped device key in a form reread rewrites."""
     found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
-    return any(p is not None and p.search(text) for p in found)
+    return any(p is not None and p.search(text) for p in found) or bool(_var_reads(text, path, section, key))
+
+
+def _var_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
+    """The lines that read the device key through a variable holding the map, rewritten (mapreads.py)."""
+    return var_reads(text, path, section, key, lambda map_key: sibling_key(map_key, COUNTS))
 
 
 def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
@@ -1839,6 +1846,9 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
                 if n not in kept:
                     line = within.sub(lambda m, c=counts: _counted_within(m, c), line)
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
+        for n, line in _var_reads("".join(lines), path, section, key).items():
+            if n not in kept:  # through a variable holding the map (voxel51's `dig ... $mergedResources`)
+                lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
     return "".join(lines)
 
 
@@ -1979,10 +1989,13 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
     line renders differently, so the chart needs its count in a value of its own first; "" if none."""
     for rel, text in _templates(root).items():
         copied = _copy_block_lines(text)
+        through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):
             if n - 1 in copied:
                 continue  # a copy of the key writes none with the DRA values (copy_claims)
             for path, section, key in sorted(removed, key=repr):
+                if (n - 1, (path, section, key)) in through:
+                    continue
                 words = [str(p) for p in (*path, section)]
                 dotted = ".Values." + ".".join(words)
                 indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
@@ -1996,7 +2009,9 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
-                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"` '
+                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"`, '
+                        'or `dig "<section>" "<key>" <default> $var`/`index $var "<section>" "<key>"` of a variable '
+                        "that holds or merges the map, "
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )

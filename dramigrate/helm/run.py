@@ -270,11 +270,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed
+    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed (or fixable)
         outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
         outcome.changes = []
         for f in outcome.findings:
-            f.fixed = False
+            f.fixable = f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
@@ -284,17 +284,27 @@ def run_chart(
     return outcome
 
 
-def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputError:
+def _check_rewritable(root: Path, streams: tuple[str, ...], display_root: str) -> None:
+    """What fix refuses in a chart it would rewrite, found before any rewrite so that lint says it too (lint called
+    such a chart fixable, exit 1, while fix named it as bad input, exit 2): a template, Chart.yaml or values file
+    that is not UTF-8, and a render whose YAML aliases expand past what a manifest may hold (an alias bomb)."""
+    bad = _first_undecodable(root, rewritten_only=True)
+    if bad is not None:
+        raise _not_utf8(bad[1], root, display_root, bad)
+    for stream in streams:
+        if "&" in stream:  # no anchor, no alias to expand
+            load_all(stream)
+
+
+def _not_utf8(
+    exc: UnicodeDecodeError, chart: Path, display_root: str, bad: tuple[str, UnicodeDecodeError] | None = None
+) -> InputError:
     """A chart file Helm reads (YAML in UTF-16 with a byte-order mark, Latin-1 bytes in a template) that is not
-    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file."""
-    shown = display_root
-    if chart.is_dir():
-        for folder, dirs, names in os.walk(chart):
-            dirs.sort()
-            bad = next((n for n in sorted(names) if _undecodable(os.path.join(folder, n))), None)
-            if bad is not None:
-                shown = os.path.join(display_root, os.path.relpath(os.path.join(folder, bad), chart))
-                break
+    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file
+    (bad: that file, relative to the chart, and its error, when known)."""
+    bad = bad or (_first_undecodable(chart) if chart.is_dir() else None)
+    shown = os.path.join(display_root, bad[0]) if bad else display_root
+    exc = bad[1] if bad else exc
     return InputError(
         f"not UTF-8 ({exc.reason} at byte {exc.start}): Helm may read it, but dramigrate checks and rewrites only "
         "UTF-8 charts",
@@ -302,19 +312,35 @@ def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputE
     )
 
 
-def _undecodable(path: str) -> bool:
+def _first_undecodable(chart: Path, rewritten_only: bool = False) -> tuple[str, UnicodeDecodeError] | None:
+    """The first text file of a chart folder that is not UTF-8 (its path in the chart, and why), or None.
+    rewritten_only: only the files a rewrite reads (templates, Chart.yaml and values files, subcharts' too), not
+    the chart's other files (a `files/` folder Helm reads as bytes)."""
+    for folder, dirs, names in os.walk(chart):
+        dirs.sort()
+        rel = Path(folder).relative_to(chart)
+        for name in sorted(names):
+            if rewritten_only and not ("templates" in rel.parts or name == "Chart.yaml" or name.startswith("values")):
+                continue
+            why = _undecodable(os.path.join(folder, name))
+            if why is not None:
+                return (rel / name).as_posix(), why
+    return None
+
+
+def _undecodable(path: str) -> UnicodeDecodeError | None:
     if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
-        return False
+        return None
     from dramigrate.limits import MAX_FILE_BYTES
 
     try:
         with open(path, "rb") as fh:
             fh.read(MAX_FILE_BYTES).decode("utf-8")
-    except UnicodeDecodeError:
-        return True
+    except UnicodeDecodeError as exc:
+        return exc
     except OSError:
-        return False
-    return False
+        return None
+    return None
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
@@ -392,7 +418,10 @@ def _run(
 
     for decision in explain_requests(findings, rules):
         MESSAGES.explain(decision)
-    if mode != "lint" and (why := suppressed_request(findings)):
+    why = suppressed_request(findings)
+    if not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
+        _check_rewritable(root, (base.stream, base.rest), outcome.display)
+    if mode != "lint" and why:
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
             if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
@@ -951,8 +980,9 @@ def _in_chart(root: Path, path: Path) -> str:
 def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) -> int:
     """Write a proven rewrite into the chart folder; the number of files written. Every file is checked before the
     first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
-    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported)."""
-    from dramigrate.writer import check_writable, write_atomic
+    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported),
+    and so does a full disk (write_group)."""
+    from dramigrate.writer import check_writable, write_group
 
     top = outcome.chart.resolve()
     planned: list[tuple[Path, Change, bytes | None]] = []
@@ -967,9 +997,9 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         if c.before is not None:
             check_writable(path, expected, options)
         planned.append((path, c, expected))
-    for path, c, expected in planned:
+    for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, c.after, expected=expected, options=options)
+    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
     return len(planned)
 
 
@@ -1473,7 +1503,7 @@ def _no_rewrite_shape(
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
-    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
+    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints, rules):
         return ""
     originals = _by_template(reference[1].stream, chart_name(root))
     try:
@@ -1644,7 +1674,7 @@ def _fix_idiomatic(
             outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
         ):
             return
-        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+        if built := _map_built(root, wanted[sub], hints, rules):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
@@ -1659,6 +1689,10 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    elif not sub and leaves is None and (built := _map_built(root, wanted[sub], hints, rules)):
+        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map)
+        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+        return
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
@@ -1986,15 +2020,16 @@ def _own_render(v: Variation, r: Render) -> bool:
     return not (r.error or v.invalid or v.label.endswith(ADDED_DEVICE))
 
 
-def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
-    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any], rules: RuleSet) -> frozenset[str]:
+    """The templates of `rels` when each has its container resources a map built in variables: pattern F, or A or E at a
+    device key the pod writes beside that map (smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else`)."""
     from dramigrate.helm import mapvars
 
     try:
         found = {
             rel
             for rel in rels
-            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+            if hints.get(rel) and mapvars.takes((root / rel).read_text(encoding="utf-8"), hints[rel], rules)
         }
     except (OSError, UnicodeDecodeError):
         return frozenset()

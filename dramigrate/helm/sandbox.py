@@ -785,26 +785,6 @@ def prestart_another(memory_mb: int | None = None) -> None:
             _idle.setdefault(memory_mb, []).append(worker)
 
 
-def prestart_for(argv: list[str]) -> None:
-    """Start the render process before the command line is even parsed when it asks to lint, diff or fix a path
-    that is a chart (a folder with a Chart.yaml, or a .tgz) without --helm-binary: the process's start (a third of
-    a second of CPU) then runs on another core while dramigrate imports and reads its settings, instead of before
-    the chart's first render. A run that renders nothing after all only ends the process at exit."""
-    if not argv or argv[0] not in ("lint", "diff", "fix") or any(a.startswith("--helm-binary") for a in argv):
-        return
-    for arg in argv[1:]:
-        if arg.startswith("-"):
-            continue
-        path = Path(arg)
-        try:
-            chart = (path / "Chart.yaml").is_file() or (path.suffix == ".tgz" and path.is_file())
-        except (OSError, ValueError):
-            continue
-        if chart:
-            prestart()
-            return
-
-
 @atexit.register
 def shutdown() -> None:
     with _lock:

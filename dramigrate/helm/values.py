@@ -295,8 +295,12 @@ def _load_rt(name: str, mtime: int, size: int) -> Any:
     if key not in _RT_CACHE:
         from ruamel.yaml import YAML
 
+        from dramigrate.longints import lenient_round_trip_constructor
+
+        yaml = YAML(typ="rt")
+        yaml.Constructor = lenient_round_trip_constructor()
         try:
-            _RT_CACHE[key] = YAML(typ="rt").load(Path(name).read_text(encoding="utf-8"))
+            _RT_CACHE[key] = yaml.load(Path(name).read_text(encoding="utf-8"))
         except Exception:  # a values file Helm read but ruamel does not: no line, not an error
             _RT_CACHE[key] = None
     return _RT_CACHE[key]
