@@ -752,6 +752,24 @@ def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, 
     return out
 
 
+def _switched_templates(
+    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> dict[str, str]:
+    """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
+    the templates write (_own_render), each with the first such set's label: a workload behind its own switch
+    (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), {}
+    for v, r, want, _ in expected:
+        if _own_render(v, r):
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            for rel, docs in after.items():
+                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
+                    out.setdefault(rel, v.label)
+    return out
+
+
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
     """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
     return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
@@ -1634,6 +1652,22 @@ def _fix_idiomatic(
         _manual(outcome, why, "")
         return
     hints = _hints(outcome, root, sub, wanted[sub], rules)
+    if not sub and hints and all(h.letter == "A" for h in hints.values()):
+        # a template with a literal device key under its own switch that the values leave off, which the proof turns
+        # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
+        # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
+        turned = {rel: label for rel, label in _switched_templates(root, expected).items() if rel not in wanted[sub]}
+        switched = _hints(outcome, root, sub, set(turned), rules)
+        if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
+            (rel, h), label = other[0], turned[other[0][0]]
+            why = (
+                f"{rel}:{h.line}: {h.describe()}, which asks for devices with {label}: the rewrite of the chart's "
+                "literal device keys (A) does not take a template of another pattern that the values leave off"
+            )
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
+        wanted[sub] |= set(switched)
+        hints = _hints(outcome, root, sub, wanted[sub], rules)
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
     def migrate(stream: str) -> str:
@@ -1670,8 +1704,21 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         opt_in = settings.opt_in
+        switched = _switched_literal(outcome, root, wanted[sub], rules, expected)
         if helper.fix(
-            outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
+            outcome,
+            root,
+            wanted[sub],
+            rules,
+            work,
+            expected,
+            reference,
+            opt_in,
+            mode,
+            migrate,
+            kind_guards,
+            alter,
+            switched,
         ):
             return
         if built := _map_built(root, wanted[sub], hints, rules):  # pattern F: the template builds the map in variables
@@ -1698,8 +1745,11 @@ def _fix_idiomatic(
     try:
         originals = in_leaf(_by_template(ref_render.stream, name))
         rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
-        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
-            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+        if unseen := {rel for rel in wanted[sub] if not sub and migrated.get(rel) == originals.get(rel)}:
+            # templates the reference render leaves without a device request (a shipped values file's, a profile
+            # the chart's defaults turn on but the user's values off, one the proof switches on): read from the
+            # first value set that renders them with one
+            more = _first_changes(root, frozenset(unseen), [e for e in expected if _own_render(*e[:2])])
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
@@ -2013,6 +2063,29 @@ def _fix_map_built(
     prove_switch(
         outcome, root, expected, lambda options, on: cached_render(copy_root, _with_switch(options, on)), patch, mode
     )
+
+
+def _switched_literal(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: set[str],
+    rules: RuleSet,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+) -> tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """The pattern-A templates under a switch of their own that the values leave off and the proof turns on
+    (_switched_templates), with their objects before and after the migration read from the first value set that
+    renders them (_first_changes): for the helper rewrite to rewrite beside its own; None when there are none."""
+    switched = _hints(outcome, root, "", set(_switched_templates(root, expected)) - wanted, rules)
+    literal = frozenset(rel for rel, h in switched.items() if h.letter == "A")
+    if not literal:
+        return None
+    try:
+        originals, migrated, claim_templates, _ = _first_changes(
+            root, literal, [e for e in expected if _own_render(*e[:2])]
+        )
+    except RewriteError:
+        return None
+    return literal, originals, migrated, claim_templates
 
 
 def _own_render(v: Variation, r: Render) -> bool:
