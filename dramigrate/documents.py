@@ -432,8 +432,8 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     b = baseline.splitlines(keepends=True)
     a = after.splitlines(keepends=True)
     to_original: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
-        if tag == "equal":
+    for tag, i1, i2, j1, j2 in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
+        if tag == "equal" or (tag == "replace" and _same_keys(b[i1:i2], o[j1:j2])):
             for k in range(i2 - i1):
                 to_original[i1 + k] = j1 + k
     opcodes = opcodes_of(b, a)
@@ -467,6 +467,21 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+def _same_keys(dumped: list[str], original: list[str]) -> bool:
+    """Whether the baseline's lines are the original ones with only their scalars written differently (ruamel
+    writes `+4` as `4`): the same key on each line. The baseline is the unedited document, so same data."""
+    return len(dumped) == len(original) and all(
+        _key(x) is not None and _key(x) == _key(y) for x, y in zip(dumped, original, strict=True)
+    )
+
+
+def _key(line: str) -> str | None:
+    """The `key` (with a leading `- `) of a `key: value` line, as the matcher compares it; None for other lines."""
+    text = _content(line)
+    at = text.find(": ")
+    return text[:at] if at > 0 and not text.startswith("#") else None
 
 
 def _before_comments_of_next(lines: list[str], at: int, floor: int) -> int:

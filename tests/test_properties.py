@@ -179,7 +179,7 @@ COUNT_FORMS: tuple[Any, ...] = (
     lambda n: f'"{n}.0"',
     lambda n: f"{n - 1}.9999" if n else "0.0",  # MilliValue rounds thousandths up: 1.9999 is 2 devices
     lambda n: f"0_{n}",  # go-yaml drops underscores: 0_5 is octal 5, 0_8 the float 8
-    lambda n: f"+{n}",  # last: mixed-style cases leave it out (below)
+    lambda n: f"+{n}",  # ruamel writes it back as `4`
 )
 
 
@@ -299,8 +299,7 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
         newline=draw(st.sampled_from(["\n", "\r\n"])),
         quote_counts=draw(st.booleans()),
         toleration_offset=draw(st.sampled_from([o for o in offsets if o != offset])) if mixed else -1,
-        # ruamel writes `+4` back as `4`, so a mixed-style document falls back to its whole dump (known issue)
-        count_form=draw(st.sampled_from(range(len(COUNT_FORMS) - (1 if mixed else 0)))),
+        count_form=draw(st.sampled_from(range(len(COUNT_FORMS)))),
         flow=False if mixed else draw(st.booleans()),
     )
     apps = [draw(containers("app", i)) for i in range(draw(st.integers(1, 3)))]
@@ -542,10 +541,32 @@ COMMENT_BELOW_REMOVED_MAP = Case(
 )
 
 
+# Found next: ruamel writes `+0` back as `0`, so fix could not place the removal of such a line and wrote ruamel's
+# whole dump, which drops the comment of the removed requests map.
+PLUS_COUNT_REMOVED = Case(
+    kind="Pod",
+    name="w0",
+    namespace="",
+    containers=[
+        Container("init-0", "init", {"amd.com/gpu": 0}, {"amd.com/gpu": "both"}),
+        Container("app-0", "app", {}, {}),
+    ],
+    style=Style(indent=2, offset=0, newline="\n", quote_counts=False, count_form=len(COUNT_FORMS) - 1),
+    comments=["note-0 keep me"],
+    workload=(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: w0\nspec:\n  initContainers:\n  - name: init-0\n"
+        "    image: registry.example/init-0:1\n    resources:\n      limits:\n        amd.com/gpu: +0\n"
+        "      # note-0 keep me\n      requests:\n        amd.com/gpu: +0\n  containers:\n  - name: app-0\n"
+        '    image: registry.example/app-0:1\n    resources:\n      limits:\n        memory: "1Gi"\n'
+    ),
+)
+
+
 @COMMON
 @given(case=cases(), target=st.sampled_from(["1.34", "1.36"]))
 @example(case=COMMENT_ABOVE_NEXT_FIELD, target="1.34")
 @example(case=COMMENT_BELOW_REMOVED_MAP, target="1.36")
+@example(case=PLUS_COUNT_REMOVED, target="1.34")
 def test_fix_keeps_devices_validates_and_is_idempotent(case: Case, target: str) -> None:
     raw = case.raw()
     result = run(raw, fix=True, target=target)
