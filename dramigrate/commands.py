@@ -903,11 +903,15 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseEx
     the same file (symlinks) are written one after the other, in input order, as before."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dramigrate.writer import write_atomic
+    from dramigrate.writer import write_atomic, write_group
 
     same_file: dict[str, list[tuple[Path, Any]]] = {}
+    together: dict[str, list[tuple[Path, Any]]] = {}
     for path, r in jobs:
-        same_file.setdefault(os.path.realpath(path), []).append((path, r))
+        if r.together:
+            together.setdefault(r.together, []).append((path, r))
+        else:
+            same_file.setdefault(os.path.realpath(path), []).append((path, r))
     failures: dict[str, BaseException] = {}
 
     def write(group: list[tuple[Path, Any]]) -> None:
@@ -917,8 +921,20 @@ def _write_files(jobs: list[tuple[Path, Any]], options: Any) -> dict[str, BaseEx
             except Exception as exc:  # noqa: BLE001 - the file's failure, reported with it
                 failures[r.path] = exc
 
+    def write_whole(graph: str, members: list[tuple[Path, Any]]) -> None:
+        """A kustomize graph's files, all or none (a full disk met on one of them wrote the others)."""
+        try:
+            write_group([(path, r.rewritten, r.raw) for path, r in members], options)
+        except Exception as exc:  # noqa: BLE001 - the graph's failure, reported with each of its files
+            why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
+            for _, r in members:
+                failures[r.path] = InputError(f"its kustomize graph ({graph}) is written whole or not at all: {why}")
+
     with ThreadPoolExecutor(max_workers=8) as pool:
+        done = [pool.submit(write_whole, graph, members) for graph, members in together.items()]
         list(pool.map(write, same_file.values()))
+        for future in done:
+            future.result()
     return failures
 
 

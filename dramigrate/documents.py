@@ -219,6 +219,32 @@ def _directives_of(body: str, first: bool) -> tuple[str, str]:
     return "".join(lines[:at]), "".join(lines[at:])
 
 
+_VERSION = re.compile(r"%YAML[ \t]+(\S*)")
+
+
+def check_version(yf: YamlFile) -> None:
+    """A `%YAML` directive of a version other than 1.1 is bad input at its line: Kubernetes reads manifests with
+    sigs.k8s.io/yaml over go-yaml v2, whose parser refuses any other (`found incompatible YAML document`), so the
+    API server and kubectl reject the document. ruamel would read it as YAML 1.2, where `010` is 10 devices, not
+    the 8 that Kubernetes reads without the directive."""
+    for doc in yf.documents:
+        if "%YAML" not in doc.head:
+            continue
+        lines = doc.head.splitlines()
+        for i, line in enumerate(lines):
+            m = _VERSION.match(line)
+            major, _, minor = m.group(1).partition(".") if m else ("", "", "")
+            if m and not (major.isdigit() and minor.isdigit() and (int(major), int(minor)) == (1, 1)):
+                raise InputError(
+                    f"`%YAML {m.group(1)}`: Kubernetes reads manifests with go-yaml v2 (sigs.k8s.io/yaml), which "
+                    "accepts only `%YAML 1.1` and refuses this document (found incompatible YAML document); remove "
+                    "the directive (counts are then read as YAML 1.1, as Kubernetes reads them: `010` is 8)",
+                    yf.path,
+                    doc.start_line - len(lines) + i,
+                    1,
+                )
+
+
 def has_content(body: str) -> bool:
     for line in body.splitlines():
         s = line.strip()

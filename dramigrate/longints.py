@@ -60,9 +60,13 @@ def loads_json(text: str) -> Any:
     return json.loads(text, parse_int=parse_int)
 
 
-def _guarded(construct: Any, error: type) -> Any:
+def _guarded(construct: Any, error: type | None) -> Any:
+    """construct, refusing an integer too long to convert with error at its node (error None: read as its text)."""
+
     def construct_yaml_int(self: Any, node: Any) -> Any:
         why = too_long(str(node.value))
+        if why and error is None:
+            return str(node.value)
         if why:
             raise error(None, None, why, node.start_mark)
         return construct(self, node)
@@ -90,4 +94,17 @@ def round_trip_constructor() -> type:
         pass
 
     Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, ConstructorError))
+    return Constructor
+
+
+@cache
+def lenient_round_trip_constructor() -> type:
+    """ruamel's round-trip constructor reading such an integer as its text: for a file read only for the lines of
+    its keys (a values file Helm reads), where one unused long number lost the position of every key."""
+    from ruamel.yaml.constructor import RoundTripConstructor
+
+    class Constructor(RoundTripConstructor):  # type: ignore[misc]
+        pass
+
+    Constructor.add_constructor(INT_TAG, _guarded(RoundTripConstructor.construct_yaml_int, None))
     return Constructor

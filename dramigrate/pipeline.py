@@ -14,6 +14,7 @@ from dramigrate.detect import Detector, ObjectInfo, objects_of, require_name
 from dramigrate.documents import (
     Document,
     YamlFile,
+    check_version,
     dump_yaml,
     indent_of,
     parse_document,
@@ -67,6 +68,7 @@ def process(
     before = len(result.decisions)
     try:
         yf = yf or split_documents(job.path, raw, limits, text, helm_render=job.helm_render)
+        check_version(yf)
         result.original = yf.render()
         if _process(yf, job, rules, settings, target, result) is not None:  # fix writes nothing for this file
             for f in result.findings:

@@ -292,13 +292,48 @@ def check_writable(
 def write_atomic(path: Path, text: str, expected: bytes | None = None, options: WriteOptions | None = None) -> None:
     """Replace path with text (encoded as expected was). With expected, refuse when the file changed since it
     was read; refuse read-only, hard-linked and others' files unless options.force."""
+    write_group([(path, text, expected)], options)
+
+
+def write_group(files: list[tuple[Path, str, bytes | None]], options: WriteOptions | None = None) -> None:
+    """Replace each (path, text, expected) as write_atomic does, all or none: every temp file is written and synced,
+    and every file checked unchanged, before the first rename, so a full disk or a refusal met on any of them leaves
+    all as they were (a chart or kustomize graph half written asked for devices twice, or did not render)."""
     opts = options or WriteOptions()
+    staged: list[_Staged] = []
+    try:
+        for path, text, expected in files:
+            staged.append(_stage(path, text, expected, opts))
+        for st in staged:
+            _last_look(st, opts)
+        for st in staged:
+            os.replace(st.tmp, st.target)
+            _fsync_folder(os.path.dirname(st.target) or ".")
+    except BaseException:
+        for st in staged:
+            if os.path.exists(st.tmp):
+                os.unlink(st.tmp)
+        raise
+
+
+@dataclass
+class _Staged:
+    path: Path
+    target: str  # the file replaced (a symlink's target)
+    tmp: str  # its new content, synced, beside it
+    before: os.stat_result | None
+    expected: bytes | None
+
+
+def _stage(path: Path, text: str, expected: bytes | None, opts: WriteOptions) -> _Staged:
+    """The new content in a synced temp file beside the file, with the file's metadata."""
     target, before = check_writable(path, expected, opts)
     data = encode_like(text, expected)
     folder, name = os.path.split(target)
     folder = folder or "."
     clean_stale_temps(folder, name)
     fd, tmp = _create_temp(folder, name, str(path))
+    staged = _Staged(path, target, tmp, before, expected)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -308,24 +343,30 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
             else:
                 os.fchmod(fh.fileno(), 0o644 & ~_umask())
             os.fsync(fh.fileno())
-        if before is not None:
-            now = os.stat(target)  # the last look: the same file, with the same bytes, right before the rename
-            same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
-                before.st_dev,
-                before.st_ino,
-                before.st_size,
-                before.st_mtime_ns,
-            )
-            if not same or (expected is not None and _read(target, path) != expected):
-                raise InputError("file changed while it was being rewritten; not overwritten (run again)", str(path))
-            if opts.backup:
-                _backup(target, target + opts.backup, str(path))
-        os.replace(tmp, target)
-        _fsync_folder(folder)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.unlink(tmp)
         raise
+    return staged
+
+
+def _last_look(st: _Staged, opts: WriteOptions) -> None:
+    """The same file, with the same bytes, right before the rename (and its backup made); a new file still absent."""
+    if st.before is None:
+        if os.path.lexists(st.target):
+            raise InputError("appeared while it was being written; not overwritten (run again)", str(st.path))
+        return
+    now = os.stat(st.target)
+    before = st.before
+    same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+        before.st_dev,
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    if not same or (st.expected is not None and _read(st.target, st.path) != st.expected):
+        raise InputError("file changed while it was being rewritten; not overwritten (run again)", str(st.path))
+    if opts.backup:
+        _backup(st.target, st.target + opts.backup, str(st.path))
 
 
 def write_output(path: Path, text: str) -> None:

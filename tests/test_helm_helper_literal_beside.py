@@ -118,3 +118,18 @@ def test_the_device_class_in_values_yaml_is_each_claims(fixed: tuple[Path, Any])
         if key.startswith("ResourceClaimTemplate/")
     ]
     assert classes == ["gpu-h100.example.com"] * 2
+
+
+def test_a_literal_template_under_its_own_switch_is_rewritten_beside_the_helper(tmp_path: Path) -> None:
+    """The vLLM Deployment only renders with `backend: vllm`, which the values leave off and the proof turns on."""
+    files = {
+        "templates/_helpers.tpl": HELPERS,
+        "templates/ollama.yaml": OLLAMA,
+        "templates/vllm.yaml": '{{- if eq .Values.backend "vllm" }}\n' + VLLM + "{{- end }}\n",
+        "values.yaml": "backend: ollama\n" + VALUES,
+    }
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)  # was: manual, 'with backend changed to "vllm" ... renders differently from the migrated original'
+    pod = _pod(_render(chart, "backend: vllm\n"), "Deployment/vllm")
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+    assert "nvidia.com/gpu" not in str(pod["containers"][0]["resources"])

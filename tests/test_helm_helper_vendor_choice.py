@@ -134,3 +134,33 @@ def test_a_count_from_a_helper_with_a_pipeline_after_it(tmp_path: Path) -> None:
     objects = _render(chart, "model:\n  size: medium\n")
     assert _claim(objects)["count"] == 1
     assert _claim(_render(chart, "model:\n  size: large\n"))["count"] == 4
+
+
+GUARDED = """\
+{{- define "app.resources" -}}
+limits:
+  cpu: "2"
+  {{- if .Values.gpu.amd }}
+  {{- if gt (int .Values.gpu.count) 0 }}
+  amd.com/gpu: {{ .Values.gpu.count }}
+  {{- end }}
+  {{- else }}
+  {{- if gt (int .Values.gpu.count) 0 }}
+  nvidia.com/gpu: {{ .Values.gpu.count }}
+  {{- end }}
+  {{- end }}
+{{- end }}
+"""
+
+
+def test_each_vendors_key_under_a_count_guard_of_its_own(tmp_path: Path) -> None:
+    """`if .Values.gpu.amd` / `else`, each branch's key under `if gt (int .Values.gpu.count) 0`."""
+    files = {"templates/_helpers.tpl": GUARDED, "templates/server.yaml": SERVER, "values.yaml": "gpu:\n  count: 2\n"}
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)  # was: manual, 'with gpu.amd flipped to true ... renders differently'
+    objects = _render(chart, "gpu:\n  amd: true\n")
+    assert (_claim(objects)["deviceClassName"], _claim(objects)["count"]) == ("gpu.amd.com", 2)
+    assert objects["Deployment/server"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "2"
+    }
+    assert not [k for k in _render(chart, "gpu:\n  count: 0\n") if k.startswith("ResourceClaimTemplate/")]

@@ -241,12 +241,21 @@ TWO_ARMS = DEPLOYMENT.replace(
 )
 
 
-def test_a_device_key_written_beside_the_built_map_is_named(tmp_path: Path) -> None:
-    """The branch without the map writes the device key on a line of its own: the map rewrite would leave it a
-    device-plugin request with dra.enabled, so fix names that line (was: only the render that differs)."""
+def test_a_device_key_written_beside_the_built_map_gets_the_claim_too(tmp_path: Path) -> None:
+    """The branch without the map writes the device key on a line of its own: with dra.enabled it asks for the
+    claim too (was: "the pod also writes a device key outside the map the template builds", nothing written)."""
     assert TWO_ARMS != DEPLOYMENT
-    chart = chart_with(tmp_path, "server", {"values.yaml": VALUES, "templates/deployment.yaml": TWO_ARMS})
+    files = {"values.yaml": VALUES, "templates/deployment.yaml": TWO_ARMS}
+    original = chart_with(tmp_path / "original", "server", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "server")
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
-    assert not outcome.proven
-    line = TWO_ARMS.splitlines().index("              {{ .Values.gpu.resourceName }}: {{ .Values.gpu.count }}") + 1
-    assert outcome.manual.startswith(f"templates/deployment.yaml:{line}: the pod also writes a device key outside")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for sets in ((), ("gpuResources=null",)):
+        assert _render(chart, ("dra.enabled=false", *sets)) == _render(original, sets)
+        docs = _docs(chart, ("gpu.count=3", *sets))
+        (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+        pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+        assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pod
+        assert "nvidia.com/gpu" not in (pod["containers"][0]["resources"].get("limits") or {})
+        assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3

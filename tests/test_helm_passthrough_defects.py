@@ -229,13 +229,15 @@ spec:
 """
 
 
-def test_a_device_key_dug_out_of_the_map_is_named(tmp_path: Path) -> None:
-    """A template that reads the device key with `dig "limits" "<key>"` (a sidecar's env) renders differently once
-    the DRA values drop the key: the manual message names that line first, as for the other reads fix does not
-    rewrite (was: only the first difference of the proof, a sidecar's env)."""
+def test_a_device_key_dug_out_of_the_map_reads_the_count_kept_beside_it(tmp_path: Path) -> None:
+    """A template that reads the device key with `dig "limits" "<key>"` of a variable holding the map (a sidecar's
+    env) would render differently once the DRA values drop the key: the read takes the count the DRA values keep in
+    `deviceCounts` first (was: manual work naming that line, "reads resources.limits["nvidia.com/gpu"] itself")."""
     chart = chart_with(tmp_path, "server", {"values.yaml": "resources: {}\n", "templates/server.yaml": DUG})
     gpu = tmp_path / "gpu.yaml"
     gpu.write_text(NODES.replace("multiNode: true\n", ""))
-    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), load_rules(), Settings(), Target.parse("1.36"), "fix")
-    assert not outcome.proven
-    assert outcome.manual.startswith('templates/server.yaml:2 reads resources.limits["nvidia.com/gpu"] itself')
+    fix_chart(chart, "1.36", (gpu,))
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    server, telemetry = pods["release-name-server"]["containers"]
+    assert telemetry["env"] == [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+    assert server["resources"] == {"claims": [{"name": "gpu"}]} and list(counts.values()) == [8]

@@ -1770,11 +1770,14 @@ def fix(
     migrate: Callable[[str], str],
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
     alternative: Callable[..., Any] | None = None,
+    switched: tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
     turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
     False (nothing done) when no helper line writes the device key, so the caller reports the template's own
-    pattern."""
+    pattern. `switched`: pattern-A templates under a switch of their own that the values leave off and the proof
+    turns on (a vLLM Deployment under `if eq .Values.inferenceBackend "vllm"`), with the originals, migrations and
+    claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates)."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.rewrite import chart_name
@@ -1837,7 +1840,7 @@ def fix(
                 ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
-        literal = rels - {s.rel for s in sites}
+        literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites}
         if literal and switch_mode(sites, hops) != "values":
             other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
@@ -1848,7 +1851,8 @@ def fix(
         where = " and ".join(places)
         changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice)
         if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
-            what = (originals, migrated, claim_templates)
+            more = switched[1:] if switched else ({}, {}, {})
+            what = ({**originals, **more[0]}, {**migrated, **more[1]}, {**claim_templates, **more[2]})
             changes = with_literal_templates(
                 changes, root, literal, define, rules, what, opt_in, guards[0], alternative
             )

@@ -40,14 +40,25 @@ class Choice:
 
 
 def _chain(all_blocks: list[Block], define: Block, index: int) -> Block | None:
-    """The innermost block around line `index` inside the helper, when it is an `if` with `else` branches."""
+    """The innermost `if` with `else` branches around line `index` inside the helper, past the `if`s without one
+    between (a count guard, `if gt (int .Values.gpu.count) 0`, around the key in each branch)."""
     around = [b for b in enclosing(all_blocks, index) if b.start > define.start]
-    return around[-1] if around and around[-1].word == "if" and around[-1].branches else None
+    for b in reversed(around):
+        if b.word == "if" and b.branches:
+            return b
+        if b.word != "if":
+            return None
+    return None
+
+
+def _branch(chain: Block, index: int) -> int:
+    return sum(1 for at, _ in chain.branches if at < index)
 
 
 def other_keys(text: str, define: Block, keys: list[KeyLine], rules: RuleSet) -> list[KeyLine]:
-    """The key lines of the other branches of each `if`/`else if` chain that holds a rendered literal key: lines
-    right inside a branch, at the key's indent, naming another device resource the rules migrate; [] when none."""
+    """The key lines of the other branches of each `if`/`else if` chain that holds a rendered literal key (perhaps
+    each under a guard `if` of its own), at the key's indent, naming another device resource the rules migrate; []
+    when none."""
     lines = text.splitlines()
     all_blocks = blocks(text)
     out: dict[int, KeyLine] = {}
@@ -58,8 +69,9 @@ def other_keys(text: str, define: Block, keys: list[KeyLine], rules: RuleSet) ->
         pad = len(lines[k.index]) - len(lines[k.index].lstrip())
         for i in range(chain.start + 1, chain.end):
             m = _KEY_LINE.match(lines[i])
-            inner = enclosing(all_blocks, i)
-            if m is None or len(m.group(1)) != pad or not inner or inner[-1] is not chain or i in out:
+            if m is None or len(m.group(1)) != pad or i in out or _branch(chain, i) == _branch(chain, k.index):
+                continue
+            if _chain(all_blocks, define, i) is not chain:
                 continue
             name = m.group(2).strip("\"'")
             if name == k.resource or name.startswith("{{") or not rules.is_device_candidate(name):

@@ -322,7 +322,11 @@ def _conditions(
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
                     f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
-                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count"
+                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one "
+                    "count. By hand, as the migration does: the pod gets one claim, `gpu`; a container that asks for "
+                    "the device alone takes it whole (`claims: [{name: gpu}]`), several each take a request of it "
+                    "(`{name: gpu, request: <container>-gpu}`, with that container's count), a list to build in a "
+                    "`range` over the same items before the pod spec, for its `resourceClaims` and the claim template"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
@@ -1048,14 +1052,11 @@ def build(
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
             workloads.append(Workload(rel, text, own, delta, requests, base, choices, named))
-    if len({w.devices[0].resource for w in workloads}) > 1:
-        raise RewriteError("the chart's templates request different device resources")
-    classes = {_class_of(w.delta.spec, w.devices[0].resource, w.requests) for w in workloads}
-    if len(classes) != 1 or None in classes:
-        raise RewriteError("the migration asks for several device classes")
-    device_class = str(classes.pop())
-    if any(w.named and "deviceClassName" in w.named.spec.values() for w in workloads):
-        device_class = '""'  # pattern E with names of several classes: each name's own class unless set
+    own_class = _template_classes(workloads)
+    device_class = str(own_class[workloads[0].rel])
+    several = len(set(own_class.values())) > 1  # templates of several vendors (an AMD profile beside an NVIDIA one)
+    if several or any(w.named and "deviceClassName" in w.named.spec.values() for w in workloads):
+        device_class = '""'  # each template's (pattern E: each name's) own class unless dra.deviceClassName is set
     primary_class, device_class = device_class, '""' if any(w.choices for w in workloads) else device_class
     changes = []
     sections = []
@@ -1065,6 +1066,7 @@ def build(
     for rel, parts in by_rel.items():
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
+        own = [_classless(section, own_class[rel]) for section in own] if several else own
         crlf = written[rel] != parts[0].text  # a CRLF template (Intel's edge-ai charts) keeps its line ends
         changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
         sections += own
@@ -1080,7 +1082,7 @@ def build(
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
-    resource = (" or " if any(w.choices or w.named for w in workloads) else " and ").join(
+    resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
     changes += conventions(root, device_class.strip('"'), not opt_in)
@@ -1096,6 +1098,23 @@ def build(
         )
     )
     return changes
+
+
+def _template_classes(workloads: list[Workload]) -> dict[str, str]:
+    """Each template's device class (the migration's, for its device resource); raises RewriteError where a template
+    asks for several resources or its migration for several classes. Templates may differ: a chart with one
+    template per serving profile, some for AMD and some for NVIDIA GPUs, gets each its own class."""
+    resources: dict[str, set[str]] = {}
+    classes: dict[str, set[str | None]] = {}
+    for w in workloads:
+        resources.setdefault(w.rel, set()).add(w.devices[0].resource)
+        classes.setdefault(w.rel, set()).add(_class_of(w.delta.spec, w.devices[0].resource, w.requests))
+    for rel, found in resources.items():
+        if len(found) > 1:
+            raise RewriteError(f"{rel}: its pods request different device resources ({', '.join(sorted(found))})")
+    if any(len(found) != 1 or None in found for found in classes.values()):
+        raise RewriteError("the migration asks for several device classes")
+    return {rel: str(next(iter(found))) for rel, found in classes.items()}
 
 
 def _template_label(rel: str, rels: Iterable[str]) -> str:

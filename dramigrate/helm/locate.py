@@ -99,6 +99,8 @@ def align(template: str, rendered: str) -> tuple[int | None, ...]:
             if j is not None and not _children_agree(i, j, out, lines, t_lines, patterns)
         }
         if not bad:
+            bad = _misplaced(out, candidates, forbidden, lines, t_lines, patterns)
+        if not bad:
             break
         forbidden |= bad
     return tuple(out)
@@ -157,6 +159,51 @@ def _children_agree(
     block = set(t_block)
     children = [k for k in _block(lines, i) if lines[k].strip() and not lines[k].strip().startswith("#")]
     return all(mapping[k] in block for k in children)
+
+
+def _misplaced(
+    out: list[int | None],
+    candidates: list[list[int]],
+    forbidden: set[tuple[int, int]],
+    lines: list[str],
+    t_lines: list[str],
+    patterns: tuple[LinePattern | None, ...],
+) -> set[tuple[int, int]]:
+    """The pairs to drop where a rendered line maps outside the template block of the line its nearest mapped
+    rendered ancestor maps to: the ancestor's, when another of its candidates holds the line's template line in its
+    block (a worker without `resources` renders the `else` branch's own `resources:`, not the one above `toYaml
+    $res`), else the line's (a `limits:` and device key that `toYaml $res` wrote are not the `else` branch's:
+    smg-gateway)."""
+    literal = [p is not None for p in patterns]
+    bad = set()
+    for i, j in enumerate(out):
+        up = _ancestor(i, out, lines) if j is not None else None
+        if j is None or up is None or j in _block(t_lines, out[up], literal):  # type: ignore[arg-type]
+            continue
+
+        def holds(
+            u: int, up: int = up, j: int = j
+        ) -> bool:  # the ancestor's other candidate, its rendered children agreeing
+            moved = [u if k == up else m for k, m in enumerate(out)]
+            return j in _block(t_lines, u, literal) and _children_agree(up, u, moved, lines, t_lines, patterns)
+
+        other = [u for u in candidates[up] if (up, u) not in forbidden and holds(u)]
+        bad.add((up, out[up]) if other else (i, j))  # type: ignore[arg-type]
+    return bad
+
+
+def _ancestor(i: int, out: list[int | None], lines: list[str]) -> int | None:
+    """The nearest rendered line above i, indented less, that maps to a template line (each less indented than the
+    one before); None if there is none."""
+    indent = _raw_indent(lines[i])
+    for k in range(i - 1, -1, -1):
+        text = lines[k]
+        if not text.strip() or text.strip().startswith("#") or _raw_indent(text) >= indent:
+            continue
+        if out[k] is not None:
+            return k
+        indent = _raw_indent(text)
+    return None
 
 
 _CONTROL = re.compile(r"^(if|else|end|range|with|define|block|break|continue)\b|^/\*|^\$\w*\s*:?=")

@@ -31,6 +31,7 @@ from dramigrate.helm.idiomatic import (
     _block_end,
     _control,
     _Dumper,
+    _emits,
     _indent,
     _merge_tolerations,
     _metadata_line,
@@ -42,6 +43,7 @@ from dramigrate.helm.idiomatic import (
     tolerated_test,
     values_block,
 )
+from dramigrate.helm.patterns import Pattern, count_expression
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -49,8 +51,9 @@ from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 # (or `{{ toYaml $resources | indent 12 }}` at column 0, below its `resources:` key)
 _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*(n?)indent\s+\d+\s*-?\}\}\s*$")
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
-# an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
-_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
+# an entry whose name is not literal (`dict $key 1`, devtron's `dict $gpu.provider 1`,
+# `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
+_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+(?:\.\w+)*|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _LITERAL_ENTRY = re.compile(r'\bdict\s+"([^"]+)"\s+')  # `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr)
 # an entry set into the map or one of its sections, its name not literal (`set $res.limits .Values.gpu.resourceName 1`)
 _SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
@@ -63,6 +66,10 @@ Alternative = Callable[[list[dict[str, Any]], str, str], tuple[list[dict[str, An
 
 class NotMapBuilt(RewriteError):
     """The template's device request is not a map built in variables that this rewrite takes."""
+
+
+class _NotTaken(NotMapBuilt):
+    """The pod's tolerations are in a block the map may be built without."""
 
 
 @dataclass(frozen=True)
@@ -118,22 +125,160 @@ def site(text: str) -> Site | None:
     return None
 
 
+def takes(text: str, hint: Pattern, rules: RuleSet) -> bool:
+    """Whether the map-built rewrite takes a template whose first device request is `hint`: pattern F with a map
+    built in variables (site), or A or E at a device key the pod writes beside that map."""
+    where = site(text) if hint.letter in ("A", "E", "F") else None
+    return where is not None and (hint.letter == "F" or hint.line - 1 in keys_beside(text.splitlines(), where, rules))
+
+
 # a key line whose name an action writes or that names a resource (`{{ $gpuType }}: {{ $gpuCount }}`)
 _KEY_LINE = re.compile(r"""^\s*(\{\{.*?\}\}|["']?[\w.-]+/[\w.-]+["']?)\s*:\s*\S""")
 
 
-def _key_beside(lines: list[str], where: Site, rules: RuleSet) -> int:
-    """The first line of the pod spec, outside the map, that writes a device key under `limits:` or `requests:` (its
-    name an action, or a device resource): smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else` of the
-    `if $worker.resources` whose branch builds the map; -1 if none."""
+def keys_beside(lines: list[str], where: Site, rules: RuleSet) -> list[int]:
+    """The lines of the pod spec, outside the map, that write a device key under `limits:` or `requests:` (its name an
+    action, or a device resource): smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else` of the
+    `if $worker.resources` whose branch builds the map."""
+    found = []
     for j in range(where.pod + 1, _block_end(lines, where.pod)):
         m = _KEY_LINE.match(lines[j])
         if not m or _control(lines[j]) or lines[_parent(lines, j)].strip() not in _SECTIONS:
             continue
         name = m.group(1).strip("\"'")
         if name.startswith("{{") or rules.is_device_candidate(name):
-            return j
-    return -1
+            found.append(j)
+    return found
+
+
+# a device key written beside the map: its name one action or a literal resource, then its count
+_BESIDE = re.compile(
+    r"""^\s*(?:\{\{-?\s*(?!(?:if|else|end|with|range|include|template)\b)(.+?)\s*-?\}\}|(["']?)([\w.-]+/[\w.-]+)\2)\s*:\s*(\S.*)$"""
+)
+_BESIDE_WHY = (
+    "the pod also writes a device key outside the map the template builds (a branch without the map), in a form "
+    "the rewrite does not take"
+)
+
+
+@dataclass(frozen=True)
+class _Beside:
+    """The device key lines a branch without the map writes (smg-gateway's `else` of `if $worker.resources`): its
+    name and count as Go expressions, and the lines the DRA branch writes the claim instead of."""
+
+    name: str
+    count: str
+    start: int  # the first line the DRA branch replaces
+    stop: int  # one past the last
+    whole: bool  # the lines replaced are the whole `resources:` block (else its sections, or the key lines alone)
+    after: int = -1  # with the key lines alone (a section keeps other keys): where the claim goes, after the sections
+
+
+def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
+    """How the DRA branch takes the device key lines `keys` written beside the map: one name and count, under the
+    sections of one `resources:` key; raises NotMapBuilt."""
+    why = f"{rel}:{keys[0] + 1}: {_BESIDE_WHY}"
+    read = []
+    for j in keys:
+        m = _BESIDE.match(lines[j])
+        count = count_expression(m.group(4)) if m else None
+        if m is None or count is None:
+            raise NotMapBuilt(f"{why} (one name and a count from values or a variable)")
+        name = m.group(1) if m.group(1) else json.dumps(m.group(3))
+        read.append((f"({name})" if re.search(r"\s", name) else name, count))
+    sections = [_parent(lines, j) for j in keys]
+    owners = {_parent(lines, s) for s in sections}
+    if len(set(read)) != 1 or len(owners) != 1 or lines[min(owners)].strip() != "resources:":
+        raise NotMapBuilt(f"{why} (one name and count under the sections of one `resources:` key)")
+    (name, count), owner = read[0], min(owners)
+
+    def alone(start: int, stop: int) -> bool:  # the lines hold nothing but sections and the device key lines
+        quiet = (k for k in range(start, stop) if k not in keys and k not in sections)
+        return all(_control(lines[k]) and not _emits(lines[k]) for k in quiet)
+
+    if alone(owner + 1, _block_end(lines, owner)):
+        return _Beside(name, count, owner, _block_end(lines, owner), True)
+    first, stop = min(sections), max(_block_end(lines, s) for s in sections)
+    if alone(first, stop):
+        return _Beside(name, count, first, stop, False)
+    if len(keys) != 1:
+        raise NotMapBuilt(f"{why} (the sections hold other keys beside it)")
+    return _Beside(name, count, keys[0], keys[0] + 1, False, _block_end(lines, sections[0]))
+
+
+def _beside_in(
+    lines: list[str], where: Site, keys: list[int], scope: int, rel: str, several: Several | None
+) -> _Beside:
+    """The device key lines `keys` beside the map (_beside), where the DRA variables set at line `scope` are seen."""
+    why = f"{rel}:{keys[0] + 1}: {_BESIDE_WHY}"
+    if several:
+        raise NotMapBuilt(f"{why} (the map may hold several device resources at once)")
+    b = _beside(lines, keys, rel)
+    depths = _depths(lines)
+    if b.start < scope or min(depths[scope : b.stop]) < depths[scope]:
+        raise NotMapBuilt(f"{why} (a block the DRA variables are not set in)")
+    owner = _parent(lines, where.toyaml)
+    owner = _parent(lines, owner) if lines[owner].strip() in _SECTIONS else owner
+    if _item_of(lines, owner) != _item_of(lines, _parent(lines, _parent(lines, keys[0]))):
+        raise NotMapBuilt(f"{why} (in another container than the map)")
+    return b
+
+
+def _item_of(lines: list[str], at: int) -> int:
+    """The line of the list item (a container) the key at line `at` is in, or -1."""
+    want = _indent(lines[at])
+    return next(
+        (
+            j
+            for j in range(at - 1, -1, -1)
+            if not _control(lines[j]) and _indent(lines[j]) < want and lines[j].lstrip().startswith("- ")
+        ),
+        -1,
+    )
+
+
+def _beside_edits(
+    lines: list[str], b: _Beside, names: list[str], enabled: str, v: _Vars
+) -> list[tuple[int, int, list[str]]]:
+    """The DRA branch for the device key written beside the map: with the switch on and a name the claim takes, the
+    count and name kept in the DRA variables and the container's claim written instead of the lines; with the switch
+    on and another device resource, the render fails (as the map's own DRA branch does)."""
+    pad = " " * _indent(lines[b.start])
+    taken = f"and {enabled} (has {b.name} (list {_listed(tuple(names))}))"
+    keep = f"{{{{- {_COUNT} = {b.count} }}}}{{{{- {_KEY} = {b.name} }}}}"
+    fail = _untaken("", f"range $left := list {b.name}", names).strip()
+    untaken = f"{{{{- else }}}}{{{{- if {enabled} }}}}{fail}{{{{- end }}}}"
+    if b.after >= 0:  # the key line alone: the claim after its section, which keeps the other keys
+        spad = " " * _indent(lines[_parent(lines, b.start)])
+        claim = [
+            f"{spad}{{{{- if and {enabled} (has {b.name} (list {_listed(tuple(names))})) (gt (int {b.count}) 0) }}}}",
+            f"{spad}claims:",
+            f"{spad}  - name: {v.claim_text}",
+            f"{spad}{{{{- end }}}}",
+        ]
+        return [
+            (b.start, b.start, [f"{pad}{{{{- if {taken} }}}}{keep}{untaken}"]),
+            (b.stop, b.stop, [f"{pad}{{{{- end }}}}"]),
+            (b.after, b.after, claim),
+        ]
+    head = [f"{pad}resources:"] if b.whole else []
+    inner = pad + "  " * b.whole
+    return [
+        (
+            b.start,
+            b.start,
+            [
+                f"{pad}{{{{- if {taken} }}}}{keep}",
+                f"{pad}{{{{- if gt (int {_COUNT}) 0 }}}}",
+                *head,
+                f"{inner}claims:",
+                f"{inner}  - name: {v.claim_text}",
+                f"{pad}{{{{- end }}}}",
+                f"{pad}{untaken}",
+            ],
+        ),
+        (b.stop, b.stop, [f"{pad}{{{{- end }}}}"]),
+    ]
 
 
 def _key_above(lines: list[str], at: int) -> int:
@@ -303,8 +448,11 @@ def _specs(
     if not rendered:
         raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
     deltas = pod_delta(originals, migrated, claim_templates)
-    if len(deltas) != 1 and (len(rendered) > 1 or any(_uncounted(d) != _uncounted(deltas[0]) for d in deltas)):
+    if len(deltas) != 1 and (
+        len(rendered) > 1 or any(_uncounted(d, rendered) != _uncounted(deltas[0], rendered) for d in deltas)
+    ):
         # a pod for each item of a `range` (smg-gateway's workers): one rewrite if their claims differ in count only
+        # (and in the device's toleration, which the DRA branch adds to each pod whose own list does not have it)
         raise NotMapBuilt(f"{rel}: {len(deltas)} pods of the template ask for devices, not with one claim shape")
     out: dict[str, dict[str, Any]] = {}
     tolerate: list[str] = []  # the resources whose taint the pod does not tolerate itself
@@ -368,12 +516,15 @@ def _counts(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     return found
 
 
-def _uncounted(delta: Any) -> tuple[Any, ...]:
-    """What the migration added to a pod, its claim's device counts left out."""
+def _uncounted(delta: Any, names: list[str]) -> tuple[Any, ...]:
+    """What the migration added to a pod, its claim's device counts and the tolerations of the device resources
+    `names` left out."""
     spec = json.loads(json.dumps(delta.spec.get("spec", delta.spec)))
     for request in spec.get("devices", {}).get("requests", []):
         request.get("exactly", request).pop("count", None)
-    return delta.claim, spec, delta.tolerations, delta.labels
+    device = {"operator": "Exists", "effect": "NoSchedule"}
+    tolerations = [t for t in delta.tolerations if not (t.get("key") in names and t == {**device, "key": t["key"]})]
+    return delta.claim, spec, tolerations, delta.labels
 
 
 def _plain(delta: Any) -> tuple[str, Any]:
@@ -544,9 +695,9 @@ def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> li
     ]
 
 
-def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
+def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars, claims: bool = True) -> list[str]:
     """Before a section built in a variable (`limits:` of `toYaml $limits`): the DRA branch takes the device key out
-    of the section and writes the container's claim beside it."""
+    of the section and (`claims`: the last section of the map) writes the container's claim beside it."""
     listed = " ".join(json.dumps(n) for n in names)
     take = v.take(f"(get {var} $name)") if v.define else v.take(f"get {var} $name")
     return [
@@ -557,10 +708,8 @@ def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         _untaken(pad, f"range $left, $_ := {var}", names),
-        f"{pad}{{{{- if {v.held.strip('()')} }}}}",
-        f"{pad}claims:",
-        f"{pad}  - name: {v.claim_text}",
-        f"{pad}{{{{- end }}}}",
+        *[f"{pad}{{{{- if {v.held.strip('()')} }}}}", f"{pad}claims:", f"{pad}  - name: {v.claim_text}"] * claims,
+        *[f"{pad}{{{{- end }}}}"] * claims,
         f"{pad}{{{{- end }}}}",
     ]
 
@@ -588,13 +737,45 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         ]
         return at + 1, edits
     owner = _parent(lines, where.section)
-    guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(where.var)}\s*-?\}}\}}", lines[where.section - 1].strip())
-    at = where.section - 1 if guard else where.section
-    pad = " " * _indent(lines[where.section])
-    return owner, [
-        (owner, owner, [" " * _indent(lines[owner]) + declare]),
-        (at, at, _section_lines(pad, where.var, names, state, v)),
-    ]
+    scope = owner
+    others = _other_sections(lines, where, owner)
+    if _pod_end(lines, where, _depths(lines)[owner]) < 0:
+        # the `resources:` key is written inside a block that closes before the pod spec does (devtron's `if or
+        # $limits $requests`): the DRA variables are set right after the sections' variables are, at their depth
+        scope = 1 + max(_declared(lines[: where.toyaml], var)[-1] for var in (where.var, *(v for _, v in others)))
+    edits = [(scope, scope, [" " * _indent(lines[owner]) + declare])]
+    # each section built in a variable (`limits:` and `requests:`) gives its device key up; the last writes the claim
+    sections = sorted([(where.section, where.var), *others])
+    for k, (section, var) in enumerate(sections):
+        guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(var)}\s*-?\}}\}}", lines[section - 1].strip())
+        at = section - 1 if guard else section
+        pad = " " * _indent(lines[section])
+        edits.append((at, at, _section_lines(pad, var, names, state, v, k == len(sections) - 1)))
+    return scope, edits
+
+
+def _other_sections(lines: list[str], where: Site, owner: int) -> list[tuple[int, str]]:
+    """The other sections of the `resources:` key at `owner` written from a variable of their own as the site's is
+    (devtron's `requests:` from `toYaml $requests` beside `limits:` from `toYaml $limits`): (section line, variable)."""
+    out = []
+    for j in range(owner + 1, _block_end(lines, owner)):
+        m = _TOYAML.match(lines[j])
+        if not m or j == where.toyaml or (not m.group(4) and m.group(1)):
+            continue
+        section = _parent(lines, j) if m.group(4) else _key_above(lines, j)
+        if lines[section].strip() in _SECTIONS and section != where.section and _parent(lines, section) == owner:
+            out.append((section, m.group(2) or m.group(3)))
+    return out
+
+
+def _pod_end(lines: list[str], where: Site, level: int) -> int:
+    """The line after the pod spec's last key and the `end`s that close its last blocks, when it is at block depth
+    `level` (where template variables set at that depth are still set); else -1."""
+    end = _block_end(lines, where.pod)
+    depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
+    while end < len(lines) and depths[end] > level and _control(lines[end]):
+        end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
+    return end if depths[end] == level else -1
 
 
 def rewrite(
@@ -606,10 +787,12 @@ def rewrite(
     enabled: str,
     several: Several | None = None,
     tolerate: tuple[str, ...] | None = None,
+    beside: list[int] | None = None,
 ) -> tuple[str, str]:
     """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
     may hold several device resources at once (one request for each). `tolerate`: the resources the DRA branch
-    tolerates when the pod writes its own tolerations in a form that reads no values list (None: all)."""
+    tolerates when the pod writes its own tolerations in a form that reads no values list (None: all). `beside`: the
+    device key lines the pod writes outside the map (keys_beside)."""
     lines = text.splitlines()
     name = _metadata_line(lines, "name")
     if name is None:
@@ -629,17 +812,18 @@ def rewrite(
     existing = f"{root}Values.dra.existingClaimTemplate"
     template_name = f"{{{{ with {existing} }}}}{{{{ . }}}}{{{{ else }}}}{own_name}{{{{ end }}}}"
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
+    if beside:
+        edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
     containers = next(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )
     ind = " " * _indent(lines[containers])
-    end = _block_end(lines, where.pod)
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]
-    while end < len(lines) and depths[end] > level and _control(lines[end]):
-        end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
-    if depths[end] != level:
-        raise NotMapBuilt(f"{rel}:{end + 1}: the pod spec ends inside a block the map's variable is not set in")
+    end = _pod_end(lines, where, level)
+    if end < 0:
+        at = _block_end(lines, where.pod)
+        raise NotMapBuilt(f"{rel}:{at + 1}: the pod spec ends inside a block the map's variable is not set in")
     pod_lines = [
         f"{ind}{{{{- if {claimed} }}}}",
         f"{ind}resourceClaims:",
@@ -677,8 +861,10 @@ def rewrite(
             f"{ind}  {{{{- end }}}}" + ("{{- end }}" if tolerated else ""),
         ]
 
-    def merge(cond: str) -> tuple[int, int, list[str]]:
-        """The edit that appends the DRA toleration to the pod's own list under `cond`."""
+    def merge(cond: str) -> list[tuple[int, int, list[str]]]:
+        """The edits that append the DRA toleration to the pod's own list under `cond`: in place, or, for a list the
+        pod writes before the map is built (devtron's `{{- if .Values.tolerations }}` above the containers), the
+        list moved after the pod's last key with the switch on, where the map's device is known."""
         try:
             e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
         except NotIdiomatic as err:
@@ -687,21 +873,36 @@ def rewrite(
                 f"merged into ({err.why}); a second `tolerations:` key would drop them: add the toleration by hand"
             ) from None
         if e.index < where.toyaml and not early:
-            raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+            if _open_blocks(lines, e.index) != _open_blocks(lines, end):
+                raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+            head = " " * _indent(lines[e.index])
+            kept = [f"{head}{{{{- if not {enabled} }}}}", *lines[e.index : e.stop], f"{head}{{{{- end }}}}"]
+            moved = [f"{ind}{{{{- if {enabled} }}}}", *e.lines, f"{ind}{{{{- end }}}}"]
+            return [(e.index, e.stop, kept), (end, end, moved)]
         if not _taken_with(lines, e.index, early[2] if early else where.toyaml, level):
-            raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
-        return e.index, e.stop, e.lines
+            raise _NotTaken(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
+        return [(e.index, e.stop, e.lines)]
 
-    if own and given:
-        cond = claimed if several else f"{keyed} (not {tolerated})"
-        edits.append(merge(cond))
-    elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration goes
-        # into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
-        untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
-        if untaken:
-            only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
-            edits.append(merge(f"{claimed if several else keyed}{only}"))
-    elif not several or several.tolerate:
+    try:
+        if own and given:
+            cond = claimed if several else f"{keyed} (not {tolerated})"
+            edits += merge(cond)
+        elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration
+            # goes into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
+            untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
+            if untaken:
+                only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
+                edits += merge(f"{claimed if several else keyed}{only}")
+    except _NotTaken:
+        if several or early:
+            raise
+        # the pod writes its tolerations in branches the map is not built in (smg-gateway's values list, else its own
+        # GPU toleration, under an `if or` of the pod's scheduling keys): the DRA toleration goes into each
+        branches = _Branches(own, level, ind, where.toyaml, rel)
+        # `given`: a values list the branches read, whose test's define goes at the end of the template
+        more, given = _branch_tolerations(lines, branches, keyed, tolerations, f"{chart}.{stem}.draTolerated")
+        edits += more
+    if not own and (not several or several.tolerate):
         cond = f"{claimed} {untolerated}" if several else keyed
         pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
     edits.append((end, end, pod_lines))
@@ -709,6 +910,8 @@ def rewrite(
     doc_end = next(
         (j for j in range(end, len(lines)) if lines[j].strip() == "---" or depths[j + 1] < level), len(lines)
     )
+    while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
+        doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
     rct = [
         f"{{{{- if {claimed} (not {existing}) }}}}",
@@ -741,6 +944,138 @@ def rewrite(
     return "\n".join(out) + ("\n" if text.endswith("\n") else ""), "\n".join(body) + "\n"
 
 
+@dataclass(frozen=True)
+class _Branches:
+    """The pod's `tolerations:` lines (own) at its indent (ind), the map's DRA variables set at block depth `level`,
+    the map written at line `toyaml`."""
+
+    own: list[int]
+    level: int
+    ind: str
+    toyaml: int
+    rel: str
+
+
+_BLOCK_ACTION = re.compile(r"\{\{-?\s*(if|with|range|define|block|end|else)\b(.*?)-?\}\}")
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A template block: its opening line, its `end` line, its word, the lines of its `else`s and whether the last
+    is a plain `else`."""
+
+    start: int
+    end: int
+    word: str
+    elses: tuple[int, ...]
+    plain: bool
+
+    def branches(self) -> list[tuple[int, int]]:
+        """Each branch's lines: from its opening or `else` line to the next (or the `end`)."""
+        cuts = [self.start, *self.elses, self.end]
+        return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    """Every template block of the lines."""
+    stack: list[tuple[int, str, list[int], list[bool]]] = []
+    out = []
+    for j, line in enumerate(lines):
+        for m in _BLOCK_ACTION.finditer(line):
+            if m.group(1) == "end" and stack:
+                start, word, elses, plain = stack.pop()
+                out.append(_Block(start, j, word, tuple(elses), bool(plain) and plain[-1]))
+            elif m.group(1) == "else" and stack:
+                stack[-1][2].append(j)
+                stack[-1][3].append(not m.group(2).strip())
+            elif m.group(1) not in ("end", "else"):
+                stack.append((j, m.group(1), [], []))
+    return out
+
+
+def _literal_tolerations(lines: list[str], at: int) -> tuple[int, list[str]] | None:
+    """For `tolerations:` at `at` followed by literal items only (smg-gateway's own `- key: nvidia.com/gpu`): where the
+    items end and the taints they tolerate as the device plugin's (`Exists`, NoSchedule or any effect); else None."""
+    stop = at + 1
+    while stop < len(lines) and not _control(lines[stop]) and _indent(lines[stop]) > _indent(lines[at]):
+        stop += 1
+    try:
+        items = yaml.safe_load("\n".join(lines[at:stop]))["tolerations"] if stop > at + 1 else None
+    except yaml.YAMLError:
+        return None
+    if not isinstance(items, list) or not all(isinstance(t, dict) for t in items) or "{{" in "".join(lines[at:stop]):
+        return None
+    return stop, [str(t.get("key") or "") for t in items if _tolerates([t], str(t.get("key") or "*"))]
+
+
+def _branch_tolerations(
+    lines: list[str], b: _Branches, keyed: str, tolerations: list[str], define: str
+) -> tuple[list[tuple[int, int, list[str]]], str | None]:
+    """The DRA toleration in each of the pod's `tolerations:` lists written in branches the map is not built in:
+    appended to a values list (unless it tolerates the taint) or to a literal list (unless one of its items does),
+    and, for each `if` around them that may render none of them while the map holds a device, a plain `else`
+    writing the DRA toleration alone (the migration adds it to a pod with no tolerations); and a values list read
+    (the `define` that tests it is then added), or None."""
+    edits: list[tuple[int, int, list[str]]] = []
+    read = None
+    for at in b.own:
+        if at < b.toyaml:
+            raise NotMapBuilt(f"{b.rel}:{at + 1}: the pod's tolerations come before the map is built")
+        given = given_tolerations(lines, at)
+        literal = _literal_tolerations(lines, at) if given is None else None
+        if literal:
+            unless = f" (not (has {_KEY} (list {_listed(tuple(literal[1]))})))" if literal[1] else ""
+            if "" not in literal[1]:  # a toleration of every taint tolerates the device's too
+                edits.append(
+                    (
+                        literal[0],
+                        literal[0],
+                        [f"{b.ind}{{{{- if {keyed}{unless} }}}}", *tolerations, f"{b.ind}{{{{- end }}}}"],
+                    )
+                )
+            continue
+        if given is None:
+            raise NotMapBuilt(
+                f"{b.rel}:{at + 1}: the pod's tolerations have a shape the DRA toleration cannot be merged into"
+            )
+        read, tolerated = given, tolerated_test(define, _KEY, given)
+        try:
+            e = _merge_tolerations(lines, at, b.ind, f"{keyed} (not {tolerated})", tolerations, "")
+        except NotIdiomatic as err:
+            raise NotMapBuilt(
+                f"{b.rel}:{at + 1}: the pod's tolerations have a shape the DRA toleration cannot be merged into "
+                f"({err.why})"
+            ) from None
+        if e is not None:
+            edits.append((e.index, e.stop, e.lines))
+    replaced = [(i, stop) for i, stop, _ in edits if stop > i]
+    around = {
+        block
+        for at in b.own
+        for block in _blocks(lines)
+        if block.start < at < block.end
+        and not block.start < b.toyaml < block.end
+        and not any(i <= block.start < stop for i, stop in replaced)
+    }
+    depth = _depths(lines)
+    fresh = [f"{b.ind}tolerations:", *tolerations]
+    for block in sorted(around, key=lambda k: k.start):
+        if depth[block.start] < b.level:
+            continue
+        cuts = (block.start, *block.elses, block.end)
+        if block.word != "if" or any(len(_BLOCK_ACTION.findall(lines[k])) != 1 for k in cuts):
+            raise NotMapBuilt(  # an `else` goes right before the line that ends a branch: one action on it
+                f"{b.rel}:{block.start + 1}: the pod's tolerations are in a `{block.word}` block the map may be "
+                "built without"
+            )
+        for first, stop in block.branches():  # a branch that writes none of the pod's lists writes the DRA one
+            if not any(first < at < stop for at in b.own):
+                edits.append((stop, stop, [f"{b.ind}{{{{- if {keyed} }}}}", *fresh, f"{b.ind}{{{{- end }}}}"]))
+        if not block.plain:  # none of the branches may render: a plain `else` for the DRA toleration alone
+            edits.append((block.end, block.end, [f"{b.ind}{{{{- else if {keyed} }}}}", *fresh]))
+    return edits, read
+
+
 def _listed(names: tuple[str, ...]) -> str:
     return " ".join(json.dumps(n) for n in names)
 
@@ -771,11 +1106,7 @@ def build(
         where = site(text)
         if where is None or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
-        if (beside := _key_beside(text.splitlines(), where, rules)) >= 0:
-            raise NotMapBuilt(
-                f"{rel}:{beside + 1}: the pod also writes a device key outside the map the template builds (a "
-                "branch without the map): with dra.enabled it would still ask the device plugin"
-            )
+        beside = keys_beside(text.splitlines(), where, rules)
         listed = [*rendered.get(rel, []), *where.literal, *values_names(values, rules)]
         names = [n for n in dict.fromkeys(listed) if _migrated(n, rules)]
         specs, several, tolerate = _specs(
@@ -785,7 +1116,7 @@ def build(
         tolerate = tuple(n for n in tolerate if n not in own)
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
-        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate)
+        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside)
         changes.append(Change(rel, text, after + define))
         all_names += names
     resource = " or ".join(dict.fromkeys(all_names))

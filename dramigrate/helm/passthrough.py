@@ -50,6 +50,7 @@ from dramigrate.helm.idiomatic import (
     pod_containers,
     shipped_rules,
 )
+from dramigrate.helm.mapreads import inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
@@ -484,6 +485,39 @@ def claim_names(
     return out
 
 
+def template_names(templates: dict[Path_, dict[str, Any]]) -> set[str]:
+    """The names of the `resourceClaimTemplates` values entries (by the values scope that holds them)."""
+    return {name for own in templates.values() for name in own}
+
+
+def unused_templates(render: Any, names: set[str], release: str) -> frozenset[tuple[str, str, str]]:
+    """The ResourceClaimTemplates of a render, among the values entries `names` (values-dra.yaml's, with the maps
+    under a switch the defaults leave off: a value set takes some of them), that no object of the render names: a
+    claim template no pod names allocates nothing (each pod gets its claim from one), so the proof does not compare
+    it; as (kind, namespace, name)."""
+    if not names:
+        return frozenset()
+    found = objects(render.stream + render.rest)
+    named: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "resourceClaimTemplateName" and isinstance(v, str):
+                    named.add(v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk([d for key, docs in found.items() if key[1] != "ResourceClaimTemplate" for d in docs])
+    ours = names | {f"{release}-{n}" for n in names}
+    return frozenset(
+        key[1:] for key in found if key[1] == "ResourceClaimTemplate" and key[3] in ours and key[3] not in named
+    )
+
+
 def superseded(
     edits: list[MapEdit],
     templates: dict[Path_, dict[str, Any]],
@@ -767,10 +801,12 @@ def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ 
     return []
 
 
-def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False) -> str:
+def overlay_text(
+    values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False, switches: bool = False
+) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
-    defaults' device keys on."""
+    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too."""
     import yaml
 
     if switched:
@@ -782,8 +818,9 @@ def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = (), switc
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
+        also = ", and of those the chart's switches turn on," if switches else ""
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults "
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
             "through ResourceClaims (a null deletes a default key)\n"
         )
 
@@ -1027,7 +1064,8 @@ def template_edits(
     through one of the `helpers`, map_helpers), unless it renders that sibling already. `within`: only the reads in
     that define's pod (pod_defines), its claim names rendered with its root context."""
     variables, ranges = _index_variables(text), _range_variables(text)
-    read = map_reads(expand_map_helpers(text, helpers or {}))  # `.Values.x | toYaml` read as `toYaml .Values.x`
+    # `.Values.x | toYaml` read as `toYaml .Values.x`, `toYaml $merged` as the merge of maps it holds
+    read = map_reads(inline_merged(expand_map_helpers(text, helpers or {})))
     read_lines = read.splitlines()
     edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$")
     found = []
@@ -1615,7 +1653,11 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
         doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
         if by_key:
             doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by the keys of {own[-1]}"
-        blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        # keys apart by a blank line: the next key beside the map is below one (not a shallower key, as after the
+        # last key of archana's `configs.fp8`, whose blank line parts the top-level keys)
+        after = next((j for j in range(end, len(lines)) if lines[j].strip()), len(lines))
+        apart = after > end and after < len(lines) and _indent(lines[after]) == ind
+        blank = [""] if apart else []
         empty = "{}" if by_key else "[]"
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]
@@ -1778,7 +1820,12 @@ def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] |
 def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """Whether the template reads a dropped device key in a form reread rewrites."""
     found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
-    return any(p is not None and p.search(text) for p in found)
+    return any(p is not None and p.search(text) for p in found) or bool(_var_reads(text, path, section, key))
+
+
+def _var_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
+    """The lines that read the device key through a variable holding the map, rewritten (mapreads.py)."""
+    return var_reads(text, path, section, key, lambda map_key: sibling_key(map_key, COUNTS))
 
 
 def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
@@ -1799,6 +1846,9 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
                 if n not in kept:
                     line = within.sub(lambda m, c=counts: _counted_within(m, c), line)
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
+        for n, line in _var_reads("".join(lines), path, section, key).items():
+            if n not in kept:  # through a variable holding the map (voxel51's `dig ... $mergedResources`)
+                lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
     return "".join(lines)
 
 
@@ -1939,10 +1989,13 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
     line renders differently, so the chart needs its count in a value of its own first; "" if none."""
     for rel, text in _templates(root).items():
         copied = _copy_block_lines(text)
+        through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):
             if n - 1 in copied:
                 continue  # a copy of the key writes none with the DRA values (copy_claims)
             for path, section, key in sorted(removed, key=repr):
+                if (n - 1, (path, section, key)) in through:
+                    continue
                 words = [str(p) for p in (*path, section)]
                 dotted = ".Values." + ".".join(words)
                 indexed = re.search(r"index\s+\.Values((?:\s+\"[^\"]+\")+)\s+\"" + re.escape(key) + '"', line)
@@ -1956,7 +2009,9 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
-                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"` '
+                        'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"`, '
+                        'or `dig "<section>" "<key>" <default> $var`/`index $var "<section>" "<key>"` of a variable '
+                        "that holds or merges the map, "
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )

@@ -220,7 +220,8 @@ def _branch(chain: list[Node | None], k: int) -> list[Node | None]:
 def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> list[tuple[str, dict[str, Any]]]:
     """The value sets (label, values) that render the branches around each device line of the templates that the
     values do not render, at most MAX_FLIPS: each branch of each chain (the chains outside it as the device line
-    needs them), then each key a chain compares set to each of its literals and to something else."""
+    needs them), then each key a chain compares set to each of its literals and to something else; when there are
+    more, one value set more renders each device line's branch at once (where their settings agree)."""
     wanted: list[list[Node | None]] = []
     reaches: list[list[Node | None]] = []
     for text in texts:
@@ -249,16 +250,38 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
     out: list[tuple[str, dict[str, Any]]] = []
     seen = {json.dumps(merged, sort_keys=True, default=str)}
     for settings in found:
-        changed = merged
-        for path, value in settings.items():
-            changed = set_path(changed, path, value)
-            if (twin := twin_path(merged, path)) is not None:  # a request and its limit change together
-                changed = set_path(changed, twin, value)
+        changed = _applied(merged, settings)
         key = json.dumps(changed, sort_keys=True, default=str)
         if key not in seen:
             seen.add(key)
             out.append((_label({p: v for p, v in settings.items() if get_path(merged, p) != v}), changed))
+    if len(out) > MAX_FLIPS:  # the branches past the limit in one more value set: each device line's branch at once
+        # (a chart with one template per serving profile, each under its own switch, has more of them than flips)
+        together = _together([_solve(("call", "and", c), True, chart) for c in reaches])
+        changed = _applied(merged, together)
+        if json.dumps(changed, sort_keys=True, default=str) not in seen:
+            label = _label({p: v for p, v in together.items() if get_path(merged, p) != v})
+            return [*out[:MAX_FLIPS], (f"{label} (each branch around a device line at once)", changed)]
     return out[:MAX_FLIPS]
+
+
+def _applied(merged: dict[str, Any], settings: Assignment) -> dict[str, Any]:
+    """The values with each key of `settings` set (a request and its limit change together)."""
+    changed = merged
+    for path, value in settings.items():
+        changed = set_path(changed, path, value)
+        if (twin := twin_path(merged, path)) is not None:
+            changed = set_path(changed, twin, value)
+    return changed
+
+
+def _together(settings: list[Assignment | None]) -> Assignment:
+    """The settings merged in order, each one that agrees with those before it on every key it sets."""
+    out: Assignment = {}
+    for one in settings:
+        if one is not None and all(out.get(p, v) == v for p, v in one.items()):
+            out.update(one)
+    return out
 
 
 def _label(settings: Assignment) -> str:

@@ -270,11 +270,11 @@ def run_chart(
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
-    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed
+    except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed (or fixable)
         outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
         outcome.changes = []
         for f in outcome.findings:
-            f.fixed = False
+            f.fixable = f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
         outcome.error = InputError(exc.message, display_root)
         outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
@@ -284,17 +284,27 @@ def run_chart(
     return outcome
 
 
-def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputError:
+def _check_rewritable(root: Path, streams: tuple[str, ...], display_root: str) -> None:
+    """What fix refuses in a chart it would rewrite, found before any rewrite so that lint says it too (lint called
+    such a chart fixable, exit 1, while fix named it as bad input, exit 2): a template, Chart.yaml or values file
+    that is not UTF-8, and a render whose YAML aliases expand past what a manifest may hold (an alias bomb)."""
+    bad = _first_undecodable(root, rewritten_only=True)
+    if bad is not None:
+        raise _not_utf8(bad[1], root, display_root, bad)
+    for stream in streams:
+        if "&" in stream:  # no anchor, no alias to expand
+            load_all(stream)
+
+
+def _not_utf8(
+    exc: UnicodeDecodeError, chart: Path, display_root: str, bad: tuple[str, UnicodeDecodeError] | None = None
+) -> InputError:
     """A chart file Helm reads (YAML in UTF-16 with a byte-order mark, Latin-1 bytes in a template) that is not
-    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file."""
-    shown = display_root
-    if chart.is_dir():
-        for folder, dirs, names in os.walk(chart):
-            dirs.sort()
-            bad = next((n for n in sorted(names) if _undecodable(os.path.join(folder, n))), None)
-            if bad is not None:
-                shown = os.path.join(display_root, os.path.relpath(os.path.join(folder, bad), chart))
-                break
+    UTF-8, met wherever the chart's files are read (was: an internal error): bad input, naming the first such file
+    (bad: that file, relative to the chart, and its error, when known)."""
+    bad = bad or (_first_undecodable(chart) if chart.is_dir() else None)
+    shown = os.path.join(display_root, bad[0]) if bad else display_root
+    exc = bad[1] if bad else exc
     return InputError(
         f"not UTF-8 ({exc.reason} at byte {exc.start}): Helm may read it, but dramigrate checks and rewrites only "
         "UTF-8 charts",
@@ -302,19 +312,35 @@ def _not_utf8(exc: UnicodeDecodeError, chart: Path, display_root: str) -> InputE
     )
 
 
-def _undecodable(path: str) -> bool:
+def _first_undecodable(chart: Path, rewritten_only: bool = False) -> tuple[str, UnicodeDecodeError] | None:
+    """The first text file of a chart folder that is not UTF-8 (its path in the chart, and why), or None.
+    rewritten_only: only the files a rewrite reads (templates, Chart.yaml and values files, subcharts' too), not
+    the chart's other files (a `files/` folder Helm reads as bytes)."""
+    for folder, dirs, names in os.walk(chart):
+        dirs.sort()
+        rel = Path(folder).relative_to(chart)
+        for name in sorted(names):
+            if rewritten_only and not ("templates" in rel.parts or name == "Chart.yaml" or name.startswith("values")):
+                continue
+            why = _undecodable(os.path.join(folder, name))
+            if why is not None:
+                return (rel / name).as_posix(), why
+    return None
+
+
+def _undecodable(path: str) -> UnicodeDecodeError | None:
     if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
-        return False
+        return None
     from dramigrate.limits import MAX_FILE_BYTES
 
     try:
         with open(path, "rb") as fh:
             fh.read(MAX_FILE_BYTES).decode("utf-8")
-    except UnicodeDecodeError:
-        return True
+    except UnicodeDecodeError as exc:
+        return exc
     except OSError:
-        return False
-    return False
+        return None
+    return None
 
 
 def _unpack(archive: Path, dest: Path) -> Path:
@@ -392,7 +418,10 @@ def _run(
 
     for decision in explain_requests(findings, rules):
         MESSAGES.explain(decision)
-    if mode != "lint" and (why := suppressed_request(findings)):
+    why = suppressed_request(findings)
+    if not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
+        _check_rewritable(root, (base.stream, base.rest), outcome.display)
+    if mode != "lint" and why:
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         for f in findings:
             if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
@@ -723,6 +752,24 @@ def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, 
     return out
 
 
+def _switched_templates(
+    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+) -> dict[str, str]:
+    """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
+    the templates write (_own_render), each with the first such set's label: a workload behind its own switch
+    (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
+    from dramigrate.helm.rewrite import chart_name
+
+    name, out = chart_name(root), {}
+    for v, r, want, _ in expected:
+        if _own_render(v, r):
+            before, after = _by_template(r.stream, name), _by_template(want, name)
+            for rel, docs in after.items():
+                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
+                    out.setdefault(rel, v.label)
+    return out
+
+
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
     """The shipped values files (Variation.shipped) whose value sets have node-label notes."""
     return [Path(v.options.values_files[0]) for v, _, _, notes in expected if v.shipped and notes]
@@ -951,8 +998,9 @@ def _in_chart(root: Path, path: Path) -> str:
 def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) -> int:
     """Write a proven rewrite into the chart folder; the number of files written. Every file is checked before the
     first is written: the proof holds for all the changes together, so one refused file (read-only, changed since it
-    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported)."""
-    from dramigrate.writer import check_writable, write_atomic
+    was read) leaves the chart as it was (was: templates and Chart.yaml written, values.yaml refused, 0 reported),
+    and so does a full disk (write_group)."""
+    from dramigrate.writer import check_writable, write_group
 
     top = outcome.chart.resolve()
     planned: list[tuple[Path, Change, bytes | None]] = []
@@ -967,9 +1015,9 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         if c.before is not None:
             check_writable(path, expected, options)
         planned.append((path, c, expected))
-    for path, c, expected in planned:
+    for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, c.after, expected=expected, options=options)
+    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
     return len(planned)
 
 
@@ -1473,7 +1521,7 @@ def _no_rewrite_shape(
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
-    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints):
+    if any(h.letter not in ("D", "E", "F") for h in hints.values()) or _map_built(root, rels, hints, rules):
         return ""
     originals = _by_template(reference[1].stream, chart_name(root))
     try:
@@ -1604,6 +1652,22 @@ def _fix_idiomatic(
         _manual(outcome, why, "")
         return
     hints = _hints(outcome, root, sub, wanted[sub], rules)
+    if not sub and hints and all(h.letter == "A" for h in hints.values()):
+        # a template with a literal device key under its own switch that the values leave off, which the proof turns
+        # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
+        # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
+        turned = {rel: label for rel, label in _switched_templates(root, expected).items() if rel not in wanted[sub]}
+        switched = _hints(outcome, root, sub, set(turned), rules)
+        if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
+            (rel, h), label = other[0], turned[other[0][0]]
+            why = (
+                f"{rel}:{h.line}: {h.describe()}, which asks for devices with {label}: the rewrite of the chart's "
+                "literal device keys (A) does not take a template of another pattern that the values leave off"
+            )
+            _manual(outcome, f"{why}{ENGINE_HINT}", "")
+            return
+        wanted[sub] |= set(switched)
+        hints = _hints(outcome, root, sub, wanted[sub], rules)
     alter = functools.partial(_alternative, outcome.display, rules, settings, target)
 
     def migrate(stream: str) -> str:
@@ -1640,11 +1704,24 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         opt_in = settings.opt_in
+        switched = _switched_literal(outcome, root, wanted[sub], rules, expected)
         if helper.fix(
-            outcome, root, wanted[sub], rules, work, expected, reference, opt_in, mode, migrate, kind_guards, alter
+            outcome,
+            root,
+            wanted[sub],
+            rules,
+            work,
+            expected,
+            reference,
+            opt_in,
+            mode,
+            migrate,
+            kind_guards,
+            alter,
+            switched,
         ):
             return
-        if built := _map_built(root, wanted[sub], hints):  # pattern F: the template builds the map in variables
+        if built := _map_built(root, wanted[sub], hints, rules):  # pattern F: the template builds the map in variables
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
@@ -1659,13 +1736,20 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
+    elif not sub and leaves is None and (built := _map_built(root, wanted[sub], hints, rules)):
+        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map)
+        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+        return
     from dramigrate.helm.unittest_suite import Rendered
 
     try:
         originals = in_leaf(_by_template(ref_render.stream, name))
         rendered = Rendered(in_leaf(_every_by_template(ref_render, name)), reference[0].options.release_name)
-        if extra:  # the templates a shipped values file alone renders with device requests: read from that render
-            more = _first_changes(root, frozenset(extra), [e for e in expected if e[0].shipped])
+        if unseen := {rel for rel in wanted[sub] if not sub and migrated.get(rel) == originals.get(rel)}:
+            # templates the reference render leaves without a device request (a shipped values file's, a profile
+            # the chart's defaults turn on but the user's values off, one the proof switches on): read from the
+            # first value set that renders them with one
+            more = _first_changes(root, frozenset(unseen), [e for e in expected if _own_render(*e[:2])])
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
@@ -1981,20 +2065,44 @@ def _fix_map_built(
     )
 
 
+def _switched_literal(
+    outcome: ChartOutcome,
+    root: Path,
+    wanted: set[str],
+    rules: RuleSet,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+) -> tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None:
+    """The pattern-A templates under a switch of their own that the values leave off and the proof turns on
+    (_switched_templates), with their objects before and after the migration read from the first value set that
+    renders them (_first_changes): for the helper rewrite to rewrite beside its own; None when there are none."""
+    switched = _hints(outcome, root, "", set(_switched_templates(root, expected)) - wanted, rules)
+    literal = frozenset(rel for rel, h in switched.items() if h.letter == "A")
+    if not literal:
+        return None
+    try:
+        originals, migrated, claim_templates, _ = _first_changes(
+            root, literal, [e for e in expected if _own_render(*e[:2])]
+        )
+    except RewriteError:
+        return None
+    return literal, originals, migrated, claim_templates
+
+
 def _own_render(v: Variation, r: Render) -> bool:
     """A value set's render shows what the chart's own templates write (no device added to its values maps)."""
     return not (r.error or v.invalid or v.label.endswith(ADDED_DEVICE))
 
 
-def _map_built(root: Path, rels: set[str], hints: dict[str, Any]) -> frozenset[str]:
-    """The templates of `rels` when each is pattern F with its container resources a map built in variables."""
+def _map_built(root: Path, rels: set[str], hints: dict[str, Any], rules: RuleSet) -> frozenset[str]:
+    """The templates of `rels` when each has its container resources a map built in variables: pattern F, or A or E at a
+    device key the pod writes beside that map (smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else`)."""
     from dramigrate.helm import mapvars
 
     try:
         found = {
             rel
             for rel in rels
-            if hints.get(rel) and hints[rel].letter == "F" and mapvars.site((root / rel).read_text(encoding="utf-8"))
+            if hints.get(rel) and mapvars.takes((root / rel).read_text(encoding="utf-8"), hints[rel], rules)
         }
     except (OSError, UnicodeDecodeError):
         return frozenset()
@@ -2213,6 +2321,33 @@ def _fix_passthrough(
     switch: _Switch | None = None,
     places: Callable[[list[Any], dict[str, Any]], None] | None = None,
 ) -> None:
+    """The pass-through rewrite (_passthrough), its values-dra.yaml migrating the maps under switches the defaults
+    leave off too; when that does not prove, the rewrite with values-dra.yaml for the defaults' maps alone (a --set
+    that switches the others on is then not covered, and said so)."""
+    kept = (list(outcome.findings), [f.fixed for f in outcome.findings], list(outcome.checked), outcome.usage)
+    args = (outcome, root, copts, work, leaves, expected, hint, scopes, switch, places)
+    if not _passthrough(*args, fold=True) or not outcome.manual or outcome.patch_proven:
+        return
+    outcome.findings[:], outcome.checked[:], outcome.usage = kept[0], kept[2], kept[3]
+    for f, was in zip(kept[0], kept[1], strict=True):
+        f.fixed = was
+    outcome.manual, outcome.patch, outcome.changes, outcome.patch_proven = "", "", [], False
+    _passthrough(*args, fold=False)
+
+
+def _passthrough(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    leaves: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hint: tuple[str, Any],
+    scopes: dict[str, list[tuple[str, ...]]],
+    switch: _Switch | None,
+    places: Callable[[list[Any], dict[str, Any]], None] | None,
+    fold: bool,
+) -> bool:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
     devices gets a DRA variant. `leaves`: the templates to change by chart ("" the chart itself, else an
@@ -2270,6 +2405,35 @@ def _fix_passthrough(
     def passed(r: Render, want: str) -> tuple[Render, str]:
         return switch.passed(r, want) if switch else (r, want)
 
+    folded: set[str] = set()  # the value sets whose switched-on maps values-dra.yaml migrates too
+    inert: set[str] = set()  # with those maps, values-dra.yaml's claim templates, which some value sets name none of
+
+    def switched_on(defaults: dict[str, Any], edits: list[Any], rcts: dict[str, Any]) -> None:
+        """Add to the defaults' map edits those of the maps the chart ships with device keys under a switch the
+        defaults leave off (archana's `configs.int8.resources` under `configs.int8.enabled: false`): read off each
+        value set of the proof that turns one on and leaves every map it renders as the defaults set it, so
+        values-dra.yaml covers any --set of the chart's own switches."""
+        ours, name = {e.path for e in edits}, chart_name(root)
+        for v, r, want, _ in expected:
+            if v.label in ("your values", "default values") or v.label.startswith("-f ") or r.error:
+                continue
+            through, through_want = passed(r, want)
+            if v.label.endswith(ADDED_DEVICE) or not through_want or through_want == through.stream:
+                continue
+            before, after = _by_template(through.stream, name), _by_template(through_want, name)
+            if any(after.get(t) != docs and t not in leaves[""] for t, docs in before.items()):
+                continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
+            try:
+                vsources, more, more_rcts = edits_of(v.options, through, through_want)
+            except (pt.NotPassThrough, InputError):
+                continue
+            new = [e for e in more if e.path not in ours]
+            if new and all(get_path(vsources.merged, e.path) == get_path(defaults, e.path) for e in more):
+                edits += new
+                rcts.update(more_rcts)
+                ours |= {e.path for e in new}
+                folded.add(v.label)
+
     by_options = {repr(v.options): (v, *passed(r, want)) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
@@ -2304,11 +2468,17 @@ def _fix_passthrough(
         default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
+        base_edits: list[Any] = []  # those of the maps the defaults render (default_edits adds the switched-off ones)
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
+            base_edits = list(default_edits)
+            if fold and list(leaves) == [""] and switch is None and places is None:
+                switched_on(dsources.merged, default_edits, default_rcts)
             default_templates = named(default_edits, default_rcts)
+            if len(default_edits) > len(base_edits):  # a value set of a switch may leave the defaults' unnamed too
+                inert = pt.template_names(default_templates)
         yours = next((passed(r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         for f in files:
             options = copts.render((f,), sets=False)
@@ -2331,10 +2501,10 @@ def _fix_passthrough(
                 edits = own
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
-            stale = pt.superseded(edits, templates, default_edits, default_templates)
+            stale = pt.superseded(edits, templates, base_edits, default_templates)
             carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
-                lists = pt.stale_lists(edits, default_edits, fsources.merged)
+                lists = pt.stale_lists(edits, base_edits, fsources.merged)
                 variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
@@ -2353,7 +2523,7 @@ def _fix_passthrough(
             subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
             for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
                 paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
-            overlay = pt.overlay_text(dvalues)
+            overlay = pt.overlay_text(dvalues, switches=len(default_edits) > len(base_edits))
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
             ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
@@ -2413,15 +2583,15 @@ def _fix_passthrough(
             changes = switch.build(changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
-        return
+        return bool(folded)
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
-        return
+        return bool(folded)
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
     for target, text in targets.items():
         if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
-            return
+            return bool(folded)
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
     if switched or beneath:
@@ -2451,10 +2621,11 @@ def _fix_passthrough(
             ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
-    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
+    second = "" if fold else "-alone"  # the second try (_fix_passthrough) writes its own copies
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
     staged = {}
     for i, (f, text) in enumerate(variants.items()):
-        staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
+        staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
@@ -2465,12 +2636,12 @@ def _fix_passthrough(
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
-                return
+                return bool(folded)
             continue
         why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
         if why:
             _manual(outcome, why, patch)
-            return
+            return bool(folded)
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
@@ -2489,6 +2660,8 @@ def _fix_passthrough(
                 else (copy_root / pt.OVERLAY, *(staged.get(f, f) for f in copts.values_files))
             )
             dra = copts.render(own, sets=v.label == "your values")
+        elif overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
+            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         elif v.label == "your values" and copts.values_files:
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
@@ -2498,7 +2671,7 @@ def _fix_passthrough(
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
             _manual(outcome, uncovered, patch)
-            return
+            return bool(folded)
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before
         case, files = f"with {v.label} and the DRA values files", dra is not None
@@ -2509,21 +2682,23 @@ def _fix_passthrough(
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(case, original, again, want, on):
+        elif why := _not_proven_on(case, original, again, want, on, pt.unused_templates(on, inert, copts.release)):
             _manual(outcome, why, patch)
         else:
-            names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
+            proofs = v.options.values_files if v.label in folded else ()  # the proof's file of a value set: unnamed
+            names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
-        return
+        return bool(folded)
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
+    return bool(folded)
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:

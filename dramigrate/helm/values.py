@@ -99,10 +99,15 @@ def minimal_patch(before: Any, after: Any) -> Any:
 def twin_path(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
     when the values set both to the same value: changing one alone renders a pod the API server rejects (an
-    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
-    if len(path) < 2 or path[-2] not in ("limits", "requests"):
+    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm). A
+    section may be the count itself (devtron's `gpu.resources.limits: 1`, `requests: 1`, the key named elsewhere)."""
+    other = {"limits": "requests", "requests": "limits"}
+    if len(path) >= 2 and path[-2] in other:
+        twin = (*path[:-2], other[path[-2]], path[-1])
+    elif path and path[-1] in other and not isinstance(get_path(merged, path), (dict, list)):
+        twin = (*path[:-1], other[path[-1]])
+    else:
         return None
-    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
     here, there = get_path(merged, path), get_path(merged, twin)
     return twin if there is not None and str(there) == str(here) else None
 
@@ -290,8 +295,12 @@ def _load_rt(name: str, mtime: int, size: int) -> Any:
     if key not in _RT_CACHE:
         from ruamel.yaml import YAML
 
+        from dramigrate.longints import lenient_round_trip_constructor
+
+        yaml = YAML(typ="rt")
+        yaml.Constructor = lenient_round_trip_constructor()
         try:
-            _RT_CACHE[key] = YAML(typ="rt").load(Path(name).read_text(encoding="utf-8"))
+            _RT_CACHE[key] = yaml.load(Path(name).read_text(encoding="utf-8"))
         except Exception:  # a values file Helm read but ruamel does not: no line, not an error
             _RT_CACHE[key] = None
     return _RT_CACHE[key]

@@ -123,6 +123,32 @@ class Graph:
             self._owners = (len(self.nodes), owners)
         return sorted(self._owners[1].get(path, ()))
 
+    def cycle(self, members: set[Path]) -> list[Path]:
+        """A circle of kustomizations among members, each building on the next (resources, bases or components) and
+        the last on the first, which kustomize refuses (`cycle detected`); [] when there is none."""
+        state: dict[Path, int] = {}  # 1: on the current path, 2: done
+        for start in sorted(members):
+            if start in state:
+                continue
+            path, todo = [start], [iter(self._below(start, members))]
+            state[start] = 1
+            while todo:
+                nxt = next(todo[-1], None)
+                if nxt is None:
+                    state[path.pop()] = 2
+                    todo.pop()
+                elif state.get(nxt) == 1:
+                    return path[path.index(nxt) :]
+                elif nxt not in state:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    todo.append(iter(self._below(nxt, members)))
+        return []
+
+    def _below(self, folder: Path, members: set[Path]) -> list[Path]:
+        node = self.nodes[folder]
+        return [d for d in node.children + node.components if d in members]
+
     def component_of(self, folder: Path) -> set[Path]:
         """Every kustomization connected to `folder` by resources, bases or components, either way."""
         out: set[Path] = set()
@@ -314,6 +340,49 @@ def read_kustomization(
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             k.patches.append(_patch(file, key, i, line, entry))
     return k
+
+
+GENERATORS = ("configMapGenerator", "secretGenerator")
+FILE_LISTS = ("configurations", "crds", "generators", "transformers", "validators")  # paths, or inline YAML
+
+
+def outside_reads(k: Kustomization) -> list[tuple[str, int]]:
+    """The files k's build reads from outside k's own folder (entry as written, line of its key): kustomize's load
+    restrictor refuses each (`security; file ... is not in or below ...`), so the build fails. Folders of other
+    kustomizations (bases, components) may be anywhere; a file, even through a symlink, may not."""
+    root = os.path.realpath(k.dir)
+    out: list[tuple[str, int]] = []
+    for f in k.files:
+        if not under(str(f), {root}):
+            out.append((os.path.relpath(f, k.dir), k.line_of("resources" if "resources" in k.lines else "bases")))
+    for p in k.patches:
+        if p.file is not None and not under(str(p.file), {root}):
+            out.append((os.path.relpath(p.file, k.dir), p.line))
+    for key, entry in _read_paths(k.data):
+        if not under(_resolve_in(root, entry), {root}):
+            out.append((entry, k.line_of(key)))
+    return out
+
+
+def _read_paths(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(key, path) for each file a kustomization's generators and file lists name."""
+    for key in GENERATORS:
+        for gen in data.get(key) or []:
+            if not isinstance(gen, dict):
+                continue
+            for source in (gen.get("files") or []) + (gen.get("envs") or []) + [gen.get("env")]:
+                if isinstance(source, str) and source:
+                    yield key, source.split("=", 1)[-1]
+    for key in FILE_LISTS:
+        for entry in data.get(key) or []:
+            if isinstance(entry, str) and "\n" not in entry and ":" not in entry:  # not an inline object
+                yield key, entry
+    for r in data.get("replacements") or []:
+        if isinstance(r, dict) and isinstance(r.get("path"), str):
+            yield "replacements", r["path"]
+    openapi = data.get("openapi")
+    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
+        yield "openapi", openapi["path"]
 
 
 def _patch(file: Path, key: str, index: int, line: int, entry: Any) -> Patch:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, Preloaded, discover, under
+from dramigrate.kustomize.graph import Graph, Patch, Preloaded, discover, outside_reads, under
 from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
@@ -145,8 +145,9 @@ def scan(
         if unit is None:
             continue
         out.units.append(unit)
-        for f in unit.files | unit.patch_files:
-            out.unit_of[str(f)] = unit
+        for f in unit.files | unit.patch_files:  # a file of two graphs: the one fix migrates (it writes the file)
+            if str(f) not in out.unit_of or not out.unit_of[str(f)].migratable:
+                out.unit_of[str(f)] = unit
     return out
 
 
@@ -240,6 +241,32 @@ def _unit(
                     "left as it is (migrate the base where it lives, or vendor it into the repository)",
                 )
             )
+    for d in sorted(members):
+        node = graph.nodes[d]
+        reads = outside_reads(node)
+        if reads:
+            entry, line = reads[0]
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    line,
+                    f"{out.display(node.file)} reads {entry}, outside its own folder: kustomize refuses such a file "
+                    "(its load restrictor), so the build fails; nothing of the graph is written (move the file "
+                    "under the kustomization's folder, or make its folder a kustomization to list)",
+                )
+            )
+    circle = graph.cycle(members)
+    if circle:
+        names = " -> ".join(out.display(d) for d in (*circle, circle[0]))
+        top = graph.nodes[circle[0]]
+        unit.blockers.append(
+            Blocker(
+                top.file,
+                top.line_of("resources" if "resources" in top.lines else "bases"),
+                f"{names}: these kustomizations build on one another in a circle, which kustomize refuses, so the "
+                "build fails; nothing of the graph is written",
+            )
+        )
     if out.errors:
         path, exc = out.errors[0]
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"

@@ -1,0 +1,123 @@
+"""A template's own read of a device key through a template variable that holds a values resources map, merged or
+copied (voxel51's delegated operators: `$mergedResources := merge (dict) ($v.resources | default dict)
+($baseTpl.resources | default dict)` in a `range $k, $v := .Values.x.deployments`, then `dig "limits"
+"nvidia.com/gpu" "" $mergedResources` decides the telemetry sidecar's env).
+
+The pass-through's DRA values drop the device key from the map and keep its count in `deviceCounts` beside it
+(passthrough.count_siblings); the read is rewritten to take the count from there first:
+`dig "nvidia.com/gpu" (dig "limits" "nvidia.com/gpu" "" $mergedResources) ($v.deviceCounts | default dict)`. With
+the device-plugin values `deviceCounts` is unset and the read is what it was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from dramigrate.helm.patterns import _grouped, _map_of, _split_top
+
+Path_ = tuple[object, ...]
+
+_ASSIGN = re.compile(r"\{\{-?\s*(\$\w+)\s*(:?=)\s*(.+?)\s*-?\}\}")
+_RANGE = re.compile(r"\{\{-?\s*range\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=\s*(.+?)\s*-?\}\}")
+_WORD = re.compile(r"(\$\w*|\$?\.Values)((?:\.[A-Za-z_]\w*)*)")
+_MERGES = {"merge": False, "mustMerge": False, "mergeOverwrite": True, "mustMergeOverwrite": True}
+_DEFAULT = r'(?:"[^"]*"|\d+|nil|dict|list|false|true|\(\s*(?:dict|list)\s*\))'
+
+
+class _Bindings:
+    """The variables of a template: each assigned once with `:=` (never again with `=`), and each `range` value."""
+
+    def __init__(self, text: str) -> None:
+        seen: dict[str, list[str]] = {}
+        for m in _ASSIGN.finditer(text):
+            seen.setdefault(m.group(1), []).append(m.group(3) if m.group(2) == ":=" else "")
+        self.assigned = {var: exprs[0] for var, exprs in seen.items() if len(exprs) == 1 and exprs[0]}
+        self.ranges = {m.group(1): m.group(2) for m in _RANGE.finditer(text)}
+
+    def path(self, word: str, depth: int = 0) -> tuple[str, ...] | None:
+        """The values path a word reads (`*` for any key of a `range`d map or list): `$v.resources` in `range $k, $v
+        := .Values.x.deployments` reads x.deployments.*.resources; None when it is not read from values."""
+        m = _WORD.fullmatch(word)
+        if m is None or depth > 8:
+            return None
+        head, fields = m.group(1), tuple(m.group(2).split(".")[1:])
+        if head in (".Values", "$.Values"):
+            return fields
+        if head in self.ranges and head not in self.assigned:
+            base = self.path(self.ranges[head].strip(), depth + 1)
+            return None if base is None else (*base, "*", *fields)
+        if head in self.assigned:
+            base = self.path(_map_of(self.assigned[head]), depth + 1)
+            return None if base is None else (*base, *fields)
+        return None
+
+    def sources(self, var: str) -> list[str]:
+        """The words of the maps a variable holds, the one whose keys win first (`merge A B`: A, B;
+        `mergeOverwrite A B`: B, A); [] for a variable not built from maps this way."""
+        expr = _map_of(self.assigned.get(var, ""))
+        inner = _grouped(expr)
+        words = _split_top(inner, " ") if inner is not None else [expr]
+        if len(words) > 1 and words[0] in _MERGES:
+            maps = [w for w in words[1:] if w not in ("dict", "(dict)")]
+            return maps[::-1] if _MERGES[words[0]] else maps
+        return words if len(words) == 1 and _WORD.fullmatch(words[0]) else []
+
+
+def _matches(pattern: tuple[str, ...], path: Path_) -> bool:
+    return len(pattern) == len(path) and all(p in ("*", str(q)) for p, q in zip(pattern, path, strict=True))
+
+
+def _reads(var: str, section: str, key: str) -> re.Pattern[str]:
+    """A read of the device key from the map in `var`: `dig "<section>" "<key>" <default> $var`,
+    `index $var "<section>" "<key>"` or `index $var.<section> "<key>"`."""
+    v, s, k = re.escape(var), re.escape(section), re.escape(key)
+    return re.compile(
+        rf'\bdig\s+"{s}"\s+"{k}"\s+{_DEFAULT}\s+{v}(?![\w.])'
+        rf'|\bindex\s+{v}\s+"{s}"\s+"{k}"|\bindex\s+{v}\.{s}\s+"{k}"'
+    )
+
+
+def var_reads(text: str, path: Path_, section: str, key: str, sibling: Callable[[str], str]) -> dict[int, str]:
+    """The 0-based lines of `text` that read the device key `key` of `section` of the values map `path` through a
+    template variable, each rewritten to take the count from the sibling (`sibling` names it after the map's key:
+    `resources` -> `deviceCounts`) of the maps the variable is built from first."""
+    bindings = _Bindings(text)
+    lines = text.splitlines()
+    out: dict[int, str] = {}
+    for var in bindings.assigned:
+        words = [w for w in bindings.sources(var) if (p := bindings.path(w)) is not None and _matches(p, path)]
+        if not words:
+            continue
+        siblings = [re.sub(r"\.([A-Za-z_]\w*)$", lambda m: "." + sibling(m.group(1)), w) for w in words]
+        pattern = _reads(var, section, key)
+        for n, line in enumerate(lines):
+            if pattern.search(line):
+                lines[n] = out[n] = pattern.sub(lambda m, s=siblings: _counted(m.group(0), key, s), line)
+    return out
+
+
+def _counted(read: str, key: str, siblings: list[str]) -> str:
+    """The read taking the count from each sibling in turn, the first one's first."""
+    for sibling in reversed(siblings):
+        read = f'dig "{key}" ({read}) ({sibling} | default dict)'
+    return read
+
+
+_TOYAML_VAR = re.compile(r"(\btoYaml\s+)(\$\w+)(?![\w.$])")
+
+
+def inline_merged(text: str) -> str:
+    """The template with each `toYaml $var` of a variable assigned once a merge of values maps read as `toYaml
+    (<that merge>)`, line for line (voxel51's `toYaml $mergedResources` after `$mergedResources := merge (dict)
+    ($v.resources | default dict) ($baseTpl.resources | default dict)`): the pass-through finds the maps it takes."""
+    if "toYaml" not in text:
+        return text
+    bindings = _Bindings(text)
+
+    def inline(m: re.Match[str]) -> str:
+        expr = bindings.assigned.get(m.group(2), "")
+        merged = _grouped(_map_of(expr)) or ""
+        return f"{m.group(1)}({expr})" if merged.split(" ", 1)[0] in _MERGES else m.group(0)
+
+    return _TOYAML_VAR.sub(inline, text)
