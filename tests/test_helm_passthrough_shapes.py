@@ -224,6 +224,8 @@ def test_resources_map_keyed_by_accelerator(tmp_path: Path) -> None:
     assert outcome.proven, outcome.report()
     write_changes(outcome)
     dra = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    # the neuron map's claim would join the pod's own tolerations to a second `tolerations:` key: values-dra.yaml
+    # migrates the defaults' map alone (`--set accelerator=neuron` is not covered)
     assert list(dra["server"]["resourceClaims"]) == ["gpu"], dra
     assert yaml.safe_load((chart / "values.yaml").read_text())["server"]["resourceClaims"] == {}
     _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
@@ -481,9 +483,11 @@ def test_the_device_toleration_joins_the_pods_literal_tolerations(tmp_path: Path
 
 def test_a_set_that_picks_another_servers_device_keys_is_not_called_proven(tmp_path: Path) -> None:
     """Two mutually exclusive servers, each passing its own values resources map through: the defaults turn `a` on,
-    the user's `--set a.enabled=false --set b.enabled=true` turns `b` on. values-dra.yaml migrates the defaults' `a`
-    only, so with the user's values `b` keeps its device-plugin request: fix must not call that proven (was:
-    proven, the user's run never rendered with a DRA values file; learnwith-llm-inference's vllm and sglang)."""
+    the user's `--set a.enabled=false --set b.enabled=true` turns `b` on and gives its map a key of its own.
+    values-dra.yaml migrates the maps as the chart ships them (`a`, and `b` under its switch), so with the user's
+    values `b` keeps its device-plugin request: fix must not call that proven (was: proven, the user's run never
+    rendered with a DRA values file; learnwith-llm-inference's vllm and sglang, whose switches alone values-dra.yaml
+    now covers: test_helm_passthrough_switched_maps.py)."""
     server = SWITCHED.split("          resources:\n")[0]
     files = {
         "values.yaml": "".join(
@@ -498,7 +502,7 @@ def test_a_set_that_picks_another_servers_device_keys_is_not_called_proven(tmp_p
             f"            {{{{- toYaml .Values.{s}.resources | nindent 12 }}}}\n{{{{- end }}}}\n"
         )
     chart = chart_with(tmp_path, "servers", files)
-    sets = ("a.enabled=false", "b.enabled=true")
+    sets = ("a.enabled=false", "b.enabled=true", "b.resources.limits.cpu=2")
     outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T136, "fix")
     assert not outcome.proven, outcome.report()
     assert "with your values, the device request comes from values no DRA values file covers" in outcome.report()

@@ -51,8 +51,9 @@ from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 # (or `{{ toYaml $resources | indent 12 }}` at column 0, below its `resources:` key)
 _TOYAML = re.compile(r"^(\s*)\{\{-?\s*(?:toYaml\s+(\$\w+)|(\$\w+)\s*\|\s*toYaml)\s*\|\s*(n?)indent\s+\d+\s*-?\}\}\s*$")
 _BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
-# an entry whose name is not literal (`dict $key 1`, `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
-_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
+# an entry whose name is not literal (`dict $key 1`, devtron's `dict $gpu.provider 1`,
+# `dict (.Values.gpu.resource | default "nvidia.com/gpu") 1`)
+_DICT_ENTRY = re.compile(r"\bdict\s+(\$\w+(?:\.\w+)*|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 # an entry set into the map or one of its sections, its name not literal (`set $res.limits .Values.gpu.resourceName 1`)
 _SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\s*\$?\.Values[^()]*\))\s+")
 _SECTIONS = ("limits:", "requests:")
@@ -722,9 +723,9 @@ def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> li
     ]
 
 
-def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
+def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars, claims: bool = True) -> list[str]:
     """Before a section built in a variable (`limits:` of `toYaml $limits`): the DRA branch takes the device key out
-    of the section and writes the container's claim beside it."""
+    of the section and (`claims`: the last section of the map) writes the container's claim beside it."""
     listed = " ".join(json.dumps(n) for n in names)
     take = v.take(f"(get {var} $name)") if v.define else v.take(f"get {var} $name")
     return [
@@ -735,10 +736,8 @@ def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         _untaken(pad, f"range $left, $_ := {var}", names),
-        f"{pad}{{{{- if {v.held.strip('()')} }}}}",
-        f"{pad}claims:",
-        f"{pad}  - name: {v.claim_text}",
-        f"{pad}{{{{- end }}}}",
+        *[f"{pad}{{{{- if {v.held.strip('()')} }}}}", f"{pad}claims:", f"{pad}  - name: {v.claim_text}"] * claims,
+        *[f"{pad}{{{{- end }}}}"] * claims,
         f"{pad}{{{{- end }}}}",
     ]
 
@@ -766,13 +765,45 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         ]
         return at + 1, edits
     owner = _parent(lines, where.section)
-    guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(where.var)}\s*-?\}}\}}", lines[where.section - 1].strip())
-    at = where.section - 1 if guard else where.section
-    pad = " " * _indent(lines[where.section])
-    return owner, [
-        (owner, owner, [" " * _indent(lines[owner]) + declare]),
-        (at, at, _section_lines(pad, where.var, names, state, v)),
-    ]
+    scope = owner
+    others = _other_sections(lines, where, owner)
+    if _pod_end(lines, where, _depths(lines)[owner]) < 0:
+        # the `resources:` key is written inside a block that closes before the pod spec does (devtron's `if or
+        # $limits $requests`): the DRA variables are set right after the sections' variables are, at their depth
+        scope = 1 + max(_declared(lines[: where.toyaml], var)[-1] for var in (where.var, *(v for _, v in others)))
+    edits = [(scope, scope, [" " * _indent(lines[owner]) + declare])]
+    # each section built in a variable (`limits:` and `requests:`) gives its device key up; the last writes the claim
+    sections = sorted([(where.section, where.var), *others])
+    for k, (section, var) in enumerate(sections):
+        guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(var)}\s*-?\}}\}}", lines[section - 1].strip())
+        at = section - 1 if guard else section
+        pad = " " * _indent(lines[section])
+        edits.append((at, at, _section_lines(pad, var, names, state, v, k == len(sections) - 1)))
+    return scope, edits
+
+
+def _other_sections(lines: list[str], where: Site, owner: int) -> list[tuple[int, str]]:
+    """The other sections of the `resources:` key at `owner` written from a variable of their own as the site's is
+    (devtron's `requests:` from `toYaml $requests` beside `limits:` from `toYaml $limits`): (section line, variable)."""
+    out = []
+    for j in range(owner + 1, _block_end(lines, owner)):
+        m = _TOYAML.match(lines[j])
+        if not m or j == where.toyaml or (not m.group(4) and m.group(1)):
+            continue
+        section = _parent(lines, j) if m.group(4) else _key_above(lines, j)
+        if lines[section].strip() in _SECTIONS and section != where.section and _parent(lines, section) == owner:
+            out.append((section, m.group(2) or m.group(3)))
+    return out
+
+
+def _pod_end(lines: list[str], where: Site, level: int) -> int:
+    """The line after the pod spec's last key and the `end`s that close its last blocks, when it is at block depth
+    `level` (where template variables set at that depth are still set); else -1."""
+    end = _block_end(lines, where.pod)
+    depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
+    while end < len(lines) and depths[end] > level and _control(lines[end]):
+        end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
+    return end if depths[end] == level else -1
 
 
 def rewrite(
@@ -815,13 +846,12 @@ def rewrite(
         j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
     )
     ind = " " * _indent(lines[containers])
-    end = _block_end(lines, where.pod)
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]
-    while end < len(lines) and depths[end] > level and _control(lines[end]):
-        end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
-    if depths[end] != level:
-        raise NotMapBuilt(f"{rel}:{end + 1}: the pod spec ends inside a block the map's variable is not set in")
+    end = _pod_end(lines, where, level)
+    if end < 0:
+        at = _block_end(lines, where.pod)
+        raise NotMapBuilt(f"{rel}:{at + 1}: the pod spec ends inside a block the map's variable is not set in")
     pod_lines = [
         f"{ind}{{{{- if {claimed} }}}}",
         f"{ind}resourceClaims:",
@@ -859,8 +889,10 @@ def rewrite(
             f"{ind}  {{{{- end }}}}" + ("{{- end }}" if tolerated else ""),
         ]
 
-    def merge(cond: str) -> tuple[int, int, list[str]]:
-        """The edit that appends the DRA toleration to the pod's own list under `cond`."""
+    def merge(cond: str) -> list[tuple[int, int, list[str]]]:
+        """The edits that append the DRA toleration to the pod's own list under `cond`: in place, or, for a list the
+        pod writes before the map is built (devtron's `{{- if .Values.tolerations }}` above the containers), the
+        list moved after the pod's last key with the switch on, where the map's device is known."""
         try:
             e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
         except NotIdiomatic as err:
@@ -869,21 +901,26 @@ def rewrite(
                 f"merged into ({err.why}); a second `tolerations:` key would drop them: add the toleration by hand"
             ) from None
         if e.index < where.toyaml and not early:
-            raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+            if _open_blocks(lines, e.index) != _open_blocks(lines, end):
+                raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
+            head = " " * _indent(lines[e.index])
+            kept = [f"{head}{{{{- if not {enabled} }}}}", *lines[e.index : e.stop], f"{head}{{{{- end }}}}"]
+            moved = [f"{ind}{{{{- if {enabled} }}}}", *e.lines, f"{ind}{{{{- end }}}}"]
+            return [(e.index, e.stop, kept), (end, end, moved)]
         if not _taken_with(lines, e.index, early[2] if early else where.toyaml, level):
             raise _NotTaken(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
-        return e.index, e.stop, e.lines
+        return [(e.index, e.stop, e.lines)]
 
     try:
         if own and given:
             cond = claimed if several else f"{keyed} (not {tolerated})"
-            edits.append(merge(cond))
+            edits += merge(cond)
         elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration
             # goes into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
             untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
             if untaken:
                 only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
-                edits.append(merge(f"{claimed if several else keyed}{only}"))
+                edits += merge(f"{claimed if several else keyed}{only}")
     except _NotTaken:
         if several or early:
             raise
@@ -901,6 +938,8 @@ def rewrite(
     doc_end = next(
         (j for j in range(end, len(lines)) if lines[j].strip() == "---" or depths[j + 1] < level), len(lines)
     )
+    while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
+        doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
     rct = [
         f"{{{{- if {claimed} (not {existing}) }}}}",

@@ -485,6 +485,39 @@ def claim_names(
     return out
 
 
+def template_names(templates: dict[Path_, dict[str, Any]]) -> set[str]:
+    """The names of the `resourceClaimTemplates` values entries (by the values scope that holds them)."""
+    return {name for own in templates.values() for name in own}
+
+
+def unused_templates(render: Any, names: set[str], release: str) -> frozenset[tuple[str, str, str]]:
+    """The ResourceClaimTemplates of a render, among the values entries `names` (values-dra.yaml's, with the maps
+    under a switch the defaults leave off: a value set takes some of them), that no object of the render names: a
+    claim template no pod names allocates nothing (each pod gets its claim from one), so the proof does not compare
+    it; as (kind, namespace, name)."""
+    if not names:
+        return frozenset()
+    found = objects(render.stream + render.rest)
+    named: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "resourceClaimTemplateName" and isinstance(v, str):
+                    named.add(v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk([d for key, docs in found.items() if key[1] != "ResourceClaimTemplate" for d in docs])
+    ours = names | {f"{release}-{n}" for n in names}
+    return frozenset(
+        key[1:] for key in found if key[1] == "ResourceClaimTemplate" and key[3] in ours and key[3] not in named
+    )
+
+
 def superseded(
     edits: list[MapEdit],
     templates: dict[Path_, dict[str, Any]],
@@ -517,14 +550,16 @@ def stale_lists(edits: list[MapEdit], defaults: list[MapEdit], merged: dict[str,
     """The tolerations lists the chart defaults' `values-dra.yaml` (`defaults`) fills for maps that a values file's DRA
     variant (`edits`) leaves without a device when both are given, each set to the file's own list (Helm replaces
     lists): aioneks' values-dra.yaml tolerates nvidia.com/gpu for `resources.gpu`, and the neuron file's pod, which
-    writes its neuron toleration itself, took that one too."""
+    writes its neuron toleration itself, took that one too. The toleration under its own key (`resourceTolerations`)
+    also where the file edits the map but adds none: its own tolerations list tolerates the taint already, and the
+    defaults' key, which that list does not replace, would give the pod a second one."""
     edited = {e.path for e in edits}
     out: dict[Path_, Any] = {}
     for name in ("tolerations", OWN_TOLERATIONS):
         mine = {e.place(name) for e in edits if e.siblings.get(name)}
         for e in defaults:
             place = e.place(name)
-            if e.siblings.get(name) and e.path not in edited and place not in mine:
+            if e.siblings.get(name) and (e.path not in edited or name == OWN_TOLERATIONS) and place not in mine:
                 current = get_path(merged, place)
                 out[place] = current if isinstance(current, list) else []
     return out
@@ -625,7 +660,9 @@ def variant_text(
             parent = parent.setdefault(part, CommentedMap())
         parent[place[-1]] = copy.deepcopy(value)
         if hasattr(parent, "yaml_add_eol_comment"):
-            parent.yaml_add_eol_comment(f"not the list {OVERLAY} sets: these values ask for other devices", place[-1])
+            parent.yaml_add_eol_comment(
+                f"not the list {OVERLAY} sets: these values need no toleration of it", place[-1]
+            )
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name
@@ -768,10 +805,12 @@ def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ 
     return []
 
 
-def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False) -> str:
+def overlay_text(
+    values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False, switches: bool = False
+) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
-    defaults' device keys on."""
+    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too."""
     import yaml
 
     if switched:
@@ -783,8 +822,9 @@ def overlay_text(values: dict[str, Any], stands_for: tuple[str, ...] = (), switc
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
+        also = ", and of those the chart's switches turn on," if switches else ""
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults "
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
             "through ResourceClaims (a null deletes a default key)\n"
         )
 
@@ -1617,7 +1657,11 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
         doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
         if by_key:
             doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by the keys of {own[-1]}"
-        blank = [""] if end < len(lines) and not lines[end].strip() else []  # keys apart by a blank line
+        # keys apart by a blank line: the next key beside the map is below one (not a shallower key, as after the
+        # last key of archana's `configs.fp8`, whose blank line parts the top-level keys)
+        after = next((j for j in range(end, len(lines)) if lines[j].strip()), len(lines))
+        apart = after > end and after < len(lines) and _indent(lines[after]) == ind
+        blank = [""] if apart else []
         empty = "{}" if by_key else "[]"
         inserts.setdefault(end, []).extend(
             [*blank, *_doc_lines(style, ".".join(sibling), doc, " " * ind), f"{' ' * ind}{sibling[-1]}: {empty}"]

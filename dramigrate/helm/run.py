@@ -2398,6 +2398,33 @@ def _fix_passthrough(
     switch: _Switch | None = None,
     places: Callable[[list[Any], dict[str, Any]], None] | None = None,
 ) -> None:
+    """The pass-through rewrite (_passthrough), its values-dra.yaml migrating the maps under switches the defaults
+    leave off too; when that does not prove, the rewrite with values-dra.yaml for the defaults' maps alone (a --set
+    that switches the others on is then not covered, and said so)."""
+    kept = (list(outcome.findings), [f.fixed for f in outcome.findings], list(outcome.checked), outcome.usage)
+    args = (outcome, root, copts, work, leaves, expected, hint, scopes, switch, places)
+    if not _passthrough(*args, fold=True) or not outcome.manual or outcome.patch_proven:
+        return
+    outcome.findings[:], outcome.checked[:], outcome.usage = kept[0], kept[2], kept[3]
+    for f, was in zip(kept[0], kept[1], strict=True):
+        f.fixed = was
+    outcome.manual, outcome.patch, outcome.changes, outcome.patch_proven = "", "", [], False
+    _passthrough(*args, fold=False)
+
+
+def _passthrough(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    leaves: dict[str, set[str]],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hint: tuple[str, Any],
+    scopes: dict[str, list[tuple[str, ...]]],
+    switch: _Switch | None,
+    places: Callable[[list[Any], dict[str, Any]], None] | None,
+    fold: bool,
+) -> bool:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
     devices gets a DRA variant. `leaves`: the templates to change by chart ("" the chart itself, else an
@@ -2455,6 +2482,35 @@ def _fix_passthrough(
     def passed(r: Render, want: str) -> tuple[Render, str]:
         return switch.passed(r, want) if switch else (r, want)
 
+    folded: set[str] = set()  # the value sets whose switched-on maps values-dra.yaml migrates too
+    inert: set[str] = set()  # with those maps, values-dra.yaml's claim templates, which some value sets name none of
+
+    def switched_on(defaults: dict[str, Any], edits: list[Any], rcts: dict[str, Any]) -> None:
+        """Add to the defaults' map edits those of the maps the chart ships with device keys under a switch the
+        defaults leave off (archana's `configs.int8.resources` under `configs.int8.enabled: false`): read off each
+        value set of the proof that turns one on and leaves every map it renders as the defaults set it, so
+        values-dra.yaml covers any --set of the chart's own switches."""
+        ours, name = {e.path for e in edits}, chart_name(root)
+        for v, r, want, _ in expected:
+            if v.label in ("your values", "default values") or v.label.startswith("-f ") or r.error:
+                continue
+            through, through_want = passed(r, want)
+            if v.label.endswith(ADDED_DEVICE) or not through_want or through_want == through.stream:
+                continue
+            before, after = _by_template(through.stream, name), _by_template(through_want, name)
+            if any(after.get(t) != docs and t not in leaves[""] for t, docs in before.items()):
+                continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
+            try:
+                vsources, more, more_rcts = edits_of(v.options, through, through_want)
+            except (pt.NotPassThrough, InputError):
+                continue
+            new = [e for e in more if e.path not in ours]
+            if new and all(get_path(vsources.merged, e.path) == get_path(defaults, e.path) for e in more):
+                edits += new
+                rcts.update(more_rcts)
+                ours |= {e.path for e in new}
+                folded.add(v.label)
+
     by_options = {repr(v.options): (v, *passed(r, want)) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
@@ -2489,11 +2545,17 @@ def _fix_passthrough(
         default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
+        base_edits: list[Any] = []  # those of the maps the defaults render (default_edits adds the switched-off ones)
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         if default and default[1] and default[1] != default[0].stream:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
+            base_edits = list(default_edits)
+            if fold and list(leaves) == [""] and switch is None and places is None:
+                switched_on(dsources.merged, default_edits, default_rcts)
             default_templates = named(default_edits, default_rcts)
+            if len(default_edits) > len(base_edits):  # a value set of a switch may leave the defaults' unnamed too
+                inert = pt.template_names(default_templates)
         yours = next((passed(r, want) for v, r, want, _ in expected if v.label == "your values"), None)
         for f in files:
             options = copts.render((f,), sets=False)
@@ -2516,10 +2578,10 @@ def _fix_passthrough(
                 edits = own
             templates = named(edits, rcts)
             # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
-            stale = pt.superseded(edits, templates, default_edits, default_templates)
+            stale = pt.superseded(edits, templates, base_edits, default_templates)
             carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
-                lists = pt.stale_lists(edits, default_edits, fsources.merged)
+                lists = pt.stale_lists(edits, base_edits, fsources.merged)
                 variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
@@ -2538,7 +2600,7 @@ def _fix_passthrough(
             subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
             for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
                 paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
-            overlay = pt.overlay_text(dvalues)
+            overlay = pt.overlay_text(dvalues, switches=len(default_edits) > len(base_edits))
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
             ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
@@ -2598,15 +2660,15 @@ def _fix_passthrough(
             changes = switch.build(changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
-        return
+        return bool(folded)
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
-        return
+        return bool(folded)
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
     for target, text in targets.items():
         if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
-            return
+            return bool(folded)
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
     if switched or beneath:
@@ -2636,10 +2698,11 @@ def _fix_passthrough(
             ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
-    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
+    second = "" if fold else "-alone"  # the second try (_fix_passthrough) writes its own copies
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
     staged = {}
     for i, (f, text) in enumerate(variants.items()):
-        staged[f] = work.path / "variants" / str(i) / pt.variant_path(f).name
+        staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
@@ -2650,12 +2713,12 @@ def _fix_passthrough(
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
-                return
+                return bool(folded)
             continue
         why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
         if why:
             _manual(outcome, why, patch)
-            return
+            return bool(folded)
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
@@ -2674,6 +2737,8 @@ def _fix_passthrough(
                 else (copy_root / pt.OVERLAY, *(staged.get(f, f) for f in copts.values_files))
             )
             dra = copts.render(own, sets=v.label == "your values")
+        elif overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
+            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         elif v.label == "your values" and copts.values_files:
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
@@ -2683,7 +2748,7 @@ def _fix_passthrough(
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
             _manual(outcome, uncovered, patch)
-            return
+            return bool(folded)
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before
         case, files = f"with {v.label} and the DRA values files", dra is not None
@@ -2694,21 +2759,23 @@ def _fix_passthrough(
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(case, original, again, want, on):
+        elif why := _not_proven_on(case, original, again, want, on, pt.unused_templates(on, inert, copts.release)):
             _manual(outcome, why, patch)
         else:
-            names = [Path(p).name for p in dra.values_files]  # the DRA files this value set rendered with, in order
+            proofs = v.options.values_files if v.label in folded else ()  # the proof's file of a value set: unnamed
+            names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
-        return
+        return bool(folded)
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
+    return bool(folded)
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:

@@ -99,10 +99,15 @@ def minimal_patch(before: Any, after: Any) -> Any:
 def twin_path(merged: dict[str, Any], path: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The same device count in the other section of one resources map (`limits` for `requests` and the reverse),
     when the values set both to the same value: changing one alone renders a pod the API server rejects (an
-    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm)."""
-    if len(path) < 2 or path[-2] not in ("limits", "requests"):
+    extended resource needs requests equal to limits) and the migration leaves as it is (vllm's chart-helm). A
+    section may be the count itself (devtron's `gpu.resources.limits: 1`, `requests: 1`, the key named elsewhere)."""
+    other = {"limits": "requests", "requests": "limits"}
+    if len(path) >= 2 and path[-2] in other:
+        twin = (*path[:-2], other[path[-2]], path[-1])
+    elif path and path[-1] in other and not isinstance(get_path(merged, path), (dict, list)):
+        twin = (*path[:-1], other[path[-1]])
+    else:
         return None
-    twin = (*path[:-2], "requests" if path[-2] == "limits" else "limits", path[-1])
     here, there = get_path(merged, path), get_path(merged, twin)
     return twin if there is not None and str(there) == str(here) else None
 
