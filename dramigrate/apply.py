@@ -74,7 +74,7 @@ def apply_plan(plan: PodPlan, template_name: str | None) -> list[str]:
     if plan.ray_params:
         path = pa.ref.location.ray_start_params
         found = [p for p, _, _ in resolve(pa.ref.owner, path)]
-        if not found:
+        if not found or found[0] is None:  # `rayStartParams: null` (a chart's toYaml of a null map) is no map
             pa.ref.owner[path] = found_params = CommentedMap()
             found = [found_params]
         if isinstance(found[0], dict):

@@ -458,8 +458,8 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
     b = baseline.splitlines(keepends=True)
     a = after.splitlines(keepends=True)
     to_original: dict[int, int] = {}
-    for tag, i1, i2, j1, _ in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
-        if tag == "equal":
+    for tag, i1, i2, j1, j2 in opcodes_of([_content(x) for x in b], [_content(x) for x in o]):
+        if tag == "equal" or (tag == "replace" and _same_keys(b[i1:i2], o[j1:j2])):
             for k in range(i2 - i1):
                 to_original[i1 + k] = j1 + k
     opcodes = opcodes_of(b, a)
@@ -476,7 +476,7 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
             if end - start != i2 - i1:
                 return after
         elif i1 - 1 in to_original:
-            start = end = to_original[i1 - 1] + 1
+            start = end = _before_comments_of_next(o, to_original[i1 - 1] + 1, pos)
         elif i1 in to_original:
             start = end = to_original[i1]
         else:
@@ -484,12 +484,45 @@ def merge_edit(original: str, baseline: str, after: str) -> str:
         if start < pos:
             return after
         new = [_shifted(a[j], shifts[j]) for j in range(j1, j2)]
+        written = "".join(new)
+        cut = _before_comments_of_next(o, end, start)  # the removed lines' tail that is the next line's comments
         out.extend(o[pos:start])
-        out.extend(c for c in _comments_of(o[start:end]) if c.strip() not in "".join(new))
+        out.extend(c for c in _comments_of(o[start:cut]) if c.strip() not in written)
         out.extend(new)
+        out.extend(x for x in o[cut:end] if not x.strip() or x.strip() not in written)
         pos = end
     out.extend(o[pos:])
     return "".join(out)
+
+
+def _same_keys(dumped: list[str], original: list[str]) -> bool:
+    """Whether the baseline's lines are the original ones with only their scalars written differently (ruamel
+    writes `+4` as `4`): the same key on each line. The baseline is the unedited document, so same data."""
+    return len(dumped) == len(original) and all(
+        _key(x) is not None and _key(x) == _key(y) for x, y in zip(dumped, original, strict=True)
+    )
+
+
+def _key(line: str) -> str | None:
+    """The `key` (with a leading `- `) of a `key: value` line, as the matcher compares it; None for other lines."""
+    text = _content(line)
+    at = text.find(": ")
+    return text[:at] if at > 0 and not text.startswith("#") else None
+
+
+def _before_comments_of_next(lines: list[str], at: int, floor: int) -> int:
+    """Where lines inserted at `at` go: above the own-line comments and blank lines just before it that sit no
+    deeper than the next line, as they are that line's (ruamel hangs them on the node before, so its dump puts an
+    added key below them: `claims:` under the comment written for the next container field)."""
+    following = next((x for x in lines[at:] if x.strip() and not x.lstrip(" ").startswith("#")), None)
+    if following is None:
+        return at
+    while at > floor and (
+        not lines[at - 1].strip()
+        or (lines[at - 1].lstrip(" ").startswith("#") and _indent(lines[at - 1]) <= _indent(following))
+    ):
+        at -= 1
+    return at
 
 
 MAX_MATCH_WORK = 2_000_000  # line pairs SequenceMatcher may compare before popular lines are left out
@@ -521,7 +554,8 @@ def opcodes_of(x: list[str], y: list[str]) -> list[tuple[str, int, int, int, int
 
 def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int], opcodes: list[Any]) -> list[int]:
     """How far each line of the dump moves to sit like the original: an unchanged line by the difference to its
-    original line; a new line like the nearest line above it that is not deeper (its parent or sibling)."""
+    original line; a new line like the nearest line above it that is not deeper (its parent or sibling) and not
+    a comment."""
     baseline_of: dict[int, int] = {}
     for tag, i1, _, j1, j2 in opcodes:
         if tag == "equal":
@@ -536,8 +570,8 @@ def _shifts(o: list[str], b: list[str], a: list[str], to_original: dict[int, int
         shift = 0
         dash = line.lstrip(" ").startswith("- ")
         for k in range(j - 1, -1, -1):
-            if not a[k].strip() or _indent(a[k]) > _indent(line):
-                continue
+            if not a[k].strip() or a[k].lstrip(" ").startswith("#") or _indent(a[k]) > _indent(line):
+                continue  # a comment's column says nothing of the structure
             if not dash and _indent(a[k]) == _indent(line) and a[k].lstrip(" ").startswith("- "):
                 continue  # a flush sequence item: the line is a sibling of the key that holds the sequence
             shift = shifts[k]

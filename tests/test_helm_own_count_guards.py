@@ -120,3 +120,53 @@ def test_a_request_alone_under_its_own_count_is_claimed_with_its_count(tmp_path:
     on.write_text(VALUES.format(request=2, limit="null") + ON)
     _, counts, pods = dra_render(chart, on)
     assert list(counts.values()) == [2] and "nvidia.com/gpu" not in str(pods["server"]["containers"])
+
+
+BLOCKS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+spec:
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- if .Values.resources.requests }}
+            requests:
+              cpu: {{ .Values.resources.requests.cpu | quote }}
+              nvidia.com/gpu: {{ .Values.resources.requests.gpu }}
+            {{- end }}
+            {{- if .Values.resources.limits }}
+            limits:
+              cpu: {{ .Values.resources.limits.cpu | quote }}
+              nvidia.com/gpu: {{ .Values.resources.limits.gpu }}
+            {{- end }}
+"""
+
+
+def test_whole_request_and_limit_blocks_under_their_own_ifs_keep_the_toleration_of_a_zero_count(
+    tmp_path: Path,
+) -> None:
+    """`requests:` under `if .Values.resources.requests`, `limits:` under its own: a count of 0 still renders the key,
+    and the migration adds the toleration for it (a pod of count 0 keeps it); the DRA branch gated the toleration
+    by the count, so the proof's count-0 render differed and fix was refused with a message of `<not shown>`s."""
+    files = {"templates/deployment.yaml": BLOCKS, "values.yaml": VALUES.format(request=1, limit=1)}
+    chart = chart_with(tmp_path, "server", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text(VALUES.format(request=0, limit=0) + ON)
+    _, counts, pods = dra_render(chart, on)
+    assert not counts and pods["server"]["tolerations"][0]["key"] == "nvidia.com/gpu"
+    on.write_text("resources: {requests: null, limits: null}\n" + ON)
+    _, counts, pods = dra_render(chart, on)
+    assert not counts and "tolerations" not in pods["server"]  # no key renders: no toleration
+    on.write_text(VALUES.format(request=2, limit=2) + ON)
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [2] and "nvidia.com/gpu" not in str(pods["server"]["containers"])

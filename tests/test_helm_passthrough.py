@@ -698,6 +698,20 @@ def test_a_hidden_message_keeps_its_apostrophes() -> None:
     assert hide_chart_data(message, Path("/nonexistent")) == (f"the chart does not render; {HIDDEN}: got {NOT_SHOWN}")
 
 
+def test_a_difference_in_the_migrations_own_toleration_is_shown(tmp_path: Path) -> None:
+    """The toleration the migration adds is dramigrate's text, not the chart's: a proof's difference quoting it is
+    shown (was `[{<not shown: ...>: <not shown: ...>, <not shown: ...>: "nvidia.com/gpu", ...}]`); chart data is not."""
+    from dramigrate.helm.sandbox import NOT_SHOWN, hide_chart_data
+
+    chart = chart_with(tmp_path, "tol", {"templates/pod.yaml": "nvidia.com/gpu: {{ .Values.gpu }}\n"})
+    toleration = '[{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}]'
+    message = (
+        f"spec.template.spec.tolerations: expected {toleration}, the rewritten chart has none; "
+        'resources: not expected, the rewritten chart has {"claims": [{"name": "gpu"}]}; got \'from-a-file\''
+    )
+    assert hide_chart_data(message, chart) == message.replace("'from-a-file'", NOT_SHOWN)
+
+
 # kompose output: the toYaml action on the `resources:` key's own line, split over two lines
 SPLIT_ACTION = """\
 apiVersion: apps/v1

@@ -165,3 +165,28 @@ def test_the_tolerations_list_beside_a_top_level_map_that_a_pod_without_devices_
     pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
     assert [t["key"] for t in pods["release-name-server"]["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
     assert [t["key"] for t in pods["release-name-proxy"]["tolerations"]] == ["dedicated"]
+
+
+def test_a_values_file_that_tolerates_the_taint_itself_gets_no_second_toleration(tmp_path: Path) -> None:
+    """fauxpilot's shape with the user's GPU values tolerating the device taint themselves (a user's GPU values often
+    do): the migration adds no toleration there, but the file's DRA variant left values-dra.yaml's
+    `resourceTolerations` in place, the GPU pod got a second toleration and fix refused the chart. The variant now
+    empties that key."""
+    chart = chart_with(tmp_path, "server", {"values.yaml": TOP_VALUES, "templates/server.yaml": TOP})
+    (chart / "templates" / "proxy.yaml").write_text(PROXY)
+    mine = tmp_path / "gpu.yaml"
+    mine.write_text(
+        "resources:\n  limits:\n    nvidia.com/gpu: 2\ntolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n"
+    )
+    outcome = run_chart(chart, ChartOptions(values_files=(mine,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml", tmp_path / "gpu-dra.yaml")))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+    assert pods["release-name-server"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists"}]
+    assert pods["release-name-server"]["resourceClaims"], pods

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from conftest import chart_with, fix_chart
 
 from dramigrate.helm.prove import repeated_keys
@@ -47,3 +48,17 @@ def test_num_gpus_the_values_set_is_not_set_again(tmp_path: Path) -> None:
     assert text.count("num-gpus") == 1 and 'num-gpus: "0"' in text
     text = _ray(chart, "dra: {enabled: true}\nhead: {gpus: 2}\n")
     assert 'num-gpus: "2"' in text and "dashboard-host" in text  # the migration's num-gpus where the map has none
+
+
+def test_an_empty_or_null_params_map_renders_the_num_gpus_the_migration_sets(tmp_path: Path) -> None:
+    """`toYaml` of a null map renders `null`, of an empty one `{}`: after the DRA branch's num-gpus line the group
+    no longer parsed (a YAML error on dra.enabled=true), where the migration of the original render writes the map."""
+    empty = "head:\n  gpus: 1\n  rayStartParams: {}\n"
+    for name, values, user in (("null", VALUES, "head: {rayStartParams: null}\n"), ("empty", empty, "")):
+        chart = chart_with(tmp_path / name, "ray", {"templates/ray.yaml": RAY, "values.yaml": values})
+        fix_chart(chart)
+        group = yaml.safe_load(_ray(chart, f"dra: {{enabled: true}}\n{user}"))["spec"]["headGroupSpec"]
+        assert group["rayStartParams"] == {"num-gpus": "1"}, name
+        assert group["template"]["spec"]["resourceClaims"], name
+        off = yaml.safe_load(_ray(chart, f"dra: {{enabled: false}}\n{user}"))["spec"]["headGroupSpec"]
+        assert off["rayStartParams"] in (None, {}), name  # as the original renders it

@@ -1,13 +1,14 @@
-"""Property tests of the one-file pipeline (in process): random Pods and Deployments with app containers,
-plain and sidecar init containers, random device counts written in every form Kubernetes accepts (octal,
-hex, floats, milli units, exponents), block and flow style, indentation, comments, line endings, multi-doc;
-and containers sharing resources through anchors and merge keys.
+"""Property tests of the one-file pipeline (in process): random workloads of every built-in kind with app
+containers, plain and sidecar init containers, random device counts written in every form Kubernetes accepts
+(octal, hex, binary, underscores, quoted, floats, milli units, exponents, fractions rounded up), block and
+flow style, indentation, end-of-line and own-line comments, line endings, multi-doc; and containers sharing
+resources through anchors and merge keys (some overriding the shared limits).
 
 Properties: every request is reported on its own line; fix is idempotent; every emitted or rewritten object
 validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app containers
 and sidecars add up, a plain init container reuses all but the sidecars started before it); each
 container still sees its devices; the plugin's toleration is explicit; documents the fix does not touch
-are byte-identical; comments survive.
+are byte-identical; comments survive, an own-line comment above the line it was written for.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -67,6 +69,13 @@ class S:
     comment: str = ""
 
 
+@dataclass(frozen=True)
+class Note:
+    """A mapping key written as an own-line comment before the next key (never first in a sequence item)."""
+
+    text: str
+
+
 def _line(text: str, comment: str) -> str:
     return f"{text}  # {comment}" if comment else text
 
@@ -84,16 +93,20 @@ def _pair(key: str, value: Any, col: int, style: Style, out: list[str], lead: st
         out.append(_line(f"{pad}{key}: {scalar.text}", scalar.comment))
 
 
-def _mapping(data: dict[str, Any], col: int, style: Style, out: list[str]) -> None:
+def _mapping(data: dict[Any, Any], col: int, style: Style, out: list[str]) -> None:
     for k, v in data.items():
-        _pair(k, v, col, style, out)
+        if isinstance(k, Note):
+            out.append(f"{' ' * col}# {k.text}")
+        else:
+            _pair(k, v, col, style, out)
 
 
 def _sequence(items: list[Any], col: int, style: Style, out: list[str]) -> None:
     for item in items:
         assert isinstance(item, dict) and item
-        for i, (k, v) in enumerate(item.items()):
-            _pair(k, v, col + 2, style, out, lead=" " * col + "- " if i == 0 else None)
+        (first, value), *rest = item.items()
+        _pair(first, value, col + 2, style, out, lead=" " * col + "- ")
+        _mapping(dict(rest), col + 2, style, out)
 
 
 def to_yaml(data: dict[str, Any], style: Style, head_comment: str = "") -> str:
@@ -161,7 +174,12 @@ COUNT_FORMS: tuple[Any, ...] = (
     lambda n: f'"{n * 1000}m"',
     lambda n: f"{n}e0",
     lambda n: f'"{n}e0"',
-    lambda n: f"+{n}",
+    lambda n: f"0b{n:b}",
+    lambda n: f"'{n}'",
+    lambda n: f'"{n}.0"',
+    lambda n: f"{n - 1}.9999" if n else "0.0",  # MilliValue rounds thousandths up: 1.9999 is 2 devices
+    lambda n: f"0_{n}",  # go-yaml drops underscores: 0_5 is octal 5, 0_8 the float 8
+    lambda n: f"+{n}",  # ruamel writes it back as `4`
 )
 
 
@@ -170,8 +188,21 @@ def count_text(n: int, style: Style) -> str:
     return f'"{text}"' if style.quote_counts and style.count_form == 0 else text
 
 
-def _container_yaml(c: Container, style: Style, comment: str, image_comment: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": S(c.name, comment), "image": S(f"registry.example/{c.name}:1", image_comment)}
+def _noted(data: dict[Any, Any], key: str, comment: Callable[[], str]) -> dict[Any, Any]:
+    """data with an own-line comment before key, when key is there and comment() gives one."""
+    note = comment() if key in data else ""
+    if not note:
+        return data
+    out: dict[Any, Any] = {}
+    for k, v in data.items():
+        if k == key:
+            out[Note(note)] = None
+        out[k] = v
+    return out
+
+
+def _container_yaml(c: Container, style: Style, comment: Callable[[], str]) -> dict[str, Any]:
+    body: dict[Any, Any] = {"name": S(c.name, comment()), "image": S(f"registry.example/{c.name}:1", comment())}
     if c.role == "sidecar":
         body["restartPolicy"] = "Always"
     limits: dict[str, Any] = {}
@@ -188,8 +219,8 @@ def _container_yaml(c: Container, style: Style, comment: str, image_comment: str
     if style.flow:
         resources = {k: S("{" + ", ".join(f"{r}: {x.text}" for r, x in v.items()) + "}") for k, v in resources.items()}
     if resources:
-        body["resources"] = resources
-    return body
+        body["resources"] = _noted(resources, "requests", comment)
+    return _noted(body, "resources", comment)
 
 
 UNTOUCHED = [
@@ -198,6 +229,50 @@ UNTOUCHED = [
     "    ports:\n        -   port: 80   # wide dash\n",
     'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData:\n  token: "x"\n',
 ]
+
+# Every built-in kind with a pod template: apiVersion, the path of the pod template (metadata and spec; "" for a
+# Pod, whose own metadata and spec they are) and the fields the kind's schema wants beside it.
+WORKLOAD_KINDS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "Pod": ("v1", "", {}),
+    "PodTemplate": ("v1", "template", {}),
+    "ReplicationController": ("v1", "spec.template", {"spec": {"replicas": 2, "selector": "{app}"}}),
+    "Deployment": ("apps/v1", "spec.template", {"spec": {"replicas": 2, "selector": {"matchLabels": "{app}"}}}),
+    "ReplicaSet": ("apps/v1", "spec.template", {"spec": {"replicas": 1, "selector": {"matchLabels": "{app}"}}}),
+    "StatefulSet": (
+        "apps/v1",
+        "spec.template",
+        {"spec": {"serviceName": "svc", "selector": {"matchLabels": "{app}"}}},
+    ),
+    "DaemonSet": ("apps/v1", "spec.template", {"spec": {"selector": {"matchLabels": "{app}"}}}),
+    "Job": ("batch/v1", "spec.template", {"spec": {"backoffLimit": 1}}),
+    "CronJob": ("batch/v1", "spec.jobTemplate.spec.template", {"spec": {"schedule": S('"0 * * * *"')}}),
+}
+
+
+def _filled(extra: Any, labels: dict[str, str]) -> Any:
+    if extra == "{app}":
+        return dict(labels)
+    return {k: _filled(v, labels) for k, v in extra.items()} if isinstance(extra, dict) else extra
+
+
+def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merged(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) else v
+    return out
+
+
+def workload_object(kind: str, metadata: dict[str, Any], pod_spec: dict[str, Any], name: str) -> dict[str, Any]:
+    api, template_path, extra = WORKLOAD_KINDS[kind]
+    head: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": metadata}
+    if not template_path:
+        return {**head, "spec": pod_spec}
+    labels = {"app": name}
+    node: dict[str, Any] = {"metadata": {"labels": labels}, "spec": pod_spec}
+    for part in reversed(template_path.split(".")):
+        node = {part: node}
+    return _merged(head, _merged(_filled(extra, labels), node))
+
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12).map(lambda s: "w" + s)
 counts = st.integers(min_value=0, max_value=8)
@@ -224,14 +299,13 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
         newline=draw(st.sampled_from(["\n", "\r\n"])),
         quote_counts=draw(st.booleans()),
         toleration_offset=draw(st.sampled_from([o for o in offsets if o != offset])) if mixed else -1,
-        # ruamel writes `+4` back as `4`, so a mixed-style document falls back to its whole dump (known issue)
-        count_form=draw(st.sampled_from(range(len(COUNT_FORMS) - (1 if mixed else 0)))),
+        count_form=draw(st.sampled_from(range(len(COUNT_FORMS)))),
         flow=False if mixed else draw(st.booleans()),
     )
     apps = [draw(containers("app", i)) for i in range(draw(st.integers(1, 3)))]
     inits = [draw(containers(draw(st.sampled_from(["init", "sidecar"])), i)) for i in range(draw(st.integers(0, 2)))]
     case = Case(
-        kind=draw(st.sampled_from(["Pod", "Deployment"])),
+        kind=draw(st.sampled_from(sorted(WORKLOAD_KINDS))),
         name=draw(names),
         namespace=draw(st.sampled_from(["", "ml", "team-a"])),
         containers=inits + apps,
@@ -248,10 +322,10 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
     if draw(st.booleans()):
         case.tolerations = [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]
     pod_spec: dict[str, Any] = {}
-    init_yaml = [_container_yaml(c, style, comment(), comment()) for c in inits]
+    init_yaml = [_container_yaml(c, style, comment) for c in inits]
     if init_yaml:
         pod_spec["initContainers"] = init_yaml
-    pod_spec["containers"] = [_container_yaml(c, style, comment(), comment()) for c in apps]
+    pod_spec["containers"] = [_container_yaml(c, style, comment) for c in apps]
     if case.tolerations:
         pod_spec["tolerations"] = [{k: S(f'"{v}"') for k, v in t.items()} for t in case.tolerations]
     if draw(st.booleans()):
@@ -259,22 +333,11 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
     metadata: dict[str, Any] = {"name": S(case.name, comment())}
     if case.namespace:
         metadata["namespace"] = case.namespace
-    if case.kind == "Pod":
-        obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
-    else:
-        labels = {"app": case.name}
-        obj = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": metadata,
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
-            },
-        }
+    if case.kind in ("Job", "CronJob"):
+        pod_spec["restartPolicy"] = "Never"
+    pod_spec = _noted(_noted(pod_spec, "tolerations", comment), "volumes", comment)
     head = comment()
-    case.workload = to_yaml(obj, style, head)
+    case.workload = to_yaml(workload_object(case.kind, metadata, pod_spec, case.name), style, head)
     before = draw(st.lists(st.sampled_from(UNTOUCHED), max_size=2))
     after = draw(st.lists(st.sampled_from(UNTOUCHED), max_size=2))
     leading_marker = draw(st.booleans())
@@ -300,7 +363,10 @@ def validate(obj: dict[str, Any]) -> None:
 
 
 def pod_spec_of(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
+    node = obj
+    for part in [p for p in WORKLOAD_KINDS[obj["kind"]][1].split(".") if p] + ["spec"]:
+        node = node[part]
+    return node
 
 
 def seen_by_container(container: dict[str, Any], claims: dict[str, dict[str, Any]]) -> dict[str, int]:
@@ -313,6 +379,14 @@ def seen_by_container(container: dict[str, Any], claims: dict[str, dict[str, Any
                 cls = r["exactly"]["deviceClassName"]
                 out[cls] = out.get(cls, 0) + r["exactly"]["count"]
     return out
+
+
+def _line_after_comment(lines: list[str], comment: str) -> str | None:
+    """The first line that is not a comment after the own-line comment `# comment` (None: no such comment)."""
+    own = [i for i, line in enumerate(lines) if line.strip() == f"# {comment}"]
+    if not own:
+        return None
+    return next((line for line in lines[own[0] + 1 :] if not line.lstrip().startswith("#")), "")
 
 
 def check_fixed(case: Case, result: FileResult, target: str) -> str:
@@ -341,6 +415,12 @@ def check_fixed(case: Case, result: FileResult, target: str) -> str:
     allowed = (*CLASSES, "limits:", "requests:", "resources:")
     unexpected = [line for line in changed if not line.strip().startswith(allowed)]
     assert not unexpected, f"untouched lines changed: {unexpected}\n--- before\n{case.workload}--- after\n{plain}"
+    # An own-line comment stays above the line it was written for (when fix keeps that line).
+    for c in case.comments:
+        following = _line_after_comment(original, c)
+        if following is not None and not following.strip().startswith(allowed):
+            got = _line_after_comment(rewritten, c)
+            assert got == following, f"# {c} was above {following!r}, now above {got!r}:\n{plain}"
 
     objects = [d for d in yaml.safe_load_all(plain) if d is not None]
     workloads = [o for o in objects if o["kind"] == case.kind]
@@ -413,8 +493,80 @@ COMMON = settings(
 )
 
 
+# Found by the fuzzer: `claims:` went under the comment written above `tolerations:` (ruamel hangs it on the last
+# node of the containers, so its dump adds the key below it).
+COMMENT_ABOVE_NEXT_FIELD = Case(
+    kind="CronJob",
+    name="w0",
+    namespace="",
+    containers=[
+        Container(
+            "app-0",
+            "app",
+            {"amd.com/gpu": 0, "habana.ai/gaudi": 1},
+            dict.fromkeys(["amd.com/gpu", "habana.ai/gaudi"], "limits"),
+        )
+    ],
+    style=Style(indent=2, offset=0, newline="\n", quote_counts=False),
+    comments=["note-0 keep me"],
+    tolerations=[{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}],
+    workload=(
+        'apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: w0\nspec:\n  schedule: "0 * * * *"\n  jobTemplate:\n'
+        "    spec:\n      template:\n        metadata:\n          labels:\n            app: w0\n        spec:\n"
+        "          containers:\n          - name: app-0\n            image: registry.example/app-0:1\n"
+        "            resources:\n              limits:\n                amd.com/gpu: 0\n"
+        '                habana.ai/gaudi: 1\n                memory: "1Gi"\n'
+        '          # note-0 keep me\n          tolerations:\n          - key: "dedicated"\n'
+        '            operator: "Equal"\n            value: "ml"\n            effect: "NoSchedule"\n'
+        "          restartPolicy: Never\n"
+    ),
+)
+
+
+# Found next: when fix removed a requests map that ended right above such a comment, the comment went above the
+# claims written in its place.
+COMMENT_BELOW_REMOVED_MAP = Case(
+    kind="Pod",
+    name="w0",
+    namespace="",
+    containers=[Container("app-2", "app", {"habana.ai/gaudi": 1}, {"habana.ai/gaudi": "both"})],
+    style=Style(indent=2, offset=0, newline="\n", quote_counts=False),
+    comments=["note-0 keep me"],
+    workload=(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: w0\nspec:\n  containers:\n  - name: app-2\n"
+        "    image: registry.example/app-2:1\n    resources:\n      limits:\n        habana.ai/gaudi: 1\n"
+        '        memory: "1Gi"\n      requests:\n        habana.ai/gaudi: 1\n  # note-0 keep me\n'
+        "  volumes:\n  - name: scratch\n    emptyDir: {}\n"
+    ),
+)
+
+
+# Found next: ruamel writes `+0` back as `0`, so fix could not place the removal of such a line and wrote ruamel's
+# whole dump, which drops the comment of the removed requests map.
+PLUS_COUNT_REMOVED = Case(
+    kind="Pod",
+    name="w0",
+    namespace="",
+    containers=[
+        Container("init-0", "init", {"amd.com/gpu": 0}, {"amd.com/gpu": "both"}),
+        Container("app-0", "app", {}, {}),
+    ],
+    style=Style(indent=2, offset=0, newline="\n", quote_counts=False, count_form=len(COUNT_FORMS) - 1),
+    comments=["note-0 keep me"],
+    workload=(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: w0\nspec:\n  initContainers:\n  - name: init-0\n"
+        "    image: registry.example/init-0:1\n    resources:\n      limits:\n        amd.com/gpu: +0\n"
+        "      # note-0 keep me\n      requests:\n        amd.com/gpu: +0\n  containers:\n  - name: app-0\n"
+        '    image: registry.example/app-0:1\n    resources:\n      limits:\n        memory: "1Gi"\n'
+    ),
+)
+
+
 @COMMON
 @given(case=cases(), target=st.sampled_from(["1.34", "1.36"]))
+@example(case=COMMENT_ABOVE_NEXT_FIELD, target="1.34")
+@example(case=COMMENT_BELOW_REMOVED_MAP, target="1.36")
+@example(case=PLUS_COUNT_REMOVED, target="1.34")
 def test_fix_keeps_devices_validates_and_is_idempotent(case: Case, target: str) -> None:
     raw = case.raw()
     result = run(raw, fix=True, target=target)
@@ -429,11 +581,41 @@ def test_fix_keeps_devices_validates_and_is_idempotent(case: Case, target: str) 
     assert not [f for f in again.findings if f.fixable], [f.rule for f in again.findings]
 
 
+# Found by the fuzzer: a comment after the flush tolerations of an indented document gave the added tolerations
+# the comment's column as their neighbour's, so the merge did not parse and fix wrote ruamel's whole dump (every
+# toleration re-indented, the comment moved under them).
+COMMENT_AFTER_FLUSH_TOLERATIONS = Case(
+    kind="Pod",
+    name="w",
+    namespace="",
+    containers=[
+        Container(
+            "app-2",
+            "app",
+            {"habana.ai/gaudi": 5, "nvidia.com/gpu": 3},
+            {"habana.ai/gaudi": "requests", "nvidia.com/gpu": "limits"},
+        )
+    ],
+    style=Style(indent=4, offset=4, newline="\n", quote_counts=True, toleration_offset=0, count_form=4),
+    comments=["note-4 keep me", "note-5 keep me"],
+    tolerations=[{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}],
+    workload=(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n    name: w\nspec:\n    containers:\n        - name: app-2\n"
+        "          image: registry.example/app-2:1\n          resources:\n              limits:\n"
+        '                  nvidia.com/gpu: 3.0\n                  memory: "1Gi"\n              # note-4 keep me\n'
+        "              requests:\n                  habana.ai/gaudi: 5.0\n    tolerations:\n"
+        '    - key: "dedicated"\n      operator: "Equal"\n      value: "ml"\n      effect: "NoSchedule"\n'
+        "    # note-5 keep me\n    volumes:\n        - name: scratch\n          emptyDir: {}\n"
+    ),
+)
+
+
 # No shrinking here: a failure is reported as found (shrinking these documents takes minutes).
 @settings(COMMON, max_examples=30 * SCALE, phases=(Phase.explicit, Phase.generate))
 @given(
     case=cases(mixed=True).filter(lambda c: c.tolerations and any(n for x in c.containers for n in x.counts.values()))
 )
+@example(case=COMMENT_AFTER_FLUSH_TOLERATIONS)
 def test_mixed_sequence_styles(case: Case) -> None:
     """Real files mix flush and indented sequences in one document (flush containers, indented tolerations):
     the added toleration must still give valid YAML, and every other line must keep its bytes."""
@@ -460,35 +642,67 @@ def test_every_request_is_reported_on_its_line(case: Case) -> None:
 # -- anchors and merge keys ------------------------------------------------------------------------------
 
 
+SHARING = ("alias", "alias-limits", "merge-resources", "merge-container")
+
+
 @st.composite
-def shared_pods(draw: st.DrawFn) -> tuple[str, int, int]:
-    """A Pod whose containers share one resources map through an anchor, a merge key in resources, or a merge
-    key of the whole container: (text, containers, devices each)."""
+def shared_pods(draw: st.DrawFn) -> tuple[str, dict[str, int]]:
+    """A Pod whose containers share one resources map through an anchor (of resources or of its limits), a merge
+    key in resources, or a merge key of the whole container; a container that merges may override the shared
+    limits with its own count: (text, container -> the devices Kubernetes gives it)."""
     n = draw(st.integers(2, 4))
     count = draw(st.integers(1, 4))
     form = COUNT_FORMS[draw(st.sampled_from(range(len(COUNT_FORMS))))]
-    how = draw(st.sampled_from(["alias", "merge-resources", "merge-container"]))
+    how = draw(st.sampled_from(SHARING))
     lines = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: shared  # keep me", "spec:", "  containers:"]
-    first = "  - &c0" if how == "merge-container" else "  -"
-    lines += [
-        first + (" name: c0" if how != "merge-container" else ""),
-        *(["    name: c0"] if how == "merge-container" else []),
-    ]
-    lines += ["    image: app:1", "    resources: &r", "      limits:", f"        nvidia.com/gpu: {form(count)}"]
+    if how == "merge-container":
+        lines += ["  - &c0", "    name: c0"]
+    else:
+        lines += ["  - name: c0"]
+    lines += ["    image: app:1  # keep me"]
+    if how == "alias-limits":
+        lines += ["    resources:", "      limits: &r"]
+    else:
+        lines += ["    resources: &r", "      limits:"]
+    lines += [f"        nvidia.com/gpu: {form(count)}", "        memory: 1Gi"]
+    seen = {"c0": count}
     for i in range(1, n):
+        own = draw(st.none() | st.integers(0, 4)) if how.startswith("merge") else None
+        override = ["      limits:", f"        nvidia.com/gpu: {form(own)}"] if own is not None else []
+        seen[f"c{i}"] = count if own is None else own
         if how == "alias":
             lines += [f"  - name: c{i}", "    image: app:1", "    resources: *r"]
+        elif how == "alias-limits":
+            lines += [f"  - name: c{i}", "    image: app:1", "    resources:", "      limits: *r"]
         elif how == "merge-resources":
-            lines += [f"  - name: c{i}", "    image: app:1", "    resources:", "      <<: *r"]
+            lines += [f"  - name: c{i}", "    image: app:1", "    resources:", "      <<: *r", *override]
         else:
-            lines += ["  - <<: *c0", f"    name: c{i}"]
-    return "\n".join(lines) + "\n", n, count
+            lines += ["  - <<: *c0", f"    name: c{i}", *(["    resources:", *override] if override else [])]
+    return "\n".join(lines) + "\n", seen
+
+
+def without_devices(obj: Any) -> Any:
+    """The object less its device-plugin requests and the DRA fields fix writes (claims, tolerations of the
+    device resources), empty maps left behind dropped: what must be equal before and after fix."""
+    if isinstance(obj, list):
+        kept = [without_devices(x) for x in obj if not (isinstance(x, dict) and x.get("key") in CLASSES)]
+        return [x for x in kept if x not in ({}, [])]
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for k, v in obj.items():
+        if k in CLASSES or k in ("claims", "resourceClaims"):
+            continue
+        v = without_devices(v)
+        if v not in ({}, []):
+            out[k] = v
+    return out
 
 
 @settings(COMMON, max_examples=15 * SCALE)
 @given(case=shared_pods())
-def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, int, int]) -> None:
-    text, n, count = case
+def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, dict[str, int]]) -> None:
+    text, seen = case
     result = run(text.encode(), fix=True)
     assert result.rewritten is not None
     objects = [d for d in yaml.safe_load_all(result.rewritten) if d is not None]
@@ -497,12 +711,14 @@ def test_shared_resources_keep_each_containers_own_devices(case: tuple[str, int,
     validate(pod)
     for t in claims.values():
         validate(t)
-    by_claim = {c["name"]: claims[c["resourceClaimTemplateName"]] for c in pod["spec"]["resourceClaims"]}
+    by_claim = {c["name"]: claims[c["resourceClaimTemplateName"]] for c in pod["spec"].get("resourceClaims") or []}
     for c in pod["spec"]["containers"]:
-        assert "limits" not in (c.get("resources") or {}), f"{c['name']} keeps a device-plugin request"
-        assert seen_by_container(c, by_claim) == {"gpu.nvidia.com": count}, c["name"]
-    assert len(pod["spec"]["containers"]) == n
-    assert "# keep me" in result.rewritten
+        left = set((c.get("resources") or {}).get("limits") or {}) & set(CLASSES)
+        assert not left, f"{c['name']} keeps a device-plugin request"
+        want = {"gpu.nvidia.com": seen[c["name"]]} if seen[c["name"]] else {}
+        assert seen_by_container(c, by_claim) == want, c["name"]
+    assert without_devices(pod) == without_devices(yaml.safe_load(text)), "a field other than the devices changed"
+    assert result.rewritten.count("# keep me") == 2
     assert run(result.rewritten.encode(), fix=True).rewritten is None, "a second fix changed the text"
 
 

@@ -411,6 +411,8 @@ spec:
         ("{gpu.intel.com/i915: 1}", "{}", {}),
         # num-gpus comes from the Ray container alone, not from the sidecar's GPU.
         ("{nvidia.com/gpu: 2}", "{}", {"num-gpus": "2"}),
+        # `rayStartParams: null` (a chart's toYaml of a null values map) gets the map the finding says was set
+        ("{nvidia.com/gpu: 2}", "null", {"num-gpus": "2"}),
     ],
 )
 def test_ray_start_params_are_what_kuberay_derived(limits: str, params: str, expected: dict[str, str]) -> None:

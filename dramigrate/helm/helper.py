@@ -879,10 +879,34 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
                     f"{m.group(1)}{{{{- end }}}}",
                 ]
                 return i, i + 1, new
-            return i + 1, i + 1, [f"{pad}  {{{{- if {cond} }}}}", value, f"{pad}  {{{{- end }}}}"]
+            stop, block = _params_block(lines, i, col, cond)
+            return i + 1, stop, [f"{pad}  {{{{- if {cond} }}}}", value, f"{pad}  {{{{- end }}}}", *block]
         if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
             break
     raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
+
+
+_PARAMS_YAML = re.compile(r"\s*\{\{-?\s*toYaml\s+(\$?\.Values(?:\.[\w-]+)+)\s*\|\s*n?indent\s+\d+\s*-?\}\}\s*")
+
+
+def _params_block(lines: list[str], at: int, col: int, cond: str) -> tuple[int, list[str]]:
+    """(stop, lines) of the rayStartParams block below `at`, a line that writes the values map whole (`toYaml
+    .Values.head.rayStartParams`) dropped in the DRA branch when the map is empty: it renders `null` (the values set it
+    to null) or `{}`, which after the branch's num-gpus line no longer parses, where the migration writes the map."""
+    stop = at + 1
+    while stop < len(lines) and (not lines[stop].strip() or _control(lines[stop]) or _indent(lines[stop]) > col):
+        stop += 1
+    while stop > at + 1 and not lines[stop - 1].strip():
+        stop -= 1
+    block = []
+    for line in lines[at + 1 : stop]:
+        m = _PARAMS_YAML.fullmatch(line)
+        if m:
+            pad = " " * _indent(line)
+            block += [f"{pad}{{{{- if not (and {_arg(cond)} (empty {m.group(1)})) }}}}", line, f"{pad}{{{{- end }}}}"]
+        else:
+            block.append(line)
+    return stop, block
 
 
 _PARAMS_FROM = re.compile(r"\{\{-?\s*(?:toYaml|range \$\w+, \$\w+ :=|with)\s+\(?(\S+?)\)?(?:\s|\}\})")

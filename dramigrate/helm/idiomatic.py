@@ -1676,13 +1676,23 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
 
 
-def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str]]:
+def _renders(d: Device, shared: list[str]) -> str:
+    """Where a device key renders, beyond the conditions it shares with its twin: `(and <its own conditions>)`,
+    "" when it has none (it renders wherever the pod does); with a count of 0 too, unless the condition is its count."""
+    own = [c for c in d.conditions if c not in shared]
+    return _group(_and(*own)) if own else ""
+
+
+def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str], list[str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
     limit's where the limit renders, else the request's (a request alone is migrated with its count). Returns those
-    keys and, by device resource, that count (`or` of the two, each false where its key does not render)."""
+    keys, by device resource, that count (`or` of the two, each false where its key does not render), and where one
+    of each pair renders (the migration adds the toleration there, a count of 0 too: a block under `if
+    .Values.resources.limits` renders `nvidia.com/gpu: 0`)."""
     merged: dict[str, str] = {}
+    renders: list[str] = []
     keys = [d for d in devices if d.index not in twins]
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
@@ -1691,7 +1701,9 @@ def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[De
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
-    return keys, merged
+        if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
+            renders.append(_or(*either))
+    return keys, merged, renders
 
 
 def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
@@ -1878,10 +1890,9 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged = _twin_keys(w.devices, twins)
+    keys, merged, twin_renders = _twin_keys(w.devices, twins)
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
-    own_counts += map(_group, merged.values())  # gated by their count, as a key under `if` its own count
     own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
     if groups is not None and len({g[0].count for g in groups}) > 1:
         common = [c for c in w.devices[0].conditions if all(c in d.conditions for d in w.devices)]
@@ -1926,6 +1937,7 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    counted += twin_renders  # a request and a limit each under its own conditions: while one of them renders
     # containers each under their own conditions: the toleration while one of them renders its key
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
@@ -2057,8 +2069,8 @@ def _pod_edits(
             for res, own in branch_tols.items():
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
-                    check = tolerated_check(given, str(own[0].get("key", "")))
-                    entries = [f"{p}  {check}", f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+                    check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
+                    entries = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
                 if entries:
                     tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
     if w.named:
@@ -2683,17 +2695,20 @@ def tolerated_define(define: str) -> list[str]:
     ]
 
 
-TOLERATED = "$draTolerated"  # set by tolerated_check's line
+TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
-def tolerated_check(given: str, key: str) -> str:
-    """One line of actions, rendering nothing, that sets TOLERATED when the values list `given` tolerates the
-    taint of `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not, in
-    one line where a define would take seven."""
-    return (
-        f"{{{{- {TOLERATED} := false }}}}{{{{- range {given} }}}}{{{{- if {_tolerates_taint(json.dumps(key))} }}}}"
-        f"{{{{- {TOLERATED} = true }}}}{{{{- end }}}}{{{{- end }}}}"
-    )
+def tolerated_check(given: str, key: str) -> list[str]:
+    """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
+    `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not. A loop of
+    four lines, as a chart writes one (it was one line of 250 characters a reviewer had to scroll through; one action
+    a line took six, which moved a set's median added lines past 60)."""
+    return [
+        f"{{{{- {TOLERATED} := false }}}}",
+        f"{{{{- range {given} }}}}",
+        f"  {{{{- if {_tolerates_taint(json.dumps(key))} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        "{{- end }}",
+    ]
 
 
 def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
@@ -2760,7 +2775,7 @@ def _merge_tolerations(
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
         if key and listing and re.fullmatch(r"[\w.$]+", given):
-            return [f"{ind}{tolerated_check(given, key)}", f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
+            return [*(f"{ind}{c}" for c in tolerated_check(given, key)), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
@@ -2790,8 +2805,7 @@ def _merge_tolerations(
         expr = if_m.group(1)
         new = [
             f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
-            lines[at],
-            f"{p}  {{{{- if {expr} }}}}",
+            *_opened(lines[at], f"{p}  ", f"if {expr}", lines[at + 1]),
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
@@ -2805,10 +2819,10 @@ def _merge_tolerations(
         # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
         keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
         return Edit(
-            at + 1,
+            at,
             at + 2,
             [
-                f"{p}  {{{{- if {keep} }}}}",
+                *_opened(lines[at], f"{p}  ", f"if {keep}", lines[at + 1]),
                 lines[at + 1],
                 f"{p}  {{{{- end }}}}",
                 *unless_tolerated(plain.group(1), f"{p}  "),
@@ -2857,6 +2871,16 @@ def _merge_tolerations(
         rel,
         "the pod's tolerations have a shape the rewrite does not merge into",
     )
+
+
+def _opened(key: str, p: str, action: str, body: str) -> list[str]:
+    """The `tolerations:` line `key` and the action opening a block around its body line: on a line of its own,
+    `{{- action }}`, which trims what comes before it; where the key line ends in blanks and the body line does not trim
+    them itself (`tolerations: ` above `{{ toYaml .Values.tolerations | nindent 8 }}`), after the key, untrimmed: the
+    switch-off render kept everything but that blank (a user's tolerations rendered `tolerations:`, byte-different)."""
+    if key != key.rstrip() and not body.lstrip().startswith("{{-"):
+        return [f"{key}{{{{ {action} }}}}"]
+    return [key, f"{p}{{{{- {action} }}}}"]
 
 
 def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None:

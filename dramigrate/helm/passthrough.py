@@ -550,14 +550,16 @@ def stale_lists(edits: list[MapEdit], defaults: list[MapEdit], merged: dict[str,
     """The tolerations lists the chart defaults' `values-dra.yaml` (`defaults`) fills for maps that a values file's DRA
     variant (`edits`) leaves without a device when both are given, each set to the file's own list (Helm replaces
     lists): aioneks' values-dra.yaml tolerates nvidia.com/gpu for `resources.gpu`, and the neuron file's pod, which
-    writes its neuron toleration itself, took that one too."""
+    writes its neuron toleration itself, took that one too. The toleration under its own key (`resourceTolerations`)
+    also where the file edits the map but adds none: its own tolerations list tolerates the taint already, and the
+    defaults' key, which that list does not replace, would give the pod a second one."""
     edited = {e.path for e in edits}
     out: dict[Path_, Any] = {}
     for name in ("tolerations", OWN_TOLERATIONS):
         mine = {e.place(name) for e in edits if e.siblings.get(name)}
         for e in defaults:
             place = e.place(name)
-            if e.siblings.get(name) and e.path not in edited and place not in mine:
+            if e.siblings.get(name) and (e.path not in edited or name == OWN_TOLERATIONS) and place not in mine:
                 current = get_path(merged, place)
                 out[place] = current if isinstance(current, list) else []
     return out
@@ -658,7 +660,9 @@ def variant_text(
             parent = parent.setdefault(part, CommentedMap())
         parent[place[-1]] = copy.deepcopy(value)
         if hasattr(parent, "yaml_add_eol_comment"):
-            parent.yaml_add_eol_comment(f"not the list {OVERLAY} sets: these values ask for other devices", place[-1])
+            parent.yaml_add_eol_comment(
+                f"not the list {OVERLAY} sets: these values need no toleration of it", place[-1]
+            )
     for scope, own in templates.items():
         holder = root
         for part in scope:  # an umbrella chart passes the subchart's values under its name

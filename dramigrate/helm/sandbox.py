@@ -361,6 +361,15 @@ def repeats_once(message: str) -> str:
 _QUOTED_VALUE = re.compile(r'(?<!\w)(?:"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')(?!\w)')
 _WORD = re.compile(r"[^\W_]+")
 NOT_SHOWN = "<not shown: may come from a chart file>"
+# Words of what the migration itself writes into a pod and its claim templates (the device toleration, the claims):
+# a difference quoting them quotes dramigrate, not the chart (was `[{<not shown...>: <not shown...>, ...}]`).
+_MIGRATION_TEXT = (
+    "tolerations key operator effect Exists NoSchedule resourceClaims claims name resourceClaimTemplateName "
+    "resourceClaimName request requests rayStartParams "
+    "devices exactly firstAvailable deviceClassName allocationMode ExactCount All count selectors cel expression "
+    "constraints matchAttribute num gpus"
+)
+_MIGRATION_WORDS = frozenset(_MIGRATION_TEXT.split())
 
 
 def hide_chart_data(message: str, root: Path) -> str:
@@ -369,7 +378,7 @@ def hide_chart_data(message: str, root: Path) -> str:
     chart file (`.Files.Get`), which dramigrate never prints (the template and line are quoted instead)."""
     if "'" not in message and '"' not in message:
         return message
-    known = set(_WORD.findall(template_text(root) + "\n" + _values_text(root)))
+    known = set(_WORD.findall(template_text(root) + "\n" + _values_text(root))) | _MIGRATION_WORDS
 
     def shown(match: re.Match[str]) -> str:
         return match.group(0) if set(_WORD.findall(match.group(0))) <= known else NOT_SHOWN
