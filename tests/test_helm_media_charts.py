@@ -6,6 +6,7 @@ it can be, and a chart it cannot take says why. Renders are real (the Helm engin
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -557,3 +558,28 @@ def test_a_schema_url_the_chart_does_not_ship_is_never_fetched(tmp_path: Path) -
         server.shutdown()
     assert asked == []
     assert "name: p" in manifest.text
+
+
+def test_renders_of_one_shared_copy_localize_its_schemas_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two renders of one shared copy rewrite the library's schema URLs at the same time (the proof renders from
+    several threads): both finish and the schema reads the chart's file (was: FileNotFoundError from the second
+    rename, both writers having used one temp file name, which failed a proof under load)."""
+    from dramigrate.helm import schemarefs
+
+    chart = library_chart(tmp_path)
+    replace = os.replace
+    others: list[int] = []
+
+    def another_render_between(src: str, dst: str) -> None:
+        if not others:  # a second render of the copy runs after this one wrote its temp file, before its rename
+            others.append(-1)
+            others[0] = schemarefs.localize_schema_refs(chart)
+        replace(src, dst)
+
+    monkeypatch.setattr(schemarefs.os, "replace", another_render_between)
+    assert schemarefs.localize_schema_refs(chart) == 2
+    assert others == [2]
+    assert "example.invalid" not in (chart / "charts" / "lib" / "values.schema.json").read_text()
+    assert not list(chart.rglob("*.dramigrate-tmp"))

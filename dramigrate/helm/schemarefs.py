@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag
@@ -86,9 +87,11 @@ def _rewrite(docs: dict[Path, Any], root: Path) -> int:
     changed = 0
     for path, doc in docs.items():
         if _localize(doc, folders, root.resolve(), path.resolve().as_uri()):
-            tmp = path.with_name(path.name + ".dramigrate-tmp")
-            tmp.write_text(json.dumps(doc), encoding="utf-8")
-            os.replace(tmp, path)  # renders of one shared copy may run at once: each sees a whole file
+            # Renders of one shared copy may run at once: each writes a temp file of its own, each sees a whole file.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".dramigrate-tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(doc))
+            os.replace(tmp, path)
             changed += 1
     return changed
 
