@@ -739,45 +739,34 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
     """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
     renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
-    return _changed_templates(root, expected, lambda v, r: v.shipped)
+    return set(_changed_templates(root, expected, lambda v, r: v.shipped))
 
 
 def _changed_templates(
     root: Path,
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
     which: Callable[[Variation, Render], bool],
-) -> set[str]:
-    """The chart's own templates whose objects the migration changes in the renders of the value sets `which` takes."""
+) -> dict[str, str]:
+    """The chart's own templates whose objects the migration changes in the renders of the value sets `which` takes,
+    each with the first such set's label."""
     from dramigrate.helm.rewrite import chart_name
 
-    name, out = chart_name(root), set()
+    name, out = chart_name(root), {}
     for v, r, want, _ in expected:
         if which(v, r):
             before, after = _by_template(r.stream, name), _by_template(want, name)
-            out |= {
-                rel
-                for rel, docs in after.items()
-                if rel.startswith("templates/") and (root / rel).is_file() and before.get(rel) != docs
-            }
+            for rel, docs in after.items():
+                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
+                    out.setdefault(rel, v.label)
     return out
 
 
 def _switched_templates(
     root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
 ) -> dict[str, str]:
-    """The chart's own templates whose objects the migration changes in a value set of the proof that renders what
-    the templates write (_own_render), each with the first such set's label: a workload behind its own switch
-    (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
-    from dramigrate.helm.rewrite import chart_name
-
-    name, out = chart_name(root), {}
-    for v, r, want, _ in expected:
-        if _own_render(v, r):
-            before, after = _by_template(r.stream, name), _by_template(want, name)
-            for rel, docs in after.items():
-                if rel.startswith("templates/") and before.get(rel) != docs and (root / rel).is_file():
-                    out.setdefault(rel, v.label)
-    return out
+    """_changed_templates of the value sets that render what the templates write (_own_render): a workload behind
+    its own switch (`if .Values.<profile>.enabled`) that the values leave off, which the proof turns on."""
+    return _changed_templates(root, expected, _own_render)
 
 
 def _shipped_with_notes(expected: list[Any]) -> list[Path]:
