@@ -826,6 +826,19 @@ def _rewrite_map_helper(
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
+_LISTED = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
+
+
+def _given_list(lines: list[str], at: int) -> str | None:
+    """The values list the pod's `tolerations:` at line `at` renders: the one its next line writes with
+    `toYaml X | nindent N` (rykelley's pod helper, inside `if .Values.gpu.enabled`), else the `with`/`if` guarding
+    it (`toYaml .`)."""
+    listed = _LISTED.fullmatch(lines[at + 1].strip()) if at + 1 < len(lines) else None
+    if listed and listed.group(1) != "." and lines[at].strip() == "tolerations:":
+        return listed.group(1)
+    return given_tolerations(lines, at)
+
+
 def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str) -> tuple:
     """(start, stop, new lines) merging the DRA toleration into the pod's `tolerations:` rendered by
     `{{- if X }}`/`{{- with X }}` + `{{- toYaml X | nindent N }}` + `{{- end }}`."""
@@ -834,7 +847,8 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     after = lines[at + 2].strip() if at + 2 < len(lines) else ""
     guard = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", prev)
     yaml_m = re.fullmatch(r"\{\{-?\s*(?:toYaml (\S+)|\. \| toYaml) \| nindent \d+\s*-?\}\}", body)
-    if guard and yaml_m and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
+    listing = guard and yaml_m and (yaml_m.group(1) or ".") in (".", guard.group(2))  # the guard is the list's own
+    if listing and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
         word, expr = guard.groups()
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
@@ -849,7 +863,14 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         ]
         return at - 1, at + 3, new
     if yaml_m and lines[at].strip() == "tolerations:":
-        return at + 2, at + 2, [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
+        # an empty values list renders `[]`, which cannot stand beside the added entry: the DRA branch leaves it out
+        listed = [
+            f"{p}  {{{{- if not (and {_arg(cond)} (empty {yaml_m.group(1)})) }}}}",
+            lines[at + 1],
+            f"{p}  {{{{- end }}}}",
+        ]
+        dra = [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
+        return at + 1, at + 2, [*(listed if yaml_m.group(1) else lines[at + 1 : at + 2]), *dra]
     raise NotHelper(f"{rel}:{at + 1}: the pod's tolerations have a shape the rewrite does not merge into")
 
 
@@ -1058,19 +1079,22 @@ def _pod_edits(
 
     edits: list[tuple[int, int, list[str]]] = []
     every = w.choices or {"": w.delta}  # a vendor choice: each device's own toleration (the taint key differs)
-    tolerations = any(d.tolerations for d in every.values())
     pod_end = max((b.end for b in enclosing(all_blocks, containers)), default=len(lines))
     existing = [
         i
         for i in range(pod + 1, min(pod_end, len(lines)))
         if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
     ]
-    given = given_tolerations(lines, existing[0]) if existing else None  # the values list may tolerate the taint
+    given = _given_list(lines, existing[0]) if existing else None  # the values list may tolerate the taint
+    # a toleration the values list gave the pod itself (jellyfin's values-example.yaml) is the DRA branch's too
+    # wherever another values list does not (PodDelta.covered)
+    own = {device: d.tolerations or (d.covered if given else []) for device, d in every.items()}
+    tolerations = any(own.values())
     texts = {
-        device: untolerated_only(d.tolerations, p, f"{define}.draTolerated", given)
+        device: untolerated_only(own[device], p, f"{define}.draTolerated", given)
         if given
-        else [f"{p}  {t}" for t in _dump_list(d.tolerations) if d.tolerations]
-        for device, d in every.items()
+        else [f"{p}  {t}" for t in _dump_list(own[device]) if own[device]]
+        for device in every
     }
     tol_text = helperchoice.picked(define, site.arg, texts, next(iter(every)), f"{p}  ")
     if tolerations and existing:

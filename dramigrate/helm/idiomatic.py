@@ -2069,19 +2069,28 @@ def _pod_edits(
             for res, own in branch_tols.items():
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
-                    check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
+                    check = [f"{p}  {c}" for c in tolerated_check(given, json.dumps(str(own[0].get("key", ""))))]
                     entries = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
                 if entries:
                     tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
     if w.named:
         tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
-    covered = bool(not tolerations and existing and not picks and not w.named and len(w.delta.covered) == 1)
+    covered = bool(not tolerations and existing and not picks and len(w.delta.covered) == 1)
     if covered:
         tolerations, tol_text = w.delta.covered, [f"{p}  {t}" for t in _dump_list(w.delta.covered)]
+    key = ""  # the taint's key as a template expression, where a values list may tolerate it already
+    if (
+        tolerations
+        and existing
+        and len(tolerations) == 1
+        and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
+    ):
+        key = json.dumps(str(tolerations[0].get("key", "")))
+    if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
+        key = _arg(_from_root(w.named.expr))
+        tol_text = [f"{p}  - key: {{{{ {key} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     if tolerations and existing:
-        plain = len(tolerations) == 1 and not w.named and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
-        key = str(tolerations[0].get("key", "")) if plain else ""  # a values list may tolerate its taint already
         if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered):
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
@@ -2700,13 +2709,14 @@ TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 def tolerated_check(given: str, key: str) -> list[str]:
     """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
-    `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not. A loop of
-    four lines, as a chart writes one (it was one line of 250 characters a reviewer had to scroll through; one action
-    a line took six, which moved a set's median added lines past 60)."""
+    `key` (a template expression: a quoted name, or the values key naming it; a user's GPU values often do): the A
+    rewrite's single DRA toleration renders only when not. A loop of four lines, as a chart writes one (it was one line
+    of 250 characters a reviewer had to scroll through; one action a line took six, which moved a set's median added
+    lines past 60)."""
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(json.dumps(key))} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        f"  {{{{- if {_tolerates_taint(key)} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
         "{{- end }}",
     ]
 
@@ -2755,7 +2765,7 @@ def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str)
 _WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
 _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
-_TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
+_TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
 
 
@@ -2763,7 +2773,8 @@ def _merge_tolerations(
     lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's key, a template expression: a
+    quoted name or the values key naming it), only where the values list X
     does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
     rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
@@ -2793,6 +2804,7 @@ def _merge_tolerations(
         ]
         return Edit(at - 1, at + 3, new)
     plain = _TOYAML.fullmatch(body)
+    plain = plain if plain and plain.group(1) != "." else None  # `toYaml .` is the list of a `with` around (below)
     if_m = _IF.fullmatch(prev)
     if (
         if_m
@@ -2830,8 +2842,6 @@ def _merge_tolerations(
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
     listed = _listed_items(lines, at)
-    if listed is not None and covered:
-        return None  # the chart's own literal list tolerates the taint
     if listed is not None:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
         # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
@@ -2839,7 +2849,17 @@ def _merge_tolerations(
         stop, item = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
-        return Edit(stop, stop, [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+        # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
+        # `containers:`, comes before it there)
+        if not covered:
+            return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+        # the taint tolerated with the values the rewrite is read from: by the values list appended (porter's
+        # `{{- if .Values.tolerations }}` after its own `removable` item), so the entry goes where that list does not
+        reads = {m.group(1) for line in lines[at + 1 : stop] if (m := _TOYAML.search(line))} - {"."}
+        literal = any(key.strip('"') in line for line in lines[at + 1 : stop] if not _control(line))
+        if literal or not key or len(reads) != 1:
+            return None  # the chart's own literal list tolerates the taint (or a list not read here)
+        return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(reads.pop(), p), *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'

@@ -271,9 +271,11 @@ def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits:
             edit.places["tolerations"] = place
             continue
         beside = sibling_path(edit.path, "tolerations")
-        if beside in lists and rendered(beside):
+        if beside in lists:
             # beside the map is the chart's own list, rendered elsewhere too (fauxpilot's proxy pod, which takes no
-            # device, renders `.Values.tolerations` as its GPU pod does): the toleration goes under its own key
+            # device, renders `.Values.tolerations` as its GPU pod does), or by no template at all (hpe's
+            # vulnerability-analysis declares `tolerations: []` and never reads it: passed through, a user's list
+            # would render with the DRA values off too): the toleration goes under its own key
             edit.siblings[OWN_TOLERATIONS] = edit.siblings.pop("tolerations")
 
 

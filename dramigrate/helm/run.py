@@ -96,6 +96,7 @@ from dramigrate.helm.values import (
     locate,
     resources_maps,
     set_path,
+    tolerations_lists,
     twin_path,
     zero,
 )
@@ -108,6 +109,8 @@ if TYPE_CHECKING:
 
 MAX_VARIATIONS = 28
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
+# a user's own toleration, of a taint no device plugin uses: what a DRA pod must add its device's toleration to
+OWN_TOLERATION = {"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}
 _UNCOVERED = (  # your values ask for devices through keys the DRA values files fix wrote leave as they are
     "with your values, the device request comes from values no DRA values file covers (the --set options choose "
     "device keys other than those values-dra.yaml migrates); put the device keys in a -f values file so fix can write "
@@ -501,6 +504,13 @@ def _variations(
         add(label, copts.render((work.values_file(values),), False), values)
     for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
         values = override(sources, changed)
+        add(label, copts.render((work.values_file(values),), False), values)
+    if tolerations := tolerations_lists(merged):  # the user's own tolerations in place of the chart's (or of none)
+        own = merged
+        for path in tolerations:
+            own = set_path(own, path, [dict(OWN_TOLERATION)])
+        values = override(sources, own)
+        label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
     return out
 

@@ -220,6 +220,15 @@ def resources_maps(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
+def tolerations_lists(merged: dict[str, Any]) -> list[Path_]:
+    """Paths of values that look like a pod's tolerations (key `tolerations`, a list or empty)."""
+
+    def match(key: str, value: Any, path: Path_) -> list[Path_]:
+        return [path] if key == "tolerations" and (value is None or isinstance(value, list)) else []
+
+    return find_maps(merged, match)
+
+
 def inject(merged: dict[str, Any], paths: list[Path_], resource: str, count: int = 1) -> dict[str, Any]:
     """Values with `limits: {resource: count}` added to each resources map."""
     out = copy.deepcopy(merged)
