@@ -110,8 +110,9 @@ if TYPE_CHECKING:
 
 MAX_VARIATIONS = 28
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
-# a user's own toleration, of a taint no device plugin uses: what a DRA pod must add its device's toleration to
-OWN_TOLERATION = {"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}
+# a user's own toleration, of a taint no device plugin uses: what a DRA pod must add its device's toleration to (one
+# key, one line of YAML: a chart that misindents a longer list renders it as badly without the rewrite)
+OWN_TOLERATION = {"key": "example.com/dedicated"}
 _UNCOVERED = (  # your values ask for devices through keys the DRA values files fix wrote leave as they are
     "with your values, the device request comes from values no DRA values file covers (the --set options choose "
     "device keys other than those values-dra.yaml migrates); put the device keys in a -f values file so fix can write "
