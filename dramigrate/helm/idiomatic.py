@@ -1128,7 +1128,8 @@ def _template_label(rel: str, rels: Iterable[str]) -> str:
 
 def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
     """The pod's device keys, the migrated one's first, when they are a vendor choice: one device resource per branch
-    of one `if`/`else` chain, each with the same count, and the migration's claim asks for one of them; else None."""
+    of one `if`/`else` chain, and the migration's claim asks for one of them; else None. Each branch may have a count
+    of its own (_branch_counts)."""
     by_resource: dict[str, list[Device]] = {}
     for d in devices:
         by_resource.setdefault(d.resource, []).append(d)
@@ -1147,8 +1148,6 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
     ) and not _compared_ifs(by_resource):
         return None
-    if len({d.count for d in devices}) != 1:
-        raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
     classes = {(r.get("exactly") or r).get("deviceClassName") for r in _requests(delta.spec)}
     asked = [res for res in by_resource if (m := rules.lookup(res)) is not None and m.rule.device_class in classes]
     if len(asked) != 1:
@@ -1665,6 +1664,23 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     }
 
 
+def _branch_counts(w: Workload, twins: dict[int, Device], lines: list[str]) -> dict[str, str]:
+    """A vendor choice's count per branch, by device resource: the one count of its keys, or the limit's where its
+    request reads another expression (transcript-create: `index .Values.resources.limits "amd.com/gpu" | default 1`
+    and the same from `.requests`; the claim template checks that the two are equal, _equal_check). Branches may ask
+    for different counts: each one's goes into its own claim spec (_choice_spec)."""
+    out: dict[str, str] = {}
+    for d in w.devices:
+        if d.index in twins:
+            continue
+        if out.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the {d.resource} branch of the device choice asks for two counts "
+                f"({out[d.resource]} and {d.count}) that are not a request and its limit in one container"
+            )
+    return out
+
+
 def _as_rendered(d: Device, shared: list[str]) -> str:
     """The count of a device key as a value that is false where the key does not render: the count under the
     conditions of its own (those not in `shared`), `(and <conditions> <count>)`, or the condition alone when it ends in
@@ -1859,14 +1875,16 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the containers of a `range` and others ask for the device in one pod")
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
+    twins = _request_twins(lines, w.devices) if groups is None else {}
+    branch_counts: dict[str, str] = {}  # a vendor choice: each branch's device resource -> its count
     if w.choices:
         first = w.devices[0]
         conditions = first.conditions[: len(first.conditions) - len(first.branch_conditions)]
-        counts[first.resource] = first.count
+        branch_counts = _branch_counts(w, twins, lines)
+        counts[first.resource] = branch_counts[first.resource]
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
-    twins = _request_twins(lines, w.devices) if groups is None and not w.choices else {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
@@ -1891,6 +1909,9 @@ def _pod_edits(
                 "per device resource in a pod"
             )
     keys, merged, twin_renders = _twin_keys(w.devices, twins)
+    if w.choices and merged:
+        why = "a branch of the device choice writes its request and limit under other conditions"
+        raise RewriteError(f"{w.rel}: {why}")
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
     own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
@@ -1917,6 +1938,9 @@ def _pod_edits(
         for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
     ]
     gated = list(counts.values())
+    if len(set(branch_counts.values())) > 1:  # each branch of the choice its own count: the picked branch's
+        gated = list(branch_counts.values())
+        gate = _or(*(f"(and {_group(picks[r])} (gt (int {_arg(c)}) 0))" for r, c in branch_counts.items()))
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
     if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
@@ -2093,7 +2117,7 @@ def _pod_edits(
     if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
         from dramigrate.helm.helper import _ray_params
 
-        if len(counts) != 1:
+        if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
@@ -2120,7 +2144,7 @@ def _pod_edits(
         section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
         return edits, section, top
     if picks:
-        inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+        inner = _choice_spec(w, picks, branch_counts, primary)
     elif steps:
         inner = _steps_spec(w, steps, _container_name(lines, res, w.rel), counts[w.devices[0].resource], primary)
     elif groups is not None and not shared:
@@ -2508,15 +2532,16 @@ def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
+def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], device_class: str) -> str:
     """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
-    for that branch's device) under that branch's condition; each branch reads dra.deviceClassName, its own class
-    when that is empty (values.yaml leaves it empty: one class would be wrong for the other vendor)."""
+    for that branch's device, with that branch's count) under that branch's condition; each branch reads
+    dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
+    the other vendor)."""
     out = []
     for k, (res, cond) in enumerate(picks.items()):
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), own), own)
+        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
         out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
     return "".join(out) + "{{- end }}\n"
 
@@ -2662,8 +2687,13 @@ def _name_text(expr: str) -> str:
 
 
 def given_tolerations(lines: list[str], at: int) -> str | None:
-    """The values expression of the `{{- with X }}`/`{{- if X }}` that guards the pod's `tolerations:` at line `at`
-    (the list the user's values give), or None."""
+    """The values list the pod's `tolerations:` at line `at` renders (the list the user's values give): the `X` of
+    `toYaml X` below it (transcript-create's `toYaml .Values.worker.gpu.tolerations`, inside `if
+    .Values.worker.gpu.enabled` or after the pod's `nodeSelector:`), else that of the `{{- with X }}`/`{{- if X }}`
+    that guards it; or None."""
+    body = _TOYAML.fullmatch(lines[at + 1].strip()) if at + 1 < len(lines) else None
+    if body and body.group(1) != ".":
+        return body.group(1)
     m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
     return m.group(1) if m else None
 
