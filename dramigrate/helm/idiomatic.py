@@ -2728,15 +2728,16 @@ def tolerated_define(define: str) -> list[str]:
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
-def tolerated_check(given: str, key: str) -> list[str]:
+def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
-    `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not. A loop of
-    four lines, as a chart writes one (it was one line of 250 characters a reviewer had to scroll through; one action
-    a line took six, which moved a set's median added lines past 60)."""
+    `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
+    toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
+    a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(json.dumps(key))} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        f"  {{{{- if {_tolerates_taint(key if expr else json.dumps(key))} }}}}"
+        f"{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
         "{{- end }}",
     ]
 
@@ -2787,15 +2788,26 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+# a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
+_HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
 
 
 def _merge_tolerations(
-    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
+    lines: list[str],
+    at: int,
+    p: str,
+    cond: str,
+    tol_text: list[str],
+    rel: str,
+    key: str = "",
+    covered: bool = False,
+    key_expr: str = "",
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
-    does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
-    rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's; `key_expr`, its Go expression),
+    only where the values list X does not tolerate that taint already. `covered`: the toleration is one the pod wrote
+    itself with the values the rewrite is read from (PodDelta.covered): it renders only where the chart's list does
+    not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2859,6 +2871,17 @@ def _merge_tolerations(
             ]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    helper = _HELPER_LIST.fullmatch(body)
+    if lines[at].strip() == "tolerations:" and helper and not covered:
+        # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
+        # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
+        # the taint already (the migration adds none then)
+        test = key_expr or (json.dumps(key) if key else "")
+        given = f"({helper.group(1)} | fromYamlArray)"
+        check = [f"{p}  {c}" for c in tolerated_check(given, test, True)] if test else []
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
+        return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
     listed = _listed_items(lines, at)
     if listed is not None and covered:
         return None  # the chart's own literal list tolerates the taint
