@@ -2633,15 +2633,17 @@ def _passthrough(
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         # a switch beside a map in one template: the maps of the chart's own switches go into values-dra.yaml too
         folds = fold and list(leaves) == [""] and (switch is None or bool(switch.both)) and places is None
-        if default and default[1] and default[1] != default[0].stream:
+        asked = bool(default and default[1] and default[1] != default[0].stream)  # the defaults' maps ask for one
+        if asked:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
-        elif folds and switch is not None:  # the defaults ask for no device through a map
+        elif folds and switch is not None:
             dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
         if dsources is not None:
             base_edits = list(default_edits)
             if folds:
                 switched_on(dsources.merged, default_edits, default_rcts)
-            dsources = dsources if default_edits else None
+            if not (asked or default_edits):  # no map of the chart's own switches asks for a device either
+                dsources = None
             default_templates = named(default_edits, default_rcts)
             if len(default_edits) > len(base_edits):  # a value set of a switch may leave the defaults' unnamed too
                 inert = pt.template_names(default_templates)
