@@ -46,6 +46,7 @@ from dramigrate.helm.findingmap import (
 )
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import (
+    Pattern,
     classify,
     compared_values,
     helpers_text,
@@ -1481,6 +1482,31 @@ def _both_shapes(root: Path, hints: dict[str, Any], rules: RuleSet) -> dict[str,
     return out
 
 
+def _helper_built(root: Path, hints: dict[str, Any]) -> dict[str, Any]:
+    """When every template that asks for devices reads its container's resources map out of a dict a named helper
+    builds (passthrough.helper_built_map), each with that read (pattern F); else {}."""
+    from dramigrate.helm.passthrough import helper_built_map
+
+    out = {}
+    for rel, h in sorted(hints.items()):
+        text = (root / rel).read_text(encoding="utf-8") if h.letter in ("D", "F") else ""
+        if (found := helper_built_map(text)) is None:
+            return {}
+        out[rel] = Pattern("F", found[0], text.splitlines()[found[0] - 1].strip())
+    return out
+
+
+def _adds_tolerations(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> bool:
+    """Whether the migration of a template's objects adds a toleration to one of them."""
+
+    def lists(node: Any) -> list[Any]:
+        if isinstance(node, dict):
+            return [node.get("tolerations"), *(x for k, v in node.items() if k != "tolerations" for x in lists(v))]
+        return [x for v in node for x in lists(v)] if isinstance(node, list) else []
+
+    return lists(before) != lists([a for a in after if a.get("kind") != "ResourceClaimTemplate"])
+
+
 def _helper_likely(outcome: ChartOutcome, root: Path, rules: RuleSet) -> bool:
     """Whether the chart's own templates write a device request the idiomatic rewrite reads through a helper (pattern
     D, E or F: helper.fix renders a marked copy of the chart for it, started early to render beside the migrations)."""
@@ -1564,7 +1590,13 @@ def _no_rewrite_shape(
     other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them), with the steps by
     hand for a map read out of a helper-built dict (in the values maps the probe found). "" otherwise."""
     from dramigrate.helm import helper, idiomatic, packedlib
-    from dramigrate.helm.passthrough import helper_built_steps
+    from dramigrate.helm.passthrough import (
+        built_defines,
+        built_pod_tolerations,
+        built_tolerations_reason,
+        helper_built_map,
+        helper_built_steps,
+    )
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
@@ -1585,8 +1617,19 @@ def _no_rewrite_shape(
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
-        steps = helper_built_steps(root, exc.rel, texts[exc.rel], _device_maps(relations)) if exc.rel in texts else ""
-        return f"{exc}{'; ' + steps if steps else ''}{ENGINE_HINT}"
+        text = texts.get(exc.rel, "")
+        maps, written = _device_maps(relations), None
+        if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
+            written = built_pod_tolerations(text)
+            wants = _by_template(reference[2], chart_name(root)).get(exc.rel, [])
+            if written is None or not _adds_tolerations(originals.get(exc.rel, []), wants):
+                return ""  # the pass-through through the helper-built dict (_fix_idiomatic) takes it
+            exc.why = built_tolerations_reason(text, written)
+        steps = helper_built_steps(root, exc.rel, text, maps) if text else ""
+        if steps and written:
+            steps += f", and the toleration the migration adds where line {written[0]} writes the pod's"
+        why = f"{exc.rel}:{exc.pattern.line}: {exc.pattern.describe()}{': ' + exc.why if exc.why else ''}"
+        return f"{why}{'; ' + steps if steps else ''}{ENGINE_HINT}"
     except (RewriteError, OSError, UnicodeDecodeError):
         return ""
     return ""
@@ -1762,6 +1805,11 @@ def _fix_idiomatic(
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
         why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
         _manual(outcome, f"{why}: the helper rewrite takes a chart alone{ENGINE_HINT}", "")
+        return
+    if not sub and leaves is None and (built := _helper_built(root, hints)):
+        # the container's resources map read out of a dict a named helper builds from values (groundx): the
+        # pass-through, through that dict
+        _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, expected, min(built.items()), {sub: scopes})
         return
     if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
