@@ -220,8 +220,9 @@ def _finish(plan: PodPlan, pa: PodAnalysis) -> PodPlan:
 def split_claims(plan: PodPlan) -> list[PodPlan]:
     """The scheduler allocates at most 32 devices per claim (AllocationResultsMaxSize). A pod asking for more (8 GPUs
     and 32 EFA interfaces) gets several claims, each within that limit: requests a constraint ties together (a GPU
-    and its NICs under one PCIe root) stay in one claim, the others go by device class. A unit that alone exceeds the
-    limit keeps the one plan, and validation refuses it."""
+    and its NICs under one PCIe root) stay in one claim, the others go by device class, and a class over the limit
+    request by request. A request or constrained group that alone exceeds the limit keeps the one plan, and
+    validation refuses it."""
     if sum(r.count for r in plan.requests) <= MAX_DEVICES_PER_CLAIM or any(
         not c.get("requests") for c in plan.constraints
     ):
@@ -252,8 +253,9 @@ def split_claims(plan: PodPlan) -> list[PodPlan]:
                 units.append([])
             unit_of[r.name] = classes[r.device_class]
             units[classes[r.device_class]].append(r)
+    class_units = set(classes.values())
     bins: list[list[RequestPlan]] = []
-    for unit in filter(None, units):
+    for unit in _split_class_units(units, class_units):
         size = sum(r.count for r in unit)
         if size > MAX_DEVICES_PER_CLAIM:
             return [plan]
@@ -283,6 +285,18 @@ def split_claims(plan: PodPlan) -> list[PodPlan]:
             part = replace(part, removals=[], tolerations=[], ray_params={}, primary=False)
         parts.append(part)
     return parts
+
+
+def _split_class_units(units: list[list[RequestPlan]], class_units: set[int]) -> list[list[RequestPlan]]:
+    """The units to pack: a device class whose requests together exceed the limit (five containers of 8 Gaudis) goes
+    request by request, as nothing ties one container's devices to another's; a constrained group stays whole."""
+    out: list[list[RequestPlan]] = []
+    for i, unit in enumerate(units):
+        if i in class_units and sum(r.count for r in unit) > MAX_DEVICES_PER_CLAIM:
+            out.extend([r] for r in unit)
+        elif unit:
+            out.append(unit)
+    return out
 
 
 def covers(t: dict[str, Any], wanted: dict[str, str]) -> bool:

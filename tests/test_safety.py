@@ -480,14 +480,32 @@ def test_device_requests_inside_strings_are_warned_with_their_line(tmp_path: Pat
 
 
 def test_pod_asking_for_more_devices_than_one_claim_can_hold_is_left_alone(run_cli: RunCli, tmp_path: Path) -> None:
-    # The scheduler's allocator refuses a claim with more than 32 devices (AllocationResultsMaxSize): two containers
-    # of 20 GPUs in one pod would become one claim of 40 that never schedules, so fix refuses and says why.
+    # The scheduler's allocator refuses a claim with more than 32 devices (AllocationResultsMaxSize): a container
+    # asking for 40 GPUs would become a claim of 40 that never schedules, so fix refuses and says why.
     pod = tmp_path / "big.yaml"
-    text = GOOD.format(name="big").replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 20")
-    text += text[text.index("  - name:") :].replace("name: app", "name: second", 1)
+    text = GOOD.format(name="big").replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 40")
     pod.write_text(text)
     code, out, _ = run_cli(["fix", "--format", "json", pod])
     report = json.loads(out)
     refused = [f for f in report["findings"] if f["rule"] == "rewrite-invalid"]
     assert code != 0 and pod.read_text() == text
     assert len(refused) == 1 and "40 devices" in refused[0]["message"] and "at most 32" in refused[0]["message"]
+
+
+def test_containers_over_the_claim_limit_together_get_one_claim_each(run_cli: RunCli, tmp_path: Path) -> None:
+    # Two containers of 20 GPUs: 40 in one claim would never schedule, but nothing ties one container's GPUs to the
+    # other's, so each gets a claim of its own.
+    pod = tmp_path / "big.yaml"
+    text = GOOD.format(name="big").replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 20")
+    text += text[text.index("  - name:") :].replace("name: app", "name: second", 1)
+    pod.write_text(text)
+    code, out, _ = run_cli(["fix", pod])
+    assert code == 0, out
+    docs = list(yaml.safe_load_all(pod.read_text()))
+    templates = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    counts = [[r["exactly"]["count"] for r in t["spec"]["spec"]["devices"]["requests"]] for t in templates]
+    assert sorted(counts) == [[20], [20]]
+    pod_spec = docs[0]["spec"]
+    names = {c["name"]: [e["name"] for e in c["resources"]["claims"]] for c in pod_spec["containers"]}
+    assert len(set(names["app"] + names["second"])) == 2, names
+    assert {c["name"] for c in pod_spec["resourceClaims"]} == set(names["app"] + names["second"])

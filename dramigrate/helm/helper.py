@@ -60,7 +60,7 @@ from dramigrate.helm.idiomatic import (
     untolerated_only,
 )
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
-from dramigrate.helm.patterns import _ACTION, count_expression
+from dramigrate.helm.patterns import _ACTION, count_expression, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
 from dramigrate.helm.values import get_path
 from dramigrate.rules import RuleSet
@@ -265,6 +265,15 @@ def _dig(path: tuple[str, ...], var: str) -> str:
     return "dig " + " ".join(json.dumps(p) for p in path) + f' "" {var}'
 
 
+def map_count(path: tuple[str, ...], var: str) -> str:
+    """The count a map variable holds at `path` (its last part the device resource), "" when it holds none: under
+    `limits` or `requests` of the resources map, the limit, else the request."""
+    if len(path) == 2 and path[0] in ("limits", "requests"):
+        other = "requests" if path[0] == "limits" else "limits"
+        return f'dig "{path[0]}" "{path[1]}" ({_dig((other, path[1]), var)}) {var}'
+    return _dig(path, var)
+
+
 def included_count(value: str) -> str | None:
     """The count a helper's key line takes from another helper (`{{ include "deepseek.nvidia.gpu" .Values.model.tag
     }}`, `"{{ include "x.gpus" $ctx | trim }}"`): that include as written, its argument any one term or parenthesised
@@ -300,11 +309,7 @@ def key_lines(
             if not found:
                 continue
             var = written.group("a") or written.group("b")
-            count = _dig(found[0], var)
-            if len(found[0]) == 2 and found[0][0] in ("limits", "requests"):  # the limit, else the request
-                other = "requests" if found[0][0] == "limits" else "limits"
-                count = f'dig "{found[0][0]}" "{resource}" ({_dig((other, resource), var)}) {var}'
-            out.append(KeyLine(file, index, define, resource, None, count, var, tuple(found)))
+            out.append(KeyLine(file, index, define, resource, None, map_count(found[0], var), var, tuple(found)))
             continue
         m = _KEY_LINE.match(line)
         if m is None:
@@ -632,10 +637,34 @@ def _without_empty_blocks(body: list[str]) -> list[str]:
     return [line for i, line in enumerate(body) if i not in drop]
 
 
-def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
+def replay_define(text: str, define: str, block: Block, key: KeyLine, others: list[KeyLine] | None = None) -> str:
     """`<helper>.draCount` for a helper that builds its map in variables (dict, merge, mergeOverwrite, set) and
     writes it with toYaml: every control and assignment line of the helper up to that line, replayed (a merge
-    inside an `if` changes the map too), then the count the map holds at the device key, each open block closed."""
+    inside an `if` changes the map too), then the count the map holds at the device key, each open block closed.
+    With `others` (a vendor choice: the map may hold another device resource instead), the count of the first
+    device resource the map holds, and `<helper>.draDevice` for its name."""
+    if not others:
+        return _replayed(text, define, block, key, f"{{{{- {key.count} -}}}}", "draCount")
+    every = [key, *others]
+    counts = [f"{{{{ {k.count} }}}}" for k in every]
+    names = [f"{{{{- {json.dumps(k.resource)} -}}}}" for k in every]
+    return "".join(
+        _replayed(text, define, block, key, _first_held(every, out), part)
+        for out, part in ((counts, "draCount"), (names, "draDevice"))
+    )
+
+
+def _first_held(keys: list[KeyLine], out: list[str]) -> str:
+    """`out[i]` for the first of `keys` whose count the map holds (an `if`/`else if` chain), nothing when none."""
+    chain = [
+        f'{{{{- {"if" if n == 0 else "else if"} ne (toString ({k.count})) "" }}}}{text}'
+        for n, (k, text) in enumerate(zip(keys, out, strict=True))
+    ]
+    return "".join(chain) + "{{- end -}}"
+
+
+def _replayed(text: str, define: str, block: Block, key: KeyLine, tail: str, part: str) -> str:
+    """A define `<helper>.<part>` that replays the helper's control and assignment lines up to the key, then `tail`."""
     lines = text.splitlines()
     opened = [b for b in enclosing(blocks(text), key.index) if b.start > block.start]
     body = []
@@ -646,19 +675,24 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine) -> str:
         if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
             body.append(lines[i].strip())
     body = _without_empty_blocks(body)
-    body.append(f"{{{{- {key.count} -}}}}")
+    body.append(tail)
     body += ["{{- end }}"] * len(opened)
-    return f'{{{{- define "{define}.draCount" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+    return f'{{{{- define "{define}.{part}" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
 
 
-def _map_edit(line: str, define: str, key: KeyLine, claim: str, request: str = "") -> list[str]:
+def _map_edit(
+    line: str, define: str, key: KeyLine, claim: str, request: str = "", choice: MapChoice | None = None
+) -> list[str]:
     """The lines that replace a toYaml line: with the switch on, the map it writes loses the device key (a part
-    left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim."""
+    left empty goes too, as the migration drops it) and, at the resources level, gets the container's claim. With
+    a `choice` (the map may hold another device resource: `<helper>.draDevice` names the one it holds), then, with
+    the switch on, the render fails while the map still asks for a device resource the migration takes."""
     written = _TOYAML_LINE.match(line)
     assert written is not None and key.var is not None
     var, pad, trim = key.var, written.group("pad"), written.group("trim")
     parts = sorted({p[:-1] for p in key.paths})
     state = f'(include "{define}.dra" $)'
+    device = f'(include "{define}.draDevice" $ | trim)' if choice and choice.others else json.dumps(key.resource)
     out = [f"{pad}{{{{{trim} if {state} -}}}}"]
     if all(len(p) == 1 for p in parts):  # the variable is the resources map
         parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
@@ -666,7 +700,7 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str, request: str = "
         out.append(f"{pad}  {{{{- $kept := omit {var} {names} -}}}}")
         for (part,) in parts:
             out.append(
-                f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) "{key.resource}" }}}}'
+                f'{pad}  {{{{- with omit (get {var} "{part}" | default dict) {device} }}}}'
                 f'{{{{ $_ := set $kept "{part}" . }}}}{{{{ end -}}}}'
             )
         entry = f'"name" "{claim}"' + (f' "request" "{request}"' if request else "")
@@ -677,8 +711,32 @@ def _map_edit(line: str, define: str, key: KeyLine, claim: str, request: str = "
         ]
     else:
         raise NotHelper(f"{key.file}:{key.index + 1}: the device key sits deeper in the map the helper writes")
-    out += [f"{pad}{{{{- end -}}}}", f"{pad}{line.lstrip()}"]
+    out.append(f"{pad}{{{{- end -}}}}")
+    if choice:
+        out.append(f"{pad}{choice.untaken(var, [key.resource, *(k.resource for k in choice.others)])}")
+    out.append(f"{pad}{line.lstrip()}")
     return out
+
+
+@dataclass(frozen=True)
+class MapChoice:
+    """What a helper's map may hold besides the device resource the values render (helperchoice.map_others): the
+    other device resources the DRA branch takes (`others`), and the switch and the names the migration takes
+    (a Go regular expression) for the guard that fails the render on any other one."""
+
+    others: tuple[KeyLine, ...]
+    switch: str
+    migrated: str
+
+    def untaken(self, var: str, names: list[str]) -> str:
+        """With the switch on, a render whose map still asks for a device resource the migration takes fails."""
+        sections = " ".join(f'(get ({var} | default dict) "{p}" | default dict)' for p in ("limits", "requests"))
+        fail = f"{{{{ fail {json.dumps(untaken_message(names))} }}}}"
+        taken = f"regexMatch {json.dumps(self.migrated)} $left"
+        return (
+            f"{{{{- if {self.switch} }}}}{{{{- range $left, $_ := merge dict {sections} }}}}"
+            f"{{{{- if {taken} }}}}{fail}{{{{- end }}}}{{{{- end }}}}{{{{- end -}}}}"
+        )
 
 
 def rewrite_helper(
@@ -691,14 +749,18 @@ def rewrite_helper(
     guards: tuple[str, ...] = (),
     request: str = "",
     others: list[KeyLine] | None = None,
+    migrated: str = "",
     claims_here: bool = True,
 ) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch (naming `request` of the claim when the containers it writes share one: container_request), and the
     `<helper>.draCount` define after it. `others`: the keys of a vendor choice's other branches (helperchoice), each
-    in the non-DRA branch too, and `<helper>.draDevice` for the device of the branch that renders."""
+    in the non-DRA branch too, and `<helper>.draDevice` for the device of the branch that renders. For a helper that
+    writes a map with toYaml, `others` are the device resources the map may hold instead (MapChoice), `migrated` those
+    the migration takes: its guard fails the render on any other one."""
     if keys[0].var is not None:
-        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards, request)
+        choice = MapChoice(tuple(others or ()), _switch(mode, "$", default, guards), migrated) if migrated else None
+        return _rewrite_map_helper(text, define, keys, mode, default, claim, guards, request, choice)
     from dramigrate.helm import branches, helperchoice
 
     lines = text.splitlines()
@@ -800,6 +862,7 @@ def _rewrite_map_helper(
     claim: str,
     guards: tuple[str, ...] = (),
     request: str = "",
+    choice: MapChoice | None = None,
 ) -> str:
     """rewrite_helper for a helper that writes its map with toYaml: the map edited before that line (and, when the
     map is one part of resources, the claims beside it, as for a key line)."""
@@ -812,7 +875,8 @@ def _rewrite_map_helper(
         raise NotHelper(f"{key.file}: the helper writes the device key from several toYaml lines")
     if not all(lines[k.index].lstrip().startswith("{{") for k in keys):
         raise NotHelper(f"{key.file}:{key.index + 1}: the helper's toYaml line starts with text")
-    extra = replay_define(text, define, block, key) + state_define(define, mode, default, guards)
+    others = list(choice.others) if choice and not sections else None
+    extra = replay_define(text, define, block, key, others) + state_define(define, mode, default, guards)
     edits: list[tuple[int, int, list[str]]] = []
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
         ind = " " * _indent(lines[key.index - 1]) if key.index else ""
@@ -822,7 +886,7 @@ def _rewrite_map_helper(
             edits += _section_edits(lines, define, k, state)
         edits.append((block.end, block.end, [*claims, f"{ind}{{{{- end }}}}"]))  # after the last section's `end`
     else:
-        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim, request)))
+        edits.append((key.index, key.index + 1, _map_edit(lines[key.index], define, key, claim, request, choice)))
     edits.append((block.end + 1, block.end + 1, extra.rstrip("\n").splitlines()))
     out = list(lines)
     # from the end, and at one place the later edit first: one section's `end` stays before the next one's `if`
@@ -1370,10 +1434,12 @@ def build(
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
     others = choice.keys if choice is not None else None
+    migrated = choice.migrated if choice is not None else ""
     claim = claims.pop()
     alone = _key_alone(texts, file, define, sites, [*keys, *(others or [])], bool(writes_key or hops))
-    claims_here = alone is None
-    after = rewrite_helper(texts[file], define, keys, mode, default, claim, guards, request, others, claims_here)
+    after = rewrite_helper(
+        texts[file], define, keys, mode, default, claim, guards, request, others, migrated, claims_here=alone is None
+    )
     texts[file] = after.rstrip("\n") + "\n" + spec_define(define, device_specs) + via
     section = None if alone is None else (claim, request, alone)
     for rel, wirings in sorted(by_rel.items()):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ class Choice:
 
     keys: list[KeyLine]
     deltas: dict[str, dict[tuple[str, int], PodDelta]] = field(default_factory=dict)
+    migrated: str = ""  # the device resources the migration takes (patterns.migrated_regex), for a map's guard
 
     @property
     def resources(self) -> list[str]:
@@ -159,20 +160,47 @@ def device_specs(choice: Choice, claims: set[str]) -> dict[str, tuple[dict[str, 
     """Each other device of the choice -> the claim spec the migration gives a pod asking for it, and its request;
     NotHelper when the migration names that claim otherwise, or gives the call sites different specs or several
     requests (the helper writes one `claims` entry, the spec define one spec per device)."""
+
+    return {device: _device_spec(choice, device, claims) for device in choice.resources}
+
+
+def _device_spec(choice: Choice, device: str, claims: set[str]) -> tuple[dict[str, Any], str]:
     from dramigrate.helm.helper import _uncounted
 
-    out = {}
-    for device in choice.resources:
-        deltas = list(choice.deltas[device].values())
-        if {d.claim for d in deltas} != claims:
-            raise NotHelper(f"the migration names the claim differently for {device}, another branch of the helper")
-        if len({repr(_uncounted(d.spec)) for d in deltas}) != 1:
-            raise NotHelper(f"the migration gives the helper's call sites different claims for {device}")
-        requests = [r["name"] for r in deltas[0].spec.get("spec", {}).get("devices", {}).get("requests", [])]
-        if len(requests) != 1:
-            raise NotHelper(f"the migrated claim for {device} has several requests")
-        out[device] = (deltas[0].spec, requests[0])
-    return out
+    deltas = list(choice.deltas[device].values())
+    if {d.claim for d in deltas} != claims:
+        raise NotHelper(f"the migration names the claim differently for {device}, another branch of the helper")
+    if len({repr(_uncounted(d.spec)) for d in deltas}) != 1:
+        raise NotHelper(f"the migration gives the helper's call sites different claims for {device}")
+    requests = [r["name"] for r in deltas[0].spec.get("spec", {}).get("devices", {}).get("requests", [])]
+    if len(requests) != 1:
+        raise NotHelper(f"the migrated claim for {device} has several requests")
+    return deltas[0].spec, requests[0]
+
+
+def map_others(root: Path, keys: list[KeyLine], rules: RuleSet) -> list[KeyLine]:
+    """For a helper that writes a map variable with toYaml: the other device resources the chart's values.yaml names
+    (ericzadara's `nvidiaResource`, `amdResource`, `intelResource`, picked by `gpu.type`), each read from the same
+    place of the map as the rendered one."""
+    from dramigrate.helm.helper import map_count
+    from dramigrate.helm.mapvars import values_names
+
+    key = keys[0]
+    assert key.var is not None
+    if all(set(k.paths) == {(k.resource,)} for k in keys):  # `limits:` then `toYaml $limits`: one device only
+        return []
+    values = root / "values.yaml"
+    names = values_names(values.read_text(encoding="utf-8"), rules) if values.is_file() else []
+    return [
+        replace(
+            key,
+            resource=name,
+            count=map_count((*key.paths[0][:-1], name), key.var),
+            paths=tuple((*p[:-1], name) for p in key.paths),
+        )
+        for name in names
+        if name not in {k.resource for k in keys}
+    ]
 
 
 def find(
@@ -187,29 +215,54 @@ def find(
     """The vendor choice around the helper's rendered keys, with what the migration adds to each call site's pod
     when it asks for each other device instead (`alternative`: run.py's migration of a template's objects with the
     device renamed); None when the keys are no such choice."""
-    from dramigrate.helm.helper import _defines, pod_deltas, sites_by_pod
+    from dramigrate.helm.helper import _defines
+    from dramigrate.helm.patterns import migrated_regex
 
     text = (root / keys[0].file).read_text(encoding="utf-8")
     block = next(b for name, b in _defines(text) if name == keys[0].define)
-    others = other_keys(text, block, keys, rules)
-    if not others:
+    mapped = keys[0].var is not None  # a map the helper writes with toYaml: always a guard, perhaps no others
+    others = map_others(root, keys, rules) if mapped else other_keys(text, block, keys, rules)
+    if not others and not mapped:
         return None
-    if alternative is None:
+    if alternative is None and not mapped:
         raise NotHelper(f"{keys[0].file}:{others[0].index + 1}: the helper's device key is one branch of a choice")
-    choice = Choice(others)
+    choice = Choice(others if alternative else [], migrated=migrated_regex(rules))
+    claims = {d.claim for d, _ in deltas.values()}
     for device in choice.resources:
-        own: dict[tuple[str, int], PodDelta] = {}
-        for rel in sorted({s.rel for s in sites} & set(originals)):
-            renamed, migrated, templates = alternative(originals[rel], keys[0].resource, device)
-            found = pod_deltas(renamed, migrated, templates)
-            pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), [s for s in sites if s.rel == rel])
-            if found and len(found) != len(pods):
-                raise NotHelper(
-                    f"{rel}: the migration of the helper's {device} branch adds claims to {len(found)} pods"
-                )
-            own.update({(s.rel, s.index): d for group, (d, _) in zip(pods, found, strict=False) for s in group})
-        if not own:
-            raise NotHelper(f"the migration adds no claim for {device}, another branch of the helper")
-        shared = next(iter(own.values()))
-        choice.deltas[device] = {site: own.get(site, shared) for site in deltas}
+        try:
+            choice.deltas[device] = _site_deltas(root, keys, sites, originals, deltas, alternative, device)
+            if mapped:
+                _device_spec(choice, device, claims)
+        except NotHelper:
+            if not mapped:
+                raise
+            choice.deltas.pop(device, None)  # the map's guard fails the render on it instead
+    choice.keys = [k for k in choice.keys if k.resource in choice.deltas]
     return choice
+
+
+def _site_deltas(
+    root: Path,
+    keys: list[KeyLine],
+    sites: list[CallSite],
+    originals: dict[str, list[dict[str, Any]]],
+    deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]],
+    alternative: Callable[..., Any] | None,
+    device: str,
+) -> dict[tuple[str, int], PodDelta]:
+    """What the migration adds to each call site's pod when it asks for `device` instead of the rendered one."""
+    from dramigrate.helm.helper import pod_deltas, sites_by_pod
+
+    assert alternative is not None
+    own: dict[tuple[str, int], PodDelta] = {}
+    for rel in sorted({s.rel for s in sites} & set(originals)):
+        renamed, migrated, templates = alternative(originals[rel], keys[0].resource, device)
+        found = pod_deltas(renamed, migrated, templates)
+        pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), [s for s in sites if s.rel == rel])
+        if found and len(found) != len(pods):
+            raise NotHelper(f"{rel}: the migration of the helper's {device} branch adds claims to {len(found)} pods")
+        own.update({(s.rel, s.index): d for group, (d, _) in zip(pods, found, strict=False) for s in group})
+    if not own:
+        raise NotHelper(f"the migration adds no claim for {device}, another branch of the helper")
+    shared = next(iter(own.values()))
+    return {site: own.get(site, shared) for site in deltas}

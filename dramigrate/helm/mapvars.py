@@ -43,7 +43,7 @@ from dramigrate.helm.idiomatic import (
     tolerated_test,
     values_block,
 )
-from dramigrate.helm.patterns import LITERAL_ENTRY, Pattern, count_expression
+from dramigrate.helm.patterns import LITERAL_ENTRY, Pattern, count_expression, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -644,10 +644,7 @@ def _untaken(pad: str, keys: str, names: list[str]) -> str:
     still asks for an extended resource (`keys`: a range clause over its names, as rules.is_device_candidate reads
     one), a name set in values the rewrite does not migrate (`nvidia.com/mig-1g.5gb` where it takes `nvidia.com/gpu`):
     else the pod would ask its device plugin for it and get no claim."""
-    message = (  # a literal, as the other guards of the rewrite: Helm shows it as it is
-        f"dra.enabled: the container resources ask for a device resource the DRA claim of the chart does not take "
-        f"(it takes {', '.join(names)}): set dra.enabled=false to request it from its device plugin"
-    )
+    message = untaken_message(names)
     device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
     fail = f"{{{{ fail {json.dumps(message)} }}}}"
     return f"{pad}{{{{- {keys} }}}}{{{{- if {device} }}}}{fail}{{{{ end }}}}{{{{- end }}}}"

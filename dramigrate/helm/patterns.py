@@ -34,6 +34,21 @@ _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[
 # a device entry a template adds to a map by its literal name: `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr),
 # `$_ := set $limits "amd.com/gpu" 1` (mapvars.py)
 LITERAL_ENTRY = re.compile(r'\b(?:dict|set\s+\$\w+(?:\.\w+)*)\s+"([^"/]+/[^"]+)"\s+')
+# what the DRA branch of a rewrite says when it fails a render whose map asks for a device resource it does not take
+# (mapvars, helper.MapChoice): the proof takes such a failure for a vendor its values do not pick (run.prove_switch)
+UNTAKEN = "a device resource the DRA claim of the chart does not take"
+
+
+def untaken_message(names: list[str]) -> str:
+    """A literal, as the other guards of the rewrites: Helm shows it as it is (the proof masks a message that quotes
+    text from values)."""
+    return (
+        f"dra.enabled: the container resources ask for {UNTAKEN} (it takes {', '.join(names)}): set dra.enabled=false "
+        "to request it from its device plugin"
+    )
+
+
+_NOT_RE2 = re.compile(r"\(\?<?[=!]|\\[1-9]")  # lookarounds and back references: Go's regexp has neither
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
 # or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
@@ -546,3 +561,14 @@ def _map_pattern(window: str, template: str) -> str | None:
     ):
         return "B"
     return None
+
+
+def migrated_regex(rules: RuleSet) -> str:
+    """The device resources the rule packs migrate, as one Go (RE2) regular expression for a template's `regexMatch`:
+    each literal name and each rule's regex Go can read, its groups unnamed (names repeat across rules)."""
+    parts = [
+        re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)  # one name, one group
+        for r in rules.resources
+        if not r.report_only and r.device_class and (r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern)))
+    ]
+    return f"^(?:{'|'.join(parts)})$"

@@ -337,3 +337,64 @@ def _label(settings: Assignment) -> str:
         f"{display(path)} {'flipped to' if isinstance(value, bool) else 'changed to'} {json.dumps(value)}"
         for path, value in settings.items()
     )
+
+
+_QUOTED = re.compile(r'"([^"\s]+/[^"\s]+)"')
+VENDOR = "a vendor of the device choice"  # the label's tail of a value set vendor_flips adds
+
+
+def _named_devices(line: str, merged: dict[str, Any], rules: RuleSet) -> set[str]:
+    """The device resources a template line names: a literal key or quoted name, or a values key whose value is one
+    (`{{- .Values.gpu.amdResource }}` with `amdResource: amd.com/gpu`)."""
+
+    def device(name: Any) -> bool:
+        return isinstance(name, str) and rules.is_device_candidate(name) and rules.lookup(name) is not None
+
+    names = set(_QUOTED.findall(line))
+    if m := _LITERAL_KEY.match(line):
+        names.add(m.group(2))
+    read = (get_path(merged, tuple(f.group(1).lstrip(".").split("."))) for f in _VALUES_FIELD.finditer(line))
+    return {n for n in [*names, *read] if device(n)}
+
+
+def _choice_lines(text: str, all_blocks: list[Block], merged: dict[str, Any], rules: RuleSet) -> list[int]:
+    """The lines inside an `if`/`else if` chain whose branches name different device resources (a vendor choice of
+    the device key, perhaps in a helper that maps the choice to a values key), each naming one."""
+    lines = text.splitlines()
+    named = {i: found for i, line in enumerate(lines) if (found := _named_devices(line, merged, rules))}
+    out: set[int] = set()
+    for b in all_blocks:
+        if b.word != "if" or not b.branches or b.chained_with:
+            continue
+        bounds = [b.start, *(at for at, _ in b.branches), b.end]
+        spans = [[i for i in named if lo < i < hi] for lo, hi in zip(bounds, bounds[1:], strict=False)]
+        per_branch = [set().union(*(named[i] for i in span)) for span in spans]
+        if sum(1 for s in per_branch if s) > 1 and len(set().union(*per_branch)) > 1:
+            out |= {i for span in spans for i in span}
+    return sorted(out)
+
+
+def vendor_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> list[tuple[str, dict[str, Any]]]:
+    """The value sets (label, values) that render each branch of a vendor choice of the device key (ericzadara's
+    `gpuResourceKey`: `if eq .Values.gpu.type "nvidia"` ... `else if eq .Values.gpu.type "amd"`, each branch a
+    values key naming another device resource) that the values do not render: the proof renders each with the DRA
+    switch on, so a DRA branch that covers only the vendor the values pick cannot pass."""
+    found: list[Assignment] = []
+    chart = _Chart(merged, texts=texts, counts=_device_counts(texts, rules))
+    for text in texts:
+        all_blocks = blocks(text)
+        for at in _choice_lines(text, all_blocks, merged, rules):
+            conditions = [c for taken, _ in _requirements(all_blocks, at) for c in taken]
+            if (settings := _solve(("call", "and", conditions), True, chart)) is not None:
+                found.append(settings)
+    out: list[tuple[str, dict[str, Any]]] = []
+    seen = {json.dumps(merged, sort_keys=True, default=str)}
+    for settings in found:
+        changed = _applied(merged, settings)
+        key = json.dumps(changed, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(
+                (f"{_label({p: v for p, v in settings.items() if get_path(merged, p) != v})} ({VENDOR})", changed)
+            )
+    return out

@@ -46,6 +46,7 @@ from dramigrate.helm.findingmap import (
 )
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import (
+    UNTAKEN,
     classify,
     compared_values,
     helpers_text,
@@ -69,7 +70,7 @@ from dramigrate.helm.prove import (
     volatile,
     without_nulls,
 )
-from dramigrate.helm.proveguards import guard_flips
+from dramigrate.helm.proveguards import guard_flips, vendor_flips
 from dramigrate.helm.renderpool import (
     CACHE,
     Render,
@@ -164,6 +165,7 @@ class Variation:
     invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
     invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
     shipped: bool = False  # a values file the chart ships (shipped_files), not one the user named
+    vendor: bool = False  # another branch of a vendor choice of the device key (vendor_flips): the DRA branch may fail
 
 
 @dataclass
@@ -453,11 +455,11 @@ def _variations(
     out: list[Variation] = []
     seen: set[str] = set()
 
-    def add(label: str, options: Any, values: dict[str, Any] | None = None) -> None:
+    def add(label: str, options: Any, values: dict[str, Any] | None = None, vendor: bool = False) -> None:
         key = json.dumps(values, sort_keys=True, default=str) if values is not None else repr(options)
         if key not in seen and len(out) < MAX_VARIATIONS:
             seen.add(key)
-            out.append(Variation(label, options))
+            out.append(Variation(label, options, vendor=vendor))
 
     user_given = bool(copts.values_files or copts.set_values or copts.set_string_values)
     add("your values" if user_given else "default values", copts.render())
@@ -487,6 +489,9 @@ def _variations(
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
         values = override(sources, set_path(merged, path, other))
         add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
+    for label, changed in vendor_flips(_templates(root, helpers=True), merged, rules):  # each vendor of the key
+        values = override(sources, changed)
+        add(label, copts.render((work.values_file(values),), False), values, vendor=True)
     for path, literals in compared_values(_templates(root)).items():  # each branch of a vendor choice by name
         for literal in literals:
             if get_path(merged, path) != literal:
@@ -2257,6 +2262,9 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
+            if why[True] and not why[False] and _refused(v, added, sides[True]):
+                outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
+                continue
             if why[False] or why[True]:
                 _finish(renders)
                 _manual(outcome, why[True] if on.error and not off.error else why[False] or why[True], patch)
@@ -2283,6 +2291,13 @@ def prove_switch(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _refused(v: Variation, added: bool, on: Render) -> bool:
+    """Whether the switch-on render of a value set that picks another vendor of the device choice (or adds a device
+    the templates do not ask for) fails with the DRA branch's own guard: a device resource its claim does not take
+    is refused, not silently left to the device plugin (helper.MapChoice, mapvars)."""
+    return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
 
 
 def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool) -> str:
