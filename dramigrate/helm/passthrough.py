@@ -55,7 +55,7 @@ from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError
-from dramigrate.helm.values import Path_, display, find_maps, get_path, resources_maps, set_path
+from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
 VALUES_KEY = "resourceClaimTemplates"
@@ -158,7 +158,7 @@ def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
         current = get_path(out, path)
         block = dict(current) if isinstance(current, dict) else {}
         block["limits"] = {**dict(block.get("limits") or {}), f"{MARKER}{i}": "1"}
-        out = set_path(out, path, block)
+        put_path(out, path, block)
     return out, maps
 
 
