@@ -193,9 +193,9 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(unified(self._diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+        return "".join(unified(self.diff_name(c.rel), c.before or "", c.after) for c in self.changes)
 
-    def _diff_name(self, rel: str) -> str:
+    def diff_name(self, rel: str) -> str:
         """A changed file as the diff names it: a chart file under the chart's display name; a values file outside
         the chart (an -f file's DRA variant, held by its absolute path) from the working directory when it is under
         it and the chart is named so too, so the patch applies with `patch -p1` where fix would write it."""
