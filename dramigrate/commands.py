@@ -28,6 +28,8 @@ from dramigrate.terminal import MESSAGES, use_color
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from dramigrate.ahead import Ahead
     from dramigrate.kustomize import Scan
     from dramigrate.kustomize.run import Background
@@ -684,8 +686,23 @@ def do_lint(opts: Options, fail_on: Severity | None) -> int:
     return _exit(result, fail_on, opts.exit_zero)
 
 
+def _show_diff(patch: TextIO | None, name: str, before: str, after: str) -> None:
+    """The unified diff of one file on the patch stream (none when a report goes there), and a note when it shows
+    characters of the file escaped: that part of the patch does not apply as it is."""
+    from dramigrate.report.diff import diff_of
+
+    if patch is None:
+        return
+    shown = diff_of(name, before, after)
+    patch.write(shown.text)
+    if shown.escaped:
+        MESSAGES.note(
+            f"{name}: the diff shows control characters or bidirectional marks of the file escaped (\\xNN, "
+            "\\uNNNN, \\r), never as they are: it does not apply as a patch to this file; `dramigrate fix` writes it"
+        )
+
+
 def do_diff(opts: Options, check: bool) -> int:
-    from dramigrate.report.diff import unified
     from dramigrate.report.html import FileChange
 
     ctx, result = _execute(opts, fix=True, writes=False, command="diff")
@@ -701,24 +718,22 @@ def do_diff(opts: Options, check: bool) -> int:
         if r.rewritten is not None and r.original is not None:
             changed += 1
             changes.append(FileChange(r.path, r.original, r.rewritten))
-            if patch:
-                patch.write(unified(r.path, r.original, r.rewritten))
+            _show_diff(patch, r.path, r.original, r.rewritten)
     for chart in ctx.charts:
         if chart.changes and not chart.manual and _chart_refused(chart, result, roots):
             chart.changes = []
         if chart.changes and not chart.manual:
             changed += len(chart.changes)
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
-            if patch:
-                patch.write(chart.diff())
+            for c in chart.changes:
+                _show_diff(patch, chart.diff_name(c.rel), c.before or "", c.after)
         if chart.report():
             _err(chart.report().rstrip("\n"))
     classes = _classes(ctx, result, write=False)
     if classes and classes[1] != classes[2]:
         changed += 1
         changes.append(FileChange(str(classes[0]), classes[1], classes[2]))
-        if patch:
-            patch.write(unified(str(classes[0]), classes[1], classes[2]))
+        _show_diff(patch, str(classes[0]), classes[1], classes[2])
     for f in result.findings:  # a dry run: nothing was fixed; fix would fix these
         if f.fixed:
             f.fixed, f.would_fix = False, True

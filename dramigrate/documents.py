@@ -24,6 +24,7 @@ MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 _MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
+_YAML_BREAKS = re.compile("\r(?!\n)|[\n\x85\u2028\u2029]")  # the line breaks YAML's readers count lines by
 
 
 @dataclass
@@ -283,6 +284,17 @@ def helm_constructor() -> type:
     return HelmRenderConstructor
 
 
+def unacceptable_character(text: str, exc: Exception) -> tuple[str, int, int] | None:
+    """(message, 1-based line, column) of a character the YAML reader refuses (ESC, BEL, DEL, C1 controls): the
+    reader's own message says `position 147 in "<unicode string>"` on a second line, and no line at all."""
+    position, character = getattr(exc, "position", None), getattr(exc, "character", None)
+    if not isinstance(position, int) or not isinstance(character, int):
+        return None
+    breaks = list(_YAML_BREAKS.finditer(text, 0, position))
+    column = position - (breaks[-1].end() if breaks else 0) + 1
+    return f"invalid YAML: character U+{character:04X} is not allowed in YAML", len(breaks) + 1, column
+
+
 def parse_document(path: str, doc: Document) -> Any:
     """Parse a document with the round-trip loader; errors become InputError with the file's line."""
     if doc.parsed:
@@ -306,6 +318,9 @@ def parse_document(path: str, doc: Document) -> Any:
             problem = "duplicate key: " + problem.removeprefix("duplicate key ")
         raise InputError(f"invalid YAML: {problem}", path, line, column) from exc
     except YAMLError as exc:
+        if (where := unacceptable_character(prefix + doc.body, exc)) is not None:
+            message, line, column = where
+            raise InputError(message, path, doc.start_line + max(line - 1 - prefix.count("\n"), 0), column) from exc
         raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
     except (ValueError, TypeError) as exc:  # a tag the value does not fit (`!!int abc`), as the API server refuses it
         raise InputError(f"invalid YAML: a value does not fit its tag ({exc})", path, doc.start_line) from exc

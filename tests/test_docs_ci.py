@@ -7,6 +7,7 @@ To refresh the page after a deliberate change: `python tests/test_docs_ci.py` pr
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -122,6 +123,24 @@ def test_shipped_hooks_take_a_changed_chart_helper(tmp_path: Path) -> None:
         assert re.search(hook.get("files", ""), "k8s/inference.yaml"), hook
     code, output = shell("dramigrate lint charts/trainer/templates/_helpers.tpl", cwd)
     assert code == 1 and "charts/trainer/templates/pod.yaml" in output and "legacy-device-request" in output, output
+
+
+def test_shipped_hooks_take_a_staged_json_manifest(tmp_path: Path) -> None:
+    """A folder's JSON manifests are checked (never skipped silently), but the hooks' `files` took YAML and
+    templates only: a commit adding a JSON Pod that asks for a GPU passed the lint gate unchecked. A JSON file that
+    is not a manifest (package.json, even one whose text names the device) has no finding."""
+    cwd = workdir(tmp_path / "w")
+    deployment = next(yaml.safe_load_all((cwd / "k8s" / "inference.yaml").read_text(encoding="utf-8")))
+    (cwd / "k8s" / "inference.json").write_text(json.dumps(deployment, indent=2))
+    (cwd / "package.json").write_text('{"name": "web", "description": "asks for nvidia.com/gpu: 1"}\n')
+    for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")):
+        staged = [f for f in ("k8s/inference.json", "package.json") if re.search(hook.get("files", ""), f)]
+        assert staged == ["k8s/inference.json", "package.json"], hook
+        code, output = shell(" ".join([hook["entry"], *staged]), cwd)
+        if hook["id"] == "dramigrate-lint":
+            assert code == 1 and "k8s/inference.json:" in output and "package.json" not in output, output
+    fixed = (cwd / "k8s" / "inference.json").read_text()
+    assert "resourceClaimTemplateName" in json.dumps(json.loads(fixed))  # by the fix hook, and JSON still
 
 
 def test_config_file_excludes_hold_for_named_files(tmp_path: Path) -> None:

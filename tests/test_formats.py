@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import jsonschema
 import pytest
-from conftest import dramigrate_executable
+from conftest import ONE_GPU_POD, dramigrate_executable
 from junitparser import Error, Failure, JUnitXml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,6 +134,22 @@ def test_junit_has_a_testcase_per_file_and_a_failure_per_finding(tree: Path, rep
     assert len(failures) == len(open_findings) and len(errors) == len(reports["json"]["errors"]) == 1
     for suite in xml:
         assert (suite.tests, suite.failures, suite.errors) == (len(cases), len(failures), len(errors))
+
+
+def test_junit_keeps_each_finding_on_one_line_whatever_a_name_holds(tmp_path: Path) -> None:
+    """A container named `"app\\n::error file=x::forged"` (a YAML escape) put a line of its own into the JUnit
+    file, which a CI log that prints the report (`cat report.xml`) runs as a workflow command."""
+    forged = ONE_GPU_POD.format(name="p").replace("- name: app", '- name: "app\\n::error file=x::forged\\r"')
+    (tmp_path / "forged.yaml").write_text(forged)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_env(["lint", ".", "--format", "junit"], tmp_path, {})
+
+    assert code == 1, err
+    assert not any(line.startswith("::") for line in out.splitlines()), out
+    xml = JUnitXml.fromstring(out)
+    texts = [r.text for suite in xml for case in suite for r in case.result if isinstance(r, Failure)]
+    assert any("container app\\n::error file=x::forged\\r:" in t for t in texts), texts
 
 
 def test_markdown_escapes_input_and_says_when_clean(tree: Path, reports: dict[str, Any]) -> None:

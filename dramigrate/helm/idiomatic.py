@@ -204,7 +204,15 @@ _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
 _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
-_LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*\{\{[^\n]*\}\}[ \t]*\n)*[ \t]*- ")  # a range writing list items
+# a range writing list items: its next YAML line (past actions and blank lines) is one
+_LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*(?:\{\{[^\n]*\}\})?[ \t]*\n)*[ \t]*- ")
+_ITEM_CONTAINERS = (
+    "The rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count. By hand, "
+    "as the migration does: the pod gets one claim, `gpu`; a container that asks for the device alone takes it whole "
+    "(`claims: [{name: gpu}]`), several each take a request of it (`{name: gpu, request: <container>-gpu}`, with that "
+    "container's count), a list to build in a `range` over the same items before the pod spec, for its "
+    "`resourceClaims` and the claim template"
+)
 _RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
 
@@ -238,13 +246,35 @@ def _steps(listed: str) -> str:
     return _arg(inner.group(1).strip()) if inner else count
 
 
+def _top_field(text: str, before: int, listed: str) -> bool:
+    """Whether `listed` is a field path of a template variable assigned at the template's top level before offset
+    `before`, outside every block (NVIDIA DeepStream's `$values := .Values`, then `range $node :=
+    $values.nvidia.nodes`): a list the claim template reads the same way, the assignment carried (_definitions); not a
+    field of a `range` item (`$pod.containers`)."""
+    m = re.fullmatch(r"\$([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+", listed)
+    if m is None:
+        return False
+    depth = 0
+    for start, end, word in _actions(text):
+        if start >= before:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        elif depth == 0 and (a := _ASSIGNMENT.match(body)) and a.group(1) == m.group(1):
+            return True
+    return False
+
+
 def _nonempty(listed: str) -> str:
     """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
     for a range the rewrite does not take: a values list (`.Values.workers`), a template variable (`$models`, which
     the claim template assigns the same way: _definitions), or a count of steps (one pod per rank: triton's
     `range $i := until (int $pod_count)`)."""
-    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or _VARIABLE.fullmatch(listed):
-        return listed  # a values list or map, or a template variable (the claim template sets it the same way)
+    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or re.fullmatch(r"\$[A-Za-z_][\w.]*", listed):
+        return listed  # a values list or map, or a template variable or its field (the claim template sets it too)
     steps = _steps(listed)
     return f"(gt (int {steps}) 0)" if steps else ""
 
@@ -279,7 +309,7 @@ def _conditions(
     branch: tuple[int, int] | None = None
     added = 0
     loop: Loop | None = None
-    for word, cond, before, in_else, start in stack:
+    for depth, (word, cond, before, in_else, start) in enumerate(stack):
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
@@ -298,7 +328,8 @@ def _conditions(
             context = path
             continue
         listed = _rooted(cond.split(":=", 1)[-1].strip(), context)
-        listed = listed if _VARIABLE.fullmatch(listed) else listed.removeprefix("$")  # `$models` stays a variable
+        kept = _VARIABLE.fullmatch(listed) or _top_field(text, start, listed)  # `$models`, `$values.workers` stay
+        listed = listed if kept else listed.removeprefix("$")
         if word == "range" and not in_else and (nonempty := _nonempty(listed)):
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
@@ -318,15 +349,19 @@ def _conditions(
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
-                reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
+                # NVIDIA DeepStream's `range $container := $pod.containers`, then `range $index, $gpu := $node.gpus`
+                # inside it for one container per GPU of the node: the items decide the pod's claim
+                inner = [f"`range {c}`" for w, c, _, _, at in stack[depth + 1 :] if w == "range"]
+                inside = f" (with {' and '.join(inner)} inside it)" if inner else ""
+                reason += (
+                    f", which writes one container per item{inside}, each asking for the device: the migration gives "
+                    "the pod one claim with a request per such container, named after it, so the items decide the "
+                    f"claim's requests and their names. {_ITEM_CONTAINERS}"
+                )
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
-                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
-                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one "
-                    "count. By hand, as the migration does: the pod gets one claim, `gpu`; a container that asks for "
-                    "the device alone takes it whole (`claims: [{name: gpu}]`), several each take a request of it "
-                    "(`{name: gpu, request: <container>-gpu}`, with that container's count), a list to build in a "
-                    "`range` over the same items before the pod spec, for its `resourceClaims` and the claim template"
+                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: "
+                    f"{_ITEM_CONTAINERS}"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
@@ -615,6 +650,21 @@ def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | 
             cond = text[a : text.index("}}", a)]
             if a == b and x != y and (expr in cond or (base and base in cond and f'"{key}"' in cond)):
                 return line + 1, f"toYaml {expr}", re.sub(r"^\{\{-?\s*", "", cond).strip().rstrip("-").strip()
+    return None
+
+
+def maps_beside(text: str, rel: str, rules: RuleSet) -> Pattern | None:
+    """The `toYaml` of a values map (pattern B) that a template writes as a container's resources in another branch
+    of an `if` on that map than its literal device key (_map_in_other_branch), for the pass-through to take beside
+    the key's `dra.enabled` switch; None when there is none (or the template's keys are not pattern A)."""
+    try:
+        devices = find_devices(text, rel, rules)
+    except RewriteError:
+        return None
+    lines = text.splitlines()
+    for d in devices:
+        if beside := _map_in_other_branch(lines, d):
+            return Pattern("B", beside[0], lines[beside[0] - 1].strip())
     return None
 
 
@@ -974,12 +1024,14 @@ def build(
     alternative: Alternative | None = None,
     names: dict[str, list[str]] | None = None,
     rendered: Any = None,
+    beside: frozenset[str] = frozenset(),
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
     resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
-    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites."""
+    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
+    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1009,13 +1061,13 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
-        for d in devices:
-            if beside := _map_in_other_branch(text.splitlines(), d):
+        for d in devices if rel not in beside else []:
+            if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
-                    f"the container's resources are `{beside[1]}` (pattern B, line {beside[0]}) in another branch "
-                    f"of `{beside[2]}`, which holds this key: a device in that map would stay on the device plugin "
-                    "with the DRA switch on, and the rewrite takes one of them per container (a literal key behind "
-                    "dra.enabled, or a map passed through with resourceClaims beside it)"
+                    f"the container's resources are `{beside_map[1]}` (pattern B, line {beside_map[0]}) in another "
+                    f"branch of `{beside_map[2]}`, which holds this key: a device in that map would stay on the "
+                    "device plugin with the DRA switch on, and the rewrite takes one of them per container (a "
+                    "literal key behind dra.enabled, or a map passed through with resourceClaims beside it)"
                 )
                 raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)

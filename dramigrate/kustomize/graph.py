@@ -271,6 +271,13 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
             ) from exc
         finally:
             loader.dispose()
+    if "*" in text and node is not None and excessive_aliasing(node):
+        raise InputError(
+            "invalid kustomization: its aliases expand to nearly every value it holds (a YAML alias bomb), which "
+            "kustomize refuses (document contains excessive aliasing)",
+            str(path),
+            1,
+        )
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -283,6 +290,43 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
             if isinstance(value, yaml.SequenceNode):
                 items[str(key.value)] = [v.start_mark.line + 1 for v in value.value]
     return data, lines, items
+
+
+# Go's YAML decoder (yaml.v3, which kustomize reads a kustomization with) counts the nodes it decodes (the document,
+# each alias, each value) and those decoded inside an alias, and refuses a document once more than 100 of 1,000+
+# came through aliases and their share passes 99% (up to 400,000 nodes), then down to 10% (at 4,000,000): "document
+# contains excessive aliasing". A PyYAML node reached again is an alias (its anchor comes first, in document order).
+_ALIAS_LOW, _ALIAS_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_LOW:
+        return 0.99
+    if decoded >= _ALIAS_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
+
+
+def excessive_aliasing(root: yaml.Node) -> bool:
+    """Whether yaml.v3 refuses the document of root for its aliases (see above), decoding it in order."""
+    decoded, aliased = 1, 0  # the document node
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack and decoded <= _ALIAS_HIGH:
+        node, inside = stack.pop()
+        if id(node) in seen and not inside:  # the alias node, then its anchor's nodes inside it
+            decoded += 1
+            inside = True
+        seen.add(id(node))
+        decoded += 1
+        aliased += inside
+        if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
+            return True
+        if isinstance(node, yaml.SequenceNode):
+            stack += [(child, inside) for child in reversed(node.value)]
+        elif isinstance(node, yaml.MappingNode):
+            stack += [(child, inside) for pair in reversed(node.value) for child in reversed(pair)]
+    return False
 
 
 def _load_fast(text: str) -> tuple[Any, Any]:

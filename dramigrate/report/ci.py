@@ -149,8 +149,9 @@ def junit(findings: list[Finding], errors: list[InputError], files: Iterable[str
 
 
 def _xml(text: str) -> str:
-    """XML 1.0 cannot carry most control characters, even escaped: show them as \\xNN."""
-    return esc.plain(text)
+    """XML 1.0 cannot carry most control characters, even escaped: show them as \\xNN; and a line break from input
+    as \\n, so a finding stays one line (a CI log that prints the file obeys a line starting `::error`)."""
+    return esc.plain(text, newlines=False)
 
 
 def markdown(
