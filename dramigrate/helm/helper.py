@@ -43,8 +43,10 @@ from dramigrate.helm.idiomatic import (
     _and,
     _arg,
     _block_end,
+    _child_indent,
     _control,
     _dump_list,
+    _emits,
     _indent,
     _metadata_line,
     _name_text,
@@ -748,6 +750,7 @@ def rewrite_helper(
     request: str = "",
     others: list[KeyLine] | None = None,
     migrated: str = "",
+    claims_here: bool = True,
 ) -> str:
     """The helper's `define` with its device key lines in the non-DRA branch and the container's `claims` in the
     DRA branch (naming `request` of the claim when the containers it writes share one: container_request), and the
@@ -777,6 +780,8 @@ def rewrite_helper(
         *([f"{ind}    request: {request}"] if request else []),
         f"{ind}{{{{- end }}}}",
     ]
+    if not claims_here:  # included under the container's `limits:`: the call sites write the claims
+        claims = []
     if others:  # a vendor choice: the count and the device of the chain's branch that renders
         count = helperchoice.count_text(text, define, block, key, others)
     elif chosen := branches.per_branch(text, block, keys):
@@ -1047,9 +1052,49 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     on_key = lines[index].strip().startswith("resources:")
     below_key = index > 0 and lines[index - 1].strip() == "resources:" and _control(lines[index])
     own_key = writes_key and _control(lines[index])  # the helper writes `resources:` itself
-    if not (on_key or below_key or own_key):
+    if not (on_key or below_key or own_key or section_at(lines, index) >= 0):
         raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
     return _parent(lines, containers), containers
+
+
+def section_at(lines: list[str], index: int) -> int:
+    """The `limits:` or `requests:` line of a container's `resources:` that the include at `index` writes into (Docker
+    Model Runner's `limits:` then `{{- include "x.gpuResources" . | nindent 12 }}`, and again under `requests:`: the
+    helper writes the device key alone), else -1."""
+    if not _control(lines[index]):
+        return -1
+    section = _parent(lines, index)
+    if section < 0 or lines[section].strip() not in ("limits:", "requests:"):
+        return -1
+    res = _parent(lines, section)
+    return section if res >= 0 and lines[res].strip() == "resources:" else -1
+
+
+def _section_edits_at(
+    lines: list[str], define: str, sites: list[CallSite], claim: str, request: str, alone: bool
+) -> list[tuple[int, int, list[str]]]:
+    """The edits for includes of a helper that writes the device key alone under a container's `limits:`/`requests:`
+    (section_at): the container's `claims` right below its `resources:` (once per container), and, when the helper
+    writes nothing but device keys (`alone`) and the section holds only the include, the section in the non-DRA branch
+    with it, as the migration drops a `limits:` it leaves empty."""
+    edits: list[tuple[int, int, list[str]]] = []
+    done: set[int] = set()
+    for site in sites:
+        section = section_at(lines, site.index)
+        res, end = _parent(lines, section), _block_end(lines, section)
+        only = end == site.index + 1 and not any(_emits(x) or not _control(x) for x in lines[section + 1 : site.index])
+        if alone and only:
+            pad = " " * _indent(lines[section])
+            opening = f'{pad}{{{{- if not (include "{define}.dra" {site.arg}) }}}}'
+            edits.append((section, end, [opening, *lines[section:end], f"{pad}{{{{- end }}}}"]))
+        if res in done:
+            continue
+        done.add(res)
+        ind = " " * _child_indent(lines, res)
+        claims = [f"{ind}{{{{- if {_claim_at(define, site.arg)} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        claims += [f"{ind}    request: {request}"] if request else []
+        edits.append((res + 1, res + 1, [*claims, f"{ind}{{{{- end }}}}"]))
+    return edits
 
 
 def container_request(
@@ -1165,10 +1210,21 @@ def _pod_edits(
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
     elif tolerations:
         pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
-    edits.append((containers, containers, pod_lines))
+    at_line = _above_blanks(lines, containers)
+    edits.append((at_line, at_line, pod_lines))
     if w.params:
         edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
     return edits, claim_cond
+
+
+def _above_blanks(lines: list[str], at: int) -> int:
+    """Where lines that open with `{{-` go in before line `at`: above the blank lines right over it (Docker Model
+    Runner's blank line between `initContainers` and `containers:`), which the `{{-` would eat, unless a `-}}` above
+    eats them already."""
+    top = at
+    while top > 0 and not lines[top - 1].strip():
+        top -= 1
+    return top if top > 0 and top < at and not lines[top - 1].rstrip().endswith("-}}") else at
 
 
 def _document(lines: list[str], define: str, arg: str, cond: str, name: str, where: str, namespaced: bool) -> list[str]:
@@ -1206,10 +1262,12 @@ def rewrite_site_template(
     wirings: list[Wiring],
     writes_key: bool = False,
     pod_cond: str | None = None,
+    section: tuple[str, str, bool] | None = None,
 ) -> str:
     """A workload template with each call site's pod wired: `resourceClaims`, the toleration, and the
     ResourceClaimTemplate document beside the workload. `pod_cond`: the pod spec is written by a helper the call site
-    includes (rewrite_pod_helper wires it, under this condition): the template gets only the document."""
+    includes (rewrite_pod_helper wires it, under this condition): the template gets only the document. `section`:
+    (claim, request, alone) for includes under a container's `limits:`/`requests:` (_section_edits_at)."""
     from dramigrate.helm.rootswitch import shared, threaded_line
 
     lines = text.splitlines()
@@ -1230,6 +1288,8 @@ def rewrite_site_template(
                 raise NotHelper(f"{rel}:{site.index + 1}: no `containers:` above the helper's call site")
             pod_edits, claim_cond = _pod_edits(lines, all_blocks, rel, define, w, at, name)
             edits += pod_edits
+            if section is not None:
+                edits += _section_edits_at(lines, define, [w.site, *w.shared], *section)
             around = enclosing(all_blocks, at[1])
         else:
             claim_cond = _and(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
@@ -1399,11 +1459,16 @@ def build(
         raise NotHelper(f"{file} has a {taken[0]} define already")
     others = choice.keys if choice is not None else None
     migrated = choice.migrated if choice is not None else ""
-    after = rewrite_helper(texts[file], define, keys, mode, default, claims.pop(), guards, request, others, migrated)
+    claim = claims.pop()
+    alone = _key_alone(texts, file, define, sites, [*keys, *(others or [])], bool(writes_key or hops))
+    after = rewrite_helper(
+        texts[file], define, keys, mode, default, claim, guards, request, others, migrated, claims_here=alone is None
+    )
     texts[file] = after.rstrip("\n") + "\n" + spec_define(define, device_specs) + via
+    section = None if alone is None else (claim, request, alone)
     for rel, wirings in sorted(by_rel.items()):
         wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
-        texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond)
+        texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond, section)
     if any(f'"{site_define}.draTolerated"' in text for text in texts.values()):
         texts[file] += "\n".join(tolerated_define(f"{site_define}.draTolerated")) + "\n"
     changes = [
@@ -1435,6 +1500,34 @@ def build(
     nested = tuple((p, "dra", entry) for p in _context_paths(context_path))
     top = any(s.given for s in sites)  # call sites that pass the chart's own `dra` in (rootswitch)
     return changes + conventions(root, device_class, default, about, nested=nested, top=top)
+
+
+def _key_alone(
+    texts: dict[str, str], file: str, define: str, sites: list[CallSite], keys: list[KeyLine], more: bool
+) -> bool | None:
+    """None when no call site includes the helper under a container's `limits:`/`requests:` (section_at); else whether
+    the helper writes nothing but its device keys, so that those sections render empty with the switch on. NotHelper
+    when the helper writes more than key lines of that section's map (`limits:` itself, a map with toYaml, a chain of
+    helpers or `resources:`: `more`), or some call sites include it elsewhere."""
+    under = [s for s in sites if section_at(texts[s.rel].splitlines(), s.index) >= 0]
+    if not under:
+        return None
+    lines = texts[file].splitlines()
+    block = next(b for name, b in _defines(texts[file]) if name == define)
+    nested = [k for k in keys if k.var is not None or _parent(lines, k.index) > block.start]
+    where = f"{under[0].rel}:{under[0].index + 1}"
+    if more or nested:
+        what = f"{file}:{nested[0].index + 1}: a device key below a map of its own" if nested else "more of the pod"
+        raise NotHelper(f"{where}: the helper is included under a container's `limits:`, and writes {what}")
+    if len(under) != len(sites):
+        other = next(s for s in sites if s not in under)
+        raise NotHelper(
+            f"{where}: the helper is included under a container's `limits:` here and elsewhere at "
+            f"{other.rel}:{other.index + 1}: the claims would go in the helper for one and beside it for the other"
+        )
+    written = {k.index for k in keys}
+    body = range(block.start + 1, block.end)
+    return all(i in written or not lines[i].strip() or (_control(lines[i]) and not _emits(lines[i])) for i in body)
 
 
 def with_literal_templates(

@@ -204,7 +204,15 @@ _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
 _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
 
 
-_LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*\{\{[^\n]*\}\}[ \t]*\n)*[ \t]*- ")  # a range writing list items
+# a range writing list items: its next YAML line (past actions and blank lines) is one
+_LIST_ITEM_NEXT = re.compile(r"[^\n]*\n(?:[ \t]*(?:\{\{[^\n]*\}\})?[ \t]*\n)*[ \t]*- ")
+_ITEM_CONTAINERS = (
+    "The rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one count. By hand, "
+    "as the migration does: the pod gets one claim, `gpu`; a container that asks for the device alone takes it whole "
+    "(`claims: [{name: gpu}]`), several each take a request of it (`{name: gpu, request: <container>-gpu}`, with that "
+    "container's count), a list to build in a `range` over the same items before the pod spec, for its "
+    "`resourceClaims` and the claim template"
+)
 _RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
 
@@ -238,13 +246,35 @@ def _steps(listed: str) -> str:
     return _arg(inner.group(1).strip()) if inner else count
 
 
+def _top_field(text: str, before: int, listed: str) -> bool:
+    """Whether `listed` is a field path of a template variable assigned at the template's top level before offset
+    `before`, outside every block (NVIDIA DeepStream's `$values := .Values`, then `range $node :=
+    $values.nvidia.nodes`): a list the claim template reads the same way, the assignment carried (_definitions); not a
+    field of a `range` item (`$pod.containers`)."""
+    m = re.fullmatch(r"\$([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)+", listed)
+    if m is None:
+        return False
+    depth = 0
+    for start, end, word in _actions(text):
+        if start >= before:
+            break
+        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        if word in ("if", "with", "range", "define", "block"):
+            depth += 1
+        elif word == "end" and depth:
+            depth -= 1
+        elif depth == 0 and (a := _ASSIGNMENT.match(body)) and a.group(1) == m.group(1):
+            return True
+    return False
+
+
 def _nonempty(listed: str) -> str:
     """The condition under which `range <listed>` renders its body at least once (read from the chart's root), or ""
     for a range the rewrite does not take: a values list (`.Values.workers`), a template variable (`$models`, which
     the claim template assigns the same way: _definitions), or a count of steps (one pod per rank: triton's
     `range $i := until (int $pod_count)`)."""
-    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or _VARIABLE.fullmatch(listed):
-        return listed  # a values list or map, or a template variable (the claim template sets it the same way)
+    if re.fullmatch(r"\.Values(?:\.[A-Za-z_]\w*)+", listed) or re.fullmatch(r"\$[A-Za-z_][\w.]*", listed):
+        return listed  # a values list or map, or a template variable or its field (the claim template sets it too)
     steps = _steps(listed)
     return f"(gt (int {steps}) 0)" if steps else ""
 
@@ -279,7 +309,7 @@ def _conditions(
     branch: tuple[int, int] | None = None
     added = 0
     loop: Loop | None = None
-    for word, cond, before, in_else, start in stack:
+    for depth, (word, cond, before, in_else, start) in enumerate(stack):
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if word == "define":
@@ -298,7 +328,8 @@ def _conditions(
             context = path
             continue
         listed = _rooted(cond.split(":=", 1)[-1].strip(), context)
-        listed = listed if _VARIABLE.fullmatch(listed) else listed.removeprefix("$")  # `$models` stays a variable
+        kept = _VARIABLE.fullmatch(listed) or _top_field(text, start, listed)  # `$models`, `$values.workers` stay
+        listed = listed if kept else listed.removeprefix("$")
         if word == "range" and not in_else and (nonempty := _nonempty(listed)):
             declared = cond.split(":=", 1)[0].strip() + " := " if ":=" in cond else ""
             header = f"range {declared}{listed}"
@@ -318,15 +349,19 @@ def _conditions(
             where = f"{word} {cond}".strip() + (" ... else" if in_else else "")
             reason = f"the device key is inside `{where}`"
             if word == "range" and _LIST_ITEM_NEXT.match(text, start):
-                reason += ", one container per step: the rewrite takes such a range over `until N` or `untilStep 0 N 1`"
+                # NVIDIA DeepStream's `range $container := $pod.containers`, then `range $index, $gpu := $node.gpus`
+                # inside it for one container per GPU of the node: the items decide the pod's claim
+                inner = [f"`range {c}`" for w, c, _, _, at in stack[depth + 1 :] if w == "range"]
+                inside = f" (with {' and '.join(inner)} inside it)" if inner else ""
+                reason += (
+                    f", which writes one container per item{inside}, each asking for the device: the migration gives "
+                    "the pod one claim with a request per such container, named after it, so the items decide the "
+                    f"claim's requests and their names. {_ITEM_CONTAINERS}"
+                )
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
-                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: the "
-                    "rewrite takes the containers of a `range` only over `until N` or `untilStep 0 N 1`, with one "
-                    "count. By hand, as the migration does: the pod gets one claim, `gpu`; a container that asks for "
-                    "the device alone takes it whole (`claims: [{name: gpu}]`), several each take a request of it "
-                    "(`{name: gpu, request: <container>-gpu}`, with that container's count), a list to build in a "
-                    "`range` over the same items before the pod spec, for its `resourceClaims` and the claim template"
+                    f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: "
+                    f"{_ITEM_CONTAINERS}"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
@@ -615,6 +650,21 @@ def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | 
             cond = text[a : text.index("}}", a)]
             if a == b and x != y and (expr in cond or (base and base in cond and f'"{key}"' in cond)):
                 return line + 1, f"toYaml {expr}", re.sub(r"^\{\{-?\s*", "", cond).strip().rstrip("-").strip()
+    return None
+
+
+def maps_beside(text: str, rel: str, rules: RuleSet) -> Pattern | None:
+    """The `toYaml` of a values map (pattern B) that a template writes as a container's resources in another branch
+    of an `if` on that map than its literal device key (_map_in_other_branch), for the pass-through to take beside
+    the key's `dra.enabled` switch; None when there is none (or the template's keys are not pattern A)."""
+    try:
+        devices = find_devices(text, rel, rules)
+    except RewriteError:
+        return None
+    lines = text.splitlines()
+    for d in devices:
+        if beside := _map_in_other_branch(lines, d):
+            return Pattern("B", beside[0], lines[beside[0] - 1].strip())
     return None
 
 
@@ -974,12 +1024,14 @@ def build(
     alternative: Alternative | None = None,
     names: dict[str, list[str]] | None = None,
     rendered: Any = None,
+    beside: frozenset[str] = frozenset(),
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
     resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
-    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites."""
+    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
+    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1009,13 +1061,13 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
-        for d in devices:
-            if beside := _map_in_other_branch(text.splitlines(), d):
+        for d in devices if rel not in beside else []:
+            if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
-                    f"the container's resources are `{beside[1]}` (pattern B, line {beside[0]}) in another branch "
-                    f"of `{beside[2]}`, which holds this key: a device in that map would stay on the device plugin "
-                    "with the DRA switch on, and the rewrite takes one of them per container (a literal key behind "
-                    "dra.enabled, or a map passed through with resourceClaims beside it)"
+                    f"the container's resources are `{beside_map[1]}` (pattern B, line {beside_map[0]}) in another "
+                    f"branch of `{beside_map[2]}`, which holds this key: a device in that map would stay on the "
+                    "device plugin with the DRA switch on, and the rewrite takes one of them per container (a "
+                    "literal key behind dra.enabled, or a map passed through with resourceClaims beside it)"
                 )
                 raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
@@ -1128,7 +1180,8 @@ def _template_label(rel: str, rels: Iterable[str]) -> str:
 
 def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
     """The pod's device keys, the migrated one's first, when they are a vendor choice: one device resource per branch
-    of one `if`/`else` chain, each with the same count, and the migration's claim asks for one of them; else None."""
+    of one `if`/`else` chain, and the migration's claim asks for one of them; else None. Each branch may have a count
+    of its own (_branch_counts)."""
     by_resource: dict[str, list[Device]] = {}
     for d in devices:
         by_resource.setdefault(d.resource, []).append(d)
@@ -1147,8 +1200,6 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
     ) and not _compared_ifs(by_resource):
         return None
-    if len({d.count for d in devices}) != 1:
-        raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
     classes = {(r.get("exactly") or r).get("deviceClassName") for r in _requests(delta.spec)}
     asked = [res for res in by_resource if (m := rules.lookup(res)) is not None and m.rule.device_class in classes]
     if len(asked) != 1:
@@ -1665,6 +1716,23 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     }
 
 
+def _branch_counts(w: Workload, twins: dict[int, Device], lines: list[str]) -> dict[str, str]:
+    """A vendor choice's count per branch, by device resource: the one count of its keys, or the limit's where its
+    request reads another expression (transcript-create: `index .Values.resources.limits "amd.com/gpu" | default 1`
+    and the same from `.requests`; the claim template checks that the two are equal, _equal_check). Branches may ask
+    for different counts: each one's goes into its own claim spec (_choice_spec)."""
+    out: dict[str, str] = {}
+    for d in w.devices:
+        if d.index in twins:
+            continue
+        if out.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the {d.resource} branch of the device choice asks for two counts "
+                f"({out[d.resource]} and {d.count}) that are not a request and its limit in one container"
+            )
+    return out
+
+
 def _as_rendered(d: Device, shared: list[str]) -> str:
     """The count of a device key as a value that is false where the key does not render: the count under the
     conditions of its own (those not in `shared`), `(and <conditions> <count>)`, or the condition alone when it ends in
@@ -1859,14 +1927,16 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the containers of a `range` and others ask for the device in one pod")
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
+    twins = _request_twins(lines, w.devices) if groups is None else {}
+    branch_counts: dict[str, str] = {}  # a vendor choice: each branch's device resource -> its count
     if w.choices:
         first = w.devices[0]
         conditions = first.conditions[: len(first.conditions) - len(first.branch_conditions)]
-        counts[first.resource] = first.count
+        branch_counts = _branch_counts(w, twins, lines)
+        counts[first.resource] = branch_counts[first.resource]
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
-    twins = _request_twins(lines, w.devices) if groups is None and not w.choices else {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
@@ -1891,6 +1961,9 @@ def _pod_edits(
                 "per device resource in a pod"
             )
     keys, merged, twin_renders = _twin_keys(w.devices, twins)
+    if w.choices and merged:
+        why = "a branch of the device choice writes its request and limit under other conditions"
+        raise RewriteError(f"{w.rel}: {why}")
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
     own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
@@ -1917,6 +1990,9 @@ def _pod_edits(
         for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
     ]
     gated = list(counts.values())
+    if len(set(branch_counts.values())) > 1:  # each branch of the choice its own count: the picked branch's
+        gated = list(branch_counts.values())
+        gate = _or(*(f"(and {_group(picks[r])} (gt (int {_arg(c)}) 0))" for r, c in branch_counts.items()))
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
     if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
@@ -2069,7 +2145,7 @@ def _pod_edits(
             for res, own in branch_tols.items():
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
-                    check = [f"{p}  {c}" for c in tolerated_check(given, json.dumps(str(own[0].get("key", ""))))]
+                    check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
                     entries = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
                 if entries:
                     tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
@@ -2079,19 +2155,19 @@ def _pod_edits(
     covered = bool(not tolerations and existing and not picks and len(w.delta.covered) == 1)
     if covered:
         tolerations, tol_text = w.delta.covered, [f"{p}  {t}" for t in _dump_list(w.delta.covered)]
-    key = ""  # the taint's key as a template expression, where a values list may tolerate it already
+    key, key_expr = "", ""  # the taint's key (or its expression), where a values list may tolerate it already
     if (
         tolerations
         and existing
         and len(tolerations) == 1
         and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
     ):
-        key = json.dumps(str(tolerations[0].get("key", "")))
+        key = str(tolerations[0].get("key", ""))
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
-        key = _arg(_from_root(w.named.expr))
-        tol_text = [f"{p}  - key: {{{{ {key} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
+        key_expr = _arg(_from_root(w.named.expr))
+        tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     if tolerations and existing:
-        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered):
+        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr):
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
@@ -2102,7 +2178,7 @@ def _pod_edits(
     if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
         from dramigrate.helm.helper import _ray_params
 
-        if len(counts) != 1:
+        if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
@@ -2129,7 +2205,7 @@ def _pod_edits(
         section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
         return edits, section, top
     if picks:
-        inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+        inner = _choice_spec(w, picks, branch_counts, primary)
     elif steps:
         inner = _steps_spec(w, steps, _container_name(lines, res, w.rel), counts[w.devices[0].resource], primary)
     elif groups is not None and not shared:
@@ -2517,15 +2593,16 @@ def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
+def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], device_class: str) -> str:
     """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
-    for that branch's device) under that branch's condition; each branch reads dra.deviceClassName, its own class
-    when that is empty (values.yaml leaves it empty: one class would be wrong for the other vendor)."""
+    for that branch's device, with that branch's count) under that branch's condition; each branch reads
+    dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
+    the other vendor)."""
     out = []
     for k, (res, cond) in enumerate(picks.items()):
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), own), own)
+        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
         out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
     return "".join(out) + "{{- end }}\n"
 
@@ -2671,8 +2748,13 @@ def _name_text(expr: str) -> str:
 
 
 def given_tolerations(lines: list[str], at: int) -> str | None:
-    """The values expression of the `{{- with X }}`/`{{- if X }}` that guards the pod's `tolerations:` at line `at`
-    (the list the user's values give), or None."""
+    """The values list the pod's `tolerations:` at line `at` renders (the list the user's values give): the `X` of
+    `toYaml X` below it (transcript-create's `toYaml .Values.worker.gpu.tolerations`, inside `if
+    .Values.worker.gpu.enabled` or after the pod's `nodeSelector:`), else that of the `{{- with X }}`/`{{- if X }}`
+    that guards it; or None."""
+    body = _TOYAML.fullmatch(lines[at + 1].strip()) if at + 1 < len(lines) else None
+    if body and body.group(1) != ".":
+        return body.group(1)
     m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
     return m.group(1) if m else None
 
@@ -2707,16 +2789,16 @@ def tolerated_define(define: str) -> list[str]:
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
-def tolerated_check(given: str, key: str) -> list[str]:
+def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
-    `key` (a template expression: a quoted name, or the values key naming it; a user's GPU values often do): the A
-    rewrite's single DRA toleration renders only when not. A loop of four lines, as a chart writes one (it was one line
-    of 250 characters a reviewer had to scroll through; one action a line took six, which moved a set's median added
-    lines past 60)."""
+    `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
+    toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
+    a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(key)} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        f"  {{{{- if {_tolerates_taint(key if expr else json.dumps(key))} }}}}"
+        f"{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
         "{{- end }}",
     ]
 
@@ -2767,16 +2849,26 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+# a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
+_HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
 
 
 def _merge_tolerations(
-    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
+    lines: list[str],
+    at: int,
+    p: str,
+    cond: str,
+    tol_text: list[str],
+    rel: str,
+    key: str = "",
+    covered: bool = False,
+    key_expr: str = "",
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch; with `key` (the one toleration's key, a template expression: a
-    quoted name or the values key naming it), only where the values list X
-    does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
-    rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's; `key_expr`, its Go expression),
+    only where the values list X does not tolerate that taint already. `covered`: the toleration is one the pod wrote
+    itself with the values the rewrite is read from (PodDelta.covered): it renders only where the chart's list does
+    not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2785,8 +2877,10 @@ def _merge_tolerations(
         """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        if key and listing and re.fullmatch(r"[\w.$]+", given):
-            return [*(f"{ind}{c}" for c in tolerated_check(given, key)), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
+        test = key_expr or (json.dumps(key) if key else "")
+        if test and listing and re.fullmatch(r"[\w.$]+", given):
+            checks = tolerated_check(given, test, True)
+            return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
@@ -2841,6 +2935,17 @@ def _merge_tolerations(
             ]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    helper = _HELPER_LIST.fullmatch(body)
+    if lines[at].strip() == "tolerations:" and helper and not covered:
+        # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
+        # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
+        # the taint already (the migration adds none then)
+        test = key_expr or (json.dumps(key) if key else "")
+        given = f"({helper.group(1)} | fromYamlArray)"
+        check = [f"{p}  {c}" for c in tolerated_check(given, test, True)] if test else []
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
+        return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
     listed = _listed_items(lines, at)
     if listed is not None:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
@@ -2856,8 +2961,8 @@ def _merge_tolerations(
         # the taint tolerated with the values the rewrite is read from: by the values list appended (porter's
         # `{{- if .Values.tolerations }}` after its own `removable` item), so the entry goes where that list does not
         reads = {m.group(1) for line in lines[at + 1 : stop] if (m := _TOYAML.search(line))} - {"."}
-        literal = any(key.strip('"') in line for line in lines[at + 1 : stop] if not _control(line))
-        if literal or not key or len(reads) != 1:
+        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
+        if literal or not (key or key_expr) or len(reads) != 1:
             return None  # the chart's own literal list tolerates the taint (or a list not read here)
         return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(reads.pop(), p), *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
