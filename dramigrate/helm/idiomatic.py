@@ -2164,7 +2164,7 @@ def _pod_edits(
     ):
         key = str(tolerations[0].get("key", ""))
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
-        key_expr = _arg(_from_root(w.named.expr))
+        key, key_expr = "", _arg(_from_root(w.named.expr))
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     if tolerations and existing:
         if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr):
@@ -2877,7 +2877,8 @@ def _merge_tolerations(
         """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        test = key_expr or (json.dumps(key) if key else "")
+        # a name looked up is checked for the pod's own toleration only (map-built pods check theirs in `cond`)
+        test = json.dumps(key) if key else key_expr if covered else ""
         if test and listing and re.fullmatch(r"[\w.$]+", given):
             checks = tolerated_check(given, test, True)
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
