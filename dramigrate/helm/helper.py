@@ -1212,7 +1212,7 @@ def _document(lines: list[str], define: str, arg: str, cond: str, name: str, whe
     namespace = _metadata_line(lines, "namespace") if namespaced else None
     return [
         f"{{{{- if {cond} }}}}",
-        *fail_when(f"not {SERVED}", OLD_CLUSTER.format(f"dra.enabled=false ({where})")),
+        *fail_when(f"not {SERVED}", OLD_CLUSTER.format(f"set dra.enabled=false ({where})")),
         "---",
         "apiVersion: resource.k8s.io/v1",
         "kind: ResourceClaimTemplate",

@@ -1107,7 +1107,7 @@ def build(
         sections += own
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
-        + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
+        + capabilities_check(".Values.dra.enabled", "set dra.enabled=false")
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
     start = "apiVersion: resource.k8s.io/v1\n"
@@ -1408,7 +1408,7 @@ SERVED = (  # the cluster serves DRA's GA API
     '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
     '(semverCompare ">=1.34-0" $.Capabilities.KubeVersion.Version))'
 )
-OLD_CLUSTER = "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1): on an older cluster set {}"
+OLD_CLUSTER = "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1): on an older cluster, {}"
 
 
 def fail_when(condition: str, message: str, pad: str = "") -> list[str]:
