@@ -887,6 +887,8 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     docs = {
         "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
+        "enabled, alone": f"Request {resource} through a DRA ResourceClaim (Kubernetes 1.34+; false: the "
+        "device-plugin resource)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
         + " asks for"
@@ -902,13 +904,13 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         for key, _ in items:
             out.append(f"## @param dra.{key} {docs[key]}\n")
         out.append("##\n")
-    else:
+    else:  # the `enabled` line says what `dra:` is (a heading over it said it again)
         lead = "# -- " if style == "helm-docs" else "# "
-        out.extend(f"{lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs["dra"], 96)))
+        docs["enabled"] = docs.pop("enabled, alone")
     out.append("dra:\n")
     for key, value in items:
         if style != "bitnami":
-            out.append(f"  {lead}{docs[key]}\n")
+            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs[key], 110)))
         out.append(f"  {key}: {value}\n")
     return "".join(out)
 
