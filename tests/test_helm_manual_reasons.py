@@ -305,25 +305,56 @@ NAMED_TEMPLATE = (
 )
 
 
+# groundx's pod tolerations: a render helper writes the dict's `tolerations`, else tolerations of the service's node
+NODE_TOLERATIONS = """\
+{{- define "svc.renderTolerations" -}}
+{{- if .ctx }}
+{{ printf "%*s" .indent "" }}tolerations:{{ .ctx | toYaml | nindent (int (add .indent 2)) }}
+{{- else if .node }}
+{{ printf "%*s" .indent "" }}tolerations:
+{{ printf "%*s" .indent "" }}  - {key: node, value: {{ .node | quote }}, effect: NoSchedule}
+{{- end }}
+{{- end }}
+"""
+TOLERATIONS_LINE = '{{- include "svc.renderTolerations" (dict "ctx" $tl "node" "gpu-pool" "indent" 6) }}\n'
+NAMED_TOLERATED = NAMED_TEMPLATE.replace(
+    '{{- $rs := get $svcData "resources" }}\n',
+    '{{- $rs := get $svcData "resources" }}\n{{- $tl := get $svcData "tolerations" }}\n',
+).replace("      containers:\n", TOLERATIONS_LINE + "      containers:\n")
+
+
 def test_a_map_read_from_a_helper_built_dict_names_the_changes_to_make_by_hand(tmp_path: Path) -> None:
-    """groundx's shape, where the dict's helper is named by a printf of the service: the message says what to
-    change by hand: the helper line that copies the GPU service's map into the dict (not the CPU service's, whose
-    map asks for no device), the template's `containers:` line the pod's resourceClaims go above, and the values
-    map they go beside (was: only that the pass-through needs a values key)."""
+    """groundx's shape, where the dict's helper is named by a printf of the service and the pod's tolerations are a
+    render helper's (the dict's, else the node's): the pass-through through the dict would carry the claims but has
+    no values key for the toleration the migration adds, so the message says why and what to change by hand: the
+    helper line that copies the GPU service's map into the dict (not the CPU service's, whose map asks for no
+    device), the template's `containers:` line the pod's resourceClaims go above, the values map they go beside and
+    the tolerations line (was: only that the pass-through needs a values key)."""
     values = (
         "ranker:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\napi:\n  resources:\n    limits:\n      cpu: 1\n"
     )
+    assert NAMED_TOLERATED.count("renderTolerations") == 1 and "$tl :=" in NAMED_TOLERATED
     chart = chart_with(
         tmp_path,
         "services",
-        {"values.yaml": values, "templates/_settings.tpl": NAMED_SETTINGS, "templates/app.yaml": NAMED_TEMPLATE},
+        {
+            "values.yaml": values,
+            "templates/_settings.tpl": NAMED_SETTINGS + NODE_TOLERATIONS,
+            "templates/app.yaml": NAMED_TOLERATED,
+        },
     )
     outcome = _fix(chart)
     assert not outcome.proven
-    assert "where the helper copies `resources` (templates/_settings.tpl:5 (" in outcome.manual, outcome.manual
+    lines = NAMED_TOLERATED.splitlines()
+    at_tolerations = next(n for n, line in enumerate(lines, 1) if "renderTolerations" in line)
+    at_containers = next(n for n, line in enumerate(lines, 1) if line.strip() == "containers:")
+    assert f"the pod's tolerations are written at line {at_tolerations} (" in outcome.manual, outcome.manual
+    assert "not the toleration the migration adds" in outcome.manual
+    assert "where the helper copies `resources` (templates/_settings.tpl:5 (" in outcome.manual
     assert "templates/_settings.tpl:20" not in outcome.manual  # the api's copy
-    assert "in templates/app.yaml above line 17 (`containers:`)" in outcome.manual
+    assert f"in templates/app.yaml above line {at_containers} (`containers:`)" in outcome.manual
     assert "sets `resourceClaims` beside ranker.resources," in outcome.manual
+    assert f"and the toleration the migration adds where line {at_tolerations} writes the pod's" in outcome.manual
 
 
 def test_a_chart_no_rewrite_takes_is_told_before_the_proof_renders_its_value_sets(

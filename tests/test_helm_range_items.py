@@ -241,47 +241,6 @@ def test_a_count_in_a_variable_the_range_body_sets(tmp_path: Path) -> None:
     }
 
 
-# a model's own resources map when it has one (pattern B), else the template's literal GPU (pattern A)
-MAP_OR_KEY = """\
-{{- range $key, $model := .Values.models }}
-{{- if $model.enabled }}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ $key }}
-spec:
-  containers:
-    - name: server
-      image: vllm
-      resources:
-      {{- if hasKey $model "resources" }}
-      {{- toYaml $model.resources | nindent 8 }}
-      {{- else }}
-        limits:
-          nvidia.com/gpu: "1"
-      {{- end }}
-{{- end }}
-{{- end }}
-"""
-
-
-def test_a_map_or_a_literal_key_in_one_container_is_manual_work_that_says_why(tmp_path: Path) -> None:
-    """A container whose resources are the model's own map when it has one and a literal GPU otherwise: the literal
-    key's switch would leave a device in the map on the device plugin, so nothing is written and the reason names the
-    map, its line and the `if` (was: the proof's 'the rewritten chart renders differently' for a value set that gives
-    a model its map, which did not say why)."""
-    values = "models:\n  small:\n    enabled: true\n  big:\n    enabled: false\n    resources:\n      limits:\n"
-    values += '        nvidia.com/gpu: "4"\n'
-    chart = chart_with(tmp_path, "models", {"templates/pods.yaml": MAP_OR_KEY, "values.yaml": values})
-    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T134, "fix")
-    assert not outcome.changes
-    assert (
-        "templates/pods.yaml:17: pattern A (a literal device key with a values count): the container's resources are "
-        '`toYaml $model.resources` (pattern B, line 14) in another branch of `if hasKey $model "resources"`'
-    ) in outcome.manual, outcome.report()
-
-
 def test_requests_and_limits_of_device_keys_only_share_one_switch(tmp_path: Path) -> None:
     """A container whose `requests:` and `limits:` hold only the device key keeps both under one `if not
     $.Values.dra.enabled` (was: one `if`/`end` pair each, two lines more in the pull request)."""

@@ -653,6 +653,21 @@ def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | 
     return None
 
 
+def maps_beside(text: str, rel: str, rules: RuleSet) -> Pattern | None:
+    """The `toYaml` of a values map (pattern B) that a template writes as a container's resources in another branch
+    of an `if` on that map than its literal device key (_map_in_other_branch), for the pass-through to take beside
+    the key's `dra.enabled` switch; None when there is none (or the template's keys are not pattern A)."""
+    try:
+        devices = find_devices(text, rel, rules)
+    except RewriteError:
+        return None
+    lines = text.splitlines()
+    for d in devices:
+        if beside := _map_in_other_branch(lines, d):
+            return Pattern("B", beside[0], lines[beside[0] - 1].strip())
+    return None
+
+
 def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
     """Whether a count inside `range` reads the item (`.gpuRequestCount`, `$model.gpus` of `range $model := ...`): a
     count per item, which one claim template per item takes. A variable set inside the range (`$gpus := mul .a .b`)
@@ -1011,12 +1026,14 @@ def build(
     alternative: Alternative | None = None,
     names: dict[str, list[str]] | None = None,
     rendered: Any = None,
+    beside: frozenset[str] = frozenset(),
 ) -> list[Change]:
     """The idiomatic changes for the workload templates `rels` of the chart at `root`; raises
     NotIdiomatic (with the pattern) or RewriteError when the chart is not pattern A throughout. `alternative`
     migrates a template's objects with another device resource, for a vendor choice's other branches; `names`, the
     resource names each template renders with the value sets the chart is used with (pattern E's lookup knows them);
-    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites."""
+    `rendered`, every object of the templates (unittest_suite.Rendered), for their helm-unittest suites; `beside`,
+    the templates whose values map in another branch of the key's `if` (maps_beside) the pass-through takes."""
     name = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
@@ -1046,13 +1063,13 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
-        for d in devices:
-            if beside := _map_in_other_branch(text.splitlines(), d):
+        for d in devices if rel not in beside else []:
+            if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
-                    f"the container's resources are `{beside[1]}` (pattern B, line {beside[0]}) in another branch "
-                    f"of `{beside[2]}`, which holds this key: a device in that map would stay on the device plugin "
-                    "with the DRA switch on, and the rewrite takes one of them per container (a literal key behind "
-                    "dra.enabled, or a map passed through with resourceClaims beside it)"
+                    f"the container's resources are `{beside_map[1]}` (pattern B, line {beside_map[0]}) in another "
+                    f"branch of `{beside_map[2]}`, which holds this key: a device in that map would stay on the "
+                    "device plugin with the DRA switch on, and the rewrite takes one of them per container (a "
+                    "literal key behind dra.enabled, or a map passed through with resourceClaims beside it)"
                 )
                 raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
         deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)

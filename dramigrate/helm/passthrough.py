@@ -971,6 +971,111 @@ def helper_built_steps(root: Path, rel: str, text: str, maps: list[Path_]) -> st
     )
 
 
+def built_pod_tolerations(text: str) -> tuple[int, str] | None:
+    """In a template whose container resources map is read out of a helper-built dict (helper_built_map), the first
+    line after that read which writes the pod's tolerations some other way than a values list the template reads
+    (groundx: `include "groundx.renderTolerations" (dict "ctx" $tl "node" $node ...)`, the dict's `tolerations` or
+    else tolerations of its own): 1-based, with its text; None when the pod writes none."""
+    built = _built_map(text)
+    if built is None:
+        return None
+    for i, line in enumerate(text.splitlines()[built.read + 1 :], start=built.read + 2):
+        if re.search(r"[Tt]olerations", line) and not re.search(r"\$\w+\s*:?=", line):
+            return i, line.strip()
+    return None
+
+
+def built_tolerations_reason(text: str, written: tuple[int, str]) -> str:
+    """Why the pass-through through a helper-built dict (built_map_edits) cannot migrate a pod whose tolerations line
+    `written` (built_pod_tolerations) writes them some other way, when the migration adds a toleration."""
+    built = _built_map(text)
+    assert built is not None
+    made = text.splitlines()[built.made].strip()
+    return (
+        f"the container's resources map {built.map_var} is the `{built.key}` of {built.dict_var}, a dict a named "
+        f"helper builds from values (line {built.made + 1}: `{made}`): the pass-through through that dict would "
+        f"carry the pod's claims, but not the toleration the migration adds: the pod's tolerations are written at "
+        f"line {written[0]} (`{written[1]}`), not from a values list the template reads, so a DRA values file has no "
+        "key to add it that keeps what that line writes"
+    )
+
+
+def built_defines(root: Path, text: str, maps: list[Path_]) -> dict[str, list[tuple[int, int]]]:
+    """The defines the helper-built dict's include can call that read one of `maps` (helper_built_steps), by file:
+    each copy of the map into the dict as (first line, end line) 0-based: the `set` line, with the `if` around it
+    when that `if` holds only it."""
+    built = _built_map(text)
+    if built is None:
+        return {}
+    names = _helper_names(text, text.splitlines()[built.made])
+    sets = re.compile(rf'\bset\s+\$\w+\s+"{re.escape(built.key)}"\s')
+    out: dict[str, list[tuple[int, int]]] = {}
+    for helper_rel, helper_text in _templates(root).items():
+        lines = helper_text.splitlines()
+        name, body, start = "", "", 0
+        for n, line in enumerate([*lines, None]):  # None: the end of the last define
+            define = _DEFINE.search(line) if line is not None else None
+            if define is None and line is not None:
+                body += line + "\n"
+                continue
+            if name and names.fullmatch(name) and any(_reads_path(body, m) for m in maps):
+                for k, x in enumerate(body.splitlines()):
+                    if sets.search(x):
+                        at = start + k
+                        wrapped = 0 < at < len(lines) - 1 and re.match(r"\s*\{\{-?\s*if\b", lines[at - 1])
+                        closed = wrapped and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[at + 1])
+                        out.setdefault(helper_rel, []).append((at - 1, at + 2) if closed else (at, at + 1))
+            name, body, start = define.group(1) if define else "", "", n + 1
+    return out
+
+
+def built_map_edits(
+    root: Path, rel: str, text: str, needs: dict[Path_, set[str]], scoped: bool
+) -> tuple[str, dict[str, str]]:
+    """The pass-through for a container resources map read out of a dict a named helper builds (helper_built_map):
+    the pod renders each sibling the migration fills (`resourceClaims`, the `tolerations` of a pod that writes none)
+    from the dict, above its `containers:`, and each define that copies a device map into the dict copies the
+    siblings beside it the same way. The template's text, and each helper file's text by path. Raises NotPassThrough
+    for a sibling it cannot pass so, or a pod whose tolerations are written otherwise (built_pod_tolerations)."""
+    built = _built_map(text)
+    if built is None:
+        return text, {}
+    maps = [p for p in needs if p and p[-1] == built.key]
+    need = set().union(*(needs[p] for p in maps)) if maps else set()
+    if extra := sorted(need - {"resourceClaims", "tolerations"}):
+        raise NotPassThrough(f"{rel}:{built.read + 1}: the helper-built dict cannot pass `{extra[0]}` through")
+    siblings = [sibling_key(built.key, n) for n in ("resourceClaims", "tolerations") if n in need]
+    if "tolerations" in need and (written := built_pod_tolerations(text)):
+        raise NotPassThrough(
+            f"{rel}:{written[0]}: the pod's tolerations are written by `{written[1]}`, not from a values list the "
+            "template reads: the toleration the migration adds has no values key to go in beside the map that keeps "
+            "what that line writes"
+        )
+    lines = text.splitlines()
+    uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
+    write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
+    heads = _pod_heads()
+    pod = next((k for k in range(write, -1, -1) if lines[k].strip() in heads), None) if write is not None else None
+    if pod is None:
+        raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
+    edits = _Edits(text, rel, scoped, heads, lines)
+    ind = " " * _indent(lines[pod])
+    for sibling, name in zip(siblings, [n for n in ("resourceClaims", "tolerations") if n in need], strict=True):
+        edits.inserts.setdefault(pod, []).extend(_list_block(edits, name, ind, f'get {built.dict_var} "{sibling}"'))
+    helpers: dict[str, str] = {}
+    copies = built_defines(root, text, maps)
+    if not copies:
+        raise NotPassThrough(f"{rel}:{built.made + 1}: no define the include calls copies the map into the dict")
+    key = re.compile(rf"\b{re.escape(built.key)}\b")
+    for helper_rel, spans in copies.items():
+        own = (root / helper_rel).read_text(encoding="utf-8").splitlines(keepends=True)
+        for first, end in sorted(spans, reverse=True):
+            block = own[first:end]
+            own[end:end] = [key.sub(sibling, line) for sibling in siblings for line in block]
+        helpers[helper_rel] = "".join(own)
+    return edits.out(), helpers
+
+
 _MAP_EXPR = re.compile(
     r"(?:\bwith|\btoYaml|\brange\s+\$\w+\s*,\s*\$\w+\s*:=)\s*\(?(\$?[\w.]*?)\.?(\b[A-Za-z]*[Rr]esources)"
     r"(?:\.([A-Za-z_]\w*))?\b(?![.\w])"
@@ -2054,9 +2159,12 @@ def build(
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
     helpers = map_helpers(root)
+    built: dict[str, str] = {}  # the helper files a helper-built dict's pass-through changes (built_map_edits)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after = _reads_edited(template_edits(text, rel, map_paths, scoped, helpers), rel, reads or set())
+        after, copied = built_map_edits(root, rel, text, map_paths, scoped)
+        built.update(copied)
+        after = _reads_edited(template_edits(after, rel, map_paths, scoped, helpers), rel, reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
@@ -2065,7 +2173,7 @@ def build(
     for rel, text in texts.items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
         if rel in rels:
             continue
-        after = claimed.get(rel, text)
+        after = built.get(rel, claimed.get(rel, text))
         for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
             after = template_edits(after, rel, map_paths, scoped, helpers, define)
         if (after := _reads_edited(after, rel, reads or set())) != text:

@@ -47,6 +47,7 @@ from dramigrate.helm.findingmap import (
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import (
     UNTAKEN,
+    Pattern,
     classify,
     compared_values,
     helpers_text,
@@ -1474,6 +1475,43 @@ def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], s
     return ""
 
 
+def _both_shapes(root: Path, hints: dict[str, Any], rules: RuleSet) -> dict[str, Any]:
+    """The templates whose literal device key (pattern A) is in one branch of an `if` on a values map that the
+    container takes whole in another (idiomatic.maps_beside), each with the map's line (pattern B)."""
+    from dramigrate.helm.idiomatic import maps_beside
+
+    out = {}
+    for rel, h in sorted(hints.items()):
+        if h.letter in ("A", "B", "C") and (found := maps_beside((root / rel).read_text(encoding="utf-8"), rel, rules)):
+            out[rel] = found
+    return out
+
+
+def _helper_built(root: Path, hints: dict[str, Any]) -> dict[str, Any]:
+    """When every template that asks for devices reads its container's resources map out of a dict a named helper
+    builds (passthrough.helper_built_map), each with that read (pattern F); else {}."""
+    from dramigrate.helm.passthrough import helper_built_map
+
+    out = {}
+    for rel, h in sorted(hints.items()):
+        text = (root / rel).read_text(encoding="utf-8") if h.letter in ("D", "F") else ""
+        if (found := helper_built_map(text)) is None:
+            return {}
+        out[rel] = Pattern("F", found[0], text.splitlines()[found[0] - 1].strip())
+    return out
+
+
+def _adds_tolerations(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> bool:
+    """Whether the migration of a template's objects adds a toleration to one of them."""
+
+    def lists(node: Any) -> list[Any]:
+        if isinstance(node, dict):
+            return [node.get("tolerations"), *(x for k, v in node.items() if k != "tolerations" for x in lists(v))]
+        return [x for v in node for x in lists(v)] if isinstance(node, list) else []
+
+    return lists(before) != lists([a for a in after if a.get("kind") != "ResourceClaimTemplate"])
+
+
 def _helper_likely(outcome: ChartOutcome, root: Path, rules: RuleSet) -> bool:
     """Whether the chart's own templates write a device request the idiomatic rewrite reads through a helper (pattern
     D, E or F: helper.fix renders a marked copy of the chart for it, started early to render beside the migrations)."""
@@ -1557,7 +1595,13 @@ def _no_rewrite_shape(
     other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them), with the steps by
     hand for a map read out of a helper-built dict (in the values maps the probe found). "" otherwise."""
     from dramigrate.helm import helper, idiomatic, packedlib
-    from dramigrate.helm.passthrough import helper_built_steps
+    from dramigrate.helm.passthrough import (
+        built_defines,
+        built_pod_tolerations,
+        built_tolerations_reason,
+        helper_built_map,
+        helper_built_steps,
+    )
     from dramigrate.helm.rewrite import chart_name
 
     reference, rels, hints = own
@@ -1578,8 +1622,19 @@ def _no_rewrite_shape(
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
-        steps = helper_built_steps(root, exc.rel, texts[exc.rel], _device_maps(relations)) if exc.rel in texts else ""
-        return f"{exc}{'; ' + steps if steps else ''}{ENGINE_HINT}"
+        text = texts.get(exc.rel, "")
+        maps, written = _device_maps(relations), None
+        if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
+            written = built_pod_tolerations(text)
+            wants = _by_template(reference[2], chart_name(root)).get(exc.rel, [])
+            if written is None or not _adds_tolerations(originals.get(exc.rel, []), wants):
+                return ""  # the pass-through through the helper-built dict (_fix_idiomatic) takes it
+            exc.why = built_tolerations_reason(text, written)
+        steps = helper_built_steps(root, exc.rel, text, maps) if text else ""
+        if steps and written:
+            steps += f", and the toleration the migration adds where line {written[0]} writes the pod's"
+        why = f"{exc.rel}:{exc.pattern.line}: {exc.pattern.describe()}{': ' + exc.why if exc.why else ''}"
+        return f"{why}{'; ' + steps if steps else ''}{ENGINE_HINT}"
     except (RewriteError, OSError, UnicodeDecodeError):
         return ""
     return ""
@@ -1713,9 +1768,11 @@ def _fix_idiomatic(
     def migrate(stream: str) -> str:
         return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
 
-    if any(h.letter in ("B", "C") for h in hints.values()):
-        first = min(hints.items(), key=lambda kv: (kv[1].letter not in ("B", "C"), kv[0], kv[1].line))
-        if leaves is not None:  # one leaf of several passes a map through, another has a literal key
+    both = _both_shapes(root / sub if sub else root, hints, rules)  # a key's branch and a map's in one container
+    if any(h.letter in ("B", "C") for h in hints.values()) or both:
+        maps = {**{rel: h for rel, h in hints.items() if h.letter in ("B", "C")}, **both}
+        first = min(maps.items(), key=lambda kv: (kv[0], kv[1].line))
+        if leaves is not None or (sub and both):  # one leaf of several passes a map through, another has a literal key
             why = f"{prefix}{first[0]}:{first[1].line}: {first[1].describe()}, in a chart with a literal key as well"
             _manual(outcome, f"{why}: in an umbrella, the rewrite takes each chart one way{ENGINE_HINT}", "")
             return
@@ -1723,21 +1780,41 @@ def _fix_idiomatic(
         switch = None
         if not sub:  # templates with a literal device key beside those that pass a map through (A and B mixed)
             hints = _hints(outcome, root, sub, wanted[sub], rules)  # the shipped files' templates too
+            both = _both_shapes(root, hints, rules)
             try:
                 switch = _mixed_switch(
-                    root, rules, work, hints, expected, settings.opt_in, relations or [], named, alter, migrate
+                    root,
+                    rules,
+                    work,
+                    hints,
+                    expected,
+                    settings.opt_in,
+                    relations or [],
+                    named,
+                    alter,
+                    migrate,
+                    frozenset(both),
                 )
             except RewriteError as exc:
                 _manual(outcome, f"{exc}{ENGINE_HINT}", "")
                 return
-        rels = wanted[sub] - (switch.rels if switch else set())
+        rels = wanted[sub] - (switch.rels - switch.both if switch else set())
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
+        if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
+            rel, beside = min(both.items())
+            maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
+            outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (*-dra.yaml)"
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
         why = f"{rel}:{first.line}: {first.describe()}, while a subchart asks for devices too"
         _manual(outcome, f"{why}: the helper rewrite takes a chart alone{ENGINE_HINT}", "")
+        return
+    if not sub and leaves is None and (built := _helper_built(root, hints)):
+        # the container's resources map read out of a dict a named helper builds from values (groundx): the
+        # pass-through, through that dict
+        _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, expected, min(built.items()), {sub: scopes})
         return
     if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
@@ -1950,6 +2027,10 @@ class _Switch:
     build: Callable[[list[Change]], list[Change]]  # the pass-through's changes -> the changes of both rewrites
     migrate: Callable[[str], str]  # the core's migration of a rendered stream
     keys: tuple[str, ...] = ("dra.enabled",)  # an umbrella's: one per chart with a literal key (and per alias)
+    # templates of `rels` whose container takes a values map in another branch (the pass-through's), and for each
+    # render of the proof (by its stream) the indexes of its documents the key's branch wrote (_key_branch_documents)
+    both: frozenset[str] = frozenset()
+    branched: dict[str, frozenset[int]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -1958,10 +2039,16 @@ class _Switch:
     def options(self, options: Any, on: bool) -> Any:
         return _with_switches(options, on, list(self.keys))
 
+    def switched(self, r: Render, k: int) -> bool:
+        """Whether document `k` of a render is the switch's: its template's, and in a template of both shapes, written
+        by the branch with the literal key."""
+        rel = _template_of(r.manifests[k].source)
+        return rel in self.rels and (rel not in self.both or k in self.branched.get(r.stream, ()))
+
     def part(self, r: Render, switched: bool) -> str:
         """The documents of a render written by the switch's templates (`switched`) or by the others."""
         return manifest_stream(
-            [m for m in r.manifests if may_matter(m.text) and (_template_of(m.source) in self.rels) == switched]
+            [m for k, m in enumerate(r.manifests) if may_matter(m.text) and self.switched(r, k) == switched]
         )
 
     def passed(self, r: Render, want: str) -> tuple[Render, str]:
@@ -1974,6 +2061,12 @@ class _Switch:
     def want(self, r: Render) -> str:
         """The migration of a render where only the switch moves requests: its templates' documents migrated."""
         return self.migrate(self.part(r, True)) + self.part(r, False)
+
+
+def _switch_part(r: Render, switch: _Switch) -> tuple[Render, str]:
+    """A render as the switch's rewrite reads it: its documents, and their migration."""
+    stream = switch.part(r, True)
+    return Render(r.manifests, stream, r.rest, r.error, r.took), switch.migrate(stream)
 
 
 def _template_of(source: str) -> str:
@@ -1992,14 +2085,17 @@ def _mixed_switch(
     named: dict[str, set[str]],
     alternative: Any,
     migrate: Callable[[str], str],
+    both: frozenset[str] = frozenset(),
 ) -> _Switch | None:
     """The `dra.enabled` switch of the pattern A and E templates of a chart whose other templates pass resources maps
-    through; None when it has none. Raises RewriteError for a template that does both."""
+    through; None when it has none. Raises RewriteError for a template that does both, unless it does them in the
+    branches of an `if` on the map (`both`: the key's branch takes the switch, the map's the pass-through)."""
     from dramigrate.helm import idiomatic
 
-    rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E"))
+    rels = frozenset(rel for rel, h in hints.items() if h.letter in ("A", "E")) | both
     if not rels:
         return None
+    branched = _key_branch_documents(root, rules, work, both, expected)
     for rel, h in sorted(hints.items()):
         keys = idiomatic.find_devices((root / rel).read_text(encoding="utf-8"), rel, rules) if rel not in rels else []
         if keys:
@@ -2008,7 +2104,8 @@ def _mixed_switch(
                 "A): the rewrite takes one of them per template (a literal key behind dra.enabled, a map passed "
                 "through with resourceClaims beside it)"
             )
-    originals, migrated, claim_templates, rendered = _first_changes(root, rels, expected)
+    switch = _Switch(rels, lambda passed: passed, migrate, both=both, branched=branched)
+    originals, migrated, claim_templates, rendered = _first_changes(root, rels, expected, switch)
     guards, _ = idiomatic.kind_guards(expected, relations, rules)
     own = {rel: h for rel, h in hints.items() if rel in rels}
 
@@ -2028,18 +2125,61 @@ def _mixed_switch(
             alternative,
             names,
             rendered,
+            both,
         )
         return _chained(passed, changes)
 
-    return _Switch(rels, build, migrate)
+    return replace(switch, build=build)
+
+
+BRANCH_MARK = " # dramigrate: the key's branch"
+
+
+def _key_branch_documents(
+    root: Path,
+    rules: RuleSet,
+    work: Workdir,
+    both: frozenset[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+) -> dict[str, frozenset[int]]:
+    """For each render of the proof with a document of a template in `both`, the indexes of the documents its branch
+    with the literal device key wrote: read off a copy of the chart whose key lines end in a YAML comment, rendered
+    with the same values (the branches cannot be told apart by the rendered text: a map may hold the same key)."""
+    from dramigrate.helm import idiomatic
+
+    if not both:
+        return {}
+    marked = []
+    for rel in sorted(both):
+        text = (root / rel).read_text(encoding="utf-8")
+        lines = text.splitlines(keepends=True)
+        for d in idiomatic.find_devices(text, rel, rules):
+            body = lines[d.index].rstrip("\r\n")
+            lines[d.index] = body + BRANCH_MARK + lines[d.index][len(body) :]
+        marked.append(Change(rel, text, "".join(lines)))
+    copy_root = _rewritten_copy(root, marked, work, where="branches")
+    shown = [
+        (v, r) for v, r, _, _ in expected if not r.error and any(_template_of(m.source) in both for m in r.manifests)
+    ]
+    renders = render_all([functools.partial(cached_render, copy_root, v.options) for v, _ in shown])
+    out = {}
+    for (v, r), again in zip(shown, renders, strict=True):
+        if again.error or [m.source for m in again.manifests] != [m.source for m in r.manifests]:
+            raise RewriteError(f"with {v.label}, the chart renders other documents with its device keys marked")
+        out[r.stream] = frozenset(k for k, m in enumerate(again.manifests) if BRANCH_MARK in m.text)
+    return out
 
 
 def _first_changes(
-    root: Path, rels: frozenset[str], expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]
+    root: Path,
+    rels: frozenset[str],
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    switch: _Switch | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]], dict[str, Any], Any]:
     """Each template's objects before and after the migration, read from the first value set whose migration
     changes it, the claim templates of those migrations by name, and each template's every object in that render
-    (unittest_suite.Rendered). Raises RewriteError for a template none does."""
+    (unittest_suite.Rendered). Raises RewriteError for a template none does. With a `switch`, only its documents
+    (a template of both shapes: those of the key's branch) and their migration."""
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import Rendered
 
@@ -2051,6 +2191,8 @@ def _first_changes(
     for v, r, want, _ in expected:
         if r.error or v.invalid:
             continue
+        if switch is not None and switch.both:
+            r, want = _switch_part(r, switch)
         before, after = _by_template(r.stream, name), _by_template(want, name)
         took = {rel for rel in rels - originals.keys() if before.get(rel) != after.get(rel)}
         for rel in took:
@@ -2552,11 +2694,19 @@ def _passthrough(
         base_edits: list[Any] = []  # those of the maps the defaults render (default_edits adds the switched-off ones)
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
-        if default and default[1] and default[1] != default[0].stream:
+        # a switch beside a map in one template: the maps of the chart's own switches go into values-dra.yaml too
+        folds = fold and list(leaves) == [""] and (switch is None or bool(switch.both)) and places is None
+        asked = bool(default and default[1] and default[1] != default[0].stream)  # the defaults' maps ask for one
+        if asked:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
+        elif folds and switch is not None:
+            dsources = value_sources(root, outcome.display, copts, copts.render((), sets=False))
+        if dsources is not None:
             base_edits = list(default_edits)
-            if fold and list(leaves) == [""] and switch is None and places is None:
+            if folds:
                 switched_on(dsources.merged, default_edits, default_rcts)
+            if not (asked or default_edits):  # no map of the chart's own switches asks for a device either
+                dsources = None
             default_templates = named(default_edits, default_rcts)
             if len(default_edits) > len(base_edits):  # a value set of a switch may leave the defaults' unnamed too
                 inert = pt.template_names(default_templates)
