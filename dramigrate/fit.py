@@ -124,6 +124,15 @@ def _fits_node(requests: list[tuple[str, int, list[Device]]], constraints: list[
     return search(0, {})
 
 
+def _by_node(devices: list[Device]) -> dict[str, list[Device]]:
+    """devices by node, each node's in their order: a node's devices are looked up once per node, not searched for
+    among every device (a fleet of 5,000 nodes took 40 s)."""
+    out: dict[str, list[Device]] = {}
+    for d in devices:
+        out.setdefault(str(d.node), []).append(d)
+    return out
+
+
 def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], devices: list[Device]) -> ClaimFit:
     meta = template.get("metadata", {})
     result = ClaimFit(str(meta.get("name", "")), str(meta.get("namespace", "")))
@@ -137,12 +146,12 @@ def fit_claim(template: dict[str, Any], classes: dict[str, DeviceClassInfo], dev
             for d in matched:
                 rf.matches.setdefault(str(d.node), []).append(d.name)
             result.requests.append(rf)
-            opts.append((option["name"], rf.count, matched))
+            opts.append((option["name"], rf.count, _by_node(matched)))
         per_request.append(opts)
     nodes = sorted({str(d.node) for d in devices})
     for node in nodes:
         for combo in itertools.product(*per_request):
-            on_node = [(n, c, [d for d in ds if str(d.node) == node]) for n, c, ds in combo]
+            on_node = [(n, c, ds.get(node, [])) for n, c, ds in combo]
             if _fits_node(on_node, spec.get("constraints") or []):
                 result.nodes.append(node)
                 break

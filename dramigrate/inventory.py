@@ -69,7 +69,7 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
     not ResourceSlices.
     """
     from dramigrate.findings import InputError
-    from dramigrate.limits import read_regular
+    from dramigrate.limits import check_structure, read_regular
 
     source = os.fspath(path)
     try:  # a regular file within the size limit, as every input file (a link to /dev/zero was read for ever)
@@ -81,7 +81,11 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{source}: the inventory is not UTF-8 text (byte {exc.start + 1})") from exc
     try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        check_structure(source, text)  # bounded before libyaml, which recurses in C
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # a fleet's inventory is megabytes
+        documents = [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
+    except InputError as exc:
+        raise ValueError(f"{source}:{exc.line}: {exc.message}") from exc
     except yaml.YAMLError as exc:
         raise ValueError(f"{source}: invalid YAML: {_one_line(str(exc))}") from exc
     except RecursionError:  # the parser recurses per level; ResourceSlices nest about ten deep

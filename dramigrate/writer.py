@@ -99,7 +99,10 @@ def as_json(original: str, yaml_text: str) -> str:
     out = re.sub(re.escape(json.dumps(token)[:-1]) + r'([^"]*)"', lambda m: m.group(1), out)
     # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
     out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out + ("\n" if original.endswith("\n") else "")
+    out += "\n" if original.endswith("\n") else ""
+    # the original's BOM and line ends (its most common one, as documents.decode takes), never a change of its own
+    newline = "\r\n" if 2 * original.count("\r\n") > original.count("\n") else "\n"
+    return ("\ufeff" if original.startswith("\ufeff") else "") + out.replace("\n", newline)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -1182,7 +1182,8 @@ def _template_label(rel: str, rels: Iterable[str]) -> str:
 
 def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) -> list[Device] | None:
     """The pod's device keys, the migrated one's first, when they are a vendor choice: one device resource per branch
-    of one `if`/`else` chain, each with the same count, and the migration's claim asks for one of them; else None."""
+    of one `if`/`else` chain, and the migration's claim asks for one of them; else None. Each branch may have a count
+    of its own (_branch_counts)."""
     by_resource: dict[str, list[Device]] = {}
     for d in devices:
         by_resource.setdefault(d.resource, []).append(d)
@@ -1201,8 +1202,6 @@ def _choice(devices: list[Device], delta: PodDelta, rules: RuleSet, rel: str) ->
         or len({next(iter(b)) for b in branches.values()}) != len(branches)
     ) and not _compared_ifs(by_resource):
         return None
-    if len({d.count for d in devices}) != 1:
-        raise RewriteError(f"{rel}: the branches of the device choice ask for different counts")
     classes = {(r.get("exactly") or r).get("deviceClassName") for r in _requests(delta.spec)}
     asked = [res for res in by_resource if (m := rules.lookup(res)) is not None and m.rule.device_class in classes]
     if len(asked) != 1:
@@ -1742,6 +1741,23 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
     }
 
 
+def _branch_counts(w: Workload, twins: dict[int, Device], lines: list[str]) -> dict[str, str]:
+    """A vendor choice's count per branch, by device resource: the one count of its keys, or the limit's where its
+    request reads another expression (transcript-create: `index .Values.resources.limits "amd.com/gpu" | default 1`
+    and the same from `.requests`; the claim template checks that the two are equal, _equal_check). Branches may ask
+    for different counts: each one's goes into its own claim spec (_choice_spec)."""
+    out: dict[str, str] = {}
+    for d in w.devices:
+        if d.index in twins:
+            continue
+        if out.setdefault(d.resource, d.count) != d.count:
+            raise RewriteError(
+                f"{w.rel}:{d.index + 1}: the {d.resource} branch of the device choice asks for two counts "
+                f"({out[d.resource]} and {d.count}) that are not a request and its limit in one container"
+            )
+    return out
+
+
 def _as_rendered(d: Device, shared: list[str]) -> str:
     """The count of a device key as a value that is false where the key does not render: the count under the
     conditions of its own (those not in `shared`), `(and <conditions> <count>)`, or the condition alone when it ends in
@@ -1935,14 +1951,16 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the containers of a `range` and others ask for the device in one pod")
     counts: dict[str, str] = {}  # device resource -> its count expression, in the template's order
     picks: dict[str, str] = {}  # a vendor choice: each branch's device resource -> the condition of its branch
+    twins = _request_twins(lines, w.devices) if groups is None else {}
+    branch_counts: dict[str, str] = {}  # a vendor choice: each branch's device resource -> its count
     if w.choices:
         first = w.devices[0]
         conditions = first.conditions[: len(first.conditions) - len(first.branch_conditions)]
-        counts[first.resource] = first.count
+        branch_counts = _branch_counts(w, twins, lines)
+        counts[first.resource] = branch_counts[first.resource]
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
-    twins = _request_twins(lines, w.devices) if groups is None and not w.choices else {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
@@ -1967,6 +1985,9 @@ def _pod_edits(
                 "per device resource in a pod"
             )
     keys, merged, twin_renders = _twin_keys(w.devices, twins)
+    if w.choices and merged:
+        why = "a branch of the device choice writes its request and limit under other conditions"
+        raise RewriteError(f"{w.rel}: {why}")
     counts.update(merged)
     union, own_counts = (conditions, []) if w.choices else _either(keys)  # a choice: the picks, below
     own_conds: list[list[str]] = []  # several containers with their own counts: each one's own conditions
@@ -1993,6 +2014,9 @@ def _pod_edits(
         for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
     ]
     gated = list(counts.values())
+    if len(set(branch_counts.values())) > 1:  # each branch of the choice its own count: the picked branch's
+        gated = list(branch_counts.values())
+        gate = _or(*(f"(and {_group(picks[r])} (gt (int {_arg(c)}) 0))" for r, c in branch_counts.items()))
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
     if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
@@ -2169,7 +2193,7 @@ def _pod_edits(
     if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
         from dramigrate.helm.helper import _ray_params
 
-        if len(counts) != 1:
+        if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
@@ -2196,7 +2220,7 @@ def _pod_edits(
         section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
         return edits, section, top
     if picks:
-        inner = _choice_spec(w, picks, counts[w.devices[0].resource], primary)
+        inner = _choice_spec(w, picks, branch_counts, primary)
     elif steps:
         inner = _steps_spec(w, steps, _container_name(lines, res, w.rel), counts[w.devices[0].resource], primary)
     elif groups is not None and not shared:
@@ -2584,15 +2608,16 @@ def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _choice_spec(w: Workload, picks: dict[str, str], count: str, device_class: str) -> str:
+def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], device_class: str) -> str:
     """The claim spec of a vendor choice as template text: each branch's spec (the migration's, for the pod asking
-    for that branch's device) under that branch's condition; each branch reads dra.deviceClassName, its own class
-    when that is empty (values.yaml leaves it empty: one class would be wrong for the other vendor)."""
+    for that branch's device, with that branch's count) under that branch's condition; each branch reads
+    dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
+    the other vendor)."""
     out = []
     for k, (res, cond) in enumerate(picks.items()):
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, count), own), own)
+        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
         out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
     return "".join(out) + "{{- end }}\n"
 
@@ -2738,8 +2763,13 @@ def _name_text(expr: str) -> str:
 
 
 def given_tolerations(lines: list[str], at: int) -> str | None:
-    """The values expression of the `{{- with X }}`/`{{- if X }}` that guards the pod's `tolerations:` at line `at`
-    (the list the user's values give), or None."""
+    """The values list the pod's `tolerations:` at line `at` renders (the list the user's values give): the `X` of
+    `toYaml X` below it (transcript-create's `toYaml .Values.worker.gpu.tolerations`, inside `if
+    .Values.worker.gpu.enabled` or after the pod's `nodeSelector:`), else that of the `{{- with X }}`/`{{- if X }}`
+    that guards it; or None."""
+    body = _TOYAML.fullmatch(lines[at + 1].strip()) if at + 1 < len(lines) else None
+    if body and body.group(1) != ".":
+        return body.group(1)
     m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
     return m.group(1) if m else None
 
@@ -2774,15 +2804,16 @@ def tolerated_define(define: str) -> list[str]:
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
-def tolerated_check(given: str, key: str) -> list[str]:
+def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
-    `key` (a user's GPU values often do): the A rewrite's single DRA toleration renders only when not. A loop of
-    four lines, as a chart writes one (it was one line of 250 characters a reviewer had to scroll through; one action
-    a line took six, which moved a set's median added lines past 60)."""
+    `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
+    toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
+    a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(json.dumps(key))} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        f"  {{{{- if {_tolerates_taint(key if expr else json.dumps(key))} }}}}"
+        f"{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
         "{{- end }}",
     ]
 
@@ -2833,15 +2864,26 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| nindent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+# a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
+_HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
 
 
 def _merge_tolerations(
-    lines: list[str], at: int, p: str, cond: str, tol_text: list[str], rel: str, key: str = "", covered: bool = False
+    lines: list[str],
+    at: int,
+    p: str,
+    cond: str,
+    tol_text: list[str],
+    rel: str,
+    key: str = "",
+    covered: bool = False,
+    key_expr: str = "",
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch; with `key` (the one toleration's), only where the values list X
-    does not tolerate that taint already. `covered`: the toleration is one the pod wrote itself with the values the
-    rewrite is read from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
+    the DRA toleration appended in the DRA branch; with `key` (the one toleration's; `key_expr`, its Go expression),
+    only where the values list X does not tolerate that taint already. `covered`: the toleration is one the pod wrote
+    itself with the values the rewrite is read from (PodDelta.covered): it renders only where the chart's list does
+    not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2905,6 +2947,17 @@ def _merge_tolerations(
             ]
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
+    helper = _HELPER_LIST.fullmatch(body)
+    if lines[at].strip() == "tolerations:" and helper and not covered:
+        # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
+        # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
+        # the taint already (the migration adds none then)
+        test = key_expr or (json.dumps(key) if key else "")
+        given = f"({helper.group(1)} | fromYamlArray)"
+        check = [f"{p}  {c}" for c in tolerated_check(given, test, True)] if test else []
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
+        return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
     listed = _listed_items(lines, at)
     if listed is not None and covered:
         return None  # the chart's own literal list tolerates the taint

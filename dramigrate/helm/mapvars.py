@@ -44,7 +44,7 @@ from dramigrate.helm.idiomatic import (
     tolerated_test,
     values_block,
 )
-from dramigrate.helm.patterns import LITERAL_ENTRY, Pattern, count_expression, untaken_message
+from dramigrate.helm.patterns import Pattern, count_expression, literal_entries, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -116,7 +116,7 @@ def site(text: str) -> Site | None:
         if section < 0 and depths[sets[0]] != depths[i]:
             return None
         built = lines[_first_part(lines, sets[0], depths) : i]
-        literal = tuple(dict.fromkeys(n for x in built for n in LITERAL_ENTRY.findall(x)))
+        literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
         if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
@@ -892,7 +892,7 @@ def rewrite(
         pod writes before the map is built (devtron's `{{- if .Values.tolerations }}` above the containers), the
         list moved after the pod's last key with the switch on, where the map's device is known."""
         try:
-            e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel)
+            e = _merge_tolerations(lines, own[0], ind, cond, tolerations, rel, key_expr="" if several else key)
         except NotIdiomatic as err:
             raise NotMapBuilt(
                 f"{rel}:{own[0] + 1}: the pod writes its own tolerations in a shape the DRA toleration cannot be "

@@ -34,6 +34,21 @@ _LITERAL_KEY = re.compile(r"""^\s*(?:-\s+)?(["']?)([A-Za-z0-9][A-Za-z0-9.\-_]*/[
 # a device entry a template adds to a map by its literal name: `merge $limits (dict "nvidia.com/gpu" 1)` (tvarr),
 # `$_ := set $limits "amd.com/gpu" 1` (mapvars.py)
 LITERAL_ENTRY = re.compile(r'\b(?:dict|set\s+\$\w+(?:\.\w+)*)\s+"([^"/]+/[^"]+)"\s+')
+# the arguments of a `dict` call up to its first group (the whole call when it holds none, as a section's does)
+_DICT_ARGS = re.compile(r"\bdict\s+([^()]*)")
+
+
+def literal_entries(line: str) -> list[str]:
+    """The literal resource names a template line adds to a map (LITERAL_ENTRY), also those that are not a `dict`'s
+    first key: tonic's `dict "memory" "8Gi" "nvidia.com/gpu" "1"` (a name in a key's place, never a value's: a
+    toleration's `dict "key" "nvidia.com/gpu"` names none)."""
+    found = LITERAL_ENTRY.findall(line)
+    for m in _DICT_ARGS.finditer(line):
+        words = _split_top(m.group(1), " ")
+        found += [w[1:-1] for w in words[::2] if re.fullmatch(r'"[^"/\s]+/[^"\s]+"', w)]
+    return list(dict.fromkeys(found))
+
+
 # what the DRA branch of a rewrite says when it fails a render whose map asks for a device resource it does not take
 # (mapvars, helper.MapChoice): the proof takes such a failure for a vendor its values do not pick (run.prove_switch)
 UNTAKEN = "a device resource the DRA claim of the chart does not take"

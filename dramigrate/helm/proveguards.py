@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dramigrate.helm.helper import Block, blocks, enclosing
-from dramigrate.helm.patterns import _LITERAL_KEY, LITERAL_ENTRY, _grouped, _split_top
+from dramigrate.helm.patterns import _LITERAL_KEY, _grouped, _split_top, literal_entries
 from dramigrate.helm.values import display, get_path, set_path, twin_path
 from dramigrate.rules import RuleSet
 
@@ -216,7 +216,7 @@ def _device_lines(text: str, rules: RuleSet) -> list[int]:
         i
         for i, line in enumerate(lines)
         if ((m := _LITERAL_KEY.match(line)) and device(m.group(2)))
-        or any(device(name) for name in LITERAL_ENTRY.findall(line))
+        or any(device(name) for name in literal_entries(line))
     ]
     near = [i for i, line in enumerate(lines) if _DEVICE_LINE.search(line)]
     if not keys and not any("esources" in lines[i] for i in near):
