@@ -190,7 +190,7 @@ def test_the_old_cluster_message_of_a_chart_helper_given_the_root_names_values_y
     write_changes(outcome)
     with pytest.raises(HelmError) as failed:
         render_chart(chart, RenderOptions(kube_version="1.31"))
-    assert "set dra.enabled=false (in values.yaml) for the device-plugin request" in str(failed.value)
+    assert "on an older cluster, set dra.enabled=false (in values.yaml)" in str(failed.value)
 
 
 ENGINE = """\

@@ -113,6 +113,17 @@ def test_the_other_vendors_branch_gets_its_own_class_and_toleration(fixed: tuple
     assert pod["tolerations"] == [given, {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
 
 
+def test_the_vendors_share_one_toleration_and_the_claim_spec_lines_they_have_alike(fixed: tuple[Path, Any]) -> None:
+    """What a maintainer reads: the toleration written once with the device looked up, not a branch per vendor
+    that differs only in its key, and the claim spec's common lines (`devices:` to `exactly:`, the count) once,
+    around the per-vendor class (the renders above show each vendor still gets its own)."""
+    chart, _ = fixed
+    text = "".join(p.read_text() for p in sorted((chart / "templates").iterdir()))
+    assert text.count("operator: Exists") == 1
+    assert text.count("allocationMode: ExactCount") == 1
+    assert text.count("deviceClassName: gpu.amd.com") == text.count("deviceClassName: gpu.nvidia.com") == 1
+
+
 def test_with_the_switch_off_each_vendor_keeps_its_device_plugin_request(fixed: tuple[Path, Any]) -> None:
     chart, _ = fixed
     for vendor in ("amd", "nvidia"):

@@ -97,7 +97,9 @@ def test_rewrite_is_small_and_readable(fixed: tuple[Path, Path, ChartOutcome]) -
     assert "_dramigrate" not in "".join(c.after for c in outcome.changes)  # no generated engine
     values = yaml.safe_load((chart / "values.yaml").read_text())
     assert values["dra"] == {"enabled": True, "deviceClassName": "gpu.nvidia.com", "existingClaimTemplate": ""}
-    assert "# -- Request nvidia.com/gpu through a DRA ResourceClaim" in (chart / "values.yaml").read_text()
+    doc = (chart / "values.yaml").read_text()
+    assert "# -- Request nvidia.com/gpu through a DRA ResourceClaim (Kubernetes 1.34+" in doc
+    assert "\n\ndra:\n" in doc  # was: a heading over `dra:` saying again what the `enabled` line says
     added = sum(len(c.after.splitlines()) - len((c.before or "").splitlines()) for c in outcome.changes)
     assert added <= 60, added
     assert "numGpus changed to 2" in outcome.checked and "numGpus switched off with 0" in outcome.checked

@@ -241,6 +241,8 @@ def test_a_device_name_from_values_the_rewrite_does_not_take_fails_the_dra_branc
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
     assert outcome.proven, outcome.report()
     write_changes(outcome)
+    guard = [line.strip() for line in (chart / "templates/app.yaml").read_text().splitlines() if "fail " in line]
+    assert guard and all(line.startswith('{{- fail "') for line in guard)  # was: after range and if (400+ characters)
     mig = ("gpu.resource=nvidia.com/mig-1g.5gb",)
     assert texts(chart, sets=(*mig, "dra.enabled=false")) == texts(original, sets=mig)
     with pytest.raises(HelmError, match="does not take \\(it takes nvidia.com/gpu, amd.com/gpu\\)"):

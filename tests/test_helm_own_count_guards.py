@@ -47,6 +47,10 @@ def test_keys_under_their_own_counts_take_the_limit_as_the_claim_count(tmp_path:
     files = {"templates/deployment.yaml": DEPLOYMENT, "values.yaml": VALUES.format(request=1, limit=1)}
     chart = chart_with(tmp_path, "server", files)
     fix_chart(chart)  # was manual: "the device keys sit under different conditions"
+    guards = [
+        line for line in (chart / "templates/resourceclaimtemplate.yaml").read_text().splitlines() if "fail" in line
+    ]
+    assert len(guards) == 2 and all(g.lstrip().startswith('{{- fail "') for g in guards)  # was: after its `if` (350)
     on = tmp_path / "on.yaml"
     on.write_text(VALUES.format(request=3, limit=3) + ON)
     _, counts, pods = dra_render(chart, on)

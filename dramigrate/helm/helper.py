@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm.idiomatic import (
+    OLD_CLUSTER,
+    SERVED,
     PodDelta,
     _and,
     _arg,
@@ -54,8 +56,10 @@ from dramigrate.helm.idiomatic import (
     _sentinel_yaml,
     claim_delta,
     conventions,
+    fail_when,
     given_tolerations,
     pod_groups,
+    split_literal,
     tolerated_define,
     untolerated_only,
 )
@@ -73,10 +77,6 @@ _TOYAML_LINE = re.compile(
     r"(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
 )
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
-_OLD_CLUSTER = (
-    "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: set dra.enabled=false "
-    "({}) for the device-plugin request"
-)
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
 
@@ -655,12 +655,13 @@ def replay_define(text: str, define: str, block: Block, key: KeyLine, others: li
 
 
 def _first_held(keys: list[KeyLine], out: list[str]) -> str:
-    """`out[i]` for the first of `keys` whose count the map holds (an `if`/`else if` chain), nothing when none."""
+    """`out[i]` for the first of `keys` whose count the map holds (an `if`/`else if` chain, a line a branch: the
+    newlines between go with the left-trimmed actions), nothing when none."""
     chain = [
         f'{{{{- {"if" if n == 0 else "else if"} ne (toString ({k.count})) "" }}}}{text}'
         for n, (k, text) in enumerate(zip(keys, out, strict=True))
     ]
-    return "".join(chain) + "{{- end -}}"
+    return "\n".join([*chain, "{{- end -}}"])
 
 
 def _replayed(text: str, define: str, block: Block, key: KeyLine, tail: str, part: str) -> str:
@@ -713,7 +714,7 @@ def _map_edit(
         raise NotHelper(f"{key.file}:{key.index + 1}: the device key sits deeper in the map the helper writes")
     out.append(f"{pad}{{{{- end -}}}}")
     if choice:
-        out.append(f"{pad}{choice.untaken(var, [key.resource, *(k.resource for k in choice.others)])}")
+        out.append(choice.untaken(var, [key.resource, *(k.resource for k in choice.others)], pad))
     out.append(f"{pad}{line.lstrip()}")
     return out
 
@@ -728,14 +729,17 @@ class MapChoice:
     switch: str
     migrated: str
 
-    def untaken(self, var: str, names: list[str]) -> str:
+    def untaken(self, var: str, names: list[str], pad: str = "") -> str:
         """With the switch on, a render whose map still asks for a device resource the migration takes fails."""
         sections = " ".join(f'(get ({var} | default dict) "{p}" | default dict)' for p in ("limits", "requests"))
-        fail = f"{{{{ fail {json.dumps(untaken_message(names))} }}}}"
-        taken = f"regexMatch {json.dumps(self.migrated)} $left"
-        return (
-            f"{{{{- if {self.switch} }}}}{{{{- range $left, $_ := merge dict {sections} }}}}"
-            f"{{{{- if {taken} }}}}{fail}{{{{- end }}}}{{{{- end }}}}{{{{- end -}}}}"
+        taken = f"regexMatch {split_literal(self.migrated, pad=pad + '    ')} $left"
+        return "\n".join(
+            [
+                f"{pad}{{{{- if {self.switch} }}}}",
+                f"{pad}{{{{- range $left, $_ := merge dict {sections} }}}}",
+                *fail_when(taken, untaken_message(names), pad),
+                f"{pad}{{{{- end }}}}{{{{- end -}}}}",
+            ]
         )
 
 
@@ -1230,11 +1234,9 @@ def _above_blanks(lines: list[str], at: int) -> int:
 def _document(lines: list[str], define: str, arg: str, cond: str, name: str, where: str, namespaced: bool) -> list[str]:
     """The ResourceClaimTemplate document beside the workload, rendered when `cond` holds."""
     namespace = _metadata_line(lines, "namespace") if namespaced else None
-    caps = '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") (semverCompare ">=1.34-0" '
-    caps += "$.Capabilities.KubeVersion.Version))"
     return [
         f"{{{{- if {cond} }}}}",
-        f"{{{{- if not {caps} }}}}{{{{ fail {json.dumps(_OLD_CLUSTER.format(where))} }}}}{{{{ end }}}}",
+        *fail_when(f"not {SERVED}", OLD_CLUSTER.format(f"set dra.enabled=false ({where})")),
         "---",
         "apiVersion: resource.k8s.io/v1",
         "kind: ResourceClaimTemplate",

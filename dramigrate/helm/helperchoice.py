@@ -138,12 +138,49 @@ def device_is(define: str, context: str, resource: str) -> str:
     return f'(eq (include "{define}.draDevice" {context} | trim) {json.dumps(resource)})'
 
 
+DEVICE = "$draDevice"  # the device resource of the branch that renders, in once_for_all's lines
+_ACTION = re.compile(r"(\{\{.*?\}\})")
+_PLAIN = re.compile(r"[A-Za-z0-9][\w./-]*")  # a device resource YAML writes unquoted, as `{{ $draDevice }}` renders it
+
+
 def picked(define: str, context: str, texts: dict[str, list[str]], first: str, pad: str = "") -> list[str]:
-    """Lines that render `texts[resource]` for the device the helper's branch writes, `first`'s in the `else`."""
+    """Lines that render `texts[resource]` for the device the helper's branch writes, `first`'s in the `else`: one
+    text with the device read from `<helper>.draDevice` when the texts differ only in naming their own device (each
+    vendor's toleration of its device's taint), else a branch per device."""
+    once = once_for_all(define, context, texts, first, pad)
+    if once is not None:
+        return once
     out: list[str] = []
     for n, (resource, lines) in enumerate(r for r in texts.items() if r[0] != first):
         out += [f"{pad}{{{{- {'if' if n == 0 else 'else if'} {device_is(define, context, resource)} }}}}", *lines]
     return [*out, f"{pad}{{{{- else }}}}", *texts[first], f"{pad}{{{{- end }}}}"] if out else texts[first]
+
+
+def _named(resource: str, lines: list[str]) -> list[str]:
+    """`lines` with `resource` named by DEVICE: the quoted name in actions, `{{ DEVICE }}` in the YAML between."""
+    quoted = json.dumps(resource)
+    bare = re.compile(rf"(?<![\w./-]){re.escape(resource)}(?![\w./-])")
+    return [
+        "".join(
+            part.replace(quoted, DEVICE) if _ACTION.fullmatch(part) else bare.sub(f"{{{{ {DEVICE} }}}}", part)
+            for part in _ACTION.split(line)
+        )
+        for line in lines
+    ]
+
+
+def once_for_all(define: str, context: str, texts: dict[str, list[str]], first: str, pad: str) -> list[str] | None:
+    """The texts as one, each device's name read from `<helper>.draDevice` (`first` when it renders none, as the
+    `else` branch takes it), when they differ in nothing else; None when they do."""
+    if len(texts) < 2 or not all(_PLAIN.fullmatch(r) for r in texts):
+        return None
+    named = {r: _named(r, lines) for r, lines in texts.items()}
+    if len({tuple(lines) for lines in named.values()}) != 1:
+        return None
+    if named[first] == texts[first]:
+        return texts[first]
+    device = f'{{{{- {DEVICE} := include "{define}.draDevice" {context} | trim | default {json.dumps(first)} }}}}'
+    return [f"{pad}{device}", *named[first]]
 
 
 def spec_text(inner: dict[str, str], first: str, define: str) -> str:
@@ -151,9 +188,23 @@ def spec_text(inner: dict[str, str], first: str, define: str) -> str:
     if len(inner) == 1:
         return inner[first]
     bodies = {r: [*text.rstrip("\n").splitlines()] for r, text in inner.items()}
+    head, tail = _shared_ends(list(bodies.values()))
+    if head:  # the lines every device's spec has (`devices:` down to `exactly:`, the count) written once
+        middles = {r: lines[head : len(lines) - tail] for r, lines in bodies.items()}
+        shared = bodies[first]
+        lines = [*shared[:head], *picked(define, ".", middles, first), *shared[len(shared) - tail :]]
+        return "\n".join(lines) + "\n"  # each branch's YAML starts on a new line: left-trimmed actions eat the old
     lines = picked(define, ".", bodies, first)
     # each branch's YAML starts after a right-trimmed action and ends before a left-trimmed one
     return "\n".join(re.sub(r"\s*\}\}$", " -}}", line) if line.startswith("{{-") else line for line in lines) + "\n"
+
+
+def _shared_ends(texts: list[list[str]]) -> tuple[int, int]:
+    """How many first and last lines all `texts` share (not overlapping)."""
+    shortest = min(len(t) for t in texts)
+    head = next((i for i in range(shortest) if len({t[i] for t in texts}) > 1), shortest)
+    tail = next((i for i in range(shortest - head) if len({t[-1 - i] for t in texts}) > 1), shortest - head)
+    return head, tail
 
 
 def device_specs(choice: Choice, claims: set[str]) -> dict[str, tuple[dict[str, Any], str]]:

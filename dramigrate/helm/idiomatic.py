@@ -902,6 +902,8 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     docs = {
         "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
+        "enabled, alone": f"Request {resource} through a DRA ResourceClaim (Kubernetes 1.34+; false: the "
+        "device-plugin resource)",
         "deviceClassName": "DeviceClass the claim's "
         + (f"{resource.split(' and ')[0]} request" if " and " in resource else "device request")
         + " asks for"
@@ -917,13 +919,13 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         for key, _ in items:
             out.append(f"## @param dra.{key} {docs[key]}\n")
         out.append("##\n")
-    else:
+    else:  # the `enabled` line says what `dra:` is (a heading over it said it again)
         lead = "# -- " if style == "helm-docs" else "# "
-        out.extend(f"{lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs["dra"], 96)))
+        docs["enabled"] = docs.pop("enabled, alone")
     out.append("dra:\n")
     for key, value in items:
         if style != "bitnami":
-            out.append(f"  {lead}{docs[key]}\n")
+            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs[key], 110)))
         out.append(f"  {key}: {value}\n")
     return "".join(out)
 
@@ -1124,7 +1126,7 @@ def build(
         sections += own
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
-        + capabilities_check(".Values.dra.enabled", "dra.enabled=false")
+        + capabilities_check(".Values.dra.enabled", "set dra.enabled=false")
     )
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
     start = "apiVersion: resource.k8s.io/v1\n"
@@ -1420,16 +1422,39 @@ def unit_tests(
     return out
 
 
+SERVED = (  # the cluster serves DRA's GA API
+    '(and ($.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
+    '(semverCompare ">=1.34-0" $.Capabilities.KubeVersion.Version))'
+)
+OLD_CLUSTER = "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1): on an older cluster, {}"
+
+
+def fail_when(condition: str, message: str, pad: str = "") -> list[str]:
+    """A guard that fails the render with `message` (a literal: Helm prints it as it is) when `condition` holds: the
+    condition on one line, the message on the next (one line of both ran to 300-900 characters). Renders nothing
+    otherwise, as the one-line guard did."""
+    return [f"{pad}{{{{- if {condition} }}}}", f"{pad}  {{{{- fail {json.dumps(message)} }}}}{{{{ end }}}}"]
+
+
+def split_literal(text: str, width: int = 96, pad: str = "    ") -> str:
+    """`text` as a template string: one literal, or a `print` of literals cut at `|` (a regular expression's
+    alternatives, one line each up to `width`), which prints them joined."""
+    if len(text) <= width:
+        return json.dumps(text)
+    parts, line = [], ""
+    for piece in re.split(r"(?<=\|)", text):
+        if line and len(line) + len(piece) > width:
+            parts.append(line)
+            line = ""
+        line += piece
+    return "(print " + f"\n{pad}".join(json.dumps(part) for part in [*parts, line]) + ")"
+
+
 def capabilities_check(condition: str, way_back: str) -> str:
     """Template text that fails the render, with a clear message, when `condition` holds and the cluster
     serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
     on such a cluster would otherwise install pods that never schedule."""
-    return (
-        f'{{{{- if and {_arg(condition)} (not (and (.Capabilities.APIVersions.Has "resource.k8s.io/v1") '
-        '(semverCompare ">=1.34-0" .Capabilities.KubeVersion.Version))) }}'
-        f'{{{{ fail "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1); this cluster is older: '
-        f'set {way_back} for the device-plugin request" }}}}{{{{ end }}}}\n'
-    )
+    return "\n".join(fail_when(f"and {_arg(condition)} (not {SERVED})", OLD_CLUSTER.format(way_back))) + "\n"
 
 
 def _requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -1791,8 +1816,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
             f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        fail = f"{{{{- if {_and(*cond, *own, differ)} }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
-        out.append(fail)
+        out.append("\n".join(fail_when(_and(*cond, *own, differ), message)) + "\n")
     return "".join(out)
 
 

@@ -37,6 +37,7 @@ from dramigrate.helm.idiomatic import (
     _metadata_line,
     _parent,
     conventions,
+    fail_when,
     given_tolerations,
     pod_delta,
     tolerated_define,
@@ -644,10 +645,10 @@ def _untaken(pad: str, keys: str, names: list[str]) -> str:
     still asks for an extended resource (`keys`: a range clause over its names, as rules.is_device_candidate reads
     one), a name set in values the rewrite does not migrate (`nvidia.com/mig-1g.5gb` where it takes `nvidia.com/gpu`):
     else the pod would ask its device plugin for it and get no claim."""
-    message = untaken_message(names)
     device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
-    fail = f"{{{{ fail {json.dumps(message)} }}}}"
-    return f"{pad}{{{{- {keys} }}}}{{{{- if {device} }}}}{fail}{{{{ end }}}}{{{{- end }}}}"
+    return "\n".join(
+        [f"{pad}{{{{- {keys} }}}}", *fail_when(device, untaken_message(names), pad), f"{pad}{{{{- end }}}}"]
+    )
 
 
 @dataclass(frozen=True)

@@ -1713,7 +1713,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
     )
     return (
         head
-        + capabilities_check(".Values.resourceClaimTemplates", "the values without DRA (not the *-dra.yaml file)")
+        + capabilities_check(".Values.resourceClaimTemplates", "use the values without DRA (not the *-dra.yaml file)")
         + body
     )
 
