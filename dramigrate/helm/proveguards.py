@@ -295,14 +295,7 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
             # each literal, and (where the values match one) another value
             other = [_other(literals, chart, path)] if get_path(merged, path) in literals else []
             found += [{**reach, path: v} for v in [*literals, *other]]
-    out: list[tuple[str, dict[str, Any]]] = []
-    seen = {json.dumps(merged, sort_keys=True, default=str)}
-    for settings in found:
-        changed = _applied(merged, settings)
-        key = json.dumps(changed, sort_keys=True, default=str)
-        if key not in seen:
-            seen.add(key)
-            out.append((_label({p: v for p, v in settings.items() if get_path(merged, p) != v}), changed))
+    out, seen = _value_sets(merged, found)
     if len(out) > MAX_FLIPS:  # the branches past the limit in one more value set: each device line's branch at once
         # (a chart with one template per serving profile, each under its own switch, has more of them than flips)
         together = _together([_solve(("call", "and", c), True, chart) for c in reaches])
@@ -311,6 +304,22 @@ def guard_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> lis
             label = _label({p: v for p, v in together.items() if get_path(merged, p) != v})
             return [*out[:MAX_FLIPS], (f"{label} (each branch around a device line at once)", changed)]
     return out[:MAX_FLIPS]
+
+
+def _value_sets(
+    merged: dict[str, Any], found: list[Assignment], note: str = ""
+) -> tuple[list[tuple[str, dict[str, Any]]], set[str]]:
+    """Each assignment as a value set (label, values), once, leaving out those the values already are; and the values
+    seen (as JSON)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    seen = {json.dumps(merged, sort_keys=True, default=str)}
+    for settings in found:
+        changed = _applied(merged, settings)
+        key = json.dumps(changed, sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append((_label({p: v for p, v in settings.items() if get_path(merged, p) != v}) + note, changed))
+    return out, seen
 
 
 def _applied(merged: dict[str, Any], settings: Assignment) -> dict[str, Any]:
@@ -387,14 +396,4 @@ def vendor_flips(texts: list[str], merged: dict[str, Any], rules: RuleSet) -> li
             conditions = [c for taken, _ in _requirements(all_blocks, at) for c in taken]
             if (settings := _solve(("call", "and", conditions), True, chart)) is not None:
                 found.append(settings)
-    out: list[tuple[str, dict[str, Any]]] = []
-    seen = {json.dumps(merged, sort_keys=True, default=str)}
-    for settings in found:
-        changed = _applied(merged, settings)
-        key = json.dumps(changed, sort_keys=True, default=str)
-        if key not in seen:
-            seen.add(key)
-            out.append(
-                (f"{_label({p: v for p, v in settings.items() if get_path(merged, p) != v})} ({VENDOR})", changed)
-            )
-    return out
+    return _value_sets(merged, found, f" ({VENDOR})")[0]
