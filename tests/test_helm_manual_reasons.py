@@ -491,3 +491,21 @@ def test_a_device_the_switch_leaves_on_the_device_plugin_is_named_where_it_stays
     assert "gpu.enabled flipped to false and the DRA switch on" in outcome.manual
     assert "still asks the device plugin for nvidia.com/gpu at Deployment worker" in outcome.manual
     assert "spec.template.spec.containers[0].resources.limits" in outcome.manual
+
+
+def test_a_chart_name_that_would_become_template_code_is_left_to_the_user(run_cli: RunCli, tmp_path: Path) -> None:
+    """The rewrite writes the chart's name into template strings (`include "NAME.draClaimSpec"`): a name with a quote
+    and braces gave a patch that did not parse and a render error as the reason; now fix names Chart.yaml and writes
+    nothing."""
+    template = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: i\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: {{ .Values.gpus }}\n"
+    )
+    chart = chart_with(tmp_path, "gpu", {"templates/pod.yaml": template, "values.yaml": "gpus: 1\n"})
+    (chart / "Chart.yaml").write_text('apiVersion: v2\nname: "gpu\\"}}{{ fail \\"x\\" }}"\nversion: 0.1.0\n')
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    code, out, err = run_cli(["fix", chart])
+    assert code != 0, out
+    assert "Chart.yaml: the chart name" in err and "rename the chart" in err, err
+    assert "suggested patch" not in err
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before

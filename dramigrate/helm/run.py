@@ -653,7 +653,8 @@ def _fix(
             return
     own = _own_templates(outcome, root, wanted_given, expected, given, rules, settings) if rewrite else None
     if rewrite and (
-        why := (own and _library_only(own, root, rules, settings, work))
+        why := _unsafe_name(root)
+        or (own and _library_only(own, root, rules, settings, work))
         or _mixed_pod(outcome, root, wanted_given, settings)
         or (own and _no_rewrite_shape(own, root, rules, settings, work, relations))
     ):
@@ -1447,6 +1448,22 @@ def _copied_keys(root: Path) -> set[str]:
         return {c.key for c in copies(root)}
     except (OSError, UnicodeDecodeError):
         return set()
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _unsafe_name(root: Path) -> str:
+    """Why the chart's name cannot go into the template strings the rewrite writes (`include "NAME.draClaimSpec"`):
+    a quote or braces in it would become template code; "" when it can."""
+    name = chart_name(root)
+    if _PLAIN_NAME.fullmatch(name):
+        return ""
+    return (
+        f"Chart.yaml: the chart name `{name}` has characters other than letters, digits, `.`, `_` and"
+        " `-`, and the rewrite writes it into template strings: rename the chart (Helm's convention: lowercase"
+        " letters, digits and dashes) or migrate it by hand (docs/helm.md)"
+    )
 
 
 def _mixed_pod(outcome: ChartOutcome, root: Path, wanted: dict[str, set[str]], settings: Settings) -> str:
