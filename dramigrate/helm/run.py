@@ -1727,6 +1727,8 @@ def _fix_idiomatic(
     from dramigrate.helm import idiomatic, mapvars
     from dramigrate.helm.rewrite import chart_name
 
+    # read from the value sets' renders (each parsed per template) by up to three of the paths below: once
+    switched_templates = functools.cache(functools.partial(_switched_templates, root, expected))
     subs = sorted(s for s in wanted if s)
     charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
     if len(charts) > 1 and leaves is None:
@@ -1779,7 +1781,7 @@ def _fix_idiomatic(
         # a template with a literal device key under its own switch that the values leave off, which the proof turns
         # on (one template per serving profile), is rewritten too; one of another pattern is not taken into this
         # rewrite (a map passed through, a helper's key: vLLM production-stack's Deployment beside its RayCluster)
-        turned = {rel: label for rel, label in _switched_templates(root, expected).items() if rel not in wanted[sub]}
+        turned = {rel: label for rel, label in switched_templates().items() if rel not in wanted[sub]}
         switched = _hints(outcome, root, sub, set(turned), rules)
         if other := sorted((rel, h) for rel, h in switched.items() if h.letter != "A"):
             (rel, h), label = other[0], turned[other[0][0]]
@@ -1849,7 +1851,7 @@ def _fix_idiomatic(
 
         kind_guards = (tuple(guards), notes)
         opt_in = settings.opt_in
-        switched = _switched_literal(outcome, root, wanted[sub], rules, expected)
+        switched = _switched_literal(outcome, root, wanted[sub], rules, expected, switched_templates())
         if helper.fix(
             outcome,
             root,
@@ -1867,7 +1869,7 @@ def _fix_idiomatic(
         ):
             return
         if built := _map_built(root, wanted[sub], hints, rules):  # pattern F: the template builds the map in variables
-            built |= _maps_left_off(root, expected, built)
+            built |= _maps_left_off(root, switched_templates(), built)
             _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
@@ -2287,9 +2289,7 @@ def _fix_map_built(
     )
 
 
-def _maps_left_off(
-    root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]], built: frozenset[str]
-) -> frozenset[str]:
+def _maps_left_off(root: Path, switched: dict[str, str], built: frozenset[str]) -> frozenset[str]:
     """The other templates that build a resources map in variables (mapvars.site) and ask for a device in a value set
     the proof renders, not in the user's (tvarr's coordinator with gpu.enabled flipped, where the user's values
     enable the transcoder's GPU only): rewritten with `built`, else that value set's switch-on render would keep
@@ -2297,7 +2297,7 @@ def _maps_left_off(
     from dramigrate.helm import mapvars
 
     found = set()
-    for rel in set(_switched_templates(root, expected)) - built:
+    for rel in set(switched) - built:
         try:
             if mapvars.site((root / rel).read_text(encoding="utf-8")):
                 found.add(rel)
@@ -2312,11 +2312,12 @@ def _switched_literal(
     wanted: set[str],
     rules: RuleSet,
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    switched_templates: dict[str, str],
 ) -> tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None:
     """The pattern-A templates under a switch of their own that the values leave off and the proof turns on
     (_switched_templates), with their objects before and after the migration read from the first value set that
     renders them (_first_changes): for the helper rewrite to rewrite beside its own; None when there are none."""
-    switched = _hints(outcome, root, "", set(_switched_templates(root, expected)) - wanted, rules)
+    switched = _hints(outcome, root, "", set(switched_templates) - wanted, rules)
     literal = frozenset(rel for rel, h in switched.items() if h.letter == "A")
     if not literal:
         return None
