@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -24,6 +25,7 @@ MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 _MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
+_LINE_END = re.compile("\r\n|\r|\n")  # the line ends Path.read_text reads as \n
 _YAML_BREAKS = re.compile("\r(?!\n)|[\n\x85\u2028\u2029]")  # the line breaks YAML's readers count lines by
 
 
@@ -135,13 +137,30 @@ def _crlf_lines(text: str) -> frozenset[int]:
 def _line_ends_kept(original: str, text: str, crlf_lines: frozenset[int], newline: str) -> str:
     """text (\n line ends) with each line that is one of the original's ending as it did there, and the lines fix
     wrote ending in newline."""
+    return _ends_kept(original, text, lambda i: "\r\n" if i in crlf_lines else "\n", newline)
+
+
+def _ends_kept(original: str, text: str, end_of: Callable[[int], str], newline: str) -> str:
     old, new = original.split("\n"), text.split("\n")
     ends = [newline] * (len(new) - 1)
     for tag, i1, i2, j1, _ in opcodes_of(old, new):
         for k in range(i2 - i1) if tag == "equal" else ():
             if j1 + k < len(ends) and i1 + k < len(old) - 1:
-                ends[j1 + k] = "\r\n" if i1 + k in crlf_lines else "\n"
+                ends[j1 + k] = end_of(i1 + k)
     return "".join(line + end for line, end in zip(new, ends, strict=False)) + new[-1]
+
+
+def universal_newlines(raw: str) -> str:
+    """raw with every line end (CRLF, LF, CR alone) as \n, as Path.read_text reads it."""
+    return _LINE_END.sub("\n", raw)
+
+
+def line_ends_kept(raw: str, text: str) -> str:
+    """text, an edit of universal_newlines(raw), with raw's own line ends: each line kept from raw ends as it did
+    there (CRLF, LF or CR alone), each line the edit wrote ends as most of raw's lines do."""
+    ends = _LINE_END.findall(raw)
+    newline = max(dict.fromkeys(ends), key=ends.count) if ends else "\n"
+    return _ends_kept(universal_newlines(raw), text, ends.__getitem__, newline)
 
 
 def split_documents(

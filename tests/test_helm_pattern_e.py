@@ -159,6 +159,24 @@ def test_a_crlf_template_keeps_its_line_ends(tmp_path: Path) -> None:
     assert data.count(b"\n") == data.count(b"\r\n")
 
 
+@pytest.mark.parametrize("end", ["\r", "mixed"])
+def test_a_template_of_cr_or_mixed_line_ends_keeps_them(tmp_path: Path, end: str) -> None:
+    """Old-Mac CR line ends (was: "file changed since it was read"), or CRLF on the first lines and LF below (was:
+    every line written with CRLF): each line fix keeps ends as it did."""
+    lines = INTEL.splitlines(keepends=True)
+    text = (
+        INTEL.replace("\n", "\r")
+        if end == "\r"
+        else "".join(x.replace("\n", "\r\n") for x in lines[:3]) + "".join(lines[3:])
+    )
+    chart = chart_with(tmp_path, "pipeline", {"values.yaml": INTEL_VALUES})
+    (chart / "templates" / "pipeline.yaml").write_bytes(text.encode())
+    fix_chart(chart)
+    data = (chart / "templates" / "pipeline.yaml").read_bytes().decode()
+    assert "resourceClaims:" in data and data.startswith(text[: len("".join(lines[:4]))]), data
+    assert data.count("\r\n") == (0 if end == "\r" else 3) and ("\n" in data) == (end != "\r"), data
+
+
 EXPORTER = """\
 {{- if .Values.exporter.enabled }}
 apiVersion: apps/v1

@@ -1043,10 +1043,8 @@ def build(
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
     helpers = helpers_text(root)
-    written: dict[str, str] = {}  # each template as on disk: the rewrite reads it with LF line ends
     for rel in sorted(rels):
-        written[rel] = (root / rel).read_bytes().decode("utf-8")
-        text = written[rel].replace("\r\n", "\n")
+        text = (root / rel).read_text(encoding="utf-8")  # LF line ends: the write gives the file its own back
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
@@ -1121,8 +1119,7 @@ def build(
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
         own = [_classless(section, own_class[rel]) for section in own] if several else own
-        crlf = written[rel] != parts[0].text  # a CRLF template (Intel's edge-ai charts) keeps its line ends
-        changes.append(Change(rel, written[rel], after.replace("\n", "\r\n") if crlf else after))
+        changes.append(Change(rel, parts[0].text, after))
         sections += own
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from dramigrate.config import Settings
+from dramigrate.documents import line_ends_kept, universal_newlines
 from dramigrate.helm.engine import CLAIMS_FILE, HELPER_FILE, SOURCE_MARK, claims_text, helper_text, wrap_source
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
@@ -40,18 +41,18 @@ class Change:
 
 def with_line_ends(path: Path, change: Change) -> Change:
     """The change as written to path, with the file's own line ends: the rewrites read text through Path.read_text,
-    which turns CRLF into LF, so a CRLF file (hpe-vulnerability-analysis' values.yaml) keeps CRLF and the check that
-    the file did not change since it was read compares the bytes on disk (was: "file changed since it was read")."""
+    which turns CRLF and a lone CR into LF, so a CRLF file (hpe-vulnerability-analysis' values.yaml) keeps CRLF, a
+    file of old-Mac CR line ends keeps them (was refused as "file changed since it was read"), a file mixing them
+    keeps each line's own, and the check that the file did not change since it was read compares the bytes on disk."""
     if change.before is None:
         return change
     try:
         raw = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return change
-    if raw == change.before or raw.replace("\r\n", "\n") != change.before:
+    if raw == change.before or universal_newlines(raw) != change.before:
         return change
-    crlf = raw.count("\r\n") == raw.count("\n")  # a file with mixed line ends gets LF (documents.py does the same)
-    return Change(change.rel, raw, change.after.replace("\n", "\r\n") if crlf else change.after)
+    return Change(change.rel, raw, line_ends_kept(raw, change.after))
 
 
 # --- Go template actions ---------------------------------------------------------------------------------
