@@ -565,7 +565,8 @@ def fix(
         bool,
         typer.Option(
             "--force",
-            help="Also rewrite files that are read-only, hard-linked (the links are split) or owned by another user.",
+            help="Also rewrite files that are read-only, hard-linked (the links are split) or, when run as root, "
+            "owned by another user (the owner is kept: only root can give a new file another user's ownership).",
         ),
     ] = False,
     backup: Annotated[

@@ -226,8 +226,28 @@ def _refusal(path: str, st: os.stat_result, links: int | None = None) -> str:
     if links > 1:
         return f"has {links} hard links; a rewrite would split them, so it is not written (--force writes it anyway)"
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
-        return f"owned by user {st.st_uid}, not by you; not written (--force writes it anyway)"
+        if os.geteuid() == 0:
+            return f"owned by user {st.st_uid}, not by you; not written (--force writes it anyway, keeping its owner)"
+        return f"owned by user {st.st_uid}, not by you; not written: {_ONLY_ROOT}"
     return ""
+
+
+# A rewrite replaces the file with a new one, which is the writer's until it is given the old owner and group back.
+_ONLY_ROOT = (
+    "a rewrite replaces the file, and only root can give the new file another user's ownership, so --force cannot "
+    "write it either (--force writes read-only and hard-linked files; run fix as root or as the file's owner)"
+)
+
+
+def _owner_message(st: os.stat_result, strerror: str | None) -> str:
+    """Why a file this user may not give its owner and group back is not written (even with --force)."""
+    if st.st_uid != os.geteuid():
+        return f"owned by user {st.st_uid}, not by you ({strerror}); not written: {_ONLY_ROOT}"
+    return (
+        f"its group {st.st_gid} is not one of yours ({strerror}): a rewrite replaces the file, and only root or a "
+        f"member of group {st.st_gid} can give the new file that group; not written, with or without --force (run "
+        "fix as root or as a member of the group, or change the file's group)"
+    )
 
 
 _ACCESS_ACL = "system.posix_acl_access"
@@ -241,9 +261,7 @@ def _copy_metadata(fd: int, st: os.stat_result, source: str) -> None:
             os.fchown(fd, st.st_uid, st.st_gid)
         except PermissionError as exc:
             if (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                raise InputError(
-                    f"cannot keep the file's owner and group ({st.st_uid}:{st.st_gid}): {exc.strerror}", source
-                ) from exc
+                raise InputError(_owner_message(st, exc.strerror), source) from exc
     names: list[str] = []
     if hasattr(os, "listxattr"):
         try:
