@@ -77,6 +77,8 @@ class Kustomization:
     patches: list[Patch] = field(default_factory=list)
     remote: list[str] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # top-level key -> line
+    # each resource file, base and component folder -> (its entry as written, the entry's line)
+    entries: dict[Path, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def dir(self) -> Path:
@@ -368,6 +370,7 @@ def read_kustomization(
             resolved = _resolve_in(str(folder), entry, regular)
             target = Path(resolved)
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
+            k.entries.setdefault(target, (entry, line))
             if resolved in regular or target.is_file():
                 if key == "components":
                     raise InputError(f"invalid kustomization: component {entry} is not a folder", str(file), line)
@@ -398,14 +401,27 @@ def outside_reads(k: Kustomization) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for f in k.files:
         if not under(str(f), {root}):
-            out.append((os.path.relpath(f, k.dir), k.line_of("resources" if "resources" in k.lines else "bases")))
+            out.append(k.entries.get(f, (os.path.relpath(f, k.dir), k.line_of("resources"))))
     for p in k.patches:
         if p.file is not None and not under(str(p.file), {root}):
-            out.append((os.path.relpath(p.file, k.dir), p.line))
+            out.append((_patch_path(k, p) or os.path.relpath(p.file, k.dir), p.line))
     for key, entry in _read_paths(k.data):
         if not under(_resolve_in(root, entry), {root}):
             out.append((entry, k.line_of(key)))
     return out
+
+
+def absolute_roots(k: Kustomization) -> list[tuple[str, int]]:
+    """The bases and components k names by an absolute path (entry, line): kustomize refuses each (`new root
+    '/...' cannot be absolute`), so the build fails."""
+    return [k.entries[d] for d in k.children + k.components if d in k.entries and os.path.isabs(k.entries[d][0])]
+
+
+def _patch_path(k: Kustomization, p: Patch) -> str | None:
+    """The path of p's file as k writes it."""
+    entry = (k.data.get(p.key) or [None] * (p.index + 1))[p.index]
+    path = entry.get("path") if isinstance(entry, dict) else entry
+    return path.strip() if isinstance(path, str) else None
 
 
 def _read_paths(data: dict[str, Any]) -> Iterator[tuple[str, str]]:

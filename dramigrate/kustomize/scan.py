@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, Preloaded, discover, outside_reads, under
+from dramigrate.kustomize.graph import Graph, Patch, Preloaded, absolute_roots, discover, outside_reads, under
 from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
@@ -243,6 +243,16 @@ def _unit(
             )
     for d in sorted(members):
         node = graph.nodes[d]
+        for entry, line in absolute_roots(node):
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    line,
+                    f"{out.display(node.file)} names the kustomization folder {entry} by an absolute path, which "
+                    "kustomize refuses (new root cannot be absolute), so the build fails; nothing of the graph is "
+                    "written (write the path relative to the kustomization's folder)",
+                )
+            )
         reads = outside_reads(node)
         if reads:
             entry, line = reads[0]
