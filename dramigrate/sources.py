@@ -22,6 +22,11 @@ YAML_SUFFIXES = (".yaml", ".yml")
 MANIFEST_SUFFIXES = (*YAML_SUFFIXES, ".json")  # JSON manifests in folders are checked too (never silently skipped)
 SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".terraform"}
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")  # in kustomize's order
+LINKED_KUSTOMIZATION = (
+    "a symlink to a file outside its folder: kustomize does not read such a kustomization file (its load "
+    "restrictor), so its folder is no kustomization and a build of it or of an overlay listing it fails; not read "
+    "(copy the file into the folder, or list the other folder as a base)"
+)
 STDIN = "-"
 TELL_EVERY = 300  # files the walk finds between two calls of expand's `found`
 WalkStep = tuple[str, list[str], list[str]]
@@ -440,7 +445,12 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         if not names.isdisjoint(KUSTOMIZATION_NAMES):
             present = [Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names]
             walked.kustomizations.extend(present)
-            if out.kustomization is not None and dict(entries)[present[0].name] == REGULAR:
+            kinds = dict(entries)
+            for linked in [f.name for f in present if kinds[f.name] == LINK and leaves_folder(str(f))]:
+                out.errors.append((prefix + linked, LINKED_KUSTOMIZATION))
+                names = names - {linked}  # said once, as this error (not as a symlink leaving the tree)
+                entries = [e for e in entries if e[0] != linked]
+            if out.kustomization is not None and kinds[present[0].name] == REGULAR:
                 out.kustomization(str(present[0]))
         if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):
             here = Path(folder)
@@ -479,6 +489,14 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         if out.found is not None and len(files) - out.told >= TELL_EVERY:
             out.found(files[out.told :])
             out.told = len(files)
+
+
+def leaves_folder(path: str) -> bool:
+    """path is a symlink to a file outside path's own folder (kustomize's load restrictor refuses to read it)."""
+    if not os.path.islink(path):
+        return False
+    folder = os.path.realpath(os.path.dirname(path) or ".")
+    return os.path.commonpath([folder, os.path.realpath(path)]) != folder
 
 
 def _inside(path: str, root: Path) -> bool:

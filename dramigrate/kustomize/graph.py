@@ -18,7 +18,7 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import is_regular, read_regular
-from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, walk
+from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
 
 NAMES = KUSTOMIZATION_NAMES
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
@@ -220,7 +220,7 @@ def kustomization_in(folder: Path, regular: set[str] | frozenset[str] = frozense
     """regular: files (resolved) known to be regular files, which need no stat."""
     for name in NAMES:
         file = folder / name
-        if str(file) in regular or is_regular(file):  # a FIFO named kustomization.yaml would block a read forever
+        if str(file) in regular or is_regular(file) and not leaves_folder(str(file)):  # a FIFO would block a read
             return file
     return None
 
@@ -517,7 +517,7 @@ def discover(
             files.update(_find(Path(top), done))
     by_folder: dict[Path, Path] = {}
     for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
-        if f.parent not in by_folder and (str(f) in wanted_set or is_regular(f)):
+        if f.parent not in by_folder and (str(f) in wanted_set or is_regular(f) and not leaves_folder(str(f))):
             by_folder[f.parent] = f
     for folder in sorted(by_folder, key=lambda d: d.parts):
         name = by_folder[folder].name
