@@ -9,6 +9,7 @@ resources, bases or components; it is migrated whole or not at all.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,6 +423,28 @@ def _patch_path(k: Kustomization, p: Patch) -> str | None:
     entry = (k.data.get(p.key) or [None] * (p.index + 1))[p.index]
     path = entry.get("path") if isinstance(entry, dict) else entry
     return path.strip() if isinstance(path, str) else None
+
+
+MAX_BROKEN_WORDS = 5_000  # words of a broken kustomization looked up as paths; past that it may name anything
+_WORDS = re.compile(r"[\s\[\]{},'\"]+")
+_QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+
+
+def may_name(broken: Path, paths: set[Path]) -> bool:
+    """Whether the kustomization file `broken`, which did not load, may name one of paths (resolved: the folders
+    of a graph's kustomizations, its resource and patch files) as a base, component, resource or patch: a word of
+    its text that is such a path from its folder. Its entries are unknown, so this errs towards yes: an escape
+    (which may spell any path), too many words, or a file that cannot be read."""
+    try:
+        text = read_regular(str(broken)).decode("utf-8", "replace")
+    except (OSError, InputError):
+        return True
+    words = set(_WORDS.split(text)) | {q for pair in _QUOTED.findall(text) for q in pair if q}
+    if "\\" in text or "\0" in text or len(words) > MAX_BROKEN_WORDS:
+        return True
+    targets = {str(p) for p in paths}
+    here = str(broken.parent)
+    return any(w and os.path.realpath(os.path.join(here, w)) in targets for w in words)
 
 
 def _read_paths(data: dict[str, Any]) -> Iterator[tuple[str, str]]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, Preloaded, absolute_roots, discover, outside_reads, under
+from dramigrate.kustomize.graph import Graph, Patch, Preloaded, absolute_roots, discover, may_name, outside_reads, under
 from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
@@ -277,8 +277,11 @@ def _unit(
                 "build fails; nothing of the graph is written",
             )
         )
-    if out.errors:
-        path, exc = out.errors[0]
+    # a broken kustomization blocks the graphs it may build on (it may be an overlay of theirs), not every graph
+    named = members | unit.files | unit.patch_files | {graph.nodes[d].file for d in members}
+    reaching = [shown for shown, (real, _) in zip(out.errors, graph.errors, strict=True) if may_name(real, named)]
+    if reaching:
+        path, exc = reaching[0]
         where = str(exc) if isinstance(exc, InputError) else f"{out.display(path)}: {type(exc).__name__}"
         unit.blockers.append(Blocker(path, 1, f"a kustomization under the paths is broken ({where}); nothing written"))
     return unit
