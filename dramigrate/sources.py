@@ -136,7 +136,9 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]
         out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
         chart = chart_root(p)
-        if p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
+        if p.name in KUSTOMIZATION_NAMES and leaves_folder(raw):  # as pre-commit names it
+            out.errors.append((raw, LINKED_KUSTOMIZATION))
+        elif p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
             out.charts.append(p)
         elif chart is not None:  # a chart's file (pre-commit passes single templates): the chart, once
             if _library_chart(chart / "Chart.yaml"):

@@ -17,8 +17,9 @@ from conftest import ONE_GPU_POD, run_dramigrate
 SECRET = "OUTSIDE-SECRET-TOKEN"
 
 
+@pytest.mark.parametrize("named", [False, True], ids=["folder", "files named as pre-commit names them"])
 @pytest.mark.parametrize("where", ["outside the tree", "another folder of the tree"])
-def test_a_symlinked_kustomization_is_named_and_never_read(tmp_path: Path, where: str) -> None:
+def test_a_symlinked_kustomization_is_named_and_never_read(tmp_path: Path, where: str, named: bool) -> None:
     repo = tmp_path / "repo"
     app = repo / "app"
     app.mkdir(parents=True)
@@ -33,7 +34,8 @@ def test_a_symlinked_kustomization_is_named_and_never_read(tmp_path: Path, where
     (target / "kustomization.yaml").write_text(kustomization)
     (app / "kustomization.yaml").symlink_to(target / "kustomization.yaml")
 
-    code, out, err = run_dramigrate(["fix", ".", "--format", "json"], cwd=repo, timeout=60)
+    paths = ["app/kustomization.yaml", "app/pod.yaml", "good.yaml"] if named else ["."]
+    code, out, err = run_dramigrate(["fix", *paths, "--format", "json"], cwd=repo, timeout=60)
 
     assert code == 2 and "Traceback" not in err, err
     report = json.loads(out)
