@@ -1310,7 +1310,7 @@ def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
         e
         for e in edits
         if any(
-            isinstance(own := get_path(sources.merged, (*e.path, section)), dict) and set(keys) & set(own)
+            isinstance(own := get_path(sources.merged, e.section_path(section)), dict) and set(keys) & set(own)
             for section, keys in e.removed.items()
         )
     ]
@@ -2634,8 +2634,11 @@ def _passthrough(
         """The values of a value set, the map edits that make the chart render its migration, and the claim
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
-        marked, maps = pt.marked_values(sources.merged)
-        probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
+        for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
+            marked, maps = pt.marked_values(sources.merged, flats)
+            probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
+            if not probe.error:
+                break
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
@@ -2707,6 +2710,8 @@ def _passthrough(
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
             beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
             paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
+            if e.flat:
+                paths[e.path].add(pt.SECTION_CONTENT)
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
