@@ -2187,11 +2187,15 @@ def _pod_edits(
         and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
     ):
         key = str(tolerations[0].get("key", ""))
+    checked = ""  # the looked-up name (a values key) the values list is checked for, as a literal key is
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
         key, key_expr = "", _arg(_from_root(w.named.expr))
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
+    elif w.named and not picks and existing and len(tolerations) == 1 and w.named.tolerations.get((0, "key")) == NAME:
+        checked = _arg(_from_root(w.named.expr))
     if tolerations and existing:
-        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr):
+        merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
+        if merged := _merge_tolerations(*merge):
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond and pod_lines:  # a literal count: claim and toleration, one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
@@ -2898,12 +2902,14 @@ def _merge_tolerations(
     key: str = "",
     covered: bool = False,
     key_expr: str = "",
+    checked: str = "",
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
     the DRA toleration appended in the DRA branch (any list of the pod, its key at line `at`: `resourceClaims` too);
     with `key` (the one toleration's; `key_expr`, its Go expression), only where the values list X does not tolerate
-    that taint already. `covered`: the toleration is one the pod wrote itself with the values the rewrite is read
-    from (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
+    that taint already (`checked`: a looked-up name's Go expression, the taint key it is checked for, as `key` is).
+    `covered`: the toleration is one the pod wrote itself with the values the rewrite is read from
+    (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2912,8 +2918,9 @@ def _merge_tolerations(
         """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        # a name looked up is checked for the pod's own toleration only (map-built pods check theirs in `cond`)
-        test = json.dumps(key) if key else key_expr if covered else ""
+        # a name looked up is checked for the pod's own toleration and where the caller says (`checked`; map-built
+        # pods check theirs in `cond`)
+        test = json.dumps(key) if key else checked or (key_expr if covered else "")
         if test and listing and re.fullmatch(r"[\w.$]+", given):
             checks = tolerated_check(given, test, True)
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
