@@ -50,6 +50,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
@@ -1135,6 +1136,7 @@ def build(
     ]
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
+    sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
