@@ -2167,8 +2167,8 @@ def _pod_edits(
             d.covered and not d.tolerations for d in deltas.values()
         ):
             tolerations = [t for own in branch_tols.values() for t in own]
-            tol_text = []
-            for res, own in branch_tols.items():
+            tol_text = _vendor_tolerations(branch_tols, picks, given, w.text, p)
+            for res, own in branch_tols.items() if not tol_text else {}:
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
                     check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
@@ -2813,6 +2813,45 @@ def tolerated_define(define: str) -> list[str]:
 
 
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
+
+
+def _vendor_tolerations(
+    branch_tols: dict[str, list[dict[str, Any]]], picks: dict[str, str], given: str | None, text: str, p: str
+) -> list[str]:
+    """The DRA tolerations of a vendor choice whose branches each tolerate their device's taint alike, the key aside
+    (transcript-create's amd and nvidia workers): one `range` over the keys, each under its branch's condition, in place
+    of a block per branch (was: eleven lines each); [] when they differ, or the keys' order is not the branches'."""
+    owns = list(branch_tols.values())
+    if len(owns) < 2 or any(len(own) != 1 for own in owns) or DRA_KEY in text:
+        return []
+    keys = [str(own[0].get("key", "")) for own in owns]
+    shapes = {json.dumps({**own[0], "key": ""}, sort_keys=True) for own in owns}
+    # `range` over a dict takes the keys in order: that of the branches, unless at most one branch holds (each
+    # compares one value with its own literal, `eq .Values.gpu.type "amd"`)
+    compared = [re.fullmatch(r'\(?eq (\S+) ("[^"]*")\)?', picks[res]) for res in branch_tols]
+    literals = {(m[1], m[2]) for m in compared if m}
+    exclusive = all(compared) and len({v for v, _ in literals}) == 1 and len(literals) == len(compared)
+    ordered = keys == sorted(keys) or exclusive
+    if len(shapes) != 1 or len(set(keys)) != len(keys) or list(branch_tols) != list(picks) or not ordered:
+        return []
+    pairs = " ".join(f"{json.dumps(k)} {_group(picks[res])}" for k, res in zip(keys, branch_tols, strict=True))
+    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": "@@KEY@@"}])]
+    entry = [
+        line.replace("'@@KEY@@'", f"{{{{ {DRA_KEY} }}}}").replace("@@KEY@@", f"{{{{ {DRA_KEY} }}}}") for line in entry
+    ]
+    if given and re.fullmatch(r"[\w.$]+", given):
+        check = [f"{p}  {c}" for c in tolerated_check(_from_root(given), DRA_KEY, expr=True)]
+        entry = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entry, f"{p}  {{{{- end }}}}"]
+    return [
+        f"{p}  {{{{- range {DRA_KEY}, $on := dict {pairs} }}}}",
+        f"{p}  {{{{- if $on }}}}",
+        *entry,
+        f"{p}  {{{{- end }}}}",
+        f"{p}  {{{{- end }}}}",
+    ]
+
+
+DRA_KEY = "$draKey"  # the device resource a vendor choice's toleration is for (_vendor_tolerations)
 
 
 def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
