@@ -145,3 +145,11 @@ def test_the_vendors_tolerations_are_written_once_for_both_keys(charts: tuple[Pa
     written = (chart / "templates/worker.yaml").read_text()
     assert written.count("effect: NoSchedule") == 1
     assert written.count("$draTolerated := false") == 1
+
+
+def test_the_claim_spec_writes_what_the_vendors_share_once(charts: tuple[Path, Path, Path]) -> None:
+    """The branches' claim specs start alike (`devices:` ... `exactly:`): those lines are written once, the `if` on
+    the vendor picking only the class, its selectors and the count (was: each branch's whole spec)."""
+    _, chart, _ = charts
+    written = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert written.count("devices:") == written.count("exactly:") == 1

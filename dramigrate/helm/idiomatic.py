@@ -2624,12 +2624,30 @@ def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], dev
     for that branch's device, with that branch's count) under that branch's condition; each branch reads
     dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
     the other vendor)."""
-    out = []
-    for k, (res, cond) in enumerate(picks.items()):
+    texts = []
+    for res in picks:
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
-        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
+        texts.append(
+            _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
+        )
+    branches = [text.splitlines(keepends=True) for text in texts]
+    # the lines every branch starts and ends with (`devices:` ... `exactly:`, `allocationMode: ExactCount`) are
+    # written once, around the choice; each branch keeps at least one line of its own
+    shortest = min(map(len, branches)) - 1
+    head = len(_shared_start(branches)[:shortest])
+    tail = len(_shared_start([b[head:][::-1] for b in branches])[: shortest - head])
+    if head or tail:
+        out = ["".join(branches[0][:head])]
+        for k, (cond, lines) in enumerate(zip(picks.values(), branches, strict=True)):
+            out.append(
+                f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} }}}}\n" + "".join(lines[head : len(lines) - tail])
+            )
+        return "".join(out) + "{{- end }}\n" + "".join(branches[0][len(branches[0]) - tail :])
+    out = [
+        f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}"
+        for k, (cond, text) in enumerate(zip(picks.values(), texts, strict=True))
+    ]
     return "".join(out) + "{{- end }}\n"
 
 
