@@ -40,6 +40,9 @@ class Document:
     edited: bool = False
     appended: list[str] = field(default_factory=list)  # new documents to write right after this one
     helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (helm_constructor)
+    # the values of data as limits.expands_within counts them, when the fast parse counted them while building data
+    # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
+    counted: int = -1
 
     @property
     def tags(self) -> str:
@@ -301,7 +304,7 @@ def parse_document(path: str, doc: Document) -> Any:
         return doc.data
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    doc.parsed = True
+    doc.parsed, doc.counted = True, -1
     if not has_content(doc.body):
         doc.data = None
         return None
