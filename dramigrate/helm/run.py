@@ -2717,6 +2717,7 @@ def _passthrough(
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
         overlay = ""
+        dvalues: dict[str, Any] = {}  # what values-dra.yaml sets
         default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
@@ -2888,6 +2889,28 @@ def _passthrough(
         staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
+    unnamed = inert | pt.template_names(default_templates)  # a value set's pods may name none of values-dra.yaml's
+
+    def derived_alike(v: Variation, overlaid: dict[str, Any], through: Render, through_want: str) -> bool:
+        """Whether a value set the proof derived from the chart defaults (a guard flipped: a sidecar under its own
+        switch that takes the same resources map) asks for devices only through the maps values-dra.yaml migrates
+        and leaves every values key it sets, and the tolerations lists, as the defaults have them: values-dra.yaml
+        then goes with it as with the defaults, and the switch-on render must prove too. (A user's own tolerations
+        come in a values file of their own, which fix gives a DRA variant.)"""
+        if not overlaid or stands_for or switched or dsources is None or v.label.endswith(ADDED_DEVICE):
+            return False
+        if copts.values_files or copts.set_values or copts.set_string_values or v.shipped or v.label in _GIVEN:
+            return False
+        try:
+            vsources, edits, _ = edits_of(v.options, through, through_want)
+        except (pt.NotPassThrough, InputError):
+            return False
+        if not {e.path for e in edits} <= {e.path for e in default_edits}:
+            return False  # a map values-dra.yaml does not migrate (another accelerator's): not covered, as documented
+        keys = [p[:-1] if len(p) > 1 else p for p in _leaf_paths(overlaid)]  # each map or list it sets a key of
+        keys += tolerations_lists(dsources.merged)
+        return all(get_path(vsources.merged, k) == get_path(dsources.merged, k) for k in keys)
+
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
     calls = [functools.partial(cached_render, copy_root, options) for options in off]
     calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
@@ -2906,6 +2929,7 @@ def _passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
+        derived = False
         through, through_want = passed(original, want)
         if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
             dra = None
@@ -2926,6 +2950,8 @@ def _passthrough(
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
+        elif derived := derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
+            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         else:
             dra = None  # value sets the DRA files do not cover: the values as they were, proven above
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
@@ -2942,7 +2968,9 @@ def _passthrough(
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(case, original, again, want, on, pt.unused_templates(on, inert, copts.release)):
+        elif why := _not_proven_on(
+            case, original, again, want, on, pt.unused_templates(on, unnamed if derived else inert, copts.release)
+        ):
             _manual(outcome, why, patch)
         else:
             proofs = v.options.values_files if v.label in folded else ()  # the proof's file of a value set: unnamed
@@ -2959,6 +2987,16 @@ def _passthrough(
         )
         outcome.patch_proven = True
     return bool(folded)
+
+
+_GIVEN = ("your values", "default values")
+
+
+def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
+    """The paths of a values tree's leaves (a list is a leaf)."""
+    if isinstance(node, dict) and node:
+        return [p for k, v in node.items() for p in _leaf_paths(v, (*path, str(k)))]
+    return [path] if path else []
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:

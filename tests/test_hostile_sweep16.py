@@ -1,0 +1,53 @@
+"""Hostile review of the chart rewrites, sixteenth session (issue 7's checker): proven rewrites rendered with value sets
+the proof never tried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import chart_with
+
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
+# the main container and a sidecar under its own switch take the same values map
+SIDECAR = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+        - name: main
+          image: app:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+        {{- if .Values.sidecar.enabled }}
+        - name: side
+          image: side:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+        {{- end }}
+"""
+SIDECAR_VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\nsidecar:\n  enabled: false\n"
+
+
+def test_a_sidecar_switched_on_with_the_dra_values_is_proven_with_them(tmp_path: Path) -> None:
+    """The pass-through proof rendered the flipped guard (`sidecar.enabled=true`) with the device-plugin values only:
+    with `-f values-dra.yaml --set sidecar.enabled=true` both containers took the one claim of the main container, a
+    GPU for two where the original asked for two. That value set is now rendered with values-dra.yaml as well, and the
+    rewrite is not written."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": SIDECAR_VALUES, "templates/deployment.yaml": SIDECAR})
+
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+
+    assert not outcome.proven
+    assert "with sidecar.enabled flipped to true and the DRA values files" in outcome.manual, outcome.report()
