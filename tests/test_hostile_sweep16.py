@@ -51,3 +51,62 @@ def test_a_sidecar_switched_on_with_the_dra_values_is_proven_with_them(tmp_path:
 
     assert not outcome.proven
     assert "with sidecar.enabled flipped to true and the DRA values files" in outcome.manual, outcome.report()
+
+
+# an init container under its own switch, written by a helper, that takes the device of the main container's map
+# (charts9 gsampaio-ollama's model pull): the migration names the claim's request where both containers share the
+# claim, and not where the main container has it alone
+INIT_PULL = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-app
+spec:
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      initContainers:
+        {{- include "app.pull" . | nindent 8 }}
+      containers:
+        - name: main
+          image: app:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+PULL_HELPER = """\
+{{- define "app.pull" -}}
+{{- if .Values.pull.enabled }}
+- name: pull
+  image: app:1
+  resources:
+    limits:
+      cpu: "1"
+      {{- if .Values.resources.limits }}
+      {{- if index .Values.resources.limits "nvidia.com/gpu" }}
+      nvidia.com/gpu: {{ index .Values.resources.limits "nvidia.com/gpu" }}
+      {{- end }}
+      {{- end }}
+{{- end }}
+{{- end }}
+"""
+INIT_PULL_VALUES = "resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: 1\npull:\n  enabled: true\n"
+
+
+def test_a_claim_named_whole_or_by_its_one_request_is_the_same_claim(tmp_path: Path) -> None:
+    """With the init container switched off, values-dra.yaml's `claims: [{name: gpu, request: gpu}]` (written for
+    both containers) and the migration's `[{name: gpu}]` give the container the same device: the proof compared them
+    as text and called the chart manual work."""
+    files = {
+        "values.yaml": INIT_PULL_VALUES,
+        "templates/deployment.yaml": INIT_PULL,
+        "templates/_helpers.tpl": PULL_HELPER,
+    }
+    chart = chart_with(tmp_path, "app", files)
+
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+
+    assert outcome.proven, outcome.report()
+    assert "pull.enabled flipped to false (DRA values: values-dra.yaml)" in outcome.report()

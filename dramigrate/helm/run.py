@@ -2973,7 +2973,7 @@ def _passthrough(
         ):
             _manual(outcome, why, patch)
         else:
-            proofs = v.options.values_files if v.label in folded else ()  # the proof's file of a value set: unnamed
+            proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
