@@ -110,3 +110,40 @@ def test_a_claim_named_whole_or_by_its_one_request_is_the_same_claim(tmp_path: P
 
     assert outcome.proven, outcome.report()
     assert "pull.enabled flipped to false (DRA values: values-dra.yaml)" in outcome.report()
+
+
+def test_a_chart_is_checked_for_a_private_copy_while_another_render_thread_makes_one() -> None:
+    """The proof renders value sets on threads, each making a private copy of the chart: `fix` of charts15
+    kse-deepseek-backend stopped with a traceback (`RuntimeError: Set changed size during iteration`) when one thread
+    asked whether the chart was a private copy while another added its copy to the set of them."""
+    import threading
+    import time
+
+    from dramigrate.helm import sandbox
+
+    known = [f"/nonexistent/hostile7f-known-{i}" for i in range(20000)]  # a long set: each question reads it a while
+    added = [f"/nonexistent/hostile7f-{i}" for i in range(2000)]
+    errors: list[BaseException] = []
+    sandbox._PRIVATE.update(known)
+
+    def add() -> None:
+        for top in added:
+            sandbox._PRIVATE.add(top)
+            time.sleep(0)  # the other thread runs between two copies, as render threads do
+
+    def ask() -> None:
+        try:
+            while adder.is_alive():
+                sandbox.is_private(Path("/nonexistent/elsewhere"))
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    adder, asker = threading.Thread(target=add), threading.Thread(target=ask)
+    try:
+        adder.start()
+        asker.start()
+        adder.join()
+        asker.join()
+    finally:
+        sandbox._PRIVATE.difference_update([*known, *added])
+    assert not errors, errors
