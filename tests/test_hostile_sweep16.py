@@ -147,3 +147,59 @@ def test_a_chart_is_checked_for_a_private_copy_while_another_render_thread_makes
     finally:
         sandbox._PRIVATE.difference_update([*known, *added])
     assert not errors, errors
+
+
+# the chart writes its own GPU toleration when the values ask for a GPU request (charts16 porter-web), the device key
+# in both sections
+OWN_TOLERATION = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          resources:
+            requests:
+              cpu: 100m
+              {{- if .Values.resources.requests.gpu }}
+              nvidia.com/gpu: {{ .Values.resources.requests.gpu }}
+              {{- end }}
+            limits:
+              {{- if .Values.resources.limits.gpu }}
+              nvidia.com/gpu: {{ .Values.resources.limits.gpu }}
+              {{- end }}
+      tolerations:
+        - key: removable
+          operator: Exists
+      {{- if .Values.resources.requests.gpu }}
+        - key: nvidia.com/gpu
+          operator: Exists
+          effect: NoSchedule
+      {{- end }}
+"""
+OWN_TOLERATION_VALUES = "resources:\n  requests:\n    gpu: 1\n  limits:\n    gpu: 1\n"
+
+
+def test_a_device_asked_by_its_limit_alone_is_proven(tmp_path: Path) -> None:
+    """Kubernetes takes an extended resource's request from its limit: with `--set resources.requests.gpu=null` the
+    original pod still asks for the GPU and, migrated, tolerates its taint; the rewrite claimed it by the limit but
+    kept the chart's own toleration, written only with the request, so the pod lost it (unschedulable on tainted GPU
+    nodes). The proof changed limit and request together only; it now tries the limit alone."""
+    files = {"values.yaml": OWN_TOLERATION_VALUES, "templates/deployment.yaml": OWN_TOLERATION}
+    chart = chart_with(tmp_path, "web", files)
+
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+
+    assert not outcome.proven
+    assert "with resources.requests.gpu unset (the limit alone asks for the device) and the DRA switch on" in (
+        outcome.manual
+    ), outcome.report()
+    assert "tolerations" in outcome.manual

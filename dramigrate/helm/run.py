@@ -473,6 +473,7 @@ def _variations(
         for f in copts.values_files:
             add(f"-f {f}", copts.render((f,), sets=False))
     merged = sources.merged
+    limits_alone: list[Path_] = []  # the request of a device count the values give in both sections
     for rel in relations:
         leaf = rel.leaf
         if rel.kind == "count":
@@ -483,6 +484,7 @@ def _variations(
             if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
                 options.insert(0, (bumped(leaf.value), "changed to"))
         twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
+        limits_alone += [p for p in (leaf.path, twin) if twin is not None and _section(p) == "requests"]
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -519,7 +521,17 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+    for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
+        # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
+        values = override(sources, set_path(merged, path, None))
+        label = f"{display(path)} unset (the limit alone asks for the device)"
+        add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _section(path: Path_) -> str:
+    """`limits` or `requests`: the section of a resources map a count's values path is in ('' when none)."""
+    return next((str(p) for p in reversed(path[-2:]) if p in ("limits", "requests")), "")
 
 
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
