@@ -203,3 +203,50 @@ def test_a_device_asked_by_its_limit_alone_is_proven(tmp_path: Path) -> None:
         outcome.manual
     ), outcome.report()
     assert "tolerations" in outcome.manual
+
+
+UMBRELLA = "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - {name: sub, version: 0.1.0, repository: file://charts/sub}\n"
+SUB_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-sub
+spec:
+  selector:
+    matchLabels: {app: sub}
+  template:
+    metadata:
+      labels: {app: sub}
+    spec:
+      containers:
+        - name: sub
+          image: sub:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+
+
+def test_a_users_null_for_the_request_renders_as_before_with_the_switch_off(tmp_path: Path) -> None:
+    """An umbrella whose values ask for the subchart's GPU in both sections, the subchart's own values.yaml setting no
+    request: the rewrite deletes null keys of the map (Helm keeps the DRA values' null there), and did so with the
+    device-plugin values too, so `--set sub.resources.requests.nvidia\\.com/gpu=null` (the limit alone asks for the
+    device) rendered a line fewer than the original chart (charts7 hpe-ai-virtual-assistant's nemollm-embedding)."""
+    from dramigrate.helm.render import RenderOptions, render_chart
+    from dramigrate.helm.run import write_changes
+
+    files = {
+        "Chart.yaml": UMBRELLA,
+        "values.yaml": "sub:\n  resources:\n    limits: {nvidia.com/gpu: 1}\n    requests: {nvidia.com/gpu: 1}\n",
+        "charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+        "charts/sub/values.yaml": "resources:\n  limits:\n    cpu: 1\n",
+        "charts/sub/templates/deployment.yaml": SUB_DEPLOYMENT,
+    }
+    original = chart_with(tmp_path / "original", "app", files)
+    chart = chart_with(tmp_path / "fixed", "app", files)
+
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    alone = RenderOptions(set_values=("sub.resources.requests.nvidia\\.com/gpu=null",))
+    assert [m.text for m in render_chart(chart, alone)] == [m.text for m in render_chart(original, alone)]
