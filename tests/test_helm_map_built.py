@@ -249,3 +249,18 @@ def test_a_device_name_from_values_the_rewrite_does_not_take_fails_the_dra_branc
         rendered(chart, sets=mig)
     pod, request = pod_and_claim(rendered(chart, sets=("resources.limits.hugepages-2Mi=1Gi",)))
     assert pod["containers"][0]["resources"]["limits"] == {"hugepages-2Mi": "1Gi"}
+
+
+def test_a_map_built_in_variables_fails_clearly_below_kubernetes_1_34(tmp_path: Path) -> None:
+    """The map-built rewrite rendered its ResourceClaimTemplate on any cluster: on Kubernetes 1.30 the switch on gave
+    resource.k8s.io/v1 objects the API server does not serve, where the other rewrites fail the render with what to
+    do (the Capabilities check issue 7 asks for)."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT})
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    with pytest.raises(HelmError, match=r"DRA ResourceClaims need Kubernetes 1\.34\+ .*set dra\.enabled=false"):
+        render_chart(chart, RenderOptions(kube_version="1.30"))
+    older = render_chart(chart, RenderOptions(kube_version="1.30", set_values=("dra.enabled=false",)))
+    assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
+    assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))

@@ -36,6 +36,7 @@ from dramigrate.helm.idiomatic import (
     _merge_tolerations,
     _metadata_line,
     _parent,
+    capabilities_check,
     conventions,
     fail_when,
     given_tolerations,
@@ -939,7 +940,8 @@ def rewrite(
     while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
-    rct = [
+    rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
+        *capabilities_check(enabled, "set dra.enabled=false").splitlines(),
         f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",
