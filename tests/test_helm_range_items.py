@@ -308,3 +308,14 @@ def test_a_count_set_inside_an_if_of_the_range(tmp_path: Path) -> None:
     assert changed["vllm-big"][0] != got["vllm-big"][0]  # a new spec, a new name (the spec cannot change in place)
     for values in ((), (more,)):
         assert texts(chart, "dra.enabled=false", values=values) == texts(original, values=values)
+
+
+def test_a_toleration_under_the_count_test_stays_as_the_chart_wrote_it(tmp_path: Path) -> None:
+    """The pod tolerates the GPU taint under `if gt (int $gpu) 0`, which holds wherever the claim renders: the
+    chart's toleration lines stay as they are (was: the list's `if` widened with an `or`, and a second entry added
+    under a condition that never holds: eight lines more, one changed)."""
+    engine = '{{- if eq (default "vllm" $model.engine) "vllm" }}\n'
+    template = PER_ENGINE.replace(engine, "").replace("---\n", engine + "---\n")  # the count set at the range's level
+    _, chart = fixed(tmp_path, {"templates/models.yaml": template, "values.yaml": PER_ENGINE_VALUES})
+    text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
+    assert text.endswith(PER_ENGINE[PER_ENGINE.index("      {{- if gt (int $gpu) 0 }}\n      tolerations:") :])

@@ -3024,6 +3024,8 @@ def _merge_tolerations(
         # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
         # the DRA entries after them at the indent of the chart's items, the key written when either has items
         opener, expr, stop, item = guarded
+        if covered and opener == "if" and _terms(cond)[0] == "and" and _group(expr) in _terms(cond):
+            return None  # the DRA branch renders only where `if X` does (X one of its terms): the chart's entry too
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it
