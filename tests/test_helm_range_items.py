@@ -319,3 +319,16 @@ def test_a_toleration_under_the_count_test_stays_as_the_chart_wrote_it(tmp_path:
     _, chart = fixed(tmp_path, {"templates/models.yaml": template, "values.yaml": PER_ENGINE_VALUES})
     text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
     assert text.endswith(PER_ENGINE[PER_ENGINE.index("      {{- if gt (int $gpu) 0 }}\n      tolerations:") :])
+
+
+def test_a_device_key_alone_in_its_own_if_gets_the_switch_in_that_if(tmp_path: Path) -> None:
+    """A device key alone inside its own `{{- if gt (int $gpu) 0 }}` ... `{{- end }}`: that `if` takes the switch
+    (`if and (gt (int $gpu) 0) (not $.Values.dra.enabled)`), one line changed (was: an `if not` pair inside it, two
+    lines added per key); with the switch off the chart renders as before."""
+    engine = '{{- if eq (default "vllm" $model.engine) "vllm" }}\n'
+    template = PER_ENGINE.replace(engine, "").replace("---\n", engine + "---\n")
+    original, chart = fixed(tmp_path, {"templates/models.yaml": template, "values.yaml": PER_ENGINE_VALUES})
+    text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
+    assert "              {{- if and (gt (int $gpu) 0) (not $.Values.dra.enabled) }}\n              nvidia.com" in text
+    assert "if not $.Values.dra.enabled" not in text
+    assert texts(chart, "dra.enabled=false") == texts(original)

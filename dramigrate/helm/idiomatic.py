@@ -2087,7 +2087,8 @@ def _pod_edits(
                 else:
                     runs.append([index])
             for run in runs:
-                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
+                if not _joined(edits, lines, run[0], run[-1] + 1, f"(not {_arg(on_at[run[0]])})"):
+                    _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
             named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
     for start, stop, cond in _adjacent(sorted(whole), lines):
@@ -2896,6 +2897,18 @@ def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str)
     edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
 
 
+def _joined(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> bool:
+    """Whether the key lines [start, stop) are alone inside an `if X` of their own (kube-llmops' `{{- if gt (int $gpu)
+    0 }}` the line above, its `{{- end }}` the line below), which then takes `cond` too (`if and X (not ...)`): one
+    line changed, not two added."""
+    m = _IF_ALONE.fullmatch(lines[start - 1]) if start > 0 else None
+    if m is None or stop >= len(lines) or not _END.fullmatch(lines[stop].strip()):
+        return False
+    edits.append(Edit(start - 1, start, [f"{m.group(1)}if and {_group(m.group(2))} {cond}{m.group(3)}"]))
+    return True
+
+
+_IF_ALONE = re.compile(r"(\s*\{\{-?\s*)if\s+(.+?)(\s*-?\}\})")
 _WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
 _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
