@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -17,24 +17,16 @@ from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+SERVER = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       containers:
         - name: server
           image: server:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 NVIDIA_DEFAULT = 'resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: "1"\n'
 # the chart's commented alternative as a values file: a null deletes the NVIDIA default, the AMD key takes its place
 AMD = 'resources:\n  limits:\n    nvidia.com/gpu: null\n    amd.com/gpu: "2"\n'
