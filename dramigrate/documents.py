@@ -123,12 +123,17 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
         text = text[1:]
     crlf, lf = text.count("\r\n"), text.count("\n")
     mixed = _crlf_lines(text) if crlf and crlf != lf else None
-    newline = "\r\n" if 2 * crlf > lf else "\n"
+    newline = dominant_newline(text)
     if crlf:
         text = text.replace("\r\n", "\n")
     elif not lf and "\r" in text:
         newline, text = "\r", text.replace("\r", "\n")
     return text, newline, bom, mixed
+
+
+def dominant_newline(text: str) -> str:
+    """The line end a file is written back with: CRLF when more than half its line ends are CRLF, else LF."""
+    return "\r\n" if 2 * text.count("\r\n") > text.count("\n") else "\n"
 
 
 def _crlf_lines(text: str) -> frozenset[int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -18,18 +18,9 @@ from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -47,7 +38,8 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   # nvidia, amd or none
@@ -107,18 +99,9 @@ def test_a_map_built_in_variables_gets_the_switch(tmp_path: Path) -> None:
     assert not [d for d in rendered(chart, sets=("gpu.vendor=none",)) if d["kind"] == "ResourceClaimTemplate"]
 
 
-SECTION_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+SECTION_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -138,7 +121,8 @@ spec:
             {{- else }}
             {}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) -> None:
@@ -168,18 +152,9 @@ def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) ->
 # the device entry merged into `$limits` (its name `(.Values.gpu.resource | default "nvidia.com/gpu")`, or amd's
 # literal one), then `$res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources` written with toYaml,
 # all inside `if .Values.resources`; the line before `containers:` ends in a blank
-FOLDED_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+FOLDED_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       {{- with .Values.nodeSelector }}
       nodeSelector: {{ toYaml . | nindent 8 }}
       {{- end }} 
@@ -200,7 +175,8 @@ spec:
             {{- $res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources }}
             {{- toYaml $res | nindent 12 }}
           {{- end }}
-"""
+""",
+)
 
 
 def test_a_map_folded_from_a_built_limits_variable_gets_the_switch(tmp_path: Path) -> None:

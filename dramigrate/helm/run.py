@@ -96,6 +96,7 @@ from dramigrate.helm.values import (
     get_path,
     inject,
     locate,
+    resource_sections,
     resources_maps,
     set_path,
     tolerations_lists,
@@ -1335,20 +1336,9 @@ def _alternative(
     their migration and its ResourceClaimTemplates by name: what the migration adds in the other branch of a vendor
     choice (`if .Values.intel }}gpu.intel.com/i915{{ else }}nvidia.com/gpu`) that the render did not take."""
     renamed = copy.deepcopy(docs)
-
-    def rename(node: Any) -> None:
-        if isinstance(node, dict):
-            for section in ("limits", "requests"):
-                own = node.get(section)
-                if isinstance(own, dict) and resource in own:
-                    node[section] = {other if k == resource else k: v for k, v in own.items()}
-            for v in node.values():
-                rename(v)
-        elif isinstance(node, list):
-            for v in node:
-                rename(v)
-
-    rename(renamed)
+    for holder, section in resource_sections(renamed):
+        if resource in (own := holder[section]):
+            holder[section] = {other if k == resource else k: v for k, v in own.items()}
     stream = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in renamed)
     out = [d for d in load_all(_text(run_core(stream, name, rules, settings, target, fix=True), stream)) if d]
     templates = {str(d["metadata"]["name"]): d for d in out if d.get("kind") == "ResourceClaimTemplate"}
