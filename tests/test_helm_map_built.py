@@ -240,3 +240,32 @@ def test_a_map_built_in_variables_fails_clearly_below_kubernetes_1_34(tmp_path: 
     older = render_chart(chart, RenderOptions(kube_version="1.30", set_values=("dra.enabled=false",)))
     assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
     assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))
+
+
+def test_two_templates_building_their_maps_alike_share_one_claim_spec(tmp_path: Path) -> None:
+    """Two Deployments building their resources maps the same way (tonic's two ML workers): the claim spec is written
+    once, in templates/_dra.tpl, and both claim templates read it with their own counts (was: a define per template,
+    the same text twice)."""
+    worker = DEPLOYMENT.replace("-app", "-worker").replace(".Values.gpu.", ".Values.worker.gpu.")
+    files = {
+        "values.yaml": VALUES + "worker:\n" + "".join(f"  {line}\n" for line in VALUES.splitlines()[:-1]),
+        "templates/deployment.yaml": DEPLOYMENT,
+        "templates/worker.yaml": worker,
+    }
+    chart = chart_with(tmp_path, "app", files)
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    every = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    shared = (chart / "templates/_dra.tpl").read_text()
+    assert "devices:" in shared
+    assert every.count("devices:") == shared.count("devices:")  # the spec, once per vendor branch, in _dra.tpl only
+    docs = rendered(chart, sets=("gpu.nvidia.count=3", "worker.gpu.nvidia.count=2"))
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    counts = {}
+    for d in docs:
+        if d["kind"] == "Deployment":
+            (claim,) = d["spec"]["template"]["spec"]["resourceClaims"]
+            request = templates[claim["resourceClaimTemplateName"]]["devices"]["requests"][0]["exactly"]
+            counts[d["metadata"]["name"]] = request["count"]
+    assert counts == {"release-name-app": 3, "release-name-worker": 2}

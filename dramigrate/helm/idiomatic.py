@@ -50,6 +50,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
@@ -1148,6 +1149,7 @@ def build(
     ]
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
+    sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -2179,8 +2181,8 @@ def _pod_edits(
             d.covered and not d.tolerations for d in deltas.values()
         ):
             tolerations = [t for own in branch_tols.values() for t in own]
-            tol_text = []
-            for res, own in branch_tols.items():
+            tol_text = _vendor_tolerations(branch_tols, picks, given, w.text, p)
+            for res, own in branch_tols.items() if not tol_text else {}:
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
                     check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
@@ -2656,12 +2658,30 @@ def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], dev
     for that branch's device, with that branch's count) under that branch's condition; each branch reads
     dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
     the other vendor)."""
-    out = []
-    for k, (res, cond) in enumerate(picks.items()):
+    texts = []
+    for res in picks:
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
-        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
+        texts.append(
+            _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
+        )
+    branches = [text.splitlines(keepends=True) for text in texts]
+    # the lines every branch starts and ends with (`devices:` ... `exactly:`, `allocationMode: ExactCount`) are
+    # written once, around the choice; each branch keeps at least one line of its own
+    shortest = min(map(len, branches)) - 1
+    head = len(_shared_start(branches)[:shortest])
+    tail = len(_shared_start([b[head:][::-1] for b in branches])[: shortest - head])
+    if head or tail:
+        out = ["".join(branches[0][:head])]
+        for k, (cond, lines) in enumerate(zip(picks.values(), branches, strict=True)):
+            out.append(
+                f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} }}}}\n" + "".join(lines[head : len(lines) - tail])
+            )
+        return "".join(out) + "{{- end }}\n" + "".join(branches[0][len(branches[0]) - tail :])
+    out = [
+        f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}"
+        for k, (cond, text) in enumerate(zip(picks.values(), texts, strict=True))
+    ]
     return "".join(out) + "{{- end }}\n"
 
 
@@ -2845,6 +2865,45 @@ def tolerated_define(define: str) -> list[str]:
 
 
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
+
+
+def _vendor_tolerations(
+    branch_tols: dict[str, list[dict[str, Any]]], picks: dict[str, str], given: str | None, text: str, p: str
+) -> list[str]:
+    """The DRA tolerations of a vendor choice whose branches each tolerate their device's taint alike, the key aside
+    (transcript-create's amd and nvidia workers): one `range` over the keys, each under its branch's condition, in place
+    of a block per branch (was: eleven lines each); [] when they differ, or the keys' order is not the branches'."""
+    owns = list(branch_tols.values())
+    if len(owns) < 2 or any(len(own) != 1 for own in owns) or DRA_KEY in text:
+        return []
+    keys = [str(own[0].get("key", "")) for own in owns]
+    shapes = {json.dumps({**own[0], "key": ""}, sort_keys=True) for own in owns}
+    # `range` over a dict takes the keys in order: that of the branches, unless at most one branch holds (each
+    # compares one value with its own literal, `eq .Values.gpu.type "amd"`)
+    compared = [re.fullmatch(r'\(?eq (\S+) ("[^"]*")\)?', picks[res]) for res in branch_tols]
+    literals = {(m[1], m[2]) for m in compared if m}
+    exclusive = all(compared) and len({v for v, _ in literals}) == 1 and len(literals) == len(compared)
+    ordered = keys == sorted(keys) or exclusive
+    if len(shapes) != 1 or len(set(keys)) != len(keys) or list(branch_tols) != list(picks) or not ordered:
+        return []
+    pairs = " ".join(f"{json.dumps(k)} {_group(picks[res])}" for k, res in zip(keys, branch_tols, strict=True))
+    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": "@@KEY@@"}])]
+    entry = [
+        line.replace("'@@KEY@@'", f"{{{{ {DRA_KEY} }}}}").replace("@@KEY@@", f"{{{{ {DRA_KEY} }}}}") for line in entry
+    ]
+    if given and re.fullmatch(r"[\w.$]+", given):
+        check = [f"{p}  {c}" for c in tolerated_check(_from_root(given), DRA_KEY, expr=True)]
+        entry = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entry, f"{p}  {{{{- end }}}}"]
+    return [
+        f"{p}  {{{{- range {DRA_KEY}, $on := dict {pairs} }}}}",
+        f"{p}  {{{{- if $on }}}}",
+        *entry,
+        f"{p}  {{{{- end }}}}",
+        f"{p}  {{{{- end }}}}",
+    ]
+
+
+DRA_KEY = "$draKey"  # the device resource a vendor choice's toleration is for (_vendor_tolerations)
 
 
 def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:

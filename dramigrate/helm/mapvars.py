@@ -795,6 +795,35 @@ def _pod_end(lines: list[str], where: Site, level: int) -> int:
     return end if depths[end] == level else -1
 
 
+def spec_define(chart: str, rel: str) -> str:
+    """The name of the claim-spec define a template's rewrite writes."""
+    stem = re.sub(r"[^\w]+", "", Path(rel).stem)
+    return f"{chart}.{stem}.draClaimSpec"
+
+
+SHARED_SPEC_FILE = "templates/_dra.tpl"
+
+
+def _shared_spec(chart: str, written: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """Templates whose claim-spec defines are the same text but for their names (tonic's two ML workers, each
+    building its resources map alike): each reads one `<chart>.draClaimSpec`, written in its own file, in place of
+    its own; `written` as it is (each template's rel, text, rewritten text and defines) when they differ."""
+    shared = f"{chart}.draClaimSpec"
+    starts = [define.find(f'{{{{- define "{spec_define(chart, rel)}" -}}}}') for rel, _, _, define in written]
+    specs = {
+        define[at:].replace(f'"{spec_define(chart, rel)}"', f'"{shared}"')
+        for (rel, _, _, define), at in zip(written, starts, strict=True)
+    }
+    if len(written) < 2 or min(starts) < 0 or len(specs) != 1 or any(f'"{shared}"' in w[2] for w in written):
+        return written
+    out = [
+        (rel, text, after.replace(f'"{spec_define(chart, rel)}"', f'"{shared}"'), define[:at])
+        for (rel, text, after, define), at in zip(written, starts, strict=True)
+    ]
+    header = "{{- /* The claim spec of the DRA ResourceClaimTemplates the templates write (values: dra.*) */}}\n"
+    return [*out, (SHARED_SPEC_FILE, "", "", header + specs.pop())]
+
+
 def rewrite(
     text: str,
     rel: str,
@@ -815,7 +844,7 @@ def rewrite(
     if name is None:
         raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
     stem = re.sub(r"[^\w]+", "", Path(rel).stem)
-    define = f"{chart}.{stem}.draClaimSpec"
+    define = spec_define(chart, rel)
     root = "$." if any(block.startswith(("range", "with")) for block, _ in _open_blocks(lines, where.toyaml)) else "."
     enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
     v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root)
@@ -1121,6 +1150,7 @@ def build(
     if re.search(r"^dra:", values, re.M):
         raise RewriteError("values.yaml already has a top-level `dra:` key")
     changes, all_names = [], []
+    written: list[tuple[str, str, str, str]] = []  # each template's rel, text, rewritten text and defines
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         where = site(text)
@@ -1137,8 +1167,10 @@ def build(
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
         after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside)
-        changes.append(Change(rel, text, after + define))
+        written.append((rel, text, after, define))
         all_names += names
+    for rel, text, after, define in written if (root / SHARED_SPEC_FILE).exists() else _shared_spec(chart, written):
+        changes.append(Change(rel, text or None, after + define))
     resource = " or ".join(dict.fromkeys(all_names))
     changes += conventions(root, "", not opt_in)
     changes.append(

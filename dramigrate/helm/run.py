@@ -44,6 +44,7 @@ from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
 )
+from dramigrate.helm.foldguards import folded
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import (
     UNTAKEN,
@@ -1929,7 +1930,7 @@ def _fix_idiomatic(
         shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
@@ -2037,7 +2038,7 @@ def _fix_leaves(args: _FixArgs, subs: list[str]) -> None:
     if leaves is None:
         return
     changes = _umbrella_changes([f.changes for f in leaves])
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
     keys = [key for f in leaves for key in f.keys]
@@ -2283,7 +2284,7 @@ def _fix_map_built(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
     prove_switch(
