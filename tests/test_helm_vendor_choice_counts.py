@@ -12,22 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 
-WORKER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+WORKER = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
       {{- if .Values.gpu.enabled }}
       nodeSelector:
         {{- toYaml .Values.gpu.nodeSelector | nindent 8 }}
@@ -56,7 +47,8 @@ spec:
             amd.com/gpu: {{ index .Values.resources.limits "amd.com/gpu" | default 1 }}
             {{- end }}
             {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   enabled: true

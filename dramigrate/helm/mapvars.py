@@ -36,6 +36,7 @@ from dramigrate.helm.idiomatic import (
     _merge_tolerations,
     _metadata_line,
     _parent,
+    capabilities_check,
     conventions,
     fail_when,
     given_tolerations,
@@ -46,6 +47,7 @@ from dramigrate.helm.idiomatic import (
 )
 from dramigrate.helm.patterns import Pattern, count_expression, literal_entries, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 # `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
@@ -516,20 +518,9 @@ def _without(docs: list[dict[str, Any]], drop: set[str]) -> list[dict[str, Any]]
 def _counts(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """Each device resource's count in the rendered objects (requests over limits, as the DRA branch reads them)."""
     found: dict[str, Any] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for section in ("limits", "requests"):
-                own = node.get(section)
-                if isinstance(own, dict):
-                    found.update({n: own[n] for n in names if n in own})
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(docs)
+    for holder, section in resource_sections(docs):
+        own = holder[section]
+        found.update({n: own[n] for n in names if n in own})
     return found
 
 
@@ -968,7 +959,8 @@ def rewrite(
     while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
-    rct = [
+    rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
+        *capabilities_check(enabled, "set dra.enabled=false").splitlines(),
         f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",
