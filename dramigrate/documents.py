@@ -25,7 +25,8 @@ MAX_NODES = 2_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 _MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
-_LINE_END = re.compile("\r\n|\r|\n")  # the line ends Path.read_text reads as \n
+LINE_END = re.compile("\r\n|\r|\n")  # the line ends Path.read_text reads as \n
+CRLF_OR_LF = re.compile("\r\n|\n")  # the line ends of a file that holds a CR alone inside a line (a comment)
 _YAML_BREAKS = re.compile("\r(?!\n)|[\n\x85\u2028\u2029]")  # the line breaks YAML's readers count lines by
 
 
@@ -160,15 +161,22 @@ def _ends_kept(original: str, text: str, end_of: Callable[[int], str], newline: 
 
 def universal_newlines(raw: str) -> str:
     """raw with every line end (CRLF, LF, CR alone) as \n, as Path.read_text reads it."""
-    return _LINE_END.sub("\n", raw)
+    return LINE_END.sub("\n", raw)
 
 
-def line_ends_kept(raw: str, text: str) -> str:
-    """text, an edit of universal_newlines(raw), with raw's own line ends: each line kept from raw ends as it did
-    there (CRLF, LF or CR alone), each line the edit wrote ends as most of raw's lines do."""
-    ends = _LINE_END.findall(raw)
+def chart_text(raw: str) -> str:
+    """raw with LF line ends, as a chart rewrite reads a file: CRLF as LF, a CR alone as LF in a file of no LF (old
+    Mac); a CR alone inside a line of another file (a template comment) stays the character it is to Helm."""
+    text = raw.replace("\r\n", "\n")
+    return text if "\n" in text else text.replace("\r", "\n")
+
+
+def line_ends_kept(raw: str, text: str, breaks: re.Pattern[str] = LINE_END) -> str:
+    """text, an edit of raw with each of `breaks` as \n, with raw's own line ends: each line kept from raw ends as it
+    did there (CRLF, LF or CR alone), each line the edit wrote ends as most of raw's lines do."""
+    ends = breaks.findall(raw)
     newline = max(dict.fromkeys(ends), key=ends.count) if ends else "\n"
-    return _ends_kept(universal_newlines(raw), text, ends.__getitem__, newline)
+    return _ends_kept(breaks.sub("\n", raw), text, ends.__getitem__, newline)
 
 
 def split_documents(

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.documents import chart_text
 from dramigrate.helm import unpin
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import (
@@ -1058,7 +1059,7 @@ def build(
     workloads = []
     helpers = helpers_text(root)
     for rel in sorted(rels):
-        text = (root / rel).read_text(encoding="utf-8")  # LF line ends: the write gives the file its own back
+        text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)

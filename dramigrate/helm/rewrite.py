@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from dramigrate.config import Settings
-from dramigrate.documents import line_ends_kept, universal_newlines
+from dramigrate.documents import CRLF_OR_LF, LINE_END, line_ends_kept
 from dramigrate.helm.engine import CLAIMS_FILE, HELPER_FILE, SOURCE_MARK, claims_text, helper_text, wrap_source
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
@@ -50,9 +50,12 @@ def with_line_ends(path: Path, change: Change) -> Change:
         raw = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return change
-    if raw == change.before or universal_newlines(raw) != change.before:
+    if raw == change.before:
         return change
-    return Change(change.rel, raw, line_ends_kept(raw, change.after))
+    for breaks in (CRLF_OR_LF, LINE_END):  # a CR alone inside a line read as text, or as a line end
+        if breaks.sub("\n", raw) == change.before:
+            return Change(change.rel, raw, line_ends_kept(raw, change.after, breaks))
+    return change
 
 
 # --- Go template actions ---------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import yaml
 
 from dramigrate.config import Settings
-from dramigrate.documents import universal_newlines
+from dramigrate.documents import chart_text, universal_newlines
 from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
 from dramigrate.helm.findingmap import (
@@ -1235,7 +1235,8 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
         out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
         if source is not None:
             before = read_text(source / c.rel)  # the rewrite's text has LF line ends; the write keeps the file's
-            if (before if before is None else universal_newlines(before)) != c.before:
+            read = () if before is None else (before, chart_text(before), universal_newlines(before))
+            if c.before not in read and not (before is None and c.before is None):
                 raise RewriteError(
                     f"{sub}/{c.rel} differs from its file:// source {source / c.rel}: run `helm dependency build` "
                     "and fix again"
