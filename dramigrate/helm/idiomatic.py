@@ -2191,7 +2191,8 @@ def _pod_edits(
         key, key_expr = "", _arg(_from_root(w.named.expr))
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     if tolerations and existing:
-        if merged := _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr):
+        merged = _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, True)
+        if merged:
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
@@ -2887,12 +2888,14 @@ def _merge_tolerations(
     key: str = "",
     covered: bool = False,
     key_expr: str = "",
+    enclosed: bool = False,
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
     the DRA toleration appended in the DRA branch; with `key` (the one toleration's; `key_expr`, its Go expression),
     only where the values list X does not tolerate that taint already. `covered`: the toleration is one the pod wrote
     itself with the values the rewrite is read from (PodDelta.covered): it renders only where the chart's list does
-    not (None: nowhere)."""
+    not (None: nowhere). `enclosed`: a literal list inside the pod's own `if` blocks is taken too (the edit then
+    spans from the outermost `if`, which other edits must not reach into)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2972,11 +2975,24 @@ def _merge_tolerations(
         opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
         return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
     listed = _listed_items(lines, at)
-    if listed is not None:
+    if listed is not None and listed[2] and enclosed and not covered:
+        # a literal list the pod writes only inside its own `if` blocks (golden-service's inference pods tolerate
+        # their pool's taints): the DRA entries at the list's end, and a list of their own where those blocks
+        # write none, under the switch and not the blocks' conditions (a second `tolerations:` key is invalid)
+        stop, item, opens = listed
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        first = opens[0][0]
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        off = _arg(opens[0][1]) if len(opens) == 1 else f"(and {' '.join(_arg(c) for _, c in opens)})"
+        alone = [f"{p}{{{{- if {both} (not {off}) }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+        appended = [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
+        return Edit(first, stop, [*alone, *lines[first : stop - 1], *appended])
+    if listed is not None and not listed[2]:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
         # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
         # entries at the list's end, as the migration does, at the indent of the chart's own items
-        stop, item = listed
+        stop, item, _ = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
@@ -3076,22 +3092,16 @@ def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]]
     return words, inside
 
 
-def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
+def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
-    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it) and
-    the indent of its items; None for another shape."""
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
+    indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
     if lines[at].strip() != "tolerations:" or at + 1 >= len(lines) or not lines[at + 1].lstrip().startswith("- "):
         return None
     item = _indent(lines[at + 1])
-    if item < base:
-        return None
-    opened = 0  # blocks of the pod open at `tolerations:` (`{{- if .Values.spot }}`): entries added go with them
-    for line in reversed(lines[:at]):
-        if not _control(line) and not _emits(line) and _indent(line) < base:
-            break
-        opened += sum(1 if w in ("if", "with", "range") else -1 if w == "end" else 0 for _, _, w in _actions(line))
-    if opened > 0:
+    opens = _open_ifs(lines, at)
+    if item < base or opens is None:
         return None
     depth, end = 0, at + 1
     for i in range(at + 1, len(lines)):
@@ -3105,7 +3115,29 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
             depth += word in ("if", "with", "range") or -(word == "end")
         if depth == 0:
             end = i + 1
-    return end, item
+    return end, item, opens
+
+
+def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
+    """The pod's blocks open at line `at` (`{{- if .Values.spot }}` above `tolerations:`; the pod's lines are those
+    above it up to a shallower YAML line), outermost first, each as its line and its condition; None when one of them
+    is not an `if` alone on its line (a `with` or `range` rebinds `.`, an `else` branch negates its condition)."""
+    pending, opens = 0, []
+    for i in range(at - 1, -1, -1):
+        line = lines[i]
+        if not _control(line) and not _emits(line) and _indent(line) < _indent(lines[at]):
+            break
+        for _, _, word in reversed(_actions(line)):
+            if word == "end" or (word == "else" and pending):
+                pending += word == "end"
+            elif word in ("if", "with", "range") and pending:
+                pending -= 1
+            elif word in ("if", "with", "range", "else"):
+                opened = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", line.strip())
+                if word != "if" or not opened:
+                    return None
+                opens.insert(0, (i, opened.group(1)))
+    return opens
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
