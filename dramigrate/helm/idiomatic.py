@@ -690,8 +690,14 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpe
     if not any(_named_key_at(text, offsets[i], line, helpers) for i, line in enumerate(text.splitlines())):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
-    rendered = {
-        key
+    unnamed = _rendered_devices(docs, rules) - literal
+    return unnamed.pop() if len(unnamed) == 1 else ""
+
+
+def _rendered_devices(docs: list[dict[str, Any]], rules: RuleSet) -> set[str]:
+    """The device resources the containers of these rendered objects ask for."""
+    return {
+        str(key)
         for doc in docs
         for _, pod in pod_groups(doc, [])
         for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", ""))))
@@ -701,8 +707,31 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpe
         for key in own
         if rules.lookup(str(key)) is not None
     }
-    unnamed = rendered - literal
-    return unnamed.pop() if len(unnamed) == 1 else ""
+
+
+# `{{ $key }}: {{ $value }}`: a resource key and its count, both from the variables of a `range` over a map
+_RANGE_KEY = re.compile(r"\s*\{\{-?\s*\$(\w+)\s*-?\}\}\s*:\s*\{\{.*\}\}\s*")
+
+
+def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: list[Device], rules: RuleSet) -> None:
+    """Raise NotIdiomatic when the render asks for a device resource that no key found (`devices`) writes and a
+    `range` over a values map writes a resource key under `limits:`/`requests:` (arena's `{{ $key }}: {{ $value }}`
+    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin."""
+    missed = sorted(_rendered_devices(docs, rules) - {d.resource for d in devices})
+    lines = text.splitlines()
+    for i, line in enumerate(lines if missed else []):
+        key = _RANGE_KEY.fullmatch(line)
+        if not key or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
+            continue
+        ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
+        if ranges:
+            why = (
+                f"the resource name `${key.group(1)}` is each key of the map `{ranges[-1]}` (a `range` over it), and "
+                f"these values set {', '.join(missed)} there: the idiomatic rewrite takes a device key whose name is "
+                "literal or one values key, so that device would stay on the device plugin with the DRA switch on; "
+                "ask for it with the chart's own count, or move it to a claim by hand"
+            )
+            raise NotIdiomatic(Pattern("E", i + 1, line.strip()), rel, why)
 
 
 @functools.cache
@@ -1048,6 +1077,7 @@ def build(
         written[rel] = (root / rel).read_bytes().decode("utf-8")
         text = written[rel].replace("\r\n", "\n")
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
+        range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
