@@ -57,3 +57,45 @@ def test_a_device_from_the_map_is_refused_with_the_line_of_the_map(tmp_path: Pat
     assert "another branch" not in outcome.manual, outcome.report()
     fix_chart(chart)  # with the map empty, as the chart ships it, the chart's own counts are rewritten and proven
     assert "{{- range $key, $value := .Values.devices }}" in (chart / "templates" / "pods.yaml").read_text()
+
+
+KEY_BY_KEY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: flow
+spec:
+  selector:
+    matchLabels: {app: flow}
+  template:
+    metadata:
+      labels: {app: flow}
+    spec:
+      containers:
+        - name: flow
+          image: busybox
+          {{- if .Values.flow.resources }}
+          resources:
+          {{- range $key, $val := .Values.flow.resources }}
+            {{ $key }}:
+{{ toYaml $val | indent 14 }}
+          {{- end }}
+          {{- end }}
+"""
+
+
+def test_a_resources_map_written_key_by_key_names_the_range_and_the_map(tmp_path: Path) -> None:
+    """Was: 'this line is none of them', with the line of `{{ $key }}:` and no word of the `range` that writes it."""
+    values = "flow:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    chart = chart_with(tmp_path, "flow", {"templates/flow.yaml": KEY_BY_KEY, "values.yaml": values})
+    outcome = run_chart(
+        chart,
+        ChartOptions(kube_version="1.34"),
+        load_rules(),
+        Settings(kube_version="1.34"),
+        Target.parse("1.34"),
+        "fix",
+    )
+    assert not outcome.proven
+    assert "templates/flow.yaml:18: pattern E" in outcome.manual, outcome.report()
+    assert "the map `.Values.flow.resources`, written key by key by the `range` at line 17" in outcome.manual

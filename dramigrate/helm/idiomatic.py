@@ -1092,7 +1092,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
+            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or _range_keyed(text, first) or NO_SHAPE)
         for d in devices if rel not in beside else []:
             if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
@@ -3178,6 +3178,26 @@ NO_SHAPE = (
     "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
     "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
 )
+
+
+def _range_keyed(text: str, first: Pattern) -> str:
+    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` (kubefate's
+    fateflow container writes `resources:` key by key from `.Values.modules.python.resources`, each `toYaml $val`):
+    the key's name is each key of the map X; "" otherwise."""
+    key = re.match(r"[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}[\"']?\s*:", first.text)
+    if key is None:
+        return ""
+    declares = re.compile(rf"\{{\{{-?\s*range\s+{re.escape(key.group(1))}\s*,\s*(\$\w+)\s*:=\s*(.+?)\s*-?\}}\}}")
+    lines = text.splitlines()
+    for at in range(first.line - 1, max(0, first.line - 4), -1):  # 1-based lines above the key
+        if m := declares.search(lines[at - 1]):
+            return (
+                f"the key `{key.group(1)}` (with `{m.group(1)}` its content) is each key of the map `{m.group(2)}`, "
+                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a resources map "
+                f"written whole (`toYaml {m.group(2)}`, pattern B) or by its `limits:`/`requests:` sections, not a "
+                "`range` over its keys"
+            )
+    return ""
 
 
 def _helper_name(text: str, line: str) -> str:
