@@ -545,3 +545,25 @@ def test_device_key_alone_under_limits_behind_a_count_guard(tmp_path: Path, afte
     assert "nvidia.com/gpu" not in json.dumps(zero) and "resourceClaims" not in zero["spec"]["template"]["spec"]
     (dep,) = [d for d in docs(chart, "numGpus=2") if d["kind"] == "Deployment"]
     assert dep["spec"]["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+def test_the_claim_joins_the_pods_own_resource_claims(tmp_path: Path) -> None:
+    """A pod that renders the chart's own `resourceClaims` list (`with .Values.resourceClaims`): the DRA claim joins
+    that list instead of a second `resourceClaims:` key, which with the user's list set rendered the key twice (Helm
+    kept the last, dropping the user's claims); the proof renders the chart with a claim of the user's own there."""
+    deployment = DEPLOYMENT.replace(
+        "      containers:",
+        "      {{- with .Values.resourceClaims }}\n      resourceClaims:\n"
+        "        {{- toYaml . | nindent 8 }}\n      {{- end }}\n      containers:",
+    )
+    chart = write_chart(tmp_path, deployment, VALUES + "# -- Claims of the pod\nresourceClaims: []\n")
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert any("a claim of the user's own" in c for c in outcome.checked), outcome.checked
+    write_changes(outcome)
+    mine = tmp_path / "claims.yaml"
+    mine.write_text("resourceClaims:\n- name: shared\n  resourceClaimName: gpus\n")
+    (m,) = [m for m in render_chart(chart, RenderOptions(values_files=(mine,))) if "kind: Deployment" in m.text]
+    assert m.text.count("resourceClaims:") == 1, m.text
+    pod = yaml.safe_load(m.text)["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["resourceClaims"]] == ["shared", "gpu"], pod

@@ -136,3 +136,24 @@ def test_the_key_branch_and_the_map_branch_of_one_container_both_migrate(tmp_pat
     # the user's own run: the switch alone migrates the key's branch, the DRA values the map's
     assert _claimed(_docs(chart, (mine,)))[user][1] == (1 if user == "small" else 0)
     assert _claimed(_docs(chart, (chart / "values-dra.yaml", mine)))[user][1] == (1 if user == "small" else 4)
+
+
+def test_a_users_claims_beside_the_key_branch_join_its_claim(tmp_path: Path) -> None:
+    """The pod passes its model's `resourceClaims` through (for the map's branch) and the key's branch adds the DRA
+    claim: a user who gives the small model (no map) a claim of their own with the switch on got `resourceClaims:`
+    twice in one mapping, and Helm kept the DRA list alone, dropping the user's claim without a word. Now the DRA
+    claim joins the list, and the proof renders a claim of the user's own in each such value."""
+    chart = chart_with(tmp_path, "models", {"values.yaml": VALUES, "templates/models.yaml": MODELS})
+    mine = tmp_path / "small.yaml"
+    mine.write_text("models:\n  small:\n    enabled: true\n")
+    outcome = run_chart(
+        chart, ChartOptions(values_files=(mine,)), load_rules(), Settings(), Target.parse("1.36"), "fix"
+    )
+    assert outcome.proven, outcome.report()
+    assert any("a claim of the user's own in each resourceClaims value" in c for c in outcome.checked), outcome.checked
+    write_changes(outcome)
+    shared = ("models.small.resourceClaims[0].name=shared", "models.small.resourceClaims[0].resourceClaimName=gpus")
+    (text,) = [t for _, t in _texts(chart, (mine,), shared) if "kind: Deployment" in t]
+    assert text.count("resourceClaims:") == 1, text
+    (pod,) = [d["spec"]["template"]["spec"] for d in _docs(chart, (mine,), shared) if d["kind"] == "Deployment"]
+    assert [c["name"] for c in pod["resourceClaims"]] == ["shared", "gpu"], pod

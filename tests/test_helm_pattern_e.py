@@ -516,3 +516,22 @@ def test_a_name_the_key_line_includes_from_a_helper(tmp_path: Path) -> None:
     assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 2)
     assert [t["key"] for t in pod["tolerations"]] == ["amd.com/gpu"]
     assert pod["containers"][0]["resources"]["limits"] == {"memory": "4Gi"}
+
+
+def test_a_users_tolerations_of_the_looked_up_name_get_no_second_one(tmp_path: Path) -> None:
+    """The pod renders the values' tolerations (`with .Values.tolerations`, empty by default) and the DRA branch adds
+    the toleration of the looked-up name: a user whose tolerations hold it already (as GPU values files often do) got
+    it twice; now the DRA one renders only where the list does not tolerate the name's taint, as with a literal key."""
+    tolerations = "    spec:\n      {{- with .Values.tolerations }}\n      tolerations:\n"
+    tolerations += "        {{- toYaml . | nindent 8 }}\n      {{- end }}\n"
+    template = INTEL.replace("    spec:\n", tolerations)
+    chart = chart_with(
+        tmp_path, "pipeline", {"values.yaml": INTEL_VALUES + "tolerations: []\n", "templates/x.yaml": template}
+    )
+    fix_chart(chart)
+    mine = tmp_path / "tolerated.yaml"
+    mine.write_text("tolerations:\n- key: gpu.intel.com/i915\n  operator: Exists\n  effect: NoSchedule\n")
+    out, _, pods = dra_render(chart, mine)
+    (pod,) = pods.values()
+    assert pod["tolerations"] == [{"key": "gpu.intel.com/i915", "operator": "Exists", "effect": "NoSchedule"}], pod
+    assert pod["resourceClaims"], out

@@ -2179,11 +2179,11 @@ def _pod_edits(
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
-    existing = [
-        i
-        for i in range(pod + 1, pod_end)
-        if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
-    ]
+    own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
+    if own_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
+        edits.append(_merge_tolerations(lines, own_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
+        pod_lines = []
+    existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
         tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
         deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
@@ -2217,19 +2217,23 @@ def _pod_edits(
         and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
     ):
         key = str(tolerations[0].get("key", ""))
+    checked = ""  # the looked-up name (a values key) the values list is checked for, as a literal key is
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
         key, key_expr = "", _arg(_from_root(w.named.expr))
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
+    elif w.named and not picks and existing and len(tolerations) == 1 and w.named.tolerations.get((0, "key")) == NAME:
+        checked = _arg(_from_root(w.named.expr))
     if tolerations and existing:
-        merged = _merge_tolerations(lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, True)
-        if merged:
+        merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
+        if merged := _merge_tolerations(*merge, enclosed=True):
             edits.append(merged)
-    elif tolerations and tol_cond == claim_cond:  # a literal count: the claim and the toleration under one `if`
+    elif tolerations and tol_cond == claim_cond and pod_lines:  # a literal count: claim and toleration, one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
         pod_lines += [f"{p}{{{{- if {tol_cond} }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
     at = _after_steps(lines, w.text, w.devices[0], containers, w.rel) if steps else containers
-    edits.append(Edit(at, at, pod_lines))
+    if pod_lines:
+        edits.append(Edit(at, at, pod_lines))
     if w.delta.params:  # KubeRay reads num-gpus from the limits the claim replaces: the migration sets it in the group
         from dramigrate.helm.helper import _ray_params
 
@@ -2904,8 +2908,18 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims):")  # a pod's list key alone on its line
 # a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
 _HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
+
+
+def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -> list[int]:
+    """The lines of the pod (from `pod` to `pod_end`, its keys at indent `p`) that write its key `key:`."""
+    return [
+        i
+        for i in range(pod + 1, pod_end)
+        if not _control(lines[i]) and lines[i].strip().startswith(f"{key}:") and _indent(lines[i]) == len(p)
+    ]
 
 
 def _merge_tolerations(
@@ -2918,14 +2932,17 @@ def _merge_tolerations(
     key: str = "",
     covered: bool = False,
     key_expr: str = "",
+    checked: str = "",
     enclosed: bool = False,
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch; with `key` (the one toleration's; `key_expr`, its Go expression),
-    only where the values list X does not tolerate that taint already. `covered`: the toleration is one the pod wrote
-    itself with the values the rewrite is read from (PodDelta.covered): it renders only where the chart's list does
-    not (None: nowhere). `enclosed`: a literal list inside the pod's own `if` blocks is taken too (the edit then
-    spans from the outermost `if`, which other edits must not reach into)."""
+    the DRA toleration appended in the DRA branch (any list of the pod, its key at line `at`: `resourceClaims` too);
+    with `key` (the one toleration's; `key_expr`, its Go expression), only where the values list X does not tolerate
+    that taint already (`checked`: a looked-up name's Go expression, the taint key it is checked for, as `key` is).
+    `covered`: the toleration is one the pod wrote itself with the values the rewrite is read from
+    (PodDelta.covered): it renders only where the chart's list does not (None: nowhere). `enclosed`: a literal list
+    inside the pod's own `if` blocks is taken too (the edit then spans from the outermost `if`, which other edits
+    must not reach into)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -2934,8 +2951,9 @@ def _merge_tolerations(
         """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        # a name looked up is checked for the pod's own toleration only (map-built pods check theirs in `cond`)
-        test = json.dumps(key) if key else key_expr if covered else ""
+        # a name looked up is checked for the pod's own toleration and where the caller says (`checked`; map-built
+        # pods check theirs in `cond`)
+        test = json.dumps(key) if key else checked or (key_expr if covered else "")
         if test and listing and re.fullmatch(r"[\w.$]+", given):
             checks = tolerated_check(given, test, True)
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
@@ -2945,7 +2963,7 @@ def _merge_tolerations(
         expr = with_m.group(1)
         new = [
             f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
-            f"{p}tolerations:",
+            f"{p}{lines[at].strip()}",
             f"{p}  {{{{- with {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
@@ -2978,7 +2996,7 @@ def _merge_tolerations(
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, at + 3, new)
-    if lines[at].strip() == "tolerations:" and plain:
+    if _LIST_KEY.fullmatch(lines[at].strip()) and plain:
         # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
         # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
         keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
@@ -2994,7 +3012,7 @@ def _merge_tolerations(
             + [*tol_text, f"{p}  {{{{- end }}}}"],
         )
     helper = _HELPER_LIST.fullmatch(body)
-    if lines[at].strip() == "tolerations:" and helper and not covered:
+    if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
         # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
         # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
         # the taint already (the migration adds none then)
@@ -3015,7 +3033,7 @@ def _merge_tolerations(
         first = opens[0][0]
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
         off = _arg(opens[0][1]) if len(opens) == 1 else f"(and {' '.join(_arg(c) for _, c in opens)})"
-        alone = [f"{p}{{{{- if {both} (not {off}) }}}}", f"{p}tolerations:", *tol_text, f"{p}{{{{- end }}}}"]
+        alone = [f"{p}{{{{- if {both} (not {off}) }}}}", lines[at].rstrip(), *tol_text, f"{p}{{{{- end }}}}"]
         appended = [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
         return Edit(first, stop, [*alone, *lines[first : stop - 1], *appended])
     if listed is not None and not listed[2]:
@@ -3065,7 +3083,7 @@ def _merge_tolerations(
     raise NotIdiomatic(
         Pattern("F", at + 1, lines[at].strip()),
         rel,
-        "the pod's tolerations have a shape the rewrite does not merge into",
+        f"the pod's {lines[at].strip().rstrip(':')} have a shape the rewrite does not merge into",
     )
 
 
@@ -3085,7 +3103,7 @@ def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None
     `nindent N` writing them); None for another shape."""
     base = _indent(lines[at])
     opened = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", lines[at - 1].strip() if at > 0 else "")
-    if lines[at].strip() != "tolerations:" or not opened:
+    if not _LIST_KEY.fullmatch(lines[at].strip()) or not opened:
         return None
     depth, item = 1, None
     words, inside = _actions_by_line(lines, at + 1)
@@ -3127,7 +3145,11 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
     after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
     indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
-    if lines[at].strip() != "tolerations:" or at + 1 >= len(lines) or not lines[at + 1].lstrip().startswith("- "):
+    if (
+        not _LIST_KEY.fullmatch(lines[at].strip())
+        or at + 1 >= len(lines)
+        or not lines[at + 1].lstrip().startswith("- ")
+    ):
         return None
     item = _indent(lines[at + 1])
     opens = _open_ifs(lines, at)

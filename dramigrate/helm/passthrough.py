@@ -70,6 +70,9 @@ COUNTS = "deviceCounts"
 # a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
 # them reaches this subchart (kept_nulls) and the template drops null keys before it writes the map
 DROP_NULLS = "drop nulls"
+# a need: the map is a section's content (`limits:` then `toYaml .Values.resources`, flat_maps): it cannot hold the
+# container's `claims`, which the template names after the pod's `resourceClaims` instead
+SECTION_CONTENT = "section content"
 
 
 class NotPassThrough(RewriteError):
@@ -88,9 +91,18 @@ class MapEdit:
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
     group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
+    flat: bool = False  # the map is the content of the sections (flat_maps): its device keys sit right in it
 
     def place(self, sibling: str) -> Path_:
         return self.places.get(sibling) or sibling_path(self.path, sibling)
+
+    def section_path(self, section: str) -> Path_:
+        """Where the values hold the section `limits` or `requests` of the container's resources."""
+        return self.path if self.flat else (*self.path, section)
+
+    def key_path(self, section: str, key: str) -> Path_:
+        """Where the values hold a device key of a section."""
+        return (*self.section_path(section), key)
 
 
 def sibling_key(map_key: str, sibling: str) -> str:
@@ -137,6 +149,21 @@ def keyed_maps(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
+def flat(value: Any) -> bool:
+    """A values map that holds quantities by resource name (`resources: {nvidia.com/gpu: "1"}`): a template writes it
+    as a section's content (`limits:` then `toYaml .Values.resources`), not as a container's resources."""
+    return isinstance(value, dict) and bool(value) and not any(isinstance(v, (dict, list)) for v in value.values())
+
+
+def flat_maps(merged: dict[str, Any]) -> list[Path_]:
+    """The flat maps (flat) under a key named `resources` (or `*Resources`)."""
+
+    def match(key: str, value: Any, path: Path_) -> list[Path_]:
+        return [path] if key.lower().endswith("resources") and flat(value) else []
+
+    return find_maps(merged, match)
+
+
 def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
     """The values path of a map not keyed `resources` (nor `*Resources`) whose value is `want`, if there is one."""
     if isinstance(merged, dict):
@@ -150,14 +177,18 @@ def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
     return None
 
 
-def marked_values(merged: dict[str, Any]) -> tuple[dict[str, Any], list[Path_]]:
-    """The values with a marker key in the limits of each resources map, and those maps in marker order."""
-    maps = resources_maps(merged) + keyed_maps(merged)
+def marked_values(merged: dict[str, Any], flats: bool = True) -> tuple[dict[str, Any], list[Path_]]:
+    """The values with a marker key in the limits of each resources map (`flats`: and in each flat map, which a
+    template writes as the limits), and those maps in marker order."""
+    maps = resources_maps(merged) + keyed_maps(merged) + (flat_maps(merged) if flats else [])
     out = copy.deepcopy(merged)
     for i, path in enumerate(maps):
         current = get_path(out, path)
         block = dict(current) if isinstance(current, dict) else {}
-        block["limits"] = {**dict(block.get("limits") or {}), f"{MARKER}{i}": "1"}
+        if flat(current):
+            block[f"{MARKER}{i}"] = "1"
+        else:
+            block["limits"] = {**dict(block.get("limits") or {}), f"{MARKER}{i}": "1"}
         put_path(out, path, block)
     return out, maps
 
@@ -379,13 +410,16 @@ def map_edits(
                         f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {key[1]}/{key[3]} container {o.get('name')} "
                         + why
                     )
-                if not merges and _as_text(get_path(merged, path) or {}) != _as_text(old_res):
+                edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
+                if not merges and not _passed_as_is(edit, merged, old_res):
                     raise NotPassThrough(
                         f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
                     )
-                edit = edits.setdefault(path, MapEdit(path))
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
+                    gone = (
+                        [k for k in gone if not any(k in keys for keys in edit.removed.values())] if edit.flat else gone
+                    )
                     if gone:
                         edit.removed[section] = gone
                 edit.claims = [c for c in new_res.get("claims") or [] if c not in (old_res.get("claims") or [])]
@@ -402,6 +436,8 @@ def map_edits(
                 added = [x for x in new.get(name) or [] if x not in (old.get(name) or [])]
                 if added:
                     edit.siblings[name] = added
+            if edit.flat:
+                _claims_named_by_pod(edit, f"{key[1]}/{key[3]}")
             edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
             for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
                 old_params, new_params = old_group.get("rayStartParams") or {}, new_group.get("rayStartParams") or {}
@@ -411,6 +447,29 @@ def map_edits(
     if not edits:
         raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
     return list(edits.values()), claim_templates
+
+
+def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, Any]) -> bool:
+    """Whether a container's resources are the values map as it is: the map whole, or, for a flat map, each of the
+    sections the container writes."""
+    value = _as_text(get_path(merged, edit.path) or {})
+    if not edit.flat:
+        return value == _as_text(resources)
+    sections = [resources[s] for s in ("limits", "requests") if s in resources]
+    return bool(sections) and all(_as_text(s or {}) == value for s in sections)
+
+
+def _claims_named_by_pod(edit: MapEdit, what: str) -> None:
+    """A flat map cannot hold the container's `claims`: the template names them after the pod's `resourceClaims`
+    (SECTION_CONTENT), which holds when the container claims each of the pod's new claims whole and no other."""
+    names = [c.get("name") for c in edit.siblings.get("resourceClaims", [])]
+    if [c for c in edit.claims if set(c) != {"name"}] or [c["name"] for c in edit.claims] != names:
+        raise NotPassThrough(
+            f"{what}: its container takes the values map {display(edit.path)} as its limits and requests, and "
+            "claims other than the pod's new resourceClaims, each whole: the container's claims cannot go in that "
+            "map, and the template names them after the pod's"
+        )
+    edit.claims = []
 
 
 def _copied_from(
@@ -615,15 +674,15 @@ def variant_text(
     for edit in edits:
         res = node_at(edit.path)
         for section, keys in edit.removed.items():
-            block = res.get(section)
+            block = res if edit.flat else res.get(section)
             if block is None and get_path(defaults or {}, (*edit.path, section)) is not None:
                 block = res[section] = CommentedMap()  # the file leaves the section to the chart's defaults
             if block is None:
                 raise NotPassThrough(f"{path}: the device key of {display(edit.path)}.{section} is set in another file")
             for k in keys:
-                if k not in block and get_path(defaults or {}, (*edit.path, section, k)) is None:
-                    raise NotPassThrough(f"{path}: {display((*edit.path, section, k))} is set in another file")
-                if get_path(defaults or {}, (*edit.path, section, k)) is not None:
+                if k not in block and get_path(defaults or {}, edit.key_path(section, k)) is None:
+                    raise NotPassThrough(f"{path}: {display(edit.key_path(section, k))} is set in another file")
+                if get_path(defaults or {}, edit.key_path(section, k)) is not None:
                     block[k] = None
                     if hasattr(block, "yaml_add_eol_comment"):
                         after = (block.ca.items.get(k) or [None] * 3)[2]  # with the comment lines below the key
@@ -633,7 +692,9 @@ def variant_text(
                             mine.value = mine.value.rstrip("\n") + after.value[after.value.index("\n") :]
                 else:
                     del block[k]
-            left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
+            left = [k for k in get_path(merged, edit.section_path(section)) or {} if k not in keys]
+            if edit.flat:
+                continue  # the map itself: emptied, it renders the sections empty, which Kubernetes reads as none
             if not left and get_path(defaults or {}, (*edit.path, section)) is not None:
                 res[section] = None  # nothing else in it: the chart's default map goes whole, as the migration's
                 if hasattr(res, "yaml_add_eol_comment"):
@@ -720,7 +781,7 @@ def _without_key_comments(path: Path, text: str, edits: list[MapEdit]) -> str:
     lines = text.splitlines(keepends=True)
     for edit in edits:
         for section, keys in edit.removed.items():
-            block = get_path(doc.data, (*edit.path, section))
+            block = get_path(doc.data, edit.section_path(section))
             for k in keys if isinstance(block, dict) and hasattr(block, "ca") else ():
                 comment = (block.ca.items.get(k) or [None] * 3)[2]
                 if k in block and comment is not None and not comment.value.startswith("\n"):
@@ -771,10 +832,12 @@ def overlay_values(
 
     for edit in edits:
         for section, keys in edit.removed.items():
-            left = [k for k in get_path(merged, (*edit.path, section)) or {} if k not in keys]
-            for k in keys if left else ():
-                gone((*edit.path, section, k))
-            if not left:  # nothing else in it: the whole map goes, as the migration drops an empty limits
+            left = [k for k in get_path(merged, edit.section_path(section)) or {} if k not in keys]
+            for k in keys if left or edit.flat else ():
+                gone(edit.key_path(section, k))
+            if (
+                not left and not edit.flat
+            ):  # nothing else in it: the whole map goes, as the migration drops an empty limits
                 gone((*edit.path, section))
         whole_lists(edit.path)
         if edit.claims:
@@ -850,7 +913,7 @@ def device_sets(
         parsed: dict[str, Any] = {}
         _SetParser(expression, as_string).parse_into(parsed)
         if any(
-            get_path(parsed, (*e.path, section, k)) is not None
+            get_path(parsed, e.key_path(section, k)) is not None
             for e in edits
             for section, keys in e.removed.items()
             for k in keys
@@ -1289,10 +1352,13 @@ def pod_defines(templates: dict[str, str], rels: set[str]) -> dict[str, list[Pod
 _SECTION = "<section>"  # a read of one section of the map (`toYaml .Values.resources.limits`), not of the whole map
 
 
-def _claims_beside_sections(t: _Edits, i: int, claims: str) -> None:
+def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> None:
     """A container `resources:` block that writes the map's sections one by one (`limits:` from `toYaml
     .Values.resources.limits`, or a `range` over it; the read at line i) renders none of the `claims` the DRA
-    values add to the map: `claims` from the map, first under that `resources:` (nothing when the map has none)."""
+    values add to the map: `claims` from the map, first under that `resources:` (nothing when the map has none).
+    `named` (the map's expression): `claims` is the pod's `resourceClaims` list, each claimed by its name (a map
+    that is the sections' content holds no claims, SECTION_CONTENT); an `if` on the map alone around `resources:`
+    takes that list too."""
     lines = t.lines
     top = -1
     for j in range(i - 1, -1, -1):  # the nearest `resources:` above, within the pod's containers
@@ -1304,6 +1370,13 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str) -> None:
         raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
     ind = " " * _indent(lines[child])
     block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
+    if named:
+        items = [f"{ind}  {{{{- range . }}}}", f"{ind}  - name: {{{{ .name }}}}", f"{ind}  {{{{- end }}}}"]
+        block = [*block[:2], *items]
+        guard = re.fullmatch(r"(\s*\{\{-?\s*if\s+)([$.][\w.]+)(\s*-?\}\}\s*)", lines[top - 1]) if top else None
+        if guard and guard.group(2) == named and top - 1 not in t.replaced:
+            # `{{- if .Values.resources }}`: the DRA values may leave the map empty, the claims render all the same
+            t.replaced[top - 1] = f"{guard.group(1)}or {guard.group(2)} {claims}{guard.group(3)}"
     if block[0] not in t.inserts.get(top + 1, []):
         t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
@@ -1527,7 +1600,9 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged))
-    if under == _SECTION and "resourceClaims" in need:
+    if SECTION_CONTENT in need and "resourceClaims" in need:
+        _claims_beside_sections(t, i, sibling_expr(sibling_key(key, "resourceClaims")), named=sibling_expr(key))
+    elif under == _SECTION and "resourceClaims" in need:
         _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
@@ -1728,10 +1803,17 @@ def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
     return [f"{ind}{lead if i == 0 else '# '}{x}" for i, x in enumerate(lines)]
 
 
-def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted: frozenset[Path_] = frozenset()) -> str:
+def claims_docs(
+    values: str,
+    values_path: Path,
+    map_paths: list[Path_],
+    counted: frozenset[Path_] = frozenset(),
+    flats: frozenset[Path_] = frozenset(),
+) -> str:
     """values.yaml with `resourceClaims: []` (the sibling each pass-through renders) documented right after each
     resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing.
-    `counted`: the maps whose device counts a template reads, which get `deviceCounts: {}` (reread) too."""
+    `counted`: the maps whose device counts a template reads, which get `deviceCounts: {}` (reread) too; `flats`:
+    the maps that are the sections' content, whose containers claim the pod's claims by name."""
     from dramigrate.helm.values import key_line
 
     lines = values.splitlines()
@@ -1762,6 +1844,11 @@ def claims_docs(values: str, values_path: Path, map_paths: list[Path_], counted:
                 break
             end = j + 1
         doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
+        if path in flats:
+            doc = (
+                "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), each claimed by the containers "
+                f"that take {own[-1]}"
+            )
         if by_key:
             doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), by the keys of {own[-1]}"
         # keys apart by a blank line: the next key beside the map is below one (not a shallower key, as after the
@@ -1822,7 +1909,8 @@ def schema_keys(values_path: Path, map_paths: dict[Path_, set[str]]) -> tuple[tu
         own = next((path[k:] for k in range(len(path)) if key_line(values_path, path[k:])), path)
         for sibling in sorted({"resourceClaims", *siblings} & set(_SCHEMA_ENTRIES)):
             out.append((own[:-1], sibling_key(str(own[-1]), sibling), _SCHEMA_ENTRIES[sibling]))
-        out.append((own, "claims", _SCHEMA_ENTRIES["claims"]))
+        if SECTION_CONTENT not in siblings:  # the map holds its container's claims
+            out.append((own, "claims", _SCHEMA_ENTRIES["claims"]))
     return tuple(out)
 
 
@@ -2078,10 +2166,10 @@ def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> 
     texts = [_without_copies(t) for t in _templates(root).values()]
     for edit in edits:
         counts = {
-            k: get_path(merged, (*edit.path, section, k))
+            k: get_path(merged, edit.key_path(section, k))
             for section, keys in edit.removed.items()
             for k in keys
-            if any(reads_count(t, edit.path, section, k) for t in texts)
+            if not edit.flat and any(reads_count(t, edit.path, section, k) for t in texts)
         }
         if counts:
             edit.siblings[COUNTS] = counts
@@ -2201,6 +2289,7 @@ def build(
         nested=schema_keys(values_path, map_paths),
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
-    documented = claims_docs(values, values_path, list(map_paths), counted) if values else values
+    flats = frozenset(p for p, siblings in map_paths.items() if SECTION_CONTENT in siblings)
+    documented = claims_docs(values, values_path, list(map_paths), counted, flats) if values else values
     changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented)))
     return changes

@@ -1310,7 +1310,7 @@ def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
         e
         for e in edits
         if any(
-            isinstance(own := get_path(sources.merged, (*e.path, section)), dict) and set(keys) & set(own)
+            isinstance(own := get_path(sources.merged, e.section_path(section)), dict) and set(keys) & set(own)
             for section, keys in e.removed.items()
         )
     ]
@@ -2454,6 +2454,10 @@ def prove_switch(
         )
         _manual(outcome, f"{why}: {'; '.join(outcome.checked)}", patch)
         return
+    on = (lambda o: rewritten(flip.options(o), True)) if flip and turned else (lambda o: rewritten(o, True))
+    if why := _user_claims(outcome, root, expected[0][0], on):
+        _manual(outcome, why, patch)
+        return
     if not outcome.writable and mode == "fix":
         _manual(
             outcome,
@@ -2462,6 +2466,28 @@ def prove_switch(
             patch,
         )
         outcome.patch_proven = True
+
+
+def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[Any], Render]) -> str:
+    """The proof's value set `v` with a claim of the user's own in each resourceClaims value (claimsprobe.py), the
+    DRA switch on (`on`: the rewritten chart's render of some options with it on): '' when proven or when the values
+    have no such place; noted in `outcome.checked`."""
+    import tempfile
+
+    from dramigrate.helm import claimsprobe
+
+    extra = claimsprobe.overlay(chart_defaults(root))
+    if not extra or v.options is None:
+        return ""
+    with tempfile.TemporaryDirectory(prefix="dramigrate-claims-") as folder:
+        given = Path(folder) / "claims.json"
+        given.write_text(json.dumps(extra), encoding="utf-8")
+        options = replace(v.options, values_files=(*v.options.values_files, given))
+        case = f"with {v.label}, the DRA switch on and a claim of the user's own in each resourceClaims value"
+        why = claimsprobe.unproven(case, on(options), on(v.options), cached_render(root, options, fresh=True))
+    if not why:
+        outcome.checked.append(f"{v.label} with a claim of the user's own in each resourceClaims value (switch on)")
+    return why
 
 
 def _refused(v: Variation, added: bool, on: Render) -> bool:
@@ -2634,8 +2660,11 @@ def _passthrough(
         """The values of a value set, the map edits that make the chart render its migration, and the claim
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
-        marked, maps = pt.marked_values(sources.merged)
-        probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
+        for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
+            marked, maps = pt.marked_values(sources.merged, flats)
+            probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
+            if not probe.error:
+                break
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
@@ -2707,6 +2736,8 @@ def _passthrough(
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
             beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
             paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
+            if e.flat:
+                paths[e.path].add(pt.SECTION_CONTENT)
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
@@ -2952,6 +2983,11 @@ def _passthrough(
             continue
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
+        return bool(folded)
+    if switch and (
+        why := _user_claims(outcome, root, expected[0][0], lambda o: cached_render(copy_root, switch.options(o, True)))
+    ):
+        _manual(outcome, why, patch)
         return bool(folded)
     if not outcome.writable:
         _manual(

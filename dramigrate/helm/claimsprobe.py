@@ -1,0 +1,93 @@
+"""The proof's value set with a claim of the user's own in each pod-level `resourceClaims` value a chart may read:
+a rewrite that writes the pod's `resourceClaims:` key beside one the template renders already (the chart's own
+list, or the pass-through beside a map in a template whose literal key takes the `dra.enabled` switch) renders the
+key twice when that value is set, and Helm keeps the last list only, dropping the user's claim without a word.
+With the value set, the rewritten chart must render no repeated key, and, once the user's claims are taken out,
+what it renders without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dramigrate.helm.passthrough import flat_maps, sibling_key
+from dramigrate.helm.prove import ObjKey, new_repeats, objects
+from dramigrate.helm.values import Path_, find_maps, put_path, resources_maps
+
+CLAIM = {"name": "dramigrate-user-claim", "resourceClaimName": "dramigrate-user-claim"}
+KEY = "resourceClaims"
+
+
+def claim_paths(merged: dict[str, Any]) -> list[Path_]:
+    """Where a user may give a pod's claims: each `resourceClaims` key of the values, the sibling of each resources
+    map, and that sibling in every item of the map's collection (`models.<name>.resourceClaims` for each model, where
+    only some have `resources`). Paths through lists are left out (a values file cannot set one item alone)."""
+
+    def own(key: str, value: Any, path: Path_) -> list[Path_]:
+        return [path] if key == KEY and (value is None or isinstance(value, list)) else []
+
+    out = dict.fromkeys(find_maps(merged, own))
+    for path in resources_maps(merged) + flat_maps(merged):
+        sibling = sibling_key(str(path[-1]), KEY)
+        out[(*path[:-1], sibling)] = None
+        items = _get(merged, path[:-2]) if len(path) >= 2 else None
+        if isinstance(items, dict) and all(isinstance(v, dict) for v in items.values()):
+            out.update({(*path[:-2], str(k), sibling): None for k in items})
+    return [p for p in out if all(isinstance(part, str) for part in p)]
+
+
+def _get(values: Any, path: Path_) -> Any:
+    for part in path:
+        if not isinstance(values, dict) or part not in values:
+            return None
+        values = values[part]
+    return values
+
+
+def overlay(merged: dict[str, Any]) -> dict[str, Any]:
+    """A values file that gives the user's claim in each place of claim_paths ({} when there is none)."""
+    out: dict[str, Any] = {}
+    for path in claim_paths(merged):
+        put_path(out, path, [dict(CLAIM)])
+    return out
+
+
+def _claims(node: Any, out: list[Any]) -> list[Any]:
+    """Every `resourceClaims` list of an object, in order, without the user's claim."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == KEY and isinstance(v, list):
+                out.append([c for c in v if not (isinstance(c, dict) and c.get("name") == CLAIM["name"])])
+            else:
+                _claims(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _claims(v, out)
+    return out
+
+
+def _claim_lists(render: Any) -> dict[ObjKey, list[Any]]:
+    lists = {k: [_claims(d, []) for d in docs] for k, docs in objects(render.stream + render.rest).items()}
+    return {k: [[x for x in found if x] for found in docs] for k, docs in lists.items()}
+
+
+def unproven(case: str, with_claims: Any, without: Any, original: Any) -> str:
+    """Why the rewritten chart's render with the user's claims (`with_claims`) is not proven ('' when it is): against
+    its render without them (`without`, proven), and the original chart's with them (`original`, for the keys it
+    repeats itself): no key written twice, and the pods' claims, the user's taken out, those of the render without
+    them. Renders that fail are not compared (the values may not fit a schema)."""
+    if with_claims.error or without.error or original.error:
+        return ""
+    if repeat := new_repeats(with_claims.stream, original.stream):
+        return (
+            f"{case}, the rewritten chart writes the pods' resourceClaims key twice: {repeat}; Helm keeps the last "
+            "list only and drops the user's claims: merge the DRA claim into the pod's own resourceClaims list by hand"
+        )
+    got, want = _claim_lists(with_claims), _claim_lists(without)
+    for key in sorted(set(got) | set(want)):
+        if got.get(key) != want.get(key):
+            return (
+                f"{case}, {key[1]}/{key[3]} claims other devices than without the user's claims, once they are taken "
+                "out: the DRA claim does not join the pod's own resourceClaims list"
+            )
+    return ""
