@@ -868,28 +868,27 @@ def _equals_or_false(a: Any, b: Any) -> bool:
         return False
 
 
+def _error_of(a: Any, b: Any) -> CELEvalError | None:
+    """The first of an operator's two operands that is an evaluation error (the operator's result), else None."""
+    return a if isinstance(a, CELEvalError) else b if isinstance(b, CELEvalError) else None
+
+
 def _cel_eq(a: Any, b: Any) -> Any:
-    if isinstance(a, CELEvalError):
-        return a
-    if isinstance(b, CELEvalError):
-        return b
+    if (error := _error_of(a, b)) is not None:
+        return error
     return celtypes.BoolType(_equals(a, b))
 
 
 def _cel_ne(a: Any, b: Any) -> Any:
-    if isinstance(a, CELEvalError):
-        return a
-    if isinstance(b, CELEvalError):
-        return b
+    if (error := _error_of(a, b)) is not None:
+        return error
     return celtypes.BoolType(not _equals(a, b))
 
 
 def _ordering(name: str, test: Callable[[int], bool]) -> Callable[[Any, Any], Any]:
     def compare(a: Any, b: Any) -> Any:
-        if isinstance(a, CELEvalError):
-            return a
-        if isinstance(b, CELEvalError):
-            return b
+        if (error := _error_of(a, b)) is not None:
+            return error
         if _is_number(a) and _is_number(b):
             result = _numbers_compare(a, b)
             return celtypes.BoolType(result is not None and test(result))
@@ -902,10 +901,8 @@ def _ordering(name: str, test: Callable[[int], bool]) -> Callable[[Any, Any], An
 
 
 def _cel_in(item: Any, container: Any) -> Any:
-    if isinstance(item, CELEvalError):
-        return item
-    if isinstance(container, CELEvalError):
-        return container
+    if (error := _error_of(item, container)) is not None:
+        return error
     if isinstance(container, Mapping):
         return celtypes.BoolType(any(_equals_or_false(key, item) for key in container))
     if not isinstance(container, list):

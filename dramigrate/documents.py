@@ -40,6 +40,9 @@ class Document:
     edited: bool = False
     appended: list[str] = field(default_factory=list)  # new documents to write right after this one
     helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (helm_constructor)
+    # the values of data as limits.expands_within counts them, when the fast parse counted them while building data
+    # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
+    counted: int = -1
 
     @property
     def tags(self) -> str:
@@ -120,12 +123,17 @@ def decode(path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[str,
         text = text[1:]
     crlf, lf = text.count("\r\n"), text.count("\n")
     mixed = _crlf_lines(text) if crlf and crlf != lf else None
-    newline = "\r\n" if 2 * crlf > lf else "\n"
+    newline = dominant_newline(text)
     if crlf:
         text = text.replace("\r\n", "\n")
     elif not lf and "\r" in text:
         newline, text = "\r", text.replace("\r", "\n")
     return text, newline, bom, mixed
+
+
+def dominant_newline(text: str) -> str:
+    """The line end a file is written back with: CRLF when more than half its line ends are CRLF, else LF."""
+    return "\r\n" if 2 * text.count("\r\n") > text.count("\n") else "\n"
 
 
 def _crlf_lines(text: str) -> frozenset[int]:
@@ -301,7 +309,7 @@ def parse_document(path: str, doc: Document) -> Any:
         return doc.data
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    doc.parsed = True
+    doc.parsed, doc.counted = True, -1
     if not has_content(doc.body):
         doc.data = None
         return None

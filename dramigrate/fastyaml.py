@@ -337,7 +337,7 @@ def fast_parse(path: str, doc: Document) -> bool:
     got = _one(body)
     if got is None:
         return False
-    doc.data, doc.parsed = got[0], True
+    doc.data, doc.parsed, doc.counted = got[0], True, max(got[1], -1)
     if not 0 <= got[1] <= MAX_NODES:  # an alias (a bomb expands it), or too many values
         check_size(path, doc)
     return True

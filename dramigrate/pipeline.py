@@ -142,7 +142,7 @@ def _round_trip(path: str, doc: Document) -> bool:
     """Give a document libyaml parsed ruamel's round-trip data, which fix edits and dumps; False if it has it."""
     if type(doc.data) is not Mapping and type(doc.data) is not Sequence:
         return False
-    doc.data, doc.parsed = None, False
+    doc.data, doc.parsed, doc.counted = None, False, -1
     parse_document(path, doc)
     return True
 
@@ -178,7 +178,7 @@ def _process(
             pods and settings.strategy == "claims" or any(f.fixable for _, q in quotas for f in q)
         )
         if editable:  # a document fix would refuse to rewrite is bad input for lint too (lint says what fix does)
-            check_edited_document(job.path, doc.body, doc.start_line, doc.data)
+            check_edited_document(job.path, doc.body, doc.start_line, doc.data, doc.counted)
         edited = job.fix and editable
         if edited and _round_trip(job.path, doc):  # fix edits it: analysed again on ruamel's data, as if parsed so
             del result.decisions[marks[0] :], result.suppressed[marks[1] :]

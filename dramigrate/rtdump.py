@@ -225,22 +225,17 @@ def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps,
 def _value(value: Any, column: int, out: list[str], steps: Steps, met: _Met) -> None:
     """What follows `key:` for a key at column."""
     t = type(value)
-    if _is_collection(value) and id(value) in met.ids:
+    collection = _is_collection(value)
+    if collection and id(value) in met.ids:
         out.append(": *" + met.anchors[id(value)] + "\n")
+    elif collection and not value:
+        met.mark(value)  # declines an anchored one
+        _plain_collection(value, met)
+        out.append(": {}\n" if t is CommentedMap or t is dict else ": []\n")
     elif t is CommentedMap or t is dict:
-        if not value:
-            met.mark(value)  # declines an anchored one
-            _plain_collection(value, met)
-            out.append(": {}\n")
-            return
         out.append(":" + met.mark(value) + "\n")
         _mapping(value, column + steps[0], False, out, steps, met)
     elif t is CommentedSeq or t is list:
-        if not value:
-            met.mark(value)  # declines an anchored one
-            _plain_collection(value, met)
-            out.append(": []\n")
-            return
         out.append(":" + met.mark(value) + "\n")
         _sequence(value, column, out, steps, met)
     else:

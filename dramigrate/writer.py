@@ -76,6 +76,8 @@ def as_json(original: str, yaml_text: str) -> str:
     takes them among its items."""
     import yaml
 
+    from dramigrate.documents import dominant_newline
+
     objects = [d for d in yaml.load_all(yaml_text, Loader=_json_loader()) if d is not None]
     token = f"\0dramigrate-number-{os.urandom(6).hex()}:"  # stands in for a number's text until it is written
     first = objects[0] if objects else None
@@ -100,9 +102,8 @@ def as_json(original: str, yaml_text: str) -> str:
     # A lone surrogate ("\ud800" in the original) has no UTF-8 form: it stays the escape it was written as.
     out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
     out += "\n" if original.endswith("\n") else ""
-    # the original's BOM and line ends (its most common one, as documents.decode takes), never a change of its own
-    newline = "\r\n" if 2 * original.count("\r\n") > original.count("\n") else "\n"
-    return ("\ufeff" if original.startswith("\ufeff") else "") + out.replace("\n", newline)
+    # the original's BOM and line ends (its most common one), never a change of its own
+    return ("\ufeff" if original.startswith("\ufeff") else "") + out.replace("\n", dominant_newline(original))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -33,25 +33,39 @@ spec:
         nvidia.com/gpu: 1
 """
 
-# A chart template whose one Deployment passes the values `resources` map through (pattern B).
-TOYAML_SERVER = """\
+DEPLOYMENT_HEAD = """\
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ .Release.Name }}-server
+  name: {name}
 spec:
   selector:
-    matchLabels: {app: server}
+    matchLabels: {{app: {app}}}
   template:
     metadata:
-      labels: {app: server}
+      labels: {{app: {app}}}
     spec:
+"""
+
+
+def deployment(name: str, pod_spec: str, app: str = "") -> str:
+    """A Deployment (a manifest or a chart template) named name, labelled `{app: APP}` for its selector (app: the
+    name without a leading `{{ .Release.Name }}-`), whose pod spec is pod_spec: the text under the pod's `spec:`,
+    written as it stands in the file (six spaces in) and taken as it is, with anything after it."""
+    return DEPLOYMENT_HEAD.format(name=name, app=app or name.removeprefix("{{ .Release.Name }}-")) + pod_spec
+
+
+# A chart template whose one Deployment passes the values `resources` map through (pattern B).
+TOYAML_SERVER = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       containers:
         - name: server
           image: server:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 
 
 def dramigrate_executable() -> str:

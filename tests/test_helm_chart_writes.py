@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conftest import TOYAML_SERVER, RunCli, chart_with
+from conftest import TOYAML_SERVER, RunCli, chart_with, deployment
 
 VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
 
@@ -40,25 +40,17 @@ def test_force_and_backup_apply_to_chart_files(tmp_path: Path, run_cli: RunCli) 
         assert (chart / f"{rel}.bak").read_bytes() == before[rel]
 
 
-LITERAL_GPU = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-chat
-spec:
-  selector:
-    matchLabels: {app: chat}
-  template:
-    metadata:
-      labels: {app: chat}
-    spec:
+LITERAL_GPU = deployment(
+    "{{ .Release.Name }}-chat",
+    """\
       containers:
         - name: chat
           image: chat:1
           resources:
             limits:
               nvidia.com/gpu: 1
-"""
+""",
+)
 
 
 def test_an_empty_values_file_gets_the_switch(tmp_path: Path, run_cli: RunCli) -> None:

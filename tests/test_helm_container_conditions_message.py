@@ -6,25 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: eval
-spec:
-  selector:
-    matchLabels: {app: eval}
-  template:
-    metadata:
-      labels: {app: eval}
-    spec:
+DEPLOYMENT = deployment(
+    "eval",
+    """\
       containers:
         - name: model
           image: vllm
@@ -38,7 +29,8 @@ spec:
             limits:
               nvidia.com/gpu: {{ .Values.judge.gpus }}
         {{- end }}
-"""
+""",
+)
 
 
 def test_a_container_the_values_leave_off_is_named_by_its_condition(tmp_path: Path) -> None:

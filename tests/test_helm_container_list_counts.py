@@ -7,25 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector:
-    matchLabels: {app: c}
-  template:
-    metadata:
-      labels: {app: c}
-    spec:
+TEMPLATE = deployment(
+    "{{ .Release.Name }}",
+    """\
       containers:
         {{- range $i, $container := .Values.containers }}
         - name: {{ $container.name | default (printf "c-%d" $i) }}
@@ -40,7 +31,9 @@ spec:
             {{- end }}
           {{- end }}
         {{- end }}
-"""
+""",
+    app="c",
+)
 VALUES = """\
 containers:
   - image: app:1

@@ -9,25 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import RunCli, chart_with, dra_render, fix_chart
+from conftest import RunCli, chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-LABELLED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: engine
-spec:
-  selector:
-    matchLabels: {app: engine}
-  template:
-    metadata:
-      labels: {app: engine}
-    spec:
+LABELLED = deployment(
+    "engine",
+    """\
       containers:
       - name: engine
         image: engine:1
@@ -45,7 +36,8 @@ spec:
       nodeSelector:
         amd.com/gpu: "true"
         kubernetes.io/os: linux
-"""
+""",
+)
 
 
 def test_a_device_resource_named_as_a_node_label_is_not_read_as_a_device_key(tmp_path: Path) -> None:
@@ -67,18 +59,9 @@ def test_a_device_resource_named_as_a_node_label_is_not_read_as_a_device_key(tmp
     assert pod["nodeSelector"] == {"amd.com/gpu": "true", "kubernetes.io/os": "linux"}
 
 
-BRANCHED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+BRANCHED = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: vllm
@@ -102,7 +85,8 @@ spec:
             {{- else }}
             {{- toYaml .Values.resources | nindent 12 }}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_values_map_passed_through_in_the_else_of_a_hand_written_branch_gets_the_pass_through(
@@ -173,25 +157,17 @@ catalog:
   large: {gpu: "4"}
   cpu-only: {gpu: "0"}
 """
-CATALOG = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+CATALOG = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: vllm
           resources:
             limits:
               nvidia.com/gpu: {{ include "app.modelGpu" . | quote }}
-"""
+""",
+)
 
 
 def test_a_count_a_helper_computes_from_the_root_is_the_claims_count(tmp_path: Path) -> None:
@@ -259,18 +235,9 @@ def test_a_helper_count_given_the_scope_of_with_or_range_reads_the_same_scope_in
     assert by_pod == gpus
 
 
-LISTED_CONTAINERS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+LISTED_CONTAINERS = deployment(
+    "app",
+    """\
       containers:
         {{- range $i, $container := .Values.containers }}
         - name: {{ $container.name | default (printf "container-%d" $i) }}
@@ -285,7 +252,8 @@ spec:
             {{- end }}
           {{- end }}
         {{- end }}
-"""
+""",
+)
 
 
 def test_a_device_key_of_each_container_of_a_values_list_says_which_range_writes_it(tmp_path: Path) -> None:
@@ -303,25 +271,17 @@ def test_a_device_key_of_each_container_of_a_values_list_says_which_range_writes
     ), outcome.manual
 
 
-COUNT_UNDER_RESOURCES = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+COUNT_UNDER_RESOURCES = deployment(
+    "app",
+    """\
       containers:
       - name: app
         image: app:1
         resources:
           limits:
             nvidia.com/gpu: {{ .Values.gpu.resources.limits }}
-"""
+""",
+)
 
 
 def test_a_count_under_a_values_key_named_resources_is_a_count_not_a_resources_map(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CORPUS, CORPUS_MISSING, chart_with
+from conftest import CORPUS, CORPUS_MISSING, chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -152,24 +152,17 @@ limits:
   nvidia.com/gpu: {{ .Values.numGpus }}
 {{- end }}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: x}
-  template:
-    metadata:
-      labels: {app: x}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
           resources:
             {{- include "app.resources" . | nindent 12 }}
-"""
+""",
+    app="x",
+)
 
 
 def test_the_helper_is_the_one_that_renders_the_key(tmp_path: Path) -> None:

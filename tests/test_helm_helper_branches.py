@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 HELPERS = """\
 {{- define "app.resources" -}}
@@ -34,24 +34,16 @@ limits:
 {{- end }}
 {{- end -}}
 """
-SERVE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: serve
-spec:
-  selector:
-    matchLabels: {app: serve}
-  template:
-    metadata:
-      labels: {app: serve}
-    spec:
+SERVE = deployment(
+    "serve",
+    """\
       containers:
         - name: serve
           image: serve
           resources:
             {{- include "app.resources" (dict "gpu" 4) | nindent 12 }}
-"""
+""",
+)
 JOBS = """\
 {{- range $name, $step := .Values.steps }}
 {{- if $step.enabled }}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -39,20 +39,12 @@ containers:
   {{- include "app.container" . | nindent 2 }}
 {{- end -}}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
 BODY
-"""
+""",
+)
 IN_TEMPLATE = """\
       containers:
         {{- include "app.container" . | nindent 8 }}"""

@@ -7,28 +7,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 HELPERS = '{{- define "srv.gpus" -}}\n{{ .Values.gpus }}\n{{ end }}\n'
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+DEPLOYMENT = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: vllm
           resources:
             limits:
               nvidia.com/gpu: {{ include "srv.gpus" . }}
-"""
+""",
+)
 
 
 def test_a_helper_count_ending_in_a_newline_is_the_claims_count(tmp_path: Path) -> None:

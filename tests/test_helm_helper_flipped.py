@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -20,24 +20,16 @@ from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
 RESOURCES = '{{- define "llm.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.gpus }}\n{{- end -}}\n'
-POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-llm
-spec:
-  selector:
-    matchLabels: {app: llm}
-  template:
-    metadata:
-      labels: {app: llm}
-    spec:
+POD = deployment(
+    "{{ .Release.Name }}-llm",
+    """\
       containers:
         - name: llm
           image: llm:1
           resources:
             {{- include "llm.resources" . | nindent 12 }}
-"""
+""",
+)
 # the helper's `.Values` is the chosen preset, not the chart's values: `dra.enabled` in values.yaml never reaches it
 PRESET = (
     '{{- $ctx := dict "Values" (index .Values.presets .Values.preset) "Release" .Release -}}\n'

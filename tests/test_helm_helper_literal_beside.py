@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 HELPERS = """\
 {{- define "app.ollamaResources" -}}
@@ -38,25 +38,17 @@ spec:
           resources:
             {{- include "app.ollamaResources" . | nindent 12 }}
 """
-VLLM = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vllm
-spec:
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
+VLLM = deployment(
+    "vllm",
+    """\
       containers:
         - name: vllm
           image: vllm
           resources:
             limits:
               nvidia.com/gpu: {{ .Values.vllm.gpus }}
-"""
+""",
+)
 VALUES = "ollama:\n  gpus: 1\nvllm:\n  gpus: 2\n"
 
 

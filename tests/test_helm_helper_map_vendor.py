@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import HelmError
 
@@ -47,21 +47,13 @@ HELPERS = """\
   {{- end }}
 {{- end }}
 """
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+SERVER = deployment(
+    "server",
+    """\
       containers:
         {{- include "app.container" . | nindent 8 }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   enabled: false

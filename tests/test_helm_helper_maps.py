@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOutcome
@@ -148,23 +148,16 @@ resources:
     {{- toYaml $requests | nindent 4 }}
 {{- end }}
 """
-LIMITS_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-worker
-spec:
-  selector:
-    matchLabels: {app: w}
-  template:
-    metadata:
-      labels: {app: w}
-    spec:
+LIMITS_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
       containers:
         - name: worker
           image: w:1
           {{- include "w.resources" .Values.worker | nindent 10 }}
-"""
+""",
+    app="w",
+)
 
 
 def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_them(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -25,24 +25,16 @@ limits:
   nvidia.com/gpu: {{ .gpu | quote }}
 {{- end -}}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: serve
-spec:
-  selector:
-    matchLabels: {app: serve}
-  template:
-    metadata:
-      labels: {app: serve}
-    spec:
+DEPLOYMENT = deployment(
+    "serve",
+    """\
       containers:
         - name: serve
           image: serve
           resources:
             {{- include "app.res" (fromYaml (include "app.cfg" .)) | nindent 12 }}
-"""
+""",
+)
 
 
 DICT_ARG = '(dict "gpu" (int .Values.gpu))'

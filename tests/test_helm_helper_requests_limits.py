@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 HELPERS = """\
 {{- define "chart.resources" -}}
@@ -25,24 +25,16 @@ limits:
   {{- end }}
 {{- end }}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: vllm
-spec:
-  selector:
-    matchLabels: {app: vllm}
-  template:
-    metadata:
-      labels: {app: vllm}
-    spec:
+DEPLOYMENT = deployment(
+    "vllm",
+    """\
       containers:
         - name: vllm
           image: vllm
           resources:
             {{- include "chart.resources" . | nindent 12 }}
-"""
+""",
+)
 VALUES = "resources:\n  requests:\n    nvidia.com/gpu: 2\n  limits:\n    nvidia.com/gpu: 2\n"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 HELPERS = """\
 {{- define "app.accel" -}}
@@ -25,18 +25,9 @@ amd.com/gpu: {{ .Values.accel.count }}
 {{- end }}
 {{- end }}
 """
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: runner
-spec:
-  selector:
-    matchLabels: {app: runner}
-  template:
-    metadata:
-      labels: {app: runner}
-    spec:
+SERVER = deployment(
+    "runner",
+    """\
       initContainers:
       - name: prepare
         image: busybox
@@ -55,7 +46,8 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-"""
+""",
+)
 VALUES = "accel:\n  enabled: false\n  maker: nvidia\n  count: 1\ntolerations: []\n"
 ON = "accel:\n  enabled: true\n"
 

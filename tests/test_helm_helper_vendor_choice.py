@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 HELPERS = """\
 {{- define "app.resources" -}}
@@ -46,18 +46,9 @@ limits:
 {{- end }}
 {{- end }}
 """
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+SERVER = deployment(
+    "server",
+    """\
       {{- with .Values.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -67,7 +58,8 @@ spec:
           image: server
           resources:
             {{- include "app.resources" . | nindent 12 }}
-"""
+""",
+)
 VALUES = "accelerator: nvidia\nmodel:\n  size: small\nresources: {}\ntolerations: []\n"
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -74,18 +74,9 @@ def test_the_switch_off_keeps_the_device_plugin_request(fixed: Path) -> None:
     assert [d["kind"] for d in docs] == ["InferenceService"]
 
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: convert
-spec:
-  selector:
-    matchLabels: {app: convert}
-  template:
-    metadata:
-      labels: {app: convert}
-    spec:
+DEPLOYMENT = deployment(
+    "convert",
+    """\
       containers:
         - resources:
             limits:
@@ -93,7 +84,8 @@ spec:
                 nvidia.com/gpu: {{ .Values.gpus }}
           name: convert
           image: convert:1
-"""
+""",
+)
 
 
 def test_resources_as_the_first_key_of_a_container_item(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with
+from conftest import RunCli, chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm import run as helm_run
@@ -19,24 +19,16 @@ from dramigrate.versions import Target
 
 # a Deployment taking its map of `resources:` keyed by component (huggingface/dell-helm-chart's agentic-smart-router:
 # `{{ toYaml .Values.resources.embedqa | indent 12 }}`)
-BY_COMPONENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: embed
-spec:
-  selector:
-    matchLabels: {app: embed}
-  template:
-    metadata:
-      labels: {app: embed}
-    spec:
+BY_COMPONENT = deployment(
+    "embed",
+    """\
       containers:
         - name: embed
           image: busybox
           resources:
 {{ toYaml .Values.resources.embed | indent 12 }}
-"""
+""",
+)
 
 
 def _fix(chart: Path) -> ChartOutcome:
@@ -59,18 +51,9 @@ def test_a_resources_map_keyed_by_component_gets_claims_keyed_the_same(tmp_path:
 
 # pattern A whose pod selects its GPU model by a node-affinity expression the template writes itself beside another
 # in one term: the migration moves it into the claim's CEL selectors, the rewrite takes a device affinity only whole
-PRODUCT_AFFINITY = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: tgi
-spec:
-  selector:
-    matchLabels: {app: tgi}
-  template:
-    metadata:
-      labels: {app: tgi}
-    spec:
+PRODUCT_AFFINITY = deployment(
+    "tgi",
+    """\
       affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -86,7 +69,8 @@ spec:
           resources:
             limits:
               nvidia.com/gpu: {{ .Values.shards }}
-"""
+""",
+)
 
 
 def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
@@ -99,18 +83,9 @@ def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
 
 
 # leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container
-TWO_ENVS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: whisper
-spec:
-  selector:
-    matchLabels: {app: whisper}
-  template:
-    metadata:
-      labels: {app: whisper}
-    spec:
+TWO_ENVS = deployment(
+    "whisper",
+    """\
       containers:
         - name: whisper
           image: whisper
@@ -123,7 +98,8 @@ spec:
               value: "1"
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 
 
 def test_a_duplicate_key_in_the_render_is_read_as_helm_reads_it(tmp_path: Path, run_cli: RunCli) -> None:
@@ -378,24 +354,16 @@ def test_a_chart_no_rewrite_takes_is_told_before_the_proof_renders_its_value_set
     assert rendered == ["default values"], rendered
 
 
-TPL_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: f
-spec:
-  selector:
-    matchLabels: {app: f}
-  template:
-    metadata:
-      labels: {app: f}
-    spec:
+TPL_TEMPLATE = deployment(
+    "f",
+    """\
       containers:
         - name: f
           image: f:1
           resources:
             {{- tpl .Values.extra . | nindent 12 }}
-"""
+""",
+)
 
 
 def test_a_shape_no_rewrite_takes_is_named_with_what_the_rewrites_take(tmp_path: Path) -> None:
@@ -449,18 +417,9 @@ def test_a_device_name_from_a_vendor_helper_names_the_helper(tmp_path: Path) -> 
 
 # a GPU switch writing the device key from its own values, and in its `else` the values' resources map whole
 # (clusterjellyfin's workers); the values name the device in that map too
-SWITCHED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+SWITCHED = deployment(
+    "worker",
+    """\
       containers:
         - name: worker
           image: busybox
@@ -476,7 +435,8 @@ spec:
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
           {{- end }}
-"""
+""",
+)
 
 
 def test_a_device_the_switch_leaves_on_the_device_plugin_is_named_where_it_stays(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -18,18 +18,9 @@ from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -47,7 +38,8 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   # nvidia, amd or none
@@ -107,18 +99,9 @@ def test_a_map_built_in_variables_gets_the_switch(tmp_path: Path) -> None:
     assert not [d for d in rendered(chart, sets=("gpu.vendor=none",)) if d["kind"] == "ResourceClaimTemplate"]
 
 
-SECTION_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+SECTION_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -138,7 +121,8 @@ spec:
             {{- else }}
             {}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) -> None:
@@ -168,18 +152,9 @@ def test_a_limits_section_built_in_a_variable_gets_the_switch(tmp_path: Path) ->
 # the device entry merged into `$limits` (its name `(.Values.gpu.resource | default "nvidia.com/gpu")`, or amd's
 # literal one), then `$res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources` written with toYaml,
 # all inside `if .Values.resources`; the line before `containers:` ends in a blank
-FOLDED_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+FOLDED_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       {{- with .Values.nodeSelector }}
       nodeSelector: {{ toYaml . | nindent 8 }}
       {{- end }} 
@@ -200,7 +175,8 @@ spec:
             {{- $res := deepCopy (dict "limits" $limits) | mergeOverwrite .Values.resources }}
             {{- toYaml $res | nindent 12 }}
           {{- end }}
-"""
+""",
+)
 
 
 def test_a_map_folded_from_a_built_limits_variable_gets_the_switch(tmp_path: Path) -> None:
@@ -249,3 +225,47 @@ def test_a_device_name_from_values_the_rewrite_does_not_take_fails_the_dra_branc
         rendered(chart, sets=mig)
     pod, request = pod_and_claim(rendered(chart, sets=("resources.limits.hugepages-2Mi=1Gi",)))
     assert pod["containers"][0]["resources"]["limits"] == {"hugepages-2Mi": "1Gi"}
+
+
+def test_a_map_built_in_variables_fails_clearly_below_kubernetes_1_34(tmp_path: Path) -> None:
+    """The map-built rewrite rendered its ResourceClaimTemplate on any cluster: on Kubernetes 1.30 the switch on gave
+    resource.k8s.io/v1 objects the API server does not serve, where the other rewrites fail the render with what to
+    do (the Capabilities check issue 7 asks for)."""
+    chart = chart_with(tmp_path, "app", {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT})
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    with pytest.raises(HelmError, match=r"DRA ResourceClaims need Kubernetes 1\.34\+ .*set dra\.enabled=false"):
+        render_chart(chart, RenderOptions(kube_version="1.30"))
+    older = render_chart(chart, RenderOptions(kube_version="1.30", set_values=("dra.enabled=false",)))
+    assert "nvidia.com/gpu: 1" in older[0].text  # the way back renders on the old cluster
+    assert any("ResourceClaimTemplate" in m.text for m in render_chart(chart, RenderOptions(kube_version="1.34")))
+
+
+def test_two_templates_building_their_maps_alike_share_one_claim_spec(tmp_path: Path) -> None:
+    """Two Deployments building their resources maps the same way (tonic's two ML workers): the claim spec is written
+    once, in templates/_dra.tpl, and both claim templates read it with their own counts (was: a define per template,
+    the same text twice)."""
+    worker = DEPLOYMENT.replace("-app", "-worker").replace(".Values.gpu.", ".Values.worker.gpu.")
+    files = {
+        "values.yaml": VALUES + "worker:\n" + "".join(f"  {line}\n" for line in VALUES.splitlines()[:-1]),
+        "templates/deployment.yaml": DEPLOYMENT,
+        "templates/worker.yaml": worker,
+    }
+    chart = chart_with(tmp_path, "app", files)
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    every = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    shared = (chart / "templates/_dra.tpl").read_text()
+    assert "devices:" in shared
+    assert every.count("devices:") == shared.count("devices:")  # the spec, once per vendor branch, in _dra.tpl only
+    docs = rendered(chart, sets=("gpu.nvidia.count=3", "worker.gpu.nvidia.count=2"))
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    counts = {}
+    for d in docs:
+        if d["kind"] == "Deployment":
+            (claim,) = d["spec"]["template"]["spec"]["resourceClaims"]
+            request = templates[claim["resourceClaimTemplateName"]]["devices"]["requests"][0]["exactly"]
+            counts[d["metadata"]["name"]] = request["count"]
+    assert counts == {"release-name-app": 3, "release-name-worker": 2}

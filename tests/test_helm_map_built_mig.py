@@ -10,22 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, fix_chart, run_dramigrate
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -44,7 +35,8 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   resourceName: nvidia.com/gpu

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 from test_helm_map_built import TOLERATION, pod_and_claim, rendered, texts
 
 from dramigrate.config import Settings
@@ -17,18 +17,9 @@ from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-SECTIONS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+SECTIONS = deployment(
+    "{{ .Release.Name }}-app",
+    """\
   {{- if .Values.tolerations }}
       tolerations:
 {{ toYaml .Values.tolerations | indent 8 }}
@@ -70,7 +61,8 @@ spec:
   selector: {app: app}
   ports: [{port: 80}]
 {{- end }}
-"""
+""",
+)
 VALUES = """\
 resources:
   limits:

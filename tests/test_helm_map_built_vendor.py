@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart, run_dramigrate
+from conftest import chart_with, deployment, fix_chart, run_dramigrate
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -152,18 +152,9 @@ def test_a_second_workload_of_that_shape_the_values_leave_off_is_rewritten_too(t
     assert _render(chart, (worker,), (*on, "dra.enabled=false")) == _render(original, (worker,), on)
 
 
-WHOLE_MAP = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+WHOLE_MAP = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: app
           image: app:1
@@ -175,7 +166,8 @@ spec:
           {{- end }}
           resources:
             {{- toYaml $res | nindent 12 }}
-"""
+""",
+)
 
 
 def test_a_vendor_entry_merged_into_the_whole_values_map(tmp_path: Path) -> None:

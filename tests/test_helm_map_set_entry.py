@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -18,18 +18,9 @@ from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       containers:
         - name: server
           image: server:1
@@ -52,7 +43,8 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
       {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   enabled: true
@@ -103,18 +95,9 @@ def test_a_device_key_set_into_a_copied_map_gets_the_switch(tmp_path: Path) -> N
 
 # the values map itself (no copy) given the device entry, written with `indent` at column 0 below `resources:`, the
 # GPU tolerations written before the container
-ALIASED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+ALIASED = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       {{- if .Values.gpu.enabled }}
       {{- if .Values.gpu.tolerations }}
       tolerations:
@@ -132,7 +115,8 @@ spec:
           {{- $_ := set $res "limits" $limits }}
           resources:
 {{ toYaml $res | indent 12 }}
-"""
+""",
+)
 
 
 def test_a_device_key_set_into_the_values_map_with_tolerations_before_it(tmp_path: Path) -> None:
@@ -206,13 +190,13 @@ def test_a_device_key_set_into_each_workers_copied_map_in_a_range(tmp_path: Path
     docs = _docs(chart)
     templates = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ResourceClaimTemplate"}
     counts = {}
-    for deployment in (d for d in docs if d["kind"] == "Deployment"):
-        pod = deployment["spec"]["template"]["spec"]
+    for workload in (d for d in docs if d["kind"] == "Deployment"):
+        pod = workload["spec"]["template"]["spec"]
         assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pod
         assert "nvidia.com/gpu" not in pod["containers"][0]["resources"]["limits"]
         (claim,) = pod["resourceClaims"]
         spec = templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]
-        counts[deployment["metadata"]["name"]] = spec["devices"]["requests"][0]["exactly"]["count"]
+        counts[workload["metadata"]["name"]] = spec["devices"]["requests"][0]["exactly"]["count"]
     assert counts == {"release-name-small": 1, "release-name-large": 4}
 
 

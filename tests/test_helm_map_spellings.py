@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render
+from conftest import chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
@@ -19,23 +19,15 @@ from dramigrate.versions import Target
 RULES = load_rules()
 
 # RESOURCES: what follows the container's `resources:` key
-WORKER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+WORKER = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
       containers:
         - name: worker
           image: worker:1
           resources:RESOURCES
-"""
+""",
+)
 VALUES = (
     "defaults:\n  resources:\n    requests:\n      cpu: 1\n"
     "worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n"

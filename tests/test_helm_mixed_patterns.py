@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -197,18 +197,9 @@ def test_a_kuberay_group_that_writes_empty_ray_start_params(tmp_path: Path) -> N
     assert group["template"]["spec"]["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
 
 
-KEYED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+KEYED = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: app:1
@@ -218,7 +209,8 @@ spec:
             {{- else }}
             {{- toYaml .Values.resources.neuron | nindent 12 }}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_values_file_that_picks_another_keyed_map_than_the_defaults(tmp_path: Path) -> None:
@@ -261,18 +253,9 @@ def test_a_kuberay_group_that_writes_literal_ray_start_params(tmp_path: Path) ->
     assert cluster["spec"]["workerGroupSpecs"][0]["rayStartParams"] == {"disable-usage-stats": "true", "num-gpus": "2"}
 
 
-TWO_MAPS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+TWO_MAPS = deployment(
+    "server",
+    """\
       containers:
         {{- if .Values.engine.enabled }}
         - name: engine
@@ -284,7 +267,8 @@ spec:
           image: app:1
           resources:
             {{- toYaml .Values.app.resources | nindent 12 }}
-"""
+""",
+)
 
 
 def test_a_pod_whose_containers_take_two_values_maps_gets_one_list_of_claims(tmp_path: Path) -> None:

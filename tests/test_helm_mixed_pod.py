@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -39,18 +39,9 @@ OWN_KEY_HELPER = """\
       nvidia.com/gpu: 1
 {{- end }}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-llm
-spec:
-  selector:
-    matchLabels: {app: llm}
-  template:
-    metadata:
-      labels: {app: llm}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-llm",
+    """\
       initContainers:
         {{- include "llm.pull" . | nindent 8 }}
       containers:
@@ -58,7 +49,8 @@ spec:
           image: llm:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 VALUES = """\
 resources:
   limits:

@@ -7,20 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+DEPLOYMENT = deployment(
+    "server",
+    """\
       {{- with .Values.accelerator.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -31,7 +22,8 @@ spec:
           resources:
             limits:
               {{ .Values.accelerator.resourceName }}: {{ .Values.accelerator.count }}
-"""
+""",
+)
 VALUES = """\
 accelerator:
   resourceName: {name}

@@ -8,22 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.helm.render import HelmError
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+DEPLOYMENT = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: server:1
@@ -38,7 +29,8 @@ spec:
               {{- if .Values.resources.limits.gpu }}
               "nvidia.com/gpu": {{ .Values.resources.limits.gpu }}
               {{- end }}
-"""
+""",
+)
 VALUES = "resources:\n  requests: {{cpu: 1, gpu: {request}}}\n  limits: {{cpu: 2, gpu: {limit}}}\n"
 ON = "dra: {enabled: true}\n"
 
@@ -63,18 +55,9 @@ def test_keys_under_their_own_counts_take_the_limit_as_the_claim_count(tmp_path:
         dra_render(chart, on)
 
 
-ACCELERATOR = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+ACCELERATOR = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: server:1
@@ -89,7 +72,8 @@ spec:
               {{- if and .Values.accelerator .Values.accelerator.min }}
               nvidia.com/gpu: '{{ .Values.accelerator.min }}'
               {{- end }}
-"""
+""",
+)
 
 
 ALONE = [("{min: '2', max: null}", 2), ("{min: null, max: '3'}", 3), ("null", None)]
@@ -126,18 +110,9 @@ def test_a_request_alone_under_its_own_count_is_claimed_with_its_count(tmp_path:
     assert list(counts.values()) == [2] and "nvidia.com/gpu" not in str(pods["server"]["containers"])
 
 
-BLOCKS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+BLOCKS = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: server:1
@@ -152,7 +127,8 @@ spec:
               cpu: {{ .Values.resources.limits.cpu | quote }}
               nvidia.com/gpu: {{ .Values.resources.limits.gpu }}
             {{- end }}
-"""
+""",
+)
 
 
 def test_whole_request_and_limit_blocks_under_their_own_ifs_keep_the_toleration_of_a_zero_count(

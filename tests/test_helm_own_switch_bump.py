@@ -10,20 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, fix_chart
+from conftest import RunCli, chart_with, deployment, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "app",
+    """\
       {{- if .Values.gpu.draEnabled }}
       resourceClaims:
         - name: gpu
@@ -56,7 +47,8 @@ spec:
             allocationMode: ExactCount
             count: 1
 {{- end }}
-"""
+""",
+)
 CHART = """\
 apiVersion: v2
 name: app

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
@@ -29,18 +29,9 @@ claims:
     {{- include "app.resources" . | nindent 4 }}
 {{- end -}}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+DEPLOYMENT = deployment(
+    "app",
+    """\
       {{- if .Values.draEnabled }}
       resourceClaims:
         - name: gpu
@@ -62,7 +53,8 @@ spec:
           exactly:
             deviceClassName: gpu.nvidia.com
 {{- end }}
-"""
+""",
+)
 
 
 def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual_message(tmp_path: Path) -> None:

@@ -9,31 +9,23 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-%(name)s
-spec:
-  selector:
-    matchLabels: {app: %(name)s}
-  template:
-    metadata:
-      labels: {app: %(name)s}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-%(name)s",
+    """\
       containers:
         - name: %(name)s
           image: busybox
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 
 
 def _chart(root: Path) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, dra_render
+from conftest import RunCli, chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -28,18 +28,9 @@ T136 = Target.parse("1.36")
 
 # a trainer Deployment whose container takes .Values.trainer.resources (pattern C), and a launcher Job that takes
 # another map (.Values.launcher.resources, pattern B): only the trainer's pod may get the claims
-WORKLOADS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-trainer
-spec:
-  selector:
-    matchLabels: {app: trainer}
-  template:
-    metadata:
-      labels: {app: trainer}
-    spec:
+WORKLOADS = deployment(
+    "{{ .Release.Name }}-trainer",
+    """\
       {{- with .Values.trainer.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -65,7 +56,8 @@ spec:
           image: {{ .Values.image }}
           resources:
             {{- toYaml .Values.launcher.resources | nindent 12 }}
-"""
+""",
+)
 VALUES = """\
 # -- Image
 image: app:1
@@ -315,18 +307,9 @@ def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
 # Shapes from real public charts (not copied): a range over extra init containers that pass their own `.resources`
 # through, before the main container's `.Values.resources`; and a chart that ships one values file per accelerator
 # vendor (NVIDIA, Intel Gaudi).
-VENDOR_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+VENDOR_TEMPLATE = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       initContainers:
         {{- range .Values.initContainers }}
         - name: {{ .name }}
@@ -341,7 +324,8 @@ spec:
           image: server:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 VENDOR_VALUES = "initContainers: []\nresources:\n  requests:\n    cpu: 100m\n"
 VENDOR_FILES = {
     "nv-values.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
@@ -381,25 +365,17 @@ def test_vendor_values_files_and_a_range_of_init_containers(tmp_path: Path) -> N
     assert classes["gaudi-values.yaml"][1] == 2 and classes["gaudi-values.yaml"][0] != "gpu.nvidia.com"
 
 
-INLINE_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-api
-spec:
-  selector:
-    matchLabels: {app: api}
-  template:
-    metadata:
-      labels: {app: api}
-    spec:
+INLINE_TEMPLATE = deployment(
+    "{{ .Release.Name }}-api",
+    """\
       containers:
       - name: api
         image: api:1
         {{- with .Values.resources }}
         resources: {{- toYaml . | nindent 10 }}
         {{- end }}
-"""
+""",
+)
 
 
 def test_resources_key_and_its_toyaml_on_one_line(tmp_path: Path) -> None:
@@ -713,18 +689,9 @@ def test_a_difference_in_the_migrations_own_toleration_is_shown(tmp_path: Path) 
 
 
 # kompose output: the toYaml action on the `resources:` key's own line, split over two lines
-SPLIT_ACTION = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector:
-    matchLabels: {app: sd}
-  template:
-    metadata:
-      labels: {app: sd}
-    spec:
+SPLIT_ACTION = deployment(
+    "{{ .Release.Name }}",
+    """\
       containers:
       - env:
         - name: ARGS
@@ -734,7 +701,9 @@ spec:
         name: sd
         resources: {{- toYaml .Values.sd.resources |
           nindent 10 }}
-"""
+""",
+    app="sd",
+)
 
 
 def test_toyaml_split_over_two_lines_on_the_keys_own_line(tmp_path: Path) -> None:

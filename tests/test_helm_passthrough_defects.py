@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import TOYAML_SERVER, chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -17,24 +17,6 @@ from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
-      containers:
-        - name: server
-          image: server:1
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
-"""
 NVIDIA_DEFAULT = 'resources:\n  limits:\n    cpu: 2\n    nvidia.com/gpu: "1"\n'
 # the chart's commented alternative as a values file: a null deletes the NVIDIA default, the AMD key takes its place
 AMD = 'resources:\n  limits:\n    nvidia.com/gpu: null\n    amd.com/gpu: "2"\n'
@@ -44,7 +26,7 @@ def test_a_null_that_deletes_the_default_device_key_is_passed_through(tmp_path: 
     """A `-f` file sets the chart's default `nvidia.com/gpu` to null and asks for `amd.com/gpu`: Helm deletes the
     null key, so the map still reaches the pod as is and the rewrite is proven, its DRA variant asking for the two
     AMD GPUs and no NVIDIA one (was: manual, 'the values map resources is not passed through as is')."""
-    chart = chart_with(tmp_path, "server", {"values.yaml": NVIDIA_DEFAULT, "templates/server.yaml": SERVER})
+    chart = chart_with(tmp_path, "server", {"values.yaml": NVIDIA_DEFAULT, "templates/server.yaml": TOYAML_SERVER})
     amd = tmp_path / "amd.yaml"
     amd.write_text(AMD)
     fix_chart(chart, values=(amd,))
@@ -164,7 +146,9 @@ NODES = "multiNode: true\nresources:\n  limits:\n    nvidia.com/gpu: 8\n"
 def _checked_chart(root: Path, read: str) -> tuple[Path, Path]:
     files = {
         "values.yaml": "resources: {}\n",
-        "templates/server.yaml": '{{- if .Values.multiNode }}{{ include "engine.validate" . }}{{ end }}\n' + SERVER,
+        "templates/server.yaml": (
+            '{{- if .Values.multiNode }}{{ include "engine.validate" . }}{{ end }}\n' + TOYAML_SERVER
+        ),
         "templates/_helpers.tpl": CHECKED.replace("READ", read),
     }
     nodes = root / "nodes.yaml"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import chart_with, dra_render
+from conftest import chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.prove import first_difference
@@ -172,18 +172,9 @@ def test_rewrite_keeps_the_schema_layout_and_documents_each_key_in_one_line(tmp_
 
 # one model server for either accelerator: the resources map is picked by key under `resources:`, and the pod
 # tolerates the Neuron taint itself only when it runs on Neuron
-BY_ACCELERATOR = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-model
-spec:
-  selector:
-    matchLabels: {app: model}
-  template:
-    metadata:
-      labels: {app: model}
-    spec:
+BY_ACCELERATOR = deployment(
+    "{{ .Release.Name }}-model",
+    """\
       containers:
         - name: model
           image: model:1
@@ -199,7 +190,8 @@ spec:
           operator: Exists
           effect: NoSchedule
       {{- end }}
-"""
+""",
+)
 BY_ACCELERATOR_VALUES = """\
 accelerator: gpu
 server:
@@ -379,18 +371,9 @@ def test_chart_without_values_yaml_gets_the_dra_variant_of_the_file_holding_the_
 
 # a server whose container takes `gpu.resources` when `gpu.enabled` is on (written at column 0 inside the `if`), the
 # CPU `resources` otherwise
-SWITCHED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+SWITCHED = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       containers:
         - name: server
           image: server:1
@@ -400,7 +383,8 @@ spec:
 {{- else }}
 {{ toYaml .Values.resources | nindent 12 }}
 {{- end }}
-"""
+""",
+)
 
 
 def test_a_set_switch_that_turns_on_default_device_keys_gets_values_dra_yaml(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, dra_render
+from conftest import chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -21,18 +21,9 @@ RULES = load_rules()
 T136 = Target.parse("1.36")
 
 # the pod reads its tolerations from the top-level list, its resources from `server.resources`
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+SERVER = deployment(
+    "{{ .Release.Name }}-server",
+    """\
       tolerations:
         {{- toYaml .Values.tolerations | nindent 8 }}
       containers:
@@ -40,7 +31,8 @@ spec:
           image: server:1
           resources:
             {{- toYaml .Values.server.resources | nindent 12 }}
-"""
+""",
+)
 VALUES = """\
 tolerations:
   - key: dedicated

@@ -8,20 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: sglang
-spec:
-  selector:
-    matchLabels: {app: sglang}
-  template:
-    metadata:
-      labels: {app: sglang}
-    spec:
+DEPLOYMENT = deployment(
+    "sglang",
+    """\
       {{- if .Values.tolerations }}
       tolerations: 
       {{ toYaml .Values.tolerations | nindent 8 }}
@@ -39,7 +30,8 @@ spec:
             nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
           requests:
             nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
-"""
+""",
+)
 VALUES = 'resources:\n  requests:\n    nvidia.com/gpu: "8"\ntolerations: {}\n'
 
 

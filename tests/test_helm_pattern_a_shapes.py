@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -20,18 +20,9 @@ from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-TWO_KEYS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+TWO_KEYS = deployment(
+    "server",
+    """\
       containers:
       - name: server
         image: vllm
@@ -42,7 +33,8 @@ spec:
           requests:
             memory: {{ .Values.resources.requests.memory | quote }}
             nvidia.com/gpu: {{ index .Values.resources.requests "nvidia.com/gpu" | quote }}
-"""
+""",
+)
 TWO_KEYS_VALUES = """\
 resources:
   limits:
@@ -72,18 +64,9 @@ def test_limits_and_requests_from_two_keys_take_the_limit_as_the_count(tmp_path:
         render_chart(chart, RenderOptions(values_files=(differ,)))
 
 
-REQUEST_IN_AN_IF = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+REQUEST_IN_AN_IF = deployment(
+    "server",
+    """\
       containers:
         - name: server
           image: vllm
@@ -94,7 +77,8 @@ spec:
             requests:
               nvidia.com/gpu: {{ .Values.gpuRequest }}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_request_inside_its_own_if_is_checked_against_its_limit_only_when_it_renders(tmp_path: Path) -> None:
@@ -214,18 +198,9 @@ def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
     assert outcome.manual.startswith("no value set with device requests renders a chart Kubernetes would install")
 
 
-TOLERATED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: train
-spec:
-  selector:
-    matchLabels: {app: train}
-  template:
-    metadata:
-      labels: {app: train}
-    spec:
+TOLERATED = deployment(
+    "train",
+    """\
       {{- include "launched.tolerations" . | nindent 6 }}
       containers:
       - name: train
@@ -233,7 +208,8 @@ spec:
         resources:
           limits:
             nvidia.com/gpu: {{ .Values.train.gpus }}
-"""
+""",
+)
 
 TOLERATIONS_HELPER = """\
 {{- define "launched.tolerations" -}}
@@ -279,18 +255,9 @@ def _with(chart: Path) -> Callable[[Any, bool], Any]:
     return lambda options, on: cached_render(chart, _with_switch(options, on))
 
 
-LISTED_TOLERATIONS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+LISTED_TOLERATIONS = deployment(
+    "server",
+    """\
       containers:
       - name: server
         image: triton
@@ -309,7 +276,8 @@ spec:
       volumes:
       - name: shm
         emptyDir: {}
-"""
+""",
+)
 
 
 def test_a_literal_tolerations_list_with_the_values_list_appended_gets_the_device_toleration(tmp_path: Path) -> None:
@@ -383,18 +351,9 @@ def test_a_count_computed_from_variables_set_in_nested_with_blocks(tmp_path: Pat
     assert not counts and "resourceClaims" not in pods["server"]
 
 
-PINNED_FROM_VALUES = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+PINNED_FROM_VALUES = deployment(
+    "server",
+    """\
       affinity:
         nodeAffinity:
           requiredDuringSchedulingIgnoredDuringExecution:
@@ -410,7 +369,8 @@ spec:
         resources:
           limits:
             nvidia.com/gpu: {{ .Values.gpuPerNode }}
-"""
+""",
+)
 
 
 def test_a_product_label_the_template_selects_from_values_stays_on_the_pod(tmp_path: Path) -> None:
@@ -430,18 +390,9 @@ def test_a_product_label_the_template_selects_from_values_stays_on_the_pod(tmp_p
     assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["NVIDIA-L4"]
 
 
-GUARDED_TOLERATIONS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+GUARDED_TOLERATIONS = deployment(
+    "server",
+    """\
       {{- if .Values.spot }}
       tolerations:
         - key: spot
@@ -456,7 +407,8 @@ spec:
           resources:
             limits:
               nvidia.com/gpu: {{ .Values.gpus }}
-"""
+""",
+)
 OTHERWISE = "      {{- else }}\n      tolerations:\n        - key: reserved\n          operator: Exists\n"
 
 
@@ -476,18 +428,9 @@ def test_a_literal_tolerations_list_inside_an_if_else_is_left_to_the_user(tmp_pa
     )
 
 
-RANGED_TOLERATIONS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: server
-spec:
-  selector:
-    matchLabels: {app: server}
-  template:
-    metadata:
-      labels: {app: server}
-    spec:
+RANGED_TOLERATIONS = deployment(
+    "server",
+    """\
       {{- if ne (len .Values.tolerations) 0 }}
       tolerations:
       {{- range $t := .Values.tolerations }}
@@ -508,7 +451,8 @@ spec:
               {{- if gt (int .Values.gpus) 0 }}
               nvidia.com/gpu: {{ .Values.gpus }}
               {{- end }}
-"""
+""",
+)
 
 
 @pytest.mark.parametrize(

@@ -10,22 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 
-INTEL = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-pipeline
-spec:
-  selector:
-    matchLabels: {app: pipeline}
-  template:
-    metadata:
-      labels: {app: pipeline}
-    spec:
+INTEL = deployment(
+    "{{ .Release.Name }}-pipeline",
+    """\
       containers:
       - name: pipeline
         image: intel/pipeline:3.0
@@ -34,21 +25,13 @@ spec:
           limits:
             {{ $.Values.gpu.type }}: {{ $.Values.gpu.count }}
         {{- end }}
-"""
+""",
+)
 INTEL_VALUES = 'gpu:\n  enabled: true\n  type: "gpu.intel.com/i915"\n  count: 1\n'
 
-DEFAULTED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-infer
-spec:
-  selector:
-    matchLabels: {app: infer}
-  template:
-    metadata:
-      labels: {app: infer}
-    spec:
+DEFAULTED = deployment(
+    "{{ .Release.Name }}-infer",
+    """\
       containers:
         - name: infer
           image: infer:1
@@ -59,7 +42,8 @@ spec:
             requests:
               cpu: {{ .Values.cpu }}
               {{ .Values.gpuResourceName | default "nvidia.com/gpu" }}: {{ .Values.gpus }}
-"""
+""",
+)
 
 
 @pytest.fixture(scope="module")
@@ -429,18 +413,9 @@ VENDOR_HELPER = """\
 {{- end }}
 {{- end }}
 """
-VENDOR_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-studio
-spec:
-  selector:
-    matchLabels: {app: studio}
-  template:
-    metadata:
-      labels: {app: studio}
-    spec:
+VENDOR_TEMPLATE = deployment(
+    "{{ .Release.Name }}-studio",
+    """\
       {{- with .Values.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -455,7 +430,8 @@ spec:
               {{- if and $gpuResource (gt (.Values.gpu.count | int) 0) }}
               {{ $gpuResource }}: {{ .Values.gpu.count }}
               {{- end }}
-"""
+""",
+)
 VENDOR_VALUES = 'gpu:\n  vendor: nvidia\n  count: 1\n  resourceName: ""\ntolerations: []\n'
 
 

@@ -154,3 +154,31 @@ def test_a_profile_of_another_pattern_under_its_own_switch_is_named(tmp_path: Pa
     assert not outcome.proven
     assert "templates/other.yaml:17: pattern B" in outcome.manual
     assert "with other.enabled flipped to true" in outcome.manual
+
+
+def test_profiles_asking_for_the_same_devices_share_one_claim_spec_per_class(tmp_path: Path) -> None:
+    """Three profiles, two on NVIDIA and one on AMD, each with its own count: the claim template file writes the
+    claim spec once per device class, each profile's define passing it the profile's count (was: the spec written
+    once per profile, crusoe's eight KServe profiles +466 lines), and each pod still claims its own count."""
+    resources = {"basic": "nvidia.com/gpu", "large": "nvidia.com/gpu", "other": "amd.com/gpu"}
+    files = {f"templates/{k}.yaml": PROFILE.format(key=k, resource=r) for k, r in resources.items()}
+    files["values.yaml"] = (
+        "basic: {enabled: true, gpu: 1}\nlarge: {enabled: false, gpu: 4}\nother: {enabled: false, gpu: 2}\n"
+    )
+    chart = chart_with(tmp_path, "profiles", files)
+    fix_chart(chart)
+    written = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert written.count("devices:") == len(set(resources.values()))
+    docs = _render(chart, "large: {enabled: true}\nother: {enabled: true}\n")
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    counts = {}
+    for d in docs:
+        if d["kind"] == "Deployment":
+            (claim,) = d["spec"]["template"]["spec"]["resourceClaims"]
+            counts[d["metadata"]["name"]] = templates[claim["resourceClaimTemplateName"]]["devices"]["requests"][0]
+    assert {name: r["exactly"]["count"] for name, r in counts.items()} == {
+        "basic-llm": 1,
+        "large-llm": 4,
+        "other-llm": 2,
+    }
+    assert _classes(docs) == {"basic-llm": "gpu.nvidia.com", "large-llm": "gpu.nvidia.com", "other-llm": "gpu.amd.com"}

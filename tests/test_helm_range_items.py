@@ -248,3 +248,87 @@ def test_requests_and_limits_of_device_keys_only_share_one_switch(tmp_path: Path
     text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
     assert text.count("{{- if not $.Values.dra.enabled }}") == 1
     assert "{{- if not $.Values.dra.enabled }}\n          requests:" in text
+
+
+# a models chart's engine filter around the whole Deployment, the count set inside it from the item's `resources`
+# (default 1), the device key, the pod's toleration and the tensor-parallel flag under the chart's own `gt` test
+PER_ENGINE = """\
+{{- range $idx, $model := .Values.models }}
+{{- if eq (default "vllm" $model.engine) "vllm" }}
+{{- $resources := default dict $model.resources }}
+{{- $gpu := ternary (int $resources.gpu) 1 (hasKey $resources "gpu") }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-{{ $model.name }}
+spec:
+  selector:
+    matchLabels: {app: {{ $model.name }}}
+  template:
+    metadata:
+      labels: {app: {{ $model.name }}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm
+          resources:
+            limits:
+              memory: 1Gi
+              {{- if gt (int $gpu) 0 }}
+              nvidia.com/gpu: {{ $gpu | quote }}
+              {{- end }}
+      {{- if gt (int $gpu) 0 }}
+      tolerations:
+        - key: nvidia.com/gpu
+          operator: Exists
+          effect: NoSchedule
+      {{- end }}
+{{- end }}
+{{- end }}
+"""
+PER_ENGINE_VALUES = (
+    "models:\n  - name: small\n  - name: big\n    resources: {gpu: 2}\n  - name: embed\n    engine: tei\n"
+    "    resources: {gpu: 4}\n"
+)
+
+
+def test_a_count_set_inside_an_if_of_the_range(tmp_path: Path) -> None:
+    """`$gpu` set inside the range's `if eq $model.engine "vllm"`, around the device key (was: manual, 'the count
+    `$gpu` reads `$gpu`, which the `range` sets per item'): the claim template file sets it again inside the same
+    `if`, one claim template per vLLM model with its own count, none for the other engine's; changing one model's
+    count changes its own claim template only; with the switch off the chart renders as before."""
+    original, chart = fixed(tmp_path, {"templates/models.yaml": PER_ENGINE, "values.yaml": PER_ENGINE_VALUES})
+    got = claims(docs(chart))
+    assert {pod: count for pod, (_, count) in got.items()} == {"vllm-small": 1, "vllm-big": 2}
+    more = tmp_path / "more.yaml"
+    more.write_text(PER_ENGINE_VALUES.replace("gpu: 2", "gpu: 3"), encoding="utf-8")
+    changed = claims(docs(chart, values=(more,)))
+    assert changed["vllm-small"] == got["vllm-small"] and changed["vllm-big"][1] == 3
+    assert changed["vllm-big"][0] != got["vllm-big"][0]  # a new spec, a new name (the spec cannot change in place)
+    for values in ((), (more,)):
+        assert texts(chart, "dra.enabled=false", values=values) == texts(original, values=values)
+
+
+def test_a_toleration_under_the_count_test_stays_as_the_chart_wrote_it(tmp_path: Path) -> None:
+    """The pod tolerates the GPU taint under `if gt (int $gpu) 0`, which holds wherever the claim renders: the
+    chart's toleration lines stay as they are (was: the list's `if` widened with an `or`, and a second entry added
+    under a condition that never holds: eight lines more, one changed)."""
+    engine = '{{- if eq (default "vllm" $model.engine) "vllm" }}\n'
+    template = PER_ENGINE.replace(engine, "").replace("---\n", engine + "---\n")  # the count set at the range's level
+    _, chart = fixed(tmp_path, {"templates/models.yaml": template, "values.yaml": PER_ENGINE_VALUES})
+    text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
+    assert text.endswith(PER_ENGINE[PER_ENGINE.index("      {{- if gt (int $gpu) 0 }}\n      tolerations:") :])
+
+
+def test_a_device_key_alone_in_its_own_if_gets_the_switch_in_that_if(tmp_path: Path) -> None:
+    """A device key alone inside its own `{{- if gt (int $gpu) 0 }}` ... `{{- end }}`: that `if` takes the switch
+    (`if and (gt (int $gpu) 0) (not $.Values.dra.enabled)`), one line changed (was: an `if not` pair inside it, two
+    lines added per key); with the switch off the chart renders as before."""
+    engine = '{{- if eq (default "vllm" $model.engine) "vllm" }}\n'
+    template = PER_ENGINE.replace(engine, "").replace("---\n", engine + "---\n")
+    original, chart = fixed(tmp_path, {"templates/models.yaml": template, "values.yaml": PER_ENGINE_VALUES})
+    text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
+    assert "              {{- if and (gt (int $gpu) 0) (not $.Values.dra.enabled) }}\n              nvidia.com" in text
+    assert "if not $.Values.dra.enabled" not in text
+    assert texts(chart, "dra.enabled=false") == texts(original)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -223,18 +223,9 @@ def test_a_pod_per_rank_takes_the_resource_claims_beside_its_resources_map(tmp_p
 
 # one container per step of the range, in one pod (a job executor's `range untilStep 0 (int .Values.executors) 1`);
 # the GPU count is read through a variable set after `containers:`
-PER_STEP = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: executors
-spec:
-  selector:
-    matchLabels: {app: x}
-  template:
-    metadata:
-      labels: {app: x}
-    spec:
+PER_STEP = deployment(
+    "executors",
+    """\
       containers:
         {{- $gpus := .Values.gpus }}
         {{- range untilStep 0 (int .Values.executors) 1 }}
@@ -246,7 +237,9 @@ spec:
             nvidia.com/gpu: {{ $gpus }}
             {{- end }}
         {{- end }}
-"""
+""",
+    app="x",
+)
 
 
 @pytest.mark.parametrize("steps", ["untilStep 0 (int .Values.executors) 1", "until (int .Values.executors)"])

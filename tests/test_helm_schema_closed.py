@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOutcome
@@ -22,24 +22,17 @@ from dramigrate.helm.values import schema_with
 
 CLOSED = {"type": "object", "additionalProperties": False}
 PASS_THROUGH = {
-    "templates/deployment.yaml": """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-worker
-spec:
-  selector:
-    matchLabels: {app: wk}
-  template:
-    metadata:
-      labels: {app: wk}
-    spec:
+    "templates/deployment.yaml": deployment(
+        "{{ .Release.Name }}-worker",
+        """\
       containers:
         - name: worker
           image: wk:1
           resources:
             {{- toYaml .Values.worker.resources | nindent 12 }}
 """,
+        app="wk",
+    ),
     "values.yaml": "worker:\n  # -- Worker resources\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n",
     "values.schema.json": json.dumps(
         {

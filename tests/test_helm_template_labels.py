@@ -9,25 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 HELPERS = """\
 {{- define "product" -}}
 {{- if eq .Values.instance "h100" }}NVIDIA-H100-80GB-HBM3{{ else }}NVIDIA-L40S{{ end -}}
 {{- end }}
 """
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: tgi
-spec:
-  selector:
-    matchLabels: {app: tgi}
-  template:
-    metadata:
-      labels: {app: tgi}
-    spec:
+DEPLOYMENT = deployment(
+    "tgi",
+    """\
       nodeSelector:
         nvidia.com/gpu.product: {{ include "product" . | quote }}
       containers:
@@ -36,7 +27,8 @@ spec:
           resources:
             limits:
               nvidia.com/gpu: {{ .Values.shards }}
-"""
+""",
+)
 
 
 @pytest.fixture(scope="module")

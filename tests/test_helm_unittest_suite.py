@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with
+from conftest import RunCli, chart_with, deployment
 from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
@@ -222,18 +222,9 @@ def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: Ru
 
 # one template, three documents: a Deployment without a device, a Service named as the GPU Deployment, the GPU
 # Deployment (pattern A: a literal key with a values count; pattern B: a toYaml of a values resources map)
-SERVED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-router
-spec:
-  selector:
-    matchLabels: {app: router}
-  template:
-    metadata:
-      labels: {app: router}
-    spec:
+SERVED = deployment(
+    "{{ .Release.Name }}-router",
+    """\
       containers:
         - name: main
           image: nginx:1.27
@@ -263,7 +254,8 @@ spec:
           image: vllm/vllm-openai:v0.6.0
           resources:
             REQUEST
-"""
+""",
+)
 SHAPES = {
     "A": ("numGpus: 1\n", "limits:\n              nvidia.com/gpu: {{ .Values.numGpus }}"),
     "B": ("resources:\n  limits:\n    nvidia.com/gpu: 1\n", "{{- toYaml .Values.resources | nindent 12 }}"),

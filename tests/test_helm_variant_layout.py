@@ -7,31 +7,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-SERVER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-ml
-spec:
-  selector:
-    matchLabels: {app: ml}
-  template:
-    metadata:
-      labels: {app: ml}
-    spec:
+SERVER = deployment(
+    "{{ .Release.Name }}-ml",
+    """\
       containers:
         - name: ml
           image: ml:1
           resources:
             {{- toYaml .Values.ml.resources | nindent 12 }}
-"""
+""",
+)
 VALUES = "ml:\n  resources: {}\n  cache:\n    size: 1Gi\n"
 GPU = """\
 ml:

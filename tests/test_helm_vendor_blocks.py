@@ -10,20 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: media
-spec:
-  selector:
-    matchLabels: {app: media}
-  template:
-    metadata:
-      labels: {app: media}
-    spec:
+DEPLOYMENT = deployment(
+    "media",
+    """\
       {{- if eq .Values.accel.type "nvidia" }}
       runtimeClassName: nvidia
       {{- end }}   
@@ -43,7 +34,8 @@ spec:
         {{- end }}
         ports:
         - containerPort: 8096
-"""
+""",
+)
 
 
 @pytest.fixture(scope="module")

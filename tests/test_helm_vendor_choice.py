@@ -9,20 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-api
-spec:
-  selector:
-    matchLabels: {app: api}
-  template:
-    metadata:
-      labels: {app: api}
-    spec:
+DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-api",
+    """\
       containers:
         - name: api
           image: vllm
@@ -33,7 +24,8 @@ spec:
               {{- else }}
               nvidia.com/gpu: {{ .Values.gpus | int }}
               {{- end }}
-"""
+""",
+)
 
 
 @pytest.fixture(scope="module")
@@ -62,18 +54,9 @@ def test_each_branch_asks_for_its_vendor(fixed: tuple[Path, Any]) -> None:
     assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/i915"]
 
 
-VENDOR_BY_TYPE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-ui
-spec:
-  selector:
-    matchLabels: {app: ui}
-  template:
-    metadata:
-      labels: {app: ui}
-    spec:
+VENDOR_BY_TYPE = deployment(
+    "{{ .Release.Name }}-ui",
+    """\
       containers:
       - name: ui
         image: ui
@@ -95,7 +78,8 @@ spec:
             amd.com/gpu: {{ .Values.gpu.count }}
             {{- end }}
             {{- end }}
-"""
+""",
+)
 
 
 @pytest.mark.parametrize("vendor", ["nvidia", "amd"])
@@ -119,18 +103,9 @@ def test_the_same_vendor_chain_under_requests_and_limits(tmp_path: Path, vendor:
         assert "limits" not in container["resources"] and set(container["resources"]["requests"]) == {"cpu"}
 
 
-VENDOR_IFS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-llm
-spec:
-  selector:
-    matchLabels: {app: llm}
-  template:
-    metadata:
-      labels: {app: llm}
-    spec:
+VENDOR_IFS = deployment(
+    "{{ .Release.Name }}-llm",
+    """\
       containers:
         - name: llm
           image: vllm
@@ -143,7 +118,8 @@ spec:
               {{- if eq .Values.gpu.vendor "nvidia" }}
               nvidia.com/gpu: {{ .Values.gpu.limit | quote }}
               {{- end }}
-"""
+""",
+)
 
 
 @pytest.mark.parametrize("vendor", ["nvidia", "amd"])
@@ -196,18 +172,9 @@ def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
         assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "mine"
 
 
-VENDOR_TOLERATED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-ui
-spec:
-  selector:
-    matchLabels: {app: ui}
-  template:
-    metadata:
-      labels: {app: ui}
-    spec:
+VENDOR_TOLERATED = deployment(
+    "{{ .Release.Name }}-ui",
+    """\
       {{- if .Values.gpu.tolerations }}
       tolerations:
         {{- toYaml .Values.gpu.tolerations | nindent 8 }}
@@ -222,7 +189,8 @@ spec:
             {{- else if eq .Values.gpu.type "amd" }}
             amd.com/gpu: {{ .Values.gpu.count }}
             {{- end }}
-"""
+""",
+)
 
 
 def test_a_vendor_whose_taint_the_values_tolerate_gets_the_toleration_where_they_do_not(tmp_path: Path) -> None:

@@ -12,22 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 
-WORKER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+WORKER = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
       {{- if .Values.gpu.enabled }}
       nodeSelector:
         {{- toYaml .Values.gpu.nodeSelector | nindent 8 }}
@@ -56,7 +47,8 @@ spec:
             amd.com/gpu: {{ index .Values.resources.limits "amd.com/gpu" | default 1 }}
             {{- end }}
             {{- end }}
-"""
+""",
+)
 VALUES = """\
 gpu:
   enabled: true
@@ -136,3 +128,20 @@ def test_a_request_unlike_its_limit_fails_with_the_switch_on(charts: tuple[Path,
     _, chart, nvidia = charts
     with pytest.raises(HelmError, match="nvidia.com/gpu request differs from its limit"):
         _docs(chart, (nvidia,), ("resources.limits.nvidia\\.com/gpu=4",))
+
+
+def test_the_vendors_tolerations_are_written_once_for_both_keys(charts: tuple[Path, Path, Path]) -> None:
+    """The branches' DRA tolerations differ only in their key: one `range` over the keys, each under its branch's
+    condition, writes them (was: one eleven-line block per vendor); the renders above show each branch's own."""
+    _, chart, _ = charts
+    written = (chart / "templates/worker.yaml").read_text()
+    assert written.count("effect: NoSchedule") == 1
+    assert written.count("$draTolerated := false") == 1
+
+
+def test_the_claim_spec_writes_what_the_vendors_share_once(charts: tuple[Path, Path, Path]) -> None:
+    """The branches' claim specs start alike (`devices:` ... `exactly:`): those lines are written once, the `if` on
+    the vendor picking only the class, its selectors and the count (was: each branch's whole spec)."""
+    _, chart, _ = charts
+    written = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert written.count("devices:") == written.count("exactly:") == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, CORPUS_MISSING
+from conftest import CORPUS, CORPUS_MISSING, ONE_GPU_POD
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -146,6 +146,34 @@ def test_the_fast_parse_counts_values_as_the_bomb_check_does(monkeypatch: pytest
     for text in (b"a: {b: 1, c: [1, 2, 3]}\nd: x\n", b"a: &x [1, 2]\nb: *x\nc: *x\n"):  # 8 values; 4 expanded to 10
         with pytest.raises(InputError, match="too many nodes"):
             fastyaml.fast_parse("a.yaml", split_documents("a.yaml", text).documents[0])
+
+
+def test_the_rewrite_bound_takes_the_values_the_fast_parse_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lint holds a device document to fix's bound on values with the count the fast parse made while building it: it
+    walked every value again (a twelfth of a worker's time on a device file). A document with an alias is still
+    walked (its aliases expanded), and a counted document past the bound is still bad input."""
+    from dramigrate import limits
+
+    walked: list[int] = []
+    walk = limits.expands_within
+    monkeypatch.setattr(limits, "expands_within", lambda data, budget: walked.append(budget) or walk(data, budget))
+    plain, aliased = tmp_path / "plain.yaml", tmp_path / "aliased.yaml"
+    plain.write_text(ONE_GPU_POD.format(name="plain"))
+    aliased.write_text(
+        ONE_GPU_POD.format(name="a").replace("  name: a\n", "  name: a\n  labels: &l {x: y}\n  annotations: *l\n")
+    )
+
+    def lint(path: Path) -> migrate.FileResult:
+        return migrate.run_file(migrate.Job(str(path), None, False), RULES, Settings(), Target.parse("1.36"))
+
+    assert [f.rule for f in lint(plain).findings] == ["legacy-device-request"] and walked == []
+    assert [f.rule for f in lint(aliased).findings] == ["legacy-device-request"]
+    assert walked[-1] == limits.MAX_EDITED_NODES
+    monkeypatch.setattr(limits, "MAX_EDITED_NODES", 10)  # the plain Pod holds 12 values with its root
+    error = lint(plain).error
+    assert error is not None and error.message.startswith("this document holds more than 10 values")
 
 
 def test_aliased_maps_parse_fast_and_shared_as_ruamel_shares_them() -> None:

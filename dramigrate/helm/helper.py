@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dramigrate.helm.foldguards import folded
 from dramigrate.helm.idiomatic import (
     OLD_CLUSTER,
     SERVED,
@@ -2078,7 +2079,7 @@ def fix(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return True
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
     # the chart as written, its switch turned against the default where the values documentation says

@@ -50,6 +50,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
@@ -96,14 +97,18 @@ class Loop:
     names: frozenset[str] = frozenset()
     steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
     item_read: str = ""  # the first `if` inside that reads the item (`if .enabled`): only a count per item takes it
-    body: tuple[tuple[str, str], ...] = ()  # the innermost range's own assignments (`$gpus := .gpus | default 1`)
+    # the innermost range's own assignments (`$gpus := .gpus | default 1`): variable, action body, and how many of
+    # `openers` they are inside
+    body: tuple[tuple[str, str, int], ...] = ()
     nested: frozenset[str] = frozenset()  # the variables it sets inside blocks of its own (`if`, `with`)
+    openers: tuple[str, ...] = ()  # the `if` actions inside it still open at the key, around assignments of `body`
 
     @property
     def per_item(self) -> frozenset[str]:
         """The variables a count per item may read: those the range declares, and those its body sets at its own
-        level, which the claim template file sets again inside the same range."""
-        return self.declared | (frozenset(name for name, _ in self.body) - self.nested)
+        level or inside `if` blocks around the key, which the claim template file sets again inside the same
+        range (and the same `if` blocks)."""
+        return self.declared | (frozenset(name for name, _, _ in self.body) - self.nested)
 
     @property
     def declared(self) -> frozenset[str]:
@@ -371,8 +376,8 @@ def _conditions(
         out += own
         branch, added = (start, len(before)), len(own)
     if loop is not None:
-        body, nested = _range_body(text, offset)
-        loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested)
+        body, nested, openers = _range_body(text, offset)
+        loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested, openers=openers)
     return out, context, branch, added, loop
 
 
@@ -416,28 +421,37 @@ def _range_locals(text: str, offset: int) -> frozenset[str]:
     return frozenset(v for _, names in open_[first:] for v in names)
 
 
-def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str], ...], frozenset[str]]:
-    """The assignments (variable, action body) the innermost `range` open at `offset` makes at its own level before
-    `offset`, in template order, and the variables it sets inside blocks of its own."""
-    stack: list[tuple[str, int]] = []
+def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...], frozenset[str], tuple[str, ...]]:
+    """The assignments (variable, action body, depth) the innermost `range` open at `offset` makes before `offset` at
+    its own level or inside the `if` blocks (first branch) still open at `offset`, depth counting those blocks (a
+    models chart's `if eq $model.engine "vllm"`, then `$gpu := ...` inside it, around the device key), in template
+    order; the variables it sets inside other blocks of its own; and the actions of those `if` blocks, as far as
+    the deepest assignment taken."""
+    stack: list[tuple[str, int, str]] = []  # each open block: its word ("else" past its else), offset, action
     seen: list[tuple[tuple[int, ...], str, str]] = []  # (the offsets of the blocks open there, variable, body)
     for start, end, word in _actions(text):
         if start >= offset:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
-            stack.append((word, start))
+            stack.append((word, start, body))
+        elif word == "else" and stack:
+            stack[-1] = ("else", start, body)
         elif word == "end" and stack:
             stack.pop()
         elif m := _ASSIGNMENT.match(body):
-            seen.append((tuple(at for _, at in stack), m.group(1), body))
-    ranges = [k for k, (word, _) in enumerate(stack) if word == "range"]
+            seen.append((tuple(at for _, at, _ in stack), m.group(1), body))
+    ranges = [k for k, (word, _, _) in enumerate(stack) if word == "range"]
     if not ranges:
-        return (), frozenset()
-    own = tuple(at for _, at in stack[: ranges[-1] + 1])
-    top = tuple((name, body) for opened, name, body in seen if opened == own)
-    nested = frozenset(name for opened, name, _ in seen if opened[: len(own)] == own and len(opened) > len(own))
-    return top, nested
+        return (), frozenset(), ()
+    own = ranges[-1] + 1
+    ifs = list(itertools.takewhile(lambda b: b[0] == "if", stack[own:]))
+    paths = {tuple(at for _, at, _ in stack[: own + k]): k for k in range(len(ifs) + 1)}
+    top = tuple((name, body, paths[opened]) for opened, name, body in seen if opened in paths)
+    inside = tuple(at for _, at, _ in stack[:own])
+    nested = frozenset(name for opened, name, _ in seen if opened[:own] == inside and opened not in paths)
+    openers = tuple(action for _, _, action in ifs[: max((depth for _, _, depth in top), default=0)])
+    return top, nested, openers
 
 
 def _group(cond: str) -> str:
@@ -1165,6 +1179,7 @@ def build(
     ]
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
+    sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -1601,7 +1616,7 @@ def first_device_line(text: str, rules: RuleSet) -> Pattern:
 
 
 def _and(*parts: str) -> str:
-    parts = tuple(p for p in parts if p)
+    parts = tuple(dict.fromkeys(p for p in parts if p))  # `if gt (int $gpu) 0` around the key and the count's gate
     return parts[0] if len(parts) == 1 else "and " + " ".join(parts)
 
 
@@ -2104,7 +2119,8 @@ def _pod_edits(
                 else:
                     runs.append([index])
             for run in runs:
-                _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
+                if not _joined(edits, lines, run[0], run[-1] + 1, f"(not {_arg(on_at[run[0]])})"):
+                    _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
             named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
     for start, stop, cond in _adjacent(sorted(whole), lines):
@@ -2195,8 +2211,8 @@ def _pod_edits(
             d.covered and not d.tolerations for d in deltas.values()
         ):
             tolerations = [t for own in branch_tols.values() for t in own]
-            tol_text = []
-            for res, own in branch_tols.items():
+            tol_text = _vendor_tolerations(branch_tols, picks, given, w.text, p)
+            for res, own in branch_tols.items() if not tol_text else {}:
                 entries = [f"{p}  {t}" for t in _dump_list(own)]
                 if entries and given and re.fullmatch(r"[\w.$]+", given) and len(own) == 1:
                     check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
@@ -2415,11 +2431,13 @@ def _item_section(
     assert loop is not None
     spec_define, name_define = defines
     header = f"{{{{- {loop.headers[0]} }}}}\n"
-    own = [c for c in conditions if c not in loop.nonempty]
+    args = item.args()
+    used = f"{_and(*conditions)} {args} {namespace or ''}"
+    reopened = loop.openers[: max((depth for _, depth in _body_reads(loop, used)), default=0)]
+    own = [c for c in conditions if c not in loop.nonempty and c not in {_group(o[2:].strip()) for o in reopened}]
     guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
     before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
-    args = item.args()
-    body = _carrying(_body_reads(loop, f"{guard} {args} {namespace or ''}"), False)
+    body = _reopened(_body_reads(loop, f"{guard} {args} {namespace or ''} {' '.join(reopened)}"), reopened)
     top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}", before)
     section = (
         _carrying(top, False) + header + body + f"{{{{- if {guard} }}}}\n"
@@ -2432,9 +2450,10 @@ def _item_section(
         + "spec:\n"
         "  spec:\n"
         f'    {{{{- include "{spec_define}" {args} | nindent 4 }}}}\n'
-        "{{- end }}\n"
-        "{{- end }}\n"
-        f'{{{{- define "{spec_define}" -}}}}\n' + item.read(_from_root(inner), w.rel) + "{{- end }}\n"
+        + "{{- end }}\n" * (len(reopened) + 2)
+        + f'{{{{- define "{spec_define}" -}}}}\n'
+        + item.read(_from_root(inner), w.rel)
+        + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n' + item.read(_name_text(name), w.rel) + "-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
@@ -2442,14 +2461,26 @@ def _item_section(
     return section, top
 
 
-def _body_reads(loop: Loop, used: str) -> list[str]:
-    """The assignments of the range's own level that what `used` reads needs (`$gpus := $cfg.gpus | default 1`, and
-    those it reads in turn), in template order: the claim template file makes them again inside its range."""
+def _body_reads(loop: Loop, used: str) -> list[tuple[str, int]]:
+    """The assignments of the range's body that what `used` reads needs (`$gpus := $cfg.gpus | default 1`, and
+    those it reads in turn), in template order, each with how many of the loop's `openers` it is inside: the claim
+    template file makes them again inside its range."""
     wanted = set(_VARIABLE.findall(used))
-    for name, body in reversed(loop.body):
+    for name, body, _ in reversed(loop.body):
         if name in wanted:
             wanted |= set(_VARIABLE.findall(body.split("=", 1)[1]))
-    return [body for name, body in loop.body if name in wanted]
+    return [(body, depth) for name, body, depth in loop.body if name in wanted]
+
+
+def _reopened(reads: list[tuple[str, int]], openers: tuple[str, ...]) -> str:
+    """The assignments `reads` as the claim template file makes them, inside the range's `if` blocks (`openers`) they
+    are inside in the template, each opened before its first assignment (all of them, the guard inside them)."""
+    out, opened = "", 0
+    for body, depth in [*reads, ("", len(openers))]:
+        out += "".join(f"{{{{- {o} }}}}\n" for o in openers[opened:depth])
+        opened = max(opened, depth)
+        out += _carrying([body], False) if body else ""
+    return out
 
 
 _RANKS = "$draPods"
@@ -2657,12 +2688,30 @@ def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], dev
     for that branch's device, with that branch's count) under that branch's condition; each branch reads
     dra.deviceClassName, its own class when that is empty (values.yaml leaves it empty: one class would be wrong for
     the other vendor)."""
-    out = []
-    for k, (res, cond) in enumerate(picks.items()):
+    texts = []
+    for res in picks:
         delta, requests = w.choices.get(res, (w.delta, w.requests))
         own = _class_of(delta.spec, res, requests) or device_class
-        text = _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
-        out.append(f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}")
+        texts.append(
+            _classless(_sentinel_yaml(delta.spec.get("spec", {}), dict.fromkeys(requests, counts[res]), own), own)
+        )
+    branches = [text.splitlines(keepends=True) for text in texts]
+    # the lines every branch starts and ends with (`devices:` ... `exactly:`, `allocationMode: ExactCount`) are
+    # written once, around the choice; each branch keeps at least one line of its own
+    shortest = min(map(len, branches)) - 1
+    head = len(_shared_start(branches)[:shortest])
+    tail = len(_shared_start([b[head:][::-1] for b in branches])[: shortest - head])
+    if head or tail:
+        out = ["".join(branches[0][:head])]
+        for k, (cond, lines) in enumerate(zip(picks.values(), branches, strict=True)):
+            out.append(
+                f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} }}}}\n" + "".join(lines[head : len(lines) - tail])
+            )
+        return "".join(out) + "{{- end }}\n" + "".join(branches[0][len(branches[0]) - tail :])
+    out = [
+        f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}"
+        for k, (cond, text) in enumerate(zip(picks.values(), texts, strict=True))
+    ]
     return "".join(out) + "{{- end }}\n"
 
 
@@ -2848,6 +2897,45 @@ def tolerated_define(define: str) -> list[str]:
 TOLERATED = "$draTolerated"  # set by tolerated_check's lines
 
 
+def _vendor_tolerations(
+    branch_tols: dict[str, list[dict[str, Any]]], picks: dict[str, str], given: str | None, text: str, p: str
+) -> list[str]:
+    """The DRA tolerations of a vendor choice whose branches each tolerate their device's taint alike, the key aside
+    (transcript-create's amd and nvidia workers): one `range` over the keys, each under its branch's condition, in place
+    of a block per branch (was: eleven lines each); [] when they differ, or the keys' order is not the branches'."""
+    owns = list(branch_tols.values())
+    if len(owns) < 2 or any(len(own) != 1 for own in owns) or DRA_KEY in text:
+        return []
+    keys = [str(own[0].get("key", "")) for own in owns]
+    shapes = {json.dumps({**own[0], "key": ""}, sort_keys=True) for own in owns}
+    # `range` over a dict takes the keys in order: that of the branches, unless at most one branch holds (each
+    # compares one value with its own literal, `eq .Values.gpu.type "amd"`)
+    compared = [re.fullmatch(r'\(?eq (\S+) ("[^"]*")\)?', picks[res]) for res in branch_tols]
+    literals = {(m[1], m[2]) for m in compared if m}
+    exclusive = all(compared) and len({v for v, _ in literals}) == 1 and len(literals) == len(compared)
+    ordered = keys == sorted(keys) or exclusive
+    if len(shapes) != 1 or len(set(keys)) != len(keys) or list(branch_tols) != list(picks) or not ordered:
+        return []
+    pairs = " ".join(f"{json.dumps(k)} {_group(picks[res])}" for k, res in zip(keys, branch_tols, strict=True))
+    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": "@@KEY@@"}])]
+    entry = [
+        line.replace("'@@KEY@@'", f"{{{{ {DRA_KEY} }}}}").replace("@@KEY@@", f"{{{{ {DRA_KEY} }}}}") for line in entry
+    ]
+    if given and re.fullmatch(r"[\w.$]+", given):
+        check = [f"{p}  {c}" for c in tolerated_check(_from_root(given), DRA_KEY, expr=True)]
+        entry = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entry, f"{p}  {{{{- end }}}}"]
+    return [
+        f"{p}  {{{{- range {DRA_KEY}, $on := dict {pairs} }}}}",
+        f"{p}  {{{{- if $on }}}}",
+        *entry,
+        f"{p}  {{{{- end }}}}",
+        f"{p}  {{{{- end }}}}",
+    ]
+
+
+DRA_KEY = "$draKey"  # the device resource a vendor choice's toleration is for (_vendor_tolerations)
+
+
 def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
     `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
@@ -2903,6 +2991,18 @@ def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str)
     edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
 
 
+def _joined(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> bool:
+    """Whether the key lines [start, stop) are alone inside an `if X` of their own (kube-llmops' `{{- if gt (int $gpu)
+    0 }}` the line above, its `{{- end }}` the line below), which then takes `cond` too (`if and X (not ...)`): one
+    line changed, not two added."""
+    m = _IF_ALONE.fullmatch(lines[start - 1]) if start > 0 else None
+    if m is None or stop >= len(lines) or not _END.fullmatch(lines[stop].strip()):
+        return False
+    edits.append(Edit(start - 1, start, [f"{m.group(1)}if and {_group(m.group(2))} {cond}{m.group(3)}"]))
+    return True
+
+
+_IF_ALONE = re.compile(r"(\s*\{\{-?\s*)if\s+(.+?)(\s*-?\}\})")
 _WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
 _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
@@ -3060,6 +3160,8 @@ def _merge_tolerations(
         # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
         # the DRA entries after them at the indent of the chart's items, the key written when either has items
         opener, expr, stop, item = guarded
+        if covered and opener == "if" and _terms(cond)[0] == "and" and _group(expr) in _terms(cond):
+            return None  # the DRA branch renders only where `if X` does (X one of its terms): the chart's entry too
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it

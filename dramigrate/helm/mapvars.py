@@ -36,6 +36,7 @@ from dramigrate.helm.idiomatic import (
     _merge_tolerations,
     _metadata_line,
     _parent,
+    capabilities_check,
     conventions,
     fail_when,
     given_tolerations,
@@ -46,6 +47,7 @@ from dramigrate.helm.idiomatic import (
 )
 from dramigrate.helm.patterns import Pattern, count_expression, literal_entries, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 # `{{- toYaml $resources | nindent 12 }}` (or `$resources | toYaml`) alone on its line
@@ -516,20 +518,9 @@ def _without(docs: list[dict[str, Any]], drop: set[str]) -> list[dict[str, Any]]
 def _counts(docs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     """Each device resource's count in the rendered objects (requests over limits, as the DRA branch reads them)."""
     found: dict[str, Any] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for section in ("limits", "requests"):
-                own = node.get(section)
-                if isinstance(own, dict):
-                    found.update({n: own[n] for n in names if n in own})
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(docs)
+    for holder, section in resource_sections(docs):
+        own = holder[section]
+        found.update({n: own[n] for n in names if n in own})
     return found
 
 
@@ -804,6 +795,35 @@ def _pod_end(lines: list[str], where: Site, level: int) -> int:
     return end if depths[end] == level else -1
 
 
+def spec_define(chart: str, rel: str) -> str:
+    """The name of the claim-spec define a template's rewrite writes."""
+    stem = re.sub(r"[^\w]+", "", Path(rel).stem)
+    return f"{chart}.{stem}.draClaimSpec"
+
+
+SHARED_SPEC_FILE = "templates/_dra.tpl"
+
+
+def _shared_spec(chart: str, written: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """Templates whose claim-spec defines are the same text but for their names (tonic's two ML workers, each
+    building its resources map alike): each reads one `<chart>.draClaimSpec`, written in its own file, in place of
+    its own; `written` as it is (each template's rel, text, rewritten text and defines) when they differ."""
+    shared = f"{chart}.draClaimSpec"
+    starts = [define.find(f'{{{{- define "{spec_define(chart, rel)}" -}}}}') for rel, _, _, define in written]
+    specs = {
+        define[at:].replace(f'"{spec_define(chart, rel)}"', f'"{shared}"')
+        for (rel, _, _, define), at in zip(written, starts, strict=True)
+    }
+    if len(written) < 2 or min(starts) < 0 or len(specs) != 1 or any(f'"{shared}"' in w[2] for w in written):
+        return written
+    out = [
+        (rel, text, after.replace(f'"{spec_define(chart, rel)}"', f'"{shared}"'), define[:at])
+        for (rel, text, after, define), at in zip(written, starts, strict=True)
+    ]
+    header = "{{- /* The claim spec of the DRA ResourceClaimTemplates the templates write (values: dra.*) */}}\n"
+    return [*out, (SHARED_SPEC_FILE, "", "", header + specs.pop())]
+
+
 def rewrite(
     text: str,
     rel: str,
@@ -824,7 +844,7 @@ def rewrite(
     if name is None:
         raise NotMapBuilt(f"{rel}: the workload's metadata.name is not one line")
     stem = re.sub(r"[^\w]+", "", Path(rel).stem)
-    define = f"{chart}.{stem}.draClaimSpec"
+    define = spec_define(chart, rel)
     root = "$." if any(block.startswith(("range", "with")) for block, _ in _open_blocks(lines, where.toyaml)) else "."
     enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
     v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root)
@@ -939,7 +959,8 @@ def rewrite(
     while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
-    rct = [
+    rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
+        *capabilities_check(enabled, "set dra.enabled=false").splitlines(),
         f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",
@@ -1129,6 +1150,7 @@ def build(
     if re.search(r"^dra:", values, re.M):
         raise RewriteError("values.yaml already has a top-level `dra:` key")
     changes, all_names = [], []
+    written: list[tuple[str, str, str, str]] = []  # each template's rel, text, rewritten text and defines
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         where = site(text)
@@ -1145,8 +1167,10 @@ def build(
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
         after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside)
-        changes.append(Change(rel, text, after + define))
+        written.append((rel, text, after, define))
         all_names += names
+    for rel, text, after, define in written if (root / SHARED_SPEC_FILE).exists() else _shared_spec(chart, written):
+        changes.append(Change(rel, text or None, after + define))
     resource = " or ".join(dict.fromkeys(all_names))
     changes += conventions(root, "", not opt_in)
     changes.append(

@@ -1636,18 +1636,20 @@ def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
     """Before line i, which writes the map `expr`: a line that deletes the keys its sections hold as null. Helm
     keeps a values file's null for a key the subchart's own values.yaml does not set (the umbrella's values.yaml
     sets it), so the umbrella's values-dra.yaml cannot delete the device key without it; values without a null
-    render as before."""
+    render as before, and so do values with a null but no claims beside it (the device-plugin values with a user's
+    null for the device's request render byte-identical to the original chart)."""
     ind = " " * _indent(t.lines[i])
     drop = (
-        f"{ind}{{{{- range $dramigrateSection := {expr} | default dict }}}}"
+        f'{ind}{{{{- if hasKey ({expr} | default dict) "claims" }}}}'
+        f"{{{{- range $dramigrateSection := {expr} }}}}"
         '{{- if kindIs "map" $dramigrateSection }}'
         "{{- range $dramigrateKey, $dramigrateValue := $dramigrateSection }}"
         '{{- if kindIs "invalid" $dramigrateValue }}{{- $_ := unset $dramigrateSection $dramigrateKey }}'
-        "{{- end }}{{- end }}{{- end }}{{- end }}"
+        "{{- end }}{{- end }}{{- end }}{{- end }}{{- end }}"
     )
     comment = (
-        f"{ind}{{{{- /* delete the keys a values file sets to null: Helm keeps such a null where this chart's "
-        "values.yaml lacks the key */}}"
+        f"{ind}{{{{- /* with the DRA claims, delete the keys a values file sets to null: Helm keeps such a null where "
+        "this chart's values.yaml lacks the key */}}"
     )
     if drop not in t.inserts.get(i, []):
         t.inserts.setdefault(i, []).extend([comment, drop])

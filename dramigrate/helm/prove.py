@@ -432,7 +432,38 @@ def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
             return [follow(v) for v in node]
         return node
 
-    return {k: [follow(d) for d in docs] for k, docs in out.items()}
+    return {k: [_whole_claims(follow(d)) for d in docs] for k, docs in out.items()}
+
+
+def _whole_claims(node: Any, singles: dict[str, str] | None = None) -> Any:
+    """A document whose containers name the one request of a pod claim (`claims: [{name: gpu, request: gpu}]`)
+    as they would name the claim whole (`[{name: gpu}]`): a container given a claim gets all its requests, so with
+    one request the two are alike (the migration names the request where an init container shares the claim with
+    the main one, and not where the main one has it alone; a rewrite written for one case renders the other).
+    `singles`: in a pod spec, each pod claim from a template of this render with one request, to that request."""
+    if isinstance(node, list):
+        return [_whole_claims(v, singles) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if isinstance(node.get("resourceClaims"), list):
+        singles = {}
+        for claim in node["resourceClaims"]:
+            name = claim.get("resourceClaimTemplateName") if isinstance(claim, dict) else None
+            if isinstance(name, str) and name.startswith(CLAIM_TEMPLATE):
+                requests = (json.loads(name[len(CLAIM_TEMPLATE) :]) or {}).get("spec", {}).get("devices", {})
+                listed = requests.get("requests") if isinstance(requests, dict) else None
+                if isinstance(listed, list) and len(listed) == 1 and isinstance(listed[0], dict):
+                    singles[str(claim.get("name"))] = str(listed[0].get("name"))
+    out = {k: _whole_claims(v, singles) for k, v in node.items()}
+    claims = out.get("claims")
+    if singles and isinstance(claims, list):
+        out["claims"] = [
+            {k: v for k, v in c.items() if k != "request"}
+            if isinstance(c, dict) and "request" in c and singles.get(str(c.get("name"))) == c["request"]
+            else c
+            for c in claims
+        ]
+    return out
 
 
 def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:

@@ -44,6 +44,7 @@ from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
 )
+from dramigrate.helm.foldguards import folded
 from dramigrate.helm.locate import source_of, stream_sources
 from dramigrate.helm.patterns import (
     UNTAKEN,
@@ -96,6 +97,7 @@ from dramigrate.helm.values import (
     get_path,
     inject,
     locate,
+    resource_sections,
     resources_maps,
     set_path,
     tolerations_lists,
@@ -473,6 +475,7 @@ def _variations(
         for f in copts.values_files:
             add(f"-f {f}", copts.render((f,), sets=False))
     merged = sources.merged
+    limits_alone: list[Path_] = []  # the request of a device count the values give in both sections
     for rel in relations:
         leaf = rel.leaf
         if rel.kind == "count":
@@ -483,6 +486,7 @@ def _variations(
             if rel.kind == "adds" and not isinstance(leaf.value, bool):  # a number of pods or containers
                 options.insert(0, (bumped(leaf.value), "changed to"))
         twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
+        limits_alone += [p for p in (leaf.path, twin) if twin is not None and _section(p) == "requests"]
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -519,7 +523,17 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+    for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
+        # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
+        values = override(sources, set_path(merged, path, None))
+        label = f"{display(path)} unset (the limit alone asks for the device)"
+        add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _section(path: Path_) -> str:
+    """`limits` or `requests`: the section of a resources map a count's values path is in ('' when none)."""
+    return next((str(p) for p in reversed(path[-2:]) if p in ("limits", "requests")), "")
 
 
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
@@ -1323,20 +1337,9 @@ def _alternative(
     their migration and its ResourceClaimTemplates by name: what the migration adds in the other branch of a vendor
     choice (`if .Values.intel }}gpu.intel.com/i915{{ else }}nvidia.com/gpu`) that the render did not take."""
     renamed = copy.deepcopy(docs)
-
-    def rename(node: Any) -> None:
-        if isinstance(node, dict):
-            for section in ("limits", "requests"):
-                own = node.get(section)
-                if isinstance(own, dict) and resource in own:
-                    node[section] = {other if k == resource else k: v for k, v in own.items()}
-            for v in node.values():
-                rename(v)
-        elif isinstance(node, list):
-            for v in node:
-                rename(v)
-
-    rename(renamed)
+    for holder, section in resource_sections(renamed):
+        if resource in (own := holder[section]):
+            holder[section] = {other if k == resource else k: v for k, v in own.items()}
     stream = "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in renamed)
     out = [d for d in load_all(_text(run_core(stream, name, rules, settings, target, fix=True), stream)) if d]
     templates = {str(d["metadata"]["name"]): d for d in out if d.get("kind") == "ResourceClaimTemplate"}
@@ -1927,7 +1930,7 @@ def _fix_idiomatic(
         shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
         return
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))  # version bump shows in labels
@@ -2035,7 +2038,7 @@ def _fix_leaves(args: _FixArgs, subs: list[str]) -> None:
     if leaves is None:
         return
     changes = _umbrella_changes([f.changes for f in leaves])
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, [c for c in changes if not Path(c.rel).is_absolute()], work, {"Chart.yaml"})
     keys = [key for f in leaves for key in f.keys]
@@ -2281,7 +2284,7 @@ def _fix_map_built(
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return
-    outcome.changes = changes
+    outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
     prove_switch(
@@ -2748,6 +2751,7 @@ def _passthrough(
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
         overlay = ""
+        dvalues: dict[str, Any] = {}  # what values-dra.yaml sets
         default_edits: list[Any] = []  # the chart defaults' DRA values (values-dra.yaml): its map edits and templates
         default_templates: dict[tuple[str, ...], dict[str, Any]] = {}
         default_rcts: dict[str, Any] = {}
@@ -2919,6 +2923,28 @@ def _passthrough(
         staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
+    unnamed = inert | pt.template_names(default_templates)  # a value set's pods may name none of values-dra.yaml's
+
+    def derived_alike(v: Variation, overlaid: dict[str, Any], through: Render, through_want: str) -> bool:
+        """Whether a value set the proof derived from the chart defaults (a guard flipped: a sidecar under its own
+        switch that takes the same resources map) asks for devices only through the maps values-dra.yaml migrates
+        and leaves every values key it sets, and the tolerations lists, as the defaults have them: values-dra.yaml
+        then goes with it as with the defaults, and the switch-on render must prove too. (A user's own tolerations
+        come in a values file of their own, which fix gives a DRA variant.)"""
+        if not overlaid or stands_for or switched or dsources is None or v.label.endswith(ADDED_DEVICE):
+            return False
+        if copts.values_files or copts.set_values or copts.set_string_values or v.shipped or v.label in _GIVEN:
+            return False
+        try:
+            vsources, edits, _ = edits_of(v.options, through, through_want)
+        except (pt.NotPassThrough, InputError):
+            return False
+        if not {e.path for e in edits} <= {e.path for e in default_edits}:
+            return False  # a map values-dra.yaml does not migrate (another accelerator's): not covered, as documented
+        keys = [p[:-1] if len(p) > 1 else p for p in _leaf_paths(overlaid)]  # each map or list it sets a key of
+        keys += tolerations_lists(dsources.merged)
+        return all(get_path(vsources.merged, k) == get_path(dsources.merged, k) for k in keys)
+
     off = [switch.options(v.options, False) if switch else v.options for v, *_ in expected]
     calls = [functools.partial(cached_render, copy_root, options) for options in off]
     calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
@@ -2937,6 +2963,7 @@ def _passthrough(
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
         sets = bool(copts.set_values or copts.set_string_values)
+        derived = False
         through, through_want = passed(original, want)
         if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
             dra = None
@@ -2957,6 +2984,8 @@ def _passthrough(
             dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
             dra = copts.render((staged[Path(v.label[3:])],), sets=False)
+        elif derived := derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
+            dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         else:
             dra = None  # value sets the DRA files do not cover: the values as they were, proven above
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
@@ -2973,10 +3002,12 @@ def _passthrough(
         on = cached_render(copy_root, dra)
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(case, original, again, want, on, pt.unused_templates(on, inert, copts.release)):
+        elif why := _not_proven_on(
+            case, original, again, want, on, pt.unused_templates(on, unnamed if derived else inert, copts.release)
+        ):
             _manual(outcome, why, patch)
         else:
-            proofs = v.options.values_files if v.label in folded else ()  # the proof's file of a value set: unnamed
+            proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
@@ -2995,6 +3026,16 @@ def _passthrough(
         )
         outcome.patch_proven = True
     return bool(folded)
+
+
+_GIVEN = ("your values", "default values")
+
+
+def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
+    """The paths of a values tree's leaves (a list is a leaf)."""
+    if isinstance(node, dict) and node:
+        return [p for k, v in node.items() for p in _leaf_paths(v, (*path, str(k)))]
+    return [path] if path else []
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:

@@ -132,7 +132,8 @@ _PRIVATE: set[str] = set()  # folders made by private_copy or unpack_chart: only
 def is_private(path: Path) -> bool:
     """Whether path is inside a folder dramigrate made itself (a private copy or an unpacked archive)."""
     real = os.path.realpath(path)
-    return any(real == top or real.startswith(top + os.sep) for top in _PRIVATE)
+    # a copy of the set (made at once, under the GIL): a render thread may add its own copy while this one reads
+    return any(real == top or real.startswith(top + os.sep) for top in frozenset(_PRIVATE))
 
 
 def private_copy(root: Path, dest: Path) -> Path:

@@ -226,6 +226,20 @@ def resources_maps(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
+def resource_sections(node: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each `limits` and `requests` map in a tree of rendered objects (or values), as (the map that holds it, its
+    key), in document order: the holder's entry may be replaced before the walk goes on into it."""
+    if isinstance(node, dict):
+        for section in ("limits", "requests"):
+            if isinstance(node.get(section), dict):
+                yield node, section
+        for v in node.values():
+            yield from resource_sections(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from resource_sections(v)
+
+
 def tolerations_lists(merged: dict[str, Any]) -> list[Path_]:
     """Paths of values that look like a pod's tolerations (key `tolerations`, a list or empty)."""
 
