@@ -161,10 +161,12 @@ def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
 
 def pod_devices(
     stream: str, rules: Any, random_names: list[str] | None = None
-) -> tuple[dict[str, int], dict[str, int], list[str]]:
+) -> tuple[dict[str, int], dict[str, int], list[str], list[str]]:
     """Per pod template (kind/name/path): devices asked by extended resources, devices asked by claims
-    (ResourceClaimTemplate counts, ExactCount or All=1), and legacy device keys left. `random_names`: name
-    patterns whose random part (randAlphaNum) is masked, so two renders' pods pair up (prove.volatile)."""
+    (ResourceClaimTemplate counts, ExactCount or All=1), legacy device keys left, and the requests of resources
+    fix reports and leaves by design (a pack's report_only: shared RDMA, HAMi memory; `where: key=value`), which
+    the DRA render must keep as they were. `random_names`: name patterns whose random part (randAlphaNum) is
+    masked, so two renders' pods pair up (prove.volatile)."""
     from dramigrate.helm.prove import _unrandom, objects
 
     objs = _unrandom(objects(stream), random_names or [])
@@ -182,6 +184,7 @@ def pod_devices(
                     count += int(exact.get("count", 1)) if exact.get("allocationMode", "ExactCount") != "All" else 1
                 templates[str(doc["metadata"]["name"])] = count
     legacy: list[str] = []
+    reported: list[str] = []
     plugin: dict[str, int] = {}
     claimed: dict[str, int] = {}
 
@@ -201,7 +204,10 @@ def pod_devices(
                     counts: dict[str, int] = {}
                     for section in ("limits", "requests"):
                         for key, value in (res.get(section) or {}).items():
-                            if rules.is_device_candidate(str(key)) and rules.lookup(str(key)) is not None:
+                            match = rules.lookup(str(key)) if rules.is_device_candidate(str(key)) else None
+                            if match is not None and match.rule.report_only:
+                                reported.append(f"{where}.{section}: {key}={value}")
+                            elif match is not None:
                                 try:
                                     counts[str(key)] = max(counts.get(str(key), 0), int(str(value)))
                                 except ValueError:
@@ -227,7 +233,7 @@ def pod_devices(
         kind = rules.workload(key[0], key[1])  # KServe's predictor has one container under `model:`
         for i, doc in enumerate(docs):
             walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else ())
-    return plugin, claimed, legacy
+    return plugin, claimed, legacy, sorted(reported)
 
 
 def independent_check(
@@ -278,10 +284,13 @@ def independent_check(
 
     twice = volatile(objects(original), objects(render(root, values, run.sets)))  # names with randAlphaNum in them
     random_names = [p[len(_RANDOM_NAME) :] for p in twice if p.startswith(_RANDOM_NAME)]
-    before, _, _ = pod_devices(original, rules, random_names)
-    _, after_claims, legacy = pod_devices(rendered, rules, random_names)
+    before, _, _, kept = pod_devices(original, rules, random_names)
+    _, after_claims, legacy, reported = pod_devices(rendered, rules, random_names)
     if legacy:
         return f"D: device-plugin requests left: {legacy[0]}"
+    if reported != kept:
+        changed = sorted(set(reported) ^ set(kept))
+        return f"D: a request fix reports and leaves changed: {changed[0]}"
     for pod, count in before.items():
         if count and after_claims.get(pod, 0) != count:
             return f"D: {pod} asked for {count} devices, its claims ask for {after_claims.get(pod, 0)}"
