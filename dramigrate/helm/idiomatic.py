@@ -3291,7 +3291,26 @@ def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
                 if word != "if" or not opened:
                     return None
                 opens.insert(0, (i, opened.group(1)))
-    return opens
+    return opens if not opens or _closed_plainly(lines, at, len(opens)) else None
+
+
+def _closed_plainly(lines: list[str], at: int, count: int) -> bool:
+    """Whether the `count` blocks open at line `at` close with no `else` of theirs (a literal list in each branch of
+    `if .Values.spot ... else` has its own `tolerations:` in the `else`, which a list under `not` the `if` doubles)."""
+    nested = 0
+    for line in lines[at:]:
+        for _, _, word in _actions(line):
+            if word in ("if", "with", "range"):
+                nested += 1
+            elif word == "else" and not nested:
+                return False
+            elif word == "end" and nested:
+                nested -= 1
+            elif word == "end":
+                count -= 1
+                if not count:
+                    return True
+    return False
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
