@@ -71,10 +71,11 @@ def test_a_kustomization_is_refused_for_its_aliases_exactly_when_kustomize_refus
     assert ("excessive aliasing" in out) == ("excessive aliasing" in built.stderr), (out, built.stderr)
 
 
-def test_fit_checks_a_fleet_of_thousands_of_nodes_within_the_minute(tmp_path: Path) -> None:
-    """fit searched every device of the inventory again for each node, and read it with PyYAML's pure-Python
-    parser: 20,000 nodes took 205 s (now 22 s), 12,000 past the minute."""
-    nodes = 12000
+def test_fit_lists_every_node_of_a_fleet_of_thousands(tmp_path: Path) -> None:
+    """fit on an inventory of thousands of ResourceSlices names every node the pod fits on. Its speed (20,000
+    nodes took 205 s, 22 s since it no longer searches the whole inventory per node) is measured by
+    benchmarks/bench_fit.py, not here."""
+    nodes = 2000
     slices = "".join(
         f"- {{apiVersion: resource.k8s.io/v1, kind: ResourceSlice, metadata: {{name: s{i}}}, spec: {{driver: "
         f"gpu.nvidia.com, nodeName: node{i}, pool: {{name: p{i}, generation: 1, resourceSliceCount: 1}}, devices: "
@@ -84,7 +85,7 @@ def test_fit_checks_a_fleet_of_thousands_of_nodes_within_the_minute(tmp_path: Pa
     (tmp_path / "inventory.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + slices)
     (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
 
-    code, out, err = run_dramigrate(["fit", "pod.yaml", "--inventory", "inventory.yaml"], cwd=tmp_path, timeout=60)
+    code, out, err = run_dramigrate(["fit", "pod.yaml", "--inventory", "inventory.yaml"], cwd=tmp_path)
 
     assert code == 0, err
     assert f"fits on {nodes} node(s): node0, node1, node10, " in out
