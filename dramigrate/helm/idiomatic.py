@@ -705,8 +705,14 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpe
     if not any(_named_key_at(text, offsets[i], line, helpers) for i, line in enumerate(text.splitlines())):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
-    rendered = {
-        key
+    unnamed = _rendered_devices(docs, rules) - literal
+    return unnamed.pop() if len(unnamed) == 1 else ""
+
+
+def _rendered_devices(docs: list[dict[str, Any]], rules: RuleSet) -> set[str]:
+    """The device resources the containers of these rendered objects ask for."""
+    return {
+        str(key)
         for doc in docs
         for _, pod in pod_groups(doc, [])
         for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", ""))))
@@ -716,8 +722,31 @@ def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpe
         for key in own
         if rules.lookup(str(key)) is not None
     }
-    unnamed = rendered - literal
-    return unnamed.pop() if len(unnamed) == 1 else ""
+
+
+# `{{ $key }}: {{ $value }}`: a resource key and its count, both from the variables of a `range` over a map
+_RANGE_KEY = re.compile(r"\s*\{\{-?\s*\$(\w+)\s*-?\}\}\s*:\s*\{\{.*\}\}\s*")
+
+
+def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: list[Device], rules: RuleSet) -> None:
+    """Raise NotIdiomatic when the render asks for a device resource that no key found (`devices`) writes and a
+    `range` over a values map writes a resource key under `limits:`/`requests:` (arena's `{{ $key }}: {{ $value }}`
+    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin."""
+    missed = sorted(_rendered_devices(docs, rules) - {d.resource for d in devices})
+    lines = text.splitlines()
+    for i, line in enumerate(lines if missed else []):
+        key = _RANGE_KEY.fullmatch(line)
+        if not key or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
+            continue
+        ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
+        if ranges:
+            why = (
+                f"the resource name `${key.group(1)}` is each key of the map `{ranges[-1]}` (a `range` over it), and "
+                f"these values set {', '.join(missed)} there: the idiomatic rewrite takes a device key whose name is "
+                "literal or one values key, so that device would stay on the device plugin with the DRA switch on; "
+                "ask for it with the chart's own count, or move it to a claim by hand"
+            )
+            raise NotIdiomatic(Pattern("E", i + 1, line.strip()), rel, why)
 
 
 @functools.cache
@@ -1061,6 +1090,7 @@ def build(
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
         devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
+        range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
@@ -1075,7 +1105,7 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or NO_SHAPE)
+            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or _range_keyed(text, first) or NO_SHAPE)
         for d in devices if rel not in beside else []:
             if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
@@ -2209,7 +2239,7 @@ def _pod_edits(
         checked = _arg(_from_root(w.named.expr))
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
-        if merged := _merge_tolerations(*merge):
+        if merged := _merge_tolerations(*merge, enclosed=True):
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond and pod_lines:  # a literal count: claim and toleration, one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
@@ -3001,13 +3031,16 @@ def _merge_tolerations(
     covered: bool = False,
     key_expr: str = "",
     checked: str = "",
+    enclosed: bool = False,
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
     the DRA toleration appended in the DRA branch (any list of the pod, its key at line `at`: `resourceClaims` too);
     with `key` (the one toleration's; `key_expr`, its Go expression), only where the values list X does not tolerate
     that taint already (`checked`: a looked-up name's Go expression, the taint key it is checked for, as `key` is).
     `covered`: the toleration is one the pod wrote itself with the values the rewrite is read from
-    (PodDelta.covered): it renders only where the chart's list does not (None: nowhere)."""
+    (PodDelta.covered): it renders only where the chart's list does not (None: nowhere). `enclosed`: a literal list
+    inside the pod's own `if` blocks is taken too (the edit then spans from the outermost `if`, which other edits
+    must not reach into)."""
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -3088,11 +3121,24 @@ def _merge_tolerations(
         opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
         return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
     listed = _listed_items(lines, at)
-    if listed is not None:
+    if listed is not None and listed[2] and enclosed and not covered:
+        # a literal list the pod writes only inside its own `if` blocks (golden-service's inference pods tolerate
+        # their pool's taints): the DRA entries at the list's end, and a list of their own where those blocks
+        # write none, under the switch and not the blocks' conditions (a second `tolerations:` key is invalid)
+        stop, item, opens = listed
+        width = len(p) + 2
+        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        first = opens[0][0]
+        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
+        off = _arg(opens[0][1]) if len(opens) == 1 else f"(and {' '.join(_arg(c) for _, c in opens)})"
+        alone = [f"{p}{{{{- if {both} (not {off}) }}}}", lines[at].rstrip(), *tol_text, f"{p}{{{{- end }}}}"]
+        appended = [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
+        return Edit(first, stop, [*alone, *lines[first : stop - 1], *appended])
+    if listed is not None and not listed[2]:
         # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
         # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
         # entries at the list's end, as the migration does, at the indent of the chart's own items
-        stop, item = listed
+        stop, item, _ = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
@@ -3194,10 +3240,10 @@ def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]]
     return words, inside
 
 
-def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
+def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
-    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it) and
-    the indent of its items; None for another shape."""
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
+    indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
     if (
         not _LIST_KEY.fullmatch(lines[at].strip())
@@ -3206,14 +3252,8 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
     ):
         return None
     item = _indent(lines[at + 1])
-    if item < base:
-        return None
-    opened = 0  # blocks of the pod open at `tolerations:` (`{{- if .Values.spot }}`): entries added go with them
-    for line in reversed(lines[:at]):
-        if not _control(line) and not _emits(line) and _indent(line) < base:
-            break
-        opened += sum(1 if w in ("if", "with", "range") else -1 if w == "end" else 0 for _, _, w in _actions(line))
-    if opened > 0:
+    opens = _open_ifs(lines, at)
+    if item < base or opens is None:
         return None
     depth, end = 0, at + 1
     for i in range(at + 1, len(lines)):
@@ -3227,7 +3267,48 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int] | None:
             depth += word in ("if", "with", "range") or -(word == "end")
         if depth == 0:
             end = i + 1
-    return end, item
+    return end, item, opens
+
+
+def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
+    """The pod's blocks open at line `at` (`{{- if .Values.spot }}` above `tolerations:`; the pod's lines are those
+    above it up to a shallower YAML line), outermost first, each as its line and its condition; None when one of them
+    is not an `if` alone on its line (a `with` or `range` rebinds `.`, an `else` branch negates its condition)."""
+    pending, opens = 0, []
+    for i in range(at - 1, -1, -1):
+        line = lines[i]
+        if not _control(line) and not _emits(line) and _indent(line) < _indent(lines[at]):
+            break
+        for _, _, word in reversed(_actions(line)):
+            if word == "end" or (word == "else" and pending):
+                pending += word == "end"
+            elif word in ("if", "with", "range") and pending:
+                pending -= 1
+            elif word in ("if", "with", "range", "else"):
+                opened = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", line.strip())
+                if word != "if" or not opened:
+                    return None
+                opens.insert(0, (i, opened.group(1)))
+    return opens if not opens or _closed_plainly(lines, at, len(opens)) else None
+
+
+def _closed_plainly(lines: list[str], at: int, count: int) -> bool:
+    """Whether the `count` blocks open at line `at` close with no `else` of theirs (a literal list in each branch of
+    `if .Values.spot ... else` has its own `tolerations:` in the `else`, which a list under `not` the `if` doubles)."""
+    nested = 0
+    for line in lines[at:]:
+        for _, _, word in _actions(line):
+            if word in ("if", "with", "range"):
+                nested += 1
+            elif word == "else" and not nested:
+                return False
+            elif word == "end" and nested:
+                nested -= 1
+            elif word == "end":
+                count -= 1
+                if not count:
+                    return True
+    return False
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
@@ -3238,6 +3319,26 @@ NO_SHAPE = (
     "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
     "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
 )
+
+
+def _range_keyed(text: str, first: Pattern) -> str:
+    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` (kubefate's
+    fateflow container writes `resources:` key by key from `.Values.modules.python.resources`, each `toYaml $val`):
+    the key's name is each key of the map X; "" otherwise."""
+    key = re.match(r"[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}[\"']?\s*:", first.text)
+    if key is None:
+        return ""
+    declares = re.compile(rf"\{{\{{-?\s*range\s+{re.escape(key.group(1))}\s*,\s*(\$\w+)\s*:=\s*(.+?)\s*-?\}}\}}")
+    lines = text.splitlines()
+    for at in range(first.line - 1, max(0, first.line - 4), -1):  # 1-based lines above the key
+        if m := declares.search(lines[at - 1]):
+            return (
+                f"the key `{key.group(1)}` (with `{m.group(1)}` its content) is each key of the map `{m.group(2)}`, "
+                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a resources map "
+                f"written whole (`toYaml {m.group(2)}`, pattern B) or by its `limits:`/`requests:` sections, not a "
+                "`range` over its keys"
+            )
+    return ""
 
 
 def _helper_name(text: str, line: str) -> str:
