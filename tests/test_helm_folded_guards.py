@@ -10,22 +10,13 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
-WORKER = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+WORKER = deployment(
+    "worker",
+    """\
       containers:
         - name: worker
           image: example/worker
@@ -48,7 +39,8 @@ spec:
               amd.com/gpu: {{ .Values.gpu.count }}
               {{- end }}
               {{- end }}
-"""
+""",
+)
 VALUES = "gpu:\n  enabled: true\n  type: nvidia\n  count: 1\n"
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with, fix_chart
+from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
@@ -59,18 +59,9 @@ def test_a_device_from_the_map_is_refused_with_the_line_of_the_map(tmp_path: Pat
     assert "{{- range $key, $value := .Values.devices }}" in (chart / "templates" / "pods.yaml").read_text()
 
 
-KEY_BY_KEY = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: flow
-spec:
-  selector:
-    matchLabels: {app: flow}
-  template:
-    metadata:
-      labels: {app: flow}
-    spec:
+KEY_BY_KEY = deployment(
+    "flow",
+    """\
       containers:
         - name: flow
           image: busybox
@@ -81,7 +72,8 @@ spec:
 {{ toYaml $val | indent 14 }}
           {{- end }}
           {{- end }}
-"""
+""",
+)
 
 
 def test_a_resources_map_written_key_by_key_names_the_range_and_the_map(tmp_path: Path) -> None:

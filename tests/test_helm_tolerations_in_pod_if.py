@@ -9,20 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: svc
-spec:
-  selector:
-    matchLabels: {app: svc}
-  template:
-    metadata:
-      labels: {app: svc}
-    spec:
+DEPLOYMENT = deployment(
+    "svc",
+    """\
       {{- if and (eq .Values.kind "batch") (gt (int .Values.gpu) 0) }}
       # batch pods run on the dedicated pool
       tolerations:
@@ -44,7 +35,8 @@ spec:
               {{- if gt (int .Values.gpu) 0 }}
               nvidia.com/gpu: {{ .Values.gpu }}
               {{- end }}
-"""
+""",
+)
 VALUES = "kind: web\ngpu: 0\nspill: true\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, run_chart
@@ -13,18 +13,9 @@ from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
 # the main container and a sidecar under its own switch take the same values map
-SIDECAR = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+SIDECAR = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       containers:
         - name: main
           image: app:1
@@ -36,7 +27,8 @@ spec:
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
         {{- end }}
-"""
+""",
+)
 SIDECAR_VALUES = "resources:\n  limits:\n    nvidia.com/gpu: 1\nsidecar:\n  enabled: false\n"
 
 
@@ -56,18 +48,9 @@ def test_a_sidecar_switched_on_with_the_dra_values_is_proven_with_them(tmp_path:
 # an init container under its own switch, written by a helper, that takes the device of the main container's map
 # (charts9 gsampaio-ollama's model pull): the migration names the claim's request where both containers share the
 # claim, and not where the main container has it alone
-INIT_PULL = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-app
-spec:
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-    spec:
+INIT_PULL = deployment(
+    "{{ .Release.Name }}-app",
+    """\
       initContainers:
         {{- include "app.pull" . | nindent 8 }}
       containers:
@@ -75,7 +58,8 @@ spec:
           image: app:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 PULL_HELPER = """\
 {{- define "app.pull" -}}
 {{- if .Values.pull.enabled }}
@@ -151,18 +135,9 @@ def test_a_chart_is_checked_for_a_private_copy_while_another_render_thread_makes
 
 # the chart writes its own GPU toleration when the values ask for a GPU request (charts16 porter-web), the device key
 # in both sections
-OWN_TOLERATION = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-web
-spec:
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
+OWN_TOLERATION = deployment(
+    "{{ .Release.Name }}-web",
+    """\
       containers:
         - name: web
           image: web:1
@@ -184,7 +159,8 @@ spec:
           operator: Exists
           effect: NoSchedule
       {{- end }}
-"""
+""",
+)
 OWN_TOLERATION_VALUES = "resources:\n  requests:\n    gpu: 1\n  limits:\n    gpu: 1\n"
 
 
@@ -206,24 +182,16 @@ def test_a_device_asked_by_its_limit_alone_is_proven(tmp_path: Path) -> None:
 
 
 UMBRELLA = "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - {name: sub, version: 0.1.0, repository: file://charts/sub}\n"
-SUB_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-sub
-spec:
-  selector:
-    matchLabels: {app: sub}
-  template:
-    metadata:
-      labels: {app: sub}
-    spec:
+SUB_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}-sub",
+    """\
       containers:
         - name: sub
           image: sub:1
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
-"""
+""",
+)
 
 
 def test_a_users_null_for_the_request_renders_as_before_with_the_switch_off(tmp_path: Path) -> None:
