@@ -122,3 +122,25 @@ def test_a_json_manifest_keeps_its_byte_order_mark_and_line_ends(tmp_path: Path)
         assert pod_written["spec"]["resourceClaims"][0]["resourceClaimTemplateName"].startswith("p-"), name
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     assert run_dramigrate(["diff", "--check", "."], cwd=tmp_path)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("inventory", "where", "what"),
+    [
+        ("items:\n  - {a: [}\n", "2:10", "invalid YAML: while parsing a flow node: did not find expected node content"),
+        ('items:\n  - {a: "\x1b"}\n', "2:10", "invalid YAML: character U+001B is not allowed in YAML"),
+    ],
+)
+def test_an_inventory_that_is_not_yaml_is_named_at_its_line(
+    tmp_path: Path, inventory: str, where: str, what: str
+) -> None:
+    """fit's inventory reader quoted PyYAML's own message: `in "<unicode string>", line 2, column 10`, and for a
+    control character a position in characters, where every other input is named as file:line:column."""
+    (tmp_path / "inventory.yaml").write_text(inventory)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
+
+    code, _, err = run_dramigrate(["fit", "pod.yaml", "--inventory", "inventory.yaml"], cwd=tmp_path)
+
+    assert code == 2, err
+    assert f"inventory.yaml:{where}: {what}" in err
+    assert "<unicode string>" not in err
