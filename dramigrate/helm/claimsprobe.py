@@ -12,7 +12,7 @@ from typing import Any
 
 from dramigrate.helm.passthrough import flat_maps, sibling_key
 from dramigrate.helm.prove import ObjKey, new_repeats, objects
-from dramigrate.helm.values import Path_, find_maps, put_path, resources_maps
+from dramigrate.helm.values import Path_, find_maps, get_path, put_path, resources_maps
 
 CLAIM = {"name": "dramigrate-user-claim", "resourceClaimName": "dramigrate-user-claim"}
 KEY = "resourceClaims"
@@ -30,18 +30,10 @@ def claim_paths(merged: dict[str, Any]) -> list[Path_]:
     for path in resources_maps(merged) + flat_maps(merged):
         sibling = sibling_key(str(path[-1]), KEY)
         out[(*path[:-1], sibling)] = None
-        items = _get(merged, path[:-2]) if len(path) >= 2 else None
+        items = get_path(merged, path[:-2]) if len(path) >= 2 else None
         if isinstance(items, dict) and all(isinstance(v, dict) for v in items.values()):
             out.update({(*path[:-2], str(k), sibling): None for k in items})
     return [p for p in out if all(isinstance(part, str) for part in p)]
-
-
-def _get(values: Any, path: Path_) -> Any:
-    for part in path:
-        if not isinstance(values, dict) or part not in values:
-            return None
-        values = values[part]
-    return values
 
 
 def overlay(merged: dict[str, Any]) -> dict[str, Any]:
