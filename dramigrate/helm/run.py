@@ -1025,9 +1025,20 @@ def _extended(node: Any, path: str = "") -> Iterator[tuple[str, list[str]]]:
 
 def _not_proven_apart_from_invalid(case: str, original: Any, again: Any, want: str, on: Any, v: Variation) -> str:
     """Proof D for a value set whose original render is not installable for a device count: that render proves
-    nothing about the objects holding the invalid count, but the other objects of the set must still prove ('' when
-    they do, or when the switch-on render fails as a whole and so cannot be compared object by object)."""
-    return "" if on.error else _not_proven_on(case, original, again, want, on, v.invalid_objects)
+    nothing about the objects holding the invalid count (nor about the claim templates only they name: frigate's
+    i915 limit beside a null request, whose pod the rewrite gives a claim), but the other objects of the set must
+    still prove ('' when they do, or when the switch-on render fails as a whole and so cannot be compared object by
+    object)."""
+    if on.error:
+        return ""
+    found = objects(on.stream + on.rest)
+    named: dict[bool, set[str]] = {True: set(), False: set()}  # by whether a left-out object names the template
+    for key, docs in found.items():
+        named[key[1:] in v.invalid_objects].update(
+            re.findall(r'"resourceClaimTemplateName": "([^"]+)"', json.dumps(docs))
+        )
+    templates = {k[1:] for k in found if k[1] == "ResourceClaimTemplate" and k[3] in named[True] - named[False]}
+    return _not_proven_on(case, original, again, want, on, v.invalid_objects | templates)
 
 
 def _finish(renders: Iterator[Any]) -> None:
@@ -2410,6 +2421,7 @@ def prove_switch(
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
     proven_on = False  # a value set with device requests proven with the switch on
+    yours: set[str] | None = None  # the device resources the original chart asks for with the user's values
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(renders)
@@ -2421,6 +2433,8 @@ def prove_switch(
                     return
                 continue
             added = v.label.endswith(ADDED_DEVICE)  # a device the chart's own templates do not ask for: checked off
+            devices = _render_devices(original)
+            yours = devices if yours is None else yours
             ref = {False: (original, again, want), True: (original, again, want)}
             said = {False: f"with {v.label} and the DRA switch off", True: f"with {v.label} and the DRA switch on"}
             if flip:
@@ -2438,7 +2452,7 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
-            if why[True] and not why[False] and _refused(v, added, sides[True]):
+            if why[True] and not why[False] and _refused(v, added or bool(devices - yours), sides[True]):
                 outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
                 continue
             if why[False] or why[True]:
@@ -2497,9 +2511,19 @@ def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[
 
 def _refused(v: Variation, added: bool, on: Render) -> bool:
     """Whether the switch-on render of a value set that picks another vendor of the device choice (or adds a device
-    the templates do not ask for) fails with the DRA branch's own guard: a device resource its claim does not take
-    is refused, not silently left to the device plugin (helper.MapChoice, mapvars)."""
+    the user's values do not ask for: one put in every resources map, or one a switch of the chart adds, frigate's
+    `gpu.nvidia.enabled` beside an Intel GPU in `resources`) fails with the DRA branch's own guard: a device
+    resource its claim does not take is refused, not silently left to the device plugin (helper.MapChoice,
+    mapvars)."""
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
+
+
+def _render_devices(render: Render) -> set[str]:
+    """The device resources the containers of a render ask for."""
+    from dramigrate.helm.idiomatic import _rendered_devices, shipped_rules
+
+    docs = [d for docs in objects(render.stream).values() for d in docs]
+    return _rendered_devices(docs, shipped_rules()) if not render.error else set()
 
 
 def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool) -> str:
