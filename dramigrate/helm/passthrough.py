@@ -1406,6 +1406,34 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
         t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
 
+_WHOLE_DOT = re.compile(r"\btoYaml\s+\.\s*(?:\||-?\}\})|\{\{-?\s*\.\s*\|\s*toYaml\b")
+
+
+def _sections_within(lines: list[str], i: int) -> int | None:
+    """The `resources:` line of a container written inside `with` the map (line i) section by section (plex's `{{-
+    with .Values.pms.resources }}`, `resources:`, `limits:` then `{{- with .limits }}{{ toYaml . ...}}`), never the
+    map whole: the `claims` the DRA values add to the map need a line of their own there; None otherwise."""
+    if not _WITH_LINE.match(lines[i]):
+        return None
+    depth, end, whole = 0, len(lines), False
+    for j in range(i, len(lines)):
+        # `.` is the map where no other `with`/`range` rebinds it: `toYaml .` there writes it whole
+        rebound = re.search(r"\{\{-?\s*(?:with|range)\b", lines[j])
+        whole = whole or (
+            j > i and depth == 1 and bool(_WHOLE_DOT.search(lines[j][: rebound.start() if rebound else None]))
+        )
+        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", lines[j]):
+            depth += -1 if word == "end" else 1
+        if depth <= 0:
+            end = j
+            break
+    body = lines[i + 1 : end]
+    res = next((i + 1 + n for n, line in enumerate(body) if not _control(line) and line.strip()), -1)
+    if whole or res < 0 or lines[res].strip() != "resources:" or any(".claims" in line for line in body):
+        return None
+    return res if any(re.search(r"(?<![\w$)\]])\.(?:limits|requests)\b", line) for line in body) else None
+
+
 SiblingExpr = Callable[[str], str]
 
 
@@ -1670,6 +1698,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         _claims_beside_sections(t, i, sibling_expr(sibling_key(key, "resourceClaims")), named=sibling_expr(key))
     elif under == _SECTION and "resourceClaims" in need:
         _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
+    elif "resourceClaims" in need and (res := _sections_within(lines, i)) is not None:
+        _claims_beside_sections(t, res + 1, ".claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
@@ -2087,7 +2117,31 @@ def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] |
 def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """Whether the template reads a dropped device key in a form reread rewrites."""
     found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
-    return any(p is not None and p.search(text) for p in found) or bool(_var_reads(text, path, section, key))
+    return (
+        any(p is not None and p.search(text) for p in found)
+        or bool(_var_reads(text, path, section, key))
+        or bool(_scoped_reads(text, path, section, key))
+    )
+
+
+def _scoped_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
+    """The lines of a template (outside defines) that read the device key from the section of `.` where `.` is the
+    map (plex's `{{- if and $.Values.pms.gpu.nvidia.enabled (not (hasKey .limits "nvidia.com/gpu")) }}`, inside
+    `with .Values.pms.resources`), rewritten to read the counts beside the map when the values set them."""
+    pattern = _read_pattern(path, section, key)
+    if pattern is None or f'"{key}"' not in text:
+        return {}
+    from dramigrate.helm.idiomatic import _enclosing, with_scope
+
+    read = re.compile(rf'(?<![\w$)\]])\.{re.escape(section)}(?=\s+"{re.escape(key)}")')
+    counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
+    out, offset = {}, 0
+    for n, line in enumerate(text.splitlines(keepends=True)):
+        scoped = read.search(line) and "define" not in _enclosing(text, n)
+        if scoped and with_scope(text, offset) == ".Values." + ".".join(str(p) for p in path):
+            out[n] = read.sub(f"($.Values.{counts} | default .{section})", line.rstrip("\r\n"))
+        offset += len(line)
+    return out
 
 
 def _var_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
@@ -2115,6 +2169,9 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
         for n, line in _var_reads("".join(lines), path, section, key).items():
             if n not in kept:  # through a variable holding the map (voxel51's `dig ... $mergedResources`)
+                lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
+        for n, line in _scoped_reads("".join(lines), path, section, key).items():
+            if n not in kept:  # from `.` inside `with` the map (plex's `hasKey .limits "nvidia.com/gpu"`)
                 lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
     return "".join(lines)
 
