@@ -149,3 +149,32 @@ def test_a_map_not_named_resources_written_key_by_key_names_the_range_and_the_ma
     assert "templates/flow.yaml:18: pattern E" in outcome.manual, outcome.report()
     assert "the map `.Values.flow.res`, written key by key by the `range` at line 17" in outcome.manual
     assert "or key by key with each value written whole (`$key:`, then `toYaml $val`" in outcome.manual
+
+
+FLAT = deployment(
+    "flat",
+    """\
+      containers:
+        - name: flat
+          image: busybox
+          resources:
+            limits:
+              {{- range $name, $count := .Values.gpuResources }}
+              {{ $name }}: {{ $count }}
+              {{- end }}
+""",
+)
+
+
+def test_a_flat_resources_map_written_entry_by_entry_as_a_section_is_passed_through(tmp_path: Path) -> None:
+    """A map of quantities by resource name (`gpuResources: {nvidia.com/gpu: 1}`) that a `range` writes entry by entry
+    as the container's `limits:` is that section's content, as `toYaml` of it would be: the section-content
+    pass-through takes it, proven (was: manual work, pattern E, the name each key of the map)."""
+    chart = chart_with(
+        tmp_path, "flat", {"templates/flat.yaml": FLAT, "values.yaml": "gpuResources:\n  nvidia.com/gpu: 1\n"}
+    )
+    fix_chart(chart)
+    _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert list(counts.values()) == [1], counts
+    assert pods["flat"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pods
+    assert "nvidia.com/gpu" not in str(pods["flat"]["containers"][0]["resources"].get("limits")), pods

@@ -460,14 +460,15 @@ def _templated_child(lines: list[str], section: int) -> int:
 
 
 _SECTION_RANGE = re.compile(
-    r"\{\{-?\s*range\s+(\$\w+)\s*,\s*\$\w+\s*:=\s*[.$][\w.]*[Rr]esources\.(?:limits|requests)\s*-?\}\}"
+    r"\{\{-?\s*range\s+(\$\w+)\s*,\s*\$\w+\s*:=\s*[.$][\w.]*[Rr]esources(?:\.(?:limits|requests))?\s*-?\}\}"
 )
 
 
 def _section_range(lines: list[str], index: int) -> int:
-    """The line of the `range $key, $value := <values resources map>.limits` (or `.requests`) whose key variable
-    names the templated key at line `index` (0-based): the template writes that section of the map entry by entry;
-    -1 otherwise."""
+    """The line of the `range $key, $value := <values resources map>.limits` (or `.requests`, or a flat map of
+    quantities by resource name itself, `.Values.gpuResources`) whose key variable names the templated key at line
+    `index` (0-based): the template writes that section of the map, or the map as a section, entry by entry; -1
+    otherwise."""
     key = re.match(r"^\s*[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}", lines[index])
     for j in range(index - 1, max(-1, index - 4), -1):
         m = _SECTION_RANGE.search(lines[j])
