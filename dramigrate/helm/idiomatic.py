@@ -739,10 +739,10 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
     if not keyed:
         return
     (first, var, over), others = keyed[0], [i for i, _, m in keyed[1:] if m == keyed[0][2]]
-    heads = [h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0]
+    heads = list(dict.fromkeys(h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0))
     classes = [f"{r} asks for device class {m.rule.device_class}" for r in missed if (m := rules.lookup(r))]
     also = f"; line{'s' if len(others) > 1 else ''} {', '.join(str(i + 1) for i in others)} too" if others else ""
-    at = f" above line{'s' if len(heads) > 1 else ''} {', '.join(str(h + 1) for h in dict.fromkeys(heads))}"
+    at = f" above line{'s' if len(heads) > 1 else ''} {', '.join(str(h + 1) for h in heads)}"
     why = (
         f"the resource name `{var}` is each key of the map `{over}` (the "
         f"`range` above it{also}), and these values put {', '.join(missed)} there: the idiomatic rewrites name each "
