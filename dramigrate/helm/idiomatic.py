@@ -731,22 +731,53 @@ _RANGE_KEY = re.compile(r"\s*\{\{-?\s*\$(\w+)\s*-?\}\}\s*:\s*\{\{.*\}\}\s*")
 def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: list[Device], rules: RuleSet) -> None:
     """Raise NotIdiomatic when the render asks for a device resource that no key found (`devices`) writes and a
     `range` over a values map writes a resource key under `limits:`/`requests:` (arena's `{{ $key }}: {{ $value }}`
-    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin."""
+    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin. The reason
+    says what to change by hand: which device leaves the map, where each pod's claims go, and the class they ask for."""
     missed = sorted(_rendered_devices(docs, rules) - {d.resource for d in devices})
     lines = text.splitlines()
-    for i, line in enumerate(lines if missed else []):
+    keyed = _range_keys(lines) if missed else []
+    if not keyed:
+        return
+    (first, var, over), others = keyed[0], [i for i, _, m in keyed[1:] if m == keyed[0][2]]
+    heads = list(dict.fromkeys(h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0))
+    classes = [f"{r} asks for device class {m.rule.device_class}" for r in missed if (m := rules.lookup(r))]
+    also = f"; line{'s' if len(others) > 1 else ''} {', '.join(str(i + 1) for i in others)} too" if others else ""
+    at = f" above line{'s' if len(heads) > 1 else ''} {', '.join(str(h + 1) for h in heads)}"
+    why = (
+        f"the resource name `{var}` is each key of the map `{over}` (the "
+        f"`range` above it{also}), and these values put {', '.join(missed)} there: the idiomatic rewrites name each "
+        "device when fix runs (a literal key, or one values key), and this map's keys are known only when Helm "
+        "renders it, so the DRA switch would leave that device on the device plugin. To keep the chart as it is, "
+        "serve it through a DeviceClass with extendedResourceName (`--strategy extended-resource`, whole devices "
+        "only). By hand: take "
+        f"{', '.join(missed)} out of `{over}` and ask for it by a claim from values: a `resourceClaims` list in the "
+        f"pod spec{at if heads else ''} (`containers:`), a `claims` list under the container's `resources:` naming "
+        f"it, and a ResourceClaimTemplate ({'; '.join(classes) or 'its device class'}; `helm template ... | "
+        "dramigrate fix -` shows the claim these values get)"
+    )
+    raise NotIdiomatic(Pattern("E", first + 1, lines[first].strip()), rel, why)
+
+
+def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
+    """Each line (0-based) under `limits:`/`requests:` that writes a key and its count from the variables of a
+    `range` over a map (`{{ $key }}: {{ $value }}`), with the key's variable and the map that `range` reads."""
+    out = []
+    for i, line in enumerate(lines):
         key = _RANGE_KEY.fullmatch(line)
         if not key or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
             continue
         ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
         if ranges:
-            why = (
-                f"the resource name `${key.group(1)}` is each key of the map `{ranges[-1]}` (a `range` over it), and "
-                f"these values set {', '.join(missed)} there: the idiomatic rewrite takes a device key whose name is "
-                "literal or one values key, so that device would stay on the device plugin with the DRA switch on; "
-                "ask for it with the chart's own count, or move it to a claim by hand"
-            )
-            raise NotIdiomatic(Pattern("E", i + 1, line.strip()), rel, why)
+            out.append((i, f"${key.group(1)}", ranges[-1]))
+    return out
+
+
+def _pod_head(lines: list[str], index: int) -> int:
+    """The `containers:` line (0-based) of the pod spec that holds line `index`, or -1."""
+    for i in range(index - 1, -1, -1):
+        if _item_key(lines[i]) == "containers:" and _indent(lines[i]) < _indent(lines[index]):
+            return i
+    return -1
 
 
 @functools.cache
@@ -3348,9 +3379,9 @@ NO_SHAPE = (
 
 
 def _range_keyed(text: str, first: Pattern) -> str:
-    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` (kubefate's
-    fateflow container writes `resources:` key by key from `.Values.modules.python.resources`, each `toYaml $val`):
-    the key's name is each key of the map X; "" otherwise."""
+    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` and the
+    pass-through does not take it (kubefate's `{{ $key }}:` then `toYaml $val` over `.Values.modules.python.resources`
+    is taken, patterns._map_range): the key's name is each key of the map X; "" otherwise."""
     key = re.match(r"[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}[\"']?\s*:", first.text)
     if key is None:
         return ""
@@ -3360,9 +3391,10 @@ def _range_keyed(text: str, first: Pattern) -> str:
         if m := declares.search(lines[at - 1]):
             return (
                 f"the key `{key.group(1)}` (with `{m.group(1)}` its content) is each key of the map `{m.group(2)}`, "
-                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a resources map "
-                f"written whole (`toYaml {m.group(2)}`, pattern B) or by its `limits:`/`requests:` sections, not a "
-                "`range` over its keys"
+                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a values map named "
+                "`resources` (or `*Resources`) written whole (`toYaml`, pattern B), by its `limits:`/`requests:` "
+                f"sections, or key by key with each value written whole (`{key.group(1)}:`, then `toYaml "
+                f"{m.group(1)}` on that line or the next), not this `range`"
             )
     return ""
 
