@@ -92,7 +92,7 @@ def test_d_helper_null_count_renders_no_toleration(tmp_path: Path) -> None:
     assert not counts and _tolerated(pods["server"]) == ["nvidia.com/gpu"]
 
 
-INCLUDED = "              nvidia.com/gpu: {{ include \"server.gpus\" . }}"
+INCLUDED = '              nvidia.com/gpu: {{ include "server.gpus" . }}'
 SET_ENTRY = """\
       containers:
         - name: server
