@@ -47,6 +47,7 @@ from dramigrate.helm.findingmap import (
 )
 from dramigrate.helm.foldguards import folded
 from dramigrate.helm.locate import source_of, stream_sources
+from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.patterns import (
     UNTAKEN,
     Pattern,
@@ -477,6 +478,7 @@ def _variations(
             add(f"-f {f}", copts.render((f,), sets=False))
     merged = sources.merged
     limits_alone: list[Path_] = []  # the request of a device count the values give in both sections
+    counts: list[tuple[Path_, Path_ | None]] = []  # each count's values path, and its twin: set to null last
     for rel in relations:
         leaf = rel.leaf
         if rel.kind == "count":
@@ -488,6 +490,7 @@ def _variations(
                 options.insert(0, (bumped(leaf.value), "changed to"))
         twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
         limits_alone += [p for p in (leaf.path, twin) if twin is not None and _section(p) == "requests"]
+        counts += [(leaf.path, twin)] if rel.kind == "count" else []
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -528,6 +531,9 @@ def _variations(
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
         values = override(sources, set_path(merged, path, None))
         label = f"{display(path)} unset (the limit alone asks for the device)"
+        add(label, copts.render((work.values_file(values),), False), values)
+    for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
+        values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
     return out
 
@@ -620,8 +626,9 @@ def _fix(
             if not v.shipped:
                 expected.append((v, r, "", []))
             return True
-        full = run_core(r.stream, outcome.display, rules, settings, target, fix=True)
-        if v.shipped and _text(full, r.stream) == r.stream:
+        stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
+        full = run_core(stream, outcome.display, rules, settings, target, fix=True)
+        if v.shipped and _text(full, stream) == stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
         invalid = [f for f in full.findings if f.rule == "invalid-count"]
@@ -629,8 +636,8 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
-            if _text(bare, r.stream) != _text(full, r.stream):
+            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True)
+            if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
                     root, copts, own, work, from_values, set_by, v.options if v.shipped else None
@@ -657,7 +664,8 @@ def _fix(
             wanted.setdefault(sub, set()).add(rel)
             if v.label in given:
                 wanted_given.setdefault(sub, set()).add(rel)
-        expected.append((v, r, _text(result, r.stream), notes))
+        want = _text(result, stream)
+        expected.append((v, r, r.stream if want == stream else want, notes))
         return True
 
     # the value sets the user gives come first: they decide what to rewrite, and a chart whose objects a library
@@ -719,7 +727,8 @@ def _fix(
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
         ignore = _volatile(original, cached_render(root, v.options, fresh=True))
-        diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
+        expected_objects = without_nulls(_merge(objects(want), objects(original.rest)))  # a null count: no key
+        diff = first_difference(expected_objects, without_nulls(objects(new.stream + new.rest)), ignore)
         if diff:
             why = (
                 "the pods select nodes by device labels that a template writes itself (the core moves them into "
