@@ -76,6 +76,9 @@ DROP_NULLS = "drop nulls"
 # a need (prefixed to a device key, `device nvidia.com/gpu`): a device key the DRA values drop from the map, which the
 # template refuses to render beside the container's claims (device_check)
 DEVICE = "device "
+# a need (prefixed to the dotted keys of a values list, `joins worker.tolerations`): the list the pods that take the
+# map render their tolerations from, which the toleration under its own key joins (toleration_places)
+JOINS = "joins "
 # a need: the map is a section's content (`limits:` then `toYaml .Values.resources`, flat_maps): it cannot hold the
 # container's `claims`, which the template names after the pod's `resourceClaims` instead
 SECTION_CONTENT = "section content"
@@ -96,6 +99,7 @@ class MapEdit:
     # the device plugin's tolerations the migration adds none of, since the pod's values list tolerates the taint
     # already: the template adds them all the same where a later values file replaces that list (toleration_places)
     covered: list[dict[str, Any]] = field(default_factory=list)
+    joins: Path_ = ()  # the values list the pods render their tolerations from, which OWN_TOLERATIONS joins
     unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
@@ -320,6 +324,7 @@ def toleration_places(
         if place is not None and valued and joins(joined, place) and (added or edit.covered):
             edit.siblings[OWN_TOLERATIONS] = [*(added or []), *edit.covered]
             edit.siblings.pop("tolerations", None)
+            edit.joins = place
             continue
         if not added:
             continue
@@ -1746,6 +1751,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+        if own and not _joins_here(lines, pod, f"{ind}{name}:", need):
+            continue  # a pod that renders another list (its container of the map under an `if` the values leave off)
         if _renders_key(lines, pod, f"{ind}{name}:"):
             # a literal list (`tolerations:` then `- key: dedicated`): the values' list goes after its items
             if name == "tolerations" and (items := _literal_list(lines, pod, f"{ind}{name}:")) is not None:
@@ -1758,7 +1765,9 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
                 # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
                 j, m = read
-                joined = f"(concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)})"
+                joined = (
+                    f"(concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)} | default {m.group(2)})"
+                )
                 t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         if name == "tolerations" and ranged <= containers and (cond := _if_list(lines, pod, f"{ind}{name}:")):
@@ -1809,6 +1818,17 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
+    """Whether the pod spec at line `pod` renders its tolerations from a values list the DRA toleration joins (need's
+    JOINS entries, toleration_places), or writes them in a shape that joins none."""
+    found = _joinable_list(lines, pod, head)
+    places = [n[len(JOINS) :].split(".") for n in need if n.startswith(JOINS)]
+    if found is None or not places:
+        return True
+    words = [w for w in found[2].group(2).split(".") if w and not w.startswith("$") and w != "Values"]
+    return any(_ends_with(tuple(p), words) for p in places)
 
 
 def _untolerated(t: _Edits, given: str, expr: str) -> str:

@@ -2782,6 +2782,7 @@ def _passthrough(
             beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
             paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
             paths[e.path].update(f"{pt.DEVICE}{k}" for keys in e.removed.values() for k in keys)
+            paths[e.path].update([f"{pt.JOINS}{'.'.join(map(str, e.joins))}"] if e.joins else [])
             if e.flat:
                 paths[e.path].add(pt.SECTION_CONTENT)
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
