@@ -2111,10 +2111,16 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    own_counted = bool(counted)  # the key renders only while its count is set (and above 0)
     counted += twin_renders  # a request and a limit each under its own conditions: while one of them renders
     # containers each under their own conditions: the toleration while one of them renders its key
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
+    # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
+    literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
+    set_gate = "" if own_counted or literal else _or(*(_set(c) for c in dict.fromkeys(gated)))
+    if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
+        set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -2223,6 +2229,9 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    sets = {res: _set(c) for res, c in counts.items()}
+    if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
+        tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     if own_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
@@ -2230,7 +2239,7 @@ def _pod_edits(
         pod_lines = []
     existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
+        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, set_gate)
         deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
         # a branch whose taint the values list tolerates (thorix' README values for amd): the migration adds its
         # toleration where that list does not
@@ -2760,6 +2769,23 @@ def _bare(cond: str) -> str:
         if depth == 0 and k < len(plain) - 1:
             return cond  # `(a) (b)`: two terms
     return cond[1:-1]
+
+
+def _own_toleration(toleration: dict[str, Any], sets: dict[str, str], p: str) -> list[str]:
+    """A toleration's lines in the pod's list, inside `if` the count of the device it tolerates is set (`sets`: each
+    device resource to that condition) when it tolerates one of them."""
+    entry = [f"{p}  {t}" for t in _dump_list([toleration])]
+    gate = sets.get(str(toleration.get("key", "")))
+    return [f"{p}  {{{{- if {_bare(gate)} }}}}", *entry, f"{p}  {{{{- end }}}}"] if gate else entry
+
+
+def _set(count: str) -> str:
+    """Whether a count is set: null and "" render the device key with no count (`nvidia.com/gpu:`), which asks for
+    no device; 0 renders `nvidia.com/gpu: 0`, which the device plugin's admission still tolerates (`cat` drops nil;
+    what `include` or `tpl` prints for it is `<no value>`, which Helm removes only from the final output)."""
+    if re.search(r"\b(include|tpl)\b", count):
+        return f'(ne ({count} | replace "<no value>" "" | trim) "")'
+    return f'(ne (cat {_arg(count)}) "")'
 
 
 def _or(*parts: str) -> str:
