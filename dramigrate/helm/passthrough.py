@@ -1857,7 +1857,7 @@ def device_check(
     keys = " ".join(json.dumps(d) for d in devices)
     said = f"remove {', '.join(devices)} from {shown} (set after the -dra.yaml values): {DEVICE_TWICE}"
     # the map only with the DRA values' claim templates: a user's own claims beside a device, without them, render
-    mine = f"and {t.root}.Values.{VALUES_KEY} {expr}"
+    mine = f"and {t.root}.Values.{VALUES_KEY} " + (f"({expr})" if " " in expr else expr)
     call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({mine} | default dict) {json.dumps(said)} {keys})'
     here, above = t.lines[i], t.lines[i - 1] if i else ""
     if here.lstrip().startswith("{{-") or above == above.rstrip():  # the chomp takes no blank the line ends in
