@@ -94,23 +94,31 @@ KEY_BY_KEY = deployment(
 
 
 @pytest.mark.parametrize(
-    "written",
+    ("before", "after"),
     [
-        "            {{ $key }}:\n{{ toYaml $val | indent 14 }}",
-        "            {{ $key }}: {{- $val | toYaml | nindent 14 }}",
+        ("", ""),
+        (
+            "            {{ $key }}:\n{{ toYaml $val | indent 14 }}",
+            "            {{ $key }}: {{- $val | toYaml | nindent 14 }}",
+        ),
+        ("if .Values.flow.resources }}", "with .Values.flow.resources }}"),
     ],
-    ids=["next-line", "same-line"],
+    ids=["next-line", "same-line", "range-dot-in-with"],
 )
-def test_a_resources_map_written_key_by_key_is_passed_through(tmp_path: Path, written: str) -> None:
+def test_a_resources_map_written_key_by_key_is_passed_through(tmp_path: Path, before: str, after: str) -> None:
     """Each key of the map, then its value whole, is the map written as `toYaml` writes it, `claims` too: the pod
     gets `flow.resourceClaims` passed through, and the DRA values ask for the GPU by a claim (was: manual work,
-    pattern E, 'the key `$key` (with `$val` its content) is each key of the map')."""
+    pattern E, 'the key `$key` (with `$val` its content) is each key of the map'). So is a `range` over `.` inside
+    `with` the map."""
     values = "flow:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n    requests:\n      cpu: 1\n"
-    template = KEY_BY_KEY.replace("            {{ $key }}:\n{{ toYaml $val | indent 14 }}", written)
+    template = KEY_BY_KEY.replace(before, after)
+    if after.startswith("with"):
+        template = template.replace(":= .Values.flow.resources }}", ":= . }}")
     chart = chart_with(tmp_path, "flow", {"templates/flow.yaml": template, "values.yaml": values})
     fix_chart(chart)
     text = (chart / "templates" / "flow.yaml").read_text()
-    assert "{{- with .Values.flow.resourceClaims }}" in text and "range $key, $val := .Values.flow.resources" in text
+    assert "{{- with .Values.flow.resourceClaims }}" in text
+    assert [line for line in text.splitlines() if line in template.splitlines()] == template.splitlines()
     _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
     pod = pods["flow"]
     assert list(counts.values()) == [1], counts
