@@ -772,6 +772,22 @@ def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
     return out
 
 
+def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
+    """The rewritten template with a guard above each resource key a `range` over a values map writes (arena's
+    `{{ $key }}: {{ $value }}` of `.Values.devices` beside its own `nvidia.com/gpu`): with the switch on, a key the
+    migration would move to a claim fails the render by name, as the claim (which takes `taken`) does not ask for it;
+    the device would stay on the device plugin beside the claims. Renders nothing otherwise."""
+    from dramigrate.helm.patterns import migrated_regex, untaken_message
+
+    lines = text.splitlines(keepends=True)
+    for i, var, _ in reversed(_range_keys([line.rstrip("\n") for line in lines])):
+        pad = " " * _indent(lines[i])
+        matched = f"regexMatch {split_literal(migrated_regex(rules), pad=pad + '    ')} {var}"
+        guard = fail_when(f"and $.Values.dra.enabled ({matched})", untaken_message(taken), pad)
+        lines[i:i] = [line + "\n" for line in guard]
+    return "".join(lines)
+
+
 def _pod_head(lines: list[str], index: int) -> int:
     """The `containers:` line (0-based) of the pod spec that holds line `index`, or -1."""
     for i in range(index - 1, -1, -1):
@@ -1194,6 +1210,7 @@ def build(
     for rel, parts in by_rel.items():
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
+        after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
         own = [_classless(section, own_class[rel]) for section in own] if several else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
