@@ -440,7 +440,7 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -451,9 +451,9 @@ def _run(
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.manual and partial:
-        from dramigrate.helm.ownswitch import note
+        from dramigrate.helm.ownswitch import left_by, note
 
-        note(outcome, partial[0], ENGINE_HINT)
+        note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
 
 
 def _variations(
@@ -3194,11 +3194,12 @@ def _own_dra_switch(
     base: dict[DeviceKey, Any],
     rules: RuleSet,
     work: Workdir,
-    partial: list[str] | None = None,
+    partial: list[Any] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
     on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
-    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
+    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
+    for ownswitch.left_by."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -3215,9 +3216,7 @@ def _own_dra_switch(
         if len(uses) < len(base):
             return leaf
         if partial is not None:
-            from dramigrate.helm.ownswitch import left_by
-
-            partial.append(left_by(leaf, rendered.stream, uses))
+            partial.append((leaf, rendered.stream, uses))
     return None
 
 
