@@ -4,6 +4,8 @@ could pass; each is now refused (nothing written) with the reason. Renders are r
 - Two workloads of one name in two templates (a Deployment and a warm-up Job, `{{ .Release.Name }}-app`) asking for
   the same devices: each template rendered the same ResourceClaimTemplate, and Helm fails the install on the second
   (`already exists`); the proof reads claim templates alike as one.
+- A helper's device key named from values (`{{ $gpuType }}: N`) rewritten for nvidia.com/gpu: another device the
+  migration takes stayed a device-plugin request with the switch on.
 - A pod whose tolerations a helper writes from a values list the chart's values leave unset: a user's own list made
   the pod's `tolerations:` twice, and Helm kept the DRA branch's, dropping the user's; the proof set only the
   tolerations lists the values have."""
@@ -12,9 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with, deployment
+import pytest
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -85,3 +89,48 @@ def test_tolerations_a_helper_writes_from_an_unset_values_list(tmp_path: Path) -
     why = outcome.manual
     assert "every tolerations list of the values set to [example.com/dedicated]" in why
     assert "`tolerations:` is written twice in one mapping" in why
+
+
+NAMED_HELPER = """\
+{{- define "app.resources" -}}
+limits:
+  memory: 1Gi
+  {{- $gpuType := default "nvidia.com/gpu" .Values.gpuType }}
+  {{ $gpuType }}: {{ .Values.gpus }}
+{{- end }}
+"""
+HELPER_POD = """\
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- include "app.resources" . | nindent 12 }}
+"""
+
+
+def test_a_helper_key_named_from_values_refuses_another_device_with_the_switch_on(tmp_path: Path) -> None:
+    """vLLM production-stack's `{{ $gpuType }}: N` (`requestGPUType`, default nvidia.com/gpu): the helper rewrite takes
+    nvidia.com/gpu; a user's `amd.com/gpu` stayed a device-plugin request with the switch on (no claim), where the
+    migration claims it. Now that render fails and says how to keep the device plugin; a resource no rule pack
+    migrates stays as it was, as the migration leaves it."""
+    files = {
+        "templates/_helpers.tpl": NAMED_HELPER,
+        "templates/deployment.yaml": deployment("server", HELPER_POD),
+        "values.yaml": "gpus: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)
+    with pytest.raises(HelmError, match="does not take .*set dra.enabled=false"):
+        dra_render(chart, _values(tmp_path, "gpuType: amd.com/gpu\ngpus: 1\n"))
+    _, counts, pods = dra_render(chart, _values(tmp_path, "gpuType: example.com/fpga\ngpus: 1\n"))
+    assert not counts and pods["server"]["containers"][0]["resources"]["limits"]["example.com/fpga"] == 1
+    _, counts, pods = dra_render(chart, _values(tmp_path, "gpuType: amd.com/gpu\ngpus: 1\ndra: {enabled: false}\n"))
+    assert pods["server"]["containers"][0]["resources"]["limits"]["amd.com/gpu"] == 1
+    _, counts, _ = dra_render(chart, _values(tmp_path, "gpus: 2\n"))
+    assert list(counts.values()) == [2]
+
+
+def _values(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "given.yaml"
+    path.write_text(text)
+    return path
