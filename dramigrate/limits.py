@@ -53,15 +53,11 @@ SETTINGS = Limits(max_bytes=1024 * 1024)
 
 
 class NotRegular(OSError):
-    """A path that is a FIFO, a device, a socket or a folder: skipped with a note, never opened for reading."""
+    """A path that is a FIFO, a device, a socket or a folder: never opened for reading; named as bad input."""
 
     def __init__(self, path: str, what: str) -> None:
         super().__init__(errno.EINVAL, f"{what}, not a regular file; skipped (never read)", path)
         self.what = what
-
-    @property
-    def note(self) -> str:
-        return f"{self.filename}: {self.strerror}"
 
 
 def file_type(mode: int) -> str:

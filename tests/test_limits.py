@@ -51,11 +51,11 @@ def test_hostile_folder_never_hangs_and_good_files_still_migrate(hostile: Path, 
     code, out, err = run_cli(["lint", "--format", "json", "--max-file-size", "2Mi", hostile], timeout=60)
     assert code == 2, err  # bad input in some files, the rest still checked
     assert "Traceback" not in err and "internal error" not in err
-    assert f"{hostile / 'pipe.yaml'}: a FIFO (named pipe), not a regular file; skipped (never read)" in err
-    assert f"{hostile / 'kustomization.yaml'}: a FIFO" in err
-    assert "loop.yaml: cannot be followed" in err
     report = json.loads(out)
     bad = {Path(b["file"]).name: b["message"] for b in report["errors"]}
+    assert bad["pipe.yaml"] == "a FIFO (named pipe), not a regular file; skipped (never read)"
+    assert bad["kustomization.yaml"].startswith("a FIFO")
+    assert bad["loop.yaml"].startswith("a symlink that cannot be followed")
     assert "larger than the 2 MiB limit" in bad["big.yaml"]
     assert "nested more than 100 levels deep" in bad["deep.yaml"]
     migrated = {f["name"] for f in report["findings"] if f["rule"] == "legacy-device-request"}

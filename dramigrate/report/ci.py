@@ -191,7 +191,7 @@ def markdown(
             {
                 "severity": "error",
                 "rule": "bad-input",
-                "where": f"{e.file}:{e.line}",
+                "where": f"{e.file}:{e.line}" if e.line else e.file or "-",  # a file refused as a whole has no line
                 "object": "",
                 "message": e.message,
             }
