@@ -169,14 +169,11 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
     else:
         try:
             values = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:  # the problem and its line only: PyYAML's own message quotes the line
-            from dramigrate.documents import unacceptable_character
+        except yaml.YAMLError as exc:  # the problem and its place only: PyYAML's own message quotes the line
+            from dramigrate.documents import yaml_problem
 
-            if (where := unacceptable_character(text, exc)) is not None:
-                raise InputError(where[0], str(path), where[1], where[2]) from exc
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or "not YAML"
-            raise InputError(f"invalid YAML: {problem}", str(path), mark.line + 1 if mark else 0) from exc
+            what, line, column = yaml_problem(text, exc)
+            raise InputError(what, str(path), line, column) from exc
     if not isinstance(values, dict):
         raise InputError("config must be a mapping of settings", str(path))
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it

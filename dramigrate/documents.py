@@ -325,9 +325,22 @@ def unacceptable_character(text: str, exc: Exception) -> tuple[str, int, int] | 
     position, character = getattr(exc, "position", None), getattr(exc, "character", None)
     if not isinstance(position, int) or not isinstance(character, int):
         return None
+    if getattr(exc, "encoding", None) != "unicode":  # libyaml (PyYAML's C loader) counts the bytes of the UTF-8 text
+        position = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
     breaks = list(_YAML_BREAKS.finditer(text, 0, position))
     column = position - (breaks[-1].end() if breaks else 0) + 1
     return f"invalid YAML: character U+{character:04X} is not allowed in YAML", len(breaks) + 1, column
+
+
+def yaml_problem(text: str, exc: Exception) -> tuple[str, int, int]:
+    """(message, 1-based line, column; 0 when unknown) of a PyYAML error on text, in the project's words: PyYAML's
+    own message says `in "<unicode string>", line 4, column 6` on a line of its own (or a position in bytes)."""
+    if (bad := unacceptable_character(text, exc)) is not None:
+        return bad
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    what = ": ".join(str(p) for p in parts if p) or "not YAML"
+    return f"invalid YAML: {' '.join(what.split())}", mark.line + 1 if mark else 0, mark.column + 1 if mark else 0
 
 
 def parse_document(path: str, doc: Document) -> Any:

@@ -273,8 +273,10 @@ def read_rule_file(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise InputError(f"rules file is not UTF-8 text (byte {exc.start + 1})", str(path)) from exc
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"rules file is not valid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+        from dramigrate.documents import yaml_problem
+
+        what, line, column = yaml_problem(text, exc)
+        raise InputError(f"rules file: {what}", str(path), line, column) from exc
     return data
 
 
