@@ -43,3 +43,21 @@ def test_a_file_that_is_not_yaml_is_named_at_line_and_column(
     said_what = f"invalid YAML: {what}\n" if use != "config" else "invalid YAML: "  # config: PyYAML's Python words
     assert f"{bad.name}:{where}: " in said and said_what in said, said
     assert "Traceback" not in said
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b'{"version": 1,\n "findings": [1,\n', "base.json:3:1: the baseline is not JSON: Expecting value\n"),
+        (b'\xff\xfe{"version": 1}', "base.json: the baseline is not UTF-8 text (byte 1)\n"),
+    ],
+)
+def test_a_baseline_that_is_not_json_is_named_at_line_and_column(
+    tmp_path: Path, run_cli: RunCli, data: bytes, said: str
+) -> None:
+    """The baseline (a file of the repository) said Python's own words: `Expecting value: line 3 column 1 (char
+    32)`, or `'utf-8' codec can't decode byte 0xff in position 0`."""
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="p"))
+    (tmp_path / "base.json").write_bytes(data)
+    code, out, err = run_cli(["lint", "pod.yaml", "--baseline", "base.json"], cwd=tmp_path, timeout=60)
+    assert code == 2 and said in err, out + err
