@@ -575,10 +575,12 @@ def _switch(mode: str, context: str, default: bool, guards: tuple[str, ...] = ()
 
 def state_define(define: str, mode: str, default: bool, guards: tuple[str, ...] = ()) -> str:
     """`<helper>.dra`: "claim" when the switch is on and the helper writes the device key with a count above 0,
-    "key" when it writes it with 0 (the migration still adds the toleration), "" otherwise (switch off, no key)."""
+    "key" when it writes it with 0 (the migration still adds the toleration), "" otherwise (switch off, no key, or a
+    count unset: an `include` prints a null count `<no value>`, which Helm removes only from the final output, so
+    the key renders `nvidia.com/gpu:` and asks for no device)."""
     return (
         f'{{{{- define "{define}.dra" -}}}}\n'
-        f'{{{{- $count := include "{define}.draCount" . | trimAll "{_NUMBER}" -}}}}\n'
+        f'{{{{- $count := include "{define}.draCount" . | replace "<no value>" "" | trimAll "{_NUMBER}" -}}}}\n'
         f'{{{{- if and {_switch(mode, "$", default, guards)} (ne $count "") }}}}'
         "{{ if gt (int $count) 0 }}claim{{ else }}key{{ end }}{{ end }}\n"
         "{{- end }}\n"
