@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,6 +379,8 @@ def read_kustomization(
                 k.files.append(target)
             elif target.is_dir() and kustomization_in(target, regular) is not None:
                 (k.components if key == "components" else k.children).append(target)
+            elif (what := _special(target)) is not None:  # kustomize would block on a FIFO or read a device without end
+                raise InputError(f"{key} entry {entry}: {what}, not a regular file; never read", str(file), line)
             else:
                 raise InputError(f"{key} entry {entry}: no such file or kustomization folder", str(file), line)
     for key in PATCH_KEYS:
@@ -388,6 +391,17 @@ def read_kustomization(
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             k.patches.append(_patch(file, key, i, line, entry))
     return k
+
+
+def _special(path: Path) -> str | None:
+    """What path is when it exists but is neither a regular file nor a folder (a FIFO, a device, a socket)."""
+    from dramigrate.limits import file_type
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else file_type(mode)
 
 
 GENERATORS = ("configMapGenerator", "secretGenerator")
