@@ -111,3 +111,14 @@ def test_a_kustomization_listing_a_fifo_or_a_device_names_what_it_is(tmp_path: P
     assert said["a/kustomization.yaml"].endswith("entry pipe.yaml: a FIFO (named pipe), not a regular file; never read")
     assert said["b/kustomization.yaml"].endswith("entry /dev/zero: a character device, not a regular file; never read")
     assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_fit_json_lists_the_files_it_did_not_check(repo: Path, run_cli: RunCli) -> None:
+    """fit --format json had claims only: a file it skipped or could not read was said on standard error alone."""
+    inventory = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "a100-80gb.yaml"
+    code, out, err = run_cli(["fit", repo, "--inventory", inventory, "--format", "json"], timeout=60)
+    assert code == 2, err
+    report = json.loads(out)
+    assert {Path(e["file"]).name: e["message"] for e in report["errors"]}.keys() == SKIPPED.keys()
+    assert {Path(c["file"]).name for c in report["claims"]} == {"good.yaml", "also-good.yaml"}
+    assert SECRET not in out + err
