@@ -731,22 +731,53 @@ _RANGE_KEY = re.compile(r"\s*\{\{-?\s*\$(\w+)\s*-?\}\}\s*:\s*\{\{.*\}\}\s*")
 def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: list[Device], rules: RuleSet) -> None:
     """Raise NotIdiomatic when the render asks for a device resource that no key found (`devices`) writes and a
     `range` over a values map writes a resource key under `limits:`/`requests:` (arena's `{{ $key }}: {{ $value }}`
-    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin."""
+    of `.Values.devices` beside its own `nvidia.com/gpu` count): that device stays on the device plugin. The reason
+    says what to change by hand: which device leaves the map, where each pod's claims go, and the class they ask for."""
     missed = sorted(_rendered_devices(docs, rules) - {d.resource for d in devices})
     lines = text.splitlines()
-    for i, line in enumerate(lines if missed else []):
+    keyed = _range_keys(lines) if missed else []
+    if not keyed:
+        return
+    (first, var, over), others = keyed[0], [i for i, _, m in keyed[1:] if m == keyed[0][2]]
+    heads = list(dict.fromkeys(h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0))
+    classes = [f"{r} asks for device class {m.rule.device_class}" for r in missed if (m := rules.lookup(r))]
+    also = f"; line{'s' if len(others) > 1 else ''} {', '.join(str(i + 1) for i in others)} too" if others else ""
+    at = f" above line{'s' if len(heads) > 1 else ''} {', '.join(str(h + 1) for h in heads)}"
+    why = (
+        f"the resource name `{var}` is each key of the map `{over}` (the "
+        f"`range` above it{also}), and these values put {', '.join(missed)} there: the idiomatic rewrites name each "
+        "device when fix runs (a literal key, or one values key), and this map's keys are known only when Helm "
+        "renders it, so the DRA switch would leave that device on the device plugin. To keep the chart as it is, "
+        "serve it through a DeviceClass with extendedResourceName (`--strategy extended-resource`, whole devices "
+        "only). By hand: take "
+        f"{', '.join(missed)} out of `{over}` and ask for it by a claim from values: a `resourceClaims` list in the "
+        f"pod spec{at if heads else ''} (`containers:`), a `claims` list under the container's `resources:` naming "
+        f"it, and a ResourceClaimTemplate ({'; '.join(classes) or 'its device class'}; `helm template ... | "
+        "dramigrate fix -` shows the claim these values get)"
+    )
+    raise NotIdiomatic(Pattern("E", first + 1, lines[first].strip()), rel, why)
+
+
+def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
+    """Each line (0-based) under `limits:`/`requests:` that writes a key and its count from the variables of a
+    `range` over a map (`{{ $key }}: {{ $value }}`), with the key's variable and the map that `range` reads."""
+    out = []
+    for i, line in enumerate(lines):
         key = _RANGE_KEY.fullmatch(line)
         if not key or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
             continue
         ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
         if ranges:
-            why = (
-                f"the resource name `${key.group(1)}` is each key of the map `{ranges[-1]}` (a `range` over it), and "
-                f"these values set {', '.join(missed)} there: the idiomatic rewrite takes a device key whose name is "
-                "literal or one values key, so that device would stay on the device plugin with the DRA switch on; "
-                "ask for it with the chart's own count, or move it to a claim by hand"
-            )
-            raise NotIdiomatic(Pattern("E", i + 1, line.strip()), rel, why)
+            out.append((i, f"${key.group(1)}", ranges[-1]))
+    return out
+
+
+def _pod_head(lines: list[str], index: int) -> int:
+    """The `containers:` line (0-based) of the pod spec that holds line `index`, or -1."""
+    for i in range(index - 1, -1, -1):
+        if _item_key(lines[i]) == "containers:" and _indent(lines[i]) < _indent(lines[index]):
+            return i
+    return -1
 
 
 @functools.cache
@@ -2080,10 +2111,16 @@ def _pod_edits(
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    own_counted = bool(counted)  # the key renders only while its count is set (and above 0)
     counted += twin_renders  # a request and a limit each under its own conditions: while one of them renders
     # containers each under their own conditions: the toleration while one of them renders its key
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering)
+    # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
+    literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
+    set_gate = "" if own_counted or literal else _or(*(_set(c) for c in dict.fromkeys(gated)))
+    if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
+        set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
+    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -2192,6 +2229,9 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    sets = {res: _set(c) for res, c in counts.items()}
+    if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
+        tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     if own_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
@@ -2199,7 +2239,7 @@ def _pod_edits(
         pod_lines = []
     existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked)
+        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, set_gate)
         deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
         # a branch whose taint the values list tolerates (thorix' README values for amd): the migration adds its
         # toleration where that list does not
@@ -2729,6 +2769,23 @@ def _bare(cond: str) -> str:
         if depth == 0 and k < len(plain) - 1:
             return cond  # `(a) (b)`: two terms
     return cond[1:-1]
+
+
+def _own_toleration(toleration: dict[str, Any], sets: dict[str, str], p: str) -> list[str]:
+    """A toleration's lines in the pod's list, inside `if` the count of the device it tolerates is set (`sets`: each
+    device resource to that condition) when it tolerates one of them."""
+    entry = [f"{p}  {t}" for t in _dump_list([toleration])]
+    gate = sets.get(str(toleration.get("key", "")))
+    return [f"{p}  {{{{- if {_bare(gate)} }}}}", *entry, f"{p}  {{{{- end }}}}"] if gate else entry
+
+
+def _set(count: str) -> str:
+    """Whether a count is set: null and "" render the device key with no count (`nvidia.com/gpu:`), which asks for
+    no device; 0 renders `nvidia.com/gpu: 0`, which the device plugin's admission still tolerates (`cat` drops nil;
+    what `include` or `tpl` prints for it is `<no value>`, which Helm removes only from the final output)."""
+    if re.search(r"\b(include|tpl)\b", count):
+        return f'(ne ({count} | replace "<no value>" "" | trim) "")'
+    return f'(ne (cat {_arg(count)}) "")'
 
 
 def _or(*parts: str) -> str:
@@ -3322,9 +3379,9 @@ NO_SHAPE = (
 
 
 def _range_keyed(text: str, first: Pattern) -> str:
-    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` (kubefate's
-    fateflow container writes `resources:` key by key from `.Values.modules.python.resources`, each `toYaml $val`):
-    the key's name is each key of the map X; "" otherwise."""
+    """Why a key line `{{ $key }}:` is manual when a `range $key, $val := X` just above it sets `$key` and the
+    pass-through does not take it (kubefate's `{{ $key }}:` then `toYaml $val` over `.Values.modules.python.resources`
+    is taken, patterns._map_range): the key's name is each key of the map X; "" otherwise."""
     key = re.match(r"[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}[\"']?\s*:", first.text)
     if key is None:
         return ""
@@ -3334,9 +3391,10 @@ def _range_keyed(text: str, first: Pattern) -> str:
         if m := declares.search(lines[at - 1]):
             return (
                 f"the key `{key.group(1)}` (with `{m.group(1)}` its content) is each key of the map `{m.group(2)}`, "
-                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a resources map "
-                f"written whole (`toYaml {m.group(2)}`, pattern B) or by its `limits:`/`requests:` sections, not a "
-                "`range` over its keys"
+                f"written key by key by the `range` at line {at}: the idiomatic rewrites take a values map named "
+                "`resources` (or `*Resources`) written whole (`toYaml`, pattern B), by its `limits:`/`requests:` "
+                f"sections, or key by key with each value written whole (`{key.group(1)}:`, then `toYaml "
+                f"{m.group(1)}` on that line or the next), not this `range`"
             )
     return ""
 

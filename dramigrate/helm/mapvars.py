@@ -28,6 +28,7 @@ import yaml
 
 from dramigrate.helm.idiomatic import (
     NotIdiomatic,
+    _arg,
     _block_end,
     _control,
     _Dumper,
@@ -249,6 +250,7 @@ def _beside_edits(
     pad = " " * _indent(lines[b.start])
     taken = f"and {enabled} (has {b.name} (list {_listed(tuple(names))}))"
     keep = f"{{{{- {_COUNT} = {b.count} }}}}{{{{- {_KEY} = {b.name} }}}}"
+    keep = f'{{{{- if ne (cat {_arg(b.count)}) "" }}}}{keep}{{{{- end }}}}'  # a null count asks for no device
     fail = _untaken("", f"range $left := list {b.name}", names).strip()
     untaken = f"{{{{- else }}}}{{{{- if {enabled} }}}}{fail}{{{{- end }}}}"
     if b.after >= 0:  # the key line alone: the claim after its section, which keeps the other keys
@@ -332,7 +334,12 @@ def _early_key(lines: list[str], where: Site, level: int) -> tuple[str, str, int
     blocks = _open_blocks(lines, at)[level:]
     if any(in_else or not block.startswith("if ") for block, in_else in blocks):
         return None
-    return name, " ".join(f"({block[3:]})" for block, _ in blocks), at
+    conditions = [f"({block[3:]})" for block, _ in blocks]
+    entry = _SET_ENTRY.search(lines[at])
+    count = re.match(r"(\$?\.Values[\w.]*)\s*-?\}\}", lines[at][entry.end() :]) if entry else None
+    if count:  # a count set to null renders the key with no count: no device, no toleration (`cat` drops nil)
+        conditions.append(f'(ne (cat {count.group(1)}) "")')
+    return name, " ".join(conditions), at
 
 
 def _declared(lines: list[str], var: str) -> list[int]:
@@ -658,13 +665,16 @@ class _Vars:
         return f'{{{{- {_COUNT} := 0 }}}}{{{{- {_KEY} := "" }}}}'
 
     def take(self, count: str) -> str:
-        """Inside `if hasKey`: keep the count `count` (a Go expression) of the resource `$name`."""
+        """Inside `if hasKey`: keep the count `count` (a Go expression) of the resource `$name`, when it is set: a
+        null count renders `nvidia.com/gpu:`, which asks for no device (no claim, no toleration; `cat` drops nil)."""
+        arg = count if count.startswith("(") else f"({count})"
         if self.define:  # the counts the claim asks for, and every resource taken (each gets its toleration)
             return (
-                f"{{{{- $_ := set $draTaken $name true }}}}"
+                f'{{{{- if ne (cat {arg}) "" }}}}{{{{- $_ := set $draTaken $name true }}}}'
                 f"{{{{- if gt (int {count}) 0 }}}}{{{{- $_ := set $draCounts $name {count} }}}}{{{{- end }}}}"
+                "{{- end }}"
             )
-        return f"{{{{- {_COUNT} = {count} }}}}{{{{- {_KEY} = $name }}}}"
+        return f'{{{{- if ne (cat {arg}) "" }}}}{{{{- {_COUNT} = {count} }}}}{{{{- {_KEY} = $name }}}}{{{{- end }}}}'
 
     @property
     def held(self) -> str:

@@ -43,6 +43,7 @@ from dramigrate.helm.idiomatic import (
     _comment_style,
     _control,
     _indent,
+    _open_blocks,
     _parent,
     capabilities_check,
     conventions,
@@ -385,6 +386,7 @@ def map_edits(
             if not changed:
                 continue
             paths = set()
+            claimed: dict[Path_, set[str]] = {}  # map -> the claims its containers in this pod name
             copiers: list[tuple[str, Path_]] = []
             for c, o, n in changed:
                 what = f"{key[1]}/{key[3]} container {o.get('name')}"
@@ -423,40 +425,63 @@ def map_edits(
                     if gone:
                         edit.removed[section] = gone
                 edit.claims = [c for c in new_res.get("claims") or [] if c not in (old_res.get("claims") or [])]
+                claimed.setdefault(path, set()).update(str(c.get("name")) for c in edit.claims)
                 paths.add(path)
             for what, source in copiers:
                 if source not in paths:
                     raise NotPassThrough(
                         f"{what} copies its device keys from {display(source)}, which no container of its pod takes"
                     )
-            if len(paths) != 1:
-                raise NotPassThrough(f"{key[1]}/{key[3]}: one pod takes several values resources maps with devices")
-            edit = edits[paths.pop()]
-            for name in ("resourceClaims", "tolerations"):
-                added = [x for x in new.get(name) or [] if x not in (old.get(name) or [])]
-                if added:
-                    edit.siblings[name] = added
-            if edit.flat:
-                _claims_named_by_pod(edit, f"{key[1]}/{key[3]}")
-            edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
-            for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
-                old_params, new_params = old_group.get("rayStartParams") or {}, new_group.get("rayStartParams") or {}
-                if old_params != new_params:
-                    edit.siblings["rayStartParams"] = {k: v for k, v in new_params.items() if old_params.get(k) != v}
-                    break
+            shares = _pod_claims(old, new, {p: claimed[p] for p in paths}, f"{key[1]}/{key[3]}")
+            for path, added in shares.items():
+                edit = edits[path]
+                for name, items in added.items():
+                    if items:
+                        edit.siblings[name] = items
+                if edit.flat:
+                    _claims_named_by_pod(edit, f"{key[1]}/{key[3]}")
+                edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
+                for old_group, new_group in zip(reversed(old_trail), reversed(new_trail), strict=False):
+                    old_params, new_params = (
+                        old_group.get("rayStartParams") or {},
+                        new_group.get("rayStartParams") or {},
+                    )
+                    if old_params != new_params:
+                        edit.siblings["rayStartParams"] = {
+                            k: v for k, v in new_params.items() if old_params.get(k) != v
+                        }
+                        break
     if not edits:
         raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
     return list(edits.values()), claim_templates
 
 
+def _pod_claims(
+    old: dict[str, Any], new: dict[str, Any], claimed: dict[Path_, set[str]], what: str
+) -> dict[Path_, dict[str, list[Any]]]:
+    """The pod-level lists the migration adds (`resourceClaims`, `tolerations`), for each values map its containers
+    take. One map takes them whole. Several (h2oGPT and its vLLM server in one pod, each passing its own map): each
+    map's `resourceClaims` sibling holds the claims its containers name (the migration's one claim with a request per
+    container, in each), and each map takes the tolerations; the pod renders the lists together, each item once."""
+    added = {n: [x for x in new.get(n) or [] if x not in (old.get(n) or [])] for n in ("resourceClaims", "tolerations")}
+    if len(claimed) == 1:
+        return {next(iter(claimed)): added}
+    if any(not any(str(c.get("name")) in names for names in claimed.values()) for c in added["resourceClaims"]):
+        raise NotPassThrough(f"{what}: one pod takes several values resources maps with devices, and a claim none")
+    return {
+        p: {**added, "resourceClaims": [c for c in added["resourceClaims"] if str(c.get("name")) in names]}
+        for p, names in claimed.items()
+    }
+
+
 def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, Any]) -> bool:
-    """Whether a container's resources are the values map as it is: the map whole, or, for a flat map, each of the
-    sections the container writes."""
+    """Whether a container's resources are the values map as it is: the map whole, or, for a flat map, in each of the
+    sections the container writes (beside keys the template writes itself: `memory: 1Gi`, then the map's entries)."""
     value = _as_text(get_path(merged, edit.path) or {})
     if not edit.flat:
         return value == _as_text(resources)
-    sections = [resources[s] for s in ("limits", "requests") if s in resources]
-    return bool(sections) and all(_as_text(s or {}) == value for s in sections)
+    sections = [_as_text(resources[s] or {}) for s in ("limits", "requests") if s in resources]
+    return bool(sections) and all(s.items() >= value.items() for s in sections)
 
 
 def _claims_named_by_pod(edit: MapEdit, what: str) -> None:
@@ -1381,6 +1406,34 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
         t.inserts.setdefault(top + 1, [])[:0] = [*block, f"{ind}{{{{- end }}}}"]
 
 
+_WHOLE_DOT = re.compile(r"\btoYaml\s+\.\s*(?:\||-?\}\})|\{\{-?\s*\.\s*\|\s*toYaml\b")
+
+
+def _sections_within(lines: list[str], i: int) -> int | None:
+    """The `resources:` line of a container written inside `with` the map (line i) section by section (plex's `{{-
+    with .Values.pms.resources }}`, `resources:`, `limits:` then `{{- with .limits }}{{ toYaml . ...}}`), never the
+    map whole: the `claims` the DRA values add to the map need a line of their own there; None otherwise."""
+    if not _WITH_LINE.match(lines[i]):
+        return None
+    depth, end, whole = 0, len(lines), False
+    for j in range(i, len(lines)):
+        # `.` is the map where no other `with`/`range` rebinds it: `toYaml .` there writes it whole
+        rebound = re.search(r"\{\{-?\s*(?:with|range)\b", lines[j])
+        whole = whole or (
+            j > i and depth == 1 and bool(_WHOLE_DOT.search(lines[j][: rebound.start() if rebound else None]))
+        )
+        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", lines[j]):
+            depth += -1 if word == "end" else 1
+        if depth <= 0:
+            end = j
+            break
+    body = lines[i + 1 : end]
+    res = next((i + 1 + n for n, line in enumerate(body) if not _control(line) and line.strip()), -1)
+    if whole or res < 0 or lines[res].strip() != "resources:" or any(".claims" in line for line in body):
+        return None
+    return res if any(re.search(r"(?<![\w$)\]])\.(?:limits|requests)\b", line) for line in body) else None
+
+
 SiblingExpr = Callable[[str], str]
 
 
@@ -1496,6 +1549,7 @@ class _PodList:
     ind: str
     expr: str
     ranged: int
+    switched: bool = False  # the container is rendered under an `if` of its own inside the pod (_switched_container)
 
 
 def _list_block(t: _Edits, name: str, ind: str, expr: str) -> list[str]:
@@ -1513,10 +1567,12 @@ def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
     """One `name:` key for the pod whose containers take the maps of `reads`. One values list: rendered before the
     containers (gathered over a `range` over them). Several (one map per container, or a keyed map picked by an
     `if`): each read adds its list to a variable where the template passes its map, so only the maps the template
-    picks count, and the one key is rendered after the containers; a YAML key written twice keeps only the last."""
+    picks count, and the one key is rendered after the containers; a YAML key written twice keeps only the last. So
+    too for one list read by a container under an `if` of its own (_switched_container): the pod renders the list
+    only when that container renders."""
     first = reads[0]
     var = f"$dramigrate{name[0].upper()}{name[1:]}"
-    if len({r.expr for r in reads}) == 1:
+    if len({r.expr for r in reads}) == 1 and not any(r.switched for r in reads):
         expr, gather = first.expr, []
         if first.ranged > first.containers:  # `range $name, $container := $containers` inside the pod
             each = _BLOCK.search(t.lines[first.ranged])
@@ -1539,9 +1595,46 @@ def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
 
 
+def _switched_container(t: _Edits, containers: int, i: int) -> bool:
+    """Whether the container whose line i reads a map is written under an `if` opened inside the pod's `containers:`
+    block (h2oGPT's vLLM container, in the h2oGPT pod only with `stack.enabled`; else in a Deployment of its own in
+    the same file), with no `with` or `range` between: the pod takes the map's siblings only when it renders."""
+    lines = t.lines
+    first = next((j for j in range(containers + 1, i + 1) if not _control(lines[j])), -1)
+    if first < 0 or not lines[first].lstrip().startswith("- "):
+        return False
+    top = _indent(lines[first])  # the containers' items: `- name:` at this column (an env list's items deeper)
+    item = next(j for j in range(i, first - 1, -1) if lines[j].lstrip().startswith("- ") and _indent(lines[j]) == top)
+    offsets = [0]
+    for line in t.text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    opened = [w for start, w in _open_blocks(t.text, offsets[item]) if start >= offsets[containers + 1]]
+    return bool(opened) and set(opened) == {"if"}
+
+
 def _containers_end(lines: list[str], head: int) -> int:
     """One past the last line of the `containers:` block at `head`, with the actions that close inside it (the
-    `{{- end }}` of a container rendered under an `if`)."""
+    `{{- end }}` of a container rendered under an `if`). Items at the column of `containers:` (an indentless list)
+    belong to it, and so do the `end`s of the blocks opened among them."""
+    base = _indent(lines[head])
+    first = next((j for j in range(head + 1, len(lines)) if not _control(lines[j])), -1)
+    if first >= 0 and _indent(lines[first]) == base and lines[first].lstrip().startswith("- "):
+        end, depth = head + 1, 0
+        for j in range(head + 1, len(lines)):
+            line = lines[j]
+            if not line.strip():
+                continue
+            if not _control(line):
+                if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("- ")):
+                    break
+                end = j + 1
+                continue
+            for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line):
+                depth += -1 if word == "end" else 1
+            if depth < 0:
+                break
+            end = j + 1 if depth == 0 else end
+        return end
     end = _block_end(lines, head)
     while (
         end < len(lines) and lines[end].strip() and _control(lines[end]) and _indent(lines[end]) > _indent(lines[head])
@@ -1599,11 +1692,14 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             joined = f"concat ({m.group(2)} | default list) ({expr} | default list)"
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
-        t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged))
+        switched = _switched_container(t, containers, i)
+        t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged, switched))
     if SECTION_CONTENT in need and "resourceClaims" in need:
         _claims_beside_sections(t, i, sibling_expr(sibling_key(key, "resourceClaims")), named=sibling_expr(key))
     elif under == _SECTION and "resourceClaims" in need:
         _claims_beside_sections(t, i, f"{sibling_expr(key)}.claims")
+    elif "resourceClaims" in need and (res := _sections_within(lines, i)) is not None:
+        _claims_beside_sections(t, res + 1, ".claims")
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
@@ -2021,7 +2117,31 @@ def _with_read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] |
 def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """Whether the template reads a dropped device key in a form reread rewrites."""
     found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
-    return any(p is not None and p.search(text) for p in found) or bool(_var_reads(text, path, section, key))
+    return (
+        any(p is not None and p.search(text) for p in found)
+        or bool(_var_reads(text, path, section, key))
+        or bool(_scoped_reads(text, path, section, key))
+    )
+
+
+def _scoped_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
+    """The lines of a template (outside defines) that read the device key from the section of `.` where `.` is the
+    map (plex's `{{- if and $.Values.pms.gpu.nvidia.enabled (not (hasKey .limits "nvidia.com/gpu")) }}`, inside
+    `with .Values.pms.resources`), rewritten to read the counts beside the map when the values set them."""
+    pattern = _read_pattern(path, section, key)
+    if pattern is None or f'"{key}"' not in text:
+        return {}
+    from dramigrate.helm.idiomatic import _enclosing, with_scope
+
+    read = re.compile(rf'(?<![\w$)\]])\.{re.escape(section)}(?=\s+"{re.escape(key)}")')
+    counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
+    out, offset = {}, 0
+    for n, line in enumerate(text.splitlines(keepends=True)):
+        scoped = read.search(line) and "define" not in _enclosing(text, n)
+        if scoped and with_scope(text, offset) == ".Values." + ".".join(str(p) for p in path):
+            out[n] = read.sub(f"($.Values.{counts} | default .{section})", line.rstrip("\r\n"))
+        offset += len(line)
+    return out
 
 
 def _var_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
@@ -2049,6 +2169,9 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
                     lines[n] = pattern.sub(lambda m, c=counts: _counted(m, c), line)
         for n, line in _var_reads("".join(lines), path, section, key).items():
             if n not in kept:  # through a variable holding the map (voxel51's `dig ... $mergedResources`)
+                lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
+        for n, line in _scoped_reads("".join(lines), path, section, key).items():
+            if n not in kept:  # from `.` inside `with` the map (plex's `hasKey .limits "nvidia.com/gpu"`)
                 lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
     return "".join(lines)
 

@@ -460,20 +460,40 @@ def _templated_child(lines: list[str], section: int) -> int:
 
 
 _SECTION_RANGE = re.compile(
-    r"\{\{-?\s*range\s+(\$\w+)\s*,\s*\$\w+\s*:=\s*[.$][\w.]*[Rr]esources\.(?:limits|requests)\s*-?\}\}"
+    r"\{\{-?\s*range\s+(\$\w+)\s*,\s*\$\w+\s*:=\s*[.$][\w.]*[Rr]esources(?:\.(?:limits|requests))?\s*-?\}\}"
 )
 
 
 def _section_range(lines: list[str], index: int) -> int:
-    """The line of the `range $key, $value := <values resources map>.limits` (or `.requests`) whose key variable
-    names the templated key at line `index` (0-based): the template writes that section of the map entry by entry;
-    -1 otherwise."""
+    """The line of the `range $key, $value := <values resources map>.limits` (or `.requests`, or a flat map of
+    quantities by resource name itself, `.Values.gpuResources`) whose key variable names the templated key at line
+    `index` (0-based): the template writes that section of the map, or the map as a section, entry by entry; -1
+    otherwise."""
     key = re.match(r"^\s*[\"']?\{\{-?\s*(\$\w+)\s*-?\}\}", lines[index])
     for j in range(index - 1, max(-1, index - 4), -1):
         m = _SECTION_RANGE.search(lines[j])
         if m and key and m.group(1) == key.group(1):
             return j
     return -1
+
+
+_MAP_RANGE = re.compile(r"\{\{-?\s*range\s+(\$\w+)\s*,\s*(\$\w+)\s*:=\s*[.$][\w.]*[Rr]esources\s*-?\}\}")
+
+
+def _map_range(lines: list[str], index: int) -> int:
+    """The line of the `range $key, $val := <values resources map>` right above line `index` (0-based, `{{ $key }}:`
+    of its key variable) whose value that line or the next writes whole (`{{ toYaml $val | indent 14 }}`), the
+    range's `end` right after: the template writes the map key by key as `toYaml` of it would (kubefate's fateflow);
+    -1 otherwise."""
+    key = re.match(r"\s*\{\{-?\s*(\$\w+)\s*-?\}\}:(.*)$", lines[index])
+    m = _MAP_RANGE.fullmatch(lines[index - 1].strip()) if index > 0 else None  # right above: no `if` skips a key
+    if m is None or key is None or m.group(1) != key.group(1):
+        return -1
+    body = [key.group(2).strip()] if key.group(2).strip() else lines[index + 1 : index + 2]
+    after = lines[index + 1 + (not key.group(2).strip()) :][:1]  # the range ends right after: it writes nothing else
+    whole = rf"\s*\{{\{{-?\s*toYaml\s+{re.escape(m.group(2))}\s*\|\s*n?indent\s+\d+\s*-?\}}\}}\s*"
+    ends = bool(after) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after[0].strip()) is not None
+    return index - 1 if body and re.fullmatch(whole, map_reads(body[0])) and ends else -1
 
 
 _SERIALISED_MAP = re.compile(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b")
@@ -529,6 +549,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         )  # a container mapped by its first line: its resources line
     if _TEMPLATED_KEY.match(text) and _section_range(lines, line - 1) >= 0:
         return Pattern("B", line, stripped)  # `{{ $k }}: {{ $v }}` in a range over `.Values.resources.limits`
+    if _TEMPLATED_KEY.match(text) and _map_range(lines, line - 1) >= 0:
+        return Pattern("B", line, stripped)  # `{{ $k }}:` then `toYaml $v` in a range over `.Values.x.resources`
     if _TEMPLATED_KEY.match(text):
         return Pattern("E", line, stripped)
     if re.search(r"\b(include|template)\s+\"", text):

@@ -47,6 +47,7 @@ from dramigrate.helm.findingmap import (
 )
 from dramigrate.helm.foldguards import folded
 from dramigrate.helm.locate import source_of, stream_sources
+from dramigrate.helm.nullcounts import null_sets, reference_stream
 from dramigrate.helm.patterns import (
     UNTAKEN,
     Pattern,
@@ -477,6 +478,7 @@ def _variations(
             add(f"-f {f}", copts.render((f,), sets=False))
     merged = sources.merged
     limits_alone: list[Path_] = []  # the request of a device count the values give in both sections
+    counts: list[tuple[Path_, Path_ | None]] = []  # each count's values path, and its twin: set to null last
     for rel in relations:
         leaf = rel.leaf
         if rel.kind == "count":
@@ -488,6 +490,7 @@ def _variations(
                 options.insert(0, (bumped(leaf.value), "changed to"))
         twin = twin_path(merged, leaf.path) if rel.kind == "count" else None
         limits_alone += [p for p in (leaf.path, twin) if twin is not None and _section(p) == "requests"]
+        counts += [(leaf.path, twin)] if rel.kind == "count" else []
         for value, how in options:
             changed = set_path(merged, leaf.path, value)
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
@@ -528,6 +531,9 @@ def _variations(
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
         values = override(sources, set_path(merged, path, None))
         label = f"{display(path)} unset (the limit alone asks for the device)"
+        add(label, copts.render((work.values_file(values),), False), values)
+    for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
+        values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
     return out
 
@@ -620,8 +626,9 @@ def _fix(
             if not v.shipped:
                 expected.append((v, r, "", []))
             return True
-        full = run_core(r.stream, outcome.display, rules, settings, target, fix=True)
-        if v.shipped and _text(full, r.stream) == r.stream:
+        stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
+        full = run_core(stream, outcome.display, rules, settings, target, fix=True)
+        if v.shipped and _text(full, stream) == stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
         invalid = [f for f in full.findings if f.rule == "invalid-count"]
@@ -629,8 +636,8 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = run_core(r.stream, outcome.display, nolabels, settings, target, fix=True)
-            if _text(bare, r.stream) != _text(full, r.stream):
+            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True)
+            if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
                     root, copts, own, work, from_values, set_by, v.options if v.shipped else None
@@ -657,7 +664,8 @@ def _fix(
             wanted.setdefault(sub, set()).add(rel)
             if v.label in given:
                 wanted_given.setdefault(sub, set()).add(rel)
-        expected.append((v, r, _text(result, r.stream), notes))
+        want = _text(result, stream)
+        expected.append((v, r, r.stream if want == stream else want, notes))
         return True
 
     # the value sets the user gives come first: they decide what to rewrite, and a chart whose objects a library
@@ -719,7 +727,8 @@ def _fix(
             _manual(outcome, f"with {v.label}, the rewritten chart does not render: {new.error}", patch)
             return
         ignore = _volatile(original, cached_render(root, v.options, fresh=True))
-        diff = first_difference(_merge(objects(want), objects(original.rest)), objects(new.stream + new.rest), ignore)
+        expected_objects = without_nulls(_merge(objects(want), objects(original.rest)))  # a null count: no key
+        diff = first_difference(expected_objects, without_nulls(objects(new.stream + new.rest)), ignore)
         if diff:
             why = (
                 "the pods select nodes by device labels that a template writes itself (the core moves them into "
@@ -1025,9 +1034,20 @@ def _extended(node: Any, path: str = "") -> Iterator[tuple[str, list[str]]]:
 
 def _not_proven_apart_from_invalid(case: str, original: Any, again: Any, want: str, on: Any, v: Variation) -> str:
     """Proof D for a value set whose original render is not installable for a device count: that render proves
-    nothing about the objects holding the invalid count, but the other objects of the set must still prove ('' when
-    they do, or when the switch-on render fails as a whole and so cannot be compared object by object)."""
-    return "" if on.error else _not_proven_on(case, original, again, want, on, v.invalid_objects)
+    nothing about the objects holding the invalid count (nor about the claim templates only they name: frigate's
+    i915 limit beside a null request, whose pod the rewrite gives a claim), but the other objects of the set must
+    still prove ('' when they do, or when the switch-on render fails as a whole and so cannot be compared object by
+    object)."""
+    if on.error:
+        return ""
+    found = objects(on.stream + on.rest)
+    named: dict[bool, set[str]] = {True: set(), False: set()}  # by whether a left-out object names the template
+    for key, docs in found.items():
+        named[key[1:] in v.invalid_objects].update(
+            re.findall(r'"resourceClaimTemplateName": "([^"]+)"', json.dumps(docs))
+        )
+    templates = {k[1:] for k in found if k[1] == "ResourceClaimTemplate" and k[3] in named[True] - named[False]}
+    return _not_proven_on(case, original, again, want, on, v.invalid_objects | templates)
 
 
 def _finish(renders: Iterator[Any]) -> None:
@@ -2410,6 +2430,7 @@ def prove_switch(
         ]
     renders = render_each(calls)  # each value set compared while the next ones render
     proven_on = False  # a value set with device requests proven with the switch on
+    yours: set[str] | None = None  # the device resources the original chart asks for with the user's values
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(renders)
@@ -2421,6 +2442,8 @@ def prove_switch(
                     return
                 continue
             added = v.label.endswith(ADDED_DEVICE)  # a device the chart's own templates do not ask for: checked off
+            devices = _render_devices(original)
+            yours = devices if yours is None else yours
             ref = {False: (original, again, want), True: (original, again, want)}
             said = {False: f"with {v.label} and the DRA switch off", True: f"with {v.label} and the DRA switch on"}
             if flip:
@@ -2438,7 +2461,7 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
-            if why[True] and not why[False] and _refused(v, added, sides[True]):
+            if why[True] and not why[False] and _refused(v, added or bool(devices - yours), sides[True]):
                 outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
                 continue
             if why[False] or why[True]:
@@ -2497,9 +2520,19 @@ def _user_claims(outcome: ChartOutcome, root: Path, v: Variation, on: Callable[[
 
 def _refused(v: Variation, added: bool, on: Render) -> bool:
     """Whether the switch-on render of a value set that picks another vendor of the device choice (or adds a device
-    the templates do not ask for) fails with the DRA branch's own guard: a device resource its claim does not take
-    is refused, not silently left to the device plugin (helper.MapChoice, mapvars)."""
+    the user's values do not ask for: one put in every resources map, or one a switch of the chart adds, frigate's
+    `gpu.nvidia.enabled` beside an Intel GPU in `resources`) fails with the DRA branch's own guard: a device
+    resource its claim does not take is refused, not silently left to the device plugin (helper.MapChoice,
+    mapvars)."""
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
+
+
+def _render_devices(render: Render) -> set[str]:
+    """The device resources the containers of a render ask for."""
+    from dramigrate.helm.idiomatic import _rendered_devices, shipped_rules
+
+    docs = [d for docs in objects(render.stream).values() for d in docs]
+    return _rendered_devices(docs, shipped_rules()) if not render.error else set()
 
 
 def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool) -> str:
