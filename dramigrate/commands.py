@@ -1120,6 +1120,12 @@ def do_fit(opts: Options, inventory: Path) -> int:
                         }
                         for path, f in fits
                     ],
+                    # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
+                    "errors": [
+                        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+                        for e in (r.error for r in result.files)
+                        if e is not None
+                    ],
                 },
                 indent=2,
             )

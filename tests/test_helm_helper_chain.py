@@ -90,8 +90,20 @@ def _assert_switch_turns(chart: Path) -> None:
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
 
-def test_a_two_helper_chain_under_the_workloads_containers_is_rewritten_and_proven(tmp_path: Path) -> None:
-    chart = _chart(tmp_path, IN_TEMPLATE)
+@pytest.mark.parametrize(
+    "body",
+    [
+        IN_TEMPLATE,
+        '      containers:\n      {{- include "app.container" . | nindent 6 }}',
+        '      containers:\n{{ include "app.container" . | indent 6 }}',
+    ],
+    ids=["deeper", "nindent-at-the-key", "indent-from-column-0"],
+)
+def test_a_two_helper_chain_under_the_workloads_containers_is_rewritten_and_proven(tmp_path: Path, body: str) -> None:
+    """Also where the include line sits at the column of `containers:` or at column 0 and its `nindent`/`indent` puts
+    the list at the key's column (YAML reads a list there as the key's): was 'no `containers:` above the helper's
+    call site or its chain'."""
+    chart = _chart(tmp_path, body)
     outcome = _fix(chart)
     assert outcome.proven, outcome.manual
     write_changes(outcome)

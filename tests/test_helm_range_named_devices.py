@@ -166,15 +166,29 @@ FLAT = deployment(
 )
 
 
-def test_a_flat_resources_map_written_entry_by_entry_as_a_section_is_passed_through(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "section",
+    [
+        "",
+        "              memory: 1Gi\n",
+    ],
+    ids=["alone", "beside-memory"],
+)
+def test_a_flat_resources_map_written_entry_by_entry_as_a_section_is_passed_through(
+    tmp_path: Path, section: str
+) -> None:
     """A map of quantities by resource name (`gpuResources: {nvidia.com/gpu: 1}`) that a `range` writes entry by entry
     as the container's `limits:` is that section's content, as `toYaml` of it would be: the section-content
-    pass-through takes it, proven (was: manual work, pattern E, the name each key of the map)."""
+    pass-through takes it, proven (was: manual work, pattern E, the name each key of the map). So it does beside keys
+    the template writes itself (`memory: 1Gi`, which the DRA render keeps; was: 'the values map gpuResources is not
+    passed through as is')."""
+    template = FLAT.replace("            limits:\n", "            limits:\n" + section)
     chart = chart_with(
-        tmp_path, "flat", {"templates/flat.yaml": FLAT, "values.yaml": "gpuResources:\n  nvidia.com/gpu: 1\n"}
+        tmp_path, "flat", {"templates/flat.yaml": template, "values.yaml": "gpuResources:\n  nvidia.com/gpu: 1\n"}
     )
     fix_chart(chart)
     _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
     assert list(counts.values()) == [1], counts
     assert pods["flat"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pods
-    assert "nvidia.com/gpu" not in str(pods["flat"]["containers"][0]["resources"].get("limits")), pods
+    limits = pods["flat"]["containers"][0]["resources"].get("limits")
+    assert limits == ({"memory": "1Gi"} if section else None), pods

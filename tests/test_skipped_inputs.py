@@ -94,3 +94,31 @@ def test_a_fifo_named_on_the_command_line_is_bad_input_too(repo: Path, run_cli: 
     report = json.loads(out)
     assert [Path(e["file"]).name for e in report["errors"]] == ["pipe.yaml"]
     assert [f["name"] for f in report["findings"] if f["rule"] == "legacy-device-request"] == ["good"]
+
+
+def test_a_kustomization_listing_a_fifo_or_a_device_names_what_it_is(tmp_path: Path, run_cli: RunCli) -> None:
+    """`resources: [pipe.yaml]` or `[/dev/zero]` said `no such file or kustomization folder` of files that exist:
+    the entry is named for what it is, never read (kustomize would block on the FIFO or read the device for ever)."""
+    for name, listed in (("a", "pipe.yaml"), ("b", "/dev/zero")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pod.yaml").write_text(ONE_GPU_POD.format(name=name))
+        (tmp_path / name / "kustomization.yaml").write_text(f"resources:\n- pod.yaml\n- {listed}\n")
+    os.mkfifo(tmp_path / "a" / "pipe.yaml")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    code, _, err = run_cli(["fix", ".", "--format", "json=report.json"], cwd=tmp_path, timeout=60)
+    assert code == 2, err
+    said = {e["file"]: e["message"] for e in json.loads((tmp_path / "report.json").read_text())["errors"]}
+    assert said["a/kustomization.yaml"].endswith("entry pipe.yaml: a FIFO (named pipe), not a regular file; never read")
+    assert said["b/kustomization.yaml"].endswith("entry /dev/zero: a character device, not a regular file; never read")
+    assert "resourceClaims" in (tmp_path / "good.yaml").read_text()
+
+
+def test_fit_json_lists_the_files_it_did_not_check(repo: Path, run_cli: RunCli) -> None:
+    """fit --format json had claims only: a file it skipped or could not read was said on standard error alone."""
+    inventory = Path(__file__).resolve().parents[1] / "fixtures" / "inventories" / "a100-80gb.yaml"
+    code, out, err = run_cli(["fit", repo, "--inventory", inventory, "--format", "json"], timeout=60)
+    assert code == 2, err
+    report = json.loads(out)
+    assert {Path(e["file"]).name: e["message"] for e in report["errors"]}.keys() == SKIPPED.keys()
+    assert {Path(c["file"]).name for c in report["claims"]} == {"good.yaml", "also-good.yaml"}
+    assert SECRET not in out + err

@@ -1046,11 +1046,12 @@ class Wiring:
 def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple[int, int]:
     """(pod, containers): the lines of the pod spec and the `containers:` the include at `index` writes into, (-1, -1)
     when no `containers:` sits above it; NotHelper when the include is not a container's `resources:`."""
+    placed = _placed_at(lines[index])
     containers = next(
         (
             i
             for i in range(index - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[index])
+            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < placed
         ),
         -1,
     )
@@ -1062,6 +1063,17 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     if not (on_key or below_key or own_key or section_at(lines, index) >= 0):
         raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
     return _parent(lines, containers), containers
+
+
+def _placed_at(line: str) -> int:
+    """One past the column an include line's output starts at, as YAML reads it for the key above: its `nindent N`
+    places it at N (a list may sit at its key's column: `containers:` then `{{- include "x.container" . | nindent 6
+    }}`, both at column 6), `indent N` at the line's column plus N; otherwise the line's own column."""
+    own = _indent(line)
+    placed = re.search(r"\|\s*(n?)indent\s+(\d+)\s*-?\}\}\s*$", line) if _control(line) else None
+    if placed is None:
+        return own
+    return max(own, int(placed.group(2)) + (0 if placed.group(1) else own) + 1)
 
 
 def section_at(lines: list[str], index: int) -> int:

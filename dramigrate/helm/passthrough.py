@@ -475,13 +475,13 @@ def _pod_claims(
 
 
 def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, Any]) -> bool:
-    """Whether a container's resources are the values map as it is: the map whole, or, for a flat map, each of the
-    sections the container writes."""
+    """Whether a container's resources are the values map as it is: the map whole, or, for a flat map, in each of the
+    sections the container writes (beside keys the template writes itself: `memory: 1Gi`, then the map's entries)."""
     value = _as_text(get_path(merged, edit.path) or {})
     if not edit.flat:
         return value == _as_text(resources)
-    sections = [resources[s] for s in ("limits", "requests") if s in resources]
-    return bool(sections) and all(_as_text(s or {}) == value for s in sections)
+    sections = [_as_text(resources[s] or {}) for s in ("limits", "requests") if s in resources]
+    return bool(sections) and all(s.items() >= value.items() for s in sections)
 
 
 def _claims_named_by_pod(edit: MapEdit, what: str) -> None:

@@ -481,18 +481,19 @@ _MAP_RANGE = re.compile(r"\{\{-?\s*range\s+(\$\w+)\s*,\s*(\$\w+)\s*:=\s*[.$][\w.
 
 
 def _map_range(lines: list[str], index: int) -> int:
-    """The line of the `range $key, $val := <values resources map>` whose key variable names the key at line `index`
-    (0-based, `{{ $key }}:`) and whose value that line or the next writes whole (`{{ toYaml $val | indent 14 }}`):
-    the template writes the map key by key as `toYaml` of the map would (kubefate's fateflow); -1 otherwise."""
+    """The line of the `range $key, $val := <values resources map>` right above line `index` (0-based, `{{ $key }}:`
+    of its key variable) whose value that line or the next writes whole (`{{ toYaml $val | indent 14 }}`), the
+    range's `end` right after: the template writes the map key by key as `toYaml` of it would (kubefate's fateflow);
+    -1 otherwise."""
     key = re.match(r"\s*\{\{-?\s*(\$\w+)\s*-?\}\}:(.*)$", lines[index])
-    for j in range(index - 1, max(-1, index - 4), -1):
-        m = _MAP_RANGE.search(lines[j])
-        if m is None or key is None or m.group(1) != key.group(1):
-            continue
-        written = key.group(2).strip() or (lines[index + 1] if index + 1 < len(lines) else "")
-        whole = rf"\s*\{{\{{-?\s*toYaml\s+{re.escape(m.group(2))}\s*\|\s*n?indent\s+\d+\s*-?\}}\}}\s*"
-        return j if re.fullmatch(whole, map_reads(written)) else -1
-    return -1
+    m = _MAP_RANGE.fullmatch(lines[index - 1].strip()) if index > 0 else None  # right above: no `if` skips a key
+    if m is None or key is None or m.group(1) != key.group(1):
+        return -1
+    body = [key.group(2).strip()] if key.group(2).strip() else lines[index + 1 : index + 2]
+    after = lines[index + 1 + (not key.group(2).strip()) :][:1]  # the range ends right after: it writes nothing else
+    whole = rf"\s*\{{\{{-?\s*toYaml\s+{re.escape(m.group(2))}\s*\|\s*n?indent\s+\d+\s*-?\}}\}}\s*"
+    ends = bool(after) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after[0].strip()) is not None
+    return index - 1 if body and re.fullmatch(whole, map_reads(body[0])) and ends else -1
 
 
 _SERIALISED_MAP = re.compile(r"toYaml\s+\(?[.$][\w.]*[Rr]esources\b")
