@@ -282,8 +282,9 @@ def test_device_request_only_from_set_gets_values_dra_yaml(run_cli: RunCli, tmp_
 
 
 def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
-    """KubeRay's chart renders `worker.resourceClaims` already: no template edit, only the claim-template file,
-    and the DRA values file carries the claims, the toleration and rayStartParams num-gpus for each group."""
+    """KubeRay's chart renders `worker.resourceClaims` already: no pass-through of the claims, only the claim-template
+    file, and the DRA values file carries the claims, the toleration and rayStartParams num-gpus for each group; the
+    template joins that toleration to the group's own list and checks the map (test_helm_passthrough_later_files)."""
     chart = shutil.copytree(corpus / "kuberay/helm-chart/ray-cluster", tmp_path / "ray-cluster")
     for path in [chart, *chart.rglob("*")]:
         path.chmod(path.stat().st_mode | 0o200)  # the corpus is read-only
@@ -291,7 +292,9 @@ def test_ray_cluster_from_the_corpus(corpus: Path, tmp_path: Path) -> None:
     gpu.write_text("worker:\n  resources:\n    limits: {cpu: '4', nvidia.com/gpu: 2}\n")
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
-    assert "templates/raycluster-cluster.yaml" not in {c.rel for c in outcome.changes}
+    (template,) = [c for c in outcome.changes if c.rel == "templates/raycluster-cluster.yaml"]
+    added = set(template.after.splitlines()) - set((template.before or "").splitlines())
+    assert added and not any("resourceClaims" in line for line in added), added
     write_changes(outcome)
     values = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
     assert values["worker"]["rayStartParams"] == {"num-gpus": "2"}

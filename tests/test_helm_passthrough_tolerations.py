@@ -64,25 +64,24 @@ def _fixed(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
     return chart, (chart / "templates" / "server.yaml").read_text()
 
 
-def test_the_device_toleration_goes_into_the_values_list_the_pod_reads(tmp_path: Path) -> None:
-    """Only the pod renders `.Values.tolerations`: the DRA values carry that list whole with the device toleration
-    at its end, and the template's tolerations stay as they were (was: the toleration written beside the map, as
-    `server.tolerations`, which nothing renders; the proof failed, manual)."""
+def test_the_device_toleration_joins_the_values_list_the_pod_reads(tmp_path: Path) -> None:
+    """The pod renders `.Values.tolerations`, not a list beside its map: the DRA values carry the device toleration
+    beside the map (`server.resourceTolerations`), which the pod's `toYaml` line joins to its list, so a later values
+    file of the user's that sets `tolerations` keeps it (was: a toleration beside the map that nothing rendered,
+    manual; then the list whole in the DRA values, which a later file replaced)."""
     chart, template = _fixed(tmp_path, {"values.yaml": VALUES, "templates/server.yaml": SERVER})
     _, _, pods = dra_render(chart, chart / "values-dra.yaml")
     (pod,) = pods.values()
     assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
     assert pod["resourceClaims"] and pod["containers"][0]["resources"]["claims"], pod
-    assert "{{- toYaml .Values.tolerations | nindent 8 }}" in template
-    assert [t["key"] for t in yaml.safe_load((chart / "values-dra.yaml").read_text())["tolerations"]] == [
-        "dedicated",
-        "nvidia.com/gpu",
-    ]
+    assert "(concat (.Values.tolerations | default list)" in template
+    dra = yaml.safe_load((chart / "values-dra.yaml").read_text())
+    assert "tolerations" not in dra and [t["key"] for t in dra["server"]["resourceTolerations"]] == ["nvidia.com/gpu"]
 
 
 def test_a_values_list_another_object_renders_too_takes_the_device_toleration_in_the_pod_only(tmp_path: Path) -> None:
     """A ConfigMap renders the same `.Values.tolerations`: the list stays as it is and the pod's line joins it with
-    the DRA values' `server.tolerations`, so only the pod tolerates the device (was: nothing rendered the added
+    the DRA values' `server.resourceTolerations`, so only the pod tolerates the device (was: nothing rendered the added
     toleration, manual)."""
     files = {"values.yaml": VALUES, "templates/server.yaml": SERVER, "templates/profile.yaml": PROFILE}
     chart, template = _fixed(tmp_path, files)
@@ -91,7 +90,7 @@ def test_a_values_list_another_object_renders_too_takes_the_device_toleration_in
     assert [t["key"] for t in pod["tolerations"]] == ["dedicated", "nvidia.com/gpu"], pod
     (profile,) = [d for d in docs if d["kind"] == "ConfigMap"]
     assert profile["data"]["tolerations"] == '[{"key":"dedicated","operator":"Exists"}]'
-    assert ".Values.server.tolerations" in template
+    assert ".Values.server.resourceTolerations" in template
 
 
 WITH_TOLERATIONS = SERVER.replace(
@@ -105,8 +104,8 @@ WEB = WITH_TOLERATIONS.replace("-server", "-web").replace(".Values.server.resour
 
 def test_a_values_list_under_with_that_another_pod_renders_takes_the_device_toleration_once(tmp_path: Path) -> None:
     """Both pods render `{{- with .Values.tolerations }}`: the GPU pod's `with` joins that list with the DRA values'
-    `server.tolerations`, so a user's own tolerations stay beside the device's and the pod has one `tolerations:`
-    key (was: a second `tolerations:` block beside the first, which replaced it or clashed with it)."""
+    `server.resourceTolerations`, so a user's own tolerations stay beside the device's and the pod has one
+    `tolerations:` key (was: a second `tolerations:` block beside the first, which replaced it or clashed with it)."""
     values = VALUES + "web:\n  resources:\n    limits:\n      cpu: 1\n"
     files = {"values.yaml": values, "templates/server.yaml": WITH_TOLERATIONS, "templates/web.yaml": WEB}
     chart, template = _fixed(tmp_path, files)

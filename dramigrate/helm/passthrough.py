@@ -45,6 +45,7 @@ from dramigrate.helm.idiomatic import (
     _indent,
     _open_blocks,
     _parent,
+    _plugin_tolerations,
     capabilities_check,
     conventions,
     kind_singles,
@@ -55,8 +56,9 @@ from dramigrate.helm.mapreads import inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads
 from dramigrate.helm.prove import objects
 from dramigrate.helm.render import _merge_maps
-from dramigrate.helm.rewrite import Change, RewriteError
+from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
+from dramigrate.plan import covers
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
 VALUES_KEY = "resourceClaimTemplates"
@@ -71,6 +73,12 @@ COUNTS = "deviceCounts"
 # a need (not a values key): the map's device keys come from an umbrella's values only, so the DRA values' null for
 # them reaches this subchart (kept_nulls) and the template drops null keys before it writes the map
 DROP_NULLS = "drop nulls"
+# a need (prefixed to a device key, `device nvidia.com/gpu`): a device key the DRA values drop from the map, which the
+# template refuses to render beside the container's claims (device_check)
+DEVICE = "device "
+# a need (prefixed to the dotted keys of a values list, `joins worker.tolerations`): the list the pods that take the
+# map render their tolerations from, which the toleration under its own key joins (toleration_places)
+JOINS = "joins "
 # a need: the map is a section's content (`limits:` then `toYaml .Values.resources`, flat_maps): it cannot hold the
 # container's `claims`, which the template names after the pod's `resourceClaims` instead
 SECTION_CONTENT = "section content"
@@ -88,6 +96,10 @@ class MapEdit:
     removed: dict[str, list[str]] = field(default_factory=dict)  # section -> device keys gone
     claims: list[dict[str, Any]] = field(default_factory=list)  # the container's resources.claims
     siblings: dict[str, Any] = field(default_factory=dict)  # resourceClaims/tolerations added, rayStartParams keys
+    # the device plugin's tolerations the migration adds none of, since the pod's values list tolerates the taint
+    # already: the template adds them all the same where a later values file replaces that list (toleration_places)
+    covered: list[dict[str, Any]] = field(default_factory=list)
+    joins: Path_ = ()  # the values list the pods render their tolerations from, which OWN_TOLERATIONS joins
     unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
@@ -277,12 +289,24 @@ def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list
     return out
 
 
-def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits: list[MapEdit], rest: str = "") -> None:
-    """Where each edit's added tolerations go (MapEdit.places): the values list the pods that take its map render
-    their tolerations from (found in `stream`, the chart rendered with both markers; `rest`: its other objects),
-    when that list's items come last in each such pod and nothing else renders the list (a pod without the same
-    tolerations added, another object: an AcceleratorProfile's). The DRA values then carry the list whole with the
-    toleration at its end (Helm replaces lists), and no template changes for it; otherwise the toleration stays
+def toleration_places(
+    stream: str,
+    maps: list[Path_],
+    lists: list[Path_],
+    edits: list[MapEdit],
+    rest: str = "",
+    joined: frozenset[str] = frozenset(),
+    listed: dict[str, Any] | None = None,
+) -> None:
+    """Where each edit's added tolerations go (MapEdit.places, or a key of their own): found in `stream`, the chart
+    rendered with both markers (`rest`: its other objects). The pods that take the map render their tolerations from
+    one values list (the items of that list come last): where a template joins that list with another (`joined`,
+    joined_lists: `with`/`toYaml` of it under `tolerations:`), the toleration goes under its own key beside the map
+    (`resources` -> `resourceTolerations`; `listed`: the values with the markers, every item of the pods' lists
+    from that list), which the template adds to the pod's list unless that list tolerates the
+    taint already, so a later values file of the user's that sets the list keeps it (Helm replaces lists); the
+    device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
+    renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
     beside the map (template_edits passes it through)."""
     pods = _pods_with_marks(stream, maps, lists)
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
@@ -292,11 +316,18 @@ def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits:
 
     for edit in edits:
         added = edit.siblings.get("tolerations")
-        if not added:
-            continue
         mine = [marks for taken, marks in pods if edit.path in taken]
         lasts = {marks[-1] if marks else None for marks in mine}
         place = lasts.pop() if len(lasts) == 1 else None
+        size = get_path(listed, place) if listed is not None and place is not None else None
+        valued = bool(mine) and isinstance(size, list) and all(len(marks) == len(size) for marks in mine)
+        if place is not None and valued and joins(joined, place) and (added or edit.covered):
+            edit.siblings[OWN_TOLERATIONS] = [*(added or []), *edit.covered]
+            edit.siblings.pop("tolerations", None)
+            edit.joins = place
+            continue
+        if not added:
+            continue
         sharers = [(taken, marks.count(place)) for taken, marks in pods if place is not None and place in marks]
         alone = place is not None and rendered(place) == sum(n for _, n in sharers)
         if alone and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
@@ -309,6 +340,47 @@ def toleration_places(stream: str, maps: list[Path_], lists: list[Path_], edits:
             # vulnerability-analysis declares `tolerations: []` and never reads it: passed through, a user's list
             # would render with the DRA values off too): the toleration goes under its own key
             edit.siblings[OWN_TOLERATIONS] = edit.siblings.pop("tolerations")
+
+
+_JOINED = re.compile(r"\bconcat \(([$.][\w.$]*) \| default list\)")  # a list the pass-through joined before
+
+
+def joined_lists(texts: list[str]) -> frozenset[str]:
+    """The values lists (their expressions' keys, `worker.tolerations`) the templates render as a pod's whole
+    `tolerations:`, in the shapes template_edits joins another list to (_joinable_list), or joined before."""
+    out = set()
+    heads = _pod_heads()
+    for text in texts:
+        lines = text.splitlines()
+        for j, line in enumerate(lines):
+            if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
+                continue
+            found = _joinable_list(lines, _parent(lines, pod), line)
+            around = " ".join(lines[max(j - 1, 0) : j + 2])
+            expr = found[2].group(2) if found else (m.group(1) if (m := _JOINED.search(around)) else "")
+            if expr:
+                out.add(".".join(w for w in expr.split(".") if w and not w.startswith("$") and w != "Values"))
+    return frozenset(out)
+
+
+def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
+    """The line of the pod's `containers:` (one of `heads`) in the block of line j, at its indent; None when none."""
+    at = _indent(lines[j])
+    for step in (-1, 1):
+        k = j + step
+        while 0 <= k < len(lines):
+            text = lines[k]
+            if text.strip() in heads and _indent(text) == at:
+                return k
+            if text.strip() and not _CONTROL.match(text) and _indent(text) < at:
+                break
+            k += step
+    return None
+
+
+def joins(joined: frozenset[str], place: Path_) -> bool:
+    """Whether a template joins another list to the values list at `place` (joined_lists)."""
+    return any(_ends_with(place, words.split(".")) for words in joined if words)
 
 
 def _section_keys(block: Any) -> set[tuple[str, str]]:
@@ -438,6 +510,12 @@ def map_edits(
                 for name, items in added.items():
                     if items:
                         edit.siblings[name] = items
+                given = [t for t in old.get("tolerations") or [] if isinstance(t, dict)]
+                edit.covered += [
+                    t
+                    for t in _plugin_tolerations(old, new)
+                    if t not in edit.siblings.get("tolerations", []) + edit.covered and any(covers(g, t) for g in given)
+                ]
                 if edit.flat:
                     _claims_named_by_pod(edit, f"{key[1]}/{key[3]}")
                 edit.unpinned.update(unpin.need(path) for path in unpin.dropped(old, new))
@@ -1132,7 +1210,7 @@ def built_map_edits(
         return text, {}
     maps = [p for p in needs if p and p[-1] == built.key]
     need = set().union(*(needs[p] for p in maps)) if maps else set()
-    if extra := sorted(need - {"resourceClaims", "tolerations"}):
+    if extra := sorted(n for n in need - {"resourceClaims", "tolerations"} if not n.startswith(DEVICE)):
         raise NotPassThrough(f"{rel}:{built.read + 1}: the helper-built dict cannot pass `{extra[0]}` through")
     siblings = [sibling_key(built.key, n) for n in ("resourceClaims", "tolerations") if n in need]
     if "tolerations" in need and (written := built_pod_tolerations(text)):
@@ -1257,6 +1335,7 @@ def template_edits(
     scoped: bool = False,
     helpers: dict[str, str] | None = None,
     within: PodDefine | None = None,
+    chart: str = "",
 ) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
@@ -1266,7 +1345,7 @@ def template_edits(
     # `.Values.x | toYaml` read as `toYaml .Values.x`, `toYaml $merged` as the merge of maps it holds
     read = map_reads(inline_merged(expand_map_helpers(text, helpers or {})))
     read_lines = read.splitlines()
-    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$")
+    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$", chart=chart)
     found = []
     for i in within.lines if within else range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
@@ -1282,6 +1361,7 @@ def template_edits(
     for i, ref, target in found:
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
+            device_check(edits, i, ref, needs[target], target)
     return edits.out()
 
 
@@ -1520,6 +1600,7 @@ class _Edits:
     inserts: dict[int, list[str]] = field(default_factory=dict)
     replaced: dict[int, str] = field(default_factory=dict)
     root: str = "$"  # the chart's root context where the edits go (a define's `$root := .root`)
+    chart: str = ""  # the chart's name, that of the defines the claim-template file holds (helper_defines)
 
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
 
@@ -1670,6 +1751,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             expr += f".{under}"  # keyed as the map: `resourceClaims.gpu` for `resources.gpu` (sibling_path)
         if re.search(rf"{re.escape(expr)}(?![\w-])", t.text):
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
+        if own and not _joins_here(lines, pod, f"{ind}{name}:", need):
+            continue  # a pod that renders another list (its container of the map under an `if` the values leave off)
         if _renders_key(lines, pod, f"{ind}{name}:"):
             # a literal list (`tolerations:` then `- key: dedicated`): the values' list goes after its items
             if name == "tolerations" and (items := _literal_list(lines, pod, f"{ind}{name}:")) is not None:
@@ -1682,14 +1765,23 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
                 # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
                 j, m = read
-                joined = f"(concat ({m.group(2)} | default list) ({expr} | default list))"
+                joined = (
+                    f"(concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)} | default {m.group(2)})"
+                )
                 t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+            continue
+        if name == "tolerations" and ranged <= containers and (cond := _if_list(lines, pod, f"{ind}{name}:")):
+            # `{{- if .Values.tolerations }}`, `tolerations:` then `{{- toYaml .Values.tolerations | nindent 8 }}`
+            j, m, k, read = cond
+            t.replaced[j] = lines[j][: m.start(2)] + f"or {m.group(2)} {expr}" + lines[j][m.end(2) :]
+            joined = f"(concat ({read.group(2)} | default list) {_untolerated(t, read.group(2), expr)})"
+            t.replaced[k] = lines[k][: read.start(2)] + joined + lines[k][read.end(2) :]
             continue
         if name == "tolerations" and ranged <= containers and (own := _with_list(lines, pod, f"{ind}{name}:")):
             # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
             # joins it there, a second `tolerations:` key would clash with it
             j, m = own
-            joined = f"concat ({m.group(2)} | default list) ({expr} | default list)"
+            joined = f"concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)}"
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         switched = _switched_container(t, containers, i)
@@ -1726,6 +1818,54 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
+    """Whether the pod spec at line `pod` renders its tolerations from a values list the DRA toleration joins (need's
+    JOINS entries, toleration_places), or writes them in a shape that joins none."""
+    found = _joinable_list(lines, pod, head)
+    places = [n[len(JOINS) :].split(".") for n in need if n.startswith(JOINS)]
+    if found is None or not places:
+        return True
+    words = [w for w in found[2].group(2).split(".") if w and not w.startswith("$") and w != "Values"]
+    return any(_ends_with(tuple(p), words) for p in places)
+
+
+def _untolerated(t: _Edits, given: str, expr: str) -> str:
+    """The expression of the tolerations of the list `expr` (the DRA values') that the pod's own list `given` does not
+    tolerate already (the migration adds none for a taint the pod tolerates), read by the claim-template file's
+    define (helper_defines); the list whole when the chart's name is not known."""
+    if not t.chart:
+        return f"({expr} | default list)"
+    return f'(include "{t.chart}.{TOLERATIONS_DEFINE}" (list {given} {expr}) | fromYamlArray)'
+
+
+def device_check(
+    t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str], path: Path_
+) -> None:
+    """Before line i, which passes the values map `path` into a container: a line that fails the render when the map
+    holds one of the device keys the DRA values drop beside the claims they add (a values file of the user's given
+    after the -dra.yaml file put it back): the container would ask for the device twice, through the device plugin
+    and its claim. Nothing for a map whose sections are read one by one, or without the chart's name."""
+    _, key, under, sibling_expr, _ = ref
+    devices = sorted(n[len(DEVICE) :] for n in need if n.startswith(DEVICE))
+    if not t.chart or not devices or SECTION_CONTENT in need or under in (_SECTION, "limits", "requests"):
+        return
+    expr = sibling_expr(key) + (f".{under}" if under else "")
+    rooted = re.match(r"\$?\.Values\.", expr) and not any(isinstance(p, int) for p in path)
+    shown = display(path) + ("" if rooted else " (or another item's)")  # a map of a `range` over the values
+    keys = " ".join(json.dumps(d) for d in devices)
+    said = f"remove {', '.join(devices)} from {shown} (set after the -dra.yaml values): {DEVICE_TWICE}"
+    call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({expr} | default dict) {json.dumps(said)} {keys})'
+    here, above = t.lines[i], t.lines[i - 1] if i else ""
+    if here.lstrip().startswith("{{-") or above == above.rstrip():  # the chomp takes no blank the line ends in
+        line = f"{' ' * _indent(here)}{{{{- {call} }}}}"
+    elif not _indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
+        line = f"{{{{ {call} -}}}}"
+    else:
+        return
+    if line not in t.inserts.get(i, []) and not (i and t.lines[i - 1] == line):  # not again (an earlier fix)
+        t.inserts.setdefault(i, []).append(line)
 
 
 def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
@@ -1800,6 +1940,36 @@ def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str
     return (j - 1, m) if m and body and end else None
 
 
+_IF_LINE_OF = re.compile(r"^(\s*\{\{-?\s*if\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
+
+
+def _if_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str], int, re.Match[str]] | None:
+    """(the line of `{{- if <expr> }}` right above the one `head` of the pod spec at line `pod`, its match, the line of
+    the `{{- toYaml <expr> | nindent N }}` under the head, its match) when the block writes that alone and ends."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head]
+    if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
+        return None
+    j = heads[0]
+    cond, read = _IF_LINE_OF.match(lines[j - 1]), _TOYAML_LINE.match(lines[j + 1])
+    end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+    return (j - 1, cond, j + 1, read) if cond and read and end and cond.group(2) == read.group(2) else None
+
+
+def _joinable_list(lines: list[str], pod: int, head: str) -> tuple[int, int, re.Match[str]] | None:
+    """Where the pod spec at line `pod` writes its `tolerations:` (`head`) from one values list in a shape
+    template_edits joins the DRA values' list to: (the line it reads the list at, a line above it to change too or
+    -1, the match of the read, group 2 the list's expression); None for any other shape."""
+    if (read := _toyaml_list(lines, pod, head)) is not None and _renders_key(lines, pod, head):
+        return read[0], -1, read[1]
+    if (own := _with_list(lines, pod, head)) is not None:
+        return own[0], -1, own[1]
+    if (cond := _if_list(lines, pod, head)) is not None:
+        return cond[2], cond[0], cond[3]
+    return None
+
+
 def _params_lines(lines: list[str], pod: int, shape: str) -> list[int]:
     """The lines of a KubeRay group's `rayStartParams` (`shape`: the rest of the line after the key) beside the
     `template:` that holds the pod spec at line `pod`."""
@@ -1865,7 +2035,41 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     return defs, rooted
 
 
-def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False) -> str:
+TOLERATIONS_DEFINE = "draTolerations"  # the claim-template file's define of the tolerations a pod's list lacks
+DEVICES_DEFINE = "draDevices"  # and the one that fails on a device key beside the claims (device_check)
+DEVICE_TWICE = "the container would ask for it twice, by device plugin and DRA claim"  # ends its message
+
+
+def helper_defines(chart: str, used: str, have: str = "") -> str:
+    """The defines of the claim-template file that the changed templates (`used`, their text) include: the DRA
+    values' tolerations a pod's own list does not tolerate already (as plan.covers reads one), and the check that a
+    container's map holds no device key the DRA values drop beside its claims. Those the file has (`have`) left out.
+    """
+    out = ""
+    if f'"{chart}.{TOLERATIONS_DEFINE}"' in used and f'define "{chart}.{TOLERATIONS_DEFINE}"' not in have:
+        out += (
+            f'{{{{- define "{chart}.{TOLERATIONS_DEFINE}" -}}}}'
+            "{{- /* of the DRA tolerations (index . 1), those the pod's list (index . 0) lacks */}}\n"
+            "{{- $given := index . 0 | default list }}{{ range $t := index . 1 }}{{ $tolerated := false }}\n"
+            '  {{- range $given }}{{ if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") '
+            '(list "" $t.key)) (has (.effect | default "") (list "" $t.effect)) }}{{ $tolerated = true }}{{ end }}'
+            "{{ end }}\n"
+            "  {{- if not $tolerated }}{{ list $t | toYaml | nindent 0 }}{{ end }}\n"
+            "{{- end }}{{ end }}\n"
+        )
+    if f'"{chart}.{DEVICES_DEFINE}"' in used and f'define "{chart}.{DEVICES_DEFINE}"' not in have:
+        out += (
+            f'{{{{- define "{chart}.{DEVICES_DEFINE}" -}}}}'
+            "{{- /* fail with (index . 1) on a device key (index . 2 on) beside a map's claims (index . 0) */}}\n"
+            '{{- range $key := slice . 2 }}{{ range $section := list "limits" "requests" }}'
+            "{{ if and (index $ 0).claims (index (get (index $ 0) $section | default dict) $key) }}\n"
+            "  {{- fail (index $ 1) }}\n"
+            "{{- end }}{{ end }}{{ end }}{{ end }}\n"
+        )
+    return out
+
+
+def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False, defines: str = "") -> str:
     """`namespace`: the assignments the namespace expression reads and the expression (namespace_expr), or None
     when the workloads render without a namespace."""
     named = "<release>-<name>" if scoped else "<name>"
@@ -1888,6 +2092,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False)
         head
         + capabilities_check(".Values.resourceClaimTemplates", "use the values without DRA (not the *-dra.yaml file)")
         + body
+        + defines
     )
 
 
@@ -2374,12 +2579,13 @@ def build(
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
     helpers = map_helpers(root)
+    chart = chart_name(root)
     built: dict[str, str] = {}  # the helper files a helper-built dict's pass-through changes (built_map_edits)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         after, copied = built_map_edits(root, rel, text, map_paths, scoped)
         built.update(copied)
-        after = _reads_edited(template_edits(after, rel, map_paths, scoped, helpers), rel, reads or set())
+        after = _reads_edited(template_edits(after, rel, map_paths, scoped, helpers, chart=chart), rel, reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
@@ -2390,18 +2596,24 @@ def build(
             continue
         after = built.get(rel, claimed.get(rel, text))
         for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
-            after = template_edits(after, rel, map_paths, scoped, helpers, define)
+            after = template_edits(after, rel, map_paths, scoped, helpers, define, chart)
         if (after := _reads_edited(after, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
-    if existing.is_file() and f".Values.{VALUES_KEY}" in existing.read_text(encoding="utf-8"):
-        return changes  # rewritten before: only the values files of this run need their DRA variants
+    used = "".join(c.after or "" for c in changes)
+    if existing.is_file() and f".Values.{VALUES_KEY}" in (had := existing.read_text(encoding="utf-8")):
+        # rewritten before: only the values files of this run need their DRA variants (and the defines a rewrite by
+        # an earlier dramigrate did not write)
+        if more := helper_defines(chart, used, had):
+            changes.append(Change(TEMPLATE_FILE, had, had + ("" if had.endswith("\n") else "\n") + more))
+        return changes
     if existing.exists():
         raise NotPassThrough(f"{TEMPLATE_FILE} exists already")
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         raise NotPassThrough(f"values.yaml already has a top-level `{VALUES_KEY}:` key")
     namespace = namespace_expr(root, rels) if namespaced else None
-    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespace, scoped)))
+    defines = helper_defines(chart, used)
+    changes.append(Change(TEMPLATE_FILE, None, claim_template_file(namespace, scoped, defines)))
     changes += conventions(
         root,
         device_class,

@@ -67,6 +67,7 @@ from dramigrate.helm.prove import (
     documents,
     first_difference,
     load_all,
+    new_duplicates,
     new_repeats,
     objects,
     same_text,
@@ -99,6 +100,7 @@ from dramigrate.helm.values import (
     get_path,
     inject,
     locate,
+    read_tolerations,
     resource_sections,
     resources_maps,
     set_path,
@@ -520,7 +522,8 @@ def _variations(
     for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
-    if tolerations := tolerations_lists(merged):  # the user's own tolerations in place of the chart's (or of none)
+    # the user's own tolerations in place of the chart's (or of none, also where the values have no such key)
+    if tolerations := [*tolerations_lists(merged), *read_tolerations(_templates(root, helpers=True), merged)]:
         own = merged
         for path in tolerations:
             own = set_path(own, path, [dict(OWN_TOLERATION)])
@@ -978,6 +981,8 @@ def _not_proven_on(
 
     expected = without_nulls(canonical_claims(kept(_merge(objects(want), objects(original.rest)))))
     diff = first_difference(expected, without_nulls(canonical_claims(kept(objects(on.stream + on.rest)))), ignore)
+    if diff and (repeat := new_repeats(on.stream, original.stream)):  # a key written twice: the cause, said first
+        return f"{case}, the render is not valid: {_repeated(repeat)}"
     if diff:
         why = ""
         if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
@@ -991,11 +996,16 @@ def _not_proven_on(
         return f"{why}{case}, {differs}: {diff}{kept}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if not invalid and (repeat := new_repeats(on.stream, original.stream)):
-        invalid = (
-            f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
-            "`kubectl apply --server-side` and Flux refuse the render)"
-        )
+        invalid = _repeated(repeat)
+    invalid = invalid or new_duplicates(on.manifests, original.manifests)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _repeated(repeat: str) -> str:
+    return (
+        f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
+        "`kubectl apply --server-side` and Flux refuse the render)"
+    )
 
 
 def _kept_requests(expected: dict[ObjKey, list[Any]], on: dict[ObjKey, list[Any]]) -> str:
@@ -2709,20 +2719,26 @@ def _passthrough(
         edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         if places:
             places(edits, sources.merged)
-        elif any("tolerations" in e.siblings for e in edits):
+        elif any("tolerations" in e.siblings or e.covered for e in edits):
             for named in ("", "tolerations"):  # a marker in a list of other maps may fail the render: then in theirs
                 listed, lists = pt.marked_lists(marked, named)
                 found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                pt.toleration_places(found.stream, maps, lists, edits, found.rest)
+                pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed)
         if not places and list(leaves) == [""]:
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
 
     def passed(r: Render, want: str) -> tuple[Render, str]:
         return switch.passed(r, want) if switch else (r, want)
+
+    @functools.cache
+    def joined() -> frozenset[str]:
+        """The values lists the chart's templates (its subcharts' too) join the device toleration to."""
+        files = [p for p in sorted(root.rglob("*")) if "templates" in p.relative_to(root).parts and p.is_file()]
+        return pt.joined_lists([t for p in files if not p.is_symlink() and (t := read_text(p)) is not None])
 
     folded: set[str] = set()  # the value sets whose switched-on maps values-dra.yaml migrates too
     inert: set[str] = set()  # with those maps, values-dra.yaml's claim templates, which some value sets name none of
@@ -2757,6 +2773,7 @@ def _passthrough(
     variants: dict[Path, str] = {}
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
+    whole_lists: set[Path_] = set()  # tolerations lists the DRA values carry whole (the toleration at the end)
     streams: dict[Path, tuple[str, str, str]] = {}  # values file -> (its render, that migrated, its other objects)
     paths: dict[Path_, set[str]] = {}  # values resources map -> the pod-level siblings the migration fills
     namespaced, classes = False, set[str]()
@@ -2774,9 +2791,12 @@ def _passthrough(
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
             beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
             paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
+            paths[e.path].update(f"{pt.DEVICE}{k}" for keys in e.removed.values() for k in keys)
+            paths[e.path].update([f"{pt.JOINS}{'.'.join(map(str, e.joins))}"] if e.joins else [])
             if e.flat:
                 paths[e.path].add(pt.SECTION_CONTENT)
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
+        whole_lists.update(e.places["tolerations"] for e in edits if "tolerations" in e.places)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
@@ -2984,7 +3004,10 @@ def _passthrough(
     calls = [functools.partial(cached_render, copy_root, options) for options in off]
     calls += [functools.partial(cached_render, root, v.options, fresh=True) for v, *_ in expected]
     both = render_all(calls)
+    given_dra: Any = None  # the DRA values of the user's values (or of the defaults)
+    renders: dict[str, tuple[Render, Render, str]] = {}  # by value set: the original's render, again, migrated
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
+        renders[v.label] = (original, again, want)
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
@@ -3035,6 +3058,8 @@ def _passthrough(
             want = want if dra else switch.want(original)
             dra = switch.options(dra or v.options, True)
         on = cached_render(copy_root, dra)
+        if files and v.label in _GIVEN and given_dra is None:
+            given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
         elif why := _not_proven_on(
@@ -3050,6 +3075,18 @@ def _passthrough(
         if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
             outcome.manual = f"{reads}; {outcome.manual}"
         return bool(folded)
+    if given_dra is not None:
+        merged = value_sources(root, outcome.display, copts, copts.render()).merged
+        lists = tuple(p for p in tolerations_lists(merged) if all(isinstance(k, str) for k in p))
+        if places or whole_lists:
+            # a packed library's pod options, or a list a helper writes: the DRA values carry the list whole, and a
+            # later file of the user's that sets it replaces the device toleration (said, not proven)
+            where = ", ".join(sorted(display(p) for p in whole_lists)) or "the library's pod options"
+            outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (the GPU toleration is in the DRA values' {where})")
+            lists = ()
+        if why := _later_files(outcome, copy_root, work, given_dra, merged, lists, renders, removed):
+            _manual(outcome, why, patch)
+            return bool(folded)
     if switch and (
         why := _user_claims(outcome, root, expected[0][0], lambda o: cached_render(copy_root, switch.options(o, True)))
     ):
@@ -3064,6 +3101,54 @@ def _passthrough(
 
 
 _GIVEN = ("your values", "default values")
+LATER_TOLERATIONS = "a values file of yours after the DRA values that sets every tolerations list"
+LATER_DEVICES = "a values file of yours after the DRA values that sets the device keys again"
+
+
+def _later_files(
+    outcome: ChartOutcome,
+    copy_root: Path,
+    work: Workdir,
+    dra: Any,
+    merged: dict[str, Any],
+    lists: tuple[Path_, ...],
+    renders: dict[str, tuple[Render, Render, str]],
+    removed: set[tuple[Path_, str, str]],
+) -> str:
+    """The pass-through proven with a values file the user gives after the DRA values files (`dra`, those of their
+    values, `merged`): one that sets every tolerations list `lists` to one of another taint renders the migration of
+    the original with those lists (the device toleration the DRA values add is the template's, not in a list Helm
+    replaces); one that sets the device keys the DRA values drop again fails the render with the template's
+    message, not a container asking for the device twice (device plugin and claim). '' when proven, else why not."""
+    from dramigrate.helm.passthrough import DEVICE_TWICE
+
+    label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
+    if lists and label in renders and not renders[label][0].error:
+        later: dict[str, Any] = {}
+        for path in lists:
+            later = set_path(later, path, [dict(OWN_TOLERATION)])
+        options = replace(dra, values_files=(*dra.values_files, work.values_file(later)))
+        case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
+        on = cached_render(copy_root, options)
+        if on.error:
+            return f"{case}, the rewritten chart does not render: {on.error}"
+        if why := _not_proven_on(case, *renders[label], on):
+            return why
+        outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
+    again: dict[str, Any] = {}
+    for path, section, key in sorted(removed, key=str):
+        value = get_path(merged, (*path, section, key))
+        if value is not None and all(isinstance(k, str) for k in path):
+            again = set_path(again, (*path, section, key), value)
+    if again and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after):
+        on = cached_render(copy_root, replace(dra, values_files=(*dra.values_files, work.values_file(again))))
+        if DEVICE_TWICE not in (on.error or ""):
+            return (
+                f"with {LATER_DEVICES}, the rewritten chart renders a container that asks for a device through the "
+                f"device plugin and its DRA claim, not the template's message: {on.error or 'it renders'}"
+            )
+        outcome.checked.append(f"{LATER_DEVICES} (fails: {DEVICE_TWICE})")
+    return ""
 
 
 def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
