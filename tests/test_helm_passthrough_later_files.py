@@ -104,6 +104,20 @@ def test_a_tolerations_list_under_its_own_if_keeps_the_gpu_toleration_after_a_us
     assert "tolerations" not in _pod(chart, gpu)
 
 
+def test_a_tolerations_key_left_empty_keeps_the_gpu_toleration_after_a_users_list(tmp_path: Path) -> None:
+    """The chart's values leave `tolerations:` empty (null, not `[]`: h2oGPT's): a user's later list keeps the GPU
+    toleration beside theirs (was: manual, the toleration only in the DRA values' copy of the list, which the user's
+    list replaced)."""
+    chart, gpu = _chart(tmp_path, GPU)
+    (chart / "values.yaml").write_text(VALUES.replace("tolerations: []", "tolerations:"))
+    fix_chart(chart, values=(gpu,))
+    dra = tmp_path / "gpu-dra.yaml"
+
+    assert _keys(_pod(chart, dra)) == ["nvidia.com/gpu"]
+    assert _keys(_pod(chart, dra, POOL)) == ["pool", "nvidia.com/gpu"]
+    assert "tolerations" not in _pod(chart, gpu)
+
+
 def test_a_gpu_file_that_tolerates_the_taint_itself_still_gets_it_after_a_users_list(tmp_path: Path) -> None:
     """gpu.yaml tolerates the GPU taint itself, so the migration added no toleration and the rewrite wrote none: a
     later list of the user's lost it. The DRA file now carries the device's toleration, which the pod adds only when
@@ -169,6 +183,29 @@ def test_a_toleration_a_later_tolerations_file_would_drop_is_said(tmp_path: Path
     assert outcome.proven, outcome.report()
     said = [c for c in outcome.checked if "sets every tolerations list" in c]
     assert said == [
+        "a values file of yours after the DRA values that sets every tolerations list: not kept (the GPU toleration "
+        "is in the DRA values' tolerations)"
+    ]
+
+
+RANGED = SERVER.replace(
+    WITH_LIST,
+    "      tolerations:\n      {{- range .Values.tolerations }}\n"
+    "        - {{ toYaml . | nindent 10 | trim }}\n      {{- end }}\n",
+)
+
+
+def test_a_users_own_gpu_toleration_in_a_list_no_line_joins_is_said_not_refused(tmp_path: Path) -> None:
+    """gpu.yaml tolerates the GPU taint itself and the pod writes its list item by item (`range`), a shape the
+    template cannot join a list to: the chart is rewritten and the report says a later list drops the toleration, as
+    with a helper's list (was: manual, fix wrote nothing for a chart whose rewrite is otherwise proven)."""
+    chart, gpu = _chart(tmp_path, GPU + "tolerations:\n" + GPU_TOLERATION, RANGED)
+    options = ChartOptions(values_files=(gpu,), kube_version="1.34")
+
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+
+    assert outcome.proven, outcome.report()
+    assert [c for c in outcome.checked if "sets every tolerations list" in c] == [
         "a values file of yours after the DRA values that sets every tolerations list: not kept (the GPU toleration "
         "is in the DRA values' tolerations)"
     ]

@@ -7,9 +7,13 @@ Renders are real (the Helm engine embedded in helm-python-sdk)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from conftest import chart_with, deployment, dra_render, fix_chart
+
+from dramigrate.helm.render import RenderOptions, render_chart
 
 # the app pod, and the sidecar in it with `stack.enabled`; else the sidecar's own Deployment, in the same file
 APP = deployment(
@@ -107,3 +111,38 @@ def test_two_maps_with_devices_in_one_pod_each_pass_their_claims_through(tmp_pat
     asked = {r["name"]: r["exactly"]["count"] for r in template["spec"]["spec"]["devices"]["requests"]}
     assert asked == {"sidecar-gpu": 2, "app-gpu": 1}, asked
     assert [t["key"] for t in pod["tolerations"]] == ["nvidia.com/gpu"], pod
+
+
+# the chart's lists left empty (`tolerations:` with nothing after it, null: h2oGPT's), which a user's later file sets
+NULL_LISTS = {
+    **FILES,
+    "values.yaml": FILES["values.yaml"].replace("  tolerations: []\n", "  tolerations:\n"),
+}
+POOL = "".join(f"{m}:\n  tolerations: [{{key: pool, operator: Exists}}]\n" for m in ("app", "sidecar"))
+BOTH = "stack:\n  enabled: true\napp:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n" + SIDECAR_GPUS
+
+
+def _pods(chart: Path, *files: Path) -> dict[str, Any]:
+    """Each Deployment's pod spec by name, the chart rendered with `files` in order."""
+    docs = [d for m in render_chart(chart, RenderOptions(values_files=files)) for d in yaml.safe_load_all(m.text) if d]
+    return {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+
+
+@pytest.mark.parametrize(
+    ("gpus", "pod"), [(SIDECAR_GPUS, "release-name-sidecar"), (BOTH, "release-name-app")], ids=["own pod", "one pod"]
+)
+def test_empty_tolerations_keys_keep_the_gpu_toleration_after_a_users_list(tmp_path: Path, gpus: str, pod: str) -> None:
+    """`tolerations:` left empty in the chart's values: a user's later file that sets the lists keeps the GPU
+    toleration in the pod with the GPUs, the sidecar's own and the one pod that takes both maps, once (was: manual,
+    the toleration in the DRA values' copy of the list, which the user's list replaced)."""
+    chart = chart_with(tmp_path, "stack", NULL_LISTS)
+    values = tmp_path / "gpu.yaml"
+    values.write_text(gpus)
+    fix_chart(chart, values=(values,))
+    later = tmp_path / "pool.yaml"
+    later.write_text(POOL)
+
+    spec = _pods(chart, tmp_path / "gpu-dra.yaml", later)[pod]
+    assert [t["key"] for t in spec["tolerations"]] == ["pool", "nvidia.com/gpu"], spec
+    assert [t["key"] for t in _pods(chart, tmp_path / "gpu-dra.yaml")[pod]["tolerations"]] == ["nvidia.com/gpu"]
+    assert [t["key"] for t in _pods(chart, values, later)[pod]["tolerations"]] == ["pool"]  # the values as they were

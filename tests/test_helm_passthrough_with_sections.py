@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+import yaml
 from conftest import chart_with, dra_render, fix_chart
+
+from dramigrate.helm.render import RenderOptions, render_chart
 
 MEDIA = """\
 apiVersion: apps/v1
@@ -68,3 +72,42 @@ def test_a_count_in_the_map_beside_the_charts_own_key_is_passed_through(tmp_path
     # the chart's own key, with the switch and no count in the map, renders as before with the device-plugin values
     _, _, plain = dra_render(chart, values)
     assert plain[next(iter(plain))]["containers"][0]["resources"]["limits"] == {"cpu": 2, "nvidia.com/gpu": 2}
+
+
+# the pod's volumes end with a user's list written at column 0 (plex's extraVolumes), between its tolerations and
+# its containers
+VOLUMES = """\
+      volumes:
+      - name: transcode
+        emptyDir: {}
+      {{- if .Values.extraVolumes }}
+{{ toYaml .Values.extraVolumes | indent 6 }}
+      {{- end }}
+      containers:
+"""
+POOL = "tolerations:\n  - key: pool\n    operator: Exists\n"
+GPU_TOLERATION = "tolerations:\n  - key: nvidia.com/gpu\n    operator: Exists\n    effect: NoSchedule\n"
+
+
+@pytest.mark.parametrize("own", ["", GPU_TOLERATION], ids=["gpu values", "gpu values that tolerate the taint"])
+def test_a_users_later_tolerations_keep_the_gpu_toleration_past_an_action_at_column_0(tmp_path: Path, own: str) -> None:
+    """`-f gpu-dra.yaml -f pool.yaml` with an action line at column 0 in the pod spec: the pod keeps the GPU
+    toleration beside the user's (was: the toleration only in the DRA values' copy of the list, which the user's list
+    replaced, and with a values file tolerating the taint itself, manual: the proof refused the chart)."""
+    media = MEDIA.replace("      containers:\n", VOLUMES)
+    chart = chart_with(tmp_path, "media", {"values.yaml": VALUES + "extraVolumes: []\n", "templates/media.yaml": media})
+    values = tmp_path / "gpu.yaml"
+    values.write_text(TWO + own)
+    fix_chart(chart, values=(values,))
+    later = tmp_path / "pool.yaml"
+    later.write_text(POOL)
+
+    pods = [
+        d["spec"]["template"]["spec"]
+        for m in render_chart(chart, RenderOptions(values_files=(tmp_path / "gpu-dra.yaml", later)))
+        for d in yaml.safe_load_all(m.text)
+        if d and d["kind"] == "Deployment"
+    ]
+    assert [[t["key"] for t in pod["tolerations"]] for pod in pods] == [["pool", "nvidia.com/gpu"]], pods
+    _, _, alone = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    assert [t["key"] for t in next(iter(alone.values()))["tolerations"]] == ["nvidia.com/gpu"]

@@ -100,6 +100,8 @@ class MapEdit:
     # already: the template adds them all the same where a later values file replaces that list (toleration_places)
     covered: list[dict[str, Any]] = field(default_factory=list)
     joins: Path_ = ()  # the values list the pods render their tolerations from, which OWN_TOLERATIONS joins
+    # that list when it tolerates the taint (covered) in a shape no template line joins: a later list drops it (said)
+    kept_in: Path_ = ()
     unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
@@ -256,6 +258,8 @@ def marked_lists(marked: dict[str, Any], named: str = "") -> tuple[dict[str, Any
 
     def visit(node: Any, path: Path_) -> None:
         for k, v in node.items() if isinstance(node, dict) else ():
+            if v is None and k == "tolerations":  # `tolerations:` left empty (h2oGPT's): a list a user sets
+                node[k] = v = []
             if isinstance(v, list) and all(isinstance(x, dict) for x in v) and named in ("", k):
                 lists.append((*path, str(k)))
                 v.append({"key": f"{LIST_MARKER}{len(lists) - 1}", "operator": "Exists"})
@@ -326,6 +330,9 @@ def toleration_places(
             edit.siblings.pop("tolerations", None)
             edit.joins = place
             continue
+        if place is not None and edit.covered and not added:
+            edit.kept_in = place
+            continue
         if not added:
             continue
         sharers = [(taken, marks.count(place)) for taken, marks in pods if place is not None and place in marks]
@@ -372,8 +379,8 @@ def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
             text = lines[k]
             if text.strip() in heads and _indent(text) == at:
                 return k
-            if text.strip() and not _CONTROL.match(text) and _indent(text) < at:
-                break
+            if not _control(text) and _indent(text) < at:  # an action line (plex's `{{ toYaml ... | indent 6 }}` at
+                break  # column 0) writes into the block
             k += step
     return None
 
@@ -1603,6 +1610,7 @@ class _Edits:
     chart: str = ""  # the chart's name, that of the defines the claim-template file holds (helper_defines)
 
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
+    joined: dict[int, list[str]] = field(default_factory=dict)  # by line: the DRA lists joined to a pod's list there
 
     def out(self) -> str:
         for (_, name), reads in self.lists.items():
@@ -1765,23 +1773,22 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
                 # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
                 j, m = read
-                joined = (
-                    f"(concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)} | default {m.group(2)})"
-                )
+                given = m.group(2)
+                joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)} | default {given})"
                 t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         if name == "tolerations" and ranged <= containers and (cond := _if_list(lines, pod, f"{ind}{name}:")):
             # `{{- if .Values.tolerations }}`, `tolerations:` then `{{- toYaml .Values.tolerations | nindent 8 }}`
             j, m, k, read = cond
             t.replaced[j] = lines[j][: m.start(2)] + f"or {m.group(2)} {expr}" + lines[j][m.end(2) :]
-            joined = f"(concat ({read.group(2)} | default list) {_untolerated(t, read.group(2), expr)})"
+            joined = f"(concat ({read.group(2)} | default list) {_joined(t, k, read.group(2), expr)})"
             t.replaced[k] = lines[k][: read.start(2)] + joined + lines[k][read.end(2) :]
             continue
         if name == "tolerations" and ranged <= containers and (own := _with_list(lines, pod, f"{ind}{name}:")):
             # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
             # joins it there, a second `tolerations:` key would clash with it
             j, m = own
-            joined = f"concat ({m.group(2)} | default list) {_untolerated(t, m.group(2), expr)}"
+            joined = f"concat ({m.group(2)} | default list) {_joined(t, j, m.group(2), expr)}"
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         switched = _switched_container(t, containers, i)
@@ -1829,6 +1836,16 @@ def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
         return True
     words = [w for w in found[2].group(2).split(".") if w and not w.startswith("$") and w != "Values"]
     return any(_ends_with(tuple(p), words) for p in places)
+
+
+def _joined(t: _Edits, j: int, given: str, expr: str) -> str:
+    """_untolerated of every DRA list joined at line j so far, `expr` too: two maps in one pod (h2oGPT's stack pod,
+    its own container's and vLLM's) each join their list to the pod's; one edit of the line would keep the last."""
+    exprs = t.joined.setdefault(j, [])
+    if expr not in exprs:
+        exprs.append(expr)
+    both = " ".join(f"({e} | default list)" for e in exprs)
+    return _untolerated(t, given, expr if len(exprs) == 1 else f"(concat {both} | uniq)")
 
 
 def _untolerated(t: _Edits, given: str, expr: str) -> str:

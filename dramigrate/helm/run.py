@@ -2797,6 +2797,7 @@ def _passthrough(
                 paths[e.path].add(pt.SECTION_CONTENT)
         removed.update((e.path, s, k) for e in edits for s, keys in e.removed.items() for k in keys)
         whole_lists.update(e.places["tolerations"] for e in edits if "tolerations" in e.places)
+        whole_lists.update(e.kept_in for e in edits if e.kept_in)  # the pods' own list, no line joins (said)
 
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
