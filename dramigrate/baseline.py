@@ -61,8 +61,11 @@ def load(path: Path) -> Counter[Key]:
         raise InputError(f"cannot read the baseline: {exc.strerror}", str(path)) from exc
     except LongInt as exc:
         raise InputError(f"the baseline holds {exc.message}", str(path), exc.line, exc.column) from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"the baseline is not JSON: {exc}", str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the baseline is not UTF-8 text (byte {exc.start + 1})", str(path)) from exc
+    except ValueError as exc:  # json's own text says `line 3 column 1 (char 32)` after the problem
+        line, column = getattr(exc, "lineno", 0), getattr(exc, "colno", 0)
+        raise InputError(f"the baseline is not JSON: {getattr(exc, 'msg', exc)}", str(path), line, column) from exc
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
         raise InputError(f"not a dramigrate baseline (version {VERSION}); write one with --write-baseline", str(path))
     out: Counter[Key] = Counter()

@@ -566,27 +566,30 @@ def _render(
     extra: dict[str, Any] | None,
     written: list[str] | None,
 ) -> str:
+    # what the config turns off, in every report (a reviewer of a gate gone green must see it): for GitHub, an
+    # annotation on the config file, named as GitHub names files (from the checkout, where the workflow runs)
+    shown = str(ctx.settings.config_file)
+    if ctx.config_note and not os.path.relpath(shown).startswith(".."):
+        shown = os.path.relpath(shown)
+    notes = [(shown, ctx.config_note)] if ctx.config_note else []
     if fmt == "json":
         from dramigrate.report.json import dumps
 
         doc = _json_document(result, changed, written)
+        doc["config"] = {"file": shown, "note": ctx.config_note} if ctx.config_note else None
         if extra:
             doc.update(extra)
         return dumps(doc) + "\n"
     from dramigrate.report import ci
 
     if fmt == "sarif":
-        return ci.sarif(result.findings, errors)
-    if fmt == "github":  # what the config turns off, as an annotation on it: the pull request shows it
-        shown = str(ctx.settings.config_file)
-        if not os.path.relpath(shown).startswith(".."):
-            shown = os.path.relpath(shown)  # as GitHub names files: from the checkout, where the workflow runs
-        notes = [(shown, ctx.config_note)] if ctx.config_note else []
+        return ci.sarif(result.findings, errors, notes)
+    if fmt == "github":
         return ci.github(result.findings, errors, notes)
     if fmt == "junit":
         files = [str(p) for p in ctx.inputs.files] + (["-"] if ctx.stdin is not None else [])
-        return ci.junit(result.findings, errors, files)
-    return ci.markdown(result.findings, errors, s, command, _plan(result))
+        return ci.junit(result.findings, errors, files, notes)
+    return ci.markdown(result.findings, errors, s, command, _plan(result), notes)
 
 
 def _plan(result: RunResult) -> str | None:
@@ -1116,6 +1119,12 @@ def do_fit(opts: Options, inventory: Path) -> int:
                             ],
                         }
                         for path, f in fits
+                    ],
+                    # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
+                    "errors": [
+                        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+                        for e in (r.error for r in result.files)
+                        if e is not None
                     ],
                 },
                 indent=2,

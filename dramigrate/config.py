@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, read_regular
+from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, nodes_upto, read_regular
 from dramigrate.longints import guard_pyyaml, long_int_at
 from dramigrate.quantity import QuantityError, parse_quantity
 
@@ -167,16 +167,16 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
                 raise
             raise InputError(f"invalid TOML: {long.message}", str(path), long.line, long.column) from exc
     else:
+        if len(text) > 2 * MAX_CONFIG_VALUES and nodes_upto(text, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+            # counted before any value is built: a 1 MB list took 29 s of PyYAML's Python parser to be refused
+            raise InputError(f"config holds more than {MAX_CONFIG_VALUES:,} values; not read", str(path))
         try:
             values = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:  # the problem and its line only: PyYAML's own message quotes the line
-            from dramigrate.documents import unacceptable_character
+        except yaml.YAMLError as exc:  # the problem and its place only: PyYAML's own message quotes the line
+            from dramigrate.documents import yaml_problem
 
-            if (where := unacceptable_character(text, exc)) is not None:
-                raise InputError(where[0], str(path), where[1], where[2]) from exc
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or "not YAML"
-            raise InputError(f"invalid YAML: {problem}", str(path), mark.line + 1 if mark else 0) from exc
+            what, line, column = yaml_problem(text, exc)
+            raise InputError(what, str(path), line, column) from exc
     if not isinstance(values, dict):
         raise InputError("config must be a mapping of settings", str(path))
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it

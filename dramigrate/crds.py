@@ -63,8 +63,10 @@ def _load(path: Path, mtime_ns: int, size: int) -> CrdIndex:
     try:
         docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"the CRD file is not valid YAML: {exc}", str(path), mark.line + 1 if mark else 0) from exc
+        from dramigrate.documents import yaml_problem
+
+        what, line, column = yaml_problem(text, exc)
+        raise InputError(f"the CRD file: {what}", str(path), line, column) from exc
     index = CrdIndex(str(path))
     stack = [d for d in docs if isinstance(d, dict)]
     while stack:

@@ -22,6 +22,10 @@ from dramigrate.limits import Limits, check_structure, size_message
 from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
+# ruamel's round-trip parse takes some 20 µs a value: a document the fast reader declines (an anchor, a tag, a float)
+# is bounded before it, per document and per file (a 6 MB flow list took 70 s and 2.8 GB before MAX_NODES refused it)
+MAX_ROUND_TRIP_VALUES = 200_000
+MAX_ROUND_TRIP_FILE_VALUES = 1_000_000
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 _MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
@@ -46,6 +50,8 @@ class Document:
     # the values of data as limits.expands_within counts them, when the fast parse counted them while building data
     # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
     counted: int = -1
+    # the values its file's documents may still give ruamel (MAX_ROUND_TRIP_FILE_VALUES), one list for the file
+    round_trip_budget: list[int] = field(default_factory=lambda: [MAX_ROUND_TRIP_FILE_VALUES], repr=False)
 
     @property
     def tags(self) -> str:
@@ -191,6 +197,9 @@ def split_documents(
     yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
     for doc in yf.documents if helm_render else ():
         doc.helm_render = True
+    budget = [MAX_ROUND_TRIP_FILE_VALUES]
+    for doc in yf.documents:
+        doc.round_trip_budget = budget
     return yf
 
 
@@ -325,9 +334,22 @@ def unacceptable_character(text: str, exc: Exception) -> tuple[str, int, int] | 
     position, character = getattr(exc, "position", None), getattr(exc, "character", None)
     if not isinstance(position, int) or not isinstance(character, int):
         return None
+    if getattr(exc, "encoding", None) != "unicode":  # libyaml (PyYAML's C loader) counts the bytes of the UTF-8 text
+        position = len(text.encode("utf-8", "surrogatepass")[:position].decode("utf-8", "ignore"))
     breaks = list(_YAML_BREAKS.finditer(text, 0, position))
     column = position - (breaks[-1].end() if breaks else 0) + 1
     return f"invalid YAML: character U+{character:04X} is not allowed in YAML", len(breaks) + 1, column
+
+
+def yaml_problem(text: str, exc: Exception) -> tuple[str, int, int]:
+    """(message, 1-based line, column; 0 when unknown) of a PyYAML error on text, in the project's words: PyYAML's
+    own message says `in "<unicode string>", line 4, column 6` on a line of its own (or a position in bytes)."""
+    if (bad := unacceptable_character(text, exc)) is not None:
+        return bad
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    parts = (getattr(exc, "context", None), getattr(exc, "problem", None))
+    what = ": ".join(str(p) for p in parts if p) or "not YAML"
+    return f"invalid YAML: {' '.join(what.split())}", mark.line + 1 if mark else 0, mark.column + 1 if mark else 0
 
 
 def parse_document(path: str, doc: Document) -> Any:
@@ -341,6 +363,7 @@ def parse_document(path: str, doc: Document) -> Any:
         doc.data = None
         return None
     prefix = doc.tags + "---\n" if doc.tags else ""
+    _check_round_trip_values(path, doc, prefix)
     try:
         doc.data = _load_tagged(prefix, doc.body, doc.helm_render) if prefix else _load(doc.body, doc.helm_render)
     except MarkedYAMLError as exc:
@@ -361,6 +384,26 @@ def parse_document(path: str, doc: Document) -> Any:
         raise InputError(f"invalid YAML: a value does not fit its tag ({exc})", path, doc.start_line) from exc
     check_size(path, doc)
     return doc.data
+
+
+def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
+    """Refuse a document with more values than ruamel parses in time, alone or with the file's other documents it
+    parsed, counted from libyaml's events first (some 0.5 µs a value)."""
+    budget = doc.round_trip_budget
+    limit = min(MAX_ROUND_TRIP_VALUES, budget[0])
+    from dramigrate.limits import nodes_upto
+
+    values = nodes_upto(prefix + doc.body, limit)
+    if values > limit:
+        what = (
+            f"this document holds more than {MAX_ROUND_TRIP_VALUES:,} values"
+            if limit == MAX_ROUND_TRIP_VALUES
+            else f"the documents of this file that need the full YAML reader (anchors, tags, floats) hold more than "
+            f"{MAX_ROUND_TRIP_FILE_VALUES:,} values"
+        )
+        message = f"{what} (Kubernetes stores objects of 1.5 MiB); not processed (limit on values)"
+        raise InputError(message, path, doc.start_line)
+    budget[0] -= values
 
 
 def _load(body: str, helm_render: bool = False) -> Any:

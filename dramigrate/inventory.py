@@ -86,18 +86,11 @@ def load_inventory(path: str | os.PathLike[str]) -> list[Device]:
         documents = [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
     except InputError as exc:
         raise ValueError(f"{source}:{exc.line}: {exc.message}") from exc
-    except yaml.MarkedYAMLError as exc:  # its own text names "<unicode string>", not the file
-        mark = exc.problem_mark
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        what = ": ".join(part for part in (exc.context, exc.problem) if part)
-        raise ValueError(f"{source}{where}: invalid YAML: {what}") from exc
-    except yaml.YAMLError as exc:
-        from dramigrate.documents import unacceptable_character
+    except yaml.YAMLError as exc:  # its own text names "<unicode string>", not the file
+        from dramigrate.documents import yaml_problem
 
-        bad = unacceptable_character(text, exc)
-        if bad:
-            raise ValueError(f"{source}:{bad[1]}:{bad[2]}: {bad[0]}") from exc
-        raise ValueError(f"{source}: invalid YAML: {_one_line(str(exc))}") from exc
+        what, line, column = yaml_problem(text, exc)
+        raise ValueError(str(InputError(what, source, line, column))) from exc
     except RecursionError:  # the parser recurses per level; ResourceSlices nest about ten deep
         raise ValueError(f"{source}: nested too deeply to be a list of ResourceSlices") from None
     if not documents:
@@ -225,7 +218,3 @@ def _capacity(raw: Any, driver: str, where: str) -> dict[str, dict[str, str]]:
             raise ValueError(f"{where}: capacity {qualified} needs a quantity 'value', got {value!r}")
         result.setdefault(domain, {})[name] = quantity
     return result
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())

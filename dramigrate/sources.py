@@ -47,7 +47,7 @@ class Inputs:
     files: list[str] = field(default_factory=list)  # as given or walked (pathlib's spelling: no "./", no "//")
     stdin: bool = False
     charts: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what was skipped and why
+    notes: list[str] = field(default_factory=list)  # what the run should know (library charts, git's answer)
     undecided: set[str] = field(default_factory=set)  # files git did not say in time whether it ignores (not written)
     skipped: list[str] = field(default_factory=list)  # --verbose: each path left out, and why
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
@@ -149,7 +149,7 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]
             seen.add(str(p))
             out.files.append(str(p))
     elif not p.is_dir():
-        out.notes.append(NotRegular(raw, file_type(os.stat(p).st_mode)).note)
+        out.errors.append((raw, NotRegular(raw, file_type(os.stat(p).st_mode)).strerror))
     elif is_regular(p / "Chart.yaml"):
         out.charts.append(p)
     else:
@@ -418,7 +418,7 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
     def unreadable(exc: OSError) -> None:
         out.errors.append((str(exc.filename or top), f"cannot read the folder: {exc.strerror}"))
 
-    files, skipped, notes, resolved_of = out.files, out.skipped, out.notes, out.resolved
+    files, skipped, notes, errors, resolved_of = out.files, out.skipped, out.notes, out.errors, out.resolved
     dot = start == "."
     for folder, dirs, entries in walk_entries(top, unreadable):
         real_here = resolved(folder)
@@ -472,17 +472,17 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             if exclude and (pattern := excluded_by(Path(text), exclude)):
                 skipped.append(f"{text}: excluded by the pattern {pattern!r}")
                 continue
-            if kind != REGULAR:
+            if kind != REGULAR:  # a file not read is bad input, named in every report (a CI gate must see it)
                 if kind == LINK and not _inside(text, root):
-                    notes.append(f"{text}: symlink leaves {top}; skipped")
+                    errors.append((text, f"a symlink that leaves {top}; skipped (never read)"))
                     continue
                 try:
                     mode = os.stat(text).st_mode
                 except OSError as exc:
-                    notes.append(f"{text}: cannot be followed ({exc.strerror}); skipped")
+                    errors.append((text, f"a symlink that cannot be followed ({exc.strerror}); skipped"))
                     continue
                 if not stat.S_ISREG(mode):
-                    notes.append(NotRegular(text, file_type(mode)).note)
+                    errors.append((text, NotRegular(text, file_type(mode)).strerror))
                     continue
             if text not in seen:
                 seen.add(text)

@@ -123,7 +123,13 @@ def _extended_in_section(raw: bytes) -> bool:
 
 
 def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
-    """Parse with the C loader and say whether any document needs the full pipeline; None if it did not parse."""
+    """Parse with the C loader and say whether any document needs the full pipeline; None if it did not parse. A
+    text of more values than the full pipeline takes needs it: its count refuses it there, before a value is built."""
+    from dramigrate.documents import MAX_ROUND_TRIP_VALUES
+    from dramigrate.limits import nodes_upto
+
+    if nodes_upto(raw, MAX_ROUND_TRIP_VALUES) > MAX_ROUND_TRIP_VALUES:
+        return True
     try:
         docs = list(yaml.load_all(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):

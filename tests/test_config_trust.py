@@ -55,6 +55,34 @@ def test_what_the_config_turns_off_is_printed(repo: Path, run_cli: RunCli) -> No
     assert "(untrusted): excludes legacy/*; report-only (shared) resources nvidia.com/gpu: time-slicing" in err
 
 
+def test_what_the_config_turns_off_is_in_every_report_format(repo: Path, run_cli: RunCli) -> None:
+    """It was said on standard error and as a GitHub annotation only: the JSON a gate reads, the SARIF of code
+    scanning, the JUnit of a CI summary and the Markdown of a pull-request comment showed a green run and no
+    reason, though the config excluded the device files."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    import jsonschema
+
+    (repo / ".dramigrate.yaml").write_text("exclude: ['*.yaml']\ndisable: [legacy-device-request]\n")
+    formats = ("sarif", "junit", "markdown", "github")
+    args = ["lint", ".", "--format", "json", *(a for f in formats for a in ("--format", f"{f}=r.{f}"))]
+    code, out, err = run_cli(args, cwd=repo)
+    assert code == 0, err  # the gate stays green: the config is how a repository scopes it, and it is in the diff
+    said = "(untrusted): excludes *.yaml; disables rules legacy-device-request"
+    reports = {f: (repo / f"r.{f}").read_text() for f in formats}
+    assert said in json.loads(out)["config"]["note"] and json.loads(out)["config"]["file"] == ".dramigrate.yaml"
+    sarif = json.loads(reports["sarif"])
+    schema = json.loads((Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    assert not list(jsonschema.validators.validator_for(schema)(schema).iter_errors(sarif))
+    (note,) = sarif["runs"][0]["invocations"][0]["toolConfigurationNotifications"]
+    assert said in note["message"]["text"] and note["level"] == "warning"
+    properties = ET.fromstring(reports["junit"]).iter("property")
+    assert [said in p.get("value", "") for p in properties] == [True]
+    assert said.replace("*", "\\*") in reports["markdown"]
+    assert said in reports["github"]
+
+
 def test_a_repository_config_may_lower_the_file_size_limit_but_not_raise_it(repo: Path, run_cli: RunCli) -> None:
     """`max-file-size: 100Gi` in a pull request's config lifted the bound on what is read into memory; the files
     above the default limit are refused as before, and the config says why."""

@@ -3,6 +3,7 @@ on, --exit-zero, block and file suppressions, explain and rules list, and termin
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -101,7 +102,10 @@ def test_excludes_apply_to_named_files_and_gitignore_to_folders(repo: Path) -> N
     assert code == 1 and "vendor/pod.yaml" in out
     # a folder: build/ is ignored by git, unless --include-ignored
     code, out, _ = run(["lint", ".", "--format", "json"], repo)
-    assert code == 0 and "build/" not in out and "vendor/" not in out  # app/ was fixed above
+    report = json.loads(out)
+    named = [f["file"] for f in report["findings"]] + [e["file"] for e in report["errors"]]
+    assert code == 0 and not [f for f in named if f.startswith(("build/", "vendor/"))]  # app/ was fixed above
+    assert report["config"]["note"].endswith("excludes vendor/*")  # the reviewer sees why vendor/ is not there
     code, out, _ = run(["lint", ".", "--include-ignored"], repo)
     assert "build/pod.yaml" in out
 

@@ -227,7 +227,7 @@ def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted
     code, out, err = run_dramigrate(["lint", "."], cwd=repo)
     assert code == 2
     assert "s3cr3t" not in out + err
-    assert ".dramigrate.yaml:1: invalid YAML: mapping values are not allowed here" in out + err
+    assert ".dramigrate.yaml:1:26: invalid YAML: mapping values are not allowed here" in out + err
 
 
 def test_file_names_that_are_not_utf8_or_reorder_text_are_reported_in_every_format(tmp_path: Path) -> None:

@@ -971,7 +971,7 @@ def rewrite(
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
     rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
-        *capabilities_check(enabled, "set dra.enabled=false").splitlines(),
+        *capabilities_check(claimed, "set dra.enabled=false").splitlines(),  # where the pod takes a claim
         f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",

@@ -67,6 +67,7 @@ from dramigrate.helm.prove import (
     documents,
     first_difference,
     load_all,
+    new_duplicates,
     new_repeats,
     objects,
     same_text,
@@ -99,6 +100,7 @@ from dramigrate.helm.values import (
     get_path,
     inject,
     locate,
+    read_tolerations,
     resource_sections,
     resources_maps,
     set_path,
@@ -440,7 +442,7 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -451,9 +453,9 @@ def _run(
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.manual and partial:
-        from dramigrate.helm.ownswitch import note
+        from dramigrate.helm.ownswitch import left_by, note
 
-        note(outcome, partial[0], ENGINE_HINT)
+        note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
 
 
 def _variations(
@@ -520,7 +522,8 @@ def _variations(
     for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
-    if tolerations := tolerations_lists(merged):  # the user's own tolerations in place of the chart's (or of none)
+    # the user's own tolerations in place of the chart's (or of none, also where the values have no such key)
+    if tolerations := [*tolerations_lists(merged), *read_tolerations(_templates(root, helpers=True), merged)]:
         own = merged
         for path in tolerations:
             own = set_path(own, path, [dict(OWN_TOLERATION)])
@@ -978,6 +981,8 @@ def _not_proven_on(
 
     expected = without_nulls(canonical_claims(kept(_merge(objects(want), objects(original.rest)))))
     diff = first_difference(expected, without_nulls(canonical_claims(kept(objects(on.stream + on.rest)))), ignore)
+    if diff and (repeat := new_repeats(on.stream, original.stream)):  # a key written twice: the cause, said first
+        return f"{case}, the render is not valid: {_repeated(repeat)}"
     if diff:
         why = ""
         if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
@@ -991,11 +996,16 @@ def _not_proven_on(
         return f"{why}{case}, {differs}: {diff}{kept}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if not invalid and (repeat := new_repeats(on.stream, original.stream)):
-        invalid = (
-            f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
-            "`kubectl apply --server-side` and Flux refuse the render)"
-        )
+        invalid = _repeated(repeat)
+    invalid = invalid or new_duplicates(on.manifests, original.manifests)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _repeated(repeat: str) -> str:
+    return (
+        f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
+        "`kubectl apply --server-side` and Flux refuse the render)"
+    )
 
 
 def _kept_requests(expected: dict[ObjKey, list[Any]], on: dict[ObjKey, list[Any]]) -> str:
@@ -3068,7 +3078,7 @@ def _passthrough(
             want = want if dra else switch.want(original)
             dra = switch.options(dra or v.options, True)
         on = cached_render(copy_root, dra)
-        if files and v.label in _GIVEN and given_dra is None:
+        if files and v is expected[0][0]:  # the values the tolerations value set is derived from (_variations)
             given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
@@ -3289,11 +3299,12 @@ def _own_dra_switch(
     base: dict[DeviceKey, Any],
     rules: RuleSet,
     work: Workdir,
-    partial: list[str] | None = None,
+    partial: list[Any] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
     on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
-    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
+    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
+    for ownswitch.left_by."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -3310,9 +3321,7 @@ def _own_dra_switch(
         if len(uses) < len(base):
             return leaf
         if partial is not None:
-            from dramigrate.helm.ownswitch import left_by
-
-            partial.append(left_by(leaf, rendered.stream, uses))
+            partial.append((leaf, rendered.stream, uses))
     return None
 
 

@@ -50,7 +50,9 @@ def sarif_rules() -> list[dict[str, Any]]:
     return out
 
 
-def sarif(findings: list[Finding], errors: list[InputError]) -> str:
+def sarif(findings: list[Finding], errors: list[InputError], notes: Iterable[tuple[str, str]] = ()) -> str:
+    """notes: (file, message) of what a repository's config turns off, as the run's tool configuration notifications
+    (warnings on line 1 of the config file)."""
     rules = sarif_rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     results: list[dict[str, Any]] = []
@@ -90,6 +92,9 @@ def sarif(findings: list[Finding], errors: list[InputError]) -> str:
         },
         "results": results,
     }
+    said = [{"level": "warning", "message": {"text": note}, "locations": [_location(file, 1)]} for file, note in notes]
+    if said:
+        run["invocations"] = [{"executionSuccessful": True, "toolConfigurationNotifications": said}]
     doc = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
     return json.dumps(doc, indent=2) + "\n"
 
@@ -112,9 +117,12 @@ def github(findings: list[Finding], errors: list[InputError], notes: Iterable[tu
     return "".join(line + "\n" for line in lines)
 
 
-def junit(findings: list[Finding], errors: list[InputError], files: Iterable[str] = ()) -> str:
+def junit(
+    findings: list[Finding], errors: list[InputError], files: Iterable[str] = (), notes: Iterable[tuple[str, str]] = ()
+) -> str:
     """JUnit XML: a test case per file scanned (clean files pass), a failure element per finding, an error element
-    per bad input; the suite's counts are those of the elements."""
+    per bad input; the suite's counts are those of the elements. notes: (file, message) of what a repository's
+    config turns off, as properties of the suite."""
     from xml.sax.saxutils import escape, quoteattr  # imports urllib.request: only for this format
 
     by_file: dict[str, list[Finding]] = {}
@@ -140,10 +148,15 @@ def junit(findings: list[Finding], errors: list[InputError], files: Iterable[str
             body += f'<error type="bad-input" message={quoteattr(_xml(e.message))}>{escape(_xml(str(e)))}</error>'
         cases.append(f'<testcase classname="dramigrate" name={quoteattr(_xml(name))}>{body}</testcase>')
     n_errors = sum(len(v) for v in bad.values())
+    properties = "".join(
+        f"<property name={quoteattr('dramigrate config ' + _xml(file))} value={quoteattr(_xml(note))}/>"
+        for file, note in notes
+    )
     return (
         f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="dramigrate" tests="{len(cases)}" '
         f'failures="{failures}" errors="{n_errors}">'
         f'<testsuite name="dramigrate" tests="{len(cases)}" failures="{failures}" errors="{n_errors}" skipped="0">'
+        f"{'<properties>' + properties + '</properties>' if properties else ''}"
         f"{''.join(cases)}</testsuite></testsuites>\n"
     )
 
@@ -160,8 +173,10 @@ def markdown(
     summary: dict[str, Any],
     command: str = "lint",
     cutover: str | None = None,
+    notes: Iterable[tuple[str, str]] = (),
 ) -> str:
-    """A Markdown report, e.g. for a pull-request comment or a job summary (report/templates/report.md.j2)."""
+    """A Markdown report, e.g. for a pull-request comment or a job summary (report/templates/report.md.j2); notes:
+    (file, message) of what a repository's config turns off, said above the findings."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(
@@ -191,9 +206,11 @@ def markdown(
             {
                 "severity": "error",
                 "rule": "bad-input",
-                "where": f"{e.file}:{e.line}",
+                "where": f"{e.file}:{e.line}" if e.line else e.file or "-",  # a file refused as a whole has no line
                 "object": "",
                 "message": e.message,
             }
         )
-    return env.get_template("report.md.j2").render(rows=rows, summary=summary, command=command, cutover=cutover)
+    return env.get_template("report.md.j2").render(
+        rows=rows, summary=summary, command=command, cutover=cutover, notes=[note for _, note in notes]
+    )
