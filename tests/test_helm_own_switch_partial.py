@@ -69,7 +69,8 @@ def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual
     assert outcome.manual and not outcome.changes
     said = (
         "; the chart has its own DRA switch draEnabled, but with it on 1 device-plugin request(s) stay: "
-        "Deployment/app container main nvidia.com/gpu beside its claim; fix it by hand"
+        "Deployment/app container main nvidia.com/gpu beside its claim (templates/deploy.yaml:17 writes it, which the "
+        "switch leaves beside the claim); fix it by hand"
     )
     assert said in outcome.manual, outcome.manual
     assert any(said in f.message for f in outcome.findings if f.rule == "chart-rewrite-unproven")
@@ -77,3 +78,26 @@ def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual
     assert outcome.manual.startswith(
         "pattern D (app.resources): templates/deploy.yaml:18: the helper app.container gets `(dict "
     ), outcome.manual
+
+
+def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: Path) -> None:
+    """llm-d-modelservice with its requester values: the prefill container's nvidia.com/gpu comes from the values file
+    (the switch adds the claim beside it), the requester's from a template line the switch does not reach. The
+    message names the values line and the map to leave the key out of, and the template line (was: only 'beside its
+    claim' and the objects)."""
+    llmd = corpus / "llm-d-modelservice"
+    values = llmd / "examples" / "values-requester.yaml"
+    options = ChartOptions(values_files=(values,), kube_version="1.34")
+    chart = llmd / "charts" / "llm-d-modelservice"
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    line = next(
+        n
+        for n, text in enumerate(values.read_text().splitlines(), 1)
+        if '      nvidia.com/gpu: "1"' in text and n > values.read_text().splitlines().index("prefill:")
+    )
+    assert f"{values}:{line} sets it: leave nvidia.com/gpu out of prefill.containers[0].resources" in outcome.manual
+    template = (chart / "templates" / "decode-requester-replicaset.yaml").read_text().splitlines()
+    at = next(n for n, text in enumerate(template, 1) if "nvidia.com/gpu:" in text)
+    assert f"(templates/decode-requester-replicaset.yaml:{at} writes it, which the switch does not reach)" in (
+        outcome.manual
+    )

@@ -127,6 +127,10 @@ def test_a_later_file_that_sets_the_device_key_again_fails_the_render_by_name(tm
     assert "remove nvidia.com/gpu from resources (set after the -dra.yaml values)" in str(failed.value)
     assert "would ask for it twice" in str(failed.value)
     assert _pod(chart, gpu)["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    # a user's own claim beside the device, without the DRA values: renders as with the chart before the fix
+    own = GPU + "  claims:\n    - name: nic\nresourceClaims:\n  - name: nic\n    resourceClaimName: my-nic\n"
+    mine = {"limits": {"nvidia.com/gpu": 1}, "claims": [{"name": "nic"}]}
+    assert _pod(chart, own)["containers"][0]["resources"] == mine
 
 
 def test_the_proof_renders_a_later_tolerations_file_and_a_later_device_key(tmp_path: Path) -> None:

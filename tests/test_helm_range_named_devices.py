@@ -10,11 +10,14 @@ pass-through rewrite takes it. Renders are real."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -76,6 +79,36 @@ def test_a_device_from_the_map_is_refused_with_the_line_of_the_map(tmp_path: Pat
     assert "{{- range $key, $value := .Values.devices }}" in (chart / "templates" / "pods.yaml").read_text()
 
 
+def _limits(chart: Path, values: str) -> list[Any]:
+    """The limits of each Deployment's container, the chart rendered for Kubernetes 1.34 with these values."""
+    given = chart.parent / "given.yaml"
+    given.write_text(values)
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(given,), kube_version="1.34"))
+        for d in yaml.safe_load_all(m.text)
+    ]
+    return [
+        d["spec"]["template"]["spec"]["containers"][0]["resources"].get("limits")
+        for d in docs
+        if d and d["kind"] == "Deployment"
+    ]
+
+
+def test_a_device_the_map_adds_after_the_rewrite_fails_the_render_with_the_switch_on(tmp_path: Path) -> None:
+    """The chart rewritten with its map empty: a device a user puts in the map later would stay on the device plugin
+    beside the claims with the switch on (was: rendered so, without a word); now that render fails and says why and
+    the way back, and with the switch off the map renders as before. A resource the migration leaves alone
+    (`rdma/shared_ib`) still renders with the switch on."""
+    chart = chart_with(tmp_path, "serving", FILES)
+    fix_chart(chart)
+    with pytest.raises(HelmError, match="does not take \\(it takes nvidia.com/gpu\\): set dra.enabled=false"):
+        _limits(chart, "devices:\n  amd.com/gpu: 1\n")
+    off = _limits(chart, "dra: {enabled: false}\ndevices:\n  amd.com/gpu: 1\n")
+    assert off == [{"nvidia.com/gpu": 1, "amd.com/gpu": 1}] * 2, off
+    assert _limits(chart, "devices:\n  rdma/shared_ib: 1\n") == [{"rdma/shared_ib": 1}] * 2
+
+
 KEY_BY_KEY = deployment(
     "flow",
     """\
@@ -94,23 +127,31 @@ KEY_BY_KEY = deployment(
 
 
 @pytest.mark.parametrize(
-    "written",
+    ("before", "after"),
     [
-        "            {{ $key }}:\n{{ toYaml $val | indent 14 }}",
-        "            {{ $key }}: {{- $val | toYaml | nindent 14 }}",
+        ("", ""),
+        (
+            "            {{ $key }}:\n{{ toYaml $val | indent 14 }}",
+            "            {{ $key }}: {{- $val | toYaml | nindent 14 }}",
+        ),
+        ("if .Values.flow.resources }}", "with .Values.flow.resources }}"),
     ],
-    ids=["next-line", "same-line"],
+    ids=["next-line", "same-line", "range-dot-in-with"],
 )
-def test_a_resources_map_written_key_by_key_is_passed_through(tmp_path: Path, written: str) -> None:
+def test_a_resources_map_written_key_by_key_is_passed_through(tmp_path: Path, before: str, after: str) -> None:
     """Each key of the map, then its value whole, is the map written as `toYaml` writes it, `claims` too: the pod
     gets `flow.resourceClaims` passed through, and the DRA values ask for the GPU by a claim (was: manual work,
-    pattern E, 'the key `$key` (with `$val` its content) is each key of the map')."""
+    pattern E, 'the key `$key` (with `$val` its content) is each key of the map'). So is a `range` over `.` inside
+    `with` the map."""
     values = "flow:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n    requests:\n      cpu: 1\n"
-    template = KEY_BY_KEY.replace("            {{ $key }}:\n{{ toYaml $val | indent 14 }}", written)
+    template = KEY_BY_KEY.replace(before, after)
+    if after.startswith("with"):
+        template = template.replace(":= .Values.flow.resources }}", ":= . }}")
     chart = chart_with(tmp_path, "flow", {"templates/flow.yaml": template, "values.yaml": values})
     fix_chart(chart)
     text = (chart / "templates" / "flow.yaml").read_text()
-    assert "{{- with .Values.flow.resourceClaims }}" in text and "range $key, $val := .Values.flow.resources" in text
+    assert "{{- with .Values.flow.resourceClaims }}" in text
+    assert [line for line in text.splitlines() if line in template.splitlines()] == template.splitlines()
     _, counts, pods = dra_render(chart, chart / "values-dra.yaml")
     pod = pods["flow"]
     assert list(counts.values()) == [1], counts

@@ -800,6 +800,7 @@ def rewrite_helper(
     at = _resources_end(lines, block, key.index)
     out[at:at] = claims
     spans: set[tuple[int, int]] = set()
+    added = 0  # the lines of the guards against another device the key's name may be
     for k in every:
         parent = _parent(lines, k.index)
         end = _block_end(lines, parent) if parent > block.start else -1
@@ -811,9 +812,17 @@ def rewrite_helper(
         # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
         trim = "-" if start == block.start + 1 and lines[block.start].rstrip().endswith("-}}") else ""
         opening = f"{pad}{{{{- if not {_arg(dra_on)} {trim}}}}}"
-        out[start:stop] = [opening, *lines[start:stop], f"{pad}{{{{- end }}}}"]
+        inside = list(lines[start:stop])
+        first = min(keys, key=lambda k: k.index)  # the keys of one helper share their name: its first key guards
+        if key.name_expr and not others and migrated and start <= first.index < stop:  # another device the name
+            # may be is refused with the switch on, not left to its device plugin
+            taken = f"and {switch} (regexMatch {json.dumps(migrated)} ({first.name_expr} | toString))"
+            guard = f"{{{{- if {taken} }}}}{{{{ fail {json.dumps(untaken_message([first.resource]))} }}}}{{{{ end }}}}"
+            inside[first.index - start : first.index - start] = [" " * _indent(lines[first.index]) + guard]
+            added += 1  # one line: the chart's diff stays small
+        out[start:stop] = [opening, *inside, f"{pad}{{{{- end }}}}"]
     # the new define goes right after the helper's `end` (its place moved by the lines added above it)
-    shift = 2 * len(spans) + len(claims)
+    shift = 2 * len(spans) + len(claims) + added
     at = block.end + shift + 1
     out[at:at] = extra.rstrip("\n").splitlines()
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
@@ -1377,12 +1386,14 @@ def build(
     hops: list[Hop] | None = None,
     request: str = "",
     choice: Any = None,
+    migrating: str = "",
 ) -> list[Change]:
     """The changes: the helper, each call site's template, values.yaml's documentation, the chart conventions.
     `guards`: values conditions that keep the switch off (idiomatic.kind_guards); `hops`: the helpers between the
     call sites and the one that writes the key (helper_chain); `request`: the claim's request each container the
     helper writes names (container_request), "" for the whole claim; `choice`: a vendor choice's other branches
-    (helperchoice.Choice)."""
+    (helperchoice.Choice); `migrating`: the device resources the migration takes (patterns.migrated_regex), which a key
+    whose name is a template variable must not ask the device plugin for with the switch on."""
     from dramigrate.helm import helperchoice
 
     hops = hops or []
@@ -1475,7 +1486,7 @@ def build(
     if taken:
         raise NotHelper(f"{file} has a {taken[0]} define already")
     others = choice.keys if choice is not None else None
-    migrated = choice.migrated if choice is not None else ""
+    migrated = choice.migrated if choice is not None else migrating
     claim = claims.pop()
     alone = _key_alone(texts, file, define, sites, [*keys, *(others or [])], bool(writes_key or hops))
     after = rewrite_helper(
@@ -2072,7 +2083,11 @@ def fix(
         choice = helperchoice.find(root, keys, sites, originals, deltas, rules, alternative)
         places = switch_places(root, sites, define, hops)
         where = " and ".join(places)
-        changes = build(root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice)
+        from dramigrate.helm.patterns import migrated_regex
+
+        changes = build(
+            root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice, migrated_regex(rules)
+        )
         if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
             more = switched[1:] if switched else ({}, {}, {})
             what = ({**originals, **more[0]}, {**migrated, **more[1]}, {**claim_templates, **more[2]})

@@ -772,6 +772,22 @@ def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
     return out
 
 
+def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
+    """The rewritten template with a guard above each resource key a `range` over a values map writes (arena's
+    `{{ $key }}: {{ $value }}` of `.Values.devices` beside its own `nvidia.com/gpu`): with the switch on, a key the
+    migration would move to a claim fails the render by name, as the claim (which takes `taken`) does not ask for it;
+    the device would stay on the device plugin beside the claims. Renders nothing otherwise."""
+    from dramigrate.helm.patterns import migrated_regex, untaken_message
+
+    lines = text.splitlines(keepends=True)
+    for i, var, _ in reversed(_range_keys([line.rstrip("\n") for line in lines])):
+        pad = " " * _indent(lines[i])
+        matched = f"regexMatch {split_literal(migrated_regex(rules), pad=pad + '    ')} {var}"
+        guard = fail_when(f"and $.Values.dra.enabled ({matched})", untaken_message(taken), pad)
+        lines[i:i] = [line + "\n" for line in guard]
+    return "".join(lines)
+
+
 def _pod_head(lines: list[str], index: int) -> int:
     """The `containers:` line (0-based) of the pod spec that holds line `index`, or -1."""
     for i in range(index - 1, -1, -1):
@@ -1194,13 +1210,12 @@ def build(
     for rel, parts in by_rel.items():
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
+        after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
         own = [_classless(section, own_class[rel]) for section in own] if several else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
-    head = (
-        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
-        + capabilities_check(".Values.dra.enabled", "set dra.enabled=false")
-    )
+    head = "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}"
+    head += "\n"
     # each separator inside its section's guard: between guards that are off, a bare `---` renders a document
     start = "apiVersion: resource.k8s.io/v1\n"
     sections = [
@@ -1501,6 +1516,7 @@ SERVED = (  # the cluster serves DRA's GA API
     '(semverCompare ">=1.34-0" $.Capabilities.KubeVersion.Version))'
 )
 OLD_CLUSTER = "DRA ResourceClaims need Kubernetes 1.34+ (resource.k8s.io/v1): on an older cluster, {}"
+DRA_OFF = "set dra.enabled=false"  # the way back the old-cluster message names
 
 
 def fail_when(condition: str, message: str, pad: str = "") -> list[str]:
@@ -1528,7 +1544,8 @@ def capabilities_check(condition: str, way_back: str) -> str:
     """Template text that fails the render, with a clear message, when `condition` holds and the cluster
     serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
     on such a cluster would otherwise install pods that never schedule."""
-    return "\n".join(fail_when(f"and {_arg(condition)} (not {SERVED})", OLD_CLUSTER.format(way_back))) + "\n"
+    both = f"{condition} (not {SERVED})" if condition.startswith("and ") else f"and {_arg(condition)} (not {SERVED})"
+    return "\n".join(fail_when(both, OLD_CLUSTER.format(way_back))) + "\n"
 
 
 def _requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -2346,6 +2363,8 @@ def _pod_edits(
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+    # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
+    check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
     top = _definitions(w.text, w.rel, f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
         _carrying(top[len(carried) :] if top[: len(carried)] == carried else top, False)
@@ -2476,9 +2495,10 @@ def _item_section(
     guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
     before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
     body = _reopened(_body_reads(loop, f"{guard} {args} {namespace or ''} {' '.join(reopened)}"), reopened)
-    top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}", before)
+    check = capabilities_check(_from_root(_and(".Values.dra.enabled", *own)), DRA_OFF)  # where a pod takes a claim
+    top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
-        _carrying(top, False) + header + body + f"{{{{- if {guard} }}}}\n"
+        _carrying(top, False) + header + body + check + f"{{{{- if {guard} }}}}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"

@@ -10,8 +10,10 @@ from the render with it on.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+from dramigrate.findings import Finding
 from dramigrate.helm.prove import documents
 from dramigrate.helm.values import Leaf, display
 
@@ -28,9 +30,11 @@ def _node(doc: Any, path: str) -> Any:
     return doc
 
 
-def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any]) -> str:
+def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings: list[Finding], root: Path) -> str:
     """What the chart's own switch leaves on the device plugin, from its render with the switch on (`uses`:
-    device_uses of that render), in words for a manual message."""
+    device_uses of that render), in words for a manual message: for each, what to change by hand, read from the
+    device-plugin render's `findings` (the chart at `root`): a device key the values set beside the claim the switch
+    adds is left out of the values, a key a template writes itself is a line the switch does not reach."""
     docs = {}
     for doc in documents(stream):
         if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
@@ -39,11 +43,40 @@ def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any]) -> str:
     for kind, _, name, path, container, resource in sorted(uses):
         node = _node(docs.get((kind, name)), path)
         claims = isinstance(node, dict) and isinstance(node.get("resources"), dict) and node["resources"].get("claims")
-        said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}")
+        where = _where(findings, (kind, name, container, resource), root, bool(claims))
+        said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
         f"; the chart has its own DRA switch {display(leaf.path)}, but with it on {len(said)} device-plugin "
         f"request(s) stay: {', '.join(dict.fromkeys(said))}"
     )
+
+
+def _where(findings: list[Finding], key: tuple[str, str, str, str], root: Path, beside: bool) -> str:
+    """Where the device request `key` (kind, name, container, resource) is set, and what to change there: a device key
+    a values map holds (the values line that sets it) is left out of the values with the switch on; a key a template
+    writes is named at its line."""
+    found = next(
+        (f for f in findings if f.rule == "legacy-device-request" and (f.kind, f.name, f.container, f.resource) == key),
+        None,
+    )
+    if found is None:
+        return ""
+    for r in found.related:
+        path = r.note.removesuffix(" sets this device count").rsplit(": ", 1)[0]
+        held = re.fullmatch(rf"(.+)\.(?:limits|requests)\[\"{re.escape(key[3])}\"\]", path)
+        if r.note.endswith("sets this device count") and held:
+            where = f"{_shown(r.file, root)}:{r.line}"
+            return f" ({where} sets it: leave {key[3]} out of {held.group(1)} with the switch on)"
+    what = "which the switch leaves beside the claim" if beside else "which the switch does not reach"
+    return f" ({_shown(found.file, root)}:{found.line} writes it, {what})"
+
+
+def _shown(file: str, root: Path) -> str:
+    """A file as the manual message names it: a chart file from the chart's folder, any other as it is."""
+    try:
+        return Path(file).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return file
 
 
 def note(outcome: Any, text: str, hint: str) -> None:

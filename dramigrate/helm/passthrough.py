@@ -1856,7 +1856,9 @@ def device_check(
     shown = display(path) + ("" if rooted else " (or another item's)")  # a map of a `range` over the values
     keys = " ".join(json.dumps(d) for d in devices)
     said = f"remove {', '.join(devices)} from {shown} (set after the -dra.yaml values): {DEVICE_TWICE}"
-    call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({expr} | default dict) {json.dumps(said)} {keys})'
+    # the map only with the DRA values' claim templates: a user's own claims beside a device, without them, render
+    mine = f"and {t.root}.Values.{VALUES_KEY} " + (f"({expr})" if " " in expr else expr)
+    call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({mine} | default dict) {json.dumps(said)} {keys})'
     here, above = t.lines[i], t.lines[i - 1] if i else ""
     if here.lstrip().startswith("{{-") or above == above.rstrip():  # the chomp takes no blank the line ends in
         line = f"{' ' * _indent(here)}{{{{- {call} }}}}"

@@ -477,17 +477,35 @@ def _section_range(lines: list[str], index: int) -> int:
     return -1
 
 
-_MAP_RANGE = re.compile(r"\{\{-?\s*range\s+(\$\w+)\s*,\s*(\$\w+)\s*:=\s*[.$][\w.]*[Rr]esources\s*-?\}\}")
+_MAP_RANGE = re.compile(r"\{\{-?\s*range\s+(\$\w+)\s*,\s*(\$\w+)\s*:=\s*([.$][\w.]*[Rr]esources|\.)\s*-?\}\}")
+_BLOCK_WORD = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
+
+
+def _with_resources(lines: list[str], index: int) -> bool:
+    """Whether `.` at line `index` (0-based) is a values resources map: the innermost block open there is `with
+    <...resources>` (`{{- with .Values.worker.resources }}`, then `range $key, $val := .`)."""
+    depth = 0
+    for j in range(index - 1, -1, -1):
+        for word, expr in reversed(_BLOCK_WORD.findall(lines[j])):
+            if word == "end":
+                depth += 1
+            elif depth:
+                depth -= 1
+            else:
+                return word == "with" and re.fullmatch(r"[.$][\w.]*[Rr]esources", expr.strip()) is not None
+    return False
 
 
 def _map_range(lines: list[str], index: int) -> int:
-    """The line of the `range $key, $val := <values resources map>` right above line `index` (0-based, `{{ $key }}:`
-    of its key variable) whose value that line or the next writes whole (`{{ toYaml $val | indent 14 }}`), the
-    range's `end` right after: the template writes the map key by key as `toYaml` of it would (kubefate's fateflow);
-    -1 otherwise."""
+    """The line of the `range $key, $val := <values resources map>` (or `:= .` inside `with` the map) right above line
+    `index` (0-based, `{{ $key }}:` of its key variable) whose value that line or the next writes whole (`{{ toYaml
+    $val | indent 14 }}`), the range's `end` right after: the template writes the map key by key as `toYaml` of it
+    would (kubefate's fateflow); -1 otherwise."""
     key = re.match(r"\s*\{\{-?\s*(\$\w+)\s*-?\}\}:(.*)$", lines[index])
     m = _MAP_RANGE.fullmatch(lines[index - 1].strip()) if index > 0 else None  # right above: no `if` skips a key
     if m is None or key is None or m.group(1) != key.group(1):
+        return -1
+    if m.group(3) == "." and not _with_resources(lines, index - 1):
         return -1
     body = [key.group(2).strip()] if key.group(2).strip() else lines[index + 1 : index + 2]
     after = lines[index + 1 + (not key.group(2).strip()) :][:1]  # the range ends right after: it writes nothing else

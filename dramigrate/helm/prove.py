@@ -113,6 +113,66 @@ def new_repeats(stream: str, before: str) -> str:
     return ""
 
 
+def new_duplicates(new: list[Any], before: list[Any]) -> str:
+    """The first object (kind, namespace, name) the rewritten render writes more often than the original render does
+    ('' when none), with the templates that write it: `manifests` of each, as render_chart gives them. Helm creates
+    each document of a release and fails on the second one of a name (`already exists`), while the proof's
+    comparison reads claim templates alike as one (canonical_claims)."""
+    found = _sources_by_object(new)
+    if not found:
+        return ""
+    known = _sources_by_object(before)
+    for (kind, namespace, name), sources in found.items():
+        had = len(known.get((kind, namespace, name), []))
+        if len(sources) > max(1, had):
+            where = f"{namespace}/{name}" if namespace else name
+            users = _claiming(new, name)
+            by = f", for the pods of {', '.join(users)}" if users else ""
+            return (
+                f"{kind} {where} is rendered {len(sources)} times ({', '.join(dict.fromkeys(sources))}{by}): Helm "
+                "creates each document of a release and fails on the second of one name (`already exists`), where "
+                f"the original renders it {'once' if had == 1 else 'not at all'} (workloads of one name in several "
+                "templates asking for the same devices: rename one, or fix the chart by hand)"
+            )
+    return ""
+
+
+def _claiming(manifests: list[Any], template: str) -> list[str]:
+    """The objects (`Kind/name (template)`) of rendered manifests whose pods take claims from the claim template
+    named `template`."""
+
+    def uses(node: Any) -> bool:
+        if isinstance(node, dict):
+            return node.get("resourceClaimTemplateName") == template or any(uses(v) for v in node.values())
+        return isinstance(node, list) and any(uses(v) for v in node)
+
+    out = []
+    for m in manifests:
+        try:
+            docs = list(documents(m.text))
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            if isinstance(doc, dict) and doc.get("kind") != "ResourceClaimTemplate" and uses(doc):
+                out.append(f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} ({m.source})")
+    return out
+
+
+def _sources_by_object(manifests: list[Any]) -> dict[tuple[str, str, str], list[str]]:
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for m in manifests:
+        try:
+            docs = list(documents(m.text))
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            meta = doc.get("metadata") if isinstance(doc, dict) else None
+            if isinstance(meta, dict) and meta.get("name"):
+                key = (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta["name"]))
+                out.setdefault(key, []).append(m.source)
+    return out
+
+
 def _event_documents(text: str) -> Iterator[list[Any]]:
     events: list[Any] = []
     for event in yaml.parse(text, Loader=_LOADER):

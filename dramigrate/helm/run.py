@@ -67,6 +67,7 @@ from dramigrate.helm.prove import (
     documents,
     first_difference,
     load_all,
+    new_duplicates,
     new_repeats,
     objects,
     same_text,
@@ -99,6 +100,7 @@ from dramigrate.helm.values import (
     get_path,
     inject,
     locate,
+    read_tolerations,
     resource_sections,
     resources_maps,
     set_path,
@@ -440,7 +442,7 @@ def _run(
                 f.fixable = f.fixed = False
                 f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
         return
-    partial: list[str] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
+    partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
@@ -451,9 +453,9 @@ def _run(
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.manual and partial:
-        from dramigrate.helm.ownswitch import note
+        from dramigrate.helm.ownswitch import left_by, note
 
-        note(outcome, partial[0], ENGINE_HINT)
+        note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
 
 
 def _variations(
@@ -520,7 +522,8 @@ def _variations(
     for label, changed in guard_flips(_templates(root, helpers=True), merged, rules):  # each branch around a device
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
-    if tolerations := tolerations_lists(merged):  # the user's own tolerations in place of the chart's (or of none)
+    # the user's own tolerations in place of the chart's (or of none, also where the values have no such key)
+    if tolerations := [*tolerations_lists(merged), *read_tolerations(_templates(root, helpers=True), merged)]:
         own = merged
         for path in tolerations:
             own = set_path(own, path, [dict(OWN_TOLERATION)])
@@ -978,6 +981,8 @@ def _not_proven_on(
 
     expected = without_nulls(canonical_claims(kept(_merge(objects(want), objects(original.rest)))))
     diff = first_difference(expected, without_nulls(canonical_claims(kept(objects(on.stream + on.rest)))), ignore)
+    if diff and (repeat := new_repeats(on.stream, original.stream)):  # a key written twice: the cause, said first
+        return f"{case}, the render is not valid: {_repeated(repeat)}"
     if diff:
         why = ""
         if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
@@ -991,11 +996,16 @@ def _not_proven_on(
         return f"{why}{case}, {differs}: {diff}{kept}"
     invalid = strict_errors(on.stream, ("1.34", "1.36"), original.stream)
     if not invalid and (repeat := new_repeats(on.stream, original.stream)):
-        invalid = (
-            f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
-            "`kubectl apply --server-side` and Flux refuse the render)"
-        )
+        invalid = _repeated(repeat)
+    invalid = invalid or new_duplicates(on.manifests, original.manifests)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _repeated(repeat: str) -> str:
+    return (
+        f"{repeat}, which the original render does not repeat (Helm keeps the last one; strict readers such as "
+        "`kubectl apply --server-side` and Flux refuse the render)"
+    )
 
 
 def _kept_requests(expected: dict[ObjKey, list[Any]], on: dict[ObjKey, list[Any]]) -> str:
@@ -1309,6 +1319,21 @@ def _device_sets(copts: ChartOptions, edits: list[Any]) -> list[str]:
         pt.device_sets(copts.set_string_values, True, edits)[0],
     )
     return [*plain, *strings]
+
+
+def _set_over_variants(setting: list[str], variants: dict[Path, str]) -> str:
+    """Why the user's --set of a device key cannot go with the DRA variants of their values files (substratus' TGI
+    run `-f example.yaml --set resources.limits.nvidia\\.com/gpu=2`): the variants set the map that held it to null,
+    through which Helm cannot parse the --set, and the key put back would ask for the device twice."""
+    from dramigrate.helm import passthrough as pt
+
+    names = ", ".join(pt.variant_path(f).name for f in variants)
+    return (
+        f"with your values, --set {' '.join(setting)} sets device keys that the DRA variants of your values files "
+        f"({names}) drop: Helm cannot set a key under the null they write in its place, and the container would ask "
+        "for the device twice, by device plugin and DRA claim; put those --set options in a -f values file and run "
+        "fix with it, which writes that file's DRA variant with their counts"
+    )
 
 
 def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
@@ -2889,6 +2914,11 @@ def _passthrough(
                 take(set_edits, set_rcts, set_templates)
                 overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
                 switched = True
+        given_sets = copts.set_values + copts.set_string_values
+        if variants and yours and yours[1] != yours[0].stream and given_sets:  # a device --set over the variants
+            setting = _device_sets(copts, edits_of(copts.render(), *yours)[1])
+            if setting:
+                raise pt.NotPassThrough(_set_over_variants(setting, variants))
         if (
             overlay
             and not variants
@@ -3048,7 +3078,7 @@ def _passthrough(
             want = want if dra else switch.want(original)
             dra = switch.options(dra or v.options, True)
         on = cached_render(copy_root, dra)
-        if files and v.label in _GIVEN and given_dra is None:
+        if files and v is expected[0][0]:  # the values the tolerations value set is derived from (_variations)
             given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
@@ -3269,11 +3299,12 @@ def _own_dra_switch(
     base: dict[DeviceKey, Any],
     rules: RuleSet,
     work: Workdir,
-    partial: list[str] | None = None,
+    partial: list[Any] | None = None,
 ) -> Leaf | None:
     """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
     on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
-    switch that renders claims but leaves as many device requests, what it leaves (ownswitch.left_by)."""
+    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
+    for ownswitch.left_by."""
     from dramigrate.helm.values import walk
 
     for leaf in walk(sources.merged):
@@ -3290,9 +3321,7 @@ def _own_dra_switch(
         if len(uses) < len(base):
             return leaf
         if partial is not None:
-            from dramigrate.helm.ownswitch import left_by
-
-            partial.append(left_by(leaf, rendered.stream, uses))
+            partial.append((leaf, rendered.stream, uses))
     return None
 
 

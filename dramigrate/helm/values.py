@@ -249,6 +249,23 @@ def tolerations_lists(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
+_READ_TOLERATIONS = re.compile(r"(?<![\w)\]])\$?\.Values((?:\.[A-Za-z_]\w*)*\.tolerations)\b")
+
+
+def read_tolerations(templates: list[str], merged: dict[str, Any]) -> list[Path_]:
+    """Paths of `tolerations` values the templates (helpers included) read that the values do not set, in a map the
+    values have (`.Values.tolerations` where values.yaml has no `tolerations:`): a user's own list there renders a
+    pod's `tolerations:` the default values never show."""
+    out: list[Path_] = []
+    for text in templates:
+        for m in _READ_TOLERATIONS.finditer(text):
+            path: Path_ = tuple(m.group(1).lstrip(".").split("."))
+            parent = get_path(merged, path[:-1]) if len(path) > 1 else merged
+            if isinstance(parent, dict) and path[-1] not in parent and path not in out:
+                out.append(path)
+    return out
+
+
 def inject(merged: dict[str, Any], paths: list[Path_], resource: str, count: int = 1) -> dict[str, Any]:
     """Values with `limits: {resource: count}` added to each resources map."""
     out = copy.deepcopy(merged)
