@@ -860,8 +860,9 @@ def rewrite(
     v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root)
     args = v.args
     claimed = f"and {enabled} {v.held}"
-    # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing)
-    keyed = claimed if several else f'and {enabled} (ne {_KEY} "")'
+    # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing):
+    # with several, each resource the map held with a count, 0 too, is in $draTaken (the claim's counts in $draCounts)
+    keyed = f"and {enabled} $draTaken" if several else f'and {enabled} (ne {_KEY} "")'
     # the workload's name as its template writes it, then a hash of the claim spec (a spec cannot change)
     written = name.strip("\"'")
     own_name = f'{written}-{{{{ include "{define}" {args} | sha256sum | trunc 8 }}}}'
@@ -941,14 +942,14 @@ def rewrite(
 
     try:
         if own and given:
-            cond = claimed if several else f"{keyed} (not {tolerated})"
+            cond = keyed if several else f"{keyed} (not {tolerated})"
             edits += merge(cond)
         elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration
             # goes into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
             untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
             if untaken:
                 only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
-                edits += merge(f"{claimed if several else keyed}{only}")
+                edits += merge(f"{keyed}{only}")
     except _NotTaken:
         if several or early:
             raise
@@ -959,7 +960,7 @@ def rewrite(
         more, given = _branch_tolerations(lines, branches, keyed, tolerations, f"{chart}.{stem}.draTolerated")
         edits += more
     if not own and (not several or several.tolerate):
-        cond = f"{claimed} {untolerated}" if several else keyed
+        cond = f"and {enabled} {untolerated}" if several else keyed
         pod_lines += [f"{ind}{{{{- if {cond} }}}}", f"{ind}tolerations:", *tolerations, f"{ind}{{{{- end }}}}"]
     edits.append((end, end, pod_lines))
     # the workload document ends at a `---`, at the `end` that closes the variable's block, or with the file

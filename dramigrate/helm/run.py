@@ -1321,6 +1321,21 @@ def _device_sets(copts: ChartOptions, edits: list[Any]) -> list[str]:
     return [*plain, *strings]
 
 
+def _set_over_variants(setting: list[str], variants: dict[Path, str]) -> str:
+    """Why the user's --set of a device key cannot go with the DRA variants of their values files (substratus' TGI
+    run `-f example.yaml --set resources.limits.nvidia\\.com/gpu=2`): the variants set the map that held it to null,
+    through which Helm cannot parse the --set, and the key put back would ask for the device twice."""
+    from dramigrate.helm import passthrough as pt
+
+    names = ", ".join(pt.variant_path(f).name for f in variants)
+    return (
+        f"with your values, --set {' '.join(setting)} sets device keys that the DRA variants of your values files "
+        f"({names}) drop: Helm cannot set a key under the null they write in its place, and the container would ask "
+        "for the device twice, by device plugin and DRA claim; put those --set options in a -f values file and run "
+        "fix with it, which writes that file's DRA variant with their counts"
+    )
+
+
 def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
     """Why values-dra.yaml, written for the chart defaults' map edits, does not migrate the user's values, and what
     to do: the --set options set device keys it drops, or ask for devices through maps it leaves as they are
@@ -2900,6 +2915,11 @@ def _passthrough(
                 take(set_edits, set_rcts, set_templates)
                 overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
                 switched = True
+        given_sets = copts.set_values + copts.set_string_values
+        if variants and yours and yours[1] != yours[0].stream and given_sets:  # a device --set over the variants
+            setting = _device_sets(copts, edits_of(copts.render(), *yours)[1])
+            if setting:
+                raise pt.NotPassThrough(_set_over_variants(setting, variants))
         if (
             overlay
             and not variants
