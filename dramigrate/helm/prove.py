@@ -146,30 +146,32 @@ def _claiming(manifests: list[Any], template: str) -> list[str]:
             return node.get("resourceClaimTemplateName") == template or any(uses(v) for v in node.values())
         return isinstance(node, list) and any(uses(v) for v in node)
 
-    out = []
+    return [
+        f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} ({source})"
+        for source, doc in _documents_by_source(manifests)
+        if isinstance(doc, dict) and doc.get("kind") != "ResourceClaimTemplate" and uses(doc)
+    ]
+
+
+def _documents_by_source(manifests: list[Any]) -> Iterator[tuple[str, Any]]:
+    """Each document of the rendered manifests with its template; a manifest that does not parse is skipped (the
+    proof reports it elsewhere)."""
     for m in manifests:
         try:
             docs = list(documents(m.text))
         except yaml.YAMLError:
             continue
         for doc in docs:
-            if isinstance(doc, dict) and doc.get("kind") != "ResourceClaimTemplate" and uses(doc):
-                out.append(f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} ({m.source})")
-    return out
+            yield m.source, doc
 
 
 def _sources_by_object(manifests: list[Any]) -> dict[tuple[str, str, str], list[str]]:
     out: dict[tuple[str, str, str], list[str]] = {}
-    for m in manifests:
-        try:
-            docs = list(documents(m.text))
-        except yaml.YAMLError:
-            continue
-        for doc in docs:
-            meta = doc.get("metadata") if isinstance(doc, dict) else None
-            if isinstance(meta, dict) and meta.get("name"):
-                key = (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta["name"]))
-                out.setdefault(key, []).append(m.source)
+    for source, doc in _documents_by_source(manifests):
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        if isinstance(meta, dict) and meta.get("name"):
+            key = (str(doc.get("kind", "")), str(meta.get("namespace") or ""), str(meta["name"]))
+            out.setdefault(key, []).append(source)
     return out
 
 
