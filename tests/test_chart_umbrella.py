@@ -199,3 +199,32 @@ def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
             rendered.setdefault(m.source.split("/templates/", 1)[1], []).extend(yaml.safe_load_all(m.text))
         assert all(holds(a, [d for d in rendered.get(a["template"], []) if d]) for a in case["asserts"]), case["it"]
     assert not (umbrella / "charts" / "embed" / "tests").exists()
+
+
+def test_shipped_file_of_a_subchart_fix_leaves(tmp_path: Path) -> None:
+    """The user's values give one subchart a device through `toYaml`; a values file the chart ships gives another
+    subchart one (OPEA's gaudi-tgi-values.yaml beside gaudi-values.yaml). fix changes the user's subchart only: the
+    shipped file gets no DRA variant (said why) instead of one whose claims no template renders (was: manual, "the
+    rewritten chart renders differently from the migrated original rendering", naming the shipped file)."""
+    umbrella = tmp_path / "rag"
+    for name in ("llm", "embed"):
+        sub = umbrella / "charts" / name
+        (sub / "templates").mkdir(parents=True)
+        (sub / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+        (sub / "values.yaml").write_text("resources: {}\n")
+        (sub / "templates" / "deployment.yaml").write_text(SERVING)
+    (umbrella / "Chart.yaml").write_text("apiVersion: v2\nname: rag\nversion: 1.0.0\n")  # vendored, no aliases
+    shipped = umbrella / "embed-gpu-values.yaml"
+    shipped.write_text("embed:\n  resources:\n    limits: {nvidia.com/gpu: 1}\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("llm:\n  resources:\n    limits: {nvidia.com/gpu: 2}\n")
+    outcome = run_chart(umbrella, ChartOptions(values_files=(gpu,)), RULES, Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    assert any("embed-gpu-values.yaml" in c and "no DRA variant" in c for c in outcome.checked), outcome.checked
+    write_changes(outcome)
+    assert "resourceClaims" in (umbrella / "charts" / "llm" / "templates" / "deployment.yaml").read_text()
+    assert (umbrella / "charts" / "embed" / "templates" / "deployment.yaml").read_text() == SERVING
+    assert not (umbrella / "embed-gpu-values-dra.yaml").exists()
+    _, counts, pods = dra_render(umbrella, tmp_path / "gpu-dra.yaml")
+    claim = pods["release-name-llm"]["resourceClaims"][0]["resourceClaimTemplateName"]
+    assert counts[claim] == 2 and "nvidia.com/gpu" not in json.dumps(pods["release-name-llm"]["containers"])

@@ -209,3 +209,81 @@ def test_a_users_own_gpu_toleration_in_a_list_no_line_joins_is_said_not_refused(
         "a values file of yours after the DRA values that sets every tolerations list: not kept (the GPU toleration "
         "is in the DRA values' tolerations)"
     ]
+
+
+# a group of workers ranged over, each item merged over the primary worker's values (dask's additional worker groups),
+# writing its list as `. | toYaml`
+GROUPS = """\
+{{- range .Values.groups }}
+{{- $worker := merge . $.Values.worker }}
+---
+""" + deployment(
+    "{{ $.Release.Name }}-{{ $worker.name }}",
+    """\
+      containers:
+        - name: worker
+          image: worker:1
+          {{- with $worker.resources }}
+          resources:
+            {{- . | toYaml | nindent 12 }}
+          {{- end }}
+      {{- with $worker.tolerations }}
+      tolerations:
+        {{- . | toYaml | nindent 8 }}
+      {{- end }}
+{{- end }}
+""",
+    app="worker",
+)
+
+
+def test_a_group_merged_over_the_workers_values_keeps_the_gpu_toleration_after_a_users_list(tmp_path: Path) -> None:
+    """A GPU group merged over `worker` (`merge . $.Values.worker`) renders `worker.tolerations` when it has none of
+    its own: a later file setting that list keeps the GPU toleration beside it (was: manual, the DRA values put the
+    toleration in the group's own list, which hid the user's list from the merge)."""
+    chart = chart_with(
+        tmp_path, "workers", {"values.yaml": "worker:\n  tolerations: []\ngroups: []\n", "templates/w.yaml": GROUPS}
+    )
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("groups:\n  - name: gpu\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+    fix_chart(chart, values=(gpu,))
+    dra = tmp_path / "gpu-dra.yaml"
+
+    assert _keys(_pod(chart, dra)) == ["nvidia.com/gpu"]
+    assert _keys(_pod(chart, dra, "worker:\n  tolerations:\n    - key: pool\n")) == ["pool", "nvidia.com/gpu"]
+    assert "tolerations" not in _pod(chart, gpu)
+
+
+# a module's own list, else the chart's (weaviate's modules), read through `index`
+MODULE = '{{- $module := index .Values "modules" "reranker" }}\n' + deployment(
+    "{{ .Release.Name }}-reranker",
+    """\
+      containers:
+        - name: reranker
+          image: reranker:1
+          resources:
+{{ index $module "resources" | toYaml | indent 12 }}
+      {{- with index $module "tolerations" | default .Values.tolerations }}
+      tolerations:
+        {{ toYaml . | nindent 8 }}
+      {{- end }}
+""",
+)
+
+
+def test_a_modules_list_defaulting_to_the_charts_joins_the_gpu_toleration(tmp_path: Path) -> None:
+    """`with index $module "tolerations" | default .Values.tolerations`: a later file that sets both lists keeps the
+    GPU toleration in the one list the pod renders (was: manual, the rewrite wrote a second `tolerations:` key into
+    the pod beside the chart's, an invalid render once the user's list is set)."""
+    values = "tolerations: []\nmodules:\n  reranker:\n    tolerations: []\n    resources: {}\n"
+    chart = chart_with(tmp_path, "modules", {"values.yaml": values, "templates/m.yaml": MODULE})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("modules:\n  reranker:\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+    fix_chart(chart, values=(gpu,))
+    dra = tmp_path / "gpu-dra.yaml"
+
+    assert _keys(_pod(chart, dra)) == ["nvidia.com/gpu"]
+    mine = "tolerations:\n  - key: pool\nmodules:\n  reranker:\n    tolerations:\n      - key: mine\n"
+    assert _keys(_pod(chart, dra, mine)) == ["mine", "nvidia.com/gpu"]
+    assert _keys(_pod(chart, dra, "tolerations:\n  - key: pool\n")) == ["pool", "nvidia.com/gpu"]
+    assert "tolerations" not in _pod(chart, gpu)

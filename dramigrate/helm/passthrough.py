@@ -365,8 +365,7 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
             found = _joinable_list(lines, _parent(lines, pod), line)
             around = " ".join(lines[max(j - 1, 0) : j + 2])
             expr = found[2].group(2) if found else (m.group(1) if (m := _JOINED.search(around)) else "")
-            if expr:
-                out.add(".".join(w for w in expr.split(".") if w and not w.startswith("$") and w != "Values"))
+            out.update(".".join(words) for words in (_list_words(expr) if expr else []))
     return frozenset(out)
 
 
@@ -1788,7 +1787,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
             # joins it there, a second `tolerations:` key would clash with it
             j, m = own
-            joined = f"concat ({m.group(2)} | default list) {_joined(t, j, m.group(2), expr)}"
+            given = _operand(m.group(2))
+            joined = f"concat ({given} | default list) {_joined(t, j, given, expr)}"
             t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
             continue
         switched = _switched_container(t, containers, i)
@@ -1834,8 +1834,7 @@ def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
     places = [n[len(JOINS) :].split(".") for n in need if n.startswith(JOINS)]
     if found is None or not places:
         return True
-    words = [w for w in found[2].group(2).split(".") if w and not w.startswith("$") and w != "Values"]
-    return any(_ends_with(tuple(p), words) for p in places)
+    return any(_ends_with(tuple(p), words) for p in places for words in _list_words(found[2].group(2)))
 
 
 def _joined(t: _Edits, j: int, given: str, expr: str) -> str:
@@ -1854,7 +1853,7 @@ def _untolerated(t: _Edits, given: str, expr: str) -> str:
     define (helper_defines); the list whole when the chart's name is not known."""
     if not t.chart:
         return f"({expr} | default list)"
-    return f'(include "{t.chart}.{TOLERATIONS_DEFINE}" (list {given} {expr}) | fromYamlArray)'
+    return f'(include "{t.chart}.{TOLERATIONS_DEFINE}" (list {_operand(given)} {_operand(expr)}) | fromYamlArray)'
 
 
 def device_check(
@@ -1941,7 +1940,24 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
     return (body[0], m) if m else None
 
 
-_WITH_LINE = re.compile(r"^(\s*\{\{-?\s*with\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
+# a values list, or a list item's own list defaulting to one (weaviate's modules: `index $module "tolerations" |
+# default .Values.tolerations`)
+_INDEX_DEFAULT = r'index \$\w* "[\w-]+" \| default [$.][\w.$]*'
+_WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT})(\s*-?\}}\}}\s*)$")
+_INDEX_PARTS = re.compile(r'index (\$\w*) "([\w-]+)" \| default ([$.][\w.$]*)')
+
+
+def _list_words(expr: str) -> list[list[str]]:
+    """The values keys each list an expression of _WITH_LINE may read ends in: `worker.tolerations` for
+    `$.Values.worker.tolerations` (a variable's keys are not known), two for an item's list with a default."""
+    m = _INDEX_PARTS.fullmatch(expr)
+    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [expr]
+    return [[w for w in p.split(".") if w and not w.startswith("$") and w != "Values"] for p in parts]
+
+
+def _operand(expr: str) -> str:
+    """An expression as an argument of a function: a pipeline in parentheses."""
+    return f"({expr})" if " " in expr else expr
 
 
 def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
@@ -1954,7 +1970,8 @@ def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str
         return None
     j = heads[0]
     m = _WITH_LINE.match(lines[j - 1])
-    body = re.fullmatch(r"\s*\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}\s*", lines[j + 1])
+    # `{{- toYaml . | nindent 8 }}`, or `{{- . | toYaml | nindent 8 }}` (dask's)
+    body = re.fullmatch(r"\s*\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*", lines[j + 1])
     end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
     return (j - 1, m) if m and body and end else None
 

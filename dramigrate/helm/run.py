@@ -2709,9 +2709,8 @@ def _passthrough(
         """The claim templates by the values scope of the chart whose pods take them (each leaf its own)."""
         out = {}
         left = list(edits)
-        single = len(scopes) == 1 and len(next(iter(scopes.values()))) == 1
         for scope in (scope for keys in scopes.values() for scope in keys):
-            mine = [e for e in left if single or tuple(e.path[: len(scope)]) == scope]
+            mine = [e for e in left if tuple(e.path[: len(scope)]) == scope]  # another subchart's map: not its
             left = [e for e in left if e not in mine]
             if mine:
                 out[scope] = pt.claim_names(mine, rcts, chart_name(root), scoped)
@@ -2865,11 +2864,11 @@ def _passthrough(
                 if not own or (by_set and own != edits):
                     continue  # the device keys are in the user's other files or --set (or, by_set, the defaults)
                 edits = own
-            templates = named(edits, rcts)
-            # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
-            stale = pt.superseded(edits, templates, base_edits, default_templates)
-            carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
             try:
+                templates = named(edits, rcts)  # a shipped file's maps of a subchart fix leaves: no variant (said)
+                # given with values-dra.yaml, the variant drops the default claim templates its pods no longer name
+                stale = pt.superseded(edits, templates, base_edits, default_templates)
+                carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
                 lists = pt.stale_lists(edits, base_edits, fsources.merged)
                 variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
             except (pt.NotPassThrough, InputError) as exc:
