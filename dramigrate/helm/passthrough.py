@@ -249,11 +249,31 @@ def feeds(marked_stream: str, maps: list[Path_]) -> dict[tuple[Any, int, int], t
 LIST_MARKER = "dramigrate.io/list-"
 
 
-def marked_lists(marked: dict[str, Any], named: str = "") -> tuple[dict[str, Any], list[Path_]]:
+def undeclared_lists(edits: list[MapEdit], values: dict[str, Any]) -> tuple[Path_, ...]:
+    """The tolerations lists beside the maps whose edits add a toleration (sibling_path) that `values` does not
+    declare, under a map it does (marked_lists plants them)."""
+    out = []
+    for edit in edits:
+        path = sibling_path(edit.path, "tolerations")
+        parent = get_path(values, path[:-1])
+        if "tolerations" in edit.siblings and isinstance(parent, dict) and path[-1] not in parent and path not in out:
+            out.append(path)
+    return tuple(out)
+
+
+def marked_lists(
+    marked: dict[str, Any], named: str = "", planted: tuple[Path_, ...] = ()
+) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker item (a toleration-shaped map) at the end of each list of maps under string keys
     (empty ones too; only those under the key `named` when given: a chart may fail on a marker in another list),
-    and those lists in marker order: which of them a pod renders its tolerations from."""
+    and those lists in marker order: which of them a pod renders its tolerations from. `planted`: the lists beside
+    the maps (sibling_path) the values do not declare, set to an empty list first, so a pod without the device
+    that renders one too (Dell's agentic-smart-router: `.Values.tolerations`, in no values file) shows."""
     out = copy.deepcopy(marked)
+    for path in planted:
+        parent = get_path(out, path[:-1])
+        if isinstance(parent, dict) and path[-1] not in parent:
+            parent[path[-1]] = []
     lists: list[Path_] = []
 
     def visit(node: Any, path: Path_) -> None:
@@ -301,6 +321,7 @@ def toleration_places(
     rest: str = "",
     joined: frozenset[str] = frozenset(),
     listed: dict[str, Any] | None = None,
+    planted: tuple[Path_, ...] = (),
 ) -> None:
     """Where each edit's added tolerations go (MapEdit.places, or a key of their own): found in `stream`, the chart
     rendered with both markers (`rest`: its other objects). The pods that take the map render their tolerations from
@@ -311,7 +332,8 @@ def toleration_places(
     taint already, so a later values file of the user's that sets the list keeps it (Helm replaces lists); the
     device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
     renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
-    beside the map (template_edits passes it through)."""
+    beside the map (template_edits passes it through), under its own key when that is a list other pods render
+    too (`planted`, marked_lists: one the values do not declare, only when a template renders it)."""
     pods = _pods_with_marks(stream, maps, lists)
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
 
@@ -341,7 +363,7 @@ def toleration_places(
             edit.places["tolerations"] = place
             continue
         beside = sibling_path(edit.path, "tolerations")
-        if beside in lists:
+        if beside in lists and (beside not in planted or rendered(beside)):
             # beside the map is the chart's own list, rendered elsewhere too (fauxpilot's proxy pod, which takes no
             # device, renders `.Values.tolerations` as its GPU pod does), or by no template at all (hpe's
             # vulnerability-analysis declares `tolerations: []` and never reads it: passed through, a user's list

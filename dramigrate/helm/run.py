@@ -2734,13 +2734,15 @@ def _passthrough(
         if places:
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings or e.covered for e in edits):
-            for named in ("", "tolerations"):  # a marker in a list of other maps may fail the render: then in theirs
-                listed, lists = pt.marked_lists(marked, named)
+            undeclared = pt.undeclared_lists(edits, marked)  # one a pod without the map may render too
+            for planted, named in dict.fromkeys((p, n) for p in (undeclared, ()) for n in ("", "tolerations")):
+                # a marker in a list of other maps may fail the render: then in theirs
+                listed, lists = pt.marked_lists(marked, named, planted)
                 found = cached_render(root, copts.render((work.values_file(override(sources, listed)),), sets=False))
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed)
+                pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
         if not places and list(leaves) == [""]:
             pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
         return sources, edits, rcts
