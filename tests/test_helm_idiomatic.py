@@ -476,6 +476,27 @@ def test_workload_named_with_a_random_suffix(tmp_path: Path) -> None:
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
 
 
+def test_random_suffix_with_a_place_for_the_users_claims(tmp_path: Path) -> None:
+    """silogen's megatron job: the random suffix of its name, and a `resources` map in its values (so the proof also
+    renders it with a claim of the user's own in `resourceClaims`, a key the chart does not read). The two renders
+    name the job each with its own suffix and are paired by the rest of the name (was: manual, "claims other devices
+    than without the user's claims ... the DRA claim does not join the pod's own resourceClaims list")."""
+    by_map = DEPLOYMENT.replace("{{ .Values.numGpus }}", "{{ .Values.resources.gpu }}")
+    values = "# -- Image\nimage: app:1\n# -- Resources\nresources:\n  gpu: 1\n# -- Tolerations\ntolerations: []\n"
+    chart = write_chart(tmp_path, by_map, values)
+    (chart / "templates" / "_helpers.tpl").write_text(
+        '{{- define "app.fullname" -}}\n{{- if not .Values.releaseSuffix -}}\n'
+        '{{- $_ := set .Values "releaseSuffix" (randAlphaNum 5 | lower) -}}\n{{- end -}}\n'
+        "{{ .Release.Name }}-job-{{ .Values.releaseSuffix }}\n{{- end }}\n"
+    )
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert any("a claim of the user's own in each resourceClaims value" in c for c in outcome.checked), outcome.checked
+    write_changes(outcome)
+    pod = next(d for d in docs(chart) if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"], pod
+
+
 def test_container_that_writes_env_twice(tmp_path: Path) -> None:
     """leapfrogai's whisper and text-embeddings charts write `env:` from values and then their own `env:` in one
     container. Helm reads the render as non-strict YAML (sigs.k8s.io/yaml over go-yaml v2): the last `env:` wins,

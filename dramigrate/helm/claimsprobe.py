@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dramigrate.helm.passthrough import flat_maps, sibling_key
-from dramigrate.helm.prove import ObjKey, new_repeats, objects
+from dramigrate.helm.prove import ObjKey, new_repeats, objects, unrandom_pair
 from dramigrate.helm.values import Path_, find_maps, get_path, put_path, resources_maps
 
 CLAIM = {"name": "dramigrate-user-claim", "resourceClaimName": "dramigrate-user-claim"}
@@ -58,8 +58,8 @@ def _claims(node: Any, out: list[Any]) -> list[Any]:
     return out
 
 
-def _claim_lists(render: Any) -> dict[ObjKey, list[Any]]:
-    lists = {k: [_claims(d, []) for d in docs] for k, docs in objects(render.stream + render.rest).items()}
+def _claim_lists(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
+    lists = {k: [_claims(d, []) for d in docs] for k, docs in objs.items()}
     return {k: [[x for x in found if x] for found in docs] for k, docs in lists.items()}
 
 
@@ -75,7 +75,9 @@ def unproven(case: str, with_claims: Any, without: Any, original: Any) -> str:
             f"{case}, the rewritten chart writes the pods' resourceClaims key twice: {repeat}; Helm keeps the last "
             "list only and drops the user's claims: merge the DRA claim into the pod's own resourceClaims list by hand"
         )
-    got, want = _claim_lists(with_claims), _claim_lists(without)
+    # a name with a random part (`job-{{ randAlphaNum 5 }}`) differs between the two renders: paired by the rest
+    mine, theirs = unrandom_pair(objects(with_claims.stream + with_claims.rest), objects(without.stream + without.rest))
+    got, want = _claim_lists(mine), _claim_lists(theirs)
     for key in sorted(set(got) | set(want)):
         if got.get(key) != want.get(key):
             return (

@@ -325,18 +325,33 @@ def _unrandom(objs: dict[ObjKey, list[Any]], patterns: list[str]) -> dict[ObjKey
     return out
 
 
+def random_names(a: dict[ObjKey, list[Any]], b: dict[ObjKey, list[Any]]) -> list[str]:
+    """The name patterns (`prefix|length|suffix`) of objects one render names with a random part and the other with
+    another (`job-{{ randAlphaNum 5 }}`): paired by the rest of their name."""
+    out: dict[str, None] = {}
+    only_a = sorted(k for k in a if k not in b)
+    only_b = sorted(k for k in b if k not in a)
+    for x, y in zip(only_a, only_b, strict=False):
+        if x[:3] == y[:3] and (pattern := _random_part(x[3], y[3])):
+            out[pattern] = None
+    return list(out)
+
+
+def unrandom_pair(
+    a: dict[ObjKey, list[Any]], b: dict[ObjKey, list[Any]]
+) -> tuple[dict[ObjKey, list[Any]], dict[ObjKey, list[Any]]]:
+    """Two renders' objects with the random part of their names masked (random_names), so they pair by key."""
+    patterns = random_names(a, b)
+    return (_unrandom(a, patterns), _unrandom(b, patterns)) if patterns else (a, b)
+
+
 def volatile(a: dict[ObjKey, list[Any]], b: dict[ObjKey, list[Any]]) -> set[str]:
     """Where two renders of the same chart with the same values differ (random passwords, checksums of
     them): `<key>` for whole objects, `<key>|<path>` for fields. The proof does not compare those. Objects named
     with a random part (`job-{{ randAlphaNum 5 }}`) are paired by the rest of their name: a `random-name|` entry
     tells first_difference to compare them so."""
-    out: set[str] = set()
-    only_a = sorted(k for k in a if k not in b)
-    only_b = sorted(k for k in b if k not in a)
-    for x, y in zip(only_a, only_b, strict=False):
-        if x[:3] == y[:3] and (pattern := _random_part(x[3], y[3])):
-            out.add(_RANDOM_NAME + pattern)
-    patterns = [p[len(_RANDOM_NAME) :] for p in out]
+    patterns = random_names(a, b)
+    out = {_RANDOM_NAME + p for p in patterns}
     if patterns:
         a, b = _unrandom(a, patterns), _unrandom(b, patterns)
     for key in set(a) | set(b):
