@@ -18,7 +18,7 @@ from typing import Any
 
 from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
-from dramigrate.limits import Limits, check_structure, size_message
+from dramigrate.limits import Limits, check_structure, nodes_upto, size_message
 from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
@@ -391,8 +391,6 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
     parsed, counted from libyaml's events first (some 0.5 µs a value)."""
     budget = doc.round_trip_budget
     limit = min(MAX_ROUND_TRIP_VALUES, budget[0])
-    from dramigrate.limits import nodes_upto
-
     values = nodes_upto(prefix + doc.body, limit)
     if values > limit:
         what = (

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import is_regular, nodes_upto, read_regular
+from dramigrate.limits import file_type, is_regular, nodes_upto, read_regular
 from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
 
 NAMES = KUSTOMIZATION_NAMES
@@ -404,8 +404,6 @@ def read_kustomization(
 
 def _special(path: Path) -> str | None:
     """What path is when it exists but is neither a regular file nor a folder (a FIFO, a device, a socket)."""
-    from dramigrate.limits import file_type
-
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
