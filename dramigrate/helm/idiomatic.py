@@ -1144,8 +1144,9 @@ def build(
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
-                    "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
-                    "the helper rewrite has no place for the DRA branch"
+                    "no line of a helper in this chart writes the device key, nor a map from a variable with toYaml "
+                    "(`{{- $resources | toYaml | nindent 12 }}`, `$model.resources` too), so the helper rewrite has no "
+                    "place for the DRA branch"
                 )
                 raise NotIdiomatic(first, rel, why)
             from dramigrate.helm.passthrough import helper_built_map
