@@ -40,9 +40,9 @@ POD = deployment(
 FILES = {"values.yaml": "gpuPerNode: 8\n# EFA interfaces per pod (0: none)\nefa: 32\n", "templates/worker.yaml": POD}
 
 
-def _charts(root: Path) -> tuple[Path, Path]:
+def _charts(root: Path, files: dict[str, str] = FILES) -> tuple[Path, Path]:
     """The chart to fix and an untouched copy."""
-    return chart_with(root / "fixed", "triton", FILES), chart_with(root / "original", "triton", FILES)
+    return chart_with(root / "fixed", "triton", files), chart_with(root / "original", "triton", files)
 
 
 def _render(chart: Path, values: tuple[Path, ...], sets: tuple[str, ...]) -> tuple[str, str]:
@@ -122,3 +122,27 @@ def test_more_than_32_interfaces_fail_the_render_where_the_migration_refuses(tmp
     _, error = _render(chart, (), ("efa=33",))
     assert "more than 32 devices of one kind" in error and "dra.enabled=false" in error
     assert _render(chart, (), ("efa=33", "dra.enabled=false")) == (stream, "")
+
+
+def test_efa_key_under_its_own_switch(tmp_path: Path) -> None:
+    """The EFA key inside `if .Values.efa.enabled` (the pod asks for the interfaces only while it is on): switched
+    off, the migration claims the GPU alone and adds no EFA toleration, and so does the rewritten chart (was: the one
+    claim still named `gpu-efa`, with an EFA request and toleration)."""
+    switched = POD.replace(
+        "              vpc.amazonaws.com/efa: {{ .Values.efa }}\n",
+        "              {{- if .Values.efaEnabled }}\n              vpc.amazonaws.com/efa: {{ .Values.efa }}\n"
+        "              {{- end }}\n",
+    )
+    files = {**FILES, "templates/worker.yaml": switched, "values.yaml": FILES["values.yaml"] + "efaEnabled: true\n"}
+    chart, original = (
+        chart_with(tmp_path / "fixed", "triton", files),
+        chart_with(tmp_path / "original", "triton", files),
+    )
+    fix_chart(chart)
+
+    for sets in ((), ("efaEnabled=false",), ("efa=4", "efaEnabled=false"), ("efa=4",)):
+        rewritten, error = _render(chart, (), sets)
+        assert not error, error
+        assert _claims(rewritten) == _claims(_migrated(original, (), sets)), sets
+    claims, _, _, tolerations = _claims(_render(chart, (), ("efaEnabled=false",))[0])
+    assert list(claims) == ["gpu"] and [t["key"] for t in tolerations] == ["nvidia.com/gpu"]

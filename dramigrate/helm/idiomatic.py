@@ -1289,6 +1289,7 @@ def _several_claims(
             raise RewriteError(
                 f"{rel}: a pod asks for {', '.join(resources)}: the rewrite takes two device kinds in a pod"
             )
+        own = multiclaim.own_conditions_in_counts(own)
         counts = {}
         for d in own:
             if counts.setdefault(d.resource, d.count) != d.count:

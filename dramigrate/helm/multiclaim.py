@@ -80,6 +80,23 @@ def takes(devices: list[Device], claims: list[list[PodDelta]], rules: RuleSet, r
     return all(_choice(devices, own[0], rules, rel) is None for own in claims)
 
 
+def own_conditions_in_counts(devices: list[Device]) -> list[Device]:
+    """A pod's device keys with the conditions of their own (`if .Values.efa.enabled` around the EFA key) folded into
+    their counts, `ternary <count> "" <conditions>`: no device where the key does not render, so neither a request
+    nor the toleration, whose gates read the count (`gt (int X) 0`, `ne (cat X) ""`)."""
+    from dramigrate.helm.idiomatic import _and, _arg, _group
+
+    shared = [c for c in devices[0].conditions if all(c in d.conditions for d in devices)]
+    out = []
+    for d in devices:
+        own = [c for c in d.conditions if c not in shared]
+        if own:
+            count = f'ternary {_arg(d.count)} "" {_group(_and(*own))}'
+            d = dataclasses.replace(d, count=count, conditions=list(shared), branch=None, branch_conditions=[])
+        out.append(d)
+    return out
+
+
 def _requests_of(delta: PodDelta, rel: str) -> list[dict[str, Any]]:
     devices = delta.spec.get("spec", {}).get("devices", {})
     if set(devices) != {"requests"}:
