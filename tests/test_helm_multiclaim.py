@@ -146,3 +146,20 @@ def test_efa_key_under_its_own_switch(tmp_path: Path) -> None:
         assert _claims(rewritten) == _claims(_migrated(original, (), sets)), sets
     claims, _, _, tolerations = _claims(_render(chart, (), ("efaEnabled=false",))[0])
     assert list(claims) == ["gpu"] and [t["key"] for t in tolerations] == ["nvidia.com/gpu"]
+
+
+def test_literal_efa_count_beside_the_gpu_count(tmp_path: Path) -> None:
+    """`vpc.amazonaws.com/efa: 32` written in the template (a p5 node's interfaces) beside the GPU count from values:
+    the EFA claim and toleration always render with the switch on, the GPU's follow its count (was: the GPU toleration
+    stayed with the GPU count unset, where the migration adds none: the chart was refused)."""
+    literal = POD.replace("vpc.amazonaws.com/efa: {{ .Values.efa }}", "vpc.amazonaws.com/efa: 32")
+    literal = literal[: literal.index("      tolerations:")]  # the tolerations are the migration's
+    chart, original = _charts(tmp_path, {**FILES, "templates/worker.yaml": literal})
+    fix_chart(chart)
+
+    for sets in ((), ("gpuPerNode=0",)):
+        rewritten, error = _render(chart, (), sets)
+        assert not error, error
+        assert _claims(rewritten) == _claims(_migrated(original, (), sets)), sets
+    _, _, _, tolerations = _claims(_render(chart, (), ("gpuPerNode=null",))[0])  # no GPU asked for: no toleration
+    assert tolerations == [{"key": "vpc.amazonaws.com/efa", "operator": "Exists", "effect": "NoSchedule"}]

@@ -1296,7 +1296,7 @@ def _several_claims(
                 raise RewriteError(f"{rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod")
         extra = multiclaim.missing_request(rel, own, deltas, rules, originals, alternative, k)
         joint, parts = multiclaim.shapes(rel, own, deltas, rules, extra)
-        total = f"(add {' '.join(f'(int {_arg(c)})' for c in counts.values())})"
+        total = f"(add {' '.join(c if c.isdigit() else f'(int {_arg(c)})' for c in counts.values())})"
         match = rules.lookup(resources[0])
         base = match.rule.request if match is not None else ""
         requests = _request_resources(joint.spec, own, rules, rel)
@@ -2349,6 +2349,9 @@ def _pod_edits(
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
     sets = {res: _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
+        tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
+    elif not picks and literal and not own_counted and len(counts) > 1:  # a literal count beside one from values
+        sets = {res: gate for res, gate in sets.items() if not re.fullmatch(r"[0-9]+", counts[res])}
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")

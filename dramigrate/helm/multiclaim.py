@@ -220,8 +220,8 @@ def _and_terms(cond: str) -> list[str]:
 
 def _shape_split(rests: list[list[str]]) -> tuple[str, str, list[str]] | None:
     """For the blocks of one claim of both device kinds (first, its rest ending in `(le S 32)`) and a claim of each
-    (`(gt S 32)`) whose other conditions are one count each, those of the first `or`-ed: the first's condition, the
-    `le` test and the parts' conditions, for an `if`/`else`; None else."""
+    (`(gt S 32)`) whose other conditions are one count each, those of the first `or`-ed (or none, for a literal
+    count): the first's condition, the `le` test and the parts' conditions, for an `if`/`else`; None else."""
     from dramigrate.helm.idiomatic import _and, _or
 
     first, *others = rests
@@ -230,7 +230,9 @@ def _shape_split(rests: list[list[str]]) -> tuple[str, str, list[str]] | None:
     split = "(gt " + first[-1][len("(le ") :]
     if any(not rest or rest[-1] != split for rest in others):
         return None
-    own = [_and(*rest[:-1]) for rest in others]
+    own = [_and(*rest[:-1]) if rest[:-1] else "" for rest in others]
+    if not first[:-1]:  # the claim of both always renders (a literal count): so does one of each kind's own
+        return ("", first[-1], own) if not all(own) else None
     if not all(own) or _and(*first[:-1]) != _or(*own):
         return None
     return _and(*first[:-1]), first[-1], own
@@ -251,10 +253,10 @@ def _joined_blocks(blocks: list[Block]) -> list[str]:
         rests = [[t for t in ts if t not in common] for ts in terms]
         if shape := _shape_split(rests):
             either, test, parts = shape
-            out += [f"{ind}{{{{- if {_and(*common, _group(either))} }}}}", f"{ind}{key}"]
+            out += [f"{ind}{{{{- if {_and(*common, _group(either) if either else '')} }}}}", f"{ind}{key}"]
             out += [f"{ind}  {{{{- if {_bare(test)} }}}}", *own[0][3], f"{ind}  {{{{- else }}}}"]
             for (_, _, _, body), cond in zip(own[1:], parts, strict=True):
-                out += [f"{ind}  {{{{- if {_bare(cond)} }}}}", *body, f"{ind}  {{{{- end }}}}"]
+                out += [f"{ind}  {{{{- if {_bare(cond)} }}}}", *body, f"{ind}  {{{{- end }}}}"] if cond else body
             out += [f"{ind}  {{{{- end }}}}", f"{ind}{{{{- end }}}}"]
             continue
         either = "" if any(not rest for rest in rests) else _or(*(_group(_and(*rest)) for rest in rests))
