@@ -750,11 +750,14 @@ def do_diff(opts: Options, check: bool) -> int:
 
 def _trees(opts: Options) -> tuple[Path, ...]:
     """The trees fix writes in: a symlink (a file's, or a folder's on its way) is written through only to a target
-    inside one of them. A path named through a symlink of its own (`fix sd`, sd -> ../elsewhere) is not its target's
-    tree (writer.tree_of)."""
+    inside one of them. A path named through a symlink of its own is not its target's tree (writer.tree_of), unless
+    the link stays in the working folder: then it stands for its target, as it was read (sources.followed_tree; one
+    leading out is never read)."""
+    from dramigrate.sources import followed_tree
     from dramigrate.writer import tree_of
 
-    return tuple(tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-")
+    named = [tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-"]
+    return (*named, *(t for p in opts.paths if p != "-" and (t := followed_tree(p)) is not None))
 
 
 def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
