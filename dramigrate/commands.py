@@ -467,38 +467,36 @@ def _error_result(path: str, message: str) -> Any:
 
 
 def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict[str, str]]]:
-    """Which files were written, which had a rewrite that was not written, and which failed (with why)."""
+    """Which files were written, which had a rewrite that was not written, and which failed (with why). Names and
+    reasons as the rest of the report has them (each format escapes them its own way)."""
 
     def why(r: Any) -> str:
         if r.error is not None:
-            return printable(r.error.message)
-        return printable(next((f.message for f in r.findings if f.rule == "internal-error"), ""))
-
-    def printable(text: str) -> str:
-        return "".join(c if c.isprintable() else "?" for c in text)
+            return str(r.error.message)
+        return next((f.message for f in r.findings if f.rule == "internal-error"), "")
 
     return {
-        "written": [{"file": printable(p)} for p in written or []],
-        "notWritten": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.not_written],
-        "failed": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.failed],
+        "written": [{"file": p} for p in written or []],
+        "notWritten": [{"file": r.path, "reason": why(r)} for r in result.files if r.not_written],
+        "failed": [{"file": r.path, "reason": why(r)} for r in result.files if r.failed],
     }
 
 
 def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
-    """The summary's file lines: always after fix, else only when files failed."""
+    """The summary's file lines: always after fix, else only when files failed. Each name and reason on its line,
+    escaped as the text report's other lines (escape.plain: \\xNN, \\n)."""
     o = outcome(result, written)
+
+    def item(w: dict[str, str]) -> str:
+        return "\n  " + plain(w["file"], False) + (f": {plain(w['reason'], False)}" if "reason" in w else "")
+
     lines: list[str] = []
     if written is not None:
-        lines.append(f"written: {len(o['written'])} file(s)" + "".join(f"\n  {w['file']}" for w in o["written"]))
+        lines.append(f"written: {len(o['written'])} file(s)" + "".join(map(item, o["written"])))
         if o["notWritten"]:
-            lines.append(
-                f"not written: {len(o['notWritten'])} file(s)"
-                + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["notWritten"])
-            )
+            lines.append(f"not written: {len(o['notWritten'])} file(s)" + "".join(map(item, o["notWritten"])))
     if o["failed"]:
-        lines.append(
-            f"failed: {len(o['failed'])} file(s)" + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["failed"])
-        )
+        lines.append(f"failed: {len(o['failed'])} file(s)" + "".join(map(item, o["failed"])))
     return lines
 
 
