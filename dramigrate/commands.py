@@ -610,7 +610,7 @@ def _json_document(result: RunResult, changed: int, written: list[str] | None = 
     from dramigrate.report.json import document
 
     errors = [
-        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
         for e in (r.error for r in result.files)
         if e is not None
     ]
@@ -1123,7 +1123,7 @@ def do_fit(opts: Options, inventory: Path) -> int:
                     ],
                     # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
                     "errors": [
-                        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+                        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
                         for e in (r.error for r in result.files)
                         if e is not None
                     ],

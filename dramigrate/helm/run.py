@@ -290,8 +290,8 @@ def run_chart(
         for f in outcome.findings:
             f.fixable = f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
-        outcome.error = InputError(exc.message, display_root)
-        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.error = InputError(exc.message, display_root, rule=exc.rule)  # bad input, said once (not a finding)
+        outcome.findings = []
         outcome.changes = []
     finally:
         work.close()
