@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
 """Benchmark one large input of each kind a run reads whole: a manifest that is one big document, and a --crds file.
 
-    python benchmarks/bench_big_inputs.py [--mib 15] [--crd-mib 4] [--repeat 3] [--timeout 300]
+    python benchmarks/bench_big_inputs.py [--mib 15] [--crd-mib 4] [--fix-pods 500] [--repeat 3] [--timeout 300]
 
 Writes (1) one `kind: List` document of about --mib MiB holding GPU pods, each with a long annotation, and (2) a
 `kubectl get crd -o yaml`-shaped List of about --crd-mib MiB of CRDs with deep schemas, then times, as child
 processes alternated --repeat times: `dramigrate lint list.yaml`, `dramigrate lint pod.yaml --crds crds.yaml`,
-`dramigrate lint pod.yaml` (the start-up and the one pod without the CRD file), and a plain C-loader parse of
-each file (yaml.load_all with CSafeLoader). Prints the median wall time, the CPU time (this machine is shared:
-CPU time is the steadier figure) and the peak memory of each, and the ratios to the parse. A command past
+`dramigrate lint pod.yaml` (the start-up and the one pod without the CRD file), `dramigrate fix` of a copy of a
+List of --fix-pods small GPU pods (one document), and a plain C-loader parse of each file (yaml.load_all with
+CSafeLoader). Prints the median wall time, the CPU time (this machine is shared: CPU time is the steadier figure)
+and the peak memory of each, and the ratios to the parse. A command past
 --timeout is stopped and shown as such. Until 2026-12 a 15 MiB List of 10,000 pods ran for over 10 minutes
 (each finding split the whole document into lines again, and each pod looked for its object among all pods),
-and a 5 MiB CRD file took 2 s of CPU to load (PyYAML building every node of its schemas). Always exits 0.
+a 5 MiB CRD file took 2 s of CPU to load (PyYAML building every node of its schemas), and the fix of a List of 500
+pods 28 s (the minimal-edit merge compared every pair of its thousands of equal lines). Always exits 0.
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=15.0, help="size of the one-document List (default 15 MiB)")
     parser.add_argument("--crd-mib", type=float, default=4.0, help="size of the CRD file (default 4 MiB)")
+    parser.add_argument("--fix-pods", type=int, default=500, help="pods of the List fix rewrites (default 500)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a command is stopped")
     args = parser.parse_args()
@@ -106,6 +109,10 @@ def main() -> None:
         (root / "list.yaml").write_text(big_list(args.mib))
         (root / "crds.yaml").write_text(crd_file(args.crd_mib))
         (root / "pod.yaml").write_text(ONE_POD)
+        small = POD.replace('      annotations: {{note: "{pad}"}}\n', "")
+        (root / "pods.yaml").write_text(
+            "apiVersion: v1\nkind: List\nitems:\n" + "".join(small.format(i=i) for i in range(args.fix_pods))
+        )
         sizes = {name: os.path.getsize(root / name) / 2**20 for name in ("list.yaml", "crds.yaml")}
         commands = {
             "lint list.yaml": [exe, "lint", "list.yaml", "--format", "json"],
@@ -113,6 +120,7 @@ def main() -> None:
             "lint pod.yaml --crds": [exe, "lint", "pod.yaml", "--crds", "crds.yaml", "--format", "json"],
             "lint pod.yaml": [exe, "lint", "pod.yaml", "--format", "json"],
             "parse crds.yaml": [sys.executable, "-c", PARSE, "crds.yaml"],
+            "fix copy of pods.yaml": ["sh", "-c", f"cp pods.yaml fixed.yaml && exec {exe} fix fixed.yaml"],
         }
         results: dict[str, list[tuple[float, float, float, str]]] = {name: [] for name in commands}
         for _ in range(args.repeat):  # alternated: a busy spell of the machine hits every command alike
@@ -131,6 +139,7 @@ def main() -> None:
     print(f"lint list / parse (CPU): {med['lint list.yaml'] / med['parse list.yaml']:.2f}x")
     extra = med["lint pod.yaml --crds"] - med["lint pod.yaml"]
     print(f"--crds adds {extra:.2f} s CPU; the CRD file's parse alone: {med['parse crds.yaml']:.2f} s")
+    print(f"fix of a List of {args.fix_pods} pods: {med['fix copy of pods.yaml']:.2f} s CPU")
 
 
 if __name__ == "__main__":
