@@ -18,7 +18,8 @@ Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switc
       `-dra` values variants (B/C): strict-valid for 1.34 and 1.36, no device-plugin request left, and the
       devices the claims ask for per pod equal the devices the original pod asked for.
 Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
-without the `-dra.yaml` values variants, which copy the values files they stand for) and whether
+the chart's own files, without the `-dra.yaml` variants fix writes beside the user's values files outside the chart /
+without any `-dra.yaml` values variant, which copy the values files they stand for) and whether
 the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
 totals, the median added lines and the failures with their reason. Exits 0; says why and exits 0 when there is
 nothing to measure.
@@ -63,6 +64,7 @@ class Result:
     patterns: set[str] = field(default_factory=set)
     added: int = 0  # every changed or new file
     added_chart: int = 0  # without the `-dra.yaml` values variants (copies of the user's or shipped values files)
+    added_inside: int = 0  # the chart's own files only: not the variants of the user's values files beside it
     engine: bool = False
     checks: str = ""  # the independent L/D check: "" when passed
     took: float = 0.0
@@ -164,9 +166,10 @@ def pod_devices(
 ) -> tuple[dict[str, int], dict[str, int], list[str], list[str]]:
     """Per pod template (kind/name/path): devices asked by extended resources, devices asked by claims
     (ResourceClaimTemplate counts, ExactCount or All=1), legacy device keys left, and the requests of resources
-    fix reports and leaves by design (a pack's report_only: shared RDMA, HAMi memory; `where: key=value`), which
-    the DRA render must keep as they were. `random_names`: name patterns whose random part (randAlphaNum) is
-    masked, so two renders' pods pair up (prove.volatile)."""
+    fix reports and leaves by design (a pack's report_only: shared RDMA, HAMi memory; `where: key=value`; any in a
+    kind no workloads rule knows, fix's unknown-kind: a KaiwoJob), which the DRA render must keep as they were.
+    `random_names`: name patterns whose random part (randAlphaNum) is masked, so two renders' pods pair up
+    (prove.volatile)."""
     from dramigrate.helm.prove import _unrandom, objects
 
     objs = _unrandom(objects(stream), random_names or [])
@@ -188,7 +191,7 @@ def pod_devices(
     plugin: dict[str, int] = {}
     claimed: dict[str, int] = {}
 
-    def walk(node: Any, where: str, singles: tuple[str, ...]) -> None:
+    def walk(node: Any, where: str, singles: tuple[str, ...], known: bool = True) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
                 # a pod holds the most any init container asks for, or the sum of its containers (and sidecars,
@@ -205,7 +208,7 @@ def pod_devices(
                     for section in ("limits", "requests"):
                         for key, value in (res.get(section) or {}).items():
                             match = rules.lookup(str(key)) if rules.is_device_candidate(str(key)) else None
-                            if match is not None and match.rule.report_only:
+                            if match is not None and (match.rule.report_only or not known):  # or a kind fix leaves
                                 reported.append(f"{where}.{section}: {key}={value}")
                             elif match is not None:
                                 try:
@@ -224,15 +227,15 @@ def pod_devices(
                     if isinstance(rc, dict)
                 )
             for k, v in node.items():
-                walk(v, f"{where}.{k}", singles)
+                walk(v, f"{where}.{k}", singles, known)
         elif isinstance(node, list):
             for i, v in enumerate(node):
-                walk(v, f"{where}[{i}]", singles)
+                walk(v, f"{where}[{i}]", singles, known)
 
     for key, docs in objs.items():
         kind = rules.workload(key[0], key[1])  # KServe's predictor has one container under `model:`
         for i, doc in enumerate(docs):
-            walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else ())
+            walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else (), kind is not None)
     return plugin, claimed, legacy, sorted(reported)
 
 
@@ -318,6 +321,7 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
         result.engine = any(Path(c.rel).as_posix().endswith(HELPER_FILE) for c in outcome.changes)
         result.added = added_lines(outcome.changes)
         result.added_chart = added_lines([c for c in outcome.changes if not c.rel.endswith("-dra.yaml")])
+        result.added_inside = added_lines([c for c in outcome.changes if (root / c.rel).resolve().is_relative_to(root)])
         if outcome.proven:
             result.state = "proven"
             result.how = (
@@ -390,8 +394,8 @@ def main() -> int:
         extra = f"  {r.detail[:200]}" if r.detail else ""
         check = f"  CHECK FAILED {r.checks}" if r.checks else ""
         pats = "".join(sorted(r.patterns)) or "-"
-        lines = f"+{r.added}/{r.added_chart}"
-        print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:9} {state}{extra}{check}", flush=True)
+        lines = f"+{r.added}/{r.added_inside}/{r.added_chart}"
+        print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:13} {state}{extra}{check}", flush=True)
     by_chart: dict[Path, list[Result]] = {}
     for r in results:
         if r.state != "nothing to fix":
@@ -399,6 +403,7 @@ def main() -> int:
     proven = {c: rs for c, rs in by_chart.items() if all(r.state == "proven" and not r.checks for r in rs)}
     added = {c: max(r.added for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
     added_chart = {c: max(r.added_chart for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
+    added_inside = {c: max(r.added_inside for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
     engine = sum(r.engine for r in results)
     letters = Counter("".join(sorted(set().union(*(r.patterns for r in rs)))) or "-" for rs in by_chart.values())
     print(
@@ -412,7 +417,11 @@ def main() -> int:
             f"max {max(added.values())} ({', '.join(f'{c.name} {n}' for c, n in sorted(added.items()))})"
         )
         print(
-            f"  without the -dra.yaml values variants: median {statistics.median(added_chart.values()):g}, "
+            f"  in the chart's own files (not the -dra.yaml variants of the user's values files beside it): median "
+            f"{statistics.median(added_inside.values()):g}, max {max(added_inside.values())}"
+        )
+        print(
+            f"  without any -dra.yaml values variant: median {statistics.median(added_chart.values()):g}, "
             f"max {max(added_chart.values())}"
         )
     for chart, rs in sorted(by_chart.items()):
