@@ -311,3 +311,40 @@ def test_a_refused_chart_is_counted_once_as_bad_input(tmp_path: Path, fmt: str) 
         assert (report["summary"]["errors"], report["summary"]["badInput"]) == (1, 1)
     if fmt in ("text", "markdown"):
         assert "1 error(s)" in out and "1 file(s) with bad input" in out, out
+
+
+@pytest.mark.parametrize("where", ["file URL", "relative path", "absolute path"])
+def test_a_values_schema_never_reads_a_file_outside_the_chart(tmp_path: Path, run_cli: RunCli, where: str) -> None:
+    """Helm's schema loader read whatever a values.schema.json `$ref` named on the machine (a `file://` URL, or a path
+    leading out of the chart): whether the chart then rendered told a pull request's author something of a file such
+    as ~/.docker/config.json. Such a reference is dropped (never read: that part of the values goes unchecked); one
+    inside the chart still applies."""
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"type": "string"}')  # read, it would refuse the chart's `gpus: 1`
+    ref = {
+        "file URL": outside.as_uri(),
+        "relative path": "../" * 12 + str(outside).lstrip("/"),
+        "absolute path": str(outside),
+    }[where]
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"gpus": {"$ref": ref}}}
+    leaky = make_chart(tmp_path, "leaky", {}, {"values.schema.json": json.dumps(schema)})
+    strict = make_chart(
+        tmp_path,
+        "strict",
+        {},
+        {
+            "values.schema.json": json.dumps({"properties": {"gpus": {"$ref": "defs.json"}}}),
+            "defs.json": outside.read_text(),
+        },
+    )
+    good = tmp_path / "pod.yaml"
+    good.write_text(ONE_GPU_POD.format(name="good"))
+
+    code, everything, report = outputs(tmp_path, run_cli, leaky, strict, good)
+
+    assert code == 2 and "Traceback" not in everything
+    rules = {(f["file"], f["rule"]) for f in report["findings"]}
+    assert (str(leaky / "templates" / "pod.yaml"), "legacy-device-request") in rules  # rendered, the ref not read
+    assert (str(good), "legacy-device-request") in rules
+    assert [e["file"] for e in report["errors"]] == [str(strict)]  # the chart's own schema still applies
+    assert json.loads((leaky / "values.schema.json").read_text()) == schema  # the chart itself is not changed
