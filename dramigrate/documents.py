@@ -18,7 +18,7 @@ from typing import Any
 
 from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
-from dramigrate.limits import Limits, check_structure, nodes_upto, size_message
+from dramigrate.limits import Limits, check_structure, nodes_upto, recursive_alias, size_message
 from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
@@ -402,6 +402,14 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
         message = f"{what} (Kubernetes stores objects of 1.5 MiB); not processed (limit on values)"
         raise InputError(message, path, doc.start_line)
     budget[0] -= values
+    if "*" in doc.body and (found := recursive_alias(prefix + doc.body)) is not None:
+        anchor, line = found
+        raise InputError(
+            f"the alias *{anchor} is inside the node &{anchor} it names: Kubernetes refuses such a document (anchor "
+            "value contains itself); not processed",
+            path,
+            doc.start_line + max(line - prefix.count("\n"), 0),
+        )
 
 
 def _load(body: str, helm_render: bool = False) -> Any:
