@@ -1282,9 +1282,9 @@ _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-
 
 
 def _dot_context(lines: list[str], i: int) -> str | None:
-    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, `.Values.x[]` (each item)
-    inside `range .Values.x`; None inside a `define` or a range over anything else (a helper's argument, not a
-    values path the rewrite can name)."""
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x` (`$.Values.x` as written),
+    `.Values.x[]` (each item) inside `range .Values.x`; None inside a `define` or a range over anything else (a
+    helper's argument, not a values path the rewrite can name)."""
     depth = 0
     for j in range(i, -1, -1):
         actions = _BLOCK.findall(lines[j])
@@ -1300,7 +1300,7 @@ def _dot_context(lines: list[str], i: int) -> str | None:
                 return None
             elif word == "with":
                 path = expr.split()[0] if expr.split() else ""
-                if path.startswith(".Values"):
+                if path.startswith((".Values", "$.Values")):
                     return path
                 if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
                     return f"{outer}{path}"
@@ -1580,7 +1580,9 @@ def _map_refs(
                     continue  # inside a define (or a range over no values list): not a values map fix can name
                 base = f"{context}{base}"
                 if "[]" not in context:
-                    own = base
+                    # a field of `with .Values.x`: its siblings read from the root (`$.Values.x.resourceClaims`), as
+                    # the pod's keys go above the `with` (or inside it, where `.Values` is not the root's)
+                    own = base if base.startswith("$") else f"${base}"
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
