@@ -928,6 +928,9 @@ def _common(a: Path_, b: Path_) -> Path_:
 
 
 OVERLAY = "values-dra.yaml"
+# the DRA values of a user's --set of a device count over values that ask for devices (values-dra.yaml, or a -f file's
+# DRA variant, is for those values without the --set), given after the user's -f files in place of that --set
+SET_OVERLAY = "values-set-dra.yaml"
 
 
 def overlay_values(
@@ -1002,14 +1005,31 @@ def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ 
 
 
 def overlay_text(
-    values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False, switches: bool = False
+    values: dict[str, Any],
+    stands_for: tuple[str, ...] = (),
+    switched: bool = False,
+    switches: bool = False,
+    after: tuple[str, ...] | None = None,
 ) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
-    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too."""
+    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
+    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
     import yaml
 
-    if switched:
+    if after is not None:
+        sets = " ".join(stands_for)
+        files = ", ".join(after)
+        head = (
+            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`\n"
+            + (
+                f"# after -f {files} as they are, not a -dra.yaml variant of them (the variants and {OVERLAY} are "
+                "for the values without that --set)\n"
+                if after
+                else f"# ({OVERLAY} is for the chart's defaults without that --set)\n"
+            )
+        )
+    elif switched:
         head = (
             f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` with your --set asks for the devices of "
             "the defaults they switch on through ResourceClaims (a null deletes a default key)\n"

@@ -1321,21 +1321,6 @@ def _device_sets(copts: ChartOptions, edits: list[Any]) -> list[str]:
     return [*plain, *strings]
 
 
-def _set_over_variants(setting: list[str], variants: dict[Path, str]) -> str:
-    """Why the user's --set of a device key cannot go with the DRA variants of their values files (substratus' TGI
-    run `-f example.yaml --set resources.limits.nvidia\\.com/gpu=2`): the variants set the map that held it to null,
-    through which Helm cannot parse the --set, and the key put back would ask for the device twice."""
-    from dramigrate.helm import passthrough as pt
-
-    names = ", ".join(pt.variant_path(f).name for f in variants)
-    return (
-        f"with your values, --set {' '.join(setting)} sets device keys that the DRA variants of your values files "
-        f"({names}) drop: Helm cannot set a key under the null they write in its place, and the container would ask "
-        "for the device twice, by device plugin and DRA claim; put those --set options in a -f values file and run "
-        "fix with it, which writes that file's DRA variant with their counts"
-    )
-
-
 def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
     """Why values-dra.yaml, written for the chart defaults' map edits, does not migrate the user's values, and what
     to do: the --set options set device keys it drops, or ask for devices through maps it leaves as they are
@@ -2820,6 +2805,8 @@ def _passthrough(
     beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
     uncovered = _UNCOVERED  # why no DRA values file covers the user's values, when none does
     kept = copts  # the user's options without them
+    set_for: tuple[str, ...] = ()  # the --set of device counts values-set-dra.yaml stands for, over values that ask
+    set_text = ""  # values-set-dra.yaml
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
         overlay = ""
@@ -2917,12 +2904,28 @@ def _passthrough(
                 overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
                 switched = True
         given_sets = copts.set_values + copts.set_string_values
-        if variants and yours and yours[1] != yours[0].stream and given_sets:  # a device --set over the variants
-            setting = _device_sets(copts, edits_of(copts.render(), *yours)[1])
-            if setting:
-                raise pt.NotPassThrough(_set_over_variants(setting, variants))
+        if (variants or overlay) and not stands_for and yours and yours[1] != yours[0].stream and given_sets:
+            # a --set of a device key over values that ask for devices (t9k's `--set resources.limits.nvidia\.com/
+            # gpu=2`): values-set-dra.yaml stands for it, after the user's -f files as they are
+            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
+            plain = pt.device_sets(copts.set_values, False, set_edits)
+            strings = pt.device_sets(copts.set_string_values, True, set_edits)
+            set_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            if set_for:
+                set_templates = named(set_edits, set_rcts)
+                take(set_edits, set_rcts, set_templates)
+                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
+                start = _merge_maps(plain[1], strings[1])
+                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+                set_text = pt.overlay_text(values, set_for, after=tuple(f.name for f in copts.values_files))
+                kept = replace(
+                    copts,
+                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
+                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
+                )
         if (
-            overlay
+            not set_for
+            and overlay
             and not variants
             and yours
             and yours[1] != yours[0].stream
@@ -2960,6 +2963,7 @@ def _passthrough(
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return bool(folded)
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    targets |= {root / pt.SET_OVERLAY: set_text} if set_text else {}
     for target, text in targets.items():
         if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
@@ -2971,6 +2975,12 @@ def _passthrough(
     if stands_for:
         given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
+    if set_for:
+        given, files = " ".join(set_for), "".join(f"-f {f} " for f in copts.values_files)
+        outcome.usage = (
+            f"for the DRA request of your values, use {files}-f {outcome.diff_name(pt.SET_OVERLAY)} in place of "
+            f"{given} (written for them; {pt.OVERLAY} and the -dra.yaml variants are for the values without it)"
+        )
     if list(leaves) == [""] and (root / "tests").is_dir():
         ours = overlay and default and not stands_for and not switched
         pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
@@ -3047,6 +3057,8 @@ def _passthrough(
         through, through_want = passed(original, want)
         if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
             dra = None
+        elif set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
+            dra = kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY))
         elif (stands_for or switched) and v.label == "your values":
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for or switched:
