@@ -2570,16 +2570,27 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
     return "\n".join(out) + ("\n" if text.endswith("\n") and out else "")
 
 
-def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> None:
+def count_siblings(
+    root: Path, edits: list[MapEdit], merged: dict[str, Any], scopes: dict[str, list[Path_]] | None = None
+) -> None:
     """`deviceCounts` beside each map whose dropped device keys a template reads itself (reread): the DRA values keep
-    the count there (the values' own, so those lines render as with the device-plugin values)."""
-    texts = [_without_copies(t) for t in _templates(root).values()]
+    the count there (the values' own, so those lines render as with the device-plugin values). `scopes`: the charts
+    fix changes (an umbrella's subchart folder, "" for the chart itself) and the values keys each takes its values
+    under; a map is read by the templates of the chart whose key it is under, by its path from that key (castai's
+    umbrella: `sglang.resources` is the sglang subchart's `.Values.resources`)."""
+    scopes = scopes or {"": [()]}
+    texts = {sub: [_without_copies(t) for t in _templates(root / sub).values()] for sub in scopes}
     for edit in edits:
+        owners = [(len(k), sub, k) for sub, keys in scopes.items() for k in keys if tuple(edit.path[: len(k)]) == k]
+        if not owners:
+            continue
+        _, sub, scope = max(owners)
+        path = edit.path[len(scope) :]
         counts = {
             k: get_path(merged, edit.key_path(section, k))
             for section, keys in edit.removed.items()
             for k in keys
-            if not edit.flat and any(reads_count(t, edit.path, section, k) for t in texts)
+            if not edit.flat and any(reads_count(t, path, section, k) for t in texts[sub])
         }
         if counts:
             edit.siblings[COUNTS] = counts
@@ -2591,12 +2602,14 @@ def _without_copies(text: str) -> str:
     return "\n".join(line for n, line in enumerate(text.splitlines()) if n not in kept)
 
 
-def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: str = "") -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
     map, `dig "limits" "nvidia.com/gpu" "" $merged` of a map the template merged from it): with the key gone that
-    line renders differently, so the chart needs its count in a value of its own first; "" if none."""
+    line renders differently, so the chart needs its count in a value of its own first; "" if none. `within`: the
+    subchart folder `root` is of an umbrella, which the line's file is named from."""
     for rel, text in _templates(root).items():
+        rel = f"{within}/{rel}" if within else rel
         copied = _copy_block_lines(text)
         through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):

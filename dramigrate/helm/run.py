@@ -2728,8 +2728,8 @@ def _passthrough(
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
                 pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
-        if not places and list(leaves) == [""]:
-            pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
+        if not places:
+            pt.count_siblings(root, edits, sources.merged, scopes)  # the counts a template line reads itself
         return sources, edits, rcts
 
     def passed(r: Render, want: str) -> tuple[Render, str]:
@@ -2948,7 +2948,7 @@ def _passthrough(
             own = {p: v for p, v in paths.items() if len(leaves) == 1 or _owner(p, scopes) == sub}
             own = {} if places else own  # no sibling beside a map: the library's pod options hold them
             leaf = root / sub if sub else root
-            reads = removed if list(leaves) == [""] else set()
+            reads = removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub)
             extra = [LIBRARY_CHANGE] if places else []
             built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
             for c in _in_umbrella(root, sub, built):
@@ -3106,7 +3106,9 @@ def _passthrough(
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
-        if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
+        # why, when the chart (an umbrella's subchart, by its own values' paths) reads the device key itself
+        own = {sub: removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub) for sub in leaves}
+        if reads := next((r for sub in leaves if (r := pt.device_key_reads(root / sub, own[sub], sub))), ""):
             outcome.manual = f"{reads}; {outcome.manual}"
         return bool(folded)
     if given_dra is not None:
@@ -3190,6 +3192,20 @@ def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
     if isinstance(node, dict) and node:
         return [p for k, v in node.items() for p in _leaf_paths(v, (*path, str(k)))]
     return [path] if path else []
+
+
+def _leaf_reads(
+    removed: set[tuple[Path_, str, str]], scopes: dict[str, list[tuple[str, ...]]], sub: str
+) -> set[tuple[Path_, str, str]]:
+    """The dropped device keys (values map, section, key) of the subchart `sub`, each map's path from the subchart's
+    own values (`sglang.resources` -> `resources`), as its templates read them."""
+    return {
+        (path[len(scope) :], section, key)
+        for path, section, key in removed
+        if _owner(path, scopes) == sub
+        for scope in scopes[sub]
+        if tuple(path[: len(scope)]) == scope
+    }
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:
