@@ -1305,27 +1305,52 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x` (`$.Values.x` as written),
     `.Values.x[]` (each item) inside `range .Values.x`; None inside a `define` or a range over anything else (a
     helper's argument, not a values path the rewrite can name)."""
+    scope = _enclosing_scope(lines, i)
+    if scope is None:
+        return ""
+    j, word, expr = scope
+    if word == "range":
+        over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
+        return f"{over.group(1)}[]" if over else None
+    if word in ("define", "block"):
+        return None
+    path = expr.split()[0] if expr.split() else ""
+    if path.startswith((".Values", "$.Values")):
+        return path
+    if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
+        return f"{outer}{path}"
+    return None
+
+
+def _enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
+    """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
+    the top of the file."""
     depth = 0
-    for j in range(i, -1, -1):
-        actions = _BLOCK.findall(lines[j])
-        for word, expr in reversed(actions if j < i else []):
+    for j in range(i - 1, -1, -1):
+        for word, expr in reversed(_BLOCK.findall(lines[j])):
             if word == "end":
                 depth += 1
             elif depth:
                 depth -= 1
-            elif word == "range":
-                over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
-                return f"{over.group(1)}[]" if over else None
-            elif word in ("define", "block"):
-                return None
-            elif word == "with":
-                path = expr.split()[0] if expr.split() else ""
-                if path.startswith((".Values", "$.Values")):
-                    return path
-                if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
-                    return f"{outer}{path}"
-                return None
-    return ""
+            elif word != "if":
+                return j, word, expr
+    return None
+
+
+def _dollar_context(lines: list[str], i: int) -> bool:
+    """Whether the `with .Values.x` chain that sets `.` at line i (_dot_context) starts where `.` is `$` (the top of
+    the file or of a define, no `with` or `range` around it): `$.Values.x` then reads what `.` is here."""
+    scope = _enclosing_scope(lines, i)
+    if scope is None or scope[1] != "with":
+        return False
+    j, _, expr = scope
+    path = expr.split()[0] if expr.split() else ""
+    if path.startswith("$.Values"):
+        return True
+    if path.startswith(".Values"):
+        above = _enclosing_scope(lines, j)
+        return above is None or above[1] in ("define", "block")
+    return path.startswith(".") and _dollar_context(lines, j)
 
 
 def _from_root(text: str, base: str) -> str:
@@ -1602,7 +1627,7 @@ def _map_refs(
                 if "[]" not in context:
                     # a field of `with .Values.x`: its siblings read from the root (`$.Values.x.resourceClaims`), as
                     # the pod's keys go above the `with` (or inside it, where `.Values` is not the root's)
-                    own = base if base.startswith("$") else f"${base}"
+                    own = f"${base}" if _dollar_context(lines, i) and not base.startswith("$") else base
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
