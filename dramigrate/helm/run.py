@@ -1423,6 +1423,8 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
     copying: set[str] = set()  # templates whose hint so far is a helper's copy of a map's device key
     for f in sorted(outcome.findings, key=lambda f: f.line):
         rel = f.file[len(outcome.display) + 1 :]
+        if f.rule == "unknown-kind":  # a kind the migration leaves as is (a KaiwoJob wrapping the chart's Job in a
+            continue  # define): not the shape the rewrite changes; the kind guard keeps the switch off there
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
             if rel not in hints or rel in copying:  # the first request of each template (setdefault read and
@@ -2471,6 +2473,11 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
+            if why[True] and not why[False] and _over_limit(sides[True], base, wanted):
+                outcome.checked.append(
+                    f"{v.label} (switch off; on, the migration refuses the pod and the render fails)"
+                )
+                continue
             if why[True] and not why[False] and _refused(v, added or bool(devices - yours), sides[True]):
                 outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
                 continue
@@ -2535,6 +2542,14 @@ def _refused(v: Variation, added: bool, on: Render) -> bool:
     resource its claim does not take is refused, not silently left to the device plugin (helper.MapChoice,
     mapvars)."""
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
+
+
+def _over_limit(on: Render, original: Render, wanted: str) -> bool:
+    """Whether the switch-on render fails where the migration refuses the pods (it leaves the original render as it
+    is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py)."""
+    from dramigrate.helm.idiomatic import OVER_LIMIT
+
+    return bool(on.error) and OVER_LIMIT in on.error and wanted == original.stream
 
 
 def _render_devices(render: Render) -> set[str]:
