@@ -46,6 +46,7 @@ from dramigrate.helm.patterns import (
     classify,
     count_expression,
     helpers_text,
+    inline_guard,
     name_candidates,
     name_source,
     named_key_in,
@@ -321,6 +322,13 @@ def _conditions(
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
+            if word != "if" and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
+                # a Nebius docker chart's `with .resources`, then `with .limits`, of each container of the list
+                why = (
+                    f"the device key is inside `{word} {cond}` of a container that `{loop.headers[-1]}` writes, each "
+                    f"item a container with its own count: {_ITEM_CONTAINERS}"
+                )
+                raise NotIdiomatic(pattern, rel, why)
             if word != "if" or in_else or loop is None:
                 raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
             loop = loop if loop.item_read else dataclasses.replace(loop, item_read=f"{word} {cond}")
@@ -585,6 +593,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
+        guarded = inline_guard(line) if m is None and key is None else None
+        m = _LITERAL_KEY.match(guarded[1]) if guarded else m  # `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`
         if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
@@ -597,6 +607,11 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        if guarded:  # the line's own `if`: as one around the line
+            inline = _group(_rooted(guarded[0], context))
+            if loop and context == ITEM and _FIELD.search(guarded[0]) and not loop.item_read:
+                loop = dataclasses.replace(loop, item_read=f"if {guarded[0]}")
+            conditions, branch, added = [*conditions, inline], (offsets[i] + _indent(line), 0), 1
         if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
             continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
         per_item = _reads_item(count, context, loop)
