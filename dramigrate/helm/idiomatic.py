@@ -12,7 +12,9 @@ maintainers converged on when they added DRA themselves (KubeRay, ollama-helm, l
 
 Pattern E, a device key whose name is one values key (`{{ .Values.gpu.type }}: N`), takes the same shape: what the
 migration derives from the name (CEL selectors, the toleration key) is looked up in the claim template by the name's
-value, among the resources its rule pack names (name_candidates), and a name the lookup does not know fails the render.
+value, among the resources its rule pack names (name_candidates); a name the packs migrate that the lookup does not
+know fails the render, and one they leave alone (no pack knows it, or a report-only one) keeps its device-plugin
+request, as the migration does (migrated_guard).
 
 What the DRA branch writes (claim names, request names, device class, CEL selectors, tolerations) is
 taken from the core's migration of the chart's own render, so the rewrite cannot drift from `fix -`;
@@ -1239,6 +1241,8 @@ def build(
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
     sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
+    if any(w.named for w in workloads):
+        sections.append(migrated_section(name, rules))
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -1474,6 +1478,30 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
         f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
+    )
+
+
+def migrated_define(chart: str) -> str:
+    """The helper a pattern-E name is tested with: "true" when the rule packs migrate the device resource it names."""
+    return f"{chart}.draMigrated"
+
+
+def migrated_guard(chart: str, name: str) -> str:
+    """Pattern E: the DRA branch only for a name the migration moves to a claim (`fix -` leaves a resource no rule pack
+    migrates, or a report-only one, on its device plugin: so does the chart), or for the user's own claim template,
+    which may request any device."""
+    return f'(or .Values.dra.existingClaimTemplate (include "{migrated_define(chart)}" {_arg(name)}))'
+
+
+def migrated_section(chart: str, rules: RuleSet) -> str:
+    """The claim template file's define of migrated_define: a regular expression of the resources the packs migrate."""
+    from dramigrate.helm.patterns import migrated_regex
+
+    pattern = split_literal(migrated_regex(rules), pad="    ")
+    return (
+        f'{{{{- define "{migrated_define(chart)}" -}}}}\n'
+        f"{{{{- if regexMatch {pattern} (toString .) }}}}true{{{{ end -}}}}\n"
+        "{{- end }}\n"
     )
 
 
@@ -2048,6 +2076,7 @@ def _pod_edits(
             tolerations=_sentinels(w.delta.tolerations, w.named.tolerations),
         )
         w = dataclasses.replace(w, delta=delta)
+        guards = (*guards, migrated_guard(chart, w.named.expr))
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions

@@ -538,12 +538,37 @@ def _variations(
     for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
+    for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
+        values = override(sources, set_path(merged, path, LEFT_ALONE))
+        add(
+            f"{display(path)} changed to {json.dumps(LEFT_ALONE)}",
+            copts.render((work.values_file(values),), False),
+            values,
+        )
     return out
 
 
 def _section(path: Path_) -> str:
     """`limits` or `requests`: the section of a resources map a count's values path is in ('' when none)."""
     return next((str(p) for p in reversed(path[-2:]) if p in ("limits", "requests")), "")
+
+
+# a device resource no rule pack knows, which the migration leaves on its device plugin
+LEFT_ALONE = "example.org/accelerator"
+
+
+def _left_alone_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[Path_]:
+    """Each values key a workload template writes as a device key's name (pattern E) that names a resource the packs
+    migrate: the proof sets it to LEFT_ALONE, whose request `fix -` keeps on the device plugin, as the chart must."""
+    if rules.lookup(LEFT_ALONE) is not None:
+        return []
+    out = []
+    for path, default in name_keys(_templates(root), helpers_text(root)).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str) and name_candidates(current, rules):
+            out.append(path)
+    return out
 
 
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
