@@ -861,8 +861,9 @@ def claim_delta(
 ) -> PodDelta | None:
     """What the migration added to one pod spec (`old` before, `new` after), or None when it added no claim; a
     pod given several claims, or a claim whose template is not in the render, raises `error`."""
-    claims = new.get("resourceClaims") or []
-    if not claims or claims == (old.get("resourceClaims") or []):
+    own = old.get("resourceClaims") or []
+    claims = [c for c in new.get("resourceClaims") or [] if c not in own]  # the pod's own claims stay as they are
+    if not claims:
         return None
     if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
         raise error("the migration gives this pod several claims")
@@ -1243,6 +1244,8 @@ def build(
     sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
     if any(w.named for w in workloads):
         sections.append(migrated_section(name, rules))
+    if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
+        sections.append(free_claim_section(name))
     changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
@@ -2223,8 +2226,23 @@ def _pod_edits(
         _wrap(edits, lines, start, stop, cond)
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
+    # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
+    lists = [_containers_line(lines, at) for at in res_lines]
+    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
+    if containers < 0:
+        raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
+    pod = _parent(lines, containers)
+    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
+        raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
+    p = " " * _indent(lines[containers])
+    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    pod_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
+    listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
+    if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
+        base = re.sub(r"-[0-9]+$", "", claim) or claim
+        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {listed}) }}}}'
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
@@ -2236,7 +2254,7 @@ def _pod_edits(
                 request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
                 own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
                 own_claims.append(f"{ind}    {{{{- end }}}}")
-            edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
+            edits.append(_container_claims(lines, res, ind, cond, own_claims, w.rel))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
         if shared:  # an init container and the main one, one count: the migration gives them one request
@@ -2262,16 +2280,7 @@ def _pod_edits(
             cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
             cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
-            edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
-    # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
-    lists = [_containers_line(lines, at) for at in res_lines]
-    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
-    if containers < 0:
-        raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
-    pod = _parent(lines, containers)
-    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
-        raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
-    p = " " * _indent(lines[containers])
+            edits.append(_container_claims(lines, at, ind, cond, own_claims, w.rel))
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
@@ -2293,10 +2302,8 @@ def _pod_edits(
     sets = {res: _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
-    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
-    own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
-    if own_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
-        edits.append(_merge_tolerations(lines, own_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
+    if pod_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
+        edits.append(_merge_tolerations(lines, pod_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
         pod_lines = []
     existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
@@ -2438,6 +2445,55 @@ def _pod_edits(
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section, top
+
+
+def free_claim_define(chart: str) -> str:
+    """The helper that names the pod's DRA claim beside the pod's own claims from values (free_claim_section)."""
+    return f"{chart}.draFreeClaim"
+
+
+def free_claim_section(chart: str) -> str:
+    """The claim template file's define of free_claim_define: given (list <base> <the pod's own claims>), the base
+    name, or `<base>-2`, `-3`... when a claim of the pod's own takes it (as the migration names its claim)."""
+    return (
+        f'{{{{- define "{free_claim_define(chart)}" -}}}}\n'
+        "{{- $base := index . 0 }}{{- $taken := list }}\n"
+        '{{- range (index . 1) }}{{- if kindIs "map" . }}{{- $taken = append $taken (toString .name) }}{{- end }}'
+        "{{- end }}\n"
+        "{{- $name := $base }}\n"
+        '{{- range $n := untilStep 2 1000 1 }}{{- if has $name $taken }}{{- $name = printf "%s-%d" $base $n }}'
+        "{{- end }}{{- end }}\n"
+        "{{- $name }}\n"
+        "{{- end }}\n"
+    )
+
+
+def _values_list(lines: list[str], at: int) -> str | None:
+    """The values list a pod's `resourceClaims:` key at line `at` renders whole and alone (`with X`, or `if X`, around
+    the key and `toYaml`; or the key above `toYaml X`), when X is read from the chart's root (`.Values.x`, `$x`);
+    else None."""
+    prev = lines[at - 1].strip() if at > 0 else ""
+    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
+    after = lines[at + 2].strip() if at + 2 < len(lines) else ""
+    with_m, plain = _WITH.fullmatch(prev), _TOYAML.fullmatch(body)
+    if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(after):
+        expr: str | None = with_m.group(1)
+    else:
+        expr = plain.group(1) if plain and plain.group(1) != "." else None
+    root = r"(?:\$?\.Values|\$[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*"
+    return expr if expr is not None and re.fullmatch(root, expr) else None
+
+
+def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list[str], rel: str) -> Edit:
+    """The edit giving the container whose `resources:` is at line `res` the claim lines `own` (`if`, `claims:`, the
+    entry): right below `resources:`, or, where the container writes `claims:` itself (a literal list, or its values
+    list with `with`/`toYaml`), the entry joins that list (a second `claims:` key is invalid)."""
+    mine = _pod_key_lines(lines, res, _block_end(lines, res), ind, "claims")
+    if not mine:
+        return Edit(res + 1, res + 1, [*own, f"{ind}{{{{- end }}}}"])
+    merged = _merge_tolerations(lines, mine[0], ind, cond, own[2:], rel)
+    assert merged is not None  # None only for a toleration the pod has (`covered`)
+    return merged
 
 
 def _name_in_range(w: Workload, lines: list[str], pod: int) -> None:
@@ -3127,7 +3183,7 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
-_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims):")  # a pod's list key alone on its line
+_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims|claims):")  # a pod's (a container's claims) list key alone
 # a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
 _HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
 

@@ -530,6 +530,15 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+    from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
+
+    if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
+        named, changed = claimsprobe.named_like(rules), merged
+        for path in own_claims:
+            changed = set_path(changed, path, named)
+        values = override(sources, changed)
+        label = f"every resourceClaims list of the values set to claims named {', '.join(c['name'] for c in named)}"
+        add(label, copts.render((work.values_file(values),), False), values)
     for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
         values = override(sources, set_path(merged, path, None))
