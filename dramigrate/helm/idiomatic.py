@@ -33,7 +33,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -646,6 +646,19 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     return out
 
 
+def _refuse_at_hint(text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic) -> NoReturn:
+    """Raise `exc`, or, when the line the findings map to (`hint`, a line the values render) is another device key
+    refused for its blocks, that refusal: a Nebius docker chart's `range .Values.containers.containers` rather than
+    the same shape's `range` of init containers its values leave empty."""
+    if hint is not None and hint.letter == exc.pattern.letter and hint.line != exc.pattern.line:
+        offset = sum(len(line) for line in text.splitlines(keepends=True)[: hint.line - 1])
+        try:
+            _conditions(text, offset, rel, hint)
+        except NotIdiomatic as at_hint:
+            raise at_hint from None
+    raise exc
+
+
 def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | None:
     """A `toYaml` line of the container's `resources:` block that an `if` around the device key renders in another of
     its branches, when that `if` asks for the map itself (a models chart's `if hasKey $model "resources"` around
@@ -1154,7 +1167,12 @@ def build(
     helpers = helpers_text(root)
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
-        devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
+        try:
+            devices = find_devices(
+                text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers
+            )
+        except NotIdiomatic as exc:
+            _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
