@@ -2260,7 +2260,7 @@ def _pod_edits(
     listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
     if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
         base = re.sub(r"-[0-9]+$", "", claim) or claim
-        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {listed}) }}}}'
+        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {_from_root(listed)}) }}}}'
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
