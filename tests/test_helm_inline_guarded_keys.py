@@ -89,7 +89,9 @@ def test_a_key_of_each_container_of_a_values_list_is_refused_naming_the_shape(tm
 def test_the_refusal_names_the_line_the_values_render(tmp_path: Path) -> None:
     """Init containers of the same shape come first in the template, their list empty in the values: the refusal
     names the containers' line, which the values render (was: the first key of the template, the init containers')."""
-    init = LISTED.replace("      containers:\n", "      initContainers:\n", 1).replace(".Values.containers", ".Values.inits")
+    init = LISTED.replace("      containers:\n", "      initContainers:\n", 1).replace(
+        ".Values.containers", ".Values.inits"
+    )
     template = init + LISTED.split("    spec:\n", 1)[1]
     values = "inits: []\ncontainers:\n  - name: vllm\n    image: vllm:1\n    resources:\n      limits: {gpu: 1}\n"
     chart = chart_with(tmp_path, "runner", {"templates/runner.yaml": template, "values.yaml": values})

@@ -638,6 +638,16 @@ def _map_pattern(window: str, template: str) -> str | None:
     return None
 
 
+def known_regex(rules: RuleSet) -> str:
+    """The device resources any rule pack names (migrated, or report-only), as one Go (RE2) regular expression."""
+    parts = [
+        re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)
+        for r in rules.resources
+        if r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern))
+    ]
+    return f"^(?:{'|'.join(parts)})$"
+
+
 def migrated_regex(rules: RuleSet) -> str:
     """The device resources the rule packs migrate, as one Go (RE2) regular expression for a template's `regexMatch`:
     each literal name and each rule's regex Go can read, its groups unnamed (names repeat across rules)."""
