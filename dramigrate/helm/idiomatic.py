@@ -2510,7 +2510,8 @@ def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list
     if not mine:
         return Edit(res + 1, res + 1, [*own, f"{ind}{{{{- end }}}}"])
     merged = _merge_tolerations(lines, mine[0], ind, cond, own[2:], rel)
-    assert merged is not None  # None only for a toleration the pod has (`covered`)
+    if merged is None:  # (only for a toleration the pod has, `covered`)
+        raise RewriteError(f"{rel}:{mine[0] + 1}: the container's claims have a shape the rewrite does not merge into")
     return merged
 
 

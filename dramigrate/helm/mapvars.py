@@ -647,7 +647,7 @@ def _untaken(pad: str, keys: str, names: list[str], known: str = "") -> str:
     device, HAMi's `nvidia.com/gpumem`, may keep the migration off the whole container: it fails as before)."""
     device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
     if known:
-        device += f" (regexMatch {json.dumps(known)} $left)"
+        device += f" (regexMatch {json.dumps(known)} $left)"  # one line: the branch's added lines stay as they were
     return "\n".join(
         [f"{pad}{{{{- {keys} }}}}", *fail_when(device, untaken_message(names), pad), f"{pad}{{{{- end }}}}"]
     )
