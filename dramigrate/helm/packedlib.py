@@ -162,8 +162,8 @@ def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str
     return (
         "the library has no values place for the resourceClaims of a pod or the resources.claims of a "
         "container, so no "
-        "values can move the request to a claim; the change belongs in the library (or a post-renderer: "
-        "`helm template ... | dramigrate fix -`)"
+        "values can move the request to a claim; the change belongs in the library (a pod's resourceClaims and a "
+        "container's resources.claims from values; or a post-renderer: `helm template ... | dramigrate fix -`)"
     )
 
 
@@ -233,9 +233,95 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
     offer = _offer(lib, found.define, claims, tried)
+    if not claims and not _entries(lib, found.define):
+        offer += _override_cost(copy / lib.folder, found.define)
     return (
         f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
         "`helm dependency update`), "
         f"and {offer}"
+    )
+
+
+def merged_request(root: Path, work: Any) -> Found | None:
+    """A library chart that merges a define of the chart's own into the pod spec it writes (corvid's
+    `include "corvid.podSpec" (list . "ollama-podSpec")`, rules/library-values.json `merged_pod_define`), whose
+    values places take the migration: the library passes the container's resources map through whole, and the
+    chart's define is where the pod's `resourceClaims` go (libvalues.merged_claims). The library's merge writes the
+    pod again with toYaml, so find_request's markers do not reach the render: the call is read from the chart's own
+    templates instead. None when no such call or library."""
+    calls = {
+        m.group(1)
+        for path in template_files(root)
+        for m in _MERGE_CALL.finditer(path.read_text(encoding="utf-8", errors="replace"))
+    }
+    if not calls or not (root / "charts").is_dir():
+        return None
+    from dramigrate.helm.sandbox import refuse_outside_links
+
+    refuse_outside_links(root, str(root))
+    copy = work.path / "merged-library" / root.name
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    shutil.copytree(root / "charts", copy / "charts", symlinks=False)
+    unpacked = _folder_libraries(copy)
+    for lib in [*_unpack_libraries(copy), *unpacked]:
+        for call in sorted(calls):
+            places = values_places(lib, call)
+            if places and places.get("merged_pod_define") == call:
+                for path in template_files(copy / lib.folder):
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                    at = next((b.start for b in blocks(text) if b.word == "define" and b.cond == f'"{call}"'), None)
+                    if at is not None:
+                        return Found(lib, call, path.relative_to(copy).as_posix(), at, copy, places)
+    return None
+
+
+_INCLUDES = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+# `include "corvid.podSpec" (list . "ollama-podSpec")`: a library define given the chart's own define to merge
+_MERGE_CALL = re.compile(r'\binclude\s+"([\w.-]+)"\s+\(list\s+[.$]\w*\s+"[\w.-]+"\s*\)')
+
+
+def _override_cost(folder: Path, define: str) -> str:
+    """What overriding the library from the chart would take, for the manual message: the defines a DRA branch goes
+    in (the one that writes the container's `resources:` around the key's define, the one that writes the pod's
+    `containers:`), each copied whole into a define of the same name in the chart's templates/ (Helm reads those after
+    the library's, so they win and `helm dependency update` keeps them), with their lines. "" when not found."""
+    found: dict[str, tuple[str, int, int, str]] = {}  # define -> (file, 1-based line, lines, body)
+    for path in template_files(folder):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines()
+        for b in blocks(text):
+            if b.word == "define":
+                body = "\n".join(lines[b.start : b.end + 1])
+                found[b.cond.strip('"')] = (path.relative_to(folder).as_posix(), b.start + 1, b.end - b.start + 1, body)
+    calls = re.compile(rf'\b(?:include|template)\s+"{re.escape(define)}"')
+    resources = next(
+        (n for n, d in found.items() if calls.search(d[3]) and re.search(r"^\s*(limits|resources):", d[3], re.M)),
+        define,
+    )
+    included = {n: set(_INCLUDES.findall(d[3])) for n, d in found.items()}
+
+    def reaches(name: str) -> bool:  # the define includes `resources`, through other defines or itself
+        seen, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n == resources:
+                return True
+            if n not in seen:
+                seen.add(n)
+                todo += included.get(n, set())
+        return False
+
+    pod = next((n for n, d in found.items() if re.search(r"^\s*containers:", d[3], re.M) and reaches(n)), None)
+    picked = list(dict.fromkeys(n for n in (resources, pod) if n in found))
+    if not picked:
+        return ""
+    where = ", ".join(f"{n} ({found[n][0]}:{found[n][1]}, {found[n][2]} lines)" for n in picked)
+    total = sum(found[n][2] for n in picked)
+    return (
+        f"; overriding it from the chart means a define of the same name in the chart's templates/ (Helm reads it "
+        f"after the library's, and `helm dependency update` keeps it) for {where}: {total} lines copied from the "
+        f"library with a DRA branch added, which a later library version would leave stale"
     )
