@@ -16,6 +16,11 @@ from pathlib import Path
 import yaml
 from conftest import chart_with, dra_render, fix_chart
 
+from dramigrate.config import Settings
+from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
+
 LIBRARY = {
     "corvid/Chart.yaml": "apiVersion: v2\nname: corvid\ntype: library\nversion: 0.13.1\n",
     "corvid/templates/_util.yaml": """\
@@ -158,3 +163,17 @@ def test_a_users_values_file_over_a_packed_corvid_library_gets_its_dra_variant(t
     claim = spec["resourceClaims"][0]
     assert counts == {claim["resourceClaimTemplateName"]: 2}
     assert spec["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": claim["name"]}]}
+
+
+def test_a_define_that_ends_on_its_own_first_line_is_manual_work_naming_the_define_corvid_merges(
+    tmp_path: Path,
+) -> None:
+    chart = _app(tmp_path, packed=False)
+    one_line = '{{- define "app-podSpec" -}}{{ dict "containers" (list (include "corvid.container" (list . "app-container") | fromYaml)) | toYaml }}{{- end -}}\n'  # noqa: E501
+    (chart / "templates/_pod.yaml").write_text(POD.split('{{- define "app-podSpec"')[0] + one_line)
+    settings = Settings(kube_version="1.34")
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.changes
+    # was: 'the objects are written by the library chart charts/corvid', with no word of the chart's own define
+    assert "corvid 0.13.1 passes the container's resources through whole" in outcome.manual, outcome.manual
+    assert "the define app-podSpec does not end on a line of its own" in outcome.manual

@@ -139,6 +139,15 @@ def values_places(lib: Library, define: str) -> dict[str, Any] | None:
 def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
     """What the library offers for a values-only migration, for the manual message."""
     places = values_places(lib, define)
+    if places and places.get("merged_pod_define"):
+        maps = " or ".join(places["container_resources"])
+        return (
+            f"{lib.title} passes the container's resources through whole ({maps}: list the claim in their claims)"
+            " and merges the chart's own define given to "
+            f"{places['merged_pod_define']} into the pod spec (render the pod's resourceClaims there, and the "
+            f"ResourceClaimTemplate in a template of the chart); the migration through them does not hold for this "
+            f"chart: {tried or 'not tried'}"
+        )
     if places:
         return (
             f"{lib.title} has values places for it: drop the device keys from the container resources, list the "
@@ -217,8 +226,11 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     lib, copy = found.lib, found.copy
     inside = found.file[len(lib.folder) + 1 :]
     text = (copy / found.file).read_text(encoding="utf-8")
-    read = _values_read(text, found.index)
+    merges = bool(found.places and found.places.get("merged_pod_define") == found.define)
+    read = "" if merges else _values_read(text, found.index)
     source = f"its define {found.define} ({inside}:{found.index + 1}) writes the device key"
+    if merges:  # the key is in a resources map of the values, which the library writes into the container whole
+        source = f"its define {found.define} ({inside}:{found.index + 1}) writes the pod, the device key from values"
     if read:
         source += f" from .Values.{read}"
     fed = _chart_line(root, [k for k in counted if k != read])
