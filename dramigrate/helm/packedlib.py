@@ -122,12 +122,17 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
 
 
-def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
-    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
+def _library_entries() -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json."""
     from importlib.resources import files
 
     data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
-    return [dict(e) for e in data["libraries"] if e["name"] == lib.name and define.startswith(e["define_prefix"])]
+    return [dict(e) for e in data["libraries"]]
+
+
+def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
+    return [e for e in _library_entries() if e["name"] == lib.name and define.startswith(e["define_prefix"])]
 
 
 def values_places(lib: Library, define: str) -> dict[str, Any] | None:
@@ -262,10 +267,12 @@ def merged_request(root: Path, work: Any) -> Found | None:
     chart's define is where the pod's `resourceClaims` go (libvalues.merged_claims). The library's merge writes the
     pod again with toYaml, so find_request's markers do not reach the render: the call is read from the chart's own
     templates instead. None when no such call or library."""
+    merging = {str(e["merged_pod_define"]) for e in _library_entries() if e.get("merged_pod_define")}
     calls = {
         m.group(1)
         for path in template_files(root)
         for m in _MERGE_CALL.finditer(path.read_text(encoding="utf-8", errors="replace"))
+        if m.group(1) in merging
     }
     if not calls or not (root / "charts").is_dir():
         return None
