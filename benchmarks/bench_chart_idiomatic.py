@@ -18,7 +18,8 @@ Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switc
       `-dra` values variants (B/C): strict-valid for 1.34 and 1.36, no device-plugin request left, and the
       devices the claims ask for per pod equal the devices the original pod asked for.
 Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
-without the `-dra.yaml` values variants, which copy the values files they stand for) and whether
+the chart's own files, without the `-dra.yaml` variants fix writes beside the user's values files outside the chart /
+without any `-dra.yaml` values variant, which copy the values files they stand for) and whether
 the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
 totals, the median added lines and the failures with their reason. Exits 0; says why and exits 0 when there is
 nothing to measure.
@@ -63,6 +64,7 @@ class Result:
     patterns: set[str] = field(default_factory=set)
     added: int = 0  # every changed or new file
     added_chart: int = 0  # without the `-dra.yaml` values variants (copies of the user's or shipped values files)
+    added_inside: int = 0  # the chart's own files only: not the variants of the user's values files beside it
     engine: bool = False
     checks: str = ""  # the independent L/D check: "" when passed
     took: float = 0.0
@@ -318,6 +320,7 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
         result.engine = any(Path(c.rel).as_posix().endswith(HELPER_FILE) for c in outcome.changes)
         result.added = added_lines(outcome.changes)
         result.added_chart = added_lines([c for c in outcome.changes if not c.rel.endswith("-dra.yaml")])
+        result.added_inside = added_lines([c for c in outcome.changes if (root / c.rel).resolve().is_relative_to(root)])
         if outcome.proven:
             result.state = "proven"
             result.how = (
@@ -390,8 +393,8 @@ def main() -> int:
         extra = f"  {r.detail[:200]}" if r.detail else ""
         check = f"  CHECK FAILED {r.checks}" if r.checks else ""
         pats = "".join(sorted(r.patterns)) or "-"
-        lines = f"+{r.added}/{r.added_chart}"
-        print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:9} {state}{extra}{check}", flush=True)
+        lines = f"+{r.added}/{r.added_inside}/{r.added_chart}"
+        print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:13} {state}{extra}{check}", flush=True)
     by_chart: dict[Path, list[Result]] = {}
     for r in results:
         if r.state != "nothing to fix":
@@ -399,6 +402,7 @@ def main() -> int:
     proven = {c: rs for c, rs in by_chart.items() if all(r.state == "proven" and not r.checks for r in rs)}
     added = {c: max(r.added for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
     added_chart = {c: max(r.added_chart for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
+    added_inside = {c: max(r.added_inside for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
     engine = sum(r.engine for r in results)
     letters = Counter("".join(sorted(set().union(*(r.patterns for r in rs)))) or "-" for rs in by_chart.values())
     print(
@@ -412,7 +416,11 @@ def main() -> int:
             f"max {max(added.values())} ({', '.join(f'{c.name} {n}' for c, n in sorted(added.items()))})"
         )
         print(
-            f"  without the -dra.yaml values variants: median {statistics.median(added_chart.values()):g}, "
+            f"  in the chart's own files (not the -dra.yaml variants of the user's values files beside it): median "
+            f"{statistics.median(added_inside.values()):g}, max {max(added_inside.values())}"
+        )
+        print(
+            f"  without any -dra.yaml values variant: median {statistics.median(added_chart.values()):g}, "
             f"max {max(added_chart.values())}"
         )
     for chart, rs in sorted(by_chart.items()):
