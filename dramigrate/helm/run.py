@@ -2492,6 +2492,11 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
+            if why[True] and not why[False] and _over_limit(sides[True], base, wanted):
+                outcome.checked.append(
+                    f"{v.label} (switch off; on, the migration refuses the pod and the render fails)"
+                )
+                continue
             if why[True] and not why[False] and _refused(v, added or bool(devices - yours), sides[True]):
                 outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
                 continue
@@ -2556,6 +2561,14 @@ def _refused(v: Variation, added: bool, on: Render) -> bool:
     resource its claim does not take is refused, not silently left to the device plugin (helper.MapChoice,
     mapvars)."""
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
+
+
+def _over_limit(on: Render, original: Render, wanted: str) -> bool:
+    """Whether the switch-on render fails where the migration refuses the pods (it leaves the original render as it
+    is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py)."""
+    from dramigrate.helm.idiomatic import OVER_LIMIT
+
+    return bool(on.error) and OVER_LIMIT in on.error and wanted == original.stream
 
 
 def _render_devices(render: Render) -> set[str]:
