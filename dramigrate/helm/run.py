@@ -113,6 +113,7 @@ from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
+    from dramigrate.helm.libvalues import Placer
     from dramigrate.writer import WriteOptions
 
 MAX_VARIATIONS = 28
@@ -530,6 +531,15 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+    from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
+
+    if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
+        named, changed = claimsprobe.named_like(rules), merged
+        for path in own_claims:
+            changed = set_path(changed, path, named)
+        values = override(sources, changed)
+        label = f"every resourceClaims list of the values set to claims named {', '.join(c['name'] for c in named)}"
+        add(label, copts.render((work.values_file(values),), False), values)
     for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
         values = override(sources, set_path(merged, path, None))
@@ -538,12 +548,37 @@ def _variations(
     for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
+    for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
+        values = override(sources, set_path(merged, path, LEFT_ALONE))
+        add(
+            f"{display(path)} changed to {json.dumps(LEFT_ALONE)}",
+            copts.render((work.values_file(values),), False),
+            values,
+        )
     return out
 
 
 def _section(path: Path_) -> str:
     """`limits` or `requests`: the section of a resources map a count's values path is in ('' when none)."""
     return next((str(p) for p in reversed(path[-2:]) if p in ("limits", "requests")), "")
+
+
+# a device resource no rule pack knows, which the migration leaves on its device plugin
+LEFT_ALONE = "example.org/accelerator"
+
+
+def _left_alone_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[Path_]:
+    """Each values key a workload template writes as a device key's name (pattern E) that names a resource the packs
+    migrate: the proof sets it to LEFT_ALONE, whose request `fix -` keeps on the device plugin, as the chart must."""
+    if rules.lookup(LEFT_ALONE) is not None:
+        return []
+    out = []
+    for path, default in name_keys(_templates(root), helpers_text(root)).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str) and name_candidates(current, rules):
+            out.append(path)
+    return out
 
 
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
@@ -1631,13 +1666,15 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
     library chart's templates (immich and app-template on bjw-s common): the message _fix_idiomatic ends with
     (idiomatic.build refuses such a template, and no helper of the chart writes the device key), known from the
     value sets the user gives. "" when not so, or when the rewrite would take another way."""
-    from dramigrate.helm import helper, idiomatic
+    from dramigrate.helm import helper, idiomatic, packedlib
 
     reference, rels, hints = own
     if not all(_library_written(root, rel, rules) for rel in rels):
         return ""
     if any(h.letter in ("B", "C") for h in hints.values()):
         return ""  # the pass-through rewrite
+    if packedlib.merged_request(root, work):
+        return ""  # the library merges a define of the chart into the pod: the values-only rewrite (libvalues.py)
     if (
         any(h.letter in ("D", "E", "F") for h in hints.values())
         and helper.marked_render(root, work, reference[0].options, rules)[2]
@@ -1683,7 +1720,7 @@ def _no_rewrite_shape(
             return ""
         if helper.marked_render(root, work, reference[0].options, rules)[2]:
             return ""
-        if packedlib.find_request(root, work, reference[0].options, rules):
+        if packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work):
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
@@ -1911,7 +1948,8 @@ def _fix_idiomatic(
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
 
-        if found := packedlib.find_request(root, work, reference[0].options, rules):
+        found = packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work)
+        if found:
             tried = ""  # why the values-only rewrite through the library's values places (libvalues.py) fails
             if found.places:
                 tried = _fix_library_values(outcome, root, copts, rules, settings, target, work, expected, hints, found)
@@ -2660,7 +2698,7 @@ def _fix_passthrough(
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
     switch: _Switch | None = None,
-    places: Callable[[list[Any], dict[str, Any]], None] | None = None,
+    places: Placer | None = None,
 ) -> None:
     """The pass-through rewrite (_passthrough), its values-dra.yaml migrating the maps under switches the defaults
     leave off too; when that does not prove, the rewrite with values-dra.yaml for the defaults' maps alone (a --set
@@ -2686,7 +2724,7 @@ def _passthrough(
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
     switch: _Switch | None,
-    places: Callable[[list[Any], dict[str, Any]], None] | None,
+    places: Placer | None,
     fold: bool,
 ) -> bool:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
@@ -2723,7 +2761,7 @@ def _passthrough(
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
         for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
-            marked, maps = pt.marked_values(sources.merged, flats)
+            marked, maps = pt.marked_values(sources.merged, flats, places.maps(sources.merged) if places else None)
             probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
             if not probe.error:
                 break
@@ -2965,7 +3003,9 @@ def _passthrough(
             leaf = root / sub if sub else root
             reads = removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub)
             extra = [LIBRARY_CHANGE] if places else []
-            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
+            documented = tuple(places.documented()) if places else ()
+            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented)
+            built += places.templates(leaf) if places else []  # a define of the chart the library merges
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
