@@ -2644,8 +2644,21 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
 
 
 def _carrying(defs: list[str], trim: bool) -> str:
-    """Assignment lines that render nothing: trimmed on both sides inside a define (its output is unchanged)."""
-    return "".join(f"{{{{- {d} {'-' if trim else ''}}}}}\n" for d in defs)
+    """Assignment lines that render nothing: trimmed on both sides inside a define (its output is unchanged). An
+    assignment made inside `with`/`if` blocks (_definitions: their openers, it, their ends) is one line, as it reads:
+    `{{- with .Values.model }}{{ with .tp }}{{ $tp = (int .) }}{{ end }}{{ end }}` (was a line per action, nine for
+    triton's three `with` deep; no text between the actions, so the output is the same)."""
+    lines, line, depth = [], "", 0
+    for d in defs:
+        line += f"{{{{ {d} }}}}"
+        word = d.split(None, 1)[0] if d.strip() else ""
+        depth += 1 if word in ("if", "with") else -1 if word == "end" else 0
+        if depth <= 0:
+            lines.append("{{-" + line[2:-2] + ("-}}" if trim else "}}"))
+            line, depth = "", 0
+    if line:  # an opener left open (not made by _definitions): as it was
+        lines.append("{{-" + line[2:-2] + ("-}}" if trim else "}}"))
+    return "".join(f"{x}\n" for x in lines)
 
 
 def _guarded_spec(

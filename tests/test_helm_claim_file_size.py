@@ -1,0 +1,80 @@
+"""The size of the claim-template file the pattern-A rewrite writes (templates/resourceclaimtemplate.yaml), for charts
+with several GPU workloads or a count computed in template variables, where it made most of the added lines (issue
+7: median added lines at most 60 per chart; triton's multi-node chart got +205, 139 of them in that file). What the
+chart renders stays what it was, and the proof still passes (fix_chart asserts it). Renders are real."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import chart_with, deployment, fix_chart
+
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+
+CLAIMS = "templates/resourceclaimtemplate.yaml"
+OLD = "DRA ResourceClaims need Kubernetes 1.34\\+"
+
+
+def _pod(count: str) -> str:
+    return f"""\
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            limits:
+              nvidia.com/gpu: {count}
+"""
+
+
+def _render(chart: Path, *sets: str, kube: str = "1.34") -> list[Any]:
+    rendered = render_chart(chart, RenderOptions(set_values=sets, kube_version=kube))
+    return [d for m in rendered for d in yaml.safe_load_all(m.text) if d]
+
+
+def _claims(docs: list[Any]) -> dict[str, int]:
+    """Each Deployment's claimed device count by name (through its claim template)."""
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    out = {}
+    for d in docs:
+        if d["kind"] == "Deployment":
+            (claim,) = d["spec"]["template"]["spec"]["resourceClaims"]
+            out[d["metadata"]["name"]] = templates[claim["resourceClaimTemplateName"]]["devices"]["requests"][0][
+                "exactly"
+            ]["count"]
+    return out
+
+
+# triton's autoscaling chart: the count is the product of two values read three `with` deep
+NESTED = (
+    "{{- $pp := 1 }}\n{{- $tp := 1 }}\n"
+    "{{- with .Values.model }}\n{{- with .parallelism }}\n{{- with .pipeline }}\n{{- $pp = (int .) }}\n"
+    "{{- end }}\n{{- end }}\n{{- end }}\n"
+    "{{- with .Values.model }}\n{{- with .parallelism }}\n{{- with .tensor }}\n{{- $tp = (int .) }}\n"
+    "{{- end }}\n{{- end }}\n{{- end }}\n"
+    "{{- $gpus := mul $pp $tp }}\n"
+)
+
+
+def test_an_assignment_made_inside_with_blocks_is_one_line_of_the_claim_file(tmp_path: Path) -> None:
+    """The claim file sets the count's variables as the template does, twice (for its guard, and in the spec define,
+    which does not see the file's variables): each assignment inside `with` blocks took a line per action (nine for
+    three `with` deep, 36 lines for triton's two); now one line each, the openers before it and the ends after."""
+    files = {
+        "templates/server.yaml": NESTED + deployment("server", _pod("{{ $gpus }}")),
+        "values.yaml": "model:\n  parallelism:\n    tensor: 2\n",
+    }
+    chart = chart_with(tmp_path, "server", files)
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert not re.search(r"^\{\{- with [^{}]*\}\}$", text, re.M), text  # no line of a lone `with`
+    assigned = [line for line in text.splitlines() if "$tp = (int .)" in line]
+    assert len(assigned) == 2 and all(line.count("with") == line.count("end") == 3 for line in assigned)
+    assert _claims(_render(chart)) == {"server": 2}
+    assert _claims(_render(chart, "model.parallelism.pipeline=3")) == {"server": 6}
+    assert _claims(_render(chart, "model=null")) == {"server": 1}  # the `with` blocks skipped: the defaults
+    off = _render(chart, "dra.enabled=false")
+    assert off[0]["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
