@@ -1689,8 +1689,16 @@ def _rewrite_template(
         if len(set(labels)) != len(labels) or not all(labels):
             labels = [str(k) for k in range(1, len(parts) + 1)]
         edits, sections = [], []
+        joint = [
+            _pod_edits(chart, suffix, w, guards, label, [], _Joint(pair, tuple(labels)))
+            for pair in [_rank_pair(parts)]
+            if pair
+            for w, label in zip(parts, labels, strict=True)
+        ]
+        if joint and len({section for _, section, _ in joint}) == 1:
+            edits, sections = [e for own, _, _ in joint for e in own], [joint[0][1]]
         carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
-        for w, label in zip(parts, labels, strict=True):
+        for w, label in zip(parts, labels, strict=True) if not sections else ():
             own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, label, carried)
             edits += own
             sections.append(section)
@@ -1700,6 +1708,32 @@ def _rewrite_template(
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
+
+
+@dataclass(frozen=True)
+class _Joint:
+    """The pods of one `range` told apart by one condition on the item (triton's leader `if eq $i 0`, its workers in
+    the `else`) that ask for the same devices: one claim template serves them all, rendered when the range renders
+    one of them; named after all of them (`-leader-worker`)."""
+
+    pair: tuple[str, str]  # the condition and its negation, which the claim template does not read
+    labels: tuple[str, ...]
+
+
+def _rank_pair(parts: list[Workload]) -> tuple[str, str] | None:
+    """For two pods of one `range` whose conditions differ in one condition on the item and its negation, that pair
+    (_Joint); else None. A guess: the claim-template sections it gives must come out the same text."""
+    if len(parts) != 2 or any(w.devices[0].loop is None for w in parts):
+        return None
+    owns = []
+    for w in parts:
+        d, loop = w.devices[0], w.devices[0].loop
+        assert loop is not None
+        owns.append([c for c in d.conditions[loop.start :] if c not in loop.nonempty])
+    a, b = ([c for c in x if c not in y] for x, y in ((owns[0], owns[1]), (owns[1], owns[0])))
+    if len(a) == 1 and len(b) == 1 and (_negates(a[0], b[0]) or _negates(b[0], a[0])):
+        return a[0], b[0]
+    return None
 
 
 def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
@@ -2020,11 +2054,18 @@ def _open_blocks(text: str, offset: int) -> list[tuple[int, str]]:
 
 
 def _pod_edits(
-    chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str, carried: list[str]
+    chart: str,
+    suffix: str,
+    w: Workload,
+    guards: tuple[str, ...],
+    label: str,
+    carried: list[str],
+    joint: _Joint | None = None,
 ) -> tuple[list[Edit], str, list[str]]:
     """The edits for one pod of a template and its claim-template section; the section sets the template variables its
     guard reads (returned too), but not those an earlier section of the template (`carried`) set the same way already
-    (triton's leader and workers: `$pod_count` and what it reads, once)."""
+    (triton's leader and workers: `$pod_count` and what it reads, once). `joint`: the section serves the other pods of
+    its `range` too."""
     lines = w.text.splitlines()
     if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
         delta = dataclasses.replace(
@@ -2349,7 +2390,7 @@ def _pod_edits(
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
         reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
-    conditions, replay = _replayed(w.devices[0], conditions)
+    conditions, replay = _replayed(w.devices[0], conditions, joint.pair if joint else ())
     if replay and twins:
         raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
     # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
@@ -2358,6 +2399,8 @@ def _pod_edits(
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
     own_label = f"-{label}" if label and not name_text.endswith(label) else ""  # `-worker`: named already
+    if joint:  # `{{ $.Release.Name }}-leader` and `...-worker`: `{{ $.Release.Name }}-leader-worker`
+        name_text, own_label = name_text.removesuffix(f"-{label}"), "-" + "-".join(joint.labels)
 
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
@@ -2544,14 +2587,17 @@ def _reopened(reads: list[tuple[str, int]], openers: tuple[str, ...]) -> str:
 _RANKS = "$draPods"
 
 
-def _replayed(device: Device, conditions: list[str]) -> tuple[list[str], str]:
+def _replayed(device: Device, conditions: list[str], pair: tuple[str, ...] = ()) -> tuple[list[str], str]:
     """The pod's conditions as the claim template reads them, and what it sets first to read them. A pod inside `range`
     whose conditions read what the range sets per item (triton's leader `if eq $i 0`, its workers in the `else`) gets
     its claim template when the range renders it for some item: the claim template runs the same `range` blocks with
-    those conditions and reads whether one item rendered the pod ($draPods). Else the conditions as they are."""
+    those conditions and reads whether one item rendered the pod ($draPods). Else the conditions as they are. `pair`:
+    a condition and its negation left out (_Joint: the claim template of the pods of both branches); with no other
+    condition on the item left, the range renders one of them whenever it renders its body."""
     loop = device.loop
     outer = device.conditions[: loop.start] if loop else []
-    inner = [c for c in conditions if c not in outer]
+    inner = [c for c in conditions if c not in outer and c not in pair]
+    conditions = [c for c in conditions if c not in pair]
     if loop is None or not any(set(_VARIABLE.findall(c)) & loop.names for c in inner):
         return conditions, ""
     per_item = {v for header in loop.headers for v in _VARIABLE.findall(header.split(":=", 1)[0])}
@@ -2562,9 +2608,9 @@ def _replayed(device: Device, conditions: list[str]) -> tuple[list[str], str]:
             f"the pod at line {line} renders under a condition that reads `${unset[0]}`, set inside the `range` for "
             "each item, so the claim template cannot tell whether the range renders the pod"
         )
-    own = _and(*(c for c in inner if c not in loop.nonempty)) or "true"  # a range renders its body: true inside
+    own = _and(*(c for c in inner if c not in loop.nonempty))
     opened = "".join(f"{{{{- {header} }}}}" for header in loop.headers)
-    body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}"
+    body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}" if own else f"{{{{ {_RANKS} = true }}}}"
     replay = f"{{{{- {_RANKS} := false }}}}\n{opened}{body}{'{{- end }}' * len(loop.headers)}\n"
     return [*(c for c in conditions if c in outer), _RANKS], replay
 
