@@ -78,3 +78,43 @@ def test_an_assignment_made_inside_with_blocks_is_one_line_of_the_claim_file(tmp
     assert _claims(_render(chart, "model=null")) == {"server": 1}  # the `with` blocks skipped: the defaults
     off = _render(chart, "dra.enabled=false")
     assert off[0]["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
+
+
+def _two_workloads(root: Path, second: str = "") -> Path:
+    files = {
+        "templates/head.yaml": deployment("head", _pod("{{ .Values.head.gpu }}")),
+        "templates/worker.yaml": second or deployment("worker", _pod("{{ .Values.worker.gpu }}")),
+        "values.yaml": "head:\n  gpu: 1\nworker:\n  gpu: 2\n",
+    }
+    return chart_with(root, "ray", files)
+
+
+def test_the_claim_file_checks_for_an_older_cluster_once(tmp_path: Path) -> None:
+    """Two workloads, each with its own count: the older-cluster `fail` was written once per claim template; now once,
+    failing where either pod takes a claim, as before, and not where neither does."""
+    chart = _two_workloads(tmp_path)
+    fix_chart(chart)
+    assert (chart / CLAIMS).read_text().count("{{- fail ") == 1
+    for sets in (("head.gpu=0",), ("worker.gpu=0",), ()):
+        with pytest.raises(HelmError, match=OLD):
+            _render(chart, *sets, kube="1.33")
+    assert [d["kind"] for d in _render(chart, "head.gpu=0", "worker.gpu=0", kube="1.33")] == ["Deployment"] * 2
+    assert _claims(_render(chart)) == {"head": 1, "worker": 2}
+
+
+def test_checks_reading_a_variable_set_again_between_them_stay_apart(tmp_path: Path) -> None:
+    """Both templates compute `$gpus`, each from its own value: where the claim file sets it again for the second
+    template, the first check reads the first value; one check after both would read the second. Each keeps its own,
+    and an older cluster fails exactly where a pod takes a claim."""
+    head = "{{- $gpus := .Values.head.gpu }}\n" + deployment("head", _pod("{{ $gpus }}"))
+    worker = "{{- $gpus := .Values.worker.gpu }}\n" + deployment("worker", _pod("{{ $gpus }}"))
+    chart = _two_workloads(tmp_path, worker)
+    (chart / "templates/head.yaml").write_text(head)
+    fix_chart(chart)
+    assert (chart / CLAIMS).read_text().count("{{- fail ") == 2
+    with pytest.raises(HelmError, match=OLD):
+        _render(chart, "worker.gpu=0", kube="1.33")
+    with pytest.raises(HelmError, match=OLD):
+        _render(chart, "head.gpu=0", kube="1.33")
+    assert len(_render(chart, "head.gpu=0", "worker.gpu=0", kube="1.33")) == 2
+    assert _claims(_render(chart)) == {"head": 1, "worker": 2}

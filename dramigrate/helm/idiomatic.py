@@ -1224,7 +1224,10 @@ def build(
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
     sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
-    changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
+    from dramigrate.helm.oldcluster import one_check
+
+    fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
+    changes.append(Change(CLAIM_TEMPLATE_FILE, None, one_check(head + "".join(sections), SERVED, fail)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
