@@ -118,3 +118,18 @@ def test_checks_reading_a_variable_set_again_between_them_stay_apart(tmp_path: P
         _render(chart, "head.gpu=0", kube="1.33")
     assert len(_render(chart, "head.gpu=0", "worker.gpu=0", kube="1.33")) == 2
     assert _claims(_render(chart)) == {"head": 1, "worker": 2}
+
+
+def test_workloads_sharing_a_claim_spec_call_it_with_their_count(tmp_path: Path) -> None:
+    """Claim specs alike but for their count are one define passed each count; each workload also had a three-line
+    define of its own that only passed its count on. Now its claim template and its name pass it, and the names (a
+    hash of the spec) are what they were."""
+    chart = _two_workloads(tmp_path)
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert re.findall(r'define "([^"]*draClaimSpec)"', text) == ["ray.draClaimSpec"], text
+    assert text.count('include "ray.draClaimSpec" (dict "count" .Values.worker.gpu') == 2  # the object and its name
+    docs = _render(chart, "worker.gpu=4")
+    assert _claims(docs) == {"head": 1, "worker": 4}
+    names = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert [re.sub(r"-[0-9a-f]{8}$", "", n) for n in names] == ["head", "worker"]
