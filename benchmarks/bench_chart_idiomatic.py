@@ -166,9 +166,10 @@ def pod_devices(
 ) -> tuple[dict[str, int], dict[str, int], list[str], list[str]]:
     """Per pod template (kind/name/path): devices asked by extended resources, devices asked by claims
     (ResourceClaimTemplate counts, ExactCount or All=1), legacy device keys left, and the requests of resources
-    fix reports and leaves by design (a pack's report_only: shared RDMA, HAMi memory; `where: key=value`), which
-    the DRA render must keep as they were. `random_names`: name patterns whose random part (randAlphaNum) is
-    masked, so two renders' pods pair up (prove.volatile)."""
+    fix reports and leaves by design (a pack's report_only: shared RDMA, HAMi memory; `where: key=value`; any in a
+    kind no workloads rule knows, fix's unknown-kind: a KaiwoJob), which the DRA render must keep as they were.
+    `random_names`: name patterns whose random part (randAlphaNum) is masked, so two renders' pods pair up
+    (prove.volatile)."""
     from dramigrate.helm.prove import _unrandom, objects
 
     objs = _unrandom(objects(stream), random_names or [])
@@ -190,7 +191,7 @@ def pod_devices(
     plugin: dict[str, int] = {}
     claimed: dict[str, int] = {}
 
-    def walk(node: Any, where: str, singles: tuple[str, ...]) -> None:
+    def walk(node: Any, where: str, singles: tuple[str, ...], known: bool = True) -> None:
         if isinstance(node, dict):
             if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
                 # a pod holds the most any init container asks for, or the sum of its containers (and sidecars,
@@ -207,7 +208,7 @@ def pod_devices(
                     for section in ("limits", "requests"):
                         for key, value in (res.get(section) or {}).items():
                             match = rules.lookup(str(key)) if rules.is_device_candidate(str(key)) else None
-                            if match is not None and match.rule.report_only:
+                            if match is not None and (match.rule.report_only or not known):  # or a kind fix leaves
                                 reported.append(f"{where}.{section}: {key}={value}")
                             elif match is not None:
                                 try:
@@ -226,15 +227,15 @@ def pod_devices(
                     if isinstance(rc, dict)
                 )
             for k, v in node.items():
-                walk(v, f"{where}.{k}", singles)
+                walk(v, f"{where}.{k}", singles, known)
         elif isinstance(node, list):
             for i, v in enumerate(node):
-                walk(v, f"{where}[{i}]", singles)
+                walk(v, f"{where}[{i}]", singles, known)
 
     for key, docs in objs.items():
         kind = rules.workload(key[0], key[1])  # KServe's predictor has one container under `model:`
         for i, doc in enumerate(docs):
-            walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else ())
+            walk(doc, f"{key[1]}/{key[3]}#{i}", kind.single_containers if kind else (), kind is not None)
     return plugin, claimed, legacy, sorted(reported)
 
 

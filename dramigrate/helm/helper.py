@@ -19,7 +19,9 @@ PR #1086) and llm-d-modelservice for theirs (`accelerator.dra`, PR #185):
 A helper that builds the resources map in variables (`dict`, `mergeOverwrite`) and writes it with toYaml (frigate's
 `frigate.resources`) names no device key on any line: every line its toYaml writes gets the marker, the map is edited
 before that line in the DRA branch (`omit` the device key, `set` the claim), and `<helper>.draCount` replays the
-helper's control and assignment lines to read the count from the map.
+helper's control and assignment lines to read the count from the map. A helper that writes a map a variable holds
+(`{{- $model.resources | toYaml | nindent 12 }}`, infaas-inference's model picked from `.Values.models` by
+`.Values.deployedModel`) is edited the same way, in a copy of that map (`$draResources`): the values stay as they are.
 
 What the DRA branch writes (claim and request names, device class, selectors, tolerations) comes from the
 core's migration of the chart's render, so it cannot drift from `fix -`; run.py proves (L) and (D) on the chart as
@@ -72,9 +74,10 @@ from dramigrate.rules import RuleSet
 
 MARKER = "dramigrate-helper-line-"
 # a line of a `define` that writes a map variable with toYaml (`{{ $resources | toYaml }}`,
-# `{{- toYaml $limits | nindent 4 }}`): a helper that builds the resources map with dict/merge
+# `{{- toYaml $limits | nindent 4 }}`): a helper that builds the resources map with dict/merge; or a map a variable
+# holds (`{{- $model.resources | toYaml | nindent 12 }}`, `$model` picked from a values map by a values key)
 _TOYAML_LINE = re.compile(
-    r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$\w+)|(?P<b>\$\w+)\s*\|\s*toYaml)"
+    r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$\w+(?:\.\w+)*)|(?P<b>\$\w+(?:\.\w+)*)\s*\|\s*toYaml)"
     r"(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
 )
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
@@ -698,6 +701,14 @@ def _map_edit(
     state = f'(include "{define}.dra" $)'
     device = f'(include "{define}.draDevice" $ | trim)' if choice and choice.others else json.dumps(key.resource)
     out = [f"{pad}{{{{{trim} if {state} -}}}}"]
+    if "." in var:  # a map a variable holds (`$model.resources`, a values map): edited in a copy of its own, the
+        # values left as they are; the toYaml line writes that copy, the same map with the switch off
+        local = "$dra" + var.rsplit(".", 1)[1][:1].upper() + var.rsplit(".", 1)[1][1:]
+        out.insert(0, f"{pad}{{{{{trim} {local} := {var} -}}}}")
+        out[1] = f"{pad}{{{{- if {state} -}}}}"
+        body = written.group("body")
+        line = line.replace(body, body.replace(var, local, 1), 1)
+        var = local
     if all(len(p) == 1 for p in parts):  # the variable is the resources map
         parts = sorted({*parts, ("limits",), ("requests",)})  # values may set the key in either
         names = " ".join(json.dumps(p[0]) for p in parts)
@@ -853,6 +864,12 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
     the map loses the device key, and a section left empty goes with its key, as the migration drops it."""
     assert key.var is not None
     var, at = key.var, key.index
+    if "." in var:
+        raise NotHelper(
+            f"{key.file}:{at + 1}: the helper writes {var}, a map the values hold, below its own `limits:` or "
+            "`requests:`: the rewrite edits a map of the values only when the helper writes the whole resources map "
+            "with toYaml"
+        )
     parent = lines[at - 1] if at > 0 else ""
     section = _SECTION.match(parent)
     if section is None or _parent(lines, at) != at - 1:

@@ -1144,8 +1144,9 @@ def build(
                 raise NotIdiomatic(first, rel, library)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
-                    "no line of a helper in this chart writes the device key, nor a toYaml of a map it builds, so "
-                    "the helper rewrite has no place for the DRA branch"
+                    "no line of a helper in this chart writes the device key, nor a map from a variable with toYaml "
+                    "(`{{- $resources | toYaml | nindent 12 }}`, `$model.resources` too), so the helper rewrite has no "
+                    "place for the DRA branch"
                 )
                 raise NotIdiomatic(first, rel, why)
             from dramigrate.helm.passthrough import helper_built_map
@@ -3667,21 +3668,33 @@ def kind_guards(expected: list[Any], relations: list[Any], rules: RuleSet) -> tu
 
     guards: list[str] = []
     notes: dict[str, str] = {}
+    renders = {v.label: (r, want) for v, r, want, _ in expected if not r.error}
+    base = next((label for label in ("your values", "default values") if label in renders), "")
+
+    def left(label: str) -> list[str]:
+        """The kinds of the devices a render asks for when the migration leaves all of it as is, else []."""
+        r, want = renders.get(label, (None, ""))
+        return sorted({k[0] for k in device_uses(r.stream, rules)}) if r is not None and want == r.stream else []
+
     for rel in relations:
         leaf = rel.leaf
         if rel.kind != "switch" or not isinstance(leaf.value, bool):
             continue
         label = f"{display(leaf.path)} flipped to {json.dumps(not leaf.value)}"
-        hit = next(((r, want) for v, r, want, _ in expected if v.label == label and not r.error), None)
-        if hit is None or hit[1] != hit[0].stream:
-            continue  # the migration rewrites that render: not a kind it leaves alone
-        kinds = sorted({k[0] for k in device_uses(hit[0].stream, rules)})
-        if not kinds:
-            continue
         expr = values_expr(leaf.path)
-        guards.append(expr if leaf.value else f"(not {expr})")
+        if kinds := left(label):  # the flipped value renders the kind: the switch on only with the base value
+            guards.append(expr if leaf.value else f"(not {expr})")
+            where = label
+        elif label in renders and renders[label][1] != renders[label][0].stream and (kinds := left(base)):
+            # the values given render the kind (`kaiwo.enabled: true` in the user's file) and the flipped value
+            # the pods the migration rewrites: the switch on only with the flipped value
+            guards.append(f"(not {expr})" if leaf.value else expr)
+            where = f"with {base}, {display(leaf.path)}: {json.dumps(leaf.value)}"
+            label = base
+        else:
+            continue
         notes[label] = (
-            f"{label}: the chart renders {', '.join(kinds)}, a kind the migration leaves on its device plugin "
+            f"{where}: the chart renders {', '.join(kinds)}, a kind the migration leaves on its device plugin "
             "(unknown-kind), so the DRA switch does too"
         )
     return guards, notes
