@@ -160,7 +160,7 @@ def test_the_leader_and_the_workers_of_a_range_share_their_claim_template(tmp_pa
         assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
     text = (chart / "templates" / "resourceclaimtemplate.yaml").read_text()
     assert text.count("$pods := ") == 1 and text.count("kind: ResourceClaimTemplate") == 1
-    assert text.count(".draClaimSpec\" -}}") == 1 and "range" not in text  # one spec; no replay of the ranks
+    assert text.count('.draClaimSpec" -}}') == 1 and "range" not in text  # one spec; no replay of the ranks
     alone = docs(chart, "model.tp=1")
     assert sorted(d["kind"] for d in alone) == ["Deployment", "ResourceClaimTemplate"]
     assert docs(chart, "model.pp=0") == []  # no rank, no claim template
