@@ -127,3 +127,16 @@ def test_a_folder_of_the_chart_named_like_a_scratch_folder_does_not_break_the_pa
     # was: 'checking the chart: File exists' for the whole chart
     assert "pattern D (library chart mylib 1.2.3, packed in charts/mylib-1.2.3.tgz)" in outcome.manual, outcome.manual
     assert sorted(p.relative_to(chart).as_posix() for p in chart.rglob("*")) == before
+
+
+def test_the_message_says_which_library_defines_a_chart_would_have_to_override_and_how_many_lines(
+    tmp_path: Path,
+) -> None:
+    chart = _app(tmp_path)
+    outcome = _fix(chart)
+    # was: only 'the change belongs in the library': no word of overriding the library's define from the chart
+    body = LIBRARY["mylib/templates/_deployment.tpl"].splitlines()
+    lines = len(body)  # the define is the whole file here: it writes the pod's containers and the device key
+    assert f"for mylib.deployment (templates/_deployment.tpl:1, {lines} lines): {lines} lines copied" in outcome.manual
+    assert "a define of the same name in the chart's templates/" in outcome.manual
+    assert "a container's resources.claims from values" in outcome.manual

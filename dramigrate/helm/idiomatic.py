@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from dramigrate.documents import chart_text
-from dramigrate.helm import unpin
+from dramigrate.helm import multiclaim, unpin
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
@@ -58,6 +58,10 @@ from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
 SWITCH = "dra.enabled"
+OVER_LIMIT = (
+    "a pod asks for more than 32 devices of one kind, and the scheduler allocates at most 32 to one claim "
+    "(AllocationResultsMaxSize): lower the count in values, or set dra.enabled=false"
+)
 
 
 class NotIdiomatic(RewriteError):
@@ -1066,6 +1070,13 @@ class Workload:
     # device resource -> what the migration adds when the pod asks for that device instead, and its request names
     choices: dict[str, tuple[PodDelta, dict[str, str]]] = field(default_factory=dict)
     named: Lookup | None = None  # pattern E: the resource name comes from values
+    # a pod asking for two device kinds (multiclaim.py): the claim of each when they go in claims of their own
+    # (more than 32 devices together), "" for the one claim of both; `over`, the condition of that shape
+    part: str = ""
+    over: str = ""
+    keeps_class: bool = False  # a part for the pod's second device kind: the migration's class, not dra.deviceClassName
+    # the counts of the claim of both kinds: one above 32 devices, the migration refuses the pod, and the render fails
+    limits: tuple[str, ...] = ()
 
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
@@ -1163,7 +1174,11 @@ def build(
                     "literal key behind dra.enabled, or a map passed through with resourceClaims beside it)"
                 )
                 raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
-        deltas = pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        if multiclaim.takes(devices, claims, rules, rel):
+            workloads += _several_claims(rel, text, devices, claims, rules, originals.get(rel, []), alternative)
+            continue
+        deltas = [own[0] for own in claims]
         if "range" in _enclosing(text, devices[0].index) and _alike(deltas, devices[0].per_item):
             # the template's pods, rendered once per item of a list or rank of `until` (triton's leader for rank 0,
             # a worker for each other rank): each gets the one claim template, and each rendered pod its own claim
@@ -1247,6 +1262,65 @@ def build(
     return changes
 
 
+def _several_claims(
+    rel: str,
+    text: str,
+    devices: list[Device],
+    claims: list[list[PodDelta]],
+    rules: RuleSet,
+    originals: list[dict[str, Any]],
+    alternative: Alternative | None,
+) -> list[Workload]:
+    """The workloads of a template whose pods ask for two device kinds (a GPU and EFA interfaces): for each such pod,
+    the one claim of both (the migration's while they add up to 32 devices at most) and a claim of each (its split
+    above that, AllocationResultsMaxSize), each shape under its condition; a pod of one kind as before."""
+    if devices[0].loop is not None or any(d.name for d in devices):
+        why = "inside `range`" if devices[0].loop is not None else "with a resource name from values"
+        raise RewriteError(f"{rel}: a pod asks for several device kinds, with device keys {why}")
+    pods = pods_of(text, rel, devices) if len(claims) > 1 else [devices]
+    if len(pods) != len(claims):
+        raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(claims)}")
+    out = []
+    for k, (own, deltas) in enumerate(zip(pods, claims, strict=True)):
+        resources = list(dict.fromkeys(d.resource for d in own))
+        if len(resources) == 1 and len(deltas) == 1:
+            match = rules.lookup(own[0].resource)
+            requests = _request_resources(deltas[0].spec, own, rules, rel)
+            out.append(Workload(rel, text, own, deltas[0], requests, match.rule.request if match else ""))
+            continue
+        if len(resources) != 2:
+            raise RewriteError(
+                f"{rel}: a pod asks for {', '.join(resources)}: the rewrite takes two device kinds in a pod"
+            )
+        counts = {}
+        for d in own:
+            if counts.setdefault(d.resource, d.count) != d.count:
+                raise RewriteError(f"{rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod")
+        extra = multiclaim.missing_request(rel, own, deltas, rules, originals, alternative, k)
+        joint, parts = multiclaim.shapes(rel, own, deltas, rules, extra)
+        total = f"(add {' '.join(f'(int {_arg(c)})' for c in counts.values())})"
+        match = rules.lookup(resources[0])
+        base = match.rule.request if match is not None else ""
+        requests = _request_resources(joint.spec, own, rules, rel)
+        limits = tuple(counts.values())
+        out.append(Workload(rel, text, own, joint, requests, base, over=f"(le {total} 32)", limits=limits))
+        for keys, delta, own_requests in parts:
+            out.append(
+                Workload(
+                    rel,
+                    text,
+                    keys,
+                    delta,
+                    own_requests,
+                    base,
+                    part=delta.claim,
+                    over=f"(gt {total} 32)",
+                    keeps_class=keys[0].resource != resources[0],
+                )
+            )
+    return out
+
+
 def _template_classes(workloads: list[Workload]) -> dict[str, str]:
     """Each template's device class (the migration's, for its device resource); raises RewriteError where a template
     asks for several resources or its migration for several classes. Templates may differ: a chart with one
@@ -1254,6 +1328,8 @@ def _template_classes(workloads: list[Workload]) -> dict[str, str]:
     resources: dict[str, set[str]] = {}
     classes: dict[str, set[str | None]] = {}
     for w in workloads:
+        if w.part:
+            continue  # a claim of one of a pod's two device kinds: the claim of both stands for it (multiclaim.py)
         resources.setdefault(w.rel, set()).add(w.devices[0].resource)
         classes.setdefault(w.rel, set()).add(_class_of(w.delta.spec, w.devices[0].resource, w.requests))
     for rel, found in resources.items():
@@ -1678,34 +1754,18 @@ def _rewrite_template(
     leader and worker asking for the same devices) share one; else each pod's defines and template name carry its
     own label (the migration's: `leader`, `worker`)."""
     lines = parts[0].text.splitlines()
-    shared = [_pod_edits(chart, suffix, w, guards, "", []) for w in parts]
-    if len({section for _, section, _ in shared}) == 1:
-        edits = [e for own, _, _ in shared for e in own]
-        sections = [shared[0][1]]
-    else:
-        labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
-        if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
-            labels = [
-                (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
-            ]
-        if len(set(labels)) != len(labels) or not all(labels):
-            labels = [_holder_label(lines, w) for w in parts]
-        if len(set(labels)) != len(labels) or not all(labels):
-            labels = [str(k) for k in range(1, len(parts) + 1)]
-        edits, sections = [], []
-        joint = [
-            _pod_edits(chart, suffix, w, guards, label, [], _Joint(pair, tuple(labels)))
-            for pair in [_rank_pair(parts)]
-            if pair
-            for w, label in zip(parts, labels, strict=True)
-        ]
-        if joint and len({section for _, section, _ in joint}) == 1:
-            edits, sections = [e for own, _, _ in joint for e in own], [joint[0][1]]
-        carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
-        for w, label in zip(parts, labels, strict=True) if not sections else ():
-            own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, label, carried)
-            edits += own
-            sections.append(section)
+    by_part: dict[str, list[Workload]] = {}  # two device kinds' own claims (multiclaim.py): their own defines
+    for w in parts:
+        by_part.setdefault(w.part, []).append(w)
+    edits_by_part, sections = [], []
+    carried: list[str] = []  # the template variables the claim template has set so far for this template's pods
+    for part, own in by_part.items():
+        edits, own_sections, carried = _claim_sections(
+            chart, suffix + (f".{part}" if part else ""), own, guards, carried
+        )
+        edits_by_part.append(edits)
+        sections += own_sections
+    edits = multiclaim.merge_edits(edits_by_part, parts[0].rel) if len(by_part) > 1 else edits_by_part[0]
     out = list(lines)
     later = _later_assigned(parts[0].text)
     edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
@@ -1714,26 +1774,59 @@ def _rewrite_template(
     return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
 
 
+def _claim_sections(
+    chart: str, suffix: str, parts: list[Workload], guards: tuple[str, ...], carried: list[str]
+) -> tuple[list[Edit], list[str], list[str]]:
+    """The edits and claim-template sections of one claim of each pod of a template (and the template variables the
+    sections have set, after `carried`)."""
+    lines = parts[0].text.splitlines()
+    part = parts[0].part
+    shared = [_pod_edits(chart, suffix, w, guards, part, []) for w in parts]
+    if len({section for _, section, _ in shared}) == 1:
+        return [e for own, _, _ in shared for e in own], [shared[0][1]], carried
+    labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
+    if len(set(labels)) != len(labels):  # one claim for each (the pods of a `range`): the last word of their names
+        labels = [
+            (re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", _pod_name(lines, w))) or [""])[-1] for w in parts
+        ]
+    if len(set(labels)) != len(labels) or not all(labels):
+        labels = [_holder_label(lines, w) for w in parts]
+    if len(set(labels)) != len(labels) or not all(labels):
+        labels = [str(k) for k in range(1, len(parts) + 1)]
+    pair = _branch_pair(parts)
+    for names in ((), (*labels, *([part] if part else []))) if pair else ():  # as both are named, else after both
+        joint = [_pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names)) for w in parts]
+        if len({section for _, section, _ in joint}) == 1:
+            return [e for own, _, _ in joint for e in own], [joint[0][1]], carried
+    edits, sections = [], []
+    for w, label in zip(parts, labels, strict=True):
+        named = f"{label}-{part}" if part else label
+        own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, named, carried)
+        edits += own
+        sections.append(section)
+    return edits, sections, carried
+
+
 @dataclass(frozen=True)
 class _Joint:
-    """The pods of one `range` told apart by one condition on the item (triton's leader `if eq $i 0`, its workers in
-    the `else`) that ask for the same devices: one claim template serves them all, rendered when the range renders
-    one of them; named after all of them (`-leader-worker`)."""
+    """Two pods of a template told apart by one condition, one in its `if` and one in its `else` (triton's leader
+    `if eq $i 0` in a `range`, its workers in the `else`; a StatefulSet or a Deployment by a values switch), that ask
+    for the same devices: one claim template serves both, rendered when one of them renders; named as they are, or
+    after both where their names differ (`-leader-worker`)."""
 
     pair: tuple[str, str]  # the condition and its negation, which the claim template does not read
-    labels: tuple[str, ...]
+    labels: tuple[str, ...]  # where the name is after both: their labels (and the claim's part)
 
 
-def _rank_pair(parts: list[Workload]) -> tuple[str, str] | None:
-    """For two pods of one `range` whose conditions differ in one condition on the item and its negation, that pair
-    (_Joint); else None. A guess: the claim-template sections it gives must come out the same text."""
-    if len(parts) != 2 or any(w.devices[0].loop is None for w in parts):
+def _branch_pair(parts: list[Workload]) -> tuple[str, str] | None:
+    """For two pods whose conditions differ in one condition and its negation, that pair (_Joint); else None. A
+    guess: the claim-template sections it gives must come out the same text."""
+    if len(parts) != 2:
         return None
     owns = []
     for w in parts:
         d, loop = w.devices[0], w.devices[0].loop
-        assert loop is not None
-        owns.append([c for c in d.conditions[loop.start :] if c not in loop.nonempty])
+        owns.append([c for c in d.conditions[loop.start :] if c not in loop.nonempty] if loop else d.conditions)
     a, b = ([c for c in x if c not in y] for x, y in ((owns[0], owns[1]), (owns[1], owns[0])))
     if len(a) == 1 and len(b) == 1 and (_negates(a[0], b[0]) or _negates(b[0], a[0])):
         return a[0], b[0]
@@ -2170,7 +2263,7 @@ def _pod_edits(
     )
     if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
         in_pod = [c for c in conditions if c not in loop.nonempty]
-    claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate)
+    claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate, w.over)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
     own_counted = bool(counted)  # the key renders only while its count is set (and above 0)
@@ -2187,7 +2280,8 @@ def _pod_edits(
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
         _resources_line(lines, d, w.rel)  # under limits/requests
-        maps.setdefault(_parent(lines, d.index), []).append(d)
+        # a claim of one of a pod's two device kinds: its place only, the claim of both switches the keys off
+        maps.setdefault(_parent(lines, d.index), []).extend([] if w.part else [d])
     resources_lines = {_parent(lines, m) for m in maps}
     if groups is not None:
         res_lines = [_parent(lines, _parent(lines, g[0].index)) for g in groups]
@@ -2286,7 +2380,9 @@ def _pod_edits(
         f"{p}resourceClaims:",
         f"{p}  - name: {claim}",
         f"{p}    resourceClaimTemplateName: {{{{ {root.rstrip('.')}.Values.dra.existingClaimTemplate"
-        f' | default (include "{name_define}" {per_item.args() if per_item else root}) }}}}',
+        f' | default (include "{name_define}" {per_item.args() if per_item else root}) }}}}'
+        if not w.part  # the claim of one of two device kinds (a GPU, EFA interfaces): the chart's own template
+        else f'{p}    resourceClaimTemplateName: {{{{ include "{name_define}" {root} }}}}',
         f"{p}{{{{- end }}}}",
     ]
     tolerations = w.delta.tolerations
@@ -2372,7 +2468,8 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: the workload's metadata.name is not one line")
     namespace = _metadata_line(lines, "namespace", pod) if w.delta.namespaced else None
     spec_counts = {name: counts[res] for name, res in w.requests.items()}
-    primary = _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
+    # a pod's second device kind in a claim of its own keeps the migration's class; the first reads dra.deviceClassName
+    primary = "" if w.keeps_class else _class_of(w.delta.spec, w.devices[0].resource, w.requests) or ""
     primary = "" if primary.startswith("@@DRA:") else primary  # pattern E: each name's own class (_looked_up)
     if per_item is not None:
         inner = _with_label_exprs(_sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary), label_exprs)
@@ -2398,20 +2495,27 @@ def _pod_edits(
     if replay and twins:
         raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
     # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
-    guard = _and(".Values.dra.enabled", *guards, "(not .Values.dra.existingClaimTemplate)", *conditions, *picked, gate)
+    existing = "(not .Values.dra.existingClaimTemplate)" if not w.part else ""  # the claim of both kinds only
+    guard = _and(".Values.dra.enabled", *guards, existing, *conditions, *picked, gate, w.over)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
     own_label = f"-{label}" if label and not name_text.endswith(label) else ""  # `-worker`: named already
-    if joint:  # `{{ $.Release.Name }}-leader` and `...-worker`: `{{ $.Release.Name }}-leader-worker`
-        name_text, own_label = name_text.removesuffix(f"-{label}"), "-" + "-".join(joint.labels)
+    if joint and joint.labels:  # `{{ $.Release.Name }}-leader` and `...-worker`: `{{ $.Release.Name }}-leader-worker`
+        for own in joint.labels:
+            name_text = name_text.removesuffix(f"-{own}")
+        own_label = "-" + "-".join(joint.labels)
 
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
-    check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
+    if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
+        check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
+    if w.limits:  # a device kind over the scheduler's 32 devices per claim: the migration refuses the pod too
+        over = _and(".Values.dra.enabled", *guards, *conditions, _or(*(f"(gt (int {_arg(c)}) 32)" for c in w.limits)))
+        check += "\n".join(fail_when(over, OVER_LIMIT)) + "\n"
     top = _definitions(w.text, w.rel, f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
         _carrying(top[len(carried) :] if top[: len(carried)] == carried else top, False)

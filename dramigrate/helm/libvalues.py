@@ -13,10 +13,14 @@ places are data (rules/library-values.json); run.py proves the rewrite as the pa
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from dramigrate.helm.helper import blocks, template_files
 from dramigrate.helm.passthrough import MapEdit, NotPassThrough
+from dramigrate.helm.rewrite import Change
 from dramigrate.helm.values import Path_, display, get_path
 
 # the entry of the chart's `artifacthub.io/changes` (passthrough.build)
@@ -38,11 +42,24 @@ def _bind(pattern: str, path: Path_) -> dict[str, str] | None:
     return bound
 
 
+def _matching(node: Any, parts: list[str], path: Path_ = ()) -> list[Path_]:
+    """The paths of the set maps (non-empty) under `node` that a dotted pattern's parts match (`<name>`: any key)."""
+    if not parts:
+        return [path] if isinstance(node, dict) and node else []
+    if not isinstance(node, dict):
+        return []
+    head, rest = parts[0], parts[1:]
+    keys = [k for k in node if isinstance(k, str)] if head.startswith("<") else [head] if head in node else []
+    return [p for k in keys for p in _matching(node[k], rest, (*path, k))]
+
+
 def _fill(pattern: str, bound: dict[str, str]) -> Path_:
-    return tuple(bound.get(part, part) for part in pattern.split("."))
+    """The values path of a dotted pattern with its names bound; () for "" (the values' top level)."""
+    return tuple(bound.get(part, part) for part in pattern.split(".")) if pattern else ()
 
 
-def placer(title: str, places: dict[str, Any], chart: str) -> Callable[[list[MapEdit], dict[str, Any]], None]:
+@dataclass(frozen=True)
+class Placer:
     """What moves each map edit's pod-level siblings into the library's pod options (MapEdit.places), given the
     library (`common 5.0.1`), its entry of rules/library-values.json and the chart's name. The library renders a pod
     option from the controller's `pod:` when set there, else from its defaults for every pod (lists are replaced, not
@@ -50,7 +67,12 @@ def placer(title: str, places: dict[str, Any], chart: str) -> Callable[[list[Map
     the chart and the controller (`draw-things-main-gpu-<hash>`): the library renders the pods' claims without
     `tpl`, so the names cannot take the release's."""
 
-    def place(edits: list[MapEdit], merged: dict[str, Any]) -> None:
+    title: str
+    places: dict[str, Any]
+    chart: str
+
+    def __call__(self, edits: list[MapEdit], merged: dict[str, Any]) -> None:
+        places, title = self.places, self.title
         for edit in edits:
             bound = next((b for p in places["container_resources"] if (b := _bind(p, edit.path)) is not None), None)
             if bound is None:
@@ -59,21 +81,86 @@ def placer(title: str, places: dict[str, Any], chart: str) -> Callable[[list[Map
                     f"resources it passes through ({', '.join(places['container_resources'])})"
                 )
             pod = _fill(places["pod_options"], bound)
-            edit.group = "-".join([chart, *(v for k, v in bound.items() if k != "<container>")])
+            edit.group = "-".join([self.chart, *(v for k, v in bound.items() if k != "<container>")])
             for name in list(edit.siblings):
                 if name not in places["pod_option_keys"]:
                     raise NotPassThrough(f"library chart {title} has no pod option for the {name} the migration sets")
                 key = (*pod, name)
                 edit.places[name] = key
-                default = get_path(merged, (*places["default_pod_options"].split("."), name))
+                defaults = places["default_pod_options"]
+                default = get_path(merged, (*defaults.split("."), name)) if defaults else None
                 if get_path(merged, key) is not None or not default:
                     continue
                 if name == "resourceClaims":  # the pod names claims of its own already, from the defaults
                     raise NotPassThrough(
-                        f"library chart {title}: {places['default_pod_options']}.resourceClaims names claims every "
+                        f"library chart {title}: {defaults}.resourceClaims names claims every "
                         f"pod takes, and the DRA values would replace them in {display(key)}"
                     )
                 kept = copy.deepcopy(default if isinstance(default, list) else [])
                 edit.siblings[name] = [*kept, *(x for x in edit.siblings[name] if x not in kept)]
 
-    return place
+    def maps(self, merged: dict[str, Any]) -> list[Path_]:
+        """The container resources maps of the values the library passes through, those set only: a map left empty
+        may stand back for another (corvid renders `resourcesDefault` unless `resources` is set), so a marker in it
+        would hide the map the container takes."""
+        out: list[Path_] = []
+        for pattern in self.places["container_resources"]:
+            out += [p for p in _matching(merged, pattern.split(".")) if p not in out]
+        return out
+
+    def templates(self, root: Path) -> list[Change]:
+        """The chart's own template changes: none, but for a library that merges a define of the chart into the pod
+        spec it writes (merged_claims)."""
+        call = self.places.get("merged_pod_define")
+        return merged_claims(root, call, self.title) if call else []
+
+    def documented(self) -> list[Path_]:
+        """The values keys beside which values.yaml documents the pod's `resourceClaims: []` (passthrough.claims_docs:
+        beside the top-level `resources`), when a template of the chart renders it."""
+        return [("resources",)] if self.places.get("merged_pod_define") else []
+
+
+def placer(title: str, places: dict[str, Any], chart: str) -> Placer:
+    return Placer(title, places, chart)
+
+
+# the pod's claims from values, in the chart's define that the library merges into the pod spec
+MERGED_CLAIMS = """\
+{{- with .Values.resourceClaims }}
+resourceClaims:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+"""
+
+
+def merged_claims(root: Path, call: str, title: str) -> list[Change]:
+    """The chart's defines that it passes to the library define `call` to merge into the pod spec it writes
+    (`include "corvid.podSpec" (list . "ollama-podSpec")`), each rendering `resourceClaims` from values before its
+    end: the library renders no pod resourceClaims of its own, and its merge takes the define's keys into the pod
+    (the define is included with the chart's root context). The library itself is left as it is."""
+    wanted = re.compile(rf'\binclude\s+"{re.escape(call)}"\s+\(list\s+[.$]\w*\s+"([\w.-]+)"\s*\)')
+    texts = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in template_files(root)}
+    names = sorted({m.group(1) for text in texts.values() for m in wanted.finditer(text)})
+    if not names:
+        raise NotPassThrough(f"library chart {title}: no template of the chart gives {call} a define of its own")
+    edited = dict(texts)
+    for name in names:
+        where = next(
+            ((rel, b) for rel, t in edited.items() for b in blocks(t) if b.word == "define" and b.cond == f'"{name}"'),
+            None,
+        )
+        if where is None:
+            raise NotPassThrough(f"library chart {title}: the define {name} the chart gives {call} is not its own")
+        rel, block = where
+        lines = edited[rel].splitlines(keepends=True)
+        body = lines[block.start + 1 : block.end]
+        if ".Values.resourceClaims" in "".join(body):
+            continue  # the chart passes the pod's claims through already
+        end = lines[block.end].lstrip()
+        if not end.startswith("{{") or block.end == block.start:
+            raise NotPassThrough(f"{rel}:{block.end + 1}: the define {name} does not end on a line of its own")
+        keys = [line for line in body if re.match(r"\s*[\w-]+:", line)]
+        pad = re.match(r"\s*", keys[0]).group(0) if keys else ""
+        added = "".join(f"{pad}{line}" if line.strip() else line for line in MERGED_CLAIMS.splitlines(keepends=True))
+        edited[rel] = "".join([*lines[: block.end], added, *lines[block.end :]])
+    return [Change(rel, texts[rel], text) for rel, text in edited.items() if text != texts[rel]]

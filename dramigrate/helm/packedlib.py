@@ -122,12 +122,17 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"\d+", text.split("-")[0])[:3])
 
 
-def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
-    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
+def _library_entries() -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json."""
     from importlib.resources import files
 
     data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
-    return [dict(e) for e in data["libraries"] if e["name"] == lib.name and define.startswith(e["define_prefix"])]
+    return [dict(e) for e in data["libraries"]]
+
+
+def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
+    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
+    return [e for e in _library_entries() if e["name"] == lib.name and define.startswith(e["define_prefix"])]
 
 
 def values_places(lib: Library, define: str) -> dict[str, Any] | None:
@@ -139,6 +144,15 @@ def values_places(lib: Library, define: str) -> dict[str, Any] | None:
 def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
     """What the library offers for a values-only migration, for the manual message."""
     places = values_places(lib, define)
+    if places and places.get("merged_pod_define"):
+        maps = " or ".join(places["container_resources"])
+        return (
+            f"{lib.title} passes the container's resources through whole ({maps}: list the claim in their claims)"
+            " and merges the chart's own define given to "
+            f"{places['merged_pod_define']} into the pod spec (render the pod's resourceClaims there, and the "
+            f"ResourceClaimTemplate in a template of the chart); the migration through them does not hold for this "
+            f"chart: {tried or 'not tried'}"
+        )
     if places:
         return (
             f"{lib.title} has values places for it: drop the device keys from the container resources, list the "
@@ -162,8 +176,8 @@ def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str
     return (
         "the library has no values place for the resourceClaims of a pod or the resources.claims of a "
         "container, so no "
-        "values can move the request to a claim; the change belongs in the library (or a post-renderer: "
-        "`helm template ... | dramigrate fix -`)"
+        "values can move the request to a claim; the change belongs in the library (a pod's resourceClaims and a "
+        "container's resources.claims from values; or a post-renderer: `helm template ... | dramigrate fix -`)"
     )
 
 
@@ -217,8 +231,11 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     lib, copy = found.lib, found.copy
     inside = found.file[len(lib.folder) + 1 :]
     text = (copy / found.file).read_text(encoding="utf-8")
-    read = _values_read(text, found.index)
+    merges = bool(found.places and found.places.get("merged_pod_define") == found.define)
+    read = "" if merges else _values_read(text, found.index)
     source = f"its define {found.define} ({inside}:{found.index + 1}) writes the device key"
+    if merges:  # the key is in a resources map of the values, which the library writes into the container whole
+        source = f"its define {found.define} ({inside}:{found.index + 1}) writes the pod, the device key from values"
     if read:
         source += f" from .Values.{read}"
     fed = _chart_line(root, [k for k in counted if k != read])
@@ -233,9 +250,97 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
     offer = _offer(lib, found.define, claims, tried)
+    if not claims and not _entries(lib, found.define):
+        offer += _override_cost(copy / lib.folder, found.define)
     return (
         f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
         "`helm dependency update`), "
         f"and {offer}"
+    )
+
+
+def merged_request(root: Path, work: Any) -> Found | None:
+    """A library chart that merges a define of the chart's own into the pod spec it writes (corvid's
+    `include "corvid.podSpec" (list . "ollama-podSpec")`, rules/library-values.json `merged_pod_define`), whose
+    values places take the migration: the library passes the container's resources map through whole, and the
+    chart's define is where the pod's `resourceClaims` go (libvalues.merged_claims). The library's merge writes the
+    pod again with toYaml, so find_request's markers do not reach the render: the call is read from the chart's own
+    templates instead. None when no such call or library."""
+    merging = {str(e["merged_pod_define"]) for e in _library_entries() if e.get("merged_pod_define")}
+    calls = {
+        m.group(1)
+        for path in template_files(root)
+        for m in _MERGE_CALL.finditer(path.read_text(encoding="utf-8", errors="replace"))
+        if m.group(1) in merging
+    }
+    if not calls or not (root / "charts").is_dir():
+        return None
+    from dramigrate.helm.sandbox import refuse_outside_links
+
+    refuse_outside_links(root, str(root))
+    copy = work.path / "merged-library" / root.name
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    shutil.copytree(root / "charts", copy / "charts", symlinks=False)
+    unpacked = _folder_libraries(copy)
+    for lib in [*_unpack_libraries(copy), *unpacked]:
+        for call in sorted(calls):
+            places = values_places(lib, call)
+            if places and places.get("merged_pod_define") == call:
+                for path in template_files(copy / lib.folder):
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                    at = next((b.start for b in blocks(text) if b.word == "define" and b.cond == f'"{call}"'), None)
+                    if at is not None:
+                        return Found(lib, call, path.relative_to(copy).as_posix(), at, copy, places)
+    return None
+
+
+_INCLUDES = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
+# `include "corvid.podSpec" (list . "ollama-podSpec")`: a library define given the chart's own define to merge
+_MERGE_CALL = re.compile(r'\binclude\s+"([\w.-]+)"\s+\(list\s+[.$]\w*\s+"[\w.-]+"\s*\)')
+
+
+def _override_cost(folder: Path, define: str) -> str:
+    """What overriding the library from the chart would take, for the manual message: the defines a DRA branch goes
+    in (the one that writes the container's `resources:` around the key's define, the one that writes the pod's
+    `containers:`), each copied whole into a define of the same name in the chart's templates/ (Helm reads those after
+    the library's, so they win and `helm dependency update` keeps them), with their lines. "" when not found."""
+    found: dict[str, tuple[str, int, int, str]] = {}  # define -> (file, 1-based line, lines, body)
+    for path in template_files(folder):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = text.splitlines()
+        for b in blocks(text):
+            if b.word == "define":
+                body = "\n".join(lines[b.start : b.end + 1])
+                found[b.cond.strip('"')] = (path.relative_to(folder).as_posix(), b.start + 1, b.end - b.start + 1, body)
+    calls = re.compile(rf'\b(?:include|template)\s+"{re.escape(define)}"')
+    resources = next(
+        (n for n, d in found.items() if calls.search(d[3]) and re.search(r"^\s*(limits|resources):", d[3], re.M)),
+        define,
+    )
+    included = {n: set(_INCLUDES.findall(d[3])) for n, d in found.items()}
+
+    def reaches(name: str) -> bool:  # the define includes `resources`, through other defines or itself
+        seen, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n == resources:
+                return True
+            if n not in seen:
+                seen.add(n)
+                todo += included.get(n, set())
+        return False
+
+    pod = next((n for n, d in found.items() if re.search(r"^\s*containers:", d[3], re.M) and reaches(n)), None)
+    picked = list(dict.fromkeys(n for n in (resources, pod) if n in found))
+    if not picked:
+        return ""
+    where = ", ".join(f"{n} ({found[n][0]}:{found[n][1]}, {found[n][2]} lines)" for n in picked)
+    total = sum(found[n][2] for n in picked)
+    return (
+        f"; overriding it from the chart means a define of the same name in the chart's templates/ (Helm reads it "
+        f"after the library's, and `helm dependency update` keeps it) for {where}: {total} lines copied from the "
+        f"library with a DRA branch added, which a later library version would leave stale"
     )

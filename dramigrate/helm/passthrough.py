@@ -192,10 +192,15 @@ def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
     return None
 
 
-def marked_values(merged: dict[str, Any], flats: bool = True) -> tuple[dict[str, Any], list[Path_]]:
+def marked_values(
+    merged: dict[str, Any], flats: bool = True, only: list[Path_] | None = None
+) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker key in the limits of each resources map (`flats`: and in each flat map, which a
-    template writes as the limits), and those maps in marker order."""
-    maps = resources_maps(merged) + keyed_maps(merged) + (flat_maps(merged) if flats else [])
+    template writes as the limits; `only`: those maps instead, a library's: libvalues.Placer.maps), and those maps in
+    marker order."""
+    maps = (
+        only if only is not None else resources_maps(merged) + keyed_maps(merged) + (flat_maps(merged) if flats else [])
+    )
     out = copy.deepcopy(merged)
     for i, path in enumerate(maps):
         current = get_path(out, path)
@@ -2629,10 +2634,12 @@ def build(
     scoped: bool = False,
     reads: set[tuple[Path_, str, str]] | None = None,
     change: str = f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
+    documented: tuple[Path_, ...] = (),
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema). `reads`: the
     dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread);
-    `change`: the entry of the chart's `artifacthub.io/changes`."""
+    `change`: the entry of the chart's `artifacthub.io/changes`; `documented`: more maps values.yaml documents the
+    pod's `resourceClaims` beside (a library's map, whose pod claims a define of the chart renders: libvalues.py)."""
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
@@ -2685,6 +2692,7 @@ def build(
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
     flats = frozenset(p for p, siblings in map_paths.items() if SECTION_CONTENT in siblings)
-    documented = claims_docs(values, values_path, list(map_paths), counted, flats) if values else values
-    changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented)))
+    maps = [*map_paths, *documented]
+    documented_values = claims_docs(values, values_path, maps, counted, flats) if values else values
+    changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented_values)))
     return changes

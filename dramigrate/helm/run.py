@@ -113,6 +113,7 @@ from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
+    from dramigrate.helm.libvalues import Placer
     from dramigrate.writer import WriteOptions
 
 MAX_VARIATIONS = 28
@@ -1646,13 +1647,15 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
     library chart's templates (immich and app-template on bjw-s common): the message _fix_idiomatic ends with
     (idiomatic.build refuses such a template, and no helper of the chart writes the device key), known from the
     value sets the user gives. "" when not so, or when the rewrite would take another way."""
-    from dramigrate.helm import helper, idiomatic
+    from dramigrate.helm import helper, idiomatic, packedlib
 
     reference, rels, hints = own
     if not all(_library_written(root, rel, rules) for rel in rels):
         return ""
     if any(h.letter in ("B", "C") for h in hints.values()):
         return ""  # the pass-through rewrite
+    if packedlib.merged_request(root, work):
+        return ""  # the library merges a define of the chart into the pod: the values-only rewrite (libvalues.py)
     if (
         any(h.letter in ("D", "E", "F") for h in hints.values())
         and helper.marked_render(root, work, reference[0].options, rules)[2]
@@ -1698,7 +1701,7 @@ def _no_rewrite_shape(
             return ""
         if helper.marked_render(root, work, reference[0].options, rules)[2]:
             return ""
-        if packedlib.find_request(root, work, reference[0].options, rules):
+        if packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work):
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
@@ -1926,7 +1929,8 @@ def _fix_idiomatic(
             return
         from dramigrate.helm import packedlib  # a define of a packed library chart writes the key
 
-        if found := packedlib.find_request(root, work, reference[0].options, rules):
+        found = packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work)
+        if found:
             tried = ""  # why the values-only rewrite through the library's values places (libvalues.py) fails
             if found.places:
                 tried = _fix_library_values(outcome, root, copts, rules, settings, target, work, expected, hints, found)
@@ -2488,6 +2492,11 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
+            if why[True] and not why[False] and _over_limit(sides[True], base, wanted):
+                outcome.checked.append(
+                    f"{v.label} (switch off; on, the migration refuses the pod and the render fails)"
+                )
+                continue
             if why[True] and not why[False] and _refused(v, added or bool(devices - yours), sides[True]):
                 outcome.checked.append(f"{v.label} (switch off; on, the DRA branch fails the render: {UNTAKEN})")
                 continue
@@ -2552,6 +2561,14 @@ def _refused(v: Variation, added: bool, on: Render) -> bool:
     resource its claim does not take is refused, not silently left to the device plugin (helper.MapChoice,
     mapvars)."""
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
+
+
+def _over_limit(on: Render, original: Render, wanted: str) -> bool:
+    """Whether the switch-on render fails where the migration refuses the pods (it leaves the original render as it
+    is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py)."""
+    from dramigrate.helm.idiomatic import OVER_LIMIT
+
+    return bool(on.error) and OVER_LIMIT in on.error and wanted == original.stream
 
 
 def _render_devices(render: Render) -> set[str]:
@@ -2662,7 +2679,7 @@ def _fix_passthrough(
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
     switch: _Switch | None = None,
-    places: Callable[[list[Any], dict[str, Any]], None] | None = None,
+    places: Placer | None = None,
 ) -> None:
     """The pass-through rewrite (_passthrough), its values-dra.yaml migrating the maps under switches the defaults
     leave off too; when that does not prove, the rewrite with values-dra.yaml for the defaults' maps alone (a --set
@@ -2688,7 +2705,7 @@ def _passthrough(
     hint: tuple[str, Any],
     scopes: dict[str, list[tuple[str, ...]]],
     switch: _Switch | None,
-    places: Callable[[list[Any], dict[str, Any]], None] | None,
+    places: Placer | None,
     fold: bool,
 ) -> bool:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
@@ -2725,7 +2742,7 @@ def _passthrough(
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
         for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
-            marked, maps = pt.marked_values(sources.merged, flats)
+            marked, maps = pt.marked_values(sources.merged, flats, places.maps(sources.merged) if places else None)
             probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
             if not probe.error:
                 break
@@ -2949,7 +2966,9 @@ def _passthrough(
             leaf = root / sub if sub else root
             reads = removed if list(leaves) == [""] else set()
             extra = [LIBRARY_CHANGE] if places else []
-            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra)
+            documented = tuple(places.documented()) if places else ()
+            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented)
+            built += places.templates(leaf) if places else []  # a define of the chart the library merges
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
                     changes.append(c)
