@@ -133,3 +133,35 @@ def test_workloads_sharing_a_claim_spec_call_it_with_their_count(tmp_path: Path)
     assert _claims(docs) == {"head": 1, "worker": 4}
     names = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate")
     assert [re.sub(r"-[0-9a-f]{8}$", "", n) for n in names] == ["head", "worker"]
+
+
+def _workload(kind: str) -> str:
+    head = deployment("{{ .Release.Name }}-app", _pod("{{ .Values.gpus }}"), app="app")
+    return head.replace("kind: Deployment", f"kind: {kind}")
+
+
+def test_a_pod_in_each_branch_of_an_if_shares_one_claim_template(tmp_path: Path) -> None:
+    """A StatefulSet or a Deployment, by a values switch (`if .Values.stateful`, then `else`), each asking for the
+    same GPUs: one claim template, named as both workloads are, rendered whichever branch renders (was: one per
+    branch, named `-1`, `-2`, each with its own guard, name define and older-cluster check, `(or .Values.stateful
+    (not .Values.stateful))`)."""
+    template = "{{- if .Values.stateful }}\n" + _workload("StatefulSet") + "{{- else }}\n" + _workload("Deployment")
+    files = {"templates/app.yaml": template + "{{- end }}\n", "values.yaml": "stateful: false\ngpus: 1\n"}
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert text.count("kind: ResourceClaimTemplate") == 1 and "not .Values.stateful" not in text, text
+    names = set()
+    for stateful in ("true", "false"):
+        docs = _render(chart, f"stateful={stateful}", "gpus=2")
+        (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+        assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+        (workload,) = [d for d in docs if d["kind"] != "ResourceClaimTemplate"]
+        (claim,) = workload["spec"]["template"]["spec"]["resourceClaims"]
+        assert claim["resourceClaimTemplateName"] == template["metadata"]["name"]
+        names.add(template["metadata"]["name"])
+        with pytest.raises(HelmError, match=OLD):
+            _render(chart, f"stateful={stateful}", kube="1.33")
+        assert [d["kind"] for d in _render(chart, f"stateful={stateful}", "gpus=0", kube="1.33")] == [workload["kind"]]
+    (name,) = names
+    assert name.startswith("release-name-app-")
