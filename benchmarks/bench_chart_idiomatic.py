@@ -245,7 +245,7 @@ def independent_check(
     """Proof L and D again, from outside the tool: "" when both hold, else the first failure. `off_chart`: the chart
     rewritten with --opt-in (the switch off by default); `on`: the chart rewritten without it, its values files
     and its outcome (a values switch, pattern A or D, is on by default there: no need to know its key)."""
-    from dramigrate.helm.passthrough import TEMPLATE_FILE
+    from dramigrate.helm.passthrough import SET_OVERLAY, TEMPLATE_FILE
     from dramigrate.helm.prove import strict_errors
     from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -279,6 +279,11 @@ def independent_check(
         if stands:
             dropped = re.findall(r"--set(?:-string)? (\S+)", stands.group(1))
             files, sets = (*files[1:], overlay[0]), tuple(x for x in run.sets if x not in dropped)
+        if SET_OVERLAY in rels:  # values-set-dra.yaml in place of a --set of a device count, after the -f files
+            head = "".join((on_chart / SET_OVERLAY).read_text().splitlines(True)[:2])
+            stands = re.search(r"in place of\W*`([^`]*)`", head)
+            dropped = re.findall(r"--set(?:-string)? (\S+)", stands.group(1)) if stands else []
+            files, sets = (*on_values, on_chart / SET_OVERLAY), tuple(x for x in run.sets if x not in dropped)
     rendered = render(on_chart, files, sets)
     invalid = strict_errors(rendered, ("1.34", "1.36"), original)  # the chart's own errors are not the rewrite's
     if invalid:
@@ -303,7 +308,7 @@ def independent_check(
 def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
     from dramigrate.config import Settings
     from dramigrate.helm.engine import HELPER_FILE
-    from dramigrate.helm.passthrough import TEMPLATE_FILE
+    from dramigrate.helm.passthrough import SET_OVERLAY, TEMPLATE_FILE
     from dramigrate.helm.run import ChartOptions, run_chart, write_changes
     from dramigrate.versions import Target
 
@@ -321,7 +326,9 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
         result.engine = any(Path(c.rel).as_posix().endswith(HELPER_FILE) for c in outcome.changes)
         result.added = added_lines(outcome.changes)
         result.added_chart = added_lines([c for c in outcome.changes if not c.rel.endswith("-dra.yaml")])
-        result.added_inside = added_lines([c for c in outcome.changes if (root / c.rel).resolve().is_relative_to(root)])
+        # values-set-dra.yaml, in the chart's folder, holds the DRA values of the run's --set: the user's, as a variant
+        inside = [c for c in outcome.changes if (root / c.rel).resolve().is_relative_to(root) and c.rel != SET_OVERLAY]
+        result.added_inside = added_lines(inside)
         if outcome.proven:
             result.state = "proven"
             result.how = (

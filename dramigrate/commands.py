@@ -467,38 +467,36 @@ def _error_result(path: str, message: str) -> Any:
 
 
 def outcome(result: RunResult, written: list[str] | None) -> dict[str, list[dict[str, str]]]:
-    """Which files were written, which had a rewrite that was not written, and which failed (with why)."""
+    """Which files were written, which had a rewrite that was not written, and which failed (with why). Names and
+    reasons as the rest of the report has them (each format escapes them its own way)."""
 
     def why(r: Any) -> str:
         if r.error is not None:
-            return printable(r.error.message)
-        return printable(next((f.message for f in r.findings if f.rule == "internal-error"), ""))
-
-    def printable(text: str) -> str:
-        return "".join(c if c.isprintable() else "?" for c in text)
+            return str(r.error.message)
+        return next((f.message for f in r.findings if f.rule == "internal-error"), "")
 
     return {
-        "written": [{"file": printable(p)} for p in written or []],
-        "notWritten": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.not_written],
-        "failed": [{"file": printable(r.path), "reason": why(r)} for r in result.files if r.failed],
+        "written": [{"file": p} for p in written or []],
+        "notWritten": [{"file": r.path, "reason": why(r)} for r in result.files if r.not_written],
+        "failed": [{"file": r.path, "reason": why(r)} for r in result.files if r.failed],
     }
 
 
 def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
-    """The summary's file lines: always after fix, else only when files failed."""
+    """The summary's file lines: always after fix, else only when files failed. Each name and reason on its line,
+    escaped as the text report's other lines (escape.plain: \\xNN, \\n)."""
     o = outcome(result, written)
+
+    def item(w: dict[str, str]) -> str:
+        return "\n  " + plain(w["file"], False) + (f": {plain(w['reason'], False)}" if "reason" in w else "")
+
     lines: list[str] = []
     if written is not None:
-        lines.append(f"written: {len(o['written'])} file(s)" + "".join(f"\n  {w['file']}" for w in o["written"]))
+        lines.append(f"written: {len(o['written'])} file(s)" + "".join(map(item, o["written"])))
         if o["notWritten"]:
-            lines.append(
-                f"not written: {len(o['notWritten'])} file(s)"
-                + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["notWritten"])
-            )
+            lines.append(f"not written: {len(o['notWritten'])} file(s)" + "".join(map(item, o["notWritten"])))
     if o["failed"]:
-        lines.append(
-            f"failed: {len(o['failed'])} file(s)" + "".join(f"\n  {w['file']}: {w['reason']}" for w in o["failed"])
-        )
+        lines.append(f"failed: {len(o['failed'])} file(s)" + "".join(map(item, o["failed"])))
     return lines
 
 
@@ -612,7 +610,7 @@ def _json_document(result: RunResult, changed: int, written: list[str] | None = 
     from dramigrate.report.json import document
 
     errors = [
-        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
         for e in (r.error for r in result.files)
         if e is not None
     ]
@@ -750,11 +748,14 @@ def do_diff(opts: Options, check: bool) -> int:
 
 def _trees(opts: Options) -> tuple[Path, ...]:
     """The trees fix writes in: a symlink (a file's, or a folder's on its way) is written through only to a target
-    inside one of them. A path named through a symlink of its own (`fix sd`, sd -> ../elsewhere) is not its target's
-    tree (writer.tree_of)."""
+    inside one of them. A path named through a symlink of its own is not its target's tree (writer.tree_of), unless
+    the link stays in the working folder: then it stands for its target, as it was read (sources.followed_tree; one
+    leading out is never read)."""
+    from dramigrate.sources import followed_tree
     from dramigrate.writer import tree_of
 
-    return tuple(tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-")
+    named = [tree_of(Path(p)) for p in [*opts.paths, *opts.values_files] if p != "-"]
+    return (*named, *(t for p in opts.paths if p != "-" and (t := followed_tree(p)) is not None))
 
 
 def _refuse_links(roots: tuple[Path, ...], result: RunResult) -> None:
@@ -1122,7 +1123,7 @@ def do_fit(opts: Options, inventory: Path) -> int:
                     ],
                     # the files not checked (not YAML, a FIFO, a link out of the tree...), as lint's JSON has them
                     "errors": [
-                        {"file": e.file, "line": e.line, "column": e.column, "message": e.message}
+                        {"file": e.file, "line": e.line, "column": e.column, "rule": e.rule, "message": e.message}
                         for e in (r.error for r in result.files)
                         if e is not None
                     ],

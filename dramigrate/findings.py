@@ -87,12 +87,13 @@ class Finding:
 class InputError(Exception):
     """Bad input: reported with file:line, exit code 2, never a traceback."""
 
-    def __init__(self, message: str, file: str = "", line: int = 0, column: int = 0) -> None:
+    def __init__(self, message: str, file: str = "", line: int = 0, column: int = 0, rule: str = "bad-input") -> None:
         super().__init__(message)
         self.message = message
         self.file = file
         self.line = line
         self.column = column
+        self.rule = rule  # the catalogue's id for what was refused (chart-symlink-outside...), bad-input by default
 
     def __str__(self) -> str:
         where = self.file
@@ -108,7 +109,8 @@ class InputError(Exception):
         from dramigrate.report.escape import plain
 
         where = str(InputError("", self.file, self.line, self.column)).removesuffix(": ")
-        return f"{plain(where, False)}: {plain(self.message)}" if where else plain(self.message)
+        message = plain(self.message) if self.rule == "bad-input" else f"[{self.rule}] {plain(self.message)}"
+        return f"{plain(where, False)}: {message}" if where else message
 
 
 @cache

@@ -218,6 +218,29 @@ def check_values_file(path: str, shown: str) -> None:
     check_values_text(text, shown)
 
 
+def recursive_alias(text: str) -> tuple[str, int] | None:
+    """(anchor, 0-based line) of the first alias inside the very node its anchor names (`m: &m {<<: *m}`), from
+    libyaml's events; None when there is none (or libyaml refuses the text: the parser words that). Kubernetes'
+    reader refuses such a document (go-yaml: anchor value contains itself), and ruamel's merge of one ended the run
+    on that file with an internal error."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    open_anchors: list[str | None] = []  # the anchor of each mapping or sequence being read, innermost last
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            kind = type(event)
+            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                open_anchors.append(event.anchor)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                open_anchors.pop()
+            elif kind is yaml.AliasEvent and event.anchor in open_anchors:
+                return event.anchor, event.start_mark.line
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def nodes_upto(text: str | bytes, limit: int) -> int:
     """The nodes of text (scalars, collections, aliases) as libyaml's events give them, counted up to limit + 1, at
     some 0.5 µs a node where building them in Python takes 20 µs (a 6 MB flow list of 3 million took a minute and

@@ -74,7 +74,8 @@ def failed_file(path: str, exc: BaseException, what: str = "") -> FileResult:
     """The result of a file whose processing raised: OS errors and limits are bad input, anything else a bug."""
     prefix = f"{what}: " if what else ""
     if isinstance(exc, InputError):
-        return FileResult(path, error=InputError(prefix + exc.message, exc.file or path, exc.line, exc.column))
+        error = InputError(prefix + exc.message, exc.file or path, exc.line, exc.column, exc.rule)
+        return FileResult(path, error=error)
     if isinstance(exc, OSError):
         reason = exc.strerror or type(exc).__name__
         return FileResult(path, error=InputError(f"{prefix or 'cannot process: '}{reason}", path))

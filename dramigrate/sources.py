@@ -101,6 +101,7 @@ def expand(
     out = Inputs()
     out.found, out.kustomization = found, kustomization
     seen: set[str] = set()
+    links: dict[str, bool] = {}  # folders named paths go through: is each a symlink (one lstat per folder)
     walked: list[tuple[Path, list[str]]] = []  # (folder named, the files found in it)
     for raw in paths:
         if raw == STDIN:
@@ -109,6 +110,11 @@ def expand(
         p = Path(raw)
         if force_exclude and exclude and p.exists() and (pattern := excluded_by(p, exclude)):
             out.skipped.append(f"{raw}: excluded by the pattern {pattern!r}")
+            continue
+        # before anything of it is read (a chart's Chart.yaml, a folder); a kustomization linked out of its folder
+        # is said as that (_expand_path)
+        if (why := named_refusal(raw, links)) and not (p.name in KUSTOMIZATION_NAMES and leaves_folder(raw)):
+            out.errors.append((raw, why))
             continue
         before = len(out.files)
         try:
@@ -156,6 +162,58 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]
         _walk(p, exclude, out, seen)
         return True
     return False
+
+
+def named_reach(raw: str, links: dict[str, bool] | None = None) -> tuple[str, str]:
+    """(tree, link) of a path named on the command line. tree: where the path may lead, the working folder for a path
+    written below it, else the folder holding the path (symlinks above either lead to where the tree lives); link:
+    the first symlink on the way from the tree down to the path (the path itself included), "" when none. links:
+    what is known of folders already (filled in)."""
+    absolute, cwd = os.path.abspath(raw), os.getcwd()
+    inside = cwd.rstrip(os.sep) + os.sep
+    if absolute == cwd or absolute.startswith(inside):
+        tree, below = cwd, [part for part in absolute[len(inside) :].split(os.sep) if part]
+    else:
+        tree, below = os.path.dirname(absolute), [os.path.basename(absolute)]
+    here = tree
+    for i, part in enumerate(below):
+        here = os.path.join(here, part)
+        is_link = links.get(here) if links is not None and i < len(below) - 1 else None
+        if is_link is None:
+            is_link = os.path.islink(here)
+            if links is not None:
+                links[here] = is_link
+        if is_link:
+            return tree, here
+    return tree, ""
+
+
+def named_refusal(raw: str, links: dict[str, bool] | None = None) -> str:
+    """Why a path named on the command line is not read, "" when it is: it is, or goes through, a symlink that leads
+    out of its tree (named_reach), or into a .git folder (a CI checkout keeps its token in .git/config). A hostile
+    pull request's links reach `git diff --name-only | xargs dramigrate lint` as they are: nothing of what they point
+    to is read or shown."""
+    tree, link = named_reach(raw, links)
+    if not link and ".." not in Path(raw).parts:  # `sd/..` is the folder above sd's target
+        return ""
+    rel = os.path.relpath(os.path.realpath(raw), os.path.realpath(tree))
+    what = "a symlink that" if os.path.islink(raw) else "reached through a symlink that"
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        where = "the working folder" if tree == os.getcwd() else tree
+        return f"{what} leads out of {where}; skipped (never read)"
+    if ".git" in rel.split(os.sep):
+        return f"{what} leads into a .git folder; skipped (never read)"
+    return ""
+
+
+def followed_tree(raw: str) -> Path | None:
+    """The tree a path named on the command line that is, or goes through, a symlink staying in its tree stands for:
+    its target (a file's: its folder), as if the target were named. None for a path without a symlink."""
+    _, link = named_reach(raw)
+    if not link or named_refusal(raw):
+        return None
+    target = Path(os.path.realpath(raw))
+    return target if target.is_dir() else target.parent
 
 
 def excluded_by(path: Path, patterns: tuple[str, ...]) -> str:
@@ -475,6 +533,9 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             if kind != REGULAR:  # a file not read is bad input, named in every report (a CI gate must see it)
                 if kind == LINK and not _inside(text, root):
                     errors.append((text, f"a symlink that leaves {top}; skipped (never read)"))
+                    continue
+                if kind == LINK and ".git" in os.path.relpath(os.path.realpath(text), root).split(os.sep):
+                    errors.append((text, "a symlink that leads into a .git folder; skipped (never read)"))
                     continue
                 try:
                     mode = os.stat(text).st_mode

@@ -141,14 +141,18 @@ def test_a_device_key_beside_the_built_map_in_each_item_of_a_range(tmp_path: Pat
 
 def test_a_device_resource_the_claim_does_not_take_fails_the_render_in_the_key_branch(tmp_path: Path) -> None:
     """With dra.enabled, a device key the claim does not take, written by the branch without the map, would stay a
-    device-plugin request: the render fails with the switch named, as it does for the map."""
+    device-plugin request: the render fails with the switch named, as it does for the map. A resource no rule pack
+    knows stays a device-plugin request, as the migration leaves it (it failed the render too)."""
     _, chart = _fixed(tmp_path, WORKERS)
+    amd = tmp_path / "amd.yaml"
+    amd.write_text(VALUES.replace("gpu: {count: 1}", "gpu: {count: 1, type: amd.com/gpu}"))
+    with pytest.raises(HelmError, match="set dra.enabled=false to request it from its device plugin"):
+        list(render_chart(chart, RenderOptions(values_files=(amd,))))
+    off = render_chart(chart, RenderOptions(values_files=(amd,), set_values=("dra.enabled=false",)))
+    assert "amd.com/gpu: 1" in "".join(m.text for m in off)
     fpga = tmp_path / "fpga.yaml"
     fpga.write_text(VALUES.replace("gpu: {count: 1}", "gpu: {count: 1, type: example.com/fpga}"))
-    with pytest.raises(HelmError, match="set dra.enabled=false to request it from its device plugin"):
-        list(render_chart(chart, RenderOptions(values_files=(fpga,))))
-    off = render_chart(chart, RenderOptions(values_files=(fpga,), set_values=("dra.enabled=false",)))
-    assert "example.com/fpga: 1" in "".join(m.text for m in off)
+    assert "example.com/fpga: 1" in "".join(m.text for m in render_chart(chart, RenderOptions(values_files=(fpga,))))
 
 
 # the key written beside other keys of its section: only the key line goes, the claim follows the section

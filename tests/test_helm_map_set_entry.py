@@ -9,11 +9,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
-from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
@@ -243,3 +244,19 @@ def test_a_device_key_written_beside_the_built_map_gets_the_claim_too(tmp_path: 
         assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], pod
         assert "nvidia.com/gpu" not in (pod["containers"][0]["resources"].get("limits") or {})
         assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 3
+
+
+def test_a_name_the_migration_leaves_alone_keeps_its_request_in_the_built_map(tmp_path: Path) -> None:
+    """A resource no rule pack knows set as the name: with dra.enabled the map keeps its request, as `fix -` does
+    (was: the render failed, 'a device resource the DRA claim of the chart does not take'); a name the packs migrate
+    that the claim does not take still fails."""
+    files = {"values.yaml": VALUES, "templates/deployment.yaml": DEPLOYMENT}
+    chart = chart_with(tmp_path, "server", files)
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    (pod,) = [d["spec"]["template"]["spec"] for d in _docs(chart, ("gpu.resourceName=example.org/npu",))]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi", "example.org/npu": 1}}
+    assert "resourceClaims" not in pod
+    with pytest.raises(HelmError, match="does not take"):
+        _docs(chart, ("gpu.resourceName=gpu.intel.com/i915",))

@@ -495,20 +495,6 @@ def test_a_set_that_picks_another_servers_device_keys_is_not_called_proven(tmp_p
     assert why + "a.resources) leaves as it is; put those --set options in a -f values file" in outcome.manual
 
 
-def test_a_set_of_the_defaults_device_count_is_named_over_values_dra_yaml(tmp_path: Path) -> None:
-    """values.yaml ships the device key and the user's --set changes its count: values-dra.yaml drops that key, the
-    --set sets it again after it, so no DRA values file covers the run and fix names the --set (was: 'the --set
-    options choose device keys other than those values-dra.yaml migrates', which they do not)."""
-    chart = chart_with(
-        tmp_path, "server", {"values.yaml": "namespace: models\n" + GPU, "templates/server.yaml": SERVER}
-    )
-    sets = ("resources.limits.nvidia\\.com/gpu=2",)
-    outcome = run_chart(chart, ChartOptions(set_values=sets), RULES, Settings(), T136, "fix")
-    assert not outcome.proven, outcome.report()
-    want = "--set resources.limits.nvidia\\.com/gpu=2 sets device keys over those values-dra.yaml (resources) drops"
-    assert want in outcome.manual, outcome.manual
-
-
 def test_a_set_that_keeps_the_defaults_device_keys_is_proven_with_values_dra_yaml(tmp_path: Path) -> None:
     """values.yaml ships the device keys and the user's --set picks only the server flavour (goend-ark-ai's
     `--set modelConfig.current.serviceType=vllm`), which the same resources map serves: values-dra.yaml, written for

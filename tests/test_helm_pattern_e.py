@@ -76,9 +76,10 @@ def test_the_name_changed_to_another_resource_of_its_pack_is_proven(intel: tuple
 
 
 def test_a_name_the_lookup_does_not_know_fails_with_the_way_back(intel: tuple[Path, Any]) -> None:
+    """A resource the migration moves to a claim of another class (amd.com/gpu on an Intel chart)."""
     chart, _ = intel
     file = chart.parent / "unknown.yaml"
-    file.write_text("dra: {enabled: true}\ngpu: {type: example.org/npu}\n")
+    file.write_text("dra: {enabled: true}\ngpu: {type: amd.com/gpu}\n")
     with pytest.raises(HelmError) as failed:
         render_chart(chart, RenderOptions(values_files=(file,)))
     assert "gpu.type names a device resource the chart's DRA claim does not know" in str(failed.value)
@@ -87,6 +88,31 @@ def test_a_name_the_lookup_does_not_know_fails_with_the_way_back(intel: tuple[Pa
     file.write_text("dra: {enabled: false}\ngpu: {type: example.org/npu}\n")
     _, _, pods = dra_render(chart, file)
     assert pods["release-name-pipeline"]["containers"][0]["resources"]["limits"] == {"example.org/npu": 1}
+
+
+@pytest.mark.parametrize("name", ["example.org/npu", "nvidia.com/gpu.shared"])
+def test_a_name_the_migration_leaves_alone_keeps_its_device_plugin_request(tmp_path: Path, name: str) -> None:
+    """A resource no rule pack knows, or a report-only one: `fix -` leaves its request on the device plugin, and so
+    does the chart with the switch on (the proof renders such a name). Was: the render failed, 'gpuResourceName names
+    a device resource the chart's DRA claim does not know'."""
+    chart = chart_with(tmp_path, "infer", {"templates/infer.yaml": DEFAULTED, "values.yaml": "cpu: 1\ngpus: 1\n"})
+    outcome = fix_chart(chart)
+    assert 'gpuResourceName changed to "example.org/accelerator"' in outcome.checked
+    file = tmp_path / "other.yaml"
+    file.write_text(f"dra: {{enabled: true}}\ngpuResourceName: {name}\ngpus: 2\n")
+    docs, counts, pods = dra_render(chart, file)
+    assert not counts
+    pod = pods["release-name-infer"]
+    assert "resourceClaims" not in pod and "tolerations" not in pod
+    assert pod["containers"][0]["resources"] == {"limits": {"cpu": 1, name: 2}, "requests": {"cpu": 1, name: 2}}
+    file.write_text("dra: {enabled: true}\ngpus: 2\n")  # the default name still takes the claim
+    docs, counts, pods = dra_render(chart, file)
+    assert list(counts.values()) == [2]
+    assert pods["release-name-infer"]["containers"][0]["resources"] == {
+        "limits": {"cpu": 1},
+        "requests": {"cpu": 1},
+        "claims": [{"name": "gpu"}],
+    }
 
 
 def test_a_name_the_lookup_does_not_know_may_use_an_existing_claim_template(intel: tuple[Path, Any]) -> None:
@@ -270,7 +296,7 @@ def test_a_name_held_in_a_variable_read_through_another_is_looked_up(tmp_path: P
     assert [t["key"] for t in pod["tolerations"]] == ["gpu.intel.com/xe"]
     assert pod["containers"][0]["resources"]["limits"] == {"memory": "1Gi"}
     file = tmp_path / "npu.yaml"
-    file.write_text("dra: {enabled: true}\nnode: {accel: {resourceName: example.org/npu}}\n")
+    file.write_text("dra: {enabled: true}\nnode: {accel: {resourceName: amd.com/gpu}}\n")
     with pytest.raises(HelmError, match="node.accel.resourceName names a device resource"):
         render_chart(chart, RenderOptions(values_files=(file,)))
 
@@ -351,7 +377,7 @@ def test_a_name_the_users_values_file_changes_is_looked_up_beside_the_default(tm
     assert request["deviceClassName"] == "gpu.nvidia.com"
     assert "limits" not in pod["containers"][0]["resources"]
     file = tmp_path / "npu.yaml"
-    file.write_text("dra: {enabled: true}\ngpuResourceKey: example.org/npu\n")
+    file.write_text("dra: {enabled: true}\ngpuResourceKey: gpu.intel.com/i915\n")
     with pytest.raises(HelmError, match="gpuResourceKey names a device resource"):
         render_chart(chart, RenderOptions(values_files=(file,)))
 

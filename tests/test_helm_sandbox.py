@@ -77,7 +77,7 @@ def test_symlinks_out_of_the_chart_are_refused_by_name(tmp_path: Path, run_cli: 
 
     assert code == 2
     assert SECRET not in everything and "extraheader" not in everything
-    refused = {f["file"]: f["message"] for f in report["findings"] if f["rule"] == "chart-symlink-outside"}
+    refused = {e["file"]: e["message"] for e in report["errors"] if e["rule"] == "chart-symlink-outside"}
     assert set(refused) == {str(leaky), str(linked)}
     assert "files/token -> ../../../.git/config" in refused[str(leaky)]
     assert "templates/env.yaml" in refused[str(linked)]
@@ -107,7 +107,7 @@ def test_helm_messages_never_quote_chart_files(tmp_path: Path, run_cli: RunCli) 
     assert "set gpuType" in errors[str(charts[4])]  # a literal message of the template is Helm's own
 
 
-def test_charts_past_the_render_limits_are_findings(
+def test_charts_past_the_render_limits_are_bad_input(
     tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DRAMIGRATE_HELM_TIMEOUT", "2")
@@ -129,7 +129,7 @@ def test_charts_past_the_render_limits_are_findings(
     elapsed = time.monotonic() - started
 
     assert code == 2 and "Traceback" not in everything
-    limited = {f["file"]: f["message"] for f in report["findings"] if f["rule"] == "chart-render-limit"}
+    limited = {e["file"]: e["message"] for e in report["errors"] if e["rule"] == "chart-render-limit"}
     assert set(limited) == {str(slow), str(hungry), str(recursive)}
     assert "2 s" in limited[str(slow)]
     for ok in (good, fine / "templates" / "pod.yaml"):
@@ -223,7 +223,7 @@ def test_packaged_charts_are_unpacked_within_bounds(tmp_path: Path, run_cli: Run
     code, everything, report = outputs(tmp_path, run_cli, *archives.values())
 
     assert code == 2
-    refused = {f["file"]: f["message"] for f in report["findings"] if f["rule"] == "chart-archive-limit"}
+    refused = {e["file"]: e["message"] for e in report["errors"] if e["rule"] == "chart-archive-limit"}
     assert set(refused) == {str(p) for p in archives.values()}
     assert "5 MiB" in refused[str(archives["big"])] and "10000 members" in refused[str(archives["many"])]
     assert "outside" in refused[str(archives["escape"])] and "link" in refused[str(archives["link"])]
@@ -284,3 +284,67 @@ def test_an_external_helm_message_that_echoes_a_chart_file_is_not_shown(tmp_path
     code, out, err = run_cli(["lint", chart, "--helm-binary", fake, "--format", "json"])
     assert code == 2 and SECRET not in out + err
     assert "app/templates/pod.yaml:3:1" in json.loads(out)["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit", "markdown"])
+def test_a_refused_chart_is_counted_once_as_bad_input(tmp_path: Path, fmt: str) -> None:
+    """A chart dramigrate does not render (here a symlink out of it) was both bad input and an error finding with
+    the same message: every format said it twice, and the summary counted it in `errors` and in `badInput`. It is
+    bad input once, named with its rule, and the summary's errors are those of the files checked."""
+    from conftest import run_dramigrate
+
+    chart = make_chart(tmp_path, "linked", {})
+    (chart / "templates" / "env.yaml").symlink_to("/etc/hostname")
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    said = "not rendered: symlink(s) leave the chart: templates/env.yaml"
+
+    code, out, err = run_dramigrate(["lint", "linked", "pod.yaml", "--format", fmt], cwd=tmp_path)
+
+    assert code == 2, err
+    # text and JSON: the bad input and the list of failed files; JUnit: the error's message attribute and its text
+    assert out.count(said) == (2 if fmt in ("text", "json", "junit") else 1), out
+    assert "chart-symlink-outside" in out
+    if fmt == "json":
+        report = json.loads(out)
+        assert [(e["file"], e["rule"]) for e in report["errors"]] == [("linked", "chart-symlink-outside")]
+        assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == ["legacy-device-request"]
+        assert (report["summary"]["errors"], report["summary"]["badInput"]) == (1, 1)
+    if fmt in ("text", "markdown"):
+        assert "1 error(s)" in out and "1 file(s) with bad input" in out, out
+
+
+@pytest.mark.parametrize("where", ["file URL", "relative path", "absolute path"])
+def test_a_values_schema_never_reads_a_file_outside_the_chart(tmp_path: Path, run_cli: RunCli, where: str) -> None:
+    """Helm's schema loader read whatever a values.schema.json `$ref` named on the machine (a `file://` URL, or a path
+    leading out of the chart): whether the chart then rendered told a pull request's author something of a file such
+    as ~/.docker/config.json. Such a reference is dropped (never read: that part of the values goes unchecked); one
+    inside the chart still applies."""
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"type": "string"}')  # read, it would refuse the chart's `gpus: 1`
+    ref = {
+        "file URL": outside.as_uri(),
+        "relative path": "../" * 12 + str(outside).lstrip("/"),
+        "absolute path": str(outside),
+    }[where]
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"gpus": {"$ref": ref}}}
+    leaky = make_chart(tmp_path, "leaky", {}, {"values.schema.json": json.dumps(schema)})
+    strict = make_chart(
+        tmp_path,
+        "strict",
+        {},
+        {
+            "values.schema.json": json.dumps({"properties": {"gpus": {"$ref": "defs.json"}}}),
+            "defs.json": outside.read_text(),
+        },
+    )
+    good = tmp_path / "pod.yaml"
+    good.write_text(ONE_GPU_POD.format(name="good"))
+
+    code, everything, report = outputs(tmp_path, run_cli, leaky, strict, good)
+
+    assert code == 2 and "Traceback" not in everything
+    rules = {(f["file"], f["rule"]) for f in report["findings"]}
+    assert (str(leaky / "templates" / "pod.yaml"), "legacy-device-request") in rules  # rendered, the ref not read
+    assert (str(good), "legacy-device-request") in rules
+    assert [e["file"] for e in report["errors"]] == [str(strict)]  # the chart's own schema still applies
+    assert json.loads((leaky / "values.schema.json").read_text()) == schema  # the chart itself is not changed

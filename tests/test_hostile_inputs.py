@@ -329,3 +329,27 @@ def test_a_stream_without_device_requests_is_passed_through_byte_for_byte(stream
     )
     assert proc.stdout == stream
     assert b"Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "tail",
+    ["  m: &m\n    a: 1\n    <<: *m\n", "  m: &m\n    n:\n      <<: [*m]\n", "  x: &a [1, *a]\n", "  m: &m {k: *m}\n"],
+    ids=["merge", "merge-list", "sequence", "mapping"],
+)
+@pytest.mark.parametrize("command", ["lint", "fix"])
+def test_an_alias_inside_the_node_it_names_is_bad_input(tmp_path: Path, tail: str, command: str) -> None:
+    """`m: &m {<<: *m}`: ruamel's merge of it ended the file with an internal error (AttributeError), and a plain
+    recursive alias was read as a workload Kubernetes refuses to decode (go-yaml: anchor value contains itself).
+    Now the file is bad input at the alias's line; the good file beside it is still migrated."""
+    from conftest import run_dramigrate
+
+    (tmp_path / "loop.yaml").write_text(ONE_GPU_POD.format(name="loop") + tail)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    line = 12 + tail.count("\n") - 1
+
+    code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+
+    assert code == 2 and "internal" not in out + err, out + err
+    assert f"bad input loop.yaml:{line}: the alias *" in out + err
+    assert (tmp_path / "loop.yaml").read_text() == ONE_GPU_POD.format(name="loop") + tail
+    assert ("resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()) == (command == "fix")

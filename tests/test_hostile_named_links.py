@@ -1,6 +1,6 @@
-"""A path named on the command line that is, or goes through, a symlink to a folder outside the tree (`fix sd`,
-sd -> ../elsewhere): fix writes nothing through it and diff says so, each with the same finding; a link that stays
-inside the tree is still followed."""
+"""A path named on the command line that is, or goes through, a symlink out of its tree (the working folder; for a
+path outside it, the folder holding it) or into a .git folder is never read, in every command and format; a link that
+stays inside the tree is still followed, read and written."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ CHART_POD = """\
 apiVersion: v1
 kind: Pod
 metadata:
-  name: {{ .Release.Name }}-gpu
+  name: {{ .Release.Name }}-secret
 spec:
   containers:
   - name: app
@@ -24,6 +24,7 @@ spec:
         nvidia.com/gpu: {{ .Values.gpus }}
 """
 REFUSED = "whose target is outside the tree; not written through it"
+NOT_READ = "leads out of the working folder; skipped (never read)"
 
 
 def _snapshot(top: Path) -> dict[str, str]:
@@ -36,8 +37,8 @@ def linked(tmp_path: Path) -> Path:
     folder inside the tree); returns tree/."""
     outside, tree = tmp_path / "elsewhere", tmp_path / "tree"
     (outside / "sub").mkdir(parents=True)
-    (outside / "pod.yaml").write_text(ONE_GPU_POD.format(name="outside"))
-    (outside / "sub" / "pod.yaml").write_text(ONE_GPU_POD.format(name="deeper"))
+    (outside / "pod.yaml").write_text(ONE_GPU_POD.format(name="secret-outside"))
+    (outside / "sub" / "pod.yaml").write_text(ONE_GPU_POD.format(name="secret-deeper"))
     chart_with(outside, "app", {"templates/pod.yaml": CHART_POD, "values.yaml": "gpus: 1\n"})
     (tree / "real").mkdir(parents=True)
     (tree / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
@@ -48,19 +49,31 @@ def linked(tmp_path: Path) -> Path:
     return tree
 
 
-@pytest.mark.parametrize("named", ["sd", "sd/", "sd/sub", "sd/pod.yaml", "chart"])
-def test_fix_and_diff_of_a_named_link_out_of_the_tree_write_nothing_and_say_why(linked: Path, named: str) -> None:
+@pytest.mark.parametrize("named", ["sd", "sd/", "sd/sub", "sd/pod.yaml", "chart", "fl.yaml"])
+@pytest.mark.parametrize(
+    "args",
+    [["lint"], *(["lint", "--format", f] for f in ("json", "sarif", "github", "junit", "markdown")), ["diff"], ["fix"]],
+)
+def test_a_named_link_out_of_the_tree_is_never_read(linked: Path, named: str, args: list[str]) -> None:
+    """`git diff --name-only | xargs dramigrate lint` on a hostile pull request names its symlinks: one to a file or
+    folder outside the working folder was read, and the names of the objects there (or a chart rendered from there)
+    were shown. Such a path is bad input named in every format, nothing of its target is read, shown or written, and
+    the good file beside it is still checked."""
     outside = linked.parent / "elsewhere"
+    (linked / "fl.yaml").symlink_to("../elsewhere/pod.yaml")
     before = _snapshot(outside)
 
-    for command, what in (("diff", "fix would not write it"), ("fix", "not written")):
-        code, out, err = run_dramigrate([command, named], cwd=linked)
+    code, out, err = run_dramigrate([*args, named, "good.yaml"], cwd=linked)
 
-        assert code == 2, err
-        assert f"{what}: reached through the symlink {named.split('/')[0]} -> ../elsewhere" in err, err
-        assert REFUSED in err and "Traceback" not in err
-        assert "+++" not in out  # diff shows no change fix would not make
-        assert _snapshot(outside) == before
+    assert code == 2, err
+    assert NOT_READ in out + err and named.rstrip("/") in out + err
+    assert "secret" not in out + err  # no object name of the target, nor a chart rendered from it
+    assert "Traceback" not in err
+    assert _snapshot(outside) == before
+    if args == ["fix"]:
+        assert "resourceClaimTemplateName" in (linked / "good.yaml").read_text()
+    else:
+        assert "good" in out + err
 
 
 def test_a_named_link_that_stays_in_the_tree_is_followed(linked: Path) -> None:
@@ -74,20 +87,60 @@ def test_a_named_link_that_stays_in_the_tree_is_followed(linked: Path) -> None:
     assert "resourceClaimTemplateName" in (linked / "good.yaml").read_text()
 
 
-def test_a_named_file_link_out_of_the_tree_is_refused_by_diff_as_by_fix(linked: Path) -> None:
-    """diff showed the change and exited 0 where fix refused the same link."""
+def test_a_named_link_to_another_folder_of_the_working_folder_is_read_and_written(linked: Path) -> None:
+    """deploy/pod.yaml -> ../base/pod.yaml, named from the top of the repository: the link stays in the working folder,
+    so lint, diff and fix follow it (fix refused it: the tree of a named link was only the folder holding it)."""
+    (linked / "base").mkdir()
+    (linked / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="based"))
+    (linked / "deploy").mkdir()
+    (linked / "deploy" / "pod.yaml").symlink_to("../base/pod.yaml")
+
+    code, out, err = run_dramigrate(["lint", "deploy/pod.yaml"], cwd=linked)
+    assert code == 1 and "Pod/based" in out, out + err
+    code, out, err = run_dramigrate(["diff", "deploy/pod.yaml"], cwd=linked)
+    assert code == 0 and "+++ b/deploy/pod.yaml" in out, out + err
+
+    code, _, err = run_dramigrate(["fix", "deploy/pod.yaml"], cwd=linked)
+
+    assert code == 0, err
+    assert (linked / "deploy" / "pod.yaml").is_symlink()
+    assert "resourceClaimTemplateName" in (linked / "base" / "pod.yaml").read_text()
+
+
+def test_a_link_into_a_git_folder_is_never_read(linked: Path) -> None:
+    """The walk never enters .git (a CI checkout keeps its token in .git/config), but a link into it, named or found in
+    a folder, was read like any file of the tree."""
+    (linked / ".git").mkdir()
+    (linked / ".git" / "pod.yaml").write_text(ONE_GPU_POD.format(name="secret-git"))
+    (linked / "cfg.yaml").symlink_to(".git/pod.yaml")
+    (linked / "real" / "cfg.yaml").symlink_to("../.git/pod.yaml")
+
+    for args in (["lint", "cfg.yaml", "good.yaml"], ["lint", "."], ["lint", "--format", "json", "."], ["fix", "."]):
+        code, out, err = run_dramigrate(args, cwd=linked)
+
+        assert code == 2, err
+        assert "secret" not in out + err and "into a .git folder; skipped (never read)" in out + err
+        assert "cfg.yaml" in out + err and "good" in out + err
+    assert "resourceClaimTemplateName" not in (linked / ".git" / "pod.yaml").read_text()
+
+
+def test_an_absolute_path_named_from_elsewhere_follows_links_only_inside_its_folder(linked: Path) -> None:
+    """Named by an absolute path outside the working folder, a file is read where it stands; a link is followed only
+    to a target in the folder holding it."""
     (linked / "fl.yaml").symlink_to("../elsewhere/pod.yaml")
-    before = _snapshot(linked.parent / "elsewhere")
+    (linked / "same.yaml").symlink_to("good.yaml")
+    elsewhere = linked.parent / "run-from-here"
+    elsewhere.mkdir()
 
-    code, out, err = run_dramigrate(["diff", "fl.yaml", "good.yaml"], cwd=linked)
+    code, out, err = run_dramigrate(["lint", linked / "fl.yaml", linked / "same.yaml"], cwd=elsewhere)
 
-    assert code == 2 and "fl.yaml: fix would not write it: a symlink whose target is outside the tree" in err, err
-    assert "+++ b/good.yaml" in out and "fl.yaml" not in out
-    assert _snapshot(linked.parent / "elsewhere") == before
+    assert code == 2 and "secret" not in out + err, out + err
+    assert f"{linked / 'fl.yaml'}: a symlink that leads out of {linked}; skipped (never read)" in out + err
+    assert "Pod/good" in out
 
 
-def test_a_kustomize_graph_behind_a_named_link_out_of_the_tree_is_not_written(tmp_path: Path) -> None:
-    """`fix sd`, sd -> ../elsewhere holding a kustomize base and overlay: the graph names its files by their real
+def test_a_kustomize_graph_behind_a_named_link_out_of_the_tree_is_not_read(tmp_path: Path) -> None:
+    """`fix sd`, sd -> ../elsewhere holding a kustomize base and overlay: the graph named its files by their real
     paths, which no symlink check saw, and fix rewrote the base and added files in it, outside the tree."""
     outside, tree = tmp_path / "elsewhere", tmp_path / "tree"
     (outside / "base").mkdir(parents=True)
@@ -103,6 +156,6 @@ def test_a_kustomize_graph_behind_a_named_link_out_of_the_tree_is_not_written(tm
         code, out, err = run_dramigrate([command, "sd"], cwd=tree)
 
         assert code == 2, err
-        assert "base/pod.yaml" in err and "outside the paths named on the command line" in err, err
-        assert "+++" not in out
+        assert f"sd: a symlink that {NOT_READ}" in err, err
+        assert "+++" not in out and "base/pod.yaml" not in out + err
         assert _snapshot(outside) == before

@@ -141,3 +141,34 @@ def test_an_inventory_that_is_a_device_or_not_utf8_is_named_at_once(tmp_path: Pa
     for name, said in (("zero.yaml", "not a regular file"), ("latin.yaml", "not UTF-8")):
         code, _, err = run_dramigrate(["fit", "a.yaml", "--inventory", name], cwd=tmp_path, timeout=30)
         assert code == 2 and name in err and said in err and "internal error" not in err, err
+
+
+def test_a_file_name_that_is_not_utf8_is_named_one_way_in_each_report(tmp_path: Path) -> None:
+    """A file named with bytes that are not UTF-8 (or a line break) was `bad\\udcff.yaml` in the JSON report's
+    `errors` and findings but `bad?.yaml` in its `files` lists, and `bad\\xff.yaml` in the text report's lines but
+    `bad?.yaml` in its `failed:` list: a script could not match a failed file to its error, nor open it. Each
+    report names it one way: JSON as the name's own bytes (a lone surrogate for each byte that is not UTF-8, as
+    os.fsdecode gives), text as \\xNN and \\n everywhere."""
+    good = os.fsdecode(b"good\xfe.yaml")
+    bad = os.fsdecode(b"bad\xff.yaml")
+    broken = "broken\nline.yaml"
+    (tmp_path / good).write_text(ONE_GPU_POD.format(name="good"))
+    for name in (bad, broken):
+        (tmp_path / name).write_text(ONE_GPU_POD.format(name="bad") + "  - [\n")
+
+    code, out, err = run_dramigrate(["fix", ".", "--format", "json"], cwd=tmp_path)
+
+    assert code == 2, err
+    report = json.loads(out)
+    assert sorted(e["file"] for e in report["errors"]) == sorted(f["file"] for f in report["files"]["failed"])
+    assert sorted(f["file"] for f in report["files"]["failed"]) == sorted([bad, broken])
+    assert [f["file"] for f in report["files"]["written"]] == [good]
+    assert all((tmp_path / f["file"]).is_file() for f in report["files"]["failed"])  # names a script can open
+    assert {e["message"] for e in report["errors"]} == {f["reason"] for f in report["files"]["failed"]}
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+
+    assert code == 2, err
+    for shown in ("bad\\xff.yaml", "broken\\nline.yaml"):
+        assert f"bad input {shown}:" in out and f"\n  {shown}: invalid YAML" in out, out
+    assert "?" not in out.split("failed:")[1]

@@ -8,11 +8,14 @@ what it renders without them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dramigrate.helm.passthrough import flat_maps, sibling_key
 from dramigrate.helm.prove import ObjKey, new_repeats, objects, unrandom_pair
 from dramigrate.helm.values import Path_, find_maps, get_path, put_path, resources_maps
+
+if TYPE_CHECKING:
+    from dramigrate.rules import RuleSet
 
 CLAIM = {"name": "dramigrate-user-claim", "resourceClaimName": "dramigrate-user-claim"}
 KEY = "resourceClaims"
@@ -36,11 +39,29 @@ def claim_paths(merged: dict[str, Any]) -> list[Path_]:
     return [p for p in out if all(isinstance(part, str) for part in p)]
 
 
+def own_paths(merged: dict[str, Any]) -> list[Path_]:
+    """The chart's own `resourceClaims` values keys (a list, or null), which its templates may read, outside lists."""
+
+    def own(key: str, value: Any, path: Path_) -> list[Path_]:
+        return [path] if key == KEY and (value is None or isinstance(value, list)) else []
+
+    return [p for p in find_maps(merged, own) if all(isinstance(part, str) for part in p)]
+
+
+def named_like(rules: RuleSet) -> list[dict[str, str]]:
+    """Claims of the user's own named as the migration names its claim for one device (each rule's request name:
+    `gpu`, `neuron`...): the rewrite's claim must take another name beside them, as the migration's does (`gpu-2`)."""
+    names = sorted({r.request for r in rules.resources if r.request and not r.report_only and r.device_class})
+    return [{"name": n, "resourceClaimName": f"user-{n}"} for n in names]
+
+
 def overlay(merged: dict[str, Any]) -> dict[str, Any]:
-    """A values file that gives the user's claim in each place of claim_paths ({} when there is none)."""
+    """A values file that gives the user's claim in each place of claim_paths, after the claims the values give there
+    ({} when there is none)."""
     out: dict[str, Any] = {}
     for path in claim_paths(merged):
-        put_path(out, path, [dict(CLAIM)])
+        given = get_path(merged, path)  # the chart's own claims stay: the user's joins them
+        put_path(out, path, [*(given if isinstance(given, list) else []), dict(CLAIM)])
     return out
 
 

@@ -1322,9 +1322,12 @@ def rewrite_site_template(
     name_expr = _metadata_line(lines, "name")
     if not name_expr:
         raise NotHelper(f"{rel}: the workload's metadata.name is not one line")
+    # each pod's claim template named after its own workload (a Deployment and a Job in one template), numbered
+    # where workloads share a name
+    names = [_metadata_line(lines, "name", w.site.index) or name_expr for w in wirings]
     for n, w in enumerate(wirings):
         site = w.site
-        name = _template_name(name_expr, define, site.arg, "" if len(wirings) == 1 else f"-{n}")
+        name = _template_name(names[n], define, site.arg, "" if names.count(names[n]) == 1 else f"-{n}")
         if pod_cond is None:
             at = _site_pod(lines, site.index, writes_key, rel)
             if at[1] < 0:
@@ -1772,12 +1775,21 @@ def pod_deltas(
 ) -> list[tuple[PodDelta, dict[str, Any]]]:
     """What the migration added to each pod spec of a template that got a claim, in document order, with the
     keys it set in the pod's group `rayStartParams`."""
-    out = []
+    return [d for d in every_pod_delta(original, migrated, claim_templates) if d is not None]
+
+
+def every_pod_delta(
+    original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
+) -> list[tuple[PodDelta, dict[str, Any]] | None]:
+    """pod_deltas for every rendered pod spec of a template, in document order: None for a pod the migration
+    gives no claim."""
+    out: list[tuple[PodDelta, dict[str, Any]] | None] = []
     before = [g for doc in original for g in pod_groups(doc, [])]
     after = [g for doc in migrated for g in pod_groups(doc, [])]
     for (old_group, old), (new_group, new) in zip(before, after, strict=False):
         delta = claim_delta(old, new, claim_templates, NotHelper)
         if delta is None:
+            out.append(None)
             continue
         params_before = (old_group or {}).get("rayStartParams") or {}
         params_after = (new_group or {}).get("rayStartParams") or {}
@@ -2075,12 +2087,22 @@ def fix(
                     quiet.add(rel)  # `(dict "gpu" 0)`: rendered, no device; with literals only, never one
                 continue  # not rendered with these values: wired like the others (one helper, one device)
             pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), here)
+            paired: list[tuple[list[CallSite], tuple[PodDelta, dict[str, Any]] | None]] = list(
+                zip(pods, found, strict=False)
+            )
             if len(found) != len(pods):
-                raise NotHelper(
-                    f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims to "
-                    f"{len(found)} pod(s) (render with values that ask for devices in every one)"
-                )
-            deltas.update({(s.rel, s.index): d for group, d in zip(pods, found, strict=True) for s in group})
+                # the helper's pods all rendered, some without a device with these values (a worker's count 0):
+                # each pod in its place, those without a claim wired as the others below (the helper's count at
+                # each call site decides)
+                rendered = every_pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+                if len(rendered) != len(pods):
+                    raise NotHelper(
+                        f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims "
+                        f"to {len(found)} of the {len(rendered)} pod(s) these values render (render with values "
+                        "that ask for devices in every one)"
+                    )
+                paired = list(zip(pods, rendered, strict=True))
+            deltas.update({(s.rel, s.index): d for group, d in paired if d is not None for s in group})
             request = container_request(migrated.get(rel, []), {d.claim for d, _ in found}, rel, define, request)
         if not deltas:
             raise NotHelper(f"the migration adds no claim to a pod that includes {define}")

@@ -12,7 +12,9 @@ maintainers converged on when they added DRA themselves (KubeRay, ollama-helm, l
 
 Pattern E, a device key whose name is one values key (`{{ .Values.gpu.type }}: N`), takes the same shape: what the
 migration derives from the name (CEL selectors, the toleration key) is looked up in the claim template by the name's
-value, among the resources its rule pack names (name_candidates), and a name the lookup does not know fails the render.
+value, among the resources its rule pack names (name_candidates); a name the packs migrate that the lookup does not
+know fails the render, and one they leave alone (no pack knows it, or a report-only one) keeps its device-plugin
+request, as the migration does (migrated_guard).
 
 What the DRA branch writes (claim names, request names, device class, CEL selectors, tolerations) is
 taken from the core's migration of the chart's own render, so the rewrite cannot drift from `fix -`;
@@ -31,7 +33,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -46,6 +48,7 @@ from dramigrate.helm.patterns import (
     classify,
     count_expression,
     helpers_text,
+    inline_guard,
     name_candidates,
     name_source,
     named_key_in,
@@ -325,6 +328,13 @@ def _conditions(
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
+            if word != "if" and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
+                # a Nebius docker chart's `with .resources`, then `with .limits`, of each container of the list
+                why = (
+                    f"the device key is inside `{word} {cond}` of a container that `{loop.headers[-1]}` writes, each "
+                    f"item a container with its own count: {_ITEM_CONTAINERS}"
+                )
+                raise NotIdiomatic(pattern, rel, why)
             if word != "if" or in_else or loop is None:
                 raise NotIdiomatic(pattern, rel, f"`{word} {cond}` reads the `range` item")
             loop = loop if loop.item_read else dataclasses.replace(loop, item_read=f"{word} {cond}")
@@ -589,6 +599,8 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     out = []
     for i, line in enumerate(lines):
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
+        guarded = inline_guard(line) if m is None and key is None else None
+        m = _LITERAL_KEY.match(guarded[1]) if guarded else m  # `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`
         if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
@@ -601,6 +613,11 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        if guarded:  # the line's own `if`: as one around the line
+            inline = _group(_rooted(guarded[0], context))
+            if loop and context == ITEM and _FIELD.search(guarded[0]) and not loop.item_read:
+                loop = dataclasses.replace(loop, item_read=f"if {guarded[0]}")
+            conditions, branch, added = [*conditions, inline], (offsets[i] + _indent(line), 0), 1
         if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
             continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
         per_item = _reads_item(count, context, loop)
@@ -631,6 +648,19 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
             )
         )
     return out
+
+
+def _refuse_at_hint(text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic) -> NoReturn:
+    """Raise `exc`, or, when the line the findings map to (`hint`, a line the values render) is another device key
+    refused for its blocks, that refusal: a Nebius docker chart's `range .Values.containers.containers` rather than
+    the same shape's `range` of init containers its values leave empty."""
+    if hint is not None and hint.letter == exc.pattern.letter and hint.line != exc.pattern.line:
+        offset = sum(len(line) for line in text.splitlines(keepends=True)[: hint.line - 1])
+        try:
+            _conditions(text, offset, rel, hint)
+        except NotIdiomatic as at_hint:
+            raise at_hint from None
+    raise exc
 
 
 def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | None:
@@ -848,8 +878,9 @@ def claim_delta(
 ) -> PodDelta | None:
     """What the migration added to one pod spec (`old` before, `new` after), or None when it added no claim; a
     pod given several claims, or a claim whose template is not in the render, raises `error`."""
-    claims = new.get("resourceClaims") or []
-    if not claims or claims == (old.get("resourceClaims") or []):
+    own = old.get("resourceClaims") or []
+    claims = [c for c in new.get("resourceClaims") or [] if c not in own]  # the pod's own claims stay as they are
+    if not claims:
         return None
     if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
         raise error("the migration gives this pod several claims")
@@ -1147,7 +1178,12 @@ def build(
     helpers = helpers_text(root)
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
-        devices = find_devices(text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers)
+        try:
+            devices = find_devices(
+                text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers
+            )
+        except NotIdiomatic as exc:
+            _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
@@ -1240,6 +1276,10 @@ def build(
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
     sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
+    if any(w.named for w in workloads):
+        sections.append(migrated_section(name, rules))
+    if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
+        sections.append(free_claim_section(name))
     from dramigrate.helm.oldcluster import one_check
 
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
@@ -1539,6 +1579,30 @@ def _lookup_lines(lookup: Lookup) -> str:
         f"{{{{- $draKnown := dict{entries} -}}}}\n"
         f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
+    )
+
+
+def migrated_define(chart: str) -> str:
+    """The helper a pattern-E name is tested with: "true" when the rule packs migrate the device resource it names."""
+    return f"{chart}.draMigrated"
+
+
+def migrated_guard(chart: str, name: str) -> str:
+    """Pattern E: the DRA branch only for a name the migration moves to a claim (`fix -` leaves a resource no rule pack
+    migrates, or a report-only one, on its device plugin: so does the chart), or for the user's own claim template,
+    which may request any device."""
+    return f'(or .Values.dra.existingClaimTemplate (include "{migrated_define(chart)}" {_arg(name)}))'
+
+
+def migrated_section(chart: str, rules: RuleSet) -> str:
+    """The claim template file's define of migrated_define: a regular expression of the resources the packs migrate."""
+    from dramigrate.helm.patterns import migrated_regex
+
+    pattern = split_literal(migrated_regex(rules), pad="    ")
+    return (
+        f'{{{{- define "{migrated_define(chart)}" -}}}}\n'
+        f"{{{{- if regexMatch {pattern} (toString .) }}}}true{{{{ end -}}}}\n"
+        "{{- end }}\n"
     )
 
 
@@ -2171,6 +2235,7 @@ def _pod_edits(
             tolerations=_sentinels(w.delta.tolerations, w.named.tolerations),
         )
         w = dataclasses.replace(w, delta=delta)
+        guards = (*guards, migrated_guard(chart, w.named.expr))
     spec_define = f"{chart}{suffix}.draClaimSpec"
     name_define = f"{chart}{suffix}.draClaimTemplateName"
     conditions = w.devices[0].conditions
@@ -2318,8 +2383,23 @@ def _pod_edits(
         _wrap(edits, lines, start, stop, cond)
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
+    # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
+    lists = [_containers_line(lines, at) for at in res_lines]
+    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
+    if containers < 0:
+        raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
+    pod = _parent(lines, containers)
+    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
+        raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
+    p = " " * _indent(lines[containers])
+    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    pod_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
+    listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
+    if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
+        base = re.sub(r"-[0-9]+$", "", claim) or claim
+        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {_from_root(listed)}) }}}}'
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
@@ -2331,7 +2411,7 @@ def _pod_edits(
                 request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
                 own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
                 own_claims.append(f"{ind}    {{{{- end }}}}")
-            edits.append(Edit(res + 1, res + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
+            edits.append(_container_claims(lines, res, ind, cond, own_claims, w.rel))
     else:
         names = [str(r["name"]) for r in _requests(w.delta.spec)]
         if shared:  # an init container and the main one, one count: the migration gives them one request
@@ -2357,16 +2437,7 @@ def _pod_edits(
             cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
             cond = _from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
-            edits.append(Edit(at + 1, at + 1, [*own_claims, f"{ind}{{{{- end }}}}"]))
-    # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
-    lists = [_containers_line(lines, at) for at in res_lines]
-    containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
-    if containers < 0:
-        raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
-    pod = _parent(lines, containers)
-    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
-        raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
-    p = " " * _indent(lines[containers])
+            edits.append(_container_claims(lines, at, ind, cond, own_claims, w.rel))
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
@@ -2390,10 +2461,8 @@ def _pod_edits(
     sets = {res: _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
-    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
-    own_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
-    if own_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
-        edits.append(_merge_tolerations(lines, own_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
+    if pod_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
+        edits.append(_merge_tolerations(lines, pod_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
         pod_lines = []
     existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
@@ -2545,6 +2614,56 @@ def _pod_edits(
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
     return edits, section, top
+
+
+def free_claim_define(chart: str) -> str:
+    """The helper that names the pod's DRA claim beside the pod's own claims from values (free_claim_section)."""
+    return f"{chart}.draFreeClaim"
+
+
+def free_claim_section(chart: str) -> str:
+    """The claim template file's define of free_claim_define: given (list <base> <the pod's own claims>), the base
+    name, or `<base>-2`, `-3`... when a claim of the pod's own takes it (as the migration names its claim)."""
+    return (
+        f'{{{{- define "{free_claim_define(chart)}" -}}}}\n'
+        "{{- $base := index . 0 }}{{- $taken := list }}\n"
+        '{{- range (index . 1) }}{{- if kindIs "map" . }}{{- $taken = append $taken (toString .name) }}{{- end }}'
+        "{{- end }}\n"
+        "{{- $name := $base }}\n"
+        '{{- range $n := untilStep 2 1000 1 }}{{- if has $name $taken }}{{- $name = printf "%s-%d" $base $n }}'
+        "{{- end }}{{- end }}\n"
+        "{{- $name }}\n"
+        "{{- end }}\n"
+    )
+
+
+def _values_list(lines: list[str], at: int) -> str | None:
+    """The values list a pod's `resourceClaims:` key at line `at` renders whole and alone (`with X`, or `if X`, around
+    the key and `toYaml`; or the key above `toYaml X`), when X is read from the chart's root (`.Values.x`, `$x`);
+    else None."""
+    prev = lines[at - 1].strip() if at > 0 else ""
+    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
+    after = lines[at + 2].strip() if at + 2 < len(lines) else ""
+    with_m, plain = _WITH.fullmatch(prev), _TOYAML.fullmatch(body)
+    if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(after):
+        expr: str | None = with_m.group(1)
+    else:
+        expr = plain.group(1) if plain and plain.group(1) != "." else None
+    root = r"(?:\$?\.Values|\$[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*"
+    return expr if expr is not None and re.fullmatch(root, expr) else None
+
+
+def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list[str], rel: str) -> Edit:
+    """The edit giving the container whose `resources:` is at line `res` the claim lines `own` (`if`, `claims:`, the
+    entry): right below `resources:`, or, where the container writes `claims:` itself (a literal list, or its values
+    list with `with`/`toYaml`), the entry joins that list (a second `claims:` key is invalid)."""
+    mine = _pod_key_lines(lines, res, _block_end(lines, res), ind, "claims")
+    if not mine:
+        return Edit(res + 1, res + 1, [*own, f"{ind}{{{{- end }}}}"])
+    merged = _merge_tolerations(lines, mine[0], ind, cond, own[2:], rel)
+    if merged is None:  # (only for a toleration the pod has, `covered`)
+        raise RewriteError(f"{rel}:{mine[0] + 1}: the container's claims have a shape the rewrite does not merge into")
+    return merged
 
 
 def _name_in_range(w: Workload, lines: list[str], pod: int) -> None:
@@ -3250,7 +3369,7 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
-_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims):")  # a pod's list key alone on its line
+_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims|claims):")  # a pod's (a container's claims) list key alone
 # a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
 _HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
 

@@ -46,7 +46,7 @@ from dramigrate.helm.idiomatic import (
     tolerated_test,
     values_block,
 )
-from dramigrate.helm.patterns import Pattern, count_expression, literal_entries, untaken_message
+from dramigrate.helm.patterns import Pattern, count_expression, known_regex, literal_entries, untaken_message
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
@@ -251,7 +251,7 @@ def _beside_edits(
     taken = f"and {enabled} (has {b.name} (list {_listed(tuple(names))}))"
     keep = f"{{{{- {_COUNT} = {b.count} }}}}{{{{- {_KEY} = {b.name} }}}}"
     keep = f'{{{{- if ne (cat {_arg(b.count)}) "" }}}}{keep}{{{{- end }}}}'  # a null count asks for no device
-    fail = _untaken("", f"range $left := list {b.name}", names).strip()
+    fail = _untaken("", f"range $left := list {b.name}", names, v.known).strip()
     untaken = f"{{{{- else }}}}{{{{- if {enabled} }}}}{fail}{{{{- end }}}}"
     if b.after >= 0:  # the key line alone: the claim after its section, which keeps the other keys
         spad = " " * _indent(lines[_parent(lines, b.start)])
@@ -638,12 +638,16 @@ class Several:
         return self.claim(held), {"devices": {"requests": requests}}
 
 
-def _untaken(pad: str, keys: str, names: list[str]) -> str:
+def _untaken(pad: str, keys: str, names: list[str], known: str = "") -> str:
     """In the DRA branch, after the device keys the claim takes are out: a line that fails the render when the map
     still asks for an extended resource (`keys`: a range clause over its names, as rules.is_device_candidate reads
     one), a name set in values the rewrite does not migrate (`nvidia.com/mig-1g.5gb` where it takes `nvidia.com/gpu`):
-    else the pod would ask its device plugin for it and get no claim."""
+    else the pod would ask its device plugin for it and get no claim. With `known`, only a resource a rule pack names
+    fails: one no pack knows stays on its device plugin, as the migration leaves it (a report-only one beside the
+    device, HAMi's `nvidia.com/gpumem`, may keep the migration off the whole container: it fails as before)."""
     device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
+    if known:
+        device += f" (regexMatch {json.dumps(known)} $left)"  # one line: the branch's added lines stay as they were
     return "\n".join(
         [f"{pad}{{{{- {keys} }}}}", *fail_when(device, untaken_message(names), pad), f"{pad}{{{{- end }}}}"]
     )
@@ -657,6 +661,7 @@ class _Vars:
 
     define: str = ""
     root: str = "."  # `$.` inside a `range` or `with`, where `.` is not the chart's root
+    known: str = ""  # the resources a rule pack names (patterns.known_regex): only those fail as untaken
 
     @property
     def declare(self) -> str:
@@ -715,7 +720,7 @@ def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> li
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
-        _untaken(pad, left, names),
+        _untaken(pad, left, names, v.known),
         f'{pad}{{{{- if {v.held.strip("()")} }}}}{{{{- $_ := set {var} "claims" (list (dict "name" {v.claim})) }}}}'
         "{{- end }}",
         f"{pad}{{{{- end }}}}",
@@ -734,7 +739,7 @@ def _section_lines(pad: str, var: str, names: list[str], state: str, v: _Vars, c
         f"{pad}{take}{{{{- {var} = omit {var} $name }}}}",
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- end }}}}",
-        _untaken(pad, f"range $left, $_ := {var}", names),
+        _untaken(pad, f"range $left, $_ := {var}", names, v.known),
         *[f"{pad}{{{{- if {v.held.strip('()')} }}}}", f"{pad}claims:", f"{pad}  - name: {v.claim_text}"] * claims,
         *[f"{pad}{{{{- end }}}}"] * claims,
         f"{pad}{{{{- end }}}}",
@@ -844,6 +849,7 @@ def rewrite(
     several: Several | None = None,
     tolerate: tuple[str, ...] | None = None,
     beside: list[int] | None = None,
+    known: str = "",
 ) -> tuple[str, str]:
     """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
     may hold several device resources at once (one request for each). `tolerate`: the resources the DRA branch
@@ -857,7 +863,7 @@ def rewrite(
     define = spec_define(chart, rel)
     root = "$." if any(block.startswith(("range", "with")) for block, _ in _open_blocks(lines, where.toyaml)) else "."
     enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
-    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root)
+    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root, known)
     args = v.args
     claimed = f"and {enabled} {v.held}"
     # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing):
@@ -1177,7 +1183,9 @@ def build(
         tolerate = tuple(n for n in tolerate if n not in own)
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
-        after, define = rewrite(text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside)
+        after, define = rewrite(
+            text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside, known_regex(rules)
+        )
         written.append((rel, text, after, define))
         all_names += names
     for rel, text, after, define in written if (root / SHARED_SPEC_FILE).exists() else _shared_spec(chart, written):

@@ -933,6 +933,9 @@ def _common(a: Path_, b: Path_) -> Path_:
 
 
 OVERLAY = "values-dra.yaml"
+# the DRA values of a user's --set of a device count over values that ask for devices (values-dra.yaml, or a -f file's
+# DRA variant, is for those values without the --set), given after the user's -f files in place of that --set
+SET_OVERLAY = "values-set-dra.yaml"
 
 
 def overlay_values(
@@ -1007,14 +1010,31 @@ def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ 
 
 
 def overlay_text(
-    values: dict[str, Any], stands_for: tuple[str, ...] = (), switched: bool = False, switches: bool = False
+    values: dict[str, Any],
+    stands_for: tuple[str, ...] = (),
+    switched: bool = False,
+    switches: bool = False,
+    after: tuple[str, ...] | None = None,
 ) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
-    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too."""
+    defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
+    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
     import yaml
 
-    if switched:
+    if after is not None:
+        sets = " ".join(stands_for)
+        files = ", ".join(after)
+        head = (
+            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`\n"
+            + (
+                f"# after -f {files} as they are, not a -dra.yaml variant of them (the variants and {OVERLAY} are "
+                "for the values without that --set)\n"
+                if after
+                else f"# ({OVERLAY} is for the chart's defaults without that --set)\n"
+            )
+        )
+    elif switched:
         head = (
             f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` with your --set asks for the devices of "
             "the defaults they switch on through ResourceClaims (a null deletes a default key)\n"
@@ -1287,30 +1307,55 @@ _BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-
 
 
 def _dot_context(lines: list[str], i: int) -> str | None:
-    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x`, `.Values.x[]` (each item)
-    inside `range .Values.x`; None inside a `define` or a range over anything else (a helper's argument, not a
-    values path the rewrite can name)."""
+    """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x` (`$.Values.x` as written),
+    `.Values.x[]` (each item) inside `range .Values.x`; None inside a `define` or a range over anything else (a
+    helper's argument, not a values path the rewrite can name)."""
+    scope = _enclosing_scope(lines, i)
+    if scope is None:
+        return ""
+    j, word, expr = scope
+    if word == "range":
+        over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
+        return f"{over.group(1)}[]" if over else None
+    if word in ("define", "block"):
+        return None
+    path = expr.split()[0] if expr.split() else ""
+    if path.startswith((".Values", "$.Values")):
+        return path
+    if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
+        return f"{outer}{path}"
+    return None
+
+
+def _enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
+    """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
+    the top of the file."""
     depth = 0
-    for j in range(i, -1, -1):
-        actions = _BLOCK.findall(lines[j])
-        for word, expr in reversed(actions if j < i else []):
+    for j in range(i - 1, -1, -1):
+        for word, expr in reversed(_BLOCK.findall(lines[j])):
             if word == "end":
                 depth += 1
             elif depth:
                 depth -= 1
-            elif word == "range":
-                over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?(\.Values(?:\.[\w]+)+)", expr.strip())
-                return f"{over.group(1)}[]" if over else None
-            elif word in ("define", "block"):
-                return None
-            elif word == "with":
-                path = expr.split()[0] if expr.split() else ""
-                if path.startswith(".Values"):
-                    return path
-                if path.startswith(".") and (outer := _dot_context(lines, j)) is not None:
-                    return f"{outer}{path}"
-                return None
-    return ""
+            elif word != "if":
+                return j, word, expr
+    return None
+
+
+def _dollar_context(lines: list[str], i: int) -> bool:
+    """Whether the `with .Values.x` chain that sets `.` at line i (_dot_context) starts where `.` is `$` (the top of
+    the file or of a define, no `with` or `range` around it): `$.Values.x` then reads what `.` is here."""
+    scope = _enclosing_scope(lines, i)
+    if scope is None or scope[1] != "with":
+        return False
+    j, _, expr = scope
+    path = expr.split()[0] if expr.split() else ""
+    if path.startswith("$.Values"):
+        return True
+    if path.startswith(".Values"):
+        above = _enclosing_scope(lines, j)
+        return above is None or above[1] in ("define", "block")
+    return path.startswith(".") and _dollar_context(lines, j)
 
 
 def _from_root(text: str, base: str) -> str:
@@ -1585,7 +1630,9 @@ def _map_refs(
                     continue  # inside a define (or a range over no values list): not a values map fix can name
                 base = f"{context}{base}"
                 if "[]" not in context:
-                    own = base
+                    # a field of `with .Values.x`: its siblings read from the root (`$.Values.x.resourceClaims`), as
+                    # the pod's keys go above the `with` (or inside it, where `.Values` is not the root's)
+                    own = f"${base}" if _dollar_context(lines, i) and not base.startswith("$") else base
             words = [w for w in base.replace("[]", ".*").split(".") if w and not w.startswith("$")]
             words = words[1 if _from_root(text, base).startswith(".Values") else 0 :]
 
@@ -2553,16 +2600,27 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
     return "\n".join(out) + ("\n" if text.endswith("\n") and out else "")
 
 
-def count_siblings(root: Path, edits: list[MapEdit], merged: dict[str, Any]) -> None:
+def count_siblings(
+    root: Path, edits: list[MapEdit], merged: dict[str, Any], scopes: dict[str, list[Path_]] | None = None
+) -> None:
     """`deviceCounts` beside each map whose dropped device keys a template reads itself (reread): the DRA values keep
-    the count there (the values' own, so those lines render as with the device-plugin values)."""
-    texts = [_without_copies(t) for t in _templates(root).values()]
+    the count there (the values' own, so those lines render as with the device-plugin values). `scopes`: the charts
+    fix changes (an umbrella's subchart folder, "" for the chart itself) and the values keys each takes its values
+    under; a map is read by the templates of the chart whose key it is under, by its path from that key (castai's
+    umbrella: `sglang.resources` is the sglang subchart's `.Values.resources`)."""
+    scopes = scopes or {"": [()]}
+    texts = {sub: [_without_copies(t) for t in _templates(root / sub).values()] for sub in scopes}
     for edit in edits:
+        owners = [(len(k), sub, k) for sub, keys in scopes.items() for k in keys if tuple(edit.path[: len(k)]) == k]
+        if not owners:
+            continue
+        _, sub, scope = max(owners)
+        path = edit.path[len(scope) :]
         counts = {
             k: get_path(merged, edit.key_path(section, k))
             for section, keys in edit.removed.items()
             for k in keys
-            if not edit.flat and any(reads_count(t, edit.path, section, k) for t in texts)
+            if not edit.flat and any(reads_count(t, path, section, k) for t in texts[sub])
         }
         if counts:
             edit.siblings[COUNTS] = counts
@@ -2574,12 +2632,14 @@ def _without_copies(text: str) -> str:
     return "\n".join(line for n, line in enumerate(text.splitlines()) if n not in kept)
 
 
-def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]]) -> str:
+def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: str = "") -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
     map, `dig "limits" "nvidia.com/gpu" "" $merged` of a map the template merged from it): with the key gone that
-    line renders differently, so the chart needs its count in a value of its own first; "" if none."""
+    line renders differently, so the chart needs its count in a value of its own first; "" if none. `within`: the
+    subchart folder `root` is of an umbrella, which the line's file is named from."""
     for rel, text in _templates(root).items():
+        rel = f"{within}/{rel}" if within else rel
         copied = _copy_block_lines(text)
         through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):

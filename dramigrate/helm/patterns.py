@@ -64,6 +64,26 @@ def untaken_message(names: list[str]) -> str:
 
 
 _NOT_RE2 = re.compile(r"\(\?<?[=!]|\\[1-9]")  # lookarounds and back references: Go's regexp has neither
+# a line that writes its key under an `if` of its own: `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}` (a Nebius
+# docker chart's containers, each from an item of a values list)
+_INLINE_IF = re.compile(
+    r"^(\s*)\{\{-?\s*if\s+((?:(?!\}\}).)+?)\s*-?\}\}((?:(?!\{\{-?\s*(?:else|if)\b).)*?)\{\{-?\s*end\s*-?\}\}\s*$"
+)
+
+
+def inline_guard(line: str) -> tuple[str, str] | None:
+    """(the condition, the line without it) of a line whose whole content is one `{{ if X }}...{{ end }}`, else None."""
+    m = _INLINE_IF.match(line)
+    return None if m is None else (m.group(2), m.group(1) + m.group(3))
+
+
+def literal_key(line: str) -> re.Match[str] | None:
+    """_LITERAL_KEY on the line, or on its content under an `if` of its own (inline_guard)."""
+    if (m := _LITERAL_KEY.match(line)) is None and (guarded := inline_guard(line)) is not None:
+        m = _LITERAL_KEY.match(guarded[1])
+    return m
+
+
 _TEMPLATED_KEY = re.compile(r"^\s*(?:-\s+)?[\"']?\{\{[^}]*\}\}[^:]*:")
 # pattern E as the idiomatic rewrite takes it: `{{ .Values.gpu.type }}: N`, `{{ .Values.x | default "nvidia.com/gpu" }}`
 # or a variable assigned from values (`{{ $gpuKey }}: N` after `{{- $gpuKey := .Values.gpuKey }}`)
@@ -558,7 +578,7 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         return Pattern("F", line, "")
     text = lines[line - 1]
     stripped = text.strip()
-    key = _LITERAL_KEY.match(text)
+    key = literal_key(text)
     if key and key.group(2) == resource and count_expression(key.group(3), True) is not None:
         return Pattern("A", line, stripped)
     if (res := _container_resources(lines, line - 1)) >= 0:
@@ -616,6 +636,16 @@ def _map_pattern(window: str, template: str) -> str | None:
     ):
         return "B"
     return None
+
+
+def known_regex(rules: RuleSet) -> str:
+    """The device resources any rule pack names (migrated, or report-only), as one Go (RE2) regular expression."""
+    parts = [
+        re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)
+        for r in rules.resources
+        if r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern))
+    ]
+    return f"^(?:{'|'.join(parts)})$"
 
 
 def migrated_regex(rules: RuleSet) -> str:

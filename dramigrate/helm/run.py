@@ -291,8 +291,8 @@ def run_chart(
         for f in outcome.findings:
             f.fixable = f.fixed = False
     except ChartRefused as exc:  # a link out of the chart, a render past its limits: nothing is written
-        outcome.error = InputError(exc.message, display_root)
-        outcome.findings = [Finding(exc.rule, RULES[exc.rule][0], exc.message, display_root)]
+        outcome.error = InputError(exc.message, display_root, rule=exc.rule)  # bad input, said once (not a finding)
+        outcome.findings = []
         outcome.changes = []
     finally:
         work.close()
@@ -531,6 +531,15 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+    from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
+
+    if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
+        named, changed = claimsprobe.named_like(rules), merged
+        for path in own_claims:
+            changed = set_path(changed, path, named)
+        values = override(sources, changed)
+        label = f"every resourceClaims list of the values set to claims named {', '.join(c['name'] for c in named)}"
+        add(label, copts.render((work.values_file(values),), False), values)
     for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
         values = override(sources, set_path(merged, path, None))
@@ -539,12 +548,37 @@ def _variations(
     for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
+    for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
+        values = override(sources, set_path(merged, path, LEFT_ALONE))
+        add(
+            f"{display(path)} changed to {json.dumps(LEFT_ALONE)}",
+            copts.render((work.values_file(values),), False),
+            values,
+        )
     return out
 
 
 def _section(path: Path_) -> str:
     """`limits` or `requests`: the section of a resources map a count's values path is in ('' when none)."""
     return next((str(p) for p in reversed(path[-2:]) if p in ("limits", "requests")), "")
+
+
+# a device resource no rule pack knows, which the migration leaves on its device plugin
+LEFT_ALONE = "example.org/accelerator"
+
+
+def _left_alone_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[Path_]:
+    """Each values key a workload template writes as a device key's name (pattern E) that names a resource the packs
+    migrate: the proof sets it to LEFT_ALONE, whose request `fix -` keeps on the device plugin, as the chart must."""
+    if rules.lookup(LEFT_ALONE) is not None:
+        return []
+    out = []
+    for path, default in name_keys(_templates(root), helpers_text(root)).items():
+        current = get_path(merged, path)
+        current = default if current is None else current
+        if isinstance(current, str) and name_candidates(current, rules):
+            out.append(path)
+    return out
 
 
 def _other_names(root: Path, merged: dict[str, Any], rules: RuleSet) -> list[tuple[Path_, str]]:
@@ -1320,21 +1354,6 @@ def _device_sets(copts: ChartOptions, edits: list[Any]) -> list[str]:
         pt.device_sets(copts.set_string_values, True, edits)[0],
     )
     return [*plain, *strings]
-
-
-def _set_over_variants(setting: list[str], variants: dict[Path, str]) -> str:
-    """Why the user's --set of a device key cannot go with the DRA variants of their values files (substratus' TGI
-    run `-f example.yaml --set resources.limits.nvidia\\.com/gpu=2`): the variants set the map that held it to null,
-    through which Helm cannot parse the --set, and the key put back would ask for the device twice."""
-    from dramigrate.helm import passthrough as pt
-
-    names = ", ".join(pt.variant_path(f).name for f in variants)
-    return (
-        f"with your values, --set {' '.join(setting)} sets device keys that the DRA variants of your values files "
-        f"({names}) drop: Helm cannot set a key under the null they write in its place, and the container would ask "
-        "for the device twice, by device plugin and DRA claim; put those --set options in a -f values file and run "
-        "fix with it, which writes that file's DRA variant with their counts"
-    )
 
 
 def _uncovered(edits: list[Any], default_edits: list[Any], copts: ChartOptions) -> str:
@@ -2762,8 +2781,8 @@ def _passthrough(
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
                 pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
-        if not places and list(leaves) == [""]:
-            pt.count_siblings(root, edits, sources.merged)  # the counts a template line reads itself
+        if not places:
+            pt.count_siblings(root, edits, sources.merged, scopes)  # the counts a template line reads itself
         return sources, edits, rcts
 
     def passed(r: Render, want: str) -> tuple[Render, str]:
@@ -2839,6 +2858,8 @@ def _passthrough(
     beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
     uncovered = _UNCOVERED  # why no DRA values file covers the user's values, when none does
     kept = copts  # the user's options without them
+    set_for: tuple[str, ...] = ()  # the --set of device counts values-set-dra.yaml stands for, over values that ask
+    set_text = ""  # values-set-dra.yaml
     try:
         scoped = not places and all(pt.release_scoped(root / sub if sub else root, r) for sub, r in leaves.items())
         overlay = ""
@@ -2936,12 +2957,28 @@ def _passthrough(
                 overlay = pt.overlay_text(pt.overlay_values(set_edits, set_templates, ysources.merged), switched=True)
                 switched = True
         given_sets = copts.set_values + copts.set_string_values
-        if variants and yours and yours[1] != yours[0].stream and given_sets:  # a device --set over the variants
-            setting = _device_sets(copts, edits_of(copts.render(), *yours)[1])
-            if setting:
-                raise pt.NotPassThrough(_set_over_variants(setting, variants))
+        if (variants or overlay) and not stands_for and yours and yours[1] != yours[0].stream and given_sets:
+            # a --set of a device key over values that ask for devices (t9k's `--set resources.limits.nvidia\.com/
+            # gpu=2`): values-set-dra.yaml stands for it, after the user's -f files as they are
+            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
+            plain = pt.device_sets(copts.set_values, False, set_edits)
+            strings = pt.device_sets(copts.set_string_values, True, set_edits)
+            set_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            if set_for:
+                set_templates = named(set_edits, set_rcts)
+                take(set_edits, set_rcts, set_templates)
+                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
+                start = _merge_maps(plain[1], strings[1])
+                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+                set_text = pt.overlay_text(values, set_for, after=tuple(f.name for f in copts.values_files))
+                kept = replace(
+                    copts,
+                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
+                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
+                )
         if (
-            overlay
+            not set_for
+            and overlay
             and not variants
             and yours
             and yours[1] != yours[0].stream
@@ -2964,7 +3001,7 @@ def _passthrough(
             own = {p: v for p, v in paths.items() if len(leaves) == 1 or _owner(p, scopes) == sub}
             own = {} if places else own  # no sibling beside a map: the library's pod options hold them
             leaf = root / sub if sub else root
-            reads = removed if list(leaves) == [""] else set()
+            reads = removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub)
             extra = [LIBRARY_CHANGE] if places else []
             documented = tuple(places.documented()) if places else ()
             built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented)
@@ -2981,6 +3018,7 @@ def _passthrough(
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
         return bool(folded)
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
+    targets |= {root / pt.SET_OVERLAY: set_text} if set_text else {}
     for target, text in targets.items():
         if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
@@ -2992,6 +3030,12 @@ def _passthrough(
     if stands_for:
         given = " ".join(stands_for)
         outcome.usage = f"for the DRA request, use -f {pt.OVERLAY} in place of {given} (the chart's {pt.OVERLAY})"
+    if set_for:
+        given, files = " ".join(set_for), "".join(f"-f {f} " for f in copts.values_files)
+        outcome.usage = (
+            f"for the DRA request of your values, use {files}-f {outcome.diff_name(pt.SET_OVERLAY)} in place of "
+            f"{given} (written for them; {pt.OVERLAY} and the -dra.yaml variants are for the values without it)"
+        )
     if list(leaves) == [""] and (root / "tests").is_dir():
         ours = overlay and default and not stands_for and not switched
         pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
@@ -3068,6 +3112,8 @@ def _passthrough(
         through, through_want = passed(original, want)
         if through_want == through.stream:  # the maps ask for no device: the switch alone migrates (below)
             dra = None
+        elif set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
+            dra = kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY))
         elif (stands_for or switched) and v.label == "your values":
             dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for or switched:
@@ -3115,7 +3161,9 @@ def _passthrough(
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
             outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
             continue
-        if reads := pt.device_key_reads(root, removed):  # why, when the chart reads the device key itself
+        # why, when the chart (an umbrella's subchart, by its own values' paths) reads the device key itself
+        own = {sub: removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub) for sub in leaves}
+        if reads := next((r for sub in leaves if (r := pt.device_key_reads(root / sub, own[sub], sub))), ""):
             outcome.manual = f"{reads}; {outcome.manual}"
         return bool(folded)
     if given_dra is not None:
@@ -3199,6 +3247,20 @@ def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
     if isinstance(node, dict) and node:
         return [p for k, v in node.items() for p in _leaf_paths(v, (*path, str(k)))]
     return [path] if path else []
+
+
+def _leaf_reads(
+    removed: set[tuple[Path_, str, str]], scopes: dict[str, list[tuple[str, ...]]], sub: str
+) -> set[tuple[Path_, str, str]]:
+    """The dropped device keys (values map, section, key) of the subchart `sub`, each map's path from the subchart's
+    own values (`sglang.resources` -> `resources`), as its templates read them."""
+    return {
+        (path[len(scope) :], section, key)
+        for path, section, key in removed
+        if _owner(path, scopes) == sub
+        for scope in scopes[sub]
+        if tuple(path[: len(scope)]) == scope
+    }
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:

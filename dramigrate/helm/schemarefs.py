@@ -13,6 +13,11 @@ A remote URL that names no file of the chart is never fetched: a render must not
 review in CI could make it call any host). Its `$ref` is dropped (that part of the values is then not checked, the
 rendered output is the same), a remote `$schema` other than json-schema.org's drafts likewise, and a remote `$id`
 becomes the file's own URL, so relative `$ref`s read files beside it.
+
+Nor is a file outside the chart read: Helm's loader reads a `file://` URL or a relative path (`../../../x.json`)
+wherever it leads, so a schema of a chart under review could read `/home/runner/.docker/config.json`, and whether
+the chart renders told its author something of that file. A reference that stays in the chart becomes the absolute
+URL of its file in the copy (what is checked is what Helm reads); one that leaves it is dropped, as a remote one.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ import re
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urldefrag
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 _REMOTE = ("https://", "http://")
-_REMOTE_KEY = re.compile(r'"\$(?:id|ref|schema)"\s*:\s*"https?://')
+# a reference that is neither a fragment (#/definitions/x) nor a JSON Schema draft: a URL, a file or a path
+_OUTWARD_KEY = re.compile(r'"\$(?:id|ref|schema)"\s*:\s*"(?!#|https?://json-schema\.org/)')
 _DRAFTS = ("http://json-schema.org/", "https://json-schema.org/")  # built into Helm's validator, never fetched
 _MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (Helm's own bound applies)
 
@@ -60,7 +66,7 @@ def localize_schema_refs(root: Path) -> int:
 
 
 def _remote(paths: list[Path]) -> dict[Path, Any]:
-    """The JSON documents among `paths` that name a remote `$id` or `$ref`."""
+    """The JSON documents among `paths` that name a remote `$id` or `$ref`, or a file or path."""
     docs: dict[Path, Any] = {}
     for path in paths:
         try:
@@ -69,7 +75,7 @@ def _remote(paths: list[Path]) -> dict[Path, Any]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if not _REMOTE_KEY.search(text):  # most charts: nothing to do (and a localized copy rendered again)
+        if not _OUTWARD_KEY.search(text):  # most charts: nothing to do (a copy rendered again: only its own files)
             continue
         try:
             docs[path] = json.loads(text)
@@ -115,7 +121,10 @@ def _localize(node: Any, folders: dict[str, Path], top: Path, own: str) -> bool:
         if isinstance(item, dict):
             for key in ("$id", "$ref", "$schema"):
                 value = item.get(key)
-                if not isinstance(value, str) or not value.startswith(_REMOTE) or value.startswith(_DRAFTS):
+                if not isinstance(value, str) or value.startswith(("#", *_DRAFTS)):
+                    continue
+                if not value.startswith(_REMOTE):
+                    changed |= _confine(item, key, value, node, top, own)
                     continue
                 local = _local(value, folders, top)
                 if local is not None:
@@ -129,3 +138,29 @@ def _localize(node: Any, folders: dict[str, Path], top: Path, own: str) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return changed
+
+
+def _confine(item: dict[str, Any], key: str, value: str, doc: Any, top: Path, own: str) -> bool:
+    """A file URL or path of one schema (whose file is `own`): the absolute URL of its file when that is in the chart
+    (`top`), else dropped (a nested `$id` too: every reference resolves against the document's own URL); whether
+    item changed. Idempotent: a copy rendered again is not written again."""
+    if key == "$id":
+        if item is doc and value == own:
+            return False
+        if item is doc:
+            item[key] = own
+        else:
+            del item[key]
+        return True
+    base = doc.get("$id") if isinstance(doc, dict) and str(doc.get("$id", "")).startswith("file:") else own
+    url, fragment = urldefrag(urljoin(base, value))
+    parsed = urlparse(url)
+    target = Path(unquote(parsed.path)).resolve() if parsed.scheme == "file" else None
+    if target is not None and top in target.parents and target.is_file():
+        inside = target.as_uri() + (f"#{fragment}" if fragment else "")
+        if inside == value:
+            return False
+        item[key] = inside
+    else:
+        del item[key]  # never read: this part of the values goes unchecked
+    return True

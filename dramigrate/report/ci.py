@@ -74,8 +74,8 @@ def sarif(findings: list[Finding], errors: list[InputError], notes: Iterable[tup
     for e in errors:
         results.append(
             {
-                "ruleId": "bad-input",
-                "ruleIndex": index["bad-input"],
+                "ruleId": e.rule,
+                "ruleIndex": index[e.rule],
                 "level": "error",
                 "message": {"text": e.message},
                 "locations": [_location(e.file or "-", e.line, e.column)],
@@ -113,7 +113,7 @@ def github(findings: list[Finding], errors: list[InputError], notes: Iterable[tu
             lines.append(f"::{level[f.severity.value]} {where},title={prop('dramigrate ' + f.rule)}::{data(f.message)}")
     for e in errors:
         where = f"file={prop(e.file or '-')},line={max(e.line, 1)}"
-        lines.append(f"::error {where},title={prop('dramigrate bad-input')}::{data(e.message)}")
+        lines.append(f"::error {where},title={prop('dramigrate ' + e.rule)}::{data(e.message)}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -145,7 +145,9 @@ def junit(
             )
             failures += 1
         for e in bad.get(name, []):
-            body += f'<error type="bad-input" message={quoteattr(_xml(e.message))}>{escape(_xml(str(e)))}</error>'
+            body += (
+                f"<error type={quoteattr(e.rule)} message={quoteattr(_xml(e.message))}>{escape(_xml(str(e)))}</error>"
+            )
         cases.append(f'<testcase classname="dramigrate" name={quoteattr(_xml(name))}>{body}</testcase>')
     n_errors = sum(len(v) for v in bad.values())
     properties = "".join(
@@ -205,7 +207,7 @@ def markdown(
         rows.append(
             {
                 "severity": "error",
-                "rule": "bad-input",
+                "rule": e.rule,
                 "where": f"{e.file}:{e.line}" if e.line else e.file or "-",  # a file refused as a whole has no line
                 "object": "",
                 "message": e.message,
