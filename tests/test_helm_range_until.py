@@ -139,14 +139,15 @@ def test_a_pod_per_rank_gets_its_claim_from_one_claim_template(tmp_path: Path) -
     assert [spec["containers"][0]["resources"] for spec in off.values()] == [{"limits": {"nvidia.com/gpu": 4}}] * 2
 
 
-def test_the_leader_and_the_workers_of_a_range_each_get_their_claim(tmp_path: Path) -> None:
-    """The leader (`if eq $i 0`) and the workers (its `else`) of one range: each pod gets a claim, each from its own
-    pod's claim template, which renders only when the range renders that pod (one rank: the leader alone). Was:
-    manual, 'the device key is inside `range $i := until (int $pods)`'."""
+def test_the_leader_and_the_workers_of_a_range_share_their_claim_template(tmp_path: Path) -> None:
+    """The leader (`if eq $i 0`) and the workers (its `else`) of one range, each with one GPU: each pod gets a claim,
+    all from one claim template (`-leader-worker`), which renders when the range renders a pod (one rank: the leader
+    alone; no rank, none). Was: manual, 'the device key is inside `range $i := until (int $pods)`'; then two claim
+    templates of the same spec, each with its own defines and its own replay of the range (+26 lines)."""
     chart, _ = fixed(tmp_path, LEADER_AND_WORKERS, LEADER_VALUES)
     rendered = docs(chart)
-    templates = claim_templates(rendered)
-    assert sorted(templates.values()) == [1, 1]
+    ((name, count),) = claim_templates(rendered).items()
+    assert count == 1 and name.startswith("release-name-leader-worker-")
     by_name = pods(rendered)
     assert sorted(by_name) == [
         "release-name-leader",
@@ -154,15 +155,30 @@ def test_the_leader_and_the_workers_of_a_range_each_get_their_claim(tmp_path: Pa
         "release-name-worker2",
         "release-name-worker3",
     ]
-    leader = by_name.pop("release-name-leader")["resourceClaims"][0]["resourceClaimTemplateName"]
-    workers = {spec["resourceClaims"][0]["resourceClaimTemplateName"] for spec in by_name.values()}
-    assert len(workers) == 1 and leader != workers.pop() and leader in templates
     for spec in by_name.values():
+        assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": name}]
         assert spec["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
-    # the claim template sets the rank count once for both pods' claim templates
-    assert (chart / "templates" / "resourceclaimtemplate.yaml").read_text().count("$pods := ") == 1
+    text = (chart / "templates" / "resourceclaimtemplate.yaml").read_text()
+    assert text.count("$pods := ") == 1 and text.count("kind: ResourceClaimTemplate") == 1
+    assert text.count('.draClaimSpec" -}}') == 1 and "range" not in text  # one spec; no replay of the ranks
     alone = docs(chart, "model.tp=1")
+    assert sorted(d["kind"] for d in alone) == ["Deployment", "ResourceClaimTemplate"]
+    assert docs(chart, "model.pp=0") == []  # no rank, no claim template
+
+
+def test_pods_of_a_range_under_conditions_that_are_not_each_others_negation_keep_their_claim_templates(
+    tmp_path: Path,
+) -> None:
+    """The workers under their own `if` (rank above 0, and only while `.Values.workers` is on), not the `else` of the
+    leader's: one claim template would render for values where neither pod does; each keeps its own, which renders
+    when the range renders its pod."""
+    template = LEADER_AND_WORKERS.replace("{{- else }}", "{{- end }}\n{{- if and (gt $i 0) $.Values.workers }}")
+    chart, _ = fixed(tmp_path, template, LEADER_VALUES + "workers: true\n")
+    templates = claim_templates(docs(chart))
+    assert sorted(templates.values()) == [1, 1]
+    alone = docs(chart, "workers=false")
     assert sorted(d["kind"] for d in alone) == ["Deployment", "ResourceClaimTemplate"]  # no worker, no worker template
+    assert docs(chart, "model.pp=0") == []
 
 
 def test_a_pod_under_a_condition_on_a_variable_set_in_the_range_is_manual_work_named(tmp_path: Path) -> None:

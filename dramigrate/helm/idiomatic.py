@@ -1280,7 +1280,10 @@ def build(
         sections.append(migrated_section(name, rules))
     if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
         sections.append(free_claim_section(name))
-    changes.append(Change(CLAIM_TEMPLATE_FILE, None, head + "".join(sections)))
+    from dramigrate.helm.oldcluster import one_check
+
+    fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
+    changes.append(Change(CLAIM_TEMPLATE_FILE, None, one_check(head + "".join(sections), SERVED, fail)))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
@@ -1855,6 +1858,11 @@ def _claim_sections(
         labels = [_holder_label(lines, w) for w in parts]
     if len(set(labels)) != len(labels) or not all(labels):
         labels = [str(k) for k in range(1, len(parts) + 1)]
+    pair = _branch_pair(parts)
+    for names in ((), (*labels, *([part] if part else []))) if pair else ():  # as both are named, else after both
+        joint = [_pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names)) for w in parts]
+        if len({section for _, section, _ in joint}) == 1:
+            return [e for own, _, _ in joint for e in own], [joint[0][1]], carried
     edits, sections = [], []
     for w, label in zip(parts, labels, strict=True):
         named = f"{label}-{part}" if part else label
@@ -1862,6 +1870,32 @@ def _claim_sections(
         edits += own
         sections.append(section)
     return edits, sections, carried
+
+
+@dataclass(frozen=True)
+class _Joint:
+    """Two pods of a template told apart by one condition, one in its `if` and one in its `else` (triton's leader
+    `if eq $i 0` in a `range`, its workers in the `else`; a StatefulSet or a Deployment by a values switch), that ask
+    for the same devices: one claim template serves both, rendered when one of them renders; named as they are, or
+    after both where their names differ (`-leader-worker`)."""
+
+    pair: tuple[str, str]  # the condition and its negation, which the claim template does not read
+    labels: tuple[str, ...]  # where the name is after both: their labels (and the claim's part)
+
+
+def _branch_pair(parts: list[Workload]) -> tuple[str, str] | None:
+    """For two pods whose conditions differ in one condition and its negation, that pair (_Joint); else None. A
+    guess: the claim-template sections it gives must come out the same text."""
+    if len(parts) != 2:
+        return None
+    owns = []
+    for w in parts:
+        d, loop = w.devices[0], w.devices[0].loop
+        owns.append([c for c in d.conditions[loop.start :] if c not in loop.nonempty] if loop else d.conditions)
+    a, b = ([c for c in x if c not in y] for x, y in ((owns[0], owns[1]), (owns[1], owns[0])))
+    if len(a) == 1 and len(b) == 1 and (_negates(a[0], b[0]) or _negates(b[0], a[0])):
+        return a[0], b[0]
+    return None
 
 
 def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
@@ -2182,11 +2216,18 @@ def _open_blocks(text: str, offset: int) -> list[tuple[int, str]]:
 
 
 def _pod_edits(
-    chart: str, suffix: str, w: Workload, guards: tuple[str, ...], label: str, carried: list[str]
+    chart: str,
+    suffix: str,
+    w: Workload,
+    guards: tuple[str, ...],
+    label: str,
+    carried: list[str],
+    joint: _Joint | None = None,
 ) -> tuple[list[Edit], str, list[str]]:
     """The edits for one pod of a template and its claim-template section; the section sets the template variables its
     guard reads (returned too), but not those an earlier section of the template (`carried`) set the same way already
-    (triton's leader and workers: `$pod_count` and what it reads, once)."""
+    (triton's leader and workers: `$pod_count` and what it reads, once). `joint`: the section serves the other pods of
+    its `range` too."""
     lines = w.text.splitlines()
     if w.named:  # pattern E: the leaves that differ by resource name read the lookup (and the name)
         delta = dataclasses.replace(
@@ -2523,7 +2564,7 @@ def _pod_edits(
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
         reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
-    conditions, replay = _replayed(w.devices[0], conditions)
+    conditions, replay = _replayed(w.devices[0], conditions, joint.pair if joint else ())
     if replay and twins:
         raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
     # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
@@ -2533,6 +2574,10 @@ def _pod_edits(
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
     own_label = f"-{label}" if label and not name_text.endswith(label) else ""  # `-worker`: named already
+    if joint and joint.labels:  # `{{ $.Release.Name }}-leader` and `...-worker`: `{{ $.Release.Name }}-leader-worker`
+        for own in joint.labels:
+            name_text = name_text.removesuffix(f"-{own}")
+        own_label = "-" + "-".join(joint.labels)
 
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
@@ -2773,14 +2818,17 @@ def _reopened(reads: list[tuple[str, int]], openers: tuple[str, ...]) -> str:
 _RANKS = "$draPods"
 
 
-def _replayed(device: Device, conditions: list[str]) -> tuple[list[str], str]:
+def _replayed(device: Device, conditions: list[str], pair: tuple[str, ...] = ()) -> tuple[list[str], str]:
     """The pod's conditions as the claim template reads them, and what it sets first to read them. A pod inside `range`
     whose conditions read what the range sets per item (triton's leader `if eq $i 0`, its workers in the `else`) gets
     its claim template when the range renders it for some item: the claim template runs the same `range` blocks with
-    those conditions and reads whether one item rendered the pod ($draPods). Else the conditions as they are."""
+    those conditions and reads whether one item rendered the pod ($draPods). Else the conditions as they are. `pair`:
+    a condition and its negation left out (_Joint: the claim template of the pods of both branches); with no other
+    condition on the item left, the range renders one of them whenever it renders its body."""
     loop = device.loop
     outer = device.conditions[: loop.start] if loop else []
-    inner = [c for c in conditions if c not in outer]
+    inner = [c for c in conditions if c not in outer and c not in pair]
+    conditions = [c for c in conditions if c not in pair]
     if loop is None or not any(set(_VARIABLE.findall(c)) & loop.names for c in inner):
         return conditions, ""
     per_item = {v for header in loop.headers for v in _VARIABLE.findall(header.split(":=", 1)[0])}
@@ -2791,9 +2839,9 @@ def _replayed(device: Device, conditions: list[str]) -> tuple[list[str], str]:
             f"the pod at line {line} renders under a condition that reads `${unset[0]}`, set inside the `range` for "
             "each item, so the claim template cannot tell whether the range renders the pod"
         )
-    own = _and(*(c for c in inner if c not in loop.nonempty)) or "true"  # a range renders its body: true inside
+    own = _and(*(c for c in inner if c not in loop.nonempty))
     opened = "".join(f"{{{{- {header} }}}}" for header in loop.headers)
-    body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}"
+    body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}" if own else f"{{{{ {_RANKS} = true }}}}"
     replay = f"{{{{- {_RANKS} := false }}}}\n{opened}{body}{'{{- end }}' * len(loop.headers)}\n"
     return [*(c for c in conditions if c in outer), _RANKS], replay
 
@@ -2873,8 +2921,21 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
 
 
 def _carrying(defs: list[str], trim: bool) -> str:
-    """Assignment lines that render nothing: trimmed on both sides inside a define (its output is unchanged)."""
-    return "".join(f"{{{{- {d} {'-' if trim else ''}}}}}\n" for d in defs)
+    """Assignment lines that render nothing: trimmed on both sides inside a define (its output is unchanged). An
+    assignment made inside `with`/`if` blocks (_definitions: their openers, it, their ends) is one line, as it reads:
+    `{{- with .Values.model }}{{ with .tp }}{{ $tp = (int .) }}{{ end }}{{ end }}` (was a line per action, nine for
+    triton's three `with` deep; no text between the actions, so the output is the same)."""
+    lines, line, depth = [], "", 0
+    for d in defs:
+        line += f"{{{{ {d} }}}}"
+        word = d.split(None, 1)[0] if d.strip() else ""
+        depth += 1 if word in ("if", "with") else -1 if word == "end" else 0
+        if depth <= 0:
+            lines.append("{{-" + line[2:-2] + ("-}}" if trim else "}}"))
+            line, depth = "", 0
+    if line:  # an opener left open (not made by _definitions): as it was
+        lines.append("{{-" + line[2:-2] + ("-}}" if trim else "}}"))
+    return "".join(f"{x}\n" for x in lines)
 
 
 def _guarded_spec(

@@ -4,11 +4,11 @@ The idiomatic rewrite writes a `<chart>.<template>.draClaimSpec` define for each
 with one template per serving profile (crusoe's eight KServe InferenceServices) got the same ten-line spec eight times,
 differing only in the values key of the count. Where two or more of those defines have the same text but for that
 count, the spec is written once as `<chart>.draClaimSpec` (or `<chart>.draClaimSpec.<vendor>` when the chart's
-templates ask for several classes), taking the count from a dict, and each pod's define passes it its own:
+templates ask for several classes), taking the count from a dict, and each pod's claim template and name pass it
+their own in place of the pod's define (which is left out; a pod's define stays, passing the count, where something
+includes it with another argument than the root):
 
-    {{- define "app.large.draClaimSpec" -}}
-    {{ include "app.draClaimSpec" (dict "count" .Values.large.gpus "Values" .Values) }}
-    {{- end }}
+    {{- include "app.draClaimSpec" (dict "count" .Values.large.gpus "Values" .Values) | nindent 4 }}
 
 Both render the same text, so the claim templates' names (a hash of the spec) and the pods stay as they were.
 """
@@ -78,16 +78,23 @@ def shared_specs(chart: str, sections: list[str]) -> list[str]:
         return sections
     out = list(sections)
     edits: dict[int, list[tuple[_Spec, str]]] = {}
+    inlined: dict[str, str] = {}  # a pod's define -> the call of the shared one that stands for it
     for name, (shape, specs) in zip(names, shapes.items(), strict=True):
         values = ' "Values" .Values' if ".Values" in shape else ""
         for spec in specs:
-            call = f'{{{{ include "{name}" (dict "count" {spec.arg}{values}) }}}}\n'
-            edits.setdefault(spec.section, []).append(
-                (spec, f'{{{{- define "{spec.name}" -}}}}\n{call}{{{{- end }}}}\n')
-            )
+            call = f'include "{name}" (dict "count" {spec.arg}{values})'
+            args = re.findall(r'include "' + re.escape(spec.name) + r'" (\S+)', "".join(sections))
+            if args and all(a == "." for a in args):  # included with the root only: the call in its place
+                inlined[spec.name] = call
+                text = ""
+            else:
+                text = f'{{{{- define "{spec.name}" -}}}}\n{{{{ {call} }}}}\n{{{{- end }}}}\n'
+            edits.setdefault(spec.section, []).append((spec, text))
     for k, own in edits.items():
         for spec, text in sorted(own, key=lambda e: e[0].start, reverse=True):
             out[k] = out[k][: spec.start] + text + out[k][spec.stop :]
+        for define, call in inlined.items():
+            out[k] = out[k].replace(f'include "{define}" .', call)
     out[-1] += "".join(
         f'{{{{- define "{name}" -}}}}\n{shape}{{{{- end }}}}\n' for name, shape in zip(names, shapes, strict=True)
     )
