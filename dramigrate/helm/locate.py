@@ -92,7 +92,7 @@ def align(template: str, rendered: str) -> tuple[int | None, ...]:
     forbidden: set[tuple[int, int]] = set()
     out: list[int | None] = [None] * len(lines)
     for _ in range(8):
-        out = _chain(candidates, forbidden, len(lines))
+        out = _chain(candidates, forbidden, len(lines), [len(p.literal) if p else 0 for p in patterns])
         bad = {
             (i, j)
             for i, j in enumerate(out)
@@ -106,20 +106,23 @@ def align(template: str, rendered: str) -> tuple[int | None, ...]:
     return tuple(out)
 
 
-def _chain(candidates: list[list[int]], forbidden: set[tuple[int, int]], size: int) -> list[int | None]:
-    """The longest chain of (rendered, template) pairs increasing in both."""
-    best: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}  # template line -> best chain ending there
+def _chain(
+    candidates: list[list[int]], forbidden: set[tuple[int, int]], size: int, literal: list[int]
+) -> list[int | None]:
+    """The longest chain of (rendered, template) pairs increasing in both; of chains as long, the one whose template
+    lines hold the most literal text (`nvidia.com/gpu: {{ .count }}` rather than a range's `{{ $k }}: {{ $v }}`)."""
+    best: dict[int, tuple[tuple[int, int], tuple[tuple[int, int], ...]]] = {}  # template line -> best chain there
     for i, found in enumerate(candidates):
         updates = {}
         for j in found:
             if (i, j) in forbidden:
                 continue
-            prev = max((v for k, v in best.items() if k < j), key=lambda v: v[0], default=(0, ()))
-            updates[j] = (prev[0] + 1, (*prev[1], (i, j)))
+            prev = max((v for k, v in best.items() if k < j), key=lambda v: v[0], default=((0, 0), ()))
+            updates[j] = ((prev[0][0] + 1, prev[0][1] + literal[j]), (*prev[1], (i, j)))
         for j, v in updates.items():
             if j not in best or v[0] > best[j][0]:
                 best[j] = v
-    chain = max(best.values(), key=lambda v: v[0], default=(0, ()))[1]
+    chain = max(best.values(), key=lambda v: v[0], default=((0, 0), ()))[1]
     out: list[int | None] = [None] * size
     for i, j in chain:
         out[i] = j
