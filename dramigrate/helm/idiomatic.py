@@ -1060,9 +1060,11 @@ def _metadata_line(lines: list[str], key: str, pod: int = -1) -> str | None:
     """The text after `key:` in the workload's top-level metadata (its name or namespace): that of the document
     holding line `pod` when given (the last top-level `metadata:` above it; triton's leader and worker Deployments in
     one template), else the template's first."""
-    tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:"]
+    tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:" or _FLOW_METADATA.match(line)]
     above = [i for i in tops if i < pod]
     for i in above[-1:] or tops:
+        if lines[i].rstrip() != "metadata:":  # `metadata: {name: jellyfin}` (dseif0x's arr chart)
+            return _flow_entry(lines[i], key)
         for j in range(i + 1, len(lines)):
             if not _control(lines[j]) and _indent(lines[j]) == 0:
                 break
@@ -1070,6 +1072,25 @@ def _metadata_line(lines: list[str], key: str, pod: int = -1) -> str | None:
             if m:
                 return m.group(1).strip()
     return None
+
+
+_FLOW_METADATA = re.compile(r"metadata:\s*\{.*\}\s*(#.*)?$")
+
+
+def _flow_entry(line: str, key: str) -> str | None:
+    """The text of `key` in a top-level flow mapping `metadata: {name: x, namespace: y}`, its template actions kept
+    as written; None where the line does not parse as YAML with the actions set aside."""
+    actions = re.findall(r"\{\{.*?\}\}", line)
+    marked = re.sub(r"\{\{.*?\}\}", lambda m: f"__DRAACTION{actions.index(m.group(0))}__", line)
+    try:
+        parsed = yaml.safe_load(marked)
+    except yaml.YAMLError:
+        return None
+    meta = parsed.get("metadata") if isinstance(parsed, dict) else None
+    value = meta.get(key) if isinstance(meta, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    return re.sub(r"__DRAACTION(\d+)__", lambda m: actions[int(m.group(1))], value)
 
 
 @dataclass

@@ -2853,6 +2853,30 @@ def _passthrough(
         whole_lists.update(e.places["tolerations"] for e in edits if "tolerations" in e.places)
         whole_lists.update(e.kept_in for e in edits if e.kept_in)  # the pods' own list, no line joins (said)
 
+    def device_sets_overlay(after: tuple[str, ...] | None = None) -> tuple[tuple[str, ...], str, Any, tuple]:
+        """The DRA values standing for the user's --set expressions that set device keys: (those expressions, the
+        overlay's text, the user's options without them, edits_of the user's render); ((), "", copts, ...) when
+        no --set sets one. `after`: overlay_text's (values-set-dra.yaml goes after the user's -f files)."""
+        found = ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
+        plain = pt.device_sets(copts.set_values, False, set_edits)
+        strings = pt.device_sets(copts.set_string_values, True, set_edits)
+        given = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+        if not given:
+            return (), "", copts, found
+        set_templates = named(set_edits, set_rcts)
+        take(set_edits, set_rcts, set_templates)
+        underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
+        start = _merge_maps(plain[1], strings[1])
+        values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+        for kept_null in _set_kept_nulls(root, values, scopes) if after is not None else ():  # a -f file's key
+            paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
+        without = replace(
+            copts,
+            set_values=tuple(x for x in copts.set_values if x not in plain[0]),
+            set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
+        )
+        return given, pt.overlay_text(values, given, after=after), without, found
+
     stands_for: tuple[str, ...] = ()  # the --set options values-dra.yaml stands for (`--set a=1`), if it does
     switched = False  # values-dra.yaml overlays the defaults' device keys that the user's --set switches on
     beneath = False  # values-dra.yaml, written for the defaults, covers the user's --set too (it sets no device key)
@@ -2933,22 +2957,9 @@ def _passthrough(
             overlay = pt.overlay_text(dvalues, switches=len(default_edits) > len(base_edits))
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
-            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
-            plain = pt.device_sets(copts.set_values, False, set_edits)
-            strings = pt.device_sets(copts.set_string_values, True, set_edits)
-            stands_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            stands_for, set_overlay, set_kept, (ysources, set_edits, set_rcts) = device_sets_overlay()
             if stands_for:
-                set_templates = named(set_edits, set_rcts)
-                take(set_edits, set_rcts, set_templates)
-                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
-                start = _merge_maps(plain[1], strings[1])
-                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
-                overlay = pt.overlay_text(values, stands_for)
-                kept = replace(
-                    copts,
-                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
-                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
-                )
+                overlay, kept = set_overlay, set_kept
             elif set_edits and _edits_in_file(set_edits, ValueSources(chart_defaults(root), {}, [], [])) == set_edits:
                 # the --set turns a switch on (`gpu.enabled=true`) and the device keys are the chart's defaults:
                 # values-dra.yaml overlays those defaults and goes with the user's --set, all of them kept
@@ -2960,24 +2971,9 @@ def _passthrough(
         if (variants or overlay) and not stands_for and yours and yours[1] != yours[0].stream and given_sets:
             # a --set of a device key over values that ask for devices (t9k's `--set resources.limits.nvidia\.com/
             # gpu=2`): values-set-dra.yaml stands for it, after the user's -f files as they are
-            ysources, set_edits, set_rcts = edits_of(copts.render(), *yours)
-            plain = pt.device_sets(copts.set_values, False, set_edits)
-            strings = pt.device_sets(copts.set_string_values, True, set_edits)
-            set_for = (*(f"--set {x}" for x in plain[0]), *(f"--set-string {x}" for x in strings[0]))
+            set_for, set_text, set_kept, _ = device_sets_overlay(tuple(f.name for f in copts.values_files))
             if set_for:
-                set_templates = named(set_edits, set_rcts)
-                take(set_edits, set_rcts, set_templates)
-                underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
-                start = _merge_maps(plain[1], strings[1])
-                values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
-                for kept_null in _set_kept_nulls(root, values, scopes):  # a device key of a -f file, not a default
-                    paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
-                set_text = pt.overlay_text(values, set_for, after=tuple(f.name for f in copts.values_files))
-                kept = replace(
-                    copts,
-                    set_values=tuple(x for x in copts.set_values if x not in plain[0]),
-                    set_string_values=tuple(x for x in copts.set_string_values if x not in strings[0]),
-                )
+                kept = set_kept
         if (
             not set_for
             and overlay
