@@ -68,3 +68,27 @@ def test_a_set_count_over_a_values_file_goes_after_that_file(run_cli: RunCli, tm
     # the file's own DRA variant, for it without the --set, keeps its one GPU
     _, counts = rendered(chart, tmp_path / "l4-dra.yaml")
     assert list(counts.values()) == [1], counts
+
+
+def test_a_set_count_over_a_shipped_file_key_not_in_the_defaults(run_cli: RunCli, tmp_path: Path) -> None:
+    # foldingathome's shape: values.yaml asks for no GPU, the chart's values-gpu.yaml adds `nvidia.com/gpu: 1`.
+    # Helm deletes a null only for a key of values.yaml, so values-set-dra.yaml's null for the file's key rendered
+    # `nvidia.com/gpu: null` (was: manual, "the render is not valid")
+    cpu = "resources:\n  limits:\n    cpu: 1\n"
+    files = {"templates/server.yaml": TOYAML_SERVER, "values.yaml": cpu, "values-gpu.yaml": GPU}
+    chart = chart_with(tmp_path, "server", files)
+    shipped = chart / "values-gpu.yaml"
+    code, _, err = run_cli(["fix", str(chart), "-f", str(shipped), "--set", DEVICE_SET])
+    assert code == 0, err
+    assert f"-f {shipped} -f {chart}/values-set-dra.yaml in place of --set {DEVICE_SET}" in err, err
+    pod, counts = rendered(chart, shipped, chart / "values-set-dra.yaml")
+    resources = pod["containers"][0]["resources"]
+    assert resources == {"limits": {"cpu": 1}, "requests": {"cpu": "500m"}, "claims": [{"name": "gpu"}]}, pod
+    (claim,) = pod["resourceClaims"]
+    assert counts == {claim["resourceClaimTemplateName"]: 2}, (claim, counts)
+    # the user's run without DRA values renders as before: the device-plugin request of 2
+    pod, counts = rendered(chart, shipped, sets=(DEVICE_SET,))
+    assert pod["containers"][0]["resources"]["limits"] == {"cpu": 1, "nvidia.com/gpu": 2} and not counts, pod
+    # the shipped file's own DRA variant, without the --set, keeps its one GPU
+    _, counts = rendered(chart, chart / "values-gpu-dra.yaml")
+    assert list(counts.values()) == [1], counts

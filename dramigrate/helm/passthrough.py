@@ -1963,7 +1963,8 @@ def device_check(
 def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
     """Before line i, which writes the map `expr`: a line that deletes the keys its sections hold as null. Helm
     keeps a values file's null for a key the subchart's own values.yaml does not set (the umbrella's values.yaml
-    sets it), so the umbrella's values-dra.yaml cannot delete the device key without it; values without a null
+    sets it) or that only a user's -f file sets (values-set-dra.yaml after a shipped values-gpu.yaml), so the DRA
+    values cannot delete the device key without it; values without a null
     render as before, and so do values with a null but no claims beside it (the device-plugin values with a user's
     null for the device's request render byte-identical to the original chart)."""
     ind = " " * _indent(t.lines[i])

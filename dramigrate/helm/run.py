@@ -2868,6 +2868,8 @@ def _passthrough(
         underneath = value_sources(root, outcome.display, copts, copts.render(sets=False)).merged
         start = _merge_maps(plain[1], strings[1])
         values = pt.overlay_values(set_edits, set_templates, ysources.merged, start, underneath)
+        for kept_null in _set_kept_nulls(root, values, scopes) if after is not None else ():  # a -f file's key
+            paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
         without = replace(
             copts,
             set_values=tuple(x for x in copts.set_values if x not in plain[0]),
@@ -3257,6 +3259,22 @@ def _leaf_reads(
         for scope in scopes[sub]
         if tuple(path[: len(scope)]) == scope
     }
+
+
+def _set_kept_nulls(root: Path, values: dict[str, Any], scopes: dict[str, list[tuple[str, ...]]]) -> list[Path_]:
+    """The device keys values-set-dra.yaml sets to null that Helm keeps: a key the user's -f files set and the
+    values.yaml of the chart that reads it does not (foldingathome's shipped values-gpu.yaml). Helm deletes a null
+    only where those defaults set the key, so such a null renders (`nvidia.com/gpu: null`) unless the template
+    drops it (DROP_NULLS)."""
+    from dramigrate.helm import passthrough as pt
+
+    kept = []
+    for path in pt.kept_nulls(values, {(): {}}):  # every device key it sets to null
+        sub = _owner(path, scopes)
+        scope = max((k for k in scopes.get(sub, [()]) if tuple(path[: len(k)]) == k), key=len, default=())
+        if get_path(chart_defaults(root / sub if sub else root), path[len(scope) :]) is None:
+            kept.append(path)
+    return kept
 
 
 def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:
