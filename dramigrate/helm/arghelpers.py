@@ -5,7 +5,12 @@ of the context it is called with (`{{- include "sim.resources" .Values.ollama | 
 Seen through the call site's argument, that is the values map `ollama.resources` passed through: the pass-through
 rewrite (passthrough.py) reads the call as `toYaml .Values.ollama.resources`, and the helper gets the map's `claims`
 under its `resources:` key (`{{- with .resources.claims }}`), which renders nothing for the other maps the helper is
-called with (they have no claims)."""
+called with (they have no claims).
+
+The pod's tolerations may come from such a helper too (`{{- include "sim.tolerations" .Values.ollama | nindent 6 }}`,
+the define writing `tolerations:` from `.tolerations`): tolerations_helpers finds those, whose call the pass-through
+gives the argument with its list joined to the DRA values' (a second `tolerations:` key beside the call would clash
+with the helper's)."""
 
 from __future__ import annotations
 
@@ -61,3 +66,29 @@ def called_maps(text: str, helpers: Collection[str]) -> set[tuple[str, tuple[str
     return {
         (m.group(1), (*m.group(2).split(".")[2:], "resources")) for m in _CALL.finditer(text) if m.group(1) in helpers
     }
+
+
+def tolerations_helpers(templates: dict[str, str]) -> frozenset[str]:
+    """The chart's helpers that write a pod's `tolerations:` key from the `tolerations` list of their argument in a
+    shape the pass-through joins another list to (a `toYaml .tolerations` under the key, alone or under
+    `if .tolerations`, or `toYaml .` under `with .tolerations`), whatever else they read of it."""
+    from dramigrate.helm.passthrough import _joinable_list
+
+    out = set()
+    for text in templates.values():
+        lines = text.splitlines()
+        for b in blocks(text):
+            name = re.fullmatch(r'"([^"]+)"', b.cond)
+            body = lines[b.start + 1 : b.end]
+            if b.word != "define" or name is None or not any(_TOLERATIONS_KEY.fullmatch(line) for line in body):
+                continue
+            # the body as a pod spec's keys (one level in), so that the pod-level shapes read it
+            shifted = ["spec:", *(f"  {line}" for line in body)]
+            head = next(f"  {line}" for line in body if _TOLERATIONS_KEY.fullmatch(line))
+            found = _joinable_list(shifted, 0, head)
+            if found is not None and found[2].group(2) == ".tolerations":
+                out.add(name.group(1))
+    return frozenset(out)
+
+
+_TOLERATIONS_KEY = re.compile(r"tolerations:\s*")

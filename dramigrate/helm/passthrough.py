@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm import unpin
-from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls
+from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import (
     _block_end,
@@ -381,12 +381,16 @@ _JOINED = re.compile(r"\bconcat \(([$.][\w.$]*) \| default list\)")  # a list th
 
 def joined_lists(texts: list[str]) -> frozenset[str]:
     """The values lists (their expressions' keys, `worker.tolerations`) the templates render as a pod's whole
-    `tolerations:`, in the shapes template_edits joins another list to (_joinable_list), or joined before."""
+    `tolerations:`, in the shapes template_edits joins another list to (_joinable_list, or a call of a helper of
+    tolerations_helpers given the list's map), or joined before."""
     out = set()
     heads = _pod_heads()
+    called = tolerations_helpers(dict(enumerate(texts)))
     for text in texts:
         lines = text.splitlines()
         for j, line in enumerate(lines):
+            if (m := _TOLERATIONS_CALL.match(line)) and m.group(2) in called and _beside(lines, j, heads) is not None:
+                out.update(".".join(words) for words in _list_words(f"{m.group(3)}.tolerations"))  # sim.tolerations
             if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
                 continue
             found = _joinable_list(lines, _parent(lines, pod), line)
@@ -1414,16 +1418,19 @@ def template_edits(
     helpers: dict[str, str] | None = None,
     within: PodDefine | None = None,
     chart: str = "",
+    called: frozenset[str] = frozenset(),
 ) -> str:
     """The template with a pod-level pass-through (`resourceClaims`, and `tolerations` where the migration adds
     one and the pod renders none) beside each values map of `needs` that it passes into a container (itself or
     through one of the `helpers`, map_helpers), unless it renders that sibling already. `within`: only the reads in
-    that define's pod (pod_defines), its claim names rendered with its root context."""
+    that define's pod (pod_defines), its claim names rendered with its root context. `called`: the helpers that write a
+    pod's tolerations from their argument's list (tolerations_helpers)."""
     variables, ranges = _index_variables(text), _range_variables(text)
     # `.Values.x | toYaml` read as `toYaml .Values.x`, `toYaml $merged` as the merge of maps it holds
     read = map_reads(inline_merged(expand_map_helpers(text, helpers or {})))
     read_lines = read.splitlines()
-    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=within.root if within else "$", chart=chart)
+    root = within.root if within else "$"
+    edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=root, chart=chart, called=called)
     found = []
     for i in within.lines if within else range(len(edits.lines)):
         for ref in _map_refs(read, read_lines, i, variables, ranges):
@@ -1681,13 +1688,14 @@ class _Edits:
     replaced: dict[int, str] = field(default_factory=dict)
     root: str = "$"  # the chart's root context where the edits go (a define's `$root := .root`)
     chart: str = ""  # the chart's name, that of the defines the claim-template file holds (helper_defines)
+    called: frozenset[str] = frozenset()  # the helpers that write a pod's tolerations from their argument's list
 
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
     joined: dict[int, list[str]] = field(default_factory=dict)  # by line: the DRA lists joined to a pod's list there
 
     def out(self) -> str:
-        for (_, name), reads in self.lists.items():
-            _pod_list(self, name, reads)
+        for (pod, name), reads in self.lists.items():
+            _pod_list(self, pod, name, reads)
         out: list[str] = []
         for i, line in enumerate([*self.lines, None]):  # None: the end of the file, after its last line
             block = self.inserts.get(i, [])
@@ -1725,15 +1733,18 @@ def _list_block(t: _Edits, name: str, ind: str, expr: str) -> list[str]:
     ]
 
 
-def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
-    """One `name:` key for the pod whose containers take the maps of `reads`. One values list: rendered before the
-    containers (gathered over a `range` over them). Several (one map per container, or a keyed map picked by an
-    `if`): each read adds its list to a variable where the template passes its map, so only the maps the template
-    picks count, and the one key is rendered after the containers; a YAML key written twice keeps only the last. So
-    too for one list read by a container under an `if` of its own (_switched_container): the pod renders the list
-    only when that container renders."""
+def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
+    """One `name:` key for the pod (at line `pod`) whose containers take the maps of `reads`. One values list:
+    rendered before the containers (gathered over a `range` over them). Several (one map per container, or a keyed
+    map picked by an `if`): each read adds its list to a variable where the template passes its map, so only the maps
+    the template picks count, and the one key is rendered after the containers; a YAML key written twice keeps only
+    the last. So too for one list read by a container under an `if` of its own (_switched_container): the pod renders
+    the list only when that container renders. Tolerations the pod writes itself after that (_own_list) take the
+    gathered list joined to theirs, not a second key beside them (NVIDIA's blueprint subcharts: `{{- with
+    $topValues.tolerations }}` after a `range` over the containers, each with its own map)."""
     first = reads[0]
     var = f"$dramigrate{name[0].upper()}{name[1:]}"
+    own = _own_list(t, pod, f"{first.ind}{name}:") if name == "tolerations" else None
     if len({r.expr for r in reads}) == 1 and not any(r.switched for r in reads):
         expr, gather = first.expr, []
         if first.ranged > first.containers:  # `range $name, $container := $containers` inside the pod
@@ -1746,6 +1757,10 @@ def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
                 f"{first.ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}",
             ]
             expr = f"{var} | uniq"
+        if own is not None and own.line > first.containers:
+            t.inserts.setdefault(first.containers, []).extend(gather)
+            _join_own(t, own, expr)
+            return
         t.inserts.setdefault(first.containers, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
         return
     heads = sorted({r.containers for r in reads})
@@ -1754,6 +1769,9 @@ def _pod_list(t: _Edits, name: str, reads: list[_PodList]) -> None:
         at = " " * _indent(t.lines[r.read])
         t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
     end = max(_containers_end(t.lines, h) for h in heads)
+    if own is not None and own.line >= end:
+        _join_own(t, own, f"{var} | uniq")
+        return
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
 
 
@@ -1834,38 +1852,17 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
         if own and not _joins_here(lines, pod, f"{ind}{name}:", need):
             continue  # a pod that renders another list (its container of the map under an `if` the values leave off)
-        if _renders_key(lines, pod, f"{ind}{name}:"):
-            # a literal list (`tolerations:` then `- key: dedicated`): the values' list goes after its items
-            if name == "tolerations" and (items := _literal_list(lines, pod, f"{ind}{name}:")) is not None:
-                end, item = items
-                t.inserts.setdefault(end, [])[:0] = [
-                    f"{item}{{{{- with {expr} }}}}",
-                    f"{item}{{{{- toYaml . | nindent {len(item)} }}}}",
-                    f"{item}{{{{- end }}}}",
-                ]
-            elif name == "tolerations" and (read := _toyaml_list(lines, pod, f"{ind}{name}:")) is not None:
-                # `tolerations:` then `{{- toYaml .Values.tolerations | nindent 6 }}`: the values' list joins it
-                j, m = read
-                given = m.group(2)
-                joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)} | default {given})"
-                t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
-            continue
-        if name == "tolerations" and ranged <= containers and (cond := _if_list(lines, pod, f"{ind}{name}:")):
-            # `{{- if .Values.tolerations }}`, `tolerations:` then `{{- toYaml .Values.tolerations | nindent 8 }}`
-            j, m, k, read = cond
-            t.replaced[j] = lines[j][: m.start(2)] + f"or {m.group(2)} {expr}" + lines[j][m.end(2) :]
-            joined = f"(concat ({read.group(2)} | default list) {_joined(t, k, read.group(2), expr)})"
-            t.replaced[k] = lines[k][: read.start(2)] + joined + lines[k][read.end(2) :]
-            continue
-        if name == "tolerations" and ranged <= containers and (own := _with_list(lines, pod, f"{ind}{name}:")):
-            # `{{- with .Values.tolerations }}` then `tolerations:` (a list other pods render too): the values' list
-            # joins it there, a second `tolerations:` key would clash with it
-            j, m = own
-            given = _operand(m.group(2))
-            joined = f"concat ({given} | default list) {_joined(t, j, given, expr)}"
-            t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
-            continue
+        found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
         switched = _switched_container(t, containers, i)
+        if found is not None and ranged > containers:
+            # the map of a `range` over the containers: its lists gathered before them join the pod's (_pod_list)
+            t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged, switched))
+            continue
+        if found is not None:
+            _join_own(t, found, expr)
+            continue
+        if _renders_key(lines, pod, f"{ind}{name}:"):
+            continue  # written in a shape that takes no other list
         t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged, switched))
     if SECTION_CONTENT in need and "resourceClaims" in need:
         _claims_beside_sections(t, i, sibling_expr(sibling_key(key, "resourceClaims")), named=sibling_expr(key))
@@ -1909,6 +1906,100 @@ def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
     if found is None or not places:
         return True
     return any(_ends_with(tuple(p), words) for p in places for words in _list_words(found[2].group(2)))
+
+
+@dataclass(frozen=True)
+class _OwnList:
+    """Where a pod spec writes its own `tolerations:` from one list in a shape the DRA values' list joins (_own_list).
+    `shape`: "literal" (`- key: dedicated` items: the list goes after them, at `line`, items indented `item`),
+    "toyaml" (`{{- toYaml .Values.tolerations | nindent 6 }}` under the key, at `line`), "if" (that under `{{- if
+    .Values.tolerations }}` at `cond`), "with" (`{{- with .Values.tolerations }}` above the key, at `line`), "call"
+    (`{{- include "sim.tolerations" .Values.ollama | nindent 6 }}`, a helper of tolerations_helpers, at `line`)."""
+
+    shape: str
+    line: int
+    match: re.Match[str] | None = None
+    item: str = ""
+    cond: int = -1
+    cond_match: re.Match[str] | None = None
+
+
+# the call of a helper that writes the pod's `tolerations:` from its argument's list, at the pod's keys
+_TOLERATIONS_CALL = re.compile(
+    r'^(\s*\{\{-?\s*include\s+"([^"]+)"\s+)([$.][\w.$]*)(\s*\|\s*nindent\s+(\d+)\s*-?\}\}\s*)$'
+)
+
+
+def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
+    """How the pod spec at line `pod` writes its own `tolerations:` (`head`, at its keys' indent), when in a shape
+    the DRA values' list joins; None otherwise (none, or another shape)."""
+    lines = t.lines
+    if _renders_key(lines, pod, head):
+        if (items := _literal_list(lines, pod, head)) is not None:
+            return _OwnList("literal", items[0], item=items[1])
+        if (read := _toyaml_list(lines, pod, head)) is not None:
+            return _OwnList("toyaml", read[0], read[1])
+        return None
+    if (cond := _if_list(lines, pod, head)) is not None:
+        return _OwnList("if", cond[2], cond[3], cond=cond[0], cond_match=cond[1])
+    if (own := _with_list(lines, pod, head)) is not None:
+        return _OwnList("with", own[0], own[1])
+    if (call := _tolerations_call(t, pod, head)) is not None:
+        return _OwnList("call", call[0], call[1])
+    return None
+
+
+def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str]] | None:
+    """The line (and its match, group 3 the argument) of the one call of a tolerations helper (_Edits.called) that
+    the pod spec at line `pod` writes at its keys' indent (that of `head`), outside any `if`/`with`/`range` of its
+    own, with a values map or a variable's field as its argument."""
+    from dramigrate.helm.idiomatic import _block_end
+
+    if not t.called or pod < 0:
+        return None
+    at, depth, found = _indent(head), 0, []
+    for j in range(pod + 1, _block_end(t.lines, pod)):
+        line = t.lines[j]
+        m = _TOLERATIONS_CALL.match(line)
+        if m and not depth and m.group(2) in t.called and int(m.group(5)) == at and m.group(3) not in (".", "$"):
+            found.append((j, m))
+        for word, _ in _BLOCK.findall(line):
+            depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
+    return found[0] if len(found) == 1 else None
+
+
+def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
+    """The pod's own tolerations list (`own`) joined with the DRA values' list `expr` (only those of its tolerations
+    the pod's list does not tolerate already, but for a literal list): one `tolerations:` key, which a user's later
+    values file that sets the pod's list keeps the device's toleration in."""
+    lines, j, m = t.lines, own.line, own.match
+    if own.shape == "literal":
+        t.inserts.setdefault(j, [])[:0] = [
+            f"{own.item}{{{{- with {expr} }}}}",
+            f"{own.item}{{{{- toYaml . | nindent {len(own.item)} }}}}",
+            f"{own.item}{{{{- end }}}}",
+        ]
+        return
+    assert m is not None
+    if own.shape == "toyaml":
+        given = m.group(2)
+        joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)} | default {given})"
+        t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+    elif own.shape == "if":
+        c = own.cond_match
+        assert c is not None
+        t.replaced[own.cond] = lines[own.cond][: c.start(2)] + f"or {c.group(2)} {expr}" + lines[own.cond][c.end(2) :]
+        joined = f"(concat ({m.group(2)} | default list) {_joined(t, j, m.group(2), expr)})"
+        t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+    elif own.shape == "with":
+        given = _operand(m.group(2))
+        joined = f"concat ({given} | default list) {_joined(t, j, given, expr)}"
+        t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+    else:  # "call": the helper gets its argument with the list joined, the rest of it as it was
+        arg, given = m.group(3), f"{m.group(3)}.tolerations"
+        joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)})"
+        t.replaced[j] = lines[j][: m.start(3)] + f'(set (omit {arg} "tolerations") "tolerations" {joined})'
+        t.replaced[j] += lines[j][m.end(3) :]
 
 
 def _joined(t: _Edits, j: int, given: str, expr: str) -> str:
@@ -2706,12 +2797,14 @@ def build(
     changes = []
     helpers = map_helpers(root)
     chart = chart_name(root)
+    called = tolerations_helpers(_templates(root))
     built: dict[str, str] = {}  # the helper files a helper-built dict's pass-through changes (built_map_edits)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         after, copied = built_map_edits(root, rel, text, map_paths, scoped)
         built.update(copied)
-        after = _reads_edited(template_edits(after, rel, map_paths, scoped, helpers, chart=chart), rel, reads or set())
+        after = template_edits(after, rel, map_paths, scoped, helpers, chart=chart, called=called)
+        after = _reads_edited(after, rel, reads or set())
         if after != text:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
@@ -2722,7 +2815,7 @@ def build(
             continue
         after = built.get(rel, claimed.get(rel, text))
         for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
-            after = template_edits(after, rel, map_paths, scoped, helpers, define, chart)
+            after = template_edits(after, rel, map_paths, scoped, helpers, define, chart, called)
         if (after := _reads_edited(after, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
