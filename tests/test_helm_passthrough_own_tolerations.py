@@ -162,3 +162,21 @@ def test_containers_of_a_range_join_their_tolerations_to_the_pods_list_after_the
     app, text = _pods(chart, chart / "values-dra.yaml", later)["release-name-app"]
     assert [t["key"] for t in app["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
     assert text.count("tolerations:") == 1, text
+
+
+def test_a_second_fix_with_a_values_file_keeps_the_helpers_list_joined(tmp_path: Path) -> None:
+    """fix run again on the fixed chart with a GPU values file of the user's: the call joined before still counts as
+    the pod's list, so the file's DRA variant adds the toleration under its own key, which a later file that sets
+    `server.tolerations` keeps (was: the second fix read the list as joined nowhere, would have put the toleration
+    in values-dra.yaml's copy of it, and refused: `values-dra.yaml exists already`)."""
+    files = {"templates/_helpers.tpl": HELPERS, "templates/server.yaml": SERVER, "values.yaml": VALUES}
+    chart = _fixed(tmp_path, files)
+    gpu = _own(tmp_path, "server:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n")
+    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    later = tmp_path / "pool.yaml"
+    later.write_text("server:\n  tolerations:\n    - {key: dedicated, operator: Exists}\n")
+    server, text = _pods(chart, chart / "values-dra.yaml", tmp_path / "own-dra.yaml", later)["release-name-server"]
+    assert [t["key"] for t in server["tolerations"]] == ["dedicated", "nvidia.com/gpu"]
+    assert text.count("tolerations:") == 1, text

@@ -377,6 +377,8 @@ def toleration_places(
 
 
 _JOINED = re.compile(r"\bconcat \(([$.][\w.$]*) \| default list\)")  # a list the pass-through joined before
+# a call of a tolerations helper whose argument's list the pass-through joined before (_join_own)
+_JOINED_CALL = re.compile(r'^(\s*\{\{-?\s*include\s+"([^"]+)"\s+)\(set \(omit ([$.][\w.$]*) "tolerations"\)')
 
 
 def joined_lists(texts: list[str]) -> frozenset[str]:
@@ -389,8 +391,9 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
     for text in texts:
         lines = text.splitlines()
         for j, line in enumerate(lines):
-            if (m := _TOLERATIONS_CALL.match(line)) and m.group(2) in called and _beside(lines, j, heads) is not None:
-                out.update(".".join(words) for words in _list_words(f"{m.group(3)}.tolerations"))  # sim.tolerations
+            call = _TOLERATIONS_CALL.match(line) or _JOINED_CALL.match(line)  # sim.tolerations, or joined before
+            if call and call.group(2) in called and _beside(lines, j, heads) is not None:
+                out.update(".".join(words) for words in _list_words(f"{call.group(3)}.tolerations"))
             if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
                 continue
             found = _joinable_list(lines, _parent(lines, pod), line)
