@@ -37,6 +37,7 @@ from dramigrate.helm.idiomatic import (
     _merge_tolerations,
     _metadata_line,
     _parent,
+    _single_heads,
     capabilities_check,
     conventions,
     fail_when,
@@ -96,6 +97,11 @@ def _depths(lines: list[str]) -> list[int]:
     return out
 
 
+def _heads() -> frozenset[str]:
+    """The lines a pod's containers start at: `containers:`, or a kind's single container (KServe's `model:`)."""
+    return frozenset({"containers:", "- containers:", *_single_heads()})
+
+
 def site(text: str) -> Site | None:
     """The map-built resources of a template: a `resources:` key whose value is `toYaml $var` (or its `limits:` or
     `requests:` section's value, tvarr's `$limits`), `$var` set with `:=` once in a block enclosing the toYaml line and
@@ -122,7 +128,7 @@ def site(text: str) -> Site | None:
         literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
         if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
-        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in ("containers:", "- containers:")), -1)
+        containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in _heads()), -1)
         if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
             return None
         return Site(i, var, _parent(lines, containers), section, literal)
@@ -423,11 +429,17 @@ def _migrated(resource: str, rules: RuleSet) -> bool:
     return match is not None and not match.rule.report_only and bool(match.rule.device_class)
 
 
+def _request(spec: dict[str, Any]) -> str | None:
+    """The name of a claim spec's one request (None: not one)."""
+    requests = json.loads(json.dumps(spec.get("spec", spec))).get("devices", {}).get("requests", [])
+    return str(requests[0].get("name")) if len(requests) == 1 else None
+
+
 def _spec_text(spec: dict[str, Any], rel: str) -> str:
     """A claim spec as template text, its request's count the count the map held."""
     data = json.loads(json.dumps(spec.get("spec", spec)))  # the ResourceClaimTemplate's spec.spec
     requests = data.get("devices", {}).get("requests", [])
-    if len(requests) != 1 or requests[0].get("name") != _CLAIM:
+    if len(requests) != 1:
         raise NotMapBuilt(f"{rel}: the migration's claim asks for {len(requests)} device requests")
     exact = requests[0].get("exactly", requests[0])
     exact["count"] = "@@COUNT@@"
@@ -475,9 +487,9 @@ def _specs(
             renamed, other, rcts = alternative(alone, rendered[0], name)
             delta = pod_delta(renamed, other, rcts)[0]
         toleration = [{"key": name, "operator": "Exists", "effect": "NoSchedule"}]
-        claim = (
-            _CLAIM if len(rendered) == 1 and not together else delta.claim
-        )  # several: the claim is named after its requests
+        # several: the claim is named after its requests; one: `gpu`, or the one request of the resource's own claim
+        # (habana.ai/gaudi's `gaudi`), the name the DRA branch looks up by the resource it took (_Vars.claims)
+        claim = _CLAIM if len(rendered) == 1 and not together and delta.claim != _request(delta.spec) else delta.claim
         if delta.claim != claim or delta.tolerations not in ([], toleration) or delta.labels:
             raise NotMapBuilt(f"{rel}: the migration of {name} adds more than the claim and its toleration")
         out[name] = delta.spec
@@ -662,6 +674,13 @@ class _Vars:
     define: str = ""
     root: str = "."  # `$.` inside a `range` or `with`, where `.` is not the chart's root
     known: str = ""  # the resources a rule pack names (patterns.known_regex): only those fail as untaken
+    # each resource's claim name where one is not `gpu` (habana.ai/gaudi's `gaudi`), looked up by `$draKey`
+    claims: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def _lookup(self) -> str:
+        pairs = " ".join(f"{json.dumps(r)} {json.dumps(c)}" for r, c in self.claims)
+        return f"get (dict {pairs}) {_KEY}"
 
     @property
     def declare(self) -> str:
@@ -689,12 +708,16 @@ class _Vars:
     @property
     def claim(self) -> str:
         """The claim's name as a Go expression."""
-        return f'(include "{self.define}" $draCounts)' if self.define else f'"{_CLAIM}"'
+        if self.define:
+            return f'(include "{self.define}" $draCounts)'
+        return f"({self._lookup})" if self.claims else f'"{_CLAIM}"'
 
     @property
     def claim_text(self) -> str:
         """The claim's name as YAML text."""
-        return f'{{{{ include "{self.define}" $draCounts }}}}' if self.define else _CLAIM
+        if self.define:
+            return f'{{{{ include "{self.define}" $draCounts }}}}'
+        return f"{{{{ {self._lookup} }}}}" if self.claims else _CLAIM
 
     @property
     def args(self) -> str:
@@ -752,7 +775,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
     declare = v.declare
     if where.section < 0:
         depths = _depths(lines)
-        at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:"))
+        at = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
         if depths[at] == depths[where.toyaml]:
             return where.toyaml, [
                 (where.toyaml, where.toyaml, [pad + declare, *_map_lines(pad, where.var, names, state, v)])
@@ -760,7 +783,7 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         # the map is written inside a block (suse-pytorch's `if .Values.resources`): the DRA variables are set at the
         # pod's depth, right after `containers:` (trimming only its line end), so the pod's claim after its last key
         # reads them
-        if lines[at] != lines[at].rstrip() or lines[at].strip() != "containers:":
+        if lines[at] != lines[at].rstrip() or lines[at].strip() not in _heads() - {"- containers:"}:
             raise NotMapBuilt(f"{rel}:{at + 1}: no `containers:` line to set the DRA variables after")
         ind = " " * (_indent(lines[at]) + 2)
         edits = [
@@ -863,7 +886,9 @@ def rewrite(
     define = spec_define(chart, rel)
     root = "$." if any(block.startswith(("range", "with")) for block, _ in _open_blocks(lines, where.toyaml)) else "."
     enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
-    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root, known)
+    named = {r: _request(spec) or _CLAIM for r, spec in specs.items()}
+    claims = tuple(named.items()) if not several and set(named.values()) != {_CLAIM} else ()
+    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root, known, claims)
     args = v.args
     claimed = f"and {enabled} {v.held}"
     # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing):
@@ -877,9 +902,7 @@ def rewrite(
     scope, edits = _map_edits(lines, where, list(specs), enabled, rel, v)
     if beside:
         edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
-    containers = next(
-        j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in ("containers:", "- containers:")
-    )
+    containers = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
     ind = " " * _indent(lines[containers])
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]
