@@ -1680,6 +1680,8 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
         and helper.marked_render(root, work, reference[0].options, rules)[2]
     ):
         return ""  # a helper of the chart writes the device key: the helper rewrite
+    if packedlib.find_request(root, work, reference[0].options, rules):
+        return ""  # a packed library's define writes it: its values places, or why it has none (library_request)
     try:
         idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
     except RewriteError as exc:
