@@ -1431,9 +1431,8 @@ def _packed_twin(root: Path, rels: set[str]) -> str | None:
     the folder's files (the rewrite changes both: twins.archive_writes)."""
     from dramigrate.helm.twins import difference, twins
 
-    folders = {"/".join(Path(r).parts[:2]) for r in rels if Path(r).parts[:1] == ("charts",)}
     for twin in twins(root):
-        if twin.folder in folders and (why := difference(root, twin)):
+        if any(r.startswith(f"{twin.folder}/") for r in rels) and (why := difference(root, twin)):
             return (
                 f"charts/ holds the chart of {twin.folder} twice, unpacked and packed ({twin.archive}), and Helm "
                 f"renders either one at random; the rewrite would change both the same way, but {why}: run "

@@ -64,14 +64,24 @@ def _ignored(folder: Path) -> list[str]:
     return [line.strip().rstrip("/") for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-def twins(root: Path) -> list[Twin]:
+def twins(root: Path, depth: int = 4) -> list[Twin]:
     """The subcharts held both unpacked and packed in `charts/`: a folder and an archive whose Chart.yaml name and
-    version are the same."""
+    version are the same; those in the `charts/` of an unpacked subchart too (an umbrella's leaf), named from root."""
+    from dramigrate.helm.sandbox import ChartRefused
+
     charts = root / "charts"
-    if not charts.is_dir():
+    if not charts.is_dir() or depth == 0:
         return []
     out = []
     for folder in sorted(p for p in charts.iterdir() if p.is_dir() and not p.is_symlink()):
+        out += [
+            Twin(
+                f"{folder.relative_to(root).as_posix()}/{t.folder}",
+                f"{folder.relative_to(root).as_posix()}/{t.archive}",
+                t.top,
+            )
+            for t in twins(folder, depth - 1)
+        ]
         meta = _meta((folder / "Chart.yaml").read_bytes()) if (folder / "Chart.yaml").is_file() else {}
         name, version = meta.get("name"), meta.get("version")
         if not name:
@@ -79,8 +89,8 @@ def twins(root: Path) -> list[Twin]:
         for archive in sorted(p for p in charts.glob("*.tgz") if p.name.startswith(f"{name}-")):
             try:
                 members = _members(archive.read_bytes())
-            except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError):
-                continue
+            except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
+                continue  # not a chart archive this can read: the render says what is wrong with it
             tops = {n.split("/", 1)[0] for n in members}
             top = next(iter(tops)) if len(tops) == 1 else ""
             packed = _meta(members.get(f"{top}/Chart.yaml", b""))
