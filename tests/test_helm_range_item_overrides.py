@@ -155,3 +155,24 @@ def test_a_zero_override_renders_no_claim_and_the_switch_off_renders_as_before(t
     assert claimed(docs(chart, *zero)) == {"engine-stt": 1, "engine-tts": None}
     for sets in ((), ("agent.enabled=true",), zero):
         assert texts(chart, "dra.enabled=false", *sets) == texts(original, *sets)
+
+
+def test_a_mig_profile_named_in_values_gets_the_claim_the_migration_names_after_it(tmp_path: Path) -> None:
+    """Was: manual, 'the migration gives the pod a claim of another shape when .Values.engine.gpuResourceName is
+    nvidia.com/gpu' (a MIG profile's claim is `mig`, a GPU's `gpu`). Now the pod's claim is named after the device
+    the values name, as the migration names it, and each type's claim asks for its own count of that profile."""
+    mig = "engine.gpuResourceName=nvidia.com/mig-4g.40gb"
+    _, chart = fixed(tmp_path, mig, "agent.enabled=true")
+    rendered = docs(chart, mig, "agent.enabled=true")
+    assert claimed(rendered) == {"engine-stt": 1, "engine-tts": 2}
+    for d in rendered:
+        if d["kind"] == "Deployment":
+            spec = d["spec"]["template"]["spec"]
+            assert [c["name"] for c in spec["resourceClaims"]] == ["mig"]
+            assert spec["containers"][0]["resources"]["claims"] == [{"name": "mig"}]
+        if d["kind"] == "ResourceClaimTemplate":
+            assert d["spec"]["spec"]["devices"]["requests"][0]["name"] == "mig"
+    gpu = docs(chart, "agent.enabled=true")  # the chart's default name: the GPU's claim
+    assert {
+        c["name"] for d in gpu if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["resourceClaims"]
+    } == {"gpu"}

@@ -1141,6 +1141,8 @@ class Lookup:
     entries: dict[str, dict[str, Any]]  # device resource -> field -> value
     spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
     tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
+    # device resource -> the claim the migration names after it (`gpu`, `mig` for a MIG profile), when they differ
+    claims: dict[str, str] = field(default_factory=dict)
 
 
 NAME = "@@DRANAME@@"  # a leaf that is the device resource name itself
@@ -1189,12 +1191,16 @@ def _arg(expr: str) -> str:
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
     """The claim spec as template text: the device class from values, each request's count the chart's knob."""
     data = json.loads(json.dumps(spec))
-    for req in data.get("devices", {}).get("requests", []):
+    requests = data.get("devices", {}).get("requests", [])
+    for req in requests:
         exact = req.get("exactly", req)
         if exact.get("deviceClassName") == device_class:
             exact["deviceClassName"] = "@@CLASS@@"
-        if req.get("name") in request_counts:
-            exact["count"] = f"@@COUNT:{req['name']}@@"
+        name = req.get("name")
+        if name not in request_counts and len(requests) == len(request_counts) == 1:
+            name = next(iter(request_counts))  # one request named after the device a values key names (_lookup)
+        if name in request_counts:
+            exact["count"] = f"@@COUNT:{name}@@"
     text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
     text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
     for name, expr in request_counts.items():
@@ -1537,10 +1543,12 @@ def _lookup(
                 deltas[res] = dataclasses.replace(d, tolerations=[])
     tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
     for res, d in deltas.items():
-        if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or (
+        if (d.labels, d.namespaced) != (delta.labels, delta.namespaced) or (
             tolerations[res].keys() != tolerations[resource].keys()
         ):
             raise RewriteError(f"{rel}: the migration gives the pod a claim of another shape when {expr} is {res}")
+    # the claim is named after the device (a MIG profile's `mig`, a GPU's `gpu`): the pod looks its name up too
+    claims = {res: d.claim for res, d in deltas.items()} if len({d.claim for d in deltas.values()}) > 1 else {}
     entries: dict[str, dict[str, Any]] = {res: {} for res in deltas}
     fields: tuple[dict[tuple[Any, ...], str], ...] = ({}, {})
     for path, value in tolerations[resource].items():
@@ -1559,7 +1567,7 @@ def _lookup(
         for res, v in values.items():
             if v is not _MISSING:
                 entries[res][name] = v
-    return Lookup(expr, devices[0].name_key, entries, *fields)
+    return Lookup(expr, devices[0].name_key, entries, *fields, claims)
 
 
 _MISSING = object()
@@ -2454,6 +2462,11 @@ def _pod_edits(
     pod_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
+    claim_of = ""  # pattern E with claims named after the device (_lookup): the define that looks the name up
+    if w.named and w.named.claims and len(counts) == 1:
+        claim_of = f"{chart}{suffix}.draClaimOf"
+        named = _from_root(w.named.expr) if _inside_with(w.text, containers) else w.named.expr
+        claim = f'{{{{ include "{claim_of}" {_arg(named)} }}}}'
     listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
     if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
         base = re.sub(r"-[0-9]+$", "", claim) or claim
@@ -2627,7 +2640,7 @@ def _pod_edits(
         section, top = _item_section(
             w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, _from_root(equal)
         )
-        return edits, section, top
+        return edits, section + _claim_of_section(claim_of, w), top
     if picks:
         inner = _choice_spec(w, picks, branch_counts, primary)
     elif steps:
@@ -2696,7 +2709,21 @@ def _pod_edits(
                 f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
-    return edits, section, top
+    return edits, section + _claim_of_section(claim_of, w), top
+
+
+def _claim_of_section(define: str, w: Workload) -> str:
+    """The claim template file's define that names the pod's claim after the device resource a values key names, as
+    the migration does (`nvidia.com/gpu` -> `gpu`, a MIG profile -> `mig`); a name it does not know takes the claim
+    of the rendered one (its claim template fails the render by name, unless dra.existingClaimTemplate is set)."""
+    if not define or w.named is None:
+        return ""
+    names = " ".join(f"{json.dumps(res)} {json.dumps(claim)}" for res, claim in w.named.claims.items())
+    return (
+        f'{{{{- define "{define}" -}}}}\n'
+        f"{{{{- index (dict {names}) (toString .) | default {json.dumps(w.delta.claim)} -}}}}\n"
+        "{{- end }}\n"
+    )
 
 
 def free_claim_define(chart: str) -> str:
