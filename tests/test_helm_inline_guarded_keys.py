@@ -98,3 +98,18 @@ def test_the_refusal_names_the_line_the_values_render(tmp_path: Path) -> None:
     outcome = _fix(chart)
     assert "templates/runner.yaml:34: pattern A" in outcome.manual, outcome.manual
     assert "a container that `range .Values.containers` writes" in outcome.manual
+
+
+def test_containers_with_random_names_are_refused_saying_why_their_requests_cannot_be_named(tmp_path: Path) -> None:
+    """The Nebius chart's containers end their names in `randAlphaNum` (a new name each render). Was: the refusal
+    told to name each container's request after its container, which that chart cannot. Now it says the names are
+    random and what to name the requests after instead."""
+    random = LISTED.replace("- name: {{ .name }}", "- name: {{ .name }}{{ randAlphaNum 4 | lower }}")
+    values = "containers:\n  - name: vllm\n    image: vllm:1\n    resources:\n      limits: {cpu: 4, gpu: 1}\n"
+    chart = chart_with(tmp_path, "runner", {"templates/runner.yaml": random, "values.yaml": values})
+    outcome = _fix(chart)
+    assert not outcome.proven
+    assert "container names are random" in outcome.manual and "randAlphaNum 4" in outcome.manual
+    assert "`gpu-{{ $i }}`" in outcome.manual
+    plain = chart_with(tmp_path / "plain", "runner", {"templates/runner.yaml": LISTED, "values.yaml": values})
+    assert "random" not in _fix(plain).manual

@@ -228,6 +228,22 @@ _ITEM_CONTAINERS = (
 )
 _RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
+_RANDOM = re.compile(r"\b(?:randAlphaNum|randAlpha|randNumeric|randAscii|uuidv4)\b")
+
+
+def _item_containers(text: str, opened: int) -> str:
+    """_ITEM_CONTAINERS, and where the container the `range` at offset `opened` writes takes a random name (a Nebius
+    docker chart's `- name: {{ ... }}{{ randAlphaNum 4 | lower }}`), why the requests cannot be named after it."""
+    first = _LIST_ITEM_NEXT.match(text, opened)
+    line = text[first.end() : text.find("\n", first.end())] if first else ""
+    if not _RANDOM.search(line):
+        return _ITEM_CONTAINERS
+    return (
+        f"{_ITEM_CONTAINERS}. This chart's container names are random (`{line.strip()}`: a new name each render), so "
+        "with several containers asking, neither the claim template nor a proof can name their requests as the "
+        "migration does: name each request after the item's index instead (`range $i, $c := ...`, `gpu-{{ $i }}`), "
+        "or give the containers stable names"
+    )
 
 
 def _rooted(expr: str, context: str) -> str:
@@ -332,7 +348,7 @@ def _conditions(
                 # a Nebius docker chart's `with .resources`, then `with .limits`, of each container of the list
                 why = (
                     f"the device key is inside `{word} {cond}` of a container that `{loop.headers[-1]}` writes, each "
-                    f"item a container with its own count: {_ITEM_CONTAINERS}"
+                    f"item a container with its own count: {_item_containers(text, loop.opened)}"
                 )
                 raise NotIdiomatic(pattern, rel, why)
             if word != "if" or in_else or loop is None:
@@ -376,12 +392,12 @@ def _conditions(
                 reason += (
                     f", which writes one container per item{inside}, each asking for the device: the migration gives "
                     "the pod one claim with a request per such container, named after it, so the items decide the "
-                    f"claim's requests and their names. {_ITEM_CONTAINERS}"
+                    f"claim's requests and their names. {_item_containers(text, start)}"
                 )
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
                     f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: "
-                    f"{_ITEM_CONTAINERS}"
+                    f"{_item_containers(text, loop.opened)}"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
