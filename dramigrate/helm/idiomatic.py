@@ -39,6 +39,8 @@ import yaml
 
 from dramigrate.documents import chart_text
 from dramigrate.helm import multiclaim, unpin
+from dramigrate.helm.listed import Listed
+from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
@@ -1254,6 +1256,7 @@ def build(
     if (root / CLAIM_TEMPLATE_FILE).exists():
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
+    listed: dict[str, Listed] = {}  # templates whose containers a `range` over a values list writes (listed.py)
     helpers = helpers_text(root)
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
@@ -1262,6 +1265,9 @@ def build(
                 text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers
             )
         except NotIdiomatic as exc:
+            if (done := _listed(root, text, rel, rules, originals, migrated, claim_templates, exc)) is not None:
+                listed[rel] = done
+                continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
@@ -1327,6 +1333,13 @@ def build(
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
             workloads.append(Workload(rel, text, own, delta, requests, base, choices, named))
+    if listed:
+        if workloads or len(listed) > 1:
+            raise RewriteError(
+                f"{', '.join(listed)}: containers a `range` writes, each with its own count, are rewritten only in a "
+                "chart whose one template asks for devices"
+            )
+        return _listed_changes(root, name, listed, values, opt_in)
     own_class = _template_classes(workloads)
     device_class = str(own_class[workloads[0].rel])
     several = len(set(own_class.values())) > 1  # templates of several vendors (an AMD profile beside an NVIDIA one)
@@ -1379,6 +1392,51 @@ def build(
         )
     )
     return changes
+
+
+def _listed(
+    root: Path,
+    text: str,
+    rel: str,
+    rules: RuleSet,
+    originals: dict[str, list[dict[str, Any]]],
+    migrated: dict[str, list[dict[str, Any]]],
+    claim_templates: dict[str, Any],
+    exc: NotIdiomatic,
+) -> Listed | None:
+    """The rewrite of a template whose containers a `range` over a values list writes, each with its own count
+    (listed.py), when `exc` refused that shape and the template takes it; else None (the refusal stands)."""
+    if "of a container that `range" not in exc.why:
+        return None
+    try:
+        claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        if len(claims) != 1 or len(claims[0]) != 1:
+            return None
+        return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+    except RewriteError:
+        return None
+
+
+def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: str, opt_in: bool) -> list[Change]:
+    """The changes of a chart whose one device template is rewritten by listed.py."""
+    from dramigrate.helm.oldcluster import one_check
+
+    ((rel, done),) = listed.items()
+    head = (
+        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
+    )
+    fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
+    values_path = root / "values.yaml"
+    return [
+        Change(rel, done.before, done.after),
+        Change(CLAIM_TEMPLATE_FILE, None, one_check(head + done.section, SERVED, fail)),
+        *conventions(root, done.device_class, not opt_in),
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, done.device_class, done.resource, not opt_in),
+        ),
+    ]
 
 
 def _several_claims(
