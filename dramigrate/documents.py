@@ -18,7 +18,7 @@ from typing import Any
 
 from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
-from dramigrate.limits import Limits, check_structure, nodes_upto, recursive_alias, size_message
+from dramigrate.limits import Limits, check_structure, nodes_and_recursive_alias, size_message
 from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
@@ -391,7 +391,7 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
     parsed, counted from libyaml's events first (some 0.5 µs a value)."""
     budget = doc.round_trip_budget
     limit = min(MAX_ROUND_TRIP_VALUES, budget[0])
-    values = nodes_upto(prefix + doc.body, limit)
+    values, inside = nodes_and_recursive_alias(prefix + doc.body, limit)  # one pass of libyaml's events
     if values > limit:
         what = (
             f"this document holds more than {MAX_ROUND_TRIP_VALUES:,} values"
@@ -402,8 +402,8 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
         message = f"{what} (Kubernetes stores objects of 1.5 MiB); not processed (limit on values)"
         raise InputError(message, path, doc.start_line)
     budget[0] -= values
-    if "*" in doc.body and (found := recursive_alias(prefix + doc.body)) is not None:
-        anchor, line = found
+    if inside is not None:
+        anchor, line = inside
         raise InputError(
             f"the alias *{anchor} is inside the node &{anchor} it names: Kubernetes refuses such a document (anchor "
             "value contains itself); not processed",
