@@ -32,6 +32,10 @@ MAX_EDITED_DOCUMENT_BYTES = 4 * 1024 * 1024
 # (anchors, comments inside): 200,000 keys in a 2 MB flow mapping, or 20,000 anchors, ran past 60 s. The largest
 # real pod specs hold a few thousand values.
 MAX_EDITED_NODES = 20_000
+# and lines: ruamel's scanner takes some 30-60 µs a comment or block-scalar line, which are no values (a pod with two
+# million `#` lines, 4 MB, ran past 90 s in diff and again in fix). 100,000 lines of real YAML are past the 1.5 MiB
+# Kubernetes stores; the largest real pod specs have a few thousand.
+MAX_EDITED_LINES = 100_000
 # Kustomizations stacked on one another in one graph (overlay on overlay on base): real ones stack 2 to 5; each
 # build loads the whole stack below it, and fix proves every build, so 300 stacked ran for minutes.
 MAX_KUSTOMIZE_DEPTH = 30
@@ -202,6 +206,13 @@ def check_edited_document(path: str, text: str, line: int, data: Any, counted: i
         raise InputError(
             f"this document holds more than {MAX_EDITED_NODES:,} values (real workloads hold a few thousand); "
             "not rewritten (limit on nodes)",
+            path,
+            line,
+        )
+    if text.count("\n") > MAX_EDITED_LINES:
+        raise InputError(
+            f"this document has more than {MAX_EDITED_LINES:,} lines (real workloads have a few thousand); "
+            "not rewritten (limit on lines)",
             path,
             line,
         )

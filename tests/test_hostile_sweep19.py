@@ -187,3 +187,22 @@ def test_a_bug_on_one_file_is_counted_once_not_as_bad_input(tmp_path: Path, monk
     assert [Path(f["file"]).name for f in bugs] == ["buggy.yaml"] and doc["summary"]["errors"] == 2
     assert [Path(f["file"]).name for f in doc["files"]["failed"]] == ["buggy.yaml"]
     assert "bad input" not in (tmp_path / "r.txt").read_text()
+
+
+def test_a_workload_of_a_million_comment_lines_is_refused_quickly(tmp_path: Path) -> None:
+    """Comments and block-scalar lines are no values, so the bound on values let a 4 MB pod of two million `#` lines
+    through: ruamel's scanner took some 50 µs a line, and diff and fix each ran past 90 s (lint, which does not
+    read it round trip, took a second and called it fixable). Such a document is now bad input at its line for lint
+    and fix alike, before the round-trip reader sees it; the good files beside it are migrated."""
+    bad = tmp_path / "comments.yaml"
+    text = ONE_GPU_POD.format(name="comments") + "#\n" * 150_000
+    bad.write_text(text)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    said = "comments.yaml:1: this document has more than 100,000 lines"
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "."], cwd=tmp_path, timeout=60)
+        assert code == 2 and said in out + err and "Traceback" not in out + err, (command, out, err)
+
+    assert bad.read_text() == text
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
