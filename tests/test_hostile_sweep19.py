@@ -206,3 +206,24 @@ def test_a_workload_of_a_million_comment_lines_is_refused_quickly(tmp_path: Path
 
     assert bad.read_text() == text
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_a_line_break_in_a_yaml_key_never_starts_a_workflow_command(tmp_path: Path) -> None:
+    """A duplicate key is named in the bad-input message, and the text report (the default format, printed in CI
+    logs) kept that key's line breaks: a key `"x\\n::error file=a.yaml::..."` written twice printed a line of its own
+    that GitHub Actions obeyed as a workflow command (an annotation on any file, with any message). So did an
+    unknown setting of a repository's `.dramigrate.yaml`. Both are now shown on one line, the break as `\\n`."""
+    key = '"x\\n::error file=a.yaml::forged"'
+    pod = ONE_GPU_POD.format(name="dup").replace("spec:\n", f"  labels:\n    {key}: a\n    {key}: b\nspec:\n", 1)
+    (tmp_path / "dup.yaml").write_text(pod)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in (["lint", "."], ["diff", "."]):
+        code, out, err = run_dramigrate(command, cwd=tmp_path)
+        assert code == 2 and "dup.yaml:7:5: invalid YAML: duplicate key: x\\n::error file=a.yaml::forged" in out + err
+        assert not [line for line in (out + err).splitlines() if line.startswith("::")], out + err
+
+    (tmp_path / ".dramigrate.yaml").write_text(f"{key}: 1\n")
+    code, out, err = run_dramigrate(["lint", "good.yaml"], cwd=tmp_path)
+    assert code == 2 and "unknown setting `x\\n::error file=a.yaml::forged`" in err, err
+    assert not [line for line in (out + err).splitlines() if line.startswith("::")], err
