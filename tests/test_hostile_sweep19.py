@@ -227,3 +227,36 @@ def test_a_line_break_in_a_yaml_key_never_starts_a_workflow_command(tmp_path: Pa
     code, out, err = run_dramigrate(["lint", "good.yaml"], cwd=tmp_path)
     assert code == 2 and "unknown setting `x\\n::error file=a.yaml::forged`" in err, err
     assert not [line for line in (out + err).splitlines() if line.startswith("::")], err
+
+
+def test_packed_subcharts_nested_past_the_bound_are_refused(tmp_path: Path) -> None:
+    """Helm loads a packed subchart's own packed subcharts at any depth; the schema references of the archives were
+    confined three deep, so a leaky schema seven archives down was still read. Past five archives the chart is
+    refused by name; the good file beside it is migrated."""
+    outside = tmp_path / "outside.json"
+    outside.write_text(REFUSES_A_COUNT)
+    archive = _packed(
+        {
+            "l7/Chart.yaml": "apiVersion: v2\nname: l7\nversion: 0.1.0\n",
+            "l7/values.schema.json": json.dumps({"properties": {"gpus": {"$ref": outside.as_uri()}}}),
+            "l7/values.yaml": "gpus: 1\n",
+        }
+    )
+    for level in range(6, 0, -1):
+        archive = _packed(
+            {
+                f"l{level}/Chart.yaml": f"apiVersion: v2\nname: l{level}\nversion: 0.1.0\n",
+                f"l{level}/charts/x.tgz": archive,
+            }
+        )
+    chart = chart_with(tmp_path, "deep", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / "charts").mkdir()
+    (chart / "charts" / "l1-0.1.0.tgz").write_bytes(archive)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, report, _ = _lint_json(tmp_path, "deep", "good.yaml")
+
+    assert code == 2
+    assert [(e["file"], e["rule"]) for e in report["errors"]] == [("deep", "chart-archive-limit")]  # type: ignore[index]
+    assert "nested more than 5 deep" in report["errors"][0]["message"]  # type: ignore[index]
+    assert [f["name"] for f in report["findings"]] == ["good"]  # type: ignore[index]

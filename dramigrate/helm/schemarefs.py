@@ -83,6 +83,7 @@ def localize_schema_refs(root: Path) -> int:
     return changed + _rewrite(docs, root)
 
 
+MAX_PACKED_DEPTH = 5  # archives inside archives: real charts pack one level, two for an umbrella's library
 _packed_lock = threading.Lock()
 _PACKED_CLEAN: set[tuple[str, int, int, int]] = set()  # archives of copies already seen with no outward reference
 
@@ -110,9 +111,10 @@ def _confine_packed(archive: Path) -> bool:
 
 
 def _packed_without_refs(data: bytes, depth: int) -> bytes | None:
-    """The archive `data` with the outward references of its schemas dropped (and of the archives it packs, three
-    deep); None when none has one, or when the archive is past Helm's own bounds (the render then names it)."""
-    from dramigrate.helm.sandbox import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS
+    """The archive `data` with the outward references of its schemas dropped (and of the archives it packs, which
+    Helm loads at any depth: past MAX_PACKED_DEPTH the chart is refused); None when none has one, or when the
+    archive is past Helm's own bounds (the render then names it)."""
+    from dramigrate.helm.sandbox import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS, ChartRefused
 
     members: list[tuple[tarfile.TarInfo, bytes | None]] = []
     changed = False
@@ -128,7 +130,14 @@ def _packed_without_refs(data: bytes, depth: int) -> bytes | None:
                 new = None
                 if content is not None and member.name.endswith("values.schema.json"):
                     new = _schema_without_refs(content)
-                elif content is not None and member.name.endswith(".tgz") and depth < 3:
+                elif (
+                    content is not None and member.name.endswith(".tgz") and member.name.split("/")[-2:-1] == ["charts"]
+                ):
+                    if depth >= MAX_PACKED_DEPTH:
+                        raise ChartRefused(
+                            "chart-archive-limit",
+                            f"not rendered: packed subcharts nested more than {MAX_PACKED_DEPTH} deep ({member.name})",
+                        )
                     new = _packed_without_refs(content, depth + 1)
                 if new is not None:
                     member.size, content, changed = len(new), new, True
