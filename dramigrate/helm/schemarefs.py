@@ -48,7 +48,9 @@ _OUTWARD_KEY = re.compile(
     r"|\\u"  # a JSON escape: a key spelled "\u0024ref" is "$ref" once parsed
 )
 _DRAFTS = ("http://json-schema.org/", "https://json-schema.org/")  # built into Helm's validator, never fetched
-_MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (Helm's own bound applies)
+# a schema file larger than this is left alone: Helm never reads it (the render's copy refuses a chart file over
+# sandbox.MAX_MEMBER_BYTES, Helm's own bound); a smaller bound let a 4.5 MiB schema's references through
+_MAX_BYTES = 5 << 20
 
 
 def localize_schema_refs(root: Path) -> int:
@@ -157,7 +159,8 @@ def _schema_without_refs(content: bytes) -> bytes | None:
     """A packed schema's text with every `$id`, every `$ref` but a fragment and every `$schema` but a draft dropped;
     None when it has none (or is not JSON: Helm then names it)."""
     try:
-        text = content.decode("utf-8")
+        # as Helm reads a chart file: its UTF-8 byte-order mark dropped, bytes that are not UTF-8 taken (U+FFFD)
+        text = content.decode("utf-8", errors="replace").removeprefix("\ufeff")
         if not _OUTWARD_KEY.search(text):
             return None
         doc = json.loads(text)
@@ -184,7 +187,9 @@ def _remote(paths: list[Path]) -> dict[Path, Any]:
         try:
             if path.stat().st_size > _MAX_BYTES:
                 continue
-            text = path.read_text(encoding="utf-8")
+            # as Helm reads a chart file: its UTF-8 byte-order mark dropped, and bytes that are not UTF-8 taken (each
+            # U+FFFD, as Go's JSON reader does); either let the schema's references through unchecked
+            text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
         except (OSError, UnicodeDecodeError):
             continue
         if not _OUTWARD_KEY.search(text):  # most charts: nothing to do (a copy rendered again: only its own files)
