@@ -1,8 +1,8 @@
 """A GPU key and a shared RDMA HCA key (`rdma/hca`), each under a condition of its own, in one container (the shape of
 kubeflow arena's PyTorchJob chart: `if gt (int $gpuCount) 0` around the GPU, `if .Values.enableRDMA` around the HCA).
-The manifest migration moves the GPU to a claim and leaves the shared HCA a device-plugin request (rules/networking.yaml:
-report only), so the rewrite migrates the GPU under its own condition and leaves the HCA key as the chart writes it
-(was: "the device keys sit under different conditions; fix it by hand")."""
+The manifest migration moves the GPU to a claim and leaves the shared HCA a device-plugin request (report only in
+rules/networking.yaml), so the rewrite migrates the GPU under its own condition and leaves the HCA key as the chart
+writes it (was: "the device keys sit under different conditions; fix it by hand")."""
 
 from __future__ import annotations
 
