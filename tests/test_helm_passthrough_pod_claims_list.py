@@ -35,6 +35,10 @@ SHAPES = {
         {{- toYaml .Values.extraResourceClaims | nindent 8 }}
       {{- end }}
 """,
+    "bare": """\
+      resourceClaims:
+        {{- toYaml .Values.extraResourceClaims | nindent 8 }}
+""",
     "literal": """\
       resourceClaims:
         - name: scratch

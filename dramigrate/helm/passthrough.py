@@ -1931,9 +1931,13 @@ def _join_pod_claims(t: _Edits, pod: int, head: str, expr: str, ranged: bool) ->
             f"{t.rel}:{at + 1}: the pod writes its own `resourceClaims:` in a shape the DRA claims of `{expr}` do not "
             "join (a second key would drop one of the lists): join them by hand"
         )
-    if read is not None:  # `resourceClaims:` then `{{- toYaml .Values.podClaims | nindent 8 }}`
+    if read is not None:  # `resourceClaims:` then `{{- toYaml .Values.podClaims | nindent 8 }}` (`[]` stays `[]`)
         j, m = read
-        t.replaced[j] = lines[j][: m.start(2)] + f"({_claims_joined(t, j, m.group(2), expr)})" + lines[j][m.end(2) :]
+        t.replaced[j] = (
+            lines[j][: m.start(2)]
+            + f"({_claims_joined(t, j, m.group(2), expr)} | default {m.group(2)})"
+            + lines[j][m.end(2) :]
+        )
     elif cond is not None:  # `{{- if .Values.podClaims }}`, the key, then `toYaml .Values.podClaims`
         j, m, k, given = cond
         t.replaced[j] = lines[j][: m.start(2)] + f"or {m.group(2)} {expr}" + lines[j][m.end(2) :]
