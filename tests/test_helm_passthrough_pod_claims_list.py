@@ -74,3 +74,29 @@ def test_the_dra_claim_joins_the_pods_own_claims_list(tmp_path: Path, shape: str
         assert set(claimed) <= set(names), text
         own = {"literal": ["scratch"]}.get(shape, []) + (["nic"] if given and shape != "literal" else [])
         assert [n for n in names if n not in claimed] == own, text
+
+
+def test_a_helper_rewrite_that_would_write_a_second_claims_key_is_manual_work(tmp_path: Path) -> None:
+    """Pattern D (a helper writes the device key) beside the pod's own `podResourceClaims` list: the helper rewrite
+    writes a `resourceClaims:` key of its own, which would drop the user's list once set; the proof now sets that list
+    and refuses the rewrite (was: called proven, and written)."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    helper = '{{- define "infer.devices" -}}\nnvidia.com/gpu: {{ .Values.gpus }}\n{{- end }}\n'
+    pod = SHAPES["with"].replace("extraResourceClaims", "podResourceClaims") + CONTAINERS.replace(
+        "{{- toYaml .Values.resources | nindent 12 }}",
+        'limits:\n              {{- include "infer.devices" . | nindent 14 }}',
+    )
+    files = {
+        "values.yaml": "gpus: 1\npodResourceClaims: []\n",
+        "templates/_helpers.tpl": helper,
+        "templates/infer.yaml": deployment("infer", pod),
+    }
+    chart = chart_with(tmp_path, "infer", files)
+    options = ChartOptions(kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert not outcome.proven
+    assert "resourceClaims key twice" in outcome.report()
