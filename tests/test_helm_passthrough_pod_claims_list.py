@@ -76,19 +76,14 @@ def test_the_dra_claim_joins_the_pods_own_claims_list(tmp_path: Path, shape: str
         assert [n for n in names if n not in claimed] == own, text
 
 
-def test_a_helper_rewrite_that_would_write_a_second_claims_key_is_manual_work(tmp_path: Path) -> None:
-    """Pattern D (a helper writes the device key) beside the pod's own `podResourceClaims` list: the helper rewrite
-    writes a `resourceClaims:` key of its own, which would drop the user's list once set; the proof now sets that list
-    and refuses the rewrite (was: called proven, and written)."""
-    from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
-    from dramigrate.rules import load_rules
-    from dramigrate.versions import Target
-
+def test_a_helper_rewrite_joins_the_pods_own_claims_list(tmp_path: Path) -> None:
+    """Pattern D (a helper writes the device key) beside the pod's own `podResourceClaims` list: the helper rewrite's
+    claim joins that list too (was: a `resourceClaims:` key of its own, which dropped the user's list once set; the
+    start code called that proven and wrote it)."""
     helper = '{{- define "infer.devices" -}}\nnvidia.com/gpu: {{ .Values.gpus }}\n{{- end }}\n'
+    limits = 'limits:\n              {{- include "infer.devices" . | nindent 14 }}'
     pod = SHAPES["with"].replace("extraResourceClaims", "podResourceClaims") + CONTAINERS.replace(
-        "{{- toYaml .Values.resources | nindent 12 }}",
-        'limits:\n              {{- include "infer.devices" . | nindent 14 }}',
+        "{{- toYaml .Values.resources | nindent 12 }}", limits
     )
     files = {
         "values.yaml": "gpus: 1\npodResourceClaims: []\n",
@@ -96,7 +91,16 @@ def test_a_helper_rewrite_that_would_write_a_second_claims_key_is_manual_work(tm
         "templates/infer.yaml": deployment("infer", pod),
     }
     chart = chart_with(tmp_path, "infer", files)
-    options = ChartOptions(kube_version="1.34")
-    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
-    assert not outcome.proven
-    assert "resourceClaims key twice" in outcome.report()
+    fix_chart(chart)
+
+    given = chart.parent / "given.yaml"
+    given.write_text(USERS.replace("extraResourceClaims", "podResourceClaims"))
+    (text,) = [
+        m.text
+        for m in render_chart(chart, RenderOptions(values_files=(given,), kube_version="1.34"))
+        if "kind: Deployment" in m.text
+    ]
+    pod_spec = yaml.safe_load(text)["spec"]["template"]["spec"]
+    assert text.count("resourceClaims:") == 1, text
+    assert [c["name"] for c in pod_spec["resourceClaims"]] == ["nic", "gpu"], text
+    assert pod_spec["containers"][0]["resources"]["claims"] == [{"name": "gpu"}], text
