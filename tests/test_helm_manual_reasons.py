@@ -74,12 +74,15 @@ PRODUCT_AFFINITY = deployment(
 
 
 def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
-    """Was only 'spec.template.spec.affinity: not expected, the rewritten chart has ...'."""
+    """Was only 'spec.template.spec.affinity: not expected, the rewritten chart has ...'; then without the line and
+    the label: now the template line that writes the label, the label and where it sits."""
     chart = chart_with(tmp_path, "tgi", {"templates/deployment.yaml": PRODUCT_AFFINITY, "values.yaml": "shards: 8\n"})
     outcome = _fix(chart)
     assert not outcome.changes
     assert "the pods select nodes by a device label that a template writes itself" in outcome.manual
-    assert "affinity" in outcome.manual
+    line = PRODUCT_AFFINITY.splitlines().index("                  - key: nvidia.com/gpu.product") + 1
+    assert outcome.manual.startswith(f"templates/deployment.yaml:{line}: ")
+    assert "nvidia.com/gpu.product in a required node affinity" in outcome.manual
 
 
 # leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container
