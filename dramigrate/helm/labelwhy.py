@@ -16,6 +16,11 @@ PASSTHROUGH = (
     "so no template logic turns the values the template selects nodes with into the claim's selectors at render time"
 )
 LITERAL = "the rewrite leaves this node selection of the chart as it is"
+AFFINITY_FED = "the rewrite translates a label value a template expression writes only in the pod's nodeSelector"
+AFFINITY_LITERAL = (
+    "the rewrite drops a node affinity the template writes literally only where the migration drops the whole of it, "
+    "not a requirement beside others the migration keeps"
+)
 _WHERE = (
     ("preferredDuringSchedulingIgnoredDuringExecution", "a preferred node affinity"),
     ("requiredDuringSchedulingIgnoredDuringExecution", "a required node affinity"),
@@ -69,6 +74,8 @@ def label_refusal(root: Path, original: str, migrated: str, passthrough: bool) -
         reads = _reads(lines, index)
         fed = f", its values from `{reads[0]}` (line {reads[1] + 1})" if reads else ""
         why = PASSTHROUGH if passthrough else LITERAL
+        if not passthrough and "affinity" in where:
+            why = AFFINITY_FED if reads else AFFINITY_LITERAL
         return (
             f"{rel}:{index + 1}: the pods select nodes by a device label that a template writes itself, {key} in "
             f"{where}{fed} (the migration {moves}; {why}): translate the label by "
@@ -78,9 +85,9 @@ def label_refusal(root: Path, original: str, migrated: str, passthrough: bool) -
 
 
 def _written(root: Path, key: str) -> tuple[str, int, list[str]] | None:
-    """The first template line writing `key` as a label key (`key: <key>` in an affinity, `<key>:` in a
-    nodeSelector): (the file relative to the chart, its 0-based index, the file's lines)."""
-    pattern = re.compile(r"^\s*(?:-\s*)?(?:key:\s*)?[\"']?" + re.escape(key) + r"[\"']?\s*(?::|$)")
+    """The first template line writing `key` as a label key (`key: <key>` in an affinity, in flow style too, `<key>:`
+    in a nodeSelector): (the file relative to the chart, its 0-based index, the file's lines)."""
+    pattern = re.compile(r"^\s*(?:-\s*)?\{?\s*(?:key:\s*)?[\"']?" + re.escape(key) + r"[\"']?\s*(?:[:,}]|$)")
     for path in sorted((root / "templates").rglob("*")) + sorted((root / "charts").glob("*/templates/**/*")):
         if not path.is_file() or path.suffix not in (".yaml", ".yml", ".tpl"):
             continue
