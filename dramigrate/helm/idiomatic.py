@@ -1630,14 +1630,19 @@ def migrated_section(chart: str, rules: RuleSet) -> str:
 def _alternatives(
     rel: str, devices: list[Device], originals: list[dict[str, Any]], alternative: Alternative | None, rules: RuleSet
 ) -> dict[str, tuple[PodDelta, dict[str, str]]]:
-    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead."""
+    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead
+    (the render's objects with the device renamed; the objects as a value set of the proof renders that branch when
+    the migration moves node selection of that branch's own into the claim there, as dell's NVIDIA branch writes its
+    `nvidia.com/gpu.product` label)."""
     if alternative is None:
         raise RewriteError(f"{rel}: the device keys are branches of a device choice")
     out: dict[str, tuple[PodDelta, dict[str, str]]] = {}
     first = devices[0].resource
     for res in dict.fromkeys(d.resource for d in devices[1:]):
-        renamed, migrated, templates = alternative(originals, first, res, live=True)
-        deltas = pod_delta(renamed, migrated, templates)
+        deltas = pod_delta(*alternative(originals, first, res))
+        live = pod_delta(*alternative(originals, first, res, live=True))
+        if len(live) == 1 and (live[0].labels or live[0].affinity) and not (deltas and deltas[0].labels):
+            deltas = live
         if len(deltas) != 1:
             raise RewriteError(f"{rel}: the migration of the {res} branch adds claims to {len(deltas)} pods")
         own = [d for d in devices if d.resource == res]

@@ -1422,12 +1422,13 @@ def _alternative(
     """A template's objects with each container asking for `other` where it asks for `resource` (the same count),
     their migration and its ResourceClaimTemplates by name: what the migration adds in the other branch of a vendor
     choice (`if .Values.intel }}gpu.intel.com/i915{{ else }}nvidia.com/gpu`) that the render did not take. With
-    `live`, the branch as a value set of the proof renders it (`renders`: each render's stream and its migration)
-    when one does: the lines that branch writes besides the device key (dell's `nvidia.com/gpu.product` nodeSelector
-    under `if regexMatch "nvidia"`) are then in what the migration adds (the label moved into the claim)."""
-    for before, after in renders if live else ():
-        if found := _live_branch(docs, before, after, resource, other):
-            return found
+    `live`, instead, the branch as a value set of the proof renders it (`renders`: each render's stream and its
+    migration), nothing when none does: the lines that branch writes besides the device key (dell's
+    `nvidia.com/gpu.product` nodeSelector under `if regexMatch "nvidia"`) are then in what the migration adds (the
+    label moved into the claim)."""
+    if live:
+        found = (_live_branch(docs, before, after, resource, other) for before, after in renders)
+        return next((f for f in found if f), ([], [], {}))
     renamed = copy.deepcopy(docs)
     for holder, section in resource_sections(renamed):
         if resource in (own := holder[section]):
