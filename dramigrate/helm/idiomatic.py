@@ -1640,7 +1640,11 @@ def _alternatives(
     first = devices[0].resource
     for res in dict.fromkeys(d.resource for d in devices[1:]):
         deltas = pod_delta(*alternative(originals, first, res))
-        live = pod_delta(*alternative(originals, first, res, live=True))
+        try:  # as a value set renders that branch (none: not rendered)
+            shown = alternative(originals, first, res, live=True)
+            live = pod_delta(*shown) if shown[0] else []
+        except RewriteError:  # a live render the renamed one does not stand for: the renamed one serves
+            live = []
         if len(live) == 1 and (live[0].labels or live[0].affinity) and not (deltas and deltas[0].labels):
             deltas = live
         if len(deltas) != 1:
