@@ -15,11 +15,12 @@ Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switc
   (L) the --opt-in copy with the run's values: byte-identical to the original chart's render (the original given
       the rewrite's Chart.yaml version bump, which shows in `helm.sh/chart` labels);
   (D) the other copy with the run's values (patterns A and D: the values switch is on by default) or with the
-      `-dra` values variants (B/C): strict-valid for 1.34 and 1.36, no device-plugin request left, and the
-      devices the claims ask for per pod equal the devices the original pod asked for.
+      `-dra` values overlays given after their originals, `-f gpu.yaml -f gpu-dra.yaml` (B/C; an overlay fix could
+      not prove is a copy of its file, given in its place): strict-valid for 1.34 and 1.36, no device-plugin request
+      left, and the devices the claims ask for per pod equal the devices the original pod asked for.
 Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
 the chart's own files, without the `-dra.yaml` variants fix writes beside the user's values files outside the chart /
-without any `-dra.yaml` values variant, which copy the values files they stand for) and whether
+without any `-dra.yaml` values overlay or variant) and whether
 the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
 totals, the median added lines and the failures with their reason. Exits 0; says why and exits 0 when there is
 nothing to measure.
@@ -239,6 +240,14 @@ def pod_devices(
     return plugin, claimed, legacy, sorted(reported)
 
 
+def _with_variant(values: Path, variant: Path) -> tuple[Path, ...]:
+    """A values file with its DRA values: the overlay after it, or the copy (no "give it after" header) in its place."""
+    if not variant.is_file():
+        return (values,)
+    head = "".join(variant.read_text().splitlines(True)[:2])
+    return (values, variant) if head.startswith("#") and "give it after" in head else (variant,)
+
+
 def independent_check(
     run: Run, root: Path, off_chart: Path, on: tuple[Path, tuple[Path, ...], Any], values: tuple[Path, ...], rules: Any
 ) -> str:
@@ -272,7 +281,7 @@ def independent_check(
     if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files are the switch
         overlay = [on_chart / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
         variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
-        files = (*overlay, *(v if v.is_file() else f for v, f in zip(variants, on_values, strict=True)))
+        files = (*overlay, *(x for v, f in zip(variants, on_values, strict=True) for x in _with_variant(f, v)))
         # values-dra.yaml in place of the --set that asks for devices: its first lines say which (the user reads it)
         head = "".join(overlay[0].read_text().splitlines(True)[:2]) if overlay else ""
         stands = re.search(r"in place of\W*`([^`]*)`", head)

@@ -180,16 +180,23 @@ def overlay_with_alias_bomb(root: Path) -> Path:
     return root
 
 
+def with_original(values: Path) -> tuple[Path, ...]:
+    """A values file as a user gives it: a DRA overlay fix wrote (`gpu-dra.yaml`, its header says "give it after")
+    after the file it stands for (`gpu.yaml`), any other file alone."""
+    original = values.with_name(values.name.removesuffix("-dra.yaml") + ".yaml")
+    head = "".join(values.read_text().splitlines(True)[:2]) if values.is_file() else ""
+    return (original, values) if values.name.endswith("-dra.yaml") and "give it after" in head else (values,)
+
+
 def dra_render(chart: Path, values: Path) -> tuple[list[Any], dict[str, int], dict[str, Any]]:
-    """A chart rendered with one values file: its documents, each ResourceClaimTemplate's device count by name, and
-    each Deployment's pod spec by name."""
+    """A chart rendered with one values file (a DRA overlay after its file): its documents, each
+    ResourceClaimTemplate's device count by name, and each Deployment's pod spec by name."""
     import yaml
 
     from dramigrate.helm.render import RenderOptions, render_chart
 
-    out = [
-        d for m in render_chart(chart, RenderOptions(values_files=(values,))) for d in yaml.safe_load_all(m.text) if d
-    ]
+    files = with_original(values)
+    out = [d for m in render_chart(chart, RenderOptions(values_files=files)) for d in yaml.safe_load_all(m.text) if d]
     counts = {
         d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
         for d in out

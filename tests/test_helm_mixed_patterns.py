@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, deployment
+from conftest import chart_with, deployment, with_original
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -67,7 +67,8 @@ def fix(chart: Path, values: tuple[Path, ...]) -> ChartOutcome:
 
 
 def rendered(chart: Path, values: tuple[Path, ...] = (), sets: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    options = RenderOptions(values_files=values, set_values=sets)
+    given = tuple(x for f in values for x in with_original(f))  # a DRA overlay after its file
+    options = RenderOptions(values_files=given, set_values=sets)
     return [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
 
 

@@ -138,42 +138,19 @@ def test_rewrite_passes_claims_through_beside_the_map(fixed: tuple[Path, Path, P
     assert added <= 60, added
 
 
-def test_dra_values_file_replaces_the_device_key(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+def test_dra_values_file_is_an_overlay_of_what_dra_changes(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
+    """gpu-dra.yaml holds only what DRA changes, given after gpu.yaml (was: a copy of the whole file with the device
+    key replaced in it): the device key nulled, the claims, the pod's keys, the claim template; a header says how."""
     _, _, gpu, _ = fixed
     dra = (gpu.parent / "gpu-dra.yaml").read_text()
-    assert dra.startswith("# our GPU trainer\ntrainer:\n  resources:\n    limits:\n      memory: 8Gi  # per pod\n")
+    assert "`-f gpu.yaml -f gpu-dra.yaml`" in "".join(dra.splitlines(True)[:2]), dra
     values = yaml.safe_load(dra)
-    assert "nvidia.com/gpu" not in values["trainer"]["resources"]["limits"]  # replaced, not a null overlay
+    assert values["trainer"]["resources"]["limits"] == {"nvidia.com/gpu": None}  # memory: 8Gi stays gpu.yaml's
     assert values["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
     (claim,) = values["trainer"]["resourceClaims"]
     name = claim["resourceClaimTemplateName"].removeprefix("{{ .Release.Name }}-")  # rendered with tpl
     spec = values["resourceClaimTemplates"][name]["spec"]
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
-
-
-@pytest.mark.parametrize("in_defaults", [False, True], ids=["file-only", "chart-default"])
-def test_dra_values_file_drops_the_comment_of_the_device_key_with_it(tmp_path: Path, in_defaults: bool) -> None:
-    """`nvidia.com/gpu: 2  # two cards` tells of the request the claim replaces: the variant drops the comment with
-    the key (or with its value, where a null deletes the chart's default), and keeps the comment line above the next
-    key (was: `# two cards` left alone on a line of its own where the key was)."""
-    chart = write_chart(tmp_path)
-    if in_defaults:
-        values = (chart / "values.yaml").read_text()
-        (chart / "values.yaml").write_text(
-            values.replace("  resources: {}\n", "  resources:\n    limits:\n      nvidia.com/gpu: 1\n", 1)
-        )
-    gpu = tmp_path / "gpu.yaml"
-    gpu.write_text(
-        "trainer:\n  resources:\n    limits:\n      memory: 8Gi\n      nvidia.com/gpu: 2  # two cards\n"
-        "    # per pod\n    requests:\n      cpu: 1\n"
-    )
-    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
-    dra = (tmp_path / "gpu-dra.yaml").read_text()
-    assert "two cards" not in dra
-    assert "      memory: 8Gi\n" in dra and "    # per pod\n    requests:\n      cpu: 1\n" in dra
-    assert yaml.safe_load(dra)["trainer"]["resources"]["claims"] == [{"name": "gpu"}]
 
 
 def test_original_values_render_byte_identical(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
@@ -184,7 +161,7 @@ def test_original_values_render_byte_identical(fixed: tuple[Path, Path, Path, Ch
 
 def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcome]) -> None:
     _, chart, gpu, _ = fixed
-    out = docs(chart, (gpu.parent / "gpu-dra.yaml",))
+    out = docs(chart, (gpu, gpu.parent / "gpu-dra.yaml"))
     pod = out["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"memory": "8Gi"}, "claims": [{"name": "gpu"}]}
     assert pod["resourceClaims"][0]["resourceClaimTemplateName"] == out["ResourceClaimTemplate"]["metadata"]["name"]
@@ -194,7 +171,7 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
         rendered = [
             d
             for m in render_chart(
-                chart, RenderOptions(release_name=release, values_files=(gpu.parent / "gpu-dra.yaml",))
+                chart, RenderOptions(release_name=release, values_files=(gpu, gpu.parent / "gpu-dra.yaml"))
             )
             for d in yaml.safe_load_all(m.text)
             if d
@@ -209,7 +186,7 @@ def test_dra_values_render_the_claims(fixed: tuple[Path, Path, Path, ChartOutcom
     assert "resourceClaims" not in out["Job"]["spec"]["template"]["spec"]
     assert out["ResourceClaimTemplate"]["apiVersion"] == "resource.k8s.io/v1"
     with pytest.raises(HelmError, match=r"need Kubernetes 1\.34\+"):
-        texts(chart, (gpu.parent / "gpu-dra.yaml",), kube="1.33")
+        texts(chart, (gpu, gpu.parent / "gpu-dra.yaml"), kube="1.33")
     assert texts(chart, (gpu,), kube="1.33")  # the device-plugin values still render on an older cluster
 
 
@@ -225,16 +202,16 @@ def test_chart_defaults_get_a_values_dra_overlay(run_cli: RunCli, tmp_path: Path
     before = texts(chart)
     code, _, err = run_cli(["fix", str(chart)])
     assert code == 0 and "default values (DRA values: values-dra.yaml)" in err, err
-    assert "two-gpus.yaml (DRA values: two-gpus-dra.yaml)" in err, err  # each value set names its own DRA file
+    assert "two-gpus.yaml (DRA values: two-gpus.yaml, two-gpus-dra.yaml)" in err, err  # each its own DRA file
     assert texts(chart) == before
     overlay = yaml.safe_load((chart / "values-dra.yaml").read_text())
     assert overlay["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
     pod = docs(chart, (chart / "values-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]} and pod["resourceClaims"]
-    # the shipped file's variant: its key set to null, else the chart's default 1 would come back
-    shipped = (chart / "ci" / "two-gpus-dra.yaml").read_text()
-    assert "    limits:  # null deletes the chart's default" in shipped
-    out = docs(chart, (chart / "ci" / "two-gpus-dra.yaml",))
+    # the shipped file's overlay, after it: its key set to null, else the chart's default 1 would come back
+    shipped = yaml.safe_load((chart / "ci" / "two-gpus-dra.yaml").read_text())
+    assert shipped["trainer"]["resources"] == {"limits": None, "claims": [{"name": "gpu"}]}
+    out = docs(chart, (chart / "ci" / "two-gpus.yaml", chart / "ci" / "two-gpus-dra.yaml"))
     assert "limits" not in out["Deployment"]["spec"]["template"]["spec"]["containers"][0]["resources"]
     assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
 
@@ -248,7 +225,7 @@ def test_a_shipped_values_file_named_from_outside_the_chart_gets_its_variant_bes
     code, _, err = run_cli(["fix", "app", "-f", "app/gpu.yaml"], cwd=tmp_path)
     assert code == 0, err
     assert not (chart / "app").exists()
-    pod = docs(chart, (chart / "gpu-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    pod = docs(chart, (chart / "gpu.yaml", chart / "gpu-dra.yaml"))["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}] and pod["resourceClaims"]
 
 
@@ -264,8 +241,9 @@ def test_a_values_file_with_a_device_count_of_zero_gets_its_variant(run_cli: Run
     )
     code, _, err = run_cli(["fix", str(chart), "-f", str(gpu)])
     assert code == 0, err
-    out = docs(chart, (tmp_path / "gpu-dra.yaml",))
-    assert "resources" not in out["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    out = docs(chart, (gpu, tmp_path / "gpu-dra.yaml"))
+    trainer = out["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert not (trainer.get("resources") or {}).get("limits"), trainer  # `limits: null`: the overlay's, kept
     job = out["Job"]["spec"]["template"]["spec"]
     assert job["containers"][0]["resources"] == {"limits": {"cpu": "100m"}, "claims": [{"name": "gpu"}]}
     assert out["ResourceClaimTemplate"]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 1
@@ -482,10 +460,9 @@ def test_values_file_that_leaves_the_device_map_to_the_chart_defaults(tmp_path: 
     outcome = run_chart(chart, ChartOptions(values_files=(mine,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
     write_changes(outcome)
-    variant = (tmp_path / "mine-dra.yaml").read_text()
-    assert variant.startswith("model: resnet  # the model to serve\n"), variant
-    assert yaml.safe_load(variant)["deploy"]["resources"]["limits"] == {"gpu.intel.com/i915": None}
-    pod = docs(chart, (tmp_path / "mine-dra.yaml",))["Deployment"]["spec"]["template"]["spec"]
+    variant = yaml.safe_load((tmp_path / "mine-dra.yaml").read_text())
+    assert variant["deploy"]["resources"]["limits"] == {"gpu.intel.com/i915": None} and "model" not in variant
+    pod = docs(chart, (mine, tmp_path / "mine-dra.yaml"))["Deployment"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"limits": {"cpu": 2}, "claims": [{"name": "gpu"}]}, pod
     assert pod["resourceClaims"], pod
 
@@ -543,10 +520,11 @@ def test_kserve_single_container_takes_the_map(tmp_path: Path) -> None:
     assert predictor["model"]["resources"] == {"limits": {"cpu": "2"}, "claims": [{"name": "gpu"}]}, predictor
 
 
-def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> None:
+def test_shipped_example_our_yaml_parser_refuses_gets_its_overlay(tmp_path: Path) -> None:
     """A values file the chart ships that Helm reads but our YAML parser refuses (substratus' vllm examples repeat
-    `replicaCount:`): proven with its values as they are and named without a DRA variant, while the user's file gets
-    its variant (was: the whole chart an error, "invalid YAML: duplicate key" in a file the user never named)."""
+    `replicaCount:`): its DRA overlay is written from Helm's reading of it and proven after it (was: proven with its
+    values as they are and left without a DRA variant, "invalid YAML: duplicate key", as a copy needed the file
+    parsed)."""
     template = REQUIRED_TEMPLATE.replace('{{ required "model is required" .Values.model }}', "serve")
     files = {"values.yaml": "deploy:\n  resources: {}\n", "templates/deploy.yaml": template}
     dup = "replicaCount: 1\ndeploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\nreplicaCount: 2\n"
@@ -555,12 +533,9 @@ def test_shipped_example_fix_cannot_edit_keeps_its_values(tmp_path: Path) -> Non
     gpu.write_text("deploy:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n")
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
     assert outcome.proven, outcome.report()
-    assert (
-        "two-gpus.yaml (device-plugin values; no DRA variant: invalid YAML: duplicate key: replicaCount (line 6))"
-        in (outcome.report())
-    )
+    assert "two-gpus.yaml (DRA values: two-gpus.yaml, two-gpus-dra.yaml)" in outcome.report()
     write_changes(outcome)
-    assert (tmp_path / "gpu-dra.yaml").is_file() and not (chart / "examples" / "two-gpus-dra.yaml").exists()
+    assert (tmp_path / "gpu-dra.yaml").is_file() and (chart / "examples" / "two-gpus-dra.yaml").is_file()
 
 
 def test_template_that_reads_the_device_key_itself_reads_the_dra_count(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ def test_a_neuron_values_file_does_not_take_the_gpu_toleration_of_values_dra(tmp
 
     fix_chart(chart, values=(neuron,))  # was manual: the DRA render wrote `tolerations:` twice
 
-    files = (chart / "values-dra.yaml", chart / "values-neuron-dra.yaml")
+    files = (chart / "values-dra.yaml", neuron, chart / "values-neuron-dra.yaml")
     (pod,) = [
         doc["spec"]["template"]["spec"]
         for m in render_chart(chart, RenderOptions(values_files=files))

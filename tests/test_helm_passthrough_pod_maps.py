@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import chart_with, deployment, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart, with_original
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -124,7 +124,8 @@ BOTH = "stack:\n  enabled: true\napp:\n  resources:\n    limits:\n      nvidia.c
 
 def _pods(chart: Path, *files: Path) -> dict[str, Any]:
     """Each Deployment's pod spec by name, the chart rendered with `files` in order."""
-    docs = [d for m in render_chart(chart, RenderOptions(values_files=files)) for d in yaml.safe_load_all(m.text) if d]
+    given = tuple(x for f in files for x in with_original(f))  # a DRA overlay after its file
+    docs = [d for m in render_chart(chart, RenderOptions(values_files=given)) for d in yaml.safe_load_all(m.text) if d]
     return {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
 
 

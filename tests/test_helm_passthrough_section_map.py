@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, fix_chart
+from conftest import chart_with, fix_chart, with_original
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -70,7 +70,8 @@ VALUES = 'single:\n  enabled: false\ndistributed:\n  enabled: false\n\nresources
 
 
 def _render(chart: Path, *files: Path) -> list[dict]:
-    options = RenderOptions(values_files=files, kube_version="1.34")
+    given = tuple(x for f in files for x in with_original(f))  # a DRA overlay after its file
+    options = RenderOptions(values_files=given, kube_version="1.34")
     return [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
 
 

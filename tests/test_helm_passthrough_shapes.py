@@ -316,7 +316,7 @@ def test_a_shipped_values_file_that_renders_another_workload_gets_its_pass_throu
     write_changes(outcome)
     from dramigrate.helm.render import RenderOptions, render_chart
 
-    variant = RenderOptions(values_files=(chart / "ci/sts-values-dra.yaml",))
+    variant = RenderOptions(values_files=(chart / "ci/sts-values.yaml", chart / "ci/sts-values-dra.yaml"))
     out = [d for m in render_chart(chart, variant) for d in yaml.safe_load_all(m.text) if d]
     (sts,) = [d for d in out if d["kind"] == "StatefulSet"]
     assert sts["spec"]["template"]["spec"]["resourceClaims"][0]["name"] == "gpu", sts

@@ -174,7 +174,9 @@ def test_a_values_file_that_tolerates_the_taint_itself_gets_no_second_toleration
     write_changes(outcome)
     docs = [
         d
-        for m in render_chart(chart, RenderOptions(values_files=(chart / "values-dra.yaml", tmp_path / "gpu-dra.yaml")))
+        for m in render_chart(
+            chart, RenderOptions(values_files=(chart / "values-dra.yaml", mine, tmp_path / "gpu-dra.yaml"))
+        )
         for d in yaml.safe_load_all(m.text)
         if d
     ]

@@ -211,7 +211,7 @@ def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: Ru
     body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
     assert [case["set"]["trainer"]["resources"] for case in body["tests"]] == [
         {"limits": {"nvidia.com/gpu": 2}},
-        {"claims": [{"name": "gpu"}]},
+        {"limits": None, "claims": [{"name": "gpu"}]},  # the file's values, then its DRA overlay's
     ]
     for i, case in enumerate(body["tests"]):
         values = tmp_path / f"case{i}.yaml"

@@ -770,6 +770,32 @@ def variant_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}-dra{path.suffix or '.yaml'}")
 
 
+def variant_overlay(
+    edits: list[MapEdit],
+    templates: dict[Path_, dict[str, Any]],
+    merged: dict[str, Any],
+    lists: dict[Path_, Any] | None = None,
+) -> dict[str, Any]:
+    """The DRA overlay of a values file (`gpu.yaml` -> `gpu-dra.yaml`, given after it): only what DRA changes of
+    `merged` (the chart's defaults under the file): the device keys set to null, the container's `claims`, the pod's
+    siblings, the claim templates, a list that holds a device key copied whole (Helm replaces lists), and `lists`
+    (stale_lists) set again. Helm deletes a null only for a key the chart's own values.yaml sets: a key only the file
+    sets keeps its null, which the template drops from a map with claims (DROP_NULLS, run.py's kept nulls)."""
+    out = overlay_values(edits, templates, merged)
+    for place, value in (lists or {}).items():
+        out = set_path(out, place, copy.deepcopy(value))
+    return out
+
+
+def variant_overlay_text(path: Path, values: dict[str, Any]) -> str:
+    """The overlay's text: a header that says how to use it, then the values (overlay_text's layout)."""
+    head = (
+        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) in place of the device requests of {path.name}:\n"
+        f"# give it after that file, `-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
+    )
+    return head + _dumped(values)
+
+
 def variant_text(
     path: Path,
     edits: list[MapEdit],
@@ -994,15 +1020,27 @@ def overlay_values(
     return out
 
 
-def kept_nulls(values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ = ()) -> list[Path_]:
+SECTIONS = ("limits", "requests")
+
+
+def null_map(kept: Path_) -> Path_:
+    """The resources map of a kept null (kept_nulls): a device key's or a section's."""
+    return kept[:-1] if kept[-1] in SECTIONS else kept[:-2]
+
+
+def kept_nulls(
+    values: Any, subcharts: dict[Path_, dict[str, Any]], path: Path_ = (), sections: bool = False
+) -> list[Path_]:
     """The device keys the DRA overlay `values` sets to null that Helm keeps: it deletes a key a values file sets to
     null only where the chart that reads it sets it in its own values.yaml; under an umbrella's key for a subchart
     (`subcharts`: that key -> the subchart's own defaults), a null for a key only the umbrella's values set stays a
-    null in the subchart's values and renders (`nvidia.com/gpu: null`) unless the template drops it (DROP_NULLS)."""
+    null in the subchart's values and renders (`nvidia.com/gpu: null`) unless the template drops it (DROP_NULLS).
+    `sections`: a whole section set to null too (`limits: null`, which renders, and Kubernetes reads as none)."""
     if isinstance(values, dict):
-        return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)))]
-    if values is not None or len(path) < 2 or path[-2] not in ("limits", "requests"):
-        return []  # a whole section set to null renders `requests: null`, which Kubernetes reads as none
+        return [kept for k, v in values.items() for kept in kept_nulls(v, subcharts, (*path, str(k)), sections)]
+    section = sections and bool(path) and path[-1] in SECTIONS
+    if values is not None or not (section or (len(path) >= 2 and path[-2] in SECTIONS)):
+        return []
     for scope, defaults in subcharts.items():
         if tuple(path[: len(scope)]) == scope and get_path(defaults, path[len(scope) :]) is None:
             return [path]
@@ -1020,8 +1058,6 @@ def overlay_text(
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
     defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
     `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
-    import yaml
-
     if after is not None:
         sets = " ".join(stands_for)
         files = ", ".join(after)
@@ -1049,11 +1085,17 @@ def overlay_text(
             "through ResourceClaims (a null deletes a default key)\n"
         )
 
+    return head + _dumped(values)
+
+
+def _dumped(values: dict[str, Any]) -> str:
+    import yaml
+
     class _Dumper(yaml.SafeDumper):
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    return head + yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def device_sets(
@@ -1969,16 +2011,17 @@ def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
     null for the device's request render byte-identical to the original chart)."""
     ind = " " * _indent(t.lines[i])
     drop = (
-        f'{ind}{{{{- if hasKey ({expr} | default dict) "claims" }}}}'
-        f"{{{{- range $dramigrateSection := {expr} }}}}"
-        '{{- if kindIs "map" $dramigrateSection }}'
+        f'{ind}{{{{- with {expr} }}}}{{{{- if and (kindIs "map" .) (hasKey . "claims") }}}}'
+        "{{- $dramigrateMap := . }}{{- range $dramigrateName, $dramigrateSection := . }}"
+        '{{- if kindIs "invalid" $dramigrateSection }}{{- $_ := unset $dramigrateMap $dramigrateName }}'
+        '{{- else if kindIs "map" $dramigrateSection }}'
         "{{- range $dramigrateKey, $dramigrateValue := $dramigrateSection }}"
         '{{- if kindIs "invalid" $dramigrateValue }}{{- $_ := unset $dramigrateSection $dramigrateKey }}'
-        "{{- end }}{{- end }}{{- end }}{{- end }}{{- end }}"
+        "{{- end }}{{- end }}{{- end }}{{- end }}{{- end }}{{- end }}"
     )
     comment = (
-        f"{ind}{{{{- /* with the DRA claims, delete the keys a values file sets to null: Helm keeps such a null where "
-        "this chart's values.yaml lacks the key */}}"
+        f"{ind}{{{{- /* with the DRA claims, delete the keys and sections a values file sets to null: Helm keeps such "
+        "a null where this chart's values.yaml lacks the key */}}"
     )
     if drop not in t.inserts.get(i, []):
         t.inserts.setdefault(i, []).extend([comment, drop])

@@ -91,6 +91,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, chart_name, with_line_ends
+from dramigrate.helm.twins import archive_writes, binary_note
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -204,7 +205,13 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(unified(self.diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+        text = "".join(unified(self.diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+        return text + "".join(binary_note(name) for name in self.archives())
+
+    def archives(self) -> list[str]:
+        """The subchart archives fix re-packs with the changes of their unpacked twins (twins.py), as diff names
+        them."""
+        return [self.diff_name(rel) for rel, _, _ in archive_writes(self.chart, self.changes)] if self.changes else []
 
     def diff_name(self, rel: str) -> str:
         """A changed file as the diff names it: a chart file under the chart's display name; a values file outside
@@ -1161,8 +1168,12 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         planned.append((path, c, expected))
     for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
-    return len(planned)
+    writes: list[tuple[Path, str | bytes, bytes | None]] = [(path, c.after, expected) for path, c, expected in planned]
+    for rel, before, data in archive_writes(outcome.chart, outcome.changes):  # the folder's .tgz twin (twins.py)
+        check_writable(outcome.chart / rel, before, options)
+        writes.append((outcome.chart / rel, data, before))
+    write_group(writes, options)  # all or none (disk full)
+    return len(writes)
 
 
 def chart_options(opts: Any, release: str | None) -> ChartOptions:
@@ -1463,19 +1474,18 @@ def _live_branch(
 
 
 def _packed_twin(root: Path, rels: set[str]) -> str | None:
-    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be proven while charts/ also holds
-    that chart packed: Helm renders the folder or the .tgz at random (both load under one name)."""
-    from dramigrate.helm.rewrite import chart_name
+    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be made while charts/ also holds that
+    chart packed: Helm renders the folder or the .tgz at random (both load under one name, twins.py), and the .tgz
+    is not the folder packed, so it cannot be changed the same way. None when no such twin, or when the .tgz holds
+    the folder's files (the rewrite changes both: twins.archive_writes)."""
+    from dramigrate.helm.twins import difference, twins
 
-    for folder in sorted({Path(r).parts[1] for r in rels if Path(r).parts[:1] == ("charts",)}):
-        name = chart_name(root / "charts" / folder)
-        packed = sorted((root / "charts").glob(f"{name}-*.tgz"))
-        if packed:
+    for twin in twins(root):
+        if any(r.startswith(f"{twin.folder}/") for r in rels) and (why := difference(root, twin)):
             return (
-                f"charts/ holds {name} twice, unpacked (charts/{folder}, whose define writes the device request) and "
-                f"packed (charts/{packed[0].name}); Helm renders either one at random, so a rewrite of the folder "
-                f"cannot be proven: move the .tgz away, run fix again, then `helm dependency update` packs the "
-                f"changed folder"
+                f"charts/ holds the chart of {twin.folder} twice, unpacked and packed ({twin.archive}), and Helm "
+                f"renders either one at random; the rewrite would change both the same way, but {why}: run "
+                "`helm dependency update` (it packs the folder again) and fix again"
             )
     return None
 
@@ -1729,6 +1739,8 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
         and helper.marked_render(root, work, reference[0].options, rules)[2]
     ):
         return ""  # a helper of the chart writes the device key: the helper rewrite
+    if packedlib.find_request(root, work, reference[0].options, rules):
+        return ""  # a packed library's define writes it: its values places, or why it has none (library_request)
     try:
         idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
     except RewriteError as exc:
@@ -2757,13 +2769,26 @@ def _fix_passthrough(
     that switches the others on is then not covered, and said so)."""
     kept = (list(outcome.findings), [f.fixed for f in outcome.findings], list(outcome.checked), outcome.usage)
     args = (outcome, root, copts, work, leaves, expected, hint, scopes, switch, places)
-    if not _passthrough(*args, fold=True) or not outcome.manual or outcome.patch_proven:
+
+    def again() -> bool:
+        """Whether the try just made failed the proof (then the outcome is reset for the next)."""
+        if not outcome.manual or outcome.patch_proven:
+            return False
+        outcome.findings[:], outcome.checked[:], outcome.usage = kept[0], kept[2], kept[3]
+        for f, was in zip(kept[0], kept[1], strict=True):
+            f.fixed = was
+        outcome.manual, outcome.patch, outcome.changes, outcome.patch_proven = "", "", [], False
+        return True
+
+    folded, overlaid = _passthrough(*args, fold=True)
+    if folded and again():
+        overlaid |= _passthrough(*args, fold=False)[1]
+    if not overlaid or not again():
         return
-    outcome.findings[:], outcome.checked[:], outcome.usage = kept[0], kept[2], kept[3]
-    for f, was in zip(kept[0], kept[1], strict=True):
-        f.fixed = was
-    outcome.manual, outcome.patch, outcome.changes, outcome.patch_proven = "", "", [], False
-    _passthrough(*args, fold=False)
+    # the -dra.yaml overlays did not prove (a null of a key only the file sets, in a map no template line can drop it
+    # from): each is a copy of its file with the device key replaced, given in place of the file
+    if _passthrough(*args, fold=True, copies=True)[0] and again():
+        _passthrough(*args, fold=False, copies=True)
 
 
 def _passthrough(
@@ -2778,7 +2803,8 @@ def _passthrough(
     switch: _Switch | None,
     places: Placer | None,
     fold: bool,
-) -> bool:
+    copies: bool = False,
+) -> tuple[bool, bool]:
     """Patterns B and C (passthrough.py): the templates pass `resourceClaims` through beside the resources
     maps, one new template renders `resourceClaimTemplates` from values, and each values file that asks for
     devices gets a DRA variant. `leaves`: the templates to change by chart ("" the chart itself, else an
@@ -2988,7 +3014,13 @@ def _passthrough(
                 stale = pt.superseded(edits, templates, base_edits, default_templates)
                 carried = {s: {**templates.get(s, {}), **stale.get(s, {})} for s in dict.fromkeys([*templates, *stale])}
                 lists = pt.stale_lists(edits, base_edits, fsources.merged)
-                variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
+                if copies:  # the file with the device key replaced in it, given in place of the file
+                    variants[f] = pt.variant_text(f, edits, carried, fsources.merged, chart_defaults(root), lists)
+                else:  # only what DRA changes, given after the file
+                    values = pt.variant_overlay(edits, carried, fsources.merged, lists)
+                    for kept_null in _set_kept_nulls(root, values, scopes, sections=True):  # only the file sets
+                        paths.setdefault(pt.null_map(kept_null), set()).add(pt.DROP_NULLS)
+                    variants[f] = pt.variant_overlay_text(f, values)
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
                     raise
@@ -3063,16 +3095,16 @@ def _passthrough(
             changes = switch.build(changes)
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
-        return bool(folded)
+        return bool(folded), bool(variants) and not copies
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template or values file: {exc}", "")
-        return bool(folded)
+        return bool(folded), bool(variants) and not copies
     targets = {pt.variant_path(f): t for f, t in variants.items()} | ({root / pt.OVERLAY: overlay} if overlay else {})
     targets |= {root / pt.SET_OVERLAY: set_text} if set_text else {}
     for target, text in targets.items():
         if target.exists() and read_text(target) != text:  # the user's own file: kept (one fix wrote is written again)
             _manual(outcome, f"{target} exists already: move it away and run fix again", "")
-            return bool(folded)
+            return bool(folded), bool(variants) and not copies
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
     if switched or beneath:
@@ -3094,27 +3126,35 @@ def _passthrough(
                 rel_f = f.resolve().relative_to(root.resolve()).as_posix()
                 pair = (rel_f, pt.variant_path(Path(rel_f)).as_posix(), streams[f])
         if pair is not None:
-            outcome.changes += _passthrough_suites(root, leaves[""], *pair, copts.release)
+            outcome.changes += _passthrough_suites(root, leaves[""], *pair, copts.release, not copies)
         else:  # the values files that ask for devices are outside the chart: the suite sets their values itself
-            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, copts.release)
+            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, copts.release, not copies)
     for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
         if sub and (root / sub / "tests").is_dir():
             outcome.changes += [
                 c
                 for c in _in_umbrella(
-                    root, sub, _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, copts.release)
+                    root,
+                    sub,
+                    _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, copts.release, not copies),
                 )
                 if c.rel != "Chart.yaml"
             ]
     patch = outcome.diff()
     own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
-    second = "" if fold else "-alone"  # the second try (_fix_passthrough) writes its own copies
+    # the second and third tries (_fix_passthrough) write their own copies
+    second = ("" if fold else "-alone") + ("-copies" if copies else "")
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
     staged = {}
     for i, (f, text) in enumerate(variants.items()):
         staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
         staged[f].write_text(text, encoding="utf-8")
+
+    def with_dra(files: tuple[Path, ...]) -> tuple[Path, ...]:
+        """The values files with the DRA values of each: its overlay after it (its copy in its place)."""
+        return tuple(x for f in files for x in (((staged[f],) if copies else (f, staged[f])) if f in staged else (f,)))
+
     unnamed = inert | pt.template_names(default_templates)  # a value set's pods may name none of values-dra.yaml's
 
     def derived_alike(v: Variation, overlaid: dict[str, Any], through: Render, through_want: str) -> bool:
@@ -3148,12 +3188,12 @@ def _passthrough(
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
-                return bool(folded)
+                return bool(folded), bool(variants) and not copies
             continue
         why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
         if why:
             _manual(outcome, why, patch)
-            return bool(folded)
+            return bool(folded), bool(variants) and not copies
         outcome.checked.append(f"{v.label} (device-plugin values)")
         if v.label.startswith("-f ") and Path(v.label[3:]) in unvaried:
             outcome.checked[-1] = f"{v.label} (device-plugin values; no DRA variant: {unvaried[Path(v.label[3:])]})"
@@ -3165,22 +3205,22 @@ def _passthrough(
         elif set_for and v.label == "your values":  # the user's -f files as they are, values-set-dra.yaml after
             dra = kept.render((*copts.values_files, copy_root / pt.SET_OVERLAY))
         elif (stands_for or switched) and v.label == "your values":
-            dra = kept.render((*(staged.get(f, f) for f in copts.values_files), copy_root / pt.OVERLAY))
+            dra = kept.render((*with_dra(copts.values_files), copy_root / pt.OVERLAY))
         elif stands_for or switched:
             dra = None  # value sets without the --set: the values as they were, proven above
         elif overlay and (v.label == "default values" or (v.label == "your values" and (beneath or not sets))):
             own = (
                 (copy_root / pt.OVERLAY,)
                 if v.label == "default values"
-                else (copy_root / pt.OVERLAY, *(staged.get(f, f) for f in copts.values_files))
+                else (copy_root / pt.OVERLAY, *with_dra(copts.values_files))
             )
             dra = copts.render(own, sets=v.label == "your values")
         elif overlay and v.label in folded:  # a switch the defaults leave off, on: its maps are in values-dra.yaml too
             dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         elif v.label == "your values" and copts.values_files:
-            dra = copts.render(tuple(staged.get(f, f) for f in copts.values_files))
+            dra = copts.render(with_dra(copts.values_files))
         elif v.label.startswith("-f ") and Path(v.label[3:]) in staged:
-            dra = copts.render((staged[Path(v.label[3:])],), sets=False)
+            dra = copts.render(with_dra((Path(v.label[3:]),)), sets=False)
         elif derived := derived_alike(v, dvalues, through, through_want):  # a value set of the defaults
             dra = replace(v.options, values_files=(*v.options.values_files, copy_root / pt.OVERLAY))
         else:
@@ -3188,7 +3228,7 @@ def _passthrough(
         if dra is None and not switch and v.label == "your values" and through_want != through.stream:
             # the run the user asked for asks for devices no DRA values file covers: it cannot be called proven
             _manual(outcome, uncovered, patch)
-            return bool(folded)
+            return bool(folded), bool(variants) and not copies
         if dra is None and (not switch or v.label.endswith(ADDED_DEVICE)):
             continue  # a device added to the maps stays a device-plugin request, as before
         case, files = f"with {v.label} and the DRA values files", dra is not None
@@ -3222,7 +3262,7 @@ def _passthrough(
         own = {sub: removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub) for sub in leaves}
         if reads := next((r for sub in leaves if (r := pt.device_key_reads(root / sub, own[sub], sub))), ""):
             outcome.manual = f"{reads}; {outcome.manual}"
-        return bool(folded)
+        return bool(folded), bool(variants) and not copies
     if given_dra is not None:
         merged = value_sources(root, outcome.display, copts, copts.render()).merged
         lists = tuple(p for p in tolerations_lists(merged) if all(isinstance(k, str) for k in p))
@@ -3234,18 +3274,18 @@ def _passthrough(
             lists = ()
         if why := _later_files(outcome, copy_root, work, given_dra, merged, lists, renders, removed):
             _manual(outcome, why, patch)
-            return bool(folded)
+            return bool(folded), bool(variants) and not copies
     if switch and (
         why := _user_claims(outcome, root, expected[0][0], lambda o: cached_render(copy_root, switch.options(o, True)))
     ):
         _manual(outcome, why, patch)
-        return bool(folded)
+        return bool(folded), bool(variants) and not copies
     if not outcome.writable:
         _manual(
             outcome, "a packaged chart is not rewritten in place: unpack it (tar xzf) and run fix on the folder", patch
         )
         outcome.patch_proven = True
-    return bool(folded)
+    return bool(folded), bool(variants) and not copies
 
 
 _GIVEN = ("your values", "default values")
@@ -3320,15 +3360,17 @@ def _leaf_reads(
     }
 
 
-def _set_kept_nulls(root: Path, values: dict[str, Any], scopes: dict[str, list[tuple[str, ...]]]) -> list[Path_]:
+def _set_kept_nulls(
+    root: Path, values: dict[str, Any], scopes: dict[str, list[tuple[str, ...]]], sections: bool = False
+) -> list[Path_]:
     """The device keys values-set-dra.yaml sets to null that Helm keeps: a key the user's -f files set and the
     values.yaml of the chart that reads it does not (foldingathome's shipped values-gpu.yaml). Helm deletes a null
     only where those defaults set the key, so such a null renders (`nvidia.com/gpu: null`) unless the template
-    drops it (DROP_NULLS)."""
+    drops it (DROP_NULLS). `sections`: a whole section set to null too (a -f file's overlay)."""
     from dramigrate.helm import passthrough as pt
 
     kept = []
-    for path in pt.kept_nulls(values, {(): {}}):  # every device key it sets to null
+    for path in pt.kept_nulls(values, {(): {}}, sections=sections):  # every device key (section) it sets to null
         sub = _owner(path, scopes)
         scope = max((k for k in scopes.get(sub, [()]) if tuple(path[: len(k)]) == k), key=len, default=())
         if get_path(chart_defaults(root / sub if sub else root), path[len(scope) :]) is None:
@@ -3344,7 +3386,13 @@ def _owner(path: Path_, scopes: dict[str, list[tuple[str, ...]]]) -> str:
 
 
 def _passthrough_suites(
-    root: Path, rels: set[str], plugin: str | None, dra: str, renders: tuple[str, str, str], release: str
+    root: Path,
+    rels: set[str],
+    plugin: str | None,
+    dra: str,
+    renders: tuple[str, str, str],
+    release: str,
+    after: bool = True,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps its unit tests in `tests/`) for the pass-through rewrite: with the
     values as they were the template renders the device key, with the DRA values file the claim. `renders`: the
@@ -3362,7 +3410,7 @@ def _passthrough_suites(
         if found is None or (root / suite_path(rel)).exists():
             continue
         resource, claim = found
-        cases = values_cases(resource, plugin, dra)
+        cases = values_cases(resource, plugin, dra, after)
         about = f"DRA ResourceClaims with {dra}"
         made = suite(
             rel, TEMPLATE_FILE, original[rel], resource, claim, cases, about, every.get(rel), release, several=True
@@ -3391,12 +3439,15 @@ def _leaf_suites(
     variants: dict[Path, str],
     streams: dict[Path, tuple[str, str, str]],
     release: str,
+    after: bool = True,
 ) -> list[Change]:
     """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
     the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
-    umbrella's key for the subchart) and of its DRA variant. `keys` [()]: the chart itself, whose values files
-    are outside it (a suite names its values files relative to itself), so `set:` holds the whole file."""
+    umbrella's key for the subchart) and of its DRA variant (`after`: an overlay, set over the file's). `keys` [()]:
+    the chart itself, whose values files are outside it (a suite names its values files relative to itself), so
+    `set:` holds the whole file."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
+    from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
 
@@ -3404,6 +3455,8 @@ def _leaf_suites(
     for f, dra_text in variants.items():
         plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         dra_values = yaml.safe_load(dra_text) or {}
+        if after:  # an overlay, given after the file: the suite sets both
+            dra_values = _merge_maps(plugin_values, dra_values)
         if keys == [()]:  # the chart itself: the whole file
             key = ""
             plugin_values, dra_values = {"": plugin_values}, {"": dra_values}
@@ -3552,4 +3605,6 @@ def _rewritten_copy(
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
+    for rel, _, data in archive_writes(root, changes):  # a subchart's .tgz beside its changed folder (twins.py)
+        (copy_root / rel).write_bytes(data)
     return copy_root

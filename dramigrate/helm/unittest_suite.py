@@ -133,9 +133,12 @@ def switch_cases(resource: str, switch: str, count_expr: str | None, claim_docum
     return cases
 
 
-def values_cases(resource: str, plugin: str | None, dra: str) -> list[Case]:
-    """Patterns B and C: the chart's values (or a values file it ships) and their DRA variant."""
+def values_cases(resource: str, plugin: str | None, dra: str, after: bool = True) -> list[Case]:
+    """Patterns B and C: the chart's values (or a values file it ships) and their DRA values (an overlay given after
+    the file it stands for; values-dra.yaml for the chart's defaults). `after`: False for a DRA copy of the file,
+    given in its place."""
     where = f"with {plugin}" if plugin else "with the chart's defaults"
+    over = bool(plugin and after)
     return [
         Case(
             f"renders the {resource} device-plugin request and no claim {where}",
@@ -143,7 +146,11 @@ def values_cases(resource: str, plugin: str | None, dra: str) -> list[Case]:
             expect="device",
             claim_documents=0,
         ),
-        Case(f"renders a ResourceClaim and no {resource} request with {dra}", values=[f"../{dra}"], expect="claim"),
+        Case(
+            f"renders a ResourceClaim and no {resource} request with {dra}" + (f" after {plugin}" if over else ""),
+            values=[*([f"../{plugin}"] if over else []), f"../{dra}"],
+            expect="claim",
+        ),
     ]
 
 
