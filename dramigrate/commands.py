@@ -728,6 +728,12 @@ def do_diff(opts: Options, check: bool) -> int:
             changes += [FileChange(f"{chart.display}/{c.rel}", c.before or "", c.after) for c in chart.changes]
             for c in chart.changes:
                 _show_diff(patch, chart.diff_name(c.rel), c.before or "", c.after)
+            for name in chart.archives():  # a subchart's .tgz re-packed beside its changed folder (helm/twins.py)
+                changed += 1
+                if patch is not None:
+                    from dramigrate.helm.twins import binary_note
+
+                    patch.write(binary_note(name))
         if chart.report():
             _err(chart.report().rstrip("\n"))
     classes = _classes(ctx, result, write=False)
@@ -841,7 +847,7 @@ def do_fix(opts: Options) -> int:
         changed += chart_written
         if chart_written:
             names = [c.rel if Path(c.rel).is_absolute() else f"{chart.display}/{c.rel}" for c in chart.changes]
-            written += names
+            written += names + chart.archives()
             changes += [FileChange(name, c.before or "", c.after) for name, c in zip(names, chart.changes, strict=True)]
     classes = _classes(ctx, result, write=True)
     if classes and classes[1] != classes[2]:

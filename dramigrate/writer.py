@@ -317,7 +317,7 @@ def write_atomic(path: Path, text: str, expected: bytes | None = None, options: 
     write_group([(path, text, expected)], options)
 
 
-def write_group(files: list[tuple[Path, str, bytes | None]], options: WriteOptions | None = None) -> None:
+def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: WriteOptions | None = None) -> None:
     """Replace each (path, text, expected) as write_atomic does, all or none: every temp file is written and synced,
     and every file checked unchanged, before the first rename, so a full disk or a refusal met on any of them leaves
     all as they were (a chart or kustomize graph half written asked for devices twice, or did not render)."""
@@ -347,10 +347,11 @@ class _Staged:
     expected: bytes | None
 
 
-def _stage(path: Path, text: str, expected: bytes | None, opts: WriteOptions) -> _Staged:
-    """The new content in a synced temp file beside the file, with the file's metadata."""
+def _stage(path: Path, text: str | bytes, expected: bytes | None, opts: WriteOptions) -> _Staged:
+    """The new content in a synced temp file beside the file, with the file's metadata (bytes as they are: a
+    re-packed chart archive)."""
     target, before = check_writable(path, expected, opts)
-    data = encode_like(text, expected)
+    data = text if isinstance(text, bytes) else encode_like(text, expected)
     folder, name = os.path.split(target)
     folder = folder or "."
     clean_stale_temps(folder, name)

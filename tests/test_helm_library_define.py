@@ -2,14 +2,13 @@
 `{{ include "nim.common.v1.deployment" . }}`, and the library in charts/ writes `toYaml .Values.resources`).
 
 The finding points at the define's line in the library chart (the include line is related), and fix rewrites that
-define as pattern B, proven by rendering. A library that charts/ also holds packed is refused: Helm renders the
-folder or the .tgz at random. A small chart modelled on the NIM ones; one fix per case.
+define as pattern B, proven by rendering (a library that charts/ also holds packed: test_helm_library_twins.py). A
+small chart modelled on the NIM ones; one fix per case.
 """
 
 from __future__ import annotations
 
 import shutil
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +98,3 @@ def test_the_library_define_gets_the_pass_through(fixed: tuple[Path, Path, Chart
     claim = pod["containers"][0]["resources"]["claims"][0]["name"]
     assert "limits" not in pod["containers"][0]["resources"]
     assert [c["name"] for c in pod["resourceClaims"]] == [claim]
-
-
-def test_a_library_also_packed_in_charts_is_refused(tmp_path: Path) -> None:
-    chart = _chart(tmp_path)
-    with tarfile.open(chart / "charts" / "lib-0.1.0.tgz", "w:gz") as tar:
-        tar.add(chart / "charts" / "library_chart", arcname="lib")
-    outcome = _fix(chart)
-    assert not outcome.changes
-    assert "charts/lib-0.1.0.tgz" in outcome.manual and "at random" in outcome.manual

@@ -80,6 +80,12 @@ _TOYAML_LINE = re.compile(
     r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$\w+(?:\.\w+)*)|(?P<b>\$\w+(?:\.\w+)*)\s*\|\s*toYaml)"
     r"(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
 )
+# a toYaml of a values map or of the dot (`{{- toYaml . | nindent 4 }}` in `with .Values.resources`): how a library
+# chart writes a container's resources map whole (packedlib.find_request marks these when no other line renders a key)
+TOYAML_VALUES_LINE = re.compile(
+    r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$?\w*(?:\.\w+)*|\.)|(?P<b>\$?\w*(?:\.\w+)+|\.)"
+    r"\s*\|\s*toYaml)(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
+)
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
@@ -194,9 +200,12 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
     return marks
 
 
-def mark_defines(path: Path, rel: str, marks: dict[int, tuple[str, int, str]]) -> None:
+def mark_defines(
+    path: Path, rel: str, marks: dict[int, tuple[str, int, str]], maps: re.Pattern[str] = _TOYAML_LINE
+) -> None:
     """A marker comment on each key-shaped line of each `define` of one template file (and on each line a toYaml of
-    a map variable writes), numbered on from `marks`, which gets marker number -> (rel, line, define name)."""
+    a map variable writes; `maps`: of a values map too, TOYAML_VALUES_LINE), numbered on from `marks`, which gets
+    marker number -> (rel, line, define name)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -207,7 +216,7 @@ def mark_defines(path: Path, rel: str, marks: dict[int, tuple[str, int, str]]) -
     changed = False
     for name, block in _defines(text):
         for i in range(block.start + 1, block.end):
-            written = _TOYAML_LINE.match(lines[i])
+            written = maps.match(lines[i])
             if written:  # every line the map writes carries the marker
                 n = len(marks)
                 marks[n] = (rel, i, name)

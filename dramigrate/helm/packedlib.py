@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from dramigrate.helm.helper import blocks, enclosing, mark_defines, marked_keys, template_files
+from dramigrate.helm.helper import TOYAML_VALUES_LINE, blocks, enclosing, mark_defines, marked_keys, template_files
 from dramigrate.rules import RuleSet
 
 
@@ -113,6 +113,24 @@ def _chart_line(root: Path, keys: list[str]) -> tuple[str, int, str] | None:
     return None
 
 
+def _include_line(root: Path, folder: Path) -> tuple[str, int] | None:
+    """The first line of the chart's own templates that includes a define of the library in `folder`
+    (`{{ include "common.all" . }}`): (file, 1-based line)."""
+    names = {
+        b.cond.strip('"')
+        for path in template_files(folder)
+        for b in blocks(path.read_text(encoding="utf-8", errors="replace"))
+        if b.word == "define"
+    }
+    for path in template_files(root):
+        if path.name == "NOTES.txt":  # renders no object
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines()):
+            if any(name in names for name in _INCLUDES.findall(line)):
+                return path.relative_to(root).as_posix(), i + 1
+    return None
+
+
 def _held(lib: Library) -> str:
     """Where the chart holds the library: `packed in charts/common-5.0.1.tgz`, or `unpacked in charts/common`."""
     return f"packed in {lib.archive}" if lib.archive.endswith(".tgz") else f"unpacked in {lib.archive}"
@@ -131,8 +149,54 @@ def _library_entries() -> list[dict[str, Any]]:
 
 
 def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
-    """The entries of rules/library-values.json for the library's name and define prefix, any version."""
-    return [e for e in _library_entries() if e["name"] == lib.name and define.startswith(e["define_prefix"])]
+    """The entries of rules/library-values.json for the library's name and define prefix, any version, that have
+    values places for a pod's resourceClaims."""
+    return [
+        e
+        for e in _library_entries()
+        if e["name"] == lib.name and define.startswith(e["define_prefix"]) and e["pod_claims"]
+    ]
+
+
+def lacking(lib: Library, define: str) -> dict[str, Any] | None:
+    """The entry of rules/library-values.json recording that the library, at its version, has no values place for a
+    pod's resourceClaims (no pod_claims; checked from_version through through_version), else None."""
+    version = _version(lib.version)
+    return next(
+        (
+            e
+            for e in _library_entries()
+            if e["name"] == lib.name
+            and define.startswith(e["define_prefix"])
+            and not e["pod_claims"]
+            and _version(e["from_version"]) <= version <= _version(e["through_version"])
+        ),
+        None,
+    )
+
+
+def _lacks(lib: Library, entry: dict[str, Any]) -> str:
+    """What a library recorded without a values place for a pod's resourceClaims (lacking) lacks, for the message."""
+    checked = f"{lib.name} {entry['from_version']}"
+    if entry["through_version"] != entry["from_version"]:
+        checked += f" to {entry['through_version']}"
+    pod = (
+        f"{lib.title} renders no resourceClaims of a pod from values: its define {entry['pod_define']} writes the "
+        f"pod spec from a fixed set of values, none of them resourceClaims, and takes no pod fields whole "
+        f"(checked in {checked}, rules/library-values.json)"
+    )
+    if entry["container_resources"]:
+        container = (
+            f"; it passes the container's resources through whole ({', '.join(entry['container_resources'])}, "
+            f"in {entry['container_define']}), so a values file could list the claim in resources.claims, but the "
+            "pod would not name it"
+        )
+    else:
+        container = (
+            f"; nor resources.claims of a container: its define {entry['container_define']} writes only "
+            f"{entry['container_writes']}"
+        )
+    return f"{pod}{container}, so no values can move the request to a claim"
 
 
 def values_places(lib: Library, define: str) -> dict[str, Any] | None:
@@ -160,6 +224,12 @@ def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str
             f"Kubernetes {places['pod_claims_from_kube']}), and add its ResourceClaimTemplate under "
             f"{places['extra_objects']} (or a template of the chart); the values-only migration through them does "
             f"not hold for this chart: {tried or 'not tried'}"
+        )
+    if entry := lacking(lib, define):
+        return (
+            f"{_lacks(lib, entry)}; the change belongs in the library (a pod's resourceClaims from values), or leave "
+            "the chart as it is and let a DeviceClass with extendedResourceName serve the request (--strategy "
+            "extended-resource, Kubernetes 1.34+), or use a post-renderer: `helm template ... | dramigrate fix -`"
         )
     older = next(iter(_entries(lib, define)), None)
     if older:
@@ -201,21 +271,24 @@ def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found |
     if not (root / "charts").is_dir():
         return None
     refuse_outside_links(root, str(root))
-    copy = work.path / "packed-library" / root.name
-    if copy.exists():
-        shutil.rmtree(copy)
-    shutil.copytree(root, copy, symlinks=False)
-    unpacked = _folder_libraries(copy)  # before the archives are unpacked beside them
-    libraries = [*_unpack_libraries(copy), *unpacked]
-    marks: dict[int, tuple[str, int, str]] = {}
-    for lib in libraries:
-        for path in template_files(copy / lib.folder):
-            mark_defines(path, path.relative_to(copy).as_posix(), marks)
-    if not marks:
-        return None
-    rendered = cached_render(copy, options)
-    hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
-    if not hits:
+    for maps in (None, TOYAML_VALUES_LINE):  # a key line or a map variable's toYaml; then a values map's toYaml
+        copy = work.path / ("packed-library-maps" if maps else "packed-library") / root.name  # a render per folder
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(root, copy, symlinks=False)
+        unpacked = _folder_libraries(copy)  # before the archives are unpacked beside them
+        libraries = [*_unpack_libraries(copy), *unpacked]
+        marks: dict[int, tuple[str, int, str]] = {}
+        for lib in libraries:
+            for path in template_files(copy / lib.folder):
+                mark_defines(path, path.relative_to(copy).as_posix(), marks, *([maps] if maps else []))
+        if not marks:
+            return None
+        rendered = cached_render(copy, options)
+        hits = {} if rendered.error else marked_keys(rendered.stream, marks, rules)
+        if hits:
+            break
+    else:
         return None
     file, index, define = marks[min(hits)]
     lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
@@ -244,6 +317,8 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
         helper = f" {fed[2]}" if fed[2] else ""  # no quotes in the message: _manual hides quoted text
         source += f", which the chart helper{helper} fills from {', '.join(k for k in counted if k != read)}"
         where = f"{fed[0]}:{fed[1]}: "
+    elif called := _include_line(root, copy / lib.folder):
+        where = f"{called[0]}:{called[1]}: "
     claims = [
         p.relative_to(copy / lib.folder).as_posix()
         for p in template_files(copy / lib.folder)
@@ -251,7 +326,8 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     ]
     offer = _offer(lib, found.define, claims, tried)
     if not claims and not _entries(lib, found.define):
-        offer += _override_cost(copy / lib.folder, found.define)
+        entry = lacking(lib, found.define)  # a library that passes the resources whole: only its pod define to override
+        offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]))
     return (
         f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the packed library would be undone by "
@@ -302,11 +378,12 @@ _INCLUDES = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
 _MERGE_CALL = re.compile(r'\binclude\s+"([\w.-]+)"\s+\(list\s+[.$]\w*\s+"[\w.-]+"\s*\)')
 
 
-def _override_cost(folder: Path, define: str) -> str:
+def _override_cost(folder: Path, define: str, container: bool = True) -> str:
     """What overriding the library from the chart would take, for the manual message: the defines a DRA branch goes
     in (the one that writes the container's `resources:` around the key's define, the one that writes the pod's
     `containers:`), each copied whole into a define of the same name in the chart's templates/ (Helm reads those after
-    the library's, so they win and `helm dependency update` keeps them), with their lines. "" when not found."""
+    the library's, so they win and `helm dependency update` keeps them), with their lines; the pod's alone when not
+    `container` (a library that passes the container's resources through whole). "" when not found."""
     found: dict[str, tuple[str, int, int, str]] = {}  # define -> (file, 1-based line, lines, body)
     for path in template_files(folder):
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -334,7 +411,7 @@ def _override_cost(folder: Path, define: str) -> str:
         return False
 
     pod = next((n for n, d in found.items() if re.search(r"^\s*containers:", d[3], re.M) and reaches(n)), None)
-    picked = list(dict.fromkeys(n for n in (resources, pod) if n in found))
+    picked = list(dict.fromkeys(n for n in (resources if container else None, pod) if n in found))
     if not picked:
         return ""
     where = ", ".join(f"{n} ({found[n][0]}:{found[n][1]}, {found[n][2]} lines)" for n in picked)

@@ -91,6 +91,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_meta, chart_name, with_line_ends
+from dramigrate.helm.twins import archive_writes, binary_note
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -204,7 +205,13 @@ class ChartOutcome:
     def diff(self) -> str:
         from dramigrate.report.diff import unified
 
-        return "".join(unified(self.diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+        text = "".join(unified(self.diff_name(c.rel), c.before or "", c.after) for c in self.changes)
+        return text + "".join(binary_note(name) for name in self.archives())
+
+    def archives(self) -> list[str]:
+        """The subchart archives fix re-packs with the changes of their unpacked twins (twins.py), as diff names
+        them."""
+        return [self.diff_name(rel) for rel, _, _ in archive_writes(self.chart, self.changes)] if self.changes else []
 
     def diff_name(self, rel: str) -> str:
         """A changed file as the diff names it: a chart file under the chart's display name; a values file outside
@@ -1150,8 +1157,12 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
         planned.append((path, c, expected))
     for path, _, _ in planned:
         path.parent.mkdir(parents=True, exist_ok=True)
-    write_group([(path, c.after, expected) for path, c, expected in planned], options)  # all or none (disk full)
-    return len(planned)
+    writes: list[tuple[Path, str | bytes, bytes | None]] = [(path, c.after, expected) for path, c, expected in planned]
+    for rel, before, data in archive_writes(outcome.chart, outcome.changes):  # the folder's .tgz twin (twins.py)
+        check_writable(outcome.chart / rel, before, options)
+        writes.append((outcome.chart / rel, data, before))
+    write_group(writes, options)  # all or none (disk full)
+    return len(writes)
 
 
 def chart_options(opts: Any, release: str | None) -> ChartOptions:
@@ -1414,19 +1425,18 @@ def _alternative(
 
 
 def _packed_twin(root: Path, rels: set[str]) -> str | None:
-    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be proven while charts/ also holds
-    that chart packed: Helm renders the folder or the .tgz at random (both load under one name)."""
-    from dramigrate.helm.rewrite import chart_name
+    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be made while charts/ also holds that
+    chart packed: Helm renders the folder or the .tgz at random (both load under one name, twins.py), and the .tgz
+    is not the folder packed, so it cannot be changed the same way. None when no such twin, or when the .tgz holds
+    the folder's files (the rewrite changes both: twins.archive_writes)."""
+    from dramigrate.helm.twins import difference, twins
 
-    for folder in sorted({Path(r).parts[1] for r in rels if Path(r).parts[:1] == ("charts",)}):
-        name = chart_name(root / "charts" / folder)
-        packed = sorted((root / "charts").glob(f"{name}-*.tgz"))
-        if packed:
+    for twin in twins(root):
+        if any(r.startswith(f"{twin.folder}/") for r in rels) and (why := difference(root, twin)):
             return (
-                f"charts/ holds {name} twice, unpacked (charts/{folder}, whose define writes the device request) and "
-                f"packed (charts/{packed[0].name}); Helm renders either one at random, so a rewrite of the folder "
-                f"cannot be proven: move the .tgz away, run fix again, then `helm dependency update` packs the "
-                f"changed folder"
+                f"charts/ holds the chart of {twin.folder} twice, unpacked and packed ({twin.archive}), and Helm "
+                f"renders either one at random; the rewrite would change both the same way, but {why}: run "
+                "`helm dependency update` (it packs the folder again) and fix again"
             )
     return None
 
@@ -1680,6 +1690,8 @@ def _library_only(own: _OwnTemplates, root: Path, rules: RuleSet, settings: Sett
         and helper.marked_render(root, work, reference[0].options, rules)[2]
     ):
         return ""  # a helper of the chart writes the device key: the helper rewrite
+    if packedlib.find_request(root, work, reference[0].options, rules):
+        return ""  # a packed library's define writes it: its values places, or why it has none (library_request)
     try:
         idiomatic.build(root, rels, rules, {}, {}, {}, settings.opt_in, hints)  # raises on the first template
     except RewriteError as exc:
@@ -3541,4 +3553,6 @@ def _rewritten_copy(
             raise InputError(f"{c.rel} is not inside the chart", str(root))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(with_line_ends(target, c).after.encode("utf-8"))
+    for rel, _, data in archive_writes(root, changes):  # a subchart's .tgz beside its changed folder (twins.py)
+        (copy_root / rel).write_bytes(data)
     return copy_root

@@ -1,0 +1,181 @@
+"""A subchart held twice in `charts/`: unpacked in a folder and packed in an archive of the same name and version
+(NVIDIA's NIM charts: `charts/library_chart/` and `charts/nim-library-0.1.2.tgz`, which `helm dependency update`
+packs from that folder, named in Chart.yaml as `repository: file://charts/library_chart/`).
+
+Helm loads both and renders one of them, picked at random on each render: its loader (pkg/chart/v2/loader/load.go)
+walks the entries of `charts/` from a Go map, whose order is random, and the dependency step
+(pkg/chart/v2/util/dependencies.go, processDependencyEnabled) keeps the first chart of a name and version that
+matches Chart.yaml and drops the other. So a rewrite of the folder alone renders on some renders and not on others.
+When the archive holds the folder's files (the folder packed), the rewrite changes both the same way: the folder's
+files as text, and the archive re-packed with the same files changed (what `helm dependency update` would write
+from the changed folder); when it does not, the message names the first file that differs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gzip
+import io
+import tarfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dramigrate.helm.rewrite import Change
+
+
+@dataclass(frozen=True)
+class Twin:
+    folder: str  # chart-relative folder of the unpacked chart (`charts/library_chart`)
+    archive: str  # chart-relative archive of the same chart (`charts/nim-library-0.1.2.tgz`)
+    top: str  # the archive's top folder (`nim-library`)
+
+
+def _meta(text: str | bytes) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    """The files of a packed chart by name (`nim-library/templates/_x.tpl`), checked as sandbox.unpack_chart checks
+    them (plain files, names inside, bounded)."""
+    from dramigrate.helm.sandbox import _checked_members
+
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        for member in _checked_members(tar):
+            source = tar.extractfile(member) if member.isfile() else None
+            if source is not None:
+                with source:
+                    out[member.name] = source.read()
+    return out
+
+
+def _ignored(folder: Path) -> list[str]:
+    """The patterns of the folder's .helmignore (plain ones: what `helm package` leaves out of the archive)."""
+    path = folder / ".helmignore"
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    return [line.strip().rstrip("/") for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def twins(root: Path, depth: int = 4) -> list[Twin]:
+    """The subcharts held both unpacked and packed in `charts/`: a folder and an archive whose Chart.yaml name and
+    version are the same; those in the `charts/` of an unpacked subchart too (an umbrella's leaf), named from root."""
+    from dramigrate.helm.sandbox import ChartRefused
+
+    charts = root / "charts"
+    if not charts.is_dir() or depth == 0:
+        return []
+    out = []
+    for folder in sorted(p for p in charts.iterdir() if p.is_dir() and not p.is_symlink()):
+        out += [
+            Twin(
+                f"{folder.relative_to(root).as_posix()}/{t.folder}",
+                f"{folder.relative_to(root).as_posix()}/{t.archive}",
+                t.top,
+            )
+            for t in twins(folder, depth - 1)
+        ]
+        meta = _meta((folder / "Chart.yaml").read_bytes()) if (folder / "Chart.yaml").is_file() else {}
+        name, version = meta.get("name"), meta.get("version")
+        if not name:
+            continue
+        for archive in sorted(p for p in charts.glob("*.tgz") if p.name.startswith(f"{name}-")):
+            try:
+                members = _members(archive.read_bytes())
+            except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
+                continue  # not a chart archive this can read: the render says what is wrong with it
+            tops = {n.split("/", 1)[0] for n in members}
+            top = next(iter(tops)) if len(tops) == 1 else ""
+            packed = _meta(members.get(f"{top}/Chart.yaml", b""))
+            if top and packed.get("name") == name and str(packed.get("version")) == str(version):
+                out.append(Twin(folder.relative_to(root).as_posix(), archive.relative_to(root).as_posix(), top))
+    return out
+
+
+def difference(root: Path, twin: Twin) -> str:
+    """Why the archive is not the folder packed: the first file that differs, or is in one and not the other (files
+    the folder's .helmignore leaves out aside; Chart.yaml compared as data: `helm package` writes it again). ""
+    when the archive holds the folder's files."""
+    from dramigrate.helm.sandbox import ChartRefused
+
+    folder = root / twin.folder
+    try:
+        members = _members((root / twin.archive).read_bytes())
+    except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused) as exc:
+        return f"{twin.archive} cannot be read: {exc}"
+    packed = {name[len(twin.top) + 1 :]: data for name, data in members.items()}
+    ignored = _ignored(folder)
+
+    def kept(path: Path) -> bool:
+        return not any(fnmatch.fnmatch(part, pat) for part in path.relative_to(folder).parts for pat in ignored)
+
+    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and kept(p)}
+    for rel in sorted(set(files) | set(packed)):
+        if rel not in packed:
+            return f"{twin.folder}/{rel} is not in {twin.archive}"
+        if rel not in files:
+            return f"{twin.archive} holds {rel}, which {twin.folder} has not"
+        data = files[rel].read_bytes()
+        same = _meta(data) == _meta(packed[rel]) if rel == "Chart.yaml" else data == packed[rel]
+        if not same:
+            return f"{twin.folder}/{rel} differs from {rel} in {twin.archive}"
+    return ""
+
+
+def repacked(root: Path, twin: Twin, changes: list[Change]) -> bytes | None:
+    """The archive with the changes of the folder's files made to the same files in it (a new file added), each
+    member's other metadata as it was; None when no change is in the folder."""
+    prefix = f"{twin.folder}/"
+    changed = {c.rel[len(prefix) :]: c.after for c in changes if c.rel.startswith(prefix)}
+    if not changed:
+        return None
+    from dramigrate.helm.sandbox import _checked_members
+
+    original = (root / twin.archive).read_bytes()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(original), mode="r:gz") as tar, io.BytesIO() as raw:
+        with tarfile.open(fileobj=raw, mode="w", format=tar.format) as new:
+            seen = set()
+            last = None
+            for member in _checked_members(tar):
+                rel = member.name[len(twin.top) + 1 :]
+                source = tar.extractfile(member) if member.isfile() else None
+                data = source.read() if source is not None else None
+                if rel in changed:
+                    data = changed[rel].encode("utf-8")
+                    seen.add(rel)
+                if data is not None:
+                    member.size = len(data)
+                new.addfile(member, io.BytesIO(data) if data is not None else None)
+                last = member
+            for rel in sorted(set(changed) - seen):  # a file the rewrite adds to the folder
+                data = changed[rel].encode("utf-8")
+                info = tarfile.TarInfo(f"{twin.top}/{rel}")
+                info.size, info.mode = len(data), 0o644
+                info.mtime = last.mtime if last is not None else 0
+                new.addfile(info, io.BytesIO(data))
+        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
+            gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def archive_writes(root: Path, changes: list[Change]) -> list[tuple[str, bytes, bytes]]:
+    """For each twin whose folder the changes touch: (archive, its bytes now, its bytes re-packed)."""
+    out = []
+    for twin in twins(root):
+        data = repacked(root, twin, changes)
+        if data is not None:
+            out.append((twin.archive, (root / twin.archive).read_bytes(), data))
+    return out
+
+
+def binary_note(name: str) -> str:
+    """How a diff shows a re-packed archive (as git does a binary file): fix writes it, a patch cannot."""
+    return f"Binary files a/{name} and b/{name} differ\n"
