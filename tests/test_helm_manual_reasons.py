@@ -137,12 +137,12 @@ def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_c
     assert code == 2 and f"-:{line}:11: invalid YAML: duplicate key: env" in err
 
 
-def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_path: Path) -> None:
+def test_a_count_a_range_of_pods_sets_again_in_an_if_of_its_own_is_set_again_per_pod(tmp_path: Path) -> None:
     """A bare Pod per item of `range $i := until (int .Values.replicaCount)` whose count is a variable the range body
-    sets inside an `if` of its own (`$gpus = 2` for rank 0, which the claim template does not set again): the rewrite
-    does not take it and says so at its line. Was: the early library check asked the template for its device keys
-    without catching that refusal, and fix ended in an internal error. (A count the same for every pod is taken:
-    tests/test_helm_range_until.py; one that reads the item itself: tests/test_helm_range_items.py.)"""
+    sets inside an `if` of its own (`$gpus = 2` for rank 0). Was: manual, 'the count `$gpus` reads `$gpus`, which the
+    `range` sets per item' (and before that an internal error). Now the claim template sets it again with the same
+    `if`: rank 0 claims 2 devices, the others 1. (A count the same for every pod: tests/test_helm_range_until.py; one
+    that reads the item itself: tests/test_helm_range_items.py.)"""
     chart = chart_with(
         tmp_path,
         "pods",
@@ -158,8 +158,19 @@ def test_a_device_key_inside_a_range_of_pods_is_manual_work_with_its_reason(tmp_
         },
     )
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert "templates/pods.yaml:15" in outcome.manual, outcome.report()
-    assert "the count `$gpus` reads `$gpus`, which the `range` sets per item" in outcome.manual
+    assert outcome.proven, outcome.report()
+    helm_run.write_changes(outcome)
+    rendered = [d for m in render_chart(chart, RenderOptions()) for d in yaml.safe_load_all(m.text) if d]
+    counts = {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in rendered
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+    pods = {d["metadata"]["name"]: d["spec"] for d in rendered if d["kind"] == "Pod"}
+    assert {p: counts[spec["resourceClaims"][0]["resourceClaimTemplateName"]] for p, spec in pods.items()} == {
+        "worker-0": 2,
+        "worker-1": 1,
+    }
 
 
 # the render helper the two groundx-shaped charts below write a container's resources with, and their

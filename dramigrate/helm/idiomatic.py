@@ -39,6 +39,8 @@ import yaml
 
 from dramigrate.documents import chart_text
 from dramigrate.helm import multiclaim, unpin
+from dramigrate.helm.listed import Listed
+from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
@@ -228,6 +230,22 @@ _ITEM_CONTAINERS = (
 )
 _RELATIVE_NAME = re.compile(r"^\s*\{\{-?\s*\.(?!Values\b)[A-Za-z_][\w.]*\s*-?\}\}\s*:")  # `{{ .gpu.resourceName }}:`
 ITEM = "<range item>"  # the context inside `range .Values.x`: `.` is one item of the list
+_RANDOM = re.compile(r"\b(?:randAlphaNum|randAlpha|randNumeric|randAscii|uuidv4)\b")
+
+
+def _item_containers(text: str, opened: int) -> str:
+    """_ITEM_CONTAINERS, and where the container the `range` at offset `opened` writes takes a random name (a Nebius
+    docker chart's `- name: {{ ... }}{{ randAlphaNum 4 | lower }}`), why the requests cannot be named after it."""
+    first = _LIST_ITEM_NEXT.match(text, opened)
+    line = text[first.end() : text.find("\n", first.end())] if first else ""
+    if not _RANDOM.search(line):
+        return _ITEM_CONTAINERS
+    return (
+        f"{_ITEM_CONTAINERS}. This chart's container names are random (`{line.strip()}`: a new name each render), so "
+        "with several containers asking, neither the claim template nor a proof can name their requests as the "
+        "migration does: name each request after the item's index instead (`range $i, $c := ...`, `gpu-{{ $i }}`), "
+        "or give the containers stable names"
+    )
 
 
 def _rooted(expr: str, context: str) -> str:
@@ -332,7 +350,7 @@ def _conditions(
                 # a Nebius docker chart's `with .resources`, then `with .limits`, of each container of the list
                 why = (
                     f"the device key is inside `{word} {cond}` of a container that `{loop.headers[-1]}` writes, each "
-                    f"item a container with its own count: {_ITEM_CONTAINERS}"
+                    f"item a container with its own count: {_item_containers(text, loop.opened)}"
                 )
                 raise NotIdiomatic(pattern, rel, why)
             if word != "if" or in_else or loop is None:
@@ -376,12 +394,12 @@ def _conditions(
                 reason += (
                     f", which writes one container per item{inside}, each asking for the device: the migration gives "
                     "the pod one claim with a request per such container, named after it, so the items decide the "
-                    f"claim's requests and their names. {_ITEM_CONTAINERS}"
+                    f"claim's requests and their names. {_item_containers(text, start)}"
                 )
             elif context == ITEM and loop is not None and _LIST_ITEM_NEXT.match(text, loop.opened):
                 reason += (  # loft's component chart: `with $container.resources.limits` of each container's own count
                     f" of a container that `{loop.headers[-1]}` writes, each item a container with its own count: "
-                    f"{_ITEM_CONTAINERS}"
+                    f"{_item_containers(text, loop.opened)}"
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
@@ -441,32 +459,68 @@ def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...
     its own level or inside the `if` blocks (first branch) still open at `offset`, depth counting those blocks (a
     models chart's `if eq $model.engine "vllm"`, then `$gpu := ...` inside it, around the device key), in template
     order; the variables it sets inside other blocks of its own; and the actions of those `if` blocks, as far as
-    the deepest assignment taken."""
-    stack: list[tuple[str, int, str]] = []  # each open block: its word ("else" past its else), offset, action
-    seen: list[tuple[tuple[int, ...], str, str]] = []  # (the offsets of the blocks open there, variable, body)
+    the deepest assignment taken. An `if`/`with` block closed before the key that sets a variable of the range again
+    (deepgram's `$gpuRequest := int ...`, then `$gpuRequest = int $typeOverrides...` inside `if` blocks of a per-type
+    override) is taken whole, as its actions only (_skeleton), once for each variable it sets."""
+    stack: list[
+        tuple[str, int, str, int]
+    ] = []  # each open block: its word ("else" past its else), offset, action, index
+    seen: list[tuple[int, tuple[int, ...], str, str]] = []  # (offset, the blocks open there, variable, body)
+    acts: list[tuple[int, str, str]] = []  # every action: offset, word, body
+    closed: list[tuple[tuple[int, ...], int, int, str]] = []  # a block closed: the blocks around it, its actions, word
     for start, end, word in _actions(text):
         if start >= offset:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        acts.append((start, word, body))
         if word in ("if", "with", "range", "define", "block"):
-            stack.append((word, start, body))
+            stack.append((word, start, body, len(acts) - 1))
         elif word == "else" and stack:
-            stack[-1] = ("else", start, body)
+            stack[-1] = ("else", start, body, stack[-1][3])
         elif word == "end" and stack:
-            stack.pop()
+            first = stack.pop()[3]
+            closed.append((tuple(at for _, at, _, _ in stack), first, len(acts) - 1, acts[first][1]))
         elif m := _ASSIGNMENT.match(body):
-            seen.append((tuple(at for _, at, _ in stack), m.group(1), body))
-    ranges = [k for k, (word, _, _) in enumerate(stack) if word == "range"]
+            seen.append((start, tuple(at for _, at, _, _ in stack), m.group(1), body))
+    ranges = [k for k, (word, _, _, _) in enumerate(stack) if word == "range"]
     if not ranges:
         return (), frozenset(), ()
     own = ranges[-1] + 1
     ifs = list(itertools.takewhile(lambda b: b[0] == "if", stack[own:]))
-    paths = {tuple(at for _, at, _ in stack[: own + k]): k for k in range(len(ifs) + 1)}
-    top = tuple((name, body, paths[opened]) for opened, name, body in seen if opened in paths)
-    inside = tuple(at for _, at, _ in stack[:own])
-    nested = frozenset(name for opened, name, _ in seen if opened[:own] == inside and opened not in paths)
-    openers = tuple(action for _, _, action in ifs[: max((depth for _, _, depth in top), default=0)])
+    paths = {tuple(at for _, at, _, _ in stack[: own + k]): k for k in range(len(ifs) + 1)}
+    entries = [(at, name, body, paths[opened]) for at, opened, name, body in seen if opened in paths]
+    taken: list[tuple[int, int]] = []  # the offsets of the blocks taken whole
+    for opened, first, last, word in closed:
+        skeleton = _skeleton(acts[first : last + 1]) if opened in paths and word in ("if", "with") else None
+        if skeleton is not None:
+            taken.append((acts[first][0], acts[last][0]))
+            reset = dict.fromkeys(m.group(1) for _, _, b in acts[first:last] if (m := _REASSIGNMENT.match(b)))
+            entries += [(acts[first][0], name, skeleton, paths[opened]) for name in reset]
+    entries.sort(key=lambda e: e[0])
+    top = tuple((name, body, depth) for _, name, body, depth in entries)
+    inside = tuple(at for _, at, _, _ in stack[:own])
+    nested = frozenset(
+        name
+        for at, opened, name, _ in seen
+        if opened[:own] == inside and opened not in paths and not any(a < at < b for a, b in taken)
+    )
+    openers = tuple(action for _, _, action, _ in ifs[: max((depth for _, _, depth in top), default=0)])
     return top, nested, openers
+
+
+_REASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*=")  # `$gpus = ...`: a variable declared before, set again
+
+
+def _skeleton(actions: list[tuple[int, str, str]]) -> str | None:
+    """An `if`/`with` block as template text of its actions that decide and set variables (its `if`, `else`, `with`,
+    `end` and assignments; the text it writes and the actions that write are left out), which renders nothing; None
+    when it holds another block (`range`, a `define`) or sets no variable declared before it."""
+    if any(word in ("range", "define", "block", "template") for _, word, _ in actions):
+        return None
+    if not any(_REASSIGNMENT.match(body) for _, _, body in actions):
+        return None
+    kept = [body for _, word, body in actions if word in ("if", "else", "with", "end") or _ASSIGNMENT.match(body)]
+    return "".join(f"{{{{- {body} }}}}" for body in kept)
 
 
 def _group(cond: str) -> str:
@@ -648,6 +702,18 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
             )
         )
     return out
+
+
+def migrated_devices(devices: list[Device], rules: RuleSet) -> list[Device]:
+    """The device keys the migration moves to claims: a report-only resource (a shared RDMA HCA, `rdma/hca` beside
+    arena's GPU key under its own `if .Values.enableRDMA`) stays a device-plugin request in the migrated render, so
+    the rewrite leaves its key as the chart writes it."""
+    kept = []
+    for d in devices:
+        match = rules.lookup(d.resource)
+        if d.name or match is None or not match.rule.report_only:
+            kept.append(d)
+    return kept
 
 
 def _refuse_at_hint(text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic) -> NoReturn:
@@ -1105,6 +1171,8 @@ class Lookup:
     entries: dict[str, dict[str, Any]]  # device resource -> field -> value
     spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
     tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
+    # device resource -> the claim the migration names after it (`gpu`, `mig` for a MIG profile), when they differ
+    claims: dict[str, str] = field(default_factory=dict)
 
 
 NAME = "@@DRANAME@@"  # a leaf that is the device resource name itself
@@ -1153,12 +1221,16 @@ def _arg(expr: str) -> str:
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
     """The claim spec as template text: the device class from values, each request's count the chart's knob."""
     data = json.loads(json.dumps(spec))
-    for req in data.get("devices", {}).get("requests", []):
+    requests = data.get("devices", {}).get("requests", [])
+    for req in requests:
         exact = req.get("exactly", req)
         if exact.get("deviceClassName") == device_class:
             exact["deviceClassName"] = "@@CLASS@@"
-        if req.get("name") in request_counts:
-            exact["count"] = f"@@COUNT:{req['name']}@@"
+        name = req.get("name")
+        if name not in request_counts and len(requests) == len(request_counts) == 1:
+            name = next(iter(request_counts))  # one request named after the device a values key names (_lookup)
+        if name in request_counts:
+            exact["count"] = f"@@COUNT:{name}@@"
     text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
     text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
     for name, expr in request_counts.items():
@@ -1196,6 +1268,7 @@ def build(
     if (root / CLAIM_TEMPLATE_FILE).exists():
         raise RewriteError(f"{CLAIM_TEMPLATE_FILE} exists already")
     workloads = []
+    listed: dict[str, Listed] = {}  # templates whose containers a `range` over a values list writes (listed.py)
     helpers = helpers_text(root)
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
@@ -1204,7 +1277,11 @@ def build(
                 text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers
             )
         except NotIdiomatic as exc:
+            if (done := _listed(root, text, rel, rules, originals, migrated, claim_templates, exc)) is not None:
+                listed[rel] = done
+                continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
+        devices = migrated_devices(devices, rules)
         range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
@@ -1269,6 +1346,13 @@ def build(
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
             workloads.append(Workload(rel, text, own, delta, requests, base, choices, named))
+    if listed:
+        if workloads or len(listed) > 1:
+            raise RewriteError(
+                f"{', '.join(listed)}: containers a `range` writes, each with its own count, are rewritten only in a "
+                "chart whose one template asks for devices"
+            )
+        return _listed_changes(root, name, listed, values, opt_in)
     own_class = _template_classes(workloads)
     device_class = str(own_class[workloads[0].rel])
     several = len(set(own_class.values())) > 1  # templates of several vendors (an AMD profile beside an NVIDIA one)
@@ -1321,6 +1405,51 @@ def build(
         )
     )
     return changes
+
+
+def _listed(
+    root: Path,
+    text: str,
+    rel: str,
+    rules: RuleSet,
+    originals: dict[str, list[dict[str, Any]]],
+    migrated: dict[str, list[dict[str, Any]]],
+    claim_templates: dict[str, Any],
+    exc: NotIdiomatic,
+) -> Listed | None:
+    """The rewrite of a template whose containers a `range` over a values list writes, each with its own count
+    (listed.py), when `exc` refused that shape and the template takes it; else None (the refusal stands)."""
+    if "of a container that `range" not in exc.why:
+        return None
+    try:
+        claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        if len(claims) != 1 or len(claims[0]) != 1:
+            return None
+        return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+    except RewriteError:
+        return None
+
+
+def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: str, opt_in: bool) -> list[Change]:
+    """The changes of a chart whose one device template is rewritten by listed.py."""
+    from dramigrate.helm.oldcluster import one_check
+
+    ((rel, done),) = listed.items()
+    head = (
+        "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
+    )
+    fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
+    values_path = root / "values.yaml"
+    return [
+        Change(rel, done.before, done.after),
+        Change(CLAIM_TEMPLATE_FILE, None, one_check(head + done.section, SERVED, fail)),
+        *conventions(root, done.device_class, not opt_in),
+        Change(
+            "values.yaml",
+            values if values_path.is_file() else None,
+            values + values_block(values, done.device_class, done.resource, not opt_in),
+        ),
+    ]
 
 
 def _several_claims(
@@ -1501,10 +1630,12 @@ def _lookup(
                 deltas[res] = dataclasses.replace(d, tolerations=[])
     tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
     for res, d in deltas.items():
-        if (d.claim, d.labels, d.namespaced) != (delta.claim, delta.labels, delta.namespaced) or (
+        if (d.labels, d.namespaced) != (delta.labels, delta.namespaced) or (
             tolerations[res].keys() != tolerations[resource].keys()
         ):
             raise RewriteError(f"{rel}: the migration gives the pod a claim of another shape when {expr} is {res}")
+    # the claim is named after the device (a MIG profile's `mig`, a GPU's `gpu`): the pod looks its name up too
+    claims = {res: d.claim for res, d in deltas.items()} if len({d.claim for d in deltas.values()}) > 1 else {}
     entries: dict[str, dict[str, Any]] = {res: {} for res in deltas}
     fields: tuple[dict[tuple[Any, ...], str], ...] = ({}, {})
     for path, value in tolerations[resource].items():
@@ -1523,7 +1654,7 @@ def _lookup(
         for res, v in values.items():
             if v is not _MISSING:
                 entries[res][name] = v
-    return Lookup(expr, devices[0].name_key, entries, *fields)
+    return Lookup(expr, devices[0].name_key, entries, *fields, claims)
 
 
 _MISSING = object()
@@ -2418,6 +2549,11 @@ def _pod_edits(
     pod_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
+    claim_of = ""  # pattern E with claims named after the device (_lookup): the define that looks the name up
+    if w.named and w.named.claims and len(counts) == 1:
+        claim_of = f"{chart}{suffix}.draClaimOf"
+        named = _from_root(w.named.expr) if _inside_with(w.text, containers) else w.named.expr
+        claim = f'{{{{ include "{claim_of}" {_arg(named)} }}}}'
     listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
     if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
         base = re.sub(r"-[0-9]+$", "", claim) or claim
@@ -2465,9 +2601,24 @@ def _pod_edits(
     root = "$" if _inside_with(w.text, containers) else "."
     if w.devices[0].per_item:
         _name_in_range(w, lines, pod)
-    per_item = _Item.of(w, _metadata_line(lines, "name", pod)) if w.devices[0].per_item else None
-    if per_item is not None and (w.named or picks or steps or groups is not None or len(counts) > 1 or twins):
-        raise RewriteError(f"{w.rel}: a count per `range` item takes one device key per pod, with no name from values")
+    item_reads = " ".join(
+        [*counts.values(), *(d.count for d in twins.values()), _from_root(w.named.expr) if w.named else ""]
+    )
+    per_item = _Item.of(w, _metadata_line(lines, "name", pod), item_reads) if w.devices[0].per_item else None
+    if per_item is not None and (picks or steps or groups is not None or len(counts) > 1):
+        shape = (
+            "a choice of device resources"
+            if picks
+            else "one container per step"
+            if steps
+            else "several containers asking for the device"
+            if groups is not None
+            else "several device resources"
+        )
+        raise RewriteError(
+            f"{w.rel}:{w.devices[0].index + 1}: a count per `range` item takes one device resource in one container "
+            f"per pod, and this pod has {shape}: write the claim by hand (docs/helm.md#counts-per-range-item)"
+        )
     pod_lines = [
         f"{p}{{{{- if {claim_cond} }}}}",
         f"{p}resourceClaims:",
@@ -2546,6 +2697,8 @@ def _pod_edits(
         if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
+    if per_item is not None and (replay_edit := _set_first(w, lines, pod, f"{claim_cond} {tol_cond}")):
+        edits.append(replay_edit)
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
     name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
@@ -2568,8 +2721,13 @@ def _pod_edits(
     if per_item is not None:
         inner = _with_label_exprs(_sentinel_yaml(w.delta.spec.get("spec", {}), spec_counts, primary), label_exprs)
         defines = (spec_define, name_define)
-        section, top = _item_section(w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines)
-        return edits, section, top
+        if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
+            inner = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
+        equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+        section, top = _item_section(
+            w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, _from_root(equal)
+        )
+        return edits, section + _claim_of_section(claim_of, w), top
     if picks:
         inner = _choice_spec(w, picks, branch_counts, primary)
     elif steps:
@@ -2638,7 +2796,21 @@ def _pod_edits(
                 f"{{{{- if {gates[res]} }}}}{{{{ $requests = append $requests {json.dumps(name)} }}}}{{{{ end -}}}}\n"
             )
         section += '{{- join "-" $requests -}}\n{{- end }}\n'
-    return edits, section, top
+    return edits, section + _claim_of_section(claim_of, w), top
+
+
+def _claim_of_section(define: str, w: Workload) -> str:
+    """The claim template file's define that names the pod's claim after the device resource a values key names, as
+    the migration does (`nvidia.com/gpu` -> `gpu`, a MIG profile -> `mig`); a name it does not know takes the claim
+    of the rendered one (its claim template fails the render by name, unless dra.existingClaimTemplate is set)."""
+    if not define or w.named is None:
+        return ""
+    names = " ".join(f"{json.dumps(res)} {json.dumps(claim)}" for res, claim in w.named.claims.items())
+    return (
+        f'{{{{- define "{define}" -}}}}\n'
+        f"{{{{- index (dict {names}) (toString .) | default {json.dumps(w.delta.claim)} -}}}}\n"
+        "{{- end }}\n"
+    )
 
 
 def free_claim_define(chart: str) -> str:
@@ -2715,12 +2887,13 @@ class _Item:
     roots: frozenset[str]  # the template's variables that hold the chart's root (`$root := .`)
 
     @classmethod
-    def of(cls, w: Workload, name: str | None) -> _Item:
-        """The item reads of the pod's count and name (`vllm-{{ .modelName }}`); a name that reads no item would
-        give every item's claim template one name, which RewriteError refuses."""
+    def of(cls, w: Workload, name: str | None, counts: str = "") -> _Item:
+        """The item reads of the pod's count and name (`vllm-{{ .modelName }}`), and of `counts`, what else the claim
+        reads (a limit beside its request, a resource name from values); a name that reads no item would give every
+        item's claim template one name, which RewriteError refuses."""
         loop = w.devices[0].loop
         assert loop is not None
-        count = w.devices[0].count
+        count = f"{w.devices[0].count} {counts}"
         named = " ".join(re.findall(r"\{\{.*?\}\}", name or "", re.S))
         roots = frozenset(re.findall(r"\{\{-?\s*\$(\w+)\s*:=\s*[.$]\s*-?\}\}", w.text))
         if not (_reads_item(named, ITEM, loop) if named else False):
@@ -2743,12 +2916,18 @@ class _Item:
     def read(self, text: str, rel: str) -> str:
         """Template text written where the range's `.` is the item, as the defines read it from the dict."""
 
+        own = {
+            v for a in re.findall(r"\{\{.*?\}\}", text, re.S) if ":=" in a for v in _VARIABLE.findall(a.split(":=")[0])
+        }
+
         def action(m: re.Match[str]) -> str:
             parts = re.split(r'("(?:[^"\\]|\\.)*")', m.group(0))  # string literals stay as they are
             for k in range(0, len(parts), 2):
                 part = _ITEM_DOT.sub(lambda d: ".item" + d.group(0).rstrip("."), parts[k]) if self.dot else parts[k]
                 part = re.sub(r"\$\.", ".root.", part)
-                part = re.sub(r"\$(\w+)", lambda v: self._variable(v.group(1), rel), part)
+                part = re.sub(
+                    r"\$(\w+)", lambda v: v.group(0) if v.group(1) in own else self._variable(v.group(1), rel), part
+                )
                 parts[k] = re.sub(r"\$(?![\w.])", ".root", part)
             return "".join(parts)
 
@@ -2774,6 +2953,7 @@ def _item_section(
     namespace: str | None,
     name: str,
     defines: tuple[str, str],
+    equal: str = "",
 ) -> tuple[str, list[str]]:
     """The claim template of a pod whose count reads the `range` item (grazdev's vLLM models, each with its own
     `gpuRequestCount`): the claim template file runs the same `range` and renders one ResourceClaimTemplate for each
@@ -2789,8 +2969,9 @@ def _item_section(
     own = [c for c in conditions if c not in loop.nonempty and c not in {_group(o[2:].strip()) for o in reopened}]
     guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
     before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
-    body = _reopened(_body_reads(loop, f"{guard} {args} {namespace or ''} {' '.join(reopened)}"), reopened)
+    body = _reopened(_body_reads(loop, f"{guard} {args} {namespace or ''} {' '.join(reopened)} {equal}"), reopened)
     check = capabilities_check(_from_root(_and(".Values.dra.enabled", *own)), DRA_OFF)  # where a pod takes a claim
+    check += equal  # a request the claim leaves out, beside its limit: the render fails when they differ
     top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
         _carrying(top, False) + header + body + check + f"{{{{- if {guard} }}}}\n"
@@ -2814,15 +2995,43 @@ def _item_section(
     return section, top
 
 
+def _set_first(w: Workload, lines: list[str], pod: int, used: str) -> Edit | None:
+    """The assignments of the `range` body that the pod's claim and toleration (`used`) read where the template sets
+    them only inside the pod, below its first line (deepgram's `$gpuRequest`, set in the container's `env:` and again
+    by a per-type override): made once more at the top of the pod spec, as the claim template file makes them, and
+    rendering nothing. None when the pod reads none of them there."""
+    loop = w.devices[0].loop
+    if loop is None or pod < 0:
+        return None
+    start = sum(len(x) + 1 for x in lines[: pod + 1])
+    key = sum(len(x) + 1 for x in lines[: w.devices[0].index])
+    later = {
+        m.group(1)
+        for at, end, _ in _actions(w.text)
+        if start <= at < key and (m := _ASSIGNMENT.match(re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", w.text[at:end])))
+    }
+    wanted = set(_VARIABLE.findall(used)) & later
+    if not wanted:
+        return None
+    reads = _body_reads(loop, " ".join(f"${v}" for v in sorted(wanted)))
+    if any(depth for _, depth in reads):
+        raise RewriteError(
+            f"{w.rel}:{w.devices[0].index + 1}: the pod's claim reads `${sorted(wanted)[0]}`, which the `range` sets "
+            "inside the pod and inside an `if` around the device key, so the pod's claims cannot read it above"
+        )
+    pad = " " * _child_indent(lines, pod)
+    return Edit(pod + 1, pod + 1, [pad + line for line in _reopened(reads, ()).splitlines()])
+
+
 def _body_reads(loop: Loop, used: str) -> list[tuple[str, int]]:
     """The assignments of the range's body that what `used` reads needs (`$gpus := $cfg.gpus | default 1`, and
     those it reads in turn), in template order, each with how many of the loop's `openers` it is inside: the claim
     template file makes them again inside its range."""
     wanted = set(_VARIABLE.findall(used))
     for name, body, _ in reversed(loop.body):
-        if name in wanted:
-            wanted |= set(_VARIABLE.findall(body.split("=", 1)[1]))
-    return [(body, depth) for name, body, depth in loop.body if name in wanted]
+        if name in wanted:  # a block taken whole (_skeleton) reads what its conditions and assignments read
+            wanted |= set(_VARIABLE.findall(body if body.startswith("{{") else body.split("=", 1)[1]))
+    return list(dict.fromkeys((body, depth) for name, body, depth in loop.body if name in wanted))
 
 
 def _reopened(reads: list[tuple[str, int]], openers: tuple[str, ...]) -> str:
@@ -2832,7 +3041,7 @@ def _reopened(reads: list[tuple[str, int]], openers: tuple[str, ...]) -> str:
     for body, depth in [*reads, ("", len(openers))]:
         out += "".join(f"{{{{- {o} }}}}\n" for o in openers[opened:depth])
         opened = max(opened, depth)
-        out += _carrying([body], False) if body else ""
+        out += (f"{body}\n" if body.startswith("{{") else _carrying([body], False)) if body else ""
     return out
 
 
@@ -2888,20 +3097,31 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
     stack: list[tuple[str, str, bool, int]] = []  # (word, body or "" for the template's own define, in an else, offset)
     scoped: list[tuple[str, int, set[int]]] = []  # a `:=` inside blocks: (variable, offset, the blocks' offsets)
+    acts: list[tuple[int, str, str]] = []  # every action: offset, word, body
+    firsts: list[int] = []  # each open block's first action (its index in `acts`)
+    # a block at the top level closed: its offset -> its _skeleton and the offset of its `end`
+    whole_blocks: dict[int, tuple[str | None, int]] = {}
     for start, end, word in _actions(text):
         if start >= before:
             break
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        acts.append((start, word, body))
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
             stack.append((word, "" if whole else body, False, start))
+            firsts.append(len(acts) - 1)
         elif word == "else" and stack:
             stack[-1] = (*stack[-1][:2], True, stack[-1][3])
         elif word == "end" and stack:
-            stack.pop()
+            first = firsts.pop()
+            if stack.pop()[1] and not any(b for _, b, _, _ in stack) and acts[first][1] in ("if", "with"):
+                whole_blocks[acts[first][0]] = (_skeleton(acts[first:]), start)
         elif m := _ASSIGNMENT.match(body):
             blocks = [(w, b, e) for w, b, e, _ in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
+            if bad and all(w in ("with", "if") for w, _, _ in blocks):  # in an `else`: the block whole, once closed
+                outer = next(at for _, b, _, at in stack if b)
+                bad = f"{_WHOLE}{outer}\0{bad}"
             if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
                 bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
                 scoped.append((m.group(1), start, {at for _, b, _, at in stack if b}))
@@ -2915,6 +3135,21 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             k = next(k for k, e in enumerate(own) if e[0] == offset)
             own[k] = (offset, own[k][1].replace(":=", "=", 1), own[k][2], "")
             own.insert(k, (min(blocks), f'${name} := ""', (), ""))
+    # an assignment in an `else` of a block closed before: that block's _skeleton, for every assignment in it
+    whole = {
+        int(bad.removeprefix(_WHOLE).split("\0")[0])
+        for own in found.values()
+        for *_, bad in own
+        if bad.startswith(_WHOLE)
+    }
+    spans = {at: (whole_blocks[at][0], whole_blocks[at][1]) for at in whole if whole_blocks.get(at, (None,))[0]}
+    for own in found.values():
+        for k, (offset, body, openers, bad) in enumerate(own):
+            at = next((a for a, (_, stop) in spans.items() if a < offset < stop), None)
+            if at is not None:
+                own[k] = (at, str(spans[at][0]), (), "")
+            elif bad.startswith(_WHOLE):
+                own[k] = (offset, body, openers, bad.split("\0")[-1])
     queue = list(wanted)
     carried: list[tuple[int, str, tuple[str, ...], str]] = []  # `$_ := set $cfg "gpus" 8`: changes what `$cfg` reads
     line = text.count("\n", 0, before) + 1
@@ -2925,7 +3160,7 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
                 f"{rel}:{line}: the device request reads `${name}`, which is not assigned at the template's top level, "
                 "so the claim template cannot read it"
             )
-        changes = [e for e in found.get("_", []) if name in _VARIABLE.findall(e[1].split("=", 1)[1])]
+        changes = [e for e in found.get("_", []) if name in _VARIABLE.findall(_reads_of(e[1]))]
         carried += changes
         for offset, body, openers, bad in found[name] + changes:
             if bad:
@@ -2933,12 +3168,29 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
                     f"{rel}:{text.count(chr(10), 0, offset) + 1}: the device request reads `${name}`, assigned inside "
                     f"`{{{{ {bad} }}}}`, so the claim template cannot set it the same way"
                 )
-            for other in _VARIABLE.findall(" ".join([body.split("=", 1)[1], *openers])):
+            for other in _VARIABLE.findall(" ".join([_reads_of(body), *openers])):
                 if other not in wanted:
                     wanted[other] = None
                     queue.append(other)
     entries = {(e[0], e[1], e[2]) for e in [*carried, *(e for name in wanted for e in found[name])]}
-    return [part for _, body, openers in sorted(entries) for part in (*openers, body, *["end"] * len(openers))]
+    return [
+        part
+        for _, body, openers in sorted(entries)
+        for part in (_parts(body) if body.startswith("{{") else (*openers, body, *["end"] * len(openers)))
+    ]
+
+
+_WHOLE = "\0whole:"  # _definitions: an assignment carried by the _skeleton of the block it is in
+
+
+def _reads_of(body: str) -> str:
+    """What an assignment (or a block's _skeleton, all of it) reads."""
+    return body if body.startswith("{{") else body.split("=", 1)[1]
+
+
+def _parts(skeleton: str) -> list[str]:
+    """A _skeleton's action bodies."""
+    return [re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", a) for a in re.findall(r"\{\{.*?\}\}", skeleton, re.S)]
 
 
 def _carrying(defs: list[str], trim: bool) -> str:
