@@ -471,7 +471,8 @@ def _main(
 def _fail(message: str) -> None:
     from dramigrate.report.escape import plain  # a message quotes input (a config key, an inventory's names)
 
-    print(f"dramigrate: {plain(message)}", file=sys.stderr)
+    # on one line: a line break of the input (a config key) must not start a line GitHub Actions obeys as a command
+    print(f"dramigrate: {plain(message, False)}", file=sys.stderr)
     raise typer.Exit(2)
 
 

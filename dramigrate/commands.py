@@ -511,7 +511,8 @@ def _report(
 ) -> None:
     """Every report asked for, each to its file or its stream (stream_of). written: the files fix wrote."""
     errors = [r.error for r in result.files if r.error is not None]
-    s = summary(result.findings, result.scanned, changed, result.bad_input)
+    # bad input: the files in `errors`; a bug (an internal-error finding) is one of the errors, and exit 2 all the same
+    s = summary(result.findings, result.scanned, changed, len(errors))
     for spec in ctx.reports:
         stream = sys.stdout if stream_of(spec.format, command) == "stdout" else sys.stderr
         if spec.format == "text":
@@ -614,7 +615,7 @@ def _json_document(result: RunResult, changed: int, written: list[str] | None = 
         for e in (r.error for r in result.files)
         if e is not None
     ]
-    doc = document(result.findings, summary(result.findings, result.scanned, changed, result.bad_input), errors)
+    doc = document(result.findings, summary(result.findings, result.scanned, changed, len(errors)), errors)
     doc["files"] = outcome(result, written)
     doc["cutover"] = result.cutover.to_json() if result.cutover is not None else None
     return doc

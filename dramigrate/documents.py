@@ -18,7 +18,7 @@ from typing import Any
 
 from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
-from dramigrate.limits import Limits, check_structure, nodes_upto, recursive_alias, size_message
+from dramigrate.limits import MAX_EDITED_LINES, Limits, check_structure, nodes_and_recursive_alias, size_message
 from dramigrate.longints import round_trip_constructor
 
 MAX_NODES = 2_000_000
@@ -26,6 +26,9 @@ MAX_NODES = 2_000_000
 # is bounded before it, per document and per file (a 6 MB flow list took 70 s and 2.8 GB before MAX_NODES refused it)
 MAX_ROUND_TRIP_VALUES = 200_000
 MAX_ROUND_TRIP_FILE_VALUES = 1_000_000
+# and lines, which cost ruamel's scanner without being values (comments, block scalars: limits.MAX_EDITED_LINES)
+MAX_ROUND_TRIP_LINES = MAX_EDITED_LINES
+MAX_ROUND_TRIP_FILE_LINES = 3 * MAX_EDITED_LINES
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
 _MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
@@ -51,7 +54,9 @@ class Document:
     # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
     counted: int = -1
     # the values its file's documents may still give ruamel (MAX_ROUND_TRIP_FILE_VALUES), one list for the file
-    round_trip_budget: list[int] = field(default_factory=lambda: [MAX_ROUND_TRIP_FILE_VALUES], repr=False)
+    round_trip_budget: list[int] = field(
+        default_factory=lambda: [MAX_ROUND_TRIP_FILE_VALUES, MAX_ROUND_TRIP_FILE_LINES], repr=False
+    )
 
     @property
     def tags(self) -> str:
@@ -197,7 +202,7 @@ def split_documents(
     yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
     for doc in yf.documents if helm_render else ():
         doc.helm_render = True
-    budget = [MAX_ROUND_TRIP_FILE_VALUES]
+    budget = [MAX_ROUND_TRIP_FILE_VALUES, MAX_ROUND_TRIP_FILE_LINES]
     for doc in yf.documents:
         doc.round_trip_budget = budget
     return yf
@@ -390,8 +395,19 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
     """Refuse a document with more values than ruamel parses in time, alone or with the file's other documents it
     parsed, counted from libyaml's events first (some 0.5 µs a value)."""
     budget = doc.round_trip_budget
+    lines = doc.body.count("\n")
+    if lines > min(MAX_ROUND_TRIP_LINES, budget[1]):
+        what = (
+            f"this document has more than {MAX_ROUND_TRIP_LINES:,} lines"
+            if lines > MAX_ROUND_TRIP_LINES
+            else f"the documents of this file that need the full YAML reader have more than "
+            f"{MAX_ROUND_TRIP_FILE_LINES:,} lines"
+        )
+        message = f"{what} (Kubernetes stores objects of 1.5 MiB); not processed (limit on lines)"
+        raise InputError(message, path, doc.start_line)
+    budget[1] -= lines
     limit = min(MAX_ROUND_TRIP_VALUES, budget[0])
-    values = nodes_upto(prefix + doc.body, limit)
+    values, inside = nodes_and_recursive_alias(prefix + doc.body, limit)  # one pass of libyaml's events
     if values > limit:
         what = (
             f"this document holds more than {MAX_ROUND_TRIP_VALUES:,} values"
@@ -402,8 +418,8 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
         message = f"{what} (Kubernetes stores objects of 1.5 MiB); not processed (limit on values)"
         raise InputError(message, path, doc.start_line)
     budget[0] -= values
-    if "*" in doc.body and (found := recursive_alias(prefix + doc.body)) is not None:
-        anchor, line = found
+    if inside is not None:
+        anchor, line = inside
         raise InputError(
             f"the alias *{anchor} is inside the node &{anchor} it names: Kubernetes refuses such a document (anchor "
             "value contains itself); not processed",

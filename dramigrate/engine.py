@@ -33,7 +33,7 @@ class RunResult:
     files: list[FileResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     classes: dict[str, DeviceClassInfo] = field(default_factory=dict)
-    bad_input: int = 0
+    bad_input: int = 0  # files that failed (bad input or a bug): exit 2; the summary's badInput counts bad input only
     scanned: int = 0
     kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
     cutover: Plan | None = None  # the order of operations for the classes the run migrates to (report footer)

@@ -104,12 +104,14 @@ class InputError(Exception):
         return f"{where}: {self.message}" if where else self.message
 
     def shown(self) -> str:
-        """str(self) for text output: control characters escaped, and the file's line breaks too (a file name must
-        not start a line of its own, which GitHub Actions would obey as a workflow command)."""
+        """str(self) for text output: control characters escaped, and line breaks too, of the file's name and of the
+        message, which quotes input (a duplicate YAML key): neither may start a line of its own, which GitHub
+        Actions would obey as a workflow command."""
         from dramigrate.report.escape import plain
 
         where = str(InputError("", self.file, self.line, self.column)).removesuffix(": ")
-        message = plain(self.message) if self.rule == "bad-input" else f"[{self.rule}] {plain(self.message)}"
+        shown = plain(self.message, False)
+        message = shown if self.rule == "bad-input" else f"[{self.rule}] {shown}"
         return f"{plain(where, False)}: {message}" if where else message
 
 

@@ -32,6 +32,10 @@ MAX_EDITED_DOCUMENT_BYTES = 4 * 1024 * 1024
 # (anchors, comments inside): 200,000 keys in a 2 MB flow mapping, or 20,000 anchors, ran past 60 s. The largest
 # real pod specs hold a few thousand values.
 MAX_EDITED_NODES = 20_000
+# and lines: ruamel's scanner takes some 30-60 µs a comment or block-scalar line, which are no values (a pod with two
+# million `#` lines, 4 MB, ran past 90 s in diff and again in fix). 100,000 lines of real YAML are past the 1.5 MiB
+# Kubernetes stores; the largest real pod specs have a few thousand.
+MAX_EDITED_LINES = 100_000
 # Kustomizations stacked on one another in one graph (overlay on overlay on base): real ones stack 2 to 5; each
 # build loads the whole stack below it, and fix proves every build, so 300 stacked ran for minutes.
 MAX_KUSTOMIZE_DEPTH = 30
@@ -205,6 +209,13 @@ def check_edited_document(path: str, text: str, line: int, data: Any, counted: i
             path,
             line,
         )
+    if text.count("\n") > MAX_EDITED_LINES:
+        raise InputError(
+            f"this document has more than {MAX_EDITED_LINES:,} lines (real workloads have a few thousand); "
+            "not rewritten (limit on lines)",
+            path,
+            line,
+        )
 
 
 def check_values_file(path: str, shown: str) -> None:
@@ -218,27 +229,38 @@ def check_values_file(path: str, shown: str) -> None:
     check_values_text(text, shown)
 
 
-def recursive_alias(text: str) -> tuple[str, int] | None:
-    """(anchor, 0-based line) of the first alias inside the very node its anchor names (`m: &m {<<: *m}`), from
-    libyaml's events; None when there is none (or libyaml refuses the text: the parser words that). Kubernetes'
-    reader refuses such a document (go-yaml: anchor value contains itself), and ruamel's merge of one ended the run
-    on that file with an internal error."""
+def nodes_and_recursive_alias(text: str, limit: int) -> tuple[int, tuple[str, int] | None]:
+    """nodes_upto(text, limit), and from the same pass of libyaml's events the (anchor, 0-based line) of the first
+    alias inside the very node its anchor names (`m: &m {<<: *m}`), None when there is none or the count passed
+    limit. Kubernetes' reader refuses such a document (go-yaml: anchor value contains itself), and ruamel's merge of
+    one ended the run on that file with an internal error. A text without `*` has no alias: only counted."""
     import yaml
 
+    if "*" not in text:
+        return nodes_upto(text, limit), None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     open_anchors: list[str | None] = []  # the anchor of each mapping or sequence being read, innermost last
+    count = 0
+    start, end = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     try:
         for event in yaml.parse(text, Loader=loader):
             kind = type(event)
-            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if kind in start:
                 open_anchors.append(event.anchor)
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            elif kind in end:
                 open_anchors.pop()
-            elif kind is yaml.AliasEvent and event.anchor in open_anchors:
-                return event.anchor, event.start_mark.line
-    except yaml.YAMLError:
-        return None
-    return None
+                continue
+            elif kind is yaml.AliasEvent:
+                if event.anchor in open_anchors:
+                    return count + 1, (event.anchor, event.start_mark.line)
+            elif kind is not yaml.ScalarEvent:
+                continue
+            count += 1
+            if count > limit:
+                return count, None
+    except yaml.YAMLError:  # the parser words the error
+        pass
+    return count, None
 
 
 def nodes_upto(text: str | bytes, limit: int) -> int:

@@ -2,13 +2,13 @@
 
 `grep` reads bytes several times faster than Python opens and scans them. Its patterns are a superset of
 triage.may_matter: a file grep leaves out is one may_matter would refuse too, so skipping it changes no output.
-Two passes: the words (kinds, device names and domains), the section keys and a NUL byte as fixed strings,
-which grep matches at the speed of reading; then, on the files without words that hold a section key, the
-limits/requests section pattern (whole file as one record with -z), which needs PCRE (a PCRE alternation of
-many words is several times slower than reading). Everything grep lets through still goes through may_matter
-and the parse, which stay the final word; without a GNU grep with -P, or when grep fails on a batch, every file
-of it goes to Python as before. Files with a NUL byte (UTF-16, binary) always go to Python: -z would cut them
-into records.
+Two passes: the words (kinds, device names and domains), the section keys and a NUL byte as literal texts (one
+extended regex alternating them, which grep matches at about the speed of reading); then, on the files without
+words that hold a section key, the limits/requests section pattern (whole file as one record with -z), which
+needs PCRE (a PCRE alternation of many words is several times slower than reading). Everything grep lets through
+still goes through may_matter and the parse, which stay the final word; without a GNU grep with -P, or when grep
+fails on a batch, every file of it goes to Python as before. Files with a NUL byte (UTF-16, binary) always go to
+Python: -z would cut them into records.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
@@ -53,8 +53,8 @@ _SECTION = (
 )
 
 
-# triage._ALWAYS as fixed strings, which grep -F matches at the speed of reading (an extended regex of them and the
-# device words read at a fifth of that): `claims\s*:` as `claims`, so a file where grep finds only that is read by
+# triage._ALWAYS as literal texts, which grep matches at about the speed of reading (an extended regex holding
+# `claims\s*:` read at a fifth of that): `claims\s*:` as `claims`, so a file where grep finds only that is read by
 # Python (Grep._words_in), as a file where it finds only a needle is.
 _ALWAYS_FIXED = (b"resourceClaims", b"claims", b"ResourceQuota", b"LimitRange", b"ClusterQueue", b"NodePool", b"{{")
 _CLAIMS = b"claims"
@@ -78,8 +78,20 @@ def pattern(rules: RuleSet) -> bytes:
 
 
 def words(rules: RuleSet) -> list[bytes]:
-    """The first pass: triage._ALWAYS and the rule packs' device names and domains, as fixed strings."""
+    """The first pass: triage._ALWAYS and the rule packs' device names and domains, as literal texts."""
     return [*_ALWAYS_FIXED, *(w.encode() for w in literal_words(rules))]
+
+
+_ERE_SPECIAL = re.compile(rb"[][.\\*+?{}()|^$]")
+
+
+def alternation(texts: Iterable[bytes]) -> bytes:
+    """One POSIX extended regex (a line, for `grep -E -f -`) that matches any of texts literally. GNU grep reads a
+    single alternation of literals with its DFA: a sixth less CPU than the same texts one a line (`-F`, or `-E`
+    with a pattern a line), which it matches with its multi-string search; `-o` prints the same leftmost-longest
+    matches either way. Only the characters special in an extended regex are escaped (a backslash before a letter
+    or a digit has a meaning of its own in GNU grep)."""
+    return b"|".join(_ERE_SPECIAL.sub(rb"\\\g<0>", t) for t in texts) + b"\n"
 
 
 @cache
@@ -168,8 +180,8 @@ class Grep:
         )
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         self._meanings: dict[bytes, int] = {}  # _meaning's answers (grep's threads share them: each is the same)
-        # one string a line, read by -f - from stdin (a NUL byte cannot be passed as an argument)
-        fixed = b"".join(w + b"\n" for w in dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))
+        # read by -f - from stdin (a NUL byte cannot be passed as an argument)
+        texts = alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))
         common = ["-D", "skip", "-d", "skip", "-s"]
 
         def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:
@@ -184,7 +196,7 @@ class Grep:
         def one(batch: list[str]) -> Found:
             try:
                 # the words, the needles, the section keys and NUL bytes, line by line (none holds a line break)
-                found, keyed = self._sorted(_output(start("-oaHZF", ["-f", "-"], batch), fixed))
+                found, keyed = self._sorted(_output(start("-oaHZE", ["-f", "-"], batch), texts))
                 rest = [f for f in batch if f in keyed]
                 if rest:
                     found.candidates |= _names(_output(start("-lZzP", ["-e", _SECTION], rest)))

@@ -424,7 +424,7 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
         data = read_rule_file(path)
         errors = validate_rule_file(path, data)
         if errors:
-            raise InputError("invalid rules file:\n  " + "\n  ".join(errors), str(path))
+            raise InputError("invalid rules file: " + "; ".join(errors), str(path))  # one line (cli._fail)
         if data["kind"] == "RulePack":
             _add_pack(rs, data, str(path), first=True)
         else:

@@ -571,10 +571,17 @@ def _inside(path: str, root: Path) -> bool:
 
 
 def _library_chart(chart_yaml: Path) -> bool:
-    """Chart.yaml says `type: library` (helm template refuses to render such a chart on its own)."""
+    """Chart.yaml says `type: library` (helm template refuses to render such a chart on its own). A Chart.yaml that
+    is a symlink out of its chart is not read (what it points to would decide whether the chart is checked): the
+    chart is then checked, and refused by name (sandbox.outside_links); nor is anything but a regular file."""
+    from dramigrate.findings import InputError
+    from dramigrate.limits import read_regular
+
+    if os.path.islink(chart_yaml) and not _inside(str(chart_yaml), chart_yaml.parent.resolve()):
+        return False
     try:
-        text = chart_yaml.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_regular(str(chart_yaml)).decode("utf-8", errors="replace")
+    except (OSError, InputError):
         return False
     return any(
         line.split("#", 1)[0].strip().replace(" ", "") in ("type:library", "type:'library'", 'type:"library"')

@@ -1,14 +1,16 @@
 """Property tests of the one-file pipeline (in process): random workloads of every built-in kind with app
 containers, plain and sidecar init containers, random device counts written in every form Kubernetes accepts
-(octal, hex, binary, underscores, quoted, floats, milli units, exponents, fractions rounded up), block and
-flow style, indentation, end-of-line and own-line comments, line endings, multi-doc; and containers sharing
-resources through anchors and merge keys (some overriding the shared limits).
+(octal, hex, binary, Go's capital base prefixes, underscores, quoted, floats, milli units, exponents, fractions
+rounded up), block and flow style (resources maps, or each container list on one line), indentation, end-of-line
+and own-line comments, line endings, multi-doc, JSON; and containers sharing resources through anchors and merge
+keys (some overriding the shared limits).
 
 Properties: every request is reported on its own line; fix is idempotent; every emitted or rewritten object
 validates strictly for 1.34 and 1.36; device totals per pod and per device class are kept (app containers
 and sidecars add up, a plain init container reuses all but the sidecars started before it); each
 container still sees its devices; the plugin's toleration is explicit; documents the fix does not touch
-are byte-identical; comments survive, an own-line comment above the line it was written for.
+are byte-identical, and every field but the devices is kept; comments survive, an own-line comment above the line
+it was written for; a JSON manifest stays JSON.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet, load_rules
 from dramigrate.versions import Target
 
+CONTAINER_LISTS = ("initContainers", "containers")
 CLASSES = {"nvidia.com/gpu": "gpu.nvidia.com", "amd.com/gpu": "gpu.amd.com", "habana.ai/gaudi": "gaudi.intel.com"}
 VERSIONS = ("1.34", "1.36")
 
@@ -56,6 +59,7 @@ class Style:
     toleration_offset: int = -1  # real files mix styles: the tolerations list may sit differently
     count_form: int = 0  # which of COUNT_FORMS writes the counts (0: plain decimal)
     flow: bool = False  # limits and requests as flow mappings: {nvidia.com/gpu: 2, memory: "1Gi"}
+    flow_containers: bool = False  # each container list on one line: [{name: a, resources: {limits: {...}}}]
 
     def offset_of(self, key: str) -> int:
         return self.toleration_offset if key == "tolerations" and self.toleration_offset >= 0 else self.offset
@@ -80,9 +84,20 @@ def _line(text: str, comment: str) -> str:
     return f"{text}  # {comment}" if comment else text
 
 
+def _flow(value: Any) -> str:
+    """value in flow style, on one line (no comments: a flow collection on one line has no place for them)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items() if not isinstance(k, Note)) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return value.text if isinstance(value, S) else str(value)
+
+
 def _pair(key: str, value: Any, col: int, style: Style, out: list[str], lead: str | None = None) -> None:
     pad = " " * col if lead is None else lead
-    if isinstance(value, dict) and value:
+    if key in CONTAINER_LISTS and style.flow_containers and isinstance(value, list):
+        out.append(f"{pad}{key}: {_flow(value)}")
+    elif isinstance(value, dict) and value:
         out.append(f"{pad}{key}:")
         _mapping(value, col + style.indent, style, out)
     elif isinstance(value, list) and value:
@@ -179,7 +194,13 @@ COUNT_FORMS: tuple[Any, ...] = (
     lambda n: f'"{n}.0"',
     lambda n: f"{n - 1}.9999" if n else "0.0",  # MilliValue rounds thousandths up: 1.9999 is 2 devices
     lambda n: f"0_{n}",  # go-yaml drops underscores: 0_5 is octal 5, 0_8 the float 8
-    lambda n: f"+{n}",  # ruamel writes it back as `4`
+    lambda n: f"{n:#X}",  # Go's base prefixes in capitals, which go-yaml hands to strconv.ParseInt(s, 0, 64)
+    lambda n: f"0B{n:b}",
+    lambda n: f"0O{n:o}",
+    lambda n: f"{n * 10}e-1",  # a negative exponent: 30e-1 is the float 3
+    lambda n: f".{n}e1",  # no digit before the point: .3e1 is 3
+    lambda n: f"{n}_" if n else "0",  # a trailing underscore, dropped
+    lambda n: f"+{n}",  # ruamel writes it back as `4` (kept last: PLUS_COUNT_REMOVED names it)
 )
 
 
@@ -290,7 +311,7 @@ def containers(draw: st.DrawFn, role: str, index: int) -> Container:
 
 
 @st.composite
-def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
+def cases(draw: st.DrawFn, mixed: bool = False, forms: tuple[int, ...] = ()) -> Case:
     indent = draw(st.sampled_from([2, 4]))
     offsets = sorted({0, 2, indent})
     style = Style(
@@ -299,8 +320,9 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
         newline=draw(st.sampled_from(["\n", "\r\n"])),
         quote_counts=draw(st.booleans()),
         toleration_offset=draw(st.sampled_from([o for o in offsets if o != offset])) if mixed else -1,
-        count_form=draw(st.sampled_from(range(len(COUNT_FORMS)))),
+        count_form=draw(st.sampled_from(forms or range(len(COUNT_FORMS)))),
         flow=False if mixed else draw(st.booleans()),
+        flow_containers=False if mixed else draw(st.booleans()),
     )
     apps = [draw(containers("app", i)) for i in range(draw(st.integers(1, 3)))]
     inits = [draw(containers(draw(st.sampled_from(["init", "sidecar"])), i)) for i in range(draw(st.integers(0, 2)))]
@@ -322,10 +344,11 @@ def cases(draw: st.DrawFn, mixed: bool = False) -> Case:
     if draw(st.booleans()):
         case.tolerations = [{"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"}]
     pod_spec: dict[str, Any] = {}
-    init_yaml = [_container_yaml(c, style, comment) for c in inits]
+    inside = str if style.flow_containers else comment  # a container list on one line holds no comment
+    init_yaml = [_container_yaml(c, style, inside) for c in inits]
     if init_yaml:
         pod_spec["initContainers"] = init_yaml
-    pod_spec["containers"] = [_container_yaml(c, style, comment) for c in apps]
+    pod_spec["containers"] = [_container_yaml(c, style, inside) for c in apps]
     if case.tolerations:
         pod_spec["tolerations"] = [{k: S(f'"{v}"') for k, v in t.items()} for t in case.tolerations]
     if draw(st.booleans()):
@@ -413,6 +436,8 @@ def check_fixed(case: Case, result: FileResult, target: str) -> str:
         if tag in ("replace", "delete"):
             changed.extend(original[i1:i2])
     allowed = (*CLASSES, "limits:", "requests:", "resources:")
+    if case.style.flow_containers:  # a container list on one line changes as a whole: its fields are compared below
+        allowed += tuple(f"{key}:" for key in CONTAINER_LISTS)
     unexpected = [line for line in changed if not line.strip().startswith(allowed)]
     assert not unexpected, f"untouched lines changed: {unexpected}\n--- before\n{case.workload}--- after\n{plain}"
     # An own-line comment stays above the line it was written for (when fix keeps that line).
@@ -428,6 +453,9 @@ def check_fixed(case: Case, result: FileResult, target: str) -> str:
     (workload,) = workloads
     spec = pod_spec_of(workload)
     expected = case.expected()
+    # Every field but the devices and the DRA fields fix writes is as it was (a flow list changes on one line).
+    before = yaml.safe_load(case.workload)
+    assert without_devices(workload) == without_devices(before), f"a field changed:\n{case.workload}---\n{plain}"
 
     # (b) everything emitted or rewritten validates strictly, for 1.34 and 1.36.
     validate(workload)
@@ -677,6 +705,39 @@ def test_every_request_is_reported_on_its_line(case: Case) -> None:
         assert f.resource in lines[f.line - 1], f"line {f.line} is {lines[f.line - 1]!r}, not {f.resource}"
         assert lines[f.line - 1][f.column - 1 :].startswith(f.resource), (f.line, f.column, lines[f.line - 1])
     assert not [f for f in result.findings if f.severity.value == "error" and not f.fixable]
+
+
+@settings(COMMON, max_examples=20 * SCALE)
+@given(case=cases(forms=(0,)), indent=st.sampled_from([None, 1, 2, 4]))
+def test_a_json_manifest_stays_json_and_keeps_its_devices(case: Case, indent: int | None) -> None:
+    """A workload written as JSON (counts as numbers, or as strings when quoted) is fixed as JSON: the output
+    parses as JSON, validates, gives each container exactly its devices, and a second fix changes nothing."""
+    data = yaml.safe_load(case.workload)
+    raw = (json.dumps(data, indent=indent) + "\n").encode()
+    result = run_file(Job("generated.json", raw, True), rules(), Settings(), Target.parse("1.36"))
+    assert result.error is None, f"bad input? {result.error}"
+    if not any(c.counts for c in case.containers):
+        assert result.rewritten is None, "nothing to fix, yet the text changed"
+        return
+    assert result.rewritten is not None
+    out = json.loads(result.rewritten)
+    objects = out["items"] if out.get("kind") == "List" else [out]
+    for o in objects:
+        validate(o)
+    (workload,) = [o for o in objects if o["kind"] == case.kind]
+    templates = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaimTemplate"}
+    spec = pod_spec_of(workload)
+    claims = {c["name"]: templates[c["resourceClaimTemplateName"]] for c in spec.get("resourceClaims") or []}
+    by_name = {c["name"]: c for c in (spec.get("initContainers") or []) + spec["containers"]}
+    for c in case.containers:
+        want = {CLASSES[r]: n for r, n in c.counts.items() if n}
+        have = seen_by_container(by_name[c.name], claims)
+        assert have == want if c.role != "init" else all(have.get(k, 0) >= n for k, n in want.items()), c.name
+        resources = by_name[c.name].get("resources") or {}
+        assert not {r for section in ("limits", "requests") for r in resources.get(section) or {}} & set(CLASSES)
+    assert without_devices(workload) == without_devices(data), "a field other than the devices changed"
+    again = run_file(Job("generated.json", result.rewritten.encode(), True), rules(), Settings(), Target.parse("1.36"))
+    assert again.rewritten is None, "a second fix changed the text"
 
 
 # -- anchors and merge keys ------------------------------------------------------------------------------

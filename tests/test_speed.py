@@ -5,12 +5,15 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CORPUS, CORPUS_MISSING, ONE_GPU_POD
 from hypothesis import given
+from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
 from dramigrate import migrate, pipeline, prefilter
@@ -388,6 +391,28 @@ WORDS = [w.encode() for w in literal_words(RULES)]
 def test_the_word_check_finds_what_the_word_regex_finds(parts: list[bytes]) -> None:
     raw = b"".join(parts)
     assert has_word(raw, RULES) == (_literals(RULES).search(raw) is not None)
+
+
+_GREP_ALPHABET = b"ab.[]\\*+?{}()|^$-/~1\0"  # every character special in an extended regex, and a NUL byte
+_GREP_WORD = st.lists(st.sampled_from(_GREP_ALPHABET), min_size=1, max_size=4).map(bytes)
+
+
+@pytest.mark.skipif(prefilter._grep() is None, reason="no GNU grep with -P")
+@hyp_settings(max_examples=60, deadline=None)
+@given(st.lists(_GREP_WORD, min_size=1, max_size=5), st.lists(st.sampled_from(_GREP_ALPHABET + b"\n"), max_size=80))
+def test_grep_finds_the_words_alternation_as_it_finds_fixed_strings(words: list[bytes], text: list[int]) -> None:
+    """The first pass gives grep the words as one extended regex: each matches literally, and `-o` prints what it
+    prints for the same words as fixed strings."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "f.yaml")
+        path.write_bytes(bytes(text))
+
+        def matches(flag: str, patterns: bytes) -> bytes:
+            command = ["grep", flag, "-oa", "-f", "-", str(path)]
+            return subprocess.run(command, input=patterns, capture_output=True, env=prefilter._ENV, check=False).stdout
+
+        fixed = b"".join(w + b"\n" for w in dict.fromkeys(words))
+        assert matches("-E", prefilter.alternation(dict.fromkeys(words))) == matches("-F", fixed)
 
 
 @given(st.text())

@@ -21,15 +21,22 @@ CLAIM = {"name": "dramigrate-user-claim", "resourceClaimName": "dramigrate-user-
 KEY = "resourceClaims"
 
 
+def claims_key(key: str) -> bool:
+    """Whether a values key may hold a pod's claims: `resourceClaims`, or a name ending so (`podResourceClaims`,
+    `extraResourceClaims`, which a chart renders as the pod's `resourceClaims:` too)."""
+    return key == KEY or key.endswith("ResourceClaims")
+
+
+def _claims_lists(key: str, value: Any, path: Path_) -> list[Path_]:
+    return [path] if claims_key(key) and (value is None or isinstance(value, list)) else []
+
+
 def claim_paths(merged: dict[str, Any]) -> list[Path_]:
-    """Where a user may give a pod's claims: each `resourceClaims` key of the values, the sibling of each resources
-    map, and that sibling in every item of the map's collection (`models.<name>.resourceClaims` for each model, where
-    only some have `resources`). Paths through lists are left out (a values file cannot set one item alone)."""
-
-    def own(key: str, value: Any, path: Path_) -> list[Path_]:
-        return [path] if key == KEY and (value is None or isinstance(value, list)) else []
-
-    out = dict.fromkeys(find_maps(merged, own))
+    """Where a user may give a pod's claims: each `resourceClaims` key of the values (`podResourceClaims` too:
+    claims_key), the sibling of each resources map, and that sibling in every item of the map's collection
+    (`models.<name>.resourceClaims` for each model, where only some have `resources`). Paths through lists are left
+    out (a values file cannot set one item alone)."""
+    out = dict.fromkeys(find_maps(merged, _claims_lists))
     for path in resources_maps(merged) + flat_maps(merged):
         sibling = sibling_key(str(path[-1]), KEY)
         out[(*path[:-1], sibling)] = None
@@ -40,7 +47,9 @@ def claim_paths(merged: dict[str, Any]) -> list[Path_]:
 
 
 def own_paths(merged: dict[str, Any]) -> list[Path_]:
-    """The chart's own `resourceClaims` values keys (a list, or null), which its templates may read, outside lists."""
+    """The chart's own `resourceClaims` values keys (a list, or null), which its templates may read, outside lists.
+    (Not `podResourceClaims` and the like: beside the pass-through's claims, named in the DRA values, a claim of the
+    user's named as those fails the install by name, a duplicate the API server refuses, not a claim dropped.)"""
 
     def own(key: str, value: Any, path: Path_) -> list[Path_]:
         return [path] if key == KEY and (value is None or isinstance(value, list)) else []

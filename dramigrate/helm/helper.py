@@ -44,9 +44,11 @@ from dramigrate.helm.foldguards import folded
 from dramigrate.helm.idiomatic import (
     OLD_CLUSTER,
     SERVED,
+    NotIdiomatic,
     PodDelta,
     _and,
     _arg,
+    _bare,
     _block_end,
     _child_indent,
     _control,
@@ -65,6 +67,9 @@ from dramigrate.helm.idiomatic import (
     split_literal,
     tolerated_define,
     untolerated_only,
+)
+from dramigrate.helm.idiomatic import (
+    _merge_tolerations as _merge_list,
 )
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
 from dramigrate.helm.patterns import _ACTION, count_expression, untaken_message
@@ -1264,8 +1269,24 @@ def _pod_edits(
         edits.append(_merge_tolerations(lines, existing[0], p, tol_cond, tol_text, rel))
     elif tolerations:
         pod_lines += [f"{p}{opening.format(tol_cond)}", f"{p}tolerations:", *tol_text, f"{p}{closing}"]
+    own_claims = [
+        i
+        for i in range(pod + 1, min(pod_end, len(lines)))
+        if not _control(lines[i]) and lines[i].strip() == "resourceClaims:" and _indent(lines[i]) == len(p)
+    ]
+    if own_claims:  # the pod writes its own claims (`with .Values.podResourceClaims`): the DRA claim joins that list
+        try:  # (a second `resourceClaims:` key would keep only the last list, dropping the user's claims)
+            joined = _merge_list(lines, own_claims[0], p, _bare(claim_cond), pod_lines[2:4], rel)
+        except NotIdiomatic:
+            joined = None
+        if joined is None:
+            at_own = own_claims[0] + 1
+            raise NotHelper(f"{rel}:{at_own}: the pod's own resourceClaims have a shape the DRA claim does not join")
+        edits.append((joined.index, joined.stop, joined.lines))
+        pod_lines = pod_lines[5:]
     at_line = _above_blanks(lines, containers)
-    edits.append((at_line, at_line, pod_lines))
+    if pod_lines:
+        edits.append((at_line, at_line, pod_lines))
     if w.params:
         edits.append(_ray_params(lines, pod, w.params, claim_cond, _count_at(define, site.arg), rel))
     return edits, claim_cond

@@ -704,6 +704,18 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
     return out
 
 
+def migrated_devices(devices: list[Device], rules: RuleSet) -> list[Device]:
+    """The device keys the migration moves to claims: a report-only resource (a shared RDMA HCA, `rdma/hca` beside
+    arena's GPU key under its own `if .Values.enableRDMA`) stays a device-plugin request in the migrated render, so
+    the rewrite leaves its key as the chart writes it."""
+    kept = []
+    for d in devices:
+        match = rules.lookup(d.resource)
+        if d.name or match is None or not match.rule.report_only:
+            kept.append(d)
+    return kept
+
+
 def _refuse_at_hint(text: str, rel: str, hint: Pattern | None, exc: NotIdiomatic) -> NoReturn:
     """Raise `exc`, or, when the line the findings map to (`hint`, a line the values render) is another device key
     refused for its blocks, that refusal: a Nebius docker chart's `range .Values.containers.containers` rather than
@@ -1269,6 +1281,7 @@ def build(
                 listed[rel] = done
                 continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
+        devices = migrated_devices(devices, rules)
         range_named_keys(text, rel, originals.get(rel, []), devices, rules)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)

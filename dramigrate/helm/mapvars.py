@@ -63,6 +63,12 @@ _SET_ENTRY = re.compile(r"\bset\s+\$\w+(?:\.\w+)*\s+(\$\w+|\$?\.Values[\w.]*|\(\
 _SECTIONS = ("limits:", "requests:")
 _CLAIM = "gpu"
 _COUNT, _KEY = "$draCount", "$draKey"
+# the scheduler allocates at most 32 devices to one claim (plan.MAX_DEVICES_PER_CLAIM): the map's one claim fails above
+OVER_LIMIT = (
+    "the container's resources map asks for more than 32 devices, and the scheduler allocates at most 32 to one "
+    "claim (AllocationResultsMaxSize): the chart's DRA claim holds them all (the manifest migration gives each device "
+    "kind a claim of its own then, and refuses one kind over 32): lower the counts in values, or set dra.enabled=false"
+)
 
 Alternative = Callable[[list[dict[str, Any]], str, str], tuple[list[dict[str, Any]], list[dict[str, Any]], dict]]
 
@@ -703,6 +709,15 @@ class _Vars:
         return f'(dict "key" {_KEY} "count" {_COUNT} "Values" {self.root}Values)'
 
 
+def _over_limit(claimed: str, several: bool) -> list[str]:
+    """Lines that fail the render when the map's one claim asks for more than 32 devices (8 GPUs and 32 EFA
+    interfaces), which no scheduler allocates: the pod would stay pending with no word."""
+    if not several:
+        return fail_when(f"{claimed} (gt (int {_COUNT}) 32)", OVER_LIMIT)
+    total = "{{- $draTotal := 0 }}{{- range $draCounts }}{{- $draTotal = add $draTotal (int .) }}{{- end }}"
+    return [total, *fail_when(f"{claimed} (gt $draTotal 32)", OVER_LIMIT)]
+
+
 def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
     """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
     listed = " ".join(json.dumps(n) for n in names)
@@ -978,6 +993,7 @@ def rewrite(
     namespace = _metadata_line(lines, "namespace")
     rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
         *capabilities_check(claimed, "set dra.enabled=false").splitlines(),  # where the pod takes a claim
+        *_over_limit(claimed, several is not None),
         f"{{{{- if {claimed} (not {existing}) }}}}",
         "---",
         "apiVersion: resource.k8s.io/v1",

@@ -1876,6 +1876,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             continue  # rendered already (KubeRay's chart has `worker.resourceClaims`)
         if own and not _joins_here(lines, pod, f"{ind}{name}:", need):
             continue  # a pod that renders another list (its container of the map under an `if` the values leave off)
+        if name == "resourceClaims" and _join_pod_claims(t, pod, f"{ind}{name}:", expr, ranged > containers):
+            continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         if _renders_key(lines, pod, f"{ind}{name}:"):
             # a literal list (`tolerations:` then `- key: dedicated`): the values' list goes after its items
             if name == "tolerations" and (items := _literal_list(lines, pod, f"{ind}{name}:")) is not None:
@@ -1941,6 +1943,66 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
+
+
+def _join_pod_claims(t: _Edits, pod: int, head: str, expr: str, ranged: bool) -> bool:
+    """Where the pod spec at line `pod` writes `resourceClaims:` (`head`) itself, the values list `expr` of the DRA
+    claims joins that list, as the DRA toleration joins the pod's tolerations (a second key would keep only the last
+    list: the user's claims, or the DRA ones, dropped without a word): after a literal list's items, or concatenated
+    to the one values list it renders (`with X`, `if X` or a bare `toYaml X`). True when joined; False when the pod
+    writes no such key; any other shape (or a map read per container of a `range`, which only the containers see)
+    raises NotPassThrough."""
+    lines = t.lines
+    if not any(line == head for line in lines[pod + 1 : _pod_end(lines, pod)]):
+        return False
+    if (items := _literal_list(lines, pod, head)) is not None and _renders_key(lines, pod, head):
+        end, item = items
+        block = [
+            f"{item}{{{{- with {expr} }}}}",
+            f"{item}{{{{- toYaml . | nindent {len(item)} }}}}",
+            f"{item}{{{{- end }}}}",
+        ]
+        if block[0] not in t.inserts.get(end, []):
+            t.inserts.setdefault(end, [])[:0] = block
+        return True
+    read = _toyaml_list(lines, pod, head) if _renders_key(lines, pod, head) else None
+    cond, own = _if_list(lines, pod, head), _with_list(lines, pod, head)
+    if ranged or (read is None and cond is None and own is None):
+        at = next(j for j in range(pod + 1, len(lines)) if lines[j] == head)
+        raise NotPassThrough(
+            f"{t.rel}:{at + 1}: the pod writes its own `resourceClaims:` in a shape the DRA claims of `{expr}` do not "
+            "join (a second key would drop one of the lists): join them by hand"
+        )
+    if read is not None:  # `resourceClaims:` then `{{- toYaml .Values.podClaims | nindent 8 }}` (`[]` stays `[]`)
+        j, m = read
+        t.replaced[j] = (
+            lines[j][: m.start(2)]
+            + f"({_claims_joined(t, j, m.group(2), expr)} | default {m.group(2)})"
+            + lines[j][m.end(2) :]
+        )
+    elif cond is not None:  # `{{- if .Values.podClaims }}`, the key, then `toYaml .Values.podClaims`
+        j, m, k, given = cond
+        t.replaced[j] = lines[j][: m.start(2)] + f"or {m.group(2)} {expr}" + lines[j][m.end(2) :]
+        joined = _claims_joined(t, k, given.group(2), expr)
+        t.replaced[k] = lines[k][: given.start(2)] + f"({joined})" + lines[k][given.end(2) :]
+    elif own is not None:  # `{{- with .Values.podClaims }}`, the key, then `toYaml .`
+        j, m = own
+        t.replaced[j] = lines[j][: m.start(2)] + _claims_joined(t, j, _operand(m.group(2)), expr) + lines[j][m.end(2) :]
+    return True
+
+
+def _claims_joined(t: _Edits, j: int, given: str, expr: str) -> str:
+    """The pod's own claims list `given` and every DRA claims list joined at line j so far (two maps in one pod)."""
+    exprs = t.joined.setdefault(j, [])
+    if expr not in exprs:
+        exprs.append(expr)
+    return "concat " + " ".join(f"({e} | default list)" for e in [given, *exprs])
+
+
+def _pod_end(lines: list[str], pod: int) -> int:
+    from dramigrate.helm.idiomatic import _block_end
+
+    return _block_end(lines, pod) if pod >= 0 else len(lines)
 
 
 def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:

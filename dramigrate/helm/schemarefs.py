@@ -18,29 +18,46 @@ Nor is a file outside the chart read: Helm's loader reads a `file://` URL or a r
 wherever it leads, so a schema of a chart under review could read `/home/runner/.docker/config.json`, and whether
 the chart renders told its author something of that file. A reference that stays in the chart becomes the absolute
 URL of its file in the copy (what is checked is what Helm reads); one that leaves it is dropped, as a remote one.
+
+A packed subchart (`charts/sub-1.0.0.tgz`) is read by Helm from the archive: its files are not on disk, so every
+reference of its schemas that is not a fragment (`#/definitions/x`) leads out of the chart (a relative one resolves
+against `file:///values.schema.json`, the root folder). In the copy's archive each such `$ref` and `$id` is
+dropped, and a `$schema` other than a draft: a packed subchart's schema never makes Helm read a file or the network.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import tarfile
 import tempfile
+import threading
+import zlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 _REMOTE = ("https://", "http://")
-# a reference that is neither a fragment (#/definitions/x) nor a JSON Schema draft: a URL, a file or a path
-_OUTWARD_KEY = re.compile(r'"\$(?:id|ref|schema)"\s*:\s*"(?!#|https?://json-schema\.org/)')
+# the keywords whose value is a URL Helm's validator (santhosh-tekuri/jsonschema) loads; a text that may name one
+# that is neither a fragment (#/definitions/x) nor a JSON Schema draft: a URL, a file or a path
+_KEYS = ("$id", "$ref", "$schema", "$dynamicRef", "$recursiveRef")
+_OUTWARD_KEY = re.compile(
+    r'"\$(?:id|ref|schema|dynamicRef|recursiveRef)"\s*:\s*"(?!#|https?://json-schema\.org/)'
+    r"|\\u"  # a JSON escape: a key spelled "\u0024ref" is "$ref" once parsed
+)
 _DRAFTS = ("http://json-schema.org/", "https://json-schema.org/")  # built into Helm's validator, never fetched
-_MAX_BYTES = 4 * 1024 * 1024  # a schema file larger than this is left alone (Helm's own bound applies)
+# a schema file larger than this is left alone: Helm never reads it (the render's copy refuses a chart file over
+# sandbox.MAX_MEMBER_BYTES, Helm's own bound); a smaller bound let a 4.5 MiB schema's references through
+_MAX_BYTES = 5 << 20
 
 
 def localize_schema_refs(root: Path) -> int:
     """Rewrite, in place, the remote `$id`/`$ref` URLs of the JSON files under `root` that name a file under `root`;
     returns how many files changed. `root` must be dramigrate's private copy of a chart."""
     schemas: list[Path] = []
+    packed: list[Path] = []
     charts = [str(root)]
     while charts:  # the chart's values.schema.json and its subcharts', not a walk of every file (renders repeat)
         chart = charts.pop()
@@ -51,18 +68,116 @@ def localize_schema_refs(root: Path) -> int:
                 schemas.append(Path(found["values.schema.json"].path))
             if "charts" in found and found["charts"].is_dir(follow_symlinks=False):
                 with os.scandir(found["charts"].path) as subs:
-                    charts.extend(sorted(e.path for e in subs if e.is_dir(follow_symlinks=False)))
+                    listed = sorted(subs, key=lambda e: e.name)
+                charts.extend(e.path for e in listed if e.is_dir(follow_symlinks=False))
+                packed += [Path(e.path) for e in listed if e.name.endswith(".tgz") and e.is_file(follow_symlinks=False)]
         except OSError:
             continue
+    changed = sum(_confine_packed(archive) for archive in packed)
     docs = _remote(schemas)
     if not docs:  # no values schema names a URL (nearly every chart): nothing else is read
-        return 0
+        return changed
     others = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         others += [Path(folder) / n for n in sorted(files) if n.endswith(".json") and n != "values.schema.json"]
     docs.update(_remote(others))
-    return _rewrite(docs, root)
+    return changed + _rewrite(docs, root)
+
+
+MAX_PACKED_DEPTH = 5  # archives inside archives: real charts pack one level, two for an umbrella's library
+_packed_lock = threading.Lock()
+_PACKED_CLEAN: set[tuple[str, int, int, int]] = set()  # archives of copies already seen with no outward reference
+
+
+def _confine_packed(archive: Path) -> bool:
+    """Rewrite, in place, a packed subchart of the copy whose schemas name anything but a fragment or a draft;
+    whether it changed. Renders of one shared copy may run at once: one rewrites, the others then see it clean."""
+    with _packed_lock:
+        try:
+            st = archive.stat()
+            key = (str(archive), st.st_ino, st.st_size, st.st_mtime_ns)
+            if key in _PACKED_CLEAN:
+                return False
+            data = _packed_without_refs(archive.read_bytes(), 0)
+            if data is not None:
+                fd, tmp = tempfile.mkstemp(dir=archive.parent, prefix=".", suffix=".dramigrate-tmp")
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.replace(tmp, archive)
+                st = archive.stat()
+            _PACKED_CLEAN.add((str(archive), st.st_ino, st.st_size, st.st_mtime_ns))
+            return data is not None
+        except OSError:
+            return False
+
+
+def _packed_without_refs(data: bytes, depth: int) -> bytes | None:
+    """The archive `data` with the outward references of its schemas dropped (and of the archives it packs, which
+    Helm loads at any depth: past MAX_PACKED_DEPTH the chart is refused); None when none has one, or when the
+    archive is past Helm's own bounds (the render then names it)."""
+    from dramigrate.helm.sandbox import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS, ChartRefused
+
+    members: list[tuple[tarfile.TarInfo, bytes | None]] = []
+    changed = False
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for count, member in enumerate(tar, start=1):
+                total += member.size
+                if count > MAX_MEMBERS or total > MAX_ARCHIVE_BYTES or member.size > MAX_MEMBER_BYTES:
+                    return None
+                source = tar.extractfile(member) if member.isfile() else None
+                content = source.read() if source is not None else None
+                new = None
+                if content is not None and member.name.endswith("values.schema.json"):
+                    new = _schema_without_refs(content)
+                elif (
+                    content is not None and member.name.endswith(".tgz") and member.name.split("/")[-2:-1] == ["charts"]
+                ):
+                    if depth >= MAX_PACKED_DEPTH:
+                        raise ChartRefused(
+                            "chart-archive-limit",
+                            f"not rendered: packed subcharts nested more than {MAX_PACKED_DEPTH} deep ({member.name})",
+                        )
+                    new = _packed_without_refs(content, depth + 1)
+                if new is not None:
+                    member.size, content, changed = len(new), new, True
+                members.append((member, content))
+    except (OSError, EOFError, tarfile.TarError, zlib.error):
+        return None
+    if not changed:
+        return None
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for member, content in members:
+            tar.addfile(member, io.BytesIO(content) if content is not None else None)
+    return out.getvalue()
+
+
+def _schema_without_refs(content: bytes) -> bytes | None:
+    """A packed schema's text with every `$id`, every `$ref` but a fragment and every `$schema` but a draft dropped;
+    None when it has none (or is not JSON: Helm then names it)."""
+    try:
+        # as Helm reads a chart file: its UTF-8 byte-order mark dropped, bytes that are not UTF-8 taken (U+FFFD)
+        text = content.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        if not _OUTWARD_KEY.search(text):
+            return None
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    stack = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in _KEYS:
+                value = item.get(key)
+                if isinstance(value, str) and not value.startswith(("#", *_DRAFTS)):
+                    del item[key]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return json.dumps(doc).encode("utf-8")
 
 
 def _remote(paths: list[Path]) -> dict[Path, Any]:
@@ -72,7 +187,9 @@ def _remote(paths: list[Path]) -> dict[Path, Any]:
         try:
             if path.stat().st_size > _MAX_BYTES:
                 continue
-            text = path.read_text(encoding="utf-8")
+            # as Helm reads a chart file: its UTF-8 byte-order mark dropped, and bytes that are not UTF-8 taken (each
+            # U+FFFD, as Go's JSON reader does); either let the schema's references through unchecked
+            text = path.read_text(encoding="utf-8", errors="replace").removeprefix("\ufeff")
         except (OSError, UnicodeDecodeError):
             continue
         if not _OUTWARD_KEY.search(text):  # most charts: nothing to do (a copy rendered again: only its own files)
@@ -119,7 +236,7 @@ def _localize(node: Any, folders: dict[str, Path], top: Path, own: str) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            for key in ("$id", "$ref", "$schema"):
+            for key in _KEYS:
                 value = item.get(key)
                 if not isinstance(value, str) or value.startswith(("#", *_DRAFTS)):
                     continue
