@@ -55,6 +55,7 @@ from dramigrate.helm.patterns import (
     name_source,
     named_key_in,
 )
+from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
@@ -1218,8 +1219,9 @@ def _arg(expr: str) -> str:
 
 
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
-    """The claim spec as template text: the device class from values, each request's count the chart's knob."""
-    data = json.loads(json.dumps(spec))
+    """The claim spec as template text: the device class from values, each request's count the chart's knob, the
+    API's defaults left to it."""
+    data = without_api_defaults(spec)
     requests = data.get("devices", {}).get("requests", [])
     for req in requests:
         exact = req.get("exactly", req)

@@ -1971,7 +1971,9 @@ def _fix_idiomatic(
         if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
-            outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (*-dra.yaml)"
+            outcome.usage = (
+                _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (each *-dra.yaml after its file)"
+            )
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
@@ -2139,7 +2141,7 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
     hint = (f"{maps[0]}/{rel}" if maps[0] else rel, first)
     _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes, switch)
     if switch and outcome.changes and not outcome.manual and not outcome.usage:
-        maps_too = "; the resources maps passed through take the DRA values files (*-dra.yaml)"
+        maps_too = "; the resources maps passed through take the DRA values files (each *-dra.yaml after its file)"
         outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
     return True
 
@@ -3109,6 +3111,11 @@ def _passthrough(
             return bool(folded), bool(variants) and not copies
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
+    if variants and switch is None:  # which files to give: the user's own, else one the chart ships
+        given = [f for f in copts.values_files if f in variants] or list(variants)[:1]
+        how = "use each -dra.yaml in place of its file" if copies else "give each -dra.yaml after its values file"
+        files = " ".join(f"-f {f.name} " * (not copies) + f"-f {pt.variant_path(f).name}" for f in given)
+        outcome.usage = f"for the DRA request, {how}: {files}"
     if switched or beneath:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
