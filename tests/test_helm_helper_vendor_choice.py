@@ -88,7 +88,7 @@ def test_the_count_a_helper_maps_a_values_key_to_is_the_claims(fixed: tuple[Path
     chart, outcome = fixed
     assert any(c.startswith("accelerator changed to") for c in outcome.checked)
     objects = _render(chart, "model:\n  size: large\n")
-    assert _claim(objects) == {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 4}
+    assert _claim(objects) == {"deviceClassName": "gpu.nvidia.com", "count": 4}  # ExactCount: the API's default
     pod = objects["Deployment/server"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"] == {"requests": {"cpu": 8}, "claims": [{"name": "gpu"}]}
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
@@ -112,7 +112,7 @@ def test_the_vendors_share_one_toleration_and_the_claim_spec_lines_they_have_ali
     chart, _ = fixed
     text = "".join(p.read_text() for p in sorted((chart / "templates").iterdir()))
     assert text.count("operator: Exists") == 1
-    assert text.count("allocationMode: ExactCount") == 1
+    assert text.count("exactly:") == 1 and "allocationMode" not in text  # ExactCount: the API's default
     assert text.count("deviceClassName: gpu.amd.com") == text.count("deviceClassName: gpu.nvidia.com") == 1
 
 

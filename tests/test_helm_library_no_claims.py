@@ -11,6 +11,7 @@ import io
 import tarfile
 from pathlib import Path
 
+import pytest
 from conftest import chart_with
 
 from dramigrate.config import Settings
@@ -96,19 +97,22 @@ def _fix(chart: Path) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
-def test_a_library_recorded_without_pod_claims_is_named_with_its_version_and_what_it_lacks(tmp_path: Path) -> None:
-    chart = _app(tmp_path, "common", "5.0.5", "common.")  # the shape and version rules/library-values.json records
+@pytest.mark.parametrize("version", ["4.5.2", "5.0.5"])  # the first and last of the versions recorded
+def test_a_library_recorded_without_pod_claims_is_named_with_its_version_and_what_it_lacks(
+    tmp_path: Path, version: str
+) -> None:
+    chart = _app(tmp_path, "common", version, "common.")  # the shape and a version rules/library-values.json records
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     outcome = _fix(chart)
     assert not outcome.proven and not outcome.changes
     # was: 'templates/common.yaml:1: pattern D (a named helper or library include): no line of a helper in this
     # chart writes the device key, ...': no word of the library, its version or what it lacks
     assert outcome.manual.startswith(
-        "templates/common.yaml:1: pattern D (library chart common 5.0.5, packed in charts/common-5.0.5.tgz): its "
-        "define common.controller.mainContainer (templates/_container.tpl:6) writes the device key from "
+        f"templates/common.yaml:1: pattern D (library chart common {version}, packed in charts/common-{version}.tgz): "
+        "its define common.controller.mainContainer (templates/_container.tpl:6) writes the device key from "
         ".Values.resources"
     ), outcome.manual
-    assert "common 5.0.5 renders no resourceClaims of a pod from values: its define common.controller.pod" in (
+    assert f"common {version} renders no resourceClaims of a pod from values: its define common.controller.pod" in (
         outcome.manual
     )
     assert "it passes the container's resources through whole (resources" in outcome.manual

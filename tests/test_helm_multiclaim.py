@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from conftest import chart_with, deployment, fix_chart, run_dramigrate
 
+from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
 
 POD = deployment(
@@ -56,9 +57,14 @@ def _render(chart: Path, values: tuple[Path, ...], sets: tuple[str, ...]) -> tup
 
 def _claims(stream: str) -> tuple[Any, ...]:
     """The pod's claims (name -> the requests of its ResourceClaimTemplate), the container's claim names, its device
-    keys and the pod's tolerations: what the migration decides, without the template names (a hash of each spec)."""
+    keys and the pod's tolerations: what the migration decides, without the template names (a hash of each spec) and
+    the API's defaults (the migration spells out `allocationMode: ExactCount`, the chart leaves it to the API)."""
     docs = [d for d in yaml.safe_load_all(stream) if d]
-    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    templates = {
+        d["metadata"]["name"]: without_api_defaults(d["spec"]["spec"])
+        for d in docs
+        if d["kind"] == "ResourceClaimTemplate"
+    }
     (pod,) = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
     claims = {c["name"]: templates[c["resourceClaimTemplateName"]] for c in pod.get("resourceClaims", [])}
     resources = pod["containers"][0]["resources"]

@@ -101,3 +101,17 @@ def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: P
     assert f"(templates/decode-requester-replicaset.yaml:{at} writes it, which the switch does not reach)" in (
         outcome.manual
     )
+
+
+def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(corpus: Path) -> None:
+    """llm-d-modelservice's requester ReplicaSet holds its decode containers, nvidia.com/gpu with them, in the
+    `dual-pod.llm-d.ai/server-patch` annotation, which the chart's own switch writes its claims into and the manifest
+    migration leaves as text. Was: the message named only the two requests left, as if changing those would do. Now it
+    names the annotation too and says the user decides what the pods made from it ask for."""
+    llmd = corpus / "llm-d-modelservice"
+    options = ChartOptions(values_files=(llmd / "examples" / "values-requester.yaml",), kube_version="1.34")
+    chart = llmd / "charts" / "llm-d-modelservice"
+    outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    held = "ReplicaSet/release-name-llm-d-modelservice-decode dual-pod.llm-d.ai/server-patch holds a device request"
+    assert held in outcome.manual, outcome.manual
+    assert "decide by hand what the pods made from that text should ask for" in outcome.manual

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from conftest import chart_with, deployment, fix_chart, run_dramigrate
 
+from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.render import RenderOptions, render_chart
 
 POD = deployment(
@@ -39,9 +40,11 @@ def _render(chart: Path, sets: tuple[str, ...]) -> str:
 
 
 def _pod(stream: str) -> tuple[Any, ...]:
-    """The pod's claims (name -> the requests of its ResourceClaimTemplate), the container's claims and resources."""
+    """The pod's claims (name -> the requests of its ResourceClaimTemplate, without the API's defaults: the migration
+    spells out `allocationMode: ExactCount`, the chart leaves it to the API), the container's claims and resources."""
     docs = [d for d in yaml.safe_load_all(stream) if d]
-    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    specs = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    templates = {name: without_api_defaults(spec) for name, spec in specs.items()}
     (pod,) = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
     claims = {c["name"]: templates[c["resourceClaimTemplateName"]] for c in pod.get("resourceClaims", [])}
     resources = pod["containers"][0]["resources"]

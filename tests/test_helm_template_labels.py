@@ -108,3 +108,46 @@ def test_a_literal_label_is_not_taken_for_a_values_one_that_merely_spells_it(tmp
     assert not [f for f in outcome.findings if f.rule == "chart-label-from-values"]
     cel, pod = _selector(chart, "dra: {enabled: true}\n")
     assert cel.endswith("== 'NVIDIA-A40'") and "nodeSelector" not in pod
+
+
+VENDORS = deployment(
+    "tgi",
+    """\
+      containers:
+        - name: tgi
+          image: tgi
+          resources:
+            limits:
+              {{- if eq .Values.vendor "nvidia" }}
+              nvidia.com/gpu: {{ .Values.shards }}
+              {{- else }}
+              amd.com/gpu: {{ .Values.shards }}
+              {{- end }}
+      {{- if eq .Values.vendor "nvidia" }}
+      nodeSelector:
+        nvidia.com/gpu.product: {{ include "product" . | quote }}
+      {{- end }}
+""",
+)
+
+
+def test_a_label_of_the_vendor_branch_the_users_values_leave_off_moves_too(tmp_path: Path) -> None:
+    """dell's amd-instance shape: the defaults pick the NVIDIA branch, which writes the product label; the user's
+    values pick AMD, which writes none. The proof renders the defaults too, where the migration moves the label into
+    the claim; the NVIDIA branch's claim was read from the AMD render with the device renamed (no label there), so
+    the label stayed on the pod and the chart was manual work ("spec.template.spec.nodeSelector: not expected")."""
+    files = {"templates/_helpers.tpl": HELPERS, "templates/deployment.yaml": VENDORS}
+    files["values.yaml"] = "vendor: nvidia\ninstance: h100\nshards: 8\n"
+    chart = chart_with(tmp_path, "tgi", files)
+    amd = tmp_path / "amd.yaml"
+    amd.write_text("vendor: amd\nshards: 4\n")
+    fix_chart(chart, values=(amd,))
+    cel, pod = _selector(chart, "dra: {enabled: true}\ninstance: l40s\n")
+    assert cel.endswith("== 'NVIDIA-L40S'") and "nodeSelector" not in pod
+    docs, _, pods = dra_render(chart, amd)
+    template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.amd.com"
+    assert "nodeSelector" not in pods["tgi"]
+    off = tmp_path / "off.yaml"
+    off.write_text("dra: {enabled: false}\n")
+    assert dra_render(chart, off)[2]["tgi"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}

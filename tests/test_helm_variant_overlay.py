@@ -58,6 +58,8 @@ def test_a_shipped_gpu_file_gets_an_overlay_that_after_it_renders_the_dra_pod(tm
     gpu = chart / "values-gpu.yaml"
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), load_rules(), Settings(), Target.parse("1.36"), "fix")
     assert outcome.proven, outcome.report()
+    # the report says which files to give, in which order (was: nothing; the variant went in place of the file)
+    assert "give each -dra.yaml after its values file: -f values-gpu.yaml -f values-gpu-dra.yaml" in outcome.report()
     write_changes(outcome)
     text = (chart / "values-gpu-dra.yaml").read_text()
     assert "`-f values-gpu.yaml -f values-gpu-dra.yaml`" in "".join(text.splitlines(True)[:2]), text

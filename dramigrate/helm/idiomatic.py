@@ -55,6 +55,7 @@ from dramigrate.helm.patterns import (
     name_source,
     named_key_in,
 )
+from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
@@ -1201,9 +1202,8 @@ class Workload:
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
 # count): (the template's objects so renamed, the migration of them, its ResourceClaimTemplates by name)
-Alternative = Callable[
-    [list[dict[str, Any]], str, str], tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
-]
+# (a template's objects, the device resource they ask for, another one; live=True: as a render shows that branch)
+Alternative = Callable[..., tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -1219,8 +1219,9 @@ def _arg(expr: str) -> str:
 
 
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
-    """The claim spec as template text: the device class from values, each request's count the chart's knob."""
-    data = json.loads(json.dumps(spec))
+    """The claim spec as template text: the device class from values, each request's count the chart's knob, the
+    API's defaults left to it."""
+    data = without_api_defaults(spec)
     requests = data.get("devices", {}).get("requests", [])
     for req in requests:
         exact = req.get("exactly", req)
@@ -1762,14 +1763,23 @@ def migrated_section(chart: str, rules: RuleSet) -> str:
 def _alternatives(
     rel: str, devices: list[Device], originals: list[dict[str, Any]], alternative: Alternative | None, rules: RuleSet
 ) -> dict[str, tuple[PodDelta, dict[str, str]]]:
-    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead."""
+    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead
+    (the render's objects with the device renamed; the objects as a value set of the proof renders that branch when
+    the migration moves node selection of that branch's own into the claim there, as dell's NVIDIA branch writes its
+    `nvidia.com/gpu.product` label)."""
     if alternative is None:
         raise RewriteError(f"{rel}: the device keys are branches of a device choice")
     out: dict[str, tuple[PodDelta, dict[str, str]]] = {}
     first = devices[0].resource
     for res in dict.fromkeys(d.resource for d in devices[1:]):
-        renamed, migrated, templates = alternative(originals, first, res)
-        deltas = pod_delta(renamed, migrated, templates)
+        deltas = pod_delta(*alternative(originals, first, res))
+        try:  # as a value set renders that branch (none: not rendered)
+            shown = alternative(originals, first, res, live=True)
+            live = pod_delta(*shown) if shown[0] else []
+        except RewriteError:  # a live render the renamed one does not stand for: the renamed one serves
+            live = []
+        if len(live) == 1 and (live[0].labels or live[0].affinity) and not (deltas and deltas[0].labels):
+            deltas = live
         if len(deltas) != 1:
             raise RewriteError(f"{rel}: the migration of the {res} branch adds claims to {len(deltas)} pods")
         own = [d for d in devices if d.resource == res]
@@ -2699,7 +2709,7 @@ def _pod_edits(
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
     if per_item is not None and (replay_edit := _set_first(w, lines, pod, f"{claim_cond} {tol_cond}")):
         edits.append(replay_edit)
-    label_exprs = _label_edits(edits, lines, pod, w, claim_cond)
+    label_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks)
     name_expr = _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
@@ -3237,22 +3247,41 @@ def _guarded_spec(
 _LABEL_VALUE = re.compile(r"^(\s*)([\w./-]+):\s*(.*?)\s*$")
 
 
-def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on: str) -> dict[str, str]:
+def _label_edits(
+    edits: list[Edit], lines: list[str], pod: int, w: Workload, on: str, picks: dict[str, str] | None = None
+) -> dict[str, str]:
     """The pod's `nodeSelector` lines of the labels the migration moved into the claim's CEL selectors (a GPU
     product label the template writes itself) kept out of the DRA branch; returns, for each label written by an
     expression (`{{ include "getNodeSelector" . | quote }}`), its rendered value -> that expression, which the
-    claim's selector then reads. A device affinity the migration drops goes the same way (unpin.blocks)."""
+    claim's selector then reads. A device affinity the migration drops goes the same way (unpin.blocks). In a vendor
+    choice (`picks`: each branch's device resource -> its condition) each branch's labels count: a label only some
+    branches move (dell's `nvidia.com/gpu.product` under `if regexMatch "nvidia"`) stays while another is picked."""
+    deltas = {w.devices[0].resource: w.delta, **{res: d for res, (d, _) in w.choices.items()}}
+    moved: dict[str, dict[str, str]] = {}  # label -> branch resource -> the value it moved
+    for res, delta in deltas.items():
+        for key, value in delta.labels.items():
+            moved.setdefault(key, {})[res] = value
 
-    def unless(start: int, stop: int) -> None:  # where the claim comes (a zero count renders none: the label stays)
-        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(on) if _inside_with(w.text, start) else on)}")
+    def when(branches: Iterable[str], at: int = -1) -> str:  # the claim's condition (and the moving branches')
+        own = [picks[res] for res in sorted(set(branches)) if picks and res in picks]
+        if not picks or not own or len(own) == len(picks) or (len(own) == 1 and _bare(own[0]) in _ifs(w.text, at)):
+            return on  # each branch moves it, or the line is inside that branch's own `if` already
+        return f"and {_arg(on)} {_or(*own)}"
 
-    for start, stop in unpin.blocks(lines, pod, w.delta.affinity):
-        unless(start, stop)
-    if not w.delta.labels:
+    def unless(start: int, stop: int, cond: str) -> None:  # where the claim comes (a zero count: the label stays)
+        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(cond) if _inside_with(w.text, start) else cond)}")
+
+    dropped: dict[tuple[str, ...], list[str]] = {}
+    for res, delta in deltas.items():
+        for path in delta.affinity:
+            dropped.setdefault(path, []).append(res)
+    for start, stop in unpin.blocks(lines, pod, list(dropped)):
+        unless(start, stop, when(res for res_list in dropped.values() for res in res_list))
+    if not moved:
         return {}
     pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
     exprs: dict[str, str] = {}
-    for key, value in w.delta.labels.items():
+    for key, values in moved.items():
         at = next(
             (
                 i
@@ -3269,17 +3298,27 @@ def _label_edits(edits: list[Edit], lines: list[str], pod: int, w: Workload, on:
             )
         written = _LABEL_VALUE.match(lines[at]).group(3)  # type: ignore[union-attr]
         action = re.fullmatch(r"\{\{-?\s*(.+?)(?:\s*\|\s*quote)?\s*-?\}\}", written)
-        if action:
-            exprs[value] = action.group(1)
-        elif written.strip("\"'") != value:
-            raise RewriteError(f"{w.rel}:{at + 1}: the node label {key} is not written as one value")
+        for value in values.values():
+            if action:
+                exprs[value] = action.group(1)
+            elif written.strip("\"'") != value:
+                raise RewriteError(f"{w.rel}:{at + 1}: the node label {key} is not written as one value")
         selector = _parent(lines, at)
         children = [i for i in range(selector + 1, _block_end(lines, selector)) if not _control(lines[i])]
         start, stop = (
             (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
         )
-        unless(start, stop)
+        unless(start, stop, when(values, at))
     return exprs
+
+
+def _ifs(text: str, index: int) -> set[str]:
+    """The conditions of the `if` blocks open at line `index` (0-based) of the template (none for -1)."""
+    if index < 0:
+        return set()
+    offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
+    heads = [text[start : text.find("}}", start)] for start, word in _open_blocks(text, offset) if word == "if"]
+    return {re.sub(r"^\{\{-?\s*if\s+", "", head).rstrip(" -") for head in heads}
 
 
 def _with_label_exprs(spec: str, exprs: dict[str, str]) -> str:

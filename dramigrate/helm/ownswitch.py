@@ -47,7 +47,26 @@ def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings:
         said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
         f"; the chart has its own DRA switch {display(leaf.path)}, but with it on {len(said)} device-plugin "
-        f"request(s) stay: {', '.join(dict.fromkeys(said))}"
+        f"request(s) stay: {', '.join(dict.fromkeys(said))}{_held_as_text(findings)}"
+    )
+
+
+def _held_as_text(findings: list[Finding]) -> str:
+    """What the message adds for device requests held in strings of the device-plugin render (llm-d's requester
+    ReplicaSet holds its decode containers in the `dual-pod.llm-d.ai/server-patch` annotation): the manifest migration
+    leaves a string as it is, while a chart's own switch may write its claims into it (llm-d's does), so the two
+    renders cannot be made equal by the changes named before, and the string is the user's to decide."""
+    held = []
+    for f in findings:
+        where = re.search(r"inside the string (\S+) \(", f.message)
+        if f.rule == "embedded-device-request" and where:
+            held.append(f"{f.kind}/{f.name} {where.group(1)}")
+    if not held:
+        return ""
+    return (
+        f"; and {', '.join(dict.fromkeys(held))} hold{'s' if len(held) == 1 else ''} a device request as text (a pod "
+        "spec in a string), which the manifest migration leaves as it is while the chart's switch may write its "
+        "claims there too: decide by hand what the pods made from that text should ask for"
     )
 
 

@@ -54,7 +54,7 @@ from dramigrate.helm.idiomatic import (
 )
 from dramigrate.helm.mapreads import inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads
-from dramigrate.helm.prove import objects
+from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
@@ -682,7 +682,7 @@ def claim_names(
             suffix = old.rsplit("-", 1)[-1]
             base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
-            out[name] = claim_templates[old]["spec"]
+            out[name] = without_api_defaults(claim_templates[old]["spec"])
             renamed.append({**claim, "resourceClaimTemplateName": (RELEASE_PREFIX if scoped else "") + name})
         if renamed:
             edit.siblings["resourceClaims"] = renamed
@@ -1875,7 +1875,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
     at = _indent(lines[i])
-    if DROP_NULLS in need:
+    if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
@@ -2134,11 +2134,22 @@ def device_check(
     """Before line i, which passes the values map `path` into a container: a line that fails the render when the map
     holds one of the device keys the DRA values drop beside the claims they add (a values file of the user's given
     after the -dra.yaml file put it back): the container would ask for the device twice, through the device plugin
-    and its claim. Nothing for a map whose sections are read one by one, or without the chart's name."""
+    and its claim. Nothing for a map whose sections are read one by one, or without the chart's name. The check's
+    define first drops the keys and sections the map holds as null beside its claims (a DRA overlay's, which Helm
+    keeps where the chart's values.yaml lacks the key: DROP_NULLS)."""
+    line = _device_check_line(t, i, ref, need, path)
+    if line is not None and line not in t.inserts.get(i, []) and not (i and t.lines[i - 1] == line):  # not again
+        t.inserts.setdefault(i, []).append(line)
+
+
+def _device_check_line(
+    t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str], path: Path_ = ()
+) -> str | None:
+    """device_check's line before line i, None where it writes none."""
     _, key, under, sibling_expr, _ = ref
     devices = sorted(n[len(DEVICE) :] for n in need if n.startswith(DEVICE))
     if not t.chart or not devices or SECTION_CONTENT in need or under in (_SECTION, "limits", "requests"):
-        return
+        return None
     expr = sibling_expr(key) + (f".{under}" if under else "")
     rooted = re.match(r"\$?\.Values\.", expr) and not any(isinstance(p, int) for p in path)
     shown = display(path) + ("" if rooted else " (or another item's)")  # a map of a `range` over the values
@@ -2149,13 +2160,10 @@ def device_check(
     call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({mine} | default dict) {json.dumps(said)} {keys})'
     here, above = t.lines[i], t.lines[i - 1] if i else ""
     if here.lstrip().startswith("{{-") or above == above.rstrip():  # the chomp takes no blank the line ends in
-        line = f"{' ' * _indent(here)}{{{{- {call} }}}}"
-    elif not _indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
-        line = f"{{{{ {call} -}}}}"
-    else:
-        return
-    if line not in t.inserts.get(i, []) and not (i and t.lines[i - 1] == line):  # not again (an earlier fix)
-        t.inserts.setdefault(i, []).append(line)
+        return f"{' ' * _indent(here)}{{{{- {call} }}}}"
+    if not _indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
+        return f"{{{{ {call} -}}}}"
+    return None
 
 
 def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
@@ -2370,7 +2378,12 @@ def helper_defines(chart: str, used: str, have: str = "") -> str:
     if f'"{chart}.{DEVICES_DEFINE}"' in used and f'define "{chart}.{DEVICES_DEFINE}"' not in have:
         out += (
             f'{{{{- define "{chart}.{DEVICES_DEFINE}" -}}}}'
-            "{{- /* fail with (index . 1) on a device key (index . 2 on) beside a map's claims (index . 0) */}}\n"
+            "{{- /* a map with claims (index . 0): drop the keys and sections a values file sets to null (Helm "
+            "keeps such a null where values.yaml lacks the key), then fail with (index . 1) on a device key (index . 2 "
+            "on) */}}\n"
+            '{{- $map := index . 0 }}{{ if $map.claims }}{{ range $s, $keys := $map }}{{ if kindIs "invalid" $keys }}'
+            '{{ $_ := unset $map $s }}{{ else if kindIs "map" $keys }}{{ range $k, $v := $keys }}'
+            '{{ if kindIs "invalid" $v }}{{ $_ := unset $keys $k }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'
             '{{- range $key := slice . 2 }}{{ range $section := list "limits" "requests" }}'
             "{{ if and (index $ 0).claims (index (get (index $ 0) $section | default dict) $key) }}\n"
             "  {{- fail (index $ 1) }}\n"

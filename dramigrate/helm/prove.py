@@ -477,19 +477,39 @@ def _short(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def without_api_defaults(spec: Any) -> Any:
+    """A copy of a ResourceClaimTemplate's spec (`{spec: {devices: ...}}`) or of a claim spec (`{devices: ...}`)
+    without `allocationMode: ExactCount`, the API's default: the migration writes it out, a chart's values and
+    templates leave it to the API (one line less in each claim template a maintainer reads); both ask alike."""
+    out = json.loads(json.dumps(spec, default=str))
+    claim = out.get("spec", out) if isinstance(out, dict) else None
+    devices = claim.get("devices") if isinstance(claim, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    for req in requests if isinstance(requests, list) else []:
+        if not isinstance(req, dict):
+            continue
+        subs = req.get("firstAvailable")
+        for sub in [req.get("exactly", req), *(subs if isinstance(subs, list) else [])]:
+            if isinstance(sub, dict) and sub.get("allocationMode") == "ExactCount":
+                del sub["allocationMode"]
+    return out
+
+
 def canonical_claims(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
     """ResourceClaimTemplates named by their content: the chart names them with its own name helper, the
     manifest migration with the workload's name; both end in a hash of the spec. The pods' references follow.
     Templates alike in everything but the name are one: each pod gets its own claim from a template, so the
-    migration's template per Deployment of a `range` and the chart's one template for all of them ask the same."""
+    migration's template per Deployment of a `range` and the chart's one template for all of them ask the same.
+    The API's defaults are left out of both (without_api_defaults)."""
     renames: dict[str, str] = {}
     out: dict[ObjKey, list[Any]] = {}
     for key, docs in objs.items():
         if key[1] == "ResourceClaimTemplate":
             for doc in docs:
-                content = CLAIM_TEMPLATE + json.dumps(doc.get("spec"), sort_keys=True, default=str)
-                renames[key[3]] = content
                 doc = json.loads(json.dumps(doc, default=str))
+                doc["spec"] = without_api_defaults(doc.get("spec"))  # the migration's spells out the defaults
+                content = CLAIM_TEMPLATE + json.dumps(doc["spec"], sort_keys=True, default=str)
+                renames[key[3]] = content
                 doc["metadata"]["name"] = content
                 same = out.setdefault((key[0], key[1], key[2], content), [])
                 if doc not in same:

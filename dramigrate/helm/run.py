@@ -1013,11 +1013,20 @@ def _not_identical(case: str, original: Any, again: Any, new: Any) -> str:
 
 
 def _not_proven_on(
-    case: str, original: Any, again: Any, want: str, on: Any, left_out: frozenset[ObjectName] = frozenset()
+    case: str,
+    original: Any,
+    again: Any,
+    want: str,
+    on: Any,
+    left_out: frozenset[ObjectName] = frozenset(),
+    root: Path | None = None,
+    passthrough: bool = False,
 ) -> str:
     """Proof D for one value set: '' when the migrated chart's render equals the migration of the original render
     (fields that differ between two renders of the original masked) and is strict-valid; else why not. `left_out`:
-    objects (kind, namespace, name) not compared."""
+    objects (kind, namespace, name) not compared. `root`: the chart, whose template line writing a device label the
+    rewrite left on the pods the reason names (labelwhy.py; `passthrough`: the rewrite passes resources maps
+    through)."""
     ignore = _volatile(original, again)
 
     def kept(objs: dict[ObjKey, list[Any]]) -> dict[ObjKey, list[Any]]:
@@ -1030,7 +1039,9 @@ def _not_proven_on(
     if diff:
         why = ""
         if re.search(r"\.(nodeSelector|affinity)\b", diff.split(": ", 2)[1] if diff.count(": ") > 1 else diff):
-            why = (
+            from dramigrate.helm.labelwhy import label_refusal
+
+            why = (label_refusal(root, original.stream, want, passthrough) if root else "") or (
                 "the pods select nodes by a device label that a template writes itself (the migration moves it into "
                 "CEL selectors of the claim; the rewrite leaves the node selection of the chart as it is): translate "
                 "the label by hand; "
@@ -1411,11 +1422,26 @@ def _edits_in_file(edits: list[Any], sources: ValueSources) -> list[Any]:
 
 
 def _alternative(
-    name: str, rules: RuleSet, settings: Settings, target: Target, docs: list[dict[str, Any]], resource: str, other: str
+    name: str,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    docs: list[dict[str, Any]],
+    resource: str,
+    other: str,
+    renders: tuple[tuple[str, str], ...] = (),
+    live: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """A template's objects with each container asking for `other` where it asks for `resource` (the same count),
     their migration and its ResourceClaimTemplates by name: what the migration adds in the other branch of a vendor
-    choice (`if .Values.intel }}gpu.intel.com/i915{{ else }}nvidia.com/gpu`) that the render did not take."""
+    choice (`if .Values.intel }}gpu.intel.com/i915{{ else }}nvidia.com/gpu`) that the render did not take. With
+    `live`, instead, the branch as a value set of the proof renders it (`renders`: each render's stream and its
+    migration), nothing when none does: the lines that branch writes besides the device key (dell's
+    `nvidia.com/gpu.product` nodeSelector under `if regexMatch "nvidia"`) are then in what the migration adds (the
+    label moved into the claim)."""
+    if live:
+        found = (_live_branch(docs, before, after, resource, other) for before, after in renders)
+        return next((f for f in found if f), ([], [], {}))
     renamed = copy.deepcopy(docs)
     for holder, section in resource_sections(renamed):
         if resource in (own := holder[section]):
@@ -1424,6 +1450,29 @@ def _alternative(
     out = [d for d in load_all(_text(run_core(stream, name, rules, settings, target, fix=True), stream)) if d]
     templates = {str(d["metadata"]["name"]): d for d in out if d.get("kind") == "ResourceClaimTemplate"}
     return renamed, [d for d in out if d.get("kind") != "ResourceClaimTemplate"], templates
+
+
+def _live_branch(
+    docs: list[dict[str, Any]], before: str, after: str, resource: str, other: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]] | None:
+    """The objects of one render named as `docs` are (kind and name), when they ask for `other` and not `resource`,
+    with their migration (`after`) and its ResourceClaimTemplates by name; None when that render has not each of
+    them, or they ask otherwise."""
+
+    def key(d: Any) -> tuple[str, str, str]:
+        meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
+        return str(d.get("apiVersion")), str(d.get("kind")), str(meta.get("name"))
+
+    olds = {key(d): d for d in load_all(before) if isinstance(d, dict)}
+    news = {key(d): d for d in load_all(after) if isinstance(d, dict)}
+    keys = [key(d) for d in docs]
+    if not keys or any(k not in olds or k not in news for k in keys):
+        return None
+    asked = {str(n) for k in keys for holder, section in resource_sections(olds[k]) for n in holder[section]}
+    if other not in asked or resource in asked:
+        return None
+    templates = {str(d["metadata"]["name"]): d for d in news.values() if d.get("kind") == "ResourceClaimTemplate"}
+    return [olds[k] for k in keys], [news[k] for k in keys], templates
 
 
 def _packed_twin(root: Path, rels: set[str]) -> str | None:
@@ -1881,7 +1930,8 @@ def _fix_idiomatic(
             return
         wanted[sub] |= set(switched)
         hints = _hints(outcome, root, sub, wanted[sub], rules)
-    alter = functools.partial(_alternative, outcome.display, rules, settings, target)
+    renders = tuple((r.stream, want) for _, r, want, _ in expected if not r.error and want != r.stream)
+    alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
         return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
@@ -1921,7 +1971,9 @@ def _fix_idiomatic(
         if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
-            outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (*-dra.yaml)"
+            outcome.usage = (
+                _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (each *-dra.yaml after its file)"
+            )
         return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
@@ -2089,7 +2141,7 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
     hint = (f"{maps[0]}/{rel}" if maps[0] else rel, first)
     _fix_passthrough(outcome, root, copts, work, {s: wanted[s] for s in order}, expected, hint, scopes, switch)
     if switch and outcome.changes and not outcome.manual and not outcome.usage:
-        maps_too = "; the resources maps passed through take the DRA values files (*-dra.yaml)"
+        maps_too = "; the resources maps passed through take the DRA values files (each *-dra.yaml after its file)"
         outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
     return True
 
@@ -2513,10 +2565,10 @@ def prove_switch(
             if flip:
                 said[turned] = f"with {v.label} and {flip.label}"
             sides = {False: off, True: on}
-            why = {s: _side_unproven(s, said[s], sides[s], ref[s], added) for s in (False, True)}
+            why = {s: _side_unproven(s, said[s], sides[s], ref[s], added, root) for s in (False, True)}
             if flip and why[turned] and (given := _turned_original(root, flip, v.options, original, again)):
                 ref[turned] = given
-                why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added)
+                why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added, root)
             base, twice, wanted = ref[True]
             if why[True] and not why[False] and v.invalid:
                 why[True] = _not_proven_apart_from_invalid(said[True], base, twice, wanted, on, v)
@@ -2612,7 +2664,9 @@ def _render_devices(render: Render) -> set[str]:
     return _rendered_devices(docs, shipped_rules()) if not render.error else set()
 
 
-def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool) -> str:
+def _side_unproven(
+    on: bool, case: str, new: Render, reference: tuple[Render, Render, str], added: bool, root: Path | None = None
+) -> str:
     """Why one side of a value set is not proven ('' when it is): with the switch off the rewritten chart renders
     byte for byte the original's render (`reference`: that render, a second one, and its migration), with it on the
     migration (a set that adds a device the templates do not ask for is checked off only)."""
@@ -2621,7 +2675,7 @@ def _side_unproven(on: bool, case: str, new: Render, reference: tuple[Render, Re
     original, again, want = reference
     if not on:
         return _not_identical(case, original, again, new)
-    return "" if added else _not_proven_on(case, original, again, want, new)
+    return "" if added else _not_proven_on(case, original, again, want, new, root=root)
 
 
 def _turned_original(
@@ -3057,6 +3111,11 @@ def _passthrough(
             return bool(folded), bool(variants) and not copies
     written = [Change(_in_chart(root, target), None, text) for target, text in targets.items() if not target.exists()]
     outcome.changes = [*changes, *written]
+    if variants and switch is None:  # which files to give: the user's own, else one the chart ships
+        given = [f for f in copts.values_files if f in variants] or list(variants)[:1]
+        how = "use each -dra.yaml in place of its file" if copies else "give each -dra.yaml after its values file"
+        files = " ".join(f"-f {f.name} " * (not copies) + f"-f {pt.variant_path(f).name}" for f in given)
+        outcome.usage = f"for the DRA request, {how}: {files}"
     if switched or beneath:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
@@ -3192,7 +3251,14 @@ def _passthrough(
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
         elif why := _not_proven_on(
-            case, original, again, want, on, pt.unused_templates(on, unnamed if derived else inert, copts.release)
+            case,
+            original,
+            again,
+            want,
+            on,
+            pt.unused_templates(on, unnamed if derived else inert, copts.release),
+            root,
+            passthrough=True,
         ):
             _manual(outcome, why, patch)
         else:
