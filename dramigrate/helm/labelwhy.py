@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
-
-from dramigrate.helm.prove import load_all
 
 PASSTHROUGH = (
     "the pass-through takes each claim template's spec from values (resourceClaimTemplates, in the -dra.yaml files), "
@@ -36,26 +33,9 @@ def moved_labels(original: str, migrated: str) -> list[str]:
 
 
 def _label_keys(stream: str) -> list[str]:
-    out: list[str] = []
+    from dramigrate.helm.run import _pod_labels
 
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("nodeSelector"), dict):
-                out.extend(str(k) for k in node["nodeSelector"])
-            if isinstance(node.get("matchExpressions"), list):
-                out.extend(str(e.get("key")) for e in node["matchExpressions"] if isinstance(e, dict))
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    try:
-        for doc in load_all(stream):
-            walk(doc)
-    except Exception:  # noqa: BLE001 - a render that does not parse names no label
-        return []
-    return list(dict.fromkeys(out))
+    return list(_pod_labels(stream))
 
 
 def label_refusal(root: Path, original: str, migrated: str, passthrough: bool) -> str:
