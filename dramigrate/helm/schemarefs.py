@@ -35,6 +35,7 @@ import tarfile
 import tempfile
 import threading
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
@@ -166,18 +167,26 @@ def _schema_without_refs(content: bytes) -> bytes | None:
         doc = json.loads(text)
     except ValueError:
         return None
-    stack = [doc]
+    for item, key, value in _references(doc):
+        if not value.startswith(("#", *_DRAFTS)):
+            del item[key]
+    return json.dumps(doc).encode("utf-8")
+
+
+def _references(node: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """(the mapping, its key, the URL) of every string `$id`, `$ref`, ... in a schema document, outermost first; the
+    caller may replace or delete that key before the walk goes on into the mapping's values."""
+    stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             for key in _KEYS:
                 value = item.get(key)
-                if isinstance(value, str) and not value.startswith(("#", *_DRAFTS)):
-                    del item[key]
+                if isinstance(value, str):
+                    yield item, key, value
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return json.dumps(doc).encode("utf-8")
 
 
 def _remote(paths: list[Path]) -> dict[Path, Any]:
@@ -232,28 +241,20 @@ def _local(url: str, folders: dict[str, Path], top: Path) -> str | None:
 def _localize(node: Any, folders: dict[str, Path], top: Path, own: str) -> bool:
     """Each remote URL of one schema document (whose file is `own`) made local or harmless; whether any changed."""
     changed = False
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in _KEYS:
-                value = item.get(key)
-                if not isinstance(value, str) or value.startswith(("#", *_DRAFTS)):
-                    continue
-                if not value.startswith(_REMOTE):
-                    changed |= _confine(item, key, value, node, top, own)
-                    continue
-                local = _local(value, folders, top)
-                if local is not None:
-                    item[key] = local
-                elif key == "$id" and item is node:
-                    item[key] = own  # relative $refs read files beside it
-                else:
-                    del item[key]  # not fetched: this part of the values goes unchecked
-                changed = True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    for item, key, value in _references(node):
+        if value.startswith(("#", *_DRAFTS)):
+            continue
+        if not value.startswith(_REMOTE):
+            changed |= _confine(item, key, value, node, top, own)
+            continue
+        local = _local(value, folders, top)
+        if local is not None:
+            item[key] = local
+        elif key == "$id" and item is node:
+            item[key] = own  # relative $refs read files beside it
+        else:
+            del item[key]  # not fetched: this part of the values goes unchecked
+        changed = True
     return changed
 
 
