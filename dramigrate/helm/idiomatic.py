@@ -149,6 +149,7 @@ class Edit:
     index: int  # insert before this line (or replace [index, stop) when stop > index)
     stop: int
     lines: list[str] = field(default_factory=list)
+    reads: int = -1  # the line of the pod's last device key: the variables the edit reads mean what they do there
 
 
 def _indent(line: str) -> int:
@@ -2008,7 +2009,7 @@ def _claim_sections(
     sections have set, after `carried`)."""
     lines = parts[0].text.splitlines()
     part = parts[0].part
-    shared = [_pod_edits(chart, suffix, w, guards, part, []) for w in parts]
+    shared = [_serving(w, _pod_edits(chart, suffix, w, guards, part, [])) for w in parts]
     if len({section for _, section, _ in shared}) == 1:
         return [e for own, _, _ in shared for e in own], [shared[0][1]], carried
     labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
@@ -2022,16 +2023,24 @@ def _claim_sections(
         labels = [str(k) for k in range(1, len(parts) + 1)]
     pair = _branch_pair(parts)
     for names in ((), (*labels, *([part] if part else []))) if pair else ():  # as both are named, else after both
-        joint = [_pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names)) for w in parts]
+        joint = [_serving(w, _pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names))) for w in parts]
         if len({section for _, section, _ in joint}) == 1:
             return [e for own, _, _ in joint for e in own], [joint[0][1]], carried
     edits, sections = [], []
     for w, label in zip(parts, labels, strict=True):
         named = f"{label}-{part}" if part else label
-        own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, named, carried)
+        own, section, carried = _serving(w, _pod_edits(chart, f"{suffix}.{label}", w, guards, named, carried))
         edits += own
         sections.append(section)
     return edits, sections, carried
+
+
+def _serving(w: Workload, made: tuple[list[Edit], str, list[str]]) -> tuple[list[Edit], str, list[str]]:
+    """_pod_edits' result, each edit told the line of the pod's last device key (Edit.reads)."""
+    last = max(d.index for d in w.devices)
+    for e in made[0]:
+        e.reads = last
+    return made
 
 
 @dataclass(frozen=True)
@@ -2060,10 +2069,12 @@ def _branch_pair(parts: list[Workload]) -> tuple[str, str] | None:
     return None
 
 
-def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
-    """The template variables assigned once, with `:=`, outside any block: each with the offset of its assignment and
-    the expression it is assigned (what an edit above that line reads in its place)."""
-    depth, found, seen = 0, {}, set()
+def _later_assigned(text: str) -> dict[str, list[tuple[int, str]]]:
+    """The template variables assigned only with `:=` outside any block: each with the offset and the expression of
+    every assignment, in template order (what an edit above that line reads in its place). A Ray chart's head and
+    worker groups each set `$gpucnt := .Values.rayCluster.<group>.gpu` (sagemaker-hyperpod-recipes): one name, two
+    assignments, each read by its own group's device key."""
+    depth, found, dropped = 0, {}, set()
     for start, end, word in _actions(text):
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
@@ -2072,32 +2083,50 @@ def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
             depth -= 1
         elif m := _ASSIGNMENT.match(body):
             name = m.group(1)
-            if name in seen or depth or not m.group(0).endswith(":="):
-                found.pop(name, None)
+            if depth or not m.group(0).endswith(":="):
+                dropped.add(name)
             else:
-                found[name] = (start, body[m.end() :].strip())
-            seen.add(name)
-    return found
+                found.setdefault(name, []).append((start, body[m.end() :].strip()))
+    return {name: seen for name, seen in found.items() if name not in dropped}
 
 
-def _inlined(text: str, later: dict[str, tuple[int, str]], e: Edit) -> Edit:
+def _in_effect(assigned: list[tuple[int, str]], at: int) -> tuple[int, str] | None:
+    """The assignment of a variable a template reads at offset `at` (the last one before it; None: none yet)."""
+    before = [a for a in assigned if a[0] < at]
+    return before[-1] if before else None
+
+
+def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edit:
     """An edit placed above the assignment of a template variable it reads (comfyui's `$gpuResource := include
     "comfyui.gpuResource" .`, set inside the container's `requests:` and read by the `if` around its device key, while
-    the pod's claims and toleration go above the container): there the variable is not declared yet, so the edit reads
-    the expression it is assigned (`later`: _later_assigned), with the root as `$` inside `with`/`range`."""
-    at = sum(len(line) + 1 for line in text.splitlines()[: e.index])
+    the pod's claims and toleration go above the container): there the variable is not declared yet, or holds what
+    another pod's assignment set (a Ray worker group's edits below the head's `$gpucnt :=`), so the edit reads the
+    expression its device key sees (`later`: _later_assigned; the key at `e.reads`), with the root as `$` inside
+    `with`/`range`. Without the key's line, only a variable assigned once is inlined."""
+    offsets = [0]
+    for line in text.splitlines():
+        offsets.append(offsets[-1] + len(line) + 1)
+    at = offsets[min(e.index, len(offsets) - 1)]
+    key = offsets[min(e.reads + 1, len(offsets) - 1)] if e.reads >= 0 else None
     body = "\n".join(e.lines)
     for _ in range(len(later)):
-        names = [v for v in dict.fromkeys(_VARIABLE.findall(body)) if v in later and later[v][0] >= at]
-        if not names:
+        chosen: dict[str, str] = {}
+        for v in dict.fromkeys(_VARIABLE.findall(body)):
+            if v not in later:
+                continue
+            if key is None:
+                if len(later[v]) == 1 and later[v][0][0] >= at:
+                    chosen[v] = later[v][0][1]
+            elif (seen := _in_effect(later[v], key)) is not None and seen != _in_effect(later[v], at):
+                chosen[v] = seen[1]
+        if not chosen:
             break
-        for v in names:
-            expr = later[v][1]
+        for v, expr in chosen.items():
             if _inside_with(text, e.index):
                 expr = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
             body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
             body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
-    return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"))
+    return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"), e.reads)
 
 
 def _pod_name(lines: list[str], w: Workload) -> str:
