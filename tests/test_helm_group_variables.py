@@ -87,3 +87,15 @@ def test_each_group_reads_its_own_assignment_of_a_variable_both_set(tmp_path: Pa
     assert "resourceClaims" not in head["template"]["spec"]
     assert head["rayStartParams"] == {"dashboard-host": "0.0.0.0"}
     assert len(templates) == 1
+
+
+def test_a_limit_counting_what_its_request_does_is_one_count(tmp_path: Path) -> None:
+    """The limit reads `$gpucnt`, which holds the request's `.Values.workers.gpu`: the claim counts that key, with no
+    check that the two differ (they cannot), where before the rewrite wrote `or (and (or $cpulim $gpucnt) $gpucnt
+    $gpucnt) .Values.workers.gpu` in every condition and a `fail` comparing the key with itself."""
+    chart = chart_with(tmp_path, "verl", {"templates/job.yaml": RAYJOB, "values.yaml": VALUES})
+    fix_chart(chart)
+    rewritten = "".join((chart / "templates" / f).read_text() for f in ("job.yaml", "resourceclaimtemplate.yaml"))
+    assert "gt (int .Values.workers.gpu) 0" in rewritten
+    assert "(or (and" not in rewritten
+    assert "differs from its limit" not in rewritten

@@ -1468,7 +1468,11 @@ def _several_claims(
     above that, AllocationResultsMaxSize), each shape under its condition; a pod of one kind as before."""
     if devices[0].loop is not None or any(d.name for d in devices):
         why = "inside `range`" if devices[0].loop is not None else "with a resource name from values"
-        raise RewriteError(f"{rel}: a pod asks for several device kinds, with device keys {why}")
+        raise RewriteError(
+            f"{rel}:{devices[0].index + 1}: a pod asks for several device kinds "
+            f"({', '.join(dict.fromkeys(d.resource for d in devices))}), with device keys {why}: the claims of "
+            "both kinds (one claim, or one of each above 32 devices) are written for one pod at a time"
+        )
     pods = pods_of(text, rel, devices) if len(claims) > 1 else [devices]
     if len(pods) != len(claims):
         raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(claims)}")
@@ -2254,7 +2258,20 @@ def _renders(d: Device, shared: list[str]) -> str:
     return _group(_and(*own)) if own else ""
 
 
-def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str], list[str]]:
+def _resolved(expr: str, text: str, index: int) -> str:
+    """A count expression with each template variable assigned outside any block replaced by what it holds at line
+    `index` (sagemaker-hyperpod-recipes' `$gpucnt := .Values.rayCluster.workerNodes.gpu` above the limit it counts)."""
+    offset = sum(len(line) + 1 for line in text.splitlines()[: index + 1])
+    later = _later_assigned(text)
+    for v in dict.fromkeys(_VARIABLE.findall(expr)):
+        if v in later and (seen := _in_effect(later[v], offset)) is not None:
+            expr = re.sub(rf"\${v}(?!\w)", lambda _m, x=seen[1]: _arg(x), expr)
+    return expr
+
+
+def _twin_keys(
+    devices: list[Device], twins: dict[int, Device], text: str = ""
+) -> tuple[list[Device], dict[str, str], list[str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
@@ -2271,13 +2288,15 @@ def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[De
         if shared == limit.conditions:
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
+        if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == _arg(request.count):
+            merged[limit.resource] = request.count  # the limit, where it renders, counts what the request does
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
         if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
             renders.append(_or(*either))
     return keys, merged, renders
 
 
-def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...], text: str = "") -> str:
     """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
     conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
@@ -2287,7 +2306,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]  # both render
-        if limit.count == request.count:
+        if limit.count == request.count or _resolved(limit.count, text, limit.index) == _arg(request.count):
             continue
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
@@ -2470,7 +2489,7 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged, twin_renders = _twin_keys(w.devices, twins)
+    keys, merged, twin_renders = _twin_keys(w.devices, twins, w.text)
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
@@ -2762,7 +2781,7 @@ def _pod_edits(
         defines = (spec_define, name_define)
         if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
             inner = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
-        equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+        equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
         section, top = _item_section(
             w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, _from_root(equal)
         )
@@ -2800,7 +2819,7 @@ def _pod_edits(
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
-    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
     if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
         check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
