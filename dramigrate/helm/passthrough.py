@@ -441,6 +441,11 @@ def device_map(
         raise NotPassThrough(
             f"{what} merges the values maps {', '.join(display(p) for p in found)} and the device keys are in "
             f"{'several' if holders else 'none'} of them: the pass-through drops them from one map only"
+            + (
+                " and puts resourceClaims beside it, so the merged resources would keep another map's device key"
+                if holders
+                else ""
+            )
         )
     others = [_plain(get_path(merged, p) or {}) for p in found]
     if not any(_plain(old) in (_merge_maps(a, b), _merge_maps(b, a)) for a in others for b in others if a is not b):
@@ -507,7 +512,8 @@ def map_edits(
                 if (key, p, c) not in fed and (source := _copied_from(old_res, new_res, copied, merged)):
                     copiers.append((what, source))
                     continue
-                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
+                where = f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {what}"
+                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, where)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"
