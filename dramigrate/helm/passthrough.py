@@ -428,6 +428,12 @@ def _section_keys(block: Any) -> set[tuple[str, str]]:
     return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
 
 
+def _counts(block: Any, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The device counts of a resources map at `keys` (section, key), as text ("2" and 2 alike)."""
+    block = block if isinstance(block, dict) else {}
+    return {(s, k): str((block.get(s) or {}).get(k)) for s, k in keys}
+
+
 def device_map(
     found: tuple[Path_, ...], merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any], what: str
 ) -> Path_ | None:
@@ -437,6 +443,8 @@ def device_map(
         return found[0] if found else None
     gone = _section_keys(old) - _section_keys(new)
     holders = [p for p in found if gone & _section_keys(get_path(merged, p))]
+    if len(holders) > 1:  # tembo-ai: a service's 2 GPUs over its defaults' 1: the map whose counts the merge kept
+        holders = [p for p in holders if _counts(get_path(merged, p), gone) == _counts(old, gone)] or holders
     if len(holders) != 1 or not gone <= _section_keys(get_path(merged, holders[0])):
         raise NotPassThrough(
             f"{what} merges the values maps {', '.join(display(p) for p in found)} and the device keys are in "
