@@ -81,6 +81,7 @@ def test_each_group_reads_its_own_assignment_of_a_variable_both_set(tmp_path: Pa
     worker = job["workerGroupSpecs"][0]
     claim = worker["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
     assert templates[claim]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 8
+    assert claim.startswith("train-worker-group-")  # named after `workerGroupSpecs:`, its items at its own indent
     assert worker["rayStartParams"] == {"num-gpus": "8"}
     assert "nvidia.com/gpu" not in str(worker["template"]["spec"]["containers"][0]["resources"])
     head = job["headGroupSpec"]

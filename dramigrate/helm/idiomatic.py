@@ -2146,7 +2146,13 @@ def _holder_label(lines: list[str], w: Workload) -> str:
     if at >= 0 and _item_key(lines[at]) == "template:":
         at = _parent(lines, at)
     if at >= 0 and lines[at].lstrip().startswith("- "):
+        item = at
         at = _parent(lines, at)  # an item of a list of groups: the list's key
+        for i in range(item - 1, at, -1):  # `workerGroupSpecs:` with its items at its own indent (a RayJob's)
+            if _control(lines[i]) or _indent(lines[i]) > _indent(lines[item]) or lines[i].lstrip().startswith("- "):
+                continue  # an earlier item of the list, or its content
+            at = i if _indent(lines[i]) == _indent(lines[item]) and lines[i].rstrip().endswith(":") else at
+            break
     words = re.findall(r"[A-Z]?[a-z0-9]+", _item_key(lines[at]).split(":")[0]) if at >= 0 else []
     while words and words[-1].lower() in ("spec", "specs", "template"):
         words.pop()
