@@ -18,7 +18,7 @@ from dramigrate.config import (
     parse_size,
 )
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
-from dramigrate.findings import InputError, Severity
+from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
 from dramigrate.report.escape import plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
@@ -394,6 +394,8 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 result.files.append(failed)
                 result.findings.extend(failed.findings)
                 result.bad_input += 1
+    if kz is not None and kz.inflates:
+        _inflated_charts(result, kz, ctx)
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
@@ -458,6 +460,24 @@ def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any
             "with --write-baseline): " + "; ".join(baseline.describe(e) for e in outcome.stale)
         )
     return {"file": str(opts.baseline), "known": len(outcome.known), "stale": outcome.stale}
+
+
+def _inflated_charts(result: RunResult, kz: Scan, ctx: Context) -> None:
+    """The Helm charts the kustomizations under the paths inflate (helmCharts): each rendered with its entry's values
+    and reported at the entry, or named as not checked (kustomize/helmcharts.py). Report only, in every command."""
+    from dramigrate.kustomize.helmcharts import check_helm_charts
+    from dramigrate.migrate import failed_file
+
+    try:
+        found = check_helm_charts(kz, ctx.rules, ctx.settings, ctx.target)
+    except Exception as exc:  # a bug: the kustomizations' finding, the rest of the run stands
+        found = [failed_file(kz.display(min(kz.inflates)), exc, "checking the Helm charts kustomize inflates")]
+    for r in found:
+        result.files.append(r)
+        result.findings.extend(r.findings)
+        if r.failed:
+            result.bad_input += 1
+    result.findings.sort(key=Finding.sort_key)
 
 
 def _error_result(path: str, message: str) -> Any:
