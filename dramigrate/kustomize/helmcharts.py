@@ -276,8 +276,14 @@ def _placed(f: Finding, e: HelmEntry, shown: str, chart_shown: str, inline_names
     related = [Location(f.file, f.line, f.column, "the chart's template that renders it")]
     for r in f.related:
         inline = r.file in inline_names
-        related.append(Location(shown if inline else r.file, e.line if inline else r.line, 1 if inline else r.column,
-                                ("valuesInline: " if inline else "") + r.note))
+        related.append(
+            Location(
+                shown if inline else r.file,
+                e.line if inline else r.line,
+                1 if inline else r.column,
+                ("valuesInline: " if inline else "") + r.note,
+            )
+        )
     if f.fixable:
         head = f.message.split("; fix ", 1)[0]
         message = (
