@@ -1,0 +1,216 @@
+"""The folder listing, started first: a forked child lists the folders named on the command line while dramigrate
+imports its modules and reads its settings, and the walk (sources.walk_entries) then takes each folder's listing
+from it instead of listing the folder itself.
+
+Listing the folders is most of a large walk (a 20,000-file repository has 30,000 folders, and each listing costs
+its system calls whoever makes them): the child does it on the other core during the start-up, which left that
+core idle, so the walk in the main process is left with its own rules only. The child lists what the walk lists,
+in the same order and spelling (sources.walk_entries: top down, names sorted, each folder once, symlinks never
+followed), and leaves out only what the walk always leaves out (sources.SKIP_DIRS, and the folders below a chart
+folder, whose Chart.yaml the listing shows as a regular file). It never opens a file.
+
+The walk's rules stay the final word: it decides on every entry as before (excludes, symlinks, FIFOs and other
+files that are not regular, charts, kustomizations), and a folder the child did not list (it left it out, failed or
+died) is listed by the walk itself, with everything below it. The child dies with dramigrate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+CHUNK = 400  # folders per message: the walk takes the first ones while the child lists on
+_HEADER = 8  # each message: its length (8 bytes, little-endian), then marshal data (a list of records)
+COMMANDS = ("lint", "diff", "fix")
+# A record: (folder, subfolders, files) as walk_entries yields them; (folder, None, (errno, strerror)) when the
+# folder could not be listed; (folder, None, None) when the child did not list it (the walk lists it itself, and
+# everything below it).
+Record = tuple[str, "list[str] | None", Any]
+
+
+class Listing:
+    """The child's listing as it comes: take(folder) waits for that folder's record."""
+
+    def __init__(self, pid: int, fd: int, tops: list[str]) -> None:
+        self.pid, self.fd, self.tops = pid, fd, set(tops)
+        self._records: dict[str, Record] = {}
+        self._buffer = b""
+        self._done = False
+
+    def covers(self, top: str) -> bool:
+        return top in self.tops
+
+    def finish(self, top: str) -> None:
+        """The walk of top is done: what is left of its listing (folders the walk did not enter) is not kept, nor
+        given to a later walk, which lists for itself (a run walks each folder named once)."""
+        self.tops.discard(top)
+        if not self.tops:
+            self.close()
+            self._records.clear()
+
+    def take(self, folder: str) -> Record | None:
+        """The child's record of folder, or None when it has none (the walk lists the folder itself)."""
+        while folder not in self._records and not self._done:
+            self._read()
+        return self._records.pop(folder, None)
+
+    def _read(self) -> None:
+        try:
+            while len(self._buffer) < _HEADER or len(self._buffer) < _HEADER + _length(self._buffer):
+                data = os.read(self.fd, 1 << 20)
+                if not data:
+                    raise EOFError
+                self._buffer += data
+            end = _HEADER + _length(self._buffer)
+            records = marshal.loads(self._buffer[_HEADER:end])
+            self._buffer = self._buffer[end:]
+            self._records.update((r[0], r) for r in records)
+        except (OSError, EOFError, ValueError, TypeError, IndexError):
+            self.close()
+
+    def close(self) -> None:
+        """Stop the child (if it still lists) and reap it."""
+        if self._done:
+            return
+        self._done = True
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)  # still listing folders the walk left out: not needed any more
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, 0)
+
+
+def _length(buffer: bytes) -> int:
+    return int.from_bytes(buffer[:_HEADER], "little")
+
+
+_listing: Listing | None = None
+
+
+def taken(top: str) -> Listing | None:
+    """The child's listing when it lists the folder top (as sources.walk_entries spells it)."""
+    return _listing if _listing is not None and _listing.covers(top) else None
+
+
+def start(argv: list[str]) -> None:
+    """Fork the child when argv (dramigrate's arguments) lints, diffs or fixes folders that are not charts. Call it
+    first thing, with no other thread running (a fork copies only the calling thread)."""
+    global _listing
+    if _listing is not None or not argv or argv[0] not in COMMANDS or not hasattr(os, "fork"):
+        return
+    import threading
+
+    if threading.active_count() != 1:
+        return
+    tops: list[str] = []
+    options = True
+    for arg in argv[1:]:
+        if options and arg == "--":
+            options = False
+            continue
+        if options and arg.startswith("-"):
+            continue
+        try:
+            if os.path.isdir(arg) and not os.path.lexists(os.path.join(arg, "Chart.yaml")):
+                top = os.fspath(Path(arg))  # the walk's spelling (sources._walk walks Path(raw))
+                if top not in tops:
+                    tops.append(top)
+        except (OSError, ValueError):
+            continue
+    if not tops:
+        return
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return
+    if pid == 0:  # the child: list, write, and end without running anything of the parent's (atexit, buffers)
+        code = 0
+        try:
+            os.close(read)
+            from dramigrate.lifetime import die_with_parent
+
+            die_with_parent(parent)
+            _list(tops, write)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    _listing = Listing(pid, read, tops)
+    import atexit
+
+    atexit.register(_listing.close)
+
+
+def _list(tops: list[str], fd: int) -> None:
+    from dramigrate.sources import LINK, OTHER, REGULAR, SKIP_DIRS, may_loop
+
+    records: list[Record] = []
+
+    def send(final: bool = False) -> None:
+        if records and (final or len(records) >= CHUNK):
+            data = marshal.dumps(records)
+            _write_all(fd, len(data).to_bytes(_HEADER, "little") + data)
+            records.clear()
+
+    for top in tops:
+        if may_loop(top):  # a mount point below top: which folder comes twice depends on the walk's excludes
+            records.append((top, None, None))
+            continue
+        stack = [top]
+        while stack:
+            here = stack.pop()
+            folders: list[str] = []
+            files: list[tuple[str, str]] = []
+            try:
+                with os.scandir(here) as it:
+                    for e in it:
+                        try:
+                            if e.is_dir(follow_symlinks=False):
+                                folders.append(e.name)
+                                continue
+                            kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
+                        except OSError:
+                            kind = OTHER
+                        files.append((e.name, kind))
+            except OSError as exc:
+                records.append((here, None, (exc.errno or 0, exc.strerror or str(exc))))
+                send()
+                continue
+            files.sort()
+            folders.sort()
+            records.append((here, folders, files))
+            prefix = here if here.endswith(os.sep) else here + os.sep
+            chart = ("Chart.yaml", REGULAR) in files
+            for d in reversed(folders):
+                if d in SKIP_DIRS:
+                    continue
+                if chart:  # the walk goes no further below a chart folder
+                    records.append((prefix + d, None, None))
+                    continue
+                stack.append(prefix + d)
+            send()
+    send(final=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def folder_error(here: str, detail: tuple[int, str]) -> OSError:
+    """The error a folder's listing met in the child, as os.scandir raised it there."""
+    return OSError(detail[0], detail[1], here)
