@@ -26,10 +26,12 @@ from typing import Any
 CHUNK = 400  # folders per message: the walk takes the first ones while the child lists on
 _HEADER = 8  # each message: its length (8 bytes, little-endian), then marshal data (a list of records)
 COMMANDS = ("lint", "diff", "fix")
-# A record: (folder, subfolders, files) as walk_entries yields them; (folder, None, (errno, strerror)) when the
-# folder could not be listed; (folder, None, None) when the child did not list it (the walk lists it itself, and
-# everything below it).
-Record = tuple[str, "list[str] | None", Any]
+# A record: (folder, subfolder names, file names, file kinds): the names each joined with NUL bytes (no name holds
+# one), the kinds one letter a file (sources.REGULAR, LINK, OTHER), as walk_entries yields them once split (strings
+# cost a fraction of lists of tuples to send); (folder, None, (errno, strerror)) when the folder could not be
+# listed; (folder, None, None) when the child did not list it (the walk lists it itself, and everything below it).
+Record = tuple[Any, ...]
+_NUL = "\0"
 
 
 class Listing:
@@ -53,11 +55,16 @@ class Listing:
             self.close()
             self._records.clear()
 
-    def take(self, folder: str) -> Record | None:
-        """The child's record of folder, or None when it has none (the walk lists the folder itself)."""
+    def take(self, folder: str) -> tuple[list[str] | None, Any] | None:
+        """The child's listing of folder as (subfolders, [(name, kind), ...]) sorted by name, (None, (errno,
+        strerror)) when it could not list it, or None when it has none (the walk lists the folder itself)."""
         while folder not in self._records and not self._done:
             self._read()
-        return self._records.pop(folder, None)
+        record = self._records.pop(folder, None)
+        if record is None or record[1] is None:
+            return None if record is None or record[2] is None else (None, record[2])
+        _, folders, names, kinds = record
+        return folders.split(_NUL) if folders else [], list(zip(names.split(_NUL), kinds, strict=True)) if names else []
 
     def _read(self) -> None:
         try:
@@ -126,6 +133,10 @@ def start(argv: list[str]) -> None:
             continue
     if not tops:
         return
+    # what the child needs and the run imports anyway: imported once, here, not again in the child
+    import dramigrate.lifetime  # noqa: F401
+    import dramigrate.sources  # noqa: F401
+
     try:
         read, write = os.pipe()
     except OSError:
@@ -196,7 +207,7 @@ def _list(tops: list[str], fd: int) -> None:
                 continue
             files.sort()
             folders.sort()
-            records.append((here, folders, files))
+            records.append((here, _NUL.join(folders), _NUL.join([n for n, _ in files]), "".join([k for _, k in files])))
             prefix = here if here.endswith(os.sep) else here + os.sep
             chart = ("Chart.yaml", REGULAR) in files
             for d in reversed(folders):

@@ -369,11 +369,11 @@ def walk_entries(
     while stack:
         here, listed = stack.pop()
         record = listing.take(here) if listed and listing is not None else None
-        if record is not None and record[1] is not None:
-            folders, files = record[1], record[2]
-        elif record is not None and record[2] is not None:  # the child could not list it
+        if record is not None and record[0] is not None:
+            folders, files = record
+        elif record is not None:  # the child could not list it
             if onerror is not None:
-                onerror(prelist.folder_error(here, record[2]))
+                onerror(prelist.folder_error(here, record[1]))
             continue
         else:
             listed = False

@@ -80,7 +80,7 @@ def test_the_walk_takes_the_listing(tmp_path: Path) -> None:
         "take = listing.take\n"
         "def counted(folder):\n"
         "    record = take(folder)\n"
-        "    if record is not None and record[1] is not None:\n"
+        "    if record is not None and record[0] is not None:\n"
         "        hits.append(folder)\n"
         "    return record\n"
         "listing.take = counted\n"
