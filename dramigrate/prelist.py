@@ -42,6 +42,8 @@ class Listing:
         self._records: dict[str, Record] = {}
         self._buffer = b""
         self._done = False
+        self._pruned: set[str] = set()  # folders the walk left out (excluded): what the child lists there is not used
+        self._last = ""  # the last folder the child listed so far
         self.cpu = 0.0  # the child's CPU seconds, once reaped (benchmarks/lint_phases.py)
 
     def covers(self, top: str) -> bool:
@@ -55,10 +57,19 @@ class Listing:
             self.close()
             self._records.clear()
 
+    def prune(self, folder: str) -> None:
+        """The walk does not enter folder (an exclude): should the child still be listing it when the walk waits
+        for the next folder, the walk lists the rest itself instead of waiting (an excluded vendor tree of a
+        million files is never waited for)."""
+        self._pruned.add(folder)
+
     def take(self, folder: str) -> tuple[list[str] | None, Any] | None:
         """The child's listing of folder as (subfolders, [(name, kind), ...]) sorted by name, (None, (errno,
         strerror)) when it could not list it, or None when it has none (the walk lists the folder itself)."""
         while folder not in self._records and not self._done:
+            if self._pruned and _under(self._last, self._pruned):
+                self.close()  # the child lists what the walk left out: the walk goes on without it
+                break
             self._read()
         record = self._records.pop(folder, None)
         if record is None or record[1] is None:
@@ -77,6 +88,7 @@ class Listing:
             records = marshal.loads(self._buffer[_HEADER:end])
             self._buffer = self._buffer[end:]
             self._records.update((r[0], r) for r in records)
+            self._last = next((r[0] for r in reversed(records) if r[1] is not None), self._last)
         except (OSError, EOFError, ValueError, TypeError, IndexError):
             self.close()
 
@@ -92,6 +104,16 @@ class Listing:
         with contextlib.suppress(OSError):
             usage = os.wait4(self.pid, 0)[2]
             self.cpu = usage.ru_utime + usage.ru_stime
+
+
+def _under(path: str, folders: set[str]) -> bool:
+    """path is one of folders or below one of them."""
+    while path not in folders:
+        parent = os.path.dirname(path)
+        if parent == path or not parent:
+            return False
+        path = parent
+    return True
 
 
 def _length(buffer: bytes) -> int:

@@ -404,7 +404,13 @@ def walk_entries(
                 files.sort()
             if folders:
                 folders.sort()
+        offered = folders[:] if listed and folders else None
         yield here, folders, files
+        if offered is not None and len(folders) < len(offered) and listing is not None:
+            kept = set(folders)
+            for d in offered:
+                if d not in kept:
+                    listing.prune(here + d if here.endswith(os.sep) else here + os.sep + d)
         if folders:
             prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
             stack.extend([(prefix + d, listed) for d in reversed(folders)])

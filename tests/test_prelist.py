@@ -5,13 +5,17 @@ vendor folders, charts, kustomizations, symlinks in and out of the tree, a FIFO,
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from conftest import ONE_GPU_POD, RunCli
+
+from dramigrate import prelist
 
 # The same command line as the installed entry point, with the listing child never started.
 WITHOUT_LISTING = (
@@ -99,3 +103,26 @@ def test_the_walk_takes_the_listing(tmp_path: Path) -> None:
     # them: the child does not list them)
     assert [w for w in walked if "node_modules" not in w and "charts/c/" not in w] == [h for h in hits if h in walked]
     assert done  # the child was stopped and reaped once the walk was over
+
+
+def test_the_walk_does_not_wait_for_the_listing_of_a_folder_it_left_out() -> None:
+    """A walk that excludes a folder (a vendor tree of a million files) goes on by itself when the child is still
+    listing that folder, instead of waiting for the child to list all of it."""
+    read, write = os.pipe()
+    sleeper = subprocess.Popen(["sleep", "60"])  # stands for the child: stopped and reaped when given up
+    listing = prelist.Listing(sleeper.pid, read, ["repo"])
+    records = [("repo", "aaa\0src", "", ""), ("repo/aaa", "x", "", ""), ("repo/aaa/x", "", "a.yaml", "f")]
+    data = marshal.dumps(records)
+    os.write(write, len(data).to_bytes(8, "little") + data)  # and no more yet: the child is still in repo/aaa
+    taken: list[object] = []
+    waiting = threading.Thread(target=lambda: taken.extend([listing.take("repo"), listing.take("repo/src")]))
+    try:
+        listing.prune("repo/aaa")
+        waiting.start()
+        waiting.join(30)
+        assert not waiting.is_alive()  # it did not wait for the rest of repo/aaa
+    finally:
+        os.close(write)  # ends the wait of a walk that would wait (the test then fails above, not hangs)
+        waiting.join()
+    assert taken == [(["aaa", "src"], []), None]  # repo/src: listed by the walk itself
+    assert sleeper.poll() is not None  # the child was stopped and reaped
