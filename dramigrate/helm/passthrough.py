@@ -797,8 +797,8 @@ def variant_overlay(
 def variant_overlay_text(path: Path, values: dict[str, Any]) -> str:
     """The overlay's text: a header that says how to use it, then the values (overlay_text's layout)."""
     head = (
-        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) in place of the device requests of {path.name}:\n"
-        f"# give it after that file, `-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
+        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) for the devices of {path.name}, given after it: "
+        f"`-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
     )
     return head + _dumped(values)
 
@@ -1069,12 +1069,11 @@ def overlay_text(
         sets = " ".join(stands_for)
         files = ", ".join(after)
         head = (
-            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`\n"
+            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`"
             + (
-                f"# after -f {files} as they are, not a -dra.yaml variant of them (the variants and {OVERLAY} are "
-                "for the values without that --set)\n"
+                f", after -f {files} as they are (their -dra.yaml variants are for the values without that --set)\n"
                 if after
-                else f"# ({OVERLAY} is for the chart's defaults without that --set)\n"
+                else f" ({OVERLAY} is for the chart's defaults without that --set)\n"
             )
         )
     elif switched:
@@ -2372,8 +2371,7 @@ def helper_defines(chart: str, used: str, have: str = "") -> str:
             '  {{- range $given }}{{ if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") '
             '(list "" $t.key)) (has (.effect | default "") (list "" $t.effect)) }}{{ $tolerated = true }}{{ end }}'
             "{{ end }}\n"
-            "  {{- if not $tolerated }}{{ list $t | toYaml | nindent 0 }}{{ end }}\n"
-            "{{- end }}{{ end }}\n"
+            "  {{- if not $tolerated }}{{ list $t | toYaml | nindent 0 }}{{ end }}{{ end }}{{ end }}\n"
         )
     if f'"{chart}.{DEVICES_DEFINE}"' in used and f'define "{chart}.{DEVICES_DEFINE}"' not in have:
         out += (
@@ -2386,8 +2384,7 @@ def helper_defines(chart: str, used: str, have: str = "") -> str:
             '{{ if kindIs "invalid" $v }}{{ $_ := unset $keys $k }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'
             '{{- range $key := slice . 2 }}{{ range $section := list "limits" "requests" }}'
             "{{ if and (index $ 0).claims (index (get (index $ 0) $section | default dict) $key) }}\n"
-            "  {{- fail (index $ 1) }}\n"
-            "{{- end }}{{ end }}{{ end }}{{ end }}\n"
+            "  {{- fail (index $ 1) }}{{ end }}{{ end }}{{ end }}{{ end }}\n"
         )
     return out
 
@@ -2548,11 +2545,11 @@ def templates_doc(style: str) -> list[str]:
 
 def values_doc(values: str) -> str:
     """values.yaml with `resourceClaimTemplates: {}` documented at its end, unless claims_docs put it beside a
-    top-level `resourceClaims: []`; a blank line before it unless the file ends in one."""
+    top-level `resourceClaims: []`; a blank line before it unless the file ends in one or has nothing else."""
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         return values
     sep = "" if values.endswith("\n") or not values else "\n"
-    blank = "" if values.endswith("\n\n") else "\n"
+    blank = "" if values.endswith("\n\n") or not values.strip() else "\n"
     return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
 
 
