@@ -36,7 +36,7 @@ def test_the_pass_through_writes_no_line_that_carries_nothing(tmp_path: Path) ->
     values = (chart / "values.yaml").read_text()
     assert values.startswith("# "), values  # no blank line opening a file of its own
     overlay = (tmp_path / "gpu-dra.yaml").read_text().splitlines()
-    assert overlay[0].startswith("# ") and "-f gpu.yaml -f gpu-dra.yaml" in overlay[0], overlay
+    assert overlay[0].startswith("# ") and "give it after that file, `-f gpu.yaml -f gpu-dra.yaml`" in overlay[0]
     assert not overlay[1].startswith("#"), overlay  # the how-to is one line
     claims = (chart / "templates/resourceclaimtemplates.yaml").read_text()
     assert "draTolerations" in claims and "draDevices" in claims, claims

@@ -797,8 +797,8 @@ def variant_overlay(
 def variant_overlay_text(path: Path, values: dict[str, Any]) -> str:
     """The overlay's text: a header that says how to use it, then the values (overlay_text's layout)."""
     head = (
-        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) for the devices of {path.name}, given after it: "
-        f"`-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
+        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) for the devices of {path.name}: give it after "
+        f"that file, `-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
     )
     return head + _dumped(values)
 
