@@ -1094,6 +1094,27 @@ def overlay_text(
     return head + _dumped(values)
 
 
+class _Flow(dict):  # type: ignore[type-arg]
+    """A mapping the overlays write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
+
+
+def _flat_tolerations(node: Any) -> Any:
+    """`node` with each toleration of a tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are
+    all scalars as a _Flow: one line an entry, not one a field."""
+    if isinstance(node, list):
+        return [_flat_tolerations(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        flat = isinstance(value, list) and all(
+            isinstance(t, dict) and t and all(isinstance(v, (str, int, float, bool)) for v in t.values()) for t in value
+        )
+        listed = isinstance(key, str) and (key == "tolerations" or key.endswith("Tolerations"))
+        out[key] = [_Flow(t) for t in value] if listed and flat else _flat_tolerations(value)
+    return out
+
+
 def _dumped(values: dict[str, Any]) -> str:
     import yaml
 
@@ -1101,7 +1122,10 @@ def _dumped(values: dict[str, Any]) -> str:
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    return yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    _Dumper.add_representer(
+        _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
+    )
+    return yaml.dump(_flat_tolerations(values), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def device_sets(
