@@ -470,8 +470,8 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
     after = "\n".join(out) + ("\n" if text.endswith("\n") else "")
     several = "gt (len $.order) 1"
     section = (
-        f"{{{{- /* the claim of each pod of {rel}: its containers' requests (the claim template is written there, "
-        "beside the pod, in its namespace) */}}\n"
+        f"{{{{- /* DRA (values: dra.*): the claim of each pod of {rel}, a request per container asking (its "
+        "ResourceClaimTemplate is written there, beside the pod, named with a hash of this spec) */}}\n"
         f"{{{{- define {json.dumps(spec_define)} -}}}}\n"
         "devices:\n"
         "  requests:\n"
