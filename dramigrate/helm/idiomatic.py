@@ -42,6 +42,7 @@ from dramigrate.helm import multiclaim, unpin
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
+from dramigrate.helm.nested import rewrite as nested_rewrite
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
     Pattern,
@@ -1409,6 +1410,12 @@ def build(
     return changes
 
 
+def containers_of_ranges(exc: NotIdiomatic) -> bool:
+    """Whether `exc` refuses a device key in containers that `range` blocks write, each with its own count: the shape
+    listed.py and nested.py rewrite when the migration's claims allow (known once the value sets are migrated)."""
+    return "of a container that `range" in exc.why or "which writes one container per item" in exc.why
+
+
 def _listed(
     root: Path,
     text: str,
@@ -1421,13 +1428,21 @@ def _listed(
 ) -> Listed | None:
     """The rewrite of a template whose containers a `range` over a values list writes, each with its own count
     (listed.py), when `exc` refused that shape and the template takes it; else None (the refusal stands)."""
-    if "of a container that `range" not in exc.why:
+    if not containers_of_ranges(exc):
         return None
     try:
         claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if len(claims) != 1 or len(claims[0]) != 1:
-            return None
-        return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+    except RewriteError:
+        return None
+    if any(len(own) != 1 for own in claims):
+        return None
+    if "of a container that `range" in exc.why and len(claims) == 1:
+        try:
+            return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+        except RewriteError:
+            pass
+    try:  # containers that nested `range` blocks write, each a request of the pod's claim named after it
+        return nested_rewrite(text, rel, rules, [own[0] for own in claims], chart_name(root))
     except RewriteError:
         return None
 
@@ -1439,6 +1454,8 @@ def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: st
     ((rel, done),) = listed.items()
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
+        if "kind: ResourceClaimTemplate" in done.section
+        else ""  # nested.py writes each claim template beside its pod: this file holds the spec's define
     )
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
     values_path = root / "values.yaml"

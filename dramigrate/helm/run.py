@@ -1787,6 +1787,8 @@ def _no_rewrite_shape(
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
+        if idiomatic.containers_of_ranges(exc):
+            return ""  # the rewrite of containers `range` blocks write, read from the migrated value sets (build)
         text = texts.get(exc.rel, "")
         maps, written = _device_maps(relations), None
         if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
