@@ -87,6 +87,8 @@ models:
     enabled: true
     storage: 10Gi
     tolerations: [{key: spot, operator: Exists}]
+  bare:
+    enabled: true
   small:
     enabled: false
     device: cpu
@@ -125,6 +127,12 @@ def test_a_device_key_beside_other_keys_in_both_sections(tmp_path: Path) -> None
     assert plain["containers"][0]["resources"] == {
         "limits": {"cpu": "2"},
         "requests": {"cpu": "1", "ephemeral-storage": "10Gi"},
+        "claims": [{"name": "gpu"}],
+    }
+    # without the storage `if` the last section ends in, the claim is still written
+    assert pods["bare"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "2"},
+        "requests": {"cpu": "1"},
         "claims": [{"name": "gpu"}],
     }
     # the DRA toleration after the values' own, in one list
