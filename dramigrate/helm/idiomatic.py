@@ -3770,6 +3770,17 @@ def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -
     ]
 
 
+def _at_column(tol_text: list[str], width: int, body: str) -> list[str]:
+    """The DRA toleration's lines (their items at column `width`) at the column of the items the chart's list writes
+    with `body`, `{{- toYaml X | nindent N }}` (llm-service's items at the `tolerations:` key's own column, N = 4):
+    a YAML list's items share one column. As they are when `body` is no such line."""
+    m = re.search(r"\btoYaml \S+ \| n?indent (\d+)\s*-?\}\}\s*$", body)
+    column = int(m.group(1)) if m else width
+    if column == width:
+        return tol_text
+    return [f"{' ' * column}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+
+
 def _merge_tolerations(
     lines: list[str],
     at: int,
@@ -3807,6 +3818,7 @@ def _merge_tolerations(
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
+    aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
         new = [
@@ -3816,7 +3828,7 @@ def _merge_tolerations(
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3839,7 +3851,7 @@ def _merge_tolerations(
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3857,7 +3869,7 @@ def _merge_tolerations(
                 f"{p}  {{{{- end }}}}",
                 *unless_tolerated(plain.group(1), f"{p}  "),
             ]
-            + [*tol_text, f"{p}  {{{{- end }}}}"],
+            + [*aligned, f"{p}  {{{{- end }}}}"],
         )
     helper = _HELPER_LIST.fullmatch(body)
     if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
