@@ -41,8 +41,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from dramigrate.helm.idiomatic import _terms
-from dramigrate.helm.rewrite import Change, _actions
+from dramigrate.helm.rewrite import Change, _actions, _terms
 
 _GUARD = re.compile(r"\{\{- if not (?P<x>.+?) \}\}")
 _SWITCH = re.compile(r"\bdra\b")

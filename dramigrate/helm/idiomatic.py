@@ -57,7 +57,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.prove import without_api_defaults
-from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
@@ -2341,19 +2341,6 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
 
 
 _SWITCH = re.compile(r"and \$?\.Values\.dra\.enabled\b")
-
-
-def _terms(expr: str) -> list[str]:
-    """The top-level terms of a template expression (`and .a (or .b .c)` -> `and`, `.a`, `(or .b .c)`)."""
-    out, depth, term = [], 0, ""
-    plain = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), expr)  # a quoted space is no gap
-    for ch, seen in zip(expr, plain, strict=True):
-        depth += {"(": 1, ")": -1}.get(seen, 0)
-        if seen == " " and depth == 0:
-            out, term = (out + [term]) if term else out, ""
-        else:
-            term += ch
-    return out + [term] if term else out
 
 
 def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
