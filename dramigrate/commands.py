@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import (
+    ConfigError,
     Settings,
     config_overview,
     confine_to_repository,
@@ -18,7 +19,7 @@ from dramigrate.config import (
     parse_size,
 )
 from dramigrate.engine import RunResult, classes_warning, needed_classes, run
-from dramigrate.findings import InputError, Severity
+from dramigrate.findings import Finding, InputError, Severity
 from dramigrate.report import FORMATS, summary, worst
 from dramigrate.report.escape import plain
 from dramigrate.rules import RuleSet, load_rules, report_only_overrides, shipped_rule_files, validate_rule_file
@@ -202,7 +203,10 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         cwd = Path.cwd()  # the config is looked up from here, relative paths read from here
     except FileNotFoundError:
         raise InputError("the current folder was removed; run dramigrate from a folder that exists") from None
-    settings = load_settings(opts.config, cwd, trusted)
+    try:
+        settings = load_settings(opts.config, cwd, trusted)
+    except InputError as exc:  # nothing is checked; the reports still say so (_config_failed)
+        raise ConfigError(exc.message, _relative(exc.file), exc.line, exc.column, exc.rule) from None
     refused = [] if trusted else confine_to_repository(settings, size_given=opts.max_file_size is not None)
     as_configured = replace(settings)  # the config's own settings, before the flags join them
     if opts.kube_version:
@@ -327,7 +331,10 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
     check_writable(opts.html, "HTML report")
     check_writable(opts.write_baseline, "baseline")
     try:
-        ctx = prepare(opts, writes, command)
+        try:
+            ctx = prepare(opts, writes, command)
+        except ConfigError as exc:
+            return _config_failed(opts, command, exc)
         from dramigrate.progress import Progress
 
         kustomize = fix and ctx.settings.strategy == "claims"  # fix and diff migrate the kustomize graphs
@@ -394,6 +401,8 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 result.files.append(failed)
                 result.findings.extend(failed.findings)
                 result.bad_input += 1
+    if kz is not None and kz.inflates:
+        _inflated_charts(result, kz, ctx)
     if ctx.inputs.charts:
         from dramigrate.helm.run import run_charts
 
@@ -458,6 +467,51 @@ def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any
             "with --write-baseline): " + "; ".join(baseline.describe(e) for e in outcome.stale)
         )
     return {"file": str(opts.baseline), "known": len(outcome.known), "stale": outcome.stale}
+
+
+def _config_failed(opts: Options, command: str, exc: ConfigError) -> tuple[Context, RunResult]:
+    """A config file that does not load stops the run before anything is read (failing closed: its excludes, rules
+    and overrides decide what a run says), but every report asked for still comes out, in its format: the config is
+    the one file of bad input, and nothing was scanned. Was: a line on standard error, and no report at all (a
+    SARIF or JSON consumer read an empty file)."""
+    from dramigrate.migrate import FileResult
+
+    settings = Settings()
+    ctx = Context(
+        settings, Target.parse(settings.kube_version), RuleSet(), Inputs(), None, reports=report_specs(opts, command)
+    )
+    result = RunResult(files=[FileResult(exc.file or "config", error=exc)], bad_input=1)
+    MESSAGES.warn(
+        f"nothing checked: the config does not load: {exc.shown()} (no run goes on without it: fix it, or name "
+        "another with --config)"
+    )
+    return ctx, result
+
+
+def _relative(path: str) -> str:
+    """path as the reports name it: from the working folder when it is under it."""
+    try:
+        return str(Path(path).relative_to(Path.cwd())) if path else path
+    except (ValueError, OSError):
+        return path
+
+
+def _inflated_charts(result: RunResult, kz: Scan, ctx: Context) -> None:
+    """The Helm charts the kustomizations under the paths inflate (helmCharts): each rendered with its entry's values
+    and reported at the entry, or named as not checked (kustomize/helmcharts.py). Report only, in every command."""
+    from dramigrate.kustomize.helmcharts import check_helm_charts
+    from dramigrate.migrate import failed_file
+
+    try:
+        found = check_helm_charts(kz, ctx.rules, ctx.settings, ctx.target)
+    except Exception as exc:  # a bug: the kustomizations' finding, the rest of the run stands
+        found = [failed_file(kz.display(min(kz.inflates)), exc, "checking the Helm charts kustomize inflates")]
+    for r in found:
+        result.files.append(r)
+        result.findings.extend(r.findings)
+        if r.failed:
+            result.bad_input += 1
+    result.findings.sort(key=Finding.sort_key)
 
 
 def _error_result(path: str, message: str) -> Any:

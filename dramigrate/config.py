@@ -67,7 +67,12 @@ class Settings:
         for raw_key, value in values.items():
             key = raw_key.replace("-", "_")
             if key not in names or key == "config_file":
-                raise InputError(f"unknown setting `{raw_key}`", str(self.config_file or ""))
+                import difflib
+
+                known = [f.name.replace("_", "-") for f in fields(self) if f.name != "config_file"]
+                near = difflib.get_close_matches(str(raw_key), known, 1)
+                hint = f" (did you mean `{near[0]}`?)" if near else f"; the settings are {', '.join(known)}"
+                raise InputError(f"unknown setting `{raw_key}`{hint}", str(self.config_file or ""))
             if key == "rules":
                 value = tuple((base / v).resolve() for v in _strings(value, raw_key, str(self.config_file or "")))
             elif key in ("exclude", "removed_taints", "disable", "enable"):
@@ -114,9 +119,27 @@ class Settings:
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
     """A setting that is a list of strings (or one string); numbers are taken as written."""
     items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, (str, int, float)) for v in items):
-        raise InputError(f"`{key}` must be a list of strings", where)
+    if not isinstance(items, list):
+        raise InputError(f"`{key}` must be a list of strings, not {_kind(value)}", where)
+    odd = next((v for v in items if not isinstance(v, (str, int, float))), None)
+    if odd is not None or None in items:
+        raise InputError(f"`{key}` must be a list of strings, and one of its items is {_kind(odd)}", where)
     return tuple(str(v) for v in items)
+
+
+class ConfigError(InputError):
+    """The config file does not load: nothing is checked (a run never goes on without the repository's config)."""
+
+
+def _kind(value: Any) -> str:
+    """What a YAML value is, in words (for a message that must not quote a value of any size)."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {dict: "a mapping", list: "a list"}.get(type(value), f"a {type(value).__name__}")
 
 
 def find_config(start: Path) -> Path | None:
@@ -176,7 +199,7 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
     else:
         if len(text) > 2 * MAX_CONFIG_VALUES and nodes_upto(text, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
             # counted before any value is built: a 1 MB list took 29 s of PyYAML's Python parser to be refused
-            raise InputError(f"config holds more than {MAX_CONFIG_VALUES:,} values; not read", str(path))
+            raise InputError(f"config holds more than {MAX_CONFIG_VALUES:,} values; not read", str(path), 1)
         try:
             values = yaml.safe_load(text) or {}
         except yaml.YAMLError as exc:  # the problem and its place only: PyYAML's own message quotes the line
@@ -185,11 +208,38 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
             what, line, column = yaml_problem(text, exc)
             raise InputError(what, str(path), line, column) from exc
     if not isinstance(values, dict):
-        raise InputError("config must be a mapping of settings", str(path))
+        raise InputError(f"config must be a mapping of settings, not {_kind(values)}", str(path), 1)
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it
-        raise InputError(f"config expands to more than {MAX_CONFIG_VALUES:,} values (YAML alias bomb?)", str(path))
-    settings.merge(values, path.parent)
+        raise InputError(f"config expands to more than {MAX_CONFIG_VALUES:,} values (YAML alias bomb?)", str(path), 1)
+    for key, value in values.items():  # one setting at a time: a bad one is named at its own line
+        try:
+            settings.merge({key: value}, path.parent)
+        except InputError as exc:
+            if not exc.line:
+                exc.file = exc.file or str(path)
+                exc.line, exc.column = _key_position(text, str(key), path.name == "pyproject.toml")
+            raise
     return settings
+
+
+def _key_position(text: str, key: str, toml: bool) -> tuple[int, int]:
+    """(line, column), 1-based, of a top-level setting's key in the config's text; (1, 0) when it is not found."""
+    if toml:
+        import re
+
+        section = re.search(r"^\s*\[tool\.dramigrate\]", text, re.MULTILINE)
+        pattern = re.compile(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", re.MULTILINE)
+        m = pattern.search(text, section.end() if section else 0)
+        return (text.count("\n", 0, m.start()) + 1, m.group(0).index(m.group(0).lstrip()[0]) + 1) if m else (1, 0)
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return 1, 0
+    if isinstance(node, yaml.MappingNode):
+        for k, _ in node.value:
+            if str(k.value) == key:
+                return k.start_mark.line + 1, k.start_mark.column + 1
+    return 1, 0
 
 
 def parse_size(value: Any, where: str = "") -> int:

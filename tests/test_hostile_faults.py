@@ -150,7 +150,7 @@ def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
 
     assert code == 2
-    assert f"{repo / '.dramigrate.yaml'}: config expands to more than 10,000 values (YAML alias bomb?)" in out + err
+    assert ".dramigrate.yaml:1: config expands to more than 10,000 values (YAML alias bomb?)" in out + err
 
 
 def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_p
 
     assert code == 2
     assert "internal error" not in out + err
-    assert f"{repo / '.dramigrate.yaml'}: `rules` must be a list of strings" in out + err
+    assert ".dramigrate.yaml:1:1: `rules` must be a list of strings" in out + err
 
 
 def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_path: Path) -> None:

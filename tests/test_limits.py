@@ -258,7 +258,7 @@ def test_settings_files_of_too_many_values_are_named_before_they_are_built(
         said = f"the kustomization holds more than {limit[where]:,} values"
     elif where == "config":
         (tmp_path / ".dramigrate.yaml").write_text(f"exclude: {many}\n")
-        said = f".dramigrate.yaml: config holds more than {limit[where]:,} values; not read"
+        said = f".dramigrate.yaml:1: config holds more than {limit[where]:,} values; not read"
     else:
         (tmp_path / "pack.yaml").write_text(f"schemaVersion: 1\nkind: RulePack\nname: p\nresources: {many}\n")
         args += ["--rules", "pack.yaml"]

@@ -428,6 +428,12 @@ def _section_keys(block: Any) -> set[tuple[str, str]]:
     return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
 
 
+def _counts(block: Any, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The device counts of a resources map at `keys` (section, key), as text ("2" and 2 alike)."""
+    block = block if isinstance(block, dict) else {}
+    return {(s, k): str((block.get(s) or {}).get(k)) for s, k in keys}
+
+
 def device_map(
     found: tuple[Path_, ...], merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any], what: str
 ) -> Path_ | None:
@@ -437,10 +443,17 @@ def device_map(
         return found[0] if found else None
     gone = _section_keys(old) - _section_keys(new)
     holders = [p for p in found if gone & _section_keys(get_path(merged, p))]
+    if len(holders) > 1:  # tembo-ai: a service's 2 GPUs over its defaults' 1: the map whose counts the merge kept
+        holders = [p for p in holders if _counts(get_path(merged, p), gone) == _counts(old, gone)] or holders
     if len(holders) != 1 or not gone <= _section_keys(get_path(merged, holders[0])):
         raise NotPassThrough(
             f"{what} merges the values maps {', '.join(display(p) for p in found)} and the device keys are in "
             f"{'several' if holders else 'none'} of them: the pass-through drops them from one map only"
+            + (
+                " and puts resourceClaims beside it, so the merged resources would keep another map's device key"
+                if holders
+                else ""
+            )
         )
     others = [_plain(get_path(merged, p) or {}) for p in found]
     if not any(_plain(old) in (_merge_maps(a, b), _merge_maps(b, a)) for a in others for b in others if a is not b):
@@ -507,7 +520,8 @@ def map_edits(
                 if (key, p, c) not in fed and (source := _copied_from(old_res, new_res, copied, merged)):
                     copiers.append((what, source))
                     continue
-                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
+                where = f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {what}"
+                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, where)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"

@@ -89,6 +89,9 @@ def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
     if options.helm_binary is not None:
         return _render_with_binary(chart, options)
     files = _render_with_sdk(chart, options)
+    unsafe = next((name for name in sorted(files) if _NOT_IN_A_COMMENT.search(name)), None)
+    if unsafe is not None:
+        raise HelmError(unsafe_template_name(unsafe))
     check_render_size(
         sum(text.count("\n---") + 1 for text in files.values()), sum(len(text) for text in files.values())
     )
@@ -99,6 +102,21 @@ def render_chart(chart: Path, options: RenderOptions) -> list[RenderedManifest]:
 
 
 _SOURCE_HEADER = re.compile(r"^---[ \t]*\n# Source: (.*)$", re.MULTILINE)
+# what a template's path cannot hold in the rendered output's `# Source:` comment: a character YAML refuses anywhere
+# (ESC, BEL, DEL, C1 controls), or a line break, which would start a line of YAML in the output
+_NOT_IN_A_COMMENT = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff]")
+
+
+def unsafe_template_name(name: str) -> str:
+    """Why a chart whose template path holds such a character is refused. lint called such a chart's request
+    fixable while fix refused it (`would not parse back`); now lint, diff and fix all refuse it, by this name."""
+    from dramigrate.report.escape import plain
+
+    return (
+        f"the template file name {plain(name, False)} holds a control character or a line break: Helm writes it into "
+        "the rendered output's `# Source:` comment, where YAML refuses it (a line break would start a line of YAML); "
+        "dramigrate checks no such chart: rename the file"
+    )
 
 
 def split_template_output(text: str) -> list[RenderedManifest]:

@@ -26,6 +26,7 @@ NAMES = KUSTOMIZATION_NAMES
 # a 3 MB kustomization of 1.5 million values took 20 s and 600 MB to load (a 30 MB one, minutes)
 MAX_KUSTOMIZATION_VALUES = 100_000
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+HELM_KEYS = frozenset(("helmCharts", "helmChartInflationGenerator"))  # Helm charts kustomize inflates (with helm)
 # A kustomization as _load reads it: its data, the line of each top-level key, the line of each item of list keys
 Loaded = tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]
 # Where discover may find a kustomization loaded already (by path, resolved): its load, or None (then it loads it)
@@ -83,6 +84,7 @@ class Kustomization:
     lines: dict[str, int] = field(default_factory=dict)  # top-level key -> line
     # each resource file, base and component folder -> (its entry as written, the entry's line)
     entries: dict[Path, tuple[str, int]] = field(default_factory=dict)
+    items: dict[str, list[int]] = field(default_factory=dict)  # list key -> the line of each of its items
 
     @property
     def dir(self) -> Path:
@@ -90,6 +92,11 @@ class Kustomization:
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, 1)
+
+    def item_line(self, key: str, index: int) -> int:
+        """The line of the index-th item of a list key (the key's line when unknown)."""
+        lines = self.items.get(key, [])
+        return lines[index] if index < len(lines) else self.line_of(key)
 
 
 @dataclass
@@ -371,7 +378,7 @@ def read_kustomization(
 ) -> Kustomization:
     """regular: files (resolved) known to be regular files, which need no stat (the input files)."""
     data, lines, items = _load(file, preloaded)
-    k = Kustomization(file, data, inside, str(data.get("kind") or "Kustomization"), lines=lines)
+    k = Kustomization(file, data, inside, str(data.get("kind") or "Kustomization"), lines=lines, items=items)
     folder = file.parent
     for key in ("resources", "bases", "components"):
         for i, entry in enumerate(_strings(data, key, file, lines)):

@@ -10,7 +10,17 @@ from pathlib import Path
 
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
-from dramigrate.kustomize.graph import Graph, Patch, Preloaded, absolute_roots, discover, may_name, outside_reads, under
+from dramigrate.kustomize.graph import (
+    HELM_KEYS,
+    Graph,
+    Patch,
+    Preloaded,
+    absolute_roots,
+    discover,
+    may_name,
+    outside_reads,
+    under,
+)
 from dramigrate.limits import MAX_KUSTOMIZE_DEPTH, MAX_KUSTOMIZE_LOADS, read_regular
 from dramigrate.rules import RuleSet
 from dramigrate.sources import Walked
@@ -72,6 +82,7 @@ class Scan:
     errors: list[tuple[Path, BaseException]] = field(default_factory=list)  # broken kustomizations, for the run
     broken: set[Path] = field(default_factory=set)  # folders of broken kustomizations
     inputs: set[str] = field(default_factory=set)  # the input files, resolved
+    inflates: set[Path] = field(default_factory=set)  # kustomizations under the paths that inflate Helm charts
     _broken_text: set[str] = field(default_factory=set, repr=False)
     _below: dict[str, bool] = field(default_factory=dict, repr=False)
 
@@ -130,6 +141,7 @@ def scan(
             exc.file = out.display(Path(exc.file))
     done: set[Path] = set()
     inputs = out.inputs = set(paths)
+    out.inflates = {k.file for k in graph.nodes.values() if k.inside and not HELM_KEYS.isdisjoint(k.data)}
     for folder in sorted(graph.nodes):
         node = graph.nodes[folder]
         touched = (
@@ -263,6 +275,19 @@ def _unit(
                     f"{out.display(node.file)} reads {entry}, outside its own folder: kustomize refuses such a file "
                     "(its load restrictor), so the build fails; nothing of the graph is written (move the file "
                     "under the kustomization's folder, or make its folder a kustomization to list)",
+                )
+            )
+    for d in sorted(members):
+        node = graph.nodes[d]
+        key = next((key for key in HELM_KEYS if key in node.data), None)
+        if key is not None:  # kubectl kustomize builds it only with --enable-helm, which runs helm and may pull charts
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    node.line_of(key),
+                    f"{out.display(node.file)} inflates Helm charts ({key}), which dramigrate does not build (the "
+                    "build would run helm and may pull charts from the network); nothing of the graph is written "
+                    "(migrate it by hand)",
                 )
             )
     circle = graph.cycle(members)
