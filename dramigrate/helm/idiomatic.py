@@ -43,6 +43,7 @@ from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
 from dramigrate.helm.nested import rewrite as nested_rewrite
+from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
     Pattern,
@@ -3890,17 +3891,24 @@ def _merge_tolerations(
         stop, item, _ = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        # the chart's own items tolerating the taint under conditions of their own (porter's `nvidia.com/gpu` item
+        # under `if` the request, which the limit alone skips): the DRA entry renders where none of them does
+        gates = own_gates(lines, at + 1, stop, item, key) if key else None
+        always = gates is not None and "" in gates  # an item of the chart's that tolerates it whatever the values
+        if gates and not always:
+            cond = f"{cond} {untolerated(gates)}" if cond.startswith("and ") else _and(_arg(cond), untolerated(gates))
+        # the values list the chart appends (porter's `{{- if .Values.tolerations }}` around its toYaml), where the
+        # user's own list may tolerate the taint: the migration adds no toleration then
+        given = _values_lists(lines, at + 1, stop)
+        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
+        unread = not (key or key_expr) or len(given) > 1 or not (gates or given) or (gates is None and literal)
+        if covered and (always or unread):
+            return None  # the chart's own literal list tolerates the taint, always (or in a way not read here)
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
-        if not covered:
-            return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
-        # the taint tolerated with the values the rewrite is read from: by the values list appended (porter's
-        # `{{- if .Values.tolerations }}` after its own `removable` item), so the entry goes where that list does not
-        reads = {m.group(1) for line in lines[at + 1 : stop] if (m := _TOYAML.search(line))} - {"."}
-        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
-        if literal or not (key or key_expr) or len(reads) != 1:
-            return None  # the chart's own literal list tolerates the taint (or a list not read here)
-        return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(reads.pop(), p), *own, f"{p}{{{{- end }}}}"])
+        if len(given) == 1 and (key or key_expr):
+            return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(given[0], p), *own, f"{p}{{{{- end }}}}"])
+        return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
@@ -3989,18 +3997,34 @@ def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]]
     return words, inside
 
 
+def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
+    """The values lists that lines [start, stop) of a pod's list write whole: the X of `toYaml X`, or of a `with X`
+    whose body is `toYaml .`."""
+    out: list[str] = []
+    for i in range(start, stop):
+        whole = _TOYAML.search(lines[i])
+        with_m = _WITH.fullmatch(lines[i].strip())
+        if whole and whole.group(1) != ".":
+            out.append(whole.group(1))
+        elif with_m and i + 1 < stop and _TOYAML_DOT.search(lines[i + 1]):
+            out.append(with_m.group(1))
+    return list(dict.fromkeys(out))
+
+
 def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
     after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
     indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
-    if (
-        not _LIST_KEY.fullmatch(lines[at].strip())
-        or at + 1 >= len(lines)
-        or not lines[at + 1].lstrip().startswith("- ")
-    ):
+    # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
+    # }}` `{{ toYaml .Values.tolerations | nindent 12 }}` `{{ end }}` above its own items; not a `range` writing items)
+    first = next((i for i in range(at + 1, len(lines)) if not (_control(lines[i]) or _emits(lines[i]))), len(lines))
+    if not _LIST_KEY.fullmatch(lines[at].strip()) or first >= len(lines) or not lines[first].lstrip().startswith("- "):
         return None
-    item = _indent(lines[at + 1])
+    words = [w for _, _, w in _actions("\n".join(lines[at + 1 : first]))]
+    if sum(w in ("if", "with", "range") for w in words) != words.count("end"):
+        return None
+    item = _indent(lines[first])
     opens = _open_ifs(lines, at)
     if item < base or opens is None:
         return None
