@@ -462,6 +462,10 @@ def _run(
     if mode == "lint":
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
+    if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
+        from dramigrate.helm.vendored import vendored_findings
+
+        outcome.findings += vendored_findings(root, outcome.display, [c.rel for c in outcome.changes])
     if outcome.manual and partial:
         from dramigrate.helm.ownswitch import left_by, note
 
