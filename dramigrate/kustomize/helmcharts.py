@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 HELM_KEYS = ("helmCharts", "helmChartInflationGenerator")  # in the order kustomize generates them
 DEFAULT_CHART_HOME = "charts"  # kustomize's types.HelmDefaultHome
 MERGES = ("override", "merge", "replace")  # valuesMerge; override is kustomize's default
+MAX_CHART_RUNS = 32  # distinct charts and value sets linted in one run (each renders the chart a few times)
 # the deprecated helmChartInflationGenerator's keys, as kustomize maps them onto a helmCharts entry
 _OLD_KEYS = {
     "chartName": "name",
@@ -193,6 +194,7 @@ def check_helm_charts(kz: Scan, rules: RuleSet, settings: Settings, target: Targ
     from dramigrate.migrate import FileResult
 
     results: list[FileResult] = []
+    done: dict[tuple[Any, ...], tuple[Any, set[str]]] = {}  # each distinct chart and options, linted once
     for folder in sorted(kz.graph.nodes):
         node = kz.graph.nodes[folder]
         if not node.inside or not any(key in node.data for key in HELM_KEYS):
@@ -204,7 +206,7 @@ def check_helm_charts(kz: Scan, rules: RuleSet, settings: Settings, target: Targ
                 result.findings.append(_unchecked(e, shown))
                 continue
             try:
-                result.findings.extend(_render(e, kz, shown, rules, settings, target))
+                result.findings.extend(_render(e, kz, shown, rules, settings, target, done))
             except InputError as exc:
                 if result.error is None:  # the first chart that cannot be rendered: the kustomization's bad input
                     result.error = exc
@@ -225,30 +227,34 @@ def _unchecked(e: HelmEntry, shown: str) -> Finding:
     )
 
 
-def _render(e: HelmEntry, kz: Scan, shown: str, rules: RuleSet, settings: Settings, target: Target) -> list[Finding]:
-    """Lint the entry's chart with its options (the real Helm engine); its findings placed at the entry."""
-    from dramigrate.helm.run import ChartOptions, run_chart
-    from dramigrate.helm.sandbox import prestart
-    from dramigrate.lifetime import temporary_folder
+def _render(
+    e: HelmEntry,
+    kz: Scan,
+    shown: str,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    done: dict[tuple[Any, ...], tuple[Any, set[str]]],
+) -> list[Finding]:
+    """Lint the entry's chart with its options (the real Helm engine); its findings placed at the entry. done: the
+    chart runs of the run so far, by chart and options (an entry repeated a thousand times is linted once)."""
     from dramigrate.terminal import MESSAGES
 
     assert e.chart is not None
     chart_shown = kz.display(e.chart)
-    with temporary_folder("dramigrate-kustomize-values-") as tmp:
-        inline = tmp / "valuesInline.json"
-        if e.inline is not None:
-            inline.write_text(json.dumps(e.inline, default=str), encoding="utf-8")
-        values = tuple(inline if p is None else Path(kz.display(p)) for p in e.values)
-        copts = ChartOptions(
-            release=e.release,
-            values_files=values,
-            namespace=e.namespace,
-            kube_version=e.kube_version,
-            api_versions=e.api_versions,
-        )
-        prestart()
-        outcome = run_chart(Path(chart_shown), copts, rules, settings, target, "lint")
-        inline_names = {str(inline), inline.as_posix()}
+    inline = json.dumps(e.inline, sort_keys=True, default=str)
+    key = (e.chart, e.release, e.namespace, tuple(e.values), inline, e.kube_version, e.api_versions)
+    if key not in done:
+        if len(done) >= MAX_CHART_RUNS:  # each run renders the chart a few times: a thousand would take an hour
+            raise InputError(
+                f"the kustomizations under the paths inflate more than {MAX_CHART_RUNS} distinct Helm charts or "
+                "value sets; the others, this one among them, are not checked (run dramigrate on fewer paths)",
+                shown,
+                e.line,
+                1,
+            )
+        done[key] = _lint(e, kz, chart_shown, rules, settings, target)
+    outcome, inline_names = done[key]
     here = f"{shown}:{e.line} valuesInline"
     if outcome.error is not None:
         message = outcome.error.message
@@ -266,6 +272,32 @@ def _render(e: HelmEntry, kz: Scan, shown: str, rules: RuleSet, settings: Settin
     if not outcome.findings:
         MESSAGES.explain(f"{shown}:{e.line}: the Helm chart {chart_shown} with this entry's values: no finding")
     return [_placed(f, e, shown, chart_shown, inline_names) for f in outcome.findings]
+
+
+def _lint(
+    e: HelmEntry, kz: Scan, chart_shown: str, rules: RuleSet, settings: Settings, target: Target
+) -> tuple[Any, set[str]]:
+    """The chart run (helm.run.ChartOutcome, lint mode) of an entry, and the names its inline values file went by."""
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.sandbox import prestart
+    from dramigrate.lifetime import temporary_folder
+
+    with temporary_folder("dramigrate-kustomize-values-") as tmp:
+        inline = tmp / "valuesInline.json"
+        if e.inline is not None:
+            inline.write_text(json.dumps(e.inline, default=str), encoding="utf-8")
+        values = tuple(inline if p is None else Path(kz.display(p)) for p in e.values)
+        copts = ChartOptions(
+            release=e.release,
+            values_files=values,
+            namespace=e.namespace,
+            kube_version=e.kube_version,
+            api_versions=e.api_versions,
+        )
+        prestart()
+        outcome = run_chart(Path(chart_shown), copts, rules, settings, target, "lint")
+        inline_names = {str(inline), inline.as_posix()}
+    return outcome, inline_names
 
 
 def _placed(f: Finding, e: HelmEntry, shown: str, chart_shown: str, inline_names: set[str]) -> Finding:
