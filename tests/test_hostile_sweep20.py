@@ -197,3 +197,29 @@ def test_a_kustomization_inflating_a_chart_a_thousand_times_is_checked_in_bounde
     assert [(e["file"], "more than 32 distinct" in e["message"]) for e in report["errors"]] == [
         ("app/kustomization.yaml", True)
     ]
+
+
+def test_a_chart_inflated_through_a_generator_configuration_is_checked_too(tmp_path: Path) -> None:
+    """kustomize also inflates a chart listed under `generators:` as a HelmChartInflationGenerator configuration (a
+    file of the kustomization's folder, or inline): that passed in silence where helmCharts is now checked. The
+    file's chart is rendered with its values, the inline one named as not checked, and an alias bomb in its values
+    named without being expanded."""
+    app = _kustomized(tmp_path, "generators:\n- helm.yaml\n- bomb.yaml\n- |\n" + _indented(_GENERATOR + _PULLED))
+    (app / "helm.yaml").write_text(_GENERATOR + "name: gpu\nreleaseName: web\nvaluesInline:\n  gpus: 3\n")
+    bomb = "".join(f"  a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
+    (app / "bomb.yaml").write_text(_GENERATOR + "name: gpu\nvaluesInline:\n  a0: &a0 [x,x,x,x,x,x,x,x,x]\n" + bomb)
+
+    code, out, err = run_dramigrate(["lint", "app/kustomization.yaml", "--format", "json"], cwd=tmp_path, timeout=60)
+
+    _no_control(out + err)
+    assert code == 1
+    found = [(f["rule"], f["line"]) for f in json.loads(out)["findings"] if f["rule"].startswith("kustomize-")]
+    assert found == [("kustomize-helm-device", 2), ("kustomize-helm-chart", 3), ("kustomize-helm-chart", 4)]
+
+
+_GENERATOR = "apiVersion: builtin\nkind: HelmChartInflationGenerator\nmetadata:\n  name: g\n"
+_PULLED = "name: vllm\nrepo: https://charts.example.org\nversion: 1.0.0\n"
+
+
+def _indented(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())

@@ -22,8 +22,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.kustomize.graph import Kustomization, repo_root, under
+from dramigrate.kustomize.graph import (
+    HELM_GENERATOR,
+    HELM_KEYS,
+    MAX_KUSTOMIZATION_VALUES,
+    Kustomization,
+    generator_texts,
+    repo_root,
+    under,
+)
+from dramigrate.limits import expands_within, nodes_upto
 
 if TYPE_CHECKING:
     from dramigrate.config import Settings
@@ -32,9 +43,9 @@ if TYPE_CHECKING:
     from dramigrate.rules import RuleSet
     from dramigrate.versions import Target
 
-HELM_KEYS = ("helmCharts", "helmChartInflationGenerator")  # in the order kustomize generates them
 DEFAULT_CHART_HOME = "charts"  # kustomize's types.HelmDefaultHome
 MERGES = ("override", "merge", "replace")  # valuesMerge; override is kustomize's default
+MAX_INLINE_VALUES = 20_000  # as a values file holds at most (limits.check_values_text)
 MAX_CHART_RUNS = 32  # distinct charts and value sets linted in one run (each renders the chart a few times)
 # the deprecated helmChartInflationGenerator's keys, as kustomize maps them onto a helmCharts entry
 _OLD_KEYS = {
@@ -90,6 +101,23 @@ def helm_entries(k: Kustomization) -> list[HelmEntry]:
                     home = own_home if isinstance(own_home, str) and own_home else home
                 entry.why = _read_entry(k, entry, raw, home)
             out.append(entry)
+    for i, text in generator_texts(k):  # a generator configuration of kind HelmChartInflationGenerator
+        if HELM_GENERATOR not in text:
+            continue
+        line = k.item_line("generators", i)
+        try:
+            if nodes_upto(text, MAX_KUSTOMIZATION_VALUES) > MAX_KUSTOMIZATION_VALUES:
+                raise ValueError(f"holds more than {MAX_KUSTOMIZATION_VALUES:,} values")
+            docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict) and d.get("kind") == HELM_GENERATOR]
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            why = str(exc) if isinstance(exc, ValueError) else "is not YAML it can read"
+            out.append(HelmEntry(k.file, "generators", line, "", why=f"its generator configuration {why}"))
+            continue
+        for doc in docs:
+            entry = HelmEntry(k.file, "generators", line, "")
+            own_home = doc.get("chartHome")
+            entry.why = _read_entry(k, entry, doc, own_home if own_home else home)
+            out.append(entry)
     return out
 
 
@@ -128,6 +156,8 @@ def _read_entry(k: Kustomization, e: HelmEntry, raw: dict[str, Any], home: Any) 
     inline = raw.get("valuesInline")
     if inline is not None and not isinstance(inline, dict):
         return "its valuesInline is not a mapping (kustomize refuses it)"
+    if inline and not expands_within(inline, MAX_INLINE_VALUES):  # written out for Helm, aliases expand
+        return f"its valuesInline expands to more than {MAX_INLINE_VALUES:,} values (a YAML alias bomb?); not rendered"
     files: list[Path | None] = []
     if texts["valuesFile"]:
         path, why = _values_file(k, str(texts["valuesFile"]), repository, "valuesFile")
@@ -197,7 +227,7 @@ def check_helm_charts(kz: Scan, rules: RuleSet, settings: Settings, target: Targ
     done: dict[tuple[Any, ...], tuple[Any, set[str]]] = {}  # each distinct chart and options, linted once
     for folder in sorted(kz.graph.nodes):
         node = kz.graph.nodes[folder]
-        if not node.inside or not any(key in node.data for key in HELM_KEYS):
+        if node.file not in kz.inflates:
             continue
         shown = kz.display(node.file)
         result = FileResult(shown)
