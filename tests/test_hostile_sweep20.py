@@ -223,3 +223,20 @@ _PULLED = "name: vllm\nrepo: https://charts.example.org\nversion: 1.0.0\n"
 
 def _indented(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    "entry", ['name: "gp\\0u"', 'name: gpu\n  valuesFile: "v\\0.yaml"', 'name: gpu\n  additionalValuesFiles: ["a\\0"]']
+)
+def test_a_nul_in_a_kustomize_chart_path_is_named_not_an_internal_error(tmp_path: Path, entry: str) -> None:
+    """A helmCharts entry whose chart name or values file holds a NUL (a YAML escape) ended the check of the
+    kustomization with an internal error (`embedded null byte`); the entry is now named as not checked."""
+    _kustomized(tmp_path, f'generators: ["g\\0"]\nhelmCharts:\n- {entry}\n')
+
+    code, out, err = run_dramigrate(["lint", "app/kustomization.yaml", "--format", "json"], cwd=tmp_path)
+
+    _no_control(out + err)
+    report = json.loads(out)
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("kustomize-helm-chart", 3)]
+    assert "NUL" in report["findings"][0]["message"]
+    assert code == 0

@@ -427,7 +427,7 @@ def generator_texts(k: Kustomization) -> list[tuple[int, str]]:
     entries = k.data.get("generators")
     root = os.path.realpath(k.dir)
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        if not isinstance(entry, str):
+        if not isinstance(entry, str) or "\0" in entry:  # no path holds a NUL
             continue
         if "\n" in entry or ":" in entry:  # an inline configuration (a path holds neither)
             out.append((i, entry))

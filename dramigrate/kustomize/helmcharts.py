@@ -135,6 +135,8 @@ def _read_entry(k: Kustomization, e: HelmEntry, raw: dict[str, Any], home: Any) 
     if home is not None and not isinstance(home, str):
         return "helmGlobals.chartHome is not a string (kustomize refuses it)"
     base = home or DEFAULT_CHART_HOME
+    if "\0" in name + version + base:  # no path holds one (the file system refuses it)
+        return "its chart name, version or chartHome holds a NUL character"
     rel = os.path.join(base, f"{name}-{version}", name) if version and repo else os.path.join(base, name)
     e.where = rel
     repository = os.path.realpath(repo_root(k.dir))
@@ -191,6 +193,8 @@ def _values_file(k: Kustomization, entry: str, repository: str, what: str) -> tu
     """A values file an entry names, resolved; or why it is not read."""
     if "://" in entry:
         return None, f"its {what} {entry} is a URL, which dramigrate does not fetch"
+    if "\0" in entry:
+        return None, f"its {what} holds a NUL character"
     real = os.path.realpath(os.path.join(k.dir, entry))
     if _outside(real, repository):
         return None, f"its {what} {entry} leads outside the repository; not read"
