@@ -42,6 +42,8 @@ from dramigrate.helm import multiclaim, unpin
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
+from dramigrate.helm.nested import rewrite as nested_rewrite
+from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
     Pattern,
@@ -56,7 +58,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.prove import without_api_defaults
-from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
@@ -1409,6 +1411,12 @@ def build(
     return changes
 
 
+def containers_of_ranges(exc: NotIdiomatic) -> bool:
+    """Whether `exc` refuses a device key in containers that `range` blocks write, each with its own count: the shape
+    listed.py and nested.py rewrite when the migration's claims allow (known once the value sets are migrated)."""
+    return "of a container that `range" in exc.why or "which writes one container per item" in exc.why
+
+
 def _listed(
     root: Path,
     text: str,
@@ -1421,13 +1429,21 @@ def _listed(
 ) -> Listed | None:
     """The rewrite of a template whose containers a `range` over a values list writes, each with its own count
     (listed.py), when `exc` refused that shape and the template takes it; else None (the refusal stands)."""
-    if "of a container that `range" not in exc.why:
+    if not containers_of_ranges(exc):
         return None
     try:
         claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if len(claims) != 1 or len(claims[0]) != 1:
-            return None
-        return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+    except RewriteError:
+        return None
+    if any(len(own) != 1 for own in claims):
+        return None
+    if "of a container that `range" in exc.why and len(claims) == 1:
+        try:
+            return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+        except RewriteError:
+            pass
+    try:  # containers that nested `range` blocks write, each a request of the pod's claim named after it
+        return nested_rewrite(text, rel, rules, [own[0] for own in claims], chart_name(root))
     except RewriteError:
         return None
 
@@ -1439,6 +1455,8 @@ def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: st
     ((rel, done),) = listed.items()
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
+        if "kind: ResourceClaimTemplate" in done.section
+        else ""  # nested.py writes each claim template beside its pod: this file holds the spec's define
     )
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
     values_path = root / "values.yaml"
@@ -2324,19 +2342,6 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
 
 
 _SWITCH = re.compile(r"and \$?\.Values\.dra\.enabled\b")
-
-
-def _terms(expr: str) -> list[str]:
-    """The top-level terms of a template expression (`and .a (or .b .c)` -> `and`, `.a`, `(or .b .c)`)."""
-    out, depth, term = [], 0, ""
-    plain = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), expr)  # a quoted space is no gap
-    for ch, seen in zip(expr, plain, strict=True):
-        depth += {"(": 1, ")": -1}.get(seen, 0)
-        if seen == " " and depth == 0:
-            out, term = (out + [term]) if term else out, ""
-        else:
-            term += ch
-    return out + [term] if term else out
 
 
 def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
@@ -3753,6 +3758,17 @@ def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -
     ]
 
 
+def _at_column(tol_text: list[str], width: int, body: str) -> list[str]:
+    """The DRA toleration's lines (their items at column `width`) at the column of the items the chart's list writes
+    with `body`, `{{- toYaml X | nindent N }}` (llm-service's items at the `tolerations:` key's own column, N = 4):
+    a YAML list's items share one column. As they are when `body` is no such line."""
+    m = re.search(r"\btoYaml \S+ \| n?indent (\d+)\s*-?\}\}\s*$", body)
+    column = int(m.group(1)) if m else width
+    if column == width:
+        return tol_text
+    return [f"{' ' * column}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+
+
 def _merge_tolerations(
     lines: list[str],
     at: int,
@@ -3790,6 +3806,7 @@ def _merge_tolerations(
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
+    aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
         new = [
@@ -3799,7 +3816,7 @@ def _merge_tolerations(
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3822,7 +3839,7 @@ def _merge_tolerations(
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3840,7 +3857,7 @@ def _merge_tolerations(
                 f"{p}  {{{{- end }}}}",
                 *unless_tolerated(plain.group(1), f"{p}  "),
             ]
-            + [*tol_text, f"{p}  {{{{- end }}}}"],
+            + [*aligned, f"{p}  {{{{- end }}}}"],
         )
     helper = _HELPER_LIST.fullmatch(body)
     if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
@@ -3874,17 +3891,24 @@ def _merge_tolerations(
         stop, item, _ = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        # the chart's own items tolerating the taint under conditions of their own (porter's `nvidia.com/gpu` item
+        # under `if` the request, which the limit alone skips): the DRA entry renders where none of them does
+        gates = own_gates(lines, at + 1, stop, item, key) if key else None
+        always = gates is not None and "" in gates  # an item of the chart's that tolerates it whatever the values
+        if gates and not always:
+            cond = f"{cond} {untolerated(gates)}" if cond.startswith("and ") else _and(_arg(cond), untolerated(gates))
+        # the values list the chart appends (porter's `{{- if .Values.tolerations }}` around its toYaml), where the
+        # user's own list may tolerate the taint: the migration adds no toleration then
+        given = _values_lists(lines, at + 1, stop)
+        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
+        unread = not (key or key_expr) or len(given) > 1 or not (gates or given) or (gates is None and literal)
+        if covered and (always or unread):
+            return None  # the chart's own literal list tolerates the taint, always (or in a way not read here)
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
-        if not covered:
-            return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
-        # the taint tolerated with the values the rewrite is read from: by the values list appended (porter's
-        # `{{- if .Values.tolerations }}` after its own `removable` item), so the entry goes where that list does not
-        reads = {m.group(1) for line in lines[at + 1 : stop] if (m := _TOYAML.search(line))} - {"."}
-        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
-        if literal or not (key or key_expr) or len(reads) != 1:
-            return None  # the chart's own literal list tolerates the taint (or a list not read here)
-        return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(reads.pop(), p), *own, f"{p}{{{{- end }}}}"])
+        if len(given) == 1 and (key or key_expr):
+            return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(given[0], p), *own, f"{p}{{{{- end }}}}"])
+        return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
@@ -3973,18 +3997,34 @@ def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]]
     return words, inside
 
 
+def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
+    """The values lists that lines [start, stop) of a pod's list write whole: the X of `toYaml X`, or of a `with X`
+    whose body is `toYaml .`."""
+    out: list[str] = []
+    for i in range(start, stop):
+        whole = _TOYAML.search(lines[i])
+        with_m = _WITH.fullmatch(lines[i].strip())
+        if whole and whole.group(1) != ".":
+            out.append(whole.group(1))
+        elif with_m and i + 1 < stop and _TOYAML_DOT.search(lines[i + 1]):
+            out.append(with_m.group(1))
+    return list(dict.fromkeys(out))
+
+
 def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
     after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
     indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
-    if (
-        not _LIST_KEY.fullmatch(lines[at].strip())
-        or at + 1 >= len(lines)
-        or not lines[at + 1].lstrip().startswith("- ")
-    ):
+    # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
+    # }}` `{{ toYaml .Values.tolerations | nindent 12 }}` `{{ end }}` above its own items; not a `range` writing items)
+    first = next((i for i in range(at + 1, len(lines)) if not (_control(lines[i]) or _emits(lines[i]))), len(lines))
+    if not _LIST_KEY.fullmatch(lines[at].strip()) or first >= len(lines) or not lines[first].lstrip().startswith("- "):
         return None
-    item = _indent(lines[at + 1])
+    words = [w for _, _, w in _actions("\n".join(lines[at + 1 : first]))]
+    if sum(w in ("if", "with", "range") for w in words) != words.count("end"):
+        return None
+    item = _indent(lines[first])
     opens = _open_ifs(lines, at)
     if item < base or opens is None:
         return None
