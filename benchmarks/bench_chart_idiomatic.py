@@ -154,7 +154,7 @@ def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
         if not (f.resource and f.line and f.file.startswith(display + "/")):
             continue
         path = root / f.file[len(display) + 1 :]
-        if path.suffix in (".yaml", ".yml", ".tpl") and "templates" in path.parts:
+        if "templates" in path.parts and path.name != "NOTES.txt":  # Helm renders `raycluster.yaml.j2` there too
             try:
                 out.add(classify(path.read_text(encoding="utf-8"), f.line, f.resource, _counted(f)).letter)
             except OSError:

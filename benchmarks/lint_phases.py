@@ -59,7 +59,9 @@ def module(name):
     except ImportError:
         LOG.write(f"missing {name}\n")
         return None
-commands, engine, prefilter, ahead = (module(f"dramigrate.{m}") for m in ("commands", "engine", "prefilter", "ahead"))
+commands, engine, prefilter, ahead, prelist = (
+    module(f"dramigrate.{m}") for m in ("commands", "engine", "prefilter", "ahead", "prelist")
+)
 for owner, name, label in [
     (commands, "prepare", "prepare (settings, rules, walk)"),
     (commands, "expand", "  walk (grep, workers start)"),
@@ -100,6 +102,15 @@ try:
     cfp._ExecutorManagerThread.run = manager_run
 except (ImportError, AttributeError):
     pass
+
+if prelist is not None and hasattr(prelist, "Listing"):
+    _close = prelist.Listing.close
+    def close(self):
+        was = self._done
+        _close(self)
+        if not was:
+            LOG.write(f"lister {self.cpu:.4f}\n")
+    prelist.Listing.close = close
 
 import atexit
 def done():
@@ -143,6 +154,9 @@ def figures(lines: list[str]) -> dict[str, float]:
         if head == "thread":
             threads += float(rest)
             continue
+        if head == "lister":
+            out["cpu lister (the folder listing's child)"] = float(rest)
+            continue
         if head == "end":
             wall, mine, kids = map(float, rest.split())
             out.update({"wall": wall, "cpu main process": mine, "cpu children": kids})
@@ -162,7 +176,8 @@ def figures(lines: list[str]) -> dict[str, float]:
     out["cpu workers"] = sum(worker_cpu.values())
     out["cpu main threads (grep readers, pool)"] = threads
     if "cpu children" in out:
-        out["cpu grep (children - workers)"] = out["cpu children"] - out["cpu workers"]
+        lister = out.get("cpu lister (the folder listing's child)", 0.0)
+        out["cpu grep (children - workers - lister)"] = out["cpu children"] - out["cpu workers"] - lister
     return out
 
 

@@ -165,3 +165,18 @@ def test_a_pod_in_each_branch_of_an_if_shares_one_claim_template(tmp_path: Path)
         assert [d["kind"] for d in _render(chart, f"stateful={stateful}", "gpus=0", kube="1.33")] == [workload["kind"]]
     (name,) = names
     assert name.startswith("release-name-app-")
+
+
+def test_a_literal_count_shares_the_claim_spec_of_a_count_from_values(tmp_path: Path) -> None:
+    """One workload asks for `nvidia.com/gpu: 1` written in its template, the other for a count from values
+    (scalarlm's vLLM and API servers): their specs differ only in the count, and were two defines of their own (54
+    lines for two claim templates); now one, the literal passed as the other count is, and the names stay."""
+    chart = _two_workloads(tmp_path, deployment("worker", _pod("1")))
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert re.findall(r'define "([^"]*draClaimSpec)"', text) == ["ray.draClaimSpec"], text
+    assert text.count('include "ray.draClaimSpec" (dict "count" 1 ') == 2  # the object and its name
+    docs = _render(chart, "head.gpu=3")
+    assert _claims(docs) == {"head": 3, "worker": 1}
+    names = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate")
+    assert [re.sub(r"-[0-9a-f]{8}$", "", n) for n in names] == ["head", "worker"]

@@ -11,11 +11,6 @@ from pathlib import Path
 import pytest
 from conftest import RunCli, chart_with, deployment, dra_render, fix_chart
 
-from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, run_chart
-from dramigrate.rules import load_rules
-from dramigrate.versions import Target
-
 LABELLED = deployment(
     "engine",
     """\
@@ -256,19 +251,18 @@ LISTED_CONTAINERS = deployment(
 )
 
 
-def test_a_device_key_of_each_container_of_a_values_list_says_which_range_writes_it(tmp_path: Path) -> None:
+def test_a_device_key_of_each_container_of_a_values_list_takes_the_pods_claim(tmp_path: Path) -> None:
     """loft's component chart writes one container per item of `.Values.containers`, each with its own GPU count
-    under `with $container.resources.limits`: the manual-work message named only the `with`. It now names the range
-    that writes the containers and what the rewrite takes instead."""
+    under `with $container.resources.limits`. Was: manual, naming the range that writes the containers. Now the
+    container asking takes the pod's claim whole, with its count, and the device key stays with the switch off."""
     values = "containers:\n- name: api\n  image: api\n  resources: {limits: {gpu: 1}}\n"
     chart = chart_with(tmp_path, "component", {"templates/d.yaml": LISTED_CONTAINERS, "values.yaml": values})
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert not outcome.changes
-    assert (
-        "templates/d.yaml:21: pattern A (a literal device key with a values count): the device key is inside `with "
-        "$container.resources.limits` of a container that `range $i, $container := .Values.containers` writes, each "
-        "item a container with its own count" in outcome.manual
-    ), outcome.manual
+    outcome = fix_chart(chart)
+    assert outcome.proven, outcome.report()
+    _, counts, pods = dra_render(chart, chart / "values.yaml")
+    resources = pods["app"]["containers"][0]["resources"]
+    assert resources["claims"] == [{"name": "gpu"}] and not resources["limits"]
+    assert list(counts.values()) == [1]
 
 
 COUNT_UNDER_RESOURCES = deployment(

@@ -10,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import yaml
 from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -59,3 +60,44 @@ def test_the_chart_own_if_takes_the_switch_instead_of_a_guard_per_branch(tmp_pat
         assert _texts(chart, ("dra.enabled=false", *sets)) == _texts(original, sets)
         on = "".join(text for _, text in _texts(chart, sets))
         assert "nvidia.com/gpu:" not in on and "amd.com/gpu:" not in on
+
+
+def _server(count: str) -> str:
+    return deployment(
+        "server",
+        f"""\
+      containers:
+        - name: server
+          image: example/server
+          resources:
+            limits:
+              nvidia.com/gpu: {count}
+""",
+    )
+
+
+def test_the_container_claims_and_its_device_key_are_one_if_else(tmp_path: Path) -> None:
+    """A container whose `resources:` holds only the device key got its claims under one `if` and the key under
+    another, `if not .Values.dra.enabled`, four lines of actions; now one chain of three: `else` where the claims'
+    condition is the switch alone (a literal count), `else if not` the switch where it also reads the count (a count of
+    0 renders neither). Renders with the switch off stay the chart's."""
+    files = {
+        "templates/server.yaml": _server("{{ .Values.gpus }}"),
+        "templates/sidecar.yaml": _server("1").replace("server", "sidecar"),
+        "values.yaml": "gpus: 2\n",
+    }
+    original = chart_with(tmp_path / "original", "app", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    fix_chart(chart)
+    server, sidecar = ((chart / "templates" / f"{n}.yaml").read_text() for n in ("server", "sidecar"))
+    assert "{{- if not .Values.dra.enabled }}" not in server + sidecar
+    assert re.search(r"claims:\n +- name: gpu\n +\{\{- else if not \.Values\.dra\.enabled \}\}\n +limits:", server)
+    assert re.search(r"claims:\n +- name: gpu\n +\{\{- else \}\}\n +limits:", sidecar)
+    for sets in ((), ("gpus=0",), ("gpus=3",)):
+        assert _texts(chart, ("dra.enabled=false", *sets)) == _texts(original, sets)
+    for sets, claimed in (((), 2), (("gpus=0",), 0)):
+        docs = [yaml.safe_load(text) for _, text in _texts(chart, sets)]
+        pods = {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+        assert all("limits" not in (p["containers"][0]["resources"] or {}) for p in pods.values()), sets
+        assert bool(pods["server"].get("resourceClaims")) == bool(claimed), sets
+        assert pods["sidecar"]["resourceClaims"], sets

@@ -177,3 +177,24 @@ def test_a_helper_that_writes_limits_and_requests_maps_gets_the_claim_beside_the
     assert len(resources["resources"]["claims"]) == 1
     template = next(d for d in docs if d["kind"] == "ResourceClaimTemplate")
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+
+
+def test_the_count_define_leaves_out_what_the_count_does_not_read(tmp_path: Path) -> None:
+    """The helper names its container before it builds the map (infaas' `$shortModelName`): `draCount` replayed that
+    line too, which wrote nothing and fed nothing it reads; it is left out. A line that changes the map (`set`,
+    though into `$_`, which nothing reads) stays, and the count is the map's, as before."""
+    helpers = HELPERS.replace(
+        "{{- $nvidiaLimits := dict",
+        '{{- $label := printf "%s-gpu" .Chart.Name -}}\n{{- $_ := set $nvidiaresources "nvidia.com/gpu" 2 -}}\n'
+        "{{- $nvidiaLimits := dict",
+    )
+    files = {"values.yaml": VALUES, "templates/_helpers.tpl": helpers, "templates/deployment.yaml": DEPLOYMENT}
+    chart = chart_with(tmp_path, "cam", files, version="1.0.0")
+    fix_chart(chart)
+    written = (chart / "templates" / "_helpers.tpl").read_text()
+    start = written.index('{{- define "cam.resources.draCount" -}}')
+    stop = written.find("{{- define", start + 1)
+    count = written[start : stop if stop > 0 else len(written)]
+    assert "$label" not in count and '$_ := set $nvidiaresources "nvidia.com/gpu" 2' in count, count
+    template = next(d for d in _docs(chart) if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2

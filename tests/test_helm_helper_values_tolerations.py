@@ -85,3 +85,27 @@ def test_no_second_gpu_toleration_where_the_shipped_values_tolerate_it(tmp_path:
         assert repeated_keys(stream) == [], values
         assert [t["key"] for t in pod["tolerations"]] == keys, values
         assert pod["resourceClaims"] and "nvidia.com/gpu" not in pod["containers"][0]["resources"]["limits"]
+
+
+def test_the_dra_toleration_is_one_if_and_the_chart_own_nested_ifs_stay(tmp_path: Path) -> None:
+    """The DRA toleration sat in two `if`s, the helper's DRA branch and then `if not` the values list tolerating the
+    taint (four lines of actions); now one `if and` of both. A pair of nested `if`s the chart wrote itself is left
+    as it was."""
+    own = "      {{- if .Values.host.enabled }}\n      {{- if .Values.host.network }}\n      hostNetwork: true\n"
+    own += "      {{- end }}\n      {{- end }}\n"
+    deployment = DEPLOYMENT.replace("      containers:\n", own + "      containers:\n")
+    files = {"values.yaml": VALUES + "host:\n  enabled: true\n  network: true\n", "values-example.yaml": SHIPPED}
+    chart = chart_with(tmp_path, "app", {**files, "templates/_helpers.tpl": HELPERS, "templates/app.yaml": deployment})
+    mine = tmp_path / "nvidia.yaml"
+    mine.write_text("transcode:\n  nvidia: true\n")
+    fix_chart(chart, values=(mine,))
+    written = (chart / "templates/app.yaml").read_text()
+    assert own in written
+    (check,) = [line.strip() for line in written.splitlines() if "draTolerated" in line]
+    assert check.startswith('{{- if and (include "app.resources.dra" .) (not (include "app.resources.draTolerated"'), (
+        check
+    )
+    for values, keys in (((mine,), ["nvidia.com/gpu"]), ((chart / "values-example.yaml",), ["spot", "nvidia.com/gpu"])):
+        pod, _ = _pod(chart, values)
+        assert [t["key"] for t in pod["tolerations"]] == keys, values
+        assert pod["hostNetwork"] is True

@@ -1,9 +1,8 @@
 """A literal device key written under an `if` of its own line (`{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`, as a
 Nebius docker-deployment chart writes each container's requests and limits): pattern A, its inline `if` one of the
 key's conditions. Inside a `range` over a values list that writes one container per item, each with its own count,
-values where one container asks get the rewrite of listed.py; values where several ask are refused with that shape
-named (the migration names each container's request after it). Renders are real (the Helm engine embedded in
-helm-python-sdk)."""
+values where one container asks get the rewrite of listed.py; values where several ask, that of nested.py (the
+migration names each container's request after it). Renders are real (the Helm engine embedded in helm-python-sdk)."""
 
 from __future__ import annotations
 
@@ -82,18 +81,30 @@ def test_a_key_under_its_own_inline_if_is_pattern_a_and_proven(tmp_path: Path) -
     assert not counts and "resourceClaims" not in pods["infer"]
 
 
-def test_a_key_of_each_container_of_a_values_list_is_refused_naming_the_shape(tmp_path: Path) -> None:
-    """Was: 'pattern E (a resource name from values) ... this line is none of them', a key whose name is literal. Now
-    pattern A, refused at its line with the shape named: the `range` writes a container per item, each its own count,
-    and the migration gives the pod one claim with a request per such container."""
-    chart = chart_with(tmp_path, "runner", {"templates/runner.yaml": LISTED, "values.yaml": TWO})
+def test_several_containers_of_a_values_list_each_take_a_request_named_after_it(tmp_path: Path) -> None:
+    """Was: manual, refused at the key's line with the shape named (the migration gives the pod one claim with a
+    request per container, named after it). Now (nested.py) each container asking takes the request named after it,
+    with its own count, as the migration of the render names them; with the switch off the render is unchanged."""
+    files = {"templates/runner.yaml": LISTED, "values.yaml": TWO}
+    original = chart_with(tmp_path / "original", "runner", files)
+    chart = chart_with(tmp_path, "runner", files)
     outcome = _fix(chart)
-    assert not outcome.proven
-    assert "templates/runner.yaml:21: pattern A (a literal device key with a values count)" in outcome.manual
-    assert "a container that `range .Values.containers` writes, each item a container with its own count" in (
-        outcome.manual
-    )
-    assert "the pod gets one claim, `gpu`" in outcome.manual
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    docs, _, pods = dra_render(chart, chart / "values.yaml")
+    claims = {c["name"]: c["resources"].get("claims") for c in pods["runner"]["containers"]}
+    assert claims == {
+        "vllm": [{"name": "gpu", "request": "vllm-gpu"}],
+        "judge": [{"name": "gpu", "request": "judge-gpu"}],
+    }
+    (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    requests = template["spec"]["spec"]["devices"]["requests"]
+    assert [(r["name"], r["exactly"]["count"]) for r in requests] == [("vllm-gpu", 1), ("judge-gpu", 1)]
+    assert pods["runner"]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}
+    ]
+    off = RenderOptions(values_files=(chart / "values.yaml",), set_values=("dra.enabled=false",))
+    assert _texts(chart, off) == _texts(original, RenderOptions(values_files=(original / "values.yaml",)))
 
 
 def test_init_containers_and_containers_of_values_lists_each_claim_when_they_alone_ask(tmp_path: Path) -> None:

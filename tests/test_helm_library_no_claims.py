@@ -73,7 +73,7 @@ def _packed(top: str, files: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
-def _app(root: Path, name: str, version: str, prefix: str) -> Path:
+def _app(root: Path, name: str, version: str, prefix: str, unpacked: bool = False) -> Path:
     chart = chart_with(
         root,
         "app",
@@ -88,6 +88,11 @@ def _app(root: Path, name: str, version: str, prefix: str) -> Path:
     )
     library = {"Chart.yaml": f"apiVersion: v2\nname: {name}\ntype: library\nversion: {version}\n", **_library(prefix)}
     (chart / "charts").mkdir()
+    if unpacked:  # vendored as `helm dependency build` and an untar leave it (k8s-at-home plex's charts/common)
+        for rel, text in library.items():
+            (chart / "charts" / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (chart / "charts" / name / rel).write_text(text)
+        return chart
     (chart / f"charts/{name}-{version}.tgz").write_bytes(_packed(name, library))
     return chart
 
@@ -144,3 +149,23 @@ def test_a_recorded_library_version_outside_the_checked_range_gets_the_message_r
     assert "pattern D (library chart common 5.0.6, packed in charts/common-5.0.6.tgz)" in outcome.manual
     assert "rules/library-values.json" not in outcome.manual
     assert "no values place for the resourceClaims of a pod" in outcome.manual
+
+
+def test_a_recorded_library_unpacked_in_charts_is_named_as_the_packed_one_is(tmp_path: Path) -> None:
+    """k8s-at-home's plex and games-on-whales vendor common 4.5.2 unpacked in charts/common. Was: 'the objects are
+    written by the library chart charts/common (`include "common.all"`) ... the library templates have no place for
+    the DRA claim': neither the library's version, nor its define and line, nor what it lacks."""
+    chart = _app(tmp_path, "common", "4.5.2", "common.", unpacked=True)
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    outcome = _fix(chart)
+    assert not outcome.proven and not outcome.changes
+    assert outcome.manual.startswith(
+        "templates/common.yaml:1: pattern D (library chart common 4.5.2, unpacked in charts/common): its define "
+        "common.controller.mainContainer (templates/_container.tpl:6) writes the device key from .Values.resources"
+    ), outcome.manual
+    assert "a change in the library would be undone by `helm dependency update`" in outcome.manual
+    assert "common 4.5.2 renders no resourceClaims of a pod from values: its define common.controller.pod" in (
+        outcome.manual
+    )
+    assert "for common.controller.pod (templates/_pod.tpl:1" in outcome.manual, outcome.manual
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before

@@ -243,11 +243,12 @@ def test_a_count_in_a_variable_the_range_body_sets(tmp_path: Path) -> None:
 
 def test_requests_and_limits_of_device_keys_only_share_one_switch(tmp_path: Path) -> None:
     """A container whose `requests:` and `limits:` hold only the device key keeps both under one `if not
-    $.Values.dra.enabled` (was: one `if`/`end` pair each, two lines more in the pull request)."""
+    $.Values.dra.enabled` (was: one `if`/`end` pair each, two lines more in the pull request), the `else if` of the
+    container's claims right above them."""
     _, chart = fixed(tmp_path, {"templates/models.yaml": PER_MODEL, "values.yaml": PER_MODEL_VALUES})
     text = (chart / "templates" / "models.yaml").read_text(encoding="utf-8")
-    assert text.count("{{- if not $.Values.dra.enabled }}") == 1
-    assert "{{- if not $.Values.dra.enabled }}\n          requests:" in text
+    assert text.count("if not $.Values.dra.enabled }}") == 1
+    assert "{{- else if not $.Values.dra.enabled }}\n          requests:" in text
 
 
 # a models chart's engine filter around the whole Deployment, the count set inside it from the item's `resources`

@@ -168,17 +168,15 @@ def test_a_device_asked_by_its_limit_alone_is_proven(tmp_path: Path) -> None:
     """Kubernetes takes an extended resource's request from its limit: with `--set resources.requests.gpu=null` the
     original pod still asks for the GPU and, migrated, tolerates its taint; the rewrite claimed it by the limit but
     kept the chart's own toleration, written only with the request, so the pod lost it (unschedulable on tainted GPU
-    nodes). The proof changed limit and request together only; it now tries the limit alone."""
+    nodes). The proof changed limit and request together only; it now tries the limit alone, and the rewrite's DRA
+    toleration renders where the chart's own one does not (owntolerations.py)."""
     files = {"values.yaml": OWN_TOLERATION_VALUES, "templates/deployment.yaml": OWN_TOLERATION}
     chart = chart_with(tmp_path, "web", files)
 
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
 
-    assert not outcome.proven
-    assert "with resources.requests.gpu unset (the limit alone asks for the device) and the DRA switch on" in (
-        outcome.manual
-    ), outcome.report()
-    assert "tolerations" in outcome.manual
+    assert outcome.proven, outcome.report()
+    assert "resources.requests.gpu unset (the limit alone asks for the device)" in outcome.checked
 
 
 UMBRELLA = "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - {name: sub, version: 0.1.0, repository: file://charts/sub}\n"

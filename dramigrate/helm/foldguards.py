@@ -19,7 +19,20 @@ Three steps, each rendering the same text for any values (the lines removed are 
 line, which trim the line end before them and write nothing), applied until none applies:
 - a chain of branches each holding only the guard, with the same condition: one guard around the chain;
 - an `if` (no `else`) holding only the guard: the guard's condition joins the `if`'s, `and C (not X)`;
-- a guard closed and the next line opening one with the same condition (a `limits:` and a `requests:` map): one.
+- a guard closed and the next line opening one with the same condition (a `limits:` and a `requests:` map): one;
+- an `if C` (no `else`) closed and the next line opening a guard `if not X`, C true only while X is (the container's
+  `claims:` right before its device keys): one chain, `else` where C is X, else `else if not X`:
+
+    {{- if and .Values.dra.enabled (gt (int .Values.gpus) 0) }}
+    claims:
+      - name: gpu
+    {{- else if not .Values.dra.enabled }}
+    limits:
+      nvidia.com/gpu: {{ .Values.gpus }}
+    {{- end }}
+
+- an `if C` (no `else`) holding only an `if D` (no `else`), both opened on lines the rewrite wrote (the DRA branch
+  of a helper's pod around the check that the values list lacks the toleration): one `if and C D`.
 """
 
 from __future__ import annotations
@@ -28,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from dramigrate.helm.rewrite import Change, _actions
+from dramigrate.helm.rewrite import Change, _actions, _terms
 
 _GUARD = re.compile(r"\{\{- if not (?P<x>.+?) \}\}")
 _SWITCH = re.compile(r"\bdra\b")
@@ -129,8 +142,8 @@ def _cut(text: str, spans: list[tuple[int, int]], inserts: dict[int, str] | None
     return text
 
 
-def _step(text: str) -> str | None:
-    """The template with one guard folded, or None when none folds."""
+def _step(text: str, fresh: frozenset[str] = frozenset()) -> str | None:
+    """The template with one guard folded, or None when none folds; `fresh`: the lines the rewrite wrote."""
     blocks = _blocks(text)
     if blocks is None:
         return None
@@ -169,7 +182,67 @@ def _step(text: str) -> str | None:
             continue
         if _guard(text, after) == x:
             return _cut(text, [block.end, after.opening])
+    return _chained(text, blocks) or _nested(text, blocks, fresh)
+
+
+def _chained(text: str, blocks: list[_Block]) -> str | None:
+    """The template with an `if C` block and the guard on the line after it made one chain (see the module's
+    docstring), or None when no such pair is there."""
+    for block in blocks:
+        m = _IF.fullmatch(text[slice(*block.opening)])
+        if not m or block.word != "if" or block.elses or text[slice(*block.end)] != "{{- end }}":
+            continue
+        if not (_alone(text, block.opening) and _alone(text, block.end)):
+            continue
+        start, stop = _line(text, block.end)
+        after = next((b for b in blocks if b.opening[0] >= stop), None)
+        if after is None or after.parent is not block.parent or _line(text, after.opening)[0] != stop:
+            continue
+        x = _guard(text, after)
+        # X read again after C's body ran: a template variable the body sets could change it (`$.Values` is the root)
+        if x is None or _VARIABLE.search(x.replace("$.", "")) or not set(_conjuncts(x)) <= set(_conjuncts(m["c"])):
+            continue
+        word = "else" if _conjuncts(x) == _conjuncts(m["c"]) else f"else if not {x}"
+        _, after_stop = _line(text, after.opening)
+        return text[:start] + text[start : block.end[0]] + f"{{{{- {word} }}}}\n" + text[after_stop:]
     return None
+
+
+def _nested(text: str, blocks: list[_Block], fresh: frozenset[str]) -> str | None:
+    """The template with an `if C` holding only an `if D`, both opened on lines in `fresh`, made one `if and C D`; or
+    None when there is none (a chart's own nested `if`s stay as the chart wrote them)."""
+    for block in blocks:
+        if block.word != "if" or block.elses or len(block.children) != 1:
+            continue
+        inner = block.children[0]
+        if inner.word != "if" or inner.elses or not _only(text, block.opening[1], block.end[0], inner):
+            continue
+        pair = (block, inner)
+        if not all(
+            _alone(text, b.opening) and _alone(text, b.end) and text[slice(*b.end)] == "{{- end }}" for b in pair
+        ):
+            continue
+        if not all(text[slice(*_line(text, b.opening))].strip() in fresh for b in pair):
+            continue
+        conditions = [m["c"] for b in pair if (m := _IF.fullmatch(text[slice(*b.opening)]))]
+        if len(conditions) != 2 or any(":=" in c or re.search(r"(?<![=!<>])=(?!=)", c) for c in conditions):
+            continue
+        parts = [t if len(_terms(t)) == 1 else f"({t})" for c in conditions for t in _conjuncts(c)]
+        head = text[: block.opening[0]] + f"{{{{- if and {' '.join(parts)} }}}}" + text[block.opening[1] :]
+        shift = len(head) - len(text)
+        return _cut(
+            head, [(inner.opening[0] + shift, inner.opening[1] + shift), (inner.end[0] + shift, inner.end[1] + shift)]
+        )
+    return None
+
+
+def _conjuncts(cond: str) -> list[str]:
+    """The parts of a condition that must all be true (`and .a (gt .b 0)` -> `.a`, `(gt .b 0)`), parentheses around
+    the whole dropped."""
+    while cond.startswith("(") and _terms(cond) == [cond]:
+        cond = cond[1:-1]
+    terms = _terms(cond)
+    return terms[1:] if terms[:1] == ["and"] else [cond]
 
 
 def _arg(expr: str) -> str:
@@ -177,12 +250,15 @@ def _arg(expr: str) -> str:
     return expr if re.fullmatch(r"[\w.$]+", expr) else f"({expr})"
 
 
-def fold_guards(text: str) -> str:
-    """The template with the rewrite's guards folded where they can be (see the module's docstring)."""
+def fold_guards(text: str, before: str = "") -> str:
+    """The template with the rewrite's guards folded where they can be (see the module's docstring); `before`: the
+    template as the chart had it."""
     if "\r" in text:
         return text
+    old = {line.strip() for line in before.splitlines()}
+    fresh = frozenset(line.strip() for line in text.splitlines() if line.strip() not in old)
     for _ in range(200):
-        folded = _step(text)
+        folded = _step(text, fresh)
         if folded is None:
             return text
         text = folded
@@ -195,6 +271,6 @@ def folded(changes: list[Change]) -> list[Change]:
     for c in changes:
         path = PurePosixPath(c.rel)
         if "templates" in path.parts and path.suffix in (".yaml", ".yml", ".tpl") and c.after is not None:
-            c = Change(c.rel, c.before, fold_guards(c.after))
+            c = Change(c.rel, c.before, fold_guards(c.after, c.before or ""))
         out.append(c)
     return out

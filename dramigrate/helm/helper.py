@@ -695,10 +695,33 @@ def _replayed(text: str, define: str, block: Block, key: KeyLine, tail: str, par
             continue  # YAML the helper writes (`resources:`): no part of the count
         if all(re.match(r"\{\{-?\s*(/\*|(if|else|end|range|with)\b|\$\w+\s*:?=)", a) for a in actions):
             body.append(lines[i].strip())
-    body = _without_empty_blocks(body)
+    body = _without_unread(_without_empty_blocks(body), tail)
     body.append(tail)
     body += ["{{- end }}"] * len(opened)
     return f'{{{{- define "{define}.{part}" -}}}}\n' + "\n".join(body) + "\n{{- end }}\n"
+
+
+# a line that only declares a variable, its value read without changing any map (`set`, `unset`, `merge` do)
+_DECLARED = re.compile(r"\{\{-?\s*(\$\w+)\s*:=\s*(?P<value>.*?)\s*-?\}\}")
+_CHANGES_MAP = re.compile(r"\b(?:set|unset|merge|mergeOverwrite|setIfAbsent)\b")
+
+
+def _without_unread(body: list[str], tail: str) -> list[str]:
+    """Replayed lines without the declarations of variables nothing after them reads (infaas' `$shortModelName`
+    in a helper whose count reads `$model` only): they wrote nothing, and the helper itself runs them where the
+    define runs."""
+    out = list(body)
+    while True:
+        for i, line in enumerate(out):
+            m = _DECLARED.fullmatch(line.strip())
+            if m is None or m.group(1) == "$_" or _CHANGES_MAP.search(m.group("value")):
+                continue
+            later = "\n".join([*out[i + 1 :], tail])
+            if not re.search(re.escape(m.group(1)) + r"\b", later):
+                del out[i]
+                break
+        else:
+            return out
 
 
 def _map_edit(

@@ -42,6 +42,8 @@ from dramigrate.helm import multiclaim, unpin
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
+from dramigrate.helm.nested import rewrite as nested_rewrite
+from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
     Pattern,
@@ -56,7 +58,7 @@ from dramigrate.helm.patterns import (
     named_key_in,
 )
 from dramigrate.helm.prove import without_api_defaults
-from dramigrate.helm.rewrite import Change, RewriteError, _actions, chart_name
+from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
@@ -149,6 +151,7 @@ class Edit:
     index: int  # insert before this line (or replace [index, stop) when stop > index)
     stop: int
     lines: list[str] = field(default_factory=list)
+    reads: int = -1  # the line of the pod's last device key: the variables the edit reads mean what they do there
 
 
 def _indent(line: str) -> int:
@@ -1408,6 +1411,12 @@ def build(
     return changes
 
 
+def containers_of_ranges(exc: NotIdiomatic) -> bool:
+    """Whether `exc` refuses a device key in containers that `range` blocks write, each with its own count: the shape
+    listed.py and nested.py rewrite when the migration's claims allow (known once the value sets are migrated)."""
+    return "of a container that `range" in exc.why or "which writes one container per item" in exc.why
+
+
 def _listed(
     root: Path,
     text: str,
@@ -1420,13 +1429,21 @@ def _listed(
 ) -> Listed | None:
     """The rewrite of a template whose containers a `range` over a values list writes, each with its own count
     (listed.py), when `exc` refused that shape and the template takes it; else None (the refusal stands)."""
-    if "of a container that `range" not in exc.why:
+    if not containers_of_ranges(exc):
         return None
     try:
         claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-        if len(claims) != 1 or len(claims[0]) != 1:
-            return None
-        return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+    except RewriteError:
+        return None
+    if any(len(own) != 1 for own in claims):
+        return None
+    if "of a container that `range" in exc.why and len(claims) == 1:
+        try:
+            return listed_rewrite(text, rel, rules, claims[0][0], chart_name(root))
+        except RewriteError:
+            pass
+    try:  # containers that nested `range` blocks write, each a request of the pod's claim named after it
+        return nested_rewrite(text, rel, rules, [own[0] for own in claims], chart_name(root))
     except RewriteError:
         return None
 
@@ -1438,6 +1455,8 @@ def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: st
     ((rel, done),) = listed.items()
     head = (
         "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}\n"
+        if "kind: ResourceClaimTemplate" in done.section
+        else ""  # nested.py writes each claim template beside its pod: this file holds the spec's define
     )
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
     values_path = root / "values.yaml"
@@ -1467,7 +1486,11 @@ def _several_claims(
     above that, AllocationResultsMaxSize), each shape under its condition; a pod of one kind as before."""
     if devices[0].loop is not None or any(d.name for d in devices):
         why = "inside `range`" if devices[0].loop is not None else "with a resource name from values"
-        raise RewriteError(f"{rel}: a pod asks for several device kinds, with device keys {why}")
+        raise RewriteError(
+            f"{rel}:{devices[0].index + 1}: a pod asks for several device kinds "
+            f"({', '.join(dict.fromkeys(d.resource for d in devices))}), with device keys {why}: the claims of "
+            "both kinds (one claim, or one of each above 32 devices) are written for one pod at a time"
+        )
     pods = pods_of(text, rel, devices) if len(claims) > 1 else [devices]
     if len(pods) != len(claims):
         raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(claims)}")
@@ -2008,7 +2031,7 @@ def _claim_sections(
     sections have set, after `carried`)."""
     lines = parts[0].text.splitlines()
     part = parts[0].part
-    shared = [_pod_edits(chart, suffix, w, guards, part, []) for w in parts]
+    shared = [_serving(w, _pod_edits(chart, suffix, w, guards, part, [])) for w in parts]
     if len({section for _, section, _ in shared}) == 1:
         return [e for own, _, _ in shared for e in own], [shared[0][1]], carried
     labels = [w.delta.template.rsplit("-", 2)[-2] for w in parts]
@@ -2022,16 +2045,24 @@ def _claim_sections(
         labels = [str(k) for k in range(1, len(parts) + 1)]
     pair = _branch_pair(parts)
     for names in ((), (*labels, *([part] if part else []))) if pair else ():  # as both are named, else after both
-        joint = [_pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names)) for w in parts]
+        joint = [_serving(w, _pod_edits(chart, suffix, w, guards, part, [], _Joint(pair, names))) for w in parts]
         if len({section for _, section, _ in joint}) == 1:
             return [e for own, _, _ in joint for e in own], [joint[0][1]], carried
     edits, sections = [], []
     for w, label in zip(parts, labels, strict=True):
         named = f"{label}-{part}" if part else label
-        own, section, carried = _pod_edits(chart, f"{suffix}.{label}", w, guards, named, carried)
+        own, section, carried = _serving(w, _pod_edits(chart, f"{suffix}.{label}", w, guards, named, carried))
         edits += own
         sections.append(section)
     return edits, sections, carried
+
+
+def _serving(w: Workload, made: tuple[list[Edit], str, list[str]]) -> tuple[list[Edit], str, list[str]]:
+    """_pod_edits' result, each edit told the line of the pod's last device key (Edit.reads)."""
+    last = max(d.index for d in w.devices)
+    for e in made[0]:
+        e.reads = last
+    return made
 
 
 @dataclass(frozen=True)
@@ -2060,10 +2091,12 @@ def _branch_pair(parts: list[Workload]) -> tuple[str, str] | None:
     return None
 
 
-def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
-    """The template variables assigned once, with `:=`, outside any block: each with the offset of its assignment and
-    the expression it is assigned (what an edit above that line reads in its place)."""
-    depth, found, seen = 0, {}, set()
+def _later_assigned(text: str) -> dict[str, list[tuple[int, str]]]:
+    """The template variables assigned only with `:=` outside any block: each with the offset and the expression of
+    every assignment, in template order (what an edit above that line reads in its place). A Ray chart's head and
+    worker groups each set `$gpucnt := .Values.rayCluster.<group>.gpu` (sagemaker-hyperpod-recipes): one name, two
+    assignments, each read by its own group's device key."""
+    depth, found, dropped = 0, {}, set()
     for start, end, word in _actions(text):
         body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
         if word in ("if", "with", "range", "define", "block"):
@@ -2072,32 +2105,50 @@ def _later_assigned(text: str) -> dict[str, tuple[int, str]]:
             depth -= 1
         elif m := _ASSIGNMENT.match(body):
             name = m.group(1)
-            if name in seen or depth or not m.group(0).endswith(":="):
-                found.pop(name, None)
+            if depth or not m.group(0).endswith(":="):
+                dropped.add(name)
             else:
-                found[name] = (start, body[m.end() :].strip())
-            seen.add(name)
-    return found
+                found.setdefault(name, []).append((start, body[m.end() :].strip()))
+    return {name: seen for name, seen in found.items() if name not in dropped}
 
 
-def _inlined(text: str, later: dict[str, tuple[int, str]], e: Edit) -> Edit:
+def _in_effect(assigned: list[tuple[int, str]], at: int) -> tuple[int, str] | None:
+    """The assignment of a variable a template reads at offset `at` (the last one before it; None: none yet)."""
+    before = [a for a in assigned if a[0] < at]
+    return before[-1] if before else None
+
+
+def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edit:
     """An edit placed above the assignment of a template variable it reads (comfyui's `$gpuResource := include
     "comfyui.gpuResource" .`, set inside the container's `requests:` and read by the `if` around its device key, while
-    the pod's claims and toleration go above the container): there the variable is not declared yet, so the edit reads
-    the expression it is assigned (`later`: _later_assigned), with the root as `$` inside `with`/`range`."""
-    at = sum(len(line) + 1 for line in text.splitlines()[: e.index])
+    the pod's claims and toleration go above the container): there the variable is not declared yet, or holds what
+    another pod's assignment set (a Ray worker group's edits below the head's `$gpucnt :=`), so the edit reads the
+    expression its device key sees (`later`: _later_assigned; the key at `e.reads`), with the root as `$` inside
+    `with`/`range`. Without the key's line, only a variable assigned once is inlined."""
+    offsets = [0]
+    for line in text.splitlines():
+        offsets.append(offsets[-1] + len(line) + 1)
+    at = offsets[min(e.index, len(offsets) - 1)]
+    key = offsets[min(e.reads + 1, len(offsets) - 1)] if e.reads >= 0 else None
     body = "\n".join(e.lines)
     for _ in range(len(later)):
-        names = [v for v in dict.fromkeys(_VARIABLE.findall(body)) if v in later and later[v][0] >= at]
-        if not names:
+        chosen: dict[str, str] = {}
+        for v in dict.fromkeys(_VARIABLE.findall(body)):
+            if v not in later:
+                continue
+            if key is None:
+                if len(later[v]) == 1 and later[v][0][0] >= at:
+                    chosen[v] = later[v][0][1]
+            elif (seen := _in_effect(later[v], key)) is not None and seen != _in_effect(later[v], at):
+                chosen[v] = seen[1]
+        if not chosen:
             break
-        for v in names:
-            expr = later[v][1]
+        for v, expr in chosen.items():
             if _inside_with(text, e.index):
                 expr = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
             body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
             body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
-    return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"))
+    return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"), e.reads)
 
 
 def _pod_name(lines: list[str], w: Workload) -> str:
@@ -2113,7 +2164,13 @@ def _holder_label(lines: list[str], w: Workload) -> str:
     if at >= 0 and _item_key(lines[at]) == "template:":
         at = _parent(lines, at)
     if at >= 0 and lines[at].lstrip().startswith("- "):
+        item = at
         at = _parent(lines, at)  # an item of a list of groups: the list's key
+        for i in range(item - 1, at, -1):  # `workerGroupSpecs:` with its items at its own indent (a RayJob's)
+            if _control(lines[i]) or _indent(lines[i]) > _indent(lines[item]) or lines[i].lstrip().startswith("- "):
+                continue  # an earlier item of the list, or its content
+            at = i if _indent(lines[i]) == _indent(lines[item]) and lines[i].rstrip().endswith(":") else at
+            break
     words = re.findall(r"[A-Z]?[a-z0-9]+", _item_key(lines[at]).split(":")[0]) if at >= 0 else []
     while words and words[-1].lower() in ("spec", "specs", "template"):
         words.pop()
@@ -2225,7 +2282,20 @@ def _renders(d: Device, shared: list[str]) -> str:
     return _group(_and(*own)) if own else ""
 
 
-def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[Device], dict[str, str], list[str]]:
+def _resolved(expr: str, text: str, index: int) -> str:
+    """A count expression with each template variable assigned outside any block replaced by what it holds at line
+    `index` (sagemaker-hyperpod-recipes' `$gpucnt := .Values.rayCluster.workerNodes.gpu` above the limit it counts)."""
+    offset = sum(len(line) + 1 for line in text.splitlines()[: index + 1])
+    later = _later_assigned(text)
+    for v in dict.fromkeys(_VARIABLE.findall(expr)):
+        if v in later and (seen := _in_effect(later[v], offset)) is not None:
+            expr = re.sub(rf"\${v}(?!\w)", lambda _m, x=seen[1]: _arg(x), expr)
+    return expr
+
+
+def _twin_keys(
+    devices: list[Device], twins: dict[int, Device], text: str = ""
+) -> tuple[list[Device], dict[str, str], list[str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
@@ -2242,13 +2312,15 @@ def _twin_keys(devices: list[Device], twins: dict[int, Device]) -> tuple[list[De
         if shared == limit.conditions:
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
+        if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == _arg(request.count):
+            merged[limit.resource] = request.count  # the limit, where it renders, counts what the request does
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
         if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
             renders.append(_or(*either))
     return keys, merged, renders
 
 
-def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...]) -> str:
+def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...], text: str = "") -> str:
     """Template text that fails the render when the DRA branch is on (`cond`), both keys render (their own
     conditions: `{{- if .Values.setRequests }}` around the request) and a request the claim leaves out differs from
     its limit (the claim asks for the limit's count; the device-plugin request was invalid). The message is plain
@@ -2258,7 +2330,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]  # both render
-        if limit.count == request.count:
+        if limit.count == request.count or _resolved(limit.count, text, limit.index) == _arg(request.count):
             continue
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
         message = (
@@ -2270,19 +2342,6 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
 
 
 _SWITCH = re.compile(r"and \$?\.Values\.dra\.enabled\b")
-
-
-def _terms(expr: str) -> list[str]:
-    """The top-level terms of a template expression (`and .a (or .b .c)` -> `and`, `.a`, `(or .b .c)`)."""
-    out, depth, term = [], 0, ""
-    plain = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), expr)  # a quoted space is no gap
-    for ch, seen in zip(expr, plain, strict=True):
-        depth += {"(": 1, ")": -1}.get(seen, 0)
-        if seen == " " and depth == 0:
-            out, term = (out + [term]) if term else out, ""
-        else:
-            term += ch
-    return out + [term] if term else out
 
 
 def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
@@ -2441,7 +2500,7 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged, twin_renders = _twin_keys(w.devices, twins)
+    keys, merged, twin_renders = _twin_keys(w.devices, twins, w.text)
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
@@ -2733,7 +2792,7 @@ def _pod_edits(
         defines = (spec_define, name_define)
         if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
             inner = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
-        equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+        equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
         section, top = _item_section(
             w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, _from_root(equal)
         )
@@ -2771,7 +2830,7 @@ def _pod_edits(
     def defs(used: str, trim: bool) -> str:
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
-    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
+    check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
     if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
         check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
@@ -3699,6 +3758,17 @@ def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -
     ]
 
 
+def _at_column(tol_text: list[str], width: int, body: str) -> list[str]:
+    """The DRA toleration's lines (their items at column `width`) at the column of the items the chart's list writes
+    with `body`, `{{- toYaml X | nindent N }}` (llm-service's items at the `tolerations:` key's own column, N = 4):
+    a YAML list's items share one column. As they are when `body` is no such line."""
+    m = re.search(r"\btoYaml \S+ \| n?indent (\d+)\s*-?\}\}\s*$", body)
+    column = int(m.group(1)) if m else width
+    if column == width:
+        return tol_text
+    return [f"{' ' * column}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+
+
 def _merge_tolerations(
     lines: list[str],
     at: int,
@@ -3736,6 +3806,7 @@ def _merge_tolerations(
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
 
+    aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
         new = [
@@ -3745,7 +3816,7 @@ def _merge_tolerations(
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3768,7 +3839,7 @@ def _merge_tolerations(
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
             *unless_tolerated(expr, f"{p}  "),
-            *tol_text,
+            *aligned,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
@@ -3786,7 +3857,7 @@ def _merge_tolerations(
                 f"{p}  {{{{- end }}}}",
                 *unless_tolerated(plain.group(1), f"{p}  "),
             ]
-            + [*tol_text, f"{p}  {{{{- end }}}}"],
+            + [*aligned, f"{p}  {{{{- end }}}}"],
         )
     helper = _HELPER_LIST.fullmatch(body)
     if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
@@ -3820,17 +3891,24 @@ def _merge_tolerations(
         stop, item, _ = listed
         width = len(p) + 2
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
+        # the chart's own items tolerating the taint under conditions of their own (porter's `nvidia.com/gpu` item
+        # under `if` the request, which the limit alone skips): the DRA entry renders where none of them does
+        gates = own_gates(lines, at + 1, stop, item, key) if key else None
+        always = gates is not None and "" in gates  # an item of the chart's that tolerates it whatever the values
+        if gates and not always:
+            cond = f"{cond} {untolerated(gates)}" if cond.startswith("and ") else _and(_arg(cond), untolerated(gates))
+        # the values list the chart appends (porter's `{{- if .Values.tolerations }}` around its toYaml), where the
+        # user's own list may tolerate the taint: the migration adds no toleration then
+        given = _values_lists(lines, at + 1, stop)
+        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
+        unread = not (key or key_expr) or len(given) > 1 or not (gates or given) or (gates is None and literal)
+        if covered and (always or unread):
+            return None  # the chart's own literal list tolerates the taint, always (or in a way not read here)
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
-        if not covered:
-            return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
-        # the taint tolerated with the values the rewrite is read from: by the values list appended (porter's
-        # `{{- if .Values.tolerations }}` after its own `removable` item), so the entry goes where that list does not
-        reads = {m.group(1) for line in lines[at + 1 : stop] if (m := _TOYAML.search(line))} - {"."}
-        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
-        if literal or not (key or key_expr) or len(reads) != 1:
-            return None  # the chart's own literal list tolerates the taint (or a list not read here)
-        return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(reads.pop(), p), *own, f"{p}{{{{- end }}}}"])
+        if len(given) == 1 and (key or key_expr):
+            return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(given[0], p), *own, f"{p}{{{{- end }}}}"])
+        return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
@@ -3919,18 +3997,34 @@ def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]]
     return words, inside
 
 
+def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
+    """The values lists that lines [start, stop) of a pod's list write whole: the X of `toYaml X`, or of a `with X`
+    whose body is `toYaml .`."""
+    out: list[str] = []
+    for i in range(start, stop):
+        whole = _TOYAML.search(lines[i])
+        with_m = _WITH.fullmatch(lines[i].strip())
+        if whole and whole.group(1) != ".":
+            out.append(whole.group(1))
+        elif with_m and i + 1 < stop and _TOYAML_DOT.search(lines[i + 1]):
+            out.append(with_m.group(1))
+    return list(dict.fromkeys(out))
+
+
 def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
     after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
     indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = _indent(lines[at])
-    if (
-        not _LIST_KEY.fullmatch(lines[at].strip())
-        or at + 1 >= len(lines)
-        or not lines[at + 1].lstrip().startswith("- ")
-    ):
+    # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
+    # }}` `{{ toYaml .Values.tolerations | nindent 12 }}` `{{ end }}` above its own items; not a `range` writing items)
+    first = next((i for i in range(at + 1, len(lines)) if not (_control(lines[i]) or _emits(lines[i]))), len(lines))
+    if not _LIST_KEY.fullmatch(lines[at].strip()) or first >= len(lines) or not lines[first].lstrip().startswith("- "):
         return None
-    item = _indent(lines[at + 1])
+    words = [w for _, _, w in _actions("\n".join(lines[at + 1 : first]))]
+    if sum(w in ("if", "with", "range") for w in words) != words.count("end"):
+        return None
+    item = _indent(lines[first])
     opens = _open_ifs(lines, at)
     if item < base or opens is None:
         return None

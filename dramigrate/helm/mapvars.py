@@ -188,6 +188,7 @@ class _Beside:
     stop: int  # one past the last
     whole: bool  # the lines replaced are the whole `resources:` block (else its sections, or the key lines alone)
     after: int = -1  # with the key lines alone (a section keeps other keys): where the claim goes, after the sections
+    keys: tuple[int, ...] = ()  # with the key lines alone: each one (one a section: `limits:` and `requests:`)
 
 
 def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
@@ -217,9 +218,16 @@ def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
     first, stop = min(sections), max(_block_end(lines, s) for s in sections)
     if alone(first, stop):
         return _Beside(name, count, first, stop, False)
-    if len(keys) != 1:
-        raise NotMapBuilt(f"{why} (the sections hold other keys beside it)")
-    return _Beside(name, count, keys[0], keys[0] + 1, False, _block_end(lines, sections[0]))
+    if len(set(sections)) != len(keys):
+        raise NotMapBuilt(f"{why} (a section holds the key twice, beside other keys)")
+    # the key line alone in each section (llm-service's `{{ $acceleratorType }}: ..` beside cpu and memory under both
+    # `limits:` and `requests:`): the claim after the last section, which keeps the other keys
+    after, depths = max(_block_end(lines, s) for s in sections), _depths(lines)
+    while (
+        after < len(lines) and depths[after] > depths[owner] and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}", lines[after])
+    ):
+        after += 1  # past the `{{- end }}` of a block the last section ends in (`if $model.storageSize`)
+    return _Beside(name, count, keys[0], keys[-1] + 1, False, after, tuple(keys))
 
 
 def _beside_in(
@@ -273,11 +281,19 @@ def _beside_edits(
             f"{spad}  - name: {v.claim_text}",
             f"{spad}{{{{- end }}}}",
         ]
-        return [
-            (b.start, b.start, [f"{pad}{{{{- if {taken} }}}}{keep}{untaken}"]),
-            (b.stop, b.stop, [f"{pad}{{{{- end }}}}"]),
-            (b.after, b.after, claim),
+        # each key line keeps the count; the first also fails on a device the claim does not take
+        opening = [f"{{{{- if {taken} }}}}{keep}{untaken}"] + [f"{{{{- if {taken} }}}}{keep}{{{{- else }}}}"] * (
+            len(b.keys) - 1
+        )
+        wrapped = [
+            edit
+            for k, head in zip(b.keys, opening, strict=True)
+            for edit in (
+                (k, k, [f"{' ' * _indent(lines[k])}{head}"]),
+                (k + 1, k + 1, [f"{' ' * _indent(lines[k])}{{{{- end }}}}"]),
+            )
         ]
+        return [*wrapped, (b.after, b.after, claim)]
     head = [f"{pad}resources:"] if b.whole else []
     inner = pad + "  " * b.whole
     return [

@@ -296,5 +296,5 @@ def merge_edits(parts: list[list[Edit]], rel: str) -> list[Edit]:
         blocks = [_blocks(e.lines) for e in edits]
         if any(b is None for b in blocks):
             raise RewriteError(f"{rel}:{at + 1}: the pod's claims change one line in two ways")
-        out.append(Edit(at, at, _joined_blocks([b for own in blocks for b in own or []])))
+        out.append(Edit(at, at, _joined_blocks([b for own in blocks for b in own or []]), edits[0].reads))
     return out

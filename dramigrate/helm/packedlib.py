@@ -292,8 +292,10 @@ def find_request(root: Path, work: Any, options: Any, rules: RuleSet) -> Found |
         return None
     file, index, define = marks[min(hits)]
     lib = next(lib for lib in libraries if file.startswith(f"{lib.folder}/"))
-    if lib in unpacked and not _entries(lib, define):
-        return None  # an unpacked library's define is the helper rewrite's (helper.py), unless its values can do it
+    if lib in unpacked and not _entries(lib, define) and not lacking(lib, define):
+        # an unpacked library's define is the helper rewrite's (helper.py), unless its values can do it or it is
+        # recorded without a values place for claims (k8s-at-home common 4.5.2 under plex, vendored in charts/common)
+        return None
     return Found(lib, define, file, index, copy, values_places(lib, define))
 
 
@@ -328,11 +330,11 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     if not claims and not _entries(lib, found.define):
         entry = lacking(lib, found.define)  # a library that passes the resources whole: only its pod define to override
         offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]))
+    packed = "packed " if lib.archive.endswith(".tgz") else ""
     return (
         f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
-        f"the templates of the chart itself (a change in the packed library would be undone by "
-        "`helm dependency update`), "
-        f"and {offer}"
+        f"the templates of the chart itself (a change in the {packed}library would be undone by "
+        f"`helm dependency update`), and {offer}"
     )
 
 

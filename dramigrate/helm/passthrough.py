@@ -428,6 +428,12 @@ def _section_keys(block: Any) -> set[tuple[str, str]]:
     return {(s, str(k)) for s in ("limits", "requests") for k in block.get(s) or {}}
 
 
+def _counts(block: Any, keys: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The device counts of a resources map at `keys` (section, key), as text ("2" and 2 alike)."""
+    block = block if isinstance(block, dict) else {}
+    return {(s, k): str((block.get(s) or {}).get(k)) for s, k in keys}
+
+
 def device_map(
     found: tuple[Path_, ...], merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any], what: str
 ) -> Path_ | None:
@@ -437,10 +443,17 @@ def device_map(
         return found[0] if found else None
     gone = _section_keys(old) - _section_keys(new)
     holders = [p for p in found if gone & _section_keys(get_path(merged, p))]
+    if len(holders) > 1:  # tembo-ai: a service's 2 GPUs over its defaults' 1: the map whose counts the merge kept
+        holders = [p for p in holders if _counts(get_path(merged, p), gone) == _counts(old, gone)] or holders
     if len(holders) != 1 or not gone <= _section_keys(get_path(merged, holders[0])):
         raise NotPassThrough(
             f"{what} merges the values maps {', '.join(display(p) for p in found)} and the device keys are in "
             f"{'several' if holders else 'none'} of them: the pass-through drops them from one map only"
+            + (
+                " and puts resourceClaims beside it, so the merged resources would keep another map's device key"
+                if holders
+                else ""
+            )
         )
     others = [_plain(get_path(merged, p) or {}) for p in found]
     if not any(_plain(old) in (_merge_maps(a, b), _merge_maps(b, a)) for a in others for b in others if a is not b):
@@ -507,7 +520,8 @@ def map_edits(
                 if (key, p, c) not in fed and (source := _copied_from(old_res, new_res, copied, merged)):
                     copiers.append((what, source))
                     continue
-                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, what)
+                where = f"{hint[0]}:{hint[1].line}: {hint[1].describe()}: {what}"
+                path = device_map(fed.get((key, p, c), ()), merged, old_res, new_res, where)
                 merges = len(fed.get((key, p, c), ())) > 1
                 if path is None:
                     why = "does not take its resources whole from one values map"
@@ -797,8 +811,8 @@ def variant_overlay(
 def variant_overlay_text(path: Path, values: dict[str, Any]) -> str:
     """The overlay's text: a header that says how to use it, then the values (overlay_text's layout)."""
     head = (
-        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) in place of the device requests of {path.name}:\n"
-        f"# give it after that file, `-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
+        f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+) for the devices of {path.name}: give it after "
+        f"that file, `-f {path.name} -f {variant_path(path).name}` (a null deletes a device key)\n"
     )
     return head + _dumped(values)
 
@@ -1069,12 +1083,11 @@ def overlay_text(
         sets = " ".join(stands_for)
         files = ", ".join(after)
         head = (
-            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`\n"
+            f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {SET_OVERLAY}` in place of `{sets}`"
             + (
-                f"# after -f {files} as they are, not a -dra.yaml variant of them (the variants and {OVERLAY} are "
-                "for the values without that --set)\n"
+                f", after -f {files} as they are (their -dra.yaml variants are for the values without that --set)\n"
                 if after
-                else f"# ({OVERLAY} is for the chart's defaults without that --set)\n"
+                else f" ({OVERLAY} is for the chart's defaults without that --set)\n"
             )
         )
     elif switched:
@@ -1095,6 +1108,27 @@ def overlay_text(
     return head + _dumped(values)
 
 
+class _Flow(dict):  # type: ignore[type-arg]
+    """A mapping the overlays write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
+
+
+def _flat_tolerations(node: Any) -> Any:
+    """`node` with each toleration of a tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are
+    all scalars as a _Flow: one line an entry, not one a field."""
+    if isinstance(node, list):
+        return [_flat_tolerations(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        flat = isinstance(value, list) and all(
+            isinstance(t, dict) and t and all(isinstance(v, (str, int, float, bool)) for v in t.values()) for t in value
+        )
+        listed = isinstance(key, str) and (key == "tolerations" or key.endswith("Tolerations"))
+        out[key] = [_Flow(t) for t in value] if listed and flat else _flat_tolerations(value)
+    return out
+
+
 def _dumped(values: dict[str, Any]) -> str:
     import yaml
 
@@ -1102,7 +1136,10 @@ def _dumped(values: dict[str, Any]) -> str:
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    return yaml.dump(values, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    _Dumper.add_representer(
+        _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
+    )
+    return yaml.dump(_flat_tolerations(values), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def device_sets(
@@ -2372,8 +2409,7 @@ def helper_defines(chart: str, used: str, have: str = "") -> str:
             '  {{- range $given }}{{ if and (eq (.operator | default "Equal") "Exists") (has (.key | default "") '
             '(list "" $t.key)) (has (.effect | default "") (list "" $t.effect)) }}{{ $tolerated = true }}{{ end }}'
             "{{ end }}\n"
-            "  {{- if not $tolerated }}{{ list $t | toYaml | nindent 0 }}{{ end }}\n"
-            "{{- end }}{{ end }}\n"
+            "  {{- if not $tolerated }}{{ list $t | toYaml | nindent 0 }}{{ end }}{{ end }}{{ end }}\n"
         )
     if f'"{chart}.{DEVICES_DEFINE}"' in used and f'define "{chart}.{DEVICES_DEFINE}"' not in have:
         out += (
@@ -2386,8 +2422,7 @@ def helper_defines(chart: str, used: str, have: str = "") -> str:
             '{{ if kindIs "invalid" $v }}{{ $_ := unset $keys $k }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'
             '{{- range $key := slice . 2 }}{{ range $section := list "limits" "requests" }}'
             "{{ if and (index $ 0).claims (index (get (index $ 0) $section | default dict) $key) }}\n"
-            "  {{- fail (index $ 1) }}\n"
-            "{{- end }}{{ end }}{{ end }}{{ end }}\n"
+            "  {{- fail (index $ 1) }}{{ end }}{{ end }}{{ end }}{{ end }}\n"
         )
     return out
 
@@ -2548,11 +2583,11 @@ def templates_doc(style: str) -> list[str]:
 
 def values_doc(values: str) -> str:
     """values.yaml with `resourceClaimTemplates: {}` documented at its end, unless claims_docs put it beside a
-    top-level `resourceClaims: []`; a blank line before it unless the file ends in one."""
+    top-level `resourceClaims: []`; a blank line before it unless the file ends in one or has nothing else."""
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         return values
     sep = "" if values.endswith("\n") or not values else "\n"
-    blank = "" if values.endswith("\n\n") else "\n"
+    blank = "" if values.endswith("\n\n") or not values.strip() else "\n"
     return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
 
 

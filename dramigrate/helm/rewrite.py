@@ -249,3 +249,16 @@ def _set_in_values(path: Path, text: str, api: str) -> str:
     start_edit(doc)
     doc.data["dramigrate"]["resourceApiVersion"] = api
     return yf.render()
+
+
+def _terms(expr: str) -> list[str]:
+    """The top-level terms of a template expression (`and .a (or .b .c)` -> `and`, `.a`, `(or .b .c)`)."""
+    out, depth, term = [], 0, ""
+    plain = re.sub(r'"(?:[^"\\]|\\.)*"', lambda m: "\0" * len(m.group(0)), expr)  # a quoted space is no gap
+    for ch, seen in zip(expr, plain, strict=True):
+        depth += {"(": 1, ")": -1}.get(seen, 0)
+        if seen == " " and depth == 0:
+            out, term = (out + [term]) if term else out, ""
+        else:
+            term += ch
+    return out + [term] if term else out

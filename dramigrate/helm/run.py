@@ -1787,6 +1787,8 @@ def _no_rewrite_shape(
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
     except idiomatic.NotIdiomatic as exc:
+        if idiomatic.containers_of_ranges(exc):
+            return ""  # the rewrite of containers `range` blocks write, read from the migrated value sets (build)
         text = texts.get(exc.rel, "")
         maps, written = _device_maps(relations), None
         if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
@@ -2025,9 +2027,10 @@ def _fix_idiomatic(
             why = packedlib.library_request(found, root, counted, tried)
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
-    elif not sub and leaves is None and (built := _map_built(root, wanted[sub], hints, rules)):
-        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map)
-        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter)
+    elif leaves is None and (built := _map_built(leaf, wanted[sub], hints, rules)):
+        # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map), or
+        # a map built in variables in an umbrella's subchart
+        _fix_map_built(outcome, root, rules, settings, work, built, expected, mode, named, alter, sub)
         return
     from dramigrate.helm.unittest_suite import Rendered
 
@@ -2394,20 +2397,31 @@ def _fix_map_built(
     mode: str,
     named: dict[str, set[str]],
     alternative: Any,
+    sub: str = "",
 ) -> None:
     """Pattern F templates whose container resources are a map built in variables (mapvars.py), behind the
-    dra.enabled switch, proven as pattern A is (prove_switch)."""
+    dra.enabled switch, proven as pattern A is (prove_switch). With `sub`, the templates of an umbrella's subchart
+    (`charts/llm-service`, the RAG umbrella's): rewritten there, the switch under the keys the umbrella passes it
+    values by (`llm-service.dra.enabled`), proven by rendering the umbrella."""
     from dramigrate.helm import mapvars
 
+    leaf = root / sub if sub else root
+    scopes = _subchart_scopes(root, leaf)
+    # the umbrella's render names the subchart's templates charts/<name or alias>/templates/x.yaml (the first alias's
+    # objects stand for all: the proof renders each)
+    prefix = "".join(f"charts/{key}/" for key in scopes[0])
     try:
-        originals, migrated, claim_templates, _ = _first_changes(root, rels, expected)
+        originals, migrated, claim_templates, _ = _first_changes(root, frozenset(prefix + r for r in rels), expected)
+        originals, migrated = ({k.removeprefix(prefix): v for k, v in d.items()} for d in (originals, migrated))
         names = {rel: sorted(n) for rel, n in named.items()}
         chart = chart_name(root)
         renders = [_by_template(r.stream, chart) for v, r, _, _ in expected if _own_render(v, r)]
-        tolerated = {rel: mapvars.self_tolerated([by.get(rel, []) for by in renders]) for rel in rels}
-        together = frozenset(rel for rel in rels if mapvars.at_once([by.get(rel, []) for by in renders], rules))
+        tolerated = {rel: mapvars.self_tolerated([by.get(prefix + rel, []) for by in renders]) for rel in rels}
+        together = frozenset(
+            rel for rel in rels if mapvars.at_once([by.get(prefix + rel, []) for by in renders], rules)
+        )
         changes = mapvars.build(
-            root,
+            leaf,
             set(rels),
             rules,
             originals,
@@ -2419,15 +2433,25 @@ def _fix_map_built(
             tolerated,
             together,
         )
+        changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
-        _manual(outcome, f"{exc}{ENGINE_HINT}", "")
+        _manual(outcome, f"{sub}/{exc}{ENGINE_HINT}" if sub else f"{exc}{ENGINE_HINT}", "")
         return
+    keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
-    copy_root = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))
+    own = [c for c in changes if not Path(c.rel).is_absolute()]
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}))
     prove_switch(
-        outcome, root, expected, lambda options, on: cached_render(copy_root, _with_switch(options, on)), patch, mode
+        outcome,
+        root,
+        expected,
+        lambda options, on: cached_render(copy_root, _with_switches(options, on, keys)),
+        patch,
+        mode,
     )
+    if sub:
+        outcome.usage = _switches_usage(keys, settings.opt_in)
 
 
 def _maps_left_off(root: Path, switched: dict[str, str], built: frozenset[str]) -> frozenset[str]:

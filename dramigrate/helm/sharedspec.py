@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 _SPEC_DEFINE = re.compile(r'\{\{- define "(?P<name>[^"]+\.draClaimSpec)" -\}\}\n(?P<body>.*?)\{\{- end \}\}\n', re.S)
 _COUNT = re.compile(r"\{\{ int (?P<arg>[\w.$]+|\([^{}]*\)) \}\}$", re.M)
+_LITERAL = re.compile(r"^(?P<key> +count: )(?P<arg>[0-9]+)$", re.M)  # a pod's literal count (`nvidia.com/gpu: 1`)
 _ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 _CLASS_READ = re.compile(r'\{\{ \.Values\.dra\.deviceClassName(?: \| default "[^"{}]*")? \}\}')
 _CLASS = re.compile(r'deviceClassName: (?:\{\{ \.Values\.dra\.deviceClassName \| default "([^"]*)" \}\}|([\w.-]+))')
@@ -42,10 +43,15 @@ def _shareable(sections: list[str]) -> dict[str, list[_Spec]]:
     for k, section in enumerate(sections):
         for m in _SPEC_DEFINE.finditer(section):
             args = {c["arg"] for c in _COUNT.finditer(m["body"])}
-            if len(args) != 1:
+            literals = list(_LITERAL.finditer(m["body"]))
+            if not args and len(literals) == 1:  # a literal count: passed as the others pass theirs
+                arg = literals[0]["arg"]
+                shape = _LITERAL.sub(lambda c: c["key"] + SHARED_COUNT, m["body"])
+            elif len(args) == 1:
+                arg = args.pop()
+                shape = m["body"].replace(f"{{{{ int {arg} }}}}", SHARED_COUNT)
+            else:
                 continue
-            arg = args.pop()
-            shape = m["body"].replace(f"{{{{ int {arg} }}}}", SHARED_COUNT)
             if all(a == SHARED_COUNT or _CLASS_READ.fullmatch(a) for a in _ACTION.findall(shape)):
                 shapes.setdefault(shape, []).append(_Spec(k, m.start(), m.end(), m["name"], arg))
     return {shape: specs for shape, specs in shapes.items() if len(specs) > 1}

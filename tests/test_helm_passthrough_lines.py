@@ -1,0 +1,53 @@
+"""Lines of the pass-through rewrite (pattern B) that carried nothing (issue 7: median added lines at most 60 per
+chart): a values file's DRA overlay opened with two comment lines and wrote each toleration over three, the
+claim-template file's defines closed their blocks on a line of `{{- end }}`s alone, and a chart without values.yaml
+got one starting with a blank line. Each says the same in fewer lines; what the chart renders, and the check that
+fails on a device key left beside the claims, stay. Renders are real."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import TOYAML_SERVER, chart_with, fix_chart
+
+from dramigrate.helm.render import HelmError, RenderOptions, render_chart
+
+GPU = "resources:\n  limits:\n    nvidia.com/gpu: 1\ntolerations:\n  - key: spot\n    operator: Exists\n"
+SERVER = (
+    TOYAML_SERVER + "      {{- with .Values.tolerations }}\n      tolerations:\n        {{- toYaml . | nindent 8 }}\n"
+)
+SERVER += "      {{- end }}\n"
+
+
+def _pod(chart: Path, *files: Path) -> dict:
+    docs = [d for m in render_chart(chart, RenderOptions(values_files=files)) for d in yaml.safe_load_all(m.text) if d]
+    (pod,) = [d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"]
+    return pod
+
+
+def test_the_pass_through_writes_no_line_that_carries_nothing(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "server", {"templates/server.yaml": SERVER})  # no values.yaml: the GPU file has all
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(GPU)
+    fix_chart(chart, values=(gpu,))
+    values = (chart / "values.yaml").read_text()
+    assert values.startswith("# "), values  # no blank line opening a file of its own
+    overlay = (tmp_path / "gpu-dra.yaml").read_text().splitlines()
+    assert overlay[0].startswith("# ") and "give it after that file, `-f gpu.yaml -f gpu-dra.yaml`" in overlay[0]
+    assert not overlay[1].startswith("#"), overlay  # the how-to is one line
+    assert "  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}" in overlay, overlay  # a toleration a line
+    claims = (chart / "templates/resourceclaimtemplates.yaml").read_text()
+    assert "draTolerations" in claims and "draDevices" in claims, claims
+    defines = claims[claims.index('{{- define "server.') :]
+    assert not re.search(r"^\{\{- end \}\}(\{\{ end \}\})*$", defines, re.M), defines
+    pod = _pod(chart, gpu, tmp_path / "gpu-dra.yaml")
+    assert pod["resourceClaims"] and pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+    assert [t["key"] for t in pod["tolerations"]] == ["spot", "nvidia.com/gpu"], pod
+    assert _pod(chart, gpu)["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    again = tmp_path / "again.yaml"  # a device key set again after the DRA values
+    again.write_text("resources:\n  limits:\n    nvidia.com/gpu: 2\n")
+    with pytest.raises(HelmError, match="ask for it twice"):
+        _pod(chart, gpu, tmp_path / "gpu-dra.yaml", again)
