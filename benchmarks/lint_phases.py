@@ -59,9 +59,7 @@ def module(name):
     except ImportError:
         LOG.write(f"missing {name}\n")
         return None
-commands, engine, prefilter, ahead, prelist = (
-    module(f"dramigrate.{m}") for m in ("commands", "engine", "prefilter", "ahead", "prelist")
-)
+commands, engine, prefilter, ahead = (module(f"dramigrate.{m}") for m in ("commands", "engine", "prefilter", "ahead"))
 for owner, name, label in [
     (commands, "prepare", "prepare (settings, rules, walk)"),
     (commands, "expand", "  walk (grep, workers start)"),
@@ -102,15 +100,6 @@ try:
     cfp._ExecutorManagerThread.run = manager_run
 except (ImportError, AttributeError):
     pass
-
-if prelist is not None and hasattr(prelist, "Listing"):
-    _close = prelist.Listing.close
-    def close(self):
-        was = self._done
-        _close(self)
-        if not was:
-            LOG.write(f"lister {self.cpu:.4f}\n")
-    prelist.Listing.close = close
 
 import atexit
 def done():
@@ -154,9 +143,6 @@ def figures(lines: list[str]) -> dict[str, float]:
         if head == "thread":
             threads += float(rest)
             continue
-        if head == "lister":
-            out["cpu lister (the folder listing's child)"] = float(rest)
-            continue
         if head == "end":
             wall, mine, kids = map(float, rest.split())
             out.update({"wall": wall, "cpu main process": mine, "cpu children": kids})
@@ -176,8 +162,7 @@ def figures(lines: list[str]) -> dict[str, float]:
     out["cpu workers"] = sum(worker_cpu.values())
     out["cpu main threads (grep readers, pool)"] = threads
     if "cpu children" in out:
-        lister = out.get("cpu lister (the folder listing's child)", 0.0)
-        out["cpu grep (children - workers - lister)"] = out["cpu children"] - out["cpu workers"] - lister
+        out["cpu grep (children - workers)"] = out["cpu children"] - out["cpu workers"]
     return out
 
 

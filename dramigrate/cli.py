@@ -836,9 +836,6 @@ def main() -> None:
     cut = argv.index("--") if "--" in argv else len(argv)
     # `--backup` takes an optional value: bare, it means the default suffix (a following path is not its value).
     sys.argv[1:] = [f"--backup={BACKUP_SUFFIX}" if a == "--backup" else a for a in argv[:cut]] + argv[cut:]
-    from dramigrate import prelist
-
-    prelist.start(sys.argv[1:])  # the folders named are listed on the other core while the rest starts up
     prestart_for(sys.argv[1:])
     try:
         app()

@@ -179,12 +179,18 @@ def rule_ids(values: tuple[str, ...] | list[str], flag: str) -> frozenset[str]:
 
 def _regular_values_files(paths: list[Path]) -> None:
     """Refuse a -f that is a FIFO, a device or a folder before any work: every render reads it again and fix may
-    write beside it, and Helm blocked for good on a FIFO nobody writes to (a missing file is the render's to name)."""
+    write beside it, and Helm blocked for good on a FIFO nobody writes to (a missing file is the render's to name).
+    Refuse too a -f that is, or goes through, a symlink leading out of its tree or into .git, as a path named on the
+    command line is: a pull request that turns the values file CI names into a link to a YAML file of the runner
+    (a token in a config file) had the chart render its values into findings (`nvidia.com/gpu: <token>`)."""
     import stat
 
     from dramigrate.limits import file_type
+    from dramigrate.sources import named_refusal
 
     for path in paths:
+        if why := named_refusal(str(path)):
+            raise InputError(f"-f names {why.removesuffix('; skipped (never read)')}; not read", str(path))
         try:
             mode = os.stat(path).st_mode
         except OSError:

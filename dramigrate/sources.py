@@ -357,65 +357,44 @@ def walk_entries(
     top: str | os.PathLike[str], onerror: Callable[[OSError], None] | None = None
 ) -> Iterator[tuple[str, list[str], list[tuple[str, str]]]]:
     """walk, with each file's kind as scandir knows it without a stat: REGULAR (not a symlink), LINK, or OTHER
-    (a FIFO, a device, a socket, or a type the folder listing does not give). A folder the listing started first
-    has listed (prelist.py) is taken from it; any other, and everything below it, is listed here."""
-    from dramigrate import prelist
-
+    (a FIFO, a device, a socket, or a type the folder listing does not give)."""
     visited: set[tuple[int, int]] = set()
-    start = os.fspath(top)
-    listing = prelist.taken(start)
-    stack = [(start, listing is not None)]
-    loops = may_loop(start)  # without a mount point below top, no folder can come twice: no stat per folder
+    stack = [os.fspath(top)]
+    loops = may_loop(stack[0])  # without a mount point below top, no folder can come twice: no stat per folder
     while stack:
-        here, listed = stack.pop()
-        record = listing.take(here) if listed and listing is not None else None
-        if record is not None and record[0] is not None:
-            folders, files = record
-        elif record is not None:  # the child could not list it
+        here = stack.pop()
+        folders: list[str] = []
+        files: list[tuple[str, str]] = []
+        try:
+            if loops:
+                st = os.stat(here)
+                key = (st.st_dev, st.st_ino)
+                if key in visited:
+                    continue
+                visited.add(key)
+            with os.scandir(here) as it:  # sorted straight from the listing (a third of the folders hold no file)
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            folders.append(e.name)
+                            continue
+                        kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
+                    except OSError:
+                        kind = OTHER
+                    files.append((e.name, kind))
+        except OSError as exc:
             if onerror is not None:
-                onerror(prelist.folder_error(here, record[1]))
+                onerror(exc)
             continue
-        else:
-            listed = False
-            folders = []
-            files = []
-            try:
-                if loops:
-                    st = os.stat(here)
-                    key = (st.st_dev, st.st_ino)
-                    if key in visited:
-                        continue
-                    visited.add(key)
-                with os.scandir(here) as it:  # sorted straight from the listing (a third of the folders hold no file)
-                    for e in it:
-                        try:
-                            if e.is_dir(follow_symlinks=False):
-                                folders.append(e.name)
-                                continue
-                            kind = REGULAR if e.is_file(follow_symlinks=False) else LINK if e.is_symlink() else OTHER
-                        except OSError:
-                            kind = OTHER
-                        files.append((e.name, kind))
-            except OSError as exc:
-                if onerror is not None:
-                    onerror(exc)
-                continue
-            if files:
-                files.sort()
-            if folders:
-                folders.sort()
-        offered = folders[:] if listed and folders else None
+        if files:
+            files.sort()
+        if not folders:
+            yield here, folders, files
+            continue
+        folders.sort()
         yield here, folders, files
-        if offered is not None and len(folders) < len(offered) and listing is not None:
-            kept = set(folders)
-            for d in offered:
-                if d not in kept:
-                    listing.prune(here + d if here.endswith(os.sep) else here + os.sep + d)
-        if folders:
-            prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
-            stack.extend([(prefix + d, listed) for d in reversed(folders)])
-    if listing is not None:
-        listing.finish(start)
+        prefix = here if here.endswith(os.sep) else here + os.sep  # os.path.join, without its checks per name
+        stack.extend([prefix + d for d in reversed(folders)])
 
 
 def may_loop(top: str) -> bool:

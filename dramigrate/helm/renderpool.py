@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ class Render:
     rest: str = ""  # the other manifests
     error: str = ""
     took: float = 0.0  # the CPU seconds the Helm worker took to render it (0 without a worker: --helm-binary)
+    ended: float = 0.0  # the wall clock when the render returned (time.time())
 
 
 @dataclass
@@ -45,6 +47,7 @@ class RunCache:
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
+    clocked: bool = False  # a file of the chart reads the clock (_CLOCK_IN_ACTION); read with steady
     # the second render of a value set (a chart with random values: what differs between two renders is masked),
     # rendered once, started early when the first was slow (render_again)
     again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
@@ -68,7 +71,12 @@ _RANDOM_FUNCTIONS = re.compile(
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 
 
-_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values)\b")
+_RANDOM_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|keys|values|date|dateInZone|date_in_zone|htmlDate\w*)\b")
+
+
+# Sprig functions that read the clock: `now`, `ago`, and the date formatters given something not a time (`date
+# "2006" .Values.x` formats time.Now()). Their output changes with the second (`now | unixEpoch`).
+_CLOCK_IN_ACTION = re.compile(r"(?<![\w.$])(?:now|ago|date|dateInZone|date_in_zone|htmlDate\w*)\b")
 
 
 def _may_differ(cache: RunCache, key: tuple[Any, ...]) -> bool:
@@ -80,10 +88,27 @@ def _may_differ(cache: RunCache, key: tuple[Any, ...]) -> bool:
         from dramigrate.helm.sandbox import chart_for_render
 
         with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
-            cache.steady = all(_steady_text(path) for path in sorted(Path(safe).rglob("*")) if path.is_file())
+            files = [path for path in sorted(Path(safe).rglob("*")) if path.is_file()]
+            cache.steady = all(_steady_text(path) for path in files)
+            cache.clocked = not cache.steady and any(_clock_text(path) for path in files)
     if not cache.steady:
         return True
     return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
+
+
+def _reads_clock(cache: RunCache, key: tuple[Any, ...]) -> bool:
+    """Whether a render of the run's chart with these values may write the time (a file of the chart or of the
+    values calls a Sprig clock function in a template action). Read after _may_differ."""
+    return cache.clocked or any(_clock_bytes(part) for part in key[0]) or _clock_bytes(key[1].encode("utf-8"))
+
+
+def _clock_text(path: Path) -> bool:
+    return path.suffix != ".tgz" and _clock_bytes(path.read_bytes())
+
+
+def _clock_bytes(data: bytes) -> bool:
+    text = data.decode("utf-8", "replace")
+    return any(_CLOCK_IN_ACTION.search(action) for action in _ACTION.findall(text))
 
 
 def _steady_text(path: Path) -> bool:
@@ -150,8 +175,19 @@ def _again(cache: RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> R
         mine = key not in cache.claimed  # not started yet: rendered here rather than waited for in the queue
         cache.claimed.add(key)
     if mine:
-        _settle(future, root, options)
+        _settle(future, root, options, _after(cache, key))
     return future.result()
+
+
+def _after(cache: RunCache, key: tuple[Any, ...]) -> float:
+    """When the second render of a value set may start: for a chart that writes the time (`now | unixEpoch`), the
+    next whole second after its first render ended, so every field that holds the time differs between the two
+    renders and is masked (two renders in one second, the rewritten chart's in the next, failed its proof);
+    for the others, now."""
+    first = cache.renders.get(key)
+    if first is None or not first.ended or not _reads_clock(cache, key):
+        return 0.0
+    return float(int(first.ended) + 1)
 
 
 def render_again(root: Path, options: list[Any]) -> None:
@@ -181,10 +217,12 @@ def _early(cache: RunCache, key: tuple[Any, ...], future: Future[Render], root: 
         if key in cache.claimed:  # the proof asked for it first and renders it itself
             return
         cache.claimed.add(key)
-    _settle(future, root, options)
+    _settle(future, root, options, _after(cache, key))
 
 
-def _settle(future: Future[Render], root: Path, options: Any) -> None:
+def _settle(future: Future[Render], root: Path, options: Any, after: float = 0.0) -> None:
+    if (wait := after - time.time()) > 0:
+        time.sleep(wait)
     try:
         future.set_result(_render_uncached(root, options))
     except BaseException as exc:  # a render past its limits: raised where the render is asked for
@@ -265,10 +303,12 @@ def _render_uncached(root: Path, options: Any) -> Render:
     try:
         manifests = render_chart(root, options)
     except HelmError as exc:
-        return Render([], "", "", str(exc), last_render_seconds())
+        return Render([], "", "", str(exc), last_render_seconds(), time.time())
+    ended = time.time()
     relevant = [m for m in manifests if may_matter(m.text)]
     others = [m for m in manifests if m not in relevant]
-    return Render(manifests, manifest_stream(relevant), manifest_stream(others), took=last_render_seconds())
+    took = last_render_seconds()
+    return Render(manifests, manifest_stream(relevant), manifest_stream(others), took=took, ended=ended)
 
 
 _RELEVANT = ("limits", "requests", "claims", "Claim", "Quota", "LimitRange", "NodePool", "Queue", "extra_resource")

@@ -26,7 +26,8 @@ NAMES = KUSTOMIZATION_NAMES
 # a 3 MB kustomization of 1.5 million values took 20 s and 600 MB to load (a 30 MB one, minutes)
 MAX_KUSTOMIZATION_VALUES = 100_000
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
-HELM_KEYS = frozenset(("helmCharts", "helmChartInflationGenerator"))  # Helm charts kustomize inflates (with helm)
+HELM_KEYS = ("helmCharts", "helmChartInflationGenerator")  # Helm charts kustomize inflates (with helm)
+HELM_GENERATOR = "HelmChartInflationGenerator"  # the kind of a `generators:` entry that inflates a chart
 # A kustomization as _load reads it: its data, the line of each top-level key, the line of each item of list keys
 Loaded = tuple[dict[str, Any], dict[str, int], dict[str, list[int]]]
 # Where discover may find a kustomization loaded already (by path, resolved): its load, or None (then it loads it)
@@ -407,6 +408,38 @@ def read_kustomization(
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             k.patches.append(_patch(file, key, i, line, entry))
     return k
+
+
+def inflating_key(k: Kustomization) -> str | None:
+    """The key under which k inflates Helm charts (kustomize runs helm to build it): helmCharts, the deprecated
+    helmChartInflationGenerator, or generators holding a HelmChartInflationGenerator (inline, or a file of k's own
+    folder); None when it inflates none."""
+    key = next((key for key in HELM_KEYS if key in k.data), None)
+    if key is None and any(HELM_GENERATOR in text for _, text in generator_texts(k)):
+        key = "generators"
+    return key
+
+
+def generator_texts(k: Kustomization) -> list[tuple[int, str]]:
+    """(index, text) of each `generators:` entry of k: an inline configuration as written, a file's contents when
+    it is a regular file in k's own folder (kustomize reads no other); entries that are neither are left out."""
+    out: list[tuple[int, str]] = []
+    entries = k.data.get("generators")
+    root = os.path.realpath(k.dir)
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, str) or "\0" in entry:  # no path holds a NUL
+            continue
+        if "\n" in entry or ":" in entry:  # an inline configuration (a path holds neither)
+            out.append((i, entry))
+            continue
+        path = os.path.realpath(os.path.join(root, entry))
+        if not under(path, {root}) or not is_regular(Path(path)):
+            continue
+        try:
+            out.append((i, read_regular(path).decode("utf-8", "replace")))
+        except (OSError, InputError):
+            continue
+    return out
 
 
 def _special(path: Path) -> str | None:

@@ -22,8 +22,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.kustomize.graph import Kustomization, repo_root, under
+from dramigrate.kustomize.graph import (
+    HELM_GENERATOR,
+    HELM_KEYS,
+    MAX_KUSTOMIZATION_VALUES,
+    Kustomization,
+    generator_texts,
+    repo_root,
+    under,
+)
+from dramigrate.limits import expands_within, nodes_upto
 
 if TYPE_CHECKING:
     from dramigrate.config import Settings
@@ -32,9 +43,10 @@ if TYPE_CHECKING:
     from dramigrate.rules import RuleSet
     from dramigrate.versions import Target
 
-HELM_KEYS = ("helmCharts", "helmChartInflationGenerator")  # in the order kustomize generates them
 DEFAULT_CHART_HOME = "charts"  # kustomize's types.HelmDefaultHome
 MERGES = ("override", "merge", "replace")  # valuesMerge; override is kustomize's default
+MAX_INLINE_VALUES = 20_000  # as a values file holds at most (limits.check_values_text)
+MAX_CHART_RUNS = 32  # distinct charts and value sets linted in one run (each renders the chart a few times)
 # the deprecated helmChartInflationGenerator's keys, as kustomize maps them onto a helmCharts entry
 _OLD_KEYS = {
     "chartName": "name",
@@ -89,6 +101,23 @@ def helm_entries(k: Kustomization) -> list[HelmEntry]:
                     home = own_home if isinstance(own_home, str) and own_home else home
                 entry.why = _read_entry(k, entry, raw, home)
             out.append(entry)
+    for i, text in generator_texts(k):  # a generator configuration of kind HelmChartInflationGenerator
+        if HELM_GENERATOR not in text:
+            continue
+        line = k.item_line("generators", i)
+        try:
+            if nodes_upto(text, MAX_KUSTOMIZATION_VALUES) > MAX_KUSTOMIZATION_VALUES:
+                raise ValueError(f"holds more than {MAX_KUSTOMIZATION_VALUES:,} values")
+            docs = [d for d in yaml.safe_load_all(text) if isinstance(d, dict) and d.get("kind") == HELM_GENERATOR]
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            why = str(exc) if isinstance(exc, ValueError) else "is not YAML it can read"
+            out.append(HelmEntry(k.file, "generators", line, "", why=f"its generator configuration {why}"))
+            continue
+        for doc in docs:
+            entry = HelmEntry(k.file, "generators", line, "")
+            own_home = doc.get("chartHome")
+            entry.why = _read_entry(k, entry, doc, own_home if own_home else home)
+            out.append(entry)
     return out
 
 
@@ -106,6 +135,8 @@ def _read_entry(k: Kustomization, e: HelmEntry, raw: dict[str, Any], home: Any) 
     if home is not None and not isinstance(home, str):
         return "helmGlobals.chartHome is not a string (kustomize refuses it)"
     base = home or DEFAULT_CHART_HOME
+    if "\0" in name + version + base:  # no path holds one (the file system refuses it)
+        return "its chart name, version or chartHome holds a NUL character"
     rel = os.path.join(base, f"{name}-{version}", name) if version and repo else os.path.join(base, name)
     e.where = rel
     repository = os.path.realpath(repo_root(k.dir))
@@ -127,6 +158,8 @@ def _read_entry(k: Kustomization, e: HelmEntry, raw: dict[str, Any], home: Any) 
     inline = raw.get("valuesInline")
     if inline is not None and not isinstance(inline, dict):
         return "its valuesInline is not a mapping (kustomize refuses it)"
+    if inline and not expands_within(inline, MAX_INLINE_VALUES):  # written out for Helm, aliases expand
+        return f"its valuesInline expands to more than {MAX_INLINE_VALUES:,} values (a YAML alias bomb?); not rendered"
     files: list[Path | None] = []
     if texts["valuesFile"]:
         path, why = _values_file(k, str(texts["valuesFile"]), repository, "valuesFile")
@@ -160,6 +193,8 @@ def _values_file(k: Kustomization, entry: str, repository: str, what: str) -> tu
     """A values file an entry names, resolved; or why it is not read."""
     if "://" in entry:
         return None, f"its {what} {entry} is a URL, which dramigrate does not fetch"
+    if "\0" in entry:
+        return None, f"its {what} holds a NUL character"
     real = os.path.realpath(os.path.join(k.dir, entry))
     if _outside(real, repository):
         return None, f"its {what} {entry} leads outside the repository; not read"
@@ -193,9 +228,10 @@ def check_helm_charts(kz: Scan, rules: RuleSet, settings: Settings, target: Targ
     from dramigrate.migrate import FileResult
 
     results: list[FileResult] = []
+    done: dict[tuple[Any, ...], tuple[Any, set[str]]] = {}  # each distinct chart and options, linted once
     for folder in sorted(kz.graph.nodes):
         node = kz.graph.nodes[folder]
-        if not node.inside or not any(key in node.data for key in HELM_KEYS):
+        if node.file not in kz.inflates:
             continue
         shown = kz.display(node.file)
         result = FileResult(shown)
@@ -204,7 +240,7 @@ def check_helm_charts(kz: Scan, rules: RuleSet, settings: Settings, target: Targ
                 result.findings.append(_unchecked(e, shown))
                 continue
             try:
-                result.findings.extend(_render(e, kz, shown, rules, settings, target))
+                result.findings.extend(_render(e, kz, shown, rules, settings, target, done))
             except InputError as exc:
                 if result.error is None:  # the first chart that cannot be rendered: the kustomization's bad input
                     result.error = exc
@@ -225,30 +261,34 @@ def _unchecked(e: HelmEntry, shown: str) -> Finding:
     )
 
 
-def _render(e: HelmEntry, kz: Scan, shown: str, rules: RuleSet, settings: Settings, target: Target) -> list[Finding]:
-    """Lint the entry's chart with its options (the real Helm engine); its findings placed at the entry."""
-    from dramigrate.helm.run import ChartOptions, run_chart
-    from dramigrate.helm.sandbox import prestart
-    from dramigrate.lifetime import temporary_folder
+def _render(
+    e: HelmEntry,
+    kz: Scan,
+    shown: str,
+    rules: RuleSet,
+    settings: Settings,
+    target: Target,
+    done: dict[tuple[Any, ...], tuple[Any, set[str]]],
+) -> list[Finding]:
+    """Lint the entry's chart with its options (the real Helm engine); its findings placed at the entry. done: the
+    chart runs of the run so far, by chart and options (an entry repeated a thousand times is linted once)."""
     from dramigrate.terminal import MESSAGES
 
     assert e.chart is not None
     chart_shown = kz.display(e.chart)
-    with temporary_folder("dramigrate-kustomize-values-") as tmp:
-        inline = tmp / "valuesInline.json"
-        if e.inline is not None:
-            inline.write_text(json.dumps(e.inline, default=str), encoding="utf-8")
-        values = tuple(inline if p is None else Path(kz.display(p)) for p in e.values)
-        copts = ChartOptions(
-            release=e.release,
-            values_files=values,
-            namespace=e.namespace,
-            kube_version=e.kube_version,
-            api_versions=e.api_versions,
-        )
-        prestart()
-        outcome = run_chart(Path(chart_shown), copts, rules, settings, target, "lint")
-        inline_names = {str(inline), inline.as_posix()}
+    inline = json.dumps(e.inline, sort_keys=True, default=str)
+    key = (e.chart, e.release, e.namespace, tuple(e.values), inline, e.kube_version, e.api_versions)
+    if key not in done:
+        if len(done) >= MAX_CHART_RUNS:  # each run renders the chart a few times: a thousand would take an hour
+            raise InputError(
+                f"the kustomizations under the paths inflate more than {MAX_CHART_RUNS} distinct Helm charts or "
+                "value sets; the others, this one among them, are not checked (run dramigrate on fewer paths)",
+                shown,
+                e.line,
+                1,
+            )
+        done[key] = _lint(e, kz, chart_shown, rules, settings, target)
+    outcome, inline_names = done[key]
     here = f"{shown}:{e.line} valuesInline"
     if outcome.error is not None:
         message = outcome.error.message
@@ -266,6 +306,32 @@ def _render(e: HelmEntry, kz: Scan, shown: str, rules: RuleSet, settings: Settin
     if not outcome.findings:
         MESSAGES.explain(f"{shown}:{e.line}: the Helm chart {chart_shown} with this entry's values: no finding")
     return [_placed(f, e, shown, chart_shown, inline_names) for f in outcome.findings]
+
+
+def _lint(
+    e: HelmEntry, kz: Scan, chart_shown: str, rules: RuleSet, settings: Settings, target: Target
+) -> tuple[Any, set[str]]:
+    """The chart run (helm.run.ChartOutcome, lint mode) of an entry, and the names its inline values file went by."""
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.sandbox import prestart
+    from dramigrate.lifetime import temporary_folder
+
+    with temporary_folder("dramigrate-kustomize-values-") as tmp:
+        inline = tmp / "valuesInline.json"
+        if e.inline is not None:
+            inline.write_text(json.dumps(e.inline, default=str), encoding="utf-8")
+        values = tuple(inline if p is None else Path(kz.display(p)) for p in e.values)
+        copts = ChartOptions(
+            release=e.release,
+            values_files=values,
+            namespace=e.namespace,
+            kube_version=e.kube_version,
+            api_versions=e.api_versions,
+        )
+        prestart()
+        outcome = run_chart(Path(chart_shown), copts, rules, settings, target, "lint")
+        inline_names = {str(inline), inline.as_posix()}
+    return outcome, inline_names
 
 
 def _placed(f: Finding, e: HelmEntry, shown: str, chart_shown: str, inline_names: set[str]) -> Finding:

@@ -11,12 +11,12 @@ from pathlib import Path
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.fields import DeviceField, mentions_device, patch_fields, replacement_fields
 from dramigrate.kustomize.graph import (
-    HELM_KEYS,
     Graph,
     Patch,
     Preloaded,
     absolute_roots,
     discover,
+    inflating_key,
     may_name,
     outside_reads,
     under,
@@ -141,7 +141,7 @@ def scan(
             exc.file = out.display(Path(exc.file))
     done: set[Path] = set()
     inputs = out.inputs = set(paths)
-    out.inflates = {k.file for k in graph.nodes.values() if k.inside and not HELM_KEYS.isdisjoint(k.data)}
+    out.inflates = {k.file for k in graph.nodes.values() if k.inside and inflating_key(k) is not None}
     for folder in sorted(graph.nodes):
         node = graph.nodes[folder]
         touched = (
@@ -279,7 +279,7 @@ def _unit(
             )
     for d in sorted(members):
         node = graph.nodes[d]
-        key = next((key for key in HELM_KEYS if key in node.data), None)
+        key = inflating_key(node)
         if key is not None:  # kubectl kustomize builds it only with --enable-helm, which runs helm and may pull charts
             unit.blockers.append(
                 Blocker(
