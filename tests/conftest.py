@@ -33,6 +33,23 @@ spec:
         nvidia.com/gpu: 1
 """
 
+# A chart template: one Pod asking for `.Values.gpus` GPUs, none when it is 0 or unset.
+GPU_POD_TEMPLATE = """\
+{{- if .Values.gpus }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-pod
+spec:
+  containers:
+  - name: app
+    image: app:1
+    resources:
+      limits:
+        nvidia.com/gpu: {{ .Values.gpus }}
+{{- end }}
+"""
+
 DEPLOYMENT_HEAD = """\
 apiVersion: apps/v1
 kind: Deployment

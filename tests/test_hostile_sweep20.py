@@ -9,21 +9,8 @@ from pathlib import Path
 from unittest.mock import ANY
 
 import pytest
-from conftest import ONE_GPU_POD, chart_with, run_dramigrate
+from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, run_dramigrate
 
-GPU_POD_TEMPLATE = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ .Release.Name }}-pod
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: {{ .Values.gpus }}
-"""
 FORMATS = ["text", "json", "github", "sarif", "junit", "markdown"]
 
 
@@ -129,29 +116,12 @@ def test_a_values_file_linked_out_of_the_tree_is_not_read(tmp_path: Path) -> Non
         assert "values/prod.yaml" in err and "symlink" in err
 
 
-KUSTOMIZED_CHART = """\
-{{- if .Values.gpus }}
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ .Release.Name }}-pod
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: {{ .Values.gpus }}
-{{- end }}
-"""
-
-
 def _kustomized(tmp_path: Path, kustomization: str) -> Path:
     """A git work tree with app/kustomization.yaml (the text given) and app/charts/gpu, a chart asking for
     `gpus` GPUs (none by default)."""
     (tmp_path / ".git").mkdir()
     app = tmp_path / "app"
-    chart_with(app / "charts", "gpu", {"values.yaml": "gpus: 0\n", "templates/pod.yaml": KUSTOMIZED_CHART})
+    chart_with(app / "charts", "gpu", {"values.yaml": "gpus: 0\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
     (app / "kustomization.yaml").write_text(kustomization)
     return app
 

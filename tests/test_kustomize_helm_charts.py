@@ -10,23 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, chart_with, run_dramigrate
-
-GPU_TEMPLATE = """\
-{{- if .Values.gpus }}
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ .Release.Name }}-pod
-spec:
-  containers:
-  - name: app
-    image: app:1
-    resources:
-      limits:
-        nvidia.com/gpu: {{ .Values.gpus }}
-{{- end }}
-"""
+from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, run_dramigrate
 
 
 def _repo(tmp_path: Path, kustomization: str, chart_home: str = "charts/gpu", default_gpus: int = 0) -> Path:
@@ -39,7 +23,7 @@ def _repo(tmp_path: Path, kustomization: str, chart_home: str = "charts/gpu", de
     (app / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n")
     home = (app / chart_home).parent
     home.mkdir(parents=True, exist_ok=True)
-    chart_with(home, "gpu", {"values.yaml": f"gpus: {default_gpus}\n", "templates/pod.yaml": GPU_TEMPLATE})
+    chart_with(home, "gpu", {"values.yaml": f"gpus: {default_gpus}\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
     return app
 
 
@@ -152,7 +136,7 @@ def test_nothing_outside_the_repository_is_rendered_or_read(tmp_path: Path, wher
     nothing (a GPU chart there gives no device finding)."""
     repo = tmp_path / "repo"
     outside = tmp_path / "outside"
-    chart_with(outside, "gpu", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_TEMPLATE})
+    chart_with(outside, "gpu", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
     (outside / "values.yaml").write_text("gpus: 3\n")
     if where == "chartHome":
         text = f"helmGlobals:\n  chartHome: {outside}\nhelmCharts:\n- name: gpu\n"

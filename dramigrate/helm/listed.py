@@ -263,16 +263,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
         ]
         edits.append(Edit(res + 1, res + 1, claim))
     for k in found:
-        line = lines[k.index]
-        guarded = _INLINE_IF.match(line)
-        if guarded:
-            cond = guarded.group(2)
-            cond = cond if re.fullmatch(r"[\w.$]+|\(.*\)", cond) else f"({cond})"
-            new = line.replace(guarded.group(2), f"and {cond} (not {on})", 1)
-            edits.append(Edit(k.index, k.index + 1, [new]))
-        else:
-            p = " " * _indent(line)
-            edits.append(Edit(k.index, k.index + 1, [f"{p}{{{{- if not {on} }}}}", line, f"{p}{{{{- end }}}}"]))
+        edits.append(Edit(k.index, k.index + 1, switched_off(lines[k.index], on)))
     out = list(lines)
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
@@ -360,3 +351,17 @@ def _root_reads(name: str, rel: str) -> str:
         return body.replace("$.", ".root.").replace("$", ".root")
 
     return re.sub(r"\{\{.*?\}\}", action, name)
+
+
+def switched_off(line: str, on: str) -> list[str]:
+    """A device key's line rendered only with the DRA switch `on` off: its own inline `if` gains `(not on)`, or an
+    `if not` goes around it."""
+    from dramigrate.helm.idiomatic import _indent
+
+    guarded = _INLINE_IF.match(line)
+    if guarded:
+        cond = guarded.group(2)
+        cond = cond if re.fullmatch(r"[\w.$]+|\(.*\)", cond) else f"({cond})"
+        return [line.replace(guarded.group(2), f"and {cond} (not {on})", 1)]
+    p = " " * _indent(line)
+    return [f"{p}{{{{- if not {on} }}}}", line, f"{p}{{{{- end }}}}"]

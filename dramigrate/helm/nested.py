@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dramigrate.helm.foldguards import _arg
-from dramigrate.helm.listed import Listed
+from dramigrate.helm.listed import Listed, switched_off
 from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
 
@@ -454,16 +454,9 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
         )
     for k in keys:
         line = lines[k.index]
-        guarded = _INLINE_IF.match(line)
-        if guarded:
-            cond = guarded.group(2)
-            cond = cond if re.fullmatch(r"[\w.$]+|\(.*\)", cond) else f"({cond})"
-            edits.append((k.index, k.index + 1, [line.replace(guarded.group(2), f"and {cond} (not {on})", 1)]))
-        elif not _ends_in_text(lines[k.index - 1]) or not _ends_in_text(line):
+        if not _INLINE_IF.match(line) and not (_ends_in_text(lines[k.index - 1]) and _ends_in_text(line)):
             raise RewriteError(f"{rel}:{k.index + 1}: the device key's line, or the one above it, ends in a blank")
-        else:
-            p = " " * _indent(line)
-            edits.append((k.index, k.index + 1, [f"{p}{{{{- if not {on} }}}}", line, f"{p}{{{{- end }}}}"]))
+        edits.append((k.index, k.index + 1, switched_off(line, on)))
     out = list(lines)
     for index, stop_at, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         out[index:stop_at] = new
