@@ -87,10 +87,15 @@ def _may_differ(cache: RunCache, key: tuple[Any, ...]) -> bool:
     if cache.steady is None:
         from dramigrate.helm.sandbox import chart_for_render
 
+        cache.steady = True
         with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
-            files = [path for path in sorted(Path(safe).rglob("*")) if path.is_file()]
-            cache.steady = all(_steady_text(path) for path in files)
-            cache.clocked = not cache.steady and any(_clock_text(path) for path in files)
+            for path in sorted(Path(safe).rglob("*")):
+                if not path.is_file():
+                    continue
+                data = b"" if path.suffix == ".tgz" else path.read_bytes()  # each file read once
+                if path.suffix == ".tgz" or not _steady_bytes(data):
+                    cache.steady = False  # the clock words are random words: only such a file can read the clock
+                    cache.clocked = cache.clocked or _clock_bytes(data)
     if not cache.steady:
         return True
     return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))
@@ -102,17 +107,9 @@ def _reads_clock(cache: RunCache, key: tuple[Any, ...]) -> bool:
     return cache.clocked or any(_clock_bytes(part) for part in key[0]) or _clock_bytes(key[1].encode("utf-8"))
 
 
-def _clock_text(path: Path) -> bool:
-    return path.suffix != ".tgz" and _clock_bytes(path.read_bytes())
-
-
 def _clock_bytes(data: bytes) -> bool:
     text = data.decode("utf-8", "replace")
     return any(_CLOCK_IN_ACTION.search(action) for action in _ACTION.findall(text))
-
-
-def _steady_text(path: Path) -> bool:
-    return path.suffix != ".tgz" and _steady_bytes(path.read_bytes())
 
 
 def _steady_bytes(data: bytes) -> bool:
