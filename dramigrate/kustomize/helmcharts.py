@@ -34,7 +34,7 @@ from dramigrate.kustomize.graph import (
     repo_root,
     under,
 )
-from dramigrate.limits import expands_within, nodes_upto
+from dramigrate.limits import expands_within, is_regular, nodes_upto
 
 if TYPE_CHECKING:
     from dramigrate.config import Settings
@@ -150,7 +150,7 @@ def _read_entry(k: Kustomization, e: HelmEntry, raw: dict[str, Any], home: Any) 
                 f"vendor the chart at {rel} (helm pull --untar) to have it checked"
             )
         return f"there is no chart folder at {rel} and no repo to pull it from (kustomize's build fails)"
-    if not _regular(os.path.join(chart, "Chart.yaml")):
+    if not is_regular(os.path.join(chart, "Chart.yaml")):
         return f"{rel} holds no Chart.yaml"
     merge = raw.get("valuesMerge") or "override"
     if merge not in MERGES:
@@ -210,13 +210,6 @@ def _values_file(k: Kustomization, entry: str, repository: str, what: str) -> tu
 def _outside(real: str, repository: str) -> bool:
     """real (resolved) is not in the repository, or is inside a .git folder (a CI checkout keeps its token there)."""
     return not under(real, {repository}) or ".git" in Path(os.path.relpath(real, repository)).parts
-
-
-def _regular(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 # --- checking the charts ----------------------------------------------------------------------------------------
