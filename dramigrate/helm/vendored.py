@@ -43,13 +43,14 @@ def _repository_line(chart_yaml: Path, index: int) -> int:
 def vendored_findings(root: Path, display: str, changed: list[str]) -> list[Finding]:
     """One warning per subchart copy from a chart repository that the changes `changed` (paths relative to `root`)
     write into: it names the subchart, its repository and what to do."""
-    seen: dict[str, Finding] = {}
+    seen: dict[str, Finding | None] = {}  # each subchart folder's warning, None when it is no such copy
     for rel in changed:
         parts, chart_dir, i = Path(rel).parts, root, 0
         while i + 2 < len(parts) and parts[i] == "charts":
             folder = chart_dir / "charts" / parts[i + 1]
             where = folder.relative_to(root).as_posix()
             found = _remote(chart_dir, folder) if where not in seen else None
+            seen.setdefault(where, None)
             if found is not None:
                 dep, line = found
                 name, repo = str(dep.get("name")), str(dep.get("repository"))
@@ -66,4 +67,4 @@ def vendored_findings(root: Path, display: str, changed: list[str]) -> list[Find
                     line,
                 )
             chart_dir, i = folder, i + 2
-    return list(seen.values())
+    return [f for f in seen.values() if f is not None]
