@@ -2743,6 +2743,9 @@ def _pod_edits(
         and tol_text == [f"{p}  {t}" for t in _dump_list(tolerations)]
     ):
         key = str(tolerations[0].get("key", ""))
+    keys: tuple[str, ...] = ()  # several taints (a GPU's and an EFA NIC's): each entry checked for its own
+    if tolerations and existing and len(tolerations) > 1 and not (picks or covered or w.named):
+        keys = tuple(str(t.get("key", "")) for t in tolerations if t.get("key"))
     checked = ""  # the looked-up name (a values key) the values list is checked for, as a literal key is
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
         key, key_expr = "", _arg(_from_root(w.named.expr))
@@ -2751,7 +2754,7 @@ def _pod_edits(
         checked = _arg(_from_root(w.named.expr))
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
-        if merged := _merge_tolerations(*merge, enclosed=True):
+        if merged := _merge_tolerations(*merge, enclosed=True, keys=keys):
             edits.append(merged)
     elif tolerations and tol_cond == claim_cond and pod_lines:  # a literal count: claim and toleration, one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
@@ -3686,6 +3689,28 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     ]
 
 
+def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
+    """The DRA tolerations' lines `text` with each entry whose key is one of `keys` rendered only where the values
+    list `given` does not tolerate that taint (as the migration decides, taint by taint: a list tolerating the GPU's
+    taint still gets the EFA NIC's toleration)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        line = text[i]
+        m = re.fullmatch(r"(\s*)- key: ['\"]?([^'\"]+?)['\"]?", line)
+        if _control(line) or m is None or m.group(2) not in keys:
+            out.append(line)
+            i += 1
+            continue
+        ind, stop = m.group(1), i + 1
+        while stop < len(text) and not _control(text[stop]) and _indent(text[stop]) > len(ind):
+            stop += 1
+        check = [f"{ind}{c}" for c in tolerated_check(given, m.group(2))]
+        out += [*check, f"{ind}{{{{- if not {TOLERATED} }}}}", *text[i:stop], f"{ind}{{{{- end }}}}"]
+        i = stop
+    return out
+
+
 def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
     """The DRA tolerations' lines (indented `p`), each under `if not` the values list `given` tolerating its key."""
     out: list[str] = []
@@ -3744,6 +3769,7 @@ _IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
 _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
 _TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
 _END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
+_RANGE_OVER = re.compile(r"\{\{-?\s*range\s+(?:\$\w+\s*(?:,\s*\$\w+\s*)?:=\s*)?(\.Values(?:\.\w+)+)\s*-?\}\}")
 _LIST_KEY = re.compile(r"(?:tolerations|resourceClaims|claims):")  # a pod's (a container's claims) list key alone
 # a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
 _HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
@@ -3781,6 +3807,7 @@ def _merge_tolerations(
     key_expr: str = "",
     checked: str = "",
     enclosed: bool = False,
+    keys: tuple[str, ...] = (),
 ) -> Edit | None:
     """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
     the DRA toleration appended in the DRA branch (any list of the pod, its key at line `at`: `resourceClaims` too);
@@ -3789,7 +3816,9 @@ def _merge_tolerations(
     `covered`: the toleration is one the pod wrote itself with the values the rewrite is read from
     (PodDelta.covered): it renders only where the chart's list does not (None: nowhere). `enclosed`: a literal list
     inside the pod's own `if` blocks is taken too (the edit then spans from the outermost `if`, which other edits
-    must not reach into)."""
+    must not reach into). `keys`: the taint keys of several tolerations (a GPU's and an EFA NIC's), each entry
+    rendered only where the values list does not tolerate its own taint (one that tolerates the GPU's may not EFA's).
+    """
     prev = lines[at - 1].strip() if at > 0 else ""
     body = lines[at + 1].strip() if at + 1 < len(lines) else ""
     with_m = _WITH.fullmatch(prev)
@@ -3797,6 +3826,8 @@ def _merge_tolerations(
     def unless_tolerated(given: str, ind: str, listing: bool = True) -> list[str]:
         """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
         on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
+        if keys and listing and re.fullmatch(r"[\w.$]+", given):
+            return [f"{ind}{{{{- if {cond} }}}}"]  # each entry checked for its own taint (per_taint)
         both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
         # a name looked up is checked for the pod's own toleration and where the caller says (`checked`; map-built
         # pods check theirs in `cond`)
@@ -3805,6 +3836,15 @@ def _merge_tolerations(
             checks = tolerated_check(given, test, True)
             return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
         return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
+
+    def dra_entries(given: str, ind: str, text: list[str], listing: bool = True) -> list[str]:
+        """The DRA branch (its entries `text`) after the chart's list X, opened by unless_tolerated."""
+        each = keys and listing and re.fullmatch(r"[\w.$]+", given)
+        return [
+            *unless_tolerated(given, ind, listing),
+            *(per_taint(text, given, keys) if each else text),
+            f"{ind}{{{{- end }}}}",
+        ]
 
     aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
@@ -3815,9 +3855,7 @@ def _merge_tolerations(
             f"{p}  {{{{- with {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
-            *unless_tolerated(expr, f"{p}  "),
-            *aligned,
-            f"{p}  {{{{- end }}}}",
+            *dra_entries(expr, f"{p}  ", aligned),
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, at + 3, new)
@@ -3838,9 +3876,7 @@ def _merge_tolerations(
             *_opened(lines[at], f"{p}  ", f"if {expr}", lines[at + 1]),
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
-            *unless_tolerated(expr, f"{p}  "),
-            *aligned,
-            f"{p}  {{{{- end }}}}",
+            *dra_entries(expr, f"{p}  ", aligned),
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, at + 3, new)
@@ -3855,9 +3891,8 @@ def _merge_tolerations(
                 *_opened(lines[at], f"{p}  ", f"if {keep}", lines[at + 1]),
                 lines[at + 1],
                 f"{p}  {{{{- end }}}}",
-                *unless_tolerated(plain.group(1), f"{p}  "),
-            ]
-            + [*aligned, f"{p}  {{{{- end }}}}"],
+                *dra_entries(plain.group(1), f"{p}  ", aligned),
+            ],
         )
     helper = _HELPER_LIST.fullmatch(body)
     if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
@@ -3906,8 +3941,8 @@ def _merge_tolerations(
             return None  # the chart's own literal list tolerates the taint, always (or in a way not read here)
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
-        if len(given) == 1 and (key or key_expr):
-            return Edit(stop - 1, stop, [lines[stop - 1], *unless_tolerated(given[0], p), *own, f"{p}{{{{- end }}}}"])
+        if len(given) == 1 and (key or key_expr or keys):
+            return Edit(stop - 1, stop, [lines[stop - 1], *dra_entries(given[0], p, own)])
         return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
@@ -3923,15 +3958,19 @@ def _merge_tolerations(
         listing = any(
             w in line and ("toYaml" in line or "range" in line) for line in lines[at + 1 : stop] for w in whole
         )
+        given = expr
+        ranged = [m.group(1) for line in lines[at + 1 : stop] if (m := _RANGE_OVER.search(line))]
+        if not listing and opener == "if" and len(ranged) == 1 and re.search(rf"{re.escape(ranged[0])}\b", expr):
+            # arena's `if ne (len .Values.tolerations) 0` around a `range` over that list, writing each field: the
+            # user's list is checked for the taint as a toYaml one is
+            given, listing = ranged[0], True
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
             lines[at],
             f"{p}{{{{- {opener} {expr} }}}}",
             *lines[at + 1 : stop],
             f"{p}{{{{- end }}}}",
-            *unless_tolerated(expr, p, listing),
-            *own,
-            f"{p}{{{{- end }}}}",
+            *dra_entries(given, p, own, listing),
             f"{p}{{{{- end }}}}",
         ]
         return Edit(at - 1, stop + 1, new)

@@ -544,6 +544,19 @@ def _variations(
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
+        # the user's lists tolerating the devices' taints themselves (GPU values often do): the migration then adds
+        # no toleration, nor may the rewrite (a second one)
+        # no toleration, nor may the rewrite (a second one); with several devices, also the first alone: the taints
+        # are checked one by one (a list tolerating the GPU's taint does not tolerate an EFA NIC's)
+        devices = sorted({k[5] for rel in relations for k in rel.keys})
+        for some in [devices, devices[:1]] if len(devices) > 1 else [devices] if devices else []:
+            tolerated = merged
+            for path in tolerations:
+                listed = [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in some]
+                tolerated = set_path(tolerated, path, listed)
+            values = override(sources, tolerated)
+            label = f"every tolerations list of the values set to tolerate {', '.join(some)}"
+            add(label, copts.render((work.values_file(values),), False), values)
     from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
 
     if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
