@@ -3315,7 +3315,7 @@ def _passthrough(
         return bool(folded), bool(variants) and not copies
     if given_dra is not None:
         merged = value_sources(root, outcome.display, copts, copts.render()).merged
-        lists = tuple(p for p in tolerations_lists(merged) if all(isinstance(k, str) for k in p))
+        lists = tuple(tolerations_lists(merged))  # (one in a list's item too: drhpc.gpuTypes[0].tolerations)
         if places or whole_lists:
             # a packed library's pod options, or a list a helper writes: the DRA values carry the list whole, and a
             # later file of the user's that sets it replaces the device toleration (said, not proven)
@@ -3361,10 +3361,12 @@ def _later_files(
     from dramigrate.helm.passthrough import DEVICE_TWICE
 
     label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
+    later = None
     if lists and label in renders and not renders[label][0].error:
-        later: dict[str, Any] = {}
-        for path in lists:
-            later = set_path(later, path, [dict(OWN_TOLERATION)])
+        later = _later_lists(merged, lists, value_sources(copy_root, outcome.display, ChartOptions(), dra).merged)
+        if later is None:  # said, not proven (as for a list the DRA values carry whole)
+            outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (one is in a list the DRA values set whole)")
+    if later is not None:
         options = replace(dra, values_files=(*dra.values_files, work.values_file(later)))
         case = f"with {LATER_TOLERATIONS} to [{OWN_TOLERATION['key']}]"
         on = cached_render(copy_root, options)
@@ -3387,6 +3389,23 @@ def _later_files(
             )
         outcome.checked.append(f"{LATER_DEVICES} (fails: {DEVICE_TWICE})")
     return ""
+
+
+def _later_lists(merged: dict[str, Any], lists: tuple[Path_, ...], dra: dict[str, Any]) -> dict[str, Any] | None:
+    """The values file of the user's that sets every tolerations list `lists` of the values `merged` to one of another
+    taint, as the proof's value set does: a list inside a list's item (oci-gpu-scanner's `drhpc.gpuTypes[0]`) is
+    set by the outer list written whole (Helm replaces a list; it merges no item). None when such an outer list
+    differs in the rewritten chart's values with the DRA values (`dra`): the user's file would drop their claims."""
+    own = merged
+    for path in lists:
+        own = set_path(own, path, [dict(OWN_TOLERATION)])
+    later: dict[str, Any] = {}
+    for path in lists:
+        outer = path[: next((i for i, k in enumerate(path) if isinstance(k, int)), len(path))]
+        if len(outer) < len(path) and get_path(dra, outer) != get_path(merged, outer):
+            return None
+        later = set_path(later, outer, get_path(own, outer))
+    return later
 
 
 def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:
