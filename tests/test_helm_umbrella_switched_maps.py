@@ -5,6 +5,8 @@ DaemonSets tolerate from each item of a values list (`agents[0].tolerations`).
 - A user's values file after values-dra.yaml that sets every tolerations list sets the one inside a list item by
   writing the list whole; the proof set it in its migrated render but not in the later file, so the rewrite was
   refused ("renders differently ... tolerations[0].effect"), for the defaults too.
+- `--set check.enabled=true` turns on a map the chart ships: values-dra.yaml migrates it too, as for a chart
+  without subcharts (was: manual, "the device request comes from values no DRA values file covers").
 """
 
 from __future__ import annotations
@@ -127,3 +129,19 @@ def test_a_later_file_sets_the_tolerations_of_a_list_item(tmp_path: Path) -> Non
     assert probe["tolerations"] == [{"key": "example.com/dedicated"}]
     exporter = out["DaemonSet/release-name-exporter"]["spec"]["template"]["spec"]
     assert exporter["resourceClaims"] and "nvidia.com/gpu" not in yaml.safe_dump(exporter["containers"])
+
+
+def test_a_set_that_turns_on_a_map_of_the_umbrella_is_covered_by_values_dra(tmp_path: Path) -> None:
+    chart = _umbrella(tmp_path)
+
+    code, _, err = run_dramigrate(["fix", str(chart), "--set", "check.enabled=true"])
+
+    assert code == 0 and "add -f values-dra.yaml" in err, err
+    out = _objects(chart, (chart / "values-dra.yaml",), ("check.enabled=true",))
+    check = out["Job/release-name-check"]["spec"]["template"]["spec"]
+    assert check["containers"][0]["resources"]["claims"] and check["resourceClaims"]
+    assert "nvidia.com/gpu" not in yaml.safe_dump(check["containers"])
+    (claimed,) = [c["resourceClaimTemplateName"] for c in check["resourceClaims"]]
+    requests = out[f"ResourceClaimTemplate/{claimed}"]["spec"]["spec"]["devices"]["requests"]
+    assert [r["exactly"]["count"] for r in requests] == [2]
+    assert "Job/release-name-check" not in _objects(chart, (chart / "values-dra.yaml",))  # the defaults: no Job

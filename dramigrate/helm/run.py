@@ -2926,6 +2926,13 @@ def _passthrough(
         value set of the proof that turns one on and leaves every map it renders as the defaults set it, so
         values-dra.yaml covers any --set of the chart's own switches."""
         ours, name = {e.path for e in edits}, chart_name(root)
+        # the templates the rewrite changes, as the render names them (an umbrella's subchart's under each of its keys)
+        shown = {
+            f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel
+            for sub in leaves
+            for scope in scopes[sub]
+            for rel in leaves[sub]
+        }
         for v, r, want, _ in expected:
             if v.label in ("your values", "default values") or v.label.startswith("-f ") or r.error:
                 continue
@@ -2933,7 +2940,7 @@ def _passthrough(
             if v.label.endswith(ADDED_DEVICE) or not through_want or through_want == through.stream:
                 continue
             before, after = _by_template(through.stream, name), _by_template(through_want, name)
-            if any(after.get(t) != docs and t not in leaves[""] for t, docs in before.items()):
+            if any(after.get(t) != docs and t not in shown for t, docs in before.items()):
                 continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
             try:
                 vsources, more, more_rcts = edits_of(v.options, through, through_want)
@@ -3018,7 +3025,7 @@ def _passthrough(
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         # a switch beside a map in one template: the maps of the chart's own switches go into values-dra.yaml too
-        folds = fold and list(leaves) == [""] and (switch is None or bool(switch.both)) and places is None
+        folds = fold and (switch is None or bool(switch.both)) and places is None
         asked = bool(default and default[1] and default[1] != default[0].stream)  # the defaults' maps ask for one
         if asked:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
