@@ -2926,6 +2926,10 @@ def _passthrough(
         value set of the proof that turns one on and leaves every map it renders as the defaults set it, so
         values-dra.yaml covers any --set of the chart's own switches."""
         ours, name = {e.path for e in edits}, chart_name(root)
+        defaults_asking: dict[str, list[dict[str, Any]]] = {}  # the defaults' objects that ask for devices
+        if default is not None:
+            before, after = _by_template(default[0].stream, name), _by_template(default[1], name)
+            defaults_asking = {t: docs for t, docs in before.items() if after.get(t) != docs}
         # the templates the rewrite changes, as the render names them (an umbrella's subchart's under each of its keys)
         shown = {
             f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel
@@ -2939,9 +2943,14 @@ def _passthrough(
             through, through_want = passed(r, want)
             if v.label.endswith(ADDED_DEVICE) or not through_want or through_want == through.stream:
                 continue
+            if _switches_nothing(value_sources(root, outcome.display, copts, v.options).merged, defaults, ours):
+                continue  # a count or a tolerations list changed: no map turned on (it saves the renders below)
             before, after = _by_template(through.stream, name), _by_template(through_want, name)
             if any(after.get(t) != docs and t not in shown for t, docs in before.items()):
                 continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
+            asking = {t: docs for t, docs in before.items() if after.get(t) != docs}
+            if asking.items() <= defaults_asking.items():
+                continue  # the defaults' own objects ask for devices, as they render them (another component off)
             try:
                 vsources, more, more_rcts = edits_of(v.options, through, through_want)
             except (pt.NotPassThrough, InputError):
@@ -3396,6 +3405,22 @@ def _later_files(
             )
         outcome.checked.append(f"{LATER_DEVICES} (fails: {DEVICE_TWICE})")
     return ""
+
+
+def _switches_nothing(values: dict[str, Any], defaults: dict[str, Any], maps: set[Path_]) -> bool:
+    """Whether the values differ from the defaults only inside the defaults' resources `maps` (a count changed or
+    unset) and tolerations lists: a value set that turns no switch, whose maps the defaults' DRA values migrate."""
+    changed = _differing(values, defaults)
+    return bool(changed) and all("tolerations" in p or any(p[: len(m)] == m for m in maps) for p in changed)
+
+
+def _differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
+    """The paths where two values trees differ, into maps and into the items of lists of one length."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in dict.fromkeys([*a, *b]) for p in _differing(a.get(k), b.get(k), (*path, str(k)))]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in _differing(x, y, (*path, i))]
+    return [] if a == b else [path]
 
 
 def _later_lists(merged: dict[str, Any], lists: tuple[Path_, ...], dra: dict[str, Any]) -> dict[str, Any] | None:
