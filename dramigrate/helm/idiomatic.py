@@ -60,6 +60,7 @@ from dramigrate.helm.patterns import (
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
+from dramigrate.helm.twinnames import names_check, one_name
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
@@ -1339,7 +1340,9 @@ def build(
             if own[0].name and (source := name_source(own[0].name, text + helpers)):
                 given += source.names  # each name the helper may map the values to (comfyui's vendors)
             named = (
-                _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules, given) if own[0].name else None
+                _lookup(rel, text, own, delta, k, originals.get(rel, []), alternative, rules, given)
+                if own[0].name
+                else None
             )
             choice = _choice(own, delta, rules, rel)
             if choice:
@@ -1621,6 +1624,7 @@ def _leaves(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]
 
 def _lookup(
     rel: str,
+    text: str,
     devices: list[Device],
     delta: PodDelta,
     k: int,
@@ -1632,8 +1636,8 @@ def _lookup(
     """Pattern E: what the migration adds to pod `k` of the template for each device resource its values key may
     name, as a Lookup: the resources of its rule pack and those the value sets `given` render (each with its own
     entry); the resources must give claims of one shape (the same claim, requests and leaves)."""
-    resource, expr = devices[0].resource, devices[0].name
-    if any((d.resource, d.name) != (resource, expr) for d in devices):
+    resource, expr = devices[0].resource, one_name(rel, devices, _request_twins(text.splitlines(), devices))
+    if any(d.resource != resource for d in devices):
         raise RewriteError(f"{rel}: the pod's device keys are not all the one resource name from values ({expr})")
     deltas = {resource: delta}
     own = [n for n in given if name_candidates(n, rules)]
@@ -2243,7 +2247,11 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
         own["requests"].index: own["limits"]
         for own in by_container.values()
         if len(own) == 2
-        and (own["requests"].count != own["limits"].count or own["requests"].conditions != own["limits"].conditions)
+        and (
+            own["requests"].count != own["limits"].count
+            or own["requests"].conditions != own["limits"].conditions
+            or own["requests"].name != own["limits"].name
+        )
     }
 
 
@@ -2295,16 +2303,18 @@ def _resolved(expr: str, text: str, index: int) -> str:
 
 def _twin_keys(
     devices: list[Device], twins: dict[int, Device], text: str = ""
-) -> tuple[list[Device], dict[str, str], list[str]]:
+) -> tuple[list[Device], dict[str, str], list[str], dict[str, str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
     limit's where the limit renders, else the request's (a request alone is migrated with its count). Returns those
     keys, by device resource, that count (`or` of the two, each false where its key does not render), and where one
     of each pair renders (the migration adds the toleration there, a count of 0 too: a block under `if
-    .Values.resources.limits` renders `nvidia.com/gpu: 0`)."""
+    .Values.resources.limits` renders `nvidia.com/gpu: 0`); and, by that count, whether the key that renders has
+    its count set (_set of each key under its own conditions: the `or` of the two counts passes over a count of 0)."""
     merged: dict[str, str] = {}
     renders: list[str] = []
+    set_when: dict[str, str] = {}
     keys = [d for d in devices if d.index not in twins]
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
@@ -2312,12 +2322,15 @@ def _twin_keys(
         if shared == limit.conditions:
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
+        set_when[merged[limit.resource]] = _or(
+            *(_group(_and(_renders(d, shared), _set(d.count))) for d in (limit, request))
+        )
         if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == _arg(request.count):
             merged[limit.resource] = request.count  # the limit, where it renders, counts what the request does
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
         if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
             renders.append(_or(*either))
-    return keys, merged, renders
+    return keys, merged, renders, set_when
 
 
 def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...], text: str = "") -> str:
@@ -2333,8 +2346,9 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
         if limit.count == request.count or _resolved(limit.count, text, limit.index) == _arg(request.count):
             continue
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
+        device = f"the {limit.resource} request" if not limit.name else f"the request of the device {limit.name_key}"
         message = (
-            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
+            f"{device} differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
         out.append("\n".join(fail_when(_and(*cond, *own, differ), message)) + "\n")
@@ -2500,7 +2514,7 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged, twin_renders = _twin_keys(w.devices, twins, w.text)
+    keys, merged, twin_renders, set_when = _twin_keys(w.devices, twins, w.text)
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
@@ -2559,7 +2573,7 @@ def _pod_edits(
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
     literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
-    set_gate = "" if own_counted or literal else _or(*(_set(c) for c in dict.fromkeys(gated)))
+    set_gate = "" if own_counted or literal else _or(*(set_when.get(c) or _set(c) for c in dict.fromkeys(gated)))
     if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
         set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
     tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
@@ -2700,7 +2714,7 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-    sets = {res: _set(c) for res, c in counts.items()}
+    sets = {res: set_when.get(c) or _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     elif not picks and literal and not own_counted and len(counts) > 1:  # a literal count beside one from values
@@ -2831,6 +2845,7 @@ def _pod_edits(
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
+    check += names_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
     if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
         check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
