@@ -896,6 +896,8 @@ def _keyed_pods(
     if keyed is None or alternative is None:
         return [None] * len(pods)
     held, at = keyed
+    if any(d.params for d in deltas):  # KubeRay's num-gpus, which the migration sets from the claim's devices
+        raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
     lines = text.splitlines()
     given = sorted(held | {n for n in (names or {}).get(rel, ()) if _migrates(n, rules)})
     entries, base = keyedmap.entries(rel, docs, deltas[0], pods[0][0].resource, given, alternative, rules)
@@ -1393,7 +1395,11 @@ def build(
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
-        keyed_pods = _keyed_pods(rel, text, pods, deltas, keyed, own_originals, alternative, rules, names)
+        try:
+            keyed_pods = _keyed_pods(rel, text, pods, deltas, keyed, own_originals, alternative, rules, names)
+        except RewriteError:  # the map's devices not taken: what to change by hand
+            range_named_keys(text, rel, originals.get(rel, []), devices, rules)
+            raise
         for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
             given = tuple((names or {}).get(rel, ()))
             if own[0].name and (source := name_source(own[0].name, text + helpers)):
