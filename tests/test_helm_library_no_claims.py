@@ -146,6 +146,25 @@ def test_a_k8s_at_home_library_gets_its_include_wrapped_to_name_the_pods_claims(
     assert [d for d in docs if d["kind"] == "Service"] == [d for d in before if d["kind"] == "Service"]
 
 
+def test_a_k8s_at_home_chart_without_resources_in_its_values_documents_the_pods_claims_at_the_end(
+    tmp_path: Path,
+) -> None:
+    """jellyfin's values.yaml has `resources` only in a comment; the GPU comes from a values file of the user."""
+    chart = _app(tmp_path, "common", "5.0.5", "common.")
+    (chart / "values.yaml").write_text("# -- Node selector\nnodeSelector: {}\n# resources:\n#   limits: {}\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 2\n")
+    fix_chart(chart, values=(gpu,))
+    values = (chart / "values.yaml").read_text()
+    assert values.startswith("# -- Node selector\nnodeSelector: {}\n# resources:\n#   limits: {}\n")
+    added = yaml.safe_load(values)
+    assert added["resourceClaims"] == [] and added["resourceClaimTemplates"] == {}  # the switch, off
+    assert "# -- DRA ResourceClaims of the pod" in values
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    assert list(counts.values()) == [2]
+    assert pods["release-name"]["resourceClaims"][0]["resourceClaimTemplateName"] in counts
+
+
 def test_a_k8s_at_home_chart_that_includes_common_all_inside_a_line_is_manual_work_saying_so(tmp_path: Path) -> None:
     chart = _app(tmp_path, "common", "4.5.2", "common.")
     (chart / "templates/common.yaml").write_text('{{ include "common.all" . | nindent 0 }}\n')
