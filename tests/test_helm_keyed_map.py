@@ -112,3 +112,44 @@ def test_the_map_renders_as_before_with_the_switch_off_and_keeps_other_resources
 def test_a_device_of_the_map_the_claim_does_not_know_fails_with_the_way_back(chart: Path) -> None:
     with pytest.raises(HelmError, match=r"devices holds a device the chart's DRA claim does not know"):
         _render(chart, "dra: {enabled: true}\nleaderGpus: 0\nworkerGpus: 0\ndevices: {google.com/tpu: 4}\n")
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: ray
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers:
+        - name: ray-head
+          image: rayproject/ray:2.9.0
+          resources:
+            limits:
+              {{- if gt (int .Values.gpus) 0 }}
+              nvidia.com/gpu: {{ .Values.gpus }}
+              {{- end }}
+              {{- range $key, $value := .Values.devices }}
+              {{ $key }}: {{ $value }}
+              {{- end }}
+"""
+
+
+def test_a_ray_group_with_a_device_of_the_map_keeps_the_by_hand_message(tmp_path: Path) -> None:
+    """KubeRay's num-gpus, which the migration sets from the Ray container's devices, is not written for the map's:
+    fix says what to change by hand, as before (was, with the map taken: a proof failure on num-gpus)."""
+    from dramigrate.config import Settings
+    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.rules import load_rules
+    from dramigrate.versions import Target
+
+    made = chart_with(tmp_path, "ray", {"templates/ray.yaml": RAY, "values.yaml": "gpus: 1\ndevices: {}\n"})
+    amd = tmp_path / "amd.yaml"
+    amd.write_text("gpus: 0\ndevices:\n  amd.com/gpu: 1\n")
+    options = ChartOptions(values_files=(amd,), kube_version="1.34")
+    outcome = run_chart(made, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
+    assert not outcome.proven
+    assert "By hand: take amd.com/gpu out of `.Values.devices`" in outcome.manual, outcome.report()
