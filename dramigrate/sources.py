@@ -316,19 +316,19 @@ def _ignored_by_gitignore_files(
     return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
 
 
-_GIT_ABOVE: dict[str, str | None] = {}
+GIT_ABOVE: dict[str, str | None] = {}
 _UNKNOWN = object()
 
 
 def git_above(folder: str) -> str | None:
     """The nearest folder at or above `folder` (resolved) holding .git; each folder is looked at once per run."""
-    if (known := _GIT_ABOVE.get(folder, _UNKNOWN)) is not _UNKNOWN:  # asked for every folder of a walk
+    if (known := GIT_ABOVE.get(folder, _UNKNOWN)) is not _UNKNOWN:  # asked for every folder of a walk
         return known  # type: ignore[return-value]
     below: list[str] = []
     found: str | None = None
-    while folder not in _GIT_ABOVE:
+    while folder not in GIT_ABOVE:
         if os.path.exists(os.path.join(folder, ".git")):
-            found = _GIT_ABOVE[folder] = folder
+            found = GIT_ABOVE[folder] = folder
             break
         below.append(folder)
         parent = os.path.dirname(folder)
@@ -336,9 +336,9 @@ def git_above(folder: str) -> str | None:
             break
         folder = parent
     else:
-        found = _GIT_ABOVE[folder]
+        found = GIT_ABOVE[folder]
     for f in below:
-        _GIT_ABOVE[f] = found
+        GIT_ABOVE[f] = found
     return found
 
 
@@ -487,8 +487,8 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
         # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
         if real_here == real_start or ".git" in dirs or ".git" in names:
             git_above(real_here)
-        elif (up := _GIT_ABOVE.get(real_here.rpartition(os.sep)[0] or os.sep, False)) is not False:
-            _GIT_ABOVE[real_here] = up
+        elif (up := GIT_ABOVE.get(real_here.rpartition(os.sep)[0] or os.sep, False)) is not False:
+            GIT_ABOVE[real_here] = up
         if exclude or not SKIP_DIRS.isdisjoint(dirs):
             for d in dirs:
                 if d in SKIP_DIRS:
