@@ -21,6 +21,7 @@ from typing import Any
 from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
 from dramigrate.longints import too_long
+from dramigrate.triage import KUBESPAWNER_KEYS, QUOTA_KINDS
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
 
@@ -128,6 +129,32 @@ class Sequence(list):  # type: ignore[type-arg]
     __slots__ = ("fa", "lc")
 
 
+class Seen:
+    """What the parse met in one document, for lint's checks that would otherwise walk all of its values again
+    (triage.needs_pipeline, embedded.embedded_findings, detect's stray requests): valid for `data` only (fix replaces
+    a document it edits with ruamel's data, which has no Seen)."""
+
+    __slots__ = ("data", "quota_or_claims", "sections", "texts")
+
+    def __init__(self, data: Any, sections: list[Any], quota_or_claims: bool, texts: bool) -> None:
+        self.data = data
+        self.sections = sections  # each collection that is the value of a SECTION_KEYS key (an alias's too)
+        self.quota_or_claims = quota_or_claims  # a `kind` of triage.QUOTA_KINDS, or a claims or resourceClaims key
+        self.texts = texts  # a scalar value (not a key) holding one of TEXT_WORDS
+
+
+SECTION_KEYS = frozenset(("limits", "requests", *KUBESPAWNER_KEYS))
+CLAIM_KEYS = frozenset(("resourceClaims", "claims"))
+# A string any of these checks reads holds one: limits or requests (triage, embedded), extra_resource_* (embedded)
+TEXT_WORDS = ("limits", "requests", "extra_resource_")
+
+
+def seen(doc: Document) -> Seen | None:
+    """What the fast parse met in doc's data, or None (ruamel parsed it, or its data was replaced since)."""
+    got = doc.seen
+    return got if got is not None and got.data is doc.data else None
+
+
 _STRINGS: dict[str, Any] = {}
 
 
@@ -190,10 +217,11 @@ def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, lin
     return _NO_KEY
 
 
-def parse_stream(text: str) -> list[tuple[Any, int, int]]:
-    """Every document of text as (root, 0-based line of the root, values), from libyaml events; Decline or YAMLError.
-    values: how many values the document holds (the root, every mapping value and sequence item, as
+def parse_stream(text: str) -> list[tuple[Any, int, int, Seen]]:
+    """Every document of text as (root, 0-based line of the root, values, seen), from libyaml events; Decline or
+    YAMLError. values: how many values the document holds (the root, every mapping value and sequence item, as
     limits.expands_within counts them), or -1 when it holds an alias (its expansion is then counted by walking it).
+    seen: what lint's checks look for in it (Seen).
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
@@ -213,7 +241,9 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
     get = parser.get_event
     strings = _STRINGS or _string_types()
     memo, memo_get = _PLAIN, _PLAIN.get
-    docs: list[tuple[Any, int, int]] = []
+    docs: list[tuple[Any, int, int, Seen]] = []
+    sections: list[Any] = []  # Seen's, for the document being read
+    quota_or_claims = texts = False
     values = 0  # collections and scalars that are not keys; -1 once an alias is met
     # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
     # that key's line and column; the enclosing collections' state is saved on the stack
@@ -255,23 +285,32 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 if cont is None:
                     root, root_line = node, mark.line
                     values += 1
+                    texts = texts or any(w in value for w in TEXT_WORDS)
                 elif seq:
                     pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
                     values += 1
                     if not value and not style:
                         empty, empty_at = pos, 0
+                    elif not texts and ("limits" in value or "requests" in value or "extra_resource_" in value):
+                        texts = True
                 elif key is _NO_KEY:
                     if not value and not style or node in cont:
                         raise Decline("duplicate or empty key")
                     key, kline, kcol = node, mark.line, mark.column
+                    if node in CLAIM_KEYS:
+                        quota_or_claims = True
                 else:
                     pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
                     cont[key] = node
-                    key = _NO_KEY
-                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 2
+                    elif not texts and ("limits" in value or "requests" in value or "extra_resource_" in value):
+                        texts = True
+                    if key == "kind" and node in QUOTA_KINDS:
+                        quota_or_claims = True
+                    key = _NO_KEY
+                    values += 1
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 if ev.tag is not None:
                     raise Decline("tag")
@@ -288,6 +327,8 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 if cont is None:
                     root, root_line = new, line
                 else:
+                    if not seq and key in SECTION_KEYS:
+                        sections.append(new)
                     key = _attach(cont, seq, key, kline, kcol, new, line, col, "collection as a key")
                 stack.append((cont, seq, key, kline, kcol))
                 cont, seq, key = new, cls is SequenceStartEvent, _NO_KEY
@@ -301,12 +342,16 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 root, root_line = None, -1
                 anchors = {}
                 values = 0
+                sections, quota_or_claims, texts = [], False, False
             elif cls is DocumentEndEvent:
-                docs.append((root, root_line, values if values >= 0 else -1))
+                met = Seen(root, sections, quota_or_claims, texts)
+                docs.append((root, root_line, values if values >= 0 else -1, met))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
                 if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
+                if not seq and key in SECTION_KEYS:
+                    sections.append(new)
                 key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
                 values = -(1 << 62)  # stays negative for the rest of the document
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
@@ -337,7 +382,7 @@ def fast_parse(path: str, doc: Document) -> bool:
     got = _one(body)
     if got is None:
         return False
-    doc.data, doc.parsed, doc.counted = got[0], True, max(got[1], -1)
+    doc.data, doc.parsed, doc.counted, doc.seen = got[0], True, max(got[1], -1), got[2]
     if not 0 <= got[1] <= MAX_NODES:  # an alias (a bomb expands it), or too many values
         check_size(path, doc)
     return True
@@ -350,8 +395,8 @@ def one_document(text: str) -> tuple[Any] | None:
     return None if got is None else (got[0],)
 
 
-def _one(text: str) -> tuple[Any, int] | None:
-    """(data, values) of one_document's text (values as parse_stream counts them), or None."""
+def _one(text: str) -> tuple[Any, int, Seen] | None:
+    """(data, values, seen) of one_document's text (as parse_stream gives them), or None."""
     import yaml
 
     if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
@@ -362,7 +407,7 @@ def _one(text: str) -> tuple[Any, int] | None:
         return None
     if len(docs) != 1:  # a `...` end marker inside the text: more than one YAML document
         return None
-    return docs[0][0], docs[0][2]
+    return docs[0][0], docs[0][2], docs[0][3]
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:
