@@ -53,7 +53,6 @@ class Document:
     # the values of data as limits.expands_within counts them, when the fast parse counted them while building data
     # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
     counted: int = -1
-    seen: Any = None  # fastyaml.Seen: what the fast parse met in data (fastyaml.seen checks it is still for data)
     # the values its file's documents may still give ruamel (MAX_ROUND_TRIP_FILE_VALUES), one list for the file
     round_trip_budget: list[int] = field(
         default_factory=lambda: [MAX_ROUND_TRIP_FILE_VALUES, MAX_ROUND_TRIP_FILE_LINES], repr=False

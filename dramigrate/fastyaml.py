@@ -122,22 +122,22 @@ _BLOCK, _FLOW, _EMPTY = Format(False), Format(True), Format(None)  # ruamel leav
 
 
 class Mapping(dict):  # type: ignore[type-arg]
-    __slots__ = ("fa", "lc")
+    __slots__ = ("fa", "lc", "seen")  # seen: set on a document's root only (Seen)
 
 
 class Sequence(list):  # type: ignore[type-arg]
-    __slots__ = ("fa", "lc")
+    __slots__ = ("fa", "lc", "seen")
 
 
 class Seen:
     """What the parse met in one document, for lint's checks that would otherwise walk all of its values again
-    (triage.needs_pipeline, embedded.embedded_findings, detect's stray requests): valid for `data` only (fix replaces
-    a document it edits with ruamel's data, which has no Seen)."""
+    (triage.needs_pipeline, embedded.embedded_findings, detect's stray requests). Kept on the document's root (its
+    `seen`), so that it goes with the data (lint lets each document of a 30 MB manifest go after its findings) and a
+    document fix parses again with ruamel has none."""
 
-    __slots__ = ("data", "quota_or_claims", "sections", "texts")
+    __slots__ = ("quota_or_claims", "sections", "texts")
 
-    def __init__(self, data: Any, sections: list[Any], quota_or_claims: bool, texts: bool) -> None:
-        self.data = data
+    def __init__(self, sections: list[Any], quota_or_claims: bool, texts: bool) -> None:
         self.sections = sections  # each collection that is the value of a SECTION_KEYS key (an alias's too)
         self.quota_or_claims = quota_or_claims  # a `kind` of triage.QUOTA_KINDS, or a claims or resourceClaims key
         self.texts = texts  # a scalar value (not a key) holding one of TEXT_WORDS
@@ -150,9 +150,11 @@ TEXT_WORDS = ("limits", "requests", "extra_resource_")
 
 
 def seen(doc: Document) -> Seen | None:
-    """What the fast parse met in doc's data, or None (ruamel parsed it, or its data was replaced since)."""
-    got = doc.seen
-    return got if got is not None and got.data is doc.data else None
+    """What the fast parse met in doc's data, or None (ruamel parsed it, or its root is a scalar)."""
+    data = doc.data
+    if type(data) is Mapping or type(data) is Sequence:
+        return getattr(data, "seen", None)
+    return None
 
 
 _STRINGS: dict[str, Any] = {}
@@ -217,11 +219,11 @@ def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, lin
     return _NO_KEY
 
 
-def parse_stream(text: str) -> list[tuple[Any, int, int, Seen]]:
-    """Every document of text as (root, 0-based line of the root, values, seen), from libyaml events; Decline or
-    YAMLError. values: how many values the document holds (the root, every mapping value and sequence item, as
+def parse_stream(text: str) -> list[tuple[Any, int, int]]:
+    """Every document of text as (root, 0-based line of the root, values), from libyaml events; Decline or YAMLError.
+    values: how many values the document holds (the root, every mapping value and sequence item, as
     limits.expands_within counts them), or -1 when it holds an alias (its expansion is then counted by walking it).
-    seen: what lint's checks look for in it (Seen).
+    A root mapping or sequence gets in its `seen` what lint's checks look for in the document (Seen).
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
@@ -241,7 +243,7 @@ def parse_stream(text: str) -> list[tuple[Any, int, int, Seen]]:
     get = parser.get_event
     strings = _STRINGS or _string_types()
     memo, memo_get = _PLAIN, _PLAIN.get
-    docs: list[tuple[Any, int, int, Seen]] = []
+    docs: list[tuple[Any, int, int]] = []
     sections: list[Any] = []  # Seen's, for the document being read
     quota_or_claims = texts = False
     values = 0  # collections and scalars that are not keys; -1 once an alias is met
@@ -344,8 +346,9 @@ def parse_stream(text: str) -> list[tuple[Any, int, int, Seen]]:
                 values = 0
                 sections, quota_or_claims, texts = [], False, False
             elif cls is DocumentEndEvent:
-                met = Seen(root, sections, quota_or_claims, texts)
-                docs.append((root, root_line, values if values >= 0 else -1, met))
+                if type(root) is Mapping or type(root) is Sequence:
+                    root.seen = Seen(sections, quota_or_claims, texts)
+                docs.append((root, root_line, values if values >= 0 else -1))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
                 if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
@@ -382,7 +385,7 @@ def fast_parse(path: str, doc: Document) -> bool:
     got = _one(body)
     if got is None:
         return False
-    doc.data, doc.parsed, doc.counted, doc.seen = got[0], True, max(got[1], -1), got[2]
+    doc.data, doc.parsed, doc.counted = got[0], True, max(got[1], -1)
     if not 0 <= got[1] <= MAX_NODES:  # an alias (a bomb expands it), or too many values
         check_size(path, doc)
     return True
@@ -395,8 +398,8 @@ def one_document(text: str) -> tuple[Any] | None:
     return None if got is None else (got[0],)
 
 
-def _one(text: str) -> tuple[Any, int, Seen] | None:
-    """(data, values, seen) of one_document's text (as parse_stream gives them), or None."""
+def _one(text: str) -> tuple[Any, int] | None:
+    """(data, values) of one_document's text (values as parse_stream counts them), or None."""
     import yaml
 
     if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
@@ -407,7 +410,7 @@ def _one(text: str) -> tuple[Any, int, Seen] | None:
         return None
     if len(docs) != 1:  # a `...` end marker inside the text: more than one YAML document
         return None
-    return docs[0][0], docs[0][2], docs[0][3]
+    return docs[0][0], docs[0][2]
 
 
 def fast_documents(path: str, raw: bytes, checked: str | None = None) -> FastFile | None:
