@@ -39,6 +39,7 @@ import yaml
 
 from dramigrate.documents import chart_text
 from dramigrate.helm import multiclaim, unpin
+from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -2477,9 +2478,16 @@ def _pod_edits(
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    # keys of one resource in branches of which one renders at most (ddl, distributed or single mode): one count
+    chosen = {} if w.choices or groups is not None else chosen_counts([d for d in w.devices if d.index not in twins])
+    if any(d.resource in chosen for d in twins.values()):
+        chosen = {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
+        if d.resource in chosen:
+            counts.setdefault(d.resource, chosen[d.resource].count)
+            continue
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -2501,6 +2509,7 @@ def _pod_edits(
                 "per device resource in a pod"
             )
     keys, merged, twin_renders = _twin_keys(w.devices, twins, w.text)
+    keys = as_one(keys, chosen)
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
@@ -2559,7 +2568,8 @@ def _pod_edits(
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
     literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
-    set_gate = "" if own_counted or literal else _or(*(_set(c) for c in dict.fromkeys(gated)))
+    is_set = {one.count: one.is_set for one in chosen.values()}  # the count of the key that renders, if any
+    set_gate = "" if own_counted or literal else _or(*(is_set.get(c) or _set(c) for c in dict.fromkeys(gated)))
     if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
         set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
     tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
@@ -2700,7 +2710,7 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-    sets = {res: _set(c) for res, c in counts.items()}
+    sets = {res: is_set.get(c) or _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     elif not picks and literal and not own_counted and len(counts) > 1:  # a literal count beside one from values
