@@ -186,8 +186,11 @@ def _defines(text: str) -> list[tuple[str, Block]]:
 
 
 def template_files(root: Path) -> list[Path]:
-    folder = root / "templates"
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml", ".txt"))
+    """The chart's template files, and those of the subcharts vendored unpacked in its charts/ (Helm's defines are
+    one namespace across an umbrella: vLLM production-stack's `chart.resources` under an umbrella)."""
+    folders = [root / "templates", *(c.parent / "templates" for c in sorted(root.glob("charts/*/Chart.yaml")))]
+    suffixes = (".tpl", ".yaml", ".yml", ".txt")
+    return sorted(p for f in folders for p in f.rglob("*") if p.is_file() and p.suffix in suffixes)
 
 
 def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
@@ -989,6 +992,11 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     listing = guard and yaml_m and (yaml_m.group(1) or ".") in (".", guard.group(2))  # the guard is the list's own
     if listing and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
         word, expr = guard.groups()
+        start, stop = at - 1, at + 3
+        outer = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", lines[at - 2].strip()) if at > 1 else None
+        closed = stop < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[stop].strip())
+        if outer and closed and outer.group(1) == expr:  # vLLM stack 0.1.8: `if X` around `with X`, both the list's
+            start, stop = at - 2, stop + 1  # own test: the DRA branch's toleration must not wait for that list
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
             f"{p}tolerations:",
@@ -1000,7 +1008,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
-        return at - 1, at + 3, new
+        return start, stop, new
     if yaml_m and lines[at].strip() == "tolerations:":
         # an empty values list renders `[]`, which cannot stand beside the added entry: the DRA branch leaves it out
         listed = [
@@ -1443,7 +1451,7 @@ def values_doc(values: str, mode: str, context_path: str, resource: str, default
     )
     return (
         f"{sep}\n"
-        + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100))
+        + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100, break_on_hyphens=False))
         + f"# dra:\n#   enabled: {'true' if default else 'false'}\n"
     )
 
@@ -1659,6 +1667,18 @@ def with_literal_templates(
     taken = {c.rel for c in literal}
     values = next((c.after for c in literal if c.rel == "values.yaml"), "") or ""
     known = re.search(r"^dra:\n(?:(?:  .*)?\n)*?  deviceClassName: (\S+)$", values, re.M)
+    if any(_scope(root, c.rel) for c in changes if c.rel.endswith(".tpl")):
+        # the helper in a subchart reads its own values, not the umbrella's `dra:` block; its switch's documentation
+        # goes after that block
+        docs = [
+            "\n" + c.after[len(c.before) :].lstrip("\n")
+            for c in changes
+            if c.rel == "values.yaml" and c.before and c.after.startswith(c.before)
+        ]
+        literal = [
+            replace(c, after=c.after + "".join(docs)) if c.rel == "values.yaml" and c.after else c for c in literal
+        ]
+        known = None
     own = [_dra_class(c, define, known.group(1)) if known else c for c in changes if c.rel not in taken]
     return own + literal
 
@@ -1933,6 +1953,12 @@ def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any
 def context_path(root: Path, site: CallSite) -> str:
     """Where the helper's context sits in the values, in words (`each servingEngineSpec.modelSpec[]`,
     `values.yaml` for a call site that passes the chart's own `dra` in)."""
+    scope = _scope(root, site.rel)
+    if scope:  # a subchart's call site: its values sit under its key in the umbrella's
+        inner = context_path(
+            root / Path(*Path(site.rel).parts[:2]), replace(site, rel=Path(*Path(site.rel).parts[2:]).as_posix())
+        )
+        return f"{scope}.dra" if inner == "values.yaml" else re.sub(r"^(each )?", rf"\g<1>{scope}.", inner, count=1)
     if site.given:
         return "values.yaml"
     named = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", site.arg)
@@ -1951,6 +1977,16 @@ def context_path(root: Path, site: CallSite) -> str:
             items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
             return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
+
+
+def _scope(root: Path, rel: str) -> str:
+    """The umbrella's values key of the subchart a file `rel` sits in (`charts/<folder>/...`); "" for its own."""
+    parts = Path(rel).parts
+    if len(parts) < 3 or parts[0] != "charts":
+        return ""
+    from dramigrate.helm.run import _subchart_scopes
+
+    return ".".join(_subchart_scopes(root, root / parts[0] / parts[1])[0])
 
 
 def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
@@ -2167,7 +2203,8 @@ def fix(
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
         literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites}
-        if literal and switch_mode(sites, hops) != "values":
+        apart = all(_scope(root, rel) != _scope(root, keys[0].file) for rel in literal)  # in another chart
+        if literal and switch_mode(sites, hops) != "values" and not apart:
             other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         from dramigrate.helm import helperchoice
@@ -2205,6 +2242,8 @@ def fix(
     written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
     # the chart as written, its switch turned against the default where the values documentation says
     turn = "dra.enabled=true" if opt_in else "dra.enabled=false"
+    if literal and "values.yaml" not in places:  # the umbrella's own literal keys: its values.yaml `dra:` block too
+        places, where = [*places, "values.yaml"], f"{where} and values.yaml"
     flip = Flip(not opt_in, flipped(root, places, opt_in, work), f"{turn} set in {where}", migrate)
     prove_switch(
         outcome, root, expected, lambda options, _: cached_render(written, options), patch, mode, guards[1], flip
