@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with, deployment, fix_chart
 
@@ -103,17 +104,14 @@ def test_a_pod_whose_tolerations_sit_under_if_and_with_of_one_list_gets_the_devi
     assert "nvidia.com/gpu" not in str(pods["release-name-big-engine"]["containers"][0]["resources"])
 
 
-def test_an_umbrella_whose_vendored_subchart_helper_writes_the_key_is_rewritten_beside_its_own_literal_key(
-    tmp_path: Path,
-) -> None:
+@pytest.mark.parametrize("own", [True, False], ids=["beside-its-own-literal-key", "alone"])
+def test_an_umbrella_whose_vendored_subchart_helper_writes_the_key_is_rewritten(tmp_path: Path, own: bool) -> None:
     """Was: manual, 'no line of a helper in this chart writes the device key' (the helper rewrite took a chart
     alone). Now the subchart's helper is rewritten where it is vendored, each model its own switch
-    (`engine.modelSpec[].dra.enabled`), and the umbrella's own literal key takes `dra.enabled` in its values."""
-    umbrella = chart_with(
-        tmp_path,
-        "stack",
-        {"templates/embed.yaml": EMBED, "values.yaml": "embed:\n  gpu: 1\nengine:\n  tolerations: []\n"},
-    )
+    (`engine.modelSpec[].dra.enabled`), and the umbrella's own literal key (etalab's embeddings; SUSE's umbrella has
+    none) takes `dra.enabled` in its values."""
+    files = {"values.yaml": "embed:\n  gpu: 1\nengine:\n  tolerations: []\n"}
+    umbrella = chart_with(tmp_path, "stack", {**files, "templates/embed.yaml": EMBED} if own else files)
     (umbrella / "Chart.yaml").write_text(
         "apiVersion: v2\nname: stack\nversion: 0.1.0\n"
         "dependencies:\n  - name: engine\n    version: 0.1.0\n    repository: https://charts.example.org\n"
@@ -136,7 +134,7 @@ def test_an_umbrella_whose_vendored_subchart_helper_writes_the_key_is_rewritten_
         for d in docs
         if d and d["kind"] == "ResourceClaimTemplate"
     }
-    assert sorted(counts.values()) == [1, 4]
+    assert sorted(counts.values()) == ([1, 4] if own else [4])
     off = {
         "dra": {"enabled": False},
         "engine": {"modelSpec": [{**spec, "dra": {"enabled": False}} for spec in MODELS["modelSpec"]]},
