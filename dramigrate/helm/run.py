@@ -516,8 +516,8 @@ def _variations(
             values = override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
-        values = override(sources, set_path(merged, path, other))
-        add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
+        values, label = _name_changed(sources, merged, path, other)
+        add(label, copts.render((work.values_file(values),), False), values)
     for label, changed in vendor_flips(_templates(root, helpers=True), merged, rules):  # each vendor of the key
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values, vendor=True)
@@ -562,13 +562,19 @@ def _variations(
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
     for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
-        values = override(sources, set_path(merged, path, LEFT_ALONE))
-        add(
-            f"{display(path)} changed to {json.dumps(LEFT_ALONE)}",
-            copts.render((work.values_file(values),), False),
-            values,
-        )
+        values, label = _name_changed(sources, merged, path, LEFT_ALONE)
+        add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _name_changed(sources: ValueSources, merged: dict[str, Any], path: Path_, name: str) -> tuple[dict[str, Any], str]:
+    """The values with the device resource name at `path` changed to `name`, and its label: with the name of the other
+    section when the values name the device alike in a limit and its request (ovms' `limits.xpu_device` and
+    `requests.xpu_device`), as the API server needs an extended resource's request to name its limit's."""
+    changed, label = set_path(merged, path, name), f"{display(path)} changed to {json.dumps(name)}"
+    if (twin := twin_path(merged, path)) is not None:
+        changed, label = set_path(changed, twin, name), f"{label} (and {display(twin)})"
+    return override(sources, changed), label
 
 
 def _section(path: Path_) -> str:
