@@ -185,15 +185,15 @@ def _defines(text: str) -> list[tuple[str, Block]]:
 # --- locating the helper line by rendering --------------------------------------------------------------------
 
 
-def template_files(root: Path) -> list[Path]:
-    """The chart's template files, and those of the subcharts vendored unpacked in its charts/ (Helm's defines are
-    one namespace across an umbrella: vLLM production-stack's `chart.resources` under an umbrella)."""
-    folders = [root / "templates", *(c.parent / "templates" for c in sorted(root.glob("charts/*/Chart.yaml")))]
+def template_files(root: Path, within: str = "") -> list[Path]:
+    """The chart's template files; with `within` (`charts/<folder>`), also those of that subchart, vendored unpacked
+    (Helm's defines are one namespace across an umbrella: vLLM production-stack's `chart.resources` under one)."""
+    folders = [root / "templates", *([root / within / "templates"] if within else [])]
     suffixes = (".tpl", ".yaml", ".yml", ".txt")
     return sorted(p for f in folders for p in f.rglob("*") if p.is_file() and p.suffix in suffixes)
 
 
-def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
+def marked_copy(root: Path, dest: Path, within: str = "") -> dict[int, tuple[str, int, str]]:
     """A copy of the chart at `dest` with a marker comment on each key-shaped line inside a `define`;
     marker number -> (file, line, define name)."""
     from dramigrate.helm.sandbox import refuse_outside_links
@@ -203,7 +203,7 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
         shutil.rmtree(dest)
     shutil.copytree(root, dest, symlinks=False)
     marks: dict[int, tuple[str, int, str]] = {}
-    for path in template_files(dest):
+    for path in template_files(dest, within):
         mark_defines(path, path.relative_to(dest).as_posix(), marks)
     return marks
 
@@ -382,9 +382,9 @@ def _argument(line: str, start: int) -> str:
     return ""
 
 
-def call_sites(root: Path, define: str) -> list[CallSite]:
+def call_sites(root: Path, define: str, within: str = "") -> list[CallSite]:
     out = []
-    for path in template_files(root):
+    for path in template_files(root, within):
         rel = path.relative_to(root).as_posix()
         if path.name.startswith("_"):
             continue
@@ -473,10 +473,10 @@ def _root_values(root: Path, site: CallSite) -> bool:
     )
 
 
-def _includers(root: Path, define: str) -> list[tuple[str, Block, str, int]]:
+def _includers(root: Path, define: str, within: str = "") -> list[tuple[str, Block, str, int]]:
     """(file, block, name, line) of each include of `define` inside another helper's `define`."""
     out = []
-    for path in template_files(root):
+    for path in template_files(root, within):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         for name, block in _defines(text):
@@ -529,7 +529,7 @@ def _pods_written(root: Path, found: list[tuple[str, Block, str, int]], rules: R
 
 
 def helper_chain(
-    root: Path, define: str, key_at: str, rules: RuleSet | None = None
+    root: Path, define: str, key_at: str, rules: RuleSet | None = None, within: str = ""
 ) -> tuple[list[CallSite], list[Hop]]:
     """The workload templates' includes of the helper that writes the key or, when none includes it, of the helper
     that includes it (and so on, up to _CHAIN_LIMIT helpers), with the hops between, innermost first; NotHelper when
@@ -537,10 +537,10 @@ def helper_chain(
     hops: list[Hop] = []
     current = define
     while True:
-        sites = call_sites(root, current)
+        sites = call_sites(root, current, within)
         if sites:
             return [replace(s, helper=current if hops else "") for s in sites], hops
-        found = _includers(root, current)
+        found = _includers(root, current, within)
         outers = sorted({name for _, _, name, _ in found})
         if not found:
             via = f" (through {', '.join(h.outer for h in hops)})" if hops else ""
@@ -2100,12 +2100,13 @@ def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> 
 
 
 def _marked_render(
-    root: Path, work: Any, options: Any, rules: RuleSet
+    root: Path, work: Any, options: Any, rules: RuleSet, within: str = ""
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     from dramigrate.helm.renderpool import cached_render
 
-    marks = marked_copy(root, work.path / "helper-markers" / root.name)
-    marked = cached_render(work.path / "helper-markers" / root.name, options)
+    copy = work.path / ("helper-markers-within" if within else "helper-markers") / root.name
+    marks = marked_copy(root, copy, within)
+    marked = cached_render(copy, options)
     return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
 
 
@@ -2123,13 +2124,15 @@ def fix(
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
     alternative: Callable[..., Any] | None = None,
     switched: tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
+    within: str = "",
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
     turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
     False (nothing done) when no helper line writes the device key, so the caller reports the template's own
     pattern. `switched`: pattern-A templates under a switch of their own that the values leave off and the proof
     turns on (a vLLM Deployment under `if eq .Values.inferenceBackend "vllm"`), with the originals, migrations and
-    claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates)."""
+    claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates).
+    `within`: the umbrella's vendored subchart (`charts/<folder>`) whose helper may write the key."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.rewrite import chart_name
@@ -2145,7 +2148,10 @@ def fix(
     )
 
     ref_variation, ref_render, ref_want = reference
-    marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
+    if within:  # a vendored subchart's helper (`charts/<folder>`): its defines marked too, once
+        marks, marked, hits = _marked_render(root, work, ref_variation.options, rules, within)
+    else:
+        marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
     if not hits:
         return False
     name = chart_name(root)
@@ -2157,7 +2163,7 @@ def fix(
         if len({k.var is None for k in keys}) != 1:
             raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
-        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules)
+        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules, within)
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc

@@ -2173,7 +2173,10 @@ def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
     from dramigrate.helm import helper, idiomatic
 
     outcome, root, _, rules, settings, target, work, wanted, expected, given, mode, relations = args
-    if not any(h.letter == "D" for sub in subs for h in _hints(outcome, root, sub, wanted[sub], rules).values()):
+    helped = [
+        sub for sub in subs if any(h.letter == "D" for h in _hints(outcome, root, sub, wanted[sub], rules).values())
+    ]
+    if len(helped) != 1:
         return False
     reference = _reference(expected, given)
     if reference is None:
@@ -2188,7 +2191,19 @@ def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
     rels = {f"{sub}/{rel}" if sub else rel for sub, own in wanted.items() for rel in own}
     opt_in = settings.opt_in
     return helper.fix(
-        outcome, root, rels, rules, work, expected, reference, opt_in, mode, migrate, (tuple(guards), notes), alter
+        outcome,
+        root,
+        rels,
+        rules,
+        work,
+        expected,
+        reference,
+        opt_in,
+        mode,
+        migrate,
+        (tuple(guards), notes),
+        alter,
+        within=helped[0],
     )
 
 
