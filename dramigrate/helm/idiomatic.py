@@ -39,6 +39,7 @@ import yaml
 
 from dramigrate.documents import chart_text
 from dramigrate.helm import keyedmap, multiclaim, unpin
+from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -2560,9 +2561,16 @@ def _pod_edits(
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    # keys of one resource in branches of which one renders at most (ddl, distributed or single mode): one count
+    chosen = {} if w.choices or groups is not None else chosen_counts([d for d in w.devices if d.index not in twins])
+    if any(d.resource in chosen for d in twins.values()):
+        chosen = {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
+        if d.resource in chosen:
+            counts.setdefault(d.resource, chosen[d.resource].count)
+            continue
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -2584,6 +2592,8 @@ def _pod_edits(
                 "per device resource in a pod"
             )
     keys, merged, twin_renders, set_when = _twin_keys(w.devices, twins, w.text)
+    keys = as_one(keys, chosen)
+    set_when |= {one.count: one.is_set for one in chosen.values()}  # the count of the key that renders, if any
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
