@@ -179,6 +179,7 @@ class Variation:
     invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
     shipped: bool = False  # a values file the chart ships (shipped_files), not one the user named
     vendor: bool = False  # another branch of a vendor choice of the device key (vendor_flips): the DRA branch may fail
+    tolerates: tuple[dict[str, str], ...] = ()  # the tolerations every values list is set to (the devices' taints)
 
 
 @dataclass
@@ -480,11 +481,13 @@ def _variations(
     out: list[Variation] = []
     seen: set[str] = set()
 
-    def add(label: str, options: Any, values: dict[str, Any] | None = None, vendor: bool = False) -> None:
+    def add(
+        label: str, options: Any, values: dict[str, Any] | None = None, vendor: bool = False, tolerates: tuple = ()
+    ) -> None:
         key = json.dumps(values, sort_keys=True, default=str) if values is not None else repr(options)
         if key not in seen and len(out) < MAX_VARIATIONS:
             seen.add(key)
-            out.append(Variation(label, options, vendor=vendor))
+            out.append(Variation(label, options, vendor=vendor, tolerates=tolerates))
 
     user_given = bool(copts.values_files or copts.set_values or copts.set_string_values)
     add("your values" if user_given else "default values", copts.render())
@@ -556,7 +559,7 @@ def _variations(
                 tolerated = set_path(tolerated, path, listed)
             values = override(sources, tolerated)
             label = f"every tolerations list of the values set to tolerate {', '.join(some)}"
-            add(label, copts.render((work.values_file(values),), False), values)
+            add(label, copts.render((work.values_file(values),), False), values, tolerates=tuple(listed))
     from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
 
     if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
@@ -696,6 +699,8 @@ def _fix(
             if not v.shipped:
                 expected.append((v, r, "", []))
             return True
+        if v.tolerates and not _carried(r.stream, v.tolerates):
+            return True  # the chart does not render such a list as given (one item a line): it stands for no user's
         stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
         full = run_core(stream, outcome.display, rules, settings, target, fix=True)
         if v.shipped and _text(full, stream) == stream:
@@ -3475,6 +3480,32 @@ def _differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in _differing(x, y, (*path, i))]
     return [] if a == b else [path]
+
+
+def _carried(stream: str, items: tuple[dict[str, str], ...]) -> bool:
+    """Whether some `tolerations` list of the rendered objects holds every one of `items`, each with its key (the
+    chart may drop a field: kubeflow arena's writes each one it knows). Not so in triton's LWS chart, which indents
+    only the first line of each item of the values' list: the others land outside it."""
+
+    def lists(node: Any) -> Iterator[list[Any]]:
+        if isinstance(node, dict):
+            if isinstance(node.get("tolerations"), list):
+                yield node["tolerations"]
+            for value in node.values():
+                yield from lists(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from lists(value)
+
+    try:
+        docs = list(yaml.safe_load_all(stream))
+    except yaml.YAMLError:
+        return False
+
+    def holds(found: list[Any], item: dict[str, str]) -> bool:  # the item, or its key with fewer fields (arena's)
+        return any(isinstance(t, dict) and t.get("key") == item["key"] and t.items() <= item.items() for t in found)
+
+    return any(all(holds(found, item) for item in items) for found in lists(docs))
 
 
 def _later_lists(merged: dict[str, Any], lists: tuple[Path_, ...], dra: dict[str, Any]) -> dict[str, Any] | None:
