@@ -665,6 +665,9 @@ def _fix(
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
     wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
+    # ... under the value sets the proof derives that render what the templates write (_own_render; not the shipped
+    # values files, whose subcharts fix leaves are proven without a DRA variant, said)
+    wanted_own: dict[str, set[str]] = {}
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
     set_by: dict[tuple[Any, ...], bool] = {}
@@ -715,6 +718,8 @@ def _fix(
             wanted.setdefault(sub, set()).add(rel)
             if v.label in given:
                 wanted_given.setdefault(sub, set()).add(rel)
+            if _own_render(v, r) and not v.shipped:
+                wanted_own.setdefault(sub, set()).add(rel)
         want = _text(result, stream)
         expected.append((v, r, r.stream if want == stream else want, notes))
         return True
@@ -745,9 +750,11 @@ def _fix(
         if not migrate(v, r):
             return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(
-            outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
-        )
+        # a subchart the user's values leave off (`vllm.enabled: false`) whose device request a value set of the
+        # proof turns on is rewritten too: the proof compares that render with its migration (peoplemesh's vllm)
+        turned_on = {sub: rels for sub, rels in wanted_own.items() if sub and sub not in wanted_given}
+        taken = {**wanted_given, **turned_on}
+        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, taken, expected, given, mode, relations)
         if outcome.changes and not outcome.manual:
             _note_labels(outcome, root, expected, sources)
         return
@@ -2913,6 +2920,15 @@ def _passthrough(
         value set of the proof that turns one on and leaves every map it renders as the defaults set it, so
         values-dra.yaml covers any --set of the chart's own switches."""
         ours, name = {e.path for e in edits}, chart_name(root)
+
+        def changes_template(t: str) -> bool:
+            """Whether the rewrite changes the template a render names `t` (an umbrella's subchart's too)."""
+            try:
+                sub, rel = resolve_source(root, f"{name}/{t}")
+            except RewriteError:
+                return False
+            return rel in leaves.get(sub, ())
+
         for v, r, want, _ in expected:
             if v.label in ("your values", "default values") or v.label.startswith("-f ") or r.error:
                 continue
@@ -2920,7 +2936,7 @@ def _passthrough(
             if v.label.endswith(ADDED_DEVICE) or not through_want or through_want == through.stream:
                 continue
             before, after = _by_template(through.stream, name), _by_template(through_want, name)
-            if any(after.get(t) != docs and t not in leaves[""] for t, docs in before.items()):
+            if any(after.get(t) != docs and not changes_template(t) for t, docs in before.items()):
                 continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
             try:
                 vsources, more, more_rcts = edits_of(v.options, through, through_want)
@@ -3005,7 +3021,7 @@ def _passthrough(
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         # a switch beside a map in one template: the maps of the chart's own switches go into values-dra.yaml too
-        folds = fold and list(leaves) == [""] and (switch is None or bool(switch.both)) and places is None
+        folds = fold and places is None
         asked = bool(default and default[1] and default[1] != default[0].stream)  # the defaults' maps ask for one
         if asked:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
