@@ -1774,6 +1774,7 @@ def _no_rewrite_shape(
     from dramigrate.helm.passthrough import (
         built_defines,
         built_pod_tolerations,
+        built_tolerations_call,
         built_tolerations_reason,
         helper_built_map,
         helper_built_steps,
@@ -1803,7 +1804,7 @@ def _no_rewrite_shape(
         text = texts.get(exc.rel, "")
         maps, written = _device_maps(relations), None
         if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
-            written = built_pod_tolerations(text)
+            written = None if built_tolerations_call(text) else built_pod_tolerations(text)
             wants = _by_template(reference[2], chart_name(root)).get(exc.rel, [])
             if written is None or not _adds_tolerations(originals.get(exc.rel, []), wants):
                 return ""  # the pass-through through the helper-built dict (_fix_idiomatic) takes it
@@ -2897,7 +2898,10 @@ def _passthrough(
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
+                places_in = (found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
+                pt.toleration_places(*places_in, original=render.stream, values=sources.merged)
+            for sub, rels in leaves.items():  # a helper call writes the pod's: the toleration under its own key
+                pt.own_key_for_calls(root / sub if sub else root, rels, edits)
         if not places:
             pt.count_siblings(root, edits, sources.merged, scopes)  # the counts a template line reads itself
         return sources, edits, rcts
