@@ -87,6 +87,7 @@ from dramigrate.helm.renderpool import (
     render_again,
     render_all,
     render_each,
+    render_later,
     run_core,
     settled,
 )
@@ -1065,6 +1066,15 @@ def _not_proven_on(
         invalid = _repeated(repeat)
     invalid = invalid or new_duplicates(on.manifests, original.manifests)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _not_proven_later(root: Path, options: Any, check: Callable[..., str], again: Render) -> str:
+    """`check(again=...)` with the original's second render, and, when that fails for a chart that reads the clock,
+    with a third render of it made now (render_later): '' when either proves."""
+    why = check(again=again)
+    if why and (later := render_later(root, options)) is not None:
+        why = check(again=later)
+    return why
 
 
 def _repeated(repeat: str) -> str:
@@ -2602,6 +2612,9 @@ def prove_switch(
                 said[turned] = f"with {v.label} and {flip.label}"
             sides = {False: off, True: on}
             why = {s: _side_unproven(s, said[s], sides[s], ref[s], added, root) for s in (False, True)}
+            if any(why.values()) and (later := render_later(root, v.options)) is not None:  # the clock's next step
+                late = (original, later, want)
+                why = {s: why[s] and _side_unproven(s, said[s], sides[s], late, added, root) for s in (False, True)}
             if flip and why[turned] and (given := _turned_original(root, flip, v.options, original, again)):
                 ref[turned] = given
                 why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added, root)
@@ -3248,6 +3261,8 @@ def _passthrough(
                 return bool(folded), bool(variants) and not copies
             continue
         why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
+        if why and (later := render_later(root, v.options)) is not None:  # the clock's next step (render_later)
+            why = _not_identical(f"with {v.label} (values as they were)", original, later, new)
         if why:
             _manual(outcome, why, patch)
             return bool(folded), bool(variants) and not copies
@@ -3298,15 +3313,20 @@ def _passthrough(
             given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(
-            case,
-            original,
-            again,
-            want,
-            on,
-            pt.unused_templates(on, unnamed if derived else inert, copts.release),
+        elif why := _not_proven_later(
             root,
-            passthrough=True,
+            v.options,
+            functools.partial(
+                _not_proven_on,
+                case,
+                original,
+                want=want,
+                on=on,
+                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release),
+                root=root,
+                passthrough=True,
+            ),
+            again,
         ):
             _manual(outcome, why, patch)
         else:
