@@ -256,7 +256,16 @@ def main(argv: list[str] | None = None) -> int:
         help="a source checkout of dramigrate (e.g. a worktree of an older commit): its lint of the generated tree "
         "runs in the same alternated rounds (its package first on PYTHONPATH), with its ratios and new/baseline",
     )
+    ap.add_argument(
+        "--tree",
+        type=Path,
+        help="lint this generated tree (benchmarks/generate.py DIR with the same --files, --seed and "
+        "--device-share) instead of generating one; it is only read (fix runs on copies)",
+    )
     args = ap.parse_args(argv)
+    if args.tree is not None and not args.tree.is_dir():
+        print(f"--tree {args.tree}: no such folder", file=sys.stderr)
+        return 0
     if args.baseline is not None and not (args.baseline / "dramigrate" / "__init__.py").is_file():
         print(f"--baseline {args.baseline}: no dramigrate package in it", file=sys.stderr)
         return 0
@@ -273,14 +282,20 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="dramigrate-bench-"))
     try:
         t0 = time.perf_counter()
-        gen_dir = work / "generated"
-        stats = load_generator().generate(gen_dir, args.files, args.seed, args.device_share)
-        print(
-            f"generated {stats['files']} files ({stats['device_files']} with device requests, "
-            f"{stats['bytes'] / 2**20:.1f} MiB, seed {args.seed}) in {time.perf_counter() - t0:.1f} s"
-        )
+        if args.tree is not None:
+            gen_dir = args.tree.resolve()
+            print(f"generated tree reused: {gen_dir} ({yaml_files(gen_dir)} YAML files; not generated again)")
+        else:
+            gen_dir = work / "generated"
+            stats = load_generator().generate(gen_dir, args.files, args.seed, args.device_share)
+            print(
+                f"generated {stats['files']} files ({stats['device_files']} with device requests, "
+                f"{stats['bytes'] / 2**20:.1f} MiB, seed {args.seed}) in {time.perf_counter() - t0:.1f} s"
+            )
         trees: list[tuple[str, Path]] = [("generated", gen_dir)]
-        if args.corpus.is_dir() and not args.lint_only:
+        if args.lint_only:
+            print("--lint-only: the corpus is not measured")
+        elif args.corpus.is_dir():
             corpus_dir = work / "corpus"
             copy_tree(args.corpus, corpus_dir)
             trees.append(("corpus", corpus_dir))

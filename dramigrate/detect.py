@@ -10,6 +10,7 @@ from typing import Any
 from dramigrate.config import Settings
 from dramigrate.crds import load_crds, pruned_fields
 from dramigrate.documents import Document
+from dramigrate.fastyaml import seen
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
@@ -800,6 +801,9 @@ class Detector:
         self, doc: Document, info: ObjectInfo, kind: WorkloadKind | None, covered: set[int]
     ) -> list[Finding]:
         out: list[Finding] = []
+        met = seen(doc)
+        if met is not None and not met.sections:  # the parse met no limits or requests mapping: no block to find
+            return out
         for resources, path in _resource_blocks(info.obj, info.path):
             if id(resources) in covered:
                 continue

@@ -22,6 +22,7 @@ import yaml
 
 from dramigrate.detect import ObjectInfo, objects_of
 from dramigrate.documents import Document
+from dramigrate.fastyaml import seen
 from dramigrate.findings import RULES, Finding
 from dramigrate.rules import RuleSet
 from dramigrate.triage import KUBESPAWNER_KEYS
@@ -38,6 +39,9 @@ _MAX_DEPTH = 3  # a manifest in a string in a manifest in a string ...
 def embedded_findings(path: str, doc: Document, rules: RuleSet) -> list[Finding]:
     """A warning for each string of the document that holds a device request."""
     out: list[Finding] = []
+    met = seen(doc)
+    if met is not None and not met.texts:  # the parse met no string holding a section word: none to look into
+        return out
     for info in objects_of(doc.data):
         for parent, key, text in _strings(info.obj):
             resources = _requests_in(text, rules, 0)

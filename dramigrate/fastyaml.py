@@ -21,6 +21,7 @@ from typing import Any
 from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
 from dramigrate.findings import InputError
 from dramigrate.longints import too_long
+from dramigrate.triage import KUBESPAWNER_KEYS, QUOTA_KINDS
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
 
@@ -121,11 +122,39 @@ _BLOCK, _FLOW, _EMPTY = Format(False), Format(True), Format(None)  # ruamel leav
 
 
 class Mapping(dict):  # type: ignore[type-arg]
-    __slots__ = ("fa", "lc")
+    __slots__ = ("fa", "lc", "seen")  # seen: set on a document's root only (Seen)
 
 
 class Sequence(list):  # type: ignore[type-arg]
-    __slots__ = ("fa", "lc")
+    __slots__ = ("fa", "lc", "seen")
+
+
+class Seen:
+    """What the parse met in one document, for lint's checks that would otherwise walk all of its values again
+    (triage.needs_pipeline, embedded.embedded_findings, detect's stray requests). Kept on the document's root (its
+    `seen`), so that it goes with the data (lint lets each document of a 30 MB manifest go after its findings) and a
+    document fix parses again with ruamel has none."""
+
+    __slots__ = ("quota_or_claims", "sections", "texts")
+
+    def __init__(self, sections: list[Any], quota_or_claims: bool, texts: bool) -> None:
+        self.sections = sections  # each collection that is the value of a SECTION_KEYS key (an alias's too)
+        self.quota_or_claims = quota_or_claims  # a `kind` of triage.QUOTA_KINDS, or a claims or resourceClaims key
+        self.texts = texts  # a scalar value (not a key) holding one of TEXT_WORDS
+
+
+SECTION_KEYS = frozenset(("limits", "requests", *KUBESPAWNER_KEYS))
+CLAIM_KEYS = frozenset(("resourceClaims", "claims"))
+# A string any of these checks reads holds one: limits or requests (triage, embedded), extra_resource_* (embedded)
+TEXT_WORDS = ("limits", "requests", "extra_resource_")
+
+
+def seen(doc: Document) -> Seen | None:
+    """What the fast parse met in doc's data, or None (ruamel parsed it, or its root is a scalar)."""
+    data = doc.data
+    if type(data) is Mapping or type(data) is Sequence:
+        return getattr(data, "seen", None)
+    return None
 
 
 _STRINGS: dict[str, Any] = {}
@@ -194,6 +223,7 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
     """Every document of text as (root, 0-based line of the root, values), from libyaml events; Decline or YAMLError.
     values: how many values the document holds (the root, every mapping value and sequence item, as
     limits.expands_within counts them), or -1 when it holds an alias (its expansion is then counted by walking it).
+    A root mapping or sequence gets in its `seen` what lint's checks look for in the document (Seen).
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
@@ -214,6 +244,8 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
     strings = _STRINGS or _string_types()
     memo, memo_get = _PLAIN, _PLAIN.get
     docs: list[tuple[Any, int, int]] = []
+    sections: list[Any] = []  # Seen's, for the document being read
+    quota_or_claims = texts = False
     values = 0  # collections and scalars that are not keys; -1 once an alias is met
     # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
     # that key's line and column; the enclosing collections' state is saved on the stack
@@ -255,23 +287,32 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 if cont is None:
                     root, root_line = node, mark.line
                     values += 1
+                    texts = texts or any(w in value for w in TEXT_WORDS)
                 elif seq:
                     pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
                     values += 1
                     if not value and not style:
                         empty, empty_at = pos, 0
+                    elif not texts and ("limits" in value or "requests" in value or "extra_resource_" in value):
+                        texts = True
                 elif key is _NO_KEY:
                     if not value and not style or node in cont:
                         raise Decline("duplicate or empty key")
                     key, kline, kcol = node, mark.line, mark.column
+                    if node in CLAIM_KEYS:
+                        quota_or_claims = True
                 else:
                     pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
                     cont[key] = node
-                    key = _NO_KEY
-                    values += 1
                     if not value and not style:
                         empty, empty_at = pos, 2
+                    elif not texts and ("limits" in value or "requests" in value or "extra_resource_" in value):
+                        texts = True
+                    if key == "kind" and node in QUOTA_KINDS:
+                        quota_or_claims = True
+                    key = _NO_KEY
+                    values += 1
             elif cls is MappingStartEvent or cls is SequenceStartEvent:
                 if ev.tag is not None:
                     raise Decline("tag")
@@ -288,6 +329,8 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 if cont is None:
                     root, root_line = new, line
                 else:
+                    if not seq and key in SECTION_KEYS:
+                        sections.append(new)
                     key = _attach(cont, seq, key, kline, kcol, new, line, col, "collection as a key")
                 stack.append((cont, seq, key, kline, kcol))
                 cont, seq, key = new, cls is SequenceStartEvent, _NO_KEY
@@ -301,12 +344,17 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 root, root_line = None, -1
                 anchors = {}
                 values = 0
+                sections, quota_or_claims, texts = [], False, False
             elif cls is DocumentEndEvent:
+                if type(root) is Mapping or type(root) is Sequence:
+                    root.seen = Seen(sections, quota_or_claims, texts)
                 docs.append((root, root_line, values if values >= 0 else -1))
             elif cls is AliasEvent:  # ruamel gives the anchored object itself, at the anchored node's position
                 new = anchors.get(ev.anchor)
                 if new is None or cont is None or new is cont or any(t[0] is new for t in stack):
                     raise Decline("alias of a scalar, or of a collection inside itself")
+                if not seq and key in SECTION_KEYS:
+                    sections.append(new)
                 key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
                 values = -(1 << 62)  # stays negative for the rest of the document
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure

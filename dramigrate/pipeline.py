@@ -33,7 +33,7 @@ from dramigrate.quota import check_quota
 from dramigrate.rules import RuleSet
 from dramigrate.suppress import parse as parse_suppressions
 from dramigrate.templated import template_line, templated_finding, unparsed_template
-from dramigrate.triage import any_relevant, fast_relevant
+from dramigrate.triage import fast_relevant, needs_pipeline
 from dramigrate.validate import claim_template_errors, pod_spec_errors
 from dramigrate.versions import Target
 from dramigrate.writer import as_json
@@ -125,7 +125,7 @@ def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
     """Does any document need the full pipeline? Parses the documents (kept for _process) up to the first that does."""
     for doc in yf.documents:
         if fast_parse(path, doc):
-            if any_relevant([doc.data], rules):
+            if needs_pipeline(doc, rules):
                 return True
         elif fast_relevant(doc.body.encode("utf-8"), rules) is not False:
             return True

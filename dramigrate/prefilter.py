@@ -210,6 +210,7 @@ class Grep:
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
         self._futures: list[Future[Found]] = []
         self._batch_of: dict[str, Future[Found]] = {}  # each file given to grep -> its batch
+        self._done: dict[Future[Found], Found] = {}  # the batches device_free found done, with what grep found
 
     def add(self, files: list[str]) -> None:
         """Start grep on more files (in batches of at most BATCH files and ARG_CHARS characters of names)."""
@@ -222,9 +223,13 @@ class Grep:
         """grep has read this file (its batch is done, without waiting for it) and found in it no device word, no
         word one could hide under and no POINTER: it names no device resource (kustomize.fields.mentions_device)."""
         future = self._batch_of.get(path)
-        if future is None or not future.done() or future.exception() is not None:
+        if future is None:
             return False
-        found = future.result()
+        found = self._done.get(future)  # asked for each file the kustomize scan meets: each future's locks once
+        if found is None:
+            if not future.done() or future.exception() is not None:
+                return False
+            found = self._done[future] = future.result()
         return path not in found.candidates and path not in found.pointers
 
     def _sorted(self, matched: bytes) -> tuple[Found, set[str]]:

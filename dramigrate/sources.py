@@ -316,19 +316,19 @@ def _ignored_by_gitignore_files(
     return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
 
 
-_GIT_ABOVE: dict[str, str | None] = {}
+GIT_ABOVE: dict[str, str | None] = {}
 _UNKNOWN = object()
 
 
 def git_above(folder: str) -> str | None:
     """The nearest folder at or above `folder` (resolved) holding .git; each folder is looked at once per run."""
-    if (known := _GIT_ABOVE.get(folder, _UNKNOWN)) is not _UNKNOWN:  # asked for every folder of a walk
+    if (known := GIT_ABOVE.get(folder, _UNKNOWN)) is not _UNKNOWN:  # asked for every folder of a walk
         return known  # type: ignore[return-value]
     below: list[str] = []
     found: str | None = None
-    while folder not in _GIT_ABOVE:
+    while folder not in GIT_ABOVE:
         if os.path.exists(os.path.join(folder, ".git")):
-            found = _GIT_ABOVE[folder] = folder
+            found = GIT_ABOVE[folder] = folder
             break
         below.append(folder)
         parent = os.path.dirname(folder)
@@ -336,9 +336,9 @@ def git_above(folder: str) -> str | None:
             break
         folder = parent
     else:
-        found = _GIT_ABOVE[folder]
+        found = GIT_ABOVE[folder]
     for f in below:
-        _GIT_ABOVE[f] = found
+        GIT_ABOVE[f] = found
     return found
 
 
@@ -458,7 +458,7 @@ def chart_root(path: Path) -> Path | None:
     return None
 
 
-_NO_NAMES: frozenset[str] = frozenset()
+_NO_KINDS: dict[str, str] = {}
 
 
 def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> None:
@@ -478,17 +478,23 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
 
     files, skipped, notes, errors, resolved_of = out.files, out.skipped, out.notes, out.errors, out.resolved
     dot = start == "."
+    cut, sep, known = len(start), os.sep, GIT_ABOVE
+    # no earlier path gave files: a file of this walk can repeat none (the walk lists each once), and `seen` gets
+    # them all at the end instead of a lookup and an insert per file
+    fresh = not seen
+    first = len(files)
     for folder, dirs, entries in walk_entries(top, unreadable):
-        real_here = resolved(folder)
-        prefix = folder if folder.endswith(os.sep) else folder + os.sep  # as walk_entries names the subfolders
+        # resolved(folder), inline: once per folder of the walk
+        real_here = real_start + folder[cut:] if folder.startswith(start) else os.path.realpath(folder)
+        prefix = folder if folder.endswith(sep) else folder + sep  # as walk_entries names the subfolders
         if dot:
             prefix = prefix[2:]  # pathlib's spelling of a walk of ".": "a/b.yaml", not "./a/b.yaml"
-        names = {name for name, _ in entries} if entries else _NO_NAMES
+        kinds = dict(entries) if entries else _NO_KINDS  # name -> kind, built in C (a set comprehension was not)
         # git_above for every folder of the walk, from what the walk sees (no lookup up the tree per folder)
-        if real_here == real_start or ".git" in dirs or ".git" in names:
+        if real_here == real_start or ".git" in dirs or ".git" in kinds:
             git_above(real_here)
-        elif (up := _GIT_ABOVE.get(real_here.rpartition(os.sep)[0] or os.sep, False)) is not False:
-            _GIT_ABOVE[real_here] = up
+        elif (up := known.get(real_here.rpartition(sep)[0] or sep, False)) is not False:
+            known[real_here] = up
         if exclude or not SKIP_DIRS.isdisjoint(dirs):
             for d in dirs:
                 if d in SKIP_DIRS:
@@ -502,17 +508,15 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             dirs[:] = keep
         if not entries:  # a folder of folders only (a third of a deep tree's folders)
             continue
-        if not names.isdisjoint(KUSTOMIZATION_NAMES):
-            present = [Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in names]
+        if not kinds.keys().isdisjoint(KUSTOMIZATION_NAMES):
+            present = [Path(real_here, n) for n in KUSTOMIZATION_NAMES if n in kinds]
             walked.kustomizations.extend(present)
-            kinds = dict(entries)
             for linked in [f.name for f in present if kinds[f.name] == LINK and leaves_folder(str(f))]:
                 out.errors.append((prefix + linked, LINKED_KUSTOMIZATION))
-                names = names - {linked}  # said once, as this error (not as a symlink leaving the tree)
-                entries = [e for e in entries if e[0] != linked]
+                entries = [e for e in entries if e[0] != linked]  # said once, as this error (not as a symlink)
             if out.kustomization is not None and kinds[present[0].name] == REGULAR:
                 out.kustomization(str(present[0]))
-        if "Chart.yaml" in names and is_regular(folder + os.sep + "Chart.yaml"):
+        if "Chart.yaml" in kinds and is_regular(folder + sep + "Chart.yaml"):
             here = Path(folder)
             if _library_chart(here / "Chart.yaml"):
                 notes.append(f"{here}: a library chart; it is checked through the charts that use it")
@@ -521,8 +525,13 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
             walked.pruned.extend(Path(resolved(os.path.join(folder, d))) for d in dirs)
             dirs[:] = []
             continue
-        real_prefix = real_here if real_here.endswith(os.sep) else real_here + os.sep
+        real_prefix = real_here if real_here.endswith(sep) else real_here + sep
         for name, kind in entries:
+            if kind is REGULAR and fresh and not exclude and name.endswith(MANIFEST_SUFFIXES):  # nearly every file
+                text = prefix + name
+                files.append(text)
+                resolved_of[text] = real_prefix + name
+                continue
             if not name.endswith(MANIFEST_SUFFIXES):
                 skipped.append(f"{prefix}{name}: not a manifest (only {', '.join(MANIFEST_SUFFIXES)} files are read)")
                 continue
@@ -545,13 +554,16 @@ def _walk(top: Path, exclude: tuple[str, ...], out: Inputs, seen: set[str]) -> N
                 if not stat.S_ISREG(mode):
                     errors.append((text, NotRegular(text, file_type(mode)).strerror))
                     continue
-            if text not in seen:
-                seen.add(text)
+            if fresh or text not in seen:
+                if not fresh:
+                    seen.add(text)
                 files.append(text)
                 resolved_of[text] = os.path.realpath(text) if kind == LINK else real_prefix + name
         if out.found is not None and len(files) - out.told >= TELL_EVERY:
             out.found(files[out.told :])
             out.told = len(files)
+    if fresh:
+        seen.update(files[first:])
 
 
 def leaves_folder(path: str) -> bool:

@@ -9,11 +9,14 @@ loader, which is about ten times slower and is needed only for line numbers and 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
+
+if TYPE_CHECKING:
+    from dramigrate.documents import Document
 
 _ALWAYS = re.compile(rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|ClusterQueue|NodePool|\{\{")
 _SECTION = re.compile(
@@ -135,6 +138,22 @@ def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         return None
     return any_relevant(docs, rules)
+
+
+def needs_pipeline(doc: Document, rules: RuleSet) -> bool:
+    """Does this parsed document need the full pipeline? The answer any_relevant gives, from what the fast parse met
+    (fastyaml.Seen) instead of a walk of every value when it can."""
+    from dramigrate.fastyaml import seen
+
+    met = seen(doc)
+    if met is None:
+        return _needs_pipeline(doc.data, rules)
+    if met.quota_or_claims:
+        return True
+    for values in met.sections:
+        if isinstance(values, dict) and any(rules.is_device_candidate(str(k)) for k in values):
+            return True
+    return met.texts and _needs_pipeline(doc.data, rules)  # a string may hold a request: walk it
 
 
 def any_relevant(docs: list[Any], rules: RuleSet) -> bool:

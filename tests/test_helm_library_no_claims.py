@@ -1,9 +1,11 @@
 """A device request written by a packed library chart that has no values place for a pod's resourceClaims
-(k8s-at-home common under johanneskastl's jellyfin: the container's `resources` map passed through whole with
-`toYaml`, the pod spec from a fixed set of values; TrueNAS common: the device keys from `scaleGPU`). The chart's
-maintainer cannot change the library, so the chart is manual work; the message names the chart's template line, the
-library, its version and what it lacks (recorded per version in rules/library-values.json, else read from the
-library). Tiny libraries of the test's own, packed in the test; renders are real."""
+(k8s-at-home common under plex, games-on-whales and johanneskastl's jellyfin: the container's `resources` map passed
+through whole with `toYaml`, the pod spec from a fixed set of values; TrueNAS common: the device keys from
+`scaleGPU`). The chart's maintainer cannot change the library. For k8s-at-home common (recorded per version in
+rules/library-values.json) fix wraps the chart's own `{{ include "common.all" . }}` so that the values'
+`resourceClaims`, when set, reach each pod it renders; other libraries leave the chart manual work, the message
+naming the chart's template line, the library, its version and what it lacks. Tiny libraries of the test's own,
+packed in the test; renders are real."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import chart_with
+import yaml
+from conftest import chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
@@ -25,6 +28,15 @@ def _library(prefix: str) -> dict[str, str]:
     return {
         "templates/_main.tpl": f"""\
 {{{{- define "{prefix}all" -}}}}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{{{ .Release.Name }}}}
+spec:
+  ports:
+    - port: 80
+---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -43,6 +55,10 @@ spec:
 {{{{- define "{prefix}controller.pod" -}}}}
 {{{{- with .Values.nodeSelector }}}}
 nodeSelector:
+  {{{{- toYaml . | nindent 2 }}}}
+{{{{- end }}}}
+{{{{- with .Values.tolerations }}}}
+tolerations:
   {{{{- toYaml . | nindent 2 }}}}
 {{{{- end }}}}
 containers:
@@ -102,31 +118,65 @@ def _fix(chart: Path) -> ChartOutcome:
     return run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
 
 
-@pytest.mark.parametrize("version", ["4.5.2", "5.0.5"])  # the first and last of the versions recorded
-def test_a_library_recorded_without_pod_claims_is_named_with_its_version_and_what_it_lacks(
-    tmp_path: Path, version: str
+@pytest.mark.parametrize(("version", "unpacked"), [("4.5.2", False), ("5.0.5", False), ("4.5.2", True)])
+def test_a_k8s_at_home_library_gets_its_include_wrapped_to_name_the_pods_claims(
+    tmp_path: Path, version: str, unpacked: bool
 ) -> None:
-    chart = _app(tmp_path, "common", version, "common.")  # the shape and a version rules/library-values.json records
-    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    """Was manual work: 'common 4.5.2 renders no resourceClaims of a pod from values ... so no values can move the
+    request to a claim'. The library passes the container's resources through whole and renders the pod's
+    tolerations from values; only the pod's resourceClaims have no place, so the chart's own include of common.all
+    adds them from values, and only when they are set (plex and games-on-whales vendor 4.5.2 unpacked in
+    charts/common; johanneskastl's jellyfin packs his fork's 5.0.5)."""
+    chart = _app(tmp_path, "common", version, "common.", unpacked)
+    library = {p: p.read_bytes() for p in (chart / "charts").rglob("*") if p.is_file()}
+    before = _render(chart)
+    outcome = fix_chart(chart)
+    assert {p: p.read_bytes() for p in (chart / "charts").rglob("*") if p.is_file()} == library  # left as it is
+    wrapped = (chart / "templates/common.yaml").read_text()
+    assert '{{ include "common.all" . }}' in wrapped and ".Values.resourceClaims" in wrapped
+    assert _render(chart) == before  # the defaults name no claim: the wrapped include renders as before
+    assert "default values (DRA values: values-dra.yaml)" in outcome.checked, outcome.checked
+    docs, counts, pods = dra_render(chart, chart / "values-dra.yaml")
+    assert list(counts.values()) == [1]
+    pod = pods["release-name"]
+    claim = pod["resourceClaims"][0]
+    assert claim["resourceClaimTemplateName"] in counts
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": claim["name"]}]}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
+    assert [d for d in docs if d["kind"] == "Service"] == [d for d in before if d["kind"] == "Service"]
+
+
+def test_a_k8s_at_home_chart_without_resources_in_its_values_documents_the_pods_claims_at_the_end(
+    tmp_path: Path,
+) -> None:
+    """jellyfin's values.yaml has `resources` only in a comment; the GPU comes from a values file of the user."""
+    chart = _app(tmp_path, "common", "5.0.5", "common.")
+    (chart / "values.yaml").write_text("# -- Node selector\nnodeSelector: {}\n# resources:\n#   limits: {}\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 2\n")
+    fix_chart(chart, values=(gpu,))
+    values = (chart / "values.yaml").read_text()
+    assert values.startswith("# -- Node selector\nnodeSelector: {}\n# resources:\n#   limits: {}\n")
+    added = yaml.safe_load(values)
+    assert added["resourceClaims"] == [] and added["resourceClaimTemplates"] == {}  # the switch, off
+    assert "# -- DRA ResourceClaims of the pod" in values
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    assert list(counts.values()) == [2]
+    assert pods["release-name"]["resourceClaims"][0]["resourceClaimTemplateName"] in counts
+
+
+def test_a_k8s_at_home_chart_that_includes_common_all_inside_a_line_is_manual_work_saying_so(tmp_path: Path) -> None:
+    chart = _app(tmp_path, "common", "4.5.2", "common.")
+    (chart / "templates/common.yaml").write_text('{{ include "common.all" . | nindent 0 }}\n')
     outcome = _fix(chart)
     assert not outcome.proven and not outcome.changes
-    # was: 'templates/common.yaml:1: pattern D (a named helper or library include): no line of a helper in this
-    # chart writes the device key, ...': no word of the library, its version or what it lacks
-    assert outcome.manual.startswith(
-        f"templates/common.yaml:1: pattern D (library chart common {version}, packed in charts/common-{version}.tgz): "
-        "its define common.controller.mainContainer (templates/_container.tpl:6) writes the device key from "
-        ".Values.resources"
-    ), outcome.manual
-    assert f"common {version} renders no resourceClaims of a pod from values: its define common.controller.pod" in (
-        outcome.manual
-    )
-    assert "it passes the container's resources through whole (resources" in outcome.manual
-    assert "--strategy extended-resource" in outcome.manual
-    # only the pod's define would need overriding: the container takes its resources map whole already
-    lines = len(_library("common.")["templates/_pod.tpl"].splitlines())  # the define is the whole file
-    assert f"for common.controller.pod (templates/_pod.tpl:1, {lines} lines)" in outcome.manual, outcome.manual
-    assert "common.controller.mainContainer (templates/_container.tpl:1" not in outcome.manual
-    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    assert 'no template of the chart renders {{ include "common.all" . }} on a line of its own' in outcome.manual
+
+
+def _render(chart: Path) -> list:
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    return [d for m in render_chart(chart, RenderOptions()) for d in yaml.safe_load_all(m.text) if d]
 
 
 def test_a_library_of_no_record_that_passes_the_resources_map_through_is_named_too(tmp_path: Path) -> None:
@@ -149,23 +199,3 @@ def test_a_recorded_library_version_outside_the_checked_range_gets_the_message_r
     assert "pattern D (library chart common 5.0.6, packed in charts/common-5.0.6.tgz)" in outcome.manual
     assert "rules/library-values.json" not in outcome.manual
     assert "no values place for the resourceClaims of a pod" in outcome.manual
-
-
-def test_a_recorded_library_unpacked_in_charts_is_named_as_the_packed_one_is(tmp_path: Path) -> None:
-    """k8s-at-home's plex and games-on-whales vendor common 4.5.2 unpacked in charts/common. Was: 'the objects are
-    written by the library chart charts/common (`include "common.all"`) ... the library templates have no place for
-    the DRA claim': neither the library's version, nor its define and line, nor what it lacks."""
-    chart = _app(tmp_path, "common", "4.5.2", "common.", unpacked=True)
-    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
-    outcome = _fix(chart)
-    assert not outcome.proven and not outcome.changes
-    assert outcome.manual.startswith(
-        "templates/common.yaml:1: pattern D (library chart common 4.5.2, unpacked in charts/common): its define "
-        "common.controller.mainContainer (templates/_container.tpl:6) writes the device key from .Values.resources"
-    ), outcome.manual
-    assert "a change in the library would be undone by `helm dependency update`" in outcome.manual
-    assert "common 4.5.2 renders no resourceClaims of a pod from values: its define common.controller.pod" in (
-        outcome.manual
-    )
-    assert "for common.controller.pod (templates/_pod.tpl:1" in outcome.manual, outcome.manual
-    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before

@@ -563,3 +563,60 @@ def test_a_count_written_as_the_dot_of_its_with_block(tmp_path: Path) -> None:
     on.write_text("gpus: 0\n")
     _, counts, pods = dra_render(chart, on)
     assert not counts and "resourceClaims" not in pods["server"]
+
+
+MODE_CHAIN = deployment(
+    "trainer",
+    """\
+      containers:
+        - name: trainer
+          image: wmlce
+          resources:
+            limits:
+            {{- if .Values.ddl.enabled }}
+              nvidia.com/gpu: {{ .Values.ddl.gpuPerHost }}
+            {{- else if .Values.distributed.mode }}
+              nvidia.com/gpu: {{ .Values.distributed.gpuPerHost }}
+            {{- else }}
+              nvidia.com/gpu: {{ .Values.resources.gpu }}
+            {{- end }}
+""",
+)
+MODE_CHAIN_VALUES = """\
+resources:
+  gpu: 1
+ddl:
+  enabled: false
+  gpuPerHost: 4
+distributed:
+  mode: false
+  gpuPerHost: 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("resources: {gpu: 3}", 3),
+        ("ddl: {enabled: true, gpuPerHost: 8}", 8),
+        ("distributed: {mode: true, gpuPerHost: 6}", 6),
+        ("ddl: {enabled: true, gpuPerHost: 0}", 0),
+        ("distributed: {mode: true, gpuPerHost: null}", 0),
+    ],
+)
+def test_a_count_chosen_by_the_charts_own_branches_is_the_claims_count(
+    tmp_path: Path, mode: str, expected: int
+) -> None:
+    """Was: manual, 'nvidia.com/gpu is asked for with two counts in one pod' for IBM's wmlce chart, whose `if`/`else
+    if`/`else` chain writes the one device key with the count of the chart's mode. Now the claim asks for the count
+    of the branch the values pick, and none (nor the toleration of a set count) where that count is 0 or null."""
+    chart = chart_with(tmp_path, "modes", {"templates/d.yaml": MODE_CHAIN, "values.yaml": MODE_CHAIN_VALUES})
+    fix_chart(chart)
+    values = tmp_path / "mode.yaml"
+    values.write_text(mode + "\n")
+    _, counts, pods = dra_render(chart, values)
+    assert list(counts.values()) == ([expected] if expected else [])
+    pod = pods["trainer"]
+    assert "nvidia.com/gpu" not in str(pod["containers"][0]["resources"])
+    assert bool(pod.get("resourceClaims")) == bool(expected)
+    assert bool(pod.get("tolerations")) == ("null" not in mode)

@@ -1,11 +1,11 @@
-"""Resource keys a template writes from the variables of a `range` over a values map.
-
-A container that writes its device count literally (`nvidia.com/gpu: {{ .Values.gpus }}`) and also one resource key
-per entry of a values map (`range $key, $value := .Values.devices`, `{{ $key }}: {{ $value }}`), in a leader and a
-worker pod (kubeflow/arena's distributed-serving): with values that ask for a device through that map, fix writes
-nothing and says what to change by hand. A container that writes its `resources:` key by key from a values resources
-map, each value whole (`{{ $key }}:` then `toYaml $val`, KubeFATE's fateflow), is that map passed through: the
-pass-through rewrite takes it. Renders are real."""
+"""Resource keys a template writes from the variables of a `range` over a values map. A container that writes its
+device count literally (`nvidia.com/gpu: {{ .Values.gpus }}`) and also one resource key per entry of a values map
+(`range $key, $value := .Values.devices`, `{{ $key }}: {{ $value }}`), in a leader and a worker pod
+(kubeflow/arena's distributed-serving): keyedmap.py takes the map's devices into the claim (test_helm_keyed_map.py);
+where the key line sits in an `if` of its own inside the `range`, with values that ask for a device through that
+map, fix writes nothing and says what to change by hand. A container that writes its `resources:` key by key from a
+values resources map, each value whole (`{{ $key }}:` then `toYaml $val`, KubeFATE's fateflow), is that map passed
+through: the pass-through rewrite takes it. Renders are real."""
 
 from __future__ import annotations
 
@@ -53,20 +53,27 @@ FILES = {
 
 
 def test_a_device_from_the_map_is_refused_with_the_line_of_the_map(tmp_path: Path) -> None:
-    chart = chart_with(tmp_path, "serving", FILES)
+    guarded = {  # the key line in an `if` of its own: not the shape keyedmap.py takes
+        **FILES,
+        "templates/pods.yaml": FILES["templates/pods.yaml"].replace(
+            "              {{ $key }}: {{ $value }}\n",
+            "              {{- if $value }}\n              {{ $key }}: {{ $value }}\n              {{- end }}\n",
+        ),
+    }
+    chart = chart_with(tmp_path, "serving", guarded)
     amd = tmp_path / "amd.yaml"
     amd.write_text('leaderGpus: 0\nworkerGpus: 0\ndevices:\n  amd.com/gpu: "1"\n')
     options = ChartOptions(values_files=(amd,), kube_version="1.34")
     outcome = run_chart(chart, options, load_rules(), Settings(kube_version="1.34"), Target.parse("1.34"), "fix")
     assert not outcome.proven
-    assert "templates/pods.yaml:21: pattern E" in outcome.manual, outcome.report()
     assert "`.Values.devices`" in outcome.manual and "amd.com/gpu" in outcome.manual, outcome.report()
     assert "another branch" not in outcome.manual, outcome.report()
     # what to change by hand: the device out of the map, both pods' claims (above each `containers:`), its class;
     # or no chart change with an extended-resource class (was: 'ask for it with the chart's own count', an NVIDIA one)
-    lines = FILES["templates/pods.yaml"].splitlines()
+    lines = guarded["templates/pods.yaml"].splitlines()
     keys = [n for n, line in enumerate(lines, 1) if line.strip() == "{{ $key }}: {{ $value }}"]
     heads = [n for n, line in enumerate(lines, 1) if line.strip() == "containers:"]
+    assert f"templates/pods.yaml:{keys[0]}: pattern E" in outcome.manual, outcome.report()
     assert f"(the `range` above it; line {keys[1]} too)" in outcome.manual, outcome.manual
     assert "By hand: take amd.com/gpu out of `.Values.devices`" in outcome.manual
     assert f"a `resourceClaims` list in the pod spec above lines {heads[0]}, {heads[1]} (`containers:`)" in (

@@ -185,12 +185,15 @@ def _defines(text: str) -> list[tuple[str, Block]]:
 # --- locating the helper line by rendering --------------------------------------------------------------------
 
 
-def template_files(root: Path) -> list[Path]:
-    folder = root / "templates"
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".tpl", ".yaml", ".yml", ".txt"))
+def template_files(root: Path, within: str = "") -> list[Path]:
+    """The chart's template files; with `within` (`charts/<folder>`), also those of that subchart, vendored unpacked
+    (Helm's defines are one namespace across an umbrella: vLLM production-stack's `chart.resources` under one)."""
+    folders = [root / "templates", *([root / within / "templates"] if within else [])]
+    suffixes = (".tpl", ".yaml", ".yml", ".txt")
+    return sorted(p for f in folders for p in f.rglob("*") if p.is_file() and p.suffix in suffixes)
 
 
-def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
+def marked_copy(root: Path, dest: Path, within: str = "") -> dict[int, tuple[str, int, str]]:
     """A copy of the chart at `dest` with a marker comment on each key-shaped line inside a `define`;
     marker number -> (file, line, define name)."""
     from dramigrate.helm.sandbox import refuse_outside_links
@@ -200,7 +203,7 @@ def marked_copy(root: Path, dest: Path) -> dict[int, tuple[str, int, str]]:
         shutil.rmtree(dest)
     shutil.copytree(root, dest, symlinks=False)
     marks: dict[int, tuple[str, int, str]] = {}
-    for path in template_files(dest):
+    for path in template_files(dest, within):
         mark_defines(path, path.relative_to(dest).as_posix(), marks)
     return marks
 
@@ -379,9 +382,9 @@ def _argument(line: str, start: int) -> str:
     return ""
 
 
-def call_sites(root: Path, define: str) -> list[CallSite]:
+def call_sites(root: Path, define: str, within: str = "") -> list[CallSite]:
     out = []
-    for path in template_files(root):
+    for path in template_files(root, within):
         rel = path.relative_to(root).as_posix()
         if path.name.startswith("_"):
             continue
@@ -470,10 +473,10 @@ def _root_values(root: Path, site: CallSite) -> bool:
     )
 
 
-def _includers(root: Path, define: str) -> list[tuple[str, Block, str, int]]:
+def _includers(root: Path, define: str, within: str = "") -> list[tuple[str, Block, str, int]]:
     """(file, block, name, line) of each include of `define` inside another helper's `define`."""
     out = []
-    for path in template_files(root):
+    for path in template_files(root, within):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         for name, block in _defines(text):
@@ -526,7 +529,7 @@ def _pods_written(root: Path, found: list[tuple[str, Block, str, int]], rules: R
 
 
 def helper_chain(
-    root: Path, define: str, key_at: str, rules: RuleSet | None = None
+    root: Path, define: str, key_at: str, rules: RuleSet | None = None, within: str = ""
 ) -> tuple[list[CallSite], list[Hop]]:
     """The workload templates' includes of the helper that writes the key or, when none includes it, of the helper
     that includes it (and so on, up to _CHAIN_LIMIT helpers), with the hops between, innermost first; NotHelper when
@@ -534,10 +537,10 @@ def helper_chain(
     hops: list[Hop] = []
     current = define
     while True:
-        sites = call_sites(root, current)
+        sites = call_sites(root, current, within)
         if sites:
             return [replace(s, helper=current if hops else "") for s in sites], hops
-        found = _includers(root, current)
+        found = _includers(root, current, within)
         outers = sorted({name for _, _, name, _ in found})
         if not found:
             via = f" (through {', '.join(h.outer for h in hops)})" if hops else ""
@@ -989,6 +992,11 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     listing = guard and yaml_m and (yaml_m.group(1) or ".") in (".", guard.group(2))  # the guard is the list's own
     if listing and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", after):
         word, expr = guard.groups()
+        start, stop = at - 1, at + 3
+        outer = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", lines[at - 2].strip()) if at > 1 else None
+        closed = stop < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[stop].strip())
+        if outer and closed and outer.group(1) == expr:  # vLLM stack 0.1.8: `if X` around `with X`, both the list's
+            start, stop = at - 2, stop + 1  # own test: the DRA branch's toleration must not wait for that list
         new = [
             f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
             f"{p}tolerations:",
@@ -1000,7 +1008,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
         ]
-        return at - 1, at + 3, new
+        return start, stop, new
     if yaml_m and lines[at].strip() == "tolerations:":
         # an empty values list renders `[]`, which cannot stand beside the added entry: the DRA branch leaves it out
         listed = [
@@ -1443,7 +1451,7 @@ def values_doc(values: str, mode: str, context_path: str, resource: str, default
     )
     return (
         f"{sep}\n"
-        + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100))
+        + "".join(f"# {part}\n" for part in textwrap.wrap(text, 100, break_on_hyphens=False))
         + f"# dra:\n#   enabled: {'true' if default else 'false'}\n"
     )
 
@@ -1659,6 +1667,18 @@ def with_literal_templates(
     taken = {c.rel for c in literal}
     values = next((c.after for c in literal if c.rel == "values.yaml"), "") or ""
     known = re.search(r"^dra:\n(?:(?:  .*)?\n)*?  deviceClassName: (\S+)$", values, re.M)
+    if any(_scope(root, c.rel) for c in changes if c.rel.endswith(".tpl")):
+        # the helper in a subchart reads its own values, not the umbrella's `dra:` block; its switch's documentation
+        # goes after that block
+        docs = [
+            "\n" + c.after[len(c.before) :].lstrip("\n")
+            for c in changes
+            if c.rel == "values.yaml" and c.before and c.after.startswith(c.before)
+        ]
+        literal = [
+            replace(c, after=c.after + "".join(docs)) if c.rel == "values.yaml" and c.after else c for c in literal
+        ]
+        known = None
     own = [_dra_class(c, define, known.group(1)) if known else c for c in changes if c.rel not in taken]
     return own + literal
 
@@ -1933,6 +1953,12 @@ def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any
 def context_path(root: Path, site: CallSite) -> str:
     """Where the helper's context sits in the values, in words (`each servingEngineSpec.modelSpec[]`,
     `values.yaml` for a call site that passes the chart's own `dra` in)."""
+    scope = _scope(root, site.rel)
+    if scope:  # a subchart's call site: its values sit under its key in the umbrella's
+        inner = context_path(
+            root / Path(*Path(site.rel).parts[:2]), replace(site, rel=Path(*Path(site.rel).parts[2:]).as_posix())
+        )
+        return f"{scope}.dra" if inner == "values.yaml" else re.sub(r"^(each )?", rf"\g<1>{scope}.", inner, count=1)
     if site.given:
         return "values.yaml"
     named = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", site.arg)
@@ -1951,6 +1977,16 @@ def context_path(root: Path, site: CallSite) -> str:
             items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
             return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
+
+
+def _scope(root: Path, rel: str) -> str:
+    """The umbrella's values key of the subchart a file `rel` sits in (`charts/<folder>/...`); "" for its own."""
+    parts = Path(rel).parts
+    if len(parts) < 3 or parts[0] != "charts":
+        return ""
+    from dramigrate.helm.run import _subchart_scopes
+
+    return ".".join(_subchart_scopes(root, root / parts[0] / parts[1])[0])
 
 
 def _contexts(values: Any, key: str, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
@@ -2064,12 +2100,13 @@ def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> 
 
 
 def _marked_render(
-    root: Path, work: Any, options: Any, rules: RuleSet
+    root: Path, work: Any, options: Any, rules: RuleSet, within: str = ""
 ) -> tuple[dict[int, tuple[str, int, str]], Any, dict[int, str]]:
     from dramigrate.helm.renderpool import cached_render
 
-    marks = marked_copy(root, work.path / "helper-markers" / root.name)
-    marked = cached_render(work.path / "helper-markers" / root.name, options)
+    copy = work.path / ("helper-markers-within" if within else "helper-markers") / root.name
+    marks = marked_copy(root, copy, within)
+    marked = cached_render(copy, options)
     return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
 
 
@@ -2087,13 +2124,15 @@ def fix(
     guards: tuple[tuple[str, ...], dict[str, str]] = ((), {}),
     alternative: Callable[..., Any] | None = None,
     switched: tuple[frozenset[str], dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
+    within: str = "",
 ) -> bool:
     """Rewrite a chart whose device key a named helper writes, and prove it on the chart as written, its switch
     turned through the values where the documentation says (`migrate`: the core's migration of a rendered stream);
     False (nothing done) when no helper line writes the device key, so the caller reports the template's own
     pattern. `switched`: pattern-A templates under a switch of their own that the values leave off and the proof
     turns on (a vLLM Deployment under `if eq .Values.inferenceBackend "vllm"`), with the originals, migrations and
-    claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates)."""
+    claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates).
+    `within`: the umbrella's vendored subchart (`charts/<folder>`) whose helper may write the key."""
     from dramigrate.helm.prove import objects
     from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.rewrite import chart_name
@@ -2109,7 +2148,10 @@ def fix(
     )
 
     ref_variation, ref_render, ref_want = reference
-    marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
+    if within:  # a vendored subchart's helper (`charts/<folder>`): its defines marked too, once
+        marks, marked, hits = _marked_render(root, work, ref_variation.options, rules, within)
+    else:
+        marks, marked, hits = marked_render(root, work, ref_variation.options, rules)
     if not hits:
         return False
     name = chart_name(root)
@@ -2121,7 +2163,7 @@ def fix(
         if len({k.var is None for k in keys}) != 1:
             raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
-        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules)
+        sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules, within)
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc
@@ -2167,7 +2209,8 @@ def fix(
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
         literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites}
-        if literal and switch_mode(sites, hops) != "values":
+        apart = all(_scope(root, rel) != _scope(root, keys[0].file) for rel in literal)  # in another chart
+        if literal and switch_mode(sites, hops) != "values" and not apart:
             other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         from dramigrate.helm import helperchoice
@@ -2205,6 +2248,8 @@ def fix(
     written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
     # the chart as written, its switch turned against the default where the values documentation says
     turn = "dra.enabled=true" if opt_in else "dra.enabled=false"
+    if literal and "values.yaml" not in places:  # the umbrella's own literal keys: its values.yaml `dra:` block too
+        places, where = [*places, "values.yaml"], f"{where} and values.yaml"
     flip = Flip(not opt_in, flipped(root, places, opt_in, work), f"{turn} set in {where}", migrate)
     prove_switch(
         outcome, root, expected, lambda options, _: cached_render(written, options), patch, mode, guards[1], flip

@@ -38,7 +38,8 @@ from typing import Any, NoReturn
 import yaml
 
 from dramigrate.documents import chart_text
-from dramigrate.helm import multiclaim, unpin
+from dramigrate.helm import keyedmap, multiclaim, unpin
+from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -60,6 +61,7 @@ from dramigrate.helm.patterns import (
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
+from dramigrate.helm.twinnames import names_check, one_name
 from dramigrate.helm.values import Path_, schema_with
 from dramigrate.plan import DNS_LABEL_MAX, covers
 from dramigrate.rules import RuleSet
@@ -862,6 +864,57 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
     raise NotIdiomatic(Pattern("E", first + 1, lines[first].strip()), rel, why)
 
 
+def _keyed_map(
+    text: str, docs: list[dict[str, Any]], devices: list[Device], rules: RuleSet
+) -> tuple[set[str], list[tuple[int, str, str]]] | None:
+    """The devices a `range` over a values map writes as keys beside the chart's own device key (one resource, from
+    no values name), which the render asks for and the migration moves to claims, and those key lines
+    (keyedmap.py); None when there are none, or the shape is another."""
+    held = {r for r in _rendered_devices(docs, rules) - {d.resource for d in devices} if _migrates(r, rules)}
+    keyed = keyedmap.key_lines(text.splitlines()) if held and devices else []
+    plain = len({d.resource for d in devices}) == 1 and not any(d.name or d.loop for d in devices)
+    return (held, keyed) if keyed and plain else None
+
+
+def _migrates(resource: str, rules: RuleSet) -> bool:
+    match = rules.lookup(resource)
+    return match is not None and not match.rule.report_only and bool(match.rule.device_class)
+
+
+def _keyed_pods(
+    rel: str,
+    text: str,
+    pods: list[list[Device]],
+    deltas: list[PodDelta],
+    keyed: tuple[set[str], list[tuple[int, str, str]]] | None,
+    docs: list[dict[str, Any]],
+    alternative: Alternative | None,
+    rules: RuleSet,
+    names: dict[str, list[str]] | None,
+) -> list[keyedmap.KeyedMap | None]:
+    """For each pod, the values map whose device keys its container writes beside the chart's own (None when it
+    writes none); raises RewriteError when a map's key line is in no such pod's container."""
+    if keyed is None or alternative is None:
+        return [None] * len(pods)
+    held, at = keyed
+    if any(d.params for d in deltas):  # KubeRay's num-gpus, which the migration sets from the claim's devices
+        raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
+    lines = text.splitlines()
+    given = sorted(held | {n for n in (names or {}).get(rel, ()) if _migrates(n, rules)})
+    entries, base = keyedmap.entries(rel, docs, deltas[0], pods[0][0].resource, given, alternative, rules)
+    out: list[keyedmap.KeyedMap | None] = []
+    for own in pods:
+        mine = keyedmap.of_pod(lines, at, own, rel)
+        overs = {over for i, _, over in at if i in mine}
+        if len(overs) > 1:
+            raise RewriteError(f"{rel}: a container writes device keys from two values maps")
+        out.append(keyedmap.KeyedMap(overs.pop(), tuple(mine), entries, base) if mine else None)
+    if missed := sorted({i for i, _, _ in at} - {i for k in out if k for i in k.lines}):
+        why = "a values map writes device keys in a pod without the chart's own key"
+        raise RewriteError(f"{rel}:{missed[0] + 1}: {why}")
+    return out
+
+
 def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
     """Each line (0-based) under `limits:`/`requests:` that writes a key and its count from the variables of a
     `range` over a map (`{{ $key }}: {{ $value }}`), with the key's variable and the map that `range` reads."""
@@ -885,6 +938,8 @@ def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
 
     lines = text.splitlines(keepends=True)
     for i, var, _ in reversed(_range_keys([line.rstrip("\n") for line in lines])):
+        if i and ".draMigrated" in lines[i - 1]:
+            continue  # the claim asks for the map's devices (keyedmap.py)
         pad = " " * _indent(lines[i])
         matched = f"regexMatch {split_literal(migrated_regex(rules), pad=pad + '    ')} {var}"
         guard = fail_when(f"and $.Values.dra.enabled ({matched})", untaken_message(taken), pad)
@@ -1201,6 +1256,7 @@ class Workload:
     keeps_class: bool = False  # a part for the pod's second device kind: the migration's class, not dra.deviceClassName
     # the counts of the claim of both kinds: one above 32 devices, the migration refuses the pod, and the render fails
     limits: tuple[str, ...] = ()
+    keyed: keyedmap.KeyedMap | None = None  # a values map's device keys beside the chart's own (keyedmap.py)
 
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
@@ -1286,7 +1342,13 @@ def build(
                 continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         devices = migrated_devices(devices, rules)
-        range_named_keys(text, rel, originals.get(rel, []), devices, rules)
+        own_originals, own_migrated, own_templates = originals.get(rel, []), migrated.get(rel, []), claim_templates
+        keyed = _keyed_map(text, originals.get(rel, []), devices, rules) if alternative is not None else None
+        if keyed is None:
+            range_named_keys(text, rel, originals.get(rel, []), devices, rules)
+        else:  # the rewrite of the chart's own key is built from the pods asking for it alone, the map's keys beside
+            alone = keyedmap.literal_only(own_originals, devices[0].resource, keyed[0])
+            own_originals, own_migrated, own_templates = alternative(alone, devices[0].resource, devices[0].resource)
         if not devices:
             first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
@@ -1312,7 +1374,7 @@ def build(
                     "literal key behind dra.enabled, or a map passed through with resourceClaims beside it)"
                 )
                 raise NotIdiomatic(classify(text, d.index + 1, d.resource), rel, why)
-        claims = multiclaim.pod_claims(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+        claims = multiclaim.pod_claims(own_originals, own_migrated, own_templates)
         if multiclaim.takes(devices, claims, rules, rel):
             workloads += _several_claims(rel, text, devices, claims, rules, originals.get(rel, []), alternative)
             continue
@@ -1334,12 +1396,19 @@ def build(
             pods = pods_of(text, rel, devices) if len(deltas) > 1 else [devices]
         if len(pods) != len(deltas):
             raise RewriteError(f"{rel}: {len(pods)} pod(s) ask for devices, the migration adds claims to {len(deltas)}")
+        try:
+            keyed_pods = _keyed_pods(rel, text, pods, deltas, keyed, own_originals, alternative, rules, names)
+        except RewriteError:  # the map's devices not taken: what to change by hand
+            range_named_keys(text, rel, originals.get(rel, []), devices, rules)
+            raise
         for k, (own, delta) in enumerate(zip(pods, deltas, strict=True)):
             given = tuple((names or {}).get(rel, ()))
             if own[0].name and (source := name_source(own[0].name, text + helpers)):
                 given += source.names  # each name the helper may map the values to (comfyui's vendors)
             named = (
-                _lookup(rel, own, delta, k, originals.get(rel, []), alternative, rules, given) if own[0].name else None
+                _lookup(rel, text, own, delta, k, originals.get(rel, []), alternative, rules, given)
+                if own[0].name
+                else None
             )
             choice = _choice(own, delta, rules, rel)
             if choice:
@@ -1349,7 +1418,7 @@ def build(
                 choices, requests = {}, _request_resources(delta.spec, own, rules, rel)
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
-            workloads.append(Workload(rel, text, own, delta, requests, base, choices, named))
+            workloads.append(Workload(rel, text, own, delta, requests, base, choices, named, keyed=keyed_pods[k]))
     if listed:
         if workloads or len(listed) > 1:
             raise RewriteError(
@@ -1385,8 +1454,10 @@ def build(
     if device_class != primary_class:  # a vendor choice: the class the values leave empty is each request's own
         sections = [_classless(s, primary_class) for s in sections]
     sections = shared_specs(name, sections)  # templates asking for the same devices: one spec define per class
-    if any(w.named for w in workloads):
+    if any(w.named or w.keyed for w in workloads):
         sections.append(migrated_section(name, rules))
+    if maps := [w.keyed for w in workloads if w.keyed]:
+        sections.append(keyedmap.section(name, maps))
     if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
         sections.append(free_claim_section(name))
     from dramigrate.helm.oldcluster import one_check
@@ -1396,10 +1467,12 @@ def build(
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )
+    for over in dict.fromkeys(w.keyed.over.removeprefix("$.Values.") for w in workloads if w.keyed):
+        resource += f" and each device of {over}"  # a values map's device keys (keyedmap.py)
     changes += conventions(root, device_class.strip('"'), not opt_in)
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
-        lone = [w for w in lone if w.named is None and not _per_step(w)]
+        lone = [w for w in lone if w.named is None and w.keyed is None and not _per_step(w)]
         changes += unit_tests(root, lone, originals, rendered)
     changes.append(
         Change(
@@ -1621,6 +1694,7 @@ def _leaves(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]
 
 def _lookup(
     rel: str,
+    text: str,
     devices: list[Device],
     delta: PodDelta,
     k: int,
@@ -1632,8 +1706,8 @@ def _lookup(
     """Pattern E: what the migration adds to pod `k` of the template for each device resource its values key may
     name, as a Lookup: the resources of its rule pack and those the value sets `given` render (each with its own
     entry); the resources must give claims of one shape (the same claim, requests and leaves)."""
-    resource, expr = devices[0].resource, devices[0].name
-    if any((d.resource, d.name) != (resource, expr) for d in devices):
+    resource, expr = devices[0].resource, one_name(rel, devices, _request_twins(text.splitlines(), devices))
+    if any(d.resource != resource for d in devices):
         raise RewriteError(f"{rel}: the pod's device keys are not all the one resource name from values ({expr})")
     deltas = {resource: delta}
     own = [n for n in given if name_candidates(n, rules)]
@@ -2243,7 +2317,11 @@ def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]
         own["requests"].index: own["limits"]
         for own in by_container.values()
         if len(own) == 2
-        and (own["requests"].count != own["limits"].count or own["requests"].conditions != own["limits"].conditions)
+        and (
+            own["requests"].count != own["limits"].count
+            or own["requests"].conditions != own["limits"].conditions
+            or own["requests"].name != own["limits"].name
+        )
     }
 
 
@@ -2295,16 +2373,18 @@ def _resolved(expr: str, text: str, index: int) -> str:
 
 def _twin_keys(
     devices: list[Device], twins: dict[int, Device], text: str = ""
-) -> tuple[list[Device], dict[str, str], list[str]]:
+) -> tuple[list[Device], dict[str, str], list[str], dict[str, str]]:
     """The pod's device keys with each request and limit pair whose limit sits under conditions of its own (alphahack:
     `if and .Values.model.accelerator .Values.model.accelerator.min` around the request, `... .max` around the limit)
     as one key under the conditions the two share; with the count the migration of each rendering takes: the
     limit's where the limit renders, else the request's (a request alone is migrated with its count). Returns those
     keys, by device resource, that count (`or` of the two, each false where its key does not render), and where one
     of each pair renders (the migration adds the toleration there, a count of 0 too: a block under `if
-    .Values.resources.limits` renders `nvidia.com/gpu: 0`)."""
+    .Values.resources.limits` renders `nvidia.com/gpu: 0`); and, by that count, whether the key that renders has
+    its count set (_set of each key under its own conditions: the `or` of the two counts passes over a count of 0)."""
     merged: dict[str, str] = {}
     renders: list[str] = []
+    set_when: dict[str, str] = {}
     keys = [d for d in devices if d.index not in twins]
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
@@ -2312,12 +2392,15 @@ def _twin_keys(
         if shared == limit.conditions:
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
+        set_when[merged[limit.resource]] = _or(
+            *(_group(_and(_renders(d, shared), _set(d.count))) for d in (limit, request))
+        )
         if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == _arg(request.count):
             merged[limit.resource] = request.count  # the limit, where it renders, counts what the request does
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
         if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
             renders.append(_or(*either))
-    return keys, merged, renders
+    return keys, merged, renders, set_when
 
 
 def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str, ...], text: str = "") -> str:
@@ -2333,8 +2416,9 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
         if limit.count == request.count or _resolved(limit.count, text, limit.index) == _arg(request.count):
             continue
         differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
+        device = f"the {limit.resource} request" if not limit.name else f"the request of the device {limit.name_key}"
         message = (
-            f"the {limit.resource} request differs from its limit: set them alike (Kubernetes needs the request of "
+            f"{device} differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
         out.append("\n".join(fail_when(_and(*cond, *own, differ), message)) + "\n")
@@ -2477,9 +2561,16 @@ def _pod_edits(
         for d in w.devices:
             own = _and(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
+    # keys of one resource in branches of which one renders at most (ddl, distributed or single mode): one count
+    chosen = {} if w.choices or groups is not None else chosen_counts([d for d in w.devices if d.index not in twins])
+    if any(d.resource in chosen for d in twins.values()):
+        chosen = {}
     for d in w.devices if not w.choices else []:
         if d.index in twins:
             continue  # a request that must equal its limit: the limit is the count, the claim template checks it
+        if d.resource in chosen:
+            counts.setdefault(d.resource, chosen[d.resource].count)
+            continue
         if groups is not None:  # each container its own count: the same count on each of its keys
             own = next(g for g in groups if d in g)
             if d.count != own[0].count:
@@ -2500,7 +2591,9 @@ def _pod_edits(
                 f"({counts[d.resource]} and {d.count}: {where}); the idiomatic rewrite takes one count "
                 "per device resource in a pod"
             )
-    keys, merged, twin_renders = _twin_keys(w.devices, twins, w.text)
+    keys, merged, twin_renders, set_when = _twin_keys(w.devices, twins, w.text)
+    keys = as_one(keys, chosen)
+    set_when |= {one.count: one.is_set for one in chosen.values()}  # the count of the key that renders, if any
     if w.choices and merged:
         why = "a branch of the device choice writes its request and limit under other conditions"
         raise RewriteError(f"{w.rel}: {why}")
@@ -2551,6 +2644,15 @@ def _pod_edits(
     if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
         in_pod = [c for c in conditions if c not in loop.nonempty]
     claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate, w.over)
+    common: list[str] = []  # a values map's device keys beside the chart's own (keyedmap.py): the pod's conditions,
+    keyed_own = ""  # and where the chart's own key asks for a device; the claim is there or where the map holds one
+    if w.keyed:
+        res_at = _parent(lines, _parent(lines, w.devices[0].index))
+        common, own_conds_of_key = keyedmap.split_conditions(w.text, w.rel, w.keyed, res_at, in_pod)
+        keyed_own = _and(*own_conds_of_key, *picked, gate)
+        if keyed_own:
+            holds = keyedmap.holds(chart, w.keyed.over, True)
+            claim_cond = _and(".Values.dra.enabled", *guards, *common, _or(_group(keyed_own), holds), w.over)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
     counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
     own_counted = bool(counted)  # the key renders only while its count is set (and above 0)
@@ -2559,10 +2661,14 @@ def _pod_edits(
     rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
     literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
-    set_gate = "" if own_counted or literal else _or(*(_set(c) for c in dict.fromkeys(gated)))
+    set_gate = "" if own_counted or literal else _or(*(set_when.get(c) or _set(c) for c in dict.fromkeys(gated)))
     if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
         set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
     tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
+    keyed_tol = _and(*in_pod[len(common) :], *counted, *rendering, set_gate) if w.keyed else ""
+    if keyed_tol and w.keyed:  # the chart's own key's toleration, or the map's
+        holds = keyedmap.holds(chart, w.keyed.over, False)
+        tol_cond = _and(".Values.dra.enabled", *guards, *common, _or(_group(keyed_tol), holds))
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
@@ -2603,6 +2709,8 @@ def _pod_edits(
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
     for start, stop, cond in _adjacent(sorted(whole), lines):
         _wrap(edits, lines, start, stop, cond)
+    for i in w.keyed.lines if w.keyed else ():  # a device of the map stays unless the claim asks for it
+        _wrap(edits, lines, i, i + 1, keyedmap.key_guard(chart, on, lines[i].split("}}")[0].strip("{- ")))
     if any(delta.claim != w.delta.claim for delta, _ in w.choices.values()):
         raise RewriteError(f"{w.rel}: the migration names the claim differently in the branches of the device choice")
     # the pod's claims go before its `containers:` list: an `initContainers:` list may sit inside its own `if`
@@ -2700,7 +2808,7 @@ def _pod_edits(
     ]
     tolerations = w.delta.tolerations
     tol_text = [f"{p}  {t}" for t in _dump_list(tolerations)] if tolerations else []
-    sets = {res: _set(c) for res, c in counts.items()}
+    sets = {res: set_when.get(c) or _set(c) for res, c in counts.items()}
     if not picks and set_gate and len(set(sets.values())) > 1:  # devices of their own counts: each its toleration
         tol_text = [line for t in tolerations for line in _own_toleration(t, sets, p)]
     elif not picks and literal and not own_counted and len(counts) > 1:  # a literal count beside one from values
@@ -2749,6 +2857,11 @@ def _pod_edits(
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     elif w.named and not picks and existing and len(tolerations) == 1 and w.named.tolerations.get((0, "key")) == NAME:
         checked = _arg(_from_root(w.named.expr))
+    if w.keyed:  # the chart's own key's toleration where it renders, then one for each device of the map
+        if not tolerations or picks:
+            raise RewriteError(f"{w.rel}: the migration adds no toleration of its own for the chart's device key")
+        own_tol = [f"{p}  {{{{- if {keyed_tol} }}}}", *tol_text, f"{p}  {{{{- end }}}}"] if keyed_tol else tol_text
+        tol_text, key = own_tol + keyedmap.tolerations(chart, w.keyed, f"{p}  "), ""
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
         if merged := _merge_tolerations(*merge, enclosed=True):
@@ -2809,6 +2922,8 @@ def _pod_edits(
         inner = _guarded_spec(w.delta.spec.get("spec", {}), spec_counts, primary, w.requests, gates)
     inner = _with_label_exprs(inner, label_exprs)
     looked, reads = inner, inner
+    if w.keyed:  # the chart's own request where its key asks for a device, then one for each device of the map
+        looked, reads = keyedmap.spec(chart, inner, keyed_own, w.keyed), inner + f"{{{{ {keyed_own} }}}}"
     if w.named:  # the lookup runs in the claim's spec: a name it does not know fails the render there
         looked = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
         reads += f"{{{{ {w.named.expr} }}}}"  # a name held in a template variable is carried like the count
@@ -2818,6 +2933,9 @@ def _pod_edits(
     # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
     existing = "(not .Values.dra.existingClaimTemplate)" if not w.part else ""  # the claim of both kinds only
     guard = _and(".Values.dra.enabled", *guards, existing, *conditions, *picked, gate, w.over)
+    either = _or(_group(keyed_own), keyedmap.holds(chart, w.keyed.over, True)) if w.keyed and keyed_own else ""
+    if either:  # the chart's own key asks for a device, or the values map holds one
+        guard = _and(".Values.dra.enabled", *guards, existing, *common, either, w.over)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
@@ -2831,9 +2949,11 @@ def _pod_edits(
         return _carrying(_definitions(w.text, w.rel, used, before), trim)
 
     check = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
+    check += names_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions))
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
     if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
-        check += capabilities_check(_and(".Values.dra.enabled", *guards, *conditions, *picked, gate), DRA_OFF)
+        asks = [*common, either] if either else [*conditions, *picked, gate]
+        check += capabilities_check(_and(".Values.dra.enabled", *guards, *asks), DRA_OFF)
     if w.limits:  # a device kind over the scheduler's 32 devices per claim: the migration refuses the pod too
         over = _and(".Values.dra.enabled", *guards, *conditions, _or(*(f"(gt (int {_arg(c)}) 32)" for c in w.limits)))
         check += "\n".join(fail_when(over, OVER_LIMIT)) + "\n"

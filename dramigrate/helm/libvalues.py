@@ -110,14 +110,18 @@ class Placer:
 
     def templates(self, root: Path) -> list[Change]:
         """The chart's own template changes: none, but for a library that merges a define of the chart into the pod
-        spec it writes (merged_claims)."""
-        call = self.places.get("merged_pod_define")
-        return merged_claims(root, call, self.title) if call else []
+        spec it writes (merged_claims), or whose objects the chart renders with one include of it (wrapped_claims)."""
+        if call := self.places.get("merged_pod_define"):
+            return merged_claims(root, call, self.title)
+        if entry := self.places.get("wrapped_define"):
+            return wrapped_claims(root, entry, self.title)
+        return []
 
     def documented(self) -> list[Path_]:
         """The values keys beside which values.yaml documents the pod's `resourceClaims: []` (passthrough.claims_docs:
         beside the top-level `resources`), when a template of the chart renders it."""
-        return [("resources",)] if self.places.get("merged_pod_define") else []
+        rendered = self.places.get("merged_pod_define") or self.places.get("wrapped_define")
+        return [("resources",)] if rendered else []
 
 
 def placer(title: str, places: dict[str, Any], chart: str) -> Placer:
@@ -164,3 +168,52 @@ def merged_claims(root: Path, call: str, title: str) -> list[Change]:
         added = "".join(f"{pad}{line}" if line.strip() else line for line in MERGED_CLAIMS.splitlines(keepends=True))
         edited[rel] = "".join([*lines[: block.end], added, *lines[block.end :]])
     return [Change(rel, texts[rel], text) for rel, text in edited.items() if text != texts[rel]]
+
+
+# the pod's claims from values, added to each pod the library's entry define renders (the line `{{ include ... }}`
+# of the chart is kept as the else branch: with no resourceClaims in the values the template renders as before)
+WRAPPED_CLAIMS = """\
+{{{{- if .Values.resourceClaims }}}}
+{{{{- /* DRA (resource.k8s.io/v1, Kubernetes 1.34+): the library renders no pod resourceClaims, so add them */}}}}
+{{{{- range $doc := regexSplit "(?m)^---[ \\t]*$" (include "{entry}" .) -1 }}}}
+{{{{- $obj := fromYaml $doc }}}}
+{{{{- if dig "spec" "template" "spec" "containers" nil $obj }}}}
+{{{{- $_ := set $obj.spec.template.spec "resourceClaims" $.Values.resourceClaims }}}}
+---
+{{{{ toYaml $obj }}}}
+{{{{- else if trim $doc }}}}
+---
+{{{{ trim $doc }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+{{{{- else }}}}
+{line}
+{{{{- end }}}}
+"""
+
+
+def wrapped_claims(root: Path, entry: str, title: str) -> list[Change]:
+    """The chart's template lines that render the library's objects (`{{ include "common.all" . }}`, a line of its
+    own), each wrapped so that, when the values set `resourceClaims`, every object of the include's output with a pod
+    template gets them in its pod spec (the library renders no pod resourceClaims and takes no pod fields whole);
+    with them unset the line renders as it did. The library itself is left as it is."""
+    wanted = re.compile(rf'^\{{\{{-?\s*include\s+"{re.escape(entry)}"\s+\.\s*-?\}}\}}$')
+    changes = []
+    for path in template_files(root):
+        rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if ".Values.resourceClaims" in text:
+            continue  # wrapped before, or the chart renders the pod's claims itself
+        lines = text.splitlines(keepends=True)
+        edited = [
+            WRAPPED_CLAIMS.format(entry=entry, line=line.rstrip("\r\n")) if wanted.match(line.strip()) else line
+            for line in lines
+        ]
+        if edited != lines:
+            changes.append(Change(rel, text, "".join(edited)))
+    if not changes:
+        raise NotPassThrough(
+            f'library chart {title}: no template of the chart renders {{{{ include "{entry}" . }}}} '
+            "on a line of its own"
+        )
+    return changes

@@ -149,12 +149,15 @@ def _library_entries() -> list[dict[str, Any]]:
 
 
 def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
-    """The entries of rules/library-values.json for the library's name and define prefix, any version, that have
-    values places for a pod's resourceClaims."""
+    """The entries of rules/library-values.json for the library's name and define prefix, any version up to the
+    entry's through_version (if it has one), that have values places for a pod's resourceClaims."""
     return [
         e
         for e in _library_entries()
-        if e["name"] == lib.name and define.startswith(e["define_prefix"]) and e["pod_claims"]
+        if e["name"] == lib.name
+        and define.startswith(e["define_prefix"])
+        and e["pod_claims"]
+        and _version(lib.version) <= _version(e.get("through_version", lib.version))
     ]
 
 
@@ -208,6 +211,14 @@ def values_places(lib: Library, define: str) -> dict[str, Any] | None:
 def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
     """What the library offers for a values-only migration, for the manual message."""
     places = values_places(lib, define)
+    if places and places.get("wrapped_define"):
+        return (
+            f"{lib.title} passes the container's resources through whole ({' or '.join(places['container_resources'])}"
+            f": list the claim in their claims) and renders no pod resourceClaims; the chart's own include of "
+            f"{places['wrapped_define']} can add them to each pod it renders when the values set resourceClaims (and "
+            f"the ResourceClaimTemplate in a template of the chart); the migration through them does not hold for "
+            f"this chart: {tried or 'not tried'}"
+        )
     if places and places.get("merged_pod_define"):
         maps = " or ".join(places["container_resources"])
         return (
@@ -231,7 +242,7 @@ def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str
             "the chart as it is and let a DeviceClass with extendedResourceName serve the request (--strategy "
             "extended-resource, Kubernetes 1.34+), or use a post-renderer: `helm template ... | dramigrate fix -`"
         )
-    older = next(iter(_entries(lib, define)), None)
+    older = next((e for e in _entries(lib, define) if not e.get("wrapped_define")), None)  # pod options of its own
     if older:
         return (
             f"{lib.title} renders no resourceClaims of a pod from values (its pod options take them from "

@@ -2677,14 +2677,18 @@ def templates_doc(style: str) -> list[str]:
     return [*_doc_lines(style, VALUES_KEY, text, ""), f"{VALUES_KEY}: {{}}"]
 
 
-def values_doc(values: str) -> str:
+def values_doc(values: str, pod_claims: str = "") -> str:
     """values.yaml with `resourceClaimTemplates: {}` documented at its end, unless claims_docs put it beside a
-    top-level `resourceClaims: []`; a blank line before it unless the file ends in one or has nothing else."""
+    top-level `resourceClaims: []`; a blank line before it unless the file ends in one or has nothing else. With
+    `pod_claims` (the map whose `claims` name them: `resources`), `resourceClaims: []` documented before it."""
     if re.search(rf"^{VALUES_KEY}:", values, re.M):
         return values
     sep = "" if values.endswith("\n") or not values else "\n"
     blank = "" if values.endswith("\n\n") or not values.strip() else "\n"
-    return values + sep + blank + "\n".join(templates_doc(_comment_style(values))) + "\n"
+    style = _comment_style(values)
+    claims = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {pod_claims}.claims"
+    pod = [*_doc_lines(style, "resourceClaims", claims, ""), "resourceClaims: []"] if pod_claims else []
+    return values + sep + blank + "\n".join([*pod, *templates_doc(style)]) + "\n"
 
 
 # a helper whose whole body writes one values resources map (`{{- define "chart.resources" -}}` then
@@ -3100,5 +3104,9 @@ def build(
     flats = frozenset(p for p, siblings in map_paths.items() if SECTION_CONTENT in siblings)
     maps = [*map_paths, *documented]
     documented_values = claims_docs(values, values_path, maps, counted, flats) if values else values
+    if documented and values and not re.search(r"^resourceClaims:", documented_values, re.M):
+        # a library's pod claims, rendered by a template of the chart, and no top-level map to document them beside
+        # (jellyfin's `resources` only in a comment): at the end, the claim templates after them
+        documented_values = values_doc(documented_values, pod_claims=str(documented[0][-1]))
     changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented_values)))
     return changes

@@ -517,8 +517,8 @@ def _variations(
             values = override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
     for path, other in _other_names(root, merged, rules):  # pattern E: the name set to another resource it may name
-        values = override(sources, set_path(merged, path, other))
-        add(f"{display(path)} changed to {json.dumps(other)}", copts.render((work.values_file(values),), False), values)
+        values, label = _name_changed(sources, merged, path, other)
+        add(label, copts.render((work.values_file(values),), False), values)
     for label, changed in vendor_flips(_templates(root, helpers=True), merged, rules):  # each vendor of the key
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values, vendor=True)
@@ -563,13 +563,19 @@ def _variations(
         values = override(sources, changed)
         add(label, copts.render((work.values_file(values),), False), values)
     for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
-        values = override(sources, set_path(merged, path, LEFT_ALONE))
-        add(
-            f"{display(path)} changed to {json.dumps(LEFT_ALONE)}",
-            copts.render((work.values_file(values),), False),
-            values,
-        )
+        values, label = _name_changed(sources, merged, path, LEFT_ALONE)
+        add(label, copts.render((work.values_file(values),), False), values)
     return out
+
+
+def _name_changed(sources: ValueSources, merged: dict[str, Any], path: Path_, name: str) -> tuple[dict[str, Any], str]:
+    """The values with the device resource name at `path` changed to `name`, and its label: with the name of the other
+    section when the values name the device alike in a limit and its request (ovms' `limits.xpu_device` and
+    `requests.xpu_device`), as the API server needs an extended resource's request to name its limit's."""
+    changed, label = set_path(merged, path, name), f"{display(path)} changed to {json.dumps(name)}"
+    if (twin := twin_path(merged, path)) is not None:
+        changed, label = set_path(changed, twin, name), f"{label} (and {display(twin)})"
+    return override(sources, changed), label
 
 
 def _section(path: Path_) -> str:
@@ -1894,6 +1900,8 @@ def _fix_idiomatic(
     charts = [""] * bool(wanted.get("")) + subs  # an umbrella's own templates ("") and its subcharts'
     if len(charts) > 1 and leaves is None:
         args = _FixArgs(outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        if _fix_subchart_helper(args, subs):  # a vendored subchart's helper writes the key, others a literal one
+            return
         if not _fix_umbrella_maps(args, charts):  # charts that pass resources maps through (B/C), and others
             _fix_leaves(args, charts)  # each chart a literal device key (A)
         return
@@ -2010,6 +2018,10 @@ def _fix_idiomatic(
         # pass-through, through that dict
         _fix_passthrough(outcome, root, copts, work, {sub: wanted[sub]}, expected, min(built.items()), {sub: scopes})
         return
+    if sub and leaves is None and any(h.letter == "D" for h in hints.values()):
+        args = _FixArgs(outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
+        if _fix_subchart_helper(args, subs):  # a vendored subchart's helper writes the key (vLLM production-stack's)
+            return
     if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
@@ -2169,6 +2181,48 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
         maps_too = "; the resources maps passed through take the DRA values files (each *-dra.yaml after its file)"
         outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
     return True
+
+
+def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
+    """An umbrella whose vendored subchart writes its device key in a named helper (vLLM production-stack's
+    `chart.resources`, in etalab's and SUSE's umbrellas): the helper rewrite on the umbrella, the subchart's files
+    rewritten where they are and the switch documented in the umbrella's values; the umbrella's own templates with
+    a literal key take the pattern-A rewrite beside it. False (nothing done) when no subchart's helper writes it."""
+    from dramigrate.helm import helper, idiomatic
+
+    outcome, root, _, rules, settings, target, work, wanted, expected, given, mode, relations = args
+    helped = [
+        sub for sub in subs if any(h.letter == "D" for h in _hints(outcome, root, sub, wanted[sub], rules).values())
+    ]
+    if len(helped) != 1:
+        return False
+    reference = _reference(expected, given)
+    if reference is None:
+        return False
+    renders = tuple((r.stream, want) for _, r, want, _ in expected if not r.error and want != r.stream)
+    alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
+
+    def migrate(stream: str) -> str:
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+
+    guards, notes = idiomatic.kind_guards(expected, relations or [], rules)
+    rels = {f"{sub}/{rel}" if sub else rel for sub, own in wanted.items() for rel in own}
+    opt_in = settings.opt_in
+    return helper.fix(
+        outcome,
+        root,
+        rels,
+        rules,
+        work,
+        expected,
+        reference,
+        opt_in,
+        mode,
+        migrate,
+        (tuple(guards), notes),
+        alter,
+        within=helped[0],
+    )
 
 
 def _rewrite_leaves(args: _FixArgs, subs: list[str]) -> list[_LeafFix] | None:

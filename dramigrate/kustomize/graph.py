@@ -20,7 +20,7 @@ import yaml
 
 from dramigrate.findings import InputError
 from dramigrate.limits import file_type, is_regular, nodes_upto, read_regular
-from dramigrate.sources import KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
+from dramigrate.sources import GIT_ABOVE, KUSTOMIZATION_NAMES, SKIP_DIRS, Walked, git_above, leaves_folder, walk
 
 NAMES = KUSTOMIZATION_NAMES
 # a 3 MB kustomization of 1.5 million values took 20 s and 600 MB to load (a 30 MB one, minutes)
@@ -425,8 +425,10 @@ def generator_texts(k: Kustomization) -> list[tuple[int, str]]:
     it is a regular file in k's own folder (kustomize reads no other); entries that are neither are left out."""
     out: list[tuple[int, str]] = []
     entries = k.data.get("generators")
+    if not isinstance(entries, list) or not entries:  # most have none: no realpath of the folder (a stat per part)
+        return out
     root = os.path.realpath(k.dir)
-    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+    for i, entry in enumerate(entries):
         if not isinstance(entry, str) or "\0" in entry:  # no path holds a NUL
             continue
         if "\n" in entry or ":" in entry:  # an inline configuration (a path holds neither)
@@ -570,23 +572,21 @@ def discover(
     # sets of strings: a repository has thousands of files and folders. The inputs, resolved, are regular files (the
     # walk saw each) and none is a symlink (a resolved path never ends in one): asked about them, no stat is needed
     wanted_set = set(paths)
-    roots = {git_above(folder) or folder for folder in {_parent(p) for p in paths}}
+    sep = os.sep
+    folders = {p.rpartition(sep)[0] or sep for p in paths}  # _parent of each, inline (20,000 paths)
+    known = GIT_ABOVE  # the walk looked up each of its folders already: a dict lookup, not a call per folder
+    roots = {(known[f] if f in known else git_above(f)) or f for f in folders}
     roots |= {str(r.resolve()) for r in extra_roots}
-    top_set: set[str] = set()
-    last = None
-    # a folder's subfolders come right after it: sorted as split on the separator (which sorts before any name)
-    for top in sorted(roots, key=lambda t: t.replace(os.sep, "\0")):
-        if last is None or not (top == last or top.startswith(last.rstrip(os.sep) + os.sep)):
-            top_set.add(top)  # one top per folder, the outermost
-            last = top
+    # Inside a root is inside the outermost root holding it: `under(x, roots)` asks what `under(x, outermost)` did,
+    # without sorting every root (a tree without a .git has one root per folder of files: 16,000 on 20,000 files)
     files: set[Path] = set()
     done = {str(w.top): w for w in walked or ()}
     for w in done.values():  # the walk saw these kustomizations: no second walk, only of what it did not enter
-        files.update(k for k in w.kustomizations if under(str(k.parent), top_set))
-        files.update(k for p in w.pruned if under(str(p), top_set) for k in _find(p, done))
+        files.update(k for k in w.kustomizations if under(str(k.parent), roots))
+        files.update(k for p in w.pruned if under(str(p), roots) for k in _find(p, done))
     pruned = {key: {str(p) for p in w.pruned} for key, w in done.items()}
     # the walked tops, innermost first, each with the prefix of what is inside it (paths are normalized)
-    walked_tops = [(t, t if t.endswith(os.sep) else t + os.sep) for t in sorted(done, key=len, reverse=True)]
+    walked_tops = [(t, t if t.endswith(sep) else t + sep) for t in sorted(done, key=len, reverse=True)]
 
     def walked_top(folder: str) -> str | None:
         """The innermost walked top that is folder or holds it."""
@@ -595,17 +595,25 @@ def discover(
                 return t
         return None
 
-    for top in top_set:
-        key = walked_top(top)
-        if key is None or (pruned[key] and under(top, pruned[key])):  # a folder no walk went through
-            files.update(_find(Path(top), done))
-    by_folder: dict[Path, Path] = {}
-    for f in sorted(files, key=lambda f: (f.parent.parts, NAMES.index(f.name) if f.name in NAMES else 9)):
-        if f.parent not in by_folder and (str(f) in wanted_set or is_regular(f) and not leaves_folder(str(f))):
-            by_folder[f.parent] = f
-    for folder in sorted(by_folder, key=lambda d: d.parts):
-        name = by_folder[folder].name
-        file = by_folder[folder]
+    if len(walked_tops) == 1 and not pruned[walked_tops[0][0]]:  # one walk that left nothing out: one prefix test
+        top, inside = walked_tops[0]
+        unwalked = [r for r in roots if r != top and not r.startswith(inside)]
+    else:
+        unwalked = [r for r in roots if (key := walked_top(r)) is None or (pruned[key] and under(r, pruned[key]))]
+    for top in _outermost(unwalked):  # the folders no walk went through
+        files.update(_find(Path(top), done))
+    # the first of kustomize's names in each folder, folders in Path.parts order (as strings: no Path per step)
+    ranked = []
+    for f in files:
+        folder, _, name = str(f).rpartition(sep)
+        ranked.append((folder.split(sep), NAMES.index(name) if name in NAMES else 9, folder or sep, f))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    by_folder: dict[str, Path] = {}  # in that order
+    for _, _, folder, f in ranked:
+        if folder not in by_folder and (str(f) in wanted_set or is_regular(f) and not leaves_folder(str(f))):
+            by_folder[folder] = f
+    for listed in by_folder.values():
+        file = listed
         if str(file) not in wanted_set and file.is_symlink():  # an input resolved to itself is no symlink
             file = file.resolve()
         inside = under(str(file), wanted_set)
@@ -614,11 +622,23 @@ def discover(
         except Exception as exc:  # a broken kustomization is its own file's error; the run goes on
             graph.broken.add(file.parent)
             if inside:
-                graph.errors.append((folder / name, exc))
+                graph.errors.append((listed, exc))
     for folder, node in graph.nodes.items():
         for child in node.children + node.components:
             graph.parents.setdefault(child, set()).add(folder)
     return graph
+
+
+def _outermost(folders: list[str]) -> list[str]:
+    """The folders that are inside none of the others (normalized paths)."""
+    tops: list[str] = []
+    last = None
+    # a folder's subfolders come right after it: sorted as split on the separator (which sorts before any name)
+    for top in sorted(folders, key=lambda t: t.replace(os.sep, "\0")):
+        if last is None or not (top == last or top.startswith(last.rstrip(os.sep) + os.sep)):
+            tops.append(top)  # one top per folder, the outermost
+            last = top
+    return tops
 
 
 def _in_a_kustomization(paths: list[str]) -> bool:
