@@ -104,3 +104,39 @@ def test_a_leaf_the_rewrite_does_not_take_is_named(tmp_path: Path) -> None:
     outcome = _fix(umbrella)
     assert not outcome.proven and not outcome.changes
     assert outcome.manual.startswith("charts/infer: templates/deployment.yaml:"), outcome.manual
+
+
+def test_a_subchart_the_values_leave_off_is_rewritten_beside_the_one_they_turn_on(tmp_path: Path) -> None:
+    """peoplemesh: the user's values turn on the leaf with a literal key (embed) and leave off, by its dependency
+    condition, a leaf that passes its values resources map through (serve), which the proof turns on. Was manual
+    work ("with serve.enabled flipped to true and the DRA switch on, the rewritten chart renders differently from
+    the migrated original rendering": serve's pod kept its device-plugin request); now serve takes the pass-through
+    too, values-dra.yaml migrates its map for when it is turned on, and both renders prove."""
+    umbrella = _umbrella(tmp_path)
+    chart = yaml.safe_load(UMBRELLA)
+    chart["dependencies"][1] = {"name": "serve", "version": "0.1.0", "repository": "file://charts/serve"}
+    chart["dependencies"][1]["condition"] = "serve.enabled"
+    (umbrella / "Chart.yaml").write_text(yaml.safe_dump(chart, sort_keys=False))
+    (umbrella / "charts" / "infer").rename(umbrella / "charts" / "serve")
+    serve = umbrella / "charts" / "serve"
+    (serve / "Chart.yaml").write_text((serve / "Chart.yaml").read_text().replace("infer", "serve"))
+    template = LEAF.format(name="serve", device="").replace(
+        "          resources:\n            limits:\n              \n",
+        "          resources:\n            {{- toYaml .Values.resources | nindent 12 }}\n",
+    )
+    (serve / "templates" / "deployment.yaml").write_text(template)
+    (serve / "values.yaml").write_text("resources: {}\n")
+    values = "embed:\n  gpus: 1\nserve:\n  enabled: false\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n"
+    (umbrella / "values.yaml").write_text(values)
+    before, served = _docs(umbrella), _docs(umbrella, "serve.enabled=true")
+    outcome = _fix(umbrella)
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert (_docs(umbrella), _docs(umbrella, "serve.enabled=true")) == (before, served)
+    dra = RenderOptions(values_files=(umbrella / "values-dra.yaml",), set_values=("serve.enabled=true",))
+    on = [d for m in render_chart(umbrella, dra) for d in yaml.safe_load_all(m.text) if d]
+    pod = next(d for d in on if d["metadata"]["name"] == "release-name-serve")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    (claim,) = pod["resourceClaims"]
+    spec = next(d for d in on if d["metadata"]["name"] == claim["resourceClaimTemplateName"])["spec"]["spec"]
+    assert spec["devices"]["requests"][0]["exactly"]["count"] == 2

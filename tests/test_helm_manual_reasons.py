@@ -358,32 +358,39 @@ NAMED_TOLERATED = NAMED_TEMPLATE.replace(
     '{{- $rs := get $svcData "resources" }}\n',
     '{{- $rs := get $svcData "resources" }}\n{{- $tl := get $svcData "tolerations" }}\n',
 ).replace("      containers:\n", TOLERATIONS_LINE + "      containers:\n")
+# the same tolerations written by the template itself, not by one helper call the pass-through can render again
+INLINE_TOLERATIONS = """\
+{{- if $tl }}
+      tolerations: {{ toYaml $tl | nindent 8 }}
+{{- else }}
+      tolerations:
+        - {key: node, value: gpu-pool, effect: NoSchedule}
+{{- end }}
+"""
+INLINE_TOLERATED = NAMED_TOLERATED.replace(TOLERATIONS_LINE, INLINE_TOLERATIONS)
 
 
 def test_a_map_read_from_a_helper_built_dict_names_the_changes_to_make_by_hand(tmp_path: Path) -> None:
-    """groundx's shape, where the dict's helper is named by a printf of the service and the pod's tolerations are a
-    render helper's (the dict's, else the node's): the pass-through through the dict would carry the claims but has
-    no values key for the toleration the migration adds, so the message says why and what to change by hand: the
-    helper line that copies the GPU service's map into the dict (not the CPU service's, whose map asks for no
-    device), the template's `containers:` line the pod's resourceClaims go above, the values map they go beside and
-    the tolerations line (was: only that the pass-through needs a values key)."""
+    """groundx's shape, where the dict's helper is named by a printf of the service, but with the pod's tolerations
+    written by the template itself (the dict's, else the node's): the pass-through through the dict would carry the
+    claims but has no values key for the toleration the migration adds, so the message says why and what to change
+    by hand: the helper line that copies the GPU service's map into the dict (not the CPU service's, whose map asks
+    for no device), the template's `containers:` line the pod's resourceClaims go above, the values map they go beside
+    and the tolerations line (was: only that the pass-through needs a values key). One helper call that writes them
+    is taken (test_helm_helper_built_dict.py)."""
     values = (
         "ranker:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\napi:\n  resources:\n    limits:\n      cpu: 1\n"
     )
-    assert NAMED_TOLERATED.count("renderTolerations") == 1 and "$tl :=" in NAMED_TOLERATED
+    assert INLINE_TOLERATED.count("tolerations:") == 2 and "$tl :=" in INLINE_TOLERATED
     chart = chart_with(
         tmp_path,
         "services",
-        {
-            "values.yaml": values,
-            "templates/_settings.tpl": NAMED_SETTINGS + NODE_TOLERATIONS,
-            "templates/app.yaml": NAMED_TOLERATED,
-        },
+        {"values.yaml": values, "templates/_settings.tpl": NAMED_SETTINGS, "templates/app.yaml": INLINE_TOLERATED},
     )
     outcome = _fix(chart)
     assert not outcome.proven
-    lines = NAMED_TOLERATED.splitlines()
-    at_tolerations = next(n for n, line in enumerate(lines, 1) if "renderTolerations" in line)
+    lines = INLINE_TOLERATED.splitlines()
+    at_tolerations = next(n for n, line in enumerate(lines, 1) if "tolerations:" in line)
     at_containers = next(n for n, line in enumerate(lines, 1) if line.strip() == "containers:")
     assert f"the pod's tolerations are written at line {at_tolerations} (" in outcome.manual, outcome.manual
     assert "not the toleration the migration adds" in outcome.manual

@@ -298,24 +298,53 @@ def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list
     """Each pod of a render with both markers (marked_values, marked_lists): the resources maps its containers take
     and, per item of its tolerations, the values list it comes from (None: written otherwise)."""
     out = []
+    for pod, singles in _pods(stream):
+        taken = {
+            maps[int(k[len(MARKER) :])]
+            for c in pod_containers(pod, singles)
+            for k in ((c.get("resources") or {}).get("limits") or {})
+            if str(k).startswith(MARKER)
+        }
+        items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
+        keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
+        out.append((taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys]))
+    return out
+
+
+def _pods(stream: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    """Each pod spec of a render, in the order of its objects (two renders of one chart list the same pods alike),
+    with the containers its object holds one of (single_containers)."""
+    out = []
     for key, docs in objects(stream).items():
         singles = single_containers(key)
         for doc in docs:
             pods: list[tuple[list[Any], dict[str, Any]]] = []
             pod_specs(doc, pods, [], singles)
-            for _, pod in pods:
-                taken = {
-                    maps[int(k[len(MARKER) :])]
-                    for c in pod_containers(pod, singles)
-                    for k in ((c.get("resources") or {}).get("limits") or {})
-                    if str(k).startswith(MARKER)
-                }
-                items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
-                keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
-                out.append(
-                    (taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys])
-                )
+            out += [(pod, singles) for _, pod in pods]
     return out
+
+
+def _list_alone(
+    unmarked: list[tuple[dict[str, Any], Any]],
+    pods: list[tuple[set[Path_], list[Path_ | None]]],
+    place: Path_,
+    items: Any,
+) -> bool:
+    """Whether each pod that renders the values list `place` (in `pods`, read off the render with markers) renders,
+    in the render without them (`unmarked`, the list's `items`), the items of that list beside only the tolerations
+    it writes otherwise with the markers too: what the list holds changes nothing else, so the DRA values can carry
+    it whole. groundx's pods render the tolerations of their service's node while the list is empty: the list whole
+    in the DRA values would drop those. True when the two renders do not hold the same pods."""
+    if len(unmarked) != len(pods):
+        return True
+    size = len(items) if isinstance(items, list) else 0
+    for (_, marks), (pod, _) in zip(pods, unmarked, strict=True):
+        if place in marks:
+            others = sum(1 for m in marks if m is None)
+            rendered = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
+            if len(rendered) != others + size:
+                return False
+    return True
 
 
 def toleration_places(
@@ -327,6 +356,8 @@ def toleration_places(
     joined: frozenset[str] = frozenset(),
     listed: dict[str, Any] | None = None,
     planted: tuple[Path_, ...] = (),
+    original: str | None = None,
+    values: dict[str, Any] | None = None,
 ) -> None:
     """Where each edit's added tolerations go (MapEdit.places, or a key of their own): found in `stream`, the chart
     rendered with both markers (`rest`: its other objects). The pods that take the map render their tolerations from
@@ -338,8 +369,11 @@ def toleration_places(
     device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
     renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
     beside the map (template_edits passes it through), under its own key when that is a list other pods render
-    too (`planted`, marked_lists: one the values do not declare, only when a template renders it)."""
+    too (`planted`, marked_lists: one the values do not declare, only when a template renders it). `original`: the
+    value set's render without markers and `values` its values: a list carried whole must be all the pods render
+    there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
+    unmarked = _pods(original) if original is not None else None
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
 
     def rendered(place: Path_) -> int:
@@ -364,6 +398,8 @@ def toleration_places(
             continue
         sharers = [(taken, marks.count(place)) for taken, marks in pods if place is not None and place in marks]
         alone = place is not None and rendered(place) == sum(n for _, n in sharers)
+        if alone and unmarked is not None and place is not None:
+            alone = _list_alone(unmarked, pods, place, get_path(values or {}, place))
         if alone and all(any(adds.get(p) == added for p in t) for t, _ in sharers):
             edit.places["tolerations"] = place
             continue
@@ -1292,6 +1328,53 @@ def built_pod_tolerations(text: str) -> tuple[int, str] | None:
     return None
 
 
+_WHOLE_INCLUDE = re.compile(r"\s*\{\{-?\s*(include\s+\"[^\"]+\"\s+[^{}|]+?)\s*-?\}\}\s*")
+
+
+def built_tolerations_call(text: str) -> tuple[int, str] | None:
+    """The pod's tolerations line (built_pod_tolerations) when it is one helper call alone on its line (groundx:
+    `{{- include "groundx.renderTolerations" (dict "ctx" $tl "node" $node "indent" 6 "root" $) }}`): 0-based line
+    and the call, which the pass-through renders again under an `if` (`.` as it is) to read the list it writes
+    (fromYaml) and join the dict's tolerations to it."""
+    written = built_pod_tolerations(text)
+    if written is None:
+        return None
+    m = _WHOLE_INCLUDE.fullmatch(text.splitlines()[written[0] - 1])
+    return (written[0] - 1, m.group(1)) if m else None
+
+
+def own_key_for_calls(root: Path, rels: set[str], edits: list[MapEdit]) -> None:
+    """The toleration the migration adds beside a map read out of a helper-built dict, in a template whose pod's
+    tolerations one helper call writes (built_tolerations_call), goes under its own key (`resourceTolerations`),
+    which the template joins to the list the call writes: beside the map as `tolerations`, the define would copy it
+    into the dict's `tolerations`, which the call may read as the pod's own list (groundx's `$tl`) and then write
+    in place of the tolerations it writes otherwise (those of the service's node)."""
+    for rel in sorted(rels):
+        path = root / rel
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if not text or built_tolerations_call(text) is None:
+            continue
+        for edit in edits:
+            if "tolerations" in edit.siblings and built_defines(root, text, [edit.path]):
+                edit.siblings[OWN_TOLERATIONS] = edit.siblings.pop("tolerations")
+
+
+def _joined_call(t: _Edits, ind: str, call: str, line: str, expr: str) -> list[str]:
+    """The lines in place of a helper call that writes the pod's tolerations (built_tolerations_call): with the DRA
+    list `expr`, one `tolerations:` key of the call's list and those of `expr` it does not tolerate already; else the
+    call's line as it was."""
+    own = "$dramigratePodTolerations"
+    return [
+        f"{{{{- if {expr} }}}}",
+        f"{{{{- {own} := (({call}) | fromYaml).tolerations | default list }}}}",
+        f"{ind}tolerations:",
+        f"{ind}  {{{{- toYaml (concat {own} {_untolerated(t, own, expr)}) | nindent {len(ind) + 2} }}}}",
+        "{{- else }}",
+        line,
+        "{{- end }}",
+    ]
+
+
 def built_tolerations_reason(text: str, written: tuple[int, str]) -> str:
     """Why the pass-through through a helper-built dict (built_map_edits) cannot migrate a pod whose tolerations line
     `written` (built_pod_tolerations) writes them some other way, when the migration adds a toleration."""
@@ -1337,27 +1420,35 @@ def built_defines(root: Path, text: str, maps: list[Path_]) -> dict[str, list[tu
 
 
 def built_map_edits(
-    root: Path, rel: str, text: str, needs: dict[Path_, set[str]], scoped: bool
+    root: Path, rel: str, text: str, needs: dict[Path_, set[str]], scoped: bool, chart: str = ""
 ) -> tuple[str, dict[str, str]]:
     """The pass-through for a container resources map read out of a dict a named helper builds (helper_built_map):
     the pod renders each sibling the migration fills (`resourceClaims`, the `tolerations` of a pod that writes none)
     from the dict, above its `containers:`, and each define that copies a device map into the dict copies the
-    siblings beside it the same way. The template's text, and each helper file's text by path. Raises NotPassThrough
-    for a sibling it cannot pass so, or a pod whose tolerations are written otherwise (built_pod_tolerations)."""
+    siblings beside it the same way. A pod whose tolerations one helper call writes (built_tolerations_call) renders
+    that call's list joined with the dict's when the dict has one. The template's text, and each helper file's text
+    by path. Raises NotPassThrough for a sibling it cannot pass so, or a pod whose tolerations are written otherwise
+    (built_pod_tolerations). `chart`: the chart's name (the tolerations the pod's list lacks: _untolerated)."""
     built = _built_map(text)
     if built is None:
         return text, {}
     maps = [p for p in needs if p and p[-1] == built.key]
     need = set().union(*(needs[p] for p in maps)) if maps else set()
-    if extra := sorted(n for n in need - {"resourceClaims", "tolerations"} if not n.startswith(DEVICE)):
+    passed = [n for n in ("resourceClaims", "tolerations", OWN_TOLERATIONS) if n in need]
+    if extra := sorted(n for n in need - set(passed) if not n.startswith(DEVICE)):
         raise NotPassThrough(f"{rel}:{built.read + 1}: the helper-built dict cannot pass `{extra[0]}` through")
-    siblings = [sibling_key(built.key, n) for n in ("resourceClaims", "tolerations") if n in need]
-    if "tolerations" in need and (written := built_pod_tolerations(text)):
-        raise NotPassThrough(
-            f"{rel}:{written[0]}: the pod's tolerations are written by `{written[1]}`, not from a values list the "
-            "template reads: the toleration the migration adds has no values key to go in beside the map that keeps "
-            "what that line writes"
-        )
+    if "tolerations" in passed and OWN_TOLERATIONS in passed:
+        raise NotPassThrough(f"{rel}:{built.read + 1}: the helper-built dict cannot pass two tolerations lists through")
+    siblings = [sibling_key(built.key, n) for n in passed]
+    call = None
+    if set(passed) & {"tolerations", OWN_TOLERATIONS} and (written := built_pod_tolerations(text)):
+        call = built_tolerations_call(text)
+        if call is None:
+            raise NotPassThrough(
+                f"{rel}:{written[0]}: the pod's tolerations are written by `{written[1]}`, not from a values list "
+                "the template reads: the toleration the migration adds has no values key to go in beside the map "
+                "that keeps what that line writes"
+            )
     lines = text.splitlines()
     uses = re.compile(rf"{re.escape(built.map_var)}(?![\w])")
     write = next((k for k in range(built.read + 1, len(lines)) if uses.search(lines[k])), None)
@@ -1365,10 +1456,15 @@ def built_map_edits(
     pod = next((k for k in range(write, -1, -1) if lines[k].strip() in heads), None) if write is not None else None
     if pod is None:
         raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
-    edits = _Edits(text, rel, scoped, heads, lines)
+    edits = _Edits(text, rel, scoped, heads, lines, chart=chart)
     ind = " " * _indent(lines[pod])
-    for sibling, name in zip(siblings, [n for n in ("resourceClaims", "tolerations") if n in need], strict=True):
-        edits.inserts.setdefault(pod, []).extend(_list_block(edits, name, ind, f'get {built.dict_var} "{sibling}"'))
+    for sibling, name in zip(siblings, passed, strict=True):
+        expr = f'get {built.dict_var} "{sibling}"'
+        if name != "resourceClaims" and call is not None:
+            edits.replaced[call[0]] = "\n".join(_joined_call(edits, ind, call[1], lines[call[0]], expr))
+        else:
+            key = "tolerations" if name == OWN_TOLERATIONS else name
+            edits.inserts.setdefault(pod, []).extend(_list_block(edits, key, ind, expr))
     helpers: dict[str, str] = {}
     copies = built_defines(root, text, maps)
     if not copies:
@@ -2961,7 +3057,7 @@ def build(
     built: dict[str, str] = {}  # the helper files a helper-built dict's pass-through changes (built_map_edits)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after, copied = built_map_edits(root, rel, text, map_paths, scoped)
+        after, copied = built_map_edits(root, rel, text, map_paths, scoped, chart)
         built.update(copied)
         after = template_edits(after, rel, map_paths, scoped, helpers, chart=chart, called=called)
         after = _reads_edited(after, rel, reads or set())

@@ -87,6 +87,7 @@ from dramigrate.helm.renderpool import (
     render_again,
     render_all,
     render_each,
+    render_later,
     run_core,
     settled,
 )
@@ -687,6 +688,9 @@ def _fix(
     given = {"your values", "default values"} | {f"-f {f}" for f in copts.values_files}
     wanted: dict[str, set[str]] = {}
     wanted_given: dict[str, set[str]] = {}  # templates with device requests under the values users give
+    # ... under the value sets the proof derives that render what the templates write (_own_render; not the shipped
+    # values files, whose subcharts fix leaves are proven without a DRA variant, said)
+    wanted_own: dict[str, set[str]] = {}
     expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]] = []
     rewrite = literal_labels = False
     set_by: dict[tuple[Any, ...], bool] = {}
@@ -739,6 +743,8 @@ def _fix(
             wanted.setdefault(sub, set()).add(rel)
             if v.label in given:
                 wanted_given.setdefault(sub, set()).add(rel)
+            if _own_render(v, r) and not v.shipped:
+                wanted_own.setdefault(sub, set()).add(rel)
         want = _text(result, stream)
         expected.append((v, r, r.stream if want == stream else want, notes))
         return True
@@ -769,9 +775,11 @@ def _fix(
         if not migrate(v, r):
             return
     if settings.chart_style == "idiomatic":
-        _fix_idiomatic(
-            outcome, root, copts, rules, settings, target, work, wanted_given, expected, given, mode, relations
-        )
+        # a subchart the user's values leave off (`vllm.enabled: false`) whose device request a value set of the
+        # proof turns on is rewritten too: the proof compares that render with its migration (peoplemesh's vllm)
+        turned_on = {sub: rels for sub, rels in wanted_own.items() if sub and sub not in wanted_given}
+        taken = {**wanted_given, **turned_on}
+        _fix_idiomatic(outcome, root, copts, rules, settings, target, work, taken, expected, given, mode, relations)
         if outcome.changes and not outcome.manual:
             _note_labels(outcome, root, expected, sources)
         return
@@ -1082,6 +1090,15 @@ def _not_proven_on(
         invalid = _repeated(repeat)
     invalid = invalid or new_duplicates(on.manifests, original.manifests)
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
+
+
+def _not_proven_later(root: Path, options: Any, check: Callable[..., str], again: Render) -> str:
+    """`check(again=...)` with the original's second render, and, when that fails for a chart that reads the clock,
+    with a third render of it made now (render_later): '' when either proves."""
+    why = check(again=again)
+    if why and (later := render_later(root, options)) is not None:
+        why = check(again=later)
+    return why
 
 
 def _repeated(repeat: str) -> str:
@@ -1791,6 +1808,7 @@ def _no_rewrite_shape(
     from dramigrate.helm.passthrough import (
         built_defines,
         built_pod_tolerations,
+        built_tolerations_call,
         built_tolerations_reason,
         helper_built_map,
         helper_built_steps,
@@ -1820,7 +1838,7 @@ def _no_rewrite_shape(
         text = texts.get(exc.rel, "")
         maps, written = _device_maps(relations), None
         if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
-            written = built_pod_tolerations(text)
+            written = None if built_tolerations_call(text) else built_pod_tolerations(text)
             wants = _by_template(reference[2], chart_name(root)).get(exc.rel, [])
             if written is None or not _adds_tolerations(originals.get(exc.rel, []), wants):
                 return ""  # the pass-through through the helper-built dict (_fix_idiomatic) takes it
@@ -1832,6 +1850,30 @@ def _no_rewrite_shape(
         return f"{why}{'; ' + steps if steps else ''}{ENGINE_HINT}"
     except (RewriteError, OSError, UnicodeDecodeError):
         return ""
+    return ""
+
+
+def _map_only_keys(root: Path, maps: dict[str, Pattern], expected: list[Any], rules: RuleSet) -> str:
+    """Why the pass-through could not take a template whose container writes its device keys only from the variables
+    of a `range` over a values map (`{{ $k }}: {{ $v }}` of `.Values.resources.limits`, awssamples' eksml charts,
+    whose `.Values.resources` holds `node_type` too, so it is not passed through whole): the pattern-E reason with
+    what to change by hand (idiomatic.range_named_keys), not the pass-through's; "" for another shape."""
+    from dramigrate.helm import idiomatic, keyedmap
+
+    for rel in sorted(maps):
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not keyedmap.key_lines(text.splitlines()):
+            continue
+        docs = [
+            d for _, r, _, _ in expected if not r.error for d in _by_template(r.stream, chart_name(root)).get(rel, [])
+        ]
+        try:
+            idiomatic.range_named_keys(text, rel, docs, [], rules)
+        except idiomatic.NotIdiomatic as exc:
+            return f"{rel}:{exc.pattern.line}: {exc.pattern.describe()}: {exc.why}"
     return ""
 
 
@@ -2000,6 +2042,9 @@ def _fix_idiomatic(
                 return
         rels = wanted[sub] - (switch.rels - switch.both if switch else set())
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
+        if outcome.manual and not sub and (keys := _map_only_keys(root, maps, expected, rules)):
+            outcome.findings = [f for f in outcome.findings if f.rule != "chart-rewrite-unproven"]
+            _manual(outcome, f"{keys}{ENGINE_HINT}", "")
         if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
@@ -2666,6 +2711,9 @@ def prove_switch(
                 said[turned] = f"with {v.label} and {flip.label}"
             sides = {False: off, True: on}
             why = {s: _side_unproven(s, said[s], sides[s], ref[s], added, root) for s in (False, True)}
+            if any(why.values()) and (later := render_later(root, v.options)) is not None:  # the clock's next step
+                late = (original, later, want)
+                why = {s: why[s] and _side_unproven(s, said[s], sides[s], late, added, root) for s in (False, True)}
             if flip and why[turned] and (given := _turned_original(root, flip, v.options, original, again)):
                 ref[turned] = given
                 why[turned] = _side_unproven(turned, said[turned], sides[turned], given, added, root)
@@ -2962,7 +3010,10 @@ def _passthrough(
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                pt.toleration_places(found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
+                places_in = (found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
+                pt.toleration_places(*places_in, original=render.stream, values=sources.merged)
+            for sub, rels in leaves.items():  # a helper call writes the pod's: the toleration under its own key
+                pt.own_key_for_calls(root / sub if sub else root, rels, edits)
         if not places:
             pt.count_siblings(root, edits, sources.merged, scopes)  # the counts a template line reads itself
         return sources, edits, rcts
@@ -2989,13 +3040,15 @@ def _passthrough(
         if default is not None:
             before, after = _by_template(default[0].stream, name), _by_template(default[1], name)
             defaults_asking = {t: docs for t, docs in before.items() if after.get(t) != docs}
-        # the templates the rewrite changes, as the render names them (an umbrella's subchart's under each of its keys)
-        shown = {
-            f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel
-            for sub in leaves
-            for scope in scopes[sub]
-            for rel in leaves[sub]
-        }
+
+        def changes_template(t: str) -> bool:
+            """Whether the rewrite changes the template a render names `t` (an umbrella's subchart's too)."""
+            try:
+                sub, rel = resolve_source(root, f"{name}/{t}")
+            except RewriteError:
+                return False
+            return rel in leaves.get(sub, ())
+
         for v, r, want, _ in expected:
             if v.label in ("your values", "default values") or v.label.startswith("-f ") or r.error:
                 continue
@@ -3005,7 +3058,7 @@ def _passthrough(
             if _switches_nothing(value_sources(root, outcome.display, copts, v.options).merged, defaults, ours):
                 continue  # a count or a tolerations list changed: no map turned on (it saves the renders below)
             before, after = _by_template(through.stream, name), _by_template(through_want, name)
-            if any(after.get(t) != docs and t not in shown for t, docs in before.items()):
+            if any(after.get(t) != docs and not changes_template(t) for t, docs in before.items()):
                 continue  # a template the rewrite leaves as it is asks for devices there (one under its own switch)
             asking = {t: docs for t, docs in before.items() if after.get(t) != docs}
             if asking.items() <= defaults_asking.items():
@@ -3093,7 +3146,7 @@ def _passthrough(
         dsources = None
         default = next((passed(r, want) for v, r, want, _ in expected if v.label == "default values"), None)
         # a switch beside a map in one template: the maps of the chart's own switches go into values-dra.yaml too
-        folds = fold and (switch is None or bool(switch.both)) and places is None
+        folds = fold and places is None
         asked = bool(default and default[1] and default[1] != default[0].stream)  # the defaults' maps ask for one
         if asked:
             dsources, default_edits, default_rcts = edits_of(copts.render((), sets=False), *default)
@@ -3316,6 +3369,8 @@ def _passthrough(
                 return bool(folded), bool(variants) and not copies
             continue
         why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
+        if why and (later := render_later(root, v.options)) is not None:  # the clock's next step (render_later)
+            why = _not_identical(f"with {v.label} (values as they were)", original, later, new)
         if why:
             _manual(outcome, why, patch)
             return bool(folded), bool(variants) and not copies
@@ -3366,15 +3421,20 @@ def _passthrough(
             given_dra = dra
         if on.error:
             _manual(outcome, f"{case}, the rewritten chart does not render: {on.error}", patch)
-        elif why := _not_proven_on(
-            case,
-            original,
-            again,
-            want,
-            on,
-            pt.unused_templates(on, unnamed if derived else inert, copts.release),
+        elif why := _not_proven_later(
             root,
-            passthrough=True,
+            v.options,
+            functools.partial(
+                _not_proven_on,
+                case,
+                original,
+                want=want,
+                on=on,
+                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release),
+                root=root,
+                passthrough=True,
+            ),
+            again,
         ):
             _manual(outcome, why, patch)
         else:
