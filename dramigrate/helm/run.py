@@ -1835,6 +1835,30 @@ def _no_rewrite_shape(
     return ""
 
 
+def _map_only_keys(root: Path, maps: dict[str, Pattern], expected: list[Any], rules: RuleSet) -> str:
+    """Why the pass-through could not take a template whose container writes its device keys only from the variables
+    of a `range` over a values map (`{{ $k }}: {{ $v }}` of `.Values.resources.limits`, awssamples' eksml charts,
+    whose `.Values.resources` holds `node_type` too, so it is not passed through whole): the pattern-E reason with
+    what to change by hand (idiomatic.range_named_keys), not the pass-through's; "" for another shape."""
+    from dramigrate.helm import idiomatic, keyedmap
+
+    for rel in sorted(maps):
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not keyedmap.key_lines(text.splitlines()):
+            continue
+        docs = [
+            d for _, r, _, _ in expected if not r.error for d in _by_template(r.stream, chart_name(root)).get(rel, [])
+        ]
+        try:
+            idiomatic.range_named_keys(text, rel, docs, [], rules)
+        except idiomatic.NotIdiomatic as exc:
+            return f"{rel}:{exc.pattern.line}: {exc.pattern.describe()}: {exc.why}"
+    return ""
+
+
 def _device_maps(relations: list[Relation]) -> list[Path_]:
     """The values resources maps whose device keys set a count (the probe's), each once: the path up to the map."""
     maps = []
@@ -2000,6 +2024,9 @@ def _fix_idiomatic(
                 return
         rels = wanted[sub] - (switch.rels - switch.both if switch else set())
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
+        if outcome.manual and not sub and (keys := _map_only_keys(root, maps, expected, rules)):
+            outcome.findings = [f for f in outcome.findings if f.rule != "chart-rewrite-unproven"]
+            _manual(outcome, f"{keys}{ENGINE_HINT}", "")
         if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
