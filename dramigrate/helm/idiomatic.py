@@ -2198,7 +2198,7 @@ def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edi
     the pod's claims and toleration go above the container): there the variable is not declared yet, or holds what
     another pod's assignment set (a Ray worker group's edits below the head's `$gpucnt :=`), so the edit reads the
     expression its device key sees (`later`: _later_assigned; the key at `e.reads`), with the root as `$` inside
-    `with`/`range`. Without the key's line, only a variable assigned once is inlined."""
+    `with`/`range` (the chart's or the edit's own). Without the key's line, only a variable assigned once is inlined."""
     offsets = [0]
     for line in text.splitlines():
         offsets.append(offsets[-1] + len(line) + 1)
@@ -2218,7 +2218,7 @@ def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edi
         if not chosen:
             break
         for v, expr in chosen.items():
-            if _inside_with(text, e.index):
+            if _inside_with(text, e.index) or "{{- range " in body:  # or in the edit's own range (tolerated_check)
                 expr = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
             body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
             body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
@@ -3800,11 +3800,13 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
     toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
     a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
+    taint = key if expr else json.dumps(key)
+    # inside the range the dot is the list's item: a key read through it (`include "x.gpuResource" .`) reads the root
+    taint = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", taint) if expr else taint
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(key if expr else json.dumps(key))} }}}}"
-        f"{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
+        f"  {{{{- if {_tolerates_taint(taint)} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
         "{{- end }}",
     ]
 
