@@ -53,6 +53,7 @@ class Inputs:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     walked: list[Walked] = field(default_factory=list)  # the folders walked, for the kustomize scan
     resolved: dict[str, str] = field(default_factory=dict)  # file as walked -> resolved (without a syscall)
+    chart_of: dict[str, str | None] = field(default_factory=dict)  # folder -> the chart holding it (chart_root)
     found: Callable[[list[str]], None] | None = field(default=None, repr=False)  # expand's `found`
     # expand's `kustomization`: told each folder's kustomization file (resolved) the walk finds as a regular file
     kustomization: Callable[[str], None] | None = field(default=None, repr=False)
@@ -141,7 +142,7 @@ def _expand_path(raw: str, exclude: tuple[str, ...], out: Inputs, seen: set[str]
         broken = os.path.lexists(p)
         out.errors.append((raw, "a broken symlink or a symlink loop" if broken else "no such file or folder"))
     elif p.is_file():
-        chart = chart_root(p)
+        chart = chart_root(p, out.chart_of)
         if p.name in KUSTOMIZATION_NAMES and leaves_folder(raw):  # as pre-commit names it
             out.errors.append((raw, LINKED_KUSTOMIZATION))
         elif p.suffix == ".tgz" or p.name.endswith(".tar.gz"):
@@ -448,14 +449,21 @@ def resolve_paths(paths: list[str], known: dict[str, str] | None = None) -> list
     return out
 
 
-def chart_root(path: Path) -> Path | None:
-    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved)."""
-    for folder in path.parents:
-        if (folder / "Chart.yaml").is_file():
-            return folder
-        if folder == folder.parent:
+def chart_root(path: Path, known: dict[str, str | None]) -> Path | None:
+    """The chart a file belongs to: the nearest folder above it with a Chart.yaml (as given, not resolved). known:
+    each folder's answer so far (filled in): pre-commit names thousands of files in the same folders."""
+    answer: str | None = None
+    asked: list[str] = []
+    for folder in map(str, path.parents):
+        if folder in known:
+            answer = known[folder]
             break
-    return None
+        asked.append(folder)
+        if os.path.isfile(os.path.join(folder, "Chart.yaml")):
+            answer = folder
+            break
+    known.update(dict.fromkeys(asked, answer))
+    return None if answer is None else Path(answer)
 
 
 _NO_KINDS: dict[str, str] = {}

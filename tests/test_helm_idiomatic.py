@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with
+from conftest import ONE_GPU_POD, RunCli, chart_with
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
@@ -200,6 +200,19 @@ def test_precommit_single_template_file_lints_its_chart_once(run_cli: RunCli, tm
     found = [f for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"]
     assert [(f["file"], f["line"]) for f in found] == [(f"{chart}/templates/deployment.yaml", 23)]
     assert not [f for f in json.loads(out)["findings"] if f["rule"] == "templated-file"]
+
+
+def test_precommit_names_across_charts_map_each_file_to_its_own_chart(run_cli: RunCli, tmp_path: Path) -> None:
+    """Thousands of names share folders, so each folder's chart is looked up once: a file beside a chart folder, or in
+    a second chart named after the first, must still be taken as its own (a chart each, a manifest as a manifest)."""
+    first, second = write_chart(tmp_path / "one"), write_chart(tmp_path / "two")
+    loose = tmp_path / "one" / "pod.yaml"
+    loose.write_text(ONE_GPU_POD.format(name="loose"))
+    names = [first / "templates" / "deployment.yaml", loose, second / "values.yaml", first / "values.yaml"]
+    code, out, err = run_cli(["lint", "--format", "json", *map(str, names)])
+    assert code == 1, err
+    found = {f["file"] for f in json.loads(out)["findings"] if f["rule"] == "legacy-device-request"}
+    assert found == {f"{first}/templates/deployment.yaml", f"{second}/templates/deployment.yaml", str(loose)}
 
 
 def test_capped_count_gets_its_values_location(tmp_path: Path) -> None:
