@@ -96,9 +96,13 @@ def test_every_leaf_of_an_umbrella_is_rewritten_and_proven_in_one_run(tmp_path: 
 
 
 def test_a_leaf_the_rewrite_does_not_take_is_named(tmp_path: Path) -> None:
-    """One leaf writes its device key from a range (pattern F here): fix names that subchart and its line, and
-    writes nothing (was: "run fix on each", though fix on that leaf would not do it either)."""
-    ranged = "{{- range $k, $v := .Values.devices }}\n              {{ $k }}: {{ $v }}\n              {{- end }}"
+    """One leaf writes its device key from a range, in an `if` of its own (a shape keyedmap.py does not take): fix
+    names that subchart and its line, and writes nothing (was: "run fix on each", though fix on that leaf would not
+    do it either)."""
+    ranged = (
+        "{{- range $k, $v := .Values.devices }}\n              {{- if $v }}\n              {{ $k }}: {{ $v }}\n"
+        "              {{- end }}\n              {{- end }}"
+    )
     umbrella = _umbrella(tmp_path, ranged)
     (umbrella / "values.yaml").write_text("embed:\n  gpus: 1\ninfer:\n  devices:\n    nvidia.com/gpu: 2\n")
     outcome = _fix(umbrella)

@@ -63,7 +63,7 @@ from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, char
 from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.twinnames import names_check, one_name
 from dramigrate.helm.values import Path_, schema_with
-from dramigrate.plan import DNS_LABEL_MAX, covers
+from dramigrate.plan import DNS_LABEL_MAX, covers, dns_label
 from dramigrate.rules import RuleSet
 
 CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
@@ -876,6 +876,51 @@ def _keyed_map(
     return (held, keyed) if keyed and plain else None
 
 
+def _map_only(
+    root: Path,
+    rel: str,
+    text: str,
+    originals: dict[str, list[dict[str, Any]]],
+    migrated: dict[str, list[dict[str, Any]]],
+    claim_templates: dict[str, Any],
+    alternative: Alternative | None,
+    rules: RuleSet,
+    names: dict[str, list[str]] | None,
+) -> Listed | None:
+    """The rewrite of a template whose container writes its device keys only from `range` maps, with no key of the
+    chart's own (keyedmap.map_only), when the render's one pod asks for one device resource through them; None when
+    the template has another shape (the refusal stands)."""
+    docs = originals.get(rel, [])
+    held = sorted(r for r in _rendered_devices(docs, rules) if _migrates(r, rules))
+    if alternative is None or len(held) != 1 or not keyedmap.key_lines(text.splitlines()):
+        return None
+    claims = multiclaim.pod_claims(docs, migrated.get(rel, []), claim_templates)
+    if len(claims) != 1 or len(claims[0]) != 1:
+        return None
+    # the map's device in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
+    # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
+    if claims[0][0].params:  # KubeRay's num-gpus, which the migration sets from the claim's devices
+        raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
+    given = sorted({*held, "nvidia.com/gpu", *(n for n in (names or {}).get(rel, ()) if _migrates(n, rules))})
+    given = [n for n in given if _migrates(n, rules)]
+    known = {}
+    for res in given:  # each device alone: one request, named (as its claim) after the device, and its toleration
+        d = claims[0][0] if res == held[0] else pod_delta(*alternative(docs, held[0], res))[0]
+        requests = without_api_defaults(d.spec).get("spec", {}).get("devices", {}).get("requests", [])
+        label = dns_label(res.split("/", 1)[-1])
+        plain = [{"key": res, "operator": "Exists", "effect": "NoSchedule"}]
+        if len(requests) != 1 or "exactly" not in requests[0] or d.claim != label or requests[0].get("name") != label:
+            continue
+        if (d.tolerations or plain) != plain or d.labels or d.affinity or d.params:
+            continue
+        known[res] = {k: v for k, v in requests[0]["exactly"].items() if k != "count"}
+    if held[0] not in known:
+        raise RewriteError(f"{rel}: the migration asks for {held[0]} otherwise than one request named after it")
+    done = keyedmap.map_only(text, rel, claims[0][0], known, chart_name(root))
+    done.section += migrated_section(chart_name(root), rules)
+    return done
+
+
 def _migrates(resource: str, rules: RuleSet) -> bool:
     match = rules.lookup(resource)
     return match is not None and not match.rule.report_only and bool(match.rule.device_class)
@@ -1342,6 +1387,22 @@ def build(
                 continue
             _refuse_at_hint(text, rel, (hints or {}).get(rel), exc)
         devices = migrated_devices(devices, rules)
+        try:
+            only = (
+                None
+                if devices
+                else _map_only(root, rel, text, originals, migrated, claim_templates, alternative, rules, names)
+            )
+        except RewriteError as exc:  # not the shape the rewrite of such a map takes: what to change by hand, and why
+            try:
+                range_named_keys(text, rel, originals.get(rel, []), devices, rules)
+            except NotIdiomatic as refused:
+                why = f"{refused.why} (the rewrite of a map of device keys does not take this template: {exc})"
+                raise NotIdiomatic(refused.pattern, refused.rel, why) from exc
+            raise
+        if only is not None:
+            listed[rel] = only  # a container's device keys only from `range` maps (keyedmap.map_only)
+            continue
         own_originals, own_migrated, own_templates = originals.get(rel, []), migrated.get(rel, []), claim_templates
         keyed = _keyed_map(text, originals.get(rel, []), devices, rules) if alternative is not None else None
         if keyed is None:

@@ -24,6 +24,7 @@ from dramigrate.plan import dns_label
 
 if TYPE_CHECKING:
     from dramigrate.helm.idiomatic import Alternative, Device, PodDelta
+    from dramigrate.helm.listed import Listed
     from dramigrate.rules import RuleSet
 
 # `{{ $key }}: {{ $value }}`: a resource key and its count, the two variables of a `range` over a map (the count
@@ -188,10 +189,11 @@ def section(chart: str, maps: list[KeyedMap]) -> str:
         "{{- range $draKey, $draCount := index . 0 }}\n"
         f'{{{{- if and (include "{migrated_define(chart)}" $draKey) (gt (int $draCount) 0) }}}}\n'
         f"{{{{- if not (hasKey $draKnown $draKey) }}}}{{{{ fail {json.dumps(message)} }}}}{{{{ end }}}}\n"
-        # alone, the device's request name; beside others of that name, its own (the device's name), then -2, -3...
+        # alone, the device's request name (none given: its own); beside others, its own (the device's name), -2...
         f"{{{{- $draBase := {base} }}}}\n"
-        '{{- if gt $draDevices 1 }}{{ $draBase = regexReplaceAll "-+" (regexReplaceAll "[^a-z0-9-]+" '
-        '(lower (last (splitList "/" $draKey))) "-") "-" | trimAll "-" | trunc 63 | trimAll "-" }}{{ end }}\n'
+        '{{- if or (gt $draDevices 1) (not $draBase) }}{{ $draBase = regexReplaceAll "-+" '
+        '(regexReplaceAll "[^a-z0-9-]+" (lower (last (splitList "/" $draKey))) "-") "-" | trimAll "-" '
+        '| trunc 63 | trimAll "-" }}{{ end }}\n'
         "{{- $draName := $draBase }}\n"
         '{{- range $n := untilStep 2 34 1 }}{{ if hasKey $draTaken $draName }}{{ $draName = printf "%s-%d" '
         "$draBase $n }}{{ end }}{{ end }}\n"
@@ -263,3 +265,149 @@ def split_conditions(text: str, rel: str, keyed: KeyedMap, res: int, in_pod: lis
     if in_pod[: len(common)] != common:
         raise RewriteError(f"{rel}:{res + 1}: the chart's own device key and the values map's render apart")
     return common, in_pod[len(common) :]
+
+
+# a pod's tolerations list written from a values list (`{{- range $v := .Values.tolerations }}`, awssamples' eksml)
+_TOLERATIONS_RANGE = re.compile(r"\s*\{\{-?\s*range\s+(?:\$\w+\s*:=\s*)?\$?(\.Values(?:\.\w+)+)\s*-?\}\}\s*")
+
+
+def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, Any]], chart: str) -> Listed:
+    """The rewrite of a template whose one container writes its device keys only from `range` maps (awssamples'
+    eksml triton: `range $k, $v := .Values.resources.requests`, then `.limits`, no key of the chart's own): with
+    the switch on each key of the maps the migration moves leaves the container; while the limits map (else the
+    requests map) holds such a device with a count above 0 the pod gets the claim, the container its `claims`, and
+    the claim template one request per device (`section`'s requests, looked up in `known`); the pod tolerates each
+    device set in the map that its values tolerations list does not tolerate already."""
+    from dramigrate.helm.idiomatic import (
+        DRA_OFF,
+        Edit,
+        _block_end,
+        _child_indent,
+        _control,
+        _indent,
+        _metadata_line,
+        _parent,
+        capabilities_check,
+        migrated_define,
+    )
+    from dramigrate.helm.listed import Listed, _list_key, _root_reads
+
+    lines = text.splitlines()
+    found = key_lines(lines)
+    if not found:
+        raise RewriteError(f"{rel}: no device key a `range` over a values map writes")
+    if delta.namespaced or delta.labels or delta.affinity or delta.params:
+        raise RewriteError(f"{rel}: the migration moves more than the map's devices into the claim")
+    res = {_parent(lines, _parent(lines, i)) for i, _, _ in found}
+    at = res.pop()
+    if res or at < 0 or lines[at].strip() != "resources:":
+        raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
+    sections = {lines[_parent(lines, i)].strip()[:-1]: over for i, _, over in found}
+    if len(sections) != len(found):
+        raise RewriteError(f"{rel}: a container writes its limits or requests from two values maps")
+    over = sections.get("limits") or sections["requests"]
+    pod = _parent(lines, _list_key(lines, at))
+    if pod < 0:
+        raise RewriteError(f"{rel}: the container of the values maps' device keys is in no pod spec")
+    on = "$.Values.dra.enabled"
+    counted, present = holds(chart, over, True), holds(chart, over, False)
+    migrated = migrated_define(chart)
+    name_define, spec_define = f"{chart}.draKeyedClaimTemplateName", f"{chart}.draKeyedClaimSpec"
+    named = f'(include "{name_define}" (dict "root" $))'
+    claim_define = f"{chart}.draKeyedClaimName"
+    claim = f'{{{{ include "{claim_define}" (list {over}) }}}}'
+    pad = " " * _child_indent(lines, pod)
+    pod_lines = [
+        f"{{{{- if and {on} {counted} }}}}",
+        "resourceClaims:",
+        f"  - name: {claim}",
+        f"    resourceClaimTemplateName: {{{{ $.Values.dra.existingClaimTemplate | default {named} }}}}",
+        "{{- end }}",
+    ]
+    edits: list[Edit] = []
+    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if lines[i].strip() == "tolerations:"]
+    tol = [i for i in tol if _indent(lines[i]) == len(pad)]
+    if tol:
+        base = _indent(lines[tol[0]])  # the list's end: the pod's next key (the `end` of its `range` before it)
+        end = next(
+            (i for i in range(tol[0] + 1, len(lines)) if not _control(lines[i]) and _indent(lines[i]) <= base),
+            len(lines),
+        )
+        given = _TOLERATIONS_RANGE.fullmatch(lines[tol[0] + 1]) if tol[0] + 1 < end else None
+        if given is None:
+            raise RewriteError(f"{rel}:{tol[0] + 1}: the pod's tolerations are not a `range` over a values list")
+        items = [_indent(x) for x in lines[tol[0] + 1 : end] if x.strip().startswith("- ")]
+        p = " " * (items[0] if items else len(pad) + 2)
+        exists = '(eq (toString $t.operator) "Exists")'
+        effect = '(has (toString $t.effect) (list "" "<nil>" "<no value>" "NoSchedule"))'
+        key = '(has (toString $t.key) (list "" "<nil>" "<no value>" $draKey))'
+        edits.append(
+            Edit(
+                end,
+                end,
+                [
+                    f"{p}{{{{- range $draKey, $draCount := {over} }}}}",
+                    f"{p}{{{{- $draCovered := false }}}}",
+                    f"{p}{{{{- range $t := $.Values{given.group(1)[7:]} }}}}"
+                    f"{{{{ if and {exists} {effect} {key} }}}}{{{{ $draCovered = true }}}}{{{{ end }}}}{{{{ end }}}}",
+                    f'{p}{{{{- if and {on} (include "{migrated}" $draKey) (ne (cat $draCount) "") '
+                    "(not $draCovered) }}",
+                    f"{p}- key: {{{{ $draKey }}}}",
+                    f"{p}  operator: Exists",
+                    f"{p}  effect: NoSchedule",
+                    f"{p}{{{{- end }}}}",
+                    # the blanks after the list's last action (`{{- end }} `), which the new lines' first `{{-` trims
+                    f"{p}{{{{- end }}}}"
+                    + (tail.group(1) if (tail := re.search(r"\}\}(\s*)$", lines[end - 1])) else ""),
+                ],
+            )
+        )
+    else:
+        keyed = KeyedMap(over, tuple(i for i, _, _ in found), known, delta.claim)
+        pod_lines += [f"{{{{- if and {on} {present} }}}}", "tolerations:", *tolerations(chart, keyed, ""), "{{- end }}"]
+    edits.append(Edit(pod + 1, pod + 1, [pad + x for x in pod_lines]))
+    ind = " " * _child_indent(lines, at)
+    claims = [f"{{{{- if and {on} {counted} }}}}", "claims:", f"  - name: {claim}", "{{- end }}"]
+    edits.append(Edit(at + 1, at + 1, [ind + x for x in claims]))
+    for i, var, _ in found:
+        p = " " * _indent(lines[i])
+        guard = f'{p}{{{{- if not (and {on} (include "{migrated}" {var})) }}}}'
+        edits.append(Edit(i, i + 1, [guard, lines[i], f"{p}{{{{- end }}}}"]))
+    out = list(lines)
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+        out[e.index : e.stop] = e.lines
+    after = "\n".join(out) + ("\n" if text.endswith("\n") else "")
+    name = _metadata_line(lines, "name", pod)
+    if not name:
+        raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
+    name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
+    maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "")]
+    root_over = ".root." + over.removeprefix("$.")
+    section_text = (
+        capabilities_check(f"and {on} {counted}", DRA_OFF)
+        + f"{{{{- if and {on} (not $.Values.dra.existingClaimTemplate) {counted} }}}}\n"
+        "apiVersion: resource.k8s.io/v1\n"
+        "kind: ResourceClaimTemplate\n"
+        "metadata:\n"
+        f'  name: {{{{ include "{name_define}" (dict "root" $) }}}}\n'
+        "spec:\n"
+        "  spec:\n"
+        f'    {{{{- include "{spec_define}" (dict "root" $) | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        f'{{{{- define "{spec_define}" -}}}}\n'
+        "devices:\n"
+        "  requests:\n"
+        f'{{{{- include "{_requests(chart)}" (list {root_over} false) }}}}\n'
+        "{{- end }}\n"
+        f'{{{{- define "{name_define}" -}}}}\n'
+        f'{name}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
+        "{{- end }}\n"
+        # the migration names the claim after its requests, joined (`neuron-gpu`)
+        f'{{{{- define "{claim_define}" -}}}}\n'
+        f'{{{{- regexFindAll "- name: [a-z0-9-]+" (include "{_requests(chart)}" (list (index . 0) false)) -1 '
+        '| join "-" | replace "- name: " "" }}\n'
+        "{{- end }}\n" + section(chart, maps)
+    )
+    first = next(iter(known.values()))
+    device_class = str(first.get("deviceClassName") or "")
+    return Listed(text, after, section_text, f"each device of {over.removeprefix('$.Values.')}", device_class)

@@ -1857,7 +1857,8 @@ def _map_only_keys(root: Path, maps: dict[str, Pattern], expected: list[Any], ru
     """Why the pass-through could not take a template whose container writes its device keys only from the variables
     of a `range` over a values map (`{{ $k }}: {{ $v }}` of `.Values.resources.limits`, awssamples' eksml charts,
     whose `.Values.resources` holds `node_type` too, so it is not passed through whole): the pattern-E reason with
-    what to change by hand (idiomatic.range_named_keys), not the pass-through's; "" for another shape."""
+    what to change by hand (idiomatic.range_named_keys), not the pass-through's; "" for another shape. Such a
+    template takes the idiomatic route next (keyedmap.map_only), which says that reason where it refuses."""
     from dramigrate.helm import idiomatic, keyedmap
 
     for rel in sorted(maps):
@@ -2042,16 +2043,18 @@ def _fix_idiomatic(
                 return
         rels = wanted[sub] - (switch.rels - switch.both if switch else set())
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
-        if outcome.manual and not sub and (keys := _map_only_keys(root, maps, expected, rules)):
+        keys = _map_only_keys(root, maps, expected, rules) if outcome.manual and not sub and not switch else ""
+        if keys:  # device keys only from `range` maps: the keyed-map rewrite (keyedmap.map_only), below
             outcome.findings = [f for f in outcome.findings if f.rule != "chart-rewrite-unproven"]
-            _manual(outcome, f"{keys}{ENGINE_HINT}", "")
-        if switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
+            outcome.manual, outcome.patch = "", ""
+        elif switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
             outcome.usage = (
                 _switches_usage(list(switch.keys), settings.opt_in) + f"{maps_too} (each *-dra.yaml after its file)"
             )
-        return
+        if not keys:
+            return
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules) if not sub else ([], {})
     if not sub and leaves is not None and any(h.letter == "D" for h in hints.values()):
         rel, first = min(((r, h) for r, h in hints.items() if h.letter == "D"), key=lambda kv: (kv[0], kv[1].line))
