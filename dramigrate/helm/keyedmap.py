@@ -285,12 +285,11 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
         _child_indent,
         _control,
         _indent,
-        _metadata_line,
         _parent,
         capabilities_check,
         migrated_define,
     )
-    from dramigrate.helm.listed import Listed, _list_key, _root_reads
+    from dramigrate.helm.listed import Listed, _list_key, edited_and_named
 
     lines = text.splitlines()
     found = key_lines(lines)
@@ -373,14 +372,7 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
         p = " " * _indent(lines[i])
         guard = f'{p}{{{{- if not (and {on} (include "{migrated}" {var})) }}}}'
         edits.append(Edit(i, i + 1, [guard, lines[i], f"{p}{{{{- end }}}}"]))
-    out = list(lines)
-    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
-        out[e.index : e.stop] = e.lines
-    after = "\n".join(out) + ("\n" if text.endswith("\n") else "")
-    name = _metadata_line(lines, "name", pod)
-    if not name:
-        raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
-    name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
+    after, name = edited_and_named(lines, edits, text, pod, rel)
     maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "")]
     root_over = ".root." + over.removeprefix("$.")
     section_text = (

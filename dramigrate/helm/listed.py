@@ -25,7 +25,7 @@ from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import PodDelta
+    from dramigrate.helm.idiomatic import Edit, PodDelta
     from dramigrate.rules import RuleSet
 
 COUNTS = "$draCounts"
@@ -186,7 +186,6 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
         _child_indent,
         _dump_list,
         _indent,
-        _metadata_line,
         _parent,
         _sentinel_yaml,
         capabilities_check,
@@ -264,14 +263,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
         edits.append(Edit(res + 1, res + 1, claim))
     for k in found:
         edits.append(Edit(k.index, k.index + 1, switched_off(lines[k.index], on)))
-    out = list(lines)
-    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
-        out[e.index : e.stop] = e.lines
-    after = "\n".join(out) + ("\n" if text.endswith("\n") else "")
-    name = _metadata_line(lines, "name", pod)
-    if not name:
-        raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
-    name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
+    after, name = edited_and_named(lines, edits, text, pod, rel)
     device_class = str((requests[0].get("exactly") or requests[0]).get("deviceClassName") or "")
     spec = _sentinel_yaml(delta.spec.get("spec", {}), {requests[0]["name"]: ".count"}, device_class)
     spec = spec.replace("{{ .Values.", "{{ .root.Values.")
@@ -337,6 +329,21 @@ def _context_at(text: str, index: int, lines: list[str], opened: int, rel: str) 
         if word == "with":
             context = _from_item(cond, context)
     return context
+
+
+def edited_and_named(lines: list[str], edits: list[Edit], text: str, pod: int, rel: str) -> tuple[str, str]:
+    """The template with the edits made (from the bottom up), and its workload's name as the claim template's define
+    reads it (_root_reads)."""
+    from dramigrate.helm.idiomatic import _metadata_line
+
+    out = list(lines)
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+        out[e.index : e.stop] = e.lines
+    name = _metadata_line(lines, "name", pod)
+    if not name:
+        raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
+    name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else ""), name
 
 
 def _root_reads(name: str, rel: str) -> str:
