@@ -581,6 +581,12 @@ def _from_root(expr: str) -> str:
     return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
 
 
+def _whole_root(expr: str) -> str:
+    """`expr` read from the chart's root where `.` is rebound (`with`, `range`): `.Values` -> `$.Values`, and the
+    dot itself (`include "x.gpuResource" .`) -> `$`."""
+    return re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
+
+
 def _enclosing(text: str, index: int) -> list[str]:
     """The blocks (`if`, `with`, `range`, ...) around line `index` (0-based) of the template, outermost first."""
     offset = sum(len(line) for line in text.splitlines(keepends=True)[:index])
@@ -2280,7 +2286,7 @@ def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edi
             break
         for v, expr in chosen.items():
             if _inside_with(text, e.index) or "{{- range " in body:  # or in the edit's own range (tolerated_check)
-                expr = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
+                expr = _whole_root(expr)
             body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
             body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
     return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"), e.reads)
@@ -3862,8 +3868,7 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
     a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
     taint = key if expr else json.dumps(key)
-    # inside the range the dot is the list's item: a key read through it (`include "x.gpuResource" .`) reads the root
-    taint = re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", taint) if expr else taint
+    taint = _whole_root(taint) if expr else taint  # inside the range the dot is the list's item
     return [
         f"{{{{- {TOLERATED} := false }}}}",
         f"{{{{- range {given} }}}}",
