@@ -82,3 +82,24 @@ def test_a_resource_the_chart_tolerates_in_another_value_set_gets_no_second_tole
 
     assert _keys(_pod(chart, "dra.enabled=true")[0]) == ["nvidia.com/gpu"]
     assert _keys(_pod(chart, "dra.enabled=true", "gpu.vendor=amd")[0]) == ["amd.com/gpu"]
+
+
+def test_a_values_list_that_tolerates_the_device_gets_no_second_toleration(tmp_path: Path) -> None:
+    """The user's values list, written by the chart's `with .Values.tolerations` inside the pod's own list, tolerates
+    amd.com/gpu already (an AMD values file): the migration adds no toleration, so neither may the DRA branch. It
+    added a second, identical entry, the proof failed and fix wrote nothing for the chart."""
+    original, chart = _charts(tmp_path)
+    amd = tmp_path / "amd.yaml"
+    amd.write_text(
+        "gpu:\n  vendor: amd\ntolerations:\n  - key: amd.com/gpu\n    operator: Exists\n    effect: NoSchedule\n"
+    )
+
+    fix_chart(chart, values=(amd,))
+
+    amd_sets = ("gpu.vendor=amd", "tolerations[0].key=amd.com/gpu", "tolerations[0].operator=Exists")
+    pod, stream = _pod(chart, "dra.enabled=true", *amd_sets)
+    assert repeated_keys(stream) == []
+    assert _keys(pod) == ["amd.com/gpu"] and pod["resourceClaims"]
+    spot = ("gpu.vendor=amd", "tolerations[0].key=spot", "tolerations[0].operator=Exists")
+    assert _keys(_pod(chart, "dra.enabled=true", *spot)[0]) == ["spot", "amd.com/gpu"]
+    assert _pod(chart, "dra.enabled=false", *amd_sets) == _pod(original, *amd_sets)

@@ -3790,7 +3790,28 @@ def given_tolerations(lines: list[str], at: int) -> str | None:
     if body and body.group(1) != ".":
         return body.group(1)
     m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
-    return m.group(1) if m else None
+    return m.group(1) if m else _with_in_list(lines, at)
+
+
+_WITH = re.compile(r"\{\{-?\s*with\s+(\$?\.Values(?:\.\w+)+)\s*-?\}\}")
+
+
+def _with_in_list(lines: list[str], at: int) -> str | None:
+    """The values list a pod's `tolerations:` at line `at` writes after its own items, in no block of its own but
+    that `with` (suse-pytorch: the chart's GPU entry under `if .Values.gpu.enabled`, then `{{- with
+    .Values.tolerations }}` and `{{- toYaml . | nindent 8 }}`, under an `if or .Values.gpu.enabled
+    .Values.tolerations` the list renders whenever it is set); else None."""
+    depth = 0
+    for i in range(at + 1, _block_end(lines, at)):
+        text = lines[i].strip()
+        m = _WITH.fullmatch(text)
+        if m and depth == 0 and i + 1 < len(lines) and _TOYAML_DOT.fullmatch(lines[i + 1].strip()):
+            return m.group(1)
+        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", text):
+            depth += -1 if word == "end" else 1
+        if depth < 0:
+            return None
+    return None
 
 
 def tolerated_test(define: str, key: str, given: str) -> str:

@@ -904,11 +904,13 @@ def rewrite(
     tolerate: tuple[str, ...] | None = None,
     beside: list[int] | None = None,
     known: str = "",
+    self_tolerated: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
     """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
     may hold several device resources at once (one request for each). `tolerate`: the resources the DRA branch
     tolerates when the pod writes its own tolerations in a form that reads no values list (None: all). `beside`: the
-    device key lines the pod writes outside the map (keys_beside)."""
+    device key lines the pod writes outside the map (keys_beside). `self_tolerated`: the resources the pod tolerates
+    itself in every render that asks for them, with no values list's help (self_tolerated)."""
     lines = text.splitlines()
     name = _metadata_line(lines, "name")
     if name is None:
@@ -972,6 +974,8 @@ def rewrite(
         unless = f"{{{{- if not {inside} }}}}" if tolerated else ""
         listed = _listed(several.tolerate)
         untolerated = "$draTaken" if given else f"(pick $draTaken {listed})"
+        if given and self_tolerated & set(specs):  # and the pod's own entries (suse-pytorch's MIG profiles')
+            untolerated = f"(omit $draTaken {_listed(tuple(sorted(self_tolerated & set(specs))))})"
         tolerations = [
             f"{ind}  {{{{- range {_KEY}, $_ := {untolerated} }}}}{unless}",
             *tolerations,
@@ -1000,16 +1004,18 @@ def rewrite(
             raise _NotTaken(f"{rel}:{own[0] + 1}: the pod's tolerations are in a block the map may be built without")
         return [(e.index, e.stop, e.lines)]
 
+    # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration goes into that
+    # list, for the resources it does not tolerate; a second `tolerations:` would drop the first
+    untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
+    if given and not several:  # the values list the reference render tolerated with is checked in the template
+        untaken = tuple(n for n in specs if n not in self_tolerated)
+    only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
     try:
-        if own and given:
-            cond = keyed if several else f"{keyed} (not {tolerated})"
+        if own and given and (several or untaken):  # nor those the values list it writes tolerates (an AMD file's)
+            cond = keyed if several else f"{keyed}{only} (not {tolerated})"
             edits += merge(cond)
-        elif own:  # the pod writes its own list (suse-pytorch tolerates nvidia.com/gpu itself): the DRA toleration
-            # goes into that list, for the resources it does not tolerate; a second `tolerations:` would drop the first
-            untaken = several.tolerate if several else tuple(n for n in specs if tolerate is None or n in tolerate)
-            if untaken:
-                only = "" if several or len(untaken) == len(specs) else f" (has {key} (list {_listed(untaken)}))"
-                edits += merge(f"{keyed}{only}")
+        elif own and not given and untaken:
+            edits += merge(f"{keyed}{only}")
     except _NotTaken:
         if several or early:
             raise
@@ -1234,12 +1240,13 @@ def build(
         specs, several, tolerate = _specs(
             rel, names, originals[rel], migrated[rel], claim_templates, alternative, rules, rel in together
         )
-        own = (tolerated or {}).get(rel, set())  # the reference render alone cannot tell (the MIG run's nvidia.com/gpu)
+        # the reference render alone cannot tell (the MIG run's nvidia.com/gpu)
+        own = frozenset((tolerated or {}).get(rel, set()))
         tolerate = tuple(n for n in tolerate if n not in own)
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
         after, define = rewrite(
-            text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside, known_regex(rules)
+            text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside, known_regex(rules), own
         )
         written.append((rel, text, after, define))
         all_names += names
