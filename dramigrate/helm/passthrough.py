@@ -53,7 +53,7 @@ from dramigrate.helm.idiomatic import (
     shipped_rules,
 )
 from dramigrate.helm.mapreads import inline_merged, var_reads
-from dramigrate.helm.patterns import Pattern, map_reads
+from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
@@ -193,14 +193,15 @@ def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
 
 
 def marked_values(
-    merged: dict[str, Any], flats: bool = True, only: list[Path_] | None = None
+    merged: dict[str, Any], flats: bool = True, only: list[Path_] | None = None, more: list[Path_] | None = None
 ) -> tuple[dict[str, Any], list[Path_]]:
     """The values with a marker key in the limits of each resources map (`flats`: and in each flat map, which a
-    template writes as the limits; `only`: those maps instead, a library's: libvalues.Placer.maps), and those maps in
-    marker order."""
+    template writes as the limits; `only`: those maps instead, a library's: libvalues.Placer.maps; `more`: and those,
+    the maps a template passes whole under another name: wholemaps.py), and those maps in marker order."""
     maps = (
         only if only is not None else resources_maps(merged) + keyed_maps(merged) + (flat_maps(merged) if flats else [])
     )
+    maps += [m for m in more or [] if m not in maps] if only is None else []
     out = copy.deepcopy(merged)
     for i, path in enumerate(maps):
         current = get_path(out, path)
@@ -1798,6 +1799,9 @@ def _map_refs(
 
         return [(words, key, None, indexed_expr, -1)]
     found = [(m.group(1), m.group(2), m.group(3))] if m else []
+    above = next((j for j in range(i - 1, -1, -1) if lines[j].strip()), -1)
+    if not found and above >= 0 and (whole := whole_read(lines, above)):  # `resources:` then `toYaml .Values.flavor`
+        found = [(".".join([".Values", *whole[:-1]]), whole[-1], None)]
     merged = _MERGED.search(line) if "toYaml" in line else None
     if merged:  # `toYaml (mergeOverwrite $container.resources (default dict $topValues.resources))`: each map
         found += [(r.group(1), r.group(2), None) for r in _MAP_REF.finditer(line[merged.end() :])]

@@ -593,6 +593,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         return Pattern("E", line, stripped)
     if re.search(r"\b(include|template)\s+\"", text):
         return Pattern("D", line, stripped)
+    if whole_read(lines, line - 1):  # `resources:` then `toYaml .Values.flavor`: a values map under its own name
+        return Pattern("B", line, stripped)
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
@@ -603,6 +605,24 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     if _INCLUDE.search(window):
         return Pattern("D", line, stripped)
     return Pattern("F", line, stripped)
+
+
+_RESOURCES_KEY = re.compile(r"(\s*)(?:-\s+)?resources:\s*")
+_WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+\$?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
+
+
+def whole_read(lines: list[str], index: int) -> tuple[str, ...] | None:
+    """When line `index` (0-based) is a `resources:` key whose block is one `toYaml` of a values path (spelled any way
+    map_reads reads: `.Values.flavor | toYaml`, `toYaml (default dict .Values.flavor)`), that path; else None."""
+    key = _RESOURCES_KEY.fullmatch(lines[index])
+    if key is None:
+        return None
+    body = [line for line in lines[index + 1 :] if line.strip()][:2]  # the map's line, and the next key's
+    deeper = [len(line) - len(line.lstrip()) > len(key.group(1)) for line in body]
+    whole = _WHOLE_MAP.fullmatch(map_reads(body[0]).strip()) if deeper[:1] == [True] else None
+    if whole is None or deeper[1:] == [True]:
+        return None
+    return tuple(whole.group(1).lstrip(".").split("."))
 
 
 def _key_block_end(lines: list[str], index: int) -> int:

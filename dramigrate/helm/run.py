@@ -36,6 +36,7 @@ import yaml
 from dramigrate.config import Settings
 from dramigrate.documents import chart_text, universal_newlines
 from dramigrate.findings import RULES, Finding, InputError, Location
+from dramigrate.helm import wholemaps
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -2994,7 +2995,10 @@ def _passthrough(
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
         for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
-            marked, maps = pt.marked_values(sources.merged, flats, places.maps(sources.merged) if places else None)
+            more = wholemaps.whole_maps(_templates(root, helpers=True), sources.merged)  # `toYaml .Values.flavor`
+            marked, maps = pt.marked_values(
+                sources.merged, flats, places.maps(sources.merged) if places else None, more
+            )
             probe = cached_render(root, copts.render((work.values_file(override(sources, marked)),), sets=False))
             if not probe.error:
                 break
