@@ -140,3 +140,59 @@ def test_the_message_says_which_library_defines_a_chart_would_have_to_override_a
     assert f"for mylib.deployment (templates/_deployment.tpl:1, {lines} lines): {lines} lines copied" in outcome.manual
     assert "a define of the same name in the chart's templates/" in outcome.manual
     assert "a container's resources.claims from values" in outcome.manual
+
+
+RESOURCES_LIBRARY = {
+    "reslib/Chart.yaml": "apiVersion: v2\nname: reslib\ntype: library\nversion: 2.0.0\n",
+    "reslib/templates/_resources.tpl": """\
+{{- define "reslib.resources" -}}
+resources:
+  limits:
+    {{- range $k, $v := .limits }}
+    {{ $k }}: {{ $v }}
+    {{- end }}
+{{- end -}}
+""",
+}
+# the first template (by name) reads the same top-level values key for something else
+CONFIG = """\
+{{- with .Values.app.config }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cfg
+data: {{ toJson . }}
+{{- end }}
+"""
+POD = """\
+{{- with .Values.app.resources }}
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker
+spec:
+  containers:
+    - name: worker
+      image: busybox
+{{ include "reslib.resources" . | indent 6 }}
+{{- end }}
+"""
+
+
+def test_a_library_define_the_chart_includes_itself_is_named_at_that_include(tmp_path: Path) -> None:
+    """No chart helper fills the library's values: the refusal names the chart line that includes the library's
+    define (templates/pod.yaml:10), not the first template that happens to read the same top-level key (it named
+    templates/a-config.yaml:1, a ConfigMap)."""
+    files = {
+        "Chart.yaml": CHART.replace("mylib", "reslib").replace("1.2.3", "2.0.0"),
+        "templates/a-config.yaml": CONFIG,
+        "templates/pod.yaml": POD,
+        "values.yaml": "app:\n  config: {a: b}\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    (chart / "charts").mkdir()
+    (chart / "charts/reslib-2.0.0.tgz").write_bytes(_packed(RESOURCES_LIBRARY))
+    outcome = _fix(chart)
+    assert not outcome.proven and not outcome.changes
+    assert outcome.manual.startswith("templates/pod.yaml:10: pattern D (library chart reslib 2.0.0"), outcome.manual
+    assert "its define reslib.resources (templates/_resources.tpl:5) writes the device key" in outcome.manual

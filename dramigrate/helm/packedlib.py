@@ -131,6 +131,15 @@ def _include_line(root: Path, folder: Path) -> tuple[str, int] | None:
     return None
 
 
+def _define_call(root: Path, define: str) -> tuple[str, int] | None:
+    """The first line of the chart's own templates that includes `define` itself: (file, 1-based line)."""
+    for path in template_files(root):
+        for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines()):
+            if path.name != "NOTES.txt" and define in _INCLUDES.findall(line):
+                return path.relative_to(root).as_posix(), i + 1
+    return None
+
+
 def _held(lib: Library) -> str:
     """Where the chart holds the library: `packed in charts/common-5.0.1.tgz`, or `unpacked in charts/common`."""
     return f"packed in {lib.archive}" if lib.archive.endswith(".tgz") else f"unpacked in {lib.archive}"
@@ -330,6 +339,10 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
         helper = f" {fed[2]}" if fed[2] else ""  # no quotes in the message: _manual hides quoted text
         source += f", which the chart helper{helper} fills from {', '.join(k for k in counted if k != read)}"
         where = f"{fed[0]}:{fed[1]}: "
+        if not fed[2] and (call := _define_call(root, found.define)):
+            # no chart helper between the values and the library: the line that includes the define is where the
+            # request enters (tjungbauer's tpl harness: not the first template that reads `.Values.harness`)
+            where = f"{call[0]}:{call[1]}: "
     elif called := _include_line(root, copy / lib.folder):
         where = f"{called[0]}:{called[1]}: "
     claims = [
