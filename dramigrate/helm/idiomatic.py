@@ -4130,8 +4130,14 @@ def _merge_tolerations(
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
         if len(given) == 1 and (key or key_expr or keys):
-            return Edit(stop - 1, stop, [lines[stop - 1], *dra_entries(given[0], p, own)])
-        return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+            tail = dra_entries(given[0], p, own)
+        else:
+            tail = [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
+        # the values' list written with its first line alone indented (triton's `  {{ toYaml . | indent 6 }}`): a
+        # multi-line item's other lines end the list, and the DRA entries after them would not parse; the DRA branch
+        # writes that list whole
+        start = next((i for i in range(at + 1, stop) if _FIRST_LINE_INDENTED.fullmatch(lines[i])), stop - 1)
+        return Edit(start, stop, [*_listed_whole(lines[start]), *lines[start + 1 : stop], *tail])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
@@ -4169,6 +4175,29 @@ def _merge_tolerations(
         rel,
         f"the pod's {lines[at].strip().rstrip(':')} have a shape the rewrite does not merge into",
     )
+
+
+# `  {{ toYaml . | indent 6 }}`: blanks before an untrimmed action, which `indent` does not add to the lines after
+# the first one (with `{{-`, or `nindent`, every line gets the same indent)
+_FIRST_LINE_INDENTED = re.compile(r"( +)\{\{( *)toYaml (\S+) \| indent (\d+) *\}\} *")
+
+
+def _listed_whole(line: str) -> list[str]:
+    """The line of a chart's list `line`; where it indents only the first line of the values' list
+    (_FIRST_LINE_INDENTED), an `if` on the DRA switch that writes each item whole at that first line's column: with the
+    switch off the line renders as before, byte for byte."""
+    m = _FIRST_LINE_INDENTED.fullmatch(line)
+    if m is None:
+        return [line]
+    lead, expr, width = m.group(1), m.group(3), len(m.group(1)) + int(m.group(4))
+    pad = " " * max(1, len(m.group(2)) - 1)  # the chart's own spacing in its actions (`{{-       end }}`)
+    return [
+        f"{lead}{{{{-{pad}if $.Values.{SWITCH} }}}}",
+        f"{lead}{{{{-{pad}  toYaml {expr} | nindent {width} }}}}",
+        f"{lead}{{{{-{pad}else }}}}",
+        line,
+        f"{lead}{{{{-{pad}end }}}}",
+    ]
 
 
 def _opened(key: str, p: str, action: str, body: str) -> list[str]:
