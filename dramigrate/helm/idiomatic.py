@@ -2932,6 +2932,8 @@ def _pod_edits(
             raise RewriteError(f"{w.rel}: the migration adds no toleration of its own for the chart's device key")
         own_tol = [f"{p}  {{{{- if {keyed_tol} }}}}", *tol_text, f"{p}  {{{{- end }}}}"] if keyed_tol else tol_text
         tol_text, key = own_tol + keyedmap.tolerations(chart, w.keyed, f"{p}  "), ""
+        # each entry rendered only where the user's list does not tolerate its taint (the map's: `$draKey`)
+        keys = (*(str(t["key"]) for t in tolerations if t.get("key")), DRA_KEY)
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
         if merged := _merge_tolerations(*merge, enclosed=True, keys=keys):
@@ -3859,7 +3861,7 @@ def _vendor_tolerations(
     ]
 
 
-DRA_KEY = "$draKey"  # the device resource a vendor choice's toleration is for (_vendor_tolerations)
+DRA_KEY = "$draKey"  # the device resource a `range` writes a toleration for (_vendor_tolerations, keyedmap)
 
 
 def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
@@ -3880,20 +3882,22 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
 def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
     """The DRA tolerations' lines `text` with each entry whose key is one of `keys` rendered only where the values
     list `given` does not tolerate that taint (as the migration decides, taint by taint: a list tolerating the GPU's
-    taint still gets the EFA NIC's toleration)."""
+    taint still gets the EFA NIC's toleration). A key of `keys` may be a variable (`$draKey`: keyedmap.tolerations'
+    entry for each device of a values map, inside its `range`, where `given` is read from the root)."""
     out: list[str] = []
     i = 0
     while i < len(text):
         line = text[i]
-        m = re.fullmatch(r"(\s*)- key: ['\"]?([^'\"]+?)['\"]?", line)
-        if _control(line) or m is None or m.group(2) not in keys:
+        m = re.fullmatch(r"(\s*)- key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\"]+?)['\"]?)", line)
+        taint = (m.group(2) or m.group(3)) if m else ""
+        if _control(line) or m is None or taint not in keys:
             out.append(line)
             i += 1
             continue
-        ind, stop = m.group(1), i + 1
+        ind, stop, expr = m.group(1), i + 1, bool(m.group(2))
         while stop < len(text) and not _control(text[stop]) and _indent(text[stop]) > len(ind):
             stop += 1
-        check = [f"{ind}{c}" for c in tolerated_check(given, m.group(2))]
+        check = [f"{ind}{c}" for c in tolerated_check(_whole_root(given) if expr else given, taint, expr)]
         out += [*check, f"{ind}{{{{- if not {TOLERATED} }}}}", *text[i:stop], f"{ind}{{{{- end }}}}"]
         i = stop
     return out
