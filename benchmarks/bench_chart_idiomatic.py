@@ -22,10 +22,8 @@ Per run it prints the state, the pattern(s) of the device requests (patterns.py)
 the chart's own files, without the `-dra.yaml` variants fix writes beside the user's values files outside the chart /
 without any `-dra.yaml` values overlay or variant) and whether
 the engine was used; then per chart (a chart counts as proven when all its runs with device requests are) the
-totals, the median added lines and the failures with their reason. A run whose device requests are in a kind the
-tool leaves as is by design (a `report-only-kind` warning: KServe serverless, Knative) is `report-only`, listed apart
-and not counted among the charts with device requests (it was shown as "nothing to fix"). Exits 0; says why and exits
-0 when there is nothing to measure.
+totals, the median added lines and the failures with their reason. Exits 0; says why and exits 0 when there is
+nothing to measure.
 """
 
 from __future__ import annotations
@@ -61,8 +59,7 @@ class Run:
 @dataclass
 class Result:
     run: Run
-    # proven | manual | error | failed (the measurement raised) | report-only (a kind left as is, said) | nothing to fix
-    state: str = "nothing to fix"
+    state: str = "nothing to fix"  # proven | manual | error | failed (the measurement raised) | nothing to fix
     detail: str = ""
     how: str = ""
     patterns: set[str] = field(default_factory=set)
@@ -370,9 +367,6 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
             result.state, result.detail = "manual", outcome.manual
         elif outcome.error is not None:
             result.state, result.detail = "error", str(outcome.error)
-        elif left := [f for f in outcome.findings if f.rule == "report-only-kind"]:
-            # a kind whose controller drops or rejects claims (KServe serverless): left as is by design, with a warning
-            result.state, result.detail = "report-only", left[0].message
     return result
 
 
@@ -420,9 +414,8 @@ def main() -> int:
         print(f"{name:40} {r.took:5.1f}s  {pats:4} {lines:13} {state}{extra}{check}", flush=True)
     by_chart: dict[Path, list[Result]] = {}
     for r in results:
-        if r.state not in ("nothing to fix", "report-only"):
+        if r.state != "nothing to fix":
             by_chart.setdefault(r.run.chart, []).append(r)
-    kept = sorted({r.run.chart.name for r in results if r.state == "report-only"} - {c.name for c in by_chart})
     proven = {c: rs for c, rs in by_chart.items() if all(r.state == "proven" and not r.checks for r in rs)}
     added = {c: max(r.added for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
     added_chart = {c: max(r.added_chart for r in rs) for c, rs in proven.items() if any(r.added for r in rs)}
@@ -434,8 +427,6 @@ def main() -> int:
         f"({100 * len(proven) / max(1, len(by_chart)):.0f}%); engine used: {engine}"
     )
     print("patterns per chart: " + ", ".join(f"{k}: {v}" for k, v in sorted(letters.items())))
-    if kept:
-        print(f"left as is by design (report-only kind, not counted above): {len(kept)} ({', '.join(kept)})")
     if added:
         print(
             f"added lines per rewritten chart: median {statistics.median(added.values()):g}, "
