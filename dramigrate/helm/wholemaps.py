@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dramigrate.helm.patterns import whole_read
+from dramigrate.helm.patterns import own_name, whole_read
 from dramigrate.helm.values import Path_, get_path
 
 
@@ -29,7 +29,6 @@ def whole_maps(templates: list[str], merged: dict[str, Any]) -> list[Path_]:
         lines = text.splitlines()
         for i in range(len(lines)):
             path = whole_read(lines, i)
-            named = path and not str(path[-1]).lower().endswith("resources")
-            if path and named and path not in out and _shaped(get_path(merged, path)):
+            if path and not own_name(path) and path not in out and _shaped(get_path(merged, path)):
                 out.append(path)
     return out
