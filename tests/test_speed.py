@@ -614,3 +614,21 @@ def test_grep_prefilter_filters_a_deep_tree_whose_paths_pass_arg_max(
     grep = stream.finish()
     assert grep is not None
     assert grep.result().candidates == {str(job)}
+
+
+def test_an_unknown_extended_resource_in_a_flow_mapping_is_reported_as_in_block_style(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    """`resources: {limits: {example.org/fpga: 1}}` gets the warning its block-style twin gets (was: the byte triage
+    saw `limits:` only at the start of a line, and lint skipped the file without a word)."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: f}\nspec:\n  containers:\n"
+    (tmp_path / "flow.yaml").write_text(pod + "  - {name: c, image: x, resources: {limits: {example.org/fpga: 1}}}\n")
+    (tmp_path / "block.yaml").write_text(
+        pod + "  - name: c\n    image: x\n    resources:\n      limits:\n        example.org/fpga: 1\n"
+    )
+    one_line = {"resources": {"limits": {"example.org/fpga": 1}}, "name": "c", "image": "x"}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "f"}, "spec": {"containers": [one_line]}}
+    (tmp_path / "compact.json").write_text(json.dumps(manifest, separators=(",", ":")))
+    code, out, _ = run_cli(["lint", "--format", "json", tmp_path])
+    warned = {Path(f["file"]).name for f in json.loads(out)["findings"] if f["rule"] == "unknown-resource"}
+    assert warned == {"flow.yaml", "block.yaml", "compact.json"}
