@@ -24,6 +24,7 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 from __future__ import annotations
 
 import bisect
+import copy
 import dataclasses
 import functools
 import itertools
@@ -893,25 +894,36 @@ def _map_only(
     rules: RuleSet,
     names: dict[str, list[str]] | None,
 ) -> Listed | None:
-    """The rewrite of a template whose container writes its device keys only from `range` maps, with no key of the
-    chart's own (keyedmap.map_only), when the render's one pod asks for one device resource through them; None when
-    the template has another shape (the refusal stands)."""
+    """The rewrite of a template whose containers write their device keys only from `range` maps, with no key of the
+    chart's own (keyedmap.map_only): each pod that takes the maps asks for the same devices through them (one or
+    several: a GPU and EFA interfaces), and the migration gives each the same claim of a request per device (or a
+    claim per device kind, above 32 devices), without constraints (--align-nics ties a GPU to its NICs: refused);
+    None when the template has another shape (the refusal stands)."""
     docs = originals.get(rel, [])
     held = sorted(r for r in _rendered_devices(docs, rules) if _migrates(r, rules))
-    if alternative is None or len(held) != 1 or not keyedmap.key_lines(text.splitlines()):
+    if alternative is None or not held or not keyedmap.key_lines(text.splitlines()):
         return None
     claims = multiclaim.pod_claims(docs, migrated.get(rel, []), claim_templates)
-    if len(claims) != 1 or len(claims[0]) != 1:
-        return None
-    # the map's device in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
-    # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
-    if claims[0][0].params:  # KubeRay's num-gpus, which the migration sets from the claim's devices
+    first = claims[0][0]  # the pods' claims: one, or one per device kind above 32 devices (keyedmap.bins)
+    if any(d.params for own in claims for d in own):  # KubeRay's num-gpus, which the migration sets from the claim
         raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
+    specs = [without_api_defaults(d.spec).get("spec", {}) for d in claims[0]]
+    if any(set(spec) != {"devices"} or set(spec["devices"]) != {"requests"} for spec in specs):
+        raise RewriteError(
+            f"{rel}: the migration ties the map's devices together (a GPU and its NICs under one PCIe root, "
+            "--align-nics) or configures them: the map's devices are asked for side by side"
+        )
+    shape = [(d.claim, without_api_defaults(d.spec)) for d in claims[0]]
+    if any([(d.claim, without_api_defaults(d.spec)) for d in own] != shape for own in claims):
+        raise RewriteError(f"{rel}: the migration asks for other devices in the pods that take the values map")
+    # the map's devices in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
+    # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
     given = sorted({*held, "nvidia.com/gpu", *(n for n in (names or {}).get(rel, ()) if _migrates(n, rules))})
     given = [n for n in given if _migrates(n, rules)]
+    alone = keyedmap.literal_only(docs, held[0], set(held[1:]))  # the pods asking for the first device only
     known = {}
     for res in given:  # each device alone: one request, named (as its claim) after the device, and its toleration
-        d = claims[0][0] if res == held[0] else pod_delta(*alternative(docs, held[0], res))[0]
+        d = first if len(held) == 1 and res == held[0] else pod_delta(*alternative(alone, held[0], res))[0]
         requests = without_api_defaults(d.spec).get("spec", {}).get("devices", {}).get("requests", [])
         label = dns_label(res.split("/", 1)[-1])
         plain = [{"key": res, "operator": "Exists", "effect": "NoSchedule"}]
@@ -920,11 +932,38 @@ def _map_only(
         if (d.tolerations or plain) != plain or d.labels or d.affinity or d.params:
             continue
         known[res] = {k: v for k, v in requests[0]["exactly"].items() if k != "count"}
-    if held[0] not in known:
-        raise RewriteError(f"{rel}: the migration asks for {held[0]} otherwise than one request named after it")
-    done = keyedmap.map_only(text, rel, claims[0][0], known, chart_name(root))
+    if _ties_nics(alone, held[0], given, rules, alternative):
+        raise RewriteError(
+            f"{rel}: the migration ties a GPU to its NICs under one PCIe root (--align-nics): the map's devices are "
+            "asked for side by side"
+        )
+    if lost := [r for r in held if r not in known]:
+        raise RewriteError(f"{rel}: the migration asks for {', '.join(lost)} otherwise than one request named after it")
+    asked = [{k: v for k, v in r["exactly"].items() if k != "count"} for s in specs for r in s["devices"]["requests"]]
+    if asked != [known[r] for r in held]:
+        raise RewriteError(f"{rel}: the migration's claim asks for the map's devices otherwise than each alone")
+    done = keyedmap.map_only(text, rel, first, known, chart_name(root))
     done.section += migrated_section(chart_name(root), rules)
     return done
+
+
+def _ties_nics(
+    alone: list[dict[str, Any]], resource: str, given: list[str], rules: RuleSet, alternative: Alternative
+) -> bool:
+    """Whether the migration ties a device of `given` to a NIC of `given` (EFA) when a pod asks for one of each
+    (--align-nics: a GPU and its NICs under one PCIe root), in the pods of `alone` (which ask for `resource`)."""
+    from dramigrate.helm.values import resource_sections
+
+    nics = [r for r in given if (m := rules.lookup(r)) is not None and m.rule.nic]
+    others = [r for r in given if r not in nics]
+    if not nics or not others:
+        return False
+    probe = copy.deepcopy(alone)
+    for holder, section in resource_sections(probe):
+        if resource in holder[section]:
+            holder[section] = {**{k: v for k, v in holder[section].items() if k != resource}, others[0]: 1, nics[0]: 1}
+    spec = without_api_defaults(pod_delta(*alternative(probe, others[0], others[0]))[0].spec).get("spec", {})
+    return set(spec) != {"devices"} or set(spec["devices"]) != {"requests"}
 
 
 def _migrates(resource: str, rules: RuleSet) -> bool:
