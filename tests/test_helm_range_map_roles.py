@@ -5,7 +5,8 @@ key line (the map-only rewrite took one pod asking for one device). Now the keye
 takes it, proven: with the switch on each pod gets the claim the migration gives it (`gpu-efa`, a request per
 device, unaligned as the migration leaves them without --align-nics; a claim per device kind above 32 devices, as
 on a p5.48xlarge's 8 GPUs and 32 EFA interfaces) and tolerates EFA; switch off, as before. --align-nics (a GPU tied
-to its NICs) is refused at the key line with why. Renders are real."""
+to its NICs) is refused at the key line with why. A Ray group whose GPU comes from such a map is refused at the key
+line of the map that holds it, with KubeRay's num-gpus among the steps. Renders are real."""
 
 from __future__ import annotations
 
@@ -155,3 +156,55 @@ def test_nics_aligned_to_the_gpus_are_refused_at_the_key_line_with_why(tmp_path:
     key = SERVER.splitlines().index("                {{ $k }}: {{ $v }}") + 1
     assert f"templates/server.yaml:{key}: pattern E" in manual, manual
     assert "ties a GPU to its NICs under one PCIe root (--align-nics)" in manual, manual
+
+
+RAY = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  headGroupSpec:
+    rayStartParams:
+      dashboard-host: 0.0.0.0
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: rayproject/ray
+            resources:
+              limits:
+              {{- range $k, $v := .Values.ray.resources.limits }}
+                {{ $k }}: {{ $v }}
+              {{- end }}
+  workerGroupSpecs:
+    - groupName: serving
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray
+              resources:
+                limits:
+                {{- range $k, $v := .Values.resources.limits }}
+                  {{ $k }}: {{ $v }}
+                {{- end }}
+          nodeSelector:
+            node.kubernetes.io/instance-type: {{ .Values.resources.node_type }}
+"""
+
+
+def test_a_ray_groups_gpu_from_a_map_is_refused_at_the_line_of_its_map_with_num_gpus(tmp_path: Path) -> None:
+    """rayserve: the head's map holds a CPU count, the worker group's the GPU. Was: refused at the head's line,
+    saying that these values put the GPU in the head's map."""
+    values = "ray:\n  resources:\n    limits: {cpu: 2}\nresources:\n  node_type: g6.48xlarge\n  limits: {}\n"
+    chart = chart_with(tmp_path, "rayserve", {"templates/ray.yaml": RAY, "values.yaml": values})
+    gpu = "resources:\n  node_type: g6.48xlarge\n  limits: {nvidia.com/gpu: 8}\n"
+    manual = _manual(chart, gpu, Settings(kube_version="1.34"))
+    lines = RAY.splitlines()
+    key = lines.index("                  {{ $k }}: {{ $v }}") + 1
+    params = lines.index("      rayStartParams: {}") + 1
+    assert f"templates/ray.yaml:{key}: pattern E" in manual, manual
+    assert "the map `.Values.resources.limits`" in manual, manual
+    assert f"rayStartParams (line {params}) gets num-gpus" in manual, manual

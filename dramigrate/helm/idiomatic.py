@@ -851,6 +851,7 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
     keyed = _range_keys(lines) if missed else []
     if not keyed:
         return
+    keyed, ray = _holding(lines, keyed, docs, set(missed), rules)
     (first, var, over), others = keyed[0], [i for i, _, m in keyed[1:] if m == keyed[0][2]]
     heads = list(dict.fromkeys(h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0))
     classes = [f"{r} asks for device class {m.rule.device_class}" for r in missed if (m := rules.lookup(r))]
@@ -867,8 +868,44 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
         f"pod spec{at if heads else ''} (`containers:`), a `claims` list under the container's `resources:` naming "
         f"it, and a ResourceClaimTemplate ({'; '.join(classes) or 'its device class'}; `helm template ... | "
         "dramigrate fix -` shows the claim these values get)"
+        + (
+            f"; and in its Ray group, rayStartParams (line {', '.join(str(i + 1) for i in ray)}) gets num-gpus, the "
+            "GPU count, with the claim: KubeRay reads it from the limits the claim replaces"
+            if ray
+            else ""
+        )
     )
     raise NotIdiomatic(Pattern("E", first + 1, lines[first].strip()), rel, why)
+
+
+def _holding(
+    lines: list[str], keyed: list[tuple[int, str, str]], docs: list[dict[str, Any]], missed: set[str], rules: RuleSet
+) -> tuple[list[tuple[int, str, str]], list[int]]:
+    """The key lines of `keyed` in the pods whose render asks for a device of `missed` (rayserve: the worker group's
+    `.Values.resources`, not the head's `.Values.ray.resources`, which the values give a CPU count), told apart
+    when the render has a pod for each pod of the key lines, else all; and the `rayStartParams:` lines (0-based) of
+    the Ray groups of those pods that ask for a GPU (KubeRay counts a name ending in gpu)."""
+    groups = [(group, pod) for doc in docs for group, pod in pod_groups(doc, [])]
+    heads = list(dict.fromkeys(h for i, _, _ in keyed if (h := _pod_head(lines, i)) >= 0))
+    if len(groups) != len(heads):
+        return keyed, []
+    holding, ray = set(), []
+    for head, (group, pod) in zip(heads, groups, strict=True):
+        asked = {
+            str(k)
+            for c in pod_containers(pod)
+            if isinstance(c.get("resources"), dict)
+            for section in ("limits", "requests")
+            if isinstance(own := c["resources"].get(section), dict)
+            for k in own
+        }
+        if not asked & missed:
+            continue
+        holding.add(head)
+        params = [i for i in range(head) if re.match(r"^\s*(- )?rayStartParams:", lines[i])]
+        if isinstance(group, dict) and "rayStartParams" in group and params and any(r.endswith("gpu") for r in asked):
+            ray.append(params[-1])
+    return [k for k in keyed if _pod_head(lines, k[0]) in holding] or keyed, ray
 
 
 def _keyed_map(
