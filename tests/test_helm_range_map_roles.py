@@ -5,8 +5,9 @@ key line (the map-only rewrite took one pod asking for one device). Now the keye
 takes it, proven: with the switch on each pod gets the claim the migration gives it (`gpu-efa`, a request per
 device, unaligned as the migration leaves them without --align-nics; a claim per device kind above 32 devices, as
 on a p5.48xlarge's 8 GPUs and 32 EFA interfaces) and tolerates EFA; switch off, as before. --align-nics (a GPU tied
-to its NICs) is refused at the key line with why. A Ray group whose GPU comes from such a map is refused at the key
-line of the map that holds it, with KubeRay's num-gpus among the steps. Renders are real."""
+to its NICs) is refused at the key line with why. A Ray group whose device comes from its own map (rayserve's head
+and worker groups) gets KubeRay's num-gpus with the claim; one the rewrite does not take is refused at the key line
+of the map that holds the device, num-gpus among the steps. Renders are real."""
 
 from __future__ import annotations
 
@@ -190,19 +191,92 @@ spec:
                 {{- range $k, $v := .Values.resources.limits }}
                   {{ $k }}: {{ $v }}
                 {{- end }}
+          {{- if .Values.tolerations }}
+          tolerations:
+          {{- range $v := .Values.tolerations }}
+            - key: {{ $v.key }}
+              operator: {{ $v.operator }}
+          {{- end }}
+          {{- end }}
           nodeSelector:
             node.kubernetes.io/instance-type: {{ .Values.resources.node_type }}
 """
+RAY_VALUES = (
+    "ray:\n  resources:\n    limits: {cpu: 2}\ntolerations: []\nresources:\n  node_type: g6.48xlarge\n  limits: {}\n"
+)
+WORKER_GPU = "resources:\n  node_type: g6.48xlarge\n  limits: {nvidia.com/gpu: 8}\n"
 
 
-def test_a_ray_groups_gpu_from_a_map_is_refused_at_the_line_of_its_map_with_num_gpus(tmp_path: Path) -> None:
-    """rayserve: the head's map holds a CPU count, the worker group's the GPU. Was: refused at the head's line,
-    saying that these values put the GPU in the head's map."""
-    values = "ray:\n  resources:\n    limits: {cpu: 2}\nresources:\n  node_type: g6.48xlarge\n  limits: {}\n"
-    chart = chart_with(tmp_path, "rayserve", {"templates/ray.yaml": RAY, "values.yaml": values})
-    gpu = "resources:\n  node_type: g6.48xlarge\n  limits: {nvidia.com/gpu: 8}\n"
-    manual = _manual(chart, gpu, Settings(kube_version="1.34"))
-    lines = RAY.splitlines()
+@pytest.fixture(scope="module")
+def ray_chart(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mapray")
+    made = chart_with(root, "rayserve", {"templates/ray.yaml": RAY, "values.yaml": RAY_VALUES})
+    given = root / "gpu.yaml"
+    given.write_text(WORKER_GPU)
+    fix_chart(made, values=(given,))  # was: manual, pattern E at the head's key line
+    return made
+
+
+def _ray_render(chart: Path, values: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The head group, the worker group, and the ResourceClaimTemplates' claim specs by name."""
+    given = chart.parent / "given.yaml"
+    given.write_text(values)
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(values_files=(given,), kube_version="1.34"))
+        for d in yaml.safe_load_all(m.text)
+        if d
+    ]
+    ray = next(d["spec"] for d in docs if d["kind"] == "RayCluster")
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    return ray["headGroupSpec"], ray["workerGroupSpecs"][0], templates
+
+
+def test_a_ray_worker_groups_gpu_from_its_map_is_claimed_with_kuberays_num_gpus(ray_chart: Path) -> None:
+    """rayserve: the worker group's map holds the GPU, the head's a CPU count; the worker group gets num-gpus, which
+    KubeRay read from the limits the claim replaces, and the pod tolerates the GPU though the values list is empty
+    (its `if .Values.tolerations` renders the list for it)."""
+    head, worker, templates = _ray_render(ray_chart, "dra: {enabled: true}\n" + WORKER_GPU)
+    assert worker["rayStartParams"] == {"num-gpus": "8"}
+    pod = worker["template"]["spec"]
+    assert {k: v for k, v in pod["containers"][0]["resources"].items() if v} == {"claims": [{"name": "gpu"}]}
+    (claim,) = pod["resourceClaims"]
+    assert _asked(templates[claim["resourceClaimTemplateName"]]) == [("gpu", "gpu.nvidia.com", 8)]
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert head["rayStartParams"] == {"dashboard-host": "0.0.0.0"}
+    assert "resourceClaims" not in head["template"]["spec"]
+    head, worker, templates = _ray_render(ray_chart, "dra: {enabled: false}\n" + WORKER_GPU)
+    assert worker["rayStartParams"] == {} and not templates
+    assert worker["template"]["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+
+
+def test_a_ray_head_with_a_gpu_of_its_own_map_gets_its_own_claim_and_num_gpus(ray_chart: Path) -> None:
+    both = WORKER_GPU + "ray:\n  resources:\n    limits: {cpu: 2, nvidia.com/gpu: 1}\n"
+    head, worker, templates = _ray_render(ray_chart, "dra: {enabled: true}\n" + both)
+    assert head["rayStartParams"] == {"dashboard-host": "0.0.0.0", "num-gpus": "1"}
+    assert worker["rayStartParams"] == {"num-gpus": "8"}
+    asked = {
+        group: _asked(templates[spec["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]])
+        for group, spec in (("head", head), ("worker", worker))
+    }
+    assert asked == {"head": [("gpu", "gpu.nvidia.com", 1)], "worker": [("gpu", "gpu.nvidia.com", 8)]}
+    assert head["template"]["spec"]["containers"][0]["resources"]["limits"] == {"cpu": 2}
+
+
+def test_a_ray_group_it_does_not_take_is_refused_at_the_line_of_the_map_with_num_gpus(tmp_path: Path) -> None:
+    """The worker's tolerations written with toYaml (no `range` over a values list): refused, at the worker map's
+    key line (was: the head's, saying that these values put the GPU in the head's map), with num-gpus in the steps."""
+    written = RAY.replace(
+        "          {{- if .Values.tolerations }}\n          tolerations:\n"
+        "          {{- range $v := .Values.tolerations }}\n"
+        "            - key: {{ $v.key }}\n              operator: {{ $v.operator }}\n          {{- end }}\n"
+        "          {{- end }}\n",
+        "          tolerations: {{- toYaml .Values.tolerations | nindent 12 }}\n",
+    )
+    assert written != RAY
+    chart = chart_with(tmp_path, "rayserve", {"templates/ray.yaml": written, "values.yaml": RAY_VALUES})
+    manual = _manual(chart, WORKER_GPU, Settings(kube_version="1.34"))
+    lines = written.splitlines()
     key = lines.index("                  {{ $k }}: {{ $v }}") + 1
     params = lines.index("      rayStartParams: {}") + 1
     assert f"templates/ray.yaml:{key}: pattern E" in manual, manual

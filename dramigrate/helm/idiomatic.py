@@ -932,27 +932,25 @@ def _map_only(
     names: dict[str, list[str]] | None,
 ) -> Listed | None:
     """The rewrite of a template whose containers write their device keys only from `range` maps, with no key of the
-    chart's own (keyedmap.map_only): each pod that takes the maps asks for the same devices through them (one or
-    several: a GPU and EFA interfaces), and the migration gives each the same claim of a request per device (or a
-    claim per device kind, above 32 devices), without constraints (--align-nics ties a GPU to its NICs: refused);
-    None when the template has another shape (the refusal stands)."""
+    chart's own (keyedmap.map_only): each pod asks for the devices of its container's map (one or several: a GPU and
+    EFA interfaces), and the migration gives it a claim of a request per device (or a claim per device kind, above 32
+    devices), without constraints (--align-nics ties a GPU to its NICs: refused), and in a Ray group KubeRay's
+    num-gpus; None when the template has another shape (the refusal stands)."""
     docs = originals.get(rel, [])
     held = sorted(r for r in _rendered_devices(docs, rules) if _migrates(r, rules))
     if alternative is None or not held or not keyedmap.key_lines(text.splitlines()):
         return None
     claims = multiclaim.pod_claims(docs, migrated.get(rel, []), claim_templates)
     first = claims[0][0]  # the pods' claims: one, or one per device kind above 32 devices (keyedmap.bins)
-    if any(d.params for own in claims for d in own):  # KubeRay's num-gpus, which the migration sets from the claim
+    ray = any(str(d.get("apiVersion", "")).startswith("ray.io/") for d in docs)  # KubeRay: num-gpus from limits
+    if any(set(d.params) - ({"num-gpus"} if ray else set()) for own in claims for d in own):
         raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
-    specs = [without_api_defaults(d.spec).get("spec", {}) for d in claims[0]]
+    specs = [without_api_defaults(d.spec).get("spec", {}) for own in claims for d in own]
     if any(set(spec) != {"devices"} or set(spec["devices"]) != {"requests"} for spec in specs):
         raise RewriteError(
             f"{rel}: the migration ties the map's devices together (a GPU and its NICs under one PCIe root, "
             "--align-nics) or configures them: the map's devices are asked for side by side"
         )
-    shape = [(d.claim, without_api_defaults(d.spec)) for d in claims[0]]
-    if any([(d.claim, without_api_defaults(d.spec)) for d in own] != shape for own in claims):
-        raise RewriteError(f"{rel}: the migration asks for other devices in the pods that take the values map")
     # the map's devices in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
     # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
     given = sorted({*held, "nvidia.com/gpu", *(n for n in (names or {}).get(rel, ()) if _migrates(n, rules))})
@@ -966,8 +964,15 @@ def _map_only(
         plain = [{"key": res, "operator": "Exists", "effect": "NoSchedule"}]
         if len(requests) != 1 or "exactly" not in requests[0] or d.claim != label or requests[0].get("name") != label:
             continue
-        if (d.tolerations or plain) != plain or d.labels or d.affinity or d.params:
+        if (
+            (d.tolerations or plain) != plain
+            or d.labels
+            or d.affinity
+            or set(d.params) - ({"num-gpus"} if ray else set())
+        ):
             continue
+        if ray and (m := rules.lookup(res)) is not None and m.rule.ray_resource:
+            continue  # KubeRay makes a Ray resource of it (TPU), which the migration writes into rayStartParams
         known[res] = {k: v for k, v in requests[0]["exactly"].items() if k != "count"}
     if _ties_nics(alone, held[0], given, rules, alternative):
         raise RewriteError(
@@ -976,12 +981,43 @@ def _map_only(
         )
     if lost := [r for r in held if r not in known]:
         raise RewriteError(f"{rel}: the migration asks for {', '.join(lost)} otherwise than one request named after it")
-    asked = [{k: v for k, v in r["exactly"].items() if k != "count"} for s in specs for r in s["devices"]["requests"]]
-    if asked != [known[r] for r in held]:
-        raise RewriteError(f"{rel}: the migration's claim asks for the map's devices otherwise than each alone")
-    done = keyedmap.map_only(text, rel, first, known, chart_name(root))
-    done.section += migrated_section(chart_name(root), rules)
+    name = chart_name(root)
+    wiring = functools.partial(_ray_gpus, rel, name) if ray else None
+    done = keyedmap.map_only(text, rel, first, known, name, wiring)
+    done.section += migrated_section(name, rules) + (_ray_gpus_section(name, rules, known) if ray else "")
     return done
+
+
+def _ray_gpus(rel: str, chart: str, lines: list[str], pod: int, over: str) -> Edit:
+    """The edit setting KubeRay's `rayStartParams.num-gpus` in the Ray group of a pod whose container writes its
+    device keys from the map `over` (keyedmap.map_only): with the switch on, the count of the map's first key KubeRay
+    counts as a GPU, where the migration moves it to a claim (KubeRay reads it from the limits the claim replaces)."""
+    from dramigrate.helm.helper import _ray_params
+
+    count = f'include "{chart}.draRayGpus" {_arg(over)}'
+    cond = f'and $.Values.dra.enabled (ne ({count}) "")'
+    start, stop, new = _ray_params(lines, pod, {"num-gpus": ""}, cond, f"({count})", rel)
+    return Edit(start, stop, new)
+
+
+def _ray_gpus_section(chart: str, rules: RuleSet, known: dict[str, Any]) -> str:
+    """The define of the num-gpus KubeRay derives from a Ray container's limits map (ray.py): the count of its first
+    key (in sorted order) that KubeRay counts as a GPU with a count other than 0, when the migration moves it to a
+    claim; "" otherwise. A GPU is what the packs say (rayNumGpus), else a name ending in `gpu` (KubeRay's own test)."""
+    said = {r: bool((m := rules.lookup(r)) and m.rule.ray_num_gpus) for r in known}
+    gpus = " ".join(json.dumps(r) for r, gpu in said.items() if gpu)
+    others = " ".join(json.dumps(r) for r, gpu in said.items() if not gpu)
+    return (
+        f'{{{{- define "{chart}.draRayGpus" -}}}}\n'
+        "{{- $draSeen := false }}\n"
+        "{{- range $draKey, $draCount := . }}\n"
+        f"{{{{- if and (not $draSeen) (ne (int $draCount) 0) (or (has $draKey (list {gpus})) (and (not (has $draKey "
+        f'(list {others}))) (hasSuffix "gpu" $draKey))) }}}}{{{{ $draSeen = true }}}}\n'
+        f'{{{{- if include "{migrated_define(chart)}" $draKey }}}}{{{{ int $draCount }}}}{{{{ end }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
+        "{{- end }}\n"
+    )
 
 
 def _ties_nics(

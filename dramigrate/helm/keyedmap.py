@@ -24,6 +24,8 @@ from dramigrate.plan import dns_label
 from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from dramigrate.helm.idiomatic import Alternative, Device, Edit, PodDelta
     from dramigrate.helm.listed import Listed
     from dramigrate.rules import RuleSet
@@ -210,7 +212,7 @@ def section(chart: str, maps: list[KeyedMap], binned: bool = False) -> str:
     )
 
 
-def bins(chart: str, over: str) -> str:
+def bins(chart: str, overs: list[str]) -> str:
     """The define of the claims a pod's devices of the map go in, as the migration splits them (plan.split_claims:
     at most 32 devices in one claim, so 8 GPUs and 32 EFA interfaces of a p5.48xlarge go in two): the devices the
     migration moves with a count above 0, in the map's order, each in the first claim it fits in; the claims
@@ -218,7 +220,7 @@ def bins(chart: str, over: str) -> str:
     A device of more than 32 alone, or more than two kinds in one of several claims, fails the render."""
     from dramigrate.helm.idiomatic import OVER_LIMIT, migrated_define
 
-    over, limit = over.removeprefix("$.Values."), MAX_DEVICES_PER_CLAIM
+    over, limit = " or ".join(o.removeprefix("$.Values.") for o in overs), MAX_DEVICES_PER_CLAIM
     alone = f"dra.enabled: {over}: {OVER_LIMIT}"  # the migration refuses such a pod: the proof knows this failure
     many = (
         f"dra.enabled: {over} asks for more than {MAX_DEVICES_PER_CLAIM} devices of more than two kinds, which the "
@@ -314,33 +316,30 @@ def split_conditions(text: str, rel: str, keyed: KeyedMap, res: int, in_pod: lis
 _TOLERATIONS_RANGE = re.compile(r"\s*\{\{-?\s*range\s+(?:\$\w+\s*:=\s*)?\$?(\.Values(?:\.\w+)+)\s*-?\}\}\s*")
 
 
-def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> tuple[str, list[tuple[int, int]]]:
-    """The map each container's claim counts (its limits map, else its requests map; one for all) and, per pod that
-    takes it (a LeaderWorkerSet's leader and worker, a PyTorchJob's master and worker), its pod spec line and its
-    container's `resources:` line (0-based)."""
+def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
+    """Per pod whose container takes the maps (a LeaderWorkerSet's leader and worker, a PyTorchJob's master and
+    worker, a Ray head and worker group), its pod spec line, its container's `resources:` line (0-based) and the map
+    its claim counts (the container's limits map, else its requests map)."""
     from dramigrate.helm.idiomatic import _parent
     from dramigrate.helm.listed import _list_key
 
     by_resources: dict[int, list[tuple[int, str]]] = {}
     for i, _, over in found:
         by_resources.setdefault(_parent(lines, _parent(lines, i)), []).append((i, over))
-    overs, pods = set(), []
+    pods = []
     for at, keys in by_resources.items():
         if at < 0 or lines[at].strip() != "resources:":
             raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
         sections = {lines[_parent(lines, i)].strip()[:-1]: over for i, over in keys}
         if len(sections) != len(keys):
             raise RewriteError(f"{rel}:{at + 1}: a container writes its limits or requests from two values maps")
-        overs.add(sections.get("limits") or sections["requests"])
         pod = _parent(lines, _list_key(lines, at))
         if pod < 0:
             raise RewriteError(f"{rel}:{at + 1}: the container of the values maps' device keys is in no pod spec")
-        pods.append((pod, at))
-    if len(overs) != 1:
-        raise RewriteError(f"{rel}: the pods' containers count their devices from different values maps")
-    if len({pod for pod, _ in pods}) != len(pods):
+        pods.append((pod, at, sections.get("limits") or sections["requests"]))
+    if len({pod for pod, _, _ in pods}) != len(pods):
         raise RewriteError(f"{rel}: two containers of one pod write device keys from the values maps")
-    return overs.pop(), sorted(pods)
+    return sorted(pods)
 
 
 def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, chart: str, keyed: KeyedMap) -> list[Edit]:
@@ -350,7 +349,7 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
 
     on = "$.Values.dra.enabled"
     counted, present = holds(chart, over, True), holds(chart, over, False)
-    named = f'(include "{chart}.draKeyedClaimTemplateName" (dict "root" $ "claim" $draClaim))'
+    named = f'(include "{chart}.draKeyedClaimTemplateName" (dict "root" $ "map" {over} "claim" $draClaim))'
     claim = f'{{{{ include "{chart}.draKeyedClaimName" (list {over} $draClaim) }}}}'
     each = (
         f'{{{{- range $draClaim := include "{bins_define(chart)}" (list {over} $.Values.dra.existingClaimTemplate) '
@@ -367,7 +366,7 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
         "{{- end }}",
     ]
     edits: list[Edit] = []
-    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if lines[i].strip() == "tolerations:"]
+    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if re.match(r"tolerations:(\s|$)", lines[i].strip())]
     tol = [i for i in tol if _indent(lines[i]) == len(pad)]
     if tol:
         base = _indent(lines[tol[0]])  # the list's end: the pod's next key (the `end` of its `range` before it)
@@ -375,10 +374,20 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
             (i for i in range(tol[0] + 1, len(lines)) if not _control(lines[i]) and _indent(lines[i]) <= base),
             len(lines),
         )
+        while end > tol[0] + 1 and _OPENS.fullmatch(lines[end - 1]):
+            end -= 1  # a block the pod's next key opens (`if .Values.nodeSelector`): the list ends above it
         given = _TOLERATIONS_RANGE.fullmatch(lines[tol[0] + 1]) if tol[0] + 1 < end else None
+        given = given if lines[tol[0]].strip() == "tolerations:" else None  # `tolerations: {{- toYaml ... }}`
         if given is None:
             raise RewriteError(f"{rel}:{tol[0] + 1}: the pod's tolerations are not a `range` over a values list")
-        edits.append(Edit(end, end, _uncovered(lines, tol[0], end, len(pad), over, given.group(1), chart)))
+        entries = _uncovered(lines, tol[0], end, len(pad), over, given.group(1), chart)
+        wrap = _IF_LIST.fullmatch(lines[tol[0] - 1])
+        if wrap and wrap.group(2) == given.group(1) and _END.fullmatch(lines[end - 1]):
+            # `if .Values.tolerations` around the list (rayserve): it renders for the DRA tolerations too
+            head = f"{wrap.group(1)}if or {wrap.group(2)} (and {on} {present}) {wrap.group(3)}"
+            edits += [Edit(tol[0] - 1, tol[0], [head]), Edit(end - 1, end - 1, entries)]
+        else:
+            edits.append(Edit(end, end, entries))
     else:
         pod_lines += [f"{{{{- if and {on} {present} }}}}", "tolerations:", *tolerations(chart, keyed, ""), "{{- end }}"]
     edits.append(Edit(pod + 1, pod + 1, [pad + x for x in pod_lines]))
@@ -386,6 +395,12 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
     claims = [f"{{{{- if and {on} {counted} }}}}", "claims:", each, f"  - name: {claim}", "{{- end }}", "{{- end }}"]
     edits.append(Edit(at + 1, at + 1, [ind + x for x in claims]))
     return edits
+
+
+# a line that opens a block (`{{- if .Values.nodeSelector }}`), an `{{- end }}`, and an `if` on a values list alone
+_OPENS = re.compile(r"\s*\{\{-?\s*(?:if|with|range)\b.*\}\}\s*")
+_END = re.compile(r"\s*\{\{-?\s*end\s*-?\}\}\s*")
+_IF_LIST = re.compile(r"(\s*\{\{-?\s*)if\s+\$?(\.Values(?:\.\w+)+)\s*(-?\}\})\s*")
 
 
 def _uncovered(lines: list[str], tol: int, end: int, pad: int, over: str, given: str, chart: str) -> list[str]:
@@ -415,16 +430,24 @@ def _uncovered(lines: list[str], tol: int, end: int, pad: int, over: str, given:
     ]
 
 
-def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, Any]], chart: str) -> Listed:
+def map_only(
+    text: str,
+    rel: str,
+    delta: PodDelta,
+    known: dict[str, dict[str, Any]],
+    chart: str,
+    ray: Callable[[list[str], int, str], Edit] | None = None,
+) -> Listed:
     """The rewrite of a template whose containers write their device keys only from `range` maps (awssamples'
     eksml charts: `range $k, $v := .Values.resources.requests`, then `.limits`, no key of the chart's own), one
-    container in each pod that takes the maps (triton: one Deployment; triton-lws: a LeaderWorkerSet's leader and
-    worker; pytorchjob: a PyTorchJob's master and worker): with the switch on each key of the maps the migration moves
-    leaves the container; while the limits map (else the requests map) holds such a device with a count above 0 each
-    such pod gets the claim, its container its `claims`, and the one claim template (the pods ask for the same
-    devices) one request per device (`section`'s requests, looked up in `known`: GPU and EFA side by side, as the
-    migration asks for them without --align-nics); each pod tolerates each device set in the map that its values
-    tolerations list does not tolerate already."""
+    container in each pod that takes a map (triton: one Deployment; triton-lws: a LeaderWorkerSet's leader and
+    worker; pytorchjob: a PyTorchJob's master and worker; rayserve: a Ray head on `.Values.ray.resources`, a worker
+    group on `.Values.resources`): with the switch on each key of the maps the migration moves leaves the container;
+    while a pod's limits map (else its requests map) holds such a device with a count above 0 the pod gets the claim,
+    its container its `claims`, and a claim template one request per device (`section`'s requests, looked up in
+    `known`: GPU and EFA side by side, as the migration asks for them without --align-nics), shared by the pods
+    asking for the same; each pod tolerates each device set in its map that its values tolerations list does not
+    tolerate already; `ray` gives the edit of a Ray group's num-gpus (KubeRay reads it from the limits)."""
     from dramigrate.helm.idiomatic import (
         DRA_OFF,
         Edit,
@@ -439,16 +462,23 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
     found = key_lines(lines)
     if not found:
         raise RewriteError(f"{rel}: no device key a `range` over a values map writes")
-    if delta.namespaced or delta.labels or delta.affinity or delta.params:
+    if delta.namespaced or delta.labels or delta.affinity or (delta.params and ray is None):
         raise RewriteError(f"{rel}: the migration moves more than the map's devices into the claim")
-    over, pods = _map_pods(lines, rel, found)
+    pods = _map_pods(lines, rel, found)
+    overs = list(dict.fromkeys(over for _, _, over in pods))
     on = "$.Values.dra.enabled"
-    counted = holds(chart, over, True)
+    counted = (
+        holds(chart, overs[0], True) if len(overs) == 1 else f"(or {' '.join(holds(chart, o, True) for o in overs)})"
+    )
     migrated = migrated_define(chart)
     name_define, spec_define = f"{chart}.draKeyedClaimTemplateName", f"{chart}.draKeyedClaimSpec"
     claim_define = f"{chart}.draKeyedClaimName"
-    keyed = KeyedMap(over, tuple(i for i, _, _ in found), known, delta.claim)
-    edits: list[Edit] = [e for pod, at in pods for e in _map_pod_edits(lines, rel, pod, at, over, chart, keyed)]
+    edits: list[Edit] = []
+    for pod, at, over in pods:
+        keyed = KeyedMap(over, tuple(i for i, _, _ in found), known, delta.claim)
+        edits += _map_pod_edits(lines, rel, pod, at, over, chart, keyed)
+        if ray is not None:
+            edits.append(ray(lines, pod, over))
     for i, var, _ in found:
         p = " " * _indent(lines[i])
         guard = f'{p}{{{{- if not (and {on} (include "{migrated}" {var})) }}}}'
@@ -461,27 +491,33 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
     if not name:
         raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
     name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
-    maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "")]
-    root_over = ".root." + over.removeprefix("$.")
+    maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "") for over in overs]
+    each = f"list {' '.join(overs)}"
     section_text = (
         capabilities_check(f"and {on} {counted}", DRA_OFF)
         + f"{{{{- if and {on} (not $.Values.dra.existingClaimTemplate) {counted} }}}}\n"
-        # a claim template per claim: one, unless the devices are more than one claim holds
-        f'{{{{- range $draClaim := include "{bins_define(chart)}" (list {over} "") | splitList ";" }}}}\n'
+        # a claim template per claim of each map (one, unless its devices are more than one claim holds), once
+        "{{- $draDone := dict }}\n"
+        f"{{{{- range $draMap := {each} }}}}\n"
+        f'{{{{- range $draClaim := include "{bins_define(chart)}" (list $draMap "") | splitList ";" }}}}\n'
+        f'{{{{- $draName := include "{name_define}" (dict "root" $ "map" $draMap "claim" $draClaim) }}}}\n'
+        "{{- if and $draClaim (not (hasKey $draDone $draName)) }}{{ $_ := set $draDone $draName true }}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
-        f'  name: {{{{ include "{name_define}" (dict "root" $ "claim" $draClaim) }}}}\n'
+        "  name: {{ $draName }}\n"
         "spec:\n"
         "  spec:\n"
-        f'    {{{{- include "{spec_define}" (dict "root" $ "claim" $draClaim) | nindent 4 }}}}\n'
+        f'    {{{{- include "{spec_define}" (dict "root" $ "map" $draMap "claim" $draClaim) | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
         "{{- end }}\n"
         "{{- end }}\n"
         f'{{{{- define "{spec_define}" -}}}}\n'
         "devices:\n"
         "  requests:\n"
-        f'{{{{- include "{_requests(chart)}" (list {root_over} false .claim) }}}}\n'
+        f'{{{{- include "{_requests(chart)}" (list .map false .claim) }}}}\n'
         "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n'
         f'{name}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
@@ -490,8 +526,14 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
         f'{{{{- define "{claim_define}" -}}}}\n'
         f'{{{{- regexFindAll "- name: [a-z0-9-]+" (include "{_requests(chart)}" (list (index . 0) false (index . 1))) '
         '-1 | join "-" | replace "- name: " "" }}\n'
-        "{{- end }}\n" + section(chart, maps, binned=True) + bins(chart, over)
+        "{{- end }}\n" + section(chart, maps, binned=True) + bins(chart, overs)
     )
     first = next(iter(known.values()))
     device_class = str(first.get("deviceClassName") or "")
-    return Listed(text, after, section_text, f"each device of {over.removeprefix('$.Values.')}", device_class)
+    return Listed(
+        text,
+        after,
+        section_text,
+        f"each device of {', '.join(o.removeprefix('$.Values.') for o in overs)}",
+        device_class,
+    )
