@@ -955,7 +955,9 @@ def _map_only(
     # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
     given = sorted({*held, "nvidia.com/gpu", *(n for n in (names or {}).get(rel, ()) if _migrates(n, rules))})
     given = [n for n in given if _migrates(n, rules)]
-    alone = keyedmap.literal_only(docs, held[0], set(held[1:]))  # the pods asking for the first device only
+    # the workloads asking for the first device only (not the template's ConfigMaps: pytorchjob's scripts are 7,000
+    # lines, which each migration of them below parsed again)
+    alone = keyedmap.literal_only([d for d in docs if pod_groups(d, [])], held[0], set(held[1:]))
     known = {}
     for res in given:  # each device alone: one request, named (as its claim) after the device, and its toleration
         d = first if len(held) == 1 and res == held[0] else pod_delta(*alternative(alone, held[0], res))[0]
