@@ -266,12 +266,12 @@ def key_guard(chart: str, on: str, var: str) -> str:
 
 def tolerations(chart: str, keyed: KeyedMap, pad: str) -> list[str]:
     """The pod's tolerations list entries for the map's devices (the device plugin's taint of each)."""
-    from dramigrate.helm.idiomatic import migrated_define
+    from dramigrate.helm.idiomatic import DRA_KEY, migrated_define
 
     return [
-        f"{pad}{{{{- range $draKey, $draCount := {keyed.over} }}}}",
-        f'{pad}{{{{- if and (include "{migrated_define(chart)}" $draKey) (ne (cat $draCount) "") }}}}',
-        f"{pad}- key: {{{{ $draKey }}}}",
+        f"{pad}{{{{- range {DRA_KEY}, $draCount := {keyed.over} }}}}",
+        f'{pad}{{{{- if and (include "{migrated_define(chart)}" {DRA_KEY}) (ne (cat $draCount) "") }}}}',
+        f"{pad}- key: {{{{ {DRA_KEY} }}}}",
         f"{pad}  operator: Exists",
         f"{pad}  effect: NoSchedule",
         f"{pad}{{{{- end }}}}",
@@ -406,22 +406,17 @@ _IF_LIST = re.compile(r"(\s*\{\{-?\s*)if\s+\$?(\.Values(?:\.\w+)+)\s*(-?\}\})\s*
 def _uncovered(lines: list[str], tol: int, end: int, pad: int, over: str, given: str, chart: str) -> list[str]:
     """The entries after a pod's tolerations list (line `tol`, written from the values list `given` up to line `end`):
     one per device of the map the migration moves to a claim that the values list does not tolerate already."""
-    from dramigrate.helm.idiomatic import _indent, migrated_define
+    from dramigrate.helm.idiomatic import DRA_KEY, TOLERATED, _indent, migrated_define, tolerated_check
 
     items = [_indent(x) for x in lines[tol + 1 : end] if x.strip().startswith("- ")]
     p = " " * (items[0] if items else pad + 2)
-    exists = '(eq (toString $t.operator) "Exists")'
-    effect = '(has (toString $t.effect) (list "" "<nil>" "<no value>" "NoSchedule"))'
-    key = '(has (toString $t.key) (list "" "<nil>" "<no value>" $draKey))'
     tail = re.search(r"\}\}(\s*)$", lines[end - 1])
     return [
-        f"{p}{{{{- range $draKey, $draCount := {over} }}}}",
-        f"{p}{{{{- $draCovered := false }}}}",
-        f"{p}{{{{- range $t := $.Values{given[7:]} }}}}"
-        f"{{{{ if and {exists} {effect} {key} }}}}{{{{ $draCovered = true }}}}{{{{ end }}}}{{{{ end }}}}",
-        f'{p}{{{{- if and $.Values.dra.enabled (include "{migrated_define(chart)}" $draKey) (ne (cat $draCount) "") '
-        "(not $draCovered) }}",
-        f"{p}- key: {{{{ $draKey }}}}",
+        f"{p}{{{{- range {DRA_KEY}, $draCount := {over} }}}}",
+        *(f"{p}{c}" for c in tolerated_check(f"$.Values{given[7:]}", DRA_KEY, True)),
+        f'{p}{{{{- if and $.Values.dra.enabled (include "{migrated_define(chart)}" {DRA_KEY}) (ne (cat $draCount) "") '
+        f"(not {TOLERATED}) }}}}",
+        f"{p}- key: {{{{ {DRA_KEY} }}}}",
         f"{p}  operator: Exists",
         f"{p}  effect: NoSchedule",
         f"{p}{{{{- end }}}}",
