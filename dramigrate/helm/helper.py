@@ -2110,6 +2110,51 @@ def _marked_render(
     return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
 
 
+def _device_lines(stream: str, rules: RuleSet) -> set[str]:
+    """The device key lines of a render (`nvidia.com/gpu: "8"`), stripped."""
+    out = set()
+    for line in stream.splitlines():
+        key = re.match(r"""^\s*(?:-\s+)?["']?([^"':]+)["']?\s*:""", line)
+        if key and rules.is_device_candidate(key.group(1)) and rules.lookup(key.group(1)) is not None:
+            out.add(line.strip())
+    return out
+
+
+def other_branches(
+    copy: Path,
+    marks: dict[int, tuple[str, int, str]],
+    found: tuple[dict[int, str], dict[int, list[tuple[str, ...]]]],
+    reference: str,
+    others: list[tuple[Any, str]],
+    rules: RuleSet,
+) -> None:
+    """The helper lines that write a device key with other value sets of the proof (`others`: each one's options and
+    original render), added to `found` (the markers on device keys and their paths, from the marked render of the
+    reference, whose original render is `reference`; `copy`: that marked copy). A helper whose branches each write
+    their own count (cosmos3's `cosmos3.resources`: `if eq $gpu 1`, `else if eq $gpu 8`, literal keys in each) has
+    its keys rewritten in every branch the proof renders, not only in those the reference renders. Only value sets
+    whose original render writes a device key line the reference's does not are rendered marked (not another
+    vendor's: its key is the vendor choice's)."""
+    from dramigrate.helm.renderpool import _render_uncached, render_all
+
+    hits, paths = found
+    resources = set(hits.values())
+    seen = _device_lines(reference, rules)
+    wanted: list[Any] = []
+    for options, stream in others:
+        lines = _device_lines(stream, rules)
+        if not lines <= seen:
+            seen |= lines
+            wanted.append(options)
+    renders = render_all([lambda o=o: _render_uncached(copy, o) for o in wanted])
+    for render in renders:
+        # the same device in other branches; another vendor's key is the vendor choice's (helperchoice.find)
+        more = {n: r for n, r in marked_keys(render.stream, marks, rules).items() if n not in hits and r in resources}
+        hits.update(more)
+        for n, where in marked_paths(render.stream, more).items():
+            paths.setdefault(n, []).extend(where)
+
+
 def fix(
     outcome: Any,
     root: Path,
@@ -2156,8 +2201,12 @@ def fix(
         return False
     name = chart_name(root)
     keys: list[KeyLine] = []
+    paths = marked_paths(marked.stream, hits)
+    copy = work.path / ("helper-markers-within" if within else "helper-markers") / root.name
+    others = [(v.options, r.stream) for v, r, _, _ in expected if r is not ref_render and not (r.error or v.vendor)]
+    other_branches(copy, marks, (hits, paths), ref_render.stream, others, rules)
     try:
-        keys = key_lines(root, hits, marks, marked_paths(marked.stream, hits))
+        keys = key_lines(root, hits, marks, paths)
         if not keys:
             return False
         if len({k.var is None for k in keys}) != 1:
