@@ -1,0 +1,85 @@
+"""What a chart maintainer reads in the pull request `fix` makes: no generated-looking noise in the helper
+rewrite of pattern D (the shape of frigate's chart: a `resources` helper that merges an NVIDIA limit into the
+values map with mergeOverwrite, then writes it with toYaml). Real renders, one fix for the module."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import chart_with, deployment, fix_chart
+
+from dramigrate.helm.render import HelmError
+
+HELPERS = """\
+{{- define "app.resources" -}}
+{{- $resources := .Values.resources | default dict -}}
+{{- $nvidia := dict "limits" (dict "nvidia.com/gpu" 1) -}}
+{{- if .Values.gpu.nvidia.enabled -}}
+{{- $resources := mergeOverwrite $resources $nvidia -}}
+{{- end -}}
+{{ $resources | toYaml }}
+{{- end -}}
+"""
+SERVER = deployment(
+    "server",
+    """\
+      containers:
+        - name: server
+          image: server
+          resources:
+            {{- include "app.resources" . | nindent 12 }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+""",
+)
+VALUES = "gpu:\n  nvidia:\n    enabled: true\nresources: {}\ntolerations: []\n"
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    files = {"templates/_helpers.tpl": HELPERS, "templates/server.yaml": SERVER, "values.yaml": VALUES}
+    chart = chart_with(tmp_path_factory.mktemp("review"), "app", files)
+    return chart, fix_chart(chart)
+
+
+def _render(chart: Path, *sets: str) -> dict[str, Any]:
+    from dramigrate.helm.render import RenderOptions, render_chart
+
+    docs = [
+        d
+        for m in render_chart(chart, RenderOptions(set_values=sets, kube_version="1.34"))
+        for d in yaml.safe_load_all(m.text)
+    ]
+    return {f"{d['kind']}/{d['metadata']['name']}": d for d in docs if d}
+
+
+def test_the_guard_against_other_devices_names_each_vendor_domain_once_and_no_demo_resource(
+    fixed: tuple[Path, Any],
+) -> None:
+    """Was: the guard's regular expression listed every rule pack's resource in full, nvidia\\.com/ four times, and
+    the demo pack's made-up example.com/gpu (which no chart asks for) in the chart's helper, five lines of it."""
+    chart, outcome = fixed
+    assert outcome.proven
+    helper = (chart / "templates" / "_helpers.tpl").read_text()
+    (guard,) = re.findall(r"regexMatch \(print ((?:\"[^\"\n]*\"\s*)+)\)", helper)
+    assert "example" not in helper
+    assert guard.count("nvidia\\\\.com/") == 1 and guard.count("amd\\\\.com/") == 1
+    assert len(guard.splitlines()) < 5
+
+
+@pytest.mark.parametrize("device", ["amd.com/gpu", "nvidia.com/mig-1g.5gb", "gpu.intel.com/xe"])
+def test_another_device_the_migration_takes_still_fails_the_render_with_the_switch_on(
+    fixed: tuple[Path, Any], device: str
+) -> None:
+    """The shorter expression still matches each name the rule packs migrate (grouped under its domain)."""
+    chart, _ = fixed
+    with pytest.raises(HelmError, match="ask for a device resource the DRA claim of the chart does not take"):
+        _render(chart, "dra.enabled=true", "resources.limits." + device.replace(".", "\\.") + "=1")
+    on = _render(chart, "dra.enabled=true")["Deployment/server"]["spec"]["template"]["spec"]
+    assert on["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
