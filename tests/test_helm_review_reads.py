@@ -83,3 +83,15 @@ def test_another_device_the_migration_takes_still_fails_the_render_with_the_swit
         _render(chart, "dra.enabled=true", "resources.limits." + device.replace(".", "\\.") + "=1")
     on = _render(chart, "dra.enabled=true")["Deployment/server"]["spec"]["template"]["spec"]
     assert on["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+
+
+@pytest.mark.parametrize("style", ["# plain comment\nx: 1\n", "# -- helm-docs\nx: 1\n"])
+def test_the_values_documentation_cuts_its_lines_at_spaces_only(style: str) -> None:
+    """Was: a chart with two devices read `...false: the device-\\n  # plugin resource)` in values.yaml (cut at the
+    hyphen); now each comment line ends at a word."""
+    from dramigrate.helm.idiomatic import values_block
+
+    block = values_block(style, '""', "nvidia.com/gpu or gpu.intel.com/i915", False)
+    comments = [line.strip() for line in block.splitlines() if line.strip().startswith("#")]
+    assert "device-plugin" in " ".join(comments)
+    assert [line for line in comments if line.endswith("-")] == []

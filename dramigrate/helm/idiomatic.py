@@ -1199,6 +1199,12 @@ def _comment_style(values: str) -> str:
     return "plain"
 
 
+def _comment_lines(text: str, width: int) -> list[str]:
+    """A comment's lines, cut at spaces only: `device-plugin` or a file name `gpu-dra.yaml` cut at its hyphen reads
+    as a typo in the chart's values.yaml."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
@@ -1227,7 +1233,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     out.append("dra:\n")
     for key, value in items:
         if style != "bitnami":
-            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs[key], 110)))
+            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(_comment_lines(docs[key], 110)))
         out.append(f"  {key}: {value}\n")
     return "".join(out)
 
