@@ -95,3 +95,12 @@ def test_the_values_documentation_cuts_its_lines_at_spaces_only(style: str) -> N
     comments = [line.strip() for line in block.splitlines() if line.strip().startswith("#")]
     assert "device-plugin" in " ".join(comments)
     assert [line for line in comments if line.endswith("-")] == []
+
+
+def test_the_call_site_writes_no_parentheses_a_maintainer_would_delete(fixed: tuple[Path, Any]) -> None:
+    """Was: `{{- if (eq (include "app.resources.dra" .) "claim") }}` and `if or .Values.tolerations ((include ...))`
+    at the call site: an `if` wrapped whole in parentheses, a group in two."""
+    chart, _ = fixed
+    text = (chart / "templates" / "server.yaml").read_text() + (chart / "templates" / "_helpers.tpl").read_text()
+    assert "dra" in text
+    assert re.findall(r"\{\{-? if \(|\(\(", text) == []

@@ -1330,8 +1330,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _arg(expr: str) -> str:
-    """An expression as a function argument: parenthesised unless it is one term."""
-    return expr if re.fullmatch(r"[\w.$]+", expr) else f"({expr})"
+    """An expression as a function argument: parenthesised unless it is one term or already one group (a
+    maintainer reads `((include "x.dra" .))` as a slip)."""
+    return expr if re.fullmatch(r"[\w.$]+", expr) or _bare(expr) != expr else f"({expr})"
 
 
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
