@@ -104,3 +104,37 @@ def test_the_call_site_writes_no_parentheses_a_maintainer_would_delete(fixed: tu
     text = (chart / "templates" / "server.yaml").read_text() + (chart / "templates" / "_helpers.tpl").read_text()
     assert "dra" in text
     assert re.findall(r"\{\{-? if \(|\(\(", text) == []
+
+
+NESTED_IFS = deployment(
+    "server",
+    """\
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            requests:
+              cpu: 1
+              {{- if .Values.gpu.requests }}
+              {{- if .Values.gpu.requests.count }}
+              nvidia.com/gpu: {{ .Values.gpu.requests.count }}
+              {{- end }}
+              {{- end }}
+            limits:
+              {{- if .Values.gpu.limits.count }}
+              nvidia.com/gpu: {{ .Values.gpu.limits.count }}
+              {{- end }}
+""",
+)
+NESTED_VALUES = "gpu:\n  requests:\n    count: 1\n  limits:\n    count: 1\n"
+
+
+def test_a_count_under_two_ifs_is_not_written_twice_in_the_conditions(tmp_path: Path) -> None:
+    """Was: `(and .Values.gpu.requests .Values.gpu.requests.count .Values.gpu.requests.count)` in each DRA condition
+    of a request under `if .Values.gpu.requests` then `if .Values.gpu.requests.count` (porter's web chart): the count
+    said twice."""
+    chart = chart_with(tmp_path, "server", {"values.yaml": NESTED_VALUES, "templates/server.yaml": NESTED_IFS})
+    assert fix_chart(chart).proven
+    text = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    assert "dra.enabled" in text
+    assert ".Values.gpu.requests.count .Values.gpu.requests.count" not in text

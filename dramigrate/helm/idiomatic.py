@@ -2424,6 +2424,8 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     words = _split_top(_grouped(own[0]) or own[0], " ") if len(own) == 1 else []
     if _own(d, own[0] if own else "") or (words[:1] == ["and"] and words[-1] == d.count):
         return _group(own[0])
+    if len(own) > 1 and own[-1] == d.count:  # `if .Values.gpu` then `if .Values.gpu.count`: the count is said once
+        return f"(and {' '.join(map(_group, own))})"
     return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
 
 
