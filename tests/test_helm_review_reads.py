@@ -138,3 +138,12 @@ def test_a_count_under_two_ifs_is_not_written_twice_in_the_conditions(tmp_path: 
     text = "".join(p.read_text() for p in (chart / "templates").iterdir())
     assert "dra.enabled" in text
     assert ".Values.gpu.requests.count .Values.gpu.requests.count" not in text
+
+
+def test_the_claim_spec_count_is_no_pipeline_in_parentheses(fixed: tuple[Path, Any]) -> None:
+    """Was: `count: {{ (include "app.resources.draCount" . | trimAll ... | int) }}` in the helper's claim spec."""
+    chart, _ = fixed
+    (count,) = [
+        line.strip() for line in (chart / "templates" / "_helpers.tpl").read_text().splitlines() if "count:" in line
+    ]
+    assert count.startswith('count: {{ include "app.resources.draCount" .')

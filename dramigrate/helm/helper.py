@@ -1436,7 +1436,7 @@ def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> st
 
     for device, (spec, request) in specs.items():
         text = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
-        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
+        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_bare(_count_at(define, '.'))} }}}}")
     body = helperchoice.spec_text(inner, next(iter(specs)), define)
     return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{body}{{{{- end }}}}\n'
 
