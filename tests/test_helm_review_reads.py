@@ -147,3 +147,14 @@ def test_the_claim_spec_count_is_no_pipeline_in_parentheses(fixed: tuple[Path, A
         line.strip() for line in (chart / "templates" / "_helpers.tpl").read_text().splitlines() if "count:" in line
     ]
     assert count.startswith('count: {{ include "app.resources.draCount" .')
+
+
+def test_the_values_documentation_of_the_helper_switch_reads_as_written_by_hand(fixed: tuple[Path, Any]) -> None:
+    """Was: "`dra.enabled` in values.yaml requests nvidia.com/gpu ... Not set, it is on:" appended to values.yaml
+    itself; now the comment says what true and false do, then shows the default."""
+    chart, _ = fixed
+    values = (chart / "values.yaml").read_text()
+    doc = values[values.index("# DRA") :]
+    assert "values.yaml" not in doc and "Not set" not in doc
+    assert "`dra.enabled: true` requests nvidia.com/gpu" in doc.replace("\n# ", " ")
+    assert doc.endswith("Default:\n# dra:\n#   enabled: true\n")

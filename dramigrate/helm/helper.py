@@ -1444,11 +1444,10 @@ def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> st
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
     """The documentation of the switch appended to values.yaml."""
     sep = "" if values.endswith("\n") or not values else "\n"
-    where = "values.yaml" if mode == "values" else context_path
+    where = "" if mode == "values" else f" in {context_path}"  # appended to values.yaml: it need not name itself
     text = (
-        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled` in {where} requests {resource} through a "
-        f"ResourceClaim instead of the device-plugin resource; false renders the chart as before. Not set, it is "
-        f"{'on' if default else 'off'}:"
+        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled: true`{where} requests {resource} through a "
+        "ResourceClaim instead of the device-plugin resource; `false` renders the chart as before. Default:"
     )
     return (
         f"{sep}\n"
