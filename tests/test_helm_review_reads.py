@@ -158,3 +158,15 @@ def test_the_values_documentation_of_the_helper_switch_reads_as_written_by_hand(
     assert "values.yaml" not in doc and "Not set" not in doc
     assert "`dra.enabled: true` requests nvidia.com/gpu" in doc.replace("\n# ", " ")
     assert doc.endswith("Default:\n# dra:\n#   enabled: true\n")
+
+
+def test_a_chartpress_placeholder_version_is_not_bumped(tmp_path: Path) -> None:
+    """Was: dask's `version: 0.0.1-set.by.chartpress` came out `0.0.2-set.by.chartpress`, a placeholder the chart's
+    release tool replaces (and no semver successor of a pre-release); a plain version still gets its patch bump."""
+    files = {"values.yaml": NESTED_VALUES, "templates/server.yaml": NESTED_IFS}
+    placeholder = chart_with(tmp_path / "a", "server", files, version="0.0.1-set.by.chartpress")
+    plain = chart_with(tmp_path / "b", "server", files, version="0.3.9")
+    before = (placeholder / "Chart.yaml").read_text()
+    assert fix_chart(placeholder).proven and fix_chart(plain).proven
+    assert (placeholder / "Chart.yaml").read_text() == before
+    assert "version: 0.3.10" in (plain / "Chart.yaml").read_text()

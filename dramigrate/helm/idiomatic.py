@@ -4367,9 +4367,11 @@ def _helper_name(text: str, line: str) -> str:
 
 
 def bump_version(chart_yaml: str) -> str:
-    """Chart.yaml text with its `version:` a patch release up."""
+    """Chart.yaml text with its `version:` a patch release up. A pre-release or build version is left as it is: its
+    next one is the maintainer's call, and chartpress charts (dask, z2jh) carry `0.0.1-set.by.chartpress`, which the
+    tool replaces when it publishes."""
     return re.sub(
-        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
+        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)(?=[\"']?\s*(?:#.*)?$)",
         lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
         chart_yaml,
         count=1,
