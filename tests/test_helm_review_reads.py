@@ -170,3 +170,27 @@ def test_a_chartpress_placeholder_version_is_not_bumped(tmp_path: Path) -> None:
     assert fix_chart(placeholder).proven and fix_chart(plain).proven
     assert (placeholder / "Chart.yaml").read_text() == before
     assert "version: 0.3.10" in (plain / "Chart.yaml").read_text()
+
+
+CHANGES = """\
+annotations:
+  artifacthub.io/changes: |-
+    - kind: changed
+      description: Upgraded the common chart
+"""
+
+
+def test_the_changelog_annotation_gets_a_users_line_also_in_a_stripped_block(tmp_path: Path) -> None:
+    """Was: an `artifacthub.io/changes: |-` list (k8s-at-home plex, johanneskastl jellyfin) was left without the
+    change, and the helper rewrite's entry read "... switch read by app.resources" (a define name in a changelog)."""
+    files = {"templates/_helpers.tpl": HELPERS, "templates/server.yaml": SERVER, "values.yaml": VALUES}
+    chart = chart_with(tmp_path, "app", files)
+    (chart / "Chart.yaml").write_text((chart / "Chart.yaml").read_text() + CHANGES)
+    assert fix_chart(chart).proven
+    entries = yaml.safe_load(
+        yaml.safe_load((chart / "Chart.yaml").read_text())["annotations"]["artifacthub.io/changes"]
+    )
+    assert entries == [
+        {"kind": "changed", "description": "Upgraded the common chart"},
+        {"kind": "added", "description": "DRA ResourceClaims behind the dra.enabled switch"},
+    ]

@@ -1597,9 +1597,10 @@ def build(
         )
     )
     device_class = _class(any_delta.spec)
-    about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
+    about = "DRA ResourceClaims behind the dra.enabled switch"  # a changelog line: no helper name in it
     if mode == "values":
         return changes + conventions(root, device_class, default, about)
+    about += f" of {context_path}"
     # a switch inside a values object (a list entry): declared in that object's schema where it forbids unknown keys
     entry = {
         "type": "object",

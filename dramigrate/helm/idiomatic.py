@@ -4385,7 +4385,7 @@ def chart_bump(root: Path, change: str) -> list[Change]:
     mix); empty when nothing changes."""
     before = (root / "Chart.yaml").read_text(encoding="utf-8")
     after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|[-+]?\s*\n((?:\1\s+.*\n?)+)", after, re.M)
     if changes:
         body = changes.group(2)
         first = body.splitlines()[0]
