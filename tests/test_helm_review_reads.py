@@ -194,3 +194,15 @@ def test_the_changelog_annotation_gets_a_users_line_also_in_a_stripped_block(tmp
         {"kind": "changed", "description": "Upgraded the common chart"},
         {"kind": "added", "description": "DRA ResourceClaims behind the dra.enabled switch"},
     ]
+
+
+def test_the_map_rewrite_leaves_the_allocation_mode_to_the_api(tmp_path: Path) -> None:
+    """Was: each vendor's branch of the claim spec of a resources map built in variables (pattern F: rh-ai-quickstart
+    llm-service, helix) wrote `allocationMode: ExactCount`, the API's default, which the other rewrites leave out."""
+    from test_helm_map_built import DEPLOYMENT
+    from test_helm_map_built import VALUES as MAP_VALUES
+
+    chart = chart_with(tmp_path, "app", {"values.yaml": MAP_VALUES, "templates/deployment.yaml": DEPLOYMENT})
+    assert fix_chart(chart).proven
+    text = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    assert "draClaimSpec" in text and "allocationMode" not in text
