@@ -1221,7 +1221,10 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
     items.append(("existingClaimTemplate", '""'))
     style = _comment_style(values)
-    out = ["" if values.endswith("\n") or not values else "\n", "\n" if values.strip() else ""]
+    out = [
+        "" if values.endswith("\n") or not values else "\n",
+        "\n" if values.strip() and not values.endswith("\n\n") else "",
+    ]
     if style == "bitnami":
         out.append(f"## @section DRA\n## {docs['dra']}\n##\n")
         for key, _ in items:
