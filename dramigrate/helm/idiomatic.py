@@ -1313,6 +1313,12 @@ def _comment_style(values: str) -> str:
     return "plain"
 
 
+def _comment_lines(text: str, width: int) -> list[str]:
+    """A comment's lines, cut at spaces only: `device-plugin` or a file name `gpu-dra.yaml` cut at its hyphen reads
+    as a typo in the chart's values.yaml."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
@@ -1344,7 +1350,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     out.append("dra:\n")
     for key, value in items:
         if style != "bitnami":
-            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs[key], 110)))
+            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(_comment_lines(docs[key], 110)))
         out.append(f"  {key}: {value}\n")
     return "".join(out)
 
@@ -1441,8 +1447,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _arg(expr: str) -> str:
-    """An expression as a function argument: parenthesised unless it is one term."""
-    return expr if re.fullmatch(r"[\w.$]+", expr) else f"({expr})"
+    """An expression as a function argument: parenthesised unless it is one term or already one group (a
+    maintainer reads `((include "x.dra" .))` as a slip)."""
+    return expr if re.fullmatch(r"[\w.$]+", expr) or _bare(expr) != expr else f"({expr})"
 
 
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
@@ -2534,6 +2541,8 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     words = _split_top(_grouped(own[0]) or own[0], " ") if len(own) == 1 else []
     if _own(d, own[0] if own else "") or (words[:1] == ["and"] and words[-1] == d.count):
         return _group(own[0])
+    if len(own) > 1 and own[-1] == d.count:  # `if .Values.gpu` then `if .Values.gpu.count`: the count is said once
+        return f"(and {' '.join(map(_group, own))})"
     return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
 
 
@@ -4508,9 +4517,11 @@ def _helper_name(text: str, line: str) -> str:
 
 
 def bump_version(chart_yaml: str) -> str:
-    """Chart.yaml text with its `version:` a patch release up."""
+    """Chart.yaml text with its `version:` a patch release up. A pre-release or build version is left as it is: its
+    next one is the maintainer's call, and chartpress charts (dask, z2jh) carry `0.0.1-set.by.chartpress`, which the
+    tool replaces when it publishes."""
     return re.sub(
-        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
+        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)(?=[\"']?\s*(?:#.*)?$)",
         lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
         chart_yaml,
         count=1,
@@ -4524,7 +4535,7 @@ def chart_bump(root: Path, change: str) -> list[Change]:
     mix); empty when nothing changes."""
     before = (root / "Chart.yaml").read_text(encoding="utf-8")
     after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|[-+]?\s*\n((?:\1\s+.*\n?)+)", after, re.M)
     if changes:
         body = changes.group(2)
         first = body.splitlines()[0]

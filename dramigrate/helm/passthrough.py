@@ -2576,7 +2576,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False,
 def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
     import textwrap
 
-    lines = textwrap.wrap(text, max(40, 100 - len(ind)))
+    lines = textwrap.wrap(text, max(40, 100 - len(ind)), break_on_hyphens=False, break_long_words=False)
     if style == "bitnami":
         return [f"{ind}## @param {key} {lines[0]}", *(f"{ind}## {x}" for x in lines[1:])]
     lead = "# -- " if style == "helm-docs" else "# "
