@@ -1,0 +1,67 @@
+"""Hostile inputs of the twenty-second sweep (issue 11's checker, run from outside the repo): each beside a good
+file, which is still migrated, while the bad one is named and left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, run_dramigrate
+
+from dramigrate.helm.sandbox import MAX_SUBCHART_DEPTH
+
+
+def _tree(files: dict[Path, str]) -> dict[Path, bytes]:
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return {path: path.read_bytes() for path in files}
+
+
+def test_subchart_folders_nested_past_the_bound_are_refused_at_once(tmp_path: Path) -> None:
+    """A chart whose subchart folders nest charts/s0/charts/s1/... (Helm loads them at any depth) was checked level
+    by level: each level multiplied the work of the proof, and 150 levels ran `diff` and `fix` for minutes. Past
+    MAX_SUBCHART_DEPTH levels the chart is refused by name, before any render, and the good file beside it is
+    migrated."""
+    chart = chart_with(tmp_path, "deep", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    files: dict[Path, str] = {}
+    folder = chart
+    for level in range(MAX_SUBCHART_DEPTH + 1):
+        folder = folder / "charts" / f"s{level}"
+        files[folder / "Chart.yaml"] = f"apiVersion: v2\nname: s{level}\nversion: 0.1.0\n"
+        files[folder / "values.yaml"] = "gpus: 1\n"
+        files[folder / "templates" / "pod.yaml"] = GPU_POD_TEMPLATE.replace("-pod", f"-pod{level}")
+    before = _tree(files)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fix", "deep", "good.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert "Traceback" not in out + err
+    report = json.loads(out)
+    assert code == 2
+    assert [(e["file"], e["rule"]) for e in report["errors"]] == [("deep", "chart-archive-limit")]
+    assert f"nested more than {MAX_SUBCHART_DEPTH} deep" in report["errors"][0]["message"]
+    assert {path: path.read_bytes() for path in before} == before
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_subchart_folders_up_to_the_bound_are_still_checked(tmp_path: Path) -> None:
+    """The bound refuses only what nests past it: a chart whose subcharts nest exactly MAX_SUBCHART_DEPTH deep is
+    rendered and its deepest subchart's device request found."""
+    chart = chart_with(tmp_path, "deep", {"values.yaml": "gpus: 0\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    files: dict[Path, str] = {}
+    folder = chart
+    for level in range(MAX_SUBCHART_DEPTH):
+        folder = folder / "charts" / f"s{level}"
+        files[folder / "Chart.yaml"] = f"apiVersion: v2\nname: s{level}\nversion: 0.1.0\n"
+        files[folder / "values.yaml"] = "gpus: 0\n"
+    files[folder / "values.yaml"] = "gpus: 1\n"
+    files[folder / "templates" / "pod.yaml"] = GPU_POD_TEMPLATE
+    _tree(files)
+
+    code, out, err = run_dramigrate(["lint", "deep", "--format", "json"], cwd=tmp_path)
+
+    report = json.loads(out)
+    assert report["errors"] == [], err
+    assert [f["rule"] for f in report["findings"] if f["rule"] == "legacy-device-request"] == ["legacy-device-request"]
+    assert code == 1
