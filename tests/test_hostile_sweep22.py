@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import GPU_POD_TEMPLATE, ONE_GPU_POD, chart_with, run_dramigrate
 
 from dramigrate.helm.sandbox import MAX_SUBCHART_DEPTH
@@ -65,3 +66,42 @@ def test_subchart_folders_up_to_the_bound_are_still_checked(tmp_path: Path) -> N
     assert report["errors"] == [], err
     assert [f["rule"] for f in report["findings"] if f["rule"] == "legacy-device-request"] == ["legacy-device-request"]
     assert code == 1
+
+
+BACKTRACKING_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: evil
+description: a regex that backtracks
+domains: [b.example.com]
+resources:
+  - regex: '(a+)+b\\.example\\.com/y'
+    deviceClass: y.example.com
+    request: y
+deviceClasses:
+  - name: y.example.com
+    driver: y.example.com
+"""
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_a_rule_pack_that_does_not_load_is_named_in_the_report_asked_for(tmp_path: Path, fmt: str) -> None:
+    """A repository's config naming a rule pack whose regex could backtrack for hours stops the run when the pack
+    loads (exit 2), as a malformed config does. But only a line on standard error said so: `--format json` and
+    `sarif` wrote nothing to standard output, and the consumer failed on an empty report. Now the report comes
+    out, naming the pack as the run's bad input."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pack.yaml").write_text(BACKTRACKING_PACK)
+    (tmp_path / ".dramigrate.yaml").write_text("rules: [pack.yaml]\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", "good.yaml", "--format", fmt], cwd=tmp_path)
+
+    assert "Traceback" not in out + err
+    assert code == 2
+    report = json.loads(out)
+    if fmt == "json":
+        assert [(e["file"], e["rule"]) for e in report["errors"]] == [("pack.yaml", "bad-input")]
+        assert "repeat inside a repeat" in report["errors"][0]["message"]
+    else:
+        assert "pack.yaml" in json.dumps(report["runs"])
