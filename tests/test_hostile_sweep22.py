@@ -105,3 +105,22 @@ def test_a_rule_pack_that_does_not_load_is_named_in_the_report_asked_for(tmp_pat
         assert "repeat inside a repeat" in report["errors"][0]["message"]
     else:
         assert "pack.yaml" in json.dumps(report["runs"])
+
+
+def test_a_huge_pyproject_is_refused_by_its_size_not_read_to_look_for_settings(tmp_path: Path) -> None:
+    """The config is looked up upward from the working folder, and a pyproject.toml was read whole to see whether
+    it holds [tool.dramigrate]: a sparse pyproject.toml of 8 GiB (8 MB in a git pack) in a pull request made the
+    gate read 8 GiB into memory. One larger than a config may be is now refused by its size, before it is read:
+    the run stops as for any config that does not load, with its report."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    with open(tmp_path / "pyproject.toml", "wb") as sparse:
+        sparse.truncate(64 << 20)
+
+    code, out, err = run_dramigrate(["lint", "good.yaml", "--format", "json"], cwd=tmp_path)
+
+    assert "Traceback" not in out + err
+    assert code == 2
+    errors = json.loads(out)["errors"]
+    assert [e["file"] for e in errors] == ["pyproject.toml"]
+    assert "64.0 MiB, larger than the 1 MiB limit of a config or rule pack" in errors[0]["message"]
