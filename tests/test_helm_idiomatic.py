@@ -16,6 +16,7 @@ import yaml
 from conftest import ONE_GPU_POD, RunCli, chart_with
 
 from dramigrate.config import Settings
+from dramigrate.helm.idiomatic import values_block
 from dramigrate.helm.render import RenderOptions, render_chart
 from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
 from dramigrate.rules import load_rules
@@ -601,3 +602,11 @@ def test_the_claim_joins_the_pods_own_resource_claims(tmp_path: Path) -> None:
     assert m.text.count("resourceClaims:") == 1, m.text
     pod = yaml.safe_load(m.text)["spec"]["template"]["spec"]
     assert [c["name"] for c in pod["resourceClaims"]] == ["shared", "gpu"], pod
+
+
+@pytest.mark.parametrize("ending", ["\n", "\n\n", ""])
+def test_one_blank_line_before_the_dra_block_however_values_yaml_ends(ending: str) -> None:
+    values = "numGpus: 1" + ending
+    doc = values + values_block(values, "gpu.nvidia.com", "nvidia.com/gpu", True)
+    assert "numGpus: 1\n\ndra:\n" in doc  # was: two blank lines when the file already ended in one
+    assert yaml.safe_load(doc)["dra"]["enabled"] is True

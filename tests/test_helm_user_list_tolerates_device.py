@@ -101,3 +101,60 @@ def test_each_device_taint_is_checked_on_its_own(tmp_path: Path) -> None:
         assert code == 0, err
         assert _pod(_render(fixed, sets))["tolerations"] == _pod(migrated)["tolerations"]
     assert any(label.endswith("set to tolerate nvidia.com/gpu") for label in outcome.checked), outcome.report()
+
+
+KEYED = deployment(
+    "{{ .Release.Name }}-job",
+    """\
+      {{- if ne (len .Values.tolerations) 0 }}
+      tolerations:
+      {{- range $t := .Values.tolerations }}
+      - {{- if $t.key }}
+        key: "{{ $t.key }}"
+        {{- end }}
+        {{- if $t.operator }}
+        operator: "{{ $t.operator }}"
+        {{- end }}
+      {{- end }}
+      {{- end }}
+      containers:
+        - name: job
+          image: job:1
+          resources:
+            limits:
+              {{- if gt (int .Values.gpuCount) 0 }}
+              nvidia.com/gpu: {{ .Values.gpuCount }}
+              {{- end }}
+              {{- range $key, $value := .Values.devices }}
+              {{ $key }}: {{ $value }}
+              {{- end }}
+""",
+)
+
+
+AMD = ("gpuCount=1", "devices.amd\\.com/gpu=1")  # arena submit --gpus 1 --device amd.com/gpu=1
+
+
+def test_a_device_of_a_values_map_the_users_list_tolerates_gets_no_second_toleration(tmp_path: Path) -> None:
+    """arena's charts with `--device amd.com/gpu=1` (a `range` over `.Values.devices` beside the chart's own GPU
+    key, keyedmap.py): the DRA branch wrote a toleration for each device of the map, and the chart's own GPU's, without
+    checking the user's list; with a list tolerating them the rewritten chart had each twice, and was refused."""
+    values = "gpuCount: 0\ndevices: {}\ntolerations: []\n"
+    amd = tmp_path / "amd.yaml"
+    amd.write_text("gpuCount: 1\ndevices:\n  amd.com/gpu: 1\n")
+    original = chart_with(tmp_path / "original", "job", {"values.yaml": values, "templates/job.yaml": KEYED})
+    fixed = tmp_path / "fixed" / "job"
+    shutil.copytree(original, fixed)
+
+    outcome = fix_chart(fixed, values=(amd,))  # was: refused ("renders differently from the migrated original")
+
+    assert any("set to tolerate amd.com/gpu" in label for label in outcome.checked), outcome.report()
+    amd_tolerated = ("tolerations[0].key=amd.com/gpu", "tolerations[0].operator=Exists")
+    for sets in (TOLERATING, amd_tolerated, ()):
+        code, migrated, err = run_dramigrate(["fix", "-", "--exit-zero"], stdin=_render(original, (*AMD, *sets)))
+        assert code == 0, err
+        got = _pod(_render(fixed, (*AMD, *sets)))
+        assert got["resourceClaims"]
+        assert got["tolerations"] == _pod(migrated)["tolerations"], sets
+    keys = [t["key"] for t in _pod(_render(fixed, (*AMD, *amd_tolerated)))["tolerations"]]
+    assert keys == ["amd.com/gpu", "nvidia.com/gpu"]  # the user's, then the chart's own GPU's: amd.com/gpu once

@@ -1215,7 +1215,10 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
     items.append(("existingClaimTemplate", '""'))
     style = _comment_style(values)
-    out = ["" if values.endswith("\n") or not values else "\n", "\n" if values.strip() else ""]
+    out = [
+        "" if values.endswith("\n") or not values else "\n",
+        "\n" if values.strip() and not values.endswith("\n\n") else "",
+    ]
     if style == "bitnami":
         out.append(f"## @section DRA\n## {docs['dra']}\n##\n")
         for key, _ in items:
@@ -2932,6 +2935,8 @@ def _pod_edits(
             raise RewriteError(f"{w.rel}: the migration adds no toleration of its own for the chart's device key")
         own_tol = [f"{p}  {{{{- if {keyed_tol} }}}}", *tol_text, f"{p}  {{{{- end }}}}"] if keyed_tol else tol_text
         tol_text, key = own_tol + keyedmap.tolerations(chart, w.keyed, f"{p}  "), ""
+        # each entry rendered only where the user's list does not tolerate its taint (the map's: `$draKey`)
+        keys = (*(str(t["key"]) for t in tolerations if t.get("key")), DRA_KEY)
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
         if merged := _merge_tolerations(*merge, enclosed=True, keys=keys):
@@ -3859,7 +3864,7 @@ def _vendor_tolerations(
     ]
 
 
-DRA_KEY = "$draKey"  # the device resource a vendor choice's toleration is for (_vendor_tolerations)
+DRA_KEY = "$draKey"  # the device resource a `range` writes a toleration for (_vendor_tolerations, keyedmap)
 
 
 def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
@@ -3880,20 +3885,22 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
 def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
     """The DRA tolerations' lines `text` with each entry whose key is one of `keys` rendered only where the values
     list `given` does not tolerate that taint (as the migration decides, taint by taint: a list tolerating the GPU's
-    taint still gets the EFA NIC's toleration)."""
+    taint still gets the EFA NIC's toleration). A key of `keys` may be a variable (`$draKey`: keyedmap.tolerations'
+    entry for each device of a values map, inside its `range`, where `given` is read from the root)."""
     out: list[str] = []
     i = 0
     while i < len(text):
         line = text[i]
-        m = re.fullmatch(r"(\s*)- key: ['\"]?([^'\"]+?)['\"]?", line)
-        if _control(line) or m is None or m.group(2) not in keys:
+        m = re.fullmatch(r"(\s*)- key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\"]+?)['\"]?)", line)
+        taint = (m.group(2) or m.group(3)) if m else ""
+        if _control(line) or m is None or taint not in keys:
             out.append(line)
             i += 1
             continue
-        ind, stop = m.group(1), i + 1
+        ind, stop, expr = m.group(1), i + 1, bool(m.group(2))
         while stop < len(text) and not _control(text[stop]) and _indent(text[stop]) > len(ind):
             stop += 1
-        check = [f"{ind}{c}" for c in tolerated_check(given, m.group(2))]
+        check = [f"{ind}{c}" for c in tolerated_check(_whole_root(given) if expr else given, taint, expr)]
         out += [*check, f"{ind}{{{{- if not {TOLERATED} }}}}", *text[i:stop], f"{ind}{{{{- end }}}}"]
         i = stop
     return out
@@ -4130,8 +4137,14 @@ def _merge_tolerations(
         # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
         # `containers:`, comes before it there)
         if len(given) == 1 and (key or key_expr or keys):
-            return Edit(stop - 1, stop, [lines[stop - 1], *dra_entries(given[0], p, own)])
-        return Edit(stop - 1, stop, [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"])
+            tail = dra_entries(given[0], p, own)
+        else:
+            tail = [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
+        # the values' list written with its first line alone indented (triton's `  {{ toYaml . | indent 6 }}`): a
+        # multi-line item's other lines end the list, and the DRA entries after them would not parse; the DRA branch
+        # writes that list whole
+        start = next((i for i in range(at + 1, stop) if _FIRST_LINE_INDENTED.fullmatch(lines[i])), stop - 1)
+        return Edit(start, stop, [*_listed_whole(lines[start]), *lines[start + 1 : stop], *tail])
     guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
@@ -4169,6 +4182,29 @@ def _merge_tolerations(
         rel,
         f"the pod's {lines[at].strip().rstrip(':')} have a shape the rewrite does not merge into",
     )
+
+
+# `  {{ toYaml . | indent 6 }}`: blanks before an untrimmed action, which `indent` does not add to the lines after
+# the first one (with `{{-`, or `nindent`, every line gets the same indent)
+_FIRST_LINE_INDENTED = re.compile(r"( +)\{\{( *)toYaml (\S+) \| indent (\d+) *\}\} *")
+
+
+def _listed_whole(line: str) -> list[str]:
+    """The line of a chart's list `line`; where it indents only the first line of the values' list
+    (_FIRST_LINE_INDENTED), an `if` on the DRA switch that writes each item whole at that first line's column: with the
+    switch off the line renders as before, byte for byte."""
+    m = _FIRST_LINE_INDENTED.fullmatch(line)
+    if m is None:
+        return [line]
+    lead, expr, width = m.group(1), m.group(3), len(m.group(1)) + int(m.group(4))
+    pad = " " * max(1, len(m.group(2)) - 1)  # the chart's own spacing in its actions (`{{-       end }}`)
+    return [
+        f"{lead}{{{{-{pad}if $.Values.{SWITCH} }}}}",
+        f"{lead}{{{{-{pad}  toYaml {expr} | nindent {width} }}}}",
+        f"{lead}{{{{-{pad}else }}}}",
+        line,
+        f"{lead}{{{{-{pad}end }}}}",
+    ]
 
 
 def _opened(key: str, p: str, action: str, body: str) -> list[str]:

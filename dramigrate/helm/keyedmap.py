@@ -221,12 +221,12 @@ def key_guard(chart: str, on: str, var: str) -> str:
 
 def tolerations(chart: str, keyed: KeyedMap, pad: str) -> list[str]:
     """The pod's tolerations list entries for the map's devices (the device plugin's taint of each)."""
-    from dramigrate.helm.idiomatic import migrated_define
+    from dramigrate.helm.idiomatic import DRA_KEY, migrated_define
 
     return [
-        f"{pad}{{{{- range $draKey, $draCount := {keyed.over} }}}}",
-        f'{pad}{{{{- if and (include "{migrated_define(chart)}" $draKey) (ne (cat $draCount) "") }}}}',
-        f"{pad}- key: {{{{ $draKey }}}}",
+        f"{pad}{{{{- range {DRA_KEY}, $draCount := {keyed.over} }}}}",
+        f'{pad}{{{{- if and (include "{migrated_define(chart)}" {DRA_KEY}) (ne (cat $draCount) "") }}}}',
+        f"{pad}- key: {{{{ {DRA_KEY} }}}}",
         f"{pad}  operator: Exists",
         f"{pad}  effect: NoSchedule",
         f"{pad}{{{{- end }}}}",
@@ -279,7 +279,9 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
     the claim template one request per device (`section`'s requests, looked up in `known`); the pod tolerates each
     device set in the map that its values tolerations list does not tolerate already."""
     from dramigrate.helm.idiomatic import (
+        DRA_KEY,
         DRA_OFF,
+        TOLERATED,
         Edit,
         _block_end,
         _child_indent,
@@ -288,6 +290,7 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
         _parent,
         capabilities_check,
         migrated_define,
+        tolerated_check,
     )
     from dramigrate.helm.listed import Listed, _list_key, edited_and_named
 
@@ -337,21 +340,16 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
             raise RewriteError(f"{rel}:{tol[0] + 1}: the pod's tolerations are not a `range` over a values list")
         items = [_indent(x) for x in lines[tol[0] + 1 : end] if x.strip().startswith("- ")]
         p = " " * (items[0] if items else len(pad) + 2)
-        exists = '(eq (toString $t.operator) "Exists")'
-        effect = '(has (toString $t.effect) (list "" "<nil>" "<no value>" "NoSchedule"))'
-        key = '(has (toString $t.key) (list "" "<nil>" "<no value>" $draKey))'
         edits.append(
             Edit(
                 end,
                 end,
                 [
-                    f"{p}{{{{- range $draKey, $draCount := {over} }}}}",
-                    f"{p}{{{{- $draCovered := false }}}}",
-                    f"{p}{{{{- range $t := $.Values{given.group(1)[7:]} }}}}"
-                    f"{{{{ if and {exists} {effect} {key} }}}}{{{{ $draCovered = true }}}}{{{{ end }}}}{{{{ end }}}}",
-                    f'{p}{{{{- if and {on} (include "{migrated}" $draKey) (ne (cat $draCount) "") '
-                    "(not $draCovered) }}",
-                    f"{p}- key: {{{{ $draKey }}}}",
+                    f"{p}{{{{- range {DRA_KEY}, $draCount := {over} }}}}",
+                    *(f"{p}{c}" for c in tolerated_check(f"$.Values{given.group(1)[7:]}", DRA_KEY, True)),
+                    f'{p}{{{{- if and {on} (include "{migrated}" {DRA_KEY}) (ne (cat $draCount) "") '
+                    f"(not {TOLERATED}) }}}}",
+                    f"{p}- key: {{{{ {DRA_KEY} }}}}",
                     f"{p}  operator: Exists",
                     f"{p}  effect: NoSchedule",
                     f"{p}{{{{- end }}}}",

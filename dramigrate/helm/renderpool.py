@@ -90,15 +90,21 @@ def _may_differ(cache: RunCache, key: tuple[Any, ...]) -> bool:
     if cache.steady is None:
         from dramigrate.helm.sandbox import chart_for_render
 
-        cache.steady = True
+        # read into locals, set once read whole: the proof's renders ask from several threads at once, and one that
+        # found `steady` set while another still read the files took the chart for steady and the first render for
+        # the second (nothing masked: a chart writing a random password failed its proof, at random)
+        steady, clocked = True, False
         with chart_for_render(cache.root) as safe:  # the copy every render of the run reads
             for path in sorted(Path(safe).rglob("*")):
                 if not path.is_file():
                     continue
                 data = b"" if path.suffix == ".tgz" else path.read_bytes()  # each file read once
                 if path.suffix == ".tgz" or not _steady_bytes(data):
-                    cache.steady = False  # the clock words are random words: only such a file can read the clock
-                    cache.clocked = cache.clocked or _clock_bytes(data)
+                    steady = False  # the clock words are random words: only such a file can read the clock
+                    clocked = clocked or _clock_bytes(data)
+        with cache.lock:
+            cache.clocked = cache.clocked or clocked
+            cache.steady = steady
     if not cache.steady:
         return True
     return not all(_steady_bytes(part) for part in key[0]) or not _steady_bytes(key[1].encode("utf-8"))

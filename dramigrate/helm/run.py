@@ -696,16 +696,20 @@ def _fix(
     rewrite = literal_labels = False
     set_by: dict[tuple[Any, ...], bool] = {}
 
+    v0 = variations[0]  # the user's values (or the defaults): the tolerating value sets differ only in their lists
+
     def migrate(v: Variation, r: Render) -> bool:
         """Migrate one value set's render into `expected`; False when the chart is manual work (said). A shipped values
         file that does not render or asks for no device is left out (it proves nothing about the rewrite)."""
         nonlocal rewrite, literal_labels
+        if v.tolerates and (r.error or not _carried(r.stream, v.tolerates, cached_render(root, v0.options).stream)):
+            # the chart does not render such a list as given (one item a line; two items' later lines outside the
+            # list repeat their keys, and it does not render at all): it stands for no user's
+            return True
         if r.error:
             if not v.shipped:
                 expected.append((v, r, "", []))
             return True
-        if v.tolerates and not _carried(r.stream, v.tolerates):
-            return True  # the chart does not render such a list as given (one item a line): it stands for no user's
         stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
         full = run_core(stream, outcome.display, rules, settings, target, fix=True)
         if v.shipped and _text(full, stream) == stream:
@@ -3546,10 +3550,29 @@ def _differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
     return [] if a == b else [path]
 
 
-def _carried(stream: str, items: tuple[dict[str, str], ...]) -> bool:
+def _carried(stream: str, items: tuple[dict[str, str], ...], before: str) -> bool:
     """Whether some `tolerations` list of the rendered objects holds every one of `items`, each with its key (the
-    chart may drop a field: kubeflow arena's writes each one it knows). Not so in triton's LWS chart, which indents
-    only the first line of each item of the values' list: the others land outside it."""
+    chart may drop a field: kubeflow arena's writes each one it knows), each item by more entries than the render
+    `before` (the value set's values without those lists) holds it: the chart's own entry for the same taint is not
+    the user's. Not so in triton's LWS chart, which tolerates the GPU's taint itself and then indents only the first
+    line of each item of the values' list: the others land outside it."""
+    now, was = _tolerations_lists(stream), _tolerations_lists(before) or []
+    if now is None:
+        return False
+
+    def holds(found: list[Any], item: dict[str, str]) -> int:  # the item, or its key with fewer fields (arena's)
+        return sum(isinstance(t, dict) and t.get("key") == item["key"] and t.items() <= item.items() for t in found)
+
+    def count(lists: list[list[Any]], item: dict[str, str]) -> int:
+        return sum(holds(found, item) for found in lists)
+
+    return any(all(holds(found, item) for item in items) for found in now) and all(
+        count(now, item) > count(was, item) for item in items
+    )
+
+
+def _tolerations_lists(stream: str) -> list[list[Any]] | None:
+    """Every `tolerations` list of the rendered objects; None when the text does not parse."""
 
     def lists(node: Any) -> Iterator[list[Any]]:
         if isinstance(node, dict):
@@ -3562,14 +3585,9 @@ def _carried(stream: str, items: tuple[dict[str, str], ...]) -> bool:
                 yield from lists(value)
 
     try:
-        docs = list(yaml.safe_load_all(stream))
+        return list(lists(list(yaml.safe_load_all(stream))))
     except yaml.YAMLError:
-        return False
-
-    def holds(found: list[Any], item: dict[str, str]) -> bool:  # the item, or its key with fewer fields (arena's)
-        return any(isinstance(t, dict) and t.get("key") == item["key"] and t.items() <= item.items() for t in found)
-
-    return any(all(holds(found, item) for item in items) for found in lists(docs))
+        return None
 
 
 def _later_lists(merged: dict[str, Any], lists: tuple[Path_, ...], dra: dict[str, Any]) -> dict[str, Any] | None:
