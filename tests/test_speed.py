@@ -493,6 +493,41 @@ def test_resource_blocks_are_found_with_their_paths() -> None:
     assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]
 
 
+STRAY_BESIDE_A_CONTAINER = ONE_GPU_POD.format(name="pod") + "  sidecarSet:\n    {block}\n"
+
+
+@pytest.mark.parametrize(
+    ("block", "stray"),
+    [
+        ("resources: {limits: {amd.com/gpu: 2}}", True),  # a block no pod spec reads, beside a container's
+        ("resources: {limits: {cpu: 1}, requests: {example.com/widget: 1}}", False),  # no device the rules know
+        ("extra_resource_limits: {nvidia.com/gpu: 1}", True),  # JupyterHub's key
+        ("notes: 'limits: nvidia.com/gpu'", False),
+    ],
+)
+def test_a_device_outside_the_pod_specs_is_found_beside_the_containers_devices(
+    block: str, stray: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # lint skips the walk for such blocks when every device section the parse met is a container's (stray_requests)
+    path = tmp_path / "pod.yaml"
+    path.write_text(STRAY_BESIDE_A_CONTAINER.format(block=block))
+    fast = _findings(path, True, monkeypatch)
+    assert fast == _findings(path, False, monkeypatch)
+    assert any(f["rule"] == "unknown-kind" for f in fast[0]) is stray
+    assert any(f["rule"] == "legacy-device-request" for f in fast[0])
+
+
+def test_a_container_limits_map_aliased_outside_the_pod_spec_is_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    text = ONE_GPU_POD.format(name="pod").replace("limits:\n", "limits: &gpu\n") + "  extra:\n    limits: *gpu\n"
+    path.write_text(text)
+    fast = _findings(path, True, monkeypatch)
+    assert fast == _findings(path, False, monkeypatch)
+    assert [f["pod_template_path"] for f in fast[0] if f["rule"] == "unknown-kind"] == ["spec.extra"]
+
+
 def test_a_graph_file_names_a_device_as_its_own_rule_packs_say(tmp_path: Path) -> None:
     # the kustomize scan remembers each key's lookup per rule set: another run's packs are asked again
     from dramigrate.kustomize.fields import mentions_device
