@@ -388,10 +388,11 @@ def _run(
     mode: str,
     work: Workdir,
 ) -> None:
-    from dramigrate.helm.sandbox import check_packed_values, refuse_outside_links
+    from dramigrate.helm.sandbox import check_packed_values, check_subchart_depth, refuse_outside_links
 
     # before any file of the chart is read: a values.yaml linked out of the chart told, by its bound, what it pointed to
     refuse_outside_links(root, outcome.display)
+    check_subchart_depth(root)
     for path in _values_files(root, copts):
         shown = str(path) if path in copts.values_files else f"{outcome.display}/{path.relative_to(root).as_posix()}"
         check_values_file(str(path), shown)
