@@ -4588,7 +4588,7 @@ def conventions(
             }
         more, unplaced = schema_with(document, list(nested))
         if unplaced:
-            raise NotIdiomatic(
+            raise RewriteError(
                 f"values.schema.json forbids unknown keys around {', '.join(unplaced)}, which the rewrite adds, and "
                 "fix cannot tell where to declare them (anyOf/oneOf or a remote $ref on the way): declare them there"
             )
