@@ -83,10 +83,13 @@ if ahead is not None:
 _run = threading.Thread.run
 def thread_run(self):
     cpu = time.thread_time()
+    kind = "grep readers" if self.name.startswith("ThreadPoolExecutor") else "other"
+    if "Feeder" in self.name:  # multiprocessing's queue feeder: pickles the pool's tasks
+        kind = "pool feeder"
     try:
         _run(self)
     finally:
-        LOG.write(f"thread {time.thread_time() - cpu:.4f}\n")
+        LOG.write(f"thread {time.thread_time() - cpu:.4f} {kind}\n")
 threading.Thread.run = thread_run
 try:
     import concurrent.futures.process as cfp
@@ -96,7 +99,7 @@ try:
         try:
             _manager(self)
         finally:
-            LOG.write(f"thread {time.thread_time() - cpu:.4f}\n")
+            LOG.write(f"thread {time.thread_time() - cpu:.4f} pool manager\n")
     cfp._ExecutorManagerThread.run = manager_run
 except (ImportError, AttributeError):
     pass
@@ -134,14 +137,15 @@ def figures(lines: list[str]) -> dict[str, float]:
     main_pid = lines[0].split()[0] if lines and lines[0][0].isdigit() else ""
     spans: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     worker_cpu: dict[str, float] = {}
-    threads = 0.0
+    threads: dict[str, float] = defaultdict(float)  # each kind of thread of the main process: its CPU
     for line in lines:
         head, _, rest = line.partition(" ")
         if head == "missing":
             out[f"missing: {rest}"] = 1.0
             continue
         if head == "thread":
-            threads += float(rest)
+            cpu_text, _, kind = rest.partition(" ")
+            threads[kind or "other"] += float(cpu_text)
             continue
         if head == "end":
             wall, mine, kids = map(float, rest.split())
@@ -160,7 +164,8 @@ def figures(lines: list[str]) -> dict[str, float]:
         if not label.startswith("workers:") and label != "grep":  # grep's CPU is its processes' (below)
             out[f"{label}|cpu"] = sum(c for _, _, c in runs)
     out["cpu workers"] = sum(worker_cpu.values())
-    out["cpu main threads (grep readers, pool)"] = threads
+    out["cpu main threads (grep readers, pool)"] = sum(threads.values())
+    out.update({f"  of which {kind}": cpu for kind, cpu in sorted(threads.items())})
     if "cpu children" in out:
         out["cpu grep (children - workers)"] = out["cpu children"] - out["cpu workers"]
     return out

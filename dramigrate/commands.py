@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -29,6 +30,7 @@ from dramigrate.terminal import MESSAGES, use_color
 from dramigrate.versions import Target
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import TextIO
 
     from dramigrate.ahead import Ahead
@@ -228,7 +230,8 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     if settings.crds is not None:
         from dramigrate.crds import load_crds
 
-        load_crds(settings.crds)  # a bad CRD file is bad input before any work
+        with _as_config_error():
+            load_crds(settings.crds)  # a bad CRD file is bad input before any work
     settings.drop_legacy_quota = settings.drop_legacy_quota or opts.drop_legacy_quota
     settings.remove_node_selectors = settings.remove_node_selectors or opts.remove_node_selectors
     settings.drop_tolerations = settings.drop_tolerations or opts.drop_tolerations
@@ -261,7 +264,8 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
             raise InputError(target.extended_resource_advice())
         if not settings.assume_extended_resource_enabled:
             _err(f"dramigrate: note: {target.extended_resource_advice()}")
-    rules = load_rules(settings.rules)
+    with _as_config_error():
+        rules = load_rules(settings.rules)
     overview = config_overview(as_configured, trusted, report_only_overrides(rules, as_configured.rules))
     if overview:
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
@@ -305,6 +309,19 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     return Context(
         settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
     )
+
+
+@contextlib.contextmanager
+def _as_config_error() -> Iterator[None]:
+    """A rule pack or CRD file that does not load stops the run as a config that does not load does, reports and
+    all (_config_failed): a repository's config naming a pack whose regex could backtrack for hours left `--format
+    json` and `sarif` with an empty standard output, and the consumer failed on it."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except InputError as exc:
+        raise ConfigError(exc.message, _relative(exc.file), exc.line, exc.column, exc.rule) from None
 
 
 def read_stdin(cap: int) -> bytes:

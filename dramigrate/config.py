@@ -151,11 +151,23 @@ def find_config(start: Path) -> Path | None:
             if (folder / name).is_file():
                 return folder / name
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and "[tool.dramigrate]" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        if pyproject.is_file() and _declares_settings(pyproject):
             return pyproject
         if (folder / ".git").exists():
             break
     return None
+
+
+def _declares_settings(pyproject: Path) -> bool:
+    """Whether a pyproject.toml holds [tool.dramigrate]. One larger than a config may be counts as holding it, so
+    that load_settings refuses it by its size, before reading it: it was read whole to look, and a sparse 8 GiB
+    pyproject.toml (8 MB in a git pack) in a pull request took the gate's memory."""
+    try:
+        if pyproject.stat().st_size > SETTINGS.max_bytes:
+            return True
+        return b"[tool.dramigrate]" in read_regular(str(pyproject), SETTINGS)
+    except (OSError, InputError):  # gone, or no longer a regular file, since is_file(): not a config
+        return False
 
 
 def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Settings:

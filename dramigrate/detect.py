@@ -158,7 +158,7 @@ class Detector:
                 )
                 continue
             kind = self.rules.workload(info.api_version, info.kind)
-            covered: set[int] = set()
+            covered: dict[int, dict[str, Any]] = {}  # id -> each resources block analyze_pod read
             if kind is not None:
                 for ref in pod_specs(info.obj, kind):
                     pa = self.analyze_pod(doc, info, kind, ref, findings, covered)
@@ -332,7 +332,7 @@ class Detector:
         kind: WorkloadKind,
         ref: PodSpecRef,
         findings: list[Finding],
-        covered: set[int],
+        covered: dict[int, dict[str, Any]],
     ) -> PodAnalysis:
         pa = PodAnalysis(info, ref, kind, plugin_tolerations=self.settings.extended_resource_toleration)
         if ref.location.ray_start_params:
@@ -353,7 +353,7 @@ class Detector:
             resources = c.container.get("resources")
             if not isinstance(resources, dict):
                 continue
-            covered.add(id(resources))
+            covered[id(resources)] = resources
             findings.extend(self.existing_claims(doc, info, ref, c, resources, pod_claims, ctx))
             entries = self.device_entries(resources)
             # A whole device beside a slice of the same vendor's device (nvidia.com/gpu with HAMi's
@@ -798,12 +798,14 @@ class Detector:
     # -- device requests outside pod specs dramigrate knows ------------------------------------------
 
     def stray_requests(
-        self, doc: Document, info: ObjectInfo, kind: WorkloadKind | None, covered: set[int]
+        self, doc: Document, info: ObjectInfo, kind: WorkloadKind | None, covered: dict[int, dict[str, Any]]
     ) -> list[Finding]:
         out: list[Finding] = []
         met = seen(doc)
         if met is not None and not met.sections:  # the parse met no limits or requests mapping: no block to find
             return out
+        if met is not None and doc.counted >= 0 and not self._uncovered_device_section(met.sections, covered):
+            return out  # every limits or requests mapping naming a device is a container's the pods read
         for resources, path in _resource_blocks(info.obj, info.path):
             if id(resources) in covered:
                 continue
@@ -831,6 +833,21 @@ class Detector:
                     )
                 )
         return out
+
+    def _uncovered_device_section(self, sections: list[Any], covered: dict[int, dict[str, Any]]) -> bool:
+        """Does a mapping the parse met as the value of a limits, requests or extra_resource_* key name a device the
+        rules know, other than the limits and requests of the containers' resources blocks in covered? Without one,
+        _resource_blocks can find no block with a device outside them. Only for a document without aliases: there
+        each mapping has one parent, so a covered block's limits are no other block's."""
+        reached = {id(r.get(key)) for r in covered.values() for key in ("limits", "requests")}
+        for values in sections:
+            if not isinstance(values, dict) or id(values) in reached:
+                continue
+            for res in values:
+                name = str(res)
+                if self.rules.is_device_candidate(name) and self.rules.lookup(name) is not None:
+                    return True
+        return False
 
 
 def _resource_blocks(node: Any, path: str) -> list[tuple[dict[str, Any], str]]:

@@ -49,11 +49,12 @@ class Limits:
     max_bytes: int = MAX_FILE_BYTES
     max_depth: int = MAX_DEPTH
     max_documents: int = MAX_DOCUMENTS
+    bound: str = "limit (--max-file-size)"  # how a size message names the bound
 
 
 DEFAULT = Limits()
 # a config or a rule pack: tens of settings or rules (a pyproject.toml with every tool's settings is tens of KiB)
-SETTINGS = Limits(max_bytes=1024 * 1024)
+SETTINGS = Limits(max_bytes=1024 * 1024, bound="limit of a config or rule pack")
 
 
 class NotRegular(OSError):
@@ -89,7 +90,7 @@ def size_message(size: int, limits: Limits) -> str:
     cap = limits.max_bytes
     shown = f"{cap / (1024 * 1024):g} MiB" if cap >= 1024 * 1024 else _size(cap)
     size_said = "" if size == cap + 1 else f" {_size(size)},"  # a stream is read one byte past the cap, no further
-    return f"file is{size_said} larger than the {shown} limit (--max-file-size); not processed"
+    return f"file is{size_said} larger than the {shown} {limits.bound}; not processed"
 
 
 def _size(n: int) -> str:

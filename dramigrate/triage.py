@@ -22,6 +22,10 @@ _ALWAYS = re.compile(rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|Clust
 _SECTION = re.compile(
     rb"^([ \t]*)(?:- )?[\"']?(limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?\s*:(.*)$"
 )
+# the same key inside a flow mapping (`resources: {limits: {x.io/y: 1}}`): what its own mapping holds
+_FLOW_SECTION = re.compile(
+    rb"[{,][ \t]*[\"']?(?:limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?\s*:\s*\{([^{}]*)"
+)
 _KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*/[-\w.]+)["']?\s*:""")
 QUOTA_KINDS = {"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Queue"}
 KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
@@ -102,7 +106,8 @@ def mentions_device(raw: bytes, rules: RuleSet) -> bool:
 
 
 def _extended_in_section(raw: bytes) -> bool:
-    """A domain-qualified key that is not native in limits or requests (on the section's line or below it)."""
+    """A domain-qualified key that is not native in limits or requests (on the section's line or below it, or in
+    the section's flow mapping)."""
     if b"limits" not in raw and b"requests" not in raw and b"extra_resource" not in raw:
         return False
     lines = raw.split(b"\n")
@@ -122,7 +127,9 @@ def _extended_in_section(raw: bytes) -> bool:
             k = _KEY.match(b" " + stripped)
             if k and _extended(k.group(1)):
                 return True
-    return False
+    return b"{" in raw and any(
+        _extended(k.group(1)) for m in _FLOW_SECTION.finditer(raw) for k in _KEY.finditer(m.group(1))
+    )
 
 
 def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:

@@ -145,3 +145,25 @@ def test_the_argument_built_at_the_call_site_is_written_once(fixed: tuple[Path, 
     assert '{{- include "app.resources" $resourcesArgs | nindent 12 }}' in template
     assert template.count("$resourcesArgs") >= 4
     assert outcome.proven
+
+
+def test_a_branch_only_a_switched_off_pod_renders_is_rewritten_too(tmp_path: Path) -> None:
+    """cosmos3's serving Deployment, which asks for the 8-GPU branch, renders only with `rayServe.enabled` (off by
+    default) and the user's values ask for the 1-GPU branch alone. Was: manual, "with serve.enabled flipped to true
+    ... the rewritten chart renders differently from the migrated original rendering" (the rewrite took only the
+    branch the user's values render, the proof's flip rendered the other). Now the keys of every branch the proof's
+    value sets render are rewritten: with the serving pod on, it takes a claim of 4, no device-plugin key left."""
+    serve = "{{- if .Values.serve.enabled }}\n" + SERVE + "{{- end }}\n"
+    files = {
+        "templates/_helpers.tpl": HELPERS,
+        "templates/serve.yaml": serve,
+        "templates/jobs.yaml": JOBS,
+        "values.yaml": "serve:\n  enabled: false\n" + VALUES,
+    }
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)
+    objects = _render(chart, "serve:\n  enabled: true\n")
+    assert _claim_counts(objects) == [1, 4]
+    pod = objects["Deployment/serve"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+    assert "nvidia.com/gpu" not in str(pod["containers"][0]["resources"])

@@ -131,6 +131,6 @@ def test_a_helper_given_each_item_of_a_list_documents_and_proves_the_switch_in_e
     # setting it); now proven with models[0] given `dra.enabled: true`, as the comment says
     assert outcome.proven, outcome.report()
     write_changes(outcome)
-    assert "`dra.enabled` in each models[] requests" in " ".join((chart / "values.yaml").read_text().split())
+    assert "`dra.enabled: true` in each models[] requests" in " ".join((chart / "values.yaml").read_text().split())
     on = _render(chart, "models:\n  - gpus: 2\n    dra: {enabled: true}\n")
     assert sorted(d["kind"] for d in on) == ["Deployment", "ResourceClaimTemplate"]

@@ -99,9 +99,14 @@ def _render(chart: Path, values: tuple[Path, ...], sets: tuple[str, ...] = ()) -
 
 
 def _claimed(stream: str) -> list[tuple[Any, ...]]:
-    """Per workload: the pod's claims and tolerations, the container's resources and its claim template's spec."""
+    """Per workload: the pod's claims and tolerations, the container's resources and its claim template's spec (the
+    API's defaults left out: the migration writes `allocationMode: ExactCount`, the chart leaves it to the API)."""
+    from dramigrate.helm.prove import without_api_defaults
+
     docs = [d for d in yaml.safe_load_all(stream) if d]
-    templates = {d["metadata"]["name"]: d["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    templates = {
+        d["metadata"]["name"]: without_api_defaults(d["spec"]) for d in docs if d["kind"] == "ResourceClaimTemplate"
+    }
     out = []
     for d in docs:
         if d["kind"] == "Deployment":

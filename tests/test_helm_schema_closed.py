@@ -16,9 +16,12 @@ from typing import Any
 import yaml
 from conftest import chart_with, deployment, fix_chart
 
+from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOutcome
+from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
 from dramigrate.helm.values import schema_with
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
 
 CLOSED = {"type": "object", "additionalProperties": False}
 PASS_THROUGH = {
@@ -161,3 +164,19 @@ def test_schema_keeps_its_one_line_lists(tmp_path: Path) -> None:
     added = [line[1:] for line in diff if line.startswith("+")]
     assert all(f"{line}," in added for line in removed), diff  # at most a comma before the keys added
     assert '"required": ["name", "gpus"],' in after and '"type": ["integer", "null"]' in after
+
+
+def test_a_closed_object_fix_cannot_reach_refuses_the_chart_with_its_reason(tmp_path: Path) -> None:
+    """The object the rewrite extends is closed inside an anyOf: fix cannot tell where to declare its keys, so the
+    chart is left alone with that reason (was: internal-error, a TypeError raising the refusal)."""
+    worker = {**CLOSED, "properties": {"resources": {"type": "object"}}}
+    closed_in_any_of = {"worker": {"anyOf": [worker, {"type": "null"}]}}
+    files = {**PASS_THROUGH, "values.schema.json": json.dumps({"type": "object", "properties": closed_in_any_of})}
+    chart = chart_with(tmp_path / "app", "app", files)
+    before = {p: p.read_text() for p in chart.rglob("*") if p.is_file()}
+    settings = Settings(kube_version="1.34")
+    options = ChartOptions(kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    assert outcome.error is None and not outcome.proven
+    assert "values.schema.json forbids unknown keys around worker.resourceClaims" in outcome.manual
+    assert {p: p.read_text() for p in chart.rglob("*") if p.is_file()} == before

@@ -493,6 +493,41 @@ def test_resource_blocks_are_found_with_their_paths() -> None:
     assert [p for _, p in _resource_blocks(data["a"], "spec.x")] == ["spec.x[0].resources"]
 
 
+STRAY_BESIDE_A_CONTAINER = ONE_GPU_POD.format(name="pod") + "  sidecarSet:\n    {block}\n"
+
+
+@pytest.mark.parametrize(
+    ("block", "stray"),
+    [
+        ("resources: {limits: {amd.com/gpu: 2}}", True),  # a block no pod spec reads, beside a container's
+        ("resources: {limits: {cpu: 1}, requests: {example.com/widget: 1}}", False),  # no device the rules know
+        ("extra_resource_limits: {nvidia.com/gpu: 1}", True),  # JupyterHub's key
+        ("notes: 'limits: nvidia.com/gpu'", False),
+    ],
+)
+def test_a_device_outside_the_pod_specs_is_found_beside_the_containers_devices(
+    block: str, stray: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # lint skips the walk for such blocks when every device section the parse met is a container's (stray_requests)
+    path = tmp_path / "pod.yaml"
+    path.write_text(STRAY_BESIDE_A_CONTAINER.format(block=block))
+    fast = _findings(path, True, monkeypatch)
+    assert fast == _findings(path, False, monkeypatch)
+    assert any(f["rule"] == "unknown-kind" for f in fast[0]) is stray
+    assert any(f["rule"] == "legacy-device-request" for f in fast[0])
+
+
+def test_a_container_limits_map_aliased_outside_the_pod_spec_is_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "pod.yaml"
+    text = ONE_GPU_POD.format(name="pod").replace("limits:\n", "limits: &gpu\n") + "  extra:\n    limits: *gpu\n"
+    path.write_text(text)
+    fast = _findings(path, True, monkeypatch)
+    assert fast == _findings(path, False, monkeypatch)
+    assert [f["pod_template_path"] for f in fast[0] if f["rule"] == "unknown-kind"] == ["spec.extra"]
+
+
 def test_a_graph_file_names_a_device_as_its_own_rule_packs_say(tmp_path: Path) -> None:
     # the kustomize scan remembers each key's lookup per rule set: another run's packs are asked again
     from dramigrate.kustomize.fields import mentions_device
@@ -579,3 +614,21 @@ def test_grep_prefilter_filters_a_deep_tree_whose_paths_pass_arg_max(
     grep = stream.finish()
     assert grep is not None
     assert grep.result().candidates == {str(job)}
+
+
+def test_an_unknown_extended_resource_in_a_flow_mapping_is_reported_as_in_block_style(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    """`resources: {limits: {example.org/fpga: 1}}` gets the warning its block-style twin gets (was: the byte triage
+    saw `limits:` only at the start of a line, and lint skipped the file without a word)."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: f}\nspec:\n  containers:\n"
+    (tmp_path / "flow.yaml").write_text(pod + "  - {name: c, image: x, resources: {limits: {example.org/fpga: 1}}}\n")
+    (tmp_path / "block.yaml").write_text(
+        pod + "  - name: c\n    image: x\n    resources:\n      limits:\n        example.org/fpga: 1\n"
+    )
+    one_line = {"resources": {"limits": {"example.org/fpga": 1}}, "name": "c", "image": "x"}
+    manifest = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "f"}, "spec": {"containers": [one_line]}}
+    (tmp_path / "compact.json").write_text(json.dumps(manifest, separators=(",", ":")))
+    code, out, _ = run_cli(["lint", "--format", "json", tmp_path])
+    warned = {Path(f["file"]).name for f in json.loads(out)["findings"] if f["rule"] == "unknown-resource"}
+    assert warned == {"flow.yaml", "block.yaml", "compact.json"}

@@ -740,12 +740,12 @@ def _map_edit(
     parts = sorted({p[:-1] for p in key.paths})
     state = f'(include "{define}.dra" $)'
     device = f'(include "{define}.draDevice" $ | trim)' if choice and choice.others else json.dumps(key.resource)
-    out = [f"{pad}{{{{{trim} if {state} -}}}}"]
+    out = [f"{pad}{{{{{trim} if {_bare(state)} -}}}}"]
     if "." in var:  # a map a variable holds (`$model.resources`, a values map): edited in a copy of its own, the
         # values left as they are; the toYaml line writes that copy, the same map with the switch off
         local = "$dra" + var.rsplit(".", 1)[1][:1].upper() + var.rsplit(".", 1)[1][1:]
         out.insert(0, f"{pad}{{{{{trim} {local} := {var} -}}}}")
-        out[1] = f"{pad}{{{{- if {state} -}}}}"
+        out[1] = f"{pad}{{{{- if {_bare(state)} -}}}}"
         body = written.group("body")
         line = line.replace(body, body.replace(var, local, 1), 1)
         var = local
@@ -789,7 +789,7 @@ class MapChoice:
         taken = f"regexMatch {split_literal(self.migrated, pad=pad + '    ')} $left"
         return "\n".join(
             [
-                f"{pad}{{{{- if {self.switch} }}}}",
+                f"{pad}{{{{- if {_bare(self.switch)} }}}}",
                 f"{pad}{{{{- range $left, $_ := merge dict {sections} }}}}",
                 *fail_when(taken, untaken_message(names), pad),
                 f"{pad}{{{{- end }}}}{{{{- end -}}}}",
@@ -832,7 +832,7 @@ def rewrite_helper(
         raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
     ind = " " * parents.pop()
     claims = [
-        f"{ind}{{{{- if {_claim_at(define, '$')} }}}}",
+        f"{ind}{{{{- if {_bare(_claim_at(define, '$'))} }}}}",
         f"{ind}claims:",
         f"{ind}  - name: {claim}",
         *([f"{ind}    request: {request}"] if request else []),
@@ -918,7 +918,7 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
     before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
     right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
     opening = [
-        f"{pad}{{{{- if {state} }}}}",
+        f"{pad}{{{{- if {_bare(state)} }}}}",
         f'{pad}  {{{{- {var} = omit {var} "{key.resource}" }}}}',
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- if or {var} (not {state}) {right}}}}}",
@@ -953,7 +953,7 @@ def _rewrite_map_helper(
     edits: list[tuple[int, int, list[str]]] = []
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
         ind = " " * _indent(lines[key.index - 1]) if key.index else ""
-        claims = [f"{ind}{{{{- if {_claim_at(define, '$')} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        claims = [f"{ind}{{{{- if {_bare(_claim_at(define, '$'))} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         claims += [f"{ind}    request: {request}"] if request else []
         for k in {k.index: k for k in keys}.values():
             edits += _section_edits(lines, define, k, state)
@@ -1003,7 +1003,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             f"{p}  {{{{- {word} {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {cond} }}}}",
+            f"{p}  {{{{- if {_bare(cond)} }}}}",
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
@@ -1016,7 +1016,7 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
         ]
-        dra = [f"{p}  {{{{- if {cond} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
+        dra = [f"{p}  {{{{- if {_bare(cond)} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
         return at + 1, at + 2, [*(listed if yaml_m.group(1) else lines[at + 1 : at + 2]), *dra]
     raise NotHelper(f"{rel}:{at + 1}: the pod's tolerations have a shape the rewrite does not merge into")
 
@@ -1039,7 +1039,7 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
             if m.group(3):  # `rayStartParams: {}`: the DRA branch writes the map
                 head = lines[i][: len(m.group(1)) + len(m.group(2) or "")]
                 new = [
-                    f"{m.group(1)}{{{{- if {cond} }}}}",
+                    f"{m.group(1)}{{{{- if {_bare(cond)} }}}}",
                     f"{head}rayStartParams:",
                     value,
                     f"{m.group(1)}{{{{- else }}}}",
@@ -1048,7 +1048,7 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
                 ]
                 return i, i + 1, new
             stop, block = _params_block(lines, i, col, cond)
-            return i + 1, stop, [f"{pad}  {{{{- if {cond} }}}}", value, f"{pad}  {{{{- end }}}}", *block]
+            return i + 1, stop, [f"{pad}  {{{{- if {_bare(cond)} }}}}", value, f"{pad}  {{{{- end }}}}", *block]
         if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
             break
     raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
@@ -1181,7 +1181,8 @@ def _section_edits_at(
             continue
         done.add(res)
         ind = " " * _child_indent(lines, res)
-        claims = [f"{ind}{{{{- if {_claim_at(define, site.arg)} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        claim_at = _bare(_claim_at(define, site.arg))
+        claims = [f"{ind}{{{{- if {claim_at} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         claims += [f"{ind}    request: {request}"] if request else []
         edits.append((res + 1, res + 1, [*claims, f"{ind}{{{{- end }}}}"]))
     return edits
@@ -1268,7 +1269,7 @@ def _pod_edits(
     eaten = containers > 0 and lines[containers - 1].rstrip().endswith("-}}")
     opening, closing = ("{{{{ if {} -}}}}", "{{ end -}}") if eaten else ("{{{{- if {} }}}}", "{{- end }}")
     pod_lines = [
-        f"{p}{opening.format(claim_cond)}",
+        f"{p}{opening.format(_bare(claim_cond))}",
         f"{p}resourceClaims:",
         f"{p}  - name: {w.delta.claim}",
         f"{p}    resourceClaimTemplateName: {name}",
@@ -1337,7 +1338,7 @@ def _document(lines: list[str], define: str, arg: str, cond: str, name: str, whe
     """The ResourceClaimTemplate document beside the workload, rendered when `cond` holds."""
     namespace = _metadata_line(lines, "namespace") if namespaced else None
     return [
-        f"{{{{- if {cond} }}}}",
+        f"{{{{- if {_bare(cond)} }}}}",
         *fail_when(f"not {SERVED}", OLD_CLUSTER.format(f"set dra.enabled=false ({where})")),
         "---",
         "apiVersion: resource.k8s.io/v1",
@@ -1435,7 +1436,7 @@ def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> st
 
     for device, (spec, request) in specs.items():
         text = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
-        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_count_at(define, '.')} }}}}")
+        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_bare(_count_at(define, '.'))} }}}}")
     body = helperchoice.spec_text(inner, next(iter(specs)), define)
     return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{body}{{{{- end }}}}\n'
 
@@ -1443,11 +1444,10 @@ def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> st
 def values_doc(values: str, mode: str, context_path: str, resource: str, default: bool) -> str:
     """The documentation of the switch appended to values.yaml."""
     sep = "" if values.endswith("\n") or not values else "\n"
-    where = "values.yaml" if mode == "values" else context_path
+    where = "" if mode == "values" else f" in {context_path}"  # appended to values.yaml: it need not name itself
     text = (
-        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled` in {where} requests {resource} through a "
-        f"ResourceClaim instead of the device-plugin resource; false renders the chart as before. Not set, it is "
-        f"{'on' if default else 'off'}:"
+        f"DRA (resource.k8s.io/v1, Kubernetes 1.34+): `dra.enabled: true`{where} requests {resource} through a "
+        "ResourceClaim instead of the device-plugin resource; `false` renders the chart as before. Default:"
     )
     return (
         f"{sep}\n"
@@ -1597,9 +1597,10 @@ def build(
         )
     )
     device_class = _class(any_delta.spec)
-    about = f"DRA ResourceClaims behind a dra.enabled switch read by {define}"
+    about = "DRA ResourceClaims behind the dra.enabled switch"  # a changelog line: no helper name in it
     if mode == "values":
         return changes + conventions(root, device_class, default, about)
+    about += f" of {context_path}"
     # a switch inside a values object (a list entry): declared in that object's schema where it forbids unknown keys
     entry = {
         "type": "object",
@@ -2110,6 +2111,51 @@ def _marked_render(
     return marks, marked, {} if marked.error else marked_keys(marked.stream, marks, rules)
 
 
+def _device_lines(stream: str, rules: RuleSet) -> set[str]:
+    """The device key lines of a render (`nvidia.com/gpu: "8"`), stripped."""
+    out = set()
+    for line in stream.splitlines():
+        key = re.match(r"""^\s*(?:-\s+)?["']?([^"':]+)["']?\s*:""", line)
+        if key and rules.is_device_candidate(key.group(1)) and rules.lookup(key.group(1)) is not None:
+            out.add(line.strip())
+    return out
+
+
+def other_branches(
+    copy: Path,
+    marks: dict[int, tuple[str, int, str]],
+    found: tuple[dict[int, str], dict[int, list[tuple[str, ...]]]],
+    reference: str,
+    others: list[tuple[Any, str]],
+    rules: RuleSet,
+) -> None:
+    """The helper lines that write a device key with other value sets of the proof (`others`: each one's options and
+    original render), added to `found` (the markers on device keys and their paths, from the marked render of the
+    reference, whose original render is `reference`; `copy`: that marked copy). A helper whose branches each write
+    their own count (cosmos3's `cosmos3.resources`: `if eq $gpu 1`, `else if eq $gpu 8`, literal keys in each) has
+    its keys rewritten in every branch the proof renders, not only in those the reference renders. Only value sets
+    whose original render writes a device key line the reference's does not are rendered marked (not another
+    vendor's: its key is the vendor choice's)."""
+    from dramigrate.helm.renderpool import _render_uncached, render_all
+
+    hits, paths = found
+    resources = set(hits.values())
+    seen = _device_lines(reference, rules)
+    wanted: list[Any] = []
+    for options, stream in others:
+        lines = _device_lines(stream, rules)
+        if not lines <= seen:
+            seen |= lines
+            wanted.append(options)
+    renders = render_all([lambda o=o: _render_uncached(copy, o) for o in wanted])
+    for render in renders:
+        # the same device in other branches; another vendor's key is the vendor choice's (helperchoice.find)
+        more = {n: r for n, r in marked_keys(render.stream, marks, rules).items() if n not in hits and r in resources}
+        hits.update(more)
+        for n, where in marked_paths(render.stream, more).items():
+            paths.setdefault(n, []).extend(where)
+
+
 def fix(
     outcome: Any,
     root: Path,
@@ -2156,8 +2202,12 @@ def fix(
         return False
     name = chart_name(root)
     keys: list[KeyLine] = []
+    paths = marked_paths(marked.stream, hits)
+    copy = work.path / ("helper-markers-within" if within else "helper-markers") / root.name
+    others = [(v.options, r.stream) for v, r, _, _ in expected if r is not ref_render and not (r.error or v.vendor)]
+    other_branches(copy, marks, (hits, paths), ref_render.stream, others, rules)
     try:
-        keys = key_lines(root, hits, marks, marked_paths(marked.stream, hits))
+        keys = key_lines(root, hits, marks, paths)
         if not keys:
             return False
         if len({k.var is None for k in keys}) != 1:

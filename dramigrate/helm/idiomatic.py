@@ -24,6 +24,7 @@ run.py proves it by rendering with the switch off (byte-identical) and on (equal
 from __future__ import annotations
 
 import bisect
+import copy
 import dataclasses
 import functools
 import itertools
@@ -850,6 +851,7 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
     keyed = _range_keys(lines) if missed else []
     if not keyed:
         return
+    keyed, ray = _holding(lines, keyed, docs, set(missed), rules)
     (first, var, over), others = keyed[0], [i for i, _, m in keyed[1:] if m == keyed[0][2]]
     heads = list(dict.fromkeys(h for i in (first, *others) if (h := _pod_head(lines, i)) >= 0))
     classes = [f"{r} asks for device class {m.rule.device_class}" for r in missed if (m := rules.lookup(r))]
@@ -866,8 +868,44 @@ def range_named_keys(text: str, rel: str, docs: list[dict[str, Any]], devices: l
         f"pod spec{at if heads else ''} (`containers:`), a `claims` list under the container's `resources:` naming "
         f"it, and a ResourceClaimTemplate ({'; '.join(classes) or 'its device class'}; `helm template ... | "
         "dramigrate fix -` shows the claim these values get)"
+        + (
+            f"; and in its Ray group, rayStartParams (line {', '.join(str(i + 1) for i in ray)}) gets num-gpus, the "
+            "GPU count, with the claim: KubeRay reads it from the limits the claim replaces"
+            if ray
+            else ""
+        )
     )
     raise NotIdiomatic(Pattern("E", first + 1, lines[first].strip()), rel, why)
+
+
+def _holding(
+    lines: list[str], keyed: list[tuple[int, str, str]], docs: list[dict[str, Any]], missed: set[str], rules: RuleSet
+) -> tuple[list[tuple[int, str, str]], list[int]]:
+    """The key lines of `keyed` in the pods whose render asks for a device of `missed` (rayserve: the worker group's
+    `.Values.resources`, not the head's `.Values.ray.resources`, which the values give a CPU count), told apart
+    when the render has a pod for each pod of the key lines, else all; and the `rayStartParams:` lines (0-based) of
+    the Ray groups of those pods that ask for a GPU (KubeRay counts a name ending in gpu)."""
+    groups = [(group, pod) for doc in docs for group, pod in pod_groups(doc, [])]
+    heads = list(dict.fromkeys(h for i, _, _ in keyed if (h := _pod_head(lines, i)) >= 0))
+    if len(groups) != len(heads):
+        return keyed, []
+    holding, ray = set(), []
+    for head, (group, pod) in zip(heads, groups, strict=True):
+        asked = {
+            str(k)
+            for c in pod_containers(pod)
+            if isinstance(c.get("resources"), dict)
+            for section in ("limits", "requests")
+            if isinstance(own := c["resources"].get(section), dict)
+            for k in own
+        }
+        if not asked & missed:
+            continue
+        holding.add(head)
+        params = [i for i in range(head) if re.match(r"^\s*(- )?rayStartParams:", lines[i])]
+        if isinstance(group, dict) and "rayStartParams" in group and params and any(r.endswith("gpu") for r in asked):
+            ray.append(params[-1])
+    return [k for k in keyed if _pod_head(lines, k[0]) in holding] or keyed, ray
 
 
 def _keyed_map(
@@ -893,38 +931,114 @@ def _map_only(
     rules: RuleSet,
     names: dict[str, list[str]] | None,
 ) -> Listed | None:
-    """The rewrite of a template whose container writes its device keys only from `range` maps, with no key of the
-    chart's own (keyedmap.map_only), when the render's one pod asks for one device resource through them; None when
-    the template has another shape (the refusal stands)."""
+    """The rewrite of a template whose containers write their device keys only from `range` maps, with no key of the
+    chart's own (keyedmap.map_only): each pod asks for the devices of its container's map (one or several: a GPU and
+    EFA interfaces), and the migration gives it a claim of a request per device (or a claim per device kind, above 32
+    devices), without constraints (--align-nics ties a GPU to its NICs: refused), and in a Ray group KubeRay's
+    num-gpus; None when the template has another shape (the refusal stands)."""
     docs = originals.get(rel, [])
     held = sorted(r for r in _rendered_devices(docs, rules) if _migrates(r, rules))
-    if alternative is None or len(held) != 1 or not keyedmap.key_lines(text.splitlines()):
+    if alternative is None or not held or not keyedmap.key_lines(text.splitlines()):
         return None
     claims = multiclaim.pod_claims(docs, migrated.get(rel, []), claim_templates)
-    if len(claims) != 1 or len(claims[0]) != 1:
-        return None
-    # the map's device in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
-    # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
-    if claims[0][0].params:  # KubeRay's num-gpus, which the migration sets from the claim's devices
+    first = claims[0][0]  # the pods' claims: one, or one per device kind above 32 devices (keyedmap.bins)
+    ray = any(str(d.get("apiVersion", "")).startswith("ray.io/") for d in docs)  # KubeRay: num-gpus from limits
+    if any(set(d.params) - ({"num-gpus"} if ray else set()) for own in claims for d in own):
         raise RewriteError(f"{rel}: a Ray group's rayStartParams count the devices of the values map too")
+    specs = [without_api_defaults(d.spec).get("spec", {}) for own in claims for d in own]
+    if any(set(spec) != {"devices"} or set(spec["devices"]) != {"requests"} for spec in specs):
+        raise RewriteError(
+            f"{rel}: the migration ties the map's devices together (a GPU and its NICs under one PCIe root, "
+            "--align-nics) or configures them: the map's devices are asked for side by side"
+        )
+    # the map's devices in these values, those of the other value sets, and NVIDIA's GPU (the map of a chart with
+    # no key of its own holds whichever device the user names; its examples switch between GPU and accelerator)
     given = sorted({*held, "nvidia.com/gpu", *(n for n in (names or {}).get(rel, ()) if _migrates(n, rules))})
     given = [n for n in given if _migrates(n, rules)]
+    # the workloads asking for the first device only (not the template's ConfigMaps: pytorchjob's scripts are 7,000
+    # lines, which each migration of them below parsed again)
+    alone = keyedmap.literal_only([d for d in docs if pod_groups(d, [])], held[0], set(held[1:]))
     known = {}
     for res in given:  # each device alone: one request, named (as its claim) after the device, and its toleration
-        d = claims[0][0] if res == held[0] else pod_delta(*alternative(docs, held[0], res))[0]
+        d = first if len(held) == 1 and res == held[0] else pod_delta(*alternative(alone, held[0], res))[0]
         requests = without_api_defaults(d.spec).get("spec", {}).get("devices", {}).get("requests", [])
         label = dns_label(res.split("/", 1)[-1])
         plain = [{"key": res, "operator": "Exists", "effect": "NoSchedule"}]
         if len(requests) != 1 or "exactly" not in requests[0] or d.claim != label or requests[0].get("name") != label:
             continue
-        if (d.tolerations or plain) != plain or d.labels or d.affinity or d.params:
+        if (
+            (d.tolerations or plain) != plain
+            or d.labels
+            or d.affinity
+            or set(d.params) - ({"num-gpus"} if ray else set())
+        ):
             continue
+        if ray and (m := rules.lookup(res)) is not None and m.rule.ray_resource:
+            continue  # KubeRay makes a Ray resource of it (TPU), which the migration writes into rayStartParams
         known[res] = {k: v for k, v in requests[0]["exactly"].items() if k != "count"}
-    if held[0] not in known:
-        raise RewriteError(f"{rel}: the migration asks for {held[0]} otherwise than one request named after it")
-    done = keyedmap.map_only(text, rel, claims[0][0], known, chart_name(root))
-    done.section += migrated_section(chart_name(root), rules)
+    if _ties_nics(alone, held[0], given, rules, alternative):
+        raise RewriteError(
+            f"{rel}: the migration ties a GPU to its NICs under one PCIe root (--align-nics): the map's devices are "
+            "asked for side by side"
+        )
+    if lost := [r for r in held if r not in known]:
+        raise RewriteError(f"{rel}: the migration asks for {', '.join(lost)} otherwise than one request named after it")
+    name = chart_name(root)
+    wiring = functools.partial(_ray_gpus, rel, name) if ray else None
+    done = keyedmap.map_only(text, rel, first, known, name, wiring)
+    done.section += migrated_section(name, rules) + (_ray_gpus_section(name, rules, known) if ray else "")
     return done
+
+
+def _ray_gpus(rel: str, chart: str, lines: list[str], pod: int, over: str) -> Edit:
+    """The edit setting KubeRay's `rayStartParams.num-gpus` in the Ray group of a pod whose container writes its
+    device keys from the map `over` (keyedmap.map_only): with the switch on, the count of the map's first key KubeRay
+    counts as a GPU, where the migration moves it to a claim (KubeRay reads it from the limits the claim replaces)."""
+    from dramigrate.helm.helper import _ray_params
+
+    count = f'include "{chart}.draRayGpus" {_arg(over)}'
+    cond = f'and $.Values.dra.enabled (ne ({count}) "")'
+    start, stop, new = _ray_params(lines, pod, {"num-gpus": ""}, cond, f"({count})", rel)
+    return Edit(start, stop, new)
+
+
+def _ray_gpus_section(chart: str, rules: RuleSet, known: dict[str, Any]) -> str:
+    """The define of the num-gpus KubeRay derives from a Ray container's limits map (ray.py): the count of its first
+    key (in sorted order) that KubeRay counts as a GPU with a count other than 0, when the migration moves it to a
+    claim; "" otherwise. A GPU is what the packs say (rayNumGpus), else a name ending in `gpu` (KubeRay's own test)."""
+    said = {r: bool((m := rules.lookup(r)) and m.rule.ray_num_gpus) for r in known}
+    gpus = " ".join(json.dumps(r) for r, gpu in said.items() if gpu)
+    others = " ".join(json.dumps(r) for r, gpu in said.items() if not gpu)
+    return (
+        f'{{{{- define "{chart}.draRayGpus" -}}}}\n'
+        "{{- $draSeen := false }}\n"
+        "{{- range $draKey, $draCount := . }}\n"
+        f"{{{{- if and (not $draSeen) (ne (int $draCount) 0) (or (has $draKey (list {gpus})) (and (not (has $draKey "
+        f'(list {others}))) (hasSuffix "gpu" $draKey))) }}}}{{{{ $draSeen = true }}}}\n'
+        f'{{{{- if include "{migrated_define(chart)}" $draKey }}}}{{{{ int $draCount }}}}{{{{ end }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
+        "{{- end }}\n"
+    )
+
+
+def _ties_nics(
+    alone: list[dict[str, Any]], resource: str, given: list[str], rules: RuleSet, alternative: Alternative
+) -> bool:
+    """Whether the migration ties a device of `given` to a NIC of `given` (EFA) when a pod asks for one of each
+    (--align-nics: a GPU and its NICs under one PCIe root), in the pods of `alone` (which ask for `resource`)."""
+    from dramigrate.helm.values import resource_sections
+
+    nics = [r for r in given if (m := rules.lookup(r)) is not None and m.rule.nic]
+    others = [r for r in given if r not in nics]
+    if not nics or not others:
+        return False
+    probe = copy.deepcopy(alone)
+    for holder, section in resource_sections(probe):
+        if resource in holder[section]:
+            holder[section] = {**{k: v for k, v in holder[section].items() if k != resource}, others[0]: 1, nics[0]: 1}
+    spec = without_api_defaults(pod_delta(*alternative(probe, others[0], others[0]))[0].spec).get("spec", {})
+    return set(spec) != {"devices"} or set(spec["devices"]) != {"requests"}
 
 
 def _migrates(resource: str, rules: RuleSet) -> bool:
@@ -1199,6 +1313,12 @@ def _comment_style(values: str) -> str:
     return "plain"
 
 
+def _comment_lines(text: str, width: int) -> list[str]:
+    """A comment's lines, cut at spaces only: `device-plugin` or a file name `gpu-dra.yaml` cut at its hyphen reads
+    as a typo in the chart's values.yaml."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+
 def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
     """The `dra:` block appended to values.yaml, in the chart's comment style."""
     docs = {
@@ -1230,7 +1350,7 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
     out.append("dra:\n")
     for key, value in items:
         if style != "bitnami":
-            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(textwrap.wrap(docs[key], 110)))
+            out.extend(f"  {lead if i == 0 else '# '}{part}\n" for i, part in enumerate(_comment_lines(docs[key], 110)))
         out.append(f"  {key}: {value}\n")
     return "".join(out)
 
@@ -1327,8 +1447,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _arg(expr: str) -> str:
-    """An expression as a function argument: parenthesised unless it is one term."""
-    return expr if re.fullmatch(r"[\w.$]+", expr) else f"({expr})"
+    """An expression as a function argument: parenthesised unless it is one term or already one group (a
+    maintainer reads `((include "x.dra" .))` as a slip)."""
+    return expr if re.fullmatch(r"[\w.$]+", expr) or _bare(expr) != expr else f"({expr})"
 
 
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
@@ -2420,6 +2541,8 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     words = _split_top(_grouped(own[0]) or own[0], " ") if len(own) == 1 else []
     if _own(d, own[0] if own else "") or (words[:1] == ["and"] and words[-1] == d.count):
         return _group(own[0])
+    if len(own) > 1 and own[-1] == d.count:  # `if .Values.gpu` then `if .Values.gpu.count`: the count is said once
+        return f"(and {' '.join(map(_group, own))})"
     return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
 
 
@@ -4415,9 +4538,11 @@ def _helper_name(text: str, line: str) -> str:
 
 
 def bump_version(chart_yaml: str) -> str:
-    """Chart.yaml text with its `version:` a patch release up."""
+    """Chart.yaml text with its `version:` a patch release up. A pre-release or build version is left as it is: its
+    next one is the maintainer's call, and chartpress charts (dask, z2jh) carry `0.0.1-set.by.chartpress`, which the
+    tool replaces when it publishes."""
     return re.sub(
-        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)",
+        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)(?=[\"']?\s*(?:#.*)?$)",
         lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
         chart_yaml,
         count=1,
@@ -4431,7 +4556,7 @@ def chart_bump(root: Path, change: str) -> list[Change]:
     mix); empty when nothing changes."""
     before = (root / "Chart.yaml").read_text(encoding="utf-8")
     after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|\s*\n((?:\1\s+.*\n?)+)", after, re.M)
+    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|[-+]?\s*\n((?:\1\s+.*\n?)+)", after, re.M)
     if changes:
         body = changes.group(2)
         first = body.splitlines()[0]
@@ -4484,7 +4609,7 @@ def conventions(
             }
         more, unplaced = schema_with(document, list(nested))
         if unplaced:
-            raise NotIdiomatic(
+            raise RewriteError(
                 f"values.schema.json forbids unknown keys around {', '.join(unplaced)}, which the rewrite adds, and "
                 "fix cannot tell where to declare them (anyOf/oneOf or a remote $ref on the way): declare them there"
             )

@@ -21,9 +21,12 @@ from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import RewriteError
 from dramigrate.helm.values import resource_sections
 from dramigrate.plan import dns_label
+from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import Alternative, Device, PodDelta
+    from collections.abc import Callable
+
+    from dramigrate.helm.idiomatic import Alternative, Device, Edit, PodDelta
     from dramigrate.helm.listed import Listed
     from dramigrate.rules import RuleSet
 
@@ -158,9 +161,10 @@ def holds(chart: str, over: str, counted: bool) -> str:
     return f'(include "{_define(chart)}" (list {over} {"true" if counted else "false"}))'
 
 
-def section(chart: str, maps: list[KeyedMap]) -> str:
+def section(chart: str, maps: list[KeyedMap], binned: bool = False) -> str:
     """The claim template file's defines: `holds` (a `1` per such device of the map), and the requests of the map's
-    devices (`requests`), looked up in the devices the maps of `maps` may hold."""
+    devices (`requests`), looked up in the devices the maps of `maps` may hold; `binned`: the requests define takes
+    a third argument, the devices of one claim (`bins`), and writes only theirs (each named as among them all)."""
     from dramigrate.helm.idiomatic import _literal, migrated_define
 
     entries = {res: entry for keyed in maps for res, entry in keyed.entries.items()}
@@ -198,14 +202,55 @@ def section(chart: str, maps: list[KeyedMap]) -> str:
         '{{- range $n := untilStep 2 34 1 }}{{ if hasKey $draTaken $draName }}{{ $draName = printf "%s-%d" '
         "$draBase $n }}{{ end }}{{ end }}\n"
         "{{- $_ := set $draTaken $draName true }}\n"
-        "    - name: {{ $draName }}\n"
+        + ('{{- if has $draKey (splitList "," (index $ 2)) }}\n' if binned else "")
+        + "    - name: {{ $draName }}\n"
         "      exactly:\n"
         "        {{- toYaml (index $draKnown $draKey) | nindent 8 }}\n"
-        "        count: {{ int $draCount }}\n"
-        "{{- end }}\n"
+        "        count: {{ int $draCount }}\n" + ("{{- end }}\n" if binned else "") + "{{- end }}\n"
         "{{- end }}\n"
         "{{- end }}\n"
     )
+
+
+def bins(chart: str, overs: list[str]) -> str:
+    """The define of the claims a pod's devices of the map go in, as the migration splits them (plan.split_claims:
+    at most 32 devices in one claim, so 8 GPUs and 32 EFA interfaces of a p5.48xlarge go in two): the devices the
+    migration moves with a count above 0, in the map's order, each in the first claim it fits in; the claims
+    separated by `;`, the devices of one by `,`. With a second argument set (an existing claim template), one claim.
+    A device of more than 32 alone, or more than two kinds in one of several claims, fails the render."""
+    from dramigrate.helm.idiomatic import OVER_LIMIT, migrated_define
+
+    over, limit = " or ".join(o.removeprefix("$.Values.") for o in overs), MAX_DEVICES_PER_CLAIM
+    alone = f"dra.enabled: {over}: {OVER_LIMIT}"  # the migration refuses such a pod: the proof knows this failure
+    many = (
+        f"dra.enabled: {over} asks for more than {MAX_DEVICES_PER_CLAIM} devices of more than two kinds, which the "
+        "chart's claims do not split: set dra.enabled=false to request them from their device plugins, or "
+        "dra.existingClaimTemplate"
+    )
+    return (
+        f'{{{{- define "{bins_define(chart)}" -}}}}\n'
+        "{{- $draBins := dict }}{{ $draSizes := dict }}\n"
+        "{{- range $draKey, $draCount := index $ 0 }}"
+        f'{{{{ if and (include "{migrated_define(chart)}" $draKey) (gt (int $draCount) 0) }}}}\n'
+        "{{- $draAt := len $draSizes }}{{ if index $ 1 }}{{ $draAt = 0 }}{{ else }}"
+        f"{{{{ if gt (int $draCount) {limit} }}}}{{{{ fail {json.dumps(alone)} }}}}{{{{ end }}}}\n"
+        "{{- range $n := until (len $draSizes) | reverse }}"  # the first claim it fits in
+        f"{{{{ if le (add (get $draSizes (toString $n)) $draCount) {limit} }}}}{{{{ $draAt = $n }}}}{{{{ end }}}}"
+        "{{ end }}{{ end }}\n"
+        "{{- $draAt = toString $draAt }}{{ $_ := set $draBins $draAt (append (default (list) (get $draBins $draAt)) "
+        "$draKey) }}\n"
+        "{{- $_ := set $draSizes $draAt (add (default 0 (get $draSizes $draAt)) $draCount) }}\n"
+        "{{- end }}{{ end }}\n"
+        "{{- range $n := until (len $draSizes) }}{{ $draBin := get $draBins (toString $n) }}{{ if $n }};{{ end }}"
+        '{{ join "," $draBin }}\n'
+        f"{{{{- if and (gt (len $draSizes) 1) (gt (len $draBin) 2) }}}}{{{{ fail {json.dumps(many)} }}}}{{{{ end }}}}"
+        "{{ end }}\n"
+        "{{- end }}\n"
+    )
+
+
+def bins_define(chart: str) -> str:
+    return f"{chart}.draKeyedClaims"
 
 
 def _requests(chart: str) -> str:
@@ -271,63 +316,57 @@ def split_conditions(text: str, rel: str, keyed: KeyedMap, res: int, in_pod: lis
 _TOLERATIONS_RANGE = re.compile(r"\s*\{\{-?\s*range\s+(?:\$\w+\s*:=\s*)?\$?(\.Values(?:\.\w+)+)\s*-?\}\}\s*")
 
 
-def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, Any]], chart: str) -> Listed:
-    """The rewrite of a template whose one container writes its device keys only from `range` maps (awssamples'
-    eksml triton: `range $k, $v := .Values.resources.requests`, then `.limits`, no key of the chart's own): with
-    the switch on each key of the maps the migration moves leaves the container; while the limits map (else the
-    requests map) holds such a device with a count above 0 the pod gets the claim, the container its `claims`, and
-    the claim template one request per device (`section`'s requests, looked up in `known`); the pod tolerates each
-    device set in the map that its values tolerations list does not tolerate already."""
-    from dramigrate.helm.idiomatic import (
-        DRA_KEY,
-        DRA_OFF,
-        TOLERATED,
-        Edit,
-        _block_end,
-        _child_indent,
-        _control,
-        _indent,
-        _parent,
-        capabilities_check,
-        migrated_define,
-        tolerated_check,
-    )
-    from dramigrate.helm.listed import Listed, _list_key, edited_and_named
+def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> list[tuple[int, int, str]]:
+    """Per pod whose container takes the maps (a LeaderWorkerSet's leader and worker, a PyTorchJob's master and
+    worker, a Ray head and worker group), its pod spec line, its container's `resources:` line (0-based) and the map
+    its claim counts (the container's limits map, else its requests map)."""
+    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.listed import _list_key
 
-    lines = text.splitlines()
-    found = key_lines(lines)
-    if not found:
-        raise RewriteError(f"{rel}: no device key a `range` over a values map writes")
-    if delta.namespaced or delta.labels or delta.affinity or delta.params:
-        raise RewriteError(f"{rel}: the migration moves more than the map's devices into the claim")
-    res = {_parent(lines, _parent(lines, i)) for i, _, _ in found}
-    at = res.pop()
-    if res or at < 0 or lines[at].strip() != "resources:":
-        raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
-    sections = {lines[_parent(lines, i)].strip()[:-1]: over for i, _, over in found}
-    if len(sections) != len(found):
-        raise RewriteError(f"{rel}: a container writes its limits or requests from two values maps")
-    over = sections.get("limits") or sections["requests"]
-    pod = _parent(lines, _list_key(lines, at))
-    if pod < 0:
-        raise RewriteError(f"{rel}: the container of the values maps' device keys is in no pod spec")
+    by_resources: dict[int, list[tuple[int, str]]] = {}
+    for i, _, over in found:
+        by_resources.setdefault(_parent(lines, _parent(lines, i)), []).append((i, over))
+    pods = []
+    for at, keys in by_resources.items():
+        if at < 0 or lines[at].strip() != "resources:":
+            raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
+        sections = {lines[_parent(lines, i)].strip()[:-1]: over for i, over in keys}
+        if len(sections) != len(keys):
+            raise RewriteError(f"{rel}:{at + 1}: a container writes its limits or requests from two values maps")
+        pod = _parent(lines, _list_key(lines, at))
+        if pod < 0:
+            raise RewriteError(f"{rel}:{at + 1}: the container of the values maps' device keys is in no pod spec")
+        pods.append((pod, at, sections.get("limits") or sections["requests"]))
+    if len({pod for pod, _, _ in pods}) != len(pods):
+        raise RewriteError(f"{rel}: two containers of one pod write device keys from the values maps")
+    return sorted(pods)
+
+
+def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, chart: str, keyed: KeyedMap) -> list[Edit]:
+    """One pod's edits for `map_only`: its claim, its container's `claims`, and the tolerations of the map's devices
+    its values tolerations list does not tolerate (the key lines' guards are the caller's)."""
+    from dramigrate.helm.idiomatic import Edit, _block_end, _child_indent, _control, _indent
+
     on = "$.Values.dra.enabled"
     counted, present = holds(chart, over, True), holds(chart, over, False)
-    migrated = migrated_define(chart)
-    name_define, spec_define = f"{chart}.draKeyedClaimTemplateName", f"{chart}.draKeyedClaimSpec"
-    named = f'(include "{name_define}" (dict "root" $))'
-    claim_define = f"{chart}.draKeyedClaimName"
-    claim = f'{{{{ include "{claim_define}" (list {over}) }}}}'
+    named = f'(include "{chart}.draKeyedClaimTemplateName" (dict "root" $ "map" {over} "claim" $draClaim))'
+    claim = f'{{{{ include "{chart}.draKeyedClaimName" (list {over} $draClaim) }}}}'
+    each = (
+        f'{{{{- range $draClaim := include "{bins_define(chart)}" (list {over} $.Values.dra.existingClaimTemplate) '
+        '| splitList ";" }}'
+    )
     pad = " " * _child_indent(lines, pod)
     pod_lines = [
         f"{{{{- if and {on} {counted} }}}}",
         "resourceClaims:",
+        each,
         f"  - name: {claim}",
         f"    resourceClaimTemplateName: {{{{ $.Values.dra.existingClaimTemplate | default {named} }}}}",
         "{{- end }}",
+        "{{- end }}",
     ]
     edits: list[Edit] = []
-    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if lines[i].strip() == "tolerations:"]
+    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if re.match(r"tolerations:(\s|$)", lines[i].strip())]
     tol = [i for i in tol if _indent(lines[i]) == len(pad)]
     if tol:
         base = _indent(lines[tol[0]])  # the list's end: the pod's next key (the `end` of its `range` before it)
@@ -335,69 +374,161 @@ def map_only(text: str, rel: str, delta: PodDelta, known: dict[str, dict[str, An
             (i for i in range(tol[0] + 1, len(lines)) if not _control(lines[i]) and _indent(lines[i]) <= base),
             len(lines),
         )
+        while end > tol[0] + 1 and _OPENS.fullmatch(lines[end - 1]):
+            end -= 1  # a block the pod's next key opens (`if .Values.nodeSelector`): the list ends above it
         given = _TOLERATIONS_RANGE.fullmatch(lines[tol[0] + 1]) if tol[0] + 1 < end else None
+        given = given if lines[tol[0]].strip() == "tolerations:" else None  # `tolerations: {{- toYaml ... }}`
         if given is None:
             raise RewriteError(f"{rel}:{tol[0] + 1}: the pod's tolerations are not a `range` over a values list")
-        items = [_indent(x) for x in lines[tol[0] + 1 : end] if x.strip().startswith("- ")]
-        p = " " * (items[0] if items else len(pad) + 2)
-        edits.append(
-            Edit(
-                end,
-                end,
-                [
-                    f"{p}{{{{- range {DRA_KEY}, $draCount := {over} }}}}",
-                    *(f"{p}{c}" for c in tolerated_check(f"$.Values{given.group(1)[7:]}", DRA_KEY, True)),
-                    f'{p}{{{{- if and {on} (include "{migrated}" {DRA_KEY}) (ne (cat $draCount) "") '
-                    f"(not {TOLERATED}) }}}}",
-                    f"{p}- key: {{{{ {DRA_KEY} }}}}",
-                    f"{p}  operator: Exists",
-                    f"{p}  effect: NoSchedule",
-                    f"{p}{{{{- end }}}}",
-                    # the blanks after the list's last action (`{{- end }} `), which the new lines' first `{{-` trims
-                    f"{p}{{{{- end }}}}"
-                    + (tail.group(1) if (tail := re.search(r"\}\}(\s*)$", lines[end - 1])) else ""),
-                ],
-            )
-        )
+        entries = _uncovered(lines, tol[0], end, len(pad), over, given.group(1), chart)
+        wrap = _IF_LIST.fullmatch(lines[tol[0] - 1])
+        if wrap and wrap.group(2) == given.group(1) and _END.fullmatch(lines[end - 1]):
+            # `if .Values.tolerations` around the list (rayserve): it renders for the DRA tolerations too
+            head = f"{wrap.group(1)}if or {wrap.group(2)} (and {on} {present}) {wrap.group(3)}"
+            edits += [Edit(tol[0] - 1, tol[0], [head]), Edit(end - 1, end - 1, entries)]
+        else:
+            edits.append(Edit(end, end, entries))
     else:
-        keyed = KeyedMap(over, tuple(i for i, _, _ in found), known, delta.claim)
         pod_lines += [f"{{{{- if and {on} {present} }}}}", "tolerations:", *tolerations(chart, keyed, ""), "{{- end }}"]
     edits.append(Edit(pod + 1, pod + 1, [pad + x for x in pod_lines]))
     ind = " " * _child_indent(lines, at)
-    claims = [f"{{{{- if and {on} {counted} }}}}", "claims:", f"  - name: {claim}", "{{- end }}"]
+    claims = [f"{{{{- if and {on} {counted} }}}}", "claims:", each, f"  - name: {claim}", "{{- end }}", "{{- end }}"]
     edits.append(Edit(at + 1, at + 1, [ind + x for x in claims]))
+    return edits
+
+
+# a line that opens a block (`{{- if .Values.nodeSelector }}`), an `{{- end }}`, and an `if` on a values list alone
+_OPENS = re.compile(r"\s*\{\{-?\s*(?:if|with|range)\b.*\}\}\s*")
+_END = re.compile(r"\s*\{\{-?\s*end\s*-?\}\}\s*")
+_IF_LIST = re.compile(r"(\s*\{\{-?\s*)if\s+\$?(\.Values(?:\.\w+)+)\s*(-?\}\})\s*")
+
+
+def _uncovered(lines: list[str], tol: int, end: int, pad: int, over: str, given: str, chart: str) -> list[str]:
+    """The entries after a pod's tolerations list (line `tol`, written from the values list `given` up to line `end`):
+    one per device of the map the migration moves to a claim that the values list does not tolerate already."""
+    from dramigrate.helm.idiomatic import DRA_KEY, TOLERATED, _indent, migrated_define, tolerated_check
+
+    items = [_indent(x) for x in lines[tol + 1 : end] if x.strip().startswith("- ")]
+    p = " " * (items[0] if items else pad + 2)
+    tail = re.search(r"\}\}(\s*)$", lines[end - 1])
+    return [
+        f"{p}{{{{- range {DRA_KEY}, $draCount := {over} }}}}",
+        *(f"{p}{c}" for c in tolerated_check(f"$.Values{given[7:]}", DRA_KEY, True)),
+        f'{p}{{{{- if and $.Values.dra.enabled (include "{migrated_define(chart)}" {DRA_KEY}) (ne (cat $draCount) "") '
+        f"(not {TOLERATED}) }}}}",
+        f"{p}- key: {{{{ {DRA_KEY} }}}}",
+        f"{p}  operator: Exists",
+        f"{p}  effect: NoSchedule",
+        f"{p}{{{{- end }}}}",
+        # the blanks after the list's last action (`{{- end }} `), which the new lines' first `{{-` trims
+        f"{p}{{{{- end }}}}" + (tail.group(1) if tail else ""),
+    ]
+
+
+def map_only(
+    text: str,
+    rel: str,
+    delta: PodDelta,
+    known: dict[str, dict[str, Any]],
+    chart: str,
+    ray: Callable[[list[str], int, str], Edit] | None = None,
+) -> Listed:
+    """The rewrite of a template whose containers write their device keys only from `range` maps (awssamples'
+    eksml charts: `range $k, $v := .Values.resources.requests`, then `.limits`, no key of the chart's own), one
+    container in each pod that takes a map (triton: one Deployment; triton-lws: a LeaderWorkerSet's leader and
+    worker; pytorchjob: a PyTorchJob's master and worker; rayserve: a Ray head on `.Values.ray.resources`, a worker
+    group on `.Values.resources`): with the switch on each key of the maps the migration moves leaves the container;
+    while a pod's limits map (else its requests map) holds such a device with a count above 0 the pod gets the claim,
+    its container its `claims`, and a claim template one request per device (`section`'s requests, looked up in
+    `known`: GPU and EFA side by side, as the migration asks for them without --align-nics), shared by the pods
+    asking for the same; each pod tolerates each device set in its map that its values tolerations list does not
+    tolerate already; `ray` gives the edit of a Ray group's num-gpus (KubeRay reads it from the limits)."""
+    from dramigrate.helm.idiomatic import (
+        DRA_OFF,
+        Edit,
+        _indent,
+        _metadata_line,
+        capabilities_check,
+        migrated_define,
+    )
+    from dramigrate.helm.listed import Listed, _root_reads
+
+    lines = text.splitlines()
+    found = key_lines(lines)
+    if not found:
+        raise RewriteError(f"{rel}: no device key a `range` over a values map writes")
+    if delta.namespaced or delta.labels or delta.affinity or (delta.params and ray is None):
+        raise RewriteError(f"{rel}: the migration moves more than the map's devices into the claim")
+    pods = _map_pods(lines, rel, found)
+    overs = list(dict.fromkeys(over for _, _, over in pods))
+    on = "$.Values.dra.enabled"
+    counted = (
+        holds(chart, overs[0], True) if len(overs) == 1 else f"(or {' '.join(holds(chart, o, True) for o in overs)})"
+    )
+    migrated = migrated_define(chart)
+    name_define, spec_define = f"{chart}.draKeyedClaimTemplateName", f"{chart}.draKeyedClaimSpec"
+    claim_define = f"{chart}.draKeyedClaimName"
+    edits: list[Edit] = []
+    for pod, at, over in pods:
+        keyed = KeyedMap(over, tuple(i for i, _, _ in found), known, delta.claim)
+        edits += _map_pod_edits(lines, rel, pod, at, over, chart, keyed)
+        if ray is not None:
+            edits.append(ray(lines, pod, over))
     for i, var, _ in found:
         p = " " * _indent(lines[i])
         guard = f'{p}{{{{- if not (and {on} (include "{migrated}" {var})) }}}}'
         edits.append(Edit(i, i + 1, [guard, lines[i], f"{p}{{{{- end }}}}"]))
-    after, name = edited_and_named(lines, edits, text, pod, rel)
-    maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "")]
-    root_over = ".root." + over.removeprefix("$.")
+    out = list(lines)
+    for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
+        out[e.index : e.stop] = e.lines
+    after = "\n".join(out) + ("\n" if text.endswith("\n") else "")
+    name = _metadata_line(lines, "name", pods[0][0])
+    if not name:
+        raise RewriteError(f"{rel}: the workload's metadata.name is not one line")
+    name = _root_reads(name[1:-1] if name[0] == name[-1] and name[0] in "\"'" else name, rel)
+    maps = [KeyedMap(over, tuple(i for i, _, _ in found), known, "") for over in overs]
+    each = f"list {' '.join(overs)}"
     section_text = (
         capabilities_check(f"and {on} {counted}", DRA_OFF)
         + f"{{{{- if and {on} (not $.Values.dra.existingClaimTemplate) {counted} }}}}\n"
+        # a claim template per claim of each map (one, unless its devices are more than one claim holds), once
+        "{{- $draDone := dict }}\n"
+        f"{{{{- range $draMap := {each} }}}}\n"
+        f'{{{{- range $draClaim := include "{bins_define(chart)}" (list $draMap "") | splitList ";" }}}}\n'
+        f'{{{{- $draName := include "{name_define}" (dict "root" $ "map" $draMap "claim" $draClaim) }}}}\n'
+        "{{- if and $draClaim (not (hasKey $draDone $draName)) }}{{ $_ := set $draDone $draName true }}\n"
+        "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
         "metadata:\n"
-        f'  name: {{{{ include "{name_define}" (dict "root" $) }}}}\n'
+        "  name: {{ $draName }}\n"
         "spec:\n"
         "  spec:\n"
-        f'    {{{{- include "{spec_define}" (dict "root" $) | nindent 4 }}}}\n'
+        f'    {{{{- include "{spec_define}" (dict "root" $ "map" $draMap "claim" $draClaim) | nindent 4 }}}}\n'
+        "{{- end }}\n"
+        "{{- end }}\n"
+        "{{- end }}\n"
         "{{- end }}\n"
         f'{{{{- define "{spec_define}" -}}}}\n'
         "devices:\n"
         "  requests:\n"
-        f'{{{{- include "{_requests(chart)}" (list {root_over} false) }}}}\n'
+        f'{{{{- include "{_requests(chart)}" (list .map false .claim) }}}}\n'
         "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n'
         f'{name}-{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
         "{{- end }}\n"
-        # the migration names the claim after its requests, joined (`neuron-gpu`)
+        # the migration names a claim after its requests, joined (`neuron-gpu`, `gpu-efa`)
         f'{{{{- define "{claim_define}" -}}}}\n'
-        f'{{{{- regexFindAll "- name: [a-z0-9-]+" (include "{_requests(chart)}" (list (index . 0) false)) -1 '
-        '| join "-" | replace "- name: " "" }}\n'
-        "{{- end }}\n" + section(chart, maps)
+        f'{{{{- regexFindAll "- name: [a-z0-9-]+" (include "{_requests(chart)}" (list (index . 0) false (index . 1))) '
+        '-1 | join "-" | replace "- name: " "" }}\n'
+        "{{- end }}\n" + section(chart, maps, binned=True) + bins(chart, overs)
     )
     first = next(iter(known.values()))
     device_class = str(first.get("deviceClassName") or "")
-    return Listed(text, after, section_text, f"each device of {over.removeprefix('$.Values.')}", device_class)
+    return Listed(
+        text,
+        after,
+        section_text,
+        f"each device of {', '.join(o.removeprefix('$.Values.') for o in overs)}",
+        device_class,
+    )

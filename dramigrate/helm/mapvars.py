@@ -48,6 +48,7 @@ from dramigrate.helm.idiomatic import (
     values_block,
 )
 from dramigrate.helm.patterns import Pattern, count_expression, known_regex, literal_entries, untaken_message
+from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
@@ -458,8 +459,9 @@ def _request(spec: dict[str, Any]) -> str | None:
 
 
 def _spec_text(spec: dict[str, Any], rel: str) -> str:
-    """A claim spec as template text, its request's count the count the map held."""
-    data = json.loads(json.dumps(spec.get("spec", spec)))  # the ResourceClaimTemplate's spec.spec
+    """A claim spec as template text, its request's count the count the map held, the API's defaults left to it
+    (`allocationMode: ExactCount` in each branch read as a needless line)."""
+    data = without_api_defaults(spec.get("spec", spec))  # the ResourceClaimTemplate's spec.spec, as a chart writes it
     requests = data.get("devices", {}).get("requests", [])
     if len(requests) != 1:
         raise NotMapBuilt(f"{rel}: the migration's claim asks for {len(requests)} device requests")

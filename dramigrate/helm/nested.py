@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dramigrate.helm.foldguards import _arg
 from dramigrate.helm.listed import Listed, switched_off
@@ -44,7 +44,7 @@ _DECLARED = re.compile(r"\$([A-Za-z_]\w*)\s*(?:,\s*\$([A-Za-z_]\w*)\s*)?:=")
 _USED = re.compile(r"\$([A-Za-z_]\w*)")
 _ASSIGNED = re.compile(r"^\$[A-Za-z_]\w*\s*=(?!=)")
 _RANDOM = re.compile(r"\b(?:randAlphaNum|randAlpha|randNumeric|randAscii|randInt|uuidv4|now)\b")  # a new name each read
-_MUTATES = re.compile(r"\b(?:set|unset|merge|mergeOverwrite|mustMerge|mustMergeOverwrite)\b")
+_MUTATES = re.compile(r"\b(?:set|unset|merge|mergeOverwrite|mustMerge|mustMergeOverwrite)\b(?:\s+\$(\w+))?")
 _NAME_KEY = re.compile(r"^(\s*)(-\s+)?name:\s*(\S.*)$")
 
 
@@ -181,11 +181,17 @@ def _ends_in_text(line: str) -> bool:
     return bool(line) and not line[-1].isspace()
 
 
+def _declares(head: str) -> set[str]:
+    """The variables a block's action declares (`range $i, $port := $c.ports`: i and port)."""
+    return {x for m in _DECLARED.finditer(head) for x in m.groups() if x}
+
+
 def _gather(text: str, start: int, stop: int, events: dict[int, str], rel: str) -> list[str]:
     """The gather's lines: the blocks of text[start:stop] around `events` (offset -> a line of the gather), the
     output and the blocks without an event left out."""
     root = _Node("", leaf=False)
     stack = [root]
+    mutations: list[tuple[str, _Node | None]] = []  # a declaration that changes a map, the block owning the map
     marks = sorted(events)
     items: list[tuple[int, str, str]] = [(at, "event", events[at]) for at in marks]
     for a, b, word in _actions(text[start:stop]):
@@ -213,11 +219,17 @@ def _gather(text: str, start: int, stop: int, events: dict[int, str], rel: str) 
         elif _ASSIGNED.match(body):
             raise RewriteError(f"{rel}: `{body}` among the containers' lines sets a variable of the template")
         elif _DECLARED.match(body):
-            if _MUTATES.search(body):  # the gather would change the values before the containers read them
-                raise RewriteError(f"{rel}: `{body}` among the containers' lines changes a map the template reads")
+            if m := _MUTATES.search(body):  # the block whose own variable holds the map changed, if one does
+                owner = next((n for n in reversed(stack[1:]) if m.group(1) in _declares(n.head)), None)
+                mutations.append((body, owner))
             top.branches[-1].append(_Node(body, leaf=True))
     if len(stack) != 1:
         raise RewriteError(f"{rel}: a block around the containers' lines ends after them")
+    for body, owner in mutations:
+        # loft's `$_ := unset $portMap "name"` in a `range` over a container's ports: a map of a block the gather
+        # leaves out (no name or count in it), which the gather neither reads nor changes; any other map it might
+        if owner is None or owner.kept():
+            raise RewriteError(f"{rel}: `{body}` among the containers' lines changes a map the template reads")
     out: list[str] = []
 
     def emit(nodes: list[_Node], depth: int) -> None:
@@ -237,6 +249,23 @@ def _gather(text: str, start: int, stop: int, events: dict[int, str], rel: str) 
 
     emit(root.branches[0], 0)
     return out
+
+
+def _joined_tolerations(
+    lines: list[str], own: list[int], pad: str, cond: str, tol_text: list[str], tolerations: list[Any], rel: str
+) -> tuple[int, int, list[str]]:
+    """The edit that joins the DRA tolerations (`tol_text`, rendered under `cond`) to the pod's own `tolerations:`
+    (at the one line of `own`), as pattern A does (idiomatic._merge_tolerations): after the values list it renders,
+    only where that list does not tolerate the taint already (the migration adds none then)."""
+    from dramigrate.helm.idiomatic import _merge_tolerations
+
+    if len(own) != 1:
+        raise RewriteError(f"{rel}:{own[1] + 1}: the pod writes `tolerations:` twice beside the containers' `range`")
+    key = str(tolerations[0].get("key", "")) if len(tolerations) == 1 else ""
+    edit = _merge_tolerations(lines, own[0], pad, cond, tol_text, rel, key)  # NotIdiomatic for a shape it does not take
+    if edit is None:
+        raise RewriteError(f"{rel}:{own[0] + 1}: the pod's own tolerations are not joined")
+    return edit.index, edit.stop, edit.lines
 
 
 def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: str) -> Listed:
@@ -307,8 +336,9 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
         raise RewriteError(f"{rel}:{cl + 1}: the containers are not list items of the template's lines")
     item_indent = min(_indent(masked[i]) for i in items)
     events: dict[int, str] = {}
-    names: dict[int, str] = {}  # an item's first line -> the name's expression
-    name_lines: dict[int, int] = {}  # an item's first line -> its `name:` line
+    # an item's first line -> its `name:` lines and their expressions: several in the branches of an `if` (loft's
+    # `name: {{ $container.name | quote }}`, else `name: "container-{{ $containerIndex }}"`)
+    names: dict[int, dict[int, str]] = {}
     current, owner = -1, {}
     for i in range(cl + 1, end):
         if re.match(r"^\s*-\s", masked[i]) and _indent(masked[i]) == item_indent:
@@ -321,15 +351,14 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
             and ((m.group(2) and i == current) or (not m.group(2) and _indent(masked[i]) == item_indent + 2))
         ):
             value = lines[i][m.start(3) :]
-            names[current] = as_string(value, rel, i + 1)
-            name_lines[current] = i
+            names.setdefault(current, {})[i] = as_string(value, rel, i + 1)
         owner[i] = current
     for k in keys:
         item = owner.get(k.index, -1)
-        if item not in names or k.res < name_lines[item]:
+        if item not in names or k.res < max(names[item]):
             raise RewriteError(f"{rel}:{k.index + 1}: the container asking for the device has no `name:` line above")
-        at = name_lines[item]
-        events[offsets[at] + len(lines[at]) - len(lines[at].lstrip())] = f"{{{{- {NAME} = {names[item]} }}}}"
+        for at, name in names[item].items():
+            events[offsets[at] + len(lines[at]) - len(lines[at].lstrip())] = f"{{{{- {NAME} = {name} }}}}"
         key_at = offsets[k.index] + (m.start(3) if (m := _INLINE_IF.match(lines[k.index])) else 0)
         literal = k.count.isdigit()
         if literal and int(k.count) == 0:
@@ -413,25 +442,30 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
         for i in range(pod + 1, _block_end(lines, pod))
     ):
         raise RewriteError(f"{rel}: the pod writes its own resourceClaims beside the containers of a `range`")
-    if tolerations and any(
-        masked[i].strip().startswith("tolerations:") and _indent(masked[i]) == len(pad)
+    own = [
+        i
         for i in range(pod + 1, _block_end(lines, pod))
-    ):
-        raise RewriteError(f"{rel}: the pod writes its own tolerations beside the containers of a `range`")
+        if masked[i].strip().startswith("tolerations:") and _indent(masked[i]) == len(pad)
+    ]
+    tol_text = [f"{pad}  {t}" for t in _dump_list(tolerations)] if tolerations else []
+    edits: list[tuple[int, int, list[str]]] = []
+    if tol_text and own:  # loft's `tolerations:` then `{{ toYaml $.Values.tolerations | indent 8 }}`: joined, one key
+        edits.append(_joined_tolerations(lines, own, pad, f"and {on} {ORDER}", tol_text, tolerations, rel))
+        tol_text = []
     pod_lines = [
         f"{pad}{{{{- if and {on} {ORDER} }}}}",
         f"{pad}resourceClaims:",
         f"{pad}  - name: {claim}",
         f"{pad}    resourceClaimTemplateName: {{{{ $.Values.dra.existingClaimTemplate | default {TEMPLATE} }}}}",
-        *([f"{pad}tolerations:", *(f"{pad}  {t}" for t in _dump_list(tolerations))] if tolerations else []),
+        *([f"{pad}tolerations:", *tol_text] if tol_text else []),
         f"{pad}{{{{- end }}}}",
     ]
-    edits: list[tuple[int, int, list[str]]] = [(doc, doc, head), (cl, cl, pod_lines)]
+    edits += [(doc, doc, head), (cl, cl, pod_lines)]
     for item in sorted({owner[k.index] for k in keys}):  # the container's name, as the gather reads it
-        at = name_lines[item]
-        if not _ends_in_text(lines[at]):
-            raise RewriteError(f"{rel}:{at + 1}: the container's `name:` line ends in a blank")
-        edits.append((at + 1, at + 1, [f"{' ' * _indent(lines[at])}{{{{- {NAME} = {names[item]} }}}}"]))
+        for at, name in names[item].items():
+            if not _ends_in_text(lines[at]):
+                raise RewriteError(f"{rel}:{at + 1}: the container's `name:` line ends in a blank")
+            edits.append((at + 1, at + 1, [f"{' ' * _indent(lines[at])}{{{{- {NAME} = {name} }}}}"]))
     for res in sorted({k.res for k in keys}):
         if not _ends_in_text(lines[res]):
             raise RewriteError(f"{rel}:{res + 1}: the container's `resources:` line ends in a blank")

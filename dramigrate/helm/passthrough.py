@@ -1939,7 +1939,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
                 f"{first.ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}",
             ]
             expr = f"{var} | uniq"
-        if own is not None and own.line > first.containers:
+        if own is not None and own.start > first.containers:
             t.inserts.setdefault(first.containers, []).extend(gather)
             _join_own(t, own, expr)
             return
@@ -1951,7 +1951,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
         at = " " * _indent(t.lines[r.read])
         t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
     end = max(_containers_end(t.lines, h) for h in heads)
-    if own is not None and own.line >= end:
+    if own is not None and own.start >= end:
         _join_own(t, own, f"{var} | uniq")
         return
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
@@ -2038,8 +2038,10 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
         switched = _switched_container(t, containers, i)
-        if found is not None and ranged > containers:
-            # the map of a `range` over the containers: its lists gathered before them join the pod's (_pod_list)
+        after = found is not None and found.start >= _containers_end(lines, containers)
+        if found is not None and (ranged > containers or (switched and after)):
+            # the map of a `range` over the containers, or of a container under an `if` of its own: its lists gathered
+            # where the container renders join the pod's after them (_pod_list)
             t.lists.setdefault((pod, name), []).append(_PodList(i, containers, ind, expr, ranged, switched))
             continue
         if found is not None:
@@ -2158,7 +2160,9 @@ class _OwnList:
     `shape`: "literal" (`- key: dedicated` items: the list goes after them, at `line`, items indented `item`),
     "toyaml" (`{{- toYaml .Values.tolerations | nindent 6 }}` under the key, at `line`), "if" (that under `{{- if
     .Values.tolerations }}` at `cond`), "with" (`{{- with .Values.tolerations }}` above the key, at `line`), "call"
-    (`{{- include "sim.tolerations" .Values.ollama | nindent 6 }}`, a helper of tolerations_helpers, at `line`)."""
+    (`{{- include "sim.tolerations" .Values.ollama | nindent 6 }}`, a helper of tolerations_helpers, at `line`),
+    "enclosed" (literal items written only inside the pod's own `if` blocks, without `else`: the list goes after them,
+    at `line`, and alone, under `not` their condition `guard`, above the outermost `if` at `cond`)."""
 
     shape: str
     line: int
@@ -2166,6 +2170,13 @@ class _OwnList:
     item: str = ""
     cond: int = -1
     cond_match: re.Match[str] | None = None
+    guard: str = ""  # "enclosed": the condition of the pod's `if` blocks around the literal list (outermost at `cond`)
+    head: str = ""  # "enclosed": the `tolerations:` line
+
+    @property
+    def start(self) -> int:
+        """The first line the join edits: the DRA list must be gathered above it."""
+        return self.cond if self.shape == "enclosed" else self.line
 
 
 # the call of a helper that writes the pod's `tolerations:` from its argument's list, at the pod's keys
@@ -2177,13 +2188,21 @@ _TOLERATIONS_CALL = re.compile(
 def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
     """How the pod spec at line `pod` writes its own `tolerations:` (`head`, at its keys' indent), when in a shape
     the DRA values' list joins; None otherwise (none, or another shape)."""
+    from dramigrate.helm.idiomatic import _block_end, _listed_items
+
     lines = t.lines
+    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head] if pod >= 0 else []
+    listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
     if _renders_key(lines, pod, head):
-        if (items := _literal_list(lines, pod, head)) is not None:
-            return _OwnList("literal", items[0], item=items[1])
+        if listed is not None and not listed[2]:  # literal items, maybe with values expressions in their fields
+            return _OwnList("literal", listed[0], item=" " * listed[1])
         if (read := _toyaml_list(lines, pod, head)) is not None:
             return _OwnList("toyaml", read[0], read[1])
         return None
+    if listed is not None and listed[2]:  # smartx h2pc's bind taints, unless another scheduler places the pod
+        end, item, opens = listed
+        guard = opens[0][1] if len(opens) == 1 else f"and {' '.join(_operand(c) for _, c in opens)}"
+        return _OwnList("enclosed", end, item=" " * item, cond=opens[0][0], guard=guard, head=head)
     if (cond := _if_list(lines, pod, head)) is not None:
         return _OwnList("if", cond[2], cond[3], cond=cond[0], cond_match=cond[1])
     if (own := _with_list(lines, pod, head)) is not None:
@@ -2217,12 +2236,16 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
     the pod's list does not tolerate already, but for a literal list): one `tolerations:` key, which a user's later
     values file that sets the pod's list keeps the device's toleration in."""
     lines, j, m = t.lines, own.line, own.match
-    if own.shape == "literal":
+    if own.shape in ("literal", "enclosed"):
         t.inserts.setdefault(j, [])[:0] = [
             f"{own.item}{{{{- with {expr} }}}}",
             f"{own.item}{{{{- toYaml . | nindent {len(own.item)} }}}}",
             f"{own.item}{{{{- end }}}}",
         ]
+        if own.shape == "enclosed":  # where the pod's `if` blocks write no list, the DRA one alone
+            ind = " " * _indent(own.head)
+            alone = [f"{ind}{{{{- if not ({own.guard}) }}}}", *_list_block(t, "tolerations", ind, expr)]
+            t.inserts.setdefault(own.cond, []).extend([*alone, f"{ind}{{{{- end }}}}"])
         return
     assert m is not None
     if own.shape == "toyaml":
@@ -2557,7 +2580,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False,
 def _doc_lines(style: str, key: str, text: str, ind: str) -> list[str]:
     import textwrap
 
-    lines = textwrap.wrap(text, max(40, 100 - len(ind)))
+    lines = textwrap.wrap(text, max(40, 100 - len(ind)), break_on_hyphens=False, break_long_words=False)
     if style == "bitnami":
         return [f"{ind}## @param {key} {lines[0]}", *(f"{ind}## {x}" for x in lines[1:])]
     lead = "# -- " if style == "helm-docs" else "# "

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dramigrate.rules import RuleSet
+    from dramigrate.rules import ResourceRule, RuleSet
 
 PATTERNS = {
     "A": "a literal device key with a values count",
@@ -666,20 +666,64 @@ def _map_pattern(window: str, template: str) -> str | None:
 
 def known_regex(rules: RuleSet) -> str:
     """The device resources any rule pack names (migrated, or report-only), as one Go (RE2) regular expression."""
-    parts = [
-        re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)
-        for r in rules.resources
-        if r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern))
-    ]
-    return f"^(?:{'|'.join(parts)})$"
+    return _chart_regex(
+        [r for r in rules.resources if r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern))], rules
+    )
 
 
 def migrated_regex(rules: RuleSet) -> str:
     """The device resources the rule packs migrate, as one Go (RE2) regular expression for a template's `regexMatch`:
     each literal name and each rule's regex Go can read, its groups unnamed (names repeat across rules)."""
+    return _chart_regex(
+        [
+            r
+            for r in rules.resources
+            if not r.report_only and r.device_class and (r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern)))
+        ],
+        rules,
+    )
+
+
+_DOMAIN = re.compile(r"^((?:[a-z0-9-]+\\\.)+[a-z0-9-]+/)(.+)$")  # `nvidia\.com/` and the rest of an escaped name
+
+
+def _chart_regex(chosen: list[ResourceRule], rules: RuleSet) -> str:
+    """The names of `chosen` as one regular expression a chart's template carries, written as a maintainer would:
+    each domain once (`nvidia.com/(?:gpu|mig-...)`, escaped), each name once, none of a demo pack (`demo: true`, the
+    example driver's made-up example.com/gpu, which no chart asks for)."""
+    tails: dict[str, list[str]] = {}  # domain ("" for a name without one) -> its alternatives, in the packs' order
+    for r in chosen:
+        if rules.packs.get(r.pack, {}).get("demo"):
+            continue
+        part = re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)  # one name, one group
+        m = _DOMAIN.match(part) if not _top_level_or(part) else None
+        domain, tail = (m.group(1), m.group(2)) if m else ("", part)
+        if tail not in tails.setdefault(domain, []):
+            tails[domain].append(tail)
     parts = [
-        re.escape(r.match) if r.match else re.sub(r"\(\?P<\w+>", "(?:", r.regex.pattern)  # one name, one group
-        for r in rules.resources
-        if not r.report_only and r.device_class and (r.match or (r.regex and not _NOT_RE2.search(r.regex.pattern)))
+        alt
+        for domain, alts in tails.items()
+        for alt in (alts if not domain else [domain + (alts[0] if len(alts) == 1 else f"(?:{'|'.join(alts)})")])
     ]
     return f"^(?:{'|'.join(parts)})$"
+
+
+def _top_level_or(pattern: str) -> bool:
+    """Whether a regular expression has a `|` outside its groups and classes (it cannot take a common prefix)."""
+    depth, escaped, in_class = 0, False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False

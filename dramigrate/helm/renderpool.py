@@ -45,6 +45,9 @@ class RunCache:
     root: Path
     renders: dict[tuple[Any, ...], Render] = field(default_factory=dict)
     defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # subcharts by folder (chartvalues.subchart_dirs), keyed with the stat of charts/ and Chart.yaml: asked for at
+    # each level of every finding's template path, re-read each time it made a tall or wide umbrella quadratic
+    subcharts: dict[tuple[Any, ...], dict[str, Path | None]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
     clocked: bool = False  # a file of the chart reads the clock (_CLOCK_IN_ACTION); read with steady

@@ -389,10 +389,11 @@ def _run(
     mode: str,
     work: Workdir,
 ) -> None:
-    from dramigrate.helm.sandbox import check_packed_values, refuse_outside_links
+    from dramigrate.helm.sandbox import check_packed_values, check_subchart_depth, refuse_outside_links
 
     # before any file of the chart is read: a values.yaml linked out of the chart told, by its bound, what it pointed to
     refuse_outside_links(root, outcome.display)
+    check_subchart_depth(root)
     for path in _values_files(root, copts):
         shown = str(path) if path in copts.values_files else f"{outcome.display}/{path.relative_to(root).as_posix()}"
         check_values_file(str(path), shown)
@@ -1809,7 +1810,7 @@ def _no_rewrite_shape(
     the message _fix_idiomatic ends with (idiomatic.build refuses the first such template), known before the proof's
     other value sets are rendered and migrated (groundx spent 5 renders and 6 migrations on them), with the steps by
     hand for a map read out of a helper-built dict (in the values maps the probe found). "" otherwise."""
-    from dramigrate.helm import helper, idiomatic, packedlib
+    from dramigrate.helm import helper, idiomatic, keyedmap, packedlib
     from dramigrate.helm.passthrough import (
         built_defines,
         built_pod_tolerations,
@@ -1841,6 +1842,8 @@ def _no_rewrite_shape(
         if idiomatic.containers_of_ranges(exc):
             return ""  # the rewrite of containers `range` blocks write, read from the migrated value sets (build)
         text = texts.get(exc.rel, "")
+        if keyedmap.key_lines(text.splitlines()):
+            return ""  # device keys only from `range` maps: the keyed-map rewrite with the migrated value sets (build)
         maps, written = _device_maps(relations), None
         if helper_built_map(text) and _helper_built(root, hints) and built_defines(root, text, maps):
             written = None if built_tolerations_call(text) else built_pod_tolerations(text)

@@ -534,6 +534,30 @@ def _checked_members(tar: Any) -> list[Any]:
     return members
 
 
+MAX_SUBCHART_DEPTH = 10  # subchart folders inside subchart folders: public umbrellas nest three deep at most
+
+
+def check_subchart_depth(root: Path) -> None:
+    """Refuse a chart whose subchart folders (charts/<name>/charts/...) nest past MAX_SUBCHART_DEPTH: Helm loads
+    them at any depth, and each level multiplies the work of checking and proving the chart (150 levels ran for
+    minutes). Walked level by level, never through a link (outside_links has refused those already)."""
+    level = [root]
+    for depth in range(1, MAX_SUBCHART_DEPTH + 2):
+        below = []
+        for chart in level:
+            with contextlib.suppress(OSError), os.scandir(chart / "charts") as entries:
+                below += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+        if not below:
+            return
+        if depth > MAX_SUBCHART_DEPTH:
+            raise ChartRefused(
+                "chart-archive-limit",
+                f"not rendered: subcharts nested more than {MAX_SUBCHART_DEPTH} deep "
+                f"({below[0].relative_to(root).as_posix()}); public umbrella charts nest three at most",
+            )
+        level = below
+
+
 def check_packed_values(root: Path, display: str) -> None:
     """Bound the values.yaml of every packed subchart (`charts/*.tgz`, and packed ones inside those) as
     limits.check_values_file bounds a folder's: Helm reads them on every render (300,000 keys killed the engine at
