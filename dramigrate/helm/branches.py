@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from dramigrate.helm.helper import Block, KeyLine, NotHelper, blocks, enclosing
-from dramigrate.helm.idiomatic import _parent
 from dramigrate.helm.locate import _ACTION
+from dramigrate.helm.templatelines import parent_line
 
 Branch = tuple[tuple[int, int], ...]  # (block start line, branch number) from the outermost block in
 
@@ -39,7 +39,7 @@ def _exclusive(a: Branch, b: Branch, words: dict[int, str]) -> bool:
 
 
 def _section(lines: list[str], index: int) -> str:
-    parent = _parent(lines, index)
+    parent = parent_line(lines, index)
     return lines[parent].strip().rstrip(":") if parent >= 0 else ""
 
 

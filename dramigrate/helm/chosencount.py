@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import Device
+    from dramigrate.helm.model import Device
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,8 @@ def _apart(a: Device, b: Device) -> bool:
 
 def chosen_counts(keys: list[Device]) -> dict[str, Chosen]:
     """By device resource, the keys with two counts or more of which no two render together, as one count."""
-    from dramigrate.helm.idiomatic import _as_rendered, _group, _set
+    from dramigrate.helm.goexpr import grouped
+    from dramigrate.helm.idiomatic import _as_rendered, _set
 
     by_resource: dict[str, list[Device]] = {}
     for d in keys:
@@ -53,7 +54,7 @@ def chosen_counts(keys: list[Device]) -> dict[str, Chosen]:
         shared = [c for c in own[0].conditions if all(c in d.conditions for d in own)]
         count = "or " + " ".join(_as_rendered(d, shared) for d in own)
         is_set = " ".join(
-            f"(and {' '.join(_group(c) for c in d.conditions if c not in shared)} {_set(d.count)})" for d in own
+            f"(and {' '.join(grouped(c) for c in d.conditions if c not in shared)} {_set(d.count)})" for d in own
         )
         out[resource] = Chosen(resource, count, f"(or {is_set})", own[0].index)
     return out

@@ -40,40 +40,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dramigrate.helm.conventions import conventions
 from dramigrate.helm.foldguards import folded
-from dramigrate.helm.idiomatic import (
-    OLD_CLUSTER,
-    SERVED,
-    NotIdiomatic,
-    PodDelta,
-    _and,
-    _arg,
-    _bare,
-    _block_end,
-    _child_indent,
-    _control,
-    _dump_list,
-    _emits,
-    _indent,
-    _metadata_line,
-    _name_text,
-    _parent,
-    _sentinel_yaml,
-    claim_delta,
-    conventions,
-    fail_when,
-    given_tolerations,
-    pod_groups,
-    split_literal,
-    tolerated_define,
-    untolerated_only,
-)
-from dramigrate.helm.idiomatic import (
-    _merge_tolerations as _merge_list,
-)
+from dramigrate.helm.goexpr import and_all, as_arg, unparenthesized
+from dramigrate.helm.idiomatic import OLD_CLUSTER, SERVED, _metadata_line, _name_text, _sentinel_yaml, fail_when
 from dramigrate.helm.locate import _ACTION as _WHOLE_ACTION
-from dramigrate.helm.patterns import _ACTION, count_expression, untaken_message
+from dramigrate.helm.model import PodDelta
+from dramigrate.helm.namelookup import split_literal
+from dramigrate.helm.patterns import _ACTION, NotIdiomatic, count_expression, untaken_message
+from dramigrate.helm.poddelta import claim_delta, pod_groups
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
+from dramigrate.helm.templatelines import block_end, child_indent, emits_text, is_control, line_indent, parent_line
+from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
+from dramigrate.helm.tolerationedits import _merge_tolerations as _merge_list
 from dramigrate.helm.values import get_path
 from dramigrate.rules import RuleSet
 
@@ -558,7 +537,7 @@ def helper_chain(
 
 
 def _negated(cond: str) -> str:
-    return f"(not {_arg(cond) if not cond.startswith('(') else cond})"
+    return f"(not {as_arg(cond) if not cond.startswith('(') else cond})"
 
 
 def _site_conditions(all_blocks: list[Block], pod: int, index: int, rel: str) -> list[str]:
@@ -740,12 +719,12 @@ def _map_edit(
     parts = sorted({p[:-1] for p in key.paths})
     state = f'(include "{define}.dra" $)'
     device = f'(include "{define}.draDevice" $ | trim)' if choice and choice.others else json.dumps(key.resource)
-    out = [f"{pad}{{{{{trim} if {_bare(state)} -}}}}"]
+    out = [f"{pad}{{{{{trim} if {unparenthesized(state)} -}}}}"]
     if "." in var:  # a map a variable holds (`$model.resources`, a values map): edited in a copy of its own, the
         # values left as they are; the toYaml line writes that copy, the same map with the switch off
         local = "$dra" + var.rsplit(".", 1)[1][:1].upper() + var.rsplit(".", 1)[1][1:]
         out.insert(0, f"{pad}{{{{{trim} {local} := {var} -}}}}")
-        out[1] = f"{pad}{{{{- if {_bare(state)} -}}}}"
+        out[1] = f"{pad}{{{{- if {unparenthesized(state)} -}}}}"
         body = written.group("body")
         line = line.replace(body, body.replace(var, local, 1), 1)
         var = local
@@ -789,7 +768,7 @@ class MapChoice:
         taken = f"regexMatch {split_literal(self.migrated, pad=pad + '    ')} $left"
         return "\n".join(
             [
-                f"{pad}{{{{- if {_bare(self.switch)} }}}}",
+                f"{pad}{{{{- if {unparenthesized(self.switch)} }}}}",
                 f"{pad}{{{{- range $left, $_ := merge dict {sections} }}}}",
                 *fail_when(taken, untaken_message(names), pad),
                 f"{pad}{{{{- end }}}}{{{{- end -}}}}",
@@ -825,14 +804,17 @@ def rewrite_helper(
     block = next(b for name, b in _defines(text) if name == define)
     switch = _switch(mode, "$", default, guards)
     key = keys[0]
-    dra_on = _and(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
+    dra_on = and_all(switch, f'(eq ({key.name_expr} | toString) "{key.resource}")') if key.name_expr else switch
     every = [*keys, *(others or [])]
-    parents = {_indent(lines[_parent(lines, k.index)]) if _parent(lines, k.index) > block.start else 0 for k in every}
+    parents = {
+        line_indent(lines[parent_line(lines, k.index)]) if parent_line(lines, k.index) > block.start else 0
+        for k in every
+    }
     if len(parents) != 1:
         raise NotHelper(f"{key.file}: the helper writes its device keys at different depths")
     ind = " " * parents.pop()
     claims = [
-        f"{ind}{{{{- if {_bare(_claim_at(define, '$'))} }}}}",
+        f"{ind}{{{{- if {unparenthesized(_claim_at(define, '$'))} }}}}",
         f"{ind}claims:",
         f"{ind}  - name: {claim}",
         *([f"{ind}    request: {request}"] if request else []),
@@ -853,23 +835,23 @@ def rewrite_helper(
     spans: set[tuple[int, int]] = set()
     added = 0  # the lines of the guards against another device the key's name may be
     for k in every:
-        parent = _parent(lines, k.index)
-        end = _block_end(lines, parent) if parent > block.start else -1
-        children = {i for i in range(parent + 1, end) if not _control(lines[i])} if end > 0 else set()
+        parent = parent_line(lines, k.index)
+        end = block_end(lines, parent) if parent > block.start else -1
+        children = {i for i in range(parent + 1, end) if not is_control(lines[i])} if end > 0 else set()
         # a map that holds only the device key goes as a whole (an empty `limits:` is not what `fix -` writes)
         spans.add((parent, end) if children and children <= {x.index for x in every} else (k.index, k.index + 1))
     for start, stop in sorted(spans, reverse=True):
-        pad = " " * _indent(lines[start])
+        pad = " " * line_indent(lines[start])
         # right after `{{- define "x" -}}`, whose trim ate the newline before the key, the `if` must eat it too
         trim = "-" if start == block.start + 1 and lines[block.start].rstrip().endswith("-}}") else ""
-        opening = f"{pad}{{{{- if not {_arg(dra_on)} {trim}}}}}"
+        opening = f"{pad}{{{{- if not {as_arg(dra_on)} {trim}}}}}"
         inside = list(lines[start:stop])
         first = min(keys, key=lambda k: k.index)  # the keys of one helper share their name: its first key guards
         if key.name_expr and not others and migrated and start <= first.index < stop:  # another device the name
             # may be is refused with the switch on, not left to its device plugin
             taken = f"and {switch} (regexMatch {json.dumps(migrated)} ({first.name_expr} | toString))"
             guard = f"{{{{- if {taken} }}}}{{{{ fail {json.dumps(untaken_message([first.resource]))} }}}}{{{{ end }}}}"
-            inside[first.index - start : first.index - start] = [" " * _indent(lines[first.index]) + guard]
+            inside[first.index - start : first.index - start] = [" " * line_indent(lines[first.index]) + guard]
             added += 1  # one line: the chart's diff stays small
         out[start:stop] = [opening, *inside, f"{pad}{{{{- end }}}}"]
     # the new define goes right after the helper's `end` (its place moved by the lines added above it)
@@ -883,16 +865,16 @@ def _resources_end(lines: list[str], block: Block, index: int) -> int:
     """Where the container's `claims` go: the helper's `end`, or, when the helper writes more of the pod after the
     container's `resources:` that holds the key at `index` (a pod-template helper), the line after that block and
     the `end`s of the blocks opened in it."""
-    res = _parent(lines, _parent(lines, index))
+    res = parent_line(lines, parent_line(lines, index))
     if res <= block.start or lines[res].strip() != "resources:":
         return block.end
-    end, depth = _block_end(lines, res), 0
+    end, depth = block_end(lines, res), 0
     for line in lines[res + 1 : end]:
-        word = re.match(r"\s*\{\{-?\s*(\w+)", line) if _control(line) else None
+        word = re.match(r"\s*\{\{-?\s*(\w+)", line) if is_control(line) else None
         depth += {"if": 1, "with": 1, "range": 1, "end": -1}.get(word.group(1), 0) if word else 0
     while depth > 0 and end < block.end and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[end]):
         end, depth = end + 1, depth - 1
-    more = any(not _control(line) and line.strip() for line in lines[end : block.end])
+    more = any(not is_control(line) and line.strip() for line in lines[end : block.end])
     return end if more else block.end
 
 
@@ -912,13 +894,13 @@ def _section_edits(lines: list[str], define: str, key: KeyLine, state: str) -> l
         )
     parent = lines[at - 1] if at > 0 else ""
     section = _SECTION.match(parent)
-    if section is None or _parent(lines, at) != at - 1:
+    if section is None or parent_line(lines, at) != at - 1:
         raise NotHelper(f"{key.file}:{at + 1}: the helper's toYaml line is not right below its `limits:`")
     pad = section.group(1)
     before = next((x for x in reversed(lines[: at - 1]) if x.strip()), "")
     right = "-" if before.rstrip().endswith("-}}") else ""  # that trim ate the newline before the key: so does this
     opening = [
-        f"{pad}{{{{- if {_bare(state)} }}}}",
+        f"{pad}{{{{- if {unparenthesized(state)} }}}}",
         f'{pad}  {{{{- {var} = omit {var} "{key.resource}" }}}}',
         f"{pad}{{{{- end }}}}",
         f"{pad}{{{{- if or {var} (not {state}) {right}}}}}",
@@ -952,8 +934,12 @@ def _rewrite_map_helper(
     extra = replay_define(text, define, block, key, others) + state_define(define, mode, default, guards)
     edits: list[tuple[int, int, list[str]]] = []
     if sections:  # `limits:` then `toYaml $limits`: the claims go beside `limits:`
-        ind = " " * _indent(lines[key.index - 1]) if key.index else ""
-        claims = [f"{ind}{{{{- if {_bare(_claim_at(define, '$'))} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
+        ind = " " * line_indent(lines[key.index - 1]) if key.index else ""
+        claims = [
+            f"{ind}{{{{- if {unparenthesized(_claim_at(define, '$'))} }}}}",
+            f"{ind}claims:",
+            f"{ind}  - name: {claim}",
+        ]
         claims += [f"{ind}    request: {request}"] if request else []
         for k in {k.index: k for k in keys}.values():
             edits += _section_edits(lines, define, k, state)
@@ -998,12 +984,12 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
         if outer and closed and outer.group(1) == expr:  # vLLM stack 0.1.8: `if X` around `with X`, both the list's
             start, stop = at - 2, stop + 1  # own test: the DRA branch's toleration must not wait for that list
         new = [
-            f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
+            f"{p}{{{{- if or {as_arg(expr)} {as_arg(cond)} }}}}",
             f"{p}tolerations:",
             f"{p}  {{{{- {word} {expr} }}}}",
             f"{p}  {body}",
             f"{p}  {{{{- end }}}}",
-            f"{p}  {{{{- if {_bare(cond)} }}}}",
+            f"{p}  {{{{- if {unparenthesized(cond)} }}}}",
             *tol_text,
             f"{p}  {{{{- end }}}}",
             f"{p}{{{{- end }}}}",
@@ -1012,11 +998,11 @@ def _merge_tolerations(lines: list[str], at: int, p: str, cond: str, tol_text: l
     if yaml_m and lines[at].strip() == "tolerations:":
         # an empty values list renders `[]`, which cannot stand beside the added entry: the DRA branch leaves it out
         listed = [
-            f"{p}  {{{{- if not (and {_arg(cond)} (empty {yaml_m.group(1)})) }}}}",
+            f"{p}  {{{{- if not (and {as_arg(cond)} (empty {yaml_m.group(1)})) }}}}",
             lines[at + 1],
             f"{p}  {{{{- end }}}}",
         ]
-        dra = [f"{p}  {{{{- if {_bare(cond)} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
+        dra = [f"{p}  {{{{- if {unparenthesized(cond)} }}}}", *tol_text, f"{p}  {{{{- end }}}}"]
         return at + 1, at + 2, [*(listed if yaml_m.group(1) else lines[at + 1 : at + 2]), *dra]
     raise NotHelper(f"{rel}:{at + 1}: the pod's tolerations have a shape the rewrite does not merge into")
 
@@ -1026,10 +1012,10 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
     GPU count from the Ray container's limits, which no longer name the GPU (the migration sets it too)."""
     if set(params) != {"num-gpus"}:
         raise NotHelper(f"{rel}: the migration sets rayStartParams {', '.join(sorted(params))}")
-    template = _parent(lines, pod)
+    template = parent_line(lines, pod)
     if template < 0 or lines[template].strip() != "template:":
         raise NotHelper(f"{rel}:{pod + 1}: the pod spec is not under a `template:` of a Ray group")
-    col = _indent(lines[template])
+    col = line_indent(lines[template])
     for i in range(template - 1, max(-1, template - 40), -1):
         m = re.match(r"^(\s*)(- )?rayStartParams:\s*(\{\})?\s*$", lines[i])
         if m and len(m.group(1)) + len(m.group(2) or "") == col:
@@ -1039,7 +1025,7 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
             if m.group(3):  # `rayStartParams: {}`: the DRA branch writes the map
                 head = lines[i][: len(m.group(1)) + len(m.group(2) or "")]
                 new = [
-                    f"{m.group(1)}{{{{- if {_bare(cond)} }}}}",
+                    f"{m.group(1)}{{{{- if {unparenthesized(cond)} }}}}",
                     f"{head}rayStartParams:",
                     value,
                     f"{m.group(1)}{{{{- else }}}}",
@@ -1048,8 +1034,12 @@ def _ray_params(lines: list[str], pod: int, params: dict[str, Any], cond: str, c
                 ]
                 return i, i + 1, new
             stop, block = _params_block(lines, i, col, cond)
-            return i + 1, stop, [f"{pad}  {{{{- if {_bare(cond)} }}}}", value, f"{pad}  {{{{- end }}}}", *block]
-        if not _control(lines[i]) and _indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
+            return (
+                i + 1,
+                stop,
+                [f"{pad}  {{{{- if {unparenthesized(cond)} }}}}", value, f"{pad}  {{{{- end }}}}", *block],
+            )
+        if not is_control(lines[i]) and line_indent(lines[i]) < col and not lines[i].lstrip().startswith("- "):
             break
     raise NotHelper(f"{rel}:{template + 1}: no rayStartParams beside this Ray group's template")
 
@@ -1062,7 +1052,7 @@ def _params_block(lines: list[str], at: int, col: int, cond: str) -> tuple[int, 
     .Values.head.rayStartParams`) dropped in the DRA branch when the map is empty: it renders `null` (the values set it
     to null) or `{}`, which after the branch's num-gpus line no longer parses, where the migration writes the map."""
     stop = at + 1
-    while stop < len(lines) and (not lines[stop].strip() or _control(lines[stop]) or _indent(lines[stop]) > col):
+    while stop < len(lines) and (not lines[stop].strip() or is_control(lines[stop]) or line_indent(lines[stop]) > col):
         stop += 1
     while stop > at + 1 and not lines[stop - 1].strip():
         stop -= 1
@@ -1070,8 +1060,8 @@ def _params_block(lines: list[str], at: int, col: int, cond: str) -> tuple[int, 
     for line in lines[at + 1 : stop]:
         m = _PARAMS_YAML.fullmatch(line)
         if m:
-            pad = " " * _indent(line)
-            block += [f"{pad}{{{{- if not (and {_arg(cond)} (empty {m.group(1)})) }}}}", line, f"{pad}{{{{- end }}}}"]
+            pad = " " * line_indent(line)
+            block += [f"{pad}{{{{- if not (and {as_arg(cond)} (empty {m.group(1)})) }}}}", line, f"{pad}{{{{- end }}}}"]
         else:
             block.append(line)
     return stop, block
@@ -1086,7 +1076,7 @@ def _unless_num_gpus(lines: list[str], at: int, col: int, cond: str, rel: str) -
     second num-gpus key would repeat it in the pod's YAML."""
     found: list[str] = []
     for n in range(at + 1, len(lines)):
-        if lines[n].strip() and not _control(lines[n]) and _indent(lines[n]) <= col:
+        if lines[n].strip() and not is_control(lines[n]) and line_indent(lines[n]) <= col:
             break
         found += _PARAMS_FROM.findall(lines[n])
     source = [e for e in found if e not in (".", "$")]
@@ -1096,7 +1086,7 @@ def _unless_num_gpus(lines: list[str], at: int, col: int, cond: str, rel: str) -
             "the rewrite cannot tell where the migration sets it"
         )
     guards = [f'(not (hasKey ({e} | default dict) "num-gpus"))' for e in dict.fromkeys(source)]
-    return " ".join([cond if cond.startswith("and ") else f"and {_arg(cond)}", *guards]) if guards else cond
+    return " ".join([cond if cond.startswith("and ") else f"and {as_arg(cond)}", *guards]) if guards else cond
 
 
 @dataclass
@@ -1122,26 +1112,26 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
         (
             i
             for i in range(index - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < placed
+            if lines[i].strip() in ("containers:", "initContainers:") and line_indent(lines[i]) < placed
         ),
         -1,
     )
     if containers < 0:
         return -1, -1
     on_key = lines[index].strip().startswith("resources:")
-    below_key = index > 0 and lines[index - 1].strip() == "resources:" and _control(lines[index])
-    own_key = writes_key and _control(lines[index])  # the helper writes `resources:` itself
+    below_key = index > 0 and lines[index - 1].strip() == "resources:" and is_control(lines[index])
+    own_key = writes_key and is_control(lines[index])  # the helper writes `resources:` itself
     if not (on_key or below_key or own_key or section_at(lines, index) >= 0):
         raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
-    return _parent(lines, containers), containers
+    return parent_line(lines, containers), containers
 
 
 def _placed_at(line: str) -> int:
     """One past the column an include line's output starts at, as YAML reads it for the key above: its `nindent N`
     places it at N (a list may sit at its key's column: `containers:` then `{{- include "x.container" . | nindent 6
     }}`, both at column 6), `indent N` at the line's column plus N; otherwise the line's own column."""
-    own = _indent(line)
-    placed = re.search(r"\|\s*(n?)indent\s+(\d+)\s*-?\}\}\s*$", line) if _control(line) else None
+    own = line_indent(line)
+    placed = re.search(r"\|\s*(n?)indent\s+(\d+)\s*-?\}\}\s*$", line) if is_control(line) else None
     if placed is None:
         return own
     return max(own, int(placed.group(2)) + (0 if placed.group(1) else own) + 1)
@@ -1151,12 +1141,12 @@ def section_at(lines: list[str], index: int) -> int:
     """The `limits:` or `requests:` line of a container's `resources:` that the include at `index` writes into (Docker
     Model Runner's `limits:` then `{{- include "x.gpuResources" . | nindent 12 }}`, and again under `requests:`: the
     helper writes the device key alone), else -1."""
-    if not _control(lines[index]):
+    if not is_control(lines[index]):
         return -1
-    section = _parent(lines, index)
+    section = parent_line(lines, index)
     if section < 0 or lines[section].strip() not in ("limits:", "requests:"):
         return -1
-    res = _parent(lines, section)
+    res = parent_line(lines, section)
     return section if res >= 0 and lines[res].strip() == "resources:" else -1
 
 
@@ -1171,17 +1161,19 @@ def _section_edits_at(
     done: set[int] = set()
     for site in sites:
         section = section_at(lines, site.index)
-        res, end = _parent(lines, section), _block_end(lines, section)
-        only = end == site.index + 1 and not any(_emits(x) or not _control(x) for x in lines[section + 1 : site.index])
+        res, end = parent_line(lines, section), block_end(lines, section)
+        only = end == site.index + 1 and not any(
+            emits_text(x) or not is_control(x) for x in lines[section + 1 : site.index]
+        )
         if alone and only:
-            pad = " " * _indent(lines[section])
+            pad = " " * line_indent(lines[section])
             opening = f'{pad}{{{{- if not (include "{define}.dra" {site.arg}) }}}}'
             edits.append((section, end, [opening, *lines[section:end], f"{pad}{{{{- end }}}}"]))
         if res in done:
             continue
         done.add(res)
-        ind = " " * _child_indent(lines, res)
-        claim_at = _bare(_claim_at(define, site.arg))
+        ind = " " * child_indent(lines, res)
+        claim_at = unparenthesized(_claim_at(define, site.arg))
         claims = [f"{ind}{{{{- if {claim_at} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
         claims += [f"{ind}    request: {request}"] if request else []
         edits.append((res + 1, res + 1, [*claims, f"{ind}{{{{- end }}}}"]))
@@ -1260,16 +1252,16 @@ def _pod_edits(
                 "request of the pod's claim in each while both render, the whole claim while one does, and the "
                 "helper cannot tell which"
             )
-    claim_cond = _and(_claim_at(define, site.arg), *conds[0])
+    claim_cond = and_all(_claim_at(define, site.arg), *conds[0])
     # the migration adds the toleration for any device key it removes, a count of 0 too
-    tol_cond = _and(f'(include "{define}.dra" {site.arg})', *conds[0])
-    p = " " * _indent(lines[containers])
+    tol_cond = and_all(f'(include "{define}.dra" {site.arg})', *conds[0])
+    p = " " * line_indent(lines[containers])
     # right after an action that trims the newline before `containers:` (`{{- define "app.pod" -}}`), each block
     # trims on its right instead, so that it adds no newline when it renders nothing
     eaten = containers > 0 and lines[containers - 1].rstrip().endswith("-}}")
     opening, closing = ("{{{{ if {} -}}}}", "{{ end -}}") if eaten else ("{{{{- if {} }}}}", "{{- end }}")
     pod_lines = [
-        f"{p}{opening.format(_bare(claim_cond))}",
+        f"{p}{opening.format(unparenthesized(claim_cond))}",
         f"{p}resourceClaims:",
         f"{p}  - name: {w.delta.claim}",
         f"{p}    resourceClaimTemplateName: {name}",
@@ -1283,7 +1275,7 @@ def _pod_edits(
     existing = [
         i
         for i in range(pod + 1, min(pod_end, len(lines)))
-        if not _control(lines[i]) and lines[i].strip().startswith("tolerations:") and _indent(lines[i]) == len(p)
+        if not is_control(lines[i]) and lines[i].strip().startswith("tolerations:") and line_indent(lines[i]) == len(p)
     ]
     given = _given_list(lines, existing[0]) if existing else None  # the values list may tolerate the taint
     # a toleration the values list gave the pod itself (jellyfin's values-example.yaml) is the DRA branch's too
@@ -1304,11 +1296,11 @@ def _pod_edits(
     own_claims = [
         i
         for i in range(pod + 1, min(pod_end, len(lines)))
-        if not _control(lines[i]) and lines[i].strip() == "resourceClaims:" and _indent(lines[i]) == len(p)
+        if not is_control(lines[i]) and lines[i].strip() == "resourceClaims:" and line_indent(lines[i]) == len(p)
     ]
     if own_claims:  # the pod writes its own claims (`with .Values.podResourceClaims`): the DRA claim joins that list
         try:  # (a second `resourceClaims:` key would keep only the last list, dropping the user's claims)
-            joined = _merge_list(lines, own_claims[0], p, _bare(claim_cond), pod_lines[2:4], rel)
+            joined = _merge_list(lines, own_claims[0], p, unparenthesized(claim_cond), pod_lines[2:4], rel)
         except NotIdiomatic:
             joined = None
         if joined is None:
@@ -1338,7 +1330,7 @@ def _document(lines: list[str], define: str, arg: str, cond: str, name: str, whe
     """The ResourceClaimTemplate document beside the workload, rendered when `cond` holds."""
     namespace = _metadata_line(lines, "namespace") if namespaced else None
     return [
-        f"{{{{- if {_bare(cond)} }}}}",
+        f"{{{{- if {unparenthesized(cond)} }}}}",
         *fail_when(f"not {SERVED}", OLD_CLUSTER.format(f"set dra.enabled=false ({where})")),
         "---",
         "apiVersion: resource.k8s.io/v1",
@@ -1400,7 +1392,7 @@ def rewrite_site_template(
                 edits += _section_edits_at(lines, define, [w.site, *w.shared], *section)
             around = enclosing(all_blocks, at[1])
         else:
-            claim_cond = _and(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
+            claim_cond = and_all(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
             around = enclosing(all_blocks, site.index)
         rooted = site.given or site.arg.startswith("(") or site.arg in (".", "$")  # a dict or the root: values mode
         where = "in values.yaml" if rooted else site.arg
@@ -1436,7 +1428,7 @@ def spec_define(define: str, specs: dict[str, tuple[dict[str, Any], str]]) -> st
 
     for device, (spec, request) in specs.items():
         text = _sentinel_yaml(spec.get("spec", {}), {request: "@@COUNT@@"}, "")
-        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {_bare(_count_at(define, '.'))} }}}}")
+        inner[device] = text.replace("{{ int (@@COUNT@@) }}", f"{{{{ {unparenthesized(_count_at(define, '.'))} }}}}")
     body = helperchoice.spec_text(inner, next(iter(specs)), define)
     return f'{{{{- define "{define}.draClaimSpec" -}}}}\n{body}{{{{- end }}}}\n'
 
@@ -1624,7 +1616,7 @@ def _key_alone(
         return None
     lines = texts[file].splitlines()
     block = next(b for name, b in _defines(texts[file]) if name == define)
-    nested = [k for k in keys if k.var is not None or _parent(lines, k.index) > block.start]
+    nested = [k for k in keys if k.var is not None or parent_line(lines, k.index) > block.start]
     where = f"{under[0].rel}:{under[0].index + 1}"
     if more or nested:
         what = f"{file}:{nested[0].index + 1}: a device key below a map of its own" if nested else "more of the pod"
@@ -1637,7 +1629,9 @@ def _key_alone(
         )
     written = {k.index for k in keys}
     body = range(block.start + 1, block.end)
-    return all(i in written or not lines[i].strip() or (_control(lines[i]) and not _emits(lines[i])) for i in body)
+    return all(
+        i in written or not lines[i].strip() or (is_control(lines[i]) and not emits_text(lines[i])) for i in body
+    )
 
 
 def with_literal_templates(
@@ -1762,7 +1756,7 @@ def _own_pod(
     podless = [s for s in sites if _site_pod(texts[s.rel].splitlines(), s.index, writes_key, s.rel)[1] < 0]
     if not podless:
         return None
-    at = _parent(lines, _parent(lines, keys[0].index))  # `resources:` above `limits:`/`requests:` above the key
+    at = parent_line(lines, parent_line(lines, keys[0].index))  # `resources:` above `limits:`/`requests:` above the key
     if at <= block.start or lines[at].strip() != "resources:" or _site_pod(lines, at, False, file)[1] <= block.start:
         return None
     hop = Hop(file, at, define, define, ".")
@@ -1824,7 +1818,7 @@ def per_branch(root: Path, keys: list[KeyLine]) -> dict[Any, KeyLine] | None:
 def _section(root: Path, key: KeyLine) -> str:
     """The YAML key the device key sits under in the helper (`limits`, `requests`), template actions skipped."""
     lines = (root / key.file).read_text(encoding="utf-8").splitlines()
-    parent = _parent(lines, key.index) if key.index < len(lines) else -1
+    parent = parent_line(lines, key.index) if key.index < len(lines) else -1
     return lines[parent].strip().rstrip(":") if parent >= 0 else ""
 
 

@@ -22,7 +22,7 @@ from dramigrate.helm.helper import _KEY_LINE, Block, CallSite, KeyLine, NotHelpe
 from dramigrate.helm.patterns import count_expression
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import PodDelta
+    from dramigrate.helm.model import PodDelta
     from dramigrate.rules import RuleSet
 
 

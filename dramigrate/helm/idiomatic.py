@@ -31,8 +31,8 @@ import itertools
 import json
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,13 +41,41 @@ import yaml
 from dramigrate.documents import chart_text
 from dramigrate.helm import keyedmap, multiclaim, unpin
 from dramigrate.helm.chosencount import as_one, chosen_counts
+from dramigrate.helm.conventions import conventions
+from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
+from dramigrate.helm.model import (
+    _VARIABLE,
+    CLAIM_TEMPLATE_FILE,
+    NAME,
+    OVER_LIMIT,
+    SWITCH,
+    Alternative,
+    Device,
+    Loop,
+    PodDelta,
+    Workload,
+)
+from dramigrate.helm.namelookup import (
+    _alternatives,
+    _looked_up,
+    _lookup,
+    _lookup_lines,
+    _request_resources,
+    _request_twins,
+    _requests,
+    _sentinels,
+    migrated_define,
+    migrated_guard,
+    migrated_section,
+    split_literal,
+)
 from dramigrate.helm.nested import rewrite as nested_rewrite
-from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import (
     _LITERAL_KEY,
+    NotIdiomatic,
     Pattern,
     _grouped,
     _split_top,
@@ -55,172 +83,46 @@ from dramigrate.helm.patterns import (
     count_expression,
     helpers_text,
     inline_guard,
-    name_candidates,
     name_source,
     named_key_in,
 )
+from dramigrate.helm.poddelta import kind_singles, pod_containers, pod_delta, pod_groups, shipped_rules
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
-from dramigrate.helm.twinnames import names_check, one_name
-from dramigrate.helm.values import Path_, schema_with
-from dramigrate.plan import DNS_LABEL_MAX, covers, dns_label
-from dramigrate.rules import RuleSet
-
-CLAIM_TEMPLATE_FILE = "templates/resourceclaimtemplate.yaml"
-SWITCH = "dra.enabled"
-OVER_LIMIT = (
-    "a pod asks for more than 32 devices of one kind, and the scheduler allocates at most 32 to one claim "
-    "(AllocationResultsMaxSize): lower the count in values, or set dra.enabled=false"
+from dramigrate.helm.templatelines import (
+    BlockDumper,
+    Edit,
+    block_end,
+    child_indent,
+    emits_text,
+    is_control,
+    item_key,
+    line_indent,
+    parent_line,
 )
-
-
-class NotIdiomatic(RewriteError):
-    """The template shape is not pattern A (or A in a shape the rewrite does not take)."""
-
-    def __init__(self, pattern: Pattern, rel: str, why: str = "") -> None:
-        self.pattern, self.rel, self.why = pattern, rel, why
-        super().__init__(f"{rel}:{pattern.line}: {pattern.describe()}{': ' + why if why else ''}")
-
-
-@dataclass
-class Device:
-    index: int  # 0-based line of `<resource>: <count>`
-    resource: str
-    count: str  # Go expression, read from the chart's root
-    conditions: list[str]
-    scoped: bool = False  # inside `with .Values.x`: the key's own line reads the root as `$`
-    branch: tuple[int, int] | None = None  # (offset of the innermost enclosing `if`, its branch: 0 `if`, 1 `else`..)
-    branch_conditions: list[str] = field(default_factory=list)  # the conditions that branch adds (the last ones)
-    name: str = ""  # pattern E: the Go expression of the resource name (read from the root); `resource` is its value
-    name_key: str = ""  # pattern E: the values key the name reads (`gpu.type`), perhaps through template variables
-    loop: Loop | None = None  # the key is inside `range` blocks: one pod per item
-    per_item: bool = False  # its count reads the `range` item: one claim template per item (_item_section)
-
-
-@dataclass(frozen=True)
-class Loop:
-    """The `range` blocks around a device key: `start`, how many of its conditions come before the outermost one;
-    `headers`, each `range` action read from the chart's root (`range $i := until (int $pods)`), and `nonempty`, the
-    condition under which it renders its body (one of the key's conditions); `opened`, the offset of the innermost
-    one in the template; `names`, the variables the blocks set per item (`$i`, and a `$rank := add $i 1` inside),
-    which nothing outside can read."""
-
-    start: int
-    headers: tuple[str, ...] = ()
-    nonempty: tuple[str, ...] = ()
-    opened: int = 0
-    names: frozenset[str] = frozenset()
-    steps: str = ""  # the innermost range's number of items when it counts (`until N`, `untilStep 0 N 1`): `N`
-    item_read: str = ""  # the first `if` inside that reads the item (`if .enabled`): only a count per item takes it
-    # the innermost range's own assignments (`$gpus := .gpus | default 1`): variable, action body, and how many of
-    # `openers` they are inside
-    body: tuple[tuple[str, str, int], ...] = ()
-    nested: frozenset[str] = frozenset()  # the variables it sets inside blocks of its own (`if`, `with`)
-    openers: tuple[str, ...] = ()  # the `if` actions inside it still open at the key, around assignments of `body`
-
-    @property
-    def per_item(self) -> frozenset[str]:
-        """The variables a count per item may read: those the range declares, and those its body sets at its own
-        level or inside `if` blocks around the key, which the claim template file sets again inside the same
-        range (and the same `if` blocks)."""
-        return self.declared | (frozenset(name for name, _, _ in self.body) - self.nested)
-
-    @property
-    def declared(self) -> frozenset[str]:
-        """The variables (without `$`) the `range` actions themselves declare (`$key`, `$model`), not those set
-        inside."""
-        return frozenset(v for header in self.headers for v in _VARIABLE.findall(header.split(":=", 1)[0]))
-
-
-@dataclass
-class PodDelta:
-    """What the core's migration added to one pod spec."""
-
-    claim: str  # the pod's resourceClaims[].name (= the container claim name)
-    tolerations: list[dict[str, Any]]
-    spec: dict[str, Any]  # ResourceClaimTemplate.spec
-    namespaced: bool
-    template: str = ""  # the migration's ResourceClaimTemplate name (`<workload>-<pod>-<hash>`)
-    labels: dict[str, str] = field(default_factory=dict)  # nodeSelector labels the migration moved into the claim
-    affinity: list[tuple[str, ...]] = field(default_factory=list)  # affinity keys it dropped (unpin.dropped)
-    # the device plugin's tolerations it did not add because the pod has them already (from values, perhaps)
-    covered: list[dict[str, Any]] = field(default_factory=list)
-    params: dict[str, Any] = field(default_factory=dict)  # keys it set in the pod's group `rayStartParams` (num-gpus)
-
-
-@dataclass
-class Edit:
-    index: int  # insert before this line (or replace [index, stop) when stop > index)
-    stop: int
-    lines: list[str] = field(default_factory=list)
-    reads: int = -1  # the line of the pod's last device key: the variables the edit reads mean what they do there
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _control(line: str) -> bool:
-    s = line.strip()
-    return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
-
-
-_QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
-
-
-def _emits(line: str) -> bool:
-    """Whether an action line writes text into the YAML (`{{ toYaml . | indent 12 | trim }}` under `limits:`
-    writes the user's limits beside the device key), unlike `if`/`end`/`with`, a comment or an assignment."""
-    s = line.strip()
-    return s.startswith("{{") and not _QUIET.match(s)
-
-
-_SCALAR_KEY = re.compile(r"^\s*[^\s#\-{][^:]*:\s+(?![|>])(?!.*indent)\S")
-
-
-def _parent(lines: list[str], index: int) -> int:
-    """The nearest line above `index` with a smaller indent that is YAML, not a template action. A shallower
-    `key: scalar` is passed over: YAML cannot put a deeper key under it, so a key indented deeper than its siblings
-    (`memory:` guarded, then `nvidia.com/gpu:` three spaces in) renders under their map, or the render fails."""
-    want = _indent(lines[index])
-    for i in range(index - 1, -1, -1):
-        if not _control(lines[i]) and _indent(lines[i]) < want:
-            if _SCALAR_KEY.match(lines[i]):
-                want = _indent(lines[i])
-                continue
-            return i
-    return -1
-
-
-def _item_key(line: str) -> str:
-    """A line without its indent and list markers: `- resources:`, a container's first key, reads `resources:`."""
-    return re.sub(r"^(?:- +)+", "", line.strip())
-
-
-def _child_indent(lines: list[str], index: int) -> int:
-    """The indent of the keys of the map that line `index` opens: its first YAML line below, when deeper than the
-    key (`- resources:` keys at the item's column), else two past the key's column."""
-    column = len(lines[index]) - len(re.sub(r"^ *(?:- +)*", "", lines[index]))
-    below = next((i for i in range(index + 1, len(lines)) if not _control(lines[i])), -1)
-    return _indent(lines[below]) if below >= 0 and _indent(lines[below]) > column else column + 2
-
-
-def _block_end(lines: list[str], index: int) -> int:
-    """One past the last line of the YAML block that starts at `index` (its deeper lines and actions)."""
-    base = _indent(lines[index])
-    end = index + 1
-    for i in range(index + 1, len(lines)):
-        if not _control(lines[i]) and _indent(lines[i]) <= base:
-            break
-        # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`), as does one at
-        # any column right below a key of the block it writes the value of (`resources:` then `{{ toYaml $r | indent
-        # 12 }}` at column 0)
-        value = end == i and lines[i - 1].rstrip().endswith(":") and _indent(lines[i - 1]) > base
-        if not _control(lines[i]) or (_emits(lines[i]) and (_indent(lines[i]) > base or value)):
-            end = i + 1
-    return end
-
+from dramigrate.helm.tolerationedits import (
+    _END,
+    _TOYAML,
+    _TOYAML_DOT,
+    _WITH,
+    DRA_KEY,
+    NO_SHAPE,
+    TOLERATED,
+    _adjacent,
+    _closed,
+    _dump_list,
+    _joined,
+    _merge_tolerations,
+    _pod_key_lines,
+    _vendor_tolerations,
+    _wrap,
+    given_tolerations,
+    tolerated_check,
+)
+from dramigrate.helm.twinnames import names_check
+from dramigrate.plan import DNS_LABEL_MAX, dns_label
+from dramigrate.rules import RuleSet
 
 _FIELD = re.compile(r"(?<![\w$)\]])\.(?!Values\b)([A-Za-z_]\w*)")
 _ANY_FIELD = re.compile(r"(?<![\w$)\]])\.([A-Za-z_]\w*)")
@@ -281,7 +183,7 @@ def _steps(listed: str) -> str:
         return ""
     count = (m.group(1) or m.group(2)).strip()
     inner = re.fullmatch(r"\(int\s+(.+)\)", count, re.S)
-    return _arg(inner.group(1).strip()) if inner else count
+    return as_arg(inner.group(1).strip()) if inner else count
 
 
 def _top_field(text: str, before: int, listed: str) -> bool:
@@ -410,9 +312,9 @@ def _conditions(
                 )
             raise NotIdiomatic(pattern, rel, reason)
         # an `else if eq .Values.gpu.type "amd"` after `if eq .Values.gpu.type "nvidia"`: its own test says it all
-        own = [f"(not {_group(_rooted(c, context))})" for c in before if not (cond and _other_literal(c, cond))]
+        own = [f"(not {grouped(_rooted(c, context))})" for c in before if not (cond and _other_literal(c, cond))]
         if cond:
-            own.append(_group(_rooted(cond, context)))
+            own.append(grouped(_rooted(cond, context)))
         out += own
         branch, added = (start, len(before)), len(own)
     if loop is not None:
@@ -432,7 +334,7 @@ def _plain_else(d: Device) -> bool:
 
 def _compared(cond: str) -> tuple[str, str] | None:
     """`eq <value> <literal>` (either order, parenthesised or not) as (value, literal); None for another test."""
-    m = _EQ_LITERAL.fullmatch(_group(cond.strip()))
+    m = _EQ_LITERAL.fullmatch(grouped(cond.strip()))
     return None if m is None else (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
 
 
@@ -530,10 +432,6 @@ def _skeleton(actions: list[tuple[int, str, str]]) -> str | None:
     return "".join(f"{{{{- {body} }}}}" for body in kept)
 
 
-def _group(cond: str) -> str:
-    return cond if " " not in cond or cond.startswith("(") else f"({cond})"
-
-
 def _either(devices: list[Device]) -> tuple[list[str] | None, list[str]]:
     """The conditions under which a pod renders at least one of its device keys, when they can be written as one
     list (_one_list); failing that, without the conditions that test a key's own count (`if .Values.limits.gpu`
@@ -549,7 +447,7 @@ def _either(devices: list[Device]) -> tuple[list[str] | None, list[str]]:
 
 def _own(d: Device, cond: str) -> bool:
     """Whether `cond` tests the device key's own count (`if .Values.limits.gpu` around the key that writes it)."""
-    return _group(cond) == _group(d.count)
+    return grouped(cond) == grouped(d.count)
 
 
 def _one_list(lists: list[list[str]]) -> list[str] | None:
@@ -575,17 +473,6 @@ def _negates(a: str, b: str) -> bool:
     """Whether condition `a` is `(not b)` as _conditions writes an `else` branch (`b` parenthesised or not)."""
     inner = b[1:-1] if b.startswith("(") and b.endswith(")") else b
     return a in (f"(not {inner})", f"(not ({inner}))")
-
-
-def _from_root(expr: str) -> str:
-    """`expr` read from the chart's root where `.` is rebound (inside `with`): `.Values` -> `$.Values`."""
-    return re.sub(r"(?<![\w$)\]])\.Values\b", "$.Values", expr)
-
-
-def _whole_root(expr: str) -> str:
-    """`expr` read from the chart's root where `.` is rebound (`with`, `range`): `.Values` -> `$.Values`, and the
-    dot itself (`include "x.gpuResource" .`) -> `$`."""
-    return re.sub(r"(?<![\w$)\]])\.(?![\w])", "$", _from_root(expr))
 
 
 def _enclosing(text: str, index: int) -> list[str]:
@@ -668,7 +555,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         m, key = _LITERAL_KEY.match(line), _named_key_at(text, offsets[i], line, helpers) if named else None
         guarded = inline_guard(line) if m is None and key is None else None
         m = _LITERAL_KEY.match(guarded[1]) if guarded else m  # `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`
-        if (m or key) and ((up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
+        if (m or key) and ((up := parent_line(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
         if not (m or key) or line.lstrip().startswith("-"):
             continue
@@ -681,10 +568,10 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
         if guarded:  # the line's own `if`: as one around the line
-            inline = _group(_rooted(guarded[0], context))
+            inline = grouped(_rooted(guarded[0], context))
             if loop and context == ITEM and _FIELD.search(guarded[0]) and not loop.item_read:
                 loop = dataclasses.replace(loop, item_read=f"if {guarded[0]}")
-            conditions, branch, added = [*conditions, inline], (offsets[i] + _indent(line), 0), 1
+            conditions, branch, added = [*conditions, inline], (offsets[i] + line_indent(line), 0), 1
         if name and context and re.search(r"\s\.\s*$", name.split("|")[0]) and name_source(name, text + helpers):
             continue  # `include "x.gpuResource" .` inside `with`/`range`: the helper's `.` is not the chart's root
         per_item = _reads_item(count, context, loop)
@@ -747,11 +634,11 @@ def _map_in_other_branch(lines: list[str], d: Device) -> tuple[int, str, str] | 
     its branches, when that `if` asks for the map itself (a models chart's `if hasKey $model "resources"` around
     `toYaml $model.resources`, the literal key in the `else`): its 1-based line, the `toYaml` and the `if`; else
     None. (An `if` on something else, a GPU switch, is the proof's to try.)"""
-    res = _parent(lines, _parent(lines, d.index))
+    res = parent_line(lines, parent_line(lines, d.index))
     if res < 0:
         return None
     start = sum(len(x) + 1 for x in lines[:res])
-    text = "\n".join(lines[res : max(_block_end(lines, res), d.index + 1)])
+    text = "\n".join(lines[res : max(block_end(lines, res), d.index + 1)])
     key = sum(len(x) + 1 for x in lines[: d.index]) - start
     stack: list[tuple[int, int]] = []  # each open `if`: its offset and the branch the text is in
     maps: list[tuple[int, tuple[tuple[int, int], ...]]] = []
@@ -996,7 +883,7 @@ def _ray_gpus(rel: str, chart: str, lines: list[str], pod: int, over: str) -> Ed
     counts as a GPU, where the migration moves it to a claim (KubeRay reads it from the limits the claim replaces)."""
     from dramigrate.helm.helper import _ray_params
 
-    count = f'include "{chart}.draRayGpus" {_arg(over)}'
+    count = f'include "{chart}.draRayGpus" {as_arg(over)}'
     cond = f'and $.Values.dra.enabled (ne ({count}) "")'
     start, stop, new = _ray_params(lines, pod, {"num-gpus": ""}, cond, f"({count})", rel)
     return Edit(start, stop, new)
@@ -1086,7 +973,7 @@ def _range_keys(lines: list[str]) -> list[tuple[int, str, str]]:
     out = []
     for i, line in enumerate(lines):
         key = _RANGE_KEY.fullmatch(line)
-        if not key or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
+        if not key or (up := parent_line(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
             continue
         ranges = re.findall(rf"\brange\s+\${key.group(1)}\s*,\s*\$\w+\s*:=\s*(.+?)\s*-?\}}\}}", "\n".join(lines[:i]))
         if ranges:
@@ -1105,7 +992,7 @@ def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
     for i, var, _ in reversed(_range_keys([line.rstrip("\n") for line in lines])):
         if i and ".draMigrated" in lines[i - 1]:
             continue  # the claim asks for the map's devices (keyedmap.py)
-        pad = " " * _indent(lines[i])
+        pad = " " * line_indent(lines[i])
         matched = f"regexMatch {split_literal(migrated_regex(rules), pad=pad + '    ')} {var}"
         guard = fail_when(f"and $.Values.dra.enabled ({matched})", untaken_message(taken), pad)
         lines[i:i] = [line + "\n" for line in guard]
@@ -1115,131 +1002,31 @@ def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
 def _pod_head(lines: list[str], index: int) -> int:
     """The `containers:` line (0-based) of the pod spec that holds line `index`, or -1."""
     for i in range(index - 1, -1, -1):
-        if _item_key(lines[i]) == "containers:" and _indent(lines[i]) < _indent(lines[index]):
+        if item_key(lines[i]) == "containers:" and line_indent(lines[i]) < line_indent(lines[index]):
             return i
     return -1
 
 
-@functools.cache
-def shipped_rules() -> RuleSet:
-    from dramigrate.rules import load_rules
-
-    return load_rules()
-
-
-def kind_singles(api_version: str, kind: str) -> tuple[str, ...]:
-    """The keys of one container each in the pod specs of an object of this kind, as rules/workloads.yaml declares
-    them (KServe's InferenceService: model, pytorch, ...)."""
-    found = shipped_rules().workload(api_version, kind)
-    return found.single_containers if found is not None else ()
-
-
-def pod_containers(pod: dict[str, Any], singles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    """The containers of a pod spec: its lists, then the single containers of its object's kind."""
-    listed = [c for key in ("initContainers", "containers") for c in pod.get(key) or [] if isinstance(c, dict)]
-    return listed + [pod[k] for k in singles if isinstance(pod.get(k), dict)]
-
-
-def pod_groups(
-    node: Any, out: list[tuple[Any, dict[str, Any]]], parent: Any = None, singles: tuple[str, ...] | None = None
-) -> list[tuple[Any, dict[str, Any]]]:
-    """(the object whose `template` holds the pod, or None; the pod spec) for each pod spec, in document order: a map
-    with a `containers` list, or with one of the single containers the document's kind declares (KServe's
-    `predictor.model`)."""
-    if singles is None:
-        doc = node if isinstance(node, dict) else {}
-        singles = kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", "")))
-    if isinstance(node, dict):
-        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
-            out.append((parent, node))
-        for k, v in node.items():
-            holder = node if k == "template" else None
-            if isinstance(v, dict) and holder is None and parent is not None and k == "spec":
-                holder = parent  # template.spec: the group is the template's holder
-            pod_groups(v, out, holder if k in ("template", "spec") else None, singles)
-    elif isinstance(node, list):
-        for v in node:
-            pod_groups(v, out, None, singles)
-    return out
-
-
-def claim_delta(
-    old: dict[str, Any], new: dict[str, Any], claim_templates: dict[str, Any], error: type[RewriteError]
-) -> PodDelta | None:
-    """What the migration added to one pod spec (`old` before, `new` after), or None when it added no claim; a
-    pod given several claims, or a claim whose template is not in the render, raises `error`."""
-    own = old.get("resourceClaims") or []
-    claims = [c for c in new.get("resourceClaims") or [] if c not in own]  # the pod's own claims stay as they are
-    if not claims:
-        return None
-    if len(claims) != 1 or "resourceClaimTemplateName" not in claims[0]:
-        raise error("the migration gives this pod several claims")
-    name = claims[0]["resourceClaimTemplateName"]
-    template = claim_templates.get(name)
-    if template is None:
-        raise error(f"the migration's ResourceClaimTemplate {name} is not in the render")
-    old_tol = old.get("tolerations") or []
-    added = [t for t in new.get("tolerations") or [] if t not in old_tol]
-    before, after = old.get("nodeSelector") or {}, new.get("nodeSelector") or {}
-    moved = {str(k): str(v) for k, v in before.items() if k not in after} if isinstance(before, dict) else {}
-    namespaced = bool(template["metadata"].get("namespace"))
-    affinity = [p for p in unpin.dropped(old, new) if p[0] == "affinity"]
-    covered = [t for t in _plugin_tolerations(old, new) if t not in added and any(covers(o, t) for o in old_tol)]
-    return PodDelta(claims[0]["name"], added, template["spec"], namespaced, name, moved, affinity, covered)
-
-
-def _plugin_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
-    """The toleration the device plugin's admission gave the pod for each resource the migration took out of its
-    containers."""
-
-    def resources(node: Any) -> set[str]:  # of every container, a KServe predictor's `model:` too
-        if isinstance(node, list):
-            return {r for v in node for r in resources(v)}
-        if not isinstance(node, dict):
-            return set()
-        own = node.get("resources") if isinstance(node.get("resources"), dict) else {}
-        found = {str(k) for s in ("limits", "requests") if isinstance(own.get(s), dict) for k in own[s]}
-        return found | {r for k, v in node.items() if k != "resources" for r in resources(v)}
-
-    return [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in sorted(resources(old) - resources(new))]
-
-
-def pod_delta(
-    original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
-) -> list[PodDelta]:
-    """What the migration added to each pod of a template that got a claim, in document order."""
-    before = [group for doc in original for group in pod_groups(doc, [])]
-    after = [group for doc in migrated for group in pod_groups(doc, [])]
-    out = []
-    for (old_group, old), (new_group, new) in zip(before, after, strict=False):
-        if (delta := claim_delta(old, new, claim_templates, RewriteError)) is not None:
-            params = (old_group or {}).get("rayStartParams") or {}
-            changed = {k: v for k, v in ((new_group or {}).get("rayStartParams") or {}).items() if params.get(k) != v}
-            out.append(dataclasses.replace(delta, params=changed))
-    if not out:
-        raise RewriteError("the migration adds no claim to this template's pods")
-    return out
-
-
 def _resources_line(lines: list[str], d: Device, rel: str) -> int:
     """The `resources:` line above a device key (through its `limits:`/`requests:`)."""
-    parent = _parent(lines, d.index)
+    parent = parent_line(lines, d.index)
     if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
         raise NotIdiomatic(Pattern("F", d.index + 1, lines[d.index].strip()), rel, "not under limits/requests")
-    return _parent(lines, parent)
+    return parent_line(lines, parent)
 
 
 def _containers_line(lines: list[str], res: int) -> int:
     """The line that holds the container of the `resources:` line `res`: its `containers:` (`initContainers:`) list,
     or the container itself when it is the single container of a pod (KServe's `predictor.model:`)."""
-    parent = _parent(lines, res)
+    parent = parent_line(lines, res)
     if parent >= 0 and lines[parent].strip() in _single_heads():
         return parent
     return next(
         (
             i
             for i in range(res - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[res])
+            if lines[i].strip() in ("containers:", "initContainers:")
+            and line_indent(lines[i]) < line_indent(lines[res])
         ),
         -1,
     )
@@ -1270,7 +1057,7 @@ def _template_pods(text: str, rel: str, devices: list[Device]) -> list[list[Devi
     lines = text.splitlines()
     by_pod: dict[int, list[Device]] = {}
     for d in devices:
-        by_pod.setdefault(_parent(lines, _containers_line(lines, _resources_line(lines, d, rel))), []).append(d)
+        by_pod.setdefault(parent_line(lines, _containers_line(lines, _resources_line(lines, d, rel))), []).append(d)
     return [by_pod[pod] for pod in sorted(by_pod)]
 
 
@@ -1279,8 +1066,8 @@ def _branch_delta(text: str, rel: str, pod: list[Device], delta: PodDelta) -> Po
     toleration that the rendered pod wrote itself (delta.covered), this one gets when its block writes none (an
     ollama Deployment beside a vLLM one that tolerates the taint)."""
     lines = text.splitlines()
-    start = _parent(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
-    writes = any("toleration" in line for line in lines[start : _block_end(lines, start)])
+    start = parent_line(lines, _containers_line(lines, _resources_line(lines, pod[0], rel)))
+    writes = any("toleration" in line for line in lines[start : block_end(lines, start)])
     return delta if delta.tolerations or writes else dataclasses.replace(delta, tolerations=delta.covered)
 
 
@@ -1365,7 +1152,7 @@ def _metadata_line(lines: list[str], key: str, pod: int = -1) -> str | None:
         if lines[i].rstrip() != "metadata:":  # `metadata: {name: jellyfin}` (dseif0x's arr chart)
             return _flow_entry(lines[i], key)
         for j in range(i + 1, len(lines)):
-            if not _control(lines[j]) and _indent(lines[j]) == 0:
+            if not is_control(lines[j]) and line_indent(lines[j]) == 0:
                 break
             m = re.match(rf"^  {key}:\s*(\S.*)$", lines[j])
             if m:
@@ -1392,66 +1179,6 @@ def _flow_entry(line: str, key: str) -> str | None:
     return re.sub(r"__DRAACTION(\d+)__", lambda m: actions[int(m.group(1))], value)
 
 
-@dataclass
-class Lookup:
-    """Pattern E: what the migration derives from the device resource a values key names (CEL selectors, the
-    toleration key), for each resource the key may plausibly name (name_candidates): the claim spec leaves that differ
-    between them are fields of a `dict` the claim template looks the name up in; a leaf that is the name itself (the
-    toleration key) reads the name."""
-
-    expr: str  # the name's Go expression, read from the chart's root
-    key: str  # the values key it reads
-    entries: dict[str, dict[str, Any]]  # device resource -> field -> value
-    spec: dict[tuple[Any, ...], str]  # leaf path in the ResourceClaimTemplate spec -> field, or NAME
-    tolerations: dict[tuple[Any, ...], str]  # leaf path in the added tolerations -> NAME
-    # device resource -> the claim the migration names after it (`gpu`, `mig` for a MIG profile), when they differ
-    claims: dict[str, str] = field(default_factory=dict)
-
-
-NAME = "@@DRANAME@@"  # a leaf that is the device resource name itself
-
-
-@dataclass
-class Workload:
-    rel: str
-    text: str
-    devices: list[Device]
-    delta: PodDelta
-    requests: dict[str, str] = field(default_factory=dict)  # claim request name -> device resource
-    base: str = ""  # the request name the migration gives the device when one container asks for it
-    # a vendor choice (`if .Values.intel }}gpu.intel.com/i915: N{{ else }}nvidia.com/gpu: N`): each other branch's
-    # device resource -> what the migration adds when the pod asks for that device instead, and its request names
-    choices: dict[str, tuple[PodDelta, dict[str, str]]] = field(default_factory=dict)
-    named: Lookup | None = None  # pattern E: the resource name comes from values
-    # a pod asking for two device kinds (multiclaim.py): the claim of each when they go in claims of their own
-    # (more than 32 devices together), "" for the one claim of both; `over`, the condition of that shape
-    part: str = ""
-    over: str = ""
-    keeps_class: bool = False  # a part for the pod's second device kind: the migration's class, not dra.deviceClassName
-    # the counts of the claim of both kinds: one above 32 devices, the migration refuses the pod, and the render fails
-    limits: tuple[str, ...] = ()
-    keyed: keyedmap.KeyedMap | None = None  # a values map's device keys beside the chart's own (keyedmap.py)
-
-
-# what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same
-# count): (the template's objects so renamed, the migration of them, its ResourceClaimTemplates by name)
-# (a template's objects, the device resource they ask for, another one; live=True: as a render shows that branch)
-Alternative = Callable[..., tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]]
-
-
-class _Dumper(yaml.SafeDumper):
-    """Block lists indented under their key, as charts write them."""
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)
-
-
-def _arg(expr: str) -> str:
-    """An expression as a function argument: parenthesised unless it is one term or already one group (a
-    maintainer reads `((include "x.dra" .))` as a slip)."""
-    return expr if re.fullmatch(r"[\w.$]+", expr) or _bare(expr) != expr else f"({expr})"
-
-
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
     """The claim spec as template text: the device class from values, each request's count the chart's knob, the
     API's defaults left to it."""
@@ -1466,11 +1193,11 @@ def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_
             name = next(iter(request_counts))  # one request named after the device a values key names (_lookup)
         if name in request_counts:
             exact["count"] = f"@@COUNT:{name}@@"
-    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    text = yaml.dump(data, Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
     text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
     for name, expr in request_counts.items():
         literal = re.fullmatch(r"[0-9]+", expr)  # a literal count stays one
-        text = text.replace(f"'@@COUNT:{name}@@'", expr if literal else f"{{{{ int {_arg(expr)} }}}}")
+        text = text.replace(f"'@@COUNT:{name}@@'", expr if literal else f"{{{{ int {as_arg(expr)} }}}}")
     return text
 
 
@@ -1777,7 +1504,7 @@ def _several_claims(
                 raise RewriteError(f"{rel}:{d.index + 1}: {d.resource} is asked for with two counts in one pod")
         extra = multiclaim.missing_request(rel, own, deltas, rules, originals, alternative, k)
         joint, parts = multiclaim.shapes(rel, own, deltas, rules, extra)
-        total = f"(add {' '.join(c if c.isdigit() else f'(int {_arg(c)})' for c in counts.values())})"
+        total = f"(add {' '.join(c if c.isdigit() else f'(int {as_arg(c)})' for c in counts.values())})"
         match = rules.lookup(resources[0])
         base = match.rule.request if match is not None else ""
         requests = _request_resources(joint.spec, own, rules, rel)
@@ -1878,203 +1605,6 @@ def _compared_ifs(by_resource: dict[str, list[Device]]) -> bool:
     return len(outer) == 1 and len(values) == 1 and len({lit for _, lit in compared.values()}) == len(compared)
 
 
-def _leaves(node: Any, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], Any]:
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else None
-    return {path: node} if items is None else {p: v for k, x in items for p, v in _leaves(x, (*path, k)).items()}
-
-
-def _lookup(
-    rel: str,
-    text: str,
-    devices: list[Device],
-    delta: PodDelta,
-    k: int,
-    originals: list[dict[str, Any]],
-    alternative: Alternative | None,
-    rules: RuleSet,
-    given: tuple[str, ...] = (),
-) -> Lookup:
-    """Pattern E: what the migration adds to pod `k` of the template for each device resource its values key may
-    name, as a Lookup: the resources of its rule pack and those the value sets `given` render (each with its own
-    entry); the resources must give claims of one shape (the same claim, requests and leaves)."""
-    resource, expr = devices[0].resource, one_name(rel, devices, _request_twins(text.splitlines(), devices))
-    if any(d.resource != resource for d in devices):
-        raise RewriteError(f"{rel}: the pod's device keys are not all the one resource name from values ({expr})")
-    deltas = {resource: delta}
-    own = [n for n in given if name_candidates(n, rules)]
-    for other in dict.fromkeys([*name_candidates(resource, rules)[1:], *own]):
-        if other == resource:
-            continue
-        if alternative is None:
-            raise RewriteError(f"{rel}: the device resource name comes from values ({expr})")
-        got = pod_delta(*alternative(originals, resource, other))
-        if len(got) <= k:
-            raise RewriteError(f"{rel}: the migration adds claims to {len(got)} pod(s) when {expr} is {other}")
-        deltas[other] = got[k]
-    pods = [pod for doc in originals for _, pod in pod_groups(doc, [])]
-    tolerated = [t.get("key") for p in pods for t in p.get("tolerations") or [] if isinstance(t, dict)]
-    if not delta.tolerations and resource in tolerated:
-        for res, d in deltas.items():  # the values that pick a name tolerate it, as they do the rendered one
-            if all(t.get("key") == res for t in d.tolerations):
-                deltas[res] = dataclasses.replace(d, tolerations=[])
-    tolerations = {res: _leaves(d.tolerations) for res, d in deltas.items()}
-    for res, d in deltas.items():
-        if (d.labels, d.namespaced) != (delta.labels, delta.namespaced) or (
-            tolerations[res].keys() != tolerations[resource].keys()
-        ):
-            raise RewriteError(f"{rel}: the migration gives the pod a claim of another shape when {expr} is {res}")
-    # the claim is named after the device (a MIG profile's `mig`, a GPU's `gpu`): the pod looks its name up too
-    claims = {res: d.claim for res, d in deltas.items()} if len({d.claim for d in deltas.values()}) > 1 else {}
-    entries: dict[str, dict[str, Any]] = {res: {} for res in deltas}
-    fields: tuple[dict[tuple[Any, ...], str], ...] = ({}, {})
-    for path, value in tolerations[resource].items():
-        if all(tolerations[res][path] == res for res in deltas):
-            fields[1][path] = NAME
-        elif any(tolerations[res][path] != value for res in deltas):  # the tolerations read the name only
-            raise RewriteError(f"{rel}: the migration's toleration differs by more than the name {expr}")
-    for path, values in _spots({res: d.spec for res, d in deltas.items()}).items():
-        if all(v == res for res, v in values.items()):
-            fields[0][path] = NAME
-            continue
-        name = re.sub(r"\W", "", next((p for p in reversed(path) if isinstance(p, str)), "value"))
-        while name in {f.rstrip("?") for f in fields[0].values()}:
-            name += "X"
-        fields[0][path] = name + "?" * any(v is _MISSING for v in values.values())  # `?`: some resources have none
-        for res, v in values.items():
-            if v is not _MISSING:
-                entries[res][name] = v
-    return Lookup(expr, devices[0].name_key, entries, *fields, claims)
-
-
-_MISSING = object()
-
-
-def _spots(trees: dict[str, Any], path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """Where the trees (one per device resource) differ, each place with its value per resource (_MISSING where a
-    tree has no such key): the deepest paths down dicts and down lists of one length."""
-    nodes = list(trees.values())
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    if all(isinstance(n, dict) for n in nodes):
-        for key in dict.fromkeys(k for n in nodes for k in n):
-            sub = {res: n.get(key, _MISSING) for res, n in trees.items()}
-            missing = any(v is _MISSING for v in sub.values())
-            out.update({(*path, key): sub} if missing else _spots(sub, (*path, key)))
-        return out
-    if all(isinstance(n, list) for n in nodes) and len({len(n) for n in nodes}) == 1:
-        for i in range(len(nodes[0])):
-            out.update(_spots({res: n[i] for res, n in trees.items()}, (*path, i)))
-        return out
-    return {} if all(n == nodes[0] for n in nodes) else {path: trees}
-
-
-def _sentinels(node: Any, fields: dict[tuple[Any, ...], str]) -> Any:
-    """A copy of `node` with each leaf of `fields` replaced by its sentinel (`@@DRA:<field>@@`, or NAME)."""
-    out = json.loads(json.dumps(node))
-    for path, name in fields.items():
-        parent = out
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = name if name == NAME else f"@@DRA:{name}@@"
-    return out
-
-
-def _looked_up(text: str, name: str) -> str:
-    """Template text with the sentinels read from the name's entry in the lookup (`$draKnown`) and the name."""
-    entry = f"(index $draKnown {_arg(name)} | default dict)"  # an unknown name, with dra.existingClaimTemplate
-    text = re.sub(  # the names' classes differ: dra.deviceClassName, when set, else the name's own
-        r"'?@@DRA:deviceClassName@@'?", f"{{{{ .Values.dra.deviceClassName | default {entry}.deviceClassName }}}}", text
-    )
-    text = re.sub(  # a key only some resources have: written when the name's entry has it
-        r"^( *)(\S+): '?@@DRA:(\w+)\?@@'?$",
-        lambda m: f"{m[1]}{{{{- with {entry}.{m[3]} }}}}\n{m[1]}{m[2]}: {{{{ toJson . }}}}\n{m[1]}{{{{- end }}}}",
-        text,
-        flags=re.M,
-    )
-    text = re.sub(r"'?@@DRA:(\w+)@@'?", lambda m: f"{{{{ {entry}.{m.group(1)} | toJson }}}}", text)
-    return re.sub(rf"'?{NAME}'?", f"{{{{ {name} }}}}", text)
-
-
-def _literal(value: Any) -> str:
-    """A value as a Go template literal (lists and maps built with sprig's `list` and `dict`)."""
-    if isinstance(value, dict):
-        return f"(dict{''.join(f' {json.dumps(str(k))} {_literal(v)}' for k, v in value.items())})"
-    if isinstance(value, list):
-        return f"(list{''.join(f' {_literal(v)}' for v in value)})"
-    return "nil" if value is None else json.dumps(value)
-
-
-def _lookup_lines(lookup: Lookup) -> str:
-    """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
-    message for a name it does not know, unless the pods use an existing claim template (dra.existingClaimTemplate),
-    which may request any device."""
-    entries = "".join(
-        f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {_literal(v)}' for f, v in own.items())})"
-        for res, own in lookup.entries.items()
-    )
-    message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
-        f"dra.enabled: {lookup.key} names a device resource the chart's DRA claim does not know (it knows "
-        f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
-        f"the dict in {CLAIM_TEMPLATE_FILE}"
-    )
-    name = _arg(lookup.expr)
-    return (
-        f"{{{{- $draKnown := dict{entries} -}}}}\n"
-        f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
-        f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
-    )
-
-
-def migrated_define(chart: str) -> str:
-    """The helper a pattern-E name is tested with: "true" when the rule packs migrate the device resource it names."""
-    return f"{chart}.draMigrated"
-
-
-def migrated_guard(chart: str, name: str) -> str:
-    """Pattern E: the DRA branch only for a name the migration moves to a claim (`fix -` leaves a resource no rule pack
-    migrates, or a report-only one, on its device plugin: so does the chart), or for the user's own claim template,
-    which may request any device."""
-    return f'(or .Values.dra.existingClaimTemplate (include "{migrated_define(chart)}" {_arg(name)}))'
-
-
-def migrated_section(chart: str, rules: RuleSet) -> str:
-    """The claim template file's define of migrated_define: a regular expression of the resources the packs migrate."""
-    from dramigrate.helm.patterns import migrated_regex
-
-    pattern = split_literal(migrated_regex(rules), pad="    ")
-    return (
-        f'{{{{- define "{migrated_define(chart)}" -}}}}\n'
-        f"{{{{- if regexMatch {pattern} (toString .) }}}}true{{{{ end -}}}}\n"
-        "{{- end }}\n"
-    )
-
-
-def _alternatives(
-    rel: str, devices: list[Device], originals: list[dict[str, Any]], alternative: Alternative | None, rules: RuleSet
-) -> dict[str, tuple[PodDelta, dict[str, str]]]:
-    """For each other branch of a vendor choice: what the migration adds when the pod asks for its device instead
-    (the render's objects with the device renamed; the objects as a value set of the proof renders that branch when
-    the migration moves node selection of that branch's own into the claim there, as dell's NVIDIA branch writes its
-    `nvidia.com/gpu.product` label)."""
-    if alternative is None:
-        raise RewriteError(f"{rel}: the device keys are branches of a device choice")
-    out: dict[str, tuple[PodDelta, dict[str, str]]] = {}
-    first = devices[0].resource
-    for res in dict.fromkeys(d.resource for d in devices[1:]):
-        deltas = pod_delta(*alternative(originals, first, res))
-        try:  # as a value set renders that branch (none: not rendered)
-            shown = alternative(originals, first, res, live=True)
-            live = pod_delta(*shown) if shown[0] else []
-        except RewriteError:  # a live render the renamed one does not stand for: the renamed one serves
-            live = []
-        if len(live) == 1 and (live[0].labels or live[0].affinity) and not (deltas and deltas[0].labels):
-            deltas = live
-        if len(deltas) != 1:
-            raise RewriteError(f"{rel}: the migration of the {res} branch adds claims to {len(deltas)} pods")
-        own = [d for d in devices if d.resource == res]
-        out[res] = (deltas[0], _request_resources(deltas[0].spec, own, rules, rel))
-    return out
-
-
 def unit_tests(
     root: Path, workloads: list[Workload], originals: dict[str, list[dict[str, Any]]], rendered: Any = None
 ) -> list[Change]:
@@ -2121,51 +1651,12 @@ def fail_when(condition: str, message: str, pad: str = "") -> list[str]:
     return [f"{pad}{{{{- if {condition} }}}}", f"{pad}  {{{{- fail {json.dumps(message)} }}}}{{{{ end }}}}"]
 
 
-def split_literal(text: str, width: int = 96, pad: str = "    ") -> str:
-    """`text` as a template string: one literal, or a `print` of literals cut at `|` (a regular expression's
-    alternatives, one line each up to `width`), which prints them joined."""
-    if len(text) <= width:
-        return json.dumps(text)
-    parts, line = [], ""
-    for piece in re.split(r"(?<=\|)", text):
-        if line and len(line) + len(piece) > width:
-            parts.append(line)
-            line = ""
-        line += piece
-    return "(print " + f"\n{pad}".join(json.dumps(part) for part in [*parts, line]) + ")"
-
-
 def capabilities_check(condition: str, way_back: str) -> str:
     """Template text that fails the render, with a clear message, when `condition` holds and the cluster
     serves no `resource.k8s.io/v1` or is older than Kubernetes 1.34 (DRA's GA): a chart that asks for claims
     on such a cluster would otherwise install pods that never schedule."""
-    both = f"{condition} (not {SERVED})" if condition.startswith("and ") else f"and {_arg(condition)} (not {SERVED})"
+    both = f"{condition} (not {SERVED})" if condition.startswith("and ") else f"and {as_arg(condition)} (not {SERVED})"
     return "\n".join(fail_when(both, OLD_CLUSTER.format(way_back))) + "\n"
-
-
-def _requests(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(spec.get("spec", spec).get("devices", {}).get("requests", []))
-
-
-def _request_resources(spec: dict[str, Any], devices: list[Device], rules: RuleSet, rel: str) -> dict[str, str]:
-    """Which device resource of the template each request of the migrated claim stands for (by device class)."""
-    resources = list(dict.fromkeys(d.resource for d in devices))
-    if len(resources) == 1:
-        return {r["name"]: resources[0] for r in _requests(spec)}
-    by_class: dict[str, str] = {}
-    for res in resources:
-        match = rules.lookup(res)
-        cls = match.rule.device_class if match is not None else None
-        if cls is None or cls in by_class:
-            raise RewriteError(f"{rel}: the device resources {', '.join(resources)} do not map to distinct classes")
-        by_class[cls] = res
-    out = {}
-    for req in _requests(spec):
-        cls = (req.get("exactly") or req).get("deviceClassName")
-        if cls not in by_class:
-            raise RewriteError(f"{rel}: the claim's request {req.get('name')} has no device key in the template")
-        out[str(req["name"])] = by_class[cls]
-    return out
 
 
 def _class_of(spec: dict[str, Any], resource: str, requests: dict[str, str]) -> str | None:
@@ -2254,11 +1745,6 @@ def first_device_line(text: str, rules: RuleSet) -> Pattern:
         if re.search(r"\b(resources|Resources)\b", line) and "toYaml" in line:
             return classify(text, i + 1, "")
     return Pattern("F", 1, "")
-
-
-def _and(*parts: str) -> str:
-    parts = tuple(dict.fromkeys(p for p in parts if p))  # `if gt (int $gpu) 0` around the key and the count's gate
-    return parts[0] if len(parts) == 1 else "and " + " ".join(parts)
 
 
 def _rewrite_template(
@@ -2410,33 +1896,37 @@ def _inlined(text: str, later: dict[str, list[tuple[int, str]]], e: Edit) -> Edi
             break
         for v, expr in chosen.items():
             if _inside_with(text, e.index) or "{{- range " in body:  # or in the edit's own range (tolerated_check)
-                expr = _whole_root(expr)
+                expr = whole_root(expr)
             body = re.sub(rf"\{{{{ \${v} \}}}}", lambda _m, x=expr: f"{{{{ {x} }}}}", body)  # `{{ $v }}`: as it is
-            body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: _arg(x), body)
+            body = re.sub(rf"\${v}(?!\w)", lambda _m, x=expr: as_arg(x), body)
     return e if body == "\n".join(e.lines) else Edit(e.index, e.stop, body.split("\n"), e.reads)
 
 
 def _pod_name(lines: list[str], w: Workload) -> str:
     """The metadata.name line of the document holding the workload's pod, as the template writes it ("" if none)."""
-    pod = _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
+    pod = parent_line(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel)))
     return _metadata_line(lines, "name", pod) or ""
 
 
 def _holder_label(lines: list[str], w: Workload) -> str:
     """The key that holds the workload's pod template, in kebab case without its `Spec`/`Template` words: a Ray
     group's `headGroupSpec` reads `head-group`, an item of `workerGroupSpecs` `worker-group` ("" if none)."""
-    at = _parent(lines, _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))))
-    if at >= 0 and _item_key(lines[at]) == "template:":
-        at = _parent(lines, at)
+    at = parent_line(lines, parent_line(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))))
+    if at >= 0 and item_key(lines[at]) == "template:":
+        at = parent_line(lines, at)
     if at >= 0 and lines[at].lstrip().startswith("- "):
         item = at
-        at = _parent(lines, at)  # an item of a list of groups: the list's key
+        at = parent_line(lines, at)  # an item of a list of groups: the list's key
         for i in range(item - 1, at, -1):  # `workerGroupSpecs:` with its items at its own indent (a RayJob's)
-            if _control(lines[i]) or _indent(lines[i]) > _indent(lines[item]) or lines[i].lstrip().startswith("- "):
+            if (
+                is_control(lines[i])
+                or line_indent(lines[i]) > line_indent(lines[item])
+                or lines[i].lstrip().startswith("- ")
+            ):
                 continue  # an earlier item of the list, or its content
-            at = i if _indent(lines[i]) == _indent(lines[item]) and lines[i].rstrip().endswith(":") else at
+            at = i if line_indent(lines[i]) == line_indent(lines[item]) and lines[i].rstrip().endswith(":") else at
             break
-    words = re.findall(r"[A-Z]?[a-z0-9]+", _item_key(lines[at]).split(":")[0]) if at >= 0 else []
+    words = re.findall(r"[A-Z]?[a-z0-9]+", item_key(lines[at]).split(":")[0]) if at >= 0 else []
     while words and words[-1].lower() in ("spec", "specs", "template"):
         words.pop()
     return "-".join(words).lower()
@@ -2454,9 +1944,9 @@ def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
         return e
     first = re.fullmatch(r"(\s*)\{\{- (if .*) \}\}", e.lines[0])
     last = re.fullmatch(r"(\s*)\{\{- end \}\}", e.lines[-1])
-    if first is None or last is None or not first.group(1) == last.group(1) == " " * _indent(lines[e.index]):
+    if first is None or last is None or not first.group(1) == last.group(1) == " " * line_indent(lines[e.index]):
         return e
-    if _indent(e.lines[1]) != len(first.group(1)):
+    if line_indent(e.lines[1]) != len(first.group(1)):
         return e
     ind = first.group(1)
     return Edit(e.index, e.stop, [f"{ind}{{{{ {first.group(2)} -}}}}", *e.lines[1:-1], f"{ind}{{{{ end -}}}}"])
@@ -2484,36 +1974,13 @@ def _containers(w: Workload) -> list[list[Device]] | None:
     lines = w.text.splitlines()
     by_res: dict[int, list[Device]] = {}
     for d in w.devices:
-        parent = _parent(lines, d.index)
+        parent = parent_line(lines, d.index)
         if parent < 0 or lines[parent].strip() not in ("limits:", "requests:"):
             return None
-        by_res.setdefault(_parent(lines, parent), []).append(d)
+        by_res.setdefault(parent_line(lines, parent), []).append(d)
     if len(by_res) < 2 or len({d.resource for d in w.devices}) != 1 or min(by_res) < 0:
         return None
     return [by_res[res] for res in sorted(by_res)]
-
-
-def _request_twins(lines: list[str], devices: list[Device]) -> dict[int, Device]:
-    """The device keys under `requests:` whose container asks for the same device under `limits:` with another count
-    expression (lintasarta-vllm: `index .Values.resources.limits "nvidia.com/gpu"` and the same from `.requests`),
-    each with its limits key. Kubernetes needs an extended resource's request equal to its limit, so the limit is
-    the count and the DRA branch checks that the two are equal."""
-    by_container: dict[tuple[int, str], dict[str, Device]] = {}
-    for d in devices:
-        section = _parent(lines, d.index)
-        if section >= 0 and lines[section].strip() in ("limits:", "requests:"):
-            own = by_container.setdefault((_parent(lines, section), d.resource), {})
-            own.setdefault(lines[section].strip()[:-1], d)
-    return {
-        own["requests"].index: own["limits"]
-        for own in by_container.values()
-        if len(own) == 2
-        and (
-            own["requests"].count != own["limits"].count
-            or own["requests"].conditions != own["limits"].conditions
-            or own["requests"].name != own["limits"].name
-        )
-    }
 
 
 def _branch_counts(w: Workload, twins: dict[int, Device], lines: list[str]) -> dict[str, str]:
@@ -2540,17 +2007,17 @@ def _as_rendered(d: Device, shared: list[str]) -> str:
     own = [c for c in d.conditions if c not in shared]
     words = _split_top(_grouped(own[0]) or own[0], " ") if len(own) == 1 else []
     if _own(d, own[0] if own else "") or (words[:1] == ["and"] and words[-1] == d.count):
-        return _group(own[0])
+        return grouped(own[0])
     if len(own) > 1 and own[-1] == d.count:  # `if .Values.gpu` then `if .Values.gpu.count`: the count is said once
-        return f"(and {' '.join(map(_group, own))})"
-    return f"(and {' '.join(map(_group, own))} {_arg(d.count)})" if own else _arg(d.count)
+        return f"(and {' '.join(map(grouped, own))})"
+    return f"(and {' '.join(map(grouped, own))} {as_arg(d.count)})" if own else as_arg(d.count)
 
 
 def _renders(d: Device, shared: list[str]) -> str:
     """Where a device key renders, beyond the conditions it shares with its twin: `(and <its own conditions>)`,
     "" when it has none (it renders wherever the pod does); with a count of 0 too, unless the condition is its count."""
     own = [c for c in d.conditions if c not in shared]
-    return _group(_and(*own)) if own else ""
+    return grouped(and_all(*own)) if own else ""
 
 
 def _resolved(expr: str, text: str, index: int) -> str:
@@ -2560,7 +2027,7 @@ def _resolved(expr: str, text: str, index: int) -> str:
     later = _later_assigned(text)
     for v in dict.fromkeys(_VARIABLE.findall(expr)):
         if v in later and (seen := _in_effect(later[v], offset)) is not None:
-            expr = re.sub(rf"\${v}(?!\w)", lambda _m, x=seen[1]: _arg(x), expr)
+            expr = re.sub(rf"\${v}(?!\w)", lambda _m, x=seen[1]: as_arg(x), expr)
     return expr
 
 
@@ -2586,9 +2053,9 @@ def _twin_keys(
             continue  # the limit renders wherever the request does: its count is the claim's (_equal_check)
         merged[limit.resource] = f"or {_as_rendered(limit, shared)} {_as_rendered(request, shared)}"
         set_when[merged[limit.resource]] = _or(
-            *(_group(_and(_renders(d, shared), _set(d.count))) for d in (limit, request))
+            *(grouped(and_all(_renders(d, shared), _set(d.count))) for d in (limit, request))
         )
-        if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == _arg(request.count):
+        if not _renders(request, shared) and _resolved(limit.count, text, limit.index) == as_arg(request.count):
             merged[limit.resource] = request.count  # the limit, where it renders, counts what the request does
         keys[keys.index(limit)] = dataclasses.replace(limit, count=merged[limit.resource], conditions=shared)
         if (either := [_renders(limit, shared), _renders(request, shared)]) and all(either):
@@ -2606,15 +2073,15 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
     for index, limit in twins.items():
         request = next(d for d in devices if d.index == index)
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]  # both render
-        if limit.count == request.count or _resolved(limit.count, text, limit.index) == _arg(request.count):
+        if limit.count == request.count or _resolved(limit.count, text, limit.index) == as_arg(request.count):
             continue
-        differ = f"(ne (int {_arg(limit.count)}) (int {_arg(request.count)}))"
+        differ = f"(ne (int {as_arg(limit.count)}) (int {as_arg(request.count)}))"
         device = f"the {limit.resource} request" if not limit.name else f"the request of the device {limit.name_key}"
         message = (
             f"{device} differs from its limit: set them alike (Kubernetes needs the request of "
             "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
         )
-        out.append("\n".join(fail_when(_and(*cond, *own, differ), message)) + "\n")
+        out.append("\n".join(fail_when(and_all(*cond, *own, differ), message)) + "\n")
     return "".join(out)
 
 
@@ -2639,7 +2106,7 @@ def _switch_uses(text: str) -> list[tuple[int, int, list[str], list[str]]]:
             else:
                 continue
             terms = _terms(text[at:stop])
-            uses.append((at, stop, terms, [_from_root(t) for t in terms]))
+            uses.append((at, stop, terms, [from_root(t) for t in terms]))
     return uses
 
 
@@ -2752,7 +2219,7 @@ def _pod_edits(
         branch_counts = _branch_counts(w, twins, lines)
         counts[first.resource] = branch_counts[first.resource]
         for d in w.devices:
-            own = _and(*d.branch_conditions) or "true"
+            own = and_all(*d.branch_conditions) or "true"
             picks.setdefault(d.resource, f"({own})" if own.startswith("and ") else own)
     # keys of one resource in branches of which one renders at most (ddl, distributed or single mode): one count
     chosen = {} if w.choices or groups is not None else chosen_counts([d for d in w.devices if d.index not in twins])
@@ -2776,7 +2243,8 @@ def _pod_edits(
             first = next(e for e in w.devices if e.resource == d.resource and e.index not in twins)
             where = (
                 "one container"
-                if _parent(lines, _parent(lines, first.index)) == _parent(lines, _parent(lines, d.index))
+                if parent_line(lines, parent_line(lines, first.index))
+                == parent_line(lines, parent_line(lines, d.index))
                 else "two of its containers"
             )
             raise RewriteError(
@@ -2809,85 +2277,85 @@ def _pod_edits(
     # several containers with one count where the migration's claim has one request: they share it (an init
     # container pulling models on the GPU before the server, ollama charts), each container naming that request
     shared = groups is not None and len({g[0].count for g in groups}) == 1 and len(_requests(w.delta.spec)) == 1
-    gates = {res: f"(gt (int {_arg(c)}) 0)" for res, c in counts.items()}
+    gates = {res: f"(gt (int {as_arg(c)}) 0)" for res, c in counts.items()}
     gate = next(iter(gates.values())) if len(gates) == 1 else f"(or {' '.join(gates.values())})"
     own_gates = [
-        _group(_and(*own, f"(gt (int {_arg(g[0].count)}) 0)"))
+        grouped(and_all(*own, f"(gt (int {as_arg(g[0].count)}) 0)"))
         for g, own in zip(groups or [], own_conds or [[]] * len(groups or []), strict=True)
     ]
     gated = list(counts.values())
     if len(set(branch_counts.values())) > 1:  # each branch of the choice its own count: the picked branch's
         gated = list(branch_counts.values())
-        gate = _or(*(f"(and {_group(picks[r])} (gt (int {_arg(c)}) 0))" for r, c in branch_counts.items()))
+        gate = _or(*(f"(and {grouped(picks[r])} (gt (int {as_arg(c)}) 0))" for r, c in branch_counts.items()))
     if groups is not None and len(set(own_gates)) > 1:
         gate, gated = f"(or {' '.join(dict.fromkeys(own_gates))})", [g[0].count for g in groups]
     if any(re.fullmatch(r"[1-9][0-9]*", c) for c in gated) and not any(own_conds):
         gate = ""  # a literal count (triton's `nvidia.com/gpu: 1`): the claim always renders with the pod
-    on = _and(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
+    on = and_all(".Values.dra.enabled", *guards)  # guards: values that render a kind the migration leaves as is
     # inside `with .Values.x` the key's own line reads the switch from the root, `$`
-    on_at = {d.index: _from_root(on) if d.scoped else on for d in w.devices}
+    on_at = {d.index: from_root(on) if d.scoped else on for d in w.devices}
     # the branches' conditions, unless one of them is the chain's `else` (then one branch always renders)
     whole = any(_plain_else(d) and len(d.branch_conditions) == len(picks) - 1 for d in w.devices)
     picked = [_or(*picks.values())] if picks and not whole else []
     in_pod = conditions  # what the pod reads: inside `range`, not that the range has items
     loop, first = (
         w.devices[0].loop,
-        _parent(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))),
+        parent_line(lines, _containers_line(lines, _resources_line(lines, w.devices[0], w.rel))),
     )
     if loop and loop.opened < sum(len(x) + 1 for x in lines[:first]):
         in_pod = [c for c in conditions if c not in loop.nonempty]
-    claim_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, gate, w.over)
+    claim_cond = and_all(".Values.dra.enabled", *guards, *in_pod, *picked, gate, w.over)
     common: list[str] = []  # a values map's device keys beside the chart's own (keyedmap.py): the pod's conditions,
     keyed_own = ""  # and where the chart's own key asks for a device; the claim is there or where the map holds one
     if w.keyed:
-        res_at = _parent(lines, _parent(lines, w.devices[0].index))
+        res_at = parent_line(lines, parent_line(lines, w.devices[0].index))
         common, own_conds_of_key = keyedmap.split_conditions(w.text, w.rel, w.keyed, res_at, in_pod)
-        keyed_own = _and(*own_conds_of_key, *picked, gate)
+        keyed_own = and_all(*own_conds_of_key, *picked, gate)
         if keyed_own:
             holds = keyedmap.holds(chart, w.keyed.over, True)
-            claim_cond = _and(".Values.dra.enabled", *guards, *common, _or(_group(keyed_own), holds), w.over)
+            claim_cond = and_all(".Values.dra.enabled", *guards, *common, _or(grouped(keyed_own), holds), w.over)
     # keys under `if` their own count: the toleration comes with the counted key (the claim's count)
-    counted = [c for c in dict.fromkeys(own_counts) if _group(c) in {_group(x) for x in counts.values()}]
+    counted = [c for c in dict.fromkeys(own_counts) if grouped(c) in {grouped(x) for x in counts.values()}]
     own_counted = bool(counted)  # the key renders only while its count is set (and above 0)
     counted += twin_renders  # a request and a limit each under its own conditions: while one of them renders
     # containers each under their own conditions: the toleration while one of them renders its key
-    rendering = [_or(*(_group(_and(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
+    rendering = [_or(*(grouped(and_all(*own)) for own in own_conds))] if own_conds and all(own_conds) else []
     # a count set to null or "" renders the key with no count: no device, so no toleration either (0 keeps it)
     literal = any(re.fullmatch(r"[0-9]+", c) for c in gated)
     set_gate = "" if own_counted or literal else _or(*(set_when.get(c) or _set(c) for c in dict.fromkeys(gated)))
     if len(set(branch_counts.values())) > 1 and not literal:  # each branch of the choice its own count
-        set_gate = _or(*(f"(and {_group(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
-    tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
-    keyed_tol = _and(*in_pod[len(common) :], *counted, *rendering, set_gate) if w.keyed else ""
+        set_gate = _or(*(f"(and {grouped(picks[r])} {_set(c)})" for r, c in branch_counts.items()))
+    tol_cond = and_all(".Values.dra.enabled", *guards, *in_pod, *counted, *rendering, set_gate)
+    keyed_tol = and_all(*in_pod[len(common) :], *counted, *rendering, set_gate) if w.keyed else ""
     if keyed_tol and w.keyed:  # the chart's own key's toleration, or the map's
         holds = keyedmap.holds(chart, w.keyed.over, False)
-        tol_cond = _and(".Values.dra.enabled", *guards, *common, _or(_group(keyed_tol), holds))
+        tol_cond = and_all(".Values.dra.enabled", *guards, *common, _or(grouped(keyed_tol), holds))
     edits: list[Edit] = []
     maps: dict[int, list[Device]] = {}
     for d in w.devices:
         _resources_line(lines, d, w.rel)  # under limits/requests
         # a claim of one of a pod's two device kinds: its place only, the claim of both switches the keys off
-        maps.setdefault(_parent(lines, d.index), []).extend([] if w.part else [d])
-    resources_lines = {_parent(lines, m) for m in maps}
+        maps.setdefault(parent_line(lines, d.index), []).extend([] if w.part else [d])
+    resources_lines = {parent_line(lines, m) for m in maps}
     if groups is not None:
-        res_lines = [_parent(lines, _parent(lines, g[0].index)) for g in groups]
-    elif min(resources_lines) < 0 or len({_parent(lines, r) for r in resources_lines}) != 1:
+        res_lines = [parent_line(lines, parent_line(lines, g[0].index)) for g in groups]
+    elif min(resources_lines) < 0 or len({parent_line(lines, r) for r in resources_lines}) != 1:
         raise RewriteError(f"{w.rel}: the device keys are in several containers")
     elif len(resources_lines) > 1 and not w.choices:
         raise RewriteError(f"{w.rel}: the device keys are in several `resources:` blocks of one container")
     else:  # a vendor choice may write the container's whole `resources:` block in each branch (jellyfin, immich)
         res_lines = sorted(resources_lines)
     for res in res_lines:
-        if _item_key(lines[res]) != "resources:":
+        if item_key(lines[res]) != "resources:":
             why = "the container's resources are templated"
             raise NotIdiomatic(Pattern("F", res + 1, lines[res].strip()), w.rel, why)
     res = res_lines[0]
     whole: list[tuple[int, int, str]] = []  # maps of device keys only: one `if` around adjacent ones (requests, limits)
     for m, devices in maps.items():
-        end = _block_end(lines, m)
-        children = [i for i in range(m + 1, end) if not _control(lines[i]) or _emits(lines[i])]
+        end = block_end(lines, m)
+        children = [i for i in range(m + 1, end) if not is_control(lines[i]) or emits_text(lines[i])]
         if set(children) == {d.index for d in devices}:
-            whole.append((m, _closed(lines, m, end), f"if not {_arg(on_at[devices[0].index])}"))
+            whole.append((m, _closed(lines, m, end), f"if not {as_arg(on_at[devices[0].index])}"))
         else:
             runs: list[list[int]] = []  # adjacent device keys share one `if`
             for index in sorted(d.index for d in devices):
@@ -2896,9 +2364,9 @@ def _pod_edits(
                 else:
                     runs.append([index])
             for run in runs:
-                if not _joined(edits, lines, run[0], run[-1] + 1, f"(not {_arg(on_at[run[0]])})"):
-                    _wrap(edits, lines, run[0], run[-1] + 1, f"if not {_arg(on_at[run[0]])}")
-            named = [_arg(_from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
+                if not _joined(edits, lines, run[0], run[-1] + 1, f"(not {as_arg(on_at[run[0]])})"):
+                    _wrap(edits, lines, run[0], run[-1] + 1, f"if not {as_arg(on_at[run[0]])}")
+            named = [as_arg(from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
             edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
     for start, stop, cond in _adjacent(sorted(whole), lines):
         _wrap(edits, lines, start, stop, cond)
@@ -2911,33 +2379,33 @@ def _pod_edits(
     containers = next((i for i in lists if i >= 0 and lines[i].strip() == "containers:"), lists[0])
     if containers < 0:
         raise RewriteError(f"{w.rel}: no `containers:` line above the device key")
-    pod = _parent(lines, containers)
-    if any(_parent(lines, _containers_line(lines, at)) != pod for at in res_lines):
+    pod = parent_line(lines, containers)
+    if any(parent_line(lines, _containers_line(lines, at)) != pod for at in res_lines):
         raise RewriteError(f"{w.rel}: the device keys are in containers of several pods")
-    p = " " * _indent(lines[containers])
-    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    p = " " * line_indent(lines[containers])
+    pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
     pod_claims = _pod_key_lines(lines, pod, pod_end, p, "resourceClaims")
     claim_define = f"{chart}{suffix}.draClaimName"
     claim = w.delta.claim if len(counts) == 1 else f'{{{{ include "{claim_define}" . }}}}'
     claim_of = ""  # pattern E with claims named after the device (_lookup): the define that looks the name up
     if w.named and w.named.claims and len(counts) == 1:
         claim_of = f"{chart}{suffix}.draClaimOf"
-        named = _from_root(w.named.expr) if _inside_with(w.text, containers) else w.named.expr
-        claim = f'{{{{ include "{claim_of}" {_arg(named)} }}}}'
+        named = from_root(w.named.expr) if _inside_with(w.text, containers) else w.named.expr
+        claim = f'{{{{ include "{claim_of}" {as_arg(named)} }}}}'
     listed = _values_list(lines, pod_claims[0]) if pod_claims and len(counts) == 1 else None
     if listed:  # the pod's own claims from values: the claim takes a name they leave free, as the migration does
         base = re.sub(r"-[0-9]+$", "", claim) or claim
-        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {_from_root(listed)}) }}}}'
+        claim = f'{{{{ include "{free_claim_define(chart)}" (list {json.dumps(base)} {from_root(listed)}) }}}}'
     names: list[str] = []
     several = ""  # several containers ask for the device: each names its own request of the claim
     if groups is None:
         for res in res_lines:  # one, or one per branch of the vendor choice: the container's claims in each
-            ind = " " * _child_indent(lines, res)
-            cond = _from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
+            ind = " " * child_indent(lines, res)
+            cond = from_root(claim_cond) if _inside_with(w.text, res) else claim_cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}"]
             if steps:  # several steps: each container names its own request, as the migration does
                 request = f"{{{{ {_request_name(_container_name(lines, res, w.rel), w.base)} }}}}"
-                own_claims += [f"{ind}    {{{{- if gt (int {_from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
+                own_claims += [f"{ind}    {{{{- if gt (int {from_root(steps)}) 1 }}}}", f"{ind}    request: {request}"]
                 own_claims.append(f"{ind}    {{{{- end }}}}")
             edits.append(_container_claims(lines, res, ind, cond, own_claims, w.rel))
     else:
@@ -2956,23 +2424,23 @@ def _pod_edits(
             several = _or(*(f"(and {a} {b})" for a, b in pairs))
         alone = [c for g in groups for c in g[0].conditions if c not in conditions]
         if shared and alone:  # the request is named only while every container renders (as the migration does)
-            several = _and(*dict.fromkeys(alone))
+            several = and_all(*dict.fromkeys(alone))
         for at, own_gate, request in zip(res_lines, own_gates, names, strict=True):
-            ind = " " * _child_indent(lines, at)
+            ind = " " * child_indent(lines, at)
             entry = [f"{ind}    request: {request}"]
             if several:
                 entry = [f"{ind}    {{{{- if {several} }}}}", *entry, f"{ind}    {{{{- end }}}}"]
-            cond = _and(".Values.dra.enabled", *guards, *conditions, own_gate)
-            cond = _from_root(cond) if _inside_with(w.text, at) else cond
+            cond = and_all(".Values.dra.enabled", *guards, *conditions, own_gate)
+            cond = from_root(cond) if _inside_with(w.text, at) else cond
             own_claims = [f"{ind}{{{{- if {cond} }}}}", f"{ind}claims:", f"{ind}  - name: {claim}", *entry]
             edits.append(_container_claims(lines, at, ind, cond, own_claims, w.rel))
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
-        claim_cond, tol_cond = _from_root(claim_cond), _from_root(tol_cond)
+        claim_cond, tol_cond = from_root(claim_cond), from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
     if w.devices[0].per_item:
         _name_in_range(w, lines, pod)
     item_reads = " ".join(
-        [*counts.values(), *(d.count for d in twins.values()), _from_root(w.named.expr) if w.named else ""]
+        [*counts.values(), *(d.count for d in twins.values()), from_root(w.named.expr) if w.named else ""]
     )
     per_item = _Item.of(w, _metadata_line(lines, "name", pod), item_reads) if w.devices[0].per_item else None
     if per_item is not None and (picks or steps or groups is not None or len(counts) > 1):
@@ -3012,7 +2480,7 @@ def _pod_edits(
         pod_lines = []
     existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
-        tol_cond = _and(".Values.dra.enabled", *guards, *in_pod, *picked, set_gate)
+        tol_cond = and_all(".Values.dra.enabled", *guards, *in_pod, *picked, set_gate)
         deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}
         # a branch whose taint the values list tolerates (thorix' README values for amd): the migration adds its
         # toleration where that list does not
@@ -3029,9 +2497,9 @@ def _pod_edits(
                     check = [f"{p}  {c}" for c in tolerated_check(given, str(own[0].get("key", "")))]
                     entries = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entries, f"{p}  {{{{- end }}}}"]
                 if entries:
-                    tol_text += [f"{p}  {{{{- if {_bare(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
+                    tol_text += [f"{p}  {{{{- if {unparenthesized(picks[res])} }}}}", *entries, f"{p}  {{{{- end }}}}"]
     if w.named:
-        tol_text = [_looked_up(t, _from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
+        tol_text = [_looked_up(t, from_root(w.named.expr) if root == "$" else w.named.expr) for t in tol_text]
     # the pod tolerates the taint itself with the values the rewrite is read from; with other values it may not
     covered = bool(not tolerations and existing and not picks and len(w.delta.covered) == 1)
     if covered:
@@ -3049,10 +2517,10 @@ def _pod_edits(
         keys = tuple(str(t.get("key", "")) for t in tolerations if t.get("key"))
     checked = ""  # the looked-up name (a values key) the values list is checked for, as a literal key is
     if covered and w.named:  # the name looked up (a values key, read from the root inside the list's `range`)
-        key, key_expr = "", _arg(_from_root(w.named.expr))
+        key, key_expr = "", as_arg(from_root(w.named.expr))
         tol_text = [f"{p}  - key: {{{{ {key_expr} }}}}", f"{p}    operator: Exists", f"{p}    effect: NoSchedule"]
     elif w.named and not picks and existing and len(tolerations) == 1 and w.named.tolerations.get((0, "key")) == NAME:
-        checked = _arg(_from_root(w.named.expr))
+        checked = as_arg(from_root(w.named.expr))
     if w.keyed:  # the chart's own key's toleration where it renders, then one for each device of the map
         if not tolerations or picks:
             raise RewriteError(f"{w.rel}: the migration adds no toleration of its own for the chart's device key")
@@ -3076,7 +2544,7 @@ def _pod_edits(
 
         if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
-        edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, _arg(*counts.values()), w.rel)))
+        edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, as_arg(*counts.values()), w.rel)))
     if per_item is not None and (replay_edit := _set_first(w, lines, pod, f"{claim_cond} {tol_cond}")):
         edits.append(replay_edit)
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks)
@@ -3105,7 +2573,7 @@ def _pod_edits(
             inner = _lookup_lines(w.named) + _looked_up(inner, w.named.expr)
         equal = _equal_check(twins, w.devices, (".Values.dra.enabled", *guards, *conditions), w.text)
         section, top = _item_section(
-            w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, _from_root(equal)
+            w, per_item, inner, (*guards, *conditions, gate), namespace, name_expr, defines, from_root(equal)
         )
         return edits, section + _claim_of_section(claim_of, w), top
     if picks:
@@ -3130,10 +2598,10 @@ def _pod_edits(
         raise RewriteError(f"{w.rel}: a device request and limit read two counts inside `range`")
     # a choice with no `else`: a value no branch compares with renders no device, so no claim template either
     existing = "(not .Values.dra.existingClaimTemplate)" if not w.part else ""  # the claim of both kinds only
-    guard = _and(".Values.dra.enabled", *guards, existing, *conditions, *picked, gate, w.over)
-    either = _or(_group(keyed_own), keyedmap.holds(chart, w.keyed.over, True)) if w.keyed and keyed_own else ""
+    guard = and_all(".Values.dra.enabled", *guards, existing, *conditions, *picked, gate, w.over)
+    either = _or(grouped(keyed_own), keyedmap.holds(chart, w.keyed.over, True)) if w.keyed and keyed_own else ""
     if either:  # the chart's own key asks for a device, or the values map holds one
-        guard = _and(".Values.dra.enabled", *guards, existing, *common, either, w.over)
+        guard = and_all(".Values.dra.enabled", *guards, existing, *common, either, w.over)
     # the template variables the count, its conditions and the name read, set again where the claim template reads them
     before = sum(len(x) + 1 for x in lines[: max(d.index for d in w.devices)])
     name_text = _name_text(name_expr)
@@ -3151,9 +2619,11 @@ def _pod_edits(
     # an older cluster fails the render only where the pod takes a claim (not with a count of 0, or no device)
     if not w.part:  # the claim of both device kinds checks for the claims of each too (its gate is either count's)
         asks = [*common, either] if either else [*conditions, *picked, gate]
-        check += capabilities_check(_and(".Values.dra.enabled", *guards, *asks), DRA_OFF)
+        check += capabilities_check(and_all(".Values.dra.enabled", *guards, *asks), DRA_OFF)
     if w.limits:  # a device kind over the scheduler's 32 devices per claim: the migration refuses the pod too
-        over = _and(".Values.dra.enabled", *guards, *conditions, _or(*(f"(gt (int {_arg(c)}) 32)" for c in w.limits)))
+        over = and_all(
+            ".Values.dra.enabled", *guards, *conditions, _or(*(f"(gt (int {as_arg(c)}) 32)" for c in w.limits))
+        )
         check += "\n".join(fail_when(over, OVER_LIMIT)) + "\n"
     top = _definitions(w.text, w.rel, f"{replay}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
@@ -3241,7 +2711,7 @@ def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list
     """The edit giving the container whose `resources:` is at line `res` the claim lines `own` (`if`, `claims:`, the
     entry): right below `resources:`, or, where the container writes `claims:` itself (a literal list, or its values
     list with `with`/`toYaml`), the entry joins that list (a second `claims:` key is invalid)."""
-    mine = _pod_key_lines(lines, res, _block_end(lines, res), ind, "claims")
+    mine = _pod_key_lines(lines, res, block_end(lines, res), ind, "claims")
     if not mine:
         return Edit(res + 1, res + 1, [*own, f"{ind}{{{{- end }}}}"])
     merged = _merge_tolerations(lines, mine[0], ind, cond, own[2:], rel)
@@ -3351,13 +2821,13 @@ def _item_section(
     spec_define, name_define = defines
     header = f"{{{{- {loop.headers[0]} }}}}\n"
     args = item.args()
-    used = f"{_and(*conditions)} {args} {namespace or ''}"
+    used = f"{and_all(*conditions)} {args} {namespace or ''}"
     reopened = loop.openers[: max((depth for _, depth in _body_reads(loop, used)), default=0)]
-    own = [c for c in conditions if c not in loop.nonempty and c not in {_group(o[2:].strip()) for o in reopened}]
-    guard = _from_root(_and(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
+    own = [c for c in conditions if c not in loop.nonempty and c not in {grouped(o[2:].strip()) for o in reopened}]
+    guard = from_root(and_all(".Values.dra.enabled", "(not .Values.dra.existingClaimTemplate)", *own))
     before = sum(len(x) + 1 for x in w.text.splitlines()[: w.devices[0].index])
     body = _reopened(_body_reads(loop, f"{guard} {args} {namespace or ''} {' '.join(reopened)} {equal}"), reopened)
-    check = capabilities_check(_from_root(_and(".Values.dra.enabled", *own)), DRA_OFF)  # where a pod takes a claim
+    check = capabilities_check(from_root(and_all(".Values.dra.enabled", *own)), DRA_OFF)  # where a pod takes a claim
     check += equal  # a request the claim leaves out, beside its limit: the render fails when they differ
     top = _definitions(w.text, w.rel, f"{header}{body}{{{{ {guard} }}}}{namespace or ''}{check}", before)
     section = (
@@ -3373,7 +2843,7 @@ def _item_section(
         f'    {{{{- include "{spec_define}" {args} | nindent 4 }}}}\n'
         + "{{- end }}\n" * (len(reopened) + 2)
         + f'{{{{- define "{spec_define}" -}}}}\n'
-        + item.read(_from_root(inner), w.rel)
+        + item.read(from_root(inner), w.rel)
         + "{{- end }}\n"
         f'{{{{- define "{name_define}" -}}}}\n' + item.read(_name_text(name), w.rel) + "-"
         f'{{{{ include "{spec_define}" . | sha256sum | trunc 8 }}}}\n'
@@ -3406,7 +2876,7 @@ def _set_first(w: Workload, lines: list[str], pod: int, used: str) -> Edit | Non
             f"{w.rel}:{w.devices[0].index + 1}: the pod's claim reads `${sorted(wanted)[0]}`, which the `range` sets "
             "inside the pod and inside an `if` around the device key, so the pod's claims cannot read it above"
         )
-    pad = " " * _child_indent(lines, pod)
+    pad = " " * child_indent(lines, pod)
     return Edit(pod + 1, pod + 1, [pad + line for line in _reopened(reads, ()).splitlines()])
 
 
@@ -3456,14 +2926,13 @@ def _replayed(device: Device, conditions: list[str], pair: tuple[str, ...] = ())
             f"the pod at line {line} renders under a condition that reads `${unset[0]}`, set inside the `range` for "
             "each item, so the claim template cannot tell whether the range renders the pod"
         )
-    own = _and(*(c for c in inner if c not in loop.nonempty))
+    own = and_all(*(c for c in inner if c not in loop.nonempty))
     opened = "".join(f"{{{{- {header} }}}}" for header in loop.headers)
     body = f"{{{{- if {own} }}}}{{{{ {_RANKS} = true }}}}{{{{ end }}}}" if own else f"{{{{ {_RANKS} = true }}}}"
     replay = f"{{{{- {_RANKS} := false }}}}\n{opened}{body}{'{{- end }}' * len(loop.headers)}\n"
     return [*(c for c in conditions if c in outer), _RANKS], replay
 
 
-_VARIABLE = re.compile(r"\$([A-Za-z_]\w*)")
 _ASSIGNMENT = re.compile(r"^\$([A-Za-z_]\w*)\s*:?=")
 
 
@@ -3610,14 +3079,14 @@ def _guarded_spec(
         out += [f"    {{{{- if {gates[requests[req['name']]]} }}}}", *item, "    {{- end }}"]
     constraints = devices.pop("constraints", [])
     if constraints:
-        out.append("  {{- if " + _and(*(gates[r] for r in requests.values())) + " }}")
+        out.append("  {{- if " + and_all(*(gates[r] for r in requests.values())) + " }}")
         out += ["  constraints:", *(f"  {x}" for x in _dump_list(constraints))]
         out.append("  {{- end }}")
     for key, value in devices.items():
-        out += [f"  {x}" for x in yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False).splitlines()]
+        out += [f"  {x}" for x in yaml.dump({key: value}, Dumper=BlockDumper, sort_keys=False).splitlines()]
     rest = {k: v for k, v in spec.items() if k != "devices"}
     if rest:
-        out += yaml.dump(rest, Dumper=_Dumper, sort_keys=False).splitlines()
+        out += yaml.dump(rest, Dumper=BlockDumper, sort_keys=False).splitlines()
     return "\n".join(out) + "\n"
 
 
@@ -3641,12 +3110,17 @@ def _label_edits(
 
     def when(branches: Iterable[str], at: int = -1) -> str:  # the claim's condition (and the moving branches')
         own = [picks[res] for res in sorted(set(branches)) if picks and res in picks]
-        if not picks or not own or len(own) == len(picks) or (len(own) == 1 and _bare(own[0]) in _ifs(w.text, at)):
+        if (
+            not picks
+            or not own
+            or len(own) == len(picks)
+            or (len(own) == 1 and unparenthesized(own[0]) in _ifs(w.text, at))
+        ):
             return on  # each branch moves it, or the line is inside that branch's own `if` already
-        return f"and {_arg(on)} {_or(*own)}"
+        return f"and {as_arg(on)} {_or(*own)}"
 
     def unless(start: int, stop: int, cond: str) -> None:  # where the claim comes (a zero count: the label stays)
-        _wrap(edits, lines, start, stop, f"if not {_arg(_from_root(cond) if _inside_with(w.text, start) else cond)}")
+        _wrap(edits, lines, start, stop, f"if not {as_arg(from_root(cond) if _inside_with(w.text, start) else cond)}")
 
     dropped: dict[tuple[str, ...], list[str]] = {}
     for res, delta in deltas.items():
@@ -3656,7 +3130,7 @@ def _label_edits(
         unless(start, stop, when(res for res_list in dropped.values() for res in res_list))
     if not moved:
         return {}
-    pod_end = _block_end(lines, pod) if pod >= 0 else len(lines)
+    pod_end = block_end(lines, pod) if pod >= 0 else len(lines)
     exprs: dict[str, str] = {}
     for key, values in moved.items():
         at = next(
@@ -3665,7 +3139,7 @@ def _label_edits(
                 for i in range(pod + 1, pod_end)
                 if (m := _LABEL_VALUE.match(lines[i]))
                 and m.group(2) == key
-                and lines[_parent(lines, i)].strip() == "nodeSelector:"
+                and lines[parent_line(lines, i)].strip() == "nodeSelector:"
             ),
             -1,
         )
@@ -3680,10 +3154,10 @@ def _label_edits(
                 exprs[value] = action.group(1)
             elif written.strip("\"'") != value:
                 raise RewriteError(f"{w.rel}:{at + 1}: the node label {key} is not written as one value")
-        selector = _parent(lines, at)
-        children = [i for i in range(selector + 1, _block_end(lines, selector)) if not _control(lines[i])]
+        selector = parent_line(lines, at)
+        children = [i for i in range(selector + 1, block_end(lines, selector)) if not is_control(lines[i])]
         start, stop = (
-            (selector, _closed(lines, selector, _block_end(lines, selector))) if children == [at] else (at, at + 1)
+            (selector, _closed(lines, selector, block_end(lines, selector))) if children == [at] else (at, at + 1)
         )
         unless(start, stop, when(values, at))
     return exprs
@@ -3742,11 +3216,12 @@ def _choice_spec(w: Workload, picks: dict[str, str], counts: dict[str, str], dev
         out = ["".join(branches[0][:head])]
         for k, (cond, lines) in enumerate(zip(picks.values(), branches, strict=True)):
             out.append(
-                f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} }}}}\n" + "".join(lines[head : len(lines) - tail])
+                f"{{{{- {'if' if k == 0 else 'else if'} {unparenthesized(cond)} }}}}\n"
+                + "".join(lines[head : len(lines) - tail])
             )
         return "".join(out) + "{{- end }}\n" + "".join(branches[0][len(branches[0]) - tail :])
     out = [
-        f"{{{{- {'if' if k == 0 else 'else if'} {_bare(cond)} -}}}}\n{text}"
+        f"{{{{- {'if' if k == 0 else 'else if'} {unparenthesized(cond)} -}}}}\n{text}"
         for k, (cond, text) in enumerate(zip(picks.values(), texts, strict=True))
     ]
     return "".join(out) + "{{- end }}\n"
@@ -3758,24 +3233,12 @@ def _classless(spec: str, device_class: str) -> str:
     return spec.replace("{{ .Values.dra.deviceClassName }}", default)
 
 
-def _bare(cond: str) -> str:
-    """A condition as an action's whole argument: `(eq .Values.gpu.type "amd")` -> `eq .Values.gpu.type "amd"`."""
-    if not (cond.startswith("(") and cond.endswith(")")):
-        return cond
-    depth, plain = 0, re.sub(r'"(?:[^"\\]|\\.)*"|`[^`]*`', '""', cond)  # a quoted ")" is no parenthesis
-    for k, ch in enumerate(plain):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0 and k < len(plain) - 1:
-            return cond  # `(a) (b)`: two terms
-    return cond[1:-1]
-
-
 def _own_toleration(toleration: dict[str, Any], sets: dict[str, str], p: str) -> list[str]:
     """A toleration's lines in the pod's list, inside `if` the count of the device it tolerates is set (`sets`: each
     device resource to that condition) when it tolerates one of them."""
     entry = [f"{p}  {t}" for t in _dump_list([toleration])]
     gate = sets.get(str(toleration.get("key", "")))
-    return [f"{p}  {{{{- if {_bare(gate)} }}}}", *entry, f"{p}  {{{{- end }}}}"] if gate else entry
+    return [f"{p}  {{{{- if {unparenthesized(gate)} }}}}", *entry, f"{p}  {{{{- end }}}}"] if gate else entry
 
 
 def _set(count: str) -> str:
@@ -3784,7 +3247,7 @@ def _set(count: str) -> str:
     what `include` or `tpl` prints for it is `<no value>`, which Helm removes only from the final output)."""
     if re.search(r"\b(include|tpl)\b", count):
         return f'(ne ({count} | replace "<no value>" "" | trim) "")'
-    return f'(ne (cat {_arg(count)}) "")'
+    return f'(ne (cat {as_arg(count)}) "")'
 
 
 def _or(*parts: str) -> str:
@@ -3849,7 +3312,7 @@ def _per_step(w: Workload) -> str:
 
 def _container_name(lines: list[str], res: int, rel: str) -> str:
     """The name of the container whose `resources:` is at line `res`, as the template writes it (`executor-{{ . }}`)."""
-    item = _parent(lines, res)
+    item = parent_line(lines, res)
     m = re.fullmatch(r"\s*- name:\s*(\S.*?)\s*", lines[item]) if item >= 0 else None
     if m is None:
         raise RewriteError(f"{rel}:{res + 1}: the container's name is not the first line of its list item")
@@ -3867,9 +3330,10 @@ def _after_steps(lines: list[str], text: str, device: Device, containers: int, r
         depth += word in ("if", "with", "range", "define", "block") or -(word == "end")
         if depth == 0:
             at = text.count("\n", 0, start)
-            rest = [line for line in lines[at + 1 :] if not _control(line)]
-            if _control(lines[at]) and (
-                not rest or (_indent(rest[0]) <= _indent(lines[containers]) and not rest[0].lstrip().startswith("-"))
+            rest = [line for line in lines[at + 1 :] if not is_control(line)]
+            if is_control(lines[at]) and (
+                not rest
+                or (line_indent(rest[0]) <= line_indent(lines[containers]) and not rest[0].lstrip().startswith("-"))
             ):
                 return at + 1
             break
@@ -3886,9 +3350,9 @@ def _steps_spec(w: Workload, steps: str, container: str, count: str, device_clas
         raise RewriteError(f"{w.rel}: the migration's claim for the containers of a `range` has more than its requests")
     one = {**requests[0], "name": "@@NAME@@"}
     item = _sentinel_yaml({"devices": {"requests": [one]}}, {"@@NAME@@": count}, device_class).splitlines()[2:]
-    several = f"gt (int {_from_root(steps)}) 1"
+    several = f"gt (int {from_root(steps)}) 1"
     label = f"{{{{ if {several} }}}}{{{{ {_request_name(container, w.base)} }}}}{{{{ else }}}}{w.base}{{{{ end }}}}"
-    item = [_from_root(line.replace("'@@NAME@@'", label)) for line in item]
+    item = [from_root(line.replace("'@@NAME@@'", label)) for line in item]
     header = w.devices[0].loop.headers[0]  # type: ignore[union-attr]
     return "\n".join(["devices:", "  requests:", f"  {{{{- {header} }}}}", *item, "  {{- end }}"]) + "\n"
 
@@ -3909,596 +3373,7 @@ def _name_text(expr: str) -> str:
     return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
 
 
-def given_tolerations(lines: list[str], at: int) -> str | None:
-    """The values list the pod's `tolerations:` at line `at` renders (the list the user's values give): the `X` of
-    `toYaml X` below it (transcript-create's `toYaml .Values.worker.gpu.tolerations`, inside `if
-    .Values.worker.gpu.enabled` or after the pod's `nodeSelector:`), else that of the `{{- with X }}`/`{{- if X }}`
-    that guards it; or None."""
-    body = _TOYAML.fullmatch(lines[at + 1].strip()) if at + 1 < len(lines) else None
-    if body and body.group(1) != ".":
-        return body.group(1)
-    m = re.fullmatch(r"\{\{-?\s*(?:with|if)\s+(\S+)\s*-?\}\}", lines[at - 1].strip()) if at > 0 else None
-    return m.group(1) if m else _with_in_list(lines, at)
-
-
-_WITH = re.compile(r"\{\{-?\s*with\s+(\$?\.Values(?:\.\w+)+)\s*-?\}\}")
-
-
-def _with_in_list(lines: list[str], at: int) -> str | None:
-    """The values list a pod's `tolerations:` at line `at` writes after its own items, in no block of its own but
-    that `with` (suse-pytorch: the chart's GPU entry under `if .Values.gpu.enabled`, then `{{- with
-    .Values.tolerations }}` and `{{- toYaml . | nindent 8 }}`, under an `if or .Values.gpu.enabled
-    .Values.tolerations` the list renders whenever it is set); else None."""
-    depth = 0
-    for i in range(at + 1, _block_end(lines, at)):
-        text = lines[i].strip()
-        m = _WITH.fullmatch(text)
-        if m and depth == 0 and i + 1 < len(lines) and _TOYAML_DOT.fullmatch(lines[i + 1].strip()):
-            return m.group(1)
-        for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", text):
-            depth += -1 if word == "end" else 1
-        if depth < 0:
-            return None
-    return None
-
-
-def tolerated_test(define: str, key: str, given: str) -> str:
-    """A template expression, non-empty when the toleration list `given` tolerates the `key:NoSchedule` taint the
-    device plugin's nodes carry (read by tolerated_define's `define`)."""
-    return f'(include "{define}" (dict "key" {key} "tolerations" {given}))'
-
-
-def _tolerates_taint(key: str) -> str:
-    """The condition, on a toleration as dot, that it tolerates the `key:NoSchedule` taint the device plugin's nodes
-    carry (as the migration reads one: plan.covers)."""
-    return (
-        f'and (eq (.operator | default "Equal") "Exists") (has (.key | default "") (list "" {key}))'
-        ' (has (.effect | default "") (list "" "NoSchedule"))'
-    )
-
-
-def tolerated_define(define: str) -> list[str]:
-    """The define tolerated_test reads: the migration adds no toleration for a taint the pod's values list tolerates
-    already (jellyfin's values-example.yaml, helix' values-eks.yaml), nor may the chart (a second identical one)."""
-    return [
-        f'{{{{- define "{define}" -}}}}',
-        "{{- range .tolerations }}",
-        f"{{{{- if {_tolerates_taint('$.key')} }}}}true{{{{ end }}}}",
-        "{{- end }}",
-        "{{- end }}",
-    ]
-
-
-TOLERATED = "$draTolerated"  # set by tolerated_check's lines
-
-
-def _vendor_tolerations(
-    branch_tols: dict[str, list[dict[str, Any]]], picks: dict[str, str], given: str | None, text: str, p: str
-) -> list[str]:
-    """The DRA tolerations of a vendor choice whose branches each tolerate their device's taint alike, the key aside
-    (transcript-create's amd and nvidia workers): one `range` over the keys, each under its branch's condition, in place
-    of a block per branch (was: eleven lines each); [] when they differ, or the keys' order is not the branches'."""
-    owns = list(branch_tols.values())
-    if len(owns) < 2 or any(len(own) != 1 for own in owns) or DRA_KEY in text:
-        return []
-    keys = [str(own[0].get("key", "")) for own in owns]
-    shapes = {json.dumps({**own[0], "key": ""}, sort_keys=True) for own in owns}
-    # `range` over a dict takes the keys in order: that of the branches, unless at most one branch holds (each
-    # compares one value with its own literal, `eq .Values.gpu.type "amd"`)
-    compared = [re.fullmatch(r'\(?eq (\S+) ("[^"]*")\)?', picks[res]) for res in branch_tols]
-    literals = {(m[1], m[2]) for m in compared if m}
-    exclusive = all(compared) and len({v for v, _ in literals}) == 1 and len(literals) == len(compared)
-    ordered = keys == sorted(keys) or exclusive
-    if len(shapes) != 1 or len(set(keys)) != len(keys) or list(branch_tols) != list(picks) or not ordered:
-        return []
-    pairs = " ".join(f"{json.dumps(k)} {_group(picks[res])}" for k, res in zip(keys, branch_tols, strict=True))
-    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": "@@KEY@@"}])]
-    entry = [
-        line.replace("'@@KEY@@'", f"{{{{ {DRA_KEY} }}}}").replace("@@KEY@@", f"{{{{ {DRA_KEY} }}}}") for line in entry
-    ]
-    if given and re.fullmatch(r"[\w.$]+", given):
-        check = [f"{p}  {c}" for c in tolerated_check(_from_root(given), DRA_KEY, expr=True)]
-        entry = [*check, f"{p}  {{{{- if not {TOLERATED} }}}}", *entry, f"{p}  {{{{- end }}}}"]
-    return [
-        f"{p}  {{{{- range {DRA_KEY}, $on := dict {pairs} }}}}",
-        f"{p}  {{{{- if $on }}}}",
-        *entry,
-        f"{p}  {{{{- end }}}}",
-        f"{p}  {{{{- end }}}}",
-    ]
-
-
-DRA_KEY = "$draKey"  # the device resource a `range` writes a toleration for (_vendor_tolerations, keyedmap)
-
-
-def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
-    """Lines of actions, rendering nothing, that set TOLERATED when the values list `given` tolerates the taint of
-    `key` (a user's GPU values often do; `expr`: `key` is a Go expression, `$draKey`): the A rewrite's single DRA
-    toleration renders only when not. A loop of four lines, as a chart writes one (it was one line of 250 characters
-    a reviewer had to scroll through; one action a line took six, which moved a set's median added lines past 60)."""
-    taint = key if expr else json.dumps(key)
-    taint = _whole_root(taint) if expr else taint  # inside the range the dot is the list's item
-    return [
-        f"{{{{- {TOLERATED} := false }}}}",
-        f"{{{{- range {given} }}}}",
-        f"  {{{{- if {_tolerates_taint(taint)} }}}}{{{{ {TOLERATED} = true }}}}{{{{ end }}}}",
-        "{{- end }}",
-    ]
-
-
-def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
-    """The DRA tolerations' lines `text` with each entry whose key is one of `keys` rendered only where the values
-    list `given` does not tolerate that taint (as the migration decides, taint by taint: a list tolerating the GPU's
-    taint still gets the EFA NIC's toleration). A key of `keys` may be a variable (`$draKey`: keyedmap.tolerations'
-    entry for each device of a values map, inside its `range`, where `given` is read from the root)."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        line = text[i]
-        m = re.fullmatch(r"(\s*)- key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\"]+?)['\"]?)", line)
-        taint = (m.group(2) or m.group(3)) if m else ""
-        if _control(line) or m is None or taint not in keys:
-            out.append(line)
-            i += 1
-            continue
-        ind, stop, expr = m.group(1), i + 1, bool(m.group(2))
-        while stop < len(text) and not _control(text[stop]) and _indent(text[stop]) > len(ind):
-            stop += 1
-        check = [f"{ind}{c}" for c in tolerated_check(_whole_root(given) if expr else given, taint, expr)]
-        out += [*check, f"{ind}{{{{- if not {TOLERATED} }}}}", *text[i:stop], f"{ind}{{{{- end }}}}"]
-        i = stop
-    return out
-
-
-def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, given: str) -> list[str]:
-    """The DRA tolerations' lines (indented `p`), each under `if not` the values list `given` tolerating its key."""
-    out: list[str] = []
-    for t in tolerations:
-        test = tolerated_test(define, json.dumps(t.get("key", "")), given)
-        out += [f"{p}  {{{{- if not {test} }}}}", *(f"{p}  {line}" for line in _dump_list([t])), f"{p}  {{{{- end }}}}"]
-    return out
-
-
-def _dump_list(items: list[dict[str, Any]]) -> list[str]:
-    return yaml.dump(items, Dumper=_Dumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
-
-
-def _closed(lines: list[str], start: int, end: int) -> int:
-    """`end`, or past the `{{- end }}` lines right after it that close actions opened in lines [start, end) (a vendor
-    choice's `if`/`else` inside the wrapped `limits:`)."""
-    opened = 0
-    for _, _, word in _actions("\n".join(lines[start:end])):
-        opened += word in ("if", "with", "range") or -(word == "end")
-    while opened > 0 and end < len(lines) and re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", lines[end].strip()):
-        end, opened = end + 1, opened - 1
-    return end
-
-
-def _adjacent(spans: list[tuple[int, int, str]], lines: list[str]) -> list[tuple[int, int, str]]:
-    """Line spans [start, stop) to wrap in `cond`, those that follow each other at one indent under one condition
-    joined (a container's `requests:` and `limits:` of device keys only: one `if not`, not two)."""
-    out: list[tuple[int, int, str]] = []
-    for start, stop, cond in spans:
-        if out and out[-1][1] == start and out[-1][2] == cond and _indent(lines[out[-1][0]]) == _indent(lines[start]):
-            out[-1] = (out[-1][0], stop, cond)
-        else:
-            out.append((start, stop, cond))
-    return out
-
-
-def _wrap(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> None:
-    ind = " " * _indent(lines[start])
-    edits.append(Edit(start, stop, [f"{ind}{{{{- {cond} }}}}", *lines[start:stop], f"{ind}{{{{- end }}}}"]))
-
-
-def _joined(edits: list[Edit], lines: list[str], start: int, stop: int, cond: str) -> bool:
-    """Whether the key lines [start, stop) are alone inside an `if X` of their own (kube-llmops' `{{- if gt (int $gpu)
-    0 }}` the line above, its `{{- end }}` the line below), which then takes `cond` too (`if and X (not ...)`): one
-    line changed, not two added."""
-    m = _IF_ALONE.fullmatch(lines[start - 1]) if start > 0 else None
-    if m is None or stop >= len(lines) or not _END.fullmatch(lines[stop].strip()):
-        return False
-    edits.append(Edit(start - 1, start, [f"{m.group(1)}if and {_group(m.group(2))} {cond}{m.group(3)}"]))
-    return True
-
-
-_IF_ALONE = re.compile(r"(\s*\{\{-?\s*)if\s+(.+?)(\s*-?\}\})")
-_WITH = re.compile(r"\{\{-?\s*with\s+(.+?)\s*-?\}\}")
-_IF = re.compile(r"\{\{-?\s*if\s+(\S+)\s*-?\}\}")
-_TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml \. \| nindent \d+\s*-?\}\}")
-_TOYAML = re.compile(r"\{\{-?\s*toYaml (\S+) \| n?indent \d+\s*-?\}\}")
-_END = re.compile(r"\{\{-?\s*end\s*-?\}\}")
-_RANGE_OVER = re.compile(r"\{\{-?\s*range\s+(?:\$\w+\s*(?:,\s*\$\w+\s*)?:=\s*)?(\.Values(?:\.\w+)+)\s*-?\}\}")
-_LIST_KEY = re.compile(r"(?:tolerations|resourceClaims|claims):")  # a pod's (a container's claims) list key alone
-# a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
-_HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
-
-
-def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -> list[int]:
-    """The lines of the pod (from `pod` to `pod_end`, its keys at indent `p`) that write its key `key:`."""
-    return [
-        i
-        for i in range(pod + 1, pod_end)
-        if not _control(lines[i]) and lines[i].strip().startswith(f"{key}:") and _indent(lines[i]) == len(p)
-    ]
-
-
-def _at_column(tol_text: list[str], width: int, body: str) -> list[str]:
-    """The DRA toleration's lines (their items at column `width`) at the column of the items the chart's list writes
-    with `body`, `{{- toYaml X | nindent N }}` (llm-service's items at the `tolerations:` key's own column, N = 4):
-    a YAML list's items share one column. As they are when `body` is no such line."""
-    m = re.search(r"\btoYaml \S+ \| n?indent (\d+)\s*-?\}\}\s*$", body)
-    column = int(m.group(1)) if m else width
-    if column == width:
-        return tol_text
-    return [f"{' ' * column}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
-
-
-def _merge_tolerations(
-    lines: list[str],
-    at: int,
-    p: str,
-    cond: str,
-    tol_text: list[str],
-    rel: str,
-    key: str = "",
-    covered: bool = False,
-    key_expr: str = "",
-    checked: str = "",
-    enclosed: bool = False,
-    keys: tuple[str, ...] = (),
-) -> Edit | None:
-    """`{{- with X }} tolerations: {{- toYaml . | nindent N }} {{- end }}` (or without the `with`) gets
-    the DRA toleration appended in the DRA branch (any list of the pod, its key at line `at`: `resourceClaims` too);
-    with `key` (the one toleration's; `key_expr`, its Go expression), only where the values list X does not tolerate
-    that taint already (`checked`: a looked-up name's Go expression, the taint key it is checked for, as `key` is).
-    `covered`: the toleration is one the pod wrote itself with the values the rewrite is read from
-    (PodDelta.covered): it renders only where the chart's list does not (None: nowhere). `enclosed`: a literal list
-    inside the pod's own `if` blocks is taken too (the edit then spans from the outermost `if`, which other edits
-    must not reach into). `keys`: the taint keys of several tolerations (a GPU's and an EFA NIC's), each entry
-    rendered only where the values list does not tolerate its own taint (one that tolerates the GPU's may not EFA's).
-    """
-    prev = lines[at - 1].strip() if at > 0 else ""
-    body = lines[at + 1].strip() if at + 1 < len(lines) else ""
-    with_m = _WITH.fullmatch(prev)
-
-    def unless_tolerated(given: str, ind: str, listing: bool = True) -> list[str]:
-        """The DRA branch's opening line, after the check of the values list X where the chart lists X (a condition
-        on it, `ne (len .Values.tolerations) 0`, is none); for the pod's own toleration, only when X is off."""
-        if keys and listing and re.fullmatch(r"[\w.$]+", given):
-            return [f"{ind}{{{{- if {cond} }}}}"]  # each entry checked for its own taint (per_taint)
-        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        # a name looked up is checked for the pod's own toleration and where the caller says (`checked`; map-built
-        # pods check theirs in `cond`)
-        test = json.dumps(key) if key else checked or (key_expr if covered else "")
-        if test and listing and re.fullmatch(r"[\w.$]+", given):
-            checks = tolerated_check(given, test, True)
-            return [*(f"{ind}{c}" for c in checks), f"{ind}{{{{- if {both} (not {TOLERATED}) }}}}"]
-        return [f"{ind}{{{{- if {f'{both} (not {_arg(given)})' if covered else cond} }}}}"]
-
-    def dra_entries(given: str, ind: str, text: list[str], listing: bool = True) -> list[str]:
-        """The DRA branch (its entries `text`) after the chart's list X, opened by unless_tolerated."""
-        each = keys and listing and re.fullmatch(r"[\w.$]+", given)
-        return [
-            *unless_tolerated(given, ind, listing),
-            *(per_taint(text, given, keys) if each else text),
-            f"{ind}{{{{- end }}}}",
-        ]
-
-    aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
-    if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
-        expr = with_m.group(1)
-        new = [
-            f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
-            f"{p}{lines[at].strip()}",
-            f"{p}  {{{{- with {expr} }}}}",
-            f"{p}  {body}",
-            f"{p}  {{{{- end }}}}",
-            *dra_entries(expr, f"{p}  ", aligned),
-            f"{p}{{{{- end }}}}",
-        ]
-        return Edit(at - 1, at + 3, new)
-    plain = _TOYAML.fullmatch(body)
-    plain = plain if plain and plain.group(1) != "." else None  # `toYaml .` is the list of a `with` around (below)
-    if_m = _IF.fullmatch(prev)
-    if (
-        if_m
-        and plain
-        and plain.group(1) == if_m.group(1)
-        and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else "")
-    ):
-        # `{{- if X }} tolerations: {{ toYaml X | nindent N }} {{- end }}` (sglang-helm): as the `with` form, the
-        # chart's own two lines kept as they are (the inner `if` trims what the outer one did)
-        expr = if_m.group(1)
-        new = [
-            f"{p}{{{{- if or {expr} {_arg(cond)} }}}}",
-            *_opened(lines[at], f"{p}  ", f"if {expr}", lines[at + 1]),
-            lines[at + 1],
-            f"{p}  {{{{- end }}}}",
-            *dra_entries(expr, f"{p}  ", aligned),
-            f"{p}{{{{- end }}}}",
-        ]
-        return Edit(at - 1, at + 3, new)
-    if _LIST_KEY.fullmatch(lines[at].strip()) and plain:
-        # the values list may be empty (`tolerations: []`, the usual default): its `[]` cannot stand beside the
-        # added entry, so the DRA branch writes it only when it has items; with the switch off it is as before
-        keep = f"not (and {_arg(cond)} (empty {plain.group(1)}))"
-        return Edit(
-            at,
-            at + 2,
-            [
-                *_opened(lines[at], f"{p}  ", f"if {keep}", lines[at + 1]),
-                lines[at + 1],
-                f"{p}  {{{{- end }}}}",
-                *dra_entries(plain.group(1), f"{p}  ", aligned),
-            ],
-        )
-    helper = _HELPER_LIST.fullmatch(body)
-    if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
-        # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
-        # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
-        # the taint already (the migration adds none then)
-        test = key_expr or (json.dumps(key) if key else "")
-        given = f"({helper.group(1)} | fromYamlArray)"
-        check = [f"{p}  {c}" for c in tolerated_check(given, test, True)] if test else []
-        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        opening = f"{p}  {{{{- if {both} (not {TOLERATED}) }}}}" if test else f"{p}  {{{{- if {cond} }}}}"
-        return Edit(at, at + 2, [*lines[at : at + 2], *check, opening, *tol_text, f"{p}  {{{{- end }}}}"])
-    listed = _listed_items(lines, at)
-    if listed is not None and listed[2] and enclosed and not covered:
-        # a literal list the pod writes only inside its own `if` blocks (golden-service's inference pods tolerate
-        # their pool's taints): the DRA entries at the list's end, and a list of their own where those blocks
-        # write none, under the switch and not the blocks' conditions (a second `tolerations:` key is invalid)
-        stop, item, opens = listed
-        width = len(p) + 2
-        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
-        first = opens[0][0]
-        both = cond if cond.startswith("and ") else f"and {_arg(cond)}"
-        off = _arg(opens[0][1]) if len(opens) == 1 else f"(and {' '.join(_arg(c) for _, c in opens)})"
-        alone = [f"{p}{{{{- if {both} (not {off}) }}}}", lines[at].rstrip(), *tol_text, f"{p}{{{{- end }}}}"]
-        appended = [lines[stop - 1], f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
-        return Edit(first, stop, [*alone, *lines[first : stop - 1], *appended])
-    if listed is not None and not listed[2]:
-        # a literal list, maybe followed by the values' list appended with toYaml (triton's LWS chart tolerates the
-        # GPU taint itself, then `{{ toYaml . | indent 6 }}` of kubernetes.tolerations): the DRA branch appends its
-        # entries at the list's end, as the migration does, at the indent of the chart's own items
-        stop, item, _ = listed
-        width = len(p) + 2
-        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
-        # the chart's own items tolerating the taint under conditions of their own (porter's `nvidia.com/gpu` item
-        # under `if` the request, which the limit alone skips): the DRA entry renders where none of them does
-        gates = own_gates(lines, at + 1, stop, item, key) if key else None
-        always = gates is not None and "" in gates  # an item of the chart's that tolerates it whatever the values
-        if gates and not always:
-            cond = f"{cond} {untolerated(gates)}" if cond.startswith("and ") else _and(_arg(cond), untolerated(gates))
-        # the values list the chart appends (porter's `{{- if .Values.tolerations }}` around its toYaml), where the
-        # user's own list may tolerate the taint: the migration adds no toleration then
-        given = _values_lists(lines, at + 1, stop)
-        literal = bool(key) and any(key in line for line in lines[at + 1 : stop] if not _control(line))
-        unread = not (key or key_expr) or len(given) > 1 or not (gates or given) or (gates is None and literal)
-        if covered and (always or unread):
-            return None  # the chart's own literal list tolerates the taint, always (or in a way not read here)
-        # (written with the list's last line: an edit inserting at the line after it, the pod's `resourceClaims` at
-        # `containers:`, comes before it there)
-        if len(given) == 1 and (key or key_expr or keys):
-            tail = dra_entries(given[0], p, own)
-        else:
-            tail = [f"{p}{{{{- if {cond} }}}}", *own, f"{p}{{{{- end }}}}"]
-        # the values' list written with its first line alone indented (triton's `  {{ toYaml . | indent 6 }}`): a
-        # multi-line item's other lines end the list, and the DRA entries after them would not parse; the DRA branch
-        # writes that list whole
-        start = next((i for i in range(at + 1, stop) if _FIRST_LINE_INDENTED.fullmatch(lines[i])), stop - 1)
-        return Edit(start, stop, [*_listed_whole(lines[start]), *lines[start + 1 : stop], *tail])
-    guarded = _guarded_list(lines, at)
-    if guarded is not None:
-        # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
-        # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
-        # the DRA entries after them at the indent of the chart's items, the key written when either has items
-        opener, expr, stop, item = guarded
-        if covered and opener == "if" and _terms(cond)[0] == "and" and _group(expr) in _terms(cond):
-            return None  # the DRA branch renders only where `if X` does (X one of its terms): the chart's entry too
-        width = len(p) + 2
-        own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
-        whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it
-        listing = any(
-            w in line and ("toYaml" in line or "range" in line) for line in lines[at + 1 : stop] for w in whole
-        )
-        given = expr
-        ranged = [m.group(1) for line in lines[at + 1 : stop] if (m := _RANGE_OVER.search(line))]
-        if not listing and opener == "if" and len(ranged) == 1 and re.search(rf"{re.escape(ranged[0])}\b", expr):
-            # arena's `if ne (len .Values.tolerations) 0` around a `range` over that list, writing each field: the
-            # user's list is checked for the taint as a toYaml one is
-            given, listing = ranged[0], True
-        new = [
-            f"{p}{{{{- if or {_arg(expr)} {_arg(cond)} }}}}",
-            lines[at],
-            f"{p}{{{{- {opener} {expr} }}}}",
-            *lines[at + 1 : stop],
-            f"{p}{{{{- end }}}}",
-            *dra_entries(given, p, own, listing),
-            f"{p}{{{{- end }}}}",
-        ]
-        return Edit(at - 1, stop + 1, new)
-    if covered:
-        return None  # as before: the values the rewrite is read from tolerate the taint in a shape not read here
-    raise NotIdiomatic(
-        Pattern("F", at + 1, lines[at].strip()),
-        rel,
-        f"the pod's {lines[at].strip().rstrip(':')} have a shape the rewrite does not merge into",
-    )
-
-
-# `  {{ toYaml . | indent 6 }}`: blanks before an untrimmed action, which `indent` does not add to the lines after
-# the first one (with `{{-`, or `nindent`, every line gets the same indent)
-_FIRST_LINE_INDENTED = re.compile(r"( +)\{\{( *)toYaml (\S+) \| indent (\d+) *\}\} *")
-
-
-def _listed_whole(line: str) -> list[str]:
-    """The line of a chart's list `line`; where it indents only the first line of the values' list
-    (_FIRST_LINE_INDENTED), an `if` on the DRA switch that writes each item whole at that first line's column: with the
-    switch off the line renders as before, byte for byte."""
-    m = _FIRST_LINE_INDENTED.fullmatch(line)
-    if m is None:
-        return [line]
-    lead, expr, width = m.group(1), m.group(3), len(m.group(1)) + int(m.group(4))
-    pad = " " * max(1, len(m.group(2)) - 1)  # the chart's own spacing in its actions (`{{-       end }}`)
-    return [
-        f"{lead}{{{{-{pad}if $.Values.{SWITCH} }}}}",
-        f"{lead}{{{{-{pad}  toYaml {expr} | nindent {width} }}}}",
-        f"{lead}{{{{-{pad}else }}}}",
-        line,
-        f"{lead}{{{{-{pad}end }}}}",
-    ]
-
-
-def _opened(key: str, p: str, action: str, body: str) -> list[str]:
-    """The `tolerations:` line `key` and the action opening a block around its body line: on a line of its own,
-    `{{- action }}`, which trims what comes before it; where the key line ends in blanks and the body line does not trim
-    them itself (`tolerations: ` above `{{ toYaml .Values.tolerations | nindent 8 }}`), after the key, untrimmed: the
-    switch-off render kept everything but that blank (a user's tolerations rendered `tolerations:`, byte-different)."""
-    if key != key.rstrip() and not body.lstrip().startswith("{{-"):
-        return [f"{key}{{{{ {action} }}}}"]
-    return [key, f"{p}{{{{- {action} }}}}"]
-
-
-def _guarded_list(lines: list[str], at: int) -> tuple[str, str, int, int] | None:
-    """For `tolerations:` at line `at` alone inside `{{- if X }}` (or `with`) whose `{{- end }}` closes the list:
-    the opening word, X, the line of that `end` and the indent of the list's items (from its `- ` lines, or the
-    `nindent N` writing them); None for another shape."""
-    base = _indent(lines[at])
-    opened = re.fullmatch(r"\{\{-?\s*(if|with)\s+(.+?)\s*-?\}\}", lines[at - 1].strip() if at > 0 else "")
-    if not _LIST_KEY.fullmatch(lines[at].strip()) or not opened:
-        return None
-    depth, item = 1, None
-    words, inside = _actions_by_line(lines, at + 1)
-    for i in range(at + 1, len(lines)):
-        line = lines[i]
-        if i in inside:
-            pass  # a line inside an action written over several lines (suse-pytorch's `if and ... (and`)
-        elif not _control(line):
-            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
-                return None
-            item = _indent(line) if item is None and line.lstrip().startswith("-") else item
-        elif _emits(line) and item is None and (n := re.search(r"\bn?indent (\d+)", line)):
-            item = int(n.group(1))
-        for word in words.get(i, []):
-            if word == "else" and depth == 1:
-                return None  # the list has an `else` branch of its own
-            depth += word in ("if", "with", "range") or -(word == "end")
-        if depth == 0:
-            ends = re.fullmatch(r"\{\{-?\s*end\s*-?\}\}", line.strip())
-            return (opened.group(1), opened.group(2), i, item) if ends and item is not None else None
-    return None
-
-
-def _actions_by_line(lines: list[str], start: int) -> tuple[dict[int, list[str]], set[int]]:
-    """The keywords of the actions from line `start` on, by the line each action ends on, and the lines that begin
-    inside an action written over several lines (those lines hold no YAML)."""
-    offsets = list(itertools.accumulate((len(line) + 1 for line in lines[start:]), initial=0))
-    words: dict[int, list[str]] = {}
-    inside: set[int] = set()
-    for begin, end, word in _actions("\n".join(lines[start:])):
-        first, last = bisect.bisect_right(offsets, begin) - 1, bisect.bisect_right(offsets, end - 1) - 1
-        words.setdefault(start + last, []).append(word)
-        inside.update(range(start + first + 1, start + last + 1))
-    return words, inside
-
-
-def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
-    """The values lists that lines [start, stop) of a pod's list write whole: the X of `toYaml X`, or of a `with X`
-    whose body is `toYaml .`."""
-    out: list[str] = []
-    for i in range(start, stop):
-        whole = _TOYAML.search(lines[i])
-        with_m = _WITH.fullmatch(lines[i].strip())
-        if whole and whole.group(1) != ".":
-            out.append(whole.group(1))
-        elif with_m and i + 1 < stop and _TOYAML_DOT.search(lines[i + 1]):
-            out.append(with_m.group(1))
-    return list(dict.fromkeys(out))
-
-
-def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
-    """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
-    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
-    indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
-    base = _indent(lines[at])
-    # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
-    # }}` `{{ toYaml .Values.tolerations | nindent 12 }}` `{{ end }}` above its own items; not a `range` writing items)
-    first = next((i for i in range(at + 1, len(lines)) if not (_control(lines[i]) or _emits(lines[i]))), len(lines))
-    if not _LIST_KEY.fullmatch(lines[at].strip()) or first >= len(lines) or not lines[first].lstrip().startswith("- "):
-        return None
-    words = [w for _, _, w in _actions("\n".join(lines[at + 1 : first]))]
-    if sum(w in ("if", "with", "range") for w in words) != words.count("end"):
-        return None
-    item = _indent(lines[first])
-    opens = _open_ifs(lines, at)
-    if item < base or opens is None:
-        return None
-    depth, end = 0, at + 1
-    for i in range(at + 1, len(lines)):
-        line = lines[i]
-        if not _control(line) and not _emits(line):
-            if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("-")):
-                break
-            if depth == 0 and _indent(line) < item:
-                return None  # an item the list writes at another indent
-        for _, _, word in _actions(line):
-            depth += word in ("if", "with", "range") or -(word == "end")
-        if depth == 0:
-            end = i + 1
-    return end, item, opens
-
-
-def _open_ifs(lines: list[str], at: int) -> list[tuple[int, str]] | None:
-    """The pod's blocks open at line `at` (`{{- if .Values.spot }}` above `tolerations:`; the pod's lines are those
-    above it up to a shallower YAML line), outermost first, each as its line and its condition; None when one of them
-    is not an `if` alone on its line (a `with` or `range` rebinds `.`, an `else` branch negates its condition)."""
-    pending, opens = 0, []
-    for i in range(at - 1, -1, -1):
-        line = lines[i]
-        if not _control(line) and not _emits(line) and _indent(line) < _indent(lines[at]):
-            break
-        for _, _, word in reversed(_actions(line)):
-            if word == "end" or (word == "else" and pending):
-                pending += word == "end"
-            elif word in ("if", "with", "range") and pending:
-                pending -= 1
-            elif word in ("if", "with", "range", "else"):
-                opened = re.fullmatch(r"\{\{-?\s*if\s+(.+?)\s*-?\}\}", line.strip())
-                if word != "if" or not opened:
-                    return None
-                opens.insert(0, (i, opened.group(1)))
-    return opens if not opens or _closed_plainly(lines, at, len(opens)) else None
-
-
-def _closed_plainly(lines: list[str], at: int, count: int) -> bool:
-    """Whether the `count` blocks open at line `at` close with no `else` of theirs (a literal list in each branch of
-    `if .Values.spot ... else` has its own `tolerations:` in the `else`, which a list under `not` the `if` doubles)."""
-    nested = 0
-    for line in lines[at:]:
-        for _, _, word in _actions(line):
-            if word in ("if", "with", "range"):
-                nested += 1
-            elif word == "else" and not nested:
-                return False
-            elif word == "end" and nested:
-                nested -= 1
-            elif word == "end":
-                count -= 1
-                if not count:
-                    return True
-    return False
-
-
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
-
-
-# why a device line no idiomatic rewrite takes is manual work: what they do take
-NO_SHAPE = (
-    "the idiomatic rewrites take a literal device key, its name a literal or one values key (A, E), a values "
-    "resources map (B, C) or a helper line that writes either (D), and this line is none of them"
-)
 
 
 def _range_keyed(text: str, first: Pattern) -> str:
@@ -4535,170 +3410,6 @@ def _helper_name(text: str, line: str) -> str:
         f"the device resource name `${key.group(1)}` comes from the helper `{helper.group(1)}`, which the idiomatic "
         "rewrites do not read as one values key (pattern E takes a name from one values key)"
     )
-
-
-def bump_version(chart_yaml: str) -> str:
-    """Chart.yaml text with its `version:` a patch release up. A pre-release or build version is left as it is: its
-    next one is the maintainer's call, and chartpress charts (dask, z2jh) carry `0.0.1-set.by.chartpress`, which the
-    tool replaces when it publishes."""
-    return re.sub(
-        r"^(version:\s*[\"']?v?)(\d+)\.(\d+)\.(\d+)(?=[\"']?\s*(?:#.*)?$)",
-        lambda m: f"{m.group(1)}{m.group(2)}.{m.group(3)}.{int(m.group(4)) + 1}",
-        chart_yaml,
-        count=1,
-        flags=re.M,
-    )
-
-
-def chart_bump(root: Path, change: str) -> list[Change]:
-    """Chart.yaml's `version:` bumped (patch) and its `artifacthub.io/changes` extended with `change` when it has one,
-    in the list's own format (Artifact Hub takes objects, `kind: added` and a description, or plain strings, not a
-    mix); empty when nothing changes."""
-    before = (root / "Chart.yaml").read_text(encoding="utf-8")
-    after = bump_version(before)
-    changes = re.search(r"^(\s+)artifacthub\.io/changes:\s*\|[-+]?\s*\n((?:\1\s+.*\n?)+)", after, re.M)
-    if changes:
-        body = changes.group(2)
-        first = body.splitlines()[0]
-        item = " " * (len(first) - len(first.lstrip()))
-        try:
-            listed = yaml.safe_load(textwrap.dedent(body))
-        except yaml.YAMLError:
-            listed = None
-        plain = isinstance(listed, list) and bool(listed) and all(isinstance(e, str) for e in listed)
-        text = json.dumps(change) if ": " in change or " #" in change else change  # a plain scalar where it reads so
-        entry = f"{item}- {text}\n" if plain else f"{item}- kind: added\n{item}  description: {text}\n"
-        end = changes.end(2)
-        after = after[:end] + ("" if after[:end].endswith("\n") else "\n") + entry + after[end:]
-    return [Change("Chart.yaml", before, after)] if after != before else []
-
-
-def conventions(
-    root: Path,
-    device_class: str,
-    enabled: bool,
-    change: str = "DRA ResourceClaims behind the dra.enabled switch",
-    schema: tuple[str, dict[str, Any]] | None = None,
-    nested: tuple[tuple[Path_, str, dict[str, Any]], ...] = (),
-    top: bool = True,
-) -> list[Change]:
-    """Chart.yaml's version bumped (patch) and its `artifacthub.io/changes` extended when it has one;
-    values.schema.json gets the `dra` block (or `schema`: key, entry) when the chart has a schema, and each key of
-    `nested` (values path of the object, key, entry) the rewrite adds where that object forbids unknown keys."""
-    out = chart_bump(root, change)
-    schema_path = root / "values.schema.json"
-    if schema_path.is_file():
-        text = schema_path.read_text(encoding="utf-8")
-        try:
-            document = json.loads(text)
-        except ValueError:
-            return out
-        key, entry = schema or ("dra", {})
-        if not isinstance(document, dict):
-            return out
-        top = top and isinstance(document.get("properties"), dict) and key not in document["properties"]
-        if top:
-            document["properties"][key] = entry or {
-                "type": "object",
-                "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
-                "properties": {
-                    "enabled": {"type": "boolean", "default": enabled},
-                    "deviceClassName": {"type": "string", "default": device_class},
-                    "existingClaimTemplate": {"type": "string", "default": ""},
-                },
-            }
-        more, unplaced = schema_with(document, list(nested))
-        if unplaced:
-            raise RewriteError(
-                f"values.schema.json forbids unknown keys around {', '.join(unplaced)}, which the rewrite adds, and "
-                "fix cannot tell where to declare them (anyOf/oneOf or a remote $ref on the way): declare them there"
-            )
-        if not (top or more):
-            return out
-        new = schema_text(document, text)
-        out.append(Change("values.schema.json", text, new))
-    return out
-
-
-def schema_text(document: Any, text: str) -> str:
-    """values.schema.json written back in the layout of `text`: its indent, and each value the rewrite leaves as it
-    is (`"type": ["string", "null"]`, `{ "type": "string" }`) written as the file writes it, so the maintainer's
-    diff shows only the keys added (json.dumps put every list item on its own line: 130 changed lines on a real
-    schema). Each key is looked up in the file inside its parent's span, in order."""
-    indent = re.search(r"\n( +)\"", text)
-    pad = " " * (len(indent.group(1)) if indent else 2)
-    decoder = json.JSONDecoder()
-    # a file that writes small property objects on one line (`"tag": { "type": "string" },`) gets the objects of
-    # plain values it is given written so too, with its spacing inside the braces
-    inline = re.search(r"\"[^\"\n]+\":[ \t]*\{( ?)\"[^\n{}]*\}", text)
-
-    def one_line(value: dict[str, Any]) -> str:
-        space = inline.group(1) if inline else ""
-        items = ", ".join(
-            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
-        )
-        return f"{{{space}{items}{space}}}"
-
-    def located(head: str, lo: int, hi: int) -> tuple[Any, int, int] | None:
-        """The value the file writes after `head` (a list item or the document: the next value) between lo and
-        hi: (value, start, end)."""
-        if head:
-            at = text.find(head, lo, hi)
-            if at < 0:
-                return None
-            at += len(head)
-        else:
-            at = lo
-            while at < hi and text[at] in " \t\r\n,":
-                at += 1
-        try:
-            value, stop = decoder.raw_decode(text, at)
-        except ValueError:
-            return None
-        return (value, at, stop) if stop <= hi else None
-
-    def dump(value: Any, depth: int, head: str, lo: int, hi: int) -> tuple[str, int]:
-        """The text of `value` and where the search for the next key of its parent goes on."""
-        inner, outer = pad * (depth + 1), pad * depth
-        found = located(head, lo, hi)
-        if found is not None:
-            was, lo, hi = found
-            if was == value:
-                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
-        else:
-            lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
-            if (
-                inline
-                and isinstance(value, dict)
-                and value
-                and not any(isinstance(v, (dict, list)) for v in value.values())
-            ):
-                return one_line(value), lo
-        if isinstance(value, dict) and value:
-            items, at = [], lo
-            for k, v in value.items():
-                key = f"{json.dumps(k, ensure_ascii=False)}: "
-                body, after = dump(v, depth + 1, key, at, hi)
-                items.append(f"{inner}{key}{body}")
-                at = after
-            return "{\n" + ",\n".join(items) + f"\n{outer}}}", hi if found is not None else lo
-        if isinstance(value, list) and value:
-            out, at = [], lo + 1 if found is not None else lo  # past the `[`
-            for v in value:
-                body, after = dump(v, depth + 1, "", at, hi)
-                out.append(f"{inner}{body}")
-                at = after
-            return "[\n" + ",\n".join(out) + f"\n{outer}]", hi if found is not None else lo
-        return json.dumps(value, ensure_ascii=False), hi if found is not None else lo
-
-    return dump(document, 0, "", 0, len(text))[0] + ("\n" if text.endswith("\n") else "")
-
-
-def values_expr(path: tuple[str | int, ...]) -> str:
-    """The Go template expression of a values key (`.Values.a.b`, or `index` for keys that are not identifiers)."""
-    if all(isinstance(p, str) and re.fullmatch(r"[A-Za-z_]\w*", p) for p in path):
-        return ".Values." + ".".join(str(p) for p in path)
-    return "(index .Values " + " ".join(json.dumps(p) if isinstance(p, str) else str(p) for p in path) + ")"
 
 
 def kind_guards(expected: list[Any], relations: list[Any], rules: RuleSet) -> tuple[list[str], dict[str, str]]:

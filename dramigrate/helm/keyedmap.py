@@ -26,8 +26,9 @@ from dramigrate.validate import MAX_DEVICES_PER_CLAIM
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from dramigrate.helm.idiomatic import Alternative, Device, Edit, PodDelta
     from dramigrate.helm.listed import Listed
+    from dramigrate.helm.model import Alternative, Device, PodDelta
+    from dramigrate.helm.templatelines import Edit
     from dramigrate.rules import RuleSet
 
 # `{{ $key }}: {{ $value }}`: a resource key and its count, the two variables of a `range` over a map (the count
@@ -52,12 +53,12 @@ class KeyedMap:
 def key_lines(lines: list[str]) -> list[tuple[int, str, str]]:
     """Each line (0-based) that writes `{{ $k }}: {{ $v }}` directly under `limits:`/`requests:` as the body of a
     `range $k, $v := X` over a values map, with `$k` and X read from the root; [] when a line writes more."""
-    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.templatelines import parent_line
 
     out = []
     for i, line in enumerate(lines):
         m = _KEY_LINE.fullmatch(line)
-        if not m or (up := _parent(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
+        if not m or (up := parent_line(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:"):
             continue
         count = m.group(2) or m.group(3)
         head = re.fullmatch(
@@ -100,8 +101,8 @@ def entries(
     """What the migration asks for each device resource of `names` (and the others of their rule packs) in place of
     the chart's own `resource` in the pods of `docs` (which ask for it alone), and the request name it gives them; a
     device it migrates to a claim of another name, or with more than its request and toleration, raises."""
-    from dramigrate.helm.idiomatic import pod_delta
     from dramigrate.helm.patterns import name_candidates
+    from dramigrate.helm.poddelta import pod_delta
 
     wanted = [resource, *(c for n in names for c in name_candidates(n, rules))]
     out: dict[str, dict[str, Any]] = {}
@@ -136,17 +137,17 @@ def entries(
 def of_pod(lines: list[str], keyed: list[tuple[int, str, str]], devices: list[Device], rel: str) -> list[int]:
     """The key lines of `keyed` in the container of the pod's device keys: each in a section that holds one of them,
     after it."""
-    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.templatelines import parent_line
 
-    sections = {_parent(lines, d.index): d.index for d in devices}
+    sections = {parent_line(lines, d.index): d.index for d in devices}
     out = []
     for i, _, _ in keyed:
-        at = _parent(lines, i)
+        at = parent_line(lines, i)
         if at in sections:
             if i < sections[at]:
                 raise RewriteError(f"{rel}:{i + 1}: the values map writes its device keys before the chart's own key")
             out.append(i)
-        elif _parent(lines, at) in {_parent(lines, s) for s in sections}:
+        elif parent_line(lines, at) in {parent_line(lines, s) for s in sections}:
             raise RewriteError(f"{rel}:{i + 1}: the values map writes its device keys in a section without the key")
     return out
 
@@ -165,7 +166,7 @@ def section(chart: str, maps: list[KeyedMap], binned: bool = False) -> str:
     """The claim template file's defines: `holds` (a `1` per such device of the map), and the requests of the map's
     devices (`requests`), looked up in the devices the maps of `maps` may hold; `binned`: the requests define takes
     a third argument, the devices of one claim (`bins`), and writes only theirs (each named as among them all)."""
-    from dramigrate.helm.idiomatic import _literal, migrated_define
+    from dramigrate.helm.namelookup import _literal, migrated_define
 
     entries = {res: entry for keyed in maps for res, entry in keyed.entries.items()}
     if len({keyed.base for keyed in maps}) > 1:
@@ -218,7 +219,8 @@ def bins(chart: str, overs: list[str]) -> str:
     migration moves with a count above 0, in the map's order, each in the first claim it fits in; the claims
     separated by `;`, the devices of one by `,`. With a second argument set (an existing claim template), one claim.
     A device of more than 32 alone, or more than two kinds in one of several claims, fails the render."""
-    from dramigrate.helm.idiomatic import OVER_LIMIT, migrated_define
+    from dramigrate.helm.model import OVER_LIMIT
+    from dramigrate.helm.namelookup import migrated_define
 
     over, limit = " or ".join(o.removeprefix("$.Values.") for o in overs), MAX_DEVICES_PER_CLAIM
     alone = f"dra.enabled: {over}: {OVER_LIMIT}"  # the migration refuses such a pod: the proof knows this failure
@@ -259,14 +261,16 @@ def _requests(chart: str) -> str:
 
 def key_guard(chart: str, on: str, var: str) -> str:
     """The `if` around a key line: the key stays unless the switch is on and the migration moves it to a claim."""
-    from dramigrate.helm.idiomatic import _from_root, migrated_define
+    from dramigrate.helm.goexpr import from_root
+    from dramigrate.helm.namelookup import migrated_define
 
-    return f'if not (and {_from_root(on)} (include "{migrated_define(chart)}" {var}))'
+    return f'if not (and {from_root(on)} (include "{migrated_define(chart)}" {var}))'
 
 
 def tolerations(chart: str, keyed: KeyedMap, pad: str) -> list[str]:
     """The pod's tolerations list entries for the map's devices (the device plugin's taint of each)."""
-    from dramigrate.helm.idiomatic import DRA_KEY, migrated_define
+    from dramigrate.helm.namelookup import migrated_define
+    from dramigrate.helm.tolerationedits import DRA_KEY
 
     return [
         f"{pad}{{{{- range {DRA_KEY}, $draCount := {keyed.over} }}}}",
@@ -320,20 +324,20 @@ def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> 
     """Per pod whose container takes the maps (a LeaderWorkerSet's leader and worker, a PyTorchJob's master and
     worker, a Ray head and worker group), its pod spec line, its container's `resources:` line (0-based) and the map
     its claim counts (the container's limits map, else its requests map)."""
-    from dramigrate.helm.idiomatic import _parent
     from dramigrate.helm.listed import _list_key
+    from dramigrate.helm.templatelines import parent_line
 
     by_resources: dict[int, list[tuple[int, str]]] = {}
     for i, _, over in found:
-        by_resources.setdefault(_parent(lines, _parent(lines, i)), []).append((i, over))
+        by_resources.setdefault(parent_line(lines, parent_line(lines, i)), []).append((i, over))
     pods = []
     for at, keys in by_resources.items():
         if at < 0 or lines[at].strip() != "resources:":
             raise RewriteError(f"{rel}: the values maps' device keys are not under one `resources:` of a container")
-        sections = {lines[_parent(lines, i)].strip()[:-1]: over for i, over in keys}
+        sections = {lines[parent_line(lines, i)].strip()[:-1]: over for i, over in keys}
         if len(sections) != len(keys):
             raise RewriteError(f"{rel}:{at + 1}: a container writes its limits or requests from two values maps")
-        pod = _parent(lines, _list_key(lines, at))
+        pod = parent_line(lines, _list_key(lines, at))
         if pod < 0:
             raise RewriteError(f"{rel}:{at + 1}: the container of the values maps' device keys is in no pod spec")
         pods.append((pod, at, sections.get("limits") or sections["requests"]))
@@ -345,7 +349,7 @@ def _map_pods(lines: list[str], rel: str, found: list[tuple[int, str, str]]) -> 
 def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, chart: str, keyed: KeyedMap) -> list[Edit]:
     """One pod's edits for `map_only`: its claim, its container's `claims`, and the tolerations of the map's devices
     its values tolerations list does not tolerate (the key lines' guards are the caller's)."""
-    from dramigrate.helm.idiomatic import Edit, _block_end, _child_indent, _control, _indent
+    from dramigrate.helm.templatelines import Edit, block_end, child_indent, is_control, line_indent
 
     on = "$.Values.dra.enabled"
     counted, present = holds(chart, over, True), holds(chart, over, False)
@@ -355,7 +359,7 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
         f'{{{{- range $draClaim := include "{bins_define(chart)}" (list {over} $.Values.dra.existingClaimTemplate) '
         '| splitList ";" }}'
     )
-    pad = " " * _child_indent(lines, pod)
+    pad = " " * child_indent(lines, pod)
     pod_lines = [
         f"{{{{- if and {on} {counted} }}}}",
         "resourceClaims:",
@@ -366,12 +370,12 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
         "{{- end }}",
     ]
     edits: list[Edit] = []
-    tol = [i for i in range(pod + 1, _block_end(lines, pod)) if re.match(r"tolerations:(\s|$)", lines[i].strip())]
-    tol = [i for i in tol if _indent(lines[i]) == len(pad)]
+    tol = [i for i in range(pod + 1, block_end(lines, pod)) if re.match(r"tolerations:(\s|$)", lines[i].strip())]
+    tol = [i for i in tol if line_indent(lines[i]) == len(pad)]
     if tol:
-        base = _indent(lines[tol[0]])  # the list's end: the pod's next key (the `end` of its `range` before it)
+        base = line_indent(lines[tol[0]])  # the list's end: the pod's next key (the `end` of its `range` before it)
         end = next(
-            (i for i in range(tol[0] + 1, len(lines)) if not _control(lines[i]) and _indent(lines[i]) <= base),
+            (i for i in range(tol[0] + 1, len(lines)) if not is_control(lines[i]) and line_indent(lines[i]) <= base),
             len(lines),
         )
         while end > tol[0] + 1 and _OPENS.fullmatch(lines[end - 1]):
@@ -391,7 +395,7 @@ def _map_pod_edits(lines: list[str], rel: str, pod: int, at: int, over: str, cha
     else:
         pod_lines += [f"{{{{- if and {on} {present} }}}}", "tolerations:", *tolerations(chart, keyed, ""), "{{- end }}"]
     edits.append(Edit(pod + 1, pod + 1, [pad + x for x in pod_lines]))
-    ind = " " * _child_indent(lines, at)
+    ind = " " * child_indent(lines, at)
     claims = [f"{{{{- if and {on} {counted} }}}}", "claims:", each, f"  - name: {claim}", "{{- end }}", "{{- end }}"]
     edits.append(Edit(at + 1, at + 1, [ind + x for x in claims]))
     return edits
@@ -406,9 +410,11 @@ _IF_LIST = re.compile(r"(\s*\{\{-?\s*)if\s+\$?(\.Values(?:\.\w+)+)\s*(-?\}\})\s*
 def _uncovered(lines: list[str], tol: int, end: int, pad: int, over: str, given: str, chart: str) -> list[str]:
     """The entries after a pod's tolerations list (line `tol`, written from the values list `given` up to line `end`):
     one per device of the map the migration moves to a claim that the values list does not tolerate already."""
-    from dramigrate.helm.idiomatic import DRA_KEY, TOLERATED, _indent, migrated_define, tolerated_check
+    from dramigrate.helm.namelookup import migrated_define
+    from dramigrate.helm.templatelines import line_indent
+    from dramigrate.helm.tolerationedits import DRA_KEY, TOLERATED, tolerated_check
 
-    items = [_indent(x) for x in lines[tol + 1 : end] if x.strip().startswith("- ")]
+    items = [line_indent(x) for x in lines[tol + 1 : end] if x.strip().startswith("- ")]
     p = " " * (items[0] if items else pad + 2)
     tail = re.search(r"\}\}(\s*)$", lines[end - 1])
     return [
@@ -443,15 +449,10 @@ def map_only(
     `known`: GPU and EFA side by side, as the migration asks for them without --align-nics), shared by the pods
     asking for the same; each pod tolerates each device set in its map that its values tolerations list does not
     tolerate already; `ray` gives the edit of a Ray group's num-gpus (KubeRay reads it from the limits)."""
-    from dramigrate.helm.idiomatic import (
-        DRA_OFF,
-        Edit,
-        _indent,
-        _metadata_line,
-        capabilities_check,
-        migrated_define,
-    )
+    from dramigrate.helm.idiomatic import DRA_OFF, _metadata_line, capabilities_check
     from dramigrate.helm.listed import Listed, _root_reads
+    from dramigrate.helm.namelookup import migrated_define
+    from dramigrate.helm.templatelines import Edit, line_indent
 
     lines = text.splitlines()
     found = key_lines(lines)
@@ -475,7 +476,7 @@ def map_only(
         if ray is not None:
             edits.append(ray(lines, pod, over))
     for i, var, _ in found:
-        p = " " * _indent(lines[i])
+        p = " " * line_indent(lines[i])
         guard = f'{p}{{{{- if not (and {on} (include "{migrated}" {var})) }}}}'
         edits.append(Edit(i, i + 1, [guard, lines[i], f"{p}{{{{- end }}}}"]))
     out = list(lines)

@@ -25,7 +25,8 @@ from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import Edit, PodDelta
+    from dramigrate.helm.model import PodDelta
+    from dramigrate.helm.templatelines import Edit
     from dramigrate.rules import RuleSet
 
 COUNTS = "$draCounts"
@@ -107,7 +108,8 @@ def _key(text: str, rel: str, index: int, offset: int, line: str, resource: str,
             stack[-1] = (*stack[-1][:2], True, stack[-1][3])
         elif word == "end" and stack:
             stack.pop()
-    from dramigrate.helm.idiomatic import _LIST_ITEM_NEXT, _from_root, _group, _rooted
+    from dramigrate.helm.goexpr import from_root, grouped
+    from dramigrate.helm.idiomatic import _LIST_ITEM_NEXT, _rooted
 
     ranges = [k for k, (word, _, _, at) in enumerate(stack) if word == "range" and _LIST_ITEM_NEXT.match(text, at)]
     if not ranges:
@@ -120,7 +122,7 @@ def _key(text: str, rel: str, index: int, offset: int, line: str, resource: str,
         if word == "with" and re.fullmatch(r"\$?\.Values(?:\.[A-Za-z_]\w*)+", _rooted(cond, context)):
             context = _rooted(cond, context).removeprefix("$")
         elif word == "if":
-            outer.append(_from_root(_group(_rooted(cond, context))))
+            outer.append(from_root(grouped(_rooted(cond, context))))
         else:
             raise RewriteError(f"{rel}:{index + 1}: the `range` of containers is inside `with {cond}`")
     listed = stack[k][1]
@@ -139,13 +141,13 @@ def _key(text: str, rel: str, index: int, offset: int, line: str, resource: str,
             item = _from_item(cond, item)
             conditions.append(item)
         else:
-            conditions.append(_group(_from_item(cond, item)))
+            conditions.append(grouped(_from_item(cond, item)))
     if guarded:
-        conditions.append(_group(_from_item(guarded.group(2), item)))
+        conditions.append(grouped(_from_item(guarded.group(2), item)))
     count = _from_item(count, item)
     if "$" in count.replace("$.Values", ""):
         raise RewriteError(f"{rel}:{index + 1}: the device count `{count}` reads a template variable")
-    parts = list(dict.fromkeys([*conditions, _group(count)]))
+    parts = list(dict.fromkeys([*conditions, grouped(count)]))
     rendered = parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})"
     return _Key(
         index, resource, section, rendered, stack[k][3], f"range $.Values{listed[7:]}", tuple(outer), bool(guarded)
@@ -155,7 +157,7 @@ def _key(text: str, rel: str, index: int, offset: int, line: str, resource: str,
 def keys(text: str, rel: str, rules: RuleSet) -> list[_Key]:
     """The template's device keys, each in a container a `range` over a values list writes; RewriteError when one is
     elsewhere."""
-    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.templatelines import parent_line
 
     lines = text.splitlines()
     out, offset = [], 0
@@ -164,7 +166,7 @@ def keys(text: str, rel: str, rules: RuleSet) -> list[_Key]:
         guarded = _INLINE_IF.match(bare)
         m = _LITERAL_KEY.match(guarded.group(3) if guarded else bare)
         if m and rules.is_device_candidate(m.group(2)) and rules.lookup(m.group(2)) is not None:
-            up = _parent(lines, i)
+            up = parent_line(lines, i)
             section = lines[up].strip() if up >= 0 else ""
             if section in ("limits:", "requests:"):
                 out.append(_key(text, rel, i, offset, bare, m.group(2), section[:-1]))
@@ -179,18 +181,9 @@ def keys(text: str, rel: str, rules: RuleSet) -> list[_Key]:
 def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) -> Listed:
     """The rewrite of a template whose pod's containers a `range` over a values list writes, each with its own count
     (see the module's docstring); RewriteError when the template or the migration's claim has another shape."""
-    from dramigrate.helm.idiomatic import (
-        DRA_OFF,
-        Edit,
-        _block_end,
-        _child_indent,
-        _dump_list,
-        _indent,
-        _parent,
-        _sentinel_yaml,
-        capabilities_check,
-        fail_when,
-    )
+    from dramigrate.helm.idiomatic import DRA_OFF, _sentinel_yaml, capabilities_check, fail_when
+    from dramigrate.helm.templatelines import Edit, block_end, child_indent, line_indent, parent_line
+    from dramigrate.helm.tolerationedits import _dump_list
 
     found = keys(text, rel, rules)
     lines = text.splitlines()
@@ -204,14 +197,14 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
     for k in found:
         if containers.setdefault(k.opened, {}).setdefault(k.section, k) is not k:
             raise RewriteError(f"{rel}:{k.index + 1}: a container of the `range` writes its {k.section} key twice")
-        res = _parent(lines, _parent(lines, k.index))
+        res = parent_line(lines, parent_line(lines, k.index))
         if res < 0 or lines[res].strip() != "resources:" or res_lines.setdefault(k.opened, res) != res:
             raise RewriteError(f"{rel}:{k.index + 1}: the device keys are not under one `resources:` of the container")
     heads = {k.opened: k for k in found}
     counts = {
         at: _either([own[s].rendered for s in ("limits", "requests") if s in own]) for at, own in containers.items()
     }
-    pods = {_parent(lines, _list_key(lines, res_lines[at])) for at in containers}
+    pods = {parent_line(lines, _list_key(lines, res_lines[at])) for at in containers}
     if len(pods) != 1 or -1 in pods:
         raise RewriteError(f"{rel}: the containers of the `range` blocks are in several pods")
     pod = pods.pop()
@@ -228,7 +221,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
             loop = f"{{{{- if {cond} }}}}{loop}{{{{ end }}}}"
         gather.append(loop)
     edits: list[Edit] = []
-    pad = " " * _child_indent(lines, pod)
+    pad = " " * child_indent(lines, pod)
     name_define, spec_define = f"{chart}.draClaimTemplateName", f"{chart}.draClaimSpec"
     args = f'(dict "root" $ "count" (first {COUNTS}))'
     named = f"(include {json.dumps(name_define)} {args})"
@@ -242,8 +235,8 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
     if delta.tolerations:
         if any(
             lines[i].strip().startswith("tolerations:")
-            for i in range(pod + 1, _block_end(lines, pod))
-            if _indent(lines[i]) == len(pad)
+            for i in range(pod + 1, block_end(lines, pod))
+            if line_indent(lines[i]) == len(pad)
         ):
             raise RewriteError(f"{rel}: the pod writes its own tolerations beside the containers of a `range`")
         pod_lines += ["tolerations:", *(f"  {t}" for t in _dump_list(delta.tolerations))]
@@ -253,7 +246,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, delta: PodDelta, chart: str) ->
         key = heads[at]
         context = _context_at(text, res, lines, key.opened, rel)
         mine = _relative(counts[at], context, rel)
-        ind = " " * _child_indent(lines, res)
+        ind = " " * child_indent(lines, res)
         claim = [
             f"{ind}{{{{- if and {on} (gt (int {mine}) 0) }}}}",
             f"{ind}claims:",
@@ -302,10 +295,10 @@ def _either(parts: list[str]) -> str:
 
 def _list_key(lines: list[str], res: int) -> int:
     """The `containers:`/`initContainers:` line above the container whose `resources:` is at line `res`."""
-    from dramigrate.helm.idiomatic import _indent
+    from dramigrate.helm.templatelines import line_indent
 
     for i in range(res - 1, -1, -1):
-        if lines[i].strip() in ("containers:", "initContainers:") and _indent(lines[i]) < _indent(lines[res]):
+        if lines[i].strip() in ("containers:", "initContainers:") and line_indent(lines[i]) < line_indent(lines[res]):
             return i
     return -1
 
@@ -363,12 +356,12 @@ def _root_reads(name: str, rel: str) -> str:
 def switched_off(line: str, on: str) -> list[str]:
     """A device key's line rendered only with the DRA switch `on` off: its own inline `if` gains `(not on)`, or an
     `if not` goes around it."""
-    from dramigrate.helm.idiomatic import _indent
+    from dramigrate.helm.templatelines import line_indent
 
     guarded = _INLINE_IF.match(line)
     if guarded:
         cond = guarded.group(2)
         cond = cond if re.fullmatch(r"[\w.$]+|\(.*\)", cond) else f"({cond})"
         return [line.replace(guarded.group(2), f"and {cond} (not {on})", 1)]
-    p = " " * _indent(line)
+    p = " " * line_indent(line)
     return [f"{p}{{{{- if not {on} }}}}", line, f"{p}{{{{- end }}}}"]

@@ -26,30 +26,22 @@ from typing import Any
 
 import yaml
 
-from dramigrate.helm.idiomatic import (
+from dramigrate.helm.conventions import conventions
+from dramigrate.helm.goexpr import as_arg
+from dramigrate.helm.idiomatic import _metadata_line, _single_heads, capabilities_check, fail_when, values_block
+from dramigrate.helm.patterns import (
     NotIdiomatic,
-    _arg,
-    _block_end,
-    _control,
-    _Dumper,
-    _emits,
-    _indent,
-    _merge_tolerations,
-    _metadata_line,
-    _parent,
-    _single_heads,
-    capabilities_check,
-    conventions,
-    fail_when,
-    given_tolerations,
-    pod_delta,
-    tolerated_define,
-    tolerated_test,
-    values_block,
+    Pattern,
+    count_expression,
+    known_regex,
+    literal_entries,
+    untaken_message,
 )
-from dramigrate.helm.patterns import Pattern, count_expression, known_regex, literal_entries, untaken_message
+from dramigrate.helm.poddelta import pod_delta
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.helm.templatelines import BlockDumper, block_end, emits_text, is_control, line_indent, parent_line
+from dramigrate.helm.tolerationedits import _merge_tolerations, given_tolerations, tolerated_define, tolerated_test
 from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -120,9 +112,9 @@ def site(text: str) -> Site | None:
         m = _TOYAML.match(line)
         if m and not m.group(4) and m.group(1):
             m = None  # `indent` writes the map's first line where the action is: only at column 0, on a line of its own
-        parent = _parent(lines, i) if not m or m.group(4) else _key_above(lines, i)
+        parent = parent_line(lines, i) if not m or m.group(4) else _key_above(lines, i)
         section = parent if lines[parent].strip() in _SECTIONS else -1
-        owner = _parent(lines, section) if section >= 0 else parent
+        owner = parent_line(lines, section) if section >= 0 else parent
         if not m or lines[owner].strip() != "resources:":  # the map may be built between the two
             continue
         var = m.group(2) or m.group(3)
@@ -136,9 +128,9 @@ def site(text: str) -> Site | None:
         if not literal and not any(e.search(x) for x in built for e in (_DICT_ENTRY, _SET_ENTRY)):
             return None
         containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in _heads()), -1)
-        if containers < 0 or _indent(lines[containers]) >= _indent(lines[owner]):
+        if containers < 0 or line_indent(lines[containers]) >= line_indent(lines[owner]):
             return None
-        return Site(i, var, _parent(lines, containers), section, literal)
+        return Site(i, var, parent_line(lines, containers), section, literal)
     return None
 
 
@@ -158,9 +150,9 @@ def keys_beside(lines: list[str], where: Site, rules: RuleSet) -> list[int]:
     action, or a device resource): smg-gateway's `{{ $gpuType }}: {{ $gpuCount }}` in the `else` of the
     `if $worker.resources` whose branch builds the map."""
     found = []
-    for j in range(where.pod + 1, _block_end(lines, where.pod)):
+    for j in range(where.pod + 1, block_end(lines, where.pod)):
         m = _KEY_LINE.match(lines[j])
-        if not m or _control(lines[j]) or lines[_parent(lines, j)].strip() not in _SECTIONS:
+        if not m or is_control(lines[j]) or lines[parent_line(lines, j)].strip() not in _SECTIONS:
             continue
         name = m.group(1).strip("\"'")
         if name.startswith("{{") or rules.is_device_candidate(name):
@@ -204,26 +196,26 @@ def _beside(lines: list[str], keys: list[int], rel: str) -> _Beside:
             raise NotMapBuilt(f"{why} (one name and a count from values or a variable)")
         name = m.group(1) if m.group(1) else json.dumps(m.group(3))
         read.append((f"({name})" if re.search(r"\s", name) else name, count))
-    sections = [_parent(lines, j) for j in keys]
-    owners = {_parent(lines, s) for s in sections}
+    sections = [parent_line(lines, j) for j in keys]
+    owners = {parent_line(lines, s) for s in sections}
     if len(set(read)) != 1 or len(owners) != 1 or lines[min(owners)].strip() != "resources:":
         raise NotMapBuilt(f"{why} (one name and count under the sections of one `resources:` key)")
     (name, count), owner = read[0], min(owners)
 
     def alone(start: int, stop: int) -> bool:  # the lines hold nothing but sections and the device key lines
         quiet = (k for k in range(start, stop) if k not in keys and k not in sections)
-        return all(_control(lines[k]) and not _emits(lines[k]) for k in quiet)
+        return all(is_control(lines[k]) and not emits_text(lines[k]) for k in quiet)
 
-    if alone(owner + 1, _block_end(lines, owner)):
-        return _Beside(name, count, owner, _block_end(lines, owner), True)
-    first, stop = min(sections), max(_block_end(lines, s) for s in sections)
+    if alone(owner + 1, block_end(lines, owner)):
+        return _Beside(name, count, owner, block_end(lines, owner), True)
+    first, stop = min(sections), max(block_end(lines, s) for s in sections)
     if alone(first, stop):
         return _Beside(name, count, first, stop, False)
     if len(set(sections)) != len(keys):
         raise NotMapBuilt(f"{why} (a section holds the key twice, beside other keys)")
     # the key line alone in each section (llm-service's `{{ $acceleratorType }}: ..` beside cpu and memory under both
     # `limits:` and `requests:`): the claim after the last section, which keeps the other keys
-    after, depths = max(_block_end(lines, s) for s in sections), _depths(lines)
+    after, depths = max(block_end(lines, s) for s in sections), _depths(lines)
     while (
         after < len(lines) and depths[after] > depths[owner] and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}", lines[after])
     ):
@@ -242,21 +234,21 @@ def _beside_in(
     depths = _depths(lines)
     if b.start < scope or min(depths[scope : b.stop]) < depths[scope]:
         raise NotMapBuilt(f"{why} (a block the DRA variables are not set in)")
-    owner = _parent(lines, where.toyaml)
-    owner = _parent(lines, owner) if lines[owner].strip() in _SECTIONS else owner
-    if _item_of(lines, owner) != _item_of(lines, _parent(lines, _parent(lines, keys[0]))):
+    owner = parent_line(lines, where.toyaml)
+    owner = parent_line(lines, owner) if lines[owner].strip() in _SECTIONS else owner
+    if _item_of(lines, owner) != _item_of(lines, parent_line(lines, parent_line(lines, keys[0]))):
         raise NotMapBuilt(f"{why} (in another container than the map)")
     return b
 
 
 def _item_of(lines: list[str], at: int) -> int:
     """The line of the list item (a container) the key at line `at` is in, or -1."""
-    want = _indent(lines[at])
+    want = line_indent(lines[at])
     return next(
         (
             j
             for j in range(at - 1, -1, -1)
-            if not _control(lines[j]) and _indent(lines[j]) < want and lines[j].lstrip().startswith("- ")
+            if not is_control(lines[j]) and line_indent(lines[j]) < want and lines[j].lstrip().startswith("- ")
         ),
         -1,
     )
@@ -268,14 +260,14 @@ def _beside_edits(
     """The DRA branch for the device key written beside the map: with the switch on and a name the claim takes, the
     count and name kept in the DRA variables and the container's claim written instead of the lines; with the switch
     on and another device resource, the render fails (as the map's own DRA branch does)."""
-    pad = " " * _indent(lines[b.start])
+    pad = " " * line_indent(lines[b.start])
     taken = f"and {enabled} (has {b.name} (list {_listed(tuple(names))}))"
     keep = f"{{{{- {_COUNT} = {b.count} }}}}{{{{- {_KEY} = {b.name} }}}}"
-    keep = f'{{{{- if ne (cat {_arg(b.count)}) "" }}}}{keep}{{{{- end }}}}'  # a null count asks for no device
+    keep = f'{{{{- if ne (cat {as_arg(b.count)}) "" }}}}{keep}{{{{- end }}}}'  # a null count asks for no device
     fail = _untaken("", f"range $left := list {b.name}", names, v.known).strip()
     untaken = f"{{{{- else }}}}{{{{- if {enabled} }}}}{fail}{{{{- end }}}}"
     if b.after >= 0:  # the key line alone: the claim after its section, which keeps the other keys
-        spad = " " * _indent(lines[_parent(lines, b.start)])
+        spad = " " * line_indent(lines[parent_line(lines, b.start)])
         claim = [
             f"{spad}{{{{- if and {enabled} (has {b.name} (list {_listed(tuple(names))})) (gt (int {b.count}) 0) }}}}",
             f"{spad}claims:",
@@ -290,8 +282,8 @@ def _beside_edits(
             edit
             for k, head in zip(b.keys, opening, strict=True)
             for edit in (
-                (k, k, [f"{' ' * _indent(lines[k])}{head}"]),
-                (k + 1, k + 1, [f"{' ' * _indent(lines[k])}{{{{- end }}}}"]),
+                (k, k, [f"{' ' * line_indent(lines[k])}{head}"]),
+                (k + 1, k + 1, [f"{' ' * line_indent(lines[k])}{{{{- end }}}}"]),
             )
         ]
         return [*wrapped, (b.after, b.after, claim)]
@@ -318,7 +310,7 @@ def _beside_edits(
 def _key_above(lines: list[str], at: int) -> int:
     """The line of the key a column-0 `indent` action at `at` writes the value of: the nearest line above it that is
     not a control action (-1 when there is none)."""
-    return next((j for j in range(at - 1, -1, -1) if lines[j].strip() and not _control(lines[j])), -1)
+    return next((j for j in range(at - 1, -1, -1) if lines[j].strip() and not is_control(lines[j])), -1)
 
 
 _OPENER = re.compile(r"\{\{-?\s*((?:if|with|range|define|block)\b.*?)\s*-?\}\}")
@@ -473,7 +465,7 @@ def _spec_text(spec: dict[str, Any], rel: str) -> str:
 
 
 def _yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return yaml.dump(data, Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def _specs(
@@ -818,26 +810,26 @@ def _map_edits(lines: list[str], where: Site, names: list[str], state: str, rel:
         # reads them
         if lines[at] != lines[at].rstrip() or lines[at].strip() not in _heads() - {"- containers:"}:
             raise NotMapBuilt(f"{rel}:{at + 1}: no `containers:` line to set the DRA variables after")
-        ind = " " * (_indent(lines[at]) + 2)
+        ind = " " * (line_indent(lines[at]) + 2)
         edits = [
             (at + 1, at + 1, [ind + declare]),
             (where.toyaml, where.toyaml, _map_lines(pad, where.var, names, state, v)),
         ]
         return at + 1, edits
-    owner = _parent(lines, where.section)
+    owner = parent_line(lines, where.section)
     scope = owner
     others = _other_sections(lines, where, owner)
     if _pod_end(lines, where, _depths(lines)[owner]) < 0:
         # the `resources:` key is written inside a block that closes before the pod spec does (devtron's `if or
         # $limits $requests`): the DRA variables are set right after the sections' variables are, at their depth
         scope = 1 + max(_declared(lines[: where.toyaml], var)[-1] for var in (where.var, *(v for _, v in others)))
-    edits = [(scope, scope, [" " * _indent(lines[owner]) + declare])]
+    edits = [(scope, scope, [" " * line_indent(lines[owner]) + declare])]
     # each section built in a variable (`limits:` and `requests:`) gives its device key up; the last writes the claim
     sections = sorted([(where.section, where.var), *others])
     for k, (section, var) in enumerate(sections):
         guard = re.fullmatch(rf"\{{\{{-?\s*if\s+{re.escape(var)}\s*-?\}}\}}", lines[section - 1].strip())
         at = section - 1 if guard else section
-        pad = " " * _indent(lines[section])
+        pad = " " * line_indent(lines[section])
         edits.append((at, at, _section_lines(pad, var, names, state, v, k == len(sections) - 1)))
     return scope, edits
 
@@ -846,12 +838,12 @@ def _other_sections(lines: list[str], where: Site, owner: int) -> list[tuple[int
     """The other sections of the `resources:` key at `owner` written from a variable of their own as the site's is
     (devtron's `requests:` from `toYaml $requests` beside `limits:` from `toYaml $limits`): (section line, variable)."""
     out = []
-    for j in range(owner + 1, _block_end(lines, owner)):
+    for j in range(owner + 1, block_end(lines, owner)):
         m = _TOYAML.match(lines[j])
         if not m or j == where.toyaml or (not m.group(4) and m.group(1)):
             continue
-        section = _parent(lines, j) if m.group(4) else _key_above(lines, j)
-        if lines[section].strip() in _SECTIONS and section != where.section and _parent(lines, section) == owner:
+        section = parent_line(lines, j) if m.group(4) else _key_above(lines, j)
+        if lines[section].strip() in _SECTIONS and section != where.section and parent_line(lines, section) == owner:
             out.append((section, m.group(2) or m.group(3)))
     return out
 
@@ -859,9 +851,9 @@ def _other_sections(lines: list[str], where: Site, owner: int) -> list[tuple[int
 def _pod_end(lines: list[str], where: Site, level: int) -> int:
     """The line after the pod spec's last key and the `end`s that close its last blocks, when it is at block depth
     `level` (where template variables set at that depth are still set); else -1."""
-    end = _block_end(lines, where.pod)
+    end = block_end(lines, where.pod)
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
-    while end < len(lines) and depths[end] > level and _control(lines[end]):
+    while end < len(lines) and depths[end] > level and is_control(lines[end]):
         end += 1  # the `end`s that close the pod's last blocks (`{{- with .Values.tolerations }}`)
     return end if depths[end] == level else -1
 
@@ -938,12 +930,12 @@ def rewrite(
     if beside:
         edits += _beside_edits(lines, _beside_in(lines, where, beside, scope, rel, several), list(specs), enabled, v)
     containers = next(j for j in range(where.pod + 1, len(lines)) if lines[j].strip() in _heads())
-    ind = " " * _indent(lines[containers])
+    ind = " " * line_indent(lines[containers])
     depths = [*_depths(lines), _depths([*lines, ""])[-1]]  # and after the last line
     level = depths[scope]
     end = _pod_end(lines, where, level)
     if end < 0:
-        at = _block_end(lines, where.pod)
+        at = block_end(lines, where.pod)
         raise NotMapBuilt(f"{rel}:{at + 1}: the pod spec ends inside a block the map's variable is not set in")
     pod_lines = [
         f"{ind}{{{{- if {claimed} }}}}",
@@ -998,7 +990,7 @@ def rewrite(
         if e.index < where.toyaml and not early:
             if _open_blocks(lines, e.index) != _open_blocks(lines, end):
                 raise NotMapBuilt(f"{rel}:{own[0] + 1}: the pod's tolerations come before the map is built")
-            head = " " * _indent(lines[e.index])
+            head = " " * line_indent(lines[e.index])
             kept = [f"{head}{{{{- if not {enabled} }}}}", *lines[e.index : e.stop], f"{head}{{{{- end }}}}"]
             moved = [f"{ind}{{{{- if {enabled} }}}}", *e.lines, f"{ind}{{{{- end }}}}"]
             return [(e.index, e.stop, kept), (end, end, moved)]
@@ -1035,7 +1027,7 @@ def rewrite(
     doc_end = next(
         (j for j in range(end, len(lines)) if lines[j].strip() == "---" or depths[j + 1] < level), len(lines)
     )
-    while doc_end > end and depths[doc_end] > level and _control(lines[doc_end - 1]):
+    while doc_end > end and depths[doc_end] > level and is_control(lines[doc_end - 1]):
         doc_end -= 1  # a `---` that opens the next document inside a block of its own (devtron's secondaryWorkload)
     namespace = _metadata_line(lines, "namespace")
     rct = [  # on a cluster without DRA's GA API the render fails with a clear message, as the other rewrites' do
@@ -1124,7 +1116,7 @@ def _literal_tolerations(lines: list[str], at: int) -> tuple[int, list[str]] | N
     """For `tolerations:` at `at` followed by literal items only (smg-gateway's own `- key: nvidia.com/gpu`): where the
     items end and the taints they tolerate as the device plugin's (`Exists`, NoSchedule or any effect); else None."""
     stop = at + 1
-    while stop < len(lines) and not _control(lines[stop]) and _indent(lines[stop]) > _indent(lines[at]):
+    while stop < len(lines) and not is_control(lines[stop]) and line_indent(lines[stop]) > line_indent(lines[at]):
         stop += 1
     try:
         items = yaml.safe_load("\n".join(lines[at:stop]))["tolerations"] if stop > at + 1 else None

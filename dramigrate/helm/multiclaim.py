@@ -18,7 +18,8 @@ from dramigrate.helm.rewrite import RewriteError
 from dramigrate.rules import RuleSet
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import Device, Edit, PodDelta
+    from dramigrate.helm.model import Device, PodDelta
+    from dramigrate.helm.templatelines import Edit
 
 
 def claim_deltas(
@@ -26,7 +27,7 @@ def claim_deltas(
 ) -> list[PodDelta]:
     """What the migration added to one pod spec, one delta per claim it added, in its order ([] when none). Every
     delta carries all the pod's changes (tolerations, moved labels), which `shapes` gives the claim of both kinds."""
-    from dramigrate.helm.idiomatic import claim_delta
+    from dramigrate.helm.poddelta import claim_delta
 
     claims = new.get("resourceClaims") or []
     if old.get("resourceClaims") and len(claims) > len(old["resourceClaims"]) + 1:
@@ -46,7 +47,7 @@ def pod_claims(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[list[PodDelta]]:
     """What the migration added to each pod of a template that got a claim, in document order: per pod, its claims."""
-    from dramigrate.helm.idiomatic import pod_groups
+    from dramigrate.helm.poddelta import pod_groups
 
     before = [group for doc in original for group in pod_groups(doc, [])]
     after = [group for doc in migrated for group in pod_groups(doc, [])]
@@ -84,14 +85,14 @@ def own_conditions_in_counts(devices: list[Device]) -> list[Device]:
     """A pod's device keys with the conditions of their own (`if .Values.efa.enabled` around the EFA key) folded into
     their counts, `ternary <count> "" <conditions>`: no device where the key does not render, so neither a request
     nor the toleration, whose gates read the count (`gt (int X) 0`, `ne (cat X) ""`)."""
-    from dramigrate.helm.idiomatic import _and, _arg, _group
+    from dramigrate.helm.goexpr import and_all, as_arg, grouped
 
     shared = [c for c in devices[0].conditions if all(c in d.conditions for d in devices)]
     out = []
     for d in devices:
         own = [c for c in d.conditions if c not in shared]
         if own:
-            count = f'ternary {_arg(d.count)} "" {_group(_and(*own))}'
+            count = f'ternary {as_arg(d.count)} "" {grouped(and_all(*own))}'
             d = dataclasses.replace(d, count=count, conditions=list(shared), branch=None, branch_conditions=[])
         out.append(d)
     return out
@@ -116,7 +117,7 @@ def missing_request(
 ) -> list[dict[str, Any]]:
     """The claim requests of the pod's device kinds its claims leave out (a count of 0 with the values the rewrite is
     read from: EFA off): the migration's, of the pod's objects with those counts set to 1."""
-    from dramigrate.helm.idiomatic import _request_resources
+    from dramigrate.helm.namelookup import _request_resources
     from dramigrate.helm.values import resource_sections
 
     taken = {r for d in deltas for r in _request_resources(d.spec, devices, rules, rel).values()}
@@ -151,7 +152,7 @@ def shapes(
     """The two shapes the migration gives a pod asking for two device kinds: one claim with a request for each
     (while they add up to 32 devices at most; it takes the pod's tolerations and moved labels), and a claim of each
     (above, each its device keys and requests by resource). `extra`: requests of kinds the claims leave out."""
-    from dramigrate.helm.idiomatic import _request_resources
+    from dramigrate.helm.namelookup import _request_resources
 
     requests = [r for d in deltas for r in _requests_of(d, rel)] + extra
     joint = dataclasses.replace(
@@ -212,17 +213,19 @@ def _blocks(lines: list[str]) -> list[Block] | None:
 
 
 def _and_terms(cond: str) -> list[str]:
-    from dramigrate.helm.idiomatic import _group, _terms
+    from dramigrate.helm.goexpr import grouped
+    from dramigrate.helm.idiomatic import _terms
 
     terms = _terms(cond)
-    return [_group(t) for t in terms[1:]] if terms[:1] == ["and"] else [_group(cond)]
+    return [grouped(t) for t in terms[1:]] if terms[:1] == ["and"] else [grouped(cond)]
 
 
 def _shape_split(rests: list[list[str]]) -> tuple[str, str, list[str]] | None:
     """For the blocks of one claim of both device kinds (first, its rest ending in `(le S 32)`) and a claim of each
     (`(gt S 32)`) whose other conditions are one count each, those of the first `or`-ed (or none, for a literal
     count): the first's condition, the `le` test and the parts' conditions, for an `if`/`else`; None else."""
-    from dramigrate.helm.idiomatic import _and, _or
+    from dramigrate.helm.goexpr import and_all
+    from dramigrate.helm.idiomatic import _or
 
     first, *others = rests
     if not others or not first or not first[-1].startswith("(le "):
@@ -230,19 +233,20 @@ def _shape_split(rests: list[list[str]]) -> tuple[str, str, list[str]] | None:
     split = "(gt " + first[-1][len("(le ") :]
     if any(not rest or rest[-1] != split for rest in others):
         return None
-    own = [_and(*rest[:-1]) if rest[:-1] else "" for rest in others]
+    own = [and_all(*rest[:-1]) if rest[:-1] else "" for rest in others]
     if not first[:-1]:  # the claim of both always renders (a literal count): so does one of each kind's own
         return ("", first[-1], own) if not all(own) else None
-    if not all(own) or _and(*first[:-1]) != _or(*own):
+    if not all(own) or and_all(*first[:-1]) != _or(*own):
         return None
-    return _and(*first[:-1]), first[-1], own
+    return and_all(*first[:-1]), first[-1], own
 
 
 def _joined_blocks(blocks: list[Block]) -> list[str]:
     """One `key:` per key, each block's lines under it inside `if` the condition that block has beyond those all of
     the key's blocks share (`and .Values.dra.enabled` once, then each claim's own count); the claim of both device
     kinds and the claim of each as `if le (add A B) 32` / `else`."""
-    from dramigrate.helm.idiomatic import _and, _bare, _group, _or
+    from dramigrate.helm.goexpr import and_all, grouped, unparenthesized
+    from dramigrate.helm.idiomatic import _or
 
     out: list[str] = []
     for key in dict.fromkeys(b[2] for b in blocks):
@@ -253,17 +257,19 @@ def _joined_blocks(blocks: list[Block]) -> list[str]:
         rests = [[t for t in ts if t not in common] for ts in terms]
         if shape := _shape_split(rests):
             either, test, parts = shape
-            out += [f"{ind}{{{{- if {_and(*common, _group(either) if either else '')} }}}}", f"{ind}{key}"]
-            out += [f"{ind}  {{{{- if {_bare(test)} }}}}", *own[0][3], f"{ind}  {{{{- else }}}}"]
+            out += [f"{ind}{{{{- if {and_all(*common, grouped(either) if either else '')} }}}}", f"{ind}{key}"]
+            out += [f"{ind}  {{{{- if {unparenthesized(test)} }}}}", *own[0][3], f"{ind}  {{{{- else }}}}"]
             for (_, _, _, body), cond in zip(own[1:], parts, strict=True):
-                out += [f"{ind}  {{{{- if {_bare(cond)} }}}}", *body, f"{ind}  {{{{- end }}}}"] if cond else body
+                out += (
+                    [f"{ind}  {{{{- if {unparenthesized(cond)} }}}}", *body, f"{ind}  {{{{- end }}}}"] if cond else body
+                )
             out += [f"{ind}  {{{{- end }}}}", f"{ind}{{{{- end }}}}"]
             continue
-        either = "" if any(not rest for rest in rests) else _or(*(_group(_and(*rest)) for rest in rests))
-        out += [f"{ind}{{{{- if {_and(*common, either)} }}}}", f"{ind}{key}"]
+        either = "" if any(not rest for rest in rests) else _or(*(grouped(and_all(*rest)) for rest in rests))
+        out += [f"{ind}{{{{- if {and_all(*common, either)} }}}}", f"{ind}{key}"]
         for (_, _, _, body), rest in zip(own, rests, strict=True):
             if rest:
-                out += [f"{ind}  {{{{- if {_bare(_and(*rest))} }}}}", *body, f"{ind}  {{{{- end }}}}"]
+                out += [f"{ind}  {{{{- if {unparenthesized(and_all(*rest))} }}}}", *body, f"{ind}  {{{{- end }}}}"]
             else:
                 out += body
         out.append(f"{ind}{{{{- end }}}}")
@@ -273,7 +279,7 @@ def _joined_blocks(blocks: list[Block]) -> list[str]:
 def merge_edits(parts: list[list[Edit]], rel: str) -> list[Edit]:
     """The edits of one template's claims together: insertions at one line (the container's `claims:`, the pod's
     `resourceClaims:` and `tolerations:`) joined key by key; any other overlap is refused."""
-    from dramigrate.helm.idiomatic import Edit
+    from dramigrate.helm.templatelines import Edit
 
     inserts: dict[int, list[Edit]] = {}
     others: list[Edit] = []

@@ -35,7 +35,7 @@ from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import PodDelta
+    from dramigrate.helm.model import PodDelta
     from dramigrate.rules import RuleSet
 
 ASKS, ORDER, NAME, TEMPLATE = "$draAsks", "$draOrder", "$draName", "$draClaimTemplate"
@@ -152,7 +152,7 @@ class _Key:
 
 
 def _keys(lines: list[str], rel: str, rules: RuleSet) -> list[_Key]:
-    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.templatelines import parent_line
 
     out = []
     for i, line in enumerate(lines):
@@ -160,8 +160,8 @@ def _keys(lines: list[str], rel: str, rules: RuleSet) -> list[_Key]:
         m = _LITERAL_KEY.match(guarded.group(3) if guarded else line)
         if not (m and rules.is_device_candidate(m.group(2)) and rules.lookup(m.group(2)) is not None):
             continue
-        section = _parent(lines, i)
-        res = _parent(lines, section) if section >= 0 else -1
+        section = parent_line(lines, i)
+        res = parent_line(lines, section) if section >= 0 else -1
         if section < 0 or lines[section].strip() not in ("limits:", "requests:") or lines[res].strip() != "resources:":
             raise RewriteError(f"{rel}:{i + 1}: the device key is not under a container's `resources.limits`")
         count = count_expression(m.group(3))
@@ -255,9 +255,9 @@ def _joined_tolerations(
     lines: list[str], own: list[int], pad: str, cond: str, tol_text: list[str], tolerations: list[Any], rel: str
 ) -> tuple[int, int, list[str]]:
     """The edit that joins the DRA tolerations (`tol_text`, rendered under `cond`) to the pod's own `tolerations:`
-    (at the one line of `own`), as pattern A does (idiomatic._merge_tolerations): after the values list it renders,
-    only where that list does not tolerate the taint already (the migration adds none then)."""
-    from dramigrate.helm.idiomatic import _merge_tolerations
+    (at the one line of `own`), as pattern A does (tolerationedits._merge_tolerations): after the values list it
+    renders, only where that list does not tolerate the taint already (the migration adds none then)."""
+    from dramigrate.helm.tolerationedits import _merge_tolerations
 
     if len(own) != 1:
         raise RewriteError(f"{rel}:{own[1] + 1}: the pod writes `tolerations:` twice beside the containers' `range`")
@@ -271,15 +271,9 @@ def _joined_tolerations(
 def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: str) -> Listed:
     """The rewrite of a template whose pod's containers `range` blocks write (see the module's docstring);
     RewriteError when the template or the migration's claims have another shape."""
-    from dramigrate.helm.idiomatic import (
-        DRA_OFF,
-        _block_end,
-        _child_indent,
-        _dump_list,
-        _indent,
-        _parent,
-        capabilities_check,
-    )
+    from dramigrate.helm.idiomatic import DRA_OFF, capabilities_check
+    from dramigrate.helm.templatelines import block_end, child_indent, line_indent, parent_line
+    from dramigrate.helm.tolerationedits import _dump_list
 
     lines = text.splitlines()
     if any(n in text for n in (ASKS, ORDER, NAME, TEMPLATE)):
@@ -305,7 +299,11 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
 
     def list_line(res: int) -> int:
         for i in range(res - 1, -1, -1):
-            if masked[i].strip() and _indent(masked[i]) < _indent(lines[res]) and masked[i].strip().endswith(":"):
+            if (
+                masked[i].strip()
+                and line_indent(masked[i]) < line_indent(lines[res])
+                and masked[i].strip().endswith(":")
+            ):
                 if masked[i].strip() in ("containers:", "initContainers:"):
                     return i
                 if not masked[i].lstrip().startswith("-"):
@@ -324,8 +322,8 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
             for i in range(cl + 1, len(lines))
             if masked[i].strip()
             and (
-                _indent(masked[i]) < _indent(masked[cl])
-                or (_indent(masked[i]) == _indent(masked[cl]) and not masked[i].lstrip().startswith("-"))
+                line_indent(masked[i]) < line_indent(masked[cl])
+                or (line_indent(masked[i]) == line_indent(masked[cl]) and not masked[i].lstrip().startswith("-"))
             )
         ),
         len(lines),
@@ -334,21 +332,21 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
     items = [i for i in range(cl + 1, end) if re.match(r"^\s*-\s", masked[i])]
     if not items:
         raise RewriteError(f"{rel}:{cl + 1}: the containers are not list items of the template's lines")
-    item_indent = min(_indent(masked[i]) for i in items)
+    item_indent = min(line_indent(masked[i]) for i in items)
     events: dict[int, str] = {}
     # an item's first line -> its `name:` lines and their expressions: several in the branches of an `if` (loft's
     # `name: {{ $container.name | quote }}`, else `name: "container-{{ $containerIndex }}"`)
     names: dict[int, dict[int, str]] = {}
     current, owner = -1, {}
     for i in range(cl + 1, end):
-        if re.match(r"^\s*-\s", masked[i]) and _indent(masked[i]) == item_indent:
+        if re.match(r"^\s*-\s", masked[i]) and line_indent(masked[i]) == item_indent:
             current = i
         m = _NAME_KEY.match(lines[i])
         if (
             m
             and masked[i][: m.start(3)] == lines[i][: m.start(3)]
             and current >= 0
-            and ((m.group(2) and i == current) or (not m.group(2) and _indent(masked[i]) == item_indent + 2))
+            and ((m.group(2) and i == current) or (not m.group(2) and line_indent(masked[i]) == item_indent + 2))
         ):
             value = lines[i][m.start(3) :]
             names.setdefault(current, {})[i] = as_string(value, rel, i + 1)
@@ -386,7 +384,7 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
     meta = {}
     top = next((i for i in range(doc + 1, cl) if masked[i].rstrip() == "metadata:"), cl)
     for i in range(top + 1, cl):
-        if masked[i].strip() and _indent(masked[i]) == 0:
+        if masked[i].strip() and line_indent(masked[i]) == 0:
             break
         m = re.match(r"^  (name|namespace):\s*(\S.*)$", lines[i])
         if m and masked[i][: m.start(2)] == lines[i][: m.start(2)]:
@@ -431,21 +429,21 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
         "{{- end }}" if doc else "{{ end -}}",  # at the file's top: the newline it ends with is not the document's
     ]
     # the pod: its claim and the device plugin's toleration before `containers:`
-    pod = _parent(lines, cl)
+    pod = parent_line(lines, cl)
     if pod < 0 or not _ends_in_text(lines[cl - 1]):
         raise RewriteError(f"{rel}:{cl + 1}: the line above `containers:` ends in a blank")
-    pad = " " * _indent(lines[cl])
+    pad = " " * line_indent(lines[cl])
     tolerations = [t for d in deltas for t in d.tolerations]
     tolerations = [t for k, t in enumerate(tolerations) if t not in tolerations[:k]]
     if any(
-        masked[i].strip().startswith("resourceClaims:") and _indent(masked[i]) == len(pad)
-        for i in range(pod + 1, _block_end(lines, pod))
+        masked[i].strip().startswith("resourceClaims:") and line_indent(masked[i]) == len(pad)
+        for i in range(pod + 1, block_end(lines, pod))
     ):
         raise RewriteError(f"{rel}: the pod writes its own resourceClaims beside the containers of a `range`")
     own = [
         i
-        for i in range(pod + 1, _block_end(lines, pod))
-        if masked[i].strip().startswith("tolerations:") and _indent(masked[i]) == len(pad)
+        for i in range(pod + 1, block_end(lines, pod))
+        if masked[i].strip().startswith("tolerations:") and line_indent(masked[i]) == len(pad)
     ]
     tol_text = [f"{pad}  {t}" for t in _dump_list(tolerations)] if tolerations else []
     edits: list[tuple[int, int, list[str]]] = []
@@ -465,12 +463,12 @@ def rewrite(text: str, rel: str, rules: RuleSet, deltas: list[PodDelta], chart: 
         for at, name in names[item].items():
             if not _ends_in_text(lines[at]):
                 raise RewriteError(f"{rel}:{at + 1}: the container's `name:` line ends in a blank")
-            edits.append((at + 1, at + 1, [f"{' ' * _indent(lines[at])}{{{{- {NAME} = {name} }}}}"]))
+            edits.append((at + 1, at + 1, [f"{' ' * line_indent(lines[at])}{{{{- {NAME} = {name} }}}}"]))
     for res in sorted({k.res for k in keys}):
         if not _ends_in_text(lines[res]):
             raise RewriteError(f"{rel}:{res + 1}: the container's `resources:` line ends in a blank")
         name = NAME
-        ind = " " * _child_indent(lines, res)
+        ind = " " * child_indent(lines, res)
         edits.append(
             (
                 res + 1,

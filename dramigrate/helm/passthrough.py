@@ -37,26 +37,16 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
+from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
-from dramigrate.helm.idiomatic import (
-    _block_end,
-    _comment_style,
-    _control,
-    _indent,
-    _open_blocks,
-    _parent,
-    _plugin_tolerations,
-    capabilities_check,
-    conventions,
-    kind_singles,
-    pod_containers,
-    shipped_rules,
-)
+from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.mapreads import inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads, whole_read
+from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.helm.templatelines import block_end, is_control, line_indent, parent_line
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
 from dramigrate.plan import covers
 
@@ -433,7 +423,7 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
                 out.update(".".join(words) for words in _list_words(f"{call.group(3)}.tolerations"))
             if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
                 continue
-            found = _joinable_list(lines, _parent(lines, pod), line)
+            found = _joinable_list(lines, parent_line(lines, pod), line)
             around = " ".join(lines[max(j - 1, 0) : j + 2])
             expr = found[2].group(2) if found else (m.group(1) if (m := _JOINED.search(around)) else "")
             out.update(".".join(words) for words in (_list_words(expr) if expr else []))
@@ -442,14 +432,16 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
 
 def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
     """The line of the pod's `containers:` (one of `heads`) in the block of line j, at its indent; None when none."""
-    at = _indent(lines[j])
+    at = line_indent(lines[j])
     for step in (-1, 1):
         k = j + step
         while 0 <= k < len(lines):
             text = lines[k]
-            if text.strip() in heads and _indent(text) == at:
+            if text.strip() in heads and line_indent(text) == at:
                 return k
-            if not _control(text) and _indent(text) < at:  # an action line (plex's `{{ toYaml ... | indent 6 }}` at
+            if (
+                not is_control(text) and line_indent(text) < at
+            ):  # an action line (plex's `{{ toYaml ... | indent 6 }}` at
                 break  # column 0) writes into the block
             k += step
     return None
@@ -971,7 +963,7 @@ def _blanks_below(original: str, text: str) -> str:
         block = t[j1:j2]
         blank = next((n for n in range(len(out)) if out[len(out) - 1 - n].strip()), len(out))
         below = o[i2] if i2 < len(o) else ""
-        if tag == "insert" and blank and below.strip() and _indent(block[0]) > _indent(below):
+        if tag == "insert" and blank and below.strip() and line_indent(block[0]) > line_indent(below):
             out[len(out) - blank : len(out) - blank] = block
         else:
             out.extend(block)
@@ -1169,14 +1161,16 @@ def _flat_tolerations(node: Any) -> Any:
 def _dumped(values: dict[str, Any]) -> str:
     import yaml
 
-    class _Dumper(yaml.SafeDumper):
+    class BlockDumper(yaml.SafeDumper):
         def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
             super().increase_indent(flow, False)
 
-    _Dumper.add_representer(
+    BlockDumper.add_representer(
         _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
     )
-    return yaml.dump(_flat_tolerations(values), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    return yaml.dump(
+        _flat_tolerations(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000
+    )
 
 
 def device_sets(
@@ -1458,7 +1452,7 @@ def built_map_edits(
     if pod is None:
         raise NotPassThrough(f"{rel}:{built.read + 1}: no `containers:` line above the line that writes the map")
     edits = _Edits(text, rel, scoped, heads, lines, chart=chart)
-    ind = " " * _indent(lines[pod])
+    ind = " " * line_indent(lines[pod])
     for sibling, name in zip(siblings, passed, strict=True):
         expr = f'get {built.dict_var} "{sibling}"'
         if name != "resourceClaims" and call is not None:
@@ -1578,10 +1572,10 @@ def _ends_with(path: Path_, words: list[str]) -> bool:
 def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
     """Whether the pod's block writes this key outside any `if`/`with`/`range` of its own: a pod whose `tolerations:`
     are written only for another accelerator (`if eq .Values.accelerator "neuron"`) takes the pass-through too."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
     depth = 0
-    for line in lines[pod + 1 : _block_end(lines, pod)] if pod >= 0 else lines:
+    for line in lines[pod + 1 : block_end(lines, pod)] if pod >= 0 else lines:
         for word, _ in _BLOCK.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
         if line == key_line and not depth:
@@ -1735,9 +1729,9 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
             top = j if lines[j].strip() not in t.heads else -1
             break
     child = next((j for j in range(top + 1, len(lines)) if not _CONTROL.match(lines[j]) and lines[j].strip()), -1)
-    if top < 0 or child < 0 or _indent(lines[child]) <= _indent(lines[top]):
+    if top < 0 or child < 0 or line_indent(lines[child]) <= line_indent(lines[top]):
         raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
-    ind = " " * _indent(lines[child])
+    ind = " " * line_indent(lines[child])
     block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
     if named:
         items = [f"{ind}  {{{{- range . }}}}", f"{ind}  - name: {{{{ .name }}}}", f"{ind}  {{{{- end }}}}"]
@@ -1772,7 +1766,7 @@ def _sections_within(lines: list[str], i: int) -> int | None:
             end = j
             break
     body = lines[i + 1 : end]
-    res = next((i + 1 + n for n, line in enumerate(body) if not _control(line) and line.strip()), -1)
+    res = next((i + 1 + n for n, line in enumerate(body) if not is_control(line) and line.strip()), -1)
     if whole or res < 0 or lines[res].strip() != "resources:" or any(".claims" in line for line in body):
         return None
     return res if any(re.search(r"(?<![\w$)\]])\.(?:limits|requests)\b", line) for line in body) else None
@@ -1948,7 +1942,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
     heads = sorted({r.containers for r in reads})
     t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
     for r in reads:
-        at = " " * _indent(t.lines[r.read])
+        at = " " * line_indent(t.lines[r.read])
         t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
     end = max(_containers_end(t.lines, h) for h in heads)
     if own is not None and own.start >= end:
@@ -1962,11 +1956,13 @@ def _switched_container(t: _Edits, containers: int, i: int) -> bool:
     block (h2oGPT's vLLM container, in the h2oGPT pod only with `stack.enabled`; else in a Deployment of its own in
     the same file), with no `with` or `range` between: the pod takes the map's siblings only when it renders."""
     lines = t.lines
-    first = next((j for j in range(containers + 1, i + 1) if not _control(lines[j])), -1)
+    first = next((j for j in range(containers + 1, i + 1) if not is_control(lines[j])), -1)
     if first < 0 or not lines[first].lstrip().startswith("- "):
         return False
-    top = _indent(lines[first])  # the containers' items: `- name:` at this column (an env list's items deeper)
-    item = next(j for j in range(i, first - 1, -1) if lines[j].lstrip().startswith("- ") and _indent(lines[j]) == top)
+    top = line_indent(lines[first])  # the containers' items: `- name:` at this column (an env list's items deeper)
+    item = next(
+        j for j in range(i, first - 1, -1) if lines[j].lstrip().startswith("- ") and line_indent(lines[j]) == top
+    )
     offsets = [0]
     for line in t.text.splitlines(keepends=True):
         offsets.append(offsets[-1] + len(line))
@@ -1978,16 +1974,16 @@ def _containers_end(lines: list[str], head: int) -> int:
     """One past the last line of the `containers:` block at `head`, with the actions that close inside it (the
     `{{- end }}` of a container rendered under an `if`). Items at the column of `containers:` (an indentless list)
     belong to it, and so do the `end`s of the blocks opened among them."""
-    base = _indent(lines[head])
-    first = next((j for j in range(head + 1, len(lines)) if not _control(lines[j])), -1)
-    if first >= 0 and _indent(lines[first]) == base and lines[first].lstrip().startswith("- "):
+    base = line_indent(lines[head])
+    first = next((j for j in range(head + 1, len(lines)) if not is_control(lines[j])), -1)
+    if first >= 0 and line_indent(lines[first]) == base and lines[first].lstrip().startswith("- "):
         end, depth = head + 1, 0
         for j in range(head + 1, len(lines)):
             line = lines[j]
             if not line.strip():
                 continue
-            if not _control(line):
-                if _indent(line) < base or (_indent(line) == base and not line.lstrip().startswith("- ")):
+            if not is_control(line):
+                if line_indent(line) < base or (line_indent(line) == base and not line.lstrip().startswith("- ")):
                     break
                 end = j + 1
                 continue
@@ -1997,9 +1993,12 @@ def _containers_end(lines: list[str], head: int) -> int:
                 break
             end = j + 1 if depth == 0 else end
         return end
-    end = _block_end(lines, head)
+    end = block_end(lines, head)
     while (
-        end < len(lines) and lines[end].strip() and _control(lines[end]) and _indent(lines[end]) > _indent(lines[head])
+        end < len(lines)
+        and lines[end].strip()
+        and is_control(lines[end])
+        and line_indent(lines[end]) > line_indent(lines[head])
     ):
         end += 1
     return end
@@ -2008,21 +2007,23 @@ def _containers_end(lines: list[str], head: int) -> int:
 def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str]) -> None:
     """The pod-level keys for the map line i passes into a container (`ref`, _map_refs), before the pod's
     `containers:`; a map read through the variable of a `range` over the containers is gathered over that range."""
-    from dramigrate.helm.idiomatic import _parent
+    from dramigrate.helm.templatelines import parent_line
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
-    at = _indent(lines[i])
+    at = line_indent(lines[i])
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
-        at = max(at, _indent(lines[head]) + 1)
-    containers = next((j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and _indent(lines[j]) < at), -1)
+        at = max(at, line_indent(lines[head]) + 1)
+    containers = next(
+        (j for j in range(i - 1, -1, -1) if lines[j].strip() in t.heads and line_indent(lines[j]) < at), -1
+    )
     if containers < 0:
         raise NotPassThrough(f"{t.rel}:{i + 1}: no `containers:` line above the resources map")
-    ind = " " * _indent(lines[containers])
-    pod = _parent(lines, containers)
+    ind = " " * line_indent(lines[containers])
+    pod = parent_line(lines, containers)
     for name in ("resourceClaims", "tolerations"):
         own = name == "tolerations" and OWN_TOLERATIONS in need  # the values key has a name of its own
         if name not in need and not own:
@@ -2059,12 +2060,12 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
     if ranged <= containers:  # the literal node selection the claims replace: only where there are none
         cond = sibling_expr(sibling_key(key, "resourceClaims")) + (f".{under}" if under and under != _SECTION else "")
         for start, stop in unpin.blocks(lines, pod, unpin.needed(need)):
-            opened = f"{' ' * _indent(lines[start])}{{{{- if not {cond} }}}}"
+            opened = f"{' ' * line_indent(lines[start])}{{{{- if not {cond} }}}}"
             if start and lines[start - 1].rstrip() == opened:  # under it already (an earlier fix): not again
                 continue
             if opened not in t.inserts.get(start, []):
                 t.inserts.setdefault(start, []).append(opened)
-                t.inserts.setdefault(stop, []).insert(0, f"{' ' * _indent(lines[start])}{{{{- end }}}}")
+                t.inserts.setdefault(stop, []).insert(0, f"{' ' * line_indent(lines[start])}{{{{- end }}}}")
     params = _empty_params(lines, pod) if "rayStartParams" in need else None
     literal = _literal_params(lines, pod) if "rayStartParams" in need and params is None else None
     if literal is not None:
@@ -2079,7 +2080,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         head = lines[params][: lines[params].index(":") + 1]
         expr = sibling_expr("rayStartParams")
         t.replaced[params] = (
-            f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {_indent(lines[params]) + 2} }}}}"
+            f"{head} {{{{- with {expr} }}}}{{{{- toYaml . | nindent {line_indent(lines[params]) + 2} }}}}"
             "{{- else }} {}{{- end }}"
         )
 
@@ -2139,9 +2140,9 @@ def _claims_joined(t: _Edits, j: int, given: str, expr: str) -> str:
 
 
 def _pod_end(lines: list[str], pod: int) -> int:
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
-    return _block_end(lines, pod) if pod >= 0 else len(lines)
+    return block_end(lines, pod) if pod >= 0 else len(lines)
 
 
 def _joins_here(lines: list[str], pod: int, head: str, need: set[str]) -> bool:
@@ -2188,10 +2189,11 @@ _TOLERATIONS_CALL = re.compile(
 def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
     """How the pod spec at line `pod` writes its own `tolerations:` (`head`, at its keys' indent), when in a shape
     the DRA values' list joins; None otherwise (none, or another shape)."""
-    from dramigrate.helm.idiomatic import _block_end, _listed_items
+    from dramigrate.helm.templatelines import block_end
+    from dramigrate.helm.tolerationedits import _listed_items
 
     lines = t.lines
-    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head] if pod >= 0 else []
+    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head] if pod >= 0 else []
     listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
     if _renders_key(lines, pod, head):
         if listed is not None and not listed[2]:  # literal items, maybe with values expressions in their fields
@@ -2216,12 +2218,12 @@ def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str
     """The line (and its match, group 3 the argument) of the one call of a tolerations helper (_Edits.called) that
     the pod spec at line `pod` writes at its keys' indent (that of `head`), outside any `if`/`with`/`range` of its
     own, with a values map or a variable's field as its argument."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
     if not t.called or pod < 0:
         return None
-    at, depth, found = _indent(head), 0, []
-    for j in range(pod + 1, _block_end(t.lines, pod)):
+    at, depth, found = line_indent(head), 0, []
+    for j in range(pod + 1, block_end(t.lines, pod)):
         line = t.lines[j]
         m = _TOLERATIONS_CALL.match(line)
         if m and not depth and m.group(2) in t.called and int(m.group(5)) == at and m.group(3) not in (".", "$"):
@@ -2243,7 +2245,7 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
             f"{own.item}{{{{- end }}}}",
         ]
         if own.shape == "enclosed":  # where the pod's `if` blocks write no list, the DRA one alone
-            ind = " " * _indent(own.head)
+            ind = " " * line_indent(own.head)
             alone = [f"{ind}{{{{- if not ({own.guard}) }}}}", *_list_block(t, "tolerations", ind, expr)]
             t.inserts.setdefault(own.cond, []).extend([*alone, f"{ind}{{{{- end }}}}"])
         return
@@ -2320,8 +2322,8 @@ def _device_check_line(
     call = f'include "{t.chart}.{DEVICES_DEFINE}" (list ({mine} | default dict) {json.dumps(said)} {keys})'
     here, above = t.lines[i], t.lines[i - 1] if i else ""
     if here.lstrip().startswith("{{-") or above == above.rstrip():  # the chomp takes no blank the line ends in
-        return f"{' ' * _indent(here)}{{{{- {call} }}}}"
-    if not _indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
+        return f"{' ' * line_indent(here)}{{{{- {call} }}}}"
+    if not line_indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
         return f"{{{{ {call} -}}}}"
     return None
 
@@ -2333,7 +2335,7 @@ def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
     values cannot delete the device key without it; values without a null
     render as before, and so do values with a null but no claims beside it (the device-plugin values with a user's
     null for the device's request render byte-identical to the original chart)."""
-    ind = " " * _indent(t.lines[i])
+    ind = " " * line_indent(t.lines[i])
     drop = (
         f'{ind}{{{{- with {expr} }}}}{{{{- if and (kindIs "map" .) (hasKey . "claims") }}}}'
         "{{- $dramigrateMap := . }}{{- range $dramigrateName, $dramigrateSection := . }}"
@@ -2354,16 +2356,16 @@ def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
 def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | None:
     """(one past its last line, the items' indent) of the list the pod spec at line `pod` writes under `head` with
     literal items only, indented under it; None for any other shape (a toYaml, an action, a compact list)."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
-    at = next((j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head), None)
+    at = next((j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head), None)
     if at is None:
         return None
-    end = _block_end(lines, at)
+    end = block_end(lines, at)
     body = [line for line in lines[at + 1 : end] if line.strip()]
     if not body or not body[0].lstrip().startswith("- ") or any("{{" in line for line in body):
         return None
-    return end, " " * _indent(body[0])
+    return end, " " * line_indent(body[0])
 
 
 _TOYAML_LINE = re.compile(r"^(\s*\{\{-?\s*toYaml\s+)([$.][\w.$]*)(\s*\|\s*n?indent\s+\d+\s*-?\}\}\s*)$")
@@ -2372,12 +2374,12 @@ _TOYAML_LINE = re.compile(r"^(\s*\{\{-?\s*toYaml\s+)([$.][\w.$]*)(\s*\|\s*n?inde
 def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
     """The line (and its match) of the one `{{- toYaml <expr> | nindent N }}` that the pod spec at line `pod` writes
     under `head`, if that is all it writes there."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
-    at = next((j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head), None)
+    at = next((j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head), None)
     if at is None:
         return None
-    body = [j for j in range(at + 1, _block_end(lines, at)) if lines[j].strip()]
+    body = [j for j in range(at + 1, block_end(lines, at)) if lines[j].strip()]
     m = _TOYAML_LINE.match(lines[body[0]]) if len(body) == 1 else None
     return (body[0], m) if m else None
 
@@ -2405,9 +2407,9 @@ def _operand(expr: str) -> str:
 def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
     """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
     when the block writes `{{- toYaml . | nindent N }}` under it and ends."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
-    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head]
+    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head]
     if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
         return None
     j = heads[0]
@@ -2424,9 +2426,9 @@ _IF_LINE_OF = re.compile(r"^(\s*\{\{-?\s*if\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
 def _if_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str], int, re.Match[str]] | None:
     """(the line of `{{- if <expr> }}` right above the one `head` of the pod spec at line `pod`, its match, the line of
     the `{{- toYaml <expr> | nindent N }}` under the head, its match) when the block writes that alone and ends."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
-    heads = [j for j in range(pod + 1, _block_end(lines, pod)) if lines[j] == head]
+    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head]
     if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
         return None
     j = heads[0]
@@ -2451,15 +2453,17 @@ def _joinable_list(lines: list[str], pod: int, head: str) -> tuple[int, int, re.
 def _params_lines(lines: list[str], pod: int, shape: str) -> list[int]:
     """The lines of a KubeRay group's `rayStartParams` (`shape`: the rest of the line after the key) beside the
     `template:` that holds the pod spec at line `pod`."""
-    from dramigrate.helm.idiomatic import _block_end, _parent
+    from dramigrate.helm.templatelines import block_end, parent_line
 
-    template = _parent(lines, pod)
-    group = _parent(lines, template) if template >= 0 and lines[template].strip() == "template:" else -1
+    template = parent_line(lines, pod)
+    group = parent_line(lines, template) if template >= 0 and lines[template].strip() == "template:" else -1
     if group < 0:
         return []
-    at = _indent(lines[template])
+    at = line_indent(lines[template])
     head = re.compile(rf"\s*(?:-\s+)?rayStartParams:{shape}")
-    return [j for j in range(group, _block_end(lines, group)) if _indent(lines[j]) == at and head.fullmatch(lines[j])]
+    return [
+        j for j in range(group, block_end(lines, group)) if line_indent(lines[j]) == at and head.fullmatch(lines[j])
+    ]
 
 
 def _empty_params(lines: list[str], pod: int) -> int | None:
@@ -2471,16 +2475,16 @@ def _empty_params(lines: list[str], pod: int) -> int | None:
 def _literal_params(lines: list[str], pod: int) -> tuple[int, str] | None:
     """(one past its last line, its keys' indent) of a KubeRay group's `rayStartParams:` block beside the `template:`
     that holds the pod spec at line `pod`, when it writes literal keys only and no `num-gpus` (the migration's key)."""
-    from dramigrate.helm.idiomatic import _block_end
+    from dramigrate.helm.templatelines import block_end
 
     heads = _params_lines(lines, pod, r"\s*")
     if len(heads) != 1:
         return None
-    end = _block_end(lines, heads[0])
+    end = block_end(lines, heads[0])
     body = [line for line in lines[heads[0] + 1 : end] if line.strip()]
     if not body or any("{{" in line or re.match(r"\s*['\"]?num-gpus\b", line) for line in body):
         return None
-    return end, " " * _indent(body[0])
+    return end, " " * line_indent(body[0])
 
 
 _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the chart's root, not `$x.y` nor `(..).y`
@@ -2618,13 +2622,13 @@ def claims_docs(
         if key_line(values_path, sibling) or not 0 < line <= len(lines) or sibling in done:
             continue
         done.add(sibling)
-        ind = _indent(lines[line - 1])
+        ind = line_indent(lines[line - 1])
         end = line  # the map's block: deeper lines, comments included (a commented-out example)
         for j in range(line, len(lines)):
             text = lines[j]
-            if not text.strip() or (_indent(text) <= ind and text.lstrip().startswith("#")):
+            if not text.strip() or (line_indent(text) <= ind and text.lstrip().startswith("#")):
                 continue  # a comment at the key's column inside the map (a commented-out device key) ends nothing
-            if _indent(text) <= ind:
+            if line_indent(text) <= ind:
                 break
             end = j + 1
         doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
@@ -2638,7 +2642,7 @@ def claims_docs(
         # keys apart by a blank line: the next key beside the map is below one (not a shallower key, as after the
         # last key of archana's `configs.fp8`, whose blank line parts the top-level keys)
         after = next((j for j in range(end, len(lines)) if lines[j].strip()), len(lines))
-        apart = after > end and after < len(lines) and _indent(lines[after]) == ind
+        apart = after > end and after < len(lines) and line_indent(lines[after]) == ind
         blank = [""] if apart else []
         empty = "{}" if by_key else "[]"
         inserts.setdefault(end, []).extend(
@@ -2948,8 +2952,8 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
     for c in _copies_in(rel, text):
         if c.read not in dropped:
             continue
-        section = _parent(lines, c.line)
-        owner = _parent(lines, section) if section >= 0 else -1
+        section = parent_line(lines, c.line)
+        owner = parent_line(lines, section) if section >= 0 else -1
         if section < 0 or lines[section].strip() != f"{c.section}:" or lines[owner].strip() != "resources:":
             raise NotPassThrough(
                 f"{rel}:{c.line + 1} copies {display((*c.path, c.section, c.key))} outside a container's resources "
@@ -2959,12 +2963,12 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
             raise NotPassThrough(f"{rel}:{c.line + 1}: one container copies device keys from two values maps")
     out = list(lines)
     for owner, c in sorted(by_block.items(), reverse=True):
-        end, depth = _block_end(lines, owner), 0
+        end, depth = block_end(lines, owner), 0
         for line in lines[owner:end]:
             depth += len(re.findall(r"\{\{-?\s*(?:if|with|range)\b", line)) - len(re.findall(r"\{\{-?\s*end\b", line))
-        while depth > 0 and end < len(lines) and _control(lines[end]) and _END_LINE.match(lines[end]):
+        while depth > 0 and end < len(lines) and is_control(lines[end]) and _END_LINE.match(lines[end]):
             end, depth = end + 1, depth - 1
-        pad = " " * (_indent(lines[owner]) + 2)
+        pad = " " * (line_indent(lines[owner]) + 2)
         claims = f"{c.root}.Values.{'.'.join(str(p) for p in c.path)}.claims"
         out[end:end] = [
             f"{pad}{{{{- with {claims} }}}}",

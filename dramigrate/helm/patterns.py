@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dramigrate.helm.rewrite import RewriteError
+from dramigrate.rules import RuleSet
+
 if TYPE_CHECKING:
     from dramigrate.rules import ResourceRule, RuleSet
 
@@ -727,3 +730,11 @@ def _top_level_or(pattern: str) -> bool:
         elif ch == "|" and depth == 0:
             return True
     return False
+
+
+class NotIdiomatic(RewriteError):
+    """The template shape is not pattern A (or A in a shape the rewrite does not take)."""
+
+    def __init__(self, pattern: Pattern, rel: str, why: str = "") -> None:
+        self.pattern, self.rel, self.why = pattern, rel, why
+        super().__init__(f"{rel}:{pattern.line}: {pattern.describe()}{': ' + why if why else ''}")

@@ -36,7 +36,7 @@ import yaml
 from dramigrate.config import Settings
 from dramigrate.documents import chart_text, universal_newlines
 from dramigrate.findings import RULES, Finding, InputError, Location
-from dramigrate.helm import wholemaps
+from dramigrate.helm import patterns, wholemaps
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -1361,7 +1361,7 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
     umbrella's Chart.yaml instead of the subchart's (its version is pinned in the umbrella's dependencies)."""
     if not sub:
         return changes
-    from dramigrate.helm.idiomatic import bump_version
+    from dramigrate.helm.conventions import bump_version
 
     leaf = root / sub
     source = _file_source(root, leaf)
@@ -1838,7 +1838,7 @@ def _no_rewrite_shape(
         if packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work):
             return ""
         idiomatic.build(root, rels, rules, originals, {}, {}, settings.opt_in, hints)
-    except idiomatic.NotIdiomatic as exc:
+    except patterns.NotIdiomatic as exc:
         if idiomatic.containers_of_ranges(exc):
             return ""  # the rewrite of containers `range` blocks write, read from the migrated value sets (build)
         text = texts.get(exc.rel, "")
@@ -1881,7 +1881,7 @@ def _map_only_keys(root: Path, maps: dict[str, Pattern], expected: list[Any], ru
         ]
         try:
             idiomatic.range_named_keys(text, rel, docs, [], rules)
-        except idiomatic.NotIdiomatic as exc:
+        except patterns.NotIdiomatic as exc:
             return f"{rel}:{exc.pattern.line}: {exc.pattern.describe()}: {exc.why}"
     return ""
 
@@ -2810,14 +2810,15 @@ def _refused(v: Variation, added: bool, on: Render) -> bool:
 def _over_limit(on: Render, original: Render, wanted: str) -> bool:
     """Whether the switch-on render fails where the migration refuses the pods (it leaves the original render as it
     is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py)."""
-    from dramigrate.helm.idiomatic import OVER_LIMIT
+    from dramigrate.helm.model import OVER_LIMIT
 
     return bool(on.error) and OVER_LIMIT in on.error and wanted == original.stream
 
 
 def _render_devices(render: Render) -> set[str]:
     """The device resources the containers of a render ask for."""
-    from dramigrate.helm.idiomatic import _rendered_devices, shipped_rules
+    from dramigrate.helm.idiomatic import _rendered_devices
+    from dramigrate.helm.poddelta import shipped_rules
 
     docs = [d for docs in objects(render.stream).values() for d in docs]
     return _rendered_devices(docs, shipped_rules()) if not render.error else set()
@@ -3849,7 +3850,7 @@ def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptio
     node[leaf.path[-1]] = True
     outcome.changes = [Change(rel, before if path.is_file() else None, yf.render())]
     if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
-        from dramigrate.helm.idiomatic import chart_bump
+        from dramigrate.helm.conventions import chart_bump
 
         outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
     outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from dramigrate.helm.rewrite import RewriteError
 
 if TYPE_CHECKING:
-    from dramigrate.helm.idiomatic import Device
+    from dramigrate.helm.model import Device
 
 
-def _bare(expr: str) -> str:
+def unparenthesized(expr: str) -> str:
     """An expression without its parentheses: `(((.Values.r).limits).gpu)` and `.Values.r.limits.gpu` read alike
     (where both render: the first is empty, not failing, when a parent map is missing)."""
     return expr.replace("(", "").replace(")", "").replace("$.Values", ".Values").strip()
@@ -24,14 +24,14 @@ def _bare(expr: str) -> str:
 def _rendered_name(d: Device, shared: list[str]) -> str:
     """The key's name as a value that is false where the key does not render: the name under the conditions of its
     own, `(and <conditions> <name>)`, or the name alone when its one condition is the name being set."""
-    from dramigrate.helm.idiomatic import _arg, _group
+    from dramigrate.helm.goexpr import as_arg, grouped
 
     own = [c for c in d.conditions if c not in shared]
     if not own:
-        return _arg(d.name)
-    if len(own) == 1 and _bare(own[0]) == _bare(d.name):
-        return _group(own[0])  # the chart's own spelling, which a missing parent map leaves empty, not failing
-    return f"(and {' '.join(map(_group, own))} {_arg(d.name)})"
+        return as_arg(d.name)
+    if len(own) == 1 and unparenthesized(own[0]) == unparenthesized(d.name):
+        return grouped(own[0])  # the chart's own spelling, which a missing parent map leaves empty, not failing
+    return f"(and {' '.join(map(grouped, own))} {as_arg(d.name)})"
 
 
 def one_name(rel: str, devices: list[Device], twins: dict[int, Device]) -> str:
@@ -66,17 +66,18 @@ def names_check(twins: dict[int, Device], devices: list[Device], cond: tuple[str
     """Template text that fails the render when the DRA branch is on (`cond`), a request and its limit both render
     and they name different device resources (the claim asks for the limit's; the device-plugin request was
     invalid). The message is plain template text, without an apostrophe (see idiomatic._equal_check)."""
-    from dramigrate.helm.idiomatic import _and, _arg, fail_when
+    from dramigrate.helm.goexpr import and_all, as_arg
+    from dramigrate.helm.idiomatic import fail_when
 
     out = []
     for index, limit in twin_names(devices, twins).items():
         request = next(d for d in devices if d.index == index)
         own = [c for c in dict.fromkeys([*limit.conditions, *request.conditions]) if c not in cond]
-        differ = f"(ne (toString {_arg(limit.name)}) (toString {_arg(request.name)}))"
+        differ = f"(ne (toString {as_arg(limit.name)}) (toString {as_arg(request.name)}))"
         message = (
             f"the device resource the request names ({request.name_key or request.name}) differs from the one its "
             f"limit names ({limit.name_key or limit.name}): set them alike (Kubernetes needs the request of an "
             "extended resource equal to its limit, and the DRA claim asks for the device the limit names)"
         )
-        out.append("\n".join(fail_when(_and(*cond, *own, differ), message)) + "\n")
+        out.append("\n".join(fail_when(and_all(*cond, *own, differ), message)) + "\n")
     return "".join(out)

@@ -32,14 +32,14 @@ def blocks(lines: list[str], pod: int, paths: list[tuple[str, ...]]) -> list[tup
     """The line ranges [start, stop) of the pod block at line `pod` that write `paths` as literal YAML, in order; a
     block whose every YAML line goes is taken whole (no `nodeSelector:` left empty). A path the template does not
     write literally (`{{ toYaml .Values.nodeSelector }}`) has none."""
-    from dramigrate.helm.idiomatic import _block_end, _control, _parent
+    from dramigrate.helm.templatelines import block_end, is_control, parent_line
 
     def children(at: int) -> list[int]:
-        end = _block_end(lines, at) if at >= 0 else len(lines)
-        return [i for i in range(at + 1, end) if not _control(lines[i]) and _parent(lines, i) == at]
+        end = block_end(lines, at) if at >= 0 else len(lines)
+        return [i for i in range(at + 1, end) if not is_control(lines[i]) and parent_line(lines, i) == at]
 
     def literal(at: int) -> bool:
-        return "{{" not in "".join(lines[at : _block_end(lines, at)])
+        return "{{" not in "".join(lines[at : block_end(lines, at)])
 
     def find(path: tuple[str, ...]) -> int:
         at = pod
@@ -53,11 +53,11 @@ def blocks(lines: list[str], pod: int, paths: list[tuple[str, ...]]) -> list[tup
     changed = True
     while changed:  # a parent all of whose keys go, goes whole
         changed = False
-        for parent in {_parent(lines, at) for at in found} - {pod, -1}:
+        for parent in {parent_line(lines, at) for at in found} - {pod, -1}:
             if set(children(parent)) <= found and literal(parent):
                 found = (found - set(children(parent))) | {parent}
                 changed = True
-    return sorted((at, _block_end(lines, at)) for at in found)
+    return sorted((at, block_end(lines, at)) for at in found)
 
 
 def need(path: tuple[str, ...]) -> str:

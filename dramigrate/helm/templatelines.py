@@ -1,0 +1,91 @@
+"""Reading a Helm template as lines: a line's indent, whether it is a template action only or emits text, the
+YAML key above a line, a list item's key, a block's child indent and end. Every rewrite in dramigrate/helm/ edits
+templates through these.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+
+@dataclass
+class Edit:
+    index: int  # insert before this line (or replace [index, stop) when stop > index)
+    stop: int
+    lines: list[str] = field(default_factory=list)
+    reads: int = -1  # the line of the pod's last device key: the variables the edit reads mean what they do there
+
+
+def line_indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def is_control(line: str) -> bool:
+    s = line.strip()
+    return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
+
+
+_QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
+
+
+def emits_text(line: str) -> bool:
+    """Whether an action line writes text into the YAML (`{{ toYaml . | indent 12 | trim }}` under `limits:`
+    writes the user's limits beside the device key), unlike `if`/`end`/`with`, a comment or an assignment."""
+    s = line.strip()
+    return s.startswith("{{") and not _QUIET.match(s)
+
+
+_SCALAR_KEY = re.compile(r"^\s*[^\s#\-{][^:]*:\s+(?![|>])(?!.*indent)\S")
+
+
+def parent_line(lines: list[str], index: int) -> int:
+    """The nearest line above `index` with a smaller indent that is YAML, not a template action. A shallower
+    `key: scalar` is passed over: YAML cannot put a deeper key under it, so a key indented deeper than its siblings
+    (`memory:` guarded, then `nvidia.com/gpu:` three spaces in) renders under their map, or the render fails."""
+    want = line_indent(lines[index])
+    for i in range(index - 1, -1, -1):
+        if not is_control(lines[i]) and line_indent(lines[i]) < want:
+            if _SCALAR_KEY.match(lines[i]):
+                want = line_indent(lines[i])
+                continue
+            return i
+    return -1
+
+
+def item_key(line: str) -> str:
+    """A line without its indent and list markers: `- resources:`, a container's first key, reads `resources:`."""
+    return re.sub(r"^(?:- +)+", "", line.strip())
+
+
+def child_indent(lines: list[str], index: int) -> int:
+    """The indent of the keys of the map that line `index` opens: its first YAML line below, when deeper than the
+    key (`- resources:` keys at the item's column), else two past the key's column."""
+    column = len(lines[index]) - len(re.sub(r"^ *(?:- +)*", "", lines[index]))
+    below = next((i for i in range(index + 1, len(lines)) if not is_control(lines[i])), -1)
+    return line_indent(lines[below]) if below >= 0 and line_indent(lines[below]) > column else column + 2
+
+
+def block_end(lines: list[str], index: int) -> int:
+    """One past the last line of the YAML block that starts at `index` (its deeper lines and actions)."""
+    base = line_indent(lines[index])
+    end = index + 1
+    for i in range(index + 1, len(lines)):
+        if not is_control(lines[i]) and line_indent(lines[i]) <= base:
+            break
+        # an action line deeper than the key writes into its block (`{{- toYaml . | nindent 14 }}`), as does one at
+        # any column right below a key of the block it writes the value of (`resources:` then `{{ toYaml $r | indent
+        # 12 }}` at column 0)
+        value = end == i and lines[i - 1].rstrip().endswith(":") and line_indent(lines[i - 1]) > base
+        if not is_control(lines[i]) or (emits_text(lines[i]) and (line_indent(lines[i]) > base or value)):
+            end = i + 1
+    return end
+
+
+class BlockDumper(yaml.SafeDumper):
+    """Block lists indented under their key, as charts write them."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
