@@ -33,9 +33,6 @@ def given_tolerations(lines: list[str], at: int) -> str | None:
     return m.group(1) if m else _with_in_list(lines, at)
 
 
-_WITH = re.compile(r"\{\{-?\s*with\s+(\$?\.Values(?:\.\w+)+)\s*-?\}\}")
-
-
 def _with_in_list(lines: list[str], at: int) -> str | None:
     """The values list a pod's `tolerations:` at line `at` writes after its own items, in no block of its own but
     that `with` (suse-pytorch: the chart's GPU entry under `if .Values.gpu.enabled`, then `{{- with
