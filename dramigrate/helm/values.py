@@ -214,13 +214,18 @@ def find_maps(merged: dict[str, Any], match: Callable[[str, Any, Path_], list[Pa
     return out
 
 
+def sectioned(value: Any) -> bool:
+    """Whether a values map has a container's resources sections: `limits` or `requests`, each a map or empty
+    (`limits: 1` is a count, not a section)."""
+    sections = [value[k] for k in ("limits", "requests") if isinstance(value, dict) and k in value]
+    return bool(sections) and all(s is None or isinstance(s, dict) for s in sections)
+
+
 def resources_maps(merged: dict[str, Any]) -> list[Path_]:
     """Paths of values that look like a container's resources (key `resources`, a map or empty)."""
 
     def match(key: str, value: Any, path: Path_) -> list[Path_]:
-        sections = [value[k] for k in ("limits", "requests") if isinstance(value, dict) and k in value]
-        maps = all(s is None or isinstance(s, dict) for s in sections)  # `limits: 1` is a count, not a section
-        shaped = value is None or (isinstance(value, dict) and (not value or (bool(sections) and maps)))
+        shaped = value is None or (isinstance(value, dict) and (not value or sectioned(value)))
         return [path] if key == "resources" and shaped else []
 
     return find_maps(merged, match)

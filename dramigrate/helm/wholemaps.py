@@ -13,12 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from dramigrate.helm.patterns import own_name, whole_read
-from dramigrate.helm.values import Path_, get_path
-
-
-def _shaped(value: Any) -> bool:
-    sections = [value[k] for k in ("limits", "requests") if isinstance(value, dict) and k in value]
-    return bool(sections) and all(s is None or isinstance(s, dict) for s in sections)
+from dramigrate.helm.values import Path_, get_path, sectioned
 
 
 def whole_maps(templates: list[str], merged: dict[str, Any]) -> list[Path_]:
@@ -29,6 +24,6 @@ def whole_maps(templates: list[str], merged: dict[str, Any]) -> list[Path_]:
         lines = text.splitlines()
         for i in range(len(lines)):
             path = whole_read(lines, i)
-            if path and not own_name(path) and path not in out and _shaped(get_path(merged, path)):
+            if path and not own_name(path) and path not in out and sectioned(get_path(merged, path)):
                 out.append(path)
     return out
