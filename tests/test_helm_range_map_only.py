@@ -115,6 +115,15 @@ def test_two_devices_of_the_map_share_a_claim_named_after_both(chart: Path) -> N
     assert named == [("neuron", "neuron.aws.com", 1), ("gpu", "gpu.nvidia.com", 8)], named
 
 
+def test_values_offer_only_the_dra_keys_a_template_reads(chart: Path) -> None:
+    """Each device of the maps asks for the class its migration gives it, so `dra.deviceClassName` would change
+    nothing: values.yaml does not offer it (was: `deviceClassName: gpu.nvidia.com`, read by no template)."""
+    dra = yaml.safe_load((chart / "values.yaml").read_text())["dra"]
+    templates = "".join(p.read_text() for p in (chart / "templates").iterdir())
+    assert sorted(dra) == ["enabled", "existingClaimTemplate"], dra
+    assert all(f".Values.dra.{key}" in templates for key in dra), dra
+
+
 def test_a_device_the_claim_does_not_know_fails_with_the_way_back(chart: Path) -> None:
     with pytest.raises(HelmError, match=r"resources.limits holds a device the chart's DRA claim does not know"):
         _render(chart, "dra: {enabled: true}\n" + GPU.replace("nvidia.com/gpu", "amd.com/gpu"))

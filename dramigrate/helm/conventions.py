@@ -54,7 +54,7 @@ def chart_bump(root: Path, change: str) -> list[Change]:
 
 def conventions(
     root: Path,
-    device_class: str,
+    device_class: str | None,
     enabled: bool,
     change: str = "DRA ResourceClaims behind the dra.enabled switch",
     schema: tuple[str, dict[str, Any]] | None = None,
@@ -77,12 +77,13 @@ def conventions(
             return out
         top = top and isinstance(document.get("properties"), dict) and key not in document["properties"]
         if top:
+            offered = {} if device_class is None else {"deviceClassName": {"type": "string", "default": device_class}}
             document["properties"][key] = entry or {
                 "type": "object",
                 "description": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
                 "properties": {
                     "enabled": {"type": "boolean", "default": enabled},
-                    "deviceClassName": {"type": "string", "default": device_class},
+                    **offered,
                     "existingClaimTemplate": {"type": "string", "default": ""},
                 },
             }

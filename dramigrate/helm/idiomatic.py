@@ -1106,8 +1106,15 @@ def _comment_lines(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
 
 
-def values_block(values: str, device_class: str, resource: str, enabled: bool) -> str:
-    """The `dra:` block appended to values.yaml, in the chart's comment style."""
+def reads_class(texts: list[str | None]) -> bool:
+    """Whether a rewritten template reads `dra.deviceClassName`: the values block offers the key only then (a
+    keyed map's claims take each device's class from the migration, and a key that changes nothing misleads)."""
+    return any("dra.deviceClassName" in (t or "") for t in texts)
+
+
+def values_block(values: str, device_class: str | None, resource: str, enabled: bool) -> str:
+    """The `dra:` block appended to values.yaml, in the chart's comment style; without `deviceClassName` when
+    `device_class` is None (no template reads it)."""
     docs = {
         "dra": "Dynamic Resource Allocation (resource.k8s.io/v1, Kubernetes 1.34+)",
         "enabled": f"Request {resource} through a DRA ResourceClaim (false: the device-plugin resource, as before)",
@@ -1119,7 +1126,9 @@ def values_block(values: str, device_class: str, resource: str, enabled: bool) -
         + (" (empty: the class of the device resource asked for)" if device_class == '""' else ""),
         "existingClaimTemplate": "Name of an existing ResourceClaimTemplate to use instead of the chart's own",
     }
-    items = [("enabled", "true" if enabled else "false"), ("deviceClassName", device_class)]
+    items = [("enabled", "true" if enabled else "false")]
+    if device_class is not None:
+        items.append(("deviceClassName", device_class))
     items.append(("existingClaimTemplate", '""'))
     style = _comment_style(values)
     out = [
@@ -1387,7 +1396,9 @@ def build(
     )
     for over in dict.fromkeys(w.keyed.over.removeprefix("$.Values.") for w in workloads if w.keyed):
         resource += f" and each device of {over}"  # a values map's device keys (keyedmap.py)
-    changes += conventions(root, device_class.strip('"'), not opt_in)
+    if not reads_class([c.after for c in changes]):
+        device_class = None
+    changes += conventions(root, device_class and device_class.strip('"'), not opt_in)
     if (root / "tests").is_dir():
         lone = [w for w in workloads if len(by_rel[w.rel]) == 1 and _containers(w) is None and not w.choices]
         lone = [w for w in lone if w.named is None and w.keyed is None and not _per_step(w)]
@@ -1451,14 +1462,15 @@ def _listed_changes(root: Path, name: str, listed: dict[str, Listed], values: st
     )
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
     values_path = root / "values.yaml"
+    device_class = done.device_class if reads_class([done.after, done.section]) else None
     return [
         Change(rel, done.before, done.after),
         Change(CLAIM_TEMPLATE_FILE, None, one_check(head + done.section, SERVED, fail)),
-        *conventions(root, done.device_class, not opt_in),
+        *conventions(root, device_class, not opt_in),
         Change(
             "values.yaml",
             values if values_path.is_file() else None,
-            values + values_block(values, done.device_class, done.resource, not opt_in),
+            values + values_block(values, device_class, done.resource, not opt_in),
         ),
     ]
 
