@@ -1,6 +1,8 @@
 """A values resources map that reaches the container through one more name than `toYaml .Values.resources`: a helper
 that writes it under a guard of its own (`{{- if .Values.resources }}{{- toYaml .Values.resources }}{{- end }}`,
-gsampaio's llmbench vLLM chart), or a template variable bound from it at the template's top (`{{- $resources :=
+gsampaio's llmbench vLLM chart), or with the `resources:` key itself (`resources:` then `toYaml .Values.resources |
+nindent 2`), or a define that writes the whole container (`- name: server`, ..., `resources:` and the map's
+`toYaml`), or a template variable bound from it at the template's top (`{{- $resources :=
 .Values.resources }}`, then `{{- $resources | toYaml | nindent 12 }}`). Both pass the map through whole, so they take
 the pass-through (pattern B): `claims` in the map, the pod's `resourceClaims` beside it, proven by (L) and (D)."""
 
@@ -58,10 +60,81 @@ HELPER_WITH = """\
 {{- end -}}
 """
 INCLUDE = '{{- include "app.resources" . | nindent 12 }}'
+HELPER_KEY = """\
+{{- define "app.resources" -}}
+resources:
+  {{- toYaml .Values.resources | nindent 2 }}
+{{- end }}
+"""
+HELPER_WITH_KEY = """\
+{{- define "app.resources" -}}
+{{- with .Values.resources -}}
+resources:
+{{ toYaml . | indent 2 }}
+{{- end -}}
+{{- end -}}
+"""
+KEY_INCLUDE = '{{- include "app.resources" . | nindent 10 }}'
+
+
+CONTAINER = """\
+{{- define "app.container" -}}
+- name: server
+  image: {{ .Values.image }}
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+{{- end }}
+"""
+CONTAINER_WITH = """\
+{{- define "app.container" -}}
+- name: server
+  image: {{ .Values.image }}
+  {{- with .Values.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+"""
+GPU_FILE = "gpu.yaml"  # a case's own GPU values file (beside the chart, not in it)
+CONTAINER_ARG = """\
+{{- define "app.container" -}}
+- name: server
+  image: {{ .image }}
+  resources:
+    {{- toYaml .resources | nindent 4 }}
+{{- end }}
+"""
+CONTAINER_SERVER = deployment(
+    "{{ .Release.Name }}-server",
+    '      containers:\n        {{- include "app.container" . | nindent 8 }}\n',
+    app="server",
+)
+
+
+def _keyed_server() -> str:
+    """The server whose helper writes the `resources:` key itself (the include at the container's keys)."""
+    return _server(INCLUDE).replace("          resources:\n            " + INCLUDE, "          " + KEY_INCLUDE)
+
 
 CASES = {
     "helper guarded by if": {"templates/_helpers.tpl": HELPER_IF, "templates/server.yaml": _server(INCLUDE)},
     "helper guarded by with": {"templates/_helpers.tpl": HELPER_WITH, "templates/server.yaml": _server(INCLUDE)},
+    "helper writing the key": {"templates/_helpers.tpl": HELPER_KEY, "templates/server.yaml": _keyed_server()},
+    "helper writing the key under with": {
+        "templates/_helpers.tpl": HELPER_WITH_KEY,
+        "templates/server.yaml": _keyed_server(),
+    },
+    "container helper": {"templates/_helpers.tpl": CONTAINER, "templates/server.yaml": CONTAINER_SERVER},
+    "container helper with the map": {
+        "templates/_helpers.tpl": CONTAINER_WITH,
+        "templates/server.yaml": CONTAINER_SERVER,
+    },
+    "container helper given the values": {
+        "templates/_helpers.tpl": CONTAINER_ARG,
+        "templates/server.yaml": CONTAINER_SERVER.replace('"app.container" .', '"app.container" .Values.server'),
+        "values.yaml": "server:\n" + "".join(f"  {line}\n" for line in VALUES.splitlines()),
+        GPU_FILE: "server:\n" + "".join(f"  {line}\n" for line in GPU.splitlines()),
+    },
     "variable from values": {
         "templates/server.yaml": _server(
             "{{- $resources | toYaml | nindent 12 }}", "{{- $resources := .Values.resources }}\n"
@@ -77,13 +150,14 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_map_passed_through_a_guarded_helper_or_a_variable_gets_the_pass_through(tmp_path: Path, case: str) -> None:
-    """Was, for the helper: "pattern D: no line of a helper in this chart writes the device key, nor a map from a
+    """Was, for the helpers: "pattern D: no line of a helper in this chart writes the device key, nor a map from a
     variable with toYaml", nothing written; for the variable: the pod's claims read from `$.resourceClaims` (the
     variable taken for the root's field `resources`), which renders none, and the proof refused it."""
-    original = chart_with(tmp_path / "original", "app", {"values.yaml": VALUES, **CASES[case]})
+    files = {"values.yaml": VALUES, **CASES[case]}
+    gpu = tmp_path / GPU_FILE
+    gpu.write_text(files.pop(GPU_FILE, GPU))
+    original = chart_with(tmp_path / "original", "app", files)
     chart = shutil.copytree(original, tmp_path / "fixed" / "app")
-    gpu = tmp_path / "gpu.yaml"
-    gpu.write_text(GPU)
 
     fix_chart(chart, "1.36", (gpu,))
 

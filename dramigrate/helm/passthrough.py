@@ -37,6 +37,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
+from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
@@ -2727,16 +2728,21 @@ def values_doc(values: str, pod_claims: str = "") -> str:
 _MAP_HELPER = re.compile(
     r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}\s*'
     r"(?:\{\{-?\s*(if|with)\s+(\.Values\.[\w.]*[Rr]esources)\s*-?\}\}\s*)?"
-    r"\{\{-?\s*toYaml\s+(\.Values\.[\w.]*[Rr]esources|\.)\s*-?\}\}\s*"
-    r"(\{\{-?\s*end\s*-?\}\}\s*)?\{\{-?\s*end\s*-?\}\}"
+    r"(^resources:[ \t]*\n\s*)?"
+    r"\{\{-?\s*toYaml\s+(\.Values\.[\w.]*[Rr]esources|\.)(\s*\|\s*n?indent\s+[1-9]\d*)?\s*-?\}\}\s*"
+    r"(\{\{-?\s*end\s*-?\}\}\s*)?\{\{-?\s*end\s*-?\}\}",
+    re.M,
 )
 
 
 def _map_helper(m: re.Match[str]) -> str | None:
     """The values map a _MAP_HELPER match writes whole, or None when its parts do not fit: a guard (`if M` then
     `toYaml M`, `with M` then `toYaml .`, gsampaio's llmbench vLLM) tests the map it writes and has its `end`;
-    `toYaml .` only under `with`."""
-    guard, tested, written, closed = m.group(2), m.group(3), m.group(4), m.group(5)
+    `toYaml .` only under `with`; the map indented under a `resources:` key the helper writes (at its column 0), or
+    neither."""
+    guard, tested, keyed, written, indented, closed = m.group(2, 3, 4, 5, 6, 7)
+    if bool(keyed) != bool(indented):
+        return None
     if guard is None:
         return written if written != "." and closed is None else None
     if closed is None or written != ("." if guard == "with" else tested):
@@ -2749,12 +2755,12 @@ _INCLUDE = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+[.$](?=[\s|)}])')
 
 def map_helpers(root: Path) -> dict[str, str]:
     """The chart's helpers whose whole body is a `toYaml` of one values resources map: name -> the map's expression
-    (`.Values.resources`); and those that write `resources:` from their argument's map (arghelpers): name ->
-    `.resources`."""
+    (`.Values.resources`); those that write a container with that map as its `resources:` (containerhelpers); and
+    those that write `resources:` from their argument's map (arghelpers): name -> `.resources`."""
     templates = _templates(root)
     found = (m for text in templates.values() for m in _MAP_HELPER.finditer(text))
     own = {m.group(1): expr for m in found if (expr := _map_helper(m))}
-    return {**dict.fromkeys(arg_helpers(templates), ".resources"), **own}
+    return {**dict.fromkeys(arg_helpers(templates), ".resources"), **container_helpers(templates), **own}
 
 
 def expand_map_helpers(text: str, helpers: dict[str, str]) -> str:
