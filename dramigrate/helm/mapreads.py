@@ -123,7 +123,6 @@ def inline_merged(text: str) -> str:
     return _TOYAML_VAR.sub(inline, text)
 
 
-_TOYAML_FIELDS = re.compile(r"(\btoYaml\s+)(\$\w+)((?:\.[A-Za-z_]\w*)*)(?![\w.$])")
 _SCOPE = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
 # a call that changes a map in place (`set $res.limits "nvidia.com/gpu" 1`, `merge $res (dict ...)`): a variable
 # given to one holds more than the values map it was set from (mapvars.py takes such maps)
@@ -144,10 +143,11 @@ def _at_top(text: str, at: int) -> bool:
 
 
 def inline_bound(text: str) -> str:
-    """The template with each `toYaml $var` (or `toYaml $var.x.resources`) of a variable assigned once, at the
-    template's top, from a values map (`{{- $resources := .Values.resources }}`, `.Values.x | default dict`,
-    `deepCopy .Values.x`) and never changed in place, read as `toYaml $.Values.resources`, line for line (gsampaio's
-    llmbench charts): the pass-through finds the map it passes through and names its siblings from the root."""
+    """The template with each `toYaml $var` of a variable assigned once, at the template's top, from a values
+    resources map (`{{- $resources := .Values.resources }}`, `.Values.x.resources | default dict`, `deepCopy
+    .Values.x.resources`) and never changed in place, read as `toYaml $.Values.resources`, line for line: the
+    pass-through finds the map it passes through and names its siblings from the root (a variable that holds a
+    values object, `$app := .Values.vllm` read as `toYaml $app.resources`, is passthrough._range_variables')."""
     if "toYaml" not in text or ":=" not in text:
         return text
     bindings = _Bindings(text)
@@ -158,11 +158,12 @@ def inline_bound(text: str) -> str:
         if expr is None or var in changed or not _at_top(text, m.start()):
             continue
         word = _map_of(expr)
-        if (w := _WORD.fullmatch(word)) and w.group(1) in (".Values", "$.Values") and w.group(2):
+        w = _WORD.fullmatch(word)
+        if w and w.group(1) in (".Values", "$.Values") and re.search(r"\.[A-Za-z_]*[Rr]esources$", w.group(2)):
             rooted[var] = "$.Values" + w.group(2)
 
     def inline(m: re.Match[str]) -> str:
         base = rooted.get(m.group(2))
-        return m.group(0) if base is None else f"{m.group(1)}{base}{m.group(3)}"
+        return m.group(0) if base is None else f"{m.group(1)}{base}"
 
-    return _TOYAML_FIELDS.sub(inline, text)
+    return _TOYAML_VAR.sub(inline, text)
