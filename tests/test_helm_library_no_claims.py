@@ -199,3 +199,40 @@ def test_a_recorded_library_version_outside_the_checked_range_gets_the_message_r
     assert "pattern D (library chart common 5.0.6, packed in charts/common-5.0.6.tgz)" in outcome.manual
     assert "rules/library-values.json" not in outcome.manual
     assert "no values place for the resourceClaims of a pod" in outcome.manual
+
+
+HARDCODED = """\
+{{- define "app.hardcodedValues" -}}
+{{- if .Values.graphic_resources }}
+resources:
+  requests:
+    {{- .Values.graphic_resources | toYaml | nindent 4 }}
+  limits:
+    {{- .Values.graphic_resources | toYaml | nindent 4 }}
+{{- end }}
+{{- end -}}
+{{- $_ := mergeOverwrite .Values (include "app.hardcodedValues" . | fromYaml) -}}
+{{ include "common.all" . }}
+"""
+
+
+def test_a_k8s_at_home_chart_whose_own_values_define_copies_the_device_keys_says_where_the_change_goes(
+    tmp_path: Path,
+) -> None:
+    """games-on-whales: its `hardcodedValues` define, merged into the chart's values, copies `graphic_resources` into
+    the requests and limits of its containers, where no values file reaches them. Was: the message ended at "does
+    not take its resources whole from one values map", naming nothing a maintainer could change."""
+    chart = _app(tmp_path, "common", "4.5.2", "common.", unpacked=True)
+    (chart / "templates/common.yaml").write_text(HARDCODED)
+    (chart / "values.yaml").write_text("graphic_resources:\n")
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("graphic_resources:\n  nvidia.com/gpu: 1\n")
+    settings = Settings(kube_version="1.34")
+    options = ChartOptions(values_files=(gpu,), kube_version="1.34")
+    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
+    assert not outcome.proven and not outcome.changes
+    assert (
+        "the chart's define app.hardcodedValues is merged into its values and copies the device keys into the "
+        "resources it returns (templates/common.yaml, lines 5, 7)"
+    ) in outcome.manual, outcome.manual
+    assert "that define writes each container's resources.claims in place of the device keys" in outcome.manual

@@ -121,3 +121,49 @@ def inline_merged(text: str) -> str:
         return f"{m.group(1)}({expr})" if merged.split(" ", 1)[0] in _MERGES else m.group(0)
 
     return _TOYAML_VAR.sub(inline, text)
+
+
+_SCOPE = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b")
+# a call that changes a map in place (`set $res.limits "nvidia.com/gpu" 1`, `merge $res (dict ...)`): a variable
+# given to one holds more than the values map it was set from (mapvars.py takes such maps)
+_MUTATES = re.compile(r"\b(?:set|unset|merge|mergeOverwrite|mustMerge|mustMergeOverwrite)\s+\(?\s*(?:index\s+)?(\$\w+)")
+
+
+def _at_top(text: str, at: int) -> bool:
+    """Whether offset `at` of the template is outside every `with`, `range` and `define` (only `if`s around it), where
+    `.Values` is the root's."""
+    stack: list[str] = []
+    for m in _SCOPE.finditer(text, 0, at):
+        if m.group(1) == "end":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(m.group(1))
+    return all(word == "if" for word in stack)
+
+
+def inline_bound(text: str) -> str:
+    """The template with each `toYaml $var` of a variable assigned once, at the template's top, from a values
+    resources map (`{{- $resources := .Values.resources }}`, `.Values.x.resources | default dict`, `deepCopy
+    .Values.x.resources`) and never changed in place, read as `toYaml $.Values.resources`, line for line: the
+    pass-through finds the map it passes through and names its siblings from the root (a variable that holds a
+    values object, `$app := .Values.vllm` read as `toYaml $app.resources`, is passthrough._range_variables')."""
+    if "toYaml" not in text or ":=" not in text:
+        return text
+    bindings = _Bindings(text)
+    changed = {m.group(1) for m in _MUTATES.finditer(text)}
+    rooted: dict[str, str] = {}
+    for m in _ASSIGN.finditer(text):
+        var, expr = m.group(1), bindings.assigned.get(m.group(1))
+        if expr is None or var in changed or not _at_top(text, m.start()):
+            continue
+        word = _map_of(expr)
+        w = _WORD.fullmatch(word)
+        if w and w.group(1) in (".Values", "$.Values") and re.search(r"\.[A-Za-z_]*[Rr]esources$", w.group(2)):
+            rooted[var] = "$.Values" + w.group(2)
+
+    def inline(m: re.Match[str]) -> str:
+        base = rooted.get(m.group(2))
+        return m.group(0) if base is None else f"{m.group(1)}{base}"
+
+    return _TOYAML_VAR.sub(inline, text)

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.helper import TOYAML_VALUES_LINE, blocks, enclosing, mark_defines, marked_keys, template_files
+from dramigrate.helm.templatelines import emits_text
 from dramigrate.rules import RuleSet
 
 
@@ -354,12 +355,43 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     if not claims and not _entries(lib, found.define):
         entry = lacking(lib, found.define)  # a library that passes the resources whole: only its pod define to override
         offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]))
+    if fed and fed[2] and (by_hand := _merged_values_define(root, fed[2], [k for k in counted if k != read])):
+        offer += by_hand
     packed = "packed " if lib.archive.endswith(".tgz") else ""
     return (
         f"{where}pattern D (library chart {lib.title}, {_held(lib)}): {source}; the rewrite changes only "
         f"the templates of the chart itself (a change in the {packed}library would be undone by "
         f"`helm dependency update`), and {offer}"
     )
+
+
+def _merged_values_define(root: Path, define: str, keys: list[str]) -> str:
+    """For the manual message, where the change by hand goes when the chart's own define that fills the library's
+    values from `keys` is merged into the chart's values (k8s-at-home's `hardcodedValues`: `{{- $_ := mergeOverwrite
+    .Values (include "games-on-whales.harcodedValues" . | fromYaml) -}}`, which writes `graphic_resources` into the
+    requests and limits of four containers): no values file can reach the lines that copy the device keys, so the
+    change is in that define. "" when the define is not merged so."""
+    merged = re.compile(rf'\bmerge(?:Overwrite)?\s+\$?\.Values\s+\(\s*include\s+"{re.escape(define)}"')
+    reads = re.compile(r"\.Values\.(" + "|".join(re.escape(k) for k in keys) + r")\b") if keys else None
+    for path in template_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if reads is None or not merged.search(text):
+            continue
+        body = next((b for b in blocks(text) if b.word == "define" and b.cond == f'"{define}"'), None)
+        lines = text.splitlines()[body.start : body.end] if body else []
+        copied = [body.start + 1 + i for i, line in enumerate(lines) if reads.search(line) and emits_text(line)]
+        if not copied:
+            continue
+        rel = path.relative_to(root).as_posix()
+        return (
+            f"; the chart's define {define} is merged into its values and copies the device keys into the "
+            f"resources it returns ({rel}, lines {', '.join(str(n) for n in copied)}), where no values file reaches "
+            f"them: by hand, that define writes each container's resources.claims in place of the device keys "
+            f"behind a switch of its own, and returns resourceClaims and the toleration among its values (with "
+            f"the chart's include of the library wrapped as above), the ResourceClaimTemplate in a template of the "
+            f"chart"
+        )
+    return ""
 
 
 def merged_request(root: Path, work: Any) -> Found | None:

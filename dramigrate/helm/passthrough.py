@@ -37,10 +37,11 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
+from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
-from dramigrate.helm.mapreads import inline_merged, var_reads
+from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
@@ -1600,7 +1601,7 @@ def template_edits(
     pod's tolerations from their argument's list (tolerations_helpers)."""
     variables, ranges = _index_variables(text), _range_variables(text)
     # `.Values.x | toYaml` read as `toYaml .Values.x`, `toYaml $merged` as the merge of maps it holds
-    read = map_reads(inline_merged(expand_map_helpers(text, helpers or {})))
+    read = map_reads(inline_merged(inline_bound(map_reads(expand_map_helpers(text, helpers or {})))))
     read_lines = read.splitlines()
     root = within.root if within else "$"
     edits = _Edits(text, rel, scoped, _pod_heads(), text.splitlines(), root=root, chart=chart, called=called)
@@ -2725,19 +2726,41 @@ def values_doc(values: str, pod_claims: str = "") -> str:
 # a helper whose whole body writes one values resources map (`{{- define "chart.resources" -}}` then
 # `{{- toYaml .Values.resources -}}`, vllm-xe): an include of it passes that map through as `toYaml` does
 _MAP_HELPER = re.compile(
-    r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}\s*\{\{-?\s*toYaml\s+(\.Values\.[\w.]*[Rr]esources)\s*-?\}\}\s*'
-    r"\{\{-?\s*end\s*-?\}\}"
+    r'\{\{-?\s*define\s+"([^"]+)"\s*-?\}\}\s*'
+    r"(?:\{\{-?\s*(if|with)\s+(\.Values\.[\w.]*[Rr]esources)\s*-?\}\}\s*)?"
+    r"(^resources:[ \t]*\n\s*)?"
+    r"\{\{-?\s*toYaml\s+(\.Values\.[\w.]*[Rr]esources|\.)(\s*\|\s*n?indent\s+[1-9]\d*)?\s*-?\}\}\s*"
+    r"(\{\{-?\s*end\s*-?\}\}\s*)?\{\{-?\s*end\s*-?\}\}",
+    re.M,
 )
+
+
+def _map_helper(m: re.Match[str]) -> str | None:
+    """The values map a _MAP_HELPER match writes whole, or None when its parts do not fit: a guard (`if M` then
+    `toYaml M`, `with M` then `toYaml .`, gsampaio's llmbench vLLM) tests the map it writes and has its `end`;
+    `toYaml .` only under `with`; the map indented under a `resources:` key the helper writes (at its column 0), or
+    neither."""
+    guard, tested, keyed, written, indented, closed = m.group(2, 3, 4, 5, 6, 7)
+    if bool(keyed) != bool(indented):
+        return None
+    if guard is None:
+        return written if written != "." and closed is None else None
+    if closed is None or written != ("." if guard == "with" else tested):
+        return None
+    return tested
+
+
 _INCLUDE = re.compile(r'\b(?:include|template)\s+"([^"]+)"\s+[.$](?=[\s|)}])')
 
 
 def map_helpers(root: Path) -> dict[str, str]:
     """The chart's helpers whose whole body is a `toYaml` of one values resources map: name -> the map's expression
-    (`.Values.resources`); and those that write `resources:` from their argument's map (arghelpers): name ->
-    `.resources`."""
+    (`.Values.resources`); those that write a container with that map as its `resources:` (containerhelpers); and
+    those that write `resources:` from their argument's map (arghelpers): name -> `.resources`."""
     templates = _templates(root)
-    own = {m.group(1): m.group(2) for text in templates.values() for m in _MAP_HELPER.finditer(text)}
-    return {**dict.fromkeys(arg_helpers(templates), ".resources"), **own}
+    found = (m for text in templates.values() for m in _MAP_HELPER.finditer(text))
+    own = {m.group(1): expr for m in found if (expr := _map_helper(m))}
+    return {**dict.fromkeys(arg_helpers(templates), ".resources"), **container_helpers(templates), **own}
 
 
 def expand_map_helpers(text: str, helpers: dict[str, str]) -> str:
