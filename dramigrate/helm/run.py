@@ -3491,6 +3491,16 @@ def _passthrough(
 _GIVEN = ("your values", "default values")
 LATER_TOLERATIONS = "a values file of yours after the DRA values that sets every tolerations list"
 LATER_DEVICES = "a values file of yours after the DRA values that sets the device keys again"
+ZERO_AGAIN = (
+    "asked 0 devices, so the DRA values give that map no claim and nothing can be asked twice: set to 0 again it "
+    "asks for none; set to a count, it stays a device-plugin request as before (lint reports it), since without a "
+    "claim in that map the template cannot tell the DRA values were given"
+)
+
+
+def _zero_count(value: Any) -> bool:
+    """Whether a values count is 0 (`0`, `"0"`): a device key that asks for no device (DESIGN.md: drop it, no claim)."""
+    return not isinstance(value, bool) and str(value).strip() in ("0", "0.0")
 
 
 def _later_files(
@@ -3526,10 +3536,15 @@ def _later_files(
             return why
         outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
     again: dict[str, Any] = {}
+    zero = []  # device keys the values ask 0 of: the DRA values give no claim for them, nothing can be asked twice
     for path, section, key in sorted(removed, key=str):
         value = get_path(merged, (*path, section, key))
-        if value is not None and all(isinstance(k, str) for k in path):
+        if _zero_count(value) and all(isinstance(k, str) for k in path):
+            zero.append(f"{display((*path, section))}[{json.dumps(key)}]")
+        elif value is not None and all(isinstance(k, str) for k in path):
             again = set_path(again, (*path, section, key), value)
+    if zero:
+        outcome.checked.append(f"{LATER_DEVICES}: {', '.join(zero)} {ZERO_AGAIN}")
     if again and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after):
         on = cached_render(copy_root, replace(dra, values_files=(*dra.values_files, work.values_file(again))))
         if DEVICE_TWICE not in (on.error or ""):
