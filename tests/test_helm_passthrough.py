@@ -786,6 +786,7 @@ def test_defaults_asking_zero_devices_are_rewritten(run_cli: RunCli, tmp_path: P
     code, _, err = run_cli(["fix", str(chart)])
     assert code == 0 and "nothing can be asked twice" in err, err
     assert texts(chart) == before
+    assert "The defaults ask for no device (a count of 0)" in (chart / "values-dra.yaml").read_text()
     out = docs(chart, (chart / "values-dra.yaml",))
     assert "ResourceClaimTemplate" not in out
     pod = out["Deployment"]["spec"]["template"]["spec"]
