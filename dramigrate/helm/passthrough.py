@@ -1135,9 +1135,8 @@ def overlay_text(
         )
         if not _claims_in(values):  # every count 0 (ibm autopilot's DaemonSet): no claim a later key could meet
             head += (
-                "# The defaults ask for no device (a count of 0). To give a pod one through DRA, add a claim template "
-                "under resourceClaimTemplates,\n# the pod's entry under resourceClaims and its name under the map's "
-                "claims, not a device key (that stays a device-plugin request)\n"
+                "# The defaults ask for no device (a count of 0): a device key set after this file stays a "
+                "device-plugin request; run dramigrate fix with values that ask for one to get their DRA values\n"
             )
 
     return head + _dumped(values)
