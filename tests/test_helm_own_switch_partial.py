@@ -83,8 +83,9 @@ def test_a_switch_of_the_charts_own_that_leaves_a_request_is_named_in_the_manual
 def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: Path) -> None:
     """llm-d-modelservice with its requester values: the prefill container's nvidia.com/gpu comes from the values file
     (the switch adds the claim beside it), the requester's from a template line the switch does not reach. The
-    message names the values line and the map to leave the key out of, and the template line (was: only 'beside its
-    claim' and the objects)."""
+    message names the values lines (limits and requests) and the map to leave the key out of, and the template line
+    with the values settings that render it and set its count, none of which makes it a claim (was: only 'beside its
+    claim' and the objects; then only the limits line, and the template line without the settings)."""
     llmd = corpus / "llm-d-modelservice"
     values = llmd / "examples" / "values-requester.yaml"
     options = ChartOptions(values_files=(values,), kube_version="1.34")
@@ -95,12 +96,18 @@ def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: P
         for n, text in enumerate(values.read_text().splitlines(), 1)
         if '      nvidia.com/gpu: "1"' in text and n > values.read_text().splitlines().index("prefill:")
     )
-    assert f"{values}:{line} sets it: leave nvidia.com/gpu out of prefill.containers[0].resources" in outcome.manual
+    lines = values.read_text().splitlines()
+    requests = next(n for n, text in enumerate(lines, 1) if '      nvidia.com/gpu: "1"' in text and n > line)
+    said = f"{values}:{line} and :{requests} set it: leave nvidia.com/gpu out of prefill.containers[0].resources"
+    assert said in outcome.manual, outcome.manual
     template = (chart / "templates" / "decode-requester-replicaset.yaml").read_text().splitlines()
     at = next(n for n, text in enumerate(template, 1) if "nvidia.com/gpu:" in text)
-    assert f"(templates/decode-requester-replicaset.yaml:{at} writes it, which the switch does not reach)" in (
+    enable = next(n for n, text in enumerate(lines, 1) if text == "  enable: true")
+    assert f"(templates/decode-requester-replicaset.yaml:{at} writes it, which the switch does not reach; " in (
         outcome.manual
     )
+    assert f"{values}:{enable} requester.enable: true keeps this device request" in outcome.manual
+    assert "no values setting makes that line a claim)" in outcome.manual
 
 
 def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(corpus: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment, dra_render
+from conftest import TOYAML_SERVER, RunCli, chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
@@ -773,3 +773,78 @@ def test_a_second_fix_leaves_the_node_affinity_it_put_under_the_claims_alone(run
     assert once.count("{{- if not .Values.resourceClaims }}") == 1, once
     code, _, err = run_cli(["fix", "plex"], cwd=tmp_path)
     assert (chart / "templates" / "sts.yaml").read_text() == once, err
+
+
+def test_defaults_asking_zero_devices_are_rewritten(run_cli: RunCli, tmp_path: Path) -> None:
+    """A chart whose defaults ask for `nvidia.com/gpu: 0` (IBM's autopilot DaemonSet): the DRA values drop the zero
+    keys and render no claim, and a values file set after them with the keys again cannot ask for a device twice (no
+    claim in that map), so fix writes the rewrite and says so. Was: manual work, "renders a container that asks for a
+    device through the device plugin and its DRA claim" (it asked for 0 devices and had no claim)."""
+    values = "resources:\n  limits:\n    nvidia.com/gpu: 0\n  requests:\n    nvidia.com/gpu: 0\n"
+    chart = chart_with(tmp_path, "app", {"values.yaml": values, "templates/server.yaml": TOYAML_SERVER})
+    before = texts(chart)
+    code, _, err = run_cli(["fix", str(chart)])
+    assert code == 0 and "nothing can be asked twice" in err, err
+    assert texts(chart) == before
+    assert "The defaults ask for no device (a count of 0)" in (chart / "values-dra.yaml").read_text()
+    out = docs(chart, (chart / "values-dra.yaml",))
+    assert "ResourceClaimTemplate" not in out
+    pod = out["Deployment"]["spec"]["template"]["spec"]
+    assert "resourceClaims" not in pod and not pod["containers"][0].get("resources"), pod
+    # a count set again after the DRA values stays a device-plugin request, which lint reports
+    again = tmp_path / "again.yaml"
+    again.write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    code, out_text, _ = run_cli(["lint", str(chart), "-f", str(chart / "values-dra.yaml"), "-f", str(again)])
+    assert code == 1 and "legacy-device-request" in out_text, out_text
+
+
+PREFERRED_MODEL = deployment(
+    "{{ .Release.Name }}-ui",
+    """\
+      containers:
+        - name: ui
+          image: ui:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+      {{- if .Values.gpus }}
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              preference:
+                matchExpressions:
+                  - key: nvidia.com/gpu.product
+                    operator: In
+                    values:
+                      {{- toYaml .Values.gpus | nindent 22 }}
+            - weight: 50
+              preference:
+                matchExpressions:
+                  - key: nvidia.com/gpu.present
+                    operator: Exists
+      {{- end }}
+""",
+)
+
+
+def test_preferred_model_from_values_stays_a_preference(run_cli: RunCli, tmp_path: Path) -> None:
+    """A template that writes a preferred node affinity on `nvidia.com/gpu.product` from `.Values.gpus`, then on any
+    `nvidia.com/gpu.present` node (cyberun's comfyui): the rewrite migrates the request and keeps the preference,
+    which only ranks nodes, as it keeps other label hacks from values, and says how to move it into the claim. Was:
+    manual work ("the pods select nodes by a device label that a template writes itself")."""
+    values = "resources:\n  limits:\n    nvidia.com/gpu: 1\ngpus: []\n"
+    chart = chart_with(tmp_path, "ui", {"values.yaml": values, "templates/ui.yaml": PREFERRED_MODEL})
+    model = "gpus[0]=NVIDIA-A100-SXM4-80GB"
+    before = [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=(model,)))]
+    code, out, err = run_cli(["fix", str(chart), "--set", model])
+    assert code == 0, err
+    assert "they are preferred node affinity only" in out + err, out + err
+    assert [(m.source, m.text) for m in render_chart(chart, RenderOptions(set_values=(model,)))] == before
+    dra = RenderOptions(values_files=(chart / "values-dra.yaml",), set_values=(model,))
+    rendered = [d for m in render_chart(chart, dra) for d in yaml.safe_load_all(m.text) if d]
+    pod = next(d for d in rendered if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    preferred = pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred[0]["preference"]["matchExpressions"][0]["values"] == ["NVIDIA-A100-SXM4-80GB"]
+    template = next(d for d in rendered if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 1

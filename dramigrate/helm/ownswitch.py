@@ -15,7 +15,7 @@ from typing import Any
 
 from dramigrate.findings import Finding
 from dramigrate.helm.prove import documents
-from dramigrate.helm.values import Leaf, display
+from dramigrate.helm.values import Leaf, display, key_line
 
 
 def _node(doc: Any, path: str) -> Any:
@@ -72,8 +72,9 @@ def _held_as_text(findings: list[Finding]) -> str:
 
 def _where(findings: list[Finding], key: tuple[str, str, str, str], root: Path, beside: bool) -> str:
     """Where the device request `key` (kind, name, container, resource) is set, and what to change there: a device key
-    a values map holds (the values line that sets it) is left out of the values with the switch on; a key a template
-    writes is named at its line."""
+    a values map holds (the values lines that set it, in limits and in requests) is left out of the values with the
+    switch on; a key a template writes is named at its line, with the values settings that render it and set its
+    count, which no values file can turn into a claim (a count of 0 takes the device away)."""
     found = next(
         (f for f in findings if f.rule == "legacy-device-request" and (f.kind, f.name, f.container, f.resource) == key),
         None,
@@ -84,10 +85,22 @@ def _where(findings: list[Finding], key: tuple[str, str, str, str], root: Path, 
         path = r.note.removesuffix(" sets this device count").rsplit(": ", 1)[0]
         held = re.fullmatch(rf"(.+)\.(?:limits|requests)\[\"{re.escape(key[3])}\"\]", path)
         if r.note.endswith("sets this device count") and held:
-            where = f"{_shown(r.file, root)}:{r.line}"
-            return f" ({where} sets it: leave {key[3]} out of {held.group(1)} with the switch on)"
+            lines = [f"{_shown(r.file, root)}:{r.line}"]
+            for section in ("limits", "requests"):
+                line = key_line(Path(r.file), (*_path(held.group(1)), section, key[3])) if r.file else 0
+                if line and line != r.line:
+                    lines.append(f":{line}")  # the same file
+            said = f"{' and '.join(lines)} set{'s' if len(lines) == 1 else ''}"
+            return f" ({said} it: leave {key[3]} out of {held.group(1)} with the switch on)"
     what = "which the switch leaves beside the claim" if beside else "which the switch does not reach"
-    return f" ({_shown(found.file, root)}:{found.line} writes it, {what})"
+    settings = [f"{_shown(r.file, root)}:{r.line} {r.note}" for r in found.related if r.file and r.line]
+    given = f"; {', '.join(settings)}: no values setting makes that line a claim" if settings and not beside else ""
+    return f" ({_shown(found.file, root)}:{found.line} writes it, {what}{given})"
+
+
+def _path(text: str) -> tuple[str | int, ...]:
+    """A values path from its display (`prefill.containers[0].resources`)."""
+    return tuple(int(i) if i else k for k, i in re.findall(r"([^.\[\]]+)|\[(\d+)\]", text))
 
 
 def _shown(file: str, root: Path) -> str:

@@ -1134,8 +1134,24 @@ def overlay_text(
             f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
             "through ResourceClaims (a null deletes a default key)\n"
         )
+        if not _claims_in(values):  # every count 0 (ibm autopilot's DaemonSet): no claim a later key could meet
+            head += (
+                "# The defaults ask for no device (a count of 0): a device key set after this file stays a "
+                "device-plugin request; run dramigrate fix with values that ask for one to get their DRA values\n"
+            )
 
     return head + _dumped(values)
+
+
+def _claims_in(values: Any) -> bool:
+    """Whether DRA values hold a claim: a non-empty `claims` list or `resourceClaimTemplates` map, at any depth."""
+    if isinstance(values, dict):
+        return any(
+            (k in ("claims", VALUES_KEY) and bool(v)) or _claims_in(v) for k, v in values.items() if v is not None
+        )
+    if isinstance(values, list):
+        return any(_claims_in(v) for v in values)
+    return False
 
 
 class _Flow(dict):  # type: ignore[type-arg]

@@ -853,14 +853,26 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
         return
     shipped = [(f"{outcome.display}/{p.relative_to(root).as_posix()}", p) for p in _shipped_with_notes(expected)]
     where = locate(label_notes[0][1], replace(sources, files=[*shipped, *sources.files]))
+    streams = [r.stream for _, r, *_ in expected if not r.error]
+    soft = [
+        key
+        for key, _ in label_notes
+        if all(key in _preferred_presence(stream, True) for stream in streams if key in _pod_labels(stream))
+    ]
+    how = "translate them by hand with the claim's selectors"
+    if len(soft) == len(label_notes):  # a preference ranks nodes and requires nothing: it may stay as it is
+        how = (
+            "they are preferred node affinity only, which ranks nodes and requires nothing, so the pods keep "
+            "preferring those nodes while the claim asks for any device of its class; to have the claim itself "
+            "prefer the model, give its claim template a firstAvailable list with those values as CEL selectors "
+            "(as `helm template ... | dramigrate fix -` writes it) and leave the affinity's values out"
+        )
     outcome.findings.append(
         Finding(
             "chart-label-from-values",
             RULES["chart-label-from-values"][0],
             "node-label hacks that come from values stay on the pods (the chart cannot translate them into "
-            "CEL selectors): "
-            + "; ".join(f"{key} from {display(path)}" for key, path in label_notes)
-            + "; translate them by hand with the claim's selectors",
+            "CEL selectors): " + "; ".join(f"{key} from {display(path)}" for key, path in label_notes) + f"; {how}",
             where.file or f"{outcome.display}/values.yaml",
             where.line,
         )
@@ -988,6 +1000,9 @@ def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> 
     from dramigrate.helm.values import walk
 
     found = _label_leaves(stream, rules, merged)
+    soft = _preferred_presence(stream)
+    if any(leaf is None and key in soft for key, leaf in found.items()):  # kept on the pods like the others
+        found = {key: leaf for key, leaf in found.items() if not (leaf is None and key in soft)}
     if not found or any(leaf is None for leaf in found.values()):
         return []
     leaves = list(walk(merged))
@@ -997,6 +1012,39 @@ def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> 
             same = [leaf for leaf in leaves if (leaf.path and leaf.path[-1] == key) or leaf.value == key]
             out += [(key, leaf) for leaf in [first, *(leaf for leaf in same if leaf.path != first.path)]]
     return out
+
+
+def _preferred_presence(stream: str, valued: bool = False) -> set[str]:
+    """Node label keys the rendered pods name only in preferred node affinity terms, each with `Exists` (or
+    `DoesNotExist`) and no value: a soft preference for nodes that have the label (cyberun's comfyui ranks
+    `nvidia.com/gpu.present` nodes below those of the model `.Values.gpus` names). It selects no model the claim would
+    need, so beside a label that comes from values it stays on the pods with that one (the proof compares with the
+    migration that leaves labels), never translated by the template. `valued`: those named only in preferred terms,
+    whatever their operator."""
+    soft: set[str] = set()
+    hard: set[str] = set()  # keys of nodeSelectors, required terms and preferred terms with values
+
+    def walk(node: Any, preferred: bool) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("nodeSelector"), dict):
+                hard.update(str(k) for k in node["nodeSelector"])
+            exprs = node.get("matchExpressions")
+            for e in exprs if isinstance(exprs, list) else []:
+                if isinstance(e, dict):
+                    bare = valued or (e.get("operator") in ("Exists", "DoesNotExist") and not e.get("values"))
+                    (soft if preferred and bare else hard).add(str(e.get("key")))
+            for key, value in node.items():
+                walk(value, preferred or key == "preferredDuringSchedulingIgnoredDuringExecution")
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, preferred)
+
+    try:
+        for doc in documents(stream):
+            walk(doc, False)
+    except yaml.YAMLError:
+        return set()
+    return soft - hard
 
 
 def _labels_set_by(
@@ -3491,6 +3539,16 @@ def _passthrough(
 _GIVEN = ("your values", "default values")
 LATER_TOLERATIONS = "a values file of yours after the DRA values that sets every tolerations list"
 LATER_DEVICES = "a values file of yours after the DRA values that sets the device keys again"
+ZERO_AGAIN = (
+    "asked 0 devices, so the DRA values give that map no claim and nothing can be asked twice: set to 0 again it "
+    "asks for none; set to a count, it stays a device-plugin request as before (lint reports it), since without a "
+    "claim in that map the template cannot tell the DRA values were given"
+)
+
+
+def _zero_count(value: Any) -> bool:
+    """Whether a values count is 0 (`0`, `"0"`): a device key that asks for no device (DESIGN.md: drop it, no claim)."""
+    return not isinstance(value, bool) and str(value).strip() in ("0", "0.0")
 
 
 def _later_files(
@@ -3526,10 +3584,15 @@ def _later_files(
             return why
         outcome.checked.append(f"{LATER_TOLERATIONS} (DRA values, then [{OWN_TOLERATION['key']}])")
     again: dict[str, Any] = {}
+    zero = []  # device keys the values ask 0 of: the DRA values give no claim for them, nothing can be asked twice
     for path, section, key in sorted(removed, key=str):
         value = get_path(merged, (*path, section, key))
-        if value is not None and all(isinstance(k, str) for k in path):
+        if _zero_count(value) and all(isinstance(k, str) for k in path):
+            zero.append(f"{display((*path, section))}[{json.dumps(key)}]")
+        elif value is not None and all(isinstance(k, str) for k in path):
             again = set_path(again, (*path, section, key), value)
+    if zero:
+        outcome.checked.append(f"{LATER_DEVICES}: {', '.join(zero)} {ZERO_AGAIN}")
     if again and any(DEVICE_TWICE in c.after for c in outcome.changes if c.after):
         on = cached_render(copy_root, replace(dra, values_files=(*dra.values_files, work.values_file(again))))
         if DEVICE_TWICE not in (on.error or ""):
