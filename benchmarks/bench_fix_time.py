@@ -7,14 +7,16 @@ Each run of DIR/runs.yaml (the format bench_chart_idiomatic.py reads) is fixed o
 its values files) by a child `python -m dramigrate fix`: the time is the child's wall time, proof included, without
 the independent checks bench_chart_idiomatic.py adds. With --repeat N every run is timed N times, the runs
 alternating (round 1 of every run, then round 2...), and the median is kept. --lint times `dramigrate lint` instead
-(no copy needed: lint writes nothing). --python runs another checkout's interpreter (its venv), to compare
-(`--python /tmp/snap23/.venv/bin/python`). Prints each run's median, then the distribution: median, p90, max and
-the count of runs above 5 s. Exits 0.
+(no copy needed: lint writes nothing). --python runs another interpreter (venv) and --source another checkout's
+dramigrate (first on the child's PYTHONPATH: a venv's editable install may point elsewhere), to compare
+(`--python /tmp/snap23/.venv/bin/python --source /tmp/snap23`). Prints each run's median, then the distribution:
+median, p90, max and the count of runs above 5 s. Exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -40,20 +42,23 @@ def command(python: str, verb: str, root: Path, values: tuple[Path, ...], run: R
     return cmd
 
 
-def time_once(python: str, run: Run, lint: bool) -> tuple[float, int]:
+def timed(cmd: list[str], source: str) -> tuple[float, int]:
+    env = dict(os.environ)
+    if source:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH", "")) if p)
+    start = time.perf_counter()
+    code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env).returncode
+    return time.perf_counter() - start, code
+
+
+def time_once(python: str, source: str, run: Run, lint: bool) -> tuple[float, int]:
     """Seconds and exit code of one fix (on a fresh copy) or lint (of the chart itself) of the run."""
     if lint:
-        cmd = command(python, "lint", run.chart, run.values, run)
-        start = time.perf_counter()
-        code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        return time.perf_counter() - start, code
+        return timed(command(python, "lint", run.chart, run.values, run), source)
     tmp = Path(tempfile.mkdtemp(prefix="bench-fix-time-"))
     try:
         root, values = copy_chart(run, tmp, None)
-        cmd = command(python, "fix", root, values, run)
-        start = time.perf_counter()
-        code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        return time.perf_counter() - start, code
+        return timed(command(python, "fix", root, values, run), source)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -70,6 +75,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="rounds (alternating); the median is kept")
     parser.add_argument("--lint", action="store_true", help="time lint instead of fix")
     parser.add_argument("--python", default=sys.executable, help="the interpreter (venv) whose dramigrate runs")
+    parser.add_argument("--source", default="", help="a checkout whose dramigrate the child imports first")
     args = parser.parse_args()
     runs = [r for r in folder_runs(args.charts) if args.only in f"{r.chart.name}:{r.label}"]
     if not runs:
@@ -79,7 +85,7 @@ def main() -> int:
     codes: dict[int, int] = {}
     for _ in range(max(1, args.repeat)):
         for i, run in enumerate(runs):
-            took, codes[i] = time_once(args.python, run, args.lint)
+            took, codes[i] = time_once(args.python, args.source, run, args.lint)
             times[i].append(took)
     medians = []
     for i, run in enumerate(runs):
