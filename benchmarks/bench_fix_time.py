@@ -9,7 +9,8 @@ the independent checks bench_chart_idiomatic.py adds. With --repeat N every run 
 alternating (round 1 of every run, then round 2...), and the median is kept. --lint times `dramigrate lint` instead
 (no copy needed: lint writes nothing). --python runs another interpreter (venv) and --source another checkout's
 dramigrate (first on the child's PYTHONPATH: a venv's editable install may point elsewhere), to compare
-(`--python /tmp/snap23/.venv/bin/python --source /tmp/snap23`). Prints each run's median, then the distribution:
+(`--python /tmp/snap23/.venv/bin/python --source /tmp/snap23`). Prints each run's median wall time and CPU time
+(dramigrate's and its Helm workers': steadier than wall time on a loaded machine), then the distribution of wall time:
 median, p90, max and the count of runs above 5 s. Exits 0.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,16 +44,20 @@ def command(python: str, verb: str, root: Path, values: tuple[Path, ...], run: R
     return cmd
 
 
-def timed(cmd: list[str], source: str) -> tuple[float, int]:
+def timed(cmd: list[str], source: str) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (the child's and its Helm workers', which it waits for) and exit code."""
     env = dict(os.environ)
     if source:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH", "")) if p)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env).returncode
-    return time.perf_counter() - start, code
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, code
 
 
-def time_once(python: str, source: str, run: Run, lint: bool) -> tuple[float, int]:
+def time_once(python: str, source: str, run: Run, lint: bool) -> tuple[float, float, int]:
     """Seconds and exit code of one fix (on a fresh copy) or lint (of the chart itself) of the run."""
     if lint:
         return timed(command(python, "lint", run.chart, run.values, run), source)
@@ -82,17 +88,21 @@ def main() -> int:
         print(f"nothing to measure: no run of {args.charts} matches {args.only!r}")
         return 0
     times: dict[int, list[float]] = {i: [] for i in range(len(runs))}
+    cpus: dict[int, list[float]] = {i: [] for i in range(len(runs))}
     codes: dict[int, int] = {}
     for _ in range(max(1, args.repeat)):
         for i, run in enumerate(runs):
-            took, codes[i] = time_once(args.python, args.source, run, args.lint)
+            took, cpu, codes[i] = time_once(args.python, args.source, run, args.lint)
             times[i].append(took)
+            cpus[i].append(cpu)
     medians = []
     for i, run in enumerate(runs):
         median = statistics.median(times[i])
         medians.append(median)
         spread = " ".join(f"{t:.1f}" for t in times[i])
-        print(f"{run.chart.name + ':' + run.label:80} {median:6.1f}s  ({spread}) exit {codes[i]}", flush=True)
+        cpu = statistics.median(cpus[i])
+        name = f"{run.chart.name}:{run.label}"
+        print(f"{name:80} {median:6.1f}s  cpu {cpu:6.1f}s  ({spread}) exit {codes[i]}", flush=True)
     verb = "lint" if args.lint else "fix"
     median, p90, above = statistics.median(medians), percentile(medians, 0.9), sum(m > LIMIT for m in medians)
     print(f"{verb} over {len(medians)} runs: median {median:.1f}s, p90 {p90:.1f}s, max {max(medians):.1f}s,", end=" ")
