@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from dramigrate.findings import InputError
 from dramigrate.limits import read_regular
 from dramigrate.rules import RuleSet
-from dramigrate.triage import _ALWAYS, _literals, has_word, literal_words
+from dramigrate.triage import _ALWAYS, _NAME_ESCAPE, _literals, has_word, literal_words, spelled_by_escape
 
 if TYPE_CHECKING:
     from dramigrate.ahead import Ahead
@@ -78,8 +78,16 @@ def pattern(rules: RuleSet) -> bytes:
 
 
 def words(rules: RuleSet) -> list[bytes]:
-    """The first pass: triage._ALWAYS and the rule packs' device names and domains, as literal texts."""
-    return [*_ALWAYS_FIXED, *(w.encode() for w in literal_words(rules))]
+    """The first pass: triage._ALWAYS, the rule packs' device names and domains and the escapes that can spell a
+    character of a name, as literal texts."""
+    return [*_ALWAYS_FIXED, *(w.encode() for w in literal_words(rules)), *ESCAPES]
+
+
+# triage._NAME_ESCAPE: the escapes as literal texts, and a backslash that ends its line (before a line feed, or a
+# carriage return and a line feed), which grep -o prints as the backslash alone (a word: the file is a candidate)
+ESCAPES = (b"\\x", b"\\u", b"\\U", b"\\/")
+_CONTINUED = b"|\\\\$|\\\\\r$"
+assert _NAME_ESCAPE.pattern == rb"\\(?:[xuU/]|\r?\n)", "prefilter.ESCAPES must say what triage._NAME_ESCAPE says"
 
 
 _ERE_SPECIAL = re.compile(rb"[][.\\*+?{}()|^$]")
@@ -181,7 +189,9 @@ class Grep:
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         self._meanings: dict[bytes, int] = {}  # _meaning's answers (grep's threads share them: each is the same)
         # read by -f - from stdin (a NUL byte cannot be passed as an argument)
-        texts = alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))
+        texts = (
+            alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))[:-1] + _CONTINUED + b"\n"
+        )
         common = ["-D", "skip", "-d", "skip", "-s"]
 
         def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:
@@ -274,7 +284,7 @@ class Grep:
             raw = read_regular(name)
         except (OSError, InputError):
             return True  # Python decides it, and says why it cannot be read
-        return _ALWAYS.search(raw) is not None or has_word(raw, self.rules)
+        return _ALWAYS.search(raw) is not None or has_word(raw, self.rules) or spelled_by_escape(raw)
 
     def result(self) -> Found:
         try:

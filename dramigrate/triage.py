@@ -30,6 +30,10 @@ _KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*/[-\w.]+)["']?\s*:""
 QUOTA_KINDS = {"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Queue"}
 KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
 _LOOKAHEAD = 40
+# An escape in a double-quoted YAML scalar or a JSON string can spell any character of a resource name
+# (`"nvidia.com\x2Fgpu"`, `\u002f`, JSON's `\/`), and a backslash before a line break joins two lines: the API
+# server reads the name decoded while the bytes hold no device word. Such bytes go to the parse, which decodes them.
+_NAME_ESCAPE = re.compile(rb"\\(?:[xuU/]|\r?\n)")
 
 
 _compiled: dict[int, tuple[RuleSet, re.Pattern[bytes]]] = {}
@@ -93,11 +97,16 @@ assert _ALWAYS.pattern == rb"resourceClaims|claims\s*:|ResourceQuota|LimitRange|
 def may_matter(raw: bytes, rules: RuleSet) -> bool:
     """From the bytes alone: can this file hold a device request, a claim or a device quota? The device words first:
     almost every file that gets here (grep let it through) holds one."""
-    if has_word(raw, rules):
+    if has_word(raw, rules) or spelled_by_escape(raw):
         return True
     if any(w in raw for w in _ALWAYS_WORDS) and _ALWAYS.search(raw) is not None:
         return True
     return _extended_in_section(raw)
+
+
+def spelled_by_escape(raw: bytes) -> bool:
+    """The bytes hold an escape that can spell a character of a device name (_NAME_ESCAPE)."""
+    return b"\\" in raw and _NAME_ESCAPE.search(raw) is not None
 
 
 def mentions_device(raw: bytes, rules: RuleSet) -> bool:
@@ -195,11 +204,7 @@ def _needs_pipeline(node: Any, rules: RuleSet) -> bool:
         for child in children:  # _embeds_request inline, and isinstance of a tuple: this meets every value
             if isinstance(child, _COLLECTIONS):
                 stack.append(child)
-            elif (
-                isinstance(child, str)
-                and ("limits" in child or "requests" in child)
-                and has_word(child.encode(), rules)
-            ):
+            elif isinstance(child, str) and ("limits" in child or "requests" in child) and _names_word(child, rules):
                 return True
     return False
 
@@ -212,4 +217,10 @@ _SECTIONS = ("limits", "requests", *KUBESPAWNER_KEYS)
 
 def _embeds_request(value: Any, rules: RuleSet) -> bool:
     """A pod spec or manifest held in a string (embedded.py reports it)."""
-    return isinstance(value, str) and ("limits" in value or "requests" in value) and has_word(value.encode(), rules)
+    return isinstance(value, str) and ("limits" in value or "requests" in value) and _names_word(value, rules)
+
+
+def _names_word(text: str, rules: RuleSet) -> bool:
+    """A string holds a device word, or an escape that can spell one (a JSON manifest in a block scalar)."""
+    raw = text.encode()
+    return has_word(raw, rules) or spelled_by_escape(raw)
