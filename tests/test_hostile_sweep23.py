@@ -1,0 +1,43 @@
+"""Hostile inputs of the twenty-third sweep (issue 11's checker, run from outside the repo): each beside a good
+file; the bad one is named, in every report format asked for, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, run_dramigrate
+
+
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("disable: [legacy-device-request, no-such-rule]", "no finding rule no-such-rule"),
+        ("enable: 'legacy-device-request,no-such-rule'", "no finding rule no-such-rule"),
+        ("kube-version: '1.20'", "`kube-version` 1.20"),
+        ("kube-version: latest", "`kube-version` must look like"),
+    ],
+)
+def test_a_config_setting_that_names_nothing_known_is_reported_at_its_line(
+    tmp_path: Path, setting: str, said: str
+) -> None:
+    """A repository's config whose `disable`/`enable` names an unknown rule, or whose `kube-version` is unknown, was
+    checked after the config loaded: the run stopped with a line on standard error (blaming a `--kube-version` flag
+    nobody gave) and `--format json` or `github` printed nothing, so the consumer and the pull request saw no error.
+    Now the config is named at the setting's line, in the report asked for, and nothing is checked or written."""
+    (tmp_path / ".dramigrate.yaml").write_text(f"fail-on: error\n{setting}\n")
+    good = tmp_path / "good.yaml"
+    good.write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", ".", "--format", "json"], cwd=tmp_path)
+    report = json.loads(out)
+    assert code == 2
+    assert [(e["file"], e["line"]) for e in report["errors"]] == [(".dramigrate.yaml", 2)]
+    assert said in report["errors"][0]["message"]
+    assert "--kube-version" not in out + err
+
+    code, out, _ = run_dramigrate(["fix", ".", "--format", "github"], cwd=tmp_path)
+    assert code == 2
+    assert out.startswith("::error file=.dramigrate.yaml,line=2,")
+    assert good.read_text() == ONE_GPU_POD.format(name="good")
