@@ -245,6 +245,14 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
 
             what, line, column = yaml_problem(text, exc)
             raise InputError(what, str(path), line, column) from exc
+        if twice := _duplicate_key(text):
+            key, line, column = twice
+            raise InputError(
+                f"`{key}` is set twice (the last one wins, and a reviewer reads the first); keep one",
+                str(path),
+                line,
+                column,
+            )
     if not isinstance(values, dict):
         raise InputError(f"config must be a mapping of settings, not {_kind(values)}", str(path), 1)
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it
@@ -278,6 +286,33 @@ def _key_position(text: str, key: str, toml: bool) -> tuple[int, int]:
             if str(k.value) == key:
                 return k.start_mark.line + 1, k.start_mark.column + 1
     return 1, 0
+
+
+def _duplicate_key(text: str) -> tuple[str, int, int] | None:
+    """The first key set a second time in one mapping of the config, with that second place (1-based). PyYAML keeps
+    the last silently: `exclude: [vendor/]` on top and `exclude: ['**']` forty lines down turned the gate green,
+    and the review of the pull request saw the first."""
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    todo, seen_nodes = [node], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen_nodes or not isinstance(current, (yaml.MappingNode, yaml.SequenceNode)):
+            continue
+        seen_nodes.add(id(current))
+        if isinstance(current, yaml.SequenceNode):
+            todo.extend(current.value)
+            continue
+        keys: set[str] = set()
+        for k, v in current.value:
+            if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                if k.value in keys:
+                    return k.value, k.start_mark.line + 1, k.start_mark.column + 1
+                keys.add(k.value)
+            todo.append(v)
+    return None
 
 
 def parse_size(value: Any, where: str = "") -> int:

@@ -41,3 +41,32 @@ def test_a_config_setting_that_names_nothing_known_is_reported_at_its_line(
     assert code == 2
     assert out.startswith("::error file=.dramigrate.yaml,line=2,")
     assert good.read_text() == ONE_GPU_POD.format(name="good")
+
+
+def test_a_config_setting_written_twice_is_refused_at_its_second_place(tmp_path: Path) -> None:
+    """A pull request adding a second `exclude:` far down the repository's config (PyYAML keeps the last one
+    silently) excluded every file while the review read the first: lint exited 0 with nothing checked. Now the
+    config is bad input at the second key, and the good file is not skipped unnoticed."""
+    (tmp_path / ".dramigrate.yaml").write_text("exclude: [vendor/**]\nfail-on: error\nexclude: ['**']\n")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, _ = run_dramigrate(["lint", ".", "--format", "json"], cwd=tmp_path)
+
+    report = json.loads(out)
+    assert code == 2
+    assert [(e["file"], e["line"]) for e in report["errors"]] == [(".dramigrate.yaml", 3)]
+    assert "`exclude` is set twice" in report["errors"][0]["message"]
+
+
+def test_anchors_and_merge_keys_in_a_config_are_not_taken_for_a_setting_written_twice(tmp_path: Path) -> None:
+    """The duplicate check reads keys as written: a merge key and an alias reused are no second setting."""
+    (tmp_path / ".dramigrate.yaml").write_text(
+        "exclude: &skip [vendor/**]\nremoved-taints: *skip\n"
+        "sharing:\n  <<: {nvidia.com/gpu: none}\n  amd.com/gpu: none\n"
+    )
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", "."], cwd=tmp_path)
+
+    assert code == 1, out + err
+    assert "good.yaml" in out
