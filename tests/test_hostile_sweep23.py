@@ -4,6 +4,7 @@ file; the bad one is named, in every report format asked for, and nothing is wri
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,51 @@ def test_anchors_and_merge_keys_in_a_config_are_not_taken_for_a_setting_written_
 
     assert code == 1, out + err
     assert "good.yaml" in out
+
+
+def test_a_baseline_nested_past_the_stack_is_bad_input_named_not_an_internal_error(tmp_path: Path) -> None:
+    """The baseline is a file of the repository a pull request can change: one holding `[[[[...` a hundred thousand
+    levels deep stopped lint with `internal error: RecursionError` and no report. Now the baseline is named as
+    bad input in the report asked for, and nothing else is read."""
+    (tmp_path / "baseline.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", ".", "--baseline", "baseline.json", "--format", "json"], cwd=tmp_path)
+
+    assert "internal error" not in out + err and "Traceback" not in out + err
+    report = json.loads(out)
+    assert code == 2
+    assert [e["file"] for e in report["errors"]] == ["baseline.json"]
+    assert "nests too deeply" in report["errors"][0]["message"]
+
+
+def test_a_baseline_that_is_not_one_is_named_in_the_report_asked_for(tmp_path: Path) -> None:
+    """A baseline that does not load was read only after the whole lint: the run then stopped with a line on
+    standard error and `--format github` printed nothing, so the pull request that broke it got no annotation."""
+    (tmp_path / "baseline.json").write_text('{"version": 1, "findings": "all of them"}\n')
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, _ = run_dramigrate(["lint", ".", "--baseline", "baseline.json", "--format", "github"], cwd=tmp_path)
+
+    assert code == 2
+    assert out.startswith("::error file=baseline.json,")
+    assert "not a dramigrate baseline" in out
+
+
+def test_a_values_file_that_is_a_link_out_or_a_fifo_is_named_in_the_report_asked_for(tmp_path: Path) -> None:
+    """A -f values file refused before any work (a FIFO, a folder, a link out of the tree) stopped the run with a
+    line on standard error only: `--format json` printed nothing, while a missing -f file was a report's error.
+    Now each is bad input in the report, and nothing is written."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "outside.yaml").symlink_to("/proc/self/environ")
+
+    for values in ("fifo.yaml", "outside.yaml"):
+        code, out, _ = run_dramigrate(["lint", "chart", "-f", values, "--format", "json"], cwd=tmp_path, timeout=60)
+
+        report = json.loads(out)
+        assert code == 2
+        assert [e["file"] for e in report["errors"]] == [values]
