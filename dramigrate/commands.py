@@ -740,7 +740,7 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
     path = ctx.settings.classes_file
     try:
-        before = read_regular(str(path)).decode("utf-8") if path.exists() else ""  # never a FIFO's endless read
+        before = _text_of(path, read_regular(str(path))) if path.exists() else ""  # never a FIFO's endless read
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -761,6 +761,16 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
             _not_written(r, result, exc)
             return None
     return path, before, after
+
+
+def _text_of(path: Path, raw: bytes) -> str:
+    """The classes file's text; bad input when it is not UTF-8 (was: `internal error: UnicodeDecodeError`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"the classes file is not UTF-8 text (byte {exc.start + 1}); not changed", str(path), 1
+        ) from None
 
 
 def _exit(result: RunResult, fail_on: Severity, exit_zero: bool = False) -> int:

@@ -119,3 +119,40 @@ def test_a_values_file_that_is_a_link_out_or_a_fifo_is_named_in_the_report_asked
         report = json.loads(out)
         assert code == 2
         assert [e["file"] for e in report["errors"]] == [values]
+
+
+DEVICE_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: y
+description: a device whose class no driver chart ships
+domains: [y.example.com]
+resources:
+  - regex: 'y\\.example\\.com/dev'
+    deviceClass: y.example.com
+    request: dev
+deviceClasses:
+  - name: y.example.com
+    driver: y.example.com
+"""
+
+
+def test_a_classes_file_that_is_not_utf8_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    """fix --classes-file naming a file that is not UTF-8 (a UTF-16 file an editor saved, or a binary one) stopped
+    with `internal error: UnicodeDecodeError` for it; now it is bad input named with its reason, and left as is."""
+    (tmp_path / "pack.yaml").write_text(DEVICE_PACK)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod").replace("nvidia.com/gpu", "y.example.com/dev"))
+    classes = tmp_path / "classes.yaml"
+    classes.write_bytes("# DeviceClasses\n".encode("utf-16"))
+    before = classes.read_bytes()
+
+    code, out, err = run_dramigrate(
+        ["fix", "pod.yaml", "--rules", "pack.yaml", "--classes-file", "classes.yaml", "--format", "json"], cwd=tmp_path
+    )
+
+    assert "internal" not in out + err
+    report = json.loads(out)
+    assert code == 2
+    assert [(e["file"], e["rule"]) for e in report["errors"]] == [("classes.yaml", "bad-input")]
+    assert "not UTF-8" in report["errors"][0]["message"]
+    assert classes.read_bytes() == before
