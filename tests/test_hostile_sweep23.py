@@ -156,3 +156,38 @@ def test_a_classes_file_that_is_not_utf8_is_named_not_an_internal_error(tmp_path
     assert [(e["file"], e["rule"]) for e in report["errors"]] == [("classes.yaml", "bad-input")]
     assert "not UTF-8" in report["errors"][0]["message"]
     assert classes.read_bytes() == before
+
+
+@pytest.mark.parametrize("regex", ["y{100000}\\.example\\.com/dev", "((y{20}){20})\\.example\\.com/dev"])
+def test_a_rule_pack_regex_with_a_count_past_any_resource_name_is_refused_when_the_pack_loads(
+    tmp_path: Path, regex: str
+) -> None:
+    """The regex engine unrolls a counted repeat when it compiles: a repository's rule pack with `y{1000000000}`
+    made lint, diff and fix take every byte of memory until the kernel killed them (no report, minutes lost). No
+    resource name is longer than MAX_RESOURCE_NAME characters, so a count past it (nested counts multiplied) is
+    refused with the pack named, before any compile; `rules validate` says the same."""
+    (tmp_path / "pack.yaml").write_text(DEVICE_PACK.replace("y\\.example\\.com/dev", regex))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, _ = run_dramigrate(["lint", ".", "--rules", "pack.yaml", "--format", "json"], cwd=tmp_path)
+
+    report = json.loads(out)
+    assert code == 2
+    assert [e["file"] for e in report["errors"]] == ["pack.yaml"]
+    assert "unrolls it in memory" in report["errors"][0]["message"]
+    code, out, err = run_dramigrate(["rules", "validate", "pack.yaml"], cwd=tmp_path)
+    assert code != 0
+    assert "unrolls it in memory" in out + err
+
+
+def test_a_rule_pack_regex_with_counts_a_name_can_hold_still_loads(tmp_path: Path) -> None:
+    """Counts a resource name can use (a DNS label's 63 characters) stay accepted."""
+    pack = DEVICE_PACK.replace("y\\.example\\.com/dev", "[a-z0-9]{1,63}\\.example\\.com/dev")
+    (tmp_path / "pack.yaml").write_text(pack)
+    pod = ONE_GPU_POD.format(name="pod").replace("nvidia.com/gpu", "y.example.com/dev")
+    (tmp_path / "pod.yaml").write_text(pod)
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--rules", "pack.yaml"], cwd=tmp_path)
+
+    assert code == 1, out + err
+    assert "y.example.com/dev" in out and "legacy-device-request" in out
