@@ -191,3 +191,28 @@ def test_a_rule_pack_regex_with_counts_a_name_can_hold_still_loads(tmp_path: Pat
 
     assert code == 1, out + err
     assert "y.example.com/dev" in out and "legacy-device-request" in out
+
+
+def test_a_rule_pack_alias_bomb_is_refused_before_its_values_are_quoted(tmp_path: Path) -> None:
+    """A 600-byte rule pack of nested aliases (`b: [*a, *a, ...]`, seven levels) passed the event count (aliases are
+    one event each), and the schema's message quoted the expanded value: lint printed 75 MB. The pack is now refused
+    by its expanded size, named, in a short message; a schema message quoting a long value is cut."""
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 7)]
+    (tmp_path / "pack.yaml").write_text("schemaVersion: 1\nkind: RulePack\nname: p\n" + "\n".join(levels) + "\n")
+    (tmp_path / "long.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: q\ndomains: x\nresources: {"
+        + ", ".join(f"k{i}: v" for i in range(5000))
+        + "}\n"
+    )
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["lint", "good.yaml", "--rules", "pack.yaml"], cwd=tmp_path)
+    assert code == 2
+    assert "pack.yaml: rules file expands to more than" in out + err
+    assert len(out + err) < 5000
+
+    code, out, err = run_dramigrate(["rules", "validate", "long.yaml"], cwd=tmp_path)
+    assert code == 2
+    assert "resources:" in out + err
+    assert len(out + err) < 2000
