@@ -522,8 +522,8 @@ def _config_failed(opts: Options, command: str, exc: ConfigError) -> tuple[Conte
     )
     result = RunResult(files=[FileResult(exc.file or "config", error=exc)], bad_input=1)
     MESSAGES.warn(
-        f"nothing checked: {exc.shown()} (a run never goes on without its config, rule packs and baseline: fix it, "
-        "or name another)"
+        f"nothing checked: {exc.shown()} (a run never goes on without the config, rule packs, baseline or values "
+        "files it is given: fix it, or name another)"
     )
     return ctx, result
 
