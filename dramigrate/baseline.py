@@ -66,6 +66,8 @@ def load(path: Path) -> Counter[Key]:
     except ValueError as exc:  # json's own text says `line 3 column 1 (char 32)` after the problem
         line, column = getattr(exc, "lineno", 0), getattr(exc, "colno", 0)
         raise InputError(f"the baseline is not JSON: {getattr(exc, 'msg', exc)}", str(path), line, column) from exc
+    except RecursionError:  # `[[[[...` a pull request commits as the baseline: json's decoder recurses per level
+        raise InputError("the baseline is not a dramigrate baseline: it nests too deeply to read", str(path)) from None
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(doc.get("findings"), list):
         raise InputError(f"not a dramigrate baseline (version {VERSION}); write one with --write-baseline", str(path))
     out: Counter[Key] = Counter()

@@ -114,6 +114,7 @@ class Context:
     reports: list[ReportSpec] = field(default_factory=list)
     disabled: frozenset[str] = frozenset()
     config_note: str = ""  # what the config file excludes, disables or marks as shared (config_overview)
+    baseline: Any = None  # lint --baseline: its entries (a Counter), read before any work
 
 
 def _err(message: str) -> None:
@@ -266,6 +267,12 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
             _err(f"dramigrate: note: {target.extended_resource_advice()}")
     with _as_config_error():
         rules = load_rules(settings.rules)
+    known = None
+    if opts.baseline is not None:  # a file of the repository: one that does not load is named in every report
+        from dramigrate import baseline
+
+        with _as_config_error():
+            known = baseline.load(opts.baseline)
     overview = config_overview(as_configured, trusted, report_only_overrides(rules, as_configured.rules))
     if overview:
         MESSAGES.warn(overview)  # even with --quiet: a reviewer must see what the config turns off
@@ -277,7 +284,8 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     disabled = (rule_ids(settings.disable, "disable") | rule_ids(opts.disable, "--disable")) - (
         rule_ids(settings.enable, "enable") | rule_ids(opts.enable, "--enable")
     )
-    _regular_values_files(opts.values_files)
+    with _as_config_error():  # a -f of the repository that is no file is named in every report, as a bad config
+        _regular_values_files(opts.values_files)
     from dramigrate.prefilter import Stream
 
     ahead = None
@@ -307,7 +315,16 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
         MESSAGES.explain(f"rules disabled (not reported): {', '.join(sorted(disabled))}")
     stdin = read_stdin(settings.max_file_size) if inputs.stdin else None
     return Context(
-        settings, target, rules, inputs, stdin, release, reports=reports, disabled=disabled, config_note=overview
+        settings,
+        target,
+        rules,
+        inputs,
+        stdin,
+        release,
+        reports=reports,
+        disabled=disabled,
+        config_note=overview,
+        baseline=known,
     )
 
 
@@ -474,11 +491,11 @@ def _drop_known(ctx: Context, opts: Options, result: RunResult) -> dict[str, Any
 
         n = baseline.write(opts.write_baseline, result.findings)
         MESSAGES.note(f"wrote the baseline {opts.write_baseline}: {n} finding(s)")
-    if opts.baseline is None:
+    if opts.baseline is None or ctx.baseline is None:  # None: the run stopped before it (_config_failed)
         return None
     from dramigrate import baseline
 
-    outcome = baseline.apply(result.findings, baseline.load(opts.baseline))
+    outcome = baseline.apply(result.findings, ctx.baseline)
     for f in outcome.known:
         MESSAGES.explain(f"{f.file}:{f.line}: [{f.rule}] not reported: in the baseline {opts.baseline}")
     result.findings = outcome.new
@@ -505,8 +522,8 @@ def _config_failed(opts: Options, command: str, exc: ConfigError) -> tuple[Conte
     )
     result = RunResult(files=[FileResult(exc.file or "config", error=exc)], bad_input=1)
     MESSAGES.warn(
-        f"nothing checked: the config does not load: {exc.shown()} (no run goes on without it: fix it, or name "
-        "another with --config)"
+        f"nothing checked: {exc.shown()} (a run never goes on without the config, rule packs, baseline or values "
+        "files it is given: fix it, or name another)"
     )
     return ctx, result
 
@@ -723,7 +740,7 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
 
     path = ctx.settings.classes_file
     try:
-        before = read_regular(str(path)).decode("utf-8") if path.exists() else ""  # never a FIFO's endless read
+        before = _text_of(path, read_regular(str(path))) if path.exists() else ""  # never a FIFO's endless read
         after = merge_classes(str(path), before, missing, ctx.target)
     except Exception as exc:  # the classes file fails on its own: named, exit 2, the manifests are written
         failed = failed_file(str(path), exc)
@@ -744,6 +761,16 @@ def _classes(ctx: Context, result: RunResult, write: bool) -> tuple[Path, str, s
             _not_written(r, result, exc)
             return None
     return path, before, after
+
+
+def _text_of(path: Path, raw: bytes) -> str:
+    """The classes file's text; bad input when it is not UTF-8 (was: `internal error: UnicodeDecodeError`)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"the classes file is not UTF-8 text (byte {exc.start + 1}); not changed", str(path), 1
+        ) from None
 
 
 def _exit(result: RunResult, fail_on: Severity, exit_zero: bool = False) -> int:

@@ -77,6 +77,8 @@ class Settings:
                 value = tuple((base / v).resolve() for v in _strings(value, raw_key, str(self.config_file or "")))
             elif key in ("exclude", "removed_taints", "disable", "enable"):
                 value = _strings(value, raw_key, str(self.config_file or ""))
+                if key in ("disable", "enable"):
+                    _known_rules(value, raw_key, str(self.config_file or ""))
                 if key == "exclude" and len(value) > MAX_EXCLUDES:  # each is matched against every file of the run
                     raise InputError(
                         f"`exclude` holds {len(value):,} patterns, more than {MAX_EXCLUDES} (9,000 of them ran lint "
@@ -94,7 +96,7 @@ class Settings:
             elif key == "max_file_size":
                 value = parse_size(value, str(self.config_file or ""))
             elif key == "kube_version":
-                value = str(value)
+                value = _kube_version(value, str(self.config_file or ""))
             elif key == "strategy" and value not in ("claims", "extended-resource"):
                 raise InputError(
                     f"`strategy` must be claims or extended-resource, not {value!r}", str(self.config_file)
@@ -125,6 +127,30 @@ def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
     if odd is not None or None in items:
         raise InputError(f"`{key}` must be a list of strings, and one of its items is {_kind(odd)}", where)
     return tuple(str(v) for v in items)
+
+
+def _known_rules(ids: tuple[str, ...], key: str, where: str) -> None:
+    """Refuse a config's `disable`/`enable` naming a rule that does not exist, at its line, as a config that does not
+    load (every report still comes out). Was: checked after loading, with neither the file nor a report: `--format
+    json` and `github` printed nothing at all, and the message named no config file."""
+    from dramigrate.catalogue import catalogue
+
+    unknown = sorted({p.strip() for v in ids for p in v.split(",") if p.strip()} - set(catalogue()))
+    if unknown:
+        raise InputError(f"`{key}`: no finding rule {', '.join(unknown)}; `dramigrate rules list` lists them", where)
+
+
+def _kube_version(value: Any, where: str) -> str:
+    """A config's `kube-version`, checked where it is written (as _known_rules): an unknown or too old version was
+    reported as a `--kube-version` flag nobody gave, with no report in the format asked for."""
+    from dramigrate.versions import Target
+
+    text = str(value)
+    try:
+        Target.parse(text)
+    except InputError as exc:
+        raise InputError(exc.message.replace("--kube-version", "`kube-version`", 1), where) from None
+    return text
 
 
 class ConfigError(InputError):
@@ -219,6 +245,14 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
 
             what, line, column = yaml_problem(text, exc)
             raise InputError(what, str(path), line, column) from exc
+        if twice := _duplicate_key(text):
+            key, line, column = twice
+            raise InputError(
+                f"`{key}` is set twice (the last one wins, and a reviewer reads the first); keep one",
+                str(path),
+                line,
+                column,
+            )
     if not isinstance(values, dict):
         raise InputError(f"config must be a mapping of settings, not {_kind(values)}", str(path), 1)
     if not expands_within(values, MAX_CONFIG_VALUES):  # every message that quotes a value would expand it
@@ -252,6 +286,33 @@ def _key_position(text: str, key: str, toml: bool) -> tuple[int, int]:
             if str(k.value) == key:
                 return k.start_mark.line + 1, k.start_mark.column + 1
     return 1, 0
+
+
+def _duplicate_key(text: str) -> tuple[str, int, int] | None:
+    """The first key set a second time in one mapping of the config, with that second place (1-based). PyYAML keeps
+    the last silently: `exclude: [vendor/]` on top and `exclude: ['**']` forty lines down turned the gate green,
+    and the review of the pull request saw the first."""
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    todo, seen_nodes = [node], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen_nodes or not isinstance(current, (yaml.MappingNode, yaml.SequenceNode)):
+            continue
+        seen_nodes.add(id(current))
+        if isinstance(current, yaml.SequenceNode):
+            todo.extend(current.value)
+            continue
+        keys: set[str] = set()
+        for k, v in current.value:
+            if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                if k.value in keys:
+                    return k.value, k.start_mark.line + 1, k.start_mark.column + 1
+                keys.add(k.value)
+            todo.append(v)
+    return None
 
 
 def parse_size(value: Any, where: str = "") -> int:

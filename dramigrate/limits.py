@@ -414,6 +414,9 @@ class BoundedRegex:
         )
 
 
+EXPONENTIAL = "; it could take exponential time on a name"
+
+
 def regex_problem(pattern: str) -> str:
     """Why a rule-pack regex could backtrack catastrophically ("" when it cannot): a repeated group that holds
     another unbounded repeat (`(a+)+`, `(.*x)*`), or a repeated alternation whose branches can start alike
@@ -432,32 +435,53 @@ def regex_problem(pattern: str) -> str:
     def unbounded(op: object, av: tuple[int, int, object]) -> bool:
         return op in repeats and av[1] > 1  # MAXREPEAT or any count above one
 
-    def walk(items: object, inside: bool) -> str:
+    def counted(av: tuple[int, int, object], scale: int) -> tuple[str, int]:
+        """A counted repeat's problem ("" when none) and the scale its body runs at. The regex engine unrolls a
+        count when it compiles (`y{1000000000}` took the memory of the machine and the run was killed); a name is
+        at most MAX_RESOURCE_NAME characters, so no count past it, nested counts multiplied, is of any use."""
+        count = av[0] if av[1] == sre_parse.MAXREPEAT else av[1]
+        if count * scale > MAX_RESOURCE_NAME:
+            return (
+                f"a repeat count of {count * scale:,} (nested counts multiplied) past the {MAX_RESOURCE_NAME} "
+                "characters of a resource name: the regex engine unrolls it in memory when it compiles",
+                0,
+            )
+        return "", scale * max(count, 1)
+
+    def walk(items: object, inside: bool, scale: int = 1) -> str:
         for op, av in items:  # type: ignore[attr-defined]
-            if op == getattr(sre_parse, "POSSESSIVE_REPEAT", None) or op == getattr(sre_parse, "ATOMIC_GROUP", None):
-                found = walk(av[2] if op != getattr(sre_parse, "ATOMIC_GROUP", None) else av, False)
+            if op == getattr(sre_parse, "ATOMIC_GROUP", None):
+                found = walk(av, False, scale)
+                if found:
+                    return found
+            elif op == getattr(sre_parse, "POSSESSIVE_REPEAT", None):
+                found, inner = counted(av, scale)
+                found = found or walk(av[2], False, inner)
                 if found:
                     return found
             elif op in repeats:
                 body = av[2]
+                found, inner = counted(av, scale)
+                if found:
+                    return found
                 if inside and av[1] > 1:
-                    return "a repeat inside a repeat (nested quantifiers)"
+                    return f"a repeat inside a repeat (nested quantifiers){EXPONENTIAL}"
                 if av[1] > 1 and _alternation_overlaps(body, sre_parse):
-                    return "a repeated alternation whose branches can match the same text"
-                found = walk(body, inside or unbounded(op, av))
+                    return f"a repeated alternation whose branches can match the same text{EXPONENTIAL}"
+                found = walk(body, inside or unbounded(op, av), inner)
                 if found:
                     return found
             elif op == sre_parse.SUBPATTERN:
-                found = walk(av[-1], inside)
+                found = walk(av[-1], inside, scale)
                 if found:
                     return found
             elif op == sre_parse.BRANCH:
                 for branch in av[1]:
-                    found = walk(branch, inside)
+                    found = walk(branch, inside, scale)
                     if found:
                         return found
             elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
-                found = walk(av[1], inside)
+                found = walk(av[1], inside, scale)
                 if found:
                     return found
         return ""

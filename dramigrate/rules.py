@@ -13,7 +13,15 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
-from dramigrate.limits import MAX_RESOURCE_NAME, SETTINGS, BoundedRegex, nodes_upto, read_regular, regex_problem
+from dramigrate.limits import (
+    MAX_RESOURCE_NAME,
+    SETTINGS,
+    BoundedRegex,
+    expands_within,
+    nodes_upto,
+    read_regular,
+    regex_problem,
+)
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
@@ -221,10 +229,15 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
     errors = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in err.absolute_path) or "(top)"
-        errors.append(f"{path}: {where}: {err.message}")
+        errors.append(f"{path}: {where}: {shorten(err.message)}")
     if data["kind"] == "RulePack" and not errors:
         errors.extend(_check_selectors(path, data))
     return errors
+
+
+def shorten(message: str, limit: int = 300) -> str:
+    """A schema message, which quotes the value it refuses (a list of thousands of entries), cut to limit."""
+    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
@@ -241,7 +254,7 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
                 errors.append(f"{path}: resources.{i}.regex: {exc}")
                 continue
             if problem := regex_problem(res["regex"]):
-                errors.append(f"{path}: resources.{i}.regex: {problem}: it could take exponential time on a name")
+                errors.append(f"{path}: resources.{i}.regex: {problem}")
                 continue
         for j, selector in enumerate(res.get("selectors", [])):
             unknown = set(PLACEHOLDER.findall(selector)) - groups
@@ -279,6 +292,11 @@ def read_rule_file(path: Path) -> dict[str, Any]:
                 str(path),
             )
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        if not expands_within(data, MAX_RULE_FILE_VALUES):  # the schema's messages quote values, aliases expanded
+            raise InputError(
+                f"rules file expands to more than {MAX_RULE_FILE_VALUES:,} values (YAML alias bomb?); not read",
+                str(path),
+            )
     except OSError as exc:
         raise InputError(f"cannot read rules file: {exc.strerror}", str(path)) from exc
     except UnicodeDecodeError as exc:
@@ -296,7 +314,7 @@ def _safe_regex(pattern: str, origin: str, shipped: bool) -> re.Pattern[str] | B
     user's pack is matched with a time limit too (BoundedRegex), since no static check catches every such regex."""
     problem = regex_problem(pattern)
     if problem:
-        raise InputError(f"rule-pack regex {pattern!r}: {problem}; it could take exponential time on a name", origin)
+        raise InputError(f"rule-pack regex {pattern!r}: {problem}", origin)
     return re.compile(pattern) if shipped else BoundedRegex(pattern, origin)
 
 
