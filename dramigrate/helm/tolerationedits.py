@@ -581,6 +581,8 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
             depth += word in ("if", "with", "range") or -(word == "end")
         if depth == 0:
             end = i + 1
+    while end > first + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1  # blank lines and comments after the items stay below them (pytorch-runtime's before `containers:`)
     return end, item, opens
 
 
