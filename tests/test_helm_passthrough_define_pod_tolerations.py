@@ -148,3 +148,20 @@ def test_the_device_toleration_joins_the_list_of_a_pod_spec_define(tmp_path: Pat
     assert [c["name"] for c in pods["nightly"]["resourceClaims"]] == ["gpu"]
     assert "nvidia.com/gpu" not in str(pods["nightly"]["containers"][0]["resources"])
     assert pods["cleanup"] == before["cleanup"]
+
+
+def test_a_render_the_chart_ships_is_no_values_file(tmp_path: Path) -> None:
+    """mkefly's chart keeps a `helm template` render of itself (`out.yaml`, Kubernetes objects naming nvidia.com/gpu):
+    it was taken for a GPU values file, proven as one and given an `out-dra.yaml` with values keys written into its
+    first object. Only real values files count."""
+    from types import SimpleNamespace
+
+    from dramigrate.helm.run import shipped_files
+
+    gpu = "profiles:\n  gpu:\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
+    chart = chart_with(tmp_path, "batch", {"values.yaml": VALUES, "out.yaml": OUT, "ci/gpu-values.yaml": gpu})
+    outcome = SimpleNamespace(display="batch")
+
+    found = shipped_files(outcome, chart, ChartOptions(), load_rules())  # type: ignore[arg-type]
+
+    assert [p.relative_to(chart).as_posix() for p in found] == ["ci/gpu-values.yaml"]  # was: out.yaml too
