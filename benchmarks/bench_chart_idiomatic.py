@@ -60,7 +60,7 @@ class Run:
 class Result:
     run: Run
     # proven | manual | error | failed (the measurement raised) | reported (every device request in a kind fix leaves by
-    # design: a Volcano Job, Knative; DESIGN.md) | nothing to fix
+    # design: a Volcano Job, Knative; DESIGN.md; or in a kind it does not know: Argo WorkflowTemplate) | nothing to fix
     state: str = "nothing to fix"
     detail: str = ""
     how: str = ""
@@ -369,7 +369,7 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
             result.state, result.detail = "manual", outcome.manual
         elif outcome.error is not None:
             result.state, result.detail = "error", str(outcome.error)
-        elif left := [f for f in outcome.findings if f.rule == "report-only-kind"]:
+        elif left := [f for f in outcome.findings if f.rule in ("report-only-kind", "unknown-kind")]:
             result.state, result.detail = "reported", left[0].message
     return result
 

@@ -12,11 +12,7 @@ from typing import Any
 import yaml
 from conftest import chart_with, fix_chart
 
-from dramigrate.config import Settings
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart
-from dramigrate.rules import load_rules
-from dramigrate.versions import Target
 
 POD = """\
 apiVersion: apps/v1
@@ -114,22 +110,19 @@ def test_a_helper_rewrite_read_from_values_that_tolerate_the_taint_keeps_it_for_
     assert [t["key"] for t in _pod(chart, gpu_nodes.read_text())["tolerations"]] == ["nvidia.com/gpu"]
 
 
-def test_a_pod_writing_its_tolerations_twice_is_left_for_manual_work(tmp_path: Path) -> None:
+def test_a_pod_writing_its_tolerations_twice_gets_the_toleration_in_the_later_one(tmp_path: Path) -> None:
     """comfyui writes the `with .Values.tolerations` block twice in one pod; Helm keeps the second. The DRA toleration
-    went into the first, so with a user's list the pod lost it: fix was proven and wrote that chart."""
+    went into the first, so with a user's list the pod lost it: fix was proven and wrote that chart; then the proof
+    refused it. The DRA toleration now goes into the later block (tests/test_helm_tolerations_written_twice.py)."""
     block = WITH_LIST
     limits = "            limits:\n              nvidia.com/gpu: {{ .Values.gpus }}"
     twice = (POD % (block, limits)) + block + "\n"
     chart = chart_with(tmp_path, "twice", {"values.yaml": "gpus: 1\ntolerations: []\n", "templates/app.yaml": twice})
-    before = (chart / "templates" / "app.yaml").read_text()
-    settings = Settings(kube_version="1.34")
 
-    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), settings, Target.parse("1.34"), "fix")
+    fix_chart(chart)
 
-    assert not outcome.proven
-    assert "tolerations list of the values set to [example.com/dedicated]" in outcome.manual
-    assert "spec.template.spec.tolerations" in outcome.manual
-    assert (chart / "templates" / "app.yaml").read_text() == before
+    assert [t["key"] for t in _pod(chart, SPOT)["tolerations"]] == ["spot", "nvidia.com/gpu"]
+    assert [t["key"] for t in _pod(chart, "{}")["tolerations"]] == ["nvidia.com/gpu"]
 
 
 def test_a_tolerations_list_no_template_reads_stays_unread_with_the_dra_values_off(tmp_path: Path) -> None:

@@ -118,6 +118,7 @@ from dramigrate.helm.tolerationedits import (
     _vendor_tolerations,
     _wrap,
     given_tolerations,
+    last_written_first,
     tolerated_check,
 )
 from dramigrate.helm.twinnames import names_check
@@ -2490,7 +2491,7 @@ def _pod_edits(
     if pod_claims:  # the pod renders `resourceClaims:` itself (the chart's list, a pass-through's): the claim joins it
         edits.append(_merge_tolerations(lines, pod_claims[0], p, claim_cond, pod_lines[2:-1], w.rel))
         pod_lines = []
-    existing = _pod_key_lines(lines, pod, pod_end, p, "tolerations")
+    existing = last_written_first(lines, _pod_key_lines(lines, pod, pod_end, p, "tolerations"))
     if picks:  # each branch of the choice its own tolerations (the device plugin's taint key differs per vendor)
         tol_cond = and_all(".Values.dra.enabled", *guards, *in_pod, *picked, set_gate)
         deltas = {res: w.choices[res][0] if res in w.choices else w.delta for res in picks}

@@ -2207,11 +2207,10 @@ _TOLERATIONS_CALL = re.compile(
 def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
     """How the pod spec at line `pod` writes its own `tolerations:` (`head`, at its keys' indent), when in a shape
     the DRA values' list joins; None otherwise (none, or another shape)."""
-    from dramigrate.helm.templatelines import block_end
     from dramigrate.helm.tolerationedits import _listed_items
 
     lines = t.lines
-    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head] if pod >= 0 else []
+    heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
     listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
     if _renders_key(lines, pod, head):
         if listed is not None and not listed[2]:  # literal items, maybe with values expressions in their fields
@@ -2376,7 +2375,7 @@ def _literal_list(lines: list[str], pod: int, head: str) -> tuple[int, str] | No
     literal items only, indented under it; None for any other shape (a toYaml, an action, a compact list)."""
     from dramigrate.helm.templatelines import block_end
 
-    at = next((j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head), None)
+    at = next((j for j in _pod_span(lines, pod) if lines[j] == head), None)
     if at is None:
         return None
     end = block_end(lines, at)
@@ -2394,7 +2393,7 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
     under `head`, if that is all it writes there."""
     from dramigrate.helm.templatelines import block_end
 
-    at = next((j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head), None)
+    at = next((j for j in _pod_span(lines, pod) if lines[j] == head), None)
     if at is None:
         return None
     body = [j for j in range(at + 1, block_end(lines, at)) if lines[j].strip()]
@@ -2422,18 +2421,29 @@ def _operand(expr: str) -> str:
     return f"({expr})" if " " in expr else expr
 
 
+_WITH_BODY = re.compile(
+    r"\s*\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*|\s*\{\{\s*toYaml \. \| indent \d+\s*-?\}\}\s*"
+)
+
+
+def _pod_span(lines: list[str], pod: int) -> range:
+    """The lines of the pod spec at line `pod`: its block, or the whole template when its keys have no YAML parent
+    (-1: a define that writes a pod spec at column 0, ai-workloads' `ai-workloads.podSpec`)."""
+    return range(pod + 1, block_end(lines, pod)) if pod >= 0 else range(len(lines))
+
+
 def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str]] | None:
     """The line (and its match) of `{{- with <expr> }}` right above the one `head` of the pod spec at line `pod`,
     when the block writes `{{- toYaml . | nindent N }}` under it and ends."""
-    from dramigrate.helm.templatelines import block_end
 
-    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head]
+    heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
     if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
         return None
     j = heads[0]
     m = _WITH_LINE.match(lines[j - 1])
     # `{{- toYaml . | nindent 8 }}`, or `{{- . | toYaml | nindent 8 }}` (dask's)
-    body = re.fullmatch(r"\s*\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent \d+\s*-?\}\}\s*", lines[j + 1])
+    # or `{{ toYaml . | indent 2 }}` at column 0 (ai-workloads' pod spec define), its line break kept
+    body = _WITH_BODY.fullmatch(lines[j + 1])
     end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
     return (j - 1, m) if m and body and end else None
 
@@ -2444,9 +2454,8 @@ _IF_LINE_OF = re.compile(r"^(\s*\{\{-?\s*if\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")
 def _if_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str], int, re.Match[str]] | None:
     """(the line of `{{- if <expr> }}` right above the one `head` of the pod spec at line `pod`, its match, the line of
     the `{{- toYaml <expr> | nindent N }}` under the head, its match) when the block writes that alone and ends."""
-    from dramigrate.helm.templatelines import block_end
 
-    heads = [j for j in range(pod + 1, block_end(lines, pod)) if lines[j] == head]
+    heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
     if len(heads) != 1 or not 0 < heads[0] < len(lines) - 2:
         return None
     j = heads[0]

@@ -2950,6 +2950,11 @@ def _values_files(root: Path, copts: ChartOptions) -> list[Path]:
     return [*copts.values_files, *own]
 
 
+# a document's top-level `apiVersion:` and `kind:`: a Kubernetes object, which a values file is not
+_MANIFEST_HEAD = re.compile(r"^apiVersion:[ \t]*[\w.-]+(?:/[\w.-]+)?[ \t]*$", re.M)
+_MANIFEST_KIND = re.compile(r"^kind:[ \t]*[A-Z]\w*[ \t]*$", re.M)
+
+
 def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules: RuleSet) -> list[Path]:
     """The chart's own values files that name a device resource (`ci/gpu-values.yaml`, `values-gpu.yaml`; not
     values.yaml, templates/, charts/ or tests/, nor the -f files the user names), each checked as a values file:
@@ -2966,6 +2971,8 @@ def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules:
         names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text or "")
         if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
             continue
+        if _MANIFEST_HEAD.search(text or "") and _MANIFEST_KIND.search(text or ""):
+            continue  # Kubernetes objects (a render the chart ships, ai-workloads' out.yaml), not values
         check_values_file(str(path), f"{outcome.display}/{rel.as_posix()}")  # a value set of the proof from here on
         out.append(path)
     return out

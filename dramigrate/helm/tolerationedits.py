@@ -253,6 +253,25 @@ def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -
     ]
 
 
+def last_written_first(lines: list[str], keys: list[int]) -> list[int]:
+    """A pod's `tolerations:` lines (_pod_key_lines), the one a render keeps first: a pod that writes the key twice
+    in blocks of their own (comfyui's `with .Values.comfyui.tolerations` above its containers and again after its
+    volumes) renders both where the list is set, and the later one is the pod's list (the YAML readers keep the last
+    key), so the DRA entries go there. Keys in alternatives (an `if` and its `else`) keep their order."""
+    if len(keys) < 2:
+        return keys
+    depth = low = 0  # low: the outermost of the first key's blocks reached (the blocks opened after are deeper)
+    for _, _, word in _actions("\n".join(lines[keys[0] : keys[-1]])):
+        if word in ("if", "with", "range"):
+            depth += 1
+        elif word == "end":
+            depth -= 1
+            low = min(low, depth)
+        elif word == "else" and depth == low:
+            return keys  # the `else` of a block the first key is in
+    return [keys[-1], *keys[:-1]]
+
+
 def _at_column(tol_text: list[str], width: int, body: str) -> list[str]:
     """The DRA toleration's lines (their items at column `width`) at the column of the items the chart's list writes
     with `body`, `{{- toYaml X | nindent N }}` (llm-service's items at the `tolerations:` key's own column, N = 4):
@@ -581,6 +600,8 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
             depth += word in ("if", "with", "range") or -(word == "end")
         if depth == 0:
             end = i + 1
+    while end > first + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1  # blank lines and comments after the items stay below them (pytorch-runtime's before `containers:`)
     return end, item, opens
 
 
