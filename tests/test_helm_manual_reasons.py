@@ -88,50 +88,6 @@ def test_a_device_label_written_by_a_template_is_named(tmp_path: Path) -> None:
 # cyberun's comfyui: a resources map passed through (pattern B) and a preferred node affinity on the GPU product
 # the template writes itself, its values from a values list, then any GPU node (a label with no values: not a label
 # from values as a whole)
-PREFERRED_MODELS = deployment(
-    "comfyui",
-    """\
-      containers:
-        - name: comfyui
-          image: comfyui
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
-      {{- if .Values.gpus }}
-      affinity:
-        nodeAffinity:
-          preferredDuringSchedulingIgnoredDuringExecution:
-            - weight: 100
-              preference:
-                matchExpressions:
-                  - key: nvidia.com/gpu.product
-                    operator: In
-                    values:
-                      {{- toYaml .Values.gpus | nindent 22 }}
-            - weight: 50
-              preference:
-                matchExpressions:
-                  - key: nvidia.com/gpu.present
-                    operator: Exists
-      {{- end }}
-""",
-)
-
-
-def test_a_passed_through_map_beside_a_label_the_template_writes_names_line_key_and_values(tmp_path: Path) -> None:
-    """Was only 'the pods select nodes by a device label that a template writes itself ... spec.template.spec.affinity:
-    not expected'; now the template line, the label, the values it reads, and why the pass-through cannot follow."""
-    values = "resources:\n  limits:\n    nvidia.com/gpu: 1\ngpus: []\n"
-    chart = chart_with(tmp_path, "comfyui", {"templates/deployment.yaml": PREFERRED_MODELS, "values.yaml": values})
-    settings = Settings(kube_version="1.34")
-    options = ChartOptions(kube_version="1.34", set_values=("gpus[0]=NVIDIA-L4",))
-    outcome = run_chart(chart, options, load_rules(), settings, Target.parse("1.34"), "fix")
-    assert not outcome.changes
-    line = PREFERRED_MODELS.splitlines().index("                  - key: nvidia.com/gpu.product") + 1
-    assert outcome.manual.startswith(f"templates/deployment.yaml:{line}: "), outcome.manual
-    assert "nvidia.com/gpu.product in a preferred node affinity, its values from `.Values.gpus`" in outcome.manual
-    assert "the pass-through takes each claim template's spec from values" in outcome.manual
-
-
 # leapfrogai's whisper chart: `env:` from values and the chart's own `env:` in one container
 TWO_ENVS = deployment(
     "whisper",
