@@ -148,8 +148,8 @@ def added_lines(changes: list[Any]) -> int:
 
 
 def patterns_of(findings: list[Any], display: str, root: Path) -> set[str]:
+    from dramigrate.helm.outcome import _counted
     from dramigrate.helm.patterns import classify
-    from dramigrate.helm.run import _counted
 
     out = set()
     for f in findings:
@@ -319,8 +319,9 @@ def independent_check(
 def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
     from dramigrate.config import Settings
     from dramigrate.helm.engine import HELPER_FILE
+    from dramigrate.helm.outcome import ChartOptions
     from dramigrate.helm.passthrough import SET_OVERLAY, TEMPLATE_FILE
-    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.helm.run import run_chart, write_changes
     from dramigrate.versions import Target
 
     result = Result(run)

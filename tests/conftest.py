@@ -227,7 +227,8 @@ def fix_chart(chart: Path, kube: str = "1.34", values: tuple[Path, ...] = ()) ->
     """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven; with `-f values`) and return the
     outcome."""
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart, write_changes
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

@@ -20,10 +20,11 @@ from conftest import RunCli, dramigrate_executable
 from dramigrate.config import Settings
 from dramigrate.helm.engine import claims_text, helper_text, wrap_source
 from dramigrate.helm.locate import stream_sources
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.prove import first_difference, objects
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
 from dramigrate.helm.rewrite import split_defines
-from dramigrate.helm.run import ChartOptions, run_chart, split_release, write_changes
+from dramigrate.helm.run import run_chart, split_release, write_changes
 from dramigrate.migrate import Job, run_file
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target

@@ -23,8 +23,9 @@ import yaml
 
 from dramigrate.config import Settings
 from dramigrate.helm.engine import HELPER_FILE
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -24,7 +24,8 @@ from dramigrate.config import Settings
 from dramigrate.helm import probe as helm_probe
 from dramigrate.helm import renderpool, sandbox
 from dramigrate.helm import run as helm_run
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
+from dramigrate.helm.run import run_chart
 
 
 class Recorder:

@@ -18,8 +18,9 @@ from conftest import RunCli, dra_render
 from test_helm_idiomatic import write_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -15,8 +15,9 @@ from conftest import chart_with
 from test_helm_manual_reasons import NAMED_SETTINGS, NAMED_TEMPLATE, NAMED_TOLERATED, NODE_TOLERATIONS
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -160,7 +160,8 @@ def test_the_proof_refuses_a_rewrite_that_leaves_another_vendor_on_its_device_pl
     """A `limits:` section written with toYaml takes one device resource only; the values pick amd, so no render but
     the vendor flip's shows that gpu.type=nvidia would keep nvidia.com/gpu with the switch on (was: proven, written)."""
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from conftest import chart_with, deployment, fix_chart
 
+from dramigrate.helm.outcome import ChartOutcome
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOutcome
 
 HELPERS = """\
 {{- define "cam.fullname" -}}

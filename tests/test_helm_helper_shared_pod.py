@@ -65,7 +65,8 @@ def _render(chart: Path, extra: str) -> dict[str, Any]:
 
 def _manual(chart: Path) -> str:
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

@@ -142,7 +142,8 @@ def test_a_ray_group_with_a_device_of_the_map_keeps_the_by_hand_message(tmp_path
     """KubeRay's num-gpus, which the migration sets from the Ray container's devices, is not written for the map's:
     fix says what to change by hand, as before (was, with the map taken: a proof failure on num-gpus)."""
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

@@ -17,8 +17,9 @@ import yaml
 from conftest import chart_with, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

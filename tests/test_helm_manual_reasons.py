@@ -12,8 +12,9 @@ from conftest import RunCli, chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm import run as helm_run
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

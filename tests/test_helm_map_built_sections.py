@@ -13,7 +13,8 @@ from conftest import chart_with, deployment
 from test_helm_map_built import TOLERATION, pod_and_claim, rendered, texts
 
 from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.outcome import ChartOptions
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -12,7 +12,8 @@ import pytest
 from conftest import chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.outcome import ChartOptions
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.helm.outcome import ChartOptions
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

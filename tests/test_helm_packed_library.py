@@ -13,7 +13,8 @@ from pathlib import Path
 from conftest import chart_with
 
 from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

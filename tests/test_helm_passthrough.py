@@ -18,8 +18,9 @@ import yaml
 from conftest import TOYAML_SERVER, RunCli, chart_with, deployment, dra_render
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

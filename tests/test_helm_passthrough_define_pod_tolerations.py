@@ -17,8 +17,9 @@ import yaml
 from conftest import chart_with, with_original
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -156,7 +157,7 @@ def test_a_render_the_chart_ships_is_no_values_file(tmp_path: Path) -> None:
     first object. Only real values files count."""
     from types import SimpleNamespace
 
-    from dramigrate.helm.run import shipped_files
+    from dramigrate.helm.outcome import shipped_files
 
     gpu = "profiles:\n  gpu:\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n"
     chart = chart_with(tmp_path, "batch", {"values.yaml": VALUES, "out.yaml": OUT, "ci/gpu-values.yaml": gpu})

@@ -18,8 +18,9 @@ import yaml
 from conftest import chart_with, deployment, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

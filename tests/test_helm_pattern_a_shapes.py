@@ -15,8 +15,9 @@ import pytest
 from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.render import HelmError, RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -170,8 +171,10 @@ def test_the_rewrite_is_read_from_an_installable_value_set(tmp_path: Path) -> No
 def test_no_installable_value_set_proves_nothing(tmp_path: Path) -> None:
     """The proof itself: a value set whose original render is not installable is left out of proof D, and when no
     other value set with device requests proves the switch, the rewrite is manual work, said why."""
+    from dramigrate.helm.outcome import Variation
+    from dramigrate.helm.proveswitch import prove_switch
     from dramigrate.helm.renderpool import cached_render
-    from dramigrate.helm.run import Variation, prove_switch, write_changes
+    from dramigrate.helm.run import write_changes
 
     chart = chart_with(
         tmp_path,
@@ -250,8 +253,8 @@ def test_an_invalid_count_in_one_workload_still_proves_the_others(tmp_path: Path
 
 
 def _with(chart: Path) -> Callable[[Any, bool], Any]:
+    from dramigrate.helm.outcome import _with_switch
     from dramigrate.helm.renderpool import cached_render
-    from dramigrate.helm.run import _with_switch
 
     return lambda options, on: cached_render(chart, _with_switch(options, on))
 

@@ -357,7 +357,8 @@ def test_a_name_read_inside_with_of_a_values_map(tmp_path: Path) -> None:
 
 def test_a_name_the_users_values_file_changes_is_looked_up_beside_the_default(tmp_path: Path) -> None:
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart, write_changes
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 
@@ -427,7 +428,8 @@ def test_a_name_from_values_beside_a_values_section_it_may_repeat(tmp_path: Path
     (workers.gpu.enabled off), where the example values ask for the device through `toYaml .Values.workers.resources`,
     which the rewrite leaves a device-plugin request: manual, naming that value set, and nothing written."""
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from test_helm_idiomatic import DEPLOYMENT, RULES, T136, docs, write_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions, _volatile
 from dramigrate.helm.prove import first_difference, objects
 from dramigrate.helm.renderpool import CACHE, RunCache, cached_render, render_later, settled
-from dramigrate.helm.run import ChartOptions, _volatile, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 
 CLOCKED = DEPLOYMENT.replace(
     "      labels: {app: x}\n",

@@ -11,8 +11,9 @@ import yaml
 from test_helm_idiomatic import DEPLOYMENT, RULES, T136, VALUES, docs, write_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 
 SECRET = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\ndata:\n  token: {{ randAlphaNum 24 | b64enc }}\n"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from conftest import chart_with
 
+from dramigrate.helm.outcome import ChartOptions, _volatile
 from dramigrate.helm.renderpool import CACHE, Render, RunCache, cached_render, settled
-from dramigrate.helm.run import ChartOptions, _volatile
 from dramigrate.helm.sandbox import shared_copies
 
 SECRET = """\

@@ -13,8 +13,9 @@ from test_helm_idiomatic import RULES, T136, docs, write_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm import renderpool
+from dramigrate.helm.outcome import ChartOptions, ChartOutcome
 from dramigrate.helm.renderpool import _steady_bytes, render_key
-from dramigrate.helm.run import ChartOptions, ChartOutcome, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 
 # a real call of `keys` (Go map order), sorted: steady, but only a reader of Sprig could tell
 SORTED_KEYS = (

@@ -65,7 +65,8 @@ def test_a_label_the_migration_maps_stays_manual(tmp_path: Path) -> None:
     """nvidia.com/gpu.family is mapped (ampere -> 'Ampere') into the CEL, so the template's value is not in it: a
     claim fixed to today's family would select the wrong one for another instance; manual, with the reason."""
     from dramigrate.config import Settings
-    from dramigrate.helm.run import ChartOptions, run_chart
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.rules import load_rules
     from dramigrate.versions import Target
 

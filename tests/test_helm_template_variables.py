@@ -10,7 +10,8 @@ import pytest
 from conftest import chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
-from dramigrate.helm.run import ChartOptions, run_chart
+from dramigrate.helm.outcome import ChartOptions
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 

@@ -20,8 +20,9 @@ from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
 from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import ChartOptions, run_chart, write_changes
+from dramigrate.helm.run import run_chart, write_changes
 
 SUITE = "tests/deployment-dra_test.yaml"
 _SEGMENT = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["([^"]+)"\]')

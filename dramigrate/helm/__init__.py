@@ -1,5 +1,8 @@
 """Helm charts: render (render.py, in a sandboxed child: sandbox.py), lint/diff/fix (run.py), map rendered lines
 back to templates (locate.py), values keys behind device requests (values.py), and prove a rewrite (prove.py).
+A chart run's options and outcome, and the render comparisons every proof shares, are in outcome.py; the proofs of
+the idiomatic rewrites are proveswitch.py (behind the `dra.enabled` switch) and passthroughproof.py (the
+pass-through); ownswitch.py uses a chart's own DRA switch.
 
 The idiomatic rewrites (the default `--chart-style idiomatic`), by how a device request reaches the pod
 (patterns.py names the pattern): idiomatic.py for a literal key with a values count (A) and the dispatch of the

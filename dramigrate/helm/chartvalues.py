@@ -15,7 +15,7 @@ from dramigrate.helm.rewrite import chart_meta
 from dramigrate.helm.values import Path_, ValueSources, display, locate
 
 if TYPE_CHECKING:
-    from dramigrate.helm.run import ChartOptions
+    from dramigrate.helm.outcome import ChartOptions
 
 
 def _values_from_yaml(text: str) -> dict[str, Any]:

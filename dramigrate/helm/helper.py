@@ -1979,7 +1979,7 @@ def _scope(root: Path, rel: str) -> str:
     parts = Path(rel).parts
     if len(parts) < 3 or parts[0] != "charts":
         return ""
-    from dramigrate.helm.run import _subchart_scopes
+    from dramigrate.helm.outcome import _subchart_scopes
 
     return ".".join(_subchart_scopes(root, root / parts[0] / parts[1])[0])
 
@@ -2173,19 +2173,12 @@ def fix(
     turns on (a vLLM Deployment under `if eq .Values.inferenceBackend "vllm"`), with the originals, migrations and
     claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates).
     `within`: the umbrella's vendored subchart (`charts/<folder>`) whose helper may write the key."""
+    from dramigrate.helm.outcome import ENGINE_HINT, _by_template, _every_by_template, _manual, _rewritten_copy
     from dramigrate.helm.prove import objects
+    from dramigrate.helm.proveswitch import Flip, prove_switch
     from dramigrate.helm.renderpool import cached_render
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.rootswitch import constant, thread
-    from dramigrate.helm.run import (
-        ENGINE_HINT,
-        Flip,
-        _by_template,
-        _every_by_template,
-        _manual,
-        _rewritten_copy,
-        prove_switch,
-    )
 
     ref_variation, ref_render, ref_want = reference
     if within:  # a vendored subchart's helper (`charts/<folder>`): its defines marked too, once

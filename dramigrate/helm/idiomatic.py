@@ -18,7 +18,7 @@ request, as the migration does (migrated_guard).
 
 What the DRA branch writes (claim names, request names, device class, CEL selectors, tolerations) is
 taken from the core's migration of the chart's own render, so the rewrite cannot drift from `fix -`;
-run.py proves it by rendering with the switch off (byte-identical) and on (equal to the migration).
+proveswitch.py proves it by rendering with the switch off (byte-identical) and on (equal to the migration).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the rewrite is the pass-through's (passthrough.py) without its template edits: t
 `claims`) and renders the pod options of that container's controller (`controllers.<controller>.pod`, where they
 put `resourceClaims` and the toleration). The chart gets only `templates/resourceclaimtemplates.yaml` (the
 pass-through's, rendering `resourceClaimTemplates` from values) and the DRA variants of its GPU values files. The
-places are data (rules/library-values.json); run.py proves the rewrite as the pass-through's, (L) and (D).
+places are data (rules/library-values.json); passthroughproof.py proves the rewrite as the pass-through's, (L) and (D).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the pod spec's last key the pod gets its `resourceClaims` and the toleration, an
 ResourceClaimTemplate: for each device resource the spec the core's migration gives it, the count the map held, named
 after the workload plus a hash of the spec. A map that holds several device resources at once (MIG profiles side by
 side) keeps each one's count in a dict, `$draCounts`, and its claim asks for each with one request, named as the
-core's plan names them (Several). run.py proves (L) and (D) with prove_switch.
+core's plan names them (Several). proveswitch.py proves (L) and (D) with prove_switch.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""A chart whose own DRA switch covers only some of its device requests (llm-d-modelservice's `accelerator.dra` with
+"""Charts that already have their own DRA switch (ollama's `draEnabled`, llm-d's `accelerator.dra`): no template
+change; _own_dra_switch finds the switch, lint reports the values setting to use (_report_switch), and fix writes it
+into the values files (_use_switch) when the switch migrates every device request, proven like any rewrite.
+
+A chart whose own DRA switch covers only some of its device requests (llm-d-modelservice's `accelerator.dra` with
 the requester values: the switch turns the prefill pods' helper to claims, but the requester ReplicaSet writes
 `nvidia.com/gpu` itself, and the prefill container keeps the `nvidia.com/gpu` its values set beside the new claim).
 
@@ -13,9 +17,30 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dramigrate.findings import Finding
-from dramigrate.helm.prove import documents
-from dramigrate.helm.values import Leaf, display, key_line
+from dramigrate.findings import RULES, Finding, Location
+from dramigrate.helm.outcome import (
+    ChartOptions,
+    ChartOutcome,
+    Workdir,
+    _manual,
+)
+from dramigrate.helm.probe import DeviceKey, device_uses, override
+from dramigrate.helm.prove import (
+    documents,
+)
+from dramigrate.helm.renderpool import (
+    cached_render,
+)
+from dramigrate.helm.rewrite import Change
+from dramigrate.helm.values import (
+    Leaf,
+    ValueSources,
+    display,
+    key_line,
+    locate,
+    set_path,
+)
+from dramigrate.rules import RuleSet
 
 
 def _node(doc: Any, path: str) -> Any:
@@ -122,3 +147,87 @@ def note(outcome: Any, text: str, hint: str) -> None:
     for f in outcome.findings:
         if f.rule == "chart-rewrite-unproven":
             f.message = extended(f.message)
+
+
+_SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.IGNORECASE)
+
+
+def _own_dra_switch(
+    root: Path,
+    copts: ChartOptions,
+    sources: ValueSources,
+    base: dict[DeviceKey, Any],
+    rules: RuleSet,
+    work: Workdir,
+    partial: list[Any] | None = None,
+) -> Leaf | None:
+    """A boolean values key of the chart's own (`draEnabled`, `dra`, `dra.enabled`) that is off and, turned
+    on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
+    switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
+    for ownswitch.left_by."""
+    from dramigrate.helm.values import walk
+
+    for leaf in walk(sources.merged):
+        if leaf.value is not False or not leaf.path:
+            continue
+        named = [str(p) for p in leaf.path if isinstance(p, str)]
+        if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] == ["dra"])):
+            continue
+        values = override(sources, set_path(sources.merged, leaf.path, True))
+        rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))
+        if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
+            continue
+        uses = device_uses(rendered.stream, rules)
+        if len(uses) < len(base):
+            return leaf
+        if partial is not None:
+            partial.append((leaf, rendered.stream, uses))
+    return None
+
+
+def _report_switch(outcome: ChartOutcome, leaf: Leaf, sources: ValueSources, root: Path) -> None:
+    loc = locate(leaf.path, sources)
+    setting = f"{display(leaf.path)}=true"
+    outcome.findings.append(
+        Finding(
+            "chart-dra-switch",
+            RULES["chart-dra-switch"][0],
+            f"the chart has its own DRA switch: set {setting} (with it on, the chart renders ResourceClaims instead "
+            "of device-plugin requests); fix writes it into the values file, not into the templates",
+            loc.file or f"{outcome.display}/values.yaml",
+            loc.line,
+        )
+    )
+    for f in outcome.findings:
+        if f.resource:
+            f.related.append(Location(loc.file or f"{outcome.display}/values.yaml", loc.line, 0, f"set {setting}"))
+
+
+def _use_switch(outcome: ChartOutcome, root: Path, leaf: Leaf, copts: ChartOptions) -> None:
+    """fix: the switch goes on in the last -f file the user named, else in the chart's values.yaml."""
+    from dramigrate.documents import parse_document, split_documents, start_edit
+
+    path = copts.values_files[-1] if copts.values_files else root / "values.yaml"
+    rel = str(path.resolve()) if copts.values_files else "values.yaml"
+    before = path.read_text(encoding="utf-8") if path.is_file() else ""
+    yf = split_documents(str(path), before.encode("utf-8"))
+    doc = next((d for d in yf.documents if parse_document(str(path), d) is not None), None)
+    if doc is None or not isinstance(doc.data, dict):
+        _manual(outcome, f"cannot set {display(leaf.path)} in {path}: it is not a YAML mapping", "")
+        return
+    start_edit(doc)
+    node = doc.data
+    for key in leaf.path[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[leaf.path[-1]] = True
+    outcome.changes = [Change(rel, before if path.is_file() else None, yf.render())]
+    if not copts.values_files:  # the chart's defaults change: its version too, as for any rewrite
+        from dramigrate.helm.conventions import chart_bump
+
+        outcome.changes += chart_bump(root, f"DRA ResourceClaims on by default ({display(leaf.path)}=true)")
+    outcome.checked.append(f"the chart's own switch {display(leaf.path)}=true")
+    for f in outcome.findings:
+        if f.resource:
+            f.fixed = True

@@ -20,7 +20,7 @@ DRA request, the templates only pass it through. So the rewrite is
   values and gets the map's `claims` (`{{- with .Values.resources.claims }}` after its `resources:` block).
 
 What the DRA variant writes is read off the core's migration of the original render, so it cannot drift from
-`fix -`; run.py proves (L) byte-identical renders with the original values and (D) the migration with the
+`fix -`; passthroughproof.py proves (L) byte-identical renders with the original values and (D) the migration with the
 variants.
 """
 
@@ -832,7 +832,8 @@ def variant_overlay(
     `merged` (the chart's defaults under the file): the device keys set to null, the container's `claims`, the pod's
     siblings, the claim templates, a list that holds a device key copied whole (Helm replaces lists), and `lists`
     (stale_lists) set again. Helm deletes a null only for a key the chart's own values.yaml sets: a key only the file
-    sets keeps its null, which the template drops from a map with claims (DROP_NULLS, run.py's kept nulls)."""
+    sets keeps its null, which the template drops from a map with claims (DROP_NULLS; kept nulls:
+    passthroughproof.py)."""
     out = overlay_values(edits, templates, merged)
     for place, value in (lists or {}).items():
         out = set_path(out, place, copy.deepcopy(value))

@@ -53,7 +53,8 @@ def literal_entries(line: str) -> list[str]:
 
 
 # what the DRA branch of a rewrite says when it fails a render whose map asks for a device resource it does not take
-# (mapvars, helper.MapChoice): the proof takes such a failure for a vendor its values do not pick (run.prove_switch)
+# (mapvars, helper.MapChoice): the proof takes such a failure for a vendor its values do not pick
+# (proveswitch.prove_switch)
 UNTAKEN = "a device resource the DRA claim of the chart does not take"
 
 

@@ -29,7 +29,7 @@ from dramigrate.helm.values import (
 from dramigrate.rules import RuleSet
 
 if TYPE_CHECKING:
-    from dramigrate.helm.run import ChartOptions, Workdir
+    from dramigrate.helm.outcome import ChartOptions, Workdir
 
 
 MAX_PROBES = 40  # values keys probed for the device requests they drive (most PROBE_GROUP to a render)

@@ -304,8 +304,10 @@ def _render(
 def _lint(
     e: HelmEntry, kz: Scan, chart_shown: str, rules: RuleSet, settings: Settings, target: Target
 ) -> tuple[Any, set[str]]:
-    """The chart run (helm.run.ChartOutcome, lint mode) of an entry, and the names its inline values file went by."""
-    from dramigrate.helm.run import ChartOptions, run_chart
+    """The chart run (helm.outcome.ChartOutcome, lint mode) of an entry, and the names its inline values file went
+    by."""
+    from dramigrate.helm.outcome import ChartOptions
+    from dramigrate.helm.run import run_chart
     from dramigrate.helm.sandbox import prestart
     from dramigrate.lifetime import temporary_folder
 
