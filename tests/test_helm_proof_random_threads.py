@@ -52,3 +52,22 @@ def test_second_renders_asked_from_two_threads_at_once_both_differ_from_the_firs
     for render in again:
         assert render.rest != first.rest  # was: the first render itself, for one of the two threads
         assert any("password" in field for field in _volatile(first, render))  # the password is not compared
+
+
+def test_a_chart_run_ends_when_a_second_render_was_started_but_not_begun(tmp_path: Path) -> None:
+    """The proof starts the other value sets' second renders once one differs (renderpool.Again); one still queued
+    when the proof ends is dropped. Was: `dramigrate fix` of such a chart (a PyTorchJob chart, at random, 6 of 6
+    runs on a loaded machine) hung for good at the end of its run, waiting for the dropped render. A render that
+    began is still waited for, so none outlives its run."""
+    from concurrent.futures import Future
+
+    dropped: Future[Render] = Future()
+    begun: Future[Render] = Future()
+    cache = RunCache(tmp_path, again={("dropped",): dropped, ("begun",): begun}, claimed={("begun",)})
+    ended = threading.Event()
+    waiting = threading.Thread(target=lambda: (settled(cache), ended.set()), daemon=True)
+    waiting.start()
+    assert not ended.wait(1), "the run ended before the render that began"
+    begun.set_result(Render([], ""))
+    assert ended.wait(10), "the run never ended: it waited for the second render it dropped"
+    assert dropped.cancelled()

@@ -318,7 +318,10 @@ def _settle(future: Future[Render], root: Path, options: Any, after: float = 0.0
 
 def settled(cache: RunCache) -> None:
     """At the end of a chart run: second renders not started are dropped, and the ones rendering waited for, so
-    none outlives its run (its values files and chart copy)."""
+    none outlives its run (its values files and chart copy). A dropped one is not waited for: `wait` counts a
+    cancelled Future as done only once an executor has run it (set_running_or_notify_cancel), which never happens
+    to the run's own second-render futures, so waiting for one hung the run for good (fix of a chart whose second
+    renders were started but not all begun when the proof ended)."""
     from concurrent.futures import wait
 
     with cache.lock:
@@ -328,7 +331,7 @@ def settled(cache: RunCache) -> None:
                 future.cancel()
         for future in cache.marked.values():
             future.cancel()  # a marked render started early (helper.start_marked_render) and not asked for
-    wait([*cache.again.values(), *cache.marked.values()])
+    wait([f for f in (*cache.again.values(), *cache.marked.values()) if not f.cancelled()])
 
 
 _T = TypeVar("_T")
