@@ -2060,9 +2060,9 @@ def marked_render(
     chart run and options: run.py starts it early, beside the migrations, when the chart's patterns want it."""
     from concurrent.futures import Future
 
-    from dramigrate.helm.renderpool import CACHE, render_key
+    from dramigrate.helm.renderpool import render_key, run_cache
 
-    cache = CACHE[-1] if CACHE and CACHE[-1].root == root else None
+    cache = run_cache(root)
     key = render_key(options)
     if cache is None or key is None:
         return _marked_render(root, work, options, rules)
@@ -2082,10 +2082,10 @@ def marked_render(
 def start_marked_render(root: Path, work: Any, options: Any, rules: RuleSet) -> None:
     """Start marked_render now on a render thread, to render beside the work before it is asked for (the end of the
     chart run drops it if it has not started, or waits for it)."""
-    from dramigrate.helm.renderpool import CACHE, render_key, render_pool
+    from dramigrate.helm.renderpool import render_key, render_pool, run_cache
     from dramigrate.helm.sandbox import render_parallelism
 
-    cache = CACHE[-1] if CACHE and CACHE[-1].root == root else None
+    cache = run_cache(root)
     key = render_key(options)
     if cache is None or key is None or render_parallelism() < 2:  # one render at a time: none beside the others
         return

@@ -62,6 +62,11 @@ class RunCache:
 CACHE: list[RunCache] = []  # the innermost chart run's cache (run_chart)
 
 
+def run_cache(root: Path) -> RunCache | None:
+    """The innermost chart run's cache when `root` is that run's chart, else None (a copy, another chart)."""
+    return CACHE[-1] if CACHE and CACHE[-1].root == root else None
+
+
 # Template functions whose result differs from one render to the next (Sprig and Helm): random text, numbers, keys
 # and certificates, salted hashes, random-IV encryption, DNS; named anywhere (a name in a value can reach `tpl`).
 # The clock and Go map order (`now`, `ago`, `keys`, `values`) are ordinary words: counted inside template actions.
@@ -173,7 +178,7 @@ def cached_render(root: Path, options: Any, fresh: bool = False) -> Render:
     """The chart rendered with options; a render of the run's own chart with the same values is done once. `fresh`:
     the second render of a value set, which finds what differs between two renders (random values), also done
     once, and only when the chart or values can render differently twice (_may_differ)."""
-    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     if cache is not None and key is not None and key in cache.renders:
         if fresh and _may_differ(cache, key):
@@ -218,7 +223,7 @@ def agains(root: Path, options: list[Any]) -> list[Again]:
 
 def _differs(root: Path, options: Any, again: Render) -> bool:
     """Whether a second render differs from the run's first render of the same values."""
-    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     first = cache.renders.get(key) if cache is not None and key is not None else None
     return first is not None and [m.text for m in first.manifests] != [m.text for m in again.manifests]
@@ -226,18 +231,22 @@ def _differs(root: Path, options: Any, again: Render) -> bool:
 
 def _start_agains(root: Path, options: list[Any]) -> None:
     """Start the second renders of these value sets on the render threads (as render_again, whatever their time)."""
-    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    cache = run_cache(root)
     if cache is None:
         return
     for o in options:
         key = render_key(o)
-        if key is None or key not in cache.renders or not _may_differ(cache, key):
-            continue
-        with cache.lock:
-            if key in cache.again:
-                continue
-            future = cache.again.setdefault(key, Future())
-        render_pool().submit(_early, cache, key, future, root, o)
+        if key is not None and key in cache.renders and _may_differ(cache, key):
+            _start_early(cache, key, root, o)
+
+
+def _start_early(cache: RunCache, key: tuple[Any, ...], root: Path, options: Any) -> None:
+    """Give the second render of a value set to the render threads (_early), unless it is started already."""
+    with cache.lock:
+        if key in cache.again:
+            return
+        future = cache.again[key] = Future()
+    render_pool().submit(_early, cache, key, future, root, options)
 
 
 def _again(cache: RunCache, root: Path, options: Any, key: tuple[Any, ...]) -> Render:
@@ -268,7 +277,7 @@ def render_later(root: Path, options: Any) -> Render | None:
     the second (`now | date "15:04"`), the first two renders can fall in one minute and the rewritten one in the next;
     this third render is in that next minute too, so what differs is masked. None for another chart, or values this
     run did not render."""
-    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    cache = run_cache(root)
     key = render_key(options) if cache is not None else None
     if cache is None or key is None or key not in cache.renders:
         return None
@@ -284,7 +293,7 @@ def render_again(root: Path, options: list[Any]) -> None:
     differently twice and more than one core renders."""
     from dramigrate.helm.sandbox import prestart_another, render_parallelism, render_seconds
 
-    cache = CACHE[-1] if CACHE and root == CACHE[-1].root else None
+    cache = run_cache(root)
     if cache is None or render_parallelism() < 2:
         return
     slow = max(AGAIN_FROM, AGAIN_TIMES * render_seconds())
@@ -293,10 +302,8 @@ def render_again(root: Path, options: list[Any]) -> None:
         first = cache.renders.get(key) if key is not None else None
         if first is None or first.took < slow or key in cache.again or not _may_differ(cache, key):
             continue
-        with cache.lock:
-            future = cache.again.setdefault(key, Future())
         prestart_another()  # for it, not for the next render of this thread: that keeps its warm worker
-        render_pool().submit(_early, cache, key, future, root, o)
+        _start_early(cache, key, root, o)
 
 
 def _early(cache: RunCache, key: tuple[Any, ...], future: Future[Render], root: Path, options: Any) -> None:
