@@ -560,3 +560,34 @@ def test_a_probe_group_that_turns_a_workload_off_finds_its_switch_in_one_more_ro
     assert shown(guessed) == shown(halved)
     assert "services.ranker.enabled: true keeps this device request" in shown(guessed)
     assert renders < halving, (renders, halving)
+
+
+def test_a_proofs_migrations_read_the_renders_without_ruamels_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof migrates every value set's render and reads each migration as objects only. Helm's renders hold
+    comments and blank lines (a template's own, the `# Source:` line), and such a document went to ruamel's
+    pure-Python parser, most of a proof's migration time; now it is composed from libyaml's events, its comments
+    left out. Only the base render, whose findings fix reports at their template lines, is still parsed by ruamel
+    (its one Deployment). The outcome is the same: proven, with the same rewrite as a chart without the comments."""
+    from ruamel.yaml.main import YAML
+    from test_helm_idiomatic import DEPLOYMENT
+
+    commented = DEPLOYMENT.replace("    spec:\n", "    spec:\n      # the model server\n\n      \n")
+    plain = run_chart(write_chart(tmp_path / "plain"), ChartOptions(), RULES, Settings(), T136, "fix")
+    parsed: list[str] = []
+    real = YAML.load
+
+    def load(self: YAML, stream: Any) -> Any:
+        parsed.append(stream if isinstance(stream, str) else "")
+        return real(self, stream)
+
+    monkeypatch.setattr(YAML, "load", load)
+    chart = write_chart(tmp_path / "commented", commented)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert len(outcome.checked) > 3  # value sets migrated: each was parsed by ruamel
+    assert [p.splitlines()[0] for p in parsed if "kind: Deployment" in p] == ["# Source: app/templates/deployment.yaml"]
+    assert [(c.rel, c.after.replace("      # the model server\n\n      \n", "")) for c in outcome.changes] == [
+        (c.rel, c.after) for c in plain.changes
+    ]

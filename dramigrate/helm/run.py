@@ -587,7 +587,7 @@ def _fix(
                 expected.append((v, r, "", []))
             return True
         stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
-        full = run_core(stream, outcome.display, rules, settings, target, fix=True)
+        full = run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True)
         if v.shipped and _text(full, stream) == stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
@@ -596,7 +596,7 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True)
+            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
