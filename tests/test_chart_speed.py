@@ -621,3 +621,23 @@ def test_an_object_is_validated_once_per_version(monkeypatch: pytest.MonkeyPatch
     assert validate.schema_errors(pod("z"), "1.34") == real(pod("z"), "1.34") != first
     validate.schema_errors(pod("x", "y"), "1.36")
     assert walked == ["1.34", "1.34", "1.36"]  # x-y once, z, and x-y for 1.36
+
+
+def test_the_tolerations_of_a_render_are_read_with_the_c_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof asks, for each value set that gives the pods a tolerations list, whether the render carries it, and
+    reads the user's render again each time: PyYAML's Python parser did (4% of oci-gpu-scanner's fix); the C loader
+    reads each document once. The lists are the same, and a render that does not parse still carries nothing."""
+    import yaml
+
+    from dramigrate.helm.passthroughproof import _tolerations_lists
+
+    def python_parser(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("PyYAML's Python parser")
+
+    pod = "---\n# Source: app/templates/{0}.yaml\nkind: Pod\nmetadata:\n  name: {0}\nspec:\n  tolerations:\n{1}"
+    stream = pod.format("a", "  - key: gpu\n    operator: Exists\n") + pod.format("b", "  - {key: x, value: 'y'}\n")
+    expected = [[{"key": "gpu", "operator": "Exists"}], [{"key": "x", "value": "y"}]]
+    assert list(yaml.safe_load_all(stream))[0]["spec"]["tolerations"] == expected[0]
+    monkeypatch.setattr(yaml, "safe_load_all", python_parser)
+    assert _tolerations_lists(stream) == expected
+    assert _tolerations_lists(stream + "---\nkind: [\n") is None
