@@ -1543,7 +1543,7 @@ def _fix_idiomatic(
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     both = _both_shapes(root / sub if sub else root, hints, rules)  # a key's branch and a map's in one container
     if any(h.letter in ("B", "C") for h in hints.values()) or both:
@@ -1746,7 +1746,7 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
             return True
 
         def migrate(stream: str) -> str:
-            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
         def build(passed: list[Change]) -> list[Change]:
             return _umbrella_changes([passed, *(f.changes for f in fixed)])
@@ -1785,7 +1785,7 @@ def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules)
     rels = {f"{sub}/{rel}" if sub else rel for sub, own in wanted.items() for rel in own}
