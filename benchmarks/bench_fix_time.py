@@ -59,14 +59,16 @@ def child_env(python: str, source: str) -> dict[str, str]:
     return env
 
 
-def timed(cmd: list[str], source: str) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (the child's and its Helm workers', which it waits for) and exit code."""
+def timed(cmd: list[str], source: str, cwd: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (the child's and its Helm workers', which it waits for) and exit code. The child
+    runs in `cwd`, a folder without a dramigrate package: `python -m` puts its working folder first on sys.path, so a
+    child started in a checkout (the bench's own) imported that checkout's dramigrate whatever --source said."""
     env = child_env(cmd[0], source)
     if source:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH", "")) if p)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env).returncode
+    code = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd).returncode
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, code
@@ -74,12 +76,12 @@ def timed(cmd: list[str], source: str) -> tuple[float, float, int]:
 
 def time_once(python: str, source: str, run: Run, lint: bool, corpus: Any) -> tuple[float, float, int]:
     """Seconds and exit code of one fix (on a fresh copy) or lint (of the chart itself) of the run."""
-    if lint:
-        return timed(command(python, "lint", run.chart, run.values, run), source)
     tmp = Path(tempfile.mkdtemp(prefix="bench-fix-time-"))
     try:
+        if lint:
+            return timed(command(python, "lint", run.chart, run.values, run), source, tmp)
         root, values = copy_chart(run, tmp, corpus)
-        return timed(command(python, "fix", root, values, run), source)
+        return timed(command(python, "fix", root, values, run), source, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
