@@ -1782,7 +1782,10 @@ def _rewrite_template(
     edits = multiclaim.merge_edits(edits_by_part, parts[0].rel) if len(by_part) > 1 else edits_by_part[0]
     out = list(lines)
     later = _later_assigned(parts[0].text)
-    edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
+    edits = [
+        _end_after_trailing_space(_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))))
+        for e in edits
+    ]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
@@ -1963,6 +1966,19 @@ def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
         return e
     ind = first.group(1)
     return Edit(e.index, e.stop, [f"{ind}{{{{ {first.group(2)} -}}}}", *e.lines[1:-1], f"{ind}{{{{ end -}}}}"])
+
+
+def _end_after_trailing_space(e: Edit) -> Edit:
+    """A wrap `{{- if not X }}` ... `{{- end }}` whose last wrapped line ends in spaces (nvidia-playground's
+    `{{ .Values.jupyter.gpu.type }}: {{ .Values.jupyter.gpu.count }} `): the end's trim would take those spaces,
+    which the chart renders with the switch off. The end goes on that line, after the spaces, without a trim
+    (`... }} {{ end }}`), so the spaces and the line break after them render as they did."""
+    if len(e.lines) < 2 or not re.fullmatch(r"\s*\{\{- end \}\}", e.lines[-1]):
+        return e
+    last = e.lines[-2]
+    if not last.strip() or last == last.rstrip():
+        return e
+    return Edit(e.index, e.stop, [*e.lines[:-2], last + "{{ end }}"], e.reads)
 
 
 def _above_blanks(lines: list[str], e: Edit) -> Edit:
