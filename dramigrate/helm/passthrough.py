@@ -1588,6 +1588,15 @@ def _ends_with(path: Path_, words: list[str]) -> bool:
     return len(path) >= len(words) and all(w in ("*", str(x)) for w, x in zip(words, tail, strict=True))
 
 
+def _depth_at(lines: list[str], pod: int, at: int) -> int:
+    """How many `if`/`with`/`range` blocks of the pod's own are open at line `at`."""
+    depth = 0
+    for line in lines[pod + 1 : at] if pod >= 0 else lines[:at]:
+        for word, _ in _BLOCK.findall(line):
+            depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
+    return depth
+
+
 def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
     """Whether the pod's block writes this key outside any `if`/`with`/`range` of its own: a pod whose `tolerations:`
     are written only for another accelerator (`if eq .Values.accelerator "neuron"`) takes the pass-through too."""
@@ -2066,6 +2075,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             continue
         if found is not None:
             _join_own(t, found, expr)
+            _join_duplicates(t, pod, f"{ind}{name}:", expr)
             continue
         if _renders_key(lines, pod, f"{ind}{name}:"):
             continue  # written in a shape that takes no other list
@@ -2212,6 +2222,9 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
 
     lines = t.lines
     heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
+    if len(heads) > 1:  # scubbo's jellyfin: a literal list, and below it `{{- with .Values.tolerations }}` a second
+        # key (a duplicate, only where the values set a list): the DRA list joins the one written whatever the values
+        heads = [j for j in heads if not _depth_at(lines, pod, j)]
     listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
     if _renders_key(lines, pod, head):
         if listed is not None and not listed[2]:  # literal items, maybe with values expressions in their fields
@@ -2287,6 +2300,32 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
         joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)})"
         t.replaced[j] = lines[j][: m.start(3)] + f'(set (omit {arg} "tolerations") "tolerations" {joined})'
         t.replaced[j] += lines[j][m.end(3) :]
+
+
+def _join_duplicates(t: _Edits, pod: int, head: str, expr: str) -> None:
+    """Each second `tolerations:` (`head`) the pod spec at line `pod` writes below `{{- with <values list> }}`, beside
+    the one the DRA list joined (_own_list: scubbo's jellyfin writes a literal list, then the values' under `with`):
+    a duplicate key, rendered only where the values set that list, which YAML readers take over the first. The DRA
+    list joins it too, inside its `with` (it renders no key where the values list is empty)."""
+    lines = t.lines
+    root = f"${expr}" if expr.startswith(".Values.") else expr if expr.startswith("$.") else ""  # read inside `with`
+    span = _pod_span(lines, pod)
+    heads = [j for j in span if lines[j] == head and _depth_at(lines, pod, j)]
+    if not root or len(heads) + 1 != sum(lines[j] == head for j in span):
+        return
+    for j in heads:
+        body = re.fullmatch(r"(\s*)\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent (\d+)\s*-?\}\}\s*", lines[j + 1])
+        end = j + 2 < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+        if not (_WITH_LINE.match(lines[j - 1]) and body and end):
+            continue
+        ind = body.group(1)
+        t.inserts.setdefault(j + 2, []).extend(
+            [
+                f"{ind}{{{{- with {_untolerated(t, '.', root)} }}}}",
+                f"{ind}{{{{- toYaml . | nindent {body.group(2)} }}}}",
+                f"{ind}{{{{- end }}}}",
+            ]
+        )
 
 
 def _joined(t: _Edits, j: int, given: str, expr: str) -> str:
