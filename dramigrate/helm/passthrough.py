@@ -80,6 +80,16 @@ class NotPassThrough(RewriteError):
     """The chart's device requests do not all come from values resources maps passed through whole."""
 
 
+class LeftAlone(NotPassThrough):
+    """A values map the migration moves to a claim in one container goes into another the migration leaves as it is
+    (a pod spec dramigrate does not know in the kind: KServe's `predictor.workerSpec`): the DRA values would take its
+    devices too, with no claim. `name` and `path`: the object's name and that container's path in it."""
+
+    def __init__(self, message: str, name: str, path: str) -> None:
+        super().__init__(message)
+        self.name, self.path = name, path
+
+
 @dataclass
 class MapEdit:
     """What the migration changed for the containers and pod that take one values resources map."""
@@ -219,6 +229,18 @@ def pod_specs(
     elif isinstance(node, list):
         for v in node:
             pod_specs(v, out, trail, singles)
+
+
+def _pod_paths(node: Any, out: list[str], path: str, singles: tuple[str, ...] = ()) -> None:
+    """The path of each pod spec pod_specs finds, in its order (`spec.predictor.workerSpec`)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
+            out.append(path)
+        for k, v in node.items():
+            _pod_paths(v, out, f"{path}.{k}" if path else str(k), singles)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _pod_paths(v, out, f"{path}[{i}]", singles)
 
 
 def single_containers(key: Any) -> tuple[str, ...]:
@@ -523,6 +545,7 @@ def map_edits(
     before, after = objects(original), objects(migrated)
     claim_templates = {k[3]: docs[0] for k, docs in after.items() if k[1] == "ResourceClaimTemplate"}
     edits: dict[Path_, MapEdit] = {}
+    left: dict[tuple[Any, int, int], tuple[str, dict[str, Any]]] = {}  # the containers the migration leaves as is
     for key, docs in before.items():
         if key not in after or len(docs) != 1 or len(after[key]) != 1:
             continue
@@ -531,7 +554,21 @@ def map_edits(
         singles = single_containers(key)
         pod_specs(docs[0], old_pods, [], singles)
         pod_specs(after[key][0], new_pods, [], singles)
+        paths_: list[str] = []
+        _pod_paths(docs[0], paths_, "", singles)
         for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
+            named = [
+                *(
+                    f"{k}[{i}]"
+                    for k in ("initContainers", "containers")
+                    for i, x in enumerate(old.get(k) or [])
+                    if isinstance(x, dict)
+                ),
+                *(k for k in singles if isinstance(old.get(k), dict)),
+            ]  # each container's path in its pod spec, in pod_containers' order
+            for c, (o, n) in enumerate(zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)):
+                if o.get("resources") == n.get("resources") and p < len(paths_):
+                    left[(key, p, c)] = (f"{paths_[p]}.{named[c]}".lstrip("."), o)
             changed = [
                 (c, o, n)
                 for c, (o, n) in enumerate(
@@ -616,7 +653,35 @@ def map_edits(
                         break
     if not edits:
         raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
+    _none_left(edits, fed, left)
     return list(edits.values()), claim_templates
+
+
+def _none_left(
+    edits: dict[Path_, MapEdit],
+    fed: dict[tuple[Any, int, int], tuple[Path_, ...]],
+    left: dict[tuple[Any, int, int], tuple[str, dict[str, Any]]],
+) -> None:
+    """Raises LeftAlone for a container that takes a map whose device keys the DRA values drop, when the migration
+    leaves that container's device request as it is (rh-ai-quickstart's model-serving passes each model's
+    `resources` to the InferenceService's predictor and to its `workerSpec`, which no workloads entry names)."""
+    for (key, p, c), maps in fed.items():
+        if (key, p, c) not in left:
+            continue
+        where, container = left[(key, p, c)]
+        res = container.get("resources") or {}
+        for path in maps:
+            edit = edits.get(path)
+            gone = [k for s, keys in (edit.removed.items() if edit else ()) for k in keys if k in (res.get(s) or {})]
+            if gone:
+                raise LeftAlone(
+                    f"{key[1]}/{key[3]}: the values map {display(path)} goes into {where} ({container.get('name')}) "
+                    f"too, whose {gone[0]} the migration leaves as it is: the DRA values that move it to a claim in "
+                    "the other containers would take it from this one too, with no claim; give this container a "
+                    "resources map of its own",
+                    str(key[3]),
+                    where,
+                )
 
 
 def _pod_claims(
