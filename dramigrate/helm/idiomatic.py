@@ -1369,7 +1369,9 @@ def build(
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
         after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
-        own = [_classless(section, own_class[rel]) for section in own] if several else own
+        # values.yaml leaves dra.deviceClassName empty: a spec that reads it bare falls back to its template's class
+        # (nvidia-playground's triton, whose pattern-E lookup knows one name, beside templates that know MIG profiles)
+        own = [_classless(section, own_class[rel]) for section in own] if several or device_class == '""' else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
     head = "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}"
