@@ -208,10 +208,21 @@ def pod_devices(
                     init = n < len(ended)
                     res = (c or {}).get("resources") or {}
                     counts: dict[str, int] = {}
+                    # a whole device beside a slice of the same vendor's (HAMi's nvidia.com/gpumem) is a share fix
+                    # leaves as it is (detect.py's shared-device)
+                    sliced = {
+                        str(key).split("/")[0]
+                        for section in ("limits", "requests")
+                        for key in res.get(section) or {}
+                        if (m := rules.lookup(str(key))) and m.rule.report_only not in ("", "config")
+                    }
                     for section in ("limits", "requests"):
                         for key, value in (res.get(section) or {}).items():
                             match = rules.lookup(str(key)) if rules.is_device_candidate(str(key)) else None
-                            if match is not None and (match.rule.report_only or not known):  # or a kind fix leaves
+                            shared = str(key).split("/")[0] in sliced
+                            if match is not None and (
+                                match.rule.report_only or shared or not known
+                            ):  # or a kind fix leaves
                                 reported.append(f"{where}.{section}: {key}={value}")
                             elif match is not None:
                                 try:

@@ -1369,7 +1369,9 @@ def build(
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
         after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
-        own = [_classless(section, own_class[rel]) for section in own] if several else own
+        # values.yaml leaves dra.deviceClassName empty: a spec that reads it bare falls back to its template's class
+        # (nvidia-playground's triton, whose pattern-E lookup knows one name, beside templates that know MIG profiles)
+        own = [_classless(section, own_class[rel]) for section in own] if several or device_class == '""' else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
     head = "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}"
@@ -1782,7 +1784,10 @@ def _rewrite_template(
     edits = multiclaim.merge_edits(edits_by_part, parts[0].rel) if len(by_part) > 1 else edits_by_part[0]
     out = list(lines)
     later = _later_assigned(parts[0].text)
-    edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
+    edits = [
+        _end_after_trailing_space(_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))))
+        for e in edits
+    ]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
@@ -1963,6 +1968,19 @@ def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
         return e
     ind = first.group(1)
     return Edit(e.index, e.stop, [f"{ind}{{{{ {first.group(2)} -}}}}", *e.lines[1:-1], f"{ind}{{{{ end -}}}}"])
+
+
+def _end_after_trailing_space(e: Edit) -> Edit:
+    """A wrap `{{- if not X }}` ... `{{- end }}` whose last wrapped line ends in spaces (nvidia-playground's
+    `{{ .Values.jupyter.gpu.type }}: {{ .Values.jupyter.gpu.count }} `): the end's trim would take those spaces,
+    which the chart renders with the switch off. The end goes on that line, after the spaces, without a trim
+    (`... }} {{ end }}`), so the spaces and the line break after them render as they did."""
+    if len(e.lines) < 2 or not re.fullmatch(r"\s*\{\{- end \}\}", e.lines[-1]):
+        return e
+    last = e.lines[-2]
+    if not last.strip() or last == last.rstrip():
+        return e
+    return Edit(e.index, e.stop, [*e.lines[:-2], last + "{{ end }}"], e.reads)
 
 
 def _above_blanks(lines: list[str], e: Edit) -> Edit:

@@ -108,6 +108,24 @@ def _fix_library_values(
     return tried
 
 
+def _left_alone(left: Any, findings: list[Any], root: Path) -> str:
+    """The message of a LeftAlone, at the template line of the finding the lint made where the migration leaves that
+    container (`unknown-kind`: a pod spec the workloads rules do not name, which a workloads file of the user's can)."""
+    found = next((f for f in findings if f.name == left.name and f.pod_template_path.startswith(left.path)), None)
+    if found is None:
+        return str(left)
+    file = Path(found.file)
+    where = f"{file.relative_to(root) if file.is_relative_to(root) else file}:{found.line}"
+    why = f" ({found.rule})"
+    if found.rule == "unknown-kind":
+        why = (
+            f" (unknown-kind: {left.path.split('.containers')[0]} is not a pod spec dramigrate knows in {found.kind};"
+            " a workloads file given with --rules that names it, if the operator takes claims there, lets fix "
+            "migrate it, docs/rules.md)"
+        )
+    return f"{where}: {left}{why}"
+
+
 def _fix_passthrough(
     outcome: ChartOutcome,
     root: Path,
@@ -205,7 +223,10 @@ def _passthrough(
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
-        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
+        try:
+            edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
+        except pt.LeftAlone as left:
+            raise pt.NotPassThrough(_left_alone(left, outcome.findings, root)) from None
         if places:
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings or e.covered for e in edits):
