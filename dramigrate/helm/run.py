@@ -1354,10 +1354,7 @@ def _no_rewrite_shape(
     try:
         texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
         h = helpers_text(root)
-        if any(
-            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules, h), h)
-            for rel, t in texts.items()
-        ):
+        if any(idiomatic.template_devices(root, rel, t, originals.get(rel, []), rules, h) for rel, t in texts.items()):
             return ""
         if helper.marked_render(root, work, reference[0].options, rules)[2]:
             return ""
