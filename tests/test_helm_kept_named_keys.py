@@ -72,3 +72,37 @@ def test_the_gpu_is_claimed_and_the_named_rdma_key_stays(tmp_path: Path, shape: 
         count = 2 if sets else 8
         assert rewritten[2] == rewritten[3] == {"rdma/ib": count}  # the shared HCA, as the chart asks for it
         assert _render(chart, (*sets, "dra.enabled=false")) == _render(original, sets)
+
+
+PLACEHOLDER = deployment(
+    "{{ .Release.Name }}-check",
+    """\
+      containers:
+      - name: check
+        image: check:1
+        resources:
+          limits:
+            {{ .Values.deviceResource }}: {{ .Values.devices }}
+""",
+)
+
+
+def test_a_placeholder_name_your_values_set_to_a_gpu_is_the_gpus_key(tmp_path: Path) -> None:
+    """A name no pack knows is left as written only where the render asks for it: a chart whose default is a
+    placeholder (`example.org/accelerator`), fixed with values that name the GPU, gets the GPU's rewrite."""
+    files = {
+        "values.yaml": "devices: 1\ndeviceResource: example.org/accelerator\n",
+        "templates/check.yaml": PLACEHOLDER,
+    }
+    chart = chart_with(tmp_path / "fixed", "check", files)
+    original = chart_with(tmp_path / "original", "check", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("deviceResource: nvidia.com/gpu\n")
+    fix_chart(chart, values=(gpu,))
+
+    sets = ("deviceResource=nvidia.com/gpu",)
+    code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+    assert code == 0, err
+    rewritten = _pod_of(_render(chart, sets))
+    assert rewritten == _pod_of(migrated)
+    assert rewritten[3] is None  # the GPU claimed

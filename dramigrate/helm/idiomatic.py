@@ -43,7 +43,7 @@ from dramigrate.helm import keyedmap, multiclaim, unpin
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
-from dramigrate.helm.keptnames import kept_names, template_values
+from dramigrate.helm.keptnames import asked_for, kept_names, template_values
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -711,7 +711,7 @@ def template_devices(
     asks for."""
     offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
     keys = [k for i, line in enumerate(text.splitlines()) if (k := _named_key_at(text, offsets[i], line, helpers))]
-    kept = kept_names([(k[1], k[2]) for k in keys], template_values(root, rel), rules) if keys else {}
+    kept = kept_names([(k[1], k[2]) for k in keys], template_values(root, rel), rules, asked_for(docs)) if keys else {}
     return find_devices(text, rel, rules, _named_resource(text, docs, rules, helpers, kept), helpers, kept)
 
 

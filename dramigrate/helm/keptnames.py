@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dramigrate.helm.chartvalues import chart_defaults
+from dramigrate.helm.poddelta import kind_singles, pod_containers, pod_groups
 from dramigrate.helm.values import get_path
 from dramigrate.rules import RuleSet
 
@@ -29,9 +30,13 @@ def template_values(root: Path, rel: str) -> dict[str, Any]:
     return chart_defaults(chart)
 
 
-def kept_names(keys: Iterable[NameKey], values: dict[str, Any], rules: RuleSet) -> dict[tuple[str, ...], str]:
+def kept_names(
+    keys: Iterable[NameKey], values: dict[str, Any], rules: RuleSet, rendered: set[str]
+) -> dict[tuple[str, ...], str]:
     """The values keys among `keys` whose value (or the template's default for it) names a resource the packs leave
-    on its device plugin (report only: a shared RDMA HCA, a time-sliced GPU; or no pack's), each with that resource."""
+    on its device plugin, each with that resource: a report-only one (a shared RDMA HCA, a time-sliced GPU), or one no
+    pack knows that the render asks for (`rendered`, every resource the template's containers ask for): a placeholder
+    default that the user's values replace with a GPU is the GPU's key."""
     out = {}
     for path, default in keys:
         value = get_path(values, path)
@@ -39,6 +44,19 @@ def kept_names(keys: Iterable[NameKey], values: dict[str, Any], rules: RuleSet) 
         if not isinstance(value, str) or "/" not in value:
             continue
         match = rules.lookup(value)
-        if match is None or match.rule.report_only:
+        if (match is None and value in rendered) or (match is not None and match.rule.report_only):
             out[path] = value
+    return out
+
+
+def asked_for(docs: list[dict[str, Any]]) -> set[str]:
+    """Every resource the containers of these rendered objects ask for in their limits or requests."""
+    out = set()
+    for doc in docs:
+        for _, pod in pod_groups(doc, []):
+            for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", "")))):
+                res = c.get("resources")
+                for section in ("limits", "requests"):
+                    own = res.get(section) if isinstance(res, dict) else None
+                    out |= {str(k) for k in own} if isinstance(own, dict) else set()
     return out
