@@ -6,6 +6,7 @@ and the container's lists. Renders are real."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,32 @@ def test_a_chart_with_both_names_taken_is_told_so(tmp_path: Path) -> None:
     code, _, err = run_dramigrate(["fix", str(chart)])
     assert "already has top-level `dra:` and `draDevices:` keys" in err
     assert (chart / "values.yaml").read_text() == files["values.yaml"]
+
+
+SCHEMA = """\
+{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "gpusPerNode": { "type": "integer" },
+    "dra": {
+      "type": "object",
+      "properties": {
+        "enabled": { "type": "boolean" },
+        "claimTemplateName": { "type": "string" }
+      }
+    }
+  }
+}
+"""
+
+
+def test_a_closed_schema_declares_the_switch_beside_the_charts_own_key(tmp_path: Path) -> None:
+    """values.schema.json forbids unknown top-level keys and declares the chart's `dra`: the rewrite's `draDevices`
+    is declared beside it (else Helm refuses the values), the chart's entry as it was."""
+    chart = chart_with(tmp_path, "nccl", {**FILES, "values.schema.json": SCHEMA})
+    fix_chart(chart)
+    schema = json.loads((chart / "values.schema.json").read_text())["properties"]
+    assert schema["dra"] == json.loads(SCHEMA)["properties"]["dra"]
+    assert schema["draDevices"]["properties"]["enabled"]["default"] is True
+    assert _pod(_render(chart, ()))[2] is None  # Helm takes the values the schema now declares: the GPU claimed

@@ -11,6 +11,8 @@ it. The proof renders the chart as written (the user's values set the chart's `d
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
 import shutil
 import tempfile
@@ -55,13 +57,17 @@ def build_beside(root: Path, build: Callable[[Path], list[Change]]) -> list[Chan
         shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns("charts", ".git"))
         if (root / "charts").exists():
             (copy / "charts").symlink_to((root / "charts").absolute())
-        for path in copy.rglob("*"):
+        files = [Path(top, f) for top, _, names in os.walk(copy) for f in names]  # not into the linked charts/
+        for path in files:
             if path.is_file() and not path.is_symlink() and path.suffix in _TEXT:
                 text = path.read_text(encoding="utf-8", errors="surrogateescape")
                 if HIDDEN in text:
                     raise RewriteError(f"{path.relative_to(copy)} names `{HIDDEN}`, which fix uses while it rewrites")
                 hidden = _READ.sub(rf"\1.{HIDDEN}", text)
-                hidden = _TOP.sub(f"{HIDDEN}:", hidden) if path == copy / "values.yaml" else hidden
+                if path == copy / "values.yaml":
+                    hidden = _TOP.sub(f"{HIDDEN}:", hidden)
+                elif path == copy / "values.schema.json":  # the chart's own `dra` property, which the rewrite's joins
+                    hidden = re.sub(r'"dra"(?=\s*:)', f'"{HIDDEN}"', hidden)
                 if hidden != text:
                     path.write_text(hidden, encoding="utf-8", errors="surrogateescape")
         return [_named_back(c) for c in build(copy)]
@@ -74,11 +80,13 @@ def _named_back(change: Change) -> Change:
     if Path(change.rel).name == "values.yaml":
         after = _TOP.sub(f"{FALLBACK}:", after)
     after = _unhidden(after)
-    kept = set((before or "").splitlines())
     lines = after.splitlines(keepends=True)
-    after = "".join(line if line.rstrip("\r\n") in kept else _NAMED.sub(FALLBACK, line) for line in lines)
-    return Change(change.rel, before, after)
+    added = difflib.SequenceMatcher(None, (before or "").splitlines(keepends=True), lines, autojunk=False)
+    for tag, _, _, j1, j2 in added.get_opcodes():
+        if tag in ("insert", "replace"):
+            lines[j1:j2] = [_NAMED.sub(FALLBACK, line) for line in lines[j1:j2]]
+    return Change(change.rel, before, "".join(lines))
 
 
 def _unhidden(text: str) -> str:
-    return text.replace(f".{HIDDEN}", f".{OWN}").replace(f"{HIDDEN}:", f"{OWN}:")
+    return text.replace(HIDDEN, OWN)  # no file of the chart names it (build_beside)
