@@ -106,3 +106,19 @@ def test_a_placeholder_name_your_values_set_to_a_gpu_is_the_gpus_key(tmp_path: P
     rewritten = _pod_of(_render(chart, sets))
     assert rewritten == _pod_of(migrated)
     assert rewritten[3] is None  # the GPU claimed
+
+
+def test_two_device_kinds_each_named_from_values_are_told_to_write_the_keys_literally(tmp_path: Path) -> None:
+    """A GPU and an EFA NIC (both moved to claims by the migration), each named by a values key: manual work whose
+    reason names both keys and the change that makes fix rewrite them (was: '... this line is none of them'); the
+    keys written literally, as told, are rewritten and proven."""
+    values = VALUES.replace("rdma/ib", "vpc.amazonaws.com/efa")
+    named = chart_with(
+        tmp_path / "named", "check", {"values.yaml": values, "templates/check.yaml": _pod(SHAPES["named-gpu"])}
+    )
+    code, _, err = run_dramigrate(["fix", str(named)])
+    assert "values keys gpuResource (nvidia.com/gpu), rdmaResource (vpc.amazonaws.com/efa)" in err
+    assert "write these keys literally (`nvidia.com/gpu: <count>`, `vpc.amazonaws.com/efa: <count>`)" in err
+
+    literal = _pod("nvidia.com/gpu").replace("{{ .Values.rdmaResource }}", "vpc.amazonaws.com/efa")
+    fix_chart(chart_with(tmp_path / "literal", "check", {"values.yaml": values, "templates/check.yaml": literal}))

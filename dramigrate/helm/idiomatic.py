@@ -43,7 +43,7 @@ from dramigrate.helm import keyedmap, multiclaim, unpin
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
-from dramigrate.helm.keptnames import asked_for, kept_names, template_values
+from dramigrate.helm.keptnames import asked_for, kept_names, several_named, template_values
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -709,10 +709,16 @@ def template_devices(
     """find_devices for template `rel` of the chart at `root` rendered as `docs`, its pattern-E keys too: those naming
     a resource the migration leaves alone (keptnames.py) stay as written, the one left names the device the render
     asks for."""
+    keys = _name_keys(text, helpers)
+    kept = kept_names(keys, template_values(root, rel), rules, asked_for(docs)) if keys else {}
+    return find_devices(text, rel, rules, _named_resource(text, docs, rules, helpers, kept), helpers, kept)
+
+
+def _name_keys(text: str, helpers: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """The values key of each pattern-E key of the template, with the default the template gives it."""
     offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
     keys = [k for i, line in enumerate(text.splitlines()) if (k := _named_key_at(text, offsets[i], line, helpers))]
-    kept = kept_names([(k[1], k[2]) for k in keys], template_values(root, rel), rules, asked_for(docs)) if keys else {}
-    return find_devices(text, rel, rules, _named_resource(text, docs, rules, helpers, kept), helpers, kept)
+    return [(k[1], k[2]) for k in keys]
 
 
 def _named_resource(
@@ -1313,7 +1319,9 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or _range_keyed(text, first) or NO_SHAPE)
+            several = several_named(_name_keys(text, helpers), template_values(root, rel), rules)
+            why = _helper_name(text, first.text) or _range_keyed(text, first) or several or NO_SHAPE
+            raise NotIdiomatic(first, rel, why)
         for d in devices if rel not in beside else []:
             if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (

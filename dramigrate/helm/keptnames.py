@@ -13,7 +13,7 @@ from typing import Any
 
 from dramigrate.helm.chartvalues import chart_defaults
 from dramigrate.helm.poddelta import kind_singles, pod_containers, pod_groups
-from dramigrate.helm.values import get_path
+from dramigrate.helm.values import display, get_path
 from dramigrate.rules import RuleSet
 
 # a values key and the literal `default` the template gives its name (None without one)
@@ -47,6 +47,27 @@ def kept_names(
         if (match is None and value in rendered) or (match is not None and match.rule.report_only):
             out[path] = value
     return out
+
+
+def several_named(keys: Iterable[NameKey], values: dict[str, Any], rules: RuleSet) -> str:
+    """Why a template whose device keys are each named by a values key, naming several device kinds the migration
+    moves (a GPU and an EFA NIC), is manual work, and what to change; "" for other templates."""
+    named: dict[str, tuple[str, ...]] = {}
+    for path, default in keys:
+        value = get_path(values, path)
+        value = default if value in (None, "") else value
+        match = rules.lookup(value) if isinstance(value, str) else None
+        if match is not None and not match.rule.report_only:
+            named.setdefault(str(value), path)
+    if len(named) < 2:
+        return ""
+    listed = ", ".join(f"{display(path)} ({resource})" for resource, path in named.items())
+    literal = ", ".join(f"`{resource}: <count>`" for resource in named)
+    return (
+        f"the device keys are named by the values keys {listed}: {len(named)} device kinds the migration moves to "
+        "claims, and the rewrite takes one resource name from values alone, several device kinds in one pod as "
+        f"literal keys; write these keys literally ({literal}) and fix rewrites them"
+    )
 
 
 def asked_for(docs: list[dict[str, Any]]) -> set[str]:
