@@ -361,6 +361,8 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
                 if any(c.rel.endswith(TEMPLATE_FILE) for c in outcome.changes)
                 else "D helper dra.enabled"
                 if any(".draCount" in c.after for c in outcome.changes)
+                else "A draDevices.enabled"  # beside a `dra:` key of the chart's own (switchname.py)
+                if any(c.rel == "values.yaml" and "\ndraDevices:" in c.after for c in outcome.changes)
                 else "A dra.enabled"
             )
             write_changes(outcome)
