@@ -1,7 +1,9 @@
 """Lines of the pass-through rewrite (pattern B) that carried nothing (issue 7: median added lines at most 60 per
 chart): a values file's DRA overlay opened with two comment lines and wrote each toleration over three, the
 claim-template file's defines closed their blocks on a line of `{{- end }}`s alone, and a chart without values.yaml
-got one starting with a blank line. Each says the same in fewer lines; what the chart renders, and the check that
+got one starting with a blank line; the DRA values wrote each claim, pod claim and request's device over two to
+four lines (a `-dra.yaml` file is about 20 lines, and a chart with a GPU values file has two). Each says the same in
+fewer lines; what the chart renders, and the check that
 fails on a device key left beside the claims, stay. Renders are real."""
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ def test_the_pass_through_writes_no_line_that_carries_nothing(tmp_path: Path) ->
     overlay = (tmp_path / "gpu-dra.yaml").read_text().splitlines()
     assert overlay[0].startswith("# ") and "give it after that file, `-f gpu.yaml -f gpu-dra.yaml`" in overlay[0]
     assert not overlay[1].startswith("#"), overlay  # the how-to is one line
-    assert "  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}" in overlay, overlay  # a toleration a line
+    # a toleration a line, on its key's line when alone; so are the container's claims and a request's device
+    assert "resourceTolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]" in overlay, overlay
+    assert "  claims: [{name: gpu}]" in overlay, overlay
+    assert "            exactly: {deviceClassName: gpu.nvidia.com, count: 1}" in overlay, overlay
+    assert any(re.fullmatch(r"  - \{name: gpu, resourceClaimTemplateName: '.*-gpu-[0-9a-f]{8}'\}", x) for x in overlay)
     claims = (chart / "templates/resourceclaimtemplates.yaml").read_text()
     assert "draTolerations" in claims and "draDevices" in claims, claims
     defines = claims[claims.index('{{- define "server.') :]
