@@ -1106,11 +1106,13 @@ def overlay_text(
     switched: bool = False,
     switches: bool = False,
     after: tuple[str, ...] | None = None,
+    also: tuple[str, ...] = (),
 ) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
     defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
-    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
+    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name; `also`:
+    the values files it serves too, given after them (they ask for the defaults' devices)."""
     if after is not None:
         sets = " ".join(stands_for)
         files = ", ".join(after)
@@ -1131,10 +1133,11 @@ def overlay_text(
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
-        also = ", and of those the chart's switches turn on," if switches else ""
+        switched_too = ", and of those the chart's switches turn on," if switches else ""
+        after_files = f" (also after {', '.join(also)}, which ask for the same)" if also else ""
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
-            "through ResourceClaims (a null deletes a default key)\n"
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the "
+            f"defaults{switched_too}{after_files} through ResourceClaims (a null deletes a default key)\n"
         )
         if not _claims_in(values):  # every count 0 (ibm autopilot's DaemonSet): no claim a later key could meet
             head += (
