@@ -60,31 +60,34 @@ def test_the_pass_through_writes_no_line_that_carries_nothing(tmp_path: Path) ->
 
 
 def test_a_shipped_file_that_asks_for_the_defaults_devices_gets_no_variant(tmp_path: Path) -> None:
-    """A values file the chart ships that asks for the devices of the defaults and sets none of the DRA keys (an
-    example for a GPU node pool: its replicas and tolerations; a comment names nvidia.com/gpu) got a -dra.yaml
+    """A values file the chart ships whose DRA values are the defaults' (an example for a GPU node pool: its replicas
+    and tolerations, a comment naming nvidia.com/gpu; another that sets the defaults' count again) got a -dra.yaml
     variant that repeated values-dra.yaml line for line (two such examples: 30 more lines in the chart). Now
-    values-dra.yaml names it and serves it, given after it; the user's own file gets no copy either."""
+    values-dra.yaml names them and serves them, given after them; the user's own file gets no copy either."""
     values = "replicas: 1\n" + GPU
     example = "# spot nodes with nvidia.com/gpu cards\nreplicas: 3\ntolerations:\n  - key: spot\n    operator: Exists\n"
+    again = "replicas: 2\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
     files = {"templates/server.yaml": SERVER, "values.yaml": values, "examples/spot.yaml": example}
-    chart = chart_with(tmp_path, "server", files)
+    chart = chart_with(tmp_path, "server", {**files, "examples/again.yaml": again})
     outcome = fix_chart(chart, values=(chart / "examples/spot.yaml",))
-    assert not (chart / "examples/spot-dra.yaml").exists(), outcome.report()
+    assert sorted(p.name for p in chart.rglob("*-dra.yaml")) == ["values-dra.yaml"], outcome.report()
     overlay = (chart / "values-dra.yaml").read_text()
-    assert "also after spot.yaml" in overlay.splitlines()[0], overlay
+    head = overlay.splitlines()[0]
+    assert re.search(r"\(also after (spot|again)\.yaml, (spot|again)\.yaml, which ask for the same\)", head), head
     assert "-f spot.yaml -f values-dra.yaml" in outcome.usage, outcome.usage
-    pod = _pod(chart, chart / "examples/spot.yaml", chart / "values-dra.yaml")
-    assert pod["resourceClaims"] and pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
-    assert [t["key"] for t in pod["tolerations"]] == ["spot", "nvidia.com/gpu"], pod
-    assert _pod(chart, chart / "examples/spot.yaml")["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+    for example in ("spot", "again"):
+        pod = _pod(chart, chart / f"examples/{example}.yaml", chart / "values-dra.yaml")
+        assert pod["resourceClaims"] and pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}, pod
+        assert [t["key"] for t in pod["tolerations"]] == ["spot", "nvidia.com/gpu"], pod
+        device = _pod(chart, chart / f"examples/{example}.yaml")["containers"][0]["resources"]
+        assert device == {"limits": {"nvidia.com/gpu": 1}}, device
 
 
-def test_a_file_that_sets_a_dra_key_keeps_its_variant(tmp_path: Path) -> None:
-    """A shipped file that sets the device key too (to the defaults' count) keeps its variant: values-dra.yaml
-    before it would be undone by its key, so the two are not the same."""
-    example = "resources:\n  limits:\n    nvidia.com/gpu: 1\n"
-    files = {"templates/server.yaml": SERVER, "values.yaml": GPU, "examples/gpu.yaml": example}
+def test_a_file_that_asks_for_other_devices_keeps_its_variant(tmp_path: Path) -> None:
+    """A shipped file that asks for another count keeps its variant: its DRA values are not the defaults'."""
+    example = "resources:\n  limits:\n    nvidia.com/gpu: 2\n"
+    files = {"templates/server.yaml": SERVER, "values.yaml": GPU, "examples/two.yaml": example}
     chart = chart_with(tmp_path, "server", files)
     fix_chart(chart)
-    assert (chart / "examples/gpu-dra.yaml").is_file()
+    assert "count: 2" in (chart / "examples/two-dra.yaml").read_text()
     assert "also after" not in (chart / "values-dra.yaml").read_text()

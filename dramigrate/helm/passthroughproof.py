@@ -421,12 +421,14 @@ def _passthrough(
             subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
             for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
                 paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
-            # a values file that asks for the defaults' devices and sets none of the keys values-dra.yaml sets (a
-            # shipped example that changes the replicas): its variant would repeat values-dra.yaml line for line;
-            # values-dra.yaml after it is its DRA values (a user's file, when it is the only one given)
+            # a values file whose DRA values are the defaults' (a shipped example that changes the replicas, or
+            # sets the defaults' device count again): its variant would repeat values-dra.yaml line for line, and
+            # values-dra.yaml after it is its DRA values (a user's file, when it is the only one given and no --set
+            # is: values-set-dra.yaml goes after the user's files and their variants, written for them without it)
+            any_set = bool(copts.set_values or copts.set_string_values)
             for f, values in overlays.items():
-                alone = f not in copts.values_files or copts.values_files == (f,)  # else the order of files matters
-                if alone and values == dvalues and _apart(f, dvalues):
+                alone = f not in copts.values_files or (copts.values_files == (f,) and not any_set)
+                if alone and values == dvalues:
                     by_defaults.append(f)
                     del variants[f]
             also = tuple(f.name for f in by_defaults)
@@ -699,24 +701,6 @@ def _passthrough(
 
 
 _GIVEN = ("your values", "default values")
-
-
-def _apart(path: Path, overlay: dict[str, Any]) -> bool:
-    """Whether the values file sets none of the keys the DRA overlay sets (the maps both set merge), so the overlay
-    means the same given before or after it."""
-    import yaml
-
-    try:
-        values = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
-
-    def apart(mine: Any, theirs: Any) -> bool:
-        if isinstance(mine, dict) and isinstance(theirs, dict):
-            return all(apart(mine[k], theirs[k]) for k in mine.keys() & theirs.keys())
-        return False
-
-    return values is None or apart(values, overlay)
 
 
 LATER_TOLERATIONS = "a values file of yours after the DRA values that sets every tolerations list"
