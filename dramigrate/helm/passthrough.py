@@ -1171,11 +1171,13 @@ def overlay_text(
     switched: bool = False,
     switches: bool = False,
     after: tuple[str, ...] | None = None,
+    also: tuple[str, ...] = (),
 ) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
     defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
-    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
+    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name; `also`:
+    the values files it serves too, given after them (they ask for the defaults' devices)."""
     if after is not None:
         sets = " ".join(stands_for)
         files = ", ".join(after)
@@ -1196,10 +1198,11 @@ def overlay_text(
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
-        also = ", and of those the chart's switches turn on," if switches else ""
+        switched_too = ", and of those the chart's switches turn on," if switches else ""
+        after_files = f" (also after {', '.join(also)}, which ask for the same)" if also else ""
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
-            "through ResourceClaims (a null deletes a default key)\n"
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the "
+            f"defaults{switched_too}{after_files} through ResourceClaims (a null deletes a default key)\n"
         )
         if not _claims_in(values):  # every count 0 (ibm autopilot's DaemonSet): no claim a later key could meet
             head += (
@@ -1222,23 +1225,41 @@ def _claims_in(values: Any) -> bool:
 
 
 class _Flow(dict):  # type: ignore[type-arg]
-    """A mapping the overlays write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
+    """A mapping the DRA values write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
 
 
-def _flat_tolerations(node: Any) -> Any:
-    """`node` with each toleration of a tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are
-    all scalars as a _Flow: one line an entry, not one a field."""
+class _FlowList(list):  # type: ignore[type-arg]
+    """A list of one _Flow the DRA values write on the key's line (`claims: [{name: gpu}]`)."""
+
+
+_FLOW_ITEMS = ("claims", "resourceClaims", "tolerations")  # lists whose scalar-only entries are one line each
+_FLOW_MAPS = ("exactly", "cel")  # a claim request's device and a CEL selector: one line when their fields are scalars
+
+
+def _scalars(node: Any) -> bool:
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, (str, int, float, bool)) for v in node.values())
+
+
+def _compact(node: Any) -> Any:
+    """`node` as the DRA values files write it, short as a maintainer would: each entry of a claims, resourceClaims
+    or tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are all scalars on one line, a list
+    of one such claim or toleration on its key's line, and a request's `exactly` (a selector's `cel`) of scalars on
+    one line; the rest in block style."""
     if isinstance(node, list):
-        return [_flat_tolerations(item) for item in node]
+        return [_compact(item) for item in node]
     if not isinstance(node, dict):
         return node
     out = {}
     for key, value in node.items():
-        flat = isinstance(value, list) and all(
-            isinstance(t, dict) and t and all(isinstance(v, (str, int, float, bool)) for v in t.values()) for t in value
-        )
-        listed = isinstance(key, str) and (key == "tolerations" or key.endswith("Tolerations"))
-        out[key] = [_Flow(t) for t in value] if listed and flat else _flat_tolerations(value)
+        name = str(key)
+        listed = name in _FLOW_ITEMS or name.endswith("Tolerations")
+        if listed and isinstance(value, list) and value and all(_scalars(t) for t in value):
+            items = [_Flow(t) for t in value]
+            out[key] = _FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
+        elif name in _FLOW_MAPS and _scalars(value):
+            out[key] = _Flow(value)
+        else:
+            out[key] = _compact(value)
     return out
 
 
@@ -1252,9 +1273,10 @@ def _dumped(values: dict[str, Any]) -> str:
     BlockDumper.add_representer(
         _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
     )
-    return yaml.dump(
-        _flat_tolerations(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000
+    BlockDumper.add_representer(
+        _FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
     )
+    return yaml.dump(_compact(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def device_sets(
