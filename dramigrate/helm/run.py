@@ -588,7 +588,7 @@ def _fix(
                 expected.append((v, r, "", []))
             return True
         stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
-        full = run_core(stream, outcome.display, rules, settings, target, fix=True)
+        full = run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True)
         if v.shipped and _text(full, stream) == stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
@@ -597,7 +597,7 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True)
+            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
@@ -1541,7 +1541,7 @@ def _fix_idiomatic(
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     both = _both_shapes(root / sub if sub else root, hints, rules)  # a key's branch and a map's in one container
     if any(h.letter in ("B", "C") for h in hints.values()) or both:
@@ -1747,7 +1747,7 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
             return True
 
         def migrate(stream: str) -> str:
-            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
         def build(passed: list[Change]) -> list[Change]:
             return _umbrella_changes([passed, *(f.changes for f in fixed)])
@@ -1786,7 +1786,7 @@ def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules)
     rels = {f"{sub}/{rel}" if sub else rel for sub, own in wanted.items() for rel in own}
