@@ -7,7 +7,8 @@ Every row runs once per round, alternating, and the table shows the best wall ti
 (user + system, this process's for the rows run in it, the child's for the others). Rows:
 
 - today's walk: `sources.walk_entries` alone (the folder listing) and `sources.expand` as lint calls it;
-- today's pre-filter: `prefilter.Grep` over the walked files (GNU grep, its word pass and section pass);
+- today's pre-filter: `prefilter.Grep` over the walked files (GNU grep, its word pass and section pass), and its
+  word pass alone;
 - `rg --files`, `rg -o` of the word pass's pattern walking DIR, and `rg -o` over the walked files in grep's batches;
 - `grep -r -o` of the same pattern walking DIR (one C pass, as the pre-filter's word pass reads each file);
 - `find -printf '%y %p\\0'`: a C walk that lists every entry with its type.
@@ -94,6 +95,9 @@ def rows(tree: str, pattern_file: str, files: list[str]) -> list[tuple[str, Call
                 "matched files only",
             ),
         ]
+    if grep is not None:  # the pre-filter's word pass alone, as it runs it
+        word_pass = [[grep, "-oaHZE", "-D", "skip", "-d", "skip", "-s", "-f", pattern_file, "--", *b] for b in batches]
+        out.append(("grep -o word pass, walked files", run_batches(word_pass), "matched files only"))
     out.append(
         (
             "grep -r -o word pass, walking",
