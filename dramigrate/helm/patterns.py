@@ -549,14 +549,21 @@ def _container_resources(lines: list[str], index: int) -> int:
     if item is None or _LITERAL_KEY.match(lines[index]) or _TEMPLATED_KEY.match(lines[index]):
         return -1
     inner = len(item.group(1)) + 2
+    included = -1
     for j in range(index + 1, len(lines)):
         text = lines[j]
         indent = len(text) - len(text.lstrip(" "))
         if text.strip() and indent < inner and not text.lstrip().startswith("{{"):
-            return -1
+            break
         if indent == inner and (re.match(r"\s*resources:", text) or _SERIALISED_MAP.search(map_reads(text))):
             return j
-    return -1
+        if included < 0 and indent == inner and _KEYS_INCLUDE.fullmatch(text.strip()):
+            included = j
+    return included
+
+
+# an include alone on a container's line, indented onto its keys: `{{- include "app.resources" . | nindent 10 }}`
+_KEYS_INCLUDE = re.compile(r"\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^}]*\|\s*n?indent\s+\d+\s*-?\}\}")
 
 
 _VALUES_MAP = re.compile(r"(?<![\w.$)\]'\"])(\$?\.Values\.)?((?:[A-Za-z_]\w*\.)*[A-Za-z]*[Rr]esources)\b(?![.\w:])")
