@@ -139,19 +139,23 @@ def _grouped(expr: str) -> str | None:
 
 def _map_of(expr: str) -> str:
     """The values map an expression passes on with its keys in place, as one word: `X` for `default dict X`,
-    `X | default dict`, `deepCopy X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)` for `default A B`
-    (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses when it is more
-    than one word: `index .Values "a" "resources"` stays as it is written)."""
+    `X | default dict`, `deepCopy X`, `required "..." X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)`
+    for `default A B` (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses
+    when it is more than one word: `index .Values "a" "resources"` stays as it is written)."""
     expr = expr.strip()
     if (inner := _grouped(expr)) is not None:
         return _map_of(inner)
     stages = _split_top(expr, "|")
-    if len(stages) > 1 and all(re.fullmatch(r"default\s+\(?dict\)?|deepCopy", s) for s in stages[1:]):
+    if len(stages) > 1 and all(
+        re.fullmatch(r"default\s+\(?dict\)?|deepCopy|required\s+\"[^\"]*\"", s) for s in stages[1:]
+    ):
         return _map_of(stages[0])
     words = _split_top(expr, " ") if len(stages) == 1 else []
     head = words[0] if words else ""
     if head in ("deepCopy", "pick", "omit") and len(words) >= 2:
         return _map_of(words[1])
+    if head == "required" and len(words) == 3 and re.fullmatch(r'"[^"]*"', words[1]):
+        return _map_of(words[2])  # `required "resources are required" X`: X, or the render fails
     if head == "default" and len(words) == 3 and words[1] in ("dict", "(dict)"):
         return _map_of(words[2])
     if head == "default" and len(words) == 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
