@@ -75,3 +75,55 @@ def test_a_helper_given_a_dict_with_the_values_map_takes_the_pass_through(tmp_pa
     (claim,) = pod["resourceClaims"]
     spec = docs["ResourceClaimTemplate", claim["resourceClaimTemplateName"]]["spec"]["spec"]
     assert spec["devices"]["requests"][0]["exactly"]["count"] == 2
+
+
+MODELS = """\
+models:
+  llama:
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+  phi:
+    resources:
+      limits:
+        cpu: 2
+"""
+RANGED = """\
+{{- range $name, $m := .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ $name }}
+spec:
+  selector:
+    matchLabels:
+      app: {{ $name }}
+  template:
+    metadata:
+      labels:
+        app: {{ $name }}
+    spec:
+      containers:
+        - name: {{ $name }}
+          image: server:1
+          {{- include "app.resources" (dict "resources" $m.resources) | nindent 10 }}
+{{- end }}
+"""
+
+
+def test_a_dict_with_the_map_of_a_range_item_takes_the_pass_through(tmp_path: Path) -> None:
+    """`range $name, $m := .Values.models` with `include "app.resources" (dict "resources" $m.resources)`: each
+    item's map passes its claims, the item's pod gets its `resourceClaims`."""
+    files = {"values.yaml": MODELS, "templates/_resources.tpl": HELPER, "templates/models.yaml": RANGED}
+    original = chart_with(tmp_path / "original", "app", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _docs(chart) == _docs(original)
+    docs = _docs(chart, (chart / "values-dra.yaml",))
+    llama = docs["Deployment", "release-name-llama"]["spec"]["template"]["spec"]
+    assert llama["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
+    assert len(llama["resourceClaims"]) == 1
+    assert docs["Deployment", "release-name-phi"] == _docs(original)["Deployment", "release-name-phi"]

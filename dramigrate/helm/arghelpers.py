@@ -62,7 +62,7 @@ _TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml\s+\.(?:\s*\|\s*n?indent\s+\d+)?\s*-?\
 # .Values.worker.resources "context" $)`), the dict's other entries one term each
 _DICT_CALL = re.compile(
     r'\b(?:include|template)\s+"([^"]+)"\s+\(\s*dict((?:\s+"[\w-]+"\s+[^\s()"]+)*?)'
-    r'\s+"resources"\s+\$?(\.Values(?:\.[A-Za-z_]\w*)+)((?:\s+"[\w-]+"\s+[^\s()"]+)*)\s*\)'
+    r'\s+"resources"\s+(\$?\.Values(?:\.[A-Za-z_]\w*)+|\$\w+(?:\.[A-Za-z_]\w*)+)((?:\s+"[\w-]+"\s+[^\s()"]+)*)\s*\)'
 )
 
 
@@ -90,7 +90,11 @@ def called_maps(text: str, helpers: Collection[str]) -> set[tuple[str, tuple[str
     """(helper, the values path of the `resources` map) for each call of an arg helper with a values path, or with a
     dict whose `resources` is a values map, in `text`."""
     paths = {(m.group(1), (*m.group(2).split(".")[2:], "resources")) for m in _CALL.finditer(text)}
-    paths |= {(m.group(1), tuple(m.group(3).split(".")[2:])) for m in _DICT_CALL.finditer(text)}
+    paths |= {
+        (m.group(1), tuple(m.group(3).split(".")[2:]))
+        for m in _DICT_CALL.finditer(text)
+        if m.group(3).lstrip("$").startswith(".Values.")
+    }
     return {(name, path) for name, path in paths if name in helpers}
 
 
