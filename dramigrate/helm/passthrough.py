@@ -2229,7 +2229,34 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
         return _OwnList("with", own[0], own[1])
     if (call := _tolerations_call(t, pod, head)) is not None:
         return _OwnList("call", call[0], call[1])
+    if (inline := _inline_list(lines, pod, head)) is not None:
+        return _OwnList("inline", inline[0], inline[1], cond=inline[2], cond_match=inline[3])
     return None
+
+
+# `tolerations:` and the action that writes the list on the same line: `{{- toYaml X | nindent 8 }}`, `{{- tpl (toYaml
+# X) $ | nindent 8 }}`, or bitnami's `{{- include "common.tplvalues.render" (dict "value" X "context" $) | nindent 8 }}`
+_INLINE_LIST = re.compile(
+    r'^(\s*tolerations:\s*\{\{-?\s*(?:toYaml\s+|tpl\s+\(\s*toYaml\s+|include\s+"[^"]+"\s+\(\s*dict\s+"value"\s+))'
+    r"([$.][\w.$]*)([\s)].*\|\s*n?indent\s+\d+\s*-?\}\}\s*)$"
+)
+
+
+def _inline_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str], int, re.Match[str] | None] | None:
+    """(the line, its match, the line of an `{{- if X }}` right above or -1, that match) of the one `tolerations:`
+    line of the pod spec at line `pod` that writes the list on that line from one values list X (_INLINE_LIST), alone
+    or under `if X` that ends right after it."""
+    found = [j for j in _pod_span(lines, pod) if lines[j].startswith(head + " ") and _INLINE_LIST.match(lines[j])]
+    if len(found) != 1:
+        return None
+    j = found[0]
+    m = _INLINE_LIST.match(lines[j])
+    assert m is not None
+    cond = _IF_LINE_OF.match(lines[j - 1]) if j else None
+    end = j + 1 < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 1]) is not None
+    if cond is not None and cond.group(2) == m.group(2) and end:
+        return j, m, j - 1, cond
+    return (j, m, -1, None) if _renders_key(lines, pod, lines[j]) else None
 
 
 def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str]] | None:
@@ -2281,6 +2308,16 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
     elif own.shape == "with":
         given = _operand(m.group(2))
         joined = f"concat ({given} | default list) {_joined(t, j, given, expr)}"
+        t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+    elif own.shape == "inline":  # the list read on the `tolerations:` line itself, under `if` of it or not
+        if own.cond_match is not None:
+            c = own.cond_match
+            t.replaced[own.cond] = (
+                lines[own.cond][: c.start(2)] + f"or {c.group(2)} {expr}" + lines[own.cond][c.end(2) :]
+            )
+        given = m.group(2)
+        joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)}"
+        joined += ")" if own.cond_match is not None else f" | default {given})"  # as it was without DRA: `[]`, null
         t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
     else:  # "call": the helper gets its argument with the list joined, the rest of it as it was
         arg, given = m.group(3), f"{m.group(3)}.tolerations"
