@@ -75,3 +75,43 @@ def test_the_dra_toleration_joins_a_list_written_on_the_key_line(tmp_path: Path,
     pod = _docs(chart, (mine, tmp_path / "mine-dra.yaml"))["Deployment", "release-name-server"]["spec"]["template"]
     keys = [t["key"] for t in pod["spec"]["tolerations"]]
     assert sorted(keys) == ["dedicated", "nvidia.com/gpu"]  # the user's toleration kept, the device's beside it
+
+
+FALLBACK_VALUES = """\
+worker:
+  tolerations: []
+  resources:
+    limits:
+      nvidia.com/gpu: 1
+tolerations:
+  - key: spot
+    operator: Exists
+"""
+
+
+def test_the_dra_toleration_joins_a_component_list_that_defaults_to_the_charts(tmp_path: Path) -> None:
+    """`with (.Values.worker.tolerations | default .Values.tolerations)`: the pass-through added a second
+    `tolerations:` key beside it, written twice with the DRA values (fix refused); the DRA toleration now joins the list
+    the `with` picks, the chart's `spot` toleration kept."""
+    template = deployment(
+        "{{ .Release.Name }}-worker",
+        """\
+      {{- with (.Values.worker.tolerations | default .Values.tolerations) }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: worker
+          image: worker:1
+          resources:
+            {{- toYaml .Values.worker.resources | nindent 12 }}
+""",
+    )
+    original = chart_with(tmp_path / "original", "app", {"values.yaml": FALLBACK_VALUES, "templates/w.yaml": template})
+    chart = shutil.copytree(original, tmp_path / "fixed" / "app")
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    assert _docs(chart) == _docs(original)
+    pod = _docs(chart, (chart / "values-dra.yaml",))["Deployment", "release-name-worker"]["spec"]["template"]["spec"]
+    assert sorted(t["key"] for t in pod["tolerations"]) == ["nvidia.com/gpu", "spot"]

@@ -2442,21 +2442,28 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
 # a values list, or a list item's own list defaulting to one (weaviate's modules: `index $module "tolerations" |
 # default .Values.tolerations`)
 _INDEX_DEFAULT = r'index \$\w* "[\w-]+" \| default [$.][\w.$]*'
-_WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT})(\s*-?\}}\}}\s*)$")
+# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`)
+_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)"
+_WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT}|{_LIST_DEFAULT})(\s*-?\}}\}}\s*)$")
 _INDEX_PARTS = re.compile(r'index (\$\w*) "([\w-]+)" \| default ([$.][\w.$]*)')
+_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)")
 
 
 def _list_words(expr: str) -> list[list[str]]:
     """The values keys each list an expression of _WITH_LINE may read ends in: `worker.tolerations` for
-    `$.Values.worker.tolerations` (a variable's keys are not known), two for an item's list with a default."""
+    `$.Values.worker.tolerations` (a variable's keys are not known), two for an item's list with a default or a list
+    with a default."""
     m = _INDEX_PARTS.fullmatch(expr)
-    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [expr]
+    d = _DEFAULT_PARTS.fullmatch(expr)
+    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [d.group(1), d.group(2)] if d else [expr]
     return [[w for w in p.split(".") if w and not w.startswith("$") and w != "Values"] for p in parts]
 
 
 def _operand(expr: str) -> str:
-    """An expression as an argument of a function: a pipeline in parentheses."""
-    return f"({expr})" if " " in expr else expr
+    """An expression as an argument of a function: a pipeline in parentheses (once)."""
+    from dramigrate.helm.patterns import _grouped
+
+    return f"({expr})" if " " in expr and _grouped(expr) is None else expr
 
 
 _WITH_BODY = re.compile(
