@@ -1830,6 +1830,8 @@ def _map_refs(
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
                     continue  # inside a define (or a range over no values list): not a values map fix can name
+                if context.endswith("[]") and not base and (over := _enclosing_scope(lines, i)) is not None:
+                    ranged = over[0]  # `.resources` of each item of `range .Values.containers`: gathered over it
                 base = f"{context}{base}"
                 if "[]" not in context:
                     # a field of `with .Values.x`: its siblings read from the root (`$.Values.x.resourceClaims`), as
