@@ -572,7 +572,9 @@ def map_edits(
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
                 if not merges and not _passed_as_is(edit, merged, old_res):
                     raise NotPassThrough(
-                        f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
+                        f"{where}: the values map {display(path)} is not passed through as is (the container's "
+                        "resources are not that map: the template merges another map into it, defaults it or adds "
+                        "keys), so the claims the DRA values add to the map would not be the container's"
                     )
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
