@@ -609,7 +609,9 @@ def map_edits(
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
                 if not merges and not _passed_as_is(edit, merged, old_res):
                     raise NotPassThrough(
-                        f"{key[1]}/{key[3]}: the values map {display(path)} is not passed through as is"
+                        f"{where}: the values map {display(path)} is not passed through as is (the container's "
+                        "resources are not that map: the template merges another map into it, defaults it or adds "
+                        "keys), so the claims the DRA values add to the map would not be the container's"
                     )
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
@@ -1926,6 +1928,8 @@ def _map_refs(
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
                     continue  # inside a define (or a range over no values list): not a values map fix can name
+                if context.endswith("[]") and not base and (over := _enclosing_scope(lines, i)) is not None:
+                    ranged = over[0]  # `.resources` of each item of `range .Values.containers`: gathered over it
                 base = f"{context}{base}"
                 if "[]" not in context:
                     # a field of `with .Values.x`: its siblings read from the root (`$.Values.x.resourceClaims`), as
@@ -2329,7 +2333,34 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
         return _OwnList("with", own[0], own[1])
     if (call := _tolerations_call(t, pod, head)) is not None:
         return _OwnList("call", call[0], call[1])
+    if (inline := _inline_list(lines, pod, head)) is not None:
+        return _OwnList("inline", inline[0], inline[1], cond=inline[2], cond_match=inline[3])
     return None
+
+
+# `tolerations:` and the action that writes the list on the same line: `{{- toYaml X | nindent 8 }}`, `{{- tpl (toYaml
+# X) $ | nindent 8 }}`, or bitnami's `{{- include "common.tplvalues.render" (dict "value" X "context" $) | nindent 8 }}`
+_INLINE_LIST = re.compile(
+    r'^(\s*tolerations:\s*\{\{-?\s*(?:toYaml\s+|tpl\s+\(\s*toYaml\s+|include\s+"[^"]+"\s+\(\s*dict\s+"value"\s+))'
+    r"([$.][\w.$]*)([\s)].*\|\s*n?indent\s+\d+\s*-?\}\}\s*)$"
+)
+
+
+def _inline_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str], int, re.Match[str] | None] | None:
+    """(the line, its match, the line of an `{{- if X }}` right above or -1, that match) of the one `tolerations:`
+    line of the pod spec at line `pod` that writes the list on that line from one values list X (_INLINE_LIST), alone
+    or under `if X` that ends right after it."""
+    found = [j for j in _pod_span(lines, pod) if lines[j].startswith(head + " ") and _INLINE_LIST.match(lines[j])]
+    if len(found) != 1:
+        return None
+    j = found[0]
+    m = _INLINE_LIST.match(lines[j])
+    assert m is not None
+    cond = _IF_LINE_OF.match(lines[j - 1]) if j else None
+    end = j + 1 < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 1]) is not None
+    if cond is not None and cond.group(2) == m.group(2) and end:
+        return j, m, j - 1, cond
+    return (j, m, -1, None) if _renders_key(lines, pod, lines[j]) else None
 
 
 def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str]] | None:
@@ -2381,6 +2412,16 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
     elif own.shape == "with":
         given = _operand(m.group(2))
         joined = f"concat ({given} | default list) {_joined(t, j, given, expr)}"
+        t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
+    elif own.shape == "inline":  # the list read on the `tolerations:` line itself, under `if` of it or not
+        if own.cond_match is not None:
+            c = own.cond_match
+            t.replaced[own.cond] = (
+                lines[own.cond][: c.start(2)] + f"or {c.group(2)} {expr}" + lines[own.cond][c.end(2) :]
+            )
+        given = m.group(2)
+        joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)}"
+        joined += ")" if own.cond_match is not None else f" | default {given})"  # as it was without DRA: `[]`, null
         t.replaced[j] = lines[j][: m.start(2)] + joined + lines[j][m.end(2) :]
     else:  # "call": the helper gets its argument with the list joined, the rest of it as it was
         arg, given = m.group(3), f"{m.group(3)}.tolerations"
@@ -2531,21 +2572,28 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
 # a values list, or a list item's own list defaulting to one (weaviate's modules: `index $module "tolerations" |
 # default .Values.tolerations`)
 _INDEX_DEFAULT = r'index \$\w* "[\w-]+" \| default [$.][\w.$]*'
-_WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT})(\s*-?\}}\}}\s*)$")
+# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`)
+_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)"
+_WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT}|{_LIST_DEFAULT})(\s*-?\}}\}}\s*)$")
 _INDEX_PARTS = re.compile(r'index (\$\w*) "([\w-]+)" \| default ([$.][\w.$]*)')
+_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)")
 
 
 def _list_words(expr: str) -> list[list[str]]:
     """The values keys each list an expression of _WITH_LINE may read ends in: `worker.tolerations` for
-    `$.Values.worker.tolerations` (a variable's keys are not known), two for an item's list with a default."""
+    `$.Values.worker.tolerations` (a variable's keys are not known), two for an item's list with a default or a list
+    with a default."""
     m = _INDEX_PARTS.fullmatch(expr)
-    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [expr]
+    d = _DEFAULT_PARTS.fullmatch(expr)
+    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [d.group(1), d.group(2)] if d else [expr]
     return [[w for w in p.split(".") if w and not w.startswith("$") and w != "Values"] for p in parts]
 
 
 def _operand(expr: str) -> str:
-    """An expression as an argument of a function: a pipeline in parentheses."""
-    return f"({expr})" if " " in expr else expr
+    """An expression as an argument of a function: a pipeline in parentheses (once)."""
+    from dramigrate.helm.patterns import _grouped
+
+    return f"({expr})" if " " in expr and _grouped(expr) is None else expr
 
 
 _WITH_BODY = re.compile(

@@ -139,19 +139,23 @@ def _grouped(expr: str) -> str | None:
 
 def _map_of(expr: str) -> str:
     """The values map an expression passes on with its keys in place, as one word: `X` for `default dict X`,
-    `X | default dict`, `deepCopy X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)` for `default A B`
-    (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses when it is more
-    than one word: `index .Values "a" "resources"` stays as it is written)."""
+    `X | default dict`, `deepCopy X`, `required "..." X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)`
+    for `default A B` (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses
+    when it is more than one word: `index .Values "a" "resources"` stays as it is written)."""
     expr = expr.strip()
     if (inner := _grouped(expr)) is not None:
         return _map_of(inner)
     stages = _split_top(expr, "|")
-    if len(stages) > 1 and all(re.fullmatch(r"default\s+\(?dict\)?|deepCopy", s) for s in stages[1:]):
+    if len(stages) > 1 and all(
+        re.fullmatch(r"default\s+\(?dict\)?|deepCopy|required\s+\"[^\"]*\"", s) for s in stages[1:]
+    ):
         return _map_of(stages[0])
     words = _split_top(expr, " ") if len(stages) == 1 else []
     head = words[0] if words else ""
     if head in ("deepCopy", "pick", "omit") and len(words) >= 2:
         return _map_of(words[1])
+    if head == "required" and len(words) == 3 and re.fullmatch(r'"[^"]*"', words[1]):
+        return _map_of(words[2])  # `required "resources are required" X`: X, or the render fails
     if head == "default" and len(words) == 3 and words[1] in ("dict", "(dict)"):
         return _map_of(words[2])
     if head == "default" and len(words) == 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
@@ -549,14 +553,21 @@ def _container_resources(lines: list[str], index: int) -> int:
     if item is None or _LITERAL_KEY.match(lines[index]) or _TEMPLATED_KEY.match(lines[index]):
         return -1
     inner = len(item.group(1)) + 2
+    included = -1
     for j in range(index + 1, len(lines)):
         text = lines[j]
         indent = len(text) - len(text.lstrip(" "))
         if text.strip() and indent < inner and not text.lstrip().startswith("{{"):
-            return -1
+            break
         if indent == inner and (re.match(r"\s*resources:", text) or _SERIALISED_MAP.search(map_reads(text))):
             return j
-    return -1
+        if included < 0 and indent == inner and _KEYS_INCLUDE.fullmatch(text.strip()):
+            included = j
+    return included
+
+
+# an include alone on a container's line, indented onto its keys: `{{- include "app.resources" . | nindent 10 }}`
+_KEYS_INCLUDE = re.compile(r"\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^}]*\|\s*n?indent\s+\d+\s*-?\}\}")
 
 
 _VALUES_MAP = re.compile(r"(?<![\w.$)\]'\"])(\$?\.Values\.)?((?:[A-Za-z_]\w*\.)*[A-Za-z]*[Rr]esources)\b(?![.\w:])")
