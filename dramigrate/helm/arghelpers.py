@@ -47,25 +47,55 @@ def arg_helpers(templates: dict[str, str]) -> dict[str, ArgHelper]:
             if b.word != "define" or name is None or set(_FIELD.findall("\n".join(body))) != {"resources"}:
                 continue
             writes = [(b.start + 1 + j, m) for j, line in enumerate(body) if (m := _WRITE.search(line))]
+            if not writes and _with_whole(body):
+                writes = [(b.start, None)]
             if writes and any(_RESOURCES_KEY.fullmatch(line) for line in body):
-                section = next((j for j, m in writes if m.group(1)), -1)
+                section = next((j for j, m in writes if m is not None and m.group(1)), -1)
                 out[name.group(1)] = ArgHelper(rel, section)
     return out
 
 
+# `{{- with .resources }}` then `{{- toYaml . | nindent 2 }}` and its `end`: the map written whole
+_WITH_FIELD = re.compile(r"\{\{-?\s*with\s+\.resources\s*-?\}\}")
+_TOYAML_DOT = re.compile(r"\{\{-?\s*toYaml\s+\.(?:\s*\|\s*n?indent\s+\d+)?\s*-?\}\}")
+# a call with a dict whose `resources` is a values map (`include "app.resources" (dict "resources"
+# .Values.worker.resources "context" $)`), the dict's other entries one term each
+_DICT_CALL = re.compile(
+    r'\b(?:include|template)\s+"([^"]+)"\s+\(\s*dict((?:\s+"[\w-]+"\s+[^\s()"]+)*?)'
+    r'\s+"resources"\s+(\$?\.Values(?:\.[A-Za-z_]\w*)+|\$\w+(?:\.[A-Za-z_]\w*)+)((?:\s+"[\w-]+"\s+[^\s()"]+)*)\s*\)'
+)
+
+
+def _with_whole(body: list[str]) -> bool:
+    """Whether the define writes its argument's `resources` map whole under `with .resources` (`toYaml .` on the next
+    line)."""
+    return any(
+        _WITH_FIELD.fullmatch(line.strip()) and _TOYAML_DOT.fullmatch(after.strip())
+        for line, after in zip(body, body[1:], strict=False)
+    )
+
+
 def expand_calls(text: str, helpers: Collection[str]) -> str:
     """The template with each call of an arg helper with a values path read as the `toYaml` of that path's
-    `resources` map (`include "sim.resources" .Values.ollama` -> `toYaml .Values.ollama.resources`), line for line."""
+    `resources` map (`include "sim.resources" .Values.ollama` -> `toYaml .Values.ollama.resources`), and each call
+    with a dict whose `resources` is a values map as the `toYaml` of that map (`include "app.resources" (dict
+    "resources" .Values.worker.resources)` -> `toYaml .Values.worker.resources`), line for line."""
     if not helpers:
         return text
-    return _CALL.sub(lambda m: f"toYaml {m.group(2)}.resources" if m.group(1) in helpers else m.group(0), text)
+    text = _CALL.sub(lambda m: f"toYaml {m.group(2)}.resources" if m.group(1) in helpers else m.group(0), text)
+    return _DICT_CALL.sub(lambda m: f"toYaml {m.group(3)}" if m.group(1) in helpers else m.group(0), text)
 
 
 def called_maps(text: str, helpers: Collection[str]) -> set[tuple[str, tuple[str, ...]]]:
-    """(helper, the values path of the `resources` map) for each call of an arg helper with a values path in `text`."""
-    return {
-        (m.group(1), (*m.group(2).split(".")[2:], "resources")) for m in _CALL.finditer(text) if m.group(1) in helpers
+    """(helper, the values path of the `resources` map) for each call of an arg helper with a values path, or with a
+    dict whose `resources` is a values map, in `text`."""
+    paths = {(m.group(1), (*m.group(2).split(".")[2:], "resources")) for m in _CALL.finditer(text)}
+    paths |= {
+        (m.group(1), tuple(m.group(3).split(".")[2:]))
+        for m in _DICT_CALL.finditer(text)
+        if m.group(3).lstrip("$").startswith(".Values.")
     }
+    return {(name, path) for name, path in paths if name in helpers}
 
 
 def tolerations_helpers(templates: dict[str, str]) -> frozenset[str]:

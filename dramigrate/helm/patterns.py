@@ -139,19 +139,23 @@ def _grouped(expr: str) -> str | None:
 
 def _map_of(expr: str) -> str:
     """The values map an expression passes on with its keys in place, as one word: `X` for `default dict X`,
-    `X | default dict`, `deepCopy X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)` for `default A B`
-    (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses when it is more
-    than one word: `index .Values "a" "resources"` stays as it is written)."""
+    `X | default dict`, `deepCopy X`, `required "..." X`, `pick X "limits"`, `omit X "gpuType"`, `(X)`; `(merge B A)`
+    for `default A B` (the map that is set); each map of a `merge`; the expression itself otherwise (in parentheses
+    when it is more than one word: `index .Values "a" "resources"` stays as it is written)."""
     expr = expr.strip()
     if (inner := _grouped(expr)) is not None:
         return _map_of(inner)
     stages = _split_top(expr, "|")
-    if len(stages) > 1 and all(re.fullmatch(r"default\s+\(?dict\)?|deepCopy", s) for s in stages[1:]):
+    if len(stages) > 1 and all(
+        re.fullmatch(r"default\s+\(?dict\)?|deepCopy|required\s+\"[^\"]*\"", s) for s in stages[1:]
+    ):
         return _map_of(stages[0])
     words = _split_top(expr, " ") if len(stages) == 1 else []
     head = words[0] if words else ""
     if head in ("deepCopy", "pick", "omit") and len(words) >= 2:
         return _map_of(words[1])
+    if head == "required" and len(words) == 3 and re.fullmatch(r'"[^"]*"', words[1]):
+        return _map_of(words[2])  # `required "resources are required" X`: X, or the render fails
     if head == "default" and len(words) == 3 and words[1] in ("dict", "(dict)"):
         return _map_of(words[2])
     if head == "default" and len(words) == 3 and all(_FIELD_CHAIN.fullmatch(w) for w in words[1:]):
@@ -549,14 +553,21 @@ def _container_resources(lines: list[str], index: int) -> int:
     if item is None or _LITERAL_KEY.match(lines[index]) or _TEMPLATED_KEY.match(lines[index]):
         return -1
     inner = len(item.group(1)) + 2
+    included = -1
     for j in range(index + 1, len(lines)):
         text = lines[j]
         indent = len(text) - len(text.lstrip(" "))
         if text.strip() and indent < inner and not text.lstrip().startswith("{{"):
-            return -1
+            break
         if indent == inner and (re.match(r"\s*resources:", text) or _SERIALISED_MAP.search(map_reads(text))):
             return j
-    return -1
+        if included < 0 and indent == inner and _KEYS_INCLUDE.fullmatch(text.strip()):
+            included = j
+    return included
+
+
+# an include alone on a container's line, indented onto its keys: `{{- include "app.resources" . | nindent 10 }}`
+_KEYS_INCLUDE = re.compile(r"\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^}]*\|\s*n?indent\s+\d+\s*-?\}\}")
 
 
 _VALUES_MAP = re.compile(r"(?<![\w.$)\]'\"])(\$?\.Values\.)?((?:[A-Za-z_]\w*\.)*[A-Za-z]*[Rr]esources)\b(?![.\w:])")
@@ -686,6 +697,30 @@ def migrated_regex(rules: RuleSet) -> str:
         ],
         rules,
     )
+
+
+def shares_regex(rules: RuleSet, taken: list[str], seen: list[str]) -> str:
+    """The report-only slices of a device (HAMi's `nvidia.com/gpumem`, `gpumem-percentage`, `gpucores`) in the
+    domains of the resources `taken`, of the packs of the slices `seen` holds (the names the chart renders or
+    writes), as one Go (RE2) regular expression; "" when `seen` holds none. A whole device beside a slice of the
+    same vendor's is a share of one device, which the manifest migration leaves as it is (detect.py): so does the
+    DRA branch of a map that holds one."""
+
+    def sliced(r: ResourceRule) -> bool:
+        return r.report_only not in ("", "config")
+
+    domains = {n.split("/")[0] for n in taken if "/" in n}
+    packs = {m.rule.pack for n in seen if (m := rules.lookup(n)) and sliced(m.rule) and n.split("/")[0] in domains}
+    prefixes = tuple(re.escape(d) + "/" for d in domains)
+    chosen = [
+        r
+        for r in rules.resources
+        if sliced(r)
+        and r.pack in packs  # the sharing scheme the chart uses (HAMi's), not every slice of the domain
+        and (r.match.split("/")[0] in domains if r.match else bool(r.regex) and r.regex.pattern.startswith(prefixes))
+        and (r.match or not _NOT_RE2.search(r.regex.pattern))
+    ]
+    return _chart_regex(chosen, rules) if chosen else ""
 
 
 _DOMAIN = re.compile(r"^((?:[a-z0-9-]+\\\.)+[a-z0-9-]+/)(.+)$")  # `nvidia\.com/` and the rest of an escaped name

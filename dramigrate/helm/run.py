@@ -118,6 +118,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
+from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.twins import archive_writes
 from dramigrate.helm.values import (
     Leaf,
@@ -1354,10 +1355,7 @@ def _no_rewrite_shape(
     try:
         texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
         h = helpers_text(root)
-        if any(
-            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules, h), h)
-            for rel, t in texts.items()
-        ):
+        if any(idiomatic.template_devices(root, rel, t, originals.get(rel, []), rules, h) for rel, t in texts.items()):
             return ""
         if helper.marked_render(root, work, reference[0].options, rules)[2]:
             return ""
@@ -1661,19 +1659,22 @@ def _fix_idiomatic(
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
-        changes = idiomatic.build(
+        changes = build_beside(  # under `draDevices` where the chart's values have a `dra:` of their own
             leaf,
-            wanted[sub],
-            rules,
-            originals,
-            migrated,
-            claim_templates,
-            settings.opt_in,
-            hints,
-            tuple(guards),
-            alter,
-            {rel: sorted(names) for rel, names in named.items()},
-            rendered,
+            lambda at: idiomatic.build(
+                at,
+                wanted[sub],
+                rules,
+                originals,
+                migrated,
+                claim_templates,
+                settings.opt_in,
+                hints,
+                tuple(guards),
+                alter,
+                {rel: sorted(names) for rel, names in named.items()},
+                rendered,
+            ),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1682,7 +1683,7 @@ def _fix_idiomatic(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return
-    switch_keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
+    switch_keys = [".".join((*scope, switch_key(leaf) or OWN, "enabled")) for scope in scopes]
     if leaves is not None:
         shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
@@ -1700,7 +1701,7 @@ def _fix_idiomatic(
         mode,
         notes,
     )
-    if len(switch_keys) > 1:
+    if len(switch_keys) > 1 or switch_key(leaf) != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
 
