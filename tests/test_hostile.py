@@ -105,9 +105,9 @@ def test_fix_parses_round_trip_only_the_documents_it_can_edit(tmp_path: Path) ->
     loaded: list[str] = []
     real = documents._load  # ruamel's round-trip data of one document (from libyaml's events or ruamel's parser)
 
-    def counting(body: str, helm_render: bool = False) -> object:
+    def counting(body: str, helm_render: bool = False, comments: bool = True) -> object:
         loaded.append(body)
-        return real(body, helm_render)
+        return real(body, helm_render, comments)
 
     settings = Settings()
     documents._load = counting  # type: ignore[assignment]
