@@ -16,8 +16,10 @@ Each run: `fix` (idiomatic) on two copies of the chart, with --opt-in (the switc
       the rewrite's Chart.yaml version bump, which shows in `helm.sh/chart` labels);
   (D) the other copy with the run's values (patterns A and D: the values switch is on by default) or with the
       `-dra` values overlays given after their originals, `-f gpu.yaml -f gpu-dra.yaml` (B/C; an overlay fix could
-      not prove is a copy of its file, given in its place): strict-valid for 1.34 and 1.36, no device-plugin request
-      left, and the devices the claims ask for per pod equal the devices the original pod asked for.
+      not prove is a copy of its file, given in its place; a file whose DRA values are the defaults', which
+      values-dra.yaml's header names, gets values-dra.yaml after it): strict-valid for 1.34 and 1.36, no
+      device-plugin request left, and the devices the claims ask for per pod equal the devices the original pod
+      asked for.
 Per run it prints the state, the pattern(s) of the device requests (patterns.py), the added lines (all files /
 the chart's own files, without the `-dra.yaml` variants fix writes beside the user's values files outside the chart /
 without any `-dra.yaml` values overlay or variant) and whether
@@ -208,10 +210,21 @@ def pod_devices(
                     init = n < len(ended)
                     res = (c or {}).get("resources") or {}
                     counts: dict[str, int] = {}
+                    # a whole device beside a slice of the same vendor's (HAMi's nvidia.com/gpumem) is a share fix
+                    # leaves as it is (detect.py's shared-device)
+                    sliced = {
+                        str(key).split("/")[0]
+                        for section in ("limits", "requests")
+                        for key in res.get(section) or {}
+                        if (m := rules.lookup(str(key))) and m.rule.report_only not in ("", "config")
+                    }
                     for section in ("limits", "requests"):
                         for key, value in (res.get(section) or {}).items():
                             match = rules.lookup(str(key)) if rules.is_device_candidate(str(key)) else None
-                            if match is not None and (match.rule.report_only or not known):  # or a kind fix leaves
+                            shared = str(key).split("/")[0] in sliced
+                            if match is not None and (
+                                match.rule.report_only or shared or not known
+                            ):  # or a kind fix leaves
                                 reported.append(f"{where}.{section}: {key}={value}")
                             elif match is not None:
                                 try:
@@ -283,9 +296,20 @@ def independent_check(
     if any(r.endswith(TEMPLATE_FILE) for r in rels):  # B/C: the DRA variants of the values files are the switch
         overlay = [on_chart / "values-dra.yaml"] if "values-dra.yaml" in rels else []  # the chart's defaults
         variants = [f.with_name(f"{f.stem}-dra{f.suffix}") for f in on_values]
-        files = (*overlay, *(x for v, f in zip(variants, on_values, strict=True) for x in _with_variant(f, v)))
-        # values-dra.yaml in place of the --set that asks for devices: its first lines say which (the user reads it)
         head = "".join(overlay[0].read_text().splitlines(True)[:2]) if overlay else ""
+        # a values file whose DRA values are the defaults' has none of its own: values-dra.yaml's header names it,
+        # and values-dra.yaml goes after it too
+        served = re.search(r"\(also after ([^)]*), which ask for the same\)", head)
+        also = set(served.group(1).split(", ")) if served else set()
+        files = (
+            *overlay,
+            *(
+                x
+                for v, f in zip(variants, on_values, strict=True)
+                for x in (_with_variant(f, v) if f.name not in also or v.is_file() else (f, *overlay))
+            ),
+        )
+        # values-dra.yaml in place of the --set that asks for devices: its first lines say which (the user reads it)
         stands = re.search(r"in place of\W*`([^`]*)`", head)
         if stands:
             dropped = re.findall(r"--set(?:-string)? (\S+)", stands.group(1))
@@ -350,6 +374,8 @@ def measure(run: Run, corpus_module: Any, rules: Any) -> Result:
                 if any(c.rel.endswith(TEMPLATE_FILE) for c in outcome.changes)
                 else "D helper dra.enabled"
                 if any(".draCount" in c.after for c in outcome.changes)
+                else "A draDevices.enabled"  # beside a `dra:` key of the chart's own (switchname.py)
+                if any(c.rel == "values.yaml" and "\ndraDevices:" in c.after for c in outcome.changes)
                 else "A dra.enabled"
             )
             write_changes(outcome)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dramigrate.documents import dump_yaml, parse_document, split_documents
+from dramigrate.documents import dominant_newline, dump_yaml, parse_document, split_documents
 from dramigrate.emit import device_class, spec_hash
 from dramigrate.findings import InputError
 from dramigrate.rules import DeviceClassInfo
@@ -16,7 +16,8 @@ HEADER = (
 
 
 def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], target: Target) -> str:
-    """The existing file with every missing class appended; classes already there are kept as they are."""
+    """The existing file with every missing class appended, in the file's own line ends; classes already there are
+    kept as they are."""
     present: set[str] = set()
     if existing.strip():
         yf = split_documents(path, existing.encode("utf-8"))
@@ -25,6 +26,7 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
             if isinstance(data, dict) and data.get("kind") == "DeviceClass":
                 present.add(str((data.get("metadata") or {}).get("name")))
     out = existing or HEADER
+    newline = dominant_newline(out)
     for cls in classes:
         if cls.name in present:
             continue
@@ -33,8 +35,8 @@ def merge_classes(path: str, existing: str, classes: list[DeviceClassInfo], targ
         if errors:
             raise InputError(f"DeviceClass {cls.name} from pack {cls.pack} is invalid: {'; '.join(errors)}", path)
         if not out.endswith("\n"):
-            out += "\n"
-        out += "---\n" + dump_yaml(obj)
+            out += newline
+        out += ("---\n" + dump_yaml(obj)).replace("\n", newline)
     return out
 
 

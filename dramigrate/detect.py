@@ -637,15 +637,27 @@ class Detector:
         """Claims migrated into a custom resource survive only when its CRD keeps them: name the operator release
         that does, unless the installed CRD (--crds) shows it."""
         info, kind = pa.info, pa.kind
-        if not kind.operators(info.api_version):
+        operators = kind.operators(info.api_version)
+        if not operators:
             return None
+        since = _operator_versions(kind, info.api_version)
+        if any(o.kept_by == "controller" for o in operators):  # no CRD shows what the running controller keeps
+            return self.finding(
+                "operator-version",
+                f"{info.kind} passes resourceClaims on to its pods only with {since}: an older controller drops "
+                "them, and the API server rejects pods whose containers name claims the pod lacks; check the "
+                "installed release before you apply",
+                doc,
+                info.obj,
+                "kind",
+                info,
+            )
         if self.settings.crds is not None:
             if load_crds(self.settings.crds).schema(info.api_version, info.kind) is not None:
                 return None  # checked: a CRD that prunes turned the requests into crd-prunes-claims
             why = f"{self.settings.crds} has no CRD for {info.kind} ({info.api_version})"
         else:
             why = "pass the installed CRDs with --crds FILE (kubectl get crd -o yaml) to check"
-        since = _operator_versions(kind, info.api_version)
         return self.finding(
             "operator-version",
             f"{info.kind} keeps resourceClaims and resources.claims only with {since}: "

@@ -50,6 +50,9 @@ class Document:
     edited: bool = False
     appended: list[str] = field(default_factory=list)  # new documents to write right after this one
     helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (helm_constructor)
+    # False: the document's edited text is read only as objects (a chart proof's migration of a render), so its
+    # round-trip data may leave comments and blank lines out (rtcompose, comments=False)
+    comments: bool = True
     # the values of data as limits.expands_within counts them, when the fast parse counted them while building data
     # (no alias in it); -1 when nobody counted (ruamel's data, or data with an alias): a bound then walks it
     counted: int = -1
@@ -191,10 +194,16 @@ def line_ends_kept(raw: str, text: str, breaks: re.Pattern[str] = LINE_END) -> s
 
 
 def split_documents(
-    path: str, raw: bytes, limits: Limits = DEFAULT_LIMITS, checked: str | None = None, helm_render: bool = False
+    path: str,
+    raw: bytes,
+    limits: Limits = DEFAULT_LIMITS,
+    checked: str | None = None,
+    helm_render: bool = False,
+    comments: bool = True,
 ) -> YamlFile:
     """The file's documents. checked: a text check_structure already passed (not checked twice when it is this).
-    helm_render: the text is a chart's rendered output, read as Helm reads it (see helm_constructor)."""
+    helm_render: the text is a chart's rendered output, read as Helm reads it (see helm_constructor). comments=False:
+    the edited text is read only as objects (Document.comments)."""
     text, newline, bom, crlf_lines = decode(path, raw, limits)
     if text != checked:
         check_structure(path, text, limits)
@@ -202,6 +211,8 @@ def split_documents(
     yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
     for doc in yf.documents if helm_render else ():
         doc.helm_render = True
+    for doc in yf.documents if not comments else ():
+        doc.comments = False
     budget = [MAX_ROUND_TRIP_FILE_VALUES, MAX_ROUND_TRIP_FILE_LINES]
     for doc in yf.documents:
         doc.round_trip_budget = budget
@@ -370,7 +381,10 @@ def parse_document(path: str, doc: Document) -> Any:
     prefix = doc.tags + "---\n" if doc.tags else ""
     _check_round_trip_values(path, doc, prefix)
     try:
-        doc.data = _load_tagged(prefix, doc.body, doc.helm_render) if prefix else _load(doc.body, doc.helm_render)
+        if prefix:
+            doc.data = _load_tagged(prefix, doc.body, doc.helm_render)
+        else:
+            doc.data = _load(doc.body, doc.helm_render, doc.comments)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = doc.start_line + max((mark.line if mark else 0) - prefix.count("\n"), 0)
@@ -428,14 +442,15 @@ def _check_round_trip_values(path: str, doc: Document, prefix: str) -> None:
         )
 
 
-def _load(body: str, helm_render: bool = False) -> Any:
+def _load(body: str, helm_render: bool = False, comments: bool = True) -> Any:
     """ruamel's round-trip data of one document: composed from libyaml's events when it has nothing they cannot
-    carry (rtcompose), else ruamel's own parse, which also gives every error its message."""
+    carry (rtcompose; comments=False: its comments and blank lines left out), else ruamel's own parse, which also
+    gives every error its message."""
     from dramigrate.rtcompose import compose_round_trip
 
     yaml = _round_trip(helm_render)
     try:
-        return compose_round_trip(body, yaml)
+        return compose_round_trip(body, yaml, comments)
     except Exception:  # noqa: BLE001 - declined or refused: ruamel parses it (and words any error) as before
         return _round_trip(helm_render).load(body)
 

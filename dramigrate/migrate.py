@@ -57,6 +57,9 @@ class Job:
     # templates (its findings are matched to each template's and values file's comments after mapping, suppress.py)
     suppressions: bool = True
     helm_render: bool = False  # a chart's rendered output: a repeated key is read as Helm reads it (the last wins)
+    # False: the rewritten text is read only as objects (a chart proof's migration of a render): an edited document
+    # may lose its comments and blank lines, read much faster (documents.Document.comments)
+    comments: bool = True
 
 
 REPORT_HINT = "set DRAMIGRATE_DEBUG=1 for the traceback and please report it"

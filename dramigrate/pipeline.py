@@ -52,7 +52,7 @@ def process(
     # or that fix edits: a whole-file C-loader load first doubled the work on a 30 MB manifest (60 s past a CI limit)
     yf: YamlFile | None
     try:
-        yf = split_documents(job.path, raw, limits, text, helm_render=job.helm_render)
+        yf = split_documents(job.path, raw, limits, text, helm_render=job.helm_render, comments=job.comments)
     except InputError:
         yf = None  # said below, with the file's bad-input handling
     relevant = yf is None or _lint_relevant(job.path, yf, rules)
@@ -67,7 +67,7 @@ def process(
         return result
     before = len(result.decisions)
     try:
-        yf = yf or split_documents(job.path, raw, limits, text, helm_render=job.helm_render)
+        yf = yf or split_documents(job.path, raw, limits, text, helm_render=job.helm_render, comments=job.comments)
         check_version(yf)
         result.original = yf.render()
         if _process(yf, job, rules, settings, target, result) is not None:  # fix writes nothing for this file

@@ -90,6 +90,13 @@ _CONTINUED = b"|\\\\$|\\\\\r$"
 assert _NAME_ESCAPE.pattern == rb"\\(?:[xuU/]|\r?\n)", "prefilter.ESCAPES must say what triage._NAME_ESCAPE says"
 
 
+def word_pass(rules: RuleSet, needles: Sequence[bytes]) -> bytes:
+    """The first pass's pattern, one extended regex for `grep -E -f -` (read from stdin: a NUL byte cannot be passed
+    as an argument): the words, the needles, the section keys, POINTER and NUL as literal texts, and a backslash that
+    ends its line."""
+    return alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))[:-1] + _CONTINUED + b"\n"
+
+
 _ERE_SPECIAL = re.compile(rb"[][.\\*+?{}()|^$]")
 
 
@@ -188,10 +195,7 @@ class Grep:
         )
         self.ahead = ahead  # lints the files of each batch grep keeps while the walk and the scan go on
         self._meanings: dict[bytes, int] = {}  # _meaning's answers (grep's threads share them: each is the same)
-        # read by -f - from stdin (a NUL byte cannot be passed as an argument)
-        texts = (
-            alternation(dict.fromkeys([*words(rules), *needles, *SECTION_KEYS, POINTER, NUL]))[:-1] + _CONTINUED + b"\n"
-        )
+        texts = word_pass(rules, needles)
         common = ["-D", "skip", "-d", "skip", "-s"]
 
         def start(flags: str, patterns: list[str], batch: list[str]) -> subprocess.Popen[bytes]:

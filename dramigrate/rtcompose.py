@@ -28,10 +28,17 @@ from dramigrate.fastyaml import MAX_DEPTH, Decline
 # its column differently)
 _ODD = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff#]|(?:\A|\n)[ ]*\n|\n[ ]+\Z")
 _HEAD = re.compile(r"(?:#[^\n]*\n)+")
+# what declines a document whose comments and blank lines need not be kept (comments=False): tabs and odd line breaks
+_ODD_BREAK = re.compile(r"[\t\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\ufeff]")
+_COMMENT_OR_BLANK = re.compile(r"#|\n[ ]*\n")
 
 
-def compose_round_trip(body: str, yaml: Any) -> Any:
-    """The round-trip data yaml (a ruamel YAML(typ='rt')) would load from body, or Decline."""
+def compose_round_trip(body: str, yaml: Any, comments: bool = True) -> Any:
+    """The round-trip data yaml (a ruamel YAML(typ='rt')) would load from body, or Decline. comments=False: the
+    caller reads only the values (and the text they dump to only as objects), so comments and blank lines inside the
+    document do not decline it; the data then holds none of them, every value, string class, number format and
+    position being ruamel's as for any other document (libyaml skips comments and blank lines as ruamel's parser
+    does). Helm's renders hold both in most documents (a template's blank lines, its comments, a `# Source:` line)."""
     from yaml import (
         AliasEvent,
         DocumentEndEvent,
@@ -47,7 +54,8 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
     head = _HEAD.match(body)
     lines = head.group().count("\n") if head else 0  # comment lines at the top: ruamel's comment of the root
     rest = body[head.end() :] if head else body
-    if (head and _ODD.search(head.group().replace("#", "").replace("\n", ""))) or _ODD.search(rest):
+    odd = _ODD if comments else _ODD_BREAK
+    if (head and odd.search(head.group().replace("#", "").replace("\n", ""))) or odd.search(rest):
         raise Decline("comment, blank line, tab or odd line break")
     if rest.lstrip(" \n").startswith(("%", "---")) or "\n..." in rest:
         raise Decline("directive or marker")
@@ -61,11 +69,14 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
     stack: list[list[Any]] = []  # open collections: [node, its pending key node or None]
     anchors: dict[str, Any] = {}  # anchor -> its node, as ruamel's composer keeps them
     empty: Any = None  # an empty plain scalar: ruamel puts it where the next event starts
+    empty_at = 0  # where libyaml put it: just after its colon or dash
     while True:
         ev = get()
         if ev is None:
             break
         if empty is not None:
+            if not comments and _COMMENT_OR_BLANK.search(text, empty_at, ev.start_mark.index):
+                raise Decline("empty value before a comment or blank line")  # ruamel: where, unknown here
             empty.start_mark = ev.start_mark
             empty = None
         cls = type(ev)
@@ -83,6 +94,7 @@ def compose_round_trip(body: str, yaml: Any) -> Any:
                 if stack[-1][0].flow_style:
                     raise Decline("empty value in a flow mapping")  # ruamel: just after its colon, unknown here
                 empty = node  # an empty item of a sequence starts after its dash, an anchored one at its anchor
+                empty_at = ev.start_mark.index
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
             if ev.tag is not None:
                 raise Decline("tag")

@@ -25,7 +25,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarint import ScalarInt
-from ruamel.yaml.scalarstring import SingleQuotedScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 from ruamel.yaml.serializer import Serializer
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.tokens import CommentToken
@@ -105,6 +105,7 @@ class Emitter(RoundTripEmitter):
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
 _MAX_LINE = 4000  # ruamel folds a long line at the width fix sets (4096); a document near it is left to ruamel
+_MAX_QUOTED = 1000  # a double-quoted string, which ruamel folds at a space past the width, well within it
 
 
 class _Decline(Exception):
@@ -113,15 +114,15 @@ class _Decline(Exception):
 
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
-    plain, single- or double-quoted, ints, booleans, nulls), with no comment but a header, and no named anchor, tag,
-    merge key or flow collection (other than an empty one); None for anything else, which ruamel then dumps. A
-    collection met twice is written as ruamel writes it: an anchor it names (id001, id002, ... in the order its
-    serializer meets them again) where it first comes, an alias after. Plain dicts and lists (the
-    ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without comments or
-    styles, their keys in their order. The text ruamel writes for these is fixed: the header's lines, a key at its
-    mapping's column, a nested mapping `mapping` further in, a sequence's dash `offset` in and its item `sequence`
-    in, each scalar in the style ruamel's own emitter chooses (tests/test_fix_speed.py compares the two on every
-    fixture, a generated tree and hypothesis documents)."""
+    plain, single- or double-quoted, also as the text quoted them, ints, booleans, nulls), with no comment but a
+    header, and no named anchor, tag, merge key or flow collection (other than an empty one); None for anything
+    else, which ruamel then dumps. A collection met twice is written as ruamel writes it: an anchor it names (id001,
+    id002, ... in the order its serializer meets them again) where it first comes, an alias after. Plain dicts and
+    lists (the ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without
+    comments or styles, their keys in their order. The text ruamel writes for these is fixed: the header's lines, a
+    key at its mapping's column, a nested mapping `mapping` further in, a sequence's dash `offset` in and its item
+    `sequence` in, each scalar in the style ruamel's own emitter chooses (tests/test_fix_speed.py compares the two
+    on every fixture, a generated tree and hypothesis documents)."""
     if (type(data) is not CommentedMap and type(data) is not dict) or not data or sequence < offset + 2:
         return None
     out = _header(data)
@@ -214,7 +215,7 @@ def _mapping(node: Any, column: int, inline: bool, out: list[str], steps: Steps,
     _plain_collection(node, met)
     pad = " " * column
     for key, value in node.items():
-        if type(key) is not str:
+        if type(key) is not str and type(key) is not DoubleQuotedScalarString:  # `"helm.sh/hook": ...`
             raise _Decline
         k = _scalar(key, True)
         out.append(k if inline else pad + k)
@@ -282,11 +283,16 @@ def _scalar(value: Any, key: bool) -> str:
         if not _ANALYSER.analyze_scalar(text).allow_block_plain or _resolved(text, (True, False)) != _INT:
             raise _Decline  # ruamel would quote and tag it
         return text
-    if t is not str and (t is not SingleQuotedScalarString or getattr(value, Anchor.attrib, None) is not None):
+    quoted = t is SingleQuotedScalarString or t is DoubleQuotedScalarString
+    if t is not str and (not quoted or _anchored(value)):
         raise _Decline
     a = _ANALYSER.analyze_scalar(value)
     if a.multiline or (key and (a.empty or len(value) >= 128)) or len(value) > _MAX_LINE:
         raise _Decline
+    if t is DoubleQuotedScalarString:  # a string the text double-quotes (Helm's `quote`): ruamel keeps the style
+        if a.empty or len(value) > _MAX_QUOTED:
+            raise _Decline  # ruamel writes an empty one by its tag; a long one may fold at the width
+        return _double_quoted(value)
     if t is str:
         if a.allow_block_plain and not a.empty and _resolved(value, (True, False)) == _STR:
             return value
@@ -295,6 +301,13 @@ def _scalar(value: Any, key: bool) -> str:
     if not a.allow_single_quoted:
         raise _Decline
     return "'" + value.replace("'", "''") + "'"
+
+
+def _anchored(value: Any) -> bool:
+    """Whether ruamel writes an anchor before a quoted string: one it was read with (always dumped). ruamel's own dump
+    gives every string it writes an empty Anchor, which writes nothing: a document it dumped once is still plain."""
+    anchor = getattr(value, Anchor.attrib, None)
+    return anchor is not None and (anchor.value is not None or anchor.always_dump)
 
 
 _PRINTABLE = re.compile(r"[\x20-\x7e]*")

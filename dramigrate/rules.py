@@ -95,6 +95,7 @@ class OperatorVersion:
     operator: str
     version: str
     api_versions: tuple[str, ...] = ()
+    kept_by: str = "crd"  # "controller": an older controller drops the fields whatever the CRD keeps
 
 
 @dataclass(frozen=True)
@@ -400,7 +401,9 @@ def _add_workloads(rs: RuleSet, data: dict[str, Any], origin: str) -> None:
             reason=k.get("reason", ""),
             count_from_limits=k.get("countFromLimits", ""),
             claims_since=tuple(
-                OperatorVersion(o["operator"], str(o["version"]), tuple(o.get("apiVersions", ())))
+                OperatorVersion(
+                    o["operator"], str(o["version"]), tuple(o.get("apiVersions", ())), o.get("keptBy", "crd")
+                )
                 for o in k.get("claimsSince", ())
             ),
             origin=origin,

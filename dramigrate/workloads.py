@@ -95,10 +95,18 @@ def _suffix(template: str, owner: Any, key: str) -> str:
     return template
 
 
+def _field(spec: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted path below the pod spec (Argo's `containerSet.containers`), or None."""
+    node: Any = spec
+    for segment in dotted.split("."):
+        node = node.get(segment) if isinstance(node, dict) else None
+    return node
+
+
 def containers(ref: PodSpecRef, kind: WorkloadKind) -> Iterator[ContainerRef]:
     spec = ref.spec
     for list_key in kind.container_lists:
-        items = spec.get(list_key)
+        items = _field(spec, list_key)
         if not isinstance(items, list):
             continue
         for i, c in enumerate(items):

@@ -560,3 +560,84 @@ def test_a_probe_group_that_turns_a_workload_off_finds_its_switch_in_one_more_ro
     assert shown(guessed) == shown(halved)
     assert "services.ranker.enabled: true keeps this device request" in shown(guessed)
     assert renders < halving, (renders, halving)
+
+
+def test_a_proofs_migrations_read_the_renders_without_ruamels_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof migrates every value set's render and reads each migration as objects only. Helm's renders hold
+    comments and blank lines (a template's own, the `# Source:` line), and such a document went to ruamel's
+    pure-Python parser, most of a proof's migration time; now it is composed from libyaml's events, its comments
+    left out. Only the base render, whose findings fix reports at their template lines, is still parsed by ruamel
+    (its one Deployment). The outcome is the same: proven, with the same rewrite as a chart without the comments."""
+    from ruamel.yaml.main import YAML
+    from test_helm_idiomatic import DEPLOYMENT
+
+    commented = DEPLOYMENT.replace("    spec:\n", "    spec:\n      # the model server\n\n      \n")
+    plain = run_chart(write_chart(tmp_path / "plain"), ChartOptions(), RULES, Settings(), T136, "fix")
+    parsed: list[str] = []
+    real = YAML.load
+
+    def load(self: YAML, stream: Any) -> Any:
+        parsed.append(stream if isinstance(stream, str) else "")
+        return real(self, stream)
+
+    monkeypatch.setattr(YAML, "load", load)
+    chart = write_chart(tmp_path / "commented", commented)
+    outcome = run_chart(chart, ChartOptions(), RULES, Settings(), T136, "fix")
+    assert outcome.proven, outcome.report()
+    assert len(outcome.checked) > 3  # value sets migrated: each was parsed by ruamel
+    assert [p.splitlines()[0] for p in parsed if "kind: Deployment" in p] == ["# Source: app/templates/deployment.yaml"]
+    assert [(c.rel, c.after.replace("      # the model server\n\n      \n", "")) for c in outcome.changes] == [
+        (c.rel, c.after) for c in plain.changes
+    ]
+
+
+def test_an_object_is_validated_once_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof migrates a dozen value sets whose pod specs and claim templates are mostly the same, and the strict
+    schema's walk of each was a fifth of the migration time: an object equal to one checked before (its keys in the
+    same order) takes that one's errors, another is checked; a caller that extends the errors
+    (claim_template_errors) changes nothing for the next."""
+    from dramigrate import validate
+
+    walked: list[str] = []
+    real = validate._schema_errors
+
+    def counting(obj: dict[str, Any], version: str) -> list[str]:
+        walked.append(version)
+        return real(obj, version)
+
+    monkeypatch.setattr(validate, "_schema_errors", counting)
+    monkeypatch.setattr(validate, "_CHECKED", {})
+
+    def pod(*extra: str) -> dict[str, Any]:
+        container = {"name": "a", "image": "b", **{key: 1 for key in extra}}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [container]}}
+
+    first = validate.schema_errors(pod("x", "y"), "1.34")
+    assert first == ["spec.containers.0: Additional properties are not allowed ('x', 'y' were unexpected)"]
+    first.append("the caller's own")
+    assert validate.schema_errors(pod("x", "y"), "1.34") == real(pod("x", "y"), "1.34")
+    assert validate.schema_errors(pod("z"), "1.34") == real(pod("z"), "1.34") != first
+    validate.schema_errors(pod("x", "y"), "1.36")
+    assert walked == ["1.34", "1.34", "1.36"]  # x-y once, z, and x-y for 1.36
+
+
+def test_the_tolerations_of_a_render_are_read_with_the_c_loader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proof asks, for each value set that gives the pods a tolerations list, whether the render carries it, and
+    reads the user's render again each time: PyYAML's Python parser did (4% of oci-gpu-scanner's fix); the C loader
+    reads each document once. The lists are the same, and a render that does not parse still carries nothing."""
+    import yaml
+
+    from dramigrate.helm.passthroughproof import _tolerations_lists
+
+    def python_parser(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("PyYAML's Python parser")
+
+    pod = "---\n# Source: app/templates/{0}.yaml\nkind: Pod\nmetadata:\n  name: {0}\nspec:\n  tolerations:\n{1}"
+    stream = pod.format("a", "  - key: gpu\n    operator: Exists\n") + pod.format("b", "  - {key: x, value: 'y'}\n")
+    expected = [[{"key": "gpu", "operator": "Exists"}], [{"key": "x", "value": "y"}]]
+    assert list(yaml.safe_load_all(stream))[0]["spec"]["tolerations"] == expected[0]
+    monkeypatch.setattr(yaml, "safe_load_all", python_parser)
+    assert _tolerations_lists(stream) == expected
+    assert _tolerations_lists(stream + "---\nkind: [\n") is None

@@ -551,6 +551,22 @@ def test_classes_file_gets_classes_no_chart_ships(run_cli: RunCli, tmp_path: Pat
     assert classes.read_bytes() == before
 
 
+def test_classes_file_with_windows_line_ends_stays_crlf(run_cli: RunCli, tmp_path: Path) -> None:
+    """A classes file kept with CRLF line ends (a Windows checkout) gets its new classes in CRLF too, not a file of
+    mixed line ends."""
+    path = write(tmp_path, "app/net.yaml", NPU)
+    pack = write(tmp_path, "acme.yaml", NPU_PACK)
+    classes = tmp_path / "deviceclasses.yaml"
+    own = "# our cluster's classes\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+    classes.write_bytes(own.replace("\n", "\r\n").encode())
+    code, out, err = run_cli(["fix", "--rules", pack, "--classes-file", classes, path])
+    assert code == 0, err
+    raw = classes.read_bytes()
+    assert raw.startswith(b"# our cluster's classes\r\n---\r\napiVersion: v1\r\n")
+    assert b"npu.acme.example" in raw
+    assert raw.count(b"\n") == raw.count(b"\r\n"), "every line ends in CRLF"
+
+
 def test_without_classes_file_a_warning_says_what_is_needed(run_cli: RunCli, tmp_path: Path) -> None:
     path = write(tmp_path, "net.yaml", NPU)
     pack = write(tmp_path, "acme.yaml", NPU_PACK)

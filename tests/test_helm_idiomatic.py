@@ -96,6 +96,8 @@ def test_rewrite_is_small_and_readable(fixed: tuple[Path, Path, ChartOutcome]) -
     template = (chart / "templates" / "deployment.yaml").read_text()
     assert "{{- if not .Values.dra.enabled }}\n              nvidia.com/gpu: {{ .Values.numGpus }}" in template
     assert "gt (int .Values.numGpus) 0" in template
+    # the toleration of the DRA branch is one line, as in the DRA values files (was three, a field a line)
+    assert "        - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n" in template, template
     assert "_dramigrate" not in "".join(c.after for c in outcome.changes)  # no generated engine
     values = yaml.safe_load((chart / "values.yaml").read_text())
     assert values["dra"] == {"enabled": True, "deviceClassName": "gpu.nvidia.com", "existingClaimTemplate": ""}

@@ -242,6 +242,25 @@ def test_declared_dependency_missing_from_charts_is_refused(tmp_path: Path) -> N
     assert sources == ["app/charts/renamed/templates/cm.yaml", "app/templates/cm.yaml"]
 
 
+def test_a_hidden_fail_message_names_the_template_line_that_failed(tmp_path: Path) -> None:
+    """A chart's own check that fails with a printf of a value (`fail (printf "... %s" $name)`) is not shown, as it
+    quotes a value; the message then quotes the template line that failed, which is the chart's code, so a user
+    sees which check it was. A value that holds a secret still never appears."""
+    check = (
+        "{{- $name := .Values.gpu.resourceName }}\n"
+        "{{- if lt (int (index .Values.gpu.limits $name | default 0)) 1 }}"
+        '{{ fail (printf "GPU templates require limits.%s >= 1" $name) }}{{ end }}\n'
+    )
+    values = "gpu:\n  resourceName: s3cr3t-token/gpu\n  limits: {}\n"
+    chart = write_chart(tmp_path, "train", {"check.yaml": check}, values)
+    with pytest.raises(HelmError) as failed:
+        render_chart(chart, RenderOptions())
+    message = str(failed.value)
+    assert "train/templates/check.yaml:2" in message
+    assert "the template line reads: {{- if lt (int (index .Values.gpu.limits $name | default 0)) 1 }}" in message
+    assert "s3cr3t" not in message
+
+
 def test_library_chart_is_not_installable(tmp_path: Path) -> None:
     chart = write_chart(tmp_path, "lib", {"_x.tpl": '{{ define "x" }}x{{ end }}'}, "", "type: library\n")
     with pytest.raises(HelmError, match="library charts are not installable"):

@@ -609,3 +609,57 @@ def test_the_chart_helper_follows_the_extended_resource_toleration_setting(tmp_p
     rendered = "".join("---\n" + m.text for m in render_chart(chart, RenderOptions()))
     assert "tolerations" not in rendered
     assert first_difference(objects(core.rewritten or ""), objects(rendered)) == ""
+
+
+CRON_WORKFLOW = """\
+apiVersion: argoproj.io/v1alpha1
+kind: CronWorkflow
+metadata:
+  name: nightly
+spec:
+  schedule: "0 2 * * *"
+  workflowSpec:
+    entrypoint: train
+    templates:
+    - name: train
+      container:
+        image: trainer:1
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+"""
+
+
+def _argo_minimal_crd() -> dict[str, Any]:
+    """Argo's install CRDs keep every field (x-kubernetes-preserve-unknown-fields), so none of them tells whether
+    the running controller knows resourceClaims."""
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "cronworkflows.argoproj.io"},
+        "spec": {
+            "group": "argoproj.io",
+            "names": {"kind": "CronWorkflow", "plural": "cronworkflows"},
+            "versions": [{"name": "v1alpha1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+def test_argo_templates_get_their_claims_and_the_release_that_passes_them_on(tmp_path: Path) -> None:
+    """An Argo CronWorkflow's template is its pod: the claim goes on the template (Argo Workflows 4.1.0+), the
+    container names it, and the warning stays even when the installed CRD keeps every field, since it is an older
+    controller that drops them."""
+    crds = tmp_path / "crds.yaml"
+    crds.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [_argo_minimal_crd()]}))
+    for result in (run(CRON_WORKFLOW), run(CRON_WORKFLOW, crds=crds)):
+        template = output_docs(result)[0]["spec"]["workflowSpec"]["templates"][0]
+        assert template["container"]["resources"] == {"claims": [{"name": "gpu"}]}
+        assert [c["name"] for c in template["resourceClaims"]] == ["gpu"]
+        assert [r["exactly"]["count"] for r in claim_requests(result)] == [4]
+        warnings = [f for f in result.findings if f.rule == "operator-version"]
+        assert len(warnings) == 1 and "Argo Workflows 4.1.0" in warnings[0].message
+        assert "older controller drops them" in warnings[0].message

@@ -43,6 +43,7 @@ from dramigrate.helm import keyedmap, multiclaim, unpin
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
+from dramigrate.helm.keptnames import asked_for, kept_names, several_named, template_values
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -542,10 +543,13 @@ def _whole_template(text: str, define: str) -> bool:
     return top
 
 
-def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: str = "") -> list[Device]:
+def find_devices(
+    text: str, rel: str, rules: RuleSet, named: str = "", helpers: str = "", kept: Iterable[tuple[str, ...]] = ()
+) -> list[Device]:
     """The template's device keys with a values count; a key whose name is one values key, perhaps held in a template
     variable (pattern E), or mapped from values by one of the chart's `helpers` (patterns.name_source), too when
-    `named`, the device resource it renders to, is given."""
+    `named`, the device resource it renders to, is given, unless that values key is one of `kept` (it names a
+    resource the migration leaves alone: keptnames.py)."""
     lines = text.splitlines()
     offsets, pos = [], 0
     for line in text.splitlines(keepends=True):
@@ -558,7 +562,7 @@ def find_devices(text: str, rel: str, rules: RuleSet, named: str = "", helpers: 
         m = _LITERAL_KEY.match(guarded[1]) if guarded else m  # `{{ if .gpu }}nvidia.com/gpu: {{ .gpu }}{{ end }}`
         if (m or key) and ((up := parent_line(lines, i)) < 0 or lines[up].strip() not in ("limits:", "requests:")):
             continue  # a key elsewhere (a nodeSelector label `amd.com/gpu: "true"`, its name from values or not)
-        if not (m or key) or line.lstrip().startswith("-"):
+        if not (m or key) or line.lstrip().startswith("-") or (key and key[1] in kept):
             continue
         resource, name, value = (m.group(2), "", m.group(3)) if m else (named, key[0], key[3])  # type: ignore[index]
         if not rules.is_device_candidate(resource) or rules.lookup(resource) is None:
@@ -699,14 +703,39 @@ def _reads_item(count: str, context: str, loop: Loop | None) -> bool:
 _ITEM_DOT = re.compile(r"(?<![\w$)\]])\.(?:[A-Za-z_]\w*|(?![\w.]))")  # `.gpus`, or `.` itself
 
 
-def _named_resource(text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = "") -> str:
+def template_devices(
+    root: Path, rel: str, text: str, docs: list[dict[str, Any]], rules: RuleSet, helpers: str = ""
+) -> list[Device]:
+    """find_devices for template `rel` of the chart at `root` rendered as `docs`, its pattern-E keys too: those naming
+    a resource the migration leaves alone (keptnames.py) stay as written, the one left names the device the render
+    asks for."""
+    keys = _name_keys(text, helpers)
+    kept = kept_names(keys, template_values(root, rel), rules, asked_for(docs)) if keys else {}
+    return find_devices(text, rel, rules, _named_resource(text, docs, rules, helpers, kept), helpers, kept)
+
+
+def _name_keys(text: str, helpers: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """The values key of each pattern-E key of the template, with the default the template gives it."""
+    offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
+    keys = [k for i, line in enumerate(text.splitlines()) if (k := _named_key_at(text, offsets[i], line, helpers))]
+    return [(k[1], k[2]) for k in keys]
+
+
+def _named_resource(
+    text: str,
+    docs: list[dict[str, Any]],
+    rules: RuleSet,
+    helpers: str = "",
+    kept: dict[tuple[str, ...], str] | None = None,
+) -> str:
     """The device resource a pattern-E key of the template rendered to: the one device resource the render's pods
-    ask for that the template does not write as a literal key; "" when there is none or more than one."""
+    ask for that the template does not write as a literal key, nor a `kept` key names; "" when there is none or more
+    than one."""
     offsets = list(itertools.accumulate((len(line) for line in text.splitlines(keepends=True)), initial=0))
     if not any(_named_key_at(text, offsets[i], line, helpers) for i, line in enumerate(text.splitlines())):
         return ""
     literal = {m.group(2) for line in text.splitlines() if (m := _LITERAL_KEY.match(line))}
-    unnamed = _rendered_devices(docs, rules) - literal
+    unnamed = _rendered_devices(docs, rules) - literal - set((kept or {}).values())
     return unnamed.pop() if len(unnamed) == 1 else ""
 
 
@@ -1245,9 +1274,7 @@ def build(
     for rel in sorted(rels):
         text = chart_text((root / rel).read_bytes().decode("utf-8"))  # the write gives the file its line ends back
         try:
-            devices = find_devices(
-                text, rel, rules, _named_resource(text, originals.get(rel, []), rules, helpers), helpers
-            )
+            devices = template_devices(root, rel, text, originals.get(rel, []), rules, helpers)
         except NotIdiomatic as exc:
             if (done := _listed(root, text, rel, rules, originals, migrated, claim_templates, exc)) is not None:
                 listed[rel] = done
@@ -1292,7 +1319,9 @@ def build(
 
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
-            raise NotIdiomatic(first, rel, _helper_name(text, first.text) or _range_keyed(text, first) or NO_SHAPE)
+            several = several_named(_name_keys(text, helpers), template_values(root, rel), rules)
+            why = _helper_name(text, first.text) or _range_keyed(text, first) or several or NO_SHAPE
+            raise NotIdiomatic(first, rel, why)
         for d in devices if rel not in beside else []:
             if beside_map := _map_in_other_branch(text.splitlines(), d):
                 why = (
@@ -1369,7 +1398,9 @@ def build(
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
         after, own = _rewrite_template(name, suffix, parts, guards)
         after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
-        own = [_classless(section, own_class[rel]) for section in own] if several else own
+        # values.yaml leaves dra.deviceClassName empty: a spec that reads it bare falls back to its template's class
+        # (nvidia-playground's triton, whose pattern-E lookup knows one name, beside templates that know MIG profiles)
+        own = [_classless(section, own_class[rel]) for section in own] if several or device_class == '""' else own
         changes.append(Change(rel, parts[0].text, after))
         sections += own
     head = "{{- /* DRA ResourceClaimTemplates (values: dra.*), named with a hash of the spec, which cannot change */}}"
@@ -1782,7 +1813,10 @@ def _rewrite_template(
     edits = multiclaim.merge_edits(edits_by_part, parts[0].rel) if len(by_part) > 1 else edits_by_part[0]
     out = list(lines)
     later = _later_assigned(parts[0].text)
-    edits = [_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))) for e in edits]
+    edits = [
+        _end_after_trailing_space(_after_trailing_space(lines, _above_blanks(lines, _inlined(parts[0].text, later, e))))
+        for e in edits
+    ]
     for e in sorted(edits, key=lambda e: (e.index, e.stop), reverse=True):
         out[e.index : e.stop] = e.lines
     return _one_variable("\n".join(out) + ("\n" if parts[0].text.endswith("\n") else "")), sections
@@ -1963,6 +1997,19 @@ def _after_trailing_space(lines: list[str], e: Edit) -> Edit:
         return e
     ind = first.group(1)
     return Edit(e.index, e.stop, [f"{ind}{{{{ {first.group(2)} -}}}}", *e.lines[1:-1], f"{ind}{{{{ end -}}}}"])
+
+
+def _end_after_trailing_space(e: Edit) -> Edit:
+    """A wrap `{{- if not X }}` ... `{{- end }}` whose last wrapped line ends in spaces (nvidia-playground's
+    `{{ .Values.jupyter.gpu.type }}: {{ .Values.jupyter.gpu.count }} `): the end's trim would take those spaces,
+    which the chart renders with the switch off. The end goes on that line, after the spaces, without a trim
+    (`... }} {{ end }}`), so the spaces and the line break after them render as they did."""
+    if len(e.lines) < 2 or not re.fullmatch(r"\s*\{\{- end \}\}", e.lines[-1]):
+        return e
+    last = e.lines[-2]
+    if not last.strip() or last == last.rstrip():
+        return e
+    return Edit(e.index, e.stop, [*e.lines[:-2], last + "{{ end }}"], e.reads)
 
 
 def _above_blanks(lines: list[str], e: Edit) -> Edit:

@@ -35,6 +35,7 @@ from dramigrate.helm.patterns import (
     count_expression,
     known_regex,
     literal_entries,
+    shares_regex,
     untaken_message,
 )
 from dramigrate.helm.poddelta import pod_delta
@@ -525,9 +526,11 @@ def _specs(
 def at_once(renders: list[list[dict[str, Any]]], rules: RuleSet) -> bool:
     """Whether a container of the renders (a template's objects in each value set) asks for more than one device
     resource at once: tvarr merges `dict "gpu.intel.com/i915" 1` into the values' limits when gpu.type is intel,
-    and those limits may name nvidia.com/gpu already. The DRA branch then keeps each one's count (Several)."""
+    and those limits may name nvidia.com/gpu already. The DRA branch then keeps each one's count (Several). Only the
+    resources the migration takes count: a report-only slice beside the device (HAMi's `nvidia.com/gpumem`) is no
+    second request of the claim (the map that holds one stays on its device plugin, shares_regex)."""
     return any(
-        len(_names([c], rules)) > 1
+        len([n for n in _names([c], rules) if _migrated(n, rules)]) > 1
         for docs in renders
         for pod in _pods(docs)
         for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
@@ -671,8 +674,9 @@ def _untaken(pad: str, keys: str, names: list[str], known: str = "") -> str:
     still asks for an extended resource (`keys`: a range clause over its names, as rules.is_device_candidate reads
     one), a name set in values the rewrite does not migrate (`nvidia.com/mig-1g.5gb` where it takes `nvidia.com/gpu`):
     else the pod would ask its device plugin for it and get no claim. With `known`, only a resource a rule pack names
-    fails: one no pack knows stays on its device plugin, as the migration leaves it (a report-only one beside the
-    device, HAMi's `nvidia.com/gpumem`, may keep the migration off the whole container: it fails as before)."""
+    fails: one no pack knows stays on its device plugin, as the migration leaves it (a report-only slice beside the
+    device, HAMi's `nvidia.com/gpumem`, keeps the whole map on its device plugin where the chart names one (shares);
+    elsewhere it fails)."""
     device = f'and (contains "/" $left) (not (regexMatch {json.dumps(NATIVE_RESOURCES.pattern)} $left))'
     if known:
         device += f" (regexMatch {json.dumps(known)} $left)"  # one line: the branch's added lines stay as they were
@@ -692,6 +696,7 @@ class _Vars:
     known: str = ""  # the resources a rule pack names (patterns.known_regex): only those fail as untaken
     # each resource's claim name where one is not `gpu` (habana.ai/gaudi's `gaudi`), looked up by `$draKey`
     claims: tuple[tuple[str, str], ...] = ()
+    shares: str = ""  # the slices of the device (patterns.shares_regex) that keep a map on its device plugin
 
     @property
     def _lookup(self) -> str:
@@ -754,8 +759,16 @@ def _over_limit(claimed: str, several: bool) -> list[str]:
 def _map_lines(pad: str, var: str, names: list[str], state: str, v: _Vars) -> list[str]:
     """Before the toYaml line: the DRA branch takes the device key out of the map and adds the claim."""
     listed = " ".join(json.dumps(n) for n in names)
-    left = f'range $left, $_ := merge dict (get {var} "limits" | default dict) (get {var} "requests" | default dict)'
+    held = f'merge dict (get {var} "limits" | default dict) (get {var} "requests" | default dict)'
+    left = f"range $left, $_ := {held}"
+    shared = []
+    if v.shares:  # a whole device beside a slice of it (HAMi's) is a share: it stays as the migration leaves it
+        shared = [
+            f'{pad}{{{{- $draShared := regexMatch {json.dumps("(?m)" + v.shares)} (keys ({held}) | join "\\n") }}}}'
+        ]
+        state = f"and {state} (not $draShared)"
     return [
+        *shared,
         f"{pad}{{{{- if {state} }}}}",
         f"{pad}{{{{- range $name := list {listed} }}}}",
         f'{pad}{{{{- range $part := list "limits" "requests" }}}}',
@@ -899,12 +912,15 @@ def rewrite(
     beside: list[int] | None = None,
     known: str = "",
     self_tolerated: frozenset[str] = frozenset(),
+    shares: str = "",
 ) -> tuple[str, str]:
     """The template with the DRA branch, and the claim-spec define (appended to the template). `several`: the map
     may hold several device resources at once (one request for each). `tolerate`: the resources the DRA branch
     tolerates when the pod writes its own tolerations in a form that reads no values list (None: all). `beside`: the
     device key lines the pod writes outside the map (keys_beside). `self_tolerated`: the resources the pod tolerates
-    itself in every render that asks for them, with no values list's help (self_tolerated)."""
+    itself in every render that asks for them, with no values list's help (self_tolerated). `shares`: the slices of
+    the device that keep a whole map on its device plugin (patterns.shares_regex), read where the map is one
+    variable and the pod writes no device key beside it."""
     lines = text.splitlines()
     name = _metadata_line(lines, "name")
     if name is None:
@@ -915,7 +931,8 @@ def rewrite(
     enabled = enabled.replace(".Values.", f"{root}Values.", 1) if enabled.startswith(".Values.") else enabled
     named = {r: _request(spec) or _CLAIM for r, spec in specs.items()}
     claims = tuple(named.items()) if not several and set(named.values()) != {_CLAIM} else ()
-    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root, known, claims)
+    shares = shares if where.section < 0 and not beside else ""
+    v = _Vars(f"{chart}.{stem}.draClaimName" if several else "", root, known, claims, shares)
     args = v.args
     claimed = f"and {enabled} {v.held}"
     # the migration tolerates the device's taint for a count of 0 too (it drops the key, the pod claims nothing):
@@ -1239,8 +1256,20 @@ def build(
         tolerate = tuple(n for n in tolerate if n not in own)
         if several:
             several = dataclasses.replace(several, tolerate=tuple(n for n in several.tolerate if n not in own))
+        shares = shares_regex(rules, names, listed)
         after, define = rewrite(
-            text, rel, chart, where, specs, ".Values.dra.enabled", several, tolerate, beside, known_regex(rules), own
+            text,
+            rel,
+            chart,
+            where,
+            specs,
+            ".Values.dra.enabled",
+            several,
+            tolerate,
+            beside,
+            known_regex(rules),
+            own,
+            shares,
         )
         written.append((rel, text, after, define))
         all_names += names

@@ -32,6 +32,7 @@ from dramigrate.helm.renderpool import (
     cached_render,
 )
 from dramigrate.helm.rewrite import Change
+from dramigrate.helm.switchname import FALLBACK
 from dramigrate.helm.values import (
     Leaf,
     ValueSources,
@@ -150,6 +151,7 @@ def note(outcome: Any, text: str, hint: str) -> None:
 
 
 _SWITCH_KEY = re.compile(r"^(dra|draEnabled|dra_enabled|enableDra|useDra)$", re.IGNORECASE)
+_SWITCHES = (["dra"], [FALLBACK])  # `dra.enabled`, and the rewrite's own switch beside a chart's `dra:` (switchname.py)
 
 
 def _own_dra_switch(
@@ -171,7 +173,7 @@ def _own_dra_switch(
         if leaf.value is not False or not leaf.path:
             continue
         named = [str(p) for p in leaf.path if isinstance(p, str)]
-        if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] == ["dra"])):
+        if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] in _SWITCHES)):
             continue
         values = override(sources, set_path(sources.merged, leaf.path, True))
         rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))

@@ -80,6 +80,16 @@ class NotPassThrough(RewriteError):
     """The chart's device requests do not all come from values resources maps passed through whole."""
 
 
+class LeftAlone(NotPassThrough):
+    """A values map the migration moves to a claim in one container goes into another the migration leaves as it is
+    (a pod spec dramigrate does not know in the kind: KServe's `predictor.workerSpec`): the DRA values would take its
+    devices too, with no claim. `name` and `path`: the object's name and that container's path in it."""
+
+    def __init__(self, message: str, name: str, path: str) -> None:
+        super().__init__(message)
+        self.name, self.path = name, path
+
+
 @dataclass
 class MapEdit:
     """What the migration changed for the containers and pod that take one values resources map."""
@@ -219,6 +229,18 @@ def pod_specs(
     elif isinstance(node, list):
         for v in node:
             pod_specs(v, out, trail, singles)
+
+
+def _pod_paths(node: Any, out: list[str], path: str, singles: tuple[str, ...] = ()) -> None:
+    """The path of each pod spec pod_specs finds, in its order (`spec.predictor.workerSpec`)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("containers"), list) or any(isinstance(node.get(k), dict) for k in singles):
+            out.append(path)
+        for k, v in node.items():
+            _pod_paths(v, out, f"{path}.{k}" if path else str(k), singles)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _pod_paths(v, out, f"{path}[{i}]", singles)
 
 
 def single_containers(key: Any) -> tuple[str, ...]:
@@ -523,6 +545,7 @@ def map_edits(
     before, after = objects(original), objects(migrated)
     claim_templates = {k[3]: docs[0] for k, docs in after.items() if k[1] == "ResourceClaimTemplate"}
     edits: dict[Path_, MapEdit] = {}
+    left: dict[tuple[Any, int, int], tuple[str, dict[str, Any]]] = {}  # the containers the migration leaves as is
     for key, docs in before.items():
         if key not in after or len(docs) != 1 or len(after[key]) != 1:
             continue
@@ -531,7 +554,21 @@ def map_edits(
         singles = single_containers(key)
         pod_specs(docs[0], old_pods, [], singles)
         pod_specs(after[key][0], new_pods, [], singles)
+        paths_: list[str] = []
+        _pod_paths(docs[0], paths_, "", singles)
         for p, ((old_trail, old), (new_trail, new)) in enumerate(zip(old_pods, new_pods, strict=False)):
+            named = [
+                *(
+                    f"{k}[{i}]"
+                    for k in ("initContainers", "containers")
+                    for i, x in enumerate(old.get(k) or [])
+                    if isinstance(x, dict)
+                ),
+                *(k for k in singles if isinstance(old.get(k), dict)),
+            ]  # each container's path in its pod spec, in pod_containers' order
+            for c, (o, n) in enumerate(zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)):
+                if o.get("resources") == n.get("resources") and p < len(paths_):
+                    left[(key, p, c)] = (f"{paths_[p]}.{named[c]}".lstrip("."), o)
             changed = [
                 (c, o, n)
                 for c, (o, n) in enumerate(
@@ -618,7 +655,35 @@ def map_edits(
                         break
     if not edits:
         raise NotPassThrough(f"{hint[0]}:{hint[1].line}: the migration changes no values resources map")
+    _none_left(edits, fed, left)
     return list(edits.values()), claim_templates
+
+
+def _none_left(
+    edits: dict[Path_, MapEdit],
+    fed: dict[tuple[Any, int, int], tuple[Path_, ...]],
+    left: dict[tuple[Any, int, int], tuple[str, dict[str, Any]]],
+) -> None:
+    """Raises LeftAlone for a container that takes a map whose device keys the DRA values drop, when the migration
+    leaves that container's device request as it is (rh-ai-quickstart's model-serving passes each model's
+    `resources` to the InferenceService's predictor and to its `workerSpec`, which no workloads entry names)."""
+    for (key, p, c), maps in fed.items():
+        if (key, p, c) not in left:
+            continue
+        where, container = left[(key, p, c)]
+        res = container.get("resources") or {}
+        for path in maps:
+            edit = edits.get(path)
+            gone = [k for s, keys in (edit.removed.items() if edit else ()) for k in keys if k in (res.get(s) or {})]
+            if gone:
+                raise LeftAlone(
+                    f"{key[1]}/{key[3]}: the values map {display(path)} goes into {where} ({container.get('name')}) "
+                    f"too, whose {gone[0]} the migration leaves as it is: the DRA values that move it to a claim in "
+                    "the other containers would take it from this one too, with no claim; give this container a "
+                    "resources map of its own",
+                    str(key[3]),
+                    where,
+                )
 
 
 def _pod_claims(
@@ -1108,11 +1173,13 @@ def overlay_text(
     switched: bool = False,
     switches: bool = False,
     after: tuple[str, ...] | None = None,
+    also: tuple[str, ...] = (),
 ) -> str:
     """The chart's `values-dra.yaml` (overlay_values), for its defaults, in place of the `--set` expressions
     `stands_for` (`--set a=1`) that ask for the devices, or (`switched`) beside the `--set` that switch the
     defaults' device keys on; `switches`: for the defaults, with the maps under switches they leave off too.
-    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name."""
+    `after`: SET_OVERLAY, in place of `stands_for` over the defaults and the user's -f files of that name; `also`:
+    the values files it serves too, given after them (they ask for the defaults' devices)."""
     if after is not None:
         sets = " ".join(stands_for)
         files = ", ".join(after)
@@ -1133,10 +1200,11 @@ def overlay_text(
         sets = " ".join(stands_for)
         head = f"# DRA ResourceClaims (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` in place of `{sets}`\n"
     else:
-        also = ", and of those the chart's switches turn on," if switches else ""
+        switched_too = ", and of those the chart's switches turn on," if switches else ""
+        after_files = f" (also after {', '.join(also)}, which ask for the same)" if also else ""
         head = (
-            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the defaults{also} "
-            "through ResourceClaims (a null deletes a default key)\n"
+            f"# DRA (resource.k8s.io/v1, Kubernetes 1.34+): `-f {OVERLAY}` asks for the devices of the "
+            f"defaults{switched_too}{after_files} through ResourceClaims (a null deletes a default key)\n"
         )
         if not _claims_in(values):  # every count 0 (ibm autopilot's DaemonSet): no claim a later key could meet
             head += (
@@ -1159,23 +1227,41 @@ def _claims_in(values: Any) -> bool:
 
 
 class _Flow(dict):  # type: ignore[type-arg]
-    """A mapping the overlays write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
+    """A mapping the DRA values write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
 
 
-def _flat_tolerations(node: Any) -> Any:
-    """`node` with each toleration of a tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are
-    all scalars as a _Flow: one line an entry, not one a field."""
+class _FlowList(list):  # type: ignore[type-arg]
+    """A list of one _Flow the DRA values write on the key's line (`claims: [{name: gpu}]`)."""
+
+
+_FLOW_ITEMS = ("claims", "resourceClaims", "tolerations")  # lists whose scalar-only entries are one line each
+_FLOW_MAPS = ("exactly", "cel")  # a claim request's device and a CEL selector: one line when their fields are scalars
+
+
+def _scalars(node: Any) -> bool:
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, (str, int, float, bool)) for v in node.values())
+
+
+def _compact(node: Any) -> Any:
+    """`node` as the DRA values files write it, short as a maintainer would: each entry of a claims, resourceClaims
+    or tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are all scalars on one line, a list
+    of one such claim or toleration on its key's line, and a request's `exactly` (a selector's `cel`) of scalars on
+    one line; the rest in block style."""
     if isinstance(node, list):
-        return [_flat_tolerations(item) for item in node]
+        return [_compact(item) for item in node]
     if not isinstance(node, dict):
         return node
     out = {}
     for key, value in node.items():
-        flat = isinstance(value, list) and all(
-            isinstance(t, dict) and t and all(isinstance(v, (str, int, float, bool)) for v in t.values()) for t in value
-        )
-        listed = isinstance(key, str) and (key == "tolerations" or key.endswith("Tolerations"))
-        out[key] = [_Flow(t) for t in value] if listed and flat else _flat_tolerations(value)
+        name = str(key)
+        listed = name in _FLOW_ITEMS or name.endswith("Tolerations")
+        if listed and isinstance(value, list) and value and all(_scalars(t) for t in value):
+            items = [_Flow(t) for t in value]
+            out[key] = _FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
+        elif name in _FLOW_MAPS and _scalars(value):
+            out[key] = _Flow(value)
+        else:
+            out[key] = _compact(value)
     return out
 
 
@@ -1189,9 +1275,10 @@ def _dumped(values: dict[str, Any]) -> str:
     BlockDumper.add_representer(
         _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
     )
-    return yaml.dump(
-        _flat_tolerations(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000
+    BlockDumper.add_representer(
+        _FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
     )
+    return yaml.dump(_compact(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
 
 
 def device_sets(
@@ -1588,6 +1675,15 @@ def _ends_with(path: Path_, words: list[str]) -> bool:
     """Whether a values path ends in these keys (`*`: any list index, a `range` item)."""
     tail = path[-len(words) :]
     return len(path) >= len(words) and all(w in ("*", str(x)) for w, x in zip(words, tail, strict=True))
+
+
+def _depth_at(lines: list[str], pod: int, at: int) -> int:
+    """How many `if`/`with`/`range` blocks of the pod's own are open at line `at`."""
+    depth = 0
+    for line in lines[pod + 1 : at] if pod >= 0 else lines[:at]:
+        for word, _ in _BLOCK.findall(line):
+            depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
+    return depth
 
 
 def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
@@ -2070,6 +2166,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
             continue
         if found is not None:
             _join_own(t, found, expr)
+            _join_duplicates(t, pod, f"{ind}{name}:", expr)
             continue
         if _renders_key(lines, pod, f"{ind}{name}:"):
             continue  # written in a shape that takes no other list
@@ -2216,6 +2313,9 @@ def _own_list(t: _Edits, pod: int, head: str) -> _OwnList | None:
 
     lines = t.lines
     heads = [j for j in _pod_span(lines, pod) if lines[j] == head]
+    if len(heads) > 1:  # scubbo's jellyfin: a literal list, and below it `{{- with .Values.tolerations }}` a second
+        # key (a duplicate, only where the values set a list): the DRA list joins the one written whatever the values
+        heads = [j for j in heads if not _depth_at(lines, pod, j)]
     listed = _listed_items(lines, heads[0]) if len(heads) == 1 else None
     if _renders_key(lines, pod, head):
         if listed is not None and not listed[2]:  # literal items, maybe with values expressions in their fields
@@ -2328,6 +2428,32 @@ def _join_own(t: _Edits, own: _OwnList, expr: str) -> None:
         joined = f"(concat ({given} | default list) {_joined(t, j, given, expr)})"
         t.replaced[j] = lines[j][: m.start(3)] + f'(set (omit {arg} "tolerations") "tolerations" {joined})'
         t.replaced[j] += lines[j][m.end(3) :]
+
+
+def _join_duplicates(t: _Edits, pod: int, head: str, expr: str) -> None:
+    """Each second `tolerations:` (`head`) the pod spec at line `pod` writes below `{{- with <values list> }}`, beside
+    the one the DRA list joined (_own_list: scubbo's jellyfin writes a literal list, then the values' under `with`):
+    a duplicate key, rendered only where the values set that list, which YAML readers take over the first. The DRA
+    list joins it too, inside its `with` (it renders no key where the values list is empty)."""
+    lines = t.lines
+    root = f"${expr}" if expr.startswith(".Values.") else expr if expr.startswith("$.") else ""  # read inside `with`
+    span = _pod_span(lines, pod)
+    heads = [j for j in span if lines[j] == head and _depth_at(lines, pod, j)]
+    if not root or len(heads) + 1 != sum(lines[j] == head for j in span):
+        return
+    for j in heads:
+        body = re.fullmatch(r"(\s*)\{\{-?\s*(?:toYaml \.|\. \| toYaml) \| nindent (\d+)\s*-?\}\}\s*", lines[j + 1])
+        end = j + 2 < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+        if not (_WITH_LINE.match(lines[j - 1]) and body and end):
+            continue
+        ind = body.group(1)
+        t.inserts.setdefault(j + 2, []).extend(
+            [
+                f"{ind}{{{{- with {_untolerated(t, '.', root)} }}}}",
+                f"{ind}{{{{- toYaml . | nindent {body.group(2)} }}}}",
+                f"{ind}{{{{- end }}}}",
+            ]
+        )
 
 
 def _joined(t: _Edits, j: int, given: str, expr: str) -> str:

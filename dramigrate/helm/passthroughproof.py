@@ -108,6 +108,24 @@ def _fix_library_values(
     return tried
 
 
+def _left_alone(left: Any, findings: list[Any], root: Path) -> str:
+    """The message of a LeftAlone, at the template line of the finding the lint made where the migration leaves that
+    container (`unknown-kind`: a pod spec the workloads rules do not name, which a workloads file of the user's can)."""
+    found = next((f for f in findings if f.name == left.name and f.pod_template_path.startswith(left.path)), None)
+    if found is None:
+        return str(left)
+    file = Path(found.file)
+    where = f"{file.relative_to(root) if file.is_relative_to(root) else file}:{found.line}"
+    why = f" ({found.rule})"
+    if found.rule == "unknown-kind":
+        why = (
+            f" (unknown-kind: {left.path.split('.containers')[0]} is not a pod spec dramigrate knows in {found.kind};"
+            " a workloads file given with --rules that names it, if the operator takes claims there, lets fix "
+            "migrate it, docs/rules.md)"
+        )
+    return f"{where}: {left}{why}"
+
+
 def _fix_passthrough(
     outcome: ChartOutcome,
     root: Path,
@@ -205,7 +223,10 @@ def _passthrough(
         if probe.error:
             raise pt.NotPassThrough(f"the chart does not render with a marker in each resources map: {probe.error}")
         copied = frozenset(c.read for c in pt.copies(root)) if list(leaves) == [""] else frozenset()
-        edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
+        try:
+            edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
+        except pt.LeftAlone as left:
+            raise pt.NotPassThrough(_left_alone(left, outcome.findings, root)) from None
         if places:
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings or e.covered for e in edits):
@@ -283,6 +304,8 @@ def _passthrough(
 
     by_options = {repr(v.options): (v, *passed(r, want)) for v, r, want, _ in expected}
     variants: dict[Path, str] = {}
+    overlays: dict[Path, dict[str, Any]] = {}  # the DRA values of each variant written as an overlay
+    by_defaults: list[Path] = []  # values files whose DRA values are values-dra.yaml's: no variant of their own
     unvaried: dict[Path, str] = {}  # shipped values files fix cannot write a DRA variant of, with the reason
     removed: set[tuple[Path_, str, str]] = set()  # (values map, section, device key) the DRA values drop
     whole_lists: set[Path_] = set()  # tolerations lists the DRA values carry whole (the toleration at the end)
@@ -401,6 +424,7 @@ def _passthrough(
                     for kept_null in _set_kept_nulls(root, values, scopes, sections=True):  # only the file sets
                         paths.setdefault(pt.null_map(kept_null), set()).add(pt.DROP_NULLS)
                     variants[f] = pt.variant_overlay_text(f, values)
+                    overlays[f] = values
             except (pt.NotPassThrough, InputError) as exc:
                 if f in copts.values_files:
                     raise
@@ -418,7 +442,18 @@ def _passthrough(
             subcharts = {k: chart_defaults(root / sub) for sub, keys in scopes.items() if sub for k in keys}
             for kept_null in pt.kept_nulls(dvalues, subcharts):  # the subchart's template drops it (proven below)
                 paths.setdefault(kept_null[:-2], set()).add(pt.DROP_NULLS)
-            overlay = pt.overlay_text(dvalues, switches=len(default_edits) > len(base_edits))
+            # a values file whose DRA values are the defaults' (a shipped example that changes the replicas, or
+            # sets the defaults' device count again): its variant would repeat values-dra.yaml line for line, and
+            # values-dra.yaml after it is its DRA values (a user's file, when it is the only one given and no --set
+            # is: values-set-dra.yaml goes after the user's files and their variants, written for them without it)
+            any_set = bool(copts.set_values or copts.set_string_values)
+            for f, values in overlays.items():
+                alone = f not in copts.values_files or (copts.values_files == (f,) and not any_set)
+                if alone and values == dvalues:
+                    by_defaults.append(f)
+                    del variants[f]
+            also = tuple(f.name for f in by_defaults)
+            overlay = pt.overlay_text(dvalues, switches=len(default_edits) > len(base_edits), also=also)
         if not variants and not overlay and yours and yours[1] and yours[1] != yours[0].stream:
             # the device request comes from --set: values-dra.yaml stands for the --set expressions that carry it
             stands_for, set_overlay, set_kept, (ysources, set_edits, set_rcts) = device_sets_overlay()
@@ -492,6 +527,11 @@ def _passthrough(
         how = "use each -dra.yaml in place of its file" if copies else "give each -dra.yaml after its values file"
         files = " ".join(f"-f {f.name} " * (not copies) + f"-f {pt.variant_path(f).name}" for f in given)
         outcome.usage = f"for the DRA request, {how}: {files}"
+    if by_defaults and switch is None and copts.values_files == (by_defaults[0],):
+        name = copts.values_files[0].name
+        outcome.usage = (
+            f"for the DRA request, give the chart's {pt.OVERLAY} after your values file: -f {name} -f {pt.OVERLAY}"
+        )
     if switched or beneath:
         outcome.usage = f"for the DRA request, add -f {pt.OVERLAY} (the chart's {pt.OVERLAY}) to your --set"
     if stands_for:
@@ -530,7 +570,7 @@ def _passthrough(
     # the second and third tries (_fix_passthrough) write their own copies
     second = ("" if fold else "-alone") + ("-copies" if copies else "")
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
-    staged = {}
+    staged = {f: copy_root / pt.OVERLAY for f in by_defaults}  # values-dra.yaml, after the file
     for i, (f, text) in enumerate(variants.items()):
         staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
         staged[f].parent.mkdir(parents=True, exist_ok=True)
@@ -793,7 +833,10 @@ def _carried(stream: str, items: tuple[dict[str, str], ...], before: str) -> boo
 
 
 def _tolerations_lists(stream: str) -> list[list[Any]] | None:
-    """Every `tolerations` list of the rendered objects; None when the text does not parse."""
+    """Every `tolerations` list of the rendered objects (shared: read only); None when the text does not parse. Read
+    with the C loader, each document once (prove.documents): PyYAML's Python parser read the user's render again for
+    each tolerating value set (oci-gpu-scanner: 4% of its fix)."""
+    from dramigrate.helm.prove import documents
 
     def lists(node: Any) -> Iterator[list[Any]]:
         if isinstance(node, dict):
@@ -806,7 +849,7 @@ def _tolerations_lists(stream: str) -> list[list[Any]] | None:
                 yield from lists(value)
 
     try:
-        return list(lists(list(yaml.safe_load_all(stream))))
+        return list(lists(list(documents(stream))))
     except yaml.YAMLError:
         return None
 

@@ -699,6 +699,30 @@ def migrated_regex(rules: RuleSet) -> str:
     )
 
 
+def shares_regex(rules: RuleSet, taken: list[str], seen: list[str]) -> str:
+    """The report-only slices of a device (HAMi's `nvidia.com/gpumem`, `gpumem-percentage`, `gpucores`) in the
+    domains of the resources `taken`, of the packs of the slices `seen` holds (the names the chart renders or
+    writes), as one Go (RE2) regular expression; "" when `seen` holds none. A whole device beside a slice of the
+    same vendor's is a share of one device, which the manifest migration leaves as it is (detect.py): so does the
+    DRA branch of a map that holds one."""
+
+    def sliced(r: ResourceRule) -> bool:
+        return r.report_only not in ("", "config")
+
+    domains = {n.split("/")[0] for n in taken if "/" in n}
+    packs = {m.rule.pack for n in seen if (m := rules.lookup(n)) and sliced(m.rule) and n.split("/")[0] in domains}
+    prefixes = tuple(re.escape(d) + "/" for d in domains)
+    chosen = [
+        r
+        for r in rules.resources
+        if sliced(r)
+        and r.pack in packs  # the sharing scheme the chart uses (HAMi's), not every slice of the domain
+        and (r.match.split("/")[0] in domains if r.match else bool(r.regex) and r.regex.pattern.startswith(prefixes))
+        and (r.match or not _NOT_RE2.search(r.regex.pattern))
+    ]
+    return _chart_regex(chosen, rules) if chosen else ""
+
+
 _DOMAIN = re.compile(r"^((?:[a-z0-9-]+\\\.)+[a-z0-9-]+/)(.+)$")  # `nvidia\.com/` and the rest of an escaped name
 
 

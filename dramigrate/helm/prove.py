@@ -563,6 +563,23 @@ def _whole_claims(node: Any, singles: dict[str, str] | None = None) -> Any:
     return out
 
 
+def line_change(before: str, after: str) -> str:
+    """How a rendered line changed, in words a user can act on: the two texts, and where they differ only in
+    spaces (which a quoted text shown stripped would hide), which spaces."""
+    if before.strip() != after.strip():
+        return f"{before.strip()!r} became {after.strip()!r}"
+    if before.rstrip() != after.rstrip():
+        indent = len(before) - len(before.lstrip())
+        now = len(after) - len(after.lstrip())
+        return f"{before.strip()!r} is indented by {now} spaces instead of {indent}"
+    end = len(before) - len(before.rstrip())
+    now = len(after) - len(after.rstrip())
+    why = f"{before.lstrip()!r} became {after.lstrip()!r}: the line ends in {now} space(s) instead of {end}"
+    if now < end:  # a `{{-` the rewrite wrote after the line: the chart loses nothing without those spaces
+        why += " (a `{{-` trim of the rewrite takes them: without the spaces at that template line's end it does not)"
+    return why
+
+
 def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
     """'' when the rewritten chart's manifests are byte-identical to the original chart's (lines that
     differ between two renders of the original, random values, are masked); else the first difference."""
@@ -581,7 +598,7 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
             return f"{a.source}: {len(la)} lines before, {len(lc)} after"
         for n, (x, y, z) in enumerate(zip(la, lb, lc, strict=False), start=1):
             if x != z and x == y:
-                return f"{a.source}:{n}: {x.strip()!r} became {z.strip()!r}"
+                return f"{a.source}:{n}: {line_change(x, z)}"
         if a.text.endswith("\n") != c.text.endswith("\n"):
             return f"{a.source}: the final newline differs"
     return ""

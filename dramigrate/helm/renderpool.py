@@ -421,18 +421,21 @@ def manifest_stream(manifests: list[Any]) -> str:
     return "".join(f"---\n# Source: {m.source}\n{m.text}" for m in manifests)
 
 
-def run_core(stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool) -> Any:
-    """The core's result for a rendered stream; within a chart run a stream is migrated once (the base render and
-    the proof's value set with the same values), each caller getting its own copy to change."""
+def run_core(
+    stream: str, name: str, rules: RuleSet, settings: Settings, target: Target, fix: bool, objects: bool = False
+) -> Any:
+    """The core's result for a rendered stream; within a chart run a stream is migrated once (per `objects`), each
+    caller getting its own copy to change. `objects`: the rewritten text is read only as objects (a proof's
+    migration of a value set), so an edited document's comments and blank lines may go (migrate.Job.comments):
+    Helm's renders hold both, and ruamel's pure-Python parse of them was most of a proof's migration time."""
     from dramigrate.migrate import Job, run_file
 
     cache = CACHE[-1].cores if CACHE else None
-    key = (stream, name, id(rules), id(settings), id(target), fix)
+    key = (stream, name, id(rules), id(settings), id(target), fix, objects)
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
-    result = run_file(
-        Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True), rules, settings, target
-    )
+    job = Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True, comments=not objects)
+    result = run_file(job, rules, settings, target)
     if cache is None:
         return result
     cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run

@@ -118,6 +118,7 @@ from dramigrate.helm.renderpool import (
     settled,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
+from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.twins import archive_writes
 from dramigrate.helm.values import (
     Leaf,
@@ -587,7 +588,7 @@ def _fix(
                 expected.append((v, r, "", []))
             return True
         stream = reference_stream(r.stream, rules)  # a null count asks for no device (nullcounts.py)
-        full = run_core(stream, outcome.display, rules, settings, target, fix=True)
+        full = run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True)
         if v.shipped and _text(full, stream) == stream:
             return True
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
@@ -596,7 +597,7 @@ def _fix(
         v.invalid_objects = frozenset((f.kind, f.namespace, f.name) for f in invalid)
         result, notes = full, []
         if rules.labels and _pod_labels(r.stream).keys() & set(rules.labels):
-            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True)
+            bare = run_core(stream, outcome.display, nolabels, settings, target, fix=True, objects=True)
             if _text(bare, stream) != _text(full, stream):
                 from_values = _labels_from_values(r.stream, rules, own.merged)
                 if from_values and _labels_set_by(
@@ -1354,10 +1355,7 @@ def _no_rewrite_shape(
     try:
         texts = {rel: (root / rel).read_text(encoding="utf-8") for rel in rels}
         h = helpers_text(root)
-        if any(
-            idiomatic.find_devices(t, rel, rules, idiomatic._named_resource(t, originals.get(rel, []), rules, h), h)
-            for rel, t in texts.items()
-        ):
+        if any(idiomatic.template_devices(root, rel, t, originals.get(rel, []), rules, h) for rel, t in texts.items()):
             return ""
         if helper.marked_render(root, work, reference[0].options, rules)[2]:
             return ""
@@ -1543,7 +1541,7 @@ def _fix_idiomatic(
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     both = _both_shapes(root / sub if sub else root, hints, rules)  # a key's branch and a map's in one container
     if any(h.letter in ("B", "C") for h in hints.values()) or both:
@@ -1661,19 +1659,22 @@ def _fix_idiomatic(
             originals, migrated = {**originals, **more[0]}, {**migrated, **more[1]}
             claim_templates = {**claim_templates, **more[2]}
             rendered = Rendered({**rendered.documents, **more[3].documents}, rendered.release)
-        changes = idiomatic.build(
+        changes = build_beside(  # under `draDevices` where the chart's values have a `dra:` of their own
             leaf,
-            wanted[sub],
-            rules,
-            originals,
-            migrated,
-            claim_templates,
-            settings.opt_in,
-            hints,
-            tuple(guards),
-            alter,
-            {rel: sorted(names) for rel, names in named.items()},
-            rendered,
+            lambda at: idiomatic.build(
+                at,
+                wanted[sub],
+                rules,
+                originals,
+                migrated,
+                claim_templates,
+                settings.opt_in,
+                hints,
+                tuple(guards),
+                alter,
+                {rel: sorted(names) for rel, names in named.items()},
+                rendered,
+            ),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
@@ -1682,7 +1683,7 @@ def _fix_idiomatic(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return
-    switch_keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
+    switch_keys = [".".join((*scope, switch_key(leaf) or OWN, "enabled")) for scope in scopes]
     if leaves is not None:
         shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
@@ -1700,7 +1701,7 @@ def _fix_idiomatic(
         mode,
         notes,
     )
-    if len(switch_keys) > 1:
+    if len(switch_keys) > 1 or switch_key(leaf) != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
 
@@ -1746,7 +1747,7 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
             return True
 
         def migrate(stream: str) -> str:
-            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+            return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
         def build(passed: list[Change]) -> list[Change]:
             return _umbrella_changes([passed, *(f.changes for f in fixed)])
@@ -1785,7 +1786,7 @@ def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
     alter = functools.partial(_alternative, outcome.display, rules, settings, target, renders=renders)
 
     def migrate(stream: str) -> str:
-        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True), stream)
+        return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     guards, notes = idiomatic.kind_guards(expected, relations or [], rules)
     rels = {f"{sub}/{rel}" if sub else rel for sub, own in wanted.items() for rel in own}

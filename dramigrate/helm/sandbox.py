@@ -344,7 +344,29 @@ def scrub(message: str, root: Path) -> str:
     head = message[: where.end()]
     if head.count("(") > head.count(")"):
         head += ")"
-    return f"{head}: {HIDDEN}"
+    line = template_line(where.group(0), root)
+    return f"{head}: {HIDDEN}" + (f"; the template line reads: {line}" if line else "")
+
+
+def template_line(location: str, root: Path) -> str:
+    """The text of the template line a Helm location names (`chart/templates/x.yaml:17:33`, the first segment the
+    chart's name), read from the chart's own templates: template text is the chart's code, never its data, so a
+    message may quote it when it may not quote what Helm said (a `fail` whose printf takes a value)."""
+    path, _, rest = location.partition(":")
+    number = rest.split(":", 1)[0]
+    rel = path.split("/", 1)[-1]
+    if not number.isdigit() or "/templates/" not in f"/{rel}" or ".." in rel.split("/"):
+        return ""
+    file = root / rel
+    try:
+        if not file.resolve().is_relative_to(root.resolve()) or not file.is_file() or file.stat().st_size > 1 << 20:
+            return ""
+        lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    n = int(number)
+    text = lines[n - 1].strip() if 0 < n <= len(lines) else ""
+    return text if len(text) <= 300 else text[:300] + "..."
 
 
 _LINK = ": error calling "

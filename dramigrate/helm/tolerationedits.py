@@ -135,6 +135,9 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     ]
 
 
+_FLOW_ENTRY = re.compile(r"(\s*)- \{key: ()['\"]?([^'\",]+?)['\"]?, .*\}")  # _dump_list's one-line toleration
+
+
 def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
     """The DRA tolerations' lines `text` with each entry whose key is one of `keys` rendered only where the values
     list `given` does not tolerate that taint (as the migration decides, taint by taint: a list tolerating the GPU's
@@ -144,7 +147,9 @@ def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
     i = 0
     while i < len(text):
         line = text[i]
-        m = re.fullmatch(r"(\s*)- key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\"]+?)['\"]?)", line)
+        m = re.fullmatch(r"(\s*)- key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\"]+?)['\"]?)", line) or _FLOW_ENTRY.fullmatch(
+            line
+        )
         taint = (m.group(2) or m.group(3)) if m else ""
         if is_control(line) or m is None or taint not in keys:
             out.append(line)
@@ -169,7 +174,19 @@ def untolerated_only(tolerations: list[dict[str, Any]], p: str, define: str, giv
 
 
 def _dump_list(items: list[dict[str, Any]]) -> list[str]:
-    return yaml.dump(items, Dumper=BlockDumper, sort_keys=False, default_flow_style=False).rstrip("\n").splitlines()
+    """A list's lines; each toleration whose fields are plain scalars on one line, as the DRA values files write it
+    (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`: was three lines a toleration)."""
+    out: list[str] = []
+    for item in items:
+        flat = isinstance(item, dict) and "key" in item and "effect" in item and all(_plain(v) for v in item.values())
+        text = yaml.dump([item], Dumper=BlockDumper, sort_keys=False, default_flow_style=None if flat else False)
+        out += text.rstrip("\n").splitlines()
+    return out
+
+
+def _plain(value: Any) -> bool:
+    """A scalar the template writes as it is: not a sentinel the rewrite fills in later (`@@KEY@@`) nor an action."""
+    return isinstance(value, (str, int, float, bool)) and not any(x in str(value) for x in ("@@", "{{"))
 
 
 def _closed(lines: list[str], start: int, end: int) -> int:

@@ -263,7 +263,8 @@ render instead of being left out. */ -}}
 {{- end -}}
 {{- $ctrs := list -}}
 {{- range $lk := $p.kind.lists -}}
-  {{- $items := index $spec $lk -}}
+  {{- $items := $spec -}}
+  {{- range $seg := splitList "." $lk -}}{{- $items = and (kindIs "map" $items) (index $items $seg) -}}{{- end -}}
   {{- if kindIs "slice" $items -}}{{- range $i, $c := $items -}}{{- if kindIs "map" $c -}}
     {{- $init := eq $lk "initContainers" -}}
     {{- $cname := printf "%s[%d]" $lk $i -}}{{- if hasKey $c "name" -}}{{- $cname = toString (index $c "name") -}}{{- end -}}
