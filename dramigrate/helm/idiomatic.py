@@ -1308,6 +1308,8 @@ def build(
             first = (hints or {}).get(rel) or first_device_line(text, rules)
             if not rel.startswith("charts/") and (library := library_writes(root, text)):
                 raise NotIdiomatic(first, rel, library)
+            if whole := _containers_whole(text, first):
+                raise NotIdiomatic(first, rel, whole)
             if first.letter == "D":  # helper.py found no helper line that renders the key (see docs/helm.md)
                 why = (
                     "no line of a helper in this chart writes the device key, nor a map from a variable with toYaml "
@@ -3453,6 +3455,28 @@ def _range_keyed(text: str, first: Pattern) -> str:
                 "`resources` (or `*Resources`) written whole (`toYaml`, pattern B), by its `limits:`/`requests:` "
                 f"sections, or key by key with each value written whole (`{key.group(1)}:`, then `toYaml "
                 f"{m.group(1)}` on that line or the next), not this `range`"
+            )
+    return ""
+
+
+_WHOLE_LIST = re.compile(
+    r"\{\{-?\s*(?:toYaml\s+(\$?\.Values(?:\.[\w-]+)*\.\w*[Cc]ontainers)\s*\||with\s+(\$?\.Values(?:\.[\w-]+)*\.\w*[Cc]ontainers)\s*-?\}\})"
+)
+
+
+def _containers_whole(text: str, first: Pattern) -> str:
+    """Why a device request is manual when the containers around its line come whole from a values list (`containers:`
+    then `{{- toYaml .Values.containers | nindent 8 }}`, or `with .Values.extraContainers` and `toYaml .`); ""
+    otherwise."""
+    lines = text.splitlines()
+    for at in range(max(1, first.line - 2), min(len(lines), first.line + 8) + 1):
+        if m := _WHOLE_LIST.search(lines[at - 1]):
+            return (
+                f"the containers come whole from the values list `{m.group(1) or m.group(2)}` (line {at}): the "
+                "idiomatic rewrites take a container's values resources map or a key the template writes, and a DRA "
+                "values file would have to repeat that whole list (Helm replaces a list, it does not merge it); write "
+                "the GPU container in the template, its `resources:` from a values map (`{{- toYaml .resources | "
+                "nindent 12 }}` in a `range` over the list is taken)"
             )
     return ""
 
