@@ -398,8 +398,7 @@ def within_include(
     """A rendered line whose nearest line the template writes is line `at` (1-based: a pod's `spec:` above `{{-
     include "app.podSpec" . | nindent 6 }}`), written by a define that a line of at's block includes alone: the
     define, the line of rendered line `offset` there (1-based, in the define's file) and the 1-based line of the
-    include. None when no such include writes a line of the document the define's own lines enclose it with, or when
-    the define writes the device key itself (the helper rewrite takes that define)."""
+    include. None when no such include writes a line of the document the define's own lines enclose it with."""
     lines = template.splitlines()
     best: tuple[int, Define, Mapped, int] | None = None
     for i in _block(lines, at - 1):
@@ -411,7 +410,7 @@ def within_include(
         pad = " " * int(shift.group(1)) if shift else ""
         body = "\n".join(pad + line if line.strip() else line for line in found.body.splitlines())
         mapped = map_line(body, rendered, offset, key)
-        if mapped.exact or mapped.note == OBJECT_START:  # a key the define writes itself: the helper rewrite's (D)
+        if mapped.note == OBJECT_START:
             continue
         score = sum(m is not None for m in align(body, rendered))
         if best is None or score > best[0]:
