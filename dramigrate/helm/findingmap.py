@@ -5,7 +5,6 @@ that wrote each one, the chart file its text comes from (tpl/.Files.Get), the va
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from dramigrate.helm.locate import (
     source_of,
     stream_sources,
     through_include,
-    within_include,
 )
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.probe import Relation, matches
@@ -104,9 +102,6 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
 
 
-_POD_KEYS = re.compile(r"(?:spec|template):")
-
-
 def map_findings(findings: list[Finding], stream: str, root: Path, display_root: str) -> list[Finding]:
     """Findings on the rendered stream, moved to the template files that wrote them."""
     parts = stream_sources(stream)
@@ -141,15 +136,6 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
             if str(chart_dir) not in defines_cache:
                 defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
             via = through_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)])
-            if via is not None:
-                found, mapped, at = via
-                f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
-                shown, template = f"{display_root}/{found.file}", read_text(root / found.file) or template
-        elif not mapped.exact and _POD_KEYS.fullmatch(template.splitlines()[mapped.line - 1].strip()):
-            # a pod's `spec:` or `template:` whose keys a define writes (`{{- include "app.podSpec" . | nindent 6 }}`)
-            if str(chart_dir) not in defines_cache:
-                defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
-            via = within_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)], mapped.line)
             if via is not None:
                 found, mapped, at = via
                 f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
