@@ -356,7 +356,7 @@ def test_the_original_render_is_validated_only_when_the_rewritten_one_has_an_err
         return real(obj, version)
 
     monkeypatch.setattr(validate, "schema_errors", counting)
-    monkeypatch.setattr(prove, "_SCHEMA_ERRORS", {})
+    monkeypatch.setattr(validate, "_CHECKED", {})
     pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: a\n"
     pod += "    image: b\n{extra}"
     valid, original = pod.format(name="rewritten", extra=""), pod.format(name="original", extra="")

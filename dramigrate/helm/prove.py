@@ -604,9 +604,6 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
     return ""
 
 
-_SCHEMA_ERRORS: dict[tuple[str, str], list[str]] = {}  # (object as JSON, Kubernetes version) -> its schema errors
-
-
 def strict_errors(stream: str, versions: tuple[str, ...], before: str = "") -> str:
     """The first strict-schema error of the rendered ResourceClaimTemplates and built-in workloads (each object
     checked once per version: the value sets of a proof render mostly the same objects). `before`: the original
@@ -631,14 +628,8 @@ def _strict_errors(stream: str, versions: tuple[str, ...]) -> Iterator[tuple[str
         if api.split("/")[0] not in ("resource.k8s.io", "apps", "batch", "v1"):
             continue
         plain = _plain(doc)
-        text = json.dumps(plain, sort_keys=True, default=str)
         for version in versions:
-            errors = _SCHEMA_ERRORS.get((text, version))
-            if errors is None:
-                errors = schema_errors(plain, version)
-                if len(_SCHEMA_ERRORS) >= _DOCUMENTS_MAX:
-                    _SCHEMA_ERRORS.clear()
-                _SCHEMA_ERRORS[text, version] = errors
+            errors = schema_errors(plain, version)  # checked once per object and version (validate.py keeps them)
             where = f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} for Kubernetes {version}"
             for error in errors:
                 yield where, error
