@@ -5,8 +5,8 @@ that wrote each one, the chart file its text comes from (tpl/.Files.Get), the va
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -14,12 +14,14 @@ from dramigrate.findings import RULES, Finding, Location
 from dramigrate.helm.chartvalues import subchart_dirs, subchart_locate
 from dramigrate.helm.locate import (
     OBJECT_START,
+    Define,
     defines,
     find_in_files,
     map_line,
     source_of,
     stream_sources,
     through_include,
+    within_include,
 )
 from dramigrate.helm.patterns import classify
 from dramigrate.helm.probe import Relation, matches
@@ -102,12 +104,29 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
 
 
+_POD_KEYS = re.compile(r"(?:spec|template):")
+
+
+def _passes_map(text: str, line: int, resource: str) -> bool:
+    """Whether line `line` of a define's file passes a values resources map through (pattern B or C), as a pod spec
+    define's `resources:` above `toYaml .Values.resources`: the pass-through writes into that define. A define that
+    writes the device key itself, or includes a helper that does (a chain under the pod's `spec:`), is the helper
+    rewrite's (D), which reads the pod from the workload's template."""
+    return classify(text, line, resource).letter in ("B", "C")
+
+
 def map_findings(findings: list[Finding], stream: str, root: Path, display_root: str) -> list[Finding]:
     """Findings on the rendered stream, moved to the template files that wrote them."""
     parts = stream_sources(stream)
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
-    defines_cache: dict[str, Any] = {}
+    defines_cache: dict[str, dict[str, Define]] = {}
+
+    def named(chart_dir: Path) -> dict[str, Define]:
+        if str(chart_dir) not in defines_cache:
+            defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
+        return defines_cache[str(chart_dir)]
+
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -132,14 +151,18 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
             out.append(f)
             continue
         mapped = map_line(template, rendered, offset, f.resource)
+        via = None
         if mapped.note.startswith(OBJECT_START):  # a template that writes no line of it: an included define's line
-            if str(chart_dir) not in defines_cache:
-                defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
-            via = through_include(template, rendered, offset, f.resource, defines_cache[str(chart_dir)])
-            if via is not None:
-                found, mapped, at = via
-                f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
-                shown, template = f"{display_root}/{found.file}", read_text(root / found.file) or template
+            via = through_include(template, rendered, offset, f.resource, named(chart_dir))
+        elif not mapped.exact and _POD_KEYS.fullmatch(template.splitlines()[mapped.line - 1].strip()):
+            # a pod's `spec:` or `template:` whose keys a define writes (`{{- include "app.podSpec" . | nindent 6 }}`)
+            via = within_include(template, rendered, offset, f.resource, named(chart_dir), mapped.line)
+            if via is not None and not _passes_map(read_text(root / via[0].file) or "", via[1].line, f.resource):
+                via = None  # the define (or one it includes) writes the device key: the helper rewrite's, from here
+        if via is not None:
+            found, mapped, at = via
+            f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
+            shown, template = f"{display_root}/{found.file}", read_text(root / found.file) or template
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
         if f.resource and f.line:

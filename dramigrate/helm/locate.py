@@ -390,3 +390,29 @@ def through_include(
     _, found, at = best
     mapped = map_line(found.body, rendered, offset, key)
     return found, Mapped(found.start + mapped.line, mapped.exact, mapped.note), at + 1
+
+
+def within_include(
+    template: str, rendered: str, offset: int, key: str, named: dict[str, Define], at: int
+) -> tuple[Define, Mapped, int] | None:
+    """A rendered line whose nearest line the template writes is line `at` (1-based: a pod's `spec:` above `{{-
+    include "app.podSpec" . | nindent 6 }}`), written by a define that a line of at's block includes alone: the
+    define, the line of rendered line `offset` there (1-based, in the define's file) and the 1-based line of the
+    include. None when no such include writes a line of the document the define's own lines enclose it with."""
+    lines = template.splitlines()
+    best: tuple[int, Define, Mapped, int] | None = None
+    for i in _block(lines, at - 1):
+        alone = re.fullmatch(r"\{\{-?\s*(?:include|template)\s+\"([^\"]+)\"[^{}]*\}\}", lines[i].strip())
+        found = named.get(alone.group(1)) if alone else None
+        if found is None:
+            continue
+        shift = re.search(r"\|\s*n?indent\s+(\d+)", lines[i])  # the define's lines as the include indents them
+        pad = " " * int(shift.group(1)) if shift else ""
+        body = "\n".join(pad + line if line.strip() else line for line in found.body.splitlines())
+        mapped = map_line(body, rendered, offset, key)
+        if mapped.note == OBJECT_START:
+            continue
+        score = sum(m is not None for m in align(body, rendered))
+        if best is None or score > best[0]:
+            best = (score, found, Mapped(found.start + mapped.line, mapped.exact, mapped.note), i + 1)
+    return None if best is None else best[1:]
