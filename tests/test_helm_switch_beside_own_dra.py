@@ -163,6 +163,7 @@ MAP_WORKER = deployment(
     + OWN_ENV,
 )
 SHAPES = {
+    "helper": {"templates/_helpers.tpl": HELPER, "templates/worker.yaml": HELPER_WORKER},
     "map-built": {"templates/worker.yaml": MAP_WORKER},
 }
 
@@ -189,3 +190,15 @@ def test_a_helper_or_map_built_request_takes_the_switch_beside_the_charts_own(
         assert "nvidia.com/gpu" not in (_pod(claimed)[2] or {})  # no GPU left on the device plugin
         assert ("CHANNEL" in claimed) == ("dra.enabled=true" in sets)  # the chart's own key keeps its meaning
         assert _render(chart, (*sets, *off)) == _render(original, sets)
+
+
+def test_the_helpers_unit_suite_turns_the_switch_it_took(tmp_path: Path) -> None:
+    """A chart with helm-unittest suites: the one written for the helper's call site turns `draDevices`, not the
+    chart's own `dra` (which would test the chart's IMEX channel, not the GPU claim)."""
+    files = {"values.yaml": "gpusPerNode: 4\n" + OWN_DRA, "tests/.keep": "", **SHAPES["helper"]}
+    chart = chart_with(tmp_path, "nccl", files)
+    fix_chart(chart)
+    (suite,) = (chart / "tests").glob("*_test.yaml")
+    sets = [t["set"] for t in yaml.safe_load(suite.read_text())["tests"]]
+    assert [s["draDevices"]["enabled"] for s in sets] == [False, True]
+    assert not any("dra" in s for s in sets), sets
