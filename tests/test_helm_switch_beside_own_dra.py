@@ -128,7 +128,8 @@ def test_a_closed_schema_declares_the_switch_beside_the_charts_own_key(tmp_path:
 
 # The chart's own `dra:` beside a device key a named helper writes (pattern D, the helper reads `.Values`) or a
 # resources map built in template variables (pattern F): was manual work, 'values.yaml already has a top-level `dra:`
-# key', where the other rewrites took `draDevices`.
+# key', where the other rewrites took `draDevices`; a helper given a dict its call site builds (pattern D too) had the
+# chart's own `dra` passed in as its switch, and failed the proof.
 HELPER = '{{- define "nccl.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.gpusPerNode }}\n{{- end -}}\n'
 OWN_ENV = """\
           {{- if .Values.dra.enabled }}
@@ -148,6 +149,9 @@ HELPER_WORKER = deployment(
 """
     + OWN_ENV,
 )
+# the helper gets a dict the call site builds, which the rewrite passes the switch's values key in (rootswitch)
+ARG_HELPER = HELPER.replace(".Values.gpusPerNode", ".gpus")
+ARG_WORKER = HELPER_WORKER.replace('"nccl.resources" .', '"nccl.resources" (dict "gpus" .Values.gpusPerNode)')
 MAP_WORKER = deployment(
     "{{ .Release.Name }}-worker",
     """\
@@ -164,6 +168,7 @@ MAP_WORKER = deployment(
 )
 SHAPES = {
     "helper": {"templates/_helpers.tpl": HELPER, "templates/worker.yaml": HELPER_WORKER},
+    "helper-argument": {"templates/_helpers.tpl": ARG_HELPER, "templates/worker.yaml": ARG_WORKER},
     "map-built": {"templates/worker.yaml": MAP_WORKER},
 }
 

@@ -2280,8 +2280,9 @@ def fix(
                 made = with_literal_templates(made, at, literal, define, rules, what, opt_in, guards[0], alternative)
             return made
 
-        # a switch in values.yaml goes under `draDevices` where the chart has a `dra:` of its own there (switchname)
-        top = switch_mode(sites, hops) == "values"
+        # a switch in values.yaml goes under `draDevices` where the chart has a `dra:` of its own there (switchname):
+        # read there by the helper, or passed in by a call site that builds its argument (rootswitch)
+        top = switch_mode(sites, hops) == "values" or any(s.given for s in sites)
         switch = (switch_key(root) or OWN) if top else OWN
         changes = build_beside(root, built) if top else built(root)
         if (root / "tests").is_dir():
