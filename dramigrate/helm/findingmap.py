@@ -110,7 +110,7 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
     defines_cache: dict[str, Any] = {}
-    helpers = functools.cache(_map_helpers)  # a chart folder's map helpers, read for a helper line only, once
+    helpers = functools.cache(map_helpers_of)  # a chart folder's map helpers, read for a helper line only, once
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -180,7 +180,8 @@ def named_pattern(
     return pattern
 
 
-def _map_helpers(chart_dir: Path) -> dict[str, str]:
+def map_helpers_of(chart_dir: Path) -> dict[str, str]:
+    """passthrough.map_helpers (imported here: passthrough reads this module's users)."""
     from dramigrate.helm.passthrough import map_helpers
 
     return map_helpers(chart_dir)

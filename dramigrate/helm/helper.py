@@ -2284,6 +2284,8 @@ def fix(
         # read there by the helper, or passed in by a call site that builds its argument (rootswitch)
         top = switch_mode(sites, hops) == "values" or any(s.given for s in sites)
         switch = (switch_key(root) or OWN) if top else OWN
+        if within and switch != OWN:  # a vendored subchart's helper: its values are not the umbrella's top level
+            raise NotHelper("the umbrella's values.yaml already has a top-level `dra:` key")
         changes = build_beside(root, built) if top else built(root)
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values

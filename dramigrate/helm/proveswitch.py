@@ -311,7 +311,8 @@ def _fix_map_built(
     except RewriteError as exc:
         _manual(outcome, f"{sub}/{exc}{ENGINE_HINT}" if sub else f"{exc}{ENGINE_HINT}", "")
         return
-    keys = [".".join((*scope, switch_key(leaf) or OWN, "enabled")) for scope in scopes]
+    key = switch_key(leaf) or OWN
+    keys = [".".join((*scope, key, "enabled")) for scope in scopes]
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
@@ -324,7 +325,7 @@ def _fix_map_built(
         patch,
         mode,
     )
-    if sub or switch_key(leaf) != OWN:
+    if sub or key != OWN:
         outcome.usage = _switches_usage(keys, settings.opt_in)
 
 

@@ -40,6 +40,7 @@ from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
     map_findings,
+    map_helpers_of,
     mapped_repeated_keys,
     mapped_secret_findings,
     named_pattern,
@@ -1152,18 +1153,15 @@ def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[st
 def _repattern(findings: list[Finding], root: Path, display: str) -> None:
     """A finding named pattern B or C from a values map its line reads, where the device count comes from values
     keys outside that map (the line is in the other branch of an `if`), named again with those keys known."""
-    from dramigrate.helm.passthrough import map_helpers
-
-    helpers = functools.cache(map_helpers)  # a chart folder's, read for a helper line only, once
+    helpers = functools.cache(map_helpers_of)  # a chart folder's, read for a helper line only, once
     for f in findings:
         named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
         if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
             continue
         path = root / f.file[len(display) + 1 :]
-        text = read_text(path)
-        chart = next((p for p in path.parents if (p / "Chart.yaml").is_file()), root)
-        if text is None:
+        if (text := read_text(path)) is None:
             continue
+        chart = next((p for p in path.parents if (p / "Chart.yaml").is_file()), root)  # the template's own chart
         pattern = named_pattern(text, f.line, f.resource, functools.partial(helpers, chart), counted)
         if pattern.describe() != named.group(1):
             f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
