@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, deployment
+from conftest import chart_with
+from test_helm_helper import DEPLOYMENT
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -17,20 +18,10 @@ from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
 HELPER = '{{- define "app.resources" -}}\n{{- toYaml .Values.resources }}\n{{- end }}\n'
-POD = deployment(
-    "{{ .Release.Name }}-app",
-    """\
-      containers:
-        - name: app
-          image: app:1
-          resources:
-            {{- include "app.resources" . | nindent 12 }}
-""",
-)
 FILES = {
     "values.yaml": "resources:\n  limits:\n    nvidia.com/gpu: 1\n",
     "templates/_helpers.tpl": HELPER,
-    "templates/app.yaml": POD,
+    "templates/app.yaml": DEPLOYMENT,  # its container's resources: `include "app.resources" .`
 }
 
 
