@@ -2282,10 +2282,11 @@ def fix(
 
         # a switch in values.yaml goes under `draDevices` where the chart has a `dra:` of its own there (switchname):
         # read there by the helper, or passed in by a call site that builds its argument (rootswitch)
-        top = switch_mode(sites, hops) == "values" or any(s.given for s in sites)
+        top = not within and (switch_mode(sites, hops) == "values" or any(s.given for s in sites))
         switch = (switch_key(root) or OWN) if top else OWN
-        if within and switch != OWN:  # a vendored subchart's helper: its values are not the umbrella's top level
-            raise NotHelper("the umbrella's values.yaml already has a top-level `dra:` key")
+        if within and switch_mode(sites, hops) == "values" and switch_key(root) != OWN:
+            # a vendored subchart's helper reads its own values, not the umbrella's top level `draDevices` would be
+            raise NotHelper("values.yaml already has a top-level `dra:` key")
         changes = build_beside(root, built) if top else built(root)
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
