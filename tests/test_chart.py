@@ -350,6 +350,18 @@ def _case_inputs() -> list[str]:
 
 # Shapes the core's golden cases do not have, that a chart can render.
 EXTRA_INPUTS = {
+    # only generateName (a Job a CI pipeline creates again and again): the claim template named from its prefix
+    "generate-name-only": """\
+apiVersion: batch/v1
+kind: Job
+metadata: {generateName: train-, namespace: team-a}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: train, image: t, resources: {limits: {nvidia.com/gpu: 2}}}
+""",
     "sidecar-before-init": """\
 apiVersion: ray.io/v1
 kind: RayCluster

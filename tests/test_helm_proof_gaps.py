@@ -135,3 +135,19 @@ def _values(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "given.yaml"
     path.write_text(text)
     return path
+
+
+def test_a_generate_name_workload_is_named_by_its_prefix_where_its_claim_template_is_rendered_twice(
+    tmp_path: Path,
+) -> None:
+    """A Job with only `generateName: <release>-app-` names its claim template from the prefix, as the Deployment
+    `<release>-app` beside it does: the reason names the Job by that prefix (was `Job/None`)."""
+    files = {
+        "templates/deployment.yaml": deployment("{{ .Release.Name }}-app", POD.format(pod_head="")),
+        "templates/job.yaml": JOB.format(name="{{ .Release.Name }}-app-").replace("  name:", "  generateName:"),
+        "values.yaml": "gpus: 1\n",
+    }
+    outcome = _fix(chart_with(tmp_path, "app", files))
+    assert not outcome.proven
+    assert "is rendered 2 times" in outcome.manual, outcome.manual
+    assert "Job/release-name-app- (app/templates/job.yaml)" in outcome.manual, outcome.manual

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import chart_with, deployment, fix_chart, run_dramigrate
 
@@ -123,3 +124,86 @@ def test_a_closed_schema_declares_the_switch_beside_the_charts_own_key(tmp_path:
     assert schema["dra"] == json.loads(SCHEMA)["properties"]["dra"]
     assert schema["draDevices"]["properties"]["enabled"]["default"] is True
     assert _pod(_render(chart, ()))[2] is None  # Helm takes the values the schema now declares: the GPU claimed
+
+
+# The chart's own `dra:` beside a device key a named helper writes (pattern D, the helper reads `.Values`) or a
+# resources map built in template variables (pattern F): was manual work, 'values.yaml already has a top-level `dra:`
+# key', where the other rewrites took `draDevices`; a helper given a dict its call site builds (pattern D too) had the
+# chart's own `dra` passed in as its switch, and failed the proof.
+HELPER = '{{- define "nccl.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.gpusPerNode }}\n{{- end -}}\n'
+OWN_ENV = """\
+          {{- if .Values.dra.enabled }}
+          env:
+            - name: CHANNEL
+              value: {{ .Values.dra.claimTemplateName }}
+          {{- end }}
+"""
+HELPER_WORKER = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
+      containers:
+      - name: worker
+        image: worker:1
+        resources:
+          {{- include "nccl.resources" . | nindent 10 }}
+"""
+    + OWN_ENV,
+)
+# the helper gets a dict the call site builds, which the rewrite passes the switch's values key in (rootswitch)
+ARG_HELPER = HELPER.replace(".Values.gpusPerNode", ".gpus")
+ARG_WORKER = HELPER_WORKER.replace('"nccl.resources" .', '"nccl.resources" (dict "gpus" .Values.gpusPerNode)')
+MAP_WORKER = deployment(
+    "{{ .Release.Name }}-worker",
+    """\
+      containers:
+      - name: worker
+        image: worker:1
+        resources:
+          {{- $resources := dict "limits" (dict "memory" "1Gi") }}
+          {{- $gpu := dict "nvidia.com/gpu" .Values.gpusPerNode }}
+          {{- $resources = merge $resources (dict "limits" (merge $resources.limits $gpu)) }}
+          {{- toYaml $resources | nindent 10 }}
+"""
+    + OWN_ENV,
+)
+SHAPES = {
+    "helper": {"templates/_helpers.tpl": HELPER, "templates/worker.yaml": HELPER_WORKER},
+    "helper-argument": {"templates/_helpers.tpl": ARG_HELPER, "templates/worker.yaml": ARG_WORKER},
+    "map-built": {"templates/worker.yaml": MAP_WORKER},
+}
+
+
+@pytest.mark.parametrize("opt_in", [False, True], ids=["on-by-default", "opt-in"])
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_helper_or_map_built_request_takes_the_switch_beside_the_charts_own(
+    tmp_path: Path, shape: str, opt_in: bool
+) -> None:
+    files = {"values.yaml": "gpusPerNode: 4\n" + OWN_DRA, **SHAPES[shape]}
+    chart = chart_with(tmp_path / "fixed", "nccl", files)
+    original = chart_with(tmp_path / "original", "nccl", files)
+    args = ["fix", *(["--opt-in"] if opt_in else []), str(chart)]
+    code, _, err = run_dramigrate(args)
+    assert code == 0, err
+    assert "draDevices.enabled" in err, err
+    assert yaml.safe_load((chart / "values.yaml").read_text())["dra"] == yaml.safe_load(OWN_DRA)["dra"]
+    on, off = (("draDevices.enabled=true",), ()) if opt_in else ((), ("draDevices.enabled=false",))
+    for sets in ((), ("dra.enabled=true",), ("dra.enabled=true", "gpusPerNode=8")):
+        code, migrated, err = run_dramigrate(["fix", "-"], stdin=_render(original, sets))
+        assert code == 0, err
+        claimed = _render(chart, (*sets, *on))
+        assert _pod(claimed) == _pod(migrated), sets
+        assert "nvidia.com/gpu" not in (_pod(claimed)[2] or {})  # no GPU left on the device plugin
+        assert ("CHANNEL" in claimed) == ("dra.enabled=true" in sets)  # the chart's own key keeps its meaning
+        assert _render(chart, (*sets, *off)) == _render(original, sets)
+
+
+def test_the_helpers_unit_suite_turns_the_switch_it_took(tmp_path: Path) -> None:
+    """A chart with helm-unittest suites: the one written for the helper's call site turns `draDevices`, not the
+    chart's own `dra` (which would test the chart's IMEX channel, not the GPU claim)."""
+    files = {"values.yaml": "gpusPerNode: 4\n" + OWN_DRA, "tests/.keep": "", **SHAPES["helper"]}
+    chart = chart_with(tmp_path, "nccl", files)
+    fix_chart(chart)
+    (suite,) = (chart / "tests").glob("*_test.yaml")
+    sets = [t["set"] for t in yaml.safe_load(suite.read_text())["tests"]]
+    assert [s["draDevices"]["enabled"] for s in sets] == [False, True]
+    assert not any("dra" in s for s in sets), sets

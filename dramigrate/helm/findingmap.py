@@ -4,8 +4,10 @@ that wrote each one, the chart file its text comes from (tpl/.Files.Get), the va
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -23,7 +25,7 @@ from dramigrate.helm.locate import (
     through_include,
     within_include,
 )
-from dramigrate.helm.patterns import classify
+from dramigrate.helm.patterns import Pattern, classify
 from dramigrate.helm.probe import Relation, matches
 from dramigrate.helm.prove import RepeatedKey, repeated_keys
 from dramigrate.helm.rewrite import RewriteError, chart_meta
@@ -127,6 +129,7 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
             defines_cache[str(chart_dir)] = defines(_template_texts(root, chart_dir))
         return defines_cache[str(chart_dir)]
 
+    helpers = functools.cache(map_helpers_of)  # a chart folder's map helpers, read for a helper line only, once
     out = []
     for f in findings:
         part = source_of(parts, f.line)
@@ -166,7 +169,8 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
         if f.resource and f.line:
-            f.message += f" [chart {classify(template, f.line, f.resource).describe()}]"
+            pattern = named_pattern(template, f.line, f.resource, functools.partial(helpers, chart_dir))
+            f.message += f" [chart {pattern.describe()}]"
         if not mapped.exact:
             f.column = 1
             f.message += f" [{mapped.note}]"
@@ -183,6 +187,27 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
                 )
         out.append(f)
     return out
+
+
+def named_pattern(
+    template: str, line: int, resource: str, helpers: Callable[[], dict[str, str]], counted: tuple[str, ...] = ()
+) -> Pattern:
+    """The pattern of the device request at `line` of `template` as fix takes it (patterns.classify): a named
+    helper that only passes a values map through (`helpers()`, passthrough.map_helpers, read only for a helper line)
+    makes it B, the pass-through's, not D."""
+    pattern = classify(template, line, resource, counted)
+    if pattern.letter == "D":
+        from dramigrate.helm.passthrough import expand_map_helpers
+
+        return classify(expand_map_helpers(template, helpers()), line, resource, counted)
+    return pattern
+
+
+def map_helpers_of(chart_dir: Path) -> dict[str, str]:
+    """passthrough.map_helpers (imported here: passthrough reads this module's users)."""
+    from dramigrate.helm.passthrough import map_helpers
+
+    return map_helpers(chart_dir)
 
 
 def mapped_secret_findings(stream: str, root: Path, display_root: str, rules: RuleSet) -> list[Finding]:

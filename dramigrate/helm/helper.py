@@ -50,6 +50,7 @@ from dramigrate.helm.namelookup import split_literal
 from dramigrate.helm.patterns import _ACTION, NotIdiomatic, count_expression, untaken_message
 from dramigrate.helm.poddelta import claim_delta, pod_groups
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
+from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.templatelines import block_end, child_indent, emits_text, is_control, line_indent, parent_line
 from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
 from dramigrate.helm.tolerationedits import _merge_tolerations as _merge_list
@@ -1579,8 +1580,6 @@ def build(
     ]
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
-    if mode == "values" and re.search(r"^dra:", values, re.M):
-        raise NotHelper("values.yaml already has a top-level `dra:` key")
     changes.append(
         Change(
             "values.yaml",
@@ -1921,9 +1920,10 @@ def switch_paths(values: Any, where: str) -> list[tuple[str | int, ...]] | None:
     return [p for p in paths if isinstance(get_path(values, p), dict)]
 
 
-def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any], Any]:
-    """Render options -> the same with `dra.enabled` set to `on` at each of `places` (switch_paths) in one more values
-    file: only what differs from the values the chart renders with, lists whole (Helm replaces them)."""
+def flipped(root: Path, places: list[str], on: bool, work: Any, switch: str = "dra") -> Callable[[Any], Any]:
+    """Render options -> the same with `dra.enabled` (`<switch>.enabled`) set to `on` at each of `places`
+    (switch_paths) in one more values file: only what differs from the values the chart renders with, lists whole
+    (Helm replaces them)."""
     from dramigrate.helm.chartvalues import chart_defaults
     from dramigrate.helm.render import _merge_maps, _user_values
     from dramigrate.helm.values import minimal_patch, set_path
@@ -1937,7 +1937,7 @@ def flipped(root: Path, places: list[str], on: bool, work: Any) -> Callable[[Any
             changed = values
             for place in places:
                 for path in switch_paths(values, place) or []:
-                    changed = set_path(changed, (*path, "dra", "enabled"), on)
+                    changed = set_path(changed, (*path, switch, "enabled"), on)
             patch = minimal_patch(values, changed)
             made[key] = replace(given, values_files=(*given.values_files, work.values_file(patch))) if patch else given
         return made[key]
@@ -2007,10 +2007,12 @@ def unit_suites(
     claim: str,
     rendered: Any = None,
     hops: list[Hop] | None = None,
+    switch: str = "dra",
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
-    with the count at 0 neither. Written only where the template renders one document with the device key."""
+    with the count at 0 neither. Written only where the template renders one document with the device key.
+    `switch`: the key of the switch (`draDevices` in values.yaml beside a chart's own `dra:`, switchname)."""
     from dramigrate.helm.unittest_suite import Case, Rendered, suite, suite_path
     from dramigrate.helm.values import set_path
 
@@ -2026,25 +2028,29 @@ def unit_suites(
     def values(on: bool, zero: bool = False) -> dict[str, Any]:
         out = user  # set_path copies
         for c in contexts:
-            out = set_path(out, (*c, "dra", "enabled"), on)
+            out = set_path(out, (*c, switch, "enabled"), on)
             if zero and knob and mode == "context":
                 out = set_path(out, (*c, knob.group(1)), 0)
         return out
 
     cases = [
-        Case(f"renders the {key.resource} device-plugin request and no claim with dra.enabled false", values(False)),
         Case(
-            f"renders a ResourceClaim and no {key.resource} request with dra.enabled true", values(True), expect="claim"
+            f"renders the {key.resource} device-plugin request and no claim with {switch}.enabled false", values(False)
+        ),
+        Case(
+            f"renders a ResourceClaim and no {key.resource} request with {switch}.enabled true",
+            values(True),
+            expect="claim",
         ),
     ]
     if mode == "context" and knob:
-        zero = f"renders no claim with dra.enabled true and {knob.group(1)} 0"
+        zero = f"renders no claim with {switch}.enabled true and {knob.group(1)} 0"
         cases.append(Case(zero, values(True, True), expect="none"))
     out = []
     for rel in sorted({s.rel for s in sites if [x.rel for x in sites].count(s.rel) == 1}):
         if (root / suite_path(rel)).exists():
             continue
-        about = f"DRA ResourceClaims from the {key.define} helper behind dra.enabled"
+        about = f"DRA ResourceClaims from the {key.define} helper behind {switch}.enabled"
         docs = rendered.documents.get(rel)
         made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about, docs, rendered.release)
         if made is not None:
@@ -2173,7 +2179,14 @@ def fix(
     turns on (a vLLM Deployment under `if eq .Values.inferenceBackend "vllm"`), with the originals, migrations and
     claim templates of the first value set that renders them: rewritten beside the helper (with_literal_templates).
     `within`: the umbrella's vendored subchart (`charts/<folder>`) whose helper may write the key."""
-    from dramigrate.helm.outcome import ENGINE_HINT, _by_template, _every_by_template, _manual, _rewritten_copy
+    from dramigrate.helm.outcome import (
+        ENGINE_HINT,
+        _by_template,
+        _every_by_template,
+        _manual,
+        _rewritten_copy,
+        _switches_usage,
+    )
     from dramigrate.helm.prove import objects
     from dramigrate.helm.proveswitch import Flip, prove_switch
     from dramigrate.helm.renderpool import cached_render
@@ -2257,15 +2270,24 @@ def fix(
         where = " and ".join(places)
         from dramigrate.helm.patterns import migrated_regex
 
-        changes = build(
-            root, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice, migrated_regex(rules)
-        )
-        if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
-            more = switched[1:] if switched else ({}, {}, {})
-            what = ({**originals, **more[0]}, {**migrated, **more[1]}, {**claim_templates, **more[2]})
-            changes = with_literal_templates(
-                changes, root, literal, define, rules, what, opt_in, guards[0], alternative
+        def built(at: Path) -> list[Change]:
+            made = build(
+                at, keys, sites, deltas, where, opt_in, guards[0], hops, request or "", choice, migrated_regex(rules)
             )
+            if literal:  # templates with their own device key beside the helper's: pattern A, one dra.enabled for both
+                more = switched[1:] if switched else ({}, {}, {})
+                what = ({**originals, **more[0]}, {**migrated, **more[1]}, {**claim_templates, **more[2]})
+                made = with_literal_templates(made, at, literal, define, rules, what, opt_in, guards[0], alternative)
+            return made
+
+        # a switch in values.yaml goes under `draDevices` where the chart has a `dra:` of its own there (switchname):
+        # read there by the helper, or passed in by a call site that builds its argument (rootswitch)
+        top = not within and (switch_mode(sites, hops) == "values" or any(s.given for s in sites))
+        switch = (switch_key(root) or OWN) if top else OWN
+        if within and switch_mode(sites, hops) == "values" and switch_key(root) != OWN:
+            # a vendored subchart's helper reads its own values, not the umbrella's top level `draDevices` would be
+            raise NotHelper("values.yaml already has a top-level `dra:` key")
+        changes = build_beside(root, built) if top else built(root)
         if (root / "tests").is_dir():
             from dramigrate.helm.render import _user_values
             from dramigrate.helm.unittest_suite import Rendered
@@ -2273,7 +2295,7 @@ def fix(
             claim = next(iter(deltas.values()))[0].claim
             rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
             user = _user_values(ref_variation.options)
-            changes += unit_suites(root, keys, sites, originals, user, claim, rendered, hops)
+            changes += unit_suites(root, keys, sites, originals, user, claim, rendered, hops, switch)
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True
@@ -2284,11 +2306,13 @@ def fix(
     patch = outcome.diff()
     written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
     # the chart as written, its switch turned against the default where the values documentation says
-    turn = "dra.enabled=true" if opt_in else "dra.enabled=false"
+    turn = f"{switch}.enabled={'true' if opt_in else 'false'}"
     if literal and "values.yaml" not in places:  # the umbrella's own literal keys: its values.yaml `dra:` block too
         places, where = [*places, "values.yaml"], f"{where} and values.yaml"
-    flip = Flip(not opt_in, flipped(root, places, opt_in, work), f"{turn} set in {where}", migrate)
+    flip = Flip(not opt_in, flipped(root, places, opt_in, work, switch), f"{turn} set in {where}", migrate)
     prove_switch(
         outcome, root, expected, lambda options, _: cached_render(written, options), patch, mode, guards[1], flip
     )
+    if switch != OWN:
+        outcome.usage = _switches_usage([f"{switch}.enabled"], opt_in)
     return True

@@ -1184,7 +1184,15 @@ def values_block(values: str, device_class: str | None, resource: str, enabled: 
 def _metadata_line(lines: list[str], key: str, pod: int = -1) -> str | None:
     """The text after `key:` in the workload's top-level metadata (its name or namespace): that of the document
     holding line `pod` when given (the last top-level `metadata:` above it; triton's leader and worker Deployments in
-    one template), else the template's first."""
+    one template), else the template's first. A workload with only `generateName:` (a Job created again and again)
+    is named by its prefix without the trailing `-`, as the manifest migration names its claim template from it."""
+    found = _metadata_entry(lines, key, pod)
+    if found is None and key == "name" and (prefix := _metadata_entry(lines, "generateName", pod)):
+        return re.sub(r"[-.]+(?=[\"']?$)", "", prefix) or None
+    return found
+
+
+def _metadata_entry(lines: list[str], key: str, pod: int) -> str | None:
     tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:" or _FLOW_METADATA.match(line)]
     above = [i for i in tops if i < pod]
     for i in above[-1:] or tops:

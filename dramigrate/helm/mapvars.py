@@ -1236,8 +1236,6 @@ def build(
     chart = chart_name(root)
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
-    if re.search(r"^dra:", values, re.M):
-        raise RewriteError("values.yaml already has a top-level `dra:` key")
     changes, all_names = [], []
     written: list[tuple[str, str, str, str]] = []  # each template's rel, text, rewritten text and defines
     for rel in sorted(rels):

@@ -22,12 +22,10 @@ import yaml
 from dramigrate.documents import chart_text, universal_newlines
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.helm.findingmap import (
+    named_pattern,
     read_text,
 )
 from dramigrate.helm.locate import stream_sources
-from dramigrate.helm.patterns import (
-    classify,
-)
 from dramigrate.helm.prove import (
     ObjKey,
     _object_name,
@@ -585,15 +583,9 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
 
 
 def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) -> Any:
-    """The pattern of the device request of finding `f` at its line of the template `text`; a helper that only
-    passes a values map through (`helpers()`, passthrough.map_helpers, read only for a helper line) makes it B."""
-    from dramigrate.helm.passthrough import expand_map_helpers
-
-    counted = _counted(f)
-    pattern = classify(text, f.line, f.resource, counted)
-    if pattern.letter == "D":
-        return classify(expand_map_helpers(text, helpers()), f.line, f.resource, counted)
-    return pattern
+    """The pattern of the device request of finding `f` at its line of the template `text` (findingmap.named_pattern,
+    with the values keys its count comes from)."""
+    return named_pattern(text, f.line, f.resource, helpers, _counted(f))
 
 
 def _counted(f: Finding) -> tuple[str, ...]:

@@ -146,8 +146,11 @@ def _claiming(manifests: list[Any], template: str) -> list[str]:
             return node.get("resourceClaimTemplateName") == template or any(uses(v) for v in node.values())
         return isinstance(node, list) and any(uses(v) for v in node)
 
+    def named(meta: dict[str, Any]) -> Any:
+        return meta.get("name") or meta.get("generateName")  # a Job created again and again: its prefix
+
     return [
-        f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')} ({source})"
+        f"{doc.get('kind')}/{named(doc.get('metadata') or {})} ({source})"
         for source, doc in _documents_by_source(manifests)
         if isinstance(doc, dict) and doc.get("kind") != "ResourceClaimTemplate" and uses(doc)
     ]

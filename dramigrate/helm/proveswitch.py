@@ -55,6 +55,7 @@ from dramigrate.helm.renderpool import (
     render_later,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
+from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.values import (
     Leaf,
 )
@@ -290,24 +291,28 @@ def _fix_map_built(
         together = frozenset(
             rel for rel in rels if mapvars.at_once([by.get(prefix + rel, []) for by in renders], rules)
         )
-        changes = mapvars.build(
+        changes = build_beside(  # under `draDevices` where the chart's values have a `dra:` of their own
             leaf,
-            set(rels),
-            rules,
-            originals,
-            migrated,
-            claim_templates,
-            settings.opt_in,
-            alternative,
-            names,
-            tolerated,
-            together,
+            lambda at: mapvars.build(
+                at,
+                set(rels),
+                rules,
+                originals,
+                migrated,
+                claim_templates,
+                settings.opt_in,
+                alternative,
+                names,
+                tolerated,
+                together,
+            ),
         )
         changes = _in_umbrella(root, sub, changes)
     except RewriteError as exc:
         _manual(outcome, f"{sub}/{exc}{ENGINE_HINT}" if sub else f"{exc}{ENGINE_HINT}", "")
         return
-    keys = [".".join((*scope, "dra", "enabled")) for scope in scopes]
+    key = switch_key(leaf) or OWN
+    keys = [".".join((*scope, key, "enabled")) for scope in scopes]
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     own = [c for c in changes if not Path(c.rel).is_absolute()]
@@ -320,7 +325,7 @@ def _fix_map_built(
         patch,
         mode,
     )
-    if sub:
+    if sub or key != OWN:
         outcome.usage = _switches_usage(keys, settings.opt_in)
 
 

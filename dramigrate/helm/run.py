@@ -40,8 +40,10 @@ from dramigrate.helm.chartvalues import value_sources
 from dramigrate.helm.findingmap import (
     attach_values,
     map_findings,
+    map_helpers_of,
     mapped_repeated_keys,
     mapped_secret_findings,
+    named_pattern,
     read_text,
     resolve_source,
 )
@@ -78,7 +80,6 @@ from dramigrate.helm.ownswitch import _own_dra_switch, _report_switch, _use_swit
 from dramigrate.helm.passthroughproof import _carried, _fix_library_values, _fix_passthrough
 from dramigrate.helm.patterns import (
     Pattern,
-    classify,
     compared_values,
     helpers_text,
     name_candidates,
@@ -1152,12 +1153,17 @@ def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[st
 def _repattern(findings: list[Finding], root: Path, display: str) -> None:
     """A finding named pattern B or C from a values map its line reads, where the device count comes from values
     keys outside that map (the line is in the other branch of an `if`), named again with those keys known."""
+    helpers = functools.cache(map_helpers_of)  # a chart folder's, read for a helper line only, once
     for f in findings:
         named = re.search(r"\[chart (pattern [BC] \([^)]*\))\]", f.message)
         if named is None or not (counted := _counted(f)) or not f.file.startswith(f"{display}/"):
             continue
-        text = read_text(root / f.file[len(display) + 1 :])
-        if text is not None and (pattern := classify(text, f.line, f.resource, counted)).describe() != named.group(1):
+        path = root / f.file[len(display) + 1 :]
+        if (text := read_text(path)) is None:
+            continue
+        chart = next((p for p in path.parents if (p / "Chart.yaml").is_file()), root)  # the template's own chart
+        pattern = named_pattern(text, f.line, f.resource, functools.partial(helpers, chart), counted)
+        if pattern.describe() != named.group(1):
             f.message = f.message.replace(named.group(0), f"[chart {pattern.describe()}]")
 
 

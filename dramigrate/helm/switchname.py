@@ -27,8 +27,15 @@ HIDDEN = "dramigrateChartDra"  # the chart's own key while the rewrite is built
 _READ = re.compile(r"(\$?\.Values)\.dra\b")  # a read of the values key `dra` (the chart's, or the rewrite's)
 _TOP = re.compile(r"^dra:", re.M)  # the key in values.yaml
 # the switch's keys where the rewrite names them in text (a `fail` message, values docs, a helm-unittest `set:`,
-# Chart.yaml's changes, values.schema.json): renamed on the lines the rewrite adds only
-_NAMED = re.compile(r"(?<![\w.$/-])dra(?=\.(?:enabled|deviceClassName|existingClaimTemplate)\b|\.\*)|(?<=\")dra(?=\":)")
+# Chart.yaml's changes, values.schema.json), and where the helper rewrite reads it with `dig` (helper._switch:
+# `(dig "dra" "enabled" true (pick $.Values "dra"))`, or `(dig "dra" "enabled" true $)` from the argument a call site
+# passes the values' key in, `"dra" (dig "dra" (dict) $.Values.AsMap)`, rootswitch) and documents it in a comment
+# (`# dra:`): renamed on the lines the rewrite adds only
+_NAMED = re.compile(
+    r"(?<![\w.$/-])dra(?=\.(?:enabled|deviceClassName|existingClaimTemplate)\b|\.\*)|(?<=\")dra(?=\":)"
+    r'|(?<=\(dig ")dra(?=" )|(?<= ")dra(?=" \(dig "dra" \(dict\) )|(?<=\.Values ")dra(?="\))|(?<=^# )dra(?=:$)',
+    re.M,
+)
 _TEXT = (".yaml", ".yml", ".tpl", ".txt", ".json")
 
 

@@ -85,7 +85,8 @@ editing it: it embeds the rule packs it was written with.
 {{- $k := index $rules.kinds (printf "%s/%s" $group $kind) -}}
 {{- $meta := index $o "metadata" -}}{{- if not (kindIs "map" $meta) -}}{{- $meta = dict -}}{{- end -}}
 {{- $ann := index $meta "annotations" -}}{{- if not (kindIs "map" $ann) -}}{{- $ann = dict -}}{{- end -}}
-{{- $name := "" -}}{{- if index $meta "name" -}}{{- $name = toString (index $meta "name") -}}{{- end -}}
+{{- $name := "" -}}{{- if index $meta "name" -}}{{- $name = toString (index $meta "name") -}}
+{{- else if index $meta "generateName" -}}{{- $name = toString (index $meta "generateName") -}}{{- end -}}
 {{- $ns := "" -}}{{- if index $meta "namespace" -}}{{- $ns = toString (index $meta "namespace") -}}{{- end -}}
 {{- if and (kindIs "map" $k) $name (not (hasKey $ann "dramigrate.io/ignore")) (not (regexMatch `#\s*dramigrate:\s*ignore` $doc.text)) -}}
 {{- $accepts := false -}}
