@@ -1206,6 +1206,32 @@ def container_request(
     return found.pop() if found else ""
 
 
+def _pod_of(lines: list[str], site: CallSite) -> tuple[int, int]:
+    """_site_pod of a call site whose helper writes the key, (-1, -1) where it is not a container's `resources:`."""
+    try:
+        return _site_pod(lines, site.index, True, site.rel)
+    except NotHelper:
+        return -1, -1
+
+
+def per_item_containers(text: str, sites: list[CallSite], define: str) -> None:
+    """NotHelper for a call site inside a `range` under its pod's `containers:` (llm-d-modelservice's `containers:`
+    then `range .`, one container per item): the migration gives that pod one claim with a request for each item's
+    container that asks for a device, named after the container, and a helper included once per item writes the
+    same `claims` entry in each."""
+    lines, all_blocks = text.splitlines(), blocks(text)
+    for site in sorted(sites, key=lambda s: s.index):
+        containers = _pod_of(lines, site)[1]
+        ranges = (b for b in enclosing(all_blocks, site.index) if b.word == "range" and b.start > containers >= 0)
+        loop = next(ranges, None)
+        if loop is not None:
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper is included inside `range {loop.cond}`, one container of the "
+                f"pod per item: the migration gives the pod one claim with a request for each item's container that "
+                f"asks for a device (named after it), and {define} writes the same `claims` entry in each"
+            )
+
+
 def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
     """The call sites of one template grouped by the pod spec they write into (an init container that pulls the
     model and the server, each including the helper), in line order; a call site with no `containers:` above it (a
@@ -1214,10 +1240,7 @@ def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
     lines = text.splitlines()
     groups: dict[object, list[CallSite]] = {}
     for site in sorted(sites, key=lambda s: s.index):
-        try:
-            pod = _site_pod(lines, site.index, True, site.rel)[0]
-        except NotHelper:
-            pod = -1
+        pod = _pod_of(lines, site)[0]
         groups.setdefault(pod if pod >= 0 else ("alone", site.index), []).append(site)
     for group in groups.values():
         if len({s.arg for s in group}) > 1:
@@ -1846,6 +1869,25 @@ def pod_deltas(
     return [d for d in every_pod_delta(original, migrated, claim_templates) if d is not None]
 
 
+def ranged_pods(
+    text: str, pods: list[list[CallSite]], rendered: list[tuple[PodDelta, dict[str, Any]] | None]
+) -> list[tuple[PodDelta, dict[str, Any]] | None]:
+    """`rendered` (every pod of a template, in document order) folded to one per pod of `pods` when those pods sit
+    inside a `range` that writes them once for each item of a values list or map (a Deployment per model): each
+    pod's first delta with a claim, the items' pods renders of it (what the migration gives each differs only in
+    its count, which the helper's count define reads from each item, and the name, hashed from it); unchanged when
+    the renders do not come in whole rounds of the template's pods."""
+    lines, all_blocks = text.splitlines(), blocks(text)
+    loops = set()
+    for group in pods:  # the innermost `range` around each pod's spec: one for all
+        pod = _pod_of(lines, group[0])[0]
+        loops.add(next((b.start for b in reversed(enclosing(all_blocks, pod)) if b.word == "range"), -1))
+    if len(loops) != 1 or -1 in loops or len(rendered) <= len(pods) or len(rendered) % len(pods):
+        return rendered
+    rounds = [rendered[n :: len(pods)] for n in range(len(pods))]
+    return [next((d for d in items if d is not None), None) for items in rounds]
+
+
 def every_pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[tuple[PodDelta, dict[str, Any]] | None]:
@@ -2212,6 +2254,7 @@ def fix(
         quiet: set[str] = set()
         request: str | None = None  # the request of the claim the containers name (container_request)
         for rel in sorted({s.rel for s in sites}):
+            per_item_containers((root / rel).read_text(encoding="utf-8"), [s for s in sites if s.rel == rel], define)
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
             if not found:
@@ -2227,6 +2270,7 @@ def fix(
                 # each pod in its place, those without a claim wired as the others below (the helper's count at
                 # each call site decides)
                 rendered = every_pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+                rendered = ranged_pods((root / rel).read_text(encoding="utf-8"), pods, rendered)
                 if len(rendered) != len(pods):
                     raise NotHelper(
                         f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims "
