@@ -49,6 +49,28 @@ spec:
             {{- include "app.resources" $model | nindent 12 }}
 {{- end }}
 """
+# the same per item of a values list, the helper given the item as `.`
+PER_DOT = """\
+{{- range .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $.Release.Name }}-{{ .name }}
+spec:
+  selector:
+    matchLabels: {app: {{ .name }}}
+  template:
+    metadata:
+      labels: {app: {{ .name }}}
+    spec:
+      containers:
+        - name: server
+          image: busybox
+          resources:
+            {{- include "app.resources" . | nindent 12 }}
+{{- end }}
+"""
 CONTAINER = """\
 {{- define "app.container" -}}
 - name: {{ .spec.name }}
@@ -146,6 +168,23 @@ def test_a_helper_included_in_a_range_over_a_values_map_gives_each_entrys_pod_it
     assert big == {"memory": "1Gi", "nvidia.com/gpu": 4}
     none = _render(chart, "models: {small: {gpus: 0}}\n")
     assert _claimed(none, "small") is None and _claimed(none, "big") == 4
+
+
+def test_a_helper_given_the_item_of_a_range_over_a_values_list_is_switched_in_each_item(tmp_path: Path) -> None:
+    """Was manual: 'the helper app.resources gets `.` inside `range .Values.models`, which need not be the chart's
+    root': inside `range .Values.models`, `.` is an item of that list, which holds the count and the switch."""
+    models = "models:\n  - name: small\n    gpus: 1\n  - name: big\n    gpus: 4\n"
+    files = {"templates/_helpers.tpl": RESOURCES, "templates/deploy.yaml": PER_DOT, "values.yaml": models}
+    chart = chart_with(tmp_path, "app", files)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    assert "`dra.enabled: true` in each models[]" in (chart / "values.yaml").read_text()
+    on = _render(chart, "")
+    assert (_claimed(on, "small"), _claimed(on, "big")) == (1, 4)
+    one_off = _render(chart, models.replace("gpus: 4", "gpus: 4\n    dra: {enabled: false}"))
+    assert _claimed(one_off, "small") == 1 and _claimed(one_off, "big") is None
+    assert len(one_off["templates"]) == 1
 
 
 def test_a_container_helper_included_in_a_range_over_a_values_list_is_switched_in_values_yaml(tmp_path: Path) -> None:

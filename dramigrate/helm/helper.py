@@ -339,6 +339,7 @@ class CallSite:
     arg: str  # the include's argument (the helper's context at the call site)
     given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
     helper: str = ""  # the helper it includes, when that is not the one that writes the key (helper_chain)
+    item: str = ""  # `.` inside `range .Values.<item>`: the values list or map whose items the helper gets
 
 
 _INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+')
@@ -385,8 +386,17 @@ def call_sites(root: Path, define: str, within: str = "") -> list[CallSite]:
                 if not arg:
                     why = f"the argument of the include of {define} does not close on its line"
                     raise NotHelper(f"{rel}:{i + 1}: {why}")
-                out.append(CallSite(rel, i, arg))
+                out.append(CallSite(rel, i, arg, item=_ranged_item(text, i) if arg == "." else ""))
     return out
+
+
+def _ranged_item(text: str, index: int) -> str:
+    """The values path of `range .Values.<path>` when that is what rebinds `.` at line `index` ("" otherwise)."""
+    around = [b for b in enclosing(blocks(text), index) if b.word in ("with", "range", "define", "block")]
+    if not around or around[-1].word != "range":
+        return ""
+    ranged = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", around[-1].cond)
+    return ranged.group(1)[1:] if ranged else ""
 
 
 def _included_in(text: str, define: str) -> bool:
@@ -1417,8 +1427,8 @@ def rewrite_site_template(
         else:
             claim_cond = and_all(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
             around = enclosing(all_blocks, site.index)
-        rooted = site.given or site.arg.startswith("(") or site.arg in (".", "$")  # a dict or the root: values mode
-        where = "in values.yaml" if rooted else site.arg
+        rooted = site.given or site.arg.startswith("(") or (site.arg in (".", "$") and not site.item)  # values mode
+        where = "in values.yaml" if rooted else f"in each item of {site.item}" if site.item else site.arg
         document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
         at_line = around[-1].end if around else len(lines)
         edits.append((at_line, at_line, document))
@@ -1797,8 +1807,8 @@ def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> 
     if re.search(r"(?<![\w)\]])\$?\.Values\b", "\n".join(text.splitlines()[block.start : block.end + 1])):
         return
     for site in sites:
-        if _BUILT.fullmatch(site.arg) and _root_values(root, site):
-            continue  # a dict that hands the chart's values on (`"Values" $.Values`)
+        if (_BUILT.fullmatch(site.arg) and _root_values(root, site)) or site.item:
+            continue  # a dict that hands the chart's values on (`"Values" $.Values`), or each item of a values list
         rebinding = ("define", "block") if site.arg == "$" else ("define", "block", "with", "range")
         around = [b for b in enclosing(blocks((root / site.rel).read_text(encoding="utf-8")), site.index)]
         around = [b for b in around if b.word in rebinding]
@@ -1914,7 +1924,7 @@ def switch_mode(sites: list[CallSite], hops: list[Hop] | tuple[Hop, ...] = ()) -
     then in values.yaml; else "context", in the object each call site gives it."""
     if any(h.built for h in hops):
         return "values"
-    return "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    return "values" if all(s.arg in (".", "$") and not s.item for s in sites) else "context"
 
 
 def switch_places(root: Path, sites: list[CallSite], define: str, hops: list[Hop] | None = None) -> list[str]:
@@ -2008,11 +2018,14 @@ def context_path(root: Path, site: CallSite) -> str:
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
-        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map, or each item of a list
-            from dramigrate.helm.chartvalues import chart_defaults
+    if var and pairs or site.item:
+        # `range $name, $step := .Values.steps`, or `.` inside `range .Values.steps`: each entry of a map, or each
+        # item of a list
+        from dramigrate.helm.chartvalues import chart_defaults
 
-            items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
-            return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
+        path, rest = (pairs.group(1), var.group(2)) if var and pairs else (site.item, "")
+        items = isinstance(get_path(chart_defaults(root), tuple(path.split("."))), list)
+        return f"each {path}{'[]' if items else '.<name>'}{rest}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
 
 
