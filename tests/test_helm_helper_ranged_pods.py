@@ -27,9 +27,10 @@ limits:
   nvidia.com/gpu: {{ .gpus }}
 {{- end -}}
 """
-# one Deployment per entry of a values map, the helper given the entry
+# one Deployment per entry of a values map that is not disabled, the helper given the entry
 PER_ENTRY = """\
 {{- range $name, $model := .Values.models }}
+{{- if not $model.disabled }}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -47,6 +48,7 @@ spec:
           image: busybox
           resources:
             {{- include "app.resources" $model | nindent 12 }}
+{{- end }}
 {{- end }}
 """
 # the same per item of a values list, the helper given the item as `.`
@@ -153,21 +155,53 @@ def test_a_helper_included_in_a_range_over_a_values_map_gives_each_entrys_pod_it
     files = {
         "templates/_helpers.tpl": RESOURCES,
         "templates/deploy.yaml": PER_ENTRY,
-        "values.yaml": "models:\n  small:\n    gpus: 1\n  big:\n    gpus: 4\n",
+        "values.yaml": "models:\n  small: {gpus: 1}\n  spare: {gpus: 2, disabled: true}\n  big: {gpus: 4}\n",
     }
     chart = chart_with(tmp_path, "app", files)
     outcome = _fix(chart)
     assert outcome.proven, outcome.manual
     write_changes(outcome)
     on = _render(chart, "models: {big: {gpus: 3}}\n")
-    assert (_claimed(on, "small"), _claimed(on, "big")) == (1, 3)
+    assert (_claimed(on, "small"), _claimed(on, "big")) == (1, 3) and "release-name-spare" not in on["pods"]
     assert len(on["templates"]) == 2  # one claim template per entry, each named after its own workload
+    spare = _render(chart, "models: {spare: {disabled: false}}\n")
+    assert _claimed(spare, "spare") == 2 and len(spare["templates"]) == 3
     one_off = _render(chart, "models: {big: {dra: {enabled: false}}}\n")
     assert _claimed(one_off, "small") == 1 and _claimed(one_off, "big") is None
     big = one_off["pods"]["release-name-big"]["containers"][0]["resources"]["limits"]
     assert big == {"memory": "1Gi", "nvidia.com/gpu": 4}
     none = _render(chart, "models: {small: {gpus: 0}}\n")
     assert _claimed(none, "small") is None and _claimed(none, "big") == 4
+
+
+def test_two_workloads_per_entry_each_get_their_entrys_claim(tmp_path: Path) -> None:
+    """A Deployment and a warm-up Job per entry, both including the helper: the renders come in rounds of two."""
+    job = PER_ENTRY.split("---\n", 1)[1].rsplit("{{- end }}\n{{- end }}", 1)[0]
+    job = (
+        job.replace("apps/v1", "batch/v1")
+        .replace("kind: Deployment", "kind: Job")
+        .replace("$name }}\n", "$name }}-warm\n", 1)
+    )
+    job = job.replace("  selector:\n    matchLabels: {app: {{ $name }}}\n", "").replace(
+        "    spec:\n", "    spec:\n      restartPolicy: Never\n"
+    )
+    template = PER_ENTRY.replace("{{- end }}\n{{- end }}", f"---\n{job}{{{{- end }}}}\n{{{{- end }}}}")
+    values = "models:\n  small: {gpus: 1}\n  big: {gpus: 4}\n"
+    files = {"templates/_helpers.tpl": RESOURCES, "templates/deploy.yaml": template, "values.yaml": values}
+    chart = chart_with(tmp_path, "app", files)
+    outcome = _fix(chart)
+    assert outcome.proven, outcome.manual
+    write_changes(outcome)
+    manifests = render_chart(chart, RenderOptions(kube_version="1.36"))
+    docs = [d for m in manifests for d in yaml.safe_load_all(m.text) if d]
+    templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
+    counts = {}
+    for doc in (d for d in docs if d["kind"] in ("Deployment", "Job")):
+        [entry] = doc["spec"]["template"]["spec"]["resourceClaims"]
+        [request] = templates[entry["resourceClaimTemplateName"]]["devices"]["requests"]
+        counts[doc["metadata"]["name"]] = request["exactly"]["count"]
+    want = {"release-name-small": 1, "release-name-small-warm": 1, "release-name-big": 4, "release-name-big-warm": 4}
+    assert counts == want
 
 
 def test_a_helper_given_the_item_of_a_range_over_a_values_list_is_switched_in_each_item(tmp_path: Path) -> None:

@@ -1889,10 +1889,13 @@ def ranged_pods(
     the renders do not come in whole rounds of the template's pods."""
     lines, all_blocks = text.splitlines(), blocks(text)
     loops = set()
-    for group in pods:  # the innermost `range` around each pod's spec: one for all
-        pod = _pod_of(lines, group[0])[0]
-        loops.add(next((b.start for b in reversed(enclosing(all_blocks, pod)) if b.word == "range"), -1))
-    if len(loops) != 1 or -1 in loops or len(rendered) <= len(pods) or len(rendered) % len(pods):
+    for group in pods:  # the innermost `range` around each pod's spec and the blocks inside it that hold the pod
+        around = enclosing(all_blocks, _pod_of(lines, group[0])[0])
+        at = max((i for i, b in enumerate(around) if b.word == "range"), default=-1)
+        loops.add(tuple(b.start for b in around[at:]) if at >= 0 else ())
+    # one pod: every render is one item's (also under an `if $model.enabled` of the range's body); several: in whole
+    # rounds when all sit in one range under the same blocks, so each item renders all of them or none
+    if () in loops or (len(pods) > 1 and len(loops) > 1) or len(rendered) <= len(pods) or len(rendered) % len(pods):
         return rendered
     rounds = [rendered[n :: len(pods)] for n in range(len(pods))]
     return [next((d for d in items if d is not None), None) for items in rounds]
@@ -2286,9 +2289,9 @@ def fix(
                 rendered = ranged_pods((root / rel).read_text(encoding="utf-8"), pods, rendered)
                 if len(rendered) != len(pods):
                     raise NotHelper(
-                        f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims "
-                        f"to {len(found)} of the {len(rendered)} pod(s) these values render (render with values "
-                        "that ask for devices in every one)"
+                        f"{rel}:{here[0].index + 1}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the "
+                        f"migration adds claims to {len(found)} of the {len(rendered)} pod(s) these values render "
+                        "(render with values that ask for devices in every one)"
                     )
                 paired = list(zip(pods, rendered, strict=True))
             deltas.update({(s.rel, s.index): d for group, d in paired if d is not None for s in group})
