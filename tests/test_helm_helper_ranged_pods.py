@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with
+from conftest import chart_with, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import run_chart, write_changes
+from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
@@ -73,6 +73,23 @@ spec:
             {{- include "app.resources" . | nindent 12 }}
 {{- end }}
 """
+# a warm-up Job per entry beside its Deployment, in the same range and `if`
+WARM_JOB = """\
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ $.Release.Name }}-{{ $name }}-warm
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: warm
+          image: busybox
+          resources:
+            {{- include "app.resources" $model | nindent 12 }}
+"""
 CONTAINER = """\
 {{- define "app.container" -}}
 - name: {{ .spec.name }}
@@ -121,11 +138,6 @@ spec:
 """
 
 
-def _fix(chart: Path) -> Any:
-    settings = Settings(kube_version="1.36")
-    return run_chart(chart, ChartOptions(), load_rules(), settings, Target.parse("1.36"), "fix")
-
-
 def _render(chart: Path, values: str) -> dict[str, Any]:
     extra = chart.parent / "extra.yaml"
     extra.write_text(values)
@@ -158,9 +170,7 @@ def test_a_helper_included_in_a_range_over_a_values_map_gives_each_entrys_pod_it
         "values.yaml": "models:\n  small: {gpus: 1}\n  spare: {gpus: 2, disabled: true}\n  big: {gpus: 4}\n",
     }
     chart = chart_with(tmp_path, "app", files)
-    outcome = _fix(chart)
-    assert outcome.proven, outcome.manual
-    write_changes(outcome)
+    fix_chart(chart)
     on = _render(chart, "models: {big: {gpus: 3}}\n")
     assert (_claimed(on, "small"), _claimed(on, "big")) == (1, 3) and "release-name-spare" not in on["pods"]
     assert len(on["templates"]) == 2  # one claim template per entry, each named after its own workload
@@ -176,22 +186,11 @@ def test_a_helper_included_in_a_range_over_a_values_map_gives_each_entrys_pod_it
 
 def test_two_workloads_per_entry_each_get_their_entrys_claim(tmp_path: Path) -> None:
     """A Deployment and a warm-up Job per entry, both including the helper: the renders come in rounds of two."""
-    job = PER_ENTRY.split("---\n", 1)[1].rsplit("{{- end }}\n{{- end }}", 1)[0]
-    job = (
-        job.replace("apps/v1", "batch/v1")
-        .replace("kind: Deployment", "kind: Job")
-        .replace("$name }}\n", "$name }}-warm\n", 1)
-    )
-    job = job.replace("  selector:\n    matchLabels: {app: {{ $name }}}\n", "").replace(
-        "    spec:\n", "    spec:\n      restartPolicy: Never\n"
-    )
-    template = PER_ENTRY.replace("{{- end }}\n{{- end }}", f"---\n{job}{{{{- end }}}}\n{{{{- end }}}}")
+    template = PER_ENTRY.replace("{{- end }}\n{{- end }}\n", WARM_JOB + "{{- end }}\n{{- end }}\n")
     values = "models:\n  small: {gpus: 1}\n  big: {gpus: 4}\n"
     files = {"templates/_helpers.tpl": RESOURCES, "templates/deploy.yaml": template, "values.yaml": values}
     chart = chart_with(tmp_path, "app", files)
-    outcome = _fix(chart)
-    assert outcome.proven, outcome.manual
-    write_changes(outcome)
+    fix_chart(chart)
     manifests = render_chart(chart, RenderOptions(kube_version="1.36"))
     docs = [d for m in manifests for d in yaml.safe_load_all(m.text) if d]
     templates = {d["metadata"]["name"]: d["spec"]["spec"] for d in docs if d["kind"] == "ResourceClaimTemplate"}
@@ -210,9 +209,7 @@ def test_a_helper_given_the_item_of_a_range_over_a_values_list_is_switched_in_ea
     models = "models:\n  - name: small\n    gpus: 1\n  - name: big\n    gpus: 4\n"
     files = {"templates/_helpers.tpl": RESOURCES, "templates/deploy.yaml": PER_DOT, "values.yaml": models}
     chart = chart_with(tmp_path, "app", files)
-    outcome = _fix(chart)
-    assert outcome.proven, outcome.manual
-    write_changes(outcome)
+    fix_chart(chart)
     assert "`dra.enabled: true` in each models[]" in (chart / "values.yaml").read_text()
     on = _render(chart, "")
     assert (_claimed(on, "small"), _claimed(on, "big")) == (1, 4)
@@ -228,9 +225,7 @@ def test_a_container_helper_included_in_a_range_over_a_values_list_is_switched_i
         "values.yaml": "servers:\n  - name: serve\n    gpus: 2\n  - name: embed\n    gpus: 1\n",
     }
     chart = chart_with(tmp_path, "app", files)
-    outcome = _fix(chart)
-    assert outcome.proven, outcome.manual
-    write_changes(outcome)
+    fix_chart(chart)
     on = _render(chart, "")
     assert (_claimed(on, "serve"), _claimed(on, "embed")) == (2, 1)
     off = _render(chart, "dra: {enabled: false}\n")
@@ -246,7 +241,7 @@ def test_a_helper_included_per_item_under_one_pods_containers_is_reported_with_i
         "values.yaml": "servers:\n  - name: serve\n    gpus: 2\n  - name: embed\n    gpus: 1\n",
     }
     chart = chart_with(tmp_path, "app", files)
-    outcome = _fix(chart)
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(kube_version="1.36"), Target.parse("1.36"), "fix")
     assert not outcome.proven and not outcome.changes
     want = "pattern D (app.container): templates/deploy.yaml:14: the helper is included inside `range .Values.servers`"
     assert want in outcome.manual, outcome.manual
