@@ -2016,17 +2016,18 @@ def context_path(root: Path, site: CallSite) -> str:
         return named.group(1)[1:]
     text = (root / site.rel).read_text(encoding="utf-8")
     var = re.match(r"(\$\w+)((?:\.\w+)*)$", site.arg)
+    pairs = None
     if var:
         loop = re.search(r"range\s+" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
-    if var and pairs or site.item:
+    if pairs or site.item:
         # `range $name, $step := .Values.steps`, or `.` inside `range .Values.steps`: each entry of a map, or each
         # item of a list
         from dramigrate.helm.chartvalues import chart_defaults
 
-        path, rest = (pairs.group(1), var.group(2)) if var and pairs else (site.item, "")
+        path, rest = (pairs.group(1), var.group(2) if var else "") if pairs else (site.item, "")
         items = isinstance(get_path(chart_defaults(root), tuple(path.split("."))), list)
         return f"each {path}{'[]' if items else '.<name>'}{rest}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
