@@ -340,6 +340,7 @@ class CallSite:
     arg: str  # the include's argument (the helper's context at the call site)
     given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
     helper: str = ""  # the helper it includes, when that is not the one that writes the key (helper_chain)
+    item: str = ""  # `.` inside `range .Values.<item>`: the values list or map whose items the helper gets
 
 
 _INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+')
@@ -386,8 +387,17 @@ def call_sites(root: Path, define: str, within: str = "") -> list[CallSite]:
                 if not arg:
                     why = f"the argument of the include of {define} does not close on its line"
                     raise NotHelper(f"{rel}:{i + 1}: {why}")
-                out.append(CallSite(rel, i, arg))
+                out.append(CallSite(rel, i, arg, item=_ranged_item(text, i) if arg == "." else ""))
     return out
+
+
+def _ranged_item(text: str, index: int) -> str:
+    """The values path of `range .Values.<path>` when that is what rebinds `.` at line `index` ("" otherwise)."""
+    around = [b for b in enclosing(blocks(text), index) if b.word in ("with", "range", "define", "block")]
+    if not around or around[-1].word != "range":
+        return ""
+    ranged = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", around[-1].cond)
+    return ranged.group(1)[1:] if ranged else ""
 
 
 def _included_in(text: str, define: str) -> bool:
@@ -1207,6 +1217,32 @@ def container_request(
     return found.pop() if found else ""
 
 
+def _pod_of(lines: list[str], site: CallSite) -> tuple[int, int]:
+    """_site_pod of a call site whose helper writes the key, (-1, -1) where it is not a container's `resources:`."""
+    try:
+        return _site_pod(lines, site.index, True, site.rel)
+    except NotHelper:
+        return -1, -1
+
+
+def per_item_containers(text: str, sites: list[CallSite], define: str) -> None:
+    """NotHelper for a call site inside a `range` under its pod's `containers:` (llm-d-modelservice's `containers:`
+    then `range .`, one container per item): the migration gives that pod one claim with a request for each item's
+    container that asks for a device, named after the container, and a helper included once per item writes the
+    same `claims` entry in each."""
+    lines, all_blocks = text.splitlines(), blocks(text)
+    for site in sorted(sites, key=lambda s: s.index):
+        containers = _pod_of(lines, site)[1]
+        ranges = (b for b in enclosing(all_blocks, site.index) if b.word == "range" and b.start > containers >= 0)
+        loop = next(ranges, None)
+        if loop is not None:
+            raise NotHelper(
+                f"{site.rel}:{site.index + 1}: the helper is included inside `range {loop.cond}`, one container of the "
+                f"pod per item: the migration gives the pod one claim with a request for each item's container that "
+                f"asks for a device (named after it), and {define} writes the same `claims` entry in each"
+            )
+
+
 def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
     """The call sites of one template grouped by the pod spec they write into (an init container that pulls the
     model and the server, each including the helper), in line order; a call site with no `containers:` above it (a
@@ -1215,10 +1251,7 @@ def sites_by_pod(text: str, sites: list[CallSite]) -> list[list[CallSite]]:
     lines = text.splitlines()
     groups: dict[object, list[CallSite]] = {}
     for site in sorted(sites, key=lambda s: s.index):
-        try:
-            pod = _site_pod(lines, site.index, True, site.rel)[0]
-        except NotHelper:
-            pod = -1
+        pod = _pod_of(lines, site)[0]
         groups.setdefault(pod if pod >= 0 else ("alone", site.index), []).append(site)
     for group in groups.values():
         if len({s.arg for s in group}) > 1:
@@ -1395,8 +1428,8 @@ def rewrite_site_template(
         else:
             claim_cond = and_all(pod_cond, *_site_conditions(all_blocks, -1, site.index, rel))
             around = enclosing(all_blocks, site.index)
-        rooted = site.given or site.arg.startswith("(") or site.arg in (".", "$")  # a dict or the root: values mode
-        where = "in values.yaml" if rooted else site.arg
+        rooted = site.given or site.arg.startswith("(") or (site.arg in (".", "$") and not site.item)  # values mode
+        where = "in values.yaml" if rooted else f"in each item of {site.item}" if site.item else site.arg
         document = _document(lines, define, site.arg, claim_cond, name, where, w.delta.namespaced)
         at_line = around[-1].end if around else len(lines)
         edits.append((at_line, at_line, document))
@@ -1773,8 +1806,8 @@ def _values_reach(root: Path, file: str, define: str, sites: list[CallSite]) -> 
     if re.search(r"(?<![\w)\]])\$?\.Values\b", "\n".join(text.splitlines()[block.start : block.end + 1])):
         return
     for site in sites:
-        if _BUILT.fullmatch(site.arg) and _root_values(root, site):
-            continue  # a dict that hands the chart's values on (`"Values" $.Values`)
+        if (_BUILT.fullmatch(site.arg) and _root_values(root, site)) or site.item:
+            continue  # a dict that hands the chart's values on (`"Values" $.Values`), or each item of a values list
         rebinding = ("define", "block") if site.arg == "$" else ("define", "block", "with", "range")
         around = [b for b in enclosing(blocks((root / site.rel).read_text(encoding="utf-8")), site.index)]
         around = [b for b in around if b.word in rebinding]
@@ -1845,6 +1878,28 @@ def pod_deltas(
     return [d for d in every_pod_delta(original, migrated, claim_templates) if d is not None]
 
 
+def ranged_pods(
+    text: str, pods: list[list[CallSite]], rendered: list[tuple[PodDelta, dict[str, Any]] | None]
+) -> list[tuple[PodDelta, dict[str, Any]] | None]:
+    """`rendered` (every pod of a template, in document order) folded to one per pod of `pods` when those pods sit
+    inside a `range` that writes them once for each item of a values list or map (a Deployment per model): each
+    pod's first delta with a claim, the items' pods renders of it (what the migration gives each differs only in
+    its count, which the helper's count define reads from each item, and the name, hashed from it); unchanged when
+    the renders do not come in whole rounds of the template's pods."""
+    lines, all_blocks = text.splitlines(), blocks(text)
+    loops = set()
+    for group in pods:  # the innermost `range` around each pod's spec and the blocks inside it that hold the pod
+        around = enclosing(all_blocks, _pod_of(lines, group[0])[0])
+        at = max((i for i, b in enumerate(around) if b.word == "range"), default=-1)
+        loops.add(tuple(b.start for b in around[at:]) if at >= 0 else ())
+    # one pod: every render is one item's (also under an `if $model.enabled` of the range's body); several: in whole
+    # rounds when all sit in one range under the same blocks, so each item renders all of them or none
+    if () in loops or (len(pods) > 1 and len(loops) > 1) or len(rendered) <= len(pods) or len(rendered) % len(pods):
+        return rendered
+    rounds = [rendered[n :: len(pods)] for n in range(len(pods))]
+    return [next((d for d in items if d is not None), None) for items in rounds]
+
+
 def every_pod_delta(
     original: list[dict[str, Any]], migrated: list[dict[str, Any]], claim_templates: dict[str, Any]
 ) -> list[tuple[PodDelta, dict[str, Any]] | None]:
@@ -1871,7 +1926,7 @@ def switch_mode(sites: list[CallSite], hops: list[Hop] | tuple[Hop, ...] = ()) -
     then in values.yaml; else "context", in the object each call site gives it."""
     if any(h.built for h in hops):
         return "values"
-    return "values" if all(s.arg in (".", "$") for s in sites) else "context"
+    return "values" if all(s.arg in (".", "$") and not s.item for s in sites) else "context"
 
 
 def switch_places(root: Path, sites: list[CallSite], define: str, hops: list[Hop] | None = None) -> list[str]:
@@ -1961,16 +2016,20 @@ def context_path(root: Path, site: CallSite) -> str:
         return named.group(1)[1:]
     text = (root / site.rel).read_text(encoding="utf-8")
     var = re.match(r"(\$\w+)((?:\.\w+)*)$", site.arg)
+    pairs = None
     if var:
         loop = re.search(r"range\s+" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
         if loop:
             return f"each {loop.group(1)}[]{var.group(2)}"
         pairs = re.search(r"range\s+\$\w+\s*,\s*" + re.escape(var.group(1)) + r"\s*:=\s*\.Values\.([\w.]+)", text)
-        if pairs:  # `range $name, $step := .Values.steps`: each entry of a map, or each item of a list
-            from dramigrate.helm.chartvalues import chart_defaults
+    if pairs or site.item:
+        # `range $name, $step := .Values.steps`, or `.` inside `range .Values.steps`: each entry of a map, or each
+        # item of a list
+        from dramigrate.helm.chartvalues import chart_defaults
 
-            items = isinstance(get_path(chart_defaults(root), tuple(pairs.group(1).split("."))), list)
-            return f"each {pairs.group(1)}{'[]' if items else '.<name>'}{var.group(2)}"
+        path, rest = (pairs.group(1), var.group(2) if var else "") if pairs else (site.item, "")
+        items = isinstance(get_path(chart_defaults(root), tuple(path.split("."))), list)
+        return f"each {path}{'[]' if items else '.<name>'}{rest}"
     return f'each object the "{site.arg}" argument of the helper\'s include names'
 
 
@@ -2225,6 +2284,7 @@ def fix(
         quiet: set[str] = set()
         request: str | None = None  # the request of the claim the containers name (container_request)
         for rel in sorted({s.rel for s in sites}):
+            per_item_containers((root / rel).read_text(encoding="utf-8"), [s for s in sites if s.rel == rel], define)
             found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
             if not found:
@@ -2240,11 +2300,12 @@ def fix(
                 # each pod in its place, those without a claim wired as the others below (the helper's count at
                 # each call site decides)
                 rendered = every_pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+                rendered = ranged_pods((root / rel).read_text(encoding="utf-8"), pods, rendered)
                 if len(rendered) != len(pods):
                     raise NotHelper(
-                        f"{rel}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the migration adds claims "
-                        f"to {len(found)} of the {len(rendered)} pod(s) these values render (render with values "
-                        "that ask for devices in every one)"
+                        f"{rel}:{here[0].index + 1}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the "
+                        f"migration adds claims to {len(found)} of the {len(rendered)} pod(s) these values render "
+                        "(render with values that ask for devices in every one)"
                     )
                 paired = list(zip(pods, rendered, strict=True))
             deltas.update({(s.rel, s.index): d for group, d in paired if d is not None for s in group})
