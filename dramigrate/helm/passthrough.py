@@ -2693,19 +2693,31 @@ _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the ch
 _DOT_ARG = re.compile(r"(?<=\s)\.(?=\s|\)|-?\}\})")  # `.` alone as an argument (`include "x.namespace" .`)
 
 
+# An action's delimiters with the spacing inside them, which Helm ignores (`{{.Values.ns}}` is `{{ .Values.ns }}`);
+# a trim marker's dash is kept, for it trims the text outside.
+_ACTION_SPACING = re.compile(r"\{\{(-\s)?\s*|\s*(\s-)?\}\}")
+
+
+def _spaced(m: re.Match[str]) -> str:
+    """One delimiter of _ACTION_SPACING written as `{{ `, `{{- `, ` }}` or ` -}}`."""
+    if m.group(0).lstrip().startswith("{{"):
+        return "{{- " if m.group(1) else "{{ "
+    return " -}}" if m.group(2) else " }}"
+
+
 def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     """The namespace the workloads that take the maps render (`{{ .Values.namespace }}`), as the claim-template
     file reads it inside its `range` (`{{ $.Values.namespace }}`), with the assignments of the variables it reads
     (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
     from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
 
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, str, str]] = {}  # by the expression spaced alike: (as written, file, its text)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         lines = text.splitlines()
         own = _metadata_line(lines, "namespace")
         if own is not None:
-            found[own] = (rel, text)
+            found.setdefault(_ACTION_SPACING.sub(_spaced, own), (own, rel, text))
     if len(found) > 1:
         raise NotPassThrough(
             f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
@@ -2713,7 +2725,7 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
         )
     if not found:
         return "", "{{ $.Release.Namespace }}"
-    ((own, (rel, text)),) = found.items()
+    ((own, rel, text),) = found.values()
     defs = _carrying(_definitions(text, rel, own, len(text)), False)
     rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
     return defs, rooted
