@@ -3018,9 +3018,10 @@ def _templates(root: Path) -> dict[str, str]:
 def _read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None:
     """A template's own read of a device key the DRA values drop, by the map's dotted values path followed by the
     key (`index .Values.resources.limits "nvidia.com/gpu"`, `hasKey $.Values.x.resources.limits "amd.com/gpu"`),
-    matching the map expression; None for a keyed map or a path that is not dotted."""
+    matching the map expression (a map keyed by accelerator, `resources.neuron`, too: its counts sit beside
+    `resources`); None for a path that is not dotted."""
     words = [*path, section]
-    if keyed(path) or not all(isinstance(w, str) and re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
+    if not all(isinstance(w, str) and re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
         return None
     dotted = r"\.Values\." + r"\.".join(re.escape(str(w)) for w in words)
     return re.compile(rf"(\$?){dotted}(?![\w.])(?=\s+\"{re.escape(key)}\")")
