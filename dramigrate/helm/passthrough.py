@@ -281,6 +281,17 @@ def undeclared_lists(edits: list[MapEdit], values: dict[str, Any]) -> tuple[Path
     return tuple(out)
 
 
+def unread_lists(planted: tuple[Path_, ...], texts: list[str]) -> tuple[Path_, ...]:
+    """The planted lists (undeclared_lists) no template text reads by its dotted values path: a list one reads
+    (`with .Values.server.tolerations`) is another pod's own even where this value set renders none of it (a pod
+    chosen by another `framework`), so the toleration goes under a key of its own (toleration_places)."""
+    return tuple(
+        path
+        for path in planted
+        if not any(re.search(r"\.Values\." + re.escape(".".join(map(str, path))) + r"(?![\w.])", t) for t in texts)
+    )
+
+
 def marked_lists(
     marked: dict[str, Any], named: str = "", planted: tuple[Path_, ...] = ()
 ) -> tuple[dict[str, Any], list[Path_]]:
@@ -384,7 +395,8 @@ def toleration_places(
     device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
     renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
     beside the map (template_edits passes it through), under its own key when that is a list other pods render
-    too (`planted`, marked_lists: one the values do not declare, only when a template renders it). `original`: the
+    too (`planted`, marked_lists: one the values do not declare, only when a template renders it; unread_lists:
+    or reads it). `original`: the
     value set's render without markers and `values` its values: a list carried whole must be all the pods render
     there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
