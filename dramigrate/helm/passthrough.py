@@ -395,10 +395,9 @@ def toleration_places(
     device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
     renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
     beside the map (template_edits passes it through), under its own key when that is a list other pods render
-    too (`planted`, marked_lists: one the values do not declare, only when a template renders it; unread_lists:
-    or reads it). `original`: the
-    value set's render without markers and `values` its values: a list carried whole must be all the pods render
-    there (_list_alone)."""
+    too (`planted`, marked_lists: one the values do not declare, only when a template renders it, or reads it:
+    unread_lists). `original`: the value set's render without markers and `values` its values: a list carried whole
+    must be all the pods render there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
     unmarked = _pods(original) if original is not None else None
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
