@@ -1247,17 +1247,21 @@ class _FlowList(list):  # type: ignore[type-arg]
 
 _FLOW_ITEMS = ("claims", "resourceClaims", "tolerations")  # lists whose scalar-only entries are one line each
 _FLOW_MAPS = ("exactly", "cel")  # a claim request's device and a CEL selector: one line when their fields are scalars
+# a resources section's device keys set to null (`limits: {nvidia.com/gpu: null}`, the section keeps its other keys)
+_NULLED = ("limits", "requests")
 
 
-def _scalars(node: Any) -> bool:
-    return isinstance(node, dict) and bool(node) and all(isinstance(v, (str, int, float, bool)) for v in node.values())
+def _scalars(node: Any, nulls: bool = False) -> bool:
+    kinds = (str, int, float, bool, type(None)) if nulls else (str, int, float, bool)
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, kinds) for v in node.values())
 
 
 def _compact(node: Any) -> Any:
     """`node` as the DRA values files write it, short as a maintainer would: each entry of a claims, resourceClaims
     or tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are all scalars on one line, a list
-    of one such claim or toleration on its key's line, and a request's `exactly` (a selector's `cel`) of scalars on
-    one line; the rest in block style."""
+    of one such claim or toleration on its key's line, a request's `exactly` (a selector's `cel`) and the counts a
+    template reads (`deviceCounts`) of scalars on one line, and a resources section of the device keys it drops
+    (`limits: {nvidia.com/gpu: null}`) on one line; the rest in block style."""
     if isinstance(node, list):
         return [_compact(item) for item in node]
     if not isinstance(node, dict):
@@ -1269,7 +1273,9 @@ def _compact(node: Any) -> Any:
         if listed and isinstance(value, list) and value and all(_scalars(t) for t in value):
             items = [_Flow(t) for t in value]
             out[key] = _FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
-        elif name in _FLOW_MAPS and _scalars(value):
+        elif _scalars(value, nulls=name in _NULLED) and (
+            name in (*_FLOW_MAPS, *_NULLED, COUNTS) or name.endswith("DeviceCounts")
+        ):
             out[key] = _Flow(value)
         else:
             out[key] = _compact(value)
