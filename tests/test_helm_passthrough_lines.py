@@ -91,3 +91,27 @@ def test_a_file_that_asks_for_other_devices_keeps_its_variant(tmp_path: Path) ->
     fix_chart(chart)
     assert "count: 2" in (chart / "examples/two-dra.yaml").read_text()
     assert "also after" not in (chart / "values-dra.yaml").read_text()
+
+
+COUNTED = TOYAML_SERVER.replace(
+    "          resources:\n",
+    '          env:\n            - {name: SHARDS, value: "{{ index .Values.resources.limits "nvidia.com/gpu" }}"}\n'
+    "          resources:\n",
+)
+
+
+def test_a_section_that_keeps_other_keys_drops_the_device_on_one_line(tmp_path: Path) -> None:
+    """A map whose limits and requests hold cpu beside the device: each section's null of the device key, and the
+    counts a template line reads, on one line each in the DRA values (were two lines each: `limits:` then
+    `nvidia.com/gpu: null`). The render is the same: the container keeps its cpu and asks through its claim, and the
+    template line reads the count from deviceCounts."""
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits: {cpu: '1', nvidia.com/gpu: 2}\n  requests: {cpu: '1', nvidia.com/gpu: 2}\n")
+    chart = chart_with(tmp_path, "server", {"templates/server.yaml": COUNTED, "values.yaml": "resources: {}\n"})
+    fix_chart(chart, values=(gpu,))
+    overlay = (tmp_path / "gpu-dra.yaml").read_text().splitlines()
+    assert "  limits: {nvidia.com/gpu: null}" in overlay and "  requests: {nvidia.com/gpu: null}" in overlay, overlay
+    assert "deviceCounts: {nvidia.com/gpu: 2}" in overlay, overlay
+    container = _pod(chart, gpu, tmp_path / "gpu-dra.yaml")["containers"][0]
+    assert container["resources"] == {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]}
+    assert container["env"] == [{"name": "SHARDS", "value": "2"}]

@@ -38,7 +38,7 @@ from dramigrate.helm.patterns import (
     shares_regex,
     untaken_message,
 )
-from dramigrate.helm.poddelta import pod_delta
+from dramigrate.helm.poddelta import pod_delta, pod_groups
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.templatelines import BlockDumper, block_end, emits_text, is_control, line_indent, parent_line
@@ -489,8 +489,11 @@ def _specs(
     if not rendered:
         raise NotMapBuilt(f"{rel}: the map holds no device resource in the reference render")
     deltas = pod_delta(originals, migrated, claim_templates)
-    if len(deltas) != 1 and (
-        len(rendered) > 1 or any(_uncounted(d, rendered) != _uncounted(deltas[0], rendered) for d in deltas)
+    apart = len(rendered) > 1 and not together and _one_each(originals, deltas, rendered, rules)
+    if (
+        len(deltas) != 1
+        and not apart
+        and (len(rendered) > 1 or any(_uncounted(d, rendered) != _uncounted(deltas[0], rendered) for d in deltas))
     ):
         # a pod for each item of a `range` (smg-gateway's workers): one rewrite if their claims differ in count only
         # (and in the device's toleration, which the DRA branch adds to each pod whose own list does not have it)
@@ -506,13 +509,14 @@ def _specs(
         toleration = [{"key": name, "operator": "Exists", "effect": "NoSchedule"}]
         # several: the claim is named after its requests; one: `gpu`, or the one request of the resource's own claim
         # (habana.ai/gaudi's `gaudi`), the name the DRA branch looks up by the resource it took (_Vars.claims)
-        claim = _CLAIM if len(rendered) == 1 and not together and delta.claim != _request(delta.spec) else delta.claim
+        one = (len(rendered) == 1 or apart) and not together
+        claim = _CLAIM if one and delta.claim != _request(delta.spec) else delta.claim
         if delta.claim != claim or delta.tolerations not in ([], toleration) or delta.labels:
             raise NotMapBuilt(f"{rel}: the migration of {name} adds more than the claim and its toleration")
         out[name] = delta.spec
         if delta.tolerations:
             tolerate.append(name)
-    if len(rendered) == 1 and not together:
+    if (len(rendered) == 1 or apart) and not together:
         return out, None, tuple(tolerate)
     several = Several.of(out, tolerate)  # MIG profiles side by side: the claim asks for each with one request
     if several.spec(rendered, _counts(originals, rendered)) != _plain(deltas[0]):
@@ -521,6 +525,19 @@ def _specs(
             "render, and the migration's claim is not one request for each as the rewrite would write it"
         )
     return out, several, tuple(tolerate)
+
+
+def _one_each(originals: list[dict[str, Any]], deltas: list[Any], rendered: list[str], rules: RuleSet) -> bool:
+    """Whether the template's pods (a `range` over models, each picking its device by a values key) each ask for one
+    device resource and the pods of one resource got the same claim from the migration but for its count: each pod
+    then takes its resource's claim spec as one pod whose resource comes from values does."""
+    pods = [pod for doc in originals for _, pod in pod_groups(doc, [])]  # as pod_delta finds them (KServe's too)
+    asked = [names for pod in pods if (names := [n for n in _names([pod], rules) if n in rendered])]
+    if len(asked) != len(deltas) or any(len(names) != 1 for names in asked):
+        return False
+    first: dict[str, tuple[Any, ...]] = {}  # each resource's first pod's claim, its count left out
+    shapes = [(n, _uncounted(d, [n])) for (n,), d in zip(asked, deltas, strict=True)]
+    return all(first.setdefault(n, shape) == shape for n, shape in shapes)
 
 
 def at_once(renders: list[list[dict[str, Any]]], rules: RuleSet) -> bool:

@@ -281,6 +281,17 @@ def undeclared_lists(edits: list[MapEdit], values: dict[str, Any]) -> tuple[Path
     return tuple(out)
 
 
+def unread_lists(planted: tuple[Path_, ...], texts: list[str]) -> tuple[Path_, ...]:
+    """The planted lists (undeclared_lists) no template text reads by its dotted values path: a list one reads
+    (`with .Values.server.tolerations`) is another pod's own even where this value set renders none of it (a pod
+    chosen by another `framework`), so the toleration goes under a key of its own (toleration_places)."""
+    return tuple(
+        path
+        for path in planted
+        if not any(re.search(r"\.Values\." + re.escape(".".join(map(str, path))) + r"(?![\w.])", t) for t in texts)
+    )
+
+
 def marked_lists(
     marked: dict[str, Any], named: str = "", planted: tuple[Path_, ...] = ()
 ) -> tuple[dict[str, Any], list[Path_]]:
@@ -384,9 +395,9 @@ def toleration_places(
     device plugin's tolerations the list covered (MapEdit.covered) go there too. Else, when nothing but those pods
     renders the list, the DRA values carry it whole with the toleration at its end; otherwise the toleration stays
     beside the map (template_edits passes it through), under its own key when that is a list other pods render
-    too (`planted`, marked_lists: one the values do not declare, only when a template renders it). `original`: the
-    value set's render without markers and `values` its values: a list carried whole must be all the pods render
-    there (_list_alone)."""
+    too (`planted`, marked_lists: one the values do not declare, only when a template renders it, or reads it:
+    unread_lists). `original`: the value set's render without markers and `values` its values: a list carried whole
+    must be all the pods render there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
     unmarked = _pods(original) if original is not None else None
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
@@ -1236,17 +1247,21 @@ class _FlowList(list):  # type: ignore[type-arg]
 
 _FLOW_ITEMS = ("claims", "resourceClaims", "tolerations")  # lists whose scalar-only entries are one line each
 _FLOW_MAPS = ("exactly", "cel")  # a claim request's device and a CEL selector: one line when their fields are scalars
+# a resources section's device keys set to null (`limits: {nvidia.com/gpu: null}`, the section keeps its other keys)
+_NULLED = ("limits", "requests")
 
 
-def _scalars(node: Any) -> bool:
-    return isinstance(node, dict) and bool(node) and all(isinstance(v, (str, int, float, bool)) for v in node.values())
+def _scalars(node: Any, nulls: bool = False) -> bool:
+    kinds = (str, int, float, bool, type(None)) if nulls else (str, int, float, bool)
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, kinds) for v in node.values())
 
 
 def _compact(node: Any) -> Any:
     """`node` as the DRA values files write it, short as a maintainer would: each entry of a claims, resourceClaims
     or tolerations list (`tolerations`, `resourceTolerations`, ...) whose fields are all scalars on one line, a list
-    of one such claim or toleration on its key's line, and a request's `exactly` (a selector's `cel`) of scalars on
-    one line; the rest in block style."""
+    of one such claim or toleration on its key's line, a request's `exactly` (a selector's `cel`) and the counts a
+    template reads (`deviceCounts`) of scalars on one line, and a resources section of the device keys it drops
+    (`limits: {nvidia.com/gpu: null}`) on one line; the rest in block style."""
     if isinstance(node, list):
         return [_compact(item) for item in node]
     if not isinstance(node, dict):
@@ -1258,7 +1273,9 @@ def _compact(node: Any) -> Any:
         if listed and isinstance(value, list) and value and all(_scalars(t) for t in value):
             items = [_Flow(t) for t in value]
             out[key] = _FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
-        elif name in _FLOW_MAPS and _scalars(value):
+        elif _scalars(value, nulls=name in _NULLED) and (
+            name in (*_FLOW_MAPS, *_NULLED, COUNTS) or name.endswith("DeviceCounts")
+        ):
             out[key] = _Flow(value)
         else:
             out[key] = _compact(value)
@@ -2693,19 +2710,31 @@ _ROOT_DOT = re.compile(r"(?<![\w$)\]\.])\.(?=[A-Za-z_])")  # `.Values` at the ch
 _DOT_ARG = re.compile(r"(?<=\s)\.(?=\s|\)|-?\}\})")  # `.` alone as an argument (`include "x.namespace" .`)
 
 
+# An action's delimiters with the spacing inside them, which Helm ignores (`{{.Values.ns}}` is `{{ .Values.ns }}`);
+# a trim marker's dash is kept, for it trims the text outside.
+_ACTION_SPACING = re.compile(r"\{\{(-\s)?\s*|\s*(\s-)?\}\}")
+
+
+def _spaced(m: re.Match[str]) -> str:
+    """One delimiter of _ACTION_SPACING written as `{{ `, `{{- `, ` }}` or ` -}}`."""
+    if m.group(0).lstrip().startswith("{{"):
+        return "{{- " if m.group(1) else "{{ "
+    return " -}}" if m.group(2) else " }}"
+
+
 def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     """The namespace the workloads that take the maps render (`{{ .Values.namespace }}`), as the claim-template
     file reads it inside its `range` (`{{ $.Values.namespace }}`), with the assignments of the variables it reads
     (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
     from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
 
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, str, str]] = {}  # by the expression spaced alike: (as written, file, its text)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         lines = text.splitlines()
         own = _metadata_line(lines, "namespace")
         if own is not None:
-            found[own] = (rel, text)
+            found.setdefault(_ACTION_SPACING.sub(_spaced, own), (own, rel, text))
     if len(found) > 1:
         raise NotPassThrough(
             f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
@@ -2713,7 +2742,7 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
         )
     if not found:
         return "", "{{ $.Release.Namespace }}"
-    ((own, (rel, text)),) = found.items()
+    ((own, rel, text),) = found.values()
     defs = _carrying(_definitions(text, rel, own, len(text)), False)
     rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
     return defs, rooted
@@ -3006,9 +3035,10 @@ def _templates(root: Path) -> dict[str, str]:
 def _read_pattern(path: Path_, section: str, key: str) -> re.Pattern[str] | None:
     """A template's own read of a device key the DRA values drop, by the map's dotted values path followed by the
     key (`index .Values.resources.limits "nvidia.com/gpu"`, `hasKey $.Values.x.resources.limits "amd.com/gpu"`),
-    matching the map expression; None for a keyed map or a path that is not dotted."""
+    matching the map expression (a map keyed by accelerator, `resources.neuron`, too: its counts sit beside
+    `resources`); None for a path that is not dotted."""
     words = [*path, section]
-    if keyed(path) or not all(isinstance(w, str) and re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
+    if not all(isinstance(w, str) and re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
         return None
     dotted = r"\.Values\." + r"\.".join(re.escape(str(w)) for w in words)
     return re.compile(rf"(\$?){dotted}(?![\w.])(?=\s+\"{re.escape(key)}\")")

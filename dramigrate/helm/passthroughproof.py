@@ -238,7 +238,8 @@ def _passthrough(
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                places_in = (found.stream, maps, lists, edits, found.rest, joined(), listed, planted)
+                unread = pt.unread_lists(planted, _templates(root, helpers=True))  # another pod's, if read
+                places_in = (found.stream, maps, lists, edits, found.rest, joined(), listed, unread)
                 pt.toleration_places(*places_in, original=render.stream, values=sources.merged)
             for sub, rels in leaves.items():  # a helper call writes the pod's: the toleration under its own key
                 pt.own_key_for_calls(root / sub if sub else root, rels, edits)
