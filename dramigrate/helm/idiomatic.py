@@ -3431,8 +3431,15 @@ def _request_name(container: str, base: str) -> str:
     return f'regexReplaceAll "-+" ({name}) "-" | trunc {DNS_LABEL_MAX} | trimSuffix "-"'
 
 
+_QUOTING = re.compile(r"\{\{(-?\s*)(?:s?quote\s+(.+?)|(.+?)\s*\|\s*s?quote)(\s*-?)\}\}")
+
+
 def _name_text(expr: str) -> str:
-    return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+    """The workload's name as text the claim template's name goes on from: without the YAML quotes around it, and
+    an action that quotes it (`{{ $name | quote }}`, `{{ quote .Values.name }}`) without its quoting, which would
+    put the quotes inside the longer name (`"job"-1a2b3c4d`, not YAML)."""
+    expr = expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+    return _QUOTING.sub(lambda m: f"{{{{{m.group(1)}{m.group(2) or m.group(3)}{m.group(4)}}}}}", expr)
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------
