@@ -2715,21 +2715,26 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
     from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
 
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, str, int]] = {}  # namespace expression -> (template, its text, its 1-based line)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         lines = text.splitlines()
         own = _metadata_line(lines, "namespace")
         if own is not None:
-            found[own] = (rel, text)
-    if len(found) > 1:
+            at = next((i + 1 for i, line in enumerate(lines) if line == f"  namespace: {own}"), 0)
+            found.setdefault(own, (rel, text, at))
+    if len(found) > 1:  # where each workload names its namespace, the first line first
+        named = sorted((rel, at, own) for own, (rel, _, at) in found.items())
         raise NotPassThrough(
-            f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
-            "one claim-template file cannot follow them all"
+            f"{named[0][0]}:{named[0][1]}: pattern B/C (values resources maps passed through): the workloads that "
+            "take the resources maps name different namespaces ("
+            + ", ".join(f"{rel}:{at} `{own}`" for rel, at, own in named)
+            + "): the one claim-template file of the pass-through renders its templates in one namespace, and a "
+            "pod's claim template must be in the pod's"
         )
     if not found:
         return "", "{{ $.Release.Namespace }}"
-    ((own, (rel, text)),) = found.items()
+    ((own, (rel, text, _)),) = found.items()
     defs = _carrying(_definitions(text, rel, own, len(text)), False)
     rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
     return defs, rooted
