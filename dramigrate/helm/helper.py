@@ -2319,7 +2319,9 @@ def fix(
                 ray = re.search(r"^kind:\s*RayCluster\s*$", (root / s.rel).read_text(encoding="utf-8"), re.M)
                 # KubeRay reads num-gpus from the limits the claim replaces (rules/workloads.yaml, RayCluster)
                 deltas[(s.rel, s.index)] = (shared, {"num-gpus": "1"} if ray else {})
-        literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites}
+        # the templates that ask for a device some other way: not those the calls are in, nor the helper's own file (a
+        # define that writes the whole workload maps its requests there)
+        literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites} - {k.file for k in keys}
         apart = all(_scope(root, rel) != _scope(root, keys[0].file) for rel in literal)  # in another chart
         if literal and switch_mode(sites, hops) != "values" and not apart:
             other = ", ".join(sorted(literal))

@@ -40,6 +40,7 @@ import yaml
 
 from dramigrate.documents import chart_text
 from dramigrate.helm import keyedmap, multiclaim, unpin
+from dramigrate.helm.calltolerations import joined_call, tolerations_calls
 from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
@@ -1385,7 +1386,9 @@ def build(
                 choices, requests = {}, _request_resources(delta.spec, own, rules, rel)
             match = rules.lookup(own[0].resource)
             base = match.rule.request if match is not None else ""
-            workloads.append(Workload(rel, text, own, delta, requests, base, choices, named, keyed=keyed_pods[k]))
+            workloads.append(
+                Workload(rel, text, own, delta, requests, base, choices, named, keyed=keyed_pods[k], helpers=helpers)
+            )
     if listed:
         if workloads or len(listed) > 1:
             raise RewriteError(
@@ -2598,10 +2601,20 @@ def _pod_edits(
         tol_text, key = own_tol + keyedmap.tolerations(chart, w.keyed, f"{p}  "), ""
         # each entry rendered only where the user's list does not tolerate its taint (the map's: `$draKey`)
         keys = (*(str(t["key"]) for t in tolerations if t.get("key")), DRA_KEY)
+    # a helper the pod includes writes its tolerations (`include "x.podDefaults" . | nindent 6`): the toleration joins
+    # that list in the call's DRA branch, not a second `tolerations:` key (calltolerations.py)
+    calls = tolerations_calls(lines, pod, pod_end, len(p), w.helpers) if tolerations and not existing else []
+    if calls and (picks or w.named or w.keyed or tol_text != [f"{p}  {t}" for t in _dump_list(tolerations)]):
+        raise RewriteError(
+            f"{w.rel}:{calls[0] + 1}: the helper this line includes writes the pod's tolerations, and the DRA "
+            "tolerations of this pod are not one plain list to join to it"
+        )
     if tolerations and existing:
         merge = (lines, existing[0], p, tol_cond, tol_text, w.rel, key, covered, key_expr, checked)
         if merged := _merge_tolerations(*merge, enclosed=True, keys=keys):
             edits.append(merged)
+    elif calls:
+        edits += [joined_call(lines, at, tol_cond, tolerations) for at in calls]
     elif tolerations and tol_cond == claim_cond and pod_lines:  # a literal count: claim and toleration, one `if`
         pod_lines[-1:-1] = [f"{p}tolerations:", *tol_text]
     elif tolerations:
@@ -3439,8 +3452,15 @@ def _request_name(container: str, base: str) -> str:
     return f'regexReplaceAll "-+" ({name}) "-" | trunc {DNS_LABEL_MAX} | trimSuffix "-"'
 
 
+_QUOTING = re.compile(r"\{\{(-?\s*)(?:s?quote\s+(.+?)|(.+?)\s*\|\s*s?quote)(\s*-?)\}\}")
+
+
 def _name_text(expr: str) -> str:
-    return expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+    """The workload's name as text the claim template's name goes on from: without the YAML quotes around it, and
+    an action that quotes it (`{{ $name | quote }}`, `{{ quote .Values.name }}`) without its quoting, which would
+    put the quotes inside the longer name (`"job"-1a2b3c4d`, not YAML)."""
+    expr = expr[1:-1] if len(expr) > 1 and expr[0] == expr[-1] and expr[0] in "\"'" else expr
+    return _QUOTING.sub(lambda m: f"{{{{{m.group(1)}{m.group(2) or m.group(3)}{m.group(4)}}}}}", expr)
 
 
 # --- chart conventions: version, Artifact Hub changes, values schema ------------------------------------------

@@ -129,6 +129,7 @@ class Workload:
     # the counts of the claim of both kinds: one above 32 devices, the migration refuses the pod, and the render fails
     limits: tuple[str, ...] = ()
     keyed: keyedmap.KeyedMap | None = None  # a values map's device keys beside the chart's own (keyedmap.py)
+    helpers: str = ""  # the chart's helper files, for a pod whose tolerations an included define writes
 
 
 # what the migration adds to a template's pods when each container asks for `other` instead of `resource` (same

@@ -1666,6 +1666,8 @@ def _from_root(text: str, base: str) -> str:
     m = re.fullmatch(r"\$(\w*)(\..*)?", base)
     if m is None:
         return base
+    if (m.group(2) or "").startswith(".Values."):  # only the root has `.Values`: `$root.Values` in a define too
+        return m.group(2)
     if m.group(1) and not re.search(r"\{\{-?\s*\$" + m.group(1) + r"\s*:=\s*[.$]\s*-?\}\}", text):
         return base
     return m.group(2) or ""
@@ -1748,6 +1750,8 @@ def template_edits(
                 ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
+    if within is None and found:  # a define that writes the whole object, given the root in a dict (`$root := .root`)
+        edits.root = _define_root(text, [i for i, _, _ in found]) or root
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
     for i, ref, target in found:
@@ -1755,6 +1759,17 @@ def template_edits(
             _pass_through(edits, i, ref, needs[target])
             device_check(edits, i, ref, needs[target], target)
     return edits.out()
+
+
+def _define_root(text: str, at: list[int]) -> str | None:
+    """The chart's root context in the one define that holds every line of `at` (0-based): the variable it reads
+    `.Values` from (`$root` of `{{- $root := .root -}}`), or `$`; None when the lines are in no define, or in two."""
+    lines = text.splitlines()
+    held = {b.start: b for b in blocks(text) if b.word == "define" for i in at if b.start < i < b.end}
+    if len(held) != 1:
+        return None
+    ((start, block),) = held.items()
+    return next((v for v in _ROOT_VAR.findall("\n".join(lines[start + 1 : block.end])) if v != "$"), "$")
 
 
 def _pod_heads() -> set[str]:
@@ -1929,7 +1944,8 @@ def _map_refs(
     found = [(m.group(1), m.group(2), m.group(3))] if m else []
     above = next((j for j in range(i - 1, -1, -1) if lines[j].strip()), -1)
     if not found and above >= 0 and (whole := whole_read(lines, above)):  # `resources:` then `toYaml .Values.flavor`
-        found = [(".".join([".Values", *whole[:-1]]), whole[-1], None)]
+        root = re.search(r"(\$\w+)\.Values\.", line)  # `$root.Values.x` in a define given the root in a dict
+        found = [(".".join([root.group(1) if root else "", "Values", *whole[:-1]]), whole[-1], None)]
     merged = _MERGED.search(line) if "toYaml" in line else None
     if merged:  # `toYaml (mergeOverwrite $container.resources (default dict $topValues.resources))`: each map
         found += [(r.group(1), r.group(2), None) for r in _MAP_REF.finditer(line[merged.end() :])]
@@ -2728,21 +2744,26 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
     from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
 
-    found: dict[str, tuple[str, str, str]] = {}  # by the expression spaced alike: (as written, file, its text)
+    found: dict[str, tuple[str, str, str, int]] = {}  # by the expression spaced alike: (as written, file, text, line)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
         lines = text.splitlines()
         own = _metadata_line(lines, "namespace")
         if own is not None:
-            found.setdefault(_ACTION_SPACING.sub(_spaced, own), (own, rel, text))
-    if len(found) > 1:
+            at = next((i + 1 for i, line in enumerate(lines) if line == f"  namespace: {own}"), 0)
+            found.setdefault(_ACTION_SPACING.sub(_spaced, own), (own, rel, text, at))
+    if len(found) > 1:  # where each workload names its namespace, the first line first
+        named = sorted((rel, at, own) for own, rel, _, at in found.values())
         raise NotPassThrough(
-            f"the workloads that take the resources maps name different namespaces ({', '.join(sorted(found))}): "
-            "one claim-template file cannot follow them all"
+            f"{named[0][0]}:{named[0][1]}: pattern B/C (values resources maps passed through): the workloads that "
+            "take the resources maps name different namespaces ("
+            + ", ".join(f"{rel}:{at} `{own}`" for rel, at, own in named)
+            + "): the one claim-template file of the pass-through renders its templates in one namespace, and a "
+            "pod's claim template must be in the pod's"
         )
     if not found:
         return "", "{{ $.Release.Namespace }}"
-    ((own, rel, text),) = found.values()
+    ((own, rel, text, _),) = found.values()
     defs = _carrying(_definitions(text, rel, own, len(text)), False)
     rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
     return defs, rooted

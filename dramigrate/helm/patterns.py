@@ -623,7 +623,7 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
 
 
 _RESOURCES_KEY = re.compile(r"(\s*)(?:-\s+)?resources:\s*")
-_WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+\$?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
+_WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+(?:\$\w*)?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
 
 
 def whole_read(lines: list[str], index: int) -> tuple[str, ...] | None:

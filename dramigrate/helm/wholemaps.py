@@ -12,18 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from dramigrate.helm.patterns import own_name, whole_read
+from dramigrate.helm.patterns import whole_read
 from dramigrate.helm.values import Path_, get_path, sectioned
 
 
 def whole_maps(templates: list[str], merged: dict[str, Any]) -> list[Path_]:
-    """The values maps, not keyed `resources` (nor `*Resources`), the templates pass whole as a container's resources,
-    in the order first read."""
+    """The values maps, not keyed `resources` (resources_maps finds those), the templates pass whole as a container's
+    resources (`toYaml .Values.flavor`, and a sectioned `*Resources` map: `toYaml $root.Values.ray.workerResources`,
+    which no other finder marks), in the order first read."""
     out: list[Path_] = []
     for text in templates:
         lines = text.splitlines()
         for i in range(len(lines)):
             path = whole_read(lines, i)
-            if path and not own_name(path) and path not in out and sectioned(get_path(merged, path)):
+            if path and path[-1] != "resources" and path not in out and sectioned(get_path(merged, path)):
                 out.append(path)
     return out
