@@ -81,4 +81,7 @@ def test_namespaces_that_differ_in_more_than_spacing_are_still_refused(tmp_path:
     gpu.write_text(GPU)
     outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), load_rules(), Settings(), Target.parse("1.34"), "fix")
     assert not outcome.proven
-    assert "different namespaces ({{ .Values.ns }}, {{ .Values.workerNs }})" in outcome.manual, outcome.report()
+    assert (
+        "different namespaces (templates/server.yaml:5 `{{ .Values.ns }}`, "
+        "templates/worker.yaml:5 `{{ .Values.workerNs }}`)" in outcome.manual
+    ), outcome.report()
