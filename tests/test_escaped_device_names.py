@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,8 +61,8 @@ CASES = {
 }
 
 
-def _lint(folder: Path) -> dict[str, set[str]]:
-    """The rules lint reports, by file name."""
+def _findings(folder: Path) -> list[dict[str, Any]]:
+    """The findings of lint's JSON report."""
     proc = subprocess.run(
         [sys.executable, "-m", "dramigrate", "lint", str(folder), "--format", "json"],
         capture_output=True,
@@ -70,9 +71,13 @@ def _lint(folder: Path) -> dict[str, set[str]]:
         check=False,
     )
     assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
+    return json.loads(proc.stdout)["findings"]
+
+
+def _lint(folder: Path) -> dict[str, set[str]]:
+    """The rules lint reports, by file name."""
     out: dict[str, set[str]] = {}
-    for f in report["findings"]:
+    for f in _findings(folder):
         out.setdefault(Path(f["file"]).name, set()).add(f["rule"])
     return out
 
@@ -130,13 +135,5 @@ def test_a_kustomize_patch_with_an_escaped_device_name_is_reported_as_a_patch(tm
     limits = f"        resources:\n          limits:\n            {key}: 1\n"
     patch = BASE_DEPLOYMENT.replace("        image: busybox\n", limits)
     (tmp_path / "gpu.yaml").write_text(patch)
-    proc = subprocess.run(
-        [sys.executable, "-m", "dramigrate", "lint", str(tmp_path), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert "Traceback" not in proc.stderr
-    found = [(Path(f["file"]).name, f["line"], f["rule"]) for f in json.loads(proc.stdout)["findings"]]
+    found = [(Path(f["file"]).name, f["line"], f["rule"]) for f in _findings(tmp_path)]
     assert found == [("gpu.yaml", patch.splitlines().index(f"            {key}: 1") + 1, "kustomize-device-patch")]
