@@ -312,12 +312,21 @@ def _ignored_by_gitignore_files(
     return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
 
 
+def _below(folder: str, rel: str) -> str:
+    """rel (from folder, "" for folder itself) as a path from the work tree's top folder, with `/`."""
+    return "/".join(p for p in (folder, rel.replace(os.sep, "/")) if p)
+
+
+def _top_from_root(top: Path, base: str) -> str:
+    """The folder top as a path from the work tree's top folder at base ("" for base itself), with `/`."""
+    prefix = os.path.relpath(os.path.realpath(top), base)  # one relpath, not one a file
+    return "" if prefix == "." else prefix.replace(os.sep, "/")
+
+
 def _from_root(top: Path, base: str, by_rel: dict[str, str]) -> dict[str, str]:
     """Each file's path from the work tree's top folder (with `/`) -> its path from top."""
-    prefix = os.path.relpath(os.path.realpath(top), base).replace(os.sep, "/")  # one relpath, not one a file
-    if prefix == ".":
-        return {rel.replace(os.sep, "/"): rel for rel in by_rel}
-    return {f"{prefix}/{rel}".replace(os.sep, "/"): rel for rel in by_rel}
+    here = _top_from_root(top, base)
+    return {_below(here, rel): rel for rel in by_rel}
 
 
 def _over_own_repository(
@@ -353,13 +362,13 @@ def _ignored_without_wildmatch(
 
     from dramigrate import gitignore
 
-    from_root = _from_root(top, root, by_rel)
+    here = _top_from_root(top, root)
     folders: dict[str, list[gitignore.Pattern]] = {}
-    for rel in from_root:
-        folder = rel.rpartition("/")[0]
+    for below in {rel.rpartition(os.sep)[0] for rel in by_rel}:  # each folder once, not each file
+        folder = _below(here, below)
         while folder not in folders:
-            gitignore_file = os.path.join(root, folder, ".gitignore")
-            folders[folder] = gitignore.read_patterns(gitignore_file, folder, os.path.relpath(gitignore_file))
+            name = _below(folder, ".gitignore")  # as git names it: from the top of the work tree
+            folders[folder] = gitignore.read_patterns(os.path.join(root, name), folder, name)
             if not folder:
                 break
             folder = folder.rpartition("/")[0]
@@ -373,18 +382,19 @@ def _ignored_without_wildmatch(
         proc = subprocess.run([*command, "ls-files", "-z"], capture_output=True, timeout=limit, env=env, check=False)
         return proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else None
 
+    from_root = _from_root(top, root, by_rel)
     tracked = _over_own_repository(git, root, limit, tracked_files)
     if tracked is None and os.path.lexists(os.path.join(root, ".git", "index")):
         return None  # which files are tracked is not known: git decides, with its time limit and its notes
     ignores = gitignore.Ignores(top_level, lambda folder: folders.get(folder, []))
     if explained is not None:
-        explained.append(
-            f"{costly.source}:{costly.line}: the ignore pattern {costly.text!r} has two or more runs of `*`, which git"
-            " matches in time growing with a power of a file name's length (minutes over a hostile repository's long"
-            " names): dramigrate matched the ignore files itself, as git matches them, in bounded time"
+        explained.append(  # --verbose prints it after "skipped "
+            f"git check-ignore: {costly.source}:{costly.line} holds the pattern {costly.text!r}, two or more runs of"
+            " `*`, which git matches in time growing with a power of a file name's length (minutes over a hostile"
+            " repository's long names): dramigrate matched the ignore files itself, as git matches them"
         )
     known = set(tracked or ())
-    return {by_rel[rel] for rel in from_root if rel not in known and ignores.ignored(rel)}
+    return {by_rel[rel] for path, rel in from_root.items() if path not in known and ignores.ignored(path)}
 
 
 def _global_excludes(git: str, limit: float) -> str:
