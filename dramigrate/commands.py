@@ -367,6 +367,20 @@ def check_writable(path: Path | None, what: str) -> None:
         raise InputError(f"cannot write the {what}: {folder} is not a writable folder", str(path))
 
 
+def _helm_stream(opts: Options, stdin: bytes | None) -> bool:
+    """Whether standard input is what Helm rendered, read as Helm reads it (a repeated key: the last one wins, said
+    with chart-duplicate-key), as a chart's proof reads the render it compares with this migration: a post-renderer's
+    input, or a stream whose documents carry Helm's `# Source:` lines (`helm template | dramigrate fix -`) or the
+    Helm 4 post-renderer filename annotation. Any other stream is read as a manifest file is (a repeat refused)."""
+    if stdin is None:
+        return False
+    if opts.post_renderer:
+        return True
+    from dramigrate.helm.locate import stream_sources
+
+    return bool(stream_sources(stdin.decode("utf-8", "replace")))
+
+
 def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Context, RunResult]:
     check_writable(opts.html, "HTML report")
     check_writable(opts.write_baseline, "baseline")
@@ -386,6 +400,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
                 background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
 
+        helm_stream = _helm_stream(opts, ctx.stdin)
         with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
             result = run(
                 ctx.inputs,
@@ -395,7 +410,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 fix,
                 ctx.stdin,
                 bar.update,
-                stdin_render=opts.post_renderer,
+                stdin_render=helm_stream,
                 on_scan=start_kustomize,
             )
     finally:
@@ -413,7 +428,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
             if r.path == "-" and r.error is None:  # refused (too large): its 32 MiB are not split into lines again
                 try:
                     text = ctx.stdin.decode("utf-8", "replace")
-                    if opts.post_renderer:  # Helm's render, read as Helm reads it: a key it repeats is said
+                    if helm_stream:  # Helm's render, read as Helm reads it: a key it repeats is said
                         repeats = repeated_key_findings(text, "-")
                         r.findings.extend(repeats)
                         result.findings.extend(repeats)

@@ -14,7 +14,7 @@ from dramigrate.fastyaml import seen
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.quantity import Count, device_count, plain_source
 from dramigrate.ray import RayLimit
-from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, shown_origin
+from dramigrate.rules import ResourceMatch, RuleSet, WorkloadKind, resource_name_problem, shown_origin
 from dramigrate.selectors import Selection, select
 from dramigrate.suppress import Suppressions
 from dramigrate.triage import KUBESPAWNER_KEYS
@@ -365,6 +365,10 @@ class Detector:
             }
             for res, (_value, holder) in entries.items():
                 where = {**ctx, "container": c.name, "resource": res}
+                if why := resource_name_problem(res):
+                    blocked.append(f"container {c.name}'s {res}")
+                    findings.append(self.invalid_name(doc, holder, res, why, info, where))
+                    continue
                 match = self.rules.lookup(res)
                 self.explain_match(doc, info, kind, ref, c.name, holder, res, match)
                 if match is None:
@@ -666,6 +670,26 @@ class Detector:
             info.obj,
             "kind",
             info,
+        )
+
+    def invalid_name(
+        self, doc: Document, holder: Any, res: str, why: str, info: ObjectInfo, where: dict[str, Any]
+    ) -> Finding:
+        """A resource name the API server rejects (rules.resource_name_problem): said with what it probably meant,
+        never rewritten (fix does not guess which device was meant)."""
+        prefix, _, name = res.partition("/")
+        meant = f"{prefix.lower()}/{name}"  # the domain as the packs spell device names
+        known = self.rules.lookup(meant)
+        guess = f"; did you mean {meant}" + (f" (device class {known.rule.device_class})?" if known else "?")
+        return self.finding(
+            "invalid-resource-name",
+            f"{res} is not a valid resource name, so the API server rejects this object ({why}){guess} "
+            "fix leaves the pod as it is: it does not guess which device was meant",
+            doc,
+            holder,
+            res,
+            info,
+            **where,
         )
 
     def device_entries(self, resources: dict[str, Any]) -> dict[str, tuple[Any, Any]]:

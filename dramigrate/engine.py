@@ -70,7 +70,8 @@ def run(
     on_scan: Callable[[Scan, Ahead], None] | None = None,
 ) -> RunResult:
     """Every input through the per-file pipeline; progress(done, total) after each file, when given. stdin_render:
-    stdin is what Helm rendered (a post-renderer's input), read as Helm reads it (a repeated key: the last wins).
+    stdin is what Helm rendered (a post-renderer's input, `helm template` piped), read as Helm reads it (a repeated
+    key: the last wins).
     on_scan(kustomize scan, the files run ahead): called once the scan is done and the files go to forked workers,
     so that it may start threads working beside them; not called when no pool ran files ahead."""
     out = RunResult()

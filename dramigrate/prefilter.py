@@ -49,7 +49,7 @@ MAX_OUTPUT = 16 * 2**20  # bytes a grep of one batch may print (typically under 
 _SECTION = (
     rb"(?:limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?"
     rb"[ \t\r\f\v]*:(?:[^\n]*/|[^\n]*\n(?:(?:[ \t\r\f\v#][^\n]*)?\n){0,39}?"
-    rb"[ \t\r\f\v]+[\"']?(?!(?:[-a-z0-9.]*\.)?kubernetes\.io/)[a-z0-9][-a-z0-9.]*/)"
+    rb"[ \t\r\f\v]+[\"']?(?!(?:[-a-z0-9.]*\.)?kubernetes\.io/)[A-Za-z0-9][-A-Za-z0-9.]*/)"
 )
 
 

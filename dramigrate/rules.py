@@ -25,6 +25,23 @@ from dramigrate.limits import (
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
+# apimachinery's IsQualifiedName, which the API server applies to a domain-prefixed resource name: the prefix a DNS
+# subdomain (lowercase letters, digits, `-` and `.`, at most 253), the name at most 63 of [-A-Za-z0-9_.] that start and
+# end with a letter or digit (each label matched on its own: no pattern that backtracks over the whole name)
+_DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?")
+_QUALIFIED_NAME = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+def resource_name_problem(resource: str) -> str:
+    """Why the API server rejects a domain-prefixed resource name ("" when it is valid, or has no prefix)."""
+    prefix, slash, name = resource.partition("/")
+    if not slash:
+        return ""
+    if len(prefix) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in prefix.split(".")):
+        return "its domain prefix must be a DNS subdomain: lowercase letters, digits, '-' and '.'"
+    if len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
+        return "its name after the '/' must be 1 to 63 letters, digits, '-', '_' and '.', alphanumeric at both ends"
+    return ""
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,9 @@ def expand(
     if found is not None:
         found(out.files[out.told :])
     if not include_ignored:
-        ignored = set().union(*(git_ignored(top, found, out.notes, out.undecided) for top, found in walked))
+        ignored = set().union(
+            *(git_ignored(top, found, out.notes, out.undecided, out.skipped) for top, found in walked)
+        )
         if ignored:
             out.files = [f for f in out.files if f not in ignored]
             out.skipped.extend(f"{f}: ignored by git (.gitignore; --include-ignored takes it)" for f in sorted(ignored))
@@ -236,11 +238,13 @@ def git_timeout() -> float:
     return env_number("DRAMIGRATE_GIT_TIMEOUT", GIT_TIMEOUT_S)
 
 
-def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[str] | None = None) -> set[str]:
+def git_ignored(
+    top: Path, files: list[str], notes: list[str], undecided: set[str] | None = None, explained: list[str] | None = None
+) -> set[str]:
     """The files under folder top that git ignores (.gitignore, .git/info/exclude, the global excludes), as
     `git check-ignore` decides. Nothing when git is missing or top is not in a git work tree. When git does not
     answer in time, what the .gitignore files say, with a note; when that fails too, nothing, a note in notes and
-    every file in undecided."""
+    every file in undecided. explained (--verbose): told when dramigrate matched the ignore files itself."""
     import shutil
     import subprocess
 
@@ -250,6 +254,9 @@ def git_ignored(top: Path, files: list[str], notes: list[str], undecided: set[st
         return set()
     by_rel = {os.path.relpath(f, top): f for f in files}
     limit = git_timeout()
+    bounded = _ignored_without_wildmatch(git, top, root, by_rel, limit, explained) if root is not None else None
+    if bounded is not None:
+        return bounded
     try:
         # core.fsmonitor names a command git runs whenever it reads the index: a repository's own .git/config
         # (an unpacked archive, a downloaded checkout) must not run anything when dramigrate reads it
@@ -298,12 +305,39 @@ def _ignored_by_gitignore_files(
     as git decides with an empty repository of its own over the repository's own index (a tracked file is never
     ignored: a CI gate must not pass a tracked manifest a pattern matches); None when the index is not a regular
     file, or git fails or does not answer in time."""
+    base = root or os.path.realpath(top)
+    from_root = _from_root(top, base, by_rel)
+    names = list(from_root)
+    out = _over_own_repository(git, base, limit, lambda command, env: _check_ignore(command, names, limit, env))
+    return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
+
+
+def _below(folder: str, rel: str) -> str:
+    """rel (from folder, "" for folder itself) as a path from the work tree's top folder, with `/`."""
+    return "/".join(p for p in (folder, rel.replace(os.sep, "/")) if p)
+
+
+def _top_from_root(top: Path, base: str) -> str:
+    """The folder top as a path from the work tree's top folder at base ("" for base itself), with `/`."""
+    prefix = os.path.relpath(os.path.realpath(top), base)  # one relpath, not one a file
+    return "" if prefix == "." else prefix.replace(os.sep, "/")
+
+
+def _from_root(top: Path, base: str, by_rel: dict[str, str]) -> dict[str, str]:
+    """Each file's path from the work tree's top folder (with `/`) -> its path from top."""
+    here = _top_from_root(top, base)
+    return {_below(here, rel): rel for rel in by_rel}
+
+
+def _over_own_repository(
+    git: str, base: str, limit: float, ask: Callable[[list[str], dict[str, str]], list[str] | None]
+) -> list[str] | None:
+    """ask(git command, environment) run with an empty repository of git's own over the work tree at base and its
+    own index, never its .git (a FIFO there, a command in its config); None when the index is not a regular file,
+    or git fails or does not answer in time."""
     import subprocess
     import tempfile
 
-    base = root or os.path.realpath(top)
-    here = os.path.realpath(top)
-    from_root = {os.path.relpath(os.path.join(here, rel), base): rel for rel in by_rel}
     index = os.path.join(base, ".git", "index")  # none yet: nothing is tracked, and git reads it as empty
     if os.path.lexists(index) and not os.path.isfile(index):  # a stat, never an open: a FIFO would block git too
         return None
@@ -311,10 +345,76 @@ def _ignored_by_gitignore_files(
         with tempfile.TemporaryDirectory(prefix="dramigrate-git-") as empty:
             subprocess.run([git, "init", "-q", "--bare", empty], capture_output=True, timeout=limit, check=True)
             command = [git, f"--git-dir={empty}", f"--work-tree={base}", "-c", "core.fsmonitor=false", "-C", base]
-            out = _check_ignore(command, list(from_root), limit, {**os.environ, "GIT_INDEX_FILE": index})
+            return ask(command, {**os.environ, "GIT_INDEX_FILE": index})
     except (OSError, subprocess.SubprocessError):
         return None
-    return None if out is None else {by_rel[from_root[n]] for n in out if n in from_root}
+
+
+def _ignored_without_wildmatch(
+    git: str, top: Path, root: str, by_rel: dict[str, str], limit: float, explained: list[str] | None
+) -> set[str] | None:
+    """The files the ignore files of the work tree at root ignore, matched here (gitignore.py) when one of their
+    patterns is one git's wildmatch could take minutes over (`*a*a*a*b` and long file names: it tries every split
+    at every star), said in explained; None when none is (git decides, as fast as it always does). As `git
+    check-ignore` decides: each folder's .gitignore, the repository's info/exclude, the global excludes; a tracked
+    file (in the repository's index) is never ignored."""
+    import subprocess
+
+    from dramigrate import gitignore
+
+    here = _top_from_root(top, root)
+    folders: dict[str, list[gitignore.Pattern]] = {}
+    for below in {rel.rpartition(os.sep)[0] for rel in by_rel}:  # each folder once, not each file
+        folder = _below(here, below)
+        while folder not in folders:
+            name = _below(folder, ".gitignore")  # as git names it: from the top of the work tree
+            folders[folder] = gitignore.read_patterns(os.path.join(root, name), folder, name)
+            if not folder:
+                break
+            folder = folder.rpartition("/")[0]
+    exclude = gitignore.read_patterns(os.path.join(root, ".git", "info", "exclude"), "", ".git/info/exclude", True)
+    costly = gitignore.costly([*exclude, *(p for patterns in folders.values() for p in patterns)])
+    if costly is None:
+        return None
+    top_level = [*gitignore.read_patterns(_global_excludes(git, limit), "", "core.excludesFile", True), *exclude]
+
+    def tracked_files(command: list[str], env: dict[str, str]) -> list[str] | None:
+        proc = subprocess.run([*command, "ls-files", "-z"], capture_output=True, timeout=limit, env=env, check=False)
+        return proc.stdout.decode("utf-8", "surrogateescape").split("\0") if proc.returncode == 0 else None
+
+    from_root = _from_root(top, root, by_rel)
+    tracked = _over_own_repository(git, root, limit, tracked_files)
+    if tracked is None and os.path.lexists(os.path.join(root, ".git", "index")):
+        return None  # which files are tracked is not known: git decides, with its time limit and its notes
+    ignores = gitignore.Ignores(top_level, lambda folder: folders.get(folder, []))
+    if explained is not None:
+        explained.append(  # --verbose prints it after "skipped "
+            f"git check-ignore: {costly.source}:{costly.line} holds the pattern {costly.text!r}, two or more runs of"
+            " `*`, which git matches in time growing with a power of a file name's length (minutes over a hostile"
+            " repository's long names): dramigrate matched the ignore files itself, as git matches them"
+        )
+    known = set(tracked or ())
+    return {by_rel[rel] for path, rel in from_root.items() if path not in known and ignores.ignored(path)}
+
+
+def _global_excludes(git: str, limit: float) -> str:
+    """The global excludes file: core.excludesFile of the user's own git configuration (never the repository's),
+    else git's default, $XDG_CONFIG_HOME/git/ignore."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            [git, "config", "--global", "--path", "--get", "core.excludesFile"],
+            capture_output=True,
+            timeout=limit,
+            check=False,
+        )
+        if proc.returncode == 0 and proc.stdout.strip():
+            return proc.stdout.decode("utf-8", "surrogateescape").strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(config, "git", "ignore")
 
 
 GIT_ABOVE: dict[str, str | None] = {}

@@ -26,7 +26,8 @@ _SECTION = re.compile(
 _FLOW_SECTION = re.compile(
     rb"[{,][ \t]*[\"']?(?:limits|requests|extra_resource_limits|extra_resource_guarantees)[\"']?\s*:\s*\{([^{}]*)"
 )
-_KEY = re.compile(rb"""(?:^|[\s{,])["']?([a-z0-9][-a-z0-9.]*/[-\w.]+)["']?\s*:""")
+# any case: a domain in capitals (`NVIDIA.com/gpu`) is no valid resource name, which detect says
+_KEY = re.compile(rb"""(?:^|[\s{,])["']?([A-Za-z0-9][-A-Za-z0-9.]*/[-\w.]+)["']?\s*:""")
 QUOTA_KINDS = {"ResourceQuota", "LimitRange", "ClusterQueue", "NodePool", "Queue"}
 KUBESPAWNER_KEYS = ("extra_resource_limits", "extra_resource_guarantees")
 _LOOKAHEAD = 40

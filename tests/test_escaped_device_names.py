@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,8 +61,8 @@ CASES = {
 }
 
 
-def _lint(folder: Path) -> dict[str, set[str]]:
-    """The rules lint reports, by file name."""
+def _findings(folder: Path) -> list[dict[str, Any]]:
+    """The findings of lint's JSON report."""
     proc = subprocess.run(
         [sys.executable, "-m", "dramigrate", "lint", str(folder), "--format", "json"],
         capture_output=True,
@@ -70,9 +71,13 @@ def _lint(folder: Path) -> dict[str, set[str]]:
         check=False,
     )
     assert "Traceback" not in proc.stderr
-    report = json.loads(proc.stdout)
+    return json.loads(proc.stdout)["findings"]
+
+
+def _lint(folder: Path) -> dict[str, set[str]]:
+    """The rules lint reports, by file name."""
     out: dict[str, set[str]] = {}
-    for f in report["findings"]:
+    for f in _findings(folder):
         out.setdefault(Path(f["file"]).name, set()).add(f["rule"])
     return out
 
@@ -101,3 +106,34 @@ def test_the_grep_prefilter_of_a_large_tree_keeps_them(tmp_path: Path) -> None:
     found = _lint(tmp_path)
     assert {name: _expected(name) in found.get(name, set()) for name in CASES} == dict.fromkeys(CASES, True)
     assert not any(name.startswith("s") and name[1].isdigit() for name in found)  # the others ask for nothing
+
+
+BASE_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: busybox
+"""
+
+
+@pytest.mark.parametrize("key", ['"nvidia.com\\x2Fgpu"', '"\\u006evidia.com/gpu"', '"nvidia.com\\/gpu"'])
+def test_a_kustomize_patch_with_an_escaped_device_name_is_reported_as_a_patch(tmp_path: Path, key: str) -> None:
+    """A strategic-merge patch whose device key is spelled with an escape is what it is, a kustomize patch (fix
+    migrates it with its base and proves the build), at its own file:line: the cheap byte test of the kustomize
+    scan read the escape literally, found no device name, and the patch fell through to the per-file check as a
+    plain manifest (a Deployment with no image, and a fix that would edit the patch alone)."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "deploy.yaml").write_text(BASE_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- deploy.yaml\n")
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- base\npatches:\n- path: gpu.yaml\n")
+    limits = f"        resources:\n          limits:\n            {key}: 1\n"
+    patch = BASE_DEPLOYMENT.replace("        image: busybox\n", limits)
+    (tmp_path / "gpu.yaml").write_text(patch)
+    found = [(Path(f["file"]).name, f["line"], f["rule"]) for f in _findings(tmp_path)]
+    assert found == [("gpu.yaml", patch.splitlines().index(f"            {key}: 1") + 1, "kustomize-device-patch")]

@@ -128,8 +128,9 @@ def test_a_duplicate_key_in_the_render_is_read_as_helm_reads_it(tmp_path: Path, 
 
 def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_cli: RunCli) -> None:
     """The post-renderer's input is what Helm rendered, and its output goes back to Helm: it is read as Helm reads
-    it (the last `env:` wins) and migrated, the repeat a warning (was: exit 2, which aborts `helm install`). The
-    same stream given to `fix -` without --post-renderer may be anyone's file and is still refused."""
+    it (the last `env:` wins) and migrated, the repeat a warning (was: exit 2, which aborts `helm install`). So is
+    the same stream piped to `fix -` (`helm template | dramigrate fix -`: its `# Source:` lines say Helm rendered
+    it), as the chart's proof reads it; without them it may be anyone's file and is still refused."""
     values = "env: [{name: LOG, value: INFO}]\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
     chart = chart_with(tmp_path, "whisper", {"templates/deployment.yaml": TWO_ENVS, "values.yaml": values})
     stream = "".join(f"---\n# Source: {m.source}\n{m.text}" for m in render_chart(chart, RenderOptions()))
@@ -140,8 +141,12 @@ def test_a_post_renderer_reads_a_repeated_key_as_helm_does(tmp_path: Path, run_c
     assert pod["containers"][0]["resources"] == {"claims": [{"name": "gpu"}]}
     line = stream.splitlines().index("          env:", stream.splitlines().index("          env:") + 1) + 1
     assert f"-:{line}:0: warning [chart-duplicate-key] Deployment/whisper spec.template.spec.containers[0]" in err
-    code, _, err = run_cli(["fix", "-"], stdin=stream)
-    assert code == 2 and f"-:{line}:11: invalid YAML: duplicate key: env" in err
+    code, piped, err = run_cli(["fix", "-"], stdin=stream)
+    assert code == 0 and piped == out and f"-:{line}:0: warning [chart-duplicate-key]" in err, err
+    plain = "".join(f"---\n{m.text}" for m in render_chart(chart, RenderOptions()))
+    code, _, err = run_cli(["fix", "-"], stdin=plain)
+    line = plain.splitlines().index("          env:", plain.splitlines().index("          env:") + 1) + 1
+    assert code == 2 and f"-:{line}:11: invalid YAML: duplicate key: env" in err, err
 
 
 def test_a_count_a_range_of_pods_sets_again_in_an_if_of_its_own_is_set_again_per_pod(tmp_path: Path) -> None:

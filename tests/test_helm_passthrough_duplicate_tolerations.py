@@ -58,3 +58,42 @@ def test_the_dra_toleration_joins_each_tolerations_key_the_pod_writes(tmp_path: 
     # with a list of the user's, the second key (the one YAML readers keep) has the toleration too
     assert _keys(_render(chart, (*dra, mine))) == ["team", "nvidia.com/gpu"]
     assert _render(chart, (mine,)) == _render(original, (mine,))  # without the DRA values, as before
+
+
+def _helm_template(chart: Path, values: tuple[Path, ...]) -> str:
+    """The stream as `helm template` prints it: each manifest after `---` and its `# Source:` line."""
+    return "".join(
+        f"---\n# Source: {m.source}\n{m.text}\n" for m in render_chart(chart, RenderOptions(values_files=values))
+    )
+
+
+def test_fix_of_the_piped_render_reads_the_repeated_key_as_the_proof_does(tmp_path: Path) -> None:
+    """With a user's list the render writes `tolerations:` twice. The chart's proof reads that render as Helm does
+    (the last key wins) and proves the DRA render equal to its manifest migration; `helm template | dramigrate fix -`,
+    the manifest migration a user runs to check it, refused the same render (bad input, duplicate key, exit 2), so
+    the proof and the migration it names could not be compared. Both read it one way now; a plain manifest that
+    repeats a key (no Helm `# Source:` lines) is still refused, as kubectl refuses it."""
+    files = {"values.yaml": VALUES, "templates/media.yaml": TEMPLATE}
+    chart, original = chart_with(tmp_path / "fixed", "media", files), chart_with(tmp_path / "original", "media", files)
+    fix_chart(chart)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("tolerations: [{key: team, operator: Exists}]\n")
+    stream = _helm_template(original, (mine,))
+    assert stream.count("      tolerations:\n") == 2  # the render repeats the key
+
+    code, migrated, err = run_dramigrate(["fix", "-"], stdin=stream)
+    assert code == 0, err
+    assert (
+        _keys(migrated)
+        == _keys(_render(chart, (*with_original(chart / "values-dra.yaml"), mine)))
+        == [
+            "team",
+            "nvidia.com/gpu",
+        ]
+    )
+    repeat = stream.splitlines().index("      tolerations:", stream.splitlines().index("      tolerations:") + 1) + 1
+    assert f"-:{repeat}:" in err and "chart-duplicate-key" in err, err
+
+    plain = "\n".join(line for line in stream.splitlines() if not line.startswith("# Source:")) + "\n"
+    code, out, err = run_dramigrate(["fix", "-"], stdin=plain)
+    assert code == 2 and out == "" and "duplicate key: tolerations" in err, err

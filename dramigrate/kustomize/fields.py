@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -150,7 +151,20 @@ def replacement_fields(k: Kustomization, rules: RuleSet) -> list[DeviceField]:
 
 def mentions_device(text: str, rules: RuleSet) -> bool:
     """A cheap test: the text names a device resource some pack knows (keys repeat across a repository's files:
-    each is looked up in the packs once)."""
+    each is looked up in the packs once), also where a quoted key spells it with an escape (`"nvidia.com\\x2Fgpu"`,
+    `\\u006e`, `\\/`, a folded line), which the patch's parse (and the API server) reads as the name."""
+    return _names_device(text, rules) or ("\\" in text and _names_device(_scalars(text), rules))
+
+
+def _scalars(text: str) -> str:
+    """The text's scalars as YAML reads them (escapes decoded), one a line; as many as read before an error."""
+    out: list[str] = []
+    with contextlib.suppress(yaml.YAMLError):
+        out.extend(t.value for t in yaml.scan(text, Loader=yaml.SafeLoader) if isinstance(t, yaml.ScalarToken))
+    return "\n".join(out)
+
+
+def _names_device(text: str, rules: RuleSet) -> bool:
     known = _known.get(id(rules))
     if known is None or known[0] is not rules:
         known = _known[id(rules)] = (rules, {})
