@@ -551,6 +551,9 @@ def test_a_users_tolerations_of_the_looked_up_name_get_no_second_one(tmp_path: P
         tmp_path, "pipeline", {"values.yaml": INTEL_VALUES + "tolerations: []\n", "templates/x.yaml": template}
     )
     fix_chart(chart)
+    # the DRA toleration is one line, as with a literal key (was three, a field a line)
+    text = (chart / "templates/x.yaml").read_text()
+    assert "        - {key: {{ .Values.gpu.type }}, operator: Exists, effect: NoSchedule}\n" in text, text
     mine = tmp_path / "tolerated.yaml"
     mine.write_text("tolerations:\n- key: gpu.intel.com/i915\n  operator: Exists\n  effect: NoSchedule\n")
     out, _, pods = dra_render(chart, mine)

@@ -201,6 +201,9 @@ def test_a_vendor_whose_taint_the_values_tolerate_gets_the_toleration_where_they
     amd = f"gpu:\n  type: amd\n  count: 1\n{listed}"
     chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_TOLERATED, "values.yaml": amd})
     fix_chart(chart)
+    # one line for the toleration of each vendor's key (was three, a field a line)
+    text = (chart / "templates/ui.yaml").read_text()
+    assert "        - {key: {{ $draKey }}, operator: Exists, effect: NoSchedule}\n" in text, text
     file = tmp_path / "on.yaml"
     for vendor, listed in (("amd", "null"), ("amd", "[{key: amd.com/gpu, operator: Exists}]"), ("nvidia", "null")):
         file.write_text(f"dra: {{enabled: true}}\ngpu: {{type: {vendor}, count: 1, tolerations: {listed}}}\n")
