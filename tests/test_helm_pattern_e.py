@@ -153,6 +153,9 @@ def test_a_defaulted_name_in_limits_and_requests_beside_cpu(tmp_path: Path) -> N
     assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 3)
     assert pod["containers"][0]["resources"]["limits"] == {"cpu": 2}
     assert pod["containers"][0]["resources"]["requests"] == {"cpu": 2}
+    # the lookup of the one name the rule packs know with its class is one line (was two, the `dict` on its own)
+    claims = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert '{{- $draKnown := dict "nvidia.com/gpu" (dict) -}}\n' in claims, claims
     file = tmp_path / "mig.yaml"
     file.write_text("dra: {enabled: true}\ngpuResourceName: nvidia.com/mig-1g.5gb\n")
     with pytest.raises(HelmError, match="gpuResourceName names a device resource"):
