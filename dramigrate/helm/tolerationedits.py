@@ -361,12 +361,13 @@ def _merge_tolerations(
     aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
+        # the chart's list in one line, `with` and `end` beside its toYaml (they were two lines more, in every pod
+        # of a chart that lists tolerations as `helm create` does); it renders the same, nothing between the actions
+        listed = re.sub(r"^\{\{-\s*", "{{ ", body)
         new = [
             f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}",
             f"{p}{lines[at].strip()}",
-            f"{p}  {{{{- with {expr} }}}}",
-            f"{p}  {body}",
-            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- with {expr} }}}}{listed}{{{{ end }}}}",
             *dra_entries(expr, f"{p}  ", aligned),
             f"{p}{{{{- end }}}}",
         ]
