@@ -161,6 +161,9 @@ def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
     assert '(eq .Values.gpu.type "nvidia") (eq .Values.gpu.type "amd")' in written
     assert 'deviceClassName: {{ .Values.dra.deviceClassName | default "gpu.amd.com" }}' in written
     assert 'deviceClassName: ""' in (chart / "values.yaml").read_text()
+    # each CEL selector of the AMD claim on one line, as the DRA values files write it (was two lines each)
+    claims = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert claims.count("          - cel: {expression: '!has(device.attributes[''gpu.amd.com'']") == 2, claims
     # the pod's claim, its container's and the toleration test the switch with the vendor choice: written once
     template = (chart / "templates/ui.yaml").read_text()
     assert template.count("(or (eq .Values.gpu.type") == 1
