@@ -2,7 +2,7 @@
 
 The pattern-A rewrite writes a claim template (and a name define) per pod that asks for devices. A chart whose
 Deployment and Job take the same GPUs (`workloadType: deployment | job`), or whose one template holds a Deployment
-per backend in an `if`/`else`, got the same eleven lines twice, each under its pod's guard:
+per backend in an `if`/`else`, got the same template and name define twice (13 lines), each under its pod's guard:
 
     {{- if and .Values.dra.enabled (eq .Values.workloadType "deployment") (gt (int .Values.gpu.count) 0) }}
     apiVersion: resource.k8s.io/v1
