@@ -180,3 +180,48 @@ def test_a_literal_count_shares_the_claim_spec_of_a_count_from_values(tmp_path: 
     assert _claims(docs) == {"head": 3, "worker": 1}
     names = sorted(d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate")
     assert [re.sub(r"-[0-9a-f]{8}$", "", n) for n in names] == ["head", "worker"]
+
+
+def _switched(kind: str, value: str) -> str:
+    """A workload of `kind` named `{{ .Release.Name }}-<value>`, rendered when `workloadType` is `value`, asking for
+    `.Values.gpu` GPUs."""
+    head = deployment(f"{{{{ .Release.Name }}}}-{value}", _pod("{{ .Values.gpu }}"), app=value)
+    return f'{{{{- if eq .Values.workloadType "{value}" }}}}\n' + head.replace("Deployment", kind) + "{{- end }}\n"
+
+
+def test_workloads_asking_for_the_same_devices_share_one_claim_template(tmp_path: Path) -> None:
+    """A Deployment or a StatefulSet by `workloadType` (dimtensor's deployment or job), each in its template and
+    asking for the same GPUs: one claim template under either guard, named with what the two names share (was: one
+    per workload, thirteen lines each, alike but for the guard and the name define). Each render holds the same
+    claim templates' content as before, and an older cluster still fails only where a pod takes a claim."""
+    files = {
+        "templates/serve.yaml": _switched("Deployment", "serve"),
+        "templates/train.yaml": _switched("StatefulSet", "train"),
+        "values.yaml": "workloadType: serve\ngpu: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)
+    text = (chart / CLAIMS).read_text()
+    assert text.count("kind: ResourceClaimTemplate") == 1, text
+    assert re.findall(r'define "([^"]*draClaimTemplateName)"', text) == ["app.draClaimTemplateName"], text
+    for kind, value in (("Deployment", "serve"), ("StatefulSet", "train")):
+        docs = _render(chart, f"workloadType={value}", "gpu=2")
+        (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+        assert template["metadata"]["name"].startswith("release-name-")
+        assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+        (workload,) = [d for d in docs if d["kind"] == kind]
+        (claim,) = workload["spec"]["template"]["spec"]["resourceClaims"]
+        assert claim["resourceClaimTemplateName"] == template["metadata"]["name"]
+        with pytest.raises(HelmError, match=OLD):
+            _render(chart, f"workloadType={value}", kube="1.33")
+    assert [d["kind"] for d in _render(chart, "workloadType=none", kube="1.33")] == []
+    assert [d["kind"] for d in _render(chart, "gpu=0", kube="1.33")] == ["Deployment"]
+
+
+def test_claim_templates_named_with_nothing_in_common_stay_apart(tmp_path: Path) -> None:
+    """Two workloads asking alike whose names share no start (`head`, `worker`): a template named for neither would
+    read as a slip, so each keeps its own."""
+    chart = _two_workloads(tmp_path, deployment("worker", _pod("{{ .Values.head.gpu }}")))
+    fix_chart(chart)
+    assert (chart / CLAIMS).read_text().count("kind: ResourceClaimTemplate") == 2
+    assert _claims(_render(chart)) == {"head": 1, "worker": 1}

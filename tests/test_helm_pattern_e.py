@@ -153,6 +153,9 @@ def test_a_defaulted_name_in_limits_and_requests_beside_cpu(tmp_path: Path) -> N
     assert (request["deviceClassName"], request["count"]) == ("gpu.nvidia.com", 3)
     assert pod["containers"][0]["resources"]["limits"] == {"cpu": 2}
     assert pod["containers"][0]["resources"]["requests"] == {"cpu": 2}
+    # the lookup of the one name the rule packs know with its class is one line (was two, the `dict` on its own)
+    claims = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert '{{- $draKnown := dict "nvidia.com/gpu" (dict) -}}\n' in claims, claims
     file = tmp_path / "mig.yaml"
     file.write_text("dra: {enabled: true}\ngpuResourceName: nvidia.com/mig-1g.5gb\n")
     with pytest.raises(HelmError, match="gpuResourceName names a device resource"):
@@ -551,6 +554,9 @@ def test_a_users_tolerations_of_the_looked_up_name_get_no_second_one(tmp_path: P
         tmp_path, "pipeline", {"values.yaml": INTEL_VALUES + "tolerations: []\n", "templates/x.yaml": template}
     )
     fix_chart(chart)
+    # the DRA toleration is one line, as with a literal key (was three, a field a line)
+    text = (chart / "templates/x.yaml").read_text()
+    assert "        - {key: {{ .Values.gpu.type }}, operator: Exists, effect: NoSchedule}\n" in text, text
     mine = tmp_path / "tolerated.yaml"
     mine.write_text("tolerations:\n- key: gpu.intel.com/i915\n  operator: Exists\n  effect: NoSchedule\n")
     out, _, pods = dra_render(chart, mine)

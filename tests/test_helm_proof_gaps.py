@@ -2,8 +2,9 @@
 could pass; each is now refused (nothing written) with the reason. Renders are real.
 
 - Two workloads of one name in two templates (a Deployment and a warm-up Job, `{{ .Release.Name }}-app`) asking for
-  the same devices: each template rendered the same ResourceClaimTemplate, and Helm fails the install on the second
-  (`already exists`); the proof reads claim templates alike as one.
+  the same devices through variables of their own: each template rendered the same ResourceClaimTemplate, and Helm
+  fails the install on the second (`already exists`); the proof reads claim templates alike as one. (Read from
+  values, the two now share one claim template.)
 - A helper's device key named from values (`{{ $gpuType }}: N`) rewritten for nvidia.com/gpu: another device the
   migration takes stayed a device-plugin request with the switch on.
 - A pod whose tolerations a helper writes from a values list the chart's values leave unset: a user's own list made
@@ -63,10 +64,14 @@ def _fix(chart: Path) -> object:
 
 
 def test_two_workloads_of_one_name_would_render_their_claim_template_twice(tmp_path: Path) -> None:
+    """Each template reads the count through a variable of its own (`$gpus`), so each keeps its claim template:
+    both render under the one name."""
     name = "{{ .Release.Name }}-app"
+    read, gpus = "{{ $gpus }}", "{{ .Values.gpus }}"
     files = {
-        "templates/deployment.yaml": deployment(name, POD.format(pod_head="")),
-        "templates/job.yaml": JOB.format(name=name),
+        "templates/deployment.yaml": "{{- $gpus := .Values.gpus }}\n"
+        + deployment(name, POD.format(pod_head="").replace(gpus, read)),
+        "templates/job.yaml": "{{- $gpus := .Values.gpus }}\n" + JOB.format(name=name).replace(gpus, read),
         "values.yaml": "gpus: 1\n",
     }
     outcome = _fix(chart_with(tmp_path, "app", files))
@@ -74,8 +79,29 @@ def test_two_workloads_of_one_name_would_render_their_claim_template_twice(tmp_p
     why = outcome.manual
     assert "ResourceClaimTemplate release-name-app-" in why and "is rendered 2 times" in why
     assert "Deployment/release-name-app (app/templates/deployment.yaml)" in why and "Job/release-name-app" in why
-    files["templates/job.yaml"] = JOB.format(name=name + "-warmup")  # named apart: proven
+    files["templates/job.yaml"] = files["templates/job.yaml"].replace(name, name + "-warmup")  # named apart: proven
     assert _fix(chart_with(tmp_path / "apart", "app", files)).proven
+
+
+def test_two_workloads_of_one_name_asking_alike_share_their_claim_template(tmp_path: Path) -> None:
+    """The same two workloads reading the count from values: their claim templates are alike, so the chart writes
+    one (sharedtemplate.py), rendered once and named by both pods."""
+    name = "{{ .Release.Name }}-app"
+    files = {
+        "templates/deployment.yaml": deployment(name, POD.format(pod_head="")),
+        "templates/job.yaml": JOB.format(name=name),
+        "values.yaml": "gpus: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    fix_chart(chart)
+    on = tmp_path / "on.yaml"
+    on.write_text("dra: {enabled: true}\n")
+    docs = dra_render(chart, on)[0]
+    (template,) = [d["metadata"]["name"] for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    assert template.startswith("release-name-app-")
+    pods = {d["kind"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] in ("Deployment", "Job")}
+    named = {kind: pod["resourceClaims"][0]["resourceClaimTemplateName"] for kind, pod in pods.items()}
+    assert named == {"Deployment": template, "Job": template}
 
 
 def test_tolerations_a_helper_writes_from_an_unset_values_list(tmp_path: Path) -> None:

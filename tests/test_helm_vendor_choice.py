@@ -161,6 +161,9 @@ def test_the_vendor_chain_reads_as_written(tmp_path: Path) -> None:
     assert '(eq .Values.gpu.type "nvidia") (eq .Values.gpu.type "amd")' in written
     assert 'deviceClassName: {{ .Values.dra.deviceClassName | default "gpu.amd.com" }}' in written
     assert 'deviceClassName: ""' in (chart / "values.yaml").read_text()
+    # each CEL selector of the AMD claim on one line, as the DRA values files write it (was two lines each)
+    claims = (chart / "templates/resourceclaimtemplate.yaml").read_text()
+    assert claims.count("          - cel: {expression: '!has(device.attributes[''gpu.amd.com'']") == 2, claims
     # the pod's claim, its container's and the toleration test the switch with the vendor choice: written once
     template = (chart / "templates/ui.yaml").read_text()
     assert template.count("(or (eq .Values.gpu.type") == 1
@@ -201,6 +204,9 @@ def test_a_vendor_whose_taint_the_values_tolerate_gets_the_toleration_where_they
     amd = f"gpu:\n  type: amd\n  count: 1\n{listed}"
     chart = chart_with(tmp_path, "ui", {"templates/ui.yaml": VENDOR_TOLERATED, "values.yaml": amd})
     fix_chart(chart)
+    # one line for the toleration of each vendor's key (was three, a field a line)
+    text = (chart / "templates/ui.yaml").read_text()
+    assert "        - {key: {{ $draKey }}, operator: Exists, effect: NoSchedule}\n" in text, text
     file = tmp_path / "on.yaml"
     for vendor, listed in (("amd", "null"), ("amd", "[{key: amd.com/gpu, operator: Exists}]"), ("nvidia", "null")):
         file.write_text(f"dra: {{enabled: true}}\ngpu: {{type: {vendor}, count: 1, tolerations: {listed}}}\n")

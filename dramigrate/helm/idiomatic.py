@@ -95,6 +95,7 @@ from dramigrate.helm.sharedspec import shared_specs
 from dramigrate.helm.templatelines import (
     BlockDumper,
     Edit,
+    FlowMap,
     block_end,
     child_indent,
     emits_text,
@@ -1227,6 +1228,21 @@ def _flow_entry(line: str, key: str) -> str | None:
     return re.sub(r"__DRAACTION(\d+)__", lambda m: actions[int(m.group(1))], value)
 
 
+def _one_line_cel(node: Any) -> Any:
+    """`node` with each CEL selector whose fields are plain strings on one line, `- cel: {expression: '...'}`, as the
+    DRA values files write it (was two lines a selector: an AMD GPU's claim has two); one a sentinel fills in later
+    (a looked-up name's, `@@DRA:expression@@`) keeps its line."""
+    if isinstance(node, list):
+        return [_one_line_cel(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _one_line_cel(v) for k, v in node.items()}
+    cel = out.get("cel")
+    if isinstance(cel, dict) and cel and all(isinstance(v, str) and "@@" not in v for v in cel.values()):
+        out["cel"] = FlowMap(cel)
+    return out
+
+
 def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_class: str) -> str:
     """The claim spec as template text: the device class from values, each request's count the chart's knob, the
     API's defaults left to it."""
@@ -1241,7 +1257,7 @@ def _sentinel_yaml(spec: dict[str, Any], request_counts: dict[str, str], device_
             name = next(iter(request_counts))  # one request named after the device a values key names (_lookup)
         if name in request_counts:
             exact["count"] = f"@@COUNT:{name}@@"
-    text = yaml.dump(data, Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
+    text = yaml.dump(_one_line_cel(data), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
     text = text.replace("'@@CLASS@@'", "{{ .Values.dra.deviceClassName }}")
     for name, expr in request_counts.items():
         literal = re.fullmatch(r"[0-9]+", expr)  # a literal count stays one
@@ -1433,9 +1449,13 @@ def build(
     if any(f'"{free_claim_define(name)}"' in c.after for c in changes):
         sections.append(free_claim_section(name))
     from dramigrate.helm.oldcluster import one_check
+    from dramigrate.helm.sharedtemplate import one_template, renamed
 
     fail = fail_when("", OLD_CLUSTER.format(DRA_OFF))[1].strip()
-    changes.append(Change(CLAIM_TEMPLATE_FILE, None, one_check(head + "".join(sections), SERVED, fail)))
+    taken = helpers + "".join(c.after for c in changes)
+    claim_file, renames = one_template(name, one_check(head + "".join(sections), SERVED, fail), taken)
+    changes = [dataclasses.replace(c, after=renamed(c.after, renames)) for c in changes]
+    changes.append(Change(CLAIM_TEMPLATE_FILE, None, claim_file))
     resource = (" or " if several or any(w.choices or w.named for w in workloads) else " and ").join(
         dict.fromkeys(r for w in workloads for r in (w.named.entries if w.named else [d.resource for d in w.devices]))
     )

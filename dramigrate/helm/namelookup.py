@@ -150,10 +150,13 @@ def _lookup_lines(lookup: Lookup) -> str:
     """The claim spec's first lines: a `dict` of the resources the chart knows (`$draKnown`) and a `fail` with a clear
     message for a name it does not know, unless the pods use an existing claim template (dra.existingClaimTemplate),
     which may request any device."""
-    entries = "".join(
-        f"\n    {json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {_literal(v)}' for f, v in own.items())})"
+    entries = [
+        f"{json.dumps(res)} (dict{''.join(f' {json.dumps(f)} {_literal(v)}' for f, v in own.items())})"
         for res, own in lookup.entries.items()
-    )
+    ]
+    known = f"{{{{- $draKnown := dict {entries[0]} -}}}}"  # one name known: one line, where it fits in 120
+    if len(entries) > 1 or len(known) > 120:
+        known = "{{- $draKnown := dict" + "".join("\n    " + e for e in entries) + " -}}"
     message = (  # a literal: Helm shows it as it is, and dramigrate's sandbox shows only template text
         f"dra.enabled: {lookup.key} names a device resource the chart's DRA claim does not know (it knows "
         f"{', '.join(lookup.entries)}): set dra.enabled=false to request it from its device plugin, or add it to "
@@ -161,7 +164,7 @@ def _lookup_lines(lookup: Lookup) -> str:
     )
     name = as_arg(lookup.expr)
     return (
-        f"{{{{- $draKnown := dict{entries} -}}}}\n"
+        f"{known}\n"
         f"{{{{- if and (not .Values.dra.existingClaimTemplate) (not (hasKey $draKnown {name})) }}}}"
         f"{{{{ fail {json.dumps(message)} }}}}{{{{ end -}}}}\n"
     )

@@ -89,3 +89,12 @@ class BlockDumper(yaml.SafeDumper):
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
+
+
+class FlowMap(dict):  # type: ignore[type-arg]
+    """A mapping BlockDumper writes on one line (a claim spec's CEL selector, `- cel: {expression: '...'}`)."""
+
+
+BlockDumper.add_representer(
+    FlowMap, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
+)

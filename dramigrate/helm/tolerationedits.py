@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, whole_root
-from dramigrate.helm.model import SWITCH
+from dramigrate.helm.model import NAME, SWITCH
 from dramigrate.helm.owntolerations import own_gates, untolerated
 from dramigrate.helm.patterns import NotIdiomatic, Pattern
 from dramigrate.helm.rewrite import _actions, _terms
@@ -101,9 +101,10 @@ def _vendor_tolerations(
     if len(shapes) != 1 or len(set(keys)) != len(keys) or list(branch_tols) != list(picks) or not ordered:
         return []
     pairs = " ".join(f"{json.dumps(k)} {grouped(picks[res])}" for k, res in zip(keys, branch_tols, strict=True))
-    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": "@@KEY@@"}])]
+    entry = [f"{p}  {line}" for line in _dump_list([{**owns[0][0], "key": _KEY_SENTINEL}])]
     entry = [
-        line.replace("'@@KEY@@'", f"{{{{ {DRA_KEY} }}}}").replace("@@KEY@@", f"{{{{ {DRA_KEY} }}}}") for line in entry
+        line.replace(f"'{_KEY_SENTINEL}'", f"{{{{ {DRA_KEY} }}}}").replace(_KEY_SENTINEL, f"{{{{ {DRA_KEY} }}}}")
+        for line in entry
     ]
     if given and re.fullmatch(r"[\w.$]+", given):
         check = [f"{p}  {c}" for c in tolerated_check(from_root(given), DRA_KEY, expr=True)]
@@ -117,6 +118,7 @@ def _vendor_tolerations(
     ]
 
 
+_KEY_SENTINEL = "@@KEY@@"  # DRA_KEY's place in a toleration _vendor_tolerations dumps
 DRA_KEY = "$draKey"  # the device resource a `range` writes a toleration for (_vendor_tolerations, keyedmap)
 
 
@@ -135,7 +137,8 @@ def tolerated_check(given: str, key: str, expr: bool = False) -> list[str]:
     ]
 
 
-_FLOW_ENTRY = re.compile(r"(\s*)- \{key: ()['\"]?([^'\",]+?)['\"]?, .*\}")  # _dump_list's one-line toleration
+# _dump_list's one-line toleration, its key a literal or a `range`'s variable (`- {key: {{ $draKey }}, ...}`)
+_FLOW_ENTRY = re.compile(r"(\s*)- \{key: (?:\{\{ (\$\w+) \}\}|['\"]?([^'\",]+?)['\"]?), .*\}")
 
 
 def per_taint(text: list[str], given: str, keys: tuple[str, ...]) -> list[str]:
@@ -185,7 +188,11 @@ def _dump_list(items: list[dict[str, Any]]) -> list[str]:
 
 
 def _plain(value: Any) -> bool:
-    """A scalar the template writes as it is: not a sentinel the rewrite fills in later (`@@KEY@@`) nor an action."""
+    """A scalar the template writes as it is, or the sentinel the rewrite fills in later with a device resource's name
+    (`@@KEY@@`, a `range`'s `$draKey`; NAME, a values key: a resource name is a plain scalar in a flow mapping too);
+    not another sentinel (a field an `if` may leave out takes a line of its own) nor an action."""
+    if value in (NAME, _KEY_SENTINEL):
+        return True
     return isinstance(value, (str, int, float, bool)) and not any(x in str(value) for x in ("@@", "{{"))
 
 
@@ -354,12 +361,13 @@ def _merge_tolerations(
     aligned = _at_column(tol_text, len(p) + 2, body)  # after a values list the chart writes whole
     if with_m and _TOYAML_DOT.fullmatch(body) and _END.fullmatch(lines[at + 2].strip() if at + 2 < len(lines) else ""):
         expr = with_m.group(1)
+        # the chart's list in one line, `with` and `end` beside its toYaml (they were two lines more, in every pod
+        # of a chart that lists tolerations as `helm create` does); it renders the same, nothing between the actions
+        listed = re.sub(r"^\{\{-\s*", "{{ ", body)
         new = [
             f"{p}{{{{- if or {expr} {as_arg(cond)} }}}}",
             f"{p}{lines[at].strip()}",
-            f"{p}  {{{{- with {expr} }}}}",
-            f"{p}  {body}",
-            f"{p}  {{{{- end }}}}",
+            f"{p}  {{{{- with {expr} }}}}{listed}{{{{ end }}}}",
             *dra_entries(expr, f"{p}  ", aligned),
             f"{p}{{{{- end }}}}",
         ]
