@@ -2751,7 +2751,7 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
         own = _metadata_line(lines, "namespace")
         if own is not None:
             at = next((i + 1 for i, line in enumerate(lines) if line == f"  namespace: {own}"), 0)
-            found.setdefault(_ACTION_SPACING.sub(_spaced, own), (own, rel, text, at))
+            found[_ACTION_SPACING.sub(_spaced, own)] = (own, rel, text, at)  # the last template's text, as before
     if len(found) > 1:  # where each workload names its namespace, the first line first
         named = sorted((rel, at, own) for own, rel, _, at in found.values())
         raise NotPassThrough(
