@@ -112,10 +112,10 @@ def test_tolerations_a_helper_writes_from_an_unset_values_list(tmp_path: Path) -
         "values.yaml": "gpus: 1\n",  # no `tolerations:`
     }
     outcome = _fix(chart_with(tmp_path, "app", files))
-    assert not outcome.proven  # was: proven, and a user's tolerations were dropped with the switch on
-    why = outcome.manual
-    assert "every tolerations list of the values set to [example.com/dedicated]" in why
-    assert "`tolerations:` is written twice in one mapping" in why
+    # once proven while a user's tolerations were dropped with the switch on, then refused (the key written twice);
+    # now the device toleration joins the helper's list, proven with a user's list set (example.com/dedicated)
+    assert outcome.proven, outcome.report()
+    assert "every tolerations list of the values set to [example.com/dedicated]" in outcome.report()
 
 
 NAMED_HELPER = """\
@@ -167,10 +167,14 @@ def test_a_generate_name_workload_is_named_by_its_prefix_where_its_claim_templat
     tmp_path: Path,
 ) -> None:
     """A Job with only `generateName: <release>-app-` names its claim template from the prefix, as the Deployment
-    `<release>-app` beside it does: the reason names the Job by that prefix (was `Job/None`)."""
+    `<release>-app` beside it does: the reason names the Job by that prefix (was `Job/None`). Each template reads the
+    count through a variable of its own, so each keeps its claim template (read from values, they would share one)."""
+    read, gpus = "{{ $gpus }}", "{{ .Values.gpus }}"
+    job = JOB.format(name="{{ .Release.Name }}-app-").replace("  name:", "  generateName:").replace(gpus, read)
     files = {
-        "templates/deployment.yaml": deployment("{{ .Release.Name }}-app", POD.format(pod_head="")),
-        "templates/job.yaml": JOB.format(name="{{ .Release.Name }}-app-").replace("  name:", "  generateName:"),
+        "templates/deployment.yaml": "{{- $gpus := .Values.gpus }}\n"
+        + deployment("{{ .Release.Name }}-app", POD.format(pod_head="").replace(gpus, read)),
+        "templates/job.yaml": "{{- $gpus := .Values.gpus }}\n" + job,
         "values.yaml": "gpus: 1\n",
     }
     outcome = _fix(chart_with(tmp_path, "app", files))
