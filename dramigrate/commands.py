@@ -367,12 +367,13 @@ def check_writable(path: Path | None, what: str) -> None:
         raise InputError(f"cannot write the {what}: {folder} is not a writable folder", str(path))
 
 
-def _helm_stream(opts: Options, stdin: bytes | None) -> bool:
+def _helm_stream(opts: Options, stdin: bytes | None, limit: int) -> bool:
     """Whether standard input is what Helm rendered, read as Helm reads it (a repeated key: the last one wins, said
     with chart-duplicate-key), as a chart's proof reads the render it compares with this migration: a post-renderer's
     input, or a stream whose documents carry Helm's `# Source:` lines (`helm template | dramigrate fix -`) or the
-    Helm 4 post-renderer filename annotation. Any other stream is read as a manifest file is (a repeat refused)."""
-    if stdin is None:
+    Helm 4 post-renderer filename annotation. Any other stream is read as a manifest file is (a repeat refused). A
+    stream past the size `limit` is refused unread: it is not decoded and split into lines here either."""
+    if stdin is None or len(stdin) > limit:
         return False
     if opts.post_renderer:
         return True
@@ -400,7 +401,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
 
                 background[0] = start(kz, ctx.rules, ctx.settings, ctx.target, opts.kustomize_binary, ahead)
 
-        helm_stream = _helm_stream(opts, ctx.stdin)
+        helm_stream = _helm_stream(opts, ctx.stdin, ctx.settings.max_file_size)
         with Progress(not opts.quiet, use_color(sys.stderr, opts.color)) as bar:
             result = run(
                 ctx.inputs,
