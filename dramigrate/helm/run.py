@@ -73,6 +73,7 @@ from dramigrate.helm.outcome import (
     _volatile,
     _with_switches,
     shipped_files,
+    switch_files,
 )
 from dramigrate.helm.ownswitch import _own_dra_switch, _report_switch, _use_switch
 from dramigrate.helm.passthroughproof import _carried, _fix_library_values, _fix_passthrough
@@ -591,6 +592,8 @@ def _fix(
         full = run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True)
         if v.shipped and _text(full, stream) == stream:
             return True
+        if v.switches and not _asks_elsewhere(root, (v, r, _text(full, stream)), expected, given):
+            return True  # the same templates ask for the devices as with the user's values: nothing new to prove
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
         invalid = [f for f in full.findings if f.rule == "invalid-count"]
         v.invalid = invalid[0].message if invalid else ""
@@ -651,6 +654,10 @@ def _fix(
     # the proof's other value sets: the chart's shipped values files first, then those derived from the values
     files = shipped_files(outcome, root, copts, rules)
     shipped = [Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True) for p in files]
+    shipped += [
+        Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True, switches=True)
+        for p in switch_files(root, copts, rules)
+    ]
     render_again(root, [v.options for v in variations])  # a proof follows: the second renders of slow value sets
     for v, r in _rendered(root, [*shipped, *variations[split:]]):
         render_again(root, [v.options])
@@ -755,6 +762,15 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
             where.line,
         )
     )
+
+
+def _asks_elsewhere(root: Path, shown: tuple[Variation, Render, str], expected: list[Any], given: set[str]) -> bool:
+    """Whether the migration of a value set's render (`shown`: the set, its render and that migrated) changes the
+    objects of a template of the chart it changes in none of the renders of the user's value sets (`given`) in
+    `expected`: a shipped file that switches to another workload (`mode: job`) then asks for devices there, and the
+    proof renders it with the DRA values too."""
+    known = _changed_templates(root, expected, lambda v, r: v.label in given)
+    return bool(_changed_templates(root, [(*shown, [])], lambda v, r: True).keys() - known.keys())
 
 
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
