@@ -89,9 +89,11 @@ from dramigrate.helm.patterns import (
 )
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
+    ObjKey,
     documents,
     first_difference,
     load_all,
+    object_key,
     objects,
     without_nulls,
 )
@@ -1115,24 +1117,28 @@ def _alternative(
 def _live_branch(
     docs: list[dict[str, Any]], before: str, after: str, resource: str, other: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]] | None:
-    """The objects of one render named as `docs` are (kind and name), when they ask for `other` and not `resource`,
-    with their migration (`after`) and its ResourceClaimTemplates by name; None when that render has not each of
-    them, or they ask otherwise."""
+    """The objects of one render that are `docs` (by kind, namespace and name, or generateName, as the proof pairs
+    objects), when they ask for `other` and not `resource`, with their migration (`after`) and its
+    ResourceClaimTemplates by name; None when that render has not each of them once, or they ask otherwise."""
 
-    def key(d: Any) -> tuple[str, str, str]:
-        meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
-        return str(d.get("apiVersion")), str(d.get("kind")), str(meta.get("name"))
+    def by_key(found: list[Any]) -> dict[ObjKey, list[dict[str, Any]]]:
+        out: dict[ObjKey, list[dict[str, Any]]] = {}
+        for d in found:
+            if isinstance(d, dict):
+                out.setdefault(object_key(d), []).append(d)
+        return out
 
-    olds = {key(d): d for d in load_all(before) if isinstance(d, dict)}
-    news = {key(d): d for d in load_all(after) if isinstance(d, dict)}
-    keys = [key(d) for d in docs]
-    if not keys or any(k not in olds or k not in news for k in keys):
-        return None
-    asked = {str(n) for k in keys for holder, section in resource_sections(olds[k]) for n in holder[section]}
+    olds, news = by_key(load_all(before)), by_key(load_all(after))
+    keys = [object_key(d) for d in docs]
+    if not keys or any(len(olds.get(k, [])) != 1 or len(news.get(k, [])) != 1 for k in keys):
+        return None  # not there, or not told apart from another object of that kind, namespace and name
+    asked = {str(n) for k in keys for holder, section in resource_sections(olds[k][0]) for n in holder[section]}
     if other not in asked or resource in asked:
         return None
-    templates = {str(d["metadata"]["name"]): d for d in news.values() if d.get("kind") == "ResourceClaimTemplate"}
-    return [olds[k] for k in keys], [news[k] for k in keys], templates
+    templates = {
+        str(d["metadata"]["name"]): d for ds in news.values() for d in ds if d.get("kind") == "ResourceClaimTemplate"
+    }
+    return [olds[k][0] for k in keys], [news[k][0] for k in keys], templates
 
 
 def _packed_twin(root: Path, rels: set[str]) -> str | None:
