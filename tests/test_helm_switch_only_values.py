@@ -14,7 +14,12 @@ import pytest
 import yaml
 from conftest import TOYAML_SERVER, chart_with, deployment, fix_chart
 
+from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
 
 # a choice the proof's derived value sets do not flip (no literal compared with `eq`, no boolean guard)
 BATCH = '(has .Values.mode (list "job" "batch"))'
@@ -116,3 +121,13 @@ def test_a_literal_key_template_a_shipped_file_switches_to_takes_the_switch(tmp_
     pod = sts["spec"]["template"]["spec"]
     assert "nvidia.com/gpu" not in (pod["containers"][0]["resources"].get("limits") or {})  # was: left on the plugin
     assert pod["resourceClaims"], pod
+
+
+def test_a_switched_template_of_another_shape_is_caught_not_proven(tmp_path: Path) -> None:
+    """The Job asks with a literal device key (pattern A) beside the Deployment's pass-through (B): the rewrite does
+    not take it, and the chart is refused, naming the Job (was: proven, the Job never rendered)."""
+    literal = JOB.replace("{{- toYaml .Values.resources | nindent 12 }}", "limits:\n              nvidia.com/gpu: 1")
+    chart = chart_with(tmp_path, "server", {**FILES, "templates/job.yaml": literal})
+    outcome = run_chart(chart, ChartOptions(kube_version="1.34"), load_rules(), Settings(), Target.parse("1.34"), "fix")
+    assert not outcome.proven
+    assert "Job/release-name-batch" in outcome.manual, outcome.manual

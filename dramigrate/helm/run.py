@@ -778,7 +778,22 @@ def _asks_elsewhere(root: Path, shown: tuple[Variation, Render, str], expected: 
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
     """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
     renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
-    return set(_changed_templates(root, expected, lambda v, r: v.shipped))
+    return set(_changed_templates(root, expected, lambda v, r: v.shipped and not v.switches))
+
+
+def _alike_templates(
+    outcome: ChartOutcome, root: Path, expected: list[Any], rels: set[str], rules: RuleSet
+) -> set[str]:
+    """The templates a shipped values file without a device key switches to (switch_files) whose device request has
+    the one pattern of the templates the rewrite takes (`rels`): rewritten with them (a Job beside the Deployment,
+    both passing `resources` through). One of another shape is left to the proof, which fails on it while it asks
+    for the device plugin's devices with the DRA values on (vLLM production-stack's Deployment beside the
+    RayCluster its raycluster values render, which its other rewrite takes)."""
+    switched = set(_changed_templates(root, expected, lambda v, r: v.switches)) - rels
+    letters = {h.letter for h in _hints(outcome, root, "", rels, rules).values()} if switched else set()
+    if len(letters) != 1:
+        return set()
+    return {rel for rel, h in _hints(outcome, root, "", switched, rules).items() if h.letter in letters}
 
 
 def _changed_templates(
@@ -1538,6 +1553,7 @@ def _fix_idiomatic(
     }
     wanted[sub] = _through_includes(outcome, sub, wanted[sub])
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
+    extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     wanted[sub] |= extra
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
