@@ -24,8 +24,9 @@ from dramigrate.versions import Target
 # a choice the proof's derived value sets do not flip (no literal compared with `eq`, no boolean guard)
 BATCH = '(has .Values.mode (list "job" "batch"))'
 DEPLOYMENT = "{{- if not " + BATCH + " }}\n" + TOYAML_SERVER + "{{- end }}\n"
-JOB = """\
-{{- if has .Values.mode (list "job" "batch") }}
+JOB = (
+    "{{- if " + BATCH + " }}\n"
+    """\
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -41,6 +42,7 @@ spec:
             {{- toYaml .Values.resources | nindent 12 }}
 {{- end }}
 """
+)
 FILES = {
     "values.yaml": "mode: server\nresources:\n  limits:\n    nvidia.com/gpu: 1\n",
     "templates/deployment.yaml": DEPLOYMENT,
