@@ -49,7 +49,7 @@ from dramigrate.helm.twins import archive_writes, binary_note
 from dramigrate.helm.values import (
     ValueSources,
 )
-from dramigrate.limits import check_values_file
+from dramigrate.limits import check_values_file, check_values_text
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
@@ -108,6 +108,7 @@ class Variation:
     invalid: str = ""  # why the original render is not installable for its device counts (the core's invalid-count)
     invalid_objects: frozenset[ObjectName] = frozenset()  # the objects of the original render holding those counts
     shipped: bool = False  # a values file the chart ships (shipped_files), not one the user named
+    switches: bool = False  # a shipped values file with no device key of its own (switch_files)
     vendor: bool = False  # another branch of a vendor choice of the device key (vendor_flips): the DRA branch may fail
     tolerates: tuple[dict[str, str], ...] = ()  # the tolerations every values list is set to (the devices' taints)
 
@@ -629,6 +630,38 @@ def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules:
     values.yaml, templates/, charts/ or tests/, nor the -f files the user names), each checked as a values file:
     every rewrite's proof renders each (_fix), the pass-through writes a DRA variant of each that asks for devices."""
     out = []
+    for path, rel, text in _own_values_files(root, copts):
+        if not _names_device(text, rules):
+            continue
+        check_values_file(str(path), f"{outcome.display}/{rel.as_posix()}")  # a value set of the proof from here on
+        out.append(path)
+    return out
+
+
+def switch_files(root: Path, copts: ChartOptions, rules: RuleSet) -> list[Path]:
+    """The chart's own values files (as shipped_files finds them, outside hidden folders) that name no device resource
+    and are a values mapping: one may switch to another workload template (`mode: job`) that then asks for the
+    defaults' devices, which the proof must render with the DRA values too (_fix keeps those whose render asks for
+    devices in a template the user's values do not). A file too large or not YAML is left out, not refused: the
+    chart never says it is a values file."""
+    out = []
+    for path, rel, text in _own_values_files(root, copts):
+        if any(p.startswith(".") for p in rel.parts) or _names_device(text, rules):
+            continue
+        try:
+            check_values_text(text.encode(), str(rel))
+            values = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except (InputError, yaml.YAMLError):
+            continue
+        if isinstance(values, dict) and values:
+            out.append(path)
+    return out
+
+
+def _own_values_files(root: Path, copts: ChartOptions) -> Iterator[tuple[Path, Path, str]]:
+    """Each YAML file of the chart that may be a values file of its own (not values.yaml, Chart.yaml, a `-dra` variant,
+    templates/, charts/ or tests/, deeper than two folders, a -f file the user names, nor Kubernetes objects), with
+    its path in the chart and its text."""
     given = {p.resolve() for p in copts.values_files}
     for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
         rel = path.relative_to(root)
@@ -636,15 +669,16 @@ def shipped_files(outcome: ChartOutcome, root: Path, copts: ChartOptions, rules:
             continue
         if rel.name in ("Chart.yaml", "values.yaml", "Chart.lock") or rel.stem.endswith("-dra"):
             continue
-        text = read_text(path)
-        names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text or "")
-        if not any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names):
-            continue
-        if _MANIFEST_HEAD.search(text or "") and _MANIFEST_KIND.search(text or ""):
+        text = read_text(path) or ""
+        if _MANIFEST_HEAD.search(text) and _MANIFEST_KIND.search(text):
             continue  # Kubernetes objects (a render the chart ships, ai-workloads' out.yaml), not values
-        check_values_file(str(path), f"{outcome.display}/{rel.as_posix()}")  # a value set of the proof from here on
-        out.append(path)
-    return out
+        yield path, rel, text
+
+
+def _names_device(text: str, rules: RuleSet) -> bool:
+    """Whether a text names a device resource the rule packs migrate."""
+    names = re.findall(r"[\w.-]+\.[a-z]+/[\w.-]+", text)
+    return any(rules.is_device_candidate(n) and rules.lookup(n) is not None for n in names)
 
 
 def _rewritten_copy(

@@ -264,19 +264,23 @@ def objects(text: str) -> dict[ObjKey, list[Any]]:
     """The objects of a rendered stream by (apiVersion, kind, namespace, name); YAML 1.1 as Kubernetes reads it."""
     out: dict[ObjKey, list[Any]] = {}
     for doc in documents(text):
-        if not isinstance(doc, dict):
-            continue
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        key = (
-            str(doc.get("apiVersion", "")),
-            str(doc.get("kind", "")),
-            str(meta.get("namespace") or ""),
-            str(meta.get("name") or meta.get("generateName") or ""),
-        )
-        out.setdefault(key, []).append(_plain(doc))
+        if isinstance(doc, dict):
+            out.setdefault(object_key(doc), []).append(_plain(doc))
     for docs in out.values():
         docs.sort(key=lambda d: json.dumps(d, sort_keys=True, default=str))
     return out
+
+
+def object_key(doc: dict[str, Any]) -> ObjKey:
+    """A rendered object's (apiVersion, kind, namespace, name), its generateName when it has no name: how the proof
+    pairs the objects of two renders."""
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    return (
+        str(doc.get("apiVersion", "")),
+        str(doc.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or meta.get("generateName") or ""),
+    )
 
 
 _RANDOM_NAME = "random-name|"  # an ignore entry: a name pattern whose random part is not compared

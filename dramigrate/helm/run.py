@@ -75,6 +75,7 @@ from dramigrate.helm.outcome import (
     _volatile,
     _with_switches,
     shipped_files,
+    switch_files,
 )
 from dramigrate.helm.ownswitch import _own_dra_switch, _report_switch, _use_switch
 from dramigrate.helm.passthroughproof import _carried, _fix_library_values, _fix_passthrough
@@ -89,9 +90,11 @@ from dramigrate.helm.patterns import (
 )
 from dramigrate.helm.probe import DeviceKey, Relation, device_uses, override, probe
 from dramigrate.helm.prove import (
+    ObjKey,
     documents,
     first_difference,
     load_all,
+    object_key,
     objects,
     without_nulls,
 )
@@ -592,6 +595,8 @@ def _fix(
         full = run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True)
         if v.shipped and _text(full, stream) == stream:
             return True
+        if v.switches and not _asks_elsewhere(root, (v, r, _text(full, stream)), expected, given):
+            return True  # the same templates ask for the devices as with the user's values: nothing new to prove
         own = value_sources(root, outcome.display, copts, v.options) if v.shipped else sources
         invalid = [f for f in full.findings if f.rule == "invalid-count"]
         v.invalid = invalid[0].message if invalid else ""
@@ -652,6 +657,10 @@ def _fix(
     # the proof's other value sets: the chart's shipped values files first, then those derived from the values
     files = shipped_files(outcome, root, copts, rules)
     shipped = [Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True) for p in files]
+    shipped += [
+        Variation(f"-f {p}", copts.render((p,), sets=False), shipped=True, switches=True)
+        for p in switch_files(root, copts, rules)
+    ]
     render_again(root, [v.options for v in variations])  # a proof follows: the second renders of slow value sets
     for v, r in _rendered(root, [*shipped, *variations[split:]]):
         render_again(root, [v.options])
@@ -758,10 +767,34 @@ def _note_labels(outcome: ChartOutcome, root: Path, expected: list[Any], sources
     )
 
 
+def _asks_elsewhere(root: Path, shown: tuple[Variation, Render, str], expected: list[Any], given: set[str]) -> bool:
+    """Whether the migration of a value set's render (`shown`: the set, its render and that migrated) changes the
+    objects of a template of the chart it changes in none of the renders of the user's value sets (`given`) in
+    `expected`: a shipped file that switches to another workload (`mode: job`) then asks for devices there, and the
+    proof renders it with the DRA values too."""
+    known = _changed_templates(root, expected, lambda v, r: v.label in given)
+    return bool(_changed_templates(root, [(*shown, [])], lambda v, r: True).keys() - known.keys())
+
+
 def _shipped_templates(root: Path, expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]]) -> set[str]:
     """The chart's own templates whose objects the migration of a shipped values file's render changes: a file that
     renders another workload (coreweave's LeaderWorkerSet, helix-sandbox's StatefulSet) has it rewritten too."""
-    return set(_changed_templates(root, expected, lambda v, r: v.shipped))
+    return set(_changed_templates(root, expected, lambda v, r: v.shipped and not v.switches))
+
+
+def _alike_templates(
+    outcome: ChartOutcome, root: Path, expected: list[Any], rels: set[str], rules: RuleSet
+) -> set[str]:
+    """The templates a shipped values file without a device key switches to (switch_files) whose device request has
+    the one pattern of the templates the rewrite takes (`rels`): rewritten with them (a Job beside the Deployment,
+    both passing `resources` through). One of another shape is left to the proof, which fails on it while it asks
+    for the device plugin's devices with the DRA values on (vLLM production-stack's Deployment beside the
+    RayCluster its raycluster values render, which its other rewrite takes)."""
+    switched = set(_changed_templates(root, expected, lambda v, r: v.switches)) - rels
+    letters = {h.letter for h in _hints(outcome, root, "", rels, rules).values()} if switched else set()
+    if len(letters) != 1:
+        return set()
+    return {rel for rel, h in _hints(outcome, root, "", switched, rules).items() if h.letter in letters}
 
 
 def _changed_templates(
@@ -1100,24 +1133,28 @@ def _alternative(
 def _live_branch(
     docs: list[dict[str, Any]], before: str, after: str, resource: str, other: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]] | None:
-    """The objects of one render named as `docs` are (kind and name), when they ask for `other` and not `resource`,
-    with their migration (`after`) and its ResourceClaimTemplates by name; None when that render has not each of
-    them, or they ask otherwise."""
+    """The objects of one render that are `docs` (by kind, namespace and name, or generateName, as the proof pairs
+    objects), when they ask for `other` and not `resource`, with their migration (`after`) and its
+    ResourceClaimTemplates by name; None when that render has not each of them once, or they ask otherwise."""
 
-    def key(d: Any) -> tuple[str, str, str]:
-        meta = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
-        return str(d.get("apiVersion")), str(d.get("kind")), str(meta.get("name"))
+    def by_key(found: list[Any]) -> dict[ObjKey, list[dict[str, Any]]]:
+        out: dict[ObjKey, list[dict[str, Any]]] = {}
+        for d in found:
+            if isinstance(d, dict):
+                out.setdefault(object_key(d), []).append(d)
+        return out
 
-    olds = {key(d): d for d in load_all(before) if isinstance(d, dict)}
-    news = {key(d): d for d in load_all(after) if isinstance(d, dict)}
-    keys = [key(d) for d in docs]
-    if not keys or any(k not in olds or k not in news for k in keys):
-        return None
-    asked = {str(n) for k in keys for holder, section in resource_sections(olds[k]) for n in holder[section]}
+    olds, news = by_key(load_all(before)), by_key(load_all(after))
+    keys = [object_key(d) for d in docs]
+    if not keys or any(len(olds.get(k, [])) != 1 or len(news.get(k, [])) != 1 for k in keys):
+        return None  # not there, or not told apart from another object of that kind, namespace and name
+    asked = {str(n) for k in keys for holder, section in resource_sections(olds[k][0]) for n in holder[section]}
     if other not in asked or resource in asked:
         return None
-    templates = {str(d["metadata"]["name"]): d for d in news.values() if d.get("kind") == "ResourceClaimTemplate"}
-    return [olds[k] for k in keys], [news[k] for k in keys], templates
+    templates = {
+        str(d["metadata"]["name"]): d for ds in news.values() for d in ds if d.get("kind") == "ResourceClaimTemplate"
+    }
+    return [olds[k][0] for k in keys], [news[k][0] for k in keys], templates
 
 
 def _packed_twin(root: Path, rels: set[str]) -> str | None:
@@ -1522,6 +1559,7 @@ def _fix_idiomatic(
     }
     wanted[sub] = _through_includes(outcome, sub, wanted[sub])
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
+    extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     wanted[sub] |= extra
     if why := _packed_twin(leaf, wanted[sub]):
         _manual(outcome, why, "")
