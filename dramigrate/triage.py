@@ -151,10 +151,31 @@ def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
     if nodes_upto(raw, MAX_ROUND_TRIP_VALUES) > MAX_ROUND_TRIP_VALUES:
         return True
     try:
-        docs = list(yaml.load_all(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        docs = list(yaml.load_all(raw, Loader=_loader()))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):
         return None
     return any_relevant(docs, rules)
+
+
+_LOADER: list[type] = []
+
+
+def _loader() -> type:
+    """The C loader refusing a key written twice in one mapping: PyYAML keeps the last silently, so a device request
+    under the first `spec:` of two would look like none, and the file would never reach the full parse that refuses
+    the repeat (keys merged in with `<<` may repeat: the mapping's own key wins, as YAML says)."""
+    if not _LOADER:
+        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class _NoRepeatLoader(base):  # type: ignore[misc,valid-type]
+            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+                keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+                if len(set(keys)) != len(keys):
+                    raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
+                return super().construct_mapping(node, deep)
+
+        _LOADER.append(_NoRepeatLoader)
+    return _LOADER[0]
 
 
 def needs_pipeline(doc: Document, rules: RuleSet) -> bool:

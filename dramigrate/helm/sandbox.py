@@ -27,7 +27,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dramigrate.limits import env_number
 
@@ -158,7 +158,7 @@ def private_copy(root: Path, dest: Path) -> Path:
     special: list[str] = []
     inodes: dict[tuple[int, int], tuple[int, list[str]]] = {}
     budget = [MAX_ARCHIVE_BYTES, MAX_MEMBERS]
-    for folder, dirs, files, dirfd in os.fwalk(top, follow_symlinks=False):
+    for folder, dirs, files, dirfd in os.fwalk(top, follow_symlinks=False, onerror=_unreadable):
         dirs.sort()
         rel = os.path.relpath(folder, top)
         here = dest if rel == "." else dest / rel
@@ -167,13 +167,18 @@ def private_copy(root: Path, dest: Path) -> Path:
             budget[1] -= 1
             if budget[1] < 0:
                 raise ChartRefused("chart-archive-limit", f"the chart has more than {MAX_MEMBERS} files")
-            st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+            try:
+                st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):  # os.fwalk would skip a folder it cannot list without a word
+                    os.close(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dirfd))
+                fst = _copy_file(name, dirfd, here / name, path, budget) if stat.S_ISREG(st.st_mode) else None
+            except PermissionError as exc:
+                _unreadable(exc, path)
             if stat.S_ISLNK(st.st_mode):
                 links.append((path, os.readlink(name, dir_fd=dirfd)))
             elif stat.S_ISDIR(st.st_mode):
                 (here / name).mkdir(mode=0o700)
             elif stat.S_ISREG(st.st_mode):
-                fst = _copy_file(name, dirfd, here / name, path, budget)
                 if fst is None:
                     special.append(path)
                 elif fst.st_nlink > 1:
@@ -193,6 +198,12 @@ def private_copy(root: Path, dest: Path) -> Path:
     refuse_outside_links(dest, str(root))
     _materialize(dest, [path for path, _ in links], budget)
     return dest
+
+
+def _unreadable(exc: OSError, path: str = "a chart folder") -> NoReturn:
+    """Refuse a chart holding a file or folder this user may not read, naming it: Helm cannot load such a chart
+    either, and rendering it without what it holds would prove a rewrite of part of the chart."""
+    raise ChartRefused("chart-unsafe-file", f"not rendered: {path}: {exc.strerror or exc}") from exc
 
 
 def _relocated(written: str, path: str, *tops: str) -> str:
