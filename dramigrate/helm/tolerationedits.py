@@ -596,7 +596,8 @@ def _values_lists(lines: list[str], start: int, stop: int) -> list[str]:
 
 def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, str]]] | None:
     """For `tolerations:` at line `at` followed by literal list items: where the list ends (past the template actions
-    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it), the
+    after its items whose blocks close there, a `{{- with }}...{{ toYaml . }}...{{- end }}` that appends to it; before
+    an `end` of a block open at the list, and so before any block after it), the
     indent of its items and the pod's `if` blocks open at it (_open_ifs); None for another shape."""
     base = line_indent(lines[at])
     # the first item, maybe after a values list the chart writes first, whole (porter's job: `{{ if .Values.tolerations
@@ -623,6 +624,10 @@ def _listed_items(lines: list[str], at: int) -> tuple[int, int, list[tuple[int, 
                 return None  # an item the list writes at another indent
         for _, _, word in _actions(line):
             depth += word in ("if", "with", "range") or -(word == "end")
+            if depth < 0:
+                break
+        if depth < 0:
+            break  # the `end` of a block open at the list (its own `if`): the list ends there, not at a later block
         if depth == 0:
             end = i + 1
     while end > first + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
