@@ -30,6 +30,8 @@ from ruamel.yaml.serializer import Serializer
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.tokens import CommentToken
 
+from dramigrate.memo import remember
+
 _RESOLVED: dict[tuple[Any, str, tuple[bool, bool]], Any] = {}  # (version, text, implicit) -> the resolved Tag
 _ANALYSED: dict[tuple[str, bool, bool, bool], tuple[Any, ...]] = {}  # (text, emitter flags) -> analysis fields
 _TAGS: dict[str, Tag] = {}  # a node tag's text -> one Tag for every node that has it (its decoded text kept)
@@ -48,9 +50,7 @@ class Resolver(VersionedResolver):
         key = (version, str(value), implicit)  # a quoted string's class resolves as its text
         tag = _RESOLVED.get(key)
         if tag is None:
-            if len(_RESOLVED) >= _MAX_MEMO:
-                _RESOLVED.clear()
-            tag = _RESOLVED[key] = super().resolve(kind, value, implicit)
+            tag = remember(_RESOLVED, key, super().resolve(kind, value, implicit), _MAX_MEMO)
         return tag
 
 
@@ -68,9 +68,7 @@ class Representer(RoundTripRepresenter):
         if type(tag) is str:
             shared = _TAGS.get(tag)
             if shared is None:
-                if len(_TAGS) >= _MAX_MEMO:
-                    _TAGS.clear()
-                shared = _TAGS[tag] = Tag(suffix=tag)
+                shared = remember(_TAGS, tag, Tag(suffix=tag), _MAX_MEMO)
             tag = shared
         return super().represent_scalar(tag, value, style=style, anchor=anchor)
 
@@ -94,9 +92,7 @@ class Emitter(RoundTripEmitter):
                 a.allow_double_quoted,
                 a.allow_block,
             )
-            if len(_ANALYSED) >= _MAX_MEMO:
-                _ANALYSED.clear()
-            _ANALYSED[key] = fields
+            remember(_ANALYSED, key, fields, _MAX_MEMO)
         return ScalarAnalysis(scalar, *fields)  # a new one: choose_scalar_style sets allow_block on it
 
 

@@ -22,13 +22,14 @@ from dramigrate.limits import (
     read_regular,
     regex_problem,
 )
+from dramigrate.validate import DNS_LABEL
 
 # Resources the kubelet and scheduler handle natively: never device requests.
 NATIVE_RESOURCES = re.compile(r"^(cpu|memory|ephemeral-storage|storage|pods|hugepages-.+|(.+\.)?kubernetes\.io/.+)$")
 # apimachinery's IsQualifiedName, which the API server applies to a domain-prefixed resource name: the prefix a DNS
 # subdomain (lowercase letters, digits, `-` and `.`, at most 253), the name at most 63 of [-A-Za-z0-9_.] that start and
-# end with a letter or digit (each label matched on its own: no pattern that backtracks over the whole name)
-_DNS_LABEL = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?")
+# end with a letter or digit (each label matched on its own, validate.DNS_LABEL: no pattern that backtracks over the
+# whole name)
 _QUALIFIED_NAME = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
@@ -37,7 +38,7 @@ def resource_name_problem(resource: str) -> str:
     prefix, slash, name = resource.partition("/")
     if not slash:
         return ""
-    if len(prefix) > 253 or not all(_DNS_LABEL.fullmatch(label) for label in prefix.split(".")):
+    if len(prefix) > 253 or not all(DNS_LABEL.fullmatch(label) for label in prefix.split(".")):
         return "its domain prefix must be a DNS subdomain: lowercase letters, digits, '-' and '.'"
     if len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
         return "its name after the '/' must be 1 to 63 letters, digits, '-', '_' and '.', alphanumeric at both ends"

@@ -8,6 +8,7 @@ loader, which is about ten times slower and is needed only for line numbers and 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -157,25 +158,21 @@ def fast_relevant(raw: bytes, rules: RuleSet) -> bool | None:
     return any_relevant(docs, rules)
 
 
-_LOADER: list[type] = []
-
-
+@functools.cache
 def _loader() -> type:
     """The C loader refusing a key written twice in one mapping: PyYAML keeps the last silently, so a device request
     under the first `spec:` of two would look like none, and the file would never reach the full parse that refuses
     the repeat (keys merged in with `<<` may repeat: the mapping's own key wins, as YAML says)."""
-    if not _LOADER:
-        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-        class _NoRepeatLoader(base):  # type: ignore[misc,valid-type]
-            def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-                keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-                if len(set(keys)) != len(keys):
-                    raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
-                return super().construct_mapping(node, deep)
+    class _NoRepeatLoader(base):  # type: ignore[misc,valid-type]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            keys = [(k.tag, k.value) for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+            if len(set(keys)) != len(keys):
+                raise yaml.constructor.ConstructorError(None, None, "a key written twice", node.start_mark)
+            return super().construct_mapping(node, deep)
 
-        _LOADER.append(_NoRepeatLoader)
-    return _LOADER[0]
+    return _NoRepeatLoader
 
 
 def needs_pipeline(doc: Document, rules: RuleSet) -> bool:

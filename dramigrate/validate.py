@@ -6,6 +6,8 @@ import re
 from functools import cache
 from typing import Any
 
+from dramigrate.memo import remember
+
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 MAX_REQUESTS = 32
@@ -60,10 +62,7 @@ def schema_errors(obj: dict[str, Any], version: str) -> list[str]:
         return _schema_errors(obj, version)
     found = _CHECKED.get(key)
     if found is None:
-        found = _schema_errors(obj, version)
-        if len(_CHECKED) >= _CHECKED_MAX:
-            _CHECKED.clear()
-        _CHECKED[key] = found
+        found = remember(_CHECKED, key, _schema_errors(obj, version), _CHECKED_MAX)
     return list(found)  # the caller's to extend
 
 

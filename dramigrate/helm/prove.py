@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from dramigrate.findings import InputError
+from dramigrate.memo import remember
 
 # --- comparing renders --------------------------------------------------------------------------------------
 
@@ -65,9 +66,7 @@ def documents(text: str) -> Iterable[Any]:
                 docs = _bounded(list(yaml.load_all(part, Loader=_LOADER)))
             except yaml.YAMLError:
                 return yaml.load_all(text, Loader=_LOADER)
-            if len(_DOCUMENTS) >= _DOCUMENTS_MAX:
-                _DOCUMENTS.clear()
-            _DOCUMENTS[part] = docs
+            remember(_DOCUMENTS, part, docs, _DOCUMENTS_MAX)
         out.extend(docs)
     return out
 

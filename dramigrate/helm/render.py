@@ -33,6 +33,7 @@ from dramigrate.helm.sandbox import (
     render_timeout,
     scrub,
 )
+from dramigrate.memo import remember
 
 
 @dataclass(frozen=True)
@@ -643,10 +644,7 @@ def _head(path: str, document: str) -> tuple[str, dict[str, Any]]:
     the same in every render of a proof, so each text is composed once."""
     known = _HEADS.get(document)
     if known is None:
-        known = _compose_head(path, document)
-        if len(_HEADS) >= _HEADS_MAX:
-            _HEADS.clear()
-        _HEADS[document] = known
+        known = remember(_HEADS, document, _compose_head(path, document), _HEADS_MAX)
     return known
 
 
