@@ -37,13 +37,11 @@ def _writes_tolerations(name: str, named: dict[str, Any], seen: frozenset[str] =
 def tolerations_calls(lines: list[str], pod: int, pod_end: int, indent: int, helpers: str) -> list[int]:
     """The 0-based lines of the pod spec (lines pod..pod_end) that include, at its keys' `indent`, a define of the
     chart's `helpers` that writes the pod's `tolerations:`."""
-    named = defines({"helpers": helpers}) if helpers else {}
-    out = []
-    for i in range(pod + 1, pod_end):
-        m = _CALL.fullmatch(lines[i])
-        if m and int(m.group(3)) == indent and _writes_tolerations(m.group(2), named):
-            out.append(i)
-    return out
+    calls = [(i, m) for i in range(pod + 1, pod_end) if (m := _CALL.fullmatch(lines[i])) and int(m.group(3)) == indent]
+    if not calls or not helpers:
+        return []
+    named = defines({"helpers": helpers})  # parsed only when the pod includes a define at its keys' indent
+    return [i for i, m in calls if _writes_tolerations(m.group(2), named)]
 
 
 def _go_dict(item: dict[str, Any]) -> str:

@@ -88,7 +88,7 @@ from dramigrate.helm.patterns import (
     name_source,
     named_key_in,
 )
-from dramigrate.helm.poddelta import kind_singles, pod_containers, pod_delta, pod_groups, shipped_rules
+from dramigrate.helm.poddelta import pod_containers, pod_delta, pod_groups, shipped_rules
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, _actions, _terms, chart_name
 from dramigrate.helm.sharedspec import shared_specs
@@ -743,17 +743,7 @@ def _named_resource(
 
 def _rendered_devices(docs: list[dict[str, Any]], rules: RuleSet) -> set[str]:
     """The device resources the containers of these rendered objects ask for."""
-    return {
-        str(key)
-        for doc in docs
-        for _, pod in pod_groups(doc, [])
-        for c in pod_containers(pod, kind_singles(str(doc.get("apiVersion", "")), str(doc.get("kind", ""))))
-        if isinstance(c.get("resources"), dict)
-        for section in ("limits", "requests")
-        if isinstance(own := c["resources"].get(section), dict)
-        for key in own
-        if rules.lookup(str(key)) is not None
-    }
+    return {r for r in asked_for(docs) if rules.lookup(r) is not None}
 
 
 # `{{ $key }}: {{ $value }}`: a resource key and its count, both from the variables of a `range` over a map

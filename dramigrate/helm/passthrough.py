@@ -48,7 +48,15 @@ from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_cont
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
-from dramigrate.helm.templatelines import block_end, is_control, line_indent, parent_line
+from dramigrate.helm.templatelines import (
+    BlockDumper,
+    FlowList,
+    FlowMap,
+    block_end,
+    is_control,
+    line_indent,
+    parent_line,
+)
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
 from dramigrate.plan import covers
 
@@ -577,16 +585,12 @@ def map_edits(
                 ),
                 *(k for k in singles if isinstance(old.get(k), dict)),
             ]  # each container's path in its pod spec, in pod_containers' order
+            changed = []
             for c, (o, n) in enumerate(zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)):
-                if o.get("resources") == n.get("resources") and p < len(paths_):
+                if o.get("resources") != n.get("resources"):
+                    changed.append((c, o, n))
+                elif p < len(paths_):
                     left[(key, p, c)] = (f"{paths_[p]}.{named[c]}".lstrip("."), o)
-            changed = [
-                (c, o, n)
-                for c, (o, n) in enumerate(
-                    zip(pod_containers(old, singles), pod_containers(new, singles), strict=False)
-                )
-                if o.get("resources") != n.get("resources")
-            ]
             if not changed:
                 continue
             paths = set()
@@ -1237,14 +1241,6 @@ def _claims_in(values: Any) -> bool:
     return False
 
 
-class _Flow(dict):  # type: ignore[type-arg]
-    """A mapping the DRA values write on one line (`- {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}`)."""
-
-
-class _FlowList(list):  # type: ignore[type-arg]
-    """A list of one _Flow the DRA values write on the key's line (`claims: [{name: gpu}]`)."""
-
-
 _FLOW_ITEMS = ("claims", "resourceClaims", "tolerations")  # lists whose scalar-only entries are one line each
 _FLOW_MAPS = ("exactly", "cel")  # a claim request's device and a CEL selector: one line when their fields are scalars
 # a resources section's device keys set to null (`limits: {nvidia.com/gpu: null}`, the section keeps its other keys)
@@ -1271,12 +1267,12 @@ def _compact(node: Any) -> Any:
         name = str(key)
         listed = name in _FLOW_ITEMS or name.endswith("Tolerations")
         if listed and isinstance(value, list) and value and all(_scalars(t) for t in value):
-            items = [_Flow(t) for t in value]
-            out[key] = _FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
+            items = [FlowMap(t) for t in value]
+            out[key] = FlowList(items) if len(items) == 1 and name != "resourceClaims" else items
         elif _scalars(value, nulls=name in _NULLED) and (
             name in (*_FLOW_MAPS, *_NULLED, COUNTS) or name.endswith("DeviceCounts")
         ):
-            out[key] = _Flow(value)
+            out[key] = FlowMap(value)
         else:
             out[key] = _compact(value)
     return out
@@ -1285,16 +1281,6 @@ def _compact(node: Any) -> Any:
 def _dumped(values: dict[str, Any]) -> str:
     import yaml
 
-    class BlockDumper(yaml.SafeDumper):
-        def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-            super().increase_indent(flow, False)
-
-    BlockDumper.add_representer(
-        _Flow, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
-    )
-    BlockDumper.add_representer(
-        _FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
-    )
     return yaml.dump(_compact(values), Dumper=BlockDumper, sort_keys=False, default_flow_style=False, width=1000)
 
 

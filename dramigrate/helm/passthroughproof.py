@@ -208,12 +208,17 @@ def _passthrough(
             raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
         return out
 
+    @functools.cache
+    def chart_templates() -> list[str]:
+        """The chart's template texts, helpers too: read once for every value set (the proof writes under root none)."""
+        return _templates(root, helpers=True)
+
     def edits_of(options: Any, render: Render, want: str) -> tuple[Any, list[Any], dict[str, Any]]:
         """The values of a value set, the map edits that make the chart render its migration, and the claim
         templates (found by rendering with a marker in each resources map)."""
         sources = value_sources(root, outcome.display, copts, options)
         for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
-            more = wholemaps.whole_maps(_templates(root, helpers=True), sources.merged)  # `toYaml .Values.flavor`
+            more = wholemaps.whole_maps(chart_templates(), sources.merged)  # `toYaml .Values.flavor`
             marked, maps = pt.marked_values(
                 sources.merged, flats, places.maps(sources.merged) if places else None, more
             )
@@ -238,7 +243,7 @@ def _passthrough(
                 if not found.error:
                     break
             if not found.error:  # the values list the pods render their tolerations from (else beside the map)
-                unread = pt.unread_lists(planted, _templates(root, helpers=True))  # another pod's, if read
+                unread = pt.unread_lists(planted, chart_templates())  # another pod's, if read
                 places_in = (found.stream, maps, lists, edits, found.rest, joined(), listed, unread)
                 pt.toleration_places(*places_in, original=render.stream, values=sources.merged)
             for sub, rels in leaves.items():  # a helper call writes the pod's: the toleration under its own key

@@ -95,6 +95,13 @@ class FlowMap(dict):  # type: ignore[type-arg]
     """A mapping BlockDumper writes on one line (a claim spec's CEL selector, `- cel: {expression: '...'}`)."""
 
 
+class FlowList(list):  # type: ignore[type-arg]
+    """A list BlockDumper writes on its key's line (a DRA values file's `claims: [{name: gpu}]`)."""
+
+
 BlockDumper.add_representer(
     FlowMap, lambda dumper, data: dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=True)
+)
+BlockDumper.add_representer(
+    FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 )
