@@ -1975,7 +1975,7 @@ def switch_paths(values: Any, where: str) -> list[tuple[str | int, ...]] | None:
     return [p for p in paths if isinstance(get_path(values, p), dict)]
 
 
-def flipped(root: Path, places: list[str], on: bool, work: Any, switch: str = "dra") -> Callable[[Any], Any]:
+def flipped(root: Path, places: list[str], on: bool, work: Any, switch: str = OWN) -> Callable[[Any], Any]:
     """Render options -> the same with `dra.enabled` (`<switch>.enabled`) set to `on` at each of `places`
     (switch_paths) in one more values file: only what differs from the values the chart renders with, lists whole
     (Helm replaces them)."""
@@ -2066,7 +2066,7 @@ def unit_suites(
     claim: str,
     rendered: Any = None,
     hops: list[Hop] | None = None,
-    switch: str = "dra",
+    switch: str = OWN,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
     run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
@@ -2284,14 +2284,15 @@ def fix(
         quiet: set[str] = set()
         request: str | None = None  # the request of the claim the containers name (container_request)
         for rel in sorted({s.rel for s in sites}):
-            per_item_containers((root / rel).read_text(encoding="utf-8"), [s for s in sites if s.rel == rel], define)
-            found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
+            text = (root / rel).read_text(encoding="utf-8")
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
+            per_item_containers(text, here, define)
+            found = pod_deltas(originals.get(rel, []), migrated.get(rel, []), claim_templates)
             if not found:
                 if rel in originals and all(constant(s.arg) for s in here):
                     quiet.add(rel)  # `(dict "gpu" 0)`: rendered, no device; with literals only, never one
                 continue  # not rendered with these values: wired like the others (one helper, one device)
-            pods = sites_by_pod((root / rel).read_text(encoding="utf-8"), here)
+            pods = sites_by_pod(text, here)
             paired: list[tuple[list[CallSite], tuple[PodDelta, dict[str, Any]] | None]] = list(
                 zip(pods, found, strict=False)
             )
@@ -2300,7 +2301,7 @@ def fix(
                 # each pod in its place, those without a claim wired as the others below (the helper's count at
                 # each call site decides)
                 rendered = every_pod_delta(originals.get(rel, []), migrated.get(rel, []), claim_templates)
-                rendered = ranged_pods((root / rel).read_text(encoding="utf-8"), pods, rendered)
+                rendered = ranged_pods(text, pods, rendered)
                 if len(rendered) != len(pods):
                     raise NotHelper(
                         f"{rel}:{here[0].index + 1}: {len(here)} include(s) of {define} in {len(pods)} pod(s), the "
@@ -2345,9 +2346,10 @@ def fix(
 
         # a switch in values.yaml goes under `draDevices` where the chart has a `dra:` of its own there (switchname):
         # read there by the helper, or passed in by a call site that builds its argument (rootswitch)
-        top = not within and (switch_mode(sites, hops) == "values" or any(s.given for s in sites))
+        in_values = switch_mode(sites, hops) == "values"
+        top = not within and (in_values or any(s.given for s in sites))
         switch = (switch_key(root) or OWN) if top else OWN
-        if within and switch_mode(sites, hops) == "values" and switch_key(root) != OWN:
+        if within and in_values and switch_key(root) != OWN:
             # a vendored subchart's helper reads its own values, not the umbrella's top level `draDevices` would be
             raise NotHelper("values.yaml already has a top-level `dra:` key")
         changes = build_beside(root, built) if top else built(root)

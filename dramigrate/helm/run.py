@@ -1727,7 +1727,8 @@ def _fix_idiomatic(
     except (OSError, UnicodeDecodeError) as exc:
         _manual(outcome, f"cannot read a template: {exc}", "")
         return
-    switch_keys = [".".join((*scope, switch_key(leaf) or OWN, "enabled")) for scope in scopes]
+    switch_name = switch_key(leaf)  # the chart's switch key, read from its values.yaml once
+    switch_keys = [".".join((*scope, switch_name or OWN, "enabled")) for scope in scopes]
     if leaves is not None:
         shown = {f"charts/{'/charts/'.join(scope)}/{rel}" if scope else rel for scope in scopes for rel in wanted[sub]}
         leaves.append(_LeafFix(changes, switch_keys, notes, frozenset(shown)))
@@ -1745,7 +1746,7 @@ def _fix_idiomatic(
         mode,
         notes,
     )
-    if len(switch_keys) > 1 or switch_key(leaf) != OWN:
+    if len(switch_keys) > 1 or switch_name != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
 
 
