@@ -42,7 +42,13 @@ from dramigrate.helm.poddelta import pod_delta, pod_groups
 from dramigrate.helm.prove import without_api_defaults
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.templatelines import BlockDumper, block_end, emits_text, is_control, line_indent, parent_line
-from dramigrate.helm.tolerationedits import _merge_tolerations, given_tolerations, tolerated_define, tolerated_test
+from dramigrate.helm.tolerationedits import (
+    _merge_tolerations,
+    given_tolerations,
+    split_inline_lists,
+    tolerated_define,
+    tolerated_test,
+)
 from dramigrate.helm.values import resource_sections
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
@@ -1256,7 +1262,8 @@ def build(
     changes, all_names = [], []
     written: list[tuple[str, str, str, str]] = []  # each template's rel, text, rewritten text and defines
     for rel in sorted(rels):
-        text = (root / rel).read_text(encoding="utf-8")
+        original = (root / rel).read_text(encoding="utf-8")
+        text = split_inline_lists(original)  # renders the same; the pod's `tolerations:` key alone takes the DRA entry
         where = site(text)
         if where is None or rel not in originals:
             raise NotMapBuilt(f"{rel}: no resources map built in a variable")
@@ -1286,7 +1293,7 @@ def build(
             own,
             shares,
         )
-        written.append((rel, text, after, define))
+        written.append((rel, original, after, define))
         all_names += names
     for rel, text, after, define in written if (root / SHARED_SPEC_FILE).exists() else _shared_spec(chart, written):
         changes.append(Change(rel, text or None, after + define))

@@ -266,6 +266,22 @@ _LIST_KEY = re.compile(r"(?:tolerations|resourceClaims|claims):")  # a pod's (a 
 
 # a list a helper writes: `{{- include "textual.tolerations" (list $ $tolerations) | nindent 8 }}`
 _HELPER_LIST = re.compile(r'\{\{-?\s*(include\s+"[^"]+"\s+.+?)\s*\|\s*nindent\s+\d+\s*-?\}\}')
+# a pod's list key with its items written by one trimming action on the same line: `tolerations: {{- include
+# "common.tplvalues.render" (dict "value" .Values.tolerations "context" .) | nindent 8 }}` (bitnami-style charts)
+_INLINE_LIST = re.compile(
+    r"^([ \t]*)(tolerations:)[ \t]*(\{\{-(?:(?!\}\}).)*\|[ \t]*nindent[ \t]+\d+[ \t]*-?\}\})[ \t]*$", re.M
+)
+
+
+def split_inline_lists(text: str) -> str:
+    """`text` with each pod list key whose items one trimming `nindent` action writes on the key's own line
+    (_INLINE_LIST) split into the key alone and that action on the line below: it renders byte for byte the same (the
+    `{{-` trims what is before it either way), and the toleration edits take the key alone."""
+    return _INLINE_LIST.sub(r"\1\2\n\1  \3", text)
+
+
+# the values list a helper renders whole, bitnami's `include "common.tplvalues.render" (dict "value" X "context" $)`
+_RENDERED_VALUE = re.compile(r'\binclude\s+"[^"]+"\s+\(\s*dict\s+"value"\s+(\S+)\s')
 
 
 def _pod_key_lines(lines: list[str], pod: int, pod_end: int, p: str, key: str) -> list[int]:
@@ -408,6 +424,9 @@ def _merge_tolerations(
             ],
         )
     helper = _HELPER_LIST.fullmatch(body)
+    guarded = _guarded_list(lines, at)
+    if helper and guarded and (rendered := _RENDERED_VALUE.search(body)) and rendered.group(1) == guarded[1]:
+        helper = None  # the values list of the `if` around it, rendered whole: a guarded list (below)
     if _LIST_KEY.fullmatch(lines[at].strip()) and helper and not covered:
         # a list a helper writes (tonic's `include "textual.tolerations" (list $ $tolerations)`, the chart's and the
         # workload's values lists joined, or nothing): the DRA entries after it, where that list does not tolerate
@@ -465,7 +484,6 @@ def _merge_tolerations(
         # writes that list whole
         start = next((i for i in range(at + 1, stop) if _FIRST_LINE_INDENTED.fullmatch(lines[i])), stop - 1)
         return Edit(start, stop, [*_listed_whole(lines[start]), *lines[start + 1 : stop], *tail])
-    guarded = _guarded_list(lines, at)
     if guarded is not None:
         # `{{- if X }} tolerations: <any template writing the items> {{- end }}` (arena's `range` over the values'
         # tolerations, writing each field under its own `if`): the chart's lines kept under their own `if`/`with`,
@@ -477,7 +495,10 @@ def _merge_tolerations(
         own = [f"{' ' * item}{t[width:]}" if t[:width].isspace() else t for t in tol_text]
         whole = (expr, ".") if opener == "with" else (expr,)  # lines that list X whole: toYaml or range of it
         listing = any(
-            w in line and ("toYaml" in line or "range" in line) for line in lines[at + 1 : stop] for w in whole
+            (w in line and ("toYaml" in line or "range" in line))
+            or ((m := _RENDERED_VALUE.search(line)) is not None and m.group(1) == w)
+            for line in lines[at + 1 : stop]
+            for w in whole
         )
         given = expr
         ranged = [m.group(1) for line in lines[at + 1 : stop] if (m := _RANGE_OVER.search(line))]
