@@ -45,6 +45,7 @@ from dramigrate.helm.chosencount import as_one, chosen_counts
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.goexpr import and_all, as_arg, from_root, grouped, unparenthesized, values_expr, whole_root
 from dramigrate.helm.keptnames import asked_for, kept_names, several_named, template_values
+from dramigrate.helm.librarypod import pod_advice
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
 from dramigrate.helm.locate import defines
@@ -1795,10 +1796,11 @@ def library_writes(root: Path, text: str) -> str:
         if found is None:
             continue
         library = "/".join(found.file.split("/")[:2])
+        advice = pod_advice(root, library) or "the library templates have no place for the DRA claim"
         return (
             f'the objects are written by the library chart {library} (`include "{call}"`), which the chart pulls '
             "as a dependency: the rewrite changes only the templates of the chart itself (a change in the library "
-            "would be undone by `helm dependency update`), and the library templates have no place for the DRA claim"
+            f"would be undone by `helm dependency update`), and {advice}"
         )
     return ""
 
