@@ -108,8 +108,8 @@ def schema_text(document: Any, text: str) -> str:
     indent = re.search(r"\n( +)\"", text)
     pad = " " * (len(indent.group(1)) if indent else 2)
     decoder = json.JSONDecoder()
-    # a file that writes small property objects on one line (`"tag": { "type": "string" },`) gets the objects of
-    # plain values it is given written so too, with its spacing inside the braces
+    # the objects of plain values a key the rewrite adds holds are written on one line (`"enabled": {"type":
+    # "boolean", "default": true}`), with the spacing inside the braces of a file that writes its own so
     inline = re.search(r"\"[^\"\n]+\":[ \t]*\{( ?)\"[^\n{}]*\}", text)
 
     def one_line(value: dict[str, Any]) -> str:
@@ -147,13 +147,8 @@ def schema_text(document: Any, text: str) -> str:
                 return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
-            if (
-                inline
-                and isinstance(value, dict)
-                and value
-                and not any(isinstance(v, (dict, list)) for v in value.values())
-            ):
-                return one_line(value), lo
+            if isinstance(value, dict) and value and not any(isinstance(v, (dict, list)) for v in value.values()):
+                return one_line(value), lo  # a new key's plain object: one line, three fewer for the reviewer
         if isinstance(value, dict) and value:
             items, at = [], lo
             for k, v in value.items():
