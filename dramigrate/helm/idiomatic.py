@@ -1338,7 +1338,8 @@ def build(
             if built := helper_built_map(text):  # groundx: `$rs := get $svcData "resources"` in a range
                 raise NotIdiomatic(Pattern("F", built[0], text.splitlines()[built[0] - 1].strip()), rel, built[1])
             several = several_named(_name_keys(text, helpers), template_values(root, rel), rules)
-            why = _helper_name(text, first.text) or _range_keyed(text, first) or several or NO_SHAPE
+            why = _helper_name(text, first.text) or _range_keyed(text, first) or several or _set_name(text, first)
+            why = why or NO_SHAPE
             raise NotIdiomatic(first, rel, why)
         for d in devices if rel not in beside else []:
             if beside_map := _map_in_other_branch(text.splitlines(), d):
@@ -3519,6 +3520,40 @@ def _containers_whole(text: str, first: Pattern) -> str:
                 "nindent 12 }}` in a `range` over the list is taken)"
             )
     return ""
+
+
+def _set_name(text: str, first: Pattern) -> str:
+    """Why a key line `{{ $name }}:` is manual when the template sets `$name` itself above it, to a literal and then,
+    under an `if`, to something else (a device type a values item may override: `$gpuName := "nvidia.com/gpu"`, then
+    `$gpuName = $svc.resources.limits.gpuType`): each assignment with its line, whether one reads the item of a
+    `range` around the key (each item may name another device resource), and what to write by hand; "" otherwise."""
+    key = re.match(r"[\"']?\{\{-?\s*\$(\w+)\s*-?\}\}[\"']?\s*:", first.text)
+    if key is None:
+        return ""
+    sets = re.compile(rf"\{{\{{-?\s*\${key.group(1)}\s*:?=\s*(.+?)\s*-?\}}\}}")
+    above = text.splitlines()[: first.line - 1]
+    found = [(n, m.group(1)) for n, line in enumerate(above, 1) for m in sets.finditer(line)]
+    if not found:
+        return ""
+    offset = sum(len(line) + 1 for line in above)
+    heads = [text[at : text.find("}}", at)] for at, word in _open_blocks(text, offset) if word == "range"]
+    items = {v for head in heads for v in re.findall(r"\$(\w+)\s*(?=[,:])", head.split(":=")[0] + ":")}
+    per_item = next((e for _, e in found if any(re.search(rf"\${v}\b", e) for v in items)), "")
+    said = ", then ".join(f"`{e}` (line {n})" for n, e in found)
+    each = "item of the `range`" if per_item else "pod"
+    return (
+        f"the device resource name `${key.group(1)}` is a variable the template sets itself: {said}"
+        + (
+            f"; `{per_item}` reads the item of the `range` around the key, so each item may name another device"
+            if per_item
+            else ""
+        )
+        + ": the idiomatic rewrites take a name that is a literal or one values key (pattern E). By hand: keep each device key "
+        "under `if not` a values switch and, in its DRA branch, write the container's resources.claims, the pod's "
+        f"resourceClaims and a ResourceClaimTemplate for each {each} (its count, and the device class of the resource "
+        "the variable names); or keep the key and serve it with a DeviceClass with extendedResourceName "
+        "(--strategy extended-resource, Kubernetes 1.34+)"
+    )
 
 
 def _helper_name(text: str, line: str) -> str:
