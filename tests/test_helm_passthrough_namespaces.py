@@ -2,7 +2,7 @@
 key (`namespace: {{ default .Release.Namespace .Values.a.namespace }}`): the pass-through's one claim-template file
 renders its templates in one namespace, and a pod's claim template must be in the pod's, so fix refuses. The refusal
 said only the two expressions; it now starts at the first template line that names a namespace, names the pattern,
-and gives each workload's line, so a user knows where to look.
+and gives each workload's line, so a user knows where to look, and says what to write by hand instead.
 
 Renders are real (the Helm engine embedded in helm-python-sdk)."""
 
@@ -50,4 +50,7 @@ def test_workloads_in_namespaces_of_their_own_are_refused_at_their_lines(tmp_pat
     assert not outcome.proven
     assert outcome.manual.startswith(f"templates/a.yaml:{line_a}: pattern B"), outcome.manual
     assert f"templates/b.yaml:{line_b}" in outcome.manual and "different namespaces" in outcome.manual
+    assert "By hand: beside each resources map, a resourceClaims list" in outcome.manual
+    assert "a ResourceClaimTemplate for each namespace that uses it" in outcome.manual
+    assert "--strategy extended-resource" in outcome.manual
     assert {p: p.read_text() for p in chart.rglob("*") if p.is_file()} == original

@@ -2745,7 +2745,10 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
             "take the resources maps name different namespaces ("
             + ", ".join(f"{rel}:{at} `{own}`" for rel, at, own in named)
             + "): the one claim-template file of the pass-through renders its templates in one namespace, and a "
-            "pod's claim template must be in the pod's"
+            "pod's claim template must be in the pod's. By hand: beside each resources map, a resourceClaims list "
+            "for its pods, and a ResourceClaimTemplate for each namespace that uses it, written where the workload "
+            "is, with the workload's namespace; or keep the device-plugin requests and serve them with a DeviceClass "
+            "with extendedResourceName (--strategy extended-resource, Kubernetes 1.34+)"
         )
     if not found:
         return "", "{{ $.Release.Namespace }}"
