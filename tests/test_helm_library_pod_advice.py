@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import chart_with
+from conftest import chart_with, deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -16,23 +16,11 @@ from dramigrate.helm.run import run_chart
 from dramigrate.rules import load_rules
 from dramigrate.versions import Target
 
-POD_DEFINE = """\
-{{- define "base.deployment" -}}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector:
-    matchLabels: {app: x}
-  template:
-    metadata:
-      labels: {app: x}
-    spec:
-      {{- with .Values.deployment.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
+POD_DEFINE = (
+    '{{- define "base.deployment" -}}\n'
+    + deployment(
+        "{{ .Release.Name }}",
+        """\
       containers:
         - name: app
           image: app:1
@@ -40,11 +28,12 @@ spec:
           resources:
             {{- toYaml . | nindent 12 }}
           {{- end }}
-{{- end }}
-{{- define "base.template" -}}
-{{ include "base.deployment" . }}
-{{- end }}
-"""
+""",
+        app="x",
+    )
+    + '{{- end }}\n{{- define "base.template" -}}\n{{ include "base.deployment" . }}\n{{- end }}\n'
+)
+RESOURCES_LINE = POD_DEFINE.splitlines().index("          resources:") + 1
 
 
 def test_a_library_pod_without_claims_says_where_each_change_goes(tmp_path: Path) -> None:
@@ -63,7 +52,7 @@ def test_a_library_pod_without_claims_says_where_each_change_goes(tmp_path: Path
     assert not outcome.changes
     for said in (
         "define base.deployment (charts/base/templates/deployment.yaml:1) writes the pod",
-        "resources whole from deployment.container.resources (line 21)",
+        f"resources whole from deployment.container.resources (line {RESOURCES_LINE})",
         "in the library's source (file://../base), render the pod's resourceClaims",
         "`helm dependency update`",
         "drop the device key from deployment.container.resources",

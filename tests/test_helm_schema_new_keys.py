@@ -9,24 +9,13 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import chart_with, deployment, fix_chart
+from conftest import GPU_POD_TEMPLATE, chart_with, fix_chart
 
-TEMPLATE = deployment(
-    "{{ .Release.Name }}-app",
-    """\
-      containers:
-        - name: app
-          image: app:1
-          resources:
-            limits:
-              nvidia.com/gpu: {{ .Values.gpus }}
-""",
-)
 SCHEMA = json.dumps({"type": "object", "properties": {"gpus": {"type": "integer", "default": 1}}}, indent=2) + "\n"
 
 
 def test_the_dra_keys_are_one_line_each_in_a_multi_line_schema(tmp_path: Path) -> None:
-    files = {"values.yaml": "gpus: 1\n", "templates/app.yaml": TEMPLATE, "values.schema.json": SCHEMA}
+    files = {"values.yaml": "gpus: 1\n", "templates/app.yaml": GPU_POD_TEMPLATE, "values.schema.json": SCHEMA}
     original = chart_with(tmp_path / "original", "app", files)
     chart = shutil.copytree(original, tmp_path / "fixed" / "app")
 

@@ -44,6 +44,10 @@ spec:
           {{- end }}
 {{- end }}
 """
+LINES = TEMPLATE.splitlines()
+DEFAULT = LINES.index('            {{- $gpuName := "nvidia.com/gpu" }}') + 1
+OVERRIDE = LINES.index("            {{- $gpuName = $svc.resources.limits.gpuType }}") + 1
+KEY = LINES.index('              {{ $gpuName }}: "{{ $svc.resources.limits.gpu }}"') + 1
 VALUES = "services:\n  worker:\n    resources:\n      limits:\n        gpu: 1\n"
 
 
@@ -54,9 +58,10 @@ def test_a_name_the_template_sets_per_item_is_refused_with_what_to_do(tmp_path: 
 
     assert not outcome.changes
     for said in (
-        "templates/app.yaml:24:",
-        'the device resource name `$gpuName` is a variable the template sets itself: `"nvidia.com/gpu"` (line 19), '
-        "then `$svc.resources.limits.gpuType` (line 21)",
+        f"templates/app.yaml:{KEY}:",
+        "the device resource name `$gpuName` is a variable the template sets itself: "
+        f'`"nvidia.com/gpu"` (line {DEFAULT}), '
+        f"then `$svc.resources.limits.gpuType` (line {OVERRIDE})",
         "reads the item of the `range` around the key",
         "a ResourceClaimTemplate for each item of the `range`",
         "--strategy extended-resource",
