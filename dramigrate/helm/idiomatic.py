@@ -3548,10 +3548,10 @@ def _set_name(text: str, first: Pattern) -> str:
             if per_item
             else ""
         )
-        + ": the idiomatic rewrites take a name that is a literal or one values key (pattern E). By hand: keep each device key "
-        "under `if not` a values switch and, in its DRA branch, write the container's resources.claims, the pod's "
-        f"resourceClaims and a ResourceClaimTemplate for each {each} (its count, and the device class of the resource "
-        "the variable names); or keep the key and serve it with a DeviceClass with extendedResourceName "
+        + ": the idiomatic rewrites take a name that is a literal or one values key (pattern E). By hand: keep each "
+        "device key under `if not` a values switch and, in its DRA branch, write the container's resources.claims, "
+        f"the pod's resourceClaims and a ResourceClaimTemplate for each {each} (its count, and the device class of "
+        "the resource the variable names); or keep the key and serve it with a DeviceClass with extendedResourceName "
         "(--strategy extended-resource, Kubernetes 1.34+)"
     )
 
