@@ -96,9 +96,24 @@ def _fix_library_values(
     from dramigrate.helm.libvalues import placer
     from dramigrate.helm.rewrite import chart_name
 
+    place = placer(found.lib.title, found.places, chart_name(root))
+    return fix_placed_values(outcome, root, copts, work, expected, hints, place)
+
+
+def fix_placed_values(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hints: dict[str, Any],
+    place: Placer,
+) -> str:
+    """The values-only rewrite through the values places `place` (a library's, or a pod spec the chart takes from
+    values, libvalues.pod_spec_places), proven as the pass-through's: "" when it holds (or the outcome is final),
+    else why not, with the outcome as before it."""
     first = min(hints.items(), key=lambda kv: (kv[0], kv[1].line))
     findings, fixed = list(outcome.findings), [f.fixed for f in outcome.findings]
-    place = placer(found.lib.title, found.places, chart_name(root))
     _fix_passthrough(outcome, root, copts, work, {"": set()}, expected, first, {"": [()]}, places=place)
     if not outcome.manual or outcome.patch_proven:
         return ""
