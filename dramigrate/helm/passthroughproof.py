@@ -70,6 +70,7 @@ from dramigrate.helm.values import (
     set_path,
     tolerations_lists,
 )
+from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -131,8 +132,15 @@ def _whole_values(root: Path, v: Variation, original: Render) -> bool:
     with the switch off (a hash of .Values in an annotation), so values.yaml documents the keys in comments only."""
     if original.error:
         return False
-    probed = render_probed(root, v.options)
-    return not probed.error and bool(_not_identical("", original, cached_render(root, v.options, True), probed))
+    key = (str(root), v.options, original.stream)  # once per chart and values (the pass-through tries up to four)
+    if key not in _WHOLE_VALUES:
+        probed = render_probed(root, v.options)
+        again = cached_render(root, v.options, True)
+        remember(_WHOLE_VALUES, key, not probed.error and bool(_not_identical("", original, again, probed)), 64)
+    return _WHOLE_VALUES[key]
+
+
+_WHOLE_VALUES: dict[tuple[str, Any, str], bool] = {}
 
 
 def _commented_keys(change: Change) -> Change:
