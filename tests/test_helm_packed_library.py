@@ -83,16 +83,25 @@ def _packed(files: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
-def _app(root: Path) -> Path:
+def _app(root: Path, swaps: tuple[tuple[str, str], ...] = ()) -> Path:
+    """The chart on the packed library, with each (text, replacement) of `swaps` made in order in every file, name and
+    the archive's name."""
+
+    def swapped(text: str) -> str:
+        for was, now in swaps:
+            text = text.replace(was, now)
+        return text
+
     files = {
         "Chart.yaml": CHART,
         "templates/_helpers.tpl": HELPERS,
         "templates/app.yaml": APP,
         "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
     }
-    chart = chart_with(root, "app", files)
+    chart = chart_with(root, "app", {rel: swapped(text) for rel, text in files.items()})
     (chart / "charts").mkdir()
-    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(LIBRARY))
+    library = {swapped(rel): swapped(text) for rel, text in LIBRARY.items()}
+    (chart / swapped("charts/mylib-1.2.3.tgz")).write_bytes(_packed(library))
     return chart
 
 
@@ -202,25 +211,13 @@ def test_a_library_define_the_chart_includes_itself_is_named_at_that_include(tmp
 def _recorded(root: Path, repository: str) -> Path:
     """The chart above on a library named and versioned as one rules/library-values.json records without a values
     place for claims (TrueNAS common 1.2.9: defines `ix.v1.common.*`), taken from `repository`."""
-    define = "ix.v1.common.lib.workload.deployment"
-    library = {
-        "common/Chart.yaml": "apiVersion: v2\nname: common\ntype: library\nversion: 1.2.9\n",
-        "common/templates/_deployment.tpl": LIBRARY["mylib/templates/_deployment.tpl"].replace(
-            "mylib.deployment", define
-        ),
-    }
-    files = {
-        "Chart.yaml": CHART.replace("mylib", "common")
-        .replace("1.2.3", "1.2.9")
-        .replace("file://../common", repository),
-        "templates/_helpers.tpl": HELPERS,
-        "templates/app.yaml": APP.replace("mylib.deployment", define),
-        "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
-    }
-    chart = chart_with(root, "app", files)
-    (chart / "charts").mkdir()
-    (chart / "charts/common-1.2.9.tgz").write_bytes(_packed(library))
-    return chart
+    swaps = (
+        ("mylib.deployment", "ix.v1.common.lib.workload.deployment"),
+        ("mylib", "common"),
+        ("1.2.3", "1.2.9"),
+        ("file://../common", repository),
+    )
+    return _app(root, swaps)
 
 
 def test_a_recorded_library_of_the_maintainers_own_folder_says_where_to_change_it(tmp_path: Path) -> None:

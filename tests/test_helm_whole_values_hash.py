@@ -10,20 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, deployment, dra_render, fix_chart
+from conftest import TOYAML_SERVER, chart_with, dra_render, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
-HASHED = deployment(
-    "{{ .Release.Name }}-server",
-    """\
-      containers:
-        - name: server
-          image: server:1
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
-""",
-).replace(
+HASHED = TOYAML_SERVER.replace(
     "    metadata:\n      labels: {app: server}\n",
     "    metadata:\n      labels: {app: server}\n      annotations:\n"
     "        checksum/values: {{ toJson .Values | sha256sum | trunc 63 }}\n",
