@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -27,18 +27,9 @@ HELPERS = """\
 {{- end }}
 {{- end }}
 """
-RUNNERS = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-runners
-spec:
-  selector:
-    matchLabels: {app: runners}
-  template:
-    metadata:
-      labels: {app: runners}
-    spec:
+RUNNERS = deployment(
+    "{{ .Release.Name }}-runners",
+    """\
       {{- range $key, $val := .Values.template.spec }}
         {{- if ne $key "containers" }}
       {{ $key }}: {{ $val | toYaml | nindent 8 }}
@@ -46,7 +37,8 @@ spec:
       {{- end }}
       containers:
       {{- include "runners.containers" . | nindent 6 }}
-"""
+""",
+)
 VALUES = """\
 template:
   spec:
