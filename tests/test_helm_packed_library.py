@@ -83,16 +83,25 @@ def _packed(files: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
-def _app(root: Path) -> Path:
+def _app(root: Path, swaps: tuple[tuple[str, str], ...] = ()) -> Path:
+    """The chart on the packed library, with each (text, replacement) of `swaps` made in order in every file, name and
+    the archive's name."""
+
+    def swapped(text: str) -> str:
+        for was, now in swaps:
+            text = text.replace(was, now)
+        return text
+
     files = {
         "Chart.yaml": CHART,
         "templates/_helpers.tpl": HELPERS,
         "templates/app.yaml": APP,
         "values.yaml": "appGPU:\n  nvidia.com/gpu: 1\n",
     }
-    chart = chart_with(root, "app", files)
+    chart = chart_with(root, "app", {rel: swapped(text) for rel, text in files.items()})
     (chart / "charts").mkdir()
-    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(LIBRARY))
+    library = {swapped(rel): swapped(text) for rel, text in LIBRARY.items()}
+    (chart / swapped("charts/mylib-1.2.3.tgz")).write_bytes(_packed(library))
     return chart
 
 
@@ -197,3 +206,37 @@ def test_a_library_define_the_chart_includes_itself_is_named_at_that_include(tmp
     assert not outcome.proven and not outcome.changes
     assert outcome.manual.startswith("templates/pod.yaml:10: pattern D (library chart reslib 2.0.0"), outcome.manual
     assert "its define reslib.resources (templates/_resources.tpl:5) writes the device key" in outcome.manual
+
+
+def _recorded(root: Path, repository: str) -> Path:
+    """The chart above on a library named and versioned as one rules/library-values.json records without a values
+    place for claims (TrueNAS common 1.2.9: defines `ix.v1.common.*`), taken from `repository`."""
+    swaps = (
+        ("mylib.deployment", "ix.v1.common.lib.workload.deployment"),
+        ("mylib", "common"),
+        ("1.2.3", "1.2.9"),
+        ("file://../common", repository),
+    )
+    return _app(root, swaps)
+
+
+def test_a_recorded_library_of_the_maintainers_own_folder_says_where_to_change_it(tmp_path: Path) -> None:
+    """The TrueNAS catalog's charts take common from `file://../../../common`, a folder of the same repository: the
+    library is the maintainer's to change, so the message says which defines must gain what and where. Was: 'the
+    change belongs in the library (a pod's resourceClaims from values)', naming neither the container's claims nor
+    where the library's source is."""
+    outcome = _fix(_recorded(tmp_path, "file://../../../common"))
+    assert not outcome.proven and not outcome.changes
+    assert (
+        "the change belongs in the library: its define ix.v1.common.lib.workload.pod must render a pod's "
+        "resourceClaims from values and its define ix.v1.common.lib.container.resources a container's "
+        "resources.claims (the library's source is the chart's dependency file://../../../common (Chart.yaml): change "
+        "it there, bump its version and run `helm dependency update`), and the chart's values set them in place of "
+        "the device keys"
+    ) in outcome.manual, outcome.manual
+
+
+def test_a_recorded_library_from_a_chart_repository_names_a_new_version_of_it(tmp_path: Path) -> None:
+    outcome = _fix(_recorded(tmp_path, "https://charts.example.com"))
+    assert "(a new version of common from its maintainers, then `helm dependency update`)" in outcome.manual
+    assert "file://" not in outcome.manual

@@ -444,6 +444,57 @@ def test_a_name_from_values_beside_a_values_section_it_may_repeat(tmp_path: Path
     assert "with workers.gpu.enabled flipped to false and the DRA switch on" in outcome.report()
 
 
+# the name from values beside the values' limits and requests, each written inside `with` (a Whisper chart's shape):
+# the DRA branch's `omit` of the name from the map runs where `.` is the map
+WITH_SIBLINGS = deployment(
+    "{{ .Release.Name }}-asr",
+    """\
+      containers:
+      - name: asr
+        image: asr:1
+        resources:
+          {{- if .Values.gpu.enabled }}
+          limits:
+            {{ .Values.gpu.type }}: {{ .Values.gpu.count }}
+            {{- with .Values.resources.limits }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          requests:
+            {{ .Values.gpu.type }}: {{ .Values.gpu.count }}
+            {{- with .Values.resources.requests }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          {{- else }}
+          {{- toYaml .Values.resources | nindent 10 }}
+          {{- end }}
+""",
+)
+WITH_SIBLINGS_VALUES = """\
+gpu: {enabled: false, type: nvidia.com/gpu, count: 1}
+resources:
+  limits: {memory: 6Gi}
+  requests: {memory: 2Gi}
+"""
+
+
+def test_a_name_from_values_beside_maps_written_inside_with(tmp_path: Path) -> None:
+    """Was manual: 'with your values and the DRA switch off, the rewritten chart does not render: ... nil pointer
+    evaluating interface {}.dra' (the switch read as `.Values.dra.enabled` where `with` made `.` the limits map)."""
+    files = {"templates/asr.yaml": WITH_SIBLINGS, "values.yaml": WITH_SIBLINGS_VALUES}
+    chart = chart_with(tmp_path, "asr", files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("gpu: {enabled: true, type: amd.com/gpu, count: 2}\n")
+    fix_chart(chart, values=(gpu,))
+    request, pod = _on(chart, "gpu: {enabled: true, type: amd.com/gpu, count: 2}\n")
+    assert (request["deviceClassName"], request["count"]) == ("gpu.amd.com", 2)
+    assert pod["containers"][0]["resources"]["limits"] == {"memory": "6Gi"}
+    assert pod["containers"][0]["resources"]["requests"] == {"memory": "2Gi"}
+    file = chart.parent / "off.yaml"
+    file.write_text("dra: {enabled: false}\ngpu: {enabled: true}\n")
+    _, _, pods = dra_render(chart, file)
+    assert pods["release-name-asr"]["containers"][0]["resources"]["limits"] == {"memory": "6Gi", "nvidia.com/gpu": 1}
+
+
 # the name from a helper that maps a vendor key to a device resource, with an override (the shape of comfyui charts),
 # set in a variable inside the container's resources, where its `if` reads it too
 VENDOR_HELPER = """\

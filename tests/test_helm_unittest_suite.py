@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import RunCli, chart_with, deployment
+from conftest import RunCli, chart_with, deployment, fix_chart
 from test_helm_idiomatic import RULES, T136, write_chart
 from test_helm_passthrough import write_chart as passthrough_chart
 
@@ -219,6 +219,23 @@ def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: Ru
         values.write_text(yaml.safe_dump(case["set"]))
         rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
         assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
+
+
+def test_a_suite_writes_each_case_whole_without_yaml_anchors(tmp_path: Path) -> None:
+    """The values file sets keys beside the device map (a secret's name, a node selector), which both cases set: the
+    suite wrote them once with an anchor (`&id001`) and then `*id001` in the second case, which a reader cannot follow
+    from the case alone."""
+    chart = passthrough_chart(tmp_path / "c")
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "image: trainer:2\nsecret: {name: token}\ntrainer:\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    )
+    fix_chart(chart, values=(gpu,))
+    text = (chart / "tests" / "workloads-dra_test.yaml").read_text()
+    assert "&id" not in text and "*id" not in text, text
+    body = yaml.safe_load(text)
+    assert [case["set"]["secret"] for case in body["tests"]] == [{"name": "token"}] * 2
 
 
 # one template, three documents: a Deployment without a device, a Service named as the GPU Deployment, the GPU

@@ -493,6 +493,11 @@ def _inside_with(text: str, index: int) -> bool:
     return bool({"with", "range"} & set(_enclosing(text, index)))
 
 
+def _scopes(text: str, index: int) -> int:
+    """How many `with` and `range` blocks rebind the dot around line `index` (0-based) of the template."""
+    return sum(word in ("with", "range") for word in _enclosing(text, index))
+
+
 def _named_key_at(
     text: str, offset: int, line: str, helpers: str
 ) -> tuple[str, tuple[str, ...], str | None, str] | None:
@@ -2453,7 +2458,12 @@ def _pod_edits(
                 if not _joined(edits, lines, run[0], run[-1] + 1, f"(not {as_arg(on_at[run[0]])})"):
                     _wrap(edits, lines, run[0], run[-1] + 1, f"if not {as_arg(on_at[run[0]])}")
             named = [as_arg(from_root(d.name) if d.scoped else d.name) for d in devices if d.name]
-            edits += [e for i in children if named and (e := _without_names(lines, i, named, on_at[devices[0].index]))]
+            for i in children if named else ():
+                # a `with .Values.resources.limits` around the sibling map's `toYaml .` rebinds the dot there
+                rebound = _scopes(w.text, i) > _scopes(w.text, devices[0].index)
+                on_i = on_at[devices[0].index]
+                at_i = (named, on_i) if not rebound else ([whole_root(n) for n in named], whole_root(on_i))
+                edits += [e] if (e := _without_names(lines, i, *at_i)) else []
     for start, stop, cond in _adjacent(sorted(whole), lines):
         _wrap(edits, lines, start, stop, cond)
     for i in w.keyed.lines if w.keyed else ():  # a device of the map stays unless the claim asks for it

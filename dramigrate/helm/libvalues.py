@@ -35,8 +35,8 @@ def _bind(pattern: str, path: Path_) -> dict[str, str] | None:
         return None
     bound: dict[str, str] = {}
     for part, key in zip(parts, path, strict=True):
-        if part.startswith("<") and part.endswith(">") and isinstance(key, str):
-            bound[part] = key
+        if part.startswith("<") and part.endswith(">") and isinstance(key, str | int):
+            bound[part] = str(key)
         elif part != key:
             return None
     return bound
@@ -46,6 +46,8 @@ def _matching(node: Any, parts: list[str], path: Path_ = ()) -> list[Path_]:
     """The paths of the set maps (non-empty) under `node` that a dotted pattern's parts match (`<name>`: any key)."""
     if not parts:
         return [path] if isinstance(node, dict) and node else []
+    if isinstance(node, list) and parts[0].startswith("<"):  # `<name>` binds a list item's index too
+        return [p for i, item in enumerate(node) for p in _matching(item, parts[1:], (*path, i))]
     if not isinstance(node, dict):
         return []
     head, rest = parts[0], parts[1:]
@@ -70,6 +72,7 @@ class Placer:
     title: str
     places: dict[str, Any]
     chart: str
+    kind: str = "library chart"  # what writes the pods from values, before the title in messages
 
     def __call__(self, edits: list[MapEdit], merged: dict[str, Any]) -> None:
         places, title = self.places, self.title
@@ -77,14 +80,14 @@ class Placer:
             bound = next((b for p in places["container_resources"] if (b := _bind(p, edit.path)) is not None), None)
             if bound is None:
                 raise NotPassThrough(
-                    f"library chart {title}: the device keys are in {display(edit.path)}, not in a container's "
+                    f"{self.kind} {title}: the device keys are in {display(edit.path)}, not in a container's "
                     f"resources it passes through ({', '.join(places['container_resources'])})"
                 )
             pod = _fill(places["pod_options"], bound)
             edit.group = "-".join([self.chart, *(v for k, v in bound.items() if k != "<container>")])
             for name in list(edit.siblings):
                 if name not in places["pod_option_keys"]:
-                    raise NotPassThrough(f"library chart {title} has no pod option for the {name} the migration sets")
+                    raise NotPassThrough(f"{self.kind} {title} has no pod option for the {name} the migration sets")
                 key = (*pod, name)
                 edit.places[name] = key
                 defaults = places["default_pod_options"]
@@ -93,7 +96,7 @@ class Placer:
                     continue
                 if name == "resourceClaims":  # the pod names claims of its own already, from the defaults
                     raise NotPassThrough(
-                        f"library chart {title}: {defaults}.resourceClaims names claims every "
+                        f"{self.kind} {title}: {defaults}.resourceClaims names claims every "
                         f"pod takes, and the DRA values would replace them in {display(key)}"
                     )
                 kept = copy.deepcopy(default if isinstance(default, list) else [])
@@ -126,6 +129,33 @@ class Placer:
 
 def placer(title: str, places: dict[str, Any], chart: str) -> Placer:
     return Placer(title, places, chart)
+
+
+def pod_spec_places(counts: list[Path_]) -> dict[str, Any] | None:
+    """The values places of a pod spec the chart takes from values (`counts`: the values paths that set the device
+    counts, lint's perturbation): each count in `<spec>.containers[i].resources` (or initContainers) of one values map
+    `<spec>`, as a chart writes it when it renders a pod spec from values key by key and each container whole (the
+    Actions runner scale set's `template.spec`: `range $key, $val := .Values.template.spec`). The container's claims
+    go in its resources, the pod's resourceClaims and toleration in `<spec>`; whether the templates take them there is
+    the proof's to show. None for another shape."""
+    specs: set[Path_] = set()
+    for path in counts:
+        at = next((k for k in range(len(path) - 3) if path[k] in _CONTAINER_LISTS and path[k + 2] == "resources"), None)
+        if at is None or not isinstance(path[at + 1], int) or at == 0:
+            return None
+        specs.add(path[:at])
+    if len(specs) != 1 or not all(isinstance(k, str) and re.fullmatch(r"[\w-]+", k) for k in next(iter(specs))):
+        return None
+    spec = ".".join(str(k) for k in next(iter(specs)))
+    return {
+        "container_resources": [f"{spec}.{lst}.<container>.resources" for lst in _CONTAINER_LISTS],
+        "pod_options": spec,
+        "default_pod_options": "",
+        "pod_option_keys": ["resourceClaims", "tolerations"],
+    }
+
+
+_CONTAINER_LISTS = ("containers", "initContainers")
 
 
 # the pod's claims from values, in the chart's define that the library merges into the pod spec

@@ -43,6 +43,7 @@ from dramigrate.helm.prove import (
 from dramigrate.helm.renderpool import (
     Render,
     render_later,
+    render_probed,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_meta, chart_name, with_line_ends
 from dramigrate.helm.twins import archive_writes, binary_note
@@ -282,13 +283,25 @@ def _not_proven_on(
     return f"{case}, the render is not valid: {invalid}" if invalid else ""
 
 
-def _not_proven_later(root: Path, options: Any, check: Callable[..., str], again: Render) -> str:
+def _not_proven_later(
+    root: Path, options: Any, check: Callable[..., str], again: Render, masked: list[str] | None = None
+) -> str:
     """`check(again=...)` with the original's second render, and, when that fails for a chart that reads the clock,
-    with a third render of it made now (render_later): '' when either proves."""
+    with a third render of it made now (render_later): '' when either proves. With `masked`, when it fails still:
+    with the original rendered with one more value (render_probed), whose differences are fields derived from the
+    values as a whole, which values that differ (the DRA values) cannot leave as they were; proven so, `masked` gets
+    WHOLE_VALUES."""
     why = check(again=again)
     if why and (later := render_later(root, options)) is not None:
         why = check(again=later)
+    if why and masked is not None and not (probed := render_probed(root, options)).error and not check(again=probed):
+        masked.append(WHOLE_VALUES)
+        return ""
     return why
+
+
+# what a proof said it did not compare, when _not_proven_later proved with the original's render_probed
+WHOLE_VALUES = "fields derived from the values as a whole (changed by any value: a hash of .Values) not compared"
 
 
 def _repeated(repeat: str) -> str:

@@ -218,8 +218,40 @@ def values_places(lib: Library, define: str) -> dict[str, Any] | None:
     return next((e for e in _entries(lib, define) if _version(lib.version) >= _version(e["from_version"])), None)
 
 
-def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str:
-    """What the library offers for a values-only migration, for the manual message."""
+def _source(root: Path, lib: Library) -> str:
+    """Where the chart's Chart.yaml takes the library from when that is a folder of the maintainer's own
+    (`repository: file://../../../common`, the TrueNAS catalog's charts): "" for a chart repository or none."""
+    try:
+        meta = yaml.safe_load((root / "Chart.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""
+    deps = meta.get("dependencies") if isinstance(meta, dict) else None
+    for dep in deps if isinstance(deps, list) else []:
+        repo = dep.get("repository") if isinstance(dep, dict) else None
+        if dep.get("name") == lib.name and isinstance(repo, str) and repo.startswith("file://"):
+            return repo
+    return ""
+
+
+def _library_change(lib: Library, entry: dict[str, Any], source: str) -> str:
+    """What a library recorded without a values place for a pod's resourceClaims (lacking) must gain, and where the
+    maintainer makes that change, for the manual message."""
+    what = f"its define {entry['pod_define']} must render a pod's resourceClaims from values"
+    if not entry["container_resources"]:
+        what += f" and its define {entry['container_define']} a container's resources.claims"
+    where = (
+        f"the library's source is the chart's dependency {source} (Chart.yaml): change it there, bump its version and "
+        f"run `helm dependency update`"
+        if source
+        else f"a new version of {lib.name} from its maintainers, then `helm dependency update`"
+    )
+    then = "and the chart's values set them in place of the device keys"
+    return f"the change belongs in the library: {what} ({where}), {then}"
+
+
+def _offer(lib: Library, define: str, claims: list[str], tried: str = "", source: str = "") -> str:
+    """What the library offers for a values-only migration, for the manual message (`source`: where the chart takes
+    the library from, _source)."""
     places = values_places(lib, define)
     if places and places.get("wrapped_define"):
         return (
@@ -248,9 +280,9 @@ def _offer(lib: Library, define: str, claims: list[str], tried: str = "") -> str
         )
     if entry := lacking(lib, define):
         return (
-            f"{_lacks(lib, entry)}; the change belongs in the library (a pod's resourceClaims from values), or leave "
-            "the chart as it is and let a DeviceClass with extendedResourceName serve the request (--strategy "
-            "extended-resource, Kubernetes 1.34+), or use a post-renderer: `helm template ... | dramigrate fix -`"
+            f"{_lacks(lib, entry)}; {_library_change(lib, entry, source)}; until then leave the chart as it is and "
+            "let a DeviceClass with extendedResourceName serve the request (--strategy extended-resource, Kubernetes "
+            "1.34+), or use a post-renderer: `helm template ... | dramigrate fix -`"
         )
     older = next((e for e in _entries(lib, define) if not e.get("wrapped_define")), None)  # pod options of its own
     if older:
@@ -351,7 +383,7 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
         for p in template_files(copy / lib.folder)
         if "resourceClaims" in p.read_text(encoding="utf-8", errors="replace")
     ]
-    offer = _offer(lib, found.define, claims, tried)
+    offer = _offer(lib, found.define, claims, tried, _source(root, lib))
     if not claims and not _entries(lib, found.define):
         entry = lacking(lib, found.define)  # a library that passes the resources whole: only its pod define to override
         offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]))

@@ -7,6 +7,7 @@ the DRA values it renders the migration of the original (D); values files the us
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 from collections.abc import Iterator
@@ -57,6 +58,7 @@ from dramigrate.helm.renderpool import (
     cached_render,
     render_all,
     render_later,
+    render_probed,
 )
 from dramigrate.helm.rewrite import Change, RewriteError
 from dramigrate.helm.values import (
@@ -68,6 +70,7 @@ from dramigrate.helm.values import (
     set_path,
     tolerations_lists,
 )
+from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -94,9 +97,24 @@ def _fix_library_values(
     from dramigrate.helm.libvalues import placer
     from dramigrate.helm.rewrite import chart_name
 
+    place = placer(found.lib.title, found.places, chart_name(root))
+    return fix_placed_values(outcome, root, copts, work, expected, hints, place)
+
+
+def fix_placed_values(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hints: dict[str, Any],
+    place: Placer,
+) -> str:
+    """The values-only rewrite through the values places `place` (a library's, or a pod spec the chart takes from
+    values, libvalues.pod_spec_places), proven as the pass-through's: "" when it holds (or the outcome is final),
+    else why not, with the outcome as before it."""
     first = min(hints.items(), key=lambda kv: (kv[0], kv[1].line))
     findings, fixed = list(outcome.findings), [f.fixed for f in outcome.findings]
-    place = placer(found.lib.title, found.places, chart_name(root))
     _fix_passthrough(outcome, root, copts, work, {"": set()}, expected, first, {"": [()]}, places=place)
     if not outcome.manual or outcome.patch_proven:
         return ""
@@ -106,6 +124,41 @@ def _fix_library_values(
     for f, was in zip(findings, fixed, strict=True):
         f.fixed = was
     return tried
+
+
+def _whole_values(root: Path, v: Variation, original: Render) -> bool:
+    """Whether the chart renders something derived from its values as a whole (render_probed differs from the
+    original's render with the same values, random values aside): then a key added to values.yaml changes the render
+    with the switch off (a hash of .Values in an annotation), so values.yaml documents the keys in comments only."""
+    if original.error:
+        return False
+    key = (str(root), v.options, original.stream)  # once per chart and values (the pass-through tries up to four)
+    if key not in _WHOLE_VALUES:
+        probed = render_probed(root, v.options)
+        again = cached_render(root, v.options, True)
+        remember(_WHOLE_VALUES, key, not probed.error and bool(_not_identical("", original, again, probed)), 64)
+    return _WHOLE_VALUES[key]
+
+
+_WHOLE_VALUES: dict[tuple[str, Any, str], bool] = {}
+
+
+def _commented_keys(change: Change) -> Change:
+    """values.yaml with the lines the rewrite added as comments: the keys it documents (`resourceClaimTemplates: {}`)
+    commented out, which the templates read as unset, as they read the key's empty value."""
+    before = (change.before or "").splitlines(keepends=True)
+    after = change.after.splitlines(keepends=True)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            return change  # lines changed, not only added: the proof shows what that does
+        if op == "equal":
+            out += before[i1:i2]
+            continue
+        for line in after[j1:j2]:
+            body = line.lstrip(" ")
+            out.append(line if not body.strip() or body.startswith("#") else f"{line[: len(line) - len(body)]}# {body}")
+    return Change(change.rel, change.before, "".join(out))
 
 
 def _left_alone(left: Any, findings: list[Any], root: Path) -> str:
@@ -514,6 +567,8 @@ def _passthrough(
                     changes.append(c)
         if switch:
             changes = switch.build(changes)
+        if _whole_values(root, *expected[0][:2]):
+            changes = [_commented_keys(c) if c.rel == "values.yaml" else c for c in changes]
     except RewriteError as exc:
         _manual(outcome, f"{exc}{ENGINE_HINT}", "")
         return bool(folded), bool(variants) and not copies
@@ -615,6 +670,7 @@ def _passthrough(
     both = [*render_all(calls), *agains(root, [v.options for v, *_ in expected])]  # second renders read on a difference
     given_dra: Any = None  # the DRA values of the user's values (or of the defaults)
     renders: dict[str, tuple[Render, Render, str]] = {}  # by value set: the original's render, again, migrated
+    masked: list[str] = []  # what proof D of a value set did not compare (_not_proven_later)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
         renders[v.label] = (original, again, want)
         if original.error or new.error:
@@ -689,13 +745,15 @@ def _passthrough(
                 passthrough=True,
             ),
             again,
+            masked,
         ):
             _manual(outcome, why, patch)
         else:
             proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
             shown = [f"DRA values: {', '.join(names)}"] * files + ([f"{switch.key} on"] if switch else [])
-            outcome.checked.append(f"{v.label} ({'; '.join(shown)})")
+            outcome.checked.append(f"{v.label} ({'; '.join([*shown, *masked])})")
+            masked.clear()
             continue
         # why, when the chart (an umbrella's subchart, by its own values' paths) reads the device key itself
         own = {sub: removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub) for sub in leaves}
@@ -708,7 +766,8 @@ def _passthrough(
         if places or whole_lists:
             # a packed library's pod options, or a list a helper writes: the DRA values carry the list whole, and a
             # later file of the user's that sets it replaces the device toleration (said, not proven)
-            where = ", ".join(sorted(display(p) for p in whole_lists)) or "the library's pod options"
+            pod_options = ".".join(filter(None, [places.places["pod_options"], "tolerations"])) if places else ""
+            where = ", ".join(sorted(display(p) for p in whole_lists)) or pod_options
             outcome.checked.append(f"{LATER_TOLERATIONS}: not kept (the GPU toleration is in the DRA values' {where})")
             lists = ()
         if why := _later_files(outcome, copy_root, work, given_dra, merged, lists, renders, removed):

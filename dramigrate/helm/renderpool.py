@@ -286,6 +286,20 @@ def render_later(root: Path, options: Any) -> Render | None:
     return _render_uncached(root, options)
 
 
+# a top-level value no template reads by name: what changes with it is derived from the values as a whole
+PROBE_VALUE = "dramigrateWholeValuesProbe=1"
+
+
+def render_probed(root: Path, options: Any) -> Render:
+    """The chart rendered afresh with one more top-level value (PROBE_VALUE): where it differs from the chart's render
+    with `options` (random values aside), the chart writes something derived from its values as a whole (a runner
+    scale set's `actions.github.com/values-hash: {{ toJson .Values | sha256sum }}`). An error for a chart whose
+    values schema refuses an unknown key."""
+    from dataclasses import replace
+
+    return _render_uncached(root, replace(options, set_values=(*options.set_values, PROBE_VALUE)))
+
+
 def render_again(root: Path, options: list[Any]) -> None:
     """Start now, on the render threads, the second renders of the value sets whose first render was slow, several
     times the usual one (a private key generated in a template: nim-llm's took up to 2 s, its other renders 10 ms),

@@ -78,7 +78,7 @@ from dramigrate.helm.outcome import (
     switch_files,
 )
 from dramigrate.helm.ownswitch import _own_dra_switch, _report_switch, _use_switch
-from dramigrate.helm.passthroughproof import _carried, _fix_library_values, _fix_passthrough
+from dramigrate.helm.passthroughproof import _carried, _fix_library_values, _fix_passthrough, fix_placed_values
 from dramigrate.helm.patterns import (
     Pattern,
     compared_values,
@@ -1588,6 +1588,8 @@ def _fix_idiomatic(
         return _text(run_core(stream, outcome.display, rules, settings, target, fix=True, objects=True), stream)
 
     both = _both_shapes(root / sub if sub else root, hints, rules)  # a key's branch and a map's in one container
+    if not sub and leaves is None and _pod_spec_values(outcome, root, copts, expected, hints, relations or []):
+        return
     if any(h.letter in ("B", "C") for h in hints.values()) or both:
         maps = {**{rel: h for rel, h in hints.items() if h.letter in ("B", "C")}, **both}
         first = min(maps.items(), key=lambda kv: (kv[0], kv[1].line))
@@ -1748,6 +1750,34 @@ def _fix_idiomatic(
     )
     if len(switch_keys) > 1 or switch_name != OWN:
         outcome.usage = _switches_usage(switch_keys, settings.opt_in)
+
+
+def _pod_spec_values(
+    outcome: ChartOutcome,
+    root: Path,
+    copts: ChartOptions,
+    expected: list[tuple[Variation, Render, str, list[tuple[str, Leaf]]]],
+    hints: dict[str, Any],
+    relations: list[Relation],
+) -> bool:
+    """The values-only rewrite of a pod spec the chart renders from values with each container whole (a runner scale
+    set's `template.spec`, libvalues.pod_spec_places): the DRA values carry the claims, as a library's values places
+    do. True when it holds (the outcome is final); False with the outcome as it was, for the chart's other rewrites."""
+    from dramigrate.helm import libvalues
+    from dramigrate.helm.rewrite import chart_name
+
+    spec = libvalues.pod_spec_places([r.leaf.path for r in relations if r.kind == "count"])
+    if spec is None or not hints:
+        return False
+    kept = (outcome.manual, outcome.patch, outcome.patch_proven, outcome.usage, list(outcome.checked))
+    place = libvalues.Placer(spec["pod_options"], spec, chart_name(root), "the pod spec from values")
+    trial = Workdir()  # its working copies apart from those of the rewrite tried next
+    if not fix_placed_values(outcome, root, copts, trial, expected, hints, place):
+        return True
+    trial.close()
+    outcome.manual, outcome.patch, outcome.patch_proven, outcome.usage, outcome.checked[:] = kept
+    outcome.changes = []
+    return False
 
 
 class _LeafFix(NamedTuple):

@@ -269,5 +269,13 @@ def suite(
     body["capabilities"] = {"majorVersion": 1, "minorVersion": 34, "apiVersions": ["resource.k8s.io/v1"]}
     body["tests"] = tests
     text = "# helm-unittest (https://github.com/helm-unittest/helm-unittest): helm unittest .\n"
-    text += yaml.safe_dump(body, sort_keys=False, default_flow_style=False, width=1000)
+    text += yaml.dump(body, Dumper=_Unaliased, sort_keys=False, default_flow_style=False, width=1000)
     return Change(suite_path(rel), None, text)
+
+
+class _Unaliased(yaml.SafeDumper):
+    """Each case written whole: values two cases share (the keys of a values file beside its device map) are not
+    an anchor in the first and an alias (`*id001`) in the next."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
