@@ -1700,7 +1700,9 @@ def _fix_idiomatic(
                 if not tried:
                     return
             counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
-            why = packedlib.library_request(found, root, counted, tried)
+            why = packedlib.written_twice(found, reference[1].stream, rules) or packedlib.library_request(
+                found, root, counted, tried
+            )
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
     elif leaves is None and (built := _map_built(leaf, wanted[sub], hints, rules)):
