@@ -232,8 +232,11 @@ def suite(
     # an assert names its template when the suite renders two (the workload's and the claims'); else the suite's one
     named = {"template": template} if claims_template != template else {}
 
+    # the workload's kind, unless the documentSelector picks it by its kind already (an isKind that cannot fail)
+    head = [] if selected and pick["path"] == "kind" else [{"isKind": {"of": kind}}]
+
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
-        out = [{**a, **named} for a in ({"isKind": {"of": kind}}, *asserts)]
+        out = [{**a, **named} for a in (*head, *asserts)]
         # a template of several documents (or one that renders its claim template too): its workload selected
         return [{**a, "documentSelector": dict(pick)} for a in out] if selected else out
 
