@@ -391,8 +391,7 @@ def written_twice(found: Found, stream: str, rules: RuleSet) -> str:
             f"warning), once from {found.define} of the library chart {found.lib.title}; Helm keeps the second whole "
             "and drops the first, and a DRA branch in one leaves the device-plugin request in the other's text, "
             "which Flux's helm-controller and kustomize read or refuse. Write the container's resources once: drop "
-            "one of the two includes and "
-            "write what it added (other limits) in the one you keep, then run fix again"
+            "one of the two includes and write what it added (other limits) in the one you keep, then run fix again"
         )
     return ""
 
