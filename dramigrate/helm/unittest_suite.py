@@ -233,9 +233,10 @@ def suite(
     named = {"template": template} if claims_template != template else {}
 
     # the workload's kind, unless the documentSelector picks it by its kind already (an isKind that cannot fail)
-    head = [] if selected and pick["path"] == "kind" else [{"isKind": {"of": kind}}]
+    by_kind = selected and pick["path"] == "kind"
 
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
+        head = [] if by_kind else [{"isKind": {"of": kind}}]  # a dict of its own per case: no YAML anchor
         out = [{**a, **named} for a in (*head, *asserts)]
         # a template of several documents (or one that renders its claim template too): its workload selected
         return [{**a, "documentSelector": dict(pick)} for a in out] if selected else out
