@@ -23,6 +23,17 @@ UMBRELLA = (
 )
 
 
+SERVER = (  # the leaf's pod: its resources map and its tolerations list from values
+    TOYAML_SERVER
+    + """\
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+"""
+)
+
+
 def _pack(folder: Path, archive: Path) -> None:
     archive.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive, "w:gz") as tar:
@@ -34,7 +45,7 @@ def _umbrella(root: Path) -> tuple[Path, Path]:
     chart = chart_with(root, "hosted", {"values.yaml": "store:\n  resources: {}\n"})
     (chart / "Chart.yaml").write_text(UMBRELLA)
     leaf = chart_with(
-        chart / "leaves", "store", {"templates/server.yaml": TOYAML_SERVER, "values.yaml": "resources: {}\n"}
+        chart / "leaves", "store", {"templates/server.yaml": SERVER, "values.yaml": "resources: {}\ntolerations: []\n"}
     )
     _pack(leaf, chart / "charts" / "store-0.1.0.tgz")
     gpu = root / "gpu.yaml"
@@ -100,3 +111,12 @@ def test_a_packed_dependency_of_an_apiversion_v1_chart_is_read_from_requirements
     outcome = _run(chart, gpu)
     assert "a dependency from https://charts.example.com" in outcome.manual, outcome.report()
     assert "set that version for store in requirements.yaml and run `helm dependency update`" in outcome.manual
+
+
+def test_fix_twice_changes_nothing_the_second_time(tmp_path: Path) -> None:
+    """Was: the second fix bumped the umbrella's version again, for a leaf it left as it was."""
+    chart, gpu = _umbrella(tmp_path)
+    fix_chart(chart, values=(gpu,))
+    again = _run(chart, gpu)
+    assert not again.manual, again.report()
+    assert again.changes == []

@@ -456,6 +456,8 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
                     "and fix again"
                 )
             out.append(Change(str(source / c.rel), c.before, c.after))
+    if all(c.before == c.after for c in out):  # the subchart as fix left it: no second bump (fix twice)
+        return out
     text = (root / "Chart.yaml").read_text(encoding="utf-8")
     bumped_text = bump_version(text)
     if bumped_text != text:
