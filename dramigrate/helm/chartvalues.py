@@ -11,7 +11,7 @@ import yaml
 
 from dramigrate.findings import Location
 from dramigrate.helm.renderpool import CACHE
-from dramigrate.helm.rewrite import chart_meta
+from dramigrate.helm.rewrite import chart_dependencies
 from dramigrate.helm.values import Path_, ValueSources, display, locate
 
 if TYPE_CHECKING:
@@ -85,11 +85,11 @@ def _subchart_dirs(chart_dir: Path) -> dict[str, Path | None]:
             elif entry.suffix == ".tgz":
                 out.setdefault(entry.name.rsplit("-", 1)[0], None)
     try:
-        meta = chart_meta(chart_dir)
+        deps = chart_dependencies(chart_dir)
     except (OSError, yaml.YAMLError):
-        meta = {}
-    for dep in meta.get("dependencies") or []:
-        if isinstance(dep, dict) and dep.get("alias") and dep.get("name") in out:
+        deps = []
+    for dep in deps:
+        if dep.get("alias") and dep.get("name") in out:
             out[str(dep["alias"])] = out[str(dep["name"])]
     return out
 

@@ -14,6 +14,7 @@ import yaml
 
 from dramigrate.findings import RULES, Finding, Location
 from dramigrate.helm.chartvalues import subchart_dirs, subchart_locate
+from dramigrate.helm.fileleaf import file_twins
 from dramigrate.helm.locate import (
     OBJECT_START,
     defines,
@@ -27,7 +28,8 @@ from dramigrate.helm.locate import (
 from dramigrate.helm.patterns import Pattern, classify
 from dramigrate.helm.probe import Relation, matches
 from dramigrate.helm.prove import RepeatedKey, repeated_keys
-from dramigrate.helm.rewrite import RewriteError, chart_meta
+from dramigrate.helm.rewrite import RewriteError, chart_dependencies, chart_meta
+from dramigrate.helm.twins import difference
 from dramigrate.helm.values import ValueSources, bumped, display, locate
 from dramigrate.rules import RuleSet
 
@@ -75,19 +77,28 @@ def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
     brings back as the archive (Helm would then load it beside an unpacked copy), so its chart is migrated where
     it is kept; a vendored archive (no repository, or file://) can be unpacked in its place."""
     try:
-        deps = chart_meta(chart_dir).get("dependencies") or []
+        deps = chart_dependencies(chart_dir)
     except (OSError, yaml.YAMLError):
         deps = []
-    dep = next((d for d in deps if isinstance(d, dict) and sub in (d.get("alias"), d.get("name"))), {})
+    dep = next((d for d in deps if sub in (d.get("alias"), d.get("name"))), {})
     name, repo = str(dep.get("name") or sub), str(dep.get("repository") or "")
     packed = sorted(p.name for p in (chart_dir / "charts").glob("*.tgz") if p.name.rsplit("-", 1)[0] == name)
     archive = f"charts/{packed[0]}" if packed else f"the archive of {name} in charts/"
     what = f"the packaged subchart {sub}" + (f" (chart {name})" if name != sub else "") + f", {archive}"
     if repo and not repo.startswith("file://"):
+        declared = "Chart.yaml" if chart_meta(chart_dir).get("dependencies") else "requirements.yaml"
         return (
             f"{source} comes from {what}, a dependency from {repo}: fix rewrites the chart's own sources, and the "
             f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
-            "and bump the dependency"
+            f"(`dramigrate fix` on its source), release it as a new version, set that version for {name} in "
+            f"{declared} and run `helm dependency update`, then run fix on this chart again for the {sub} values; "
+            "until then a post-renderer migrates the render: `helm template ... | dramigrate fix -`"
+        )
+    twin = next((t for t in file_twins(chart_dir) if t.archive == archive), None)
+    if twin is not None:  # built from a folder of the chart's repository, but not from what it holds now
+        return (
+            f"{source} comes from {what}, packed from its file:// folder {twin.folder}, but "
+            f"{difference(chart_dir, twin)}: run `helm dependency build` to pack the folder again, and fix again"
         )
     return f"{source} comes from {what}: unpack it into charts/{name}/ in place of the archive so fix can rewrite it"
 

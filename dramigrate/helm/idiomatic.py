@@ -1017,7 +1017,7 @@ def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
     from dramigrate.helm.patterns import migrated_regex, untaken_message
 
     lines = text.splitlines(keepends=True)
-    for i, var, _ in reversed(_range_keys([line.rstrip("\n") for line in lines])):
+    for i, var, _ in reversed(_guarded_range_keys(text, lines)):
         if i and ".draMigrated" in lines[i - 1]:
             continue  # the claim asks for the map's devices (keyedmap.py)
         pad = " " * line_indent(lines[i])
@@ -1025,6 +1025,25 @@ def guard_range_keys(text: str, taken: list[str], rules: RuleSet) -> str:
         guard = fail_when(f"and $.Values.dra.enabled ({matched})", untaken_message(taken), pad)
         lines[i:i] = [line + "\n" for line in guard]
     return "".join(lines)
+
+
+def _guarded_range_keys(text: str, lines: list[str]) -> list[tuple[int, str, str]]:
+    """The range key lines (_range_keys) that need a guard of their own: not a second `range` over the same map
+    inside the same blocks as one guarded before it, with no `else` of those blocks between them (the map's
+    `requests:` and `limits:` of one container): wherever it renders, the first renders too, and its guard fails
+    the render."""
+    offsets = list(itertools.accumulate((len(line) for line in lines), initial=0))
+    out: list[tuple[int, str, str]] = []
+    seen: dict[tuple[str, tuple[tuple[int, str], ...]], int] = {}
+    for i, var, over in _range_keys([line.rstrip("\n") for line in lines]):
+        inside = tuple(_open_blocks(text, offsets[i])[:-1])  # without the key's own `range`
+        first = seen.get((over, inside))
+        start = offsets[first] if first is not None else 0
+        elses = [start + a for a, _, word in _actions(text[start : offsets[i]]) if word == "else"]
+        if first is None or any((_open_blocks(text, at) or [None])[-1] in inside for at in elses):
+            seen[over, inside] = i
+            out.append((i, var, over))
+    return out
 
 
 def _pod_head(lines: list[str], index: int) -> int:

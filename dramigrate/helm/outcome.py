@@ -45,7 +45,7 @@ from dramigrate.helm.renderpool import (
     render_later,
     render_probed,
 )
-from dramigrate.helm.rewrite import Change, RewriteError, chart_meta, chart_name, with_line_ends
+from dramigrate.helm.rewrite import Change, RewriteError, chart_dependencies, chart_name, with_line_ends
 from dramigrate.helm.twins import archive_writes, binary_note
 from dramigrate.helm.values import (
     ValueSources,
@@ -410,7 +410,7 @@ def _subchart_scopes(root: Path, leaf: Path) -> list[tuple[str, ...]]:
         return [()]
     child = root / Path(*leaf.relative_to(root).parts[:2])  # charts/<folder>: the subchart `leaf` is in or is
     name = chart_name(child)
-    deps = [d for d in chart_meta(root).get("dependencies") or [] if isinstance(d, dict) and d.get("name") == name]
+    deps = [d for d in chart_dependencies(root) if d.get("name") == name]
     keys = sorted({str(d.get("alias") or name) for d in deps}) or [name]  # a vendored chart not listed: its name
     return [(k, *inner) for k in keys for inner in _subchart_scopes(child, leaf)]
 
@@ -433,9 +433,8 @@ def _file_source(root: Path, leaf: Path) -> Path | None:
     """The folder a subchart in charts/ was built from, when the umbrella names it with a `file://` repository."""
     from dramigrate.helm.rewrite import chart_name
 
-    meta = chart_meta(root)
-    for dep in meta.get("dependencies") or []:
-        repo = str(dep.get("repository", "")) if isinstance(dep, dict) else ""
+    for dep in chart_dependencies(root):
+        repo = str(dep.get("repository", ""))
         if repo.startswith("file://") and dep.get("name") == chart_name(leaf):
             source = (root / repo.removeprefix("file://")).resolve()
             if source.is_dir() and source != leaf.resolve():
@@ -470,6 +469,8 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
                     "and fix again"
                 )
             out.append(Change(str(source / c.rel), c.before, c.after))
+    if all(c.before == c.after for c in out):  # the subchart as fix left it: no second bump (fix twice)
+        return out
     text = (root / "Chart.yaml").read_text(encoding="utf-8")
     bumped_text = bump_version(text)
     if bumped_text != text:

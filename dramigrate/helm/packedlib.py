@@ -397,6 +397,37 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     )
 
 
+def written_twice(found: Found, stream: str, rules: RuleSet) -> str:
+    """Why the device request `found` is manual work when a container of the render `stream` writes `resources:`
+    twice with the device key in the first (a library's define included, then a define of the chart writing the
+    key again): Helm keeps the second, whole, and drops the first, and a DRA branch in either define leaves the
+    device key in the other's text, which strict readers of the render (Flux's helm-controller, kustomize) read or
+    refuse. "" when no container does so."""
+    from dramigrate.helm.prove import repeated_keys
+
+    lines = stream.splitlines()
+    for r in repeated_keys(stream):
+        first = lines[r.first - 1]
+        indent = len(first) - len(first.lstrip())
+        value = []
+        for line in lines[r.first :]:
+            if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                break
+            value.append(line)
+        keys = [k.group(1) for line in value if (k := re.match(r"""^\s*["']?([^"':\s]+)["']?\s*:""", line))]
+        devices = [k for k in keys if rules.is_device_candidate(k) and rules.lookup(k) is not None]
+        if r.key != "resources" or not devices:
+            continue
+        return (
+            f"{r.where}: the container writes `resources:` twice, each with {devices[0]} (the chart-duplicate-key "
+            f"warning), once from {found.define} of the library chart {found.lib.title}; Helm keeps the second whole "
+            "and drops the first, and a DRA branch in one leaves the device-plugin request in the other's text, "
+            "which Flux's helm-controller and kustomize read or refuse. Write the container's resources once: drop "
+            "one of the two includes and write what it added (other limits) in the one you keep, then run fix again"
+        )
+    return ""
+
+
 def _merged_values_define(root: Path, define: str, keys: list[str]) -> str:
     """For the manual message, where the change by hand goes when the chart's own define that fills the library's
     values from `keys` is merged into the chart's values (k8s-at-home's `hardcodedValues`: `{{- $_ := mergeOverwrite

@@ -175,6 +175,18 @@ def _parsed_chart_yaml(text: str) -> Any:
     return yaml.safe_load(text) or {}
 
 
+def chart_dependencies(chart_dir: Path) -> list[dict[str, Any]]:
+    """A chart's dependencies as Helm loads them: Chart.yaml's `dependencies`, or, for a chart of apiVersion v1
+    (Helm 2's layout, which Helm 3 still loads), those of its requirements.yaml."""
+    meta = chart_meta(chart_dir)
+    deps = meta.get("dependencies")
+    if not deps and str(meta.get("apiVersion")) == "v1" and (chart_dir / "requirements.yaml").is_file():
+        with _CHART_YAML_LOCK:
+            requirements = _parsed_chart_yaml((chart_dir / "requirements.yaml").read_text(encoding="utf-8"))
+        deps = requirements.get("dependencies") if isinstance(requirements, dict) else None
+    return [d for d in deps if isinstance(d, dict)] if isinstance(deps, list) else []
+
+
 def chart_name(chart_dir: Path) -> str:
     return str(chart_meta(chart_dir).get("name") or chart_dir.name)
 

@@ -37,6 +37,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
+from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
     map_findings,
@@ -123,7 +124,7 @@ from dramigrate.helm.renderpool import (
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
-from dramigrate.helm.twins import archive_writes
+from dramigrate.helm.twins import Twin, archive_writes
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -181,12 +182,17 @@ def run_chart(
     work = Workdir()
     try:
         root = outcome.root = chart if chart.is_dir() else _unpack(chart, work.path / "unpacked")
+        leaves = built_twins(root) if chart.is_dir() else []
+        if leaves:  # a subchart packed from a file:// folder: read as an unpacked leaf, changed in its folder
+            root = outcome.root = working_copy(root, leaves, work.path / "leaves" / chart.resolve().name)
         with shared_copies(), chart_time_limit(chart_timeout()):
             CACHE.append(RunCache(root))
             try:
                 _run(outcome, root, copts, rules, settings, target, mode, work)
             finally:
                 settled(CACHE.pop())
+        if leaves:
+            _named_from_folders(outcome, leaves)
     except (InputError, UnicodeDecodeError) as exc:  # nothing is written: no finding says fixed (or fixable)
         outcome.error = exc if isinstance(exc, InputError) else _not_utf8(exc, chart, display_root)
         outcome.changes = []
@@ -199,6 +205,18 @@ def run_chart(
     finally:
         work.close()
     return outcome
+
+
+def _named_from_folders(outcome: ChartOutcome, leaves: list[Twin]) -> None:
+    """The run's changes, findings and messages on a working copy (fileleaf.working_copy) named from the chart:
+    a change to charts/<leaf>/ is one to the leaf's file:// folder (its archive re-packed on write)."""
+    outcome.changes = [Change(renamed_rel(c.rel, leaves), c.before, c.after) for c in outcome.changes]
+    for f in outcome.findings:
+        f.file = renamed(f.file, leaves, outcome.display)
+        f.message = renamed(f.message, leaves, outcome.display)
+        f.related = [replace(r, file=renamed(r.file, leaves, outcome.display)) for r in f.related]
+    for name in ("manual", "patch", "usage"):
+        setattr(outcome, name, renamed(getattr(outcome, name), leaves, outcome.display))
 
 
 def _check_rewritable(root: Path, streams: tuple[str, ...], display_root: str) -> None:
@@ -1684,7 +1702,9 @@ def _fix_idiomatic(
                 if not tried:
                     return
             counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
-            why = packedlib.library_request(found, root, counted, tried)
+            why = packedlib.written_twice(found, reference[1].stream, rules) or packedlib.library_request(
+                found, root, counted, tried
+            )
             _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
             return
     elif leaves is None and (built := _map_built(leaf, wanted[sub], hints, rules)):

@@ -167,9 +167,12 @@ def repacked(root: Path, twin: Twin, changes: list[Change]) -> bytes | None:
 
 
 def archive_writes(root: Path, changes: list[Change]) -> list[tuple[str, bytes, bytes]]:
-    """For each twin whose folder the changes touch: (archive, its bytes now, its bytes re-packed)."""
+    """For each twin whose folder the changes touch, a subchart's folder in charts/ or its file:// folder elsewhere
+    (fileleaf.py): (archive, its bytes now, its bytes re-packed)."""
+    from dramigrate.helm.fileleaf import file_twins
+
     out = []
-    for twin in twins(root):
+    for twin in twins(root) + file_twins(root):
         data = repacked(root, twin, changes)
         if data is not None:
             out.append((twin.archive, (root / twin.archive).read_bytes(), data))

@@ -229,8 +229,15 @@ def suite(
     pod_claims = [path_text([*p, "resourceClaims"]) for p in pods]
     container_claims = [path_text([*c, "resources", "claims"]) for c in containers]
 
+    # an assert names its template when the suite renders two (the workload's and the claims'); else the suite's one
+    named = {"template": template} if claims_template != template else {}
+
+    # the workload's kind, unless the documentSelector picks it by its kind already (an isKind that cannot fail)
+    by_kind = selected and pick["path"] == "kind"
+
     def on_workload(*asserts: dict[str, Any]) -> list[dict[str, Any]]:
-        out = [{**a, "template": template} for a in ({"isKind": {"of": kind}}, *asserts)]
+        head = [] if by_kind else [{"isKind": {"of": kind}}]  # a dict of its own per case: no YAML anchor
+        out = [{**a, **named} for a in (*head, *asserts)]
         # a template of several documents (or one that renders its claim template too): its workload selected
         return [{**a, "documentSelector": dict(pick)} for a in out] if selected else out
 
@@ -253,9 +260,10 @@ def suite(
     for case in cases:
         asserts = on_workload(*expected[case.expect])
         if case.claim_documents is not None:
-            asserts.append({"hasDocuments": {"count": case.claim_documents}, "template": claims_template})
+            claims_named = {"template": claims_template} if named else {}
+            asserts.append({"hasDocuments": {"count": case.claim_documents}, **claims_named})
             if case.claim_documents == 1:
-                asserts.append({"isKind": {"of": "ResourceClaimTemplate"}, "template": claims_template})
+                asserts.append({"isKind": {"of": "ResourceClaimTemplate"}, **claims_named})
         test: dict[str, Any] = {"it": case.it}
         if case.values:
             test["values"] = case.values
