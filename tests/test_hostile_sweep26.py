@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD
+from conftest import ONE_GPU_POD, run_dramigrate
 
 from dramigrate import engine, migrate
 from dramigrate.config import Settings
+from dramigrate.migrate import Job, run_file
 from dramigrate.rules import load_rules
 from dramigrate.sources import expand
 from dramigrate.versions import Target
@@ -53,3 +54,53 @@ def test_a_file_swapped_for_a_link_out_of_the_tree_after_the_walk_is_not_read_in
     assert by_path["swapped.yaml"].error is not None and "replaced by a symlink" in str(by_path["swapped.yaml"].error)
     assert by_path["swapped.yaml"].rewritten is None
     assert by_path["good.yaml"].rewritten is not None and "resourceClaims" in by_path["good.yaml"].rewritten
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["lint", "fix"])
+@pytest.mark.parametrize(
+    "value",
+    ["!!timestamp 2", "!!bool maybe", "!!set 2", "!!omap 2"],
+    ids=["timestamp", "bool", "set-of-a-scalar", "omap-of-a-scalar"],
+)
+def test_a_count_whose_explicit_tag_it_does_not_fit_is_bad_input_not_an_internal_error(value: str, fix: bool) -> None:
+    """`nvidia.com/gpu: !!timestamp 2` (or `!!bool maybe`, `!!set 2`) ended in an internal error asking for a bug
+    report: the YAML readers' constructors raise AttributeError or KeyError for such a value, not the ValueError
+    that was caught. The API server refuses these documents, so they are the file's bad input, left as they are."""
+    text = ONE_GPU_POD.format(name="pod").replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: {value}")
+    settings = Settings()
+
+    result = run_file(Job("pod.yaml", text.encode(), fix), load_rules(settings.rules), settings, Target.parse("1.36"))
+
+    assert [f.message for f in result.findings if f.rule == "internal-error"] == []
+    assert result.error is not None and "invalid YAML" in result.error.message
+    assert result.rewritten is None
+
+
+@pytest.mark.parametrize("value", ["!!bool maybe", "!!int abc", "!!timestamp 2"])
+@pytest.mark.parametrize("where", [".dramigrate.yaml", "overlay/kustomization.yaml", "pack.yaml"])
+def test_a_setting_whose_explicit_tag_it_does_not_fit_is_named_at_its_line(
+    tmp_path: Path, where: str, value: str
+) -> None:
+    """The same values in a config, a kustomization or a rule pack ended the run (or the kustomize graph) in an
+    internal error without a line: PyYAML's constructors raise ValueError, KeyError or AttributeError for them.
+    Now each is invalid YAML at its file:line, and the manifests beside it are still checked where the run goes on."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    text = {
+        ".dramigrate.yaml": f"exclude: {value}\n",
+        "overlay/kustomization.yaml": f"resources:\n- pod.yaml\nnamePrefix: {value}\n",
+        "pack.yaml": f"rules: []\nx: {value}\n",
+    }[where]
+    (tmp_path / "overlay").mkdir()
+    (tmp_path / "overlay" / "pod.yaml").write_text(ONE_GPU_POD.format(name="kpod"))
+    (tmp_path / where).write_text(text)
+
+    code, out, err = run_dramigrate(
+        ["lint", ".", *(["--rules", "pack.yaml"] if where == "pack.yaml" else [])], cwd=tmp_path
+    )
+
+    assert code == 2
+    assert "internal" not in out + err
+    line = 1 if where == ".dramigrate.yaml" else 3 if "kustomization" in where else 2
+    assert f"{where}:{line}:" in out + err and "does not fit its tag" in out + err
+    if where == "overlay/kustomization.yaml":
+        assert "good.yaml:11:" in out  # the run goes on past the broken graph
