@@ -136,7 +136,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out, dict(zip(inputs.files, resolved_files, strict=True)))
+        _kustomize_findings(kz, rules, out, real_of)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():
