@@ -12,10 +12,12 @@ from dramigrate.findings import InputError
 from dramigrate.limits import MAX_FILE_BYTES, SETTINGS, check_structure, expands_within, nodes_upto, read_regular
 from dramigrate.longints import guard_pyyaml, long_int_at
 from dramigrate.quantity import QuantityError, parse_quantity
+from dramigrate.tagfit import guard_pyyaml_tags
 
 # every command and worker imports this module before it reads a file: from here on, PyYAML's loaders refuse an
 # integer too long for Python to convert at its line (longints)
 guard_pyyaml()
+guard_pyyaml_tags()
 
 CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")

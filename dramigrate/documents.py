@@ -399,8 +399,11 @@ def parse_document(path: str, doc: Document) -> Any:
             message, line, column = where
             raise InputError(message, path, doc.start_line + max(line - 1 - prefix.count("\n"), 0), column) from exc
         raise InputError(f"invalid YAML: {exc}", path, doc.start_line) from exc
-    except (ValueError, TypeError) as exc:  # a tag the value does not fit (`!!int abc`), as the API server refuses it
-        raise InputError(f"invalid YAML: a value does not fit its tag ({exc})", path, doc.start_line) from exc
+    # a tag the value does not fit, as the API server refuses it: ruamel raises ValueError (`!!int abc`), KeyError
+    # (`!!bool maybe`) or AttributeError (`!!set 2`, a scalar where the tag wants a mapping)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        detail = str(exc) if isinstance(exc, (ValueError, TypeError)) else "a value of another kind than the tag's"
+        raise InputError(f"invalid YAML: a value does not fit its tag ({detail})", path, doc.start_line) from exc
     check_size(path, doc)
     return doc.data
 

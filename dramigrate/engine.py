@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from dramigrate import prefilter
 from dramigrate.config import Settings
-from dramigrate.findings import RULES, Finding
+from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
@@ -51,6 +51,15 @@ def _init(parent: int, settings: Settings, target: Target) -> None:
     gc.enable()  # forked during the folder walk, it starts with the walk's collector paused (sources.expand)
     if _worker is None or _worker[1:] != (settings, target):
         _worker = (load_rules(settings.rules), settings, target)
+
+
+def _as_walked(r: FileResult, resolved: str | None) -> FileResult:
+    """The file's result when the file read is the one the walk resolved; else (its name swapped for a symlink, or
+    a folder on its way for a link elsewhere, after the walk) its refusal: nothing read from it reaches a report."""
+    if not r.opened or resolved is None or r.opened == resolved:
+        return r
+    why = "replaced by a symlink or moved after it was found, so another file was read; not processed (run again)"
+    return FileResult(r.path, error=InputError(why, r.path))
 
 
 def _run(job: Job) -> FileResult:
@@ -118,6 +127,8 @@ def run(
         results = _in_pool(jobs, rules, settings, target, progress)
     if results is None:
         results = _collect((run_file(j, rules, settings, target) for j in jobs), len(jobs), progress)
+    real_of = dict(zip(inputs.files, resolved_files, strict=True))
+    results = [_as_walked(r, real_of.get(r.path)) for r in results]
     for r in results:
         if kz is not None and Path(r.path).name in KUSTOMIZATION_NAMES and not r.findings:
             out.decisions.append(f"{r.path}: a kustomization: its patches are checked with its graph")
@@ -125,7 +136,7 @@ def run(
             out.decisions.extend(r.decisions)
     out.files.extend(r for r in results if r.findings or r.error or r.rewritten)
     if kz is not None:
-        _kustomize_findings(kz, rules, out, dict(zip(inputs.files, resolved_files, strict=True)))
+        _kustomize_findings(kz, rules, out, real_of)
     for r in out.files:
         out.findings.extend(r.findings)
         for name, cls in r.classes.items():

@@ -115,6 +115,12 @@ def env_number(name: str, default: float, least: float = 0.0) -> float:
 def read_regular(path: str, limits: Limits = DEFAULT) -> bytes:
     """The bytes of a regular file of at most limits.max_bytes, checked with stat before reading. Raises
     NotRegular for FIFOs, devices and sockets, InputError when it is too large, OSError when it cannot be read."""
+    return read_regular_at(path, limits)[0]
+
+
+def read_regular_at(path: str, limits: Limits = DEFAULT) -> tuple[bytes, str]:
+    """read_regular, and the real path of the file it read as the kernel names it ("" where /proc does not say):
+    a name swapped for a symlink after the walk is caught by comparing it with the path the walk resolved."""
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegular(path, file_type(st.st_mode))
@@ -135,7 +141,11 @@ def read_regular(path: str, limits: Limits = DEFAULT) -> bytes:
             if total > limits.max_bytes:  # grew after the stat
                 raise InputError(size_message(total, limits), path)
             chunks.append(chunk)
-        return b"".join(chunks)
+        try:
+            opened_at = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            opened_at = ""
+        return b"".join(chunks), opened_at
     finally:
         os.close(fd)
 

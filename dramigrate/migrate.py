@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dramigrate.findings import RULES, Finding, InputError
-from dramigrate.limits import Limits, read_regular, size_message
+from dramigrate.limits import Limits, read_regular_at, size_message
 from dramigrate.triage import may_matter
 from dramigrate.writer import bom_encoding, bomless_encoding
 
@@ -40,6 +40,7 @@ class FileResult:
     suppressed: list[Finding] = field(default_factory=list)  # findings its suppression comments hid (not rewritten)
     # False: its bytes hold no `dramigrate:`, so no suppression comment, and the report need not read it again
     comments: bool = True
+    opened: str = ""  # the real path of the file read (limits.read_regular_at), checked against the walk's
 
     @property
     def failed(self) -> bool:
@@ -110,14 +111,15 @@ def internal_error(path: str, exc: BaseException, what: str = "") -> Finding:
 def _run_file(job: Job, rules: RuleSet, settings: Settings, target: Target) -> FileResult:
     raw = job.raw
     limits = Limits(max_bytes=settings.max_file_size)
+    opened = ""
     if raw is None:
         try:
-            raw = read_regular(job.path, limits)
+            raw, opened = read_regular_at(job.path, limits)
         except OSError as exc:
             return FileResult(job.path, error=InputError(f"cannot read: {exc.strerror}", job.path))
     elif len(raw) > limits.max_bytes:
         return FileResult(job.path, error=InputError(size_message(len(raw), limits), job.path))
-    result = FileResult(job.path, raw=raw)  # the bytes as read: a write checks them and keeps their encoding
+    result = FileResult(job.path, raw=raw, opened=opened)  # the bytes as read: a write checks them, keeps encoding
     result.comments = b"dramigrate:" in raw  # as suppress.FileSuppressions reads the file
     if (encoding := bom_encoding(raw)) is not None:  # UTF-16/32 with a BOM: processed as text, written back in it
         try:
