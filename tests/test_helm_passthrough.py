@@ -735,6 +735,32 @@ def test_a_second_fix_of_a_rewritten_chart_is_quiet(run_cli: RunCli, tmp_path: P
     assert (chart / "values-dra.yaml").read_text() == "# mine\n" and "exists already" in err, err
 
 
+@pytest.mark.parametrize("shape", ["defaults", "values file", "umbrella"])
+def test_a_second_fix_of_a_pod_that_had_no_tolerations_is_quiet(run_cli: RunCli, tmp_path: Path, shape: str) -> None:
+    """The pod wrote no tolerations: the first fix adds `{{- with .Values.tolerations }}` after the claims it passes
+    through, and the DRA values carry the list. The second fix took that block for the chart's own list and would
+    join the toleration to it (`resourceTolerations`): 'values-dra.yaml exists already', nothing written, exit 1."""
+    gpu = "resources:\n  limits:\n    nvidia.com/gpu: 2\n"
+    files = {
+        "templates/server.yaml": TOYAML_SERVER,
+        "values.yaml": "resources: {}\n" if shape == "values file" else gpu,
+    }
+    if shape == "umbrella":
+        chart_with(tmp_path / "app" / "charts", "leaf", files)
+        chart_with(tmp_path, "app", {"values.yaml": "leaf:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n"})
+    else:
+        chart_with(tmp_path, "app", files)
+    (tmp_path / "gpu.yaml").write_text(gpu)
+    args = ["fix", "app", *(["-f", "gpu.yaml"] if shape == "values file" else [])]
+    first, _, err = run_cli(args, cwd=tmp_path)
+    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert first == 0 and any(p.name.endswith("-dra.yaml") for p in written), err
+    assert any(b"tolerations:" in text for p, text in written.items() if p.name.endswith("-dra.yaml"))
+    again, _, err = run_cli(args, cwd=tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == written, err
+    assert again == first and "exists already" not in err, err
+
+
 NFD_TEMPLATE = """\
 apiVersion: apps/v1
 kind: StatefulSet

@@ -458,6 +458,7 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
     out = set()
     heads = _pod_heads()
     called = tolerations_helpers(dict(enumerate(texts)))
+    rewritten = any(f".Values.{VALUES_KEY}" in text for text in texts)  # by an earlier fix (template_edits)
     for text in texts:
         lines = text.splitlines()
         for j, line in enumerate(lines):
@@ -467,10 +468,23 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
             if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
                 continue
             found = _joinable_list(lines, parent_line(lines, pod), line)
+            if found is not None and rewritten and _passed_before(lines, parent_line(lines, pod), j):
+                continue  # added by an earlier fix, or left as it was
             around = " ".join(lines[max(j - 1, 0) : j + 2])
             expr = found[2].group(2) if found else (m.group(1) if (m := _JOINED.search(around)) else "")
             out.update(".".join(words) for words in (_list_words(expr) if expr else []))
     return frozenset(out)
+
+
+def _passed_before(lines: list[str], pod: int, at: int) -> bool:
+    """Whether the pod's `tolerations:` at line `at`, from one values list, may be the block an earlier fix added to a
+    pod that wrote none (_list_block: `{{- with X.tolerations }}`): the pod at line `pod` renders the claims that fix
+    passed through, `{{- with X.resourceClaims }}` (`$dramigrateResourceClaims | uniq`) above `resourceClaims:`. Had
+    that fix joined the list, it would read `with concat ...`: a second fix takes it as the first did, not as the
+    chart's own to join (the DRA values carry it whole)."""
+    ind = " " * line_indent(lines[at])
+    opened = re.compile(rf"{ind}\{{\{{- with \S*(?:\.r|\$dramigrateR)esourceClaims\b.*")
+    return any(lines[j] == f"{ind}resourceClaims:" and opened.fullmatch(lines[j - 1]) for j in _pod_span(lines, pod))
 
 
 def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
