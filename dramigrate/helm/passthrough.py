@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -2165,7 +2166,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
     at = line_indent(lines[i])
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
-    head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
+    head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
         at = max(at, line_indent(lines[head]) + 1)
@@ -2518,7 +2519,10 @@ def device_check(
     define first drops the keys and sections the map holds as null beside its claims (a DRA overlay's, which Helm
     keeps where the chart's values.yaml lacks the key: DROP_NULLS)."""
     line = _device_check_line(t, i, ref, need, path)
-    if line is not None and line not in t.inserts.get(i, []) and not (i and t.lines[i - 1] == line):  # not again
+    # not again: an earlier fix's check is among the actions right above (the claims' `concat` after it, in a pod
+    # with several maps)
+    above = itertools.takewhile(is_control, reversed(t.lines[:i]))
+    if line is not None and line not in t.inserts.get(i, []) and line not in above:
         t.inserts.setdefault(i, []).append(line)
 
 
@@ -2544,6 +2548,12 @@ def _device_check_line(
     if not line_indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
         return f"{{{{ {call} -}}}}"
     return None
+
+
+def _checked(line: str) -> bool:
+    """Whether the line is an earlier fix's device_check line (at column 0 above horovod's `{{ toYaml .Values.resources
+    | indent 10 }}`, under the `resources:` key the map is written for)."""
+    return is_control(line) and f'.{DEVICES_DEFINE}" (list ' in line
 
 
 def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
@@ -3095,12 +3105,20 @@ def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
 def _reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """reads_count, once per template text and map: the proof asks it of every value set's edits, mostly the same
     (groundx's 11 value sets spent 4 s on the same questions)."""
-    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
+    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key), _reread_before(path, key))
     return (
         any(p is not None and p.search(text) for p in found)
         or bool(_var_reads(text, path, section, key))
         or bool(_scoped_reads(text, path, section, key))
     )
+
+
+def _reread_before(path: Path_, key: str) -> re.Pattern[str]:
+    """A read of the device key an earlier fix rewrote to take the counts beside the map (reread's
+    `(.Values.deviceCounts | default .Values.resources.limits) "nvidia.com/gpu"`, _scoped_reads' `default .limits`): a
+    second fix reads the counts there still, and keeps them in the DRA values."""
+    counts = r"\.".join(re.escape(str(p)) for p in sibling_path(path, COUNTS))
+    return re.compile(rf'\.Values\.{counts} \| default [^()]*\)\s+"{re.escape(key)}"')
 
 
 def _scoped_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
