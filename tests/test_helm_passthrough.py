@@ -778,6 +778,15 @@ READS_KEY = OWN_TOLERATIONS.replace(
 COLUMN_ZERO = OWN_TOLERATIONS.replace(
     "            {{- toYaml .Values.resources | nindent 12 }}\n", "{{ toYaml .Values.resources | indent 12 }}\n"
 )
+# KubeRay's: the pod renders `resourceClaims` from values itself, with toYaml: the claim templates keep their names
+OWN_CLAIMS = OWN_TOLERATIONS.replace(
+    "      containers:\n",
+    "      {{- with .Values.resourceClaims }}\n      resourceClaims:\n        {{- toYaml . | nindent 8 }}\n"
+    "      {{- end }}\n      containers:\n",
+).replace(
+    "  name: {{ .Release.Name }}-server\n",
+    "  name: {{ .Release.Name }}-server\n  namespace: {{ .Release.Namespace }}\n",
+)
 # aoe-inference's: the container takes one of two maps (KEYED); with a values file of each, the pod gathers both
 # maps' claims
 PICKED_VALUES = "accelerator: gpu\nresources:\n  gpu:\n    limits:\n      nvidia.com/gpu: 2\n  neuron:\n    limits:\n"
@@ -790,6 +799,7 @@ PICKED_VALUES += "      aws.amazon.com/neuron: 1\n"
         pytest.param(READS_KEY, GPU_DEFAULTS, [], id="template reads the device key"),
         pytest.param(COLUMN_ZERO, GPU_DEFAULTS, [], id="map written at column 0"),
         pytest.param(KEYED, PICKED_VALUES, ["-f", "app/values-neuron.yaml"], id="one of two maps"),
+        pytest.param(OWN_CLAIMS, GPU_DEFAULTS + "resourceClaims: []\n", [], id="claims of the chart's own"),
     ],
 )
 def test_a_second_fix_changes_nothing_in_these_shapes(
@@ -797,7 +807,9 @@ def test_a_second_fix_changes_nothing_in_these_shapes(
 ) -> None:
     """Shapes of the dev sets where a second fix differed: it dropped the `deviceCounts` a line the first fix
     rewrote reads (ollama-intel), found no `containers:` above a map written at column 0 below the first fix's device
-    check (helm-horovod, weaviate: exit 1), and wrote that check again below the claims' `concat` (aoe-inference)."""
+    check (helm-horovod, weaviate: exit 1), wrote that check again below the claims' `concat` (aoe-inference), and
+    named the claim templates after the release where the chart's own `resourceClaims` render the names as they are
+    (ray-cluster: the first fix's `{{ $.Release.Namespace }}` read as `.Release.Name`; the proof failed, exit 1)."""
     files = {"templates/server.yaml": template, "values.yaml": values, "values-neuron.yaml": "accelerator: neuron\n"}
     chart_with(tmp_path, "app", files)
     first, _, err = run_cli(["fix", "app", *args], cwd=tmp_path)

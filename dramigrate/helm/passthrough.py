@@ -783,7 +783,8 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
     their own templates); no when a template renders that key already with plain `toYaml` (KubeRay's)."""
     existing = root / TEMPLATE_FILE
     if existing.is_file():
-        return ".Release.Name" in existing.read_text(encoding="utf-8")
+        # (its metadata's `namespace: {{ $.Release.Namespace }}` is no name)
+        return re.search(r"\.Release\.Name\b", existing.read_text(encoding="utf-8")) is not None
     return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
 
 
