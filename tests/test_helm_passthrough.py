@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import TOYAML_SERVER, RunCli, chart_with, deployment, dra_render
+from test_helm_mixed_patterns import KEYED
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
@@ -733,6 +734,90 @@ def test_a_second_fix_of_a_rewritten_chart_is_quiet(run_cli: RunCli, tmp_path: P
     (chart / "values-dra.yaml").write_text("# mine\n")  # a file of the user's own there: kept, and said so
     code, _, err = run_cli(["fix", "app", "-f", "gpu.yaml"], cwd=tmp_path)
     assert (chart / "values-dra.yaml").read_text() == "# mine\n" and "exists already" in err, err
+
+
+@pytest.mark.parametrize("shape", ["defaults", "values file", "umbrella"])
+def test_a_second_fix_of_a_pod_that_had_no_tolerations_is_quiet(run_cli: RunCli, tmp_path: Path, shape: str) -> None:
+    """The pod wrote no tolerations: the first fix adds `{{- with .Values.tolerations }}` after the claims it passes
+    through, and the DRA values carry the list. The second fix took that block for the chart's own list and would
+    join the toleration to it (`resourceTolerations`): 'values-dra.yaml exists already', nothing written, exit 1."""
+    gpu = "resources:\n  limits:\n    nvidia.com/gpu: 2\n"
+    files = {
+        "templates/server.yaml": TOYAML_SERVER,
+        "values.yaml": "resources: {}\n" if shape == "values file" else gpu,
+    }
+    if shape == "umbrella":
+        chart_with(tmp_path / "app" / "charts", "leaf", files)
+        chart_with(tmp_path, "app", {"values.yaml": "leaf:\n  resources:\n    limits:\n      nvidia.com/gpu: 2\n"})
+    else:
+        chart_with(tmp_path, "app", files)
+    (tmp_path / "gpu.yaml").write_text(gpu)
+    args = ["fix", "app", *(["-f", "gpu.yaml"] if shape == "values file" else [])]
+    first, _, err = run_cli(args, cwd=tmp_path)
+    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert first == 0 and any(p.name.endswith("-dra.yaml") for p in written), err
+    assert any(b"tolerations:" in text for p, text in written.items() if p.name.endswith("-dra.yaml"))
+    again, _, err = run_cli(args, cwd=tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == written, err
+    assert again == first and "exists already" not in err, err
+
+
+OWN_TOLERATIONS = TOYAML_SERVER.replace(
+    "      containers:\n",
+    "      {{- with .Values.tolerations }}\n      tolerations:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n"
+    "      containers:\n",
+)
+GPU_DEFAULTS = "resources:\n  limits:\n    nvidia.com/gpu: 2\ntolerations: []\n"
+# the template reads the device key itself: the first fix has it read the counts the DRA values keep beside the map
+READS_KEY = OWN_TOLERATIONS.replace(
+    "          image: server:1\n",
+    '          image: server:1\n          {{- if hasKey .Values.resources.limits "nvidia.com/gpu" }}\n'
+    "          args: [--gpus]\n          {{- end }}\n",
+)
+# horovod's and weaviate's `{{ toYaml .Values.resources | indent 12 }}` at column 0 under `resources:`
+COLUMN_ZERO = OWN_TOLERATIONS.replace(
+    "            {{- toYaml .Values.resources | nindent 12 }}\n", "{{ toYaml .Values.resources | indent 12 }}\n"
+)
+# KubeRay's: the pod renders `resourceClaims` from values itself, with toYaml: the claim templates keep their names
+OWN_CLAIMS = OWN_TOLERATIONS.replace(
+    "      containers:\n",
+    "      {{- with .Values.resourceClaims }}\n      resourceClaims:\n        {{- toYaml . | nindent 8 }}\n"
+    "      {{- end }}\n      containers:\n",
+).replace(
+    "  name: {{ .Release.Name }}-server\n",
+    "  name: {{ .Release.Name }}-server\n  namespace: {{ .Release.Namespace }}\n",
+)
+# aoe-inference's: the container takes one of two maps (KEYED); with a values file of each, the pod gathers both
+# maps' claims
+PICKED_VALUES = "accelerator: gpu\nresources:\n  gpu:\n    limits:\n      nvidia.com/gpu: 2\n  neuron:\n    limits:\n"
+PICKED_VALUES += "      aws.amazon.com/neuron: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("template", "values", "args"),
+    [
+        pytest.param(READS_KEY, GPU_DEFAULTS, [], id="template reads the device key"),
+        pytest.param(COLUMN_ZERO, GPU_DEFAULTS, [], id="map written at column 0"),
+        pytest.param(KEYED, PICKED_VALUES, ["-f", "app/values-neuron.yaml"], id="one of two maps"),
+        pytest.param(OWN_CLAIMS, GPU_DEFAULTS + "resourceClaims: []\n", [], id="claims of the chart's own"),
+    ],
+)
+def test_a_second_fix_changes_nothing_in_these_shapes(
+    run_cli: RunCli, tmp_path: Path, template: str, values: str, args: list[str]
+) -> None:
+    """Shapes of the dev sets where a second fix differed: it dropped the `deviceCounts` a line the first fix
+    rewrote reads (ollama-intel), found no `containers:` above a map written at column 0 below the first fix's device
+    check (helm-horovod, weaviate: exit 1), wrote that check again below the claims' `concat` (aoe-inference), and
+    named the claim templates after the release where the chart's own `resourceClaims` render the names as they are
+    (ray-cluster: the first fix's `{{ $.Release.Namespace }}` read as `.Release.Name`; the proof failed, exit 1)."""
+    files = {"templates/server.yaml": template, "values.yaml": values, "values-neuron.yaml": "accelerator: neuron\n"}
+    chart_with(tmp_path, "app", files)
+    first, _, err = run_cli(["fix", "app", *args], cwd=tmp_path)
+    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert first == 0 and (tmp_path / "app" / "templates" / "resourceclaimtemplates.yaml").is_file(), err
+    again, _, err = run_cli(["fix", "app", *args], cwd=tmp_path)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == written, err
+    assert again == first and "manual" not in err, err
 
 
 NFD_TEMPLATE = """\

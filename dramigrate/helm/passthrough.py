@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -458,6 +459,7 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
     out = set()
     heads = _pod_heads()
     called = tolerations_helpers(dict(enumerate(texts)))
+    rewritten = any(f".Values.{VALUES_KEY}" in text for text in texts)  # by an earlier fix (template_edits)
     for text in texts:
         lines = text.splitlines()
         for j, line in enumerate(lines):
@@ -467,10 +469,23 @@ def joined_lists(texts: list[str]) -> frozenset[str]:
             if line.strip() != "tolerations:" or (pod := _beside(lines, j, heads)) is None:
                 continue
             found = _joinable_list(lines, parent_line(lines, pod), line)
+            if found is not None and rewritten and _passed_before(lines, parent_line(lines, pod), j):
+                continue  # added by an earlier fix, or left as it was
             around = " ".join(lines[max(j - 1, 0) : j + 2])
             expr = found[2].group(2) if found else (m.group(1) if (m := _JOINED.search(around)) else "")
             out.update(".".join(words) for words in (_list_words(expr) if expr else []))
     return frozenset(out)
+
+
+def _passed_before(lines: list[str], pod: int, at: int) -> bool:
+    """Whether the pod's `tolerations:` at line `at`, from one values list, may be the block an earlier fix added to a
+    pod that wrote none (_list_block: `{{- with X.tolerations }}`): the pod at line `pod` renders the claims that fix
+    passed through, `{{- with X.resourceClaims }}` (`$dramigrateResourceClaims | uniq`) above `resourceClaims:`. Had
+    that fix joined the list, it would read `with concat ...`: a second fix takes it as the first did, not as the
+    chart's own to join (the DRA values carry it whole)."""
+    ind = " " * line_indent(lines[at])
+    opened = re.compile(rf"{ind}\{{\{{- with \S*(?:\.r|\$dramigrateR)esourceClaims\b.*")
+    return any(lines[j] == f"{ind}resourceClaims:" and opened.fullmatch(lines[j - 1]) for j in _pod_span(lines, pod))
 
 
 def _beside(lines: list[str], j: int, heads: set[str]) -> int | None:
@@ -768,7 +783,8 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
     their own templates); no when a template renders that key already with plain `toYaml` (KubeRay's)."""
     existing = root / TEMPLATE_FILE
     if existing.is_file():
-        return ".Release.Name" in existing.read_text(encoding="utf-8")
+        # (its metadata's `namespace: {{ $.Release.Namespace }}` is no name)
+        return re.search(r"\.Release\.Name\b", existing.read_text(encoding="utf-8")) is not None
     return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
 
 
@@ -2151,7 +2167,7 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
     at = line_indent(lines[i])
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
-    head = next((j for j in range(i - 1, -1, -1) if not _CONTROL.match(lines[j])), -1)
+    head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)
     if lines[i].lstrip().startswith("{{") and head >= 0 and lines[head].rstrip().endswith(":"):
         # `resources:` then `{{ ... | toYaml | indent 10 }}` at column 0, maybe inside `{{- if }}`/`{{- else }}`
         at = max(at, line_indent(lines[head]) + 1)
@@ -2504,7 +2520,10 @@ def device_check(
     define first drops the keys and sections the map holds as null beside its claims (a DRA overlay's, which Helm
     keeps where the chart's values.yaml lacks the key: DROP_NULLS)."""
     line = _device_check_line(t, i, ref, need, path)
-    if line is not None and line not in t.inserts.get(i, []) and not (i and t.lines[i - 1] == line):  # not again
+    # not again: an earlier fix's check is among the actions right above (the claims' `concat` after it, in a pod
+    # with several maps)
+    above = itertools.takewhile(is_control, reversed(t.lines[:i]))
+    if line is not None and line not in t.inserts.get(i, []) and line not in above:
         t.inserts.setdefault(i, []).append(line)
 
 
@@ -2530,6 +2549,12 @@ def _device_check_line(
     if not line_indent(here):  # `resources: ` then `{{ toYaml .resources | indent 10 }}` (TGI's)
         return f"{{{{ {call} -}}}}"
     return None
+
+
+def _checked(line: str) -> bool:
+    """Whether the line is an earlier fix's device_check line (at column 0 above horovod's `{{ toYaml .Values.resources
+    | indent 10 }}`, under the `resources:` key the map is written for)."""
+    return is_control(line) and f'.{DEVICES_DEFINE}" (list ' in line
 
 
 def _drop_nulls(t: _Edits, i: int, expr: str) -> None:
@@ -3081,12 +3106,20 @@ def reads_count(text: str, path: Path_, section: str, key: str) -> bool:
 def _reads_count(text: str, path: Path_, section: str, key: str) -> bool:
     """reads_count, once per template text and map: the proof asks it of every value set's edits, mostly the same
     (groundx's 11 value sets spent 4 s on the same questions)."""
-    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key))
+    found = (_read_pattern(path, section, key), _with_read_pattern(path, section, key), _reread_before(path, key))
     return (
         any(p is not None and p.search(text) for p in found)
         or bool(_var_reads(text, path, section, key))
         or bool(_scoped_reads(text, path, section, key))
     )
+
+
+def _reread_before(path: Path_, key: str) -> re.Pattern[str]:
+    """A read of the device key an earlier fix rewrote to take the counts beside the map (reread's
+    `(.Values.deviceCounts | default .Values.resources.limits) "nvidia.com/gpu"`, _scoped_reads' `default .limits`): a
+    second fix reads the counts there still, and keeps them in the DRA values."""
+    counts = r"\.".join(re.escape(str(p)) for p in sibling_path(path, COUNTS))
+    return re.compile(rf'\.Values\.{counts} \| default [^()]*\)\s+"{re.escape(key)}"')
 
 
 def _scoped_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
