@@ -164,3 +164,19 @@ def test_a_map_only_container_it_does_not_take_is_refused_with_the_steps_by_hand
         outcome.manual
     ), outcome.manual
     assert "not passed through" not in outcome.manual, outcome.manual
+
+
+def test_fix_says_the_maps_device_request_is_fixed_and_exits_0(tmp_path: Path, run_cli: Any) -> None:
+    """The pass-through is tried first and fails on this shape, which cleared every finding's fixed; the keyed-map
+    rewrite then wrote and proved the chart, yet its device request still said (fixable), the summary counted an
+    error and fix exited 1 (charts45 eksml triton and rayserve), while a lint right after found nothing."""
+    chart = chart_with(tmp_path, "triton", {"templates/server.yaml": SERVER, "values.yaml": VALUES})
+    (tmp_path / "gpu.yaml").write_text(GPU)
+    code, out, err = run_cli(["fix", "triton", "-f", "gpu.yaml"], cwd=tmp_path)
+    said = out + err  # the findings and the summary go to stderr
+    assert "written:" in said and (chart / "templates/resourceclaimtemplate.yaml").is_file(), said
+    requests = [line for line in said.splitlines() if "[legacy-device-request]" in line]
+    assert requests and all("(fixed)" in line for line in requests), said
+    assert "fixable with" not in said, said
+    assert code == 0, said
+    assert run_cli(["lint", "triton", "-f", "gpu.yaml"], cwd=tmp_path)[0] == 0

@@ -389,6 +389,17 @@ def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
         f.fixed = False
 
 
+def fixed_marks(findings: list[Finding]) -> list[tuple[Finding, bool]]:
+    """Each finding with whether it says fixed, taken before a rewrite is tried: _manual clears them all when the try
+    fails, and restore_fixed gives them back for the rewrite tried next (which writes what the core migrated)."""
+    return [(f, f.fixed) for f in findings]
+
+
+def restore_fixed(marks: list[tuple[Finding, bool]]) -> None:
+    for f, was in marks:
+        f.fixed = was
+
+
 def _in_chart(root: Path, path: Path) -> str:
     """A Change's name for a file given by a path from the working directory (an -f file's DRA variant): relative to
     the chart when the file is in it, else absolute (a Change's relative name is read from the chart root)."""

@@ -46,6 +46,8 @@ from dramigrate.helm.outcome import (
     _rewritten_copy,
     _templates,
     _uncovered,
+    fixed_marks,
+    restore_fixed,
 )
 from dramigrate.helm.probe import override
 from dramigrate.helm.proveswitch import (
@@ -114,15 +116,14 @@ def fix_placed_values(
     values, libvalues.pod_spec_places), proven as the pass-through's: "" when it holds (or the outcome is final),
     else why not, with the outcome as before it."""
     first = min(hints.items(), key=lambda kv: (kv[0], kv[1].line))
-    findings, fixed = list(outcome.findings), [f.fixed for f in outcome.findings]
+    marks = fixed_marks(outcome.findings)
     _fix_passthrough(outcome, root, copts, work, {"": set()}, expected, first, {"": [()]}, places=place)
     if not outcome.manual or outcome.patch_proven:
         return ""
     tried = outcome.manual.removesuffix(ENGINE_HINT)
     outcome.manual, outcome.changes = "", []
-    outcome.findings[:] = findings
-    for f, was in zip(findings, fixed, strict=True):
-        f.fixed = was
+    outcome.findings[:] = [f for f, _ in marks]
+    restore_fixed(marks)
     return tried
 
 
@@ -194,16 +195,15 @@ def _fix_passthrough(
     """The pass-through rewrite (_passthrough), its values-dra.yaml migrating the maps under switches the defaults
     leave off too; when that does not prove, the rewrite with values-dra.yaml for the defaults' maps alone (a --set
     that switches the others on is then not covered, and said so)."""
-    kept = (list(outcome.findings), [f.fixed for f in outcome.findings], list(outcome.checked), outcome.usage)
+    kept = (fixed_marks(outcome.findings), list(outcome.checked), outcome.usage)
     args = (outcome, root, copts, work, leaves, expected, hint, scopes, switch, places)
 
     def again() -> bool:
         """Whether the try just made failed the proof (then the outcome is reset for the next)."""
         if not outcome.manual or outcome.patch_proven:
             return False
-        outcome.findings[:], outcome.checked[:], outcome.usage = kept[0], kept[2], kept[3]
-        for f, was in zip(kept[0], kept[1], strict=True):
-            f.fixed = was
+        outcome.findings[:], outcome.checked[:], outcome.usage = [f for f, _ in kept[0]], kept[1], kept[2]
+        restore_fixed(kept[0])
         outcome.manual, outcome.patch, outcome.changes, outcome.patch_proven = "", "", [], False
         return True
 

@@ -75,6 +75,8 @@ from dramigrate.helm.outcome import (
     _values_files,
     _volatile,
     _with_switches,
+    fixed_marks,
+    restore_fixed,
     shipped_files,
     switch_files,
 )
@@ -1638,11 +1640,13 @@ def _fix_idiomatic(
                 _manual(outcome, f"{exc}{ENGINE_HINT}", "")
                 return
         rels = wanted[sub] - (switch.rels - switch.both if switch else set())
+        marks = fixed_marks(outcome.findings)
         _fix_passthrough(outcome, root, copts, work, {sub: rels}, expected, hint, {sub: scopes}, switch)
         keys = _map_only_keys(root, maps, expected, rules) if outcome.manual and not sub and not switch else ""
         if keys:  # device keys only from `range` maps: the keyed-map rewrite (keyedmap.map_only), below
             outcome.findings = [f for f in outcome.findings if f.rule != "chart-rewrite-unproven"]
             outcome.manual, outcome.patch = "", ""
+            restore_fixed(marks)  # the failed pass-through cleared them: the keyed-map rewrite writes the same
         elif switch and switch.both and outcome.changes and not outcome.manual and not outcome.usage:
             rel, beside = min(both.items())
             maps_too = f"; the resources map of the other branch ({rel}:{beside.line}) takes the DRA values files"
