@@ -39,7 +39,7 @@ LIBRARY = {
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ $.Release.Name }}-{{ $name }}
+  name: {{ $.Release.Name }}-{{ with $.Values.nameOverride }}{{ . }}-{{ end }}{{ $name }}
 spec:
   selector:
     matchLabels: {app: {{ $name }}}
@@ -71,7 +71,19 @@ containers:
     {{- with $container.resources }}
     resources: {{ toYaml . | nindent 6 }}
     {{- end }}
+    {{- with $container.env }}
+    env:
+      {{- range $k, $v := include "bjw-s.common.lib.container.env" . | fromYaml }}
+      - {name: {{ $k }}, value: {{ tpl $v $.root | quote }}}
+      {{- end }}
+    {{- end }}
 {{- end }}
+{{- end -}}
+""",
+    "common/templates/lib/container/_env.tpl": """\
+{{- define "bjw-s.common.lib.container.env" -}}
+{{- $env := . -}}
+{{ toYaml $env }}
 {{- end -}}
 """,
 }
@@ -200,3 +212,60 @@ def test_claims_every_pod_takes_from_the_defaults_leave_the_chart_manual_with_th
     # was: 'that values-only migration is not automated yet', with no reason
     assert "defaultPodOptions.resourceClaims names claims every pod takes" in outcome.manual
     assert outcome.findings and sum(f.rule == "chart-rewrite-unproven" for f in outcome.findings) == 1
+
+
+# a chart that renders the library once per component, the component's values merged over the chart's own
+COMPONENT = """\
+{{- if .Values.NAME.enabled }}
+{{- $ctx := deepCopy . -}}
+{{- $_ := get .Values "NAME" | mergeOverwrite $ctx.Values -}}
+{{- include "bjw-s.common.loader.generate" $ctx }}
+{{- end }}
+"""
+COMPONENTS = """\
+controllers: {}
+server:
+  enabled: true
+  nameOverride: server
+  controllers:
+    main:
+      containers:
+        main:
+          image: busybox
+          env:
+            # a value the library renders with tpl, long enough that toYaml writes it over two lines
+            WORKER_URL: '{{ printf "http://%s-worker-of-the-components-chart:3003/api" .Release.Name }}'
+worker:
+  enabled: true
+  nameOverride: worker
+  controllers:
+    main:
+      containers:
+        main:
+          image: busybox
+"""
+
+
+def test_a_chart_rendering_the_library_per_component_gets_the_dra_values_under_the_component(tmp_path: Path) -> None:
+    files = {f"templates/{name}.yaml": COMPONENT.replace("NAME", name) for name in ("server", "worker")}
+    gpu = "worker:\n  controllers:\n    main:\n      containers:\n        main:\n          resources:\n"
+    gpu += "            limits:\n              nvidia.com/gpu: 1\n"
+    chart = _app(tmp_path, values=COMPONENTS, files={**files, "gpu.yaml": gpu})
+    (chart / "templates/common.yaml").unlink()
+    # was: manual, 'pattern F (another template shape): the objects are written by the library chart ...'
+    outcome = _fix(chart, chart / "gpu.yaml")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = yaml.safe_load((chart / "gpu-dra.yaml").read_text())
+    worker = variant["worker"]["controllers"]["main"]
+    resources = worker["containers"]["main"]["resources"]
+    assert resources["claims"] == [{"name": "gpu"}] and not resources.get("limits")  # given after gpu.yaml
+    claim = worker["pod"]["resourceClaims"][0]
+    assert claim["resourceClaimTemplateName"].startswith("app-worker-main-gpu-")  # the component in the name
+    assert list(variant) == ["worker", "resourceClaimTemplates"]  # nothing at the top level the server would take
+    _, counts, pods = dra_render(chart, chart / "gpu-dra.yaml")
+    assert list(counts.values()) == [1]
+    assert pods["release-name-worker-main"]["resourceClaims"] == [claim]
+    assert "resourceClaims" not in pods["release-name-server-main"]
+    env = pods["release-name-server-main"]["containers"][0]["env"]
+    assert env == [{"name": "WORKER_URL", "value": "http://release-name-worker-of-the-components-chart:3003/api"}]
