@@ -269,3 +269,24 @@ def test_a_chart_rendering_the_library_per_component_gets_the_dra_values_under_t
     assert "resourceClaims" not in pods["release-name-server-main"]
     env = pods["release-name-server-main"]["containers"][0]["env"]
     assert env == [{"name": "WORKER_URL", "value": "http://release-name-worker-of-the-components-chart:3003/api"}]
+
+
+def test_proof_l_takes_a_template_s_documents_in_another_order_only_from_a_chart_that_ranges_over_unsorted_keys(
+    tmp_path: Path,
+) -> None:
+    from dramigrate.helm.prove import same_text
+    from dramigrate.helm.render import RenderedManifest
+    from dramigrate.helm.renderpool import orders_at_random
+
+    ab = [
+        RenderedManifest("app/templates/common.yaml", "kind: A\n"),
+        RenderedManifest("app/templates/common.yaml", "kind: B\n"),
+    ]
+    ba = list(reversed(ab))
+    assert same_text(ab, ab, ba)  # byte for byte, the order counts
+    assert same_text(ab, ab, ba, unordered=True) == ""
+    assert same_text(ab, ab, [ab[0], RenderedManifest(ab[1].source, "kind: C\n")], unordered=True)  # a changed one
+    loader = "{{- range $name := keys .Values.controllers }}\n---\nkind: {{ $name }}\n{{- end }}\n"
+    assert orders_at_random(chart_with(tmp_path, "unsorted", {"templates/_loader.tpl": loader}))
+    sorted_loader = loader.replace("keys .Values.controllers", "keys .Values.controllers | sortAlpha")
+    assert not orders_at_random(chart_with(tmp_path, "sorted", {"templates/_loader.tpl": sorted_loader}))
