@@ -271,6 +271,59 @@ def test_a_chart_rendering_the_library_per_component_gets_the_dra_values_under_t
     assert env == [{"name": "WORKER_URL", "value": "http://release-name-worker-of-the-components-chart:3003/api"}]
 
 
+def test_an_umbrella_over_an_app_template_fork_holding_its_renamed_library_gets_the_values_only_rewrite(
+    tmp_path: Path,
+) -> None:
+    """An umbrella whose subchart (an app-template fork, under an alias) holds bjw-s common renamed and versioned as
+    its own fork, unpacked beside its archive; the library renders the pod's resourceClaims option whatever its
+    version says, and ranges over its controllers with `keys`, unsorted (documents in random order)."""
+    umbrella = chart_with(
+        tmp_path, "umbrella", {"values.yaml": "# the workload, filled by the orchestrator\nserving: {}\n"}
+    )
+    (umbrella / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n  - name: app\n    version: 0.1.0\n"
+        "    repository: file://../app\n    alias: serving\n"
+    )
+    app = _app(umbrella / "charts", version="4.6.2", values="controllers: {}\n")
+    fork = app / "charts/common-4.6.2.tgz"
+    with tarfile.open(fork) as tar:
+        tar.extractall(app / "charts", filter="data")
+    spec = LIBRARY["common/templates/lib/pod/_spec.tpl"].replace("POD_CLAIMS\n", POD_CLAIMS)
+    (app / "charts/common/templates/lib/pod/_spec.tpl").write_text(spec)  # the fork renders it before 5.0.1
+    loader = app / "charts/common/templates/_loader.tpl"
+    loader.write_text(
+        loader.read_text().replace(
+            "{{- range $name, $controller := .Values.controllers }}",
+            "{{- range $name := keys .Values.controllers }}{{ $controller := get $.Values.controllers $name }}",
+        )
+    )
+    meta = app / "charts/common/Chart.yaml"
+    meta.write_text(meta.read_text().replace("name: common", "name: fork-common"))
+    (app / "charts/common").rename(app / "charts/fork-common")
+    fork.unlink()
+    with tarfile.open(app / "charts/fork-common-4.6.2.tgz", "w:gz") as tar:  # packed beside it, the same files
+        tar.add(app / "charts/fork-common", "fork-common")
+    (app / "Chart.yaml").write_text((app / "Chart.yaml").read_text().replace("- name: common", "- name: fork-common"))
+    gpu = "serving:\n  controllers:\n"
+    gpu += "".join(
+        f"    {name}:\n      containers:\n        {name}:\n          image: busybox\n" for name in ("a", "b", "c")
+    )
+    gpu += "          resources:\n            limits:\n              nvidia.com/gpu: 1\n"
+    (umbrella / "gpu.yaml").write_text(gpu)
+    # was: manual, 'pattern D (a named helper or library include): the objects are written by the library chart ...'
+    outcome = _fix(umbrella, umbrella / "gpu.yaml")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = yaml.safe_load((umbrella / "gpu-dra.yaml").read_text())
+    pod = variant["serving"]["controllers"]["c"]["pod"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"].startswith("umbrella-serving-c-gpu-")
+    assert not (app / "templates/resourceclaimtemplates.yaml").exists()  # the umbrella renders the claim templates
+    _, counts, pods = dra_render(umbrella, umbrella / "gpu-dra.yaml")
+    assert list(counts.values()) == [1]
+    assert pods["release-name-c"]["resourceClaims"] == pod["resourceClaims"]
+    assert "resourceClaims" not in pods["release-name-a"]
+
+
 def test_proof_l_takes_a_template_s_documents_in_another_order_only_from_a_chart_that_ranges_over_unsorted_keys(
     tmp_path: Path,
 ) -> None:
