@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import TOYAML_SERVER, chart_with, dra_render, fix_chart
+from conftest import TOYAML_SERVER, chart_with, deployment, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -226,3 +226,37 @@ def test_a_device_key_dug_out_of_the_map_reads_the_count_kept_beside_it(tmp_path
     server, telemetry = pods["release-name-server"]["containers"]
     assert telemetry["env"] == [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
     assert server["resources"] == {"claims": [{"name": "gpu"}]} and list(counts.values()) == [8]
+
+
+def test_the_pods_claims_render_when_the_map_s_first_container_is_an_init_container_under_an_if(
+    tmp_path: Path,
+) -> None:
+    """The map goes into an init container the chart renders only `if .Values.models` (a model puller) and into the
+    main container: the pod's `resourceClaims` go before the main `containers:`, outside that `if`, so they render
+    with no models too (was: manual, 'the rewritten chart renders differently ...: resourceClaims ... the rewritten
+    chart has none')."""
+    pod = """\
+      {{- if .Values.models }}
+      # pulls the models before the server starts
+      initContainers:
+        - name: pull
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+      {{- end }}
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- toYaml .Values.resources | nindent 12 }}
+"""
+    values = "models: []\nresources:\n  limits:\n    cpu: 1\n"
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": deployment("server", pod)})
+    (tmp_path / "gpu.yaml").write_text('resources:\n  limits:\n    nvidia.com/gpu: "1"\n')
+    outcome = fix_chart(chart, values=(tmp_path / "gpu.yaml",))
+    assert outcome.proven, outcome.report()
+    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
+    assert list(counts.values()) == [1]
+    claims = pods["server"]["resourceClaims"]
+    assert [c["name"] for c in claims] == ["gpu"] and "initContainers" not in pods["server"]
+    assert pods["server"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]

@@ -2071,11 +2071,12 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
                 f"{first.ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}",
             ]
             expr = f"{var} | uniq"
-        if own is not None and own.start > first.containers:
-            t.inserts.setdefault(first.containers, []).extend(gather)
+        head = first.containers if gather else _unswitched_head(t, pod, reads)
+        if own is not None and own.start > head:
+            t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
             return
-        t.inserts.setdefault(first.containers, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
+        t.inserts.setdefault(head, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
         return
     heads = sorted({r.containers for r in reads})
     t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
@@ -2087,6 +2088,21 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
         _join_own(t, own, f"{var} | uniq")
         return
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+
+
+def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
+    """The containers head of `reads` the pod-level key goes before: the first one that no `if`, `with` or `range`
+    opened inside the pod spec holds (an Ollama pod's `initContainers:` under `if .Values.models`, its `containers:`
+    under none), so that the key renders whenever a container that takes the map does; the first head when each is
+    under one."""
+    from dramigrate.helm.idiomatic import _open_blocks
+
+    offsets = [0]
+    for line in t.text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    heads = sorted({r.containers for r in reads})
+    free = (h for h in heads if not any(start >= offsets[pod + 1] for start, _ in _open_blocks(t.text, offsets[h])))
+    return next(free, reads[0].containers)
 
 
 def _switched_container(t: _Edits, containers: int, i: int) -> bool:
