@@ -3306,6 +3306,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
     subchart folder `root` is of an umbrella, which the line's file is named from."""
     for rel, text in _templates(root).items():
         rel = f"{within}/{rel}" if within else rel
+        held = _values_variables(text)
         copied = _copy_block_lines(text)
         through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):
@@ -3324,6 +3325,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
                     or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                    or _indexed_through_variables(line, held, dotted, key)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
@@ -3334,6 +3336,34 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
+
+
+_ASSIGNED = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*(\$\w*(?:\.[\w]+)+|\.Values(?:\.[\w]+)*)\s*-?\}\}")
+
+
+def _values_variables(text: str) -> dict[str, str]:
+    """The template's variables set to a values path (`{{- $training := .Values.training -}}`, `{{- $gpu :=
+    $training.gpu -}}`), each as its dotted `.Values` path; a variable set twice to different paths is left out."""
+    out: dict[str, str] = {}
+    twice: set[str] = set()
+    for var, expr in _ASSIGNED.findall(text):
+        head, _, rest = expr.partition(".")
+        path = expr if expr.startswith(".Values") else (f"{out[head]}.{rest}" if head in out else "")
+        if not path or out.get(var, path) != path:
+            twice.add(var)
+        out[var] = path
+    return {v: p for v, p in out.items() if v not in twice and p}
+
+
+def _indexed_through_variables(line: str, held: dict[str, str], dotted: str, key: str) -> bool:
+    """Whether the line indexes the map's section, reached through variables the template set to values paths
+    (`index $training.gpu.resources.limits $gpuResourceName`), by the device key or by a variable (a resource name
+    the values give)."""
+    for m in re.finditer(r'\bindex\s+\(?(\$\w+)((?:\.[\w]+)*)\)?\s+("[^"]*"|\$\w+)', line):
+        base, arg = held.get(m.group(1)), m.group(3)
+        if base and f"{base}{m.group(2)}" == dotted and (arg == f'"{key}"' or arg.startswith("$")):
+            return True
+    return False
 
 
 def _reads_through_with(line: str, words: list[str], key: str) -> bool:
