@@ -235,7 +235,7 @@ def test_the_pods_claims_render_when_the_map_s_first_container_is_an_init_contai
     main container: the pod's `resourceClaims` go before the main `containers:`, outside that `if`, so they render
     with no models too (was: manual, 'the rewritten chart renders differently ...: resourceClaims ... the rewritten
     chart has none')."""
-    pod = """\
+    puller = """\
       {{- if .Values.models }}
       # pulls the models before the server starts
       initContainers:
@@ -244,22 +244,18 @@ def test_the_pods_claims_render_when_the_map_s_first_container_is_an_init_contai
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
       {{- end }}
-      containers:
-        - name: server
-          image: server:1
-          resources:
-            {{- toYaml .Values.resources | nindent 12 }}
 """
+    template = TOYAML_SERVER.replace("      containers:\n", puller + "      containers:\n", 1)
     values = "models: []\nresources:\n  limits:\n    cpu: 1\n"
-    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": deployment("server", pod)})
+    chart = chart_with(tmp_path, "server", {"values.yaml": values, "templates/server.yaml": template})
     (tmp_path / "gpu.yaml").write_text('resources:\n  limits:\n    nvidia.com/gpu: "1"\n')
     outcome = fix_chart(chart, values=(tmp_path / "gpu.yaml",))
     assert outcome.proven, outcome.report()
     _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
     assert list(counts.values()) == [1]
-    claims = pods["server"]["resourceClaims"]
-    assert [c["name"] for c in claims] == ["gpu"] and "initContainers" not in pods["server"]
-    assert pods["server"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+    claims = pods["release-name-server"]["resourceClaims"]
+    assert [c["name"] for c in claims] == ["gpu"] and "initContainers" not in pods["release-name-server"]
+    assert pods["release-name-server"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
 
 
 def test_a_check_that_indexes_the_map_through_variables_is_named_in_the_refusal(tmp_path: Path) -> None:
