@@ -39,7 +39,7 @@ LIBRARY = {
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ $.Release.Name }}-{{ $name }}
+  name: {{ $.Release.Name }}-{{ with $.Values.nameOverride }}{{ . }}-{{ end }}{{ $name }}
 spec:
   selector:
     matchLabels: {app: {{ $name }}}
@@ -71,7 +71,19 @@ containers:
     {{- with $container.resources }}
     resources: {{ toYaml . | nindent 6 }}
     {{- end }}
+    {{- with $container.env }}
+    env:
+      {{- range $k, $v := include "bjw-s.common.lib.container.env" . | fromYaml }}
+      - {name: {{ $k }}, value: {{ tpl $v $.root | quote }}}
+      {{- end }}
+    {{- end }}
 {{- end }}
+{{- end -}}
+""",
+    "common/templates/lib/container/_env.tpl": """\
+{{- define "bjw-s.common.lib.container.env" -}}
+{{- $env := . -}}
+{{ toYaml $env }}
 {{- end -}}
 """,
 }
@@ -200,3 +212,134 @@ def test_claims_every_pod_takes_from_the_defaults_leave_the_chart_manual_with_th
     # was: 'that values-only migration is not automated yet', with no reason
     assert "defaultPodOptions.resourceClaims names claims every pod takes" in outcome.manual
     assert outcome.findings and sum(f.rule == "chart-rewrite-unproven" for f in outcome.findings) == 1
+
+
+# a chart that renders the library once per component, the component's values merged over the chart's own
+COMPONENT = """\
+{{- if .Values.NAME.enabled }}
+{{- $ctx := deepCopy . -}}
+{{- $_ := get .Values "NAME" | mergeOverwrite $ctx.Values -}}
+{{- include "bjw-s.common.loader.generate" $ctx }}
+{{- end }}
+"""
+COMPONENTS = """\
+controllers: {}
+server:
+  enabled: true
+  nameOverride: server
+  controllers:
+    main:
+      containers:
+        main:
+          image: busybox
+          env:
+            # a value the library renders with tpl, long enough that toYaml writes it over two lines
+            WORKER_URL: '{{ printf "http://%s-worker-of-the-components-chart:3003/api" .Release.Name }}'
+worker:
+  enabled: true
+  nameOverride: worker
+  controllers:
+    main:
+      containers:
+        main:
+          image: busybox
+"""
+
+
+def test_a_chart_rendering_the_library_per_component_gets_the_dra_values_under_the_component(tmp_path: Path) -> None:
+    files = {f"templates/{name}.yaml": COMPONENT.replace("NAME", name) for name in ("server", "worker")}
+    gpu = "worker:\n  controllers:\n    main:\n      containers:\n        main:\n          resources:\n"
+    gpu += "            limits:\n              nvidia.com/gpu: 1\n"
+    chart = _app(tmp_path, values=COMPONENTS, files={**files, "gpu.yaml": gpu})
+    (chart / "templates/common.yaml").unlink()
+    # was: manual, 'pattern F (another template shape): the objects are written by the library chart ...'
+    outcome = _fix(chart, chart / "gpu.yaml")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = yaml.safe_load((chart / "gpu-dra.yaml").read_text())
+    worker = variant["worker"]["controllers"]["main"]
+    resources = worker["containers"]["main"]["resources"]
+    assert resources["claims"] == [{"name": "gpu"}] and not resources.get("limits")  # given after gpu.yaml
+    claim = worker["pod"]["resourceClaims"][0]
+    assert claim["resourceClaimTemplateName"].startswith("app-worker-main-gpu-")  # the component in the name
+    assert list(variant) == ["worker", "resourceClaimTemplates"]  # nothing at the top level the server would take
+    _, counts, pods = dra_render(chart, chart / "gpu-dra.yaml")
+    assert list(counts.values()) == [1]
+    assert pods["release-name-worker-main"]["resourceClaims"] == [claim]
+    assert "resourceClaims" not in pods["release-name-server-main"]
+    env = pods["release-name-server-main"]["containers"][0]["env"]
+    assert env == [{"name": "WORKER_URL", "value": "http://release-name-worker-of-the-components-chart:3003/api"}]
+
+
+def test_an_umbrella_over_an_app_template_fork_holding_its_renamed_library_gets_the_values_only_rewrite(
+    tmp_path: Path,
+) -> None:
+    """An umbrella whose subchart (an app-template fork, under an alias) holds bjw-s common renamed and versioned as
+    its own fork, unpacked beside its archive; the library renders the pod's resourceClaims option whatever its
+    version says, and ranges over its controllers with `keys`, unsorted (documents in random order)."""
+    umbrella = chart_with(
+        tmp_path, "umbrella", {"values.yaml": "# the workload, filled by the orchestrator\nserving: {}\n"}
+    )
+    (umbrella / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n  - name: app\n    version: 0.1.0\n"
+        "    repository: file://../app\n    alias: serving\n"
+    )
+    app = _app(umbrella / "charts", version="4.6.2", values="controllers: {}\n")
+    fork = app / "charts/common-4.6.2.tgz"
+    with tarfile.open(fork) as tar:
+        tar.extractall(app / "charts", filter="data")
+    spec = LIBRARY["common/templates/lib/pod/_spec.tpl"].replace("POD_CLAIMS\n", POD_CLAIMS)
+    (app / "charts/common/templates/lib/pod/_spec.tpl").write_text(spec)  # the fork renders it before 5.0.1
+    loader = app / "charts/common/templates/_loader.tpl"
+    loader.write_text(
+        loader.read_text().replace(
+            "{{- range $name, $controller := .Values.controllers }}",
+            "{{- range $name := keys .Values.controllers }}{{ $controller := get $.Values.controllers $name }}",
+        )
+    )
+    meta = app / "charts/common/Chart.yaml"
+    meta.write_text(meta.read_text().replace("name: common", "name: fork-common"))
+    (app / "charts/common").rename(app / "charts/fork-common")
+    fork.unlink()
+    with tarfile.open(app / "charts/fork-common-4.6.2.tgz", "w:gz") as tar:  # packed beside it, the same files
+        tar.add(app / "charts/fork-common", "fork-common")
+    (app / "Chart.yaml").write_text((app / "Chart.yaml").read_text().replace("- name: common", "- name: fork-common"))
+    gpu = "serving:\n  controllers:\n"
+    gpu += "".join(
+        f"    {name}:\n      containers:\n        {name}:\n          image: busybox\n" for name in ("a", "b", "c")
+    )
+    gpu += "          resources:\n            limits:\n              nvidia.com/gpu: 1\n"
+    (umbrella / "gpu.yaml").write_text(gpu)
+    # was: manual, 'pattern D (a named helper or library include): the objects are written by the library chart ...'
+    outcome = _fix(umbrella, umbrella / "gpu.yaml")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    variant = yaml.safe_load((umbrella / "gpu-dra.yaml").read_text())
+    pod = variant["serving"]["controllers"]["c"]["pod"]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"].startswith("umbrella-serving-c-gpu-")
+    assert not (app / "templates/resourceclaimtemplates.yaml").exists()  # the umbrella renders the claim templates
+    _, counts, pods = dra_render(umbrella, umbrella / "gpu-dra.yaml")
+    assert list(counts.values()) == [1]
+    assert pods["release-name-c"]["resourceClaims"] == pod["resourceClaims"]
+    assert "resourceClaims" not in pods["release-name-a"]
+
+
+def test_proof_l_takes_a_template_s_documents_in_another_order_only_from_a_chart_that_ranges_over_unsorted_keys(
+    tmp_path: Path,
+) -> None:
+    from dramigrate.helm.prove import same_text
+    from dramigrate.helm.render import RenderedManifest
+    from dramigrate.helm.renderpool import orders_at_random
+
+    ab = [
+        RenderedManifest("app/templates/common.yaml", "kind: A\n"),
+        RenderedManifest("app/templates/common.yaml", "kind: B\n"),
+    ]
+    ba = list(reversed(ab))
+    assert same_text(ab, ab, ba)  # byte for byte, the order counts
+    assert same_text(ab, ab, ba, unordered=True) == ""
+    assert same_text(ab, ab, [ab[0], RenderedManifest(ab[1].source, "kind: C\n")], unordered=True)  # a changed one
+    loader = "{{- range $name := keys .Values.controllers }}\n---\nkind: {{ $name }}\n{{- end }}\n"
+    assert orders_at_random(chart_with(tmp_path, "unsorted", {"templates/_loader.tpl": loader}))
+    sorted_loader = loader.replace("keys .Values.controllers", "keys .Values.controllers | sortAlpha")
+    assert not orders_at_random(chart_with(tmp_path, "sorted", {"templates/_loader.tpl": sorted_loader}))

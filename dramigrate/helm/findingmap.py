@@ -92,7 +92,8 @@ def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
             f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
             f"(`dramigrate fix` on its source), release it as a new version, set that version for {name} in "
             f"{declared} and run `helm dependency update`, then run fix on this chart again for the {sub} values; "
-            "until then a post-renderer migrates the render: `helm template ... | dramigrate fix -`"
+            "until then a post-renderer migrates the render: `helm template ... | dramigrate fix -`, or a DeviceClass "
+            "with extendedResourceName serves the unchanged request (--strategy extended-resource, Kubernetes 1.34+)"
         )
     twin = next((t for t in file_twins(chart_dir) if t.archive == archive), None)
     if twin is not None:  # built from a folder of the chart's repository, but not from what it holds now

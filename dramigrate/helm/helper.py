@@ -71,6 +71,9 @@ TOYAML_VALUES_LINE = re.compile(
     r"^(?P<pad>\s*)\{\{(?P<trim>-?)\s*(?P<body>(?:toYaml\s+(?P<a>\$?\w*(?:\.\w+)*|\.)|(?P<b>\$?\w*(?:\.\w+)+|\.)"
     r"\s*\|\s*toYaml)(?:\s*\|\s*(?:nindent|indent)\s+\d+)?(?:\s*\|\s*trim)?)\s*-?\}\}\s*$"
 )
+# the lines of a map written with toYaml that get the marker: a key alone or with a one-word value (a device count),
+# never a line of a quoted or folded string toYaml wraps over lines (a `tpl` value the library parses again)
+_MAP_KEY_LINE = r"""(?m)^([ ]*(?:- )?["']?[\w./-]+["']?:(?: [^\s'"#{}\[\]]+| "[^"\s]*"| '[^'\s]*')?)$"""
 _KEY_LINE = re.compile(r"""^(\s*)(\{\{-?\s*[^{}]*?\s*-?\}\}|["']?[A-Za-z0-9][\w./-]*["']?)\s*:\s+(\S.*?)\s*$""")
 _NUMBER = "\\\"' \\n"  # what `trimAll` strips from a rendered count: quotes and blanks
 
@@ -209,7 +212,7 @@ def mark_defines(
                 n = len(marks)
                 marks[n] = (rel, i, name)
                 body = written.group("body")
-                mark = f'regexReplaceAll "(?m)(\\\\S)$" ({body}) "${{1}} # {MARKER}{n}"'
+                mark = f'regexReplaceAll `{_MAP_KEY_LINE}` ({body}) "${{1}} # {MARKER}{n}"'
                 lines[i] = f"{written.group('pad')}{{{{{written.group('trim')} {mark} }}}}"
                 changed = True
                 continue

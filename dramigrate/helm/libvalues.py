@@ -27,6 +27,10 @@ from dramigrate.helm.values import Path_, display, get_path
 CHANGE = "DRA ResourceClaimTemplates from values (resourceClaimTemplates), named in the pod options of the DRA values"
 
 
+# how deep under the values' top level the library's places may sit (a component's key: `machine-learning.controllers`)
+MAX_PREFIX = 1
+
+
 def _bind(pattern: str, path: Path_) -> dict[str, str] | None:
     """The names a dotted pattern (`controllers.<controller>.pod`) binds in a values path, or None if it does not
     match it."""
@@ -40,6 +44,26 @@ def _bind(pattern: str, path: Path_) -> dict[str, str] | None:
         elif part != key:
             return None
     return bound
+
+
+def _bind_under(pattern: str, path: Path_) -> tuple[Path_, dict[str, str]] | None:
+    """The values key a dotted pattern sits under in a values path (MAX_PREFIX keys at most, () for none) and the
+    names it binds there, or None if it matches no tail of the path."""
+    for cut in range(min(MAX_PREFIX, len(path)) + 1):
+        if all(isinstance(k, str) for k in path[:cut]) and (bound := _bind(pattern, path[cut:])) is not None:
+            return path[:cut], bound
+    return None
+
+
+def _matching_under(node: Any, parts: list[str]) -> list[Path_]:
+    """The paths _matching finds at the values' top level, then under each values key (MAX_PREFIX deep): a chart that
+    renders the library once per component merges that component's values (`server:`, `machine-learning:`) over its
+    own before it includes the loader, so the library's places sit under the component's key."""
+    found, level = _matching(node, parts), [((), node)]
+    for _ in range(MAX_PREFIX):
+        level = [((*at, k), v) for at, n in level if isinstance(n, dict) for k, v in n.items() if isinstance(k, str)]
+        found += [(*at, *p) for at, n in level for p in _matching(n, parts)]
+    return found
 
 
 def _matching(node: Any, parts: list[str], path: Path_ = ()) -> list[Path_]:
@@ -77,21 +101,27 @@ class Placer:
     def __call__(self, edits: list[MapEdit], merged: dict[str, Any]) -> None:
         places, title = self.places, self.title
         for edit in edits:
-            bound = next((b for p in places["container_resources"] if (b := _bind(p, edit.path)) is not None), None)
-            if bound is None:
+            under = next((b for p in places["container_resources"] if (b := _bind_under(p, edit.path))), None)
+            if under is None:
                 raise NotPassThrough(
                     f"{self.kind} {title}: the device keys are in {display(edit.path)}, not in a container's "
                     f"resources it passes through ({', '.join(places['container_resources'])})"
                 )
-            pod = _fill(places["pod_options"], bound)
-            edit.group = "-".join([self.chart, *(v for k, v in bound.items() if k != "<container>")])
+            prefix, bound = under
+            pod = (*prefix, *_fill(places["pod_options"], bound))
+            named = [str(k) for k in prefix] + [v for k, v in bound.items() if k != "<container>"]
+            edit.group = "-".join([self.chart, *named])
             for name in list(edit.siblings):
                 if name not in places["pod_option_keys"]:
                     raise NotPassThrough(f"{self.kind} {title} has no pod option for the {name} the migration sets")
                 key = (*pod, name)
                 edit.places[name] = key
                 defaults = places["default_pod_options"]
-                default = get_path(merged, (*defaults.split("."), name)) if defaults else None
+                default = None  # the component's own defaults, else the top level's, which it merges over
+                for at in dict.fromkeys([prefix, ()]) if defaults else ():
+                    default = get_path(merged, (*at, *defaults.split("."), name))
+                    if default is not None:
+                        break
                 if get_path(merged, key) is not None or not default:
                     continue
                 if name == "resourceClaims":  # the pod names claims of its own already, from the defaults
@@ -108,7 +138,7 @@ class Placer:
         would hide the map the container takes."""
         out: list[Path_] = []
         for pattern in self.places["container_resources"]:
-            out += [p for p in _matching(merged, pattern.split(".")) if p not in out]
+            out += [p for p in _matching_under(merged, pattern.split(".")) if p not in out]
         return out
 
     def templates(self, root: Path) -> list[Change]:

@@ -227,13 +227,14 @@ def _volatile(original: Any, again: Any) -> set[Any]:
     return volatile(objects(original.stream + original.rest), objects(again.stream + again.rest))
 
 
-def _not_identical(case: str, original: Any, again: Any, new: Any) -> str:
+def _not_identical(case: str, original: Any, again: Any, new: Any, unordered: bool = False) -> str:
     """Proof L for one value set: '' when the rewritten chart renders byte for byte what the original did (text that
-    differs between two renders of the original aside); else why not (the chart is then manual work)."""
+    differs between two renders of the original aside; with `unordered`, a template's documents in another order,
+    prove.same_text); else why not (the chart is then manual work)."""
     difference = same_text(original.manifests, original.manifests, new.manifests)  # identical: no second render read
     if difference:
         twice = again.manifests if not again.error else original.manifests
-        difference = same_text(original.manifests, twice, new.manifests)
+        difference = same_text(original.manifests, twice, new.manifests, unordered)
     return f"{case}, the render is not byte-identical: {difference}" if difference else ""
 
 

@@ -37,6 +37,30 @@ class Library:
     title: str  # `common 1.2.9`
     name: str = ""
     version: str = ""
+    reads: frozenset[str] = frozenset()  # the pod_claims_read texts of rules/library-values.json its templates hold
+
+
+def _reads(folder: Path) -> frozenset[str]:
+    """The `pod_claims_read` texts of rules/library-values.json that the library's templates in `folder` hold: the
+    pod option it renders resourceClaims from, read in the library itself (a fork renamed, or a version before the
+    entry's from_version that renders it already)."""
+    wanted = {str(e["pod_claims_read"]) for e in _library_entries() if e.get("pod_claims_read")}
+    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in template_files(folder)) if wanted else ""
+    return frozenset(w for w in wanted if w in text)
+
+
+def _charts_dirs(copy: Path) -> list[Path]:
+    """The working copy's charts/ folder and those of its unpacked subcharts (an app-template fork in charts/ that
+    holds its own library), SUBCHART_DEPTH deep."""
+    out, level = [], [copy / "charts"]
+    for _ in range(SUBCHART_DEPTH):
+        level = [d for d in level if d.is_dir() and not d.is_symlink()]
+        out += level
+        level = [p / "charts" for d in level for p in sorted(d.iterdir()) if p.is_dir() and not p.is_symlink()]
+    return out
+
+
+SUBCHART_DEPTH = 2
 
 
 def _unpack_libraries(copy: Path) -> list[Library]:
@@ -46,14 +70,17 @@ def _unpack_libraries(copy: Path) -> list[Library]:
     from dramigrate.helm.sandbox import unpack_chart
 
     out = []
-    for archive in sorted((copy / "charts").glob("*.tgz")):
+    for archive in sorted(a for charts in _charts_dirs(copy) for a in charts.glob("*.tgz")):
         scratch = Path(tempfile.mkdtemp(prefix="unpack-", dir=copy.parent))
         try:
             unpack_chart(archive, scratch)
             tops = [p for p in scratch.iterdir() if (p / "Chart.yaml").is_file()]
             meta = yaml.safe_load((tops[0] / "Chart.yaml").read_text(encoding="utf-8")) if tops else None
-            folder = copy / "charts" / tops[0].name if tops else None
-            if not isinstance(meta, dict) or meta.get("type") != "library" or folder is None or folder.exists():
+            folder = archive.parent / tops[0].name if tops else None
+            if not isinstance(meta, dict) or meta.get("type") != "library" or folder is None:
+                continue
+            if folder.exists():  # the library unpacked beside its archive: Helm would render either, at random
+                archive.unlink()
                 continue
             tops[0].rename(folder)
         finally:
@@ -62,7 +89,14 @@ def _unpack_libraries(copy: Path) -> list[Library]:
         title = f"{meta.get('name', folder.name)} {meta.get('version', '')}".strip()
         name, version = str(meta.get("name", folder.name)), str(meta.get("version", ""))
         out.append(
-            Library(archive.relative_to(copy).as_posix(), folder.relative_to(copy).as_posix(), title, name, version)
+            Library(
+                archive.relative_to(copy).as_posix(),
+                folder.relative_to(copy).as_posix(),
+                title,
+                name,
+                version,
+                _reads(folder),
+            )
         )
     return out
 
@@ -70,7 +104,8 @@ def _unpack_libraries(copy: Path) -> list[Library]:
 def _folder_libraries(copy: Path) -> list[Library]:
     """The library charts the working copy holds unpacked in charts/ (`charts/common/`), each its own archive."""
     out = []
-    for folder in sorted(p for p in (copy / "charts").glob("*") if p.is_dir() and not p.is_symlink()):
+    folders = (p for charts in _charts_dirs(copy) for p in sorted(charts.glob("*")))
+    for folder in (p for p in folders if p.is_dir() and not p.is_symlink()):
         chart = folder / "Chart.yaml"
         try:
             meta = yaml.safe_load(chart.read_text(encoding="utf-8")) if chart.is_file() else None
@@ -79,7 +114,7 @@ def _folder_libraries(copy: Path) -> list[Library]:
         if isinstance(meta, dict) and meta.get("type") == "library":
             name, version = str(meta.get("name", folder.name)), str(meta.get("version", ""))
             rel = folder.relative_to(copy).as_posix()
-            out.append(Library(rel, rel, f"{name} {version}".strip(), name, version))
+            out.append(Library(rel, rel, f"{name} {version}".strip(), name, version, _reads(folder)))
     return out
 
 
@@ -164,7 +199,7 @@ def _entries(lib: Library, define: str) -> list[dict[str, Any]]:
     return [
         e
         for e in _library_entries()
-        if e["name"] == lib.name
+        if (e["name"] == lib.name or e.get("pod_claims_read") in lib.reads)
         and define.startswith(e["define_prefix"])
         and e["pod_claims"]
         and _version(lib.version) <= _version(e.get("through_version", lib.version))
@@ -215,7 +250,14 @@ def _lacks(lib: Library, entry: dict[str, Any]) -> str:
 def values_places(lib: Library, define: str) -> dict[str, Any] | None:
     """The values places (rules/library-values.json) through which the library sets a pod's resourceClaims and a
     container's resources.claims, when its name, define prefix and version match an entry; else None."""
-    return next((e for e in _entries(lib, define) if _version(lib.version) >= _version(e["from_version"])), None)
+    return next(
+        (
+            e
+            for e in _entries(lib, define)
+            if _version(lib.version) >= _version(e["from_version"]) or e.get("pod_claims_read") in lib.reads
+        ),
+        None,
+    )
 
 
 def _source(root: Path, lib: Library) -> str:

@@ -2087,11 +2087,12 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
                 f"{first.ind}{{{{- range {each.group(2)} }}}}{add}{{{{- end }}}}",
             ]
             expr = f"{var} | uniq"
-        if own is not None and own.start > first.containers:
-            t.inserts.setdefault(first.containers, []).extend(gather)
+        head = first.containers if gather else _unswitched_head(t, pod, reads)
+        if own is not None and own.start > head:
+            t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
             return
-        t.inserts.setdefault(first.containers, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
+        t.inserts.setdefault(head, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
         return
     heads = sorted({r.containers for r in reads})
     t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
@@ -2103,6 +2104,21 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
         _join_own(t, own, f"{var} | uniq")
         return
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+
+
+def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
+    """The containers head of `reads` the pod-level key goes before: the first one that no `if`, `with` or `range`
+    opened inside the pod spec holds (an Ollama pod's `initContainers:` under `if .Values.models`, its `containers:`
+    under none), so that the key renders whenever a container that takes the map does; the first head when each is
+    under one."""
+    from dramigrate.helm.idiomatic import _open_blocks
+
+    offsets = [0]
+    for line in t.text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    heads = sorted({r.containers for r in reads})
+    free = (h for h in heads if not any(start >= offsets[pod + 1] for start, _ in _open_blocks(t.text, offsets[h])))
+    return next(free, reads[0].containers)
 
 
 def _switched_container(t: _Edits, containers: int, i: int) -> bool:
@@ -3323,6 +3339,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
     subchart folder `root` is of an umbrella, which the line's file is named from."""
     for rel, text in _templates(root).items():
         rel = f"{within}/{rel}" if within else rel
+        held = _values_variables(text)
         copied = _copy_block_lines(text)
         through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
         for n, line in enumerate(text.splitlines(), start=1):
@@ -3341,6 +3358,7 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
                     or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                    or _indexed_through_variables(line, held, dotted, key)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
@@ -3351,6 +3369,34 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
     return ""
+
+
+_ASSIGNED = re.compile(r"\{\{-?\s*(\$\w+)\s*:?=\s*(\$\w*(?:\.[\w]+)+|\.Values(?:\.[\w]+)*)\s*-?\}\}")
+
+
+def _values_variables(text: str) -> dict[str, str]:
+    """The template's variables set to a values path (`{{- $training := .Values.training -}}`, `{{- $gpu :=
+    $training.gpu -}}`), each as its dotted `.Values` path; a variable set twice to different paths is left out."""
+    out: dict[str, str] = {}
+    twice: set[str] = set()
+    for var, expr in _ASSIGNED.findall(text):
+        head, _, rest = expr.partition(".")
+        path = expr if expr.startswith(".Values") else (f"{out[head]}.{rest}" if head in out else "")
+        if not path or out.get(var, path) != path:
+            twice.add(var)
+        out[var] = path
+    return {v: p for v, p in out.items() if v not in twice and p}
+
+
+def _indexed_through_variables(line: str, held: dict[str, str], dotted: str, key: str) -> bool:
+    """Whether the line indexes the map's section, reached through variables the template set to values paths
+    (`index $training.gpu.resources.limits $gpuResourceName`), by the device key or by a variable (a resource name
+    the values give)."""
+    for m in re.finditer(r'\bindex\s+\(?(\$\w+)((?:\.[\w]+)*)\)?\s+("[^"]*"|\$\w+)', line):
+        base, arg = held.get(m.group(1)), m.group(3)
+        if base and f"{base}{m.group(2)}" == dotted and (arg == f'"{key}"' or arg.startswith("$")):
+            return True
+    return False
 
 
 def _reads_through_with(line: str, words: list[str], key: str) -> bool:

@@ -58,6 +58,7 @@ from dramigrate.helm.renderpool import (
     Render,
     agains,
     cached_render,
+    orders_at_random,
     render_all,
     render_later,
     render_probed,
@@ -678,9 +679,10 @@ def _passthrough(
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)
                 return bool(folded), bool(variants) and not copies
             continue
-        why = _not_identical(f"with {v.label} (values as they were)", original, again, new)
+        unordered = orders_at_random(root)
+        why = _not_identical(f"with {v.label} (values as they were)", original, again, new, unordered)
         if why and (later := render_later(root, v.options)) is not None:  # the clock's next step (render_later)
-            why = _not_identical(f"with {v.label} (values as they were)", original, later, new)
+            why = _not_identical(f"with {v.label} (values as they were)", original, later, new, unordered)
         if why:
             _manual(outcome, why, patch)
             return bool(folded), bool(variants) and not copies

@@ -586,9 +586,26 @@ def line_change(before: str, after: str) -> str:
     return why
 
 
-def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
+def _documents_of(text: str) -> list[str]:
+    """A template's rendered documents, in order, as Helm's `---` lines part them (blank ones left out)."""
+    return [d.strip("\n") for d in re.split(r"(?m)^---[ \t]*$", text) if d.strip()]
+
+
+def _sorted_documents(manifests: list[Any]) -> dict[str, list[str]]:
+    """Each template's rendered documents (_documents_of), sorted: Helm gives a template's documents one manifest each,
+    or one manifest holds several (a `---` a define writes inside a line of text)."""
+    out: dict[str, list[str]] = {}
+    for m in manifests:
+        out.setdefault(m.source, []).extend(_documents_of(m.text))
+    return {source: sorted(docs) for source, docs in out.items()}
+
+
+def same_text(original: list[Any], again: list[Any], new: list[Any], unordered: bool = False) -> str:
     """'' when the rewritten chart's manifests are byte-identical to the original chart's (lines that
-    differ between two renders of the original, random values, are masked); else the first difference."""
+    differ between two renders of the original, random values, are masked); else the first difference. `unordered`:
+    the chart ranges over map keys unsorted (sprig's `keys`, bjw-s common's objects), so its own renders order one
+    template's documents differently each time: a template whose documents are byte-identical in another order is
+    the same."""
     if [m.source for m in new] != [m.source for m in original]:
         extra = sorted({m.source for m in new} ^ {m.source for m in original})
         before, after = Counter(m.source for m in original), Counter(m.source for m in new)
@@ -596,6 +613,8 @@ def same_text(original: list[Any], again: list[Any], new: list[Any]) -> str:
             more = next(source for source in after if after[source] != before[source])
             return f"{more} renders {before[more]} document(s) before, {after[more]} after"
         return f"the templates rendered differ: {', '.join(extra) or 'their order'}"
+    if unordered and _sorted_documents(original) == _sorted_documents(new):
+        return ""
     for a, b, c in zip(original, again, new, strict=False):
         if a.text == c.text:
             continue

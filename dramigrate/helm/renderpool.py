@@ -126,6 +126,26 @@ def _reads_clock(cache: RunCache, key: tuple[Any, ...]) -> bool:
 _INERT = re.compile(r'/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`', re.DOTALL)
 
 
+# an action that ranges over a map's keys as sprig's `keys` gives them, in Go's random map order (not `sortAlpha`ed)
+_UNSORTED_KEYS = re.compile(r"(?<![\w.$])keys\b(?!.*\bsortAlpha\b)", re.DOTALL)
+
+
+def orders_at_random(root: Path) -> bool:
+    """Whether a template of the chart or of a subchart unpacked in it ranges over `keys` unsorted, so that the
+    documents one template renders come in another order from one render to the next (bjw-s common's objects)."""
+    found = _UNORDERED.get(str(root))
+    if found is None:
+        texts = (
+            p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("templates/**/*")) if p.is_file()
+        )
+        found = any(_UNSORTED_KEYS.search(a) for text in texts for a in _calls(text) if "keys" in a)
+        _UNORDERED[str(root)] = found
+    return found
+
+
+_UNORDERED: dict[str, bool] = {}
+
+
 def _calls(text: str) -> list[str]:
     """The template actions of text, each without its comments and string literals, except an action that calls
     `tpl` (a literal it is given is template text, which can call anything)."""

@@ -1670,6 +1670,12 @@ def _fix_idiomatic(
         args = _FixArgs(outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations)
         if _fix_subchart_helper(args, subs):  # a vendored subchart's helper writes the key (vLLM production-stack's)
             return
+        from dramigrate.helm import packedlib
+
+        found = packedlib.find_request(root, work, reference[0].options, rules)
+        if found and f"{found.lib.folder}/".startswith(f"{sub}/"):  # the subchart's own library writes it (an app-template
+            _fix_packed_library(args, hints, reference, found)  # fork holding bjw-s common): the umbrella's values
+            return
     if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper
 
@@ -1700,16 +1706,10 @@ def _fix_idiomatic(
 
         found = packedlib.find_request(root, work, reference[0].options, rules) or packedlib.merged_request(root, work)
         if found:
-            tried = ""  # why the values-only rewrite through the library's values places (libvalues.py) fails
-            if found.places:
-                tried = _fix_library_values(outcome, root, copts, rules, settings, target, work, expected, hints, found)
-                if not tried:
-                    return
-            counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
-            why = packedlib.written_twice(found, reference[1].stream, rules) or packedlib.library_request(
-                found, root, counted, tried
+            args = _FixArgs(
+                outcome, root, copts, rules, settings, target, work, wanted, expected, given, mode, relations
             )
-            _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
+            _fix_packed_library(args, hints, reference, found)
             return
     elif leaves is None and (built := _map_built(leaf, wanted[sub], hints, rules)):
         # pattern A at a device key the pod writes beside a map built in variables (the `else` without the map), or
@@ -1863,6 +1863,25 @@ def _fix_umbrella_maps(args: _FixArgs, charts: list[str]) -> bool:
         maps_too = "; the resources maps passed through take the DRA values files (each *-dra.yaml after its file)"
         outcome.usage = _switches_usage(list(switch.keys), settings.opt_in) + maps_too
     return True
+
+
+def _fix_packed_library(args: _FixArgs, hints: dict[str, Any], reference: Any, found: Any) -> None:
+    """A device key a library chart's define writes (packedlib.find_request: packed or unpacked in the chart's charts/
+    or a subchart's): the values-only rewrite through the library's values places when it has them and it holds
+    (libvalues.py), else manual work naming the library, its define and what it lacks."""
+    from dramigrate.helm import packedlib
+
+    outcome, root, copts, rules, settings, target, work, _, expected, _, _, relations = args
+    tried = ""  # why the values-only rewrite through the library's values places (libvalues.py) fails
+    if found.places:
+        tried = _fix_library_values(outcome, root, copts, rules, settings, target, work, expected, hints, found)
+        if not tried:
+            return
+    counted = list(dict.fromkeys(str(r.leaf.path[0]) for r in relations or [] if r.kind == "count"))
+    why = packedlib.written_twice(found, reference[1].stream, rules) or packedlib.library_request(
+        found, root, counted, tried
+    )
+    _manual(outcome, f"{why}{ENGINE_HINT}", outcome.patch)
 
 
 def _fix_subchart_helper(args: _FixArgs, subs: list[str]) -> bool:
