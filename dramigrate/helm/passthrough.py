@@ -42,6 +42,7 @@ from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
+from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
@@ -1744,7 +1745,10 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
             device_check(edits, i, ref, needs[target], target)
-    return edits.out()
+    out = edits.out()
+    # the DRA values add a toleration to the pods that take the map: a list the chart writes outside its key would not
+    # render (listindent.py)
+    return indented_tolerations(out) if out != text else out
 
 
 def _define_root(text: str, at: list[int]) -> str | None:
