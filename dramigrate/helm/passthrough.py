@@ -3286,6 +3286,40 @@ def _without_copies(text: str) -> str:
     return "\n".join(line for n, line in enumerate(text.splitlines()) if n not in kept)
 
 
+_DIG_VAR = r'\bdig\s+"{section}"\s+"{key}"\s+(?:"[^"]*"|[\w.]+|\(\w+\))\s+(\$\w+)'
+_REF = re.compile(r"(\$\w*)?((?:\.\w+)+)|(\$\w+)")
+
+
+def _digs_other_maps(text: str, line: str, section: str, key: str, path: Path_) -> bool:
+    """Whether each `dig "<section>" "<key>" <default> $var` of the line reads a variable that every assignment in
+    the template sets from values maps other than `path` (fiftyone's job templates: `$mergedResources := merge
+    (deepCopy ($jobConfig.resources | default dict)) ($baseTpl.resources)` over `range $jobConfig :=
+    .Values.delegatedOperatorJobTemplates.jobs`, beside a Deployment map under another key): the DRA values leave
+    those maps as they are, so the line renders as before. False when a read is not resolved to values paths."""
+    found = re.findall(_DIG_VAR.format(section=re.escape(section), key=re.escape(key)), line)
+    if not found:
+        return False
+    ranges = _range_variables(text)
+    want = [str(p) for p in path]
+    for var in found:
+        exprs = re.findall(rf"{re.escape(var)}\s*:?=\s*(.*?)\s*-?\}}\}}", text)
+        if not exprs:
+            return False
+        for expr in exprs:
+            for head, fields, alone in _REF.findall(expr):
+                head = head or alone
+                words = fields.split(".")[1:]
+                if head in ("", "$") and words[:1] == ["Values"]:
+                    words = words[1:]
+                elif head in ranges:
+                    words = [*ranges[head][0], *words]
+                else:
+                    return False  # `.` of a `with`/`range`, or a variable not read here: not known to differ
+                if all(a == b or "*" in (a, b) for a, b in zip(words, want, strict=False)):
+                    return False  # the map itself, inside it, or a map holding it
+    return True
+
+
 def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: str = "") -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
@@ -3311,7 +3345,10 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                     (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
-                    or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                    or (
+                        re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                        and not _digs_other_maps(text, line, section, key, path)
+                    )
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
