@@ -2595,11 +2595,12 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
 # a values list, or a list item's own list defaulting to one (weaviate's modules: `index $module "tolerations" |
 # default .Values.tolerations`)
 _INDEX_DEFAULT = r'index \$\w* "[\w-]+" \| default [$.][\w.$]*'
-# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`)
-_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)"
+# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`),
+# or a ranged item's to a template's, without the parentheses (`with $v.tolerations | default $baseTpl.tolerations`)
+_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)|[$.][\w.$]* \| default [$.][\w.$]*"
 _WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT}|{_LIST_DEFAULT})(\s*-?\}}\}}\s*)$")
 _INDEX_PARTS = re.compile(r'index (\$\w*) "([\w-]+)" \| default ([$.][\w.$]*)')
-_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)")
+_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)|([$.][\w.$]*) \| default ([$.][\w.$]*)")
 
 
 def _list_words(expr: str) -> list[list[str]]:
@@ -2608,7 +2609,7 @@ def _list_words(expr: str) -> list[list[str]]:
     with a default."""
     m = _INDEX_PARTS.fullmatch(expr)
     d = _DEFAULT_PARTS.fullmatch(expr)
-    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [d.group(1), d.group(2)] if d else [expr]
+    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [g for g in d.groups() if g] if d else [expr]
     return [[w for w in p.split(".") if w and not w.startswith("$") and w != "Values"] for p in parts]
 
 
