@@ -1,8 +1,9 @@
 """A CronJob template copied from a Deployment keeps `{{- toYaml . | nindent 8 }}` under a `tolerations:` key that sits
 at column 10: any list a user sets renders outside the key, a YAML parse error. The DRA values add the device
-plugin's toleration to that list, so fix refused the chart ("the rewritten chart does not render"). The pass-through
-now indents the list under its key; with the list empty (every render that worked before) the chart renders as it
-did, and the rewritten chart with the switch off renders what the original with only that line indented renders."""
+plugin's toleration to that list (pattern B), as does the DRA branch of a literal device key (pattern A), so fix
+refused the chart ("the rewritten chart does not render"). Both rewrites now indent the list under its key; with the
+list empty (every render that worked before) the chart renders as it did, and with a list set the rewritten chart
+(switch off) renders what the original renders with only that line indented."""
 
 from __future__ import annotations
 
@@ -75,3 +76,24 @@ def test_a_list_indented_at_its_keys_column_is_left_as_written(tmp_path: Path) -
     fix_chart(chart, values=(gpu,))
 
     assert "{{- toYaml . | nindent 10 }}" in (chart / "templates/cronjob.yaml").read_text()
+
+
+def test_a_literal_device_key_beside_an_outdented_list_is_switched_and_proven(tmp_path: Path) -> None:
+    literal = CRONJOB.replace(
+        "{{- toYaml .Values.resources | nindent 16 }}", "limits:\n                  nvidia.com/gpu: {{ .Values.gpus }}"
+    )
+    chart = chart_with(
+        tmp_path, "cron", {"templates/cronjob.yaml": literal, "values.yaml": "gpus: 1\ntolerations: []\n"}
+    )
+    before = _pod(chart, ())
+
+    fix_chart(chart)  # pattern A: was refused, the DRA branch's toleration did not parse
+
+    template = (chart / "templates/cronjob.yaml").read_text()
+    assert "nindent 8" not in template
+    off = tmp_path / "off.yaml"
+    off.write_text("dra:\n  enabled: false\n")
+    assert _pod(chart, (off,)) == before
+    pod = _pod(chart, ())
+    assert pod["resourceClaims"] and "limits" not in pod["containers"][0]["resources"]
+    assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]

@@ -25,7 +25,7 @@ from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
 )
-from dramigrate.helm.listindent import INDENTED, indented_tolerations
+from dramigrate.helm.listindent import INDENTED
 from dramigrate.helm.outcome import (
     _UNCOVERED,
     ADDED_DEVICE,
@@ -47,6 +47,7 @@ from dramigrate.helm.outcome import (
     _rewritten_copy,
     _templates,
     _uncovered,
+    rendered_once_indented,
 )
 from dramigrate.helm.probe import override
 from dramigrate.helm.proveswitch import (
@@ -77,25 +78,6 @@ from dramigrate.versions import Target
 
 if TYPE_CHECKING:
     from dramigrate.helm.libvalues import Placer
-
-
-def _rendered_once_indented(root: Path, own: list[Change], work: Workdir, v: Variation, new: Render) -> str | None:
-    """Proof L for a value set the original chart does not render but the rewritten one does, because the rewrite
-    indented a `tolerations:` list the chart wrote outside its key (listindent.py): '' when the original chart with
-    only those lines indented renders byte for byte what the rewritten one does, else why not; None when the rewrite
-    indented no such list."""
-    indented = [Change(c.rel, c.before, indented_tolerations(c.before)) for c in own if c.before is not None]
-    indented = [c for c in indented if c.after != c.before]
-    if not indented:
-        return None
-    fixed = _rewritten_copy(root, indented, work, where="indented")
-    before = cached_render(fixed, v.options)
-    if before.error:
-        why = "neither the original chart nor it with its tolerations indented renders"
-        return f"with {v.label}, {why}: {before.error}"
-    return _not_identical(
-        f"with {v.label} (values as they were, the chart's tolerations indented)", before, before, new
-    )
 
 
 def _fix_library_values(
@@ -693,7 +675,7 @@ def _passthrough(
     masked: list[str] = []  # what proof D of a value set did not compare (_not_proven_later)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
         renders[v.label] = (original, again, want)
-        if original.error and not new.error and (why := _rendered_once_indented(root, own, work, v, new)) is not None:
+        if original.error and not new.error and (why := rendered_once_indented(root, own, work, v, new)) is not None:
             if why:
                 _manual(outcome, why, patch)
                 return bool(folded), bool(variants) and not copies
