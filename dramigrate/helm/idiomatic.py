@@ -48,6 +48,7 @@ from dramigrate.helm.keptnames import asked_for, kept_names, several_named, temp
 from dramigrate.helm.librarypod import pod_advice
 from dramigrate.helm.listed import Listed
 from dramigrate.helm.listed import rewrite as listed_rewrite
+from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.locate import defines
 from dramigrate.helm.model import (
     _VARIABLE,
@@ -1441,7 +1442,9 @@ def build(
         by_rel.setdefault(w.rel, []).append(w)
     for rel, parts in by_rel.items():
         suffix = "" if len(by_rel) == 1 else f".{_template_label(rel, by_rel)}"
-        after, own = _rewrite_template(name, suffix, parts, guards)
+        # the DRA branch's toleration renders into the pod's list, which must parse (listindent.py)
+        indented = [dataclasses.replace(w, text=indented_tolerations(w.text)) for w in parts]
+        after, own = _rewrite_template(name, suffix, indented, guards)
         after = guard_range_keys(after, sorted({d.resource for w in parts for d in w.devices}), rules)
         # values.yaml leaves dra.deviceClassName empty: a spec that reads it bare falls back to its template's class
         # (nvidia-playground's triton, whose pattern-E lookup knows one name, beside templates that know MIG profiles)

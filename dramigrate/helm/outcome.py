@@ -25,6 +25,7 @@ from dramigrate.helm.findingmap import (
     named_pattern,
     read_text,
 )
+from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.locate import stream_sources
 from dramigrate.helm.prove import (
     ObjKey,
@@ -42,11 +43,12 @@ from dramigrate.helm.prove import (
 )
 from dramigrate.helm.renderpool import (
     Render,
+    cached_render,
     render_later,
     render_probed,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_dependencies, chart_name, with_line_ends
-from dramigrate.helm.twins import archive_writes, binary_note
+from dramigrate.helm.twins import archive_writes, binary_note, random_twin_note
 from dramigrate.helm.values import (
     ValueSources,
 )
@@ -375,6 +377,8 @@ def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
     from dramigrate.helm.sandbox import hide_chart_data
 
     reason = hide_chart_data(reason, outcome.root or outcome.chart)  # a rendered value can be a chart file's text
+    if outcome.root is not None:
+        reason += random_twin_note(outcome.root, reason)
     outcome.manual = reason
     outcome.patch = patch
     outcome.changes = []
@@ -731,3 +735,27 @@ def _rewritten_copy(
     for rel, _, data in archive_writes(root, changes):  # a subchart's .tgz beside its changed folder (twins.py)
         (copy_root / rel).write_bytes(data)
     return copy_root
+
+
+def rendered_once_indented(root: Path, own: list[Change], work: Workdir | None, v: Any, new: Render) -> str | None:
+    """Proof L for a value set the original chart does not render but the rewritten one does, because the rewrite
+    indented a `tolerations:` list the chart wrote outside its key (listindent.py): '' when the original chart with
+    only those lines indented renders byte for byte what the rewritten one does, else why not; None when the rewrite
+    indented no such list. `work`: the run's work folder (None: a folder of its own, removed after)."""
+    indented = [Change(c.rel, c.before, indented_tolerations(c.before)) for c in own if c.before is not None]
+    indented = [c for c in indented if c.after != c.before]
+    if not indented:
+        return None
+    own_work = Workdir() if work is None else None
+    try:
+        fixed = _rewritten_copy(root, indented, work or own_work, where="indented")  # type: ignore[arg-type]
+        before = cached_render(fixed, v.options)
+    finally:
+        if own_work is not None:
+            own_work.close()
+    if before.error:
+        why = "neither the original chart nor it with its tolerations indented renders"
+        return f"with {v.label}, {why}: {before.error}"
+    return _not_identical(
+        f"with {v.label} (values as they were, the chart's tolerations indented)", before, before, new
+    )

@@ -43,6 +43,7 @@ from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
+from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
 from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
@@ -1760,7 +1761,10 @@ def template_edits(
         if len(ref[0]) == longest[target]:
             _pass_through(edits, i, ref, needs[target])
             device_check(edits, i, ref, needs[target], target)
-    return edits.out()
+    out = edits.out()
+    # the DRA values add a toleration to the pods that take the map: a list the chart writes outside its key would not
+    # render (listindent.py)
+    return indented_tolerations(out) if out != text else out
 
 
 def _define_root(text: str, at: list[int]) -> str | None:
@@ -2632,11 +2636,12 @@ def _toyaml_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[s
 # a values list, or a list item's own list defaulting to one (weaviate's modules: `index $module "tolerations" |
 # default .Values.tolerations`)
 _INDEX_DEFAULT = r'index \$\w* "[\w-]+" \| default [$.][\w.$]*'
-# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`)
-_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)"
+# a component's list defaulting to the chart's (`with (.Values.worker.tolerations | default .Values.tolerations)`),
+# or a ranged item's to a template's, without the parentheses (`with $v.tolerations | default $baseTpl.tolerations`)
+_LIST_DEFAULT = r"\([$.][\w.$]* \| default [$.][\w.$]*\)|[$.][\w.$]* \| default [$.][\w.$]*"
 _WITH_LINE = re.compile(rf"^(\s*\{{\{{-?\s*with\s+)([$.][\w.$]*|{_INDEX_DEFAULT}|{_LIST_DEFAULT})(\s*-?\}}\}}\s*)$")
 _INDEX_PARTS = re.compile(r'index (\$\w*) "([\w-]+)" \| default ([$.][\w.$]*)')
-_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)")
+_DEFAULT_PARTS = re.compile(r"\(([$.][\w.$]*) \| default ([$.][\w.$]*)\)|([$.][\w.$]*) \| default ([$.][\w.$]*)")
 
 
 def _list_words(expr: str) -> list[list[str]]:
@@ -2645,7 +2650,7 @@ def _list_words(expr: str) -> list[list[str]]:
     with a default."""
     m = _INDEX_PARTS.fullmatch(expr)
     d = _DEFAULT_PARTS.fullmatch(expr)
-    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [d.group(1), d.group(2)] if d else [expr]
+    parts = [f"{m.group(1)}.{m.group(2)}", m.group(3)] if m else [g for g in d.groups() if g] if d else [expr]
     return [[w for w in p.split(".") if w and not w.startswith("$") and w != "Values"] for p in parts]
 
 
@@ -3331,6 +3336,40 @@ def _without_copies(text: str) -> str:
     return "\n".join(line for n, line in enumerate(text.splitlines()) if n not in kept)
 
 
+_DIG_VAR = r'\bdig\s+"{section}"\s+"{key}"\s+(?:"[^"]*"|[\w.]+|\(\w+\))\s+(\$\w+)'
+_REF = re.compile(r"(\$\w*)?((?:\.\w+)+)|(\$\w+)")
+
+
+def _digs_other_maps(text: str, line: str, section: str, key: str, path: Path_) -> bool:
+    """Whether each `dig "<section>" "<key>" <default> $var` of the line reads a variable that every assignment in
+    the template sets from values maps other than `path` (fiftyone's job templates: `$mergedResources := merge
+    (deepCopy ($jobConfig.resources | default dict)) ($baseTpl.resources)` over `range $jobConfig :=
+    .Values.delegatedOperatorJobTemplates.jobs`, beside a Deployment map under another key): the DRA values leave
+    those maps as they are, so the line renders as before. False when a read is not resolved to values paths."""
+    found = re.findall(_DIG_VAR.format(section=re.escape(section), key=re.escape(key)), line)
+    if not found:
+        return False
+    ranges = _range_variables(text)
+    want = [str(p) for p in path]
+    for var in found:
+        exprs = re.findall(rf"{re.escape(var)}\s*:?=\s*(.*?)\s*-?\}}\}}", text)
+        if not exprs:
+            return False
+        for expr in exprs:
+            for head, fields, alone in _REF.findall(expr):
+                head = head or alone
+                words = fields.split(".")[1:]
+                if head in ("", "$") and words[:1] == ["Values"]:
+                    words = words[1:]
+                elif head in ranges:
+                    words = [*ranges[head][0], *words]
+                else:
+                    return False  # `.` of a `with`/`range`, or a variable not read here: not known to differ
+                if all(a == b or "*" in (a, b) for a, b in zip(words, want, strict=False)):
+                    return False  # the map itself, inside it, or a map holding it
+    return True
+
+
 def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: str = "") -> str:
     """The first template line that reads a device key the DRA values drop from its map by name, not through the
     map's toYaml, in a way reread does not rewrite (`index .Values "resources" "limits" "nvidia.com/gpu"`, a keyed
@@ -3357,7 +3396,10 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                     (f'"{key}"' in line and re.search(re.escape(dotted) + r"(?![\w.])", line))
                     or (indexed and _QUOTED.findall(indexed.group(1)) == words)
                     or _reads_through_with(line, words[-2:], key)
-                    or re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                    or (
+                        re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
+                        and not _digs_other_maps(text, line, section, key, path)
+                    )
                     or _indexed_through_variables(line, held, dotted, key)
                 ):
                     return (

@@ -25,6 +25,7 @@ from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
 )
+from dramigrate.helm.listindent import INDENTED
 from dramigrate.helm.outcome import (
     _UNCOVERED,
     ADDED_DEVICE,
@@ -47,6 +48,7 @@ from dramigrate.helm.outcome import (
     _templates,
     _uncovered,
     fixed_marks,
+    rendered_once_indented,
     restore_fixed,
 )
 from dramigrate.helm.probe import override
@@ -674,6 +676,12 @@ def _passthrough(
     masked: list[str] = []  # what proof D of a value set did not compare (_not_proven_later)
     for (v, original, want, _), new, again in zip(expected, both[: len(expected)], both[len(expected) :], strict=True):
         renders[v.label] = (original, again, want)
+        if original.error and not new.error and (why := rendered_once_indented(root, own, work, v, new)) is not None:
+            if why:
+                _manual(outcome, why, patch)
+                return bool(folded), bool(variants) and not copies
+            outcome.checked.append(f"{v.label} (device-plugin values, which the chart did not render: {INDENTED})")
+            continue
         if original.error or new.error:
             if not (original.error and new.error):
                 _manual(outcome, f"with {v.label}, one chart renders and the other does not: {new.error}", patch)

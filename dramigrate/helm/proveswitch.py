@@ -17,6 +17,7 @@ from typing import Any
 from dramigrate.config import Settings
 from dramigrate.helm.chartvalues import chart_defaults
 from dramigrate.helm.foldguards import folded
+from dramigrate.helm.listindent import INDENTED
 from dramigrate.helm.outcome import (
     ADDED_DEVICE,
     ENGINE_HINT,
@@ -36,6 +37,7 @@ from dramigrate.helm.outcome import (
     _subchart_scopes,
     _switches_usage,
     _with_switches,
+    rendered_once_indented,
 )
 from dramigrate.helm.patterns import (
     UNTAKEN,
@@ -449,6 +451,11 @@ def prove_switch(
     try:
         for v, original, want, _ in expected:
             off, on, again = next(renders), next(renders), next(seconds)
+            if original.error and not off.error:
+                indented = rendered_once_indented(root, outcome.changes, None, v, off)
+                if indented == "":
+                    outcome.checked.append(f"{v.label} (switch off, values the chart did not render: {INDENTED})")
+                    continue
             if original.error:
                 if not (off.error and on.error):
                     _finish(renders)

@@ -1673,8 +1673,9 @@ def _fix_idiomatic(
         from dramigrate.helm import packedlib
 
         found = packedlib.find_request(root, work, reference[0].options, rules)
-        if found and f"{found.lib.folder}/".startswith(f"{sub}/"):  # the subchart's own library writes it (an app-template
-            _fix_packed_library(args, hints, reference, found)  # fork holding bjw-s common): the umbrella's values
+        # the subchart's own library writes it (an app-template fork holding bjw-s common): the umbrella's values
+        if found and f"{found.lib.folder}/".startswith(f"{sub}/"):
+            _fix_packed_library(args, hints, reference, found)
             return
     if not sub and leaves is None and any(h.letter in ("D", "E", "F") for h in hints.values()):
         from dramigrate.helm import helper  # pattern D: the device key is written by a named helper

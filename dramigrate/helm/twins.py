@@ -182,3 +182,18 @@ def archive_writes(root: Path, changes: list[Change]) -> list[tuple[str, bytes, 
 def binary_note(name: str) -> str:
     """How a diff shows a re-packed archive (as git does a binary file): fix writes it, a patch cannot."""
     return f"Binary files a/{name} and b/{name} differ\n"
+
+
+def random_twin_note(root: Path, reason: str) -> str:
+    """For a proof that failed in a subchart held twice whose archive is not its folder packed (`reason` names a file
+    of that folder): why, and what the maintainer does. Helm renders one copy or the other at random, so the chart's
+    own renders differ from each other and no rewrite can be compared with them; fix must not delete either copy (one
+    of them is what the chart ships). "" otherwise."""
+    for twin in twins(root):
+        if f"/{twin.folder}/" in reason and (why := difference(root, twin)):
+            return (
+                f" ({twin.folder} and {twin.archive} hold the same subchart, but {why}: Helm renders one or the "
+                f"other at random, so no two renders of the chart need be the same; delete the stale copy, or run "
+                f"`helm dependency build` to pack the folder again, and run fix again)"
+            )
+    return ""
