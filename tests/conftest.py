@@ -223,6 +223,16 @@ def dra_render(chart: Path, values: Path) -> tuple[list[Any], dict[str, int], di
     return out, counts, pods
 
 
+def assert_second_fix_quiet(chart: Path, *args: str) -> None:
+    """`dramigrate fix CHART ARGS` run again on a chart fix rewrote (a pre-commit fix hook on the next commit) exits 0,
+    says no manual work and writes nothing, in the chart or beside it (its -dra.yaml files)."""
+    top = chart.parent
+    before = {p: p.read_bytes() for p in top.rglob("*") if p.is_file()}
+    code, _, err = run_dramigrate(["fix", str(chart), *args], cwd=top)
+    assert code == 0 and "manual" not in err, err
+    assert {p: p.read_bytes() for p in top.rglob("*") if p.is_file()} == before
+
+
 def fix_chart(chart: Path, kube: str = "1.34", values: tuple[Path, ...] = ()) -> Any:
     """Fix a chart in place as `dramigrate fix` does (idiomatic rewrite, proven; with `-f values`) and return the
     outcome."""

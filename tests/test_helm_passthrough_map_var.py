@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import chart_with, dra_render, fix_chart
+from conftest import assert_second_fix_quiet, chart_with, dra_render, fix_chart
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -95,3 +95,5 @@ def test_a_device_key_read_back_from_a_merged_map_variable(tmp_path: Path, merge
     (claim,) = pod["resourceClaims"]
     assert counts[claim["resourceClaimTemplateName"]] == 2
     assert pods["cpu"]["containers"][1]["env"][0]["value"] == "none" and "resourceClaims" not in pods["cpu"]
+    # a second fix leaves the read it rewrote to take deviceCounts as it is (was: wrapped in a second `dig`)
+    assert_second_fix_quiet(chart, "-f", str(gpu), "--kube-version", "1.36")

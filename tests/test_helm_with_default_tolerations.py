@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import chart_with, fix_chart, with_original
+from conftest import assert_second_fix_quiet, chart_with, fix_chart, with_original
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -101,3 +101,15 @@ def test_an_items_list_defaulting_without_parentheses_takes_the_dra_toleration(t
         {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
     ]
+
+
+def test_a_second_fix_takes_the_joined_list_as_joined(tmp_path: Path) -> None:
+    """No other pod renders the list: a second fix read the line the first joined, `with concat (($v.tolerations |
+    default $base.tolerations) | default list) ...`, as no list, put the DRA toleration under `tolerations` instead of
+    `resourceTolerations`, and refused: "gpu-dra.yaml exists already", manual work, exit 1."""
+    chart = chart_with(tmp_path, "ops", {"templates/deployments.yaml": DEPLOYMENTS, "values.yaml": VALUES})
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(GPU)
+    fix_chart(chart, values=(gpu,))
+    assert "resourceTolerations:" in (tmp_path / "gpu-dra.yaml").read_text()
+    assert_second_fix_quiet(chart, "-f", str(gpu))

@@ -81,7 +81,8 @@ def _reads(var: str, section: str, key: str) -> re.Pattern[str]:
 def var_reads(text: str, path: Path_, section: str, key: str, sibling: Callable[[str], str]) -> dict[int, str]:
     """The 0-based lines of `text` that read the device key `key` of `section` of the values map `path` through a
     template variable, each rewritten to take the count from the sibling (`sibling` names it after the map's key:
-    `resources` -> `deviceCounts`) of the maps the variable is built from first."""
+    `resources` -> `deviceCounts`) of the maps the variable is built from first; a line a fix already rewrote so is
+    returned as it is (a second fix)."""
     bindings = _Bindings(text)
     lines = text.splitlines()
     out: dict[int, str] = {}
@@ -93,8 +94,16 @@ def var_reads(text: str, path: Path_, section: str, key: str, sibling: Callable[
         pattern = _reads(var, section, key)
         for n, line in enumerate(lines):
             if pattern.search(line):
-                lines[n] = out[n] = pattern.sub(lambda m, s=siblings: _counted(m.group(0), key, s), line)
+                lines[n] = out[n] = pattern.sub(
+                    lambda m, s=siblings, t=line: _counted_once(m.group(0), key, s, t), line
+                )
     return out
+
+
+def _counted_once(read: str, key: str, siblings: list[str], line: str) -> str:
+    """_counted, or the read as it is where its line already takes it from the siblings (a chart fix rewrote)."""
+    counted = _counted(read, key, siblings)
+    return read if counted in line else counted
 
 
 def _counted(read: str, key: str, siblings: list[str]) -> str:

@@ -448,7 +448,8 @@ def toleration_places(
             edit.siblings[OWN_TOLERATIONS] = edit.siblings.pop("tolerations")
 
 
-_JOINED = re.compile(r"\bconcat \(([$.][\w.$]*) \| default list\)")  # a list the pass-through joined before
+# a list the pass-through joined before (also a list with a default: `concat (($v.x | default $b.x) | default list)`)
+_JOINED = re.compile(r"\bconcat \(([$.][\w.$]*|\([$.][\w.$]* \| default [$.][\w.$]*\)) \| default list\)")
 # a call of a tolerations helper whose argument's list the pass-through joined before (_join_own)
 _JOINED_CALL = re.compile(r'^(\s*\{\{-?\s*include\s+"([^"]+)"\s+)\(set \(omit ([$.][\w.$]*) "tolerations"\)')
 
