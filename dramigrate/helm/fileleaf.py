@@ -21,7 +21,7 @@ import yaml
 
 from dramigrate.helm.chartvalues import subchart_dirs
 from dramigrate.helm.rewrite import chart_dependencies, chart_meta
-from dramigrate.helm.twins import Twin, _members, difference
+from dramigrate.helm.twins import Twin, archive_members, difference
 
 
 def _has_links(folder: Path) -> bool:
@@ -53,7 +53,7 @@ def file_twins(root: Path) -> list[Twin]:
             continue
         archive = charts / f"{name}-{meta.get('version')}.tgz"
         try:
-            tops = {n.split("/", 1)[0] for n in _members(archive.read_bytes())}
+            tops = {n.split("/", 1)[0] for n in archive_members(archive.read_bytes())}
         except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
             continue
         if len(tops) == 1 and not (charts / next(iter(tops))).exists():

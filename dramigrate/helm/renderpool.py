@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dramigrate.config import Settings
+from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
 from dramigrate.versions import Target
 
@@ -139,11 +140,11 @@ def orders_at_random(root: Path) -> bool:
             p.read_text(encoding="utf-8", errors="replace") for p in sorted(root.rglob("templates/**/*")) if p.is_file()
         )
         found = any(_UNSORTED_KEYS.search(a) for text in texts for a in _calls(text) if "keys" in a)
-        _UNORDERED[str(root)] = found
+        remember(_UNORDERED, str(root), found, 256)
     return found
 
 
-_UNORDERED: dict[str, bool] = {}
+_UNORDERED: dict[str, bool] = {}  # bounded by memo.remember, as the run's other memos
 
 
 def _calls(text: str) -> list[str]:

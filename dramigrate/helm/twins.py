@@ -42,7 +42,7 @@ def _meta(text: str | bytes) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _members(data: bytes) -> dict[str, bytes]:
+def archive_members(data: bytes) -> dict[str, bytes]:
     """The files of a packed chart by name (`nim-library/templates/_x.tpl`), checked as sandbox.unpack_chart checks
     them (plain files, names inside, bounded)."""
     from dramigrate.helm.sandbox import _checked_members
@@ -88,7 +88,7 @@ def twins(root: Path, depth: int = 4) -> list[Twin]:
             continue
         for archive in sorted(p for p in charts.glob("*.tgz") if p.name.startswith(f"{name}-")):
             try:
-                members = _members(archive.read_bytes())
+                members = archive_members(archive.read_bytes())
             except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
                 continue  # not a chart archive this can read: the render says what is wrong with it
             tops = {n.split("/", 1)[0] for n in members}
@@ -107,7 +107,7 @@ def difference(root: Path, twin: Twin) -> str:
 
     folder = root / twin.folder
     try:
-        members = _members((root / twin.archive).read_bytes())
+        members = archive_members((root / twin.archive).read_bytes())
     except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused) as exc:
         return f"{twin.archive} cannot be read: {exc}"
     packed = {name[len(twin.top) + 1 :]: data for name, data in members.items()}
