@@ -240,3 +240,31 @@ def test_a_recorded_library_from_a_chart_repository_names_a_new_version_of_it(tm
     outcome = _fix(_recorded(tmp_path, "https://charts.example.com"))
     assert "(a new version of common from its maintainers, then `helm dependency update`)" in outcome.manual
     assert "file://" not in outcome.manual
+
+
+def test_the_values_named_are_those_read_nearest_the_device_key_not_the_defines_first_read(tmp_path: Path) -> None:
+    """DND-IT's common library: its container define reads `image.pullPolicy` first and writes the device key from
+    `toYaml` of a variable set from `.Values.resources` just above it; the message named `image.pullPolicy`."""
+    swaps = (
+        (
+            "{{- $gpus := list -}}",
+            "{{- $pull := .Values.image.pullPolicy -}}\n{{- $gpus := list -}}",
+        ),
+        (
+            "          resources:\n            limits:\n              cpu: 1\n"
+            "              {{- range $gpu := $gpus }}\n              {{- range $k, $v := $gpu }}\n"
+            "              {{ $k }}: {{ $v | quote }}\n              {{- end }}\n              {{- end }}",
+            "          imagePullPolicy: {{ $pull }}\n"
+            "          {{- $res := .resources | default .Values.resources }}\n"
+            "          resources:\n            {{- toYaml $res | nindent 12 }}",
+        ),
+        (
+            "appGPU:\n  nvidia.com/gpu: 1\n",
+            "image:\n  pullPolicy: Always\nresources:\n  limits:\n    nvidia.com/gpu: 1\n",
+        ),
+        ('{{- $_ := mustMergeOverwrite .Values (include "app.workload" $ | fromYaml) -}}\n', ""),
+    )
+    outcome = _fix(_app(tmp_path, swaps))
+    assert not outcome.proven and not outcome.changes
+    assert "writes the device key from .Values.resources" in outcome.manual, outcome.manual
+    assert "pullPolicy" not in outcome.manual

@@ -119,8 +119,10 @@ def _folder_libraries(copy: Path) -> list[Library]:
 
 
 def _values_read(text: str, index: int) -> str:
-    """The values key the library reads for its device key: in a block around the key, else the first one its define
-    reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over later)."""
+    """The values key the library reads for its device key: in a block around the key, else the nearest one its
+    define reads above the key (`range $GPUValues := $rootCtx.Values.scaleGPU`, collected into a list ranged over
+    later; `$res := $c.resources | default $root.Values.resources` then `toYaml $res`), not the define's first read,
+    which may be any field of the container (`image.pullPolicy`)."""
     around = enclosing(blocks(text), index)
     for b in reversed(around):
         found = re.search(r"\.Values\.([\w.]+)", b.cond)
@@ -128,7 +130,7 @@ def _values_read(text: str, index: int) -> str:
             return found.group(1)
     define = next((b for b in around if b.word == "define"), None)
     lines = text.splitlines()[define.start : index] if define else []
-    found = next((m for line in lines if (m := re.search(r"\.Values\.([\w.]+)", line))), None)
+    found = next((m for line in reversed(lines) if (m := re.search(r"\.Values\.([\w.]+)", line))), None)
     return found.group(1) if found else ""
 
 
