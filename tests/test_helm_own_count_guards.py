@@ -150,3 +150,48 @@ def test_whole_request_and_limit_blocks_under_their_own_ifs_keep_the_toleration_
     on.write_text(VALUES.format(request=2, limit=2) + ON)
     _, counts, pods = dra_render(chart, on)
     assert list(counts.values()) == [2] and "nvidia.com/gpu" not in str(pods["server"]["containers"])
+
+
+INDEXED = deployment(
+    "server",
+    """\
+      containers:
+        - name: server
+          image: server:1
+          resources:
+            {{- if .Values.gpu.enabled }}
+            limits:
+              nvidia.com/gpu: {{ index .Values.gpu.resources.limits "nvidia.com/gpu" }}
+            requests:
+              nvidia.com/gpu: {{ index .Values.gpu.resources.requests "nvidia.com/gpu" }}
+            {{- end }}
+            {{- toYaml .Values.resources | nindent 12 }}
+""",
+)
+INDEXED_VALUES = (
+    "gpu:\n  enabled: {enabled}\n  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    "    requests:\n      nvidia.com/gpu: 1\nresources:\n  limits:\n    memory: 8Gi\n"
+)
+
+
+def test_a_request_unset_under_its_limit_fails_the_dra_render_as_the_api_server_refuses_the_original(
+    tmp_path: Path,
+) -> None:
+    """testifysec's ollama chart: with the request unset the original renders `nvidia.com/gpu:` (no count), which
+    the migration leaves as it is and the API server rejects; the rewrite's DRA branch fails that render with its
+    request-unlike-limit message, and the proof takes that as the same refusal (was manual: "the rewritten chart
+    does not render")."""
+    files = {"templates/deployment.yaml": INDEXED, "values.yaml": INDEXED_VALUES.format(enabled="false")}
+    chart = chart_with(tmp_path, "server", files)
+    on_gpu = tmp_path / "gpu.yaml"
+    on_gpu.write_text("gpu:\n  enabled: true\n")
+    outcome = fix_chart(chart, values=(on_gpu,))
+    assert any("unset (the limit alone asks for the device)" in c and "render fails" in c for c in outcome.checked)
+    on = tmp_path / "on.yaml"
+    on.write_text(INDEXED_VALUES.format(enabled="true") + ON)
+    _, counts, pods = dra_render(chart, on)
+    assert list(counts.values()) == [1] and "nvidia.com/gpu" not in str(pods["server"]["containers"])
+    unlike = "gpu:\n  enabled: true\n  resources:\n    limits: {nvidia.com/gpu: 1}\n    requests: {nvidia.com/gpu: 2}\n"
+    on.write_text(unlike + ON)
+    with pytest.raises(HelmError, match="request differs from its limit"):
+        dra_render(chart, on)

@@ -56,6 +56,7 @@ from dramigrate.helm.model import (
     NAME,
     OVER_LIMIT,
     SWITCH,
+    UNEQUAL_REQUEST,
     Alternative,
     Device,
     Loop,
@@ -2190,11 +2191,7 @@ def _equal_check(twins: dict[int, Device], devices: list[Device], cond: tuple[st
             continue
         differ = f"(ne (int {as_arg(limit.count)}) (int {as_arg(request.count)}))"
         device = f"the {limit.resource} request" if not limit.name else f"the request of the device {limit.name_key}"
-        message = (
-            f"{device} differs from its limit: set them alike (Kubernetes needs the request of "
-            "an extended resource equal to its limit, and the DRA claim asks for the count of the limit)"
-        )
-        out.append("\n".join(fail_when(and_all(*cond, *own, differ), message)) + "\n")
+        out.append("\n".join(fail_when(and_all(*cond, *own, differ), f"{device} {UNEQUAL_REQUEST}")) + "\n")
     return "".join(out)
 
 

@@ -22,6 +22,11 @@ OVER_LIMIT = (
     "a pod asks for more than 32 devices of one kind, and the scheduler allocates at most 32 to one claim "
     "(AllocationResultsMaxSize): lower the count in values, or set dra.enabled=false"
 )
+# the rewritten template's failure where a request the claim leaves out differs from its limit (idiomatic._equal_check)
+UNEQUAL_REQUEST = (
+    "differs from its limit: set them alike (Kubernetes needs the request of an extended resource equal to its "
+    "limit, and the DRA claim asks for the count of the limit)"
+)
 
 
 @dataclass

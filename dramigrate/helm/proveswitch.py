@@ -486,7 +486,7 @@ def prove_switch(
                         f"{v.label} (switch off only: the original render is not installable: {v.invalid})"
                     )
                     continue
-            if why[True] and not why[False] and _over_limit(sides[True], base, wanted):
+            if why[True] and not why[False] and _refused_alike(sides[True], base, wanted):
                 outcome.checked.append(
                     f"{v.label} (switch off; on, the migration refuses the pod and the render fails)"
                 )
@@ -557,12 +557,14 @@ def _refused(v: Variation, added: bool, on: Render) -> bool:
     return (v.vendor or added) and bool(on.error) and UNTAKEN in on.error
 
 
-def _over_limit(on: Render, original: Render, wanted: str) -> bool:
+def _refused_alike(on: Render, original: Render, wanted: str) -> bool:
     """Whether the switch-on render fails where the migration refuses the pods (it leaves the original render as it
-    is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py)."""
-    from dramigrate.helm.model import OVER_LIMIT
+    is): a device kind asking for more than the 32 devices the scheduler allocates to one claim (multiclaim.py), or a
+    device request unlike its limit (a request unset renders no count: the API server rejects both)."""
+    from dramigrate.helm.model import OVER_LIMIT, UNEQUAL_REQUEST
 
-    return bool(on.error) and OVER_LIMIT in on.error and wanted == original.stream
+    failed = bool(on.error) and (OVER_LIMIT in on.error or UNEQUAL_REQUEST in on.error)
+    return failed and wanted == original.stream
 
 
 def _render_devices(render: Render) -> set[str]:
