@@ -110,23 +110,27 @@ def schema_text(document: Any, text: str) -> str:
     decoder = json.JSONDecoder()
     # the objects of plain values a key the rewrite adds holds are written on one line (`"enabled": {"type":
     # "boolean", "default": true}`), with the spacing inside the braces of a file that writes its own so
-    inline = re.search(r"\"[^\"\n]+\":[ \t]*\{( ?)\"[^\n{}]*\}", text)
+    inline = re.search(r"\"[^\"\n]+\"[ \t]*:[ \t]*\{( ?)\"[^\n{}]*\}", text)
+
+    colon = " : " if re.search(r"\"[^\"\n]*\" :", text) else ": "  # gimlet's onechart writes `"key" : value`
 
     def one_line(value: dict[str, Any]) -> str:
         space = inline.group(1) if inline else ""
         items = ", ".join(
-            f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
+            f"{json.dumps(k, ensure_ascii=False)}{colon}{json.dumps(v, ensure_ascii=False)}" for k, v in value.items()
         )
         return f"{{{space}{items}{space}}}"
 
-    def located(head: str, lo: int, hi: int) -> tuple[Any, int, int] | None:
-        """The value the file writes after `head` (a list item or the document: the next value) between lo and
-        hi: (value, start, end)."""
-        if head:
-            at = text.find(head, lo, hi)
-            if at < 0:
+    def located(key: str, lo: int, hi: int) -> tuple[Any, int, int, str] | None:
+        """The value the file writes after `key` and its colon, spaced as the file spaces them (`"key" : `), or
+        with no key (a list item or the document) the next value, between lo and hi: (value, start, end, the key
+        and colon as written)."""
+        head = ""
+        if key:
+            found = re.compile(re.escape(key) + r"\s*:\s*").search(text, lo, hi)
+            if found is None:
                 return None
-            at += len(head)
+            at, head = found.end(), found.group(0)
         else:
             at = lo
             while at < hi and text[at] in " \t\r\n,":
@@ -135,35 +139,35 @@ def schema_text(document: Any, text: str) -> str:
             value, stop = decoder.raw_decode(text, at)
         except ValueError:
             return None
-        return (value, at, stop) if stop <= hi else None
+        return (value, at, stop, head) if stop <= hi else None
 
-    def dump(value: Any, depth: int, head: str, lo: int, hi: int) -> tuple[str, int]:
-        """The text of `value` and where the search for the next key of its parent goes on."""
+    def dump(value: Any, depth: int, key: str, lo: int, hi: int) -> tuple[str, int, str]:
+        """The text of `value`, where the search for the next key of its parent goes on, and its key and colon as
+        the file writes them (`"key": ` for a key the rewrite adds)."""
         inner, outer = pad * (depth + 1), pad * depth
-        found = located(head, lo, hi)
+        found = located(key, lo, hi)
+        head = found[3] if found is not None else f"{key}{colon}" if key else ""
         if found is not None:
-            was, lo, hi = found
+            was, lo, hi, _ = found
             if was == value:
-                return text[lo:hi], hi  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
+                return text[lo:hi], hi, head  # unchanged: as the file writes it (`[\n "a", "b"\n ]` too)
         else:
             lo, hi = lo, lo  # a key the rewrite adds: nothing of the file below it
             if isinstance(value, dict) and value and not any(isinstance(v, (dict, list)) for v in value.values()):
-                return one_line(value), lo  # a new key's plain object: one line, three fewer for the reviewer
+                return one_line(value), lo, head  # a new key's plain object: one line, three fewer for the reviewer
+        after_value = hi if found is not None else lo
         if isinstance(value, dict) and value:
             items, at = [], lo
             for k, v in value.items():
-                key = f"{json.dumps(k, ensure_ascii=False)}: "
-                body, after = dump(v, depth + 1, key, at, hi)
-                items.append(f"{inner}{key}{body}")
-                at = after
-            return "{\n" + ",\n".join(items) + f"\n{outer}}}", hi if found is not None else lo
+                body, at, written = dump(v, depth + 1, json.dumps(k, ensure_ascii=False), at, hi)
+                items.append(f"{inner}{written}{body}")
+            return "{\n" + ",\n".join(items) + f"\n{outer}}}", after_value, head
         if isinstance(value, list) and value:
             out, at = [], lo + 1 if found is not None else lo  # past the `[`
             for v in value:
-                body, after = dump(v, depth + 1, "", at, hi)
+                body, at, _ = dump(v, depth + 1, "", at, hi)
                 out.append(f"{inner}{body}")
-                at = after
-            return "[\n" + ",\n".join(out) + f"\n{outer}]", hi if found is not None else lo
-        return json.dumps(value, ensure_ascii=False), hi if found is not None else lo
+            return "[\n" + ",\n".join(out) + f"\n{outer}]", after_value, head
+        return json.dumps(value, ensure_ascii=False), after_value, head
 
     return dump(document, 0, "", 0, len(text))[0] + ("\n" if text.endswith("\n") else "")
