@@ -563,7 +563,10 @@ def _passthrough(
             reads = removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub)
             extra = [LIBRARY_CHANGE] if places else []
             documented = tuple(places.documented()) if places else ()
-            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented)
+            named = places.claims_named() if places else ""
+            built = pt.build(
+                leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented, named=named
+            )
             built += places.templates(leaf) if places else []  # a define of the chart the library merges
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump

@@ -1,0 +1,210 @@
+"""Packed libraries whose pods get their claims from values only through the chart's own templates, and one recorded
+without any values place (rules/library-values.json). Tiny libraries of the test's own, packed in the test, in the
+shapes of DND-IT's common 1.13.0 (one include renders every object, a container's resources written whole from
+`container.resources`, the top-level `resources` rendered as the pod's own from Kubernetes 1.34, tolerations from
+`scheduling.tolerations`), TrueCharts' common 23.0.10 (the container's resources written key by key) and gimlet's
+onechart (a library's pod spec with the container's resources whole, and a values map of the chart's own merged over
+it); renders are real."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import assert_second_fix_quiet, chart_with, fix_chart, with_original
+
+from dramigrate.helm.render import RenderOptions, render_chart
+
+LOADER = """\
+{{- define "common.loader.generate" -}}
+{{- if ne .Values.workload.type "none" }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    {{- include "common.podTemplate" (dict "root" . "config" dict) | nindent 4 }}
+{{- end }}
+{{- range $name, $job := .Values.cronjobs }}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: {{ $.Release.Name }}-{{ $name }}
+spec:
+  schedule: {{ $job.schedule | quote }}
+  jobTemplate:
+    spec:
+      template:
+        {{- include "common.podTemplate" (dict "root" $ "config" $job) | nindent 8 }}
+{{- end }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  ports:
+    - port: 80
+{{- end -}}
+"""
+POD = """\
+{{- define "common.podTemplate" -}}
+{{- $root := .root -}}
+{{- $config := .config -}}
+metadata:
+  labels: {app: x}
+spec:
+  {{- with $config.tolerations | default $root.Values.scheduling.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if and $root.Values.resources (semverCompare ">=1.34-0" $root.Capabilities.KubeVersion.Version) }}
+  resources:
+    {{- toYaml $root.Values.resources | nindent 4 }}
+  {{- end }}
+  {{- $container := ternary $root.Values $config (empty $config) }}
+  containers:
+    {{- include "common.container" (dict "container" $container "root" $root) | nindent 4 }}
+  {{- if $config }}
+  restartPolicy: OnFailure
+  {{- end }}
+{{- end -}}
+"""
+CONTAINER = """\
+{{- define "common.container" -}}
+{{- $container := .container -}}
+{{- $root := .root -}}
+{{- $pod := semverCompare ">=1.34-0" $root.Capabilities.KubeVersion.Version -}}
+- name: main
+  image: busybox
+  {{- $top := ternary dict ($container.resources | default $root.Values.resources) $pod -}}
+  {{- with (default dict $container.container).resources | default $top }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+"""
+DND_VALUES = """\
+workload:
+  type: deployment
+# Pod-level resources (Kubernetes 1.34+)
+resources:
+  requests:
+    cpu: 100m
+container:
+  resources: {}
+scheduling:
+  tolerations: []
+cronjobs: {}
+"""
+
+
+def _packed(top: str, files: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _chart(root: Path, name: str, version: str, library: dict[str, str], files: dict[str, str]) -> Path:
+    """A chart of `files` whose dependency `name` (a library chart of `library`'s templates) is packed in charts/."""
+    chart = chart_with(root, "app", files)
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n"
+        f"dependencies:\n  - name: {name}\n    version: {version}\n    repository: https://example.com/charts\n"
+    )
+    (chart / "charts").mkdir()
+    meta = {"Chart.yaml": f"apiVersion: v2\nname: {name}\ntype: library\nversion: {version}\n"}
+    (chart / f"charts/{name}-{version}.tgz").write_bytes(_packed(name, {**meta, **library}))
+    return chart
+
+
+def _dnd(root: Path) -> Path:
+    library = {"templates/_loader.tpl": LOADER, "templates/_pod.tpl": POD, "templates/_container.tpl": CONTAINER}
+    files = {"templates/common.yaml": '{{- include "common.loader.generate" . }}\n', "values.yaml": DND_VALUES}
+    return _chart(root, "common", "1.13.0", library, files)
+
+
+def _render(chart: Path, *values: Path) -> list[dict[str, Any]]:
+    options = RenderOptions(values_files=values, kube_version="1.34")
+    return [d for m in render_chart(chart, options) for d in yaml.safe_load_all(m.text) if d]
+
+
+def _pods(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each workload's pod spec by kind and name (a CronJob's under its job template)."""
+    out = {}
+    for d in docs:
+        spec = d.get("spec") or {}
+        template = (spec.get("jobTemplate") or {}).get("spec", spec).get("template")
+        if template:
+            out[f"{d['kind']}/{d['metadata']['name']}"] = template["spec"]
+    return out
+
+
+def _counts(docs: list[dict[str, Any]]) -> dict[str, int]:
+    return {
+        d["metadata"]["name"]: d["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        for d in docs
+        if d["kind"] == "ResourceClaimTemplate"
+    }
+
+
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def test_a_dnd_it_library_gets_its_loader_wrapped_and_the_toleration_in_its_scheduling_list(tmp_path: Path) -> None:
+    """Was manual work ('... renders no pod resourceClaims ... the rewritten chart has none' of the toleration): the
+    library renders the pod's tolerations from `scheduling.tolerations`, which the DRA values now set; the pod's
+    own `resources` (cpu, from the top-level map) stays where the library renders it, the claim in the container's."""
+    chart = _dnd(tmp_path)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("container:\n  resources:\n    limits:\n      memory: 1Gi\n      nvidia.com/gpu: 1\n")
+    archive = (chart / "charts/common-1.13.0.tgz").read_bytes()
+    before, plugin = _render(chart), _render(chart, gpu)
+    fix_chart(chart, values=(gpu,))
+    assert (chart / "charts/common-1.13.0.tgz").read_bytes() == archive
+    assert '{{- include "common.loader.generate" . }}' in (chart / "templates/common.yaml").read_text()
+    assert _render(chart) == before and _render(chart, gpu) == plugin  # the switch off: as before
+    dra = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert dra["scheduling"]["tolerations"] == [GPU_TOLERATION] and "tolerations" not in dra
+    docs = _render(chart, *with_original(tmp_path / "gpu-dra.yaml"))
+    pod = _pods(docs)["Deployment/release-name"]
+    assert list(_counts(docs).values()) == [1]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] in _counts(docs)
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
+    assert pod["resources"] == {"requests": {"cpu": "100m"}} and pod["tolerations"] == [GPU_TOLERATION]
+    values = (chart / "values.yaml").read_text()
+    assert "container.resources.claims\nresourceClaims: []" in values  # not the pod's `resources`
+    assert_second_fix_quiet(chart, "-f", str(gpu))
+
+
+def test_a_dnd_it_cronjob_gets_the_claims_under_its_job_template(tmp_path: Path) -> None:
+    """The wrapped include sets resourceClaims in a CronJob's pod too (spec.jobTemplate.spec.template.spec); the
+    Service it renders beside stays as it was."""
+    chart = _dnd(tmp_path)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(
+        "workload:\n  type: none\ncronjobs:\n  train:\n    schedule: '0 3 * * *'\n"
+        "    container:\n      resources:\n        limits:\n          nvidia.com/gpu: 2\n"
+    )
+    plugin = _render(chart, gpu)
+    fix_chart(chart, values=(gpu,))
+    docs = _render(chart, *with_original(tmp_path / "gpu-dra.yaml"))
+    pod = _pods(docs)["CronJob/release-name-train"]
+    assert list(_counts(docs).values()) == [2]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] in _counts(docs)
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": pod["resourceClaims"][0]["name"]}]
+    assert [d for d in docs if d["kind"] == "Service"] == [d for d in plugin if d["kind"] == "Service"]
+    assert_second_fix_quiet(chart, "-f", str(gpu))
