@@ -16,7 +16,12 @@ from typing import Any
 import yaml
 from conftest import assert_second_fix_quiet, chart_with, fix_chart, with_original
 
+from dramigrate.config import Settings
+from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
+from dramigrate.helm.run import run_chart
+from dramigrate.rules import load_rules
+from dramigrate.versions import Target
 
 LOADER = """\
 {{- define "common.loader.generate" -}}
@@ -208,3 +213,76 @@ def test_a_dnd_it_cronjob_gets_the_claims_under_its_job_template(tmp_path: Path)
     assert pod["containers"][0]["resources"]["claims"] == [{"name": pod["resourceClaims"][0]["name"]}]
     assert [d for d in docs if d["kind"] == "Service"] == [d for d in plugin if d["kind"] == "Service"]
     assert_second_fix_quiet(chart, "-f", str(gpu))
+
+
+TC_LIBRARY = {
+    # a define that includes the resources define and writes `resources:`, in a file read first: not the one to copy
+    "templates/class/_cluster.tpl": """\
+{{- define "tc.v1.common.class.cluster" -}}
+resources:
+  {{- include "tc.v1.common.lib.container.resources" . | nindent 2 }}
+{{- end -}}
+""",
+    "templates/lib/_pod.tpl": """\
+{{- define "tc.v1.common.lib.workload.pod" -}}
+serviceAccountName: default
+containers:
+  - name: main
+    image: busybox
+    resources:
+      {{- include "tc.v1.common.lib.container.resources" . | nindent 6 }}
+{{- end -}}
+""",
+    "templates/lib/_resources.tpl": """\
+{{- define "tc.v1.common.lib.container.resources" -}}
+requests:
+  cpu: {{ .Values.resources.requests.cpu }}
+  memory: {{ .Values.resources.requests.memory }}
+limits:
+  {{- range $k, $v := (omit .Values.resources.limits "cpu" "memory") }}
+  {{ $k }}: {{ $v }}
+  {{- end }}
+{{- end -}}
+""",
+    "templates/_all.tpl": """\
+{{- define "tc.v1.common.loader.all" -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      {{- include "tc.v1.common.lib.workload.pod" . | nindent 6 }}
+{{- end -}}
+""",
+}
+
+
+def test_a_truecharts_library_is_recorded_without_a_values_place_and_the_refusal_names_its_defines(
+    tmp_path: Path,
+) -> None:
+    """Was: '... overriding it from the chart means a define ... for tc.v1.common.class.cnpg.cluster' (the first
+    define read that includes the resources define), and no record of what the library lacks."""
+    values = "resources:\n  requests: {cpu: 10m, memory: 50Mi}\n  limits:\n    nvidia.com/gpu: 1\n"
+    files = {"templates/common.yaml": '{{ include "tc.v1.common.loader.all" . }}\n', "values.yaml": values}
+    chart = _chart(tmp_path, "common", "23.0.10", TC_LIBRARY, files)
+    kube = "1.34"
+    outcome = run_chart(
+        chart, ChartOptions(kube_version=kube), load_rules(), Settings(kube_version=kube), Target.parse(kube), "fix"
+    )
+    assert not outcome.proven and not outcome.changes
+    assert (
+        "its define tc.v1.common.lib.workload.pod writes the pod spec from a fixed set of values, none of them "
+        "resourceClaims, and takes no pod fields whole (checked in common 23.0.10, rules/library-values.json); nor "
+        "resources.claims of a container: its define tc.v1.common.lib.container.resources writes only requests of "
+        "cpu and memory, and limits of cpu, memory and each other key of resources.limits as a count"
+    ) in outcome.manual, outcome.manual
+    assert (
+        "for tc.v1.common.lib.container.resources (templates/lib/_resources.tpl:1, 9 lines), "
+        "tc.v1.common.lib.workload.pod (templates/lib/_pod.tpl:1, 8 lines): 17 lines copied"
+    ) in outcome.manual, outcome.manual
