@@ -286,3 +286,70 @@ def test_a_truecharts_library_is_recorded_without_a_values_place_and_the_refusal
         "for tc.v1.common.lib.container.resources (templates/lib/_resources.tpl:1, 9 lines), "
         "tc.v1.common.lib.workload.pod (templates/lib/_pod.tpl:1, 8 lines): 17 lines copied"
     ) in outcome.manual, outcome.manual
+
+
+GIMLET_LIBRARY = {
+    "templates/_container.yaml": """\
+{{- define "base.container.tpl" -}}
+name: main
+image: busybox
+resources:
+  {{- toYaml .Values.resources | nindent 2 }}
+{{- end -}}
+""",
+    "templates/_podSpec.yaml": """\
+{{- define "base.podSpec.tpl" -}}
+containers:
+  {{- $container := mergeOverwrite (include "base.container.tpl" . | fromYaml) .Values.container }}
+  - {{ toYaml $container | nindent 4 }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+""",
+}
+GIMLET_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      {{- $podSpecTpl := include "base.podSpec.tpl" . | fromYaml }}
+      {{- $podSpec := mergeOverwrite $podSpecTpl .Values.podSpec }}
+      {{- toYaml $podSpec | nindent 6 }}
+"""
+
+
+def test_a_pod_spec_merged_from_a_values_map_takes_the_claims_where_no_template_reads_the_resources_map(
+    tmp_path: Path,
+) -> None:
+    """Was manual work: 'the rewritten chart renders differently from the migrated original rendering: ...
+    spec.template.spec.resourceClaims: expected [...], the rewritten chart has none'. The DRA values named the claims
+    in a top-level `resourceClaims` beside `resources`, which no template reads (the library writes the map, the
+    chart merges its `podSpec` over the pod): they go in `podSpec.resourceClaims`, found by rendering, with the
+    claim templates' bare names (rendered by toYaml, not tpl), and values.yaml documents no unread key."""
+    values = "resources:\n  requests:\n    cpu: 200m\ntolerations: []\ncontainer: {}\npodSpec: {}\n"
+    files = {"templates/deployment.yaml": GIMLET_DEPLOYMENT, "values.yaml": values}
+    chart = _chart(tmp_path, "base", "0.7.0", GIMLET_LIBRARY, files)
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    plugin = _render(chart, gpu)
+    fix_chart(chart, values=(gpu,))
+    assert _render(chart, gpu) == plugin
+    dra = yaml.safe_load((tmp_path / "gpu-dra.yaml").read_text())
+    assert "resourceClaims" not in dra and dra["podSpec"]["resourceClaims"][0]["name"] == "gpu"
+    assert "resourceClaims" not in yaml.safe_load((chart / "values.yaml").read_text())
+    docs = _render(chart, *with_original(tmp_path / "gpu-dra.yaml"))
+    pod = _pods(docs)["Deployment/release-name"]
+    assert list(_counts(docs).values()) == [1]
+    assert pod["resourceClaims"][0]["resourceClaimTemplateName"] in _counts(docs)
+    assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+    assert GPU_TOLERATION in pod["tolerations"]
+    assert_second_fix_quiet(chart, "-f", str(gpu))

@@ -3532,7 +3532,7 @@ def build(
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
     flats = frozenset(p for p, siblings in map_paths.items() if SECTION_CONTENT in siblings)
-    maps = [*map_paths, *documented]
+    maps = [*(p for p, siblings in map_paths.items() if "resourceClaims" in siblings), *documented]
     documented_values = claims_docs(values, values_path, maps, counted, flats, named) if values else values
     if documented and values and not re.search(r"^resourceClaims:", documented_values, re.M):
         # a library's pod claims, rendered by a template of the chart, and no top-level map to document them beside
