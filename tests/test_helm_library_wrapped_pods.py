@@ -8,13 +8,11 @@ it); renders are real."""
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import assert_second_fix_quiet, chart_with, fix_chart, with_original
+from conftest import assert_second_fix_quiet, chart_with, fix_chart, packed_chart, with_original
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -112,17 +110,6 @@ cronjobs: {}
 """
 
 
-def _packed(top: str, files: dict[str, str]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{top}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 def _chart(root: Path, name: str, version: str, library: dict[str, str], files: dict[str, str]) -> Path:
     """A chart of `files` whose dependency `name` (a library chart of `library`'s templates) is packed in charts/."""
     chart = chart_with(root, "app", files)
@@ -132,7 +119,7 @@ def _chart(root: Path, name: str, version: str, library: dict[str, str], files: 
     )
     (chart / "charts").mkdir()
     meta = {"Chart.yaml": f"apiVersion: v2\nname: {name}\ntype: library\nversion: {version}\n"}
-    (chart / f"charts/{name}-{version}.tgz").write_bytes(_packed(name, {**meta, **library}))
+    (chart / f"charts/{name}-{version}.tgz").write_bytes(packed_chart(name, {**meta, **library}))
     return chart
 
 

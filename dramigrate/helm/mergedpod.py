@@ -16,9 +16,7 @@ import copy
 import re
 from typing import Any
 
-from dramigrate.helm.passthrough import MARKER, MapEdit, pod_specs, single_containers
-from dramigrate.helm.poddelta import pod_containers
-from dramigrate.helm.prove import objects
+from dramigrate.helm.passthrough import MapEdit, marked_maps, rendered_pods
 from dramigrate.helm.values import Path_, get_path, put_path
 
 # `mergeOverwrite $podSpecTpl .Values.podSpec`, `merge $x $.Values.pod.spec`: a values map merged over another
@@ -59,18 +57,11 @@ def claims_places(stream: str, maps: list[Path_], candidates: list[Path_], edits
     pod that takes the map renders, and no other pod: the claims go in that map's `resourceClaims` (MapEdit.places).
     `stream`: the chart rendered with a marker in each resources map (`maps`, marker order) and in each candidate."""
     pods = []
-    for key, docs in objects(stream).items():
-        singles = single_containers(key)
-        for doc in docs:
-            found: list[tuple[list[Any], dict[str, Any]]] = []
-            pod_specs(doc, found, [], singles)
-            for _, pod in found:
-                limits = [(c.get("resources") or {}).get("limits") or {} for c in pod_containers(pod, singles)]
-                taken = {maps[int(k[len(MARKER) :])] for lim in limits for k in lim if str(k).startswith(MARKER)}
-                claims = pod.get("resourceClaims") if isinstance(pod.get("resourceClaims"), list) else []
-                names = [str(c.get("name", "")) for c in claims if isinstance(c, dict)]
-                marks = {candidates[int(n[len(CLAIM_MARKER) :])] for n in names if n.startswith(CLAIM_MARKER)}
-                pods.append((taken, marks))
+    for pod, singles in rendered_pods(stream):
+        claims = pod.get("resourceClaims") if isinstance(pod.get("resourceClaims"), list) else []
+        names = [str(c.get("name", "")) for c in claims if isinstance(c, dict)]
+        marks = {candidates[int(n[len(CLAIM_MARKER) :])] for n in names if n.startswith(CLAIM_MARKER)}
+        pods.append((marked_maps(pod, singles, maps), marks))
     for edit in edits:
         if "resourceClaims" not in edit.siblings or "resourceClaims" in edit.places:
             continue

@@ -334,20 +334,25 @@ def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list
     """Each pod of a render with both markers (marked_values, marked_lists): the resources maps its containers take
     and, per item of its tolerations, the values list it comes from (None: written otherwise)."""
     out = []
-    for pod, singles in _pods(stream):
-        taken = {
-            maps[int(k[len(MARKER) :])]
-            for c in pod_containers(pod, singles)
-            for k in ((c.get("resources") or {}).get("limits") or {})
-            if str(k).startswith(MARKER)
-        }
+    for pod, singles in rendered_pods(stream):
+        taken = marked_maps(pod, singles, maps)
         items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
         keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
         out.append((taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys]))
     return out
 
 
-def _pods(stream: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+def marked_maps(pod: dict[str, Any], singles: tuple[str, ...], maps: list[Path_]) -> set[Path_]:
+    """The resources maps (marked_values, `maps` in marker order) the containers of a pod of the marked render take."""
+    return {
+        maps[int(k[len(MARKER) :])]
+        for c in pod_containers(pod, singles)
+        for k in ((c.get("resources") or {}).get("limits") or {})
+        if str(k).startswith(MARKER)
+    }
+
+
+def rendered_pods(stream: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     """Each pod spec of a render, in the order of its objects (two renders of one chart list the same pods alike),
     with the containers its object holds one of (single_containers)."""
     out = []
@@ -409,7 +414,7 @@ def toleration_places(
     unread_lists). `original`: the value set's render without markers and `values` its values: a list carried whole
     must be all the pods render there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
-    unmarked = _pods(original) if original is not None else None
+    unmarked = rendered_pods(original) if original is not None else None
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
 
     def rendered(place: Path_) -> int:
