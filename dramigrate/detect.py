@@ -842,6 +842,9 @@ class Detector:
             return out
         if met is not None and doc.counted >= 0 and not self._uncovered_device_section(met.sections, covered):
             return out  # every limits or requests mapping naming a device is a container's the pods read
+        # the pods' own resources (pod-level, PodLevelResources, on by default from Kubernetes 1.34): a chart's
+        # library may render a values map there (DND-IT's common renders its top-level `resources` there from 1.34)
+        pod_level = {f"{ref.path}.resources" for ref in pod_specs(info.obj, kind)} if kind is not None else set()
         for resources, path in _resource_blocks(info.obj, info.path):
             if id(resources) in covered:
                 continue
@@ -849,6 +852,18 @@ class Detector:
                 match = self.rules.lookup(res)
                 if match is None:
                     continue  # resources no pack knows are reported where pods are known
+                if path in pod_level:
+                    what = (
+                        "this is the pod's own resources (pod-level), which take only cpu, memory and hugepages, so "
+                        "the API server refuses a device there; ask for it in a container's resources, which fix "
+                        "migrates to a claim (a chart's library may render a values map here from Kubernetes 1.34 "
+                        "and another as the container's: set the device in that one)"
+                    )
+                    where = {"resource": res, "pod_template_path": path}
+                    out.append(
+                        self.finding("unknown-kind", f"{res} at {path}: {what}", doc, holder, res, info, **where)
+                    )
+                    continue
                 if not info.kind:
                     what = "this is not a Kubernetes object (a Helm values file?), so its pods are built elsewhere"
                 elif kind is None:

@@ -170,6 +170,21 @@ def chart_with(root: Path, name: str, files: dict[str, str], version: str = "0.1
     return chart
 
 
+def packed_chart(top: str, files: dict[str, str]) -> bytes:
+    """A chart archive as `helm package` writes it: files (path in the chart -> text) under the folder `top`."""
+    import io
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
 def base_and_overlay(root: Path, overlay_kustomization: str) -> Path:
     """A kustomize tree: root/base with one GPU pod, and root/overlay whose kustomization.yaml is the text given;
     returns the overlay folder."""

@@ -9,13 +9,11 @@ packed in the test; renders are real."""
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import chart_with, dra_render, fix_chart
+from conftest import assert_second_fix_quiet, chart_with, dra_render, fix_chart, packed_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
@@ -79,17 +77,6 @@ containers:
     }
 
 
-def _packed(top: str, files: dict[str, str]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{top}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 def _app(root: Path, name: str, version: str, prefix: str, unpacked: bool = False) -> Path:
     chart = chart_with(
         root,
@@ -110,7 +97,7 @@ def _app(root: Path, name: str, version: str, prefix: str, unpacked: bool = Fals
             (chart / "charts" / name / rel).parent.mkdir(parents=True, exist_ok=True)
             (chart / "charts" / name / rel).write_text(text)
         return chart
-    (chart / f"charts/{name}-{version}.tgz").write_bytes(_packed(name, library))
+    (chart / f"charts/{name}-{version}.tgz").write_bytes(packed_chart(name, library))
     return chart
 
 
@@ -145,6 +132,7 @@ def test_a_k8s_at_home_library_gets_its_include_wrapped_to_name_the_pods_claims(
     assert pod["containers"][0]["resources"] == {"claims": [{"name": claim["name"]}]}
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["tolerations"]
     assert [d for d in docs if d["kind"] == "Service"] == [d for d in before if d["kind"] == "Service"]
+    assert_second_fix_quiet(chart)  # was exit 1: 'no template of the chart renders {{ include "common.all" . }}'
 
 
 def test_a_k8s_at_home_chart_without_resources_in_its_values_documents_the_pods_claims_at_the_end(

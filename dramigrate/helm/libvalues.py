@@ -114,12 +114,13 @@ class Placer:
             for name in list(edit.siblings):
                 if name not in places["pod_option_keys"]:
                     raise NotPassThrough(f"{self.kind} {title} has no pod option for the {name} the migration sets")
-                key = (*pod, name)
+                option = tuple(places.get("pod_option_paths", {}).get(name, name).split("."))
+                key = (*pod, *option)
                 edit.places[name] = key
                 defaults = places["default_pod_options"]
                 default = None  # the component's own defaults, else the top level's, which it merges over
                 for at in dict.fromkeys([prefix, ()]) if defaults else ():
-                    default = get_path(merged, (*at, *defaults.split("."), name))
+                    default = get_path(merged, (*at, *defaults.split("."), *option))
                     if default is not None:
                         break
                 if get_path(merged, key) is not None or not default:
@@ -155,6 +156,12 @@ class Placer:
         beside the top-level `resources`), when a template of the chart renders it."""
         rendered = self.places.get("merged_pod_define") or self.places.get("wrapped_define")
         return [("resources",)] if rendered else []
+
+    def claims_named(self) -> str:
+        """The map whose `claims` name the pod's claims, for values.yaml's comment (`container.resources`: DND-IT's
+        common renders the top-level `resources` as the pod's own from Kubernetes 1.34, which takes no claims)."""
+        named = str(self.places.get("container_claims", "")).removesuffix(".claims")
+        return named if self.documented() else ""
 
 
 def placer(title: str, places: dict[str, Any], chart: str) -> Placer:
@@ -230,15 +237,17 @@ def merged_claims(root: Path, call: str, title: str) -> list[Change]:
     return [Change(rel, texts[rel], text) for rel, text in edited.items() if text != texts[rel]]
 
 
-# the pod's claims from values, added to each pod the library's entry define renders (the line `{{ include ... }}`
-# of the chart is kept as the else branch: with no resourceClaims in the values the template renders as before)
+# the pod's claims from values, added to each pod the library's entry define renders, a workload's pod template or a
+# CronJob's (the line `{{ include ... }}` of the chart is kept as the else branch: with no resourceClaims in the
+# values the template renders as before)
 WRAPPED_CLAIMS = """\
 {{{{- if .Values.resourceClaims }}}}
 {{{{- /* DRA (resource.k8s.io/v1, Kubernetes 1.34+): the library renders no pod resourceClaims, so add them */}}}}
 {{{{- range $doc := regexSplit "(?m)^---[ \\t]*$" (include "{entry}" .) -1 }}}}
 {{{{- $obj := fromYaml $doc }}}}
-{{{{- if dig "spec" "template" "spec" "containers" nil $obj }}}}
-{{{{- $_ := set $obj.spec.template.spec "resourceClaims" $.Values.resourceClaims }}}}
+{{{{- $pod := dig "spec" "template" "spec" (dig "spec" "jobTemplate" "spec" "template" "spec" nil $obj) $obj }}}}
+{{{{- if and (kindIs "map" $pod) $pod.containers }}}}
+{{{{- $_ := set $pod "resourceClaims" $.Values.resourceClaims }}}}
 ---
 {{{{ toYaml $obj }}}}
 {{{{- else if trim $doc }}}}
@@ -258,12 +267,13 @@ def wrapped_claims(root: Path, entry: str, title: str) -> list[Change]:
     template gets them in its pod spec (the library renders no pod resourceClaims and takes no pod fields whole);
     with them unset the line renders as it did. The library itself is left as it is."""
     wanted = re.compile(rf'^\{{\{{-?\s*include\s+"{re.escape(entry)}"\s+\.\s*-?\}}\}}$')
-    changes = []
+    changes, before = [], False
     for path in template_files(root):
         rel = path.relative_to(root).as_posix()
         text = path.read_text(encoding="utf-8")
         if ".Values.resourceClaims" in text:
-            continue  # wrapped before, or the chart renders the pod's claims itself
+            before = True  # wrapped before (a second fix writes nothing), or the chart renders the pod's claims itself
+            continue
         lines = text.splitlines(keepends=True)
         edited = [
             WRAPPED_CLAIMS.format(entry=entry, line=line.rstrip("\r\n")) if wanted.match(line.strip()) else line
@@ -271,7 +281,7 @@ def wrapped_claims(root: Path, entry: str, title: str) -> list[Change]:
         ]
         if edited != lines:
             changes.append(Change(rel, text, "".join(edited)))
-    if not changes:
+    if not changes and not before:
         raise NotPassThrough(
             f'library chart {title}: no template of the chart renders {{{{ include "{entry}" . }}}} '
             "on a line of its own"

@@ -430,7 +430,7 @@ def library_request(found: Found, root: Path, counted: list[str], tried: str = "
     offer = _offer(lib, found.define, claims, tried, _source(root, lib))
     if not claims and not _entries(lib, found.define):
         entry = lacking(lib, found.define)  # a library that passes the resources whole: only its pod define to override
-        offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]))
+        offer += _override_cost(copy / lib.folder, found.define, not (entry and entry["container_resources"]), entry)
     if fed and fed[2] and (by_hand := _merged_values_define(root, fed[2], [k for k in counted if k != read])):
         offer += by_hand
     packed = "packed " if lib.archive.endswith(".tgz") else ""
@@ -543,12 +543,14 @@ _INCLUDES = re.compile(r'\b(?:include|template)\s+"([^"]+)"')
 _MERGE_CALL = re.compile(r'\binclude\s+"([\w.-]+)"\s+\(list\s+[.$]\w*\s+"[\w.-]+"\s*\)')
 
 
-def _override_cost(folder: Path, define: str, container: bool = True) -> str:
+def _override_cost(folder: Path, define: str, container: bool = True, entry: dict[str, Any] | None = None) -> str:
     """What overriding the library from the chart would take, for the manual message: the defines a DRA branch goes
     in (the one that writes the container's `resources:` around the key's define, the one that writes the pod's
-    `containers:`), each copied whole into a define of the same name in the chart's templates/ (Helm reads those after
-    the library's, so they win and `helm dependency update` keeps them), with their lines; the pod's alone when not
-    `container` (a library that passes the container's resources through whole). "" when not found."""
+    `containers:`; those `entry` of rules/library-values.json records, when it does: read from the text alone,
+    another define that includes the key's, TrueCharts' CloudNativePG cluster, may come first), each copied whole
+    into a define of the same name in the chart's templates/ (Helm reads those after the library's, so they win and
+    `helm dependency update` keeps them), with their lines; the pod's alone when not `container` (a library that
+    passes the container's resources through whole). "" when not found."""
     found: dict[str, tuple[str, int, int, str]] = {}  # define -> (file, 1-based line, lines, body)
     for path in template_files(folder):
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -558,7 +560,8 @@ def _override_cost(folder: Path, define: str, container: bool = True) -> str:
                 body = "\n".join(lines[b.start : b.end + 1])
                 found[b.cond.strip('"')] = (path.relative_to(folder).as_posix(), b.start + 1, b.end - b.start + 1, body)
     calls = re.compile(rf'\b(?:include|template)\s+"{re.escape(define)}"')
-    resources = next(
+    resources = entry["container_define"] if entry else None
+    resources = resources or next(
         (n for n, d in found.items() if calls.search(d[3]) and re.search(r"^\s*(limits|resources):", d[3], re.M)),
         define,
     )
@@ -575,7 +578,8 @@ def _override_cost(folder: Path, define: str, container: bool = True) -> str:
                 todo += included.get(n, set())
         return False
 
-    pod = next((n for n, d in found.items() if re.search(r"^\s*containers:", d[3], re.M) and reaches(n)), None)
+    pod = entry["pod_define"] if entry else None
+    pod = pod or next((n for n, d in found.items() if re.search(r"^\s*containers:", d[3], re.M) and reaches(n)), None)
     picked = list(dict.fromkeys(n for n in (resources if container else None, pod) if n in found))
     if not picked:
         return ""

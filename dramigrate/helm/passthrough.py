@@ -334,20 +334,25 @@ def _pods_with_marks(stream: str, maps: list[Path_], lists: list[Path_]) -> list
     """Each pod of a render with both markers (marked_values, marked_lists): the resources maps its containers take
     and, per item of its tolerations, the values list it comes from (None: written otherwise)."""
     out = []
-    for pod, singles in _pods(stream):
-        taken = {
-            maps[int(k[len(MARKER) :])]
-            for c in pod_containers(pod, singles)
-            for k in ((c.get("resources") or {}).get("limits") or {})
-            if str(k).startswith(MARKER)
-        }
+    for pod, singles in rendered_pods(stream):
+        taken = marked_maps(pod, singles, maps)
         items = pod.get("tolerations") if isinstance(pod.get("tolerations"), list) else []
         keys = [str(x.get("key", "")) if isinstance(x, dict) else "" for x in items]
         out.append((taken, [lists[int(k[len(LIST_MARKER) :])] if k.startswith(LIST_MARKER) else None for k in keys]))
     return out
 
 
-def _pods(stream: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+def marked_maps(pod: dict[str, Any], singles: tuple[str, ...], maps: list[Path_]) -> set[Path_]:
+    """The resources maps (marked_values, `maps` in marker order) the containers of a pod of the marked render take."""
+    return {
+        maps[int(k[len(MARKER) :])]
+        for c in pod_containers(pod, singles)
+        for k in ((c.get("resources") or {}).get("limits") or {})
+        if str(k).startswith(MARKER)
+    }
+
+
+def rendered_pods(stream: str) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     """Each pod spec of a render, in the order of its objects (two renders of one chart list the same pods alike),
     with the containers its object holds one of (single_containers)."""
     out = []
@@ -409,7 +414,7 @@ def toleration_places(
     unread_lists). `original`: the value set's render without markers and `values` its values: a list carried whole
     must be all the pods render there (_list_alone)."""
     pods = _pods_with_marks(stream, maps, lists)
-    unmarked = _pods(original) if original is not None else None
+    unmarked = rendered_pods(original) if original is not None else None
     adds = {e.path: e.siblings.get("tolerations") for e in edits}
 
     def rendered(place: Path_) -> int:
@@ -2885,11 +2890,14 @@ def claims_docs(
     map_paths: list[Path_],
     counted: frozenset[Path_] = frozenset(),
     flats: frozenset[Path_] = frozenset(),
+    named: str = "",
 ) -> str:
     """values.yaml with `resourceClaims: []` (the sibling each pass-through renders) documented right after each
     resources map the chart's values.yaml sets, in the chart's comment style; an empty list renders nothing.
     `counted`: the maps whose device counts a template reads, which get `deviceCounts: {}` (reread) too; `flats`:
-    the maps that are the sections' content, whose containers claim the pod's claims by name."""
+    the maps that are the sections' content, whose containers claim the pod's claims by name; `named`: the map whose
+    claims name them, when not the one they are documented beside (a library's `container.resources`, beside the
+    top-level `resources` it renders as the pod's own)."""
     from dramigrate.helm.values import key_line
 
     lines = values.splitlines()
@@ -2919,7 +2927,8 @@ def claims_docs(
             if line_indent(text) <= ind:
                 break
             end = j + 1
-        doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {own[-1]}.claims"
+        claimed = named or own[-1]
+        doc = f"DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), named in {claimed}.claims"
         if path in flats:
             doc = (
                 "DRA ResourceClaims of the pod (resource.k8s.io/v1, Kubernetes 1.34+), each claimed by the containers "
@@ -3467,11 +3476,13 @@ def build(
     reads: set[tuple[Path_, str, str]] | None = None,
     change: str = f"DRA ResourceClaimTemplates from values ({VALUES_KEY}) and resourceClaims beside resources maps",
     documented: tuple[Path_, ...] = (),
+    named: str = "",
 ) -> list[Change]:
     """The chart's own changes (templates, the claim-template file, values.yaml, Chart.yaml, schema). `reads`: the
     dropped device keys (values map, section, key) whose reads in the templates take `deviceCounts` (reread);
     `change`: the entry of the chart's `artifacthub.io/changes`; `documented`: more maps values.yaml documents the
-    pod's `resourceClaims` beside (a library's map, whose pod claims a define of the chart renders: libvalues.py)."""
+    pod's `resourceClaims` beside (a library's map, whose pod claims a define of the chart renders: libvalues.py),
+    `named`: the map whose `claims` name them there (claims_docs)."""
     values_path = root / "values.yaml"
     values = values_path.read_text(encoding="utf-8") if values_path.is_file() else ""
     changes = []
@@ -3526,11 +3537,11 @@ def build(
     )
     counted = frozenset(p for p, siblings in map_paths.items() if COUNTS in siblings)
     flats = frozenset(p for p, siblings in map_paths.items() if SECTION_CONTENT in siblings)
-    maps = [*map_paths, *documented]
-    documented_values = claims_docs(values, values_path, maps, counted, flats) if values else values
+    maps = [*(p for p, siblings in map_paths.items() if "resourceClaims" in siblings), *documented]
+    documented_values = claims_docs(values, values_path, maps, counted, flats, named) if values else values
     if documented and values and not re.search(r"^resourceClaims:", documented_values, re.M):
         # a library's pod claims, rendered by a template of the chart, and no top-level map to document them beside
         # (jellyfin's `resources` only in a comment): at the end, the claim templates after them
-        documented_values = values_doc(documented_values, pod_claims=str(documented[0][-1]))
+        documented_values = values_doc(documented_values, pod_claims=named or str(documented[0][-1]))
     changes.append(Change("values.yaml", values if values_path.is_file() else None, values_doc(documented_values)))
     return changes

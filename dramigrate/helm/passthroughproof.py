@@ -183,6 +183,31 @@ def _left_alone(left: Any, findings: list[Any], root: Path) -> str:
     return f"{where}: {left}{why}"
 
 
+def _merged_claims(
+    root: Path,
+    copts: ChartOptions,
+    work: Workdir,
+    sources: Any,
+    marked: dict[str, Any],
+    maps: list[Any],
+    edits: list[Any],
+    templates: list[str],
+) -> None:
+    """The pod claims of the edits whose resources map no template of the chart reads (its library's define does)
+    placed in the values map the chart merges over the pods that take it (mergedpod.py), found by rendering; left
+    beside the map when none is."""
+    from dramigrate.helm import mergedpod
+
+    alone = [e for e in edits if mergedpod.unread(templates, e.path)]
+    candidates = mergedpod.merged_maps(templates, sources.merged) if alone else []
+    if not candidates:
+        return
+    claimed = work.values_file(override(sources, mergedpod.marked_claims(marked, candidates)))
+    probe = cached_render(root, copts.render((claimed,), sets=False))
+    if not probe.error:
+        mergedpod.claims_places(probe.stream, maps, candidates, alone)
+
+
 def _fix_passthrough(
     outcome: ChartOutcome,
     root: Path,
@@ -272,6 +297,7 @@ def _passthrough(
     def edits_of(options: Any, render: Render, want: str) -> tuple[Any, list[Any], dict[str, Any]]:
         """The values of a value set, the map edits that make the chart render its migration, and the claim
         templates (found by rendering with a marker in each resources map)."""
+        nonlocal scoped
         sources = value_sources(root, outcome.display, copts, options)
         for flats in (True, False):  # a marker in a flat map may fail the chart's render: then in the others only
             more = wholemaps.whole_maps(chart_templates(), sources.merged)  # `toYaml .Values.flavor`
@@ -288,6 +314,10 @@ def _passthrough(
             edits, rcts = pt.map_edits(render.stream, want, pt.feeds(probe.stream, maps), sources.merged, hint, copied)
         except pt.LeftAlone as left:
             raise pt.NotPassThrough(_left_alone(left, outcome.findings, root)) from None
+        if not places and list(leaves) == [""]:  # a map only a library reads: the pod's claims in a merged map
+            _merged_claims(root, copts, work, sources, marked, maps, edits, chart_templates())
+            # rendered by the chart's toYaml, not the pass-through's tpl: the claim templates keep bare names
+            scoped = scoped and not any("resourceClaims" in e.places for e in edits)
         if places:
             places(edits, sources.merged)
         elif any("tolerations" in e.siblings or e.covered for e in edits):
@@ -387,7 +417,9 @@ def _passthrough(
         classes.update(_device_class(spec) for own in templates.values() for spec in own.values())
         for e in edits:  # each file's edits of a map may fill other siblings (KubeRay's num-gpus in one file only)
             beside = {n for n in e.siblings if n not in e.places}  # a sibling placed elsewhere: in the values only
-            paths.setdefault(e.path, set()).update({"resourceClaims", *beside, *e.unpinned})
+            # claims the chart's own map merged over the pod takes (mergedpod.py): no template change beside the map
+            claims = {"resourceClaims"} if places or "resourceClaims" not in e.places else set()
+            paths.setdefault(e.path, set()).update({*claims, *beside, *e.unpinned})
             paths[e.path].update(f"{pt.DEVICE}{k}" for keys in e.removed.values() for k in keys)
             paths[e.path].update([f"{pt.JOINS}{'.'.join(map(str, e.joins))}"] if e.joins else [])
             if e.flat:
@@ -563,7 +595,10 @@ def _passthrough(
             reads = removed if list(leaves) == [""] else _leaf_reads(removed, scopes, sub)
             extra = [LIBRARY_CHANGE] if places else []
             documented = tuple(places.documented()) if places else ()
-            built = pt.build(leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented)
+            named = places.claims_named() if places else ""
+            built = pt.build(
+                leaf, rels, own, namespaced, some_class, scoped, reads, *extra, documented=documented, named=named
+            )
             built += places.templates(leaf) if places else []  # a define of the chart the library merges
             for c in _in_umbrella(root, sub, built):
                 if c.rel != "Chart.yaml" or all(x.rel != "Chart.yaml" for x in changes):  # one umbrella bump
