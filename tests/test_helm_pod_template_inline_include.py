@@ -5,8 +5,10 @@ mapped to the `template:` line, which writes none of the pod, read as pattern D,
 above the helper's call site", or "no line of a helper in this chart writes the device key"). It now maps into the
 define and takes the pass-through there, the map written on the `resources:` line itself or below it, the define in
 any `_`-prefixed file under templates/ (`templates/tpl/_template.pod.yaml`), and every workload that includes it (a
-Deployment or StatefulSet picked by a `deployType` switch, a CronJob) gets the pod's claims; proven by (L) and (D),
-and a second fix writes nothing. Renders are real."""
+Deployment or StatefulSet picked by a `deployType` switch, a CronJob) gets the pod's claims; so too a define that
+writes the pod spec from its first line (`containers:`), included on the pod's `spec:` line, its pod keys after the
+containers (above them, the define's `-}}` would no longer trim the newline before `containers:`). Proven by (L) and
+(D), and a second fix writes nothing. Renders are real."""
 
 from __future__ import annotations
 
@@ -76,6 +78,19 @@ spec:
     spec:
       template: {{ include "app.pod" . | nindent 8 }}
 """
+# a define that writes the pod spec from its first line, included on the pod's own `spec:` line
+POD_SPEC = """\
+{{- define "app.podSpec" -}}
+containers:
+  - name: main
+    image: {{ .Values.image }}
+    resources: {{ toYaml .Values.resources | nindent 6 }}
+{{- end }}
+"""
+SPEC_LINE = WORKLOAD.replace("KIND", "Deployment").replace(
+    '  template: {{ include "app.pod" . | nindent 4 }}\n',
+    '  template:\n    metadata:\n      labels:\n        app: x\n    spec: {{ include "app.podSpec" . | nindent 6 }}\n',
+)
 
 
 def _files(resources: str, helper: str = "templates/_pod.tpl", shared: bool = False) -> dict[str, str]:
@@ -102,16 +117,19 @@ CASES = [
     (_files(INLINE), ()),
     (_files(BELOW), ()),
     (_files(INLINE, "templates/tpl/_template.pod.yaml", shared=True), ("Deployment", "CronJob")),
+    ({"values.yaml": VALUES, "templates/_pod.tpl": POD_SPEC, "templates/deployment.yaml": SPEC_LINE}, ()),
 ]
 
 
 @pytest.mark.parametrize(
-    ("files", "kinds"), CASES, ids=["map-on-resources-line", "map-below-resources", "tpl-file-shared-by-cronjob"]
+    ("files", "kinds"),
+    CASES,
+    ids=["map-on-resources-line", "map-below-resources", "tpl-file-shared-by-cronjob", "pod-spec-on-spec-line"],
 )
 def test_a_pod_template_helper_on_the_template_line_takes_the_pass_through(
     tmp_path: Path, files: dict[str, str], kinds: tuple[str, ...]
 ) -> None:
-    """Was refused as pattern D at the workload's `template:` line."""
+    """Was refused as pattern D at the workload's `template:` (or the pod's `spec:`) line."""
     original = chart_with(tmp_path / "original", "app", files)
     chart = shutil.copytree(original, tmp_path / "fixed" / "app")
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")

@@ -2093,6 +2093,10 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
             ]
             expr = f"{var} | uniq"
         head = first.containers if gather else _unswitched_head(t, pod, reads)
+        if not gather and head and t.lines[head - 1].rstrip().endswith("-}}"):
+            # the line above trims the newline before the head (a define's first line: `{{- define "app.podSpec" -}}`
+            # then `containers:`), which the key's `{{- end }}` there would keep: the key goes after the containers
+            head = _containers_end(t.lines, head)
         if own is not None and own.start > head:
             t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
