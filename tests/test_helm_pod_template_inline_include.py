@@ -7,8 +7,9 @@ define and takes the pass-through there, the map written on the `resources:` lin
 any `_`-prefixed file under templates/ (`templates/tpl/_template.pod.yaml`), and every workload that includes it (a
 Deployment or StatefulSet picked by a `deployType` switch, a CronJob) gets the pod's claims; so too a define that
 writes the pod spec from its first line (`containers:`), included on the pod's `spec:` line, its pod keys after the
-containers (above them, the define's `-}}` would no longer trim the newline before `containers:`). Proven by (L) and
-(D), and a second fix writes nothing. Renders are real."""
+containers (above them, the define's `-}}` would no longer trim the newline before `containers:`); and a define given
+the root in a dict (`include "app.pod" (dict "root" .)`, `toYaml $root.Values.resources`, its top-level map once read
+as a map under a key `Values`). Proven by (L) and (D), and a second fix writes nothing. Renders are real."""
 
 from __future__ import annotations
 
@@ -92,6 +93,18 @@ SPEC_LINE = WORKLOAD.replace("KIND", "Deployment").replace(
     '  template:\n    metadata:\n      labels:\n        app: x\n    spec: {{ include "app.podSpec" . | nindent 6 }}\n',
 )
 
+# the root given in a dict (`include "app.pod" (dict "root" .)`), the map read as `$root.Values.resources`
+IN_DICT = {
+    "values.yaml": VALUES,
+    "templates/_pod.tpl": POD.replace("-}}\nmetadata:", "-}}\n{{- $root := .root -}}\nmetadata:")
+    .replace(".Values.", "$root.Values.")
+    .replace("RESOURCES", INLINE.replace(".Values.", "$root.Values.")),
+    **{
+        rel: text.replace('"app.pod" .', '"app.pod" (dict "root" .)')
+        for rel, text in (("templates/workload.yaml", SWITCHED), ("templates/cronjob.yaml", CRONJOB))
+    },
+}
+
 
 def _files(resources: str, helper: str = "templates/_pod.tpl", shared: bool = False) -> dict[str, str]:
     workloads = (
@@ -118,13 +131,20 @@ CASES = [
     (_files(BELOW), ()),
     (_files(INLINE, "templates/tpl/_template.pod.yaml", shared=True), ("Deployment", "CronJob")),
     ({"values.yaml": VALUES, "templates/_pod.tpl": POD_SPEC, "templates/deployment.yaml": SPEC_LINE}, ()),
+    (IN_DICT, ("Deployment", "CronJob")),
 ]
 
 
 @pytest.mark.parametrize(
     ("files", "kinds"),
     CASES,
-    ids=["map-on-resources-line", "map-below-resources", "tpl-file-shared-by-cronjob", "pod-spec-on-spec-line"],
+    ids=[
+        "map-on-resources-line",
+        "map-below-resources",
+        "tpl-file-shared-by-cronjob",
+        "pod-spec-on-spec-line",
+        "root-in-dict",
+    ],
 )
 def test_a_pod_template_helper_on_the_template_line_takes_the_pass_through(
     tmp_path: Path, files: dict[str, str], kinds: tuple[str, ...]

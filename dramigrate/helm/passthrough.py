@@ -1670,8 +1670,8 @@ def _from_root(text: str, base: str) -> str:
     m = re.fullmatch(r"\$(\w*)(\..*)?", base)
     if m is None:
         return base
-    if (m.group(2) or "").startswith(".Values."):  # only the root has `.Values`: `$root.Values` in a define too
-        return m.group(2)
+    if re.match(r"\.Values(?:\.|$)", m.group(2) or ""):  # only the root has `.Values`: `$root.Values` in a define too
+        return m.group(2)  # (`$root.Values` alone: a top-level map, `toYaml $root.Values.resources`)
     if m.group(1) and not re.search(r"\{\{-?\s*\$" + m.group(1) + r"\s*:=\s*[.$]\s*-?\}\}", text):
         return base
     return m.group(2) or ""
