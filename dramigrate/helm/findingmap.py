@@ -117,7 +117,9 @@ def resolve_source(root: Path, source: str) -> tuple[str, str]:
     return ("" if rel_dir == "." else rel_dir), "/".join(parts[i:])
 
 
-_POD_KEYS = re.compile(r"(?:spec|template):")
+# a pod's `spec:` or `template:`, alone or with the include of the define that writes its keys on the same line
+# (`template: {{ include "app.pod" . | nindent 4 }}`)
+_POD_KEYS = re.compile(r"(?:spec|template):(?:\s*\{\{-?\s*(?:include|template)\s+\"[^\"]+\"[^{}]*\}\})?")
 
 
 def _passes_map(text: str, line: int, resource: str) -> bool:

@@ -396,13 +396,15 @@ def within_include(
     template: str, rendered: str, offset: int, key: str, named: dict[str, Define], at: int
 ) -> tuple[Define, Mapped, int] | None:
     """A rendered line whose nearest line the template writes is line `at` (1-based: a pod's `spec:` above `{{-
-    include "app.podSpec" . | nindent 6 }}`), written by a define that a line of at's block includes alone: the
+    include "app.podSpec" . | nindent 6 }}`), written by a define that a line of at's block includes alone, or at's
+    line itself after its key (`template: {{ include "app.pod" . | nindent 4 }}`): the
     define, the line of rendered line `offset` there (1-based, in the define's file) and the 1-based line of the
     include. None when no such include writes a line of the document the define's own lines enclose it with."""
     lines = template.splitlines()
     best: tuple[int, Define, Mapped, int] | None = None
-    for i in _block(lines, at - 1):
-        alone = re.fullmatch(r"\{\{-?\s*(?:include|template)\s+\"([^\"]+)\"[^{}]*\}\}", lines[i].strip())
+    for i in [at - 1, *_block(lines, at - 1)]:  # at's own line: `template: {{ include "app.pod" . | nindent 4 }}`
+        text = lines[i].strip() if i >= at else re.sub(r"^(?:spec|template):\s*", "", lines[i].strip())
+        alone = re.fullmatch(r"\{\{-?\s*(?:include|template)\s+\"([^\"]+)\"[^{}]*\}\}", text)
         found = named.get(alone.group(1)) if alone else None
         if found is None:
             continue

@@ -1675,8 +1675,8 @@ def _from_root(text: str, base: str) -> str:
     m = re.fullmatch(r"\$(\w*)(\..*)?", base)
     if m is None:
         return base
-    if (m.group(2) or "").startswith(".Values."):  # only the root has `.Values`: `$root.Values` in a define too
-        return m.group(2)
+    if re.match(r"\.Values(?:\.|$)", m.group(2) or ""):  # only the root has `.Values`: `$root.Values` in a define too
+        return m.group(2)  # (`$root.Values` alone: a top-level map, `toYaml $root.Values.resources`)
     if m.group(1) and not re.search(r"\{\{-?\s*\$" + m.group(1) + r"\s*:=\s*[.$]\s*-?\}\}", text):
         return base
     return m.group(2) or ""
@@ -2098,6 +2098,10 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
             ]
             expr = f"{var} | uniq"
         head = first.containers if gather else _unswitched_head(t, pod, reads)
+        if not gather and head and t.lines[head - 1].rstrip().endswith("-}}"):
+            # the line above trims the newline before the head (a define's first line: `{{- define "app.podSpec" -}}`
+            # then `containers:`), which the key's `{{- end }}` there would keep: the key goes after the containers
+            head = _containers_end(t.lines, head)
         if own is not None and own.start > head:
             t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
