@@ -1,7 +1,8 @@
 """A chart whose rewrite fix leaves to the user: its device requests are neither marked "(fixable)" nor counted
-"fixable with `dramigrate fix`", in fix's and diff's report (once the rewrite is manual work) and in lint's, where
-lint knows it without the rewrite (a template whose objects a library chart writes). Was: lint and the report of the
-very fix that wrote nothing said "1 fixable with `dramigrate fix`". A chart fix does rewrite still says fixable."""
+"fixable with `dramigrate fix`", in fix's and diff's report (once the rewrite is manual work) and in lint's for a
+chart whose objects a library chart writes, which fix often leaves to the user and for which lint tries the rewrite
+as diff does. Was: lint and the report of the very fix that wrote nothing said "1 fixable with `dramigrate fix`".
+A chart fix does rewrite, a library-written one too, still says fixable."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ LITERAL = deployment(
 )
 
 
-def _library_chart(tmp_path: Path) -> Path:
+def _library_chart(tmp_path: Path, from_map: bool = False) -> Path:
     dependency = "dependencies:\n  - name: common\n    version: 0.1.0\n    repository: file://charts/common\n"
     chart = chart_with(tmp_path, "app", {"templates/deploy.yaml": '{{ include "common.deployment" . }}\n'})
     (chart / "Chart.yaml").write_text((chart / "Chart.yaml").read_text() + dependency)
@@ -63,8 +64,15 @@ def _library_chart(tmp_path: Path) -> Path:
     library = chart / "charts" / "common"
     (library / "templates").mkdir(parents=True)
     (library / "Chart.yaml").write_text("apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n")
-    (library / "templates" / "_deployment.tpl").write_text(LIBRARY_DEPLOYMENT)
+    define = LIBRARY_DEPLOYMENT
+    if from_map:  # the library passes a values map through: fix takes that (the pass-through)
+        define = define.replace("limits:\n              nvidia.com/gpu: {{ .Values.gpus }}", MAP)
+        (chart / "values.yaml").write_text("resources:\n  limits:\n    nvidia.com/gpu: 1\n")
+    (library / "templates" / "_deployment.tpl").write_text(define)
     return chart
+
+
+MAP = "{{- toYaml .Values.resources | nindent 12 }}"
 
 
 def _fixable_said(err: str) -> bool:
@@ -76,7 +84,7 @@ def test_lint_and_fix_do_not_call_a_library_written_request_fixable(tmp_path: Pa
     code, out, err = run_dramigrate(["lint", chart])
     assert code == 1 and "legacy-device-request" in out + err
     assert not _fixable_said(out + err), out + err
-    assert "fix leaves this chart as it is" in out + err
+    assert "fix leaves this chart as it is: its rewrite is manual work" in out + err
 
     code, out, err = run_dramigrate(["fix", chart])
     assert code == 1 and "needs manual work" in err
@@ -98,3 +106,13 @@ def test_a_chart_fix_rewrites_is_still_fixable_in_lint(tmp_path: Path) -> None:
     chart = chart_with(tmp_path, "app", {"templates/deploy.yaml": LITERAL, "values.yaml": "gpus: 1\n"})
     code, out, err = run_dramigrate(["lint", chart])
     assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
+
+
+def test_a_library_written_request_fix_takes_is_still_fixable_in_lint(tmp_path: Path) -> None:
+    """The library passes a values resources map through: fix rewrites the chart (the pass-through), so lint, which
+    tries the rewrite for library-written charts, keeps calling it fixable."""
+    chart = _library_chart(tmp_path, from_map=True)
+    code, out, err = run_dramigrate(["lint", chart])
+    assert code == 1 and "1 fixable with `dramigrate fix`" in out + err, out + err
+    code, out, err = run_dramigrate(["diff", chart])
+    assert "rewrite proven" in err, err

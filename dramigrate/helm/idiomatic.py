@@ -260,7 +260,7 @@ def _conditions(
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
         if scope:
-            cond, before = in_scope(cond, scope), [in_scope(c, scope) for c in before]
+            cond, before = _in_scope(cond, scope), [_in_scope(c, scope) for c in before]
         if (
             word == "with"
             and not in_else
@@ -353,9 +353,10 @@ _POD_LIST = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:initContainers|containers):[ \t]*
 _SCOPE_DOT = re.compile(r"(?<![\w$)\]])\.(?:([A-Za-z_]\w*)|(?![\w.]))")  # `.gpu`, the dot itself
 
 
-def in_scope(expr: str, scope: str) -> str:
-    """`expr` written where `.` is `scope` (inside `with $gres.limits`), read where `.` is the `range` item:
-    `.gpu` -> `$gres.limits.gpu`, `hasKey . "gpu"` -> `hasKey $gres.limits "gpu"`; string literals kept."""
+def _in_scope(expr: str, scope: str) -> str:
+    """`expr` written where `.` is `scope` (inside `with $gres.limits`), read where `.` is the `range` item (or,
+    with scope `$`, the chart's root): `.gpu` -> `$gres.limits.gpu`, `hasKey . "gpu"` -> `hasKey $gres.limits
+    "gpu"`; string literals kept."""
     if not scope:
         return expr
     parts = re.split(r'("(?:[^"\\]|\\.)*")', expr)
@@ -617,8 +618,8 @@ def find_devices(
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
         if loop and loop.scope:  # inside `with $gres.limits` of the item: `.gpu` is `$gres.limits.gpu`
-            count = in_scope(count, loop.scope)
-            guarded = (in_scope(guarded[0], loop.scope), guarded[1]) if guarded else None
+            count = _in_scope(count, loop.scope)
+            guarded = (_in_scope(guarded[0], loop.scope), guarded[1]) if guarded else None
         if guarded:  # the line's own `if`: as one around the line
             inline = grouped(_rooted(guarded[0], context))
             if loop and context == ITEM and _FIELD.search(guarded[0]) and not loop.item_read:
@@ -2888,19 +2889,12 @@ def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list
 
 # a list item's first key, its value one action (`groupName: {{ $g.name }}`): the action's expression
 _ITEM_KEY = re.compile(r"[\w.-]+:[ \t]*\{\{-?\s*([^{}]*?)\s*-?\}\}[ \t]*$", re.M)
-# in an action: `.Release` (not `$x.y`), and the dot itself (`include "x.fullname" .`)
-_ROOT_DOT = re.compile(r"(?<![\w$)\]])\.(?:([A-Za-z_])|(?![\w.]))")
 
 
 def _read_from_root(text: str) -> str:
     """Template text written where `.` is the chart's root, as read inside a `range`: `.Release` -> `$.Release`,
-    `.` -> `$`."""
-    return re.sub(
-        r"\{\{.*?\}\}",
-        lambda m: _ROOT_DOT.sub(lambda d: f"$.{d.group(1)}" if d.group(1) else "$", m.group(0)),
-        text,
-        flags=re.S,
-    )
+    `include "x.fullname" .` -> `include "x.fullname" $`."""
+    return re.sub(r"\{\{.*?\}\}", lambda m: _in_scope(m.group(0), "$"), text, flags=re.S)
 
 
 def _item_name(w: Workload, lines: list[str], pod: int) -> str | None:

@@ -373,8 +373,14 @@ def _run(
             _use_switch(outcome, root, switch, copts)
         return
     if mode == "lint":
-        if settings.chart_style == "idiomatic" and (library := _library_template(root, findings, rules, outcome)):
-            _left_as_it_is(findings, f"the objects of {library} are written by a library chart (manual work)")
+        if settings.chart_style == "idiomatic" and _library_template(root, findings, rules, outcome):
+            # fix may take such a chart another way (a map passed through, a packed library's values places) or
+            # leave it to the user: the rewrite decides, tried as diff tries it, for such charts only (lint of
+            # others renders nothing more)
+            trial = ChartOutcome(outcome.chart, outcome.display, copy.deepcopy(findings), root=root)
+            _fix(trial, root, copts, rules, settings, target, work, sources, relations, "diff")
+            if trial.manual and not trial.changes:
+                _left_as_it_is(findings, "its rewrite is manual work (diff and fix say why)")
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
@@ -1503,8 +1509,7 @@ def _reference(
 
 def _library_template(root: Path, findings: list[Finding], rules: RuleSet, outcome: ChartOutcome) -> str:
     """The chart's template, named as fixable findings are or as their related lines (`this line includes ...`),
-    whose objects a library chart writes (_library_written): fix refuses the chart for it, known without the
-    rewrite and its proof, which lint does not run; else ""."""
+    whose objects a library chart writes (_library_written), which fix often leaves to the user; else ""."""
     prefix = outcome.display.rstrip("/") + "/"
     files = [x.file for f in findings if f.fixable for x in (f, *f.related)]
     rels = dict.fromkeys(x.removeprefix(prefix) for x in files if x.startswith(prefix + "templates/"))
