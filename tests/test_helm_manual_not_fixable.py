@@ -31,18 +31,6 @@ spec:
               nvidia.com/gpu: {{ .Values.gpus }}
 {{- end -}}
 """
-# the device key's name from a define of the chart's own: no idiomatic rewrite takes that line
-NAMED_BY_DEFINE = deployment(
-    "{{ .Release.Name }}-app",
-    """\
-      containers:
-        - name: main
-          image: busybox
-          resources:
-            limits:
-              {{ include "app.gpuKey" . }}: {{ .Values.gpus }}
-""",
-)
 LITERAL = deployment(
     "{{ .Release.Name }}-app",
     """\
@@ -54,6 +42,8 @@ LITERAL = deployment(
               nvidia.com/gpu: {{ .Values.gpus }}
 """,
 )
+# the device key's name from a define of the chart's own: no idiomatic rewrite takes that line
+NAMED_BY_DEFINE = LITERAL.replace("nvidia.com/gpu:", '{{ include "app.gpuKey" . }}:')
 
 
 def _library_chart(tmp_path: Path, from_map: bool = False) -> Path:
