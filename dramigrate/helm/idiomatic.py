@@ -3165,7 +3165,8 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             # .putspec` writes the user's spec, its `else` sets `$cfg` and writes the chart's RayCluster)
             plain = body == "else" and stack[-1][0] in ("if", "with") and stack[-1][1] and "\0" not in stack[-1][1]
             negated = f"if not {grouped(stack[-1][1].split(None, 1)[1])}" if plain else ""
-            stack[-1] = (stack[-1][0], f"{stack[-1][1]}\0{negated}", True, stack[-1][3])
+            own = f"{stack[-1][1]}\0{negated}" if stack[-1][1] else ""  # "": the template's own define, as before
+            stack[-1] = (stack[-1][0], own, True, stack[-1][3])
         elif word == "end" and stack:
             first = firsts.pop()
             if stack.pop()[1] and not any(b for _, b, _, _ in stack) and acts[first][1] in ("if", "with"):
