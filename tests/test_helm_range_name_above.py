@@ -110,7 +110,7 @@ putspec: ""
 configure:
   image: ray:2
   groups:
-    - name: gpu-worker
+    - name: small
       image: ray:2-gpu
       resources:
         requests: {cpu: 6, gpu: 1}
@@ -150,9 +150,7 @@ def _groups(docs: list[dict[str, Any]]) -> dict[str, tuple[int | None, dict[str,
 def _assert_each_group_its_claim(chart: Path, before: list[dict[str, Any]]) -> None:
     assert _render(chart, "dra.enabled=false") == before  # (L), which the proof checks on every value set too
     groups = _groups(_render(chart))
-    assert {name: count for name, (count, _) in groups.items()} == {"small": 1, "big": 4, "cpu": None} or {
-        name: count for name, (count, _) in groups.items()
-    } == {"gpu-worker": 1, "big": 4, "cpu": None}
+    assert {name: count for name, (count, _) in groups.items()} == {"small": 1, "big": 4, "cpu": None}
     names = [p["resourceClaims"][0]["resourceClaimTemplateName"] for _, p in groups.values() if "resourceClaims" in p]
     assert len(set(names)) == 2, names
     for _, pod in groups.values():
