@@ -246,3 +246,28 @@ def test_a_helper_included_per_item_under_one_pods_containers_is_reported_with_i
     want = "pattern D (app.container): templates/deploy.yaml:14: the helper is included inside `range .Values.servers`"
     assert want in outcome.manual, outcome.manual
     assert "one container of the pod per item" in outcome.manual
+
+
+def test_the_per_item_refusal_names_a_pod_the_values_render_not_text_or_an_unrendered_template(tmp_path: Path) -> None:
+    """llm-d-modelservice's requester values: its decode Deployment (first by name) does not render, and its
+    ReplicaSet holds the decode containers as text in an annotation (`server-patch: |`); the message named the
+    Deployment's include, a line the user's render does not have. It names the rendered pod's include now."""
+    unrendered = "{{- if .Values.legacy }}\n" + IN_ONE_POD.replace("-app\n", "-legacy\n") + "{{- end }}\n"
+    held = IN_ONE_POD.replace(
+        "  template:\n    metadata:\n      labels: {app: app}\n",
+        "  template:\n    metadata:\n      labels: {app: app}\n      annotations:\n        patch: |\n"
+        "          containers:\n            {{- range .Values.servers }}\n"
+        '            {{- include "app.container" (dict "spec" . "Values" $.Values) | nindent 12 }}\n'
+        "            {{- end }}\n",
+    )
+    files = {
+        "templates/_helpers.tpl": CONTAINER,
+        "templates/a-legacy.yaml": unrendered,
+        "templates/deploy.yaml": held,
+        "values.yaml": "legacy: false\nservers:\n  - name: serve\n    gpus: 2\n  - name: embed\n    gpus: 1\n",
+    }
+    chart = chart_with(tmp_path, "app", files)
+    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(kube_version="1.36"), Target.parse("1.36"), "fix")
+    assert not outcome.proven and not outcome.changes
+    want = "pattern D (app.container): templates/deploy.yaml:20: the helper is included inside `range .Values.servers`"
+    assert want in outcome.manual, outcome.manual

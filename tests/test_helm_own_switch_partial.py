@@ -85,8 +85,9 @@ def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: P
     """llm-d-modelservice with its requester values: the prefill container's nvidia.com/gpu comes from the values file
     (the switch adds the claim beside it), the requester's from a template line the switch does not reach. The
     message names the values lines (limits and requests) and the map to leave the key out of, and the template line
-    with the values settings that render it and set its count, none of which makes it a claim (was: only 'beside its
-    claim' and the objects; then only the limits line, and the template line without the settings)."""
+    with the values settings that render it and set its count, none of which makes it a claim, and what to change
+    there by hand (was: only 'beside its claim' and the objects; then only the limits line, and the template line
+    without the settings; then without the change by hand)."""
     llmd = corpus / "llm-d-modelservice"
     values = llmd / "examples" / "values-requester.yaml"
     options = ChartOptions(values_files=(values,), kube_version="1.34")
@@ -108,7 +109,10 @@ def test_what_the_charts_own_switch_leaves_is_named_where_to_change_it(corpus: P
         outcome.manual
     )
     assert f"{values}:{enable} requester.enable: true keeps this device request" in outcome.manual
-    assert "no values setting makes that line a claim)" in outcome.manual
+    assert "no values setting makes that line a claim; by hand: write that line only under `{{- if not " in (
+        outcome.manual
+    )
+    assert "give container inference-server a claim of its own in resources.claims" in outcome.manual
 
 
 def test_a_device_request_held_as_text_is_named_beside_what_the_switch_leaves(corpus: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import TOYAML_SERVER, chart_with, deployment, dra_render, fix_chart
+from conftest import TOYAML_SERVER, chart_with, dra_render, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -256,33 +256,3 @@ def test_the_pods_claims_render_when_the_map_s_first_container_is_an_init_contai
     claims = pods["release-name-server"]["resourceClaims"]
     assert [c["name"] for c in claims] == ["gpu"] and "initContainers" not in pods["release-name-server"]
     assert pods["release-name-server"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
-
-
-def test_a_check_that_indexes_the_map_through_variables_is_named_in_the_refusal(tmp_path: Path) -> None:
-    """The template reaches the map through variables set to values paths and indexes its limits by a resource name
-    the values give, failing when that count is below 1: the DRA values cannot satisfy it, and the refusal names
-    that line (was: only 'the rewritten chart does not render', Helm's message hidden)."""
-    head = """\
-{{- $training := .Values.training -}}
-{{- $name := .Values.training.gpu.resourceName -}}
-{{- $limit := index $training.gpu.resources.limits $name | default 0 -}}
-{{- if lt (int $limit) 1 }}{{ fail (printf "GPU templates require limits.%s >= 1" $name) }}{{- end }}
-"""
-    pod = """\
-      containers:
-        - name: trainer
-          image: trainer:1
-          resources:
-            {{- toYaml .Values.training.gpu.resources | nindent 12 }}
-"""
-    values = "training:\n  gpu:\n    resourceName: nvidia.com/gpu\n"
-    values += '    resources:\n      limits:\n        nvidia.com/gpu: "1"\n'
-    chart = chart_with(
-        tmp_path, "trainer", {"values.yaml": values, "templates/job.yaml": head + deployment("trainer", pod)}
-    )
-    outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.36"), "fix")
-    assert not outcome.proven
-    assert outcome.manual.startswith(
-        'templates/job.yaml:3 reads training.gpu.resources.limits["nvidia.com/gpu"] itself'
-    )
-    assert "give that count a value of its own" in outcome.manual

@@ -1228,6 +1228,20 @@ def _pod_of(lines: list[str], site: CallSite) -> tuple[int, int]:
         return -1, -1
 
 
+_BLOCK_SCALAR = re.compile(r"^\s*(?:-\s+)?[^\s#][^#]*:\s*[|>][-+]?[0-9]?\s*(?:#.*)?$")
+
+
+def _in_block_scalar(lines: list[str], index: int) -> bool:
+    """Whether line `index` is text of a block scalar (`key: |`) a shallower line above opens."""
+    want = line_indent(lines[index])
+    for i in range(index - 1, -1, -1):
+        if lines[i].strip() and not is_control(lines[i]) and line_indent(lines[i]) < want:
+            if _BLOCK_SCALAR.match(lines[i]):
+                return True
+            want = line_indent(lines[i])
+    return False
+
+
 def per_item_containers(text: str, sites: list[CallSite], define: str) -> None:
     """NotHelper for a call site inside a `range` under its pod's `containers:` (llm-d-modelservice's `containers:`
     then `range .`, one container per item): the migration gives that pod one claim with a request for each item's
@@ -1235,6 +1249,8 @@ def per_item_containers(text: str, sites: list[CallSite], define: str) -> None:
     same `claims` entry in each."""
     lines, all_blocks = text.splitlines(), blocks(text)
     for site in sorted(sites, key=lambda s: s.index):
+        if _in_block_scalar(lines, site.index):
+            continue  # a pod spec held as text (llm-d's `dual-pod.llm-d.ai/server-patch: |`): reported as such
         containers = _pod_of(lines, site)[1]
         ranges = (b for b in enclosing(all_blocks, site.index) if b.word == "range" and b.start > containers >= 0)
         loop = next(ranges, None)
@@ -2286,7 +2302,9 @@ def fix(
         deltas: dict[tuple[str, int], tuple[PodDelta, dict[str, Any]]] = {}
         quiet: set[str] = set()
         request: str | None = None  # the request of the claim the containers name (container_request)
-        for rel in sorted({s.rel for s in sites}):
+        # the templates these values render first: a refusal names a line the user's render has (llm-d's requester
+        # values render prefill-deployment.yaml, not decode-deployment.yaml, which comes first by name)
+        for rel in sorted({s.rel for s in sites}, key=lambda r: (r not in originals, r)):
             text = (root / rel).read_text(encoding="utf-8")
             here = sorted((s for s in sites if s.rel == rel), key=lambda s: s.index)
             per_item_containers(text, here, define)

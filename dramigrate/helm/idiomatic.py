@@ -256,9 +256,25 @@ def _conditions(
     branch: tuple[int, int] | None = None
     added = 0
     loop: Loop | None = None
+    scope = ""  # inside the range, what a `with` around the key made `.` (`$gres.limits`), read from the item
     for depth, (word, cond, before, in_else, start) in enumerate(stack):
         if word == "define" and _whole_template(text, cond):
             continue  # the template's own body, named so it can also be wrapped (silogen's `define "job"`)
+        if scope:
+            cond, before = _in_scope(cond, scope), [_in_scope(c, scope) for c in before]
+        if (
+            word == "with"
+            and not in_else
+            and context == ITEM
+            and loop is not None
+            and _ITEM_PATH.fullmatch(cond)
+            and _POD_LIST.search(text, loop.opened, offset)
+        ):
+            # a `with` on the item's own map (`with $gres.limits`, `$gres := $g.advanced.resources` set per item) in
+            # a `range` that writes whole pods (a RayCluster's worker groups): an `if` on it, and `.` that map
+            out.append(cond)
+            scope = cond
+            continue
         if word == "define":
             raise NotIdiomatic(Pattern("D", pattern.line, pattern.text), rel, "the device key is inside a helper")
         if context == ITEM and _FIELD.search(cond):
@@ -326,8 +342,28 @@ def _conditions(
         branch, added = (start, len(before)), len(own)
     if loop is not None:
         body, nested, openers = _range_body(text, offset)
-        loop = dataclasses.replace(loop, names=_range_locals(text, offset), body=body, nested=nested, openers=openers)
+        names = _range_locals(text, offset)
+        loop = dataclasses.replace(loop, names=names, body=body, nested=nested, openers=openers, scope=scope)
     return out, context, branch, added, loop
+
+
+# a path from the `range` item (`.resources.limits`) or a variable (`$gres.limits`)
+_ITEM_PATH = re.compile(r"(?:\$[A-Za-z_]\w*)?(?:\.[A-Za-z_]\w*)+")
+# a pod's container list: a `range` above it writes whole pods, one per item
+_POD_LIST = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:initContainers|containers):[ \t]*$", re.M)
+_SCOPE_DOT = re.compile(r"(?<![\w$)\]])\.(?:([A-Za-z_]\w*)|(?![\w.]))")  # `.gpu`, the dot itself
+
+
+def _in_scope(expr: str, scope: str) -> str:
+    """`expr` written where `.` is `scope` (inside `with $gres.limits`), read where `.` is the `range` item (or,
+    with scope `$`, the chart's root): `.gpu` -> `$gres.limits.gpu`, `hasKey . "gpu"` -> `hasKey $gres.limits
+    "gpu"`; string literals kept."""
+    if not scope:
+        return expr
+    parts = re.split(r'("(?:[^"\\]|\\.)*")', expr)
+    for k in range(0, len(parts), 2):
+        parts[k] = _SCOPE_DOT.sub(lambda m: f"{scope}.{m.group(1)}" if m.group(1) else scope, parts[k])
+    return "".join(parts)
 
 
 def _plain_else(d: Device) -> bool:
@@ -582,6 +618,9 @@ def find_devices(
         if count is None:
             raise NotIdiomatic(Pattern("F", i + 1, line.strip()), rel, "the count is not one expression")
         conditions, context, branch, added, loop = _conditions(text, offsets[i], rel, pattern)
+        if loop and loop.scope:  # inside `with $gres.limits` of the item: `.gpu` is `$gres.limits.gpu`
+            count = _in_scope(count, loop.scope)
+            guarded = (_in_scope(guarded[0], loop.scope), guarded[1]) if guarded else None
         if guarded:  # the line's own `if`: as one around the line
             inline = grouped(_rooted(guarded[0], context))
             if loop and context == ITEM and _FIELD.search(guarded[0]) and not loop.item_read:
@@ -2552,12 +2591,11 @@ def _pod_edits(
     if _inside_with(w.text, containers):  # the pod inside `range` (or `with`): `.` is not the root there
         claim_cond, tol_cond = from_root(claim_cond), from_root(tol_cond)
     root = "$" if _inside_with(w.text, containers) else "."
-    if w.devices[0].per_item:
-        _name_in_range(w, lines, pod)
+    item_name = _item_name(w, lines, pod) if w.devices[0].per_item else None
     item_reads = " ".join(
         [*counts.values(), *(d.count for d in twins.values()), from_root(w.named.expr) if w.named else ""]
     )
-    per_item = _Item.of(w, _metadata_line(lines, "name", pod), item_reads) if w.devices[0].per_item else None
+    per_item = _Item.of(w, item_name, item_reads) if w.devices[0].per_item else None
     if per_item is not None and (picks or steps or groups is not None or len(counts) > 1):
         shape = (
             "a choice of device resources"
@@ -2670,10 +2708,11 @@ def _pod_edits(
         if len(counts) != 1 or len(set(branch_counts.values())) > 1:
             raise RewriteError(f"{w.rel}: a Ray group asks for several device resources")
         edits.append(Edit(*_ray_params(lines, pod, w.delta.params, claim_cond, as_arg(*counts.values()), w.rel)))
-    if per_item is not None and (replay_edit := _set_first(w, lines, pod, f"{claim_cond} {tol_cond}")):
+    used = f"{claim_cond} {tol_cond} {' '.join(counts.values()) if w.delta.params else ''}"
+    if per_item is not None and (replay_edit := _set_first(w, lines, pod, used, above=bool(w.delta.params))):
         edits.append(replay_edit)
     label_exprs = _label_edits(edits, lines, pod, w, claim_cond, picks)
-    name_expr = _metadata_line(lines, "name", pod)
+    name_expr = item_name or _metadata_line(lines, "name", pod)
     if name_expr and root == "$" and per_item is None:  # `{{ include "x.fullname" $ }}-{{ .name }}`: one for all
         name_expr = re.sub(r"[-_.]?\{\{-?[^{}]*?(?<![\w$)\]])\.(?!Values\b)[A-Za-z_][^{}]*?-?\}\}", "", name_expr)
         items = set(re.findall(r"\brange\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=", w.text))  # `range $w :=`: `{{ $w.name }}`
@@ -2845,18 +2884,40 @@ def _container_claims(lines: list[str], res: int, ind: str, cond: str, own: list
     return merged
 
 
-def _name_in_range(w: Workload, lines: list[str], pod: int) -> None:
-    """Refuse a count per `range` item whose workload's name is written above the range (a RayCluster's
-    `workerGroupSpecs` ranged over, each group with its own count): the name reads the root, not the item, and
-    the claim templates of the items would share it."""
+# a list item's first key, its value one action (`groupName: {{ $g.name }}`): the action's expression
+_ITEM_KEY = re.compile(r"[\w.-]+:[ \t]*\{\{-?\s*([^{}]*?)\s*-?\}\}[ \t]*$", re.M)
+
+
+def _read_from_root(text: str) -> str:
+    """Template text written where `.` is the chart's root, as read inside a `range`: `.Release` -> `$.Release`,
+    `include "x.fullname" .` -> `include "x.fullname" $`."""
+    return re.sub(r"\{\{.*?\}\}", lambda m: _in_scope(m.group(0), "$"), text, flags=re.S)
+
+
+def _item_name(w: Workload, lines: list[str], pod: int) -> str | None:
+    """The name of the claim template of a pod whose count reads the `range` item: the workload's name, and where
+    that is written above the range (a RayCluster's `workerGroupSpecs` ranged over, each group with its own count)
+    and so reads the root only, followed by what names the item in the range's list: the value of the list item's
+    first key (`- groupName: {{ .name }}`, as the migration names each group's claim template) when it reads the
+    item, else the range's index (`range $i, $g := ...`). RewriteError when neither names the item: the items'
+    claim templates would share one name."""
+    name = _metadata_line(lines, "name", pod)
     tops = [i for i, line in enumerate(lines) if line.rstrip() == "metadata:"]
     at = ([i for i in tops if i < pod][-1:] or tops[:1] or [None])[0]
     loop = w.devices[0].loop
-    if at is not None and loop is not None and loop.opened > sum(len(x) + 1 for x in lines[:at]):
-        raise RewriteError(
-            f"{w.rel}:{at + 1}: the device count reads each `range` item but the workload's name is written above "
-            "the range, so the items' claim templates would share one name"
-        )
+    if name is None or at is None or loop is None or loop.opened <= sum(len(x) + 1 for x in lines[:at]):
+        return name
+    first = _LIST_ITEM_NEXT.match(w.text, loop.opened)
+    key = _ITEM_KEY.match(w.text, first.end()) if first else None
+    index = re.match(r"range\s+(\$\w+)\s*,\s*\$\w+\s*:=", loop.headers[-1])
+    named = key.group(1) if key and _reads_item(key.group(1), ITEM, loop) else index.group(1) if index else ""
+    if named:
+        return f"{_read_from_root(_name_text(name))}-{{{{ {named} }}}}"
+    raise RewriteError(
+        f"{w.rel}:{at + 1}: the device count reads each `range` item but the workload's name is written above "
+        "the range, and the range's list items name no item (a first key read from the item, or an index "
+        "variable), so the items' claim templates would share one name"
+    )
 
 
 @dataclass(frozen=True)
@@ -2977,15 +3038,17 @@ def _item_section(
     return section, top
 
 
-def _set_first(w: Workload, lines: list[str], pod: int, used: str) -> Edit | None:
+def _set_first(w: Workload, lines: list[str], pod: int, used: str, above: bool = False) -> Edit | None:
     """The assignments of the `range` body that the pod's claim and toleration (`used`) read where the template sets
     them only inside the pod, below its first line (deepgram's `$gpuRequest`, set in the container's `env:` and again
     by a per-type override): made once more at the top of the pod spec, as the claim template file makes them, and
-    rendering nothing. None when the pod reads none of them there."""
+    rendering nothing; `above`: at the top of the range's body instead, for what the rewrite writes above the pod
+    too (a Ray group's `rayStartParams`). None when the pod reads none of them there."""
     loop = w.devices[0].loop
     if loop is None or pod < 0:
         return None
-    start = sum(len(x) + 1 for x in lines[: pod + 1])
+    top = w.text.count("\n", 0, loop.opened) + 1 if above else pod + 1
+    start = sum(len(x) + 1 for x in lines[:top])
     key = sum(len(x) + 1 for x in lines[: w.devices[0].index])
     later = {
         m.group(1)
@@ -3001,8 +3064,8 @@ def _set_first(w: Workload, lines: list[str], pod: int, used: str) -> Edit | Non
             f"{w.rel}:{w.devices[0].index + 1}: the pod's claim reads `${sorted(wanted)[0]}`, which the `range` sets "
             "inside the pod and inside an `if` around the device key, so the pod's claims cannot read it above"
         )
-    pad = " " * child_indent(lines, pod)
-    return Edit(pod + 1, pod + 1, [pad + line for line in _reopened(reads, ()).splitlines()])
+    pad = " " * (line_indent(lines[top]) if above and top < len(lines) else child_indent(lines, pod))
+    return Edit(top, top, [pad + line for line in _reopened(reads, ()).splitlines()])
 
 
 def _body_reads(loop: Loop, used: str) -> list[tuple[str, int]]:
@@ -3078,6 +3141,8 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
     stack: list[tuple[str, str, bool, int]] = []  # (word, body or "" for the template's own define, in an else, offset)
     scoped: list[tuple[str, int, set[int]]] = []  # a `:=` inside blocks: (variable, offset, the blocks' offsets)
+    # a `:=` in plain `else` branches: (variable, offset) -> the blocks' openers (`if not X` for each `else`), offsets
+    elsed: dict[tuple[str, int], tuple[tuple[str, ...], set[int]]] = {}
     acts: list[tuple[int, str, str]] = []  # every action: offset, word, body
     firsts: list[int] = []  # each open block's first action (its index in `acts`)
     # a block at the top level closed: its offset -> its _skeleton and the offset of its `end`
@@ -3092,17 +3157,26 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             stack.append((word, "" if whole else body, False, start))
             firsts.append(len(acts) - 1)
         elif word == "else" and stack:
-            stack[-1] = (*stack[-1][:2], True, stack[-1][3])
+            # a plain `else` of `if X`/`with X` renders where `if not X` would: what it sets, the claim template can
+            # set under that opener when the block holds the device key too (Nebius' ray-cluster: `if .Values.x
+            # .putspec` writes the user's spec, its `else` sets `$cfg` and writes the chart's RayCluster)
+            plain = body == "else" and stack[-1][0] in ("if", "with") and stack[-1][1] and "\0" not in stack[-1][1]
+            negated = f"if not {grouped(stack[-1][1].split(None, 1)[1])}" if plain else ""
+            own = f"{stack[-1][1]}\0{negated}" if stack[-1][1] else ""  # "": the template's own define, as before
+            stack[-1] = (stack[-1][0], own, True, stack[-1][3])
         elif word == "end" and stack:
             first = firsts.pop()
             if stack.pop()[1] and not any(b for _, b, _, _ in stack) and acts[first][1] in ("if", "with"):
                 whole_blocks[acts[first][0]] = (_skeleton(acts[first:]), start)
         elif m := _ASSIGNMENT.match(body):
-            blocks = [(w, b, e) for w, b, e, _ in stack if b]
+            blocks = [(w, b.split("\0")[0], e) for w, b, e, _ in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
             if bad and all(w in ("with", "if") for w, _, _ in blocks):  # in an `else`: the block whole, once closed
                 outer = next(at for _, b, _, at in stack if b)
                 bad = f"{_WHOLE}{outer}\0{bad}"
+                negated = tuple(b.split("\0")[1] if e else b for _, b, e, _ in stack if b)
+                if m.group(0).endswith(":=") and m.group(1) != "_" and all(negated):
+                    elsed[(m.group(1), start)] = (negated, {at for _, b, _, at in stack if b})
             if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
                 bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
                 scoped.append((m.group(1), start, {at for _, b, _, at in stack if b}))
@@ -3116,6 +3190,12 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
             k = next(k for k, e in enumerate(own) if e[0] == offset)
             own[k] = (offset, own[k][1].replace(":=", "=", 1), own[k][2], "")
             own.insert(k, (min(blocks), f'${name} := ""', (), ""))
+    for (name, offset), (negated, blocks) in elsed.items():
+        if blocks <= opened:  # set under `if not X` for each `else` it is in, declared first: an empty map, which a
+            own = found[name]  # `range` over it reads as no items where the template writes none (Nebius' `$groups`)
+            k = next(k for k, e in enumerate(own) if e[0] == offset)
+            own[k] = (offset, own[k][1].replace(":=", "=", 1), negated, "")
+            own.insert(k, (min(blocks), f"${name} := dict", (), ""))
     # an assignment in an `else` of a block closed before: that block's _skeleton, for every assignment in it
     whole = {
         int(bad.removeprefix(_WHOLE).split("\0")[0])

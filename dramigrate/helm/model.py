@@ -64,6 +64,7 @@ class Loop:
     body: tuple[tuple[str, str, int], ...] = ()
     nested: frozenset[str] = frozenset()  # the variables it sets inside blocks of its own (`if`, `with`)
     openers: tuple[str, ...] = ()  # the `if` actions inside it still open at the key, around assignments of `body`
+    scope: str = ""  # what a `with` inside it around the key makes `.` (`$gres.limits`), read from the item
 
     @property
     def per_item(self) -> frozenset[str]:

@@ -69,7 +69,7 @@ def left_by(leaf: Leaf, stream: str, uses: dict[tuple[str, ...], Any], findings:
     for kind, _, name, path, container, resource in sorted(uses):
         node = _node(docs.get((kind, name)), path)
         claims = isinstance(node, dict) and isinstance(node.get("resources"), dict) and node["resources"].get("claims")
-        where = _where(findings, (kind, name, container, resource), root, bool(claims))
+        where = _where(findings, (kind, name, container, resource), root, bool(claims), leaf.path)
         said.append(f"{kind}/{name} container {container} {resource}{' beside its claim' if claims else ''}{where}")
     return (
         f"; the chart has its own DRA switch {display(leaf.path)}, but with it on {len(said)} device-plugin "
@@ -96,11 +96,14 @@ def _held_as_text(findings: list[Finding]) -> str:
     )
 
 
-def _where(findings: list[Finding], key: tuple[str, str, str, str], root: Path, beside: bool) -> str:
+def _where(
+    findings: list[Finding], key: tuple[str, str, str, str], root: Path, beside: bool, switch: tuple[Any, ...]
+) -> str:
     """Where the device request `key` (kind, name, container, resource) is set, and what to change there: a device key
     a values map holds (the values lines that set it, in limits and in requests) is left out of the values with the
     switch on; a key a template writes is named at its line, with the values settings that render it and set its
-    count, which no values file can turn into a claim (a count of 0 takes the device away)."""
+    count, which no values file can turn into a claim (a count of 0 takes the device away): by hand, that line under
+    the `switch` turned off, and the container a claim of its own with it on."""
     found = next(
         (f for f in findings if f.rule == "legacy-device-request" and (f.kind, f.name, f.container, f.resource) == key),
         None,
@@ -121,7 +124,18 @@ def _where(findings: list[Finding], key: tuple[str, str, str, str], root: Path, 
     what = "which the switch leaves beside the claim" if beside else "which the switch does not reach"
     settings = [f"{_shown(r.file, root)}:{r.line} {r.note}" for r in found.related if r.file and r.line]
     given = f"; {', '.join(settings)}: no values setting makes that line a claim" if settings and not beside else ""
+    if not beside:
+        read = ".Values." + ".".join(map(str, switch)) if all(_NAME.fullmatch(str(p)) for p in switch) else ""
+        off = f"`{{{{- if not {read} }}}}`" if read else f"the switch {display(switch)} off"
+        given += (
+            f"; by hand: write that line only under {off}, and with the switch on give container {key[2]} a claim "
+            f"of its own in resources.claims (its pod's resourceClaims, a ResourceClaimTemplate asking for its "
+            f"count of {key[3]}'s device class), as the switch does for the chart's other pods"
+        )
     return f" ({_shown(found.file, root)}:{found.line} writes it, {what}{given})"
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _path(text: str) -> tuple[str | int, ...]:

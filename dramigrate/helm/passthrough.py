@@ -3146,6 +3146,7 @@ def _reads_count(text: str, path: Path_, section: str, key: str) -> bool:
         any(p is not None and p.search(text) for p in found)
         or bool(_var_reads(text, path, section, key))
         or bool(_scoped_reads(text, path, section, key))
+        or bool(_held_reads(text, path, section, key))
     )
 
 
@@ -3206,7 +3207,42 @@ def reread(text: str, reads: set[tuple[Path_, str, str]]) -> str:
         for n, line in _scoped_reads("".join(lines), path, section, key).items():
             if n not in kept:  # from `.` inside `with` the map (plex's `hasKey .limits "nvidia.com/gpu"`)
                 lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
+        for n, line in _held_reads("".join(lines), path, section, key).items():
+            if n not in kept:  # through variables set to values paths (`index $training.gpu.resources.limits $name`)
+                lines[n] = line + lines[n][len(lines[n].rstrip("\r\n")) :]
     return "".join(lines)
+
+
+# `index` of a map reached through a variable (`$training.gpu.resources.limits`), by a quoted key or a variable
+_HELD_INDEX = re.compile(r'(\bindex\s+)\(?(\$\w+)((?:\.[\w]+)*)\)?(\s+)("[^"]*"|\$\w+)')
+
+
+def _held_reads(text: str, path: Path_, section: str, key: str) -> dict[int, str]:
+    """The lines that index the map's section reached through variables the template set to values paths, by the
+    device key or by a variable naming the resource (adorsys' webank training: `$training := .Values.training`, then
+    `index $training.gpu.resources.limits $gpuResourceName | default 0` for a check that fails below 1), rewritten
+    to take the section from the DRA values' `deviceCounts` first, as reread does for `.Values` paths."""
+    if not all(isinstance(w, str) for w in (*path, section)):
+        return {}
+    held = _values_variables(text)
+    dotted = ".Values." + ".".join(str(w) for w in (*path, section))
+    counts = ".".join(str(p) for p in sibling_path(path, COUNTS))
+
+    def counted(m: re.Match[str]) -> str:
+        head, var, fields, gap, arg = m.groups()
+        if held.get(var) and f"{held[var]}{fields}" == dotted and (arg == f'"{key}"' or arg.startswith("$")):
+            return f"{head}($.Values.{counts} | default {var}{fields}){gap}{arg}"
+        return m.group(0)
+
+    # a read an earlier fix rewrote: read still (the DRA values keep the counts), not rewritten again
+    before = re.compile(rf"\bindex\s+\(\$\.Values\.{re.escape(counts)} \| default (\$\w+)((?:\.\w+)*)\)")
+    out = {}
+    for n, line in enumerate(text.splitlines()):
+        if any(held.get(m.group(1)) and f"{held[m.group(1)]}{m.group(2)}" == dotted for m in before.finditer(line)):
+            out[n] = line
+        elif (new := _HELD_INDEX.sub(counted, line)) != line:
+            out[n] = new
+    return out
 
 
 def _counted(m: re.Match[str], counts: str) -> str:
@@ -3392,9 +3428,10 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
     subchart folder `root` is of an umbrella, which the line's file is named from."""
     for rel, text in _templates(root).items():
         rel = f"{within}/{rel}" if within else rel
-        held = _values_variables(text)
         copied = _copy_block_lines(text)
-        through = {(n, read) for read in removed for n in _var_reads(text, *read)}  # rewritten: read from deviceCounts
+        through = {  # rewritten: read from deviceCounts
+            (n, read) for read in removed for reads in (_var_reads, _held_reads) for n in reads(text, *read)
+        }
         for n, line in enumerate(text.splitlines(), start=1):
             if n - 1 in copied:
                 continue  # a copy of the key writes none with the DRA values (copy_claims)
@@ -3414,13 +3451,12 @@ def device_key_reads(root: Path, removed: set[tuple[Path_, str, str]], within: s
                         re.search(rf'\bdig\s+"{re.escape(section)}"\s+"{re.escape(key)}"\s', line)
                         and not _digs_other_maps(text, line, section, key, path)
                     )
-                    or _indexed_through_variables(line, held, dotted, key)
                 ):
                     return (
                         f"{rel}:{n} reads {display((*path, section, key))} itself, which the DRA values file "
                         'removes, in a form fix does not rewrite (only `<func> .Values.<dotted path> "<key>"`, '
                         'or `dig "<section>" "<key>" <default> $var`/`index $var "<section>" "<key>"` of a variable '
-                        "that holds or merges the map, "
+                        "that holds or merges the map, or `index $v.<path> <key>` of one set to the map's values path, "
                         f"reads {display(path[:-1] + (sibling_key(str(path[-1]), COUNTS),))} when the DRA values set "
                         "it): give that count a value of its own (the template and the device key both read it)"
                     )
@@ -3442,17 +3478,6 @@ def _values_variables(text: str) -> dict[str, str]:
             twice.add(var)
         out[var] = path
     return {v: p for v, p in out.items() if v not in twice and p}
-
-
-def _indexed_through_variables(line: str, held: dict[str, str], dotted: str, key: str) -> bool:
-    """Whether the line indexes the map's section, reached through variables the template set to values paths
-    (`index $training.gpu.resources.limits $gpuResourceName`), by the device key or by a variable (a resource name
-    the values give)."""
-    for m in re.finditer(r'\bindex\s+\(?(\$\w+)((?:\.[\w]+)*)\)?\s+("[^"]*"|\$\w+)', line):
-        base, arg = held.get(m.group(1)), m.group(3)
-        if base and f"{base}{m.group(2)}" == dotted and (arg == f'"{key}"' or arg.startswith("$")):
-            return True
-    return False
 
 
 def _reads_through_with(line: str, words: list[str], key: str) -> bool:

@@ -363,10 +363,7 @@ def _run(
         _check_rewritable(root, (base.stream, base.rest), outcome.display)
     if mode != "lint" and why:
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
-        for f in findings:
-            if f.fixable:  # fix will not resolve it: the summary must not count it as fixable
-                f.fixable = f.fixed = False
-                f.message += "; fix leaves this chart as it is: a device request in it is suppressed"
+        _left_as_it_is(findings, "a device request in it is suppressed")
         return
     partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
@@ -376,6 +373,14 @@ def _run(
             _use_switch(outcome, root, switch, copts)
         return
     if mode == "lint":
+        if settings.chart_style == "idiomatic" and _library_template(root, findings, rules, outcome):
+            # fix may take such a chart another way (a map passed through, a packed library's values places) or
+            # leave it to the user: the rewrite decides, tried as diff tries it, for such charts only (lint of
+            # others renders nothing more)
+            trial = ChartOutcome(outcome.chart, outcome.display, copy.deepcopy(findings), root=root)
+            _fix(trial, root, copts, rules, settings, target, work, sources, relations, "diff")
+            if trial.manual and not trial.changes:
+                _left_as_it_is(findings, "its rewrite is manual work (diff and fix say why)")
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
@@ -386,6 +391,16 @@ def _run(
         from dramigrate.helm.ownswitch import left_by, note
 
         note(outcome, left_by(*partial[0], outcome.findings, root), ENGINE_HINT)
+    if outcome.manual and not outcome.changes:
+        _left_as_it_is(outcome.findings, "its rewrite is manual work (chart-rewrite-unproven)")
+
+
+def _left_as_it_is(findings: list[Finding], why: str) -> None:
+    """Findings fix would resolve that it will not in this chart (`why`): neither marked nor counted as fixable."""
+    for f in findings:
+        if f.fixable:
+            f.fixable = f.fixed = False
+            f.message += f"; fix leaves this chart as it is: {why}"
 
 
 def _variations(
@@ -1490,6 +1505,15 @@ def _reference(
     request left a placeholder keeps its pod out of the migration, and the rewrite would miss that template)."""
     references = [(v, r, want) for v, r, want, _ in expected if v.label in given and want != r.stream]
     return next((ref for ref in references if not ref[0].invalid), references[0] if references else None)
+
+
+def _library_template(root: Path, findings: list[Finding], rules: RuleSet, outcome: ChartOutcome) -> str:
+    """The chart's template, named as fixable findings are or as their related lines (`this line includes ...`),
+    whose objects a library chart writes (_library_written), which fix often leaves to the user; else ""."""
+    prefix = outcome.display.rstrip("/") + "/"
+    files = [x.file for f in findings if f.fixable for x in (f, *f.related)]
+    rels = dict.fromkeys(x.removeprefix(prefix) for x in files if x.startswith(prefix + "templates/"))
+    return next((rel for rel in rels if _library_written(root, rel, rules)), "")
 
 
 def _library_written(root: Path, rel: str, rules: RuleSet) -> bool:
