@@ -31,7 +31,7 @@ from yaml import (
 )
 from yaml._yaml import CParser  # the C extension (triage imports yaml, and with it libyaml's bindings, anyway)
 
-from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
+from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, odd_breaks, split_documents
 from dramigrate.findings import InputError
 from dramigrate.longints import too_long
 from dramigrate.triage import KUBESPAWNER_KEYS, QUOTA_KINDS
@@ -79,17 +79,6 @@ _SPECIAL = frozenset(
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TRUE = frozenset(("true", "True", "TRUE"))
 _FALSE = frozenset(("false", "False", "FALSE"))
-_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-def _odd_breaks(text: str) -> bool:
-    """_ODD_BREAKS.search(text) is not None: in ASCII text, a substring test per character (a fast scan in C)."""
-    if text.isascii():
-        return any(c in text for c in _ODD_ASCII)
-    return _ODD_BREAKS.search(text) is not None
-
-
-_ODD_ASCII = "\r\x0b\x0c\x1c\x1d\x1e"  # the characters of _ODD_BREAKS below U+0080
 
 
 class Decline(Exception):
@@ -413,7 +402,7 @@ def one_document(text: str) -> tuple[Any] | None:
 
 def _one(text: str) -> tuple[Any, int] | None:
     """(data, values) of one_document's text (values as parse_stream counts them), or None."""
-    if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
+    if odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
         return None
     try:
         docs = parse_stream(text)
