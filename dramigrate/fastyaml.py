@@ -29,12 +29,16 @@ from yaml import (
     SequenceEndEvent,
     SequenceStartEvent,
 )
-from yaml._yaml import CParser  # the C extension (triage imports yaml, and with it libyaml's bindings, anyway)
 
 from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, odd_breaks, split_documents
 from dramigrate.findings import InputError
 from dramigrate.longints import too_long
 from dramigrate.triage import KUBESPAWNER_KEYS, QUOTA_KINDS
+
+try:  # libyaml's bindings, imported with yaml already (triage imports it)
+    from yaml._yaml import CParser
+except ImportError:  # a PyYAML built without libyaml: ruamel parses every document (parse_stream declines)
+    CParser = None
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
 
@@ -240,6 +244,8 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
+    if CParser is None:
+        raise Decline("no libyaml")
     parser = CParser(text)
     get = parser.get_event
     strings = _STRINGS or _string_types()

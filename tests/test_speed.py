@@ -648,3 +648,15 @@ def test_an_unknown_extended_resource_in_a_flow_mapping_is_reported_as_in_block_
     code, out, _ = run_cli(["lint", "--format", "json", tmp_path])
     warned = {Path(f["file"]).name for f in json.loads(out)["findings"] if f["rule"] == "unknown-resource"}
     assert warned == {"flow.yaml", "block.yaml", "compact.json"}
+
+
+def test_without_libyaml_lint_parses_with_ruamel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A PyYAML built without libyaml: the fast parse declines every document, and ruamel gives the same findings."""
+    from dramigrate import fastyaml
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(ONE_GPU_POD.format(name="pod"))
+    fast = _findings(path, True, monkeypatch)
+    monkeypatch.setattr(fastyaml, "CParser", None)
+    assert fastyaml.fast_documents(str(path), path.read_bytes()) is None
+    assert fast[0] and _findings(path, True, monkeypatch) == fast
