@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -32,8 +32,21 @@ MAX_ROUND_TRIP_FILE_VALUES = 1_000_000
 MAX_ROUND_TRIP_LINES = MAX_EDITED_LINES
 MAX_ROUND_TRIP_FILE_LINES = MAX_EDITED_LINES
 _MARKER = re.compile(r"^---[ \t]*(#.*)?$")
-_MARKERS = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.M)
+# a `---` line is a match of this that starts a line (_marker_lines): a pattern that starts with a literal is searched
+# for with a fast scan, where `^---` with re.M was tried at every character of every file
+_MARKERS = re.compile(r"---[ \t]*(?:#[^\n]*)?$", re.M)
 _LINE_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # splitlines() breaks other than \n
+_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"  # the characters of _LINE_BREAKS below U+0080
+
+
+def odd_breaks(text: str) -> bool:
+    """_LINE_BREAKS.search(text) is not None: in ASCII text, a substring test per character (a fast scan in C, where
+    the regex tries its class at every character)."""
+    if text.isascii():
+        return any(c in text for c in _ASCII_BREAKS)
+    return _LINE_BREAKS.search(text) is not None
+
+
 LINE_END = re.compile("\r\n|\r|\n")  # the line ends Path.read_text reads as \n
 CRLF_OR_LF = re.compile("\r\n|\n")  # the line ends of a file that holds a CR alone inside a line (a comment)
 _YAML_BREAKS = re.compile("\r(?!\n)|[\n\x85\u2028\u2029]")  # the line breaks YAML's readers count lines by
@@ -210,7 +223,7 @@ def split_documents(
     if text != checked:
         check_structure(path, text, limits)
     yf = YamlFile(path=path, text=text, newline=newline, bom=bom, crlf_lines=crlf_lines)
-    yf.documents = _split_lines(text) if _LINE_BREAKS.search(text) else _split_markers(text)
+    yf.documents = _split_lines(text) if odd_breaks(text) else _split_markers(text)
     for doc in yf.documents if helm_render else ():
         doc.helm_render = True
     for doc in yf.documents if not comments else ():
@@ -226,13 +239,13 @@ def _split_markers(text: str) -> list[Document]:
     (a 30 MB file is never held as a million line strings)."""
     documents: list[Document] = []
     head, body_start, start, line, at = "", 0, 1, 1, 0
-    for m in _MARKERS.finditer(text):
+    for m in _marker_lines(text):
         line += text.count("\n", at, m.start())  # the marker's line number
         at = m.start()
         body = text[body_start : m.start()]
         marker = text[m.start() : m.end() + 1]  # with its newline
         body, directives = _directives_of(body, first=not head and not documents)
-        if head or body.strip():
+        if head or (body and not body.isspace()):  # body.strip(), without copying the body
             documents.append(Document(head, body, start))
         elif body:  # comments or blank lines before the first marker: keep them in the marker's head
             marker = body + marker
@@ -241,6 +254,13 @@ def _split_markers(text: str) -> list[Document]:
     if head or body:
         documents.append(Document(head, body, start))
     return documents
+
+
+def _marker_lines(text: str) -> Iterator[re.Match[str]]:
+    """The `---` marker lines of a text whose only line break is \n (what `^---...$` with re.M matches)."""
+    for m in _MARKERS.finditer(text):
+        if not m.start() or text[m.start() - 1] == "\n":
+            yield m
 
 
 def _split_lines(text: str) -> list[Document]:
@@ -309,11 +329,20 @@ def check_version(yf: YamlFile) -> None:
 
 
 def has_content(body: str) -> bool:
-    for line in body.splitlines():
-        s = line.strip()
-        if s and not s.startswith("#") and not s.startswith("%") and s != "...":
-            return True
-    return False
+    """Some line of body is not blank, a comment, a directive or `...`. The lines are split from a prefix of body
+    that grows until it holds such a line (the first few lines, nearly always) or is the whole body: a prefix's lines
+    but its last are the body's own lines."""
+    size = 256
+    while True:
+        whole = size >= len(body)
+        lines = body.splitlines() if whole else body[:size].splitlines()[:-1]
+        for line in lines:
+            s = line.strip()
+            if s and not s.startswith("#") and not s.startswith("%") and s != "...":
+                return True
+        if whole:
+            return False
+        size *= 4
 
 
 def _round_trip(helm_render: bool = False) -> Any:

@@ -18,10 +18,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, split_documents
+import yaml
+from yaml import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+
+from dramigrate.documents import MAX_NODES, Document, YamlFile, check_size, has_content, odd_breaks, split_documents
 from dramigrate.findings import InputError
 from dramigrate.longints import too_long
 from dramigrate.triage import KUBESPAWNER_KEYS, QUOTA_KINDS
+
+try:  # libyaml's bindings, imported with yaml already (triage imports it)
+    from yaml._yaml import CParser
+except ImportError:  # a PyYAML built without libyaml: ruamel parses every document (parse_stream declines)
+    CParser = None
 
 MAX_DEPTH = 100  # deeper documents go to ruamel (and its limits)
 
@@ -66,17 +83,6 @@ _SPECIAL = frozenset(
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TRUE = frozenset(("true", "True", "TRUE"))
 _FALSE = frozenset(("false", "False", "FALSE"))
-_ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-def _odd_breaks(text: str) -> bool:
-    """_ODD_BREAKS.search(text) is not None: in ASCII text, a substring test per character (a fast scan in C)."""
-    if text.isascii():
-        return any(c in text for c in _ODD_ASCII)
-    return _ODD_BREAKS.search(text) is not None
-
-
-_ODD_ASCII = "\r\x0b\x0c\x1c\x1d\x1e"  # the characters of _ODD_BREAKS below U+0080
 
 
 class Decline(Exception):
@@ -205,17 +211,28 @@ _PLAIN_MAX = 50_000
 _PLAIN_LEN = 64
 
 
-def _attach(cont: Any, seq: bool, key: Any, kline: int, kcol: int, new: Any, line: int, col: int, as_key: str) -> Any:
-    """Put a collection (or an alias of one) into the open collection, with ruamel's line and column data; the
-    open collection's pending key after it (_NO_KEY: the value is given)."""
+def _attach(
+    cont: Any,
+    data: dict[Any, list[int]],
+    seq: bool,
+    key: Any,
+    kline: int,
+    kcol: int,
+    new: Any,
+    line: int,
+    col: int,
+    as_key: str,
+) -> Any:
+    """Put a collection (or an alias of one) into the open collection (data: its lc.data), with ruamel's line and
+    column data; the open collection's pending key after it (_NO_KEY: the value is given)."""
     if seq:
-        cont.lc.data[len(cont)] = [line, col]
+        data[len(cont)] = [line, col]
         cont.append(new)
         return key
     if key is _NO_KEY:
         raise Decline(as_key)
     cont[key] = new
-    cont.lc.data[key] = [kline, kcol, line, col]
+    data[key] = [kline, kcol, line, col]
     return _NO_KEY
 
 
@@ -227,18 +244,8 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
 
     The open collection is kept in locals (its enclosing ones on a stack) and plain scalars are resolved through a
     memo: this loop runs once per event of every device file, and its Python cost was larger than libyaml's."""
-    from yaml import (
-        AliasEvent,
-        DocumentEndEvent,
-        DocumentStartEvent,
-        MappingEndEvent,
-        MappingStartEvent,
-        ScalarEvent,
-        SequenceEndEvent,
-        SequenceStartEvent,
-    )
-    from yaml._yaml import CParser  # the C extension, without importing PyYAML's pure-Python loaders
-
+    if CParser is None:
+        raise Decline("no libyaml")
     parser = CParser(text)
     get = parser.get_event
     strings = _STRINGS or _string_types()
@@ -247,10 +254,11 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
     sections: list[Any] = []  # Seen's, for the document being read
     quota_or_claims = texts = False
     values = 0  # collections and scalars that are not keys; -1 once an alias is met
-    # the open collection: cont (None outside any), whether it is a sequence, its pending key (or _NO_KEY) and
-    # that key's line and column; the enclosing collections' state is saved on the stack
-    stack: list[tuple[Any, bool, Any, int, int]] = []
+    # the open collection: cont (None outside any), its lc.data, whether it is a sequence, its pending key (or
+    # _NO_KEY) and that key's line and column; the enclosing collections' state is saved on the stack
+    stack: list[tuple[Any, Any, bool, Any, int, int]] = []
     cont: Any = None
+    data: Any = None
     seq = False
     key: Any = _NO_KEY
     kline = kcol = 0
@@ -289,7 +297,7 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                     values += 1
                     texts = texts or any(w in value for w in TEXT_WORDS)
                 elif seq:
-                    pos = cont.lc.data[len(cont)] = [mark.line, mark.column]
+                    pos = data[len(cont)] = [mark.line, mark.column]
                     cont.append(node)
                     values += 1
                     if not value and not style:
@@ -303,7 +311,7 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                     if node in CLAIM_KEYS:
                         quota_or_claims = True
                 else:
-                    pos = cont.lc.data[key] = [kline, kcol, mark.line, mark.column]
+                    pos = data[key] = [kline, kcol, mark.line, mark.column]
                     cont[key] = node
                     if not value and not style:
                         empty, empty_at = pos, 2
@@ -331,13 +339,13 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                 else:
                     if not seq and key in SECTION_KEYS:
                         sections.append(new)
-                    key = _attach(cont, seq, key, kline, kcol, new, line, col, "collection as a key")
-                stack.append((cont, seq, key, kline, kcol))
-                cont, seq, key = new, cls is SequenceStartEvent, _NO_KEY
+                    key = _attach(cont, data, seq, key, kline, kcol, new, line, col, "collection as a key")
+                stack.append((cont, data, seq, key, kline, kcol))
+                cont, data, seq, key = new, new.lc.data, cls is SequenceStartEvent, _NO_KEY
             elif cls is MappingEndEvent or cls is SequenceEndEvent:
                 if not cont:
                     cont.fa = _EMPTY
-                cont, seq, key, kline, kcol = stack.pop()
+                cont, data, seq, key, kline, kcol = stack.pop()
             elif cls is DocumentStartEvent:
                 if ev.version is not None or ev.tags:
                     raise Decline("directive")
@@ -355,7 +363,7 @@ def parse_stream(text: str) -> list[tuple[Any, int, int]]:
                     raise Decline("alias of a scalar, or of a collection inside itself")
                 if not seq and key in SECTION_KEYS:
                     sections.append(new)
-                key = _attach(cont, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
+                key = _attach(cont, data, seq, key, kline, kcol, new, new.lc.line, new.lc.col, "alias as a key")
                 values = -(1 << 62)  # stays negative for the rest of the document
     except TypeError as exc:  # an unhashable key cannot happen (collection keys decline), but be sure
         raise Decline(str(exc)) from exc
@@ -400,9 +408,7 @@ def one_document(text: str) -> tuple[Any] | None:
 
 def _one(text: str) -> tuple[Any, int] | None:
     """(data, values) of one_document's text (values as parse_stream counts them), or None."""
-    import yaml
-
-    if _odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
+    if odd_breaks(text):  # line counting that splitlines() and YAML would disagree on
         return None
     try:
         docs = parse_stream(text)

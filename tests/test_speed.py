@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from dramigrate import migrate, pipeline, prefilter
 from dramigrate.config import Settings
 from dramigrate.detect import _resource_blocks
-from dramigrate.documents import parse_document, split_documents
-from dramigrate.fastyaml import _ODD_BREAKS, Mapping, Sequence, _odd_breaks, fast_documents
+from dramigrate.documents import _LINE_BREAKS, has_content, odd_breaks, parse_document, split_documents
+from dramigrate.fastyaml import Mapping, Sequence, fast_documents
 from dramigrate.findings import InputError
 from dramigrate.rules import load_rules
 from dramigrate.triage import _literals, has_word, literal_words, may_matter
@@ -364,6 +364,7 @@ def test_a_manifest_of_more_than_ten_thousand_documents_is_linted(tmp_path: Path
         "a: 1\n---\n---\nb: 2\n---\n",
         "a: |\n  ---\n  x\n----\n--- x\n---\t\nc: 3\n",
         "---\n---\n\n",
+        "a: ---\n---\nb: --- # x\n---- \n ---\nc: 1\n",
     ],
 )
 def test_the_document_split_by_regex_is_the_split_by_lines(text: str) -> None:
@@ -475,9 +476,24 @@ def test_grep_finds_the_words_alternation_as_it_finds_fixed_strings(words: list[
 
 @given(st.text())
 def test_the_odd_line_break_check_is_the_regex(text: str) -> None:
-    assert _odd_breaks(text) == (_ODD_BREAKS.search(text) is not None)
+    assert odd_breaks(text) == (_LINE_BREAKS.search(text) is not None)
     for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029":
-        assert _odd_breaks(text + c)
+        assert odd_breaks(text + c)
+
+
+_NO_CONTENT_LINES = ["", " ", "\t", "# a comment " * 30, "%YAML 1.1", "...", "  ... ", "\u3000"]
+
+
+@given(
+    st.lists(st.sampled_from(_NO_CONTENT_LINES), max_size=60),
+    st.sampled_from(["", "a: 1", " x" * 200, "# ok", "...x"]),
+    st.sampled_from(["\n", "\r\n", "\r", "\u2028", "\x85"]),
+)
+def test_has_content_reads_as_far_as_every_line(blank: list[str], last: str, newline: str) -> None:
+    """has_content splits only a growing prefix of a document into lines: it answers as a split of every line."""
+    text = newline.join([*blank, last])
+    lines = (line.strip() for line in text.splitlines())
+    assert has_content(text) == any(s and not s.startswith(("#", "%")) and s != "..." for s in lines)
 
 
 def test_resource_blocks_are_found_with_their_paths() -> None:
@@ -632,3 +648,15 @@ def test_an_unknown_extended_resource_in_a_flow_mapping_is_reported_as_in_block_
     code, out, _ = run_cli(["lint", "--format", "json", tmp_path])
     warned = {Path(f["file"]).name for f in json.loads(out)["findings"] if f["rule"] == "unknown-resource"}
     assert warned == {"flow.yaml", "block.yaml", "compact.json"}
+
+
+def test_without_libyaml_lint_parses_with_ruamel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A PyYAML built without libyaml: the fast parse declines every document, and ruamel gives the same findings."""
+    from dramigrate import fastyaml
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(ONE_GPU_POD.format(name="pod"))
+    fast = _findings(path, True, monkeypatch)
+    monkeypatch.setattr(fastyaml, "CParser", None)
+    assert fastyaml.fast_documents(str(path), path.read_bytes()) is None
+    assert fast[0] and _findings(path, True, monkeypatch) == fast
