@@ -75,8 +75,8 @@ def set_path(values: dict[str, Any], path: Path_, value: Any) -> dict[str, Any]:
 
 def with_paths(values: dict[str, Any], settings: Iterable[tuple[Path_, Any]]) -> dict[str, Any]:
     """values with each leaf set in turn, as set_path one after the other, but only the maps and lists on the paths
-    copied: the rest is values' own, so the result is for reading. A guard's settings are tried by the hundred, and a
-    deep copy of a large chart's values for each was a quarter of its proof (loom: 214 copies, 1 s)."""
+    copied: the rest is values' own, so the result is for reading. A guard's settings are tried by the hundred, each
+    with a deep copy of the chart's values (loom: 214 copies of its 35 KB values.yaml per fix)."""
     out = copy.copy(values)
     for path, value in settings:
         node: Any = out
