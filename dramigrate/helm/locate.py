@@ -291,9 +291,9 @@ def find_in_files(files: dict[str, str], rendered_line: str) -> tuple[str, int] 
         return None
     hits = []
     for name, text in files.items():
-        flat = "\n".join(line.strip() for line in text.splitlines())  # indentation aside
-        for n, pat in enumerate(template_patterns(flat), start=1):
-            literal = pat is None and text.splitlines()[n - 1].strip() == target
+        lines = [line.strip() for line in text.splitlines()]  # indentation aside; split once, not once a line
+        for n, pat in enumerate(template_patterns("\n".join(lines)), start=1):
+            literal = pat is None and lines[n - 1] == target
             if literal or (pat is not None and _longest(pat.literal) in target and pat.regex.fullmatch(target)):
                 hits.append((name, n))
     return hits[0] if len(hits) == 1 else None

@@ -19,7 +19,7 @@ from typing import Any
 
 from dramigrate.helm.helper import Block, blocks, enclosing
 from dramigrate.helm.patterns import _LITERAL_KEY, _grouped, _split_top, literal_entries
-from dramigrate.helm.values import display, get_path, set_path, twin_path
+from dramigrate.helm.values import display, get_path, twin_path, with_paths
 from dramigrate.rules import RuleSet
 
 Path_ = tuple[str, ...]
@@ -166,10 +166,7 @@ def _every(args: list[Node | None], want: bool, chart: _Chart) -> Assignment | N
 
 
 def _with(chart: _Chart, settings: Assignment) -> _Chart:
-    values = chart.values
-    for path, value in settings.items():
-        values = set_path(values, path, value)
-    return dataclasses.replace(chart, values=values)
+    return dataclasses.replace(chart, values=with_paths(chart.values, settings.items()))
 
 
 def _holds(node: Node | None, values: dict[str, Any]) -> bool | None:
@@ -323,13 +320,9 @@ def _value_sets(
 
 
 def _applied(merged: dict[str, Any], settings: Assignment) -> dict[str, Any]:
-    """The values with each key of `settings` set (a request and its limit change together)."""
-    changed = merged
-    for path, value in settings.items():
-        changed = set_path(changed, path, value)
-        if (twin := twin_path(merged, path)) is not None:
-            changed = set_path(changed, twin, value)
-    return changed
+    """The values with each key of `settings` set (a request and its limit change together), for reading."""
+    pairs = [(p, v) for path, v in settings.items() for p in (path, twin_path(merged, path)) if p is not None]
+    return with_paths(merged, pairs)
 
 
 def _together(settings: list[Assignment | None]) -> Assignment:

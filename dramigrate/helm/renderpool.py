@@ -57,6 +57,7 @@ class RunCache:
     again: dict[tuple[Any, ...], Future[Render]] = field(default_factory=dict)
     claimed: set[tuple[Any, ...]] = field(default_factory=set)  # the second renders started (or dropped)
     marked: dict[tuple[Any, ...], Future[Any]] = field(default_factory=dict)  # helper.marked_render, started early
+    libraries: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # packedlib.find_request, by work and options
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
