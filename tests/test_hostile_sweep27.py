@@ -4,6 +4,7 @@ reaches a report."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -38,3 +39,40 @@ def test_a_base_or_component_linked_out_of_the_tree_is_named_and_never_built(tmp
 
     assert (tree / "app" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
     assert "resourceClaimTemplateName" in (tree / "good.yaml").read_text()
+
+
+def test_a_huge_file_beside_a_kustomize_graph_is_not_copied_for_the_proof(tmp_path: Path) -> None:
+    """The proof copies the graph's common folder (often the repository) to build the rewrite: a model or disk
+    image there was copied too, byte by byte (a sparse 12 GiB file took the copy past a minute and wrote 12 GiB into
+    the temp folder). Files past the file size limit, which no run reads, are left out of the copy: here, with the
+    size of what dramigrate may write capped below the big file's, the graph is still proven and migrated."""
+    import resource
+    import subprocess
+
+    from conftest import dramigrate_executable
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "base" / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+    (tmp_path / "ov" / "kustomization.yaml").write_text("resources:\n- ../base\nnamePrefix: x-\n")
+    with open(tmp_path / "model.bin", "wb") as big:
+        big.truncate(64 << 20)  # past the 32 MiB default limit; sparse, so it costs no disk here
+
+    def cap_writes() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40 << 20, 40 << 20))
+
+    proc = subprocess.run(
+        [dramigrate_executable(), "fix", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap_writes,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+        check=False,
+    )
+
+    assert proc.returncode == 0, proc.stderr
+    assert "resourceClaimTemplateName" in (tmp_path / "base" / "pod.yaml").read_text(), proc.stderr
+    assert (tmp_path / "model.bin").stat().st_size == 64 << 20

@@ -12,7 +12,7 @@ import re
 import shutil
 import stat
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -362,7 +362,7 @@ class Runner:
             for i, o in enumerate(outcomes):
                 root = _common_root(o.unit, o.edit)
                 copy_root = scratch / str(i)
-                shutil.copytree(root, copy_root, symlinks=True, ignore=_skipped)
+                shutil.copytree(root, copy_root, symlinks=True, ignore=partial(_skipped, self.settings.max_file_size))
                 for path, text in o.edit.texts.items():
                     if not _write_copy(copy_root / path.relative_to(root), text):
                         o.reason = f"!{self.display(path)} is a symlink: the rewrite would write through it"
@@ -687,16 +687,19 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
         existing.together = kz.display(min(kz.graph.nodes[d].file for d in o.unit.folders))
 
 
-def _skipped(folder: str, names: list[str]) -> set[str]:
-    """What the proof's copy leaves out: the SKIP_DIRS, and FIFOs, devices and sockets (a copy would block on a
-    FIFO or read a device such as /dev/zero without end; kustomize loads only regular files)."""
+def _skipped(max_bytes: int, folder: str, names: list[str]) -> set[str]:
+    """What the proof's copy leaves out: the SKIP_DIRS, FIFOs, devices and sockets (a copy would block on a FIFO or
+    read a device such as /dev/zero without end; kustomize loads only regular files), and files past the file size
+    limit, which no run reads (the copy is of the graph's common folder, often the repository: a model or disk
+    image there took the copy minutes and filled the temp folder)."""
     out = set(shutil.ignore_patterns(*SKIP_DIRS)(folder, names))
     for name in names:
         try:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
+            st = os.lstat(os.path.join(folder, name))
         except OSError:
             out.add(name)
             continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        regular = stat.S_ISREG(st.st_mode)
+        if regular and st.st_size > max_bytes or not (regular or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             out.add(name)
     return out
