@@ -99,3 +99,22 @@ def test_the_proof_copies_only_the_graphs_folders_not_the_repository(tmp_path: P
 
     assert proc.returncode == 0, proc.stderr
     assert "resourceClaimTemplateName" in (tmp_path / "base" / "pod.yaml").read_text(), proc.stderr
+
+
+def test_a_proof_copy_that_cannot_be_written_says_why(tmp_path: Path) -> None:
+    """A full disk (or a file size limit) met while the proof copies a graph was reported as `migrating the
+    kustomize graph: Error`: shutil's error says only its class. Now the reason is named; the graph is left as it
+    was and the other files are written."""
+    _graph(tmp_path)
+    (tmp_path / "base" / "manual.pdf").write_bytes(b"%PDF" * (512 << 10))  # 2 MiB, copied with the folder
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    proc = _fix_writing_at_most(tmp_path, 1 << 20)
+
+    assert proc.returncode == 2
+    assert (
+        "base/kustomization.yaml: migrating the kustomize graph: cannot copy it to prove the rewrite: [Errno 27] "
+        "File too large" in proc.stderr
+    ), proc.stderr
+    assert (tmp_path / "base" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import Settings
-from dramigrate.findings import RULES, Finding
+from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.build import Build, Builder
 from dramigrate.kustomize.fields import mentions_device
 from dramigrate.kustomize.graph import Kustomization
@@ -695,13 +695,16 @@ def _copy_graph(folders: set[Path], root: Path, copy_root: Path, max_bytes: int)
     for folder in sorted(folders):  # a folder inside one copied already is in that copy
         if any(folder.is_relative_to(c) for c in copied):
             continue
-        shutil.copytree(
-            folder,
-            copy_root / folder.relative_to(root),
-            symlinks=True,
-            ignore=partial(_skipped, max_bytes),
-            dirs_exist_ok=True,
-        )
+        try:
+            shutil.copytree(
+                folder,
+                copy_root / folder.relative_to(root),
+                symlinks=True,
+                ignore=partial(_skipped, max_bytes),
+                dirs_exist_ok=True,
+            )
+        except shutil.Error as exc:  # (source, copy, why) of each file not copied; it said only `Error`
+            raise InputError(f"cannot copy it to prove the rewrite: {exc.args[0][0][2]}", str(folder)) from None
         copied.append(folder)
 
 
