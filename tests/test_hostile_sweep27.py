@@ -118,3 +118,42 @@ def test_a_proof_copy_that_cannot_be_written_says_why(tmp_path: Path) -> None:
     ), proc.stderr
     assert (tmp_path / "base" / "pod.yaml").read_text() == ONE_GPU_POD.format(name="pod")
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("helmignore", "big"),
+    [(".git/\n", ".git/objects/pack/pack-1.pack"), ("/model.bin\n", "model.bin"), ("*.bin\n", "data/weights.bin")],
+    ids=["git-folder", "anchored-file", "by-name"],
+)
+def test_a_large_file_the_charts_helmignore_leaves_out_is_not_held_against_the_chart(
+    tmp_path: Path, helmignore: str, big: str
+) -> None:
+    """A chart at the root of its repository ignores `.git/` in its .helmignore (as `helm create` writes it), and
+    Helm renders it; dramigrate's private copy of the chart took every file, so a git pack past 5 MiB (or more than
+    10,000 objects) refused the chart (`over the 5 MiB Helm allows for one chart file`), and lint, diff and fix
+    skipped a good chart. What the .helmignore leaves out is now left out of the copy too."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "chart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / ".helmignore").write_text(f"# Patterns to ignore when building packages.\n{helmignore}")
+    (chart / big).parent.mkdir(parents=True, exist_ok=True)
+    (chart / big).write_bytes(b"\0" * (6 << 20))
+
+    code, out, err = run_dramigrate(["fix", "chart"], cwd=tmp_path)
+
+    assert code == 0, err
+    assert "dra.enabled" in (chart / "templates" / "pod.yaml").read_text()
+
+
+def test_a_helmignore_negation_still_holds_the_chart_to_its_bounds(tmp_path: Path) -> None:
+    """Helm's negated rules (`!x`) are read in its own peculiar way: the copy then leaves nothing out, and a large
+    file is refused by name as before."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "chart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / ".helmignore").write_text("*.bin\n!keep.bin\n")
+    (chart / "model.bin").write_bytes(b"\0" * (6 << 20))
+
+    code, out, err = run_dramigrate(["lint", "chart"], cwd=tmp_path)
+
+    assert code == 2 and "model.bin is 6291456 bytes, over the 5 MiB" in out + err

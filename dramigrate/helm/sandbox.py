@@ -149,9 +149,13 @@ def private_copy(root: Path, dest: Path) -> Path:
     file hard-linked to a file outside the chart. Symlinks are checked in the chart (for the message), then
     recreated in the copy and checked again there, where nobody else can change them (see outside_links), and
     replaced by copies of their targets, so the copy holds no link at all. Bounded like a packaged chart
-    (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS)."""
+    (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS). What the chart's .helmignore leaves out (a `.git/` beside
+    Chart.yaml) is neither copied nor counted: Helm does not load it."""
+    from dramigrate.helm.helmignore import helmignore
+
     refuse_outside_links(root, str(root))  # names each link with its target; the copy is checked again below
     top = os.path.realpath(root)
+    ignored = helmignore(top)
     dest.mkdir(mode=0o700)
     _PRIVATE.add(os.path.realpath(dest))
     links: list[tuple[str, str]] = []
@@ -159,8 +163,9 @@ def private_copy(root: Path, dest: Path) -> Path:
     inodes: dict[tuple[int, int], tuple[int, list[str]]] = {}
     budget = [MAX_ARCHIVE_BYTES, MAX_MEMBERS]
     for folder, dirs, files, dirfd in os.fwalk(top, follow_symlinks=False, onerror=_unreadable):
-        dirs.sort()
         rel = os.path.relpath(folder, top)
+        dirs[:] = sorted(d for d in dirs if not ignored(os.path.normpath(os.path.join(rel, d)), True))
+        files = [f for f in files if not ignored(os.path.normpath(os.path.join(rel, f)), False)]
         here = dest if rel == "." else dest / rel
         for name in sorted(dirs + files):
             path = os.path.normpath(os.path.join(rel, name))
