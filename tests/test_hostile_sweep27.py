@@ -157,3 +157,23 @@ def test_a_helmignore_negation_still_holds_the_chart_to_its_bounds(tmp_path: Pat
     code, out, err = run_dramigrate(["lint", "chart"], cwd=tmp_path)
 
     assert code == 2 and "model.bin is 6291456 bytes, over the 5 MiB" in out + err
+
+
+def test_a_kustomization_of_hundreds_of_inline_device_patches_is_migrated_in_seconds(tmp_path: Path) -> None:
+    """Each inline patch's new text was written by parsing and rendering the whole kustomization again: 100
+    patches took diff 11 s, 200 took 33 s and 500 past a minute (a hang to a CI gate), for a file of a few hundred
+    lines. The patch texts are now written with the kustomization's other edits, in one round trip."""
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    patch = (
+        "- patch: |\n    apiVersion: v1\n    kind: Pod\n    metadata: {{name: pod}}\n    spec:\n      containers:\n"
+        "      - name: app\n        resources: {{limits: {{nvidia.com/gpu: {count}}}}}\n"
+    )
+    patches = "".join(patch.format(count=i % 4 + 1) for i in range(400))
+    (app / "kustomization.yaml").write_text(f"resources:\n- pod.yaml\npatches:\n{patches}")
+
+    code, out, err = run_dramigrate(["diff", "."], cwd=tmp_path, timeout=45)
+
+    assert code == 0, err
+    assert out.count("-        resources: {limits: {nvidia.com/gpu:") == 400, out[-2000:]
