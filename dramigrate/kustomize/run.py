@@ -711,8 +711,8 @@ def _copy_graph(folders: set[Path], root: Path, copy_root: Path, max_bytes: int)
 def _skipped(max_bytes: int, folder: str, names: list[str]) -> set[str]:
     """What the proof's copy leaves out: the SKIP_DIRS, FIFOs, devices and sockets (a copy would block on a FIFO or
     read a device such as /dev/zero without end; kustomize loads only regular files), and files past the file size
-    limit, which no run reads (the copy is of the graph's common folder, often the repository: a model or disk
-    image there took the copy minutes and filled the temp folder)."""
+    limit, which no run reads (a model or disk image in a kustomization's folder took the copy minutes and filled
+    the temp folder)."""
     out = set(shutil.ignore_patterns(*SKIP_DIRS)(folder, names))
     for name in names:
         try:
