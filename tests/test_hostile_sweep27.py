@@ -177,3 +177,21 @@ def test_a_kustomization_of_hundreds_of_inline_device_patches_is_migrated_in_sec
 
     assert code == 0, err
     assert out.count("-        resources: {limits: {nvidia.com/gpu:") == 400, out[-2000:]
+
+
+def test_a_fifo_the_charts_helmignore_leaves_out_is_still_refused_by_name(tmp_path: Path) -> None:
+    """What the .helmignore leaves out is not copied for Helm, but dramigrate reads some of a chart's files from the
+    folder itself (values files beside values.yaml): a FIFO there held diff and fix for good. It is still refused by
+    name, the chart left as it was, and the other files are migrated."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "chart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (chart / ".helmignore").write_text("values-*.yaml\n")
+    os.mkfifo(chart / "values-prod.yaml")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
+
+    assert code == 2 and "values-prod.yaml (a FIFO" in out + err, out + err
+    assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
