@@ -174,8 +174,13 @@ def private_copy(root: Path, dest: Path) -> Path:
             kept = rel not in left_out and not ignored(path, name in dirs)
             budget[1] -= kept
             unseen -= not kept
-            if budget[1] < 0 or unseen < 0:
+            if budget[1] < 0:
                 raise ChartRefused("chart-archive-limit", f"the chart has more than {MAX_MEMBERS} files")
+            if unseen < 0:
+                raise ChartRefused(
+                    "chart-archive-limit",
+                    f"the chart folder holds more than {MAX_LEFT_OUT} files its .helmignore leaves out",
+                )
             try:
                 st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):  # os.fwalk would skip a folder it cannot list without a word
