@@ -195,3 +195,29 @@ def test_a_fifo_the_charts_helmignore_leaves_out_is_still_refused_by_name(tmp_pa
     assert code == 2 and "values-prod.yaml (a FIFO" in out + err, out + err
     assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+
+
+def test_backup_of_a_chart_is_refused_where_helm_would_render_it(tmp_path: Path) -> None:
+    """fix --backup kept `templates/pod.yaml.orig` beside the rewritten template, and Helm renders every file under
+    templates/: the chart then rendered the old pod, asking for the devices again, beside the migrated one (lint
+    found it at once). The chart is now refused by name unless its .helmignore leaves the backups out; the other
+    files are written with their backups."""
+    from conftest import GPU_POD_TEMPLATE, chart_with
+
+    chart = chart_with(tmp_path, "chart", {"values.yaml": "gpus: 1\n", "templates/pod.yaml": GPU_POD_TEMPLATE})
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    code, out, err = run_dramigrate(["fix", ".", "--backup"], cwd=tmp_path)
+
+    assert code == 2 and "--backup: Helm would load templates/pod.yaml.orig with the chart" in err, err
+    assert (chart / "templates" / "pod.yaml").read_text() == GPU_POD_TEMPLATE
+    assert not list(chart.rglob("*.orig"))
+    assert (tmp_path / "good.yaml.orig").read_text() == ONE_GPU_POD.format(name="good")
+
+    (chart / ".helmignore").write_text("*.orig\n")
+    code, out, err = run_dramigrate(["fix", ".", "--backup"], cwd=tmp_path)
+
+    assert code == 0, err
+    assert (chart / "templates" / "pod.yaml.orig").read_text() == GPU_POD_TEMPLATE
+    code, out, err = run_dramigrate(["lint", "chart"], cwd=tmp_path)
+    assert code == 0, out + err
