@@ -30,8 +30,10 @@ def test_a_refused_values_file_leaves_the_whole_chart_as_it_was(tmp_path: Path, 
 
 
 def test_force_and_backup_apply_to_chart_files(tmp_path: Path, run_cli: RunCli) -> None:
-    """Was: the chart's files were written without the options (no backup; read-only refused even with --force)."""
+    """Was: the chart's files were written without the options (no backup; read-only refused even with --force).
+    The chart's .helmignore leaves the backups out (Helm would render templates/server.yaml.bak otherwise)."""
     chart, before = _chart(tmp_path)
+    (chart / ".helmignore").write_text("*.bak\n")
     code, _, err = run_cli(["fix", "--force", "--backup=.bak", chart], timeout=120)
     assert code == 0, err
     assert "resourceClaims" in (chart / "values.yaml").read_text()

@@ -1051,8 +1051,31 @@ def write_changes(outcome: ChartOutcome, options: WriteOptions | None = None) ->
     for rel, before, data in archive_writes(outcome.chart, outcome.changes):  # the folder's .tgz twin (twins.py)
         check_writable(outcome.chart / rel, before, options)
         writes.append((outcome.chart / rel, data, before))
+    if options is not None and options.backup:
+        _check_backups(outcome.chart, [path for path, _, before in writes if before is not None], options.backup)
     write_group(writes, options)  # all or none (disk full)
     return len(writes)
+
+
+def _check_backups(chart: Path, paths: list[Path], suffix: str) -> None:
+    """Refuse --backup where Helm would load the backup with the chart: every file under templates/ is rendered
+    (`pod.yaml.orig` asked for the devices again beside the migrated pod) and every file under charts/ is read as
+    a subchart; unless the chart's .helmignore leaves it out."""
+    from dramigrate.helm.helmignore import helmignore
+
+    ignored = helmignore(str(chart))
+    for path in paths:
+        try:
+            rel = path.relative_to(chart).as_posix() + suffix
+        except ValueError:  # an -f values file the user named, outside the chart
+            continue
+        if rel.split("/", 1)[0] in ("templates", "charts") and not ignored(rel, False):
+            raise InputError(
+                f"--backup: Helm would load {rel} with the chart (every file under templates/ is a template, every "
+                f"file under charts/ a subchart), so the chart is not written: list `*{suffix}` in its .helmignore, "
+                "or fix it without --backup",
+                str(path),
+            )
 
 
 def chart_options(opts: Any, release: str | None) -> ChartOptions:

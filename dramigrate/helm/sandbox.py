@@ -149,35 +149,55 @@ def private_copy(root: Path, dest: Path) -> Path:
     file hard-linked to a file outside the chart. Symlinks are checked in the chart (for the message), then
     recreated in the copy and checked again there, where nobody else can change them (see outside_links), and
     replaced by copies of their targets, so the copy holds no link at all. Bounded like a packaged chart
-    (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS)."""
+    (MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, MAX_MEMBERS). What the chart's .helmignore leaves out (a `.git/` beside
+    Chart.yaml) is neither copied nor held to those bounds, as Helm does not load it, but checked all the same:
+    dramigrate reads some of a chart's files from the folder itself (a FIFO there would hold the run)."""
+    from dramigrate.helm.helmignore import helmignore
+
     refuse_outside_links(root, str(root))  # names each link with its target; the copy is checked again below
     top = os.path.realpath(root)
+    ignored = helmignore(top)
     dest.mkdir(mode=0o700)
     _PRIVATE.add(os.path.realpath(dest))
     links: list[tuple[str, str]] = []
     special: list[str] = []
     inodes: dict[tuple[int, int], tuple[int, list[str]]] = {}
     budget = [MAX_ARCHIVE_BYTES, MAX_MEMBERS]
+    left_out: set[str] = set()  # folders the .helmignore leaves out: checked like the rest, neither copied nor counted
+    unseen = MAX_LEFT_OUT
     for folder, dirs, files, dirfd in os.fwalk(top, follow_symlinks=False, onerror=_unreadable):
         dirs.sort()
         rel = os.path.relpath(folder, top)
         here = dest if rel == "." else dest / rel
         for name in sorted(dirs + files):
             path = os.path.normpath(os.path.join(rel, name))
-            budget[1] -= 1
+            kept = rel not in left_out and not ignored(path, name in dirs)
+            budget[1] -= kept
+            unseen -= not kept
             if budget[1] < 0:
                 raise ChartRefused("chart-archive-limit", f"the chart has more than {MAX_MEMBERS} files")
+            if unseen < 0:
+                raise ChartRefused(
+                    "chart-archive-limit",
+                    f"the chart folder holds more than {MAX_LEFT_OUT} files its .helmignore leaves out",
+                )
             try:
                 st = os.stat(name, dir_fd=dirfd, follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):  # os.fwalk would skip a folder it cannot list without a word
                     os.close(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dirfd))
-                fst = _copy_file(name, dirfd, here / name, path, budget) if stat.S_ISREG(st.st_mode) else None
+                fst = None
+                if stat.S_ISREG(st.st_mode):
+                    fst = _copy_file(name, dirfd, here / name, path, budget) if kept else st
             except PermissionError as exc:
                 _unreadable(exc, path)
             if stat.S_ISLNK(st.st_mode):
-                links.append((path, os.readlink(name, dir_fd=dirfd)))
+                if kept:
+                    links.append((path, os.readlink(name, dir_fd=dirfd)))
             elif stat.S_ISDIR(st.st_mode):
-                (here / name).mkdir(mode=0o700)
+                if kept:
+                    (here / name).mkdir(mode=0o700)
+                else:
+                    left_out.add(path)
             elif stat.S_ISREG(st.st_mode):
                 if fst is None:
                     special.append(path)
@@ -514,6 +534,7 @@ def _in_templates(fragment: str, templates: str) -> bool:
 MAX_ARCHIVE_BYTES = 100 << 20
 MAX_MEMBER_BYTES = 5 << 20
 MAX_MEMBERS = 10_000
+MAX_LEFT_OUT = 200_000  # files a chart's .helmignore leaves out, each still checked (a chart's own .git/)
 
 
 def unpack_chart(archive: Path, dest: Path) -> None:

@@ -12,12 +12,12 @@ import re
 import shutil
 import stat
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import Settings
-from dramigrate.findings import RULES, Finding
+from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize.build import Build, Builder
 from dramigrate.kustomize.fields import mentions_device
 from dramigrate.kustomize.graph import Kustomization
@@ -362,7 +362,7 @@ class Runner:
             for i, o in enumerate(outcomes):
                 root = _common_root(o.unit, o.edit)
                 copy_root = scratch / str(i)
-                shutil.copytree(root, copy_root, symlinks=True, ignore=_skipped)
+                _copy_graph(o.unit.folders, root, copy_root, self.settings.max_file_size)
                 for path, text in o.edit.texts.items():
                     if not _write_copy(copy_root / path.relative_to(root), text):
                         o.reason = f"!{self.display(path)} is a symlink: the rewrite would write through it"
@@ -687,16 +687,40 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
         existing.together = kz.display(min(kz.graph.nodes[d].file for d in o.unit.folders))
 
 
-def _skipped(folder: str, names: list[str]) -> set[str]:
-    """What the proof's copy leaves out: the SKIP_DIRS, and FIFOs, devices and sockets (a copy would block on a
-    FIFO or read a device such as /dev/zero without end; kustomize loads only regular files)."""
+def _copy_graph(folders: set[Path], root: Path, copy_root: Path, max_bytes: int) -> None:
+    """Copy the graph's kustomization folders, at their places under root, into copy_root: all its builds read
+    (kustomize's load restrictor keeps each build's files in its kustomization's folder). Not all of root, which is
+    often the repository: with thousands of files and a few dozen graphs, the copies alone took past a minute."""
+    copied: list[Path] = []
+    for folder in sorted(folders):  # a folder inside one copied already is in that copy
+        if any(folder.is_relative_to(c) for c in copied):
+            continue
+        try:
+            shutil.copytree(
+                folder,
+                copy_root / folder.relative_to(root),
+                symlinks=True,
+                ignore=partial(_skipped, max_bytes),
+                dirs_exist_ok=True,
+            )
+        except shutil.Error as exc:  # (source, copy, why) of each file not copied; it said only `Error`
+            raise InputError(f"cannot copy it to prove the rewrite: {exc.args[0][0][2]}", str(folder)) from None
+        copied.append(folder)
+
+
+def _skipped(max_bytes: int, folder: str, names: list[str]) -> set[str]:
+    """What the proof's copy leaves out: the SKIP_DIRS, FIFOs, devices and sockets (a copy would block on a FIFO or
+    read a device such as /dev/zero without end; kustomize loads only regular files), and files past the file size
+    limit, which no run reads (a model or disk image in a kustomization's folder took the copy minutes and filled
+    the temp folder)."""
     out = set(shutil.ignore_patterns(*SKIP_DIRS)(folder, names))
     for name in names:
         try:
-            mode = os.lstat(os.path.join(folder, name)).st_mode
+            st = os.lstat(os.path.join(folder, name))
         except OSError:
             out.add(name)
             continue
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        regular = stat.S_ISREG(st.st_mode)
+        if regular and st.st_size > max_bytes or not (regular or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             out.add(name)
     return out

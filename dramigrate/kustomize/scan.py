@@ -243,6 +243,20 @@ def _unit(
         )
     for d in sorted(members):
         node = graph.nodes[d]
+        # a base or component outside the paths and the repository (or behind a symlink out of them), which no
+        # walk found: its build would read, and the proof's messages quote, what lies there
+        beyond = [c for c in node.children + node.components if c not in graph.nodes and c not in graph.broken]
+        if beyond:
+            entry, line = node.entries.get(beyond[0], (str(beyond[0]), node.line_of("resources")))
+            unit.blockers.append(
+                Blocker(
+                    node.file,
+                    line,
+                    f"{out.display(node.file)} builds on {entry}, a kustomization outside the paths and the "
+                    "repository: dramigrate neither builds nor rewrites it; nothing of the graph is written (pass "
+                    "it too, or vendor it into the repository)",
+                )
+            )
         if node.remote:
             unit.blockers.append(
                 Blocker(

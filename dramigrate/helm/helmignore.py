@@ -1,0 +1,83 @@
+"""What a chart folder's .helmignore leaves out of what Helm loads, as Helm's pkg/ignore reads it, for the chart's
+private copy: a chart at the root of its repository ignores `.git/` (as `helm create` writes), whose packs and
+objects are past the bounds a chart's files are held to.
+
+Only what Helm surely ignores is left out; anything this does not read exactly as Helm does (a negation, a
+character class, `**`, which Helm refuses), or more rules than a chart writes, leaves nothing out, so the copy is
+what it was without the file."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+
+from dramigrate.findings import InputError
+from dramigrate.limits import read_regular
+
+MAX_RULES = 1_000  # each file of the chart is matched against every rule
+
+Ignored = Callable[[str, bool], bool]  # (path relative to the chart, with '/'; is a folder) -> left out
+
+
+def _nothing(path: str, folder: bool) -> bool:
+    return False
+
+
+def helmignore(root: str) -> Ignored:
+    """The rules of root's .helmignore (a regular file, not a link), else none."""
+    path = os.path.join(root, ".helmignore")
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return _nothing
+        text = read_regular(path).decode("utf-8")
+    except (OSError, InputError, UnicodeDecodeError):
+        return _nothing
+    rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (pattern, whole path, folders only)
+    for line in text.splitlines():
+        rule = line.strip()
+        if not rule or rule.startswith("#"):
+            continue
+        if rule.startswith("!") or "**" in rule or len(rules) == MAX_RULES:
+            return _nothing
+        folders_only = rule.endswith("/")
+        rule = rule.rstrip("/")
+        whole = "/" in rule
+        pattern = _go_match(rule.lstrip("/"))
+        if pattern is None:
+            return _nothing
+        rules.append((pattern, whole, folders_only))
+    if not rules:
+        return _nothing
+
+    def ignored(rel: str, folder: bool) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        return any(
+            p.fullmatch(rel if whole else name) is not None
+            for p, whole, folders_only in rules
+            if folder or not folders_only
+        )
+
+    return ignored
+
+
+def _go_match(pattern: str) -> re.Pattern[str] | None:
+    """Go's filepath.Match pattern as a regex (`*` and `?` never match '/'); None for a character class."""
+    out = []
+    chars = iter(pattern)
+    for c in chars:
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            return None
+        elif c == "\\":
+            escaped = next(chars, None)
+            if escaped is None:
+                return None
+            out.append(re.escape(escaped))
+        else:
+            out.append(re.escape(c))
+    return re.compile("".join(out)) if out else None
