@@ -574,7 +574,8 @@ def fix(
         str | None,
         typer.Option(
             "--backup",
-            help=f"Keep each original beside it: --backup (suffix {BACKUP_SUFFIX}) or --backup=SUFFIX.",
+            help=f"Keep each original beside it: --backup (suffix {BACKUP_SUFFIX}) or --backup=SUFFIX "
+            "(not ending in .yaml, .yml or .json).",
             show_default=False,
         ),
     ] = None,

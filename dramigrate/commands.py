@@ -928,13 +928,28 @@ def _chart_refused(chart: Any, result: RunResult, roots: tuple[Path, ...]) -> bo
     return False
 
 
+def _check_backup_suffix(suffix: str) -> None:
+    """Refuse a --backup suffix before anything is read or written: a '/' made each file fail with "Not a
+    directory", an empty one (`--backup=$UNSET`) kept no backup at all, and one ending in a manifest's suffix
+    (`.yaml`, `.yml`, `.json`, any case) made each backup a manifest the next lint fails on and the next fix
+    migrates."""
+    from dramigrate.sources import MANIFEST_SUFFIXES
+
+    if not suffix or "/" in suffix or os.sep in suffix:
+        raise InputError(f"--backup takes a non-empty suffix for each file's name, without a '/': {suffix!r}")
+    if suffix.lower().endswith(MANIFEST_SUFFIXES):
+        raise InputError(
+            f"--backup={suffix}: each backup would be named like a manifest ({', '.join(MANIFEST_SUFFIXES)}), "
+            f"which the next lint fails on and the next fix migrates; choose a suffix such as .orig"
+        )
+
+
 def do_fix(opts: Options) -> int:
     from dramigrate.report.html import FileChange
     from dramigrate.writer import WriteOptions
 
-    # a '/' made each file fail with "Not a directory"; an empty suffix (`--backup=$UNSET`) kept no backup at all
-    if opts.backup is not None and (not opts.backup or "/" in opts.backup or os.sep in opts.backup):
-        raise InputError(f"--backup takes a non-empty suffix for each file's name, without a '/': {opts.backup!r}")
+    if opts.backup is not None:
+        _check_backup_suffix(opts.backup)
     ctx, result = _execute(opts, fix=True, writes=True, command="fix")
     changed = 0
     changes: list[FileChange] = []  # for --html: what was written

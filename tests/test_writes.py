@@ -121,6 +121,24 @@ def test_backup_and_stale_temp_files(tree: tuple[Path, Path, int, str, str], tmp
         assert h.read_text() == POD.format(name="h")
 
 
+def test_a_backup_suffix_naming_a_manifest_is_refused_before_any_work(tmp_path: Path, run_cli: RunCli) -> None:
+    """--backup=.yaml kept `a.yaml.yaml` beside each file: a manifest the next lint failed on (the legacy request is
+    still in it) and the next fix migrated, with a backup of the backup. Such a suffix is now a usage error before
+    anything is read or written."""
+    f = tmp_path / "a.yaml"
+    f.write_text(POD.format(name="a"))
+    for suffix in (".yaml", ".bak.yml", ".JSON", "-old.Yaml"):
+        code, out, err = run_cli(["fix", f"--backup={suffix}", tmp_path])
+        assert code == 2, err
+        assert f"--backup={suffix}: each backup would be named like a manifest" in err, err
+        assert "Traceback" not in err + out
+        assert [p.name for p in tmp_path.iterdir()] == ["a.yaml"]
+        assert f.read_text() == POD.format(name="a")
+    code, _, err = run_cli(["fix", "--backup=.yaml-before-dra", f])  # not a manifest's name: kept as asked
+    assert code == 0, err
+    assert (tmp_path / "a.yaml.yaml-before-dra").read_text() == POD.format(name="a")
+
+
 def test_json_manifest_in_a_folder_stays_json(tree: tuple[Path, Path, int, str, str]) -> None:
     top, *_ = tree
     data = json.loads((top / "manifest.json").read_text())
