@@ -286,6 +286,14 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     )
     with _as_config_error():  # a -f of the repository that is no file is named in every report, as a bad config
         _regular_values_files(opts.values_files)
+    if settings.classes_file is not None:  # fix appends to it: never a file the run reads, nor a chart's
+        from dramigrate.classesfile import check_place
+
+        reads = [(settings.config_file, "the config file"), *((r, "a rules file") for r in settings.rules)]
+        reads += [(settings.crds, "the CRD file"), (opts.baseline, "the baseline")]
+        reads += [(v, "a values file") for v in opts.values_files]
+        with _as_config_error():  # named in every report, as a config that does not load
+            check_place(settings.classes_file, opts.classes_file is not None, reads)
     from dramigrate.prefilter import Stream
 
     ahead = None
@@ -302,6 +310,22 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add, kustomization)
     inputs.grep = stream.finish()
     inputs.errors.extend(refused)
+    if settings.classes_file is not None:
+        from dramigrate.classesfile import check_inputs
+
+        try:
+            with _as_config_error():
+                check_inputs(
+                    settings.classes_file,
+                    opts.classes_file is not None,
+                    [*inputs.files, *map(str, inputs.charts)],
+                    inputs.resolved,
+                    settings.max_file_size,
+                )
+        except ConfigError:
+            if ahead is not None:
+                ahead.close()
+            raise
     chart_flags = opts.values_files or opts.set_values or opts.set_string_values or opts.api_versions
     if chart_flags and not inputs.charts:
         if ahead is not None:

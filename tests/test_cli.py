@@ -551,6 +551,62 @@ def test_classes_file_gets_classes_no_chart_ships(run_cli: RunCli, tmp_path: Pat
     assert classes.read_bytes() == before
 
 
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("classes", "from_config", "why"),
+    [
+        (".dramigrate.yaml", True, "is the config file"),
+        ("acme.yaml", False, "is a rules file"),
+        ("app/net.yaml", False, "is one of the files this run reads as input"),
+        ("app/other.yaml", True, "is one of the files this run reads as input"),
+        ("chart/values.yaml", False, "is inside the Helm chart"),
+        ("chart/templates/classes.yaml", True, "is inside the Helm chart"),
+    ],
+)
+def test_a_classes_file_the_run_reads_or_a_chart_holds_is_refused(
+    run_cli: RunCli, tmp_path: Path, classes: str, from_config: bool, why: str
+) -> None:
+    """fix appended DeviceClass documents to whatever file classes-file named: with `.dramigrate.yaml` the next run
+    failed on its own config, with the rules pack its pack, with an input manifest or a chart's file that file.
+    Now the run stops before any work with a usage error naming it and why; nothing is written."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, "acme.yaml", NPU_PACK)
+    write(tmp_path, "app/net.yaml", NPU)
+    write(tmp_path, "app/other.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    write(tmp_path, "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    write(tmp_path, "chart/values.yaml", "gpus: 1\n")
+    config = "rules: [acme.yaml]\n" + (f"classes-file: {classes}\n" if from_config else "")
+    write(tmp_path, ".dramigrate.yaml", config)
+    before = _snapshot(tmp_path)
+    flag = [] if from_config else ["--classes-file", classes]
+    code, out, err = run_cli(["fix", "app", *flag], cwd=tmp_path)
+    assert code == 2, err
+    named = "the config's `classes-file`" if from_config else "--classes-file"
+    assert f"{classes}: {named} {why}" in err and "fix would append DeviceClasses to it" in err, err
+    assert "Traceback" not in out + err
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_classes_file_the_walk_meets_is_kept_when_it_holds_only_device_classes(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """The documented layout: `classes-file: cluster/deviceclasses.yaml` in the repository, and `fix .` walks that
+    file too once it exists. It holds DeviceClasses only: a classes file, not an app manifest; the run goes on."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path, "acme.yaml", NPU_PACK)
+    write(tmp_path, ".dramigrate.yaml", "rules: [acme.yaml]\nclasses-file: cluster/deviceclasses.yaml\n")
+    write(tmp_path, "app/net.yaml", NPU)
+    assert run_cli(["fix", "."], cwd=tmp_path)[0] == 0
+    write(tmp_path, "app/two.yaml", NPU.replace("netapp", "second"))
+    code, out, err = run_cli(["fix", "."], cwd=tmp_path)
+    assert code == 0, err
+    classes = docs((tmp_path / "cluster/deviceclasses.yaml").read_text())
+    assert [c["metadata"]["name"] for c in classes] == ["npu.acme.example"]
+
+
 def test_classes_file_with_windows_line_ends_stays_crlf(run_cli: RunCli, tmp_path: Path) -> None:
     """A classes file kept with CRLF line ends (a Windows checkout) gets its new classes in CRLF too, not a file of
     mixed line ends."""
