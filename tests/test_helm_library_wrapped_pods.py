@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import assert_second_fix_quiet, chart_with, fix_chart, packed_chart, with_original
+from conftest import assert_second_fix_quiet, chart_with, deployment, fix_chart, packed_chart, with_original
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -231,22 +231,9 @@ limits:
   {{- end }}
 {{- end -}}
 """,
-    "templates/_all.tpl": """\
-{{- define "tc.v1.common.loader.all" -}}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector:
-    matchLabels: {app: x}
-  template:
-    metadata:
-      labels: {app: x}
-    spec:
-      {{- include "tc.v1.common.lib.workload.pod" . | nindent 6 }}
-{{- end -}}
-""",
+    "templates/_all.tpl": '{{- define "tc.v1.common.loader.all" -}}\n'
+    + deployment("{{ .Release.Name }}", '      {{- include "tc.v1.common.lib.workload.pod" . | nindent 6 }}\n', "x")
+    + "{{- end -}}\n",
 }
 
 
@@ -296,22 +283,15 @@ tolerations:
 {{- end -}}
 """,
 }
-GIMLET_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  selector:
-    matchLabels: {app: x}
-  template:
-    metadata:
-      labels: {app: x}
-    spec:
+GIMLET_DEPLOYMENT = deployment(
+    "{{ .Release.Name }}",
+    """\
       {{- $podSpecTpl := include "base.podSpec.tpl" . | fromYaml }}
       {{- $podSpec := mergeOverwrite $podSpecTpl .Values.podSpec }}
       {{- toYaml $podSpec | nindent 6 }}
-"""
+""",
+    "x",
+)
 
 
 def test_a_pod_spec_merged_from_a_values_map_takes_the_claims_where_no_template_reads_the_resources_map(

@@ -5,20 +5,11 @@ pod spec dramigrate knows in Deployment; add the kind to a workloads file (--rul
 
 from __future__ import annotations
 
-from conftest import run_dramigrate
+from conftest import deployment, run_dramigrate
 
-POD_LEVEL = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: worker
-spec:
-  selector:
-    matchLabels: {app: worker}
-  template:
-    metadata:
-      labels: {app: worker}
-    spec:
+POD_LEVEL = deployment(
+    "worker",
+    """\
       resources:
         limits:
           memory: 1Gi
@@ -26,7 +17,8 @@ spec:
       containers:
         - name: main
           image: busybox
-"""
+""",
+)
 
 
 def test_a_device_in_the_pods_own_resources_is_named_as_such_and_left_alone() -> None:

@@ -3139,7 +3139,8 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
         return []
     # variable -> (offset, body, the openers of the blocks it is in, why it cannot be carried or "")
     found: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = {}
-    stack: list[tuple[str, str, bool, int]] = []  # (word, body or "" for the template's own define, in an else, offset)
+    # (word, body or "" for the template's own define, in an else, offset, `if not X` for a plain `else` of it or "")
+    stack: list[tuple[str, str, bool, int, str]] = []
     scoped: list[tuple[str, int, set[int]]] = []  # a `:=` inside blocks: (variable, offset, the blocks' offsets)
     # a `:=` in plain `else` branches: (variable, offset) -> the blocks' openers (`if not X` for each `else`), offsets
     elsed: dict[tuple[str, int], tuple[tuple[str, ...], set[int]]] = {}
@@ -3154,36 +3155,35 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
         acts.append((start, word, body))
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
-            stack.append((word, "" if whole else body, False, start))
+            stack.append((word, "" if whole else body, False, start, ""))
             firsts.append(len(acts) - 1)
         elif word == "else" and stack:
             # a plain `else` of `if X`/`with X` renders where `if not X` would: what it sets, the claim template can
             # set under that opener when the block holds the device key too (Nebius' ray-cluster: `if .Values.x
             # .putspec` writes the user's spec, its `else` sets `$cfg` and writes the chart's RayCluster)
-            plain = body == "else" and stack[-1][0] in ("if", "with") and stack[-1][1] and "\0" not in stack[-1][1]
-            negated = f"if not {grouped(stack[-1][1].split(None, 1)[1])}" if plain else ""
-            own = f"{stack[-1][1]}\0{negated}" if stack[-1][1] else ""  # "": the template's own define, as before
-            stack[-1] = (stack[-1][0], own, True, stack[-1][3])
+            w, b, in_else, at, _ = stack[-1]
+            plain = body == "else" and w in ("if", "with") and b and not in_else
+            stack[-1] = (w, b, True, at, f"if not {grouped(b.split(None, 1)[1])}" if plain else "")
         elif word == "end" and stack:
             first = firsts.pop()
-            if stack.pop()[1] and not any(b for _, b, _, _ in stack) and acts[first][1] in ("if", "with"):
+            if stack.pop()[1] and not any(e[1] for e in stack) and acts[first][1] in ("if", "with"):
                 whole_blocks[acts[first][0]] = (_skeleton(acts[first:]), start)
         elif m := _ASSIGNMENT.match(body):
-            blocks = [(w, b.split("\0")[0], e) for w, b, e, _ in stack if b]
+            blocks = [(w, b, e) for w, b, e, _, _ in stack if b]
             bad = next((b + " ... else" * e for w, b, e in blocks if w not in ("with", "if") or e), "")
             if bad and all(w in ("with", "if") for w, _, _ in blocks):  # in an `else`: the block whole, once closed
-                outer = next(at for _, b, _, at in stack if b)
+                outer = next(at for _, b, _, at, _ in stack if b)
                 bad = f"{_WHOLE}{outer}\0{bad}"
-                negated = tuple(b.split("\0")[1] if e else b for _, b, e, _ in stack if b)
+                negated = tuple(n if e else b for _, b, e, _, n in stack if b)
                 if m.group(0).endswith(":=") and m.group(1) != "_" and all(negated):
-                    elsed[(m.group(1), start)] = (negated, {at for _, b, _, at in stack if b})
+                    elsed[(m.group(1), start)] = (negated, {at for _, b, _, at, _ in stack if b})
             if blocks and not bad and m.group(0).endswith(":=") and m.group(1) != "_":
                 bad = blocks[-1][1]  # declared in the block, Go scopes it there: the claim template reads it outside
-                scoped.append((m.group(1), start, {at for _, b, _, at in stack if b}))
+                scoped.append((m.group(1), start, {at for _, b, _, at, _ in stack if b}))
             found.setdefault(m.group(1), []).append((start, body, tuple(b for _, b, _ in blocks), bad))
     # a `:=` in blocks that hold the device key too (triton's Job: `$model_gpu := 1` inside `if not $skip_conversion`)
     # is read only where they render: the claim template declares it first, then sets it inside the same blocks
-    opened = {at for *_, at in stack}
+    opened = {e[3] for e in stack}
     for name, offset, blocks in scoped:
         if blocks <= opened:
             own = found[name]

@@ -32,8 +32,8 @@ from dramigrate.helm.prove import (
     ObjKey,
     _object_name,
     canonical_claims,
+    documents,
     first_difference,
-    load_all,
     new_duplicates,
     new_repeats,
     objects,
@@ -54,7 +54,6 @@ from dramigrate.helm.values import (
     ValueSources,
 )
 from dramigrate.limits import check_values_file, check_values_text
-from dramigrate.memo import remember
 from dramigrate.rules import NATIVE_RESOURCES, RuleSet
 
 ADDED_DEVICE = "added to every resources map of the values"  # the end of that proof value set's label
@@ -503,24 +502,13 @@ def _by_template(text: str, chart: str) -> dict[str, list[dict[str, Any]]]:
     for part in stream_sources(text):
         source = part.source.split("/", 1)[-1] if part.source.startswith(chart + "/") else part.source
         try:
-            docs = _template_documents("\n".join(lines[part.start - 1 : part.end]))
+            # prove.documents parses each text once for the whole run (the proof reads the same template's output in
+            # each value set's render and its migration); the copy is the caller's own to change
+            docs = copy.deepcopy(list(documents("\n".join(lines[part.start - 1 : part.end]))))
         except yaml.YAMLError:
             continue
         out.setdefault(source, []).extend(d for d in docs if isinstance(d, dict))
     return out
-
-
-_TEMPLATE_DOCUMENTS: dict[str, list[Any]] = {}  # a template's rendered text -> its documents (read-only: copied out)
-
-
-def _template_documents(text: str) -> list[Any]:
-    """load_all(text), the caller's own to change, each text parsed once: the proof reads the same template's output
-    in each value set's render and its migration, and most are the same from one to the next (a copy costs a tenth
-    of a parse; trieve's proof parsed them 1,300 times)."""
-    docs = _TEMPLATE_DOCUMENTS.get(text)
-    if docs is None:
-        docs = remember(_TEMPLATE_DOCUMENTS, text, load_all(text), 4096)
-    return copy.deepcopy(docs)
 
 
 def _every_by_template(render: Render, chart: str) -> dict[str, list[dict[str, Any]]]:

@@ -2033,6 +2033,11 @@ class _Edits:
     lists: dict[tuple[int, str], list[_PodList]] = field(default_factory=dict)  # by (pod line, pod key)
     joined: dict[int, list[str]] = field(default_factory=dict)  # by line: the DRA lists joined to a pod's list there
 
+    @functools.cached_property
+    def offsets(self) -> list[int]:
+        """Where each line of the text starts, and one past its end (the text itself is never edited)."""
+        return list(itertools.accumulate((len(line) for line in self.text.splitlines(keepends=True)), initial=0))
+
     def out(self) -> str:
         for (pod, name), reads in self.lists.items():
             _pod_list(self, pod, name, reads)
@@ -2127,11 +2132,8 @@ def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
     under one."""
     from dramigrate.helm.idiomatic import _open_blocks
 
-    offsets = [0]
-    for line in t.text.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
     heads = sorted({r.containers for r in reads})
-    free = (h for h in heads if not any(start >= offsets[pod + 1] for start, _ in _open_blocks(t.text, offsets[h])))
+    free = (h for h in heads if not any(start >= t.offsets[pod + 1] for start, _ in _open_blocks(t.text, t.offsets[h])))
     return next(free, reads[0].containers)
 
 
@@ -2147,10 +2149,7 @@ def _switched_container(t: _Edits, containers: int, i: int) -> bool:
     item = next(
         j for j in range(i, first - 1, -1) if lines[j].lstrip().startswith("- ") and line_indent(lines[j]) == top
     )
-    offsets = [0]
-    for line in t.text.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
-    opened = [w for start, w in _open_blocks(t.text, offsets[item]) if start >= offsets[containers + 1]]
+    opened = [w for start, w in _open_blocks(t.text, t.offsets[item]) if start >= t.offsets[containers + 1]]
     return bool(opened) and set(opened) == {"if"}
 
 

@@ -13,7 +13,6 @@ from the changed folder); when it does not, the message names the first file tha
 
 from __future__ import annotations
 
-import fnmatch
 import gzip
 import io
 import tarfile
@@ -24,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from dramigrate.helm.helmignore import helmignore
 from dramigrate.helm.rewrite import Change
 
 
@@ -55,13 +55,6 @@ def archive_members(data: bytes) -> dict[str, bytes]:
                 with source:
                     out[member.name] = source.read()
     return out
-
-
-def _ignored(folder: Path) -> list[str]:
-    """The patterns of the folder's .helmignore (plain ones: what `helm package` leaves out of the archive)."""
-    path = folder / ".helmignore"
-    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-    return [line.strip().rstrip("/") for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
 def twins(root: Path, depth: int = 4) -> list[Twin]:
@@ -111,10 +104,11 @@ def difference(root: Path, twin: Twin) -> str:
     except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused) as exc:
         return f"{twin.archive} cannot be read: {exc}"
     packed = {name[len(twin.top) + 1 :]: data for name, data in members.items()}
-    ignored = _ignored(folder)
+    ignored = helmignore(str(folder))  # what `helm package` leaves out of the archive, as Helm reads .helmignore
 
     def kept(path: Path) -> bool:
-        return not any(fnmatch.fnmatch(part, pat) for part in path.relative_to(folder).parts for pat in ignored)
+        parts = path.relative_to(folder).parts
+        return not any(ignored("/".join(parts[: i + 1]), i < len(parts) - 1) for i in range(len(parts)))
 
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and kept(p)}
     for rel in sorted(set(files) | set(packed)):
