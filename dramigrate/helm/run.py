@@ -927,7 +927,7 @@ def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[s
             next((leaf for leaf in leaves if isinstance(leaf.value, str) and leaf.value == v), None) for v in named
         ]
         if out[key] is None and holders and len(named) == len(selected) and None not in holders:
-            out[key] = holders[0]
+            out[key] = next(leaf for leaf in leaves if leaf in holders)  # the first in the values (`selected` a set)
     return out
 
 
