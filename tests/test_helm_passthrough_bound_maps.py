@@ -3,8 +3,9 @@ that writes it under a guard of its own (`{{- if .Values.resources }}{{- toYaml 
 gsampaio's llmbench vLLM chart), or with the `resources:` key itself (`resources:` then `toYaml .Values.resources |
 nindent 2`), or a define that writes the whole container (`- name: server`, ..., `resources:` and the map's
 `toYaml`), or a template variable bound from it at the template's top (`{{- $resources :=
-.Values.resources }}`, then `{{- $resources | toYaml | nindent 12 }}`). Both pass the map through whole, so they take
-the pass-through (pattern B): `claims` in the map, the pod's `resourceClaims` beside it, proven by (L) and (D)."""
+.Values.resources }}`, then `{{- $resources | toYaml | nindent 12 }}`) or by a `with` (`{{- with $res :=
+.Values.resources }}`, aliyun's langchain-chatchat chart). Both pass the map through whole, so they take the
+pass-through (pattern B): `claims` in the map, the pod's `resourceClaims` beside it, proven by (L) and (D)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,13 @@ CASES = {
     "variable from values": {
         "templates/server.yaml": _server(
             "{{- $resources | toYaml | nindent 12 }}", "{{- $resources := .Values.resources }}\n"
+        )
+    },
+    "variable bound by with": {  # aliyun's langchain-chatchat chart: the variable exists inside the `with` only
+        "templates/server.yaml": _server("{{- toYaml $res | nindent 12 }}").replace(
+            "          resources:\n            {{- toYaml $res | nindent 12 }}\n",
+            "          {{- with $res := .Values.resources }}\n          resources:\n"
+            "            {{- toYaml $res | nindent 12 }}\n          {{- end }}\n",
         )
     },
     "variable with a default": {

@@ -18,7 +18,8 @@ from dramigrate.helm.patterns import _grouped, _map_of, _split_top
 
 Path_ = tuple[object, ...]
 
-_ASSIGN = re.compile(r"\{\{-?\s*(\$\w+)\s*(:?=)\s*(.+?)\s*-?\}\}")
+# `{{ $x := expr }}`, and `{{ with $x := expr }}` (the variable exists only inside the with, where it is expr)
+_ASSIGN = re.compile(r"\{\{-?\s*(?:with\s+)?(\$\w+)\s*(:?=)\s*(.+?)\s*-?\}\}")
 _RANGE = re.compile(r"\{\{-?\s*range\s+(?:\$\w+\s*,\s*)?(\$\w+)\s*:=\s*(.+?)\s*-?\}\}")
 _WORD = re.compile(r"(\$\w*|\$?\.Values)((?:\.[A-Za-z_]\w*)*)")
 _MERGES = {"merge": False, "mustMerge": False, "mergeOverwrite": True, "mustMergeOverwrite": True}
