@@ -261,3 +261,55 @@ def test_a_name_the_migration_leaves_alone_keeps_its_request_in_the_built_map(tm
     assert "resourceClaims" not in pod
     with pytest.raises(HelmError, match="does not take"):
         _docs(chart, ("gpu.resourceName=gpu.intel.com/i915",))
+
+
+# the map copied from values, its device entry set by a vendor's branch, written under `with $resources` as `toYaml .`
+# (unmanic's deployment.yaml: `gpu.mode` picks nvidia.com/gpu or gpu.intel.com/i915)
+WITH_VARIABLE = deployment(
+    "{{ .Release.Name }}-server",
+    """\
+      containers:
+        - name: server
+          image: server:1
+          {{- $resources := deepCopy .Values.resources }}
+          {{- $gpuResource := "" }}
+          {{- if eq .Values.gpu.mode "nvidia" }}
+          {{- $gpuResource = "nvidia.com/gpu" }}
+          {{- else if eq .Values.gpu.mode "intel" }}
+          {{- $gpuResource = "gpu.intel.com/i915" }}
+          {{- end }}
+          {{- if $gpuResource }}
+          {{- $limits := default dict (get $resources "limits") }}
+          {{- $_ := set $limits $gpuResource (int .Values.gpu.count) }}
+          {{- $_ := set $resources "limits" $limits }}
+          {{- end }}
+          {{- with $resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+""",
+)
+
+
+@pytest.mark.parametrize(("mode", "device_class"), [("nvidia", "gpu.nvidia.com"), ("intel", "gpu.intel.com")])
+def test_a_built_map_written_as_the_dot_of_a_with_gets_the_switch(tmp_path: Path, mode: str, device_class: str) -> None:
+    """Was: pattern C, "the values map resources is not passed through as is", nothing written: `toYaml .` inside
+    `with $resources` was not read as the map the template builds."""
+    values = "gpu:\n  mode: none\n  count: 1\nresources:\n  limits:\n    memory: 1Gi\n"
+    files = {"values.yaml": values, "templates/deployment.yaml": WITH_VARIABLE}
+    original = chart_with(tmp_path / "original", "server", files)
+    chart = shutil.copytree(original, tmp_path / "fixed" / "server")
+    options = ChartOptions(set_values=(f"gpu.mode={mode}",))
+    outcome = run_chart(chart, options, load_rules(), Settings(), Target.parse("1.36"), "fix")
+    assert outcome.proven, outcome.report()
+    write_changes(outcome)
+    for sets in ((), (f"gpu.mode={mode}",)):  # with the switch off: byte-identical
+        assert _render(chart, ("dra.enabled=false", *sets)) == _render(original, sets)
+    docs = _docs(chart, (f"gpu.mode={mode}", "gpu.count=2"))
+    (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {"limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}, pod
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": template["metadata"]["name"]}]
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert (request["deviceClassName"], request["count"]) == (device_class, 2)
+    assert not [d for d in _docs(chart) if d["kind"] == "ResourceClaimTemplate"]  # mode none: no device, no claim

@@ -119,16 +119,17 @@ def site(text: str) -> Site | None:
         m = _TOYAML.match(line)
         if m and not m.group(4) and m.group(1):
             m = None  # `indent` writes the map's first line where the action is: only at column 0, on a line of its own
+        dotted = _with_var(lines, i, depths) if not m else None
         parent = parent_line(lines, i) if not m or m.group(4) else _key_above(lines, i)
         section = parent if lines[parent].strip() in _SECTIONS else -1
         owner = parent_line(lines, section) if section >= 0 else parent
-        if not m or lines[owner].strip() != "resources:":  # the map may be built between the two
+        if not (m or dotted) or lines[owner].strip() != "resources:":  # the map may be built between the two
             continue
-        var = m.group(2) or m.group(3)
+        var = m.group(2) or m.group(3) if m else dotted
         sets = _declared(lines[:i], var)
         if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
             return None
-        if section < 0 and depths[sets[0]] != depths[i]:
+        if section < 0 and depths[sets[0]] != depths[i] - (dotted is not None):
             return None
         built = lines[_first_part(lines, sets[0], depths) : i]
         literal = tuple(dict.fromkeys(n for x in built for n in literal_entries(x)))
@@ -139,6 +140,21 @@ def site(text: str) -> Site | None:
             return None
         return Site(i, var, parent_line(lines, containers), section, literal)
     return None
+
+
+# `{{- toYaml . | nindent 12 }}` alone on its line, `.` being the map (`{{- with $resources }}` just above its key)
+_TOYAML_DOT = re.compile(r"^\s+\{\{-?\s*(?:toYaml\s+\.|\.\s*\|\s*toYaml)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
+_WITH_VAR = re.compile(r"^\s*\{\{-?\s*with\s+(\$\w+)\s*-?\}\}\s*$")
+
+
+def _with_var(lines: list[str], at: int, depths: list[int]) -> str | None:
+    """The variable a `toYaml .` at line `at` writes: that of the `{{- with $var }}` whose block holds it directly
+    (unmanic's `{{- with $resources }}`, `resources:`, `{{- toYaml . | nindent 12 }}`), else None."""
+    if not _TOYAML_DOT.match(lines[at]):
+        return None
+    opener = next((j for j in range(at - 1, -1, -1) if depths[j] < depths[at]), -1)
+    found = _WITH_VAR.match(lines[opener]) if opener >= 0 else None
+    return found.group(1) if found else None
 
 
 def takes(text: str, hint: Pattern, rules: RuleSet) -> bool:

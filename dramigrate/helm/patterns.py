@@ -471,7 +471,8 @@ def _var_built(template: str, window: str) -> bool:
     from dramigrate.helm.mapvars import site  # mapvars imports this module's users
 
     found = site(template)
-    return found is not None and (found.section >= 0 or re.search(rf"toYaml\s+\{found.var}\b", window) is not None)
+    reads = rf"(?:toYaml|\bwith)\s+\{found.var}\b" if found else ""  # `with $res` then `toYaml .` (unmanic)
+    return found is not None and (found.section >= 0 or re.search(reads, window) is not None)
 
 
 def _templated_child(lines: list[str], section: int) -> int:
@@ -665,7 +666,7 @@ def _map_pattern(window: str, template: str) -> str | None:
     if re.search(r"\bwith\s+[.$][\w.]*[Rr]esources\b", window) and (
         "toYaml ." in window or re.search(r"[{(]-?\s*\.\s*\|\s*toYaml", window)  # `toYaml .` or `. | toYaml`
     ):
-        return "C"
+        return "F" if re.search(r"\bwith\s+\$", window) and _var_built(template, window) else "C"
     if re.search(r"toYaml\s+\$", window) and _var_built(template, window):
         return "F"  # written from a variable the template adds the key to (tvarr's `limits:`)
     if (
