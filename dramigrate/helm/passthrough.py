@@ -117,7 +117,7 @@ class MapEdit:
     unpinned: set[str] = field(default_factory=set)  # node selection the migration drops (unpin.need), by pod path
     # where a sibling goes when not beside the map (sibling_path): a library's pod options (libvalues.py)
     places: dict[str, Path_] = field(default_factory=dict)
-    group: str = ""  # the name of the group whose pods take the map, when not read off its path (_group)
+    group: str = ""  # the name of the group whose pods take the map, when not read off its path (group)
     flat: bool = False  # the map is the content of the sections (flat_maps): its device keys sit right in it
 
     def place(self, sibling: str) -> Path_:
@@ -795,7 +795,7 @@ def release_scoped(root: Path, rels: set[str]) -> bool:
     return not any("resourceClaims" in (root / rel).read_text(encoding="utf-8") for rel in rels)
 
 
-def _group(edit: MapEdit, chart: str) -> str:
+def group(edit: MapEdit, chart: str) -> str:
     """The values group whose pods take the map (`worker` for worker.resources, `deployment` for a map keyed under
     deployment.resources), or the chart's name at the top."""
     if edit.group:
@@ -804,12 +804,13 @@ def _group(edit: MapEdit, chart: str) -> str:
 
 
 def claim_names(
-    edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False
+    edits: list[MapEdit], claim_templates: dict[str, Any], chart: str, scoped: bool = False, alias: str = ""
 ) -> dict[str, Any]:
     """The `resourceClaimTemplates` values entries, named `<group>-<claim>-<hash>` (the spec hash the migration
     gave it), with the pods' `resourceClaims` following; `scoped`: the pods name them `{{ .Release.Name }}-<name>`,
     as the claim-template file renders them. Groups whose claims ask for the same (h2oGPT's runtime and its vLLM
-    server a GPU each) share one template, named after the chart: each pod still gets a claim of its own from it."""
+    server a GPU each) share one template, named after the chart: each pod still gets a claim of its own from it.
+    `alias`: the subchart's key in the umbrella's values, first in each name."""
     for claim in (c for e in edits for c in e.siblings.get("resourceClaims", [])):
         if claim.get("resourceClaimTemplateName") not in claim_templates:
             raise NotPassThrough(
@@ -822,15 +823,15 @@ def claim_names(
     groups: dict[str, set[str]] = {}  # what a claim asks for -> the groups whose pods ask it
     for edit in edits:
         for claim in edit.siblings.get("resourceClaims", []):
-            groups.setdefault(asks(claim), set()).add(_group(edit, chart))
+            groups.setdefault(asks(claim), set()).add(group(edit, chart))
     out: dict[str, Any] = {}
     for edit in edits:
         renamed = []
         for claim in edit.siblings.get("resourceClaims", []):
             old = claim["resourceClaimTemplateName"]
-            group = _group(edit, chart) if len(groups[asks(claim)]) == 1 else chart
+            owner = group(edit, chart) if len(groups[asks(claim)]) == 1 else chart
             suffix = old.rsplit("-", 1)[-1]
-            base = re.sub(r"[^a-z0-9-]+", "-", f"{group}-{claim['name']}".lower()).strip("-")
+            base = re.sub(r"[^a-z0-9-]+", "-", f"{alias}-{owner}-{claim['name']}".lower()).strip("-")
             name = f"{base[: 62 - len(suffix)]}-{suffix}"
             out[name] = without_api_defaults(claim_templates[old]["spec"])
             renamed.append({**claim, "resourceClaimTemplateName": (RELEASE_PREFIX if scoped else "") + name})
@@ -2692,9 +2693,26 @@ def _with_list(lines: list[str], pod: int, head: str) -> tuple[int, re.Match[str
     m = _WITH_LINE.match(lines[j - 1])
     # `{{- toYaml . | nindent 8 }}`, or `{{- . | toYaml | nindent 8 }}` (dask's)
     # or `{{ toYaml . | indent 2 }}` at column 0 (ai-workloads' pod spec define), its line break kept
-    body = _WITH_BODY.fullmatch(lines[j + 1])
-    end = re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[j + 2])
+    body = j + 2 if _WITH_BODY.fullmatch(lines[j + 1]) else _range_items_end(lines, j + 1)
+    end = body < len(lines) and re.fullmatch(r"\s*\{\{-?\s*end\s*-?\}\}\s*", lines[body])
     return (j - 1, m) if m and body and end else None
+
+
+_RANGE_DOT = re.compile(r"\s*\{\{-?\s*range\s+(?:\$\w+\s*:=\s*)?\.\s*-?\}\}\s*")
+
+
+def _range_items_end(lines: list[str], at: int) -> int:
+    """One past the `end` of a `{{- range $t := . }}` at line `at` that writes the list's items field by field
+    (speechmatics' sm-gpu: `- key: {{ $t.key }}`, `operator: ...`), or 0 when line `at` is not such a range."""
+    if not _RANGE_DOT.fullmatch(lines[at]):
+        return 0
+    depth = 0
+    for i in range(at, len(lines)):
+        for word, _ in _BLOCK.findall(lines[i]):
+            depth += -1 if word == "end" else 1
+        if depth == 0:
+            return i + 1
+    return 0
 
 
 _IF_LINE_OF = re.compile(r"^(\s*\{\{-?\s*if\s+)([$.][\w.$]*)(\s*-?\}\}\s*)$")

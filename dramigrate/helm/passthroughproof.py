@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -278,16 +279,26 @@ def _passthrough(
 
     def named(edits: list[Any], rcts: dict[str, Any]) -> dict[tuple[str, ...], dict[str, Any]]:
         """The claim templates by the values scope of the chart whose pods take them (each leaf its own)."""
-        out = {}
-        left = list(edits)
+        left, mine = list(edits), {}
         for scope in (scope for keys in scopes.values() for scope in keys):
-            mine = [e for e in left if tuple(e.path[: len(scope)]) == scope]  # another subchart's map: not its
-            left = [e for e in left if e not in mine]
-            if mine:
-                out[scope] = pt.claim_names(mine, rcts, chart_name(root), scoped)
+            mine[scope] = [e for e in left if tuple(e.path[: len(scope)]) == scope]  # another subchart's map: not its
+            left = [e for e in left if e not in mine[scope]]
         if left:
             raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
-        return out
+        # a subchart used under several aliases (speechmatics' sm-gpu, six times) renders each alias's templates: their
+        # names take the alias, where they would be the same
+        groups = Counter(g for own in mine.values() for g in {pt.group(e, chart_name(root)) for e in own})
+        return {
+            scope: pt.claim_names(
+                own,
+                rcts,
+                chart_name(root),
+                scoped,
+                "-".join(scope) if any(groups[pt.group(e, chart_name(root))] > 1 for e in own) else "",
+            )
+            for scope, own in mine.items()
+            if own
+        }
 
     @functools.cache
     def chart_templates() -> list[str]:
