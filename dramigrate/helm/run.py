@@ -381,6 +381,8 @@ def _run(
             _fix(trial, root, copts, rules, settings, target, work, sources, relations, "diff")
             if trial.manual and not trial.changes:
                 _left_as_it_is(findings, "its rewrite is manual work (diff and fix say why)")
+        else:
+            _untried(findings, root, settings)
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
@@ -401,6 +403,27 @@ def _left_as_it_is(findings: list[Finding], why: str) -> None:
         if f.fixable:
             f.fixable = f.fixed = False
             f.message += f"; fix leaves this chart as it is: {why}"
+
+
+def _untried(findings: list[Finding], root: Path, settings: Settings) -> None:
+    """lint's verdict on a chart it does not try to rewrite (lintverdict.py): a refusal fix gives before any rewrite
+    (a request from a packaged subchart, a chart name the rewrite cannot write) with its reason, and patterns whose
+    rewrite only a try decides (D, E, F) not promised."""
+    from dramigrate.helm.lintverdict import packed_refusal, tried_patterns
+
+    if not any(f.fixable for f in findings):
+        return
+    if why := packed_refusal(root, findings) or _unsafe_name(root):
+        _left_as_it_is(findings, why)
+        return
+    tried = tried_patterns(findings) if settings.chart_style == "idiomatic" else ""
+    for f in findings if tried else ():
+        if f.fixable:
+            f.fixable = False
+            f.message += (
+                f"; fix tries the rewrite of pattern {tried} and may leave this chart to you: "
+                "`dramigrate diff` tries it without writing and says which"
+            )
 
 
 def _variations(
