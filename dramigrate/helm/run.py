@@ -951,7 +951,26 @@ def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[s
         ]
         if out[key] is None and holders and len(named) == len(selected) and None not in holders:
             out[key] = next(leaf for leaf in leaves if leaf in holders)  # the first in the values (`selected` a set)
+        elif out[key] is None and selected and not named:
+            out[key] = _number_holder(selected, leaves)
     return out
+
+
+def _number_holder(selected: set[str], leaves: list[Leaf]) -> Leaf | None:
+    """The values leaf that holds the numbers a label selects (lightray's `nvidia.com/gpu.memory Gt
+    {{ .Values.worker.minGpuMemory | quote }}`), when exactly one leaf holds each, the first in the values; else None.
+    A number is paired only so (a count of 1 is in many leaves); _labels_set_by then checks that the leaf sets it."""
+    holders = []
+    for v in selected:
+        same = [
+            leaf
+            for leaf in leaves
+            if isinstance(leaf.value, (int, float, str)) and not isinstance(leaf.value, bool) and str(leaf.value) == v
+        ]
+        if len(same) != 1 or not re.fullmatch(r"-?\d+(\.\d+)?", v):
+            return None
+        holders += same
+    return next(leaf for leaf in leaves if leaf in holders)
 
 
 def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
