@@ -1,7 +1,8 @@
 """lint's "(fixable)" on a chart it does not try to rewrite (lintverdict.py) matches what fix then does: a request
 rendered from a packaged subchart of a chart repository is manual work with the reason fix gives (was: "(fixable)",
 then fix refused the chart), a request of a pattern whose rewrite only a try decides (D, E, F) is not promised and
-names `dramigrate diff`, and a literal device key (A) or a values map passed through (B) stays fixable. Synthetic
+names `dramigrate diff`, and a literal device key (A), a values map passed through (B) or a key named by one values
+key (E) stays fixable. Synthetic
 charts, real Helm renders."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ HELPER_WRITTEN = LITERAL.replace(
 NAMED_BY_DEFINE = LITERAL.replace("nvidia.com/gpu:", '{{ include "app.gpuKey" . }}:')
 KEY_HELPER = '{{- define "app.gpuKey" -}}\nnvidia.com/gpu\n{{- end -}}\n'
 HELPERS = '{{- define "app.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.gpus }}\n{{- end -}}\n'
+VALUES_NAMED = "gpus: 1\ngpuResource: nvidia.com/gpu\n"
 REPOSITORY = "https://charts.example.com"
 
 
@@ -90,8 +92,10 @@ def test_a_pattern_only_a_try_decides_is_not_promised(
     assert "dra:" not in (chart / "values.yaml").read_text()
 
 
-def test_literal_keys_and_maps_passed_through_stay_fixable(tmp_path: Path) -> None:
+def test_literal_keys_maps_passed_through_and_names_from_values_stay_fixable(tmp_path: Path) -> None:
+    named = LITERAL.replace("nvidia.com/gpu:", "{{ .Values.gpuResource }}:")  # pattern E at one values key
     charts = [
+        chart_with(tmp_path, "named", {"templates/deploy.yaml": named, "values.yaml": VALUES_NAMED}),
         chart_with(tmp_path, "literal", {"templates/deploy.yaml": LITERAL, "values.yaml": "gpus: 1\n"}),
         chart_with(
             tmp_path,

@@ -8,8 +8,9 @@ already has, with no render more. A CI gate that reads "(fixable)" and runs fix 
   fix tries the rewrite of that pattern and often proves it, but as often leaves the chart to the user (a helper
   that writes no device key line, a name set per `range` item, a packed library with no values place for claims),
   and only the try tells; lint does not promise it, and names the command that tries it without writing.
-Patterns A, B and C (a literal device key, a values map passed through or taken with `with`) stay fixable: the
-rewrite takes those shapes, and refuses them only in its proof."""
+Patterns A, B and C (a literal device key, a values map passed through or taken with `with`) stay fixable, and E at
+a key named by one values key (`{{ .Values.gpu.resource }}: 2`, the shape the rewrite of E takes): the rewrite
+takes those shapes, and refuses them only in its proof."""
 
 from __future__ import annotations
 
@@ -38,7 +39,27 @@ def packed_refusal(root: Path, findings: list[Finding]) -> str:
     return ""
 
 
-def tried_patterns(findings: list[Finding]) -> str:
+def tried_patterns(findings: list[Finding], root: Path, display: str) -> str:
     """The patterns among the fixable requests whose rewrite fix decides only by trying it (`D/F`), or ""."""
-    letters = {m.group(1) for f in findings if f.fixable and (m := _PATTERN.search(f.message))}
+    letters = {
+        m.group(1)
+        for f in findings
+        if f.fixable
+        and (m := _PATTERN.search(f.message))
+        and not (m.group(1) == "E" and _one_key_name(f, root, display))
+    }
     return "/".join(sorted(letters & set(TRIED)))
+
+
+def _one_key_name(f: Finding, root: Path, display: str) -> bool:
+    """Whether the request's template line is a device key named by one values key (patterns.named_key, in a `with`
+    scope too, through a name helper of the chart)."""
+    from dramigrate.helm.idiomatic import named_key_at
+    from dramigrate.helm.patterns import helpers_text
+
+    rel = f.file.removeprefix(f"{display.rstrip('/')}/")
+    try:
+        text = (root / rel).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return named_key_at(text, f.line - 1, helpers_text(root)) is not None

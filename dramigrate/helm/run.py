@@ -382,7 +382,7 @@ def _run(
             if trial.manual and not trial.changes:
                 _left_as_it_is(findings, "its rewrite is manual work (diff and fix say why)")
         else:
-            _untried(findings, root, settings)
+            _untried(findings, root, outcome.display, settings)
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
@@ -405,7 +405,7 @@ def _left_as_it_is(findings: list[Finding], why: str) -> None:
             f.message += f"; fix leaves this chart as it is: {why}"
 
 
-def _untried(findings: list[Finding], root: Path, settings: Settings) -> None:
+def _untried(findings: list[Finding], root: Path, display: str, settings: Settings) -> None:
     """lint's verdict on a chart it does not try to rewrite (lintverdict.py): a refusal fix gives before any rewrite
     (a request from a packaged subchart, a chart name the rewrite cannot write) with its reason, and patterns whose
     rewrite only a try decides (D, E, F) not promised."""
@@ -416,7 +416,7 @@ def _untried(findings: list[Finding], root: Path, settings: Settings) -> None:
     if why := packed_refusal(root, findings) or _unsafe_name(root):
         _left_as_it_is(findings, why)
         return
-    tried = tried_patterns(findings) if settings.chart_style == "idiomatic" else ""
+    tried = tried_patterns(findings, root, display) if settings.chart_style == "idiomatic" else ""
     for f in findings if tried else ():
         if f.fixable:
             f.fixable = False
