@@ -2,8 +2,7 @@
 rendered from a packaged subchart of a chart repository is manual work with the reason fix gives (was: "(fixable)",
 then fix refused the chart), a request of a pattern whose rewrite only a try decides (D, E, F) is not promised and
 names `dramigrate diff`, and a literal device key (A), a values map passed through (B) or a key named by one values
-key (E) stays fixable. Synthetic
-charts, real Helm renders."""
+key (E) stays fixable. Synthetic charts, real Helm renders."""
 
 from __future__ import annotations
 
