@@ -10,26 +10,14 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import TOYAML_SERVER, chart_with, deployment, run_dramigrate
+from conftest import TOYAML_SERVER, chart_with, run_dramigrate
+from test_helm_manual_not_fixable import LITERAL, NAMED_BY_DEFINE  # a literal key (A); one a define names (E)
 
-LITERAL = deployment(
-    "{{ .Release.Name }}-app",
-    """\
-      containers:
-        - name: main
-          image: busybox
-          resources:
-            limits:
-              nvidia.com/gpu: {{ .Values.gpus }}
-""",
-)
 # the container's resources whole from a helper that writes the device key itself (pattern D)
 HELPER_WRITTEN = LITERAL.replace(
     "resources:\n            limits:\n              nvidia.com/gpu: {{ .Values.gpus }}",
     'resources:\n            {{- include "app.resources" . | nindent 12 }}',
 )
-# the device key's name from a define of the chart's own (pattern E), which no idiomatic rewrite takes
-NAMED_BY_DEFINE = LITERAL.replace("nvidia.com/gpu:", '{{ include "app.gpuKey" . }}:')
 KEY_HELPER = '{{- define "app.gpuKey" -}}\nnvidia.com/gpu\n{{- end -}}\n'
 HELPERS = '{{- define "app.resources" -}}\nlimits:\n  nvidia.com/gpu: {{ .Values.gpus }}\n{{- end -}}\n'
 VALUES_NAMED = "gpus: 1\ngpuResource: nvidia.com/gpu\n"

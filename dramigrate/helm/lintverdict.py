@@ -22,7 +22,7 @@ from dramigrate.helm.findingmap import PACKED_SUBCHART, resolve_source
 from dramigrate.helm.rewrite import RewriteError
 
 _PATTERN = re.compile(r"\[chart pattern ([A-F])\b")
-TRIED = "DEF"  # the patterns whose rewrite fix decides by trying it
+_TRIED = "DEF"  # the patterns whose rewrite fix decides by trying it
 
 
 def packed_refusal(root: Path, findings: list[Finding]) -> str:
@@ -48,7 +48,7 @@ def tried_patterns(findings: list[Finding], root: Path, display: str) -> str:
         and (m := _PATTERN.search(f.message))
         and not (m.group(1) == "E" and _one_key_name(f, root, display))
     }
-    return "/".join(sorted(letters & set(TRIED)))
+    return "/".join(sorted(letters & set(_TRIED)))
 
 
 def _one_key_name(f: Finding, root: Path, display: str) -> bool:

@@ -960,6 +960,8 @@ def _number_holder(selected: set[str], leaves: list[Leaf]) -> Leaf | None:
     """The values leaf that holds the numbers a label selects (lightray's `nvidia.com/gpu.memory Gt
     {{ .Values.worker.minGpuMemory | quote }}`), when exactly one leaf holds each, the first in the values; else None.
     A number is paired only so (a count of 1 is in many leaves); _labels_set_by then checks that the leaf sets it."""
+    if not all(re.fullmatch(r"-?\d+(\.\d+)?", v) for v in selected):
+        return None
     holders = []
     for v in selected:
         same = [
@@ -967,7 +969,7 @@ def _number_holder(selected: set[str], leaves: list[Leaf]) -> Leaf | None:
             for leaf in leaves
             if isinstance(leaf.value, (int, float, str)) and not isinstance(leaf.value, bool) and str(leaf.value) == v
         ]
-        if len(same) != 1 or not re.fullmatch(r"-?\d+(\.\d+)?", v):
+        if len(same) != 1:
             return None
         holders += same
     return next(leaf for leaf in leaves if leaf in holders)
