@@ -60,6 +60,9 @@ def _chart_files(chart_dir: Path) -> dict[str, str]:
     return out
 
 
+PACKED_SUBCHART = "rendered line (packaged subchart)"  # the related line of a request fix does not rewrite
+
+
 def _template_texts(root: Path, chart_dir: Path) -> dict[str, str]:
     """The template files of a chart and of its unpacked subcharts (library charts too), by path from `root`."""
     out: dict[str, str] = {}
@@ -149,7 +152,7 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
         try:
             sub, rel = resolve_source(root, part.source)
         except RewriteError:
-            f.related.append(Location(part.source, f.line - part.start + 1, 0, "rendered line (packaged subchart)"))
+            f.related.append(Location(part.source, f.line - part.start + 1, 0, PACKED_SUBCHART))
             f.file, f.line, f.column = f"{display_root}/{part.source.split('/', 1)[-1]}", 0, 0
             out.append(f)
             continue

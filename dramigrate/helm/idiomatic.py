@@ -547,6 +547,14 @@ def _named_key_at(
     return named_key_in(_rooted(line, context), text, helpers) if context else None
 
 
+def named_key_at(text: str, index: int, helpers: str) -> tuple[str, tuple[str, ...], str | None, str] | None:
+    """_named_key_at for line `index` (0-based) of the template: a device key named by one values key, or None."""
+    lines = text.splitlines(keepends=True)
+    if not 0 <= index < len(lines):
+        return None
+    return _named_key_at(text, sum(map(len, lines[:index])), lines[index].rstrip("\n"), helpers)
+
+
 def scoped_name_keys(texts: list[str], helpers: str = "") -> dict[tuple[str, ...], str | None]:
     """The values keys that name a device resource in these templates (pattern E keys, also those read inside
     `with .Values.x`), each with its default."""

@@ -381,6 +381,8 @@ def _run(
             _fix(trial, root, copts, rules, settings, target, work, sources, relations, "diff")
             if trial.manual and not trial.changes:
                 _left_as_it_is(findings, "its rewrite is manual work (diff and fix say why)")
+        else:
+            _untried(findings, root, outcome.display, settings)
         return
     _fix(outcome, root, copts, rules, settings, target, work, sources, relations, mode)
     if outcome.proven:  # a subchart copied from a chart repository: the next dependency build drops the rewrite
@@ -401,6 +403,27 @@ def _left_as_it_is(findings: list[Finding], why: str) -> None:
         if f.fixable:
             f.fixable = f.fixed = False
             f.message += f"; fix leaves this chart as it is: {why}"
+
+
+def _untried(findings: list[Finding], root: Path, display: str, settings: Settings) -> None:
+    """lint's verdict on a chart it does not try to rewrite (lintverdict.py): a refusal fix gives before any rewrite
+    (a request from a packaged subchart, a chart name the rewrite cannot write) with its reason, and patterns whose
+    rewrite only a try decides (D, E, F) not promised."""
+    from dramigrate.helm.lintverdict import packed_refusal, tried_patterns
+
+    if not any(f.fixable for f in findings):
+        return
+    if why := packed_refusal(root, findings) or _unsafe_name(root):
+        _left_as_it_is(findings, why)
+        return
+    tried = tried_patterns(findings, root, display) if settings.chart_style == "idiomatic" else ""
+    for f in findings if tried else ():
+        if f.fixable:
+            f.fixable = False
+            f.message += (
+                f"; fix tries the rewrite of pattern {tried} and may leave this chart to you: "
+                "`dramigrate diff` tries it without writing and says which"
+            )
 
 
 def _variations(
@@ -928,7 +951,28 @@ def _label_leaves(stream: str, rules: RuleSet, merged: dict[str, Any]) -> dict[s
         ]
         if out[key] is None and holders and len(named) == len(selected) and None not in holders:
             out[key] = next(leaf for leaf in leaves if leaf in holders)  # the first in the values (`selected` a set)
+        elif out[key] is None and selected and not named:
+            out[key] = _number_holder(selected, leaves)
     return out
+
+
+def _number_holder(selected: set[str], leaves: list[Leaf]) -> Leaf | None:
+    """The values leaf that holds the numbers a label selects (lightray's `nvidia.com/gpu.memory Gt
+    {{ .Values.worker.minGpuMemory | quote }}`), when exactly one leaf holds each, the first in the values; else None.
+    A number is paired only so (a count of 1 is in many leaves); _labels_set_by then checks that the leaf sets it."""
+    if not all(re.fullmatch(r"-?\d+(\.\d+)?", v) for v in selected):
+        return None
+    holders = []
+    for v in selected:
+        same = [
+            leaf
+            for leaf in leaves
+            if isinstance(leaf.value, (int, float, str)) and not isinstance(leaf.value, bool) and str(leaf.value) == v
+        ]
+        if len(same) != 1:
+            return None
+        holders += same
+    return next(leaf for leaf in leaves if leaf in holders)
 
 
 def _labels_from_values(stream: str, rules: RuleSet, merged: dict[str, Any]) -> list[tuple[str, Leaf]]:
