@@ -270,7 +270,7 @@ def _load(path: Path, preloaded: Preloaded | None = None) -> Loaded:
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", str(path)) from exc
     # counted before a value is built; libyaml gives at most about one node a character (`{a,b,c}`, the densest
-    # form), so a text of under a quarter of the limit in characters is not counted (a fifth of a 200-byte load)
+    # form), so a text of under a quarter of the limit in characters is not counted (a third of a 200-byte load)
     if (
         len(text) > MAX_KUSTOMIZATION_VALUES // 4
         and nodes_upto(text, MAX_KUSTOMIZATION_VALUES) > MAX_KUSTOMIZATION_VALUES
