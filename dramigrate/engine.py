@@ -84,7 +84,7 @@ def run(
     on_scan(kustomize scan, the files run ahead): called once the scan is done and the files go to forked workers,
     so that it may start threads working beside them; not called when no pool ran files ahead."""
     out = RunResult()
-    planned: list[tuple[str, str]] = []  # (file, why the core leaves it as is): a Job only for the files grep keeps
+    planned: list[tuple[str, str]] = []  # (file, resolved): a Job only for the files grep keeps
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
     grep = inputs.grep if inputs.grep is not None else _start_grep(inputs.files, rules)
     resolved_files = resolve_paths(inputs.files, inputs.resolved)
@@ -95,14 +95,15 @@ def run(
     out.kustomize = kz
     if kz is not None:
         out.files.extend(failed_file(str(path), exc, "reading the kustomization") for path, exc in kz.errors)
+    in_graphs = kz.unit_of if kz is not None else {}  # the files of kustomize graphs with devices (a few)
     for path, resolved in zip(inputs.files, resolved_files, strict=True):
         if first[resolved] != path:  # a symlink to a file the run already takes: one read, one write
             out.decisions.append(f"{path}: the same file as {first[resolved]}: checked and written once, there")
             continue
-        if kz is not None and kz.skip(resolved):
+        if resolved in in_graphs and kz is not None and kz.skip(resolved):
             out.decisions.append(f"{path}: a kustomize patch: checked with its kustomization, not as a manifest")
             continue  # a kustomize patch: reported (and migrated) by the kustomize flow
-        planned.append((path, kz.reason(resolved, fix) if kz is not None else ""))
+        planned.append((path, resolved))
     out.scanned = len(planned) + (stdin is not None)
     found = grep.result() if grep is not None else None
     if found is not None and len(planned) >= prefilter.MIN_FILES:
@@ -114,7 +115,8 @@ def run(
             if path not in maybe
         )
         planned = [p for p in planned if p[0] in maybe]
-    jobs = [Job(path, None, fix, reason) for path, reason in planned]
+    # why the core leaves a file as it is (kustomize), asked only of the files grep keeps
+    jobs = [Job(path, None, fix, kz.reason(resolved, fix) if kz is not None else "") for path, resolved in planned]
     if stdin is not None:
         jobs.append(Job("-", stdin, fix, helm_render=stdin_render))
     threads = on_scan is not None and kz is not None and ahead is not None and ahead.pool is not None
