@@ -194,14 +194,14 @@ def _render_plain(root: Path) -> str:
 def test_unittest_suite_pins_the_switch_on_the_real_render(vllm: dict[str, Any]) -> None:
     """The chart keeps helm-unittest suites in tests/, so fix writes one for the helper's call site: each case's
     asserts hold on the rewritten chart's real render with that case's values (switch off, on, count 0)."""
-    from test_helm_unittest_suite import holds
+    from test_helm_unittest_suite import holds, set_values
 
     body = yaml.safe_load((vllm["root"] / "tests" / "deployment-vllm-multi-dra_test.yaml").read_text())
     assert body["templates"] == ["deployment-vllm-multi.yaml"]
     assert [case.get("values") for case in body["tests"]] == [None, None, None]
     for n, case in enumerate(body["tests"]):
         values = vllm["tmp"] / f"case-{n}.yaml"
-        values.write_text(yaml.safe_dump(case["set"]))
+        values.write_text(yaml.safe_dump(set_values(case["set"])))
         rendered = render_chart(vllm["root"], RenderOptions(values_files=(values,), kube_version="1.34"))
         docs: dict[str, list[dict[str, Any]]] = {}
         for m in rendered:

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.rewrite import Change
+from dramigrate.helm.suitevalues import set_keys
 
 Segment = str | int
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -268,7 +269,7 @@ def suite(
         if case.values:
             test["values"] = case.values
         if case.set:
-            test["set"] = case.set
+            test["set"] = set_keys(case.set)
         tests.append({**test, "asserts": asserts})
     body: dict[str, Any] = {"suite": f"{template}: {about}", "templates": [*dict.fromkeys([template, claims_template])]}
     if selected and pick["path"] == "metadata.name":
