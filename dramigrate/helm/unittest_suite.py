@@ -284,7 +284,20 @@ def suite(
 
 class _Unaliased(yaml.SafeDumper):
     """Each case written whole: values two cases share (the keys of a values file beside its device map) are not
-    an anchor in the first and an alias (`*id001`) in the next."""
+    an anchor in the first and an alias (`*id001`) in the next. A map or list of scalars on one line
+    (`exists: {path: ...}`, `documentSelector: {path: kind, value: Job}`): an assert reads as one line or two."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def _scalars(items: Any) -> bool:
+    return bool(items) and not any(isinstance(x, (dict, list)) for x in items)
+
+
+_Unaliased.add_representer(
+    dict, lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data, flow_style=_scalars(data.values()))
+)
+_Unaliased.add_representer(
+    list, lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=_scalars(data))
+)
