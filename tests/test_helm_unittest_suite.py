@@ -245,7 +245,8 @@ def assert_cases_hold(chart: Path, body: dict[str, Any], at: Path) -> None:
             (at / f"case{i}.yaml").write_text(yaml.safe_dump(set_values(case["set"])))
             values.append(str(at / f"case{i}.yaml"))
         rendered = by_template(chart, {"values": values}, body["capabilities"])
-        assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
+        for a in case["asserts"]:  # an assert names its template when the suite lists two
+            assert holds(a, rendered.get(a.get("template", body["templates"][0]), [])), (case["it"], a)
 
 
 # a values file of a user's, outside the chart: the GPU map among many settings no device request reads

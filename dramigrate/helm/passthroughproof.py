@@ -649,7 +649,7 @@ def _passthrough(
     second = ("" if fold else "-alone") + ("-copies" if copies else "")
     copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
     # the suites render the rewritten chart (a subchart alone, as helm-unittest does) to trim the values they set
-    trial = SuiteRender(copy_root, work, copts)
+    trial = SuiteRender(copy_root, work, copts.render())
     if list(leaves) == [""] and (root / "tests").is_dir():
         ours = overlay and default and not stands_for and not switched
         pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
@@ -1129,7 +1129,7 @@ def _leaf_suites(
                 ),
             ]
             docs, about = every.get(source), "DRA ResourceClaims from values"
-            release = trial.copts.release
+            release = trial.options.release_name
             made = suite(
                 rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release, several=True
             )

@@ -15,7 +15,7 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,11 @@ def picked(values: dict[str, Any], paths: Iterable[Path_]) -> dict[str, Any]:
     return out
 
 
+def changed_part(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """What `values` sets that `base` does not have so (a list whole), for a suite case named with `base`'s files."""
+    return picked(values, [p for p in map(_to_list, differing(values, base)) if p and _at(values, p) is not _MISSING])
+
+
 def _beside(values: dict[str, Any], paths: list[Path_], keep: Callable[[Any], bool]) -> list[Path_]:
     """The keys whose value `keep` takes in each map on the way to `paths` (the top level's too)."""
     out = []
@@ -65,12 +70,16 @@ def _beside(values: dict[str, Any], paths: list[Path_], keep: Callable[[Any], bo
     return out
 
 
-def trims(values: dict[str, Any], other: dict[str, Any], resource: str) -> list[dict[str, Any]]:
+def trims(
+    values: dict[str, Any], other: dict[str, Any], resource: str, counts: Iterable[Path_] = ()
+) -> list[dict[str, Any]]:
     """Smaller values to try for a case whose values are `values`, fewest keys first (module doc). `other`: the values
-    of the suite's other case (the DRA values of the device-plugin values, and back); `resource`: the device key."""
+    of the suite's other case (the DRA values of the device-plugin values, and back); `resource`: the device key;
+    `counts`: the keys a helper reads the count from, kept too."""
     changed = [_to_list(p) for p in differing(values, other)]
     devices = [_to_list(leaf.path[: leaf.path.index(resource) + 1]) for leaf in walk(values) if resource in leaf.path]
-    keys = list(dict.fromkeys(p for p in [*changed, *devices] if p and _at(values, p) is not _MISSING))
+    found = [*changed, *devices, *map(_to_list, counts)]
+    keys = list(dict.fromkeys(p for p in found if p and _at(values, p) is not _MISSING))
     if not keys:
         return []
     out: list[dict[str, Any]] = []
@@ -137,7 +146,7 @@ class SuiteRender:
 
     root: Path
     work: Any  # outcome.Workdir: where the values files go
-    copts: Any  # outcome.ChartOptions
+    options: Any  # the run's RenderOptions: its values files and --set give way to the case's values
     _done: dict[tuple[str, str], dict[str, list[dict[str, Any]]] | None] = field(default_factory=dict)
 
     def documents(self, sub: str, values: dict[str, Any]) -> dict[str, list[dict[str, Any]]] | None:
@@ -148,7 +157,9 @@ class SuiteRender:
         key = (sub, json.dumps(values, sort_keys=True, default=str))
         if key not in self._done:
             chart = self.root / sub if sub else self.root
-            rendered = cached_render(chart, self.copts.render((self.work.values_file(values),), sets=False))
+            files = (self.work.values_file(values),)
+            options = replace(self.options, values_files=files, set_values=(), set_string_values=())
+            rendered = cached_render(chart, options)
             self._done[key] = (
                 None if rendered.error else _by_template(rendered.stream + rendered.rest, chart_name(chart))
             )
@@ -156,19 +167,26 @@ class SuiteRender:
 
 
 def trimmed_case(
-    render: SuiteRender, sub: str, rels: tuple[str, str], values: dict[str, Any], other: dict[str, Any], resource: str
+    render: SuiteRender,
+    sub: str,
+    rels: tuple[str, str],
+    values: dict[str, Any],
+    other: dict[str, Any],
+    resource: str,
+    counts: Iterable[Path_] = (),
 ) -> dict[str, Any]:
     """The smallest of `trims` with which the chart (`sub`: its subchart) renders, in the tested template (`rels[0]`),
     the same documents with the same device requests and claims as with `values`, and in the claim templates' file
-    (`rels[1]`) the same claim templates; else `values`."""
+    (`rels[1]`, which may be the tested template) the same ResourceClaimTemplates; else `values`."""
 
     def seen(documents: dict[str, list[dict[str, Any]]]) -> tuple[list[Any], list[dict[str, Any]]]:
-        return requests(documents.get(rels[0], [])), documents.get(rels[1], [])
+        claim_templates = [d for d in documents.get(rels[1], []) if d.get("kind") == "ResourceClaimTemplate"]
+        return requests(documents.get(rels[0], [])), claim_templates
 
     whole = render.documents(sub, values)
     if whole is None:
         return values
-    for trim in trims(values, other, resource):
+    for trim in trims(values, other, resource, counts):
         got = render.documents(sub, trim)
         if got is not None and seen(got) == seen(whole):
             return trim
