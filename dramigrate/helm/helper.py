@@ -2123,9 +2123,10 @@ def unit_suites(
         cases.append((f"renders no claim with {switch}.enabled true and {knob.group(1)} 0", values(True, True)))
     counts = [(*c, knob.group(1)) for c in contexts] if knob else []
     files = [Path(f).resolve() for f in trial.options.values_files]
-    named = not (trial.options.set_values or trial.options.set_string_values) and all(
+    inside = not (trial.options.set_values or trial.options.set_string_values) and all(
         f.is_relative_to(root.resolve()) for f in files
     )
+    named = [f"../{f.relative_to(root.resolve()).as_posix()}" for f in files] if inside else None
     out = []
     for rel in sorted({s.rel for s in sites if [x.rel for x in sites].count(s.rel) == 1}):
         if (root / suite_path(rel)).exists():
@@ -2134,9 +2135,8 @@ def unit_suites(
         for i, (it, case) in enumerate(cases):
             expect = ("device", "claim", "none")[i]
             other = cases[1 if i != 1 else 0][1]  # the switch on (off for the case with it on)
-            if named:  # the chart's own files, named; set: what the case changes
-                paths = [f"../{f.relative_to(root.resolve()).as_posix()}" for f in files]
-                made_cases.append(Case(it, changed_part(case, user), paths, expect))
+            if named is not None:  # the chart's own files (or its defaults), named; set: what the case changes
+                made_cases.append(Case(it, changed_part(case, user), named, expect))
             else:
                 trimmed = trimmed_case(trial, "", (rel, rel), case, other, key.resource, counts)
                 made_cases.append(Case(it, trimmed, expect=expect))
