@@ -71,16 +71,13 @@ def holds(assertion: dict[str, Any], docs: list[dict[str, Any]]) -> bool:
 def set_values(sets: dict[str, Any]) -> dict[str, Any]:
     """A case's `set:` as the values helm-unittest renders with: each key a path of map keys split at its dots (a map
     under it names keys with dots), each value merged over the others as Helm merges values files."""
+    from dramigrate.helm.render import _merge_maps
+
     out: dict[str, Any] = {}
     for path, value in sets.items():
-        *parents, last = path.split(".")
-        node = out
-        for key in parents:
-            node = node.setdefault(key, {})
-        if isinstance(value, dict) and isinstance(node.get(last), dict):
-            node[last] = {**node[last], **value}
-        else:
-            node[last] = value
+        for key in reversed(path.split(".")):
+            value = {key: value}
+        out = _merge_maps(out, value)
     return out
 
 
