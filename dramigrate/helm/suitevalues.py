@@ -4,9 +4,10 @@ claim come from, kept only when rendering proves them.
 
 A case's values are tried smaller first: the keys the DRA values change (the device key, the claims, the claim
 templates, the tolerations) and the device keys, with the booleans beside the maps on the way to them (the switch that
-guards the request: `cronjobs.train.enabled`); then with every scalar there (a schedule a CronJob needs to render);
-then the whole file. A trim is kept when the tested template renders the same documents, with the same device requests
-and claims, and the claim templates' file the same claim templates, as with the whole file (trimmed_case).
+guards the request: `cronjobs.train.enabled`); then with every scalar there but beside the device key itself (a
+schedule a CronJob needs to render); then with those too (`memory: 8Gi`); then the whole file. A trim is kept when
+the tested template renders the same documents, with the same device requests and claims, and the claim templates'
+file the same claim templates, as with the whole file (trimmed_case).
 """
 
 from __future__ import annotations
@@ -59,15 +60,27 @@ def changed_part(values: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]
     return picked(values, [p for p in map(_to_list, differing(values, base)) if p and _at(values, p) is not _MISSING])
 
 
-def _beside(values: dict[str, Any], paths: list[Path_], keep: Callable[[Any], bool]) -> list[Path_]:
-    """The keys whose value `keep` takes in each map on the way to `paths` (the top level's too)."""
+def _beside(values: dict[str, Any], paths: list[Path_], keep: Callable[[Any, bool], bool]) -> list[Path_]:
+    """The keys whose value `keep` takes in each map on the way to `paths` (the top level's too); its second argument:
+    whether the map is the one that holds the path's own key (`limits` beside `nvidia.com/gpu`)."""
     out = []
     for path in paths:
         for depth in range(len(path)):
             node = _at(values, path[:depth])
             if isinstance(node, dict):
-                out += [(*path[:depth], k) for k, v in node.items() if keep(v)]
+                out += [(*path[:depth], k) for k, v in node.items() if keep(v, depth == len(path) - 1)]
     return out
+
+
+def _scalar(value: Any) -> bool:
+    return not isinstance(value, (dict, list))
+
+
+_TIERS: tuple[Callable[[Any, bool], bool], ...] = (
+    lambda v, own: isinstance(v, bool),  # the switches on the way
+    lambda v, own: isinstance(v, bool) or (_scalar(v) and not own),  # and what the workload needs to render
+    lambda v, own: _scalar(v),  # and the device key's siblings (`memory: 8Gi` beside it)
+)
 
 
 def trims(
@@ -83,7 +96,7 @@ def trims(
     if not keys:
         return []
     out: list[dict[str, Any]] = []
-    for keep in (lambda v: isinstance(v, bool), lambda v: not isinstance(v, (dict, list))):
+    for keep in _TIERS:
         trimmed = picked(values, [*keys, *_beside(values, keys, keep)])
         if trimmed != values and trimmed not in out:
             out.append(trimmed)
