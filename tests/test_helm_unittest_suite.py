@@ -290,6 +290,28 @@ def test_suite_names_a_values_file_inside_the_chart_instead_of_copying_it(tmp_pa
     assert_cases_hold(chart, body, tmp_path)
 
 
+def test_suite_keeps_a_value_the_chart_requires_and_drops_the_device_keys_siblings(tmp_path: Path) -> None:
+    """The chart renders only with a `schedule` (`required`, no default), which the user's file sets beside settings
+    no template reads and a memory limit beside the device key: each case sets the schedule, which the render check
+    found the workload needs, and not the settings or the memory limit, which the device request does not."""
+    from test_helm_passthrough import VALUES, WORKLOADS
+
+    required = (
+        '    metadata:\n      annotations:\n        schedule: {{ required "a schedule" .Values.schedule | quote }}\n'
+    )
+    template = WORKLOADS.replace("  template:\n", "  template:\n" + required, 1)
+    chart = chart_with(tmp_path / "c", "app", {"values.yaml": VALUES, "templates/workloads.yaml": template})
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(BIG.replace("image: trainer:2\n", "schedule: 0 3 * * *\n"))
+    fix_chart(chart, values=(gpu,))
+    body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
+    plugin, dra = (set_values(case["set"]) for case in body["tests"])
+    assert plugin == {"schedule": "0 3 * * *", "trainer": {"resources": {"limits": {"nvidia.com/gpu": 2}}}}
+    assert dra["schedule"] == "0 3 * * *" and sorted(dra) == ["resourceClaimTemplates", "schedule", "trainer"]
+    assert_cases_hold(chart, body, tmp_path)
+
+
 def test_suite_sets_the_whole_file_when_a_trimmed_one_renders_another_request(tmp_path: Path) -> None:
     """The GPU workloads render only with `secret.name` set, a key away from the device map: without it neither the
     request nor the claim renders, so the render check keeps the whole file in each case, and the suite writes each
