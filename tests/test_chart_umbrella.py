@@ -184,17 +184,17 @@ def test_pass_through_in_two_subcharts(tmp_path: Path) -> None:
     }
     assert "nvidia.com/gpu" not in json.dumps([pod["containers"] for pod in pods.values()])
     # the llm subchart's suite, in its own keys (`resources`, not `llm.resources`), holds on its real renders
-    from test_helm_unittest_suite import holds
+    from test_helm_unittest_suite import holds, set_values
 
     leaf = umbrella / "charts" / "llm"
     body = yaml.safe_load((leaf / "tests" / "deployment-dra_test.yaml").read_text())
-    assert [sorted(case["set"]) for case in body["tests"]] == [
+    assert [sorted(set_values(case["set"])) for case in body["tests"]] == [
         ["resources"],
         ["resourceClaimTemplates", "resourceClaims", "resources", "tolerations"],
     ]
     for i, case in enumerate(body["tests"]):
         values = tmp_path / f"case{i}.yaml"
-        values.write_text(yaml.safe_dump(case["set"]))
+        values.write_text(yaml.safe_dump(set_values(case["set"])))
         rendered: dict[str, list[Any]] = {}
         for m in render_chart(leaf, RenderOptions(values_files=(values,), kube_version="1.34")):
             rendered.setdefault(m.source.split("/templates/", 1)[1], []).extend(yaml.safe_load_all(m.text))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CORPUS, CORPUS_MISSING, chart_with, deployment
+from conftest import CORPUS, CORPUS_MISSING, chart_with, deployment, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -187,6 +187,40 @@ def test_the_helper_is_the_one_that_renders_the_key(tmp_path: Path) -> None:
     assert resources == {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}, "claims": [{"name": "gpu"}]}
 
 
+SETTINGS = "".join(f"setting{i}:\n  name: value-{i}\n" for i in range(30))
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["outside", "inside"])
+def test_helper_suite_names_or_trims_the_values_file(tmp_path: Path, inside: bool) -> None:
+    """The run's values file sets the helper's count among settings no device request reads. A file inside the
+    chart (ci/gpu.yaml) is named (`values:`, relative to the suite) and `set:` holds only the switch; a file outside
+    it (which a suite cannot name) is trimmed to the count and the switch, which the real renders show to give the
+    same request and claim (was: the whole file under `set:` in each of the three cases)."""
+    from test_helm_unittest_suite import assert_cases_hold, set_values
+
+    chart = chart_with(
+        tmp_path,
+        "app",
+        {"values.yaml": "numGpus: 1\n", "templates/_helpers.tpl": HELPERS, "templates/deployment.yaml": DEPLOYMENT},
+    )
+    (chart / "tests").mkdir()
+    gpu = chart / "ci" / "gpu.yaml" if inside else tmp_path / "gpu.yaml"
+    gpu.parent.mkdir(exist_ok=True)
+    gpu.write_text(SETTINGS + "numGpus: 2\n")
+    fix_chart(chart, kube="1.36", values=(gpu,))
+    text = (chart / "tests" / "deployment-dra_test.yaml").read_text()
+    assert "setting" not in text, text
+    body = yaml.safe_load(text)
+    sets = [set_values(case["set"]) for case in body["tests"]]
+    if inside:
+        assert [case["values"] for case in body["tests"]] == [["../ci/gpu.yaml"]] * 2
+        assert sets == [{"dra": {"enabled": False}}, {"dra": {"enabled": True}}]
+    else:
+        assert [case.get("values") for case in body["tests"]] == [None, None]
+        assert sets == [{"dra": {"enabled": False}, "numGpus": 2}, {"dra": {"enabled": True}, "numGpus": 2}]
+    assert_cases_hold(chart, body, tmp_path)
+
+
 def _render_plain(root: Path) -> str:
     return "".join(f"---\n{m.text}" for m in render_chart(root, RenderOptions()))
 
@@ -194,14 +228,14 @@ def _render_plain(root: Path) -> str:
 def test_unittest_suite_pins_the_switch_on_the_real_render(vllm: dict[str, Any]) -> None:
     """The chart keeps helm-unittest suites in tests/, so fix writes one for the helper's call site: each case's
     asserts hold on the rewritten chart's real render with that case's values (switch off, on, count 0)."""
-    from test_helm_unittest_suite import holds
+    from test_helm_unittest_suite import holds, set_values
 
     body = yaml.safe_load((vllm["root"] / "tests" / "deployment-vllm-multi-dra_test.yaml").read_text())
     assert body["templates"] == ["deployment-vllm-multi.yaml"]
     assert [case.get("values") for case in body["tests"]] == [None, None, None]
     for n, case in enumerate(body["tests"]):
         values = vllm["tmp"] / f"case-{n}.yaml"
-        values.write_text(yaml.safe_dump(case["set"]))
+        values.write_text(yaml.safe_dump(set_values(case["set"])))
         rendered = render_chart(vllm["root"], RenderOptions(values_files=(values,), kube_version="1.34"))
         docs: dict[str, list[dict[str, Any]]] = {}
         for m in rendered:

@@ -204,6 +204,8 @@ def test_the_helpers_unit_suite_turns_the_switch_it_took(tmp_path: Path) -> None
     chart = chart_with(tmp_path, "nccl", files)
     fix_chart(chart)
     (suite,) = (chart / "tests").glob("*_test.yaml")
-    sets = [t["set"] for t in yaml.safe_load(suite.read_text())["tests"]]
+    from test_helm_unittest_suite import set_values
+
+    sets = [set_values(t["set"]) for t in yaml.safe_load(suite.read_text())["tests"]]
     assert [s["draDevices"]["enabled"] for s in sets] == [False, True]
     assert not any("dra" in s for s in sets), sets

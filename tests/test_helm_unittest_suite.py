@@ -68,8 +68,17 @@ def holds(assertion: dict[str, Any], docs: list[dict[str, Any]]) -> bool:
     return all(checks[kind](d) for d in docs)
 
 
-def set_args(values: dict[str, Any]) -> tuple[str, ...]:
-    return tuple(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in values.items())
+def set_values(sets: dict[str, Any]) -> dict[str, Any]:
+    """A case's `set:` as the values helm-unittest renders with: each key a path of map keys split at its dots (a map
+    under it names keys with dots), each value merged over the others as Helm merges values files."""
+    from dramigrate.helm.render import _merge_maps
+
+    out: dict[str, Any] = {}
+    for path, value in sets.items():
+        for key in reversed(path.split(".")):
+            value = {key: value}
+        out = _merge_maps(out, value)
+    return out
 
 
 def by_template(
@@ -79,8 +88,11 @@ def by_template(
     version = f"{capabilities['majorVersion']}.{capabilities['minorVersion']}"
     files = tuple((chart / "tests" / f).resolve() for f in case.get("values", []))
     assert all(f.is_file() for f in files), files
-    sets = set_args(case.get("set", {}))
-    options = RenderOptions(values_files=files, set_values=sets, kube_version=version, release_name=release)
+    if case.get("set"):
+        sets = chart.parent / f"{chart.name}-set.yaml"
+        sets.write_text(yaml.safe_dump(set_values(case["set"])))
+        files = (*files, sets)
+    options = RenderOptions(values_files=files, kube_version=version, release_name=release)
     out: dict[str, list[dict[str, Any]]] = {}
     for m in render_chart(chart, options):
         rel = m.source.split("/templates/", 1)[1]
@@ -210,22 +222,104 @@ def test_passthrough_suite_when_the_values_file_is_outside_the_chart(run_cli: Ru
     assert code == 0, err
     assert f"\n  {tmp_path / 'gpu-dra.yaml'}\n" in out + err
     body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
-    assert [case["set"]["trainer"]["resources"] for case in body["tests"]] == [
+    assert [set_values(case["set"])["trainer"]["resources"] for case in body["tests"]] == [
         {"limits": {"nvidia.com/gpu": 2}},
         {"limits": None, "claims": [{"name": "gpu"}]},  # the file's values, then its DRA overlay's
     ]
     for i, case in enumerate(body["tests"]):
         values = tmp_path / f"case{i}.yaml"
-        values.write_text(yaml.safe_dump(case["set"]))
+        values.write_text(yaml.safe_dump(set_values(case["set"])))
         rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
         assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]
 
 
-def test_a_suite_writes_each_case_whole_without_yaml_anchors(tmp_path: Path) -> None:
-    """The values file sets keys beside the device map (a secret's name, a node selector), which both cases set: the
-    suite wrote them once with an anchor (`&id001`) and then `*id001` in the second case, which a reader cannot follow
-    from the case alone."""
+def assert_cases_hold(chart: Path, body: dict[str, Any], at: Path) -> None:
+    """Each case's asserts hold on the real render of the chart with the case's values (`set:` written to a file in
+    `at`, its values files named relative to the suite)."""
+    for i, case in enumerate(body["tests"]):
+        values = [str((chart / "tests" / f).resolve()) for f in case.get("values", [])]
+        if case.get("set"):
+            (at / f"case{i}.yaml").write_text(yaml.safe_dump(set_values(case["set"])))
+            values.append(str(at / f"case{i}.yaml"))
+        rendered = by_template(chart, {"values": values}, body["capabilities"])
+        for a in case["asserts"]:  # an assert names its template when the suite lists two
+            assert holds(a, rendered.get(a.get("template", body["templates"][0]), [])), (case["it"], a)
+
+
+# a values file of a user's, outside the chart: the GPU map among many settings no device request reads
+BIG = "image: trainer:2\n" + "".join(f"setting{i}:\n  name: value-{i}\n  port: {8000 + i}\n" for i in range(40))
+BIG += "trainer:\n  resources:\n    limits:\n      memory: 8Gi\n      nvidia.com/gpu: 2\n"
+
+
+def test_suite_sets_only_the_device_keys_of_a_big_values_file_outside_the_chart(tmp_path: Path) -> None:
+    """The user's values file (outside the chart: a suite names only files beside it) holds 120 lines of settings no
+    device request reads: each case sets the device map's keys alone, which the real renders show to give the same
+    request and claim (was: the whole file in each case, twice the file's length in the suite)."""
     chart = passthrough_chart(tmp_path / "c")
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(BIG)
+    fix_chart(chart, values=(gpu,))
+    text = (chart / "tests" / "workloads-dra_test.yaml").read_text()
+    assert "setting" not in text and "image" not in text, text
+    assert len(text.splitlines()) < len(BIG.splitlines()), text
+    body = yaml.safe_load(text)
+    assert [sorted(set_values(case["set"])) for case in body["tests"]] == [
+        ["trainer"],
+        ["resourceClaimTemplates", "trainer"],
+    ]
+    assert "gpu.yaml" in body["tests"][0]["it"] and "gpu-dra.yaml" in body["tests"][1]["it"]
+    assert_cases_hold(chart, body, tmp_path)
+
+
+def test_suite_names_a_values_file_inside_the_chart_instead_of_copying_it(tmp_path: Path) -> None:
+    """The GPU values file is the chart's own (ci/gpu-values.yaml, given with -f): the suite names it and its DRA
+    variant with `values:` (relative to the suite file, as helm-unittest reads them) and copies none of its keys."""
+    chart = passthrough_chart(tmp_path / "c")
+    (chart / "tests").mkdir()
+    (chart / "ci").mkdir()
+    (chart / "ci" / "gpu-values.yaml").write_text(BIG)
+    fix_chart(chart, values=(chart / "ci" / "gpu-values.yaml",))
+    text = (chart / "tests" / "workloads-dra_test.yaml").read_text()
+    assert "setting" not in text and "set:" not in text, text
+    body = yaml.safe_load(text)
+    assert [case["values"] for case in body["tests"]] == [
+        ["../ci/gpu-values.yaml"],
+        ["../ci/gpu-values.yaml", "../ci/gpu-values-dra.yaml"],
+    ]
+    assert_cases_hold(chart, body, tmp_path)
+
+
+def test_suite_keeps_a_value_the_chart_requires_and_drops_the_device_keys_siblings(tmp_path: Path) -> None:
+    """The chart renders only with a `schedule` (`required`, no default), which the user's file sets beside settings
+    no template reads and a memory limit beside the device key: each case sets the schedule, which the render check
+    found the workload needs, and not the settings or the memory limit, which the device request does not."""
+    from test_helm_passthrough import VALUES, WORKLOADS
+
+    required = (
+        '    metadata:\n      annotations:\n        schedule: {{ required "a schedule" .Values.schedule | quote }}\n'
+    )
+    template = WORKLOADS.replace("  template:\n", "  template:\n" + required, 1)
+    chart = chart_with(tmp_path / "c", "app", {"values.yaml": VALUES, "templates/workloads.yaml": template})
+    (chart / "tests").mkdir()
+    gpu = tmp_path / "gpu.yaml"
+    gpu.write_text(BIG.replace("image: trainer:2\n", "schedule: 0 3 * * *\n"))
+    fix_chart(chart, values=(gpu,))
+    body = yaml.safe_load((chart / "tests" / "workloads-dra_test.yaml").read_text())
+    plugin, dra = (set_values(case["set"]) for case in body["tests"])
+    assert plugin == {"schedule": "0 3 * * *", "trainer": {"resources": {"limits": {"nvidia.com/gpu": 2}}}}
+    assert dra["schedule"] == "0 3 * * *" and sorted(dra) == ["resourceClaimTemplates", "schedule", "trainer"]
+    assert_cases_hold(chart, body, tmp_path)
+
+
+def test_suite_sets_the_whole_file_when_a_trimmed_one_renders_another_request(tmp_path: Path) -> None:
+    """The GPU workloads render only with `secret.name` set, a key away from the device map: without it neither the
+    request nor the claim renders, so the render check keeps the whole file in each case, and the suite writes each
+    case whole (no YAML anchor `&id001` in the first and `*id001` in the second, which a reader cannot follow)."""
+    from test_helm_passthrough import VALUES, WORKLOADS
+
+    guarded = "{{- if .Values.secret.name }}\n" + WORKLOADS + "{{- end }}\n"
+    chart = chart_with(tmp_path / "c", "app", {"values.yaml": VALUES, "templates/workloads.yaml": guarded})
     (chart / "tests").mkdir()
     gpu = tmp_path / "gpu.yaml"
     gpu.write_text(
@@ -235,7 +329,8 @@ def test_a_suite_writes_each_case_whole_without_yaml_anchors(tmp_path: Path) -> 
     text = (chart / "tests" / "workloads-dra_test.yaml").read_text()
     assert "&id" not in text and "*id" not in text, text
     body = yaml.safe_load(text)
-    assert [case["set"]["secret"] for case in body["tests"]] == [{"name": "token"}] * 2
+    assert [set_values(case["set"])["secret"] for case in body["tests"]] == [{"name": "token"}] * 2
+    assert_cases_hold(chart, body, tmp_path)
 
 
 # one template, three documents: a Deployment without a device, a Service named as the GPU Deployment, the GPU
@@ -393,6 +488,6 @@ def test_passthrough_suite_for_a_template_whose_document_holds_several_gpu_pods(
         assert f"spec.workerGroupSpecs[{group}].template.spec.resourceClaims[0].name" in paths
     for i, case in enumerate(body["tests"]):
         values = tmp_path / f"case{i}.yaml"
-        values.write_text(yaml.safe_dump(case["set"]))
+        values.write_text(yaml.safe_dump(set_values(case["set"])))
         rendered = by_template(chart, {"values": [str(values)]}, body["capabilities"])
         assert all(holds(a, rendered.get(a["template"], [])) for a in case["asserts"]), case["it"]

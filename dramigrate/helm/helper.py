@@ -50,6 +50,7 @@ from dramigrate.helm.namelookup import split_literal
 from dramigrate.helm.patterns import _ACTION, NotIdiomatic, count_expression, untaken_message
 from dramigrate.helm.poddelta import claim_delta, pod_groups
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
+from dramigrate.helm.suitevalues import SuiteRender, changed_part, trimmed_case
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
 from dramigrate.helm.templatelines import block_end, child_indent, emits_text, is_control, line_indent, parent_line
 from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
@@ -2081,24 +2082,27 @@ def unit_suites(
     keys: list[KeyLine],
     sites: list[CallSite],
     originals: dict[str, Any],
-    user: dict[str, Any],
     claim: str,
-    rendered: Any = None,
+    rendered: Any,
+    trial: SuiteRender,
     hops: list[Hop] | None = None,
     switch: str = OWN,
 ) -> list[Change]:
     """helm-unittest suites (the chart keeps them in `tests/`) for the call-site templates: with the values of the
-    run (whole, under `set`), the switch off renders the device key and no claim, on the claim and no key, and on
-    with the count at 0 neither. Written only where the template renders one document with the device key.
-    `switch`: the key of the switch (`draDevices` in values.yaml beside a chart's own `dra:`, switchname)."""
-    from dramigrate.helm.unittest_suite import Case, Rendered, suite, suite_path
+    run, the switch off renders the device key and no claim, on the claim and no key, and on with the count at 0
+    neither. Written only where the template renders one document with the device key. The run's values files, when
+    the chart holds them all (and no --set), are named (`values:`) and `set:` holds what a case changes; else `set:`
+    holds what the device request and claim come from, as far as the rewritten chart (`trial`) renders them the same
+    with it as with all the run's values (suitevalues.py). `switch`: the key of the switch (`draDevices` in
+    values.yaml beside a chart's own `dra:`, switchname)."""
+    from dramigrate.helm.render import _user_values
+    from dramigrate.helm.unittest_suite import Case, suite, suite_path
     from dramigrate.helm.values import set_path
-
-    rendered = rendered or Rendered()
 
     key = keys[0]
     knob = re.search(r"\.(\w+)\s*(?:\|[^|]*)?\)*$", key.count)
     mode = switch_mode(sites, hops or ())
+    user = _user_values(trial.options)
     contexts = [()] if mode == "values" else (_contexts(user, knob.group(1)) if knob else [])
     if not contexts:
         return []
@@ -2112,25 +2116,33 @@ def unit_suites(
         return out
 
     cases = [
-        Case(
-            f"renders the {key.resource} device-plugin request and no claim with {switch}.enabled false", values(False)
-        ),
-        Case(
-            f"renders a ResourceClaim and no {key.resource} request with {switch}.enabled true",
-            values(True),
-            expect="claim",
-        ),
+        (f"renders the {key.resource} device-plugin request and no claim with {switch}.enabled false", values(False)),
+        (f"renders a ResourceClaim and no {key.resource} request with {switch}.enabled true", values(True)),
     ]
     if mode == "context" and knob:
-        zero = f"renders no claim with {switch}.enabled true and {knob.group(1)} 0"
-        cases.append(Case(zero, values(True, True), expect="none"))
+        cases.append((f"renders no claim with {switch}.enabled true and {knob.group(1)} 0", values(True, True)))
+    counts = [(*c, knob.group(1)) for c in contexts] if knob else []
+    files = [Path(f).resolve() for f in trial.options.values_files]
+    inside = not (trial.options.set_values or trial.options.set_string_values) and all(
+        f.is_relative_to(root.resolve()) for f in files
+    )
+    named = [f"../{f.relative_to(root.resolve()).as_posix()}" for f in files] if inside else None
     out = []
     for rel in sorted({s.rel for s in sites if [x.rel for x in sites].count(s.rel) == 1}):
         if (root / suite_path(rel)).exists():
             continue
+        made_cases = []
+        for i, (it, case) in enumerate(cases):
+            expect = ("device", "claim", "none")[i]
+            other = cases[1 if i != 1 else 0][1]  # the switch on (off for the case with it on)
+            if named is not None:  # the chart's own files (or its defaults), named; set: what the case changes
+                made_cases.append(Case(it, changed_part(case, user), named, expect))
+            else:
+                trimmed = trimmed_case(trial, "", (rel, rel), case, other, key.resource, counts)
+                made_cases.append(Case(it, trimmed, expect=expect))
         about = f"DRA ResourceClaims from the {key.define} helper behind {switch}.enabled"
         docs = rendered.documents.get(rel)
-        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, cases, about, docs, rendered.release)
+        made = suite(rel, rel, originals.get(rel, []), key.resource, claim, made_cases, about, docs, rendered.release)
         if made is not None:
             out.append(made)
     return out
@@ -2374,14 +2386,6 @@ def fix(
             # a vendored subchart's helper reads its own values, not the umbrella's top level `draDevices` would be
             raise NotHelper("values.yaml already has a top-level `dra:` key")
         changes = build_beside(root, built) if top else built(root)
-        if (root / "tests").is_dir():
-            from dramigrate.helm.render import _user_values
-            from dramigrate.helm.unittest_suite import Rendered
-
-            claim = next(iter(deltas.values()))[0].claim
-            rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
-            user = _user_values(ref_variation.options)
-            changes += unit_suites(root, keys, sites, originals, user, claim, rendered, hops, switch)
     except RewriteError as exc:
         _manual(outcome, f"pattern D ({keys[0].define if keys else 'a helper'}): {exc}{ENGINE_HINT}", "")
         return True
@@ -2391,6 +2395,17 @@ def fix(
     outcome.changes = changes = folded(changes)  # the guards' lines, fewer where they fold
     patch = outcome.diff()
     written = _rewritten_copy(root, changes, work, skip=frozenset({"Chart.yaml"}))  # the bump shows in labels
+    if (root / "tests").is_dir():  # the suites render the rewritten chart to trim the values they set
+        from dramigrate.helm.unittest_suite import Rendered
+
+        claim = next(iter(deltas.values()))[0].claim
+        rendered = Rendered(_every_by_template(ref_render, name), ref_variation.options.release_name)
+        trial = SuiteRender(written, work, ref_variation.options)
+        outcome.changes = changes = [
+            *changes,
+            *unit_suites(root, keys, sites, originals, claim, rendered, trial, hops, switch),
+        ]
+        patch = outcome.diff()
     # the chart as written, its switch turned against the default where the values documentation says
     turn = f"{switch}.enabled={'true' if opt_in else 'false'}"
     if literal and "values.yaml" not in places:  # the umbrella's own literal keys: its values.yaml `dra:` block too

@@ -67,10 +67,12 @@ from dramigrate.helm.renderpool import (
     render_probed,
 )
 from dramigrate.helm.rewrite import Change, RewriteError
+from dramigrate.helm.suitevalues import SuiteRender, trimmed_case
 from dramigrate.helm.values import (
     Leaf,
     Path_,
     ValueSources,
+    differing,
     display,
     get_path,
     set_path,
@@ -653,6 +655,12 @@ def _passthrough(
             f"for the DRA request of your values, use {files}-f {outcome.diff_name(pt.SET_OVERLAY)} in place of "
             f"{given} (written for them; {pt.OVERLAY} and the -dra.yaml variants are for the values without it)"
         )
+    own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
+    # the second and third tries (_fix_passthrough) write their own copies
+    second = ("" if fold else "-alone") + ("-copies" if copies else "")
+    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
+    # the suites render the rewritten chart (a subchart alone, as helm-unittest does) to trim the values they set
+    trial = SuiteRender(copy_root, work, copts.render())
     if list(leaves) == [""] and (root / "tests").is_dir():
         ours = overlay and default and not stands_for and not switched
         pair = (None, pt.OVERLAY, (default[0].stream, default[1], default[0].rest)) if ours else None
@@ -663,7 +671,7 @@ def _passthrough(
         if pair is not None:
             outcome.changes += _passthrough_suites(root, leaves[""], *pair, copts.release, not copies)
         else:  # the values files that ask for devices are outside the chart: the suite sets their values itself
-            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, copts.release, not copies)
+            outcome.changes += _leaf_suites(root, root, leaves[""], [()], variants, streams, not copies, trial)
     for sub, rels in leaves.items():  # an umbrella's subchart that keeps unit tests: a suite in its own keys
         if sub and (root / sub / "tests").is_dir():
             outcome.changes += [
@@ -671,15 +679,11 @@ def _passthrough(
                 for c in _in_umbrella(
                     root,
                     sub,
-                    _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, copts.release, not copies),
+                    _leaf_suites(root, root / sub, rels, scopes[sub], variants, streams, not copies, trial),
                 )
                 if c.rel != "Chart.yaml"
             ]
     patch = outcome.diff()
-    own = [c for c in outcome.changes if not Path(c.rel).is_absolute()]  # the chart's files (and values-dra.yaml)
-    # the second and third tries (_fix_passthrough) write their own copies
-    second = ("" if fold else "-alone") + ("-copies" if copies else "")
-    copy_root = _rewritten_copy(root, own, work, skip=frozenset({"Chart.yaml"}), where=f"rewritten{second}")
     staged = {f: copy_root / pt.OVERLAY for f in by_defaults}  # values-dra.yaml, after the file
     for i, (f, text) in enumerate(variants.items()):
         staged[f] = work.path / f"variants{second}" / str(i) / pt.variant_path(f).name
@@ -919,17 +923,8 @@ def _later_files(
 def _switches_nothing(values: dict[str, Any], defaults: dict[str, Any], maps: set[Path_]) -> bool:
     """Whether the values differ from the defaults only inside the defaults' resources `maps` (a count changed or
     unset) and tolerations lists: a value set that turns no switch, whose maps the defaults' DRA values migrate."""
-    changed = _differing(values, defaults)
+    changed = differing(values, defaults)
     return bool(changed) and all("tolerations" in p or any(p[: len(m)] == m for m in maps) for p in changed)
-
-
-def _differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
-    """The paths where two values trees differ, into maps and into the items of lists of one length."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return [p for k in dict.fromkeys([*a, *b]) for p in _differing(a.get(k), b.get(k), (*path, str(k)))]
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in _differing(x, y, (*path, i))]
-    return [] if a == b else [path]
 
 
 def _carried(stream: str, items: tuple[dict[str, str], ...], before: str) -> bool:
@@ -1091,20 +1086,22 @@ def _leaf_suites(
     keys: list[tuple[str, ...]],
     variants: dict[Path, str],
     streams: dict[Path, tuple[str, str, str]],
-    release: str,
-    after: bool = True,
+    after: bool,
+    trial: SuiteRender,
 ) -> list[Change]:
     """helm-unittest suites for an umbrella's subchart (paths relative to it) that passes resources maps through:
     the values are the subchart's own keys of the first values file that sets them (`set:`, the part under the
     umbrella's key for the subchart) and of its DRA variant (`after`: an overlay, set over the file's). `keys` [()]:
-    the chart itself, whose values files are outside it (a suite names its values files relative to itself), so
-    `set:` holds the whole file."""
+    the chart itself, whose values files are outside it (a suite names its values files relative to itself). Each
+    case sets the keys its device request and claim come from, as far as the rewritten chart (`trial`) renders the
+    same request and claim with them as with the whole file (suitevalues.py); else the whole file."""
     from dramigrate.helm.passthrough import TEMPLATE_FILE, variant_path
     from dramigrate.helm.render import _merge_maps
     from dramigrate.helm.rewrite import chart_name
     from dramigrate.helm.unittest_suite import Case, removed_device, suite, suite_path
 
     name = chart_name(root)
+    sub = leaf.relative_to(root).as_posix() if leaf != root else ""
     for f, dra_text in variants.items():
         plugin_values = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         dra_values = yaml.safe_load(dra_text) or {}
@@ -1127,20 +1124,23 @@ def _leaf_suites(
                 continue
             resource, claim = found
             whose = f"the {key} values" if key else "the values"
+            plugin, dra = plugin_values[key], dra_values[key]
+            tested = (rel, TEMPLATE_FILE)
             cases = [
                 Case(
                     f"renders the {resource} device-plugin request and no claim with {whose} of {f.name}",
-                    set=plugin_values[key],
+                    set=trimmed_case(trial, sub, tested, plugin, dra, resource),
                     expect="device",
                     claim_documents=0,
                 ),
                 Case(
                     f"renders a ResourceClaim and no {resource} request with {whose} of {variant_path(f).name}",
-                    set=dra_values[key],
+                    set=trimmed_case(trial, sub, tested, dra, plugin, resource),
                     expect="claim",
                 ),
             ]
             docs, about = every.get(source), "DRA ResourceClaims from values"
+            release = trial.options.release_name
             made = suite(
                 rel, TEMPLATE_FILE, original[source], resource, claim, cases, about, docs, release, several=True
             )

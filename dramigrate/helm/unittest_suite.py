@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from dramigrate.helm.rewrite import Change
+from dramigrate.helm.suitevalues import set_keys
 
 Segment = str | int
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -268,7 +269,7 @@ def suite(
         if case.values:
             test["values"] = case.values
         if case.set:
-            test["set"] = case.set
+            test["set"] = set_keys(case.set)
         tests.append({**test, "asserts": asserts})
     body: dict[str, Any] = {"suite": f"{template}: {about}", "templates": [*dict.fromkeys([template, claims_template])]}
     if selected and pick["path"] == "metadata.name":
@@ -283,7 +284,20 @@ def suite(
 
 class _Unaliased(yaml.SafeDumper):
     """Each case written whole: values two cases share (the keys of a values file beside its device map) are not
-    an anchor in the first and an alias (`*id001`) in the next."""
+    an anchor in the first and an alias (`*id001`) in the next. A map or list of scalars on one line
+    (`exists: {path: ...}`, `documentSelector: {path: kind, value: Job}`): an assert reads as one line or two."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
+
+
+def _scalars(items: Any) -> bool:
+    return bool(items) and not any(isinstance(x, (dict, list)) for x in items)
+
+
+_Unaliased.add_representer(
+    dict, lambda d, data: d.represent_mapping("tag:yaml.org,2002:map", data, flow_style=_scalars(data.values()))
+)
+_Unaliased.add_representer(
+    list, lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=_scalars(data))
+)

@@ -105,6 +105,15 @@ def put_path(values: dict[str, Any], path: Path_, value: Any) -> None:
     node[path[-1]] = value
 
 
+def differing(a: Any, b: Any, path: Path_ = ()) -> list[Path_]:
+    """The paths where two values trees differ, into maps and into the items of lists of one length."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [p for k in dict.fromkeys([*a, *b]) for p in differing(a.get(k), b.get(k), (*path, str(k)))]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b, strict=True)) for p in differing(x, y, (*path, i))]
+    return [] if a == b else [path]
+
+
 def minimal_patch(before: Any, after: Any) -> Any:
     """The values that turn `before` into `after` when Helm merges them over it: changed map keys only
     (maps merge), whole lists (lists are replaced). Chart defaults stay where they are, so a rewritten
