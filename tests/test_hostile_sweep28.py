@@ -3,10 +3,12 @@ still migrated, the bad one named, nothing from outside the tree in any output, 
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, base_and_overlay, run_dramigrate
+from conftest import ONE_GPU_POD, base_and_overlay, dramigrate_executable, run_dramigrate
 
 SECRET = "OUTSIDE-SECRET-28"
 
@@ -45,3 +47,23 @@ def test_a_patch_file_outside_the_kustomization_is_never_read_into_a_report(tmp_
             assert "Traceback" not in err
     assert outside.read_text() == OUTSIDE_PATCH
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("command", "code"), [(["lint", "--format", "json"], 1), (["diff"], 0), (["diff", "--check"], 1)]
+)
+def test_a_reader_that_stops_early_leaves_the_exit_code_and_no_traceback(
+    tmp_path: Path, command: list[str], code: int
+) -> None:
+    """`dramigrate lint --format json . | head` exited 0 with errors in the tree (a gate under `set -o pipefail`
+    went green), and `dramigrate diff . | head` printed Python's 'Exception ignored ... BrokenPipeError'
+    traceback and exited 120. The reader leaving now drops the rest of the output, and the run ends as it would."""
+    for i in range(200):  # a report and a diff larger than a pipe's buffer
+        (tmp_path / f"pod{i}.yaml").write_text(ONE_GPU_POD.format(name=f"pod{i}"))
+    line = " ".join([dramigrate_executable(), *command, "."]) + ' | head -c 10 >/dev/null; echo "${PIPESTATUS[0]}"'
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run(
+        ["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env, check=False
+    )
+    assert proc.stdout.strip() == str(code), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
