@@ -67,3 +67,24 @@ def test_a_reader_that_stops_early_leaves_the_exit_code_and_no_traceback(
     )
     assert proc.stdout.strip() == str(code), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+
+
+def test_reading_a_small_file_for_its_comments_or_encoding_takes_little_memory(tmp_path: Path) -> None:
+    """fix under `ulimit -v 300000` wrote every file and then ended in `internal error: MemoryError`: looking for
+    suppression comments read each file with `read(64 MiB)`, which takes the whole 64 MiB first (and the chart
+    check for text that is not UTF-8 took 32 MiB per file the same way)."""
+    import tracemalloc
+
+    from dramigrate.helm.run import _undecodable
+    from dramigrate.suppress import FileSuppressions
+
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(ONE_GPU_POD.format(name="pod") + "# dramigrate: disable-file\n")
+    tracemalloc.start()
+    try:
+        assert FileSuppressions().of(str(pod)).whole_file
+        assert _undecodable(str(pod)) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, peak  # a read of at most one 1 MiB chunk at a time, not 64 MiB
