@@ -88,3 +88,34 @@ def test_reading_a_small_file_for_its_comments_or_encoding_takes_little_memory(t
     finally:
         tracemalloc.stop()
     assert peak < 4 << 20, peak  # a read of at most one 1 MiB chunk at a time, not 64 MiB
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the worker pool needs two cores")
+@pytest.mark.parametrize("command", ["lint", "diff"])
+def test_workers_that_cannot_start_leave_the_files_to_the_run_itself(tmp_path: Path, command: str) -> None:
+    """Under a low limit on open files (ulimit -n 14) the worker pool could not open the pipes of its second
+    worker: the run ended in `internal error: OSError: [Errno 24] Too many open files`, and then never exited,
+    waiting for the worker that had started. The files are now checked in the run's own process."""
+    import resource
+
+    for i in range(250):  # enough files for the worker pool
+        (tmp_path / f"pod{i}.yaml").write_text(ONE_GPU_POD.format(name=f"pod{i}"))
+
+    def few_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (14, 14))
+
+    proc = subprocess.run(
+        [dramigrate_executable(), command, "--check", "."]
+        if command == "diff"
+        else [dramigrate_executable(), command, "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=few_files,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "internal error" not in proc.stdout + proc.stderr
+    assert "pod249.yaml" in proc.stdout + proc.stderr
