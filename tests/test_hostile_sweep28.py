@@ -119,3 +119,21 @@ def test_workers_that_cannot_start_leave_the_files_to_the_run_itself(tmp_path: P
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "internal error" not in proc.stdout + proc.stderr
     assert "pod249.yaml" in proc.stdout + proc.stderr
+
+
+def test_a_config_exclude_too_long_to_compile_in_time_is_named_at_once(tmp_path: Path) -> None:
+    """fnmatch compiles a glob in time that grows with the square of its length: a pull request's
+    .dramigrate.yaml with one exclude of 20,000 `[` kept lint 49 s and fix past a minute before any file was
+    read (a 1 MiB config: hours). Such a pattern is now refused at once, by the config's name."""
+    import time
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / ".dramigrate.yaml").write_text('exclude:\n- "' + "[" * 20_000 + '"\n')
+    start = time.monotonic()
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
+    assert time.monotonic() - start < 20
+    assert code == 2 and ".dramigrate.yaml" in err and "20,000 characters" in err, err
+    (tmp_path / ".dramigrate.yaml").write_text("exclude:\n- 'vendor/**'\n")
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
+    assert code == 0 and "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text(), err
