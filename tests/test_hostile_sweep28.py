@@ -137,3 +137,28 @@ def test_a_config_exclude_too_long_to_compile_in_time_is_named_at_once(tmp_path:
     (tmp_path / ".dramigrate.yaml").write_text("exclude:\n- 'vendor/**'\n")
     code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
     assert code == 0 and "resourceClaimTemplateName" in (tmp_path / "pod.yaml").read_text(), err
+
+
+def test_a_helmignore_rule_that_backtracks_leaves_the_run_in_seconds(tmp_path: Path) -> None:
+    """A chart's .helmignore rule `*a*a...*ab` was compiled to a regex, whose match of a file named `aaa...a`
+    (200 characters) backtracked for ever: lint and fix of the folder never ended, good files beside it unwritten.
+    Rules are matched part by part as Go's filepath.Match reads them, in time the length of the name."""
+    import time
+
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "files").mkdir()
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 1\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        ONE_GPU_POD.format(name="p").replace(": 1\n", ": {{ .Values.gpus }}\n")
+    )
+    (chart / ".helmignore").write_text("*a" * 12 + "b\n*.bak\n")
+    (chart / "files" / ("a" * 200)).write_text("x")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    start = time.monotonic()
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path, timeout=60)
+    assert time.monotonic() - start < 30
+    assert code == 0, err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    assert "resourceClaimTemplateName" in (chart / "templates" / "pod.yaml").read_text()
