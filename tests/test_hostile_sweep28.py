@@ -162,3 +162,33 @@ def test_a_helmignore_rule_that_backtracks_leaves_the_run_in_seconds(tmp_path: P
     assert code == 0, err
     assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     assert "resourceClaimTemplateName" in (chart / "templates" / "pod.yaml").read_text()
+
+
+@pytest.mark.parametrize("where", ["sharing", "wholeHost"])
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "("])
+def test_a_rule_packs_label_pattern_is_checked_when_the_pack_loads(tmp_path: Path, where: str, pattern: str) -> None:
+    """A resource's `sharing.sharedValuePattern` and `wholeHost` label patterns were compiled only when a pod
+    pinned the label, and never checked as a resource regex is: a repository's pack with `^(a+)+$` kept lint and
+    fix for ever on a pod whose node selector holds `aaa...!`, and one that does not compile was an internal error
+    on each such file. Both are now refused by the pack's name when it loads, before any file is read."""
+    import time
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    sharing, whole = ("'" + pattern + "'", "x") if where == "sharing" else ("x", "'" + pattern + "'")
+    (tmp_path / "pack.yaml").write_text(
+        "schemaVersion: 1\nkind: RulePack\nname: acme\ndescription: x\ndomains: [acme.io]\nresources:\n"
+        "  - match: acme.io/gpu\n    deviceClass: gpu.acme.io\n    request: gpu\n"
+        f"    sharing: {{setting: acme.io/gpu, nodeLabel: acme.io/product, sharedValuePattern: {sharing}}}\n"
+        f"    wholeHost: {{labels: [{{key: acme.io/count, pattern: {whole}}}], reason: x}}\n"
+        "deviceClasses:\n  - {name: gpu.acme.io, driver: gpu.acme.io}\n"
+    )
+    (tmp_path / ".dramigrate.yaml").write_text("rules: [pack.yaml]\n")
+    pinned = f"  nodeSelector: {{acme.io/product: '{'a' * 40}!', acme.io/count: '{'a' * 40}!'}}\n  containers:"
+    (tmp_path / "acme.yaml").write_text(
+        ONE_GPU_POD.format(name="acme").replace("nvidia.com/gpu", "acme.io/gpu").replace("  containers:", pinned)
+    )
+    start = time.monotonic()
+    code, out, err = run_dramigrate(["lint", "."], cwd=tmp_path, timeout=60)
+    assert time.monotonic() - start < 30
+    assert code == 2 and f"pack.yaml: rule-pack regex '{pattern}'" in out + err, out + err
+    assert "internal error" not in out + err
