@@ -275,6 +275,9 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
             if problem := regex_problem(res["regex"]):
                 errors.append(f"{path}: resources.{i}.regex: {problem}")
                 continue
+        for where, pattern in _label_patterns(res):
+            if problem := regex_problem(pattern):
+                errors.append(f"{path}: resources.{i}.{where}: {problem}")
         for j, selector in enumerate(res.get("selectors", [])):
             unknown = set(PLACEHOLDER.findall(selector)) - groups
             if unknown:
@@ -335,6 +338,16 @@ def _safe_regex(pattern: str, origin: str, shipped: bool) -> re.Pattern[str] | B
     if problem:
         raise InputError(f"rule-pack regex {pattern!r}: {problem}", origin)
     return re.compile(pattern) if shipped else BoundedRegex(pattern, origin)
+
+
+def _label_patterns(res: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, pattern) of each node-label pattern a resource rule holds, besides its regex."""
+    sharing, whole = res.get("sharing") or {}, res.get("wholeHost") or {}
+    out = [("sharing.sharedValuePattern", sharing.get("sharedValuePattern"))]
+    out += [
+        (f"wholeHost.labels.{j}.pattern", label.get("pattern")) for j, label in enumerate(whole.get("labels") or [])
+    ]
+    return [(where, p) for where, p in out if isinstance(p, str)]
 
 
 def _sharing(sharing: dict[str, Any], origin: str, shipped: bool) -> dict[str, Any]:

@@ -190,5 +190,8 @@ def test_a_rule_packs_label_pattern_is_checked_when_the_pack_loads(tmp_path: Pat
     start = time.monotonic()
     code, out, err = run_dramigrate(["lint", "."], cwd=tmp_path, timeout=60)
     assert time.monotonic() - start < 30
-    assert code == 2 and f"pack.yaml: rule-pack regex '{pattern}'" in out + err, out + err
+    named = "sharing.sharedValuePattern" if where == "sharing" else "wholeHost.labels.0.pattern"
+    assert code == 2 and "pack.yaml" in out + err and named in out + err, out + err
     assert "internal error" not in out + err
+    code, out, err = run_dramigrate(["rules", "validate", "pack.yaml"], cwd=tmp_path, timeout=60)
+    assert code == 2 and f"pack.yaml: resources.0.{named}" in out + err
