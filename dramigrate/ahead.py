@@ -40,10 +40,6 @@ def _run_chunk(jobs: list[Job]) -> list[FileResult]:
     return [engine._run(j) for j in jobs]
 
 
-def _ready() -> None:
-    """The first task: makes the pool fork its workers now."""
-
-
 class Ahead:
     def __init__(self, rules: RuleSet, settings: Settings, target: Target, fix: bool = False) -> None:
         self.rules, self.settings, self.target, self.fix = rules, settings, target, fix
@@ -68,7 +64,6 @@ class Ahead:
         RULES.get("internal-error")  # the rule catalogue, read once
 
         self.pool = made[0]
-        self.pool.submit(_ready)
         self._send_kustomizations(KUSTOMIZATION_CHUNK)
         return True
 

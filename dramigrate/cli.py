@@ -738,7 +738,7 @@ def _guard(action: object) -> None:
 
 class _StandardOutput(io.FileIO):
     """Standard output's file: a failed write (a full disk, /dev/full) is named once, not an internal error, and
-    what is written after it is dropped."""
+    what is written after it is dropped; so is all output once the reader has closed the pipe."""
 
     failed = False
     gone = ""  # why standard output takes nothing (it was closed when dramigrate started)
@@ -752,7 +752,11 @@ class _StandardOutput(io.FileIO):
         try:
             return super().write(data)
         except BrokenPipeError:
-            raise
+            # the reader left (`| head`): the rest of the output is dropped and the run ends with its own exit code
+            # (a lint with errors still exits 1; an exception here ended it 0, or in Python's 'Exception ignored'
+            # traceback when the buffer was flushed at exit)
+            self.failed = True
+            return len(data)
         except OSError as exc:
             self.failed = True
             raise InputError(f"cannot write to standard output: {exc.strerror or exc}") from None

@@ -23,6 +23,10 @@ CONFIG_NAMES = (".dramigrate.yaml", ".dramigrate.yml")
 SHARING_MODES = ("none", "time-slicing", "mps", "mig-single")
 ALIGN_NICS = ("off", "preferred", "required")
 MAX_EXCLUDES = 256  # a repository's excludes, each matched against every file (real configs hold a few)
+# Characters of one exclude, and of all: fnmatch compiles a glob in time quadratic in its length (one of 20,000 `[`
+# kept lint 49 s and fix past a minute before any file was read); a path is rarely a tenth of PATH_MAX.
+MAX_EXCLUDE_CHARS = 1024
+MAX_EXCLUDES_CHARS = 8 * 1024
 MAX_CONFIG_VALUES = 10_000  # a config holds tens of settings; more is an alias bomb
 
 
@@ -81,12 +85,8 @@ class Settings:
                 value = _strings(value, raw_key, str(self.config_file or ""))
                 if key in ("disable", "enable"):
                     _known_rules(value, raw_key, str(self.config_file or ""))
-                if key == "exclude" and len(value) > MAX_EXCLUDES:  # each is matched against every file of the run
-                    raise InputError(
-                        f"`exclude` holds {len(value):,} patterns, more than {MAX_EXCLUDES} (9,000 of them ran lint "
-                        "of 2,000 files for 48 s); merge them into fewer globs",
-                        str(self.config_file or ""),
-                    )
+                if key == "exclude":
+                    _bounded_excludes(value, str(self.config_file or ""))
             elif key == "align_nics":
                 value = "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
                 if value not in ALIGN_NICS:
@@ -118,6 +118,24 @@ class Settings:
                         )
                 value = {str(k): str(v) for k, v in value.items()}
             setattr(self, key, value)
+
+
+def _bounded_excludes(globs: tuple[str, ...], origin: str) -> None:
+    """Refuse excludes too many or too long to match against every file of a run in reasonable time."""
+    if len(globs) > MAX_EXCLUDES:  # each is matched against every file of the run
+        raise InputError(
+            f"`exclude` holds {len(globs):,} patterns, more than {MAX_EXCLUDES} (9,000 of them ran lint of 2,000 "
+            "files for 48 s); merge them into fewer globs",
+            origin,
+        )
+    longest = max(globs, key=len, default="")
+    if len(longest) > MAX_EXCLUDE_CHARS or sum(map(len, globs)) > MAX_EXCLUDES_CHARS:
+        raise InputError(
+            f"`exclude` holds a pattern of {len(longest):,} characters ({sum(map(len, globs)):,} in all), more than "
+            f"{MAX_EXCLUDE_CHARS:,} ({MAX_EXCLUDES_CHARS:,} in all): a glob takes time to compile that grows with the "
+            "square of its length; write shorter globs",
+            origin,
+        )
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:

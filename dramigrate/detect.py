@@ -745,10 +745,9 @@ class Detector:
         selector = spec.get("nodeSelector")
         tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
         for r in self.rules.resources:
-            label, pattern_text = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")
-            if not label or not pattern_text:
+            label, pattern = r.sharing.get("nodeLabel"), r.sharing.get("sharedValuePattern")
+            if not label or not pattern:
                 continue
-            pattern = re.compile(pattern_text)
             values: list[Any] = []
             if isinstance(selector, dict) and label in selector:
                 values.append(selector[label])
@@ -967,6 +966,9 @@ def _affinity_values(spec: dict[str, Any], label: str) -> list[Any]:
     return values
 
 
+_HOST_COUNT = re.compile(r"\s*([0-9]+)\s*")  # a node label holding the node's device count, as a wholeHost label reads
+
+
 def _host_devices(spec: dict[str, Any], whole_host: dict[str, Any]) -> tuple[int, str] | None:
     """(the node's device count, the label that says it) from the pod's node selector or required node affinity,
     when every value the pod pins agrees; None when the pod does not say."""
@@ -976,7 +978,7 @@ def _host_devices(spec: dict[str, Any], whole_host: dict[str, Any]) -> tuple[int
         key, pattern = str(label["key"]), label.get("pattern")
         values = [selector[key]] if isinstance(selector, dict) and key in selector else []
         for value in values + _affinity_values(spec, key):
-            m = re.fullmatch(pattern or r"\s*([0-9]+)\s*", str(value))
+            m = (pattern or _HOST_COUNT).fullmatch(str(value))
             if m:
                 found.setdefault(int(m.group(1)), f"{key}: {value}")
     return next(iter(found.items())) if len(found) == 1 else None

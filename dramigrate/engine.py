@@ -209,7 +209,7 @@ def _in_pool(
 
 def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[ProcessPoolExecutor, int] | None:
     """Forked workers (one a core, at most 8) that start with these rules and die with dramigrate, and how many;
-    None on one core."""
+    None on one core, or when they cannot all be started."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if cores < 2:
         return None
@@ -220,7 +220,24 @@ def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[Pro
     global _worker
     _worker = (rules, settings, target)  # what a forked worker starts with
     workers = min(cores, 8)
-    return ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target)), workers
+    pool = ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target))
+    started = pool._processes  # the workers, as the first task forks them (shutdown drops this dict)
+    try:
+        pool.submit(_ready)  # forks every worker now
+    except OSError:
+        # a worker could not start (too many open files or processes: ulimit -n, ulimit -u): the run ended in an
+        # internal error, then waited for ever at its exit for the workers that had started; those are stopped
+        # and the files are done here, one by one
+        for process in list(started.values()):
+            process.kill()
+            process.join()
+        pool.shutdown(wait=False)
+        return None
+    return pool, workers
+
+
+def _ready() -> None:
+    """The first task: makes the pool fork its workers now."""
 
 
 def _first_names(paths: list[str], resolved: list[str]) -> dict[str, str]:

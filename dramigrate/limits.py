@@ -12,7 +12,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -413,14 +413,20 @@ class BoundedRegex:
         self._failed: set[str] = set()
 
     def fullmatch(self, text: str) -> Any:
+        return self._bounded(self._compiled.fullmatch, text)
+
+    def search(self, text: str) -> Any:
+        return self._bounded(self._compiled.search, text)
+
+    def _bounded(self, match: Callable[..., Any], text: str) -> Any:
         if text not in self._failed:
             try:
-                return self._compiled.fullmatch(text, timeout=REGEX_TIMEOUT)
+                return match(text, timeout=REGEX_TIMEOUT)
             except TimeoutError:
                 self._failed.add(text)
         raise InputError(
-            f"the rule-pack regex {self.pattern!r} of {self.origin} took more than {REGEX_TIMEOUT:g} s on the "
-            f"resource name {text!r} (catastrophic backtracking): this file is not checked; fix the pack"
+            f"the rule-pack regex {self.pattern!r} of {self.origin} took more than {REGEX_TIMEOUT:g} s on "
+            f"{text!r} (catastrophic backtracking): this file is not checked; fix the pack"
         )
 
 

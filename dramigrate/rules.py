@@ -275,6 +275,9 @@ def _check_selectors(path: Path, data: dict[str, Any]) -> list[str]:
             if problem := regex_problem(res["regex"]):
                 errors.append(f"{path}: resources.{i}.regex: {problem}")
                 continue
+        for where, pattern in _label_patterns(res):
+            if problem := regex_problem(pattern):
+                errors.append(f"{path}: resources.{i}.{where}: {problem}")
         for j, selector in enumerate(res.get("selectors", [])):
             unknown = set(PLACEHOLDER.findall(selector)) - groups
             if unknown:
@@ -337,6 +340,39 @@ def _safe_regex(pattern: str, origin: str, shipped: bool) -> re.Pattern[str] | B
     return re.compile(pattern) if shipped else BoundedRegex(pattern, origin)
 
 
+def _label_patterns(res: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, pattern) of each node-label pattern a resource rule holds, besides its regex."""
+    sharing, whole = res.get("sharing") or {}, res.get("wholeHost") or {}
+    out = [("sharing.sharedValuePattern", sharing.get("sharedValuePattern"))]
+    out += [
+        (f"wholeHost.labels.{j}.pattern", label.get("pattern")) for j, label in enumerate(whole.get("labels") or [])
+    ]
+    return [(where, p) for where, p in out if isinstance(p, str)]
+
+
+def _sharing(sharing: dict[str, Any], origin: str, shipped: bool) -> dict[str, Any]:
+    """A resource's `sharing`, its sharedValuePattern compiled and checked as a resource regex is: it was compiled
+    only when a pod pinned the label, unchecked (a repository pack's `^(a+)+$` kept lint for ever, and one that
+    does not compile was an internal error on each such file)."""
+    out = dict(sharing)
+    if isinstance(out.get("sharedValuePattern"), str):
+        out["sharedValuePattern"] = _safe_regex(out["sharedValuePattern"], origin, shipped)
+    return out
+
+
+def _whole_host(whole_host: dict[str, Any], origin: str, shipped: bool) -> dict[str, Any]:
+    """A resource's `wholeHost`, each label's pattern compiled and checked as a resource regex is."""
+    out = dict(whole_host)
+    if isinstance(out.get("labels"), list):
+        out["labels"] = [
+            {**label, "pattern": _safe_regex(label["pattern"], origin, shipped)}
+            if isinstance(label, dict) and isinstance(label.get("pattern"), str)
+            else label
+            for label in out["labels"]
+        ]
+    return out
+
+
 def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> None:
     name = data["name"]
     rs.packs[name] = data
@@ -359,8 +395,8 @@ def _add_pack(rs: RuleSet, data: dict[str, Any], origin: str, first: bool) -> No
                 caution=res.get("caution", ""),
                 nic=res.get("nic", False),
                 preferred_allocation=res.get("preferredAllocation", ""),
-                sharing=dict(res.get("sharing", {})),
-                whole_host=dict(res.get("wholeHost", {})),
+                sharing=_sharing(res.get("sharing", {}), origin, shipped=not first),
+                whole_host=_whole_host(res.get("wholeHost", {}), origin, shipped=not first),
                 vf_config=dict(res.get("vfConfig", {})),
             )
         )

@@ -124,10 +124,14 @@ def suppressed_request(findings: list[Finding], suppressions: FileSuppressions |
 
 
 def _read(file: str) -> str:
-    """A file's text for its suppression comments; "" when it cannot be read (a packaged chart's member, ...)."""
+    """A file's text for its suppression comments; "" when it cannot be read (a packaged chart's member, ...).
+    Read as large as it is: `read(MAX_SCAN)` took 64 MiB of memory for each file first, and a run under a memory
+    limit (ulimit -v) ended in an internal error after writing every file."""
+    from dramigrate.findings import InputError
+    from dramigrate.limits import Limits, read_regular
+
     try:
-        with open(file, "rb") as fh:
-            raw = fh.read(MAX_SCAN)
-    except OSError:
+        raw = read_regular(file, Limits(max_bytes=MAX_SCAN))
+    except (OSError, InputError):
         return ""
     return raw.decode("utf-8", "replace") if b"dramigrate:" in raw else ""

@@ -80,7 +80,7 @@ def rules_data(rules: RuleSet, settings: Settings) -> dict[str, Any]:
             }
         )
     shared_labels = {
-        r.sharing["nodeLabel"]: r.sharing["sharedValuePattern"]
+        r.sharing["nodeLabel"]: r.sharing["sharedValuePattern"].pattern
         for r in rules.resources
         if r.sharing.get("nodeLabel") and r.sharing.get("sharedValuePattern")
     }

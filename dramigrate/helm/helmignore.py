@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable
 
 from dramigrate.findings import InputError
+from dramigrate.gitignore import Unit, name_matches, units
 from dramigrate.limits import read_regular
 
 MAX_RULES = 1_000  # each file of the chart is matched against every rule
@@ -34,7 +35,7 @@ def helmignore(root: str) -> Ignored:
         text = read_regular(path).decode("utf-8")
     except (OSError, InputError, UnicodeDecodeError):
         return _nothing
-    rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (pattern, whole path, folders only)
+    rules: list[tuple[list[list[Unit]], bool, bool]] = []  # (pattern's parts, whole path, folders only)
     for line in text.splitlines():
         rule = line.strip()
         if not rule or rule.startswith("#"):
@@ -54,30 +55,24 @@ def helmignore(root: str) -> Ignored:
     def ignored(rel: str, folder: bool) -> bool:
         name = rel.rsplit("/", 1)[-1]
         return any(
-            p.fullmatch(rel if whole else name) is not None
-            for p, whole, folders_only in rules
+            _matches(parts, rel if whole else name)
+            for parts, whole, folders_only in rules
             if folder or not folders_only
         )
 
     return ignored
 
 
-def _go_match(pattern: str) -> re.Pattern[str] | None:
-    """Go's filepath.Match pattern as a regex (`*` and `?` never match '/'); None for a character class."""
-    out = []
-    chars = iter(pattern)
-    for c in chars:
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            return None
-        elif c == "\\":
-            escaped = next(chars, None)
-            if escaped is None:
-                return None
-            out.append(re.escape(escaped))
-        else:
-            out.append(re.escape(c))
-    return re.compile("".join(out)) if out else None
+def _go_match(pattern: str) -> list[list[Unit]] | None:
+    """Go's filepath.Match pattern as the units of each of its `/`-separated parts (`*` and `?` never match '/'),
+    matched part by part as gitignore patterns are, in time bounded by the pattern and the name (a regex of
+    `*a*a*a...b` took exponential time on a file named `aaaa...`: a chart's .helmignore kept a run for ever);
+    None for what is not read exactly so: a character class, an escaped `/`, a trailing `\\`."""
+    if not pattern or "[" in pattern or "\\/" in pattern or re.search(r"(?<!\\)(\\\\)*\\$", pattern):
+        return None
+    return [units(part) for part in pattern.split("/")]
+
+
+def _matches(parts: list[list[Unit]], path: str) -> bool:
+    names = path.split("/")
+    return len(names) == len(parts) and all(name_matches(u, n) for u, n in zip(parts, names, strict=True))

@@ -268,14 +268,14 @@ def _first_undecodable(chart: Path, rewritten_only: bool = False) -> tuple[str, 
 def _undecodable(path: str) -> UnicodeDecodeError | None:
     if not path.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")) or not os.path.isfile(path):
         return None
-    from dramigrate.limits import MAX_FILE_BYTES
+    from dramigrate.findings import InputError
+    from dramigrate.limits import read_regular
 
     try:
-        with open(path, "rb") as fh:
-            fh.read(MAX_FILE_BYTES).decode("utf-8")
+        read_regular(path).decode("utf-8")  # as large as it is: read(MAX_FILE_BYTES) took 32 MiB for each file
     except UnicodeDecodeError as exc:
         return exc
-    except OSError:
+    except (OSError, InputError):
         return None
     return None
 

@@ -553,6 +553,12 @@ def _patch(file: Path, key: str, index: int, line: int, entry: Any) -> Patch:
 
 
 def _patch_file(file: Path, key: str, index: int, line: int, path: Path, target: dict[str, Any] | None) -> Patch:
+    real = os.path.realpath(path)
+    if not under(real, {os.path.realpath(file.parent)}):
+        # kustomize refuses a file outside the kustomization's folder, even through a link (its load restrictor):
+        # the build fails on it (outside_reads says so) and it is never read, so nothing of a file elsewhere on the
+        # machine (a container name, a count) reaches a report
+        return Patch(file, key, index, line, Path(real), "", target)
     try:
         text = read_regular(str(path)).decode("utf-8")
     except (OSError, InputError, UnicodeDecodeError) as exc:
