@@ -209,8 +209,14 @@ def _shipped(name: str) -> Path:
     return Path(str(files("dramigrate.rules_data").joinpath(name)))
 
 
+# the shipped data files that are not rules files: the Kubernetes version table and the autoscaler facts
+SHIPPED_DATA = ("kube-versions.yaml", "autoscalers.yaml")
+
+
 def shipped_rule_files() -> list[Path]:
-    return sorted(p for p in Path(str(files("dramigrate.rules_data"))).glob("*.yaml"))
+    """The shipped rule packs, workload kinds and finding rules."""
+    found = Path(str(files("dramigrate.rules_data"))).glob("*.yaml")
+    return sorted(p for p in found if p.name not in SHIPPED_DATA)
 
 
 @cache  # every device request's --verbose line names its pack and workloads file: a few origins, asked for often

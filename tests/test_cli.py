@@ -131,6 +131,14 @@ def test_help_shows_examples(run_cli: RunCli, command: list[str]) -> None:
     assert "dramigrate " in out.split("Examples", 1)[1], "the Examples section has no command line"
 
 
+def test_rules_validate_without_files_passes_the_shipped_rules(run_cli: RunCli) -> None:
+    """Was: exit 2, "rules/autoscalers.yaml: not a rules file" (a shipped data file taken for a pack)."""
+    code, out, err = run_cli(["rules", "validate"])
+    assert code == 0, out + err
+    assert "nvidia.yaml: ok" in out and "workloads.yaml: ok" in out
+    assert "autoscalers.yaml" not in out and "kube-versions.yaml" not in out
+
+
 def test_version(run_cli: RunCli) -> None:
     code, out, _ = run_cli(["--version"])
     assert code == 0 and out.startswith("dramigrate ")
