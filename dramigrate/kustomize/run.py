@@ -80,7 +80,7 @@ class _Patching:
 
     outcome: Outcome
     base_claims: dict[tuple[str, str, str], dict[str, str]]
-    base_templates: set[str]
+    base_templates: dict[str, str]  # name -> namespace ("" when none) of the templates the base files hold
     emitted: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> templates it emits
     deletes: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> delete patches
     deleted: dict[Path, set[str]] = field(default_factory=dict)  # folder -> names of the templates it deletes
@@ -233,8 +233,12 @@ class Runner:
             del r
         return out
 
-    def _base_templates(self, o: Outcome) -> set[str]:
-        return {str(t["metadata"]["name"]) for r in o.base_results.values() for t in r.templates}
+    def _base_templates(self, o: Outcome) -> dict[str, str]:
+        return {
+            str(t["metadata"]["name"]): str(t["metadata"].get("namespace") or "")
+            for r in o.base_results.values()
+            for t in r.templates
+        }
 
     def _rewrite_patches(self, o: Outcome) -> None:
         graph = self.kz.graph
@@ -333,7 +337,15 @@ class Runner:
         those an overlay below it emitted (an overlay of an overlay), as far as they reach this overlay."""
         new_names = {str(c.get("resourceClaimTemplateName")) for c in w.claims}
         below = _below(self.kz.graph, k.dir)
-        reaching = pc.base_templates | {str(t["metadata"]["name"]) for d in below for t in pc.emitted.get(d, [])}
+        # name -> namespace: a delete patch names the template's namespace, or matches no template of a base whose
+        # workloads set one (the rewritten overlay did not build)
+        namespaces = dict(pc.base_templates)
+        namespaces.update(
+            (str(t["metadata"]["name"]), str(t["metadata"].get("namespace") or ""))
+            for d in below
+            for t in pc.emitted.get(d, [])
+        )
+        reaching = set(namespaces)
         reaching -= {n for d in below for n in pc.deleted.get(d, set())}
         for t in w.templates:
             if t["metadata"]["name"] not in reaching:
@@ -346,7 +358,7 @@ class Runner:
         }
         api = w.templates[0]["apiVersion"] if w.templates else self.target.api_version
         for tname in sorted((set(old.values()) & reaching) - new_names):
-            item = delete_patch(api, tname)
+            item = delete_patch(api, tname, namespaces[tname])
             pc.deleted.setdefault(k.dir, set()).add(tname)
             if item not in pc.deletes.setdefault(k.dir, []):
                 pc.deletes[k.dir].append(item)
