@@ -297,15 +297,15 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     from dramigrate.prefilter import Stream
 
     ahead = None
-    if command in ("lint", "fix"):  # runs ahead the files grep keeps (its jobs are known before the scan)
+    if command in ("lint", "fix", "diff"):  # runs ahead the files grep keeps (its jobs are known before the scan)
         from dramigrate.ahead import Ahead
 
-        ahead = Ahead(rules, settings, target, fix=command == "fix")
+        ahead = Ahead(rules, settings, target, fix=command in ("fix", "diff"))
     stream = Stream(rules, ahead=ahead)  # grep reads the files the walk finds while it goes on
     # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
     # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
     gc.freeze()
-    # the workers load the kustomizations the walk finds (lint and fix only: they have an Ahead)
+    # the workers load the kustomizations the walk finds (lint, fix and diff: they have an Ahead)
     kustomization = ahead.kustomization if ahead is not None else None
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add, kustomization)
     inputs.grep = stream.finish()
