@@ -192,6 +192,12 @@ def _regular_values_files(paths: list[Path]) -> None:
     from dramigrate.sources import named_refusal
 
     for path in paths:
+        if str(path) == STDIN_PATH:  # Helm reads it from standard input; here it was a file named `-`, not found
+            raise InputError(
+                "-f - (values from standard input) is not supported: every render of the chart reads the values "
+                "again; save them to a file and pass its path with -f",
+                STDIN_PATH,
+            )
         if why := named_refusal(str(path)):
             raise InputError(f"-f names {why.removesuffix('; skipped (never read)')}; not read", str(path))
         try:
