@@ -443,6 +443,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 bar.update,
                 stdin_render=helm_stream,
                 on_scan=start_kustomize,
+                links_apart=opts.force,
             )
     finally:
         gc.unfreeze()  # prepare froze what was loaded before the walk; a caller in the same process collects it again
@@ -636,7 +637,9 @@ def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
         if o["notWritten"]:
             lines.append(f"not written: {len(o['notWritten'])} file(s)" + "".join(map(item, o["notWritten"])))
     if o["failed"]:
-        lines.append(f"failed: {len(o['failed'])} file(s)" + "".join(map(item, o["failed"])))
+        said = o["notWritten"] if written is not None else []  # listed with their reason just above: named only
+        failed = [{"file": w["file"]} if w in said else w for w in o["failed"]]
+        lines.append(f"failed: {len(failed)} file(s)" + "".join(map(item, failed)))
     return lines
 
 
@@ -1134,6 +1137,8 @@ def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not
     from dramigrate.migrate import failed_file
 
     failed = failed_file(r.path, exc, what)
+    if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
+        failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, not written either)"
     r.error = failed.error
     for f in r.findings:
         f.fixed = False
