@@ -123,6 +123,8 @@ def main() -> int:
                 if "baseline" in ran:
                     new, old = ran["new"], ran["baseline"]
                     same = "byte-identical" if (new.out, new.err) == (old.out, old.err) else "DIFFERENT"
+                    if new.code is None or old.code is None:
+                        same = "not compared (stopped at the timeout)"
                     print(f"  {command:5} new/baseline {new.wall / old.wall:5.2f} wall; output {same}", flush=True)
     finally:
         if args.keep:
