@@ -50,6 +50,8 @@ class Ahead:
         self._kustomizations: list[str] = []  # found, not sent to a worker yet
         self._loads: dict[str, tuple[Future[list[Loaded | None]], int]] = {}  # path -> (its chunk, index in it)
         self.preloaded = 0  # kustomization loads the scan took
+        self._holders = 0  # threads that still run jobs in the pool (hold): close() waits for the last of them
+        self._close_asked = False
 
     def start(self) -> bool:
         """Fork the workers (before any thread of grep's exists); False with one core."""
@@ -121,6 +123,30 @@ class Ahead:
             taken = {j: self._guessed.pop(j.path) for j in jobs if _same(j, self._guessed.get(j.path), self.fix)}
         return {j: functools.partial(_result, *where) for j, where in taken.items()}
 
+    def hold(self) -> None:
+        """Keep the pool open past results() until release(): the kustomize thread migrates its builds in it."""
+        with self._lock:
+            self._holders += 1
+
+    def release(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            last = self._holders == 0 and self._close_asked
+        if last:
+            self.close()
+
+    def submit(self, job: Job) -> Callable[[], FileResult | None] | None:
+        """Run one more job in the pool (a kustomize build's migration, by a thread that holds it): a function that
+        waits for its result (None when the pool never ran it); None when there is no pool to run it."""
+        with self._lock:
+            if self.pool is None:
+                return None
+            try:
+                future = self.pool.submit(_run_chunk, [job])
+            except (RuntimeError, BrokenExecutor):
+                return None
+        return functools.partial(_result, future, 0)
+
     def results(self, jobs: list[Job], progress: Callable[[int, int], None] | None) -> list[FileResult] | None:
         """The jobs' results in input order: each guessed job that is the real one from its chunk, the others run
         now; None when a worker died (the caller then runs every job here). The pool is shut down after."""
@@ -150,6 +176,11 @@ class Ahead:
             self.close()
 
     def close(self) -> None:
+        """Shut the pool down, or once the last thread that holds it releases it."""
+        with self._lock:
+            self._close_asked = True
+            if self._holders:
+                return
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None

@@ -192,6 +192,12 @@ def _regular_values_files(paths: list[Path]) -> None:
     from dramigrate.sources import named_refusal
 
     for path in paths:
+        if str(path) == STDIN_PATH:  # Helm reads it from standard input; here it was a file named `-`, not found
+            raise InputError(
+                "-f - (values from standard input) is not supported: every render of the chart reads the values "
+                "again; save them to a file and pass its path with -f",
+                STDIN_PATH,
+            )
         if why := named_refusal(str(path)):
             raise InputError(f"-f names {why.removesuffix('; skipped (never read)')}; not read", str(path))
         try:
@@ -297,15 +303,15 @@ def prepare(opts: Options, writes: bool, command: str = "lint") -> Context:
     from dramigrate.prefilter import Stream
 
     ahead = None
-    if command in ("lint", "fix"):  # runs ahead the files grep keeps (its jobs are known before the scan)
+    if command in ("lint", "fix", "diff"):  # runs ahead the files grep keeps (its jobs are known before the scan)
         from dramigrate.ahead import Ahead
 
-        ahead = Ahead(rules, settings, target, fix=command == "fix")
+        ahead = Ahead(rules, settings, target, fix=command in ("fix", "diff"))
     stream = Stream(rules, ahead=ahead)  # grep reads the files the walk finds while it goes on
     # What is loaded by now (modules, rule packs) lives to the end: the collector no longer goes through it (a full
     # collection during a 20,000-file walk took 0.04 s), and the forked workers do not copy its pages to do so.
     gc.freeze()
-    # the workers load the kustomizations the walk finds (lint and fix only: they have an Ahead)
+    # the workers load the kustomizations the walk finds (lint, fix and diff: they have an Ahead)
     kustomization = ahead.kustomization if ahead is not None else None
     inputs = expand(paths, settings.exclude, opts.force_exclude, opts.include_ignored, stream.add, kustomization)
     inputs.grep = stream.finish()
@@ -437,6 +443,7 @@ def _execute(opts: Options, fix: bool, writes: bool, command: str) -> tuple[Cont
                 bar.update,
                 stdin_render=helm_stream,
                 on_scan=start_kustomize,
+                links_apart=opts.force,
             )
     finally:
         gc.unfreeze()  # prepare froze what was loaded before the walk; a caller in the same process collects it again
@@ -630,7 +637,9 @@ def _outcome_lines(result: RunResult, written: list[str] | None) -> list[str]:
         if o["notWritten"]:
             lines.append(f"not written: {len(o['notWritten'])} file(s)" + "".join(map(item, o["notWritten"])))
     if o["failed"]:
-        lines.append(f"failed: {len(o['failed'])} file(s)" + "".join(map(item, o["failed"])))
+        said = o["notWritten"] if written is not None else []  # listed with their reason just above: named only
+        failed = [{"file": w["file"]} if w in said else w for w in o["failed"]]
+        lines.append(f"failed: {len(failed)} file(s)" + "".join(map(item, failed)))
     return lines
 
 
@@ -1128,6 +1137,8 @@ def _not_written(r: Any, result: RunResult, exc: BaseException, what: str = "not
     from dramigrate.migrate import failed_file
 
     failed = failed_file(r.path, exc, what)
+    if failed.error is not None and (others := result.linked.get(r.path)):  # hard links: the names it is not written as
+        failed.error.message += f" ({', '.join(others)}: the same file, hard-linked, not written either)"
     r.error = failed.error
     for f in r.findings:
         f.fixed = False

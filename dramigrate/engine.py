@@ -38,6 +38,7 @@ class RunResult:
     kustomize: Scan | None = None  # the kustomize graphs around the inputs (commands migrates them)
     cutover: Plan | None = None  # the order of operations for the classes the run migrates to (report footer)
     decisions: list[str] = field(default_factory=list)  # --verbose: each file's decisions, in input order
+    linked: dict[str, list[str]] = field(default_factory=dict)  # file -> its other names in the run (hard links)
 
 
 def _init(parent: int, settings: Settings, target: Target) -> None:
@@ -77,12 +78,15 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     stdin_render: bool = False,
     on_scan: Callable[[Scan, Ahead], None] | None = None,
+    links_apart: bool = False,
 ) -> RunResult:
     """Every input through the per-file pipeline; progress(done, total) after each file, when given. stdin_render:
     stdin is what Helm rendered (a post-renderer's input, `helm template` piped), read as Helm reads it (a repeated
     key: the last wins).
     on_scan(kustomize scan, the files run ahead): called once the scan is done and the files go to forked workers,
-    so that it may start threads working beside them; not called when no pool ran files ahead."""
+    so that it may start threads working beside them; not called when no pool ran files ahead. links_apart (fix
+    --force, which writes a hard-linked file as a file of its own): each name of a hard-linked file is checked and
+    written apart, else once, under its first name."""
     out = RunResult()
     planned: list[tuple[str, str]] = []  # (file, resolved): a Job only for the files grep keeps
     # grep reads the files while the kustomize scan runs here (started during the walk when the CLI walked them)
@@ -115,6 +119,8 @@ def run(
             if path not in maybe
         )
         planned = [p for p in planned if p[0] in maybe]
+    if not links_apart:
+        planned = _one_name_each(planned, out)
     # why the core leaves a file as it is (kustomize), asked only of the files grep keeps
     jobs = [Job(path, None, fix, kz.reason(resolved, fix) if kz is not None else "") for path, resolved in planned]
     if stdin is not None:
@@ -166,6 +172,30 @@ def run(
         out.findings.append(_named_class_quota(out, named))
     out.findings.sort(key=Finding.sort_key)
     return out
+
+
+def _one_name_each(planned: list[tuple[str, str]], out: RunResult) -> list[tuple[str, str]]:
+    """The files to check (path, resolved), each under one name: a file hard-linked under two names of the run is
+    checked (and refused by fix, which would split the links) once, under its first name, and its other names are
+    told (out.linked); it was checked, reported and refused twice, each name's refusal said three times. Only the
+    files left to check are looked at (the device files of a large tree)."""
+    first: dict[tuple[int, int], str] = {}
+    kept = []
+    for path, resolved in planned:
+        try:
+            st = os.stat(path)
+        except OSError:
+            kept.append((path, resolved))  # said when it is read
+            continue
+        key = (st.st_dev, st.st_ino)
+        if st.st_nlink > 1 and key in first:
+            out.linked.setdefault(first[key], []).append(path)
+            out.decisions.append(f"{path}: the same file as {first[key]} (a hard link): checked once, there")
+            out.scanned -= 1
+            continue
+        first.setdefault(key, path)
+        kept.append((path, resolved))
+    return kept
 
 
 def _device_free(grep: prefilter.Grep | None, first: dict[str, str]) -> Callable[[str], bool] | None:

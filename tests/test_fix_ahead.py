@@ -6,6 +6,7 @@ an unprovable one and one with a suppressed request left as they are."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -55,3 +56,26 @@ def test_fix_of_a_large_tree_writes_and_reports_its_graphs_as_a_small_run(tmp_pa
     assert "stack/base/train.yaml" in written, "the stack is proven and written"
     assert not {p for p in written if p.startswith(("cpu/", "left/"))}, "nothing of the other graphs is written"
     assert "resourceClaims" in large_files["pad/team-0/f-0.yaml"], "the files beside the graphs are migrated"
+
+
+def _diff_outside_pad(text: str) -> str:
+    """diff's output without the files under pad/ (each file's part starts at its `--- a/` line)."""
+    parts = re.split(r"(?m)^(?=--- )", text)
+    return "".join(p for p in parts if not p.startswith(("--- a/pad/", "--- /dev/null\n+++ b/pad/")))
+
+
+@pytest.mark.skipif(prefilter._grep() is None or shutil.which("git") is None, reason="no GNU grep with -P, or no git")
+def test_diff_of_a_large_tree_shows_its_graphs_as_a_small_run_and_writes_nothing(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """diff runs ahead as fix does (its graphs migrated beside the pool, their builds' migrations in the pool)."""
+    small = make_repo(tmp_path / "small", GRAPHS)
+    large = make_repo(tmp_path / "large", {**GRAPHS, **PADDING})
+    before = snapshot(large)
+    code, out, err = run_cli(["diff", "."], cwd=small)
+    large_code, large_out, large_err = run_cli(["diff", "."], cwd=large)
+    assert snapshot(large) == before, "diff writes nothing"
+    assert large_code == code, large_err
+    assert "+++ b/stack/base/train.yaml" in out and "resourceClaims" in out, "the stack is proven and shown"
+    assert _diff_outside_pad(large_out) == out
+    assert "+++ b/pad/team-0/f-0.yaml" in large_out, "the files beside the graphs are shown too"

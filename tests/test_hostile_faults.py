@@ -378,6 +378,19 @@ def test_a_values_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None
     assert "values.yaml: -f takes a values file, and this is a FIFO (named pipe)" in err
 
 
+def test_values_from_standard_input_are_refused_before_any_work(tmp_path: Path) -> None:
+    """Helm reads `-f -` from standard input; dramigrate rendered the chart and then failed it with `cannot read
+    values file -: [Errno 2] No such file or directory`. It is refused at once with what to do instead."""
+    chart = _chart(tmp_path)
+
+    proc = _run_in('echo "gpus: 2" | "$@"', ["fix", str(chart), "-f", "-"], tmp_path)
+
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "-f - (values from standard input) is not supported" in err and "save them to a file" in err
+    assert "Errno" not in err and "Traceback" not in err
+
+
 def test_limits_set_to_inf_or_a_typo_in_the_environment_keep_their_defaults(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -267,6 +267,11 @@ STACKS = {
         "resources:\n- ../base\npatches:\n- target: {kind: Deployment, name: trainer}\n  patch: |-\n"
         "    - op: remove\n      path: /spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\n"
     ),
+    # a base whose workload names its namespace: the overlay's delete patch of the base's template names it too
+    "ns/base/train.yaml": TRAIN.replace("  name: trainer\n", "  name: trainer\n  namespace: ml\n", 1),
+    "ns/base/kustomization.yaml": "resources:\n- train.yaml\n",
+    "ns/big/kustomization.yaml": "resources:\n- ../base\npatches:\n- path: gpus.yaml\n",
+    "ns/big/gpus.yaml": _gpus(4).replace("  name: trainer\n", "  name: trainer\n  namespace: ml\n", 1),
     # an overlay on a remote base
     "remote/base/train.yaml": TRAIN,
     "remote/base/kustomization.yaml": "resources:\n- train.yaml\n",
@@ -284,13 +289,19 @@ def stacked(tmp_path_factory: pytest.TempPathFactory, run_cli: RunCli) -> tuple[
     before = snapshot(repo)
     code, out, err = run_cli(["fix", "."], cwd=repo)
     kubectl = find_binary()[0]
-    builds = {o: build(kubectl, repo / "stack" / o) for o in ("base", "big", "huge", "small")}
+    builds = {o: build(kubectl, repo / o) for o in ("stack/base", "stack/big", "stack/huge", "stack/small", "ns/big")}
     return repo, before, f"exit {code}\n{err}", builds
 
 
 @pytest.mark.parametrize(
     ("overlay", "name", "count"),
-    [("base", "trainer", 2), ("big", "trainer", 4), ("huge", "trainer-x", 8), ("small", "trainer", 3)],
+    [
+        ("stack/base", "trainer", 2),
+        ("stack/big", "trainer", 4),
+        ("stack/huge", "trainer-x", 8),
+        ("stack/small", "trainer", 3),
+        ("ns/big", "trainer", 4),
+    ],
 )
 def test_overlays_of_overlays_and_patches_json6902_build_migrated(
     stacked: tuple[Path, dict, str, dict], overlay: str, name: str, count: int
@@ -306,7 +317,7 @@ def test_overlays_of_overlays_and_patches_json6902_build_migrated(
         templates[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
         == count
     )
-    if overlay == "small":
+    if overlay == "stack/small":
         assert "patchesJson6902" not in (repo / "stack/small/kustomization.yaml").read_text()
 
 

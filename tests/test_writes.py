@@ -71,13 +71,26 @@ def test_mode_and_extended_attributes_kept(tree: tuple[Path, Path, int, str, str
 def test_refused_files_are_named_and_untouched(tree: tuple[Path, Path, int, str, str]) -> None:
     top, _, code, _, err = tree
     assert code == 2
-    for name, why in (("readonly", "read-only file"), ("linked", "has 2 hard links")):
+    for name, why in (("readonly", "read-only file"), ("link2", "has 2 hard links")):
         assert f"{name}.yaml: not written: {why}" in err
         assert not _migrated((top / f"{name}.yaml").read_bytes())
     assert os.stat(top / "linked.yaml").st_ino == os.stat(top / "link2.yaml").st_ino
     if os.geteuid() == 0:
         assert f"others.yaml: not written: owned by user {OTHER_UID}" in err
         assert not _migrated((top / "others.yaml").read_bytes())
+
+
+def test_a_file_hard_linked_under_two_names_is_refused_once_naming_both(
+    tree: tuple[Path, Path, int, str, str],
+) -> None:
+    """Both names were checked, reported and refused apart, each refusal said three times (the report, `not
+    written:` and `failed:`); the file is now checked once, under its first name, and its refusal names the other."""
+    top, _, _, _, err = tree
+    other = f"({top / 'linked.yaml'}: the same file, hard-linked, not written either)"
+    assert f"{top / 'link2.yaml'}: not written: has 2 hard links" in err and other in err, err
+    assert err.count("has 2 hard links") == 2, "said in the report and in the summary's `not written:` list only"
+    assert f"{top / 'linked.yaml'}:" not in err.replace(other, ""), "no finding nor refusal of its own"
+    assert err.split("failed:")[1].count("link2.yaml") == 1
 
 
 def test_force_writes_them_keeping_the_owner(tmp_path: Path, run_cli: RunCli) -> None:

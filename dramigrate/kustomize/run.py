@@ -80,7 +80,7 @@ class _Patching:
 
     outcome: Outcome
     base_claims: dict[tuple[str, str, str], dict[str, str]]
-    base_templates: set[str]
+    base_templates: dict[str, str]  # name -> namespace ("" when none) of the templates the base files hold
     emitted: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> templates it emits
     deletes: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)  # folder -> delete patches
     deleted: dict[Path, set[str]] = field(default_factory=dict)  # folder -> names of the templates it deletes
@@ -97,6 +97,7 @@ class Runner:
         target: Target,
         builder: Builder,
         ran_ahead: dict[Job, Callable[[], FileResult | None]] | None = None,
+        submit: Callable[[Job], Callable[[], FileResult | None] | None] | None = None,
     ) -> None:
         self.kz = kz
         self.rules = rules
@@ -104,6 +105,8 @@ class Runner:
         self.target = target
         self.builder = builder
         self.ran_ahead = ran_ahead or {}  # device files' fix jobs the worker pool ran: their results, once each
+        self.submit = submit  # runs a job in the worker pool (Ahead.submit), when there is one
+        self._fixed_results: dict[Path, FileResult] = {}  # device file -> its fix result, run once per run
         self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
         if not target.at_least("1.34"):
             self.versions = (target.text,)
@@ -116,10 +119,20 @@ class Runner:
         outcomes = [Outcome(u) for u in self.kz.units if u.migratable and id(u) not in left_alone]
         orders = {id(o): self.kz.graph.build_order(o.unit.folders) for o in outcomes}
         owner = {f: o for o in outcomes for f in orders[id(o)]}
-        for folder, b in self.builder.stream(list(owner)):  # migrate each build while the others still run
+        # migrate each build while the others still run: in the worker pool when there is one (a build holds every
+        # device workload of its bases, so these migrations are most of the work), else here between two builds
+        pending: list[tuple[Outcome, Path, Build, Callable[[], FileResult | None] | None]] = []
+        for folder, b in self.builder.stream(list(owner)):
             o = owner[folder]
+            if self.submit is None:
+                if not o.reason:
+                    self._expect(o, folder, b)
+                continue
+            job = self._build_job(folder, b)
+            pending.append((o, folder, b, self.submit(job) if job is not None else None))
+        for o, folder, b, took in pending:  # in the order the builds came, as above
             if not o.reason:
-                self._expect(o, folder, b)
+                self._expect(o, folder, b, took() if took is not None else None)
         live = [o for o in outcomes if not o.reason]
         for o in live:
             self._rewrite(o)
@@ -153,20 +166,23 @@ class Runner:
                 return f"its message is not quoted: the build reads {path}, outside the kustomizations read here"
         return line
 
-    def _expect(self, o: Outcome, folder: Path, b: Build) -> None:
+    def _build_job(self, folder: Path, b: Build) -> Job | None:
+        """The migration of a build (None when there is none to run: the build failed or names no device)."""
+        if not b.ok or not mentions_device(b.text, self.rules):
+            return None
+        return Job(f"{self.display(folder)} (kustomize build)", b.text.encode("utf-8"), True)
+
+    def _expect(self, o: Outcome, folder: Path, b: Build, ran: FileResult | None = None) -> None:
+        """The migrated original build of a folder (ran: the migration of its build, when the pool ran it)."""
         if not b.ok:
             o.reason = f"{self.display(folder)} does not build with kustomize: {self._quotable(b.error)}"
             o.where = (self.kz.graph.nodes[folder].file, 1)
             return
-        if not mentions_device(b.text, self.rules):
+        job = self._build_job(folder, b)
+        if job is None:
             o.expected[folder] = load(b.text)
             return
-        r = run_file(
-            Job(f"{self.display(folder)} (kustomize build)", b.text.encode("utf-8"), True),
-            self.rules,
-            self.settings,
-            self.target,
-        )
+        r = ran if ran is not None else run_file(job, self.rules, self.settings, self.target)
         left = [f for f in r.findings if f.severity.value == "error" and not f.fixed]
         if r.error is not None or left:
             why = str(r.error) if r.error is not None else f"[{left[0].rule}] {left[0].message}"
@@ -188,7 +204,7 @@ class Runner:
     def _rewrite_bases(self, o: Outcome) -> None:
         graph = self.kz.graph
         for f in sorted(o.unit.device_files):
-            r = self._fixed(Job(self.display(f), None, True))
+            r = self._fixed(f)
             if r.error is not None:
                 raise Unprovable(f"{self.display(f)}: {r.error.message}")
             left = [x for x in r.findings if x.severity.value == "error" and not x.fixed]
@@ -210,12 +226,19 @@ class Runner:
             add_list_item(o.edit, k, "configurations", FILE_NAME)
             o.edit.changes.append(f"{self.display(k.file)}: configurations: {FILE_NAME} (name references to templates)")
 
-    def _fixed(self, job: Job) -> FileResult:
-        """The job's result: the worker pool's when it ran this very job ahead (a result depends only on the job and
-        the file), else run here."""
+    def _fixed(self, f: Path) -> FileResult:
+        """The fix result of a device file: the worker pool's when it ran this very job ahead (a result depends only
+        on the job and the file), else run here; once a run. A later round, or another graph that lists the file,
+        gets a copy: a proven graph's results are changed as they join the run's result, after the run."""
+        done = self._fixed_results.get(f)
+        if done is not None:
+            return copy.deepcopy(done)
+        job = Job(self.display(f), None, True)
         took = self.ran_ahead.pop(job, None)
         r = took() if took is not None else None
-        return r if r is not None else run_file(job, self.rules, self.settings, self.target)
+        r = r if r is not None else run_file(job, self.rules, self.settings, self.target)
+        self._fixed_results[f] = r
+        return r
 
     def _base_claims(self, o: Outcome) -> dict[tuple[str, str, str], dict[str, str]]:
         """(kind, name, pod path) -> claim name -> template name, in the rewritten base files."""
@@ -233,8 +256,12 @@ class Runner:
             del r
         return out
 
-    def _base_templates(self, o: Outcome) -> set[str]:
-        return {str(t["metadata"]["name"]) for r in o.base_results.values() for t in r.templates}
+    def _base_templates(self, o: Outcome) -> dict[str, str]:
+        return {
+            str(t["metadata"]["name"]): str(t["metadata"].get("namespace") or "")
+            for r in o.base_results.values()
+            for t in r.templates
+        }
 
     def _rewrite_patches(self, o: Outcome) -> None:
         graph = self.kz.graph
@@ -333,7 +360,15 @@ class Runner:
         those an overlay below it emitted (an overlay of an overlay), as far as they reach this overlay."""
         new_names = {str(c.get("resourceClaimTemplateName")) for c in w.claims}
         below = _below(self.kz.graph, k.dir)
-        reaching = pc.base_templates | {str(t["metadata"]["name"]) for d in below for t in pc.emitted.get(d, [])}
+        # name -> namespace: a delete patch names the template's namespace, or matches no template of a base whose
+        # workloads set one (the rewritten overlay did not build)
+        namespaces = dict(pc.base_templates)
+        namespaces.update(
+            (str(t["metadata"]["name"]), str(t["metadata"].get("namespace") or ""))
+            for d in below
+            for t in pc.emitted.get(d, [])
+        )
+        reaching = set(namespaces)
         reaching -= {n for d in below for n in pc.deleted.get(d, set())}
         for t in w.templates:
             if t["metadata"]["name"] not in reaching:
@@ -346,7 +381,7 @@ class Runner:
         }
         api = w.templates[0]["apiVersion"] if w.templates else self.target.api_version
         for tname in sorted((set(old.values()) & reaching) - new_names):
-            item = delete_patch(api, tname)
+            item = delete_patch(api, tname, namespaces[tname])
             pc.deleted.setdefault(k.dir, set()).add(tname)
             if item not in pc.deletes.setdefault(k.dir, []):
                 pc.deletes[k.dir].append(item)
@@ -518,19 +553,21 @@ class Background:
     are independent, so the others' outcomes are the same). Start it only once the pool's workers are forked: a
     fork while this thread holds a lock could hang the child."""
 
-    def __init__(self, runner: Callable[[], Runner]) -> None:
+    def __init__(self, runner: Callable[[], Runner], done: Callable[[], None] = lambda: None) -> None:
         import threading
 
         self._outcomes: list[Outcome] = []
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(runner,), name="dramigrate-kustomize", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(runner, done), name="dramigrate-kustomize", daemon=True)
         self._thread.start()
 
-    def _run(self, runner: Callable[[], Runner]) -> None:
+    def _run(self, runner: Callable[[], Runner], done: Callable[[], None]) -> None:
         try:
             self._outcomes = runner().run()
         except BaseException as exc:  # raised again where run_kustomize takes the outcomes
             self._error = exc
+        finally:
+            done()
 
     def outcomes(self) -> list[Outcome]:
         self._thread.join()
@@ -551,7 +588,10 @@ def start(
         return None
     jobs = [Job(kz.display(f), None, True) for u in units for f in sorted(u.device_files)]
     ran = ahead.take(jobs)
-    return Background(lambda: Runner(kz, rules, settings, target, Builder(find_binary(binary)), ran))
+    ahead.hold()  # the builds' migrations run in the pool too: it stays open until the thread is done
+    return Background(
+        lambda: Runner(kz, rules, settings, target, Builder(find_binary(binary)), ran, ahead.submit), ahead.release
+    )
 
 
 def run_kustomize(
@@ -654,9 +694,9 @@ def _resolve(path: str) -> Path | None:
 def _proven(result: Any, kz: Scan, o: Outcome) -> None:
     """Swap the graph's report-only results for the proven rewrite; device-patch findings become fixed."""
     bases = set(o.base_results)
-    removed = [r for r in result.files if _resolve(r.path) in bases]
-    result.files[:] = [r for r in result.files if not any(r is x for x in removed)]
-    dropped = {id(f) for r in removed for f in r.findings}
+    removed = {id(r): r for r in result.files if _resolve(r.path) in bases}
+    result.files[:] = [r for r in result.files if id(r) not in removed]
+    dropped = {id(f) for r in removed.values() for f in r.findings}
     result.findings[:] = [f for f in result.findings if id(f) not in dropped]
     members = o.unit.files | o.unit.patch_files | {kz.graph.nodes[d].file for d in o.unit.folders}
     for r in result.files:
@@ -674,11 +714,14 @@ def _proven(result: Any, kz: Scan, o: Outcome) -> None:
         r.rewritten = r.original = r.raw = None
         result.files.append(r)
         result.findings.extend(r.findings)
+    first: dict[Path | None, FileResult] = {}  # resolved path -> the first result of that file
+    for r in reversed(result.files):
+        first[_resolve(r.path)] = r
     for path, text in o.edit.texts.items():
         original = o.edit.originals.get(path)
-        existing = next((r for r in result.files if _resolve(r.path) == path), None)
+        existing = first.get(path)
         if existing is None:
-            existing = FileResult(kz.display(path))
+            existing = first[path] = FileResult(kz.display(path))
             result.files.append(existing)
         existing.original = original or ""
         existing.rewritten = text
