@@ -125,7 +125,7 @@ def site(text: str) -> Site | None:
         owner = parent_line(lines, section) if section >= 0 else parent
         if not (m or dotted) or lines[owner].strip() != "resources:":  # the map may be built between the two
             continue
-        var = m.group(2) or m.group(3) if m else dotted
+        var = (m.group(2) or m.group(3)) if m else dotted
         sets = _declared(lines[:i], var)
         if len(sets) != 1 or min(depths[sets[0] : i + 1]) < depths[sets[0]]:
             return None
