@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, deployment, fix_chart
+from conftest import assert_second_fix_quiet, chart_with, deployment, fix_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions
@@ -80,6 +80,8 @@ def test_a_helper_container_copying_the_values_map_key_gets_the_maps_claims(tmp_
     assert pull["claims"] == serve["claims"] == [{"name": "gpu", "request": "gpu"}]
     assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"]
     assert _pod(chart, ())["initContainers"][0]["resources"] == {"limits": {"memory": "1Gi", "nvidia.com/gpu": 1}}
+    # was: the second fix passed the claims into the helper's container again, "`claims:` is written twice", exit 1
+    assert_second_fix_quiet(chart)
 
 
 def test_a_helper_container_with_its_own_device_key_beside_a_values_map_names_both(tmp_path: Path) -> None:

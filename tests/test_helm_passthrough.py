@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import TOYAML_SERVER, RunCli, chart_with, deployment, dra_render
+from conftest import TOYAML_SERVER, RunCli, assert_second_fix_quiet, chart_with, deployment, dra_render
 from test_helm_mixed_patterns import KEYED
 
 from dramigrate.config import Settings
@@ -600,6 +600,8 @@ def test_resources_of_each_item_of_a_values_list(tmp_path: Path) -> None:
     assert "      {{- with .resourceClaims }}\n" in (chart / "templates" / "deployment.yaml").read_text()
     out, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
     assert sorted(counts.values()) == [1, 2] and all(p["resourceClaims"] for p in pods.values()), out
+    # was: a second fix added the device check again, as `{{- ... }}` below the first's `{{ ... -}}`, and refused
+    assert_second_fix_quiet(chart, "-f", str(gpu))
 
 
 # one Deployment per user of a list, each taking the top-level resources map (Uppsala pharmbio's ml-container shape)

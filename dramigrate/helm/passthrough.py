@@ -2551,10 +2551,15 @@ def device_check(
     keeps where the chart's values.yaml lacks the key: DROP_NULLS)."""
     line = _device_check_line(t, i, ref, need, path)
     # not again: an earlier fix's check is among the actions right above (the claims' `concat` after it, in a pod
-    # with several maps)
-    above = itertools.takewhile(is_control, reversed(t.lines[:i]))
-    if line is not None and line not in t.inserts.get(i, []) and line not in above:
+    # with several maps), its chomping as the line above it was then (TGI's `{{ ... -}}` below `resources: `)
+    above = {_unchomped(a) for a in itertools.takewhile(is_control, reversed(t.lines[:i]))}
+    if line is not None and line not in t.inserts.get(i, []) and _unchomped(line) not in above:
         t.inserts.setdefault(i, []).append(line)
+
+
+def _unchomped(line: str) -> str:
+    """A line of one action without its delimiters and their chomping: `{{- x }}` and `{{ x -}}` are both `x`."""
+    return re.sub(r"^\s*\{\{-?\s*|\s*-?\}\}\s*$", "", line)
 
 
 def _device_check_line(
@@ -3362,6 +3367,8 @@ def copy_claims(text: str, rel: str, dropped: set[tuple[Path_, str, str]]) -> st
             end, depth = end + 1, depth - 1
         pad = " " * (line_indent(lines[owner]) + 2)
         claims = f"{c.root}.Values.{'.'.join(str(p) for p in c.path)}.claims"
+        if f"{pad}{{{{- with {claims} }}}}" in lines[owner:end]:
+            continue  # fix passed them in before: a second fix adds nothing
         out[end:end] = [
             f"{pad}{{{{- with {claims} }}}}",
             f"{pad}claims:",
