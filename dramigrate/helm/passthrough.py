@@ -1895,6 +1895,8 @@ def _claims_beside_sections(t: _Edits, i: int, claims: str, named: str = "") -> 
         raise NotPassThrough(f"{t.rel}:{i + 1}: a section of the resources map is written outside a `resources:` key")
     ind = " " * line_indent(lines[child])
     block = [f"{ind}{{{{- with {claims} }}}}", f"{ind}claims:", f"{ind}  {{{{- toYaml . | nindent {len(ind) + 2} }}}}"]
+    if block[0] in lines[top + 1 : block_end(lines, top)]:
+        return  # fix passed them in before: a second fix adds nothing
     if named:
         items = [f"{ind}  {{{{- range . }}}}", f"{ind}  - name: {{{{ .name }}}}", f"{ind}  {{{{- end }}}}"]
         block = [*block[:2], *items]
