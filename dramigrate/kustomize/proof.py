@@ -37,10 +37,30 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+# Lists the migration writes in the order of a container's device keys, which `kustomize build` sorts (a base file's
+# `nvidia.com/mig-2g.10gb` before `nvidia.com/mig-1g.5gb` builds the other way round): a claim's device requests, a
+# container's claims, a pod's tolerations. Their order means nothing to the API server or the scheduler, so the proof
+# compares them in one order.
+_UNORDERED = ("requests", "claims", "tolerations")
+
+
+def _in_order(node: Any, key: str = "") -> Any:
+    if isinstance(node, dict):
+        return {k: _in_order(v, k) for k, v in node.items()}
+    if isinstance(node, list):
+        items = [_in_order(v) for v in node]
+        if key in _UNORDERED and all(isinstance(v, dict) for v in items):
+            items.sort(key=lambda v: json.dumps(v, sort_keys=True, default=str))
+        return items
+    return node
+
+
 def canonical(objects: list[dict[str, Any]]) -> dict[ObjKey, list[Any]]:
-    """Objects by (apiVersion, kind, namespace, name), templates renamed to their content id."""
+    """Objects by (apiVersion, kind, namespace, name), templates renamed to their content id, lists whose order
+    means nothing in one order (_UNORDERED)."""
     ids: dict[tuple[str, str], str] = {}
     out: dict[ObjKey, list[Any]] = {}
+    objects = [_in_order(obj) for obj in objects]
     for obj in objects:
         if _is_rct(obj):
             ns = str(_meta(obj).get("namespace") or "")
