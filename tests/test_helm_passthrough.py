@@ -936,39 +936,3 @@ def test_preferred_model_from_values_stays_a_preference(run_cli: RunCli, tmp_pat
     assert preferred[0]["preference"]["matchExpressions"][0]["values"] == ["NVIDIA-A100-SXM4-80GB"]
     template = next(d for d in rendered if d["kind"] == "ResourceClaimTemplate")
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 1
-
-
-# the values map is both sections' content (surajssd's llm-k8s: `limits:` and `requests:` each `toYaml
-# .Values.resources`), under `if .Values.resources`
-SECTIONS_TEMPLATE = deployment(
-    "{{ .Release.Name }}",
-    """\
-      containers:
-      - name: vllm
-        image: vllm:1
-        {{- if .Values.resources }}
-        resources:
-          limits:
-            {{- toYaml .Values.resources | nindent 12 }}
-          requests:
-            {{- toYaml .Values.resources | nindent 12 }}
-        {{- end }}
-""",
-)
-
-
-def test_a_map_that_is_the_sections_content_takes_the_pods_claims_once(tmp_path: Path) -> None:
-    """The container claims the pod's `resourceClaims` by name under its `resources:`; a second fix adds nothing (was:
-    the claims were written a second time, "`claims:` is written twice in one mapping", exit 1)."""
-    chart = chart_with(tmp_path, "llm", {"values.yaml": "resources: {}\n", "templates/deploy.yaml": SECTIONS_TEMPLATE})
-    gpu = tmp_path / "gpu.yaml"
-    gpu.write_text("resources:\n  nvidia.com/gpu: 1\n")
-    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), RULES, Settings(), T136, "fix")
-    assert outcome.proven, outcome.report()
-    write_changes(outcome)
-    _, counts, pods = dra_render(chart, tmp_path / "gpu-dra.yaml")
-    pod = pods["release-name"]
-    resources = pod["containers"][0]["resources"]
-    assert resources["claims"] == [{"name": "gpu"}] and "nvidia.com/gpu" not in json.dumps(resources), pod
-    assert [counts[c["resourceClaimTemplateName"]] for c in pod["resourceClaims"]] == [1]
-    assert_second_fix_quiet(chart, "-f", str(gpu))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, fix_chart, with_original
+from conftest import assert_second_fix_quiet, chart_with, fix_chart, with_original
 
 from dramigrate.helm.render import RenderOptions, render_chart
 
@@ -97,6 +97,8 @@ def test_a_map_passed_as_limits_and_requests_gets_the_pass_through(tmp_path: Pat
     assert vllm["resources"]["claims"] == [{"name": "gpu"}], vllm
     assert not vllm["resources"].get("limits") and "resources" not in ui, pod
     assert [c["name"] for c in pod["resourceClaims"]] == ["gpu"], pod
+    # was: a second fix passed the claims by name in again under `resources:`, "`claims:` is written twice", exit 1
+    assert_second_fix_quiet(chart, "-f", str(gpu))
 
 
 def test_both_pods_of_a_leader_worker_set_claim_the_devices_the_map_asked_for(tmp_path: Path) -> None:

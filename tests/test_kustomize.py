@@ -365,24 +365,8 @@ def test_builds_run_go_s_collector_less_often_unless_told(tmp_path: Path, monkey
     assert (env.get("GOGC"), env.get("GOMEMLIMIT")) == ("100", "3GiB")
 
 
-MIG_POD = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: rerank
-spec:
-  selector: {matchLabels: {app: rerank}}
-  template:
-    metadata: {labels: {app: rerank}}
-    spec:
-      containers:
-        - name: app
-          image: app:1
-          resources:
-            limits:
-              nvidia.com/mig-2g.10gb: 1
-              nvidia.com/mig-1g.5gb: 1
-"""
+# a container asking for two MIG profiles, its keys not in name order
+MIG_POD = TRAIN.replace("nvidia.com/gpu: 1", "nvidia.com/mig-2g.10gb: 1\n            nvidia.com/mig-1g.5gb: 1")
 
 
 def test_device_keys_out_of_name_order_prove_though_the_build_sorts_them(tmp_path: Path, run_cli: RunCli) -> None:
@@ -391,14 +375,14 @@ def test_device_keys_out_of_name_order_prove_though_the_build_sorts_them(tmp_pat
     migration of the file. Was: kustomize-unproven ("...resourceClaimTemplateName: expected content-..."), nothing
     written."""
     files = {
-        "base/rerank.yaml": MIG_POD,
-        "base/kustomization.yaml": "resources:\n- rerank.yaml\n",
+        "base/trainer.yaml": MIG_POD,
+        "base/kustomization.yaml": "resources:\n- trainer.yaml\n",
         "overlays/dev/kustomization.yaml": "resources:\n- ../../base\nnamePrefix: dev-\n",
     }
     repo = make_repo(tmp_path / "repo", files)
     code, out, err = run_cli(["fix", "."], cwd=repo)
     assert code == 0 and "kustomize-unproven" not in err, err
-    docs = [d for d in yaml.safe_load_all((repo / "base" / "rerank.yaml").read_text()) if d]
+    docs = [d for d in yaml.safe_load_all((repo / "base" / "trainer.yaml").read_text()) if d]
     pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
     assert "limits" not in pod["containers"][0]["resources"] and len(pod["resourceClaims"]) == 1, pod
     (template,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]

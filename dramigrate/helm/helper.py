@@ -52,7 +52,15 @@ from dramigrate.helm.poddelta import claim_delta, pod_groups
 from dramigrate.helm.rewrite import Change, RewriteError, _actions
 from dramigrate.helm.suitevalues import SuiteRender, changed_part, trimmed_case
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
-from dramigrate.helm.templatelines import block_end, child_indent, emits_text, is_control, line_indent, parent_line
+from dramigrate.helm.templatelines import (
+    action_body,
+    block_end,
+    child_indent,
+    emits_text,
+    is_control,
+    line_indent,
+    parent_line,
+)
 from dramigrate.helm.tolerationedits import _dump_list, given_tolerations, tolerated_define, untolerated_only
 from dramigrate.helm.tolerationedits import _merge_tolerations as _merge_list
 from dramigrate.helm.values import get_path
@@ -132,7 +140,7 @@ def blocks(text: str) -> list[Block]:
     out: list[Block] = []
     stack: list[Block] = []
     for start, end, word in _actions(text):
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             stack.append(Block(word, body[len(word) :].strip(), line(start), -1))
         elif word == "else" and stack:

@@ -99,6 +99,7 @@ from dramigrate.helm.templatelines import (
     BlockDumper,
     Edit,
     FlowMap,
+    action_body,
     block_end,
     child_indent,
     emits_text,
@@ -205,7 +206,7 @@ def _top_field(text: str, before: int, listed: str) -> bool:
     for start, end, word in _actions(text):
         if start >= before:
             break
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             depth += 1
         elif word == "end" and depth:
@@ -239,7 +240,7 @@ def _conditions(
     for start, end, word in _actions(text):
         if start >= offset:
             break
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             stack.append((word, body[len(word) :].strip(), [], False, start))
         elif word == "else" and stack:
@@ -394,7 +395,7 @@ def _range_locals(text: str, offset: int) -> frozenset[str]:
     for start, end, word in _actions(text):
         if start >= offset:
             break
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             declared = body.split(":=", 1)[0] if word == "range" and ":=" in body else ""
             open_.append((word, set(_VARIABLE.findall(declared))))
@@ -423,7 +424,7 @@ def _range_body(text: str, offset: int) -> tuple[tuple[tuple[str, str, int], ...
     for start, end, word in _actions(text):
         if start >= offset:
             break
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         acts.append((start, word, body))
         if word in ("if", "with", "range", "define", "block"):
             stack.append((word, start, body, len(acts) - 1))
@@ -1997,7 +1998,7 @@ def _later_assigned(text: str) -> dict[str, list[tuple[int, str]]]:
     assignments, each read by its own group's device key."""
     depth, found, dropped = 0, {}, set()
     for start, end, word in _actions(text):
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         if word in ("if", "with", "range", "define", "block"):
             depth += 1
         elif word == "end" and depth:
@@ -3061,7 +3062,7 @@ def _set_first(w: Workload, lines: list[str], pod: int, used: str, above: bool =
     later = {
         m.group(1)
         for at, end, _ in _actions(w.text)
-        if start <= at < key and (m := _ASSIGNMENT.match(re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", w.text[at:end])))
+        if start <= at < key and (m := _ASSIGNMENT.match(action_body(w.text[at:end])))
     }
     wanted = set(_VARIABLE.findall(used)) & later
     if not wanted:
@@ -3159,7 +3160,7 @@ def _definitions(text: str, rel: str, used: str, before: int) -> list[str]:
     for start, end, word in _actions(text):
         if start >= before:
             break
-        body = re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+        body = action_body(text[start:end])
         acts.append((start, word, body))
         if word in ("if", "with", "range", "define", "block"):
             whole = word == "define" and _whole_template(text, body[len(word) :].strip())
@@ -3259,7 +3260,7 @@ def _reads_of(body: str) -> str:
 
 def _parts(skeleton: str) -> list[str]:
     """A _skeleton's action bodies."""
-    return [re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", a) for a in re.findall(r"\{\{.*?\}\}", skeleton, re.S)]
+    return [action_body(a) for a in re.findall(r"\{\{.*?\}\}", skeleton, re.S)]
 
 
 def _carrying(defs: list[str], trim: bool) -> str:

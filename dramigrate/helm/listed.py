@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
+from dramigrate.helm.templatelines import action_body
 
 if TYPE_CHECKING:
     from dramigrate.helm.model import PodDelta
@@ -59,7 +60,7 @@ class Listed:
 
 
 def _body(text: str, start: int, end: int) -> str:
-    return re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end])
+    return action_body(text[start:end])
 
 
 def _from_item(expr: str, context: str) -> str:

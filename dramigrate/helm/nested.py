@@ -33,6 +33,7 @@ from dramigrate.helm.foldguards import _arg
 from dramigrate.helm.listed import Listed, switched_off
 from dramigrate.helm.patterns import _INLINE_IF, _LITERAL_KEY, count_expression
 from dramigrate.helm.rewrite import RewriteError, _actions
+from dramigrate.helm.templatelines import action_body
 
 if TYPE_CHECKING:
     from dramigrate.helm.model import PodDelta
@@ -63,7 +64,7 @@ class _Node:
 
 
 def _body(text: str, start: int, end: int) -> str:
-    return re.sub(r"^\{\{-?\s*|\s*-?\}\}$", "", text[start:end]).strip()
+    return action_body(text[start:end]).strip()
 
 
 def _masked(text: str) -> str:

@@ -54,6 +54,7 @@ from dramigrate.helm.templatelines import (
     BlockDumper,
     FlowList,
     FlowMap,
+    action_body,
     block_end,
     is_control,
     line_indent,
@@ -2554,14 +2555,9 @@ def device_check(
     line = _device_check_line(t, i, ref, need, path)
     # not again: an earlier fix's check is among the actions right above (the claims' `concat` after it, in a pod
     # with several maps), its chomping as the line above it was then (TGI's `{{ ... -}}` below `resources: `)
-    above = {_unchomped(a) for a in itertools.takewhile(is_control, reversed(t.lines[:i]))}
-    if line is not None and line not in t.inserts.get(i, []) and _unchomped(line) not in above:
+    above = {action_body(a.strip()) for a in itertools.takewhile(is_control, reversed(t.lines[:i]))}
+    if line is not None and line not in t.inserts.get(i, []) and action_body(line.strip()) not in above:
         t.inserts.setdefault(i, []).append(line)
-
-
-def _unchomped(line: str) -> str:
-    """A line of one action without its delimiters and their chomping: `{{- x }}` and `{{ x -}}` are both `x`."""
-    return re.sub(r"^\s*\{\{-?\s*|\s*-?\}\}\s*$", "", line)
 
 
 def _device_check_line(

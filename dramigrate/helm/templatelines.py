@@ -28,6 +28,14 @@ def is_control(line: str) -> bool:
     return not s or s.startswith("#") or (s.startswith("{{") and s.endswith("}}") and s.count("{{") == 1)
 
 
+_DELIMITERS = re.compile(r"^\{\{-?\s*|\s*-?\}\}$")
+
+
+def action_body(action: str) -> str:
+    """An action without its delimiters and their chomping: `{{- x }}` and `{{ x -}}` are both `x`."""
+    return _DELIMITERS.sub("", action)
+
+
 _QUIET = re.compile(r"\{\{-?\s*(?:(?:if|else|end|with|range|define|block|break|continue)\b|/\*|\$\w*\s*:?=)")
 
 
