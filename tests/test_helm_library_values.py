@@ -14,7 +14,7 @@ import tarfile
 from pathlib import Path
 
 import yaml
-from conftest import chart_with, dra_render, fix_chart
+from conftest import chart_with, dra_render, fix_chart, packed_chart
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
@@ -343,3 +343,10 @@ def test_proof_l_takes_a_template_s_documents_in_another_order_only_from_a_chart
     assert orders_at_random(chart_with(tmp_path, "unsorted", {"templates/_loader.tpl": loader}))
     sorted_loader = loader.replace("keys .Values.controllers", "keys .Values.controllers | sortAlpha")
     assert not orders_at_random(chart_with(tmp_path, "sorted", {"templates/_loader.tpl": sorted_loader}))
+    # a library packed in charts/ (bjw-s common 4.4.0 under yukariin's ollama chart): its loader ranges over keys
+    # unsorted, and the chart's proof L failed at random, its two controllers' objects rendered in another order
+    app = chart_with(tmp_path, "app", {})
+    library = {"Chart.yaml": "apiVersion: v2\nname: lib\nversion: 1.0.0\ntype: library\n", "templates/_l.tpl": loader}
+    (app / "charts").mkdir()
+    (app / "charts/lib-1.0.0.tgz").write_bytes(packed_chart("lib", library))
+    assert orders_at_random(app)
