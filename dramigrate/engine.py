@@ -13,6 +13,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError
 from dramigrate.kustomize import Scan, patch_findings, scan
 from dramigrate.kustomize.graph import NAMES as KUSTOMIZATION_NAMES
+from dramigrate.lifetime import die_with_parent, release_signals, signals_held
 from dramigrate.migrate import FileResult, Job, failed_file, run_file
 from dramigrate.rules import DeviceClassInfo, RuleSet, load_rules
 from dramigrate.sources import Inputs, resolve_paths
@@ -45,10 +46,9 @@ def _init(parent: int, settings: Settings, target: Target) -> None:
     """A pool worker: dies with dramigrate; a forked worker has the parent's rules already, a spawned one loads them."""
     import gc
 
-    from dramigrate.lifetime import die_with_parent
-
     global _worker
     die_with_parent(parent)
+    release_signals()
     gc.enable()  # forked during the folder walk, it starts with the walk's collector paused (sources.expand)
     if _worker is None or _worker[1:] != (settings, target):
         _worker = (load_rules(settings.rules), settings, target)
@@ -253,15 +253,18 @@ def worker_pool(rules: RuleSet, settings: Settings, target: Target) -> tuple[Pro
     pool = ProcessPoolExecutor(workers, initializer=_init, initargs=(os.getpid(), settings, target))
     started = pool._processes  # the workers, as the first task forks them (shutdown drops this dict)
     try:
-        pool.submit(_ready)  # forks every worker now
-    except OSError:
+        with signals_held():
+            pool.submit(_ready)  # forks every worker now
+    except (OSError, KeyboardInterrupt) as exc:
         # a worker could not start (too many open files or processes: ulimit -n, ulimit -u): the run ended in an
         # internal error, then waited for ever at its exit for the workers that had started; those are stopped
-        # and the files are done here, one by one
+        # and the files are done here, one by one (or not at all: Ctrl-C)
         for process in list(started.values()):
             process.kill()
             process.join()
         pool.shutdown(wait=False)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         return None
     return pool, workers
 
