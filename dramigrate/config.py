@@ -255,7 +255,7 @@ def load_settings(config: Path | None, cwd: Path, trusted: bool = True) -> Setti
                 raise
             raise InputError(f"invalid TOML: {long.message}", str(path), long.line, long.column) from exc
     else:
-        if len(text) > 2 * MAX_CONFIG_VALUES and nodes_upto(text, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        if len(text) > MAX_CONFIG_VALUES and nodes_upto(text, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
             # counted before any value is built: a 1 MB list took 29 s of PyYAML's Python parser to be refused
             raise InputError(f"config holds more than {MAX_CONFIG_VALUES:,} values; not read", str(path), 1)
         try:

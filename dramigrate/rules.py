@@ -313,7 +313,7 @@ MAX_RULE_FILE_VALUES = 20_000
 def read_rule_file(path: Path) -> dict[str, Any]:
     try:  # a regular file of a bounded size (a FIFO blocked, 13 MB ran for minutes), UTF-8
         text = read_regular(str(path), SETTINGS).decode("utf-8")
-        if len(text) > 2 * MAX_RULE_FILE_VALUES and nodes_upto(text, MAX_RULE_FILE_VALUES) > MAX_RULE_FILE_VALUES:
+        if len(text) > MAX_RULE_FILE_VALUES and nodes_upto(text, MAX_RULE_FILE_VALUES) > MAX_RULE_FILE_VALUES:
             raise InputError(
                 f"rules file holds more than {MAX_RULE_FILE_VALUES:,} values (the shipped packs hold under a "
                 "thousand); not read (limit on values)",

@@ -234,7 +234,10 @@ def test_the_full_reader_takes_a_bounded_number_of_values_from_one_file(monkeypa
         documents.parse_document("many.yaml", yf.documents[3])
 
 
-@pytest.mark.parametrize("where", ["kustomization", "kustomization, a flow mapping", "config", "rules"])
+@pytest.mark.parametrize(
+    "where",
+    [f"{w}{how}" for w in ("kustomization", "config", "rules") for how in ("", ", a flow mapping")],
+)
 def test_settings_files_of_too_many_values_are_named_before_they_are_built(
     tmp_path: Path, run_cli: RunCli, where: str
 ) -> None:
@@ -242,7 +245,7 @@ def test_settings_files_of_too_many_values_are_named_before_they_are_built(
     their size limits) was built value by value first: 20 s and 600 MB for a 3 MB kustomization, 29 s for a 1 MB
     config, 25 s and 700 MB for a 1 MiB pack, on every lint. Each is counted first and named. A kustomization is
     counted only when its length could pass the limit: a flow mapping of one-letter keys, a value a character, is
-    still counted and named."""
+    still counted and named (a config or a pack of half the limit's length in characters passed it twice over)."""
     from dramigrate.config import MAX_CONFIG_VALUES
     from dramigrate.kustomize.graph import MAX_KUSTOMIZATION_VALUES
     from dramigrate.rules import MAX_RULE_FILE_VALUES
