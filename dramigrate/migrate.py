@@ -82,6 +82,8 @@ def failed_file(path: str, exc: BaseException, what: str = "") -> FileResult:
         return FileResult(path, error=error)
     if isinstance(exc, OSError):
         reason = exc.strerror or type(exc).__name__
+        if exc.filename and os.fspath(exc.filename) != path:  # a file the check read beside it: which one
+            reason += f": {os.fspath(exc.filename)}"
         return FileResult(path, error=InputError(f"{prefix or 'cannot process: '}{reason}", path))
     if isinstance(exc, RecursionError):
         return FileResult(path, error=InputError(f"{prefix}nested too deeply to process", path))
