@@ -53,6 +53,41 @@ def _chart_defaults(chart_dir: Path) -> dict[str, Any]:
     return values
 
 
+def packed_defaults(chart_dir: Path) -> dict[str, dict[str, Any]]:
+    """The values.yaml of each subchart the chart holds packed (`charts/ollama-1.77.0.tgz`, from a chart repository)
+    under its name and aliases: chart_defaults leaves them out (their keys are not the chart's to locate or edit),
+    but a switch of their own is set in the chart's values (ownswitch.py). An archive that cannot be read gives
+    nothing (the render names it)."""
+    import tarfile
+    import zlib
+
+    from dramigrate.findings import InputError
+    from dramigrate.helm.sandbox import ChartRefused
+    from dramigrate.helm.twins import archive_members
+    from dramigrate.limits import read_regular
+
+    packed = [n for n, folder in subchart_dirs(chart_dir).items() if folder is None]
+    out: dict[str, dict[str, Any]] = {}
+    for archive in sorted((chart_dir / "charts").glob("*.tgz")) if packed else []:
+        if archive.is_symlink():
+            continue
+        try:
+            members = archive_members(read_regular(str(archive)))
+        except (OSError, InputError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
+            continue
+        tops = {name.split("/", 1)[0] for name in members}
+        top = tops.pop() if len(tops) == 1 else ""
+        meta = yaml.safe_load(members.get(f"{top}/Chart.yaml", b"")) if top else None
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        if not name or name not in packed:
+            continue
+        values = _values_from_yaml(members.get(f"{top}/values.yaml", b"").decode("utf-8", "replace"))
+        aliases = [str(d["alias"]) for d in chart_dependencies(chart_dir) if d.get("name") == name and d.get("alias")]
+        for key in [name, *aliases]:
+            out.setdefault(key, values)
+    return out
+
+
 def subchart_dirs(chart_dir: Path) -> dict[str, Path | None]:
     """Subchart name (and alias) -> its folder in charts/, or None when it is packaged; read once per chart run
     while neither charts/ nor Chart.yaml changes (a chart 40 subcharts deep took minutes re-reading them)."""

@@ -90,6 +90,14 @@ def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
     what = f"the packaged subchart {sub}" + (f" (chart {name})" if name != sub else "") + f", {archive}"
     if repo and not repo.startswith("file://"):
         declared = "Chart.yaml" if chart_meta(chart_dir).get("dependencies") else "requirements.yaml"
+        version = packed[0].removesuffix(".tgz").rsplit("-", 1)[1] if packed else ""
+        if release := _dra_release(name, repo, version):
+            return (
+                f"{source} comes from {what}, a dependency from {repo}, and {name} has its own DRA switch from "
+                f"version {release['from_version']} on ({release['switch']}; {release['source']}): set version "
+                f"{release['from_version']} or later for {name} in {declared} and run `helm dependency update`, then "
+                f"fix turns the switch on in the {sub} values"
+            )
         return (
             f"{source} comes from {what}, a dependency from {repo}: fix rewrites the chart's own sources, and the "
             f"next `helm dependency build` would bring the archive back; migrate the {name} chart where it is kept "
@@ -105,6 +113,21 @@ def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
             f"{difference(chart_dir, twin)}: run `helm dependency build` to pack the folder again, and fix again"
         )
     return f"{source} comes from {what}: unpack it into charts/{name}/ in place of the archive so fix can rewrite it"
+
+
+def _dra_release(name: str, repo: str, version: str) -> dict[str, str] | None:
+    """The entry of rules/chart-dra-releases.json for a chart of that name from that repository at a version older
+    than the one that brought its own DRA switch, else None."""
+    from importlib.resources import files
+
+    from dramigrate.helm.packedlib import _version
+
+    data = json.loads(files("dramigrate.rules_data").joinpath("chart-dra-releases.json").read_text(encoding="utf-8"))
+    for entry in data["charts"]:
+        if entry["name"] == name and any(r in repo for r in entry["repositories"]):
+            older = bool(version) and _version(version) < _version(entry["from_version"])
+            return entry if older else None
+    return None
 
 
 def resolve_source(root: Path, source: str) -> tuple[str, str]:

@@ -181,9 +181,17 @@ def _own_dra_switch(
     on, renders ResourceClaims in place of the device requests: the chart migrates itself. `partial` gets, for a
     switch that renders claims but leaves as many device requests, (the switch, its render, the device requests left),
     for ownswitch.left_by."""
-    from dramigrate.helm.values import walk
+    from dramigrate.helm.chartvalues import packed_defaults
+    from dramigrate.helm.values import get_path, walk
 
-    for leaf in walk(sources.merged):
+    leaves = list(walk(sources.merged))
+    for key, values in packed_defaults(root).items():  # a packed subchart's switch (open-webui's ollama dependency)
+        leaves += [
+            Leaf((key, *leaf.path), leaf.value)
+            for leaf in walk(values)
+            if get_path(sources.merged, (key, *leaf.path)) is None
+        ]
+    for leaf in leaves:
         if leaf.value is not False or not leaf.path:
             continue
         named = [str(p) for p in leaf.path if isinstance(p, str)]

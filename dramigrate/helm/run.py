@@ -359,14 +359,14 @@ def _run(
     for decision in explain_requests(findings, rules):
         MESSAGES.explain(decision)
     why = suppressed_request(findings)
-    if not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
-        _check_rewritable(root, (base.stream, base.rest), outcome.display)
     if mode != "lint" and why:
         MESSAGES.note(f"{outcome.display}: chart not rewritten: {why}")
         _left_as_it_is(findings, "a device request in it is suppressed")
         return
     partial: list[Any] = []  # what a switch of the chart's own leaves on the device plugin (llm-d's accelerator.dra)
     switch = _own_dra_switch(root, copts, sources, base_uses, rules, work, partial) if base_uses else None
+    if switch is None and not why and any(f.fixable for f in findings):  # lint says what fix refuses before rewriting
+        _check_rewritable(root, (base.stream, base.rest), outcome.display)  # (a switch rewrites no template)
     if switch is not None:
         _report_switch(outcome, switch, sources, root)
         if mode != "lint" and not settings.opt_in:  # --opt-in: the chart's default stays as it is
