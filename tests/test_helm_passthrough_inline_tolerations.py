@@ -41,6 +41,12 @@ TPLVALUES = """\
 TOYAML = """\
       tolerations: {{- toYaml .Values.tolerations | nindent 8 }}
 """
+# the action carried on to the next line (moophlo's stable-diffusion chart): the DRA toleration went into a second
+# `tolerations:` key, and the proof refused the render that wrote the key twice
+TOYAML_TWO_LINES = """\
+      tolerations: {{- toYaml .Values.tolerations
+          | nindent 8 }}
+"""
 
 
 def _docs(chart: Path, files: tuple[Path, ...] = ()) -> dict[tuple[str, str], dict[str, Any]]:
@@ -48,7 +54,9 @@ def _docs(chart: Path, files: tuple[Path, ...] = ()) -> dict[tuple[str, str], di
     return {(d["kind"], d["metadata"]["name"]): d for t in texts for d in yaml.safe_load_all(t) if d}
 
 
-@pytest.mark.parametrize("tolerations", [TPLVALUES, TOYAML], ids=["tplvalues-under-if", "toyaml"])
+@pytest.mark.parametrize(
+    "tolerations", [TPLVALUES, TOYAML, TOYAML_TWO_LINES], ids=["tplvalues-under-if", "toyaml", "toyaml-two-lines"]
+)
 def test_the_dra_toleration_joins_a_list_written_on_the_key_line(tmp_path: Path, tolerations: str) -> None:
     template = deployment(
         "{{ .Release.Name }}-server",

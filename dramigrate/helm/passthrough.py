@@ -60,6 +60,7 @@ from dramigrate.helm.templatelines import (
     line_indent,
     parent_line,
 )
+from dramigrate.helm.tolerationedits import joined_list_actions
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
 from dramigrate.plan import covers
 
@@ -3543,11 +3544,12 @@ def build(
     built: dict[str, str] = {}  # the helper files a helper-built dict's pass-through changes (built_map_edits)
     for rel in sorted(rels):
         text = (root / rel).read_text(encoding="utf-8")
-        after, copied = built_map_edits(root, rel, text, map_paths, scoped, chart)
+        source = joined_list_actions(text)  # renders the same; the edits read the pod's tolerations action whole
+        after, copied = built_map_edits(root, rel, source, map_paths, scoped, chart)
         built.update(copied)
         after = template_edits(after, rel, map_paths, scoped, helpers, chart=chart, called=called)
         after = _reads_edited(after, rel, reads or set())
-        if after != text:
+        if after != source:
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
     texts = _templates(root)

@@ -277,7 +277,27 @@ def split_inline_lists(text: str) -> str:
     """`text` with each pod list key whose items one trimming `nindent` action writes on the key's own line
     (_INLINE_LIST) split into the key alone and that action on the line below: it renders byte for byte the same (the
     `{{-` trims what is before it either way), and the toleration edits take the key alone."""
-    return _INLINE_LIST.sub(r"\1\2\n\1  \3", text)
+    return _INLINE_LIST.sub(r"\1\2\n\1  \3", joined_list_actions(text))
+
+
+# an action begun on a pod's `tolerations:` line and ended on a later one (`tolerations: {{- toYaml
+# .Values.x.tolerations`, then `  | nindent 6 }}`: moophlo's stable-diffusion chart)
+_SPLIT_ACTION = re.compile(r"^([ \t]*tolerations:[ \t]*\{\{)((?:(?!\}\})[^\n])*\n(?:(?!\}\})[\s\S])*?)(\}\})", re.M)
+
+
+def joined_list_actions(text: str) -> str:
+    """`text` with each action begun on a pod's `tolerations:` line and ended on a later line written on that line
+    (its line breaks and the spaces around them one space): Go templates read the breaks inside an action as spaces,
+    so it renders byte for byte the same, and the edits, which read a line at a time, see the list's action whole. An
+    action holding a raw string or a comment, where a break is text, is left as it is."""
+
+    def join(m: re.Match[str]) -> str:
+        body = m.group(2)
+        if "`" in body or "/*" in body:
+            return m.group(0)
+        return m.group(1) + re.sub(r"[ \t]*\n\s*", " ", body) + m.group(3)
+
+    return _SPLIT_ACTION.sub(join, text)
 
 
 # the values list a helper renders whole, bitnami's `include "common.tplvalues.render" (dict "value" X "context" $)`
