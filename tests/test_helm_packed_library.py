@@ -127,6 +127,30 @@ def test_a_request_written_by_a_packed_library_names_the_library_define_and_the_
     assert (chart / "charts/mylib-1.2.3.tgz").is_file() and not (chart / "charts/mylib").exists()
 
 
+# TrueCharts common 29's `_strategyType.tpl`: an action carried over lines, with a quoted argument shaped like a key
+WARNING = """\
+{{- define "mylib.warn" -}}
+  {{- if gt (len .vols) 1 -}}
+    {{- include "mylib.add" (dict "warn" (printf
+        "WARNING: The volume(s) [%s] are shared" (join "," .vols)
+      )) -}}
+  {{- end -}}
+{{- end -}}
+"""
+
+
+def test_a_library_define_with_an_action_over_several_lines_is_still_read(tmp_path: Path) -> None:
+    """A marker added at the end of the quoted argument's line broke the library's parse (`unexpected "#" in operand`),
+    so no define was found to write the key, and the message said only that no helper line of the chart writes it."""
+    chart = _app(tmp_path)
+    library = {**LIBRARY, "mylib/templates/_warn.tpl": WARNING}
+    (chart / "charts/mylib-1.2.3.tgz").write_bytes(_packed(library))
+    outcome = _fix(chart)
+    assert "its define mylib.deployment (templates/_deployment.tpl:25) writes the device key" in outcome.manual, (
+        outcome.manual
+    )
+
+
 def test_a_folder_of_the_chart_named_like_a_scratch_folder_does_not_break_the_packed_library_path(
     tmp_path: Path,
 ) -> None:

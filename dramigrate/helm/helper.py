@@ -57,6 +57,7 @@ from dramigrate.helm.templatelines import (
     block_end,
     child_indent,
     emits_text,
+    in_actions,
     is_control,
     line_indent,
     parent_line,
@@ -213,9 +214,12 @@ def mark_defines(
     if "define" not in text:
         return
     lines = text.splitlines()
+    inside = in_actions(lines)  # a marker there would be text inside an action: it breaks the parse
     changed = False
     for name, block in _defines(text):
         for i in range(block.start + 1, block.end):
+            if i in inside:
+                continue
             written = maps.match(lines[i])
             if written:  # every line the map writes carries the marker
                 n = len(marks)

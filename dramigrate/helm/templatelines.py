@@ -113,3 +113,19 @@ BlockDumper.add_representer(
 BlockDumper.add_representer(
     FlowList, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 )
+
+
+def in_actions(lines: list[str]) -> set[int]:
+    """The lines that begin or end inside a template action carried over several lines (`{{- include "x" (printf`,
+    then its arguments on the lines below): a comment added at such a line's end, or a key read at its start, would be
+    inside the action (TrueCharts common's `_strategyType.tpl` has a quoted "WARNING: ..." argument on a line of its
+    own)."""
+    out: set[int] = set()
+    open_ = False
+    for i, line in enumerate(lines):
+        starts = open_
+        for m in re.finditer(r"\{\{|\}\}", line):
+            open_ = m.group() == "{{"
+        if starts or open_:
+            out.add(i)
+    return out
