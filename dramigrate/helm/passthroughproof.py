@@ -22,6 +22,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import InputError
 from dramigrate.helm import wholemaps
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
+from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
 from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
@@ -719,7 +720,10 @@ def _passthrough(
         keys = [p[:-1] if len(p) > 1 else p for p in _leaf_paths(overlaid)]  # each map or list it sets a key of
         keys += tolerations_lists(dsources.merged)
         merged = value_sources(root, outcome.display, copts, v.options).merged
-        if any(get_path(merged, k) != get_path(dsources.merged, k) for k in keys):
+        defaults = dsources.merged
+        if v.label == NAMESPACES_APART:  # the defaults in other namespaces: the keys that set them differ alone
+            defaults = namespaces_apart(defaults) or defaults
+        if any(get_path(merged, k) != get_path(defaults, k) for k in keys):
             return False  # read off the values before edits_of's marker render: a count changed fails here (groundx)
         try:
             _, edits, _ = edits_of(v.options, through, through_want)
@@ -810,7 +814,7 @@ def _passthrough(
                 original,
                 want=want,
                 on=on,
-                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release),
+                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release, unnamed),
                 root=root,
                 passthrough=True,
             ),
