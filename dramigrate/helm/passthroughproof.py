@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dramigrate.config import Settings
+from dramigrate.embedded import held_as_text
 from dramigrate.findings import InputError
 from dramigrate.helm import wholemaps
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
@@ -53,7 +54,9 @@ from dramigrate.helm.outcome import (
     rendered_once_indented,
     restore_fixed,
 )
+from dramigrate.helm.poddelta import shipped_rules
 from dramigrate.helm.probe import override
+from dramigrate.helm.prove import documents
 from dramigrate.helm.proveswitch import (
     _Switch,
     _user_claims,
@@ -821,7 +824,7 @@ def _passthrough(
             again,
             masked,
         ):
-            _manual(outcome, why, patch)
+            _manual(outcome, why + held_as_text(documents(original.stream), shipped_rules()), patch)
         else:
             proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
@@ -966,7 +969,6 @@ def _tolerations_lists(stream: str) -> list[list[Any]] | None:
     """Every `tolerations` list of the rendered objects (shared: read only); None when the text does not parse. Read
     with the C loader, each document once (prove.documents): PyYAML's Python parser read the user's render again for
     each tolerating value set (oci-gpu-scanner: 4% of its fix)."""
-    from dramigrate.helm.prove import documents
 
     def lists(node: Any) -> Iterator[list[Any]]:
         if isinstance(node, dict):
