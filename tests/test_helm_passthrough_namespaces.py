@@ -1,9 +1,9 @@
 """Workloads that pass their values resources maps through (pattern B), each in a namespace of its own values key, as
 jump-cannon's RayCluster (`{{ $computeNamespace }}`) and nightly CronJob (`{{ $performanceNamespace }}`, set inside the
 CronJob's `if`): a ResourceClaimTemplate is namespaced and a pod claims only from its own namespace, so the one
-claim-template file of the pass-through renders each template in every namespace a workload renders in (was: refused,
-"name different namespaces"). The proof renders a value set with each namespace key apart, so a template missing
-from a pod's namespace shows.
+claim-template file of the pass-through renders each template in every namespace a workload renders in, each under
+the `if` its workload renders in (was: refused, "name different namespaces"). The proof renders a value set with
+each namespace key apart, so a template missing from a pod's namespace shows.
 
 Renders are real (the Helm engine embedded in helm-python-sdk)."""
 
@@ -96,6 +96,7 @@ def test_workloads_in_namespaces_of_their_own_get_each_claim_template_in_their_n
     off.write_text("a: {namespace: serving}\nb: {namespace: training, enabled: false}\n")
     docs = _rendered(chart, off)
     assert _claimed(docs) == {"release-name-a": ("serving", 1)}
+    assert {d["metadata"]["namespace"] for d in docs if d["kind"] == "ResourceClaimTemplate"} == {"serving"}
 
 
 def test_one_variable_set_inside_each_workloads_if_is_each_workloads_namespace(tmp_path: Path) -> None:
@@ -104,7 +105,11 @@ def test_one_variable_set_inside_each_workloads_if_is_each_workloads_namespace(t
     chart = _chart(tmp_path, "{{ $ns }}")
     fix_chart(chart)
     text = (chart / "templates/resourceclaimtemplates.yaml").read_text()
-    assert text.count("{{- if .Values.a.enabled }}{{ $ns = default .Release.Namespace .Values.a.namespace }}") == 1
+    for key in ("a", "b"):
+        assert (
+            f"{{{{- if .Values.{key}.enabled }}}}{{{{ $ns := default .Release.Namespace .Values.{key}.namespace }}}}"
+            "{{ $namespaces = append $namespaces $ns }}{{ end }}\n" in text
+        ), text
     apart = tmp_path / "apart.yaml"
     apart.write_text("a: {namespace: serving}\nb: {namespace: training}\n")
     assert _claimed(_rendered(chart, apart)) == {

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from dramigrate.helm.rewrite import RewriteError
+from dramigrate.helm.rewrite import RewriteError, _actions
+from dramigrate.helm.templatelines import action_body
 from dramigrate.helm.values import with_paths
 
 NAMESPACES = "$namespaces"  # the claim-template file's list of namespaces; `range $namespace := $namespaces`
@@ -33,12 +34,34 @@ class Namespaced:
     rel: str
     line: int
     defs: tuple[str, ...]
+    guards: tuple[str, ...] = ()  # the `if`/`with` blocks open at the line (guards), outermost first
+    guarded_defs: tuple[str, ...] = ()  # the assignments it and its guards read
+
+
+def guards(text: str, offset: int) -> tuple[str, ...]:
+    """The bodies of the `if`/`with` blocks open at `offset` (`if .Values.a.enabled`), outermost first: the workload
+    renders only where they do; () where another block is open there (a `range`, a define) or the line is in an
+    `else` branch, which the claim-template file does not replay."""
+    stack: list[tuple[str, bool]] = []  # (body, in an else)
+    for start, end, word in _actions(text):
+        if start >= offset:
+            break
+        if word in ("if", "with", "range", "define", "block"):
+            stack.append((action_body(text[start:end]), False))
+        elif word == "else" and stack:
+            stack[-1] = (stack[-1][0], True)
+        elif word == "end" and stack:
+            stack.pop()
+    if any(e or b.split(None, 1)[0] not in ("if", "with") for b, e in stack):
+        return ()
+    return tuple(b for b, _ in stack)
 
 
 def many_namespaces(found: list[Namespaced]) -> tuple[str, str]:
     """What the claim-template file sets before its `range` over the templates, and the namespace of one: the one
     expression and the assignments it reads; for several, each one's assignments then the expression appended to
-    `$namespaces` (a variable set in two templates alike is declared again before the second), and `$namespace`,
+    `$namespaces` under the blocks the workload renders in (a variable set in two templates alike is declared again
+    before the second), and `$namespace`,
     the item of a `range` over that list without empty or repeated namespaces. Raises RewriteError, with what to do
     by hand, where an expression of several is not one template action."""
     from dramigrate.helm.idiomatic import _carrying
@@ -60,8 +83,33 @@ def many_namespaces(found: list[Namespaced]) -> tuple[str, str]:
                 "extended-resource, Kubernetes 1.34+)"
             )
         item = one.group(1) if _PLAIN.match(one.group(1)) else f"({one.group(1)})"
-        out += _carrying(list(n.defs), False) + f"{{{{- {NAMESPACES} = append {NAMESPACES} {item} }}}}\n"
+        before, inside = _set_inside(n.guarded_defs, n.guards)
+        append = "".join(f"{{{{ {x} }}}}" for x in [*n.guards, *inside, f"{NAMESPACES} = append {NAMESPACES} {item}"])
+        out += _carrying(before, False) + "{{-" + append[2:] + "{{ end }}" * len(n.guards) + "\n"
     return out, EACH_NAMESPACE
+
+
+def _set_inside(defs: tuple[str, ...], guards: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The assignments `defs` (idiomatic._definitions) to make before the workload's `guards`, and those to make
+    inside them: a variable the template sets inside the same blocks, which _definitions declares empty above them
+    and sets inside (`$ns := ""`, `if .Values.a.enabled`, `$ns = X`, `end`), is set there once (`$ns := X`)."""
+    before, inside, k, i = [], [], len(guards), 0
+    while i < len(defs):
+        declared = re.fullmatch(r'\$(\w+) := ""', defs[i])
+        body = defs[i + 1 + k] if i + 1 + k < len(defs) else ""
+        if (
+            k
+            and declared
+            and defs[i + 1 : i + 1 + k] == guards
+            and body.startswith(f"${declared.group(1)} = ")
+            and defs[i + 2 + k : i + 2 + 2 * k] == ("end",) * k
+        ):
+            inside.append(body.replace(" = ", " := ", 1))
+            i += 2 + 2 * k
+        else:
+            before.append(defs[i])
+            i += 1
+    return before, inside
 
 
 NAMESPACES_APART = "each namespace key of the values set to a namespace of its own"

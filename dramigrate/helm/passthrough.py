@@ -39,7 +39,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
-from dramigrate.helm.claimnamespaces import EACH_NAMESPACE, NAMESPACES, Namespaced, many_namespaces
+from dramigrate.helm.claimnamespaces import EACH_NAMESPACE, NAMESPACES, Namespaced, guards, many_namespaces
 from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
@@ -2825,21 +2825,26 @@ def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     the same variable set otherwise), each item of the file's list of them (claimnamespaces.py)."""
     from dramigrate.helm.idiomatic import _definitions, _metadata_line
 
-    found: dict[tuple[str, tuple[str, ...]], Namespaced] = {}  # by the expression spaced alike and what it reads
-    for rel in sorted(rels):
+    found: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Namespaced] = {}  # by the expression spaced alike,
+    for rel in sorted(rels):  # what it reads and where it renders
         text = (root / rel).read_text(encoding="utf-8")
         lines = text.splitlines(True)
         own = _metadata_line([line.rstrip("\n") for line in lines], "namespace")
         if own is not None:
             at = next((i for i, line in enumerate(lines) if line.rstrip("\n") == f"  namespace: {own}"), 0)
-            offset = len("".join(lines[:at]))
-            defs = tuple(_definitions(text, rel, own, offset or len(text)))
+            offset = len("".join(lines[:at])) or len(text)
+            guarded = guards(text, offset) if at else ()
+            defs = tuple(_definitions(text, rel, own, offset))
+            read = tuple(_definitions(text, rel, own + "".join(f"{{{{ {g} }}}}" for g in guarded), offset))
             rooted = re.sub(
                 r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S
             )
-            found[(_ACTION_SPACING.sub(_spaced, own), defs)] = Namespaced(own, rooted, rel, at + 1, defs)
+            key = (_ACTION_SPACING.sub(_spaced, own), defs, guarded)
+            found[key] = Namespaced(own, rooted, rel, at + 1, defs, guarded, read)
     if not found:
         return "", "{{ $.Release.Namespace }}"
+    if len({k[:2] for k in found}) == 1:  # one namespace wherever the workloads render
+        found = dict(list(found.items())[:1])
     return many_namespaces(sorted(found.values(), key=lambda n: (n.rel, n.line)))
 
 
