@@ -52,14 +52,17 @@ def embedded_findings(path: str, doc: Document, rules: RuleSet) -> list[Finding]
     return out
 
 
-def held_as_text(docs: Iterable[Any], rules: RuleSet) -> str:
+def held_as_text(docs: Iterable[Any], rules: RuleSet, changed: set[tuple[str, str]]) -> str:
     """A clause for a proof's failure on rendered documents whose objects hold device requests in strings (jump-cannon's
     gpu-session-template ConfigMap holds its RayCluster, rendered by the helper that renders the chart's own): the
     manifest migration leaves a string as it is, while a chart rewritten at the template writes its claims there
-    too, so the renders cannot be equal; what to do instead. '' when none does."""
+    too, so the renders cannot be equal; what to do instead. Only objects the rewrite renders otherwise count
+    (`changed`: kind, name). '' when none does."""
     held = []
     for doc in docs:
         for info in objects_of(doc):
+            if (info.kind, info.name or info.generate_name) not in changed:
+                continue
             kind = f"{info.kind}/{info.name or info.generate_name}"
             held += [f"{kind} {key}" for _, key, text in _strings(info.obj) if _requests_in(text, rules, 0)]
     if not held:

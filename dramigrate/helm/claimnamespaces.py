@@ -3,10 +3,10 @@ take the values resources maps name different ones (jump-cannon: its RayCluster 
 nightly CronJob in `{{ $performanceNamespace }}`).
 
 A ResourceClaimTemplate is namespaced and a pod's claim template must be in the pod's namespace, so the file renders
-each template once in every namespace a workload names: the list of their namespace expressions, each set as its
-template sets it (a variable assigned inside the workload's `if` is set inside the same `if`, and is empty where the
-workload does not render), the empty ones dropped and the same namespace once. With the default values every
-expression is usually the release's namespace, and the file renders as the one-namespace form did."""
+each template once in every namespace a workload renders in: each namespace expression, with the assignments it reads,
+appended to a list under the `if`s its workload renders in (a variable the template sets inside them is set there),
+then the empty ones dropped and the same namespace once. With the default values every expression is usually the
+release's namespace, and the file renders as the one-namespace form did."""
 
 from __future__ import annotations
 
@@ -60,10 +60,9 @@ def guards(text: str, offset: int) -> tuple[str, ...]:
 def many_namespaces(found: list[Namespaced]) -> tuple[str, str]:
     """What the claim-template file sets before its `range` over the templates, and the namespace of one: the one
     expression and the assignments it reads; for several, each one's assignments then the expression appended to
-    `$namespaces` under the blocks the workload renders in (a variable set in two templates alike is declared again
-    before the second), and `$namespace`,
-    the item of a `range` over that list without empty or repeated namespaces. Raises RewriteError, with what to do
-    by hand, where an expression of several is not one template action."""
+    `$namespaces` under the blocks its workload renders in (a variable set in two templates alike is declared again
+    before the second), and `$namespace`, the item of a `range` over that list without empty or repeated namespaces.
+    Raises RewriteError, with what to do by hand, where an expression of several is not one template action."""
     from dramigrate.helm.idiomatic import _carrying
 
     if len(found) == 1:
@@ -89,18 +88,18 @@ def many_namespaces(found: list[Namespaced]) -> tuple[str, str]:
     return out, EACH_NAMESPACE
 
 
-def _set_inside(defs: tuple[str, ...], guards: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """The assignments `defs` (idiomatic._definitions) to make before the workload's `guards`, and those to make
+def _set_inside(defs: tuple[str, ...], openers: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The assignments `defs` (idiomatic._definitions) to make before the workload's `openers`, and those to make
     inside them: a variable the template sets inside the same blocks, which _definitions declares empty above them
     and sets inside (`$ns := ""`, `if .Values.a.enabled`, `$ns = X`, `end`), is set there once (`$ns := X`)."""
-    before, inside, k, i = [], [], len(guards), 0
+    before, inside, k, i = [], [], len(openers), 0
     while i < len(defs):
         declared = re.fullmatch(r'\$(\w+) := ""', defs[i])
         body = defs[i + 1 + k] if i + 1 + k < len(defs) else ""
         if (
             k
             and declared
-            and defs[i + 1 : i + 1 + k] == guards
+            and defs[i + 1 : i + 1 + k] == openers
             and body.startswith(f"${declared.group(1)} = ")
             and defs[i + 2 + k : i + 2 + 2 * k] == ("end",) * k
         ):

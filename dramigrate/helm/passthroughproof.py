@@ -56,7 +56,7 @@ from dramigrate.helm.outcome import (
 )
 from dramigrate.helm.poddelta import shipped_rules
 from dramigrate.helm.probe import override
-from dramigrate.helm.prove import documents
+from dramigrate.helm.prove import documents, objects
 from dramigrate.helm.proveswitch import (
     _Switch,
     _user_claims,
@@ -824,7 +824,9 @@ def _passthrough(
             again,
             masked,
         ):
-            _manual(outcome, why + held_as_text(documents(original.stream), shipped_rules()), patch)
+            migrated, rewritten = objects(want), objects(on.stream + on.rest)
+            changed = {(k[1], k[3]) for k, docs in rewritten.items() if migrated.get(k) != docs}
+            _manual(outcome, why + held_as_text(documents(original.stream), shipped_rules(), changed), patch)
         else:
             proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
