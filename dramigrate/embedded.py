@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -49,6 +50,30 @@ def embedded_findings(path: str, doc: Document, rules: RuleSet) -> list[Finding]
                 continue
             out.append(_finding(path, doc, info, parent, key, text, resources))
     return out
+
+
+def held_as_text(docs: Iterable[Any], rules: RuleSet, changed: set[tuple[str, str]]) -> str:
+    """A clause for a proof's failure on rendered documents whose objects hold device requests in strings (jump-cannon's
+    gpu-session-template ConfigMap holds its RayCluster, rendered by the helper that renders the chart's own): the
+    manifest migration leaves a string as it is, while a chart rewritten at the template writes its claims there
+    too, so the renders cannot be equal; what to do instead. Only objects the rewrite renders otherwise count
+    (`changed`: kind, name). '' when none does."""
+    held = []
+    for doc in docs:
+        for info in objects_of(doc):
+            if (info.kind, info.name or info.generate_name) not in changed:
+                continue
+            kind = f"{info.kind}/{info.name or info.generate_name}"
+            held += [f"{kind} {key}" for _, key, text in _strings(info.obj) if _requests_in(text, rules, 0)]
+    if not held:
+        return ""
+    return (
+        f"; with these values {', '.join(dict.fromkeys(held))} hold{'s' if len(held) == 1 else ''} a device request "
+        "as text (a pod spec in a string), which the manifest migration leaves as it is while the rewritten template "
+        "writes its claims there too: keep the device-plugin requests and serve them with a DeviceClass with "
+        "extendedResourceName (--strategy extended-resource, Kubernetes 1.34+), or migrate by hand, deciding what "
+        "the pods made from that text should ask for"
+    )
 
 
 def _strings(root: Any) -> list[tuple[Any, Any, str]]:

@@ -11,12 +11,7 @@ from pathlib import Path
 import yaml
 from conftest import chart_with, fix_chart
 
-from dramigrate.config import Settings
-from dramigrate.helm.outcome import ChartOptions
 from dramigrate.helm.render import RenderOptions, render_chart
-from dramigrate.helm.run import run_chart
-from dramigrate.rules import load_rules
-from dramigrate.versions import Target
 
 
 def _workload(name: str, namespace: str, resources: str) -> str:
@@ -72,16 +67,3 @@ def test_one_namespace_spelled_with_other_spacing_gets_the_rewrite(tmp_path: Pat
             assert "nvidia.com/gpu" not in (d["spec"]["template"]["spec"]["containers"][0]["resources"] or {}).get(
                 "limits", {}
             )
-
-
-def test_namespaces_that_differ_in_more_than_spacing_are_still_refused(tmp_path: Path) -> None:
-    """Two values keys are two namespaces: fix writes nothing and the reason names both."""
-    chart = _chart(tmp_path, "{{ .Values.workerNs }}")
-    gpu = tmp_path / "gpu.yaml"
-    gpu.write_text(GPU)
-    outcome = run_chart(chart, ChartOptions(values_files=(gpu,)), load_rules(), Settings(), Target.parse("1.34"), "fix")
-    assert not outcome.proven
-    assert (
-        "different namespaces (templates/server.yaml:5 `{{ .Values.ns }}`, "
-        "templates/worker.yaml:5 `{{ .Values.workerNs }}`)" in outcome.manual
-    ), outcome.report()

@@ -39,6 +39,7 @@ from typing import Any
 
 from dramigrate.helm import unpin
 from dramigrate.helm.arghelpers import arg_helpers, called_maps, expand_calls, tolerations_helpers
+from dramigrate.helm.claimnamespaces import EACH_NAMESPACE, NAMESPACES, Namespaced, guards, many_namespaces
 from dramigrate.helm.containerhelpers import container_helpers
 from dramigrate.helm.conventions import conventions
 from dramigrate.helm.helper import blocks
@@ -847,31 +848,47 @@ def template_names(templates: dict[Path_, dict[str, Any]]) -> set[str]:
     return {name for own in templates.values() for name in own}
 
 
-def unused_templates(render: Any, names: set[str], release: str) -> frozenset[tuple[str, str, str]]:
+def unused_templates(
+    render: Any, names: set[str], release: str, copies: set[str] = frozenset()
+) -> frozenset[tuple[str, str, str]]:
     """The ResourceClaimTemplates of a render, among the values entries `names` (values-dra.yaml's, with the maps
     under a switch the defaults leave off: a value set takes some of them), that no object of the render names: a
     claim template no pod names allocates nothing (each pod gets its claim from one), so the proof does not compare
-    it; as (kind, namespace, name)."""
-    if not names:
+    it; as (kind, namespace, name). Among `copies` (every values entry), those no object of their namespace names
+    that one of another namespace does: the claim-template file renders each template in every namespace of the
+    workloads (claimnamespaces.py), and a pod claims only from its own."""
+    if not names and not copies:
         return frozenset()
     found = objects(render.stream + render.rest)
-    named: set[str] = set()
+    named: dict[str, set[str]] = {}  # by namespace
 
-    def walk(node: Any) -> None:
+    def walk(node: Any, namespace: str) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 if k == "resourceClaimTemplateName" and isinstance(v, str):
-                    named.add(v)
+                    named.setdefault(namespace, set()).add(v)
                 else:
-                    walk(v)
+                    walk(v, namespace)
         elif isinstance(node, list):
             for v in node:
-                walk(v)
+                walk(v, namespace)
 
-    walk([d for key, docs in found.items() if key[1] != "ResourceClaimTemplate" for d in docs])
-    ours = names | {f"{release}-{n}" for n in names}
+    for key, docs in found.items():
+        if key[1] != "ResourceClaimTemplate":
+            walk(docs, str(key[2] or ""))
+    anywhere = set().union(*named.values())
+
+    def ours(among: set[str]) -> set[str]:
+        return among | {f"{release}-{n}" for n in among}
+
     return frozenset(
-        key[1:] for key in found if key[1] == "ResourceClaimTemplate" and key[3] in ours and key[3] not in named
+        key[1:]
+        for key in found
+        if key[1] == "ResourceClaimTemplate"
+        and (
+            (key[3] in ours(names) and key[3] not in anywhere)
+            or (key[3] in ours(copies) and key[3] in anywhere and key[3] not in named.get(str(key[2] or ""), set()))
+        )
     )
 
 
@@ -2804,35 +2821,32 @@ def _spaced(m: re.Match[str]) -> str:
 def namespace_expr(root: Path, rels: set[str]) -> tuple[str, str]:
     """The namespace the workloads that take the maps render (`{{ .Values.namespace }}`), as the claim-template
     file reads it inside its `range` (`{{ $.Values.namespace }}`), with the assignments of the variables it reads
-    (pattern A's claim template carries the same); `{{ $.Release.Namespace }}` when the workloads name none."""
-    from dramigrate.helm.idiomatic import _carrying, _definitions, _metadata_line
+    as the template sets them above its `namespace:` line (pattern A's claim template carries the same);
+    `{{ $.Release.Namespace }}` when the workloads name none. Where they name different ones (another expression, or
+    the same variable set otherwise), each item of the file's list of them (claimnamespaces.py)."""
+    from dramigrate.helm.idiomatic import _definitions, _metadata_line
 
-    found: dict[str, tuple[str, str, str, int]] = {}  # by the expression spaced alike: (as written, file, text, line)
-    for rel in sorted(rels):
+    found: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Namespaced] = {}  # by the expression spaced alike,
+    for rel in sorted(rels):  # what it reads and where it renders
         text = (root / rel).read_text(encoding="utf-8")
-        lines = text.splitlines()
-        own = _metadata_line(lines, "namespace")
+        lines = text.splitlines(True)
+        own = _metadata_line([line.rstrip("\n") for line in lines], "namespace")
         if own is not None:
-            at = next((i + 1 for i, line in enumerate(lines) if line == f"  namespace: {own}"), 0)
-            found[_ACTION_SPACING.sub(_spaced, own)] = (own, rel, text, at)  # the last template's text, as before
-    if len(found) > 1:  # where each workload names its namespace, the first line first
-        named = sorted((rel, at, own) for own, rel, _, at in found.values())
-        raise NotPassThrough(
-            f"{named[0][0]}:{named[0][1]}: pattern B/C (values resources maps passed through): the workloads that "
-            "take the resources maps name different namespaces ("
-            + ", ".join(f"{rel}:{at} `{own}`" for rel, at, own in named)
-            + "): the one claim-template file of the pass-through renders its templates in one namespace, and a "
-            "pod's claim template must be in the pod's. By hand: beside each resources map, a resourceClaims list "
-            "for its pods, and a ResourceClaimTemplate for each namespace that uses it, written where the workload "
-            "is, with the workload's namespace; or keep the device-plugin requests and serve them with a DeviceClass "
-            "with extendedResourceName (--strategy extended-resource, Kubernetes 1.34+)"
-        )
+            at = next((i for i, line in enumerate(lines) if line.rstrip("\n") == f"  namespace: {own}"), 0)
+            offset = len("".join(lines[:at])) or len(text)
+            guarded = guards(text, offset) if at else ()
+            defs = tuple(_definitions(text, rel, own, offset))
+            read = tuple(_definitions(text, rel, own + "".join(f"{{{{ {g} }}}}" for g in guarded), offset))
+            rooted = re.sub(
+                r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S
+            )
+            key = (_ACTION_SPACING.sub(_spaced, own), defs, guarded)
+            found[key] = Namespaced(own, rooted, rel, at + 1, defs, guarded, read)
     if not found:
         return "", "{{ $.Release.Namespace }}"
-    ((own, rel, text, _),) = found.values()
-    defs = _carrying(_definitions(text, rel, own, len(text)), False)
-    rooted = re.sub(r"\{\{.*?\}\}", lambda m: _DOT_ARG.sub("$", _ROOT_DOT.sub("$.", m.group(0))), own, flags=re.S)
-    return defs, rooted
+    if len({k[:2] for k in found}) == 1:  # one namespace wherever the workloads render
+        found = dict(list(found.items())[:1])
+    return many_namespaces(sorted(found.values(), key=lambda n: (n.rel, n.line)))
 
 
 TOLERATIONS_DEFINE = "draTolerations"  # the claim-template file's define of the tolerations a pod's list lacks
@@ -2878,9 +2892,16 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False,
     named = "<release>-<name>" if scoped else "<name>"
     head = f"{{{{- /* DRA ResourceClaimTemplates from .Values.{VALUES_KEY} (name -> spec, null drops it), "
     head += f"named {named} */}}}}\n"
+    many = namespace is not None and namespace[1] == EACH_NAMESPACE  # in each of the workloads' namespaces
     body = (
         (namespace[0] if namespace else "")
-        + "{{- range $name, $spec := .Values.resourceClaimTemplates }}{{ if $spec }}\n"
+        + (
+            f"{{{{- range $namespace := {NAMESPACES} | compact | uniq }}}}"
+            f"{{{{ range $name, $spec := $.Values.{VALUES_KEY} }}}}"
+            if many
+            else f"{{{{- range $name, $spec := .Values.{VALUES_KEY} }}}}"
+        )
+        + "{{ if $spec }}\n"
         "---\n"
         "apiVersion: resource.k8s.io/v1\n"
         "kind: ResourceClaimTemplate\n"
@@ -2889,7 +2910,7 @@ def claim_template_file(namespace: tuple[str, str] | None, scoped: bool = False,
         + (f"  namespace: {namespace[1]}\n" if namespace else "")
         + "spec:\n"
         "  {{- toYaml $spec | nindent 2 }}\n"
-        "{{- end }}{{ end }}\n"
+        "{{- end }}{{ end }}" + "{{ end }}" * many + "\n"
     )
     return (
         head

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from dramigrate.config import Settings
+from dramigrate.embedded import held_as_text
 from dramigrate.findings import InputError
 from dramigrate.helm import wholemaps
 from dramigrate.helm.chartvalues import chart_defaults, value_sources
+from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
 from dramigrate.helm.findingmap import (
     read_text,
     resolve_source,
@@ -52,7 +54,9 @@ from dramigrate.helm.outcome import (
     rendered_once_indented,
     restore_fixed,
 )
+from dramigrate.helm.poddelta import shipped_rules
 from dramigrate.helm.probe import override
+from dramigrate.helm.prove import documents, objects
 from dramigrate.helm.proveswitch import (
     _Switch,
     _user_claims,
@@ -719,7 +723,10 @@ def _passthrough(
         keys = [p[:-1] if len(p) > 1 else p for p in _leaf_paths(overlaid)]  # each map or list it sets a key of
         keys += tolerations_lists(dsources.merged)
         merged = value_sources(root, outcome.display, copts, v.options).merged
-        if any(get_path(merged, k) != get_path(dsources.merged, k) for k in keys):
+        defaults = dsources.merged
+        if v.label == NAMESPACES_APART:  # the defaults in other namespaces: the keys that set them differ alone
+            defaults = namespaces_apart(defaults) or defaults
+        if any(get_path(merged, k) != get_path(defaults, k) for k in keys):
             return False  # read off the values before edits_of's marker render: a count changed fails here (groundx)
         try:
             _, edits, _ = edits_of(v.options, through, through_want)
@@ -810,14 +817,16 @@ def _passthrough(
                 original,
                 want=want,
                 on=on,
-                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release),
+                left_out=pt.unused_templates(on, unnamed if derived else inert, copts.release, unnamed),
                 root=root,
                 passthrough=True,
             ),
             again,
             masked,
         ):
-            _manual(outcome, why, patch)
+            migrated, rewritten = objects(want), objects(on.stream + on.rest)
+            changed = {(k[1], k[3]) for k, docs in rewritten.items() if migrated.get(k) != docs}
+            _manual(outcome, why + held_as_text(documents(original.stream), shipped_rules(), changed), patch)
         else:
             proofs = v.options.values_files if v.label in folded or derived else ()  # the proof's file: unnamed
             names = [Path(p).name for p in dra.values_files if p not in proofs]  # the DRA files it rendered with
@@ -962,7 +971,6 @@ def _tolerations_lists(stream: str) -> list[list[Any]] | None:
     """Every `tolerations` list of the rendered objects (shared: read only); None when the text does not parse. Read
     with the C loader, each document once (prove.documents): PyYAML's Python parser read the user's render again for
     each tolerating value set (oci-gpu-scanner: 4% of its fix)."""
-    from dramigrate.helm.prove import documents
 
     def lists(node: Any) -> Iterator[list[Any]]:
         if isinstance(node, dict):

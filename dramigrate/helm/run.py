@@ -37,6 +37,7 @@ from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError, Location
 from dramigrate.helm import patterns
 from dramigrate.helm.chartvalues import value_sources
+from dramigrate.helm.claimnamespaces import NAMESPACES_APART, namespaces_apart
 from dramigrate.helm.fileleaf import built_twins, renamed, renamed_rel, working_copy
 from dramigrate.helm.findingmap import (
     attach_values,
@@ -533,6 +534,9 @@ def _variations(
     for path in _left_alone_names(root, merged, rules):  # pattern E: a name the migration leaves alone
         values, label = _name_changed(sources, merged, path, LEFT_ALONE)
         add(label, copts.render((work.values_file(values),), False), values)
+    if (apart := namespaces_apart(merged)) is not None:  # each pod's claim template in its namespace, past the cap
+        values = override(sources, apart)
+        out.append(Variation(NAMESPACES_APART, copts.render((work.values_file(values),), False)))
     return out
 
 
