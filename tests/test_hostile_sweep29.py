@@ -37,3 +37,40 @@ def test_a_config_switch_that_is_no_true_or_false_is_named_at_its_line(tmp_path:
     assert code == 2, out + err
     assert f".dramigrate.yaml:2:1: {said}" in out + err
     assert "Traceback" not in err
+
+
+def test_a_group_whose_last_rename_fails_is_put_back_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kustomize graph (or chart) is written all or none, but only up to its renames: a folder made read-only
+    after the temp files were written failed the overlay's rename once the base was renamed, and the report said
+    the whole graph was not written while the base, its patch and the new files were rewritten on disk. The renames
+    done are now undone: every file as it was (the same inode, so its metadata too), the new files gone."""
+    import errno
+    import os
+
+    from dramigrate.findings import InputError
+    from dramigrate.writer import write_group
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "overlay").mkdir()
+    base, patch, overlay = tmp_path / "base/pod.yaml", tmp_path / "overlay/p.yaml", tmp_path / "overlay/k.yaml"
+    for f in (base, patch, overlay):
+        f.write_text(f"old {f.name}\n")
+    inodes = {f: f.stat().st_ino for f in (base, patch, overlay)}
+    new = tmp_path / "base/names.yaml"
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        if dst == str(overlay):
+            raise PermissionError(errno.EACCES, "Permission denied", dst)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    files = [(base, "new\n", b"old pod.yaml\n"), (new, "new\n", None), (patch, "new\n", b"old p.yaml\n")]
+    with pytest.raises((OSError, InputError)):
+        write_group([*files, (overlay, "new\n", b"old k.yaml\n")])
+
+    for f in (base, patch, overlay):
+        assert f.read_text() == f"old {f.name}\n"
+        assert f.stat().st_ino == inodes[f] and f.stat().st_nlink == 1
+    assert not new.exists()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["base", "k.yaml", "overlay", "p.yaml", "pod.yaml"]
