@@ -74,3 +74,62 @@ def test_a_group_whose_last_rename_fails_is_put_back_as_it_was(tmp_path: Path, m
         assert f.stat().st_ino == inodes[f] and f.stat().st_nlink == 1
     assert not new.exists()
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["base", "k.yaml", "overlay", "p.yaml", "pod.yaml"]
+
+
+DEVICE_PATCH = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod
+spec:
+  containers:
+  - name: app
+    resources:
+      limits:
+        nvidia.com/gpu: 2
+"""
+
+
+def test_a_json_patch_setting_a_device_on_a_target_without_a_name_is_not_called_fixable(tmp_path: Path) -> None:
+    """An overlay's JSON6902 patch whose target names a kind but no name (kustomize patches every Pod) set a device
+    count: lint called it fixable (exit 1, "fix migrates it"), and fix then refused the graph (a JSON6902 patch
+    without a target kind and name) and still called the patch fixable. Both now say it is migrated by hand."""
+    from conftest import base_and_overlay
+
+    overlay = base_and_overlay(tmp_path, "resources:\n- ../base\npatches:\n- path: p.yaml\n  target:\n    kind: Pod\n")
+    (overlay / "p.yaml").write_text(
+        "- op: replace\n  path: /spec/containers/0/resources/limits/nvidia.com~1gpu\n  value: 2\n"
+    )
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+        patch_lines = [line for line in (out + err).splitlines() if line.startswith("overlay/p.yaml:")]
+        assert patch_lines and all("fixable" not in line for line in patch_lines), (command, out + err)
+        assert "without a kind and a name" in out + err
+        assert "Traceback" not in err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    assert "nvidia.com/gpu: 1" in (tmp_path / "base" / "pod.yaml").read_text()
+
+
+def test_the_device_patch_of_a_graph_fix_could_not_prove_is_not_called_fixable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After fix left a kustomize graph unproven (here its build ran past the time limit), the overlay's device
+    patch was still reported as fixable ("fix migrates it with its base and proves every overlay build"), and
+    counted among the findings fixable with another `dramigrate fix`, which would leave it just the same."""
+    from conftest import base_and_overlay
+
+    overlay = base_and_overlay(tmp_path, "resources:\n- ../base\npatches:\n- path: p.yaml\n")
+    (overlay / "p.yaml").write_text(DEVICE_PATCH)
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "0.001")
+
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    patch_lines = [line for line in err.splitlines() if line.startswith("overlay/p.yaml:")]
+    assert patch_lines and all("fixable" not in line for line in patch_lines), err
+    assert "not migrated: overlay/kustomization.yaml is unproven" in patch_lines[0]
+    assert "fixable with `dramigrate fix`" not in err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    assert (overlay / "p.yaml").read_text() == DEVICE_PATCH

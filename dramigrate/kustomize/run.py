@@ -42,7 +42,7 @@ from dramigrate.kustomize.rewrite import (
     templates_text,
     wiring,
 )
-from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, Scan, Unit
+from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, PATCH_WITH_GRAPH, Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
@@ -304,9 +304,7 @@ class Runner:
 
         o = pc.outcome
         target = dp.patch.target or {}
-        kind, name = str(target.get("kind", "")), str(target.get("name", ""))
-        if not kind or not name:
-            raise Unprovable(f"{self.display(dp.patch.where)}: a JSON6902 patch without a target kind and name")
+        kind, name = str(target.get("kind", "")), str(target.get("name", ""))  # both given (scan's blockers)
         wirings, obj = self._wire(pc, dp, k, built, {}, kind, name)
         ops, _ = json6902_ops(dp.patch.text, self.rules, drop)
         smp = smp_for(str(obj.get("apiVersion")), kind, name, wirings)
@@ -642,6 +640,9 @@ def run_kustomize(
         for f in result.findings:  # the graph's device requests: not "migrated with its kustomize graph" after all
             if MIGRATED_WITH_GRAPH in f.message and _resolve(f.file) in members:
                 f.message = f.message.replace(MIGRATED_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
+            elif f.rule == "kustomize-device-patch" and _resolve(f.file) in members:  # no run of fix migrates it
+                f.fixable = f.fixed = False
+                f.message = f.message.replace(PATCH_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
 
