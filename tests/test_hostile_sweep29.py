@@ -169,3 +169,23 @@ def test_the_builds_of_a_kustomize_graph_share_one_time_limit(tmp_path: Path, mo
     assert time.monotonic() - start < 30
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
     assert (overlay / "p.yaml").read_text() == DEVICE_PATCH
+
+
+def test_a_config_workloads_file_that_moves_a_pods_containers_is_annotated_on_the_pull_request(tmp_path: Path) -> None:
+    """A workloads file in the repository, named by its config (allowed in an untrusted run), that redefines the
+    shipped Pod with its containers under another key turned every Pod's device request into an unknown-kind
+    warning and the gate green, and the config overview, which names report-only resources and kinds that take no
+    claims, said nothing of it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (tmp_path / "kinds.yaml").write_text(
+        "schemaVersion: 1\nkind: Workloads\nkinds:\n"
+        '  - {group: "", kind: Pod, podSpecs: [{at: "", spec: spec}], containerLists: [initContainers]}\n'
+    )
+    (tmp_path / ".dramigrate.yaml").write_text("rules: [kinds.yaml]\n")
+
+    code, out, err = run_dramigrate(["lint", "pod.yaml", "--format", "github"], cwd=tmp_path)
+
+    config = [line for line in out.splitlines() if "title=dramigrate config" in line]
+    assert len(config) == 1, out
+    assert "shipped kinds redefined Pod" in config[0] and "kinds.yaml" in config[0]
