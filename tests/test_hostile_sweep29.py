@@ -6,15 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, run_dramigrate
-
-
-def _repository(root: Path, config: str) -> Path:
-    repo = root / "repo"
-    (repo / ".git").mkdir(parents=True)
-    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (repo / ".dramigrate.yaml").write_text(config)
-    return repo
+from conftest import ONE_GPU_POD, repository_with_config, run_dramigrate
 
 
 @pytest.mark.parametrize(
@@ -30,7 +22,7 @@ def test_a_config_switch_that_is_no_true_or_false_is_named_at_its_line(tmp_path:
     """A switch of the config took any value and used its truth: `assume-dra-enabled: "false"` (quoted, a string)
     switched it on, and lint of a 1.32 target no longer said that DRA is off there by default; a list as the
     classes file became a file named `['a.yaml']`."""
-    repo = _repository(tmp_path, f'kube-version: "1.33"\n{setting}\n')
+    repo = repository_with_config(tmp_path, f'kube-version: "1.33"\n{setting}\n')
 
     code, out, err = run_dramigrate(["lint", "."], cwd=repo)
 
