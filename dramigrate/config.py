@@ -94,7 +94,12 @@ class Settings:
                         f"`align-nics` must be one of {', '.join(ALIGN_NICS)}, not {value!r}", str(self.config_file)
                     )
             elif key in ("classes_file", "crds") and value is not None:
+                if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                    raise InputError(f"`{raw_key}` must be a file path, not {_kind(value)}", str(self.config_file))
                 value = (base / str(value)).resolve()
+            elif isinstance(getattr(Settings, key, None), bool) and not isinstance(value, bool):
+                # a quoted "false" is a string, and any string is true: `assume-dra-enabled: "false"` turned it on
+                raise InputError(f"`{raw_key}` must be true or false, not {_kind(value)}", str(self.config_file))
             elif key == "max_file_size":
                 value = parse_size(value, str(self.config_file or ""))
             elif key == "kube_version":
@@ -185,7 +190,7 @@ def _kind(value: Any) -> str:
         return "true or false"
     if isinstance(value, (int, float)):
         return "a number"
-    return {dict: "a mapping", list: "a list"}.get(type(value), f"a {type(value).__name__}")
+    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), f"a {type(value).__name__}")
 
 
 def find_config(start: Path) -> Path | None:

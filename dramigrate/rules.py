@@ -169,6 +169,7 @@ class RuleSet:
     kinds: dict[tuple[str, str], WorkloadKind] = field(default_factory=dict)
     packs: dict[str, dict[str, Any]] = field(default_factory=dict)
     pack_files: dict[str, str] = field(default_factory=dict)
+    shipped_kinds: frozenset[tuple[str, str]] = frozenset()  # (group, kind) of the shipped workloads file
 
     def lookup(self, resource: str) -> ResourceMatch | None:
         """The rule for a resource name; the first pack that matches wins, user packs first."""
@@ -472,7 +473,8 @@ def _add_workloads(rs: RuleSet, data: dict[str, Any], origin: str) -> None:
 
 def report_only_overrides(rs: RuleSet, files: tuple[Path, ...]) -> list[str]:
     """What these rule files (a repository's config names them) leave unmigrated: resources their packs mark
-    report-only and kinds their workloads files say take no claims, each with its file (for the config overview)."""
+    report-only, kinds their workloads files say take no claims, and shipped kinds they redefine (a Pod whose
+    containers are under another key is an unknown-kind warning), each with its file (for the config overview)."""
     origins = {str(p) for p in files}
     parts = []
     for name, origin in rs.pack_files.items():
@@ -485,10 +487,18 @@ def report_only_overrides(rs: RuleSet, files: tuple[Path, ...]) -> list[str]:
             if entries:
                 parts.append(f"report-only resources {', '.join(entries)} (rule pack {origin})")
     kinds: dict[str, list[str]] = {}
+    redefined: dict[str, list[str]] = {}  # where a pod spec or its containers are is redefined: the gate goes green
     for kind in rs.kinds.values():
+        name = f"{kind.group}/{kind.kind}" if kind.group else kind.kind
         if kind.origin in origins and kind.accepts_claims is not True:
-            kinds.setdefault(kind.origin, []).append(f"{kind.group}/{kind.kind}" if kind.group else kind.kind)
+            kinds.setdefault(kind.origin, []).append(name)
+        elif kind.origin in origins and (kind.group, kind.kind) in rs.shipped_kinds:
+            redefined.setdefault(kind.origin, []).append(name)
     parts.extend(f"kinds that take no claims {', '.join(names)} (workloads file {o})" for o, names in kinds.items())
+    parts.extend(
+        f"shipped kinds redefined {', '.join(names)} (where their pods and containers are; workloads file {o})"
+        for o, names in redefined.items()
+    )
     return parts
 
 
@@ -501,6 +511,7 @@ def load_rules(user_files: tuple[Path, ...] = ()) -> RuleSet:
             _add_pack(rs, data, str(path), first=False)
         elif data.get("kind") == "Workloads":
             _add_workloads(rs, data, str(path))
+    rs.shipped_kinds = frozenset(rs.kinds)
     for path in user_files:
         data = read_rule_file(path)
         errors = validate_rule_file(path, data)

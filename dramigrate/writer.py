@@ -193,6 +193,13 @@ def _temp_stem(name: str) -> str:
     return name if len(raw) <= _TEMP_STEM_BYTES else os.fsdecode(raw[:_TEMP_STEM_BYTES])
 
 
+def _temp_name(folder: str, name: str) -> str:
+    """A fresh name beside name for a file of this run (.NAME.PID.RANDOM.dramigrate): clean_stale_temps knows it."""
+    import secrets
+
+    return os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+
+
 def clean_stale_temps(folder: str, name: str) -> None:
     """Remove temp files a previous run left beside name (killed before its rename): those whose process is gone."""
     pattern = re.compile(rf"\.{re.escape(_temp_stem(name))}\.(\d+)\.[^.]+{re.escape(TEMP_SUFFIX)}")
@@ -323,19 +330,69 @@ def write_group(files: list[tuple[Path, str | bytes, bytes | None]], options: Wr
     all as they were (a chart or kustomize graph half written asked for devices twice, or did not render)."""
     opts = options or WriteOptions()
     staged: list[_Staged] = []
+    kept: dict[str, str] = {}  # target -> a hard link to (or copy of) its original while the renames run
+    renamed: list[_Staged] = []
     try:
         for path, text, expected in files:
             staged.append(_stage(path, text, expected, opts))
         for st in staged:
             _last_look(st, opts)
+        if len(staged) > 1:  # a rename that fails after others (a folder made read-only meanwhile) undoes them
+            kept.update((st.target, _keep(st.target, str(st.path))) for st in staged if st.before is not None)
         for st in staged:
             os.replace(st.tmp, st.target)
+            renamed.append(st)
             _fsync_folder(os.path.dirname(st.target) or ".")
-    except BaseException:
+    except BaseException as exc:
         for st in staged:
             if os.path.exists(st.tmp):
                 os.unlink(st.tmp)
+        stuck = _put_back(renamed, kept)
+        if stuck:
+            why = getattr(exc, "message", None) or getattr(exc, "strerror", None) or str(exc)
+            raise InputError(
+                f"{why}; the files renamed before it could not all be put back, and these stay rewritten: "
+                + ", ".join(stuck),
+                str(renamed[0].path),
+            ) from exc
         raise
+    finally:
+        for keep in kept.values():
+            with contextlib.suppress(OSError):
+                os.unlink(keep)
+
+
+def _keep(target: str, shown: str) -> str:
+    """A second name for target's original (a hard link where the file system has them, else a copy with its
+    metadata), named as a temp file so that a kill -9 leaves none behind."""
+    from dramigrate.lifetime import watch
+
+    keep = _temp_name(*os.path.split(target))
+    watch(keep)
+    try:
+        os.link(target, keep)
+    except OSError:
+        try:
+            _copy_new(target, keep)
+        except OSError as exc:
+            raise InputError(f"cannot keep the original while its group is written: {exc.strerror}", shown) from exc
+    return keep
+
+
+def _put_back(renamed: list[_Staged], kept: dict[str, str]) -> list[str]:
+    """Undo the renames of a group that failed part way: each original back under its name, each new file gone;
+    the paths that could not be put back."""
+    stuck = []
+    for st in reversed(renamed):
+        try:
+            if st.before is None:
+                os.unlink(st.target)
+            else:
+                os.replace(kept[st.target], st.target)
+            _fsync_folder(os.path.dirname(st.target) or ".")
+        except OSError:
+            stuck.append(str(st.path))
+    return stuck
 
 
 @dataclass
@@ -402,13 +459,11 @@ def write_output(path: Path, text: str) -> None:
 def _create_temp(folder: str, name: str, shown: str) -> tuple[int, str]:
     """A new temp file beside the target (.NAME.PID.RANDOM.dramigrate, mode 0600), handed to the janitor before it
     exists, so a kill -9 at any point leaves none behind (lifetime.py)."""
-    import secrets
-
     from dramigrate.lifetime import watch
 
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        tmp = os.path.join(folder, f".{_temp_stem(name)}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        tmp = _temp_name(folder, name)
         watch(tmp)
         try:
             return os.open(tmp, flags, 0o600), tmp

@@ -185,6 +185,15 @@ def packed_chart(top: str, files: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
+def repository_with_config(root: Path, config: str) -> Path:
+    """root/repo: a repository (a .git folder) with one GPU pod and the .dramigrate.yaml given; returns it."""
+    repo = root / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
+    (repo / ".dramigrate.yaml").write_text(config)
+    return repo
+
+
 def base_and_overlay(root: Path, overlay_kustomization: str) -> Path:
     """A kustomize tree: root/base with one GPU pod, and root/overlay whose kustomization.yaml is the text given;
     returns the overlay folder."""

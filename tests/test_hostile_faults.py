@@ -12,7 +12,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ONE_GPU_POD, base_and_overlay, chart_with, dramigrate_executable, processes_left
+from conftest import (
+    ONE_GPU_POD,
+    base_and_overlay,
+    chart_with,
+    dramigrate_executable,
+    processes_left,
+    repository_with_config,
+)
 
 
 def _kustomize_tree(root: Path) -> Path:
@@ -129,14 +136,6 @@ def test_a_file_with_a_long_name_is_rewritten(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
 
-def _repository(root: Path, config: str) -> Path:
-    repo = root / "repo"
-    (repo / ".git").mkdir(parents=True)
-    (repo / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod"))
-    (repo / ".dramigrate.yaml").write_text(config)
-    return repo
-
-
 def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     """600 bytes of .dramigrate.yaml whose `disable` list expands to billions of strings: the run printed nothing
     and ran past 60 s."""
@@ -145,7 +144,7 @@ def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     bomb = "disable: [&a0 [x,x,x,x,x,x,x,x,x]" + "".join(
         f", &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)
     )
-    repo = _repository(tmp_path, bomb + "]\n")
+    repo = repository_with_config(tmp_path, bomb + "]\n")
 
     code, out, err = run_dramigrate(["lint", "."], cwd=repo, timeout=30)
 
@@ -156,7 +155,7 @@ def test_a_config_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
 def test_a_config_setting_of_the_wrong_type_is_named_not_an_internal_error(tmp_path: Path) -> None:
     from conftest import run_dramigrate
 
-    repo = _repository(tmp_path, "rules: [1, {a: b}]\n")
+    repo = repository_with_config(tmp_path, "rules: [1, {a: b}]\n")
 
     code, out, err = run_dramigrate(["lint", "."], cwd=repo)
 
@@ -172,7 +171,7 @@ def test_a_repository_config_may_not_read_a_crd_file_outside_it_nor_a_fifo(tmp_p
 
     outside = tmp_path / "crds.yaml"
     outside.write_text("kind: List\nitems: [{kind: CustomResourceDefinition}]\n")
-    repo = _repository(tmp_path, f"crds: {outside}\n")
+    repo = repository_with_config(tmp_path, f"crds: {outside}\n")
 
     code, out, err = run_dramigrate(["lint", "."], cwd=repo)  # untrusted: no --trust-config
 
@@ -212,7 +211,7 @@ def test_a_config_linked_to_a_file_outside_the_repository_is_not_read_nor_quoted
 
     secret = tmp_path / "secret.txt"
     secret.write_text("token: s3cr3t-token-4b1d : [\n")
-    repo = _repository(tmp_path, "")
+    repo = repository_with_config(tmp_path, "")
     (repo / ".dramigrate.yaml").unlink()
     (repo / ".dramigrate.yaml").symlink_to(secret)
 

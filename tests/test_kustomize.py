@@ -206,17 +206,15 @@ def test_component_patching_a_device_is_reported_with_the_field(tmp_path: Path, 
     assert snapshot(repo) == before
 
 
-def test_patch_fix_cannot_express_is_reported_after_building_and_nothing_is_written(
-    tmp_path: Path, run_cli: RunCli
-) -> None:
+def test_patch_fix_cannot_express_is_reported_and_nothing_is_written(tmp_path: Path, run_cli: RunCli) -> None:
     by_label = FILES["overlays/small/kustomization.yaml"].replace(
         "{kind: Deployment, name: trainer}", "{kind: Deployment, labelSelector: app=trainer}"
     )
     repo = make_repo(tmp_path / "repo", {**FILES, "overlays/small/kustomization.yaml": by_label})
     before = snapshot(repo)
     code, out, err = run_cli(["fix", "."], cwd=repo)
-    assert "kustomize-unproven" in err and "overlays/small/kustomization.yaml" in err, err
-    assert "without a target kind and name" in err
+    assert "kustomize-device-field" in err and "overlays/small/kustomization.yaml" in err, err
+    assert "on a target without a kind and a name" in err
     assert snapshot(repo) == before, "nothing of the base's graph is written, not even the overlays that proved"
 
 

@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,20 +115,32 @@ class Builder:
         self.workers = workers or max(2, min(8, (os.cpu_count() or 2) * 2))
         self.cache: dict[Path, Build] = {}
         self.count = 0  # builds run
+        self.took: dict[Path, float] = {}  # seconds each folder's build took, by resolved folder
 
-    def build_one(self, folder: Path) -> Build:
+    def build_one(self, folder: Path, left: Callable[[Path], float | None] = lambda _: None) -> Build:
+        """left: says, when the build starts, the seconds it may take if fewer than the time limit (what earlier
+        builds of the same folder left: an overlay built in 29 s, then proven in 29 s, held a run for a minute)."""
+        import time
+
         folder = folder.resolve()
         if folder in self.cache:
             return self.cache[folder]
         self.count += 1
-        build = self._run(folder)
+        start = time.monotonic()
+        build = self._run(folder, left(folder))
+        self.took[folder] = time.monotonic() - start
         self.cache[folder] = build
         return build
 
-    def _run(self, folder: Path) -> Build:
+    def _run(self, folder: Path, left: float | None = None) -> Build:
         """One build, its program in a process group of its own (lifetime.spawn: nothing of it outlives a kill -9
         of dramigrate, a timeout kills what it started too)."""
         from dramigrate.lifetime import reap, spawn
+
+        limit = build_timeout()
+        timeout = limit if left is None else min(limit, left)
+        if timeout <= 0:
+            return Build(folder, error=_over_in_all(limit))
 
         memory_mb = build_memory_mb()
         try:
@@ -143,10 +155,11 @@ class Builder:
             )
         except OSError as exc:
             return Build(folder, error=f"cannot run {self.command[0]}: {exc.strerror}")
-        timeout = build_timeout()
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            if timeout < limit:
+                return Build(folder, error=_over_in_all(limit))
             return Build(
                 folder,
                 error=f"kustomize build did not finish in {timeout:g} s (the time limit; set "
@@ -164,20 +177,15 @@ class Builder:
             return Build(folder, error=kustomize_error(stderr) or f"exit code {process.returncode}")
         return Build(folder, stdout)
 
-    def build_all(self, folders: list[Path]) -> dict[Path, Build]:
-        """Build each folder once, in parallel; results by resolved folder, in the order given."""
-        todo = list(dict.fromkeys(f.resolve() for f in folders if f.resolve() not in self.cache))
-        if len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=min(self.workers, len(todo))) as pool:
-                list(pool.map(self.build_one, todo))
-        else:
-            for f in todo:
-                self.build_one(f)
-        return {f.resolve(): self.cache[f.resolve()] for f in folders}
-
-    def stream(self, folders: list[Path]) -> Iterator[tuple[Path, Build]]:
+    def stream(
+        self,
+        folders: list[Path],
+        left: Callable[[Path], float | None] = lambda _: None,
+        dropped: Callable[[Path], bool] = lambda _: False,
+    ) -> Iterator[tuple[Path, Build]]:
         """Build each folder once, in parallel, yielding (resolved folder, build) as each finishes, so the caller
-        can work on one build while the others run."""
+        can work on one build while the others run. left: as build_one; dropped: says of a folder not built yet
+        that its build is no longer wanted (its graph failed already): it is not built, and not yielded."""
         todo = list(dict.fromkeys(f.resolve() for f in folders))
         cached = [f for f in todo if f in self.cache]
         for f in cached:
@@ -186,6 +194,15 @@ class Builder:
         if not rest:
             return
         with ThreadPoolExecutor(max_workers=min(self.workers, len(rest))) as pool:
-            futures = {pool.submit(self.build_one, f): f for f in rest}
+            futures = {pool.submit(lambda f: None if dropped(f) else self.build_one(f, left), f): f for f in rest}
             for future in as_completed(futures):
-                yield futures[future], future.result()
+                build = future.result()
+                if build is not None:
+                    yield futures[future], build
+
+
+def _over_in_all(limit: float) -> str:
+    return (
+        f"the kustomize builds of this folder (the original's and the proof's) did not finish in {limit:g} s in all "
+        "(the time limit; set DRAMIGRATE_KUSTOMIZE_TIMEOUT to change it)"
+    )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from dramigrate.config import Settings
 from dramigrate.findings import RULES, Finding, InputError
-from dramigrate.kustomize.build import Build, Builder
+from dramigrate.kustomize.build import Build, Builder, build_timeout
 from dramigrate.kustomize.fields import mentions_device
 from dramigrate.kustomize.graph import Kustomization
 from dramigrate.kustomize.namerefs import FILE_NAME, configuration_text, map_keys_of
@@ -42,7 +42,7 @@ from dramigrate.kustomize.rewrite import (
     templates_text,
     wiring,
 )
-from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, Scan, Unit
+from dramigrate.kustomize.scan import MIGRATED_WITH_GRAPH, PATCH_WITH_GRAPH, Scan, Unit
 from dramigrate.migrate import FileResult, Job, run_file
 from dramigrate.rules import RuleSet
 from dramigrate.sources import SKIP_DIRS
@@ -107,6 +107,7 @@ class Runner:
         self.ran_ahead = ran_ahead or {}  # device files' fix jobs the worker pool ran: their results, once each
         self.submit = submit  # runs a job in the worker pool (Ahead.submit), when there is one
         self._fixed_results: dict[Path, FileResult] = {}  # device file -> its fix result, run once per run
+        self.took = builder.took  # folder -> seconds its builds took (the original's, then the proof's)
         self.versions = tuple(v for v in PROOF_VERSIONS if Target.parse(v).at_least("1.34")) or (target.text,)
         if not target.at_least("1.34"):
             self.versions = (target.text,)
@@ -122,9 +123,11 @@ class Runner:
         # migrate each build while the others still run: in the worker pool when there is one (a build holds every
         # device workload of its bases, so these migrations are most of the work), else here between two builds
         pending: list[tuple[Outcome, Path, Build, Callable[[], FileResult | None] | None]] = []
-        for folder, b in self.builder.stream(list(owner)):
+        # a graph with a failed build is not migrated: its other builds are not started (each may take the limit)
+        builds = self.builder.stream(list(owner), dropped=lambda f: bool(owner[f].reason))
+        for folder, b in builds:
             o = owner[folder]
-            if self.submit is None:
+            if self.submit is None or not b.ok:
                 if not o.reason:
                     self._expect(o, folder, b)
                 continue
@@ -304,9 +307,7 @@ class Runner:
 
         o = pc.outcome
         target = dp.patch.target or {}
-        kind, name = str(target.get("kind", "")), str(target.get("name", ""))
-        if not kind or not name:
-            raise Unprovable(f"{self.display(dp.patch.where)}: a JSON6902 patch without a target kind and name")
+        kind, name = str(target.get("kind", "")), str(target.get("name", ""))  # both given (scan's blockers)
         wirings, obj = self._wire(pc, dp, k, built, {}, kind, name)
         ops, _ = json6902_ops(dp.patch.text, self.rules, drop)
         smp = smp_for(str(obj.get("apiVersion")), kind, name, wirings)
@@ -406,20 +407,37 @@ class Runner:
                 roots[id(o)] = (root, copy_root)
             outcomes = [o for o in outcomes if not o.reason]
             builder = Builder(self.builder.command, self.builder.workers)
-            wanted = [roots[id(o)][1] / f.relative_to(roots[id(o)][0]) for o in outcomes for f in orders[id(o)]]
-            builds = builder.build_all(wanted)
+            copies = {  # a proof copy's folder -> (the folder it copies, its graph)
+                (roots[id(o)][1] / f.relative_to(roots[id(o)][0])).resolve(): (f, id(o))
+                for o in outcomes
+                for f in orders[id(o)]
+            }
+            failed: set[int] = set()  # graphs a proof build failed: the rest of theirs are not started
+            builds: dict[Path, Build] = {}
+            # a folder's builds share one time limit: the original's, then each round of the proof's
+            for c, b in builder.stream(
+                list(copies),
+                lambda c: build_timeout() - self.took.get(copies[c][0], 0.0),
+                lambda c: copies[c][1] in failed,
+            ):
+                builds[c] = b
+                if not b.ok:
+                    failed.add(copies[c][1])
+            for c, (f, _) in copies.items():
+                self.took[f] = self.took.get(f, 0.0) + builder.took.get(c, 0.0)
             self.builder.count += builder.count
             for o in outcomes:
                 root, copy_root = roots[id(o)]
-                self._check(
-                    o, orders[id(o)], {f: builds[(copy_root / f.relative_to(root)).resolve()] for f in orders[id(o)]}
-                )
+                mine = {f: builds.get((copy_root / f.relative_to(root)).resolve()) for f in orders[id(o)]}
+                self._check(o, orders[id(o)], {f: b for f, b in mine.items() if b is not None})
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
     def _check(self, o: Outcome, order: list[Path], builds: dict[Path, Build]) -> None:
         for folder in order:
-            b = builds[folder]
+            b = builds.get(folder)
+            if b is None:  # not built: another build of the graph failed (met in this loop too)
+                continue
             k = self.kz.graph.nodes[folder]
             if not b.ok:
                 o.reason = f"the rewritten {self.display(folder)} does not build: {b.error.splitlines()[0]}"
@@ -642,6 +660,9 @@ def run_kustomize(
         for f in result.findings:  # the graph's device requests: not "migrated with its kustomize graph" after all
             if MIGRATED_WITH_GRAPH in f.message and _resolve(f.file) in members:
                 f.message = f.message.replace(MIGRATED_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
+            elif f.rule == "kustomize-device-patch" and _resolve(f.file) in members:  # no run of fix migrates it
+                f.fixable = f.fixed = False
+                f.message = f.message.replace(PATCH_WITH_GRAPH, f"not migrated: {kz.display(file)} is unproven")
         result.findings.append(finding)
     result.findings.sort(key=Finding.sort_key)
 

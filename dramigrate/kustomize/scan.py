@@ -72,6 +72,7 @@ class Unit:
 
 
 MIGRATED_WITH_GRAPH = "migrated with its kustomize graph"  # fix's word on a file the kustomize flow rewrites
+PATCH_WITH_GRAPH = "fix migrates it with its base and proves every overlay build"  # lint's word on a device patch
 
 
 @dataclass
@@ -197,13 +198,24 @@ def _unit(
     ):
         return None
     for dp in unit.device_patches:
+        f = dp.fields[0]
         if dp.component:
-            f = dp.fields[0]
             unit.blockers.append(
                 Blocker(
                     dp.patch.where,
                     f.line,
                     f"the component {out.display(dp.folder)} patches the device field {f.path}: migrate it by hand",
+                    "kustomize-device-field",
+                )
+            )
+        target = dp.patch.target or {}
+        if dp.patch.json6902 and not (target.get("kind") and target.get("name")):  # fix wires one named workload
+            unit.blockers.append(
+                Blocker(
+                    dp.patch.where,
+                    f.line,
+                    f"the JSON6902 patch {out.display(dp.patch.where)} sets the device field {f.path} on a target "
+                    "without a kind and a name (every object its selector matches): migrate it by hand",
                     "kustomize-device-field",
                 )
             )
@@ -346,7 +358,7 @@ def patch_findings(s: Scan, rules: RuleSet) -> list[Finding]:
                 if unit.migratable:
                     rule, text = (
                         "kustomize-device-patch",
-                        f"{text}; fix migrates it with its base and proves every overlay build",
+                        f"{text}; {PATCH_WITH_GRAPH}",
                     )
                 else:
                     rule, text = "kustomize-patch", f"{text}; left as is: {unit.why_not()}"
