@@ -20,6 +20,7 @@ from dramigrate.findings import InputError
 from dramigrate.limits import DEFAULT as DEFAULT_LIMITS
 from dramigrate.limits import MAX_EDITED_LINES, Limits, check_structure, nodes_and_recursive_alias, size_message
 from dramigrate.longints import round_trip_constructor
+from dramigrate.memo import remember
 
 MAX_NODES = 2_000_000
 # ruamel's round-trip parse takes some 20 µs a value: a document the fast reader declines (an anchor, a tag, a float)
@@ -522,8 +523,28 @@ def check_size(path: str, doc: Document) -> None:
 def start_edit(doc: Document) -> None:
     """Remember ruamel's dump of the document before the first edit, for the three-way merge."""
     if doc.baseline is None:
-        doc.baseline = dump_yaml(doc.data, indent_of(doc.body))
+        doc.baseline = _baseline(doc)
     doc.edited = True
+
+
+# ruamel's dump of a document read only as objects (a chart proof's migration of a render), as parsed, by its text: the
+# proof migrates the render of every value set, and most documents are the same from one set to the next (sm-realtime:
+# 111 edited in 22 migrations, 1.1 s of dumps). Each entry keeps the plain data it was dumped from: a document whose
+# data is not that (changed since its parse) is dumped afresh.
+_BASELINES: dict[tuple[str, bool, type], tuple[Any, str]] = {}
+
+
+def _baseline(doc: Document) -> str:
+    indent = indent_of(doc.body)
+    if doc.comments or doc.tags:
+        return dump_yaml(doc.data, indent)
+    key, plain = (doc.body, doc.helm_render, type(doc.data)), to_plain(doc.data)
+    known = _BASELINES.get(key)
+    if known is not None and known[0] == plain:
+        return known[1]
+    text = dump_yaml(doc.data, indent)
+    remember(_BASELINES, key, (plain, text), 256)
+    return text
 
 
 @dataclass(frozen=True)

@@ -398,3 +398,22 @@ def test_helm_quoted_strings_and_keys_are_written_without_ruamels_emitter() -> N
         text = plain_dump(data, indent.mapping, indent.sequence, indent.offset)
         assert text is not None
         assert text == _ruamel_dump(data, indent)
+
+
+def test_a_proof_document_changed_since_its_parse_gets_the_dump_of_its_own_data() -> None:
+    """A proof migrates the same rendered documents once per value set; the dump of each before its edit (the base of
+    the three-way merge) is kept by its text. A document whose data changed since its parse is dumped afresh, not
+    given the dump of the text's parse."""
+    from dramigrate.documents import parse_document, start_edit
+
+    body = "kind: Pod\nmetadata:\n  name: first\nspec:\n  containers:\n  - name: c\n    image: x\n"
+    first, second = (
+        split_documents("render.yaml", body.encode(), helm_render=True, comments=False).documents[0] for _ in range(2)
+    )
+    for doc in (first, second):
+        parse_document("render.yaml", doc)
+    start_edit(first)
+    second.data["metadata"]["name"] = "second"
+    start_edit(second)
+    assert first.baseline == body
+    assert second.baseline == body.replace("first", "second")

@@ -2013,7 +2013,7 @@ def flipped(root: Path, places: list[str], on: bool, work: Any, switch: str = OW
     (Helm replaces them)."""
     from dramigrate.helm.chartvalues import chart_defaults
     from dramigrate.helm.render import _merge_maps, _user_values
-    from dramigrate.helm.values import minimal_patch, set_path
+    from dramigrate.helm.values import minimal_patch, with_paths
 
     made: dict[str, Any] = {}
 
@@ -2021,10 +2021,8 @@ def flipped(root: Path, places: list[str], on: bool, work: Any, switch: str = OW
         key = repr(given)
         if key not in made:
             values = _merge_maps(chart_defaults(root), _user_values(given))
-            changed = values
-            for place in places:
-                for path in switch_paths(values, place) or []:
-                    changed = set_path(changed, (*path, switch, "enabled"), on)
+            paths = [path for place in places for path in switch_paths(values, place) or []]
+            changed = with_paths(values, [((*path, switch, "enabled"), on) for path in paths])
             patch = minimal_patch(values, changed)
             made[key] = replace(given, values_files=(*given.values_files, work.values_file(patch))) if patch else given
         return made[key]

@@ -19,7 +19,7 @@ import yaml
 from dramigrate.findings import InputError
 from dramigrate.helm.probe import device_uses
 from dramigrate.helm.prove import objects, without_nulls
-from dramigrate.helm.values import Path_, display, set_path
+from dramigrate.helm.values import Path_, display, with_paths
 from dramigrate.rules import RuleSet
 
 NULL = "set to null"  # the label of a proof value set that unsets a count: `gpus set to null`
@@ -30,10 +30,9 @@ def null_sets(merged: dict[str, Any], counts: list[tuple[Path_, Path_ | None]]) 
     values: (label, values)."""
     out = []
     for path, twin in counts:
-        changed = set_path(merged, path, None)
+        changed = with_paths(merged, [(path, None)] + ([(twin, None)] if twin is not None else []))
         label = f"{display(path)} {NULL}"
         if twin is not None:
-            changed = set_path(changed, twin, None)
             label += f" (and {display(twin)})"
         out.append((label, changed))
     return out

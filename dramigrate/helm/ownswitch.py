@@ -39,7 +39,7 @@ from dramigrate.helm.values import (
     display,
     key_line,
     locate,
-    set_path,
+    with_paths,
 )
 from dramigrate.rules import RuleSet
 
@@ -197,7 +197,7 @@ def _own_dra_switch(
         named = [str(p) for p in leaf.path if isinstance(p, str)]
         if not named or not (_SWITCH_KEY.match(named[-1]) or (named[-1] == "enabled" and named[-2:-1] in _SWITCHES)):
             continue
-        values = override(sources, set_path(sources.merged, leaf.path, True))
+        values = override(sources, with_paths(sources.merged, [(leaf.path, True)]))
         rendered = cached_render(root, copts.render((work.values_file(values),), sets=False))
         if rendered.error or "resourceClaimTemplateName" not in rendered.stream:
             continue

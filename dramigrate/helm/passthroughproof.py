@@ -82,6 +82,7 @@ from dramigrate.helm.values import (
     get_path,
     set_path,
     tolerations_lists,
+    with_paths,
 )
 from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
@@ -993,16 +994,14 @@ def _later_lists(merged: dict[str, Any], lists: tuple[Path_, ...], dra: dict[str
     taint, as the proof's value set does: a list inside a list's item (oci-gpu-scanner's `drhpc.gpuTypes[0]`) is
     set by the outer list written whole (Helm replaces a list; it merges no item). None when such an outer list
     differs in the rewritten chart's values with the DRA values (`dra`): the user's file would drop their claims."""
-    own = merged
-    for path in lists:
-        own = set_path(own, path, [dict(OWN_TOLERATION)])
-    later: dict[str, Any] = {}
+    own = with_paths(merged, [(path, [dict(OWN_TOLERATION)]) for path in lists])
+    outers = []
     for path in lists:
         outer = path[: next((i for i, k in enumerate(path) if isinstance(k, int)), len(path))]
         if len(outer) < len(path) and get_path(dra, outer) != get_path(merged, outer):
             return None
-        later = set_path(later, outer, get_path(own, outer))
-    return later
+        outers.append((outer, get_path(own, outer)))
+    return with_paths({}, outers)
 
 
 def _leaf_paths(node: Any, path: Path_ = ()) -> list[Path_]:

@@ -24,7 +24,7 @@ from dramigrate.helm.values import (
     lowered,
     minimal_patch,
     names_device,
-    set_path,
+    with_paths,
 )
 from dramigrate.rules import RuleSet
 
@@ -169,15 +169,10 @@ def _probe_grouped(
     while groups or batch:
         values = []
         for group in groups:
-            changed = sources.merged
-            for i in group:
-                changed = set_path(changed, changes[i][0].path, changes[i][1])
-            values.append(changed)
+            values.append(with_paths(sources.merged, [(changes[i][0].path, changes[i][1]) for i in group]))
         if batch:
-            changed = sources.merged
-            for n, i in enumerate(batch):
-                changed = set_path(changed, changes[i][0].path, _spread_value(changes[i][1], n))
-            values.append(changed)
+            spread_out = [(changes[i][0].path, _spread_value(changes[i][1], n)) for n, i in enumerate(batch)]
+            values.append(with_paths(sources.merged, spread_out))
         renders = probe_renders(root, copts, values, sources, rules, work)
         halves: list[list[int]] = []
         if batch:

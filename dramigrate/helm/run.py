@@ -140,9 +140,9 @@ from dramigrate.helm.values import (
     read_tolerations,
     resource_sections,
     resources_maps,
-    set_path,
     tolerations_lists,
     twin_path,
+    with_paths,
     zero,
 )
 from dramigrate.limits import check_values_file
@@ -465,10 +465,9 @@ def _variations(
         limits_alone += [p for p in (leaf.path, twin) if twin is not None and _section(p) == "requests"]
         counts += [(leaf.path, twin)] if rel.kind == "count" else []
         for value, how in options:
-            changed = set_path(merged, leaf.path, value)
+            changed = with_paths(merged, [(leaf.path, value)] + ([(twin, value)] if twin is not None else []))
             label = f"{display(leaf.path)} {how} {json.dumps(value)}"
             if twin is not None:  # limits and requests of one device change together, as the API server needs
-                changed = set_path(changed, twin, value)
                 label += f" (and {display(twin)})"
             values = override(sources, changed)
             add(label, copts.render((work.values_file(values),), False), values)
@@ -481,7 +480,7 @@ def _variations(
     for path, literals in compared_values(_templates(root)).items():  # each branch of a vendor choice by name
         for literal in literals:
             if get_path(merged, path) != literal:
-                values = override(sources, set_path(merged, path, literal))
+                values = override(sources, with_paths(merged, [(path, literal)]))
                 label = f"{display(path)} changed to {json.dumps(literal)}"
                 add(label, copts.render((work.values_file(values),), False), values)
     maps = resources_maps(merged)
@@ -495,9 +494,7 @@ def _variations(
         add(label, copts.render((work.values_file(values),), False), values)
     # the user's own tolerations in place of the chart's (or of none, also where the values have no such key)
     if tolerations := [*tolerations_lists(merged), *read_tolerations(_templates(root, helpers=True), merged)]:
-        own = merged
-        for path in tolerations:
-            own = set_path(own, path, [dict(OWN_TOLERATION)])
+        own = with_paths(merged, [(path, [dict(OWN_TOLERATION)]) for path in tolerations])
         values = override(sources, own)
         label = f"every tolerations list of the values set to [{OWN_TOLERATION['key']}]"
         add(label, copts.render((work.values_file(values),), False), values)
@@ -507,25 +504,22 @@ def _variations(
         # are checked one by one (a list tolerating the GPU's taint does not tolerate an EFA NIC's)
         devices = sorted({k[5] for rel in relations for k in rel.keys})
         for some in [devices, devices[:1]] if len(devices) > 1 else [devices] if devices else []:
-            tolerated = merged
-            for path in tolerations:
-                listed = [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in some]
-                tolerated = set_path(tolerated, path, listed)
+            listed = [{"key": r, "operator": "Exists", "effect": "NoSchedule"} for r in some]
+            tolerated = with_paths(merged, [(path, listed) for path in tolerations])
             values = override(sources, tolerated)
             label = f"every tolerations list of the values set to tolerate {', '.join(some)}"
             add(label, copts.render((work.values_file(values),), False), values, tolerates=tuple(listed))
     from dramigrate.helm import claimsprobe  # (passthrough, which it reads, reads this module)
 
     if own_claims := claimsprobe.own_paths(merged):  # the pod's own claims named as the migration names its own
-        named, changed = claimsprobe.named_like(rules), merged
-        for path in own_claims:
-            changed = set_path(changed, path, named)
+        named = claimsprobe.named_like(rules)
+        changed = with_paths(merged, [(path, named) for path in own_claims])
         values = override(sources, changed)
         label = f"every resourceClaims list of the values set to claims named {', '.join(c['name'] for c in named)}"
         add(label, copts.render((work.values_file(values),), False), values)
     for path in dict.fromkeys(limits_alone):  # the limit alone asks for the device (Kubernetes takes the request
         # from it): porter-web keys its own GPU toleration on the request, and the DRA claim on the limit
-        values = override(sources, set_path(merged, path, None))
+        values = override(sources, with_paths(merged, [(path, None)]))
         label = f"{display(path)} unset (the limit alone asks for the device)"
         add(label, copts.render((work.values_file(values),), False), values)
     for label, changed in null_sets(merged, counts):  # a count unset: the pod asks for no device (nullcounts.py)
@@ -544,9 +538,10 @@ def _name_changed(sources: ValueSources, merged: dict[str, Any], path: Path_, na
     """The values with the device resource name at `path` changed to `name`, and its label: with the name of the other
     section when the values name the device alike in a limit and its request (ovms' `limits.xpu_device` and
     `requests.xpu_device`), as the API server needs an extended resource's request to name its limit's."""
-    changed, label = set_path(merged, path, name), f"{display(path)} changed to {json.dumps(name)}"
-    if (twin := twin_path(merged, path)) is not None:
-        changed, label = set_path(changed, twin, name), f"{label} (and {display(twin)})"
+    label, twin = f"{display(path)} changed to {json.dumps(name)}", twin_path(merged, path)
+    if twin is not None:
+        label = f"{label} (and {display(twin)})"
+    changed = with_paths(merged, [(path, name)] + ([(twin, name)] if twin is not None else []))
     return override(sources, changed), label
 
 
@@ -1051,9 +1046,7 @@ def _labels_set_by(
     options = copts.render() if options is None else options
     key = (repr(options), *((label, leaf.path) for label, leaf in found))
     if key not in cache:
-        changed = sources.merged
-        for _, leaf in found:
-            changed = set_path(changed, leaf.path, f"{leaf.value}-dramigrate-probe")
+        changed = with_paths(sources.merged, [(leaf.path, f"{leaf.value}-dramigrate-probe") for _, leaf in found])
         before = _pod_labels(cached_render(root, options).stream)
         new = cached_render(root, copts.render((work.values_file(override(sources, changed)),), sets=False))
         after = _pod_labels(new.stream) if not new.error else {}
