@@ -103,7 +103,7 @@ def test_a_packed_copy_that_is_not_the_folder_packed_is_refused_naming_the_file(
     assert not outcome.changes
     # was: '... Helm renders either one at random, so a rewrite of the folder cannot be proven: move the .tgz away'
     assert (
-        f"charts/library_chart/{DEFINE} differs from {DEFINE} in charts/lib-0.1.0.tgz: run `helm dependency update`"
-        in outcome.manual
+        f"charts/library_chart/{DEFINE} differs from {DEFINE} in charts/lib-0.1.0.tgz: delete the stale copy, or run "
+        "`helm dependency update`" in outcome.manual
     ), outcome.manual
     assert (chart / "charts" / "lib-0.1.0.tgz").read_bytes() == archive

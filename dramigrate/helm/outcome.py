@@ -49,7 +49,7 @@ from dramigrate.helm.renderpool import (
     render_probed,
 )
 from dramigrate.helm.rewrite import Change, RewriteError, chart_dependencies, chart_name, with_line_ends
-from dramigrate.helm.twins import archive_writes, binary_note, random_twin_note
+from dramigrate.helm.twins import archive_writes, binary_note
 from dramigrate.helm.values import (
     ValueSources,
 )
@@ -378,8 +378,6 @@ def _manual(outcome: ChartOutcome, reason: str, patch: str) -> None:
     from dramigrate.helm.sandbox import hide_chart_data
 
     reason = hide_chart_data(reason, outcome.root or outcome.chart)  # a rendered value can be a chart file's text
-    if outcome.root is not None:
-        reason += random_twin_note(outcome.root, reason)
     outcome.manual = reason
     outcome.patch = patch
     outcome.changes = []

@@ -127,7 +127,7 @@ from dramigrate.helm.renderpool import (
 )
 from dramigrate.helm.rewrite import Change, RewriteError, build_rewrite, chart_name, with_line_ends
 from dramigrate.helm.switchname import OWN, build_beside, switch_key
-from dramigrate.helm.twins import Twin, archive_writes
+from dramigrate.helm.twins import Twin, archive_writes, random_twin
 from dramigrate.helm.values import (
     Leaf,
     Path_,
@@ -414,7 +414,7 @@ def _untried(findings: list[Finding], root: Path, display: str, settings: Settin
 
     if not any(f.fixable for f in findings):
         return
-    if why := packed_refusal(root, findings) or _unsafe_name(root):
+    if why := packed_refusal(root, findings) or _unsafe_name(root) or random_twin(root):
         _left_as_it_is(findings, why)
         return
     tried = tried_patterns(findings, root, display) if settings.chart_style == "idiomatic" else ""
@@ -618,6 +618,9 @@ def _fix(
     relations: list[Relation],
     mode: str,
 ) -> None:
+    if why := random_twin(root):  # the chart's own renders differ: no proof can hold
+        _manual(outcome, why, "")
+        return
     variations = _variations(root, copts, sources, relations, rules, work)
     if settings.chart_style == "idiomatic" and _helper_likely(outcome, root, rules):
         from dramigrate.helm.helper import start_marked_render  # wanted after the migrations: rendered beside them
@@ -1256,23 +1259,6 @@ def _live_branch(
     return [olds[k][0] for k in keys], [news[k][0] for k in keys], templates
 
 
-def _packed_twin(root: Path, rels: set[str]) -> str | None:
-    """Why a rewrite of an unpacked subchart (a library chart's define) cannot be made while charts/ also holds that
-    chart packed: Helm renders the folder or the .tgz at random (both load under one name, twins.py), and the .tgz
-    is not the folder packed, so it cannot be changed the same way. None when no such twin, or when the .tgz holds
-    the folder's files (the rewrite changes both: twins.archive_writes)."""
-    from dramigrate.helm.twins import difference, twins
-
-    for twin in twins(root):
-        if any(r.startswith(f"{twin.folder}/") for r in rels) and (why := difference(root, twin)):
-            return (
-                f"charts/ holds the chart of {twin.folder} twice, unpacked and packed ({twin.archive}), and Helm "
-                f"renders either one at random; the rewrite would change both the same way, but {why}: run "
-                "`helm dependency update` (it packs the folder again) and fix again"
-            )
-    return None
-
-
 def _through_includes(outcome: ChartOutcome, sub: str, rels: set[str]) -> set[str]:
     """The templates to change: a template that only includes a define (`{{ include "nim.common.v1.deployment" . }}`
     from an unpacked library chart) stands for the file of that define, where its finding points (map_findings)."""
@@ -1669,9 +1655,6 @@ def _fix_idiomatic(
     extra = set() if sub else _shipped_templates(root, expected) - wanted[sub]
     extra |= set() if sub else _alike_templates(outcome, root, expected, wanted[sub] | extra, rules)
     wanted[sub] |= extra
-    if why := _packed_twin(leaf, wanted[sub]):
-        _manual(outcome, why, "")
-        return
     hints = _hints(outcome, root, sub, wanted[sub], rules)
     if not sub and hints and all(h.letter == "A" for h in hints.values()):
         # a template with a literal device key under its own switch that the values leave off, which the proof turns
