@@ -58,27 +58,17 @@ def packed_defaults(chart_dir: Path) -> dict[str, dict[str, Any]]:
     under its name and aliases: chart_defaults leaves them out (their keys are not the chart's to locate or edit),
     but a switch of their own is set in the chart's values (ownswitch.py). An archive that cannot be read gives
     nothing (the render names it)."""
-    import tarfile
-    import zlib
-
-    from dramigrate.findings import InputError
-    from dramigrate.helm.sandbox import ChartRefused
-    from dramigrate.helm.twins import archive_members
-    from dramigrate.limits import read_regular
+    from dramigrate.helm.twins import _meta, packed_members
 
     packed = [n for n, folder in subchart_dirs(chart_dir).items() if folder is None]
     out: dict[str, dict[str, Any]] = {}
     for archive in sorted((chart_dir / "charts").glob("*.tgz")) if packed else []:
-        if archive.is_symlink():
-            continue
-        try:
-            members = archive_members(read_regular(str(archive)))
-        except (OSError, InputError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
+        members = packed_members(archive)
+        if members is None:
             continue
         tops = {name.split("/", 1)[0] for name in members}
         top = tops.pop() if len(tops) == 1 else ""
-        meta = yaml.safe_load(members.get(f"{top}/Chart.yaml", b"")) if top else None
-        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        name = str(_meta(members.get(f"{top}/Chart.yaml", b"")).get("name") or "") if top else ""
         if not name or name not in packed:
             continue
         values = _values_from_yaml(members.get(f"{top}/values.yaml", b"").decode("utf-8", "replace"))

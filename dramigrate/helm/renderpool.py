@@ -158,22 +158,11 @@ def _packed_templates(root: Path) -> Iterator[str]:
     """The template texts of the subcharts root holds packed (`charts/common-4.4.0.tgz`: bjw-s common before 5
     ranges over its objects' keys unsorted, and one fix in two of a chart using it failed proof L at random, its
     Deployments rendered in another order); an archive that cannot be read is the render's to name."""
-    import tarfile
-    import zlib
-
-    from dramigrate.findings import InputError
-    from dramigrate.helm.sandbox import ChartRefused
-    from dramigrate.helm.twins import archive_members
-    from dramigrate.limits import read_regular
+    from dramigrate.helm.twins import packed_members
 
     for archive in sorted(root.rglob("*.tgz")):
-        if archive.parent.name != "charts" or archive.is_symlink():
-            continue
-        try:
-            members = archive_members(read_regular(str(archive)))
-        except (OSError, InputError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
-            continue
-        for name, data in sorted(members.items()):
+        members = packed_members(archive) if archive.parent.name == "charts" else None
+        for name, data in sorted((members or {}).items()):
             if "/templates/" in name:
                 yield data.decode("utf-8", "replace")
 

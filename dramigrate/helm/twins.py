@@ -57,6 +57,21 @@ def archive_members(data: bytes) -> dict[str, bytes]:
     return out
 
 
+def packed_members(archive: Path) -> dict[str, bytes] | None:
+    """The files of a subchart packed in charts/ (archive_members, read as a regular file of bounded size), or None
+    for a symlink or an archive that cannot be read (the render names it)."""
+    from dramigrate.findings import InputError
+    from dramigrate.helm.sandbox import ChartRefused
+    from dramigrate.limits import read_regular
+
+    if archive.is_symlink():
+        return None
+    try:
+        return archive_members(read_regular(str(archive)))
+    except (OSError, InputError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
+        return None
+
+
 def twins(root: Path, depth: int = 4) -> list[Twin]:
     """The subcharts held both unpacked and packed in `charts/`: a folder and an archive whose Chart.yaml name and
     version are the same; those in the `charts/` of an unpacked subchart too (an umbrella's leaf), named from root."""
