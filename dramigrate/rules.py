@@ -232,7 +232,9 @@ def _shipped_paths() -> frozenset[str]:
 
 
 @cache
-def _schema(name: str) -> dict[str, Any]:
+def shipped_json(name: str) -> dict[str, Any]:
+    """A shipped JSON data file (a schema, rules/library-values.json, rules/chart-dra-releases.json), read once; the
+    caller does not change it."""
     return json.loads(_shipped(name).read_text(encoding="utf-8"))
 
 
@@ -250,7 +252,7 @@ def validate_rule_file(path: Path, data: Any) -> list[str]:
 
     if not isinstance(data, dict) or data.get("kind") not in SCHEMAS:
         return [f"{path}: not a rules file: expected `kind: RulePack`, `kind: Workloads` or `kind: FindingRules`"]
-    schema = _schema(SCHEMAS[data["kind"]])
+    schema = shipped_json(SCHEMAS[data["kind"]])
     validator = jsonschema.Draft202012Validator(schema)
     errors = []
     for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):

@@ -58,18 +58,15 @@ def packed_defaults(chart_dir: Path) -> dict[str, dict[str, Any]]:
     under its name and aliases: chart_defaults leaves them out (their keys are not the chart's to locate or edit),
     but a switch of their own is set in the chart's values (ownswitch.py). An archive that cannot be read gives
     nothing (the render names it)."""
-    from dramigrate.helm.twins import _meta, packed_members
+    from dramigrate.helm.twins import packed_members, packed_meta
 
     packed = [n for n, folder in subchart_dirs(chart_dir).items() if folder is None]
     out: dict[str, dict[str, Any]] = {}
     for archive in sorted((chart_dir / "charts").glob("*.tgz")) if packed else []:
         members = packed_members(archive)
-        if members is None:
-            continue
-        tops = {name.split("/", 1)[0] for name in members}
-        top = tops.pop() if len(tops) == 1 else ""
-        name = str(_meta(members.get(f"{top}/Chart.yaml", b"")).get("name") or "") if top else ""
-        if not name or name not in packed:
+        top, meta = packed_meta(members or {})
+        name = str(meta.get("name") or "")
+        if members is None or name not in packed:
             continue
         values = _values_from_yaml(members.get(f"{top}/values.yaml", b"").decode("utf-8", "replace"))
         aliases = [str(d["alias"]) for d in chart_dependencies(chart_dir) if d.get("name") == name and d.get("alias")]

@@ -118,12 +118,10 @@ def _packed_subchart(chart_dir: Path, sub: str, source: str) -> str:
 def _dra_release(name: str, repo: str, version: str) -> dict[str, str] | None:
     """The entry of rules/chart-dra-releases.json for a chart of that name from that repository at a version older
     than the one that brought its own DRA switch, else None."""
-    from importlib.resources import files
-
     from dramigrate.helm.packedlib import _version
+    from dramigrate.rules import shipped_json
 
-    data = json.loads(files("dramigrate.rules_data").joinpath("chart-dra-releases.json").read_text(encoding="utf-8"))
-    for entry in data["charts"]:
+    for entry in shipped_json("chart-dra-releases.json")["charts"]:
         if entry["name"] == name and any(r in repo for r in entry["repositories"]):
             older = bool(version) and _version(version) < _version(entry["from_version"])
             return entry if older else None

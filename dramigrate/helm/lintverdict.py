@@ -14,7 +14,9 @@ takes those shapes, and refuses them only in its proof."""
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from dramigrate.findings import Finding
@@ -41,25 +43,27 @@ def packed_refusal(root: Path, findings: list[Finding]) -> str:
 
 def tried_patterns(findings: list[Finding], root: Path, display: str) -> str:
     """The patterns among the fixable requests whose rewrite fix decides only by trying it (`D/F`), or ""."""
+    from dramigrate.helm.patterns import helpers_text
+
+    helpers = functools.cache(lambda: helpers_text(root))  # the chart's helper files, read once, for an E request
     letters = {
         m.group(1)
         for f in findings
         if f.fixable
         and (m := _PATTERN.search(f.message))
-        and not (m.group(1) == "E" and _one_key_name(f, root, display))
+        and not (m.group(1) == "E" and _one_key_name(f, root, display, helpers))
     }
     return "/".join(sorted(letters & set(_TRIED)))
 
 
-def _one_key_name(f: Finding, root: Path, display: str) -> bool:
+def _one_key_name(f: Finding, root: Path, display: str, helpers: Callable[[], str]) -> bool:
     """Whether the request's template line is a device key named by one values key (patterns.named_key, in a `with`
     scope too, through a name helper of the chart)."""
     from dramigrate.helm.idiomatic import named_key_at
-    from dramigrate.helm.patterns import helpers_text
 
     rel = f.file.removeprefix(f"{display.rstrip('/')}/")
     try:
         text = (root / rel).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    return named_key_at(text, f.line - 1, helpers_text(root)) is not None
+    return named_key_at(text, f.line - 1, helpers()) is not None

@@ -15,7 +15,6 @@ taken the same way (other unpacked libraries are the helper rewrite's).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tempfile
@@ -189,10 +188,9 @@ def _version(text: str) -> tuple[int, ...]:
 
 def _library_entries() -> list[dict[str, Any]]:
     """The entries of rules/library-values.json."""
-    from importlib.resources import files
+    from dramigrate.rules import shipped_json
 
-    data = json.loads(files("dramigrate.rules_data").joinpath("library-values.json").read_text(encoding="utf-8"))
-    return [dict(e) for e in data["libraries"]]
+    return [dict(e) for e in shipped_json("library-values.json")["libraries"]]
 
 
 def _entries(lib: Library, define: str) -> list[dict[str, Any]]:

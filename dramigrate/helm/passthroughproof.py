@@ -304,14 +304,11 @@ def _passthrough(
             raise pt.NotPassThrough(f"{display(left[0].path)} asks for devices in none of the subcharts fix changes")
         # a subchart used under several aliases (speechmatics' sm-gpu, six times) renders each alias's templates: their
         # names take the alias, where they would be the same
-        groups = Counter(g for own in mine.values() for g in {pt.group(e, chart_name(root)) for e in own})
+        chart = chart_name(root)
+        groups = Counter(g for own in mine.values() for g in {pt.group(e, chart) for e in own})
         return {
             scope: pt.claim_names(
-                own,
-                rcts,
-                chart_name(root),
-                scoped,
-                "-".join(scope) if any(groups[pt.group(e, chart_name(root))] > 1 for e in own) else "",
+                own, rcts, chart, scoped, "-".join(scope) if any(groups[pt.group(e, chart)] > 1 for e in own) else ""
             )
             for scope, own in mine.items()
             if own

@@ -57,6 +57,13 @@ def archive_members(data: bytes) -> dict[str, bytes]:
     return out
 
 
+def packed_meta(members: dict[str, bytes]) -> tuple[str, dict[str, Any]]:
+    """The top folder of a packed chart's files and its Chart.yaml as data; ("", {}) when there is not one top."""
+    tops = {name.split("/", 1)[0] for name in members}
+    top = next(iter(tops)) if len(tops) == 1 else ""
+    return (top, _meta(members.get(f"{top}/Chart.yaml", b""))) if top else ("", {})
+
+
 def packed_members(archive: Path) -> dict[str, bytes] | None:
     """The files of a subchart packed in charts/ (archive_members, read as a regular file of bounded size), or None
     for a symlink or an archive that cannot be read (the render names it)."""
@@ -99,9 +106,7 @@ def twins(root: Path, depth: int = 4) -> list[Twin]:
                 members = archive_members(archive.read_bytes())
             except (OSError, EOFError, tarfile.TarError, zlib.error, ValueError, ChartRefused):
                 continue  # not a chart archive this can read: the render says what is wrong with it
-            tops = {n.split("/", 1)[0] for n in members}
-            top = next(iter(tops)) if len(tops) == 1 else ""
-            packed = _meta(members.get(f"{top}/Chart.yaml", b""))
+            top, packed = packed_meta(members)
             if top and packed.get("name") == name and str(packed.get("version")) == str(version):
                 out.append(Twin(folder.relative_to(root).as_posix(), archive.relative_to(root).as_posix(), top))
     return out
