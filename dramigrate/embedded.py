@@ -65,10 +65,11 @@ def held_as_text(docs: Iterable[Any], rules: RuleSet, changed: set[tuple[str, st
                 continue
             kind = f"{info.kind}/{info.name or info.generate_name}"
             held += [f"{kind} {key}" for _, key, text in _strings(info.obj) if _requests_in(text, rules, 0)]
-    if not held:
+    said = list(dict.fromkeys(held))  # a document rendered twice (a hook and its copy) is said once
+    if not said:
         return ""
     return (
-        f"; with these values {', '.join(dict.fromkeys(held))} hold{'s' if len(held) == 1 else ''} a device request "
+        f"; with these values {', '.join(said)} hold{'s' if len(said) == 1 else ''} a device request "
         "as text (a pod spec in a string), which the manifest migration leaves as it is while the rewritten template "
         "writes its claims there too: keep the device-plugin requests and serve them with a DeviceClass with "
         "extendedResourceName (--strategy extended-resource, Kubernetes 1.34+), or migrate by hand, deciding what "

@@ -93,3 +93,20 @@ def test_a_manifest_the_helper_also_renders_as_text_is_named_with_what_to_do(tmp
     ), outcome.manual
     assert "--strategy extended-resource" in outcome.manual
     assert {p: p.read_text() for p in chart.rglob("*") if p.is_file()} == original
+
+
+def test_an_object_rendered_twice_is_named_once_and_the_verb_agrees() -> None:
+    from ruamel.yaml import YAML
+
+    from dramigrate.embedded import held_as_text
+
+    pod = "kind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    configmap = YAML().load(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\ndata:\n  pod.yaml: |\n"
+        + "".join(f"    {line}\n" for line in pod.splitlines())
+    )
+
+    clause = held_as_text([configmap, configmap], load_rules(), {("ConfigMap", "held")})
+
+    assert "ConfigMap/held pod.yaml holds a device request as text" in clause, clause
+    assert clause.count("ConfigMap/held") == 1
