@@ -160,7 +160,9 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
     stream_lines = stream.splitlines()
     files_cache: dict[str, dict[str, str]] = {}
     texts = functools.cache(functools.partial(_template_texts, root))  # a chart folder's templates with defines
-    named = functools.cache(lambda chart_dir: defines(texts(chart_dir)))
+    # Helm shares the defines of the whole chart tree: a subchart's template may include one its parent holds
+    tree = functools.cache(lambda chart_dir: {**texts(root), **texts(chart_dir)})
+    named = functools.cache(lambda chart_dir: {**defines(texts(root)), **defines(texts(chart_dir))})
     helpers = functools.cache(map_helpers_of)  # a chart folder's map helpers, read for a helper line only, once
     out = []
     for f in findings:
@@ -192,12 +194,12 @@ def map_findings(findings: list[Finding], stream: str, root: Path, display_root:
         elif not mapped.exact and _POD_KEYS.fullmatch(template.splitlines()[mapped.line - 1].strip()):
             # a pod's `spec:` or `template:` whose keys a define writes (`{{- include "app.podSpec" . | nindent 6 }}`)
             via = within_include(template, rendered, offset, f.resource, named(chart_dir), mapped.line)
-            if via is not None and not _passes_map(texts(chart_dir)[via[0].file], via[1].line, f.resource):
+            if via is not None and not _passes_map(tree(chart_dir)[via[0].file], via[1].line, f.resource):
                 via = None  # the define (or one it includes) writes the device key: the helper rewrite's, from here
         if via is not None:
             found, mapped, at = via
             f.related.append(Location(shown, at, 0, f'this line includes "{found.name}", which writes it'))
-            shown, template = f"{display_root}/{found.file}", texts(chart_dir)[found.file]
+            shown, template = f"{display_root}/{found.file}", tree(chart_dir)[found.file]
         rendered_line = stream_lines[f.line - 1] if 0 < f.line <= len(stream_lines) else ""
         f.file, f.line = shown, mapped.line
         if f.resource and f.line:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import posixpath
 import re
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -474,6 +475,9 @@ def _in_umbrella(root: Path, sub: str, changes: list[Change]) -> list[Change]:
             continue
         if c.rel == "Chart.yaml":
             continue
+        if c.rel.startswith("../"):  # a define of the umbrella itself (passthrough.parent_templates)
+            out.append(Change(posixpath.normpath(f"{sub}/{c.rel}"), c.before, c.after))
+            continue
         out.append(Change(f"{sub}/{c.rel}", c.before, c.after))
         if source is not None:
             before = read_text(source / c.rel)  # the rewrite's text has LF line ends; the write keeps the file's
@@ -594,6 +598,9 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
         rel = f.file[len(outcome.display) + 1 :]
         if f.rule == "unknown-kind":  # a kind the migration leaves as is (a KaiwoJob wrapping the chart's Job in a
             continue  # define): not the shape the rewrite changes; the kind guard keeps the switch off there
+        if sub and f.resource and (outside := _tree_define(outcome, root, sub, rels, f)):
+            hints.setdefault(*outside)  # a define of the parent chart (Helm shares defines across the chart tree)
+            continue
         if f.resource and f.line and rel.startswith(prefix) and rel[len(prefix) :] in rels:
             rel = rel[len(prefix) :]
             if rel not in hints or rel in copying:  # the first request of each template (setdefault read and
@@ -612,6 +619,28 @@ def _hints(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], rules: R
         except (OSError, UnicodeDecodeError):
             continue
     return hints
+
+
+def _tree_define(outcome: ChartOutcome, root: Path, sub: str, rels: set[str], f: Finding) -> tuple[str, Any] | None:
+    """For a finding findingmap moved into a define outside the subchart `sub` (sensity-api's subcharts each
+    `{{ include "sensity-api.deployment" . }}`, a define of the parent chart, as Helm shares defines across the chart
+    tree): the subchart template of `rels` whose line includes it, and the pattern of the define's line, at the
+    include line (the subchart's template passes the map through that define). None for any other finding."""
+    prefix = f"{outcome.display}/{sub}/"
+    if f.file.startswith(prefix) or not f.file.startswith(f"{outcome.display}/") or not f.line:
+        return None
+    via = next((r for r in f.related if r.note.startswith("this line includes ") and r.file.startswith(prefix)), None)
+    if via is None or (rel := via.file[len(prefix) :]) not in rels:
+        return None
+    try:
+        define_text = (root / f.file[len(outcome.display) + 1 :]).read_text(encoding="utf-8")
+        include = (root / sub / rel).read_text(encoding="utf-8").splitlines()[via.line - 1].strip()
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    from dramigrate.helm.passthrough import map_helpers
+
+    pattern = _classified(define_text, f, functools.partial(map_helpers, root))
+    return rel, replace(pattern, line=via.line, text=include)
 
 
 def _classified(text: str, f: Finding, helpers: Callable[[], dict[str, str]]) -> Any:

@@ -3133,6 +3133,18 @@ def helper_claims(root: Path, rels: set[str], map_paths: dict[Path_, set[str]]) 
     return {rel: t.out() for rel, t in edits.items()}
 
 
+def parent_templates(root: Path) -> dict[str, str]:
+    """The template files with defines of the charts above a subchart unpacked in charts/, by path from `root`
+    (`../../templates/_deployment.tpl`): Helm shares defines across the chart tree, so a subchart's template may
+    include one its umbrella holds (sensity-api's subcharts each `{{ include "sensity-api.deployment" . }}`)."""
+    out: dict[str, str] = {}
+    up, hops = root, ""
+    while up.parent.name == "charts" and (up.parent.parent / "Chart.yaml").is_file():
+        up, hops = up.parent.parent, f"{hops}../../"
+        out.update({f"{hops}{rel}": text for rel, text in _templates(up).items() if "define" in text})
+    return out
+
+
 def _templates(root: Path) -> dict[str, str]:
     """The chart's template files (rel -> text), helpers included."""
     out = {}
@@ -3574,13 +3586,19 @@ def build(
             changes.append(Change(rel, text, after))
     claimed = helper_claims(root, rels, map_paths)
     texts = _templates(root)
-    defines = pod_defines({rel: claimed.get(rel, text) for rel, text in texts.items()}, rels)
-    for rel, text in texts.items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
-        if rel in rels:
+    shared = parent_templates(root)  # a pod define of the umbrella the subchart's template includes
+    defines = pod_defines({**shared, **{rel: claimed.get(rel, text) for rel, text in texts.items()}}, rels)
+    for rel, text in {**texts, **shared}.items():  # a helper that reads the count (`UCX_NET_DEVICES`) or copies the key
+        if rel in rels or (rel in shared and rel not in defines):
             continue
         after = built.get(rel, claimed.get(rel, text))
+        # an umbrella's define renders in each subchart that includes it: the defines its new lines include are
+        # named after the umbrella and written beside it, so they load wherever it does
+        owner = chart_name(root / re.match(r"(?:\.\./)*", rel).group(0)) if rel in shared else chart
         for define in sorted(defines.get(rel, []), key=lambda d: -d.lines.start):  # the lines above stay as they are
-            after = template_edits(after, rel, map_paths, scoped, helpers, define, chart, called)
+            after = template_edits(after, rel, map_paths, scoped, helpers, define, owner, called)
+        if rel in shared and (more := helper_defines(owner, after, after)):
+            after += ("" if after.endswith("\n") else "\n") + more
         if (after := _reads_edited(after, rel, reads or set())) != text:
             changes.append(Change(rel, text, after))
     existing = root / TEMPLATE_FILE
