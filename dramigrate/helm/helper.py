@@ -520,6 +520,40 @@ def _hop(root: Path, rel: str, block: Block, outer: str, index: int, inner: str)
     return Hop(rel, index, inner, outer, arg)
 
 
+def _through_other_define(root: Path, rel: str, define: str, sites: list[CallSite], within: str = "") -> str:
+    """Why the template `rel`, which includes another helper that includes `define` (thom-caisat's
+    swinir-inferenceservice.yaml: `caisat.swinirModelResources`, which adjusts the resources map and then includes
+    `caisat.inferenceModelResources`), is not wired beside the templates that include `define` themselves (`sites`),
+    and what the chart's maintainer can do; "" when no chain of helpers from `rel` reaches `define`."""
+    lines = (root / rel).read_text(encoding="utf-8").splitlines()
+
+    def chain(inner: str, seen: tuple[str, ...]) -> tuple[int, list[tuple[str, str, int]]] | None:
+        """(the template's line, [(helper, file, line where it includes the one below)], outermost first)."""
+        for file, _, name, index in sorted(_includers(root, inner, within), key=lambda f: (f[2], f[0], f[3])):
+            if name in seen:
+                continue
+            at = next((i for i, line in enumerate(lines) if f'include "{name}"' in line), None)
+            if at is not None:
+                return at, [(name, file, index)]
+            if len(seen) < _CHAIN_LIMIT and (up := chain(name, (*seen, name))) is not None:
+                return up[0], [*up[1], (name, file, index)]
+        return None
+
+    found = chain(define, (define,))
+    if found is None:
+        return ""
+    at, hops = found
+    names = [n for n, _, _ in hops] + [define]
+    through = "".join(f", which includes {n} at {f}:{i + 1}" for n, (_, f, i) in zip(names[1:], hops, strict=True))
+    direct = ", ".join(dict.fromkeys(f"{s.rel}:{s.index + 1}" for s in sites))
+    return (
+        f"{rel}:{at + 1} includes {names[0]}{through}, while {direct} include {define} "
+        f"directly: the helper rewrite wires the pods of one way to {define} and does not follow a second one through "
+        f"{names[0]}. A maintainer can make it one way: have {rel} include {define} itself, with the map "
+        f'{names[0]} computes passed in its argument (`(include "<helper>" . | fromYaml)`), then run fix again'
+    )
+
+
 def _pods_written(root: Path, found: list[tuple[str, Block, str, int]], rules: RuleSet | None) -> str:
     """What each helper of `found` writes, in words, when it writes a workload (` (x writes a Deployment; y a
     RayClusterFleet, a kind the migration leaves on its device plugin)`), "" when none does."""
@@ -1135,12 +1169,9 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     """(pod, containers): the lines of the pod spec and the `containers:` the include at `index` writes into, (-1, -1)
     when no `containers:` sits above it; NotHelper when the include is not a container's `resources:`."""
     placed = _placed_at(lines[index])
+    heads = ("containers:", "initContainers:", *(f"{k}:" for k in _single_containers(lines, index)))
     containers = next(
-        (
-            i
-            for i in range(index - 1, -1, -1)
-            if lines[i].strip() in ("containers:", "initContainers:") and line_indent(lines[i]) < placed
-        ),
+        (i for i in range(index - 1, -1, -1) if lines[i].strip() in heads and line_indent(lines[i]) < placed),
         -1,
     )
     if containers < 0:
@@ -1151,6 +1182,22 @@ def _site_pod(lines: list[str], index: int, writes_key: bool, rel: str) -> tuple
     if not (on_key or below_key or own_key or section_at(lines, index) >= 0):
         raise NotHelper(f"{rel}:{index + 1}: the helper is not included as a container's `resources:`")
     return parent_line(lines, containers), containers
+
+
+def _single_containers(lines: list[str], index: int) -> tuple[str, ...]:
+    """The keys of one container each in the pod specs of the document line `index` is in, as rules/workloads.yaml
+    declares them for its kind (KServe's InferenceService: `predictor.model`, whose `resources:` a helper writes)."""
+    from dramigrate.helm.poddelta import kind_singles
+
+    kind = api = ""
+    for i in range(index, -1, -1):
+        if lines[i].startswith("---"):
+            break
+        if m := re.fullmatch(r"kind:\s*(\w+)\s*", lines[i]):
+            kind = m.group(1)
+        if m := re.fullmatch(r"apiVersion:\s*(\S+)\s*", lines[i]):
+            api = m.group(1).strip("'\"")
+    return kind_singles(api, kind) if kind and api else ()
 
 
 def _placed_at(line: str) -> int:
@@ -2368,6 +2415,9 @@ def fix(
         literal = (rels | (switched[0] if switched else frozenset())) - {s.rel for s in sites} - {k.file for k in keys}
         apart = all(_scope(root, rel) != _scope(root, keys[0].file) for rel in literal)  # in another chart
         if literal and switch_mode(sites, hops) != "values" and not apart:
+            for rel in sorted(literal):
+                if why := _through_other_define(root, rel, define, sites, within):
+                    raise NotHelper(why)
             other = ", ".join(sorted(literal))
             raise NotHelper(f"{other}: a device request there does not come from {define}")
         from dramigrate.helm import helperchoice
