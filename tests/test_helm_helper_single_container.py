@@ -2,9 +2,11 @@
 `containers:` list) under a values guard. Was: the helper rewrite refused every such call site with "no `containers:`
 above the helper's call site"; now the pod's `resourceClaims` go under `predictor:`, the claim in the helper, proven.
 
-And a template that reaches the same helper a second way, through another helper that computes the map first (seen
-in thom-caisat's swinir-inferenceservice.yaml): was "a device request there does not come from <helper>", which names
-no line and is false; the refusal now names the template line, each helper of the way and what a maintainer can do.
+And a template that reaches the same helper a second way, through another helper that adjusts the map first and then
+includes it with a `dict` (seen in thom-caisat's swinir-inferenceservice.yaml): was refused with "a device request
+there does not come from <helper>", which names no line and is false. Now the chart's `dra` goes into that dict and
+the template's pod is wired with the other helper's lines replayed; where they cannot be (a line of its own writes
+text), the refusal names the template line, each helper of the way, why, and what a maintainer can do.
 
 Renders are real (the Helm engine embedded in helm-python-sdk)."""
 
@@ -88,26 +90,44 @@ def test_a_helper_writing_a_single_containers_resources_is_rewritten(tmp_path: P
     assert off["model"]["resources"]["limits"]["nvidia.com/gpu"] == "1" and "resourceClaims" not in off, off
 
 
-def test_a_second_way_to_the_helper_is_refused_at_its_line(tmp_path: Path) -> None:
+def second_way_chart(root: Path, adjusted: str) -> tuple[Path, str]:
     big = isvc("big", 'include "serve.bigModelResources" .')
     files = {
-        "templates/_helpers.tpl": HELPERS + ADJUSTED,
+        "templates/_helpers.tpl": HELPERS + adjusted,
         "templates/detect.yaml": DETECT,
         "templates/big.yaml": big,
         "values.yaml": VALUES + "big:\n  resources:\n    limits: {}\n",
     }
-    chart = chart_with(tmp_path, "serve", files)
+    return chart_with(root, "serve", files), big
+
+
+def test_a_second_way_to_the_helper_is_wired_through_the_helper_that_builds_the_map(tmp_path: Path) -> None:
+    chart, _ = second_way_chart(tmp_path, ADJUSTED)
+    fix_chart(chart)
+    big, detect = model(chart)
+    assert big["model"]["resources"]["limits"] == {"memory": "16Gi"}  # the map the helper adjusts, its key gone
+    assert big["model"]["resources"]["claims"] == [{"name": "gpu"}] and big["resourceClaims"], big
+    assert detect["resourceClaims"] and big["resourceClaims"][0]["resourceClaimTemplateName"].startswith("big-")
+    off = model(chart, "dra.enabled=false")
+    assert [p["model"]["resources"]["limits"]["nvidia.com/gpu"] for p in off] == ["1", "1"], off
+    assert not any("resourceClaims" in p for p in off)
+
+
+def test_a_second_way_that_writes_text_of_its_own_is_refused_at_its_line(tmp_path: Path) -> None:
+    adjusted = ADJUSTED.replace('"gpu" true) -}}', '"gpu" true) | nindent 0 }}')
+    chart, big = second_way_chart(tmp_path, adjusted)
     before = {p.name: p.read_text() for p in (chart / "templates").iterdir()}
 
     outcome = run_chart(chart, ChartOptions(), load_rules(), Settings(), Target.parse("1.34"), "fix")
 
     assert not outcome.proven
     at = big.splitlines().index(next(x for x in big.splitlines() if "bigModelResources" in x)) + 1
-    hop = (HELPERS + ADJUSTED).splitlines().index(next(x for x in ADJUSTED.splitlines() if "include" in x)) + 1
+    hop = (HELPERS + adjusted).splitlines().index(next(x for x in adjusted.splitlines() if "include" in x)) + 1
     detect = DETECT.splitlines().index(next(x for x in DETECT.splitlines() if "include" in x)) + 1
     assert (
         f"templates/big.yaml:{at} includes serve.bigModelResources, which includes serve.modelResources at "
         f"templates/_helpers.tpl:{hop}, while templates/detect.yaml:{detect} include serve.modelResources directly"
     ) in outcome.manual, outcome.manual
+    assert "(serve.bigModelResources does not include serve.modelResources once, alone on its line" in outcome.manual
     assert "have templates/big.yaml include serve.modelResources itself" in outcome.manual
     assert before == {p.name: p.read_text() for p in (chart / "templates").iterdir()}

@@ -357,6 +357,8 @@ class CallSite:
     given: str = ""  # the argument as the chart wrote it, when the rewrite passes the chart's `dra` in (rootswitch)
     helper: str = ""  # the helper it includes, when that is not the one that writes the key (helper_chain)
     item: str = ""  # `.` inside `range .Values.<item>`: the values list or map whose items the helper gets
+    via: str = ""  # another helper the template includes, which includes this one with a dict it builds (second_way)
+    via_file: str = ""  # the file of that helper
 
 
 _INCLUDE = re.compile(r'\binclude\s+"(?P<name>[^"]+)"\s+')
@@ -520,6 +522,77 @@ def _hop(root: Path, rel: str, block: Block, outer: str, index: int, inner: str)
     return Hop(rel, index, inner, outer, arg)
 
 
+_QUIET_ACTION = re.compile(r"\{\{-?\s*(?:\$\w+\s*:?=|if\b|else\b|end\b|/\*)[^{}]*\}\}")
+
+
+def _replayed_hop(text: str, outer: str, define: str) -> tuple[int, str, list[str]] | str:
+    """The helper `outer` of `text`, which includes `define` with a `dict` it builds after assignments of its own
+    (thom-caisat's `caisat.swinirModelResources`: `$resources := deepCopy .Values.model.resources`, memory floors set
+    under a condition, then `include "caisat.inferenceModelResources" (dict "root" . "resources" $resources ...)`):
+    (the include's line, the line with the chart's `dra` passed in the dict, the body lines between define and end),
+    which replayed with `define.<part>` in place of `define` give the part for that call; why not, as a sentence,
+    when a line of it writes text, or it includes `define` otherwise than once, alone on its line, with a `dict`."""
+    from dramigrate.helm.rootswitch import ROOT_DRA
+
+    block = next((b for name, b in _defines(text) if name == outer), None)
+    if block is None:
+        return f"the helper {outer} is not one define"
+    lines = text.splitlines()
+    body = lines[block.start + 1 : block.end]
+    include = re.compile(rf'^\s*\{{\{{-?\s*include\s+"{re.escape(define)}"\s+(\(.*\))\s*-?\}}\}}\s*$')
+    hops = [i for i, line in enumerate(body) if f'"{define}"' in line]
+    if len(hops) != 1 or not (m := include.match(body[hops[0]])) or not _BUILT.fullmatch(m.group(1)):
+        return f"{outer} does not include {define} once, alone on its line, with a `dict` it builds"
+    if '"dra"' in m.group(1):
+        return f"the `dict` {outer} gives {define} has a `dra` key already"
+    if any(_QUIET_ACTION.sub("", line).strip() for i, line in enumerate(body) if i != hops[0]):
+        return f"a line of {outer} besides its include of {define} writes text"
+    arg = m.group(1)
+    threaded = body[hops[0]].replace(arg, f"{arg[:-1].rstrip()} {ROOT_DRA})", 1)
+    return block.start + 1 + hops[0], threaded, body
+
+
+def second_way(root: Path, define: str, rels: set[str], within: str = "") -> list[CallSite]:
+    """The call sites of another helper, each in a template of `rels` that asks for the device through it, given the
+    chart's root (`.`), that includes `define` with a `dict` it builds after assignments of its own (_replayed_hop):
+    the template's pod is wired with that helper's `.dra`, `.draCount` and `.draClaimSpec`, which replay its lines
+    (second_way_defines). [] when a template of `rels` is not reached so: fix then says why (_through_other_define)."""
+    out: list[CallSite] = []
+    for outer in sorted({name for _, _, name, _ in _includers(root, define, within)}):
+        sites = [s for s in call_sites(root, outer, within) if s.rel in rels]
+        if not sites:
+            continue
+        file = next(f for f, _, name, _ in _includers(root, define, within) if name == outer)
+        if isinstance(_replayed_hop((root / file).read_text(encoding="utf-8"), outer, define), str):
+            return []
+        if not all(s.arg in (".", "$") and _root_values(root, s) for s in call_sites(root, outer, within)):
+            return []
+        out += [replace(s, helper=outer, via=outer, via_file=file) for s in sites]
+    return out
+
+
+def second_way_defines(text: str, outer: str, define: str, parts: list[str]) -> str:
+    """The helper file with `outer`'s include of `define` passing the chart's `dra` in, and after it the `parts` of
+    `outer` the templates include (`outer.dra`, `outer.draClaimSpec`), each `outer`'s lines with `define.<part>`
+    included."""
+    found = _replayed_hop(text, outer, define)
+    if isinstance(found, str):
+        raise NotHelper(found)
+    at, threaded, body = found
+    lines = text.splitlines()
+    lines[at] = threaded
+    out = "\n".join(lines) + "\n"
+    # the other lines write nothing; chomped on both sides, they add no blank either to what the part gives
+    quiet = [re.sub(r"(?<!-)\}\}", "-}}", re.sub(r"\{\{(?!-)", "{{-", line)) for line in body]
+    for part in parts:
+        replay = [
+            threaded.replace(f'include "{define}"', f'include "{define}.{part}"', 1) if f'"{define}"' in line else line
+            for line in quiet
+        ]
+        out += f'{{{{- define "{outer}.{part}" -}}}}\n' + "\n".join(replay) + "\n{{- end }}\n"
+    return out
+
+
 def _through_other_define(root: Path, rel: str, define: str, sites: list[CallSite], within: str = "") -> str:
     """Why the template `rel`, which includes another helper that includes `define` (thom-caisat's
     swinir-inferenceservice.yaml: `caisat.swinirModelResources`, which adjusts the resources map and then includes
@@ -544,12 +617,14 @@ def _through_other_define(root: Path, rel: str, define: str, sites: list[CallSit
         return ""
     at, hops = found
     names = [n for n, _, _ in hops] + [define]
+    why = _replayed_hop((root / hops[0][1]).read_text(encoding="utf-8"), names[0], define) if len(hops) == 1 else ""
+    why = f" ({why})" if isinstance(why, str) and why else ""
     through = "".join(f", which includes {n} at {f}:{i + 1}" for n, (_, f, i) in zip(names[1:], hops, strict=True))
     direct = ", ".join(dict.fromkeys(f"{s.rel}:{s.index + 1}" for s in sites))
     return (
         f"{rel}:{at + 1} includes {names[0]}{through}, while {direct} include {define} "
         f"directly: the helper rewrite wires the pods of one way to {define} and does not follow a second one through "
-        f"{names[0]}. A maintainer can make it one way: have {rel} include {define} itself, with the map "
+        f"{names[0]}{why}. A maintainer can make it one way: have {rel} include {define} itself, with the map "
         f'{names[0]} computes passed in its argument (`(include "<helper>" . | fromYaml)`), then run fix again'
     )
 
@@ -1682,7 +1757,12 @@ def build(
     section = None if alone is None else (claim, request, alone)
     for rel, wirings in sorted(by_rel.items()):
         wirings = [w for w in wirings if not _never_on(texts[rel], w.site, guards)]
-        texts[rel] = rewrite_site_template(texts[rel], rel, site_define, wirings, writes_key, pod_cond, section)
+        here = next((w.site.via for w in wirings if w.site.via), site_define)
+        texts[rel] = rewrite_site_template(texts[rel], rel, here, wirings, writes_key, pod_cond, section)
+    for s in {s.via: s for s in sites if s.via}.values():  # the helpers of a second way, replayed (second_way)
+        parts = [p for p in _VIA_PARTS if any(f'"{s.via}.{p}"' in texts[rel] for rel in by_rel)]
+        texts.setdefault(s.via_file, (root / s.via_file).read_text(encoding="utf-8"))
+        texts[s.via_file] = second_way_defines(texts[s.via_file], s.via, define, parts)
     if any(f'"{site_define}.draTolerated"' in text for text in texts.values()):
         texts[file] += "\n".join(tolerated_define(f"{site_define}.draTolerated")) + "\n"
     changes = [
@@ -2086,7 +2166,7 @@ def context_path(root: Path, site: CallSite) -> str:
             root / Path(*Path(site.rel).parts[:2]), replace(site, rel=Path(*Path(site.rel).parts[2:]).as_posix())
         )
         return f"{scope}.dra" if inner == "values.yaml" else re.sub(r"^(each )?", rf"\g<1>{scope}.", inner, count=1)
-    if site.given:
+    if site.given or site.via:  # the chart's `dra` passed in, at the call site or in the helper it includes
         return "values.yaml"
     named = re.fullmatch(r"\$?\.Values((?:\.[\w-]+)+)", site.arg)
     if named:  # `include "x" .Values.worker`: that object
@@ -2361,6 +2441,10 @@ def fix(
             raise NotHelper(f"{keys[0].file}: the helper writes the device key both as a line and with toYaml")
         define = keys[0].define
         sites, hops = helper_chain(root, define, f"{keys[0].file}:{keys[0].index + 1}", rules, within)
+        others = rels - {s.rel for s in sites} - {k.file for k in keys}
+        if others and not hops and all(thread(root, s).given for s in sites):
+            # templates that reach the helper through another that builds its dict: the chart's `dra` passed in there
+            sites += second_way(root, define, others, within)
         originals, migrated = _by_template(ref_render.stream, name), _by_template(ref_want, name)
         claim_templates = {
             str(doc["metadata"]["name"]): doc
