@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import deployment
 
 from dramigrate.config import Settings
 from dramigrate.helm.outcome import ChartOptions, ChartOutcome
@@ -36,19 +37,9 @@ dependencies:
     version: 0.1.0
     condition: infer.enabled
 """
-WORKLOAD = """\
-{{- define "suite.deployment" -}}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}-{{ .Chart.Name }}
-spec:
-  selector:
-    matchLabels: {app: {{ .Chart.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Chart.Name }}}
-    spec:
+WORKLOAD = '{{- define "suite.deployment" -}}\n' + deployment(
+    "{{ .Release.Name }}-{{ .Chart.Name }}",
+    """\
       {{- with .Values.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
@@ -59,7 +50,9 @@ spec:
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
 {{- end }}
-"""
+""",
+    app="{{ .Chart.Name }}",
+)
 GPU = """\
 infer:
   resources:

@@ -555,14 +555,14 @@ def _replayed_hop(text: str, outer: str, define: str) -> tuple[int, str, list[st
 def second_way(root: Path, define: str, rels: set[str], within: str = "") -> list[CallSite]:
     """The call sites of another helper, each in a template of `rels` that asks for the device through it, given the
     chart's root (`.`), that includes `define` with a `dict` it builds after assignments of its own (_replayed_hop):
-    the template's pod is wired with that helper's `.dra`, `.draCount` and `.draClaimSpec`, which replay its lines
+    the template's pod is wired with that helper's `.dra` and `.draClaimSpec`, which replay its lines
     (second_way_defines). [] when a template of `rels` is not reached so: fix then says why (_through_other_define)."""
     out: list[CallSite] = []
-    for outer in sorted({name for _, _, name, _ in _includers(root, define, within)}):
+    outers = {name: file for file, _, name, _ in _includers(root, define, within)}
+    for outer, file in sorted(outers.items()):
         sites = [s for s in call_sites(root, outer, within) if s.rel in rels]
         if not sites:
             continue
-        file = next(f for f, _, name, _ in _includers(root, define, within) if name == outer)
         if isinstance(_replayed_hop((root / file).read_text(encoding="utf-8"), outer, define), str):
             return []
         if not all(s.arg in (".", "$") and _root_values(root, s) for s in call_sites(root, outer, within)):
