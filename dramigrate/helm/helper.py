@@ -594,10 +594,10 @@ def second_way_defines(text: str, outer: str, define: str, parts: list[str]) -> 
 
 
 def _through_other_define(root: Path, rel: str, define: str, sites: list[CallSite], within: str = "") -> str:
-    """Why the template `rel`, which includes another helper that includes `define` (thom-caisat's
-    swinir-inferenceservice.yaml: `caisat.swinirModelResources`, which adjusts the resources map and then includes
-    `caisat.inferenceModelResources`), is not wired beside the templates that include `define` themselves (`sites`),
-    and what the chart's maintainer can do; "" when no chain of helpers from `rel` reaches `define`."""
+    """Why the template `rel`, which includes another helper that includes `define` (a way second_way does not take:
+    that helper writes text of its own, or is itself included by another), is not wired beside the templates that
+    include `define` themselves (`sites`), and what the chart's maintainer can do; "" when no chain of helpers from
+    `rel` reaches `define`."""
     lines = (root / rel).read_text(encoding="utf-8").splitlines()
 
     def chain(inner: str, seen: tuple[str, ...]) -> tuple[int, list[tuple[str, str, int]]] | None:
