@@ -26,6 +26,7 @@ variants.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import difflib
 import functools
@@ -46,7 +47,7 @@ from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
-from dramigrate.helm.patterns import Pattern, map_reads, whole_read
+from dramigrate.helm.patterns import WHOLE_ITEM, Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
@@ -1779,18 +1780,68 @@ def template_edits(
                 ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
+    items = {}  # line -> the item a `range` over a values list of containers writes whole there, holding a map
+    for i in within.lines if within else range(len(edits.lines)):
+        if within is None and (whole := _whole_item(edits.lines, i, ranges)) is not None:
+            words, ranged, item = whole
+            for target in (p for p in needs if len(p) == len(words) + 1 and _ends_with(p, [*words, str(p[-1])])):
+
+                def item_expr(sibling: str, item: str = item) -> str:
+                    return f"{item}.{sibling}" if item != "." else f".{sibling}"
+
+                found.append((i, (words, str(target[-1]), None, item_expr, ranged), target))
+                items[i] = item
     if within is None and found:  # a define that writes the whole object, given the root in a dict (`$root := .root`)
         edits.root = _define_root(text, [i for i, _, _ in found]) or root
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
     for i, ref, target in found:
         if len(ref[0]) == longest[target]:
-            _pass_through(edits, i, ref, needs[target])
+            _pass_through(edits, i, ref, needs[target], item=i in items)
             device_check(edits, i, ref, needs[target], target)
+            if i in items:
+                _omit_siblings(edits, i, items[i], ref[1], needs[target])
     out = edits.out()
     # the DRA values add a toleration to the pods that take the map: a list the chart writes outside its key would not
     # render (listindent.py)
     return indented_tolerations(out) if out != text else out
+
+
+def _whole_item(
+    lines: list[str], i: int, ranges: dict[str, tuple[list[str], int]]
+) -> tuple[list[str], int, str] | None:
+    """The item line i writes whole (`- {{- toYaml . | nindent 8 }}` in `range $app.initContainers`): its values path
+    (`*` for the item's index), the line of the `range` over it and the item as the line reads it (`.`, `$c`)."""
+    m = WHOLE_ITEM.match(lines[i])
+    if m is None:
+        return None
+    if m.group(1) != ".":
+        words, ranged = ranges.get(m.group(1), ([], -1))
+        return (words, ranged, m.group(1)) if ranged >= 0 else None
+    scope = _enclosing_scope(lines, i)
+    over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?([$.][\w.$]*)", scope[2].strip()) if scope else None
+    if scope is None or scope[1] != "range" or over is None:
+        return None
+    head, *fields = over.group(1).split(".")
+    if over.group(1).startswith((".Values.", "$.Values.")):
+        words = over.group(1).split(".")[2:]
+    elif head in ranges:
+        words = [*ranges[head][0], *fields]
+    else:
+        return None
+    return [*words, "*"], scope[0], "."
+
+
+def _omit_siblings(t: _Edits, i: int, item: str, key: str, need: set[str]) -> None:
+    """The item line i writes whole without the keys the DRA values put beside its map `key` (the pod's
+    `resourceClaims`, the toleration, the counts): they are the pod's, not the container's fields. Without them in
+    the values, `omit` leaves the item as it was."""
+    keys = [sibling_key(key, s) for s in ("resourceClaims", OWN_TOLERATIONS, COUNTS) if s in need]
+    keys += ["tolerations"] if "tolerations" in need else []
+    line = t.replaced.get(i, t.lines[i])
+    quoted = " ".join(json.dumps(k) for k in dict.fromkeys(keys))
+    if quoted:
+        t.replaced[i] = re.sub(rf"toYaml\s+{re.escape(item)}(?=\s)", f"toYaml (omit {item} {quoted})", line, count=1)
 
 
 def _define_root(text: str, at: list[int]) -> str | None:
@@ -2136,7 +2187,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
         t.inserts.setdefault(head, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
         return
     heads = sorted({r.containers for r in reads})
-    t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
+    t.inserts.setdefault(_pod_scope(t, pod, heads[0]), []).append(f"{first.ind}{{{{- {var} := list }}}}")
     for r in reads:
         at = " " * line_indent(t.lines[r.read])
         t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
@@ -2145,6 +2196,16 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
         _join_own(t, own, f"{var} | uniq")
         return
     t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+
+
+def _pod_scope(t: _Edits, pod: int, head: int) -> int:
+    """Where a variable of the pod at line `pod` is set: before its containers head `head`, or before the outermost
+    block opened in the pod spec around that head (`{{- with $app.initContainers }}`), whose `end` would end the
+    variable's scope before the containers after it add to it."""
+    from dramigrate.helm.idiomatic import _open_blocks
+
+    opened = [start for start, _ in _open_blocks(t.text, t.offsets[head]) if start >= t.offsets[pod + 1]]
+    return bisect.bisect_right(t.offsets, min(opened)) - 1 if opened else head
 
 
 def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
@@ -2206,16 +2267,32 @@ def _containers_end(lines: list[str], head: int) -> int:
         and line_indent(lines[end]) > line_indent(lines[head])
     ):
         end += 1
+    # a `range` over the containers at the column of `containers:` (nvcf's charts): its `end` closes the block too
+    depth = sum(len(_OPENS.findall(line)) - len(_ENDS.findall(line)) for line in lines[head + 1 : end])
+    while depth > 0 and end < len(lines) and is_control(lines[end]):
+        depth += len(_OPENS.findall(lines[end])) - len(_ENDS.findall(lines[end]))
+        end += 1
+    # and a helper's containers after them (`{{- include "x.sidecar" . | indent 8 }}`, deeper than `containers:`)
+    while end < len(lines) and (more := _INDENTED.match(lines[end])) and int(more.group(1)) > line_indent(lines[head]):
+        end += 1
     return end
 
 
-def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str]) -> None:
+_OPENS = re.compile(r"\{\{-?\s*(?:if|with|range)\b")
+_ENDS = re.compile(r"\{\{-?\s*end\b")
+_INDENTED = re.compile(r"^\s*\{\{-?\s*include\b[^{}]*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$")
+
+
+def _pass_through(
+    t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str], item: bool = False
+) -> None:
     """The pod-level keys for the map line i passes into a container (`ref`, _map_refs), before the pod's
-    `containers:`; a map read through the variable of a `range` over the containers is gathered over that range."""
+    `containers:`; a map read through the variable of a `range` over the containers is gathered over that range.
+    `item`: line i writes the container whole (`- {{- toYaml . | nindent 8 }}`), maybe as deep as its head."""
     from dramigrate.helm.templatelines import parent_line
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
-    at = line_indent(lines[i])
+    at = line_indent(lines[i]) + (1 if item else 0)
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)

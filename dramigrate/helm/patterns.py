@@ -611,6 +611,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         return Pattern("D", line, stripped)
     if (path := whole_read(lines, line - 1)) and not own_name(path):  # `resources:` then `toYaml .Values.flavor`
         return Pattern("B", line, stripped)
+    if WHOLE_ITEM.match(text):  # a container, an item of a values list, written whole: its resources map with it
+        return Pattern("B", line, stripped)
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
@@ -623,6 +625,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     return Pattern("F", line, stripped)
 
 
+# `- {{- toYaml . | nindent 8 }}`: a list item written whole (a container of a `range` over a values list)
+WHOLE_ITEM = re.compile(r"^\s*-\s*\{\{-?\s*toYaml\s+(\.|\$\w+)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
 _RESOURCES_KEY = re.compile(r"(\s*)(?:-\s+)?resources:\s*")
 _WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+(?:\$\w*)?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
 

@@ -1,0 +1,96 @@
+"""Containers a template writes whole from values (NVIDIA NVCF charts).
+
+An init container that is an item of a values list written whole (`- {{- toYaml . | nindent 8 }}` in a `range` over
+`$app.initContainers`, inside `with`), beside a main container with its own `resources:`. Was: not proven, the pod's
+resourceClaims the DRA values put beside the item's `resources` were written into the init container as a field of
+its own. Now the item is written without those keys (`omit`), its claims join the pod's, and the pod's list is
+rendered after the `range` over the containers, not inside it. Proven, and the DRA render is checked here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from conftest import chart_with, fix_chart
+
+from dramigrate.helm.render import RenderOptions, render_chart
+
+APPS = """\
+{{- $top := .Values }}
+{{- range $name, $app := $top.apps }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $name }}
+spec:
+  selector:
+    matchLabels: {app: {{ $name }}}
+  template:
+    metadata:
+      labels: {app: {{ $name }}}
+    spec:
+      {{- with $app.initContainers }}
+      initContainers:
+      {{- range $app.initContainers }}
+      - {{- toYaml . | nindent 8 }}
+        volumeMounts:
+          - {name: data, mountPath: /data}
+      {{- end }}
+      {{- end }}
+      containers:
+      {{- range $cname, $c := $app.containers }}
+        - name: {{ $cname }}
+          image: {{ $c.image }}
+          {{- if $c.resources }}
+          resources:
+            {{- toYaml $c.resources | nindent 12 }}
+          {{- end }}
+      {{- end }}
+      volumes:
+        - {name: data, emptyDir: {}}
+      {{- with $top.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+{{- end }}
+"""
+APPS_VALUES = """\
+apps:
+  seg:
+    containers:
+      main:
+        image: main:1
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+    initContainers:
+    - name: warmup
+      image: warmup:1
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+tolerations: []
+"""
+
+
+def _pods(chart: Path, values: tuple[Path, ...] = ()) -> dict[str, dict]:
+    docs = [d for m in render_chart(chart, RenderOptions(values_files=values)) for d in yaml.safe_load_all(m.text) if d]
+    return {d["metadata"]["name"]: d["spec"]["template"]["spec"] for d in docs if d["kind"] == "Deployment"}
+
+
+def test_an_init_container_written_whole_from_a_values_item_gets_its_claim_in_the_pod(tmp_path: Path) -> None:
+    chart = chart_with(tmp_path, "apps", {"values.yaml": APPS_VALUES, "templates/apps.yaml": APPS})
+    before = _pods(chart)
+    fix_chart(chart)
+    template = (chart / "templates/apps.yaml").read_text()
+    assert "toYaml (omit . " in template  # the item without the pod's keys
+    assert _pods(chart) == before  # the switch is the values file: without it, as before
+    pod = _pods(chart, (chart / "values-dra.yaml",))["seg"]
+    init, main = pod["initContainers"][0], pod["containers"][0]
+    assert set(init) == {"name", "image", "resources", "volumeMounts"}  # no resourceClaims field in the container
+    for container in (init, main):
+        assert "nvidia.com/gpu" not in container["resources"].get("limits", {})
+        assert [c["name"] for c in container["resources"]["claims"]]
+    named = {c["name"] for c in pod["resourceClaims"]}
+    assert {c["name"] for c in init["resources"]["claims"] + main["resources"]["claims"]} <= named
