@@ -195,14 +195,15 @@ def flat_maps(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
-def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
-    """The values path of a map not keyed `resources` (nor `*Resources`) whose value is `want`, if there is one."""
+def _equal_map(merged: Any, want: Any, path: Path_ = (), keyed: bool = False) -> Path_ | None:
+    """The values path of a map not keyed `resources` (nor `*Resources`; with `keyed`, any key) whose value is
+    `want`, if there is one."""
     if isinstance(merged, dict):
         for k, v in merged.items():
             p = (*path, str(k))
-            if isinstance(v, dict) and v and _plain(v) == want and not str(k).lower().endswith("resources"):
+            if isinstance(v, dict) and v and _plain(v) == want and (keyed or not str(k).lower().endswith("resources")):
                 return p
-            found = _equal_map(v, want, p)
+            found = _equal_map(v, want, p, keyed)
             if found is not None:
                 return found
     return None
@@ -649,11 +650,7 @@ def map_edits(
                     )
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
                 if not merges and not _passed_as_is(edit, merged, old_res):
-                    raise NotPassThrough(
-                        f"{where}: the values map {display(path)} is not passed through as is (the container's "
-                        "resources are not that map: the template merges another map into it, defaults it or adds "
-                        "keys), so the claims the DRA values add to the map would not be the container's"
-                    )
+                    raise NotPassThrough(f"{where}: {_not_as_is(path, merged, old_res, new_res)}")
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
                     gone = (
@@ -753,6 +750,30 @@ def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, An
         return value == _as_text(resources)
     sections = [_as_text(resources[s] or {}) for s in ("limits", "requests") if s in resources]
     return bool(sections) and all(s.items() >= value.items() for s in sections)
+
+
+def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Why the container's resources (`old`, migrated to `new`) are not the values map at `path` as it is, and what
+    the chart's maintainer can do."""
+    gone = _section_keys(old) - _section_keys(new)
+    if gone and not gone & _section_keys(get_path(merged, path)):
+        # nvcf's multi-node chart: a helper takes the selected profile's map unless `resources` is set, which the marker
+        # in `resources` does; the defaults render the profile's, so DRA values in `resources` would replace it whole
+        source = _equal_map(merged, _plain(old), keyed=True)
+        keys = ", ".join(sorted({k for _, k in gone}))
+        return (
+            f"the container's resources are the values map {display(path)} when it is set and another map when it is "
+            f"empty, as here: its device keys ({keys}) come from "
+            + (display(source) if source else "a map the template builds")
+            + " (a helper or `default` picks one map or the other), so there is no one map to put the DRA claims in "
+            "and the pod's resourceClaims beside; to have fix rewrite it, make the template take the container's "
+            "resources from one values map, the one that holds the device request"
+        )
+    return (
+        f"the values map {display(path)} is not passed through as is (the container's resources are not that map: "
+        "the template merges another map into it, defaults it or adds keys), so the claims the DRA values add to the "
+        "map would not be the container's"
+    )
 
 
 def _claims_named_by_pod(edit: MapEdit, what: str) -> None:
