@@ -47,23 +47,26 @@ from dramigrate.helm.helper import blocks
 from dramigrate.helm.idiomatic import _comment_style, _open_blocks, capabilities_check
 from dramigrate.helm.listindent import indented_tolerations
 from dramigrate.helm.mapreads import inline_bound, inline_merged, var_reads
-from dramigrate.helm.patterns import WHOLE_ITEM, Pattern, map_reads, whole_read
+from dramigrate.helm.patterns import Pattern, map_reads, whole_read
 from dramigrate.helm.poddelta import _plugin_tolerations, kind_singles, pod_containers, shipped_rules
 from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.templatelines import (
+    BLOCK_ACTION,
     BlockDumper,
     FlowList,
     FlowMap,
     action_body,
     block_end,
+    enclosing_scope,
     is_control,
     line_indent,
     parent_line,
 )
 from dramigrate.helm.tolerationedits import joined_list_actions
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
+from dramigrate.helm.wholecontainers import pod_key_maps, whole_container
 from dramigrate.plan import covers
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
@@ -1656,14 +1659,11 @@ _MAP_EXPR = re.compile(
 )  # a map, or a map keyed under it (`.resources.gpu`), or one of its sections (`range $k, $v := .resources.limits`)
 
 
-_BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
-
-
 def _dot_context(lines: list[str], i: int) -> str | None:
     """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x` (`$.Values.x` as written),
     `.Values.x[]` (each item) inside `range .Values.x`; None inside a `define` or a range over anything else (a
     helper's argument, not a values path the rewrite can name)."""
-    scope = _enclosing_scope(lines, i)
+    scope = enclosing_scope(lines, i)
     if scope is None:
         return ""
     j, word, expr = scope
@@ -1680,25 +1680,10 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return None
 
 
-def _enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
-    """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
-    the top of the file."""
-    depth = 0
-    for j in range(i - 1, -1, -1):
-        for word, expr in reversed(_BLOCK.findall(lines[j])):
-            if word == "end":
-                depth += 1
-            elif depth:
-                depth -= 1
-            elif word != "if":
-                return j, word, expr
-    return None
-
-
 def _dollar_context(lines: list[str], i: int) -> bool:
     """Whether the `with .Values.x` chain that sets `.` at line i (_dot_context) starts where `.` is `$` (the top of
     the file or of a define, no `with` or `range` around it): `$.Values.x` then reads what `.` is here."""
-    scope = _enclosing_scope(lines, i)
+    scope = enclosing_scope(lines, i)
     if scope is None or scope[1] != "with":
         return False
     j, _, expr = scope
@@ -1706,7 +1691,7 @@ def _dollar_context(lines: list[str], i: int) -> bool:
     if path.startswith("$.Values"):
         return True
     if path.startswith(".Values"):
-        above = _enclosing_scope(lines, j)
+        above = enclosing_scope(lines, j)
         return above is None or above[1] in ("define", "block")
     return path.startswith(".") and _dollar_context(lines, j)
 
@@ -1751,7 +1736,7 @@ def _depth_at(lines: list[str], pod: int, at: int) -> int:
     """How many `if`/`with`/`range` blocks of the pod's own are open at line `at`."""
     depth = 0
     for line in lines[pod + 1 : at] if pod >= 0 else lines[:at]:
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
     return depth
 
@@ -1763,7 +1748,7 @@ def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
 
     depth = 0
     for line in lines[pod + 1 : block_end(lines, pod)] if pod >= 0 else lines:
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
         if line == key_line and not depth:
             return True
@@ -1801,11 +1786,14 @@ def template_edits(
                 ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
-    items = {}  # line -> the item a `range` over a values list of containers writes whole there, holding a map
+    items = {}  # line -> the container (or its fields) it writes whole from a values map that holds one of `needs`
     for i in within.lines if within else range(len(edits.lines)):
-        if within is None and (whole := _whole_item(edits.lines, i, ranges)) is not None:
-            words, ranged, item = whole
-            for target in (p for p in needs if len(p) == len(words) + 1 and _ends_with(p, [*words, str(p[-1])])):
+        if within is None and (whole := whole_container(edits.lines, i, ranges)) is not None:
+            candidates, ranged, item = whole
+            for target in needs:
+                words = next((w for w in candidates if len(target) == len(w) + 1 and _ends_with(target[:-1], w)), None)
+                if words is None:
+                    continue
 
                 def item_expr(sibling: str, item: str = item) -> str:
                     return f"{item}.{sibling}" if item != "." else f".{sibling}"
@@ -1826,31 +1814,6 @@ def template_edits(
     # the DRA values add a toleration to the pods that take the map: a list the chart writes outside its key would not
     # render (listindent.py)
     return indented_tolerations(out) if out != text else out
-
-
-def _whole_item(
-    lines: list[str], i: int, ranges: dict[str, tuple[list[str], int]]
-) -> tuple[list[str], int, str] | None:
-    """The item line i writes whole (`- {{- toYaml . | nindent 8 }}` in `range $app.initContainers`): its values path
-    (`*` for the item's index), the line of the `range` over it and the item as the line reads it (`.`, `$c`)."""
-    m = WHOLE_ITEM.match(lines[i])
-    if m is None:
-        return None
-    if m.group(1) != ".":
-        words, ranged = ranges.get(m.group(1), ([], -1))
-        return (words, ranged, m.group(1)) if ranged >= 0 else None
-    scope = _enclosing_scope(lines, i)
-    over = re.fullmatch(r"(?:\$\w*\s*(?:,\s*\$\w*\s*)?:=\s*)?([$.][\w.$]*)", scope[2].strip()) if scope else None
-    if scope is None or scope[1] != "range" or over is None:
-        return None
-    head, *fields = over.group(1).split(".")
-    if over.group(1).startswith((".Values.", "$.Values.")):
-        words = over.group(1).split(".")[2:]
-    elif head in ranges:
-        words = [*ranges[head][0], *fields]
-    else:
-        return None
-    return [*words, "*"], scope[0], "."
 
 
 def _omit_siblings(t: _Edits, i: int, item: str, key: str, need: set[str]) -> None:
@@ -2067,7 +2030,7 @@ def _map_refs(
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
                     continue  # inside a define (or a range over no values list): not a values map fix can name
-                if context.endswith("[]") and not base and (over := _enclosing_scope(lines, i)) is not None:
+                if context.endswith("[]") and not base and (over := enclosing_scope(lines, i)) is not None:
                     ranged = over[0]  # `.resources` of each item of `range .Values.containers`: gathered over it
                 base = f"{context}{base}"
                 if "[]" not in context:
@@ -2187,7 +2150,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
     if len({r.expr for r in reads}) == 1 and not any(r.switched for r in reads):
         expr, gather = first.expr, []
         if first.ranged > first.containers:  # `range $name, $container := $containers` inside the pod
-            each = _BLOCK.search(t.lines[first.ranged])
+            each = BLOCK_ACTION.search(t.lines[first.ranged])
             if each is None:
                 raise NotPassThrough(f"{t.rel}:{first.ranged + 1}: the range over the containers is not one action")
             add = f"{{{{- {var} = concat {var} ({expr} | default list) }}}}"
@@ -2205,7 +2168,9 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
             t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
             return
-        t.inserts.setdefault(head, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
+        t.inserts.setdefault(head, []).extend(
+            [*gather, *_unwritten(t, pod, name, _list_block(t, name, first.ind, expr))]
+        )
         return
     heads = sorted({r.containers for r in reads})
     t.inserts.setdefault(_pod_scope(t, pod, heads[0]), []).append(f"{first.ind}{{{{- {var} := list }}}}")
@@ -2216,7 +2181,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
     if own is not None and own.start >= end:
         _join_own(t, own, f"{var} | uniq")
         return
-    t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+    t.inserts.setdefault(end, [])[:0] = _unwritten(t, pod, name, _list_block(t, name, first.ind, f"{var} | uniq"))
 
 
 def _pod_scope(t: _Edits, pod: int, head: int) -> int:
@@ -2227,6 +2192,26 @@ def _pod_scope(t: _Edits, pod: int, head: int) -> int:
 
     opened = [start for start, _ in _open_blocks(t.text, t.offsets[head]) if start >= t.offsets[pod + 1]]
     return bisect.bisect_right(t.offsets, min(opened)) - 1 if opened else head
+
+
+def _unwritten(t: _Edits, pod: int, name: str, block: list[str]) -> list[str]:
+    """The pod-level key's block (_list_block), failing the render where a map the pod spec writes whole among its
+    keys (`{{- toYaml $final_predictor_config | nindent 4 }}`, Wikimedia's KServe predictor) holds that key too: YAML
+    would keep one of the two lists."""
+    ind = block[0][: line_indent(block[0])]
+    fails = []
+    for n, var in pod_key_maps(t.lines, pod, _pod_span(t.lines, pod).stop, len(ind)):
+        var = re.sub(r"^\.Values\b", "$.Values", var)  # read after the containers, where `.` may be an item
+        if not var.startswith("$"):
+            continue
+        said = (
+            f"{t.rel}:{n + 1} writes the pod's {name} from {var} and the DRA values add more: put the DRA values' "
+            f"{name} into that map's values instead"
+        )
+        fails.append(
+            f'{ind}{{{{- if hasKey ({var} | default dict) "{name}" }}}}{{{{ fail {json.dumps(said)} }}}}{{{{ end }}}}'
+        )
+    return [block[0], *fails, *block[1:]]
 
 
 def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
@@ -2274,8 +2259,9 @@ def _containers_end(lines: list[str], head: int) -> int:
                     break
                 end = j + 1
                 continue
-            for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line):
-                depth += -1 if word == "end" else 1
+            if not depth and line_indent(line) < base:
+                break  # an action of the lines after the pod spec (the next section's variables), left of the list
+            depth += _opened(line)
             if depth < 0:
                 break
             end = j + 1 if depth == 0 else end
@@ -2289,9 +2275,9 @@ def _containers_end(lines: list[str], head: int) -> int:
     ):
         end += 1
     # a `range` over the containers at the column of `containers:` (nvcf's charts): its `end` closes the block too
-    depth = sum(len(_OPENS.findall(line)) - len(_ENDS.findall(line)) for line in lines[head + 1 : end])
+    depth = sum(_opened(line) for line in lines[head + 1 : end])
     while depth > 0 and end < len(lines) and is_control(lines[end]):
-        depth += len(_OPENS.findall(lines[end])) - len(_ENDS.findall(lines[end]))
+        depth += _opened(lines[end])
         end += 1
     # and a helper's containers after them (`{{- include "x.sidecar" . | indent 8 }}`, deeper than `containers:`)
     while end < len(lines) and (more := _INDENTED.match(lines[end])) and int(more.group(1)) > line_indent(lines[head]):
@@ -2299,8 +2285,11 @@ def _containers_end(lines: list[str], head: int) -> int:
     return end
 
 
-_OPENS = re.compile(r"\{\{-?\s*(?:if|with|range)\b")
-_ENDS = re.compile(r"\{\{-?\s*end\b")
+def _opened(line: str) -> int:
+    """How many blocks (`if`, `with`, `range`) the line opens, less those it ends."""
+    return sum(-1 if word == "end" else 1 for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line))
+
+
 _INDENTED = re.compile(r"^\s*\{\{-?\s*include\b[^{}]*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$")
 
 
@@ -2341,7 +2330,8 @@ def _pass_through(
         if name == "resourceClaims" and _join_pod_claims(t, pod, f"{ind}{name}:", expr, ranged > containers):
             continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
-        switched = _switched_container(t, containers, i)
+        # a map variable the container's own lines set (`$container_config := merge ...`): gathered there, too
+        switched = _switched_container(t, containers, i) or (item and ranged < 0)
         after = found is not None and found.start >= _containers_end(lines, containers)
         if found is not None and (ranged > containers or (switched and after)):
             # the map of a `range` over the containers, or of a container under an `if` of its own: its lists gathered
@@ -2561,7 +2551,7 @@ def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str
         m = _TOLERATIONS_CALL.match(line)
         if m and not depth and m.group(2) in t.called and int(m.group(5)) == at and m.group(3) not in (".", "$"):
             found.append((j, m))
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
     return found[0] if len(found) == 1 else None
 
@@ -2827,7 +2817,7 @@ def _range_items_end(lines: list[str], at: int) -> int:
         return 0
     depth = 0
     for i in range(at, len(lines)):
-        for word, _ in _BLOCK.findall(lines[i]):
+        for word, _ in BLOCK_ACTION.findall(lines[i]):
             depth += -1 if word == "end" else 1
         if depth == 0:
             return i + 1
