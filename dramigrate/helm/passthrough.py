@@ -26,6 +26,7 @@ variants.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import difflib
 import functools
@@ -52,17 +53,20 @@ from dramigrate.helm.prove import objects, without_api_defaults
 from dramigrate.helm.render import _merge_maps
 from dramigrate.helm.rewrite import Change, RewriteError, chart_name
 from dramigrate.helm.templatelines import (
+    BLOCK_ACTION,
     BlockDumper,
     FlowList,
     FlowMap,
     action_body,
     block_end,
+    enclosing_scope,
     is_control,
     line_indent,
     parent_line,
 )
 from dramigrate.helm.tolerationedits import joined_list_actions
 from dramigrate.helm.values import Path_, display, find_maps, get_path, put_path, resources_maps, set_path
+from dramigrate.helm.wholecontainers import pod_key_maps, whole_container
 from dramigrate.plan import covers
 
 TEMPLATE_FILE = "templates/resourceclaimtemplates.yaml"
@@ -194,14 +198,15 @@ def flat_maps(merged: dict[str, Any]) -> list[Path_]:
     return find_maps(merged, match)
 
 
-def _equal_map(merged: Any, want: Any, path: Path_ = ()) -> Path_ | None:
-    """The values path of a map not keyed `resources` (nor `*Resources`) whose value is `want`, if there is one."""
+def _equal_map(merged: Any, want: Any, path: Path_ = (), keyed: bool = False) -> Path_ | None:
+    """The values path of a map not keyed `resources` (nor `*Resources`; with `keyed`, any key) whose value is
+    `want`, if there is one."""
     if isinstance(merged, dict):
         for k, v in merged.items():
             p = (*path, str(k))
-            if isinstance(v, dict) and v and _plain(v) == want and not str(k).lower().endswith("resources"):
+            if isinstance(v, dict) and v and _plain(v) == want and (keyed or not str(k).lower().endswith("resources")):
                 return p
-            found = _equal_map(v, want, p)
+            found = _equal_map(v, want, p, keyed)
             if found is not None:
                 return found
     return None
@@ -648,11 +653,7 @@ def map_edits(
                     )
                 edit = edits.setdefault(path, MapEdit(path, flat=flat(get_path(merged, path))))
                 if not merges and not _passed_as_is(edit, merged, old_res):
-                    raise NotPassThrough(
-                        f"{where}: the values map {display(path)} is not passed through as is (the container's "
-                        "resources are not that map: the template merges another map into it, defaults it or adds "
-                        "keys), so the claims the DRA values add to the map would not be the container's"
-                    )
+                    raise NotPassThrough(f"{where}: {_not_as_is(path, merged, old_res, new_res)}")
                 for section in ("limits", "requests"):
                     gone = [k for k in old_res.get(section) or {} if k not in (new_res.get(section) or {})]
                     gone = (
@@ -752,6 +753,30 @@ def _passed_as_is(edit: MapEdit, merged: dict[str, Any], resources: dict[str, An
         return value == _as_text(resources)
     sections = [_as_text(resources[s] or {}) for s in ("limits", "requests") if s in resources]
     return bool(sections) and all(s.items() >= value.items() for s in sections)
+
+
+def _not_as_is(path: Path_, merged: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> str:
+    """Why the container's resources (`old`, migrated to `new`) are not the values map at `path` as it is, and what
+    the chart's maintainer can do."""
+    gone = _section_keys(old) - _section_keys(new)
+    if gone and not gone & _section_keys(get_path(merged, path)):
+        # nvcf's multi-node chart: a helper takes the selected profile's map unless `resources` is set, which the marker
+        # in `resources` does; the defaults render the profile's, so DRA values in `resources` would replace it whole
+        source = _equal_map(merged, _plain(old), keyed=True)
+        keys = ", ".join(sorted({k for _, k in gone}))
+        return (
+            f"the container's resources are the values map {display(path)} when it is set and another map when it is "
+            f"empty, as here: its device keys ({keys}) come from "
+            + (display(source) if source else "a map the template builds")
+            + " (a helper or `default` picks one map or the other), so there is no one map to put the DRA claims in "
+            "and the pod's resourceClaims beside; to have fix rewrite it, make the template take the container's "
+            "resources from one values map, the one that holds the device request"
+        )
+    return (
+        f"the values map {display(path)} is not passed through as is (the container's resources are not that map: "
+        "the template merges another map into it, defaults it or adds keys), so the claims the DRA values add to the "
+        "map would not be the container's"
+    )
 
 
 def _claims_named_by_pod(edit: MapEdit, what: str) -> None:
@@ -1634,14 +1659,11 @@ _MAP_EXPR = re.compile(
 )  # a map, or a map keyed under it (`.resources.gpu`), or one of its sections (`range $k, $v := .resources.limits`)
 
 
-_BLOCK = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
-
-
 def _dot_context(lines: list[str], i: int) -> str | None:
     """What `.` is at line i: "" at the top, `.Values.x` inside `with .Values.x` (`$.Values.x` as written),
     `.Values.x[]` (each item) inside `range .Values.x`; None inside a `define` or a range over anything else (a
     helper's argument, not a values path the rewrite can name)."""
-    scope = _enclosing_scope(lines, i)
+    scope = enclosing_scope(lines, i)
     if scope is None:
         return ""
     j, word, expr = scope
@@ -1658,25 +1680,10 @@ def _dot_context(lines: list[str], i: int) -> str | None:
     return None
 
 
-def _enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
-    """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
-    the top of the file."""
-    depth = 0
-    for j in range(i - 1, -1, -1):
-        for word, expr in reversed(_BLOCK.findall(lines[j])):
-            if word == "end":
-                depth += 1
-            elif depth:
-                depth -= 1
-            elif word != "if":
-                return j, word, expr
-    return None
-
-
 def _dollar_context(lines: list[str], i: int) -> bool:
     """Whether the `with .Values.x` chain that sets `.` at line i (_dot_context) starts where `.` is `$` (the top of
     the file or of a define, no `with` or `range` around it): `$.Values.x` then reads what `.` is here."""
-    scope = _enclosing_scope(lines, i)
+    scope = enclosing_scope(lines, i)
     if scope is None or scope[1] != "with":
         return False
     j, _, expr = scope
@@ -1684,7 +1691,7 @@ def _dollar_context(lines: list[str], i: int) -> bool:
     if path.startswith("$.Values"):
         return True
     if path.startswith(".Values"):
-        above = _enclosing_scope(lines, j)
+        above = enclosing_scope(lines, j)
         return above is None or above[1] in ("define", "block")
     return path.startswith(".") and _dollar_context(lines, j)
 
@@ -1729,7 +1736,7 @@ def _depth_at(lines: list[str], pod: int, at: int) -> int:
     """How many `if`/`with`/`range` blocks of the pod's own are open at line `at`."""
     depth = 0
     for line in lines[pod + 1 : at] if pod >= 0 else lines[:at]:
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
     return depth
 
@@ -1741,7 +1748,7 @@ def _renders_key(lines: list[str], pod: int, key_line: str) -> bool:
 
     depth = 0
     for line in lines[pod + 1 : block_end(lines, pod)] if pod >= 0 else lines:
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
         if line == key_line and not depth:
             return True
@@ -1779,18 +1786,46 @@ def template_edits(
                 ref = (words, key, _SECTION, ref[3], ref[4])
             if target is not None and (within is None or within.takes(ref[3]("").rstrip("."), [key], target)):
                 found.append((i, ref, target))
+    items = {}  # line -> the container (or its fields) it writes whole from a values map that holds one of `needs`
+    for i in within.lines if within else range(len(edits.lines)):
+        if within is None and (whole := whole_container(edits.lines, i, ranges)) is not None:
+            candidates, ranged, item = whole
+            for target in needs:
+                words = next((w for w in candidates if len(target) == len(w) + 1 and _ends_with(target[:-1], w)), None)
+                if words is None:
+                    continue
+
+                def item_expr(sibling: str, item: str = item) -> str:
+                    return f"{item}.{sibling}" if item != "." else f".{sibling}"
+
+                found.append((i, (words, str(target[-1]), None, item_expr, ranged), target))
+                items[i] = item
     if within is None and found:  # a define that writes the whole object, given the root in a dict (`$root := .root`)
         edits.root = _define_root(text, [i for i, _, _ in found]) or root
     # the most specific reads of a map only: `$top.resources` merged into `$container.resources` is another map
     longest = {t: max(len(r[0]) for _, r, u in found if u == t) for _, _, t in found}
     for i, ref, target in found:
         if len(ref[0]) == longest[target]:
-            _pass_through(edits, i, ref, needs[target])
+            _pass_through(edits, i, ref, needs[target], item=i in items)
             device_check(edits, i, ref, needs[target], target)
+            if i in items:
+                _omit_siblings(edits, i, items[i], ref[1], needs[target])
     out = edits.out()
     # the DRA values add a toleration to the pods that take the map: a list the chart writes outside its key would not
     # render (listindent.py)
     return indented_tolerations(out) if out != text else out
+
+
+def _omit_siblings(t: _Edits, i: int, item: str, key: str, need: set[str]) -> None:
+    """The item line i writes whole without the keys the DRA values put beside its map `key` (the pod's
+    `resourceClaims`, the toleration, the counts): they are the pod's, not the container's fields. Without them in
+    the values, `omit` leaves the item as it was."""
+    keys = [sibling_key(key, s) for s in ("resourceClaims", OWN_TOLERATIONS, COUNTS) if s in need]
+    keys += ["tolerations"] if "tolerations" in need else []
+    line = t.replaced.get(i, t.lines[i])
+    quoted = " ".join(json.dumps(k) for k in dict.fromkeys(keys))
+    if quoted:
+        t.replaced[i] = re.sub(rf"toYaml\s+{re.escape(item)}(?=\s)", f"toYaml (omit {item} {quoted})", line, count=1)
 
 
 def _define_root(text: str, at: list[int]) -> str | None:
@@ -1995,7 +2030,7 @@ def _map_refs(
                 context = _dot_context(lines, i)  # `.resources` is a field of whatever `.` is here
                 if context is None:
                     continue  # inside a define (or a range over no values list): not a values map fix can name
-                if context.endswith("[]") and not base and (over := _enclosing_scope(lines, i)) is not None:
+                if context.endswith("[]") and not base and (over := enclosing_scope(lines, i)) is not None:
                     ranged = over[0]  # `.resources` of each item of `range .Values.containers`: gathered over it
                 base = f"{context}{base}"
                 if "[]" not in context:
@@ -2115,7 +2150,7 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
     if len({r.expr for r in reads}) == 1 and not any(r.switched for r in reads):
         expr, gather = first.expr, []
         if first.ranged > first.containers:  # `range $name, $container := $containers` inside the pod
-            each = _BLOCK.search(t.lines[first.ranged])
+            each = BLOCK_ACTION.search(t.lines[first.ranged])
             if each is None:
                 raise NotPassThrough(f"{t.rel}:{first.ranged + 1}: the range over the containers is not one action")
             add = f"{{{{- {var} = concat {var} ({expr} | default list) }}}}"
@@ -2133,10 +2168,12 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
             t.inserts.setdefault(head, []).extend(gather)
             _join_own(t, own, expr)
             return
-        t.inserts.setdefault(head, []).extend([*gather, *_list_block(t, name, first.ind, expr)])
+        t.inserts.setdefault(head, []).extend(
+            [*gather, *_unwritten(t, pod, name, _list_block(t, name, first.ind, expr))]
+        )
         return
     heads = sorted({r.containers for r in reads})
-    t.inserts.setdefault(heads[0], []).append(f"{first.ind}{{{{- {var} := list }}}}")
+    t.inserts.setdefault(_pod_scope(t, pod, heads[0]), []).append(f"{first.ind}{{{{- {var} := list }}}}")
     for r in reads:
         at = " " * line_indent(t.lines[r.read])
         t.inserts.setdefault(r.read, []).append(f"{at}{{{{- {var} = concat {var} ({r.expr} | default list) }}}}")
@@ -2144,7 +2181,37 @@ def _pod_list(t: _Edits, pod: int, name: str, reads: list[_PodList]) -> None:
     if own is not None and own.start >= end:
         _join_own(t, own, f"{var} | uniq")
         return
-    t.inserts.setdefault(end, [])[:0] = _list_block(t, name, first.ind, f"{var} | uniq")
+    t.inserts.setdefault(end, [])[:0] = _unwritten(t, pod, name, _list_block(t, name, first.ind, f"{var} | uniq"))
+
+
+def _pod_scope(t: _Edits, pod: int, head: int) -> int:
+    """Where a variable of the pod at line `pod` is set: before its containers head `head`, or before the outermost
+    block opened in the pod spec around that head (`{{- with $app.initContainers }}`), whose `end` would end the
+    variable's scope before the containers after it add to it."""
+    from dramigrate.helm.idiomatic import _open_blocks
+
+    opened = [start for start, _ in _open_blocks(t.text, t.offsets[head]) if start >= t.offsets[pod + 1]]
+    return bisect.bisect_right(t.offsets, min(opened)) - 1 if opened else head
+
+
+def _unwritten(t: _Edits, pod: int, name: str, block: list[str]) -> list[str]:
+    """The pod-level key's block (_list_block), failing the render where a map the pod spec writes whole among its
+    keys (`{{- toYaml $final_predictor_config | nindent 4 }}`, Wikimedia's KServe predictor) holds that key too: YAML
+    would keep one of the two lists."""
+    ind = block[0][: line_indent(block[0])]
+    fails = []
+    for n, var in pod_key_maps(t.lines, pod, _pod_span(t.lines, pod).stop, len(ind)):
+        var = re.sub(r"^\.Values\b", "$.Values", var)  # read after the containers, where `.` may be an item
+        if not var.startswith("$"):
+            continue
+        said = (
+            f"{t.rel}:{n + 1} writes the pod's {name} from {var} and the DRA values add more: put the DRA values' "
+            f"{name} into that map's values instead"
+        )
+        fails.append(
+            f'{ind}{{{{- if hasKey ({var} | default dict) "{name}" }}}}{{{{ fail {json.dumps(said)} }}}}{{{{ end }}}}'
+        )
+    return [block[0], *fails, *block[1:]]
 
 
 def _unswitched_head(t: _Edits, pod: int, reads: list[_PodList]) -> int:
@@ -2192,8 +2259,9 @@ def _containers_end(lines: list[str], head: int) -> int:
                     break
                 end = j + 1
                 continue
-            for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line):
-                depth += -1 if word == "end" else 1
+            if not depth and line_indent(line) < base:
+                break  # an action of the lines after the pod spec (the next section's variables), left of the list
+            depth += _opened(line)
             if depth < 0:
                 break
             end = j + 1 if depth == 0 else end
@@ -2206,16 +2274,35 @@ def _containers_end(lines: list[str], head: int) -> int:
         and line_indent(lines[end]) > line_indent(lines[head])
     ):
         end += 1
+    # a `range` over the containers at the column of `containers:` (nvcf's charts): its `end` closes the block too
+    depth = sum(_opened(line) for line in lines[head + 1 : end])
+    while depth > 0 and end < len(lines) and is_control(lines[end]):
+        depth += _opened(lines[end])
+        end += 1
+    # and a helper's containers after them (`{{- include "x.sidecar" . | indent 8 }}`, deeper than `containers:`)
+    while end < len(lines) and (more := _INDENTED.match(lines[end])) and int(more.group(1)) > line_indent(lines[head]):
+        end += 1
     return end
 
 
-def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str]) -> None:
+def _opened(line: str) -> int:
+    """How many blocks (`if`, `with`, `range`) the line opens, less those it ends."""
+    return sum(-1 if word == "end" else 1 for word in re.findall(r"\{\{-?\s*(if|with|range|end)\b", line))
+
+
+_INDENTED = re.compile(r"^\s*\{\{-?\s*include\b[^{}]*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$")
+
+
+def _pass_through(
+    t: _Edits, i: int, ref: tuple[list[str], str, str | None, SiblingExpr, int], need: set[str], item: bool = False
+) -> None:
     """The pod-level keys for the map line i passes into a container (`ref`, _map_refs), before the pod's
-    `containers:`; a map read through the variable of a `range` over the containers is gathered over that range."""
+    `containers:`; a map read through the variable of a `range` over the containers is gathered over that range.
+    `item`: line i writes the container whole (`- {{- toYaml . | nindent 8 }}`), maybe as deep as its head."""
     from dramigrate.helm.templatelines import parent_line
 
     lines, (_, key, under, sibling_expr, ranged) = t.lines, ref
-    at = line_indent(lines[i])
+    at = line_indent(lines[i]) + (1 if item else 0)
     if DROP_NULLS in need and _device_check_line(t, i, ref, need) is None:  # else the check's define drops them
         _drop_nulls(t, i, sibling_expr(key) + (f".{under}" if under else ""))
     head = next((j for j in range(i - 1, -1, -1) if not (_CONTROL.match(lines[j]) or _checked(lines[j]))), -1)
@@ -2243,7 +2330,8 @@ def _pass_through(t: _Edits, i: int, ref: tuple[list[str], str, str | None, Sibl
         if name == "resourceClaims" and _join_pod_claims(t, pod, f"{ind}{name}:", expr, ranged > containers):
             continue  # the pod writes its own claims list (`extraResourceClaims`): the DRA claims join it
         found = _own_list(t, pod, f"{ind}{name}:") if name == "tolerations" else None
-        switched = _switched_container(t, containers, i)
+        # a map variable the container's own lines set (`$container_config := merge ...`): gathered there, too
+        switched = _switched_container(t, containers, i) or (item and ranged < 0)
         after = found is not None and found.start >= _containers_end(lines, containers)
         if found is not None and (ranged > containers or (switched and after)):
             # the map of a `range` over the containers, or of a container under an `if` of its own: its lists gathered
@@ -2463,7 +2551,7 @@ def _tolerations_call(t: _Edits, pod: int, head: str) -> tuple[int, re.Match[str
         m = _TOLERATIONS_CALL.match(line)
         if m and not depth and m.group(2) in t.called and int(m.group(5)) == at and m.group(3) not in (".", "$"):
             found.append((j, m))
-        for word, _ in _BLOCK.findall(line):
+        for word, _ in BLOCK_ACTION.findall(line):
             depth += 1 if word in ("if", "with", "range") else -1 if word == "end" and depth else 0
     return found[0] if len(found) == 1 else None
 
@@ -2729,7 +2817,7 @@ def _range_items_end(lines: list[str], at: int) -> int:
         return 0
     depth = 0
     for i in range(at, len(lines)):
-        for word, _ in _BLOCK.findall(lines[i]):
+        for word, _ in BLOCK_ACTION.findall(lines[i]):
             depth += -1 if word == "end" else 1
         if depth == 0:
             return i + 1

@@ -564,6 +564,8 @@ def _container_resources(lines: list[str], index: int) -> int:
             return j
         if included < 0 and indent == inner and _KEYS_INCLUDE.fullmatch(text.strip()):
             included = j
+        if included < 0 and (fields := WHOLE_FIELDS.match(text)) and int(fields.group(3)) == inner:
+            included = j  # the container's fields, its resources among them, a map written whole
     return included
 
 
@@ -611,6 +613,8 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
         return Pattern("D", line, stripped)
     if (path := whole_read(lines, line - 1)) and not own_name(path):  # `resources:` then `toYaml .Values.flavor`
         return Pattern("B", line, stripped)
+    if WHOLE_ITEM.match(text) or WHOLE_FIELDS.match(text):  # a container (or its fields) written whole from a map
+        return Pattern("B", line, stripped)
     if stripped in ("limits:", "requests:") and (child := _templated_child(lines, line - 1)) >= 0:
         return Pattern("E", child + 1, lines[child].strip())  # the section's `toYaml` beside it writes the rest
     read = map_reads(template).splitlines()  # line for line, each map serialised as `toYaml X`
@@ -623,6 +627,12 @@ def classify(template: str, line: int, resource: str, counted: tuple[str, ...] =
     return Pattern("F", line, stripped)
 
 
+# `- {{- toYaml . | nindent 8 }}`: a list item written whole (a container of a `range` over a values list)
+WHOLE_ITEM = re.compile(r"^\s*-\s*\{\{-?\s*toYaml\s+(\.|\$\w+)\s*\|\s*nindent\s+\d+\s*-?\}\}\s*$")
+# `{{- toYaml $container_config | nindent 6 }}` (`$c | toYaml`, `toYaml .` in a `with`): a map written whole as keys
+WHOLE_FIELDS = re.compile(
+    r"^\s*\{\{-?\s*(?:toYaml\s+(\$\w+|\.)|(\$\w+|\.)\s*\|\s*toYaml)\s*\|\s*n?indent\s+(\d+)\s*-?\}\}\s*$"
+)
 _RESOURCES_KEY = re.compile(r"(\s*)(?:-\s+)?resources:\s*")
 _WHOLE_MAP = re.compile(r"\{\{-?\s*toYaml\s+(?:\$\w*)?\.Values((?:\.[A-Za-z_][\w-]*)+)\s*\|\s*nindent\s+\d+\s*-?\}\}")
 

@@ -1861,12 +1861,16 @@ def _pod_spec_values(
     do. True when it holds (the outcome is final); False with the outcome as it was, for the chart's other rewrites."""
     from dramigrate.helm import libvalues
     from dramigrate.helm.rewrite import chart_name
+    from dramigrate.helm.wholecontainers import whole_places
 
-    spec = libvalues.pod_spec_places([r.leaf.path for r in relations if r.kind == "count"])
+    counts = [r.leaf.path for r in relations if r.kind == "count"]
+    spec, kind = libvalues.pod_spec_places(counts), "the pod spec from values"
+    if spec is None and hints:  # a container's fields and its pod's keys, each a values map written whole
+        spec, kind = whole_places(root, hints, counts), "the pod's keys from values"
     if spec is None or not hints:
         return False
     kept = (outcome.manual, outcome.patch, outcome.patch_proven, outcome.usage, list(outcome.checked))
-    place = libvalues.Placer(spec["pod_options"], spec, chart_name(root), "the pod spec from values")
+    place = libvalues.Placer(spec["pod_options"], spec, chart_name(root), kind)
     trial = Workdir()  # its working copies apart from those of the rewrite tried next
     if not fix_placed_values(outcome, root, copts, trial, expected, hints, place):
         return True

@@ -129,3 +129,22 @@ def in_actions(lines: list[str]) -> set[int]:
         if starts or open_:
             out.add(i)
     return out
+
+
+# a block action (`{{- with .Values.x }}`, `{{- end }}`): its word and expression
+BLOCK_ACTION = re.compile(r"\{\{-?\s*(if|with|range|define|block|end)\b\s*([^}]*?)\s*-?\}\}")
+
+
+def enclosing_scope(lines: list[str], i: int) -> tuple[int, str, str] | None:
+    """The innermost `with`, `range`, `define` or `block` open at line i (its line, word and expression); None at
+    the top of the file."""
+    depth = 0
+    for j in range(i - 1, -1, -1):
+        for word, expr in reversed(BLOCK_ACTION.findall(lines[j])):
+            if word == "end":
+                depth += 1
+            elif depth:
+                depth -= 1
+            elif word != "if":
+                return j, word, expr
+    return None
