@@ -110,8 +110,9 @@ class _Decline(Exception):
 
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
-    plain, single- or double-quoted, also as the text quoted them, ints, booleans, nulls), with no comment but a
-    header, and no named anchor, tag, merge key or flow collection (other than an empty one); None for anything
+    plain, single- or double-quoted, also as the text quoted them, ints, booleans, nulls) or literal block scalars
+    (_literal), with no comment but a header, and no named anchor, tag, merge key or flow collection (other than an
+    empty one); None for anything
     else, which ruamel then dumps. A collection met twice is written as ruamel writes it: an anchor it names (id001,
     id002, ... in the order its serializer meets them again) where it first comes, an alias after. Plain dicts and
     lists (the ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without

@@ -35,9 +35,10 @@ def by_document(
     migrations of its documents, each done once a chart run; None when the stream must be migrated whole."""
     from dramigrate.helm.renderpool import run_core
 
+    # the pods' claims are checked against the stream's claim templates; a suppression comment's decision names its
+    # line; a stream of one document (a part migrated alone) is migrated as it is
     if "ResourceClaimTemplate" in stream or "dramigrate:" in stream or stream.find("\n---", 1) < 0:
-        return None  # the pods' claims are checked against the stream's templates; a decision names a comment's line;
-        # one document (a part this migrated alone)
+        return None
     try:
         documents = split_documents(name, stream.encode("utf-8"), helm_render=True).documents
     except InputError:
