@@ -318,7 +318,7 @@ def stream_sources(text: str) -> list[StreamPart]:
     each value set's render and its migration several times (nebius-ray-cluster: 28 reads of 1 MB renders)."""
     known = _SOURCES.get(text)
     if known is None:
-        known = remember(_SOURCES, text, _stream_sources(text), 64)
+        known = remember(_SOURCES, text, _stream_sources(text), 32)
     return list(known)
 
 
