@@ -25,6 +25,7 @@ from dramigrate.detect import ObjectInfo, objects_of
 from dramigrate.documents import Document
 from dramigrate.fastyaml import seen
 from dramigrate.findings import RULES, Finding
+from dramigrate.memo import remember
 from dramigrate.rules import RuleSet
 from dramigrate.triage import KUBESPAWNER_KEYS
 
@@ -93,11 +94,23 @@ def _strings(root: Any) -> list[tuple[Any, Any, str]]:
     return found
 
 
+# a string's device requests by its text and depth, with the rules they were read with: a chart's proof reads the same
+# strings (a RayCluster's scripts, a ConfigMap's manifests) in the render of every value set
+_HELD: dict[tuple[str, int], tuple[RuleSet, list[str]]] = {}
+
+
 def _requests_in(text: str, rules: RuleSet, depth: int) -> list[str]:
     """The device resources a string asks for: from its parsed documents, or from its lines when it does not
     parse (a template inside the string)."""
     if not any(s in text for s in SECTIONS):
         return []
+    known = _HELD.get((text, depth))
+    if known is None or known[0] is not rules:
+        known = remember(_HELD, (text, depth), (rules, _read_requests(text, rules, depth)), 2048)
+    return list(known[1])
+
+
+def _read_requests(text: str, rules: RuleSet, depth: int) -> list[str]:
     try:
         docs = list(yaml.load_all(str(text), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError):

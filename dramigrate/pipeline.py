@@ -132,7 +132,7 @@ def _lint_relevant(path: str, yf: YamlFile, rules: RuleSet) -> bool:
     return False
 
 
-def _parse(path: str, doc: Document) -> None:
+def read_document(path: str, doc: Document) -> None:
     """libyaml where it reproduces ruamel exactly, else ruamel; fix re-parses with ruamel a document it edits."""
     if not fast_parse(path, doc):
         parse_document(path, doc)
@@ -157,7 +157,7 @@ def _process(
     stream = not job.fix
     if not stream or "ResourceClaimTemplate" in yf.text:  # templates in the file: known before any workload
         for doc in yf.documents:
-            _parse(job.path, doc)
+            read_document(job.path, doc)
     templates = _claim_templates(yf)
     det = Detector(job.path, rules, settings, target, {k: v[1] for k, v in templates.items()})
     if job.suppressions:
@@ -169,7 +169,7 @@ def _process(
     edits = job.fix and not job.report_only_reason
     refusal: Finding | None = None
     for doc in yf.documents:
-        _parse(job.path, doc)
+        read_document(job.path, doc)
         if doc.data is None:
             continue
         marks = len(result.decisions), len(result.suppressed)

@@ -25,7 +25,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarint import ScalarInt
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, SingleQuotedScalarString
 from ruamel.yaml.serializer import Serializer
 from ruamel.yaml.tag import Tag
 from ruamel.yaml.tokens import CommentToken
@@ -110,8 +110,9 @@ class _Decline(Exception):
 
 def plain_dump(data: Any, mapping: int, sequence: int, offset: int) -> str | None:
     """ruamel's round-trip dump of a block mapping of block mappings, block sequences and one-line scalars (strings
-    plain, single- or double-quoted, also as the text quoted them, ints, booleans, nulls), with no comment but a
-    header, and no named anchor, tag, merge key or flow collection (other than an empty one); None for anything
+    plain, single- or double-quoted, also as the text quoted them, ints, booleans, nulls) or literal block scalars
+    (_literal), with no comment but a header, and no named anchor, tag, merge key or flow collection (other than an
+    empty one); None for anything
     else, which ruamel then dumps. A collection met twice is written as ruamel writes it: an anchor it names (id001,
     id002, ... in the order its serializer meets them again) where it first comes, an alias after. Plain dicts and
     lists (the ResourceClaimTemplates fix emits) are written as ruamel writes them: as maps and sequences without
@@ -235,6 +236,8 @@ def _value(value: Any, column: int, out: list[str], steps: Steps, met: _Met) -> 
     elif t is CommentedSeq or t is list:
         out.append(":" + met.mark(value) + "\n")
         _sequence(value, column, out, steps, met)
+    elif t is LiteralScalarString:
+        out.append(": " + _literal(value, column + steps[0]))
     else:
         text = _scalar(value, False)
         out.append(": " + text + "\n" if text else ":\n")
@@ -260,6 +263,8 @@ def _sequence(node: Any, column: int, out: list[str], steps: Steps, met: _Met) -
                 _mapping(item, column + s, True, out, steps, met)
         elif _is_collection(item) or item is None:
             raise _Decline
+        elif t is LiteralScalarString:
+            out.append(dash + _literal(item, column + s))
         else:
             out.append(dash + _scalar(item, False) + "\n")
 
@@ -297,6 +302,32 @@ def _scalar(value: Any, key: bool) -> str:
     if not a.allow_single_quoted:
         raise _Decline
     return "'" + value.replace("'", "''") + "'"
+
+
+# what a literal block scalar holds that ruamel writes otherwise than line by line at its indentation: a line break
+# other than \n, a control character, a byte-order mark
+_NOT_LITERAL = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def _literal(value: LiteralScalarString, indent: int) -> str:
+    """A literal block scalar (`|`, a script in a ConfigMap or a container's args) as ruamel's emitter writes it after
+    its key or dash: the indicator with its chomping (`|` for one final line break, `|-` for none) and, before a first
+    line that starts blank or empty, the indentation indicator 2 whatever the indentation (ruamel's); then each line
+    at indent, an empty line empty. Declined: a comment or anchor on it, more than one final line break (the keep
+    indicator)."""
+    if (
+        not value
+        or value == "\n"
+        or value.endswith("\n\n")
+        or _anchored(value)
+        or getattr(value, "comment", None) is not None
+        or _NOT_LITERAL.search(value)
+    ):
+        raise _Decline
+    pad = " " * indent
+    lines = value[:-1].split("\n") if value.endswith("\n") else value.split("\n")
+    head = "|" + ("2" if value[0] in " \n" else "") + ("\n" if value.endswith("\n") else "-\n")
+    return head + "".join(pad + line + "\n" if line else "\n" for line in lines)
 
 
 def _anchored(value: Any) -> bool:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarint import ScalarInt
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, SingleQuotedScalarString
 
 from dramigrate.documents import Indent, _load, _round_trip, dump_yaml, has_content, indent_of, split_documents
 from dramigrate.rtcompose import Decline, compose_round_trip
@@ -178,8 +178,12 @@ _TEXTS = ["a", "yes", "on", "010", "1e3", "~", "null", "", " x", "x ", "a: b", "
 _TEXTS += ["é", "\u2028", "\x07", "%x", "!x", "&x", "*x", "? x", "[x]", "x,y", "0x1F", ".inf", "12:30", "True", "<<"]
 _TEXTS += ["'", '"', "a\tb", "\ufeff", "x" * 130, "---", "a\\b", "two\nlines"]
 _TEXTS += ['it\'s "x" \\ y', "!has(d['k'])", "'q'", "é'", "a'\x07"]
+# literal block scalars (`|`): a script in a ConfigMap or a container's args, and what ruamel writes otherwise
+_BLOCKS = ["echo 1\n", "echo 1", "a\n\n  b\nc\n", "x\n\n", " lead\n", "\nfirst\n", "tail  \n  \n", "é\u2028x\n"]
+_BLOCKS += ["t\tab\n", "---\n...\n", "# c\nk: v\n", "\n", "-"]
 _SCALARS = st.one_of(
     st.sampled_from(_TEXTS),
+    st.sampled_from(_BLOCKS + _TEXTS).map(LiteralScalarString),
     st.sampled_from(_TEXTS).map(SingleQuotedScalarString),
     st.sampled_from(_TEXTS).map(DoubleQuotedScalarString),  # Helm's `quote` in a rendered manifest
     st.integers(-5, 10**6),
@@ -205,6 +209,10 @@ _NODES = st.recursive(
 @example(CommentedMap(a=SingleQuotedScalarString("it's"), b=CommentedSeq(["x", 7, CommentedMap(c=None)])), Indent())
 @example(_load("# owned by team a\n\n# do not edit\na: 1\nb:\n  - c: d\n"), Indent(2, 4, 2))
 @example({"a": [{"b": 1}, "c"], "d": {}}, Indent(2, 4, 2))
+@example(
+    CommentedMap(a=CommentedSeq([LiteralScalarString("set -e\n\n  run\n"), "x"]), b=LiteralScalarString("y")),
+    Indent(3, 5, 2),
+)
 @given(
     st.one_of(
         st.dictionaries(_KEYS, _NODES, min_size=1, max_size=4).map(CommentedMap),

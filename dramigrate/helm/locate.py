@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from dramigrate.memo import remember
+
 _ACTION = re.compile(r"\{\{.*?\}\}")
 _SOURCE = re.compile(r"^# Source: (.+?)\s*$")
 _FILENAME_ANNOTATION = "postrenderer.helm.sh/postrender-filename"
@@ -312,7 +314,18 @@ def stream_sources(text: str) -> list[StreamPart]:
 
     A template whose output begins with its own `---` (bjw-s common writes `---` before each object) prints as
     `# Source:` then `---` in `helm template`, as Helm's split leaves it: the comment-only document between the
-    two markers is empty, so the source carries over to the document after it."""
+    two markers is empty, so the source carries over to the document after it. Read once a text: a proof reads
+    each value set's render and its migration several times (nebius-ray-cluster: 28 reads of 1 MB renders)."""
+    known = _SOURCES.get(text)
+    if known is None:
+        known = remember(_SOURCES, text, _stream_sources(text), 32)
+    return list(known)
+
+
+_SOURCES: dict[str, list[StreamPart]] = {}
+
+
+def _stream_sources(text: str) -> list[StreamPart]:
     lines = text.splitlines()
     parts: list[StreamPart] = []
     start, source, content = 1, "", False

@@ -51,6 +51,9 @@ class RunCache:
     # each level of every finding's template path, re-read each time it made a tall or wide umbrella quadratic
     subcharts: dict[tuple[Any, ...], dict[str, Path | None]] = field(default_factory=dict)
     cores: dict[tuple[Any, ...], Any] = field(default_factory=dict)  # run_core results (read-only: copied out)
+    # how the core reads a rendered document (perdocument._read, _parses), by its text
+    reads: dict[str, Any] = field(default_factory=dict)
+    parses: dict[str, bool] = field(default_factory=dict)
     steady: bool | None = None  # nothing in the chart can render differently twice (_may_differ); None: not read
     clocked: bool = False  # a file of the chart reads the clock (_CLOCK_IN_ACTION); read with steady
     # the second render of a value set (a chart with random values: what differs between two renders is masked),
@@ -500,8 +503,12 @@ def run_core(
     key = (stream, name, id(rules), id(settings), id(target), fix, objects)
     if cache is not None and key in cache:
         return copy.deepcopy(cache[key][0])
-    job = Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True, comments=not objects)
-    result = run_file(job, rules, settings, target)
+    from dramigrate.helm.perdocument import by_document
+
+    result = by_document(stream, name, rules, settings, target, fix) if objects and cache is not None else None
+    if result is None:
+        job = Job(name, stream.encode("utf-8"), fix, suppressions=False, helm_render=True, comments=not objects)
+        result = run_file(job, rules, settings, target)
     if cache is None:
         return result
     cache[key] = (result, rules, settings, target)  # kept alive, so their ids stay theirs during the run
