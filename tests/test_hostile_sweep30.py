@@ -1,0 +1,118 @@
+"""Session 30's red team (issue 11, "How it will be checked"): each attack in a folder of good files, the good files
+still migrated, the bad one named, no temporary path or file content from outside the tree in any output, no
+traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import ONE_GPU_POD, run_dramigrate
+
+
+def _archive(members: list[tuple[str, str]]) -> bytes:
+    """A chart archive of members (name, text) in order, a name possibly given twice (tarfile keeps both)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, text in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    return out.getvalue()
+
+
+CHART_YAML = "apiVersion: v2\nname: c\nversion: 0.1.0\n"
+
+
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [
+        ([("c/Chart.yaml", CHART_YAML), ("c/values.yaml", "a: 1\n"), ("c/values.yaml", "a: 2\n")], "c/values.yaml"),
+        ([("c/Chart.yaml", CHART_YAML), ("c/templates", "x\n"), ("c/templates/a.yaml", "x\n")], "c/templates"),
+        ([("c/Chart.yaml", CHART_YAML), ("c/templates/" + "a" * 300 + ".yaml", "x\n")], "c/templates/aaaa"),
+    ],
+    ids=["member-twice", "file-then-folder", "name-too-long"],
+)
+def test_an_archive_that_does_not_unpack_is_named_by_its_member_not_a_temporary_path(
+    tmp_path: Path, members: list[tuple[str, str]], said: str
+) -> None:
+    """A chart archive named on the command line is unpacked into a temporary folder; a member given twice, a file
+    where a later member needs a folder, or a name longer than the file system takes failed the unpack with the
+    OSError's own text, so every report quoted `/tmp/dramigrate-chart-.../unpacked/c/values.yaml`: a path that
+    no longer exists and tells the reader nothing of the archive. The member is named as the archive holds it."""
+    (tmp_path / "chart.tgz").write_bytes(_archive(members))
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    for command in ("lint", "fix"):
+        code, out, err = run_dramigrate([command, "chart.tgz", "good.yaml", "--format", "json"], cwd=tmp_path)
+
+        report = json.loads(out)
+        assert code == 2, out + err
+        [error] = report["errors"]
+        assert error["file"] == "chart.tgz"
+        assert said in error["message"]
+        assert "dramigrate-" not in out + err and "/tmp" not in out + err and "Traceback" not in err
+    assert "nvidia.com/gpu" not in (tmp_path / "good.yaml").read_text()
+
+
+NESTED_PACK = """\
+schemaVersion: 1
+kind: RulePack
+name: y
+domains: [y.example.com]
+resources:
+  - regex: 'y\\.example\\.com/dev'
+    deviceClass: y.example.com
+    request: dev
+    selectors: [{selector}]
+deviceClasses:
+  - name: y.example.com
+    driver: y.example.com
+"""
+
+
+def _nested(shape: str, depth: int) -> str:
+    """A CEL selector `depth` deep in one way cel-go's parser counts: parentheses, a chain of member reads, of
+    comparisons, of additions or of ternaries."""
+    test = "device.driver == 'y.example.com'"
+    if shape == "parentheses":
+        return "(" * depth + test + ")" * depth
+    if shape == "members":
+        return "device.attributes['y.example.com']" + ".a" * depth + " == 1"
+    if shape == "comparisons":
+        return test + " == true" * depth
+    if shape == "additions":
+        return "1" + " + 1" * depth + " > 0"
+    return "false ? false : " * depth + "true"
+
+
+@pytest.mark.parametrize("shape", ["parentheses", "members", "comparisons", "additions", "ternaries"])
+def test_a_rule_pack_selector_nested_past_the_api_servers_parser_is_refused_when_the_pack_loads(
+    tmp_path: Path, shape: str
+) -> None:
+    """The API server compiles a claim's CEL selector with cel-go, whose parser refuses an expression nested past
+    250 levels ("expression recursion limit exceeded"). A user's rule pack with a selector 300 levels deep (within
+    the 10 KiB length) loaded, and fix wrote it into every claim: manifests kubectl apply then refused. The pack is
+    named when it loads; a selector 200 deep, which the API server takes, still loads and is written."""
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    (tmp_path / "pod.yaml").write_text(ONE_GPU_POD.format(name="pod").replace("nvidia.com/gpu", "y.example.com/dev"))
+    (tmp_path / "deep.yaml").write_text(NESTED_PACK.format(selector=json.dumps(_nested(shape, 300))))
+    (tmp_path / "fine.yaml").write_text(NESTED_PACK.format(selector=json.dumps(_nested(shape, 200))))
+    before = (tmp_path / "pod.yaml").read_text()
+
+    code, out, err = run_dramigrate(["fix", ".", "--rules", "deep.yaml", "--format", "json"], cwd=tmp_path)
+
+    report = json.loads(out)
+    assert code == 2, out + err
+    assert [e["file"] for e in report["errors"]] == ["deep.yaml"]
+    assert "nested more than 250" in report["errors"][0]["message"]
+    assert (tmp_path / "pod.yaml").read_text() == before
+    code, out, err = run_dramigrate(["rules", "validate", "deep.yaml"], cwd=tmp_path)
+    assert code != 0 and "nested more than 250" in out + err
+
+    code, out, err = run_dramigrate(["fix", "pod.yaml", "--rules", "fine.yaml"], cwd=tmp_path)
+    assert code == 0, out + err
+    assert "y.example.com/dev: 1" not in (tmp_path / "pod.yaml").read_text()
