@@ -55,7 +55,7 @@ def test_an_archive_that_does_not_unpack_is_named_by_its_member_not_a_temporary_
         assert error["file"] == "chart.tgz"
         assert said in error["message"]
         assert "dramigrate-" not in out + err and "/tmp" not in out + err and "Traceback" not in err
-    assert "nvidia.com/gpu" not in (tmp_path / "good.yaml").read_text()
+    assert "nvidia.com/gpu: 1" not in (tmp_path / "good.yaml").read_text()
 
 
 NESTED_PACK = """\
