@@ -116,3 +116,47 @@ def test_a_rule_pack_selector_nested_past_the_api_servers_parser_is_refused_when
     code, out, err = run_dramigrate(["fix", "pod.yaml", "--rules", "fine.yaml"], cwd=tmp_path)
     assert code == 0, out + err
     assert "y.example.com/dev: 1" not in (tmp_path / "pod.yaml").read_text()
+
+
+def test_many_kustomize_graphs_each_built_just_under_the_limit_share_one_budget_for_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's builds share the build time limit, but every graph had a limit of its own: twenty overlays whose
+    patch kustomize builds just under the limit (5,000 list entries: 20 s of a 30 s limit each) held fix for a
+    minute per few graphs, past the 60 s a CI step waits. The run's builds now share a budget for slow builds: past
+    a sixth of the limit each, they may take the limit once in all; then each build gets only that sixth, and a
+    graph cut off says so. Here a kubectl that waits 2.4 s before it builds stands for the slow patch (a 3 s limit),
+    and records each build that got past the wait."""
+    import shutil
+    import time
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("no kubectl on PATH")
+    log = tmp_path / "slow-builds.log"
+    slow = tmp_path / "bin" / "kubectl"
+    slow.parent.mkdir()
+    slow.write_text(f'#!/bin/sh\nsleep 2.4\necho built >> {log}\nexec {kubectl} "$@"\n')
+    slow.chmod(0o755)
+    repo = tmp_path / "repo"
+    graphs = 20
+    for i in range(graphs):
+        base = repo / f"g{i}" / "base"
+        base.mkdir(parents=True)
+        (base / "pod.yaml").write_text(ONE_GPU_POD.format(name=f"pod{i}"))
+        (base / "kustomization.yaml").write_text("resources:\n- pod.yaml\n")
+        (repo / f"g{i}" / "overlay").mkdir()
+        (repo / f"g{i}" / "overlay" / "kustomization.yaml").write_text("resources:\n- ../base\n")
+    (repo / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+    monkeypatch.setenv("DRAMIGRATE_KUSTOMIZE_TIMEOUT", "3")
+
+    start = time.monotonic()
+    code, out, err = run_dramigrate(["fix", ".", "--kustomize-binary", slow], cwd=repo)
+
+    assert time.monotonic() - start < 60
+    assert "Traceback" not in err
+    slow_builds = len(log.read_text().splitlines())
+    assert slow_builds <= 8 < graphs, err  # the first builds, as many as run at once (at most 8), spend the budget
+    assert "the kustomize builds of this run" in err
+    assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
+    assert "nvidia.com/gpu: 1" in (repo / "g0" / "base" / "pod.yaml").read_text()
