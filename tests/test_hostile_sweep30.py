@@ -160,3 +160,60 @@ def test_many_kustomize_graphs_each_built_just_under_the_limit_share_one_budget_
     assert "the kustomize builds of this run" in err
     assert "resourceClaimTemplateName" in (repo / "good.yaml").read_text()
     assert "nvidia.com/gpu: 1" in (repo / "g0" / "base" / "pod.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "configurations:\n- {url}/conf.yaml",
+        "crds:\n- {url}/crd.yaml",
+        "openapi:\n  path: {url}/openapi.json",
+        "transformers:\n- {url}/t.yaml",
+        "generators:\n- {url}/g.yaml",
+        "validators:\n- {url}/v.yaml",
+        "replacements:\n- path: {url}/r.yaml",
+        "configMapGenerator:\n- name: x\n  files:\n  - {url}/f.txt",
+        "secretGenerator:\n- name: x\n  envs:\n  - {url}/e.env",
+    ],
+    ids=lambda f: f.split(":")[0],
+)
+def test_a_kustomization_reading_a_file_from_the_network_is_never_built(tmp_path: Path, field: str) -> None:
+    """dramigrate never fetches a remote base (a URL under resources: or components:), but kustomize fetches a URL
+    wherever it reads a file: a pull request's kustomization naming http://169.254.169.254/... as a transformer, a
+    CRD file, the OpenAPI schema or a ConfigMap's file made fix and diff request it from the CI runner's network
+    (kustomize's build does), and put the answer into the build. Such a graph is now reported and left as it is,
+    unbuilt; a server here counts the requests."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Server(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+            asked.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        from conftest import base_and_overlay
+
+        url = f"http://127.0.0.1:{server.server_port}"
+        base_and_overlay(tmp_path, "resources:\n- ../base\n" + field.format(url=url) + "\n")
+        (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+        before = (tmp_path / "base" / "pod.yaml").read_text()
+
+        for command in ("diff", "fix"):
+            code, out, err = run_dramigrate([command, "."], cwd=tmp_path)
+
+            assert asked == [], (command, asked)
+            assert "from the network" in err, err
+            assert "Traceback" not in err
+        assert (tmp_path / "base" / "pod.yaml").read_text() == before
+        assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    finally:
+        server.shutdown()
