@@ -217,3 +217,49 @@ def test_a_kustomization_reading_a_file_from_the_network_is_never_built(tmp_path
         assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
     finally:
         server.shutdown()
+
+
+def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path: Path) -> None:
+    """A CI job cancelled while fix writes sends SIGTERM: Python's default ended the process at once, each file
+    whole (written or as it was) but nothing said which were rewritten, and the next run's reviewer had to diff the
+    tree to know. The writes under way now end, no other starts, and the report lists the files written (exactly
+    those rewritten on disk) and the others as not written; the exit status is SIGTERM's (143)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import dramigrate_executable
+
+    files = 1500
+    for i in range(files):
+        (tmp_path / f"p{i}.yaml").write_text(ONE_GPU_POD.format(name=f"p{i}"))
+    original = ONE_GPU_POD.format(name="p0").replace("p0", "{}")
+    env = {**os.environ, "NO_COLOR": "1"}
+    process = subprocess.Popen(
+        [dramigrate_executable(), "fix", ".", "--format", "json", "-q"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if any("resourceClaimTemplateName" in p.read_text() for p in tmp_path.glob("p1*.yaml")):
+            process.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.01)
+    out, err = process.communicate(timeout=120)
+
+    assert process.returncode == 128 + signal.SIGTERM, err.decode()[-600:]
+    assert b"Traceback" not in err and b"stopped (SIGTERM) while writing" in err
+    report = json.loads(out)
+    written = {w["file"] for w in report["files"]["written"]}
+    on_disk = {p.name for p in tmp_path.glob("*.yaml") if "resourceClaimTemplateName" in p.read_text()}
+    assert written == on_disk and 0 < len(written) < files
+    for p in tmp_path.glob("*.yaml"):
+        if p.name not in written:
+            assert p.read_text() == original.format(p.stem)
+    left = {f["file"] for f in report["files"]["failed"] + report["files"]["notWritten"]}
+    assert len(left) == files - len(written) and not left & written
+    assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
