@@ -263,3 +263,39 @@ def test_fix_stopped_by_sigterm_while_writing_names_the_files_it_wrote(tmp_path:
     left = {f["file"] for f in report["files"]["failed"] + report["files"]["notWritten"]}
     assert len(left) == files - len(written) and not left & written
     assert not [p.name for p in tmp_path.iterdir() if not p.name.endswith(".yaml")]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "configurations:\n- f.yaml",
+        "crds:\n- f.yaml",
+        "openapi:\n  path: f.yaml",
+        "replacements:\n- path: f.yaml",
+        "transformers:\n- f.yaml",
+        "configMapGenerator:\n- name: x\n  files:\n  - key=f.yaml",
+    ],
+    ids=lambda f: f.split(":")[0],
+)
+def test_a_kustomization_naming_a_fifo_outside_its_resources_is_named_at_once(tmp_path: Path, field: str) -> None:
+    """A FIFO named as a resource or a patch was refused before any build, but kustomize reads the files of
+    configurations, crds, the openapi path, replacements, transformers and generators too: named there, the FIFO
+    held the build until its time limit (30 s a build, for nothing). It is now named at the kustomization's line,
+    never opened, and the good files are migrated."""
+    import os
+    import time
+
+    from conftest import base_and_overlay
+
+    overlay = base_and_overlay(tmp_path, "resources:\n- ../base\n" + field + "\n")
+    os.mkfifo(overlay / "f.yaml")
+    (tmp_path / "good.yaml").write_text(ONE_GPU_POD.format(name="good"))
+
+    start = time.monotonic()
+    code, out, err = run_dramigrate(["fix", "."], cwd=tmp_path)
+
+    assert time.monotonic() - start < 15
+    assert code == 2, err
+    assert "overlay/kustomization.yaml:3" in err and "f.yaml: a FIFO (named pipe)" in err, err
+    assert "resourceClaimTemplateName" in (tmp_path / "good.yaml").read_text()
+    assert "nvidia.com/gpu: 1" in (tmp_path / "base" / "pod.yaml").read_text()

@@ -412,6 +412,13 @@ def read_kustomization(
         for i, entry in enumerate(entries):
             line = items.get(key, [])[i] if i < len(items.get(key, [])) else lines.get(key, 0)
             k.patches.append(_patch(file, key, i, line, entry))
+    for key, entry in _read_paths(data):  # kustomize would wait on a FIFO for its whole time limit
+        if not is_url(entry) and "\0" not in entry:
+            what = _special(Path(_resolve_in(str(folder), entry, regular)))
+            if what is not None:
+                raise InputError(
+                    f"{key} entry {entry}: {what}, not a regular file; never read", str(file), k.line_of(key)
+                )
     return k
 
 
